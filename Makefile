@@ -1,0 +1,62 @@
+# Thin entry points over meson/ninja.  See README.md.
+#   make            build (build/)
+#   make check      install deps, build, unit tests (+ ASan/UBSan build),
+#                   fuzz corpus replay, system tests in a throwaway root
+#   make demo       install deps, build, show the suite working in a sandbox
+#   make bench      benchmarks side by side with Debian's stock tools
+#   make fuzz       run the libFuzzer targets for a while (clang)
+#   make install DESTDIR=...
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+MESON_OPTS ?=
+
+.PHONY: all deps check unit asan system demo bench fuzz install clean
+
+all: $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) $(MESON_OPTS)
+
+deps:
+	@tools/install-deps
+
+install: all
+	meson install -C $(BUILD) --no-rebuild $(if $(DESTDIR),--destdir "$(DESTDIR)")
+
+unit: deps all
+	meson test -C $(BUILD) --print-errorlogs
+
+$(ASAN_BUILD)/build.ninja:
+	meson setup $(ASAN_BUILD) -Db_sanitize=address,undefined -Db_lundef=false $(MESON_OPTS)
+
+asan: deps $(ASAN_BUILD)/build.ninja
+	ninja -C $(ASAN_BUILD)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  meson test -C $(ASAN_BUILD) --print-errorlogs
+
+system: deps all
+	tests/sandbox/run-system-tests $(BUILD)
+
+check: deps
+	$(MAKE) unit
+	$(MAKE) asan
+	$(MAKE) system
+
+demo: deps all
+	tests/sandbox/demo $(BUILD)
+
+bench: deps all
+	bench/run $(BUILD)
+
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang meson setup $(FUZZ_BUILD) -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false
+
+fuzz: deps $(FUZZ_BUILD)/build.ninja
+	ninja -C $(FUZZ_BUILD)
+	tests/fuzz/run-fuzzers $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,31 @@
+/* Hygiene for privileged entry points (DESIGN.md section 5). */
+#ifndef HS_PRIVS_H
+#define HS_PRIVS_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+/* First thing a setgid/setuid/root program calls in main():
+ *  - argc == 0 -> exit(1) with a message (argv[0] may be NULL);
+ *  - make fds 0, 1 and 2 exist (open /dev/null onto closed ones; abort if
+ *    that fails);
+ *  - reset the environment to an allow-list (TERM, LANG, LC_*, TZ sanity
+ *    checked) plus a safe PATH;
+ *  - reset RLIMIT_FSIZE, RLIMIT_NOFILE (soft to hard), RLIMIT_CPU,
+ *    RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK to safe values where raisable;
+ *    set RLIMIT_CORE to 0;
+ *  - prctl(PR_SET_DUMPABLE, 0);
+ *  - umask(077).
+ * Returns the program name to use in messages (basename of argv[0], or
+ * fallback when missing). */
+const char *hs_privileged_init(int argc, char **argv, const char *fallback_name);
+
+/* Block every catchable signal (saving the old mask) around the commit of
+ * a change, then restore it. */
+void hs_signals_block(sigset_t *saved);
+void hs_signals_restore(const sigset_t *saved);
+
+/* Root-only tools: true when the real uid is 0. */
+bool hs_caller_is_root(void);
+
+#endif

@@ -1,0 +1,74 @@
+/* The per-user tree /etc/hardened-shadow/USER/{shadow,aging,shell}
+ * (DESIGN.md sections 2 and 3).  This is the only code that knows the
+ * layout; every tool, the PAM module and the NSS module go through it. */
+#ifndef HS_USERDIR_H
+#define HS_USERDIR_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "records.h"
+
+/* Open HS_TREE_DIR (O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC).  Returns an fd or
+ * a negative error. */
+int hs_tree_open(void);
+
+/* Open the user's directory below treefd after validating the name (an
+ * invalid name gives -HS_E_NAME without any system call).  The directory
+ * must be a real directory (not a symlink) owned by expected_uid
+ * (HS_ANY_UID = take whatever owns it; *owner_out reports it). */
+int hs_userdir_open(int treefd, const char *user, uid_t expected_uid, uid_t *owner_out);
+
+/* Read and parse the user's files.  Ownership rules:
+ *   shadow, shell: owned by the directory owner (owner), link count 1,
+ *                  regular, at most HS_USERFILE_MAX bytes;
+ *   aging:         owned by root, same other checks.
+ * The string fields of *out point into buf (the caller's storage, at least
+ * HS_USERFILE_MAX + 2 bytes).  Errors name nothing; the caller knows the
+ * path (hs_userdir_path). */
+int hs_userdir_read_shadow(int udirfd, uid_t owner, char *buf, size_t bufsize,
+                           struct hs_shadow *out);
+int hs_userdir_read_aging(int udirfd, struct hs_aging *out);
+int hs_userdir_read_shell(int udirfd, uid_t owner, char *buf, size_t bufsize,
+                          const char **shell_out);
+
+/* Fail-closed view of aging (DESIGN section 2): on any error reading
+ * aging (missing, not root-owned, not regular, link count != 1, bad
+ * format) fills *out with an already-expired account (expire = 1, other
+ * fields unset) and returns the negative error so the caller can log it;
+ * returns 0 with the real values otherwise. */
+int hs_userdir_aging_or_expired(int udirfd, struct hs_aging *out);
+
+/* Atomically replace one file (hs_replace_file_at with the layout's
+ * owners and modes).  auth_gid is the hardened-shadow-auth gid, or
+ * HS_ANY_GID when the caller is not root (the setgid directory gives
+ * new files the right group). */
+int hs_userdir_write_shadow(int udirfd, uid_t owner, gid_t auth_gid, const struct hs_shadow *r);
+int hs_userdir_write_shell(int udirfd, uid_t owner, gid_t auth_gid, const char *shell);
+int hs_userdir_write_aging(int udirfd, gid_t auth_gid, const struct hs_aging *r);
+
+/* Create USER's directory complete with all three files, atomically: it is
+ * built as root:root 0700 under a reserved temporary name, then given to
+ * uid:auth_gid 02710 and renamed into place with RENAME_NOREPLACE (-EEXIST
+ * if the user already has one).  Root only. */
+int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
+                      const struct hs_shadow *shadow, const struct hs_aging *aging,
+                      const char *shell);
+
+/* Remove USER's directory: take it away from the user (root:root 0700),
+ * rename it to a reserved name, then empty and remove it without following
+ * anything the user planted.  Root only. */
+int hs_userdir_remove(int treefd, const char *user);
+
+/* Is this directory entry name a possible user (valid name, not starting
+ * with '.' or ':')?  Enumeration skips everything else. */
+bool hs_tree_entry_is_user(const char *name);
+
+/* Fill buf with "/etc/hardened-shadow/USER[/FILE]" for messages. */
+const char *hs_userdir_path(char *buf, size_t size, const char *user, const char *file);
+
+/* Look up the numeric ids of the two groups (getgrnam_r); negative error
+ * -ENOENT when missing. */
+int hs_layout_gids(gid_t *tree_gid, gid_t *auth_gid);
+
+#endif

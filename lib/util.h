@@ -1,0 +1,76 @@
+/* Small shared helpers: cleanup attributes, wiping, full reads/writes,
+ * project error codes.  Everything here is async-signal-unaware plain C. */
+#ifndef HS_UTIL_H
+#define HS_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* Project-specific error codes.  Functions in this library return 0 or a
+ * positive count on success and a negative value on failure: either -errno
+ * or -HS_E_*.  hs_strerror() turns both into a phrase that completes
+ * "cannot read /etc/hardened-shadow/alice/shadow: <phrase>". */
+enum {
+	HS_E_BASE = 4096,
+	HS_E_NOTREG,   /* not a regular file (FIFO, device, directory, ...) */
+	HS_E_NOTDIR,   /* not a directory */
+	HS_E_SYMLINK,  /* is a symbolic link */
+	HS_E_NLINK,    /* link count is not 1 */
+	HS_E_OWNER,    /* wrong owning user */
+	HS_E_GROUP,    /* wrong owning group */
+	HS_E_MODE,     /* wrong permission bits */
+	HS_E_TOOBIG,   /* larger than the size cap for this file */
+	HS_E_FORMAT,   /* contents do not parse */
+	HS_E_NAME,     /* invalid user or group name */
+	HS_E_RANGE,    /* number out of range */
+	HS_E_FIELD,    /* forbidden character (':', newline, control) in a field */
+	HS_E_TIMEOUT,  /* lock deadline passed */
+	HS_E_LOCKED,   /* lock held by another live process */
+	HS_E_METHOD,   /* unknown or refused hashing method */
+	HS_E_LAST
+};
+
+/* Phrase for a negative return value (either -errno or -HS_E_*). */
+const char *hs_strerror(int negative_err);
+
+/* Wipe memory so the compiler cannot elide it (explicit_bzero). */
+void hs_wipe(void *p, size_t n);
+/* Wipe a NUL-terminated string in place and free it; NULL is fine. */
+void hs_free_secret(char *s);
+
+/* read()/write() loops retrying on EINTR and short transfers.
+ * hs_read_full returns bytes read (< n only at EOF) or -errno.
+ * hs_write_full returns 0 or -errno. */
+ssize_t hs_read_full(int fd, void *buf, size_t n);
+int hs_write_full(int fd, const void *buf, size_t n);
+
+/* close() that preserves errno and ignores fd < 0. */
+void hs_close(int fd);
+
+/* Fill buf with n random characters from [A-Za-z0-9] using getrandom().
+ * Returns 0 or -errno. buf is not NUL-terminated by this function. */
+int hs_random_alnum(char *buf, size_t n);
+
+/* Parse a decimal number with no sign, no whitespace, no leading zeros
+ * (except "0" itself), no base prefixes, and value in [min, max].
+ * Returns 0, -HS_E_FORMAT or -HS_E_RANGE. */
+int hs_parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *out);
+
+/* Today in days since 1970-01-01 UTC (shadow(5) day numbers). */
+long hs_today(void);
+
+/* cleanup helpers in the spirit of systemd's _cleanup_ */
+static inline void hs_freep(void *p) { free(*(void **)p); }
+static inline void hs_closep(int *fd) { if (*fd >= 0) hs_close(*fd); }
+static inline void hs_free_secretp(char **s) { hs_free_secret(*s); }
+#define _cleanup_free_ __attribute__((cleanup(hs_freep)))
+#define _cleanup_close_ __attribute__((cleanup(hs_closep)))
+#define _cleanup_secret_ __attribute__((cleanup(hs_free_secretp)))
+
+#define HS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif
