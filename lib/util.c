@@ -1,2 +1,184 @@
-/* placeholder: implemented by its owner */
+/* Small shared helpers: error phrases, wiping, full reads/writes,
+ * random names, strict number parsing. */
 #include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <sys/random.h>
+#include <time.h>
+
+const char *hs_strerror(int negative_err)
+{
+	int e = negative_err < 0 ? -negative_err : negative_err;
+
+	switch (e) {
+	case HS_E_NOTREG:
+		return "is not a regular file";
+	case HS_E_NOTDIR:
+		return "is not a directory";
+	case HS_E_SYMLINK:
+		return "is a symbolic link";
+	case HS_E_NLINK:
+		return "has a link count other than 1";
+	case HS_E_OWNER:
+		return "has the wrong owner";
+	case HS_E_GROUP:
+		return "has the wrong group";
+	case HS_E_MODE:
+		return "has the wrong permissions";
+	case HS_E_TOOBIG:
+		return "is larger than allowed";
+	case HS_E_FORMAT:
+		return "has an invalid format";
+	case HS_E_NAME:
+		return "invalid user or group name";
+	case HS_E_RANGE:
+		return "number out of range";
+	case HS_E_FIELD:
+		return "forbidden character in a field";
+	case HS_E_TIMEOUT:
+		return "timed out";
+	case HS_E_LOCKED:
+		return "locked by another process";
+	case HS_E_METHOD:
+		return "unknown or refused hashing method";
+	default:
+		break;
+	}
+	if (e == 0)
+		return "success";
+	if (e >= HS_E_BASE)
+		return "unknown error";
+	/* strerror() returns a static string for valid codes and an
+	 * "Unknown error N" buffer otherwise; both are fine for messages. */
+	return strerror(e);
+}
+
+void hs_wipe(void *p, size_t n)
+{
+	if (p && n)
+		explicit_bzero(p, n);
+}
+
+void hs_free_secret(char *s)
+{
+	if (!s)
+		return;
+	hs_wipe(s, strlen(s));
+	free(s);
+}
+
+ssize_t hs_read_full(int fd, void *buf, size_t n)
+{
+	char *p = buf;
+	size_t done = 0;
+
+	if (n > SSIZE_MAX)
+		return -EINVAL;
+	while (done < n) {
+		ssize_t r = read(fd, p + done, n - done);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+int hs_write_full(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		/* write() returning 0 for n > 0 would loop forever */
+		if (w == 0)
+			return -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+void hs_close(int fd)
+{
+	if (fd < 0)
+		return;
+	int saved = errno;
+	close(fd);
+	errno = saved;
+}
+
+int hs_random_alnum(char *buf, size_t n)
+{
+	static const char alphabet[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	/* 62 symbols: reject bytes >= 248 (= 4 * 62) to avoid modulo bias */
+	const unsigned limit = 4 * 62;
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char rnd[64];
+		size_t want = n - i < sizeof rnd ? n - i : sizeof rnd;
+		ssize_t r = getrandom(rnd, want, 0);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (ssize_t k = 0; k < r && i < n; k++) {
+			if (rnd[k] >= limit)
+				continue;
+			buf[i++] = alphabet[rnd[k] % 62];
+		}
+		hs_wipe(rnd, sizeof rnd);
+	}
+	return 0;
+}
+
+int hs_parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	unsigned long v = 0;
+	bool too_big = false;
+
+	if (!s || !*s)
+		return -HS_E_FORMAT;
+	/* only "0" may start with a zero: rejects octal-looking and 0x forms */
+	if (s[0] == '0' && s[1] != '\0')
+		return -HS_E_FORMAT;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -HS_E_FORMAT;
+		unsigned d = (unsigned)(*p - '0');
+		/* keep scanning after overflow so a trailing junk byte is
+		 * still reported as a format error */
+		if (!too_big) {
+			if (v > (ULONG_MAX - d) / 10)
+				too_big = true;
+			else
+				v = v * 10 + d;
+		}
+	}
+	if (too_big || v < min || v > max)
+		return -HS_E_RANGE;
+	*out = v;
+	return 0;
+}
+
+long hs_today(void)
+{
+	time_t now = time(NULL);
+
+	if (now < 0)
+		return 0;
+	return (long)(now / 86400);
+}

@@ -1,0 +1,22 @@
+/* Uniform command-line behaviour for every program: messages prefixed
+ * with the program name, --help/--version, exit codes. */
+#ifndef HS_CLI_H
+#define HS_CLI_H
+
+#include <stdarg.h>
+#include <stdnoreturn.h>
+
+/* Set once from main() (the value hs_privileged_init returns, or argv[0]'s
+ * basename for unprivileged programs). */
+void hs_cli_set_prog(const char *name);
+const char *hs_cli_prog(void);
+
+/* "prog: message\n" on stderr. */
+void hs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* hs_warn then exit(status). */
+noreturn void hs_die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* "prog (hardened-shadow) VERSION\n" on stdout, exit 0. */
+noreturn void hs_print_version(void);
+
+#endif
