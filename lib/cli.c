@@ -18,6 +18,7 @@ const char *hs_cli_prog(void)
 	return prog_name;
 }
 
+__attribute__((format(printf, 1, 0)))
 static void vwarn_line(const char *fmt, va_list ap)
 {
 	fprintf(stderr, "%s: ", prog_name);

@@ -34,6 +34,13 @@ int hs_check_file_stat(const struct stat *st, const struct hs_file_expect *ex);
 int hs_read_trusted_at(int dirfd, const char *name, const struct hs_file_expect *ex,
                        char *buf, size_t bufsize, size_t *len, struct stat *st_out);
 
+/* Same for an absolute path, opened with openat2(RESOLVE_NO_SYMLINKS) so
+ * that no component at all may be a symlink (falls back to O_NOFOLLOW on
+ * the last component on kernels without openat2).  One open, one fstat,
+ * usually one read: the NSS module's fast path. */
+int hs_read_trusted_path(const char *path, const struct hs_file_expect *ex,
+                         char *buf, size_t bufsize, size_t *len, struct stat *st_out);
+
 /* Same, for global files of unknown size: *data is malloc'd (NUL-terminated),
  * capped at max_size.  Used for /etc/passwd and friends. */
 int hs_read_file_alloc_at(int dirfd, const char *name, const struct hs_file_expect *ex,

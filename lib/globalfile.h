@@ -30,7 +30,9 @@ struct hs_locks {
  * nothing is held.  *failed_path (if not NULL) names the lock that failed.
  * The lock paths are built from the file paths, so a caller working on a
  * different root (tests) passes its own paths; pwd_lock_path NULL means
- * HS_ETC_PWD_LOCK. */
+ * HS_ETC_PWD_LOCK.  The .pwd.lock fd is O_CLOEXEC; note that an OFD lock
+ * is shared with a child made by fork() until the child execs or closes
+ * pwd_lock_fd. */
 int hs_lock_acquire(struct hs_locks *l, const char *pwd_lock_path,
                     const char *const files[], size_t n_files,
                     unsigned timeout_sec, const char **failed_path);

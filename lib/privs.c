@@ -1,2 +1,246 @@
-/* placeholder: implemented by its owner */
+/* Hygiene for privileged entry points (DESIGN.md section 5).
+ *
+ * Whoever runs a setgid/setuid program controls everything it inherits:
+ * argv (possibly empty), the environment, closed or odd fds 0-2, resource
+ * limits, the umask.  hs_privileged_init puts all of that into a known
+ * state before the program does anything else. */
 #include "privs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define HS_SAFE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* Caps on kept environment values: nothing legitimate is longer. */
+#define HS_ENV_VALUE_MAX 256
+
+extern char **environ;
+
+static void make_std_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* the lowest free fd is the one we just found closed */
+		int nfd = open("/dev/null", O_RDWR | O_NOCTTY);
+		if (nfd != fd)
+			abort();
+	}
+}
+
+static bool all_chars_in(const char *s, const char *extra)
+{
+	for (; *s; s++) {
+		char ch = *s;
+		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+		    (ch >= '0' && ch <= '9'))
+			continue;
+		if (!strchr(extra, ch))
+			return false;
+	}
+	return true;
+}
+
+static bool term_ok(const char *v)
+{
+	return *v && all_chars_in(v, "._+-");
+}
+
+/* Locale names: a locale that contains '/' or starts with '.' is a path
+ * and would make setlocale() load attacker files. */
+static bool locale_ok(const char *v)
+{
+	return *v && v[0] != '.' && !strchr(v, '/') && all_chars_in(v, "._@-:=,+");
+}
+
+/* TZ: POSIX rules ("EST5EDT,M3.2.0,M11.1.0", "<+03>-3") or a zoneinfo
+ * name ("Europe/Berlin", ":Europe/Berlin"); an absolute path only below
+ * /usr/share/zoneinfo; never "..". */
+static bool tz_ok(const char *v)
+{
+	const char *name = v[0] == ':' ? v + 1 : v;
+
+	if (!*name || strstr(name, ".."))
+		return false;
+	if (name[0] == '/' && strncmp(name, "/usr/share/zoneinfo/", 20) != 0)
+		return false;
+	return all_chars_in(name, "._+-/,<>:");
+}
+
+static bool digits_ok(const char *v)
+{
+	size_t n = strlen(v);
+
+	return n > 0 && n <= 5 && strspn(v, "0123456789") == n;
+}
+
+static bool lc_name_ok(const char *name, size_t len)
+{
+	if (len <= 3 || strncmp(name, "LC_", 3) != 0)
+		return false;
+	for (size_t i = 3; i < len; i++)
+		if (!((name[i] >= 'A' && name[i] <= 'Z') || name[i] == '_'))
+			return false;
+	return true;
+}
+
+/* Is NAME=VALUE one we keep? */
+static bool env_entry_ok(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+
+	if (!eq || eq == entry)
+		return false;
+	size_t nlen = (size_t)(eq - entry);
+	const char *v = eq + 1;
+	if (strlen(v) > HS_ENV_VALUE_MAX)
+		return false;
+#define IS(lit) (nlen == sizeof(lit) - 1 && memcmp(entry, lit, nlen) == 0)
+	if (IS("TERM"))
+		return term_ok(v);
+	if (IS("LANG") || IS("LANGUAGE") || lc_name_ok(entry, nlen))
+		return locale_ok(v);
+	if (IS("TZ"))
+		return tz_ok(v);
+	if (IS("COLUMNS") || IS("LINES"))
+		return digits_ok(v);
+#undef IS
+	return false;
+}
+
+static void sanitize_env(void)
+{
+	char **keep = NULL;
+	size_t n = 0;
+
+	for (char **e = environ; e && *e; e++)
+		n++;
+	keep = calloc(n + 1, sizeof *keep);
+	if (!keep)
+		abort();
+	size_t k = 0;
+	for (char **e = environ; e && *e; e++) {
+		if (!env_entry_ok(*e))
+			continue;
+		/* the first occurrence of a name wins, as getenv() sees it */
+		size_t nlen = (size_t)(strchr(*e, '=') - *e);
+		bool dup = false;
+		for (size_t i = 0; i < k; i++)
+			if (strncmp(keep[i], *e, nlen + 1) == 0)
+				dup = true;
+		if (dup)
+			continue;
+		keep[k] = strdup(*e);
+		if (!keep[k])
+			abort();
+		k++;
+	}
+	if (clearenv() != 0)
+		abort();
+	for (size_t i = 0; i < k; i++) {
+		char *eq = strchr(keep[i], '=');
+		*eq = '\0';
+		if (setenv(keep[i], eq + 1, 1) != 0)
+			abort();
+		free(keep[i]);
+	}
+	free(keep);
+	if (setenv("PATH", HS_SAFE_PATH, 1) != 0)
+		abort();
+}
+
+/* Raise the soft limit to want (or as far as the hard limit allows). */
+static void raise_limit(int resource, rlim_t want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(resource, &rl) < 0)
+		return;
+	if (rl.rlim_cur != RLIM_INFINITY && (want == RLIM_INFINITY || rl.rlim_cur < want)) {
+		rlim_t target = want;
+		if (rl.rlim_max != RLIM_INFINITY && (target == RLIM_INFINITY || target > rl.rlim_max))
+			target = rl.rlim_max;
+		if (target != rl.rlim_cur) {
+			rl.rlim_cur = target;
+			setrlimit(resource, &rl);
+		}
+	}
+}
+
+static void reset_limits(void)
+{
+	/* a small RLIMIT_FSIZE would truncate a rewrite of /etc/passwd;
+	 * CPU/AS/DATA could kill us halfway through a change */
+	raise_limit(RLIMIT_FSIZE, RLIM_INFINITY);
+	raise_limit(RLIMIT_CPU, RLIM_INFINITY);
+	raise_limit(RLIMIT_AS, RLIM_INFINITY);
+	raise_limit(RLIMIT_DATA, RLIM_INFINITY);
+	/* only make sure there is room; not unlimited, which would switch
+	 * later execs to the legacy (less random) mmap layout */
+	raise_limit(RLIMIT_STACK, 8 * 1024 * 1024);
+	/* enough fds for PAM and NSS modules, without raising the soft
+	 * limit to a huge hard limit that select()-based code chokes on */
+	raise_limit(RLIMIT_NOFILE, 1024);
+
+	struct rlimit core = { 0, 0 };
+	setrlimit(RLIMIT_CORE, &core);
+}
+
+static const char *program_name(const char *argv0, const char *fallback)
+{
+	const char *fb = fallback && *fallback ? fallback : "hardened-shadow";
+
+	if (!argv0)
+		return fb;
+	const char *slash = strrchr(argv0, '/');
+	const char *base = slash ? slash + 1 : argv0;
+	/* the name goes into messages and syslog: keep it plain */
+	size_t n = strlen(base);
+	if (n == 0 || n > 64 || base[0] == '-' || !all_chars_in(base, "._+-"))
+		return fb;
+	return base;
+}
+
+const char *hs_privileged_init(int argc, char **argv, const char *fallback_name)
+{
+	/* first, so our own messages (and everything after) cannot land in
+	 * a file that happens to get fd 1 or 2 */
+	make_std_fds();
+	if (argc < 1 || !argv || !argv[0]) {
+		static const char msg[] = "hardened-shadow: called without argv[0]\n";
+		(void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+		exit(1);
+	}
+	sanitize_env();
+	reset_limits();
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	umask(077);
+	return program_name(argv[0], fallback_name);
+}
+
+void hs_signals_block(sigset_t *saved)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, saved);
+}
+
+void hs_signals_restore(const sigset_t *saved)
+{
+	sigprocmask(SIG_SETMASK, saved, NULL);
+}
+
+bool hs_caller_is_root(void)
+{
+	return getuid() == 0;
+}

@@ -11,8 +11,9 @@
  *    that fails);
  *  - reset the environment to an allow-list (TERM, LANG, LC_*, TZ sanity
  *    checked) plus a safe PATH;
- *  - reset RLIMIT_FSIZE, RLIMIT_NOFILE (soft to hard), RLIMIT_CPU,
- *    RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK to safe values where raisable;
+ *  - reset RLIMIT_FSIZE, RLIMIT_CPU, RLIMIT_AS, RLIMIT_DATA (soft to
+ *    infinity, else to the hard limit), RLIMIT_NOFILE (soft to at least
+ *    1024), RLIMIT_STACK (soft to at least 8 MiB) where raisable;
  *    set RLIMIT_CORE to 0;
  *  - prctl(PR_SET_DUMPABLE, 0);
  *  - umask(077).

@@ -8,6 +8,8 @@
 #include "records.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

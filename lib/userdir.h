@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "fileio.h"  /* HS_ANY_UID, HS_ANY_GID */
 #include "records.h"
 
 /* Open HS_TREE_DIR (O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC).  Returns an fd or
@@ -38,6 +39,17 @@ int hs_userdir_read_shell(int udirfd, uid_t owner, char *buf, size_t bufsize,
  * fields unset) and returns the negative error so the caller can log it;
  * returns 0 with the real values otherwise. */
 int hs_userdir_aging_or_expired(int udirfd, struct hs_aging *out);
+
+/* The NSS module's fast path: read USER's shadow and aging by absolute
+ * path (hs_read_trusted_path: one open each, no symlink in any component)
+ * without opening the tree or the user's directory.  The owner of shadow
+ * is not compared with the directory's: only root can make a file owned
+ * by someone else appear in a user's directory (no write access to other
+ * directories, protected_hardlinks, and the link-count check).  aging is
+ * read fail-closed as in hs_userdir_aging_or_expired; its error, if any,
+ * goes to *aging_err (may be NULL).  Returns 0 or the shadow error. */
+int hs_userdir_lookup(const char *user, char *buf, size_t bufsize, struct hs_shadow *shadow,
+                      struct hs_aging *aging, int *aging_err);
 
 /* Atomically replace one file (hs_replace_file_at with the layout's
  * owners and modes).  auth_gid is the hardened-shadow-auth gid, or

@@ -9,7 +9,9 @@
 
 const char *hs_strerror(int negative_err)
 {
-	int e = negative_err < 0 ? -negative_err : negative_err;
+	/* INT_MIN cannot be negated; it is no valid code anyway */
+	int e = negative_err == INT_MIN ? INT_MAX
+		: negative_err < 0 ? -negative_err : negative_err;
 
 	switch (e) {
 	case HS_E_NOTREG:

@@ -1,11 +1,411 @@
-/* placeholder test: replaced by the owner of the module */
+/* Tests for lib/hash.c: method words, policies from login.defs, hashing
+ * and verification for every method, legacy/locked hashes, rehash
+ * decisions, constant-time comparison and dummy verification timing. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
-static void placeholder(void **state) { (void)state; }
-int main(void) {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(placeholder) };
+
+#include <crypt.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "hash.h"
+#include "records.h"
+#include "util.h"
+
+static struct hs_config *defs(const char *text)
+{
+	struct hs_config *c = NULL;
+
+	assert_int_equal(hs_logindefs_parse(text, strlen(text), "test", NULL, NULL, &c), 0);
+	assert_non_null(c);
+	return c;
+}
+
+static void test_method_words(void **state)
+{
+	static const struct { const char *word, *prefix; } ok[] = {
+		{ "yescrypt", "$y$" }, { "YESCRYPT", "$y$" }, { "YesCrypt", "$y$" },
+		{ "sha512", "$6$" }, { "SHA512", "$6$" },
+		{ "sha256", "$5$" }, { "SHA256", "$5$" },
+		{ "blowfish", "$2b$" }, { "BCRYPT", "$2b$" }, { "bcrypt", "$2b$" },
+		{ "md5", "$1$" }, { "MD5", "$1$" },
+		{ "gost_yescrypt", "$gy$" }, { "GOST_YESCRYPT", "$gy$" },
+	};
+	struct hs_hash_policy p;
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(ok); i++) {
+		memset(&p, 0x55, sizeof p);
+		assert_int_equal(hs_hash_policy_from_method(ok[i].word, 0, &p), 0);
+		assert_string_equal(p.prefix, ok[i].prefix);
+		assert_int_equal(p.rounds, 0);
+	}
+	static const char *const bad[] = {
+		"DES", "des", "", "sha1", "yescrypt ", " sha512", "sha5121", "NONE", "$6$",
+	};
+	for (size_t i = 0; i < HS_ARRAY_SIZE(bad); i++)
+		assert_int_equal(hs_hash_policy_from_method(bad[i], 0, &p), -HS_E_METHOD);
+	assert_int_equal(hs_hash_policy_from_method(NULL, 0, &p), -HS_E_METHOD);
+
+	/* rounds are clamped to the method's valid range */
+	assert_int_equal(hs_hash_policy_from_method("sha512", 10, &p), 0);
+	assert_int_equal(p.rounds, 1000);
+	assert_int_equal(hs_hash_policy_from_method("sha512", 20000, &p), 0);
+	assert_int_equal(p.rounds, 20000);
+	assert_int_equal(hs_hash_policy_from_method("yescrypt", 99, &p), 0);
+	assert_int_equal(p.rounds, 11);
+	assert_int_equal(hs_hash_policy_from_method("blowfish", 2, &p), 0);
+	assert_int_equal(p.rounds, 4);
+	assert_int_equal(hs_hash_policy_from_method("md5", 5000, &p), 0);
+	assert_int_equal(p.rounds, 0);
+}
+
+static void test_policy_default(void **state)
+{
+	struct hs_hash_policy p;
+
+	hs_hash_policy_default(&p);
+	assert_string_equal(p.prefix, crypt_preferred_method());
+	assert_int_equal(p.rounds, 0);
+}
+
+static void test_policy_from_config(void **state)
+{
+	struct hs_hash_policy p;
+	struct hs_config *c;
+
+	/* no ENCRYPT_METHOD: the library's preferred method */
+	c = defs("UMASK 022\n");
+	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
+	assert_string_equal(p.prefix, crypt_preferred_method());
+	assert_int_equal(p.rounds, 0);
+	hs_config_free(c);
+
+	c = defs("ENCRYPT_METHOD YESCRYPT\nYESCRYPT_COST_FACTOR 7\n");
+	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
+	assert_string_equal(p.prefix, "$y$");
+	assert_int_equal(p.rounds, 7);
+	hs_config_free(c);
+
+	c = defs("ENCRYPT_METHOD yescrypt\nYESCRYPT_COST_FACTOR 40\n");
+	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
+	assert_int_equal(p.rounds, 11);
+	hs_config_free(c);
+
+	c = defs("ENCRYPT_METHOD YESCRYPT\nYESCRYPT_COST_FACTOR -3\n");
+	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
+	assert_int_equal(p.rounds, 1);
+	hs_config_free(c);
+
+	c = defs("ENCRYPT_METHOD SHA512\nSHA_CRYPT_MIN_ROUNDS 5000\nSHA_CRYPT_MAX_ROUNDS 0x4e20\n");
+	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
+	assert_string_equal(p.prefix, "$6$");
+	assert_int_equal(p.rounds, 20000);   /* the MAX, see hash.c */
+	hs_config_free(c);
+
+	c = defs("ENCRYPT_METHOD SHA512\nSHA_CRYPT_MIN_ROUNDS 7000\n");
+	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
+	assert_int_equal(p.rounds, 7000);
+	hs_config_free(c);
+
+	c = defs("ENCRYPT_METHOD SHA256\nSHA_CRYPT_MIN_ROUNDS 9000\nSHA_CRYPT_MAX_ROUNDS 6000\n");
+	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
+	assert_string_equal(p.prefix, "$5$");
+	assert_int_equal(p.rounds, 9000);    /* MIN > MAX: MIN, as shadow-utils */
+	hs_config_free(c);
+
+	c = defs("ENCRYPT_METHOD SHA512\nSHA_CRYPT_MAX_ROUNDS 10\n");
+	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
+	assert_int_equal(p.rounds, 1000);
+	hs_config_free(c);
+
+	c = defs("ENCRYPT_METHOD SHA512\n");
+	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
+	assert_int_equal(p.rounds, 0);
+	hs_config_free(c);
+
+	c = defs("ENCRYPT_METHOD BCRYPT\nBCRYPT_MIN_ROUNDS 8\nBCRYPT_MAX_ROUNDS 10\n");
+	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
+	assert_string_equal(p.prefix, "$2b$");
+	assert_int_equal(p.rounds, 10);
+	hs_config_free(c);
+
+	/* a cost key for another method does not leak into this one */
+	c = defs("ENCRYPT_METHOD SHA512\nYESCRYPT_COST_FACTOR 9\nBCRYPT_MAX_ROUNDS 12\n");
+	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
+	assert_int_equal(p.rounds, 0);
+	hs_config_free(c);
+
+	c = defs("ENCRYPT_METHOD DES\n");
+	assert_int_equal(hs_hash_policy_from_config(c, &p), -HS_E_METHOD);
+	hs_config_free(c);
+
+	c = defs("ENCRYPT_METHOD \"\"\n");
+	assert_int_equal(hs_hash_policy_from_config(c, &p), -HS_E_METHOD);
+	hs_config_free(c);
+
+	/* NULL config = empty config */
+	assert_int_equal(hs_hash_policy_from_config(NULL, &p), 0);
+	assert_string_equal(p.prefix, crypt_preferred_method());
+}
+
+static void test_every_method_roundtrip(void **state)
+{
+	static const char *const words[] = {
+		"yescrypt", "gost_yescrypt", "sha512", "sha256", "blowfish", "md5",
+	};
+	char h[HS_HASH_MAX + 1], h2[HS_HASH_MAX + 1];
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(words); i++) {
+		struct hs_hash_policy p;
+		assert_int_equal(hs_hash_policy_from_method(words[i], 0, &p), 0);
+		assert_int_equal(hs_hash_password("correct horse", &p, h, sizeof h), 0);
+		assert_true(strncmp(h, p.prefix, strlen(p.prefix)) == 0);
+		assert_true(strlen(h) > strlen(p.prefix) + 10);
+
+		/* a method libxcrypt calls legacy verifies only when allowed */
+		bool strong = crypt_checksalt(h) == CRYPT_SALT_OK;
+		assert_int_equal(hs_verify_password("correct horse", h, true), 1);
+		assert_int_equal(hs_verify_password("correct horse", h, false), strong ? 1 : 0);
+		assert_int_equal(hs_verify_password("correct horsE", h, true), 0);
+		assert_int_equal(hs_verify_password("", h, true), 0);
+		assert_int_equal(hs_verify_password("correct horse ", h, true), 0);
+
+		/* fresh salt every time */
+		assert_int_equal(hs_hash_password("correct horse", &p, h2, sizeof h2), 0);
+		assert_string_not_equal(h, h2);
+	}
+}
+
+static void test_hash_costs_in_output(void **state)
+{
+	struct hs_hash_policy p;
+	char h[HS_HASH_MAX + 1];
+
+	assert_int_equal(hs_hash_policy_from_method("sha512", 1234, &p), 0);
+	assert_int_equal(hs_hash_password("pw", &p, h, sizeof h), 0);
+	assert_true(strncmp(h, "$6$rounds=1234$", 15) == 0);
+	assert_int_equal(hs_verify_password("pw", h, false), 1);
+
+	assert_int_equal(hs_hash_policy_from_method("blowfish", 6, &p), 0);
+	assert_int_equal(hs_hash_password("pw", &p, h, sizeof h), 0);
+	assert_true(strncmp(h, "$2b$06$", 7) == 0);
+
+	assert_int_equal(hs_hash_policy_from_method("yescrypt", 3, &p), 0);
+	assert_int_equal(hs_hash_password("pw", &p, h, sizeof h), 0);
+	assert_true(strncmp(h, "$y$j7T$", 7) == 0 || strncmp(h, "$y$", 3) == 0);
+	assert_int_equal(hs_verify_password("pw", h, false), 1);
+}
+
+static void test_hash_errors(void **state)
+{
+	struct hs_hash_policy p;
+	char small[10];
+	char h[HS_HASH_MAX + 1];
+
+	assert_int_equal(hs_hash_policy_from_method("yescrypt", 0, &p), 0);
+	assert_int_equal(hs_hash_password("pw", &p, small, sizeof small), -ERANGE);
+
+	/* a hand-made policy libxcrypt cannot produce */
+	memset(&p, 0, sizeof p);
+	strcpy(p.prefix, "$9$");
+	assert_int_equal(hs_hash_password("pw", &p, h, sizeof h), -HS_E_METHOD);
+	strcpy(p.prefix, "");
+	assert_int_equal(hs_hash_password("pw", &p, h, sizeof h), -HS_E_METHOD);
+	/* an out-of-range cost set directly in the struct */
+	strcpy(p.prefix, "$y$");
+	p.rounds = 40;
+	assert_int_equal(hs_hash_password("pw", &p, h, sizeof h), -HS_E_METHOD);
+	/* prefix not NUL-terminated */
+	memset(p.prefix, 'x', sizeof p.prefix);
+	p.rounds = 0;
+	assert_int_equal(hs_hash_password("pw", &p, h, sizeof h), -HS_E_METHOD);
+}
+
+static void test_legacy_and_locked(void **state)
+{
+	/* crypt("password", "ab") */
+	const char *des = "abJnggxhB/yWI";
+	struct hs_hash_policy p;
+	char h[HS_HASH_MAX + 1], locked[HS_HASH_MAX + 2];
+
+	assert_int_equal(hs_verify_password("password", des, false), 0);
+	assert_int_equal(hs_verify_password("password", des, true), 1);
+	assert_int_equal(hs_verify_password("passwore", des, true), 0);
+
+	assert_int_equal(hs_hash_policy_from_method("sha512", 0, &p), 0);
+	assert_int_equal(hs_hash_password("pw", &p, h, sizeof h), 0);
+	snprintf(locked, sizeof locked, "!%s", h);
+	assert_int_equal(hs_verify_password("pw", h, false), 1);
+	assert_int_equal(hs_verify_password("pw", locked, false), 0);
+	assert_int_equal(hs_verify_password("pw", locked, true), 0);
+
+	static const char *const never[] = { "", "!", "*", "!!", "*LK*", "x", "$6$", "$6$$",
+		"$y$", "$y$j9T$", "$2b$05$short", "abJnggxhB/yW", "abJnggxhB/yWI ",
+		"!abJnggxhB/yWI" };
+	for (size_t i = 0; i < HS_ARRAY_SIZE(never); i++) {
+		assert_int_equal(hs_verify_password("password", never[i], true), 0);
+		assert_int_equal(hs_verify_password("", never[i], true), 0);
+	}
+	/* "*" must not match what crypt_rn returns for failures either */
+	assert_int_equal(hs_verify_password("*0", "*0", true), 0);
+	assert_int_equal(hs_verify_password("*1", "*1", true), 0);
+	assert_int_equal(hs_verify_password(NULL, h, true), 0);
+	assert_int_equal(hs_verify_password("pw", NULL, true), 0);
+}
+
+static void test_rehash(void **state)
+{
+	struct hs_hash_policy y3, y5, y7, y0, s0, s1000, s5000, s10000, b0, b5, b10, m0, g0;
+	char hy5[HS_HASH_MAX + 1], hs[HS_HASH_MAX + 1], hb4[HS_HASH_MAX + 1], hm[HS_HASH_MAX + 1];
+	char hs_r[HS_HASH_MAX + 1];
+
+	assert_int_equal(hs_hash_policy_from_method("yescrypt", 3, &y3), 0);
+	assert_int_equal(hs_hash_policy_from_method("yescrypt", 5, &y5), 0);
+	assert_int_equal(hs_hash_policy_from_method("yescrypt", 7, &y7), 0);
+	assert_int_equal(hs_hash_policy_from_method("yescrypt", 0, &y0), 0);
+	assert_int_equal(hs_hash_policy_from_method("gost_yescrypt", 0, &g0), 0);
+	assert_int_equal(hs_hash_policy_from_method("sha512", 0, &s0), 0);
+	assert_int_equal(hs_hash_policy_from_method("sha512", 1000, &s1000), 0);
+	assert_int_equal(hs_hash_policy_from_method("sha512", 5000, &s5000), 0);
+	assert_int_equal(hs_hash_policy_from_method("sha512", 10000, &s10000), 0);
+	assert_int_equal(hs_hash_policy_from_method("blowfish", 0, &b0), 0);
+	assert_int_equal(hs_hash_policy_from_method("blowfish", 5, &b5), 0);
+	assert_int_equal(hs_hash_policy_from_method("blowfish", 10, &b10), 0);
+	assert_int_equal(hs_hash_policy_from_method("md5", 0, &m0), 0);
+
+	assert_int_equal(hs_hash_password("pw", &y5, hy5, sizeof hy5), 0);
+	assert_false(hs_hash_needs_rehash(hy5, &y5));
+	assert_false(hs_hash_needs_rehash(hy5, &y0));   /* default cost is 5 */
+	assert_false(hs_hash_needs_rehash(hy5, &y3));   /* above policy is fine */
+	assert_true(hs_hash_needs_rehash(hy5, &y7));
+	assert_true(hs_hash_needs_rehash(hy5, &s0));    /* other method */
+	assert_true(hs_hash_needs_rehash(hy5, &g0));    /* $gy$ is not $y$ */
+
+	assert_int_equal(hs_hash_password("pw", &s0, hs, sizeof hs), 0);   /* rounds 5000 */
+	assert_false(hs_hash_needs_rehash(hs, &s0));
+	assert_false(hs_hash_needs_rehash(hs, &s5000));
+	assert_false(hs_hash_needs_rehash(hs, &s1000));
+	assert_true(hs_hash_needs_rehash(hs, &s10000));
+	assert_true(hs_hash_needs_rehash(hs, &y0));
+	assert_int_equal(hs_hash_password("pw", &s10000, hs_r, sizeof hs_r), 0);
+	assert_false(hs_hash_needs_rehash(hs_r, &s10000));
+	assert_false(hs_hash_needs_rehash(hs_r, &s0));
+	assert_true(hs_hash_needs_rehash("$6$rounds=999999999999999999999$x$y", &s0));
+	assert_true(hs_hash_needs_rehash("$6$rounds=abc$x$y", &s0));
+
+	struct hs_hash_policy b4;
+	assert_int_equal(hs_hash_policy_from_method("blowfish", 4, &b4), 0);
+	assert_int_equal(hs_hash_password("pw", &b4, hb4, sizeof hb4), 0);
+	assert_true(hs_hash_needs_rehash(hb4, &b0));    /* default is above 4 */
+	assert_true(hs_hash_needs_rehash(hb4, &b5));
+	assert_false(hs_hash_needs_rehash(hb4, &b4));
+	assert_true(hs_hash_needs_rehash(hb4, &b10));
+	/* $2a$/$2y$ are not the policy's $2b$ */
+	assert_true(hs_hash_needs_rehash("$2y$10$abcdefghijklmnopqrstuuCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", &b5));
+
+	assert_int_equal(hs_hash_password("pw", &m0, hm, sizeof hm), 0);
+	assert_false(hs_hash_needs_rehash(hm, &m0));
+	assert_true(hs_hash_needs_rehash(hm, &y0));
+	assert_true(hs_hash_needs_rehash("abJnggxhB/yWI", &y0));
+
+	/* yescrypt params we cannot decode: rehash */
+	assert_true(hs_hash_needs_rehash("$y$~~~$abc$def", &y0));
+
+	/* nothing to rehash */
+	assert_false(hs_hash_needs_rehash("", &y0));
+	assert_false(hs_hash_needs_rehash("!", &y0));
+	assert_false(hs_hash_needs_rehash("*", &y0));
+	assert_false(hs_hash_needs_rehash("!$6$abc$def", &y0));
+	assert_false(hs_hash_needs_rehash(NULL, &y0));
+
+	/* a policy that cannot produce hashes never asks for a rehash */
+	struct hs_hash_policy bogus = { .prefix = "$9$", .rounds = 0 };
+	assert_false(hs_hash_needs_rehash(hs, &bogus));
+}
+
+static void test_consttime_streq(void **state)
+{
+	assert_true(hs_consttime_streq("", ""));
+	assert_true(hs_consttime_streq("abc", "abc"));
+	assert_false(hs_consttime_streq("abc", "abd"));
+	assert_false(hs_consttime_streq("abc", "ab"));
+	assert_false(hs_consttime_streq("ab", "abc"));
+	assert_false(hs_consttime_streq("", "a"));
+	assert_false(hs_consttime_streq("a", ""));
+	assert_false(hs_consttime_streq("\x80", "\x00"));
+	/* differences in high bits and at the very end are seen */
+	assert_false(hs_consttime_streq("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xff",
+	                                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\x7f"));
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double median3(double a, double b, double c)
+{
+	if (a > b) { double t = a; a = b; b = t; }
+	if (b > c) { double t = b; b = c; c = t; }
+	if (a > b) { double t = a; a = b; b = t; }
+	return b;
+}
+
+static void test_dummy_verify_timing(void **state)
+{
+	static const char *const words[] = { "yescrypt", "sha512" };
+	char h[HS_HASH_MAX + 1];
+
+	for (size_t w = 0; w < HS_ARRAY_SIZE(words); w++) {
+		struct hs_hash_policy p;
+		unsigned long rounds = strcmp(words[w], "sha512") == 0 ? 50000 : 0;
+		assert_int_equal(hs_hash_policy_from_method(words[w], rounds, &p), 0);
+		assert_int_equal(hs_hash_password("secret", &p, h, sizeof h), 0);
+
+		double real[3], dummy[3];
+		for (int i = 0; i < 3; i++) {
+			double t0 = now_s();
+			assert_int_equal(hs_verify_password("wrong", h, false), 0);
+			double t1 = now_s();
+			hs_dummy_verify("wrong", &p);
+			double t2 = now_s();
+			real[i] = t1 - t0;
+			dummy[i] = t2 - t1;
+		}
+		double r = median3(real[0], real[1], real[2]);
+		double d = median3(dummy[0], dummy[1], dummy[2]);
+		print_message("%s: verify %.4f s, dummy %.4f s\n", words[w], r, d);
+		assert_true(d > r / 2);
+		assert_true(d < r * 2);
+	}
+	/* NULL policy and NULL password must not crash */
+	hs_dummy_verify(NULL, NULL);
+	struct hs_hash_policy bogus = { .prefix = "$9$", .rounds = 0 };
+	hs_dummy_verify("x", &bogus);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_method_words),
+		cmocka_unit_test(test_policy_default),
+		cmocka_unit_test(test_policy_from_config),
+		cmocka_unit_test(test_every_method_roundtrip),
+		cmocka_unit_test(test_hash_costs_in_output),
+		cmocka_unit_test(test_hash_errors),
+		cmocka_unit_test(test_legacy_and_locked),
+		cmocka_unit_test(test_rehash),
+		cmocka_unit_test(test_consttime_streq),
+		cmocka_unit_test(test_dummy_verify_timing),
+	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
