@@ -164,15 +164,21 @@ static int aging_or_expired(int udirfd, const char *file, struct hs_aging *out)
 int hs_userdir_lookup(const char *user, char *buf, size_t bufsize, struct hs_shadow *shadow,
 		      struct hs_aging *aging, int *aging_err)
 {
-	/* "/etc/hardened-shadow/" + name + "/shadow" */
-	char path[sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16];
+	/* "/etc/hardened-shadow/" + name + "/shadow": built with memcpy, not
+	 * snprintf, because this is the NSS module's hot path. */
+	char path[sizeof(HS_TREE_DIR) + HS_NAME_MAX + sizeof("/" HS_FILE_SHADOW) + 1];
+	size_t ulen, dlen;
 	int r;
 
 	if (!hs_tree_entry_is_user(user))
 		return -HS_E_NAME;
 	if (!shadow || !aging)
 		return -EINVAL;
-	snprintf(path, sizeof path, "%s/%s/%s", HS_TREE_DIR, user, HS_FILE_SHADOW);
+	ulen = strlen(user);  /* <= HS_NAME_MAX: the name is valid */
+	memcpy(path, HS_TREE_DIR "/", sizeof(HS_TREE_DIR));
+	memcpy(path + sizeof(HS_TREE_DIR), user, ulen);
+	dlen = sizeof(HS_TREE_DIR) + ulen;
+	memcpy(path + dlen, "/" HS_FILE_SHADOW, sizeof("/" HS_FILE_SHADOW));
 	r = read_line(-1, path, HS_ANY_UID, false, buf, bufsize);
 	if (r < 0)
 		return r;
@@ -181,7 +187,7 @@ int hs_userdir_lookup(const char *user, char *buf, size_t bufsize, struct hs_sha
 		hs_wipe(buf, bufsize);
 		return r;
 	}
-	snprintf(path, sizeof path, "%s/%s/%s", HS_TREE_DIR, user, HS_FILE_AGING);
+	memcpy(path + dlen, "/" HS_FILE_AGING, sizeof("/" HS_FILE_AGING));
 	r = aging_or_expired(-1, path, aging);
 	if (aging_err)
 		*aging_err = r;
