@@ -1225,12 +1225,15 @@ static void print_next_steps(size_t n_users, size_t n_proxy, bool from_tcb)
 		       HS_ETC_SHADOW, HS_ETC_SHADOW "-");
 	printf("Next steps:\n"
 	       "  1. In /etc/nsswitch.conf, set:   shadow: hardened_shadow\n"
-	       "  2. In /etc/pam.d (common-auth, common-account, common-password,\n"
-	       "     common-session on Debian), replace pam_unix.so with\n"
-	       "     pam_hardened_shadow.so, keeping the options, e.g.\n"
+	       "     pam_unix.so then reads the hashes through NSS in services that run\n"
+	       "     as root (login, su, sshd).  Its setgid helper unix_chkpwd cannot\n"
+	       "     reach the tree, so screen lockers running as the user need:\n"
+	       "  2. pam_hardened_shadow.so (when installed) in place of pam_unix.so in\n"
+	       "     /etc/pam.d (common-auth, common-account, common-password and\n"
+	       "     common-session on Debian), keeping the options, e.g.\n"
 	       "       auth     [success=1 default=ignore]  pam_hardened_shadow.so nullok\n"
 	       "       account  [success=1 new_authtok_reqd=done default=ignore]  pam_hardened_shadow.so\n"
-	       "       password [success=1 default=ignore]  pam_hardened_shadow.so obscure yescrypt\n"
+	       "       password [success=1 default=ignore]  pam_hardened_shadow.so yescrypt\n"
 	       "       session  required  pam_hardened_shadow.so\n"
 	       "  3. Keep a root shell open and test a login before logging out.\n");
 }
