@@ -11,7 +11,10 @@
  *     signals or credentials, never allocates on the lookup path;
  *   - validates the name before it reaches any path, and leaves parsing and
  *     the trust checks (owner, type, link count, size) to lib/userdir.c,
- *     which is the only code that knows the layout.
+ *     which is the only code that knows the layout.  getspnam_r takes
+ *     hs_userdir_lookup's fast path (one open per file, for the 10 us
+ *     target); enumeration, which is not speed-critical, also checks the
+ *     tree's mode and the shadow file's owner.
  *
  * Status mapping (documented in nss_hardened_shadow(8)):
  *   invalid name, no such user directory,

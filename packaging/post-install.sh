@@ -31,11 +31,20 @@ else
 fi
 
 # setgid hardened-shadow, 2711: reach the caller's own directory only.
+# Without the group (staging install) the setgid bit is NOT set: setgid to
+# whatever group the file happens to have (root) would be a gift to every
+# caller.  The package's postinst runs:
+#   chown root:hardened-shadow FILE && chmod 2711 FILE
 for f in "$libexecdir/shell-helper"; do
   p="$root$f"
   [ -e "$p" ] || continue
-  if [ -n "$tree_gid" ]; then chown "root:$tree_gid" "$p"; fi
-  chmod 2711 "$p"
+  if [ -n "$tree_gid" ]; then
+    chown "root:$tree_gid" "$p"
+    chmod 2711 "$p"
+  else
+    chmod 0755 "$p"
+    echo "post-install: $f installed without its setgid bit (no group hardened-shadow here)" >&2
+  fi
 done
 # plain root tools: readable by nobody but root is pointless; 0755 like shadow-utils
 for f in "$sbindir/pwconv" "$sbindir/pwunconv" "$libexecdir/shell-proxy"; do
