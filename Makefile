@@ -23,10 +23,14 @@ $(BUILD)/build.ninja:
 deps:
 	@tools/install-deps
 
-install: all
+install: deps
+	$(MAKE) all
 	meson install -C $(BUILD) --no-rebuild $(if $(DESTDIR),--destdir "$(DESTDIR)")
 
-unit: deps all
+# Every target that needs packages installs them first, then builds, in
+# that order even under make -j.
+unit: deps
+	$(MAKE) all
 	meson test -C $(BUILD) --print-errorlogs
 
 $(ASAN_BUILD)/build.ninja:
@@ -37,7 +41,8 @@ asan: deps $(ASAN_BUILD)/build.ninja
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  meson test -C $(ASAN_BUILD) --print-errorlogs
 
-system: deps all
+system: deps
+	$(MAKE) all
 	tests/sandbox/run-system-tests $(BUILD)
 
 check: deps
@@ -45,10 +50,12 @@ check: deps
 	$(MAKE) asan
 	$(MAKE) system
 
-demo: deps all
+demo: deps
+	$(MAKE) all
 	tests/sandbox/demo $(BUILD)
 
-bench: deps all
+bench: deps
+	$(MAKE) all
 	bench/run $(BUILD)
 
 $(FUZZ_BUILD)/build.ninja:
