@@ -1,60 +1,13 @@
-/* Fuzz target for per-user aging files "MIN:MAX:WARN:INACT:EXPIRE:" (hs_aging_parse / hs_aging_format).
- *
- * The first line of the input (cut at the first newline or NUL) is parsed;
- * an accepted line must format back to exactly itself plus '\n', and the
- * formatted line must parse again to the same values.  Any violation
- * abort()s so libFuzzer and the replay test report it. */
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+/* Fuzz target for per-user aging files "MIN:MAX:WARN:INACT:EXPIRE:"
+ * (hs_aging_parse / hs_aging_format); the round-trip driver is in
+ * fuzz_common.h. */
+#include "fuzz_common.h"
 
-#include "records.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* A NUL-terminated copy of the input's first line. */
-static char *first_line(const uint8_t *data, size_t size)
+static void check_same(const struct hs_aging *a, const struct hs_aging *b)
 {
-	char *line = malloc(size + 1);
-	if (!line)
+	if (a->min != b->min || a->max != b->max || a->warn != b->warn ||
+	    a->inact != b->inact || a->expire != b->expire)
 		abort();
-	memcpy(line, data, size);
-	line[size] = '\0';
-	line[strcspn(line, "\n")] = '\0';
-	return line;
 }
 
-/* out must be line + "\n"; strip the newline in place for re-parsing. */
-static void check_round_trip(const char *line, char *out)
-{
-	size_t n = strlen(line);
-	if (strlen(out) != n + 1 || memcmp(out, line, n) != 0 || out[n] != '\n')
-		abort();
-	out[n] = '\0';
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	char *line = first_line(data, size);
-	char *work = strdup(line);
-	struct hs_aging a, b;
-	char *out = NULL;
-
-	if (!work)
-		abort();
-	if (hs_aging_parse(work, &a) == 0) {
-		if (hs_aging_format(&a, &out) != 0)
-			abort();
-		check_round_trip(line, out);
-		if (hs_aging_parse(out, &b) != 0)
-			abort();
-		if (a.min != b.min || a.max != b.max || a.warn != b.warn ||
-		    a.inact != b.inact || a.expire != b.expire)
-			abort();
-		free(out);
-	}
-	free(work);
-	free(line);
-	return 0;
-}
+FUZZ_LINE_TARGET(struct hs_aging, hs_aging_parse, hs_aging_format, FUZZ_ACCEPT_ANY, check_same)

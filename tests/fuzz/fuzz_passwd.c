@@ -1,67 +1,14 @@
-/* Fuzz target for /etc/passwd lines (hs_passwd_parse / hs_passwd_format).
- *
- * The first line of the input (cut at the first newline or NUL) is parsed;
- * an accepted line must format back to exactly itself plus '\n', and the
- * formatted line must parse again to the same values.  Any violation
- * abort()s so libFuzzer and the replay test report it. */
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+/* Fuzz target for /etc/passwd lines (hs_passwd_parse / hs_passwd_format);
+ * the round-trip driver is in fuzz_common.h. */
+#include "fuzz_common.h"
 
-#include "records.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static bool str_eq(const char *a, const char *b)
+static void check_same(const struct hs_passwd *a, const struct hs_passwd *b)
 {
-	return a && b && strcmp(a, b) == 0;
-}
-
-/* A NUL-terminated copy of the input's first line. */
-static char *first_line(const uint8_t *data, size_t size)
-{
-	char *line = malloc(size + 1);
-	if (!line)
+	if (!fuzz_str_eq(a->name, b->name) || !fuzz_str_eq(a->passwd, b->passwd) ||
+	    a->uid != b->uid || a->gid != b->gid || !fuzz_str_eq(a->gecos, b->gecos) ||
+	    !fuzz_str_eq(a->dir, b->dir) || !fuzz_str_eq(a->shell, b->shell))
 		abort();
-	memcpy(line, data, size);
-	line[size] = '\0';
-	line[strcspn(line, "\n")] = '\0';
-	return line;
 }
 
-/* out must be line + "\n"; strip the newline in place for re-parsing. */
-static void check_round_trip(const char *line, char *out)
-{
-	size_t n = strlen(line);
-	if (strlen(out) != n + 1 || memcmp(out, line, n) != 0 || out[n] != '\n')
-		abort();
-	out[n] = '\0';
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	char *line = first_line(data, size);
-	char *work = strdup(line);
-	struct hs_passwd a, b;
-	char *out = NULL;
-
-	if (!work)
-		abort();
-	if (hs_passwd_parse(work, &a) == 0) {
-		if (hs_passwd_format(&a, &out) != 0)
-			abort();
-		check_round_trip(line, out);
-		if (hs_passwd_parse(out, &b) != 0)
-			abort();
-		if (!str_eq(a.name, b.name) || !str_eq(a.passwd, b.passwd) ||
-		    a.uid != b.uid || a.gid != b.gid || !str_eq(a.gecos, b.gecos) ||
-		    !str_eq(a.dir, b.dir) || !str_eq(a.shell, b.shell))
-			abort();
-		free(out);
-	}
-	free(work);
-	free(line);
-	return 0;
-}
+FUZZ_LINE_TARGET(struct hs_passwd, hs_passwd_parse, hs_passwd_format, FUZZ_ACCEPT_ANY,
+		 check_same)

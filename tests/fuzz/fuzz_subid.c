@@ -1,68 +1,19 @@
-/* Fuzz target for /etc/subuid and /etc/subgid lines (hs_subid_parse / hs_subid_format).
- *
- * The first line of the input (cut at the first newline or NUL) is parsed;
- * an accepted line must format back to exactly itself plus '\n', and the
- * formatted line must parse again to the same values.  Any violation
- * abort()s so libFuzzer and the replay test report it. */
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+/* Fuzz target for /etc/subuid and /etc/subgid lines (hs_subid_parse /
+ * hs_subid_format); the round-trip driver is in fuzz_common.h. */
+#include "fuzz_common.h"
 
-#include "records.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static bool str_eq(const char *a, const char *b)
+/* A range is non-empty and ends inside the 32-bit id space. */
+static void check_accepted(const struct hs_subid *a)
 {
-	return a && b && strcmp(a, b) == 0;
-}
-
-/* A NUL-terminated copy of the input's first line. */
-static char *first_line(const uint8_t *data, size_t size)
-{
-	char *line = malloc(size + 1);
-	if (!line)
+	if (a->count < 1 || a->start > HS_ID_MAX ||
+	    (uint64_t)a->start + a->count > (UINT64_C(1) << 32))
 		abort();
-	memcpy(line, data, size);
-	line[size] = '\0';
-	line[strcspn(line, "\n")] = '\0';
-	return line;
 }
 
-/* out must be line + "\n"; strip the newline in place for re-parsing. */
-static void check_round_trip(const char *line, char *out)
+static void check_same(const struct hs_subid *a, const struct hs_subid *b)
 {
-	size_t n = strlen(line);
-	if (strlen(out) != n + 1 || memcmp(out, line, n) != 0 || out[n] != '\n')
+	if (!fuzz_str_eq(a->owner, b->owner) || a->start != b->start || a->count != b->count)
 		abort();
-	out[n] = '\0';
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	char *line = first_line(data, size);
-	char *work = strdup(line);
-	struct hs_subid a, b;
-	char *out = NULL;
-
-	if (!work)
-		abort();
-	if (hs_subid_parse(work, &a) == 0) {
-		if (hs_subid_format(&a, &out) != 0)
-			abort();
-		check_round_trip(line, out);
-		if (hs_subid_parse(out, &b) != 0)
-			abort();
-		if (!str_eq(a.owner, b.owner) || a.start != b.start || a.count != b.count)
-			abort();
-		if (a.count < 1 || a.start > HS_ID_MAX ||
-		    (uint64_t)a.start + a.count > (UINT64_C(1) << 32))
-			abort();
-		free(out);
-	}
-	free(work);
-	free(line);
-	return 0;
-}
+FUZZ_LINE_TARGET(struct hs_subid, hs_subid_parse, hs_subid_format, check_accepted, check_same)

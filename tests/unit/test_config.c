@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "util.h"
+#include "test_helpers.h"
 
 struct warnings {
 	int n;
@@ -36,24 +37,29 @@ static void collect(void *ctx, const char *path, unsigned long lineno, const cha
 	snprintf(w->last, sizeof w->last, "%s", message);
 }
 
-static struct hs_config *ld(const char *data, size_t len, struct warnings *w)
+typedef int (*parse_fn)(const char *data, size_t len, const char *name,
+			hs_config_warn_fn warn, void *ctx, struct hs_config **out);
+
+/* Parse data that must be accepted, collecting the warnings in *w. */
+static struct hs_config *parse_ok(parse_fn parse, const char *name, const char *data,
+				  size_t len, struct warnings *w)
 {
 	struct hs_config *c = NULL;
 
 	memset(w, 0, sizeof *w);
-	assert_int_equal(hs_logindefs_parse(data, len, "login.defs", collect, w, &c), 0);
+	assert_int_equal(parse(data, len, name, collect, w, &c), 0);
 	assert_non_null(c);
 	return c;
 }
 
+static struct hs_config *ld(const char *data, size_t len, struct warnings *w)
+{
+	return parse_ok(hs_logindefs_parse, "login.defs", data, len, w);
+}
+
 static struct hs_config *ua(const char *data, size_t len, struct warnings *w)
 {
-	struct hs_config *c = NULL;
-
-	memset(w, 0, sizeof *w);
-	assert_int_equal(hs_useradd_defaults_parse(data, len, "useradd", collect, w, &c), 0);
-	assert_non_null(c);
-	return c;
+	return parse_ok(hs_useradd_defaults_parse, "useradd", data, len, w);
 }
 
 static void test_logindefs_basic(void **state)
@@ -398,11 +404,6 @@ static void test_useradd(void **state)
 
 /* ---- loading from files ------------------------------------------ */
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static char *make_tmpdir(void)
 {
 	char *d = strdup("/tmp/hs-test-config.XXXXXX");
@@ -414,7 +415,7 @@ static char *make_tmpdir(void)
 
 static void remove_tmpdir(char *d)
 {
-	nftw(d, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	remove_tree_path(d);
 	free(d);
 }
 
@@ -425,6 +426,21 @@ static void write_file(const char *path, const char *data, size_t len)
 	assert_true(fd >= 0);
 	assert_int_equal(hs_write_full(fd, data, len), 0);
 	close(fd);
+}
+
+/* hs_logindefs_load() refuses path with err (0: any negative error)
+ * and hands back no config. */
+static void expect_load_refused(const char *path, int err)
+{
+	struct hs_config *c = NULL;
+	struct warnings w = { 0 };
+	int r = hs_logindefs_load(path, collect, &w, &c);
+
+	if (err)
+		assert_int_equal(r, err);
+	else
+		assert_true(r < 0);
+	assert_null(c);
 }
 
 static void test_load_files(void **state)
@@ -467,21 +483,17 @@ static void test_load_files(void **state)
 	/* a symlink as the last component is refused, not followed */
 	snprintf(other, sizeof other, "%s/link.defs", dir);
 	assert_int_equal(symlink(path, other), 0);
-	c = NULL;
-	assert_int_equal(hs_logindefs_load(other, collect, &w, &c), -HS_E_SYMLINK);
-	assert_null(c);
+	expect_load_refused(other, -HS_E_SYMLINK);
 
 	/* a FIFO does not block and is refused */
 	snprintf(other, sizeof other, "%s/fifo.defs", dir);
 	assert_int_equal(mkfifo(other, 0600), 0);
-	assert_int_equal(hs_logindefs_load(other, collect, &w, &c), -HS_E_NOTREG);
-	assert_null(c);
+	expect_load_refused(other, -HS_E_NOTREG);
 
 	/* a directory is refused */
 	snprintf(other, sizeof other, "%s/dir.defs", dir);
 	assert_int_equal(mkdir(other, 0700), 0);
-	assert_true(hs_logindefs_load(other, collect, &w, &c) < 0);
-	assert_null(c);
+	expect_load_refused(other, 0);
 
 	/* a huge file is refused (the cap is 1 MiB) */
 	snprintf(other, sizeof other, "%s/huge.defs", dir);
@@ -489,8 +501,7 @@ static void test_load_files(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, 4 * 1024 * 1024), 0);
 	close(fd);
-	assert_int_equal(hs_logindefs_load(other, collect, &w, &c), -HS_E_TOOBIG);
-	assert_null(c);
+	expect_load_refused(other, -HS_E_TOOBIG);
 
 	remove_tmpdir(dir);
 }

@@ -27,118 +27,12 @@
 
 #include "fileio.h"
 #include "util.h"
+#include "test_helpers.h"
 
 #define UID_A 12345
 #define UID_B 12346
 #define GID_A 12346
 #define GID_B 12347
-
-/* Guard for anything that could block (a FIFO opened without
- * O_NONBLOCK): SIGALRM's default action kills the test, which then
- * fails instead of hanging until the meson timeout. */
-#define GUARD_START() alarm(10)
-#define GUARD_END() alarm(0)
-
-struct fixture {
-	char path[64];
-	int dfd;
-	char outside[64];  /* a second directory for symlink targets */
-	int ofd;
-};
-
-static int mkdtemp_fd(char *buf, size_t size)
-{
-	snprintf(buf, size, "/tmp/hs-test-fileio-XXXXXX");
-	if (!mkdtemp(buf))
-		return -1;
-	return open(buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
-
-static int setup(void **state)
-{
-	struct fixture *f = calloc(1, sizeof *f);
-
-	assert_non_null(f);
-	f->dfd = mkdtemp_fd(f->path, sizeof f->path);
-	assert_true(f->dfd >= 0);
-	f->ofd = mkdtemp_fd(f->outside, sizeof f->outside);
-	assert_true(f->ofd >= 0);
-	*state = f;
-	return 0;
-}
-
-static void rm_rf(const char *path)
-{
-	int tmpfd = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	assert_true(tmpfd >= 0);
-	assert_int_equal(hs_remove_tree_at(tmpfd, path + strlen("/tmp/")), 0);
-	close(tmpfd);
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-
-	close(f->dfd);
-	close(f->ofd);
-	rm_rf(f->path);
-	rm_rf(f->outside);
-	free(f);
-	return 0;
-}
-
-static void put_file(int dfd, const char *name, const char *content, uid_t uid, gid_t gid,
-		     mode_t mode)
-{
-	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-
-	assert_true(fd >= 0);
-	assert_int_equal(hs_write_full(fd, content, strlen(content)), 0);
-	assert_int_equal(fchown(fd, uid, gid), 0);
-	assert_int_equal(fchmod(fd, mode), 0);
-	close(fd);
-}
-
-/* The whole content of dfd/name as a string (static buffer). */
-static const char *slurp(int dfd, const char *name)
-{
-	static char buf[8192];
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return NULL;
-	n = hs_read_full(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n < 0)
-		return NULL;
-	buf[n] = '\0';
-	return buf;
-}
-
-/* Number of entries (excluding . and ..) in dfd; names starting with
- * '.' are counted separately to catch leftover temporary files. */
-static int count_entries(int dfd, int *hidden)
-{
-	int dup = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-	DIR *d = fdopendir(dup);
-	struct dirent *de;
-	int n = 0;
-
-	assert_non_null(d);
-	rewinddir(d);
-	*hidden = 0;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		n++;
-		if (de->d_name[0] == '.')
-			(*hidden)++;
-	}
-	closedir(d);
-	return n;
-}
 
 static const struct hs_file_expect expect_a = { UID_A, GID_A, 4096 };
 
@@ -161,6 +55,15 @@ static int alloc_a(int dfd, const char *name)
 	else
 		assert_null(data);
 	return r;
+}
+
+/* Both readers refuse dfd/name as not a regular file, without blocking. */
+static void assert_not_regular(int dfd, const char *name)
+{
+	GUARD_START();
+	assert_int_equal(read_a(dfd, name), -HS_E_NOTREG);
+	assert_int_equal(alloc_a(dfd, name), -HS_E_NOTREG);
+	GUARD_END();
 }
 
 /* ---- names and stat checks ---- */
@@ -221,13 +124,13 @@ static void test_check_file_stat(void **state)
 
 static void test_read_ok(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	char buf[4097];
 	size_t len = 99;
 	struct stat st;
 	char *data = NULL;
 
-	put_file(f->dfd, "shadow", "hash:1:\n", UID_A, GID_A, 0640);
+	put_str(f->dfd, "shadow", "hash:1:\n", UID_A, GID_A, 0640);
 	memset(buf, 'x', sizeof buf);
 	assert_int_equal(hs_read_trusted_at(f->dfd, "shadow", &expect_a, buf, sizeof buf,
 					    &len, &st), 0);
@@ -242,7 +145,7 @@ static void test_read_ok(void **state)
 	free(data);
 
 	/* empty file */
-	put_file(f->dfd, "empty", "", UID_A, GID_A, 0640);
+	put_str(f->dfd, "empty", "", UID_A, GID_A, 0640);
 	assert_int_equal(hs_read_trusted_at(f->dfd, "empty", &expect_a, buf, sizeof buf,
 					    &len, NULL), 0);
 	assert_int_equal(len, 0);
@@ -255,11 +158,11 @@ static void test_read_ok(void **state)
 
 static void test_read_bad_args(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	char buf[4097];
 	size_t len;
 
-	put_file(f->dfd, "f", "x", UID_A, GID_A, 0640);
+	put_str(f->dfd, "f", "x", UID_A, GID_A, 0640);
 	/* a buffer that cannot hold cap + NUL is refused, not overrun */
 	assert_int_equal(hs_read_trusted_at(f->dfd, "f", &expect_a, buf, 4096, &len, NULL),
 			 -EINVAL);
@@ -275,11 +178,11 @@ static void test_read_bad_args(void **state)
 
 static void test_read_symlinks(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 
 	/* the targets themselves pass every other check */
-	put_file(f->dfd, "real", "ok\n", UID_A, GID_A, 0640);
-	put_file(f->ofd, "outside", "ok\n", UID_A, GID_A, 0640);
+	put_str(f->dfd, "real", "ok\n", UID_A, GID_A, 0640);
+	put_str(f->ofd, "outside", "ok\n", UID_A, GID_A, 0640);
 	assert_int_equal(read_a(f->dfd, "real"), 0);
 
 	assert_int_equal(symlinkat("real", f->dfd, "to-file"), 0);
@@ -310,44 +213,40 @@ static void test_read_symlinks(void **state)
 
 static void test_read_hardlink(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 
-	put_file(f->dfd, "shadow", "hash::\n", UID_A, GID_A, 0640);
+	put_str(f->dfd, "shadow", "hash::\n", UID_A, GID_A, 0640);
 	assert_int_equal(linkat(f->dfd, "shadow", f->dfd, "keep", 0), 0);
 	assert_int_equal(read_a(f->dfd, "shadow"), -HS_E_NLINK);
 	assert_int_equal(read_a(f->dfd, "keep"), -HS_E_NLINK);
 	assert_int_equal(alloc_a(f->dfd, "shadow"), -HS_E_NLINK);
 	/* a hard link from another directory counts the same */
-	put_file(f->ofd, "victim", "x\n", UID_A, GID_A, 0640);
+	put_str(f->ofd, "victim", "x\n", UID_A, GID_A, 0640);
 	assert_int_equal(linkat(f->ofd, "victim", f->dfd, "planted", 0), 0);
 	assert_int_equal(read_a(f->dfd, "planted"), -HS_E_NLINK);
 }
 
 static void test_read_fifo(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 
 	assert_int_equal(mkfifoat(f->dfd, "fifo", 0666), 0);
 	assert_int_equal(fchownat(f->dfd, "fifo", UID_A, GID_A, AT_SYMLINK_NOFOLLOW), 0);
-	GUARD_START();
-	assert_int_equal(read_a(f->dfd, "fifo"), -HS_E_NOTREG);
-	assert_int_equal(alloc_a(f->dfd, "fifo"), -HS_E_NOTREG);
-	GUARD_END();
+	assert_not_regular(f->dfd, "fifo");
 }
 
 static void test_read_directory(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 
 	assert_int_equal(mkdirat(f->dfd, "dir", 0700), 0);
 	assert_int_equal(fchownat(f->dfd, "dir", UID_A, GID_A, 0), 0);
-	assert_int_equal(read_a(f->dfd, "dir"), -HS_E_NOTREG);
-	assert_int_equal(alloc_a(f->dfd, "dir"), -HS_E_NOTREG);
+	assert_not_regular(f->dfd, "dir");
 }
 
 static void test_read_socket(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -356,26 +255,20 @@ static void test_read_socket(void **state)
 	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof sa), 0);
 	assert_int_equal(listen(s, 1), 0);
 	assert_int_equal(fchownat(f->dfd, "sock", UID_A, GID_A, 0), 0);
-	GUARD_START();
-	assert_int_equal(read_a(f->dfd, "sock"), -HS_E_NOTREG);
-	assert_int_equal(alloc_a(f->dfd, "sock"), -HS_E_NOTREG);
-	GUARD_END();
+	assert_not_regular(f->dfd, "sock");
 	close(s);
 }
 
 static void test_read_device(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 
 	/* /dev/zero: reading it would never end, so it must be refused
 	 * before any read */
 	if (mknodat(f->dfd, "zero", S_IFCHR | 0666, makedev(1, 5)) < 0)
 		skip();
 	assert_int_equal(fchownat(f->dfd, "zero", UID_A, GID_A, 0), 0);
-	GUARD_START();
-	assert_int_equal(read_a(f->dfd, "zero"), -HS_E_NOTREG);
-	assert_int_equal(alloc_a(f->dfd, "zero"), -HS_E_NOTREG);
-	GUARD_END();
+	assert_not_regular(f->dfd, "zero");
 }
 
 /* A file's owner can take a write lease on it; a blocking open by root
@@ -383,10 +276,10 @@ static void test_read_device(void **state)
  * non-blocking open must fail at once instead. */
 static void test_read_leased(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	int fd;
 
-	put_file(f->dfd, "shadow", "hash::\n", UID_A, GID_A, 0640);
+	put_str(f->dfd, "shadow", "hash::\n", UID_A, GID_A, 0640);
 	fd = openat(f->dfd, "shadow", O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	/* the lease break would otherwise kill us with SIGIO */
@@ -406,11 +299,11 @@ static void test_read_leased(void **state)
 
 static void test_read_owner_group(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 
-	put_file(f->dfd, "wrong-owner", "x\n", UID_B, GID_A, 0640);
-	put_file(f->dfd, "wrong-group", "x\n", UID_A, GID_B, 0640);
-	put_file(f->dfd, "root", "x\n", 0, 0, 0640);
+	put_str(f->dfd, "wrong-owner", "x\n", UID_B, GID_A, 0640);
+	put_str(f->dfd, "wrong-group", "x\n", UID_A, GID_B, 0640);
+	put_str(f->dfd, "root", "x\n", 0, 0, 0640);
 	assert_int_equal(read_a(f->dfd, "wrong-owner"), -HS_E_OWNER);
 	assert_int_equal(alloc_a(f->dfd, "wrong-owner"), -HS_E_OWNER);
 	assert_int_equal(read_a(f->dfd, "wrong-group"), -HS_E_GROUP);
@@ -420,14 +313,14 @@ static void test_read_owner_group(void **state)
 
 static void test_read_sizes(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	char big[4098];
 	char buf[4097];
 	size_t len;
 
 	memset(big, 'a', sizeof big);
 	big[4096] = '\0';
-	put_file(f->dfd, "exact", big, UID_A, GID_A, 0640);
+	put_str(f->dfd, "exact", big, UID_A, GID_A, 0640);
 	assert_int_equal(hs_read_trusted_at(f->dfd, "exact", &expect_a, buf, sizeof buf, &len,
 					    NULL), 0);
 	assert_int_equal(len, 4096);
@@ -436,7 +329,7 @@ static void test_read_sizes(void **state)
 
 	big[4096] = 'a';
 	big[4097] = '\0';
-	put_file(f->dfd, "over", big, UID_A, GID_A, 0640);
+	put_str(f->dfd, "over", big, UID_A, GID_A, 0640);
 	assert_int_equal(read_a(f->dfd, "over"), -HS_E_TOOBIG);
 	assert_int_equal(alloc_a(f->dfd, "over"), -HS_E_TOOBIG);
 
@@ -449,7 +342,7 @@ static void test_read_sizes(void **state)
 
 static void test_read_sparse_huge(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	const struct hs_file_expect global = { HS_ANY_UID, HS_ANY_GID, 256u << 20 };
 	char *data = NULL;
 	size_t len;
@@ -503,22 +396,22 @@ static void test_read_grows_after_fstat(void **state)
 
 /* ---- hs_replace_file_at ---- */
 
-static void assert_no_temp(int dfd, int expected_entries)
+/* Plant the file the replace tests replace; its inode number. */
+static ino_t put_old_shadow(int dfd)
 {
-	int hidden;
+	struct stat st;
 
-	assert_int_equal(count_entries(dfd, &hidden), expected_entries);
-	assert_int_equal(hidden, 0);
+	put_str(dfd, "shadow", "old:1:\n", UID_A, GID_A, 0640);
+	assert_int_equal(fstatat(dfd, "shadow", &st, 0), 0);
+	return st.st_ino;
 }
 
 static void test_replace_basic(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	struct stat st;
 
-	put_file(f->dfd, "shadow", "old:1:\n", UID_A, GID_A, 0640);
-	assert_int_equal(fstatat(f->dfd, "shadow", &st, 0), 0);
-	ino_t old_ino = st.st_ino;
+	ino_t old_ino = put_old_shadow(f->dfd);
 
 	assert_int_equal(hs_replace_file_at(f->dfd, "shadow", "new:2:\n", 7, UID_A, GID_A, 0640),
 			 0);
@@ -531,7 +424,7 @@ static void test_replace_basic(void **state)
 	assert_int_equal(st.st_nlink, 1);
 	/* a new inode, never an in-place truncate */
 	assert_true(st.st_ino != old_ino);
-	assert_no_temp(f->dfd, 1);
+	assert_entries(f->dfd, 1);
 
 	/* creating a file that did not exist; root-owned, other modes */
 	assert_int_equal(hs_replace_file_at(f->dfd, "aging", "-1:-1:-1:-1:-1:\n", 16, 0, GID_A,
@@ -553,17 +446,17 @@ static void test_replace_basic(void **state)
 	assert_int_equal(fstatat(f->dfd, "any", &st, 0), 0);
 	assert_int_equal(st.st_uid, geteuid());
 	assert_int_equal(st.st_size, 0);
-	assert_no_temp(f->dfd, 4);
+	assert_entries(f->dfd, 4);
 }
 
 static void test_replace_over_planted(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	struct stat st;
 	char target[128];
 
 	/* a symlink at the target name is replaced, never written through */
-	put_file(f->ofd, "victim", "precious\n", 0, 0, 0644);
+	put_str(f->ofd, "victim", "precious\n", 0, 0, 0644);
 	snprintf(target, sizeof target, "%s/victim", f->outside);
 	assert_int_equal(symlinkat(target, f->dfd, "shadow"), 0);
 	assert_int_equal(hs_replace_file_at(f->dfd, "shadow", "new\n", 4, UID_A, GID_A, 0640), 0);
@@ -593,12 +486,12 @@ static void test_replace_over_planted(void **state)
 	 * the temp file is gone */
 	assert_int_equal(mkdirat(f->dfd, "dir", 0700), 0);
 	assert_true(hs_replace_file_at(f->dfd, "dir", "x", 1, 0, 0, 0600) < 0);
-	assert_no_temp(f->dfd, 4);
+	assert_entries(f->dfd, 4);
 }
 
 static void test_replace_bad_args(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	char longname[300];
 
 	assert_int_equal(hs_replace_file_at(f->dfd, "a/b", "x", 1, 0, 0, 0600), -EINVAL);
@@ -609,13 +502,16 @@ static void test_replace_bad_args(void **state)
 	memset(longname, 'n', 250);
 	longname[250] = '\0';
 	assert_int_equal(hs_replace_file_at(f->dfd, longname, "x", 1, 0, 0, 0600), -ENAMETOOLONG);
-	assert_no_temp(f->dfd, 0);
+	assert_entries(f->dfd, 0);
 }
 
 /* Child side of the EFBIG test: the file size limit makes the write of
  * the new content fail half-way. */
-static int replace_with_fsize_limit(int dfd, size_t len)
+static int replace_with_fsize_limit(void *arg)
 {
+	const struct tmp_dirs *f = arg;
+	const int dfd = f->dfd;
+	const size_t len = 5000;
 	struct rlimit rl = { 1000, 1000 };
 	char *data = malloc(len);
 
@@ -630,43 +526,28 @@ static int replace_with_fsize_limit(int dfd, size_t len)
 	return r == -EFBIG ? 0 : 92;
 }
 
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	return WEXITSTATUS(status);
-}
-
 static void test_replace_efbig_keeps_old(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	struct stat st;
-	pid_t pid;
 
-	put_file(f->dfd, "shadow", "old:1:\n", UID_A, GID_A, 0640);
-	assert_int_equal(fstatat(f->dfd, "shadow", &st, 0), 0);
-	ino_t ino = st.st_ino;
+	ino_t ino = put_old_shadow(f->dfd);
 
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(replace_with_fsize_limit(f->dfd, 5000));
-	assert_int_equal(wait_child(pid), 0);
+	assert_int_equal(in_child(replace_with_fsize_limit, f), 0);
 
 	assert_string_equal(slurp(f->dfd, "shadow"), "old:1:\n");
 	assert_int_equal(fstatat(f->dfd, "shadow", &st, 0), 0);
 	assert_int_equal(st.st_ino, ino);
 	assert_int_equal(st.st_uid, UID_A);
 	assert_int_equal(st.st_mode & 07777, 0640);
-	assert_no_temp(f->dfd, 1);
+	assert_entries(f->dfd, 1);
 }
 
 /* Child side of the ENOSPC test, in its own mount namespace with a
  * 64 KiB tmpfs. Exit 0 = as expected, 77 = cannot set up (skip). */
-static int enospc_child(const char *mnt)
+static int enospc_child(void *arg)
 {
+	const char *mnt = arg;
 	static char data[256 * 1024];
 	int dfd, r, hidden;
 	char buf[64];
@@ -705,18 +586,13 @@ static int enospc_child(const char *mnt)
 
 static void test_replace_enospc_keeps_old(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	char mnt[128];
-	pid_t pid;
 	int rc;
 
 	snprintf(mnt, sizeof mnt, "%s/mnt", f->path);
 	assert_int_equal(mkdir(mnt, 0700), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(enospc_child(mnt));
-	rc = wait_child(pid);
+	rc = in_child(enospc_child, mnt);
 	if (rc == 77)
 		skip();
 	assert_int_equal(rc, 0);
@@ -726,7 +602,7 @@ static void test_replace_enospc_keeps_old(void **state)
 
 static void test_open_dir(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	struct stat st;
 	int fd;
 
@@ -741,7 +617,7 @@ static void test_open_dir(void **state)
 	assert_int_equal(symlinkat("dir", f->dfd, "link-rel"), 0);
 	assert_int_equal(symlinkat("/nonexistent", f->dfd, "dangling"), 0);
 	assert_int_equal(symlinkat("/etc/passwd", f->dfd, "link-file"), 0);
-	put_file(f->dfd, "file", "x", 0, 0, 0600);
+	put_str(f->dfd, "file", "x", 0, 0, 0600);
 	assert_int_equal(mkfifoat(f->dfd, "fifo", 0600), 0);
 
 	assert_int_equal(hs_open_dir_at(f->dfd, "link-dir", NULL), -HS_E_SYMLINK);
@@ -773,24 +649,24 @@ static void make_nested(int dfd, const char *name, int depth)
 		close(fd);
 		fd = next;
 	}
-	put_file(fd, "bottom", "x", 0, 0, 0600);
+	put_str(fd, "bottom", "x", 0, 0, 0600);
 	close(fd);
 }
 
 static void test_remove_hostile_tree(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char target[128];
 	struct stat st;
 	int u, sub, s;
 
 	/* the outside world that must survive */
-	put_file(f->ofd, "precious", "keep me\n", 0, 0, 0644);
+	put_str(f->ofd, "precious", "keep me\n", 0, 0, 0644);
 	assert_int_equal(mkdirat(f->ofd, "odir", 0755), 0);
 	int odir = openat(f->ofd, "odir", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(odir >= 0);
-	put_file(odir, "inner", "keep me too\n", 0, 0, 0644);
+	put_str(odir, "inner", "keep me too\n", 0, 0, 0644);
 
 	assert_int_equal(mkdirat(f->dfd, "user", 0700), 0);
 	u = openat(f->dfd, "user", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -804,7 +680,7 @@ static void test_remove_hostile_tree(void **state)
 	assert_int_equal(symlinkat("/nonexistent", u, "dangling"), 0);
 	assert_int_equal(linkat(f->ofd, "precious", u, "hardlink", 0), 0);
 	assert_int_equal(mkfifoat(u, "fifo", 0600), 0);
-	put_file(u, "mode000", "x", UID_A, GID_A, 0);
+	put_str(u, "mode000", "x", UID_A, GID_A, 0);
 	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(s >= 0);
 	snprintf(sa.sun_path, sizeof sa.sun_path, "%s/user/sock", f->path);
@@ -813,13 +689,13 @@ static void test_remove_hostile_tree(void **state)
 	assert_int_equal(mkdirat(u, "sub", 0700), 0);
 	sub = openat(u, "sub", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(sub >= 0);
-	put_file(sub, "f", "x", UID_A, GID_A, 0);
+	put_str(sub, "f", "x", UID_A, GID_A, 0);
 	assert_int_equal(symlinkat(f->outside, sub, "up"), 0);
 	make_nested(sub, "deep", 20);
 	assert_int_equal(mkdirat(sub, "locked", 0), 0);
 	int locked = openat(sub, "locked", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(locked >= 0);
-	put_file(locked, "inside", "x", UID_A, GID_A, 0);
+	put_str(locked, "inside", "x", UID_A, GID_A, 0);
 	close(locked);
 	assert_int_equal(fchmod(sub, 0), 0);
 	close(sub);
@@ -838,15 +714,15 @@ static void test_remove_hostile_tree(void **state)
 	assert_int_equal(fstatat(f->ofd, "odir", &st, 0), 0);
 	assert_true(S_ISDIR(st.st_mode));
 	close(odir);
-	assert_no_temp(f->dfd, 0);
+	assert_entries(f->dfd, 0);
 }
 
 static void test_remove_single(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	char target[128];
 
-	put_file(f->ofd, "precious", "keep\n", 0, 0, 0644);
+	put_str(f->ofd, "precious", "keep\n", 0, 0, 0644);
 	snprintf(target, sizeof target, "%s/precious", f->outside);
 	/* a symlink at the top is removed itself, the target stays */
 	assert_int_equal(symlinkat(target, f->dfd, "link"), 0);
@@ -856,19 +732,19 @@ static void test_remove_single(void **state)
 	assert_int_equal(hs_remove_tree_at(f->dfd, "dirlink"), 0);
 	assert_string_equal(slurp(f->ofd, "precious"), "keep\n");
 
-	put_file(f->dfd, "file", "x", 0, 0, 0);
+	put_str(f->dfd, "file", "x", 0, 0, 0);
 	assert_int_equal(hs_remove_tree_at(f->dfd, "file"), 0);
 	assert_int_equal(mkdirat(f->dfd, "empty", 0), 0);
 	assert_int_equal(hs_remove_tree_at(f->dfd, "empty"), 0);
 	assert_int_equal(hs_remove_tree_at(f->dfd, "missing"), -ENOENT);
 	assert_int_equal(hs_remove_tree_at(f->dfd, ".."), -EINVAL);
 	assert_int_equal(hs_remove_tree_at(f->dfd, "a/b"), -EINVAL);
-	assert_no_temp(f->dfd, 0);
+	assert_entries(f->dfd, 0);
 }
 
 static void test_remove_depth_limit(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	struct stat st;
 
 	/* 60 levels: fine */
@@ -882,24 +758,16 @@ static void test_remove_depth_limit(void **state)
 	assert_int_equal(fstatat(f->dfd, "deep", &st, 0), 0);
 
 	/* clean up by cutting the chain in the middle */
-	int fd = openat(f->dfd, "deep", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	for (int i = 0; i < 49; i++) {
-		int next = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		assert_true(next >= 0);
-		close(fd);
-		fd = next;
-	}
-	assert_int_equal(renameat(fd, "d", f->dfd, "lower"), 0);
-	close(fd);
+	cut_chain(f->dfd, "deep", 49, "lower");
 	assert_int_equal(hs_remove_tree_at(f->dfd, "deep"), 0);
 	assert_int_equal(hs_remove_tree_at(f->dfd, "lower"), 0);
-	assert_no_temp(f->dfd, 0);
+	assert_entries(f->dfd, 0);
 }
 
 /* A file system mounted inside the tree is never descended into. */
-static int mount_child(struct fixture *f)
+static int mount_child(void *arg)
 {
+	struct tmp_dirs *f = arg;
 	char mnt[160];
 	int mfd;
 
@@ -933,14 +801,9 @@ static int mount_child(struct fixture *f)
 
 static void test_remove_stays_on_fs(void **state)
 {
-	struct fixture *f = *state;
-	pid_t pid = fork();
-	int rc;
+	struct tmp_dirs *f = *state;
+	int rc = in_child(mount_child, f);
 
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(mount_child(f));
-	rc = wait_child(pid);
 	if (rc == 77)
 		skip();
 	assert_int_equal(rc, 0);
@@ -948,7 +811,7 @@ static void test_remove_stays_on_fs(void **state)
 	assert_int_equal(hs_remove_tree_at(f->dfd, "tree"), 0);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, tmp_dirs_setup, tmp_dirs_teardown)
 
 int main(void)
 {

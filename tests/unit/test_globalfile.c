@@ -33,6 +33,7 @@
 
 #include "globalfile.h"
 #include "util.h"
+#include "test_helpers.h"
 
 /* snprintf into a path buffer; a truncated path would test the wrong file */
 #define PATHF(buf, ...) do { \
@@ -52,11 +53,6 @@ struct fixture {
 	char passwd_lock[PATH_MAX];
 	char group_lock[PATH_MAX];
 };
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
 
 static int setup(void **state)
 {
@@ -80,7 +76,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	remove_tree_path(f->dir);
 	free(f);
 	return 0;
 }
@@ -95,7 +91,7 @@ static void write_file(const char *path, const char *data, size_t len, mode_t mo
 	close(fd);
 }
 
-static char *slurp(const char *path, size_t *len)
+static char *slurp_path(const char *path, size_t *len)
 {
 	static char buf[1 << 20];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -132,7 +128,7 @@ static bool pwd_lock_taken(const char *path)
 	return fl.l_type != F_UNLCK;
 }
 
-static int count_entries(const char *dir)
+static int count_dir_entries(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -154,16 +150,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int wait_status(pid_t pid)
-{
-	int status;
-
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (WIFSIGNALED(status))
-		return 1000 + WTERMSIG(status);
-	return WEXITSTATUS(status);
-}
-
 static void sync_read(int fd)
 {
 	char c;
@@ -174,15 +160,6 @@ static void sync_read(int fd)
 static void sync_write(int fd)
 {
 	assert_int_equal(write(fd, "x", 1), 1);
-}
-
-/* In every forked child: die with the parent, and never outlive a
- * failed test by more than a minute (a failed assertion in the parent
- * leaves its children waiting on pipes). */
-static void child_safety(void)
-{
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	alarm(60);
 }
 
 /* ---- locking ---------------------------------------------------------- */
@@ -209,7 +186,7 @@ static void test_lock_basic(void **state)
 
 	/* FILE.lock holds "PID\0", FILE.PID is gone */
 	size_t len;
-	char *c = slurp(f->passwd_lock, &len);
+	char *c = slurp_path(f->passwd_lock, &len);
 	assert_non_null(c);
 	char want[32];
 	int wl = snprintf(want, sizeof want, "%ld", (long)getpid());
@@ -287,11 +264,8 @@ static void test_lock_contention(void **state)
 
 	assert_int_equal(pipe(to_child), 0);
 	assert_int_equal(pipe(to_parent), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = fork_child();
 	if (pid == 0) {
-		child_safety();
 		struct hs_locks cl = HS_LOCKS_INIT;
 		if (hs_lock_acquire(&cl, f->pwdlock, files, 1, 5, NULL) != 0)
 			_exit(1);
@@ -344,11 +318,8 @@ static void test_lock_waits_for_release(void **state)
 
 	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 2, 1, NULL), 0);
 	assert_int_equal(pipe(to_parent), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = fork_child();
 	if (pid == 0) {
-		child_safety();
 		struct hs_locks cl = HS_LOCKS_INIT;
 		/* an OFD lock belongs to the open file description, which
 		 * fork() shares: drop our copy or it keeps the lock alive */
@@ -360,7 +331,7 @@ static void test_lock_waits_for_release(void **state)
 		/* the lock files now carry the child's PID */
 		char want[32];
 		PATHF(want, "%ld", (long)getpid());
-		char *c = slurp(f->group_lock, NULL);
+		char *c = slurp_path(f->group_lock, NULL);
 		if (!c || strcmp(c, want) != 0)
 			_exit(2);
 		hs_lock_release(&cl);
@@ -378,10 +349,8 @@ static void test_lock_waits_for_release(void **state)
 
 static pid_t dead_pid(void)
 {
-	fflush(NULL);
-	pid_t pid = fork();
+	pid_t pid = fork_child();
 
-	assert_true(pid >= 0);
 	if (pid == 0)
 		_exit(0);
 	assert_int_equal(wait_status(pid), 0);
@@ -403,7 +372,7 @@ static void test_lock_stale_broken(void **state)
 	write_file(f->passwd_lock, buf, (size_t)n + 1, 0600);
 	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 1, 2, NULL), 0);
 	n = snprintf(buf, sizeof buf, "%ld", (long)getpid());
-	assert_memory_equal(slurp(f->passwd_lock, NULL), buf, (size_t)n + 1);
+	assert_memory_equal(slurp_path(f->passwd_lock, NULL), buf, (size_t)n + 1);
 	hs_lock_release(&l);
 	assert_false(exists(f->passwd_lock));
 
@@ -441,11 +410,8 @@ static void test_lock_live_holder_and_cleanup(void **state)
 	/* a live process (no .pwd.lock, only group.lock: e.g. a crashed-in-
 	 * the-middle tool that is still running) */
 	assert_int_equal(pipe(to_child), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = fork_child();
 	if (pid == 0) {
-		child_safety();
 		sync_read(to_child[0]);
 		_exit(0);
 	}
@@ -460,8 +426,8 @@ static void test_lock_live_holder_and_cleanup(void **state)
 	 * gone again, .pwd.lock is free, the live holder's lock intact */
 	assert_false(exists(f->passwd_lock));
 	assert_false(pwd_lock_taken(f->pwdlock));
-	assert_memory_equal(slurp(f->group_lock, NULL), buf, (size_t)n + 1);
-	assert_int_equal(count_entries(f->dir), 2);   /* .pwd.lock, group.lock */
+	assert_memory_equal(slurp_path(f->group_lock, NULL), buf, (size_t)n + 1);
+	assert_int_equal(count_dir_entries(f->dir), 2);   /* .pwd.lock, group.lock */
 
 	/* the holder dies: its lock is now stale and broken */
 	sync_write(to_child[1]);
@@ -506,11 +472,8 @@ static void test_lock_vs_classic_fcntl(void **state)
 
 	/* we hold it: the classic lock fails */
 	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, NULL, 0, 1, NULL), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = fork_child();
 	if (pid == 0) {
-		child_safety();
 		close(l.pwd_lock_fd);   /* see test_lock_waits_for_release */
 		int fd = open(f->pwdlock, O_WRONLY | O_CLOEXEC);
 		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
@@ -599,11 +562,8 @@ static void test_lock_vs_lckpwdf(void **state)
 	write_file(f->pwdlock, "", 0, 0600);
 	assert_int_equal(pipe(to_child), 0);
 	assert_int_equal(pipe(to_parent), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = fork_child();
 	if (pid == 0) {
-		child_safety();
 		close(to_parent[0]);
 		_exit(lckpwdf_child(f->pwdlock, to_child[0], to_parent[1]));
 	}
@@ -681,7 +641,7 @@ static void test_global_replace(void **state)
 	assert_int_equal(chown(f->passwd, 12345, 54321), 0);
 
 	assert_int_equal(hs_global_replace(f->passwd, new1, sizeof new1 - 1, 0, 0, 0644), 0);
-	char *c = slurp(f->passwd, &len);
+	char *c = slurp_path(f->passwd, &len);
 	assert_int_equal(len, sizeof new1 - 1);
 	assert_memory_equal(c, new1, len);
 	assert_int_equal(lstat(f->passwd, &st), 0);
@@ -690,7 +650,7 @@ static void test_global_replace(void **state)
 	assert_int_equal(st.st_mode & 07777, 0640);
 	assert_int_equal(st.st_nlink, 1);
 
-	c = slurp(backup, &len);
+	c = slurp_path(backup, &len);
 	assert_non_null(c);
 	assert_int_equal(len, sizeof old - 1);
 	assert_memory_equal(c, old, len);
@@ -701,14 +661,14 @@ static void test_global_replace(void **state)
 
 	/* again: the backup is now the previous version */
 	assert_int_equal(hs_global_replace(f->passwd, new2, sizeof new2 - 1, 0, 0, 0644), 0);
-	c = slurp(backup, &len);
+	c = slurp_path(backup, &len);
 	assert_int_equal(len, sizeof new1 - 1);
 	assert_memory_equal(c, new1, len);
-	c = slurp(f->passwd, &len);
+	c = slurp_path(f->passwd, &len);
 	assert_memory_equal(c, new2, len);
 
 	/* no temporary files left behind */
-	assert_int_equal(count_entries(f->dir), 2);
+	assert_int_equal(count_dir_entries(f->dir), 2);
 
 	/* a file that does not exist yet: defaults, no backup */
 	char gbackup[PATH_MAX];
@@ -724,7 +684,7 @@ static void test_global_replace(void **state)
 	assert_int_equal(hs_global_replace(f->group, "", 0, 0, 0, 0644), 0);
 	assert_int_equal(lstat(f->group, &st), 0);
 	assert_int_equal(st.st_size, 0);
-	c = slurp(gbackup, &len);
+	c = slurp_path(gbackup, &len);
 	assert_int_equal(len, 10);
 }
 
@@ -741,7 +701,7 @@ static void test_global_replace_refuses_symlink(void **state)
 	assert_int_equal(hs_global_replace(f->passwd, "x\n", 2, 0, 0, 0644), -HS_E_SYMLINK);
 	assert_int_equal(lstat(f->passwd, &st), 0);
 	assert_true(S_ISLNK(st.st_mode));
-	char *c = slurp(target, &len);
+	char *c = slurp_path(target, &len);
 	assert_string_equal(c, "precious\n");
 	unlink(f->passwd);
 
@@ -756,7 +716,7 @@ static void test_global_replace_refuses_symlink(void **state)
 	PATHF(hard, "%s/hard", f->dir);
 	assert_int_equal(link(f->passwd, hard), 0);
 	assert_int_equal(hs_global_replace(f->passwd, "x\n", 2, 0, 0, 0644), -HS_E_NLINK);
-	c = slurp(hard, &len);
+	c = slurp_path(hard, &len);
 	assert_string_equal(c, "a\n");
 }
 
@@ -777,7 +737,7 @@ static int efbig_child(const char *path, const char *old, size_t oldlen)
 	if (r != -EFBIG)
 		return 1;
 	size_t len;
-	char *c = slurp(path, &len);
+	char *c = slurp_path(path, &len);
 	if (!c || len != oldlen || memcmp(c, old, len) != 0)
 		return 2;
 	return 0;
@@ -789,17 +749,15 @@ static void test_global_replace_efbig(void **state)
 	static const char old[] = "root:x:0:0:root:/root:/bin/bash\n";
 
 	write_file(f->passwd, old, sizeof old - 1, 0644);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = fork_child();
 	if (pid == 0)
 		_exit(efbig_child(f->passwd, old, sizeof old - 1));
 	assert_int_equal(wait_status(pid), 0);
 	size_t len;
-	char *c = slurp(f->passwd, &len);
+	char *c = slurp_path(f->passwd, &len);
 	assert_memory_equal(c, old, sizeof old - 1);
 	/* only passwd and its backup: the failed temp file was removed */
-	assert_int_equal(count_entries(f->dir), 2);
+	assert_int_equal(count_dir_entries(f->dir), 2);
 }
 
 /* Child: a 64 KiB tmpfs in a private mount namespace. */
@@ -828,7 +786,7 @@ static int enospc_child(const char *mnt)
 	free(big);
 	if (r != -ENOSPC)
 		return 1;
-	char *c = slurp(path, &len);
+	char *c = slurp_path(path, &len);
 	if (!c || len != sizeof old || memcmp(c, old, len) != 0)
 		return 2;
 	/* passwd plus at most its backup: no temp file left */
@@ -844,7 +802,7 @@ static int enospc_child(const char *mnt)
 		return 3;
 	/* the backup, if written, equals the old contents */
 	PATHF(path, "%s/passwd-", mnt);
-	c = slurp(path, &len);
+	c = slurp_path(path, &len);
 	if (c && (len != sizeof old || memcmp(c, old, len) != 0))
 		return 4;
 	return 0;
@@ -859,9 +817,7 @@ static void test_global_replace_enospc(void **state)
 		skip();
 	PATHF(mnt, "%s/mnt", f->dir);
 	assert_int_equal(mkdir(mnt, 0700), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = fork_child();
 	if (pid == 0)
 		_exit(enospc_child(mnt));
 	int st = wait_status(pid);
@@ -869,7 +825,7 @@ static void test_global_replace_enospc(void **state)
 		skip();
 	assert_int_equal(st, 0);
 	/* the mount lived only in the child's namespace */
-	assert_int_equal(count_entries(mnt), 0);
+	assert_int_equal(count_dir_entries(mnt), 0);
 }
 
 /* ---- cache flushing ---------------------------------------------------- */
@@ -897,7 +853,7 @@ static void test_flush_caches(void **state)
 	setenv("HS_TEST_SECRET", "leak", 1);
 	hs_flush_caches_with(script, script, "passwd");
 	unsetenv("HS_TEST_SECRET");
-	char *c = slurp(out, NULL);
+	char *c = slurp_path(out, NULL);
 	assert_non_null(c);
 	assert_string_equal(c, "args:-i passwd\n0\n/dev/null\nargs:-E\n0\n/dev/null\n");
 
@@ -916,7 +872,7 @@ static void test_flush_caches(void **state)
 
 	/* only nscd */
 	hs_flush_caches_with(script, NULL, "group");
-	c = slurp(out, NULL);
+	c = slurp_path(out, NULL);
 	assert_string_equal(c, "args:-i group\n0\n/dev/null\n");
 
 	/* the real entry point must not fail on a system without them */

@@ -54,16 +54,14 @@ static void test_method_words(void **state)
 	assert_int_equal(hs_hash_policy_from_method(NULL, 0, &p), -HS_E_METHOD);
 
 	/* rounds are clamped to the method's valid range */
-	assert_int_equal(hs_hash_policy_from_method("sha512", 10, &p), 0);
-	assert_int_equal(p.rounds, 1000);
-	assert_int_equal(hs_hash_policy_from_method("sha512", 20000, &p), 0);
-	assert_int_equal(p.rounds, 20000);
-	assert_int_equal(hs_hash_policy_from_method("yescrypt", 99, &p), 0);
-	assert_int_equal(p.rounds, 11);
-	assert_int_equal(hs_hash_policy_from_method("blowfish", 2, &p), 0);
-	assert_int_equal(p.rounds, 4);
-	assert_int_equal(hs_hash_policy_from_method("md5", 5000, &p), 0);
-	assert_int_equal(p.rounds, 0);
+	static const struct { const char *word; unsigned long asked, got; } clamp[] = {
+		{ "sha512", 10, 1000 }, { "sha512", 20000, 20000 }, { "yescrypt", 99, 11 },
+		{ "blowfish", 2, 4 }, { "md5", 5000, 0 },
+	};
+	for (size_t i = 0; i < HS_ARRAY_SIZE(clamp); i++) {
+		assert_int_equal(hs_hash_policy_from_method(clamp[i].word, clamp[i].asked, &p), 0);
+		assert_int_equal(p.rounds, clamp[i].got);
+	}
 }
 
 static void test_policy_default(void **state)
@@ -77,78 +75,45 @@ static void test_policy_default(void **state)
 
 static void test_policy_from_config(void **state)
 {
+	/* prefix NULL: not checked; rounds -1: not checked */
+	const struct {
+		const char *defs;
+		int err;
+		const char *prefix;
+		int rounds;
+	} cases[] = {
+		/* no ENCRYPT_METHOD: the library's preferred method */
+		{ "UMASK 022\n", 0, crypt_preferred_method(), 0 },
+		{ "ENCRYPT_METHOD YESCRYPT\nYESCRYPT_COST_FACTOR 7\n", 0, "$y$", 7 },
+		{ "ENCRYPT_METHOD yescrypt\nYESCRYPT_COST_FACTOR 40\n", 0, NULL, 11 },
+		{ "ENCRYPT_METHOD YESCRYPT\nYESCRYPT_COST_FACTOR -3\n", 0, NULL, 1 },
+		/* the MAX, see hash.c */
+		{ "ENCRYPT_METHOD SHA512\nSHA_CRYPT_MIN_ROUNDS 5000\nSHA_CRYPT_MAX_ROUNDS 0x4e20\n",
+		  0, "$6$", 20000 },
+		{ "ENCRYPT_METHOD SHA512\nSHA_CRYPT_MIN_ROUNDS 7000\n", 0, NULL, 7000 },
+		/* MIN > MAX: MIN, as shadow-utils */
+		{ "ENCRYPT_METHOD SHA256\nSHA_CRYPT_MIN_ROUNDS 9000\nSHA_CRYPT_MAX_ROUNDS 6000\n",
+		  0, "$5$", 9000 },
+		{ "ENCRYPT_METHOD SHA512\nSHA_CRYPT_MAX_ROUNDS 10\n", 0, NULL, 1000 },
+		{ "ENCRYPT_METHOD SHA512\n", 0, NULL, 0 },
+		{ "ENCRYPT_METHOD BCRYPT\nBCRYPT_MIN_ROUNDS 8\nBCRYPT_MAX_ROUNDS 10\n", 0, "$2b$", 10 },
+		/* a cost key for another method does not leak into this one */
+		{ "ENCRYPT_METHOD SHA512\nYESCRYPT_COST_FACTOR 9\nBCRYPT_MAX_ROUNDS 12\n", 0, NULL, 0 },
+		{ "ENCRYPT_METHOD DES\n", -HS_E_METHOD, NULL, -1 },
+		{ "ENCRYPT_METHOD \"\"\n", -HS_E_METHOD, NULL, -1 },
+	};
 	struct hs_hash_policy p;
-	struct hs_config *c;
 
-	/* no ENCRYPT_METHOD: the library's preferred method */
-	c = defs("UMASK 022\n");
-	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
-	assert_string_equal(p.prefix, crypt_preferred_method());
-	assert_int_equal(p.rounds, 0);
-	hs_config_free(c);
+	for (size_t i = 0; i < HS_ARRAY_SIZE(cases); i++) {
+		struct hs_config *c = defs(cases[i].defs);
 
-	c = defs("ENCRYPT_METHOD YESCRYPT\nYESCRYPT_COST_FACTOR 7\n");
-	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
-	assert_string_equal(p.prefix, "$y$");
-	assert_int_equal(p.rounds, 7);
-	hs_config_free(c);
-
-	c = defs("ENCRYPT_METHOD yescrypt\nYESCRYPT_COST_FACTOR 40\n");
-	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
-	assert_int_equal(p.rounds, 11);
-	hs_config_free(c);
-
-	c = defs("ENCRYPT_METHOD YESCRYPT\nYESCRYPT_COST_FACTOR -3\n");
-	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
-	assert_int_equal(p.rounds, 1);
-	hs_config_free(c);
-
-	c = defs("ENCRYPT_METHOD SHA512\nSHA_CRYPT_MIN_ROUNDS 5000\nSHA_CRYPT_MAX_ROUNDS 0x4e20\n");
-	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
-	assert_string_equal(p.prefix, "$6$");
-	assert_int_equal(p.rounds, 20000);   /* the MAX, see hash.c */
-	hs_config_free(c);
-
-	c = defs("ENCRYPT_METHOD SHA512\nSHA_CRYPT_MIN_ROUNDS 7000\n");
-	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
-	assert_int_equal(p.rounds, 7000);
-	hs_config_free(c);
-
-	c = defs("ENCRYPT_METHOD SHA256\nSHA_CRYPT_MIN_ROUNDS 9000\nSHA_CRYPT_MAX_ROUNDS 6000\n");
-	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
-	assert_string_equal(p.prefix, "$5$");
-	assert_int_equal(p.rounds, 9000);    /* MIN > MAX: MIN, as shadow-utils */
-	hs_config_free(c);
-
-	c = defs("ENCRYPT_METHOD SHA512\nSHA_CRYPT_MAX_ROUNDS 10\n");
-	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
-	assert_int_equal(p.rounds, 1000);
-	hs_config_free(c);
-
-	c = defs("ENCRYPT_METHOD SHA512\n");
-	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
-	assert_int_equal(p.rounds, 0);
-	hs_config_free(c);
-
-	c = defs("ENCRYPT_METHOD BCRYPT\nBCRYPT_MIN_ROUNDS 8\nBCRYPT_MAX_ROUNDS 10\n");
-	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
-	assert_string_equal(p.prefix, "$2b$");
-	assert_int_equal(p.rounds, 10);
-	hs_config_free(c);
-
-	/* a cost key for another method does not leak into this one */
-	c = defs("ENCRYPT_METHOD SHA512\nYESCRYPT_COST_FACTOR 9\nBCRYPT_MAX_ROUNDS 12\n");
-	assert_int_equal(hs_hash_policy_from_config(c, &p), 0);
-	assert_int_equal(p.rounds, 0);
-	hs_config_free(c);
-
-	c = defs("ENCRYPT_METHOD DES\n");
-	assert_int_equal(hs_hash_policy_from_config(c, &p), -HS_E_METHOD);
-	hs_config_free(c);
-
-	c = defs("ENCRYPT_METHOD \"\"\n");
-	assert_int_equal(hs_hash_policy_from_config(c, &p), -HS_E_METHOD);
-	hs_config_free(c);
+		assert_int_equal(hs_hash_policy_from_config(c, &p), cases[i].err);
+		if (cases[i].prefix)
+			assert_string_equal(p.prefix, cases[i].prefix);
+		if (cases[i].rounds >= 0)
+			assert_int_equal(p.rounds, cases[i].rounds);
+		hs_config_free(c);
+	}
 
 	/* NULL config = empty config */
 	assert_int_equal(hs_hash_policy_from_config(NULL, &p), 0);
@@ -272,19 +237,17 @@ static void test_rehash(void **state)
 	char hy5[HS_HASH_MAX + 1], hs[HS_HASH_MAX + 1], hb4[HS_HASH_MAX + 1], hm[HS_HASH_MAX + 1];
 	char hs_r[HS_HASH_MAX + 1];
 
-	assert_int_equal(hs_hash_policy_from_method("yescrypt", 3, &y3), 0);
-	assert_int_equal(hs_hash_policy_from_method("yescrypt", 5, &y5), 0);
-	assert_int_equal(hs_hash_policy_from_method("yescrypt", 7, &y7), 0);
-	assert_int_equal(hs_hash_policy_from_method("yescrypt", 0, &y0), 0);
-	assert_int_equal(hs_hash_policy_from_method("gost_yescrypt", 0, &g0), 0);
-	assert_int_equal(hs_hash_policy_from_method("sha512", 0, &s0), 0);
-	assert_int_equal(hs_hash_policy_from_method("sha512", 1000, &s1000), 0);
-	assert_int_equal(hs_hash_policy_from_method("sha512", 5000, &s5000), 0);
-	assert_int_equal(hs_hash_policy_from_method("sha512", 10000, &s10000), 0);
-	assert_int_equal(hs_hash_policy_from_method("blowfish", 0, &b0), 0);
-	assert_int_equal(hs_hash_policy_from_method("blowfish", 5, &b5), 0);
-	assert_int_equal(hs_hash_policy_from_method("blowfish", 10, &b10), 0);
-	assert_int_equal(hs_hash_policy_from_method("md5", 0, &m0), 0);
+	const struct { const char *word; unsigned long rounds; struct hs_hash_policy *p; } pols[] = {
+		{ "yescrypt", 3, &y3 }, { "yescrypt", 5, &y5 }, { "yescrypt", 7, &y7 },
+		{ "yescrypt", 0, &y0 }, { "gost_yescrypt", 0, &g0 }, { "sha512", 0, &s0 },
+		{ "sha512", 1000, &s1000 }, { "sha512", 5000, &s5000 },
+		{ "sha512", 10000, &s10000 }, { "blowfish", 0, &b0 }, { "blowfish", 5, &b5 },
+		{ "blowfish", 10, &b10 }, { "md5", 0, &m0 },
+	};
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(pols); i++)
+		assert_int_equal(hs_hash_policy_from_method(pols[i].word, pols[i].rounds,
+							    pols[i].p), 0);
 
 	assert_int_equal(hs_hash_password("pw", &y5, hy5, sizeof hy5), 0);
 	assert_false(hs_hash_needs_rehash(hy5, &y5));
@@ -338,17 +301,17 @@ static void test_rehash(void **state)
 
 static void test_consttime_streq(void **state)
 {
-	assert_true(hs_consttime_streq("", ""));
-	assert_true(hs_consttime_streq("abc", "abc"));
-	assert_false(hs_consttime_streq("abc", "abd"));
-	assert_false(hs_consttime_streq("abc", "ab"));
-	assert_false(hs_consttime_streq("ab", "abc"));
-	assert_false(hs_consttime_streq("", "a"));
-	assert_false(hs_consttime_streq("a", ""));
-	assert_false(hs_consttime_streq("\x80", "\x00"));
-	/* differences in high bits and at the very end are seen */
-	assert_false(hs_consttime_streq("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xff",
-	                                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\x7f"));
+	static const struct { const char *a, *b; bool equal; } cases[] = {
+		{ "", "", true }, { "abc", "abc", true },
+		{ "abc", "abd", false }, { "abc", "ab", false }, { "ab", "abc", false },
+		{ "", "a", false }, { "a", "", false }, { "\x80", "\x00", false },
+		/* differences in high bits and at the very end are seen */
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xff",
+		  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\x7f", false },
+	};
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(cases); i++)
+		assert_int_equal(hs_consttime_streq(cases[i].a, cases[i].b), cases[i].equal);
 }
 
 static double now_s(void)

@@ -23,23 +23,9 @@
 
 #include "privs.h"
 #include "util.h"
+#include "test_helpers.h"
 
 #define SAFE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-/* Run fn in a child; return its exit status (or 1000 + signal). */
-static int in_child(int (*fn)(void *), void *arg)
-{
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(fn(arg));
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (WIFSIGNALED(status))
-		return 1000 + WTERMSIG(status);
-	return WEXITSTATUS(status);
-}
 
 static char *argv_passwd[] = { (char *)"/usr/bin/passwd", NULL };
 
@@ -183,12 +169,10 @@ static void test_env_scrubbed(void **state)
 		{ "TZ", "../x", false },
 		{ NULL, NULL, false },
 	};
-	assert_int_equal(in_child(child_env, (void *)set1), 0);
-	assert_int_equal(in_child(child_env, (void *)set2), 0);
-	assert_int_equal(in_child(child_env, (void *)set3), 0);
-	assert_int_equal(in_child(child_env, (void *)set4), 0);
-	assert_int_equal(in_child(child_env, (void *)set5), 0);
-	assert_int_equal(in_child(child_env, (void *)set6), 0);
+	static const struct env_case *const sets[] = { set1, set2, set3, set4, set5, set6 };
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(sets); i++)
+		assert_int_equal(in_child(child_env, (void *)sets[i]), 0);
 }
 
 static int child_env_long(void *arg)

@@ -101,6 +101,62 @@ static void run_reject(roundtrip_fn fn, const char *what, const struct reject_ca
 #define NAM  (-HS_E_NAME)
 #define FLD  (-HS_E_FIELD)
 
+/* ---- formatter refusals: a good record with one bad field ---- */
+
+struct bad_field {
+	size_t off;         /* the field to replace in the good record */
+	size_t size;        /* 0: a string field, else an integer field's size */
+	const char *str;    /* new value of a string field */
+	long long num;      /* new value of an integer field */
+	int err;            /* 0: any negative error */
+};
+
+#define BAD_STR(type, field, value, err_) \
+	{ .off = offsetof(type, field), .size = 0, .str = (value), .err = (err_) }
+#define BAD_NUM(type, field, value, err_) \
+	{ .off = offsetof(type, field), .size = sizeof(((type *)0)->field), \
+	  .num = (long long)(value), .err = (err_) }
+
+/* Integer fields are stored as their own width; the conversion keeps
+ * the bits of (uid_t)-1, ULONG_MAX and negative longs alike. */
+static void set_field(void *rec, const struct bad_field *c)
+{
+	char *at = (char *)rec + c->off;
+
+	if (c->size == 0) {
+		memcpy(at, &c->str, sizeof c->str);
+	} else if (c->size == sizeof(uint32_t)) {
+		uint32_t v = (uint32_t)c->num;
+		memcpy(at, &v, sizeof v);
+	} else if (c->size == sizeof(uint64_t)) {
+		uint64_t v = (uint64_t)c->num;
+		memcpy(at, &v, sizeof v);
+	} else {
+		fail_msg("field of size %zu", c->size);
+	}
+}
+
+static void check_refused(const char *what, size_t i, int r, int expect_err, const char *out)
+{
+	if (r >= 0)
+		fail_msg("%s: bad field case %zu accepted: %d", what, i, r);
+	if (expect_err && r != expect_err)
+		fail_msg("%s: bad field case %zu gave %d (%s), want %d (%s)", what, i, r,
+			 hs_strerror(r), expect_err, hs_strerror(expect_err));
+	if (strcmp(out, "untouched") != 0)
+		fail_msg("%s: bad field case %zu wrote \"%s\"", what, i, out);
+}
+
+/* FORMAT(&record, &out) refuses good with each one field of cases
+ * replaced, and leaves out alone. */
+#define EXPECT_FORMAT_REFUSES(format, good, cases)					\
+	for (size_t i_ = 0; i_ < HS_ARRAY_SIZE(cases); i_++) {				\
+		__typeof__(good) b_ = (good);						\
+		char *out_ = (char *)"untouched";					\
+		set_field(&b_, &(cases)[i_]);						\
+		check_refused(#format, i_, format(&b_, &out_), (cases)[i_].err, out_);	\
+	}
+
 /* A string of n copies of c (static storage, per call site buffer). */
 static char *repeat(char *buf, char c, size_t n)
 {
@@ -177,21 +233,17 @@ static void test_shadow(void **state)
 	assert_int_equal(s.lstchg, HS_UNSET);
 
 	/* formatter refuses bad structs and leaves *out alone */
-	char *out = (char *)"untouched";
-	struct hs_shadow b = { .hash = (char *)"a:b", .lstchg = 1 };
-	assert_int_equal(hs_shadow_format(&b, &out), FLD);
-	b.hash = (char *)"a\nb";
-	assert_int_equal(hs_shadow_format(&b, &out), FLD);
-	b.hash = NULL;
-	assert_true(hs_shadow_format(&b, &out) < 0);
-	b.hash = repeat(big, 'h', HS_HASH_MAX + 1);
-	assert_true(hs_shadow_format(&b, &out) < 0);
-	b.hash = (char *)"ok";
-	b.lstchg = -2;
-	assert_int_equal(hs_shadow_format(&b, &out), RNG);
-	b.lstchg = HS_DAYS_MAX + 1;
-	assert_int_equal(hs_shadow_format(&b, &out), RNG);
-	assert_string_equal(out, "untouched");
+	char *out = NULL;
+	struct hs_shadow b = { .hash = (char *)"ok", .lstchg = 1 };
+	const struct bad_field shadow_bad[] = {
+		BAD_STR(struct hs_shadow, hash, "a:b", FLD),
+		BAD_STR(struct hs_shadow, hash, "a\nb", FLD),
+		BAD_STR(struct hs_shadow, hash, NULL, 0),
+		BAD_STR(struct hs_shadow, hash, repeat(big, 'h', HS_HASH_MAX + 1), 0),
+		BAD_NUM(struct hs_shadow, lstchg, -2, RNG),
+		BAD_NUM(struct hs_shadow, lstchg, HS_DAYS_MAX + 1, RNG),
+	};
+	EXPECT_FORMAT_REFUSES(hs_shadow_format, b, shadow_bad);
 	b.lstchg = HS_UNSET;
 	assert_int_equal(hs_shadow_format(&b, &out), 0);
 	assert_string_equal(out, "ok::\n");
@@ -239,16 +291,12 @@ static void test_aging(void **state)
 	assert_string_equal(out, "-1:-1:-1:-1:-1:\n");
 	free(out);
 
-	out = (char *)"untouched";
-	a.warn = -5;
-	assert_int_equal(hs_aging_format(&a, &out), RNG);
-	a.warn = 0;
-	a.expire = HS_DAYS_MAX + 1;
-	assert_int_equal(hs_aging_format(&a, &out), RNG);
-	a.expire = 0;
-	a.min = -2;
-	assert_int_equal(hs_aging_format(&a, &out), RNG);
-	assert_string_equal(out, "untouched");
+	static const struct bad_field aging_bad[] = {
+		BAD_NUM(struct hs_aging, warn, -5, RNG),
+		BAD_NUM(struct hs_aging, expire, HS_DAYS_MAX + 1, RNG),
+		BAD_NUM(struct hs_aging, min, -2, RNG),
+	};
+	EXPECT_FORMAT_REFUSES(hs_aging_format, a, aging_bad);
 }
 
 /* ---- USER/shell ---- */
@@ -364,32 +412,21 @@ static void test_passwd(void **state)
 	char *out = (char *)"untouched";
 	struct hs_passwd good = { (char *)"bob", (char *)"x", 1001, 1001,
 				  (char *)"Bob", (char *)"/home/bob", (char *)"/bin/sh" };
-	struct hs_passwd b;
-	b = good; b.name = (char *)"..";
-	assert_int_equal(hs_passwd_format(&b, &out), NAM);
-	b = good; b.name = (char *)"bo:b";
-	assert_int_equal(hs_passwd_format(&b, &out), NAM);
-	b = good; b.name = NULL;
-	assert_int_equal(hs_passwd_format(&b, &out), NAM);
-	b = good; b.passwd = (char *)"x:0:0";
-	assert_int_equal(hs_passwd_format(&b, &out), FLD);
-	b = good; b.gecos = (char *)"Bob\nroot::0:0:::";
-	assert_int_equal(hs_passwd_format(&b, &out), FLD);
-	b = good; b.gecos = (char *)"Bob:x";
-	assert_int_equal(hs_passwd_format(&b, &out), FLD);
-	b = good; b.dir = (char *)"/home/\x7f";
-	assert_int_equal(hs_passwd_format(&b, &out), FLD);
-	b = good; b.shell = (char *)"/bin/sh\n";
-	assert_int_equal(hs_passwd_format(&b, &out), FLD);
-	b = good; b.shell = NULL;
-	assert_true(hs_passwd_format(&b, &out) < 0);
-	b = good; b.gecos = repeat(big, 'g', HS_GECOS_MAX + 1);
-	assert_true(hs_passwd_format(&b, &out) < 0);
-	b = good; b.uid = (uid_t)-1;
-	assert_int_equal(hs_passwd_format(&b, &out), RNG);
-	b = good; b.gid = (gid_t)-1;
-	assert_int_equal(hs_passwd_format(&b, &out), RNG);
-	assert_string_equal(out, "untouched");
+	const struct bad_field passwd_bad[] = {
+		BAD_STR(struct hs_passwd, name, "..", NAM),
+		BAD_STR(struct hs_passwd, name, "bo:b", NAM),
+		BAD_STR(struct hs_passwd, name, NULL, NAM),
+		BAD_STR(struct hs_passwd, passwd, "x:0:0", FLD),
+		BAD_STR(struct hs_passwd, gecos, "Bob\nroot::0:0:::", FLD),
+		BAD_STR(struct hs_passwd, gecos, "Bob:x", FLD),
+		BAD_STR(struct hs_passwd, dir, "/home/\x7f", FLD),
+		BAD_STR(struct hs_passwd, shell, "/bin/sh\n", FLD),
+		BAD_STR(struct hs_passwd, shell, NULL, 0),
+		BAD_STR(struct hs_passwd, gecos, repeat(big, 'g', HS_GECOS_MAX + 1), 0),
+		BAD_NUM(struct hs_passwd, uid, (uid_t)-1, RNG),
+		BAD_NUM(struct hs_passwd, gid, (gid_t)-1, RNG),
+	};
+	EXPECT_FORMAT_REFUSES(hs_passwd_format, good, passwd_bad);
 	assert_int_equal(hs_passwd_format(&good, &out), 0);
 	assert_string_equal(out, "bob:x:1001:1001:Bob:/home/bob:/bin/sh\n");
 	free(out);
@@ -435,23 +472,17 @@ static void test_group(void **state)
 	char *out = (char *)"untouched";
 	struct hs_group good = { (char *)"staff", (char *)"x", 50, (char *)"alice" };
 	struct hs_group b;
-	b = good; b.name = (char *)"st:aff";
-	assert_int_equal(hs_group_format(&b, &out), NAM);
-	b = good; b.members = (char *)"alice,,bob";
-	assert_int_equal(hs_group_format(&b, &out), FMT);
-	b = good; b.members = (char *)"alice,";
-	assert_int_equal(hs_group_format(&b, &out), FMT);
-	b = good; b.members = (char *)"alice:bob";
-	assert_int_equal(hs_group_format(&b, &out), FLD);
-	b = good; b.members = (char *)"alice\nevil:x:0:";
-	assert_int_equal(hs_group_format(&b, &out), FLD);
-	b = good; b.members = (char *)"alice,-rf";
-	assert_int_equal(hs_group_format(&b, &out), NAM);
-	b = good; b.passwd = (char *)"\n";
-	assert_int_equal(hs_group_format(&b, &out), FLD);
-	b = good; b.gid = (gid_t)-1;
-	assert_int_equal(hs_group_format(&b, &out), RNG);
-	assert_string_equal(out, "untouched");
+	static const struct bad_field group_bad[] = {
+		BAD_STR(struct hs_group, name, "st:aff", NAM),
+		BAD_STR(struct hs_group, members, "alice,,bob", FMT),
+		BAD_STR(struct hs_group, members, "alice,", FMT),
+		BAD_STR(struct hs_group, members, "alice:bob", FLD),
+		BAD_STR(struct hs_group, members, "alice\nevil:x:0:", FLD),
+		BAD_STR(struct hs_group, members, "alice,-rf", NAM),
+		BAD_STR(struct hs_group, passwd, "\n", FLD),
+		BAD_NUM(struct hs_group, gid, (gid_t)-1, RNG),
+	};
+	EXPECT_FORMAT_REFUSES(hs_group_format, good, group_bad);
 	b = good; b.members = NULL;  /* NULL list = empty */
 	assert_int_equal(hs_group_format(&b, &out), 0);
 	assert_string_equal(out, "staff:x:50:\n");
@@ -489,17 +520,14 @@ static void test_gshadow(void **state)
 	char *out = (char *)"untouched";
 	struct hs_gshadow good = { (char *)"g", (char *)"!", (char *)"a", (char *)"b" };
 	struct hs_gshadow b;
-	b = good; b.name = (char *)".";
-	assert_int_equal(hs_gshadow_format(&b, &out), NAM);
-	b = good; b.admins = (char *)"a,";
-	assert_int_equal(hs_gshadow_format(&b, &out), FMT);
-	b = good; b.admins = (char *)"a:b";
-	assert_int_equal(hs_gshadow_format(&b, &out), FLD);
-	b = good; b.members = (char *)"..";
-	assert_int_equal(hs_gshadow_format(&b, &out), NAM);
-	b = good; b.passwd = (char *)"x\ny";
-	assert_int_equal(hs_gshadow_format(&b, &out), FLD);
-	assert_string_equal(out, "untouched");
+	static const struct bad_field gshadow_bad[] = {
+		BAD_STR(struct hs_gshadow, name, ".", NAM),
+		BAD_STR(struct hs_gshadow, admins, "a,", FMT),
+		BAD_STR(struct hs_gshadow, admins, "a:b", FLD),
+		BAD_STR(struct hs_gshadow, members, "..", NAM),
+		BAD_STR(struct hs_gshadow, passwd, "x\ny", FLD),
+	};
+	EXPECT_FORMAT_REFUSES(hs_gshadow_format, good, gshadow_bad);
 	b = good; b.admins = NULL; b.members = NULL;
 	assert_int_equal(hs_gshadow_format(&b, &out), 0);
 	assert_string_equal(out, "g:!::\n");
@@ -567,19 +595,15 @@ static void test_spwd(void **state)
 		.lstchg = 1, .min = HS_UNSET, .max = HS_UNSET, .warn = HS_UNSET,
 		.inact = HS_UNSET, .expire = HS_UNSET, .flag = NULL, .minus_one = 0 };
 	struct hs_spwd b;
-	b = good; b.name = (char *)"a b";
-	assert_int_equal(hs_spwd_format(&b, &out), NAM);
-	b = good; b.hash = (char *)"a:b";
-	assert_int_equal(hs_spwd_format(&b, &out), FLD);
-	b = good; b.flag = (char *)"x";
-	assert_int_equal(hs_spwd_format(&b, &out), FMT);
-	b = good; b.flag = (char *)"1\n";
-	assert_int_equal(hs_spwd_format(&b, &out), FLD);
-	b = good; b.max = -2;
-	assert_int_equal(hs_spwd_format(&b, &out), RNG);
-	b = good; b.inact = HS_DAYS_MAX + 1;
-	assert_int_equal(hs_spwd_format(&b, &out), RNG);
-	assert_string_equal(out, "untouched");
+	static const struct bad_field spwd_bad[] = {
+		BAD_STR(struct hs_spwd, name, "a b", NAM),
+		BAD_STR(struct hs_spwd, hash, "a:b", FLD),
+		BAD_STR(struct hs_spwd, flag, "x", FMT),
+		BAD_STR(struct hs_spwd, flag, "1\n", FLD),
+		BAD_NUM(struct hs_spwd, max, -2, RNG),
+		BAD_NUM(struct hs_spwd, inact, HS_DAYS_MAX + 1, RNG),
+	};
+	EXPECT_FORMAT_REFUSES(hs_spwd_format, good, spwd_bad);
 	b = good; b.minus_one = 1u << 5;
 	assert_int_equal(hs_spwd_format(&b, &out), 0);
 	assert_string_equal(out, "u:*:1:::::-1:\n");
@@ -620,16 +644,15 @@ static void test_subid(void **state)
 	assert_int_equal(s.count, 65536);
 
 	char *out = (char *)"untouched";
-	struct hs_subid b = { (char *)"a:b", 1, 1 };
-	assert_int_equal(hs_subid_format(&b, &out), NAM);
-	b.owner = (char *)"007";
-	assert_int_equal(hs_subid_format(&b, &out), FMT);
-	b.owner = (char *)"a";
-	b.count = 0;
-	assert_int_equal(hs_subid_format(&b, &out), RNG);
-	b.count = 1;
-	b.start = 4294967295UL;
-	assert_int_equal(hs_subid_format(&b, &out), RNG);
+	struct hs_subid b = { (char *)"a", 1, 1 };
+	static const struct bad_field subid_bad[] = {
+		BAD_STR(struct hs_subid, owner, "a:b", NAM),
+		BAD_STR(struct hs_subid, owner, "007", FMT),
+		BAD_NUM(struct hs_subid, count, 0, RNG),
+		BAD_NUM(struct hs_subid, start, 4294967295UL, RNG),
+	};
+	EXPECT_FORMAT_REFUSES(hs_subid_format, b, subid_bad);
+	/* ranges that run past the id space: two fields at once */
 	b.start = 4294967294UL;
 	b.count = 3;
 	assert_int_equal(hs_subid_format(&b, &out), RNG);

@@ -23,99 +23,12 @@
 #include "layout.h"
 #include "userdir.h"
 #include "util.h"
+#include "test_helpers.h"
 
 #define UID_ALICE 12345
 #define UID_BOB   12346
 #define GID_AUTH  12346
 #define GID_OTHER 12350
-
-#define GUARD_START() alarm(10)
-#define GUARD_END() alarm(0)
-
-struct fixture {
-	char path[64];
-	int treefd;
-	char outside[64];
-	int ofd;
-};
-
-static int mkdtemp_fd(char *buf, size_t size)
-{
-	snprintf(buf, size, "/tmp/hs-test-userdir-XXXXXX");
-	if (!mkdtemp(buf))
-		return -1;
-	return open(buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
-
-static int setup(void **state)
-{
-	struct fixture *f = calloc(1, sizeof *f);
-
-	assert_non_null(f);
-	f->treefd = mkdtemp_fd(f->path, sizeof f->path);
-	assert_true(f->treefd >= 0);
-	f->ofd = mkdtemp_fd(f->outside, sizeof f->outside);
-	assert_true(f->ofd >= 0);
-	*state = f;
-	return 0;
-}
-
-static void rm_rf(const char *path)
-{
-	int tmpfd = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	assert_true(tmpfd >= 0);
-	assert_int_equal(hs_remove_tree_at(tmpfd, path + strlen("/tmp/")), 0);
-	close(tmpfd);
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-
-	close(f->treefd);
-	close(f->ofd);
-	rm_rf(f->path);
-	rm_rf(f->outside);
-	free(f);
-	return 0;
-}
-
-static const char *slurp(int dfd, const char *name)
-{
-	static char buf[8192];
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return NULL;
-	n = hs_read_full(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n < 0)
-		return NULL;
-	buf[n] = '\0';
-	return buf;
-}
-
-static void put_file(int dfd, const char *name, const char *content, size_t len, uid_t uid,
-		     gid_t gid, mode_t mode)
-{
-	int fd;
-
-	(void)unlinkat(dfd, name, 0);
-	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(hs_write_full(fd, content, len), 0);
-	assert_int_equal(fchown(fd, uid, gid), 0);
-	assert_int_equal(fchmod(fd, mode), 0);
-	close(fd);
-}
-
-static void put_str(int dfd, const char *name, const char *content, uid_t uid, gid_t gid,
-		    mode_t mode)
-{
-	put_file(dfd, name, content, strlen(content), uid, gid, mode);
-}
 
 static void assert_stat(int dfd, const char *name, mode_t type, uid_t uid, gid_t gid,
 			mode_t mode)
@@ -131,49 +44,19 @@ static void assert_stat(int dfd, const char *name, mode_t type, uid_t uid, gid_t
 		assert_int_equal(st.st_nlink, 1);
 }
 
-/* Entries in dfd; *hidden counts reserved (leftover temporary) ones. */
-static int count_entries(int dfd, int *hidden)
-{
-	int dup = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-	DIR *d = fdopendir(dup);
-	struct dirent *de;
-	int n = 0;
-
-	assert_non_null(d);
-	rewinddir(d);
-	*hidden = 0;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		n++;
-		if (de->d_name[0] == '.' || de->d_name[0] == ':')
-			(*hidden)++;
-	}
-	closedir(d);
-	return n;
-}
-
-static void assert_entries(int dfd, int expected)
-{
-	int hidden;
-
-	assert_int_equal(count_entries(dfd, &hidden), expected);
-	assert_int_equal(hidden, 0);
-}
-
-static void make_alice(struct fixture *f)
+static void make_alice(struct tmp_dirs *f)
 {
 	struct hs_shadow sh = { .hash = "$y$j9T$salt$hash", .lstchg = 19000 };
 	struct hs_aging ag = { .min = 0, .max = 99999, .warn = 7, .inact = -1, .expire = -1 };
 
-	assert_int_equal(hs_userdir_create(f->treefd, "alice", UID_ALICE, GID_AUTH, &sh, &ag,
+	assert_int_equal(hs_userdir_create(f->dfd, "alice", UID_ALICE, GID_AUTH, &sh, &ag,
 					   "/bin/bash"), 0);
 }
 
-static int open_alice(struct fixture *f)
+static int open_alice(struct tmp_dirs *f)
 {
 	uid_t owner = 0;
-	int fd = hs_userdir_open(f->treefd, "alice", UID_ALICE, &owner);
+	int fd = hs_userdir_open(f->dfd, "alice", UID_ALICE, &owner);
 
 	assert_true(fd >= 0);
 	assert_int_equal(owner, UID_ALICE);
@@ -184,7 +67,7 @@ static int open_alice(struct fixture *f)
 
 static void test_names(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	struct hs_shadow sh = { .hash = "x", .lstchg = -1 };
 	struct hs_aging ag;
 	const char *bad[] = {
@@ -195,16 +78,16 @@ static void test_names(void **state)
 
 	hs_aging_init_unset(&ag);
 	/* a real directory with a dangerous name must still not be reached */
-	assert_int_equal(mkdirat(f->treefd, ".hidden", 0700), 0);
+	assert_int_equal(mkdirat(f->dfd, ".hidden", 0700), 0);
 	for (size_t i = 0; i < HS_ARRAY_SIZE(bad); i++) {
 		assert_false(hs_tree_entry_is_user(bad[i]));
-		assert_int_equal(hs_userdir_open(f->treefd, bad[i], HS_ANY_UID, NULL), -HS_E_NAME);
-		assert_int_equal(hs_userdir_create(f->treefd, bad[i], UID_ALICE, GID_AUTH, &sh,
+		assert_int_equal(hs_userdir_open(f->dfd, bad[i], HS_ANY_UID, NULL), -HS_E_NAME);
+		assert_int_equal(hs_userdir_create(f->dfd, bad[i], UID_ALICE, GID_AUTH, &sh,
 						   &ag, "/bin/sh"), -HS_E_NAME);
-		assert_int_equal(hs_userdir_remove(f->treefd, bad[i]), -HS_E_NAME);
+		assert_int_equal(hs_userdir_remove(f->dfd, bad[i]), -HS_E_NAME);
 	}
 	assert_false(hs_tree_entry_is_user(NULL));
-	assert_int_equal(hs_userdir_open(f->treefd, NULL, HS_ANY_UID, NULL), -HS_E_NAME);
+	assert_int_equal(hs_userdir_open(f->dfd, NULL, HS_ANY_UID, NULL), -HS_E_NAME);
 	/* an invalid name never reaches a system call: a bad fd would
 	 * otherwise give EBADF */
 	assert_int_equal(hs_userdir_open(-1, "../x", HS_ANY_UID, NULL), -HS_E_NAME);
@@ -214,7 +97,7 @@ static void test_names(void **state)
 	assert_true(hs_tree_entry_is_user("machine$"));
 	assert_true(hs_tree_entry_is_user("abcdefghijklmnopqrstuvwxyz012345")); /* 32 */
 	/* the hidden dir is untouched */
-	assert_stat(f->treefd, ".hidden", S_IFDIR, 0, 0, 0700);
+	assert_stat(f->dfd, ".hidden", S_IFDIR, 0, 0, 0700);
 }
 
 static void test_path(void **state)
@@ -235,12 +118,12 @@ static void test_path(void **state)
 
 static void test_create_layout(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	int u;
 
 	make_alice(f);
-	assert_entries(f->treefd, 1);
-	assert_stat(f->treefd, "alice", S_IFDIR, UID_ALICE, GID_AUTH, 02710);
+	assert_entries(f->dfd, 1);
+	assert_stat(f->dfd, "alice", S_IFDIR, UID_ALICE, GID_AUTH, 02710);
 	u = open_alice(f);
 	assert_entries(u, 3);
 	assert_stat(u, "shadow", S_IFREG, UID_ALICE, GID_AUTH, 0640);
@@ -273,34 +156,34 @@ static void test_create_layout(void **state)
 
 static void test_create_refuses_existing(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	struct hs_shadow sh = { .hash = "other", .lstchg = 1 };
 	struct hs_aging ag;
 	int u;
 
 	hs_aging_init_unset(&ag);
 	make_alice(f);
-	assert_int_equal(hs_userdir_create(f->treefd, "alice", UID_BOB, GID_AUTH, &sh, &ag,
+	assert_int_equal(hs_userdir_create(f->dfd, "alice", UID_BOB, GID_AUTH, &sh, &ag,
 					   "/bin/sh"), -EEXIST);
 	/* untouched, and no leftover temporary directory */
-	assert_entries(f->treefd, 1);
-	assert_stat(f->treefd, "alice", S_IFDIR, UID_ALICE, GID_AUTH, 02710);
+	assert_entries(f->dfd, 1);
+	assert_stat(f->dfd, "alice", S_IFDIR, UID_ALICE, GID_AUTH, 02710);
 	u = open_alice(f);
 	assert_string_equal(slurp(u, "shadow"), "$y$j9T$salt$hash:19000:\n");
 	close(u);
 
 	/* a planted symlink or file with the user's name is not replaced */
-	assert_int_equal(symlinkat(f->outside, f->treefd, "bob"), 0);
-	assert_int_equal(hs_userdir_create(f->treefd, "bob", UID_BOB, GID_AUTH, &sh, &ag,
+	assert_int_equal(symlinkat(f->outside, f->dfd, "bob"), 0);
+	assert_int_equal(hs_userdir_create(f->dfd, "bob", UID_BOB, GID_AUTH, &sh, &ag,
 					   "/bin/sh"), -EEXIST);
-	assert_entries(f->treefd, 2);
-	assert_stat(f->treefd, "bob", S_IFLNK, 0, 0, 0777);
+	assert_entries(f->dfd, 2);
+	assert_stat(f->dfd, "bob", S_IFLNK, 0, 0, 0777);
 	assert_entries(f->ofd, 0);
 }
 
 static void test_create_invalid_records(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	struct hs_shadow sh = { .hash = "ok", .lstchg = 1 };
 	struct hs_shadow bad_sh = { .hash = "a:b", .lstchg = 1 };
 	struct hs_aging ag, bad_ag;
@@ -308,17 +191,17 @@ static void test_create_invalid_records(void **state)
 	hs_aging_init_unset(&ag);
 	hs_aging_init_unset(&bad_ag);
 	bad_ag.max = -5;
-	assert_true(hs_userdir_create(f->treefd, "alice", UID_ALICE, GID_AUTH, &sh, &ag,
+	assert_true(hs_userdir_create(f->dfd, "alice", UID_ALICE, GID_AUTH, &sh, &ag,
 				      "bin/sh") < 0);
-	assert_true(hs_userdir_create(f->treefd, "alice", UID_ALICE, GID_AUTH, &sh, &ag,
+	assert_true(hs_userdir_create(f->dfd, "alice", UID_ALICE, GID_AUTH, &sh, &ag,
 				      "/bin/sh\n") < 0);
-	assert_true(hs_userdir_create(f->treefd, "alice", UID_ALICE, GID_AUTH, &bad_sh, &ag,
+	assert_true(hs_userdir_create(f->dfd, "alice", UID_ALICE, GID_AUTH, &bad_sh, &ag,
 				      "/bin/sh") < 0);
-	assert_true(hs_userdir_create(f->treefd, "alice", UID_ALICE, GID_AUTH, &sh, &bad_ag,
+	assert_true(hs_userdir_create(f->dfd, "alice", UID_ALICE, GID_AUTH, &sh, &bad_ag,
 				      "/bin/sh") < 0);
-	assert_int_equal(hs_userdir_create(f->treefd, "alice", UID_ALICE, GID_AUTH, NULL, &ag,
+	assert_int_equal(hs_userdir_create(f->dfd, "alice", UID_ALICE, GID_AUTH, NULL, &ag,
 					   "/bin/sh"), -EINVAL);
-	assert_entries(f->treefd, 0);
+	assert_entries(f->dfd, 0);
 }
 
 /* A failure after the temporary directory was built (here the final
@@ -326,27 +209,27 @@ static void test_create_invalid_records(void **state)
  * temporary directory and leaves the existing one alone. */
 static void test_create_cleans_up(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	struct hs_shadow sh = { .hash = "ok", .lstchg = 1 };
 	struct hs_aging ag;
 
 	hs_aging_init_unset(&ag);
 	/* an existing non-empty directory by that name (not a user dir) */
-	assert_int_equal(mkdirat(f->treefd, "carol", 0755), 0);
-	int c = openat(f->treefd, "carol", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_int_equal(mkdirat(f->dfd, "carol", 0755), 0);
+	int c = openat(f->dfd, "carol", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	put_str(c, "keep", "keep\n", 0, 0, 0644);
-	assert_int_equal(hs_userdir_create(f->treefd, "carol", UID_ALICE, GID_AUTH, &sh, &ag,
+	assert_int_equal(hs_userdir_create(f->dfd, "carol", UID_ALICE, GID_AUTH, &sh, &ag,
 					   "/bin/sh"), -EEXIST);
 	assert_string_equal(slurp(c, "keep"), "keep\n");
 	close(c);
-	assert_entries(f->treefd, 1);
+	assert_entries(f->dfd, 1);
 }
 
 /* ---- read checks on planted files ---- */
 
 static void test_read_planted(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	char buf[HS_USERFILE_MAX + 2];
 	char target[128];
 	struct hs_shadow sh;
@@ -429,7 +312,7 @@ static void test_read_planted(void **state)
 
 static void test_read_formats(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	char buf[HS_USERFILE_MAX + 2];
 	struct hs_shadow sh;
 	const char *shell;
@@ -438,41 +321,45 @@ static void test_read_formats(void **state)
 	make_alice(f);
 	u = open_alice(f);
 
-	/* shell: with or without one trailing newline */
-	put_str(u, "shell", "/bin/zsh", UID_ALICE, GID_AUTH, 0640);
-	assert_int_equal(hs_userdir_read_shell(u, UID_ALICE, buf, sizeof buf, &shell), 0);
-	assert_string_equal(shell, "/bin/zsh");
-	put_str(u, "shell", "/bin/zsh\n", UID_ALICE, GID_AUTH, 0640);
-	assert_int_equal(hs_userdir_read_shell(u, UID_ALICE, buf, sizeof buf, &shell), 0);
-	assert_string_equal(shell, "/bin/zsh");
-	put_str(u, "shell", "/bin/zsh\n\n", UID_ALICE, GID_AUTH, 0640);
-	assert_int_equal(hs_userdir_read_shell(u, UID_ALICE, buf, sizeof buf, &shell),
-			 -HS_E_FORMAT);
-	put_str(u, "shell", "/bin/zsh\n/bin/sh\n", UID_ALICE, GID_AUTH, 0640);
-	assert_int_equal(hs_userdir_read_shell(u, UID_ALICE, buf, sizeof buf, &shell),
-			 -HS_E_FORMAT);
-	put_file(u, "shell", "/bin/sh\0/evil\n", 14, UID_ALICE, GID_AUTH, 0640);
-	assert_int_equal(hs_userdir_read_shell(u, UID_ALICE, buf, sizeof buf, &shell),
-			 -HS_E_FORMAT);
-	put_str(u, "shell", "", UID_ALICE, GID_AUTH, 0640);
-	assert_true(hs_userdir_read_shell(u, UID_ALICE, buf, sizeof buf, &shell) < 0);
-	put_str(u, "shell", "bin/sh\n", UID_ALICE, GID_AUTH, 0640);
-	assert_true(hs_userdir_read_shell(u, UID_ALICE, buf, sizeof buf, &shell) < 0);
+	/* ANY_ERR: any negative error; a literal's length keeps embedded NULs */
+#define ANY_ERR 1
+#define CONTENT(lit, err) { lit, sizeof lit - 1, err }
+	static const struct { const char *content; size_t len; int err; } shells[] = {
+		/* shell: with or without one trailing newline */
+		CONTENT("/bin/zsh", 0), CONTENT("/bin/zsh\n", 0),
+		CONTENT("/bin/zsh\n\n", -HS_E_FORMAT), CONTENT("/bin/zsh\n/bin/sh\n", -HS_E_FORMAT),
+		CONTENT("/bin/sh\0/evil\n", -HS_E_FORMAT),
+		CONTENT("", ANY_ERR), CONTENT("bin/sh\n", ANY_ERR),
+	}, shadows[] = {
+		/* shadow: exactly one line with its newline */
+		CONTENT("h:5:", -HS_E_FORMAT), CONTENT("h:5:\nh2:6:\n", -HS_E_FORMAT),
+		CONTENT("h:5:\0x\n", -HS_E_FORMAT), CONTENT("h:x:\n", ANY_ERR),
+		CONTENT("!h::\n", 0),
+	};
+#undef CONTENT
+	int r;
 
-	/* shadow: exactly one line with its newline */
-	put_str(u, "shadow", "h:5:", UID_ALICE, GID_AUTH, 0640);
-	assert_int_equal(hs_userdir_read_shadow(u, UID_ALICE, buf, sizeof buf, &sh),
-			 -HS_E_FORMAT);
-	put_str(u, "shadow", "h:5:\nh2:6:\n", UID_ALICE, GID_AUTH, 0640);
-	assert_int_equal(hs_userdir_read_shadow(u, UID_ALICE, buf, sizeof buf, &sh),
-			 -HS_E_FORMAT);
-	put_file(u, "shadow", "h:5:\0x\n", 7, UID_ALICE, GID_AUTH, 0640);
-	assert_int_equal(hs_userdir_read_shadow(u, UID_ALICE, buf, sizeof buf, &sh),
-			 -HS_E_FORMAT);
-	put_str(u, "shadow", "h:x:\n", UID_ALICE, GID_AUTH, 0640);
-	assert_true(hs_userdir_read_shadow(u, UID_ALICE, buf, sizeof buf, &sh) < 0);
-	put_str(u, "shadow", "!h::\n", UID_ALICE, GID_AUTH, 0640);
-	assert_int_equal(hs_userdir_read_shadow(u, UID_ALICE, buf, sizeof buf, &sh), 0);
+	for (size_t i = 0; i < HS_ARRAY_SIZE(shells); i++) {
+		put_file(u, "shell", shells[i].content, shells[i].len, UID_ALICE, GID_AUTH, 0640);
+		r = hs_userdir_read_shell(u, UID_ALICE, buf, sizeof buf, &shell);
+		if (shells[i].err == ANY_ERR) {
+			assert_true(r < 0);
+			continue;
+		}
+		assert_int_equal(r, shells[i].err);
+		if (r == 0)
+			assert_string_equal(shell, "/bin/zsh");
+	}
+	for (size_t i = 0; i < HS_ARRAY_SIZE(shadows); i++) {
+		put_file(u, "shadow", shadows[i].content, shadows[i].len, UID_ALICE, GID_AUTH, 0640);
+		r = hs_userdir_read_shadow(u, UID_ALICE, buf, sizeof buf, &sh);
+		if (shadows[i].err == ANY_ERR)
+			assert_true(r < 0);
+		else
+			assert_int_equal(r, shadows[i].err);
+	}
+#undef ANY_ERR
+	/* the last one was accepted */
 	assert_string_equal(sh.hash, "!h");
 	assert_int_equal(sh.lstchg, -1);
 	close(u);
@@ -494,7 +381,7 @@ static void assert_expired(int u, int expected_err)
 
 static void test_aging_fail_closed(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	char target[128];
 	int u;
 
@@ -566,7 +453,7 @@ static void test_aging_fail_closed(void **state)
 
 static void test_write_as_root(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	struct hs_shadow sh = { .hash = "!locked", .lstchg = 20000 };
 	struct hs_aging ag = { 1, 2, 3, 4, 5 };
 	int u;
@@ -610,8 +497,9 @@ static void test_write_as_root(void **state)
 
 /* Child: become alice (not root, no auth group) and use the library as a
  * setgid tool would.  Exit codes say what went wrong. */
-static int as_alice(int u)
+static int as_alice(void *arg)
 {
+	const int u = *(const int *)arg;
 	struct hs_shadow sh = { .hash = "$y$new", .lstchg = 20001 };
 	struct hs_aging ag = { -1, -1, -1, -1, -1 };
 	char buf[HS_USERFILE_MAX + 2];
@@ -639,19 +527,12 @@ static int as_alice(int u)
 
 static void test_write_as_owner(void **state)
 {
-	struct fixture *f = *state;
-	pid_t pid;
-	int u, status;
+	struct tmp_dirs *f = *state;
+	int u;
 
 	make_alice(f);
 	u = open_alice(f);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(as_alice(u));
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(in_child(as_alice, &u), 0);
 
 	/* the new file got the directory's group, not the child's */
 	assert_stat(u, "shadow", S_IFREG, UID_ALICE, GID_AUTH, 0640);
@@ -669,33 +550,33 @@ static void test_write_as_owner(void **state)
 
 static void test_open_checks(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	uid_t owner = 99;
 	int u;
 
 	make_alice(f);
-	assert_int_equal(hs_userdir_open(f->treefd, "alice", UID_BOB, &owner), -HS_E_OWNER);
-	u = hs_userdir_open(f->treefd, "alice", HS_ANY_UID, &owner);
+	assert_int_equal(hs_userdir_open(f->dfd, "alice", UID_BOB, &owner), -HS_E_OWNER);
+	u = hs_userdir_open(f->dfd, "alice", HS_ANY_UID, &owner);
 	assert_true(u >= 0);
 	assert_int_equal(owner, UID_ALICE);
 	close(u);
-	assert_int_equal(hs_userdir_open(f->treefd, "nobody", HS_ANY_UID, NULL), -ENOENT);
+	assert_int_equal(hs_userdir_open(f->dfd, "nobody", HS_ANY_UID, NULL), -ENOENT);
 
 	/* a symlink in the tree pointing at another user's dir or outside */
-	assert_int_equal(symlinkat("alice", f->treefd, "mallory"), 0);
-	assert_int_equal(hs_userdir_open(f->treefd, "mallory", HS_ANY_UID, NULL),
+	assert_int_equal(symlinkat("alice", f->dfd, "mallory"), 0);
+	assert_int_equal(hs_userdir_open(f->dfd, "mallory", HS_ANY_UID, NULL),
 			 -HS_E_SYMLINK);
-	assert_int_equal(symlinkat("/etc", f->treefd, "eve"), 0);
-	assert_int_equal(hs_userdir_open(f->treefd, "eve", HS_ANY_UID, NULL), -HS_E_SYMLINK);
-	put_str(f->treefd, "trent", "", 0, 0, 0600);
-	assert_int_equal(hs_userdir_open(f->treefd, "trent", HS_ANY_UID, NULL), -HS_E_NOTDIR);
+	assert_int_equal(symlinkat("/etc", f->dfd, "eve"), 0);
+	assert_int_equal(hs_userdir_open(f->dfd, "eve", HS_ANY_UID, NULL), -HS_E_SYMLINK);
+	put_str(f->dfd, "trent", "", 0, 0, 0600);
+	assert_int_equal(hs_userdir_open(f->dfd, "trent", HS_ANY_UID, NULL), -HS_E_NOTDIR);
 }
 
 /* ---- remove ---- */
 
 static void test_remove_hostile(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	char target[128];
 	int u, sub;
 
@@ -733,9 +614,9 @@ static void test_remove_hostile(void **state)
 	close(u);
 
 	GUARD_START();
-	assert_int_equal(hs_userdir_remove(f->treefd, "alice"), 0);
+	assert_int_equal(hs_userdir_remove(f->dfd, "alice"), 0);
 	GUARD_END();
-	assert_entries(f->treefd, 0);
+	assert_entries(f->dfd, 0);
 
 	/* outside survived, untouched */
 	assert_string_equal(slurp(f->ofd, "precious"), "keep me\n");
@@ -746,7 +627,7 @@ static void test_remove_hostile(void **state)
 	close(odir);
 
 	/* and again: gone */
-	assert_int_equal(hs_userdir_remove(f->treefd, "alice"), -ENOENT);
+	assert_int_equal(hs_userdir_remove(f->dfd, "alice"), -ENOENT);
 }
 
 /* A removal that fails half-way (a directory chain deeper than the
@@ -755,7 +636,7 @@ static void test_remove_hostile(void **state)
  * reserved-name directory root:root 0700. */
 static void test_remove_takes_away_first(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 	struct dirent *de;
 	char left[256] = "";
 	int u, fd, hidden;
@@ -774,11 +655,11 @@ static void test_remove_takes_away_first(void **state)
 	close(fd);
 	close(u);
 
-	assert_true(hs_userdir_remove(f->treefd, "alice") < 0);
-	assert_int_equal(hs_userdir_open(f->treefd, "alice", HS_ANY_UID, NULL), -ENOENT);
-	assert_int_equal(count_entries(f->treefd, &hidden), 1);
+	assert_true(hs_userdir_remove(f->dfd, "alice") < 0);
+	assert_int_equal(hs_userdir_open(f->dfd, "alice", HS_ANY_UID, NULL), -ENOENT);
+	assert_int_equal(count_entries(f->dfd, &hidden), 1);
 	assert_int_equal(hidden, 1);
-	DIR *d = fdopendir(fcntl(f->treefd, F_DUPFD_CLOEXEC, 3));
+	DIR *d = fdopendir(fcntl(f->dfd, F_DUPFD_CLOEXEC, 3));
 	assert_non_null(d);
 	rewinddir(d);  /* the dup shares the offset count_entries moved */
 	while ((de = readdir(d)))
@@ -787,26 +668,18 @@ static void test_remove_takes_away_first(void **state)
 	closedir(d);
 	assert_true(strncmp(left, ".del.alice.", 11) == 0);
 	assert_int_equal(strlen(left), 11 + 12);
-	assert_stat(f->treefd, left, S_IFDIR, 0, 0, 0700);
+	assert_stat(f->dfd, left, S_IFDIR, 0, 0, 0700);
 
 	/* clean up: cut the chain so the remover can cope */
-	fd = openat(f->treefd, left, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	for (int i = 0; i < 50; i++) {
-		int next = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		assert_true(next >= 0);
-		close(fd);
-		fd = next;
-	}
-	assert_int_equal(renameat(fd, "d", f->treefd, "lower"), 0);
-	close(fd);
-	assert_int_equal(hs_remove_tree_at(f->treefd, left), 0);
-	assert_int_equal(hs_remove_tree_at(f->treefd, "lower"), 0);
-	assert_entries(f->treefd, 0);
+	cut_chain(f->dfd, left, 50, "lower");
+	assert_int_equal(hs_remove_tree_at(f->dfd, left), 0);
+	assert_int_equal(hs_remove_tree_at(f->dfd, "lower"), 0);
+	assert_entries(f->dfd, 0);
 }
 
 static void test_remove_refuses_symlink(void **state)
 {
-	struct fixture *f = *state;
+	struct tmp_dirs *f = *state;
 
 	/* a symlink where the user's dir should be: neither followed nor
 	 * chowned through */
@@ -816,15 +689,15 @@ static void test_remove_refuses_symlink(void **state)
 	put_str(v, "data", "keep\n", UID_BOB, UID_BOB, 0600);
 	char target[128];
 	snprintf(target, sizeof target, "%s/victim", f->outside);
-	assert_int_equal(symlinkat(target, f->treefd, "alice"), 0);
-	assert_int_equal(hs_userdir_remove(f->treefd, "alice"), -HS_E_SYMLINK);
+	assert_int_equal(symlinkat(target, f->dfd, "alice"), 0);
+	assert_int_equal(hs_userdir_remove(f->dfd, "alice"), -HS_E_SYMLINK);
 	assert_stat(f->ofd, "victim", S_IFDIR, UID_BOB, UID_BOB, 0755);
 	assert_string_equal(slurp(v, "data"), "keep\n");
 	close(v);
-	assert_entries(f->treefd, 1);
+	assert_entries(f->dfd, 1);
 
-	put_str(f->treefd, "bob", "", 0, 0, 0600);
-	assert_int_equal(hs_userdir_remove(f->treefd, "bob"), -HS_E_NOTDIR);
+	put_str(f->dfd, "bob", "", 0, 0, 0600);
+	assert_int_equal(hs_userdir_remove(f->dfd, "bob"), -HS_E_NOTDIR);
 }
 
 /* ---- groups ---- */
@@ -850,7 +723,7 @@ static void test_layout_gids(void **state)
 	}
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, tmp_dirs_setup, tmp_dirs_teardown)
 
 int main(void)
 {
