@@ -1,2 +1,162 @@
-/* placeholder: implemented by its owner */
+/* shadow(5) aging policy.  hs_account_state follows pam_unix's
+ * check_shadow_expiry (Linux-PAM 1.5) test for test, including its
+ * quirks (strict '>' comparisons, "changed in the future" counting as
+ * fine), so a pam.d stack behaves the same with our module as with
+ * pam_unix. */
 #include "policy.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+#define SECONDS_PER_DAY 86400L
+
+enum hs_acct_state hs_account_state(long lstchg, const struct hs_aging *a, long today,
+                                    long *days_left, bool *forced_by_admin)
+{
+	long since;
+
+	if (days_left)
+		*days_left = -1;
+	if (forced_by_admin)
+		*forced_by_admin = false;
+	if (!a)
+		return HS_ACCT_EXPIRED;   /* no aging data: fail closed */
+
+	if (a->expire != HS_UNSET && today >= a->expire)
+		return HS_ACCT_EXPIRED;
+	if (lstchg == 0) {
+		if (days_left)
+			*days_left = 0;
+		if (forced_by_admin)
+			*forced_by_admin = true;
+		return HS_ACCT_NEW_AUTHTOK_REQD;
+	}
+	if (today < lstchg)
+		return HS_ACCT_OK;   /* changed "in the future": pam_unix lets it pass */
+
+	since = today - lstchg;
+	if (a->max != HS_UNSET && a->inact != HS_UNSET && since > a->max && since > a->inact &&
+	    since > a->max + a->inact) {
+		if (days_left)
+			*days_left = lstchg + a->max - today;
+		return HS_ACCT_AUTHTOK_EXPIRED;
+	}
+	if (a->max != HS_UNSET && since > a->max)
+		return HS_ACCT_NEW_AUTHTOK_REQD;
+	if (a->max != HS_UNSET && a->warn != HS_UNSET && since > a->max - a->warn) {
+		if (days_left)
+			*days_left = lstchg + a->max - today;
+		return HS_ACCT_WARN;
+	}
+	return HS_ACCT_OK;
+}
+
+bool hs_password_change_too_early(long lstchg, const struct hs_aging *a, long today)
+{
+	enum hs_acct_state st;
+
+	if (!a || a->min == HS_UNSET || lstchg <= 0)
+		return false;
+	/* pam_unix reaches its MIN test only when none of the earlier
+	 * outcomes applied: a forced change is never "too early" */
+	st = hs_account_state(lstchg, a, today, NULL, NULL);
+	if (st != HS_ACCT_OK && st != HS_ACCT_WARN)
+		return false;
+	if (today < lstchg)
+		return false;
+	return today - lstchg < a->min;
+}
+
+const char *hs_format_day_iso(long day, char *buf, size_t size)
+{
+	struct tm tm;
+	time_t t;
+
+	if (!buf || size == 0)
+		return "";
+	if (day < 0 || day > HS_DAYS_MAX) {
+		snprintf(buf, size, "never");
+		return buf;
+	}
+	t = (time_t)day * SECONDS_PER_DAY;
+	if (!gmtime_r(&t, &tm) || strftime(buf, size, "%Y-%m-%d", &tm) == 0)
+		snprintf(buf, size, "never");
+	return buf;
+}
+
+static bool is_leap(long y)
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+static int days_in_month(long y, int m)
+{
+	static const int len[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+
+	return m == 2 && is_leap(y) ? 29 : len[m - 1];
+}
+
+/* Days since 1970-01-01 for a valid proleptic Gregorian date >= 1970. */
+static long days_from_civil(long y, int m, int d)
+{
+	long days = 0;
+
+	for (long yy = 1970; yy < y; yy++)
+		days += is_leap(yy) ? 366 : 365;
+	for (int mm = 1; mm < m; mm++)
+		days += days_in_month(y, mm);
+	return days + d - 1;
+}
+
+static bool digits(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+static long number(const char *s, size_t n)
+{
+	long v = 0;
+
+	for (size_t i = 0; i < n; i++)
+		v = v * 10 + (s[i] - '0');
+	return v;
+}
+
+int hs_parse_day(const char *s, long *day)
+{
+	unsigned long n;
+	long y;
+	int m, d, r;
+
+	if (!s || !day)
+		return -HS_E_FORMAT;
+	if (strcmp(s, "-1") == 0) {
+		*day = HS_UNSET;
+		return 0;
+	}
+	/* shadow-utils also takes a bare day count */
+	if (s[0] >= '0' && s[0] <= '9' && strchr(s, '-') == NULL) {
+		r = hs_parse_ulong(s, 0, HS_DAYS_MAX, &n);
+		if (r < 0)
+			return r;
+		*day = (long)n;
+		return 0;
+	}
+	/* exactly YYYY-MM-DD: no signs, blanks, short fields or trailers */
+	if (strlen(s) != 10 || s[4] != '-' || s[7] != '-' || !digits(s, 4) ||
+	    !digits(s + 5, 2) || !digits(s + 8, 2))
+		return -HS_E_FORMAT;
+	y = number(s, 4);
+	m = (int)number(s + 5, 2);
+	d = (int)number(s + 8, 2);
+	if (y < 1970 || m < 1 || m > 12 || d < 1 || d > days_in_month(y, m))
+		return -HS_E_RANGE;
+	*day = days_from_civil(y, m, d);
+	return 0;
+}

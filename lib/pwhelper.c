@@ -1,2 +1,339 @@
-/* placeholder: implemented by its owner */
+/* Client side of the password helper (protocol: pwhelper.h).
+ *
+ * The caller is usually a PAM module inside someone else's process (a
+ * screen locker, possibly multithreaded, with its own SIGCHLD and SIGPIPE
+ * handling).  So running the helper must change nothing the host can
+ * see, and the host's child handling must not steal our answer:
+ *   - the host creates, with clone() and an exit signal of 0, an
+ *     intermediate process that never execs.  Its death sends the host
+ *     no SIGCHLD, it is never auto-reaped when the host ignores SIGCHLD,
+ *     and the host's own waitpid(-1, ...) loops do not see it (they lack
+ *     __WALL/__WCLONE); only our waitpid on its pid collects it.  (The
+ *     helper itself cannot be that child: execve resets the exit signal
+ *     to SIGCHLD.)
+ *   - the intermediate resets every signal to its default, starts the
+ *     helper (clone with CLONE_VM|CLONE_VFORK: no atfork handlers, no
+ *     malloc in a copy of a multithreaded process), waits for it and
+ *     exits with its status;
+ *   - all signals are blocked in the host around clone(), so no host
+ *     handler ever runs in the intermediate;
+ *   - the password goes over a socketpair with send(MSG_NOSIGNAL): a
+ *     helper that died early costs an EPIPE, never a SIGPIPE.
+ * The helper gets an empty environment, fds 0-2 only, and an empty
+ * signal mask. */
+#include "hs-build-config.h"
 #include "pwhelper.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "names.h"
+#include "util.h"
+
+#define CHILD_STACK_SIZE (64 * 1024)
+/* "LSTCHG:MIN:MAX:WARN:INACT:EXPIRE:\n" with six 8-digit fields fits in
+ * well under this; anything longer is not the helper talking. */
+#define ACCOUNT_ANSWER_MAX 128
+
+struct child_args {
+	char *argv[4];
+	int fds[3];          /* become the helper's 0, 1, 2; all are >= 3 */
+	unsigned int fd_max; /* for the close() fallback of close_range */
+	char *exec_stack;    /* top of the stack for exec_main */
+};
+
+/* Runs in the intermediate, sharing its memory until execve. */
+static int exec_main(void *opaque)
+{
+	struct child_args *a = opaque;
+	static char *const envp[] = { NULL };
+
+	execve(HS_PASSWORD_HELPER, a->argv, envp);
+	_exit(127);
+}
+
+/* The intermediate process: system calls only (it is a copy of a
+ * possibly multithreaded host, so no locks, no malloc, no stdio). */
+static int intermediate_main(void *opaque)
+{
+	struct child_args *a = opaque;
+	struct sigaction dfl;
+	sigset_t none;
+	pid_t pid;
+	int status;
+
+	/* the sources are all >= 3, so no dup2 overwrites a later source */
+	for (int i = 0; i < 3; i++)
+		if (dup2(a->fds[i], i) < 0)
+			_exit(HS_PWHELPER_ERROR);
+	if (close_range(3, ~0U, 0) < 0)
+		for (unsigned int fd = 3; fd < a->fd_max; fd++)
+			close((int)fd);
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL);  /* fails harmlessly for KILL, STOP */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	pid = clone(exec_main, a->exec_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+	if (pid < 0)
+		_exit(HS_PWHELPER_ERROR);
+	/* the helper alone holds the other ends now: EOF and EPIPE are its */
+	for (int fd = 0; fd < 3; fd++)
+		close(fd);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			_exit(HS_PWHELPER_ERROR);
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : HS_PWHELPER_ERROR);
+}
+
+/* Move fd out of the 0-2 range (a host with closed standard fds gets
+ * those numbers from socketpair/pipe/open). */
+static int above_stdio(int fd)
+{
+	int nfd;
+
+	if (fd < 0 || fd > 2)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	hs_close(fd);
+	return nfd;
+}
+
+static unsigned int fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > 65536)
+		return 65536;
+	return (unsigned int)rl.rlim_cur;
+}
+
+/* Start the helper (through the intermediate) with the given fds as its
+ * stdin, stdout, stderr.  Returns the intermediate's pid or a negative
+ * error. */
+static pid_t spawn_helper(const char *mode, const char *user, const int fds[3])
+{
+	struct child_args args;
+	sigset_t all, saved;
+	char *stacks;
+	pid_t pid;
+	int err;
+
+	args.argv[0] = (char *)"password-helper";
+	args.argv[1] = (char *)mode;
+	args.argv[2] = (char *)user;
+	args.argv[3] = NULL;
+	memcpy(args.fds, fds, sizeof(args.fds));
+	args.fd_max = fd_limit();
+	/* two stacks, allocated here because the intermediate must not
+	 * malloc; both are in its own copy of memory */
+	stacks = malloc(2 * CHILD_STACK_SIZE);
+	if (!stacks)
+		return -ENOMEM;
+	args.exec_stack = stacks + 2 * CHILD_STACK_SIZE;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	/* no CLONE_VM: a copy of memory, like fork; exit signal 0 */
+	pid = clone(intermediate_main, stacks + CHILD_STACK_SIZE, 0, &args);
+	err = errno;
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	free(stacks);
+	return pid < 0 ? -err : pid;
+}
+
+/* Wait for our child only, through EINTR; map its end to an answer. */
+static int wait_helper(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, __WALL) < 0)
+		if (errno != EINTR)
+			return HS_PWHELPER_ERROR;
+	if (!WIFEXITED(status))
+		return HS_PWHELPER_ERROR;
+	switch (WEXITSTATUS(status)) {
+	case HS_PWHELPER_OK:
+	case HS_PWHELPER_MISMATCH:
+	case HS_PWHELPER_REFUSED:
+		return WEXITSTATUS(status);
+	default:  /* HS_PWHELPER_ERROR, 127 (could not exec), anything else */
+		return HS_PWHELPER_ERROR;
+	}
+}
+
+static int open_null(void)
+{
+	return above_stdio(open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY));
+}
+
+/* Send all of buf, or stop at the first real error: a helper that went
+ * away (EPIPE, ECONNRESET) answers through its exit status. */
+static void send_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+int hs_pwhelper_verify(const char *user, const char *password)
+{
+	_cleanup_close_ int null = -1;
+	int sv[2] = { -1, -1 };
+	size_t len;
+	pid_t pid;
+
+	if (!user || !password || !hs_user_name_valid(user))
+		return HS_PWHELPER_REFUSED;
+	len = strlen(password);
+	/* the helper would refuse it too; no need to start it */
+	if (len > HS_PASSWORD_MAX)
+		return HS_PWHELPER_REFUSED;
+	null = open_null();
+	if (null < 0)
+		return HS_PWHELPER_ERROR;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return HS_PWHELPER_ERROR;
+	sv[0] = above_stdio(sv[0]);
+	sv[1] = above_stdio(sv[1]);
+	if (sv[0] < 0 || sv[1] < 0) {
+		hs_close(sv[0]);
+		hs_close(sv[1]);
+		return HS_PWHELPER_ERROR;
+	}
+	int fds[3] = { sv[1], null, null };
+	pid = spawn_helper("verify", user, fds);
+	hs_close(sv[1]);
+	if (pid < 0) {
+		hs_close(sv[0]);
+		return HS_PWHELPER_ERROR;
+	}
+	/* at most HS_PASSWORD_MAX bytes: fits in the socket buffer, so this
+	 * never blocks on a helper that does not read */
+	send_all(sv[0], password, len);
+	hs_close(sv[0]);  /* EOF ends the password */
+	return wait_helper(pid);
+}
+
+/* "-1" or a day number in [0, HS_DAYS_MAX]. */
+static int parse_day(const char *s, long *out)
+{
+	unsigned long v;
+
+	if (strcmp(s, "-1") == 0) {
+		*out = HS_UNSET;
+		return 0;
+	}
+	if (hs_parse_ulong(s, 0, (unsigned long)HS_DAYS_MAX, &v) < 0)
+		return -HS_E_FORMAT;
+	*out = (long)v;
+	return 0;
+}
+
+/* Exactly six colon-terminated fields and a newline. */
+static int parse_account(char *answer, long *lstchg, struct hs_aging *aging)
+{
+	long *dest[6] = { lstchg, &aging->min, &aging->max, &aging->warn, &aging->inact,
+			  &aging->expire };
+	long vals[6];
+	char *p = answer;
+	size_t len = strlen(answer);
+
+	if (len == 0 || answer[len - 1] != '\n')
+		return -HS_E_FORMAT;
+	answer[len - 1] = '\0';
+	for (int i = 0; i < 6; i++) {
+		char *colon = strchr(p, ':');
+
+		if (!colon)
+			return -HS_E_FORMAT;
+		*colon = '\0';
+		if (parse_day(p, &vals[i]) < 0)
+			return -HS_E_FORMAT;
+		p = colon + 1;
+	}
+	if (*p)
+		return -HS_E_FORMAT;
+	for (int i = 0; i < 6; i++)
+		*dest[i] = vals[i];
+	return 0;
+}
+
+int hs_pwhelper_account(const char *user, long *lstchg, struct hs_aging *aging)
+{
+	char answer[ACCOUNT_ANSWER_MAX + 1];
+	_cleanup_close_ int null = -1;
+	int pfd[2] = { -1, -1 };
+	size_t len = 0;
+	pid_t pid;
+	int r;
+
+	if (!user || !lstchg || !aging || !hs_user_name_valid(user))
+		return HS_PWHELPER_REFUSED;
+	null = open_null();
+	if (null < 0)
+		return HS_PWHELPER_ERROR;
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return HS_PWHELPER_ERROR;
+	pfd[0] = above_stdio(pfd[0]);
+	pfd[1] = above_stdio(pfd[1]);
+	if (pfd[0] < 0 || pfd[1] < 0) {
+		hs_close(pfd[0]);
+		hs_close(pfd[1]);
+		return HS_PWHELPER_ERROR;
+	}
+	int fds[3] = { null, pfd[1], null };
+	pid = spawn_helper("account", user, fds);
+	hs_close(pfd[1]);
+	if (pid < 0) {
+		hs_close(pfd[0]);
+		return HS_PWHELPER_ERROR;
+	}
+	/* read to EOF, keeping at most ACCOUNT_ANSWER_MAX bytes and noting
+	 * whether there was more */
+	bool too_long = false;
+	for (;;) {
+		char sink[256];
+		ssize_t n;
+
+		if (len < ACCOUNT_ANSWER_MAX)
+			n = read(pfd[0], answer + len, ACCOUNT_ANSWER_MAX - len);
+		else
+			n = read(pfd[0], sink, sizeof(sink));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (len < ACCOUNT_ANSWER_MAX)
+			len += (size_t)n;
+		else
+			too_long = true;
+	}
+	hs_close(pfd[0]);
+	r = wait_helper(pid);
+	if (r != HS_PWHELPER_OK)
+		return r;
+	answer[len] = '\0';
+	if (too_long || memchr(answer, '\0', len) || parse_account(answer, lstchg, aging) < 0)
+		return HS_PWHELPER_ERROR;
+	return HS_PWHELPER_OK;
+}

@@ -1,4 +1,960 @@
-/* placeholder */
+/* pam_hardened_shadow.so: a drop-in for pam_unix.so lines (DESIGN §7).
+ *
+ * The hash, LSTCHG and aging data come from /etc/hardened-shadow/USER
+ * through the library; account, password and session behave like
+ * Linux-PAM 1.5's pam_unix (same messages, same return codes, same
+ * prompts: the prompts come from libpam's pam_get_authtok, as pam_unix's
+ * do), so existing pam.d files and screen lockers keep working.
+ *
+ * Who runs us: root processes (login, su, sshd, passwd run by root), the
+ * setgid passwd run by a user (uid = the user, egid hardened-shadow: may
+ * reach the user's own directory only), and unprivileged processes such
+ * as screen lockers, which cannot read anything in the tree and are
+ * served by the setgid password helper. */
+#include <crypt.h>
+#include <errno.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#define PAM_SM_AUTH
+#define PAM_SM_ACCOUNT
+#define PAM_SM_SESSION
+#define PAM_SM_PASSWORD
+#include <security/pam_ext.h>
 #include <security/pam_modules.h>
-PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv);
-PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv) { (void)pamh; (void)flags; (void)argc; (void)argv; return PAM_AUTH_ERR; }
+#include <security/pam_modutil.h>
+
+#include "config.h"
+#include "hash.h"
+#include "layout.h"
+#include "names.h"
+#include "policy.h"
+#include "pwhelper.h"
+#include "records.h"
+#include "userdir.h"
+#include "util.h"
+
+#define FAIL_DELAY_USEC 2000000u   /* pam_unix's */
+#define MAX_PASSWD_TRIES 3         /* pam_unix's */
+#define DATA_PRELIM_HASH "pam_hardened_shadow_prelim_hash"
+#define DATA_OLD_AUTHTOK "pam_hardened_shadow_old_authtok"
+
+#define MSG_ACCT_EXPIRED "Your account has expired; please contact your system administrator."
+#define MSG_FORCED_ADMIN "You are required to change your password immediately (administrator enforced)."
+#define MSG_FORCED_AGED "You are required to change your password immediately (password expired)."
+#define MSG_WAIT_LONGER "You must wait longer to change your password."
+#define MSG_NO_PASSWORD "No password has been supplied."
+#define MSG_UNCHANGED "The password has not been changed."
+#define MSG_TOO_LONG "You must choose a shorter password."
+#define MSG_MISMATCH "Sorry, passwords do not match."
+
+struct options {
+	bool debug, audit, nullok, nodelay, use_authtok, use_first_pass, try_first_pass;
+	bool not_set_pass, rehash, allow_legacy, quiet;
+	const char *method;       /* last pam_unix method word */
+	const char *prefix;       /* prefix= value (may be ""), NULL if not given */
+	const char *rounds_arg;   /* rounds= value, NULL if not given */
+};
+
+static const char *const method_words[] = {
+	"yescrypt", "gost_yescrypt", "sha512", "sha256", "blowfish", "md5",
+};
+
+/* The crypt prefixes hs_hash_policy_from_method produces, by word. */
+static const struct {
+	const char *prefix, *word;
+} prefix_words[] = {
+	{ "$y$", "yescrypt" }, { "$gy$", "gost_yescrypt" }, { "$6$", "sha512" },
+	{ "$5$", "sha256" },   { "$2b$", "blowfish" },      { "$1$", "md5" },
+};
+
+static void parse_options(pam_handle_t *pamh, int flags, int argc, const char **argv,
+                          struct options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->quiet = (flags & PAM_SILENT) != 0;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		bool known = true;
+
+		if (strcmp(a, "debug") == 0)
+			o->debug = true;
+		else if (strcmp(a, "audit") == 0)
+			o->audit = o->debug = true;   /* as pam_unix */
+		else if (strcmp(a, "nullok") == 0)
+			o->nullok = true;
+		else if (strcmp(a, "nodelay") == 0)
+			o->nodelay = true;
+		else if (strcmp(a, "use_authtok") == 0)
+			o->use_authtok = true;
+		else if (strcmp(a, "use_first_pass") == 0)
+			o->use_first_pass = true;
+		else if (strcmp(a, "try_first_pass") == 0)
+			o->try_first_pass = true;
+		else if (strcmp(a, "not_set_pass") == 0)
+			o->not_set_pass = true;
+		else if (strcmp(a, "rehash") == 0)
+			o->rehash = true;
+		else if (strcmp(a, "allow_legacy") == 0)
+			o->allow_legacy = true;
+		else if (strncmp(a, "prefix=", 7) == 0)
+			o->prefix = a + 7;
+		else if (strncmp(a, "rounds=", 7) == 0)
+			o->rounds_arg = a + 7;
+		else {
+			known = false;
+			for (size_t w = 0; w < HS_ARRAY_SIZE(method_words); w++)
+				if (strcmp(a, method_words[w]) == 0) {
+					o->method = method_words[w];
+					known = true;
+				}
+		}
+		if (!known)
+			pam_syslog(pamh, LOG_ERR, "unrecognized option [%s]", a);
+	}
+}
+
+/* Messages to the user: PAM_SILENT suppresses them, as in pam_unix. */
+static void remark(pam_handle_t *pamh, const struct options *o, int style, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void remark(pam_handle_t *pamh, const struct options *o, int style, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->quiet)
+		return;
+	va_start(ap, fmt);
+	pam_vprompt(pamh, style, NULL, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- hashing policy ---- */
+
+/* Method and cost for new hashes: prefix= or a method word, else
+ * login.defs, else libxcrypt's preferred method; rounds= overrides the
+ * cost.  Returns PAM_SUCCESS or PAM_SERVICE_ERR (logged) for a
+ * configuration error: never a silent fallback, never DES. */
+static int resolve_policy(pam_handle_t *pamh, const struct options *o, struct hs_hash_policy *p)
+{
+	unsigned long rounds = 0;
+	const char *word = NULL;
+	int r;
+
+	if (o->rounds_arg && hs_parse_ulong(o->rounds_arg, 1, 999999999, &rounds) < 0) {
+		pam_syslog(pamh, LOG_ERR, "invalid option rounds=%s: configuration error",
+		           o->rounds_arg);
+		return PAM_SERVICE_ERR;
+	}
+	if (o->prefix) {
+		for (size_t i = 0; i < HS_ARRAY_SIZE(prefix_words); i++)
+			if (strcmp(o->prefix, prefix_words[i].prefix) == 0)
+				word = prefix_words[i].word;
+		if (!word) {
+			pam_syslog(pamh, LOG_ERR, "unknown hash prefix \"%s\" in prefix=: configuration error",
+			           o->prefix);
+			return PAM_SERVICE_ERR;
+		}
+	} else if (o->method) {
+		word = o->method;
+	}
+	if (word) {
+		r = hs_hash_policy_from_method(word, rounds, p);
+	} else {
+		struct hs_config *defs = NULL;
+
+		r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs);
+		if (r < 0) {
+			pam_syslog(pamh, LOG_ERR, "cannot read %s: %s", HS_ETC_LOGIN_DEFS,
+			           hs_strerror(r));
+			return PAM_SERVICE_ERR;
+		}
+		r = hs_hash_policy_from_config(defs, p);
+		if (r < 0)
+			pam_syslog(pamh, LOG_ERR, "unrecognized ENCRYPT_METHOD value [%s] in %s",
+			           hs_config_get_str(defs, "ENCRYPT_METHOD", ""), HS_ETC_LOGIN_DEFS);
+		hs_config_free(defs);
+		if (r < 0)
+			return PAM_SERVICE_ERR;
+		if (o->rounds_arg) {
+			for (size_t i = 0; i < HS_ARRAY_SIZE(prefix_words); i++)
+				if (strcmp(p->prefix, prefix_words[i].prefix) == 0)
+					word = prefix_words[i].word;
+			if (word)
+				r = hs_hash_policy_from_method(word, rounds, p);
+		}
+	}
+	if (r < 0) {
+		pam_syslog(pamh, LOG_ERR, "cannot use hash method %s: %s", word ? word : "?",
+		           hs_strerror(r));
+		return PAM_SERVICE_ERR;
+	}
+	return PAM_SUCCESS;
+}
+
+/* Would hs_verify_password actually run crypt on this hash? */
+static bool hash_verifiable(const char *hash, bool allow_legacy)
+{
+	if (!hash || hash[0] == '\0' || hash[0] == '!' || hash[0] == '*')
+		return false;
+	switch (crypt_checksalt(hash)) {
+	case CRYPT_SALT_OK:
+	case CRYPT_SALT_TOO_CHEAP:
+		return true;
+	case CRYPT_SALT_METHOD_LEGACY:
+	case CRYPT_SALT_METHOD_DISABLED:
+		return allow_legacy;
+	default:
+		return false;
+	}
+}
+
+/* Spend a real verification's time when there is nothing to verify
+ * against, so refusals cannot be told apart by timing. */
+static void burn_time(pam_handle_t *pamh, const struct options *o, const char *password)
+{
+	struct hs_hash_policy p;
+
+	if (resolve_policy(pamh, o, &p) != PAM_SUCCESS)
+		hs_hash_policy_default(&p);
+	hs_dummy_verify(password, &p);
+}
+
+/* ---- the user's entry ---- */
+
+enum source {
+	SRC_DIRECT,    /* we read the files */
+	SRC_HELPER,    /* no access: ask the setgid password helper */
+	SRC_UNKNOWN,   /* no such user (or an invalid name) */
+	SRC_NOENTRY,   /* in passwd, but no entry in the tree */
+	SRC_ERROR,     /* hostile or unreadable entry: logged */
+};
+
+struct entry {
+	const char *name;
+	const struct passwd *pw;
+	int treefd, udirfd;
+	enum source src;
+	int err;                            /* for SRC_ERROR / SRC_NOENTRY */
+	char buf[HS_USERFILE_MAX + 2];
+	struct hs_shadow sh;                /* SRC_DIRECT */
+};
+
+static void entry_init(struct entry *e)
+{
+	memset(e, 0, sizeof *e);
+	e->treefd = e->udirfd = -1;
+	e->src = SRC_UNKNOWN;
+}
+
+static void entry_done(struct entry *e)
+{
+	hs_close(e->udirfd);
+	hs_close(e->treefd);
+	hs_wipe(e->buf, sizeof e->buf);
+	e->treefd = e->udirfd = -1;
+	e->sh.hash = NULL;
+}
+
+/* Find the user and, when this process may, read their shadow file.
+ * EACCES anywhere means "this process cannot read it": the helper's
+ * case. */
+static void entry_load(pam_handle_t *pamh, const struct options *o, const char *name,
+                       struct entry *e)
+{
+	char path[HS_PATH_FIELD_MAX];
+	int r;
+
+	e->name = name;
+	if (!hs_user_name_valid(name)) {
+		e->src = SRC_UNKNOWN;
+		return;
+	}
+	e->pw = pam_modutil_getpwnam(pamh, name);
+	if (!e->pw) {
+		e->src = SRC_UNKNOWN;
+		return;
+	}
+	r = hs_tree_open();
+	if (r >= 0) {
+		e->treefd = r;
+		r = hs_userdir_open(e->treefd, name, e->pw->pw_uid, NULL);
+	}
+	if (r >= 0) {
+		e->udirfd = r;
+		r = hs_userdir_read_shadow(e->udirfd, e->pw->pw_uid, e->buf, sizeof e->buf, &e->sh);
+	}
+	if (r >= 0) {
+		e->src = SRC_DIRECT;
+		return;
+	}
+	e->err = r;
+	if (r == -EACCES || r == -EPERM) {
+		e->src = SRC_HELPER;
+		if (o->debug)
+			pam_syslog(pamh, LOG_DEBUG, "no access to the entry of %s, asking %s", name,
+			           HS_PASSWORD_HELPER);
+		return;
+	}
+	if (r == -ENOENT && e->treefd >= 0 && e->udirfd < 0) {
+		e->src = SRC_NOENTRY;
+		pam_syslog(pamh, LOG_ERR, "user %s has no entry in %s", name, HS_TREE_DIR);
+		return;
+	}
+	e->src = SRC_ERROR;
+	if (e->treefd < 0)
+		hs_userdir_path(path, sizeof path, NULL, NULL);
+	else if (e->udirfd < 0)
+		hs_userdir_path(path, sizeof path, name, NULL);
+	else
+		hs_userdir_path(path, sizeof path, name, HS_FILE_SHADOW);
+	pam_syslog(pamh, LOG_ERR, "cannot read %s: %s", path, hs_strerror(r));
+}
+
+/* The group new files get: the auth group when root (it can set any
+ * group), otherwise the setgid directory hands it down. */
+static int write_gid(pam_handle_t *pamh, gid_t *gid)
+{
+	gid_t tree_gid;
+	int r;
+
+	if (geteuid() != 0) {
+		*gid = HS_ANY_GID;
+		return 0;
+	}
+	r = hs_layout_gids(&tree_gid, gid);
+	if (r < 0)
+		pam_syslog(pamh, LOG_ERR, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
+	return r;
+}
+
+/* ---- auth ---- */
+
+static void log_auth_failure(pam_handle_t *pamh, const char *name)
+{
+	const void *tty = NULL, *ruser = NULL, *rhost = NULL;
+	const char *login = pam_modutil_getlogin(pamh);
+
+	pam_get_item(pamh, PAM_TTY, &tty);
+	pam_get_item(pamh, PAM_RUSER, &ruser);
+	pam_get_item(pamh, PAM_RHOST, &rhost);
+	pam_syslog(pamh, LOG_NOTICE,
+	           "authentication failure; logname=%s uid=%u euid=%u tty=%s ruser=%s rhost=%s  user=%s",
+	           login ? login : "", (unsigned)getuid(), (unsigned)geteuid(),
+	           tty ? (const char *)tty : "", ruser ? (const char *)ruser : "",
+	           rhost ? (const char *)rhost : "", name);
+}
+
+/* Read one password with our own prompt, for not_set_pass (which must
+ * leave the PAM items alone).  *out is a malloc'd copy to wipe. */
+static int prompt_secret(pam_handle_t *pamh, const char *prompt, char **out)
+{
+	char *resp = NULL;
+	int r = pam_prompt(pamh, PAM_PROMPT_ECHO_OFF, &resp, "%s", prompt);
+
+	if (r != PAM_SUCCESS) {
+		hs_free_secret(resp);
+		return r;
+	}
+	if (!resp)
+		return PAM_CONV_ERR;
+	*out = resp;
+	return PAM_SUCCESS;
+}
+
+/* The password for item (PAM_AUTHTOK or PAM_OLDAUTHTOK).  Without
+ * not_set_pass this is libpam's pam_get_authtok (pam_unix's prompts, and
+ * it honours use_first_pass/try_first_pass/use_authtok itself); *owned
+ * stays NULL.  With not_set_pass the items are only read, never set, and
+ * *owned holds our copy. */
+static int get_password(pam_handle_t *pamh, const struct options *o, int item, bool chauthtok,
+                        const char **tok, char **owned)
+{
+	const void *prev = NULL;
+	int r;
+
+	*owned = NULL;
+	if (!o->not_set_pass)
+		return pam_get_authtok(pamh, item, tok, NULL);
+
+	if ((o->use_first_pass || o->try_first_pass || (o->use_authtok && item == PAM_AUTHTOK)) &&
+	    pam_get_item(pamh, item, &prev) == PAM_SUCCESS && prev) {
+		*tok = prev;
+		return PAM_SUCCESS;
+	}
+	if (o->use_first_pass || (o->use_authtok && item == PAM_AUTHTOK))
+		return PAM_AUTHTOK_ERR;
+
+	if (item == PAM_OLDAUTHTOK)
+		r = prompt_secret(pamh, "Current password: ", owned);
+	else if (!chauthtok)
+		r = prompt_secret(pamh, "Password: ", owned);
+	else {
+		char *again = NULL;
+
+		r = prompt_secret(pamh, "New password: ", owned);
+		if (r == PAM_SUCCESS)
+			r = prompt_secret(pamh, "Retype new password: ", &again);
+		if (r == PAM_SUCCESS && strcmp(*owned, again) != 0) {
+			pam_error(pamh, "%s", MSG_MISMATCH);
+			r = PAM_TRY_AGAIN;
+		}
+		hs_free_secret(again);
+		if (r != PAM_SUCCESS) {
+			hs_free_secret(*owned);
+			*owned = NULL;
+		}
+	}
+	if (r == PAM_SUCCESS)
+		*tok = *owned;
+	return r;
+}
+
+/* Re-hash a password that verified against a hash below the policy.
+ * Only root or the owner (setgid tool) can write; others skip. */
+static void maybe_rehash(pam_handle_t *pamh, const struct options *o, struct entry *e,
+                         const char *password)
+{
+	struct hs_hash_policy p;
+	char newhash[HS_HASH_MAX + 1];
+	char path[HS_PATH_FIELD_MAX];
+	gid_t gid;
+	int r;
+
+	if (resolve_policy(pamh, o, &p) != PAM_SUCCESS)
+		return;
+	if (!hs_hash_needs_rehash(e->sh.hash, &p))
+		return;
+	if (geteuid() != 0 && geteuid() != e->pw->pw_uid) {
+		if (o->debug)
+			pam_syslog(pamh, LOG_DEBUG, "rehash of %s skipped: no write access", e->name);
+		return;
+	}
+	if (write_gid(pamh, &gid) < 0)
+		return;
+	r = hs_hash_password(password, &p, newhash, sizeof newhash);
+	if (r < 0) {
+		pam_syslog(pamh, LOG_ERR, "rehash of %s failed: %s", e->name, hs_strerror(r));
+		return;
+	}
+	if (!hash_verifiable(newhash, false)) {
+		/* the policy names a method we would refuse to verify */
+		hs_wipe(newhash, sizeof newhash);
+		pam_syslog(pamh, LOG_ERR, "rehash of %s skipped: policy method %s is legacy",
+		           e->name, p.prefix);
+		return;
+	}
+	struct hs_shadow ns = { .hash = newhash, .lstchg = e->sh.lstchg };
+	r = hs_userdir_write_shadow(e->udirfd, e->pw->pw_uid, gid, &ns);
+	hs_wipe(newhash, sizeof newhash);
+	if (r == -EACCES || r == -EPERM) {
+		if (o->debug)
+			pam_syslog(pamh, LOG_DEBUG, "rehash of %s skipped: %s", e->name, hs_strerror(r));
+		return;
+	}
+	if (r < 0) {
+		pam_syslog(pamh, LOG_ERR, "cannot write %s: %s",
+		           hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW), hs_strerror(r));
+		return;
+	}
+	pam_syslog(pamh, LOG_NOTICE, "password of %s re-hashed to the current policy (%s)",
+	           e->name, p.prefix);
+}
+
+PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv)
+{
+	struct options o;
+	struct entry e;
+	const char *name = NULL, *password = NULL;
+	_cleanup_secret_ char *owned = NULL;
+	int r;
+
+	parse_options(pamh, flags, argc, argv, &o);
+	r = pam_get_user(pamh, &name, NULL);
+	if (r != PAM_SUCCESS || !name) {
+		if (r == PAM_CONV_AGAIN)
+			return PAM_INCOMPLETE;
+		pam_syslog(pamh, LOG_NOTICE, "could not obtain username");
+		return r == PAM_SUCCESS ? PAM_USER_UNKNOWN : r;
+	}
+	if (!o.nodelay)
+		pam_fail_delay(pamh, FAIL_DELAY_USEC);
+
+	entry_init(&e);
+	entry_load(pamh, &o, name, &e);
+
+	/* an empty hash with nullok logs in without a prompt, as pam_unix */
+	if (e.src == SRC_DIRECT && e.sh.hash[0] == '\0' && o.nullok) {
+		if (o.debug)
+			pam_syslog(pamh, LOG_DEBUG, "user [%s] has blank password; authenticated without it",
+			           name);
+		entry_done(&e);
+		return PAM_SUCCESS;
+	}
+
+	r = get_password(pamh, &o, PAM_AUTHTOK, false, &password, &owned);
+	if (r != PAM_SUCCESS) {
+		if (r == PAM_CONV_AGAIN)
+			r = PAM_INCOMPLETE;
+		else
+			pam_syslog(pamh, LOG_CRIT, "auth could not identify password for [%s]", name);
+		entry_done(&e);
+		return r;
+	}
+
+	switch (e.src) {
+	case SRC_DIRECT:
+		if (strlen(password) > HS_PASSWORD_MAX || !hash_verifiable(e.sh.hash, o.allow_legacy)) {
+			if (e.sh.hash[0] != '\0' && e.sh.hash[0] != '!' && e.sh.hash[0] != '*' &&
+			    !hash_verifiable(e.sh.hash, o.allow_legacy))
+				pam_syslog(pamh, LOG_NOTICE,
+				           "the password hash \"%.6s\" of %s is legacy or unknown to libcrypt",
+				           e.sh.hash, name);
+			burn_time(pamh, &o, password);
+			r = PAM_AUTH_ERR;
+			break;
+		}
+		r = hs_verify_password(password, e.sh.hash, o.allow_legacy);
+		if (r == 1) {
+			r = PAM_SUCCESS;
+			if (o.rehash)
+				maybe_rehash(pamh, &o, &e, password);
+		} else {
+			r = r < 0 ? PAM_AUTHINFO_UNAVAIL : PAM_AUTH_ERR;
+		}
+		break;
+	case SRC_HELPER:
+		if (strlen(password) > HS_PASSWORD_MAX) {
+			r = PAM_AUTH_ERR;
+			break;
+		}
+		switch (hs_pwhelper_verify(name, password)) {
+		case HS_PWHELPER_OK:
+			r = PAM_SUCCESS;
+			break;
+		case HS_PWHELPER_MISMATCH:
+		case HS_PWHELPER_REFUSED:
+			r = PAM_AUTH_ERR;
+			break;
+		default:
+			pam_syslog(pamh, LOG_ERR, "%s could not verify the password of %s",
+			           HS_PASSWORD_HELPER, name);
+			r = PAM_AUTHINFO_UNAVAIL;
+			break;
+		}
+		break;
+	case SRC_UNKNOWN:
+		burn_time(pamh, &o, password);
+		if (o.audit)
+			pam_syslog(pamh, LOG_NOTICE, "check pass; user (%s) unknown", name);
+		else
+			pam_syslog(pamh, LOG_NOTICE, "check pass; user unknown");
+		r = PAM_USER_UNKNOWN;
+		break;
+	case SRC_NOENTRY:
+	case SRC_ERROR:
+	default:
+		burn_time(pamh, &o, password);
+		r = PAM_AUTHINFO_UNAVAIL;
+		break;
+	}
+	if (r != PAM_SUCCESS && r != PAM_USER_UNKNOWN)
+		log_auth_failure(pamh, name);
+	entry_done(&e);
+	return r;
+}
+
+PAM_EXTERN int pam_sm_setcred(pam_handle_t *pamh, int flags, int argc, const char **argv)
+{
+	return PAM_SUCCESS;
+}
+
+/* ---- account ---- */
+
+/* LSTCHG and aging (fail closed) for the user. */
+static int load_aging(pam_handle_t *pamh, const struct options *o, struct entry *e,
+                      long *lstchg, struct hs_aging *aging)
+{
+	char path[HS_PATH_FIELD_MAX];
+	int r;
+
+	switch (e->src) {
+	case SRC_DIRECT:
+		*lstchg = e->sh.lstchg;
+		r = hs_userdir_aging_or_expired(e->udirfd, aging);
+		if (r < 0)
+			pam_syslog(pamh, LOG_ERR, "cannot read %s: %s; account treated as expired",
+			           hs_userdir_path(path, sizeof path, e->name, HS_FILE_AGING),
+			           hs_strerror(r));
+		return PAM_SUCCESS;
+	case SRC_HELPER:
+		r = hs_pwhelper_account(e->name, lstchg, aging);
+		if (r != HS_PWHELPER_OK) {
+			pam_syslog(pamh, LOG_ERR, "%s could not read the aging data of %s",
+			           HS_PASSWORD_HELPER, e->name);
+			return PAM_AUTHINFO_UNAVAIL;
+		}
+		return PAM_SUCCESS;
+	case SRC_UNKNOWN:
+		return PAM_USER_UNKNOWN;
+	default:
+		return PAM_AUTHINFO_UNAVAIL;
+	}
+}
+
+PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
+{
+	struct options o;
+	struct entry e;
+	struct hs_aging aging;
+	const void *item = NULL;
+	const char *name;
+	long lstchg, days_left, today = hs_today();
+	bool by_admin;
+	int r;
+
+	parse_options(pamh, flags, argc, argv, &o);
+	r = pam_get_item(pamh, PAM_USER, &item);
+	name = item;
+	if (r != PAM_SUCCESS || !name) {
+		pam_syslog(pamh, LOG_ALERT, "could not identify user (from uid=%lu)",
+		           (unsigned long)getuid());
+		return PAM_USER_UNKNOWN;
+	}
+	entry_init(&e);
+	entry_load(pamh, &o, name, &e);
+	r = load_aging(pamh, &o, &e, &lstchg, &aging);
+	entry_done(&e);
+	if (r == PAM_USER_UNKNOWN) {
+		pam_syslog(pamh, LOG_ALERT, "could not identify user (from getpwnam(%s))", name);
+		return r;
+	}
+	if (r != PAM_SUCCESS)
+		return r;
+
+	if (lstchg > 0 && today < lstchg)
+		pam_syslog(pamh, LOG_DEBUG, "account %s has password changed in future", name);
+	switch (hs_account_state(lstchg, &aging, today, &days_left, &by_admin)) {
+	case HS_ACCT_EXPIRED:
+		pam_syslog(pamh, LOG_NOTICE, "account %s has expired (account expired)", name);
+		remark(pamh, &o, PAM_ERROR_MSG, "%s", MSG_ACCT_EXPIRED);
+		return PAM_ACCT_EXPIRED;
+	case HS_ACCT_NEW_AUTHTOK_REQD:
+		if (by_admin) {
+			pam_syslog(pamh, LOG_NOTICE, "expired password for user %s (root enforced)", name);
+			remark(pamh, &o, PAM_ERROR_MSG, "%s", MSG_FORCED_ADMIN);
+		} else {
+			pam_syslog(pamh, LOG_DEBUG, "expired password for user %s (password aged)", name);
+			remark(pamh, &o, PAM_ERROR_MSG, "%s", MSG_FORCED_AGED);
+		}
+		return PAM_NEW_AUTHTOK_REQD;
+	case HS_ACCT_AUTHTOK_EXPIRED:
+		pam_syslog(pamh, LOG_NOTICE, "account %s has expired (failed to change password)", name);
+		remark(pamh, &o, PAM_ERROR_MSG, "%s", MSG_ACCT_EXPIRED);
+		return PAM_AUTHTOK_EXPIRED;
+	case HS_ACCT_WARN:
+		pam_syslog(pamh, LOG_DEBUG, "password for user %s will expire in %ld days", name,
+		           days_left);
+		if (days_left == 1)
+			remark(pamh, &o, PAM_TEXT_INFO, "Warning: your password will expire in %ld day.",
+			       days_left);
+		else
+			remark(pamh, &o, PAM_TEXT_INFO, "Warning: your password will expire in %ld days.",
+			       days_left);
+		return PAM_SUCCESS;
+	case HS_ACCT_OK:
+	default:
+		return PAM_SUCCESS;
+	}
+}
+
+/* ---- password ---- */
+
+static void cleanup_secret_data(pam_handle_t *pamh, void *data, int error_status)
+{
+	hs_free_secret(data);
+}
+
+static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct entry *e,
+                            bool iamroot)
+{
+	struct hs_hash_policy policy;
+	struct hs_aging aging;
+	const char *old = NULL;
+	_cleanup_secret_ char *owned = NULL;
+	long today = hs_today();
+	int r;
+
+	/* a configuration error shows before anyone types anything */
+	r = resolve_policy(pamh, o, &policy);
+	if (r != PAM_SUCCESS)
+		return r;
+	if (e->src == SRC_HELPER) {
+		pam_syslog(pamh, LOG_ERR, "cannot change the password of %s: no access to %s",
+		           e->name, HS_TREE_DIR);
+		return PAM_AUTHTOK_ERR;
+	}
+	if (e->src != SRC_DIRECT)
+		return e->src == SRC_UNKNOWN ? PAM_USER_UNKNOWN : PAM_AUTHINFO_UNAVAIL;
+
+	if (e->sh.hash[0] == '\0' && o->nullok) {
+		/* blank password: nothing to ask, as pam_unix */
+	} else if (!iamroot) {
+		remark(pamh, o, PAM_TEXT_INFO, "Changing password for %s.", e->name);
+		if (!o->nodelay)
+			pam_fail_delay(pamh, FAIL_DELAY_USEC);
+		r = get_password(pamh, o, PAM_OLDAUTHTOK, true, &old, &owned);
+		if (r != PAM_SUCCESS) {
+			pam_syslog(pamh, LOG_NOTICE, "password - (old) token not obtained");
+			return r;
+		}
+		if (strlen(old) > HS_PASSWORD_MAX || !hash_verifiable(e->sh.hash, o->allow_legacy)) {
+			burn_time(pamh, o, old);
+			r = 0;
+		} else {
+			r = hs_verify_password(old, e->sh.hash, o->allow_legacy);
+		}
+		if (r != 1) {
+			log_auth_failure(pamh, e->name);
+			return r < 0 ? PAM_AUTHINFO_UNAVAIL : PAM_AUTH_ERR;
+		}
+		if (owned) {
+			/* not_set_pass: keep the old password for UPDATE in
+			 * module data, not in PAM_OLDAUTHTOK */
+			r = pam_set_data(pamh, DATA_OLD_AUTHTOK, owned, cleanup_secret_data);
+			if (r != PAM_SUCCESS)
+				return r;
+			owned = NULL;
+		}
+	}
+	/* remember what we verified against: UPDATE refuses to overwrite a
+	 * hash someone else changed in between */
+	char *seen = strdup(e->sh.hash);
+	if (!seen)
+		return PAM_BUF_ERR;
+	r = pam_set_data(pamh, DATA_PRELIM_HASH, seen, cleanup_secret_data);
+	if (r != PAM_SUCCESS) {
+		hs_free_secret(seen);
+		return r;
+	}
+
+	r = hs_userdir_aging_or_expired(e->udirfd, &aging);
+	if (r < 0) {
+		char path[HS_PATH_FIELD_MAX];
+		pam_syslog(pamh, LOG_ERR, "cannot read %s: %s; account treated as expired",
+		           hs_userdir_path(path, sizeof path, e->name, HS_FILE_AGING), hs_strerror(r));
+	}
+	if (iamroot)
+		return PAM_SUCCESS;
+	switch (hs_account_state(e->sh.lstchg, &aging, today, NULL, NULL)) {
+	case HS_ACCT_EXPIRED:
+		pam_syslog(pamh, LOG_NOTICE, "user shadow entry expired");
+		return PAM_ACCT_EXPIRED;
+	case HS_ACCT_AUTHTOK_EXPIRED:
+		pam_syslog(pamh, LOG_NOTICE, "user shadow entry expired");
+		return PAM_AUTHTOK_EXPIRED;
+	default:
+		break;
+	}
+	if (hs_password_change_too_early(e->sh.lstchg, &aging, today)) {
+		remark(pamh, o, PAM_ERROR_MSG, "%s", MSG_WAIT_LONGER);
+		return PAM_AUTHTOK_ERR;
+	}
+	return PAM_SUCCESS;
+}
+
+/* pam_unix's acceptance test for a new password (quality is for modules
+ * stacked above: pam_pwquality). */
+static bool new_password_acceptable(pam_handle_t *pamh, const struct options *o,
+                                    const char *old, const char *new)
+{
+	if (!new || new[0] == '\0') {
+		remark(pamh, o, PAM_ERROR_MSG, "%s", MSG_NO_PASSWORD);
+		return false;
+	}
+	if (strlen(new) > HS_PASSWORD_MAX) {
+		remark(pamh, o, PAM_ERROR_MSG, "%s", MSG_TOO_LONG);
+		return false;
+	}
+	if (old && strcmp(old, new) == 0) {
+		remark(pamh, o, PAM_ERROR_MSG, "%s", MSG_UNCHANGED);
+		return false;
+	}
+	return true;
+}
+
+static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct entry *e)
+{
+	struct hs_hash_policy policy;
+	const void *old = NULL, *seen = NULL;
+	const char *new = NULL;
+	_cleanup_secret_ char *owned = NULL;
+	char newhash[HS_HASH_MAX + 1];
+	char path[HS_PATH_FIELD_MAX];
+	gid_t gid;
+	int r, tries;
+
+	r = resolve_policy(pamh, o, &policy);
+	if (r != PAM_SUCCESS)
+		return r;
+	if (e->src == SRC_HELPER) {
+		pam_syslog(pamh, LOG_ERR, "cannot change the password of %s: no access to %s",
+		           e->name, HS_TREE_DIR);
+		return PAM_AUTHTOK_ERR;
+	}
+	if (e->src != SRC_DIRECT)
+		return e->src == SRC_UNKNOWN ? PAM_USER_UNKNOWN : PAM_AUTHINFO_UNAVAIL;
+
+	if (o->not_set_pass) {
+		if (pam_get_data(pamh, DATA_OLD_AUTHTOK, &old) != PAM_SUCCESS)
+			old = NULL;
+	} else {
+		pam_get_item(pamh, PAM_OLDAUTHTOK, &old);
+	}
+
+	r = PAM_AUTHTOK_ERR;
+	for (tries = 0; r != PAM_SUCCESS && tries < MAX_PASSWD_TRIES; tries++) {
+		hs_free_secret(owned);
+		owned = NULL;
+		r = get_password(pamh, o, PAM_AUTHTOK, true, &new, &owned);
+		if (r == PAM_TRY_AGAIN)
+			continue;   /* the retype did not match; libpam said so */
+		if (r != PAM_SUCCESS) {
+			if (o->debug)
+				pam_syslog(pamh, LOG_ALERT, "password - new password not obtained");
+			return r;
+		}
+		if (!new_password_acceptable(pamh, o, old, new)) {
+			r = PAM_AUTHTOK_ERR;
+			if (!o->not_set_pass)
+				pam_set_item(pamh, PAM_AUTHTOK, NULL);
+			if (o->use_authtok)
+				break;   /* the same token would come back */
+		}
+	}
+	if (r != PAM_SUCCESS) {
+		pam_syslog(pamh, LOG_NOTICE, "new password not acceptable");
+		return r == PAM_TRY_AGAIN ? PAM_AUTHTOK_ERR : r;
+	}
+
+	/* someone changed the hash between PRELIM and now: do not
+	 * silently overwrite their change with one checked against the
+	 * previous password */
+	if (pam_get_data(pamh, DATA_PRELIM_HASH, &seen) == PAM_SUCCESS && seen &&
+	    !hs_consttime_streq(seen, e->sh.hash)) {
+		pam_syslog(pamh, LOG_NOTICE, "user password changed by another process");
+		return PAM_AUTHTOK_ERR;
+	}
+
+	r = write_gid(pamh, &gid);
+	if (r < 0)
+		return PAM_AUTHTOK_ERR;
+	r = hs_hash_password(new, &policy, newhash, sizeof newhash);
+	if (r < 0) {
+		pam_syslog(pamh, LOG_CRIT, "crypt() failure or out of memory for password: %s",
+		           hs_strerror(r));
+		return PAM_AUTHTOK_ERR;
+	}
+	if (!hash_verifiable(newhash, o->allow_legacy)) {
+		/* never write what our own verifier would refuse */
+		hs_wipe(newhash, sizeof newhash);
+		pam_syslog(pamh, LOG_ERR,
+		           "refusing to write a %s hash: libcrypt calls the method legacy (configuration error; see allow_legacy)",
+		           policy.prefix);
+		return PAM_SERVICE_ERR;
+	}
+	struct hs_shadow ns = { .hash = newhash, .lstchg = hs_today() };
+	r = hs_userdir_write_shadow(e->udirfd, e->pw->pw_uid, gid, &ns);
+	hs_wipe(newhash, sizeof newhash);
+	if (r < 0) {
+		pam_syslog(pamh, LOG_ERR, "cannot write %s: %s",
+		           hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW), hs_strerror(r));
+		return PAM_AUTHTOK_ERR;
+	}
+	pam_syslog(pamh, LOG_NOTICE, "password changed for %s", e->name);
+	return PAM_SUCCESS;
+}
+
+PAM_EXTERN int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc, const char **argv)
+{
+	struct options o;
+	struct entry e;
+	const char *name = NULL;
+	bool iamroot;
+	int r;
+
+	parse_options(pamh, flags, argc, argv, &o);
+	r = pam_get_user(pamh, &name, NULL);
+	if (r != PAM_SUCCESS || !name) {
+		if (r == PAM_CONV_AGAIN)
+			return PAM_INCOMPLETE;
+		pam_syslog(pamh, LOG_ERR, "password - could not identify user");
+		return r == PAM_SUCCESS ? PAM_USER_UNKNOWN : r;
+	}
+	entry_init(&e);
+	entry_load(pamh, &o, name, &e);
+	if (e.src == SRC_UNKNOWN) {
+		pam_syslog(pamh, LOG_DEBUG, "user \"%s\" does not exist in /etc/passwd", name);
+		entry_done(&e);
+		return PAM_USER_UNKNOWN;
+	}
+	/* root changes anyone's password without the old one, except when
+	 * an expired password is being changed at login (pam_unix) */
+	iamroot = getuid() == 0 && !(flags & PAM_CHANGE_EXPIRED_AUTHTOK);
+
+	if (flags & PAM_PRELIM_CHECK)
+		r = chauthtok_prelim(pamh, &o, &e, iamroot);
+	else if (flags & PAM_UPDATE_AUTHTOK)
+		r = chauthtok_update(pamh, &o, &e);
+	else {
+		pam_syslog(pamh, LOG_ALERT, "password received unknown request");
+		r = PAM_ABORT;
+	}
+	entry_done(&e);
+	return r;
+}
+
+/* ---- session ---- */
+
+PAM_EXTERN int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv)
+{
+	const void *item = NULL;
+	const struct passwd *pw;
+	const char *login;
+	struct options o;
+
+	parse_options(pamh, flags, argc, argv, &o);
+	if (pam_get_item(pamh, PAM_USER, &item) != PAM_SUCCESS || !item || !*(const char *)item) {
+		pam_syslog(pamh, LOG_CRIT, "open_session - error recovering username");
+		return PAM_SESSION_ERR;
+	}
+	pw = pam_modutil_getpwnam(pamh, item);
+	if (!pw) {
+		pam_syslog(pamh, LOG_CRIT, "open_session - error recovering username");
+		return PAM_SESSION_ERR;
+	}
+	login = pam_modutil_getlogin(pamh);
+	pam_syslog(pamh, LOG_INFO, "session opened for user %s(uid=%u) by %s(uid=%u)",
+	           (const char *)item, (unsigned)pw->pw_uid, login ? login : "",
+	           (unsigned)getuid());
+	return PAM_SUCCESS;
+}
+
+PAM_EXTERN int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **argv)
+{
+	const void *item = NULL;
+	struct options o;
+
+	parse_options(pamh, flags, argc, argv, &o);
+	if (pam_get_item(pamh, PAM_USER, &item) != PAM_SUCCESS || !item || !*(const char *)item) {
+		pam_syslog(pamh, LOG_CRIT, "close_session - error recovering username");
+		return PAM_SESSION_ERR;
+	}
+	pam_syslog(pamh, LOG_INFO, "session closed for user %s", (const char *)item);
+	return PAM_SUCCESS;
+}

@@ -785,6 +785,37 @@ class Sandbox(_Runner):
             new = text + ("" if text.endswith("\n") or not text else "\n") + line + "\n"
         self.write(path, new, mode=0o644)
 
+    def use_pam_module(self, options_by_type=None):
+        """Point the root's /etc/pam.d/common-{auth,account,password,session} at
+        pam_hardened_shadow.so instead of pam_unix.so, keeping Debian's control
+        fields.  options_by_type maps a type ("auth", "account", "password",
+        "session") to the option string for that line (replacing pam_unix's
+        options); types not given keep the options the line had."""
+        options_by_type = dict(options_by_type or {})
+        unknown = set(options_by_type) - {"auth", "account", "password", "session"}
+        if unknown:
+            raise TypeError("use_pam_module: unknown types %s" % ", ".join(sorted(unknown)))
+        for ptype in ("auth", "account", "password", "session"):
+            path = "/etc/pam.d/common-" + ptype
+            out, found = [], False
+            for line in self.read(path).splitlines():
+                m = re.match(r"^(\s*%s\s+(?:\[[^\]]*\]|\S+)\s+)pam_unix\.so\b(.*)$" % ptype,
+                             line)
+                if m:
+                    found = True
+                    opts = options_by_type.get(ptype, m.group(2).strip())
+                    line = (m.group(1) + "pam_hardened_shadow.so " + opts).rstrip()
+                out.append(line)
+            if not found:
+                raise SandboxError("%s has no pam_unix.so line" % path)
+            self.write(path, "\n".join(out) + "\n", mode=0o644)
+
+    def use_hardened_tree(self):
+        """Convert the root's accounts to /etc/hardened-shadow (our pwconv) and
+        point nsswitch.conf's shadow database at the NSS module."""
+        self.run(["/usr/sbin/pwconv"])
+        self.set_nsswitch_shadow("hardened_shadow")
+
     def close(self):
         if self._closed:
             return
