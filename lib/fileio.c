@@ -330,34 +330,67 @@ int hs_read_file_alloc_at(int dirfd, const char *name, const struct hs_file_expe
 	return 0;
 }
 
-/* Create a new, empty file ".NAME.XXXXXXXXXXXX" in dirfd for writing.
- * The name is unpredictable and created with O_EXCL|O_NOFOLLOW, so a
- * planted file or symlink can neither be reused nor followed. */
-static int create_temp_file(int dirfd, const char *name, char *tmp, size_t tmpsize)
+/* Fill tmp with ".NAME.XXXXXXXXXXXX" (unpredictable). */
+static int make_temp_name(const char *name, char *tmp, size_t tmpsize)
 {
 	size_t namelen = strlen(name);
+	int r;
 
 	/* '.' + NAME + '.' + random + NUL */
 	if (namelen + 2 + HS_TEMP_RANDOM_LEN >= NAME_MAX + 1 ||
 	    namelen + 3 + HS_TEMP_RANDOM_LEN > tmpsize)
 		return -ENAMETOOLONG;
+	tmp[0] = '.';
+	memcpy(tmp + 1, name, namelen);
+	tmp[1 + namelen] = '.';
+	r = hs_random_alnum(tmp + 2 + namelen, HS_TEMP_RANDOM_LEN);
+	if (r < 0)
+		return r;
+	tmp[2 + namelen + HS_TEMP_RANDOM_LEN] = '\0';
+	return 0;
+}
 
+/* Create a new, empty file ".NAME.XXXXXXXXXXXX" in dirfd for writing.
+ * The name is unpredictable and created with O_EXCL|O_NOFOLLOW, so a
+ * planted file or symlink can neither be reused nor followed. */
+static int create_temp_file(int dirfd, const char *name, char *tmp, size_t tmpsize)
+{
 	for (int tries = 0; tries < HS_TEMP_TRIES; tries++) {
 		int r, fd;
 
-		tmp[0] = '.';
-		memcpy(tmp + 1, name, namelen);
-		tmp[1 + namelen] = '.';
-		r = hs_random_alnum(tmp + 2 + namelen, HS_TEMP_RANDOM_LEN);
+		r = make_temp_name(name, tmp, tmpsize);
 		if (r < 0)
 			return r;
-		tmp[2 + namelen + HS_TEMP_RANDOM_LEN] = '\0';
-
 		fd = openat(dirfd, tmp,
 			    O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC | O_NOCTTY,
 			    0600);
 		if (fd >= 0)
 			return fd;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+/* Give an O_TMPFILE inode a temporary name in dirfd.  linkat with
+ * AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; a setgid tool goes through
+ * /proc/self/fd instead. */
+static int link_temp_file(int fd, int dirfd, const char *name, char *tmp, size_t tmpsize)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	for (int tries = 0; tries < HS_TEMP_TRIES; tries++) {
+		int r = make_temp_name(name, tmp, tmpsize);
+
+		if (r < 0)
+			return r;
+		if (linkat(fd, "", dirfd, tmp, AT_EMPTY_PATH) == 0)
+			return 0;
+		if (errno == ENOENT || errno == EPERM) {
+			if (linkat(AT_FDCWD, proc, dirfd, tmp, AT_SYMLINK_FOLLOW) == 0)
+				return 0;
+		}
 		if (errno != EEXIST)
 			return -errno;
 	}
@@ -377,16 +410,28 @@ static int fsync_dir(int dirfd)
 int hs_replace_file_at(int dirfd, const char *name, const void *data, size_t len,
 		       uid_t uid, gid_t gid, mode_t mode)
 {
-	char tmp[NAME_MAX + 1];
+	char tmp[NAME_MAX + 1] = "";
 	struct stat st;
+	bool anonymous;
 	int fd, r;
 
 	if (!hs_is_single_component(name) || (!data && len))
 		return -EINVAL;
 
-	fd = create_temp_file(dirfd, name, tmp, sizeof tmp);
-	if (fd < 0)
-		return fd;
+	/* Write into an unnamed O_TMPFILE inode and give it a name only
+	 * once it is complete, so a SIGKILL (which no cleanup handler sees)
+	 * during the write, chown or fsync leaves nothing behind; the only
+	 * window for a stray temporary name is between linkat and renameat.
+	 * File systems without O_TMPFILE get a named temporary file. */
+	fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	anonymous = fd >= 0;
+	if (!anonymous) {
+		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+			return -errno;
+		fd = create_temp_file(dirfd, name, tmp, sizeof tmp);
+		if (fd < 0)
+			return fd;
+	}
 
 	r = hs_write_full(fd, data, len);
 	if (r < 0)
@@ -417,6 +462,13 @@ int hs_replace_file_at(int dirfd, const char *name, const void *data, size_t len
 		r = -errno;
 		goto fail;
 	}
+	if (anonymous) {
+		r = link_temp_file(fd, dirfd, name, tmp, sizeof tmp);
+		if (r < 0) {
+			tmp[0] = '\0';
+			goto fail;
+		}
+	}
 	/* close() can report a delayed write error (NFS): check it before
 	 * the new file becomes visible */
 	r = close(fd);
@@ -436,7 +488,8 @@ int hs_replace_file_at(int dirfd, const char *name, const void *data, size_t len
 
 fail:
 	hs_close(fd);
-	(void)unlinkat(dirfd, tmp, 0);
+	if (tmp[0])
+		(void)unlinkat(dirfd, tmp, 0);
 	return r;
 }
 
