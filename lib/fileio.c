@@ -102,6 +102,13 @@ static int openat2_no_symlinks(const char *path, int flags)
 	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
 }
 
+/* A writer may rename a new file over the one we just opened: the
+ * opened inode then has no links left.  That is an ordinary race with
+ * hs_replace_file_at, not a hostile file, so the open is retried (a few
+ * times; a directory where that keeps happening is being hammered). */
+#define HS_REPLACED_RETRIES 16
+#define HS_E_REPLACED (-HS_E_LAST - 1)  /* internal: retry the open */
+
 /* fstat an opened fd and apply the checks; closes it on failure. */
 static int check_opened(int fd, const struct hs_file_expect *ex, struct stat *st)
 {
@@ -111,6 +118,10 @@ static int check_opened(int fd, const struct hs_file_expect *ex, struct stat *st
 		r = -errno;
 		hs_close(fd);
 		return r;
+	}
+	if (S_ISREG(st->st_mode) && st->st_nlink == 0) {
+		hs_close(fd);
+		return HS_E_REPLACED;
 	}
 	r = hs_check_file_stat(st, ex);
 	if (r < 0) {
@@ -128,10 +139,15 @@ static int open_trusted(int dirfd, const char *name, const struct hs_file_expect
 
 	if (!hs_is_single_component(name) || !ex)
 		return -EINVAL;
-	fd = openat(dirfd, name, HS_OPEN_TRUSTED);
-	if (fd < 0)
-		return classify_open_error(dirfd, name, errno, false);
-	return check_opened(fd, ex, st);
+	for (int tries = 0; tries < HS_REPLACED_RETRIES; tries++) {
+		fd = openat(dirfd, name, HS_OPEN_TRUSTED);
+		if (fd < 0)
+			return classify_open_error(dirfd, name, errno, false);
+		fd = check_opened(fd, ex, st);
+		if (fd != HS_E_REPLACED)
+			return fd;
+	}
+	return -HS_E_NLINK;
 }
 
 /* Read an opened, checked file of st->st_size bytes into buf (cap bytes
@@ -213,6 +229,39 @@ int hs_read_trusted_at(int dirfd, const char *name, const struct hs_file_expect 
 	return r;
 }
 
+/* Open an absolute path for reading and check it (hs_read_trusted_path). */
+static int open_path_trusted(const char *path, const struct hs_file_expect *ex, struct stat *st)
+{
+	for (int tries = 0; tries < HS_REPLACED_RETRIES; tries++) {
+		int fd = openat2_no_symlinks(path, HS_OPEN_TRUSTED);
+
+		if (fd < 0 && errno == ENOSYS)
+			fd = open(path, HS_OPEN_TRUSTED);
+		if (fd < 0) {
+			int err = errno;
+			const char *slash = strrchr(path, '/');
+			_cleanup_close_ int parent = -1;
+			char dir[PATH_MAX];
+
+			/* name the real problem of the last component, as
+			 * hs_read_trusted_at does */
+			if (err == ENOENT || err == EACCES || (size_t)(slash - path) >= sizeof dir)
+				return err == ELOOP ? -HS_E_SYMLINK : -err;
+			memcpy(dir, path, (size_t)(slash - path));
+			dir[slash - path] = '\0';
+			parent = open(dir[0] ? dir : "/",
+				      O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (parent < 0)
+				return err == ELOOP ? -HS_E_SYMLINK : -err;
+			return classify_open_error(parent, slash + 1, err, false);
+		}
+		fd = check_opened(fd, ex, st);
+		if (fd != HS_E_REPLACED)
+			return fd;
+	}
+	return -HS_E_NLINK;
+}
+
 int hs_read_trusted_path(const char *path, const struct hs_file_expect *ex,
 			 char *buf, size_t bufsize, size_t *len, struct stat *st_out)
 {
@@ -226,27 +275,7 @@ int hs_read_trusted_path(const char *path, const struct hs_file_expect *ex,
 	r = read_cap(ex, bufsize, &cap);
 	if (r < 0)
 		return r;
-	fd = openat2_no_symlinks(path, HS_OPEN_TRUSTED);
-	if (fd < 0 && errno == ENOSYS)
-		fd = open(path, HS_OPEN_TRUSTED);
-	if (fd < 0) {
-		int err = errno;
-		const char *slash = strrchr(path, '/');
-		_cleanup_close_ int parent = -1;
-		char dir[PATH_MAX];
-
-		/* name the real problem of the last component, as
-		 * hs_read_trusted_at does */
-		if (err == ENOENT || err == EACCES || (size_t)(slash - path) >= sizeof dir)
-			return err == ELOOP ? -HS_E_SYMLINK : -err;
-		memcpy(dir, path, (size_t)(slash - path));
-		dir[slash - path] = '\0';
-		parent = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (parent < 0)
-			return err == ELOOP ? -HS_E_SYMLINK : -err;
-		return classify_open_error(parent, slash + 1, err, false);
-	}
-	fd = check_opened(fd, ex, &st);
+	fd = open_path_trusted(path, ex, &st);
 	if (fd < 0)
 		return fd;
 	r = read_checked(fd, &st, buf, cap, len);
@@ -468,6 +497,21 @@ int hs_replace_file_at(int dirfd, const char *name, const void *data, size_t len
 			tmp[0] = '\0';
 			goto fail;
 		}
+		/* Rename at once, before close(): the named temporary
+		 * exists only for these two system calls.  fsync already
+		 * reported any write error of a local file system. */
+		if (renameat(dirfd, tmp, dirfd, name) < 0) {
+			r = -errno;
+			goto fail;
+		}
+		tmp[0] = '\0';
+		if (close(fd) < 0) {
+			fd = -1;
+			r = -errno;
+			goto fail;
+		}
+		fd = -1;
+		return fsync_dir(dirfd);
 	}
 	/* close() can report a delayed write error (NFS): check it before
 	 * the new file becomes visible */

@@ -30,6 +30,7 @@ import stat
 import struct
 import subprocess
 import termios
+import threading
 import time
 from collections import namedtuple
 
@@ -384,6 +385,8 @@ class _Runner:
     root = None
     _root_fd = None
     _log_sock = None
+    _log_lock = threading.Lock()
+    _log = []
 
     # -- files
 
@@ -597,31 +600,59 @@ class _Runner:
     # -- syslog
 
     def _open_log(self):
+        # A thread drains /dev/log continuously: an undrained datagram socket
+        # fills after a few messages and then every program that logs blocks in
+        # syslog(), which would hang tests that run many programs at once.
         import socket
+        import threading
         path = os.path.join(self.root, "dev/log")
         s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         s.bind(path)
         os.chmod(path, 0o666)
-        s.setblocking(False)
+        s.settimeout(0.1)
         self._log_sock = s
         self._log = []
+        self._log_lock = threading.Lock()
+        self._log_stop = threading.Event()
+        self._log_thread = threading.Thread(target=self._log_reader, name="sandbox-syslog",
+                                            daemon=True)
+        self._log_thread.start()
 
-    def _drain_log(self):
+    def _log_reader(self):
+        import socket
+        sock, stop = self._log_sock, self._log_stop
+        while not stop.is_set():
+            try:
+                msg = sock.recv(65536)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            with self._log_lock:
+                self._log.append(msg.decode("utf-8", "replace"))
+
+    def _stop_log(self):
         if self._log_sock is None:
             return
-        while True:
-            try:
-                msg = self._log_sock.recv(65536)
-            except BlockingIOError:
-                return
-            self._log.append(msg.decode("utf-8", "replace"))
+        self._log_stop.set()
+        self._log_thread.join(timeout=2)
+        self._log_sock.close()
+        self._log_sock = None
+
+    def _drain_log(self):
+        # The reader thread does the draining; give it a moment to pick up
+        # what was sent just before this call.
+        if self._log_sock is not None:
+            time.sleep(0.05)
 
     def syslog(self, clear=False):
         """Messages programs in the root sent to /dev/log so far (raw "<PRI>..." lines)."""
         self._drain_log()
-        msgs = list(self._log)
-        if clear:
-            self._log.clear()
+        with self._log_lock:
+            msgs = list(self._log)
+            if clear:
+                self._log.clear()
         return msgs
 
 
@@ -826,9 +857,7 @@ class Sandbox(_Runner):
         if self._root_fd is not None:
             os.close(self._root_fd)
             self._root_fd = None
-        if self._log_sock is not None:
-            self._log_sock.close()
-            self._log_sock = None
+        self._stop_log()
         _unmount_all(self._layer)
         os.rmdir(self._layer)
         if self in _live:

@@ -813,12 +813,49 @@ static void test_remove_stays_on_fs(void **state)
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, tmp_dirs_setup, tmp_dirs_teardown)
 
+/* Readers racing a writer that keeps renaming new files over the one
+ * being read must see the old or the new content, never an error: an
+ * opened file that a rename just unlinked (link count 0) is retried, not
+ * reported as a hard-link attack. */
+static void test_read_races_replace(void **state)
+{
+	struct tmp_dirs *f = *state;
+	const char *a = "aaaa:1:\n", *b = "bbbb:2:\n";
+	char buf[4097];
+	size_t len;
+	pid_t writer;
+	int status;
+
+	put_str(f->dfd, "shadow", a, UID_A, GID_A, 0640);
+	writer = fork_child();
+	if (writer == 0) {
+		for (int i = 0; i < 3000; i++) {
+			const char *c = i % 2 ? a : b;
+
+			if (hs_replace_file_at(f->dfd, "shadow", c, strlen(c), UID_A, GID_A,
+					       0640) < 0)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	for (int i = 0; i < 3000; i++) {
+		int r = hs_read_trusted_at(f->dfd, "shadow", &expect_a, buf, sizeof buf, &len,
+					   NULL);
+
+		assert_int_equal(r, 0);
+		assert_true(strcmp(buf, a) == 0 || strcmp(buf, b) == 0);
+	}
+	status = wait_status(writer);
+	assert_int_equal(status, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single_component),
 		cmocka_unit_test(test_check_file_stat),
 		T(test_read_ok),
+		T(test_read_races_replace),
 		T(test_read_bad_args),
 		T(test_read_symlinks),
 		T(test_read_hardlink),
