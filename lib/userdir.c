@@ -11,7 +11,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -21,6 +23,9 @@
 
 #define HS_TEMP_RANDOM_LEN 12
 #define HS_TEMP_TRIES 16
+/* Poll interval of hs_userdir_lock: short next to a password change or a
+ * helper's 2 s failure delay, long enough not to spin. */
+#define HS_LOCK_POLL_NSEC (20 * 1000 * 1000L)
 
 bool hs_tree_entry_is_user(const char *name)
 {
@@ -292,6 +297,51 @@ int hs_userdir_write_aging(int udirfd, gid_t auth_gid, const struct hs_aging *r)
 	if (e < 0)
 		return e;
 	return write_line(udirfd, HS_FILE_AGING, line, 0, auth_gid, HS_AGING_MODE);
+}
+
+static bool deadline_passed(const struct timespec *deadline)
+{
+	struct timespec now;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &now) < 0)
+		return true;
+	return now.tv_sec > deadline->tv_sec ||
+	       (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
+}
+
+int hs_userdir_lock(int udirfd, unsigned timeout_sec)
+{
+	struct timespec deadline;
+
+	if (udirfd < 0)
+		return -EBADF;
+	if (clock_gettime(CLOCK_MONOTONIC, &deadline) < 0)
+		return -errno;
+	deadline.tv_sec += timeout_sec;
+	/* Polling, not a blocking flock under alarm(): this runs inside the
+	 * PAM module, in processes whose signal handlers and timers are not
+	 * ours to touch. */
+	for (;;) {
+		struct timespec pause = { .tv_sec = 0, .tv_nsec = HS_LOCK_POLL_NSEC };
+
+		if (flock(udirfd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		if (deadline_passed(&deadline))
+			return -HS_E_TIMEOUT;
+		/* an interrupted sleep only makes the next try earlier */
+		(void)nanosleep(&pause, NULL);
+	}
+}
+
+int hs_userdir_unlock(int udirfd)
+{
+	if (flock(udirfd, LOCK_UN) < 0)
+		return -errno;
+	return 0;
 }
 
 /* Fill tmp with the reserved name ".TAG.USER.XXXXXXXXXXXX".  The leading

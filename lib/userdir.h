@@ -59,6 +59,28 @@ int hs_userdir_write_shadow(int udirfd, uid_t owner, gid_t auth_gid, const struc
 int hs_userdir_write_shell(int udirfd, uid_t owner, gid_t auth_gid, const char *shell);
 int hs_userdir_write_aging(int udirfd, gid_t auth_gid, const struct hs_aging *r);
 
+/* The per-user write lock: an exclusive flock(2) on the user's directory
+ * fd (one from hs_userdir_open; flock works on a read-only directory fd).
+ * Every read-modify-write of a user's files takes it -- root's passwd
+ * -l/-u/-d/-e and aging flags, chage, the PAM module's password UPDATE
+ * and rehash -- and re-reads the file after taking it, so two writers
+ * cannot lose each other's update.  It is held only across that
+ * read-modify-write, never while prompting for a password.
+ *   - Advisory: it orders cooperating writers, it stops nobody else.
+ *   - The password helper holds the same lock during a verification
+ *     (rate limiting), so a writer may wait about 2 s behind a failed
+ *     guess.
+ *   - The user owns the directory and can hold the lock: that delays
+ *     (and, past the timeout, fails) changes to their own account only.
+ * Polls LOCK_EX|LOCK_NB with a short sleep until timeout_sec have passed
+ * (no alarm(): safe in library code and in the PAM module); timeout_sec 0
+ * tries once.  Returns 0, -HS_E_TIMEOUT, or a negative error (-EBADF for
+ * an fd that cannot be locked, e.g. O_PATH).  Released by closing every
+ * fd sharing this open file description, or by hs_userdir_unlock
+ * (returns 0 or -errno). */
+int hs_userdir_lock(int udirfd, unsigned timeout_sec);
+int hs_userdir_unlock(int udirfd);
+
 /* Create USER's directory complete with all three files, atomically: it is
  * built as root:root 0700 under a reserved temporary name, then given to
  * uid:auth_gid 02710 and renamed into place with RENAME_NOREPLACE (-EEXIST

@@ -42,6 +42,12 @@
 
 #define FAIL_DELAY_USEC 2000000u   /* pam_unix's */
 #define MAX_PASSWD_TRIES 3         /* pam_unix's */
+/* How long a password change waits for the user's lock (the password
+ * helper holds it through a failed guess's 2 s delay), and how long a
+ * login waits before giving up a best-effort rehash: a login must not
+ * hang for an optimisation, the next one will rehash. */
+#define LOCK_TIMEOUT_SEC 15u
+#define REHASH_LOCK_TIMEOUT_SEC 5u
 #define DATA_PRELIM_HASH "pam_hardened_shadow_prelim_hash"
 #define DATA_OLD_AUTHTOK "pam_hardened_shadow_old_authtok"
 
@@ -322,6 +328,37 @@ static void entry_load(pam_handle_t *pamh, const struct options *o, const char *
 	pam_syslog(pamh, LOG_ERR, "cannot read %s: %s", path, hs_strerror(r));
 }
 
+/* Take the user's write lock (lib/userdir.h), then read the shadow file
+ * again into buf/cur: what a writer replaces must be what is on disk now,
+ * not what was read before the lock.  Returns 0 with the lock held, or a
+ * negative error (logged) without it. */
+static int lock_and_reread(pam_handle_t *pamh, struct entry *e, unsigned timeout, char *buf,
+                           size_t size, struct hs_shadow *cur)
+{
+	char path[HS_PATH_FIELD_MAX];
+	int r;
+
+	r = hs_userdir_lock(e->udirfd, timeout);
+	if (r == -HS_E_TIMEOUT) {
+		pam_syslog(pamh, LOG_ERR, "cannot lock %s: timed out after %u s",
+		           hs_userdir_path(path, sizeof path, e->name, NULL), timeout);
+		return r;
+	}
+	if (r < 0) {
+		pam_syslog(pamh, LOG_ERR, "cannot lock %s: %s",
+		           hs_userdir_path(path, sizeof path, e->name, NULL), hs_strerror(r));
+		return r;
+	}
+	r = hs_userdir_read_shadow(e->udirfd, e->pw->pw_uid, buf, size, cur);
+	if (r < 0) {
+		(void)hs_userdir_unlock(e->udirfd);
+		pam_syslog(pamh, LOG_ERR, "cannot read %s: %s",
+		           hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW),
+		           hs_strerror(r));
+	}
+	return r;
+}
+
 /* The group new files get: the auth group when root (it can set any
  * group), otherwise the setgid directory hands it down. */
 static int write_gid(pam_handle_t *pamh, gid_t *gid)
@@ -455,9 +492,30 @@ static void maybe_rehash(pam_handle_t *pamh, const struct options *o, struct ent
 		           e->name, p.prefix);
 		return;
 	}
-	struct hs_shadow ns = { .hash = newhash, .lstchg = e->sh.lstchg };
+	/* under the lock, and only if the hash is still the one the
+	 * password was verified against: a change made meanwhile (a new
+	 * password, root's lock) must not be undone by a rehash */
+	char curbuf[HS_USERFILE_MAX + 2];
+	struct hs_shadow cur;
+
+	r = lock_and_reread(pamh, e, REHASH_LOCK_TIMEOUT_SEC, curbuf, sizeof curbuf, &cur);
+	if (r < 0) {
+		hs_wipe(newhash, sizeof newhash);
+		return;
+	}
+	if (!hs_consttime_streq(cur.hash, e->sh.hash)) {
+		(void)hs_userdir_unlock(e->udirfd);
+		hs_wipe(newhash, sizeof newhash);
+		hs_wipe(curbuf, sizeof curbuf);
+		pam_syslog(pamh, LOG_NOTICE, "rehash of %s skipped: password changed by another process",
+		           e->name);
+		return;
+	}
+	struct hs_shadow ns = { .hash = newhash, .lstchg = cur.lstchg };
 	r = hs_userdir_write_shadow(e->udirfd, e->pw->pw_uid, gid, &ns);
+	(void)hs_userdir_unlock(e->udirfd);
 	hs_wipe(newhash, sizeof newhash);
+	hs_wipe(curbuf, sizeof curbuf);
 	if (r == -EACCES || r == -EPERM) {
 		if (o->debug)
 			pam_syslog(pamh, LOG_DEBUG, "rehash of %s skipped: %s", e->name, hs_strerror(r));
@@ -848,11 +906,11 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 		return r == PAM_TRY_AGAIN ? PAM_AUTHTOK_ERR : r;
 	}
 
-	/* someone changed the hash between PRELIM and now: do not
-	 * silently overwrite their change with one checked against the
-	 * previous password */
-	if (pam_get_data(pamh, DATA_PRELIM_HASH, &seen) == PAM_SUCCESS && seen &&
-	    !hs_consttime_streq(seen, e->sh.hash)) {
+	/* a cheap early refusal; the check that counts is made again
+	 * under the lock below */
+	if (pam_get_data(pamh, DATA_PRELIM_HASH, &seen) != PAM_SUCCESS || !seen)
+		seen = e->sh.hash;
+	if (!hs_consttime_streq(seen, e->sh.hash)) {
 		pam_syslog(pamh, LOG_NOTICE, "user password changed by another process");
 		return PAM_AUTHTOK_ERR;
 	}
@@ -874,8 +932,32 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 		           policy.prefix);
 		return PAM_SERVICE_ERR;
 	}
+	/* Hashing is done before the lock (it is the slow part); the lock
+	 * is held from the re-read to the rename, so root's passwd -l or
+	 * chage -d cannot slip in between and be overwritten, and if they
+	 * came first the re-read sees their change. */
+	char curbuf[HS_USERFILE_MAX + 2];
+	struct hs_shadow cur;
+
+	r = lock_and_reread(pamh, e, LOCK_TIMEOUT_SEC, curbuf, sizeof curbuf, &cur);
+	if (r < 0) {
+		hs_wipe(newhash, sizeof newhash);
+		return r == -HS_E_TIMEOUT ? PAM_AUTHTOK_LOCK_BUSY : PAM_AUTHTOK_ERR;
+	}
+	/* someone changed the hash since PRELIM checked it (root locked
+	 * the account, another change won): do not overwrite their change
+	 * with one checked against the previous password */
+	if (!hs_consttime_streq(seen, cur.hash)) {
+		(void)hs_userdir_unlock(e->udirfd);
+		hs_wipe(newhash, sizeof newhash);
+		hs_wipe(curbuf, sizeof curbuf);
+		pam_syslog(pamh, LOG_NOTICE, "user password changed by another process");
+		return PAM_AUTHTOK_ERR;
+	}
+	hs_wipe(curbuf, sizeof curbuf);
 	struct hs_shadow ns = { .hash = newhash, .lstchg = hs_today() };
 	r = hs_userdir_write_shadow(e->udirfd, e->pw->pw_uid, gid, &ns);
+	(void)hs_userdir_unlock(e->udirfd);
 	hs_wipe(newhash, sizeof newhash);
 	if (r < 0) {
 		pam_syslog(pamh, LOG_ERR, "cannot write %s: %s",

@@ -2,8 +2,9 @@
  *
  * Installed setgid hardened-shadow (2711, DESIGN §5).  Root may change
  * anything: the aging limits go to the root-owned USER/aging file, the
- * last-change day (-d) to USER/shadow, each replaced atomically; no global
- * file is written and no global lock taken.  Everyone else may only list
+ * last-change day (-d) to USER/shadow, each replaced atomically under the
+ * user's write lock (hs_userdir_lock); no global file is written and no
+ * global lock taken.  Everyone else may only list
  * their own values (-l): the setgid group lets chage traverse the tree and
  * the kernel's owner check on the 02710 user directory does the rest.
  *
@@ -52,6 +53,9 @@
  * (count >= 2) keeps failing and is refused after these attempts. */
 #define NLINK_RETRIES      50
 #define NLINK_RETRY_NSEC   1000000L
+/* How long root's changes wait for the user's lock (the password helper
+ * holds it through a failed guess's 2 s delay). */
+#define LOCK_TIMEOUT_SEC   15u
 
 struct options {
 	bool list, iso;
@@ -388,10 +392,9 @@ static void read_aging(int udirfd, const char *user, struct hs_aging *a)
 			hs_strerror(r));
 }
 
-/* Replace USER/shadow with a new LSTCHG.  The hash is read again right
- * before the write, so a concurrent password change is lost only if it
- * lands in the few system calls between this read and our rename (there
- * is no per-user lock in the layout). */
+/* Replace USER/shadow with a new LSTCHG.  Called with the user's lock
+ * held: the hash is read again here, so a password change made before
+ * the lock was taken is kept, and none can land before our rename. */
 static int write_lstchg(int udirfd, const struct passwd *pw, gid_t auth_gid, long lstchg)
 {
 	char buf[HS_USERFILE_MAX + 2];
@@ -407,6 +410,21 @@ static int write_lstchg(int udirfd, const struct passwd *pw, gid_t auth_gid, lon
 	}
 	hs_wipe(buf, sizeof(buf));
 	return r;
+}
+
+/* Take the user's write lock; dies naming the directory on failure. */
+static void lock_user(int udirfd, const char *user)
+{
+	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
+	int r;
+
+	r = hs_userdir_lock(udirfd, LOCK_TIMEOUT_SEC);
+	if (r == -HS_E_TIMEOUT)
+		hs_die(E_NOPERM, "cannot lock %s: timed out after %u s",
+		       hs_userdir_path(path, sizeof(path), user, NULL), LOCK_TIMEOUT_SEC);
+	if (r < 0)
+		hs_die(E_NOPERM, "cannot lock %s: %s",
+		       hs_userdir_path(path, sizeof(path), user, NULL), hs_strerror(r));
 }
 
 int main(int argc, char **argv)
@@ -457,6 +475,12 @@ int main(int argc, char **argv)
 		hs_die(E_NOPERM, "cannot open %s: %s",
 		       hs_userdir_path(path, sizeof(path), pw.pw_name, NULL), hs_strerror(udirfd));
 
+	/* Root's option-driven change is a read-modify-write of aging: lock
+	 * before reading it.  The interactive one locks after the prompts
+	 * (never hold the lock while a person types) and then writes the
+	 * values they answered. */
+	if (!o.list && !interactive)
+		lock_user(udirfd, pw.pw_name);
 	read_aging(udirfd, pw.pw_name, &aging);
 
 	if (o.list) {
@@ -482,6 +506,7 @@ int main(int argc, char **argv)
 		lstchg = sh.lstchg;
 		hs_wipe(shadowbuf, sizeof(shadowbuf));
 		ask_fields(pw.pw_name, &lstchg, &aging);
+		lock_user(udirfd, pw.pw_name);
 	} else {
 		if (o.set_min)
 			aging.min = o.min;

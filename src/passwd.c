@@ -6,8 +6,9 @@
  * user's own shadow file); the kernel's owner check on the user's 02710
  * directory is what limits an ordinary user to their own account.  Root's
  * flag operations replace USER/shadow and the root-owned USER/aging
- * through the library, atomically; no global file is written and no
- * global lock is taken (DESIGN §4).
+ * through the library, atomically, under the user's write lock
+ * (hs_userdir_lock); no global file is written and no global lock is
+ * taken (DESIGN §4).
  *
  * Options, messages, exit codes and the -S format follow shadow-utils'
  * passwd(1) (Debian 12, shadow 4.13); where we differ on purpose, passwd(1)
@@ -43,7 +44,7 @@
 #define E_USAGE    2   /* invalid combination of options */
 #define E_FAILURE  3   /* unexpected failure, nothing done */
 #define E_MISSING  4   /* unexpected failure, passwd file missing */
-#define E_PWDBUSY  5   /* passwd file busy, try again (never: no lock is taken) */
+#define E_PWDBUSY  5   /* passwd file busy, try again: the user's lock timed out */
 #define E_BAD_ARG  6   /* invalid argument to option */
 /* Not in passwd(1), but what shadow-utils' passwd really exits with when
  * PAM refuses or fails the change; scripts see the same status. */
@@ -53,6 +54,11 @@
 #define STDIN_PASSWORD_MAX 512
 
 #define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16)
+
+/* How long root's changes wait for the user's lock: the password helper
+ * holds it through a failed guess's 2 s delay, a password change through
+ * one hash and one rename. */
+#define LOCK_TIMEOUT_SEC 15u
 
 struct options {
 	bool all, delete, expire, keep, lock, quiet, status, unlock, force, use_stdin;
@@ -576,6 +582,18 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 		hs_warn("cannot open %s: %s", hs_userdir_path(path, sizeof(path), name, NULL),
 			hs_strerror(udirfd));
 		return udirfd == -ENOENT ? E_MISSING : E_FAILURE;
+	}
+	/* Held from the first read to the last rename (released when udirfd
+	 * is closed): a password change by the user or another root tool
+	 * cannot land between our read and our write and be lost. */
+	r = hs_userdir_lock(udirfd, LOCK_TIMEOUT_SEC);
+	if (r < 0) {
+		hs_userdir_path(path, sizeof(path), name, NULL);
+		if (r == -HS_E_TIMEOUT)
+			hs_warn("cannot lock %s: timed out after %u s", path, LOCK_TIMEOUT_SEC);
+		else
+			hs_warn("cannot lock %s: %s", path, hs_strerror(r));
+		return r == -HS_E_TIMEOUT ? E_PWDBUSY : E_FAILURE;
 	}
 
 	/* Everything is read and checked before anything is written:

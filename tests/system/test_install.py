@@ -4,11 +4,19 @@ are created there) or a bare staging directory (no setgid bit without the right 
 
 import os
 import stat
+import subprocess
 
 HELPER = "/usr/libexec/hardened-shadow/shell-helper"
 
 
 def install(sb, build_dir, dest):
+    # meson install writes meson-logs/install-log.txt into the build tree, which the
+    # sandbox shows read-only when it lives under /tmp (a CI clone): give it a
+    # scratch tmpfs there, inside this root only.
+    logs = sb.root + os.path.join(build_dir, "meson-logs")
+    if not os.path.ismount(logs):
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "hs-meson-logs", logs],
+                       check=True)
     return sb.run(["meson", "install", "-C", build_dir, "--no-rebuild", "--destdir", dest],
                   env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, timeout=120)
 

@@ -15,8 +15,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -700,6 +702,139 @@ static void test_remove_refuses_symlink(void **state)
 	assert_int_equal(hs_userdir_remove(f->dfd, "bob"), -HS_E_NOTDIR);
 }
 
+/* ---- the per-user lock ---- */
+
+static double now_sec(void)
+{
+	struct timespec ts;
+
+	assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A child that opens alice's directory itself (its own open file
+ * description, as another process would), takes the lock, reports 'L'
+ * on the pipe, then holds the lock for hold_ms (or until killed) and
+ * releases it with hs_userdir_unlock before saying 'U'. */
+static pid_t lock_holder(struct tmp_dirs *f, int hold_ms, int *rfd)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork_child();
+	if (pid == 0) {
+		int u = hs_userdir_open(f->dfd, "alice", UID_ALICE, NULL);
+		struct timespec ts = { hold_ms / 1000, (hold_ms % 1000) * 1000000L };
+
+		close(p[0]);
+		if (u < 0 || hs_userdir_lock(u, 0) != 0)
+			_exit(2);
+		if (write(p[1], "L", 1) != 1)
+			_exit(3);
+		nanosleep(&ts, NULL);
+		if (hs_userdir_unlock(u) != 0)
+			_exit(4);
+		if (write(p[1], "U", 1) != 1)
+			_exit(5);
+		/* stay alive (fd open) so only the unlock can have released it */
+		ts.tv_sec = 2;
+		ts.tv_nsec = 0;
+		nanosleep(&ts, NULL);
+		_exit(0);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	assert_int_equal(c, 'L');
+	*rfd = p[0];
+	return pid;
+}
+
+static void test_lock_times_out(void **state)
+{
+	struct tmp_dirs *f = *state;
+	int u, rfd;
+	double t0, dt;
+	pid_t pid;
+
+	make_alice(f);
+	u = open_alice(f);
+	pid = lock_holder(f, 60000, &rfd);
+
+	/* timeout 0: one try, no wait */
+	t0 = now_sec();
+	assert_int_equal(hs_userdir_lock(u, 0), -HS_E_TIMEOUT);
+	assert_true(now_sec() - t0 < 0.5);
+	/* timeout 1: waits the whole second, then gives up */
+	t0 = now_sec();
+	assert_int_equal(hs_userdir_lock(u, 1), -HS_E_TIMEOUT);
+	dt = now_sec() - t0;
+	assert_true(dt >= 0.99);
+	assert_true(dt < 3.0);
+	/* the helper's blocking flock sees the same lock */
+	assert_int_equal(flock(u, LOCK_EX | LOCK_NB), -1);
+	assert_int_equal(errno, EWOULDBLOCK);
+
+	/* the holder dies: its lock goes with it, ours is taken at once */
+	kill(pid, SIGKILL);
+	assert_int_equal(wait_status(pid), 1000 + SIGKILL);
+	t0 = now_sec();
+	assert_int_equal(hs_userdir_lock(u, 5), 0);
+	assert_true(now_sec() - t0 < 1.0);
+	close(rfd);
+
+	/* and now we hold it: another open of the directory cannot */
+	int u2 = open_alice(f);
+	assert_int_equal(hs_userdir_lock(u2, 0), -HS_E_TIMEOUT);
+	assert_int_equal(hs_userdir_unlock(u), 0);
+	assert_int_equal(hs_userdir_lock(u2, 0), 0);
+	/* closing the only fd of the holder releases it too */
+	close(u2);
+	assert_int_equal(hs_userdir_lock(u, 0), 0);
+	close(u);
+}
+
+static void test_lock_waits_for_release(void **state)
+{
+	struct tmp_dirs *f = *state;
+	int u, rfd;
+	double t0, dt;
+	pid_t pid;
+	char c;
+
+	make_alice(f);
+	u = open_alice(f);
+	pid = lock_holder(f, 400, &rfd);
+	t0 = now_sec();
+	assert_int_equal(hs_userdir_lock(u, 10), 0);
+	dt = now_sec() - t0;
+	/* taken only after the holder's hs_userdir_unlock, while it is
+	 * still alive with its fd open */
+	assert_int_equal(read(rfd, &c, 1), 1);
+	assert_int_equal(c, 'U');
+	assert_true(dt >= 0.2);
+	assert_true(dt < 5.0);
+	assert_int_equal(wait_status(pid), 0);
+	close(rfd);
+	close(u);
+}
+
+static void test_lock_bad_fd(void **state)
+{
+	struct tmp_dirs *f = *state;
+	int p;
+
+	make_alice(f);
+	assert_int_equal(hs_userdir_lock(-1, 0), -EBADF);
+	/* an O_PATH descriptor (what hs_tree_open falls back to) cannot
+	 * carry a flock: an error, not a silent "locked" */
+	p = openat(f->dfd, "alice", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(p >= 0);
+	assert_int_equal(hs_userdir_lock(p, 1), -EBADF);
+	close(p);
+}
+
 /* ---- groups ---- */
 
 static void test_layout_gids(void **state)
@@ -743,6 +878,9 @@ int main(void)
 		T(test_remove_hostile),
 		T(test_remove_takes_away_first),
 		T(test_remove_refuses_symlink),
+		T(test_lock_times_out),
+		T(test_lock_waits_for_release),
+		T(test_lock_bad_fd),
 		cmocka_unit_test(test_layout_gids),
 	};
 
