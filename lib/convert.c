@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "accountdb.h"
 #include "config.h"
 #include "fileio.h"
 #include "globalfile.h"
@@ -48,6 +49,7 @@
 #include "names.h"
 #include "privs.h"
 #include "records.h"
+#include "shells.h"
 #include "userdir.h"
 #include "util.h"
 
@@ -55,139 +57,20 @@
 #define TREE_NAME        "hardened-shadow"  /* HS_TREE_DIR inside ETC_DIR */
 #define SHADOW_NAME      "shadow"
 #define SHADOW_BACKUP    "shadow-"
-#define SHELLS_NAME      "shells"
 #define TCB_SHADOW       "shadow"
 #define SOURCE_SHADOW    "shadow\n"
 #define SOURCE_TCB       "tcb\n"
 #define USERBUF_SIZE     (HS_USERFILE_MAX + 2)
 
 /* ---------------------------------------------------------------- */
-/* A small open-addressing table: user name -> index.  100,000 users make
- * linear scans quadratic; glibc's hsearch is process-global. */
+/* /etc/passwd, through lib/accountdb.c */
 
-struct name_table {
-	const char **keys;
-	size_t *vals;
-	size_t cap;  /* power of two */
-};
-
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
-static int table_init(struct name_table *t, size_t n)
-{
-	size_t cap = 64;
-
-	while (cap < 2 * n + 16)
-		cap *= 2;
-	t->keys = calloc(cap, sizeof(*t->keys));
-	t->vals = calloc(cap, sizeof(*t->vals));
-	t->cap = cap;
-	if (!t->keys || !t->vals)
-		return -ENOMEM;
-	return 0;
-}
-
-static void table_free(struct name_table *t)
-{
-	free(t->keys);
-	free(t->vals);
-	memset(t, 0, sizeof(*t));
-}
-
-static bool table_find(const struct name_table *t, const char *key, size_t *val)
-{
-	if (!t->cap)
-		return false;
-	for (size_t i = name_hash(key) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-		if (!t->keys[i])
-			return false;
-		if (strcmp(t->keys[i], key) == 0) {
-			*val = t->vals[i];
-			return true;
-		}
-	}
-}
-
-/* -EEXIST (and *val = the existing value) when key is present. */
-static int table_insert(struct name_table *t, const char *key, size_t *val)
-{
-	for (size_t i = name_hash(key) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-		if (!t->keys[i]) {
-			t->keys[i] = key;
-			t->vals[i] = *val;
-			return 0;
-		}
-		if (strcmp(t->keys[i], key) == 0) {
-			*val = t->vals[i];
-			return -EEXIST;
-		}
-	}
-}
-
-/* ---------------------------------------------------------------- */
-/* Lines of a global file held in memory, each parsed in a private copy. */
-
-struct text_line {
-	const char *text;       /* in the original data, not NUL-terminated */
-	size_t len;
-	unsigned long lineno;
-	char *copy;             /* NUL-terminated copy the parser cut up */
-	long ent;               /* index of the parsed record, -1 = none */
-};
-
-static int split_lines(const char *data, size_t len, char **copy_out,
-		       struct text_line **lines_out, size_t *n_out)
-{
-	struct hs_line_iter it;
-	const char *line;
-	size_t llen, n = 0, i = 0;
-	char *copy;
-	struct text_line *lines;
-
-	hs_line_iter_init(&it, data, len);
-	while (hs_line_next(&it, &line, &llen))
-		n++;
-	copy = malloc(len + 1);
-	lines = calloc(n ? n : 1, sizeof(*lines));
-	if (!copy || !lines) {
-		free(copy);
-		free(lines);
-		return -ENOMEM;
-	}
-	memcpy(copy, data, len);
-	copy[len] = '\0';
-	hs_line_iter_init(&it, data, len);
-	while (hs_line_next(&it, &line, &llen) && i < n) {
-		size_t off = (size_t)(line - data);
-
-		copy[off + llen] = '\0';
-		lines[i].text = line;
-		lines[i].len = llen;
-		lines[i].lineno = i + 1;
-		lines[i].copy = copy + off;
-		lines[i].ent = -1;
-		i++;
-	}
-	*copy_out = copy;
-	*lines_out = lines;
-	*n_out = i;
-	return 0;
-}
-
-/* ---------------------------------------------------------------- */
-/* /etc/passwd */
-
+/* One passwd entry.  pw is the record as loaded: its strings live in the
+ * db until pwdb_free, and stay the original values even after pwdb_render
+ * rewrote the line (build_tree needs the real shells and hashes). */
 struct pw_ent {
 	struct hs_passwd pw;
+	size_t line;        /* index in db.lines */
 	unsigned long lineno;
 	long sp;            /* index into the shadow records, -1 = none */
 	char *new_shell;    /* pwunconv: the restored shell (malloc'd) */
@@ -195,14 +78,10 @@ struct pw_ent {
 };
 
 struct pwdb {
-	char *data;
-	size_t len;
-	char *copy;
-	struct text_line *lines;
-	size_t nlines;
-	struct pw_ent *ents;
+	struct hs_accountdb db;
+	struct pw_ent *ents;    /* the entries in file order */
 	size_t n;
-	struct name_table names;
+	long *ent_at;           /* db line index -> entry index, -1 = none */
 };
 
 static void pwdb_free(struct pwdb *db)
@@ -210,78 +89,65 @@ static void pwdb_free(struct pwdb *db)
 	for (size_t i = 0; i < db->n; i++)
 		free(db->ents[i].new_shell);
 	free(db->ents);
-	free(db->lines);
-	free(db->copy);
-	free(db->data);
-	table_free(&db->names);
+	free(db->ent_at);
+	hs_accountdb_free(&db->db);
 	memset(db, 0, sizeof(*db));
 }
 
 static int pwdb_load(struct pwdb *db)
 {
-	int r = hs_global_read(HS_ETC_PASSWD, &db->data, &db->len);
+	int r = hs_accountdb_load(&db->db, HS_DB_PASSWD, HS_ETC_PASSWD, 0);
 
 	if (r < 0) {
+		hs_warn("%s", db->db.error);
+		return r;
+	}
+	db->ents = calloc(db->db.n_entries ? db->db.n_entries : 1, sizeof(*db->ents));
+	db->ent_at = calloc(db->db.n_lines ? db->db.n_lines : 1, sizeof(*db->ent_at));
+	if (!db->ents || !db->ent_at) {
+		r = -ENOMEM;
 		hs_warn("cannot read %s: %s", HS_ETC_PASSWD, hs_strerror(r));
 		return r;
 	}
-	r = split_lines(db->data, db->len, &db->copy, &db->lines, &db->nlines);
-	if (r < 0)
-		goto oom;
-	db->ents = calloc(db->nlines ? db->nlines : 1, sizeof(*db->ents));
-	if (!db->ents || table_init(&db->names, db->nlines) < 0) {
-		r = -ENOMEM;
-		goto oom;
-	}
-	for (size_t i = 0; i < db->nlines; i++) {
-		struct text_line *l = &db->lines[i];
+	for (size_t i = 0; i < db->db.n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(&db->db, i);
 		struct pw_ent *e = &db->ents[db->n];
-		size_t idx = db->n;
 
-		if (l->len == 0)
-			continue;  /* kept verbatim */
-		r = hs_passwd_parse(l->copy, &e->pw);
-		if (r < 0) {
-			hs_warn("%s:%lu: invalid entry: %s", HS_ETC_PASSWD, l->lineno, hs_strerror(r));
-			return r;
-		}
-		e->lineno = l->lineno;
+		db->ent_at[i] = -1;
+		if (!rec)
+			continue;  /* blank line, kept verbatim */
+		e->pw = rec->pw;
+		e->line = i;
+		e->lineno = db->db.lines[i].lineno;
 		e->sp = -1;
-		if (table_insert(&db->names, e->pw.name, &idx) < 0) {
-			hs_warn("%s:%lu: duplicate user name %s (also on line %lu)", HS_ETC_PASSWD,
-				l->lineno, e->pw.name, db->ents[idx].lineno);
-			return -HS_E_FORMAT;
-		}
-		l->ent = (long)db->n;
-		db->n++;
+		db->ent_at[i] = (long)db->n++;
 	}
 	return 0;
-oom:
-	hs_warn("cannot read %s: %s", HS_ETC_PASSWD, hs_strerror(r));
-	return r;
+}
+
+/* The entry of a user name, or NULL. */
+static struct pw_ent *pwdb_find(struct pwdb *db, const char *name)
+{
+	long line = hs_accountdb_find(&db->db, name);
+
+	return line < 0 || db->ent_at[line] < 0 ? NULL : &db->ents[db->ent_at[line]];
 }
 
 /* New /etc/passwd text: every entry reformatted with pw_passwd "x" and the
  * chosen shell (to_tree), or with the restored shell (!to_tree); other
  * lines verbatim.  *changed tells whether anything differs. */
-static int pwdb_render(const struct pwdb *db, bool to_tree, struct hs_buf *out, bool *changed)
+static int pwdb_render(struct pwdb *db, bool to_tree, struct hs_buf *out, bool *changed)
 {
 	int r;
 
 	*changed = false;
-	for (size_t i = 0; i < db->nlines; i++) {
-		const struct text_line *l = &db->lines[i];
-		const struct pw_ent *e = l->ent >= 0 ? &db->ents[l->ent] : NULL;
+	for (size_t i = 0; i < db->n; i++) {
+		const struct pw_ent *e = &db->ents[i];
 		struct hs_passwd p;
-		char *line = NULL;
 
-		if (!e || (!to_tree && !e->new_shell) ||
-		    (to_tree && !e->proxy && strcmp(e->pw.passwd, "x") == 0)) {
-			if ((r = hs_buf_append(out, l->text, l->len)) < 0 ||
-			    (r = hs_buf_append(out, "\n", 1)) < 0)
-				return r;
+		if ((!to_tree && !e->new_shell) ||
+		    (to_tree && !e->proxy && strcmp(e->pw.passwd, "x") == 0))
 			continue;
-		}
 		p = e->pw;
 		if (to_tree) {
 			p.passwd = (char *)"x";
@@ -290,18 +156,16 @@ static int pwdb_render(const struct pwdb *db, bool to_tree, struct hs_buf *out, 
 		} else {
 			p.shell = e->new_shell;
 		}
-		r = hs_passwd_format(&p, &line);
+		r = hs_accountdb_replace(&db->db, e->line, &p);
 		if (r < 0) {
-			hs_warn("cannot write the %s entry of %s: %s", HS_ETC_PASSWD, e->pw.name,
-				hs_strerror(r));
+			hs_warn("%s", db->db.error);
 			return r;
 		}
-		r = hs_buf_append(out, line, strlen(line));
-		free(line);
-		if (r < 0)
-			return r;
-		*changed = true;
 	}
+	r = hs_accountdb_serialize(&db->db, out);
+	if (r < 0)
+		return r;
+	*changed = db->db.dirty;
 	return 0;
 }
 
@@ -315,11 +179,7 @@ struct sp_ent {
 
 struct spdb {
 	bool present;
-	char *data;
-	size_t len;
-	char *copy;
-	struct text_line *lines;
-	size_t nlines;
+	struct hs_accountdb file;   /* /etc/shadow */
 	struct sp_ent *ents;
 	size_t n, cap;
 	char **bufs;            /* tcb: one copy per user */
@@ -328,13 +188,7 @@ struct spdb {
 
 static void spdb_free(struct spdb *db)
 {
-	if (db->data)
-		hs_wipe(db->data, db->len);
-	if (db->copy)
-		hs_wipe(db->copy, db->len);
-	free(db->data);
-	free(db->copy);
-	free(db->lines);
+	hs_accountdb_free(&db->file);
 	free(db->ents);
 	for (size_t i = 0; i < db->nbufs; i++)
 		hs_free_secret(db->bufs[i]);
@@ -346,14 +200,14 @@ static void spdb_free(struct spdb *db)
 static int spdb_attach(struct spdb *sp, struct pwdb *pw, size_t spidx, const char *where)
 {
 	const struct hs_spwd *s = &sp->ents[spidx].sp;
-	size_t idx;
+	struct pw_ent *e = pwdb_find(pw, s->name);
 
-	if (!table_find(&pw->names, s->name, &idx)) {
+	if (!e) {
 		hs_warn("%s: user %s is not in %s", where, s->name, HS_ETC_PASSWD);
 		return -HS_E_FORMAT;
 	}
-	if (pw->ents[idx].sp >= 0) {
-		const struct sp_ent *first = &sp->ents[pw->ents[idx].sp];
+	if (e->sp >= 0) {
+		const struct sp_ent *first = &sp->ents[e->sp];
 		if (first->lineno)
 			hs_warn("%s: duplicate user name %s (also on line %lu)", where, s->name,
 				first->lineno);
@@ -361,53 +215,49 @@ static int spdb_attach(struct spdb *sp, struct pwdb *pw, size_t spidx, const cha
 			hs_warn("%s: duplicate user name %s", where, s->name);
 		return -HS_E_FORMAT;
 	}
-	pw->ents[idx].sp = (long)spidx;
+	e->sp = (long)spidx;
 	return 0;
 }
 
 static int spdb_load_shadow(struct spdb *db, struct pwdb *pw)
 {
 	char where[64];
-	int r = hs_global_read(HS_ETC_SHADOW, &db->data, &db->len);
+	/* Lenient: the checks below go line by line, so the first problem in
+	 * the file is the one reported, whatever its kind. */
+	int r = hs_accountdb_load(&db->file, HS_DB_SHADOW, HS_ETC_SHADOW, HS_DB_LENIENT);
 
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0) {
-		hs_warn("cannot read %s: %s", HS_ETC_SHADOW, hs_strerror(r));
+		hs_warn("%s", db->file.error);
 		return r;
 	}
 	db->present = true;
-	r = split_lines(db->data, db->len, &db->copy, &db->lines, &db->nlines);
-	if (r < 0)
-		goto fail;
-	db->ents = calloc(db->nlines ? db->nlines : 1, sizeof(*db->ents));
+	db->ents = calloc(db->file.n_lines ? db->file.n_lines : 1, sizeof(*db->ents));
 	if (!db->ents) {
 		r = -ENOMEM;
-		goto fail;
+		hs_warn("cannot read %s: %s", HS_ETC_SHADOW, hs_strerror(r));
+		return r;
 	}
-	for (size_t i = 0; i < db->nlines; i++) {
-		struct text_line *l = &db->lines[i];
+	for (size_t i = 0; i < db->file.n_lines; i++) {
+		const struct hs_dbline *l = &db->file.lines[i];
 		struct sp_ent *e = &db->ents[db->n];
 
 		if (l->len == 0)
 			continue;
 		snprintf(where, sizeof(where), "%s:%lu", HS_ETC_SHADOW, l->lineno);
-		r = hs_spwd_parse(l->copy, &e->sp);
-		if (r < 0) {
-			hs_warn("%s: invalid entry: %s", where, hs_strerror(r));
-			return r;
+		if (!l->entry) {
+			hs_warn("%s: invalid entry: %s", where, hs_strerror(l->err));
+			return l->err;
 		}
+		e->sp = l->rec.sp;
 		e->lineno = l->lineno;
 		db->n++;
 		if ((r = spdb_attach(db, pw, db->n - 1, where)) < 0)
 			return r;
 	}
 	return 0;
-fail:
-	hs_warn("cannot read %s: %s", HS_ETC_SHADOW, hs_strerror(r));
-	return r;
 }
-
 static int open_dir_ro(int dirfd, const char *name)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -426,7 +276,8 @@ static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const
 	struct hs_file_expect ex = { HS_ANY_UID, HS_ANY_GID, HS_USERFILE_MAX };
 	_cleanup_close_ int ufd = -1;
 	struct stat st;
-	size_t idx, len;
+	const struct pw_ent *e;
+	size_t len;
 	char *copy, *nl;
 	int r;
 
@@ -435,7 +286,7 @@ static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const
 		hs_warn("%s/%s: not a valid user name", HS_ETC_TCB, name);
 		return -HS_E_NAME;
 	}
-	if (!table_find(&pw->names, name, &idx)) {
+	if (!(e = pwdb_find(pw, name))) {
 		hs_warn("%s/%s: user %s is not in %s", HS_ETC_TCB, name, name, HS_ETC_PASSWD);
 		return -HS_E_FORMAT;
 	}
@@ -445,7 +296,7 @@ static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const
 		return ufd;
 	}
 	r = hs_read_trusted_at(ufd, TCB_SHADOW, &ex, buf, sizeof(buf), &len, &st);
-	if (r == 0 && st.st_uid != pw->ents[idx].pw.uid && st.st_uid != 0)
+	if (r == 0 && st.st_uid != e->pw.uid && st.st_uid != 0)
 		r = -HS_E_OWNER;
 	if (r < 0) {
 		hs_warn("cannot read %s: %s", path, hs_strerror(r));
@@ -531,111 +382,47 @@ static int spdb_load_tcb(struct spdb *db, struct pwdb *pw, int etcfd)
 }
 
 /* ---------------------------------------------------------------- */
-/* /etc/shells */
+/* /etc/shells, through lib/shells.c */
 
-struct shells {
-	char *data;
-	size_t len;
-	bool present;
-	struct stat st;
-	char *copy;
-	struct text_line *lines;
-	size_t nlines;
-	bool has_proxy;
-};
-
-static void shells_free(struct shells *s)
+static int shells_load(struct hs_shells *s)
 {
-	free(s->data);
-	free(s->copy);
-	free(s->lines);
-	memset(s, 0, sizeof(*s));
+	int r = hs_shells_load(s, HS_ETC_SHELLS);
+
+	if (r < 0)
+		hs_warn("%s", s->error);
+	return r;
 }
 
-static int shells_load(struct shells *s)
+/* A shell that goes behind the proxy: listed, and not the proxy itself. */
+static bool shells_contains(const struct hs_shells *s, const char *shell)
 {
-	int r = hs_global_read(HS_ETC_SHELLS, &s->data, &s->len);
-
-	if (r == -ENOENT) {
-		/* getusershell() then offers /bin/sh and /bin/csh; we create the
-		 * file with the proxy in it. */
-		s->st.st_uid = 0;
-		s->st.st_gid = 0;
-		s->st.st_mode = 0644;
-		s->data = strdup("");
-		return s->data ? 0 : -ENOMEM;
-	}
-	if (r == 0 && stat(HS_ETC_SHELLS, &s->st) < 0)
-		r = -errno;
-	if (r == 0)
-		r = split_lines(s->data, s->len, &s->copy, &s->lines, &s->nlines);
-	if (r < 0) {
-		hs_warn("cannot read %s: %s", HS_ETC_SHELLS, hs_strerror(r));
-		return r;
-	}
-	s->present = true;
-	for (size_t i = 0; i < s->nlines; i++)
-		if (strcmp(s->lines[i].copy, HS_SHELL_PROXY) == 0)
-			s->has_proxy = true;
-	return 0;
+	return strcmp(shell, HS_SHELL_PROXY) != 0 && hs_shells_contains(s, shell);
 }
 
-/* As getusershell(3): one path per line, '#' comments, blanks ignored. */
-static bool shells_contains(const struct shells *s, const char *shell)
+static bool shells_has_proxy(const struct hs_shells *s)
 {
-	if (!shell[0] || strcmp(shell, HS_SHELL_PROXY) == 0)
-		return false;
-	for (size_t i = 0; i < s->nlines; i++) {
-		const char *l = s->lines[i].copy;
-		if (l[0] != '#' && strcmp(l, shell) == 0)
-			return true;
-	}
-	return false;
+	return hs_shells_contains(s, HS_SHELL_PROXY);
 }
 
 /* Write /etc/shells with the proxy added (add) or every proxy line removed. */
-static int shells_write(int etcfd, const struct shells *s, bool add)
+static int shells_write(struct hs_shells *s, bool add)
 {
-	struct hs_buf b = { 0 };
-	int r = 0;
+	int r = add ? hs_shells_add(s, HS_SHELL_PROXY) : hs_shells_remove(s, HS_SHELL_PROXY);
 
-	if (add) {
-		r = hs_buf_append(&b, s->data, s->len);
-		if (r == 0 && s->len && s->data[s->len - 1] != '\n')
-			r = hs_buf_append(&b, "\n", 1);
-		if (r == 0)
-			r = hs_buf_append(&b, HS_SHELL_PROXY "\n", strlen(HS_SHELL_PROXY) + 1);
-	} else {
-		for (size_t i = 0; r == 0 && i < s->nlines; i++) {
-			if (strcmp(s->lines[i].copy, HS_SHELL_PROXY) == 0)
-				continue;
-			r = hs_buf_append(&b, s->lines[i].text, s->lines[i].len);
-			if (r == 0)
-				r = hs_buf_append(&b, "\n", 1);
-		}
-	}
-	if (r == 0)
-		r = hs_replace_file_at(etcfd, SHELLS_NAME, b.data ? b.data : "", b.len,
-				       s->st.st_uid, s->st.st_gid, s->st.st_mode & 07777);
+	if (r >= 0)
+		r = hs_shells_write(s);
 	if (r < 0)
-		hs_warn("cannot write %s: %s", HS_ETC_SHELLS, hs_strerror(r));
-	hs_buf_free(&b);
+		hs_warn("%s", s->error);
 	return r;
 }
 
 /* Put /etc/shells back exactly as it was read (rollback). */
-static int shells_restore(int etcfd, const struct shells *s)
+static int shells_restore(struct hs_shells *s)
 {
-	int r;
+	int r = hs_shells_restore(s);
 
-	if (!s->present) {
-		r = unlinkat(etcfd, SHELLS_NAME, 0) < 0 && errno != ENOENT ? -errno : 0;
-	} else {
-		r = hs_replace_file_at(etcfd, SHELLS_NAME, s->data, s->len, s->st.st_uid,
-				       s->st.st_gid, s->st.st_mode & 07777);
-	}
 	if (r < 0)
-		hs_warn("cannot restore %s: %s", HS_ETC_SHELLS, hs_strerror(r));
+		hs_warn("%s", s->error);
 	return r;
 }
 
@@ -671,22 +458,18 @@ static struct hs_config *load_logindefs(void)
  * [SYS_GID_MIN, SYS_GID_MAX]). */
 static int plan_groups(struct group_plan *g, bool need_layout_groups)
 {
-	_cleanup_free_ char *data = NULL;
-	_cleanup_free_ char *copy = NULL;
-	_cleanup_free_ struct text_line *lines = NULL;
+	struct hs_accountdb db = HS_ACCOUNTDB_INIT;
 	_cleanup_free_ unsigned char *used = NULL;
 	struct hs_config *cfg;
-	size_t len, nlines;
-	long gmin, gmax;
-	bool tree_found = false, auth_found = false;
+	long gmin, gmax, idx;
 	int r;
 
 	memset(g, 0, sizeof(*g));
-	r = hs_global_read(HS_ETC_GROUP, &data, &len);
-	if (r == 0)
-		r = split_lines(data, len, &copy, &lines, &nlines);
+	/* A repeated group name is grpck's business; the first one counts,
+	 * as for getgrnam(). */
+	r = hs_accountdb_load(&db, HS_DB_GROUP, HS_ETC_GROUP, HS_DB_KEEP_DUPS);
 	if (r < 0) {
-		hs_warn("cannot read %s: %s", HS_ETC_GROUP, hs_strerror(r));
+		hs_warn("%s", db.error);
 		return r;
 	}
 	cfg = load_logindefs();
@@ -697,39 +480,34 @@ static int plan_groups(struct group_plan *g, bool need_layout_groups)
 	if (gmax < gmin)
 		gmax = gmin;
 	used = calloc((size_t)(gmax - gmin + 1), 1);
-	if (!used)
+	if (!used) {
+		hs_accountdb_free(&db);
 		return -ENOMEM;
-	for (size_t i = 0; i < nlines; i++) {
-		struct hs_group gr;
-
-		if (lines[i].len == 0)
-			continue;
-		r = hs_group_parse(lines[i].copy, &gr);
-		if (r < 0) {
-			hs_warn("%s:%lu: invalid entry: %s", HS_ETC_GROUP, lines[i].lineno,
-				hs_strerror(r));
-			return r;
-		}
-		if ((long)gr.gid >= gmin && (long)gr.gid <= gmax)
-			used[gr.gid - (gid_t)gmin] = 1;
-		if (strcmp(gr.name, HS_GROUP_TREE) == 0 && !tree_found) {
-			tree_found = true;
-			g->tree_gid = gr.gid;
-		} else if (strcmp(gr.name, HS_GROUP_AUTH) == 0 && !auth_found) {
-			auth_found = true;
-			g->auth_gid = gr.gid;
-		} else if (strcmp(gr.name, "shadow") == 0 && !g->shadow_group_found) {
-			g->shadow_group_found = true;
-			g->shadow_gid = gr.gid;
-		}
 	}
-	if (!need_layout_groups)
-		return 0;
+	for (size_t i = 0; i < db.n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(&db, i);
+
+		if (rec && (long)rec->gr.gid >= gmin && (long)rec->gr.gid <= gmax)
+			used[rec->gr.gid - (gid_t)gmin] = 1;
+	}
+	if ((idx = hs_accountdb_find(&db, HS_GROUP_TREE)) >= 0)
+		g->tree_gid = db.lines[idx].rec.gr.gid;
+	else
+		g->create_tree = need_layout_groups;
+	if ((idx = hs_accountdb_find(&db, HS_GROUP_AUTH)) >= 0)
+		g->auth_gid = db.lines[idx].rec.gr.gid;
+	else
+		g->create_auth = need_layout_groups;
+	if ((idx = hs_accountdb_find(&db, "shadow")) >= 0) {
+		g->shadow_group_found = true;
+		g->shadow_gid = db.lines[idx].rec.gr.gid;
+	}
+	hs_accountdb_free(&db);
 	for (int k = 0; k < 2; k++) {
-		bool found = k == 0 ? tree_found : auth_found;
+		bool create = k == 0 ? g->create_tree : g->create_auth;
 		long gid;
 
-		if (found)
+		if (!create)
 			continue;
 		for (gid = gmax; gid >= gmin && used[gid - gmin]; gid--)
 			;
@@ -739,25 +517,23 @@ static int plan_groups(struct group_plan *g, bool need_layout_groups)
 			return -ENOSPC;
 		}
 		used[gid - gmin] = 1;
-		if (k == 0) {
-			g->create_tree = true;
+		if (k == 0)
 			g->tree_gid = (gid_t)gid;
-		} else {
-			g->create_auth = true;
+		else
 			g->auth_gid = (gid_t)gid;
-		}
 	}
 	return 0;
 }
 
 /* Append the planned groups to /etc/group and (when it exists) /etc/gshadow.
- * Called with the locks held. */
+ * Called with the locks held.  Both are loaded leniently: lines we do not
+ * touch are not ours to judge here, and they are written back verbatim. */
 static int create_groups(const struct group_plan *g)
 {
 	const char *names[2];
 	gid_t gids[2];
 	size_t n = 0;
-	int r;
+	int r = 0;
 
 	if (g->create_tree) {
 		names[n] = HS_GROUP_TREE;
@@ -771,37 +547,32 @@ static int create_groups(const struct group_plan *g)
 		return 0;
 	for (int pass = 0; pass < 2; pass++) {
 		const char *path = pass == 0 ? HS_ETC_GROUP : HS_ETC_GSHADOW;
-		_cleanup_free_ char *data = NULL;
-		struct hs_buf b = { 0 };
-		struct stat st;
-		size_t len;
+		struct hs_accountdb db = HS_ACCOUNTDB_INIT;
 
-		r = hs_global_read(path, &data, &len);
-		if (r == -ENOENT && pass == 1)
+		r = hs_accountdb_load(&db, pass == 0 ? HS_DB_GROUP : HS_DB_GSHADOW, path,
+				      HS_DB_LENIENT | (pass == 1 ? HS_DB_MISSING_OK : 0));
+		if (r == 0 && !db.present) {
+			hs_accountdb_free(&db);
 			break;  /* no gshadow on this system: nothing to add */
-		if (r == 0 && stat(path, &st) < 0)
-			r = -errno;
-		if (r == 0)
-			r = hs_buf_append(&b, data, len);
-		if (r == 0 && len && data[len - 1] != '\n')
-			r = hs_buf_append(&b, "\n", 1);
+		}
 		for (size_t i = 0; r == 0 && i < n; i++) {
-			char *line = NULL;
+			long ret;
 
 			if (pass == 0) {
 				struct hs_group gr = { (char *)names[i], (char *)"x", gids[i], (char *)"" };
-				r = hs_group_format(&gr, &line);
+				ret = hs_accountdb_append(&db, &gr);
 			} else {
 				struct hs_gshadow gs = { (char *)names[i], (char *)"!", (char *)"", (char *)"" };
-				r = hs_gshadow_format(&gs, &line);
+				/* a stale gshadow entry of that name stays the one */
+				if (hs_accountdb_find(&db, names[i]) >= 0)
+					continue;
+				ret = hs_accountdb_append(&db, &gs);
 			}
-			if (r == 0)
-				r = hs_buf_append(&b, line, strlen(line));
-			free(line);
+			r = ret < 0 ? (int)ret : 0;
 		}
-		if (r == 0)
-			r = hs_global_replace(path, b.data, b.len, st.st_uid, st.st_gid, st.st_mode & 07777);
-		hs_buf_free(&b);
+		if (r == 0 && db.dirty)
+			r = hs_accountdb_write(&db);
+		hs_accountdb_free(&db);
 		if (r < 0) {
 			hs_warn("cannot add groups %s and %s to %s: %s", HS_GROUP_TREE, HS_GROUP_AUTH,
 				path, hs_strerror(r));
@@ -814,7 +585,6 @@ static int create_groups(const struct group_plan *g)
 	hs_flush_caches("group");
 	return 0;
 }
-
 /* ---------------------------------------------------------------- */
 /* The tree as a whole */
 
@@ -1065,7 +835,7 @@ static int collect_real_shells(int treefd, struct pwdb *pw, size_t *n_restored)
 static int rollback_pwconv(int etcfd, int treefd)
 {
 	struct pwdb pw = { 0 };
-	struct shells sh = { 0 };
+	struct hs_shells sh = { 0 };
 	struct hs_buf b = { 0 };
 	bool changed;
 	size_t n;
@@ -1081,8 +851,8 @@ static int rollback_pwconv(int etcfd, int treefd)
 		if (r < 0)
 			hs_warn("cannot write %s: %s", HS_ETC_PASSWD, hs_strerror(r));
 	}
-	if (r == 0 && shells_load(&sh) == 0 && sh.has_proxy)
-		shells_write(etcfd, &sh, false);  /* cosmetic; failure is not fatal */
+	if (r == 0 && shells_load(&sh) == 0 && shells_has_proxy(&sh))
+		shells_write(&sh, false);  /* cosmetic; failure is not fatal */
 	if (r == 0) {
 		r = remove_tree(etcfd, TREE_NAME);
 		if (r < 0)
@@ -1091,7 +861,7 @@ static int rollback_pwconv(int etcfd, int treefd)
 	if (r == 0)
 		hs_warn("rolled back an interrupted pwconv (%zu login shells restored)", n);
 	hs_buf_free(&b);
-	shells_free(&sh);
+	hs_shells_free(&sh);
 	pwdb_free(&pw);
 	if (r == 0)
 		hs_flush_caches("passwd");
@@ -1243,7 +1013,7 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 	struct hs_locks locks = HS_LOCKS_INIT;
 	struct pwdb pw = { 0 };
 	struct spdb sp = { 0 };
-	struct shells sh = { 0 };
+	struct hs_shells sh = { 0 };
 	struct group_plan g;
 	struct hs_buf out = { 0 };
 	_cleanup_close_ int etcfd = -1;
@@ -1373,8 +1143,8 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 		goto commit_failed;
 	}
 	/* 5. /etc/shells */
-	if (n_proxy && !sh.has_proxy) {
-		if ((r = shells_write(etcfd, &sh, true)) < 0)
+	if (n_proxy && !shells_has_proxy(&sh)) {
+		if ((r = shells_write(&sh, true)) < 0)
 			goto commit_failed;
 		shells_written = true;
 	}
@@ -1417,7 +1187,7 @@ commit_failed:
 	/* /etc/passwd is unchanged here (its replace is atomic and was the
 	 * last step that can fail), so undoing means the shells and the tree. */
 	if (shells_written)
-		shells_restore(etcfd, &sh);
+		shells_restore(&sh);
 	if (tree_in_place) {
 		int e = remove_tree(etcfd, TREE_NAME);
 		if (e < 0)
@@ -1432,7 +1202,7 @@ out:
 			hs_warn("cannot remove %s/%s: %s", ETC_DIR, tmpname, hs_strerror(e));
 	}
 	hs_buf_free(&out);
-	shells_free(&sh);
+	hs_shells_free(&sh);
 	spdb_free(&sp);
 	pwdb_free(&pw);
 	hs_lock_release(&locks);
@@ -1445,12 +1215,11 @@ out:
 
 /* Every directory in the tree must belong to a passwd user: removing the
  * tree would otherwise silently drop an account's password. */
-static int check_tree_entries(int treefd, const struct pwdb *pw)
+static int check_tree_entries(int treefd, struct pwdb *pw)
 {
 	int fd = fcntl(treefd, F_DUPFD_CLOEXEC, 3);
 	DIR *d;
 	struct dirent *de;
-	size_t idx;
 	int r = 0;
 
 	if (fd < 0 || !(d = fdopendir(fd))) {
@@ -1463,7 +1232,7 @@ static int check_tree_entries(int treefd, const struct pwdb *pw)
 	while ((de = readdir(d))) {
 		if (!hs_tree_entry_is_user(de->d_name))
 			continue;
-		if (!table_find(&pw->names, de->d_name, &idx)) {
+		if (!pwdb_find(pw, de->d_name)) {
 			hs_warn("%s/%s: user %s is not in %s; remove the directory or add the user first",
 				HS_TREE_DIR, de->d_name, de->d_name, HS_ETC_PASSWD);
 			r = -HS_E_FORMAT;
@@ -1560,7 +1329,7 @@ int hs_convert_to_classic(const struct hs_convert_opts *opts)
 {
 	struct hs_locks locks = HS_LOCKS_INIT;
 	struct pwdb pw = { 0 };
-	struct shells sh = { 0 };
+	struct hs_shells sh = { 0 };
 	struct group_plan g;
 	struct hs_buf shadow = { 0 }, passwd = { 0 };
 	_cleanup_close_ int etcfd = -1;
@@ -1660,8 +1429,8 @@ int hs_convert_to_classic(const struct hs_convert_opts *opts)
 			goto undo;
 		}
 	}
-	if (sh.has_proxy)
-		shells_write(etcfd, &sh, false);
+	if (shells_has_proxy(&sh))
+		shells_write(&sh, false);
 	/* 5. The tree goes, marker and all. */
 	hs_close(treefd);
 	treefd = -1;
@@ -1691,9 +1460,10 @@ out:
 	if (shadow.data)
 		hs_wipe(shadow.data, shadow.len);
 	hs_buf_free(&shadow);
-	shells_free(&sh);
+	hs_shells_free(&sh);
 	pwdb_free(&pw);
 	hs_lock_release(&locks);
 	fflush(stdout);
 	return r;
 }
+

@@ -1,0 +1,250 @@
+/* /etc/shells as lines (see shells.h). */
+#include "shells.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "globalfile.h"
+#include "records.h"
+#include "util.h"
+
+static void set_error(struct hs_shells *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void set_error(struct hs_shells *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->error, sizeof(s->error), fmt, ap);
+	va_end(ap);
+}
+
+void hs_shells_free(struct hs_shells *s)
+{
+	char error[sizeof(s->error)];
+
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_lines; i++)
+		if (s->lines[i].owned)
+			free((char *)s->lines[i].text);
+	free(s->lines);
+	free(s->data);
+	free(s->path);
+	memcpy(error, s->error, sizeof(error));
+	memset(s, 0, sizeof(*s));
+	memcpy(s->error, error, sizeof(error));
+}
+
+static int grow(struct hs_shells *s)
+{
+	size_t ncap;
+	struct hs_shells_line *nl;
+
+	if (s->n_lines < s->cap_lines)
+		return 0;
+	ncap = s->cap_lines ? 2 * s->cap_lines : 16;
+	nl = realloc(s->lines, ncap * sizeof(*nl));
+	if (!nl)
+		return -ENOMEM;
+	s->lines = nl;
+	s->cap_lines = ncap;
+	return 0;
+}
+
+int hs_shells_load(struct hs_shells *s, const char *path)
+{
+	struct hs_line_iter it;
+	const char *line;
+	size_t llen;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	if (!path) {
+		set_error(s, "cannot read (null): %s", hs_strerror(-EINVAL));
+		return -EINVAL;
+	}
+	s->path = strdup(path);
+	if (!s->path) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = hs_global_read(path, &s->data, &s->len);
+	if (r == -ENOENT) {
+		s->data = strdup("");
+		s->len = 0;
+		return s->data ? 0 : (r = -ENOMEM, hs_shells_free(s), r);
+	}
+	if (r < 0)
+		goto fail;
+	s->present = true;
+	hs_line_iter_init(&it, s->data, s->len);
+	while (hs_line_next(&it, &line, &llen)) {
+		if ((r = grow(s)) < 0)
+			goto fail;
+		s->lines[s->n_lines++] = (struct hs_shells_line){ .text = line, .len = llen };
+	}
+	return 0;
+fail:
+	set_error(s, "cannot read %s: %s", path, hs_strerror(r));
+	hs_shells_free(s);
+	return r;
+}
+
+static bool line_is(const struct hs_shells_line *l, const char *shell, size_t n)
+{
+	return !l->deleted && l->len == n && memcmp(l->text, shell, n) == 0;
+}
+
+bool hs_shells_contains(const struct hs_shells *s, const char *shell)
+{
+	size_t n;
+
+	if (!s || !shell || !shell[0] || shell[0] == '#')
+		return false;
+	n = strlen(shell);
+	for (size_t i = 0; i < s->n_lines; i++)
+		if (line_is(&s->lines[i], shell, n))
+			return true;
+	return false;
+}
+
+int hs_shells_add(struct hs_shells *s, const char *shell)
+{
+	char *copy;
+	int r;
+
+	if (!s || !shell || shell[0] != '/' || !hs_field_valid(shell)) {
+		set_error(s, "cannot add to %s: not an absolute path without control characters",
+			  s && s->path ? s->path : "(null)");
+		return -EINVAL;
+	}
+	if (hs_shells_contains(s, shell))
+		return 0;
+	copy = strdup(shell);
+	if (!copy || (r = grow(s)) < 0) {
+		free(copy);
+		set_error(s, "cannot add to %s: %s", s->path, hs_strerror(-ENOMEM));
+		return -ENOMEM;
+	}
+	s->lines[s->n_lines++] = (struct hs_shells_line){
+		.text = copy, .len = strlen(copy), .owned = true,
+	};
+	s->dirty = true;
+	return 1;
+}
+
+int hs_shells_remove(struct hs_shells *s, const char *shell)
+{
+	int n = 0;
+	size_t len;
+
+	if (!s || !shell || !shell[0])
+		return -EINVAL;
+	len = strlen(shell);
+	for (size_t i = 0; i < s->n_lines; i++) {
+		if (line_is(&s->lines[i], shell, len)) {
+			s->lines[i].deleted = true;
+			n++;
+		}
+	}
+	if (n)
+		s->dirty = true;
+	return n;
+}
+
+static int open_parent(const char *path, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = NULL;
+	int fd;
+
+	if (!slash) {
+		*base = path;
+		dir = strdup(".");
+	} else {
+		*base = slash + 1;
+		dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+	}
+	if (!dir)
+		return -ENOMEM;
+	if (!hs_is_single_component(*base))
+		return -EINVAL;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* hs_replace_file_at keeping the current owner and mode (root:root 0644 for
+ * a new file). */
+static int replace(const char *path, const char *data, size_t len)
+{
+	_cleanup_close_ int dirfd = -1;
+	const char *base;
+	struct stat st;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	mode_t mode = 0644;
+
+	dirfd = open_parent(path, &base);
+	if (dirfd < 0)
+		return dirfd;
+	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISREG(st.st_mode))
+			return S_ISLNK(st.st_mode) ? -HS_E_SYMLINK : -HS_E_NOTREG;
+		uid = st.st_uid;
+		gid = st.st_gid;
+		mode = st.st_mode & 07777;
+	} else if (errno != ENOENT) {
+		return -errno;
+	}
+	return hs_replace_file_at(dirfd, base, data, len, uid, gid, mode);
+}
+
+int hs_shells_write(struct hs_shells *s)
+{
+	struct hs_buf b = { 0 };
+	int r = 0;
+
+	if (!s || !s->path)
+		return -EINVAL;
+	if (!s->dirty) {
+		r = hs_buf_append(&b, s->data, s->len);
+	} else {
+		for (size_t i = 0; r == 0 && i < s->n_lines; i++) {
+			if (s->lines[i].deleted)
+				continue;
+			r = hs_buf_append(&b, s->lines[i].text, s->lines[i].len);
+			if (r == 0)
+				r = hs_buf_append(&b, "\n", 1);
+		}
+	}
+	if (r == 0)
+		r = replace(s->path, b.data ? b.data : "", b.len);
+	if (r < 0)
+		set_error(s, "cannot write %s: %s", s->path, hs_strerror(r));
+	hs_buf_free(&b);
+	return r;
+}
+
+int hs_shells_restore(struct hs_shells *s)
+{
+	int r;
+
+	if (!s || !s->path)
+		return -EINVAL;
+	if (s->present) {
+		r = replace(s->path, s->data, s->len);
+	} else {
+		r = unlink(s->path) < 0 && errno != ENOENT ? -errno : 0;
+	}
+	if (r < 0)
+		set_error(s, "cannot restore %s: %s", s->path, hs_strerror(r));
+	return r;
+}

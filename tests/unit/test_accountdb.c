@@ -1,0 +1,522 @@
+/* Unit tests for lib/accountdb.c: byte-exact round trips, edits that leave
+ * every other line alone, duplicates, bad lines with their line numbers,
+ * and a 100,000-line file.  Files live in a mkdtemp directory. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "accountdb.h"
+#include "test_helpers.h"
+
+static const char passwd_text[] =
+	"root:x:0:0:root:/root:/bin/bash\n"
+	"daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
+	"\n"
+	"alice:x:1000:1000:Alice Ü,,,:/home/alice:/bin/bash\n"
+	"bob:x:1001:1001::/home/bob:\n";
+
+static char *path_in(const struct tmp_dirs *f, const char *name)
+{
+	static char buf[4][128];
+	static int k;
+	char *p = buf[k++ % 4];
+
+	snprintf(p, 128, "%s/%s", f->path, name);
+	return p;
+}
+
+/* The whole file (hs_global_read); caller frees. */
+static char *read_all(const char *path, size_t *len)
+{
+	char *data = NULL;
+
+	assert_int_equal(hs_global_read(path, &data, len), 0);
+	return data;
+}
+
+static char *serialize(const struct hs_accountdb *db, size_t *len)
+{
+	struct hs_buf b = { 0 };
+	char *s;
+
+	assert_int_equal(hs_accountdb_serialize(db, &b), 0);
+	s = malloc(b.len + 1);
+	assert_non_null(s);
+	if (b.len)
+		memcpy(s, b.data, b.len);
+	s[b.len] = '\0';
+	*len = b.len;
+	hs_buf_free(&b);
+	return s;
+}
+
+static void test_round_trip_identical(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountdb db;
+	size_t len;
+	char *out;
+
+	put_str(f->dfd, "passwd", passwd_text, 0, 0, 0644);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"), 0), 0);
+	assert_true(db.present);
+	assert_false(db.dirty);
+	assert_int_equal(db.n_lines, 5);
+	assert_int_equal(db.n_entries, 4);
+	assert_false(db.lines[2].entry);      /* the blank line */
+	assert_int_equal(db.lines[3].lineno, 4);
+	assert_string_equal(db.lines[3].rec.pw.gecos, "Alice Ü,,,");
+	out = serialize(&db, &len);
+	assert_int_equal(len, strlen(passwd_text));
+	assert_memory_equal(out, passwd_text, len);
+	free(out);
+	/* written back unchanged: same bytes, a backup, owner and mode kept */
+	assert_int_equal(hs_accountdb_write(&db), 0);
+	out = read_all(path_in(f, "passwd"), &len);
+	assert_string_equal(out, passwd_text);
+	free(out);
+	out = read_all(path_in(f, "passwd-"), &len);
+	assert_string_equal(out, passwd_text);
+	free(out);
+	hs_accountdb_free(&db);
+}
+
+static void test_modify_keeps_others(void **state)
+{
+	struct tmp_dirs *f = *state;
+	/* odd but valid spellings the formatter would not produce itself
+	 * stay exactly as they are on lines nobody touched */
+	static const char shadow_text[] =
+		"root:!:19000:0:99999:7:::\n"
+		"alice:$y$j9T$abc$def:19001:-1::7:-1::\n"
+		"bob:*:19002::::::1\n";
+	struct hs_accountdb db;
+	struct hs_passwd p;
+	struct hs_spwd s;
+	struct stat st;
+	size_t len;
+	long i;
+	char *out;
+
+	put_str(f->dfd, "passwd", passwd_text, 0, 0, 0644);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"), 0), 0);
+	i = hs_accountdb_find(&db, "alice");
+	assert_int_equal(i, 3);
+	p = db.lines[i].rec.pw;
+	p.shell = (char *)"/bin/zsh";
+	assert_int_equal(hs_accountdb_replace(&db, (size_t)i, &p), 0);
+	assert_true(db.dirty);
+	assert_string_equal(hs_accountdb_get(&db, (size_t)i)->pw.shell, "/bin/zsh");
+	assert_int_equal(hs_accountdb_find(&db, "alice"), 3);
+	assert_int_equal(hs_accountdb_find_id(&db, 1000), 3);
+	assert_int_equal(hs_accountdb_write(&db), 0);
+	hs_accountdb_free(&db);
+	out = read_all(path_in(f, "passwd"), &len);
+	assert_string_equal(out,
+		"root:x:0:0:root:/root:/bin/bash\n"
+		"daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
+		"\n"
+		"alice:x:1000:1000:Alice Ü,,,:/home/alice:/bin/zsh\n"
+		"bob:x:1001:1001::/home/bob:\n");
+	free(out);
+
+	put_str(f->dfd, "shadow", shadow_text, 0, 42, 0640);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_SHADOW, path_in(f, "shadow"), 0), 0);
+	i = hs_accountdb_find(&db, "root");
+	assert_int_equal(i, 0);
+	s = db.lines[i].rec.sp;
+	s.hash = (char *)"$y$new$hash";
+	assert_int_equal(hs_accountdb_replace(&db, (size_t)i, &s), 0);
+	assert_int_equal(hs_accountdb_write(&db), 0);
+	hs_accountdb_free(&db);
+	out = read_all(path_in(f, "shadow"), &len);
+	assert_string_equal(out,
+		"root:$y$new$hash:19000:0:99999:7:::\n"
+		"alice:$y$j9T$abc$def:19001:-1::7:-1::\n"
+		"bob:*:19002::::::1\n");
+	free(out);
+	/* the rewrite kept owner and mode */
+	assert_int_equal(fstatat(f->dfd, "shadow", &st, 0), 0);
+	assert_int_equal(st.st_gid, 42);
+	assert_int_equal(st.st_mode & 07777, 0640);
+}
+
+static void test_rename_and_conflicts(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountdb db;
+	struct hs_passwd p;
+	long i;
+
+	put_str(f->dfd, "passwd", passwd_text, 0, 0, 0644);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"), 0), 0);
+	i = hs_accountdb_find(&db, "bob");
+	p = db.lines[i].rec.pw;
+	/* renaming onto a taken name is refused, and nothing changes */
+	p.name = (char *)"alice";
+	assert_int_equal(hs_accountdb_replace(&db, (size_t)i, &p), -EEXIST);
+	assert_non_null(strstr(db.error, "alice"));
+	assert_false(db.dirty);
+	p.name = (char *)"robert";
+	p.uid = 2000;
+	assert_int_equal(hs_accountdb_replace(&db, (size_t)i, &p), 0);
+	assert_int_equal(hs_accountdb_find(&db, "bob"), -1);
+	assert_int_equal(hs_accountdb_find(&db, "robert"), i);
+	assert_int_equal(hs_accountdb_find_id(&db, 1001), -1);
+	assert_int_equal(hs_accountdb_find_id(&db, 2000), i);
+	/* an invalid field is refused by the formatter: nothing stored */
+	p.gecos = (char *)"evil\nroot2::0:0::/:/bin/sh";
+	assert_int_equal(hs_accountdb_replace(&db, (size_t)i, &p), -HS_E_FIELD);
+	assert_non_null(strstr(db.error, "cannot write the"));
+	assert_string_equal(db.lines[i].rec.pw.gecos, "");
+	p.gecos = (char *)"a:b";
+	assert_int_equal(hs_accountdb_append(&db, &p), -HS_E_FIELD);
+	hs_accountdb_free(&db);
+}
+
+static void test_duplicates_real(void **state)
+{
+	struct tmp_dirs *f = *state;
+	static const char dup_text[] =
+		"root:x:0:0::/root:/bin/sh\n"
+		"alice:x:1000:1000::/home/alice:/bin/sh\n"
+		"toor:x:0:0::/root:/bin/sh\n"
+		"alice:x:1002:1002::/home/alice2:/bin/sh\n";
+	struct hs_accountdb db;
+	struct hs_passwd p;
+	char expect[256];
+
+	put_str(f->dfd, "passwd", dup_text, 0, 0, 0644);
+	/* strict: the repeated name fails the load, naming both lines */
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"), 0),
+			 -HS_E_FORMAT);
+	snprintf(expect, sizeof expect, "%s:4: duplicate user name alice (also on line 2)",
+		 path_in(f, "passwd"));
+	assert_string_equal(db.error, expect);
+	assert_null(db.lines);
+	/* kept: the first is found, the second is flagged; ids too */
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"),
+					   HS_DB_KEEP_DUPS), 0);
+	assert_int_equal(db.n_entries, 4);
+	assert_int_equal(hs_accountdb_find(&db, "alice"), 1);
+	assert_int_equal(hs_accountdb_dup_name(&db, 3), 1);
+	assert_int_equal(hs_accountdb_dup_name(&db, 1), -1);
+	assert_int_equal(hs_accountdb_dup_id(&db, 2), 0);
+	assert_int_equal(hs_accountdb_dup_id(&db, 0), -1);
+	assert_int_equal(hs_accountdb_dup_id(&db, 1), -1);
+	/* appending a taken name is refused; a taken id is the caller's call */
+	p = db.lines[0].rec.pw;
+	assert_int_equal(hs_accountdb_append(&db, &p), -EEXIST);
+	p.name = (char *)"root2";
+	assert_int_equal(hs_accountdb_append(&db, &p), 4);
+	assert_int_equal(hs_accountdb_dup_id(&db, 4), 0);
+	/* deleting the first alice makes the second one the one found */
+	assert_int_equal(hs_accountdb_delete(&db, 1), 0);
+	assert_int_equal(hs_accountdb_find(&db, "alice"), 3);
+	assert_int_equal(hs_accountdb_dup_name(&db, 3), -1);
+	assert_null(hs_accountdb_get(&db, 1));
+	assert_int_equal(hs_accountdb_delete(&db, 1), -EINVAL);
+	hs_accountdb_free(&db);
+
+	/* group files: same rule, "group" in the message */
+	put_str(f->dfd, "group", "users:x:100:\nusers:x:101:alice\n", 0, 0, 0644);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_GROUP, path_in(f, "group"), 0),
+			 -HS_E_FORMAT);
+	assert_non_null(strstr(db.error, ":2: duplicate group name users (also on line 1)"));
+	/* subuid: several ranges per owner are normal */
+	put_str(f->dfd, "subuid", "alice:100000:65536\nalice:200000:65536\n", 0, 0, 0644);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_SUBID, path_in(f, "subuid"), 0), 0);
+	assert_int_equal(hs_accountdb_find(&db, "alice"), 0);
+	{
+		struct hs_subid s = { (char *)"alice", 300000, 65536 };
+		assert_int_equal(hs_accountdb_append(&db, &s), 2);
+	}
+	hs_accountdb_free(&db);
+}
+
+static void test_bad_lines(void **state)
+{
+	struct tmp_dirs *f = *state;
+	static const char bad_text[] =
+		"root:x:0:0::/root:/bin/sh\n"
+		"alice:x:1000:1000::/home/alice:/bin/sh\n"
+		"mallory:x:-1:0::/:/bin/sh\n"
+		"+::::::\n"
+		"bob:x:1001:1001::/home/bob:/bin/sh\n";
+	struct hs_accountdb db;
+	struct hs_passwd p;
+	char expect[256];
+	size_t len;
+	char *out;
+
+	put_str(f->dfd, "passwd", bad_text, 0, 0, 0644);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"), 0),
+			 -HS_E_FORMAT);
+	snprintf(expect, sizeof expect, "%s:3: invalid entry: ", path_in(f, "passwd"));
+	assert_memory_equal(db.error, expect, strlen(expect));
+
+	/* kept: reported with their numbers, written back verbatim */
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"),
+					   HS_DB_KEEP_BAD), 0);
+	assert_int_equal(db.n_lines, 5);
+	assert_int_equal(db.n_entries, 3);
+	assert_false(db.lines[2].entry);
+	assert_true(db.lines[2].err < 0);
+	assert_int_equal(db.lines[2].lineno, 3);
+	assert_false(db.lines[3].entry);
+	assert_int_equal(db.lines[3].lineno, 4);
+	assert_int_equal(hs_accountdb_find(&db, "bob"), 4);
+	p = db.lines[4].rec.pw;
+	p.gecos = (char *)"Bob";
+	assert_int_equal(hs_accountdb_replace(&db, 4, &p), 0);
+	out = serialize(&db, &len);
+	assert_string_equal(out,
+		"root:x:0:0::/root:/bin/sh\n"
+		"alice:x:1000:1000::/home/alice:/bin/sh\n"
+		"mallory:x:-1:0::/:/bin/sh\n"
+		"+::::::\n"
+		"bob:x:1001:1001:Bob:/home/bob:/bin/sh\n");
+	free(out);
+	/* a repair: pwck deletes one bad line and fixes the other */
+	assert_int_equal(hs_accountdb_delete(&db, 3), 0);
+	p.name = (char *)"mallory";
+	p.uid = 1002;
+	p.gid = 1002;
+	p.gecos = (char *)"";
+	p.dir = (char *)"/";
+	assert_int_equal(hs_accountdb_replace(&db, 2, &p), 0);
+	assert_int_equal(db.n_entries, 4);
+	assert_int_equal(hs_accountdb_find(&db, "mallory"), 2);
+	out = serialize(&db, &len);
+	assert_string_equal(out,
+		"root:x:0:0::/root:/bin/sh\n"
+		"alice:x:1000:1000::/home/alice:/bin/sh\n"
+		"mallory:x:1002:1002::/:/bin/sh\n"
+		"bob:x:1001:1001:Bob:/home/bob:/bin/sh\n");
+	free(out);
+	hs_accountdb_free(&db);
+
+	/* a NUL inside a line hides nothing from the parser */
+	{
+		static const char nul_text[] = "root:x:0:0::/root:/bin/sh\0evil\n";
+		put_file(f->dfd, "passwd", nul_text, sizeof nul_text - 1, 0, 0, 0644);
+	}
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"), 0),
+			 -HS_E_FIELD);
+	assert_non_null(strstr(db.error, ":1: invalid entry"));
+
+	/* a missing file */
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_GSHADOW, path_in(f, "gshadow"), 0), -ENOENT);
+	assert_non_null(strstr(db.error, "cannot read"));
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_GSHADOW, path_in(f, "gshadow"),
+					   HS_DB_MISSING_OK), 0);
+	assert_false(db.present);
+	assert_int_equal(db.n_lines, 0);
+	{
+		struct hs_gshadow gs = { (char *)"staff", (char *)"!", (char *)"", (char *)"alice" };
+		assert_int_equal(hs_accountdb_append(&db, &gs), 0);
+	}
+	assert_int_equal(hs_accountdb_write(&db), 0);
+	hs_accountdb_free(&db);
+	out = read_all(path_in(f, "gshadow"), &len);
+	assert_string_equal(out, "staff:!::alice\n");
+	free(out);
+	{
+		struct stat st;
+		assert_int_equal(fstatat(f->dfd, "gshadow", &st, 0), 0);
+		assert_int_equal(st.st_mode & 07777, 0640);
+	}
+	/* a symlink is never read */
+	assert_int_equal(symlinkat("/etc/passwd", f->dfd, "link"), 0);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "link"), 0),
+			 -HS_E_SYMLINK);
+}
+
+static void test_append_delete(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountdb db;
+	struct hs_group g = { (char *)"staff", (char *)"x", 50, (char *)"alice,bob" };
+	size_t len;
+	char *out;
+
+	put_str(f->dfd, "group", "root:x:0:\nusers:x:100:alice\n", 0, 0, 0644);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_GROUP, path_in(f, "group"), 0), 0);
+	assert_int_equal(hs_accountdb_append(&db, &g), 2);
+	assert_int_equal(hs_accountdb_find(&db, "staff"), 2);
+	assert_int_equal(hs_accountdb_find_id(&db, 50), 2);
+	assert_string_equal(hs_accountdb_get(&db, 2)->gr.members, "alice,bob");
+	assert_int_equal(db.lines[2].lineno, 0);
+	assert_int_equal(hs_accountdb_delete(&db, 1), 0);
+	assert_int_equal(hs_accountdb_find(&db, "users"), -1);
+	assert_int_equal(hs_accountdb_find_id(&db, 100), -1);
+	assert_int_equal(db.n_entries, 2);
+	/* the name is free again */
+	g.name = (char *)"users";
+	g.gid = 100;
+	g.members = (char *)"";
+	assert_int_equal(hs_accountdb_append(&db, &g), 3);
+	assert_int_equal(hs_accountdb_write(&db), 0);
+	hs_accountdb_free(&db);
+	out = read_all(path_in(f, "group"), &len);
+	assert_string_equal(out, "root:x:0:\nstaff:x:50:alice,bob\nusers:x:100:\n");
+	free(out);
+}
+
+static void test_no_trailing_newline(void **state)
+{
+	struct tmp_dirs *f = *state;
+	static const char text[] = "root:x:0:\nusers:x:100:alice";
+	struct hs_accountdb db;
+	struct hs_group g = { (char *)"staff", (char *)"x", 50, (char *)"" };
+	size_t len;
+	char *out;
+
+	put_str(f->dfd, "group", text, 0, 0, 0644);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_GROUP, path_in(f, "group"), 0), 0);
+	assert_int_equal(db.n_entries, 2);
+	assert_string_equal(db.lines[1].rec.gr.members, "alice");
+	/* unchanged: not a byte added */
+	out = serialize(&db, &len);
+	assert_int_equal(len, strlen(text));
+	assert_string_equal(out, text);
+	free(out);
+	/* appended: the old last line is ended first */
+	assert_int_equal(hs_accountdb_append(&db, &g), 2);
+	out = serialize(&db, &len);
+	assert_string_equal(out, "root:x:0:\nusers:x:100:alice\nstaff:x:50:\n");
+	free(out);
+	hs_accountdb_free(&db);
+
+	/* from memory, and the empty file */
+	assert_int_equal(hs_accountdb_load_data(&db, HS_DB_GROUP, "/x/group", "", 0, 0), 0);
+	assert_int_equal(db.n_lines, 0);
+	out = serialize(&db, &len);
+	assert_int_equal(len, 0);
+	free(out);
+	hs_accountdb_free(&db);
+	assert_int_equal(hs_accountdb_load_data(&db, HS_DB_GROUP, "/x/group", "a:x:1:\n\n\n", 9, 0), 0);
+	assert_int_equal(db.n_lines, 3);
+	assert_int_equal(hs_accountdb_delete(&db, 0), 0);
+	out = serialize(&db, &len);
+	assert_string_equal(out, "\n\n");
+	free(out);
+	hs_accountdb_free(&db);
+}
+
+static double now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void test_large_file(void **state)
+{
+	struct tmp_dirs *f = *state;
+	enum { N = 100000 };
+	struct hs_buf b = { 0 };
+	struct hs_accountdb db;
+	struct hs_passwd p;
+	char line[128];
+	double t0, t1;
+	size_t len;
+	char *out;
+	long i;
+
+	for (int k = 0; k < N; k++) {
+		int n = snprintf(line, sizeof line, "user%d:x:%d:%d:User %d:/home/user%d:/bin/sh\n",
+				 k, 10000 + k, 10000 + k, k, k);
+		assert_int_equal(hs_buf_append(&b, line, (size_t)n), 0);
+	}
+	put_file(f->dfd, "passwd", b.data, b.len, 0, 0, 0644);
+
+	t0 = now_sec();
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"), 0), 0);
+	assert_int_equal(db.n_entries, N);
+	for (int k = 0; k < N; k += 997) {
+		snprintf(line, sizeof line, "user%d", k);
+		assert_int_equal(hs_accountdb_find(&db, line), k);
+		assert_int_equal(hs_accountdb_find_id(&db, 10000 + (unsigned long)k), k);
+	}
+	/* newusers-style: many appends, each checked first */
+	for (int k = 0; k < 1000; k++) {
+		snprintf(line, sizeof line, "new%d", k);
+		assert_int_equal(hs_accountdb_find(&db, line), -1);
+		p = (struct hs_passwd){ line, (char *)"x", (uid_t)(200000 + k), 100, (char *)"",
+					(char *)"/nonexistent", (char *)"/usr/sbin/nologin" };
+		assert_int_equal(hs_accountdb_append(&db, &p), N + k);
+	}
+	i = hs_accountdb_find(&db, "user50000");
+	assert_int_equal(hs_accountdb_delete(&db, (size_t)i), 0);
+	assert_int_equal(hs_accountdb_find(&db, "new999"), N + 999);
+	assert_int_equal(hs_accountdb_write(&db), 0);
+	hs_accountdb_free(&db);
+	t1 = now_sec();
+	print_message("100,000 lines: load, 1,000 appends, delete, write in %.3f s\n", t1 - t0);
+	assert_true(t1 - t0 < 1.0);
+
+	out = read_all(path_in(f, "passwd"), &len);
+	/* the first 50,000 lines are byte-identical */
+	{
+		const char *cut = strstr(b.data, "user50000:");
+		assert_non_null(cut);
+		assert_memory_equal(out, b.data, (size_t)(cut - b.data));
+		assert_null(strstr(out, "\nuser50000:"));
+		assert_non_null(strstr(out, "\nnew999:x:200999:100::/nonexistent:/usr/sbin/nologin\n"));
+	}
+	free(out);
+	hs_buf_free(&b);
+}
+
+static void test_bad_arguments(void **state)
+{
+	struct hs_accountdb db = HS_ACCOUNTDB_INIT;
+	struct hs_passwd p = { 0 };
+
+	(void)state;
+	hs_accountdb_free(&db);  /* zeroed: fine */
+	hs_accountdb_free(NULL);
+	assert_int_equal(hs_accountdb_find(&db, "x"), -1);
+	assert_int_equal(hs_accountdb_load_data(&db, HS_DB_PASSWD, "/x/passwd",
+						"a:x:1:1::/:/bin/sh\n", 19, 0), 0);
+	assert_int_equal(hs_accountdb_replace(&db, 5, &p), -EINVAL);
+	assert_int_equal(hs_accountdb_delete(&db, 1), -EINVAL);
+	assert_null(hs_accountdb_get(&db, 1));
+	/* an invalid name is refused by the formatter */
+	p = db.lines[0].rec.pw;
+	p.name = (char *)"-rf";
+	assert_true(hs_accountdb_append(&db, &p) < 0);
+	p.name = (char *)"a";
+	p.uid = (uid_t)-1;
+	assert_int_equal(hs_accountdb_replace(&db, 0, &p), -HS_E_RANGE);
+	assert_false(db.dirty);
+	hs_accountdb_free(&db);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_round_trip_identical, tmp_dirs_setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_modify_keeps_others, tmp_dirs_setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_rename_and_conflicts, tmp_dirs_setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_duplicates_real, tmp_dirs_setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_bad_lines, tmp_dirs_setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_append_delete, tmp_dirs_setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_no_trailing_newline, tmp_dirs_setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_large_file, tmp_dirs_setup, tmp_dirs_teardown),
+		cmocka_unit_test(test_bad_arguments),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
