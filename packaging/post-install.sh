@@ -35,7 +35,7 @@ fi
 # whatever group the file happens to have (root) would be a gift to every
 # caller.  The package's postinst runs:
 #   chown root:hardened-shadow FILE && chmod 2711 FILE
-for f in "$libexecdir/shell-helper" "$libexecdir/password-helper" "$bindir/passwd" "$bindir/chage"; do
+for f in "$libexecdir/shell-helper" "$libexecdir/password-helper" "$bindir/passwd" "$bindir/chage" "$bindir/chsh"; do
   p="$root$f"
   [ -e "$p" ] || continue
   if [ -n "$tree_gid" ]; then

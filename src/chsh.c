@@ -1,0 +1,569 @@
+/* chsh: change a user's login shell.
+ *
+ * Installed setgid hardened-shadow (2711, DESIGN §5).  An account whose
+ * /etc/passwd shell is the shell proxy keeps its real shell in
+ * /etc/hardened-shadow/USER/shell (DESIGN §2), so a user's own change
+ * replaces that one file, under the user's write lock, and never touches
+ * /etc/passwd or a global lock: the kernel's owner check on the user's
+ * 02710 directory is what confines an ordinary user to their own account.
+ *
+ * Root decides where a shell goes:
+ *   - a shell listed in /etc/shells goes behind the proxy (the user's shell
+ *     file; /etc/passwd is set back to the proxy if it held something
+ *     else), so the user may change it again later;
+ *   - an unlisted one (nologin, git-shell, "" ...) is a restriction: it is
+ *     written straight into /etc/passwd, under the global locks, and the
+ *     user cannot change it;
+ *   - uid 0 and accounts without a directory in the tree keep their shell
+ *     in /etc/passwd, as shadow-utils would (pwconv leaves root's there).
+ *
+ * Options, messages and exit codes follow shadow-utils' chsh(1) (Debian 12,
+ * shadow 4.13); where we differ on purpose, chsh(1) of this package says
+ * so. */
+#include <errno.h>
+#include <getopt.h>
+#include <locale.h>
+#include <pwd.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <security/pam_appl.h>
+#include <security/pam_misc.h>
+
+#include "account.h"
+#include "accountdb.h"
+#include "cli.h"
+#include "globalfile.h"
+#include "layout.h"
+#include "names.h"
+#include "privs.h"
+#include "records.h"
+#include "shells.h"
+#include "userdir.h"
+#include "util.h"
+
+/* shadow-utils' chsh exits 1 for every refusal and failure, 2 for a usage
+ * error. */
+#define E_SUCCESS  0
+#define E_FAILURE  1
+#define E_USAGE    2
+
+#define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16)
+
+/* How long we wait for the user's lock (the password helper holds it
+ * through a failed guess's 2 s delay). */
+#define LOCK_TIMEOUT_SEC 15u
+
+static bool amroot;
+
+static _Noreturn void usage(int status)
+{
+	FILE *f = status == E_SUCCESS ? stdout : stderr;
+
+	fprintf(f,
+		"Usage: %s [options] [LOGIN]\n"
+		"\n"
+		"Options:\n"
+		"  -h, --help                    display this help message and exit\n"
+		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		"  -s, --shell SHELL             new login shell for the user account\n"
+		"      --version                 display the version and exit\n"
+		"\n",
+		hs_cli_prog());
+	exit(status);
+}
+
+/* A copy of s fit for a terminal or a log: bytes outside printable ASCII
+ * as \xNN, so a hostile argument cannot send escape sequences. */
+static const char *printable(const char *s, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		bool plain = c >= 0x20 && c < 0x7f;
+
+		/* keep room for "..." and the NUL */
+		if (o + (plain ? 1 : 4) + 4 > size) {
+			memcpy(out + o, "...", 4);
+			return out;
+		}
+		if (plain) {
+			out[o++] = (char)c;
+		} else {
+			snprintf(out + o, 5, "\\x%02x", c);
+			o += 4;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* shadow-utils' rule for the field: no ':', ',', '=' or newline, nothing
+ * unprintable.  Bytes outside printable ASCII are refused too: the shell
+ * proxy and the shell file take no control characters, and no shell worth
+ * listing has a C1 or non-ASCII byte in its path. */
+static bool shell_field_valid(const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c >= 0x7f || c == ':' || c == ',' || c == '=')
+			return false;
+	}
+	return true;
+}
+
+static bool same_file(const struct stat *st, const char *path)
+{
+	struct stat other;
+
+	return stat(path, &other) == 0 && st->st_dev == other.st_dev &&
+	       st->st_ino == other.st_ino;
+}
+
+static bool is_proxy(const char *shell)
+{
+	struct stat st;
+
+	if (strcmp(shell, HS_SHELL_PROXY) == 0)
+		return true;
+	/* another spelling of the same file ("//", a symlink, a hard link)
+	 * would make the proxy exec itself forever */
+	return stat(shell, &st) == 0 && same_file(&st, HS_SHELL_PROXY);
+}
+
+/* ---- the user's directory and shell file ---- */
+
+/* Open USER's directory in the tree.  -ENOENT (no tree, or no directory for
+ * this user) is returned silently when missing_ok; every other error is
+ * printed. */
+static int open_userdir(const char *name, uid_t uid, bool missing_ok)
+{
+	char path[PATH_BUF];
+	_cleanup_close_ int treefd = hs_tree_open();
+	int fd;
+
+	if (treefd < 0) {
+		if (treefd == -ENOENT && missing_ok)
+			return treefd;
+		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
+		return treefd;
+	}
+	fd = hs_userdir_open(treefd, name, uid, NULL);
+	if (fd < 0 && !(fd == -ENOENT && missing_ok))
+		hs_warn("cannot open %s: %s", hs_userdir_path(path, sizeof(path), name, NULL),
+			hs_strerror(fd));
+	return fd;
+}
+
+/* The shell behind the proxy, for the interactive prompt. */
+static int read_shell_file(const struct passwd *pw, char *buf, size_t size, const char **shell)
+{
+	char path[PATH_BUF];
+	_cleanup_close_ int udirfd = open_userdir(pw->pw_name, pw->pw_uid, false);
+	int r;
+
+	if (udirfd < 0)
+		return udirfd;
+	r = hs_userdir_read_shell(udirfd, pw->pw_uid, buf, size, shell);
+	if (r < 0)
+		hs_warn("cannot read %s: %s",
+			hs_userdir_path(path, sizeof(path), pw->pw_name, HS_FILE_SHELL),
+			hs_strerror(r));
+	return r;
+}
+
+/* Replace USER/shell under the user's write lock.  auth_gid is HS_ANY_GID
+ * for a user (the setgid directory gives the new file its group). */
+static int write_shell_file(int udirfd, const char *name, uid_t uid, gid_t auth_gid,
+			    const char *shell)
+{
+	char path[PATH_BUF];
+	sigset_t saved;
+	int r;
+
+	/* Held until udirfd is closed: a root tool rewriting this user's
+	 * files, or a second chsh, cannot interleave with us. */
+	r = hs_userdir_lock(udirfd, LOCK_TIMEOUT_SEC);
+	if (r < 0) {
+		hs_userdir_path(path, sizeof(path), name, NULL);
+		if (r == -HS_E_TIMEOUT)
+			hs_warn("cannot lock %s: timed out after %u s", path, LOCK_TIMEOUT_SEC);
+		else
+			hs_warn("cannot lock %s: %s", path, hs_strerror(r));
+		return r;
+	}
+	hs_signals_block(&saved);
+	r = hs_userdir_write_shell(udirfd, uid, auth_gid, shell);
+	hs_signals_restore(&saved);
+	if (r < 0) {
+		hs_userdir_path(path, sizeof(path), name, HS_FILE_SHELL);
+		syslog(LOG_ERR, "cannot write %s: %s", path, hs_strerror(r));
+		hs_warn("cannot write %s: %s", path, hs_strerror(r));
+	}
+	return r;
+}
+
+/* ---- authentication ---- */
+
+/* As shadow-utils: the PAM service "chsh" authenticates the caller (root
+ * passes through pam_rootok; Debian's stack also refuses, with
+ * pam_shells, a caller whose /etc/passwd shell is not in /etc/shells). */
+static void authenticate(const char *caller)
+{
+	struct pam_conv conv = { misc_conv, NULL };
+	pam_handle_t *pamh = NULL;
+	int r;
+
+	r = pam_start("chsh", caller, &conv, &pamh);
+	if (r == PAM_SUCCESS)
+		r = pam_authenticate(pamh, 0);
+	if (r == PAM_SUCCESS)
+		r = pam_acct_mgmt(pamh, 0);
+	if (r != PAM_SUCCESS) {
+		const char *why = pam_strerror(pamh, r);
+
+		fprintf(stderr, "%s: PAM: %s\n", hs_cli_prog(), why);
+		syslog(LOG_ERR, "%s", why);
+		if (pamh)
+			pam_end(pamh, r);
+		exit(E_FAILURE);
+	}
+	pam_end(pamh, r);
+}
+
+/* ---- the interactive prompt ---- */
+
+/* isspace() in the C locale, whatever the user's locale says. */
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* shadow-utils' prompt: an empty line keeps current, a line of blanks
+ * means "" (the default shell), anything else is trimmed of surrounding
+ * blanks.  End of input before a newline also keeps current.  Returns a
+ * malloc'd string. */
+static char *prompt_shell(const char *name, const char *current)
+{
+	char shown[256];
+	char line[HS_PATH_FIELD_MAX + 2];
+	char *start, *end, *nl;
+
+	printf("Changing the login shell for %s\n", name);
+	puts("Enter the new value, or press ENTER for the default");
+	printf("\tLogin Shell [%s]: ", printable(current, shown, sizeof(shown)));
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		return strdup(current);
+	nl = strchr(line, '\n');
+	if (!nl) {
+		if (strlen(line) == sizeof(line) - 1)
+			hs_die(E_FAILURE, "the login shell is longer than %d bytes",
+			       HS_PATH_FIELD_MAX);
+		return strdup(current);
+	}
+	*nl = '\0';
+	if (line[0] == '\0')
+		return strdup(current);
+	for (start = line; is_blank(*start); start++)
+		;
+	for (end = nl; end > start && is_blank(end[-1]); end--)
+		;
+	*end = '\0';
+	return strdup(start);
+}
+
+/* ---- checking the new shell ---- */
+
+/* Refuse (exit) or warn, as shadow-utils does: a user gets an error for
+ * any problem, root a warning for a shell that is unlisted, missing or not
+ * executable.  Both get an error for a relative path (root: our addition;
+ * nothing could run it) and for the proxy itself (it would exec itself). */
+static void check_shell(const char *shell, const struct hs_shells *shells)
+{
+	char shown[256];
+	struct stat st;
+	bool exists, regular, executable, listed;
+
+	printable(shell, shown, sizeof(shown));
+	if (!shell_field_valid(shell))
+		hs_die(E_FAILURE, "Invalid entry: %s", shown);
+	if (strlen(shell) > HS_PATH_FIELD_MAX)
+		hs_die(E_FAILURE, "the login shell is longer than %d bytes", HS_PATH_FIELD_MAX);
+	if (shell[0] == '\0') {
+		/* "" is the system's default shell in /etc/passwd; it is not
+		 * listed, so only root may set it (it is a restriction: the
+		 * user cannot change it back) */
+		if (!amroot)
+			hs_die(E_FAILURE, "%s is an invalid shell", shown);
+		return;
+	}
+	if (shell[0] != '/')
+		hs_die(E_FAILURE, "%s is an invalid shell%s", shown,
+		       amroot ? ": not an absolute path" : "");
+	if (is_proxy(shell))
+		hs_die(E_FAILURE, "%s is an invalid shell%s", shown,
+		       amroot ? ": it is the shell proxy itself" : "");
+
+	/* access() and stat() here answer for the real uid: the caller
+	 * (this program's setgid bit does not count for access()). */
+	exists = stat(shell, &st) == 0;
+	regular = exists && S_ISREG(st.st_mode);
+	executable = regular && access(shell, X_OK) == 0;
+	listed = hs_shells_contains(shells, shell);
+	if (listed && executable)
+		return;
+	if (!amroot)
+		hs_die(E_FAILURE, "%s is an invalid shell", shown);
+	hs_warn("Warning: %s is an invalid shell", shown);
+	if (!exists)
+		hs_warn("Warning: %s does not exist", shown);
+	else if (!regular)
+		hs_warn("Warning: %s is not a regular file", shown);
+	else if (!executable)
+		hs_warn("Warning: %s is not executable", shown);
+}
+
+/* ---- the changes ---- */
+
+/* A user: their own shell file, nothing else. */
+static int user_update(const struct passwd *pw, const char *shell)
+{
+	_cleanup_close_ int udirfd = open_userdir(pw->pw_name, pw->pw_uid, false);
+
+	if (udirfd < 0)
+		return E_FAILURE;
+	if (write_shell_file(udirfd, pw->pw_name, pw->pw_uid, HS_ANY_GID, shell) < 0)
+		return E_FAILURE;
+	return E_SUCCESS;
+}
+
+static int take_passwd_lock(struct hs_locks *locks)
+{
+	static const char *const files[] = { HS_ETC_PASSWD };
+	const char *failed = NULL;
+	int r = hs_lock_acquire(locks, NULL, files, HS_ARRAY_SIZE(files), HS_LOCK_TIMEOUT_SEC,
+				&failed);
+
+	if (r == -HS_E_TIMEOUT)
+		hs_warn("cannot lock %s: timed out after %d s",
+			failed ? failed : HS_ETC_PWD_LOCK, HS_LOCK_TIMEOUT_SEC);
+	else if (r < 0)
+		hs_warn("cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK, hs_strerror(r));
+	return r;
+}
+
+/* Root: behind the proxy when the shell is listed and the account has a
+ * directory in the tree (and is not uid 0), else straight into
+ * /etc/passwd.  The shell file is written before /etc/passwd names the
+ * proxy, so an interruption between the two leaves the old restriction in
+ * force, never a proxy without the intended shell behind it. */
+static int root_update(const struct passwd *pw, const char *shell, bool listed)
+{
+	struct hs_accountdb db = HS_ACCOUNTDB_INIT;
+	struct hs_locks locks = HS_LOCKS_INIT;
+	_cleanup_close_ int udirfd = -1;
+	bool behind_proxy = listed && pw->pw_uid != 0;
+	const char *passwd_shell;
+	struct hs_passwd ent;
+	gid_t tree_gid, auth_gid = HS_ANY_GID;
+	sigset_t saved;
+	long idx;
+	int r, status = E_FAILURE;
+
+	if (behind_proxy) {
+		r = hs_layout_gids(&tree_gid, &auth_gid);
+		if (r < 0) {
+			hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
+			return E_FAILURE;
+		}
+	}
+	/* The common case takes no global lock: the account is already
+	 * behind the proxy, only its shell file changes. */
+	if (behind_proxy && strcmp(pw->pw_shell, HS_SHELL_PROXY) == 0) {
+		udirfd = open_userdir(pw->pw_name, pw->pw_uid, true);
+		if (udirfd >= 0) {
+			if (write_shell_file(udirfd, pw->pw_name, pw->pw_uid, auth_gid, shell) < 0)
+				return E_FAILURE;
+			return E_SUCCESS;
+		}
+		if (udirfd != -ENOENT)
+			return E_FAILURE;
+	}
+
+	if (take_passwd_lock(&locks) < 0)
+		return E_FAILURE;
+	/* Decide from the file as it is under the lock, not from what NSS
+	 * said before. */
+	if (hs_accountdb_load(&db, HS_DB_PASSWD, HS_ETC_PASSWD, 0) < 0) {
+		hs_warn("%s", db.error);
+		goto out;
+	}
+	idx = hs_accountdb_find(&db, pw->pw_name);
+	if (idx < 0) {
+		hs_warn("user '%s' does not exist in %s", pw->pw_name, HS_ETC_PASSWD);
+		goto out;
+	}
+	ent = db.lines[idx].rec.pw;
+	if (ent.uid == 0)
+		behind_proxy = false;
+	if (behind_proxy) {
+		hs_close(udirfd);
+		udirfd = open_userdir(ent.name, ent.uid, true);
+		if (udirfd == -ENOENT)
+			behind_proxy = false;       /* not converted: the classic way */
+		else if (udirfd < 0)
+			goto out;
+	}
+	passwd_shell = behind_proxy ? HS_SHELL_PROXY : shell;
+
+	if (behind_proxy &&
+	    write_shell_file(udirfd, ent.name, ent.uid, auth_gid, shell) < 0)
+		goto out;
+	if (strcmp(ent.shell, passwd_shell) != 0) {
+		ent.shell = (char *)passwd_shell;
+		r = hs_accountdb_replace(&db, (size_t)idx, &ent);
+		if (r < 0) {
+			hs_warn("%s", db.error);
+			goto out;
+		}
+		hs_signals_block(&saved);
+		r = hs_accountdb_write(&db);
+		hs_signals_restore(&saved);
+		if (r < 0) {
+			syslog(LOG_ERR, "%s", db.error);
+			hs_warn("%s", db.error);
+			goto out;
+		}
+		hs_flush_caches("passwd");
+	}
+	status = E_SUCCESS;
+out:
+	hs_accountdb_free(&db);
+	hs_lock_release(&locks);
+	return status;
+}
+
+static void parse_options(int argc, char **argv, const char **new_shell)
+{
+	enum { OPT_VERSION = 256 };
+	static const struct option longopts[] = {
+		{ "help",    no_argument,       NULL, 'h' },
+		{ "root",    required_argument, NULL, 'R' },
+		{ "shell",   required_argument, NULL, 's' },
+		{ "version", no_argument,       NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "hR:s:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(E_SUCCESS);
+		case 'R':
+			/* The other root has its own /etc/shells, groups and
+			 * tree; only running inside it gets them right. */
+			hs_die(E_USAGE, "option --root is not supported; run chsh inside that "
+			       "root instead (chroot %s chsh ...)", optarg);
+		case 's':
+			*new_shell = optarg;
+			break;
+		case OPT_VERSION:
+			hs_print_version();
+		default:
+			usage(E_USAGE);
+		}
+	}
+	if (argc > optind + 1)
+		usage(E_USAGE);
+}
+
+int main(int argc, char **argv)
+{
+	char shellbuf[HS_USERFILE_MAX + 2];
+	char shown[256];
+	struct hs_shells shells;
+	_cleanup_free_ char *mebuf = NULL;
+	_cleanup_free_ char *pwbuf = NULL;
+	_cleanup_free_ char *entered = NULL;
+	const char *arg_shell = NULL, *shell, *current;
+	bool proxied, listed;
+	struct passwd me, pw;
+	const char *name;
+	int r, status;
+
+	hs_cli_set_prog(hs_privileged_init(argc, argv, "chsh"));
+	amroot = hs_caller_is_root();
+	parse_options(argc, argv, &arg_shell);
+	openlog("chsh", LOG_PID, LOG_AUTHPRIV);
+	/* prompts (ours and PAM's) in the user's language; the environment
+	 * was reduced to a checked allow-list by hs_privileged_init */
+	setlocale(LC_ALL, "");
+
+	/* Who the caller is comes from the real uid, never the environment. */
+	r = hs_getpwuid_alloc(getuid(), &me, &mebuf);
+	if (r < 0) {
+		syslog(LOG_WARNING, "Cannot determine the user name of the caller (UID %lu)",
+		       (unsigned long)getuid());
+		hs_die(E_FAILURE, "Cannot determine your user name.");
+	}
+	if (optind < argc) {
+		name = argv[optind];
+		if (!hs_user_name_valid(name))
+			hs_die(E_FAILURE, "Provided user name is not a valid name");
+		r = hs_getpwnam_alloc(name, &pw, &pwbuf);
+		if (r == -ENOENT)
+			hs_die(E_FAILURE, "user '%s' does not exist", name);
+		if (r < 0)
+			hs_die(E_FAILURE, "cannot look up user '%s': %s", name, hs_strerror(r));
+	} else {
+		pw = me;
+	}
+	name = pw.pw_name;
+	proxied = pw.pw_shell && strcmp(pw.pw_shell, HS_SHELL_PROXY) == 0;
+
+	/* A user changes only their own shell, and only one kept behind the
+	 * proxy: anything else in /etc/passwd is root's restriction (and a
+	 * setgid program could not write /etc/passwd anyway). */
+	if (!amroot && (pw.pw_uid != getuid() || !proxied)) {
+		syslog(LOG_WARNING, "can't change shell for '%s'", name);
+		fprintf(stderr, "You may not change the shell for '%s'.\n", name);
+		return E_FAILURE;
+	}
+	authenticate(me.pw_name);
+
+	if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0)
+		hs_die(E_FAILURE, "%s", shells.error);
+
+	if (arg_shell) {
+		shell = arg_shell;
+	} else {
+		current = pw.pw_shell ? pw.pw_shell : "";
+		if (proxied && read_shell_file(&pw, shellbuf, sizeof(shellbuf), &current) < 0)
+			current = "";   /* a new one repairs it */
+		entered = prompt_shell(name, current);
+		if (!entered)
+			hs_die(E_FAILURE, "out of memory");
+		shell = entered;
+	}
+	check_shell(shell, &shells);
+	listed = hs_shells_contains(&shells, shell);
+	hs_shells_free(&shells);
+
+	if (amroot)
+		status = root_update(&pw, shell, listed);
+	else
+		status = user_update(&pw, shell);
+	if (status == E_SUCCESS)
+		syslog(LOG_INFO, "changed user '%s' shell to '%s'", name,
+		       printable(shell, shown, sizeof(shown)));
+	closelog();
+	return status;
+}
