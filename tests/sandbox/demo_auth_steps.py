@@ -205,4 +205,30 @@ def step_expired(sb, show):
     _say("expiry cleared again, for the steps that follow")
 
 
-AUTH_STEPS = [step_pam_login, step_self_service_passwd, step_expired]
+def step_chsh(sb, show):
+    """alice changes her own login shell with chsh: one file of hers, /etc/passwd untouched"""
+    _ensure_users_in_tree(sb)
+    if "pam_hardened_shadow.so" not in sb.read("/etc/pam.d/common-auth"):
+        sb.use_pam_module()
+    show(sb, ["ls", "-l", "/usr/bin/chsh"])
+    show(sb, ["grep", "^alice:", "/etc/passwd"])
+    before = sb.run(["sha256sum", "/etc/passwd"]).stdout.split()[0]
+    show(sb, ["cat", "/etc/hardened-shadow/alice/shell"])
+    argv = ["chsh", "-s", "/bin/dash"]
+    status, out = sb.pty_run(argv, [(r"Password: ", _state[id(sb)] + "\n")], user="alice")
+    _print_pty("alice", argv, status, out)
+    if status != 0:
+        raise AssertionError("chsh failed:\n" + out)
+    show(sb, ["ls", "-l", "/etc/hardened-shadow/alice/shell"])
+    show(sb, ["cat", "/etc/hardened-shadow/alice/shell"])
+    after = sb.run(["sha256sum", "/etc/passwd"]).stdout.split()[0]
+    _say("/etc/passwd is byte for byte the same (sha256 %s...): it still names the proxy"
+         % after[:12])
+    if before != after:
+        raise AssertionError("/etc/passwd changed")
+    _su_alice(sb, _state[id(sb)], expect_ok=True)
+    _say("the proxy started her new shell at the next login ($0 is -dash)")
+    sb.run(["chsh", "-s", "/bin/bash", "alice"])
+
+
+AUTH_STEPS = [step_pam_login, step_self_service_passwd, step_chsh, step_expired]
