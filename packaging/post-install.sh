@@ -7,6 +7,24 @@
 #  - Installing into a bare staging directory (packaging): set the modes we
 #    can and leave group ownership to the package's postinst.
 set -eu
+
+# `post-install.sh --setuid FILE`: added by src/meson.build only for a build
+# option that asks for it (setuid_chfn).  Without the option nothing calls
+# this and the program stays plain 0755.  The bit is set only when we can
+# make the file root's: setuid to a builder's uid would be a gift to every
+# caller.  The package's postinst runs: chown root:root FILE && chmod 4755 FILE
+if [ "${1:-}" = --setuid ]; then
+  p="${DESTDIR:-}$2"
+  if [ "$(id -u)" = 0 ]; then
+    chown root:root "$p"
+    chmod 4755 "$p"
+  else
+    chmod 0755 "$p"
+    echo "post-install: $2 installed without its setuid bit (not installing as root)" >&2
+  fi
+  exit 0
+fi
+
 libexecdir=$1 bindir=$2 sbindir=$3
 root=${DESTDIR:-}
 groupfile="$root/etc/group"

@@ -1,0 +1,921 @@
+/* userdel: delete a user account and the files that belong to it.
+ *
+ * Root only, installed plain (DESIGN §5).  Options, messages and exit codes
+ * follow shadow-utils' userdel(8); where we differ on purpose, userdel(8)
+ * of this package says so.
+ *
+ * Under the global locks (DESIGN §4) it removes the user's line from
+ * /etc/passwd and /etc/shadow, the user from every member and
+ * administrator list of /etc/group and /etc/gshadow, the private group
+ * (USERGROUPS_ENAB) unless someone still needs it, and the user's ranges
+ * in /etc/subuid and /etc/subgid; it removes the user's directory in the
+ * tree, and with -r the home directory and the mail spool.
+ *
+ * Order of the commit, chosen for interruption (SIGKILL, a crash) at any
+ * instant:
+ *   1. everything is loaded, checked and edited in memory first; a refusal
+ *      changes nothing;
+ *   2. the user's directory in the tree goes first
+ *      (hs_userdir_remove: taken away from the user and renamed to a
+ *      reserved name in one step, so the name vanishes atomically);
+ *   3. then the global files, /etc/passwd last;
+ *   4. then, with -r, the mail spool and the home directory.
+ * Removing the directory first means an interruption leaves, at worst, a
+ * passwd line without a directory: that account cannot authenticate (the
+ * NSS module has no shadow entry for it, the shell proxy no shell), so it
+ * fails closed, and running userdel again finishes the job, because the
+ * user is still in /etc/passwd.  The other order would leave a directory
+ * without a passwd line, which the issue forbids and which is dangerous:
+ * the NSS module finds a password by name, so the deleted user's password
+ * hash would become the password of the next account created with that
+ * name (by shadow-utils' useradd, or anything else that does not know the
+ * tree), and the directory stays owned by a uid that may be handed out
+ * again.  /etc/passwd is written last among the global files for the same
+ * reason: until it is written, the user exists and a rerun completes the
+ * removal; each earlier step is idempotent.  The home and the spool come
+ * last: they are the user's data, and an account must never be left
+ * half-deleted because a home directory could not be removed. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "accountdb.h"
+#include "cli.h"
+#include "config.h"
+#include "fileio.h"
+#include "globalfile.h"
+#include "layout.h"
+#include "names.h"
+#include "privs.h"
+#include "records.h"
+#include "userdir.h"
+#include "util.h"
+
+/* shadow-utils' userdel(8) exit codes */
+#define E_SUCCESS     0
+#define E_PW_UPDATE   1   /* can't update password file */
+#define E_USAGE       2   /* invalid command syntax */
+#define E_NOTFOUND    6   /* specified user doesn't exist */
+#define E_USER_BUSY   8   /* user currently logged in */
+#define E_GRP_UPDATE  10  /* can't update group file */
+#define E_HOMEDIR     12  /* can't remove home directory */
+
+#define DEFAULT_MAIL_DIR "/var/mail"
+
+#define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16)
+
+static bool opt_force, opt_remove;
+
+static _Noreturn void usage(int status)
+{
+	FILE *f = status == E_SUCCESS ? stdout : stderr;
+
+	fprintf(f,
+		"Usage: %s [options] LOGIN\n"
+		"\n"
+		"Options:\n"
+		"  -f, --force                   force some actions that would fail otherwise\n"
+		"                                e.g. removal of user still logged in\n"
+		"                                or files, even if not owned by the user\n"
+		"  -h, --help                    display this help message and exit\n"
+		"  -r, --remove                  remove home directory and mail spool\n"
+		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		"  -P, --prefix PREFIX_DIR       prefix directory (not supported)\n"
+		"  -Z, --selinux-user            remove any SELinux user mapping (not supported)\n"
+		"      --version                 display the version and exit\n"
+		"\n",
+		hs_cli_prog());
+	exit(status);
+}
+
+static void parse_options(int argc, char **argv)
+{
+	enum { OPT_VERSION = 256 };
+	static const struct option longopts[] = {
+		{ "force",        no_argument,       NULL, 'f' },
+		{ "help",         no_argument,       NULL, 'h' },
+		{ "remove",       no_argument,       NULL, 'r' },
+		{ "root",         required_argument, NULL, 'R' },
+		{ "prefix",       required_argument, NULL, 'P' },
+		{ "selinux-user", no_argument,       NULL, 'Z' },
+		{ "version",      no_argument,       NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "fhrR:P:Z", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			opt_force = true;
+			break;
+		case 'h':
+			usage(E_SUCCESS);
+		case 'r':
+			opt_remove = true;
+			break;
+		case 'R':
+			/* the other root has its own login.defs, groups and
+			 * tree; only running inside it gets them right */
+			hs_die(E_USAGE, "option --root is not supported; run userdel inside that "
+			       "root instead (chroot %s userdel ...)", optarg);
+		case 'P':
+			hs_die(E_USAGE, "option --prefix is not supported; run userdel inside that "
+			       "root instead (chroot %s userdel ...)", optarg);
+		case 'Z':
+			hs_die(E_USAGE, "option --selinux-user is not supported");
+		case OPT_VERSION:
+			hs_print_version();
+		default:
+			usage(E_USAGE);
+		}
+	}
+	if (argc != optind + 1)
+		usage(E_USAGE);
+}
+
+/* ---- is the user still running something? ---- */
+
+/* Does /proc/PID/status show uid among its Uid: fields (real, effective,
+ * saved, file system)? */
+static bool status_has_uid(int piddirfd, uid_t uid)
+{
+	char buf[4096], *line;
+	_cleanup_close_ int fd = openat(piddirfd, "status", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = hs_read_full(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	line = strstr(buf, "\nUid:");
+	if (!line)
+		return false;
+	line += 5;
+	for (int i = 0; i < 4; i++) {
+		char *end;
+		unsigned long v;
+
+		while (*line == ' ' || *line == '\t')
+			line++;
+		errno = 0;
+		v = strtoul(line, &end, 10);
+		if (end == line || errno)
+			return false;
+		if ((uid_t)v == uid)
+			return true;
+		line = end;
+	}
+	return false;
+}
+
+/* shadow-utils' user_busy(): a process (or thread) running with the uid
+ * in our own root.  Processes under another root (a container, the host
+ * seen from a chroot) have their own users with the same numbers. */
+static pid_t user_busy(uid_t uid)
+{
+	struct stat myroot;
+	DIR *proc;
+	struct dirent *de;
+	pid_t found = 0;
+
+	if (stat("/", &myroot) < 0)
+		return 0;
+	proc = opendir("/proc");
+	if (!proc)
+		return 0;
+	while (!found && (de = readdir(proc))) {
+		char rootpath[64];
+		struct stat st;
+		unsigned long pid;
+		int pfd;
+
+		if (hs_parse_ulong(de->d_name, 1, 0x7fffffffUL, &pid) < 0)
+			continue;
+		if ((pid_t)pid == getpid())
+			continue;
+		snprintf(rootpath, sizeof(rootpath), "/proc/%lu/root", pid);
+		if (stat(rootpath, &st) < 0 || st.st_dev != myroot.st_dev ||
+		    st.st_ino != myroot.st_ino)
+			continue;
+		pfd = openat(dirfd(proc), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pfd < 0)
+			continue;
+		if (status_has_uid(pfd, uid)) {
+			found = (pid_t)pid;
+		} else {
+			/* a thread may have changed its credentials alone */
+			int tfd = openat(pfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			DIR *tasks = tfd >= 0 ? fdopendir(tfd) : NULL;
+			struct dirent *te;
+
+			if (!tasks && tfd >= 0)
+				hs_close(tfd);
+			while (tasks && !found && (te = readdir(tasks))) {
+				int thfd;
+
+				if (te->d_name[0] == '.')
+					continue;
+				thfd = openat(dirfd(tasks), te->d_name,
+					      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+				if (thfd < 0)
+					continue;
+				if (status_has_uid(thfd, uid))
+					found = (pid_t)pid;
+				hs_close(thfd);
+			}
+			if (tasks)
+				closedir(tasks);
+		}
+		hs_close(pfd);
+	}
+	closedir(proc);
+	return found;
+}
+
+/* ---- USERDEL_CMD ---- */
+
+/* shadow-utils runs login.defs' USERDEL_CMD with the login name before
+ * deleting the account (to remove at jobs, print jobs ...).  Run before
+ * any lock is taken, so the command may use account tools itself. */
+static void run_userdel_cmd(const char *cmd, const char *user)
+{
+	pid_t pid;
+	int status;
+
+	if (!cmd || !cmd[0])
+		return;
+	if (cmd[0] != '/') {
+		hs_warn("USERDEL_CMD %s is not an absolute path, not running it", cmd);
+		return;
+	}
+	pid = fork();
+	if (pid < 0) {
+		hs_warn("cannot run USERDEL_CMD %s: %s", cmd, strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		execl(cmd, cmd, user, (char *)NULL);
+		fprintf(stderr, "%s: cannot run USERDEL_CMD %s: %s\n", hs_cli_prog(), cmd,
+			strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		hs_warn("USERDEL_CMD %s failed for user %s", cmd, user);
+}
+
+/* ---- the global files ---- */
+
+enum { DB_SUBUID, DB_SUBGID, DB_GSHADOW, DB_GROUP, DB_SHADOW, DB_PASSWD, DB_COUNT };
+
+/* In write order (see the top of the file): /etc/passwd last. */
+static const struct {
+	const char *path;
+	enum hs_db_kind kind;
+	bool optional;          /* only when it exists */
+	int fail_status;
+	const char *cache;
+} db_files[DB_COUNT] = {
+	[DB_SUBUID]  = { HS_ETC_SUBUID,  HS_DB_SUBID,   true,  E_PW_UPDATE,  NULL },
+	[DB_SUBGID]  = { HS_ETC_SUBGID,  HS_DB_SUBID,   true,  E_GRP_UPDATE, NULL },
+	[DB_GSHADOW] = { HS_ETC_GSHADOW, HS_DB_GSHADOW, true,  E_GRP_UPDATE, NULL },
+	[DB_GROUP]   = { HS_ETC_GROUP,   HS_DB_GROUP,   false, E_GRP_UPDATE, "group" },
+	[DB_SHADOW]  = { HS_ETC_SHADOW,  HS_DB_SHADOW,  true,  E_PW_UPDATE,  "shadow" },
+	[DB_PASSWD]  = { HS_ETC_PASSWD,  HS_DB_PASSWD,  false, E_PW_UPDATE,  "passwd" },
+};
+
+struct files {
+	struct hs_accountdb db[DB_COUNT];
+	bool used[DB_COUNT];
+	struct hs_locks locks;
+};
+
+static void files_free(struct files *f)
+{
+	for (int i = 0; i < DB_COUNT; i++)
+		hs_accountdb_free(&f->db[i]);
+	hs_lock_release(&f->locks);
+}
+
+/* Lock, in shadow-utils' order (passwd, shadow, group, gshadow, subuid,
+ * subgid), every file that exists, then load them.  Exits on failure. */
+static void files_open(struct files *f)
+{
+	static const int lock_order[] = {
+		DB_PASSWD, DB_SHADOW, DB_GROUP, DB_GSHADOW, DB_SUBUID, DB_SUBGID,
+	};
+	const char *paths[DB_COUNT];
+	const char *failed = NULL;
+	size_t n = 0;
+	int r;
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(lock_order); i++) {
+		int k = lock_order[i];
+		struct stat st;
+
+		if (db_files[k].optional && lstat(db_files[k].path, &st) < 0 && errno == ENOENT)
+			continue;
+		f->used[k] = true;
+		paths[n++] = db_files[k].path;
+	}
+	r = hs_lock_acquire(&f->locks, NULL, paths, n, HS_LOCK_TIMEOUT_SEC, &failed);
+	if (r == -HS_E_TIMEOUT)
+		hs_die(E_PW_UPDATE, "cannot lock %s: timed out after %d s",
+		       failed ? failed : HS_ETC_PWD_LOCK, HS_LOCK_TIMEOUT_SEC);
+	if (r < 0)
+		hs_die(E_PW_UPDATE, "cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK,
+		       hs_strerror(r));
+	for (int k = 0; k < DB_COUNT; k++) {
+		if (!f->used[k])
+			continue;
+		/* an optional file removed since we looked: nothing to edit */
+		r = hs_accountdb_load(&f->db[k], db_files[k].kind, db_files[k].path,
+				      db_files[k].optional ? HS_DB_MISSING_OK : 0);
+		if (r < 0) {
+			hs_warn("%s", f->db[k].error);
+			files_free(f);
+			exit(db_files[k].fail_status);
+		}
+	}
+}
+
+/* Drop name from a list field: 1 (and *field is a new malloc'd list) when
+ * it was there, 0 when not, or a negative error. */
+static int list_drop(char **field, const char *name, bool *changed)
+{
+	char *shorter = NULL;
+	int r;
+
+	if (!hs_list_contains(*field, name))
+		return 0;
+	r = hs_list_remove(*field, name, &shorter);
+	if (r < 0)
+		return r;
+	*field = shorter;
+	*changed = true;
+	return 1;
+}
+
+/* Remove the user from member and administrator lists (replace copies
+ * the record, so the new lists are freed right after it). */
+static int drop_memberships(struct files *f, const char *user)
+{
+	struct hs_accountdb *gr = &f->db[DB_GROUP];
+	struct hs_accountdb *gs = &f->db[DB_GSHADOW];
+	int r;
+
+	for (size_t i = 0; i < gr->n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(gr, i);
+		struct hs_group g;
+		bool changed = false;
+
+		if (!rec)
+			continue;
+		g = rec->gr;
+		r = list_drop(&g.members, user, &changed);
+		if (r < 0)
+			return r;
+		if (!changed)
+			continue;
+		r = hs_accountdb_replace(gr, i, &g);
+		free(g.members);
+		if (r < 0) {
+			hs_warn("%s", gr->error);
+			return r;
+		}
+	}
+	if (!f->used[DB_GSHADOW])
+		return 0;
+	for (size_t i = 0; i < gs->n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(gs, i);
+		char *new_members = NULL, *new_admins = NULL;
+		struct hs_gshadow g;
+		bool changed = false;
+
+		if (!rec)
+			continue;
+		g = rec->gs;
+		r = list_drop(&g.members, user, &changed);
+		if (r > 0)
+			new_members = g.members;
+		if (r >= 0)
+			r = list_drop(&g.admins, user, &changed);
+		if (r > 0)
+			new_admins = g.admins;
+		if (r >= 0 && changed) {
+			r = hs_accountdb_replace(gs, i, &g);
+			if (r < 0)
+				hs_warn("%s", gs->error);
+		}
+		free(new_members);
+		free(new_admins);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* shadow-utils' remove_usergroup(): the group named like the user goes
+ * when it is the user's primary group, has no other members and is nobody
+ * else's primary group.  Unlike shadow-utils, -f does not remove a group
+ * that is still another user's primary group: that would leave the other
+ * account with a gid that names nothing (or, once reused, a new group). */
+static int drop_private_group(struct files *f, const char *user, gid_t gid)
+{
+	struct hs_accountdb *pw = &f->db[DB_PASSWD];
+	struct hs_accountdb *gr = &f->db[DB_GROUP];
+	const union hs_dbrec *rec;
+	long gi = hs_accountdb_find(gr, user);
+	int r;
+
+	if (gi < 0)
+		return 0;
+	rec = hs_accountdb_get(gr, (size_t)gi);
+	if (rec->gr.gid != gid) {
+		hs_warn("group %s not removed because it is not the primary group of user %s.",
+			rec->gr.name, user);
+		return 0;
+	}
+	/* the user has been dropped from the list already */
+	if (rec->gr.members && rec->gr.members[0]) {
+		hs_warn("group %s not removed because it has other members.", rec->gr.name);
+		return 0;
+	}
+	for (size_t i = 0; i < pw->n_lines; i++) {
+		const union hs_dbrec *p = hs_accountdb_get(pw, i);
+
+		if (p && p->pw.gid == gid) {
+			hs_warn("group %s is the primary group of another user and is not removed.",
+				rec->gr.name);
+			return 0;
+		}
+	}
+	r = hs_accountdb_delete(gr, (size_t)gi);
+	if (r < 0) {
+		hs_warn("%s", gr->error);
+		return r;
+	}
+	if (f->used[DB_GSHADOW]) {
+		long si = hs_accountdb_find(&f->db[DB_GSHADOW], user);
+
+		if (si >= 0 && hs_accountdb_delete(&f->db[DB_GSHADOW], (size_t)si) < 0) {
+			hs_warn("%s", f->db[DB_GSHADOW].error);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/* Every range owned by the user, by name or by number (the number only
+ * when no other account shares the uid). */
+static int drop_subids(struct files *f, int k, const char *user, const char *uidstr)
+{
+	struct hs_accountdb *db = &f->db[k];
+
+	if (!f->used[k])
+		return 0;
+	for (size_t i = 0; i < db->n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(db, i);
+
+		if (!rec)
+			continue;
+		if (strcmp(rec->sub.owner, user) != 0 &&
+		    !(uidstr && strcmp(rec->sub.owner, uidstr) == 0))
+			continue;
+		if (hs_accountdb_delete(db, i) < 0) {
+			hs_warn("%s", db->error);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/* ---- the user's directory in the tree ---- */
+
+/* Returns 0 when the directory is gone or was never there, 1 when only a
+ * reserved leftover remains (the user's name is gone: safe to go on), or
+ * a negative error when the directory is still the user's. */
+static int remove_tree_dir(const char *user)
+{
+	char path[PATH_BUF];
+	_cleanup_close_ int treefd = hs_tree_open();
+	struct stat st;
+	int r;
+
+	if (treefd == -ENOENT)
+		return 0;       /* no tree: a classic system */
+	hs_userdir_path(path, sizeof(path), user, NULL);
+	if (treefd < 0) {
+		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
+		return treefd;
+	}
+	r = hs_userdir_remove(treefd, user);
+	if (r == 0 || r == -ENOENT)
+		return 0;
+	if (fstatat(treefd, user, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+		hs_warn("cannot remove %s completely: %s (a reserved leftover remains in %s)",
+			path, hs_strerror(r), HS_TREE_DIR);
+		return 1;
+	}
+	hs_warn("cannot remove %s: %s", path, hs_strerror(r));
+	return r;
+}
+
+/* ---- the home directory and the mail spool ---- */
+
+/* A directory on the way to a home must be safe from everyone but root:
+ * not the user's, and not writable by others unless sticky (then they
+ * cannot rename our entries). */
+static bool dir_is_trusted(const struct stat *st, uid_t uid)
+{
+	if (st->st_uid == uid && uid != 0)
+		return false;
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
+		return false;
+	return true;
+}
+
+/* Open the directory that holds the last component of path, resolved by
+ * the kernel (administrators' symlinks such as /home -> /srv/home are
+ * fine), then walk the resolved path again without following anything,
+ * checking each step.  *last points into path. */
+static int open_parent(const char *path, uid_t uid, const char **last, char *why, size_t whysize)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *copy = NULL;
+	_cleanup_free_ char *resolved = NULL;
+	char *comp, *save = NULL;
+	int fd;
+
+	if (!slash)
+		return -EINVAL;
+	*last = slash + 1;
+	copy = strndup(path, (size_t)(slash - path));
+	if (!copy)
+		return -ENOMEM;
+	resolved = realpath(copy[0] ? copy : "/", NULL);
+	if (!resolved)
+		return -errno;
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (comp = strtok_r(resolved, "/", &save); ; comp = strtok_r(NULL, "/", &save)) {
+		struct stat st;
+		int next;
+
+		if (fstat(fd, &st) < 0) {
+			next = -errno;
+			hs_close(fd);
+			return next;
+		}
+		if (!dir_is_trusted(&st, uid)) {
+			snprintf(why, whysize, "a directory above it is writable by someone "
+				 "other than root");
+			hs_close(fd);
+			return -HS_E_OWNER;
+		}
+		if (!comp)
+			return fd;
+		next = hs_open_dir_at(fd, comp, NULL);
+		hs_close(fd);
+		if (next < 0)
+			return next;
+		fd = next;
+	}
+}
+
+/* Normalise an absolute path: no empty or "." components, no "..".
+ * Returns a malloc'd copy, "" for "/", or NULL when unfit. */
+static char *normalise_home(const char *dir)
+{
+	size_t n = strlen(dir);
+	char *out, *o;
+	const char *p = dir;
+
+	if (dir[0] != '/')
+		return NULL;
+	out = malloc(n + 1);
+	if (!out)
+		return NULL;
+	o = out;
+	while (*p) {
+		const char *start;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		start = p;
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - start);
+		if (len == 0 || (len == 1 && start[0] == '.'))
+			continue;
+		if (len == 2 && start[0] == '.' && start[1] == '.') {
+			free(out);
+			return NULL;
+		}
+		*o++ = '/';
+		memcpy(o, start, len);
+		o += len;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Is the home also another account's home? */
+static const char *home_shared_with(struct files *f, const char *user, const char *home)
+{
+	/* the user's own line is deleted already: every live line is
+	 * someone else */
+	struct hs_accountdb *pw = &f->db[DB_PASSWD];
+
+	for (size_t i = 0; i < pw->n_lines; i++) {
+		const union hs_dbrec *p = hs_accountdb_get(pw, i);
+		_cleanup_free_ char *other = NULL;
+
+		if (!p || strcmp(p->pw.name, user) == 0)
+			continue;
+		other = normalise_home(p->pw.dir);
+		if (other && strcmp(other, home) == 0)
+			return p->pw.name;
+	}
+	return NULL;
+}
+
+/* The home is the user's, and hostile: every step is relative to a
+ * directory fd and follows nothing the user could have planted.  A home
+ * that is a symlink loses the link only.  The home is taken away from the
+ * user (root:root 0700) before it is emptied, so a process of the user's
+ * (with -f) cannot add to it or move things around in it; the removal
+ * never crosses into another mount. */
+static int remove_home(struct files *f, const char *user, uid_t uid, const char *dir)
+{
+	_cleanup_free_ char *home = normalise_home(dir);
+	_cleanup_close_ int parentfd = -1;
+	_cleanup_close_ int homefd = -1;
+	char why[128] = "";
+	const char *last, *other;
+	struct stat st;
+	int r;
+
+	if (!home) {
+		hs_warn("not removing directory %s: not an absolute path without '..'", dir);
+		return E_HOMEDIR;
+	}
+	if (!home[0]) {
+		hs_warn("not removing directory %s (would remove the root directory)", dir);
+		return E_HOMEDIR;
+	}
+	other = home_shared_with(f, user, home);
+	if (other && !opt_force) {
+		hs_warn("not removing directory %s (would remove home of user %s)", dir, other);
+		return E_HOMEDIR;
+	}
+	parentfd = open_parent(home, uid, &last, why, sizeof(why));
+	if (parentfd == -ENOENT) {
+		hs_warn("%s home directory (%s) not found", user, dir);
+		return E_SUCCESS;
+	}
+	if (parentfd < 0) {
+		hs_warn("not removing directory %s: %s", dir, why[0] ? why : hs_strerror(parentfd));
+		return E_HOMEDIR;
+	}
+	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT) {
+			hs_warn("%s home directory (%s) not found", user, dir);
+			return E_SUCCESS;
+		}
+		hs_warn("cannot remove %s: %s", dir, strerror(errno));
+		return E_HOMEDIR;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		/* the link only, never what it points to */
+		if (unlinkat(parentfd, last, 0) < 0) {
+			hs_warn("cannot remove %s: %s", dir, strerror(errno));
+			return E_HOMEDIR;
+		}
+		return E_SUCCESS;
+	}
+	homefd = hs_open_dir_at(parentfd, last, &st);
+	if (homefd < 0) {
+		hs_warn("not removing %s: %s", dir, hs_strerror(homefd));
+		return E_HOMEDIR;
+	}
+	if (st.st_uid != uid && !opt_force) {
+		hs_warn("%s not owned by %s, not removing", dir, user);
+		return E_HOMEDIR;
+	}
+	if (fchown(homefd, 0, 0) < 0 || fchmod(homefd, 0700) < 0) {
+		hs_warn("cannot remove %s: %s", dir, strerror(errno));
+		return E_HOMEDIR;
+	}
+	r = hs_remove_tree_at(parentfd, last);
+	if (r == -EXDEV) {
+		hs_warn("error removing directory %s: a file system is mounted inside it", dir);
+		return E_HOMEDIR;
+	}
+	if (r < 0) {
+		hs_warn("error removing directory %s: %s", dir, hs_strerror(r));
+		return E_HOMEDIR;
+	}
+	return E_SUCCESS;
+}
+
+/* MAIL_DIR/USER: a regular file of the user's (or, with -f, anyone's);
+ * a symlink there loses the link only. */
+static int remove_mail_spool(const struct hs_config *cfg, const char *user, uid_t uid)
+{
+	const char *maildir = hs_config_get_str(cfg, "MAIL_DIR", DEFAULT_MAIL_DIR);
+	_cleanup_close_ int dirfd = -1;
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", maildir, user);
+	dirfd = open(maildir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0 || fstatat(dirfd, user, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT) {
+			hs_warn("%s mail spool (%s) not found", user, path);
+			return E_SUCCESS;
+		}
+		hs_warn("cannot remove %s: %s", path, strerror(errno));
+		return E_SUCCESS;
+	}
+	if (!S_ISLNK(st.st_mode)) {
+		if (!S_ISREG(st.st_mode)) {
+			hs_warn("%s is not a regular file, not removing", path);
+			return E_SUCCESS;
+		}
+		if (st.st_uid != uid && !opt_force) {
+			hs_warn("%s not owned by %s, not removing", path, user);
+			return E_SUCCESS;
+		}
+	}
+	if (unlinkat(dirfd, user, 0) < 0 && errno != ENOENT)
+		hs_warn("cannot remove %s: %s", path, strerror(errno));
+	return E_SUCCESS;
+}
+
+int main(int argc, char **argv)
+{
+	struct files f = { .locks = HS_LOCKS_INIT };
+	struct hs_config *cfg = NULL;
+	char uidstr[24];
+	_cleanup_free_ char *user = NULL;
+	_cleanup_free_ char *home = NULL;
+	const char *name;
+	struct hs_passwd ent;
+	bool uid_shared = false;
+	sigset_t saved;
+	pid_t busy;
+	long idx;
+	uid_t uid;
+	gid_t gid;
+	int r, status = E_SUCCESS;
+
+	hs_cli_set_prog(hs_privileged_init(argc, argv, "userdel"));
+	parse_options(argc, argv);
+	if (!hs_caller_is_root())
+		hs_die(E_PW_UPDATE, "Permission denied.");
+	openlog("userdel", LOG_PID, LOG_AUTHPRIV);
+	name = argv[optind];
+	/* an invalid name names no account, and never reaches a path */
+	if (!hs_user_name_valid(name))
+		hs_die(E_NOTFOUND, "user '%s' does not exist", name);
+
+	r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_config_warn_stderr, (void *)hs_cli_prog(),
+			      &cfg);
+	if (r < 0)
+		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
+
+	/* Cheap early answer for a name that is not there, before USERDEL_CMD
+	 * runs; the real decision is taken under the locks below. */
+	{
+		struct hs_accountdb pre = HS_ACCOUNTDB_INIT;
+
+		if (hs_accountdb_load(&pre, HS_DB_PASSWD, HS_ETC_PASSWD, 0) == 0 &&
+		    hs_accountdb_find(&pre, name) < 0) {
+			hs_accountdb_free(&pre);
+			hs_die(E_NOTFOUND, "user '%s' does not exist", name);
+		}
+		hs_accountdb_free(&pre);
+	}
+	run_userdel_cmd(hs_config_get_str(cfg, "USERDEL_CMD", NULL), name);
+
+	files_open(&f);
+	idx = hs_accountdb_find(&f.db[DB_PASSWD], name);
+	if (idx < 0) {
+		files_free(&f);
+		hs_die(E_NOTFOUND, "user '%s' does not exist", name);
+	}
+	ent = f.db[DB_PASSWD].lines[idx].rec.pw;
+	/* our own copies: the db's strings stay valid, but be plain */
+	user = strdup(ent.name);
+	home = strdup(ent.dir);
+	if (!user || !home) {
+		files_free(&f);
+		hs_die(E_PW_UPDATE, "out of memory");
+	}
+	uid = ent.uid;
+	gid = ent.gid;
+
+	if (!opt_force) {
+		busy = user_busy(uid);
+		if (busy) {
+			files_free(&f);
+			hs_die(E_USER_BUSY, "user %s is currently used by process %ld", user,
+			       (long)busy);
+		}
+	}
+
+	/* ---- every edit, in memory ---- */
+	if (hs_accountdb_delete(&f.db[DB_PASSWD], (size_t)idx) < 0) {
+		hs_warn("%s", f.db[DB_PASSWD].error);
+		files_free(&f);
+		return E_PW_UPDATE;
+	}
+	if (f.used[DB_SHADOW]) {
+		long si = hs_accountdb_find(&f.db[DB_SHADOW], user);
+
+		if (si >= 0 && hs_accountdb_delete(&f.db[DB_SHADOW], (size_t)si) < 0) {
+			hs_warn("%s", f.db[DB_SHADOW].error);
+			files_free(&f);
+			return E_PW_UPDATE;
+		}
+	}
+	if (drop_memberships(&f, user) < 0) {
+		files_free(&f);
+		return E_GRP_UPDATE;
+	}
+	if (hs_config_get_bool(cfg, "USERGROUPS_ENAB", false) &&
+	    drop_private_group(&f, user, gid) < 0) {
+		files_free(&f);
+		return E_GRP_UPDATE;
+	}
+	uid_shared = hs_accountdb_find_id(&f.db[DB_PASSWD], uid) >= 0;
+	snprintf(uidstr, sizeof(uidstr), "%lu", (unsigned long)uid);
+	if (drop_subids(&f, DB_SUBUID, user, uid_shared ? NULL : uidstr) < 0 ||
+	    drop_subids(&f, DB_SUBGID, user, uid_shared ? NULL : uidstr) < 0) {
+		files_free(&f);
+		return E_PW_UPDATE;
+	}
+
+	/* ---- the commit: see the top of the file for the order ---- */
+	hs_signals_block(&saved);
+	r = remove_tree_dir(user);
+	if (r < 0) {
+		hs_signals_restore(&saved);
+		files_free(&f);
+		return E_PW_UPDATE;
+	}
+	if (r > 0)
+		status = E_PW_UPDATE;
+	for (int k = 0; k < DB_COUNT; k++) {
+		if (!f.used[k] || !f.db[k].dirty)
+			continue;
+		if (hs_accountdb_write(&f.db[k]) < 0) {
+			syslog(LOG_ERR, "%s", f.db[k].error);
+			hs_warn("%s", f.db[k].error);
+			hs_signals_restore(&saved);
+			files_free(&f);
+			return db_files[k].fail_status;
+		}
+	}
+	hs_signals_restore(&saved);
+	syslog(LOG_INFO, "delete user '%s'", user);
+	for (int k = 0; k < DB_COUNT; k++)
+		if (f.used[k] && db_files[k].cache)
+			hs_flush_caches(db_files[k].cache);
+
+	/* The account is gone; the home may take long to remove and needs
+	 * no global lock (the passwd db stays loaded for the shared-home
+	 * check). */
+	hs_lock_release(&f.locks);
+	if (opt_remove) {
+		int hs;
+
+		remove_mail_spool(cfg, user, uid);
+		hs = remove_home(&f, user, uid, home);
+		if (hs != E_SUCCESS)
+			status = hs;
+		else
+			syslog(LOG_INFO, "removed home directory '%s' of user '%s'", home, user);
+	}
+	files_free(&f);
+	hs_config_free(cfg);
+	closelog();
+	return status;
+}

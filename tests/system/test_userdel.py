@@ -1,0 +1,347 @@
+"""userdel in a throwaway root: a plain delete (passwd, groups, gshadow, subordinate ids,
+the tree directory; every other line byte for byte), -r (home and mail spool), hostile
+homes (a symlink to /etc, symlinks to files outside, a FIFO, a device node), a tree
+directory with planted symlinks, a user with a running process (exit 8, -f), the private
+group kept for another user, supplementary and gshadow administrator lists, options and
+exit codes."""
+
+import os
+import stat
+
+import pytest
+
+USERDEL = "/usr/sbin/userdel"
+TREE = "/etc/hardened-shadow"
+CLASSIC_USERMOD = "/usr/libexec/hs-test/shadow-utils/usermod"
+CLASSIC_GROUPADD = "/usr/libexec/hs-test/shadow-utils/groupadd"
+
+
+def run(sb, args, **kw):
+    kw.setdefault("check", False)
+    return sb.run([USERDEL] + args, **kw)
+
+
+def lines(sb, path):
+    return sb.read(path).splitlines() if sb.exists(path) else []
+
+
+def others(sb, path, name):
+    """The lines of path that do not start with NAME: (raw bytes, exact)."""
+    if not sb.exists(path):
+        return []
+    return [l for l in sb.read_bytes(path).split(b"\n")
+            if not l.startswith(name.encode() + b":")]
+
+
+def group_members(sb, group):
+    for l in lines(sb, "/etc/group"):
+        f = l.split(":")
+        if f[0] == group:
+            return [m for m in f[3].split(",") if m]
+    return None
+
+
+def gshadow_entry(sb, group):
+    for l in lines(sb, "/etc/gshadow"):
+        f = l.split(":")
+        if f[0] == group:
+            return ([a for a in f[2].split(",") if a], [m for m in f[3].split(",") if m])
+    return None
+
+
+def names(sb, path):
+    return [l.split(":")[0] for l in lines(sb, path)]
+
+
+@pytest.fixture
+def two(sb):
+    """alice and bob converted to the tree; a project group with both as members and alice
+    as gshadow administrator; subordinate ids for both."""
+    sb.add_classic_user("alice", password="alice-pw-1")
+    sb.add_classic_user("bob", password="bob-pw-1")
+    sb.run([CLASSIC_GROUPADD, "-g", "5000", "proj"])
+    sb.run([CLASSIC_USERMOD, "-a", "-G", "proj", "alice"])
+    sb.run([CLASSIC_USERMOD, "-a", "-G", "proj", "bob"])
+    # administrators and members in gshadow, as gpasswd -A / -M would write them
+    sb.write("/etc/gshadow", "".join(
+        "proj:!:alice,bob:alice,bob\n" if l.startswith("proj:") else l + "\n"
+        for l in lines(sb, "/etc/gshadow")), mode=0o640,
+        gid=sb.getgrnam("shadow")[1])
+    sb.write("/etc/subuid", "alice:100000:65536\nbob:165536:65536\n")
+    sb.write("/etc/subgid", "alice:100000:65536\nbob:165536:65536\n")
+    sb.use_hardened_tree()
+    assert sb.exists(TREE + "/alice/shadow")
+    return sb
+
+
+# ---------------------------------------------------------------- plain delete
+
+def test_plain_delete_removes_every_trace_and_keeps_other_lines(two):
+    sb = two
+    files = ["/etc/passwd", "/etc/group", "/etc/gshadow", "/etc/subuid", "/etc/subgid"]
+    before = {p: others(sb, p, "alice") for p in files}
+    res = run(sb, ["alice"])
+    assert res.returncode == 0, res.stderr
+    assert "alice" not in names(sb, "/etc/passwd")
+    assert "bob" in names(sb, "/etc/passwd")
+    # private group gone (USERGROUPS_ENAB yes in Debian's login.defs)
+    assert "alice" not in names(sb, "/etc/group")
+    assert "alice" not in names(sb, "/etc/gshadow")
+    assert group_members(sb, "proj") == ["bob"]
+    assert gshadow_entry(sb, "proj") == (["bob"], ["bob"])
+    assert lines(sb, "/etc/subuid") == ["bob:165536:65536"]
+    assert lines(sb, "/etc/subgid") == ["bob:165536:65536"]
+    assert not sb.exists(TREE + "/alice")
+    assert sb.exists(TREE + "/bob/shadow")
+    # nothing left under a reserved name either
+    assert not [e for e in os.listdir(sb.root + TREE) if e.startswith(".")]
+    # every other line untouched, byte for byte (proj changed, so compare the rest)
+    for p in files:
+        after = others(sb, p, "alice")
+        keep = lambda ls: [l for l in ls if not l.startswith(b"proj:")]
+        assert keep(after) == keep(before[p]), p
+    # backups written
+    assert "alice" in names(sb, "/etc/passwd-")
+    # the home stays without -r
+    assert sb.exists("/home/alice")
+    assert sb.getpwnam("alice") is None
+    assert sb.run(["getent", "shadow", "bob"]).returncode == 0
+
+
+def test_unknown_user_exits_6(two):
+    before = two.read_bytes("/etc/passwd")
+    res = run(two, ["nosuchuser"])
+    assert res.returncode == 6
+    assert "nosuchuser" in res.stderr and "does not exist" in res.stderr
+    res = run(two, ["../etc"])
+    assert res.returncode == 6
+    assert two.read_bytes("/etc/passwd") == before
+
+
+def test_usage_and_refused_options(two):
+    sb = two
+    assert run(sb, []).returncode == 2
+    assert run(sb, ["alice", "bob"]).returncode == 2
+    assert run(sb, ["--bogus", "alice"]).returncode == 2
+    for opt in (["-R", "/mnt"], ["-P", "/mnt"], ["-Z"]):
+        res = run(sb, opt + ["alice"])
+        assert res.returncode == 2, opt
+        assert "not supported" in res.stderr
+    res = run(sb, ["-h"])
+    assert res.returncode == 0 and "--remove" in res.stdout
+    assert "alice" in names(sb, "/etc/passwd")
+
+
+def test_non_root_is_refused(two):
+    res = two.run([USERDEL, "alice"], user="bob", check=False)
+    assert res.returncode == 1
+    assert "alice" in names(two, "/etc/passwd")
+
+
+# ---------------------------------------------------------------- groups
+
+def test_private_group_kept_for_another_users_primary_group(sb):
+    sb.add_classic_user("alice")
+    sb.add_classic_user("carol", group="alice")
+    sb.use_hardened_tree()
+    gid = sb.getgrnam("alice")[1]
+    res = run(sb, ["alice"])
+    assert res.returncode == 0, res.stderr
+    assert "primary group of another user" in res.stderr
+    assert sb.getgrnam("alice")[1] == gid
+    assert "alice" in names(sb, "/etc/gshadow")
+    assert sb.getpwnam("carol").gid == gid
+    assert sb.getpwnam("alice") is None
+    # -f does not change that: carol would be left with a dangling gid
+    sb.add_classic_user("dave", group="alice")
+    res = run(sb, ["-f", "dave"])
+    assert res.returncode == 0
+    assert sb.getgrnam("alice") is not None
+
+
+def test_private_group_with_other_members_is_kept(sb):
+    sb.add_classic_user("alice")
+    sb.add_classic_user("bob", groups=["alice"])
+    sb.use_hardened_tree()
+    res = run(sb, ["alice"])
+    assert res.returncode == 0, res.stderr
+    assert "has other members" in res.stderr
+    assert group_members(sb, "alice") == ["bob"]
+
+
+# ---------------------------------------------------------------- processes
+
+def start_sleep(sb, user):
+    sb.sh("setsid sleep 600 </dev/null >/dev/null 2>&1 &", user=user)
+    res = sb.run(["pgrep", "-u", user, "sleep"], check=False)
+    assert res.returncode == 0, "sleep did not start"
+    return int(res.stdout.split()[0])
+
+
+def test_running_process_refused_with_8_then_forced(two):
+    sb = two
+    pid = start_sleep(sb, "alice")
+    res = run(sb, ["alice"])
+    assert res.returncode == 8, res.stderr
+    assert "currently used by process %d" % pid in res.stderr
+    assert "alice" in names(sb, "/etc/passwd")
+    assert sb.exists(TREE + "/alice/shadow")
+    res = run(sb, ["-f", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert "alice" not in names(sb, "/etc/passwd")
+    assert not sb.exists(TREE + "/alice")
+
+
+def test_process_of_another_user_does_not_block(two):
+    start_sleep(two, "bob")
+    res = run(two, ["alice"])
+    assert res.returncode == 0, res.stderr
+
+
+# ---------------------------------------------------------------- -r
+
+def test_remove_home_and_mail_spool(two):
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    gid = sb.getpwnam("alice").gid
+    sb.write("/var/mail/alice", "From x\n", mode=0o660, uid=uid, gid=gid)
+    sb.write("/var/mail/bob", "From y\n", mode=0o660, uid=sb.getpwnam("bob").uid)
+    sb.sh("mkdir -p /home/alice/a/b/c && echo hi >/home/alice/a/b/c/f", user="alice")
+    res = run(sb, ["-r", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert not sb.exists("/home/alice")
+    assert not sb.exists("/var/mail/alice")
+    assert sb.exists("/var/mail/bob")
+    assert sb.exists("/home/bob")
+
+
+def test_home_symlink_to_etc_removes_the_link_only(sb):
+    sb.add_classic_user("evil", home="/home/evil", create_home=False)
+    sb.use_hardened_tree()
+    sb.sh("ln -s /etc /home/evil")
+    etc_before = sorted(os.listdir(sb.root + "/etc"))
+    res = run(sb, ["-r", "evil"])
+    assert res.returncode == 0, res.stderr
+    assert not os.path.lexists(sb.root + "/home/evil")
+    etc_after = sorted(os.listdir(sb.root + "/etc"))
+    # passwd etc. rewritten (backups may appear), nothing removed
+    assert set(etc_before) <= set(etc_after)
+    assert sb.exists("/etc/login.defs") and sb.exists("/etc/hardened-shadow")
+    assert "root" in names(sb, "/etc/passwd")
+
+
+def test_home_with_symlinks_fifo_and_device(two):
+    sb = two
+    sb.write("/root/secret", "keep me\n", mode=0o600)
+    sb.sh("mkdir -p /srv/shared")
+    sb.write("/srv/shared/data", "keep me too\n")
+    sb.sh("ln -s /root/secret /home/alice/link-file && "
+          "ln -s /srv/shared /home/alice/link-dir && "
+          "ln -s /etc/passwd /home/alice/link-passwd && "
+          "mkfifo /home/alice/fifo", user="alice")
+    sb.sh("mknod /home/alice/null c 1 3 && mkdir /home/alice/sub && "
+          "ln -s / /home/alice/sub/root && chown -R alice: /home/alice/sub")
+    res = run(sb, ["-r", "alice"], timeout=30)
+    assert res.returncode == 0, res.stderr
+    assert not sb.exists("/home/alice")
+    assert sb.read("/root/secret") == "keep me\n"
+    assert sb.read("/srv/shared/data") == "keep me too\n"
+    assert "bob" in names(sb, "/etc/passwd")
+    assert os.path.exists(sb.root + "/usr/bin/env")
+
+
+def test_home_not_owned_by_user_is_kept_unless_forced(two):
+    sb = two
+    sb.sh("chown root: /home/alice")
+    res = run(sb, ["-r", "alice"])
+    assert res.returncode == 12
+    assert "not owned by alice, not removing" in res.stderr
+    # the account itself is gone, the home kept
+    assert "alice" not in names(sb, "/etc/passwd")
+    assert sb.exists("/home/alice/.bashrc") or sb.exists("/home/alice")
+    sb.sh("chown root: /home/bob")
+    res = run(sb, ["-r", "-f", "bob"])
+    assert res.returncode == 0, res.stderr
+    assert not sb.exists("/home/bob")
+
+
+def test_home_of_root_directory_is_refused(sb):
+    sb.add_classic_user("slash", home="/", create_home=False)
+    sb.use_hardened_tree()
+    res = run(sb, ["-r", "-f", "slash"])
+    assert res.returncode == 12
+    assert sb.exists("/etc/passwd") and os.path.exists(sb.root + "/usr/bin/env")
+    assert "slash" not in names(sb, "/etc/passwd")
+
+
+def test_shared_home_is_kept(two):
+    sb = two
+    sb.add_classic_user("twin", home="/home/alice", create_home=False)
+    res = run(sb, ["-r", "alice"])
+    assert res.returncode == 12
+    assert "would remove home of user twin" in res.stderr
+    assert sb.exists("/home/alice")
+
+
+def test_home_on_another_mount_is_not_crossed(two):
+    sb = two
+    sb.sh("mkdir /home/alice/mnt && mount -t tmpfs none /home/alice/mnt && "
+          "echo x >/home/alice/mnt/other-fs")
+    try:
+        res = run(sb, ["-r", "alice"])
+        assert res.returncode == 12
+        assert sb.read("/home/alice/mnt/other-fs") == "x\n"
+    finally:
+        sb.sh("umount /home/alice/mnt", check=False)
+
+
+def test_missing_home_is_a_warning(two):
+    sb = two
+    sb.sh("rm -rf /home/alice")
+    res = run(sb, ["-r", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert "home directory (/home/alice) not found" in res.stderr
+
+
+# ---------------------------------------------------------------- the tree
+
+def test_tree_directory_with_planted_symlinks(two):
+    sb = two
+    sb.write("/root/target", "keep\n")
+    # the user cannot traverse the tree by hand (it is 0710 root:hardened-shadow); what a
+    # subverted setgid tool could plant in their 02710 directory is planted here as root
+    # and given to them
+    sb.sh("cd /etc/hardened-shadow/alice && ln -s /etc/passwd evil && ln -s /etc etcdir && "
+          "ln -s /root/target t && mkfifo pipe && mkdir sub && ln -s / sub/root && "
+          "ln /root/target hard && chown -hR alice /etc/hardened-shadow/alice")
+    passwd_before = others(sb, "/etc/passwd", "alice")
+    res = run(sb, ["alice"], timeout=30)
+    assert res.returncode == 0, res.stderr
+    assert not sb.exists(TREE + "/alice")
+    assert sb.read("/root/target") == "keep\n"
+    assert others(sb, "/etc/passwd", "alice") == passwd_before
+    assert sb.exists("/etc/group") and sb.exists("/etc/login.defs")
+    assert not [e for e in os.listdir(sb.root + TREE) if e.startswith(".")]
+
+
+def test_classic_user_without_tree_directory(sb):
+    sb.add_classic_user("alice")
+    sb.add_classic_user("bob")
+    sb.use_hardened_tree()
+    # a user added afterwards by shadow-utils has no directory and a shadow line
+    sb.add_classic_user("late")
+    assert not sb.exists(TREE + "/late")
+    res = run(sb, ["late"])
+    assert res.returncode == 0, res.stderr
+    assert "late" not in names(sb, "/etc/passwd")
+    assert "late" not in names(sb, "/etc/shadow")
+
+
+def test_rerun_after_a_lost_directory_finishes(two):
+    """The state an interruption after the tree step leaves: the account still in
+    /etc/passwd, no directory.  userdel finishes the job."""
+    sb = two
+    sb.sh("rm -rf /etc/hardened-shadow/alice")
+    res = run(sb, ["alice"])
+    assert res.returncode == 0, res.stderr
+    assert "alice" not in names(sb, "/etc/passwd")
