@@ -1,0 +1,259 @@
+/* New ids and subordinate id ranges; see ids.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ids.h"
+#include "records.h"
+#include "util.h"
+
+int hs_ids_range(const struct hs_config *defs, bool user, bool system, struct hs_id_range *out)
+{
+	const char *k_min = user ? "UID_MIN" : "GID_MIN";
+	const char *k_max = user ? "UID_MAX" : "GID_MAX";
+	const char *k_smin = user ? "SYS_UID_MIN" : "SYS_GID_MIN";
+	const char *k_smax = user ? "SYS_UID_MAX" : "SYS_GID_MAX";
+	long lim = (long)HS_ID_MAX;
+	long min = defs ? hs_config_get_long(defs, k_min, 0, lim, 1000) : 1000;
+
+	if (system) {
+		long smax = defs ? hs_config_get_long(defs, k_smax, 0, lim, min - 1) : min - 1;
+		long smin = defs ? hs_config_get_long(defs, k_smin, 0, lim, 101) : 101;
+
+		if (smax < 0 || smin > smax)
+			return -HS_E_RANGE;
+		out->min = (unsigned long)smin;
+		out->max = (unsigned long)smax;
+	} else {
+		long max = defs ? hs_config_get_long(defs, k_max, 0, lim, 60000) : 60000;
+
+		if (min > max)
+			return -HS_E_RANGE;
+		out->min = (unsigned long)min;
+		out->max = (unsigned long)max;
+	}
+	return 0;
+}
+
+static int cmp_ulong(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Index of the first element >= id. */
+static size_t lower_bound(const struct hs_idset *s, unsigned long id)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool hs_idset_contains(const struct hs_idset *set, unsigned long id)
+{
+	size_t i = lower_bound(set, id);
+
+	return i < set->n && set->ids[i] == id;
+}
+
+static int reserve(struct hs_idset *set, size_t more)
+{
+	unsigned long *p;
+	size_t cap;
+
+	if (set->n + more <= set->cap)
+		return 0;
+	cap = set->cap ? set->cap : 64;
+	while (cap < set->n + more)
+		cap *= 2;
+	p = realloc(set->ids, cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	set->ids = p;
+	set->cap = cap;
+	return 0;
+}
+
+int hs_idset_add(struct hs_idset *set, unsigned long id)
+{
+	size_t i;
+	int r;
+
+	if (hs_idset_contains(set, id))
+		return 0;
+	r = reserve(set, 1);
+	if (r < 0)
+		return r;
+	i = lower_bound(set, id);
+	memmove(set->ids + i + 1, set->ids + i, (set->n - i) * sizeof(*set->ids));
+	set->ids[i] = id;
+	set->n++;
+	return 0;
+}
+
+/* Bulk: append all, then sort and drop duplicates once (10,000 users must
+ * not cost 10,000 memmoves). */
+int hs_idset_add_db(struct hs_idset *set, struct hs_accountdb *db)
+{
+	size_t w;
+	int r;
+
+	if (db->kind != HS_DB_PASSWD && db->kind != HS_DB_GROUP)
+		return 0;
+	r = reserve(set, db->n_lines);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < db->n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(db, i);
+
+		if (!rec)
+			continue;
+		set->ids[set->n++] = db->kind == HS_DB_PASSWD ? (unsigned long)rec->pw.uid
+		                                              : (unsigned long)rec->gr.gid;
+	}
+	if (set->n == 0)
+		return 0;
+	qsort(set->ids, set->n, sizeof(*set->ids), cmp_ulong);
+	w = 1;
+	for (size_t i = 1; i < set->n; i++)
+		if (set->ids[i] != set->ids[w - 1])
+			set->ids[w++] = set->ids[i];
+	set->n = w;
+	return 0;
+}
+
+void hs_idset_free(struct hs_idset *set)
+{
+	free(set->ids);
+	set->ids = NULL;
+	set->n = set->cap = 0;
+}
+
+int hs_ids_pick(const struct hs_idset *used, const struct hs_id_range *r, bool system,
+                unsigned long preferred, unsigned long *out)
+{
+	size_t i;
+
+	if (r->min > r->max)
+		return -HS_E_RANGE;
+	if (preferred != HS_IDS_NO_PREFERENCE && preferred >= r->min && preferred <= r->max &&
+	    !hs_idset_contains(used, preferred)) {
+		*out = preferred;
+		return 0;
+	}
+	if (system) {
+		/* highest free id, walking down through the used ids */
+		unsigned long id = r->max;
+
+		i = lower_bound(used, r->max + 1);
+		for (;;) {
+			if (i == 0 || used->ids[i - 1] < id) {
+				*out = id;
+				return 0;
+			}
+			/* used->ids[i - 1] == id */
+			if (id == r->min)
+				return -EUSERS;
+			id--;
+			i--;
+		}
+	}
+	/* one past the highest id in use inside the range */
+	i = lower_bound(used, r->max + 1);
+	if (i == 0 || used->ids[i - 1] < r->min) {
+		*out = r->min;
+		return 0;
+	}
+	if (used->ids[i - 1] < r->max) {
+		*out = used->ids[i - 1] + 1;
+		return 0;
+	}
+	/* the top is taken: the lowest gap */
+	{
+		unsigned long id = r->min;
+
+		for (i = lower_bound(used, r->min); i < used->n && used->ids[i] == id; i++) {
+			if (id == r->max)
+				return -EUSERS;
+			id++;
+		}
+		*out = id;
+		return 0;
+	}
+}
+
+void hs_subid_conf(const struct hs_config *defs, bool uid, struct hs_subid_conf *out)
+{
+	long lim = (long)HS_ID_MAX;
+
+	out->min = 100000;
+	out->max = 600100000;
+	out->count = 65536;
+	if (!defs)
+		return;
+	out->min = (unsigned long)hs_config_get_long(defs, uid ? "SUB_UID_MIN" : "SUB_GID_MIN",
+	                                             0, lim, 100000);
+	out->max = (unsigned long)hs_config_get_long(defs, uid ? "SUB_UID_MAX" : "SUB_GID_MAX",
+	                                             0, lim, 600100000);
+	out->count = (unsigned long)hs_config_get_long(defs,
+	                                               uid ? "SUB_UID_COUNT" : "SUB_GID_COUNT",
+	                                               0, lim, 65536);
+}
+
+struct span {
+	unsigned long start, end;   /* [start, end) as 64-bit-safe values */
+};
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int hs_subid_pick(struct hs_accountdb *db, const struct hs_subid_conf *c, unsigned long *start)
+{
+	_cleanup_free_ struct span *spans = NULL;
+	unsigned long long cand, last;
+	size_t n = 0;
+
+	if (c->count == 0)
+		return -EINVAL;
+	if (c->min > c->max || c->max - c->min + 1 < c->count)
+		return -EUSERS;
+	spans = calloc(db->n_lines ? db->n_lines : 1, sizeof(*spans));
+	if (!spans)
+		return -ENOMEM;
+	for (size_t i = 0; i < db->n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(db, i);
+
+		if (!rec || db->kind != HS_DB_SUBID)
+			continue;
+		spans[n].start = rec->sub.start;
+		spans[n].end = rec->sub.start + rec->sub.count;  /* <= 2^32, fits */
+		n++;
+	}
+	qsort(spans, n, sizeof(*spans), cmp_span);
+	cand = c->min;
+	last = (unsigned long long)c->max + 1;   /* exclusive */
+	for (size_t i = 0; i < n; i++) {
+		if (spans[i].end <= cand)
+			continue;
+		if (spans[i].start >= cand + c->count)
+			break;
+		cand = spans[i].end;
+	}
+	if (cand + c->count > last)
+		return -EUSERS;
+	*start = (unsigned long)cand;
+	return 0;
+}

@@ -1,0 +1,61 @@
+/* Allocation of new user and group ids from login.defs' ranges, and of
+ * subordinate id ranges (/etc/subuid, /etc/subgid), as shadow-utils'
+ * useradd, groupadd and newusers do it.  Shared by useradd and newusers. */
+#ifndef HS_IDS_H
+#define HS_IDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "accountdb.h"
+#include "config.h"
+
+/* An inclusive id range. */
+struct hs_id_range {
+	unsigned long min, max;
+};
+
+/* The range a new id comes from, from login.defs (defs may be NULL: the
+ * shadow-utils defaults).  user: UID_MIN/UID_MAX/SYS_UID_MIN/SYS_UID_MAX,
+ * else the GID_* keys.  Defaults: normal 1000..60000, system 101..MIN-1.
+ * Fails with -HS_E_RANGE when the configured range is empty. */
+int hs_ids_range(const struct hs_config *defs, bool user, bool system, struct hs_id_range *out);
+
+/* A sorted set of ids in use. */
+struct hs_idset {
+	unsigned long *ids;
+	size_t n, cap;
+};
+#define HS_IDSET_INIT { .ids = NULL }
+
+/* Add every id of a passwd (uids) or group (gids) db; other kinds add
+ * nothing.  Keeps the set sorted and unique. */
+int hs_idset_add_db(struct hs_idset *set, struct hs_accountdb *db);
+int hs_idset_add(struct hs_idset *set, unsigned long id);
+bool hs_idset_contains(const struct hs_idset *set, unsigned long id);
+void hs_idset_free(struct hs_idset *set);
+
+/* Pick a free id in r, as shadow-utils does: for a normal account one
+ * more than the highest id in use inside the range (or the lowest free
+ * id when that is past the top); for a system account the highest free
+ * id of the range.  preferred (or HS_IDS_NO_PREFERENCE) is taken first
+ * when it is inside the range and free (a private group's gid = uid).
+ * -EUSERS when the range is full. */
+#define HS_IDS_NO_PREFERENCE ((unsigned long)-1)
+int hs_ids_pick(const struct hs_idset *used, const struct hs_id_range *r, bool system,
+                unsigned long preferred, unsigned long *out);
+
+/* Subordinate ids: SUB_UID_MIN/MAX/COUNT (uid) or SUB_GID_* from
+ * login.defs; defaults 100000, 600100000, 65536.  count 0 means "do not
+ * allocate". */
+struct hs_subid_conf {
+	unsigned long min, max, count;
+};
+void hs_subid_conf(const struct hs_config *defs, bool uid, struct hs_subid_conf *out);
+
+/* The lowest start >= c->min such that [start, start + count) overlaps no
+ * range of db (an HS_DB_SUBID db) and start + count - 1 <= c->max.
+ * -EUSERS when there is no room, -EINVAL when count is 0. */
+int hs_subid_pick(struct hs_accountdb *db, const struct hs_subid_conf *c, unsigned long *start);
+
+#endif

@@ -1,0 +1,1370 @@
+/* useradd: create a new user or update the default new-user information.
+ *
+ * Root only, installed plain (DESIGN §5).  Options, messages and exit codes
+ * follow shadow-utils' useradd(8); useradd(8) of this package lists where
+ * we differ.
+ *
+ * Under the global locks (DESIGN §4, shadow-utils' order: passwd, shadow,
+ * group, gshadow, subuid, subgid) it appends the passwd line, the private
+ * group (USERGROUPS_ENAB, -U, -N) to /etc/group and /etc/gshadow, the
+ * supplementary memberships and the subordinate id ranges, and creates the
+ * user's directory in the tree (hash, shell, aging).  Everything is loaded,
+ * checked and edited in memory first, so a refusal changes nothing; two
+ * useradds (ours, shadow-utils', systemd-sysusers) serialise on the locks
+ * and the second one sees the first one's entry.
+ *
+ * Order of the commit, chosen for interruption (SIGKILL, a crash) at any
+ * instant.  The NSS module serves a tree directory by NAME, whether or not
+ * /etc/passwd has a line for it, so a directory without a passwd line is
+ * not harmless garbage: whatever hash it holds becomes the password of the
+ * next account created with that name by a tool that does not know the
+ * tree.  A passwd line without a directory, on the other hand, is an
+ * account that fails closed (no shadow entry, aging missing = expired).
+ * So:
+ *   1. a leftover directory for the name (there is no passwd line for it,
+ *      we hold the locks) is removed first: it can only come from an
+ *      interrupted useradd or userdel, and must not be inherited;
+ *   2. the directory is created complete (hs_userdir_create: built under a
+ *      reserved name, renamed into place at once) with a LOCKED hash "!"
+ *      -- an interruption from here on leaves at worst a directory with a
+ *      locked password and no passwd line, which nobody can log in with
+ *      and which the next useradd for the name removes (step 1);
+ *   3. the global files, /etc/passwd LAST: once it is written the account
+ *      exists; a failure before it removes the directory again;
+ *   4. only then the real hash of -p replaces the "!" (a crash between 3
+ *      and 4 leaves an account with a locked password: fail closed, the
+ *      administrator sets it again);
+ *   5. after the locks are released, the home directory and mail spool
+ *      (as shadow-utils: an account is never left half-created because a
+ *      home could not be made; exit 12 tells).
+ * Without a tree (a classic system) the hash goes to /etc/shadow, written
+ * before /etc/passwd. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "accountdb.h"
+#include "cli.h"
+#include "config.h"
+#include "fileio.h"
+#include "globalfile.h"
+#include "ids.h"
+#include "layout.h"
+#include "names.h"
+#include "privs.h"
+#include "records.h"
+#include "shells.h"
+#include "userdir.h"
+#include "util.h"
+
+/* shadow-utils' useradd(8) exit codes */
+#define E_SUCCESS     0
+#define E_PW_UPDATE   1   /* can't update password file */
+#define E_USAGE       2   /* invalid command syntax */
+#define E_BAD_ARG     3   /* invalid argument to option */
+#define E_UID_IN_USE  4   /* UID already in use (and no -o) */
+#define E_NOTFOUND    6   /* specified group doesn't exist */
+#define E_NAME_IN_USE 9   /* username or group name already in use */
+#define E_GRP_UPDATE  10  /* can't update group file */
+#define E_HOMEDIR     12  /* can't create home directory */
+#define E_SE_UPDATE   14  /* can't update SELinux user mapping (never used) */
+#define E_SUB_UID_UPDATE 16  /* can't update the subordinate uid file */
+#define E_SUB_GID_UPDATE 18  /* can't update the subordinate gid file */
+
+#define DEFAULT_MAIL_DIR "/var/mail"
+#define SKEL_MAX_DEPTH 64
+
+/* ---- options ---- */
+
+static struct {
+	const char *base, *comment, *home, *expire, *inactive, *group, *groups, *skel;
+	const char *password, *shell, *uid;
+	bool defaults, create_home, no_create_home, no_user_group, user_group;
+	bool non_unique, system, subids_for_system;
+	char *k_overrides;      /* "KEY VALUE\n" lines from -K, appended to login.defs */
+	size_t k_len;
+} o;
+
+static _Noreturn void usage(int status)
+{
+	FILE *f = status == E_SUCCESS ? stdout : stderr;
+
+	fprintf(f,
+		"Usage: %s [options] LOGIN\n"
+		"       %s -D\n"
+		"       %s -D [options]\n"
+		"\n"
+		"Options:\n"
+		"      --badname                 do not check for bad names (not supported)\n"
+		"  -b, --base-dir BASE_DIR       base directory for the home directory of the\n"
+		"                                new account\n"
+		"      --btrfs-subvolume-home    use BTRFS subvolume for home directory (not supported)\n"
+		"  -c, --comment COMMENT         GECOS field of the new account\n"
+		"  -d, --home-dir HOME_DIR       home directory of the new account\n"
+		"  -D, --defaults                print or change default useradd configuration\n"
+		"  -e, --expiredate EXPIRE_DATE  expiration date of the new account\n"
+		"  -f, --inactive INACTIVE       password inactivity period of the new account\n"
+		"  -F, --add-subids-for-system   add entries to sub[ud]id even when adding a system user\n"
+		"  -g, --gid GROUP               name or ID of the primary group of the new\n"
+		"                                account\n"
+		"  -G, --groups GROUPS           list of supplementary groups of the new\n"
+		"                                account\n"
+		"  -h, --help                    display this help message and exit\n"
+		"  -k, --skel SKEL_DIR           use this alternative skeleton directory\n"
+		"  -K, --key KEY=VALUE           override /etc/login.defs defaults\n"
+		"  -l, --no-log-init             do not add the user to the lastlog and\n"
+		"                                faillog databases\n"
+		"  -m, --create-home             create the user's home directory\n"
+		"  -M, --no-create-home          do not create the user's home directory\n"
+		"  -N, --no-user-group           do not create a group with the same name as\n"
+		"                                the user\n"
+		"  -o, --non-unique              allow to create users with duplicate\n"
+		"                                (non-unique) UID\n"
+		"  -p, --password PASSWORD       encrypted password of the new account\n"
+		"  -r, --system                  create a system account\n"
+		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		"  -P, --prefix PREFIX_DIR       prefix directory (not supported)\n"
+		"  -s, --shell SHELL             login shell of the new account\n"
+		"  -u, --uid UID                 user ID of the new account\n"
+		"  -U, --user-group              create a group with the same name as the user\n"
+		"  -Z, --selinux-user SEUSER     use a specific SEUSER for the SELinux user mapping\n"
+		"                                (not supported)\n"
+		"      --version                 display the version and exit\n"
+		"\n",
+		hs_cli_prog(), hs_cli_prog(), hs_cli_prog());
+	exit(status);
+}
+
+static void add_k_override(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	size_t klen, vlen;
+	char *p;
+
+	if (!eq || eq == arg || strchr(arg, '\n') || strpbrk(arg, " \t#\""))
+		hs_die(E_BAD_ARG, "-K requires KEY=VALUE");
+	klen = (size_t)(eq - arg);
+	vlen = strlen(eq + 1);
+	p = realloc(o.k_overrides, o.k_len + klen + vlen + 3);
+	if (!p)
+		hs_die(E_PW_UPDATE, "out of memory");
+	o.k_overrides = p;
+	memcpy(p + o.k_len, arg, klen);
+	p[o.k_len + klen] = ' ';
+	memcpy(p + o.k_len + klen + 1, eq + 1, vlen);
+	p[o.k_len + klen + 1 + vlen] = '\n';
+	o.k_len += klen + vlen + 2;
+}
+
+static void parse_options(int argc, char **argv)
+{
+	enum { OPT_VERSION = 256, OPT_BTRFS, OPT_BADNAME };
+	static const struct option longopts[] = {
+		{ "base-dir",              required_argument, NULL, 'b' },
+		{ "badname",               no_argument,       NULL, OPT_BADNAME },
+		{ "btrfs-subvolume-home",  no_argument,       NULL, OPT_BTRFS },
+		{ "comment",               required_argument, NULL, 'c' },
+		{ "home-dir",              required_argument, NULL, 'd' },
+		{ "defaults",              no_argument,       NULL, 'D' },
+		{ "expiredate",            required_argument, NULL, 'e' },
+		{ "inactive",              required_argument, NULL, 'f' },
+		{ "add-subids-for-system", no_argument,       NULL, 'F' },
+		{ "gid",                   required_argument, NULL, 'g' },
+		{ "groups",                required_argument, NULL, 'G' },
+		{ "help",                  no_argument,       NULL, 'h' },
+		{ "skel",                  required_argument, NULL, 'k' },
+		{ "key",                   required_argument, NULL, 'K' },
+		{ "no-log-init",           no_argument,       NULL, 'l' },
+		{ "create-home",           no_argument,       NULL, 'm' },
+		{ "no-create-home",        no_argument,       NULL, 'M' },
+		{ "no-user-group",         no_argument,       NULL, 'N' },
+		{ "non-unique",            no_argument,       NULL, 'o' },
+		{ "password",              required_argument, NULL, 'p' },
+		{ "system",                no_argument,       NULL, 'r' },
+		{ "root",                  required_argument, NULL, 'R' },
+		{ "prefix",                required_argument, NULL, 'P' },
+		{ "shell",                 required_argument, NULL, 's' },
+		{ "uid",                   required_argument, NULL, 'u' },
+		{ "user-group",            no_argument,       NULL, 'U' },
+		{ "selinux-user",          required_argument, NULL, 'Z' },
+		{ "version",               no_argument,       NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool other_than_d = false;      /* an option -D does not take */
+	int c;
+
+	while ((c = getopt_long(argc, argv, "b:c:d:De:f:Fg:G:hk:K:lmMNop:rR:P:s:u:UZ:",
+				longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b': o.base = optarg; break;
+		case 'c': o.comment = optarg; other_than_d = true; break;
+		case 'd': o.home = optarg; other_than_d = true; break;
+		case 'D': o.defaults = true; break;
+		case 'e': o.expire = optarg; break;
+		case 'f': o.inactive = optarg; break;
+		case 'F': o.subids_for_system = true; other_than_d = true; break;
+		case 'g': o.group = optarg; break;
+		case 'G': o.groups = optarg; other_than_d = true; break;
+		case 'h': usage(E_SUCCESS);
+		case 'k': o.skel = optarg; other_than_d = true; break;
+		case 'K': add_k_override(optarg); other_than_d = true; break;
+		case 'l': break;        /* we keep no lastlog/faillog of our own */
+		case 'm': o.create_home = true; other_than_d = true; break;
+		case 'M': o.no_create_home = true; other_than_d = true; break;
+		case 'N': o.no_user_group = true; other_than_d = true; break;
+		case 'o': o.non_unique = true; other_than_d = true; break;
+		case 'p': o.password = optarg; other_than_d = true; break;
+		case 'r': o.system = true; other_than_d = true; break;
+		case 's': o.shell = optarg; break;
+		case 'u': o.uid = optarg; other_than_d = true; break;
+		case 'U': o.user_group = true; other_than_d = true; break;
+		case 'R':
+			hs_die(E_USAGE, "option --root is not supported; run useradd inside that "
+			       "root instead (chroot %s useradd ...)", optarg);
+		case 'P':
+			hs_die(E_USAGE, "option --prefix is not supported; run useradd inside that "
+			       "root instead (chroot %s useradd ...)", optarg);
+		case 'Z':
+			hs_die(E_USAGE, "option --selinux-user is not supported");
+		case OPT_BTRFS:
+			hs_die(E_USAGE, "option --btrfs-subvolume-home is not supported");
+		case OPT_BADNAME:
+			hs_die(E_USAGE, "option --badname is not supported: names must be valid "
+			       "(they become paths in %s)", HS_TREE_DIR);
+		case OPT_VERSION:
+			hs_print_version();
+		default:
+			usage(E_USAGE);
+		}
+	}
+	if (o.defaults) {
+		if (other_than_d || optind != argc)
+			usage(E_USAGE);
+		return;
+	}
+	if (optind != argc - 1)
+		usage(E_USAGE);
+	if (o.non_unique && !o.uid) {
+		hs_warn("-o flag is only allowed with the -u flag");
+		usage(E_USAGE);
+	}
+	if (o.skel && !o.create_home) {
+		hs_warn("-k flag is only allowed with the -m flag");
+		usage(E_USAGE);
+	}
+	if (o.user_group && o.group) {
+		hs_warn("options -U and -g conflict");
+		usage(E_USAGE);
+	}
+	if (o.user_group && o.no_user_group) {
+		hs_warn("options -U and -N conflict");
+		usage(E_USAGE);
+	}
+	if (o.create_home && o.no_create_home) {
+		hs_warn("options -m and -M conflict");
+		usage(E_USAGE);
+	}
+}
+
+/* ---- argument checks ---- */
+
+/* shadow(5) day number from -e / EXPIRE: "" or "-1" = never, a day count,
+ * or YYYY-MM-DD.  -1 on success with "never", -2 when invalid. */
+static long parse_date(const char *s)
+{
+	unsigned long days;
+	struct tm tm;
+	const char *end;
+	time_t t;
+	int y, m, d;
+
+	if (!s[0] || strcmp(s, "-1") == 0)
+		return HS_UNSET;
+	if (hs_parse_ulong(s, 0, HS_DAYS_MAX, &days) == 0)
+		return (long)days;
+	/* strictly YYYY-MM-DD: digits only, a real calendar date */
+	if (strlen(s) != 10 || s[4] != '-' || s[7] != '-')
+		return -2;
+	for (int i = 0; i < 10; i++)
+		if (i != 4 && i != 7 && (s[i] < '0' || s[i] > '9'))
+			return -2;
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%d", &tm);
+	if (!end || *end)
+		return -2;
+	y = tm.tm_year, m = tm.tm_mon, d = tm.tm_mday;
+	tm.tm_isdst = 0;
+	t = timegm(&tm);
+	if (t == (time_t)-1 || tm.tm_year != y || tm.tm_mon != m || tm.tm_mday != d || t < 0)
+		return -2;
+	return (long)(t / 86400);
+}
+
+/* -f / INACTIVE: -1 or a day count; -2 when invalid. */
+static long parse_inactive(const char *s)
+{
+	unsigned long v;
+
+	if (strcmp(s, "-1") == 0)
+		return HS_UNSET;
+	if (hs_parse_ulong(s, 0, HS_DAYS_MAX, &v) < 0)
+		return -2;
+	return (long)v;
+}
+
+/* A shell must be empty or an absolute path without ':', ',' or control
+ * characters (it goes into /etc/passwd and the shell file). */
+static bool shell_valid(const char *s)
+{
+	if (!s[0])
+		return true;
+	return s[0] == '/' && hs_field_valid(s) && !strchr(s, ',');
+}
+
+static bool path_valid(const char *s)
+{
+	return s[0] == '/' && hs_field_valid(s) && strlen(s) < HS_PATH_FIELD_MAX;
+}
+
+/* A numeric spelling (starts with a digit or a sign or blank): must parse
+ * strictly as an id; otherwise it is a name. */
+static bool looks_numeric(const char *s)
+{
+	return (s[0] >= '0' && s[0] <= '9') || s[0] == '+' || s[0] == '-' || s[0] == ' ' ||
+	       s[0] == '\t';
+}
+
+/* Resolve GROUP (a name or a gid) in the group db: its index, -1 when it
+ * does not exist, -2 when it is no valid name or number. */
+static long find_group(struct hs_accountdb *gr, const char *spec)
+{
+	unsigned long gid;
+
+	if (looks_numeric(spec)) {
+		if (hs_parse_ulong(spec, 0, HS_ID_MAX, &gid) < 0)
+			return -2;
+		return hs_accountdb_find_id(gr, gid);
+	}
+	if (!hs_group_name_valid(spec))
+		return -2;
+	return hs_accountdb_find(gr, spec);
+}
+
+/* ---- login.defs and /etc/default/useradd ---- */
+
+static struct hs_config *load_logindefs(void)
+{
+	_cleanup_free_ char *data = NULL;
+	_cleanup_free_ char *all = NULL;
+	struct hs_config *cfg = NULL;
+	size_t len = 0;
+	int r;
+
+	r = hs_global_read(HS_ETC_LOGIN_DEFS, &data, &len);
+	if (r == -ENOENT) {
+		data = strdup("");
+		len = 0;
+		r = data ? 0 : -ENOMEM;
+	}
+	if (r < 0)
+		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
+	/* -K KEY=VALUE: later lines win in the parser */
+	all = malloc(len + o.k_len + 2);
+	if (!all)
+		hs_die(E_PW_UPDATE, "out of memory");
+	memcpy(all, data, len);
+	all[len] = '\n';
+	if (o.k_len)
+		memcpy(all + len + 1, o.k_overrides, o.k_len);
+	r = hs_logindefs_parse(all, len + 1 + o.k_len, HS_ETC_LOGIN_DEFS, hs_config_warn_stderr,
+			       (void *)hs_cli_prog(), &cfg);
+	if (r < 0)
+		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
+	return cfg;
+}
+
+/* shadow-utils' built-in values when /etc/default/useradd lacks a key */
+struct defaults {
+	unsigned long group;
+	const char *home, *expire, *shell, *skel, *usrskel, *mail_spool, *log_init;
+	long inactive;
+	const char *inactive_str;
+};
+
+static void load_defaults(struct hs_config **cfg, struct defaults *d)
+{
+	int r = hs_useradd_defaults_load(HS_ETC_USERADD, hs_config_warn_stderr,
+					 (void *)hs_cli_prog(), cfg);
+	const char *s;
+
+	if (r < 0)
+		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_USERADD, hs_strerror(r));
+	d->group = 100;
+	s = hs_config_get_str(*cfg, "GROUP", NULL);
+	if (s && hs_parse_ulong(s, 0, HS_ID_MAX, &d->group) < 0) {
+		struct group *g = getgrnam(s);
+
+		d->group = g ? g->gr_gid : 100;
+	}
+	d->home = hs_config_get_str(*cfg, "HOME", "/home");
+	d->inactive_str = hs_config_get_str(*cfg, "INACTIVE", "-1");
+	d->inactive = parse_inactive(d->inactive_str);
+	if (d->inactive < -1)
+		d->inactive = HS_UNSET;
+	d->expire = hs_config_get_str(*cfg, "EXPIRE", "");
+	d->shell = hs_config_get_str(*cfg, "SHELL", "/bin/sh");
+	d->skel = hs_config_get_str(*cfg, "SKEL", "/etc/skel");
+	d->usrskel = hs_config_get_str(*cfg, "USRSKEL", "/usr/etc/skel");
+	d->mail_spool = hs_config_get_str(*cfg, "CREATE_MAIL_SPOOL", "no");
+	d->log_init = hs_config_get_str(*cfg, "LOG_INIT", "yes");
+}
+
+static void show_defaults(const struct defaults *d)
+{
+	printf("GROUP=%lu\n", d->group);
+	printf("HOME=%s\n", d->home);
+	printf("INACTIVE=%ld\n", d->inactive);
+	printf("EXPIRE=%s\n", d->expire);
+	printf("SHELL=%s\n", d->shell);
+	printf("SKEL=%s\n", d->skel);
+	printf("CREATE_MAIL_SPOOL=%s\n", d->mail_spool);
+	printf("LOG_INIT=%s\n", d->log_init);
+}
+
+/* -D with options: rewrite the keys given in /etc/default/useradd, keep
+ * every other line byte for byte, append keys that were missing.  Atomic
+ * (hs_global_replace: temp file, rename, backup useradd-), under the
+ * file's own shadow-utils-style lock. */
+static int change_defaults(void)
+{
+	struct { const char *key; char value[HS_PATH_FIELD_MAX + 32]; bool set, done; } kv[5] = {
+		{ .key = "GROUP" }, { .key = "HOME" }, { .key = "INACTIVE" },
+		{ .key = "EXPIRE" }, { .key = "SHELL" },
+	};
+	const char *files[] = { HS_ETC_USERADD };
+	struct hs_locks locks = HS_LOCKS_INIT;
+	struct hs_buf out = { 0 };
+	_cleanup_free_ char *data = NULL;
+	struct hs_line_iter it;
+	const char *line, *failed = NULL;
+	size_t len = 0, llen;
+	int r;
+
+	if (o.group) {
+		struct hs_accountdb gr = HS_ACCOUNTDB_INIT;
+		long gi;
+
+		r = hs_accountdb_load(&gr, HS_DB_GROUP, HS_ETC_GROUP, 0);
+		if (r < 0)
+			hs_die(E_GRP_UPDATE, "%s", gr.error);
+		gi = find_group(&gr, o.group);
+		if (gi == -2) {
+			hs_accountdb_free(&gr);
+			hs_die(E_BAD_ARG, "invalid group '%s'", o.group);
+		}
+		if (gi < 0) {
+			hs_accountdb_free(&gr);
+			hs_die(E_NOTFOUND, "group '%s' does not exist", o.group);
+		}
+		snprintf(kv[0].value, sizeof(kv[0].value), "%lu",
+			 (unsigned long)gr.lines[gi].rec.gr.gid);
+		kv[0].set = true;
+		hs_accountdb_free(&gr);
+	}
+	if (o.base) {
+		if (!path_valid(o.base))
+			hs_die(E_BAD_ARG, "invalid base directory '%s'", o.base);
+		snprintf(kv[1].value, sizeof(kv[1].value), "%s", o.base);
+		kv[1].set = true;
+	}
+	if (o.inactive) {
+		long v = parse_inactive(o.inactive);
+
+		if (v < -1)
+			hs_die(E_BAD_ARG, "invalid numeric argument '%s'", o.inactive);
+		snprintf(kv[2].value, sizeof(kv[2].value), "%ld", v);
+		kv[2].set = true;
+	}
+	if (o.expire) {
+		if (parse_date(o.expire) < -1 || !hs_field_valid(o.expire))
+			hs_die(E_BAD_ARG, "invalid date '%s'", o.expire);
+		snprintf(kv[3].value, sizeof(kv[3].value), "%s", o.expire);
+		kv[3].set = true;
+	}
+	if (o.shell) {
+		if (!shell_valid(o.shell))
+			hs_die(E_BAD_ARG, "invalid shell '%s'", o.shell);
+		snprintf(kv[4].value, sizeof(kv[4].value), "%s", o.shell);
+		kv[4].set = true;
+	}
+
+	r = hs_lock_acquire(&locks, NULL, files, 1, HS_LOCK_TIMEOUT_SEC, &failed);
+	if (r < 0)
+		hs_die(E_PW_UPDATE, "cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK,
+		       r == -HS_E_TIMEOUT ? "timed out after 15 s" : hs_strerror(r));
+	r = hs_global_read(HS_ETC_USERADD, &data, &len);
+	if (r == -ENOENT) {
+		data = strdup("");
+		r = data ? 0 : -ENOMEM;
+	}
+	if (r < 0) {
+		hs_lock_release(&locks);
+		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_USERADD, hs_strerror(r));
+	}
+	hs_line_iter_init(&it, data, len);
+	r = 0;
+	while (r == 0 && hs_line_next(&it, &line, &llen)) {
+		bool replaced = false;
+
+		for (size_t i = 0; i < HS_ARRAY_SIZE(kv); i++) {
+			size_t kl = strlen(kv[i].key);
+
+			if (!kv[i].set || llen <= kl || memcmp(line, kv[i].key, kl) != 0 ||
+			    line[kl] != '=')
+				continue;
+			replaced = true;
+			if (kv[i].done)
+				break;  /* a repeated key: drop it, ours is the value */
+			kv[i].done = true;
+			r = hs_buf_append(&out, kv[i].key, kl);
+			r = r ?: hs_buf_append(&out, "=", 1);
+			r = r ?: hs_buf_append(&out, kv[i].value, strlen(kv[i].value));
+			r = r ?: hs_buf_append(&out, "\n", 1);
+			break;
+		}
+		if (!replaced) {
+			r = hs_buf_append(&out, line, llen);
+			r = r ?: hs_buf_append(&out, "\n", 1);
+		}
+	}
+	for (size_t i = 0; r == 0 && i < HS_ARRAY_SIZE(kv); i++) {
+		if (!kv[i].set || kv[i].done)
+			continue;
+		r = hs_buf_append(&out, kv[i].key, strlen(kv[i].key));
+		r = r ?: hs_buf_append(&out, "=", 1);
+		r = r ?: hs_buf_append(&out, kv[i].value, strlen(kv[i].value));
+		r = r ?: hs_buf_append(&out, "\n", 1);
+	}
+	if (r == 0)
+		r = hs_global_replace(HS_ETC_USERADD, out.data ? out.data : "", out.len, 0, 0, 0644);
+	hs_buf_free(&out);
+	hs_lock_release(&locks);
+	if (r < 0)
+		hs_die(E_PW_UPDATE, "cannot write %s: %s", HS_ETC_USERADD, hs_strerror(r));
+	return E_SUCCESS;
+}
+
+/* ---- the global files ---- */
+
+enum { DB_SUBUID, DB_SUBGID, DB_GSHADOW, DB_GROUP, DB_SHADOW, DB_PASSWD, DB_COUNT };
+
+/* In write order (see the top of the file): /etc/passwd last. */
+static const struct {
+	const char *path;
+	enum hs_db_kind kind;
+	bool optional;          /* only when it exists */
+	int fail_status;
+	const char *cache;
+} db_files[DB_COUNT] = {
+	[DB_SUBUID]  = { HS_ETC_SUBUID,  HS_DB_SUBID,   true,  E_SUB_UID_UPDATE, NULL },
+	[DB_SUBGID]  = { HS_ETC_SUBGID,  HS_DB_SUBID,   true,  E_SUB_GID_UPDATE, NULL },
+	[DB_GSHADOW] = { HS_ETC_GSHADOW, HS_DB_GSHADOW, true,  E_GRP_UPDATE, NULL },
+	[DB_GROUP]   = { HS_ETC_GROUP,   HS_DB_GROUP,   false, E_GRP_UPDATE, "group" },
+	[DB_SHADOW]  = { HS_ETC_SHADOW,  HS_DB_SHADOW,  true,  E_PW_UPDATE,  "shadow" },
+	[DB_PASSWD]  = { HS_ETC_PASSWD,  HS_DB_PASSWD,  false, E_PW_UPDATE,  "passwd" },
+};
+
+struct files {
+	struct hs_accountdb db[DB_COUNT];
+	bool used[DB_COUNT];
+	struct hs_locks locks;
+};
+
+static void files_free(struct files *f)
+{
+	for (int i = 0; i < DB_COUNT; i++)
+		hs_accountdb_free(&f->db[i]);
+	hs_lock_release(&f->locks);
+}
+
+/* Lock, in shadow-utils' order, every file that exists (/etc/shadow only
+ * on a classic system: with a tree, useradd never writes it), then load
+ * them.  Exits on failure. */
+static void files_open(struct files *f, bool classic)
+{
+	static const int lock_order[] = {
+		DB_PASSWD, DB_SHADOW, DB_GROUP, DB_GSHADOW, DB_SUBUID, DB_SUBGID,
+	};
+	const char *paths[DB_COUNT];
+	const char *failed = NULL;
+	size_t n = 0;
+	int r;
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(lock_order); i++) {
+		int k = lock_order[i];
+		struct stat st;
+
+		if (k == DB_SHADOW && !classic)
+			continue;
+		if (db_files[k].optional && lstat(db_files[k].path, &st) < 0 && errno == ENOENT)
+			continue;
+		f->used[k] = true;
+		paths[n++] = db_files[k].path;
+	}
+	r = hs_lock_acquire(&f->locks, NULL, paths, n, HS_LOCK_TIMEOUT_SEC, &failed);
+	if (r == -HS_E_TIMEOUT)
+		hs_die(E_PW_UPDATE, "cannot lock %s: timed out after %d s",
+		       failed ? failed : HS_ETC_PWD_LOCK, HS_LOCK_TIMEOUT_SEC);
+	if (r < 0)
+		hs_die(E_PW_UPDATE, "cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK,
+		       hs_strerror(r));
+	for (int k = 0; k < DB_COUNT; k++) {
+		if (!f->used[k])
+			continue;
+		r = hs_accountdb_load(&f->db[k], db_files[k].kind, db_files[k].path,
+				      db_files[k].optional ? HS_DB_MISSING_OK : 0);
+		if (r < 0) {
+			hs_warn("%s", f->db[k].error);
+			files_free(f);
+			exit(db_files[k].fail_status);
+		}
+	}
+}
+
+/* Add user to the member list of the group at gi (and of its gshadow
+ * line, if any). */
+static int add_membership(struct files *f, size_t gi, const char *user)
+{
+	struct hs_accountdb *gr = &f->db[DB_GROUP];
+	struct hs_group g = gr->lines[gi].rec.gr;
+	_cleanup_free_ char *members = NULL;
+	int r;
+
+	if (!hs_list_contains(g.members, user)) {
+		r = hs_list_add(g.members, user, &members);
+		if (r < 0)
+			return r;
+		g.members = members;
+		r = hs_accountdb_replace(gr, gi, &g);
+		if (r < 0) {
+			hs_warn("%s", gr->error);
+			return r;
+		}
+	}
+	if (f->used[DB_GSHADOW]) {
+		struct hs_accountdb *gs = &f->db[DB_GSHADOW];
+		long si = hs_accountdb_find(gs, g.name);
+		_cleanup_free_ char *smembers = NULL;
+		struct hs_gshadow s;
+
+		if (si < 0)
+			return 0;
+		s = gs->lines[si].rec.gs;
+		if (hs_list_contains(s.members, user))
+			return 0;
+		r = hs_list_add(s.members, user, &smembers);
+		if (r < 0)
+			return r;
+		s.members = smembers;
+		r = hs_accountdb_replace(gs, (size_t)si, &s);
+		if (r < 0) {
+			hs_warn("%s", gs->error);
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* ---- the home directory ---- */
+
+/* A directory on the way to a home must be safe from everyone but root. */
+static bool dir_is_trusted(const struct stat *st)
+{
+	if (st->st_uid != 0)
+		return false;
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
+		return false;
+	return true;
+}
+
+/* Create the missing directories of path (root, 0755: an administrator's
+ * path such as /home or -b's base, as shadow-utils does), then open the
+ * parent of the last component: resolved by the kernel (administrators'
+ * symlinks such as /home -> /srv/home are fine), then walked again
+ * without following anything, each step checked. */
+static int open_home_parent(const char *home, const char **last)
+{
+	const char *slash = strrchr(home, '/');
+	_cleanup_free_ char *parent = NULL;
+	_cleanup_free_ char *resolved = NULL;
+	char *comp, *save = NULL;
+	int fd;
+
+	*last = slash + 1;
+	parent = strndup(home, (size_t)(slash - home));
+	if (!parent)
+		return -ENOMEM;
+	if (!parent[0]) {
+		free(parent);
+		parent = strdup("/");
+		if (!parent)
+			return -ENOMEM;
+	}
+	for (char *p = parent + 1; ; p++) {
+		if (*p == '/' || *p == '\0') {
+			char saved = *p;
+
+			*p = '\0';
+			/* our umask is 077 (hs_privileged_init): set the mode */
+			if (mkdir(parent, 0755) == 0) {
+				if (chmod(parent, 0755) < 0)
+					return -errno;
+			} else if (errno != EEXIST) {
+				return -errno;
+			}
+			*p = saved;
+			if (!saved)
+				break;
+		}
+	}
+	resolved = realpath(parent, NULL);
+	if (!resolved)
+		return -errno;
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (comp = strtok_r(resolved, "/", &save); ; comp = strtok_r(NULL, "/", &save)) {
+		struct stat st;
+		int next;
+
+		if (fstat(fd, &st) < 0) {
+			next = -errno;
+			hs_close(fd);
+			return next;
+		}
+		if (!dir_is_trusted(&st)) {
+			hs_close(fd);
+			return -HS_E_OWNER;
+		}
+		if (!comp)
+			return fd;
+		next = hs_open_dir_at(fd, comp, NULL);
+		hs_close(fd);
+		if (next < 0)
+			return next;
+		fd = next;
+	}
+}
+
+struct copy_ctx {
+	uid_t uid;
+	gid_t gid;
+	const char *skel;
+	int status;             /* E_SUCCESS or E_HOMEDIR */
+};
+
+static void copy_warn(struct copy_ctx *c, const char *rel, const char *name, const char *what)
+{
+	hs_warn("%s/%s%s%s: %s", c->skel, rel, rel[0] ? "/" : "", name, what);
+}
+
+static int copy_file(struct copy_ctx *c, int srcdir, int dstdir, const char *name,
+		     const struct stat *st)
+{
+	_cleanup_close_ int in = openat(srcdir, name,
+					O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	_cleanup_close_ int out = -1;
+	struct stat ist;
+	struct timespec times[2];
+	char buf[65536];
+	ssize_t n;
+
+	if (in < 0)
+		return -errno;
+	/* the entry may have been swapped since the lstat */
+	if (fstat(in, &ist) < 0)
+		return -errno;
+	if (!S_ISREG(ist.st_mode) || ist.st_ino != st->st_ino || ist.st_dev != st->st_dev)
+		return -HS_E_NOTREG;
+	out = openat(dstdir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0)
+		return -errno;
+	while ((n = hs_read_full(in, buf, sizeof(buf))) > 0) {
+		int r = hs_write_full(out, buf, (size_t)n);
+
+		if (r < 0)
+			return r;
+		if ((size_t)n < sizeof(buf))
+			break;
+	}
+	if (n < 0)
+		return (int)n;
+	if (fchown(out, c->uid, c->gid) < 0 ||
+	    fchmod(out, ist.st_mode & 01777) < 0)
+		return -errno;
+	times[0] = ist.st_atim;
+	times[1] = ist.st_mtim;
+	(void)futimens(out, times);
+	return 0;
+}
+
+/* Copy the skeleton directory srcdir into dstdir (both fds; dstdir is ours
+ * and still root's), never following a symlink of the skeleton: a symlink
+ * is copied as a symlink, FIFOs, devices and sockets are skipped with a
+ * warning.  Everything created is given to the user by fd or with
+ * AT_SYMLINK_NOFOLLOW. */
+static void copy_tree(struct copy_ctx *c, int srcdir, int dstdir, const char *rel, int depth)
+{
+	int dupfd = fcntl(srcdir, F_DUPFD_CLOEXEC, 3);
+	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		hs_close(dupfd);
+		hs_warn("cannot read %s/%s: %s", c->skel, rel, strerror(errno));
+		c->status = E_HOMEDIR;
+		return;
+	}
+	while ((de = readdir(d))) {
+		const char *name = de->d_name;
+		struct stat st;
+		int r = 0;
+
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+			continue;
+		if (fstatat(srcdir, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			copy_warn(c, rel, name, strerror(errno));
+			c->status = E_HOMEDIR;
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			_cleanup_close_ int sub_src = -1;
+			_cleanup_close_ int sub_dst = -1;
+			_cleanup_free_ char *subrel = NULL;
+			struct timespec times[2] = { st.st_atim, st.st_mtim };
+
+			if (depth >= SKEL_MAX_DEPTH) {
+				copy_warn(c, rel, name, "nested too deeply, not copied");
+				c->status = E_HOMEDIR;
+				continue;
+			}
+			sub_src = hs_open_dir_at(srcdir, name, NULL);
+			if (sub_src < 0 || mkdirat(dstdir, name, 0700) < 0 ||
+			    (sub_dst = hs_open_dir_at(dstdir, name, NULL)) < 0) {
+				copy_warn(c, rel, name, sub_src < 0 ? hs_strerror(sub_src)
+						       : strerror(errno));
+				c->status = E_HOMEDIR;
+				continue;
+			}
+			if (asprintf(&subrel, "%s%s%s", rel, rel[0] ? "/" : "", name) < 0) {
+				subrel = NULL;
+				c->status = E_HOMEDIR;
+				continue;
+			}
+			copy_tree(c, sub_src, sub_dst, subrel, depth + 1);
+			if (fchown(sub_dst, c->uid, c->gid) < 0 ||
+			    fchmod(sub_dst, st.st_mode & 07777) < 0) {
+				copy_warn(c, rel, name, strerror(errno));
+				c->status = E_HOMEDIR;
+			}
+			(void)futimens(sub_dst, times);
+		} else if (S_ISREG(st.st_mode)) {
+			r = copy_file(c, srcdir, dstdir, name, &st);
+		} else if (S_ISLNK(st.st_mode)) {
+			char target[4096];
+			ssize_t n = readlinkat(srcdir, name, target, sizeof(target) - 1);
+			struct timespec times[2] = { st.st_atim, st.st_mtim };
+
+			if (n < 0) {
+				r = -errno;
+			} else if ((size_t)n >= sizeof(target) - 1) {
+				r = -ENAMETOOLONG;
+			} else {
+				target[n] = '\0';
+				if (symlinkat(target, dstdir, name) < 0 ||
+				    fchownat(dstdir, name, c->uid, c->gid, AT_SYMLINK_NOFOLLOW) < 0)
+					r = -errno;
+				else
+					(void)utimensat(dstdir, name, times, AT_SYMLINK_NOFOLLOW);
+			}
+		} else {
+			copy_warn(c, rel, name, "not a regular file, directory or symbolic link, "
+				  "not copied");
+			continue;
+		}
+		if (r < 0) {
+			copy_warn(c, rel, name, hs_strerror(r));
+			c->status = E_HOMEDIR;
+		}
+	}
+	closedir(d);
+}
+
+/* Create the home (its parent path is an administrator's; the home itself
+ * must not exist, and never as a symlink), copy the skeleton into it while
+ * it is still root's 0700, then give it to the user. */
+static int create_home(const struct hs_config *defs, const char *home, const char *skel,
+		       uid_t uid, gid_t gid)
+{
+	_cleanup_close_ int parentfd = -1;
+	_cleanup_close_ int homefd = -1;
+	const char *last;
+	struct stat st;
+	long umask_v = hs_config_get_long(defs, "UMASK", 0, 0777, 022);
+	long mode = hs_config_get_long(defs, "HOME_MODE", 0, 07777, 0777 & ~umask_v);
+	int r;
+
+	parentfd = open_home_parent(home, &last);
+	if (parentfd < 0) {
+		hs_warn("cannot create directory %s: %s", home,
+			parentfd == -HS_E_OWNER ? "a directory above it is not root's or is "
+			"writable by others" : hs_strerror(parentfd));
+		return E_HOMEDIR;
+	}
+	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode)) {
+			hs_warn("cannot create directory %s: it exists as a symbolic link", home);
+			return E_HOMEDIR;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			hs_warn("cannot create directory %s: it exists and is not a directory",
+				home);
+			return E_HOMEDIR;
+		}
+		hs_warn("warning: the home directory %s already exists.", home);
+		hs_warn("Not copying any file from skel directory into it.");
+		return E_SUCCESS;
+	}
+	if (mkdirat(parentfd, last, 0700) < 0) {
+		hs_warn("cannot create directory %s: %s", home, strerror(errno));
+		return E_HOMEDIR;
+	}
+	homefd = hs_open_dir_at(parentfd, last, &st);
+	if (homefd < 0 || st.st_uid != 0) {
+		hs_warn("cannot create directory %s: %s", home,
+			homefd < 0 ? hs_strerror(homefd) : "replaced while being created");
+		return E_HOMEDIR;
+	}
+	r = E_SUCCESS;
+	if (skel && skel[0]) {
+		_cleanup_close_ int skelfd = open(skel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct copy_ctx c = { .uid = uid, .gid = gid, .skel = skel, .status = E_SUCCESS };
+
+		if (skelfd >= 0) {
+			copy_tree(&c, skelfd, homefd, "", 0);
+			r = c.status;
+		} else if (errno != ENOENT) {
+			hs_warn("cannot open skeleton directory %s: %s", skel, strerror(errno));
+			r = E_HOMEDIR;
+		}
+	}
+	if (fchown(homefd, uid, gid) < 0 || fchmod(homefd, (mode_t)mode) < 0) {
+		hs_warn("cannot set owner and mode of %s: %s", home, strerror(errno));
+		return E_HOMEDIR;
+	}
+	return r;
+}
+
+/* MAIL_DIR/USER, as shadow-utils with CREATE_MAIL_SPOOL=yes: an empty
+ * file of the user's, group mail, 0660; never through a symlink. */
+static void create_mail_spool(const struct hs_config *defs, const char *user, uid_t uid,
+			      gid_t gid)
+{
+	const char *maildir = hs_config_get_str(defs, "MAIL_DIR", DEFAULT_MAIL_DIR);
+	_cleanup_close_ int dfd = open(maildir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int fd = -1;
+	struct group *mail = getgrnam("mail");
+	gid_t g = mail ? mail->gr_gid : gid;
+
+	if (dfd < 0) {
+		hs_warn("cannot create mail spool %s/%s: %s", maildir, user, strerror(errno));
+		return;
+	}
+	fd = openat(dfd, user, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0 || fchown(fd, uid, g) < 0 || fchmod(fd, mail ? 0660 : 0600) < 0)
+		hs_warn("cannot create mail spool %s/%s: %s", maildir, user, strerror(errno));
+}
+
+/* ---- main ---- */
+
+/* The user's directory in the tree: remove a leftover (no passwd line for
+ * the name, and we hold the locks), then create it with a locked hash. */
+static int create_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_gid,
+			   const struct hs_aging *aging, const char *shell)
+{
+	struct hs_shadow locked = { .hash = (char *)"!", .lstchg = hs_today() };
+	char path[sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16];
+	struct stat st;
+	int r;
+
+	hs_userdir_path(path, sizeof(path), user, NULL);
+	if (fstatat(treefd, user, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		hs_warn("removing %s, left over without a passwd line", path);
+		syslog(LOG_WARNING, "removing %s, left over without a passwd line", path);
+		r = hs_userdir_remove(treefd, user);
+		if (r < 0 && r != -ENOENT) {
+			hs_warn("cannot remove %s: %s", path, hs_strerror(r));
+			return r;
+		}
+	}
+	r = hs_userdir_create(treefd, user, uid, auth_gid, &locked, aging, shell);
+	if (r < 0)
+		hs_warn("cannot create %s: %s", path, hs_strerror(r));
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct files f = { .locks = HS_LOCKS_INIT };
+	struct hs_config *defs = NULL, *ucfg = NULL;
+	struct defaults d;
+	struct hs_idset used = HS_IDSET_INIT;
+	struct hs_shells shells = { 0 };
+	_cleanup_free_ char *home = NULL;
+	_cleanup_free_ char *uidstr = NULL;
+	_cleanup_close_ int treefd = -1;
+	const char *name, *shell, *hash, *comment;
+	bool classic, user_group, create, proxy = false;
+	long expire, inactive;
+	unsigned long uid = 0, gid = 0;
+	struct hs_aging aging;
+	gid_t tree_gid = 0, auth_gid = 0;
+	sigset_t saved;
+	int r, status = E_SUCCESS;
+
+	hs_cli_set_prog(hs_privileged_init(argc, argv, "useradd"));
+	parse_options(argc, argv);
+	if (!hs_caller_is_root())
+		hs_die(E_PW_UPDATE, "Permission denied.");
+	openlog("useradd", LOG_PID, LOG_AUTHPRIV);
+	load_defaults(&ucfg, &d);
+	if (o.defaults) {
+		if (!o.base && !o.expire && !o.inactive && !o.group && !o.shell) {
+			show_defaults(&d);
+			return E_SUCCESS;
+		}
+		return change_defaults();
+	}
+	defs = load_logindefs();
+
+	/* ---- every argument checked before any lock ---- */
+	name = argv[optind];
+	if (!hs_user_name_valid(name))
+		hs_die(E_BAD_ARG, "invalid user name '%s'", name);
+	if (o.uid) {
+		if (hs_parse_ulong(o.uid, 0, HS_ID_MAX, &uid) < 0)
+			hs_die(E_BAD_ARG, "invalid user ID '%s'", o.uid);
+	}
+	comment = o.comment ? o.comment : "";
+	if (!hs_field_valid(comment) || strlen(comment) > HS_GECOS_MAX)
+		hs_die(E_BAD_ARG, "invalid comment '%s'", comment);
+	if (o.home && !path_valid(o.home))
+		hs_die(E_BAD_ARG, "invalid home directory '%s'", o.home);
+	if (o.base && !path_valid(o.base))
+		hs_die(E_BAD_ARG, "invalid base directory '%s'", o.base);
+	if (o.home) {
+		home = strdup(o.home);
+	} else {
+		const char *base = o.base ? o.base : d.home;
+
+		if (asprintf(&home, "%s%s%s", base,
+			     base[0] && base[strlen(base) - 1] == '/' ? "" : "/", name) < 0)
+			home = NULL;
+		if (home && !path_valid(home))
+			hs_die(E_BAD_ARG, "invalid home directory '%s'", home);
+	}
+	if (!home)
+		hs_die(E_PW_UPDATE, "out of memory");
+	shell = o.shell ? o.shell : d.shell;
+	if (!shell_valid(shell))
+		hs_die(E_BAD_ARG, "invalid shell '%s'", shell);
+	if (shell[0] && access(shell, X_OK) < 0)
+		hs_warn("Warning: missing or non-executable shell '%s'", shell);
+	expire = parse_date(o.expire ? o.expire : d.expire);
+	if (expire < -1)
+		hs_die(E_BAD_ARG, "invalid date '%s'", o.expire ? o.expire : d.expire);
+	if (o.inactive) {
+		inactive = parse_inactive(o.inactive);
+		if (inactive < -1)
+			hs_die(E_BAD_ARG, "invalid numeric argument '%s'", o.inactive);
+	} else {
+		inactive = d.inactive;
+	}
+	hash = o.password ? o.password : "!";
+	if (!hs_field_valid(hash) || strlen(hash) > HS_HASH_MAX)
+		hs_die(E_BAD_ARG, "invalid field '%s'", hash);
+	user_group = o.user_group ||
+		     (!o.no_user_group && !o.group &&
+		      hs_config_get_bool(defs, "USERGROUPS_ENAB", false));
+	create = o.create_home ||
+		 (!o.no_create_home && !o.system && hs_config_get_bool(defs, "CREATE_HOME", false));
+
+	hs_aging_init_unset(&aging);
+	if (!o.system) {
+		aging.min = hs_config_get_long(defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1);
+		aging.max = hs_config_get_long(defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1);
+		aging.warn = hs_config_get_long(defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1);
+	}
+	aging.inact = inactive;
+	aging.expire = expire;
+
+	treefd = hs_tree_open();
+	classic = treefd == -ENOENT;
+	if (treefd < 0 && !classic)
+		hs_die(E_PW_UPDATE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
+	if (!classic) {
+		r = hs_layout_gids(&tree_gid, &auth_gid);
+		if (r < 0)
+			hs_die(E_PW_UPDATE, "cannot find the groups %s and %s: %s", HS_GROUP_TREE,
+			       HS_GROUP_AUTH, hs_strerror(r));
+		/* DESIGN §2: a listed shell goes behind the proxy so the user
+		 * can change it with chsh; root keeps its shell (pwconv's rule) */
+		r = hs_shells_load(&shells, HS_ETC_SHELLS);
+		if (r < 0)
+			hs_die(E_PW_UPDATE, "%s", shells.error);
+		proxy = shell[0] && hs_shells_contains(&shells, shell) &&
+			strcmp(shell, HS_SHELL_PROXY) != 0 && !(o.uid && uid == 0);
+		hs_shells_free(&shells);
+	}
+
+	/* ---- under the locks: every check against the files, every edit
+	 * in memory ---- */
+	files_open(&f, classic);
+	{
+		struct hs_accountdb *pw = &f.db[DB_PASSWD], *gr = &f.db[DB_GROUP];
+		struct hs_id_range range;
+		struct hs_passwd p;
+		long gi;
+
+		if (hs_accountdb_find(pw, name) >= 0) {
+			files_free(&f);
+			hs_die(E_NAME_IN_USE, "user '%s' already exists", name);
+		}
+		if (o.uid && !o.non_unique && hs_accountdb_find_id(pw, uid) >= 0) {
+			files_free(&f);
+			hs_die(E_UID_IN_USE, "UID %lu is not unique", uid);
+		}
+		if (user_group && hs_accountdb_find(gr, name) >= 0) {
+			files_free(&f);
+			hs_die(E_NAME_IN_USE, "group %s exists - if you want to add this user to "
+			       "that group, use -g.", name);
+		}
+		if (o.group) {
+			gi = find_group(gr, o.group);
+			if (gi < 0) {
+				files_free(&f);
+				if (gi == -2)
+					hs_die(E_BAD_ARG, "invalid group ID '%s'", o.group);
+				hs_die(E_NOTFOUND, "group '%s' does not exist", o.group);
+			}
+			gid = gr->lines[gi].rec.gr.gid;
+		} else if (!user_group) {
+			gid = d.group;
+		}
+		/* supplementary groups exist, checked before any edit */
+		if (o.groups) {
+			_cleanup_free_ char *list = strdup(o.groups);
+			char *save = NULL;
+
+			if (!list) {
+				files_free(&f);
+				hs_die(E_PW_UPDATE, "out of memory");
+			}
+			for (char *g = strtok_r(list, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
+				if (find_group(gr, g) < 0) {
+					files_free(&f);
+					hs_die(E_NOTFOUND, "group '%s' does not exist", g);
+				}
+			}
+		}
+
+		if (!o.uid) {
+			r = hs_ids_range(defs, true, o.system, &range);
+			r = r ?: hs_idset_add_db(&used, pw);
+			r = r ?: hs_ids_pick(&used, &range, o.system, HS_IDS_NO_PREFERENCE, &uid);
+			hs_idset_free(&used);
+			if (r < 0) {
+				files_free(&f);
+				hs_die(E_UID_IN_USE, "Can't get unique %sUID (%s)",
+				       o.system ? "system " : "",
+				       r == -EUSERS ? "no more available UIDs" : hs_strerror(r));
+			}
+		}
+		if (user_group) {
+			struct hs_group g = { .name = (char *)name, .passwd = (char *)"x",
+					      .members = (char *)"" };
+
+			/* the private group's gid: the uid when that gid is free */
+			r = hs_ids_range(defs, false, o.system, &range);
+			r = r ?: hs_idset_add_db(&used, gr);
+			if (r == 0 && !hs_idset_contains(&used, uid))
+				gid = uid;
+			else
+				r = r ?: hs_ids_pick(&used, &range, o.system, uid, &gid);
+			hs_idset_free(&used);
+			if (r < 0) {
+				files_free(&f);
+				hs_die(E_GRP_UPDATE, "Can't get unique %sGID (%s)",
+				       o.system ? "system " : "",
+				       r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
+			}
+			g.gid = (gid_t)gid;
+			if (hs_accountdb_append(gr, &g) < 0) {
+				hs_warn("%s", gr->error);
+				files_free(&f);
+				return E_GRP_UPDATE;
+			}
+			if (f.used[DB_GSHADOW]) {
+				struct hs_gshadow s = { .name = (char *)name, .passwd = (char *)"!",
+							.admins = (char *)"", .members = (char *)"" };
+
+				if (hs_accountdb_find(&f.db[DB_GSHADOW], name) < 0 &&
+				    hs_accountdb_append(&f.db[DB_GSHADOW], &s) < 0) {
+					hs_warn("%s", f.db[DB_GSHADOW].error);
+					files_free(&f);
+					return E_GRP_UPDATE;
+				}
+			}
+		}
+		if (o.groups) {
+			_cleanup_free_ char *list = strdup(o.groups);
+			char *save = NULL;
+
+			for (char *g = list ? strtok_r(list, ",", &save) : NULL; g;
+			     g = strtok_r(NULL, ",", &save)) {
+				if (add_membership(&f, (size_t)find_group(gr, g), name) < 0) {
+					files_free(&f);
+					return E_GRP_UPDATE;
+				}
+			}
+		}
+		/* subordinate ids: normal accounts (system ones with -F) when
+		 * the file exists and the count is not 0 */
+		for (int k = DB_SUBUID; k <= DB_SUBGID; k++) {
+			struct hs_subid_conf sc;
+			struct hs_subid s = { .owner = (char *)name };
+
+			if (!f.used[k] || !f.db[k].present || (o.system && !o.subids_for_system))
+				continue;
+			hs_subid_conf(defs, k == DB_SUBUID, &sc);
+			if (sc.count == 0 || hs_accountdb_find(&f.db[k], name) >= 0)
+				continue;
+			r = hs_subid_pick(&f.db[k], &sc, &s.start);
+			if (r < 0) {
+				if (r == -EUSERS)
+					hs_warn("Can't get unique subordinate %s range",
+						k == DB_SUBUID ? "UID" : "GID");
+				else
+					hs_warn("can't create subordinate %s IDs: %s",
+						k == DB_SUBUID ? "user" : "group", hs_strerror(r));
+				files_free(&f);
+				return db_files[k].fail_status;
+			}
+			s.count = sc.count;
+			if (hs_accountdb_append(&f.db[k], &s) < 0) {
+				hs_warn("%s", f.db[k].error);
+				files_free(&f);
+				return db_files[k].fail_status;
+			}
+		}
+		if (classic && f.used[DB_SHADOW]) {
+			struct hs_spwd sp = {
+				.name = (char *)name, .hash = (char *)hash, .lstchg = hs_today(),
+				.min = aging.min, .max = aging.max, .warn = aging.warn,
+				.inact = aging.inact, .expire = aging.expire, .flag = (char *)"",
+			};
+
+			if (hs_accountdb_append(&f.db[DB_SHADOW], &sp) < 0) {
+				hs_warn("%s", f.db[DB_SHADOW].error);
+				files_free(&f);
+				return E_PW_UPDATE;
+			}
+		}
+		p = (struct hs_passwd){
+			.name = (char *)name,
+			.passwd = (char *)(classic && !f.used[DB_SHADOW] ? hash : "x"),
+			.uid = (uid_t)uid, .gid = (gid_t)gid, .gecos = (char *)comment,
+			.dir = home,
+			.shell = (char *)(proxy ? HS_SHELL_PROXY : shell),
+		};
+		if (hs_accountdb_append(pw, &p) < 0) {
+			hs_warn("%s", pw->error);
+			files_free(&f);
+			return E_BAD_ARG;
+		}
+	}
+
+	/* ---- the commit: see the top of the file for the order ---- */
+	hs_signals_block(&saved);
+	if (!classic) {
+		/* the shell file holds the real shell; "" means /bin/sh
+		 * (passwd(5)) */
+		r = create_tree_dir(treefd, name, (uid_t)uid, auth_gid, &aging,
+				    shell[0] ? shell : "/bin/sh");
+		if (r < 0) {
+			hs_signals_restore(&saved);
+			files_free(&f);
+			return E_PW_UPDATE;
+		}
+	}
+	for (int k = 0; k < DB_COUNT; k++) {
+		if (!f.used[k] || !f.db[k].dirty)
+			continue;
+		if (hs_accountdb_write(&f.db[k]) < 0) {
+			syslog(LOG_ERR, "%s", f.db[k].error);
+			hs_warn("%s", f.db[k].error);
+			/* no directory may stay without a passwd line */
+			if (!classic && hs_userdir_remove(treefd, name) < 0)
+				hs_warn("cannot remove %s/%s again", HS_TREE_DIR, name);
+			hs_signals_restore(&saved);
+			files_free(&f);
+			return db_files[k].fail_status;
+		}
+	}
+	if (!classic && strcmp(hash, "!") != 0) {
+		struct hs_shadow sh = { .hash = (char *)hash, .lstchg = hs_today() };
+		_cleanup_close_ int udir = hs_userdir_open(treefd, name, (uid_t)uid, NULL);
+
+		r = udir < 0 ? udir : hs_userdir_write_shadow(udir, (uid_t)uid, auth_gid, &sh);
+		if (r < 0) {
+			hs_warn("cannot write %s/%s/shadow: %s (the password stays locked)",
+				HS_TREE_DIR, name, hs_strerror(r));
+			status = E_PW_UPDATE;
+		}
+	}
+	hs_signals_restore(&saved);
+	syslog(LOG_INFO, "new user: name=%s, UID=%lu, GID=%lu, home=%s, shell=%s, from=%s",
+	       name, uid, gid, home, shell, isatty(0) ? ttyname(0) : "none");
+	if (user_group)
+		syslog(LOG_INFO, "new group: name=%s, GID=%lu", name, gid);
+	for (int k = 0; k < DB_COUNT; k++)
+		if (f.used[k] && db_files[k].cache)
+			hs_flush_caches(db_files[k].cache);
+	files_free(&f);
+
+	if (create) {
+		int hs = create_home(defs, home, o.skel ? o.skel : d.skel, (uid_t)uid, (gid_t)gid);
+
+		if (hs != E_SUCCESS)
+			status = hs;
+	}
+	if (hs_config_get_bool(ucfg, "CREATE_MAIL_SPOOL", false))
+		create_mail_spool(defs, name, (uid_t)uid, (gid_t)gid);
+	free(o.k_overrides);
+	hs_config_free(defs);
+	hs_config_free(ucfg);
+	closelog();
+	(void)tree_gid;
+	(void)uidstr;
+	return status;
+}

@@ -1,0 +1,1553 @@
+/* usermod: modify a user account.
+ *
+ * Root only, installed plain (DESIGN §5).  Options, messages and exit codes
+ * follow shadow-utils' usermod(8); where we differ on purpose, usermod(8)
+ * of this package says so.
+ *
+ * Everything is decided first: the global files are locked (DESIGN §4) and
+ * loaded, every option is checked and applied in memory, and a refusal
+ * changes nothing.  Then the commit, in this order:
+ *
+ *   1. the user's own files in the tree (-L -U -p -e -f, and the shell file
+ *      for a listed -s), each replaced atomically under the user's write
+ *      lock, still owned by the old uid;
+ *   2. with -d -m, the home is renamed (same file system only);
+ *   3. with -l or -u, the user's directory is restructured (DESIGN §3): it
+ *      is taken away from the user (root:root 0700); with -u shadow and
+ *      shell get the new uid; with -l it is renamed to the reserved name
+ *      ".usermod-l.NEW" (RENAME_NOREPLACE);
+ *   4. the global files, /etc/passwd last;
+ *   5. with -l the reserved name is renamed to NEW (RENAME_NOREPLACE);
+ *      then the directory is handed back (uid:auth 02710);
+ *   6. with -u, the home's files and the mail spool owned by the old uid are
+ *      re-owned.
+ *
+ * Why this order for -l: at no instant is there a directory under a user
+ * name that /etc/passwd does not have.  Until step 4 /etc/passwd has OLD
+ * and the directory is OLD (or reserved); after step 4 it has NEW and the
+ * directory is reserved (or NEW).  A reserved name is never served by the
+ * NSS module, and a passwd line without a directory fails closed (no hash,
+ * expired).  Renaming OLD straight to NEW before /etc/passwd changed would
+ * leave, after a crash, a directory NEW that passwd does not know: the NSS
+ * module would serve its hash to whoever is created as NEW next.  A rerun
+ * of the same command after an interruption finds the reserved directory
+ * and finishes the job (recover_rename()). */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "accountdb.h"
+#include "cli.h"
+#include "config.h"
+#include "fileio.h"
+#include "globalfile.h"
+#include "layout.h"
+#include "names.h"
+#include "privs.h"
+#include "records.h"
+#include "shells.h"
+#include "userdir.h"
+#include "util.h"
+
+/* shadow-utils' usermod exit codes */
+#define E_SUCCESS      0
+#define E_PW_UPDATE    1   /* can't update password file */
+#define E_USAGE        2   /* invalid command syntax */
+#define E_BAD_ARG      3   /* invalid argument to option */
+#define E_UID_IN_USE   4   /* UID already in use (and no -o) */
+#define E_NOTFOUND     6   /* specified user/group doesn't exist */
+#define E_USER_BUSY    8   /* user to modify is logged in */
+#define E_NAME_IN_USE  9   /* username already in use */
+#define E_GRP_UPDATE   10  /* can't update group file */
+#define E_HOMEDIR      12  /* unable to complete the move of the home directory */
+
+#define DEFAULT_MAIL_DIR "/var/mail"
+#define RESERVED_PREFIX ".usermod-l."
+#define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 32)
+#define USER_LOCK_TIMEOUT_SEC 15u
+#define MAX_HOME_DEPTH 512
+
+static struct {
+	bool append, remove, move_home, non_unique, lock, unlock;
+	const char *comment, *home, *expire, *inactive, *group, *groups;
+	const char *login, *password, *shell, *uid;
+} o;
+
+/* parsed values */
+static long new_expire, new_inactive;
+static uid_t new_uid;
+
+static _Noreturn void usage(int status)
+{
+	FILE *f = status == E_SUCCESS ? stdout : stderr;
+
+	fprintf(f,
+		"Usage: %s [options] LOGIN\n"
+		"\n"
+		"Options:\n"
+		"  -a, --append                  append the user to the supplemental GROUPS\n"
+		"                                mentioned by the -G option without removing\n"
+		"                                the user from other groups\n"
+		"  -b, --badname                 allow bad names (not supported)\n"
+		"  -c, --comment COMMENT         new value of the GECOS field\n"
+		"  -d, --home HOME_DIR           new home directory for the user account\n"
+		"  -e, --expiredate EXPIRE_DATE  set account expiration date to EXPIRE_DATE\n"
+		"  -f, --inactive INACTIVE       set password inactive after expiration\n"
+		"                                to INACTIVE\n"
+		"  -g, --gid GROUP               force use GROUP as new primary group\n"
+		"  -G, --groups GROUPS           new list of supplementary GROUPS\n"
+		"  -h, --help                    display this help message and exit\n"
+		"  -l, --login NEW_LOGIN         new value of the login name\n"
+		"  -L, --lock                    lock the user account\n"
+		"  -m, --move-home               move contents of the home directory to the\n"
+		"                                new location (use only with -d)\n"
+		"  -o, --non-unique              allow using duplicate (non-unique) UID\n"
+		"  -p, --password PASSWORD       use encrypted password for the new password\n"
+		"  -P, --prefix PREFIX_DIR       prefix directory (not supported)\n"
+		"  -r, --remove                  remove the user from only the supplemental GROUPS\n"
+		"                                mentioned by the -G option without removing\n"
+		"                                the user from other groups\n"
+		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		"  -s, --shell SHELL             new login shell for the user account\n"
+		"  -u, --uid UID                 new UID for the user account\n"
+		"  -U, --unlock                  unlock the user account\n"
+		"  -v, --add-subuids FIRST-LAST  add range of subordinate uids (not supported)\n"
+		"  -V, --del-subuids FIRST-LAST  remove range of subordinate uids (not supported)\n"
+		"  -w, --add-subgids FIRST-LAST  add range of subordinate gids (not supported)\n"
+		"  -W, --del-subgids FIRST-LAST  remove range of subordinate gids (not supported)\n"
+		"  -Z, --selinux-user SEUSER     new SELinux user mapping (not supported)\n"
+		"      --version                 display the version and exit\n"
+		"\n",
+		hs_cli_prog());
+	exit(status);
+}
+
+/* "" or "-1": unset; a decimal day number; or YYYY-MM-DD (UTC). */
+static int parse_date(const char *s, long *out)
+{
+	unsigned long v;
+	struct tm tm = { 0 }, back;
+	time_t t;
+	int y, m, d, n = -1;
+
+	if (!s[0] || strcmp(s, "-1") == 0) {
+		*out = HS_UNSET;
+		return 0;
+	}
+	if (hs_parse_ulong(s, 0, HS_DAYS_MAX, &v) == 0) {
+		*out = (long)v;
+		return 0;
+	}
+	if (strlen(s) != 10 || sscanf(s, "%4d-%2d-%2d%n", &y, &m, &d, &n) != 3 || n != 10)
+		return -HS_E_FORMAT;
+	for (int i = 0; i < 10; i++)
+		if (i == 4 || i == 7 ? s[i] != '-' : !isdigit((unsigned char)s[i]))
+			return -HS_E_FORMAT;
+	if (y < 1970)
+		return -HS_E_RANGE;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = m - 1;
+	tm.tm_mday = d;
+	t = timegm(&tm);
+	/* timegm normalises (month 13, February 30): compare with the input */
+	if (t == (time_t)-1 || !gmtime_r(&t, &back) || back.tm_year != y - 1900 ||
+	    back.tm_mon != m - 1 || back.tm_mday != d)
+		return -HS_E_FORMAT;
+	*out = (long)(t / 86400);
+	return *out > HS_DAYS_MAX ? -HS_E_RANGE : 0;
+}
+
+static void parse_options(int argc, char **argv)
+{
+	enum { OPT_VERSION = 256 };
+	static const struct option longopts[] = {
+		{ "append",       no_argument,       NULL, 'a' },
+		{ "badname",      no_argument,       NULL, 'b' },
+		{ "comment",      required_argument, NULL, 'c' },
+		{ "home",         required_argument, NULL, 'd' },
+		{ "expiredate",   required_argument, NULL, 'e' },
+		{ "inactive",     required_argument, NULL, 'f' },
+		{ "gid",          required_argument, NULL, 'g' },
+		{ "groups",       required_argument, NULL, 'G' },
+		{ "help",         no_argument,       NULL, 'h' },
+		{ "login",        required_argument, NULL, 'l' },
+		{ "lock",         no_argument,       NULL, 'L' },
+		{ "move-home",    no_argument,       NULL, 'm' },
+		{ "non-unique",   no_argument,       NULL, 'o' },
+		{ "password",     required_argument, NULL, 'p' },
+		{ "prefix",       required_argument, NULL, 'P' },
+		{ "remove",       no_argument,       NULL, 'r' },
+		{ "root",         required_argument, NULL, 'R' },
+		{ "shell",        required_argument, NULL, 's' },
+		{ "uid",          required_argument, NULL, 'u' },
+		{ "unlock",       no_argument,       NULL, 'U' },
+		{ "add-subuids",  required_argument, NULL, 'v' },
+		{ "del-subuids",  required_argument, NULL, 'V' },
+		{ "add-subgids",  required_argument, NULL, 'w' },
+		{ "del-subgids",  required_argument, NULL, 'W' },
+		{ "selinux-user", required_argument, NULL, 'Z' },
+		{ "version",      no_argument,       NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "abc:d:e:f:g:G:hl:Lmop:P:rR:s:u:Uv:V:w:W:Z:",
+				longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a': o.append = true; break;
+		case 'b':
+			hs_die(E_USAGE, "option --badname is not supported");
+		case 'c': o.comment = optarg; break;
+		case 'd': o.home = optarg; break;
+		case 'e': o.expire = optarg; break;
+		case 'f': o.inactive = optarg; break;
+		case 'g': o.group = optarg; break;
+		case 'G': o.groups = optarg; break;
+		case 'h': usage(E_SUCCESS);
+		case 'l': o.login = optarg; break;
+		case 'L': o.lock = true; break;
+		case 'm': o.move_home = true; break;
+		case 'o': o.non_unique = true; break;
+		case 'p': o.password = optarg; break;
+		case 'r': o.remove = true; break;
+		case 's': o.shell = optarg; break;
+		case 'u': o.uid = optarg; break;
+		case 'U': o.unlock = true; break;
+		case 'P':
+		case 'R':
+			/* the other root has its own login.defs, groups and
+			 * tree; only running inside it gets them right */
+			hs_die(E_USAGE, "option --%s is not supported; run usermod inside that "
+			       "root instead (chroot %s usermod ...)", c == 'R' ? "root" : "prefix",
+			       optarg);
+		case 'v': case 'V': case 'w': case 'W':
+			hs_die(E_USAGE, "option -%c is not supported; edit %s with a tool that "
+			       "manages subordinate ids", c, c == 'v' || c == 'V' ? HS_ETC_SUBUID :
+			       HS_ETC_SUBGID);
+		case 'Z':
+			hs_die(E_USAGE, "option --selinux-user is not supported");
+		case OPT_VERSION:
+			hs_print_version();
+		default:
+			usage(E_USAGE);
+		}
+	}
+	if (argc != optind + 1)
+		usage(E_USAGE);
+	if ((o.append || o.remove) && !o.groups) {
+		hs_warn("%s flag is only allowed with the -G flag", o.append ? "-a" : "-r");
+		usage(E_USAGE);
+	}
+	if (o.append && o.remove) {
+		hs_warn("-a and -r are mutually exclusive");
+		usage(E_USAGE);
+	}
+	if (o.non_unique && !o.uid) {
+		hs_warn("-o flag is only allowed with the -u flag");
+		usage(E_USAGE);
+	}
+	if (o.move_home && !o.home) {
+		hs_warn("-m flag is only allowed with the -d flag");
+		usage(E_USAGE);
+	}
+	if ((o.lock && o.unlock) || (o.lock && o.password) || (o.unlock && o.password)) {
+		hs_warn("the -L, -p, and -U flags are exclusive");
+		usage(E_USAGE);
+	}
+	if (o.comment && !hs_field_valid(o.comment))
+		hs_die(E_BAD_ARG, "invalid field '%s'", o.comment);
+	if (o.home && (!hs_field_valid(o.home) || o.home[0] != '/'))
+		hs_die(E_BAD_ARG, "invalid field '%s'", o.home);
+	if (o.shell && (!hs_field_valid(o.shell) || (o.shell[0] && o.shell[0] != '/')))
+		hs_die(E_BAD_ARG, "invalid field '%s'", o.shell);
+	if (o.password && (!hs_field_valid(o.password) || strlen(o.password) > HS_HASH_MAX))
+		hs_die(E_BAD_ARG, "invalid field '%s'", o.password);
+	if (o.login && !hs_user_name_valid(o.login))
+		hs_die(E_BAD_ARG, "invalid user name '%s'", o.login);
+	if (o.expire && parse_date(o.expire, &new_expire) < 0)
+		hs_die(E_BAD_ARG, "invalid date '%s'", o.expire);
+	if (o.inactive) {
+		if (strcmp(o.inactive, "-1") == 0)
+			new_inactive = HS_UNSET;
+		else if (hs_parse_ulong(o.inactive, 0, HS_DAYS_MAX, &v) == 0)
+			new_inactive = (long)v;
+		else
+			hs_die(E_BAD_ARG, "invalid numeric argument '%s'", o.inactive);
+	}
+	if (o.uid) {
+		if (hs_parse_ulong(o.uid, 0, HS_ID_MAX, &v) < 0)
+			hs_die(E_BAD_ARG, "invalid user ID '%s'", o.uid);
+		new_uid = (uid_t)v;
+	}
+}
+
+/* ---- is the user still running something? (as userdel) ---- */
+
+static bool status_has_uid(int piddirfd, uid_t uid)
+{
+	char buf[4096], *line;
+	_cleanup_close_ int fd = openat(piddirfd, "status", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = hs_read_full(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	line = strstr(buf, "\nUid:");
+	if (!line)
+		return false;
+	line += 5;
+	for (int i = 0; i < 4; i++) {
+		char *end;
+		unsigned long v;
+
+		while (*line == ' ' || *line == '\t')
+			line++;
+		errno = 0;
+		v = strtoul(line, &end, 10);
+		if (end == line || errno)
+			return false;
+		if ((uid_t)v == uid)
+			return true;
+		line = end;
+	}
+	return false;
+}
+
+/* A process (or one of its threads) running with uid in our own root. */
+static pid_t user_busy(uid_t uid)
+{
+	struct stat myroot;
+	DIR *proc;
+	struct dirent *de;
+	pid_t found = 0;
+
+	if (stat("/", &myroot) < 0)
+		return 0;
+	proc = opendir("/proc");
+	if (!proc)
+		return 0;
+	while (!found && (de = readdir(proc))) {
+		char rootpath[64];
+		struct stat st;
+		unsigned long pid;
+		int pfd, tfd;
+		DIR *tasks;
+		struct dirent *te;
+
+		if (hs_parse_ulong(de->d_name, 1, 0x7fffffffUL, &pid) < 0)
+			continue;
+		if ((pid_t)pid == getpid())
+			continue;
+		snprintf(rootpath, sizeof(rootpath), "/proc/%lu/root", pid);
+		if (stat(rootpath, &st) < 0 || st.st_dev != myroot.st_dev ||
+		    st.st_ino != myroot.st_ino)
+			continue;
+		pfd = openat(dirfd(proc), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pfd < 0)
+			continue;
+		if (status_has_uid(pfd, uid)) {
+			found = (pid_t)pid;
+			hs_close(pfd);
+			break;
+		}
+		tfd = openat(pfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		tasks = tfd >= 0 ? fdopendir(tfd) : NULL;
+		if (!tasks && tfd >= 0)
+			hs_close(tfd);
+		while (tasks && !found && (te = readdir(tasks))) {
+			int thfd;
+
+			if (te->d_name[0] == '.')
+				continue;
+			thfd = openat(dirfd(tasks), te->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (thfd < 0)
+				continue;
+			if (status_has_uid(thfd, uid))
+				found = (pid_t)pid;
+			hs_close(thfd);
+		}
+		if (tasks)
+			closedir(tasks);
+		hs_close(pfd);
+	}
+	closedir(proc);
+	return found;
+}
+
+/* ---- the global files ---- */
+
+enum { DB_GSHADOW, DB_GROUP, DB_SHADOW, DB_PASSWD, DB_COUNT };
+
+/* in write order: /etc/passwd last */
+static const struct {
+	const char *path;
+	enum hs_db_kind kind;
+	bool optional;
+	int fail_status;
+	const char *cache;
+} db_files[DB_COUNT] = {
+	[DB_GSHADOW] = { HS_ETC_GSHADOW, HS_DB_GSHADOW, true,  E_GRP_UPDATE, NULL },
+	[DB_GROUP]   = { HS_ETC_GROUP,   HS_DB_GROUP,   false, E_GRP_UPDATE, "group" },
+	[DB_SHADOW]  = { HS_ETC_SHADOW,  HS_DB_SHADOW,  true,  E_PW_UPDATE,  "shadow" },
+	[DB_PASSWD]  = { HS_ETC_PASSWD,  HS_DB_PASSWD,  false, E_PW_UPDATE,  "passwd" },
+};
+
+static struct hs_accountdb db[DB_COUNT];
+static bool db_used[DB_COUNT];
+static struct hs_locks locks = HS_LOCKS_INIT;
+
+static void files_free(void)
+{
+	for (int i = 0; i < DB_COUNT; i++)
+		hs_accountdb_free(&db[i]);
+	hs_lock_release(&locks);
+}
+
+static _Noreturn void fail(int status)
+{
+	files_free();
+	exit(status);
+}
+
+static void files_open(void)
+{
+	static const int lock_order[] = { DB_PASSWD, DB_SHADOW, DB_GROUP, DB_GSHADOW };
+	const char *paths[DB_COUNT];
+	const char *failed = NULL;
+	size_t n = 0;
+	int r;
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(lock_order); i++) {
+		int k = lock_order[i];
+		struct stat st;
+
+		if (db_files[k].optional && lstat(db_files[k].path, &st) < 0 && errno == ENOENT)
+			continue;
+		db_used[k] = true;
+		paths[n++] = db_files[k].path;
+	}
+	r = hs_lock_acquire(&locks, NULL, paths, n, HS_LOCK_TIMEOUT_SEC, &failed);
+	if (r == -HS_E_TIMEOUT)
+		hs_die(E_PW_UPDATE, "cannot lock %s: timed out after %d s",
+		       failed ? failed : HS_ETC_PWD_LOCK, HS_LOCK_TIMEOUT_SEC);
+	if (r < 0)
+		hs_die(E_PW_UPDATE, "cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK,
+		       hs_strerror(r));
+	for (int k = 0; k < DB_COUNT; k++) {
+		if (!db_used[k])
+			continue;
+		r = hs_accountdb_load(&db[k], db_files[k].kind, db_files[k].path,
+				      db_files[k].optional ? HS_DB_MISSING_OK : 0);
+		if (r < 0) {
+			hs_warn("%s", db[k].error);
+			fail(db_files[k].fail_status);
+		}
+	}
+}
+
+/* A copy of a comma-separated list with old replaced by new (in place),
+ * or NULL when old is not in it.  Exits on allocation failure. */
+static char *list_rename(const char *list, const char *old, const char *new)
+{
+	struct hs_buf b = { 0 };
+	const char *cur = list, *elem;
+	size_t len;
+	bool found = false, first = true;
+
+	if (!list || !hs_list_contains(list, old))
+		return NULL;
+	while ((len = hs_list_next(&cur, &elem)) > 0) {
+		bool is_old = len == strlen(old) && memcmp(elem, old, len) == 0;
+
+		if (is_old && found)
+			continue;       /* a duplicate: keep one */
+		if ((!first && hs_buf_append(&b, ",", 1) < 0) ||
+		    hs_buf_append(&b, is_old ? new : elem, is_old ? strlen(new) : len) < 0)
+			hs_die(E_PW_UPDATE, "out of memory");
+		found |= is_old;
+		first = false;
+	}
+	if (hs_buf_append(&b, "", 1) < 0)
+		hs_die(E_PW_UPDATE, "out of memory");
+	return b.data;
+}
+
+/* Set membership of user in a list field: returns a new malloc'd list
+ * when it changes, else NULL. */
+static char *list_set(const char *list, const char *user, bool member)
+{
+	char *out = NULL;
+	bool has = hs_list_contains(list ? list : "", user);
+	int r;
+
+	if (has == member)
+		return NULL;
+	r = member ? hs_list_add(list ? list : "", user, &out) :
+		     hs_list_remove(list, user, &out);
+	if (r < 0)
+		hs_die(E_GRP_UPDATE, "cannot update the member list: %s", hs_strerror(r));
+	return out;
+}
+
+/* Is name one of the comma-separated requested groups (already resolved
+ * to group names)? */
+static bool requested(char **names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* -G [-a|-r]: decide per group, then edit group and gshadow. */
+static void edit_groups(const char *user)
+{
+	struct hs_accountdb *gr = &db[DB_GROUP], *gs = &db[DB_GSHADOW];
+	_cleanup_free_ char *copy = strdup(o.groups);
+	char **names = NULL, *tok, *save = NULL;
+	size_t n = 0;
+
+	if (!copy)
+		hs_die(E_PW_UPDATE, "out of memory");
+	names = calloc(strlen(o.groups) + 1, sizeof(*names));
+	if (!names)
+		hs_die(E_PW_UPDATE, "out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long gi = hs_group_name_valid(tok) ? hs_accountdb_find(gr, tok) : -1;
+		unsigned long gid;
+
+		if (gi < 0 && hs_parse_ulong(tok, 0, HS_ID_MAX, &gid) == 0)
+			gi = hs_accountdb_find_id(gr, gid);
+		if (gi < 0) {
+			hs_warn("group '%s' does not exist", tok);
+			free(names);
+			fail(E_NOTFOUND);
+		}
+		names[n++] = gr->lines[gi].rec.gr.name;
+	}
+	for (size_t i = 0; i < gr->n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(gr, i);
+		struct hs_group g;
+		char *nl;
+		bool want;
+
+		if (!rec)
+			continue;
+		g = rec->gr;
+		if (o.append)
+			want = requested(names, n, g.name) || hs_list_contains(g.members, user);
+		else if (o.remove)
+			want = !requested(names, n, g.name) && hs_list_contains(g.members, user);
+		else
+			want = requested(names, n, g.name);
+		nl = list_set(g.members, user, want);
+		if (nl) {
+			g.members = nl;
+			if (hs_accountdb_replace(gr, i, &g) < 0) {
+				hs_warn("%s", gr->error);
+				free(nl);
+				free(names);
+				fail(E_GRP_UPDATE);
+			}
+			free(nl);
+		}
+		if (db_used[DB_GSHADOW]) {
+			long si = hs_accountdb_find(gs, g.name);
+			struct hs_gshadow s;
+
+			if (si < 0)
+				continue;
+			s = gs->lines[si].rec.gs;
+			nl = list_set(s.members, user, want);
+			if (!nl)
+				continue;
+			s.members = nl;
+			if (hs_accountdb_replace(gs, (size_t)si, &s) < 0) {
+				hs_warn("%s", gs->error);
+				free(nl);
+				free(names);
+				fail(E_GRP_UPDATE);
+			}
+			free(nl);
+		}
+	}
+	free(names);
+}
+
+/* -l: the user's name in every member and administrator list. */
+static void rename_memberships(const char *old, const char *new)
+{
+	struct hs_accountdb *gr = &db[DB_GROUP], *gs = &db[DB_GSHADOW];
+
+	for (size_t i = 0; i < gr->n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(gr, i);
+		struct hs_group g;
+		char *nl;
+		int r;
+
+		if (!rec || !(nl = list_rename(rec->gr.members, old, new)))
+			continue;
+		g = rec->gr;
+		g.members = nl;
+		r = hs_accountdb_replace(gr, i, &g);
+		free(nl);
+		if (r < 0) {
+			hs_warn("%s", gr->error);
+			fail(E_GRP_UPDATE);
+		}
+	}
+	if (!db_used[DB_GSHADOW])
+		return;
+	for (size_t i = 0; i < gs->n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(gs, i);
+		struct hs_gshadow s;
+		char *nm, *na;
+		int r;
+
+		if (!rec)
+			continue;
+		nm = list_rename(rec->gs.members, old, new);
+		na = list_rename(rec->gs.admins, old, new);
+		if (!nm && !na)
+			continue;
+		s = rec->gs;
+		if (nm)
+			s.members = nm;
+		if (na)
+			s.admins = na;
+		r = hs_accountdb_replace(gs, i, &s);
+		free(nm);
+		free(na);
+		if (r < 0) {
+			hs_warn("%s", gs->error);
+			fail(E_GRP_UPDATE);
+		}
+	}
+}
+
+/* ---- the password fields (-L -U -p) on a hash string ---- */
+
+/* The new hash for -L/-U/-p, or NULL when unchanged; exits on refusal. */
+static const char *new_hash(const char *user, const char *hash, char *buf, size_t size)
+{
+	if (o.password)
+		return o.password;
+	if (o.lock) {
+		if (hash[0] == '!')
+			return NULL;
+		if (snprintf(buf, size, "!%s", hash) >= (int)size)
+			hs_die(E_PW_UPDATE, "password hash of user %s is too long", user);
+		return buf;
+	}
+	if (o.unlock) {
+		if (hash[0] != '!')
+			return NULL;
+		if (hash[1] == '\0') {
+			/* shadow-utils: refusing is better than an account
+			 * without a password */
+			hs_warn("unlocking the user's password would result in a passwordless "
+				"account.\nYou should set a password with usermod -p to unlock "
+				"this user's password.");
+			fail(E_PW_UPDATE);
+		}
+		return hash + 1;
+	}
+	return NULL;
+}
+
+static bool changes_secrets(void)
+{
+	return o.lock || o.unlock || o.password || o.expire || o.inactive;
+}
+
+/* ---- the user's directory in the tree ---- */
+
+static int auth_gid_or_die(gid_t *auth_gid)
+{
+	gid_t tree_gid;
+	int r = hs_layout_gids(&tree_gid, auth_gid);
+
+	if (r < 0) {
+		hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
+		fail(E_PW_UPDATE);
+	}
+	return 0;
+}
+
+static void lock_userdir(int udirfd, const char *user)
+{
+	char path[PATH_BUF];
+	int r = hs_userdir_lock(udirfd, USER_LOCK_TIMEOUT_SEC);
+
+	if (r == 0)
+		return;
+	hs_userdir_path(path, sizeof(path), user, NULL);
+	if (r == -HS_E_TIMEOUT)
+		hs_warn("cannot lock %s: timed out after %u s", path, USER_LOCK_TIMEOUT_SEC);
+	else
+		hs_warn("cannot lock %s: %s", path, hs_strerror(r));
+	fail(E_PW_UPDATE);
+}
+
+/* -L -U -p -e -f and a listed -s, in the user's files; the caller holds
+ * the user's lock (everything is read after taking it).  owner is the current owner of the
+ * files. */
+static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t auth_gid,
+			       const char *shell_file)
+{
+	char buf[HS_USERFILE_MAX + 2], hbuf[HS_HASH_MAX + 2], path[PATH_BUF];
+	struct hs_shadow sh;
+	struct hs_aging ag;
+	const char *h;
+	int r;
+
+	if (!changes_secrets() && !shell_file)
+		return;
+	if (o.lock || o.unlock || o.password) {
+		r = hs_userdir_read_shadow(udirfd, owner, buf, sizeof(buf), &sh);
+		if (r < 0) {
+			hs_warn("cannot read %s: %s",
+				hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW),
+				hs_strerror(r));
+			fail(E_PW_UPDATE);
+		}
+		h = new_hash(user, sh.hash, hbuf, sizeof(hbuf));
+		if (h) {
+			sh.hash = (char *)h;
+			if (o.password)
+				sh.lstchg = hs_today();
+			r = hs_userdir_write_shadow(udirfd, owner, auth_gid, &sh);
+			hs_wipe(buf, sizeof(buf));
+			hs_wipe(hbuf, sizeof(hbuf));
+			if (r < 0) {
+				hs_warn("cannot write %s: %s",
+					hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW),
+					hs_strerror(r));
+				fail(E_PW_UPDATE);
+			}
+		}
+		hs_wipe(buf, sizeof(buf));
+	}
+	if (o.expire || o.inactive) {
+		/* an untrusted aging file keeps its fail-closed values for
+		 * the fields we do not set (as chage) */
+		hs_userdir_aging_or_expired(udirfd, &ag);
+		if (o.expire)
+			ag.expire = new_expire;
+		if (o.inactive)
+			ag.inact = new_inactive;
+		r = hs_userdir_write_aging(udirfd, auth_gid, &ag);
+		if (r < 0) {
+			hs_warn("cannot write %s: %s",
+				hs_userdir_path(path, sizeof(path), user, HS_FILE_AGING),
+				hs_strerror(r));
+			fail(E_PW_UPDATE);
+		}
+	}
+	if (shell_file) {
+		r = hs_userdir_write_shell(udirfd, owner, auth_gid, shell_file);
+		if (r < 0) {
+			hs_warn("cannot write %s: %s",
+				hs_userdir_path(path, sizeof(path), user, HS_FILE_SHELL),
+				hs_strerror(r));
+			fail(E_PW_UPDATE);
+		}
+	}
+}
+
+/* -u: give shadow and shell (regular, one link, owned by the old or the new
+ * uid) to the new uid.  The directory is root's at this point, so nobody
+ * else changes it while we look; everything is relative to its fd and
+ * nothing is followed.  Any other entry but aging is left alone with a
+ * warning (pwck reports strays). */
+static int reown_userdir_pass(int udirfd, const char *user, uid_t old_uid, uid_t uid,
+			      bool apply)
+{
+	char path[PATH_BUF];
+	int dupfd = fcntl(udirfd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
+	struct dirent *de;
+	int r = 0;
+
+	if (!d) {
+		if (dupfd >= 0)
+			hs_close(dupfd);
+		return -errno;
+	}
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		struct stat st;
+		bool mine = strcmp(de->d_name, HS_FILE_SHADOW) == 0 ||
+			    strcmp(de->d_name, HS_FILE_SHELL) == 0;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    strcmp(de->d_name, HS_FILE_AGING) == 0)
+			continue;
+		hs_userdir_path(path, sizeof(path), user, de->d_name);
+		if (!mine) {
+			if (apply)
+				hs_warn("leaving unexpected entry %s alone", path);
+			continue;
+		}
+		if (fstatat(udirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = -errno;
+			break;
+		}
+		if (!S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+		    (st.st_uid != old_uid && st.st_uid != uid)) {
+			hs_warn("%s is not a regular file of the user's with one link", path);
+			r = -HS_E_NOTREG;
+			break;
+		}
+		if (apply &&
+		    fchownat(udirfd, de->d_name, uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = -errno;
+			break;
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+/* Check every entry first, so a refusal re-owns nothing. */
+static int reown_userdir(int udirfd, const char *user, uid_t old_uid, uid_t uid)
+{
+	int r = reown_userdir_pass(udirfd, user, old_uid, uid, false);
+
+	return r < 0 ? r : reown_userdir_pass(udirfd, user, old_uid, uid, true);
+}
+
+/* An interrupted usermod -l left the directory under RESERVED_PREFIX+NEW
+ * (see the top of the file).  If the passwd line already has the name and
+ * its directory is missing, finish the rename; returns the fd of the
+ * directory to use instead of OLD's when OLD's is missing, or -ENOENT. */
+static int recover_rename(int treefd, const char *reserved, const char *final_name,
+			  bool passwd_has_final)
+{
+	struct stat st;
+	int fd = hs_open_dir_at(treefd, reserved, &st);
+
+	if (fd < 0)
+		return fd;
+	if (!passwd_has_final)
+		return fd;
+	if (renameat2(treefd, reserved, treefd, final_name, RENAME_NOREPLACE) < 0) {
+		int e = -errno;
+
+		hs_close(fd);
+		return e;
+	}
+	return fd;
+}
+
+/* ---- the home directory ---- */
+
+static bool dir_is_trusted(const struct stat *st, uid_t uid)
+{
+	if (st->st_uid == uid && uid != 0)
+		return false;
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
+		return false;
+	return true;
+}
+
+/* Normalise an absolute path: no empty or "." components, no "..".
+ * A malloc'd copy, "" for "/", or NULL when unfit. */
+static char *normalise_path(const char *dir)
+{
+	size_t n = strlen(dir);
+	char *out, *op;
+	const char *p = dir;
+
+	if (dir[0] != '/')
+		return NULL;
+	out = malloc(n + 1);
+	if (!out)
+		return NULL;
+	op = out;
+	while (*p) {
+		const char *start;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		start = p;
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - start);
+		if (len == 0 || (len == 1 && start[0] == '.'))
+			continue;
+		if (len == 2 && start[0] == '.' && start[1] == '.') {
+			free(out);
+			return NULL;
+		}
+		*op++ = '/';
+		memcpy(op, start, len);
+		op += len;
+	}
+	*op = '\0';
+	return out;
+}
+
+/* The directory holding path's last component, resolved by the kernel
+ * (an administrator's /home -> /srv/home is fine) and walked again without
+ * following anything: no step may be the user's or writable by others
+ * (unless sticky). */
+static int open_parent(const char *path, uid_t uid, const char **last)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *copy = NULL;
+	_cleanup_free_ char *resolved = NULL;
+	char *comp, *save = NULL;
+	int fd;
+
+	if (!slash || !slash[1])
+		return -EINVAL;
+	*last = slash + 1;
+	copy = strndup(path, (size_t)(slash - path));
+	if (!copy)
+		return -ENOMEM;
+	resolved = realpath(copy[0] ? copy : "/", NULL);
+	if (!resolved)
+		return -errno;
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (comp = strtok_r(resolved, "/", &save); ; comp = strtok_r(NULL, "/", &save)) {
+		struct stat st;
+		int next;
+
+		if (fstat(fd, &st) < 0) {
+			next = -errno;
+			hs_close(fd);
+			return next;
+		}
+		if (!dir_is_trusted(&st, uid)) {
+			hs_close(fd);
+			return -HS_E_OWNER;
+		}
+		if (!comp)
+			return fd;
+		next = hs_open_dir_at(fd, comp, NULL);
+		hs_close(fd);
+		if (next < 0)
+			return next;
+		fd = next;
+	}
+}
+
+static const char *parent_error(int r)
+{
+	return r == -HS_E_OWNER ? "a directory above it is writable by someone other than root"
+				: hs_strerror(r);
+}
+
+/* -d -m: rename the home, on the same file system only.  A copy across
+ * file systems would have to recreate every file of a hostile tree
+ * without following anything; we refuse it and say so instead. */
+static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
+{
+	_cleanup_free_ char *from = normalise_path(old_dir);
+	_cleanup_free_ char *to = normalise_path(new_dir);
+	_cleanup_close_ int ofd = -1;
+	_cleanup_close_ int nfd = -1;
+	const char *olast, *nlast;
+	struct stat st;
+
+	if (!from || !to || !from[0] || !to[0]) {
+		hs_warn("cannot move home directory %s to %s: not an absolute path without '..'",
+			old_dir, new_dir);
+		return E_HOMEDIR;
+	}
+	if (strcmp(from, to) == 0)
+		return E_SUCCESS;
+	if (strncmp(to, from, strlen(from)) == 0 && to[strlen(from)] == '/') {
+		hs_warn("cannot move home directory %s into itself (%s)", old_dir, new_dir);
+		return E_HOMEDIR;
+	}
+	ofd = open_parent(from, uid, &olast);
+	if (ofd == -ENOENT || (ofd >= 0 && fstatat(ofd, olast, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+			       errno == ENOENT)) {
+		/* shadow-utils: nothing to move, and no new home is made */
+		hs_warn("The previous home directory (%s) does not exist; not moving it",
+			old_dir);
+		return E_SUCCESS;
+	}
+	if (ofd < 0) {
+		hs_warn("cannot move home directory %s: %s", old_dir, parent_error(ofd));
+		return E_HOMEDIR;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		hs_warn("The previous home directory (%s) was not a directory. It is not "
+			"removed and no home directories are created.", old_dir);
+		return E_HOMEDIR;
+	}
+	nfd = open_parent(to, uid, &nlast);
+	if (nfd < 0) {
+		hs_warn("cannot move home directory to %s: %s", new_dir, parent_error(nfd));
+		return E_HOMEDIR;
+	}
+	if (renameat2(ofd, olast, nfd, nlast, RENAME_NOREPLACE) < 0) {
+		if (errno == EEXIST)
+			hs_warn("directory %s exists", new_dir);
+		else if (errno == EXDEV)
+			hs_warn("cannot move home directory %s to %s: they are on different file "
+				"systems, and usermod does not copy homes; copy it yourself, then "
+				"run usermod -d without -m", old_dir, new_dir);
+		else
+			hs_warn("cannot rename directory %s to %s: %s", old_dir, new_dir,
+				strerror(errno));
+		return E_HOMEDIR;
+	}
+	return E_SUCCESS;
+}
+
+struct reown {
+	uid_t old_uid, uid;
+	gid_t old_gid, gid;     /* gid == old_gid: groups stay */
+	dev_t dev;
+	unsigned errors;
+};
+
+static void reown_entry(struct reown *ro, int dfd, const char *name, const struct stat *st)
+{
+	uid_t u = st->st_uid == ro->old_uid ? ro->uid : (uid_t)-1;
+	gid_t g = (ro->gid != ro->old_gid && st->st_gid == ro->old_gid) ? ro->gid : (gid_t)-1;
+
+	if (u == (uid_t)-1 && g == (gid_t)-1)
+		return;
+	/* the entry itself, never what a symlink points to */
+	if (fchownat(dfd, name, u, g, AT_SYMLINK_NOFOLLOW) < 0)
+		ro->errors++;
+}
+
+/* lstat of dfd/name; 1 when it is the root of a mount (statx knows that
+ * for files as well as directories), 0 when not, or -errno. */
+static int stat_entry(int dfd, const char *name, struct stat *st)
+{
+	struct statx sx;
+
+	memset(st, 0, sizeof(*st));
+	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS, &sx) < 0)
+		return -errno;
+	st->st_mode = sx.stx_mode;
+	st->st_uid = sx.stx_uid;
+	st->st_gid = sx.stx_gid;
+	st->st_ino = sx.stx_ino;
+	st->st_nlink = sx.stx_nlink;
+	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	return (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+	       (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) ? 1 : 0;
+}
+
+/* Re-own below dfd (which is checked already), depth first, relative to
+ * directory fds, opening subdirectories with O_NOFOLLOW and checking that
+ * the directory opened is the one examined; another file system (a mount
+ * point) is not entered. */
+static void reown_tree(struct reown *ro, int dfd, unsigned depth)
+{
+	int dupfd;
+	DIR *d;
+	struct dirent *de;
+
+	if (depth > MAX_HOME_DEPTH) {
+		ro->errors++;
+		return;
+	}
+	dupfd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+	d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
+	if (!d) {
+		if (dupfd >= 0)
+			hs_close(dupfd);
+		ro->errors++;
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct stat st, st2;
+		int sub, r;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		r = stat_entry(dfd, de->d_name, &st);
+		if (r < 0) {
+			ro->errors++;
+			continue;
+		}
+		/* A mount point (a directory or a bind-mounted file) is not
+		 * ours to change.  Only directories are compared by st_dev:
+		 * on overlayfs, files report the device of their layer. */
+		if (r > 0 || (S_ISDIR(st.st_mode) && st.st_dev != ro->dev))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			sub = openat(dfd, de->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+			if (sub < 0) {
+				ro->errors++;
+				continue;
+			}
+			if (fstat(sub, &st2) < 0 || st2.st_dev != st.st_dev ||
+			    st2.st_ino != st.st_ino) {
+				ro->errors++;   /* swapped under us */
+				hs_close(sub);
+				continue;
+			}
+			reown_tree(ro, sub, depth + 1);
+			if (fchown(sub, st2.st_uid == ro->old_uid ? ro->uid : (uid_t)-1,
+				   (ro->gid != ro->old_gid && st2.st_gid == ro->old_gid) ?
+				   ro->gid : (gid_t)-1) < 0)
+				ro->errors++;
+			hs_close(sub);
+			continue;
+		}
+		reown_entry(ro, dfd, de->d_name, &st);
+	}
+	closedir(d);
+}
+
+/* -u (and -g): the home's files owned by the old uid (old gid) get the new
+ * one, as shadow-utils does, without following anything. */
+static int reown_home(const char *dir, struct reown *ro)
+{
+	_cleanup_free_ char *home = normalise_path(dir);
+	_cleanup_close_ int pfd = -1;
+	_cleanup_close_ int hfd = -1;
+	const char *last;
+	struct stat st;
+
+	if (!home || !home[0]) {
+		hs_warn("not changing the owner of files in %s: not an absolute path "
+			"without '..'", dir);
+		return E_HOMEDIR;
+	}
+	pfd = open_parent(home, ro->uid, &last);
+	if (pfd == -ENOENT)
+		return E_SUCCESS;
+	if (pfd < 0) {
+		hs_warn("not changing the owner of files in %s: %s", dir, parent_error(pfd));
+		return E_HOMEDIR;
+	}
+	if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? E_SUCCESS : E_HOMEDIR;
+	if (!S_ISDIR(st.st_mode)) {
+		hs_warn("not changing the owner of files in %s: not a directory", dir);
+		return E_HOMEDIR;
+	}
+	hfd = hs_open_dir_at(pfd, last, &st);
+	if (hfd < 0) {
+		hs_warn("not changing the owner of files in %s: %s", dir, hs_strerror(hfd));
+		return E_HOMEDIR;
+	}
+	if (st.st_uid != ro->old_uid && st.st_uid != ro->uid) {
+		hs_warn("%s is not owned by the user, not changing the owner of its files", dir);
+		return E_HOMEDIR;
+	}
+	ro->dev = st.st_dev;
+	reown_tree(ro, hfd, 0);
+	if (fchown(hfd, st.st_uid == ro->old_uid ? ro->uid : (uid_t)-1,
+		   (ro->gid != ro->old_gid && st.st_gid == ro->old_gid) ? ro->gid :
+		   (gid_t)-1) < 0)
+		ro->errors++;
+	if (ro->errors) {
+		hs_warn("failed to change ownership of %u entries in the home directory %s",
+			ro->errors, dir);
+		return E_HOMEDIR;
+	}
+	return E_SUCCESS;
+}
+
+/* -u: MAIL_DIR/USER, a regular file of the old uid's; a link is left. */
+static void reown_mail_spool(const struct hs_config *cfg, const char *user, uid_t old_uid,
+			     uid_t uid)
+{
+	const char *maildir = hs_config_get_str(cfg, "MAIL_DIR", DEFAULT_MAIL_DIR);
+	_cleanup_close_ int dfd = open(maildir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+
+	if (dfd < 0 || fstatat(dfd, user, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	if (!S_ISREG(st.st_mode) || st.st_uid != old_uid)
+		return;
+	if (fchownat(dfd, user, uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0)
+		hs_warn("failed to change mailbox owner of %s/%s: %s", maildir, user,
+			strerror(errno));
+}
+
+/* ---- main ---- */
+
+/* Undo the taking away after a refusal: the files are as they were (a
+ * failed re-own may have re-owned some of them already; the user's own
+ * files stay readable to the user either way). */
+static void hand_back(int udirfd, uid_t uid, gid_t auth_gid)
+{
+	if (fchown(udirfd, uid, auth_gid) < 0 || fchmod(udirfd, HS_USERDIR_MODE) < 0)
+		hs_warn("cannot hand the directory back to uid %lu: %s", (unsigned long)uid,
+			strerror(errno));
+}
+
+static bool is_proxy(const char *shell)
+{
+	struct stat a, b;
+
+	if (strcmp(shell, HS_SHELL_PROXY) == 0)
+		return true;
+	return stat(shell, &a) == 0 && stat(HS_SHELL_PROXY, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+int main(int argc, char **argv)
+{
+	struct hs_config *cfg = NULL;
+	struct hs_accountdb *pw;
+	_cleanup_free_ char *user = NULL;
+	_cleanup_free_ char *old_home = NULL;
+	_cleanup_close_ int treefd = -1;
+	_cleanup_close_ int udirfd = -1;
+	char reserved[sizeof(RESERVED_PREFIX) + HS_NAME_MAX + 1];
+	char path[PATH_BUF], path2[PATH_BUF], hbuf[HS_HASH_MAX + 2];
+	const char *name, *final_name, *shell_file = NULL;
+	struct hs_passwd ent;
+	bool have_dir = false, restructure, dir_is_reserved = false;
+	gid_t auth_gid = HS_ANY_GID, old_gid;
+	uid_t old_uid, dir_owner = 0;
+	sigset_t saved;
+	long idx;
+	int r, status = E_SUCCESS;
+
+	hs_cli_set_prog(hs_privileged_init(argc, argv, "usermod"));
+	parse_options(argc, argv);
+	if (!hs_caller_is_root())
+		hs_die(E_PW_UPDATE, "Permission denied.");
+	openlog("usermod", LOG_PID, LOG_AUTHPRIV);
+	name = argv[optind];
+	if (!hs_user_name_valid(name))
+		hs_die(E_NOTFOUND, "user '%s' does not exist", name);
+	if (!(o.lock || o.unlock || o.uid || o.shell || o.password || o.move_home || o.login ||
+	      o.groups || o.group || o.inactive || o.expire || o.home || o.comment)) {
+		fprintf(stderr, "%s: no changes\n", hs_cli_prog());
+		return E_SUCCESS;
+	}
+	r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_config_warn_stderr, (void *)hs_cli_prog(),
+			      &cfg);
+	if (r < 0)
+		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
+
+	files_open();
+	pw = &db[DB_PASSWD];
+	idx = hs_accountdb_find(pw, name);
+	final_name = o.login ? o.login : name;
+	snprintf(reserved, sizeof(reserved), RESERVED_PREFIX "%s", final_name);
+
+	/* An interrupted rename that already wrote /etc/passwd: the name
+	 * given is the new one, its directory waits under the reserved name. */
+	treefd = hs_tree_open();
+	if (treefd < 0 && treefd != -ENOENT) {
+		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
+		fail(E_PW_UPDATE);
+	}
+	if (idx >= 0 && treefd >= 0 && !o.login) {
+		struct stat st;
+
+		snprintf(reserved, sizeof(reserved), RESERVED_PREFIX "%s", name);
+		if (fstatat(treefd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+			int fd = recover_rename(treefd, reserved, name, true);
+
+			if (fd >= 0) {
+				hs_warn("finished the interrupted rename of %s",
+					hs_userdir_path(path, sizeof(path), name, NULL));
+				hs_close(fd);
+			}
+		}
+	}
+	if (idx < 0) {
+		hs_warn("user '%s' does not exist", name);
+		fail(E_NOTFOUND);
+	}
+	ent = pw->lines[idx].rec.pw;
+	user = strdup(ent.name);
+	old_home = strdup(ent.dir);
+	if (!user || !old_home)
+		hs_die(E_PW_UPDATE, "out of memory");
+	old_uid = ent.uid;
+	old_gid = ent.gid;
+	if (o.login && strcmp(o.login, name) == 0)
+		o.login = NULL;         /* shadow-utils: the same name is no change */
+	if (o.uid && new_uid == old_uid)
+		o.uid = NULL;
+	restructure = o.login || o.uid;
+
+	/* ---- checks and edits in memory ---- */
+	if (o.login && hs_accountdb_find(pw, o.login) >= 0) {
+		hs_warn("user '%s' already exists", o.login);
+		fail(E_NAME_IN_USE);
+	}
+	if (o.uid && !o.non_unique && hs_accountdb_find_id(pw, new_uid) >= 0) {
+		hs_warn("UID '%lu' already exists", (unsigned long)new_uid);
+		fail(E_UID_IN_USE);
+	}
+	if (o.group) {
+		long gi = hs_group_name_valid(o.group) ? hs_accountdb_find(&db[DB_GROUP], o.group)
+						       : -1;
+		unsigned long gid;
+
+		if (gi < 0 && hs_parse_ulong(o.group, 0, HS_ID_MAX, &gid) == 0)
+			gi = hs_accountdb_find_id(&db[DB_GROUP], gid);
+		if (gi < 0) {
+			hs_warn("group '%s' does not exist", o.group);
+			fail(E_NOTFOUND);
+		}
+		ent.gid = db[DB_GROUP].lines[gi].rec.gr.gid;
+	}
+	if (o.login || o.uid || o.move_home) {
+		pid_t busy = user_busy(old_uid);
+
+		if (busy) {
+			hs_warn("user %s is currently used by process %ld", user, (long)busy);
+			fail(E_USER_BUSY);
+		}
+	}
+
+	/* the user's directory, if the account is in the tree */
+	if (treefd >= 0) {
+		udirfd = hs_userdir_open(treefd, user, HS_ANY_UID, &dir_owner);
+		if (udirfd == -ENOENT && o.login) {
+			/* an interrupted rename before /etc/passwd was written */
+			udirfd = recover_rename(treefd, reserved, final_name, false);
+			if (udirfd >= 0) {
+				struct stat st;
+
+				dir_is_reserved = true;
+				if (fstat(udirfd, &st) == 0)
+					dir_owner = st.st_uid;
+			} else {
+				udirfd = -ENOENT;
+			}
+		}
+		if (udirfd >= 0) {
+			have_dir = true;
+			/* root's: taken away by an interrupted usermod */
+			if (dir_owner != old_uid && dir_owner != 0 &&
+			    !(o.uid && dir_owner == new_uid)) {
+				hs_warn("%s is owned by uid %lu, not by the user",
+					hs_userdir_path(path, sizeof(path), user, NULL),
+					(unsigned long)dir_owner);
+				fail(E_PW_UPDATE);
+			}
+			auth_gid_or_die(&auth_gid);
+		} else if (udirfd != -ENOENT) {
+			hs_warn("cannot open %s: %s",
+				hs_userdir_path(path, sizeof(path), user, NULL),
+				hs_strerror(udirfd));
+			fail(E_PW_UPDATE);
+		}
+	}
+	if (o.login && have_dir && !dir_is_reserved) {
+		struct stat st;
+
+		if (fstatat(treefd, o.login, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    fstatat(treefd, reserved, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			hs_warn("%s already exists",
+				hs_userdir_path(path, sizeof(path), o.login, NULL));
+			fail(E_NAME_IN_USE);
+		}
+	}
+
+	if (o.shell) {
+		struct hs_shells shells;
+		bool listed;
+
+		if (is_proxy(o.shell) && o.shell[0]) {
+			hs_warn("%s is the shell proxy, not a login shell", o.shell);
+			fail(E_BAD_ARG);
+		}
+		if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0) {
+			hs_warn("%s", shells.error);
+			fail(E_PW_UPDATE);
+		}
+		listed = o.shell[0] && hs_shells_contains(&shells, o.shell);
+		hs_shells_free(&shells);
+		/* docs/decisions.md "chsh": a listed shell goes behind the
+		 * proxy, anything else into /etc/passwd */
+		if (listed && have_dir && (o.uid ? new_uid : old_uid) != 0) {
+			shell_file = o.shell;
+			ent.shell = (char *)HS_SHELL_PROXY;
+		} else {
+			ent.shell = (char *)o.shell;
+		}
+	}
+	if (o.comment)
+		ent.gecos = (char *)o.comment;
+	if (o.home)
+		ent.dir = (char *)o.home;
+	if (o.uid)
+		ent.uid = new_uid;
+	if (o.login)
+		ent.name = (char *)o.login;
+	/* a classic account: the secrets are in /etc/shadow (or passwd) */
+	if (!have_dir && changes_secrets()) {
+		long si = db_used[DB_SHADOW] ? hs_accountdb_find(&db[DB_SHADOW], user) : -1;
+
+		if (si >= 0) {
+			struct hs_spwd sp = db[DB_SHADOW].lines[si].rec.sp;
+			const char *h = new_hash(user, sp.hash, hbuf, sizeof(hbuf));
+
+			if (h) {
+				sp.hash = (char *)h;
+				if (o.password)
+					sp.lstchg = hs_today();
+			}
+			if (o.expire)
+				sp.expire = new_expire;
+			if (o.inactive)
+				sp.inact = new_inactive;
+			if (hs_accountdb_replace(&db[DB_SHADOW], (size_t)si, &sp) < 0) {
+				hs_warn("%s", db[DB_SHADOW].error);
+				fail(E_PW_UPDATE);
+			}
+		} else {
+			const char *h = new_hash(user, ent.passwd, hbuf, sizeof(hbuf));
+
+			if (o.expire || o.inactive) {
+				hs_warn("user %s has no %s entry and no directory in %s",
+					user, HS_ETC_SHADOW, HS_TREE_DIR);
+				fail(E_PW_UPDATE);
+			}
+			if (h)
+				ent.passwd = (char *)h;
+		}
+	}
+	if (hs_accountdb_replace(pw, (size_t)idx, &ent) < 0) {
+		hs_warn("%s", pw->error);
+		fail(E_BAD_ARG);
+	}
+	if (o.login && db_used[DB_SHADOW]) {
+		long si = hs_accountdb_find(&db[DB_SHADOW], user);
+
+		if (si >= 0) {
+			struct hs_spwd sp = db[DB_SHADOW].lines[si].rec.sp;
+
+			sp.name = (char *)o.login;
+			if (hs_accountdb_replace(&db[DB_SHADOW], (size_t)si, &sp) < 0) {
+				hs_warn("%s", db[DB_SHADOW].error);
+				fail(E_PW_UPDATE);
+			}
+		}
+	}
+	if (o.groups)
+		edit_groups(user);
+	if (o.login)
+		rename_memberships(user, o.login);
+
+	/* ---- the commit: see the top of the file for the order ---- */
+	/* The user's lock, before signals are blocked (it may take a while),
+	 * held to the end: no PAM update or chsh writes into the directory
+	 * while it is edited, renamed or re-owned. */
+	if (have_dir && (changes_secrets() || shell_file || restructure))
+		lock_userdir(udirfd, user);
+	hs_signals_block(&saved);
+	if (have_dir)
+		edit_userdir_files(udirfd, user, dir_owner ? dir_owner : old_uid, auth_gid,
+				   shell_file);
+	if (o.move_home) {
+		status = move_home(old_home, o.home, old_uid);
+		if (status != E_SUCCESS) {
+			hs_signals_restore(&saved);
+			fail(status);
+		}
+	}
+	if (have_dir && restructure) {
+		hs_userdir_path(path, sizeof(path), user, NULL);
+		if (fchown(udirfd, 0, 0) < 0 || fchmod(udirfd, 0700) < 0) {
+			hs_warn("cannot take %s away from the user: %s", path, strerror(errno));
+			hs_signals_restore(&saved);
+			fail(E_PW_UPDATE);
+		}
+		if (o.uid) {
+			r = reown_userdir(udirfd, user, old_uid, new_uid);
+			if (r < 0) {
+				hs_warn("cannot change the owner of the files in %s: %s", path,
+					hs_strerror(r));
+				hand_back(udirfd, old_uid, auth_gid);
+				hs_signals_restore(&saved);
+				fail(E_PW_UPDATE);
+			}
+		}
+		if (o.login && !dir_is_reserved &&
+		    renameat2(treefd, user, treefd, reserved, RENAME_NOREPLACE) < 0) {
+			hs_warn("cannot rename %s: %s", path, strerror(errno));
+			hand_back(udirfd, old_uid, auth_gid);
+			hs_signals_restore(&saved);
+			fail(E_PW_UPDATE);
+		}
+	}
+	for (int k = 0; k < DB_COUNT; k++) {
+		if (!db_used[k] || !db[k].dirty)
+			continue;
+		if (hs_accountdb_write(&db[k]) < 0) {
+			syslog(LOG_ERR, "%s", db[k].error);
+			hs_warn("%s", db[k].error);
+			hs_signals_restore(&saved);
+			fail(db_files[k].fail_status);
+		}
+	}
+	if (have_dir && restructure) {
+		if (o.login &&
+		    renameat2(treefd, reserved, treefd, o.login, RENAME_NOREPLACE) < 0) {
+			hs_warn("cannot rename %s to %s: %s",
+				hs_userdir_path(path, sizeof(path), reserved, NULL),
+				hs_userdir_path(path2, sizeof(path2), o.login, NULL),
+				strerror(errno));
+			status = E_PW_UPDATE;
+		}
+		if (fchown(udirfd, o.uid ? new_uid : old_uid, auth_gid) < 0 ||
+		    fchmod(udirfd, HS_USERDIR_MODE) < 0) {
+			hs_warn("cannot hand %s back to the user: %s",
+				hs_userdir_path(path, sizeof(path), final_name, NULL),
+				strerror(errno));
+			status = E_PW_UPDATE;
+		}
+	} else if (have_dir && dir_owner == 0 && old_uid != 0) {
+		/* left taken away by an interrupted run: hand it back */
+		if (fchown(udirfd, old_uid, auth_gid) < 0 || fchmod(udirfd, HS_USERDIR_MODE) < 0)
+			status = E_PW_UPDATE;
+	}
+	hs_signals_restore(&saved);
+	hs_wipe(hbuf, sizeof(hbuf));
+	syslog(LOG_INFO, "change user '%s'%s%s", user, o.login ? " to " : "",
+	       o.login ? o.login : "");
+	for (int k = 0; k < DB_COUNT; k++)
+		if (db_used[k] && db_files[k].cache)
+			hs_flush_caches(db_files[k].cache);
+	hs_lock_release(&locks);
+
+	if (o.uid || (o.group && ent.gid != old_gid)) {
+		struct reown ro = {
+			.old_uid = old_uid, .uid = o.uid ? new_uid : old_uid,
+			.old_gid = old_gid, .gid = ent.gid,
+		};
+		int hs = reown_home(o.home && o.move_home ? o.home : old_home, &ro);
+
+		if (hs != E_SUCCESS && status == E_SUCCESS)
+			status = hs;
+		if (o.uid)
+			reown_mail_spool(cfg, user, old_uid, new_uid);
+	}
+	files_free();
+	hs_config_free(cfg);
+	closelog();
+	return status;
+}

@@ -1,0 +1,416 @@
+"""usermod in a throwaway root: each option, exit codes, strict numbers, -l (the tree
+directory renamed, memberships renamed, the password still works under the new name), -u
+(tree files and home files re-owned, a planted symlink not followed), -L/-U, -G/-a/-r,
+-d -m, a running process refusing -l/-u."""
+
+import os
+
+import pytest
+
+USERMOD = "/usr/sbin/usermod"
+HELPER = "/usr/libexec/hardened-shadow/password-helper"
+TREE = "/etc/hardened-shadow"
+CLASSIC_GROUPADD = "/usr/libexec/hs-test/shadow-utils/groupadd"
+CLASSIC_USERMOD = "/usr/libexec/hs-test/shadow-utils/usermod"
+
+
+def run(sb, args, **kw):
+    kw.setdefault("check", False)
+    return sb.run([USERMOD] + args, **kw)
+
+
+def lines(sb, path):
+    return sb.read(path).splitlines() if sb.exists(path) else []
+
+
+def entry(sb, path, name):
+    for l in lines(sb, path):
+        f = l.split(":")
+        if f[0] == name:
+            return f
+    return None
+
+
+def members(sb, group):
+    f = entry(sb, "/etc/group", group)
+    return [m for m in f[3].split(",") if m] if f else None
+
+
+def tree_hash(sb, user):
+    return sb.read(TREE + "/%s/shadow" % user).split(":")[0]
+
+
+def aging(sb, user):
+    return sb.read(TREE + "/%s/aging" % user).strip().split(":")
+
+
+@pytest.fixture
+def two(sb):
+    sb.add_classic_user("alice", password="alice-pw-1")
+    sb.add_classic_user("bob", password="bob-pw-1")
+    sb.run([CLASSIC_GROUPADD, "-g", "5000", "proj"])
+    sb.run([CLASSIC_GROUPADD, "-g", "5001", "ops"])
+    sb.run([CLASSIC_USERMOD, "-a", "-G", "proj", "alice"])
+    sb.run([CLASSIC_USERMOD, "-a", "-G", "proj", "bob"])
+    sb.write("/etc/gshadow", "".join(
+        "proj:!:alice:alice,bob\n" if l.startswith("proj:") else l + "\n"
+        for l in lines(sb, "/etc/gshadow")), mode=0o640,
+        gid=sb.getgrnam("shadow")[1])
+    sb.use_hardened_tree()
+    assert sb.exists(TREE + "/alice/shadow")
+    return sb
+
+
+def verify(sb, user, password):
+    return sb.run([HELPER, "verify", user], user=user, input=password, check=False)
+
+
+# ---------------------------------------------------------------- basics
+
+def test_usage_and_exit_codes(two):
+    sb = two
+    before = sb.read_bytes("/etc/passwd")
+    assert run(sb, []).returncode == 2
+    assert run(sb, ["--bogus", "alice"]).returncode == 2
+    assert run(sb, ["-a", "alice"]).returncode == 2          # -a without -G
+    assert run(sb, ["-m", "alice"]).returncode == 2          # -m without -d
+    assert run(sb, ["-o", "alice"]).returncode == 2          # -o without -u
+    assert run(sb, ["-L", "-U", "alice"]).returncode == 2
+    assert run(sb, ["-L", "-p", "x", "alice"]).returncode == 2
+    assert run(sb, ["-R", "/mnt", "-c", "x", "alice"]).returncode == 2
+    assert run(sb, ["-c", "x", "nosuch"]).returncode == 6
+    assert run(sb, ["-c", "x", "../etc"]).returncode == 6
+    assert run(sb, ["-g", "nosuchgroup", "alice"]).returncode == 6
+    assert run(sb, ["-G", "proj,nosuchgroup", "alice"]).returncode == 6
+    assert run(sb, ["-l", "bob", "alice"]).returncode == 9
+    assert run(sb, ["-l", "-bad", "alice"]).returncode == 3
+    assert run(sb, ["-l", "bad/name", "alice"]).returncode == 3
+    assert run(sb, ["-c", "a:b", "alice"]).returncode == 3
+    assert run(sb, ["-c", "a\nb", "alice"]).returncode == 3
+    assert run(sb, ["-d", "relative", "alice"]).returncode == 3
+    assert run(sb, ["-s", "bin/sh", "alice"]).returncode == 3
+    bob_uid = sb.getpwnam("bob").uid
+    assert run(sb, ["-u", str(bob_uid), "alice"]).returncode == 4
+    res = run(sb, ["-h"])
+    assert res.returncode == 0 and "--login" in res.stdout
+    assert sb.read_bytes("/etc/passwd") == before
+    res = run(sb, ["alice"])
+    assert res.returncode == 0 and "no changes" in res.stderr
+    res = sb.run([USERMOD, "-c", "x", "alice"], user="bob", check=False)
+    assert res.returncode == 1
+    assert sb.read_bytes("/etc/passwd") == before
+
+
+@pytest.mark.parametrize("bad", ["-1", "4294967295", "4294967296", "+5", "0x10", "010",
+                                 " 5", "5 ", "", "99999999999999999999999", "1e3"])
+def test_strict_uid(two, bad):
+    before = two.read_bytes("/etc/passwd")
+    res = run(two, ["-u", bad, "alice"])
+    assert res.returncode == 3, (bad, res.stderr)
+    assert two.read_bytes("/etc/passwd") == before
+
+
+@pytest.mark.parametrize("bad", ["-2", "+5", "0x10", "010", "x", " 1"])
+def test_strict_inactive(two, bad):
+    assert run(two, ["-f", bad, "alice"]).returncode == 3
+
+
+@pytest.mark.parametrize("bad", ["2024-13-01", "2024-02-30", "24-01-01", "+5", "0x10",
+                                 "2024-1-1", "tomorrow"])
+def test_strict_expire(two, bad):
+    assert run(two, ["-e", bad, "alice"]).returncode == 3
+
+
+def test_comment_home_gid(two):
+    sb = two
+    res = run(sb, ["-c", "Alice A", "-d", "/srv/alice", "-g", "proj", "alice"])
+    assert res.returncode == 0, res.stderr
+    p = sb.getpwnam("alice")
+    assert p.gecos == "Alice A" and p.home == "/srv/alice" and p.gid == 5000
+    assert run(sb, ["-g", "5001", "alice"]).returncode == 0
+    assert sb.getpwnam("alice").gid == 5001
+    # the rest of the file untouched
+    assert entry(sb, "/etc/passwd", "bob") is not None
+
+
+def test_expire_and_inactive_in_aging(two):
+    sb = two
+    res = run(sb, ["-e", "2030-01-02", "-f", "7", "alice"])
+    assert res.returncode == 0, res.stderr
+    a = aging(sb, "alice")
+    assert a[4] == "21916" and a[3] == "7"
+    st = sb.lstat(TREE + "/alice/aging")
+    assert st.st_uid == 0
+    assert run(sb, ["-e", "", "-f", "-1", "alice"]).returncode == 0
+    a = aging(sb, "alice")
+    assert a[4] == "-1" and a[3] == "-1"
+    assert run(sb, ["-e", "12345", "alice"]).returncode == 0
+    assert aging(sb, "alice")[4] == "12345"
+
+
+def test_lock_unlock_password(two):
+    sb = two
+    h = tree_hash(sb, "alice")
+    assert run(sb, ["-L", "alice"]).returncode == 0
+    assert tree_hash(sb, "alice") == "!" + h
+    assert run(sb, ["-L", "alice"]).returncode == 0
+    assert tree_hash(sb, "alice") == "!" + h          # not doubled
+    assert verify(sb, "alice", "alice-pw-1").returncode != 0
+    assert run(sb, ["-U", "alice"]).returncode == 0
+    assert tree_hash(sb, "alice") == h
+    assert verify(sb, "alice", "alice-pw-1").returncode == 0
+    st = sb.lstat(TREE + "/alice/shadow")
+    assert st.st_uid == sb.getpwnam("alice").uid and st.st_mode & 0o777 == 0o640
+    # "!" alone would become no password: refused
+    assert run(sb, ["-p", "!", "alice"]).returncode == 0
+    assert tree_hash(sb, "alice") == "!"
+    assert run(sb, ["-U", "alice"]).returncode == 1
+    assert tree_hash(sb, "alice") == "!"
+    assert run(sb, ["-p", h, "alice"]).returncode == 0
+    assert tree_hash(sb, "alice") == h
+    assert run(sb, ["-p", "a:b", "alice"]).returncode == 3
+    assert entry(sb, "/etc/passwd", "alice")[1] == "x"
+
+
+def test_shell_follows_chsh_rules(two):
+    sb = two
+    proxy = "/usr/libexec/hardened-shadow/shell-proxy"
+    res = run(sb, ["-s", "/bin/sh", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert sb.getpwnam("alice").shell == proxy
+    assert sb.read(TREE + "/alice/shell").strip() == "/bin/sh"
+    res = run(sb, ["-s", "/usr/sbin/nologin", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert sb.getpwnam("alice").shell == "/usr/sbin/nologin"
+    assert run(sb, ["-s", proxy, "alice"]).returncode == 3
+
+
+# ---------------------------------------------------------------- groups
+
+def test_groups_replace_append_remove(two):
+    sb = two
+    res = run(sb, ["-G", "ops", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert members(sb, "ops") == ["alice"]
+    assert members(sb, "proj") == ["bob"]
+    # gshadow members follow, administrators stay
+    assert entry(sb, "/etc/gshadow", "proj")[2:] == ["alice", "bob"]
+    assert run(sb, ["-a", "-G", "proj", "alice"]).returncode == 0
+    assert members(sb, "ops") == ["alice"] and "alice" in members(sb, "proj")
+    assert run(sb, ["-r", "-G", "ops", "alice"]).returncode == 0
+    assert members(sb, "ops") == [] and "alice" in members(sb, "proj")
+    assert run(sb, ["-G", "", "alice"]).returncode == 0
+    assert "alice" not in members(sb, "proj")
+    assert members(sb, "proj") == ["bob"]
+
+
+# ---------------------------------------------------------------- rename
+
+def test_rename(two):
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    res = run(sb, ["-l", "alicia", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert sb.getpwnam("alice") is None
+    assert sb.getpwnam("alicia").uid == uid
+    assert not sb.exists(TREE + "/alice")
+    st = sb.lstat(TREE + "/alicia")
+    assert st.st_uid == uid and st.st_mode & 0o7777 == 0o2710
+    assert st.st_gid == sb.getgrnam("hardened-shadow-auth")[1]
+    assert not [e for e in os.listdir(sb.root + TREE) if e.startswith(".")]
+    assert members(sb, "proj") == ["alicia", "bob"]
+    assert entry(sb, "/etc/gshadow", "proj")[2:] == ["alicia", "alicia,bob"]
+    # the private group keeps its name, as in shadow-utils
+    assert sb.getgrnam("alice") is not None
+    # the password works under the new name
+    assert verify(sb, "alicia", "alice-pw-1").returncode == 0
+    assert sb.run(["getent", "shadow", "alicia"]).returncode == 0
+    assert sb.run(["getent", "shadow", "alice"], check=False).returncode != 0
+
+
+def test_rename_refused_when_directory_name_taken(two):
+    sb = two
+    sb.sh("mkdir -m 700 %s/carol" % TREE)
+    res = run(sb, ["-l", "carol", "alice"])
+    assert res.returncode == 9
+    assert sb.getpwnam("alice") is not None and sb.exists(TREE + "/alice/shadow")
+
+
+# ---------------------------------------------------------------- renumber
+
+def test_renumber(two):
+    sb = two
+    old = sb.getpwnam("alice").uid
+    home = sb.getpwnam("alice").home
+    sb.sh("touch %s/f && mkdir %s/d && touch %s/d/g && chown -R alice %s" %
+          ((home,) * 4))
+    passwd_before = sb.lstat("/etc/passwd")
+    sb.sh("ln -s /etc/passwd %s/link && chown -h alice %s/link" % (home, home))
+    sb.sh("touch %s/foreign && chown bob %s/foreign" % (home, home))
+    res = run(sb, ["-u", "4242", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert sb.getpwnam("alice").uid == 4242
+    d = sb.lstat(TREE + "/alice")
+    assert d.st_uid == 4242 and d.st_mode & 0o7777 == 0o2710
+    assert sb.lstat(TREE + "/alice/shadow").st_uid == 4242
+    assert sb.lstat(TREE + "/alice/shell").st_uid == 4242
+    assert sb.lstat(TREE + "/alice/aging").st_uid == 0
+    for p in ("", "/f", "/d", "/d/g", "/link"):
+        assert sb.lstat(home + p).st_uid == 4242, p
+    assert sb.lstat(home + "/foreign").st_uid == sb.getpwnam("bob").uid
+    after = sb.lstat("/etc/passwd")
+    assert after.st_uid == passwd_before.st_uid == 0
+    assert verify(sb, "alice", "alice-pw-1").returncode == 0
+    assert old != 4242
+
+
+def test_renumber_duplicate_with_o(two):
+    sb = two
+    bob = sb.getpwnam("bob").uid
+    res = run(sb, ["-o", "-u", str(bob), "alice"])
+    assert res.returncode == 0, res.stderr
+    assert sb.getpwnam("alice").uid == bob
+
+
+def start_sleep(sb, user):
+    sb.sh("setsid sleep 600 </dev/null >/dev/null 2>&1 &", user=user)
+    res = sb.run(["pgrep", "-u", user, "sleep"], check=False)
+    assert res.returncode == 0
+    return int(res.stdout.split()[0])
+
+
+def test_running_process_refuses_rename_and_renumber(two):
+    sb = two
+    pid = start_sleep(sb, "alice")
+    before = sb.read_bytes("/etc/passwd")
+    for args in (["-l", "alicia"], ["-u", "4242"]):
+        res = run(sb, args + ["alice"])
+        assert res.returncode == 8, res.stderr
+        assert str(pid) in res.stderr
+    assert sb.read_bytes("/etc/passwd") == before
+    assert sb.exists(TREE + "/alice/shadow")
+    # other changes are fine
+    assert run(sb, ["-c", "busy", "alice"]).returncode == 0
+
+
+# ---------------------------------------------------------------- home move
+
+def test_move_home(two):
+    sb = two
+    home = sb.getpwnam("alice").home
+    sb.sh("touch %s/keep" % home)
+    res = run(sb, ["-d", "/home/alice2", "-m", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert sb.getpwnam("alice").home == "/home/alice2"
+    assert sb.exists("/home/alice2/keep") and not sb.exists(home)
+    # onto an existing directory: refused, nothing changed
+    res = run(sb, ["-d", "/home/bob", "-m", "alice"])
+    assert res.returncode == 12
+    assert sb.getpwnam("alice").home == "/home/alice2"
+
+
+def test_move_home_symlink_refused(two):
+    sb = two
+    sb.sh("mv /home/alice /home/alice.real && ln -s /etc /home/alice")
+    res = run(sb, ["-d", "/home/alice3", "-m", "alice"])
+    assert res.returncode == 12
+    assert sb.lstat("/etc").st_uid == 0 and sb.exists("/etc/passwd")
+    assert sb.getpwnam("alice").home == "/home/alice"
+
+
+# ---------------------------------------------------------------- hostile tree, interruption
+
+def test_renumber_with_planted_links_in_tree(two):
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    # a stray symlink is left alone (and not followed)
+    # planted as root on the user's behalf (the user needs the setgid tools' group to
+    # reach the tree; a subverted setgid tool has it)
+    sb.sh("ln -s /etc/passwd {t}/alice/evil && chown -h alice {t}/alice/evil".format(t=TREE))
+    res = run(sb, ["-u", "4242", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert "unexpected entry" in res.stderr
+    assert sb.lstat("/etc/passwd").st_uid == 0
+    assert sb.lstat(TREE + "/alice/evil").st_uid == uid
+    assert sb.lstat(TREE + "/alice/shadow").st_uid == 4242
+
+
+def test_renumber_refused_when_shell_file_is_a_symlink(two):
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    before = sb.read_bytes("/etc/passwd")
+    sb.sh("rm -f {t}/alice/shell && ln -s /etc/passwd {t}/alice/shell && "
+          "chown -h alice {t}/alice/shell".format(t=TREE))
+    res = run(sb, ["-u", "4242", "alice"])
+    assert res.returncode == 1
+    assert sb.lstat("/etc/passwd").st_uid == 0
+    assert sb.read_bytes("/etc/passwd") == before
+    # handed back unchanged
+    d = sb.lstat(TREE + "/alice")
+    assert d.st_uid == uid and d.st_mode & 0o7777 == 0o2710
+    assert sb.lstat(TREE + "/alice/shadow").st_uid == uid
+
+
+def test_interrupted_rename_before_passwd_is_finished_by_a_rerun(two):
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    # the state after step 3: taken away and under the reserved name
+    sb.sh("chown root:root {t}/alice && chmod 700 {t}/alice && "
+          "mv {t}/alice {t}/.usermod-l.alicia".format(t=TREE))
+    res = run(sb, ["-l", "alicia", "alice"])
+    assert res.returncode == 0, res.stderr
+    st = sb.lstat(TREE + "/alicia")
+    assert st.st_uid == uid and st.st_mode & 0o7777 == 0o2710
+    assert not sb.exists(TREE + "/.usermod-l.alicia")
+    assert verify(sb, "alicia", "alice-pw-1").returncode == 0
+
+
+def test_interrupted_rename_after_passwd_is_finished_by_any_usermod(two):
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    sb.sh("chown root:root {t}/alice && chmod 700 {t}/alice && "
+          "mv {t}/alice {t}/.usermod-l.alicia && "
+          "sed -i 's/^alice:x:/alicia:x:/' /etc/passwd".format(t=TREE))
+    res = run(sb, ["-c", "again", "alicia"])
+    assert res.returncode == 0, res.stderr
+    st = sb.lstat(TREE + "/alicia")
+    assert st.st_uid == uid and st.st_mode & 0o7777 == 0o2710
+    assert verify(sb, "alicia", "alice-pw-1").returncode == 0
+
+
+def test_classic_account_lock_in_etc_shadow(sb):
+    sb.add_classic_user("carol", password="carol-pw")
+    h = [l for l in sb.read("/etc/shadow").splitlines() if l.startswith("carol:")][0]
+    h = h.split(":")[1]
+    res = run(sb, ["-L", "-e", "2030-01-02", "carol"])
+    assert res.returncode == 0, res.stderr
+    f = [l for l in sb.read("/etc/shadow").splitlines() if l.startswith("carol:")][0]
+    f = f.split(":")
+    assert f[1] == "!" + h and f[7] == "21916"
+    res = run(sb, ["-l", "caroline", "carol"])
+    assert res.returncode == 0, res.stderr
+    assert any(l.startswith("caroline:!") for l in sb.read("/etc/shadow").splitlines())
+
+
+def test_renumber_does_not_cross_mounts(two):
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    res = sb.sh("mkdir /home/alice/mnt && mount -t tmpfs tmpfs /home/alice/mnt && "
+                "touch /home/alice/mnt/other && chown -R alice /home/alice/mnt", check=False)
+    if res.returncode != 0:
+        pytest.skip("cannot mount in the sandbox: %s" % res.stderr)
+    try:
+        res = run(sb, ["-u", "4242", "alice"])
+        assert res.returncode == 0, res.stderr
+        assert sb.lstat("/home/alice/mnt/other").st_uid == uid
+        assert sb.lstat("/home/alice").st_uid == 4242
+    finally:
+        sb.sh("umount /home/alice/mnt", check=False)
+
+
+def test_home_without_move(two):
+    sb = two
+    res = run(sb, ["-d", "/home/elsewhere", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert sb.getpwnam("alice").home == "/home/elsewhere"
+    assert sb.exists("/home/alice") and not sb.exists("/home/elsewhere")
