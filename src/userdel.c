@@ -57,6 +57,7 @@
 #include "layout.h"
 #include "names.h"
 #include "privs.h"
+#include "procs.h"
 #include "records.h"
 #include "userdir.h"
 #include "util.h"
@@ -141,107 +142,6 @@ static void parse_options(int argc, char **argv)
 	}
 	if (argc != optind + 1)
 		usage(E_USAGE);
-}
-
-/* ---- is the user still running something? ---- */
-
-/* Does /proc/PID/status show uid among its Uid: fields (real, effective,
- * saved, file system)? */
-static bool status_has_uid(int piddirfd, uid_t uid)
-{
-	char buf[4096], *line;
-	_cleanup_close_ int fd = openat(piddirfd, "status", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	ssize_t n;
-
-	if (fd < 0)
-		return false;
-	n = hs_read_full(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	line = strstr(buf, "\nUid:");
-	if (!line)
-		return false;
-	line += 5;
-	for (int i = 0; i < 4; i++) {
-		char *end;
-		unsigned long v;
-
-		while (*line == ' ' || *line == '\t')
-			line++;
-		errno = 0;
-		v = strtoul(line, &end, 10);
-		if (end == line || errno)
-			return false;
-		if ((uid_t)v == uid)
-			return true;
-		line = end;
-	}
-	return false;
-}
-
-/* shadow-utils' user_busy(): a process (or thread) running with the uid
- * in our own root.  Processes under another root (a container, the host
- * seen from a chroot) have their own users with the same numbers. */
-static pid_t user_busy(uid_t uid)
-{
-	struct stat myroot;
-	DIR *proc;
-	struct dirent *de;
-	pid_t found = 0;
-
-	if (stat("/", &myroot) < 0)
-		return 0;
-	proc = opendir("/proc");
-	if (!proc)
-		return 0;
-	while (!found && (de = readdir(proc))) {
-		char rootpath[64];
-		struct stat st;
-		unsigned long pid;
-		int pfd;
-
-		if (hs_parse_ulong(de->d_name, 1, 0x7fffffffUL, &pid) < 0)
-			continue;
-		if ((pid_t)pid == getpid())
-			continue;
-		snprintf(rootpath, sizeof(rootpath), "/proc/%lu/root", pid);
-		if (stat(rootpath, &st) < 0 || st.st_dev != myroot.st_dev ||
-		    st.st_ino != myroot.st_ino)
-			continue;
-		pfd = openat(dirfd(proc), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (pfd < 0)
-			continue;
-		if (status_has_uid(pfd, uid)) {
-			found = (pid_t)pid;
-		} else {
-			/* a thread may have changed its credentials alone */
-			int tfd = openat(pfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			DIR *tasks = tfd >= 0 ? fdopendir(tfd) : NULL;
-			struct dirent *te;
-
-			if (!tasks && tfd >= 0)
-				hs_close(tfd);
-			while (tasks && !found && (te = readdir(tasks))) {
-				int thfd;
-
-				if (te->d_name[0] == '.')
-					continue;
-				thfd = openat(dirfd(tasks), te->d_name,
-					      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-				if (thfd < 0)
-					continue;
-				if (status_has_uid(thfd, uid))
-					found = (pid_t)pid;
-				hs_close(thfd);
-			}
-			if (tasks)
-				closedir(tasks);
-		}
-		hs_close(pfd);
-	}
-	closedir(proc);
-	return found;
 }
 
 /* ---- USERDEL_CMD ---- */
@@ -833,7 +733,7 @@ int main(int argc, char **argv)
 	gid = ent.gid;
 
 	if (!opt_force) {
-		busy = user_busy(uid);
+		busy = hs_user_busy(uid);
 		if (busy) {
 			files_free(&f);
 			hs_die(E_USER_BUSY, "user %s is currently used by process %ld", user,

@@ -1,0 +1,15 @@
+/* Running processes of an account (userdel, usermod refuse while the user
+ * is logged in, as shadow-utils does). */
+#ifndef HS_PROCS_H
+#define HS_PROCS_H
+
+#include <sys/types.h>
+
+/* shadow-utils' user_busy(): the pid of a process (or of a process one of
+ * whose threads) runs with uid as its real, effective, saved or file-system
+ * uid, in our own root; 0 when there is none.  Processes under another
+ * root (a container, the host seen from a chroot) have their own users
+ * with the same numbers and are ignored.  The caller itself is skipped. */
+pid_t hs_user_busy(uid_t uid);
+
+#endif
