@@ -1,6 +1,8 @@
 #include "cli.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "hs-build-config.h"
@@ -49,4 +51,28 @@ void hs_print_version(void)
 	if (fflush(stdout) != 0 || ferror(stdout))
 		exit(1);
 	exit(0);
+}
+
+const char *hs_printable(const char *s, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		bool plain = c >= 0x20 && c < 0x7f;
+
+		/* keep room for "..." and the NUL */
+		if (o + (plain ? 1 : 4) + 4 > size) {
+			memcpy(out + o, "...", 4);
+			return out;
+		}
+		if (plain) {
+			out[o++] = (char)c;
+		} else {
+			snprintf(out + o, 5, "\\x%02x", c);
+			o += 4;
+		}
+	}
+	out[o] = '\0';
+	return out;
 }

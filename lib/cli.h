@@ -4,6 +4,7 @@
 #define HS_CLI_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdnoreturn.h>
 
 /* Set once from main() (the value hs_privileged_init returns, or argv[0]'s
@@ -15,6 +16,11 @@ const char *hs_cli_prog(void);
 void hs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* hs_warn then exit(status). */
 noreturn void hs_die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A copy of s fit for a terminal or a log: bytes outside printable ASCII
+ * as \xNN, so a hostile argument cannot send escape sequences; cut with
+ * "..." when out is too small.  Returns out. */
+const char *hs_printable(const char *s, char *out, size_t size);
 
 /* "prog (hardened-shadow) VERSION\n" on stdout, exit 0. */
 noreturn void hs_print_version(void);

@@ -89,31 +89,6 @@ static _Noreturn void usage(int status)
 	exit(status);
 }
 
-/* A copy of s fit for a terminal or a log: bytes outside printable ASCII
- * as \xNN, so a hostile argument cannot send escape sequences. */
-static const char *printable(const char *s, char *out, size_t size)
-{
-	size_t o = 0;
-
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		bool plain = c >= 0x20 && c < 0x7f;
-
-		if (o + (plain ? 1 : 4) + 4 > size) {
-			memcpy(out + o, "...", 4);
-			return out;
-		}
-		if (plain) {
-			out[o++] = (char)c;
-		} else {
-			snprintf(out + o, 5, "\\x%02x", c);
-			o += 4;
-		}
-	}
-	out[o] = '\0';
-	return out;
-}
-
 /* Length of the well-formed UTF-8 sequence at s (no overlong form, no
  * surrogate, at most U+10FFFF) and its code point, or 0 when s does not
  * start one. */
@@ -179,7 +154,7 @@ static void check_field(enum field f, const char *value)
 
 	if (!field_valid(f, value))
 		hs_die(E_NOPERM, "invalid %s: '%s'", fields[f].what,
-		       printable(value, shown, sizeof(shown)));
+		       hs_printable(value, shown, sizeof(shown)));
 	if (strlen(value) > FIELD_MAX)
 		hs_die(E_NOPERM, "fields too long: the %s is longer than %d bytes",
 		       fields[f].what, FIELD_MAX);
@@ -325,7 +300,7 @@ static char *prompt_field(enum field f, const char *current)
 	char line[HS_GECOS_MAX + 2];
 	char *start, *end, *nl;
 
-	printf("\t%s [%s]: ", fields[f].prompt, printable(current, shown, sizeof(shown)));
+	printf("\t%s [%s]: ", fields[f].prompt, hs_printable(current, shown, sizeof(shown)));
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
 		return NULL;
@@ -361,7 +336,7 @@ static void prompt_fields(const char *name, const char *gecos, const struct hs_c
 			newv[f] = prompt_field(f, cur[f]);
 		else if (f != F_OTHER)
 			printf("\t%s: %s\n", fields[f].prompt,
-			       printable(cur[f], shown, sizeof(shown)));
+			       hs_printable(cur[f], shown, sizeof(shown)));
 	}
 	free_fields(cur);
 }

@@ -78,32 +78,6 @@ static _Noreturn void usage(int status)
 	exit(status);
 }
 
-/* A copy of s fit for a terminal or a log: bytes outside printable ASCII
- * as \xNN, so a hostile argument cannot send escape sequences. */
-static const char *printable(const char *s, char *out, size_t size)
-{
-	size_t o = 0;
-
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		bool plain = c >= 0x20 && c < 0x7f;
-
-		/* keep room for "..." and the NUL */
-		if (o + (plain ? 1 : 4) + 4 > size) {
-			memcpy(out + o, "...", 4);
-			return out;
-		}
-		if (plain) {
-			out[o++] = (char)c;
-		} else {
-			snprintf(out + o, 5, "\\x%02x", c);
-			o += 4;
-		}
-	}
-	out[o] = '\0';
-	return out;
-}
-
 /* shadow-utils' rule for the field: no ':', ',', '=' or newline, nothing
  * unprintable.  Bytes outside printable ASCII are refused too: the shell
  * proxy and the shell file take no control characters, and no shell worth
@@ -258,7 +232,7 @@ static char *prompt_shell(const char *name, const char *current)
 
 	printf("Changing the login shell for %s\n", name);
 	puts("Enter the new value, or press ENTER for the default");
-	printf("\tLogin Shell [%s]: ", printable(current, shown, sizeof(shown)));
+	printf("\tLogin Shell [%s]: ", hs_printable(current, shown, sizeof(shown)));
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
 		return strdup(current);
@@ -292,7 +266,7 @@ static void check_shell(const char *shell, const struct hs_shells *shells)
 	struct stat st;
 	bool exists, regular, executable, listed;
 
-	printable(shell, shown, sizeof(shown));
+	hs_printable(shell, shown, sizeof(shown));
 	if (!shell_field_valid(shell))
 		hs_die(E_FAILURE, "Invalid entry: %s", shown);
 	if (strlen(shell) > HS_PATH_FIELD_MAX)
@@ -563,7 +537,7 @@ int main(int argc, char **argv)
 		status = user_update(&pw, shell);
 	if (status == E_SUCCESS)
 		syslog(LOG_INFO, "changed user '%s' shell to '%s'", name,
-		       printable(shell, shown, sizeof(shown)));
+		       hs_printable(shell, shown, sizeof(shown)));
 	closelog();
 	return status;
 }
