@@ -1,0 +1,214 @@
+/* Unit tests for lib/accountset.c: which files a set locks and loads, the
+ * membership edits kept the same in /etc/group and /etc/gshadow, the
+ * write order's result on disk, and the locks released on close.  The
+ * files live under a mkdtemp root (hs_accountset_use_root). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "accountset.h"
+#include "test_helpers.h"
+
+static const char group_text[] =
+	"root:x:0:\n"
+	"wheel:x:10:alice,bob\n"
+	"staff:x:50:bob\n"
+	"alice:x:1000:\n";
+static const char gshadow_text[] =
+	"root:*::\n"
+	"wheel:!:bob:alice,bob\n"
+	"staff:!:alice:bob\n";
+
+static int setup(void **state)
+{
+	struct tmp_dirs *f;
+
+	tmp_dirs_setup(state);
+	f = *state;
+	assert_int_equal(mkdirat(f->dfd, "etc", 0755), 0);
+	put_str(f->dfd, "etc/passwd", "root:x:0:0:root:/root:/bin/bash\n"
+		"alice:x:1000:1000::/home/alice:/bin/sh\n", getuid(), getgid(), 0644);
+	put_str(f->dfd, "etc/group", group_text, getuid(), getgid(), 0644);
+	put_str(f->dfd, "etc/gshadow", gshadow_text, getuid(), getgid(), 0640);
+	hs_accountset_use_root(f->path);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	hs_accountset_use_root(NULL);
+	return tmp_dirs_teardown(state);
+}
+
+static void open_set(struct hs_accountset *s, unsigned files)
+{
+	int r = hs_accountset_open(s, files, 0);
+
+	if (r < 0)
+		fail_msg("%s", s->error);
+}
+
+static void test_open_uses_existing_files_only(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountset s;
+	struct stat st;
+
+	open_set(&s, HS_AS_ALL_FILES);
+	assert_non_null(hs_accountset_db(&s, HS_AS_PASSWD));
+	assert_non_null(hs_accountset_db(&s, HS_AS_GROUP));
+	assert_non_null(hs_accountset_db(&s, HS_AS_GSHADOW));
+	/* optional files that do not exist are not part of the set */
+	assert_null(hs_accountset_db(&s, HS_AS_SHADOW));
+	assert_null(hs_accountset_db(&s, HS_AS_SUBUID));
+	assert_int_equal(fstatat(f->dfd, "etc/group.lock", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_not_equal(fstatat(f->dfd, "etc/subuid.lock", &st, AT_SYMLINK_NOFOLLOW), 0);
+	hs_accountset_close(&s);
+	assert_int_not_equal(fstatat(f->dfd, "etc/group.lock", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_not_equal(fstatat(f->dfd, "etc/passwd.lock", &st, AT_SYMLINK_NOFOLLOW), 0);
+	/* closing twice is harmless */
+	hs_accountset_close(&s);
+}
+
+static void test_open_missing_passwd_fails_and_names_it(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountset s;
+	struct stat st;
+
+	assert_int_equal(unlinkat(f->dfd, "etc/passwd", 0), 0);
+	assert_true(hs_accountset_open(&s, HS_AS_USER_FILES, 0) < 0);
+	assert_int_equal(s.failed, HS_AS_PASSWD);
+	assert_non_null(strstr(s.error, "/etc/passwd"));
+	/* nothing stays locked */
+	assert_int_not_equal(fstatat(f->dfd, "etc/group.lock", &st, AT_SYMLINK_NOFOLLOW), 0);
+	hs_accountset_close(&s);
+}
+
+static void test_open_bad_line_fails(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountset s;
+
+	put_str(f->dfd, "etc/group", "root:x:0:\nbroken\n", getuid(), getgid(), 0644);
+	assert_true(hs_accountset_open(&s, HS_AS_GROUP_FILES, 0) < 0);
+	assert_int_equal(s.failed, HS_AS_GROUP);
+	assert_non_null(strstr(s.error, "/etc/group:2"));
+	/* the lenient load (pwck, grpck) keeps it */
+	assert_int_equal(hs_accountset_open(&s, HS_AS_GROUP_FILES, HS_DB_LENIENT), 0);
+	assert_int_equal(hs_accountset_db(&s, HS_AS_GROUP)->n_entries, 1);
+	hs_accountset_close(&s);
+}
+
+static void test_membership_edits(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountset s;
+	struct hs_accountdb *gr;
+	long staff, alice;
+
+	open_set(&s, HS_AS_USER_FILES);
+	gr = hs_accountset_db(&s, HS_AS_GROUP);
+	staff = hs_accountdb_find(gr, "staff");
+	alice = hs_accountdb_find(gr, "alice");
+	assert_true(staff > 0 && alice > 0);
+
+	assert_int_equal(hs_accountset_add_member(&s, (size_t)staff, "carol"), 1);
+	assert_int_equal(hs_accountset_add_member(&s, (size_t)staff, "carol"), 0);
+	/* a group without a gshadow line changes /etc/group only */
+	assert_int_equal(hs_accountset_add_member(&s, (size_t)alice, "bob"), 1);
+	assert_int_equal(hs_accountset_remove_member(&s, (size_t)staff, "bob"), 1);
+	assert_int_equal(hs_accountset_remove_member(&s, (size_t)staff, "nobody"), 0);
+	/* bob: member of wheel, admin of wheel, member of alice */
+	assert_int_equal(hs_accountset_rename_user(&s, "bob", "robert"), 1);
+	/* alice: member of wheel, admin of staff */
+	assert_int_equal(hs_accountset_forget_user(&s, "alice"), 1);
+	assert_int_equal(hs_accountset_forget_user(&s, "alice"), 0);
+	assert_int_equal(hs_accountset_commit(&s), 0);
+	hs_accountset_close(&s);
+
+	assert_string_equal(slurp(f->dfd, "etc/group"),
+			    "root:x:0:\n"
+			    "wheel:x:10:robert\n"
+			    "staff:x:50:carol\n"
+			    "alice:x:1000:robert\n");
+	assert_string_equal(slurp(f->dfd, "etc/gshadow"),
+			    "root:*::\n"
+			    "wheel:!:robert:robert\n"
+			    "staff:!::carol\n");
+	/* the backups hold what was there before */
+	assert_string_equal(slurp(f->dfd, "etc/group-"), group_text);
+	assert_string_equal(slurp(f->dfd, "etc/gshadow-"), gshadow_text);
+}
+
+static void test_rename_onto_existing_member_keeps_one(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountset s;
+
+	open_set(&s, HS_AS_GROUP_FILES);
+	/* wheel has alice,bob: renaming alice to bob must not list bob twice */
+	assert_int_equal(hs_accountset_rename_user(&s, "alice", "bob"), 1);
+	assert_int_equal(hs_accountset_commit(&s), 0);
+	hs_accountset_close(&s);
+	assert_string_equal(slurp(f->dfd, "etc/group"),
+			    "root:x:0:\n"
+			    "wheel:x:10:bob\n"
+			    "staff:x:50:bob\n"
+			    "alice:x:1000:\n");
+}
+
+static void test_commit_without_changes_writes_nothing(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountset s;
+	struct stat st;
+
+	open_set(&s, HS_AS_ALL_FILES);
+	assert_int_equal(hs_accountset_commit(&s), 0);
+	assert_false(s.committed);
+	hs_accountset_close(&s);
+	assert_int_not_equal(fstatat(f->dfd, "etc/group-", &st, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+static void test_commit_failure_names_the_file(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountset s;
+	struct hs_accountdb *gr;
+
+	open_set(&s, HS_AS_GROUP_FILES);
+	gr = hs_accountset_db(&s, HS_AS_GROUP);
+	assert_int_equal(hs_accountset_add_member(&s, (size_t)hs_accountdb_find(gr, "root"),
+						  "alice"), 1);
+	/* the gshadow backup cannot be written (a non-empty directory is in
+	 * its place, which stops root too): gshadow is written before group,
+	 * so neither changes */
+	assert_int_equal(mkdirat(f->dfd, "etc/gshadow-", 0755), 0);
+	put_str(f->dfd, "etc/gshadow-/x", "x", getuid(), getgid(), 0644);
+	assert_true(hs_accountset_commit(&s) < 0);
+	assert_int_equal(s.failed, HS_AS_GSHADOW);
+	assert_non_null(strstr(s.error, "/etc/gshadow"));
+	hs_accountset_close(&s);
+	assert_string_equal(slurp(f->dfd, "etc/group"), group_text);
+	assert_string_equal(slurp(f->dfd, "etc/gshadow"), gshadow_text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_open_uses_existing_files_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_missing_passwd_fails_and_names_it, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_open_bad_line_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_membership_edits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rename_onto_existing_member_keeps_one, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_commit_without_changes_writes_nothing, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_commit_failure_names_the_file, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
