@@ -1,0 +1,392 @@
+/* All-or-nothing replacement of several files in one directory: txn.h. */
+#include "txn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "globalfile.h"
+#include "layout.h"
+#include "util.h"
+
+/* The journal is small: a header and one line per file. */
+#define JOURNAL_MAX 4096
+#define JOURNAL_HEADER "hardened-shadow transaction 1\n"
+
+struct identity {
+	bool present;
+	unsigned long long dev, ino, size;
+	long long mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
+};
+
+static void msg_set(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void msg_set(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!buf || !size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+}
+
+/* Append to a message that may already say something. */
+static void msg_add(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void msg_add(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t used = buf ? strnlen(buf, size) : 0;
+	va_list ap;
+
+	if (!buf || used + 3 >= size)
+		return;
+	if (used) {
+		memcpy(buf + used, "; ", 3);
+		used += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(buf + used, size - used, fmt, ap);
+	va_end(ap);
+}
+
+static int identity_of(int dirfd, const char *base, struct identity *id)
+{
+	struct stat st;
+
+	memset(id, 0, sizeof(*id));
+	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	id->present = true;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	id->size = (unsigned long long)st.st_size;
+	id->mtime_sec = st.st_mtim.tv_sec;
+	id->mtime_nsec = st.st_mtim.tv_nsec;
+	id->ctime_sec = st.st_ctim.tv_sec;
+	id->ctime_nsec = st.st_ctim.tv_nsec;
+	return 0;
+}
+
+static bool identity_equal(const struct identity *a, const struct identity *b)
+{
+	if (a->present != b->present)
+		return false;
+	if (!a->present)
+		return true;
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec &&
+	       a->ctime_sec == b->ctime_sec && a->ctime_nsec == b->ctime_nsec;
+}
+
+/* The names below dirfd are ours to choose: a base is one plain component
+ * without spaces (the journal is split on them). */
+static bool base_ok(const char *base)
+{
+	return base && hs_is_single_component(base) && base[0] != '.' &&
+	       !strpbrk(base, " \t\n") && strlen(base) < 128;
+}
+
+static void staged_name(char *buf, size_t size, const char *base)
+{
+	snprintf(buf, size, ".%s%s", base, HS_TXN_SUFFIX);
+}
+
+/* Backup BASE- from old contents (same owner and mode as BASE), then
+ * rename the staged file over BASE. */
+static int install_one(int dirfd, const char *base, const char *old_data, size_t old_len,
+                       bool old_present)
+{
+	char staged[160], backup[160];
+	struct stat st;
+	int r;
+
+	staged_name(staged, sizeof(staged), base);
+	if (old_present) {
+		if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+		snprintf(backup, sizeof(backup), "%s-", base);
+		r = hs_replace_file_at(dirfd, backup, old_data, old_len, st.st_uid, st.st_gid,
+				       st.st_mode & 07777);
+		if (r < 0)
+			return r;
+	}
+	if (renameat(dirfd, staged, dirfd, base) < 0)
+		return -errno;
+	return 0;
+}
+
+int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
+                  size_t n_files, char *err, size_t err_size)
+{
+	struct identity ids[HS_TXN_MAX_FILES];
+	char journal[JOURNAL_MAX];
+	size_t jlen;
+	size_t staged_count = 0;
+	int r, status = 0;
+
+	if (n_files > HS_TXN_MAX_FILES) {
+		msg_set(err, err_size, "too many files in one transaction");
+		return -EINVAL;
+	}
+	if (n_files == 0)
+		return 0;
+
+	/* 1. stage */
+	jlen = (size_t)snprintf(journal, sizeof(journal), "%s", JOURNAL_HEADER);
+	for (size_t i = 0; i < n_files; i++) {
+		const struct hs_txn_file *f = &files[i];
+		char staged[160];
+		uid_t uid = f->uid;
+		gid_t gid = f->gid;
+		mode_t mode = f->mode;
+		int n;
+
+		if (!base_ok(f->base)) {
+			msg_set(err, err_size, "invalid file name in a transaction");
+			r = -EINVAL;
+			goto unstage;
+		}
+		r = identity_of(dirfd, f->base, &ids[i]);
+		if (r < 0) {
+			msg_set(err, err_size, "cannot stat %s/%s: %s", dir_path, f->base,
+				hs_strerror(r));
+			goto unstage;
+		}
+		if (ids[i].present) {
+			struct stat st;
+
+			if (fstatat(dirfd, f->base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+				r = -errno;
+				msg_set(err, err_size, "cannot stat %s/%s: %s", dir_path, f->base,
+					hs_strerror(r));
+				goto unstage;
+			}
+			uid = st.st_uid;
+			gid = st.st_gid;
+			mode = st.st_mode & 07777;
+		}
+		staged_name(staged, sizeof(staged), f->base);
+		r = hs_replace_file_iov_at(dirfd, staged, f->iov, f->n_iov, uid, gid, mode);
+		if (r < 0) {
+			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, staged,
+				hs_strerror(r));
+			goto unstage;
+		}
+		staged_count = i + 1;
+		if (ids[i].present)
+			n = snprintf(journal + jlen, sizeof(journal) - jlen,
+				     "%s %llu %llu %llu %lld.%09lld %lld.%09lld\n", f->base,
+				     ids[i].dev, ids[i].ino, ids[i].size, ids[i].mtime_sec,
+				     ids[i].mtime_nsec, ids[i].ctime_sec, ids[i].ctime_nsec);
+		else
+			n = snprintf(journal + jlen, sizeof(journal) - jlen, "%s absent\n",
+				     f->base);
+		if (n < 0 || (size_t)n >= sizeof(journal) - jlen) {
+			msg_set(err, err_size, "transaction journal too long");
+			r = -ENAMETOOLONG;
+			goto unstage;
+		}
+		jlen += (size_t)n;
+	}
+
+	/* 2. the commit point */
+	/* owned by whoever may write the directory: root, in /etc */
+	r = hs_replace_file_at(dirfd, HS_TXN_JOURNAL, journal, jlen, geteuid(), getegid(), 0600);
+	if (r < 0) {
+		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
+			hs_strerror(r));
+		goto unstage;
+	}
+
+	/* 3. install; from here on a failure is finished by hs_txn_recover */
+	for (size_t i = 0; i < n_files; i++) {
+		const struct hs_txn_file *f = &files[i];
+
+		r = install_one(dirfd, f->base, f->old_data, f->old_len, f->old_present);
+		if (r < 0 && status == 0) {
+			msg_set(err, err_size, "cannot install %s/%s: %s (the next run finishes it)",
+				dir_path, f->base, hs_strerror(r));
+			status = r;
+		}
+	}
+	if (status < 0)
+		return status;
+	if (fsync(dirfd) < 0) {
+		r = -errno;
+		msg_set(err, err_size, "cannot sync %s: %s", dir_path, hs_strerror(r));
+		return r;
+	}
+
+	/* 4. done */
+	if (unlinkat(dirfd, HS_TXN_JOURNAL, 0) < 0 || fsync(dirfd) < 0) {
+		r = -errno;
+		msg_set(err, err_size, "cannot remove %s/%s: %s", dir_path, HS_TXN_JOURNAL,
+			hs_strerror(r));
+		return r;
+	}
+	return 0;
+
+unstage:
+	for (size_t i = 0; i < staged_count; i++) {
+		char staged[160];
+
+		staged_name(staged, sizeof(staged), files[i].base);
+		(void)unlinkat(dirfd, staged, 0);
+	}
+	return r;
+}
+
+/* One journal line: "BASE absent" or "BASE DEV INO SIZE MS.MNS CS.CNS". */
+static int parse_journal_line(char *line, char **base, struct identity *id)
+{
+	char *sp = strchr(line, ' ');
+	char extra;
+
+	memset(id, 0, sizeof(*id));
+	if (!sp)
+		return -HS_E_FORMAT;
+	*sp = '\0';
+	*base = line;
+	if (!base_ok(*base))
+		return -HS_E_FORMAT;
+	if (strcmp(sp + 1, "absent") == 0)
+		return 0;
+	id->present = true;
+	if (sscanf(sp + 1, "%llu %llu %llu %lld.%lld %lld.%lld%c", &id->dev, &id->ino, &id->size,
+		   &id->mtime_sec, &id->mtime_nsec, &id->ctime_sec, &id->ctime_nsec,
+		   &extra) != 7)
+		return -HS_E_FORMAT;
+	return 0;
+}
+
+static int recover_one(int dirfd, const char *dir_path, const char *base,
+                       const struct identity *want, char *msg, size_t msg_size)
+{
+	const struct hs_file_expect ex = {
+		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
+	};
+	char staged[160];
+	struct identity now;
+	struct stat st;
+	char *old = NULL;
+	size_t old_len = 0;
+	int r;
+
+	staged_name(staged, sizeof(staged), base);
+	if (fstatat(dirfd, staged, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;    /* installed already */
+	if (!S_ISREG(st.st_mode)) {
+		msg_add(msg, msg_size, "%s/%s is not a regular file; left alone", dir_path,
+			staged);
+		return -HS_E_NOTREG;
+	}
+	r = identity_of(dirfd, base, &now);
+	if (r < 0)
+		return r;
+	if (!identity_equal(&now, want)) {
+		/* someone who does not know the journal changed the file
+		 * after the crash: theirs is the newer state */
+		(void)unlinkat(dirfd, staged, 0);
+		msg_add(msg, msg_size,
+			"dropped an interrupted update of %s/%s: the file was changed since",
+			dir_path, base);
+		return 1;
+	}
+	if (now.present) {
+		r = hs_read_file_alloc_at(dirfd, base, &ex, &old, &old_len, NULL);
+		if (r < 0)
+			return r;
+	}
+	r = install_one(dirfd, base, old, old_len, now.present);
+	if (old) {
+		hs_wipe(old, old_len);  /* shadow and gshadow hold hashes */
+		free(old);
+	}
+	if (r < 0)
+		return r;
+	msg_add(msg, msg_size, "finished an interrupted update of %s/%s", dir_path, base);
+	return 1;
+}
+
+int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], size_t n_bases,
+                   char *msg, size_t msg_size)
+{
+	const struct hs_file_expect ex = {
+		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
+	};
+	char *data = NULL, *cur, *nl;
+	size_t len = 0;
+	int r, changed = 0;
+
+	if (msg && msg_size)
+		msg[0] = '\0';
+	r = hs_read_file_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
+	if (r == -ENOENT) {
+		/* no commit point was reached: the staged files are garbage */
+		for (size_t i = 0; i < n_bases; i++) {
+			char staged[160];
+
+			if (!base_ok(bases[i]))
+				continue;
+			staged_name(staged, sizeof(staged), bases[i]);
+			if (unlinkat(dirfd, staged, 0) == 0) {
+				msg_add(msg, msg_size,
+					"removed %s/%s left by an interrupted update", dir_path,
+					staged);
+				changed = 1;
+			}
+		}
+		return changed;
+	}
+	if (r < 0) {
+		msg_set(msg, msg_size, "cannot read %s/%s: %s", dir_path, HS_TXN_JOURNAL,
+			hs_strerror(r));
+		return r;
+	}
+	if (len < strlen(JOURNAL_HEADER) ||
+	    memcmp(data, JOURNAL_HEADER, strlen(JOURNAL_HEADER)) != 0 || memchr(data, '\0', len)) {
+		free(data);
+		msg_set(msg, msg_size, "%s/%s: not a transaction journal; left alone", dir_path,
+			HS_TXN_JOURNAL);
+		return -HS_E_FORMAT;
+	}
+	for (cur = data + strlen(JOURNAL_HEADER); *cur; cur = nl + 1) {
+		struct identity want;
+		char *base;
+
+		nl = strchr(cur, '\n');
+		if (!nl)
+			break;          /* written whole or not at all: cannot happen */
+		*nl = '\0';
+		if (parse_journal_line(cur, &base, &want) < 0) {
+			msg_add(msg, msg_size, "%s/%s: bad line skipped", dir_path,
+				HS_TXN_JOURNAL);
+			continue;
+		}
+		r = recover_one(dirfd, dir_path, base, &want, msg, msg_size);
+		if (r < 0) {
+			msg_add(msg, msg_size, "cannot finish the update of %s/%s: %s", dir_path,
+				base, hs_strerror(r));
+			free(data);
+			return r;
+		}
+		changed |= r;
+	}
+	free(data);
+	if (fsync(dirfd) < 0 || unlinkat(dirfd, HS_TXN_JOURNAL, 0) < 0 || fsync(dirfd) < 0) {
+		r = -errno;
+		msg_add(msg, msg_size, "cannot remove %s/%s: %s", dir_path, HS_TXN_JOURNAL,
+			hs_strerror(r));
+		return r;
+	}
+	return 1;
+}

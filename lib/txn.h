@@ -1,0 +1,67 @@
+/* All-or-nothing replacement of several files in one directory (the
+ * global account files in /etc), surviving SIGKILL and power loss.
+ *
+ * One rename replaces one file atomically; a tool that changes /etc/group
+ * and /etc/passwd needs two, and a crash between them used to leave a
+ * private group without its user.  So a commit goes:
+ *   1. stage: every new file is written whole, with its final owner and
+ *      mode, as DIR/.BASE.hs-txn (write, fsync, rename, fsync the dir);
+ *   2. commit point: the journal DIR/.hardened-shadow.txn is written the
+ *      same careful way; it names each staged file and the identity
+ *      (device, inode, size, mtime, ctime) of the file it replaces;
+ *   3. install: for each file, the backup BASE- is written from the old
+ *      contents, then .BASE.hs-txn is renamed over BASE;
+ *   4. the journal is removed.
+ * A crash before 2 leaves the old state (stale staged files are removed
+ * by the next recovery); from 2 on the change is committed, and
+ * hs_txn_recover, run by every tool under the locks before it reads the
+ * files (lib/accountset does), finishes it: the next tool sees the new
+ * state.  A file that another program (one that does not know the
+ * journal) replaced after the crash keeps that program's version: its
+ * staged file is dropped and the recovery says so. */
+#ifndef HS_TXN_H
+#define HS_TXN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#define HS_TXN_JOURNAL ".hardened-shadow.txn"
+#define HS_TXN_SUFFIX ".hs-txn"
+#define HS_TXN_MAX_FILES 8
+
+struct hs_txn_file {
+	const char *base;               /* file name in the directory */
+	const struct iovec *iov;        /* new contents, in pieces */
+	size_t n_iov;
+	const char *old_data;           /* contents being replaced, for BASE- */
+	size_t old_len;
+	bool old_present;               /* BASE exists (old_data is its contents) */
+	uid_t uid;                      /* owner and mode when BASE does not exist */
+	gid_t gid;                      /* yet; an existing file keeps its own */
+	mode_t mode;
+};
+
+/* Replace every files[i] (in the order given) below dirfd as described
+ * above.  The caller holds the locks and blocks the catchable signals.
+ * On failure before the commit point nothing has changed (the staged
+ * files are removed) and the return is negative with err set ("cannot
+ * write /etc/.group.hs-txn: No space left on device"); on a failure after
+ * it (only renames and backups remain) it goes on with the other files,
+ * leaves the journal for the next recovery and returns negative.
+ * dir_path names the directory in messages. */
+int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
+                  size_t n_files, char *err, size_t err_size);
+
+/* Finish or discard what an interrupted commit left below dirfd: with a
+ * journal, install every staged file whose target is still the one the
+ * journal names (else drop it), then remove the journal; without one,
+ * remove staged files of the given base names (never committed).
+ * Returns 0 when there was nothing to do, 1 when something was completed
+ * or dropped (msg then says what, for the tool to print as a warning),
+ * or a negative error with msg set.  The caller holds the locks. */
+int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], size_t n_bases,
+                   char *msg, size_t msg_size);
+
+#endif

@@ -1,0 +1,273 @@
+/* Unit tests for lib/txn.c: a commit replaces every file and writes the
+ * backups; each state a crash can leave (staged files without a journal,
+ * a journal with some files installed, a file changed by someone else
+ * after the crash) is recovered to the old or the new state; a failure
+ * before the commit point changes nothing.  A real SIGKILL at every
+ * system call is the system tests' business (tests/system/test_interrupt). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "layout.h"
+#include "txn.h"
+#include "test_helpers.h"
+
+static const char *const bases[] = { "passwd", "group" };
+
+static int setup(void **state)
+{
+	struct tmp_dirs *f;
+
+	tmp_dirs_setup(state);
+	f = *state;
+	put_str(f->dfd, "passwd", "root:x:0:0::/root:/bin/sh\n", getuid(), getgid(), 0644);
+	put_str(f->dfd, "group", "root:x:0:\n", getuid(), getgid(), 0640);
+	return 0;
+}
+
+struct two_files {
+	struct iovec iov[2][2];
+	struct hs_txn_file files[2];
+};
+
+static void prepare(struct two_files *t)
+{
+	static const char p1[] = "root:x:0:0::/root:/bin/sh\n", p2[] = "bob:x:1000:1000::/home/bob:/bin/sh\n";
+	static const char g1[] = "root:x:0:\n", g2[] = "bob:x:1000:\n";
+
+	t->iov[0][0] = (struct iovec){ .iov_base = (void *)g1, .iov_len = strlen(g1) };
+	t->iov[0][1] = (struct iovec){ .iov_base = (void *)g2, .iov_len = strlen(g2) };
+	t->iov[1][0] = (struct iovec){ .iov_base = (void *)p1, .iov_len = strlen(p1) };
+	t->iov[1][1] = (struct iovec){ .iov_base = (void *)p2, .iov_len = strlen(p2) };
+	/* write order: group, then passwd */
+	t->files[0] = (struct hs_txn_file){
+		.base = "group", .iov = t->iov[0], .n_iov = 2, .old_data = g1,
+		.old_len = strlen(g1), .old_present = true, .mode = 0644,
+	};
+	t->files[1] = (struct hs_txn_file){
+		.base = "passwd", .iov = t->iov[1], .n_iov = 2, .old_data = p1,
+		.old_len = strlen(p1), .old_present = true, .mode = 0644,
+	};
+}
+
+static void assert_old(int dfd)
+{
+	assert_string_equal(slurp(dfd, "passwd"), "root:x:0:0::/root:/bin/sh\n");
+	assert_string_equal(slurp(dfd, "group"), "root:x:0:\n");
+}
+
+static void assert_new(int dfd)
+{
+	assert_string_equal(slurp(dfd, "passwd"),
+			    "root:x:0:0::/root:/bin/sh\nbob:x:1000:1000::/home/bob:/bin/sh\n");
+	assert_string_equal(slurp(dfd, "group"), "root:x:0:\nbob:x:1000:\n");
+}
+
+static void assert_clean(int dfd)
+{
+	struct stat st;
+
+	assert_int_not_equal(fstatat(dfd, HS_TXN_JOURNAL, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_not_equal(fstatat(dfd, ".passwd" HS_TXN_SUFFIX, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_not_equal(fstatat(dfd, ".group" HS_TXN_SUFFIX, &st, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+static void test_commit_replaces_all_and_backs_up(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct two_files t;
+	char err[256] = "";
+	struct stat st;
+
+	prepare(&t);
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, err, sizeof err), 0);
+	assert_new(f->dfd);
+	assert_clean(f->dfd);
+	assert_string_equal(slurp(f->dfd, "passwd-"), "root:x:0:0::/root:/bin/sh\n");
+	assert_string_equal(slurp(f->dfd, "group-"), "root:x:0:\n");
+	/* an existing file keeps its own mode */
+	assert_int_equal(fstatat(f->dfd, "group", &st, 0), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	/* nothing left to recover */
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, err, sizeof err), 0);
+}
+
+static void test_commit_creates_missing_file(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct iovec iov = { .iov_base = (void *)"alice:100000:65536\n", .iov_len = 19 };
+	struct hs_txn_file file = {
+		.base = "subuid", .iov = &iov, .n_iov = 1, .uid = getuid(), .gid = getgid(),
+		.mode = 0644,
+	};
+	char err[256] = "";
+	struct stat st;
+
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, &file, 1, err, sizeof err), 0);
+	assert_string_equal(slurp(f->dfd, "subuid"), "alice:100000:65536\n");
+	assert_int_equal(fstatat(f->dfd, "subuid", &st, 0), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	/* no backup of a file that did not exist */
+	assert_int_not_equal(fstatat(f->dfd, "subuid-", &st, 0), 0);
+}
+
+/* A crash after staging, before the journal: the old state, and the
+ * recovery removes the staged files. */
+static void test_crash_before_commit_point_is_old_state(void **state)
+{
+	struct tmp_dirs *f = *state;
+	char msg[512] = "";
+
+	put_str(f->dfd, ".group" HS_TXN_SUFFIX, "root:x:0:\nbob:x:1000:\n", getuid(), getgid(),
+		0644);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg), 1);
+	assert_non_null(strstr(msg, ".group.hs-txn"));
+	assert_old(f->dfd);
+	assert_clean(f->dfd);
+}
+
+/* Stage and journal by hand as hs_txn_commit would, then "crash" after
+ * installing the first k files. */
+static void crash_after(struct tmp_dirs *f, size_t installed)
+{
+	struct two_files t;
+	char err[256] = "";
+
+	prepare(&t);
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, err, sizeof err), 0);
+	/* undo what the crash would not have done: put the old files back
+	 * under their names for the files not installed yet, keeping the new
+	 * contents staged, and restore the journal */
+	for (size_t i = installed; i < 2; i++) {
+		char staged[64], backup[64];
+
+		snprintf(staged, sizeof staged, ".%s%s", t.files[i].base, HS_TXN_SUFFIX);
+		snprintf(backup, sizeof backup, "%s-", t.files[i].base);
+		assert_int_equal(renameat(f->dfd, t.files[i].base, f->dfd, staged), 0);
+		put_str(f->dfd, t.files[i].base, t.files[i].old_data, getuid(), getgid(), 0644);
+	}
+	/* the journal names the identity of the files as they are now */
+	{
+		char journal[1024];
+		int n = snprintf(journal, sizeof journal, "hardened-shadow transaction 1\n");
+
+		for (size_t i = 0; i < 2; i++) {
+			struct stat st;
+
+			assert_int_equal(fstatat(f->dfd, t.files[i].base, &st, AT_SYMLINK_NOFOLLOW), 0);
+			n += snprintf(journal + n, sizeof journal - (size_t)n,
+				      "%s %llu %llu %llu %lld.%09lld %lld.%09lld\n", t.files[i].base,
+				      (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+				      (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec,
+				      (long long)st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec,
+				      (long long)st.st_ctim.tv_nsec);
+		}
+		put_str(f->dfd, HS_TXN_JOURNAL, journal, geteuid(), getegid(), 0600);
+	}
+}
+
+static void test_crash_after_commit_point_is_finished(void **state)
+{
+	struct tmp_dirs *f = *state;
+
+	for (size_t installed = 0; installed <= 2; installed++) {
+		char msg[512] = "";
+
+		crash_after(f, installed);
+		assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg), 1);
+		assert_new(f->dfd);
+		assert_clean(f->dfd);
+		/* back to the old state for the next round */
+		put_str(f->dfd, "passwd", "root:x:0:0::/root:/bin/sh\n", getuid(), getgid(), 0644);
+		put_str(f->dfd, "group", "root:x:0:\n", getuid(), getgid(), 0640);
+	}
+}
+
+/* After the crash, a tool that knows nothing of the journal (sysusers,
+ * shadow-utils) replaced /etc/group: its version stays. */
+static void test_file_changed_since_crash_keeps_the_newer_version(void **state)
+{
+	struct tmp_dirs *f = *state;
+	char msg[512] = "";
+
+	crash_after(f, 0);
+	(void)unlinkat(f->dfd, "group", 0);
+	put_str(f->dfd, "group", "root:x:0:\nsysusers:x:999:\n", getuid(), getgid(), 0644);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg), 1);
+	assert_non_null(strstr(msg, "dropped an interrupted update"));
+	assert_string_equal(slurp(f->dfd, "group"), "root:x:0:\nsysusers:x:999:\n");
+	assert_string_equal(slurp(f->dfd, "passwd"),
+			    "root:x:0:0::/root:/bin/sh\nbob:x:1000:1000::/home/bob:/bin/sh\n");
+	assert_clean(f->dfd);
+}
+
+static void test_hostile_journal_is_left_alone(void **state)
+{
+	struct tmp_dirs *f = *state;
+	char msg[512] = "";
+
+	put_str(f->dfd, HS_TXN_JOURNAL, "something else\n", geteuid(), getegid(), 0600);
+	assert_true(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg) < 0);
+	assert_non_null(strstr(msg, "not a transaction journal"));
+	assert_old(f->dfd);
+
+	/* a journal line naming a path outside the directory is skipped */
+	put_str(f->dfd, HS_TXN_JOURNAL, "hardened-shadow transaction 1\n../x absent\n",
+		geteuid(), getegid(), 0600);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg), 1);
+	assert_non_null(strstr(msg, "bad line"));
+	assert_old(f->dfd);
+	assert_clean(f->dfd);
+
+	/* a symlink as the journal is refused, not followed */
+	assert_int_equal(symlinkat("/etc/hostname", f->dfd, HS_TXN_JOURNAL), 0);
+	assert_true(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg) < 0);
+	assert_old(f->dfd);
+	assert_int_equal(unlinkat(f->dfd, HS_TXN_JOURNAL, 0), 0);
+}
+
+static void test_failure_before_commit_point_changes_nothing(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct two_files t;
+	char err[256] = "";
+
+	prepare(&t);
+	/* the second staged name is taken by a non-empty directory: staging
+	 * fails, the first staged file is removed again */
+	assert_int_equal(mkdirat(f->dfd, ".passwd" HS_TXN_SUFFIX, 0700), 0);
+	put_str(f->dfd, ".passwd" HS_TXN_SUFFIX "/x", "x", getuid(), getgid(), 0600);
+	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, err, sizeof err) < 0);
+	assert_non_null(strstr(err, ".passwd.hs-txn"));
+	assert_old(f->dfd);
+	{
+		struct stat st;
+
+		assert_int_not_equal(fstatat(f->dfd, ".group" HS_TXN_SUFFIX, &st, 0), 0);
+		assert_int_not_equal(fstatat(f->dfd, HS_TXN_JOURNAL, &st, 0), 0);
+	}
+	assert_int_equal(hs_remove_tree_at(f->dfd, ".passwd" HS_TXN_SUFFIX), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_commit_replaces_all_and_backs_up, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_commit_creates_missing_file, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_crash_before_commit_point_is_old_state, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_crash_after_commit_point_is_finished, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_file_changed_since_crash_keeps_the_newer_version,
+						setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_journal_is_left_alone, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_failure_before_commit_point_changes_nothing,
+						setup, tmp_dirs_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
