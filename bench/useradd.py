@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""`useradd NAME` with 1,000 and 10,000 existing users and groups: our useradd against
-Debian's shadow-utils useradd, in a sandbox root (tests/sandbox), never on the host's /etc.
+"""`useradd NAME`, then `usermod -c COMMENT NAME` and `userdel NAME` on the users just
+added, with 1,000 and 10,000 existing users and groups: our tools against Debian's
+shadow-utils, in a sandbox root (tests/sandbox), never on the host's /etc.
 
     unshare --mount --propagation private --fork -- /usr/bin/python3 bench/useradd.py BUILDDIR
 
@@ -16,13 +17,16 @@ both tools run with the same login.defs).
 - ours: the files are generated again from scratch, our /usr/sbin/pwconv moves the
   hashes into /etc/hardened-shadow (not timed), then /usr/sbin/useradd.
 
-Each tool adds HS_BENCH_CALLS (default 20) distinct users, one at a time; one
-`python3` driver inside the root times every call with the same fork+exec, so the launch
-cost is the same for both.  That cost is measured the same way with /bin/true and printed
-separately; nothing is subtracted.  Reported: median ms per call and the ratio
-shadow-utils / ours.  Target: ours at least 30x faster at 10,000 (Debian's shadow 4.13
-takes about 24 ms and 329 ms here, the latter from a quadratic gshadow scan).  A missed
-target is reported; it fails the script only with HS_BENCH_STRICT=1 (as bench/lookup.py)."""
+Each useradd adds HS_BENCH_CALLS (default 20) distinct users, one at a time; then the
+same tool's usermod -c changes each of them, then its userdel deletes each of them (with
+USERGROUPS_ENAB yes, the private group too).  One `python3` driver inside the root times
+every call with the same fork+exec, so the launch cost is the same for both.  That cost is
+measured the same way with /bin/true and printed separately; nothing is subtracted.
+Reported: median ms per call and the ratio shadow-utils / ours.  Target (useradd only):
+ours at least 30x faster at 10,000 (Debian's shadow 4.13 takes about 24 ms and 329 ms
+here, the latter from a quadratic gshadow scan); usermod and userdel have no target.  A
+missed target is reported; it fails the script only with HS_BENCH_STRICT=1 (as
+bench/lookup.py)."""
 
 import os
 import sys
@@ -38,8 +42,13 @@ CALLS = int(os.environ.get("HS_BENCH_CALLS", "20"))
 FIRST_ID = 10000        # generated uids/gids: inside login.defs' UID_MIN..UID_MAX
 TARGET_AT = 10000
 TARGET_RATIO = 30.0
-SHADOW_USERADD = sandbox.CLASSIC_TOOLS_DIR + "/useradd"
-OURS_USERADD = "/usr/sbin/useradd"
+# (label, shadow-utils argv, our argv): each call appends a user name
+TOOLS = (
+    ("useradd", [sandbox.CLASSIC_TOOLS_DIR + "/useradd"], ["/usr/sbin/useradd"]),
+    ("usermod -c", [sandbox.CLASSIC_TOOLS_DIR + "/usermod", "-c", "bench"],
+     ["/usr/sbin/usermod", "-c", "bench"]),
+    ("userdel", [sandbox.CLASSIC_TOOLS_DIR + "/userdel"], ["/usr/sbin/userdel"]),
+)
 
 # Runs inside the root: time `argv... NAME` for CALLS distinct names; prints one
 # duration in ms per line.  The same fork+exec for every tool.
@@ -103,21 +112,29 @@ def timed_calls(sb, prefix, argv):
         (times[CALLS // 2 - 1] + times[CALLS // 2]) / 2
 
 
-def check_added(sb, prefix, tree):
-    """Every added user has a passwd line, a private group (group and gshadow) and its
-    hash where the tool keeps it: a tool that did less would be timed for less."""
+def check_done(sb, label, prefix, tree):
+    """After useradd every user has a passwd line, a private group (group and gshadow)
+    and its hash where the tool keeps it; after usermod -c the new comment; after userdel
+    none of it.  A tool that did less would be timed for less."""
     passwd = sb.read("/etc/passwd")
     group = sb.read("/etc/group")
     gshadow = sb.read("/etc/gshadow")
     shadow = "" if tree else sb.read("/etc/shadow")
     for i in range(CALLS):
         name = "%s%03d" % (prefix, i)
+        gone = label == "userdel"
         for what, text in (("passwd", passwd), ("group", group), ("gshadow", gshadow)) + \
                 (() if tree else (("shadow", shadow),)):
-            if "\n%s:" % name not in "\n" + text:
-                raise SystemExit("useradd.py: %s: no %s entry after useradd" % (name, what))
-        if tree and not sb.exists("/etc/hardened-shadow/%s/shadow" % name):
-            raise SystemExit("useradd.py: %s: no tree directory after useradd" % name)
+            if ("\n%s:" % name in "\n" + text) == gone:
+                raise SystemExit("useradd.py: %s: %s entry %s after %s" %
+                                 (name, what, "left" if gone else "missing", label))
+        if label == "usermod -c" and not any(l.startswith(name + ":") and
+                                             l.split(":")[4] == "bench"
+                                             for l in passwd.splitlines()):
+            raise SystemExit("useradd.py: %s: comment not set by usermod -c" % name)
+        if tree and sb.exists("/etc/hardened-shadow/%s/shadow" % name) == gone:
+            raise SystemExit("useradd.py: %s: tree directory %s after %s" %
+                             (name, "left" if gone else "missing", label))
 
 
 def main():
@@ -125,9 +142,10 @@ def main():
         print("usage: useradd.py BUILDDIR", file=sys.stderr)
         return 2
     build = os.path.realpath(sys.argv[1])
-    if not os.access(os.path.join(build, "src", "useradd"), os.X_OK):
-        print("useradd.py: %s/src/useradd not built" % build, file=sys.stderr)
-        return 2
+    for tool in ("useradd", "usermod", "userdel"):
+        if not os.access(os.path.join(build, "src", tool), os.X_OK):
+            print("useradd.py: %s/src/%s not built" % (build, tool), file=sys.stderr)
+            return 2
     try:
         sandbox.require_private_mount_ns()
     except sandbox.SandboxError as e:
@@ -145,30 +163,34 @@ def main():
                 set_usergroups(sb)
                 generate(sb, cache, n)
                 true_ms = timed_calls(sb, "tr", ["/bin/true"])
-                shadow_ms = timed_calls(sb, "su", [SHADOW_USERADD])
-                check_added(sb, "su", tree=False)
+                shadow_ms = {}
+                for label, argv, _ in TOOLS:
+                    shadow_ms[label] = timed_calls(sb, "su", argv)
+                    check_done(sb, label, "su", tree=False)
                 # ours: the same accounts from scratch, converted with our pwconv
                 generate(sb, cache, n)
                 sb.run(["/usr/sbin/pwconv"], timeout=600)
                 if sb.exists("/etc/shadow") or not sb.exists(
                         "/etc/hardened-shadow/bu%06d/shadow" % (n - 1)):
                     raise SystemExit("useradd.py: pwconv did not make the tree")
-                ours_ms = timed_calls(sb, "hs", [OURS_USERADD])
-                check_added(sb, "hs", tree=True)
-            rows.append((n, true_ms, shadow_ms, ours_ms))
+                for label, _, argv in TOOLS:
+                    rows.append((n, label, true_ms, shadow_ms[label],
+                                 timed_calls(sb, "hs", argv)))
+                    check_done(sb, label, "hs", tree=True)
             print("useradd.py: N=%d measured in %.1f s" % (n, time.monotonic() - t),
                   file=sys.stderr, flush=True)
     finally:
         base.close()
 
-    print("useradd NAME (USERGROUPS_ENAB yes), median of %d calls each" % CALLS)
-    print("%8s %18s %12s %14s %8s" % ("users", "shadow-utils ms", "ours ms",
-                                       "/bin/true ms", "ratio"))
+    print("useradd NAME, usermod -c bench NAME, userdel NAME (USERGROUPS_ENAB yes), "
+          "median of %d calls each" % CALLS)
+    print("%8s %-11s %18s %12s %14s %8s" % ("users", "tool", "shadow-utils ms", "ours ms",
+                                            "/bin/true ms", "ratio"))
     failed = False
-    for n, true_ms, shadow_ms, ours_ms in rows:
-        print("%8d %18.2f %12.2f %14.2f %7.1fx" % (n, shadow_ms, ours_ms, true_ms,
-                                                   shadow_ms / ours_ms))
-        if n == TARGET_AT:
+    for n, label, true_ms, shadow_ms, ours_ms in rows:
+        print("%8d %-11s %18.2f %12.2f %14.2f %7.1fx" % (n, label, shadow_ms, ours_ms,
+                                                         true_ms, shadow_ms / ours_ms))
+        if n == TARGET_AT and label == "useradd":
             met = shadow_ms / ours_ms >= TARGET_RATIO
             failed = not met
             print("at %d users: shadow-utils / ours = %.1fx (target >= %.0fx): %s" %

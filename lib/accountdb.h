@@ -21,7 +21,16 @@
  *     hs_accountdb_free(&db);
  *
  * Every function that fails leaves a one-line message naming the file
- * (and line) in db->error, ready for hs_warn("%s", db->error). */
+ * (and line) in db->error, ready for hs_warn("%s", db->error).
+ *
+ * Lazy loading (HS_DB_LAZY, for tools that touch a few entries of a large
+ * file: useradd, usermod, userdel): every line is still validated at load
+ * with the same parser and the same errors, but its record is built only
+ * when it is asked for, so db->lines[i] is filled in only for a line that
+ * hs_accountdb_get, find, find_id, dup_name, dup_id, replace, delete or
+ * append returned or touched.  Read any other line through
+ * hs_accountdb_get (or hs_accountdb_text / hs_accountdb_id, which never
+ * build a record), never through db->lines directly. */
 #ifndef HS_ACCOUNTDB_H
 #define HS_ACCOUNTDB_H
 
@@ -56,6 +65,8 @@ enum {
 	 * the load. */
 	HS_DB_KEEP_DUPS = 1 << 2,
 	HS_DB_LENIENT = HS_DB_KEEP_BAD | HS_DB_KEEP_DUPS,
+	/* Build records on first access (see the top of this file). */
+	HS_DB_LAZY = 1 << 3,
 };
 
 union hs_dbrec {
@@ -75,18 +86,28 @@ struct hs_dbline {
 	bool entry;             /* rec holds the parsed record */
 	bool deleted;           /* tombstone, not written */
 	union hs_dbrec rec;     /* valid when entry; strings owned by the db.  The
-	                         * strings of a record parsed at load stay valid
-	                         * (and unchanged) until hs_accountdb_free, even
-	                         * after the line is replaced or deleted; those of
-	                         * a replaced or appended record only until the
-	                         * line is replaced again */
+	                         * strings of a record parsed from the file (at
+	                         * load, or on first access with HS_DB_LAZY) stay
+	                         * valid (and unchanged) until hs_accountdb_free,
+	                         * even after the line is replaced or deleted;
+	                         * those of a replaced or appended record only
+	                         * until the line is replaced again */
 	char *owned;            /* private: storage of a replaced or appended line */
 };
 
-struct hs_db_index {            /* private: open addressing, slot = line index + 1 */
-	size_t *slots;
-	size_t cap, used;
+struct hs_db_slot {             /* private */
+	unsigned int key;       /* the name's hash, or the id itself */
+	unsigned int line;      /* line index + 1; 0 = empty */
 };
+struct hs_db_index {            /* private: open addressing, linear probing */
+	struct hs_db_slot *slots;
+	size_t cap, used;
+	bool stale;             /* rebuild before the next lookup */
+};
+struct hs_db_span {             /* private: where an unparsed line lies in data */
+	unsigned int off, len;
+};
+struct hs_db_chunk;
 
 struct hs_accountdb {
 	enum hs_db_kind kind;
@@ -104,10 +125,15 @@ struct hs_accountdb {
 	mode_t default_mode;
 	char error[512];
 	/* private */
-	char *data, *copy;
+	char *data;             /* the file as read */
 	size_t len, cap_lines;
+	unsigned flags;
+	bool data_on_disk;      /* data is what the file holds (loaded, not written since) */
 	struct hs_db_index by_name, by_id;
-	bool index_stale;
+	unsigned id_scans;              /* lookups by id answered by a scan */
+	struct hs_db_span *spans;       /* HS_DB_LAZY: every line as loaded */
+	unsigned char *built;           /* HS_DB_LAZY: bitmap of filled-in lines */
+	struct hs_db_chunk *chunks;     /* parse copies of loaded lines */
 };
 #define HS_ACCOUNTDB_INIT { .n_lines = 0 }
 
@@ -136,8 +162,28 @@ long hs_accountdb_find_id(struct hs_accountdb *db, unsigned long id);
 long hs_accountdb_dup_name(struct hs_accountdb *db, size_t idx);
 long hs_accountdb_dup_id(struct hs_accountdb *db, size_t idx);
 
-/* The record at idx when it is a live entry, else NULL. */
+/* The record at idx when it is a live entry, else NULL.  With HS_DB_LAZY
+ * the first call for a line parses it (the db is changed underneath, so a
+ * db is never shared between threads). */
 const union hs_dbrec *hs_accountdb_get(const struct hs_accountdb *db, size_t idx);
+
+/* Without building a record (cheap on a HS_DB_LAZY db):
+ * text: the current text of line idx (no newline, not NUL-terminated) and
+ * its length, or NULL for a deleted line or an idx out of range.
+ * field: field n (0 = the name) of the live entry at idx, as the file
+ * spells it (not NUL-terminated; numbers are plain decimal, since every
+ * entry parsed), or NULL.  A scan with it compares text, e.g. the gid
+ * field of every passwd line against "1000".
+ * id: the uid/gid of the live entry at idx (HS_DB_PASSWD, HS_DB_GROUP);
+ * false for anything else.
+ * find_next: the first live entry at an index >= from whose name (owner
+ * for HS_DB_SUBID) is name, or -1: every range of an owner, every
+ * duplicate.  A scan, O(lines). */
+const char *hs_accountdb_text(const struct hs_accountdb *db, size_t idx, size_t *len);
+const char *hs_accountdb_field(const struct hs_accountdb *db, size_t idx, unsigned n,
+                               size_t *len);
+bool hs_accountdb_id(const struct hs_accountdb *db, size_t idx, unsigned long *id);
+long hs_accountdb_find_next(struct hs_accountdb *db, const char *name, size_t from);
 
 /* rec points to the struct of db->kind (struct hs_passwd for HS_DB_PASSWD
  * ...).  It is validated and formatted by records.c and copied: it may
@@ -160,5 +206,15 @@ int hs_accountdb_serialize(const struct hs_accountdb *db, struct hs_buf *out);
  * mode kept).  The caller holds the locks and flushes the caches
  * (hs_flush_caches).  Clears dirty on success. */
 int hs_accountdb_write(struct hs_accountdb *db);
+/* For a caller that writes several files as one transaction (lib/txn via
+ * lib/accountset): the new contents in pieces (*iov malloc'd, pointing
+ * into the db; valid until the db changes), and what the file held when
+ * loaded (*old NULL when unknown: not present, or written since).  After
+ * the transaction wrote the file, hs_accountdb_written records it as
+ * hs_accountdb_write would. */
+struct iovec;
+int hs_accountdb_contents(const struct hs_accountdb *db, struct iovec **iov, size_t *n,
+                          const char **old, size_t *old_len);
+void hs_accountdb_written(struct hs_accountdb *db);
 
 #endif

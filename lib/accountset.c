@@ -2,12 +2,16 @@
 #include "accountset.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "globalfile.h"
+#include "txn.h"
 #include "layout.h"
 #include "util.h"
 
@@ -86,6 +90,7 @@ int hs_accountset_open(struct hs_accountset *s, unsigned files, unsigned load_fl
 	r = hs_lock_acquire(&s->locks, s->pwd_lock, paths, n, HS_LOCK_TIMEOUT_SEC, &failed);
 	if (r < 0) {
 		s->failed = HS_AS_PASSWD;
+		s->lock_failed = true;
 		for (int k = 0; k < HS_AS_COUNT; k++)
 			if (failed && s->used[k] && strncmp(failed, s->path[k], strlen(s->path[k])) == 0)
 				s->failed = (enum hs_as_file)k;
@@ -126,23 +131,93 @@ struct hs_accountdb *hs_accountset_db(struct hs_accountset *s, enum hs_as_file f
 	return &s->db[f];
 }
 
+/* The directory every file lives in ("/etc" below the root), opened. */
+static int open_etc(const struct hs_accountset *s, char *dir, size_t size)
+{
+	char *slash;
+
+	snprintf(dir, size, "%s", s->pwd_lock);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -EINVAL;
+	*slash = '\0';
+	return open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 int hs_accountset_commit(struct hs_accountset *s)
 {
+	struct hs_txn_file files[HS_AS_COUNT];
+	struct iovec *iovs[HS_AS_COUNT] = { NULL };
+	enum hs_as_file which[HS_AS_COUNT];
+	char dir[sizeof(s->pwd_lock)];
+	size_t n = 0;
+	int dirfd = -1, r = 0;
+
 	for (size_t i = 0; i < HS_ARRAY_SIZE(write_order); i++) {
 		enum hs_as_file k = write_order[i];
-		int r;
 
-		if (!s->used[k] || !s->db[k].dirty)
-			continue;
-		s->committed = true;
-		r = hs_accountdb_write(&s->db[k]);
-		if (r < 0) {
-			s->failed = k;
-			snprintf(s->error, sizeof(s->error), "%s", s->db[k].error);
-			return r;
-		}
+		if (s->used[k] && s->db[k].dirty)
+			which[n++] = k;
 	}
-	return 0;
+	if (n == 0)
+		return 0;
+	s->committed = true;
+	if (n == 1) {
+		/* one rename is atomic by itself: no journal needed */
+		r = hs_accountdb_write(&s->db[which[0]]);
+		if (r < 0) {
+			s->failed = which[0];
+			snprintf(s->error, sizeof(s->error), "%s", s->db[which[0]].error);
+		}
+		return r;
+	}
+	/* several files: one transaction (lib/txn.h), so a crash between
+	 * two renames can no longer leave a group without its user */
+	for (size_t i = 0; i < n; i++) {
+		struct hs_accountdb *db = &s->db[which[i]];
+		const char *slash = strrchr(db->path, '/');
+		size_t n_iov = 0;
+
+		r = hs_accountdb_contents(db, &iovs[i], &n_iov, &files[i].old_data,
+					  &files[i].old_len);
+		if (r < 0) {
+			s->failed = which[i];
+			snprintf(s->error, sizeof(s->error), "cannot write %s: %s", db->path,
+				 hs_strerror(r));
+			goto out;
+		}
+		files[i].base = slash ? slash + 1 : db->path;
+		files[i].iov = iovs[i];
+		files[i].n_iov = n_iov;
+		files[i].uid = db->default_uid;
+		files[i].gid = db->default_gid;
+		files[i].mode = db->default_mode;
+	}
+	dirfd = open_etc(s, dir, sizeof(dir));
+	if (dirfd < 0) {
+		r = -errno;
+		s->failed = which[0];
+		snprintf(s->error, sizeof(s->error), "cannot open %s: %s", dir, hs_strerror(r));
+		goto out;
+	}
+	r = hs_txn_commit(dirfd, dir, files, n, s->error, sizeof(s->error));
+	if (r < 0) {
+		/* the message names the file; point failed at it for the
+		 * tool's exit status */
+		s->failed = which[0];
+		for (size_t i = 0; i < n; i++)
+			if (strstr(s->error, files[i].base))
+				s->failed = which[i];
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		hs_accountdb_written(&s->db[which[i]]);
+out:
+	if (dirfd >= 0)
+		close(dirfd);
+	for (size_t i = 0; i < n; i++)
+		free(iovs[i]);
+	return r;
 }
 
 static void flush_written(struct hs_accountset *s)
@@ -340,6 +415,30 @@ int hs_accountset_remove_member(struct hs_accountset *s, size_t gi, const char *
 	return member_op(s, gi, LIST_REMOVE, user);
 }
 
+/* Can line i of db name the user in a list at all?  A line whose text
+ * after its own name does not hold the user's has them in no list: it is
+ * skipped without building its record (with HS_DB_LAZY, userdel then
+ * parses a handful of lines, not all).  memchr for the first byte, then
+ * a compare: memmem costs more than that on lines this short. */
+static bool may_name(const struct hs_accountdb *db, size_t i, const char *name)
+{
+	size_t len, flen, nlen = strlen(name);
+	const char *t = hs_accountdb_text(db, i, &len);
+	const char *f = t ? hs_accountdb_field(db, i, 1, &flen) : NULL;
+	const char *end, *p;
+
+	if (!f || !nlen)
+		return false;
+	for (end = t + len; (size_t)(end - f) >= nlen; f = p + 1) {
+		p = memchr(f, name[0], (size_t)(end - f) - nlen + 1);
+		if (!p)
+			return false;
+		if (memcmp(p, name, nlen) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* op on every group and gshadow line. */
 static int every_list_op(struct hs_accountset *s, enum list_op op, const char *name,
                          const char *new_name)
@@ -348,6 +447,8 @@ static int every_list_op(struct hs_accountset *s, enum list_op op, const char *n
 
 	if (s->used[HS_AS_GROUP]) {
 		for (size_t i = 0; i < s->db[HS_AS_GROUP].n_lines; i++) {
+			if (!may_name(&s->db[HS_AS_GROUP], i, name))
+				continue;
 			r = group_line_apply(s, i, op, name, new_name);
 			if (r < 0)
 				return r;
@@ -356,6 +457,8 @@ static int every_list_op(struct hs_accountset *s, enum list_op op, const char *n
 	}
 	if (s->used[HS_AS_GSHADOW]) {
 		for (size_t i = 0; i < s->db[HS_AS_GSHADOW].n_lines; i++) {
+			if (!may_name(&s->db[HS_AS_GSHADOW], i, name))
+				continue;
 			r = gshadow_line_apply(s, i, op, name, new_name, true);
 			if (r < 0)
 				return r;

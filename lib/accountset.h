@@ -54,6 +54,8 @@ struct hs_accountset {
 	bool used[HS_AS_COUNT];         /* locked and loaded */
 	bool committed;                 /* something was written: flush caches */
 	enum hs_as_file failed;         /* the file the last failure concerns */
+	bool lock_failed;               /* hs_accountset_open failed taking a lock
+	                                 * (not loading a file) */
 	struct hs_locks locks;
 	char error[600];
 	/* private */
@@ -62,8 +64,9 @@ struct hs_accountset {
 };
 #define HS_ACCOUNTSET_INIT { .locks = HS_LOCKS_INIT }
 
-/* Tests only: look for every file (and /etc/.pwd.lock) below dir instead
- * of /, for the sets opened afterwards (NULL or "" restores /). */
+/* Look for every file (and /etc/.pwd.lock) below dir instead of /, for
+ * the sets opened afterwards (NULL or "" restores /): the unit tests, and
+ * groupadd --prefix (packaging/post-install.sh into a DESTDIR). */
 void hs_accountset_use_root(const char *dir);
 /* The path of each file (HS_ETC_*). */
 const char *hs_accountset_path(enum hs_as_file f);

@@ -26,7 +26,12 @@
  *          5. take the tree away (root:root 0700, rename to a temp name)
  *             and remove it
  *    A crash between 2 and 5 leaves the marker; the next pwunconv redoes
- *    everything from the tree, which stays authoritative until step 5. */
+ *    everything from the tree, which stays authoritative until step 5.
+ *
+ * Both hold every catchable signal back from the moment they hold the locks
+ * until they have released them: a Ctrl-C takes effect once the run is
+ * complete or undone and reported, so only SIGKILL leaves the states above
+ * (and a temporary tree or stale locks, which the next run removes). */
 #include "convert.h"
 
 #include <dirent.h>
@@ -1033,6 +1038,12 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 	r = take_locks(&locks, lock_files_to_tree, HS_ARRAY_SIZE(lock_files_to_tree));
 	if (r < 0)
 		return r;
+	/* Signals wait from here to the end, after the locks are released
+	 * (waiting for them stays interruptible): a Ctrl-C in the middle
+	 * would leave a temporary tree (a root-only copy of every hash), a
+	 * half-done commit or rollback, and stale locks behind.  Only
+	 * SIGKILL remains; the next run cleans up after it. */
+	hs_signals_block(&saved);
 	cleanup_leftovers(etcfd);
 	r = tree_state(etcfd, &treefd, &state, &source_tcb);
 	if (r < 0)
@@ -1128,7 +1139,6 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 	if ((r = create_groups(&g)) < 0)
 		goto out;
 
-	hs_signals_block(&saved);
 	/* 4. Into place. */
 	if (renameat2(etcfd, tmpname, etcfd, TREE_NAME, RENAME_NOREPLACE) < 0) {
 		r = -errno;
@@ -1164,14 +1174,12 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 			r = -errno;
 			hs_warn("cannot remove %s: %s; run pwconv again to finish", HS_ETC_SHADOW,
 				hs_strerror(r));
-			hs_signals_restore(&saved);
 			goto out;
 		}
 		fsync_dir(etcfd);
 	}
 	/* 8. Done. */
 	r = treefd < 0 ? treefd : remove_marker(treefd, HS_CONVERT_MARK_PWCONV);
-	hs_signals_restore(&saved);
 	if (r < 0) {
 		hs_warn("cannot remove %s/%s: %s; run pwconv again to finish", HS_TREE_DIR,
 			HS_CONVERT_MARK_PWCONV, hs_strerror(r));
@@ -1194,7 +1202,6 @@ commit_failed:
 			hs_warn("cannot remove %s again: %s; run pwconv again to clean up",
 				HS_TREE_DIR, hs_strerror(e));
 	}
-	hs_signals_restore(&saved);
 out:
 	if (tmpname[0]) {
 		int e = remove_tree(etcfd, tmpname);
@@ -1207,6 +1214,8 @@ out:
 	pwdb_free(&pw);
 	hs_lock_release(&locks);
 	fflush(stdout);
+	fflush(stderr);
+	hs_signals_restore(&saved);   /* a pending SIGINT ends us here */
 	return r;
 }
 
@@ -1349,6 +1358,8 @@ int hs_convert_to_classic(const struct hs_convert_opts *opts)
 	r = take_locks(&locks, lock_files_to_classic, HS_ARRAY_SIZE(lock_files_to_classic));
 	if (r < 0)
 		return r;
+	/* as in pwconv: signals wait until the end */
+	hs_signals_block(&saved);
 	cleanup_leftovers(etcfd);
 	r = tree_state(etcfd, &treefd, &state, &source_tcb);
 	if (r < 0)
@@ -1402,14 +1413,13 @@ int hs_convert_to_classic(const struct hs_convert_opts *opts)
 	if ((r = shells_load(&sh)) < 0)
 		goto out;
 
-	hs_signals_block(&saved);
 	/* 2. Marker: from here on, a crash is finished by the next pwunconv. */
 	if (!marker_written) {
 		r = write_marker(treefd, HS_CONVERT_MARK_PWUNCONV, SOURCE_SHADOW);
 		if (r < 0) {
 			hs_warn("cannot write %s/%s: %s", HS_TREE_DIR, HS_CONVERT_MARK_PWUNCONV,
 				hs_strerror(r));
-			goto restore;
+			goto out;
 		}
 	}
 	/* 3. /etc/shadow, root:shadow 0640 as Debian ships it. */
@@ -1435,7 +1445,6 @@ int hs_convert_to_classic(const struct hs_convert_opts *opts)
 	hs_close(treefd);
 	treefd = -1;
 	r = remove_tree(etcfd, TREE_NAME);
-	hs_signals_restore(&saved);
 	if (r < 0) {
 		/* The classic files are complete; only a directory is left. */
 		hs_warn("cannot remove %s: %s; run pwunconv again to finish", HS_TREE_DIR,
@@ -1453,8 +1462,6 @@ int hs_convert_to_classic(const struct hs_convert_opts *opts)
 undo:
 	if (state != TREE_PWUNCONV)
 		remove_marker(treefd, HS_CONVERT_MARK_PWUNCONV);
-restore:
-	hs_signals_restore(&saved);
 out:
 	hs_buf_free(&passwd);
 	if (shadow.data)
@@ -1464,6 +1471,8 @@ out:
 	pwdb_free(&pw);
 	hs_lock_release(&locks);
 	fflush(stdout);
+	fflush(stderr);
+	hs_signals_restore(&saved);   /* a pending SIGINT ends us here */
 	return r;
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -436,16 +437,66 @@ static int fsync_dir(int dirfd)
 	return 0;
 }
 
+/* Write every piece in order, whatever the partial writes (writev in
+ * batches, so a file in many pieces costs few system calls). */
+static int write_pieces(int fd, const struct iovec *iov, size_t n)
+{
+	struct iovec cur[64];
+	size_t i = 0, off = 0;  /* the next byte is iov[i] at off */
+
+	while (i < n) {
+		size_t k = 0, want = 0, left;
+		ssize_t w;
+
+		for (size_t j = i; j < n && k < HS_ARRAY_SIZE(cur); j++, k++) {
+			size_t skip = j == i ? off : 0;
+
+			cur[k].iov_base = (char *)iov[j].iov_base + skip;
+			cur[k].iov_len = iov[j].iov_len - skip;
+			want += cur[k].iov_len;
+		}
+		w = want ? writev(fd, cur, (int)k) : 0;
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0 && want)
+			return -EIO;
+		for (left = (size_t)w; i < n; i++, off = 0) {
+			if (left < iov[i].iov_len - off) {
+				off += left;
+				break;
+			}
+			left -= iov[i].iov_len - off;
+		}
+	}
+	return 0;
+}
+
 int hs_replace_file_at(int dirfd, const char *name, const void *data, size_t len,
 		       uid_t uid, gid_t gid, mode_t mode)
+{
+	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
+
+	if (!data && len)
+		return -EINVAL;
+	return hs_replace_file_iov_at(dirfd, name, &iov, 1, uid, gid, mode);
+}
+
+int hs_replace_file_iov_at(int dirfd, const char *name, const struct iovec *iov, size_t n,
+			   uid_t uid, gid_t gid, mode_t mode)
 {
 	char tmp[NAME_MAX + 1] = "";
 	struct stat st;
 	bool anonymous;
 	int fd, r;
 
-	if (!hs_is_single_component(name) || (!data && len))
+	if (!hs_is_single_component(name) || (!iov && n))
 		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!iov[i].iov_base && iov[i].iov_len)
+			return -EINVAL;
 
 	/* Write into an unnamed O_TMPFILE inode and give it a name only
 	 * once it is complete, so a SIGKILL (which no cleanup handler sees)
@@ -462,7 +513,7 @@ int hs_replace_file_at(int dirfd, const char *name, const void *data, size_t len
 			return fd;
 	}
 
-	r = hs_write_full(fd, data, len);
+	r = write_pieces(fd, iov, n);
 	if (r < 0)
 		goto fail;
 

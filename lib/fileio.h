@@ -53,6 +53,12 @@ int hs_read_file_alloc_at(int dirfd, const char *name, const struct hs_file_expe
  * On any failure the temp file is removed and the old file is untouched. */
 int hs_replace_file_at(int dirfd, const char *name, const void *data, size_t len,
                        uid_t uid, gid_t gid, mode_t mode);
+/* The same with the contents in n pieces written one after the other
+ * (struct iovec, <sys/uio.h>), so a caller that has them in several places
+ * copies nothing into one buffer first. */
+struct iovec;
+int hs_replace_file_iov_at(int dirfd, const char *name, const struct iovec *iov, size_t n,
+                           uid_t uid, gid_t gid, mode_t mode);
 
 /* Open a directory component with O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC
  * and fstat it; -HS_E_SYMLINK for a symlink, -HS_E_NOTDIR for others. */

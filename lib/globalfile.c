@@ -18,11 +18,15 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <syslog.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 
+#include "cli.h"
 #include "fileio.h"
 #include "layout.h"
+#include "txn.h"
 #include "util.h"
 
 /* A lock fd is always moved above the standard streams, so a zeroed
@@ -273,6 +277,43 @@ static int take_file_lock(const char *file, int64_t deadline, char **held)
 	}
 }
 
+/* Under the locks, before anything reads the files: finish (or drop) what
+ * a tool killed in the middle of a multi-file commit left (lib/txn.h).
+ * Every tool that locks the global files comes through here, so no tool
+ * reads a half-installed transaction or replaces a file it names. */
+static int finish_interrupted_update(const char *pwd_lock_path, const char **failed_path)
+{
+	static const char *const bases[] = {
+		"passwd", "shadow", "group", "gshadow", "subuid", "subgid",
+	};
+	static char journal[PATH_MAX + 32];
+	char dir[PATH_MAX], msg[1024];
+	const char *slash = strrchr(pwd_lock_path, '/');
+	_cleanup_close_ int dirfd = -1;
+	int r;
+
+	if (!slash || (size_t)(slash - pwd_lock_path) >= sizeof(dir))
+		return -EINVAL;
+	memcpy(dir, pwd_lock_path, (size_t)(slash - pwd_lock_path));
+	dir[slash - pwd_lock_path] = '\0';
+	dirfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0)
+		return -errno;
+	r = hs_txn_recover(dirfd, dir, bases, HS_ARRAY_SIZE(bases), msg, sizeof(msg));
+	if (r > 0) {
+		hs_warn("%s", msg);
+		syslog(LOG_WARNING, "%s", msg);
+	} else if (r < 0) {
+		hs_warn("%s", msg);
+		syslog(LOG_ERR, "%s", msg);
+		snprintf(journal, sizeof(journal), "%s/%s", dir, HS_TXN_JOURNAL);
+		if (failed_path)
+			*failed_path = journal;
+		return r;
+	}
+	return 0;
+}
+
 int hs_lock_acquire(struct hs_locks *l, const char *pwd_lock_path,
                     const char *const files[], size_t n_files,
                     unsigned timeout_sec, const char **failed_path)
@@ -307,6 +348,9 @@ int hs_lock_acquire(struct hs_locks *l, const char *pwd_lock_path,
 			goto fail;
 		l->n++;
 	}
+	r = finish_interrupted_update(pwd_lock_path, failed_path);
+	if (r < 0)
+		goto fail;
 	if (failed_path)
 		*failed_path = NULL;
 	return 0;
@@ -384,6 +428,18 @@ int hs_global_read(const char *path, char **data, size_t *len)
 int hs_global_replace(const char *path, const char *data, size_t len,
                       uid_t default_uid, gid_t default_gid, mode_t default_mode)
 {
+	struct iovec iov = { .iov_base = (void *)(data ? data : ""), .iov_len = len };
+
+	if (!path || (!data && len))
+		return -EINVAL;
+	return hs_global_replace_iov(path, &iov, 1, NULL, 0, default_uid, default_gid,
+				     default_mode);
+}
+
+int hs_global_replace_iov(const char *path, const struct iovec *iov, size_t n,
+                          const char *old_data, size_t old_len,
+                          uid_t default_uid, gid_t default_gid, mode_t default_mode)
+{
 	const struct hs_file_expect ex = {
 		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
 	};
@@ -391,15 +447,17 @@ int hs_global_replace(const char *path, const char *data, size_t len,
 	_cleanup_free_ char *backup = NULL;
 	const char *base;
 	char *old = NULL;
-	size_t oldlen = 0;
+	size_t oldlen = 0, len = 0;
 	struct stat st;
 	uid_t uid = default_uid;
 	gid_t gid = default_gid;
 	mode_t mode = default_mode & 07777;
 	int r;
 
-	if (!path || (!data && len))
+	if (!path || (!iov && n) || (!old_data && old_len))
 		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		len += iov[i].iov_len;
 	if (len > HS_GLOBALFILE_MAX)
 		return -HS_E_TOOBIG;
 	dirfd = open_parent(path, &base);
@@ -409,23 +467,32 @@ int hs_global_replace(const char *path, const char *data, size_t len,
 	if (!backup)
 		return -ENOMEM;
 
-	r = hs_read_file_alloc_at(dirfd, base, &ex, &old, &oldlen, &st);
+	if (old_data) {
+		/* the caller read it under the same locks: the same checks as
+		 * a read, without reading it again */
+		r = fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
+								      : hs_check_file_stat(&st, &ex);
+	} else {
+		r = hs_read_file_alloc_at(dirfd, base, &ex, &old, &oldlen, &st);
+		old_data = old;
+		old_len = oldlen;
+	}
 	if (r == 0) {
 		uid = st.st_uid;
 		gid = st.st_gid;
 		mode = st.st_mode & 07777;
 		/* the backup is a copy written the same careful way: a crash
 		 * leaves the previous backup or the new one, never half */
-		r = hs_replace_file_at(dirfd, backup, old, oldlen, uid, gid, mode);
+		r = hs_replace_file_at(dirfd, backup, old_data, old_len, uid, gid, mode);
+	}
+	if (old) {
 		/* /etc/shadow and /etc/gshadow hold hashes */
 		hs_wipe(old, oldlen);
 		free(old);
-		if (r < 0)
-			return r;
-	} else if (r != -ENOENT) {
-		return r;
 	}
-	return hs_replace_file_at(dirfd, base, data ? data : "", len, uid, gid, mode);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	return hs_replace_file_iov_at(dirfd, base, iov, n, uid, gid, mode);
 }
 
 /* Not in the header: hs_flush_caches with the program paths as

@@ -48,6 +48,14 @@ int hs_global_read(const char *path, char **data, size_t *len);
  * atomically).  Caller must hold the locks. */
 int hs_global_replace(const char *path, const char *data, size_t len,
                       uid_t default_uid, gid_t default_gid, mode_t default_mode);
+/* The same with the new contents in n pieces (struct iovec, <sys/uio.h>),
+ * and old_data/old_len the current contents when the caller read them
+ * under the same locks (the backup is written from them, not read again;
+ * NULL: read the file, as hs_global_replace does). */
+struct iovec;
+int hs_global_replace_iov(const char *path, const struct iovec *iov, size_t n,
+                          const char *old_data, size_t old_len,
+                          uid_t default_uid, gid_t default_gid, mode_t default_mode);
 
 /* Ask running caches to drop a database ("passwd", "group", "shadow"):
  * nscd -i DB and sss_cache -E, when those programs exist.  Failures are

@@ -15,9 +15,10 @@
  *    valid range like shadow-utils does.
  *  - A hash crypt_checksalt() calls CRYPT_SALT_TOO_CHEAP is still verified
  *    (the method is enabled; "rehash" raises its cost).  On Debian 12's
- *    libxcrypt, $5$ (sha256) and $1$ (md5) are LEGACY: we still produce
- *    them when configured (as shadow-utils would), but they only verify
- *    with allow_legacy. */
+ *    libxcrypt, $5$ (sha256) and $1$ (md5) are LEGACY: they only verify
+ *    with allow_legacy, and hs_hash_policy_check_legacy is the one rule
+ *    every writer asks before producing them (refused without the same
+ *    opt-in). */
 #include "hash.h"
 
 #include <crypt.h>
@@ -250,28 +251,112 @@ bool hs_consttime_streq(const char *a, const char *b)
 	return diff == 0;
 }
 
+enum hs_hash_class hs_hash_classify(const char *hash)
+{
+	if (!hash)
+		return HS_HASH_INVALID;
+	switch (crypt_checksalt(hash)) {
+	case CRYPT_SALT_OK:
+	case CRYPT_SALT_TOO_CHEAP:
+		return HS_HASH_USABLE;
+	case CRYPT_SALT_METHOD_LEGACY:
+	case CRYPT_SALT_METHOD_DISABLED:
+		return HS_HASH_LEGACY;
+	default:
+		return HS_HASH_INVALID;
+	}
+}
+
+bool hs_hash_verifiable(const char *hash, bool allow_legacy)
+{
+	/* empty = no password (the caller decides about nullok), '!' =
+	 * locked, '*' = no password login: none of them ever matches */
+	if (!hash || hash[0] == '\0' || hash[0] == '!' || hash[0] == '*')
+		return false;
+	switch (hs_hash_classify(hash)) {
+	case HS_HASH_USABLE:
+		return true;
+	case HS_HASH_LEGACY:
+		return allow_legacy;
+	default:
+		return false;
+	}
+}
+
+int hs_hash_policy_check_legacy(const struct hs_hash_policy *p, bool allow_legacy,
+                                const char **name)
+{
+	static const char fixed[HS_SALT_BYTES] = "hardened-shadow legacy salt byte";
+	char setting[CRYPT_GENSALT_OUTPUT_SIZE];
+	const struct method *m;
+
+	if (name)
+		*name = "?";
+	if (!p || !memchr(p->prefix, '\0', sizeof p->prefix))
+		return -HS_E_METHOD;
+	m = method_by_prefix(p->prefix);
+	if (name)
+		*name = m ? m->defs_word : p->prefix;
+	/* libxcrypt's own verdict on a setting of this policy, so the rule
+	 * follows the library (and whatever it is built to call legacy) */
+	if (make_setting(p, fixed, (int)sizeof fixed, setting, (int)sizeof setting) < 0)
+		return -HS_E_METHOD;
+	switch (hs_hash_classify(setting)) {
+	case HS_HASH_USABLE:
+		return 0;
+	case HS_HASH_LEGACY:
+		return allow_legacy ? 0 : -HS_E_METHOD;
+	default:
+		return -HS_E_METHOD;
+	}
+}
+
+int hs_hash_check_given(const char *hash, const char **problem)
+{
+	const char *h = hash;
+
+	*problem = NULL;
+	if (!hash || hash[0] == '\0') {
+		*problem = "empty password (use passwd -d to remove a password)";
+		return -1;
+	}
+	if (strlen(hash) > HS_HASH_MAX) {
+		*problem = "the hash is longer than the 512 bytes a shadow field may hold";
+		return -1;
+	}
+	if (!hs_field_valid(hash)) {
+		*problem = "the hash contains ':' or a control character";
+		return -1;
+	}
+	if (strcmp(hash, "*") == 0 || strcmp(hash, "!") == 0 || strcmp(hash, "!*") == 0)
+		return 0;
+	if (h[0] == '!')
+		h++;
+	if (h[0] != '$') {
+		*problem = "not a hash libxcrypt recognises (clear text?)";
+		return -1;
+	}
+	switch (crypt_checksalt(h)) {
+	case CRYPT_SALT_OK:
+	case CRYPT_SALT_TOO_CHEAP:
+		return 0;
+	case CRYPT_SALT_METHOD_LEGACY:
+		return 1;
+	case CRYPT_SALT_METHOD_DISABLED:
+		*problem = "the hash method is disabled in libxcrypt";
+		return -1;
+	default:
+		*problem = "not a hash libxcrypt recognises (clear text?)";
+		return -1;
+	}
+}
+
 int hs_verify_password(const char *password, const char *hash, bool allow_legacy)
 {
 	int r;
 
-	if (!password || !hash)
+	if (!password || !hs_hash_verifiable(hash, allow_legacy))
 		return 0;
-	/* empty = no password (the caller decides about nullok), '!' =
-	 * locked, '*' = no password login: none of them ever matches */
-	if (hash[0] == '\0' || hash[0] == '!' || hash[0] == '*')
-		return 0;
-	switch (crypt_checksalt(hash)) {
-	case CRYPT_SALT_OK:
-	case CRYPT_SALT_TOO_CHEAP:
-		break;
-	case CRYPT_SALT_METHOD_LEGACY:
-	case CRYPT_SALT_METHOD_DISABLED:
-		if (!allow_legacy)
-			return 0;
-		break;
-	default:
-		return 0;
-	}
 	struct crypt_data *cd = run_crypt(password, hash, &r);
 	if (!cd)
 		return r == -ENOMEM ? r : 0;

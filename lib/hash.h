@@ -42,6 +42,39 @@ int hs_hash_password(const char *password, const struct hs_hash_policy *p,
  * allow_legacy. */
 int hs_verify_password(const char *password, const char *hash, bool allow_legacy);
 
+/* ---- legacy methods: one policy for every writer (docs/decisions.md) ----
+ * libxcrypt's crypt_checksalt() decides what is legacy (on Debian 12: md5,
+ * sha256, DES); hs_verify_password refuses those unless allow_legacy, so
+ * nothing may write them unless the writer was given the same opt-in (the
+ * PAM module's allow_legacy, the --allow-legacy option of chpasswd and
+ * newusers). */
+enum hs_hash_class {
+	HS_HASH_USABLE,   /* a method libxcrypt calls OK (or merely too cheap) */
+	HS_HASH_LEGACY,   /* a method it calls legacy or disabled */
+	HS_HASH_INVALID,  /* not a hash or setting it recognises */
+};
+enum hs_hash_class hs_hash_classify(const char *hash);
+
+/* Would hs_verify_password run crypt on this hash with allow_legacy?  False
+ * for "", a '!'-locked hash, '*', an invalid hash, and (unless
+ * allow_legacy) a legacy one. */
+bool hs_hash_verifiable(const char *hash, bool allow_legacy);
+
+/* May hashes made under p be written?  0 when yes; -HS_E_METHOD when p's
+ * method is legacy and allow_legacy is false (or when p cannot be used at
+ * all).  *name (may be NULL) gets the method's login.defs name ("MD5",
+ * "SHA256", ...) or the prefix, for the message. */
+int hs_hash_policy_check_legacy(const struct hs_hash_policy *p, bool allow_legacy,
+                                const char **name);
+
+/* A value given already hashed (chpasswd -e, -c NONE; newusers -c NONE):
+ * "*", "!" or "!*" alone (no password login), or a hash libxcrypt
+ * recognises, optionally locked with one leading '!'; at most HS_HASH_MAX
+ * bytes, no ':' or control character.  Returns 0 (fine), 1 (fine but a
+ * legacy method: the caller needs its opt-in), or -1 with *problem set to
+ * a phrase for "user 'NAME': PHRASE". */
+int hs_hash_check_given(const char *hash, const char **problem);
+
 /* Burn the same time as hs_verify_password on a real hash of policy p, for
  * unknown users. */
 void hs_dummy_verify(const char *password, const struct hs_hash_policy *p);

@@ -113,12 +113,11 @@ int hs_idset_add_db(struct hs_idset *set, struct hs_accountdb *db)
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < db->n_lines; i++) {
-		const union hs_dbrec *rec = hs_accountdb_get(db, i);
+		unsigned long id;
 
-		if (!rec)
-			continue;
-		set->ids[set->n++] = db->kind == HS_DB_PASSWD ? (unsigned long)rec->pw.uid
-		                                              : (unsigned long)rec->gr.gid;
+		/* without building records: cheap on a HS_DB_LAZY db */
+		if (hs_accountdb_id(db, i, &id))
+			set->ids[set->n++] = id;
 	}
 	if (set->n == 0)
 		return 0;
@@ -189,6 +188,45 @@ int hs_ids_pick(const struct hs_idset *used, const struct hs_id_range *r, bool s
 		*out = id;
 		return 0;
 	}
+}
+
+int hs_ids_pick_db(struct hs_accountdb *db, const struct hs_id_range *r, bool system,
+                   unsigned long preferred, unsigned long *out)
+{
+	struct hs_idset used = HS_IDSET_INIT;
+	unsigned long id, top = 0;
+	bool any = false, preferred_used = false;
+	int ret;
+
+	if (r->min > r->max)
+		return -HS_E_RANGE;
+	if (!system) {
+		/* the common case in one pass over the ids, no set */
+		for (size_t i = 0; i < db->n_lines; i++) {
+			if (!hs_accountdb_id(db, i, &id))
+				continue;
+			preferred_used |= id == preferred;
+			if (id >= r->min && id <= r->max && (!any || id > top)) {
+				top = id;
+				any = true;
+			}
+		}
+		if (preferred != HS_IDS_NO_PREFERENCE && preferred >= r->min &&
+		    preferred <= r->max && !preferred_used) {
+			*out = preferred;
+			return 0;
+		}
+		if (!any || top < r->max) {
+			*out = any ? top + 1 : r->min;
+			return 0;
+		}
+	}
+	/* a system id, or the top of the range is taken: the whole set */
+	ret = hs_idset_add_db(&used, db);
+	if (ret == 0)
+		ret = hs_ids_pick(&used, r, system, preferred, out);
+	hs_idset_free(&used);
+	return ret;
 }
 
 void hs_subid_conf(const struct hs_config *defs, bool uid, struct hs_subid_conf *out)

@@ -44,6 +44,11 @@ void hs_idset_free(struct hs_idset *set);
 #define HS_IDS_NO_PREFERENCE ((unsigned long)-1)
 int hs_ids_pick(const struct hs_idset *used, const struct hs_id_range *r, bool system,
                 unsigned long preferred, unsigned long *out);
+/* The same pick from the ids of a passwd or group db: for a normal
+ * account one pass over the ids (no set, no sort) unless the top of the
+ * range is taken. */
+int hs_ids_pick_db(struct hs_accountdb *db, const struct hs_id_range *r, bool system,
+                   unsigned long preferred, unsigned long *out);
 
 /* Subordinate ids: SUB_UID_MIN/MAX/COUNT (uid) or SUB_GID_* from
  * login.defs; defaults 100000, 600100000, 65536.  count 0 means "do not

@@ -215,7 +215,10 @@ const char *hs_privileged_init(int argc, char **argv, const char *fallback_name)
 	/* first, so our own messages (and everything after) cannot land in
 	 * a file that happens to get fd 1 or 2 */
 	make_std_fds();
-	if (argc < 1 || !argv || !argv[0]) {
+	/* Linux 5.18+ turns an execve with argc == 0 into one empty
+	 * argument; treat that the same, so the tools that choose their mode
+	 * by argv[0] (sg, vigr) never guess */
+	if (argc < 1 || !argv || !argv[0] || !argv[0][0]) {
 		static const char msg[] = "hardened-shadow: called without argv[0]\n";
 		(void)!write(STDERR_FILENO, msg, sizeof msg - 1);
 		exit(1);

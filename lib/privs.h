@@ -6,7 +6,7 @@
 #include <stdbool.h>
 
 /* First thing a setgid/setuid/root program calls in main():
- *  - argc == 0 -> exit(1) with a message (argv[0] may be NULL);
+ *  - argc == 0, or an empty argv[0] -> exit(1) with a message;
  *  - make fds 0, 1 and 2 exist (open /dev/null onto closed ones; abort if
  *    that fails);
  *  - reset the environment to an allow-list (TERM, LANG, LC_*, TZ sanity

@@ -100,28 +100,100 @@ static void staged_name(char *buf, size_t size, const char *base)
 	snprintf(buf, size, ".%s%s", base, HS_TXN_SUFFIX);
 }
 
-/* Backup BASE- from old contents (same owner and mode as BASE), then
- * rename the staged file over BASE. */
-static int install_one(int dirfd, const char *base, const char *old_data, size_t old_len,
-                       bool old_present)
+/* Write the backup BASE- from old contents (same owner and mode as BASE;
+ * old_data NULL: what BASE holds now). */
+static int write_backup(int dirfd, const char *base, const char *old_data, size_t old_len)
 {
-	char staged[160], backup[160];
+	char backup[160];
 	struct stat st;
 	int r;
 
-	staged_name(staged, sizeof(staged), base);
-	if (old_present) {
-		if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	{
+		const struct hs_file_expect ex = {
+			.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
+		};
+		char *read_back = NULL;
+
+		if (!old_data) {
+			/* not known to the caller: what the file holds now */
+			r = hs_read_file_alloc_at(dirfd, base, &ex, &read_back, &old_len, &st);
+			if (r < 0)
+				return r;
+			old_data = read_back;
+		} else if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			return -errno;
+		}
 		snprintf(backup, sizeof(backup), "%s-", base);
 		r = hs_replace_file_at(dirfd, backup, old_data, old_len, st.st_uid, st.st_gid,
 				       st.st_mode & 07777);
-		if (r < 0)
-			return r;
+		if (read_back) {
+			hs_wipe(read_back, old_len);    /* shadow and gshadow hold hashes */
+			free(read_back);
+		}
+		return r;
 	}
+}
+
+static int install_one(int dirfd, const char *base)
+{
+	char staged[160];
+
+	staged_name(staged, sizeof(staged), base);
 	if (renameat(dirfd, staged, dirfd, base) < 0)
 		return -errno;
 	return 0;
+}
+
+/* files[0..installed) are in place, the rest staged: put the installed
+ * ones back as they were (from BASE-, or removed when they did not
+ * exist), drop the staged ones and the journal.  If a file cannot be put
+ * back, everything stays for hs_txn_recover to finish instead: half a
+ * change must never be left without its journal.  Returns status. */
+static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *files,
+                     size_t installed, size_t n_files, const struct identity *ids,
+                     int status, char *err, size_t err_size)
+{
+	const struct hs_file_expect ex = {
+		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
+	};
+
+	for (size_t i = 0; i < installed; i++) {
+		char backup[160], *old = NULL;
+		size_t old_len = 0;
+		struct stat st;
+		int r;
+
+		if (!ids[i].present) {
+			r = unlinkat(dirfd, files[i].base, 0) < 0 ? -errno : 0;
+		} else {
+			snprintf(backup, sizeof(backup), "%s-", files[i].base);
+			r = hs_read_file_alloc_at(dirfd, backup, &ex, &old, &old_len, &st);
+			if (r == 0)
+				r = hs_replace_file_at(dirfd, files[i].base, old, old_len, st.st_uid,
+						       st.st_gid, st.st_mode & 07777);
+			if (old) {
+				hs_wipe(old, old_len);
+				free(old);
+			}
+		}
+		if (r < 0) {
+			msg_add(err, err_size,
+				"%s/%s cannot be put back (%s): the next run finishes the change",
+				dir_path, files[i].base, hs_strerror(r));
+			return status;
+		}
+	}
+	for (size_t i = installed; i < n_files; i++) {
+		char staged[160];
+
+		staged_name(staged, sizeof(staged), files[i].base);
+		(void)unlinkat(dirfd, staged, 0);
+	}
+	(void)fsync(dirfd);
+	if (unlinkat(dirfd, HS_TXN_JOURNAL, 0) == 0)
+		(void)fsync(dirfd);
+	msg_add(err, err_size, "nothing was changed");
+	return status;
 }
 
 int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
@@ -131,7 +203,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	char journal[JOURNAL_MAX];
 	size_t jlen;
 	size_t staged_count = 0;
-	int r, status = 0;
+	int r;
 
 	if (n_files > HS_TXN_MAX_FILES) {
 		msg_set(err, err_size, "too many files in one transaction");
@@ -177,11 +249,22 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		staged_name(staged, sizeof(staged), f->base);
 		r = hs_replace_file_iov_at(dirfd, staged, f->iov, f->n_iov, uid, gid, mode);
 		if (r < 0) {
-			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, staged,
+			/* the administrator knows the file, not our staging name */
+			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base,
 				hs_strerror(r));
 			goto unstage;
 		}
 		staged_count = i + 1;
+		/* the backup now, before the commit point: writing it can fail
+		 * (a full disk), a rename in the same directory hardly can */
+		if (ids[i].present) {
+			r = write_backup(dirfd, f->base, f->old_data, f->old_len);
+			if (r < 0) {
+				msg_set(err, err_size, "cannot write %s/%s-: %s", dir_path, f->base,
+					hs_strerror(r));
+				goto unstage;
+			}
+		}
 		if (ids[i].present)
 			n = snprintf(journal + jlen, sizeof(journal) - jlen,
 				     "%s %llu %llu %llu %lld.%09lld %lld.%09lld\n", f->base,
@@ -207,19 +290,20 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		goto unstage;
 	}
 
-	/* 3. install; from here on a failure is finished by hs_txn_recover */
+	/* 3. install.  A rename in one directory fails only for a target
+	 * that cannot be replaced (a mount point, chattr +i): then the files
+	 * already installed are put back from their backups and the whole
+	 * change is abandoned.  A crash from here on is finished by
+	 * hs_txn_recover. */
 	for (size_t i = 0; i < n_files; i++) {
-		const struct hs_txn_file *f = &files[i];
-
-		r = install_one(dirfd, f->base, f->old_data, f->old_len, f->old_present);
-		if (r < 0 && status == 0) {
-			msg_set(err, err_size, "cannot install %s/%s: %s (the next run finishes it)",
-				dir_path, f->base, hs_strerror(r));
-			status = r;
+		r = install_one(dirfd, files[i].base);
+		if (r < 0) {
+			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, files[i].base,
+				hs_strerror(r));
+			return roll_back(dirfd, dir_path, files, i, n_files, ids, r, err,
+					 err_size);
 		}
 	}
-	if (status < 0)
-		return status;
 	if (fsync(dirfd) < 0) {
 		r = -errno;
 		msg_set(err, err_size, "cannot sync %s: %s", dir_path, hs_strerror(r));
@@ -271,14 +355,9 @@ static int parse_journal_line(char *line, char **base, struct identity *id)
 static int recover_one(int dirfd, const char *dir_path, const char *base,
                        const struct identity *want, char *msg, size_t msg_size)
 {
-	const struct hs_file_expect ex = {
-		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
-	};
 	char staged[160];
 	struct identity now;
 	struct stat st;
-	char *old = NULL;
-	size_t old_len = 0;
 	int r;
 
 	staged_name(staged, sizeof(staged), base);
@@ -301,16 +380,11 @@ static int recover_one(int dirfd, const char *dir_path, const char *base,
 			dir_path, base);
 		return 1;
 	}
-	if (now.present) {
-		r = hs_read_file_alloc_at(dirfd, base, &ex, &old, &old_len, NULL);
-		if (r < 0)
-			return r;
-	}
-	r = install_one(dirfd, base, old, old_len, now.present);
-	if (old) {
-		hs_wipe(old, old_len);  /* shadow and gshadow hold hashes */
-		free(old);
-	}
+	/* the commit wrote the backup already, but a later run (after a
+	 * crash) cannot know that the file it holds is the same */
+	r = now.present ? write_backup(dirfd, base, NULL, 0) : 0;
+	if (r == 0)
+		r = install_one(dirfd, base);
 	if (r < 0)
 		return r;
 	msg_add(msg, msg_size, "finished an interrupted update of %s/%s", dir_path, base);

@@ -5,12 +5,14 @@
  * and /etc/passwd needs two, and a crash between them used to leave a
  * private group without its user.  So a commit goes:
  *   1. stage: every new file is written whole, with its final owner and
- *      mode, as DIR/.BASE.hs-txn (write, fsync, rename, fsync the dir);
+ *      mode, as DIR/.BASE.hs-txn (write, fsync, rename, fsync the dir),
+ *      and the current one is copied to the backup BASE-;
  *   2. commit point: the journal DIR/.hardened-shadow.txn is written the
  *      same careful way; it names each staged file and the identity
  *      (device, inode, size, mtime, ctime) of the file it replaces;
- *   3. install: for each file, the backup BASE- is written from the old
- *      contents, then .BASE.hs-txn is renamed over BASE;
+ *   3. install: each .BASE.hs-txn is renamed over BASE (the backups BASE-
+ *      were written from the old contents during 1, before the commit
+ *      point, so all that can fail after it is a rename);
  *   4. the journal is removed.
  * A crash before 2 leaves the old state (stale staged files are removed
  * by the next recovery); from 2 on the change is committed, and
@@ -35,9 +37,9 @@ struct hs_txn_file {
 	const char *base;               /* file name in the directory */
 	const struct iovec *iov;        /* new contents, in pieces */
 	size_t n_iov;
-	const char *old_data;           /* contents being replaced, for BASE- */
+	const char *old_data;           /* what BASE holds, for the backup BASE-;
+	                                 * NULL: read what the file holds */
 	size_t old_len;
-	bool old_present;               /* BASE exists (old_data is its contents) */
 	uid_t uid;                      /* owner and mode when BASE does not exist */
 	gid_t gid;                      /* yet; an existing file keeps its own */
 	mode_t mode;

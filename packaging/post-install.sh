@@ -64,6 +64,40 @@ for f in "$libexecdir/shell-helper" "$libexecdir/password-helper" "$bindir/passw
     echo "post-install: $f installed without its setgid bit (no group hardened-shadow here)" >&2
   fi
 done
+# setuid root, 4755 (DESIGN §5): newgrp (sg is a symlink to it), newuidmap,
+# newgidmap.  The bit is set only when we can make the file root's: setuid
+# to a builder's uid would be a gift to every caller.  A staging install as
+# another user leaves them 0755; the package's postinst runs:
+#   chown root:root FILE && chmod 4755 FILE
+for f in "$bindir/newgrp" "$bindir/newuidmap" "$bindir/newgidmap"; do
+  p="$root$f"
+  [ -f "$p" ] && [ ! -L "$p" ] || continue
+  if [ "$(id -u)" = 0 ]; then
+    chown root:root "$p"
+    chmod 4755 "$p"
+  else
+    chmod 0755 "$p"
+    echo "post-install: $f installed without its setuid bit (not installing as root)" >&2
+  fi
+done
+# su: setuid root, 4755, on the same terms as newgrp above (issue 6).
+p="$root$bindir/su"
+if [ -f "$p" ] && [ ! -L "$p" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    chown root:root "$p"
+    chmod 4755 "$p"
+  else
+    chmod 0755 "$p"
+    echo "post-install: $bindir/su installed without its setuid bit (not installing as root)" >&2
+  fi
+fi
+# login and runuser: run by root only (they refuse anyone else); plain 0755
+for f in "$bindir/login" "$sbindir/runuser"; do
+  p="$root$f"
+  if [ -f "$p" ]; then chmod 0755 "$p"; fi
+done
+# nologin: the shell of refused accounts, run by them; plain 0755
+if [ -f "$root$sbindir/nologin" ]; then chmod 0755 "$root$sbindir/nologin"; fi
 # plain root tools: readable by nobody but root is pointless; 0755 like shadow-utils
 for f in "$sbindir/pwconv" "$sbindir/pwunconv" "$libexecdir/shell-proxy"; do
   p="$root$f"

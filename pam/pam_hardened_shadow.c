@@ -11,7 +11,6 @@
  * reach the user's own directory only), and unprivileged processes such
  * as screen lockers, which cannot read anything in the tree and are
  * served by the setgid password helper. */
-#include <crypt.h>
 #include <errno.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -201,23 +200,6 @@ static int resolve_policy(pam_handle_t *pamh, const struct options *o, struct hs
 		return PAM_SERVICE_ERR;
 	}
 	return PAM_SUCCESS;
-}
-
-/* Would hs_verify_password actually run crypt on this hash? */
-static bool hash_verifiable(const char *hash, bool allow_legacy)
-{
-	if (!hash || hash[0] == '\0' || hash[0] == '!' || hash[0] == '*')
-		return false;
-	switch (crypt_checksalt(hash)) {
-	case CRYPT_SALT_OK:
-	case CRYPT_SALT_TOO_CHEAP:
-		return true;
-	case CRYPT_SALT_METHOD_LEGACY:
-	case CRYPT_SALT_METHOD_DISABLED:
-		return allow_legacy;
-	default:
-		return false;
-	}
 }
 
 /* Spend a real verification's time when there is nothing to verify
@@ -480,16 +462,17 @@ static void maybe_rehash(pam_handle_t *pamh, const struct options *o, struct ent
 	}
 	if (write_gid(pamh, &gid) < 0)
 		return;
+	/* the policy names a method we would refuse to verify (a rehash is
+	 * never a reason to write a legacy method, even with allow_legacy) */
+	const char *method;
+	if (hs_hash_policy_check_legacy(&p, false, &method) < 0) {
+		pam_syslog(pamh, LOG_ERR, "rehash of %s skipped: policy method %s is legacy",
+		           e->name, method);
+		return;
+	}
 	r = hs_hash_password(password, &p, newhash, sizeof newhash);
 	if (r < 0) {
 		pam_syslog(pamh, LOG_ERR, "rehash of %s failed: %s", e->name, hs_strerror(r));
-		return;
-	}
-	if (!hash_verifiable(newhash, false)) {
-		/* the policy names a method we would refuse to verify */
-		hs_wipe(newhash, sizeof newhash);
-		pam_syslog(pamh, LOG_ERR, "rehash of %s skipped: policy method %s is legacy",
-		           e->name, p.prefix);
 		return;
 	}
 	/* under the lock, and only if the hash is still the one the
@@ -573,9 +556,9 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 
 	switch (e.src) {
 	case SRC_DIRECT:
-		if (strlen(password) > HS_PASSWORD_MAX || !hash_verifiable(e.sh.hash, o.allow_legacy)) {
+		if (strlen(password) > HS_PASSWORD_MAX || !hs_hash_verifiable(e.sh.hash, o.allow_legacy)) {
 			if (e.sh.hash[0] != '\0' && e.sh.hash[0] != '!' && e.sh.hash[0] != '*' &&
-			    !hash_verifiable(e.sh.hash, o.allow_legacy))
+			    !hs_hash_verifiable(e.sh.hash, o.allow_legacy))
 				pam_syslog(pamh, LOG_NOTICE,
 				           "the password hash \"%.6s\" of %s is legacy or unknown to libcrypt",
 				           e.sh.hash, name);
@@ -777,7 +760,7 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 			pam_syslog(pamh, LOG_NOTICE, "password - (old) token not obtained");
 			return r;
 		}
-		if (strlen(old) > HS_PASSWORD_MAX || !hash_verifiable(e->sh.hash, o->allow_legacy)) {
+		if (strlen(old) > HS_PASSWORD_MAX || !hs_hash_verifiable(e->sh.hash, o->allow_legacy)) {
 			burn_time(pamh, o, old);
 			r = 0;
 		} else {
@@ -918,19 +901,20 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	r = write_gid(pamh, &gid);
 	if (r < 0)
 		return PAM_AUTHTOK_ERR;
+	/* never write what our own verifier would refuse: the one legacy
+	 * rule shared with chpasswd and newusers (lib/hash.h) */
+	const char *method;
+	if (hs_hash_policy_check_legacy(&policy, o->allow_legacy, &method) < 0) {
+		pam_syslog(pamh, LOG_ERR,
+		           "refusing to write a %s hash: libcrypt calls the method legacy (configuration error; see allow_legacy)",
+		           method);
+		return PAM_SERVICE_ERR;
+	}
 	r = hs_hash_password(new, &policy, newhash, sizeof newhash);
 	if (r < 0) {
 		pam_syslog(pamh, LOG_CRIT, "crypt() failure or out of memory for password: %s",
 		           hs_strerror(r));
 		return PAM_AUTHTOK_ERR;
-	}
-	if (!hash_verifiable(newhash, o->allow_legacy)) {
-		/* never write what our own verifier would refuse */
-		hs_wipe(newhash, sizeof newhash);
-		pam_syslog(pamh, LOG_ERR,
-		           "refusing to write a %s hash: libcrypt calls the method legacy (configuration error; see allow_legacy)",
-		           policy.prefix);
-		return PAM_SERVICE_ERR;
 	}
 	/* Hashing is done before the lock (it is the slow part); the lock
 	 * is held from the re-read to the rename, so root's passwd -l or

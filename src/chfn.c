@@ -21,9 +21,6 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include <security/pam_appl.h>
-#include <security/pam_misc.h>
-
 #include "account.h"
 #include "accountdb.h"
 #include "cli.h"
@@ -31,6 +28,7 @@
 #include "globalfile.h"
 #include "layout.h"
 #include "names.h"
+#include "pamconv.h"
 #include "privs.h"
 #include "records.h"
 #include "util.h"
@@ -263,25 +261,8 @@ static bool may_change(const struct hs_config *defs, enum field f)
  * passes through pam_rootok). */
 static void authenticate(const char *caller)
 {
-	struct pam_conv conv = { misc_conv, NULL };
-	pam_handle_t *pamh = NULL;
-	int r;
-
-	r = pam_start("chfn", caller, &conv, &pamh);
-	if (r == PAM_SUCCESS)
-		r = pam_authenticate(pamh, 0);
-	if (r == PAM_SUCCESS)
-		r = pam_acct_mgmt(pamh, 0);
-	if (r != PAM_SUCCESS) {
-		const char *why = pam_strerror(pamh, r);
-
-		fprintf(stderr, "%s: PAM: %s\n", hs_cli_prog(), why);
-		syslog(LOG_ERR, "%s", why);
-		if (pamh)
-			pam_end(pamh, r);
+	if (hs_pam_authenticate("chfn", caller) < 0)
 		exit(E_NOPERM);
-	}
-	pam_end(pamh, r);
 }
 
 /* ---- the interactive prompt ---- */

@@ -10,12 +10,21 @@
  *      directory in the tree, no duplicate, with -e a usable hash); any
  *      error is reported with its line number and nothing is written;
  *   2. hash every password (direct path) -- still nothing written;
- *   3. write each user's shadow file (hs_userdir_write_shadow, last change
- *      = today) under that user's write lock, or, on the PAM path, let
- *      pam_chauthtok (service "chpasswd") do it, one user after the other.
- * Pass 3 can still fail for one user (I/O error, lock timeout, a PAM
- * module refusing the password); it then goes on with the others, names
- * the ones that failed and exits 1.
+ *   3. direct path: for each user in turn, under that user's write lock,
+ *      keep the current shadow file's contents and replace it
+ *      (hs_userdir_write_shadow, last change = today).  If one user fails
+ *      (I/O error, lock timeout, the directory replaced meanwhile), the
+ *      users already changed get their previous shadow back -- unless it
+ *      changed again since we wrote it; an unreadable one (which let
+ *      nobody in) comes back as a locked "!" -- and the exit status is 1:
+ *      the batch happened entirely or not at all.
+ *      PAM path: pam_chauthtok (service "chpasswd") for one user after the
+ *      other.  A PAM module writes where and how it likes, so a change
+ *      cannot be taken back: at the first refusal chpasswd stops, names
+ *      the line, lists the users already changed and exits 1.
+ *      Both paths hold back SIGINT, SIGTERM, SIGHUP and SIGQUIT until pass
+ *      3 is over: an interrupt takes effect before the first user or after
+ *      the last, never in between.
  *
  * Every password is wiped as soon as it has been used, and the stdio
  * buffer of standard input is ours so it can be wiped too. */
@@ -23,7 +32,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,10 +43,12 @@
 #include <security/pam_appl.h>
 
 #include "account.h"
+#include "batchio.h"
 #include "cli.h"
 #include "hash.h"
 #include "layout.h"
 #include "names.h"
+#include "pamconv.h"
 #include "privs.h"
 #include "records.h"
 #include "userdir.h"
@@ -56,8 +66,6 @@
 #define PASSWORD_MAX 512
 /* What the whole batch may hold in memory (passwords and hashes). */
 #define BATCH_BYTES_MAX (64u * 1024 * 1024)
-/* Errors reported before the rest are only counted. */
-#define ERRORS_SHOWN_MAX 100
 /* As passwd: a verification by the password helper holds a user's lock
  * through a 2 s failure delay. */
 #define LOCK_TIMEOUT_SEC 15u
@@ -73,6 +81,7 @@ enum mode {
 struct options {
 	enum mode mode;
 	bool eflg, mflg, cflg, sflg;
+	bool allow_legacy;      /* --allow-legacy: MD5/SHA256 (lib/hash.h's rule) */
 	const char *method;
 	unsigned long rounds;
 	struct hs_hash_policy policy;
@@ -84,6 +93,10 @@ struct entry {
 	unsigned long lineno;
 	char *secret;   /* clear-text password, or the hash once computed/given */
 	size_t secret_size;
+	/* pass 3, direct path: the shadow file as it was, for the rollback */
+	bool written;
+	char *old_hash;
+	long old_lstchg;
 };
 
 struct batch {
@@ -102,6 +115,8 @@ static _Noreturn void usage(int status)
 		"Usage: %s [options]\n"
 		"\n"
 		"Options:\n"
+		"      --allow-legacy            allow MD5 and SHA256 hashes (legacy: they\n"
+		"                                authenticate only with allow_legacy in PAM)\n"
 		"  -c, --crypt-method METHOD     the crypt method (one of NONE MD5 SHA256 SHA512\n"
 		"                                BCRYPT YESCRYPT)\n"
 		"  -e, --encrypted               supplied passwords are encrypted\n"
@@ -118,8 +133,9 @@ static _Noreturn void usage(int status)
 
 static void parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_VERSION = 256 };
+	enum { OPT_VERSION = 256, OPT_ALLOW_LEGACY };
 	static const struct option longopts[] = {
+		{ "allow-legacy", no_argument,       NULL, OPT_ALLOW_LEGACY },
 		{ "crypt-method", required_argument, NULL, 'c' },
 		{ "encrypted",    no_argument,       NULL, 'e' },
 		{ "help",         no_argument,       NULL, 'h' },
@@ -156,6 +172,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 's':
 			o->sflg = true;
 			rounds_arg = optarg;
+			break;
+		case OPT_ALLOW_LEGACY:
+			o->allow_legacy = true;
 			break;
 		case OPT_VERSION:
 			hs_print_version();
@@ -203,10 +222,13 @@ static void parse_options(int argc, char **argv, struct options *o)
 			hs_warn("unsupported crypt method: %s", o->method);
 			usage(E_USAGE);
 		}
-		if (strcmp(o->policy.prefix, "$1$") == 0 || strcmp(o->policy.prefix, "$5$") == 0)
-			hs_warn("warning: libxcrypt calls %s legacy: these passwords authenticate "
-				"only where the PAM module has allow_legacy",
-				strcmp(o->policy.prefix, "$1$") == 0 ? "MD5" : "SHA256");
+		/* the PAM module's rule: nothing writes what hs_verify_password
+		 * would refuse, unless given the same explicit opt-in */
+		const char *name;
+		if (hs_hash_policy_check_legacy(&o->policy, o->allow_legacy, &name) < 0)
+			hs_die(E_USAGE, "crypt method %s is legacy: libxcrypt verifies its hashes "
+			       "only where the PAM module has allow_legacy; give --allow-legacy "
+			       "to write them anyway", name);
 	}
 }
 
@@ -220,6 +242,8 @@ static void wipe_batch(struct batch *b)
 			free(b->v[i].secret);
 			b->v[i].secret = NULL;
 		}
+		hs_free_secret(b->v[i].old_hash);
+		b->v[i].old_hash = NULL;
 	}
 	free(b->v);
 	b->v = NULL;
@@ -228,91 +252,7 @@ static void wipe_batch(struct batch *b)
 
 static unsigned long errors;
 
-static void line_error(unsigned long lineno, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void line_error(unsigned long lineno, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (++errors > ERRORS_SHOWN_MAX)
-		return;
-	fprintf(stderr, "%s: line %lu: ", hs_cli_prog(), lineno);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-/* Read one line into line (LINE_MAX_BYTES + 1 bytes).  Returns 1 for a
- * line, 0 at the end of input, -E2BIG for a line too long (the rest of it
- * is consumed), -EINVAL for a NUL byte, -EIO for a read error. */
-static int read_line(char *line, size_t *len_out)
-{
-	size_t len = 0;
-	bool too_long = false, nul = false;
-	int ch;
-
-	for (;;) {
-		ch = getc_unlocked(stdin);
-		if (ch == EOF) {
-			if (ferror(stdin))
-				return -EIO;
-			if (len == 0 && !too_long && !nul)
-				return 0;
-			break;
-		}
-		if (ch == '\n')
-			break;
-		if (ch == '\0')
-			nul = true;
-		if (len == LINE_MAX_BYTES) {
-			too_long = true;
-			continue;
-		}
-		line[len++] = (char)ch;
-	}
-	line[len] = '\0';
-	*len_out = len;
-	if (too_long)
-		return -E2BIG;
-	if (nul)
-		return -EINVAL;
-	return 1;
-}
-
-/* -e: is this something we may store as a hash?  "*" and "!" alone (no
- * password login), or a hash libxcrypt recognises, optionally locked with
- * a leading '!'.  *legacy is set for a method libxcrypt calls legacy. */
-static const char *hash_problem(const char *hash, bool *legacy)
-{
-	const char *h = hash;
-
-	if (hash[0] == '\0')
-		return "empty password (use passwd -d to remove a password)";
-	if (strlen(hash) > HS_HASH_MAX)
-		return "the hash is longer than the 512 bytes a shadow field may hold";
-	if (!hs_field_valid(hash))
-		return "the hash contains ':' or a control character";
-	if (strcmp(hash, "*") == 0 || strcmp(hash, "!") == 0 || strcmp(hash, "!*") == 0)
-		return NULL;
-	if (h[0] == '!')
-		h++;
-	if (h[0] != '$')
-		return "not a hash libxcrypt recognises (clear text? drop -e)";
-	switch (crypt_checksalt(h)) {
-	case CRYPT_SALT_OK:
-	case CRYPT_SALT_TOO_CHEAP:
-		return NULL;
-	case CRYPT_SALT_METHOD_LEGACY:
-		*legacy = true;
-		return NULL;
-	case CRYPT_SALT_METHOD_DISABLED:
-		return "the hash method is disabled in libxcrypt";
-	default:
-		return "not a hash libxcrypt recognises (clear text? drop -e)";
-	}
-}
+#define line_error(lineno, ...) hs_batch_line_error(&errors, lineno, __VA_ARGS__)
 
 static struct entry *find_entry(const struct batch *b, const char *name)
 {
@@ -324,7 +264,7 @@ static struct entry *find_entry(const struct batch *b, const char *name)
 
 /* Check one "name:password" line and add it to the batch. */
 static void check_line(int treefd, const struct options *o, struct batch *b, char *line,
-		       unsigned long lineno, bool *legacy)
+		       unsigned long lineno)
 {
 	_cleanup_free_ char *pwbuf = NULL;
 	_cleanup_close_ int udirfd = -1;
@@ -351,9 +291,15 @@ static void check_line(int treefd, const struct options *o, struct batch *b, cha
 		return;
 	}
 	if (o->mode == MODE_ENCRYPTED) {
-		problem = hash_problem(password, legacy);
-		if (problem) {
+		r = hs_hash_check_given(password, &problem);
+		if (r < 0) {
 			line_error(lineno, "user '%s': %s", line, problem);
+			return;
+		}
+		if (r == 1 && !o->allow_legacy) {
+			line_error(lineno, "user '%s': the hash uses a legacy method (libxcrypt "
+				   "verifies it only where the PAM module has allow_legacy); give "
+				   "--allow-legacy to store it anyway", line);
 			return;
 		}
 	} else {
@@ -433,11 +379,10 @@ static int read_batch(int treefd, const struct options *o, struct batch *b)
 {
 	char line[LINE_MAX_BYTES + 1];
 	unsigned long lineno = 0;
-	bool legacy = false;
 	size_t len;
 	int r;
 
-	while ((r = read_line(line, &len)) != 0) {
+	while ((r = hs_batch_read_line(stdin, line, LINE_MAX_BYTES, &len)) != 0) {
 		lineno++;
 		if (r == -EIO) {
 			hs_warn("cannot read standard input: %s", hs_strerror(-errno));
@@ -449,147 +394,229 @@ static int read_batch(int treefd, const struct options *o, struct batch *b)
 		else if (r == -EINVAL)
 			line_error(lineno, "line contains a NUL byte");
 		else
-			check_line(treefd, o, b, line, lineno, &legacy);
+			check_line(treefd, o, b, line, lineno);
 		hs_wipe(line, sizeof(line));
 	}
 	hs_wipe(line, sizeof(line));
-	if (errors > ERRORS_SHOWN_MAX)
-		hs_warn("%lu more errors not shown", errors - ERRORS_SHOWN_MAX);
+	hs_batch_errors_done(errors);
 	if (errors > 0) {
 		wipe_batch(b);
 		hs_warn("error detected, changes ignored");
 		return -1;
 	}
-	if (legacy)
-		hs_warn("warning: some hashes use a method libxcrypt calls legacy: they "
-			"authenticate only where the PAM module has allow_legacy");
 	return 0;
 }
 
 /* ---- pass 2: hashing ---- */
 
-static int hash_batch(const struct options *o, struct batch *b)
+struct hash_job {
+	const struct options *o;
+	struct batch *b;
+};
+
+/* One entry: the password in e->secret becomes its hash (the buffer has
+ * room for either).  Runs on several threads, one entry each. */
+static int hash_one(void *ctx, size_t i)
 {
+	struct hash_job *j = ctx;
+	struct entry *e = &j->b->v[i];
 	char hash[HS_HASH_MAX + 1];
+	int r = hs_hash_password(e->secret, &j->o->policy, hash, sizeof(hash));
 
-	for (size_t i = 0; i < b->n; i++) {
-		struct entry *e = &b->v[i];
-		int r = hs_hash_password(e->secret, &o->policy, hash, sizeof(hash));
-
-		if (r < 0) {
-			hs_wipe(hash, sizeof(hash));
-			hs_warn("line %lu: cannot hash the password of user '%s': %s",
-				e->lineno, e->name, hs_strerror(r));
-			hs_warn("error detected, changes ignored");
-			return -1;
-		}
+	if (r == 0) {
 		hs_wipe(e->secret, e->secret_size);
 		memcpy(e->secret, hash, strlen(hash) + 1);
 	}
 	hs_wipe(hash, sizeof(hash));
+	return r;
+}
+
+/* Hashing is the slow part (yescrypt's default costs tens of
+ * milliseconds): every CPU takes its share. */
+static int hash_batch(const struct options *o, struct batch *b)
+{
+	struct hash_job j = { .o = o, .b = b };
+	size_t failed = 0;
+	int r = hs_parallel_for(b->n, hash_one, &j, &failed);
+
+	if (r < 0) {
+		hs_warn("line %lu: cannot hash the password of user '%s': %s",
+			b->v[failed].lineno, b->v[failed].name, hs_strerror(r));
+		hs_warn("error detected, changes ignored");
+		return -1;
+	}
 	return 0;
 }
 
 /* ---- pass 3: writing ---- */
 
-static int write_one(int treefd, gid_t auth_gid, const struct entry *e)
+/* The user's directory, opened again (a batch may name more users than we
+ * may hold fds for; the owner must still be the uid checked in pass 1) and
+ * write-locked.  An fd or -1 with the message printed. */
+static int open_locked(int treefd, const struct entry *e)
 {
-	_cleanup_close_ int udirfd = -1;
 	char path[PATH_BUF];
-	struct hs_shadow sh = { .hash = e->secret, .lstchg = hs_today() };
-	sigset_t saved;
-	int r;
+	int udirfd, r;
 
-	/* opened again: a batch may name more users than we may hold fds
-	 * for; the owner must still be the uid checked in pass 1 */
+	hs_userdir_path(path, sizeof(path), e->name, NULL);
 	udirfd = hs_userdir_open(treefd, e->name, e->uid, NULL);
 	if (udirfd < 0) {
-		hs_warn("line %lu: cannot open %s: %s", e->lineno,
-			hs_userdir_path(path, sizeof(path), e->name, NULL), hs_strerror(udirfd));
+		hs_warn("line %lu: cannot open %s: %s", e->lineno, path, hs_strerror(udirfd));
 		return -1;
 	}
 	r = hs_userdir_lock(udirfd, LOCK_TIMEOUT_SEC);
 	if (r < 0) {
-		hs_userdir_path(path, sizeof(path), e->name, NULL);
 		if (r == -HS_E_TIMEOUT)
 			hs_warn("line %lu: cannot lock %s: timed out after %u s", e->lineno, path,
 				LOCK_TIMEOUT_SEC);
 		else
 			hs_warn("line %lu: cannot lock %s: %s", e->lineno, path, hs_strerror(r));
+		hs_close(udirfd);
 		return -1;
 	}
-	hs_signals_block(&saved);
-	r = hs_userdir_write_shadow(udirfd, e->uid, auth_gid, &sh);
-	hs_signals_restore(&saved);
+	return udirfd;
+}
+
+/* Keep the current shadow file in e (for the rollback), then replace it. */
+static int write_one(int treefd, gid_t auth_gid, struct entry *e)
+{
+	_cleanup_close_ int udirfd = -1;
+	char path[PATH_BUF];
+	char cur[HS_USERFILE_MAX + 2];
+	struct hs_shadow sh = { .hash = e->secret, .lstchg = hs_today() };
+	struct hs_shadow old;
+	int r;
+
+	hs_userdir_path(path, sizeof(path), e->name, HS_FILE_SHADOW);
+	udirfd = open_locked(treefd, e);
+	if (udirfd < 0)
+		return -1;
+	r = hs_userdir_read_shadow(udirfd, e->uid, cur, sizeof(cur), &old);
 	if (r < 0) {
-		hs_userdir_path(path, sizeof(path), e->name, HS_FILE_SHADOW);
+		/* a shadow file that cannot be read (a planted symlink or
+		 * FIFO, a broken line) never let anyone in: it is replaced,
+		 * and a rollback writes that meaning back as a locked hash */
+		syslog(LOG_WARNING, "replacing unreadable %s: %s", path, hs_strerror(r));
+		old = (struct hs_shadow){ .hash = (char *)"!", .lstchg = HS_UNSET };
+	}
+	e->old_hash = strdup(old.hash);
+	e->old_lstchg = old.lstchg;
+	hs_wipe(cur, sizeof(cur));
+	if (!e->old_hash) {
+		hs_warn("line %lu: %s", e->lineno, hs_strerror(-ENOMEM));
+		return -1;
+	}
+	r = hs_userdir_write_shadow(udirfd, e->uid, auth_gid, &sh);
+	if (r < 0) {
 		syslog(LOG_ERR, "cannot write %s: %s", path, hs_strerror(r));
 		hs_warn("line %lu: cannot write %s: %s", e->lineno, path, hs_strerror(r));
 		return -1;
 	}
-	syslog(LOG_INFO, "password of '%s' changed by chpasswd", e->name);
+	e->written = true;
 	return 0;
 }
 
-static void free_responses(struct pam_response *resp, int n)
+/* Put back the shadow file write_one replaced, unless it changed again
+ * since (the user's own passwd, root's passwd -l): that newer change
+ * wins and is reported. */
+static int restore_one(int treefd, gid_t auth_gid, const struct entry *e)
 {
-	if (!resp)
-		return;
-	for (int i = 0; i < n; i++)
-		hs_free_secret(resp[i].resp);
-	free(resp);
+	_cleanup_close_ int udirfd = -1;
+	char path[PATH_BUF];
+	char cur[HS_USERFILE_MAX + 2];
+	struct hs_shadow now, old = { .hash = e->old_hash, .lstchg = e->old_lstchg };
+	bool ours;
+	int r;
+
+	hs_userdir_path(path, sizeof(path), e->name, HS_FILE_SHADOW);
+	udirfd = open_locked(treefd, e);
+	if (udirfd < 0)
+		return -1;
+	r = hs_userdir_read_shadow(udirfd, e->uid, cur, sizeof(cur), &now);
+	ours = r == 0 && hs_consttime_streq(now.hash, e->secret);
+	hs_wipe(cur, sizeof(cur));
+	if (r < 0) {
+		hs_warn("line %lu: cannot restore %s: %s", e->lineno, path, hs_strerror(r));
+		return -1;
+	}
+	if (!ours) {
+		hs_warn("line %lu: %s changed again meanwhile; not restored", e->lineno, path);
+		return -1;
+	}
+	r = hs_userdir_write_shadow(udirfd, e->uid, auth_gid, &old);
+	if (r < 0) {
+		syslog(LOG_ERR, "cannot restore %s: %s", path, hs_strerror(r));
+		hs_warn("line %lu: cannot restore %s: %s", e->lineno, path, hs_strerror(r));
+		return -1;
+	}
+	return 0;
+}
+
+/* Direct path: every user or none.  Signals are blocked for the whole
+ * pass, so an interrupt cannot stop it between a write and its rollback. */
+static int write_batch(int treefd, gid_t auth_gid, struct batch *b)
+{
+	unsigned long not_restored = 0;
+	sigset_t saved;
+	size_t i;
+
+	hs_signals_block(&saved);
+	for (i = 0; i < b->n; i++)
+		if (write_one(treefd, auth_gid, &b->v[i]) < 0)
+			break;
+	if (i == b->n) {
+		hs_signals_restore(&saved);
+		for (i = 0; i < b->n; i++)
+			syslog(LOG_INFO, "password of '%s' changed by chpasswd", b->v[i].name);
+		return 0;
+	}
+	/* line b->v[i] failed: take the earlier ones back, newest first */
+	for (size_t k = i; k-- > 0;) {
+		if (b->v[k].written && restore_one(treefd, auth_gid, &b->v[k]) < 0)
+			not_restored++;
+	}
+	hs_signals_restore(&saved);
+	if (not_restored) {
+		syslog(LOG_ERR, "batch failed at line %lu; %lu earlier change%s not undone",
+		       b->v[i].lineno, not_restored, not_restored == 1 ? "" : "s");
+		hs_warn("error detected at line %lu; %lu of the %zu passwords changed before "
+			"it could not be restored (the lines named above)", b->v[i].lineno,
+			not_restored, i);
+	} else {
+		syslog(LOG_ERR, "batch failed at line %lu; nothing changed", b->v[i].lineno);
+		hs_warn("error detected at line %lu, changes undone: no password was changed",
+			b->v[i].lineno);
+	}
+	return -1;
 }
 
 /* Answers every hidden prompt ("New password:", "Retype new password:")
  * with the line's password.  Root is not asked for the current one; a
- * prompt for it (or any visible prompt) is refused rather than answered
- * with the new password. */
-static int batch_conv(int num_msg, const struct pam_message **msg,
-		      struct pam_response **resp, void *appdata)
+ * prompt for it is refused rather than answered with the new password. */
+static const char *batch_answer(void *ctx, const char *prompt)
 {
-	const struct entry *e = appdata;
-	struct pam_response *replies;
+	const struct entry *e = ctx;
 
-	if (num_msg <= 0 || num_msg > PAM_MAX_NUM_MSG)
-		return PAM_CONV_ERR;
-	replies = calloc((size_t)num_msg, sizeof(*replies));
-	if (!replies)
-		return PAM_BUF_ERR;
-	for (int i = 0; i < num_msg; i++) {
-		const char *text = msg[i]->msg ? msg[i]->msg : "";
-
-		switch (msg[i]->msg_style) {
-		case PAM_PROMPT_ECHO_OFF:
-			if (strcasestr(text, "current") || strcasestr(text, "old")) {
-				hs_warn("line %lu: PAM asked for the current password of user "
-					"'%s'", e->lineno, e->name);
-				goto fail;
-			}
-			replies[i].resp = strdup(e->secret);
-			if (!replies[i].resp)
-				goto fail;
-			break;
-		case PAM_ERROR_MSG:
-			hs_warn("line %lu: %s", e->lineno, text);
-			break;
-		case PAM_TEXT_INFO:
-			printf("%s\n", text);
-			fflush(stdout);
-			break;
-		default:
-			goto fail;
-		}
+	if (strcasestr(prompt, "current") || strcasestr(prompt, "old")) {
+		hs_warn("line %lu: PAM asked for the current password of user '%s'", e->lineno,
+			e->name);
+		return NULL;
 	}
-	*resp = replies;
-	return PAM_SUCCESS;
-fail:
-	free_responses(replies, num_msg);
-	return PAM_CONV_ERR;
+	return e->secret;
+}
+
+static void batch_error(void *ctx, const char *text)
+{
+	const struct entry *e = ctx;
+
+	hs_warn("line %lu: %s", e->lineno, text);
 }
 
 static int change_with_pam(const struct entry *e)
 {
-	struct pam_conv conv = { batch_conv, (void *)e };
+	struct hs_pam_script script = { .hidden = batch_answer, .error = batch_error,
+					.ctx = (void *)e };
+	struct pam_conv conv = { hs_pam_script_conv, &script };
 	pam_handle_t *pamh = NULL;
 	int r;
 
@@ -606,7 +633,72 @@ static int change_with_pam(const struct entry *e)
 		return -1;
 	}
 	pam_end(pamh, PAM_SUCCESS);
+	syslog(LOG_INFO, "password of '%s' changed by chpasswd through PAM", e->name);
 	return 0;
+}
+
+/* PAM path: the interrupting signals (Ctrl-C, kill's default, a hang-up,
+ * Ctrl-\) wait until the batch and its report are over, as every signal
+ * does on the direct path: otherwise one between two users would leave the
+ * first changed and the others not, with no report.  Only these four: the
+ * modules may run helpers (unix_chkpwd, pam_exec), which inherit the mask
+ * and may need SIGCHLD or SIGALRM.  Nothing here talks to a terminal, so no
+ * prompt is left uninterruptible. */
+static void block_interrupts(sigset_t *saved)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &set, saved);
+}
+
+/* One user after the other, stopping at the first refusal (the modules'
+ * changes cannot be taken back, so at least nothing after the failure
+ * happens, and the report says exactly what did). */
+static int pam_batch_run(struct batch *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		int r = change_with_pam(&b->v[i]);
+
+		hs_wipe(b->v[i].secret, b->v[i].secret_size);
+		if (r < 0)
+			break;
+	}
+	if (i == b->n)
+		return 0;
+	if (i == 0) {
+		hs_warn("stopped at line %lu: no password was changed", b->v[i].lineno);
+		return -1;
+	}
+	hs_warn("stopped at line %lu: the passwords on the lines before it were changed "
+		"(PAM changes cannot be undone), the lines after it were not processed",
+		b->v[i].lineno);
+	for (size_t k = 0; k < i; k++) {
+		if (k == HS_BATCH_ERRORS_SHOWN) {
+			hs_warn("changed: %zu more (up to line %lu)", i - k, b->v[i - 1].lineno);
+			break;
+		}
+		hs_warn("changed: line %lu: user '%s'", b->v[k].lineno, b->v[k].name);
+	}
+	return -1;
+}
+
+static int pam_batch(struct batch *b)
+{
+	sigset_t saved;
+	int r;
+
+	block_interrupts(&saved);
+	r = pam_batch_run(b);
+	fflush(stderr);
+	hs_signals_restore(&saved);
+	return r;
 }
 
 int main(int argc, char **argv)
@@ -615,7 +707,6 @@ int main(int argc, char **argv)
 	struct batch b = { .v = NULL };
 	_cleanup_close_ int treefd = -1;
 	gid_t tree_gid, auth_gid = 0;
-	unsigned long failed = 0;
 	int r;
 
 	hs_cli_set_prog(hs_privileged_init(argc, argv, "chpasswd"));
@@ -644,19 +735,7 @@ int main(int argc, char **argv)
 		return E_FAILURE;
 	}
 
-	for (size_t i = 0; i < b.n; i++) {
-		struct entry *e = &b.v[i];
-
-		r = o.mode == MODE_PAM ? change_with_pam(e) : write_one(treefd, auth_gid, e);
-		if (r < 0)
-			failed++;
-		hs_wipe(e->secret, e->secret_size);
-	}
+	r = o.mode == MODE_PAM ? pam_batch(&b) : write_batch(treefd, auth_gid, &b);
 	wipe_batch(&b);
-	if (failed) {
-		hs_warn("%lu password%s not changed (the lines named above); the others were "
-			"changed", failed, failed == 1 ? "" : "s");
-		return E_FAILURE;
-	}
-	return E_SUCCESS;
+	return r < 0 ? E_FAILURE : E_SUCCESS;
 }

@@ -32,15 +32,13 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include <security/pam_appl.h>
-#include <security/pam_misc.h>
-
 #include "account.h"
 #include "accountdb.h"
 #include "cli.h"
 #include "globalfile.h"
 #include "layout.h"
 #include "names.h"
+#include "pamconv.h"
 #include "privs.h"
 #include "records.h"
 #include "shells.h"
@@ -191,25 +189,8 @@ static int write_shell_file(int udirfd, const char *name, uid_t uid, gid_t auth_
  * pam_shells, a caller whose /etc/passwd shell is not in /etc/shells). */
 static void authenticate(const char *caller)
 {
-	struct pam_conv conv = { misc_conv, NULL };
-	pam_handle_t *pamh = NULL;
-	int r;
-
-	r = pam_start("chsh", caller, &conv, &pamh);
-	if (r == PAM_SUCCESS)
-		r = pam_authenticate(pamh, 0);
-	if (r == PAM_SUCCESS)
-		r = pam_acct_mgmt(pamh, 0);
-	if (r != PAM_SUCCESS) {
-		const char *why = pam_strerror(pamh, r);
-
-		fprintf(stderr, "%s: PAM: %s\n", hs_cli_prog(), why);
-		syslog(LOG_ERR, "%s", why);
-		if (pamh)
-			pam_end(pamh, r);
+	if (hs_pam_authenticate("chsh", caller) < 0)
 		exit(E_FAILURE);
-	}
-	pam_end(pamh, r);
 }
 
 /* ---- the interactive prompt ---- */

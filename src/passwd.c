@@ -32,6 +32,7 @@
 #include "cli.h"
 #include "layout.h"
 #include "names.h"
+#include "pamconv.h"
 #include "policy.h"
 #include "privs.h"
 #include "records.h"
@@ -413,73 +414,28 @@ static int read_stdin_secrets(bool may_need_current)
 	return 0;
 }
 
-static void free_responses(struct pam_response *resp, int n)
+/* The --stdin conversation's answers.  Prompts are told apart by pam_unix's
+ * wording ("Current password: "), which pam_hardened_shadow.so shares;
+ * passwd does not call setlocale() in this mode, so the modules speak
+ * English. */
+static const char *stdin_answer(void *ctx, const char *prompt)
 {
-	if (!resp)
-		return;
-	for (int i = 0; i < n; i++)
-		hs_free_secret(resp[i].resp);
-	free(resp);
-}
+	struct stdin_secrets *s = ctx;
 
-/* The --stdin conversation.  Prompts are told apart by pam_unix's wording
- * ("Current password: "), which pam_hardened_shadow.so shares; passwd
- * does not call setlocale() in this mode, so the modules speak English. */
-static int stdin_conv(int num_msg, const struct pam_message **msg,
-		      struct pam_response **resp, void *appdata)
-{
-	struct stdin_secrets *s = appdata;
-	struct pam_response *replies;
-
-	if (num_msg <= 0 || num_msg > PAM_MAX_NUM_MSG)
-		return PAM_CONV_ERR;
-	replies = calloc((size_t)num_msg, sizeof(*replies));
-	if (!replies)
-		return PAM_BUF_ERR;
-	for (int i = 0; i < num_msg; i++) {
-		const char *text = msg[i]->msg ? msg[i]->msg : "";
-		const char *answer;
-
-		switch (msg[i]->msg_style) {
-		case PAM_PROMPT_ECHO_OFF:
-			if (strcasestr(text, "current")) {
-				if (!s->have_current) {
-					hs_warn("the current password is needed: give it on the "
-						"first line of standard input, the new one on the "
-						"second");
-					goto fail;
-				}
-				answer = s->current;
-			} else {
-				answer = s->new_password;
-			}
-			replies[i].resp = strdup(answer);
-			if (!replies[i].resp)
-				goto fail;
-			break;
-		case PAM_ERROR_MSG:
-			fprintf(stderr, "%s\n", text);
-			break;
-		case PAM_TEXT_INFO:
-			printf("%s\n", text);
-			fflush(stdout);
-			break;
-		default:
-			/* PAM_PROMPT_ECHO_ON and anything else: nothing on
-			 * standard input answers it */
-			goto fail;
-		}
+	if (!strcasestr(prompt, "current"))
+		return s->new_password;
+	if (!s->have_current) {
+		hs_warn("the current password is needed: give it on the first line of standard "
+			"input, the new one on the second");
+		return NULL;
 	}
-	*resp = replies;
-	return PAM_SUCCESS;
-fail:
-	free_responses(replies, num_msg);
-	return PAM_CONV_ERR;
+	return s->current;
 }
 
 static int change_password(const char *user, const struct options *o)
 {
 	struct pam_conv conv = { misc_conv, NULL };
+	struct hs_pam_script script = { .hidden = stdin_answer, .ctx = &secrets };
 	pam_handle_t *pamh = NULL;
 	int flags = 0, r;
 
@@ -490,8 +446,8 @@ static int change_password(const char *user, const struct options *o)
 			wipe_secrets();
 			return E_FAILURE;
 		}
-		conv.conv = stdin_conv;
-		conv.appdata_ptr = &secrets;
+		conv.conv = hs_pam_script_conv;
+		conv.appdata_ptr = &script;
 	} else {
 		/* prompts in the user's language (the environment was
 		 * reduced to a checked allow-list by hs_privileged_init) */

@@ -54,10 +54,12 @@
 #include <unistd.h>
 
 #include "accountdb.h"
+#include "accountset.h"
 #include "cli.h"
 #include "config.h"
 #include "fileio.h"
 #include "globalfile.h"
+#include "homedir.h"
 #include "ids.h"
 #include "layout.h"
 #include "names.h"
@@ -82,7 +84,6 @@
 #define E_SUB_GID_UPDATE 18  /* can't update the subordinate gid file */
 
 #define DEFAULT_MAIL_DIR "/var/mail"
-#define SKEL_MAX_DEPTH 64
 
 /* ---- options ---- */
 
@@ -464,7 +465,7 @@ static int change_defaults(void)
 		struct hs_accountdb gr = HS_ACCOUNTDB_INIT;
 		long gi;
 
-		r = hs_accountdb_load(&gr, HS_DB_GROUP, HS_ETC_GROUP, 0);
+		r = hs_accountdb_load(&gr, HS_DB_GROUP, HS_ETC_GROUP, HS_DB_LAZY);
 		if (r < 0)
 			hs_die(E_GRP_UPDATE, "%s", gr.error);
 		gi = find_group(&gr, o.group);
@@ -477,7 +478,7 @@ static int change_defaults(void)
 			hs_die(E_NOTFOUND, "group '%s' does not exist", o.group);
 		}
 		snprintf(kv[0].value, sizeof(kv[0].value), "%lu",
-			 (unsigned long)gr.lines[gi].rec.gr.gid);
+			 (unsigned long)hs_accountdb_get(&gr, (size_t)gi)->gr.gid);
 		kv[0].set = true;
 		hs_accountdb_free(&gr);
 	}
@@ -564,416 +565,17 @@ static int change_defaults(void)
 	return E_SUCCESS;
 }
 
-/* ---- the global files ---- */
+/* ---- the global files (lib/accountset: locks, load, ordered commit) ---- */
 
-enum { DB_SUBUID, DB_SUBGID, DB_GSHADOW, DB_GROUP, DB_SHADOW, DB_PASSWD, DB_COUNT };
-
-/* In write order (see the top of the file): /etc/passwd last. */
-static const struct {
-	const char *path;
-	enum hs_db_kind kind;
-	bool optional;          /* only when it exists */
-	int fail_status;
-	const char *cache;
-} db_files[DB_COUNT] = {
-	[DB_SUBUID]  = { HS_ETC_SUBUID,  HS_DB_SUBID,   true,  E_SUB_UID_UPDATE, NULL },
-	[DB_SUBGID]  = { HS_ETC_SUBGID,  HS_DB_SUBID,   true,  E_SUB_GID_UPDATE, NULL },
-	[DB_GSHADOW] = { HS_ETC_GSHADOW, HS_DB_GSHADOW, true,  E_GRP_UPDATE, NULL },
-	[DB_GROUP]   = { HS_ETC_GROUP,   HS_DB_GROUP,   false, E_GRP_UPDATE, "group" },
-	[DB_SHADOW]  = { HS_ETC_SHADOW,  HS_DB_SHADOW,  true,  E_PW_UPDATE,  "shadow" },
-	[DB_PASSWD]  = { HS_ETC_PASSWD,  HS_DB_PASSWD,  false, E_PW_UPDATE,  "passwd" },
-};
-
-struct files {
-	struct hs_accountdb db[DB_COUNT];
-	bool used[DB_COUNT];
-	struct hs_locks locks;
-};
-
-static void files_free(struct files *f)
+/* shadow-utils' status for a failure concerning file f */
+static int file_status(enum hs_as_file f)
 {
-	for (int i = 0; i < DB_COUNT; i++)
-		hs_accountdb_free(&f->db[i]);
-	hs_lock_release(&f->locks);
+	if (f == HS_AS_SUBUID || f == HS_AS_SUBGID)
+		return f == HS_AS_SUBUID ? E_SUB_UID_UPDATE : E_SUB_GID_UPDATE;
+	return f == HS_AS_GROUP || f == HS_AS_GSHADOW ? E_GRP_UPDATE : E_PW_UPDATE;
 }
 
-/* Lock, in shadow-utils' order, every file that exists (/etc/shadow only
- * on a classic system: with a tree, useradd never writes it), then load
- * them.  Exits on failure. */
-static void files_open(struct files *f, bool classic)
-{
-	static const int lock_order[] = {
-		DB_PASSWD, DB_SHADOW, DB_GROUP, DB_GSHADOW, DB_SUBUID, DB_SUBGID,
-	};
-	const char *paths[DB_COUNT];
-	const char *failed = NULL;
-	size_t n = 0;
-	int r;
-
-	for (size_t i = 0; i < HS_ARRAY_SIZE(lock_order); i++) {
-		int k = lock_order[i];
-		struct stat st;
-
-		if (k == DB_SHADOW && !classic)
-			continue;
-		if (db_files[k].optional && lstat(db_files[k].path, &st) < 0 && errno == ENOENT)
-			continue;
-		f->used[k] = true;
-		paths[n++] = db_files[k].path;
-	}
-	r = hs_lock_acquire(&f->locks, NULL, paths, n, HS_LOCK_TIMEOUT_SEC, &failed);
-	if (r == -HS_E_TIMEOUT)
-		hs_die(E_PW_UPDATE, "cannot lock %s: timed out after %d s",
-		       failed ? failed : HS_ETC_PWD_LOCK, HS_LOCK_TIMEOUT_SEC);
-	if (r < 0)
-		hs_die(E_PW_UPDATE, "cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK,
-		       hs_strerror(r));
-	for (int k = 0; k < DB_COUNT; k++) {
-		if (!f->used[k])
-			continue;
-		r = hs_accountdb_load(&f->db[k], db_files[k].kind, db_files[k].path,
-				      db_files[k].optional ? HS_DB_MISSING_OK : 0);
-		if (r < 0) {
-			hs_warn("%s", f->db[k].error);
-			files_free(f);
-			exit(db_files[k].fail_status);
-		}
-	}
-}
-
-/* Add user to the member list of the group at gi (and of its gshadow
- * line, if any). */
-static int add_membership(struct files *f, size_t gi, const char *user)
-{
-	struct hs_accountdb *gr = &f->db[DB_GROUP];
-	struct hs_group g = gr->lines[gi].rec.gr;
-	_cleanup_free_ char *members = NULL;
-	int r;
-
-	if (!hs_list_contains(g.members, user)) {
-		r = hs_list_add(g.members, user, &members);
-		if (r < 0)
-			return r;
-		g.members = members;
-		r = hs_accountdb_replace(gr, gi, &g);
-		if (r < 0) {
-			hs_warn("%s", gr->error);
-			return r;
-		}
-	}
-	if (f->used[DB_GSHADOW]) {
-		struct hs_accountdb *gs = &f->db[DB_GSHADOW];
-		long si = hs_accountdb_find(gs, g.name);
-		_cleanup_free_ char *smembers = NULL;
-		struct hs_gshadow s;
-
-		if (si < 0)
-			return 0;
-		s = gs->lines[si].rec.gs;
-		if (hs_list_contains(s.members, user))
-			return 0;
-		r = hs_list_add(s.members, user, &smembers);
-		if (r < 0)
-			return r;
-		s.members = smembers;
-		r = hs_accountdb_replace(gs, (size_t)si, &s);
-		if (r < 0) {
-			hs_warn("%s", gs->error);
-			return r;
-		}
-	}
-	return 0;
-}
-
-/* ---- the home directory ---- */
-
-/* A directory on the way to a home must be safe from everyone but root. */
-static bool dir_is_trusted(const struct stat *st)
-{
-	if (st->st_uid != 0)
-		return false;
-	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
-		return false;
-	return true;
-}
-
-/* Create the missing directories of path (root, 0755: an administrator's
- * path such as /home or -b's base, as shadow-utils does), then open the
- * parent of the last component: resolved by the kernel (administrators'
- * symlinks such as /home -> /srv/home are fine), then walked again
- * without following anything, each step checked. */
-static int open_home_parent(const char *home, const char **last)
-{
-	const char *slash = strrchr(home, '/');
-	_cleanup_free_ char *parent = NULL;
-	_cleanup_free_ char *resolved = NULL;
-	char *comp, *save = NULL;
-	int fd;
-
-	*last = slash + 1;
-	parent = strndup(home, (size_t)(slash - home));
-	if (!parent)
-		return -ENOMEM;
-	if (!parent[0]) {
-		free(parent);
-		parent = strdup("/");
-		if (!parent)
-			return -ENOMEM;
-	}
-	for (char *p = parent + 1; ; p++) {
-		if (*p == '/' || *p == '\0') {
-			char saved = *p;
-
-			*p = '\0';
-			/* our umask is 077 (hs_privileged_init): set the mode */
-			if (mkdir(parent, 0755) == 0) {
-				if (chmod(parent, 0755) < 0)
-					return -errno;
-			} else if (errno != EEXIST) {
-				return -errno;
-			}
-			*p = saved;
-			if (!saved)
-				break;
-		}
-	}
-	resolved = realpath(parent, NULL);
-	if (!resolved)
-		return -errno;
-	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (comp = strtok_r(resolved, "/", &save); ; comp = strtok_r(NULL, "/", &save)) {
-		struct stat st;
-		int next;
-
-		if (fstat(fd, &st) < 0) {
-			next = -errno;
-			hs_close(fd);
-			return next;
-		}
-		if (!dir_is_trusted(&st)) {
-			hs_close(fd);
-			return -HS_E_OWNER;
-		}
-		if (!comp)
-			return fd;
-		next = hs_open_dir_at(fd, comp, NULL);
-		hs_close(fd);
-		if (next < 0)
-			return next;
-		fd = next;
-	}
-}
-
-struct copy_ctx {
-	uid_t uid;
-	gid_t gid;
-	const char *skel;
-	int status;             /* E_SUCCESS or E_HOMEDIR */
-};
-
-static void copy_warn(struct copy_ctx *c, const char *rel, const char *name, const char *what)
-{
-	hs_warn("%s/%s%s%s: %s", c->skel, rel, rel[0] ? "/" : "", name, what);
-}
-
-static int copy_file(struct copy_ctx *c, int srcdir, int dstdir, const char *name,
-		     const struct stat *st)
-{
-	_cleanup_close_ int in = openat(srcdir, name,
-					O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	_cleanup_close_ int out = -1;
-	struct stat ist;
-	struct timespec times[2];
-	char buf[65536];
-	ssize_t n;
-
-	if (in < 0)
-		return -errno;
-	/* the entry may have been swapped since the lstat */
-	if (fstat(in, &ist) < 0)
-		return -errno;
-	if (!S_ISREG(ist.st_mode) || ist.st_ino != st->st_ino || ist.st_dev != st->st_dev)
-		return -HS_E_NOTREG;
-	out = openat(dstdir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (out < 0)
-		return -errno;
-	while ((n = hs_read_full(in, buf, sizeof(buf))) > 0) {
-		int r = hs_write_full(out, buf, (size_t)n);
-
-		if (r < 0)
-			return r;
-		if ((size_t)n < sizeof(buf))
-			break;
-	}
-	if (n < 0)
-		return (int)n;
-	if (fchown(out, c->uid, c->gid) < 0 ||
-	    fchmod(out, ist.st_mode & 01777) < 0)
-		return -errno;
-	times[0] = ist.st_atim;
-	times[1] = ist.st_mtim;
-	(void)futimens(out, times);
-	return 0;
-}
-
-/* Copy the skeleton directory srcdir into dstdir (both fds; dstdir is ours
- * and still root's), never following a symlink of the skeleton: a symlink
- * is copied as a symlink, FIFOs, devices and sockets are skipped with a
- * warning.  Everything created is given to the user by fd or with
- * AT_SYMLINK_NOFOLLOW. */
-static void copy_tree(struct copy_ctx *c, int srcdir, int dstdir, const char *rel, int depth)
-{
-	int dupfd = fcntl(srcdir, F_DUPFD_CLOEXEC, 3);
-	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
-	struct dirent *de;
-
-	if (!d) {
-		hs_close(dupfd);
-		hs_warn("cannot read %s/%s: %s", c->skel, rel, strerror(errno));
-		c->status = E_HOMEDIR;
-		return;
-	}
-	while ((de = readdir(d))) {
-		const char *name = de->d_name;
-		struct stat st;
-		int r = 0;
-
-		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-			continue;
-		if (fstatat(srcdir, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			copy_warn(c, rel, name, strerror(errno));
-			c->status = E_HOMEDIR;
-			continue;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			_cleanup_close_ int sub_src = -1;
-			_cleanup_close_ int sub_dst = -1;
-			_cleanup_free_ char *subrel = NULL;
-			struct timespec times[2] = { st.st_atim, st.st_mtim };
-
-			if (depth >= SKEL_MAX_DEPTH) {
-				copy_warn(c, rel, name, "nested too deeply, not copied");
-				c->status = E_HOMEDIR;
-				continue;
-			}
-			sub_src = hs_open_dir_at(srcdir, name, NULL);
-			if (sub_src < 0 || mkdirat(dstdir, name, 0700) < 0 ||
-			    (sub_dst = hs_open_dir_at(dstdir, name, NULL)) < 0) {
-				copy_warn(c, rel, name, sub_src < 0 ? hs_strerror(sub_src)
-						       : strerror(errno));
-				c->status = E_HOMEDIR;
-				continue;
-			}
-			if (asprintf(&subrel, "%s%s%s", rel, rel[0] ? "/" : "", name) < 0) {
-				subrel = NULL;
-				c->status = E_HOMEDIR;
-				continue;
-			}
-			copy_tree(c, sub_src, sub_dst, subrel, depth + 1);
-			if (fchown(sub_dst, c->uid, c->gid) < 0 ||
-			    fchmod(sub_dst, st.st_mode & 07777) < 0) {
-				copy_warn(c, rel, name, strerror(errno));
-				c->status = E_HOMEDIR;
-			}
-			(void)futimens(sub_dst, times);
-		} else if (S_ISREG(st.st_mode)) {
-			r = copy_file(c, srcdir, dstdir, name, &st);
-		} else if (S_ISLNK(st.st_mode)) {
-			char target[4096];
-			ssize_t n = readlinkat(srcdir, name, target, sizeof(target) - 1);
-			struct timespec times[2] = { st.st_atim, st.st_mtim };
-
-			if (n < 0) {
-				r = -errno;
-			} else if ((size_t)n >= sizeof(target) - 1) {
-				r = -ENAMETOOLONG;
-			} else {
-				target[n] = '\0';
-				if (symlinkat(target, dstdir, name) < 0 ||
-				    fchownat(dstdir, name, c->uid, c->gid, AT_SYMLINK_NOFOLLOW) < 0)
-					r = -errno;
-				else
-					(void)utimensat(dstdir, name, times, AT_SYMLINK_NOFOLLOW);
-			}
-		} else {
-			copy_warn(c, rel, name, "not a regular file, directory or symbolic link, "
-				  "not copied");
-			continue;
-		}
-		if (r < 0) {
-			copy_warn(c, rel, name, hs_strerror(r));
-			c->status = E_HOMEDIR;
-		}
-	}
-	closedir(d);
-}
-
-/* Create the home (its parent path is an administrator's; the home itself
- * must not exist, and never as a symlink), copy the skeleton into it while
- * it is still root's 0700, then give it to the user. */
-static int create_home(const struct hs_config *defs, const char *home, const char *skel,
-		       uid_t uid, gid_t gid)
-{
-	_cleanup_close_ int parentfd = -1;
-	_cleanup_close_ int homefd = -1;
-	const char *last;
-	struct stat st;
-	long umask_v = hs_config_get_long(defs, "UMASK", 0, 0777, 022);
-	long mode = hs_config_get_long(defs, "HOME_MODE", 0, 07777, 0777 & ~umask_v);
-	int r;
-
-	parentfd = open_home_parent(home, &last);
-	if (parentfd < 0) {
-		hs_warn("cannot create directory %s: %s", home,
-			parentfd == -HS_E_OWNER ? "a directory above it is not root's or is "
-			"writable by others" : hs_strerror(parentfd));
-		return E_HOMEDIR;
-	}
-	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISLNK(st.st_mode)) {
-			hs_warn("cannot create directory %s: it exists as a symbolic link", home);
-			return E_HOMEDIR;
-		}
-		if (!S_ISDIR(st.st_mode)) {
-			hs_warn("cannot create directory %s: it exists and is not a directory",
-				home);
-			return E_HOMEDIR;
-		}
-		hs_warn("warning: the home directory %s already exists.", home);
-		hs_warn("Not copying any file from skel directory into it.");
-		return E_SUCCESS;
-	}
-	if (mkdirat(parentfd, last, 0700) < 0) {
-		hs_warn("cannot create directory %s: %s", home, strerror(errno));
-		return E_HOMEDIR;
-	}
-	homefd = hs_open_dir_at(parentfd, last, &st);
-	if (homefd < 0 || st.st_uid != 0) {
-		hs_warn("cannot create directory %s: %s", home,
-			homefd < 0 ? hs_strerror(homefd) : "replaced while being created");
-		return E_HOMEDIR;
-	}
-	r = E_SUCCESS;
-	if (skel && skel[0]) {
-		_cleanup_close_ int skelfd = open(skel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		struct copy_ctx c = { .uid = uid, .gid = gid, .skel = skel, .status = E_SUCCESS };
-
-		if (skelfd >= 0) {
-			copy_tree(&c, skelfd, homefd, "", 0);
-			r = c.status;
-		} else if (errno != ENOENT) {
-			hs_warn("cannot open skeleton directory %s: %s", skel, strerror(errno));
-			r = E_HOMEDIR;
-		}
-	}
-	if (fchown(homefd, uid, gid) < 0 || fchmod(homefd, (mode_t)mode) < 0) {
-		hs_warn("cannot set owner and mode of %s: %s", home, strerror(errno));
-		return E_HOMEDIR;
-	}
-	return r;
-}
+/* ---- the home directory: lib/homedir (hs_home_create) ---- */
 
 /* MAIL_DIR/USER, as shadow-utils with CREATE_MAIL_SPOOL=yes: an empty
  * file of the user's, group mail, 0660; never through a symlink. */
@@ -1023,21 +625,186 @@ static int create_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_g
 	return r;
 }
 
+/* The account being added, as decided before the locks. */
+struct newuser {
+	const char *name, *comment, *home, *shell, *hash;
+	bool classic, user_group, proxy;
+	unsigned long uid, gid;
+	struct hs_aging aging;
+};
+
+/* Under the locks: every check against the files and every edit, in
+ * memory.  E_SUCCESS, or the exit status after saying why. */
+static int edit_files(struct hs_accountset *s, const struct hs_config *defs, struct newuser *u)
+{
+	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
+	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
+	struct hs_accountdb *gs = hs_accountset_db(s, HS_AS_GSHADOW);
+	struct hs_accountdb *sp = hs_accountset_db(s, HS_AS_SHADOW);
+	struct hs_id_range range;
+	struct hs_passwd p;
+	long gi;
+	int r;
+
+	if (hs_accountdb_find(pw, u->name) >= 0) {
+		hs_warn("user '%s' already exists", u->name);
+		return E_NAME_IN_USE;
+	}
+	if (o.uid && !o.non_unique && hs_accountdb_find_id(pw, u->uid) >= 0) {
+		hs_warn("UID %lu is not unique", u->uid);
+		return E_UID_IN_USE;
+	}
+	if (u->user_group && hs_accountdb_find(gr, u->name) >= 0) {
+		hs_warn("group %s exists - if you want to add this user to that group, use -g.",
+			u->name);
+		return E_NAME_IN_USE;
+	}
+	if (o.group) {
+		gi = find_group(gr, o.group);
+		if (gi == -2) {
+			hs_warn("invalid group ID '%s'", o.group);
+			return E_BAD_ARG;
+		}
+		if (gi < 0) {
+			hs_warn("group '%s' does not exist", o.group);
+			return E_NOTFOUND;
+		}
+		u->gid = hs_accountdb_get(gr, (size_t)gi)->gr.gid;
+	}
+	/* supplementary groups exist, checked before any edit */
+	if (o.groups) {
+		_cleanup_free_ char *list = strdup(o.groups);
+		char *save = NULL;
+
+		if (!list) {
+			hs_warn("out of memory");
+			return E_PW_UPDATE;
+		}
+		for (char *g = strtok_r(list, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
+			if (find_group(gr, g) < 0) {
+				hs_warn("group '%s' does not exist", g);
+				return E_NOTFOUND;
+			}
+		}
+	}
+
+	if (!o.uid) {
+		r = hs_ids_range(defs, true, o.system, &range);
+		r = r ?: hs_ids_pick_db(pw, &range, o.system, HS_IDS_NO_PREFERENCE, &u->uid);
+		if (r < 0) {
+			hs_warn("Can't get unique %sUID (%s)", o.system ? "system " : "",
+				r == -EUSERS ? "no more available UIDs" : hs_strerror(r));
+			return E_UID_IN_USE;
+		}
+	}
+	if (u->user_group) {
+		struct hs_group g = { .name = (char *)u->name, .passwd = (char *)"x",
+				      .members = (char *)"" };
+
+		/* the private group's gid: the uid when that gid is free */
+		r = hs_ids_range(defs, false, o.system, &range);
+		if (r == 0 && hs_accountdb_find_id(gr, u->uid) < 0)
+			u->gid = u->uid;
+		else
+			r = r ?: hs_ids_pick_db(gr, &range, o.system, u->uid, &u->gid);
+		if (r < 0) {
+			hs_warn("Can't get unique %sGID (%s)", o.system ? "system " : "",
+				r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
+			return E_GRP_UPDATE;
+		}
+		g.gid = (gid_t)u->gid;
+		if (hs_accountdb_append(gr, &g) < 0) {
+			hs_warn("%s", gr->error);
+			return E_GRP_UPDATE;
+		}
+		if (gs) {
+			struct hs_gshadow sg = { .name = (char *)u->name, .passwd = (char *)"!",
+						 .admins = (char *)"", .members = (char *)"" };
+
+			if (hs_accountdb_find(gs, u->name) < 0 && hs_accountdb_append(gs, &sg) < 0) {
+				hs_warn("%s", gs->error);
+				return E_GRP_UPDATE;
+			}
+		}
+	}
+	if (o.groups) {
+		_cleanup_free_ char *list = strdup(o.groups);
+		char *save = NULL;
+
+		for (char *g = list ? strtok_r(list, ",", &save) : NULL; g;
+		     g = strtok_r(NULL, ",", &save)) {
+			if (hs_accountset_add_member(s, (size_t)find_group(gr, g), u->name) < 0) {
+				hs_warn("%s", s->error);
+				return E_GRP_UPDATE;
+			}
+		}
+	}
+	/* subordinate ids: normal accounts (system ones with -F) when the
+	 * file exists and the count is not 0 */
+	for (enum hs_as_file k = HS_AS_SUBUID; k <= HS_AS_SUBGID; k++) {
+		struct hs_accountdb *db = hs_accountset_db(s, k);
+		struct hs_subid_conf sc;
+		struct hs_subid sub = { .owner = (char *)u->name };
+
+		if (!db || !db->present || (o.system && !o.subids_for_system))
+			continue;
+		hs_subid_conf(defs, k == HS_AS_SUBUID, &sc);
+		if (sc.count == 0 || hs_accountdb_find(db, u->name) >= 0)
+			continue;
+		r = hs_subid_pick(db, &sc, &sub.start);
+		if (r < 0) {
+			if (r == -EUSERS)
+				hs_warn("Can't get unique subordinate %s range",
+					k == HS_AS_SUBUID ? "UID" : "GID");
+			else
+				hs_warn("can't create subordinate %s IDs: %s",
+					k == HS_AS_SUBUID ? "user" : "group", hs_strerror(r));
+			return file_status(k);
+		}
+		sub.count = sc.count;
+		if (hs_accountdb_append(db, &sub) < 0) {
+			hs_warn("%s", db->error);
+			return file_status(k);
+		}
+	}
+	if (u->classic && sp) {
+		struct hs_spwd e = {
+			.name = (char *)u->name, .hash = (char *)u->hash, .lstchg = hs_today(),
+			.min = u->aging.min, .max = u->aging.max, .warn = u->aging.warn,
+			.inact = u->aging.inact, .expire = u->aging.expire, .flag = (char *)"",
+		};
+
+		if (hs_accountdb_append(sp, &e) < 0) {
+			hs_warn("%s", sp->error);
+			return E_PW_UPDATE;
+		}
+	}
+	p = (struct hs_passwd){
+		.name = (char *)u->name,
+		.passwd = (char *)(u->classic && !sp ? u->hash : "x"),
+		.uid = (uid_t)u->uid, .gid = (gid_t)u->gid, .gecos = (char *)u->comment,
+		.dir = (char *)u->home,
+		.shell = (char *)(u->proxy ? HS_SHELL_PROXY : u->shell),
+	};
+	if (hs_accountdb_append(pw, &p) < 0) {
+		hs_warn("%s", pw->error);
+		return E_BAD_ARG;
+	}
+	return E_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
-	struct files f = { .locks = HS_LOCKS_INIT };
+	struct hs_accountset set = HS_ACCOUNTSET_INIT;
 	struct hs_config *defs = NULL, *ucfg = NULL;
 	struct defaults d;
-	struct hs_idset used = HS_IDSET_INIT;
 	struct hs_shells shells = { 0 };
+	struct newuser u = { 0 };
 	_cleanup_free_ char *home = NULL;
-	_cleanup_free_ char *uidstr = NULL;
 	_cleanup_close_ int treefd = -1;
-	const char *name, *shell, *hash, *comment;
-	bool classic, user_group, create, proxy = false;
+	bool create;
 	long expire, inactive;
-	unsigned long uid = 0, gid = 0;
-	struct hs_aging aging;
+	unsigned files;
 	gid_t tree_gid = 0, auth_gid = 0;
 	sigset_t saved;
 	int r, status = E_SUCCESS;
@@ -1058,16 +825,16 @@ int main(int argc, char **argv)
 	defs = load_logindefs();
 
 	/* ---- every argument checked before any lock ---- */
-	name = argv[optind];
-	if (!hs_user_name_valid(name))
-		hs_die(E_BAD_ARG, "invalid user name '%s'", name);
+	u.name = argv[optind];
+	if (!hs_user_name_valid(u.name))
+		hs_die(E_BAD_ARG, "invalid user name '%s'", u.name);
 	if (o.uid) {
-		if (hs_parse_ulong(o.uid, 0, HS_ID_MAX, &uid) < 0)
+		if (hs_parse_ulong(o.uid, 0, HS_ID_MAX, &u.uid) < 0)
 			hs_die(E_BAD_ARG, "invalid user ID '%s'", o.uid);
 	}
-	comment = o.comment ? o.comment : "";
-	if (!hs_field_valid(comment) || strlen(comment) > HS_GECOS_MAX)
-		hs_die(E_BAD_ARG, "invalid comment '%s'", comment);
+	u.comment = o.comment ? o.comment : "";
+	if (!hs_field_valid(u.comment) || strlen(u.comment) > HS_GECOS_MAX)
+		hs_die(E_BAD_ARG, "invalid comment '%s'", u.comment);
 	if (o.home && !path_valid(o.home))
 		hs_die(E_BAD_ARG, "invalid home directory '%s'", o.home);
 	if (o.base && !path_valid(o.base))
@@ -1078,18 +845,19 @@ int main(int argc, char **argv)
 		const char *base = o.base ? o.base : d.home;
 
 		if (asprintf(&home, "%s%s%s", base,
-			     base[0] && base[strlen(base) - 1] == '/' ? "" : "/", name) < 0)
+			     base[0] && base[strlen(base) - 1] == '/' ? "" : "/", u.name) < 0)
 			home = NULL;
 		if (home && !path_valid(home))
 			hs_die(E_BAD_ARG, "invalid home directory '%s'", home);
 	}
 	if (!home)
 		hs_die(E_PW_UPDATE, "out of memory");
-	shell = o.shell ? o.shell : d.shell;
-	if (!shell_valid(shell))
-		hs_die(E_BAD_ARG, "invalid shell '%s'", shell);
-	if (shell[0] && access(shell, X_OK) < 0)
-		hs_warn("Warning: missing or non-executable shell '%s'", shell);
+	u.home = home;
+	u.shell = o.shell ? o.shell : d.shell;
+	if (!shell_valid(u.shell))
+		hs_die(E_BAD_ARG, "invalid shell '%s'", u.shell);
+	if (u.shell[0] && access(u.shell, X_OK) < 0)
+		hs_warn("Warning: missing or non-executable shell '%s'", u.shell);
 	expire = parse_date(o.expire ? o.expire : d.expire);
 	if (expire < -1)
 		hs_die(E_BAD_ARG, "invalid date '%s'", o.expire ? o.expire : d.expire);
@@ -1100,29 +868,31 @@ int main(int argc, char **argv)
 	} else {
 		inactive = d.inactive;
 	}
-	hash = o.password ? o.password : "!";
-	if (!hs_field_valid(hash) || strlen(hash) > HS_HASH_MAX)
-		hs_die(E_BAD_ARG, "invalid field '%s'", hash);
-	user_group = o.user_group ||
-		     (!o.no_user_group && !o.group &&
-		      hs_config_get_bool(defs, "USERGROUPS_ENAB", false));
+	u.hash = o.password ? o.password : "!";
+	if (!hs_field_valid(u.hash) || strlen(u.hash) > HS_HASH_MAX)
+		hs_die(E_BAD_ARG, "invalid field '%s'", u.hash);
+	u.user_group = o.user_group ||
+		       (!o.no_user_group && !o.group &&
+			hs_config_get_bool(defs, "USERGROUPS_ENAB", false));
+	if (!o.group && !u.user_group)
+		u.gid = d.group;
 	create = o.create_home ||
 		 (!o.no_create_home && !o.system && hs_config_get_bool(defs, "CREATE_HOME", false));
 
-	hs_aging_init_unset(&aging);
+	hs_aging_init_unset(&u.aging);
 	if (!o.system) {
-		aging.min = hs_config_get_long(defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1);
-		aging.max = hs_config_get_long(defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1);
-		aging.warn = hs_config_get_long(defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1);
+		u.aging.min = hs_config_get_long(defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1);
+		u.aging.max = hs_config_get_long(defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1);
+		u.aging.warn = hs_config_get_long(defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1);
 	}
-	aging.inact = inactive;
-	aging.expire = expire;
+	u.aging.inact = inactive;
+	u.aging.expire = expire;
 
 	treefd = hs_tree_open();
-	classic = treefd == -ENOENT;
-	if (treefd < 0 && !classic)
+	u.classic = treefd == -ENOENT;
+	if (treefd < 0 && !u.classic)
 		hs_die(E_PW_UPDATE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
-	if (!classic) {
+	if (!u.classic) {
 		r = hs_layout_gids(&tree_gid, &auth_gid);
 		if (r < 0)
 			hs_die(E_PW_UPDATE, "cannot find the groups %s and %s: %s", HS_GROUP_TREE,
@@ -1132,239 +902,74 @@ int main(int argc, char **argv)
 		r = hs_shells_load(&shells, HS_ETC_SHELLS);
 		if (r < 0)
 			hs_die(E_PW_UPDATE, "%s", shells.error);
-		proxy = shell[0] && hs_shells_contains(&shells, shell) &&
-			strcmp(shell, HS_SHELL_PROXY) != 0 && !(o.uid && uid == 0);
+		u.proxy = u.shell[0] && hs_shells_contains(&shells, u.shell) &&
+			  strcmp(u.shell, HS_SHELL_PROXY) != 0 && !(o.uid && u.uid == 0);
 		hs_shells_free(&shells);
 	}
 
 	/* ---- under the locks: every check against the files, every edit
-	 * in memory ---- */
-	files_open(&f, classic);
-	{
-		struct hs_accountdb *pw = &f.db[DB_PASSWD], *gr = &f.db[DB_GROUP];
-		struct hs_id_range range;
-		struct hs_passwd p;
-		long gi;
-
-		if (hs_accountdb_find(pw, name) >= 0) {
-			files_free(&f);
-			hs_die(E_NAME_IN_USE, "user '%s' already exists", name);
-		}
-		if (o.uid && !o.non_unique && hs_accountdb_find_id(pw, uid) >= 0) {
-			files_free(&f);
-			hs_die(E_UID_IN_USE, "UID %lu is not unique", uid);
-		}
-		if (user_group && hs_accountdb_find(gr, name) >= 0) {
-			files_free(&f);
-			hs_die(E_NAME_IN_USE, "group %s exists - if you want to add this user to "
-			       "that group, use -g.", name);
-		}
-		if (o.group) {
-			gi = find_group(gr, o.group);
-			if (gi < 0) {
-				files_free(&f);
-				if (gi == -2)
-					hs_die(E_BAD_ARG, "invalid group ID '%s'", o.group);
-				hs_die(E_NOTFOUND, "group '%s' does not exist", o.group);
-			}
-			gid = gr->lines[gi].rec.gr.gid;
-		} else if (!user_group) {
-			gid = d.group;
-		}
-		/* supplementary groups exist, checked before any edit */
-		if (o.groups) {
-			_cleanup_free_ char *list = strdup(o.groups);
-			char *save = NULL;
-
-			if (!list) {
-				files_free(&f);
-				hs_die(E_PW_UPDATE, "out of memory");
-			}
-			for (char *g = strtok_r(list, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
-				if (find_group(gr, g) < 0) {
-					files_free(&f);
-					hs_die(E_NOTFOUND, "group '%s' does not exist", g);
-				}
-			}
-		}
-
-		if (!o.uid) {
-			r = hs_ids_range(defs, true, o.system, &range);
-			r = r ?: hs_idset_add_db(&used, pw);
-			r = r ?: hs_ids_pick(&used, &range, o.system, HS_IDS_NO_PREFERENCE, &uid);
-			hs_idset_free(&used);
-			if (r < 0) {
-				files_free(&f);
-				hs_die(E_UID_IN_USE, "Can't get unique %sUID (%s)",
-				       o.system ? "system " : "",
-				       r == -EUSERS ? "no more available UIDs" : hs_strerror(r));
-			}
-		}
-		if (user_group) {
-			struct hs_group g = { .name = (char *)name, .passwd = (char *)"x",
-					      .members = (char *)"" };
-
-			/* the private group's gid: the uid when that gid is free */
-			r = hs_ids_range(defs, false, o.system, &range);
-			r = r ?: hs_idset_add_db(&used, gr);
-			if (r == 0 && !hs_idset_contains(&used, uid))
-				gid = uid;
-			else
-				r = r ?: hs_ids_pick(&used, &range, o.system, uid, &gid);
-			hs_idset_free(&used);
-			if (r < 0) {
-				files_free(&f);
-				hs_die(E_GRP_UPDATE, "Can't get unique %sGID (%s)",
-				       o.system ? "system " : "",
-				       r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
-			}
-			g.gid = (gid_t)gid;
-			if (hs_accountdb_append(gr, &g) < 0) {
-				hs_warn("%s", gr->error);
-				files_free(&f);
-				return E_GRP_UPDATE;
-			}
-			if (f.used[DB_GSHADOW]) {
-				struct hs_gshadow s = { .name = (char *)name, .passwd = (char *)"!",
-							.admins = (char *)"", .members = (char *)"" };
-
-				if (hs_accountdb_find(&f.db[DB_GSHADOW], name) < 0 &&
-				    hs_accountdb_append(&f.db[DB_GSHADOW], &s) < 0) {
-					hs_warn("%s", f.db[DB_GSHADOW].error);
-					files_free(&f);
-					return E_GRP_UPDATE;
-				}
-			}
-		}
-		if (o.groups) {
-			_cleanup_free_ char *list = strdup(o.groups);
-			char *save = NULL;
-
-			for (char *g = list ? strtok_r(list, ",", &save) : NULL; g;
-			     g = strtok_r(NULL, ",", &save)) {
-				if (add_membership(&f, (size_t)find_group(gr, g), name) < 0) {
-					files_free(&f);
-					return E_GRP_UPDATE;
-				}
-			}
-		}
-		/* subordinate ids: normal accounts (system ones with -F) when
-		 * the file exists and the count is not 0 */
-		for (int k = DB_SUBUID; k <= DB_SUBGID; k++) {
-			struct hs_subid_conf sc;
-			struct hs_subid s = { .owner = (char *)name };
-
-			if (!f.used[k] || !f.db[k].present || (o.system && !o.subids_for_system))
-				continue;
-			hs_subid_conf(defs, k == DB_SUBUID, &sc);
-			if (sc.count == 0 || hs_accountdb_find(&f.db[k], name) >= 0)
-				continue;
-			r = hs_subid_pick(&f.db[k], &sc, &s.start);
-			if (r < 0) {
-				if (r == -EUSERS)
-					hs_warn("Can't get unique subordinate %s range",
-						k == DB_SUBUID ? "UID" : "GID");
-				else
-					hs_warn("can't create subordinate %s IDs: %s",
-						k == DB_SUBUID ? "user" : "group", hs_strerror(r));
-				files_free(&f);
-				return db_files[k].fail_status;
-			}
-			s.count = sc.count;
-			if (hs_accountdb_append(&f.db[k], &s) < 0) {
-				hs_warn("%s", f.db[k].error);
-				files_free(&f);
-				return db_files[k].fail_status;
-			}
-		}
-		if (classic && f.used[DB_SHADOW]) {
-			struct hs_spwd sp = {
-				.name = (char *)name, .hash = (char *)hash, .lstchg = hs_today(),
-				.min = aging.min, .max = aging.max, .warn = aging.warn,
-				.inact = aging.inact, .expire = aging.expire, .flag = (char *)"",
-			};
-
-			if (hs_accountdb_append(&f.db[DB_SHADOW], &sp) < 0) {
-				hs_warn("%s", f.db[DB_SHADOW].error);
-				files_free(&f);
-				return E_PW_UPDATE;
-			}
-		}
-		p = (struct hs_passwd){
-			.name = (char *)name,
-			.passwd = (char *)(classic && !f.used[DB_SHADOW] ? hash : "x"),
-			.uid = (uid_t)uid, .gid = (gid_t)gid, .gecos = (char *)comment,
-			.dir = home,
-			.shell = (char *)(proxy ? HS_SHELL_PROXY : shell),
-		};
-		if (hs_accountdb_append(pw, &p) < 0) {
-			hs_warn("%s", pw->error);
-			files_free(&f);
-			return E_BAD_ARG;
-		}
+	 * in memory.  /etc/shadow only on a classic system: with a tree,
+	 * useradd never writes it. ---- */
+	files = HS_AS_ALL_FILES & ~(u.classic ? 0u : HS_AS_BIT(HS_AS_SHADOW));
+	r = hs_accountset_open(&set, files, HS_DB_LAZY);
+	if (r < 0)
+		hs_die(set.lock_failed ? E_PW_UPDATE : file_status(set.failed), "%s", set.error);
+	status = edit_files(&set, defs, &u);
+	if (status != E_SUCCESS) {
+		hs_accountset_close(&set);
+		return status;
 	}
 
 	/* ---- the commit: see the top of the file for the order ---- */
 	hs_signals_block(&saved);
-	if (!classic) {
+	if (!u.classic) {
 		/* the shell file holds the real shell; "" means /bin/sh
 		 * (passwd(5)) */
-		r = create_tree_dir(treefd, name, (uid_t)uid, auth_gid, &aging,
-				    shell[0] ? shell : "/bin/sh");
+		r = create_tree_dir(treefd, u.name, (uid_t)u.uid, auth_gid, &u.aging,
+				    u.shell[0] ? u.shell : "/bin/sh");
 		if (r < 0) {
 			hs_signals_restore(&saved);
-			files_free(&f);
+			hs_accountset_close(&set);
 			return E_PW_UPDATE;
 		}
 	}
-	for (int k = 0; k < DB_COUNT; k++) {
-		if (!f.used[k] || !f.db[k].dirty)
-			continue;
-		if (hs_accountdb_write(&f.db[k]) < 0) {
-			syslog(LOG_ERR, "%s", f.db[k].error);
-			hs_warn("%s", f.db[k].error);
-			/* no directory may stay without a passwd line */
-			if (!classic && hs_userdir_remove(treefd, name) < 0)
-				hs_warn("cannot remove %s/%s again", HS_TREE_DIR, name);
-			hs_signals_restore(&saved);
-			files_free(&f);
-			return db_files[k].fail_status;
-		}
+	if (hs_accountset_commit(&set) < 0) {
+		syslog(LOG_ERR, "%s", set.error);
+		hs_warn("%s", set.error);
+		/* no directory may stay without a passwd line */
+		if (!u.classic && hs_userdir_remove(treefd, u.name) < 0)
+			hs_warn("cannot remove %s/%s again", HS_TREE_DIR, u.name);
+		hs_signals_restore(&saved);
+		hs_accountset_close(&set);
+		return file_status(set.failed);
 	}
-	if (!classic && strcmp(hash, "!") != 0) {
-		struct hs_shadow sh = { .hash = (char *)hash, .lstchg = hs_today() };
-		_cleanup_close_ int udir = hs_userdir_open(treefd, name, (uid_t)uid, NULL);
+	if (!u.classic && strcmp(u.hash, "!") != 0) {
+		struct hs_shadow sh = { .hash = (char *)u.hash, .lstchg = hs_today() };
+		_cleanup_close_ int udir = hs_userdir_open(treefd, u.name, (uid_t)u.uid, NULL);
 
-		r = udir < 0 ? udir : hs_userdir_write_shadow(udir, (uid_t)uid, auth_gid, &sh);
+		r = udir < 0 ? udir : hs_userdir_write_shadow(udir, (uid_t)u.uid, auth_gid, &sh);
 		if (r < 0) {
 			hs_warn("cannot write %s/%s/shadow: %s (the password stays locked)",
-				HS_TREE_DIR, name, hs_strerror(r));
+				HS_TREE_DIR, u.name, hs_strerror(r));
 			status = E_PW_UPDATE;
 		}
 	}
 	hs_signals_restore(&saved);
 	syslog(LOG_INFO, "new user: name=%s, UID=%lu, GID=%lu, home=%s, shell=%s, from=%s",
-	       name, uid, gid, home, shell, isatty(0) ? ttyname(0) : "none");
-	if (user_group)
-		syslog(LOG_INFO, "new group: name=%s, GID=%lu", name, gid);
-	for (int k = 0; k < DB_COUNT; k++)
-		if (f.used[k] && db_files[k].cache)
-			hs_flush_caches(db_files[k].cache);
-	files_free(&f);
+	       u.name, u.uid, u.gid, u.home, u.shell, isatty(0) ? ttyname(0) : "none");
+	if (u.user_group)
+		syslog(LOG_INFO, "new group: name=%s, GID=%lu", u.name, u.gid);
+	hs_accountset_close(&set);
 
-	if (create) {
-		int hs = create_home(defs, home, o.skel ? o.skel : d.skel, (uid_t)uid, (gid_t)gid);
-
-		if (hs != E_SUCCESS)
-			status = hs;
-	}
+	if (create && hs_home_create(u.home, o.skel ? o.skel : d.skel, (uid_t)u.uid,
+				     (gid_t)u.gid, hs_home_mode(defs)) < 0)
+		status = E_HOMEDIR;
 	if (hs_config_get_bool(ucfg, "CREATE_MAIL_SPOOL", false))
-		create_mail_spool(defs, name, (uid_t)uid, (gid_t)gid);
+		create_mail_spool(defs, u.name, (uid_t)u.uid, (gid_t)u.gid);
 	free(o.k_overrides);
 	hs_config_free(defs);
 	hs_config_free(ucfg);
 	closelog();
 	(void)tree_gid;
-	(void)uidstr;
 	return status;
 }

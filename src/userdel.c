@@ -50,10 +50,12 @@
 #include <unistd.h>
 
 #include "accountdb.h"
+#include "accountset.h"
 #include "cli.h"
 #include "config.h"
 #include "fileio.h"
 #include "globalfile.h"
+#include "homepath.h"
 #include "layout.h"
 #include "names.h"
 #include "privs.h"
@@ -99,7 +101,8 @@ static _Noreturn void usage(int status)
 	exit(status);
 }
 
-static void parse_options(int argc, char **argv)
+/* The options; returns the login name (not checked yet). */
+static const char *parse_options(int argc, char **argv)
 {
 	enum { OPT_VERSION = 256 };
 	static const struct option longopts[] = {
@@ -124,6 +127,8 @@ static void parse_options(int argc, char **argv)
 		case 'r':
 			opt_remove = true;
 			break;
+		case 'Z':
+			hs_die(E_USAGE, "option --selinux-user is not supported");
 		case 'R':
 			/* the other root has its own login.defs, groups and
 			 * tree; only running inside it gets them right */
@@ -132,8 +137,6 @@ static void parse_options(int argc, char **argv)
 		case 'P':
 			hs_die(E_USAGE, "option --prefix is not supported; run userdel inside that "
 			       "root instead (chroot %s userdel ...)", optarg);
-		case 'Z':
-			hs_die(E_USAGE, "option --selinux-user is not supported");
 		case OPT_VERSION:
 			hs_print_version();
 		default:
@@ -142,6 +145,7 @@ static void parse_options(int argc, char **argv)
 	}
 	if (argc != optind + 1)
 		usage(E_USAGE);
+	return argv[optind];
 }
 
 /* ---- USERDEL_CMD ---- */
@@ -178,155 +182,13 @@ static void run_userdel_cmd(const char *cmd, const char *user)
 		hs_warn("USERDEL_CMD %s failed for user %s", cmd, user);
 }
 
-/* ---- the global files ---- */
+/* ---- the global files (lib/accountset: locks, load, ordered commit) ---- */
 
-enum { DB_SUBUID, DB_SUBGID, DB_GSHADOW, DB_GROUP, DB_SHADOW, DB_PASSWD, DB_COUNT };
-
-/* In write order (see the top of the file): /etc/passwd last. */
-static const struct {
-	const char *path;
-	enum hs_db_kind kind;
-	bool optional;          /* only when it exists */
-	int fail_status;
-	const char *cache;
-} db_files[DB_COUNT] = {
-	[DB_SUBUID]  = { HS_ETC_SUBUID,  HS_DB_SUBID,   true,  E_PW_UPDATE,  NULL },
-	[DB_SUBGID]  = { HS_ETC_SUBGID,  HS_DB_SUBID,   true,  E_GRP_UPDATE, NULL },
-	[DB_GSHADOW] = { HS_ETC_GSHADOW, HS_DB_GSHADOW, true,  E_GRP_UPDATE, NULL },
-	[DB_GROUP]   = { HS_ETC_GROUP,   HS_DB_GROUP,   false, E_GRP_UPDATE, "group" },
-	[DB_SHADOW]  = { HS_ETC_SHADOW,  HS_DB_SHADOW,  true,  E_PW_UPDATE,  "shadow" },
-	[DB_PASSWD]  = { HS_ETC_PASSWD,  HS_DB_PASSWD,  false, E_PW_UPDATE,  "passwd" },
-};
-
-struct files {
-	struct hs_accountdb db[DB_COUNT];
-	bool used[DB_COUNT];
-	struct hs_locks locks;
-};
-
-static void files_free(struct files *f)
+/* shadow-utils' status for a failure concerning file f */
+static int file_status(enum hs_as_file f)
 {
-	for (int i = 0; i < DB_COUNT; i++)
-		hs_accountdb_free(&f->db[i]);
-	hs_lock_release(&f->locks);
-}
-
-/* Lock, in shadow-utils' order (passwd, shadow, group, gshadow, subuid,
- * subgid), every file that exists, then load them.  Exits on failure. */
-static void files_open(struct files *f)
-{
-	static const int lock_order[] = {
-		DB_PASSWD, DB_SHADOW, DB_GROUP, DB_GSHADOW, DB_SUBUID, DB_SUBGID,
-	};
-	const char *paths[DB_COUNT];
-	const char *failed = NULL;
-	size_t n = 0;
-	int r;
-
-	for (size_t i = 0; i < HS_ARRAY_SIZE(lock_order); i++) {
-		int k = lock_order[i];
-		struct stat st;
-
-		if (db_files[k].optional && lstat(db_files[k].path, &st) < 0 && errno == ENOENT)
-			continue;
-		f->used[k] = true;
-		paths[n++] = db_files[k].path;
-	}
-	r = hs_lock_acquire(&f->locks, NULL, paths, n, HS_LOCK_TIMEOUT_SEC, &failed);
-	if (r == -HS_E_TIMEOUT)
-		hs_die(E_PW_UPDATE, "cannot lock %s: timed out after %d s",
-		       failed ? failed : HS_ETC_PWD_LOCK, HS_LOCK_TIMEOUT_SEC);
-	if (r < 0)
-		hs_die(E_PW_UPDATE, "cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK,
-		       hs_strerror(r));
-	for (int k = 0; k < DB_COUNT; k++) {
-		if (!f->used[k])
-			continue;
-		/* an optional file removed since we looked: nothing to edit */
-		r = hs_accountdb_load(&f->db[k], db_files[k].kind, db_files[k].path,
-				      db_files[k].optional ? HS_DB_MISSING_OK : 0);
-		if (r < 0) {
-			hs_warn("%s", f->db[k].error);
-			files_free(f);
-			exit(db_files[k].fail_status);
-		}
-	}
-}
-
-/* Drop name from a list field: 1 (and *field is a new malloc'd list) when
- * it was there, 0 when not, or a negative error. */
-static int list_drop(char **field, const char *name, bool *changed)
-{
-	char *shorter = NULL;
-	int r;
-
-	if (!hs_list_contains(*field, name))
-		return 0;
-	r = hs_list_remove(*field, name, &shorter);
-	if (r < 0)
-		return r;
-	*field = shorter;
-	*changed = true;
-	return 1;
-}
-
-/* Remove the user from member and administrator lists (replace copies
- * the record, so the new lists are freed right after it). */
-static int drop_memberships(struct files *f, const char *user)
-{
-	struct hs_accountdb *gr = &f->db[DB_GROUP];
-	struct hs_accountdb *gs = &f->db[DB_GSHADOW];
-	int r;
-
-	for (size_t i = 0; i < gr->n_lines; i++) {
-		const union hs_dbrec *rec = hs_accountdb_get(gr, i);
-		struct hs_group g;
-		bool changed = false;
-
-		if (!rec)
-			continue;
-		g = rec->gr;
-		r = list_drop(&g.members, user, &changed);
-		if (r < 0)
-			return r;
-		if (!changed)
-			continue;
-		r = hs_accountdb_replace(gr, i, &g);
-		free(g.members);
-		if (r < 0) {
-			hs_warn("%s", gr->error);
-			return r;
-		}
-	}
-	if (!f->used[DB_GSHADOW])
-		return 0;
-	for (size_t i = 0; i < gs->n_lines; i++) {
-		const union hs_dbrec *rec = hs_accountdb_get(gs, i);
-		char *new_members = NULL, *new_admins = NULL;
-		struct hs_gshadow g;
-		bool changed = false;
-
-		if (!rec)
-			continue;
-		g = rec->gs;
-		r = list_drop(&g.members, user, &changed);
-		if (r > 0)
-			new_members = g.members;
-		if (r >= 0)
-			r = list_drop(&g.admins, user, &changed);
-		if (r > 0)
-			new_admins = g.admins;
-		if (r >= 0 && changed) {
-			r = hs_accountdb_replace(gs, i, &g);
-			if (r < 0)
-				hs_warn("%s", gs->error);
-		}
-		free(new_members);
-		free(new_admins);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return f == HS_AS_SUBGID || f == HS_AS_GROUP || f == HS_AS_GSHADOW ? E_GRP_UPDATE
+									   : E_PW_UPDATE;
 }
 
 /* shadow-utils' remove_usergroup(): the group named like the user goes
@@ -334,12 +196,14 @@ static int drop_memberships(struct files *f, const char *user)
  * else's primary group.  Unlike shadow-utils, -f does not remove a group
  * that is still another user's primary group: that would leave the other
  * account with a gid that names nothing (or, once reused, a new group). */
-static int drop_private_group(struct files *f, const char *user, gid_t gid)
+static int drop_private_group(struct hs_accountset *s, const char *user, gid_t gid)
 {
-	struct hs_accountdb *pw = &f->db[DB_PASSWD];
-	struct hs_accountdb *gr = &f->db[DB_GROUP];
+	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
+	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
+	struct hs_accountdb *gs = hs_accountset_db(s, HS_AS_GSHADOW);
 	const union hs_dbrec *rec;
 	long gi = hs_accountdb_find(gr, user);
+	char gidstr[24];
 	int r;
 
 	if (gi < 0)
@@ -355,10 +219,14 @@ static int drop_private_group(struct files *f, const char *user, gid_t gid)
 		hs_warn("group %s not removed because it has other members.", rec->gr.name);
 		return 0;
 	}
+	/* the gid field as the file spells it (decimal, checked at load):
+	 * a comparison of text, no record built per user */
+	snprintf(gidstr, sizeof(gidstr), "%lu", (unsigned long)gid);
 	for (size_t i = 0; i < pw->n_lines; i++) {
-		const union hs_dbrec *p = hs_accountdb_get(pw, i);
+		size_t len;
+		const char *f = hs_accountdb_field(pw, i, 3, &len);
 
-		if (p && p->pw.gid == gid) {
+		if (f && len == strlen(gidstr) && memcmp(f, gidstr, len) == 0) {
 			hs_warn("group %s is the primary group of another user and is not removed.",
 				rec->gr.name);
 			return 0;
@@ -369,36 +237,32 @@ static int drop_private_group(struct files *f, const char *user, gid_t gid)
 		hs_warn("%s", gr->error);
 		return r;
 	}
-	if (f->used[DB_GSHADOW]) {
-		long si = hs_accountdb_find(&f->db[DB_GSHADOW], user);
+	if (gs) {
+		long si = hs_accountdb_find(gs, user);
 
-		if (si >= 0 && hs_accountdb_delete(&f->db[DB_GSHADOW], (size_t)si) < 0) {
-			hs_warn("%s", f->db[DB_GSHADOW].error);
+		if (si >= 0 && hs_accountdb_delete(gs, (size_t)si) < 0) {
+			hs_warn("%s", gs->error);
 			return -EIO;
 		}
 	}
 	return 0;
 }
 
-/* Every range owned by the user, by name or by number (the number only
- * when no other account shares the uid). */
-static int drop_subids(struct files *f, int k, const char *user, const char *uidstr)
+/* Every range of file f owned by the user, by name or by number (the
+ * number only when no other account shares the uid). */
+static int drop_subids(struct hs_accountset *s, enum hs_as_file f, const char *user,
+		       const char *uidstr)
 {
-	struct hs_accountdb *db = &f->db[k];
+	struct hs_accountdb *db = hs_accountset_db(s, f);
+	const char *owners[2] = { user, uidstr };
 
-	if (!f->used[k])
-		return 0;
-	for (size_t i = 0; i < db->n_lines; i++) {
-		const union hs_dbrec *rec = hs_accountdb_get(db, i);
-
-		if (!rec)
-			continue;
-		if (strcmp(rec->sub.owner, user) != 0 &&
-		    !(uidstr && strcmp(rec->sub.owner, uidstr) == 0))
-			continue;
-		if (hs_accountdb_delete(db, i) < 0) {
-			hs_warn("%s", db->error);
-			return -EIO;
+	for (size_t k = 0; db && k < HS_ARRAY_SIZE(owners) && owners[k]; k++) {
+		for (long i = hs_accountdb_find_next(db, owners[k], 0); i >= 0;
+		     i = hs_accountdb_find_next(db, owners[k], (size_t)i + 1)) {
+			if (hs_accountdb_delete(db, (size_t)i) < 0) {
+				hs_warn("%s", db->error);
+				return -EIO;
+			}
 		}
 	}
 	return 0;
@@ -437,119 +301,18 @@ static int remove_tree_dir(const char *user)
 
 /* ---- the home directory and the mail spool ---- */
 
-/* A directory on the way to a home must be safe from everyone but root:
- * not the user's, and not writable by others unless sticky (then they
- * cannot rename our entries). */
-static bool dir_is_trusted(const struct stat *st, uid_t uid)
-{
-	if (st->st_uid == uid && uid != 0)
-		return false;
-	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
-		return false;
-	return true;
-}
-
-/* Open the directory that holds the last component of path, resolved by
- * the kernel (administrators' symlinks such as /home -> /srv/home are
- * fine), then walk the resolved path again without following anything,
- * checking each step.  *last points into path. */
-static int open_parent(const char *path, uid_t uid, const char **last, char *why, size_t whysize)
-{
-	const char *slash = strrchr(path, '/');
-	_cleanup_free_ char *copy = NULL;
-	_cleanup_free_ char *resolved = NULL;
-	char *comp, *save = NULL;
-	int fd;
-
-	if (!slash)
-		return -EINVAL;
-	*last = slash + 1;
-	copy = strndup(path, (size_t)(slash - path));
-	if (!copy)
-		return -ENOMEM;
-	resolved = realpath(copy[0] ? copy : "/", NULL);
-	if (!resolved)
-		return -errno;
-	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (comp = strtok_r(resolved, "/", &save); ; comp = strtok_r(NULL, "/", &save)) {
-		struct stat st;
-		int next;
-
-		if (fstat(fd, &st) < 0) {
-			next = -errno;
-			hs_close(fd);
-			return next;
-		}
-		if (!dir_is_trusted(&st, uid)) {
-			snprintf(why, whysize, "a directory above it is writable by someone "
-				 "other than root");
-			hs_close(fd);
-			return -HS_E_OWNER;
-		}
-		if (!comp)
-			return fd;
-		next = hs_open_dir_at(fd, comp, NULL);
-		hs_close(fd);
-		if (next < 0)
-			return next;
-		fd = next;
-	}
-}
-
-/* Normalise an absolute path: no empty or "." components, no "..".
- * Returns a malloc'd copy, "" for "/", or NULL when unfit. */
-static char *normalise_home(const char *dir)
-{
-	size_t n = strlen(dir);
-	char *out, *o;
-	const char *p = dir;
-
-	if (dir[0] != '/')
-		return NULL;
-	out = malloc(n + 1);
-	if (!out)
-		return NULL;
-	o = out;
-	while (*p) {
-		const char *start;
-		size_t len;
-
-		while (*p == '/')
-			p++;
-		start = p;
-		while (*p && *p != '/')
-			p++;
-		len = (size_t)(p - start);
-		if (len == 0 || (len == 1 && start[0] == '.'))
-			continue;
-		if (len == 2 && start[0] == '.' && start[1] == '.') {
-			free(out);
-			return NULL;
-		}
-		*o++ = '/';
-		memcpy(o, start, len);
-		o += len;
-	}
-	*o = '\0';
-	return out;
-}
-
 /* Is the home also another account's home? */
-static const char *home_shared_with(struct files *f, const char *user, const char *home)
+static const char *home_shared_with(struct hs_accountdb *pw, const char *user, const char *home)
 {
 	/* the user's own line is deleted already: every live line is
 	 * someone else */
-	struct hs_accountdb *pw = &f->db[DB_PASSWD];
-
 	for (size_t i = 0; i < pw->n_lines; i++) {
 		const union hs_dbrec *p = hs_accountdb_get(pw, i);
 		_cleanup_free_ char *other = NULL;
 
 		if (!p || strcmp(p->pw.name, user) == 0)
 			continue;
-		other = normalise_home(p->pw.dir);
+		other = hs_home_normalise(p->pw.dir);
 		if (other && strcmp(other, home) == 0)
 			return p->pw.name;
 	}
@@ -562,12 +325,11 @@ static const char *home_shared_with(struct files *f, const char *user, const cha
  * user (root:root 0700) before it is emptied, so a process of the user's
  * (with -f) cannot add to it or move things around in it; the removal
  * never crosses into another mount. */
-static int remove_home(struct files *f, const char *user, uid_t uid, const char *dir)
+static int remove_home(struct hs_accountdb *pw, const char *user, uid_t uid, const char *dir)
 {
-	_cleanup_free_ char *home = normalise_home(dir);
+	_cleanup_free_ char *home = hs_home_normalise(dir);
 	_cleanup_close_ int parentfd = -1;
 	_cleanup_close_ int homefd = -1;
-	char why[128] = "";
 	const char *last, *other;
 	struct stat st;
 	int r;
@@ -580,18 +342,18 @@ static int remove_home(struct files *f, const char *user, uid_t uid, const char 
 		hs_warn("not removing directory %s (would remove the root directory)", dir);
 		return E_HOMEDIR;
 	}
-	other = home_shared_with(f, user, home);
+	other = home_shared_with(pw, user, home);
 	if (other && !opt_force) {
 		hs_warn("not removing directory %s (would remove home of user %s)", dir, other);
 		return E_HOMEDIR;
 	}
-	parentfd = open_parent(home, uid, &last, why, sizeof(why));
+	parentfd = hs_home_parent_at(home, uid, &last);
 	if (parentfd == -ENOENT) {
 		hs_warn("%s home directory (%s) not found", user, dir);
 		return E_SUCCESS;
 	}
 	if (parentfd < 0) {
-		hs_warn("not removing directory %s: %s", dir, why[0] ? why : hs_strerror(parentfd));
+		hs_warn("not removing directory %s: %s", dir, hs_home_parent_error(parentfd));
 		return E_HOMEDIR;
 	}
 	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -669,16 +431,51 @@ static int remove_mail_spool(const struct hs_config *cfg, const char *user, uid_
 	return E_SUCCESS;
 }
 
+/* Under the locks: every edit, in memory.  E_SUCCESS, or the exit status
+ * after saying why. */
+static int edit_files(struct hs_accountset *s, const struct hs_config *cfg, size_t idx,
+		      const char *user, uid_t uid, gid_t gid)
+{
+	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
+	struct hs_accountdb *sp = hs_accountset_db(s, HS_AS_SHADOW);
+	char uidstr[24];
+	bool uid_shared;
+
+	if (hs_accountdb_delete(pw, idx) < 0) {
+		hs_warn("%s", pw->error);
+		return E_PW_UPDATE;
+	}
+	if (sp) {
+		long si = hs_accountdb_find(sp, user);
+
+		if (si >= 0 && hs_accountdb_delete(sp, (size_t)si) < 0) {
+			hs_warn("%s", sp->error);
+			return E_PW_UPDATE;
+		}
+	}
+	if (hs_accountset_forget_user(s, user) < 0) {
+		hs_warn("%s", s->error);
+		return E_GRP_UPDATE;
+	}
+	if (hs_config_get_bool(cfg, "USERGROUPS_ENAB", false) &&
+	    drop_private_group(s, user, gid) < 0)
+		return E_GRP_UPDATE;
+	uid_shared = hs_accountdb_find_id(pw, uid) >= 0;
+	snprintf(uidstr, sizeof(uidstr), "%lu", (unsigned long)uid);
+	if (drop_subids(s, HS_AS_SUBUID, user, uid_shared ? NULL : uidstr) < 0 ||
+	    drop_subids(s, HS_AS_SUBGID, user, uid_shared ? NULL : uidstr) < 0)
+		return E_PW_UPDATE;
+	return E_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
-	struct files f = { .locks = HS_LOCKS_INIT };
+	struct hs_accountset set = HS_ACCOUNTSET_INIT;
 	struct hs_config *cfg = NULL;
-	char uidstr[24];
 	_cleanup_free_ char *user = NULL;
 	_cleanup_free_ char *home = NULL;
-	const char *name;
-	struct hs_passwd ent;
-	bool uid_shared = false;
+	const char *name, *userdel_cmd;
+	const struct hs_passwd *ent;
 	sigset_t saved;
 	pid_t busy;
 	long idx;
@@ -687,11 +484,10 @@ int main(int argc, char **argv)
 	int r, status = E_SUCCESS;
 
 	hs_cli_set_prog(hs_privileged_init(argc, argv, "userdel"));
-	parse_options(argc, argv);
+	name = parse_options(argc, argv);
 	if (!hs_caller_is_root())
 		hs_die(E_PW_UPDATE, "Permission denied.");
 	openlog("userdel", LOG_PID, LOG_AUTHPRIV);
-	name = argv[optind];
 	/* an invalid name names no account, and never reaches a path */
 	if (!hs_user_name_valid(name))
 		hs_die(E_NOTFOUND, "user '%s' does not exist", name);
@@ -702,75 +498,54 @@ int main(int argc, char **argv)
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
 
 	/* Cheap early answer for a name that is not there, before USERDEL_CMD
-	 * runs; the real decision is taken under the locks below. */
-	{
+	 * runs (only then: without it the answer under the locks below is the
+	 * same); the real decision is taken under the locks. */
+	userdel_cmd = hs_config_get_str(cfg, "USERDEL_CMD", NULL);
+	if (userdel_cmd && userdel_cmd[0]) {
 		struct hs_accountdb pre = HS_ACCOUNTDB_INIT;
 
-		if (hs_accountdb_load(&pre, HS_DB_PASSWD, HS_ETC_PASSWD, 0) == 0 &&
+		if (hs_accountdb_load(&pre, HS_DB_PASSWD, HS_ETC_PASSWD, HS_DB_LAZY) == 0 &&
 		    hs_accountdb_find(&pre, name) < 0) {
 			hs_accountdb_free(&pre);
 			hs_die(E_NOTFOUND, "user '%s' does not exist", name);
 		}
 		hs_accountdb_free(&pre);
+		run_userdel_cmd(userdel_cmd, name);
 	}
-	run_userdel_cmd(hs_config_get_str(cfg, "USERDEL_CMD", NULL), name);
 
-	files_open(&f);
-	idx = hs_accountdb_find(&f.db[DB_PASSWD], name);
+	r = hs_accountset_open(&set, HS_AS_ALL_FILES, HS_DB_LAZY);
+	if (r < 0)
+		hs_die(set.lock_failed ? E_PW_UPDATE : file_status(set.failed), "%s", set.error);
+	idx = hs_accountdb_find(hs_accountset_db(&set, HS_AS_PASSWD), name);
 	if (idx < 0) {
-		files_free(&f);
+		hs_accountset_close(&set);
 		hs_die(E_NOTFOUND, "user '%s' does not exist", name);
 	}
-	ent = f.db[DB_PASSWD].lines[idx].rec.pw;
+	ent = &hs_accountdb_get(hs_accountset_db(&set, HS_AS_PASSWD), (size_t)idx)->pw;
 	/* our own copies: the db's strings stay valid, but be plain */
-	user = strdup(ent.name);
-	home = strdup(ent.dir);
+	user = strdup(ent->name);
+	home = strdup(ent->dir);
+	uid = ent->uid;
+	gid = ent->gid;
 	if (!user || !home) {
-		files_free(&f);
+		hs_accountset_close(&set);
 		hs_die(E_PW_UPDATE, "out of memory");
 	}
-	uid = ent.uid;
-	gid = ent.gid;
 
 	if (!opt_force) {
 		busy = hs_user_busy(uid);
 		if (busy) {
-			files_free(&f);
+			hs_accountset_close(&set);
 			hs_die(E_USER_BUSY, "user %s is currently used by process %ld", user,
 			       (long)busy);
 		}
 	}
 
 	/* ---- every edit, in memory ---- */
-	if (hs_accountdb_delete(&f.db[DB_PASSWD], (size_t)idx) < 0) {
-		hs_warn("%s", f.db[DB_PASSWD].error);
-		files_free(&f);
-		return E_PW_UPDATE;
-	}
-	if (f.used[DB_SHADOW]) {
-		long si = hs_accountdb_find(&f.db[DB_SHADOW], user);
-
-		if (si >= 0 && hs_accountdb_delete(&f.db[DB_SHADOW], (size_t)si) < 0) {
-			hs_warn("%s", f.db[DB_SHADOW].error);
-			files_free(&f);
-			return E_PW_UPDATE;
-		}
-	}
-	if (drop_memberships(&f, user) < 0) {
-		files_free(&f);
-		return E_GRP_UPDATE;
-	}
-	if (hs_config_get_bool(cfg, "USERGROUPS_ENAB", false) &&
-	    drop_private_group(&f, user, gid) < 0) {
-		files_free(&f);
-		return E_GRP_UPDATE;
-	}
-	uid_shared = hs_accountdb_find_id(&f.db[DB_PASSWD], uid) >= 0;
-	snprintf(uidstr, sizeof(uidstr), "%lu", (unsigned long)uid);
-	if (drop_subids(&f, DB_SUBUID, user, uid_shared ? NULL : uidstr) < 0 ||
-	    drop_subids(&f, DB_SUBGID, user, uid_shared ? NULL : uidstr) < 0) {
-		files_free(&f);
-		return E_PW_UPDATE;
+	status = edit_files(&set, cfg, (size_t)idx, user, uid, gid);
+	if (status != E_SUCCESS) {
+		hs_accountset_close(&set);
+		return status;
 	}
 
 	/* ---- the commit: see the top of the file for the order ---- */
@@ -778,43 +553,36 @@ int main(int argc, char **argv)
 	r = remove_tree_dir(user);
 	if (r < 0) {
 		hs_signals_restore(&saved);
-		files_free(&f);
+		hs_accountset_close(&set);
 		return E_PW_UPDATE;
 	}
 	if (r > 0)
 		status = E_PW_UPDATE;
-	for (int k = 0; k < DB_COUNT; k++) {
-		if (!f.used[k] || !f.db[k].dirty)
-			continue;
-		if (hs_accountdb_write(&f.db[k]) < 0) {
-			syslog(LOG_ERR, "%s", f.db[k].error);
-			hs_warn("%s", f.db[k].error);
-			hs_signals_restore(&saved);
-			files_free(&f);
-			return db_files[k].fail_status;
-		}
+	if (hs_accountset_commit(&set) < 0) {
+		syslog(LOG_ERR, "%s", set.error);
+		hs_warn("%s", set.error);
+		hs_signals_restore(&saved);
+		hs_accountset_close(&set);
+		return file_status(set.failed);
 	}
 	hs_signals_restore(&saved);
 	syslog(LOG_INFO, "delete user '%s'", user);
-	for (int k = 0; k < DB_COUNT; k++)
-		if (f.used[k] && db_files[k].cache)
-			hs_flush_caches(db_files[k].cache);
 
 	/* The account is gone; the home may take long to remove and needs
 	 * no global lock (the passwd db stays loaded for the shared-home
 	 * check). */
-	hs_lock_release(&f.locks);
+	hs_accountset_unlock(&set);
 	if (opt_remove) {
 		int hs;
 
 		remove_mail_spool(cfg, user, uid);
-		hs = remove_home(&f, user, uid, home);
+		hs = remove_home(hs_accountset_db(&set, HS_AS_PASSWD), user, uid, home);
 		if (hs != E_SUCCESS)
 			status = hs;
 		else
 			syslog(LOG_INFO, "removed home directory '%s' of user '%s'", home, user);
 	}
-	files_free(&f);
+	hs_accountset_close(&set);
 	hs_config_free(cfg);
 	closelog();
 	return status;

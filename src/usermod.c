@@ -16,7 +16,8 @@
  *      is taken away from the user (root:root 0700); with -u shadow and
  *      shell get the new uid; with -l it is renamed to the reserved name
  *      ".usermod-l.NEW" (RENAME_NOREPLACE);
- *   4. the global files, /etc/passwd last;
+ *   4. the global files (lib/accountset: one transaction, /etc/passwd
+ *      last);
  *   5. with -l the reserved name is renamed to NEW (RENAME_NOREPLACE);
  *      then the directory is handed back (uid:auth 02710);
  *   6. with -u, the home's files and the mail spool owned by the old uid are
@@ -31,7 +32,8 @@
  * leave, after a crash, a directory NEW that passwd does not know: the NSS
  * module would serve its hash to whoever is created as NEW next.  A rerun
  * of the same command after an interruption finds the reserved directory
- * and finishes the job (recover_rename()). */
+ * and finishes the job (recover_rename()).  The user's subordinate ranges
+ * are renamed in step 4, in the same transaction as /etc/passwd. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -48,10 +50,12 @@
 #include <unistd.h>
 
 #include "accountdb.h"
+#include "accountset.h"
 #include "cli.h"
 #include "config.h"
 #include "fileio.h"
 #include "globalfile.h"
+#include "homepath.h"
 #include "layout.h"
 #include "names.h"
 #include "privs.h"
@@ -72,6 +76,8 @@
 #define E_NAME_IN_USE  9   /* username already in use */
 #define E_GRP_UPDATE   10  /* can't update group file */
 #define E_HOMEDIR      12  /* unable to complete the move of the home directory */
+#define E_SUB_UID_UPDATE 16  /* can't update the subordinate uid file */
+#define E_SUB_GID_UPDATE 18  /* can't update the subordinate gid file */
 
 #define DEFAULT_MAIL_DIR "/var/mail"
 #define RESERVED_PREFIX ".usermod-l."
@@ -123,10 +129,10 @@ static _Noreturn void usage(int status)
 		"  -s, --shell SHELL             new login shell for the user account\n"
 		"  -u, --uid UID                 new UID for the user account\n"
 		"  -U, --unlock                  unlock the user account\n"
-		"  -v, --add-subuids FIRST-LAST  add range of subordinate uids (not supported)\n"
-		"  -V, --del-subuids FIRST-LAST  remove range of subordinate uids (not supported)\n"
-		"  -w, --add-subgids FIRST-LAST  add range of subordinate gids (not supported)\n"
-		"  -W, --del-subgids FIRST-LAST  remove range of subordinate gids (not supported)\n"
+		"  -v, --add-subuids FIRST-LAST  add range of subordinate uids\n"
+		"  -V, --del-subuids FIRST-LAST  remove range of subordinate uids\n"
+		"  -w, --add-subgids FIRST-LAST  add range of subordinate gids\n"
+		"  -W, --del-subgids FIRST-LAST  remove range of subordinate gids\n"
 		"  -Z, --selinux-user SEUSER     new SELinux user mapping (not supported)\n"
 		"      --version                 display the version and exit\n"
 		"\n",
@@ -167,6 +173,64 @@ static int parse_date(const char *s, long *out)
 		return -HS_E_FORMAT;
 	*out = (long)(t / 86400);
 	return *out > HS_DAYS_MAX ? -HS_E_RANGE : 0;
+}
+
+/* ---- subordinate id options (-v -V -w -W) ---- */
+
+struct subid_range {
+	unsigned long first, last;
+	const char *arg;
+};
+
+/* The ranges of -v, -V, -w, -W, in the order given. */
+static struct subid_ops {
+	struct subid_range *add, *del;
+	size_t n_add, n_del;
+} subid_ops[2];         /* [0]: /etc/subuid, [1]: /etc/subgid */
+
+/* FIRST-LAST: decimal without sign, blank or leading zero, FIRST <= LAST,
+ * and a range /etc/subuid can hold (start and count in 0..4294967294,
+ * start + count <= 2^32). */
+static int parse_subid_range(const char *arg, struct subid_range *out)
+{
+	const char *dash = strchr(arg, '-');
+	char first[24];
+	size_t flen;
+
+	if (!dash || (flen = (size_t)(dash - arg)) >= sizeof(first))
+		return -HS_E_FORMAT;
+	memcpy(first, arg, flen);
+	first[flen] = '\0';
+	if (hs_parse_ulong(first, 0, HS_ID_MAX, &out->first) < 0 ||
+	    hs_parse_ulong(dash + 1, 0, HS_ID_MAX + 1, &out->last) < 0 ||
+	    out->first > out->last || out->last - out->first + 1 > HS_ID_MAX)
+		return -HS_E_RANGE;
+	out->arg = arg;
+	return 0;
+}
+
+static void add_subid_op(int c, const char *arg)
+{
+	struct subid_ops *ops = &subid_ops[c == 'w' || c == 'W'];
+	bool add = c == 'v' || c == 'w';
+	struct subid_range **list = add ? &ops->add : &ops->del;
+	size_t *n = add ? &ops->n_add : &ops->n_del;
+	struct subid_range *grown;
+
+	grown = realloc(*list, (*n + 1) * sizeof(**list));
+	if (!grown)
+		hs_die(E_PW_UPDATE, "out of memory");
+	*list = grown;
+	if (parse_subid_range(arg, &grown[*n]) < 0)
+		hs_die(E_BAD_ARG, "invalid subordinate %s range '%s'", c == 'v' || c == 'V' ?
+		       "uid" : "gid", arg);
+	(*n)++;
+}
+
+static bool changes_subids(void)
+{
+	return subid_ops[0].n_add || subid_ops[0].n_del || subid_ops[1].n_add ||
+	       subid_ops[1].n_del;
 }
 
 static void parse_options(int argc, char **argv)
@@ -234,9 +298,8 @@ static void parse_options(int argc, char **argv)
 			       "root instead (chroot %s usermod ...)", c == 'R' ? "root" : "prefix",
 			       optarg);
 		case 'v': case 'V': case 'w': case 'W':
-			hs_die(E_USAGE, "option -%c is not supported; edit %s with a tool that "
-			       "manages subordinate ids", c, c == 'v' || c == 'V' ? HS_ETC_SUBUID :
-			       HS_ETC_SUBGID);
+			add_subid_op(c, optarg);
+			break;
 		case 'Z':
 			hs_die(E_USAGE, "option --selinux-user is not supported");
 		case OPT_VERSION:
@@ -294,119 +357,27 @@ static void parse_options(int argc, char **argv)
 	}
 }
 
-/* ---- the global files ---- */
+/* ---- the global files (lib/accountset: locks, load, ordered commit) ---- */
 
-enum { DB_GSHADOW, DB_GROUP, DB_SHADOW, DB_PASSWD, DB_COUNT };
+static struct hs_accountset set = HS_ACCOUNTSET_INIT;
 
-/* in write order: /etc/passwd last */
-static const struct {
-	const char *path;
-	enum hs_db_kind kind;
-	bool optional;
-	int fail_status;
-	const char *cache;
-} db_files[DB_COUNT] = {
-	[DB_GSHADOW] = { HS_ETC_GSHADOW, HS_DB_GSHADOW, true,  E_GRP_UPDATE, NULL },
-	[DB_GROUP]   = { HS_ETC_GROUP,   HS_DB_GROUP,   false, E_GRP_UPDATE, "group" },
-	[DB_SHADOW]  = { HS_ETC_SHADOW,  HS_DB_SHADOW,  true,  E_PW_UPDATE,  "shadow" },
-	[DB_PASSWD]  = { HS_ETC_PASSWD,  HS_DB_PASSWD,  false, E_PW_UPDATE,  "passwd" },
-};
-
-static struct hs_accountdb db[DB_COUNT];
-static bool db_used[DB_COUNT];
-static struct hs_locks locks = HS_LOCKS_INIT;
-
-static void files_free(void)
+/* shadow-utils' status for a failure concerning file f */
+static int file_status(enum hs_as_file f)
 {
-	for (int i = 0; i < DB_COUNT; i++)
-		hs_accountdb_free(&db[i]);
-	hs_lock_release(&locks);
+	if (f == HS_AS_SUBUID || f == HS_AS_SUBGID)
+		return f == HS_AS_SUBUID ? E_SUB_UID_UPDATE : E_SUB_GID_UPDATE;
+	return f == HS_AS_GROUP || f == HS_AS_GSHADOW ? E_GRP_UPDATE : E_PW_UPDATE;
 }
 
 static _Noreturn void fail(int status)
 {
-	files_free();
+	hs_accountset_close(&set);
 	exit(status);
 }
 
-static void files_open(void)
+static struct hs_accountdb *db(enum hs_as_file f)
 {
-	static const int lock_order[] = { DB_PASSWD, DB_SHADOW, DB_GROUP, DB_GSHADOW };
-	const char *paths[DB_COUNT];
-	const char *failed = NULL;
-	size_t n = 0;
-	int r;
-
-	for (size_t i = 0; i < HS_ARRAY_SIZE(lock_order); i++) {
-		int k = lock_order[i];
-		struct stat st;
-
-		if (db_files[k].optional && lstat(db_files[k].path, &st) < 0 && errno == ENOENT)
-			continue;
-		db_used[k] = true;
-		paths[n++] = db_files[k].path;
-	}
-	r = hs_lock_acquire(&locks, NULL, paths, n, HS_LOCK_TIMEOUT_SEC, &failed);
-	if (r == -HS_E_TIMEOUT)
-		hs_die(E_PW_UPDATE, "cannot lock %s: timed out after %d s",
-		       failed ? failed : HS_ETC_PWD_LOCK, HS_LOCK_TIMEOUT_SEC);
-	if (r < 0)
-		hs_die(E_PW_UPDATE, "cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK,
-		       hs_strerror(r));
-	for (int k = 0; k < DB_COUNT; k++) {
-		if (!db_used[k])
-			continue;
-		r = hs_accountdb_load(&db[k], db_files[k].kind, db_files[k].path,
-				      db_files[k].optional ? HS_DB_MISSING_OK : 0);
-		if (r < 0) {
-			hs_warn("%s", db[k].error);
-			fail(db_files[k].fail_status);
-		}
-	}
-}
-
-/* A copy of a comma-separated list with old replaced by new (in place),
- * or NULL when old is not in it.  Exits on allocation failure. */
-static char *list_rename(const char *list, const char *old, const char *new)
-{
-	struct hs_buf b = { 0 };
-	const char *cur = list, *elem;
-	size_t len;
-	bool found = false, first = true;
-
-	if (!list || !hs_list_contains(list, old))
-		return NULL;
-	while ((len = hs_list_next(&cur, &elem)) > 0) {
-		bool is_old = len == strlen(old) && memcmp(elem, old, len) == 0;
-
-		if (is_old && found)
-			continue;       /* a duplicate: keep one */
-		if ((!first && hs_buf_append(&b, ",", 1) < 0) ||
-		    hs_buf_append(&b, is_old ? new : elem, is_old ? strlen(new) : len) < 0)
-			hs_die(E_PW_UPDATE, "out of memory");
-		found |= is_old;
-		first = false;
-	}
-	if (hs_buf_append(&b, "", 1) < 0)
-		hs_die(E_PW_UPDATE, "out of memory");
-	return b.data;
-}
-
-/* Set membership of user in a list field: returns a new malloc'd list
- * when it changes, else NULL. */
-static char *list_set(const char *list, const char *user, bool member)
-{
-	char *out = NULL;
-	bool has = hs_list_contains(list ? list : "", user);
-	int r;
-
-	if (has == member)
-		return NULL;
-	r = member ? hs_list_add(list ? list : "", user, &out) :
-		     hs_list_remove(list, user, &out);
-	if (r < 0)
-		hs_die(E_GRP_UPDATE, "cannot update the member list: %s", hs_strerror(r));
-	return out;
+	return hs_accountset_db(&set, f);
 }
 
 /* Is name one of the comma-separated requested groups (already resolved
@@ -419,19 +390,20 @@ static bool requested(char **names, size_t n, const char *name)
 	return false;
 }
 
-/* -G [-a|-r]: decide per group, then edit group and gshadow. */
+/* -G [-a|-r]: decide per group, then make group and gshadow say it. */
 static void edit_groups(const char *user)
 {
-	struct hs_accountdb *gr = &db[DB_GROUP], *gs = &db[DB_GSHADOW];
+	struct hs_accountdb *gr = db(HS_AS_GROUP);
 	_cleanup_free_ char *copy = strdup(o.groups);
-	char **names = NULL, *tok, *save = NULL;
+	_cleanup_free_ char **names = NULL;
+	char *tok, *save = NULL;
 	size_t n = 0;
 
-	if (!copy)
-		hs_die(E_PW_UPDATE, "out of memory");
 	names = calloc(strlen(o.groups) + 1, sizeof(*names));
-	if (!names)
-		hs_die(E_PW_UPDATE, "out of memory");
+	if (!copy || !names) {
+		hs_warn("out of memory");
+		fail(E_PW_UPDATE);
+	}
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		long gi = hs_group_name_valid(tok) ? hs_accountdb_find(gr, tok) : -1;
 		unsigned long gid;
@@ -440,107 +412,144 @@ static void edit_groups(const char *user)
 			gi = hs_accountdb_find_id(gr, gid);
 		if (gi < 0) {
 			hs_warn("group '%s' does not exist", tok);
-			free(names);
 			fail(E_NOTFOUND);
 		}
-		names[n++] = gr->lines[gi].rec.gr.name;
+		names[n++] = hs_accountdb_get(gr, (size_t)gi)->gr.name;
 	}
 	for (size_t i = 0; i < gr->n_lines; i++) {
 		const union hs_dbrec *rec = hs_accountdb_get(gr, i);
-		struct hs_group g;
-		char *nl;
 		bool want;
+		int r;
 
 		if (!rec)
 			continue;
-		g = rec->gr;
 		if (o.append)
-			want = requested(names, n, g.name) || hs_list_contains(g.members, user);
+			want = requested(names, n, rec->gr.name) ||
+			       hs_list_contains(rec->gr.members, user);
 		else if (o.remove)
-			want = !requested(names, n, g.name) && hs_list_contains(g.members, user);
+			want = !requested(names, n, rec->gr.name) &&
+			       hs_list_contains(rec->gr.members, user);
 		else
-			want = requested(names, n, g.name);
-		nl = list_set(g.members, user, want);
-		if (nl) {
-			g.members = nl;
-			if (hs_accountdb_replace(gr, i, &g) < 0) {
-				hs_warn("%s", gr->error);
-				free(nl);
-				free(names);
-				fail(E_GRP_UPDATE);
-			}
-			free(nl);
-		}
-		if (db_used[DB_GSHADOW]) {
-			long si = hs_accountdb_find(gs, g.name);
-			struct hs_gshadow s;
-
-			if (si < 0)
-				continue;
-			s = gs->lines[si].rec.gs;
-			nl = list_set(s.members, user, want);
-			if (!nl)
-				continue;
-			s.members = nl;
-			if (hs_accountdb_replace(gs, (size_t)si, &s) < 0) {
-				hs_warn("%s", gs->error);
-				free(nl);
-				free(names);
-				fail(E_GRP_UPDATE);
-			}
-			free(nl);
+			want = requested(names, n, rec->gr.name);
+		r = want ? hs_accountset_add_member(&set, i, user)
+			 : hs_accountset_remove_member(&set, i, user);
+		if (r < 0) {
+			hs_warn("%s", set.error);
+			fail(E_GRP_UPDATE);
 		}
 	}
-	free(names);
 }
 
-/* -l: the user's name in every member and administrator list. */
-static void rename_memberships(const char *old, const char *new)
+/* ---- subordinate ids (-v -V -w -W, and -l) ---- */
+
+/* Take [r->first, r->last] out of owner's ranges, as shadow-utils does:
+ * a range inside it goes, one that overlaps an end is cut, one that holds
+ * it is split in two (the upper part appended). */
+static int subid_remove(struct hs_accountdb *sub, const char *owner,
+			const struct subid_range *r)
 {
-	struct hs_accountdb *gr = &db[DB_GROUP], *gs = &db[DB_GSHADOW];
+	for (long i = hs_accountdb_find_next(sub, owner, 0); i >= 0;
+	     i = hs_accountdb_find_next(sub, owner, (size_t)i + 1)) {
+		struct hs_subid e = hs_accountdb_get(sub, (size_t)i)->sub;
+		/* the owner from our argument: the record's own string goes
+		 * when the line is replaced, if it was replaced before */
+		struct hs_subid tail = { .owner = (char *)owner };
+		unsigned long last = e.start + e.count - 1;
+		long ri;
 
-	for (size_t i = 0; i < gr->n_lines; i++) {
-		const union hs_dbrec *rec = hs_accountdb_get(gr, i);
-		struct hs_group g;
-		char *nl;
-		int r;
-
-		if (!rec || !(nl = list_rename(rec->gr.members, old, new)))
+		if (r->first > last || r->last < e.start)
 			continue;
-		g = rec->gr;
-		g.members = nl;
-		r = hs_accountdb_replace(gr, i, &g);
-		free(nl);
-		if (r < 0) {
-			hs_warn("%s", gr->error);
-			fail(E_GRP_UPDATE);
+		if (r->first <= e.start && r->last >= last) {
+			ri = hs_accountdb_delete(sub, (size_t)i);
+		} else if (r->first <= e.start) {
+			e.start = r->last + 1;
+			e.count = last - r->last;
+			ri = hs_accountdb_replace(sub, (size_t)i, &e);
+		} else {
+			e.count = r->first - e.start;
+			ri = hs_accountdb_replace(sub, (size_t)i, &e);
+			if (ri == 0 && r->last < last) {
+				tail.start = r->last + 1;
+				tail.count = last - r->last;
+				ri = hs_accountdb_append(sub, &tail);
+			}
 		}
+		if (ri < 0)
+			return (int)ri;
 	}
-	if (!db_used[DB_GSHADOW])
-		return;
-	for (size_t i = 0; i < gs->n_lines; i++) {
-		const union hs_dbrec *rec = hs_accountdb_get(gs, i);
-		struct hs_gshadow s;
-		char *nm, *na;
-		int r;
+	return 0;
+}
 
-		if (!rec)
-			continue;
-		nm = list_rename(rec->gs.members, old, new);
-		na = list_rename(rec->gs.admins, old, new);
-		if (!nm && !na)
-			continue;
-		s = rec->gs;
-		if (nm)
-			s.members = nm;
-		if (na)
-			s.admins = na;
-		r = hs_accountdb_replace(gs, i, &s);
-		free(nm);
-		free(na);
-		if (r < 0) {
-			hs_warn("%s", gs->error);
-			fail(E_GRP_UPDATE);
+/* The range of owner that holds id, or NULL. */
+static const struct hs_subid *subid_holding(struct hs_accountdb *sub, const char *owner,
+					    unsigned long id)
+{
+	for (long i = hs_accountdb_find_next(sub, owner, 0); i >= 0;
+	     i = hs_accountdb_find_next(sub, owner, (size_t)i + 1)) {
+		const struct hs_subid *e = &hs_accountdb_get(sub, (size_t)i)->sub;
+
+		if (id >= e->start && id - e->start < e->count)
+			return e;
+	}
+	return NULL;
+}
+
+/* Give owner [r->first, r->last] unless their ranges hold all of it
+ * already (shadow-utils: no check against other owners or SUB_*_MIN/MAX). */
+static int subid_add(struct hs_accountdb *sub, const char *owner, const struct subid_range *r)
+{
+	struct hs_subid e = { .owner = (char *)owner, .start = r->first,
+			      .count = r->last - r->first + 1 };
+	unsigned long id = r->first;
+	const struct hs_subid *have;
+
+	while ((have = subid_holding(sub, owner, id))) {
+		if (have->start + have->count - 1 >= r->last)
+			return 0;
+		id = have->start + have->count;
+	}
+	return hs_accountdb_append(sub, &e) < 0 ? -EIO : 0;
+}
+
+/* -V/-W, then -v/-w (shadow-utils' order), then -l: the user's ranges
+ * follow the new name. */
+static void edit_subids(const char *user, const char *new_name)
+{
+	static const enum hs_as_file files[2] = { HS_AS_SUBUID, HS_AS_SUBGID };
+
+	for (int k = 0; k < 2; k++) {
+		struct hs_accountdb *sub = db(files[k]);
+		const struct subid_ops *ops = &subid_ops[k];
+		const char *what = k ? "gid" : "uid";
+
+		if (!sub && (ops->n_add || ops->n_del)) {
+			hs_warn("%s does not exist, you cannot use the flags %s or %s",
+				hs_accountset_path(files[k]), k ? "-w" : "-v", k ? "-W" : "-V");
+			fail(E_USAGE);
+		}
+		for (size_t i = 0; i < ops->n_del; i++) {
+			if (subid_remove(sub, user, &ops->del[i]) < 0) {
+				hs_warn("failed to remove %s range %lu-%lu from '%s': %s", what,
+					ops->del[i].first, ops->del[i].last, sub->path, sub->error);
+				fail(file_status(files[k]));
+			}
+		}
+		for (size_t i = 0; i < ops->n_add; i++) {
+			if (subid_add(sub, user, &ops->add[i]) < 0) {
+				hs_warn("failed to add %s range %lu-%lu to '%s': %s", what,
+					ops->add[i].first, ops->add[i].last, sub->path, sub->error);
+				fail(file_status(files[k]));
+			}
+		}
+		for (long i = sub && new_name ? hs_accountdb_find_next(sub, user, 0) : -1; i >= 0;
+		     i = hs_accountdb_find_next(sub, user, (size_t)i + 1)) {
+			struct hs_subid e = hs_accountdb_get(sub, (size_t)i)->sub;
+
+			e.owner = (char *)new_name;
+			if (hs_accountdb_replace(sub, (size_t)i, &e) < 0) {
+				hs_warn("%s", sub->error);
+				fail(file_status(files[k]));
+			}
 		}
 	}
 }
@@ -555,8 +564,10 @@ static const char *new_hash(const char *user, const char *hash, char *buf, size_
 	if (o.lock) {
 		if (hash[0] == '!')
 			return NULL;
-		if (snprintf(buf, size, "!%s", hash) >= (int)size)
-			hs_die(E_PW_UPDATE, "password hash of user %s is too long", user);
+		if (snprintf(buf, size, "!%s", hash) >= (int)size) {
+			hs_warn("password hash of user %s is too long", user);
+			fail(E_PW_UPDATE);
+		}
 		return buf;
 	}
 	if (o.unlock) {
@@ -762,113 +773,13 @@ static int recover_rename(int treefd, const char *reserved, const char *final_na
 
 /* ---- the home directory ---- */
 
-static bool dir_is_trusted(const struct stat *st, uid_t uid)
-{
-	if (st->st_uid == uid && uid != 0)
-		return false;
-	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
-		return false;
-	return true;
-}
-
-/* Normalise an absolute path: no empty or "." components, no "..".
- * A malloc'd copy, "" for "/", or NULL when unfit. */
-static char *normalise_path(const char *dir)
-{
-	size_t n = strlen(dir);
-	char *out, *op;
-	const char *p = dir;
-
-	if (dir[0] != '/')
-		return NULL;
-	out = malloc(n + 1);
-	if (!out)
-		return NULL;
-	op = out;
-	while (*p) {
-		const char *start;
-		size_t len;
-
-		while (*p == '/')
-			p++;
-		start = p;
-		while (*p && *p != '/')
-			p++;
-		len = (size_t)(p - start);
-		if (len == 0 || (len == 1 && start[0] == '.'))
-			continue;
-		if (len == 2 && start[0] == '.' && start[1] == '.') {
-			free(out);
-			return NULL;
-		}
-		*op++ = '/';
-		memcpy(op, start, len);
-		op += len;
-	}
-	*op = '\0';
-	return out;
-}
-
-/* The directory holding path's last component, resolved by the kernel
- * (an administrator's /home -> /srv/home is fine) and walked again without
- * following anything: no step may be the user's or writable by others
- * (unless sticky). */
-static int open_parent(const char *path, uid_t uid, const char **last)
-{
-	const char *slash = strrchr(path, '/');
-	_cleanup_free_ char *copy = NULL;
-	_cleanup_free_ char *resolved = NULL;
-	char *comp, *save = NULL;
-	int fd;
-
-	if (!slash || !slash[1])
-		return -EINVAL;
-	*last = slash + 1;
-	copy = strndup(path, (size_t)(slash - path));
-	if (!copy)
-		return -ENOMEM;
-	resolved = realpath(copy[0] ? copy : "/", NULL);
-	if (!resolved)
-		return -errno;
-	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (comp = strtok_r(resolved, "/", &save); ; comp = strtok_r(NULL, "/", &save)) {
-		struct stat st;
-		int next;
-
-		if (fstat(fd, &st) < 0) {
-			next = -errno;
-			hs_close(fd);
-			return next;
-		}
-		if (!dir_is_trusted(&st, uid)) {
-			hs_close(fd);
-			return -HS_E_OWNER;
-		}
-		if (!comp)
-			return fd;
-		next = hs_open_dir_at(fd, comp, NULL);
-		hs_close(fd);
-		if (next < 0)
-			return next;
-		fd = next;
-	}
-}
-
-static const char *parent_error(int r)
-{
-	return r == -HS_E_OWNER ? "a directory above it is writable by someone other than root"
-				: hs_strerror(r);
-}
-
 /* -d -m: rename the home, on the same file system only.  A copy across
  * file systems would have to recreate every file of a hostile tree
  * without following anything; we refuse it and say so instead. */
 static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 {
-	_cleanup_free_ char *from = normalise_path(old_dir);
-	_cleanup_free_ char *to = normalise_path(new_dir);
+	_cleanup_free_ char *from = hs_home_normalise(old_dir);
+	_cleanup_free_ char *to = hs_home_normalise(new_dir);
 	_cleanup_close_ int ofd = -1;
 	_cleanup_close_ int nfd = -1;
 	const char *olast, *nlast;
@@ -885,7 +796,7 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 		hs_warn("cannot move home directory %s into itself (%s)", old_dir, new_dir);
 		return E_HOMEDIR;
 	}
-	ofd = open_parent(from, uid, &olast);
+	ofd = hs_home_parent_at(from, uid, &olast);
 	if (ofd == -ENOENT || (ofd >= 0 && fstatat(ofd, olast, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
 			       errno == ENOENT)) {
 		/* shadow-utils: nothing to move, and no new home is made */
@@ -894,7 +805,7 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 		return E_SUCCESS;
 	}
 	if (ofd < 0) {
-		hs_warn("cannot move home directory %s: %s", old_dir, parent_error(ofd));
+		hs_warn("cannot move home directory %s: %s", old_dir, hs_home_parent_error(ofd));
 		return E_HOMEDIR;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -902,9 +813,9 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 			"removed and no home directories are created.", old_dir);
 		return E_HOMEDIR;
 	}
-	nfd = open_parent(to, uid, &nlast);
+	nfd = hs_home_parent_at(to, uid, &nlast);
 	if (nfd < 0) {
-		hs_warn("cannot move home directory to %s: %s", new_dir, parent_error(nfd));
+		hs_warn("cannot move home directory to %s: %s", new_dir, hs_home_parent_error(nfd));
 		return E_HOMEDIR;
 	}
 	if (renameat2(ofd, olast, nfd, nlast, RENAME_NOREPLACE) < 0) {
@@ -1028,7 +939,7 @@ static void reown_tree(struct reown *ro, int dfd, unsigned depth)
  * one, as shadow-utils does, without following anything. */
 static int reown_home(const char *dir, struct reown *ro)
 {
-	_cleanup_free_ char *home = normalise_path(dir);
+	_cleanup_free_ char *home = hs_home_normalise(dir);
 	_cleanup_close_ int pfd = -1;
 	_cleanup_close_ int hfd = -1;
 	const char *last;
@@ -1039,11 +950,11 @@ static int reown_home(const char *dir, struct reown *ro)
 			"without '..'", dir);
 		return E_HOMEDIR;
 	}
-	pfd = open_parent(home, ro->uid, &last);
+	pfd = hs_home_parent_at(home, ro->uid, &last);
 	if (pfd == -ENOENT)
 		return E_SUCCESS;
 	if (pfd < 0) {
-		hs_warn("not changing the owner of files in %s: %s", dir, parent_error(pfd));
+		hs_warn("not changing the owner of files in %s: %s", dir, hs_home_parent_error(pfd));
 		return E_HOMEDIR;
 	}
 	if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -1130,6 +1041,7 @@ int main(int argc, char **argv)
 	gid_t auth_gid = HS_ANY_GID, old_gid;
 	uid_t old_uid, dir_owner = 0;
 	sigset_t saved;
+	unsigned files;
 	long idx;
 	int r, status = E_SUCCESS;
 
@@ -1142,7 +1054,8 @@ int main(int argc, char **argv)
 	if (!hs_user_name_valid(name))
 		hs_die(E_NOTFOUND, "user '%s' does not exist", name);
 	if (!(o.lock || o.unlock || o.uid || o.shell || o.password || o.move_home || o.login ||
-	      o.groups || o.group || o.inactive || o.expire || o.home || o.comment)) {
+	      o.groups || o.group || o.inactive || o.expire || o.home || o.comment ||
+	      changes_subids())) {
 		fprintf(stderr, "%s: no changes\n", hs_cli_prog());
 		return E_SUCCESS;
 	}
@@ -1151,8 +1064,18 @@ int main(int argc, char **argv)
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
 
-	files_open();
-	pw = &db[DB_PASSWD];
+	/* the files this change reads or edits: the group files for -g, -G
+	 * and -l (member lists), the subordinate id files for -v -V -w -W
+	 * and -l (their owner) */
+	files = HS_AS_BIT(HS_AS_PASSWD) | HS_AS_BIT(HS_AS_SHADOW);
+	if (o.group || o.groups || o.login)
+		files |= HS_AS_GROUP_FILES;
+	if (o.login || changes_subids())
+		files |= HS_AS_SUBID_FILES;
+	r = hs_accountset_open(&set, files, HS_DB_LAZY);
+	if (r < 0)
+		hs_die(set.lock_failed ? E_PW_UPDATE : file_status(set.failed), "%s", set.error);
+	pw = db(HS_AS_PASSWD);
 	idx = hs_accountdb_find(pw, name);
 	final_name = o.login ? o.login : name;
 	snprintf(reserved, sizeof(reserved), RESERVED_PREFIX "%s", final_name);
@@ -1182,11 +1105,13 @@ int main(int argc, char **argv)
 		hs_warn("user '%s' does not exist", name);
 		fail(E_NOTFOUND);
 	}
-	ent = pw->lines[idx].rec.pw;
+	ent = hs_accountdb_get(pw, (size_t)idx)->pw;
 	user = strdup(ent.name);
 	old_home = strdup(ent.dir);
-	if (!user || !old_home)
-		hs_die(E_PW_UPDATE, "out of memory");
+	if (!user || !old_home) {
+		hs_warn("out of memory");
+		fail(E_PW_UPDATE);
+	}
 	old_uid = ent.uid;
 	old_gid = ent.gid;
 	if (o.login && strcmp(o.login, name) == 0)
@@ -1205,17 +1130,17 @@ int main(int argc, char **argv)
 		fail(E_UID_IN_USE);
 	}
 	if (o.group) {
-		long gi = hs_group_name_valid(o.group) ? hs_accountdb_find(&db[DB_GROUP], o.group)
+		long gi = hs_group_name_valid(o.group) ? hs_accountdb_find(db(HS_AS_GROUP), o.group)
 						       : -1;
 		unsigned long gid;
 
 		if (gi < 0 && hs_parse_ulong(o.group, 0, HS_ID_MAX, &gid) == 0)
-			gi = hs_accountdb_find_id(&db[DB_GROUP], gid);
+			gi = hs_accountdb_find_id(db(HS_AS_GROUP), gid);
 		if (gi < 0) {
 			hs_warn("group '%s' does not exist", o.group);
 			fail(E_NOTFOUND);
 		}
-		ent.gid = db[DB_GROUP].lines[gi].rec.gr.gid;
+		ent.gid = hs_accountdb_get(db(HS_AS_GROUP), (size_t)gi)->gr.gid;
 	}
 	if (o.login || o.uid || o.move_home) {
 		pid_t busy = hs_user_busy(old_uid);
@@ -1304,10 +1229,11 @@ int main(int argc, char **argv)
 		ent.name = (char *)o.login;
 	/* a classic account: the secrets are in /etc/shadow (or passwd) */
 	if (!have_dir && changes_secrets()) {
-		long si = db_used[DB_SHADOW] ? hs_accountdb_find(&db[DB_SHADOW], user) : -1;
+		struct hs_accountdb *shadow = db(HS_AS_SHADOW);
+		long si = shadow ? hs_accountdb_find(shadow, user) : -1;
 
 		if (si >= 0) {
-			struct hs_spwd sp = db[DB_SHADOW].lines[si].rec.sp;
+			struct hs_spwd sp = hs_accountdb_get(shadow, (size_t)si)->sp;
 			const char *h = new_hash(user, sp.hash, hbuf, sizeof(hbuf));
 
 			if (h) {
@@ -1319,8 +1245,8 @@ int main(int argc, char **argv)
 				sp.expire = new_expire;
 			if (o.inactive)
 				sp.inact = new_inactive;
-			if (hs_accountdb_replace(&db[DB_SHADOW], (size_t)si, &sp) < 0) {
-				hs_warn("%s", db[DB_SHADOW].error);
+			if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0) {
+				hs_warn("%s", shadow->error);
 				fail(E_PW_UPDATE);
 			}
 		} else {
@@ -1339,23 +1265,27 @@ int main(int argc, char **argv)
 		hs_warn("%s", pw->error);
 		fail(E_BAD_ARG);
 	}
-	if (o.login && db_used[DB_SHADOW]) {
-		long si = hs_accountdb_find(&db[DB_SHADOW], user);
+	if (o.login && db(HS_AS_SHADOW)) {
+		struct hs_accountdb *shadow = db(HS_AS_SHADOW);
+		long si = hs_accountdb_find(shadow, user);
 
 		if (si >= 0) {
-			struct hs_spwd sp = db[DB_SHADOW].lines[si].rec.sp;
+			struct hs_spwd sp = hs_accountdb_get(shadow, (size_t)si)->sp;
 
 			sp.name = (char *)o.login;
-			if (hs_accountdb_replace(&db[DB_SHADOW], (size_t)si, &sp) < 0) {
-				hs_warn("%s", db[DB_SHADOW].error);
+			if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0) {
+				hs_warn("%s", shadow->error);
 				fail(E_PW_UPDATE);
 			}
 		}
 	}
 	if (o.groups)
 		edit_groups(user);
-	if (o.login)
-		rename_memberships(user, o.login);
+	if (o.login && hs_accountset_rename_user(&set, user, o.login) < 0) {
+		hs_warn("%s", set.error);
+		fail(E_GRP_UPDATE);
+	}
+	edit_subids(user, o.login);
 
 	/* ---- the commit: see the top of the file for the order ---- */
 	/* The user's lock, before signals are blocked (it may take a while),
@@ -1399,15 +1329,11 @@ int main(int argc, char **argv)
 			fail(E_PW_UPDATE);
 		}
 	}
-	for (int k = 0; k < DB_COUNT; k++) {
-		if (!db_used[k] || !db[k].dirty)
-			continue;
-		if (hs_accountdb_write(&db[k]) < 0) {
-			syslog(LOG_ERR, "%s", db[k].error);
-			hs_warn("%s", db[k].error);
-			hs_signals_restore(&saved);
-			fail(db_files[k].fail_status);
-		}
+	if (hs_accountset_commit(&set) < 0) {
+		syslog(LOG_ERR, "%s", set.error);
+		hs_warn("%s", set.error);
+		hs_signals_restore(&saved);
+		fail(file_status(set.failed));
 	}
 	if (have_dir && restructure) {
 		if (o.login &&
@@ -1434,10 +1360,7 @@ int main(int argc, char **argv)
 	hs_wipe(hbuf, sizeof(hbuf));
 	syslog(LOG_INFO, "change user '%s'%s%s", user, o.login ? " to " : "",
 	       o.login ? o.login : "");
-	for (int k = 0; k < DB_COUNT; k++)
-		if (db_used[k] && db_files[k].cache)
-			hs_flush_caches(db_files[k].cache);
-	hs_lock_release(&locks);
+	hs_accountset_unlock(&set);
 
 	if (o.uid || (o.group && ent.gid != old_gid)) {
 		struct reown ro = {
@@ -1451,7 +1374,7 @@ int main(int argc, char **argv)
 		if (o.uid)
 			reown_mail_spool(cfg, user, old_uid, new_uid);
 	}
-	files_free();
+	hs_accountset_close(&set);
 	hs_config_free(cfg);
 	closelog();
 	return status;

@@ -85,7 +85,7 @@ def _module_log(sb):
 
 
 def step_pam_login(sb, show):
-    """alice logs in through pam_hardened_shadow.so (Debian's su, PAM stack switched over)"""
+    """alice logs in through pam_hardened_shadow.so (our su, with the PAM stack switched over)"""
     _ensure_users_in_tree(sb)
     if "pam_hardened_shadow.so" not in sb.read("/etc/pam.d/common-auth"):
         sb.use_pam_module()

@@ -64,7 +64,7 @@ TIOCGPTPEER = 0x5441
 CLASSIC_TOOLS_DIR = "/usr/libexec/hs-test/shadow-utils"
 CLASSIC_TOOLS = ["useradd", "usermod", "userdel", "groupadd", "groupmod", "groupdel",
                  "chpasswd", "chage", "gpasswd", "newusers", "pwck", "grpck", "pwconv",
-                 "pwunconv", "grpconv", "grpunconv"]
+                 "pwunconv", "grpconv", "grpunconv", "groupmems", "chgpasswd"]
 
 ROOT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 USER_PATH = "/usr/local/bin:/usr/bin:/bin"

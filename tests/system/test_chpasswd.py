@@ -5,6 +5,8 @@ stdin) and refusal for non-root callers."""
 
 import ctypes
 import os
+import stat
+import subprocess
 
 import pytest
 
@@ -247,15 +249,147 @@ def test_pam_path_validates_everything_first(pam):
 
 
 def test_pam_refusal_names_the_line(pam):
-    """pwquality refuses a too-short password for bob: alice and carol are changed, bob is
-    named with his line number and the exit status is 1.  (Root is only warned by
-    pwquality unless enforce_for_root.)"""
+    """pwquality refuses a too-short password for bob: alice is changed (PAM changes
+    cannot be undone), chpasswd stops there, carol is not processed, bob is named with
+    his line number and the exit status is 1.  (Root is only warned by pwquality unless
+    enforce_for_root.)"""
     conf = "/etc/security/pwquality.conf"
     pam.write(conf, (pam.read(conf) if pam.exists(conf) else "") + "enforce_for_root\n")
     res = run(pam, [CHPASSWD],
               input="alice:Zq7a-Long-Pw-91x\nbob:ab\ncarol:Zq7c-Long-Pw-91x\n")
     assert res.returncode == 1, res
     assert "chpasswd: line 2: user 'bob':" in res.stderr
+    assert "chpasswd: stopped at line 2: the passwords on the lines before it were " \
+        "changed" in res.stderr
+    assert "chpasswd: changed: line 1: user 'alice'\n" in res.stderr
     assert verify("Zq7a-Long-Pw-91x", hash_of(pam, "alice"))
     assert verify("bob-old-1", hash_of(pam, "bob"))
-    assert verify("Zq7c-Long-Pw-91x", hash_of(pam, "carol"))
+    assert verify("carol-old-1", hash_of(pam, "carol"))
+
+
+def test_pam_stack_failing_for_the_third_user(pam):
+    """A PAM stack that refuses carol: alice and bob are changed and listed, carol and
+    dave are not touched."""
+    pam.run(["/usr/sbin/useradd", "dave"])
+    pam.run([CHPASSWD, "-e"], input="dave:%s\n" % sandbox._crypt("dave-old-1"))
+    pam.write("/etc/pam.d/chpasswd",
+              "password requisite pam_succeed_if.so quiet user notin carol\n"
+              "@include common-password\n")
+    pws = {n: "Zq7%s-Long-Pw-91x" % n for n in USERS + ["dave"]}
+    res = run(pam, [CHPASSWD], input="".join("%s:%s\n" % kv for kv in pws.items()))
+    assert res.returncode == 1, res
+    assert "chpasswd: line 3: user 'carol': " in res.stderr
+    assert "chpasswd: stopped at line 3" in res.stderr
+    assert "chpasswd: changed: line 1: user 'alice'\nchpasswd: changed: line 2: user " \
+        "'bob'\n" in res.stderr
+    assert verify(pws["alice"], hash_of(pam, "alice"))
+    assert verify(pws["bob"], hash_of(pam, "bob"))
+    assert verify("carol-old-1", hash_of(pam, "carol"))
+    assert verify("dave-old-1", hash_of(pam, "dave"))
+
+
+def test_pam_path_holds_back_interrupts_until_the_batch_is_over(pam):
+    """A PAM module (pam_exec, after the password is written) sends chpasswd SIGINT and
+    SIGTERM once alice is changed: both wait until bob is changed too, then SIGINT ends
+    chpasswd.  Only SIGINT, SIGTERM, SIGHUP and SIGQUIT are held back: the helper the
+    module runs (which inherits the mask) still gets SIGCHLD and SIGALRM."""
+    hook = "/usr/local/sbin/hs-test-interrupt"
+    pam.write(hook, "#!/bin/sh\n"
+              "[ \"$PAM_USER\" = alice ] || exit 0\n"
+              "grep '^SigBlk' /proc/$PPID/status > /tmp/sigblk\n"
+              "grep '^SigBlk' /proc/self/status >> /tmp/sigblk\n"
+              "kill -INT $PPID; kill -TERM $PPID\n", mode=0o755)
+    pam.write("/etc/pam.d/chpasswd", "@include common-password\n"
+              "password optional pam_exec.so quiet %s\n" % hook)
+    pws = {n: "Zq7%s-Long-Pw-91x" % n for n in USERS}
+    res = run(pam, [CHPASSWD], input="".join("%s:%s\n" % kv for kv in pws.items()))
+    assert res.returncode == -2, res
+    for n, pw in pws.items():
+        assert verify(pw, hash_of(pam, n)), n
+    masks = [int(l.split()[1], 16) for l in pam.read("/tmp/sigblk").splitlines()]
+    held = sum(1 << (s - 1) for s in (1, 2, 3, 15))        # SIGHUP, SIGINT, SIGQUIT, SIGTERM
+    assert masks[0] & held == held, masks
+    assert masks[1] & (1 << (17 - 1) | 1 << (14 - 1)) == 0, masks  # SIGCHLD, SIGALRM
+
+
+# ---------------------------------------------------------------- all or nothing
+
+
+def test_write_failure_in_the_middle_is_undone(tree):
+    """bob's directory is read-only (a read-only bind mount: root's writes fail there):
+    alice, written before him, gets her previous shadow file back byte for byte; carol,
+    after him, is never touched."""
+    before = snapshot(tree)
+    d = tree.root + TREE + "/bob"
+    sandbox._mount(d, d, flags=4096)                          # MS_BIND
+    sandbox._mount(None, d, flags=4096 | 32 | 1)              # MS_BIND|MS_REMOUNT|MS_RDONLY
+    try:
+        res = run(tree, [CHPASSWD, "-c", "SHA512", "-s", "1000"],
+                  input="alice:a-new-1\nbob:b-new-1\ncarol:c-new-1\n")
+    finally:
+        subprocess.run(["umount", d], check=True)
+    assert res.returncode == 1, res
+    assert "chpasswd: line 2: cannot write /etc/hardened-shadow/bob/shadow: " in res.stderr
+    assert res.stderr.endswith("chpasswd: error detected at line 2, changes undone: no "
+                               "password was changed\n"), res.stderr
+    assert snapshot(tree) == before
+
+
+def test_planted_fifo_is_replaced_and_undone_as_locked(tree):
+    """carol's shadow file is a FIFO (never read, never blocks): it is replaced like any
+    hostile file; when bob's write then fails, alice gets her file back and carol a
+    locked hash -- a FIFO let nobody in, and neither does "!"."""
+    before = snapshot(tree)
+    path = "%s/carol/shadow" % TREE
+    tree.run(["/bin/sh", "-c", "rm %s && mkfifo -m 0640 %s && chown carol %s" %
+              (path, path, path)])
+    d = tree.root + TREE + "/bob"
+    sandbox._mount(d, d, flags=4096)
+    sandbox._mount(None, d, flags=4096 | 32 | 1)
+    try:
+        res = run(tree, [CHPASSWD, "-c", "SHA512", "-s", "1000"],
+                  input="alice:a-new-1\ncarol:c-new-1\nbob:b-new-1\n", timeout=20)
+    finally:
+        subprocess.run(["umount", d], check=True)
+    assert res.returncode == 1, res
+    assert "changes undone" in res.stderr
+    assert shadow_line(tree, "alice") == before["alice"]
+    assert shadow_line(tree, "bob") == before["bob"]
+    assert shadow_line(tree, "carol") == "!::\n"
+    st = tree.lstat(path)
+    assert stat.S_ISREG(st.st_mode) and st.st_uid == tree.getpwnam("carol").uid
+
+
+# ---------------------------------------------------------------- legacy methods
+
+
+def test_legacy_methods_need_the_opt_in(tree):
+    """MD5 and SHA256 verify only where the PAM module has allow_legacy, so chpasswd
+    writes them only with --allow-legacy (the module's rule, lib/hash.h)."""
+    before = snapshot(tree)
+    md5 = sandbox._crypt("alice-new-5", "$1$")
+    for argv, inp, message in (
+            (["-c", "MD5"], "alice:x-1\n", "crypt method MD5 is legacy"),
+            (["-m"], "alice:x-1\n", "give --allow-legacy to write them anyway"),
+            (["-c", "SHA256", "-s", "5000"], "alice:x-1\n", "crypt method SHA256 is legacy"),
+            (["-e"], "alice:%s\n" % md5, "line 1: user 'alice': the hash uses a legacy")):
+        res = run(tree, [CHPASSWD] + argv, input=inp)
+        assert res.returncode in (1, 2) and message in res.stderr, (argv, res)
+    assert snapshot(tree) == before
+    res = run(tree, [CHPASSWD, "-e", "--allow-legacy"], input="alice:%s\n" % md5)
+    assert res.returncode == 0 and res.stderr == "", res
+    assert hash_of(tree, "alice") == md5
+    res = run(tree, [CHPASSWD, "-c", "MD5", "--allow-legacy"], input="bob:bob-new-5\n")
+    assert res.returncode == 0, res
+    assert hash_of(tree, "bob").startswith("$1$") and verify("bob-new-5", hash_of(tree, "bob"))
+
+
+@pytest.mark.parametrize("options,ok", [("md5", False), ("md5 allow_legacy", True)])
+def test_pam_module_follows_the_same_rule(tree, options, ok):
+    """The PAM path agrees: the module writes md5 only with allow_legacy."""
+    tree.use_pam_module({"password": options})
+    res = run(tree, [CHPASSWD], input="alice:Zq7a-Long-Pw-91x\n")
+    assert (res.returncode == 0) == ok, res
+    h = hash_of(tree, "alice")
+    assert h.startswith("$1$") == ok and verify("alice-old-1" if not ok else
+                                                "Zq7a-Long-Pw-91x", h)

@@ -1,10 +1,12 @@
 """pwconv / pwunconv in a throwaway root: round trips on a large generated database, the
 on-disk layout of DESIGN.md section 2, refusals (bad input, half-converted state, non-root,
-full disk) that change nothing, --from-tcb, and SIGKILL at random points."""
+full disk) that change nothing, --from-tcb, SIGKILL at random points, and Ctrl-C (or
+SIGTERM, SIGHUP) during a run, which takes effect only once the run is complete."""
 
 import os
 import random
 import re
+import signal
 import stat
 import subprocess
 
@@ -564,6 +566,58 @@ def test_pwunconv_sigkill_injected(sb, syscall, nth):
     assert parse_shadow(sb.read("/etc/shadow")) == orig_shadow
     assert parse_passwd(sb.read("/etc/passwd")) == orig_passwd
     assert leftovers(sb) == [] and not sb.exists(TREE)
+
+
+def interrupt_setup(sb):
+    sb.add_classic_user("alice", password="alice-pw")
+    sb.add_classic_user("bob", password="bob-pw")
+    add_generated(sb, 40)
+    sb.set_nsswitch_shadow("hardened_shadow files")
+    return parse_shadow(sb.read("/etc/shadow")), parse_passwd(sb.read("/etc/passwd"))
+
+
+# renameat2 1: the first user's directory inside /etc/.hardened-shadow.XXXXXX; renameat 7:
+# a file of the third user's; renameat2 N+1: the tree into place.
+@pytest.mark.parametrize("syscall,nth,sig", [("renameat2", lambda n: 1, "SIGINT"),
+                                             ("renameat", lambda n: 7, "SIGTERM"),
+                                             ("renameat2", lambda n: n + 1, "SIGHUP")])
+def test_pwconv_interrupted_finishes_first(sb, syscall, nth, sig):
+    """A signal while the temporary tree is built (a root-only copy of every hash) or put
+    in place waits until the conversion is complete, its report printed and the locks
+    released; then it ends pwconv.  Nothing temporary is left."""
+    orig_shadow, orig_passwd = interrupt_setup(sb)
+    res = strace_inject(sb, [PWCONV], syscall, nth(len(orig_passwd)), "signal=" + sig)
+    assert res.returncode == -getattr(signal, sig), res
+    assert "converted %d users" % len(orig_passwd) in res.stdout
+    assert leftovers(sb) == [] and sb.exists(TREE) and not sb.exists("/etc/shadow")
+    got = parse_shadow(sb.run(["getent", "shadow", "bob", "alice"]).stdout)
+    assert {n: got[n][0] for n in got} == {n: orig_shadow[n][0] for n in ("bob", "alice")}
+    assert sb.run([PWCONV], check=False).stderr.startswith("pwconv: nothing to do")
+
+
+def test_pwunconv_interrupted_finishes_first(sb):
+    """The same for pwunconv (SIGINT on writing its marker), and for its rollback of an
+    interrupted pwconv (SIGINT on taking the tree away)."""
+    orig_shadow, orig_passwd = interrupt_setup(sb)
+    sb.run([PWCONV])
+    res = strace_inject(sb, [PWUNCONV], "renameat", 1, "signal=SIGINT")
+    assert res.returncode == -signal.SIGINT, res
+    assert "wrote %d entries" % len(orig_passwd) in res.stdout
+    assert parse_shadow(sb.read("/etc/shadow")) == orig_shadow
+    assert parse_passwd(sb.read("/etc/passwd")) == orig_passwd
+    assert leftovers(sb) == [] and not sb.exists(TREE)
+    # pwconv killed once /etc/shells is next (tree and marker in place, /etc/shadow kept):
+    # the next pwunconv rolls it back
+    res = strace_inject(sb, [PWCONV], "renameat", 3 * len(orig_passwd) + 2)
+    assert res.returncode == -signal.SIGKILL and sb.exists(TREE), res
+    res = strace_inject(sb, [PWUNCONV], "renameat2", 1, "signal=SIGINT")
+    assert res.returncode == -signal.SIGINT, res
+    assert "rolled back an interrupted pwconv" in res.stderr
+    assert parse_shadow(sb.read("/etc/shadow")) == orig_shadow
+    assert parse_passwd(sb.read("/etc/passwd")) == orig_passwd
+    # only the killed pwconv's stale group locks stay (pwunconv does not take those)
+    assert [n for n in leftovers(sb) if not re.match(r"g(shadow|roup)\.(lock|\d+)$", n)] \
+        == [] and not sb.exists(TREE), leftovers(sb)
 
 
 @pytest.mark.parametrize("which", ["shells", "passwd"])

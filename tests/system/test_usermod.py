@@ -1,7 +1,8 @@
 """usermod in a throwaway root: each option, exit codes, strict numbers, -l (the tree
 directory renamed, memberships renamed, the password still works under the new name), -u
 (tree files and home files re-owned, a planted symlink not followed), -L/-U, -G/-a/-r,
--d -m, a running process refusing -l/-u."""
+-d -m, a running process refusing -l/-u, subordinate id ranges (-v -V -w -W, strict ranges,
+-l renaming them)."""
 
 import os
 
@@ -414,3 +415,103 @@ def test_home_without_move(two):
     assert res.returncode == 0, res.stderr
     assert sb.getpwnam("alice").home == "/home/elsewhere"
     assert sb.exists("/home/alice") and not sb.exists("/home/elsewhere")
+
+
+# ---------------------------------------------------------------- subordinate ids
+
+SUB = "alice:100000:65536\nbob:165536:65536\n1000:500000:10\n"
+
+
+def with_subids(sb):
+    sb.write("/etc/subuid", SUB)
+    sb.write("/etc/subgid", SUB)
+
+
+def test_subid_ranges_added_and_removed(two):
+    """-v/-w add a range unless the user's ranges hold it already; -V/-W cut it out of
+    them (a range inside goes, an end is cut, a range around it is split, the upper part
+    appended); removals come before additions; other owners are never touched."""
+    sb = two
+    with_subids(sb)
+    res = run(sb, ["-v", "300000-300009", "-w", "400000-400000", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert lines(sb, "/etc/subuid") == SUB.splitlines() + ["alice:300000:10"]
+    assert lines(sb, "/etc/subgid") == SUB.splitlines() + ["alice:400000:1"]
+    # held already (by one range, and by two adjacent ones): nothing changes
+    before = sb.read_bytes("/etc/subuid")
+    assert run(sb, ["-v", "100005-100010", "alice"]).returncode == 0
+    assert run(sb, ["-v", "165535-165535", "alice"]).returncode == 0
+    assert sb.read_bytes("/etc/subuid") == before
+    # the start, the end, then the middle of 100000..165535
+    assert run(sb, ["-V", "99990-100009", "alice"]).returncode == 0
+    assert lines(sb, "/etc/subuid")[0] == "alice:100010:65526"
+    assert run(sb, ["-V", "165000-170000", "alice"]).returncode == 0
+    assert lines(sb, "/etc/subuid")[0] == "alice:100010:64990"
+    assert run(sb, ["-V", "120000-120009", "alice"]).returncode == 0
+    assert lines(sb, "/etc/subuid") == [
+        "alice:100010:19990", "bob:165536:65536", "1000:500000:10", "alice:300000:10",
+        "alice:120010:44990"]
+    # two cuts in one call, the second in the part the first appended
+    assert run(sb, ["-V", "130000-130009", "-V", "140000-140009", "alice"]).returncode == 0
+    assert lines(sb, "/etc/subuid")[-3:] == [
+        "alice:120010:9990", "alice:130010:9990", "alice:140010:24990"]
+    # removed first, then added again: the range stays (at the end)
+    assert run(sb, ["-V", "300000-300009", "-v", "300000-300009", "alice"]).returncode == 0
+    assert lines(sb, "/etc/subuid")[-1] == "alice:300000:10"
+    # a whole range, and one that matches nothing
+    assert run(sb, ["-W", "400000-400000", "-W", "1-5", "alice"]).returncode == 0
+    assert lines(sb, "/etc/subgid") == SUB.splitlines()
+    # the largest range the file can hold, at the very top
+    assert run(sb, ["-w", "4294967294-4294967295", "bob"]).returncode == 0
+    assert lines(sb, "/etc/subgid")[-1] == "bob:4294967294:2"
+    assert run(sb, ["-v", "1-2", "nosuch"]).returncode == 6
+    assert "alice:100010:19990" in lines(sb, "/etc/subuid")
+
+
+BAD_RANGES = ["10-5", "abc", "5", "-5-10", "5-10x", "0x10-0x20", " 5-10", "5-10 ", "+5-10",
+              "05-10", "5-010", "5--10", "5-", "-", "", "5-10-15", "4294967295-4294967295",
+              "1-4294967295", "0-4294967296", "100-18446744073709551616",
+              "18446744073709551615-18446744073709551615", "5\n-10"]
+
+
+def test_subid_bad_ranges_refused(two):
+    sb = two
+    with_subids(sb)
+    before = (sb.read_bytes("/etc/subuid"), sb.read_bytes("/etc/subgid"))
+    for opt, what in (("-v", "uid"), ("-V", "uid"), ("-w", "gid"), ("-W", "gid")):
+        for bad in BAD_RANGES:
+            res = run(sb, [opt, bad, "alice"])
+            assert res.returncode == 3, (opt, bad, res.stderr)
+            assert "invalid subordinate %s range" % what in res.stderr, res.stderr
+    # one bad range among good ones: nothing is done
+    assert run(sb, ["-v", "1-2", "-v", "3-1", "alice"]).returncode == 3
+    assert (sb.read_bytes("/etc/subuid"), sb.read_bytes("/etc/subgid")) == before
+
+
+def test_subid_options_need_the_file(two):
+    sb = two
+    sb.write("/etc/subuid", SUB)
+    sb.sh("rm -f /etc/subgid")
+    res = run(sb, ["-w", "1-2", "alice"])
+    assert res.returncode == 2 and "/etc/subgid does not exist" in res.stderr, res.stderr
+    assert not sb.exists("/etc/subgid")
+    assert run(sb, ["-v", "1-2", "alice"]).returncode == 0
+    assert lines(sb, "/etc/subuid")[-1] == "alice:1:2"
+
+
+def test_rename_moves_subids(two):
+    """-l: the user's ranges follow the new name (shadow-utils leaves them under the old
+    one); ranges owned by the uid as a number, and other users' ranges, stay.  A range added
+    in the same call ends up under the new name."""
+    sb = two
+    with_subids(sb)
+    sb.write("/etc/subuid", SUB + "alice:700000:5\n")
+    res = run(sb, ["-l", "alicia", "-v", "800000-800001", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert lines(sb, "/etc/subuid") == [
+        "alicia:100000:65536", "bob:165536:65536", "1000:500000:10", "alicia:700000:5",
+        "alicia:800000:2"]
+    assert lines(sb, "/etc/subgid") == ["alicia:100000:65536", "bob:165536:65536",
+                                        "1000:500000:10"]
+    # backups hold the previous state
+    assert sb.read("/etc/subgid-") == SUB

@@ -421,7 +421,7 @@ static double now_sec(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void test_large_file(void **state)
+static void large_file(void **state, unsigned flags)
 {
 	struct tmp_dirs *f = *state;
 	enum { N = 100000 };
@@ -442,7 +442,7 @@ static void test_large_file(void **state)
 	put_file(f->dfd, "passwd", b.data, b.len, 0, 0, 0644);
 
 	t0 = now_sec();
-	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"), 0), 0);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"), flags), 0);
 	assert_int_equal(db.n_entries, N);
 	for (int k = 0; k < N; k += 997) {
 		snprintf(line, sizeof line, "user%d", k);
@@ -463,7 +463,8 @@ static void test_large_file(void **state)
 	assert_int_equal(hs_accountdb_write(&db), 0);
 	hs_accountdb_free(&db);
 	t1 = now_sec();
-	print_message("100,000 lines: load, 1,000 appends, delete, write in %.3f s\n", t1 - t0);
+	print_message("100,000 lines%s: load, 1,000 appends, delete, write in %.3f s\n",
+		      flags & HS_DB_LAZY ? " (lazy)" : "", t1 - t0);
 	assert_true(t1 - t0 < 1.0);
 
 	out = read_all(path_in(f, "passwd"), &len);
@@ -477,6 +478,263 @@ static void test_large_file(void **state)
 	}
 	free(out);
 	hs_buf_free(&b);
+}
+
+static void test_large_file(void **state)
+{
+	large_file(state, 0);
+}
+
+static void test_large_file_lazy(void **state)
+{
+	large_file(state, HS_DB_LAZY);
+}
+
+/* ---- HS_DB_LAZY ---- */
+
+/* A lazy load refuses what a full load refuses, with the same message. */
+static void test_lazy_same_refusals(void **state)
+{
+	struct tmp_dirs *f = *state;
+	static const struct { enum hs_db_kind kind; const char *text; size_t len; } bad[] = {
+		{ HS_DB_PASSWD, "root:x:0:0::/root:/bin/sh\nmallory:x:-1:0::/:/bin/sh\n", 0 },
+		{ HS_DB_PASSWD, "a:x:1:1::/:/bin/sh\nb:x:2:2::/:/bin/sh\na:x:3:3::/:/bin/sh\n", 0 },
+		{ HS_DB_PASSWD, "root:x:0:0::/root:/bin/sh\0evil\n", 31 },
+		{ HS_DB_PASSWD, "root:x:0:0::/root:/bin/sh\n\n+::::::", 0 },
+		{ HS_DB_GROUP, "users:x:100:\nstaff:x:50:alice,,bob\n", 0 },
+		{ HS_DB_GSHADOW, "users:!::\nusers:!::\n", 0 },
+		{ HS_DB_SHADOW, "root:!:19000:0:99999:7:::\nbob:*:x::::::\n", 0 },
+		{ HS_DB_SUBID, "alice:100000:65536\nbob:4294967295:2\n", 0 },
+	};
+
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		size_t len = bad[k].len ? bad[k].len : strlen(bad[k].text);
+		struct hs_accountdb full, lazy;
+		int rf, rl;
+
+		put_file(f->dfd, "file", bad[k].text, len, 0, 0, 0644);
+		rf = hs_accountdb_load(&full, bad[k].kind, path_in(f, "file"), 0);
+		rl = hs_accountdb_load(&lazy, bad[k].kind, path_in(f, "file"), HS_DB_LAZY);
+		assert_true(rf < 0);
+		assert_int_equal(rl, rf);
+		assert_string_equal(lazy.error, full.error);
+		assert_null(lazy.lines);
+		/* kept by the lenient loads, the same way */
+		rf = hs_accountdb_load(&full, bad[k].kind, path_in(f, "file"), HS_DB_LENIENT);
+		rl = hs_accountdb_load(&lazy, bad[k].kind, path_in(f, "file"),
+				       HS_DB_LENIENT | HS_DB_LAZY);
+		assert_int_equal(rf, 0);
+		assert_int_equal(rl, 0);
+		assert_int_equal(lazy.n_lines, full.n_lines);
+		assert_int_equal(lazy.n_entries, full.n_entries);
+		for (size_t i = 0; i < full.n_lines; i++) {
+			assert_int_equal(hs_accountdb_get(&lazy, i) != NULL,
+					 hs_accountdb_get(&full, i) != NULL);
+			/* a kept bad line is built at load: its error and number
+			 * can be read in db.lines (pwck, grpck) */
+			assert_int_equal(lazy.lines[i].err, full.lines[i].err);
+			if (full.lines[i].err || full.lines[i].entry)
+				assert_int_equal(lazy.lines[i].lineno, full.lines[i].lineno);
+		}
+		hs_accountdb_free(&full);
+		hs_accountdb_free(&lazy);
+	}
+}
+
+/* Records are built when asked for; the cheap readers build nothing. */
+static void test_lazy_builds_on_access(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountdb db;
+	unsigned long id;
+	const char *t;
+	size_t len;
+
+	put_str(f->dfd, "passwd", passwd_text, 0, 0, 0644);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"), HS_DB_LAZY),
+			 0);
+	assert_int_equal(db.n_lines, 5);
+	assert_int_equal(db.n_entries, 4);
+	t = hs_accountdb_text(&db, 0, &len);
+	assert_int_equal(len, strlen("root:x:0:0:root:/root:/bin/bash"));
+	assert_memory_equal(t, "root:x:0:0:root:/root:/bin/bash", len);
+	t = hs_accountdb_field(&db, 3, 4, &len);
+	assert_int_equal(len, strlen("Alice Ü,,,"));
+	assert_memory_equal(t, "Alice Ü,,,", len);
+	t = hs_accountdb_field(&db, 4, 6, &len);
+	assert_int_equal(len, 0);                       /* bob's empty shell */
+	assert_null(hs_accountdb_field(&db, 4, 7, &len));
+	assert_null(hs_accountdb_field(&db, 2, 0, &len)); /* the blank line */
+	assert_true(hs_accountdb_id(&db, 3, &id));
+	assert_int_equal(id, 1000);
+	assert_false(hs_accountdb_id(&db, 2, &id));
+	assert_false(hs_accountdb_id(&db, 9, &id));
+	/* none of that built a record */
+	for (size_t i = 0; i < db.n_lines; i++)
+		assert_null(db.lines[i].text);
+	/* find builds the line it returns (chsh and chfn read db.lines[i]) */
+	assert_int_equal(hs_accountdb_find(&db, "bob"), 4);
+	assert_string_equal(db.lines[4].rec.pw.dir, "/home/bob");
+	assert_int_equal(db.lines[4].lineno, 5);
+	assert_null(db.lines[3].text);
+	assert_string_equal(hs_accountdb_get(&db, 3)->pw.gecos, "Alice Ü,,,");
+	assert_int_equal(db.lines[3].lineno, 4);
+	assert_null(hs_accountdb_get(&db, 2));
+	/* by id: the first question scans, the second builds the table */
+	assert_int_equal(hs_accountdb_find_id(&db, 1), 1);
+	assert_int_equal(hs_accountdb_find_id(&db, 1001), 4);
+	assert_int_equal(hs_accountdb_find_id(&db, 4242), -1);
+	assert_int_equal(hs_accountdb_find_id(&db, 0), 0);
+	assert_int_equal(hs_accountdb_dup_id(&db, 4), -1);
+	assert_int_equal(hs_accountdb_dup_name(&db, 4), -1);
+	/* names that cannot be keys */
+	assert_int_equal(hs_accountdb_find(&db, "root:x"), -1);
+	assert_int_equal(hs_accountdb_find(&db, ""), -1);
+	assert_int_equal(hs_accountdb_find(&db, "ro"), -1);
+	hs_accountdb_free(&db);
+}
+
+/* The same edits give the same file, lazy or not, and every untouched
+ * line keeps its bytes. */
+static void lazy_edits(void **state, unsigned flags, char **out, size_t *len)
+{
+	struct tmp_dirs *f = *state;
+	static const char text[] =
+		"root:x:0:0::/root:/bin/sh\n"
+		"a:x:1:1::/:/bin/sh\n"
+		"\n"
+		"b:x:2:2::/:/bin/sh\n"
+		"c:x:3:3::/:/bin/sh\n"
+		"d:x:4:4::/:/bin/sh\n"
+		"e:x:5:5::/:/bin/sh";
+	struct hs_accountdb db;
+	struct hs_passwd p;
+	long i;
+
+	put_str(f->dfd, "passwd", text, 0, 0, 0644);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"), flags), 0);
+	i = hs_accountdb_find(&db, "b");
+	assert_int_equal(i, 3);
+	p = hs_accountdb_get(&db, (size_t)i)->pw;
+	p.shell = (char *)"/bin/zsh";
+	assert_int_equal(hs_accountdb_replace(&db, (size_t)i, &p), 0);
+	assert_int_equal(hs_accountdb_delete(&db, 5), 0);               /* d */
+	assert_int_equal(hs_accountdb_delete(&db, 2), 0);               /* the blank line */
+	assert_int_equal(hs_accountdb_find(&db, "d"), -1);
+	p.name = (char *)"f";
+	p.uid = 6;
+	assert_int_equal(hs_accountdb_append(&db, &p), 7);
+	assert_int_equal(hs_accountdb_find(&db, "f"), 7);
+	assert_int_equal(hs_accountdb_find_id(&db, 6), 7);
+	assert_int_equal(hs_accountdb_find_id(&db, 4), -1);
+	assert_int_equal(hs_accountdb_find_id(&db, 5), 6);
+	/* a renamed line is found by its new name only */
+	p = hs_accountdb_get(&db, 4)->pw;
+	p.name = (char *)"cc";
+	assert_int_equal(hs_accountdb_replace(&db, 4, &p), 0);
+	assert_int_equal(hs_accountdb_find(&db, "c"), -1);
+	assert_int_equal(hs_accountdb_find(&db, "cc"), 4);
+	*out = serialize(&db, len);
+	assert_int_equal(hs_accountdb_write(&db), 0);
+	hs_accountdb_free(&db);
+	/* written as serialized (in pieces), the backup is the file as it was */
+	{
+		size_t n;
+		char *now = read_all(path_in(f, "passwd"), &n), *backup;
+
+		assert_int_equal(n, *len);
+		assert_memory_equal(now, *out, n);
+		free(now);
+		backup = read_all(path_in(f, "passwd-"), &n);
+		assert_int_equal(n, strlen(text));
+		assert_memory_equal(backup, text, n);
+		free(backup);
+	}
+}
+
+static void test_lazy_edits_same_file(void **state)
+{
+	char *full, *lazy;
+	size_t flen, llen;
+
+	lazy_edits(state, 0, &full, &flen);
+	lazy_edits(state, HS_DB_LAZY, &lazy, &llen);
+	assert_string_equal(full,
+		"root:x:0:0::/root:/bin/sh\n"
+		"a:x:1:1::/:/bin/sh\n"
+		"b:x:2:2::/:/bin/zsh\n"
+		"cc:x:3:3::/:/bin/sh\n"
+		"e:x:5:5::/:/bin/sh\n"
+		"f:x:6:2::/:/bin/zsh\n");
+	assert_string_equal(lazy, full);
+	free(full);
+	free(lazy);
+}
+
+/* hs_accountdb_write writes the backup from the loaded data only while
+ * that is what the file holds. */
+static void test_write_backup_source(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountdb db;
+	struct hs_group g = { (char *)"staff", (char *)"x", 50, (char *)"" };
+	char *out;
+	size_t len;
+
+	put_str(f->dfd, "group", "root:x:0:\n", 0, 0, 0644);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_GROUP, path_in(f, "group"), HS_DB_LAZY),
+			 0);
+	assert_int_equal(hs_accountdb_append(&db, &g), 1);
+	assert_int_equal(hs_accountdb_write(&db), 0);
+	g.name = (char *)"users";
+	g.gid = 100;
+	assert_int_equal(hs_accountdb_append(&db, &g), 2);
+	assert_int_equal(hs_accountdb_write(&db), 0);
+	hs_accountdb_free(&db);
+	out = read_all(path_in(f, "group-"), &len);
+	assert_string_equal(out, "root:x:0:\nstaff:x:50:\n");
+	free(out);
+	out = read_all(path_in(f, "group"), &len);
+	assert_string_equal(out, "root:x:0:\nstaff:x:50:\nusers:x:100:\n");
+	free(out);
+	/* an edited copy (vipw): the backup is the file, not the copy */
+	assert_int_equal(hs_accountdb_load_data(&db, HS_DB_GROUP, path_in(f, "group"),
+						"wheel:x:10:\n", 12, HS_DB_LAZY), 0);
+	assert_int_equal(hs_accountdb_write(&db), 0);
+	hs_accountdb_free(&db);
+	out = read_all(path_in(f, "group-"), &len);
+	assert_string_equal(out, "root:x:0:\nstaff:x:50:\nusers:x:100:\n");
+	free(out);
+	out = read_all(path_in(f, "group"), &len);
+	assert_string_equal(out, "wheel:x:10:\n");
+	free(out);
+}
+
+static void test_lazy_subid_owners(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountdb db;
+	struct hs_subid s;
+
+	put_str(f->dfd, "subuid", "alice:100000:65536\nbob:165536:65536\nalice:300000:10\n"
+		"1000:400000:5\n", 0, 0, 0644);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_SUBID, path_in(f, "subuid"), HS_DB_LAZY),
+			 0);
+	assert_int_equal(hs_accountdb_find_next(&db, "alice", 0), 0);
+	assert_int_equal(hs_accountdb_find_next(&db, "alice", 1), 2);
+	assert_int_equal(hs_accountdb_find_next(&db, "alice", 3), -1);
+	assert_int_equal(hs_accountdb_find_next(&db, "1000", 0), 3);
+	assert_int_equal(hs_accountdb_find_next(&db, "al", 0), -1);
+	assert_int_equal(hs_accountdb_find_next(&db, "alice", 99), -1);
+	s = hs_accountdb_get(&db, 2)->sub;
+	s.owner = (char *)"bob";
+	assert_int_equal(hs_accountdb_replace(&db, 2, &s), 0);
+	assert_int_equal(hs_accountdb_find_next(&db, "alice", 1), -1);
+	assert_int_equal(hs_accountdb_find_next(&db, "bob", 2), 2);
+	assert_int_equal(hs_accountdb_delete(&db, 0), 0);
+	assert_int_equal(hs_accountdb_find_next(&db, "alice", 0), -1);
+	assert_int_equal(hs_accountdb_find(&db, "bob"), 1);
+	hs_accountdb_free(&db);
 }
 
 static void test_bad_arguments(void **state)
@@ -515,6 +773,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_append_delete, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_no_trailing_newline, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_large_file, tmp_dirs_setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_large_file_lazy, tmp_dirs_setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_lazy_same_refusals, tmp_dirs_setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_lazy_builds_on_access, tmp_dirs_setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_lazy_edits_same_file, tmp_dirs_setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_write_backup_source, tmp_dirs_setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_lazy_subid_owners, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test(test_bad_arguments),
 	};
 

@@ -42,6 +42,14 @@ static int teardown(void **state)
 	return tmp_dirs_teardown(state);
 }
 
+static void open_set_flags(struct hs_accountset *s, unsigned files, unsigned flags)
+{
+	int r = hs_accountset_open(s, files, flags);
+
+	if (r < 0)
+		fail_msg("%s", s->error);
+}
+
 static void open_set(struct hs_accountset *s, unsigned files)
 {
 	int r = hs_accountset_open(s, files, 0);
@@ -81,6 +89,7 @@ static void test_open_missing_passwd_fails_and_names_it(void **state)
 	assert_int_equal(unlinkat(f->dfd, "etc/passwd", 0), 0);
 	assert_true(hs_accountset_open(&s, HS_AS_USER_FILES, 0) < 0);
 	assert_int_equal(s.failed, HS_AS_PASSWD);
+	assert_false(s.lock_failed);
 	assert_non_null(strstr(s.error, "/etc/passwd"));
 	/* nothing stays locked */
 	assert_int_not_equal(fstatat(f->dfd, "etc/group.lock", &st, AT_SYMLINK_NOFOLLOW), 0);
@@ -102,14 +111,27 @@ static void test_open_bad_line_fails(void **state)
 	hs_accountset_close(&s);
 }
 
-static void test_membership_edits(void **state)
+static void test_lock_failure_is_told_apart(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountset s;
+
+	/* /etc/.pwd.lock cannot be opened: fails at once, as a lock */
+	assert_int_equal(mkdirat(f->dfd, "etc/.pwd.lock", 0700), 0);
+	assert_true(hs_accountset_open(&s, HS_AS_USER_FILES, 0) < 0);
+	assert_true(s.lock_failed);
+	assert_non_null(strstr(s.error, "cannot lock"));
+	hs_accountset_close(&s);
+}
+
+static void membership_edits(void **state, unsigned flags)
 {
 	struct tmp_dirs *f = *state;
 	struct hs_accountset s;
 	struct hs_accountdb *gr;
 	long staff, alice;
 
-	open_set(&s, HS_AS_USER_FILES);
+	open_set_flags(&s, HS_AS_USER_FILES, flags);
 	gr = hs_accountset_db(&s, HS_AS_GROUP);
 	staff = hs_accountdb_find(gr, "staff");
 	alice = hs_accountdb_find(gr, "alice");
@@ -141,6 +163,47 @@ static void test_membership_edits(void **state)
 	/* the backups hold what was there before */
 	assert_string_equal(slurp(f->dfd, "etc/group-"), group_text);
 	assert_string_equal(slurp(f->dfd, "etc/gshadow-"), gshadow_text);
+}
+
+static void test_membership_edits(void **state)
+{
+	membership_edits(state, 0);
+}
+
+static void test_membership_edits_lazy(void **state)
+{
+	membership_edits(state, HS_DB_LAZY);
+}
+
+/* forget_user and rename_user look at a line's text first: a name that is
+ * only part of another, or the group's own name, changes nothing, and on a
+ * lazy set the lines that cannot name the user are never parsed. */
+static void test_list_edits_match_whole_names(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountset s;
+	struct hs_accountdb *gr, *gs;
+
+	put_str(f->dfd, "etc/group", "al:x:1:\nalice:x:2:xal,alx,al\nbig:x:3:\n"
+		"ops:x:4:alx\n", getuid(), getgid(), 0644);
+	put_str(f->dfd, "etc/gshadow", "al:!::\nalice:al::xal,alx\nbig:$6$al$al::\n",
+		getuid(), getgid(), 0640);
+	open_set_flags(&s, HS_AS_GROUP_FILES, HS_DB_LAZY);
+	gr = hs_accountset_db(&s, HS_AS_GROUP);
+	gs = hs_accountset_db(&s, HS_AS_GSHADOW);
+	assert_int_equal(hs_accountset_forget_user(&s, "al"), 1);
+	/* "ops:x:4:alx" holds "al" as text, so it was looked at; "al:x:1:"
+	 * only as its own name, so it was not */
+	assert_null(gr->lines[0].text);
+	assert_null(gs->lines[0].text);
+	assert_int_equal(hs_accountset_rename_user(&s, "alx", "bob"), 1);
+	assert_int_equal(hs_accountset_forget_user(&s, "nobody"), 0);
+	assert_int_equal(hs_accountset_commit(&s), 0);
+	hs_accountset_close(&s);
+	assert_string_equal(slurp(f->dfd, "etc/group"),
+			    "al:x:1:\nalice:x:2:xal,bob\nbig:x:3:\nops:x:4:bob\n");
+	assert_string_equal(slurp(f->dfd, "etc/gshadow"),
+			    "al:!::\nalice:al::xal,bob\nbig:$6$al$al::\n");
 }
 
 static void test_rename_onto_existing_member_keeps_one(void **state)
@@ -203,7 +266,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_missing_passwd_fails_and_names_it, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_open_bad_line_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_failure_is_told_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_membership_edits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_membership_edits_lazy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_edits_match_whole_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_onto_existing_member_keeps_one, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_commit_without_changes_writes_nothing, setup,

@@ -130,6 +130,50 @@ static void test_pick(void **state)
 	hs_accountdb_free(&db);
 }
 
+/* hs_ids_pick_db (one pass over the ids of a lazily loaded db) picks what
+ * hs_ids_pick picks from the full set, for every range and preference. */
+static void test_pick_db_same_as_set(void **state)
+{
+	static const char *texts[] = {
+		"",
+		"root:x:0:0::/root:/bin/sh\na:x:1002:1002::/:/bin/sh\nb:x:1000:1000::/:/bin/sh\n"
+		"c:x:1002:1002::/:/bin/sh\ns:x:999:999::/:/bin/sh\nt:x:1005:998::/:/bin/sh\n",
+		"a:x:1000:1:::\nb:x:1001:1:::\nc:x:1002:1:::\nd:x:1003:1:::\ne:x:1004:1:::\n"
+		"f:x:1005:1:::\n",
+	};
+	static const unsigned long mins[] = { 0, 998, 1000, 1001, 1003, 1006 };
+	static const unsigned long maxs[] = { 999, 1002, 1003, 1005, 65534 };
+	static const unsigned long prefs[] = { HS_IDS_NO_PREFERENCE, 1001, 1002, 7, 1004, 1006 };
+
+	(void)state;
+	for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
+		struct hs_accountdb db = HS_ACCOUNTDB_INIT;
+		struct hs_idset set = HS_IDSET_INIT;
+
+		assert_int_equal(hs_accountdb_load_data(&db, HS_DB_PASSWD, "/nonexistent/f",
+							texts[t], strlen(texts[t]), HS_DB_LAZY), 0);
+		assert_int_equal(hs_idset_add_db(&set, &db), 0);
+		for (size_t a = 0; a < sizeof mins / sizeof mins[0]; a++)
+		for (size_t b = 0; b < sizeof maxs / sizeof maxs[0]; b++)
+		for (size_t p = 0; p < sizeof prefs / sizeof prefs[0]; p++)
+		for (int sys = 0; sys < 2; sys++) {
+			struct hs_id_range r = { mins[a], maxs[b] };
+			unsigned long x = 0, y = 0;
+			int rx = hs_ids_pick(&set, &r, sys, prefs[p], &x);
+			int ry = hs_ids_pick_db(&db, &r, sys, prefs[p], &y);
+
+			assert_int_equal(ry, rx);
+			if (rx == 0)
+				assert_int_equal(y, x);
+		}
+		/* the common case built no record */
+		for (size_t i = 0; i < db.n_lines; i++)
+			assert_null(db.lines[i].text);
+		hs_idset_free(&set);
+		hs_accountdb_free(&db);
+	}
+}
+
 static void test_subid(void **state)
 {
 	struct hs_accountdb db = HS_ACCOUNTDB_INIT;
@@ -187,6 +231,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_pick),
+		cmocka_unit_test(test_pick_db_same_as_set),
 		cmocka_unit_test(test_subid),
 	};
 

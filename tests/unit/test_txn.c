@@ -10,6 +10,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+
 #include "layout.h"
 #include "txn.h"
 #include "test_helpers.h"
@@ -44,11 +47,11 @@ static void prepare(struct two_files *t)
 	/* write order: group, then passwd */
 	t->files[0] = (struct hs_txn_file){
 		.base = "group", .iov = t->iov[0], .n_iov = 2, .old_data = g1,
-		.old_len = strlen(g1), .old_present = true, .mode = 0644,
+		.old_len = strlen(g1), .mode = 0644,
 	};
 	t->files[1] = (struct hs_txn_file){
 		.base = "passwd", .iov = t->iov[1], .n_iov = 2, .old_data = p1,
-		.old_len = strlen(p1), .old_present = true, .mode = 0644,
+		.old_len = strlen(p1), .mode = 0644,
 	};
 }
 
@@ -240,7 +243,7 @@ static void test_failure_before_commit_point_changes_nothing(void **state)
 	assert_int_equal(mkdirat(f->dfd, ".passwd" HS_TXN_SUFFIX, 0700), 0);
 	put_str(f->dfd, ".passwd" HS_TXN_SUFFIX "/x", "x", getuid(), getgid(), 0600);
 	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, err, sizeof err) < 0);
-	assert_non_null(strstr(err, ".passwd.hs-txn"));
+	assert_non_null(strstr(err, "/passwd: "));
 	assert_old(f->dfd);
 	{
 		struct stat st;
@@ -249,6 +252,38 @@ static void test_failure_before_commit_point_changes_nothing(void **state)
 		assert_int_not_equal(fstatat(f->dfd, HS_TXN_JOURNAL, &st, 0), 0);
 	}
 	assert_int_equal(hs_remove_tree_at(f->dfd, ".passwd" HS_TXN_SUFFIX), 0);
+}
+
+/* A target that cannot be replaced (chattr +i here; a bind mount on a
+ * real system): the files already installed are put back, nothing
+ * changes, no journal stays. */
+static void test_install_failure_rolls_back(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct two_files t;
+	char err[512] = "";
+	int fd, flags = 0, immutable;
+
+	fd = openat(f->dfd, "passwd", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0) {
+		close(fd);
+		skip();
+	}
+	immutable = flags | FS_IMMUTABLE_FL;
+	if (ioctl(fd, FS_IOC_SETFLAGS, &immutable) < 0) {
+		close(fd);
+		skip();         /* not root, or a file system without the flag */
+	}
+	prepare(&t);
+	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, err, sizeof err) < 0);
+	assert_int_equal(ioctl(fd, FS_IOC_SETFLAGS, &flags), 0);
+	close(fd);
+	assert_non_null(strstr(err, "cannot write"));
+	assert_non_null(strstr(err, "/passwd"));
+	assert_non_null(strstr(err, "nothing was changed"));
+	assert_old(f->dfd);
+	assert_clean(f->dfd);
 }
 
 int main(void)
@@ -268,6 +303,8 @@ int main(void)
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_failure_before_commit_point_changes_nothing,
 						setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_install_failure_rolls_back, setup,
+						tmp_dirs_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+"""`groupadd NAME` and `gpasswd -a USER GROUP` with 1,000 and 10,000 existing groups: ours
+against Debian's shadow-utils, in a sandbox root (tests/sandbox), never on the host's /etc.
+
+    unshare --mount --propagation private --fork -- /usr/bin/python3 bench/groups.py BUILDDIR
+
+For each size N a fresh sandbox gets N generated users, each with a private group of the
+same name and id (written directly as /etc/passwd, /etc/shadow, /etc/group and
+/etc/gshadow lines after the root's own; ids inside GID_MIN..GID_MAX, so groupadd scans
+them when picking the next gid).  The group tools work on the global files only, so both
+run on the same classic files, generated again from scratch before each tool's turn.
+
+- groupadd: HS_BENCH_CALLS (default 20) distinct new groups, one at a time;
+- gpasswd -a: HS_BENCH_CALLS calls, each adding a different generated user to a
+  different generated group.
+
+One `python3` driver inside the root times every call with the same fork+exec, so the
+launch cost is the same for both; it is measured the same way with /bin/true and printed
+separately, nothing subtracted.  Every call's effect is checked afterwards (a tool that did
+less would be timed for less).  Reported: median ms per call and the ratio
+shadow-utils / ours."""
+
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "sandbox"))
+
+import sandbox  # noqa: E402
+
+SIZES = tuple(int(x) for x in os.environ.get("HS_BENCH_SIZES", "1000,10000").split(","))
+CALLS = int(os.environ.get("HS_BENCH_CALLS", "20"))
+FIRST_ID = 10000
+TOOLS = {
+    "groupadd": ("/usr/sbin/groupadd", sandbox.CLASSIC_TOOLS_DIR + "/groupadd"),
+    "gpasswd": ("/usr/bin/gpasswd", sandbox.CLASSIC_TOOLS_DIR + "/gpasswd"),
+}
+
+# Runs inside the root: argv CALLS times, with "{i}" in an argument replaced by the call
+# number (formatted as written there), "{u}" and "{g}" by 2i+1 and 2i as six digits;
+# per call one line "WALL_MS CPU_MS" (CPU: the child's user + system time, which a busy
+# machine disturbs less than the wall clock).
+DRIVER = r"""
+import resource, subprocess, sys, time
+calls, argv = int(sys.argv[1]), sys.argv[2:]
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+for i in range(calls):
+    args = [a.format(i=i, u="%06d" % (2 * i + 1), g="%06d" % (2 * i)) for a in argv]
+    c = cpu()
+    t = time.perf_counter()
+    r = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True)
+    dt = time.perf_counter() - t
+    if r.returncode != 0:
+        sys.exit("%s: exit %d: %s" % (" ".join(args), r.returncode,
+                                       r.stderr.decode(errors="replace").strip()))
+    print("%.4f %.4f" % (dt * 1000, (cpu() - c) * 1000))
+"""
+
+
+def base_lines(sb, cache, path):
+    if path not in cache:
+        cache[path] = sb.read(path) if sb.exists(path) else ""
+        if cache[path] and not cache[path].endswith("\n"):
+            cache[path] += "\n"
+    return cache[path]
+
+
+def generate(sb, cache, n):
+    names = ["bu%06d" % i for i in range(n)]
+    ids = range(FIRST_ID, FIRST_ID + n)
+    passwd = "".join("%s:x:%d:%d::/home/%s:/bin/bash\n" % (u, i, i, u)
+                     for u, i in zip(names, ids))
+    shadow = "".join("%s:!:19000:0:99999:7:::\n" % u for u in names)
+    group = "".join("%s:x:%d:\n" % (u, i) for u, i in zip(names, ids))
+    gshadow = "".join("%s:!::\n" % u for u in names)
+    shadow_gid = sb.getgrnam("shadow")[1]
+    sb.write("/etc/passwd", base_lines(sb, cache, "/etc/passwd") + passwd, mode=0o644)
+    sb.write("/etc/group", base_lines(sb, cache, "/etc/group") + group, mode=0o644)
+    sb.write("/etc/shadow", base_lines(sb, cache, "/etc/shadow") + shadow, mode=0o640,
+             gid=shadow_gid)
+    sb.write("/etc/gshadow", base_lines(sb, cache, "/etc/gshadow") + gshadow, mode=0o640,
+             gid=shadow_gid)
+
+
+def median(values):
+    v = sorted(values)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+
+def timed_calls(sb, argv):
+    """(median wall ms, median CPU ms) of CALLS calls."""
+    res = sb.run(["/usr/bin/python3", "-c", DRIVER, str(CALLS)] + argv, timeout=600)
+    rows = [tuple(float(x) for x in l.split()) for l in res.stdout.splitlines()]
+    if len(rows) != CALLS or any(len(r) != 2 for r in rows):
+        raise SystemExit("groups.py: unexpected driver output:\n%s%s" % (res.stdout,
+                                                                         res.stderr))
+    return median(r[0] for r in rows), median(r[1] for r in rows)
+
+
+def table(sb, path):
+    return {l.split(":")[0]: l.split(":") for l in sb.read(path).splitlines()}
+
+
+def check_groupadd(sb, prefix):
+    group, gshadow = table(sb, "/etc/group"), table(sb, "/etc/gshadow")
+    for i in range(CALLS):
+        name = "%s%03d" % (prefix, i)
+        if name not in group or name not in gshadow:
+            raise SystemExit("groups.py: %s: no group/gshadow line after groupadd" % name)
+
+
+def check_gpasswd(sb):
+    group, gshadow = table(sb, "/etc/group"), table(sb, "/etc/gshadow")
+    for i in range(CALLS):
+        g, u = "bu%06d" % (2 * i), "bu%06d" % (2 * i + 1)
+        for what, t in (("group", group), ("gshadow", gshadow)):
+            if t[g][3].split(",") != [u]:
+                raise SystemExit("groups.py: %s not a member of %s in %s after gpasswd -a"
+                                 % (u, g, what))
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: groups.py BUILDDIR", file=sys.stderr)
+        return 2
+    build = os.path.realpath(sys.argv[1])
+    for prog in ("src/groupadd", "src/gpasswd"):
+        if not os.access(os.path.join(build, prog), os.X_OK):
+            print("groups.py: %s/%s not built" % (build, prog), file=sys.stderr)
+            return 2
+    try:
+        sandbox.require_private_mount_ns()
+    except sandbox.SandboxError as e:
+        print("groups.py: %s" % e, file=sys.stderr)
+        return 2
+    if CALLS * 2 > min(SIZES) or CALLS > 1000:
+        print("groups.py: HS_BENCH_CALLS must be at most half the smallest size and 1000",
+              file=sys.stderr)
+        return 2
+
+    t0 = time.monotonic()
+    rows = []
+    base = sandbox.Base(build)
+    try:
+        for n in SIZES:
+            t = time.monotonic()
+            row = {"n": n}
+            with sandbox.Sandbox(base) as sb:
+                cache = {}
+                row["true"] = timed_calls(sb, ["/bin/true"])[0]
+                for who, idx in (("ours", 0), ("shadow", 1)):
+                    generate(sb, cache, n)
+                    prefix = "hs" if who == "ours" else "su"
+                    row["groupadd", who] = timed_calls(
+                        sb, [TOOLS["groupadd"][idx], prefix + "{i:03d}"])
+                    check_groupadd(sb, prefix)
+                    generate(sb, cache, n)
+                    # user 2i+1 into group 2i: a different pair every call
+                    row["gpasswd", who] = timed_calls(
+                        sb, [TOOLS["gpasswd"][idx], "-a", "bu{u}", "bu{g}"])
+                    check_gpasswd(sb)
+            rows.append(row)
+            print("groups.py: N=%d measured in %.1f s" % (n, time.monotonic() - t),
+                  file=sys.stderr, flush=True)
+    finally:
+        base.close()
+
+    print("median of %d calls each; ratio = shadow-utils / ours; wall = elapsed time, "
+          "cpu = the call's user + system time" % CALLS)
+    print("%7s %-22s %14s %9s %8s %13s %9s %8s" % (
+        "groups", "command", "shadow-utils", "ours", "ratio", "shadow-utils", "ours",
+        "ratio"))
+    print("%7s %-22s %14s %9s %8s %13s %9s %8s" % ("", "", "wall ms", "wall ms", "wall",
+                                                   "cpu ms", "cpu ms", "cpu"))
+    for row in rows:
+        for cmd, label in (("groupadd", "groupadd NAME"), ("gpasswd", "gpasswd -a USER GROUP")):
+            (sw, sc), (ow, oc) = row[cmd, "shadow"], row[cmd, "ours"]
+            print("%7d %-22s %14.2f %9.2f %7.1fx %13.2f %9.2f %7.1fx" % (
+                row["n"], label, sw, ow, sw / ow, sc, oc, sc / max(oc, 0.001)))
+    print("(both timed with the same fork+exec inside the root; /bin/true costs %.2f ms "
+          "wall, not subtracted; total %.0f s)" % (rows[-1]["true"], time.monotonic() - t0))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

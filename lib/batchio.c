@@ -1,0 +1,131 @@
+/* Batch tool plumbing: see batchio.h. */
+#include "batchio.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define MAX_THREADS 16
+
+int hs_batch_read_line(FILE *in, char *line, size_t max, size_t *len_out)
+{
+	size_t len = 0;
+	bool too_long = false, nul = false;
+	int ch;
+
+	for (;;) {
+		ch = getc_unlocked(in);
+		if (ch == EOF) {
+			if (ferror(in))
+				return -EIO;
+			if (len == 0 && !too_long && !nul)
+				return 0;
+			break;
+		}
+		if (ch == '\n')
+			break;
+		if (ch == '\0')
+			nul = true;
+		if (len == max) {
+			too_long = true;
+			continue;
+		}
+		line[len++] = (char)ch;
+	}
+	line[len] = '\0';
+	*len_out = len;
+	if (too_long)
+		return -E2BIG;
+	if (nul)
+		return -EINVAL;
+	return 1;
+}
+
+void hs_batch_line_error(unsigned long *count, unsigned long lineno, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (++*count > HS_BATCH_ERRORS_SHOWN)
+		return;
+	fprintf(stderr, "%s: line %lu: ", hs_cli_prog(), lineno);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void hs_batch_errors_done(unsigned long count)
+{
+	if (count > HS_BATCH_ERRORS_SHOWN)
+		hs_warn("%lu more errors not shown", count - HS_BATCH_ERRORS_SHOWN);
+}
+
+struct pool {
+	size_t n, next;
+	int (*fn)(void *ctx, size_t i);
+	void *ctx;
+	pthread_mutex_t mu;
+	bool stop;
+	int err;
+	size_t failed;
+};
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+
+	for (;;) {
+		size_t i;
+		int r;
+
+		pthread_mutex_lock(&p->mu);
+		if (p->stop || p->next >= p->n) {
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
+		i = p->next++;
+		pthread_mutex_unlock(&p->mu);
+		r = p->fn(p->ctx, i);
+		if (r < 0) {
+			pthread_mutex_lock(&p->mu);
+			if (!p->err || i < p->failed) {
+				p->err = r;
+				p->failed = i;
+			}
+			p->stop = true;
+			pthread_mutex_unlock(&p->mu);
+		}
+	}
+}
+
+int hs_parallel_for(size_t n, int (*fn)(void *ctx, size_t i), void *ctx, size_t *failed)
+{
+	struct pool p = { .n = n, .fn = fn, .ctx = ctx, .mu = PTHREAD_MUTEX_INITIALIZER };
+	pthread_t tids[MAX_THREADS];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t want = cpus > 1 ? (size_t)cpus : 1, started = 0;
+
+	if (want > MAX_THREADS)
+		want = MAX_THREADS;
+	if (want > n)
+		want = n;
+	/* the calling thread is one of the workers */
+	for (size_t t = 1; t < want; t++) {
+		if (pthread_create(&tids[started], NULL, worker, &p) != 0)
+			break;      /* fewer threads: the work still gets done */
+		started++;
+	}
+	worker(&p);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	pthread_mutex_destroy(&p.mu);
+	if (p.err && failed)
+		*failed = p.failed;
+	return p.err;
+}

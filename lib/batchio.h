@@ -1,0 +1,35 @@
+/* Shared plumbing of the batch tools that read account lines on standard
+ * input (chpasswd, newusers): line reading with hostile-input limits,
+ * per-line error reports, and running the slow per-line work (password
+ * hashing) on every CPU. */
+#ifndef HS_BATCHIO_H
+#define HS_BATCHIO_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Errors reported before the rest are only counted. */
+#define HS_BATCH_ERRORS_SHOWN 100
+
+/* Read one line into line (max + 1 bytes), without its newline.  Returns 1
+ * for a line, 0 at the end of input, -E2BIG for a line longer than max
+ * bytes (the rest of it is consumed), -EINVAL for a line holding a NUL
+ * byte, -EIO for a read error.  A last line without a newline counts. */
+int hs_batch_read_line(FILE *in, char *line, size_t max, size_t *len_out);
+
+/* "PROG: line N: MESSAGE" on stderr and one more in *count; only the
+ * first HS_BATCH_ERRORS_SHOWN are printed. */
+void hs_batch_line_error(unsigned long *count, unsigned long lineno, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* After the last line: "PROG: N more errors not shown" when some were
+ * only counted. */
+void hs_batch_errors_done(unsigned long count);
+
+/* Run fn(ctx, i) for every i in [0, n) on up to one thread per online CPU
+ * (at most 16; inline when that is one).  fn must be safe to run
+ * concurrently for different i.  After the first failure no new i is
+ * started.  Returns 0, or the failure with the lowest index started, whose
+ * index goes to *failed. */
+int hs_parallel_for(size_t n, int (*fn)(void *ctx, size_t i), void *ctx, size_t *failed);
+
+#endif

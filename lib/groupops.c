@@ -1,0 +1,574 @@
+/* Group administration on top of lib/accountset: see groupops.h. */
+#include "groupops.h"
+
+#include <crypt.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "account.h"
+#include "cli.h"
+#include "fileio.h"
+#include "globalfile.h"
+#include "layout.h"
+#include "names.h"
+#include "records.h"
+#include "util.h"
+
+static int fail(struct hs_accountset *s, enum hs_as_file f, int r, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(struct hs_accountset *s, enum hs_as_file f, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	s->failed = f;
+	va_start(ap, fmt);
+	vsnprintf(s->error, sizeof(s->error), fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* The db's own message when it has one (accountdb functions set it). */
+static int db_fail(struct hs_accountset *s, enum hs_as_file f, int r)
+{
+	if (s->db[f].error[0])
+		return fail(s, f, r, "%s", s->db[f].error);
+	return fail(s, f, r, "cannot update %s: %s", s->db[f].path ? s->db[f].path :
+		    hs_accountset_path(f), hs_strerror(r));
+}
+
+int hs_groupops_parse_gid(const char *s, gid_t *out)
+{
+	unsigned long v;
+	int r = hs_parse_ulong(s, 0, HS_ID_MAX, &v);
+
+	if (r == 0)
+		*out = (gid_t)v;
+	return r;
+}
+
+struct hs_accountdb *hs_groupops_gshadow(struct hs_accountset *s)
+{
+	struct hs_accountdb *gs = hs_accountset_db(s, HS_AS_GSHADOW);
+
+	return gs && gs->present ? gs : NULL;
+}
+
+long hs_groupops_find(struct hs_accountset *s, const char *name)
+{
+	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
+
+	return gr ? hs_accountdb_find(gr, name) : -1;
+}
+
+static const struct hs_group *group_at(struct hs_accountset *s, size_t gi)
+{
+	const union hs_dbrec *rec = hs_accountdb_get(&s->db[HS_AS_GROUP], gi);
+
+	return rec ? &rec->gr : NULL;
+}
+
+long hs_groupops_gshadow_line(struct hs_accountset *s, size_t gi)
+{
+	struct hs_accountdb *gs = hs_groupops_gshadow(s);
+	struct hs_accountdb *gr = &s->db[HS_AS_GROUP];
+	const struct hs_group *g = group_at(s, gi);
+	struct hs_gshadow line;
+	struct hs_group ng;
+	long si;
+
+	if (!g)
+		return fail(s, HS_AS_GROUP, -ENOENT, "no group at line %zu of %s", gi + 1,
+			    gr->path);
+	if (!gs)
+		return -1;
+	si = hs_accountdb_find(gs, g->name);
+	if (si >= 0) {
+		/* a line whose members drifted from /etc/group's (a hand
+		 * edit; shadow-utils' groupadd -U and groupmod -U write only
+		 * /etc/group) gets /etc/group's, the list glibc uses */
+		struct hs_gshadow ns = hs_accountdb_get(gs, (size_t)si)->gs;
+		int r;
+
+		if (strcmp(ns.members, g->members) == 0)
+			return si;
+		ns.members = g->members;
+		r = hs_accountdb_replace(gs, (size_t)si, &ns);
+		return r < 0 ? db_fail(s, HS_AS_GSHADOW, r) : si;
+	}
+	/* a password still in /etc/group moves to gshadow: only root reads
+	 * gshadow, everybody reads group */
+	line = (struct hs_gshadow){
+		.name = g->name,
+		.passwd = strcmp(g->passwd, "x") != 0 ? g->passwd : (char *)"!",
+		.admins = (char *)"",
+		.members = g->members,
+	};
+	si = hs_accountdb_append(gs, &line);
+	if (si < 0)
+		return db_fail(s, HS_AS_GSHADOW, (int)si);
+	if (strcmp(g->passwd, "x") != 0) {
+		int r;
+
+		ng = *g;
+		ng.passwd = (char *)"x";
+		r = hs_accountdb_replace(gr, gi, &ng);
+		if (r < 0)
+			return db_fail(s, HS_AS_GROUP, r);
+	}
+	return si;
+}
+
+long hs_groupops_add(struct hs_accountset *s, const char *name, gid_t gid, const char *hash,
+		     const char *members, bool *replaced_stale)
+{
+	struct hs_accountdb *gr = &s->db[HS_AS_GROUP];
+	struct hs_accountdb *gs = hs_groupops_gshadow(s);
+	struct hs_group g = {
+		.name = (char *)name, .gid = gid, .members = (char *)(members ? members : ""),
+	};
+	long gi, si;
+	int r;
+
+	if (replaced_stale)
+		*replaced_stale = false;
+	if (hs_accountdb_find(gr, name) >= 0)
+		return fail(s, HS_AS_GROUP, -EEXIST, "group '%s' already exists", name);
+	g.passwd = (char *)(gs || !hash ? "x" : hash);
+	if (gs) {
+		struct hs_gshadow line = {
+			.name = (char *)name, .passwd = (char *)(hash ? hash : "!"),
+			.admins = (char *)"", .members = g.members,
+		};
+
+		si = hs_accountdb_find(gs, name);
+		if (si >= 0) {
+			r = hs_accountdb_replace(gs, (size_t)si, &line);
+			if (r < 0)
+				return db_fail(s, HS_AS_GSHADOW, r);
+			if (replaced_stale)
+				*replaced_stale = true;
+		} else if ((si = hs_accountdb_append(gs, &line)) < 0) {
+			return db_fail(s, HS_AS_GSHADOW, (int)si);
+		}
+	}
+	gi = hs_accountdb_append(gr, &g);
+	if (gi < 0)
+		return db_fail(s, HS_AS_GROUP, (int)gi);
+	return gi;
+}
+
+int hs_groupops_set_members(struct hs_accountset *s, size_t gi, const char *members)
+{
+	struct hs_accountdb *gr = &s->db[HS_AS_GROUP];
+	const struct hs_group *g;
+	struct hs_group ng;
+	long si;
+	int r, changed = 0;
+
+	si = hs_groupops_gshadow_line(s, gi);
+	if (si < -1)
+		return (int)si;
+	if (si >= 0) {
+		struct hs_accountdb *gs = &s->db[HS_AS_GSHADOW];
+		struct hs_gshadow ns = hs_accountdb_get(gs, (size_t)si)->gs;
+
+		if (strcmp(ns.members, members) != 0) {
+			ns.members = (char *)members;
+			r = hs_accountdb_replace(gs, (size_t)si, &ns);
+			if (r < 0)
+				return db_fail(s, HS_AS_GSHADOW, r);
+			changed = 1;
+		}
+	}
+	g = group_at(s, gi);
+	if (strcmp(g->members, members) != 0) {
+		ng = *g;
+		ng.members = (char *)members;
+		r = hs_accountdb_replace(gr, gi, &ng);
+		if (r < 0)
+			return db_fail(s, HS_AS_GROUP, r);
+		changed = 1;
+	}
+	return changed;
+}
+
+int hs_groupops_add_member(struct hs_accountset *s, size_t gi, const char *user)
+{
+	const struct hs_group *g = group_at(s, gi);
+	_cleanup_free_ char *list = NULL;
+	int r;
+
+	if (!g)
+		return fail(s, HS_AS_GROUP, -ENOENT, "no such group");
+	r = hs_list_add(g->members, user, &list);
+	if (r < 0)
+		return fail(s, HS_AS_GROUP, r, "cannot add '%s' to the members of '%s': %s", user,
+			    g->name, hs_strerror(r));
+	return hs_groupops_set_members(s, gi, list);
+}
+
+int hs_groupops_remove_member(struct hs_accountset *s, size_t gi, const char *user,
+			      bool admins_too)
+{
+	const struct hs_group *g = group_at(s, gi);
+	_cleanup_free_ char *list = NULL;
+	int r, changed;
+
+	if (!g)
+		return fail(s, HS_AS_GROUP, -ENOENT, "no such group");
+	r = hs_list_remove(g->members, user, &list);
+	if (r < 0)
+		return fail(s, HS_AS_GROUP, r, "cannot remove '%s' from the members of '%s': %s",
+			    user, g->name, hs_strerror(r));
+	changed = hs_groupops_set_members(s, gi, list);
+	if (changed < 0 || !admins_too || !hs_groupops_gshadow(s))
+		return changed;
+	{
+		struct hs_accountdb *gs = &s->db[HS_AS_GSHADOW];
+		long si = hs_groupops_gshadow_line(s, gi);
+		_cleanup_free_ char *admins = NULL;
+		struct hs_gshadow ns;
+
+		if (si < 0)
+			return (int)si;
+		ns = hs_accountdb_get(gs, (size_t)si)->gs;
+		if (!hs_list_contains(ns.admins, user))
+			return changed;
+		r = hs_list_remove(ns.admins, user, &admins);
+		if (r < 0)
+			return fail(s, HS_AS_GSHADOW, r, "cannot update %s: %s", gs->path,
+				    hs_strerror(r));
+		ns.admins = admins;
+		r = hs_accountdb_replace(gs, (size_t)si, &ns);
+		if (r < 0)
+			return db_fail(s, HS_AS_GSHADOW, r);
+		return 1;
+	}
+}
+
+int hs_groupops_set_admins(struct hs_accountset *s, size_t gi, const char *admins)
+{
+	struct hs_accountdb *gs = hs_groupops_gshadow(s);
+	struct hs_gshadow ns;
+	long si;
+	int r;
+
+	if (!gs)
+		return fail(s, HS_AS_GSHADOW, -ENOENT, "%s does not exist: group administrators "
+			    "are kept there", hs_accountset_path(HS_AS_GSHADOW));
+	si = hs_groupops_gshadow_line(s, gi);
+	if (si < 0)
+		return (int)si;
+	ns = hs_accountdb_get(gs, (size_t)si)->gs;
+	if (strcmp(ns.admins, admins) == 0)
+		return 0;
+	ns.admins = (char *)admins;
+	r = hs_accountdb_replace(gs, (size_t)si, &ns);
+	return r < 0 ? db_fail(s, HS_AS_GSHADOW, r) : 1;
+}
+
+int hs_groupops_set_password(struct hs_accountset *s, size_t gi, const char *hash)
+{
+	struct hs_accountdb *gr = &s->db[HS_AS_GROUP];
+	const struct hs_group *g;
+	struct hs_group ng;
+	long si;
+	int r;
+
+	si = hs_groupops_gshadow_line(s, gi);
+	if (si < -1)
+		return (int)si;
+	if (si >= 0) {
+		struct hs_accountdb *gs = &s->db[HS_AS_GSHADOW];
+		struct hs_gshadow ns = hs_accountdb_get(gs, (size_t)si)->gs;
+
+		/* gshadow_line moved any password out of /etc/group already */
+		ns.passwd = (char *)hash;
+		r = hs_accountdb_replace(gs, (size_t)si, &ns);
+		return r < 0 ? db_fail(s, HS_AS_GSHADOW, r) : 1;
+	}
+	g = group_at(s, gi);
+	ng = *g;
+	ng.passwd = (char *)hash;
+	r = hs_accountdb_replace(gr, gi, &ng);
+	return r < 0 ? db_fail(s, HS_AS_GROUP, r) : 1;
+}
+
+int hs_groupops_rename(struct hs_accountset *s, size_t gi, const char *new_name,
+		       bool *replaced_stale)
+{
+	struct hs_accountdb *gr = &s->db[HS_AS_GROUP];
+	struct hs_accountdb *gs = hs_groupops_gshadow(s);
+	struct hs_group ng;
+	long si = -1;
+	int r;
+
+	if (replaced_stale)
+		*replaced_stale = false;
+	if (hs_accountdb_find(gr, new_name) >= 0)
+		return fail(s, HS_AS_GROUP, -EEXIST, "group '%s' already exists", new_name);
+	if (gs) {
+		long stale = hs_accountdb_find(gs, new_name);
+		struct hs_gshadow ns;
+
+		if (stale >= 0) {
+			r = hs_accountdb_delete(gs, (size_t)stale);
+			if (r < 0)
+				return db_fail(s, HS_AS_GSHADOW, r);
+			if (replaced_stale)
+				*replaced_stale = true;
+		}
+		si = hs_groupops_gshadow_line(s, gi);
+		if (si < 0)
+			return (int)si;
+		ns = hs_accountdb_get(gs, (size_t)si)->gs;
+		ns.name = (char *)new_name;
+		r = hs_accountdb_replace(gs, (size_t)si, &ns);
+		if (r < 0)
+			return db_fail(s, HS_AS_GSHADOW, r);
+	}
+	ng = *group_at(s, gi);
+	ng.name = (char *)new_name;
+	r = hs_accountdb_replace(gr, gi, &ng);
+	return r < 0 ? db_fail(s, HS_AS_GROUP, r) : 1;
+}
+
+int hs_groupops_set_gid(struct hs_accountset *s, size_t gi, gid_t gid)
+{
+	struct hs_group ng;
+	long si = hs_groupops_gshadow_line(s, gi);
+	int r;
+
+	if (si < -1)
+		return (int)si;
+	ng = *group_at(s, gi);
+	if (ng.gid == gid)
+		return 0;
+	ng.gid = gid;
+	r = hs_accountdb_replace(&s->db[HS_AS_GROUP], gi, &ng);
+	return r < 0 ? db_fail(s, HS_AS_GROUP, r) : 1;
+}
+
+int hs_groupops_delete(struct hs_accountset *s, size_t gi)
+{
+	struct hs_accountdb *gs = hs_groupops_gshadow(s);
+	const struct hs_group *g = group_at(s, gi);
+	int r;
+
+	if (!g)
+		return fail(s, HS_AS_GROUP, -ENOENT, "no such group");
+	if (gs) {
+		long si = hs_accountdb_find(gs, g->name);
+
+		if (si >= 0 && (r = hs_accountdb_delete(gs, (size_t)si)) < 0)
+			return db_fail(s, HS_AS_GSHADOW, r);
+	}
+	r = hs_accountdb_delete(&s->db[HS_AS_GROUP], gi);
+	return r < 0 ? db_fail(s, HS_AS_GROUP, r) : 1;
+}
+
+long hs_groupops_primary_user(struct hs_accountset *s, gid_t gid)
+{
+	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
+
+	if (!pw)
+		return -1;
+	for (size_t i = 0; i < pw->n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(pw, i);
+
+		if (rec && rec->pw.gid == gid)
+			return (long)i;
+	}
+	return -1;
+}
+
+long hs_groupops_move_primary(struct hs_accountset *s, gid_t old_gid, gid_t new_gid)
+{
+	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
+	long moved = 0;
+
+	if (!pw)
+		return fail(s, HS_AS_PASSWD, -EINVAL, "%s is not loaded",
+			    hs_accountset_path(HS_AS_PASSWD));
+	for (size_t i = 0; i < pw->n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(pw, i);
+		struct hs_passwd np;
+		int r;
+
+		if (!rec || rec->pw.gid != old_gid)
+			continue;
+		np = rec->pw;
+		np.gid = new_gid;
+		r = hs_accountdb_replace(pw, i, &np);
+		if (r < 0)
+			return db_fail(s, HS_AS_PASSWD, r);
+		moved++;
+	}
+	return moved;
+}
+
+bool hs_groupops_user_exists(struct hs_accountset *s, const char *user, bool use_nss)
+{
+	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
+	_cleanup_free_ char *buf = NULL;
+	struct passwd p;
+
+	if (!hs_user_name_valid(user))
+		return false;
+	if (pw && hs_accountdb_find(pw, user) >= 0)
+		return true;
+	return use_nss && hs_getpwnam_alloc(user, &p, &buf) == 0;
+}
+
+int hs_groupops_user_list(struct hs_accountset *s, const char *arg, bool use_nss, char **out,
+			  char *bad, size_t badsize)
+{
+	_cleanup_free_ char *copy = strdup(arg);
+	char *list = strdup(""), *cur, *next;
+	int r = 0;
+
+	*out = NULL;
+	if (badsize)
+		bad[0] = '\0';
+	if (!copy || !list) {
+		free(list);
+		return -ENOMEM;
+	}
+	if (arg[0] == '\0') {
+		*out = list;
+		return 0;
+	}
+	for (cur = copy; cur; cur = next) {
+		char *grown = NULL;
+
+		next = strchr(cur, ',');
+		if (next)
+			*next++ = '\0';
+		if (!hs_user_name_valid(cur))
+			r = -HS_E_NAME;
+		else if (!hs_groupops_user_exists(s, cur, use_nss))
+			r = -ENOENT;
+		else if (!hs_list_contains(list, cur))
+			r = hs_list_add(list, cur, &grown);
+		if (r < 0) {
+			if (badsize)
+				snprintf(bad, badsize, "%s", cur);
+			free(list);
+			return r;
+		}
+		if (grown) {
+			free(list);
+			list = grown;
+		}
+	}
+	*out = list;
+	return 0;
+}
+
+bool hs_groupops_layout_group(const char *root, const char *name)
+{
+	char path[512];
+	struct stat st;
+
+	if (strcmp(name, HS_GROUP_TREE) != 0 && strcmp(name, HS_GROUP_AUTH) != 0)
+		return false;
+	snprintf(path, sizeof(path), "%s%s", root ? root : "", HS_TREE_DIR);
+	return lstat(path, &st) == 0;
+}
+
+const char *hs_groupops_hash_problem(const char *hash, bool *legacy)
+{
+	const char *h = hash;
+
+	if (hash[0] == '\0')
+		return "empty password (use gpasswd -r to remove a group password)";
+	if (strlen(hash) > HS_HASH_MAX)
+		return "the hash is longer than the 512 bytes a gshadow field may hold";
+	if (!hs_field_valid(hash))
+		return "the hash contains ':' or a control character";
+	if (strcmp(hash, "*") == 0 || strcmp(hash, "!") == 0 || strcmp(hash, "!*") == 0)
+		return NULL;
+	if (h[0] == '!')
+		h++;
+	if (h[0] != '$')
+		return "not a hash libxcrypt recognises (clear text? drop -e)";
+	switch (crypt_checksalt(h)) {
+	case CRYPT_SALT_OK:
+	case CRYPT_SALT_TOO_CHEAP:
+		return NULL;
+	case CRYPT_SALT_METHOD_LEGACY:
+		*legacy = true;
+		return NULL;
+	case CRYPT_SALT_METHOD_DISABLED:
+		return "the hash method is disabled in libxcrypt";
+	default:
+		return "not a hash libxcrypt recognises (clear text? drop -e)";
+	}
+}
+
+int hs_groupops_add_override(char **buf, size_t *len, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	size_t klen, vlen;
+	char *p;
+
+	if (!eq || eq == arg || strpbrk(arg, " \t\n\r#\""))
+		return -EINVAL;
+	klen = (size_t)(eq - arg);
+	vlen = strlen(eq + 1);
+	p = realloc(*buf, *len + klen + vlen + 3);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	memcpy(p + *len, arg, klen);
+	p[*len + klen] = ' ';
+	memcpy(p + *len + klen + 1, eq + 1, vlen);
+	p[*len + klen + 1 + vlen] = '\n';
+	*len += klen + vlen + 2;
+	return 0;
+}
+
+int hs_groupops_logindefs(const char *root, const char *overrides, size_t olen,
+			  struct hs_config **out)
+{
+	_cleanup_free_ char *data = NULL;
+	_cleanup_free_ char *all = NULL;
+	char path[512];
+	size_t len = 0;
+	int r;
+
+	snprintf(path, sizeof(path), "%s%s", root ? root : "", HS_ETC_LOGIN_DEFS);
+	r = hs_global_read(path, &data, &len);
+	if (r == -ENOENT) {
+		data = strdup("");
+		len = 0;
+		r = data ? 0 : -ENOMEM;
+	}
+	if (r < 0)
+		return r;
+	all = malloc(len + olen + 2);
+	if (!all)
+		return -ENOMEM;
+	memcpy(all, data, len);
+	all[len] = '\n';
+	if (olen)
+		memcpy(all + len + 1, overrides, olen);
+	return hs_logindefs_parse(all, len + 1 + olen, path, hs_config_warn_stderr,
+				  (void *)hs_cli_prog(), out);
+}
+
+/* ---- commit ---- */
+
+int hs_groupops_commit(struct hs_accountset *s)
+{
+	/* one transaction since lib/txn: a failure leaves every file as it
+	 * was, a crash is finished by the next tool */
+	return hs_accountset_commit(s);
+}

@@ -1,0 +1,110 @@
+/* Paths of existing homes: see homepath.h.  (One copy for userdel and
+ * usermod, which each had their own.) */
+#include "homepath.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fileio.h"
+#include "util.h"
+
+char *hs_home_normalise(const char *dir)
+{
+	size_t n = strlen(dir);
+	char *out, *o;
+	const char *p = dir;
+
+	if (dir[0] != '/')
+		return NULL;
+	out = malloc(n + 1);
+	if (!out)
+		return NULL;
+	o = out;
+	while (*p) {
+		const char *start;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		start = p;
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - start);
+		if (len == 0 || (len == 1 && start[0] == '.'))
+			continue;
+		if (len == 2 && start[0] == '.' && start[1] == '.') {
+			free(out);
+			return NULL;
+		}
+		*o++ = '/';
+		memcpy(o, start, len);
+		o += len;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* A directory on the way to a home must be safe from everyone but root:
+ * not the user's, and not writable by others unless sticky (then they
+ * cannot rename our entries). */
+static bool dir_is_trusted(const struct stat *st, uid_t uid)
+{
+	if (st->st_uid == uid && uid != 0)
+		return false;
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
+		return false;
+	return true;
+}
+
+int hs_home_parent_at(const char *path, uid_t uid, const char **last)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *copy = NULL;
+	_cleanup_free_ char *resolved = NULL;
+	char *comp, *save = NULL;
+	int fd;
+
+	if (!slash || !slash[1])
+		return -EINVAL;
+	*last = slash + 1;
+	copy = strndup(path, (size_t)(slash - path));
+	if (!copy)
+		return -ENOMEM;
+	resolved = realpath(copy[0] ? copy : "/", NULL);
+	if (!resolved)
+		return -errno;
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (comp = strtok_r(resolved, "/", &save); ; comp = strtok_r(NULL, "/", &save)) {
+		struct stat st;
+		int next;
+
+		if (fstat(fd, &st) < 0) {
+			next = -errno;
+			hs_close(fd);
+			return next;
+		}
+		if (!dir_is_trusted(&st, uid)) {
+			hs_close(fd);
+			return -HS_E_OWNER;
+		}
+		if (!comp)
+			return fd;
+		next = hs_open_dir_at(fd, comp, NULL);
+		hs_close(fd);
+		if (next < 0)
+			return next;
+		fd = next;
+	}
+}
+
+const char *hs_home_parent_error(int r)
+{
+	return r == -HS_E_OWNER ? "a directory above it is writable by someone other than root"
+				: hs_strerror(r);
+}

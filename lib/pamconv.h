@@ -1,0 +1,41 @@
+/* PAM plumbing shared by the programs that talk to libpam (chsh, chfn,
+ * passwd, chpasswd).  A library of its own, linked with libpam and
+ * libpam_misc, so the core library (which the NSS module links) never
+ * depends on PAM. */
+#ifndef HS_PAMCONV_H
+#define HS_PAMCONV_H
+
+#include <security/pam_appl.h>
+
+/* Free a conversation's reply array of n entries, wiping every answer
+ * (they may be passwords).  NULL is fine.  A conversation function that
+ * fails after allocating calls this before returning PAM_CONV_ERR. */
+void hs_pam_free_responses(struct pam_response *resp, int n);
+
+/* A conversation without a terminal (passwd --stdin, chpasswd): hidden
+ * prompts are answered from the caller's secrets, information goes to
+ * stdout, anything that would need a human (a visible prompt) fails the
+ * conversation.  Pass a struct hs_pam_script as the pam_conv's
+ * appdata_ptr and hs_pam_script_conv as its conv. */
+struct hs_pam_script {
+	/* The answer to a hidden prompt (PAM_PROMPT_ECHO_OFF), copied by the
+	 * conversation; NULL refuses the prompt and fails the conversation
+	 * (say why first).  Modules' prompts are told apart by pam_unix's
+	 * English wording, which pam_hardened_shadow.so shares. */
+	const char *(*hidden)(void *ctx, const char *prompt);
+	/* A module's error message (PAM_ERROR_MSG); NULL: "TEXT" on stderr. */
+	void (*error)(void *ctx, const char *text);
+	void *ctx;
+};
+int hs_pam_script_conv(int num_msg, const struct pam_message **msg,
+                       struct pam_response **resp, void *appdata);
+
+/* Authenticate the caller for a self-service tool, as shadow-utils does:
+ * pam_start(service, user) with libpam_misc's terminal conversation, then
+ * pam_authenticate and pam_acct_mgmt (root passes through pam_rootok in
+ * Debian's stacks).  On failure prints "PROG: PAM: REASON" on stderr,
+ * logs REASON (LOG_ERR, the caller's openlog) and returns -1; the caller
+ * exits with its own status.  Returns 0 on success. */
+int hs_pam_authenticate(const char *service, const char *user);
+
+#endif

@@ -1,0 +1,267 @@
+/* groupadd: create a new group.
+ *
+ * Root only, installed plain (DESIGN §5).  Options, messages and exit codes
+ * follow shadow-utils' groupadd(8) (Debian 12, shadow 4.13); groupadd(8)
+ * of this package lists where we differ.
+ *
+ * Under the global locks (lib/accountset: /etc/group, /etc/gshadow) the
+ * name, the gid and -U's users are checked against the files as they are
+ * now, so two groupadds for one name -- ours,
+ * shadow-utils', systemd-sysusers' -- serialise and the second one finds
+ * the first one's group.  The gshadow line is written before the group
+ * line (lib/accountset's order): an interruption leaves at worst a
+ * gshadow line without a group, which the next groupadd of that name
+ * replaces rather than inherits. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "accountset.h"
+#include "cli.h"
+#include "config.h"
+#include "groupops.h"
+#include "ids.h"
+#include "names.h"
+#include "privs.h"
+#include "records.h"
+#include "util.h"
+
+/* shadow-utils' groupadd(8) exit codes */
+#define E_SUCCESS     0
+#define E_USAGE       2   /* invalid command syntax */
+#define E_BAD_ARG     3   /* invalid argument to option */
+#define E_GID_IN_USE  4   /* gid not unique (when -o not used) */
+#define E_NAME_IN_USE 9   /* group name not unique */
+#define E_GRP_UPDATE  10  /* can't update group file */
+
+/* the longest --prefix: lib/accountset builds its paths below it */
+#define PREFIX_MAX 200
+
+static struct {
+	const char *gid, *password, *users, *prefix;
+	bool force, non_unique, system;
+	char *k_overrides;      /* "KEY VALUE\n" lines from -K */
+	size_t k_len;
+} o;
+
+static _Noreturn void usage(int status)
+{
+	FILE *f = status == E_SUCCESS ? stdout : stderr;
+
+	fprintf(f,
+		"Usage: %s [options] GROUP\n"
+		"\n"
+		"Options:\n"
+		"  -f, --force                   exit successfully if the group already exists,\n"
+		"                                and cancel -g if the GID is already used\n"
+		"  -g, --gid GID                 use GID for the new group\n"
+		"  -h, --help                    display this help message and exit\n"
+		"  -K, --key KEY=VALUE           override /etc/login.defs defaults\n"
+		"  -o, --non-unique              allow to create groups with duplicate\n"
+		"                                (non-unique) GID\n"
+		"  -p, --password PASSWORD       use this encrypted password for the new group\n"
+		"  -r, --system                  create a system account\n"
+		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		"  -P, --prefix PREFIX_DIR       directory prefix\n"
+		"  -U, --users USERS             list of user members of this group\n"
+		"      --version                 display the version and exit\n"
+		"\n",
+		hs_cli_prog());
+	exit(status);
+}
+
+static void parse_options(int argc, char **argv)
+{
+	enum { OPT_VERSION = 256 };
+	static const struct option longopts[] = {
+		{ "force",      no_argument,       NULL, 'f' },
+		{ "gid",        required_argument, NULL, 'g' },
+		{ "help",       no_argument,       NULL, 'h' },
+		{ "key",        required_argument, NULL, 'K' },
+		{ "non-unique", no_argument,       NULL, 'o' },
+		{ "password",   required_argument, NULL, 'p' },
+		{ "system",     no_argument,       NULL, 'r' },
+		{ "root",       required_argument, NULL, 'R' },
+		{ "prefix",     required_argument, NULL, 'P' },
+		{ "users",      required_argument, NULL, 'U' },
+		{ "version",    no_argument,       NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "fg:hK:op:rR:P:U:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f': o.force = true; break;
+		case 'g': o.gid = optarg; break;
+		case 'h': usage(E_SUCCESS);
+		case 'K':
+			r = hs_groupops_add_override(&o.k_overrides, &o.k_len, optarg);
+			if (r == -ENOMEM)
+				hs_die(E_GRP_UPDATE, "out of memory");
+			if (r < 0)
+				hs_die(E_BAD_ARG, "-K requires KEY=VALUE");
+			break;
+		case 'o': o.non_unique = true; break;
+		case 'p': o.password = optarg; break;
+		case 'r': o.system = true; break;
+		case 'P': o.prefix = optarg; break;
+		case 'U': o.users = optarg; break;
+		case 'R':
+			/* the other root has its own login.defs and NSS; only
+			 * running inside it gets them right */
+			hs_die(E_USAGE, "option --root is not supported; run groupadd inside that "
+			       "root instead (chroot DIR groupadd ...)");
+		case OPT_VERSION:
+			hs_print_version();
+		default:
+			usage(E_USAGE);
+		}
+	}
+	if (o.non_unique && !o.gid)
+		usage(E_USAGE);
+	if (optind != argc - 1)
+		usage(E_USAGE);
+}
+
+/* --prefix DIR: the files below DIR/etc (packaging: a root being built).
+ * "/" is no prefix.  Returns the prefix without trailing slashes, "" for
+ * none. */
+static const char *check_prefix(const char *p, char *buf, size_t size)
+{
+	size_t len;
+
+	if (!p)
+		return "";
+	if (p[0] != '/' || strlen(p) > PREFIX_MAX || !hs_field_valid(p))
+		hs_die(E_BAD_ARG, "invalid prefix directory '%s' (an absolute path of at most "
+		       "%d bytes)", p, PREFIX_MAX);
+	snprintf(buf, size, "%s", p);
+	len = strlen(buf);
+	while (len > 0 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	struct hs_accountset s = HS_ACCOUNTSET_INIT;
+	struct hs_config *defs = NULL;
+	_cleanup_free_ char *members = NULL;
+	char shown[160], bad[HS_NAME_MAX * 4 + 8], prefix_buf[PREFIX_MAX + 1];
+	const char *name, *prefix;
+	bool use_gid = false, stale = false;
+	gid_t gid = 0;
+	unsigned files;
+	sigset_t saved;
+	long gi;
+	int r;
+
+	hs_cli_set_prog(hs_privileged_init(argc, argv, "groupadd"));
+	parse_options(argc, argv);
+	openlog("groupadd", LOG_PID, LOG_AUTHPRIV);
+
+	/* ---- every argument checked before any lock ---- */
+	name = argv[optind];
+	if (!hs_group_name_valid(name))
+		hs_die(E_BAD_ARG, "'%s' is not a valid group name",
+		       hs_printable(name, shown, sizeof(shown)));
+	if (o.gid) {
+		if (hs_groupops_parse_gid(o.gid, &gid) < 0)
+			hs_die(E_BAD_ARG, "invalid group ID '%s'",
+			       hs_printable(o.gid, shown, sizeof(shown)));
+		use_gid = true;
+	}
+	if (o.password && (!hs_field_valid(o.password) || strlen(o.password) > HS_HASH_MAX))
+		hs_die(E_BAD_ARG, "invalid password: it contains ':' or a control character, "
+		       "or is longer than %d bytes", HS_HASH_MAX);
+	prefix = check_prefix(o.prefix, prefix_buf, sizeof(prefix_buf));
+	if (!hs_caller_is_root())
+		hs_die(E_GRP_UPDATE, "Permission denied.");
+	r = hs_groupops_logindefs(prefix, o.k_overrides, o.k_len, &defs);
+	if (r < 0)
+		hs_die(E_GRP_UPDATE, "cannot read %s/etc/login.defs: %s", prefix, hs_strerror(r));
+
+	/* ---- under the locks ---- */
+	hs_accountset_use_root(prefix);
+	/* -U's users: through NSS under the group lock (see gpasswd), or, in
+	 * a prefix, whose NSS we do not have, in its /etc/passwd */
+	files = HS_AS_GROUP_FILES | (o.users && prefix[0] ? HS_AS_BIT(HS_AS_PASSWD) : 0);
+	if (hs_accountset_open(&s, files, 0) < 0)
+		hs_die(E_GRP_UPDATE, "%s", s.error);
+	if (hs_groupops_find(&s, name) >= 0) {
+		hs_accountset_close(&s);
+		if (o.force) {
+			hs_config_free(defs);
+			free(o.k_overrides);
+			return E_SUCCESS;
+		}
+		hs_die(E_NAME_IN_USE, "group '%s' already exists", name);
+	}
+	if (use_gid && hs_accountdb_find_id(hs_accountset_db(&s, HS_AS_GROUP), gid) >= 0 &&
+	    !o.non_unique) {
+		if (!o.force) {
+			hs_accountset_close(&s);
+			hs_die(E_GID_IN_USE, "GID '%lu' already exists", (unsigned long)gid);
+		}
+		use_gid = false;        /* -f: any free gid will do */
+	}
+	if (o.users) {
+		r = hs_groupops_user_list(&s, o.users, !prefix[0], &members, bad, sizeof(bad));
+		if (r == -ENOMEM) {
+			hs_accountset_close(&s);
+			hs_die(E_GRP_UPDATE, "out of memory");
+		}
+		if (r < 0) {
+			hs_accountset_close(&s);
+			hs_die(E_GRP_UPDATE, "Invalid member username %s",
+			       hs_printable(bad, shown, sizeof(shown)));
+		}
+	}
+	if (!use_gid) {
+		struct hs_idset used = HS_IDSET_INIT;
+		struct hs_id_range range;
+		unsigned long id = 0;
+
+		r = hs_ids_range(defs, false, o.system, &range);
+		r = r ?: hs_idset_add_db(&used, hs_accountset_db(&s, HS_AS_GROUP));
+		r = r ?: hs_ids_pick(&used, &range, o.system, HS_IDS_NO_PREFERENCE, &id);
+		hs_idset_free(&used);
+		if (r < 0) {
+			hs_accountset_close(&s);
+			hs_die(E_GID_IN_USE, "Can't get unique %sGID (%s)", o.system ? "system " : "",
+			       r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
+		}
+		gid = (gid_t)id;
+	}
+	gi = hs_groupops_add(&s, name, gid, o.password, members, &stale);
+	if (gi < 0) {
+		hs_warn("%s", s.error);
+		hs_accountset_close(&s);
+		return E_GRP_UPDATE;
+	}
+	if (stale)
+		hs_warn("warning: replaced a stale %s%s entry for '%s' (no such group in "
+			"%s%s)", prefix, hs_accountset_path(HS_AS_GSHADOW), name, prefix,
+			hs_accountset_path(HS_AS_GROUP));
+
+	hs_signals_block(&saved);
+	r = hs_groupops_commit(&s);
+	hs_signals_restore(&saved);
+	if (r < 0) {
+		syslog(LOG_ERR, "%s", s.error);
+		hs_warn("%s", s.error);
+		hs_accountset_close(&s);
+		return E_GRP_UPDATE;
+	}
+	syslog(LOG_INFO, "new group: name=%s, GID=%lu", name, (unsigned long)gid);
+	hs_accountset_close(&s);
+	hs_config_free(defs);
+	free(o.k_overrides);
+	closelog();
+	return E_SUCCESS;
+}

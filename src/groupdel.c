@@ -1,0 +1,154 @@
+/* groupdel: delete a group.
+ *
+ * Root only, installed plain (DESIGN §5).  Options, messages and exit codes
+ * follow shadow-utils' groupdel(8) (Debian 12, shadow 4.13); groupdel(8)
+ * of this package lists where we differ.
+ *
+ * The check that the group is nobody's primary group reads /etc/passwd
+ * under its lock (lib/accountset takes passwd, group and gshadow), so a
+ * useradd -g GROUP running at the same moment cannot slip a new primary
+ * user in between the check and the delete.  Users of other sources
+ * (NSS, e.g. LDAP) are not looked at: their groups live there too. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "accountset.h"
+#include "cli.h"
+#include "groupops.h"
+#include "layout.h"
+#include "names.h"
+#include "privs.h"
+#include "util.h"
+
+/* shadow-utils' groupdel(8) exit codes */
+#define E_SUCCESS    0
+#define E_USAGE      2   /* invalid command syntax */
+#define E_NOTFOUND   6   /* specified group doesn't exist */
+#define E_GROUP_BUSY 8   /* can't remove user's primary group */
+#define E_GRP_UPDATE 10  /* can't update group file */
+
+static bool force;
+
+static _Noreturn void usage(int status)
+{
+	FILE *f = status == E_SUCCESS ? stdout : stderr;
+
+	fprintf(f,
+		"Usage: %s [options] GROUP\n"
+		"\n"
+		"Options:\n"
+		"  -h, --help                    display this help message and exit\n"
+		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		"  -P, --prefix PREFIX_DIR       prefix directory where are located the /etc/* files\n"
+		"                                (not supported)\n"
+		"  -f, --force                   delete group even if it is the primary group of a user\n"
+		"      --version                 display the version and exit\n"
+		"\n",
+		hs_cli_prog());
+	exit(status);
+}
+
+static void parse_options(int argc, char **argv)
+{
+	enum { OPT_VERSION = 256 };
+	static const struct option longopts[] = {
+		{ "help",    no_argument,       NULL, 'h' },
+		{ "root",    required_argument, NULL, 'R' },
+		{ "prefix",  required_argument, NULL, 'P' },
+		{ "force",   no_argument,       NULL, 'f' },
+		{ "version", no_argument,       NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "hR:P:f", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': usage(E_SUCCESS);
+		case 'f': force = true; break;
+		case 'R':
+			hs_die(E_USAGE, "option --root is not supported; run groupdel inside that "
+			       "root instead (chroot DIR groupdel ...)");
+		case 'P':
+			hs_die(E_USAGE, "option --prefix is not supported; run groupdel inside that "
+			       "root instead (chroot DIR groupdel ...)");
+		case OPT_VERSION:
+			hs_print_version();
+		default:
+			usage(E_USAGE);
+		}
+	}
+	if (optind != argc - 1)
+		usage(E_USAGE);
+}
+
+int main(int argc, char **argv)
+{
+	struct hs_accountset s = HS_ACCOUNTSET_INIT;
+	char shown[160];
+	const char *name;
+	sigset_t saved;
+	gid_t gid;
+	long gi, ui;
+	int r;
+
+	hs_cli_set_prog(hs_privileged_init(argc, argv, "groupdel"));
+	parse_options(argc, argv);
+	openlog("groupdel", LOG_PID, LOG_AUTHPRIV);
+
+	name = argv[optind];
+	if (!hs_group_name_valid(name))
+		hs_die(E_NOTFOUND, "group '%s' does not exist",
+		       hs_printable(name, shown, sizeof(shown)));
+	if (!hs_caller_is_root())
+		hs_die(E_GRP_UPDATE, "Permission denied.");
+
+	if (hs_accountset_open(&s, HS_AS_BIT(HS_AS_PASSWD) | HS_AS_GROUP_FILES, 0) < 0)
+		hs_die(E_GRP_UPDATE, "%s", s.error);
+	gi = hs_groupops_find(&s, name);
+	if (gi < 0) {
+		hs_accountset_close(&s);
+		hs_die(E_NOTFOUND, "group '%s' does not exist", name);
+	}
+	gid = hs_accountset_db(&s, HS_AS_GROUP)->lines[gi].rec.gr.gid;
+	if (hs_groupops_layout_group(NULL, name)) {
+		hs_accountset_close(&s);
+		hs_die(E_GROUP_BUSY, "cannot remove group '%s': the per-user tree %s and the "
+		       "setgid programs use it", name, HS_TREE_DIR);
+	}
+	ui = hs_groupops_primary_user(&s, gid);
+	if (ui >= 0) {
+		const char *user = hs_accountset_db(&s, HS_AS_PASSWD)->lines[ui].rec.pw.name;
+
+		if (!force) {
+			hs_warn("cannot remove the primary group of user '%s'", user);
+			hs_accountset_close(&s);
+			return E_GROUP_BUSY;
+		}
+		syslog(LOG_WARNING, "removing group '%s', the primary group of user '%s' (-f)",
+		       name, user);
+	}
+	if (hs_groupops_delete(&s, (size_t)gi) < 0) {
+		hs_warn("%s", s.error);
+		hs_accountset_close(&s);
+		return E_GRP_UPDATE;
+	}
+	hs_signals_block(&saved);
+	r = hs_groupops_commit(&s);
+	hs_signals_restore(&saved);
+	if (r < 0) {
+		syslog(LOG_ERR, "%s", s.error);
+		hs_warn("%s", s.error);
+		hs_accountset_close(&s);
+		return E_GRP_UPDATE;
+	}
+	syslog(LOG_INFO, "group '%s' removed (GID %lu)", name, (unsigned long)gid);
+	hs_accountset_close(&s);
+	closelog();
+	return E_SUCCESS;
+}

@@ -1,0 +1,280 @@
+/* groupmod: modify a group definition.
+ *
+ * Root only, installed plain (DESIGN §5).  Options, messages and exit codes
+ * follow shadow-utils' groupmod(8) (Debian 12, shadow 4.13); groupmod(8)
+ * of this package lists where we differ.
+ *
+ * Everything is checked and edited in memory under the global locks
+ * (lib/accountset: /etc/passwd with -g, /etc/group, /etc/gshadow), then
+ * written as one transaction (lib/accountset, lib/txn), so a full disk
+ * leaves the old group, not half of a new one, and a crash is finished by
+ * the next tool.  -U and -a -U
+ * write the same member list to /etc/group and /etc/gshadow, which
+ * shadow-utils 4.13 does not. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "accountset.h"
+#include "cli.h"
+#include "groupops.h"
+#include "names.h"
+#include "privs.h"
+#include "records.h"
+#include "util.h"
+
+/* shadow-utils' groupmod(8) exit codes (11, 12 and 13 concern its
+ * cleanup service and PAM, which this groupmod does not have) */
+#define E_SUCCESS     0
+#define E_USAGE       2   /* invalid command syntax */
+#define E_BAD_ARG     3   /* invalid argument to option */
+#define E_GID_IN_USE  4   /* gid already in use (and no -o) */
+#define E_NOTFOUND    6   /* specified group doesn't exist */
+#define E_NAME_IN_USE 9   /* group name already in use */
+#define E_GRP_UPDATE  10  /* can't update group file */
+
+static struct {
+	const char *gid, *new_name, *password, *users;
+	bool append, non_unique;
+} o;
+
+static _Noreturn void usage(int status)
+{
+	FILE *f = status == E_SUCCESS ? stdout : stderr;
+
+	fprintf(f,
+		"Usage: %s [options] GROUP\n"
+		"\n"
+		"Options:\n"
+		"  -a, --append                  append the users mentioned by -U option to the group \n"
+		"                                without removing existing user members\n"
+		"  -g, --gid GID                 change the group ID to GID\n"
+		"  -h, --help                    display this help message and exit\n"
+		"  -n, --new-name NEW_GROUP      change the name to NEW_GROUP\n"
+		"  -o, --non-unique              allow to use a duplicate (non-unique) GID\n"
+		"  -p, --password PASSWORD       change the password to this (encrypted)\n"
+		"                                PASSWORD\n"
+		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		"  -P, --prefix PREFIX_DIR       prefix directory where are located the /etc/* files\n"
+		"                                (not supported)\n"
+		"  -U, --users USERS             list of user members of this group\n"
+		"      --version                 display the version and exit\n"
+		"\n",
+		hs_cli_prog());
+	exit(status);
+}
+
+static void parse_options(int argc, char **argv)
+{
+	enum { OPT_VERSION = 256 };
+	static const struct option longopts[] = {
+		{ "append",     no_argument,       NULL, 'a' },
+		{ "gid",        required_argument, NULL, 'g' },
+		{ "help",       no_argument,       NULL, 'h' },
+		{ "new-name",   required_argument, NULL, 'n' },
+		{ "non-unique", no_argument,       NULL, 'o' },
+		{ "password",   required_argument, NULL, 'p' },
+		{ "root",       required_argument, NULL, 'R' },
+		{ "prefix",     required_argument, NULL, 'P' },
+		{ "users",      required_argument, NULL, 'U' },
+		{ "version",    no_argument,       NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "ag:hn:op:R:P:U:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a': o.append = true; break;
+		case 'g': o.gid = optarg; break;
+		case 'h': usage(E_SUCCESS);
+		case 'n': o.new_name = optarg; break;
+		case 'o': o.non_unique = true; break;
+		case 'p': o.password = optarg; break;
+		case 'U': o.users = optarg; break;
+		case 'R':
+			hs_die(E_USAGE, "option --root is not supported; run groupmod inside that "
+			       "root instead (chroot DIR groupmod ...)");
+		case 'P':
+			hs_die(E_USAGE, "option --prefix is not supported; run groupmod inside that "
+			       "root instead (chroot DIR groupmod ...)");
+		case OPT_VERSION:
+			hs_print_version();
+		default:
+			usage(E_USAGE);
+		}
+	}
+	if (o.non_unique && !o.gid)
+		usage(E_USAGE);
+	if (optind != argc - 1)
+		usage(E_USAGE);
+}
+
+static _Noreturn void die_closing(struct hs_accountset *s, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static _Noreturn void die_closing(struct hs_accountset *s, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	hs_accountset_close(s);
+	fprintf(stderr, "%s: ", hs_cli_prog());
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(status);
+}
+
+int main(int argc, char **argv)
+{
+	struct hs_accountset s = HS_ACCOUNTSET_INIT;
+	_cleanup_free_ char *members = NULL, *old_name = NULL;
+	char shown[160], bad[HS_NAME_MAX * 4 + 8], changes[512] = "";
+	const char *name;
+	gid_t new_gid = 0, old_gid;
+	bool stale = false;
+	unsigned files;
+	sigset_t saved;
+	long gi, moved = 0;
+	int r;
+
+	hs_cli_set_prog(hs_privileged_init(argc, argv, "groupmod"));
+	parse_options(argc, argv);
+	openlog("groupmod", LOG_PID, LOG_AUTHPRIV);
+
+	name = argv[optind];
+	if (!hs_group_name_valid(name))
+		hs_die(E_NOTFOUND, "group '%s' does not exist",
+		       hs_printable(name, shown, sizeof(shown)));
+	if (o.gid && hs_groupops_parse_gid(o.gid, &new_gid) < 0)
+		hs_die(E_BAD_ARG, "invalid group ID '%s'", hs_printable(o.gid, shown, sizeof(shown)));
+	if (o.new_name && !hs_group_name_valid(o.new_name))
+		hs_die(E_BAD_ARG, "invalid group name '%s'",
+		       hs_printable(o.new_name, shown, sizeof(shown)));
+	if (o.password && (!hs_field_valid(o.password) || strlen(o.password) > HS_HASH_MAX))
+		hs_die(E_BAD_ARG, "invalid password: it contains ':' or a control character, "
+		       "or is longer than %d bytes", HS_HASH_MAX);
+	if (!hs_caller_is_root())
+		hs_die(E_GRP_UPDATE, "Permission denied.");
+
+	/* ---- under the locks ---- */
+	/* -U's users are looked up through NSS under the group lock (see
+	 * gpasswd); /etc/passwd itself only changes with -g */
+	files = HS_AS_GROUP_FILES | (o.gid ? HS_AS_BIT(HS_AS_PASSWD) : 0);
+	if (hs_accountset_open(&s, files, 0) < 0)
+		hs_die(E_GRP_UPDATE, "%s", s.error);
+	gi = hs_groupops_find(&s, name);
+	if (gi < 0)
+		die_closing(&s, E_NOTFOUND, "group '%s' does not exist", name);
+	old_gid = hs_accountset_db(&s, HS_AS_GROUP)->lines[gi].rec.gr.gid;
+	if (o.new_name && strcmp(o.new_name, name) == 0)
+		o.new_name = NULL;
+	if (o.gid && new_gid == old_gid)
+		o.gid = NULL;
+	if ((o.new_name || o.gid) && hs_groupops_layout_group(NULL, name))
+		die_closing(&s, E_GRP_UPDATE, "group '%s' belongs to the per-user tree %s: its "
+			    "files and the setgid programs carry its name and GID, so it cannot "
+			    "be renamed or renumbered", name, "/etc/hardened-shadow");
+	if (o.new_name && hs_groupops_find(&s, o.new_name) >= 0)
+		die_closing(&s, E_NAME_IN_USE, "group '%s' already exists", o.new_name);
+	if (o.gid && !o.non_unique &&
+	    hs_accountdb_find_id(hs_accountset_db(&s, HS_AS_GROUP), new_gid) >= 0)
+		die_closing(&s, E_GID_IN_USE, "GID '%lu' already exists", (unsigned long)new_gid);
+	if (o.users) {
+		const char *base = "";
+
+		r = hs_groupops_user_list(&s, o.users, true, &members, bad, sizeof(bad));
+		if (r == -ENOMEM)
+			die_closing(&s, E_GRP_UPDATE, "out of memory");
+		if (r < 0)
+			die_closing(&s, E_GRP_UPDATE, "Invalid member username %s",
+				    hs_printable(bad, shown, sizeof(shown)));
+		if (o.append) {
+			/* -a -U: the current members, then the new ones */
+			_cleanup_free_ char *joined = NULL;
+			const char *cur, *elem;
+			size_t len;
+
+			base = hs_accountset_db(&s, HS_AS_GROUP)->lines[gi].rec.gr.members;
+			joined = strdup(base);
+			cur = members;
+			while (joined && (len = hs_list_next(&cur, &elem)) > 0) {
+				char one[HS_NAME_MAX + 1], *grown = NULL;
+
+				snprintf(one, sizeof(one), "%.*s", (int)len, elem);
+				if (hs_list_add(joined, one, &grown) < 0) {
+					free(joined);
+					joined = NULL;
+					break;
+				}
+				free(joined);
+				joined = grown;
+			}
+			if (!joined)
+				die_closing(&s, E_GRP_UPDATE, "out of memory");
+			free(members);
+			members = joined;
+			joined = NULL;
+		}
+	}
+
+	/* ---- the edits, in memory ---- */
+	old_name = strdup(name);
+	if (!old_name)
+		die_closing(&s, E_GRP_UPDATE, "out of memory");
+	r = 0;
+	if (members) {
+		r = hs_groupops_set_members(&s, (size_t)gi, members);
+		snprintf(changes + strlen(changes), sizeof(changes) - strlen(changes),
+			 ", new members: %s", members);
+	}
+	if (r >= 0 && o.password) {
+		r = hs_groupops_set_password(&s, (size_t)gi, o.password);
+		snprintf(changes + strlen(changes), sizeof(changes) - strlen(changes),
+			 ", new password");
+	}
+	if (r >= 0 && o.gid) {
+		r = hs_groupops_set_gid(&s, (size_t)gi, new_gid);
+		/* the users whose primary group this is follow it */
+		if (r >= 0)
+			r = (int)(moved = hs_groupops_move_primary(&s, old_gid, new_gid));
+		snprintf(changes + strlen(changes), sizeof(changes) - strlen(changes),
+			 ", new gid: %lu", (unsigned long)new_gid);
+	}
+	if (r >= 0 && o.new_name) {
+		r = hs_groupops_rename(&s, (size_t)gi, o.new_name, &stale);
+		snprintf(changes + strlen(changes), sizeof(changes) - strlen(changes),
+			 ", new name: %s", o.new_name);
+		if (r >= 0 && stale)
+			hs_warn("warning: removed a stale %s entry for '%s' (no such group in %s)",
+				"/etc/gshadow", o.new_name, "/etc/group");
+	}
+	if (r < 0) {
+		hs_warn("%s", s.error);
+		hs_accountset_close(&s);
+		return E_GRP_UPDATE;
+	}
+
+	hs_signals_block(&saved);
+	r = hs_groupops_commit(&s);
+	hs_signals_restore(&saved);
+	if (r < 0) {
+		syslog(LOG_ERR, "%s", s.error);
+		hs_warn("%s", s.error);
+		hs_accountset_close(&s);
+		return E_GRP_UPDATE;
+	}
+	if (changes[0])
+		syslog(LOG_INFO, "group changed: group %s/%lu%s%s", old_name,
+		       (unsigned long)old_gid, changes,
+		       moved > 0 ? " (and the primary group of its users)" : "");
+	hs_accountset_close(&s);
+	closelog();
+	return E_SUCCESS;
+}

@@ -1,0 +1,299 @@
+"""groupadd in a throwaway root: the new group in /etc/group and /etc/gshadow (one line
+each, every other line byte for byte), every option (-f -g -K -o -p -r -U, -P into another
+root, -R refused), the gid rules (range, system range, duplicates, strict numbers), hostile
+names and passwords, a stale gshadow line that must not be inherited, exit codes and
+messages next to Debian's groupadd, non-root callers, and two groupadds of one name at once
+(ours twice, ours and Debian's): exactly one wins.
+
+One sandbox per module; every test starts from the same account files."""
+
+import os
+
+import pytest
+
+import sandbox
+
+GROUPADD = "/usr/sbin/groupadd"
+CLASSIC = sandbox.CLASSIC_TOOLS_DIR + "/groupadd"
+FILES = ("/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow", "/etc/login.defs")
+
+
+# ---------------------------------------------------------------- fixtures and helpers
+
+@pytest.fixture(scope="module")
+def msb(base):
+    with sandbox.Sandbox(base, size="256m") as sb:
+        sb.add_classic_user("alice", password="alice-pw-1")
+        sb.add_classic_user("bob", password="bob-pw-1")
+        sb.run([CLASSIC, "-g", "5000", "proj"])
+        saved = {p: (sb.read_bytes(p), sb.lstat(p)) for p in FILES}
+        sb._hs_saved = saved
+        yield sb
+
+
+@pytest.fixture
+def sb(msb):
+    """The module's sandbox with its account files as they were after set-up."""
+    for p, (data, st) in msb._hs_saved.items():
+        msb.write(p, data, mode=st.st_mode & 0o7777, uid=st.st_uid, gid=st.st_gid)
+    # lock files and backups a test left (names the tools make; no process spawned)
+    etc = msb.root + "/etc"
+    for f in os.listdir(etc):
+        if f.endswith((".lock", "-")) and os.path.isfile(os.path.join(etc, f)) and \
+                not os.path.islink(os.path.join(etc, f)):
+            os.unlink(os.path.join(etc, f))
+    msb.syslog(clear=True)
+    return msb
+
+
+def run(sb, args, prog=GROUPADD, **kw):
+    kw.setdefault("check", False)
+    return sb.run([prog] + args, **kw)
+
+
+def table(sb, path):
+    out = {}
+    for line in sb.read(path).splitlines():
+        f = line.split(":")
+        out[f[0]] = f
+    return out
+
+
+def snapshot(sb):
+    return {p: sb.read_bytes(p) for p in ("/etc/group", "/etc/gshadow", "/etc/passwd")}
+
+
+def check_consistent(sb, names):
+    """Every named group has one line in each file, the same members, and 'x' in group."""
+    group, gshadow = table(sb, "/etc/group"), table(sb, "/etc/gshadow")
+    for n in names:
+        assert n in group and n in gshadow, n
+        assert group[n][1] == "x", group[n]
+        assert group[n][3] == gshadow[n][3], (group[n], gshadow[n])
+        assert sb.read("/etc/group").count("\n%s:" % n) + \
+            sb.read("/etc/group").startswith(n + ":") == 1
+
+
+def appended_one_line(before, after):
+    return after.startswith(before) and after[len(before):].count(b"\n") == 1
+
+
+# ---------------------------------------------------------------- the plain add
+
+def test_plain_add(sb):
+    before = snapshot(sb)
+    r = run(sb, ["web"])
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    g = table(sb, "/etc/group")["web"]
+    # the next gid after the highest in GID_MIN..GID_MAX (proj has 5000)
+    assert g == ["web", "x", "5001", ""]
+    assert table(sb, "/etc/gshadow")["web"] == ["web", "!", "", ""]
+    for p in ("/etc/group", "/etc/gshadow"):
+        assert appended_one_line(before[p], sb.read_bytes(p)), p
+        assert sb.read_bytes(p + "-") == before[p]       # shadow-utils' backup
+    assert sb.read_bytes("/etc/passwd") == before["/etc/passwd"]
+    st = sb.lstat("/etc/gshadow")
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (0, sb.getgrnam("shadow")[1], 0o640)
+    assert not sb.exists("/etc/group.lock") and not sb.exists("/etc/gshadow.lock")
+    check_consistent(sb, ["web"])
+    assert sb.getgrnam("web") == ("web", 5001, [])
+    assert any("groupadd" in l and "new group: name=web, GID=5001" in l for l in sb.syslog())
+
+
+def test_options(sb):
+    h = "$6$saltsalt$" + "A" * 86
+    assert run(sb, ["-g", "6000", "-p", h, "-U", "alice,bob,alice", "g1"]).returncode == 0
+    assert table(sb, "/etc/group")["g1"] == ["g1", "x", "6000", "alice,bob"]
+    assert table(sb, "/etc/gshadow")["g1"] == ["g1", h, "", "alice,bob"]
+    # -o: a duplicate gid on purpose
+    assert run(sb, ["-g", "6000", "-o", "g2"]).returncode == 0
+    assert table(sb, "/etc/group")["g2"][2] == "6000"
+    # -r: the highest free gid of SYS_GID_MIN..SYS_GID_MAX
+    used = {int(f[2]) for f in table(sb, "/etc/group").values()}
+    assert run(sb, ["-r", "sys1"]).returncode == 0
+    gid = int(table(sb, "/etc/group")["sys1"][2])
+    assert gid == max(i for i in range(101, 1000) if i not in used)
+    # -K overrides login.defs for this call only
+    assert run(sb, ["-K", "GID_MIN=7000", "-K", "GID_MAX=7010", "g3"]).returncode == 0
+    assert table(sb, "/etc/group")["g3"][2] == "7000"
+    # -f: an existing name is success, nothing changes
+    before = snapshot(sb)
+    r = run(sb, ["-f", "g1"])
+    assert (r.returncode, r.stderr) == (0, "")
+    assert snapshot(sb) == before
+    # -f with a taken gid: another gid instead
+    assert run(sb, ["-f", "-g", "6000", "g4"]).returncode == 0
+    assert table(sb, "/etc/group")["g4"][2] == "7001"
+    check_consistent(sb, ["g1", "g2", "sys1", "g3", "g4"])
+
+
+def test_long_options(sb):
+    r = run(sb, ["--gid", "6100", "--users", "bob", "--password", "!", "--system", "g5"])
+    assert r.returncode == 0, r.stderr
+    assert table(sb, "/etc/group")["g5"] == ["g5", "x", "6100", "bob"]
+    assert table(sb, "/etc/gshadow")["g5"] == ["g5", "!", "", "bob"]
+
+
+def test_gid_range_full(sb):
+    before = snapshot(sb)
+    r = run(sb, ["-r", "-K", "SYS_GID_MIN=5000", "-K", "SYS_GID_MAX=5000", "g6"])
+    assert r.returncode == 4
+    assert r.stderr == "groupadd: Can't get unique system GID (no more available GIDs)\n"
+    assert snapshot(sb) == before
+
+
+# ---------------------------------------------------------------- refusals
+
+@pytest.mark.parametrize("gid", ["-1", "4294967295", "99999999999999999999", "+5", " 5",
+                                 "5 ", "0x10", "010", "1e3", "", "abc", "5000abc"])
+def test_bad_gid_refused(sb, gid):
+    before = snapshot(sb)
+    r = run(sb, ["-g", gid, "g7"])
+    assert r.returncode == 3
+    assert r.stderr == "groupadd: invalid group ID '%s'\n" % gid
+    assert snapshot(sb) == before
+
+
+def test_duplicates_refused(sb):
+    before = snapshot(sb)
+    r = run(sb, ["proj"])
+    assert (r.returncode, r.stderr) == (9, "groupadd: group 'proj' already exists\n")
+    r = run(sb, ["-g", "5000", "g8"])
+    assert (r.returncode, r.stderr) == (4, "groupadd: GID '5000' already exists\n")
+    assert snapshot(sb) == before
+
+
+@pytest.mark.parametrize("name", ["a:b", "a\nb", "a,b", "a b", "-x", ".", "..", "x" * 33,
+                                  "\u00e9t\u00e9", "a/b", "\x1b[31m", ""])
+def test_hostile_names_refused(sb, name):
+    before = snapshot(sb)
+    r = run(sb, ["--", name])
+    assert r.returncode == 3
+    assert r.stderr.startswith("groupadd: '") and r.stderr.endswith(
+        "' is not a valid group name\n")
+    assert "\x1b" not in r.stderr and r.stderr.count("\n") == 1
+    assert snapshot(sb) == before
+
+
+@pytest.mark.parametrize("args,status,message", [
+    (["-p", "a:b"], 3, "invalid password"),
+    (["-p", "a\nb:0:0"], 3, "invalid password"),
+    (["-p", "x" * 513], 3, "invalid password"),
+    (["-U", "alice,nosuch"], 10, "Invalid member username nosuch"),
+    (["-U", "alice:x"], 10, "Invalid member username alice:x"),
+    (["-U", "alice\nroot"], 10, "Invalid member username alice\\x0aroot"),
+    (["-U", "alice,,bob"], 10, "Invalid member username \n"),
+    (["-K", "GID_MIN"], 3, "-K requires KEY=VALUE"),
+    (["-K", "GID_MIN=1\nUID_MIN=0"], 3, "-K requires KEY=VALUE"),
+])
+def test_hostile_arguments_refused(sb, args, status, message):
+    before = snapshot(sb)
+    r = run(sb, args + ["g9"])
+    assert r.returncode == status, r.stderr
+    assert message in r.stderr
+    assert snapshot(sb) == before
+
+
+def test_stale_gshadow_line_not_inherited(sb):
+    """A gshadow line without a group (an interrupted tool, a hand edit) must not hand its
+    password and administrators to a new group of that name."""
+    gs = sb.read("/etc/gshadow") + "ghost:$6$old$hash:mallory:mallory\n"
+    sb.write("/etc/gshadow", gs, mode=0o640, gid=sb.getgrnam("shadow")[1])
+    r = run(sb, ["ghost"])
+    assert r.returncode == 0
+    assert "stale /etc/gshadow entry for 'ghost'" in r.stderr
+    assert table(sb, "/etc/gshadow")["ghost"] == ["ghost", "!", "", ""]
+    assert sb.read("/etc/gshadow").count("ghost:") == 1
+    check_consistent(sb, ["ghost"])
+
+
+def test_usage(sb):
+    before = snapshot(sb)
+    for args in ([], ["a", "b"], ["-o", "g10"], ["--bogus", "g10"]):
+        r = run(sb, args)
+        assert r.returncode == 2 and "Usage: groupadd [options] GROUP\n" in r.stderr
+    r = run(sb, ["-R", "/srv", "g10"])
+    assert r.returncode == 2 and "--root is not supported" in r.stderr
+    r = run(sb, ["--help"])
+    assert r.returncode == 0 and "  -U, --users USERS" in r.stdout and r.stderr == ""
+    r = run(sb, ["--version"])
+    assert r.returncode == 0 and "(hardened-shadow)" in r.stdout
+    assert snapshot(sb) == before
+
+
+def test_non_root_refused(sb):
+    before = snapshot(sb)
+    r = run(sb, ["g11"], user="alice")
+    assert (r.returncode, r.stderr) == (10, "groupadd: Permission denied.\n")
+    assert snapshot(sb) == before
+
+
+@pytest.mark.parametrize("args", [["proj"], ["-g", "5000", "g12"], ["-g", "x", "g12"],
+                                  ["-g", "-1", "g12"], ["a:b"], ["-K", "X", "g12"],
+                                  ["-U", "alice,nosuch", "g12"], ["-o", "g12"]])
+def test_messages_like_debian(sb, args):
+    before = snapshot(sb)
+    ours = run(sb, args)
+    assert snapshot(sb) == before
+    theirs = run(sb, args, prog=CLASSIC)
+    assert ours.returncode == theirs.returncode
+    if ours.returncode == 2:
+        assert ours.stderr.splitlines()[0] == theirs.stderr.splitlines()[0]
+    else:
+        # Debian prints the member message without the program's name
+        assert ours.stderr.replace("groupadd: Invalid member", "Invalid member") == \
+            theirs.stderr
+
+
+# ---------------------------------------------------------------- --prefix
+
+def test_prefix_writes_the_other_root(sb):
+    sb.sh("set -e; rm -rf /srv/newroot; mkdir -p /srv/newroot/etc; cd /etc; "
+          "cp -p passwd group gshadow login.defs /srv/newroot/etc/")
+    before = snapshot(sb)
+    r = run(sb, ["--system", "--prefix", "/srv/newroot/", "-U", "alice", "hs-test"])
+    assert r.returncode == 0, r.stderr
+    assert snapshot(sb) == before
+    g = table(sb, "/srv/newroot/etc/group")["hs-test"]
+    assert 101 <= int(g[2]) <= 999 and g[3] == "alice"
+    assert table(sb, "/srv/newroot/etc/gshadow")["hs-test"] == ["hs-test", "!", "", "alice"]
+    # a user the prefix's passwd lacks is refused, even if this system has one
+    sb.sh("sed -i '/^bob:/d' /srv/newroot/etc/passwd")
+    r = run(sb, ["-P", "/srv/newroot", "-U", "bob", "g13"])
+    assert r.returncode == 10 and "Invalid member username bob" in r.stderr
+    r = run(sb, ["-P", "relative/dir", "g13"])
+    assert r.returncode == 3
+
+
+# ---------------------------------------------------------------- concurrency
+
+def test_same_name_at_once_exactly_one_wins(sb):
+    script = ("for i in 1 2 3 4 5 6; do "
+              "  (%s race$i; echo A$i:$?) & (%s race$i; echo B$i:$?) & "
+              "done; wait" % (GROUPADD, GROUPADD))
+    out = sb.sh(script).stdout.split()
+    status = dict(x.split(":") for x in out)
+    group = sb.read("/etc/group")
+    for i in range(1, 7):
+        assert sorted([status["A%d" % i], status["B%d" % i]]) == ["0", "9"], out
+        assert group.count("\nrace%d:" % i) == 1
+    check_consistent(sb, ["race%d" % i for i in range(1, 7)])
+    gids = [table(sb, "/etc/group")["race%d" % i][2] for i in range(1, 7)]
+    assert len(set(gids)) == 6
+
+
+def test_ours_and_debians_at_once(sb):
+    """Ours next to Debian's: they share the locks, so the files end with one line per
+    name in each file.  (Debian's groupadd looks the name up before it locks, so it may
+    report success for a name ours just created, and then rewrites that line: never two.)"""
+    script = ("for i in 1 2 3 4; do "
+              "  (%s mix$i 2>/dev/null; echo A$i:$?) & (%s mix$i 2>/dev/null; echo B$i:$?) & "
+              "done; wait" % (GROUPADD, CLASSIC))
+    status = dict(x.split(":") for x in sb.sh(script).stdout.split())
+    for i in range(1, 5):
+        assert status["A%d" % i] in ("0", "9") and status["B%d" % i] in ("0", "9"), status
+        assert "0" in (status["A%d" % i], status["B%d" % i]), status
+        assert sb.read("/etc/group").count("\nmix%d:" % i) == 1
+        assert sb.read("/etc/gshadow").count("\nmix%d:" % i) == 1
+    check_consistent(sb, ["mix%d" % i for i in range(1, 5)])
+    assert not [f for f in os.listdir(sb.root + "/etc") if f.endswith(".lock") and f != ".pwd.lock"]

@@ -1,0 +1,473 @@
+"""pwck in a throwaway root: every option and exit code; the classic /etc/passwd and
+/etc/shadow checks side by side with Debian's pwck; and the audit of the per-user tree --
+every kind of broken permission (owner, group, mode, type: symlink, FIFO, planted hard
+link, link count 2, aging not root-owned, stray file, temporary leftovers, missing
+directory, directory without a user), reported read-only with path / what / what it
+should be, then repaired (or declined) without following anything planted."""
+
+import os
+import stat
+
+import pytest
+
+PWCK = "/usr/sbin/pwck"
+DEB_PWCK = "/usr/libexec/hs-test/shadow-utils/pwck"
+T = "/etc/hardened-shadow"
+NSS_NOTE = " (getspnam() through the NSS module does not check this)"
+
+
+def pwck(sb, *args, answers=None, user=None):
+    return sb.run([PWCK, *args], input=answers, check=False, user=user)
+
+
+def snapshot(sb, top=T):
+    """Every entry below top (never following links): type, mode, owner, links, bytes."""
+    out = {}
+    root = sb.root + top
+    for dirpath, dirs, files in os.walk(root):
+        for name in dirs + files + ["."]:
+            p = os.path.join(dirpath, name)
+            st = os.lstat(p)
+            data = None
+            if stat.S_ISREG(st.st_mode):
+                with open(p, "rb") as f:
+                    data = f.read()
+            elif stat.S_ISLNK(st.st_mode):
+                data = os.readlink(p)
+            out[os.path.normpath(p)[len(sb.root):]] = (st.st_mode, st.st_uid, st.st_gid,
+                                                      st.st_nlink, data)
+    return out
+
+
+def add_users(sb, names, first_uid=2001):
+    """Classic accounts written straight into the files (faster than useradd+chpasswd);
+    each has a hash of its own, so a test can tell a kept hash from a replaced one."""
+    script = ["set -e"]
+    for i, n in enumerate(names):
+        u = first_uid + i
+        script.append(f"echo '{n}:x:{u}:{u}::/home/{n}:/bin/bash' >> /etc/passwd;"
+                      f"echo '{n}:$6$salt{u}$hashof{n}:19000:0:99999:7:::' >> /etc/shadow;"
+                      f"echo '{n}:x:{u}:' >> /etc/group; echo '{n}:!::' >> /etc/gshadow;"
+                      f"mkdir -p /home/{n}; chown {u}:{u} /home/{n}")
+    sb.run(["/bin/sh"], input="\n".join(script) + "\n")
+
+
+@pytest.fixture
+def tree(sb):
+    """alice, bob, carol, dave and erin in the tree; pwck -q finds nothing."""
+    add_users(sb, ["alice", "bob", "carol", "dave", "erin"])
+    sb.use_hardened_tree()
+    res = pwck(sb, "-q", "-r")
+    assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
+    return sb
+
+
+def uid(sb, name):
+    return sb.getpwnam(name).uid
+
+
+def auth_gid(sb):
+    return sb.getgrnam("hardened-shadow-auth")[1]
+
+
+# ---------------------------------------------------------------- options
+
+def test_options_usage_and_exit_codes(tree):
+    sb = tree
+    res = pwck(sb, "--help")
+    assert res.returncode == 0 and res.stdout.startswith("Usage: pwck [options] [passwd [shadow]]")
+    for opt in ("-q", "-r", "-s", "-R", "-b"):
+        assert opt in res.stdout
+    res = pwck(sb, "--version")
+    assert res.returncode == 0 and "hardened-shadow" in res.stdout
+    res = pwck(sb, "-x")
+    assert res.returncode == 1 and "Usage:" in res.stderr
+    res = pwck(sb, "-s", "-r")
+    assert res.returncode == 1 and "pwck: -s and -r are incompatible" in res.stderr
+    for args in (["-b"], ["--badname"], ["-R", "/mnt"]):
+        res = pwck(sb, *args)
+        assert res.returncode == 1 and "not supported" in res.stderr, args
+    res = pwck(sb, "/etc/passwd", "/etc/shadow", "/etc/extra")
+    assert res.returncode == 1 and "Usage:" in res.stderr
+    # root only
+    res = pwck(sb, "-r", user="alice")
+    assert res.returncode == 3 and "Permission denied" in res.stderr
+    # cannot open: exit 3, as Debian's
+    res = pwck(sb, "-r", "/nonexistent")
+    deb = sb.run([DEB_PWCK, "-r", "/nonexistent"], check=False)
+    assert res.returncode == deb.returncode == 3
+    assert "/nonexistent" in res.stderr
+    # -q on a clean system, with the locks taken: silent, 0
+    res = pwck(sb, "-q")
+    assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
+
+
+def test_cannot_lock_exits_4_and_changes_nothing(tree):
+    sb = tree
+    # a lock that cannot be taken (a directory where /etc/passwd.lock goes): no wait
+    sb.sh("mkdir /etc/passwd.lock; chmod 0644 /etc/hardened-shadow/alice/shadow")
+    before = snapshot(sb)
+    res = pwck(sb, answers="y\n")
+    assert res.returncode == 4
+    assert res.stderr.startswith("pwck: cannot lock /etc/passwd")
+    assert snapshot(sb) == before
+    # -r takes no lock and still reports
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2 and "alice/shadow: mode is 0644" in res.stdout
+
+
+def test_cannot_update_exits_5(tree):
+    sb = tree
+    sb.sh("echo 'bad line' >> /etc/passwd; mount --bind -o ro /etc/passwd /etc/passwd")
+    res = pwck(sb, "-q", answers="y\n")
+    assert res.returncode == 5, res.stdout + res.stderr
+    assert "/etc/passwd" in res.stderr
+
+
+# ---------------------------------------------------------------- classic checks
+
+def test_classic_checks_match_debian(sb):
+    """On a classic system (passwd + shadow), the messages are Debian's."""
+    sb.add_classic_user("alice", password="alice-pw-1")
+    sb.sh("echo 'bad line' >> /etc/passwd;"
+          "l=$(grep '^alice:' /etc/passwd); echo \"$l\" >> /etc/passwd;"
+          "echo 'bob2:x:1500:1500::/nonexist:/bin/nosh' >> /etc/passwd;"
+          "echo 'foo:x:1501:4242::/home/alice:/bin/sh' >> /etc/passwd;"
+          "echo 'ghost:!:19000:0:99999:7:::' >> /etc/shadow")
+    alice = [l for l in sb.read("/etc/passwd").splitlines() if l.startswith("alice:")][0]
+    ours = pwck(sb, "-r")
+    deb = sb.run([DEB_PWCK, "-r"], check=False)
+    assert ours.returncode == deb.returncode == 2
+    common = [
+        "duplicate password entry",
+        f"delete line '{alice}'? No",
+        "delete line 'bad line'? No",
+        "user 'bob2': directory '/nonexist' does not exist",
+        "user 'bob2': program '/bin/nosh' does not exist",
+        "no matching password file entry in /etc/shadow",
+        "add user 'bob2' in /etc/shadow? No",
+        "user 'foo': no group 4242",
+        "add user 'foo' in /etc/shadow? No",
+        "no matching password file entry in /etc/passwd",
+        "delete line 'ghost:!:19000:0:99999:7:::'? No",
+        "pwck: no changes",
+    ]
+    for line in common:
+        assert line in deb.stdout.splitlines(), ("debian", line, deb.stdout)
+        assert line in ours.stdout.splitlines(), ("ours", line, ours.stdout)
+    # ours adds the line number and the reason
+    assert any(l.startswith("invalid password file entry (line ") for l in
+               ours.stdout.splitlines())
+    # the later duplicate only (Debian asks about both)
+    assert ours.stdout.count("duplicate password entry") == 1
+    # -q: errors only, as Debian
+    q = pwck(sb, "-q", "-r")
+    assert "does not exist" not in q.stdout and "no group" not in q.stdout
+    assert "delete line 'bad line'? No" in q.stdout
+
+
+def test_classic_repairs(sb):
+    sb.add_classic_user("alice", password="alice-pw-1")
+    sb.sh("echo 'bad line' >> /etc/passwd;"
+          "l=$(grep '^alice:' /etc/passwd); echo \"$l\" >> /etc/passwd;"
+          "echo 'newbie:x:1600:100::/:/bin/sh' >> /etc/passwd")
+    before_alice = sb.read("/etc/shadow").splitlines()[-1]
+    res = pwck(sb, "-q", answers="y\n" * 10)
+    assert res.returncode == 2 and "pwck: the files have been updated" in res.stdout
+    lines = sb.read("/etc/passwd").splitlines()
+    assert "bad line" not in lines
+    assert sum(l.startswith("alice:") for l in lines) == 1
+    shadow = sb.read("/etc/shadow").splitlines()
+    assert before_alice in shadow
+    newbie = [l for l in shadow if l.startswith("newbie:")]
+    assert len(newbie) == 1 and newbie[0].startswith("newbie:!:")
+    assert "bad line" in sb.read("/etc/passwd-")       # backup of the old file
+    res = pwck(sb, "-q", "-r")
+    assert (res.returncode, res.stdout) == (0, "")
+
+
+def test_hostile_line_is_shown_escaped(tree):
+    sb = tree
+    sb.sh(r"printf 'evil\033]0;owned\007:x\n' >> /etc/passwd")
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2
+    assert "\x1b" not in res.stdout and "\x07" not in res.stdout
+    assert "delete line 'evil\\x1b]0;owned\\x07:x'? No" in res.stdout
+
+
+def test_file_arguments_check_the_copy_only(tree):
+    sb = tree
+    sb.sh("cp /etc/passwd /tmp/passwd; echo 'bad line' >> /tmp/passwd;"
+          "chmod 0644 /etc/hardened-shadow/alice/shadow")
+    res = pwck(sb, "-q", "-r", "/tmp/passwd")
+    assert res.returncode == 2
+    assert "delete line 'bad line'? No" in res.stdout
+    assert T not in res.stdout           # the tree belongs to /etc/passwd only
+    res = pwck(sb, "-q", "/tmp/passwd", answers="y\n")
+    assert res.returncode == 2
+    assert "bad line" not in sb.read("/tmp/passwd")
+    assert sb.lstat(T + "/alice/shadow").st_mode & 0o777 == 0o644
+
+
+def test_sort(sb):
+    sb.add_classic_user("alice", password="alice-pw-1", uid=3000)
+    sb.add_classic_user("bob", password="bob-pw-1", uid=2000)
+    res = pwck(sb, "-s")
+    assert (res.returncode, res.stdout) == (0, "")
+    names = [l.split(":")[0] for l in sb.read("/etc/passwd").splitlines()]
+    assert names.index("bob") < names.index("alice")
+    uids = [int(l.split(":")[2]) for l in sb.read("/etc/passwd").splitlines()]
+    assert uids == sorted(uids)
+    snames = [l.split(":")[0] for l in sb.read("/etc/shadow").splitlines()]
+    assert [n for n in snames if n in names] == [n for n in names if n in snames]
+    # a line that is not an entry: exit 6, nothing written
+    sb.sh("echo 'bad line' >> /etc/passwd")
+    before = sb.read_bytes("/etc/passwd")
+    res = pwck(sb, "-s")
+    assert res.returncode == 6 and "cannot sort entries in /etc/passwd" in res.stderr
+    assert sb.read_bytes("/etc/passwd") == before
+
+
+# ---------------------------------------------------------------- the tree
+
+def break_everything(sb):
+    sb.sh(f"""set -e
+    cd {T}
+    chmod 0755 .                                # tree mode
+    chmod 0644 alice/shadow                     # mode
+    chgrp root alice/shell                      # group
+    chown bob alice/aging                       # aging not root-owned
+    rm bob/shadow; ln -s /etc/passwd bob/shadow # symlink
+    rm bob/shell; mkfifo bob/shell              # FIFO
+    ln carol/shadow carol/shadow.bak            # planted hard link (link count 2)
+    echo junk > carol/notes                     # stray file
+    touch carol/.shell.AbCdEfGhIjKl             # temporary leftover in a user dir
+    rm -r dave                                  # missing directory
+    chown root erin                             # directory owner
+    echo garbage > erin/aging                   # invalid contents
+    ln erin/shadow /root/erin-shadow-copy       # link count 2 from outside
+    mkdir .new.zed.AbCdEfGhIjKl .del.yan.AbCdEfGhIjKl   # leftovers of useradd/userdel
+    mkdir ghost; echo 'x:1:' > ghost/shadow; chown 4242 ghost   # directory without user
+    """)
+
+
+def test_every_breakage_reported_read_only(tree):
+    sb = tree
+    break_everything(sb)
+    before = snapshot(sb)
+    passwd_before = sb.read_bytes("/etc/passwd")
+    a, b, e = uid(sb, "alice"), uid(sb, "bob"), uid(sb, "erin")
+    ag = auth_gid(sb)
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2, res.stderr
+    out = res.stdout.splitlines()
+    expected = [
+        f"{T}: mode is 0755, should be 0710{NSS_NOTE}",
+        "set mode to 0710? No",
+        f"{T}/alice/aging: owner is bob ({b}), should be root (0); the account counts as "
+        "expired",
+        "replace it with an aging file that keeps the account expired (set it with chage)? No",
+        f"{T}/alice/shadow: mode is 0644, should be 0640{NSS_NOTE}",
+        "set mode to 0640? No",
+        f"{T}/alice/shell: group is root (0), should be hardened-shadow-auth ({ag})",
+        f"set group to hardened-shadow-auth ({ag})? No",
+        f"{T}/bob/shadow: is a symbolic link, should be a regular file",
+        "replace it with a locked password (set a new one with passwd)? No",
+        f"{T}/bob/shell: is a FIFO, should be a regular file",
+        "replace it with the shell /bin/sh (change it with chsh)? No",
+        f"{T}/carol/.shell.AbCdEfGhIjKl: left-over temporary regular file",
+        f"{T}/carol/notes: stray regular file; only shadow, shell and aging belong in a "
+        "user's directory",
+        f"{T}/carol/shadow: link count is 2, should be 1",
+        "replace it with a copy of itself (ends the other link)? No",
+        f"{T}/carol/shadow.bak: stray regular file; only shadow, shell and aging belong in "
+        "a user's directory",
+        f"{T}/dave: missing; user 'dave' in /etc/passwd has no directory and cannot log in",
+        "create it with a locked password and an expired aging? No",
+        f"{T}/erin: owner is root (0), should be erin ({e}){NSS_NOTE}",
+        f"set owner to erin ({e})? No",
+        f"{T}/erin/aging: invalid contents (has an invalid format); the account counts as "
+        "expired",
+        f"{T}/erin/shadow: link count is 2, should be 1",
+        f"{T}/.del.yan.AbCdEfGhIjKl: left-over temporary directory",
+        f"{T}/.new.zed.AbCdEfGhIjKl: left-over temporary directory",
+        f"{T}/ghost: directory without a user in /etc/passwd; its password would pass to "
+        "the next account named ghost",
+        "pwck: no changes",
+    ]
+    for line in expected:
+        assert line in out, (line, res.stdout)
+    # every problem line names a path in the tree or is a question / the summary
+    assert all(l.startswith(T) or l.endswith("? No") or l.startswith("pwck: ")
+               for l in out), res.stdout
+    assert out.count("remove it? No") == 6
+    # read-only: nothing changed, nothing followed
+    assert snapshot(sb) == before
+    assert sb.read_bytes("/etc/passwd") == passwd_before
+    assert a != b
+
+
+def test_every_breakage_repaired_without_following(tree):
+    sb = tree
+    break_everything(sb)
+    hashes = {n: sb.read(f"{T}/{n}/shadow") for n in ("alice", "carol", "erin")}
+    passwd_st = sb.lstat("/etc/passwd")
+    passwd_before = sb.read_bytes("/etc/passwd")
+    res = pwck(sb, "-q", answers="y\n" * 40)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stdout.splitlines()[-1] == "pwck: the files have been updated"
+    assert "set mode to 0640? Yes" in res.stdout        # answers echoed off a terminal
+    # the symlink bob/shadow pointed at /etc/passwd: untouched
+    st = sb.lstat("/etc/passwd")
+    assert (st.st_mode, st.st_uid, st.st_gid) == (passwd_st.st_mode, passwd_st.st_uid,
+                                                 passwd_st.st_gid)
+    assert sb.read_bytes("/etc/passwd") == passwd_before
+    ag = auth_gid(sb)
+
+    def meta(path):
+        st = sb.lstat(path)
+        return (stat.S_IFMT(st.st_mode), st.st_mode & 0o7777, st.st_uid, st.st_gid,
+                st.st_nlink)
+    assert meta(T)[:4] == (stat.S_IFDIR, 0o710, 0, sb.getgrnam("hardened-shadow")[1])
+    for name in ("alice", "bob", "carol", "dave", "erin"):
+        u = uid(sb, name)
+        assert meta(f"{T}/{name}")[:4] == (stat.S_IFDIR, 0o2710, u, ag), name
+        assert sorted(os.listdir(sb.root + f"{T}/{name}")) == ["aging", "shadow", "shell"]
+        assert meta(f"{T}/{name}/shadow") == (stat.S_IFREG, 0o640, u, ag, 1), name
+        assert meta(f"{T}/{name}/shell") == (stat.S_IFREG, 0o640, u, ag, 1), name
+        assert meta(f"{T}/{name}/aging") == (stat.S_IFREG, 0o644, 0, ag, 1), name
+    # trusted contents kept, untrusted ones replaced fail-closed
+    for name in ("alice", "carol", "erin"):
+        assert sb.read(f"{T}/{name}/shadow") == hashes[name], name
+    assert sb.read(f"{T}/bob/shadow") == "!::\n"
+    assert sb.read(f"{T}/bob/shell") == "/bin/sh\n"
+    assert sb.read(f"{T}/alice/aging") == "-1:-1:-1:-1:1:\n"
+    assert sb.read(f"{T}/erin/aging") == "-1:-1:-1:-1:1:\n"
+    assert sb.read(f"{T}/dave/shadow") == "!::\n"
+    assert sb.read(f"{T}/dave/aging") == "-1:-1:-1:-1:1:\n"
+    # the other name of erin's shadow still exists, but is no longer hers
+    assert sb.read("/root/erin-shadow-copy") == hashes["erin"]
+    assert os.lstat(sb.root + "/root/erin-shadow-copy").st_nlink == 1
+    assert sorted(e for e in os.listdir(sb.root + T) if not sb.getpwnam(e)) == []
+    # and now it is clean
+    res = pwck(sb, "-q", "-r")
+    assert (res.returncode, res.stdout) == (0, ""), res.stdout
+    assert [l for l in sb.syslog() if "pwck[" in l and "removed" in l]
+
+
+def test_declined_and_eof_change_nothing(tree):
+    sb = tree
+    break_everything(sb)
+    before = snapshot(sb)
+    for answers in ("n\n" * 40, ""):
+        res = pwck(sb, "-q", answers=answers)
+        assert res.returncode == 2
+        assert res.stdout.splitlines()[-1] == "pwck: no changes"
+        assert "? Yes" not in res.stdout
+        assert snapshot(sb) == before
+
+
+def test_nss_fast_path_gaps_are_reported(tree):
+    """getspnam() through the NSS module does not check that shadow belongs to the
+    directory's owner, nor the tree's mode (docs/decisions.md): pwck must."""
+    sb = tree
+    sb.set_nsswitch_shadow("hardened_shadow")
+    a, b = uid(sb, "alice"), uid(sb, "bob")
+    sb.sh(f"chown bob {T}/alice/shadow; chmod 0750 {T}")
+    assert sb.run(["getent", "shadow", "alice"], check=False).returncode == 0
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2
+    assert (f"{T}/alice/shadow: owner is bob ({b}), should be alice ({a}); its contents "
+            f"cannot be trusted{NSS_NOTE}") in res.stdout.splitlines()
+    assert f"{T}: mode is 0750, should be 0710{NSS_NOTE}" in res.stdout.splitlines()
+    # the repair does not bless bob's file: alice's password is locked
+    res = pwck(sb, "-q", answers="y\ny\n")
+    assert res.returncode == 2
+    assert sb.read(f"{T}/alice/shadow") == "!::\n"
+    assert sb.lstat(f"{T}/alice/shadow").st_uid == a
+    assert sb.lstat(T).st_mode & 0o7777 == 0o710
+
+
+def test_hostile_user_directory_and_plain_mistakes(tree):
+    sb = tree
+    # alice's directory replaced by a symlink to /etc; bob's by a FIFO; a file with an
+    # invalid name at the top; root's copy of carol's shadow (cp as root)
+    sb.sh(f"cd {T}; mv alice /root/alice-dir; ln -s /etc alice; rm -r bob; mkfifo bob;"
+          f"echo x > 'Not A User'; cp -p carol/shadow /tmp/s; rm carol/shadow;"
+          f"cp /tmp/s carol/shadow; chmod 0640 carol/shadow; chgrp hardened-shadow-auth"
+          f" carol/shadow")
+    # a root file linked in as dave's shadow (what a user can do without
+    # protected_hardlinks): neither chowned, chmodded nor copied
+    sb.sh(f"rm {T}/dave/shadow; ln /etc/gshadow {T}/dave/shadow")
+    gshadow_st = sb.lstat("/etc/gshadow")
+    gshadow_before = sb.read_bytes("/etc/gshadow")
+    res = pwck(sb, "-q", "-r")
+    out = res.stdout.splitlines()
+    assert f"{T}/alice: is a symbolic link, should be a directory" in out
+    assert f"{T}/bob: is a FIFO, should be a directory" in out
+    assert f"{T}/Not A User: stray regular file; not a valid user name" in out
+    c = uid(sb, "carol")
+    assert f"{T}/carol/shadow: owner is root (0), should be carol ({c}){NSS_NOTE}" in out
+    d = uid(sb, "dave")
+    assert (f"{T}/dave/shadow: owner is root (0), should be dave ({d}); its contents cannot "
+            f"be trusted{NSS_NOTE}") in out
+    assert f"{T}/dave/shadow: link count is 2, should be 1" in out
+    hash_c = sb.read(f"{T}/carol/shadow")
+    etc_before = sorted(os.listdir(sb.root + "/etc"))
+    res = pwck(sb, "-q", answers="y\n" * 20)
+    assert res.returncode == 2
+    # the links went, their targets did not; new closed directories took their place
+    assert sorted(os.listdir(sb.root + "/etc")) == etc_before
+    for name in ("alice", "bob"):
+        assert stat.S_ISDIR(sb.lstat(f"{T}/{name}").st_mode)
+        assert sb.read(f"{T}/{name}/shadow") == "!::\n"
+    assert not sb.exists(f"{T}/Not A User")
+    st = sb.lstat("/etc/gshadow")
+    assert (st.st_mode, st.st_uid, st.st_gid) == (gshadow_st.st_mode, gshadow_st.st_uid,
+                                                 gshadow_st.st_gid)
+    assert sb.read_bytes("/etc/gshadow") == gshadow_before and st.st_nlink == 1
+    assert sb.read(f"{T}/dave/shadow") == "!::\n"
+    # root's copy holds what root wrote: a chown keeps the password
+    assert sb.read(f"{T}/carol/shadow") == hash_c
+    assert sb.lstat(f"{T}/carol/shadow").st_uid == c
+    res = pwck(sb, "-q", "-r")
+    assert (res.returncode, res.stdout) == (0, ""), res.stdout
+
+
+def test_passwd_field_markers_and_interrupted_commands(tree):
+    sb = tree
+    sb.sh(f"sed -i 's/^bob:x:/bob:$6$salt$hash:/' /etc/passwd;"
+          f"touch {T}/.pwconv-incomplete; mkdir {T}/.usermod-l.newname")
+    res = pwck(sb, "-q", "-r")
+    out = res.stdout.splitlines()
+    assert ("user bob has an entry in /etc/hardened-shadow, but its password field in "
+            "/etc/passwd is not set to 'x'") in out
+    assert "set it to 'x'? No" in out
+    assert f"{T}/.pwconv-incomplete: pwconv was interrupted; run pwconv again to finish it" \
+        in out
+    assert (f"{T}/.usermod-l.newname: left over by an interrupted usermod -l; run the same "
+            "usermod -l again to finish it") in out
+    res = pwck(sb, "-q", answers="y\n" * 5)
+    assert res.returncode == 2
+    assert sb.getpwnam("bob") and ":x:" in [l for l in sb.read("/etc/passwd").splitlines()
+                                             if l.startswith("bob:")][0]
+    # the markers are finished by their own commands, never removed by pwck
+    assert sb.exists(f"{T}/.pwconv-incomplete") and sb.exists(f"{T}/.usermod-l.newname")
+
+
+def test_warnings_only_without_q(tree):
+    sb = tree
+    # a shell file naming an unlisted program for a proxy user; a future change date
+    sb.write(f"{T}/alice/shell", "/bin/nonexistent-shell\n", mode=0o640,
+             uid=uid(sb, "alice"), gid=auth_gid(sb))
+    sb.write(f"{T}/bob/shell", "/bin/true\n", mode=0o640, uid=uid(sb, "bob"),
+             gid=auth_gid(sb))
+    sb.write(f"{T}/carol/shadow", "!:99999999:\n", mode=0o640, uid=uid(sb, "carol"),
+             gid=auth_gid(sb))
+    res = pwck(sb, "-r")
+    out = res.stdout.splitlines()
+    assert "user 'alice': program '/bin/nonexistent-shell' does not exist" in out
+    assert f"{T}/bob/shell: the shell '/bin/true' is not listed in /etc/shells" in out
+    assert "user carol: last password change in the future" in out
+    res = pwck(sb, "-q", "-r")
+    assert (res.returncode, res.stdout) == (0, "")
