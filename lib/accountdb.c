@@ -688,6 +688,21 @@ static int load_start(struct hs_accountdb *db, enum hs_db_kind kind, const char 
 	return 0;
 }
 
+/* The end of both loads: r is the result of getting db->data; parse it,
+ * or free the db (keeping the message) on any failure. */
+static int load_finish(struct hs_accountdb *db, unsigned flags, int r)
+{
+	if (r == 0 && db->len > UINT32_MAX)
+		r = -HS_E_TOOBIG;       /* the spans hold 32-bit offsets */
+	if (r < 0)
+		set_error(db, "cannot read %s: %s", db_path(db), hs_strerror(r));
+	else
+		r = parse_all(db, flags);
+	if (r < 0)
+		hs_accountdb_free(db);
+	return r;
+}
+
 int hs_accountdb_load(struct hs_accountdb *db, enum hs_db_kind kind, const char *path,
 		      unsigned flags)
 {
@@ -704,21 +719,7 @@ int hs_accountdb_load(struct hs_accountdb *db, enum hs_db_kind kind, const char 
 		db->present = true;
 		db->data_on_disk = true;
 	}
-	if (r < 0) {
-		set_error(db, "cannot read %s: %s", path, hs_strerror(r));
-		goto fail;
-	}
-	if (db->len > UINT32_MAX) {
-		r = -HS_E_TOOBIG;
-		set_error(db, "cannot read %s: %s", path, hs_strerror(r));
-		goto fail;
-	}
-	if ((r = parse_all(db, flags)) < 0)
-		goto fail;
-	return 0;
-fail:
-	hs_accountdb_free(db);
-	return r;
+	return load_finish(db, flags, r);
 }
 
 int hs_accountdb_load_data(struct hs_accountdb *db, enum hs_db_kind kind, const char *path,
@@ -728,28 +729,17 @@ int hs_accountdb_load_data(struct hs_accountdb *db, enum hs_db_kind kind, const 
 
 	if (r < 0)
 		return r;
-	if ((!data && len) || len > UINT32_MAX) {
-		r = !data ? -EINVAL : -HS_E_TOOBIG;
-		set_error(db, "cannot read %s: %s", path, hs_strerror(r));
-		goto fail;
-	}
+	if ((!data && len) || len > UINT32_MAX)
+		return load_finish(db, flags, !data ? -EINVAL : -HS_E_TOOBIG);
 	db->data = malloc(len + 1);
-	if (!db->data) {
-		r = -ENOMEM;
-		set_error(db, "cannot read %s: %s", path, hs_strerror(r));
-		goto fail;
+	if (db->data) {
+		if (len)
+			memcpy(db->data, data, len);
+		db->data[len] = '\0';
+		db->len = len;
+		db->present = true;
 	}
-	if (len)
-		memcpy(db->data, data, len);
-	db->data[len] = '\0';
-	db->len = len;
-	db->present = true;
-	if ((r = parse_all(db, flags)) < 0)
-		goto fail;
-	return 0;
-fail:
-	hs_accountdb_free(db);
-	return r;
+	return load_finish(db, flags, db->data ? 0 : -ENOMEM);
 }
 
 /* ---------------------------------------------------------------- */

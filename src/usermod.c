@@ -1005,14 +1005,42 @@ static void reown_mail_spool(const struct hs_config *cfg, const char *user, uid_
 
 /* ---- main ---- */
 
+/* Give the directory back to uid: the mode first, while it is still
+ * root's, then the owner (a chown keeps a directory's setgid bit).  An
+ * interruption in between leaves it root's, which any usermod on the
+ * account hands back, never the user's without its setgid mode. */
+static int hand_back(int udirfd, uid_t uid, gid_t auth_gid)
+{
+	if (fchmod(udirfd, HS_USERDIR_MODE) < 0 || fchown(udirfd, uid, auth_gid) < 0)
+		return -errno;
+	return 0;
+}
+
 /* Undo the taking away after a refusal: the files are as they were (a
  * failed re-own may have re-owned some of them already; the user's own
  * files stay readable to the user either way). */
-static void hand_back(int udirfd, uid_t uid, gid_t auth_gid)
+static void undo_take_away(int udirfd, uid_t uid, gid_t auth_gid)
 {
-	if (fchown(udirfd, uid, auth_gid) < 0 || fchmod(udirfd, HS_USERDIR_MODE) < 0)
+	int r = hand_back(udirfd, uid, auth_gid);
+
+	if (r < 0)
 		hs_warn("cannot hand the directory back to uid %lu: %s", (unsigned long)uid,
-			strerror(errno));
+			hs_strerror(r));
+}
+
+/* Did a usermod -l to new_name (uid in /etc/passwd) stop after
+ * /etc/passwd had the new name?  Its directory then waits under the
+ * reserved name, or is new_name's but still taken away (root's). */
+static bool rename_unfinished(int treefd, const char *new_name, uid_t uid)
+{
+	char reserved[sizeof(RESERVED_PREFIX) + HS_NAME_MAX + 1];
+	struct stat st;
+
+	snprintf(reserved, sizeof(reserved), RESERVED_PREFIX "%s", new_name);
+	if (fstatat(treefd, reserved, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return true;
+	return uid != 0 && fstatat(treefd, new_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISDIR(st.st_mode) && st.st_uid == 0;
 }
 
 static bool is_proxy(const char *shell)
@@ -1086,6 +1114,19 @@ int main(int argc, char **argv)
 	if (treefd < 0 && treefd != -ENOENT) {
 		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
 		fail(E_PW_UPDATE);
+	}
+	/* The same usermod -l NEW OLD again after it stopped once /etc/passwd
+	 * said NEW: finish it as any usermod on NEW does (below). */
+	if (idx < 0 && o.login && treefd >= 0) {
+		long ni = hs_accountdb_find(pw, o.login);
+
+		if (ni >= 0 && rename_unfinished(treefd, o.login,
+						 hs_accountdb_get(pw, (size_t)ni)->pw.uid)) {
+			name = o.login;
+			o.login = NULL;
+			final_name = name;
+			idx = ni;
+		}
 	}
 	if (idx >= 0 && treefd >= 0 && !o.login) {
 		struct stat st;
@@ -1316,7 +1357,7 @@ int main(int argc, char **argv)
 			if (r < 0) {
 				hs_warn("cannot change the owner of the files in %s: %s", path,
 					hs_strerror(r));
-				hand_back(udirfd, old_uid, auth_gid);
+				undo_take_away(udirfd, old_uid, auth_gid);
 				hs_signals_restore(&saved);
 				fail(E_PW_UPDATE);
 			}
@@ -1324,7 +1365,7 @@ int main(int argc, char **argv)
 		if (o.login && !dir_is_reserved &&
 		    renameat2(treefd, user, treefd, reserved, RENAME_NOREPLACE) < 0) {
 			hs_warn("cannot rename %s: %s", path, strerror(errno));
-			hand_back(udirfd, old_uid, auth_gid);
+			undo_take_away(udirfd, old_uid, auth_gid);
 			hs_signals_restore(&saved);
 			fail(E_PW_UPDATE);
 		}
@@ -1344,16 +1385,16 @@ int main(int argc, char **argv)
 				strerror(errno));
 			status = E_PW_UPDATE;
 		}
-		if (fchown(udirfd, o.uid ? new_uid : old_uid, auth_gid) < 0 ||
-		    fchmod(udirfd, HS_USERDIR_MODE) < 0) {
+		r = hand_back(udirfd, o.uid ? new_uid : old_uid, auth_gid);
+		if (r < 0) {
 			hs_warn("cannot hand %s back to the user: %s",
 				hs_userdir_path(path, sizeof(path), final_name, NULL),
-				strerror(errno));
+				hs_strerror(r));
 			status = E_PW_UPDATE;
 		}
 	} else if (have_dir && dir_owner == 0 && old_uid != 0) {
 		/* left taken away by an interrupted run: hand it back */
-		if (fchown(udirfd, old_uid, auth_gid) < 0 || fchmod(udirfd, HS_USERDIR_MODE) < 0)
+		if (hand_back(udirfd, old_uid, auth_gid) < 0)
 			status = E_PW_UPDATE;
 	}
 	hs_signals_restore(&saved);

@@ -65,12 +65,11 @@ Leftover kinds (the decision on what a crash may leave, docs/decisions.md "Inter
                     (without the private group) before /etc/passwd.  Running userdel again
                     finishes it.
   dangling-member   a group or gshadow member list naming a user /etc/passwd does not have:
-                    the write order (subuid, subgid, gshadow, group, then passwd) leaves one
-                    when useradd is killed between them.
+                    seen through a pending transaction (txn-pending) until the next tool
+                    finishes it, or left by a tool that writes one file at a time.
   dangling-subid    an /etc/subuid or /etc/subgid range of a name /etc/passwd does not have:
-                    as dangling-member, and also after a complete usermod -l, which (like
-                    shadow-utils' usermod) keeps the ranges under the old name.  Tolerated
-                    by assert_consistent unless `strict_subids`.
+                    as dangling-member (usermod -l renames the ranges too).  Tolerated by
+                    assert_consistent unless `strict_subids`.
   group-mismatch    /etc/group and /etc/gshadow name different groups or different members:
                     two files cannot change at the same instant; gshadow is written first,
                     so a kill between them leaves a gshadow line (or member) that

@@ -690,8 +690,9 @@ def with_pam(sb):
     sb.use_pam_module()
 
 
-# The kill points that once showed bugs, fixed by the journaled transaction of the
-# global files (lib/txn.h); their tests at the end of the file pin the fix down.
+# The kill points that once showed bugs, now fixed (the journaled transaction of the
+# global files, lib/txn.h; usermod's rerun and hand-back order; pwck's signal blocking);
+# their tests at the end of the file pin the fixes down.
 GROUP_BEFORE_PASSWD = Known(
     "useradd: after a kill between writing /etc/group and /etc/passwd, running the same "
     "useradd again fails ('group NAME exists', exit 9)",
@@ -740,9 +741,9 @@ ROWS = [
         recover_ok=(0, 9), locked_first=True),
     Row("usermod-l", ["/usr/sbin/usermod", "-l", "alice2", "alice"],
         pending=("alice", "alice2"), taken_away=True, recover_ok=(0, 6),
-        known=(RENAME_AFTER_PASSWD, HAND_BACK)),
+        known=()),
     Row("usermod-u", ["/usr/sbin/usermod", "-u", "2345", "alice"], setup=with_home,
-        homes=("/home/alice", "/var/mail/alice"), taken_away=True, known=(HAND_BACK,)),
+        homes=("/home/alice", "/var/mail/alice"), taken_away=True, known=()),
     # alice's shell is /bin/bash (add_classic_user): a listed shell that changes it
     Row("usermod-s-listed", ["/usr/sbin/usermod", "-s", "/bin/sh", "alice"]),
     Row("usermod-s-restricted", ["/usr/sbin/usermod", "-s", "/usr/sbin/nologin", "alice"]),
@@ -1047,7 +1048,6 @@ def test_useradd_killed_before_passwd_is_finished_by_a_rerun(sb):
     consistency.assert_consistent(sb, allow=consistency.GARBAGE)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: " + RENAME_AFTER_PASSWD.name)
 def test_usermod_l_killed_after_passwd_is_finished_by_a_rerun(sb):
     """src/usermod.c renames the directory to .usermod-l.alice2, writes /etc/passwd (now
     alice2), then renames it to alice2 and hands it back.  SIGKILL on entering that last
@@ -1065,7 +1065,6 @@ def test_usermod_l_killed_after_passwd_is_finished_by_a_rerun(sb):
     assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (sb.getpwnam("alice2").uid, 0o2710)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: " + HAND_BACK.name)
 def test_usermod_u_killed_between_chown_and_chmod_is_repaired_by_a_rerun(sb):
     """src/usermod.c hands a directory back with fchown(dir, uid, auth) then
     fchmod(dir, 02710).  SIGKILL on entering the fchmod(): /etc/passwd has the new uid,

@@ -379,6 +379,31 @@ def test_interrupted_rename_after_passwd_is_finished_by_any_usermod(two):
     assert verify(sb, "alicia", "alice-pw-1").returncode == 0
 
 
+def test_interrupted_rename_after_passwd_is_finished_by_the_same_usermod(two):
+    """The same `usermod -l alicia alice` again, once /etc/passwd says alicia: the directory
+    reserved (a kill before the last rename) or renamed but still root's (a kill before it
+    was handed back, mode already set) is finished; without such a leftover, alice is
+    simply missing (exit 6)."""
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    sb.sh("chown root:root {t}/alice && chmod 700 {t}/alice && "
+          "mv {t}/alice {t}/.usermod-l.alicia && "
+          "sed -i 's/^alice:x:/alicia:x:/' /etc/passwd".format(t=TREE))
+    res = run(sb, ["-l", "alicia", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert "finished the interrupted rename" in res.stderr
+    st = sb.lstat(TREE + "/alicia")
+    assert st.st_uid == uid and st.st_mode & 0o7777 == 0o2710
+    assert not sb.exists(TREE + "/.usermod-l.alicia")
+    sb.sh("chown root:root {t}/alicia".format(t=TREE))
+    assert run(sb, ["-l", "alicia", "alice"]).returncode == 0
+    st = sb.lstat(TREE + "/alicia")
+    assert st.st_uid == uid and st.st_mode & 0o7777 == 0o2710
+    assert verify(sb, "alicia", "alice-pw-1").returncode == 0
+    res = run(sb, ["-l", "alicia", "alice"])
+    assert res.returncode == 6 and "user 'alice' does not exist" in res.stderr
+
+
 def test_classic_account_lock_in_etc_shadow(sb):
     sb.add_classic_user("carol", password="carol-pw")
     h = [l for l in sb.read("/etc/shadow").splitlines() if l.startswith("carol:")][0]
