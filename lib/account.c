@@ -1,34 +1,44 @@
-/* passwd lookups with a buffer that grows until the entry fits. */
+/* passwd and group lookups with a buffer that grows until the entry fits. */
 #include "account.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "util.h"
 
 /* Bigger than any sane passwd line (GECOS and paths are capped far
- * below this); a module that keeps asking for more is broken. */
+ * below this); a module that keeps asking for more is broken.  A group
+ * line lists its members (100,000 of them make about 1 MiB). */
 #define HS_PWBUF_MAX (1u << 20)
+#define HS_GRBUF_MAX (16u << 20)
 
-static size_t initial_size(void)
+enum key { PW_NAM, PW_UID, GR_NAM, GR_GID };
+
+static size_t initial_size(enum key k)
 {
-	long n = sysconf(_SC_GETPW_R_SIZE_MAX);
+	long n = sysconf(k == PW_NAM || k == PW_UID ? _SC_GETPW_R_SIZE_MAX : _SC_GETGR_R_SIZE_MAX);
 
 	return n >= 256 && n <= 65536 ? (size_t)n : 1024;
 }
 
-/* One lookup loop for both keys: name != NULL selects getpwnam_r. */
-static int lookup(const char *name, uid_t uid, struct passwd *pw, char **buf)
+/* One lookup loop for the four keys: name for *_NAM, id for the others;
+ * ent is a struct passwd or a struct group. */
+static int lookup(enum key k, const char *name, unsigned long id, void *ent, char **buf)
 {
-	struct passwd *result = NULL;
-	size_t size = initial_size();
+	struct passwd *pwres = NULL;
+	struct group *grres = NULL;
+	size_t size = initial_size(k);
+	size_t max = k == PW_NAM || k == PW_UID ? HS_PWBUF_MAX : HS_GRBUF_MAX;
 	char *b = NULL;
 	int r;
 
-	if (!pw || !buf)
+	if (!buf)
 		return -EINVAL;
 	*buf = NULL;
+	if (!ent || ((k == PW_NAM || k == GR_NAM) && !name))
+		return -EINVAL;
 	for (;;) {
 		char *nb = realloc(b, size);
 
@@ -37,20 +47,23 @@ static int lookup(const char *name, uid_t uid, struct passwd *pw, char **buf)
 			return -ENOMEM;
 		}
 		b = nb;
-		result = NULL;
-		if (name)
-			r = getpwnam_r(name, pw, b, size, &result);
-		else
-			r = getpwuid_r(uid, pw, b, size, &result);
+		pwres = NULL;
+		grres = NULL;
+		switch (k) {
+		case PW_NAM: r = getpwnam_r(name, ent, b, size, &pwres); break;
+		case PW_UID: r = getpwuid_r((uid_t)id, ent, b, size, &pwres); break;
+		case GR_NAM: r = getgrnam_r(name, ent, b, size, &grres); break;
+		default:     r = getgrgid_r((gid_t)id, ent, b, size, &grres); break;
+		}
 		if (r != ERANGE)
 			break;
-		if (size >= HS_PWBUF_MAX) {
+		if (size >= max) {
 			free(b);
 			return -ERANGE;
 		}
 		size *= 2;
 	}
-	if (r == 0 && result) {
+	if (r == 0 && (pwres || grres)) {
 		*buf = b;
 		return 0;
 	}
@@ -64,15 +77,20 @@ static int lookup(const char *name, uid_t uid, struct passwd *pw, char **buf)
 
 int hs_getpwnam_alloc(const char *name, struct passwd *pw, char **buf)
 {
-	if (!name) {
-		if (buf)
-			*buf = NULL;
-		return -EINVAL;
-	}
-	return lookup(name, 0, pw, buf);
+	return lookup(PW_NAM, name, 0, pw, buf);
 }
 
 int hs_getpwuid_alloc(uid_t uid, struct passwd *pw, char **buf)
 {
-	return lookup(NULL, uid, pw, buf);
+	return lookup(PW_UID, NULL, uid, pw, buf);
+}
+
+int hs_getgrnam_alloc(const char *name, struct group *gr, char **buf)
+{
+	return lookup(GR_NAM, name, 0, gr, buf);
+}
+
+int hs_getgrgid_alloc(gid_t gid, struct group *gr, char **buf)
+{
+	return lookup(GR_GID, NULL, gid, gr, buf);
 }

@@ -3,6 +3,7 @@
 #ifndef HS_ACCOUNT_H
 #define HS_ACCOUNT_H
 
+#include <grp.h>
 #include <pwd.h>
 #include <sys/types.h>
 
@@ -10,5 +11,8 @@
  * it).  Returns 0, -ENOENT for no such user, or another negative error. */
 int hs_getpwnam_alloc(const char *name, struct passwd *pw, char **buf);
 int hs_getpwuid_alloc(uid_t uid, struct passwd *pw, char **buf);
+/* The same for getgrnam_r / getgrgid_r. */
+int hs_getgrnam_alloc(const char *name, struct group *gr, char **buf);
+int hs_getgrgid_alloc(gid_t gid, struct group *gr, char **buf);
 
 #endif

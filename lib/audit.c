@@ -22,6 +22,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "convert.h"
 #include "fileio.h"
 #include "globalfile.h"
@@ -154,35 +155,11 @@ static void logged(struct hs_audit *a, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A printable copy of len bytes at s (a file line, which may hold any
- * byte, NUL included): bytes outside printable ASCII as \xNN, cut with
- * "..." past LINE_SHOW_MAX. */
-static const char *show_bytes(const char *s, size_t len, char *out, size_t size)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		bool plain = c >= 0x20 && c < 0x7f;
-
-		if (o + (plain ? 1 : 4) + 4 > size) {
-			memcpy(out + o, "...", 4);
-			return out;
-		}
-		if (plain) {
-			out[o++] = (char)c;
-		} else {
-			snprintf(out + o, 5, "\\x%02x", c);
-			o += 4;
-		}
-	}
-	out[o] = '\0';
-	return out;
-}
-
+/* Printable copies (hs_printable_len) of a string or a file line (which
+ * may hold any byte, NUL included), cut with "..." past LINE_SHOW_MAX. */
 #define SHOW_SIZE (LINE_SHOW_MAX + 8)
-#define show(s, buf) show_bytes((s), strlen(s), (buf), sizeof(buf))
-#define show_line(l, buf) show_bytes((l)->text, (l)->len, (buf), sizeof(buf))
+#define show(s, buf) hs_printable((s), (buf), sizeof(buf))
+#define show_line(l, buf) hs_printable_len((l)->text, (l)->len, (buf), sizeof(buf))
 
 static const char *type_noun(mode_t m)
 {

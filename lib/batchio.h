@@ -1,7 +1,7 @@
 /* Shared plumbing of the batch tools that read account lines on standard
- * input (chpasswd, newusers): line reading with hostile-input limits,
- * per-line error reports, and running the slow per-line work (password
- * hashing) on every CPU. */
+ * input (chpasswd and chgpasswd through lib/secretbatch, newusers): line
+ * reading with hostile-input limits, per-line error reports, and running
+ * the slow per-line work (password hashing) on every CPU. */
 #ifndef HS_BATCHIO_H
 #define HS_BATCHIO_H
 

@@ -55,10 +55,15 @@ void hs_print_version(void)
 
 const char *hs_printable(const char *s, char *out, size_t size)
 {
+	return hs_printable_len(s, strlen(s), out, size);
+}
+
+const char *hs_printable_len(const char *s, size_t len, char *out, size_t size)
+{
 	size_t o = 0;
 
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
 		bool plain = c >= 0x20 && c < 0x7f;
 
 		/* keep room for "..." and the NUL */

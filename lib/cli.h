@@ -21,6 +21,8 @@ noreturn void hs_die(int status, const char *fmt, ...) __attribute__((format(pri
  * as \xNN, so a hostile argument cannot send escape sequences; cut with
  * "..." when out is too small.  Returns out. */
 const char *hs_printable(const char *s, char *out, size_t size);
+/* The same for len bytes at s, which may hold any byte, NUL included. */
+const char *hs_printable_len(const char *s, size_t len, char *out, size_t size);
 
 /* "prog (hardened-shadow) VERSION\n" on stdout, exit 0. */
 noreturn void hs_print_version(void);

@@ -37,6 +37,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -622,23 +623,35 @@ static bool is_stale_global_temp(const char *name)
 	return false;
 }
 
+/* A listing of the directory dirfd (shown in messages as path), on a
+ * descriptor of its own; NULL with *err set (and reported) on failure. */
+static DIR *list_dir(int dirfd, const char *path, int *err)
+{
+	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	DIR *d;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		*err = -errno;
+		hs_close(fd);
+		hs_warn("cannot read %s: %s", path, hs_strerror(*err));
+		return NULL;
+	}
+	return d;
+}
+
 /* Remove every leftover /etc/.hardened-shadow.XXXXXX directory (only a
  * crashed pwconv or pwunconv makes them) and every temp file of a global
  * file we lock: we hold the locks, so nobody is writing them. */
 static int cleanup_leftovers(int etcfd)
 {
-	int fd = fcntl(etcfd, F_DUPFD_CLOEXEC, 3);
 	size_t plen = strlen(HS_CONVERT_TMP_PREFIX);
 	DIR *d;
 	struct dirent *de;
 	int r = 0;
 
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		r = -errno;
-		hs_close(fd);
-		hs_warn("cannot read %s: %s", ETC_DIR, hs_strerror(r));
+	d = list_dir(etcfd, ETC_DIR, &r);
+	if (!d)
 		return r;
-	}
 	while ((de = readdir(d))) {
 		struct stat st;
 		int e;
@@ -1013,6 +1026,46 @@ static void print_next_steps(size_t n_users, size_t n_proxy, bool from_tcb)
 	       "  3. Keep a root shell open and test a login before logging out.\n");
 }
 
+/* The end of both directions, whatever happened: the locks released, our
+ * output out, then the signals that waited (a pending SIGINT ends us
+ * here). */
+static void convert_end(struct hs_locks *locks, sigset_t *saved)
+{
+	hs_lock_release(locks);
+	fflush(stdout);
+	fflush(stderr);
+	hs_signals_restore(saved);
+}
+
+/* The start of both directions: /etc opened, the locks taken, the
+ * signals blocked, leftovers of a crashed run removed, the tree's state.
+ * 0, or negative with nothing left held (reported). */
+static int convert_begin(int *etcfd, struct hs_locks *locks, const char *const files[], size_t n,
+			 sigset_t *saved, int *treefd, enum tree_state *state, bool *source_tcb)
+{
+	int r;
+
+	*etcfd = open_dir_ro(AT_FDCWD, ETC_DIR);
+	if (*etcfd < 0) {
+		hs_warn("cannot open %s: %s", ETC_DIR, hs_strerror(*etcfd));
+		return *etcfd;
+	}
+	r = take_locks(locks, files, n);
+	if (r < 0)
+		return r;
+	/* Signals wait from here to the end, after the locks are released
+	 * (waiting for them stays interruptible): a Ctrl-C in the middle
+	 * would leave a temporary tree (a root-only copy of every hash), a
+	 * half-done commit or rollback, and stale locks behind.  Only
+	 * SIGKILL remains; the next run cleans up after it. */
+	hs_signals_block(saved);
+	cleanup_leftovers(*etcfd);
+	r = tree_state(*etcfd, treefd, state, source_tcb);
+	if (r < 0)
+		convert_end(locks, saved);
+	return r;
+}
+
 int hs_convert_to_tree(const struct hs_convert_opts *opts)
 {
 	struct hs_locks locks = HS_LOCKS_INIT;
@@ -1030,24 +1083,10 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 	sigset_t saved;
 	int r;
 
-	etcfd = open_dir_ro(AT_FDCWD, ETC_DIR);
-	if (etcfd < 0) {
-		hs_warn("cannot open %s: %s", ETC_DIR, hs_strerror(etcfd));
-		return etcfd;
-	}
-	r = take_locks(&locks, lock_files_to_tree, HS_ARRAY_SIZE(lock_files_to_tree));
+	r = convert_begin(&etcfd, &locks, lock_files_to_tree, HS_ARRAY_SIZE(lock_files_to_tree),
+			  &saved, &treefd, &state, &source_tcb);
 	if (r < 0)
 		return r;
-	/* Signals wait from here to the end, after the locks are released
-	 * (waiting for them stays interruptible): a Ctrl-C in the middle
-	 * would leave a temporary tree (a root-only copy of every hash), a
-	 * half-done commit or rollback, and stale locks behind.  Only
-	 * SIGKILL remains; the next run cleans up after it. */
-	hs_signals_block(&saved);
-	cleanup_leftovers(etcfd);
-	r = tree_state(etcfd, &treefd, &state, &source_tcb);
-	if (r < 0)
-		goto out;
 	switch (state) {
 	case TREE_ABSENT:
 		break;
@@ -1212,10 +1251,7 @@ out:
 	hs_shells_free(&sh);
 	spdb_free(&sp);
 	pwdb_free(&pw);
-	hs_lock_release(&locks);
-	fflush(stdout);
-	fflush(stderr);
-	hs_signals_restore(&saved);   /* a pending SIGINT ends us here */
+	convert_end(&locks, &saved);
 	return r;
 }
 
@@ -1226,17 +1262,13 @@ out:
  * tree would otherwise silently drop an account's password. */
 static int check_tree_entries(int treefd, struct pwdb *pw)
 {
-	int fd = fcntl(treefd, F_DUPFD_CLOEXEC, 3);
 	DIR *d;
 	struct dirent *de;
 	int r = 0;
 
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		r = -errno;
-		hs_close(fd);
-		hs_warn("cannot read %s: %s", HS_TREE_DIR, hs_strerror(r));
+	d = list_dir(treefd, HS_TREE_DIR, &r);
+	if (!d)
 		return r;
-	}
 	errno = 0;
 	while ((de = readdir(d))) {
 		if (!hs_tree_entry_is_user(de->d_name))
@@ -1350,20 +1382,11 @@ int hs_convert_to_classic(const struct hs_convert_opts *opts)
 	int r;
 
 	(void)opts;
-	etcfd = open_dir_ro(AT_FDCWD, ETC_DIR);
-	if (etcfd < 0) {
-		hs_warn("cannot open %s: %s", ETC_DIR, hs_strerror(etcfd));
-		return etcfd;
-	}
-	r = take_locks(&locks, lock_files_to_classic, HS_ARRAY_SIZE(lock_files_to_classic));
+	r = convert_begin(&etcfd, &locks, lock_files_to_classic,
+			  HS_ARRAY_SIZE(lock_files_to_classic), &saved, &treefd, &state,
+			  &source_tcb);
 	if (r < 0)
 		return r;
-	/* as in pwconv: signals wait until the end */
-	hs_signals_block(&saved);
-	cleanup_leftovers(etcfd);
-	r = tree_state(etcfd, &treefd, &state, &source_tcb);
-	if (r < 0)
-		goto out;
 	shadow_existed = file_exists_at(etcfd, SHADOW_NAME);
 	switch (state) {
 	case TREE_ABSENT:
@@ -1469,10 +1492,75 @@ out:
 	hs_buf_free(&shadow);
 	hs_shells_free(&sh);
 	pwdb_free(&pw);
-	hs_lock_release(&locks);
-	fflush(stdout);
-	fflush(stderr);
-	hs_signals_restore(&saved);   /* a pending SIGINT ends us here */
+	convert_end(&locks, &saved);
 	return r;
 }
 
+/* ---------------------------------------------------------------- */
+/* pwconv and pwunconv: one main, two directions. */
+
+/* Exit codes: shadow-utils' pwconv(8) and pwunconv(8) document none; we
+ * use 0 success, 1 failure (nothing changed) and 2 for bad usage, as its
+ * other tools do. */
+#define CONVERT_EXIT_USAGE 2
+
+static _Noreturn void convert_usage(FILE *f, int status, bool to_tree)
+{
+	fprintf(f,
+		"Usage: %s [options]\n"
+		"\n"
+		"Move the password hashes, aging data and login shells from%s\n"
+		"%s.\n"
+		"\n"
+		"Options:\n"
+		"%s"
+		"  -h, --help                    display this help message and exit\n"
+		"  -V, --version                 display the version and exit\n",
+		hs_cli_prog(), to_tree ? " /etc/shadow" : "",
+		to_tree ? "(or /etc/tcb) into /etc/hardened-shadow"
+			: "/etc/hardened-shadow back into /etc/shadow and /etc/passwd",
+		to_tree ? "      --from-tcb                import /etc/tcb/USER/shadow instead of "
+			  "/etc/shadow\n" : "");
+	exit(status);
+}
+
+int hs_convert_main(int argc, char **argv, bool to_tree)
+{
+	static const struct option longopts[] = {
+		{ "from-tcb", no_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "root", required_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *prog = to_tree ? "pwconv" : "pwunconv";
+	struct hs_convert_opts opts = { .from_tcb = false };
+	int c, r;
+
+	hs_cli_set_prog(hs_privileged_init(argc, argv, prog));
+	/* pwunconv has no --from-tcb: skip its entry */
+	while ((c = getopt_long(argc, argv, "hVR:", longopts + !to_tree, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			opts.from_tcb = true;
+			break;
+		case 'h':
+			convert_usage(stdout, 0, to_tree);
+		case 'V':
+			hs_print_version();
+		case 'R':
+			hs_die(CONVERT_EXIT_USAGE, "option --root is not supported; run %s inside "
+			       "the root instead (chroot %s %s)", prog, optarg, prog);
+		default:
+			convert_usage(stderr, CONVERT_EXIT_USAGE, to_tree);
+		}
+	}
+	if (optind < argc) {
+		hs_warn("unexpected argument: %s", argv[optind]);
+		convert_usage(stderr, CONVERT_EXIT_USAGE, to_tree);
+	}
+	if (!hs_caller_is_root())
+		hs_die(1, "permission denied: only root may convert the account files");
+	r = to_tree ? hs_convert_to_tree(&opts) : hs_convert_to_classic(&opts);
+	return r < 0 ? 1 : 0;
+}

@@ -50,4 +50,9 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts);
 /* tree -> classic.  Same conventions. */
 int hs_convert_to_classic(const struct hs_convert_opts *opts);
 
+/* The whole of pwconv (to_tree) and pwunconv (!to_tree): options, the
+ * root check, the conversion.  Returns the exit status: 0 success, 1
+ * failure (nothing changed); bad usage exits 2. */
+int hs_convert_main(int argc, char **argv, bool to_tree);
+
 #endif

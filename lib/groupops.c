@@ -1,7 +1,6 @@
 /* Group administration on top of lib/accountset: see groupops.h. */
 #include "groupops.h"
 
-#include <crypt.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -9,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "account.h"
@@ -17,6 +17,7 @@
 #include "globalfile.h"
 #include "layout.h"
 #include "names.h"
+#include "privs.h"
 #include "records.h"
 #include "util.h"
 
@@ -164,28 +165,43 @@ long hs_groupops_add(struct hs_accountset *s, const char *name, gid_t gid, const
 	return gi;
 }
 
+/* gi's gshadow line (made when missing) copied into *ns: its index, -1
+ * without /etc/gshadow, or an error. */
+static long gshadow_copy(struct hs_accountset *s, size_t gi, struct hs_gshadow *ns)
+{
+	long si = hs_groupops_gshadow_line(s, gi);
+
+	if (si >= 0)
+		*ns = hs_accountdb_get(&s->db[HS_AS_GSHADOW], (size_t)si)->gs;
+	return si;
+}
+
+/* Line si of /etc/gshadow becomes ns: 1 (changed) or an error. */
+static int gshadow_put(struct hs_accountset *s, long si, const struct hs_gshadow *ns)
+{
+	int r = hs_accountdb_replace(&s->db[HS_AS_GSHADOW], (size_t)si, ns);
+
+	return r < 0 ? db_fail(s, HS_AS_GSHADOW, r) : 1;
+}
+
 int hs_groupops_set_members(struct hs_accountset *s, size_t gi, const char *members)
 {
 	struct hs_accountdb *gr = &s->db[HS_AS_GROUP];
 	const struct hs_group *g;
 	struct hs_group ng;
+	struct hs_gshadow ns;
 	long si;
 	int r, changed = 0;
 
-	si = hs_groupops_gshadow_line(s, gi);
+	si = gshadow_copy(s, gi, &ns);
 	if (si < -1)
 		return (int)si;
-	if (si >= 0) {
-		struct hs_accountdb *gs = &s->db[HS_AS_GSHADOW];
-		struct hs_gshadow ns = hs_accountdb_get(gs, (size_t)si)->gs;
-
-		if (strcmp(ns.members, members) != 0) {
-			ns.members = (char *)members;
-			r = hs_accountdb_replace(gs, (size_t)si, &ns);
-			if (r < 0)
-				return db_fail(s, HS_AS_GSHADOW, r);
-			changed = 1;
-		}
+	if (si >= 0 && strcmp(ns.members, members) != 0) {
+		ns.members = (char *)members;
+		r = gshadow_put(s, si, &ns);
+		if (r < 0)
+			return r;
+		changed = 1;
 	}
 	g = group_at(s, gi);
 	if (strcmp(g->members, members) != 0) {
@@ -258,20 +274,17 @@ int hs_groupops_set_admins(struct hs_accountset *s, size_t gi, const char *admin
 	struct hs_accountdb *gs = hs_groupops_gshadow(s);
 	struct hs_gshadow ns;
 	long si;
-	int r;
 
 	if (!gs)
 		return fail(s, HS_AS_GSHADOW, -ENOENT, "%s does not exist: group administrators "
 			    "are kept there", hs_accountset_path(HS_AS_GSHADOW));
-	si = hs_groupops_gshadow_line(s, gi);
+	si = gshadow_copy(s, gi, &ns);
 	if (si < 0)
 		return (int)si;
-	ns = hs_accountdb_get(gs, (size_t)si)->gs;
 	if (strcmp(ns.admins, admins) == 0)
 		return 0;
 	ns.admins = (char *)admins;
-	r = hs_accountdb_replace(gs, (size_t)si, &ns);
-	return r < 0 ? db_fail(s, HS_AS_GSHADOW, r) : 1;
+	return gshadow_put(s, si, &ns);
 }
 
 int hs_groupops_set_password(struct hs_accountset *s, size_t gi, const char *hash)
@@ -279,20 +292,17 @@ int hs_groupops_set_password(struct hs_accountset *s, size_t gi, const char *has
 	struct hs_accountdb *gr = &s->db[HS_AS_GROUP];
 	const struct hs_group *g;
 	struct hs_group ng;
+	struct hs_gshadow ns;
 	long si;
 	int r;
 
-	si = hs_groupops_gshadow_line(s, gi);
+	si = gshadow_copy(s, gi, &ns);
 	if (si < -1)
 		return (int)si;
 	if (si >= 0) {
-		struct hs_accountdb *gs = &s->db[HS_AS_GSHADOW];
-		struct hs_gshadow ns = hs_accountdb_get(gs, (size_t)si)->gs;
-
 		/* gshadow_line moved any password out of /etc/group already */
 		ns.passwd = (char *)hash;
-		r = hs_accountdb_replace(gs, (size_t)si, &ns);
-		return r < 0 ? db_fail(s, HS_AS_GSHADOW, r) : 1;
+		return gshadow_put(s, si, &ns);
 	}
 	g = group_at(s, gi);
 	ng = *g;
@@ -483,36 +493,6 @@ bool hs_groupops_layout_group(const char *root, const char *name)
 	return lstat(path, &st) == 0;
 }
 
-const char *hs_groupops_hash_problem(const char *hash, bool *legacy)
-{
-	const char *h = hash;
-
-	if (hash[0] == '\0')
-		return "empty password (use gpasswd -r to remove a group password)";
-	if (strlen(hash) > HS_HASH_MAX)
-		return "the hash is longer than the 512 bytes a gshadow field may hold";
-	if (!hs_field_valid(hash))
-		return "the hash contains ':' or a control character";
-	if (strcmp(hash, "*") == 0 || strcmp(hash, "!") == 0 || strcmp(hash, "!*") == 0)
-		return NULL;
-	if (h[0] == '!')
-		h++;
-	if (h[0] != '$')
-		return "not a hash libxcrypt recognises (clear text? drop -e)";
-	switch (crypt_checksalt(h)) {
-	case CRYPT_SALT_OK:
-	case CRYPT_SALT_TOO_CHEAP:
-		return NULL;
-	case CRYPT_SALT_METHOD_LEGACY:
-		*legacy = true;
-		return NULL;
-	case CRYPT_SALT_METHOD_DISABLED:
-		return "the hash method is disabled in libxcrypt";
-	default:
-		return "not a hash libxcrypt recognises (clear text? drop -e)";
-	}
-}
-
 int hs_groupops_add_override(char **buf, size_t *len, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
@@ -564,11 +544,51 @@ int hs_groupops_logindefs(const char *root, const char *overrides, size_t olen,
 				  (void *)hs_cli_prog(), out);
 }
 
+_Noreturn void hs_groupops_usage(int status, const char *args, const char *options,
+				 const char *tail)
+{
+	FILE *f = status == 0 ? stdout : stderr;
+
+	fprintf(f, "Usage: %s %s\n\nOptions:\n%s"
+		"      --version                 display the version and exit\n%s",
+		hs_cli_prog(), args, options, tail);
+	exit(status);
+}
+
 /* ---- commit ---- */
 
-int hs_groupops_commit(struct hs_accountset *s)
+static int write_files(struct hs_accountset *s, const char *what)
 {
-	/* one transaction since lib/txn: a failure leaves every file as it
-	 * was, a crash is finished by the next tool */
-	return hs_accountset_commit(s);
+	sigset_t saved;
+	int r;
+
+	hs_signals_block(&saved);
+	r = hs_accountset_commit(s);
+	hs_signals_restore(&saved);
+	if (r < 0) {
+		if (what)
+			syslog(LOG_ERR, "%s failed: %s", what, s->error);
+		else
+			syslog(LOG_ERR, "%s", s->error);
+		hs_warn("%s", s->error);
+		return -1;
+	}
+	return 0;
+}
+
+int hs_groupops_finish(struct hs_accountset *s, int r, const char *what, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r < 0)
+		hs_warn("%s", s->error);
+	else
+		r = write_files(s, what);
+	if (r >= 0 && fmt) {
+		va_start(ap, fmt);
+		vsyslog(LOG_INFO, fmt, ap);
+		va_end(ap);
+	}
+	hs_accountset_close(s);
+	return r < 0 ? -1 : 0;
 }

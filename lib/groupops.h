@@ -15,8 +15,8 @@
  *
  * Every function takes the accountset opened with HS_AS_GROUP_FILES (and
  * HS_AS_PASSWD where it says so), returns 0 or 1 (changed) or a negative
- * error with s->error set, and edits memory only: hs_groupops_commit
- * writes. */
+ * error with s->error set, and edits memory only: hs_accountset_commit
+ * writes (all the group files as one transaction, lib/txn.h). */
 #ifndef HS_GROUPOPS_H
 #define HS_GROUPOPS_H
 
@@ -105,12 +105,6 @@ int hs_groupops_user_list(struct hs_accountset *s, const char *arg, bool use_nss
  * or deleting them breaks the tree.  root NULL or "" = "/". */
 bool hs_groupops_layout_group(const char *root, const char *name);
 
-/* A group password given as a hash (-e, -p): NULL when storable, else
- * why not.  Accepted: "!" and "*" (no password), "!"-prefixed hashes
- * (locked) and hashes libxcrypt recognises; *legacy is set for methods
- * libxcrypt calls legacy. */
-const char *hs_groupops_hash_problem(const char *hash, bool *legacy);
-
 /* login.defs (below root: ROOT/etc/login.defs) with "KEY VALUE\n" override lines
  * appended (later lines win), warnings on stderr.  A missing file is
  * empty. */
@@ -120,10 +114,20 @@ int hs_groupops_logindefs(const char *root, const char *overrides, size_t len,
  * the argument is not KEY=VALUE or holds blanks, '#', '"' or a newline. */
 int hs_groupops_add_override(char **buf, size_t *len, const char *arg);
 
-/* hs_accountset_commit: all the group tools' files as one transaction
- * (lib/txn.h), so a failed change (a full disk) leaves the files as they
- * were and a crash is finished by the next tool.  s->error names the file
- * that failed. */
-int hs_groupops_commit(struct hs_accountset *s);
+/* The group tools' --help: "Usage: PROG ARGS", "Options:", options (each
+ * line ending in "\n"), their common --version line and tail; on stdout
+ * and exit 0 when status is 0, else on stderr and exit status. */
+_Noreturn void hs_groupops_usage(int status, const char *args, const char *options,
+				 const char *tail);
+
+/* The end of a group tool's change, r being its edits' result: with r < 0
+ * s->error is printed; else hs_accountset_commit (all the group files as
+ * one transaction, lib/txn.h) runs with the signals held back, so none
+ * stops it half way; a failure goes to syslog ("WHAT failed: ERROR", the
+ * error alone when what is NULL) and stderr, a success to syslog at
+ * LOG_INFO as fmt says (nothing when fmt is NULL).  s is closed either
+ * way.  0 (written) or -1. */
+int hs_groupops_finish(struct hs_accountset *s, int r, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 #endif

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <locale.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -29,9 +30,9 @@
 
 #include "cli.h"
 #include "config.h"
+#include "privs.h"
 #include "util.h"
 
-#define ENV_NAME_MAX     256
 #define ENV_ENTRY_MAX    (128u * 1024)   /* the kernel's MAX_ARG_STRLEN */
 #define ENV_ENTRIES_MAX  4096
 #define TERM_MAX         64
@@ -62,48 +63,6 @@ void hs_env_free(struct hs_env *e)
 		free(e->v[i]);
 	free(e->v);
 	hs_env_init(e);
-}
-
-bool hs_env_name_valid(const char *name, size_t len)
-{
-	if (len == 0 || len > ENV_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char c = name[i];
-		bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-		if (!alpha && !(i > 0 && c >= '0' && c <= '9'))
-			return false;
-	}
-	return true;
-}
-
-bool hs_env_name_unsafe(const char *name, size_t len)
-{
-	/* glibc's own list for set-id programs (ld.so drops these from a
-	 * setuid su anyway; runuser is run by root and would pass them on),
-	 * plus what makes a shell or an interpreter run code on start-up. */
-	static const char *const exact[] = {
-		"GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN",
-		"LOCPATH", "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TMPDIR",
-		"TZDIR",
-		"IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "GLOBIGNORE",
-		"PROMPT_COMMAND",
-		"PERL5LIB", "PERLLIB", "PERL5OPT", "PERL5DB", "PYTHONPATH", "PYTHONHOME",
-		"PYTHONSTARTUP", "PYTHONINSPECT", "RUBYLIB", "RUBYOPT", "NODE_OPTIONS",
-		"NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
-		"LUA_INIT", "TCLLIBPATH",
-	};
-	static const char *const prefix[] = { "LD_", "MALLOC_", "BASH_FUNC_", "LUA_INIT_" };
-
-	for (size_t i = 0; i < HS_ARRAY_SIZE(exact); i++)
-		if (strlen(exact[i]) == len && memcmp(exact[i], name, len) == 0)
-			return true;
-	for (size_t i = 0; i < HS_ARRAY_SIZE(prefix); i++) {
-		size_t pl = strlen(prefix[i]);
-		if (len >= pl && memcmp(prefix[i], name, pl) == 0)
-			return true;
-	}
-	return false;
 }
 
 static ssize_t env_find(const struct hs_env *e, const char *name, size_t len)
@@ -819,4 +778,18 @@ restore:
 	 * the PAM session) must not be cut short, and a caught signal has
 	 * been handed to the child already */
 	return r;
+}
+
+/* ---- the start of login, su and runuser ---- */
+
+void hs_session_tool_init(int argc, char **argv, const char *prog,
+			  struct rlimit *caller_core)
+{
+	getrlimit(RLIMIT_CORE, caller_core);
+	(void)hs_privileged_init(argc, argv, prog);
+	hs_cli_set_prog(prog);
+	/* Linux >= 5.18 turns an empty argv into { "" }: the same attack */
+	if (!argv[0][0])
+		hs_die(1, "called without argv[0]");
+	setlocale(LC_ALL, "");
 }

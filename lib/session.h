@@ -26,6 +26,8 @@
 
 #include <security/pam_appl.h>
 
+#include "envname.h"
+
 struct hs_config;
 
 /* ---- environments ---- */
@@ -39,14 +41,8 @@ struct hs_env {
 void hs_env_init(struct hs_env *e);
 void hs_env_free(struct hs_env *e);
 
-/* Shell-style names only: [A-Za-z_][A-Za-z0-9_]*, at most 256 bytes. */
-bool hs_env_name_valid(const char *name, size_t len);
-
-/* Names that change how the dynamic linker, libc, a shell or an
- * interpreter behaves (LD_*, MALLOC_*, GCONV_PATH, IFS, ENV, BASH_ENV,
- * PYTHONPATH, ...): never passed from a caller to another user's
- * process. */
-bool hs_env_name_unsafe(const char *name, size_t len);
+/* hs_env_name_valid() and hs_env_name_unsafe() are in envname.h (the
+ * core library: newgrp, which links no PAM, filters with them too). */
 
 /* Set (or, with overwrite false, keep an existing) NAME.  0, -EINVAL for a
  * bad name, -ENOMEM. */
@@ -74,6 +70,14 @@ bool hs_env_term_ok(const char *term);
  * ENV_PATH otherwise, without a leading "PATH=" (login.defs(5)); the
  * built-in defaults when unset.  defs may be NULL. */
 const char *hs_session_default_path(const struct hs_config *defs, uid_t uid);
+
+/* ---- the start of login, su and runuser ---- */
+
+/* Keep the caller's RLIMIT_CORE in *caller_core (hs_privileged_init()
+ * zeroes it; the session gets it back), hs_privileged_init(), the program
+ * name prog, refuse an empty argv[0] (exit 1), the user's locale. */
+void hs_session_tool_init(int argc, char **argv, const char *prog,
+			  struct rlimit *caller_core);
 
 /* ---- PAM ---- */
 

@@ -15,6 +15,7 @@
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,31 @@ static const struct {
 	{ "$5$", "sha256" },   { "$2b$", "blowfish" },      { "$1$", "md5" },
 };
 
+/* The field a flag word sets, or NULL when a is not one. */
+static bool *flag_option(struct options *o, const char *a)
+{
+	static const struct {
+		const char *word;
+		size_t offset;
+	} flags[] = {
+		{ "debug", offsetof(struct options, debug) },
+		{ "audit", offsetof(struct options, audit) },
+		{ "nullok", offsetof(struct options, nullok) },
+		{ "nodelay", offsetof(struct options, nodelay) },
+		{ "use_authtok", offsetof(struct options, use_authtok) },
+		{ "use_first_pass", offsetof(struct options, use_first_pass) },
+		{ "try_first_pass", offsetof(struct options, try_first_pass) },
+		{ "not_set_pass", offsetof(struct options, not_set_pass) },
+		{ "rehash", offsetof(struct options, rehash) },
+		{ "allow_legacy", offsetof(struct options, allow_legacy) },
+	};
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(flags); i++)
+		if (strcmp(a, flags[i].word) == 0)
+			return (bool *)((char *)o + flags[i].offset);
+	return NULL;
+}
+
 static void parse_options(pam_handle_t *pamh, int flags, int argc, const char **argv,
                           struct options *o)
 {
@@ -86,33 +112,18 @@ static void parse_options(pam_handle_t *pamh, int flags, int argc, const char **
 	o->quiet = (flags & PAM_SILENT) != 0;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
+		bool *flag = flag_option(o, a);
 		bool known = true;
 
-		if (strcmp(a, "debug") == 0)
-			o->debug = true;
-		else if (strcmp(a, "audit") == 0)
-			o->audit = o->debug = true;   /* as pam_unix */
-		else if (strcmp(a, "nullok") == 0)
-			o->nullok = true;
-		else if (strcmp(a, "nodelay") == 0)
-			o->nodelay = true;
-		else if (strcmp(a, "use_authtok") == 0)
-			o->use_authtok = true;
-		else if (strcmp(a, "use_first_pass") == 0)
-			o->use_first_pass = true;
-		else if (strcmp(a, "try_first_pass") == 0)
-			o->try_first_pass = true;
-		else if (strcmp(a, "not_set_pass") == 0)
-			o->not_set_pass = true;
-		else if (strcmp(a, "rehash") == 0)
-			o->rehash = true;
-		else if (strcmp(a, "allow_legacy") == 0)
-			o->allow_legacy = true;
-		else if (strncmp(a, "prefix=", 7) == 0)
+		if (flag) {
+			*flag = true;
+			if (flag == &o->audit)
+				o->debug = true;      /* as pam_unix */
+		} else if (strncmp(a, "prefix=", 7) == 0) {
 			o->prefix = a + 7;
-		else if (strncmp(a, "rounds=", 7) == 0)
+		} else if (strncmp(a, "rounds=", 7) == 0) {
 			o->rounds_arg = a + 7;
-		else {
+		} else {
 			known = false;
 			for (size_t w = 0; w < HS_ARRAY_SIZE(method_words); w++)
 				if (strcmp(a, method_words[w]) == 0) {
@@ -513,6 +524,19 @@ static void maybe_rehash(pam_handle_t *pamh, const struct options *o, struct ent
 	           e->name, p.prefix);
 }
 
+/* pam_get_user(), or the status to return (logged with prio, msg). */
+static int get_user(pam_handle_t *pamh, const char **name, int prio, const char *msg)
+{
+	int r = pam_get_user(pamh, name, NULL);
+
+	if (r == PAM_SUCCESS && *name)
+		return PAM_SUCCESS;
+	if (r == PAM_CONV_AGAIN)
+		return PAM_INCOMPLETE;
+	pam_syslog(pamh, prio, "%s", msg);
+	return r == PAM_SUCCESS ? PAM_USER_UNKNOWN : r;
+}
+
 PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv)
 {
 	struct options o;
@@ -522,13 +546,9 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 	int r;
 
 	parse_options(pamh, flags, argc, argv, &o);
-	r = pam_get_user(pamh, &name, NULL);
-	if (r != PAM_SUCCESS || !name) {
-		if (r == PAM_CONV_AGAIN)
-			return PAM_INCOMPLETE;
-		pam_syslog(pamh, LOG_NOTICE, "could not obtain username");
-		return r == PAM_SUCCESS ? PAM_USER_UNKNOWN : r;
-	}
+	r = get_user(pamh, &name, LOG_NOTICE, "could not obtain username");
+	if (r != PAM_SUCCESS)
+		return r;
 	if (!o.nodelay)
 		pam_fail_delay(pamh, FAIL_DELAY_USEC);
 
@@ -727,6 +747,26 @@ static void cleanup_secret_data(pam_handle_t *pamh, void *data, int error_status
 	hs_free_secret(data);
 }
 
+/* What both chauthtok phases check first: the policy (a configuration
+ * error shows before anyone types anything) and that this module can
+ * write the account's hash itself. */
+static int change_allowed(pam_handle_t *pamh, const struct options *o, const struct entry *e,
+                          struct hs_hash_policy *policy)
+{
+	int r = resolve_policy(pamh, o, policy);
+
+	if (r != PAM_SUCCESS)
+		return r;
+	if (e->src == SRC_HELPER) {
+		pam_syslog(pamh, LOG_ERR, "cannot change the password of %s: no access to %s",
+		           e->name, HS_TREE_DIR);
+		return PAM_AUTHTOK_ERR;
+	}
+	if (e->src != SRC_DIRECT)
+		return e->src == SRC_UNKNOWN ? PAM_USER_UNKNOWN : PAM_AUTHINFO_UNAVAIL;
+	return PAM_SUCCESS;
+}
+
 static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct entry *e,
                             bool iamroot)
 {
@@ -738,16 +778,9 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 	int r;
 
 	/* a configuration error shows before anyone types anything */
-	r = resolve_policy(pamh, o, &policy);
+	r = change_allowed(pamh, o, e, &policy);
 	if (r != PAM_SUCCESS)
 		return r;
-	if (e->src == SRC_HELPER) {
-		pam_syslog(pamh, LOG_ERR, "cannot change the password of %s: no access to %s",
-		           e->name, HS_TREE_DIR);
-		return PAM_AUTHTOK_ERR;
-	}
-	if (e->src != SRC_DIRECT)
-		return e->src == SRC_UNKNOWN ? PAM_USER_UNKNOWN : PAM_AUTHINFO_UNAVAIL;
 
 	if (e->sh.hash[0] == '\0' && o->nullok) {
 		/* blank password: nothing to ask, as pam_unix */
@@ -846,16 +879,9 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	gid_t gid;
 	int r, tries;
 
-	r = resolve_policy(pamh, o, &policy);
+	r = change_allowed(pamh, o, e, &policy);
 	if (r != PAM_SUCCESS)
 		return r;
-	if (e->src == SRC_HELPER) {
-		pam_syslog(pamh, LOG_ERR, "cannot change the password of %s: no access to %s",
-		           e->name, HS_TREE_DIR);
-		return PAM_AUTHTOK_ERR;
-	}
-	if (e->src != SRC_DIRECT)
-		return e->src == SRC_UNKNOWN ? PAM_USER_UNKNOWN : PAM_AUTHINFO_UNAVAIL;
 
 	if (o->not_set_pass) {
 		if (pam_get_data(pamh, DATA_OLD_AUTHTOK, &old) != PAM_SUCCESS)
@@ -961,13 +987,9 @@ PAM_EXTERN int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc, const c
 	int r;
 
 	parse_options(pamh, flags, argc, argv, &o);
-	r = pam_get_user(pamh, &name, NULL);
-	if (r != PAM_SUCCESS || !name) {
-		if (r == PAM_CONV_AGAIN)
-			return PAM_INCOMPLETE;
-		pam_syslog(pamh, LOG_ERR, "password - could not identify user");
-		return r == PAM_SUCCESS ? PAM_USER_UNKNOWN : r;
-	}
+	r = get_user(pamh, &name, LOG_ERR, "password - could not identify user");
+	if (r != PAM_SUCCESS)
+		return r;
 	entry_init(&e);
 	entry_load(pamh, &o, name, &e);
 	if (e.src == SRC_UNKNOWN) {

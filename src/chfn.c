@@ -30,6 +30,7 @@
 #include "names.h"
 #include "pamconv.h"
 #include "privs.h"
+#include "pwedit.h"
 #include "records.h"
 #include "util.h"
 
@@ -324,48 +325,18 @@ static void prompt_fields(const char *name, const char *gecos, const struct hs_c
 
 /* ---- the change ---- */
 
-static int take_passwd_lock(struct hs_locks *locks)
-{
-	static const char *const files[] = { HS_ETC_PASSWD };
-	const char *failed = NULL;
-	int r = hs_lock_acquire(locks, NULL, files, HS_ARRAY_SIZE(files), HS_LOCK_TIMEOUT_SEC,
-				&failed);
-
-	if (r == -HS_E_TIMEOUT)
-		hs_warn("cannot lock %s: timed out after %d s",
-			failed ? failed : HS_ETC_PWD_LOCK, HS_LOCK_TIMEOUT_SEC);
-	else if (r < 0)
-		hs_warn("cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK, hs_strerror(r));
-	return r;
-}
-
 /* Apply the new values to the entry as it is in /etc/passwd under the
- * lock (not as NSS said before), so a concurrent change of the other
- * fields is not undone. */
+ * lock (see hs_pwedit_begin). */
 static int update_gecos(const char *name, char *newv[F_COUNT])
 {
-	struct hs_accountdb db = HS_ACCOUNTDB_INIT;
-	struct hs_locks locks = HS_LOCKS_INIT;
+	struct hs_pwedit e = HS_PWEDIT_INIT;
 	char *v[F_COUNT] = { NULL };
 	_cleanup_free_ char *gecos = NULL;
-	struct hs_passwd ent;
-	sigset_t saved;
-	long idx;
-	int r, status = E_NOPERM;
+	int status = E_NOPERM;
 
-	if (take_passwd_lock(&locks) < 0)
-		return E_NOPERM;
-	if (hs_accountdb_load(&db, HS_DB_PASSWD, HS_ETC_PASSWD, 0) < 0) {
-		hs_warn("%s", db.error);
+	if (hs_pwedit_begin(&e, name) < 0)
 		goto out;
-	}
-	idx = hs_accountdb_find(&db, name);
-	if (idx < 0) {
-		hs_warn("user '%s' does not exist in %s", name, HS_ETC_PASSWD);
-		goto out;
-	}
-	ent = db.lines[idx].rec.pw;
-	split_gecos(ent.gecos, v);
+	split_gecos(e.ent.gecos, v);
 	for (int f = F_FULL; f < F_COUNT; f++) {
 		if (newv[f]) {
 			free(v[f]);
@@ -378,28 +349,15 @@ static int update_gecos(const char *name, char *newv[F_COUNT])
 			HS_GECOS_MAX);
 		goto out;
 	}
-	if (strcmp(gecos, ent.gecos) != 0) {
-		ent.gecos = gecos;
-		r = hs_accountdb_replace(&db, (size_t)idx, &ent);
-		if (r < 0) {
-			hs_warn("%s", db.error);
+	if (strcmp(gecos, e.ent.gecos) != 0) {
+		e.ent.gecos = gecos;
+		if (hs_pwedit_commit(&e) < 0)
 			goto out;
-		}
-		hs_signals_block(&saved);
-		r = hs_accountdb_write(&db);
-		hs_signals_restore(&saved);
-		if (r < 0) {
-			syslog(LOG_ERR, "%s", db.error);
-			hs_warn("%s", db.error);
-			goto out;
-		}
-		hs_flush_caches("passwd");
 	}
 	status = E_SUCCESS;
 out:
 	free_fields(v);
-	hs_accountdb_free(&db);
-	hs_lock_release(&locks);
+	hs_pwedit_end(&e);
 	return status;
 }
 
@@ -470,24 +428,7 @@ int main(int argc, char **argv)
 		return E_NOPERM;
 	}
 
-	r = hs_getpwuid_alloc(getuid(), &me, &mebuf);
-	if (r < 0) {
-		syslog(LOG_WARNING, "Cannot determine the user name of the caller (UID %lu)",
-		       (unsigned long)getuid());
-		hs_die(E_NOPERM, "Cannot determine your user name.");
-	}
-	if (optind < argc) {
-		name = argv[optind];
-		if (!hs_user_name_valid(name))
-			hs_die(E_NOPERM, "Provided user name is not a valid name");
-		r = hs_getpwnam_alloc(name, &pw, &pwbuf);
-		if (r == -ENOENT)
-			hs_die(E_NOPERM, "user '%s' does not exist", name);
-		if (r < 0)
-			hs_die(E_NOPERM, "cannot look up user '%s': %s", name, hs_strerror(r));
-	} else {
-		pw = me;
-	}
+	hs_pwedit_who(optind < argc ? argv[optind] : NULL, E_NOPERM, &me, &mebuf, &pw, &pwbuf);
 	name = pw.pw_name;
 
 	if (!amroot) {

@@ -30,13 +30,11 @@
  * buffer of standard input is ours so it can be wiped too. */
 #include <crypt.h>
 #include <errno.h>
-#include <getopt.h>
 #include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -51,6 +49,7 @@
 #include "pamconv.h"
 #include "privs.h"
 #include "records.h"
+#include "secretbatch.h"
 #include "userdir.h"
 #include "util.h"
 
@@ -59,393 +58,83 @@
 #define E_FAILURE 1
 #define E_USAGE   2
 
-/* Longest input line (bytes, without the newline).  A line is a name of at
- * most 32 bytes, ':' and a password or hash; anything longer is refused. */
-#define LINE_MAX_BYTES 4096
-/* Longest clear-text password: PAM's own limit (PAM_MAX_RESP_SIZE). */
-#define PASSWORD_MAX 512
-/* What the whole batch may hold in memory (passwords and hashes). */
-#define BATCH_BYTES_MAX (64u * 1024 * 1024)
 /* As passwd: a verification by the password helper holds a user's lock
  * through a 2 s failure delay. */
 #define LOCK_TIMEOUT_SEC 15u
 
 #define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16)
 
-enum mode {
-	MODE_PAM,        /* no -c, -e, -m: pam_chauthtok per user */
-	MODE_HASH,       /* -c METHOD / -m: hash here */
-	MODE_ENCRYPTED,  /* -e, -c NONE: the hashes are given */
-};
-
-struct options {
-	enum mode mode;
-	bool eflg, mflg, cflg, sflg;
-	bool allow_legacy;      /* --allow-legacy: MD5/SHA256 (lib/hash.h's rule) */
-	const char *method;
-	unsigned long rounds;
-	struct hs_hash_policy policy;
-};
-
-struct entry {
-	char name[HS_NAME_MAX + 1];
-	uid_t uid;
-	unsigned long lineno;
-	char *secret;   /* clear-text password, or the hash once computed/given */
-	size_t secret_size;
-	/* pass 3, direct path: the shadow file as it was, for the rollback */
+/* Pass 3, direct path: the shadow file as it was, for the rollback. */
+struct undo {
 	bool written;
 	char *old_hash;
 	long old_lstchg;
 };
 
-struct batch {
-	struct entry *v;
-	size_t n, alloc;
-	size_t bytes;
-};
-
 static char stdin_buffer[8192];
 
-static _Noreturn void usage(int status)
-{
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options]\n"
-		"\n"
-		"Options:\n"
-		"      --allow-legacy            allow MD5 and SHA256 hashes (legacy: they\n"
-		"                                authenticate only with allow_legacy in PAM)\n"
-		"  -c, --crypt-method METHOD     the crypt method (one of NONE MD5 SHA256 SHA512\n"
-		"                                BCRYPT YESCRYPT)\n"
-		"  -e, --encrypted               supplied passwords are encrypted\n"
-		"  -h, --help                    display this help message and exit\n"
-		"  -m, --md5                     encrypt the clear text password using\n"
-		"                                the MD5 algorithm\n"
-		"  -s, --sha-rounds              number of rounds for the SHA, BCRYPT\n"
-		"                                or YESCRYPT crypt algorithms\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog());
-	exit(status);
-}
-
-static void parse_options(int argc, char **argv, struct options *o)
-{
-	enum { OPT_VERSION = 256, OPT_ALLOW_LEGACY };
-	static const struct option longopts[] = {
-		{ "allow-legacy", no_argument,       NULL, OPT_ALLOW_LEGACY },
-		{ "crypt-method", required_argument, NULL, 'c' },
-		{ "encrypted",    no_argument,       NULL, 'e' },
-		{ "help",         no_argument,       NULL, 'h' },
-		{ "md5",          no_argument,       NULL, 'm' },
-		{ "prefix",       required_argument, NULL, 'P' },
-		{ "root",         required_argument, NULL, 'R' },
-		{ "sha-rounds",   required_argument, NULL, 's' },
-		{ "version",      no_argument,       NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *rounds_arg = NULL;
-	int c;
-
-	while ((c = getopt_long(argc, argv, "c:ehmP:R:s:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			o->cflg = true;
-			o->method = optarg;
-			break;
-		case 'e':
-			o->eflg = true;
-			break;
-		case 'h':
-			usage(E_SUCCESS);
-		case 'm':
-			o->mflg = true;
-			break;
-		case 'P':
-			hs_die(E_USAGE, "option --prefix is not supported; run chpasswd inside "
-			       "the root instead (chroot %s chpasswd)", optarg);
-		case 'R':
-			hs_die(E_USAGE, "option --root is not supported; run chpasswd inside "
-			       "the root instead (chroot %s chpasswd)", optarg);
-		case 's':
-			o->sflg = true;
-			rounds_arg = optarg;
-			break;
-		case OPT_ALLOW_LEGACY:
-			o->allow_legacy = true;
-			break;
-		case OPT_VERSION:
-			hs_print_version();
-		default:
-			usage(E_USAGE);
-		}
-	}
-	if (optind < argc)
-		usage(E_USAGE);
-	if ((o->eflg && (o->mflg || o->cflg)) || (o->mflg && o->cflg)) {
-		hs_warn("the -c, -e, and -m flags are exclusive");
-		usage(E_USAGE);
-	}
-	if (o->sflg && !o->cflg) {
-		hs_warn("-s flag is only allowed with the -c flag");
-		usage(E_USAGE);
-	}
-	if (rounds_arg && hs_parse_ulong(rounds_arg, 1, 999999999UL, &o->rounds) < 0) {
-		hs_warn("invalid numeric argument '%s'", rounds_arg);
-		usage(E_USAGE);
-	}
-
-	if (o->eflg) {
-		o->mode = MODE_ENCRYPTED;
-	} else if (o->mflg) {
-		o->mode = MODE_HASH;
-		o->method = "MD5";
-	} else if (o->cflg) {
-		o->mode = MODE_HASH;
-		/* shadow-utils stores the input unchanged with NONE; so do
-		 * we, with -e's checks, so clear text never becomes a "hash" */
-		if (strcasecmp(o->method, "NONE") == 0)
-			o->mode = MODE_ENCRYPTED;
-		else if (strcasecmp(o->method, "DES") == 0)
-			hs_die(E_USAGE, "crypt method DES is not supported: libxcrypt calls it "
-			       "legacy and its hashes would not authenticate");
-	} else {
-		o->mode = MODE_PAM;
-	}
-	if (o->mode == MODE_HASH) {
-		/* -s is shadow-utils' cost for SHA (rounds), BCRYPT (log2
-		 * rounds) and YESCRYPT (cost factor), clamped to the method's
-		 * range as shadow-utils does; 0 = the library's default */
-		if (hs_hash_policy_from_method(o->method, o->rounds, &o->policy) < 0) {
-			hs_warn("unsupported crypt method: %s", o->method);
-			usage(E_USAGE);
-		}
-		/* the PAM module's rule: nothing writes what hs_verify_password
-		 * would refuse, unless given the same explicit opt-in */
-		const char *name;
-		if (hs_hash_policy_check_legacy(&o->policy, o->allow_legacy, &name) < 0)
-			hs_die(E_USAGE, "crypt method %s is legacy: libxcrypt verifies its hashes "
-			       "only where the PAM module has allow_legacy; give --allow-legacy "
-			       "to write them anyway", name);
-	}
-}
-
-/* ---- pass 1: reading and checking ---- */
-
-static void wipe_batch(struct batch *b)
-{
-	for (size_t i = 0; i < b->n; i++) {
-		if (b->v[i].secret) {
-			hs_wipe(b->v[i].secret, b->v[i].secret_size);
-			free(b->v[i].secret);
-			b->v[i].secret = NULL;
-		}
-		hs_free_secret(b->v[i].old_hash);
-		b->v[i].old_hash = NULL;
-	}
-	free(b->v);
-	b->v = NULL;
-	b->n = b->alloc = 0;
-}
-
-static unsigned long errors;
-
-#define line_error(lineno, ...) hs_batch_line_error(&errors, lineno, __VA_ARGS__)
-
-static struct entry *find_entry(const struct batch *b, const char *name)
-{
-	for (size_t i = 0; i < b->n; i++)
-		if (strcmp(b->v[i].name, name) == 0)
-			return &b->v[i];
-	return NULL;
-}
-
-/* Check one "name:password" line and add it to the batch. */
-static void check_line(int treefd, const struct options *o, struct batch *b, char *line,
-		       unsigned long lineno)
+/* A line's user: known to NSS and with a directory in the tree (ctx: the
+ * tree's fd).  *uid is the one checked again in pass 3. */
+static int lookup_user(void *ctx, struct hs_secret_batch *b, const char *name,
+		       unsigned long lineno, uid_t *uid)
 {
 	_cleanup_free_ char *pwbuf = NULL;
 	_cleanup_close_ int udirfd = -1;
 	char path[PATH_BUF];
 	struct passwd pw;
-	struct entry *e;
-	char *password = strchr(line, ':');
-	const char *problem;
-	size_t plen;
-	int r;
+	int r = hs_getpwnam_alloc(name, &pw, &pwbuf);
 
-	if (!password) {
-		line_error(lineno, "missing new password");
-		return;
-	}
-	*password++ = '\0';
-	plen = strlen(password);
-	if (line[0] == '\0') {
-		line_error(lineno, "missing user name");
-		return;
-	}
-	if (!hs_user_name_valid(line)) {
-		line_error(lineno, "invalid user name");
-		return;
-	}
-	if (o->mode == MODE_ENCRYPTED) {
-		r = hs_hash_check_given(password, &problem);
-		if (r < 0) {
-			line_error(lineno, "user '%s': %s", line, problem);
-			return;
-		}
-		if (r == 1 && !o->allow_legacy) {
-			line_error(lineno, "user '%s': the hash uses a legacy method (libxcrypt "
-				   "verifies it only where the PAM module has allow_legacy); give "
-				   "--allow-legacy to store it anyway", line);
-			return;
-		}
-	} else {
-		if (plen == 0) {
-			line_error(lineno, "user '%s': empty password (use passwd -d to remove "
-				   "a password)", line);
-			return;
-		}
-		if (plen > PASSWORD_MAX) {
-			line_error(lineno, "user '%s': the password is longer than %d bytes",
-				   line, PASSWORD_MAX);
-			return;
-		}
-	}
-	e = find_entry(b, line);
-	if (e) {
-		line_error(lineno, "user '%s' already appears on line %lu", line, e->lineno);
-		return;
-	}
-	r = hs_getpwnam_alloc(line, &pw, &pwbuf);
 	if (r == -ENOENT) {
-		line_error(lineno, "user '%s' does not exist", line);
-		return;
-	}
-	if (r < 0) {
-		line_error(lineno, "cannot look up user '%s': %s", line, hs_strerror(r));
-		return;
-	}
-	udirfd = hs_userdir_open(treefd, line, pw.pw_uid, NULL);
-	if (udirfd < 0) {
-		hs_userdir_path(path, sizeof(path), line, NULL);
-		if (udirfd == -ENOENT)
-			line_error(lineno, "user '%s' has no directory %s (run pwconv)", line, path);
-		else
-			line_error(lineno, "cannot open %s: %s", path, hs_strerror(udirfd));
-		return;
-	}
-	if (b->bytes + plen + HS_HASH_MAX + 2 > BATCH_BYTES_MAX) {
-		line_error(lineno, "the input holds more than %u MiB of passwords",
-			   BATCH_BYTES_MAX >> 20);
-		return;
-	}
-	if (b->n == b->alloc) {
-		size_t alloc = b->alloc ? b->alloc * 2 : 64;
-		struct entry *v = reallocarray(NULL, alloc, sizeof(*v));
-
-		if (!v)
-			hs_die(E_FAILURE, "out of memory");
-		/* copy by hand rather than realloc: a moved block would leave
-		 * the old pointers (not the secrets) behind unwiped -- harmless,
-		 * but this keeps one owner per secret pointer */
-		if (b->n)
-			memcpy(v, b->v, b->n * sizeof(*v));
-		hs_wipe(b->v, b->alloc * sizeof(*b->v));
-		free(b->v);
-		b->v = v;
-		b->alloc = alloc;
-	}
-	e = &b->v[b->n];
-	memset(e, 0, sizeof(*e));
-	strcpy(e->name, line);
-	e->uid = pw.pw_uid;
-	e->lineno = lineno;
-	b->n++;
-	if (errors > 0)
-		return;   /* nothing will be written: keep the name, not the secret */
-	/* room for the hash that replaces the password in pass 2 */
-	e->secret_size = (plen > HS_HASH_MAX ? plen : HS_HASH_MAX) + 1;
-	e->secret = calloc(1, e->secret_size);
-	if (!e->secret)
-		hs_die(E_FAILURE, "out of memory");
-	memcpy(e->secret, password, plen + 1);
-	b->bytes += e->secret_size;
-}
-
-static int read_batch(int treefd, const struct options *o, struct batch *b)
-{
-	char line[LINE_MAX_BYTES + 1];
-	unsigned long lineno = 0;
-	size_t len;
-	int r;
-
-	while ((r = hs_batch_read_line(stdin, line, LINE_MAX_BYTES, &len)) != 0) {
-		lineno++;
-		if (r == -EIO) {
-			hs_warn("cannot read standard input: %s", hs_strerror(-errno));
-			errors++;
-			break;
-		}
-		if (r == -E2BIG)
-			line_error(lineno, "line too long");
-		else if (r == -EINVAL)
-			line_error(lineno, "line contains a NUL byte");
-		else
-			check_line(treefd, o, b, line, lineno);
-		hs_wipe(line, sizeof(line));
-	}
-	hs_wipe(line, sizeof(line));
-	hs_batch_errors_done(errors);
-	if (errors > 0) {
-		wipe_batch(b);
-		hs_warn("error detected, changes ignored");
+		hs_secret_line_error(b, lineno, "user '%s' does not exist", name);
 		return -1;
 	}
+	if (r < 0) {
+		hs_secret_line_error(b, lineno, "cannot look up user '%s': %s", name,
+				     hs_strerror(r));
+		return -1;
+	}
+	udirfd = hs_userdir_open(*(const int *)ctx, name, pw.pw_uid, NULL);
+	if (udirfd < 0) {
+		hs_userdir_path(path, sizeof(path), name, NULL);
+		if (udirfd == -ENOENT)
+			hs_secret_line_error(b, lineno, "user '%s' has no directory %s (run pwconv)",
+					     name, path);
+		else
+			hs_secret_line_error(b, lineno, "cannot open %s: %s", path,
+					     hs_strerror(udirfd));
+		return -1;
+	}
+	*uid = pw.pw_uid;
 	return 0;
 }
 
-/* ---- pass 2: hashing ---- */
-
-struct hash_job {
-	const struct options *o;
-	struct batch *b;
+static struct hs_secret_tool tool = {
+	.name = "chpasswd",
+	.what = "user",
+	.legacy_help = "(legacy: they\n"
+		       "                                authenticate only with allow_legacy in PAM)",
+	.root_in_help = false,
+	.hint_shows_dir = true,
+	.sflag_checked_first = false,
+	.des_effect = "its hashes would not authenticate",
+	.name_valid = hs_user_name_valid,
+	.invalid_name_shown = false,
+	.empty_always_refused = false,
+	.empty_hint = "use passwd -d to remove a password",
+	.legacy_where = "where the PAM module has allow_legacy",
+	.lookup = lookup_user,
 };
 
-/* One entry: the password in e->secret becomes its hash (the buffer has
- * room for either).  Runs on several threads, one entry each. */
-static int hash_one(void *ctx, size_t i)
+/* The PAM module's rule: nothing writes what hs_verify_password would
+ * refuse, unless given the same explicit opt-in. */
+static void check_legacy_method(const struct hs_secret_options *o)
 {
-	struct hash_job *j = ctx;
-	struct entry *e = &j->b->v[i];
-	char hash[HS_HASH_MAX + 1];
-	int r = hs_hash_password(e->secret, &j->o->policy, hash, sizeof(hash));
+	const char *name;
 
-	if (r == 0) {
-		hs_wipe(e->secret, e->secret_size);
-		memcpy(e->secret, hash, strlen(hash) + 1);
-	}
-	hs_wipe(hash, sizeof(hash));
-	return r;
-}
-
-/* Hashing is the slow part (yescrypt's default costs tens of
- * milliseconds): every CPU takes its share. */
-static int hash_batch(const struct options *o, struct batch *b)
-{
-	struct hash_job j = { .o = o, .b = b };
-	size_t failed = 0;
-	int r = hs_parallel_for(b->n, hash_one, &j, &failed);
-
-	if (r < 0) {
-		hs_warn("line %lu: cannot hash the password of user '%s': %s",
-			b->v[failed].lineno, b->v[failed].name, hs_strerror(r));
-		hs_warn("error detected, changes ignored");
-		return -1;
-	}
-	return 0;
+	if (hs_hash_policy_check_legacy(&o->policy, o->allow_legacy, &name) < 0)
+		hs_die(E_USAGE, "crypt method %s is legacy: libxcrypt verifies its hashes "
+		       "only where the PAM module has allow_legacy; give --allow-legacy "
+		       "to write them anyway", name);
 }
 
 /* ---- pass 3: writing ---- */
@@ -453,7 +142,7 @@ static int hash_batch(const struct options *o, struct batch *b)
 /* The user's directory, opened again (a batch may name more users than we
  * may hold fds for; the owner must still be the uid checked in pass 1) and
  * write-locked.  An fd or -1 with the message printed. */
-static int open_locked(int treefd, const struct entry *e)
+static int open_locked(int treefd, const struct hs_secret_entry *e)
 {
 	char path[PATH_BUF];
 	int udirfd, r;
@@ -477,8 +166,9 @@ static int open_locked(int treefd, const struct entry *e)
 	return udirfd;
 }
 
-/* Keep the current shadow file in e (for the rollback), then replace it. */
-static int write_one(int treefd, gid_t auth_gid, struct entry *e)
+/* Keep the current shadow file in u (for the rollback), then replace it. */
+static int write_one(int treefd, gid_t auth_gid, const struct hs_secret_entry *e,
+		     struct undo *u)
 {
 	_cleanup_close_ int udirfd = -1;
 	char path[PATH_BUF];
@@ -499,10 +189,10 @@ static int write_one(int treefd, gid_t auth_gid, struct entry *e)
 		syslog(LOG_WARNING, "replacing unreadable %s: %s", path, hs_strerror(r));
 		old = (struct hs_shadow){ .hash = (char *)"!", .lstchg = HS_UNSET };
 	}
-	e->old_hash = strdup(old.hash);
-	e->old_lstchg = old.lstchg;
+	u->old_hash = strdup(old.hash);
+	u->old_lstchg = old.lstchg;
 	hs_wipe(cur, sizeof(cur));
-	if (!e->old_hash) {
+	if (!u->old_hash) {
 		hs_warn("line %lu: %s", e->lineno, hs_strerror(-ENOMEM));
 		return -1;
 	}
@@ -512,19 +202,20 @@ static int write_one(int treefd, gid_t auth_gid, struct entry *e)
 		hs_warn("line %lu: cannot write %s: %s", e->lineno, path, hs_strerror(r));
 		return -1;
 	}
-	e->written = true;
+	u->written = true;
 	return 0;
 }
 
 /* Put back the shadow file write_one replaced, unless it changed again
  * since (the user's own passwd, root's passwd -l): that newer change
  * wins and is reported. */
-static int restore_one(int treefd, gid_t auth_gid, const struct entry *e)
+static int restore_one(int treefd, gid_t auth_gid, const struct hs_secret_entry *e,
+		       const struct undo *u)
 {
 	_cleanup_close_ int udirfd = -1;
 	char path[PATH_BUF];
 	char cur[HS_USERFILE_MAX + 2];
-	struct hs_shadow now, old = { .hash = e->old_hash, .lstchg = e->old_lstchg };
+	struct hs_shadow now, old = { .hash = u->old_hash, .lstchg = u->old_lstchg };
 	bool ours;
 	int r;
 
@@ -554,7 +245,7 @@ static int restore_one(int treefd, gid_t auth_gid, const struct entry *e)
 
 /* Direct path: every user or none.  Signals are blocked for the whole
  * pass, so an interrupt cannot stop it between a write and its rollback. */
-static int write_batch(int treefd, gid_t auth_gid, struct batch *b)
+static int write_all(int treefd, gid_t auth_gid, struct hs_secret_batch *b, struct undo *undo)
 {
 	unsigned long not_restored = 0;
 	sigset_t saved;
@@ -562,7 +253,7 @@ static int write_batch(int treefd, gid_t auth_gid, struct batch *b)
 
 	hs_signals_block(&saved);
 	for (i = 0; i < b->n; i++)
-		if (write_one(treefd, auth_gid, &b->v[i]) < 0)
+		if (write_one(treefd, auth_gid, &b->v[i], &undo[i]) < 0)
 			break;
 	if (i == b->n) {
 		hs_signals_restore(&saved);
@@ -572,7 +263,7 @@ static int write_batch(int treefd, gid_t auth_gid, struct batch *b)
 	}
 	/* line b->v[i] failed: take the earlier ones back, newest first */
 	for (size_t k = i; k-- > 0;) {
-		if (b->v[k].written && restore_one(treefd, auth_gid, &b->v[k]) < 0)
+		if (undo[k].written && restore_one(treefd, auth_gid, &b->v[k], &undo[k]) < 0)
 			not_restored++;
 	}
 	hs_signals_restore(&saved);
@@ -590,12 +281,26 @@ static int write_batch(int treefd, gid_t auth_gid, struct batch *b)
 	return -1;
 }
 
+static int write_batch(int treefd, gid_t auth_gid, struct hs_secret_batch *b)
+{
+	struct undo *undo = calloc(b->n ? b->n : 1, sizeof(*undo));
+	int r;
+
+	if (!undo)
+		hs_die(E_FAILURE, "out of memory");
+	r = write_all(treefd, auth_gid, b, undo);
+	for (size_t i = 0; i < b->n; i++)
+		hs_free_secret(undo[i].old_hash);
+	free(undo);
+	return r;
+}
+
 /* Answers every hidden prompt ("New password:", "Retype new password:")
  * with the line's password.  Root is not asked for the current one; a
  * prompt for it is refused rather than answered with the new password. */
 static const char *batch_answer(void *ctx, const char *prompt)
 {
-	const struct entry *e = ctx;
+	const struct hs_secret_entry *e = ctx;
 
 	if (strcasestr(prompt, "current") || strcasestr(prompt, "old")) {
 		hs_warn("line %lu: PAM asked for the current password of user '%s'", e->lineno,
@@ -607,12 +312,12 @@ static const char *batch_answer(void *ctx, const char *prompt)
 
 static void batch_error(void *ctx, const char *text)
 {
-	const struct entry *e = ctx;
+	const struct hs_secret_entry *e = ctx;
 
 	hs_warn("line %lu: %s", e->lineno, text);
 }
 
-static int change_with_pam(const struct entry *e)
+static int change_with_pam(const struct hs_secret_entry *e)
 {
 	struct hs_pam_script script = { .hidden = batch_answer, .error = batch_error,
 					.ctx = (void *)e };
@@ -659,7 +364,7 @@ static void block_interrupts(sigset_t *saved)
 /* One user after the other, stopping at the first refusal (the modules'
  * changes cannot be taken back, so at least nothing after the failure
  * happens, and the report says exactly what did). */
-static int pam_batch_run(struct batch *b)
+static int pam_batch_run(struct hs_secret_batch *b)
 {
 	size_t i;
 
@@ -689,7 +394,7 @@ static int pam_batch_run(struct batch *b)
 	return -1;
 }
 
-static int pam_batch(struct batch *b)
+static int pam_batch(struct hs_secret_batch *b)
 {
 	sigset_t saved;
 	int r;
@@ -703,21 +408,23 @@ static int pam_batch(struct batch *b)
 
 int main(int argc, char **argv)
 {
-	struct options o = { .mode = MODE_PAM };
-	struct batch b = { .v = NULL };
+	struct hs_secret_options o = { .mode = HS_SECRET_DEFAULT };
+	struct hs_secret_batch b = { .v = NULL };
 	_cleanup_close_ int treefd = -1;
 	gid_t tree_gid, auth_gid = 0;
 	int r;
 
 	hs_cli_set_prog(hs_privileged_init(argc, argv, "chpasswd"));
-	parse_options(argc, argv, &o);
+	hs_secret_parse_options(argc, argv, &tool, &o);
+	if (o.mode == HS_SECRET_HASH)
+		check_legacy_method(&o);
 	if (!hs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");
 	openlog("chpasswd", LOG_PID, LOG_AUTHPRIV);
 	if (setvbuf(stdin, stdin_buffer, _IOFBF, sizeof(stdin_buffer)) != 0)
 		hs_die(E_FAILURE, "cannot set up standard input");
 
-	if (o.mode != MODE_PAM) {
+	if (o.mode != HS_SECRET_DEFAULT) {
 		r = hs_layout_gids(&tree_gid, &auth_gid);
 		if (r < 0)
 			hs_die(E_FAILURE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
@@ -726,16 +433,17 @@ int main(int argc, char **argv)
 	if (treefd < 0)
 		hs_die(E_FAILURE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
 
-	r = read_batch(treefd, &o, &b);
+	tool.ctx = &treefd;
+	r = hs_secret_read(stdin, &tool, &o, &b);
 	hs_wipe(stdin_buffer, sizeof(stdin_buffer));
 	if (r < 0)
 		return E_FAILURE;
-	if (o.mode == MODE_HASH && hash_batch(&o, &b) < 0) {
-		wipe_batch(&b);
+	if (o.mode == HS_SECRET_HASH && hs_secret_hash(&tool, &o.policy, &b) < 0) {
+		hs_secret_wipe(&b);
 		return E_FAILURE;
 	}
 
-	r = o.mode == MODE_PAM ? pam_batch(&b) : write_batch(treefd, auth_gid, &b);
-	wipe_batch(&b);
+	r = o.mode == HS_SECRET_DEFAULT ? pam_batch(&b) : write_batch(treefd, auth_gid, &b);
+	hs_secret_wipe(&b);
 	return r < 0 ? E_FAILURE : E_SUCCESS;
 }

@@ -40,6 +40,7 @@
 #include "names.h"
 #include "pamconv.h"
 #include "privs.h"
+#include "pwedit.h"
 #include "records.h"
 #include "shells.h"
 #include "userdir.h"
@@ -162,15 +163,9 @@ static int write_shell_file(int udirfd, const char *name, uid_t uid, gid_t auth_
 
 	/* Held until udirfd is closed: a root tool rewriting this user's
 	 * files, or a second chsh, cannot interleave with us. */
-	r = hs_userdir_lock(udirfd, LOCK_TIMEOUT_SEC);
-	if (r < 0) {
-		hs_userdir_path(path, sizeof(path), name, NULL);
-		if (r == -HS_E_TIMEOUT)
-			hs_warn("cannot lock %s: timed out after %u s", path, LOCK_TIMEOUT_SEC);
-		else
-			hs_warn("cannot lock %s: %s", path, hs_strerror(r));
+	r = hs_pwedit_lock_userdir(udirfd, name, LOCK_TIMEOUT_SEC);
+	if (r < 0)
 		return r;
-	}
 	hs_signals_block(&saved);
 	r = hs_userdir_write_shell(udirfd, uid, auth_gid, shell);
 	hs_signals_restore(&saved);
@@ -300,21 +295,6 @@ static int user_update(const struct passwd *pw, const char *shell)
 	return E_SUCCESS;
 }
 
-static int take_passwd_lock(struct hs_locks *locks)
-{
-	static const char *const files[] = { HS_ETC_PASSWD };
-	const char *failed = NULL;
-	int r = hs_lock_acquire(locks, NULL, files, HS_ARRAY_SIZE(files), HS_LOCK_TIMEOUT_SEC,
-				&failed);
-
-	if (r == -HS_E_TIMEOUT)
-		hs_warn("cannot lock %s: timed out after %d s",
-			failed ? failed : HS_ETC_PWD_LOCK, HS_LOCK_TIMEOUT_SEC);
-	else if (r < 0)
-		hs_warn("cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK, hs_strerror(r));
-	return r;
-}
-
 /* Root: behind the proxy when the shell is listed and the account has a
  * directory in the tree (and is not uid 0), else straight into
  * /etc/passwd.  The shell file is written before /etc/passwd names the
@@ -322,15 +302,11 @@ static int take_passwd_lock(struct hs_locks *locks)
  * force, never a proxy without the intended shell behind it. */
 static int root_update(const struct passwd *pw, const char *shell, bool listed)
 {
-	struct hs_accountdb db = HS_ACCOUNTDB_INIT;
-	struct hs_locks locks = HS_LOCKS_INIT;
+	struct hs_pwedit e = HS_PWEDIT_INIT;
 	_cleanup_close_ int udirfd = -1;
 	bool behind_proxy = listed && pw->pw_uid != 0;
 	const char *passwd_shell;
-	struct hs_passwd ent;
 	gid_t tree_gid, auth_gid = HS_ANY_GID;
-	sigset_t saved;
-	long idx;
 	int r, status = E_FAILURE;
 
 	if (behind_proxy) {
@@ -353,25 +329,15 @@ static int root_update(const struct passwd *pw, const char *shell, bool listed)
 			return E_FAILURE;
 	}
 
-	if (take_passwd_lock(&locks) < 0)
-		return E_FAILURE;
 	/* Decide from the file as it is under the lock, not from what NSS
 	 * said before. */
-	if (hs_accountdb_load(&db, HS_DB_PASSWD, HS_ETC_PASSWD, 0) < 0) {
-		hs_warn("%s", db.error);
+	if (hs_pwedit_begin(&e, pw->pw_name) < 0)
 		goto out;
-	}
-	idx = hs_accountdb_find(&db, pw->pw_name);
-	if (idx < 0) {
-		hs_warn("user '%s' does not exist in %s", pw->pw_name, HS_ETC_PASSWD);
-		goto out;
-	}
-	ent = db.lines[idx].rec.pw;
-	if (ent.uid == 0)
+	if (e.ent.uid == 0)
 		behind_proxy = false;
 	if (behind_proxy) {
 		hs_close(udirfd);
-		udirfd = open_userdir(ent.name, ent.uid, true);
+		udirfd = open_userdir(e.ent.name, e.ent.uid, true);
 		if (udirfd == -ENOENT)
 			behind_proxy = false;       /* not converted: the classic way */
 		else if (udirfd < 0)
@@ -380,29 +346,16 @@ static int root_update(const struct passwd *pw, const char *shell, bool listed)
 	passwd_shell = behind_proxy ? HS_SHELL_PROXY : shell;
 
 	if (behind_proxy &&
-	    write_shell_file(udirfd, ent.name, ent.uid, auth_gid, shell) < 0)
+	    write_shell_file(udirfd, e.ent.name, e.ent.uid, auth_gid, shell) < 0)
 		goto out;
-	if (strcmp(ent.shell, passwd_shell) != 0) {
-		ent.shell = (char *)passwd_shell;
-		r = hs_accountdb_replace(&db, (size_t)idx, &ent);
-		if (r < 0) {
-			hs_warn("%s", db.error);
+	if (strcmp(e.ent.shell, passwd_shell) != 0) {
+		e.ent.shell = (char *)passwd_shell;
+		if (hs_pwedit_commit(&e) < 0)
 			goto out;
-		}
-		hs_signals_block(&saved);
-		r = hs_accountdb_write(&db);
-		hs_signals_restore(&saved);
-		if (r < 0) {
-			syslog(LOG_ERR, "%s", db.error);
-			hs_warn("%s", db.error);
-			goto out;
-		}
-		hs_flush_caches("passwd");
 	}
 	status = E_SUCCESS;
 out:
-	hs_accountdb_free(&db);
-	hs_lock_release(&locks);
+	hs_pwedit_end(&e);
 	return status;
 }
 
@@ -452,7 +405,7 @@ int main(int argc, char **argv)
 	bool proxied, listed;
 	struct passwd me, pw;
 	const char *name;
-	int r, status;
+	int status;
 
 	hs_cli_set_prog(hs_privileged_init(argc, argv, "chsh"));
 	amroot = hs_caller_is_root();
@@ -463,24 +416,7 @@ int main(int argc, char **argv)
 	setlocale(LC_ALL, "");
 
 	/* Who the caller is comes from the real uid, never the environment. */
-	r = hs_getpwuid_alloc(getuid(), &me, &mebuf);
-	if (r < 0) {
-		syslog(LOG_WARNING, "Cannot determine the user name of the caller (UID %lu)",
-		       (unsigned long)getuid());
-		hs_die(E_FAILURE, "Cannot determine your user name.");
-	}
-	if (optind < argc) {
-		name = argv[optind];
-		if (!hs_user_name_valid(name))
-			hs_die(E_FAILURE, "Provided user name is not a valid name");
-		r = hs_getpwnam_alloc(name, &pw, &pwbuf);
-		if (r == -ENOENT)
-			hs_die(E_FAILURE, "user '%s' does not exist", name);
-		if (r < 0)
-			hs_die(E_FAILURE, "cannot look up user '%s': %s", name, hs_strerror(r));
-	} else {
-		pw = me;
-	}
+	hs_pwedit_who(optind < argc ? argv[optind] : NULL, E_FAILURE, &me, &mebuf, &pw, &pwbuf);
 	name = pw.pw_name;
 	proxied = pw.pw_shell && strcmp(pw.pw_shell, HS_SHELL_PROXY) == 0;
 

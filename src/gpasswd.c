@@ -65,25 +65,17 @@ static char *myname;            /* the caller's user name */
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [option] GROUP\n"
-		"\n"
-		"Options:\n"
-		"  -a, --add USER                add USER to GROUP\n"
-		"  -d, --delete USER             remove USER from GROUP\n"
-		"  -h, --help                    display this help message and exit\n"
-		"  -Q, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-		"  -r, --remove-password         remove the GROUP's password\n"
-		"  -R, --restrict                restrict access to GROUP to its members\n"
-		"  -M, --members USER,...        set the list of members of GROUP\n"
-		"  -A, --administrators ADMIN,...\n"
-		"                                set the list of administrators for GROUP\n"
-		"      --version                 display the version and exit\n"
-		"Except for the -A and -M options, the options cannot be combined.\n",
-		hs_cli_prog());
-	exit(status);
+	hs_groupops_usage(status, "[option] GROUP",
+			  "  -a, --add USER                add USER to GROUP\n"
+			  "  -d, --delete USER             remove USER from GROUP\n"
+			  "  -h, --help                    display this help message and exit\n"
+			  "  -Q, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+			  "  -r, --remove-password         remove the GROUP's password\n"
+			  "  -R, --restrict                restrict access to GROUP to its members\n"
+			  "  -M, --members USER,...        set the list of members of GROUP\n"
+			  "  -A, --administrators ADMIN,...\n"
+			  "                                set the list of administrators for GROUP\n",
+			  "Except for the -A and -M options, the options cannot be combined.\n");
 }
 
 static void parse_options(int argc, char **argv)
@@ -349,7 +341,6 @@ int main(int argc, char **argv)
 	struct passwd me;
 	const char *group;
 	bool set_password;
-	sigset_t saved;
 	long gi;
 	int r;
 
@@ -457,23 +448,8 @@ int main(int argc, char **argv)
 		snprintf(what, sizeof(what), "password of group %s changed by %s", group, myname);
 	}
 	hs_wipe(hash, sizeof(hash));
-	if (r < 0) {
-		hs_warn("%s", s.error);
-		hs_accountset_close(&s);
+	if (hs_groupops_finish(&s, r, what, "%s", what) < 0)
 		return E_NOPERM;
-	}
-
-	hs_signals_block(&saved);
-	r = hs_groupops_commit(&s);
-	hs_signals_restore(&saved);
-	if (r < 0) {
-		syslog(LOG_ERR, "%s failed: %s", what, s.error);
-		hs_warn("%s", s.error);
-		hs_accountset_close(&s);
-		return E_NOPERM;
-	}
-	syslog(LOG_INFO, "%s", what);
-	hs_accountset_close(&s);
 	closelog();
 	return E_SUCCESS;
 }

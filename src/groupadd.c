@@ -51,28 +51,20 @@ static struct {
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] GROUP\n"
-		"\n"
-		"Options:\n"
-		"  -f, --force                   exit successfully if the group already exists,\n"
-		"                                and cancel -g if the GID is already used\n"
-		"  -g, --gid GID                 use GID for the new group\n"
-		"  -h, --help                    display this help message and exit\n"
-		"  -K, --key KEY=VALUE           override /etc/login.defs defaults\n"
-		"  -o, --non-unique              allow to create groups with duplicate\n"
-		"                                (non-unique) GID\n"
-		"  -p, --password PASSWORD       use this encrypted password for the new group\n"
-		"  -r, --system                  create a system account\n"
-		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-		"  -P, --prefix PREFIX_DIR       directory prefix\n"
-		"  -U, --users USERS             list of user members of this group\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog());
-	exit(status);
+	hs_groupops_usage(status, "[options] GROUP",
+			  "  -f, --force                   exit successfully if the group already exists,\n"
+			  "                                and cancel -g if the GID is already used\n"
+			  "  -g, --gid GID                 use GID for the new group\n"
+			  "  -h, --help                    display this help message and exit\n"
+			  "  -K, --key KEY=VALUE           override /etc/login.defs defaults\n"
+			  "  -o, --non-unique              allow to create groups with duplicate\n"
+			  "                                (non-unique) GID\n"
+			  "  -p, --password PASSWORD       use this encrypted password for the new group\n"
+			  "  -r, --system                  create a system account\n"
+			  "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+			  "  -P, --prefix PREFIX_DIR       directory prefix\n"
+			  "  -U, --users USERS             list of user members of this group\n",
+			  "\n");
 }
 
 static void parse_options(int argc, char **argv)
@@ -86,9 +78,9 @@ static void parse_options(int argc, char **argv)
 		{ "non-unique", no_argument,       NULL, 'o' },
 		{ "password",   required_argument, NULL, 'p' },
 		{ "system",     no_argument,       NULL, 'r' },
+		{ "users",      required_argument, NULL, 'U' },
 		{ "root",       required_argument, NULL, 'R' },
 		{ "prefix",     required_argument, NULL, 'P' },
-		{ "users",      required_argument, NULL, 'U' },
 		{ "version",    no_argument,       NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -122,9 +114,7 @@ static void parse_options(int argc, char **argv)
 			usage(E_USAGE);
 		}
 	}
-	if (o.non_unique && !o.gid)
-		usage(E_USAGE);
-	if (optind != argc - 1)
+	if ((o.non_unique && !o.gid) || optind != argc - 1)
 		usage(E_USAGE);
 }
 
@@ -157,7 +147,6 @@ int main(int argc, char **argv)
 	bool use_gid = false, stale = false;
 	gid_t gid = 0;
 	unsigned files;
-	sigset_t saved;
 	long gi;
 	int r;
 
@@ -249,17 +238,9 @@ int main(int argc, char **argv)
 			"%s%s)", prefix, hs_accountset_path(HS_AS_GSHADOW), name, prefix,
 			hs_accountset_path(HS_AS_GROUP));
 
-	hs_signals_block(&saved);
-	r = hs_groupops_commit(&s);
-	hs_signals_restore(&saved);
-	if (r < 0) {
-		syslog(LOG_ERR, "%s", s.error);
-		hs_warn("%s", s.error);
-		hs_accountset_close(&s);
+	if (hs_groupops_finish(&s, 0, NULL, "new group: name=%s, GID=%lu", name,
+			       (unsigned long)gid) < 0)
 		return E_GRP_UPDATE;
-	}
-	syslog(LOG_INFO, "new group: name=%s, GID=%lu", name, (unsigned long)gid);
-	hs_accountset_close(&s);
 	hs_config_free(defs);
 	free(o.k_overrides);
 	closelog();

@@ -37,21 +37,13 @@ static bool force;
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] GROUP\n"
-		"\n"
-		"Options:\n"
-		"  -h, --help                    display this help message and exit\n"
-		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-		"  -P, --prefix PREFIX_DIR       prefix directory where are located the /etc/* files\n"
-		"                                (not supported)\n"
-		"  -f, --force                   delete group even if it is the primary group of a user\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog());
-	exit(status);
+	hs_groupops_usage(status, "[options] GROUP",
+			  "  -h, --help                    display this help message and exit\n"
+			  "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+			  "  -P, --prefix PREFIX_DIR       prefix directory where are located the /etc/* files\n"
+			  "                                (not supported)\n"
+			  "  -f, --force                   delete group even if it is the primary group of a user\n",
+			  "\n");
 }
 
 static void parse_options(int argc, char **argv)
@@ -92,10 +84,8 @@ int main(int argc, char **argv)
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
 	char shown[160];
 	const char *name;
-	sigset_t saved;
 	gid_t gid;
 	long gi, ui;
-	int r;
 
 	hs_cli_set_prog(hs_privileged_init(argc, argv, "groupdel"));
 	parse_options(argc, argv);
@@ -133,22 +123,9 @@ int main(int argc, char **argv)
 		syslog(LOG_WARNING, "removing group '%s', the primary group of user '%s' (-f)",
 		       name, user);
 	}
-	if (hs_groupops_delete(&s, (size_t)gi) < 0) {
-		hs_warn("%s", s.error);
-		hs_accountset_close(&s);
+	if (hs_groupops_finish(&s, hs_groupops_delete(&s, (size_t)gi), NULL,
+			       "group '%s' removed (GID %lu)", name, (unsigned long)gid) < 0)
 		return E_GRP_UPDATE;
-	}
-	hs_signals_block(&saved);
-	r = hs_groupops_commit(&s);
-	hs_signals_restore(&saved);
-	if (r < 0) {
-		syslog(LOG_ERR, "%s", s.error);
-		hs_warn("%s", s.error);
-		hs_accountset_close(&s);
-		return E_GRP_UPDATE;
-	}
-	syslog(LOG_INFO, "group '%s' removed (GID %lu)", name, (unsigned long)gid);
-	hs_accountset_close(&s);
 	closelog();
 	return E_SUCCESS;
 }

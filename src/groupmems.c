@@ -50,25 +50,18 @@ static struct {
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == EXIT_SUCCESS_ ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] [action]\n"
-		"\n"
-		"Options:\n"
-		"  -g, --group groupname         change groupname instead of the user's group\n"
-		"                                (root only)\n"
-		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-		"\n"
-		"Actions:\n"
-		"  -a, --add username            add username to the members of the group\n"
-		"  -d, --delete username         remove username from the members of the group\n"
-		"  -h, --help                    display this help message and exit\n"
-		"  -p, --purge                   purge all members from the group\n"
-		"  -l, --list                    list the members of the group\n"
-		"      --version                 display the version and exit\n",
-		hs_cli_prog());
-	exit(status);
+	hs_groupops_usage(status, "[options] [action]",
+			  "  -g, --group groupname         change groupname instead of the user's group\n"
+			  "                                (root only)\n"
+			  "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+			  "\n"
+			  "Actions:\n"
+			  "  -a, --add username            add username to the members of the group\n"
+			  "  -d, --delete username         remove username from the members of the group\n"
+			  "  -h, --help                    display this help message and exit\n"
+			  "  -p, --purge                   purge all members from the group\n"
+			  "  -l, --list                    list the members of the group\n",
+			  "");
 }
 
 static void parse_options(int argc, char **argv)
@@ -153,7 +146,6 @@ int main(int argc, char **argv)
 	const char *group;
 	struct passwd me;
 	bool amroot;
-	sigset_t saved;
 	long gi;
 	int r;
 
@@ -235,22 +227,8 @@ int main(int argc, char **argv)
 			r = hs_groupops_set_admins(&s, (size_t)gi, "");
 		snprintf(what, sizeof(what), "members of group %s purged", group);
 	}
-	if (r < 0) {
-		hs_warn("%s", s.error);
-		hs_accountset_close(&s);
+	if (hs_groupops_finish(&s, r, what, "%s", what) < 0)
 		return EXIT_GROUP_FILE;
-	}
-	hs_signals_block(&saved);
-	r = hs_groupops_commit(&s);
-	hs_signals_restore(&saved);
-	if (r < 0) {
-		syslog(LOG_ERR, "%s failed: %s", what, s.error);
-		hs_warn("%s", s.error);
-		hs_accountset_close(&s);
-		return EXIT_GROUP_FILE;
-	}
-	syslog(LOG_INFO, "%s", what);
-	hs_accountset_close(&s);
 	closelog();
 	return EXIT_SUCCESS_;
 }

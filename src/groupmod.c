@@ -46,28 +46,20 @@ static struct {
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] GROUP\n"
-		"\n"
-		"Options:\n"
-		"  -a, --append                  append the users mentioned by -U option to the group \n"
-		"                                without removing existing user members\n"
-		"  -g, --gid GID                 change the group ID to GID\n"
-		"  -h, --help                    display this help message and exit\n"
-		"  -n, --new-name NEW_GROUP      change the name to NEW_GROUP\n"
-		"  -o, --non-unique              allow to use a duplicate (non-unique) GID\n"
-		"  -p, --password PASSWORD       change the password to this (encrypted)\n"
-		"                                PASSWORD\n"
-		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-		"  -P, --prefix PREFIX_DIR       prefix directory where are located the /etc/* files\n"
-		"                                (not supported)\n"
-		"  -U, --users USERS             list of user members of this group\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog());
-	exit(status);
+	hs_groupops_usage(status, "[options] GROUP",
+			  "  -a, --append                  append the users mentioned by -U option to the group \n"
+			  "                                without removing existing user members\n"
+			  "  -g, --gid GID                 change the group ID to GID\n"
+			  "  -h, --help                    display this help message and exit\n"
+			  "  -n, --new-name NEW_GROUP      change the name to NEW_GROUP\n"
+			  "  -o, --non-unique              allow to use a duplicate (non-unique) GID\n"
+			  "  -p, --password PASSWORD       change the password to this (encrypted)\n"
+			  "                                PASSWORD\n"
+			  "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+			  "  -P, --prefix PREFIX_DIR       prefix directory where are located the /etc/* files\n"
+			  "                                (not supported)\n"
+			  "  -U, --users USERS             list of user members of this group\n",
+			  "\n");
 }
 
 static void parse_options(int argc, char **argv)
@@ -109,9 +101,7 @@ static void parse_options(int argc, char **argv)
 			usage(E_USAGE);
 		}
 	}
-	if (o.non_unique && !o.gid)
-		usage(E_USAGE);
-	if (optind != argc - 1)
+	if (optind != argc - 1 || (o.non_unique && !o.gid))
 		usage(E_USAGE);
 }
 
@@ -140,7 +130,6 @@ int main(int argc, char **argv)
 	gid_t new_gid = 0, old_gid;
 	bool stale = false;
 	unsigned files;
-	sigset_t saved;
 	long gi, moved = 0;
 	int r;
 
@@ -255,26 +244,12 @@ int main(int argc, char **argv)
 			hs_warn("warning: removed a stale %s entry for '%s' (no such group in %s)",
 				"/etc/gshadow", o.new_name, "/etc/group");
 	}
-	if (r < 0) {
-		hs_warn("%s", s.error);
-		hs_accountset_close(&s);
+	if (hs_groupops_finish(&s, r, NULL, NULL) < 0)
 		return E_GRP_UPDATE;
-	}
-
-	hs_signals_block(&saved);
-	r = hs_groupops_commit(&s);
-	hs_signals_restore(&saved);
-	if (r < 0) {
-		syslog(LOG_ERR, "%s", s.error);
-		hs_warn("%s", s.error);
-		hs_accountset_close(&s);
-		return E_GRP_UPDATE;
-	}
 	if (changes[0])
 		syslog(LOG_INFO, "group changed: group %s/%lu%s%s", old_name,
 		       (unsigned long)old_gid, changes,
 		       moved > 0 ? " (and the primary group of its users)" : "");
-	hs_accountset_close(&s);
 	closelog();
 	return E_SUCCESS;
 }

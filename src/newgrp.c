@@ -43,6 +43,7 @@
 #include "accountdb.h"
 #include "cli.h"
 #include "config.h"
+#include "envname.h"
 #include "hash.h"
 #include "layout.h"
 #include "names.h"
@@ -60,9 +61,6 @@
 /* Longest password read; the rest of a longer line is read and dropped
  * (and the password then cannot match). */
 #define PASS_MAX 512
-/* Bigger than any sane group entry (a group of 100,000 members is about
- * 1 MiB); a module that keeps asking for more is broken. */
-#define GRBUF_MAX (16u << 20)
 
 static bool is_sg;
 
@@ -118,43 +116,6 @@ static _Noreturn void failure(void)
 }
 
 /* ---- group lookups ---- */
-
-/* getgrnam_r / getgrgid_r with a buffer that grows until the entry fits.
- * Returns 0, -ENOENT, or another negative error. */
-static int getgr_alloc(const char *name, gid_t gid, struct group *gr, char **buf)
-{
-	struct group *result;
-	size_t size = 4096;
-	char *b = NULL;
-	int r;
-
-	for (;;) {
-		char *nb = realloc(b, size);
-		if (!nb) {
-			free(b);
-			return -ENOMEM;
-		}
-		b = nb;
-		result = NULL;
-		r = name ? getgrnam_r(name, gr, b, size, &result)
-			 : getgrgid_r(gid, gr, b, size, &result);
-		if (r != ERANGE)
-			break;
-		if (size >= GRBUF_MAX) {
-			free(b);
-			return -ERANGE;
-		}
-		size *= 2;
-	}
-	if (r == 0 && result) {
-		*buf = b;
-		return 0;
-	}
-	free(b);
-	if (r == 0 || r == ENOENT || r == ESRCH)
-		return -ENOENT;
-	return -r;
-}
 
 static bool in_member_list(char **mem, const char *name)
 {
@@ -303,31 +264,16 @@ static void check_group_password(const char *user, const char *group, const char
 
 /* ---- the new process ---- */
 
-/* What the caller's environment may not pass into the shell: the dynamic
- * loader's, libc's and the shells' start-up variables (shadow-utils drops
- * a similar list).  The shell runs as the caller, so this is hygiene, not
- * a privilege boundary. */
+/* What the caller's environment may not pass into the shell: a malformed
+ * entry and hs_env_name_unsafe()'s names (the loader's, libc's, the
+ * shells' and interpreters' start-up variables, as su filters them).  The
+ * shell runs as the caller, so this is hygiene, not a privilege
+ * boundary. */
 static bool env_dropped(const char *entry)
 {
-	static const char *const exact[] = {
-		"BASH_ENV", "ENV", "IFS", "GCONV_PATH", "GETCONF_DIR", "HOSTALIASES", "KRB_CONF",
-		"LIBPATH", "LOCALDOMAIN", "LOCPATH", "NLSPATH", "PATH_LOCALE", "RES_OPTIONS",
-		"RESOLV_HOST_CONF", "TERMCAP", "TERMINFO", "TERMINFO_DIRS", "TERMPATH", "TMPDIR",
-		"TZDIR", "SHELLOPTS", "PS4",
-	};
 	const char *eq = strchr(entry, '=');
 
-	if (!eq || eq == entry)
-		return true;
-	size_t n = (size_t)(eq - entry);
-	if ((n >= 3 && strncmp(entry, "LD_", 3) == 0) || (n >= 5 && strncmp(entry, "_RLD_", 5) == 0) ||
-	    (n >= 7 && strncmp(entry, "MALLOC_", 7) == 0) ||
-	    (n >= 6 && strncmp(entry, "GLIBC_", 6) == 0))
-		return true;
-	for (size_t i = 0; i < HS_ARRAY_SIZE(exact); i++)
-		if (strlen(exact[i]) == n && strncmp(entry, exact[i], n) == 0)
-			return true;
-	return false;
+	return !eq || eq == entry || hs_env_name_unsafe(entry, (size_t)(eq - entry));
 }
 
 static bool env_is(const char *entry, const char *name)
@@ -514,14 +460,14 @@ int main(int argc, char **argv, char **envp)
 			hs_warn("provided group is not a valid group name");
 			failure();
 		}
-		r = getgr_alloc(group, 0, &gr, &grbuf);
+		r = hs_getgrnam_alloc(group, &gr, &grbuf);
 		if (r == -ENOENT) {
 			hs_warn("group '%s' does not exist", group);
 			failure();
 		}
 	} else {
 		/* newgrp alone: the login group, which must exist */
-		r = getgr_alloc(NULL, pw.pw_gid, &gr, &grbuf);
+		r = hs_getgrgid_alloc(pw.pw_gid, &gr, &grbuf);
 		if (r == -ENOENT) {
 			hs_warn("GID '%lu' does not exist", (unsigned long)pw.pw_gid);
 			syslog(LOG_CRIT, "GID '%lu' does not exist", (unsigned long)pw.pw_gid);

@@ -35,6 +35,7 @@
 #include "pamconv.h"
 #include "policy.h"
 #include "privs.h"
+#include "pwedit.h"
 #include "records.h"
 #include "userdir.h"
 #include "util.h"
@@ -542,15 +543,9 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	/* Held from the first read to the last rename (released when udirfd
 	 * is closed): a password change by the user or another root tool
 	 * cannot land between our read and our write and be lost. */
-	r = hs_userdir_lock(udirfd, LOCK_TIMEOUT_SEC);
-	if (r < 0) {
-		hs_userdir_path(path, sizeof(path), name, NULL);
-		if (r == -HS_E_TIMEOUT)
-			hs_warn("cannot lock %s: timed out after %u s", path, LOCK_TIMEOUT_SEC);
-		else
-			hs_warn("cannot lock %s: %s", path, hs_strerror(r));
+	r = hs_pwedit_lock_userdir(udirfd, name, LOCK_TIMEOUT_SEC);
+	if (r < 0)
 		return r == -HS_E_TIMEOUT ? E_PWDBUSY : E_FAILURE;
-	}
 
 	/* Everything is read and checked before anything is written:
 	 * a file the user planted (symlink, hard link, FIFO) stops us here. */

@@ -365,13 +365,7 @@ int main(int argc, char **argv)
 		hs_env_free(&caller_env);
 	caller_umask = umask(077);
 	umask(caller_umask);
-	getrlimit(RLIMIT_CORE, &caller_core);
-	(void)hs_privileged_init(argc, argv, PROG_NAME);
-	hs_cli_set_prog(PROG_NAME);
-	/* Linux >= 5.18 turns an empty argv into { "" }: the same attack */
-	if (!argv[0][0])
-		hs_die(E_FAILURE, "called without argv[0]");
-	setlocale(LC_ALL, "");
+	hs_session_tool_init(argc, argv, PROG_NAME, &caller_core);
 
 	memset(&o, 0, sizeof(o));
 	parse_options(argc, argv, &o);

@@ -10,11 +10,11 @@ Debian's chgpasswd; non-root callers.
 
 One sandbox per module; every test starts from the same account files."""
 
-import os
 import warnings
 
 import pytest
 
+import grouptools
 import sandbox
 
 with warnings.catch_warnings():
@@ -24,38 +24,22 @@ with warnings.catch_warnings():
 CHGPASSWD = "/usr/sbin/chgpasswd"
 SG = "/usr/bin/sg"
 CLASSIC = sandbox.CLASSIC_TOOLS_DIR + "/chgpasswd"
-CLASSIC_GROUPADD = sandbox.CLASSIC_TOOLS_DIR + "/groupadd"
 FILES = ("/etc/passwd", "/etc/group", "/etc/gshadow", "/etc/login.defs")
 H6 = "$6$saltsalt$" + "D" * 86
 
 
-@pytest.fixture(scope="module")
-def msb(base):
-    with sandbox.Sandbox(base, size="256m") as sb:
-        sb.add_classic_user("alice", password="alice-pw-1")
-        for i, g in enumerate(("g1", "g2", "g3")):
-            sb.run([CLASSIC_GROUPADD, "-g", str(5000 + i), g])
-        sb.run(["gpasswd", "-A", "alice", "-M", "alice", "g1"])
-        sb._hs_saved = {p: (sb.read_bytes(p), sb.lstat(p)) for p in FILES}
-        yield sb
+def set_up(sb):
+    sb.add_classic_user("alice", password="alice-pw-1")
+    for i, g in enumerate(("g1", "g2", "g3")):
+        sb.run([grouptools.CLASSIC_GROUPADD, "-g", str(5000 + i), g])
+    sb.run(["gpasswd", "-A", "alice", "-M", "alice", "g1"])
 
 
-@pytest.fixture
-def sb(msb):
-    for p, (data, st) in msb._hs_saved.items():
-        msb.write(p, data, mode=st.st_mode & 0o7777, uid=st.st_uid, gid=st.st_gid)
-    etc = msb.root + "/etc"
-    for f in os.listdir(etc):
-        full = os.path.join(etc, f)
-        if f.endswith((".lock", "-")) and os.path.isfile(full) and not os.path.islink(full):
-            os.unlink(full)
-    msb.syslog(clear=True)
-    return msb
+msb, sb = grouptools.fixtures(set_up, FILES)
 
 
 def run(sb, args, input, prog=CHGPASSWD, **kw):
-    kw.setdefault("check", False)
-    return sb.run([prog] + args, input=input, **kw)
+    return grouptools.run(sb, [prog] + args, input=input, **kw)
 
 
 def gshadow(sb):
@@ -63,7 +47,7 @@ def gshadow(sb):
 
 
 def snapshot(sb):
-    return {p: sb.read_bytes(p) for p in ("/etc/group", "/etc/gshadow")}
+    return grouptools.snapshot(sb, ("/etc/group", "/etc/gshadow"))
 
 
 def test_default_method_from_login_defs(sb):

@@ -6,32 +6,16 @@ stdin) and refusal for non-root callers."""
 import ctypes
 import os
 import stat
-import subprocess
 
 import pytest
 
+import grouptools
 import sandbox
+from grouptools import run, verify
 
 CHPASSWD = "/usr/sbin/chpasswd"
 TREE = "/etc/hardened-shadow"
 USERS = ["alice", "bob", "carol"]
-
-_libcrypt = ctypes.CDLL("libcrypt.so.1")
-_libcrypt.crypt.restype = ctypes.c_char_p
-_libcrypt.crypt.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
-
-
-def verify(password, hash_):
-    if not hash_ or hash_[0] in "!*":
-        return False
-    out = _libcrypt.crypt(password.encode(), hash_.encode())
-    return out is not None and out.decode() == hash_
-
-
-def run(sb, argv, **kw):
-    kw.setdefault("check", False)
-    return sb.run(argv, **kw)
-
 
 def shadow_line(sb, name):
     return sb.read("%s/%s/shadow" % (TREE, name))
@@ -321,13 +305,9 @@ def test_write_failure_in_the_middle_is_undone(tree):
     after him, is never touched."""
     before = snapshot(tree)
     d = tree.root + TREE + "/bob"
-    sandbox._mount(d, d, flags=4096)                          # MS_BIND
-    sandbox._mount(None, d, flags=4096 | 32 | 1)              # MS_BIND|MS_REMOUNT|MS_RDONLY
-    try:
+    with grouptools.bind_mounted(d, read_only=True):
         res = run(tree, [CHPASSWD, "-c", "SHA512", "-s", "1000"],
                   input="alice:a-new-1\nbob:b-new-1\ncarol:c-new-1\n")
-    finally:
-        subprocess.run(["umount", d], check=True)
     assert res.returncode == 1, res
     assert "chpasswd: line 2: cannot write /etc/hardened-shadow/bob/shadow: " in res.stderr
     assert res.stderr.endswith("chpasswd: error detected at line 2, changes undone: no "
@@ -344,13 +324,9 @@ def test_planted_fifo_is_replaced_and_undone_as_locked(tree):
     tree.run(["/bin/sh", "-c", "rm %s && mkfifo -m 0640 %s && chown carol %s" %
               (path, path, path)])
     d = tree.root + TREE + "/bob"
-    sandbox._mount(d, d, flags=4096)
-    sandbox._mount(None, d, flags=4096 | 32 | 1)
-    try:
+    with grouptools.bind_mounted(d, read_only=True):
         res = run(tree, [CHPASSWD, "-c", "SHA512", "-s", "1000"],
                   input="alice:a-new-1\ncarol:c-new-1\nbob:b-new-1\n", timeout=20)
-    finally:
-        subprocess.run(["umount", d], check=True)
     assert res.returncode == 1, res
     assert "changes undone" in res.stderr
     assert shadow_line(tree, "alice") == before["alice"]

@@ -326,6 +326,26 @@ def test_usage_errors(sb):
         assert "(hardened-shadow)" in res.stdout
         res = sb.run([prog, "-R", "/mnt"], check=False)
         assert res.returncode == 2 and "not supported" in res.stderr
+        name = prog.rsplit("/", 1)[1]
+        assert "run %s inside the root instead (chroot /mnt %s)" % (name, name) in res.stderr
+    # one main serves both: each keeps its own help, and only pwconv takes --from-tcb
+    assert sb.run([PWCONV, "--help"]).stdout == (
+        "Usage: pwconv [options]\n\n"
+        "Move the password hashes, aging data and login shells from /etc/shadow\n"
+        "(or /etc/tcb) into /etc/hardened-shadow.\n\n"
+        "Options:\n"
+        "      --from-tcb                import /etc/tcb/USER/shadow instead of /etc/shadow\n"
+        "  -h, --help                    display this help message and exit\n"
+        "  -V, --version                 display the version and exit\n")
+    assert sb.run([PWUNCONV, "--help"]).stdout == (
+        "Usage: pwunconv [options]\n\n"
+        "Move the password hashes, aging data and login shells from\n"
+        "/etc/hardened-shadow back into /etc/shadow and /etc/passwd.\n\n"
+        "Options:\n"
+        "  -h, --help                    display this help message and exit\n"
+        "  -V, --version                 display the version and exit\n")
+    res = sb.run([PWUNCONV, "--from-tcb"], check=False)
+    assert res.returncode == 2 and "Usage:" in res.stderr
 
 
 def test_half_converted_is_refused_by_both(sb):

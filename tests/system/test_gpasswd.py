@@ -17,6 +17,7 @@ import warnings
 
 import pytest
 
+import grouptools
 import sandbox
 
 with warnings.catch_warnings():
@@ -25,33 +26,18 @@ with warnings.catch_warnings():
 
 GPASSWD = "/usr/bin/gpasswd"
 CLASSIC = sandbox.CLASSIC_TOOLS_DIR + "/gpasswd"
-CLASSIC_GROUPADD = sandbox.CLASSIC_TOOLS_DIR + "/groupadd"
 FILES = ("/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow", "/etc/login.defs",
          GPASSWD)
 
 
-@pytest.fixture(scope="module")
-def msb(base):
-    with sandbox.Sandbox(base, size="256m") as sb:
-        for u in ("alice", "bob", "carol", "dave"):
-            sb.add_classic_user(u, password=u + "-pw-1")
-        sb.run([CLASSIC_GROUPADD, "-g", "5000", "-U", "bob", "proj"])
-        sb.run([CLASSIC_GROUPADD, "-g", "5001", "other"])
-        sb._hs_saved = {p: (sb.read_bytes(p), sb.lstat(p)) for p in FILES}
-        yield sb
+def set_up(sb):
+    for u in ("alice", "bob", "carol", "dave"):
+        sb.add_classic_user(u, password=u + "-pw-1")
+    sb.run([grouptools.CLASSIC_GROUPADD, "-g", "5000", "-U", "bob", "proj"])
+    sb.run([grouptools.CLASSIC_GROUPADD, "-g", "5001", "other"])
 
 
-@pytest.fixture
-def sb(msb):
-    for p, (data, st) in msb._hs_saved.items():
-        msb.write(p, data, mode=st.st_mode & 0o7777, uid=st.st_uid, gid=st.st_gid)
-    etc = msb.root + "/etc"
-    for f in os.listdir(etc):
-        full = os.path.join(etc, f)
-        if f.endswith((".lock", "-")) and os.path.isfile(full) and not os.path.islink(full):
-            os.unlink(full)
-    msb.syslog(clear=True)
-    return msb
+msb, sb = grouptools.fixtures(set_up, FILES)
 
 
 @pytest.fixture
@@ -65,21 +51,15 @@ def suid(sb, build_dir):
     return sb
 
 
-def run(sb, args, prog=GPASSWD, **kw):
-    kw.setdefault("check", False)
-    return sb.run([prog] + args, **kw)
-
-
-def table(sb, path):
-    return {l.split(":")[0]: l.split(":") for l in sb.read(path).splitlines()}
+run = grouptools.runner(GPASSWD)
 
 
 def snapshot(sb):
-    return {p: sb.read_bytes(p) for p in ("/etc/group", "/etc/gshadow", "/etc/passwd")}
+    return grouptools.snapshot(sb, ("/etc/group", "/etc/gshadow", "/etc/passwd"))
 
 
 def check_consistent(sb, names=("proj", "other")):
-    group, gshadow = table(sb, "/etc/group"), table(sb, "/etc/gshadow")
+    group, gshadow = grouptools.table(sb, "/etc/group"), grouptools.table(sb, "/etc/gshadow")
     for n in names:
         assert n in group and n in gshadow, n
         assert group[n][1] == "x", group[n]
@@ -87,7 +67,7 @@ def check_consistent(sb, names=("proj", "other")):
 
 
 def members(sb, group="proj"):
-    return table(sb, "/etc/group")[group][3]
+    return grouptools.table(sb, "/etc/group")[group][3]
 
 
 # ---------------------------------------------------------------- root
@@ -115,22 +95,22 @@ def test_members_and_admins(sb):
     assert run(sb, ["-M", "carol,alice,carol", "proj"]).returncode == 0
     assert members(sb) == "carol,alice"
     assert run(sb, ["-A", "dave", "proj"]).returncode == 0
-    assert table(sb, "/etc/gshadow")["proj"] == ["proj", "!", "dave", "carol,alice"]
+    assert grouptools.table(sb, "/etc/gshadow")["proj"] == ["proj", "!", "dave", "carol,alice"]
     assert run(sb, ["-A", "alice,bob", "-M", "", "proj"]).returncode == 0
-    assert table(sb, "/etc/gshadow")["proj"] == ["proj", "!", "alice,bob", ""]
+    assert grouptools.table(sb, "/etc/gshadow")["proj"] == ["proj", "!", "alice,bob", ""]
     check_consistent(sb)
     # -d removes a member, never an administrator
     assert run(sb, ["-a", "bob", "proj"]).returncode == 0
     assert run(sb, ["-d", "bob", "proj"]).returncode == 0
-    assert table(sb, "/etc/gshadow")["proj"][2] == "alice,bob"
+    assert grouptools.table(sb, "/etc/gshadow")["proj"][2] == "alice,bob"
 
 
 def test_remove_and_restrict_password(sb):
     assert run(sb, ["-r", "proj"]).returncode == 0
-    assert table(sb, "/etc/gshadow")["proj"][1] == ""
+    assert grouptools.table(sb, "/etc/gshadow")["proj"][1] == ""
     assert run(sb, ["-R", "proj"]).returncode == 0
-    assert table(sb, "/etc/gshadow")["proj"][1] == "!"
-    assert table(sb, "/etc/group")["proj"][1] == "x"
+    assert grouptools.table(sb, "/etc/gshadow")["proj"][1] == "!"
+    assert grouptools.table(sb, "/etc/group")["proj"][1] == "x"
 
 
 def test_without_gshadow(sb):
@@ -140,7 +120,7 @@ def test_without_gshadow(sb):
                                             "-A\n")
     assert run(sb, ["-a", "alice", "proj"]).returncode == 0
     assert run(sb, ["-R", "proj"]).returncode == 0
-    assert table(sb, "/etc/group")["proj"] == ["proj", "!", "5000", "bob,alice"]
+    assert grouptools.table(sb, "/etc/group")["proj"] == ["proj", "!", "5000", "bob,alice"]
     assert not sb.exists("/etc/gshadow")
 
 
@@ -156,16 +136,16 @@ def test_password_on_a_tty(sb):
     status, out = set_password(sb, "Group-pw-42")
     assert status == 0, out
     assert "Group-pw-42" not in out           # echo off
-    h = table(sb, "/etc/gshadow")["proj"][1]
+    h = grouptools.table(sb, "/etc/gshadow")["proj"][1]
     assert h.startswith("$6$")                 # Debian's login.defs: SHA512
     assert crypt.crypt("Group-pw-42", h) == h
-    assert table(sb, "/etc/group")["proj"][1] == "x"
+    assert grouptools.table(sb, "/etc/group")["proj"][1] == "x"
     check_consistent(sb)
     # the method follows login.defs
     defs = sb.read("/etc/login.defs").replace("ENCRYPT_METHOD SHA512", "ENCRYPT_METHOD YESCRYPT")
     sb.write("/etc/login.defs", defs)
     assert set_password(sb, "Other-pw-7")[0] == 0
-    h = table(sb, "/etc/gshadow")["proj"][1]
+    h = grouptools.table(sb, "/etc/gshadow")["proj"][1]
     assert h.startswith("$y$") and crypt.crypt("Other-pw-7", h) == h
 
 
@@ -272,9 +252,9 @@ def test_admin_manages_members(suid):
     r = run(sb, ["-d", "bob", "proj"], user="alice")
     assert r.returncode == 0 and members(sb) == "carol"
     assert run(sb, ["-r", "proj"], user="alice").returncode == 0
-    assert table(sb, "/etc/gshadow")["proj"][1] == ""
+    assert grouptools.table(sb, "/etc/gshadow")["proj"][1] == ""
     assert run(sb, ["-R", "proj"], user="alice").returncode == 0
-    assert table(sb, "/etc/gshadow")["proj"][1] == "!"
+    assert grouptools.table(sb, "/etc/gshadow")["proj"][1] == "!"
     check_consistent(sb)
     # the files keep root's owner and mode
     st = sb.lstat("/etc/gshadow")
@@ -286,7 +266,7 @@ def test_admin_sets_password(suid):
     sb = suid
     status, out = set_password(sb, "Admin-set-9", user="alice")
     assert status == 0, out
-    h = table(sb, "/etc/gshadow")["proj"][1]
+    h = grouptools.table(sb, "/etc/gshadow")["proj"][1]
     assert crypt.crypt("Admin-set-9", h) == h
 
 

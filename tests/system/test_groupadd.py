@@ -11,6 +11,7 @@ import os
 
 import pytest
 
+import grouptools
 import sandbox
 
 GROUPADD = "/usr/sbin/groupadd"
@@ -20,58 +21,20 @@ FILES = ("/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow", "/etc/login
 
 # ---------------------------------------------------------------- fixtures and helpers
 
-@pytest.fixture(scope="module")
-def msb(base):
-    with sandbox.Sandbox(base, size="256m") as sb:
-        sb.add_classic_user("alice", password="alice-pw-1")
-        sb.add_classic_user("bob", password="bob-pw-1")
-        sb.run([CLASSIC, "-g", "5000", "proj"])
-        saved = {p: (sb.read_bytes(p), sb.lstat(p)) for p in FILES}
-        sb._hs_saved = saved
-        yield sb
+def set_up(sb):
+    sb.add_classic_user("alice", password="alice-pw-1")
+    sb.add_classic_user("bob", password="bob-pw-1")
+    sb.run([CLASSIC, "-g", "5000", "proj"])
 
 
-@pytest.fixture
-def sb(msb):
-    """The module's sandbox with its account files as they were after set-up."""
-    for p, (data, st) in msb._hs_saved.items():
-        msb.write(p, data, mode=st.st_mode & 0o7777, uid=st.st_uid, gid=st.st_gid)
-    # lock files and backups a test left (names the tools make; no process spawned)
-    etc = msb.root + "/etc"
-    for f in os.listdir(etc):
-        if f.endswith((".lock", "-")) and os.path.isfile(os.path.join(etc, f)) and \
-                not os.path.islink(os.path.join(etc, f)):
-            os.unlink(os.path.join(etc, f))
-    msb.syslog(clear=True)
-    return msb
+msb, sb = grouptools.fixtures(set_up, FILES)
 
 
-def run(sb, args, prog=GROUPADD, **kw):
-    kw.setdefault("check", False)
-    return sb.run([prog] + args, **kw)
-
-
-def table(sb, path):
-    out = {}
-    for line in sb.read(path).splitlines():
-        f = line.split(":")
-        out[f[0]] = f
-    return out
+run = grouptools.runner(GROUPADD)
 
 
 def snapshot(sb):
-    return {p: sb.read_bytes(p) for p in ("/etc/group", "/etc/gshadow", "/etc/passwd")}
-
-
-def check_consistent(sb, names):
-    """Every named group has one line in each file, the same members, and 'x' in group."""
-    group, gshadow = table(sb, "/etc/group"), table(sb, "/etc/gshadow")
-    for n in names:
-        assert n in group and n in gshadow, n
-        assert group[n][1] == "x", group[n]
-        assert group[n][3] == gshadow[n][3], (group[n], gshadow[n])
-        assert sb.read("/etc/group").count("\n%s:" % n) + \
-            sb.read("/etc/group").startswith(n + ":") == 1
+    return grouptools.snapshot(sb, ("/etc/group", "/etc/gshadow", "/etc/passwd"))
 
 
 def appended_one_line(before, after):
@@ -84,10 +47,10 @@ def test_plain_add(sb):
     before = snapshot(sb)
     r = run(sb, ["web"])
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
-    g = table(sb, "/etc/group")["web"]
+    g = grouptools.table(sb, "/etc/group")["web"]
     # the next gid after the highest in GID_MIN..GID_MAX (proj has 5000)
     assert g == ["web", "x", "5001", ""]
-    assert table(sb, "/etc/gshadow")["web"] == ["web", "!", "", ""]
+    assert grouptools.table(sb, "/etc/gshadow")["web"] == ["web", "!", "", ""]
     for p in ("/etc/group", "/etc/gshadow"):
         assert appended_one_line(before[p], sb.read_bytes(p)), p
         assert sb.read_bytes(p + "-") == before[p]       # shadow-utils' backup
@@ -95,7 +58,7 @@ def test_plain_add(sb):
     st = sb.lstat("/etc/gshadow")
     assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (0, sb.getgrnam("shadow")[1], 0o640)
     assert not sb.exists("/etc/group.lock") and not sb.exists("/etc/gshadow.lock")
-    check_consistent(sb, ["web"])
+    grouptools.check_consistent(sb, ["web"])
     assert sb.getgrnam("web") == ("web", 5001, [])
     assert any("groupadd" in l and "new group: name=web, GID=5001" in l for l in sb.syslog())
 
@@ -103,19 +66,19 @@ def test_plain_add(sb):
 def test_options(sb):
     h = "$6$saltsalt$" + "A" * 86
     assert run(sb, ["-g", "6000", "-p", h, "-U", "alice,bob,alice", "g1"]).returncode == 0
-    assert table(sb, "/etc/group")["g1"] == ["g1", "x", "6000", "alice,bob"]
-    assert table(sb, "/etc/gshadow")["g1"] == ["g1", h, "", "alice,bob"]
+    assert grouptools.table(sb, "/etc/group")["g1"] == ["g1", "x", "6000", "alice,bob"]
+    assert grouptools.table(sb, "/etc/gshadow")["g1"] == ["g1", h, "", "alice,bob"]
     # -o: a duplicate gid on purpose
     assert run(sb, ["-g", "6000", "-o", "g2"]).returncode == 0
-    assert table(sb, "/etc/group")["g2"][2] == "6000"
+    assert grouptools.table(sb, "/etc/group")["g2"][2] == "6000"
     # -r: the highest free gid of SYS_GID_MIN..SYS_GID_MAX
-    used = {int(f[2]) for f in table(sb, "/etc/group").values()}
+    used = {int(f[2]) for f in grouptools.table(sb, "/etc/group").values()}
     assert run(sb, ["-r", "sys1"]).returncode == 0
-    gid = int(table(sb, "/etc/group")["sys1"][2])
+    gid = int(grouptools.table(sb, "/etc/group")["sys1"][2])
     assert gid == max(i for i in range(101, 1000) if i not in used)
     # -K overrides login.defs for this call only
     assert run(sb, ["-K", "GID_MIN=7000", "-K", "GID_MAX=7010", "g3"]).returncode == 0
-    assert table(sb, "/etc/group")["g3"][2] == "7000"
+    assert grouptools.table(sb, "/etc/group")["g3"][2] == "7000"
     # -f: an existing name is success, nothing changes
     before = snapshot(sb)
     r = run(sb, ["-f", "g1"])
@@ -123,15 +86,15 @@ def test_options(sb):
     assert snapshot(sb) == before
     # -f with a taken gid: another gid instead
     assert run(sb, ["-f", "-g", "6000", "g4"]).returncode == 0
-    assert table(sb, "/etc/group")["g4"][2] == "7001"
-    check_consistent(sb, ["g1", "g2", "sys1", "g3", "g4"])
+    assert grouptools.table(sb, "/etc/group")["g4"][2] == "7001"
+    grouptools.check_consistent(sb, ["g1", "g2", "sys1", "g3", "g4"])
 
 
 def test_long_options(sb):
     r = run(sb, ["--gid", "6100", "--users", "bob", "--password", "!", "--system", "g5"])
     assert r.returncode == 0, r.stderr
-    assert table(sb, "/etc/group")["g5"] == ["g5", "x", "6100", "bob"]
-    assert table(sb, "/etc/gshadow")["g5"] == ["g5", "!", "", "bob"]
+    assert grouptools.table(sb, "/etc/group")["g5"] == ["g5", "x", "6100", "bob"]
+    assert grouptools.table(sb, "/etc/gshadow")["g5"] == ["g5", "!", "", "bob"]
 
 
 def test_gid_range_full(sb):
@@ -202,9 +165,9 @@ def test_stale_gshadow_line_not_inherited(sb):
     r = run(sb, ["ghost"])
     assert r.returncode == 0
     assert "stale /etc/gshadow entry for 'ghost'" in r.stderr
-    assert table(sb, "/etc/gshadow")["ghost"] == ["ghost", "!", "", ""]
+    assert grouptools.table(sb, "/etc/gshadow")["ghost"] == ["ghost", "!", "", ""]
     assert sb.read("/etc/gshadow").count("ghost:") == 1
-    check_consistent(sb, ["ghost"])
+    grouptools.check_consistent(sb, ["ghost"])
 
 
 def test_usage(sb):
@@ -232,11 +195,7 @@ def test_non_root_refused(sb):
                                   ["-g", "-1", "g12"], ["a:b"], ["-K", "X", "g12"],
                                   ["-U", "alice,nosuch", "g12"], ["-o", "g12"]])
 def test_messages_like_debian(sb, args):
-    before = snapshot(sb)
-    ours = run(sb, args)
-    assert snapshot(sb) == before
-    theirs = run(sb, args, prog=CLASSIC)
-    assert ours.returncode == theirs.returncode
+    ours, theirs = grouptools.ours_and_debians(sb, run, args, CLASSIC, snapshot)
     if ours.returncode == 2:
         assert ours.stderr.splitlines()[0] == theirs.stderr.splitlines()[0]
     else:
@@ -254,9 +213,9 @@ def test_prefix_writes_the_other_root(sb):
     r = run(sb, ["--system", "--prefix", "/srv/newroot/", "-U", "alice", "hs-test"])
     assert r.returncode == 0, r.stderr
     assert snapshot(sb) == before
-    g = table(sb, "/srv/newroot/etc/group")["hs-test"]
+    g = grouptools.table(sb, "/srv/newroot/etc/group")["hs-test"]
     assert 101 <= int(g[2]) <= 999 and g[3] == "alice"
-    assert table(sb, "/srv/newroot/etc/gshadow")["hs-test"] == ["hs-test", "!", "", "alice"]
+    assert grouptools.table(sb, "/srv/newroot/etc/gshadow")["hs-test"] == ["hs-test", "!", "", "alice"]
     # a user the prefix's passwd lacks is refused, even if this system has one
     sb.sh("sed -i '/^bob:/d' /srv/newroot/etc/passwd")
     r = run(sb, ["-P", "/srv/newroot", "-U", "bob", "g13"])
@@ -277,8 +236,8 @@ def test_same_name_at_once_exactly_one_wins(sb):
     for i in range(1, 7):
         assert sorted([status["A%d" % i], status["B%d" % i]]) == ["0", "9"], out
         assert group.count("\nrace%d:" % i) == 1
-    check_consistent(sb, ["race%d" % i for i in range(1, 7)])
-    gids = [table(sb, "/etc/group")["race%d" % i][2] for i in range(1, 7)]
+    grouptools.check_consistent(sb, ["race%d" % i for i in range(1, 7)])
+    gids = [grouptools.table(sb, "/etc/group")["race%d" % i][2] for i in range(1, 7)]
     assert len(set(gids)) == 6
 
 
@@ -295,5 +254,5 @@ def test_ours_and_debians_at_once(sb):
         assert "0" in (status["A%d" % i], status["B%d" % i]), status
         assert sb.read("/etc/group").count("\nmix%d:" % i) == 1
         assert sb.read("/etc/gshadow").count("\nmix%d:" % i) == 1
-    check_consistent(sb, ["mix%d" % i for i in range(1, 5)])
+    grouptools.check_consistent(sb, ["mix%d" % i for i in range(1, 5)])
     assert not [f for f in os.listdir(sb.root + "/etc") if f.endswith(".lock") and f != ".pwd.lock"]

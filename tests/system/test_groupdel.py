@@ -6,52 +6,33 @@ group never leaves a user whose primary group is gone.
 
 One sandbox per module; every test starts from the same account files."""
 
-import os
 
 import pytest
 
+import grouptools
 import sandbox
 
 GROUPDEL = "/usr/sbin/groupdel"
 CLASSIC = sandbox.CLASSIC_TOOLS_DIR + "/groupdel"
-CLASSIC_GROUPADD = sandbox.CLASSIC_TOOLS_DIR + "/groupadd"
 USERADD = "/usr/sbin/useradd"     # ours: checks the group under the locks
 FILES = ("/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow")
 
 
-@pytest.fixture(scope="module")
-def msb(base):
-    with sandbox.Sandbox(base, size="256m") as sb:
-        sb.add_classic_user("alice", password="alice-pw-1")
-        sb.add_classic_user("bob", password="bob-pw-1", group="users")
-        sb.run([CLASSIC_GROUPADD, "-g", "5000", "-U", "alice,bob", "proj"])
-        sb.run([CLASSIC_GROUPADD, "-g", "5001", "other"])
-        sb._hs_saved = {p: (sb.read_bytes(p), sb.lstat(p)) for p in FILES}
-        yield sb
+def set_up(sb):
+    sb.add_classic_user("alice", password="alice-pw-1")
+    sb.add_classic_user("bob", password="bob-pw-1", group="users")
+    sb.run([grouptools.CLASSIC_GROUPADD, "-g", "5000", "-U", "alice,bob", "proj"])
+    sb.run([grouptools.CLASSIC_GROUPADD, "-g", "5001", "other"])
 
 
-@pytest.fixture
-def sb(msb):
-    for p, (data, st) in msb._hs_saved.items():
-        msb.write(p, data, mode=st.st_mode & 0o7777, uid=st.st_uid, gid=st.st_gid)
-    etc = msb.root + "/etc"
-    for f in os.listdir(etc):
-        full = os.path.join(etc, f)
-        if f.endswith((".lock", "-")) and os.path.isfile(full) and not os.path.islink(full):
-            os.unlink(full)
-    if os.path.isdir(etc + "/hardened-shadow"):
-        os.rmdir(etc + "/hardened-shadow")
-    msb.syslog(clear=True)
-    return msb
+msb, sb = grouptools.fixtures(set_up, FILES, tree=True)
 
 
-def run(sb, args, prog=GROUPDEL, **kw):
-    kw.setdefault("check", False)
-    return sb.run([prog] + args, **kw)
+run = grouptools.runner(GROUPDEL)
 
 
 def snapshot(sb):
-    return {p: sb.read_bytes(p) for p in FILES}
+    return grouptools.snapshot(sb, FILES)
 
 
 def without(data, name):
@@ -130,11 +111,7 @@ def test_refusals(sb):
 
 @pytest.mark.parametrize("args", [["nosuch"], ["alice"], ["users"], []])
 def test_messages_like_debian(sb, args):
-    before = snapshot(sb)
-    ours = run(sb, args)
-    assert snapshot(sb) == before
-    theirs = run(sb, args, prog=CLASSIC)
-    assert ours.returncode == theirs.returncode
+    ours, theirs = grouptools.ours_and_debians(sb, run, args, CLASSIC, snapshot)
     assert ours.stderr.splitlines()[0] == theirs.stderr.splitlines()[0]
 
 
@@ -144,7 +121,7 @@ def test_race_with_useradd(sb):
     never a user whose primary group is gone.  (Debian's useradd looks the group up
     before it takes the locks, so it can lose this race against any groupdel.)"""
     for i in range(4):
-        sb.run([CLASSIC_GROUPADD, "race%d" % i])
+        sb.run([grouptools.CLASSIC_GROUPADD, "race%d" % i])
     script = " ".join("(%s race%d; echo D%d:$?) & (%s -M -g race%d ru%d 2>/dev/null; "
                       "echo U%d:$?) &" % (GROUPDEL, i, i, USERADD, i, i, i)
                       for i in range(4)) + " wait"

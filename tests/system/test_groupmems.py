@@ -7,58 +7,38 @@ is told why they may not change members.
 
 One sandbox per module; every test starts from the same account files."""
 
-import os
 
 import pytest
 
+import grouptools
 import sandbox
 
 GROUPMEMS = "/usr/sbin/groupmems"
 CLASSIC = sandbox.CLASSIC_TOOLS_DIR + "/groupmems"
-CLASSIC_GROUPADD = sandbox.CLASSIC_TOOLS_DIR + "/groupadd"
 FILES = ("/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow")
 
 
-@pytest.fixture(scope="module")
-def msb(base):
-    with sandbox.Sandbox(base, size="256m") as sb:
-        for u in ("alice", "bob", "carol"):
-            sb.add_classic_user(u, password=u + "-pw-1")
-        sb.add_classic_user("dave", password="dave-pw-1", group="users")
-        sb.run([CLASSIC_GROUPADD, "-g", "5000", "proj"])
-        sb.run(["gpasswd", "-M", "alice,bob", "-A", "bob", "proj"])
-        sb.run(["gpasswd", "-M", "bob,carol", "alice"])
-        sb._hs_saved = {p: (sb.read_bytes(p), sb.lstat(p)) for p in FILES}
-        yield sb
+def set_up(sb):
+    for u in ("alice", "bob", "carol"):
+        sb.add_classic_user(u, password=u + "-pw-1")
+    sb.add_classic_user("dave", password="dave-pw-1", group="users")
+    sb.run([grouptools.CLASSIC_GROUPADD, "-g", "5000", "proj"])
+    sb.run(["gpasswd", "-M", "alice,bob", "-A", "bob", "proj"])
+    sb.run(["gpasswd", "-M", "bob,carol", "alice"])
 
 
-@pytest.fixture
-def sb(msb):
-    for p, (data, st) in msb._hs_saved.items():
-        msb.write(p, data, mode=st.st_mode & 0o7777, uid=st.st_uid, gid=st.st_gid)
-    etc = msb.root + "/etc"
-    for f in os.listdir(etc):
-        full = os.path.join(etc, f)
-        if f.endswith((".lock", "-")) and os.path.isfile(full) and not os.path.islink(full):
-            os.unlink(full)
-    return msb
+msb, sb = grouptools.fixtures(set_up, FILES)
 
 
-def run(sb, args, prog=GROUPMEMS, **kw):
-    kw.setdefault("check", False)
-    return sb.run([prog] + args, **kw)
-
-
-def table(sb, path):
-    return {l.split(":")[0]: l.split(":") for l in sb.read(path).splitlines()}
+run = grouptools.runner(GROUPMEMS)
 
 
 def snapshot(sb):
-    return {p: sb.read_bytes(p) for p in FILES}
+    return grouptools.snapshot(sb, FILES)
 
 
 def check_consistent(sb, names=("proj", "alice")):
-    group, gshadow = table(sb, "/etc/group"), table(sb, "/etc/gshadow")
+    group, gshadow = grouptools.table(sb, "/etc/group"), grouptools.table(sb, "/etc/gshadow")
     for n in names:
         assert group[n][1] == "x" and group[n][3] == gshadow[n][3], (group[n], gshadow[n])
 
@@ -66,16 +46,16 @@ def check_consistent(sb, names=("proj", "alice")):
 def test_root_add_delete_purge(sb):
     r = run(sb, ["-g", "proj", "-a", "carol"])
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
-    assert table(sb, "/etc/group")["proj"][3] == "alice,bob,carol"
+    assert grouptools.table(sb, "/etc/group")["proj"][3] == "alice,bob,carol"
     check_consistent(sb)
     # -d: a member who also administers the group stops doing both
     assert run(sb, ["--group", "proj", "--delete", "bob"]).returncode == 0
-    assert table(sb, "/etc/gshadow")["proj"] == ["proj", "!", "", "alice,carol"]
+    assert grouptools.table(sb, "/etc/gshadow")["proj"] == ["proj", "!", "", "alice,carol"]
     check_consistent(sb)
     assert run(sb, ["-g", "proj", "-a", "bob"]).returncode == 0
     assert run(sb, ["-g", "proj", "-p"]).returncode == 0
-    assert table(sb, "/etc/group")["proj"][3] == ""
-    assert table(sb, "/etc/gshadow")["proj"] == ["proj", "!", "", ""]
+    assert grouptools.table(sb, "/etc/group")["proj"][3] == ""
+    assert grouptools.table(sb, "/etc/gshadow")["proj"] == ["proj", "!", "", ""]
 
 
 def test_list_like_debian(sb):

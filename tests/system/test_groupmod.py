@@ -11,63 +11,34 @@ import os
 
 import pytest
 
+import grouptools
 import sandbox
 
 GROUPMOD = "/usr/sbin/groupmod"
 CLASSIC = sandbox.CLASSIC_TOOLS_DIR + "/groupmod"
-CLASSIC_GROUPADD = sandbox.CLASSIC_TOOLS_DIR + "/groupadd"
 FILES = ("/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow")
 H = "$6$saltsalt$" + "B" * 86
 
 
-@pytest.fixture(scope="module")
-def msb(base):
-    with sandbox.Sandbox(base, size="256m") as sb:
-        sb.add_classic_user("alice", password="alice-pw-1")
-        sb.add_classic_user("bob", password="bob-pw-1")
-        sb.add_classic_user("carol", password="carol-pw-1", group="users")
-        sb.run([CLASSIC_GROUPADD, "-g", "5000", "-U", "alice", "proj"])
-        sb.run([CLASSIC_GROUPADD, "-g", "5001", "other"])
-        sb.run(["gpasswd", "-A", "bob", "proj"])
-        sb.run(["gpasswd", "-M", "alice", "proj"])
-        sb.run(["chgpasswd", "-e"], input="proj:%s\n" % H)
-        sb._hs_saved = {p: (sb.read_bytes(p), sb.lstat(p)) for p in FILES}
-        yield sb
+def set_up(sb):
+    sb.add_classic_user("alice", password="alice-pw-1")
+    sb.add_classic_user("bob", password="bob-pw-1")
+    sb.add_classic_user("carol", password="carol-pw-1", group="users")
+    sb.run([grouptools.CLASSIC_GROUPADD, "-g", "5000", "-U", "alice", "proj"])
+    sb.run([grouptools.CLASSIC_GROUPADD, "-g", "5001", "other"])
+    sb.run(["gpasswd", "-A", "bob", "proj"])
+    sb.run(["gpasswd", "-M", "alice", "proj"])
+    sb.run(["chgpasswd", "-e"], input="proj:%s\n" % H)
 
 
-@pytest.fixture
-def sb(msb):
-    for p, (data, st) in msb._hs_saved.items():
-        msb.write(p, data, mode=st.st_mode & 0o7777, uid=st.st_uid, gid=st.st_gid)
-    etc = msb.root + "/etc"
-    for f in os.listdir(etc):
-        full = os.path.join(etc, f)
-        if f.endswith((".lock", "-")) and os.path.isfile(full) and not os.path.islink(full):
-            os.unlink(full)
-    if os.path.isdir(etc + "/hardened-shadow"):
-        os.rmdir(etc + "/hardened-shadow")
-    return msb
+msb, sb = grouptools.fixtures(set_up, FILES, tree=True)
 
 
-def run(sb, args, prog=GROUPMOD, **kw):
-    kw.setdefault("check", False)
-    return sb.run([prog] + args, **kw)
-
-
-def table(sb, path):
-    return {l.split(":")[0]: l.split(":") for l in sb.read(path).splitlines()}
+run = grouptools.runner(GROUPMOD)
 
 
 def snapshot(sb):
-    return {p: sb.read_bytes(p) for p in FILES}
-
-
-def check_consistent(sb, names):
-    group, gshadow = table(sb, "/etc/group"), table(sb, "/etc/gshadow")
-    for n in names:
-        assert n in group and n in gshadow, n
-        assert group[n][1] == "x", group[n]
-        assert group[n][3] == gshadow[n][3], (group[n], gshadow[n])
+    return grouptools.snapshot(sb, FILES)
 
 
 def other_lines(sb, path, names):
@@ -75,8 +46,8 @@ def other_lines(sb, path, names):
 
 
 def test_set_up_state(sb):
-    assert table(sb, "/etc/group")["proj"] == ["proj", "x", "5000", "alice"]
-    assert table(sb, "/etc/gshadow")["proj"] == ["proj", H, "bob", "alice"]
+    assert grouptools.table(sb, "/etc/group")["proj"] == ["proj", "x", "5000", "alice"]
+    assert grouptools.table(sb, "/etc/gshadow")["proj"] == ["proj", H, "bob", "alice"]
 
 
 def test_gid_primary_users_follow(sb):
@@ -85,7 +56,7 @@ def test_gid_primary_users_follow(sb):
     passwd_before = sb.read("/etc/passwd")
     r = run(sb, ["-g", "6000", "alice"])
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
-    assert table(sb, "/etc/group")["alice"][2] == "6000"
+    assert grouptools.table(sb, "/etc/group")["alice"][2] == "6000"
     assert sb.getpwnam("alice").gid == 6000
     assert sb.getpwnam("bob").gid == bob.gid
     # only alice's gid field changed in /etc/passwd
@@ -105,7 +76,7 @@ def test_gid_duplicate(sb):
     assert (r.returncode, r.stderr) == (4, "groupmod: GID '5001' already exists\n")
     assert snapshot(sb) == before
     assert run(sb, ["-o", "-g", "5001", "proj"]).returncode == 0
-    assert table(sb, "/etc/group")["proj"][2] == "5001"
+    assert grouptools.table(sb, "/etc/group")["proj"][2] == "5001"
     # the same gid again is nothing to do
     before = snapshot(sb)
     assert run(sb, ["-g", "5001", "proj"]).returncode == 0
@@ -115,11 +86,11 @@ def test_gid_duplicate(sb):
 def test_rename_both_files(sb):
     r = run(sb, ["-n", "project", "proj"])
     assert (r.returncode, r.stderr) == (0, "")
-    group, gshadow = table(sb, "/etc/group"), table(sb, "/etc/gshadow")
+    group, gshadow = grouptools.table(sb, "/etc/group"), grouptools.table(sb, "/etc/gshadow")
     assert "proj" not in group and "proj" not in gshadow
     assert group["project"] == ["project", "x", "5000", "alice"]
     assert gshadow["project"] == ["project", H, "bob", "alice"]
-    check_consistent(sb, ["project"])
+    grouptools.check_consistent(sb, ["project"])
     # the line stays where it was
     names = [l.split(":")[0] for l in sb.read("/etc/group").splitlines()]
     assert names.index("project") == names.index("other") - 1
@@ -139,8 +110,8 @@ def test_rename_refusals(sb):
 def test_password(sb):
     h2 = "$y$j9T$salt$" + "C" * 43
     assert run(sb, ["-p", h2, "proj"]).returncode == 0
-    assert table(sb, "/etc/gshadow")["proj"][1] == h2
-    assert table(sb, "/etc/group")["proj"][1] == "x"
+    assert grouptools.table(sb, "/etc/gshadow")["proj"][1] == h2
+    assert grouptools.table(sb, "/etc/group")["proj"][1] == "x"
     for bad in ("a:b", "x\n", "y" * 513):
         before = snapshot(sb)
         r = run(sb, ["-p", bad, "proj"])
@@ -150,16 +121,16 @@ def test_password(sb):
 
 def test_users_replace_and_append(sb):
     assert run(sb, ["-U", "bob,carol", "proj"]).returncode == 0
-    assert table(sb, "/etc/group")["proj"][3] == "bob,carol"
-    check_consistent(sb, ["proj"])
+    assert grouptools.table(sb, "/etc/group")["proj"][3] == "bob,carol"
+    grouptools.check_consistent(sb, ["proj"])
     assert run(sb, ["-a", "-U", "alice,bob", "proj"]).returncode == 0
-    assert table(sb, "/etc/group")["proj"][3] == "bob,carol,alice"
-    check_consistent(sb, ["proj"])
+    assert grouptools.table(sb, "/etc/group")["proj"][3] == "bob,carol,alice"
+    grouptools.check_consistent(sb, ["proj"])
     # administrators are not members: -U leaves them alone
-    assert table(sb, "/etc/gshadow")["proj"][2] == "bob"
+    assert grouptools.table(sb, "/etc/gshadow")["proj"][2] == "bob"
     assert run(sb, ["-U", "", "proj"]).returncode == 0
-    assert table(sb, "/etc/group")["proj"][3] == ""
-    check_consistent(sb, ["proj"])
+    assert grouptools.table(sb, "/etc/group")["proj"][3] == ""
+    grouptools.check_consistent(sb, ["proj"])
     before = snapshot(sb)
     for bad, shown in (("alice,nosuch", "nosuch"), ("a:b", "a:b"), ("alice\nx", "alice\\x0ax")):
         r = run(sb, ["-U", bad, "proj"])
@@ -174,15 +145,15 @@ def test_group_without_gshadow_line_gets_one(sb):
     sb.write("/etc/group", g)
     assert run(sb, ["-U", "bob", "other"]).returncode == 0
     # the password moved out of the world-readable /etc/group
-    assert table(sb, "/etc/group")["other"] == ["other", "x", "5001", "bob"]
-    assert table(sb, "/etc/gshadow")["other"] == ["other", H, "", "bob"]
+    assert grouptools.table(sb, "/etc/group")["other"] == ["other", "x", "5001", "bob"]
+    assert grouptools.table(sb, "/etc/gshadow")["other"] == ["other", H, "", "bob"]
 
 
 def test_several_options_at_once(sb):
     r = run(sb, ["-n", "p2", "-g", "7000", "-a", "-U", "carol", "-p", "!", "proj"])
     assert r.returncode == 0, r.stderr
-    assert table(sb, "/etc/group")["p2"] == ["p2", "x", "7000", "alice,carol"]
-    assert table(sb, "/etc/gshadow")["p2"] == ["p2", "!", "bob", "alice,carol"]
+    assert grouptools.table(sb, "/etc/group")["p2"] == ["p2", "x", "7000", "alice,carol"]
+    assert grouptools.table(sb, "/etc/gshadow")["p2"] == ["p2", "!", "bob", "alice,carol"]
 
 
 def test_not_found_usage_non_root(sb):
@@ -221,11 +192,7 @@ def test_tree_groups_keep_name_and_gid(sb):
                                   ["-n", "a:b", "proj"], ["-g", "x", "proj"],
                                   ["-g", "1", "nosuch"], ["-U", "nosuch", "proj"]])
 def test_messages_like_debian(sb, args):
-    before = snapshot(sb)
-    ours = run(sb, args)
-    assert snapshot(sb) == before
-    theirs = run(sb, args, prog=CLASSIC)
-    assert ours.returncode == theirs.returncode
+    ours, theirs = grouptools.ours_and_debians(sb, run, args, CLASSIC, snapshot)
     assert ours.stderr.replace("groupmod: Invalid member", "Invalid member") == theirs.stderr
 
 
@@ -239,7 +206,7 @@ def test_full_disk_changes_nothing(base):
         members = "alice," + ",".join("u%03d" % j for j in range(60))
         big = "".join("big%04d:x:%d:%s\n" % (i, 20000 + i, members) for i in range(1500))
         sb.write("/etc/group", sb.read("/etc/group") + big)
-        sb.run([CLASSIC_GROUPADD, "proj"])
+        sb.run([grouptools.CLASSIC_GROUPADD, "proj"])
         before = snapshot(sb)
         listing = sorted(os.listdir(sb.root + "/etc"))
         # fill the disk, then give back 400 KB: enough for the locks and gshadow, not
@@ -259,4 +226,4 @@ def test_full_disk_changes_nothing(base):
         # with room again the same change goes through
         sb.run(["rm", "-f", "/fill", "/fill2"])
         assert run(sb, ["-n", "renamed", "proj"]).returncode == 0
-        check_consistent(sb, ["renamed"])
+        grouptools.check_consistent(sb, ["renamed"])

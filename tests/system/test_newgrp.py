@@ -293,11 +293,16 @@ def test_hostile_environment(gsb):
     env = {"LD_PRELOAD": "/nonexistent/evil.so", "LD_LIBRARY_PATH": "/tmp",
            "BASH_ENV": "/tmp/evil", "IFS": "x", "GCONV_PATH": "/tmp",
            "LANG": "../../../tmp/evil", "TZ": "/etc/shadow", "HUGE": "x" * 100000,
+           "TERMINFO": "/tmp", "_RLD_ROOT": "/tmp", "PYTHONPATH": "/tmp",
+           "NODE_OPTIONS": "--require=/tmp/x", "BASH_FUNC_x%%": "() { :; }",
            "FOO": "kept"}
     res = run(gsb, [SG, "devs", "-c", "env"], user="alice", env=env)
     assert res.returncode == 0, res.stderr
     names = {l.split("=", 1)[0] for l in res.stdout.splitlines()}
-    assert not names & {"LD_PRELOAD", "LD_LIBRARY_PATH", "BASH_ENV", "IFS", "GCONV_PATH"}
+    # the list su and runuser filter with (lib/envname.c)
+    assert not names & {"LD_PRELOAD", "LD_LIBRARY_PATH", "BASH_ENV", "IFS", "GCONV_PATH",
+                        "TERMINFO", "_RLD_ROOT", "PYTHONPATH", "NODE_OPTIONS",
+                        "BASH_FUNC_x%%"}, res.stdout
     assert "FOO=kept" in res.stdout.splitlines()
     assert "HOME=/home/alice" in res.stdout.splitlines()
 

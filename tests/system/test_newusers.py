@@ -5,14 +5,13 @@ lines (injected ':' and newlines, overlong fields, bad numbers, duplicates, name
 taken) with the files byte-identical afterwards, a write failure in the middle of the
 commit undone, and a batch running while useradd adds users."""
 
-import ctypes
-import os
-import subprocess
 import time
 
 import pytest
 
+import grouptools
 import sandbox
+from grouptools import verify
 
 NEWUSERS = "/usr/sbin/newusers"
 TREE = "/etc/hardened-shadow"
@@ -21,21 +20,8 @@ FILES = ["/etc/passwd", "/etc/group", "/etc/gshadow", "/etc/subuid", "/etc/subgi
 CHEAP = ["-c", "SHA512", "-s", "1000"]
 TODAY = int(time.time()) // 86400
 
-_libcrypt = ctypes.CDLL("libcrypt.so.1")
-_libcrypt.crypt.restype = ctypes.c_char_p
-_libcrypt.crypt.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
-
-
-def verify(password, hash_):
-    if not hash_ or hash_[0] in "!*":
-        return False
-    out = _libcrypt.crypt(password.encode(), hash_.encode())
-    return out is not None and out.decode() == hash_
-
-
 def run(sb, argv, **kw):
-    kw.setdefault("check", False)
-    return sb.run([NEWUSERS] + argv, **kw)
+    return grouptools.run(sb, [NEWUSERS] + argv, **kw)
 
 
 def state(sb):
@@ -306,13 +292,10 @@ def test_write_failure_undoes_everything(tree):
     before = state(tree)
     shadow_alice = tree_file(tree, "alice", "shadow")
     target = tree.root + "/etc/passwd"
-    sandbox._mount(target, target, flags=4096)   # MS_BIND
-    try:
+    with grouptools.bind_mounted(target):
         res = run(tree, CHEAP, input="ann:pw-1::::/home/ann:/bin/bash\n"
                                      "alice:alice-new-2:::::\n"
                                      "ben:pw-2:::::\n")
-    finally:
-        subprocess.run(["umount", target], check=True)
     assert res.returncode == 1, res
     assert "cannot write /etc/passwd" in res.stderr
     assert res.stderr.endswith("newusers: error detected, changes undone: nothing was "

@@ -284,7 +284,7 @@ def test_pty_relays_input_and_output(sb):
 HOSTILE_ENV = {"LD_PRELOAD": "/usr/lib/x86_64-linux-gnu/libm.so.6",
                "LD_LIBRARY_PATH": "/tmp", "IFS": "x", "BASH_ENV": "/tmp/evil",
                "ENV": "/tmp/evil", "GCONV_PATH": "/tmp", "PYTHONPATH": "/tmp",
-               "HS_HARMLESS": "kept"}
+               "TERMINFO": "/tmp", "HS_HARMLESS": "kept"}
 
 
 def names_in(env_output):
@@ -299,7 +299,7 @@ def test_caller_environment_filtered(sb):
     names = names_in(r.stdout)
     assert "HS_HARMLESS" in names
     assert not names & {"LD_PRELOAD", "LD_LIBRARY_PATH", "IFS", "BASH_ENV", "ENV",
-                        "GCONV_PATH", "PYTHONPATH"}, r.stdout
+                        "GCONV_PATH", "PYTHONPATH", "TERMINFO"}, r.stdout
     assert "USER=alice" in r.stdout and "HOME=/home/alice" in r.stdout
     r = run(sb, [RUNUSER, "alice", "-c", "env"], env=HOSTILE_ENV)
     assert r.returncode == 0, r

@@ -1,6 +1,7 @@
-/* Tests for lib/account.c: passwd lookups by name and uid with a buffer
- * that grows.  They run on the host, whose passwd database always has
- * root (uid 0) and never the made-up names below. */
+/* Tests for lib/account.c: passwd and group lookups by name and id with a
+ * buffer that grows.  They run on the host, whose passwd and group
+ * databases always have root (uid and gid 0) and never the made-up names
+ * below. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -8,6 +9,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +100,36 @@ static void test_independent_buffers(void **state)
 	free(bbuf);
 }
 
+static void test_group_lookups(void **state)
+{
+	struct group gr;
+	char *buf = (char *)1, *buf2 = NULL;
+
+	(void)state;
+	assert_int_equal(hs_getgrnam_alloc("root", &gr, &buf), 0);
+	assert_non_null(buf);
+	assert_string_equal(gr.gr_name, "root");
+	assert_int_equal(gr.gr_gid, 0);
+	assert_true(gr.gr_name >= buf);
+	assert_int_equal(hs_getgrgid_alloc(0, &gr, &buf2), 0);
+	assert_ptr_not_equal(buf, buf2);
+	assert_string_equal(gr.gr_name, "root");
+	free(buf);
+	free(buf2);
+
+	buf = (char *)1;
+	assert_int_equal(hs_getgrnam_alloc("hs-no-such-group-xq", &gr, &buf), -ENOENT);
+	assert_null(buf);
+	buf = (char *)1;
+	assert_int_equal(hs_getgrgid_alloc((gid_t)-2, &gr, &buf), -ENOENT);
+	assert_null(buf);
+	buf = (char *)1;
+	assert_int_equal(hs_getgrnam_alloc(NULL, &gr, &buf), -EINVAL);
+	assert_null(buf);
+	assert_int_equal(hs_getgrgid_alloc(0, NULL, &buf), -EINVAL);
+	assert_int_equal(hs_getgrgid_alloc(0, &gr, NULL), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -107,6 +139,7 @@ int main(void)
 		cmocka_unit_test(test_missing_uid),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_independent_buffers),
+		cmocka_unit_test(test_group_lookups),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

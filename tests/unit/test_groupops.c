@@ -99,7 +99,7 @@ static long find(struct hs_accountset *s, const char *name)
 
 static void commit(struct hs_accountset *s)
 {
-	if (hs_groupops_commit(s) < 0)
+	if (hs_accountset_commit(s) < 0)
 		fail_msg("%s", s->error);
 	hs_accountset_close(s);
 }
@@ -264,26 +264,12 @@ static void test_user_list(void **state)
 	hs_accountset_close(&s);
 }
 
-static void test_hash_problem_and_overrides(void **state)
+static void test_overrides(void **state)
 {
-	bool legacy = false;
 	char *buf = NULL;
 	size_t len = 0;
 
 	(void)state;
-	assert_null(hs_groupops_hash_problem("!", &legacy));
-	assert_null(hs_groupops_hash_problem("*", &legacy));
-	assert_null(hs_groupops_hash_problem("$6$saltsalt$0123456789012345678901234567890123456789"
-					     "0123456789012345678901234567890123456789012345",
-					     &legacy));
-	assert_false(legacy);
-	assert_null(hs_groupops_hash_problem("!$1$salt$0123456789012345678901", &legacy));
-	assert_true(legacy);
-	assert_non_null(hs_groupops_hash_problem("", &legacy));
-	assert_non_null(hs_groupops_hash_problem("clear-text", &legacy));
-	assert_non_null(hs_groupops_hash_problem("$6$a:b", &legacy));
-	assert_non_null(hs_groupops_hash_problem("$6$a\nb", &legacy));
-
 	assert_int_equal(hs_groupops_add_override(&buf, &len, "GID_MIN=7000"), 0);
 	assert_int_equal(hs_groupops_add_override(&buf, &len, "SYS_GID_MAX=900"), 0);
 	assert_int_equal(len, strlen("GID_MIN 7000\nSYS_GID_MAX 900\n"));
@@ -309,7 +295,7 @@ static void test_failed_commit_puts_back(void **state)
 	assert_int_equal(mkdirat(f->dfd, "etc/group-/x", 0755), 0);
 	open_set(&s, HS_AS_GROUP_FILES);
 	assert_int_equal(hs_groupops_rename(&s, (size_t)find(&s, "staff"), "team", NULL), 1);
-	assert_true(hs_groupops_commit(&s) < 0);
+	assert_true(hs_accountset_commit(&s) < 0);
 	assert_int_equal(s.failed, HS_AS_GROUP);
 	assert_non_null(strstr(s.error, "cannot write"));
 	assert_non_null(strstr(s.error, "/etc/group-"));
@@ -332,7 +318,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rename_and_delete, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gid_and_primary_users, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_list, setup, teardown),
-		cmocka_unit_test(test_hash_problem_and_overrides),
+		cmocka_unit_test(test_overrides),
 		cmocka_unit_test_setup_teardown(test_failed_commit_puts_back, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,6 +41,16 @@ static void test_names(void **state)
 	assert_true(hs_env_name_unsafe("BASH_ENV", 8));
 	assert_true(hs_env_name_unsafe("MALLOC_CHECK_", 13));
 	assert_true(hs_env_name_unsafe("GLIBC_TUNABLES", 14));
+	/* the terminal library's and other loaders' paths, which newgrp
+	 * dropped before it shared this list */
+	assert_true(hs_env_name_unsafe("TERMINFO", 8));
+	assert_true(hs_env_name_unsafe("TERMINFO_DIRS", 13));
+	assert_true(hs_env_name_unsafe("TERMCAP", 7));
+	assert_true(hs_env_name_unsafe("_RLD_LIST", 9));
+	assert_true(hs_env_name_unsafe("GLIBC_ANYTHING", 14));
+	assert_true(hs_env_name_unsafe("PYTHONPATH", 10));
+	assert_false(hs_env_name_unsafe("TERM", 4));
+	assert_false(hs_env_name_unsafe("LANG", 4));
 	assert_false(hs_env_name_unsafe("IFSX", 4));
 	assert_false(hs_env_name_unsafe("PATH", 4));
 	assert_false(hs_env_name_unsafe("DISPLAY", 7));

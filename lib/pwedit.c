@@ -1,0 +1,111 @@
+/* The self-service tools' common steps; see pwedit.h. */
+#include "pwedit.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "account.h"
+#include "cli.h"
+#include "layout.h"
+#include "names.h"
+#include "privs.h"
+#include "userdir.h"
+#include "util.h"
+
+void hs_pwedit_who(const char *arg, int status, struct passwd *me, char **mebuf,
+		   struct passwd *pw, char **pwbuf)
+{
+	int r = hs_getpwuid_alloc(getuid(), me, mebuf);
+
+	if (r < 0) {
+		syslog(LOG_WARNING, "Cannot determine the user name of the caller (UID %lu)",
+		       (unsigned long)getuid());
+		hs_die(status, "Cannot determine your user name.");
+	}
+	*pwbuf = NULL;
+	if (!arg) {
+		*pw = *me;
+		return;
+	}
+	if (!hs_user_name_valid(arg))
+		hs_die(status, "Provided user name is not a valid name");
+	r = hs_getpwnam_alloc(arg, pw, pwbuf);
+	if (r == -ENOENT)
+		hs_die(status, "user '%s' does not exist", arg);
+	if (r < 0)
+		hs_die(status, "cannot look up user '%s': %s", arg, hs_strerror(r));
+}
+
+int hs_pwedit_begin(struct hs_pwedit *e, const char *name)
+{
+	static const char *const files[] = { HS_ETC_PASSWD };
+	const char *failed = NULL;
+	int r = hs_lock_acquire(&e->locks, NULL, files, HS_ARRAY_SIZE(files),
+				HS_LOCK_TIMEOUT_SEC, &failed);
+
+	if (r == -HS_E_TIMEOUT) {
+		hs_warn("cannot lock %s: timed out after %d s",
+			failed ? failed : HS_ETC_PWD_LOCK, HS_LOCK_TIMEOUT_SEC);
+		return r;
+	}
+	if (r < 0) {
+		hs_warn("cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK, hs_strerror(r));
+		return r;
+	}
+	r = hs_accountdb_load(&e->db, HS_DB_PASSWD, HS_ETC_PASSWD, 0);
+	if (r < 0) {
+		hs_warn("%s", e->db.error);
+		return r;
+	}
+	e->idx = hs_accountdb_find(&e->db, name);
+	if (e->idx < 0) {
+		hs_warn("user '%s' does not exist in %s", name, HS_ETC_PASSWD);
+		return -ENOENT;
+	}
+	e->ent = e->db.lines[e->idx].rec.pw;
+	return 0;
+}
+
+int hs_pwedit_commit(struct hs_pwedit *e)
+{
+	sigset_t saved;
+	int r = hs_accountdb_replace(&e->db, (size_t)e->idx, &e->ent);
+
+	if (r < 0) {
+		hs_warn("%s", e->db.error);
+		return r;
+	}
+	hs_signals_block(&saved);
+	r = hs_accountdb_write(&e->db);
+	hs_signals_restore(&saved);
+	if (r < 0) {
+		syslog(LOG_ERR, "%s", e->db.error);
+		hs_warn("%s", e->db.error);
+		return r;
+	}
+	hs_flush_caches("passwd");
+	return 0;
+}
+
+void hs_pwedit_end(struct hs_pwedit *e)
+{
+	hs_accountdb_free(&e->db);
+	hs_lock_release(&e->locks);
+}
+
+int hs_pwedit_lock_userdir(int udirfd, const char *name, unsigned timeout_sec)
+{
+	char path[sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16];
+	int r = hs_userdir_lock(udirfd, timeout_sec);
+
+	if (r < 0) {
+		hs_userdir_path(path, sizeof(path), name, NULL);
+		if (r == -HS_E_TIMEOUT)
+			hs_warn("cannot lock %s: timed out after %u s", path, timeout_sec);
+		else
+			hs_warn("cannot lock %s: %s", path, hs_strerror(r));
+	}
+	return r;
+}
