@@ -162,9 +162,11 @@ int hs_parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned
 			return -HS_E_FORMAT;
 		unsigned d = (unsigned)(*p - '0');
 		/* keep scanning after overflow so a trailing junk byte is
-		 * still reported as a format error */
+		 * still reported as a format error.  The bound is a constant
+		 * comparison, not a division per digit: this runs for every
+		 * number of every line of /etc/passwd, group and subuid. */
 		if (!too_big) {
-			if (v > (ULONG_MAX - d) / 10)
+			if (v > ULONG_MAX / 10 || (v == ULONG_MAX / 10 && d > ULONG_MAX % 10))
 				too_big = true;
 			else
 				v = v * 10 + d;
