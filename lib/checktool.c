@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <syslog.h>
 
 #include "cli.h"
+#include "txn.h"
 #include "layout.h"
 #include "privs.h"
 #include "util.h"
@@ -107,6 +109,19 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 			hs_warn("%s", hs_strerror(r));
 			hs_audit_files_close(&f);
 			return HS_CHECK_CANTUPDATE;
+		}
+	}
+
+	/* without locks (-r) nothing finishes an interrupted transaction of
+	 * the global files (lib/txn.h): what was read may be half of it */
+	if (o.read_only && !o.file) {
+		struct stat st;
+
+		if (lstat("/etc/" HS_TXN_JOURNAL, &st) == 0) {
+			printf("/etc/%s: an interrupted update of the account files is pending; "
+			       "run %s without -r (or any tool that changes accounts) to finish it\n",
+			       HS_TXN_JOURNAL, t->name);
+			a.problems++;
 		}
 	}
 

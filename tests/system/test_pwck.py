@@ -471,3 +471,56 @@ def test_warnings_only_without_q(tree):
     assert "user carol: last password change in the future" in out
     res = pwck(sb, "-q", "-r")
     assert (res.returncode, res.stdout) == (0, "")
+
+
+# ---------------------------------------------------------------- interrupted transactions
+
+def _pending_transaction(sb, new_group_line):
+    """What a tool killed after the commit point of lib/txn leaves: /etc/group staged with
+    one more line and the journal naming the current /etc/group, not yet installed."""
+    grp = sb.root + "/etc/group"
+    with open(grp) as f:
+        staged = f.read() + new_group_line + "\n"
+    sb.write("/etc/.group.hs-txn", staged, mode=0o644)
+    st = os.stat(grp)
+    journal = ("hardened-shadow transaction 1\n"
+               "group %d %d %d %d.%09d %d.%09d\n" % (
+                   st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns // 10**9,
+                   st.st_mtime_ns % 10**9, st.st_ctime_ns // 10**9, st.st_ctime_ns % 10**9))
+    sb.write("/etc/.hardened-shadow.txn", journal, mode=0o600)
+    return staged
+
+
+def test_pending_transaction_reported_read_only_and_finished_by_a_locking_run(tree):
+    sb = tree
+    staged = _pending_transaction(sb, "later:x:4242:")
+    before = sb.read("/etc/group")
+    # -r takes no lock: it cannot finish the transaction, so it reports it
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "/etc/.hardened-shadow.txn: an interrupted update" in res.stdout
+    assert sb.read("/etc/group") == before
+    # a run that locks finishes it before reading anything, and says so
+    res = pwck(sb, "-q", answers="")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "finished an interrupted update of /etc/group" in res.stderr
+    assert sb.read("/etc/group") == staged
+    assert sb.read("/etc/group-") == before
+    assert not sb.exists("/etc/.hardened-shadow.txn")
+    assert not sb.exists("/etc/.group.hs-txn")
+    assert any("finished an interrupted update" in l for l in sb.syslog())
+
+
+def test_pending_transaction_yields_to_a_newer_change(tree):
+    """/etc/group replaced after the crash by a tool that does not know the journal: its
+    version stays, the staged one is dropped."""
+    sb = tree
+    _pending_transaction(sb, "later:x:4242:")
+    newer = sb.read("/etc/group") + "sysusers:x:990:\n"
+    sb.sh("cp /etc/group /etc/group.new && echo 'sysusers:x:990:' >> /etc/group.new && "
+          "mv /etc/group.new /etc/group")
+    res = pwck(sb, "-q", answers="")
+    assert "dropped an interrupted update of /etc/group" in res.stderr, res.stderr
+    assert sb.read("/etc/group") == newer
+    assert not sb.exists("/etc/.hardened-shadow.txn")
+    assert not sb.exists("/etc/.group.hs-txn")
