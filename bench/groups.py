@@ -24,14 +24,11 @@ import os
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "sandbox"))
-
+from benchlib import median, start, write_accounts  # noqa: E402
 import sandbox  # noqa: E402
 
 SIZES = tuple(int(x) for x in os.environ.get("HS_BENCH_SIZES", "1000,10000").split(","))
 CALLS = int(os.environ.get("HS_BENCH_CALLS", "20"))
-FIRST_ID = 10000
 TOOLS = {
     "groupadd": ("/usr/sbin/groupadd", sandbox.CLASSIC_TOOLS_DIR + "/groupadd"),
     "gpasswd": ("/usr/bin/gpasswd", sandbox.CLASSIC_TOOLS_DIR + "/gpasswd"),
@@ -58,36 +55,6 @@ for i in range(calls):
                                        r.stderr.decode(errors="replace").strip()))
     print("%.4f %.4f" % (dt * 1000, (cpu() - c) * 1000))
 """
-
-
-def base_lines(sb, cache, path):
-    if path not in cache:
-        cache[path] = sb.read(path) if sb.exists(path) else ""
-        if cache[path] and not cache[path].endswith("\n"):
-            cache[path] += "\n"
-    return cache[path]
-
-
-def generate(sb, cache, n):
-    names = ["bu%06d" % i for i in range(n)]
-    ids = range(FIRST_ID, FIRST_ID + n)
-    passwd = "".join("%s:x:%d:%d::/home/%s:/bin/bash\n" % (u, i, i, u)
-                     for u, i in zip(names, ids))
-    shadow = "".join("%s:!:19000:0:99999:7:::\n" % u for u in names)
-    group = "".join("%s:x:%d:\n" % (u, i) for u, i in zip(names, ids))
-    gshadow = "".join("%s:!::\n" % u for u in names)
-    shadow_gid = sb.getgrnam("shadow")[1]
-    sb.write("/etc/passwd", base_lines(sb, cache, "/etc/passwd") + passwd, mode=0o644)
-    sb.write("/etc/group", base_lines(sb, cache, "/etc/group") + group, mode=0o644)
-    sb.write("/etc/shadow", base_lines(sb, cache, "/etc/shadow") + shadow, mode=0o640,
-             gid=shadow_gid)
-    sb.write("/etc/gshadow", base_lines(sb, cache, "/etc/gshadow") + gshadow, mode=0o640,
-             gid=shadow_gid)
-
-
-def median(values):
-    v = sorted(values)
-    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
 
 
 def timed_calls(sb, argv):
@@ -123,19 +90,7 @@ def check_gpasswd(sb):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: groups.py BUILDDIR", file=sys.stderr)
-        return 2
-    build = os.path.realpath(sys.argv[1])
-    for prog in ("src/groupadd", "src/gpasswd"):
-        if not os.access(os.path.join(build, prog), os.X_OK):
-            print("groups.py: %s/%s not built" % (build, prog), file=sys.stderr)
-            return 2
-    try:
-        sandbox.require_private_mount_ns()
-    except sandbox.SandboxError as e:
-        print("groups.py: %s" % e, file=sys.stderr)
-        return 2
+    build = start("groups.py", ("src/groupadd", "src/gpasswd"))
     if CALLS * 2 > min(SIZES) or CALLS > 1000:
         print("groups.py: HS_BENCH_CALLS must be at most half the smallest size and 1000",
               file=sys.stderr)
@@ -152,12 +107,12 @@ def main():
                 cache = {}
                 row["true"] = timed_calls(sb, ["/bin/true"])[0]
                 for who, idx in (("ours", 0), ("shadow", 1)):
-                    generate(sb, cache, n)
+                    write_accounts(sb, cache, n)
                     prefix = "hs" if who == "ours" else "su"
                     row["groupadd", who] = timed_calls(
                         sb, [TOOLS["groupadd"][idx], prefix + "{i:03d}"])
                     check_groupadd(sb, prefix)
-                    generate(sb, cache, n)
+                    write_accounts(sb, cache, n)
                     # user 2i+1 into group 2i: a different pair every call
                     row["gpasswd", who] = timed_calls(
                         sb, [TOOLS["gpasswd"][idx], "-a", "bu{u}", "bu{g}"])

@@ -29,15 +29,11 @@ import os
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "sandbox"))
-
+from benchlib import start, write_accounts  # noqa: E402
 import sandbox  # noqa: E402
-from useradd import base_lines  # noqa: E402  (bench/useradd.py: the root's own lines)
 
 EXISTING = int(os.environ.get("HS_BENCH_EXISTING", "10000"))
 NEW = int(os.environ.get("HS_BENCH_NEW", "1000"))
-FIRST_ID = 10000        # generated uids/gids: inside login.defs' UID_MIN..UID_MAX
 TARGET_RATIO = 10.0
 SHADOW_NEWUSERS = sandbox.CLASSIC_TOOLS_DIR + "/newusers"
 OURS_NEWUSERS = "/usr/sbin/newusers"
@@ -59,23 +55,7 @@ print("%.4f" % dt)
 def generate(sb, cache, n):
     """The classic files: the root's own lines + n users with private groups and
     subordinate ranges; no new user's home exists."""
-    names = ["bu%06d" % i for i in range(n)]
-    ids = range(FIRST_ID, FIRST_ID + n)
-    passwd = "".join("%s:x:%d:%d::/home/%s:/bin/bash\n" % (u, i, i, u)
-                     for u, i in zip(names, ids))
-    shadow = "".join("%s:!:19000:0:99999:7:::\n" % u for u in names)
-    group = "".join("%s:x:%d:\n" % (u, i) for u, i in zip(names, ids))
-    gshadow = "".join("%s:!::\n" % u for u in names)
-    subid = "".join("%s:%d:65536\n" % (u, 100000 + 65536 * k) for k, u in enumerate(names))
-    shadow_gid = sb.getgrnam("shadow")[1]
-    sb.write("/etc/passwd", base_lines(sb, cache, "/etc/passwd") + passwd, mode=0o644)
-    sb.write("/etc/group", base_lines(sb, cache, "/etc/group") + group, mode=0o644)
-    sb.write("/etc/shadow", base_lines(sb, cache, "/etc/shadow") + shadow, mode=0o640,
-             gid=shadow_gid)
-    sb.write("/etc/gshadow", base_lines(sb, cache, "/etc/gshadow") + gshadow, mode=0o640,
-             gid=shadow_gid)
-    for f in ("/etc/subuid", "/etc/subgid"):
-        sb.write(f, base_lines(sb, cache, f) + subid, mode=0o644)
+    write_accounts(sb, cache, n, subids=True)
     sb.run(["/bin/rm", "-rf", "/home"])
     sb.run(["/bin/mkdir", "-m", "0755", "/home"])
 
@@ -132,18 +112,7 @@ def check_added(sb, prefix, m, tree):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: newusers.py BUILDDIR", file=sys.stderr)
-        return 2
-    build = os.path.realpath(sys.argv[1])
-    if not os.access(os.path.join(build, "src", "newusers"), os.X_OK):
-        print("newusers.py: %s/src/newusers not built" % build, file=sys.stderr)
-        return 2
-    try:
-        sandbox.require_private_mount_ns()
-    except sandbox.SandboxError as e:
-        print("newusers.py: %s" % e, file=sys.stderr)
-        return 2
+    build = start("newusers.py", ("src/newusers",))
 
     t0 = time.monotonic()
     base = sandbox.Base(build)

@@ -32,14 +32,11 @@ import os
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "sandbox"))
-
+from benchlib import start, write_accounts  # noqa: E402
 import sandbox  # noqa: E402
 
 SIZES = tuple(int(x) for x in os.environ.get("HS_BENCH_SIZES", "1000,10000").split(","))
 CALLS = int(os.environ.get("HS_BENCH_CALLS", "20"))
-FIRST_ID = 10000        # generated uids/gids: inside login.defs' UID_MIN..UID_MAX
 TARGET_AT = 10000
 TARGET_RATIO = 30.0
 # (label, shadow-utils argv, our argv): each call appends a user name
@@ -65,33 +62,6 @@ for i in range(calls):
                                          r.stderr.decode(errors="replace").strip()))
     print("%.4f" % (dt * 1000))
 """
-
-
-def base_lines(sb, cache, path):
-    """The root's own lines of path (as the base root had them), read once."""
-    if path not in cache:
-        cache[path] = sb.read(path) if sb.exists(path) else ""
-        if cache[path] and not cache[path].endswith("\n"):
-            cache[path] += "\n"
-    return cache[path]
-
-
-def generate(sb, cache, n):
-    """Write the four classic files: the root's own lines + n users with private groups."""
-    names = ["bu%06d" % i for i in range(n)]
-    ids = range(FIRST_ID, FIRST_ID + n)
-    passwd = "".join("%s:x:%d:%d::/home/%s:/bin/bash\n" % (u, i, i, u)
-                     for u, i in zip(names, ids))
-    shadow = "".join("%s:!:19000:0:99999:7:::\n" % u for u in names)
-    group = "".join("%s:x:%d:\n" % (u, i) for u, i in zip(names, ids))
-    gshadow = "".join("%s:!::\n" % u for u in names)
-    shadow_gid = sb.getgrnam("shadow")[1]
-    sb.write("/etc/passwd", base_lines(sb, cache, "/etc/passwd") + passwd, mode=0o644)
-    sb.write("/etc/group", base_lines(sb, cache, "/etc/group") + group, mode=0o644)
-    sb.write("/etc/shadow", base_lines(sb, cache, "/etc/shadow") + shadow, mode=0o640,
-             gid=shadow_gid)
-    sb.write("/etc/gshadow", base_lines(sb, cache, "/etc/gshadow") + gshadow, mode=0o640,
-             gid=shadow_gid)
 
 
 def set_usergroups(sb):
@@ -138,19 +108,7 @@ def check_done(sb, label, prefix, tree):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: useradd.py BUILDDIR", file=sys.stderr)
-        return 2
-    build = os.path.realpath(sys.argv[1])
-    for tool in ("useradd", "usermod", "userdel"):
-        if not os.access(os.path.join(build, "src", tool), os.X_OK):
-            print("useradd.py: %s/src/%s not built" % (build, tool), file=sys.stderr)
-            return 2
-    try:
-        sandbox.require_private_mount_ns()
-    except sandbox.SandboxError as e:
-        print("useradd.py: %s" % e, file=sys.stderr)
-        return 2
+    build = start("useradd.py", ("src/useradd", "src/usermod", "src/userdel"))
 
     t0 = time.monotonic()
     rows = []
@@ -161,14 +119,14 @@ def main():
             with sandbox.Sandbox(base) as sb:
                 cache = {}
                 set_usergroups(sb)
-                generate(sb, cache, n)
+                write_accounts(sb, cache, n)
                 true_ms = timed_calls(sb, "tr", ["/bin/true"])
                 shadow_ms = {}
                 for label, argv, _ in TOOLS:
                     shadow_ms[label] = timed_calls(sb, "su", argv)
                     check_done(sb, label, "su", tree=False)
                 # ours: the same accounts from scratch, converted with our pwconv
-                generate(sb, cache, n)
+                write_accounts(sb, cache, n)
                 sb.run(["/usr/sbin/pwconv"], timeout=600)
                 if sb.exists("/etc/shadow") or not sb.exists(
                         "/etc/hardened-shadow/bu%06d/shadow" % (n - 1)):
