@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "config.h"
 #include "fileio.h"
+#include "homepath.h"
 #include "util.h"
 
 /* How deep a skeleton may nest before copying stops there. */
@@ -27,24 +28,11 @@ mode_t hs_home_mode(const struct hs_config *defs)
 	return (mode_t)hs_config_get_long(defs, "HOME_MODE", 0, 07777, 0777 & ~umask_v);
 }
 
-/* A directory on the way to a home must be safe from everyone but root. */
-static bool dir_is_trusted(const struct stat *st)
-{
-	if (st->st_uid != 0)
-		return false;
-	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
-		return false;
-	return true;
-}
-
 /* See homedir.h. */
 int hs_home_open_parent(const char *home, const char **last)
 {
 	const char *slash = home ? strrchr(home, '/') : NULL;
 	_cleanup_free_ char *parent = NULL;
-	_cleanup_free_ char *resolved = NULL;
-	char *comp, *save = NULL;
-	int fd;
 
 	if (!slash || home[0] != '/')
 		return -EINVAL;
@@ -75,33 +63,8 @@ int hs_home_open_parent(const char *home, const char **last)
 				break;
 		}
 	}
-	resolved = realpath(parent, NULL);
-	if (!resolved)
-		return -errno;
-	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (comp = strtok_r(resolved, "/", &save); ; comp = strtok_r(NULL, "/", &save)) {
-		struct stat st;
-		int next;
-
-		if (fstat(fd, &st) < 0) {
-			next = -errno;
-			hs_close(fd);
-			return next;
-		}
-		if (!dir_is_trusted(&st)) {
-			hs_close(fd);
-			return -HS_E_OWNER;
-		}
-		if (!comp)
-			return fd;
-		next = hs_open_dir_at(fd, comp, NULL);
-		hs_close(fd);
-		if (next < 0)
-			return next;
-		fd = next;
-	}
+	/* new homes go below directories only root controls */
+	return hs_home_open_trusted_dir(parent, (uid_t)-1, true);
 }
 
 struct copy_ctx {

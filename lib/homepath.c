@@ -49,32 +49,27 @@ char *hs_home_normalise(const char *dir)
 }
 
 /* A directory on the way to a home must be safe from everyone but root:
- * not the user's, and not writable by others unless sticky (then they
- * cannot rename our entries). */
-static bool dir_is_trusted(const struct stat *st, uid_t uid)
+ * not writable by group or others unless sticky (then they cannot rename
+ * our entries), and not owned by refused_uid; with root_only, owned by
+ * root. */
+static bool dir_is_trusted(const struct stat *st, uid_t refused_uid, bool root_only)
 {
-	if (st->st_uid == uid && uid != 0)
+	if (root_only ? st->st_uid != 0 : st->st_uid == refused_uid)
 		return false;
 	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
 		return false;
 	return true;
 }
 
-int hs_home_parent_at(const char *path, uid_t uid, const char **last)
+int hs_home_open_trusted_dir(const char *dir, uid_t refused_uid, bool root_only)
 {
-	const char *slash = strrchr(path, '/');
-	_cleanup_free_ char *copy = NULL;
 	_cleanup_free_ char *resolved = NULL;
 	char *comp, *save = NULL;
 	int fd;
 
-	if (!slash || !slash[1])
-		return -EINVAL;
-	*last = slash + 1;
-	copy = strndup(path, (size_t)(slash - path));
-	if (!copy)
-		return -ENOMEM;
-	resolved = realpath(copy[0] ? copy : "/", NULL);
+	/* resolved by the kernel (an administrator's /home -> /srv/home is
+	 * fine), then walked again without following anything */
+	resolved = realpath(dir[0] ? dir : "/", NULL);
 	if (!resolved)
 		return -errno;
 	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -89,7 +84,7 @@ int hs_home_parent_at(const char *path, uid_t uid, const char **last)
 			hs_close(fd);
 			return next;
 		}
-		if (!dir_is_trusted(&st, uid)) {
+		if (!dir_is_trusted(&st, refused_uid, root_only)) {
 			hs_close(fd);
 			return -HS_E_OWNER;
 		}
@@ -101,6 +96,21 @@ int hs_home_parent_at(const char *path, uid_t uid, const char **last)
 			return next;
 		fd = next;
 	}
+}
+
+int hs_home_parent_at(const char *path, uid_t uid, const char **last)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *copy = NULL;
+
+	if (!slash || !slash[1])
+		return -EINVAL;
+	*last = slash + 1;
+	copy = strndup(path, (size_t)(slash - path));
+	if (!copy)
+		return -ENOMEM;
+	/* root's own home: uid 0 refuses no owner */
+	return hs_home_open_trusted_dir(copy, uid == 0 ? (uid_t)-1 : uid, false);
 }
 
 const char *hs_home_parent_error(int r)

@@ -6,6 +6,7 @@
 #ifndef HS_HOMEPATH_H
 #define HS_HOMEPATH_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* An absolute path with no empty or "." components and no "..": a
@@ -20,6 +21,14 @@ char *hs_home_normalise(const char *dir);
  * sticky.  Returns the fd and *last (inside path), -HS_E_OWNER for an
  * untrusted step, or another negative error. */
 int hs_home_parent_at(const char *path, uid_t uid, const char **last);
+
+/* The walk both use (and lib/homedir for new homes): open dir after
+ * resolving it with realpath, then walking it again from / with
+ * O_NOFOLLOW, every step not writable by group or others unless sticky,
+ * and not owned by refused_uid ((uid_t)-1: any owner) or, with
+ * root_only, owned by root.  Returns the fd, -HS_E_OWNER for an untrusted
+ * step, or another negative error. */
+int hs_home_open_trusted_dir(const char *dir, uid_t refused_uid, bool root_only);
 
 /* The message for a failure of hs_home_parent_at. */
 const char *hs_home_parent_error(int r);
