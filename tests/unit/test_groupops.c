@@ -38,10 +38,7 @@ static int setup(void **state)
 
 	tmp_dirs_setup(state);
 	f = *state;
-	assert_int_equal(mkdirat(f->dfd, "etc", 0755), 0);
-	put_str(f->dfd, "etc/passwd", passwd_text, getuid(), getgid(), 0644);
-	put_str(f->dfd, "etc/group", group_text, getuid(), getgid(), 0644);
-	put_str(f->dfd, "etc/gshadow", gshadow_text, getuid(), getgid(), 0640);
+	put_etc_files(f->dfd, passwd_text, group_text, gshadow_text);
 	hs_accountset_use_root(f->path);
 	return 0;
 }

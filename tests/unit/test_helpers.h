@@ -118,6 +118,18 @@ static inline void put_str(int dfd, const char *name, const char *content, uid_t
 	put_file(dfd, name, content, strlen(content), uid, gid, mode);
 }
 
+/* An etc/ below the fixture with the three files a set of global files
+ * needs (lib/accountset's tests and its users' point hs_accountset_use_root
+ * at f->path). */
+static inline void put_etc_files(int dfd, const char *passwd, const char *group,
+				 const char *gshadow)
+{
+	assert_int_equal(mkdirat(dfd, "etc", 0755), 0);
+	put_str(dfd, "etc/passwd", passwd, getuid(), getgid(), 0644);
+	put_str(dfd, "etc/group", group, getuid(), getgid(), 0644);
+	put_str(dfd, "etc/gshadow", gshadow, getuid(), getgid(), 0640);
+}
+
 /* The whole content of dfd/name as a string (static buffer), NULL if it
  * cannot be opened without following a symlink or read. */
 static inline const char *slurp(int dfd, const char *name)
