@@ -34,7 +34,9 @@ int hs_home_open_parent(const char *home, const char **last)
 	const char *slash = home ? strrchr(home, '/') : NULL;
 	_cleanup_free_ char *parent = NULL;
 
-	if (!slash || home[0] != '/')
+	/* the home itself must be one plain name below its parent: not "",
+	 * "." or "..", checked before any parent is made */
+	if (!slash || home[0] != '/' || !hs_is_single_component(slash + 1))
 		return -EINVAL;
 	*last = slash + 1;
 	parent = strndup(home, (size_t)(slash - home));
@@ -283,8 +285,6 @@ int hs_home_make(const char *home, uid_t uid, gid_t gid, mode_t mode, struct sta
 	parentfd = hs_home_open_parent(home, &last);
 	if (parentfd < 0)
 		return parentfd;
-	if (!hs_is_single_component(last))
-		return -EINVAL;
 	if (fstatat(parentfd, last, made, AT_SYMLINK_NOFOLLOW) == 0)
 		return 0;
 	if (errno != ENOENT)
@@ -318,8 +318,6 @@ int hs_home_unmake(const char *home, const struct stat *made)
 	parentfd = hs_home_open_parent(home, &last);
 	if (parentfd < 0)
 		return parentfd;
-	if (!hs_is_single_component(last))
-		return -EINVAL;
 	homefd = hs_open_dir_at(parentfd, last, &st);
 	if (homefd < 0)
 		return homefd == -ENOENT ? 0 : homefd;

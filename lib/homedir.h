@@ -21,7 +21,8 @@ mode_t hs_home_mode(const struct hs_config *defs);
  * does), then open that parent: resolved by the kernel (administrators'
  * symlinks such as /home -> /srv/home are fine), then walked again from /
  * without following anything, each step root's and not writable by
- * others (sticky directories excepted).  home must be absolute.  Returns
+ * others (sticky directories excepted).  home must be absolute and end in
+ * a plain name (not "/", ".", ".."; else -EINVAL, nothing made).  Returns
  * an fd and *last = home's last component, or -HS_E_OWNER for an untrusted
  * step, or another negative error. */
 int hs_home_open_parent(const char *home, const char **last);
