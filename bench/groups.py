@@ -90,7 +90,7 @@ def check_gpasswd(sb):
 
 
 def main():
-    build = start("groups.py", ("src/groupadd", "src/gpasswd"))
+    build = start("groups.py", ("src/admin/groupadd", "src/admin/gpasswd"))
     if CALLS * 2 > min(SIZES) or CALLS > 1000:
         print("groups.py: HS_BENCH_CALLS must be at most half the smallest size and 1000",
               file=sys.stderr)

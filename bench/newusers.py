@@ -112,7 +112,7 @@ def check_added(sb, prefix, m, tree):
 
 
 def main():
-    build = start("newusers.py", ("src/newusers",))
+    build = start("newusers.py", ("src/admin/newusers",))
 
     t0 = time.monotonic()
     base = sandbox.Base(build)

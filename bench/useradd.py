@@ -108,7 +108,7 @@ def check_done(sb, label, prefix, tree):
 
 
 def main():
-    build = start("useradd.py", ("src/useradd", "src/usermod", "src/userdel"))
+    build = start("useradd.py", ("src/admin/useradd", "src/admin/usermod", "src/admin/userdel"))
 
     t0 = time.monotonic()
     rows = []

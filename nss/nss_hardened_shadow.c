@@ -10,7 +10,7 @@
  *   - never logs (syslog would open a socket in the host), never touches
  *     signals or credentials, never allocates on the lookup path;
  *   - validates the name before it reaches any path, and leaves parsing and
- *     the trust checks (owner, type, link count, size) to lib/userdir.c,
+ *     the trust checks (owner, type, link count, size) to lib/tree/userdir_*.c,
  *     which is the only code that knows the layout.  getspnam_r takes
  *     hs_userdir_lookup's fast path (one open per file, for the 10 us
  *     target); enumeration, which is not speed-critical, also checks the

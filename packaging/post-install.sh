@@ -8,7 +8,7 @@
 #    can and leave group ownership to the package's postinst.
 set -eu
 
-# `post-install.sh --setuid FILE`: added by src/meson.build only for a build
+# `post-install.sh --setuid FILE`: added by src/admin/meson.build only for a build
 # option that asks for it (setuid_chfn).  Without the option nothing calls
 # this and the program stays plain 0755.  The bit is set only when we can
 # make the file root's: setuid to a builder's uid would be a gift to every

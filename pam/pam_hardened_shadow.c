@@ -321,7 +321,7 @@ static void entry_load(pam_handle_t *pamh, const struct options *o, const char *
 	pam_syslog(pamh, LOG_ERR, "cannot read %s: %s", path, hs_strerror(r));
 }
 
-/* Take the user's write lock (lib/userdir.h), then read the shadow file
+/* Take the user's write lock (lib/tree/userdir.h), then read the shadow file
  * again into buf/cur: what a writer replaces must be what is on disk now,
  * not what was read before the lock.  Returns 0 with the lock held, or a
  * negative error (logged) without it. */
@@ -928,7 +928,7 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	if (r < 0)
 		return PAM_AUTHTOK_ERR;
 	/* never write what our own verifier would refuse: the one legacy
-	 * rule shared with chpasswd and newusers (lib/hash.h) */
+	 * rule shared with chpasswd and newusers (lib/auth/hash.h) */
 	const char *method;
 	if (hs_hash_policy_check_legacy(&policy, o->allow_legacy, &method) < 0) {
 		pam_syslog(pamh, LOG_ERR,

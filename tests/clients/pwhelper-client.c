@@ -1,5 +1,5 @@
 /* pwhelper-client: drives the password helper's client library
- * (lib/pwhelper.c) for the system tests (tests/system/
+ * (pam/pwhelper_client.c) for the system tests (tests/system/
  * test_password_helper.py), inside the sandbox root, as a real user.
  *
  *   pwhelper-client verify USER PASSWORD

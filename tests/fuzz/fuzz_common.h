@@ -109,7 +109,7 @@ static inline void fuzz_check_list(const char *list)
 #define FUZZ_ACCEPT_ANY(rec) ((void)(rec))
 
 /* The line driver.  TYPE is the parsed record; PARSE(char *, TYPE *) and
- * FORMAT(const TYPE *, char **) follow lib/records.h; CHECK_ACCEPTED(const
+ * FORMAT(const TYPE *, char **) follow lib/format/records.h; CHECK_ACCEPTED(const
  * TYPE *) aborts on a record no parser should accept; CHECK_SAME(const
  * TYPE *, const TYPE *) aborts unless the re-parsed record equals the
  * first one.  A macro rather than a function taking callbacks: the

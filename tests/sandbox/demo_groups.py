@@ -8,7 +8,7 @@ group proj.
 gpasswd is root's only in the default build (DESIGN section 5); a build with
 -Dsetuid_gpasswd=true installs it setuid root so that a group administrator may manage the
 members.  The step shows what the installed build does, and, when the build also made the
-setuid variant for the tests (src/gpasswd-setuid-test, built whenever tests are on), it
+setuid variant for the tests (src/admin/gpasswd-setuid-test, built whenever tests are on), it
 installs that variant 4755 in this throwaway root to show the administrator's side too."""
 
 import os
@@ -44,7 +44,7 @@ def step_group_admin(sb, show):
     if not _setuid_installed(sb):
         _say("this is the default build: gpasswd is root's only, so root adds bob")
         show(sb, ["gpasswd", "-a", "bob", "proj"])
-        variant = os.path.join(sb.base.build_dir, "src", "gpasswd-setuid-test")
+        variant = os.path.join(sb.base.build_dir, "src", "admin", "gpasswd-setuid-test")
         if os.path.exists(variant):
             _say("with -Dsetuid_gpasswd=true gpasswd is installed setuid root; the build's "
                  "setuid variant, installed 4755 in this throwaway root, shows the "

@@ -27,7 +27,7 @@ Leftover kinds (the decision on what a crash may leave, docs/decisions.md "Inter
                     too); they are harmless.
   temp-file         a ".NAME.XXXXXXXXXXXX" temporary of an atomic replace, in /etc, in a
                     user's directory or (a conversion marker's) at the top of the tree:
-                    only a kill between linkat() and renameat() leaves one (lib/fileio.c).
+                    only a kill between linkat() and renameat() leaves one (lib/io/fileio.c).
                     pwconv removes those of the global files; nothing removes the others.
                     In /etc also "..BASE.hs-txn.XXXXXXXXXXXX" and
                     "..hardened-shadow.txn.XXXXXXXXXXXX", the same window while lib/txn
@@ -121,7 +121,7 @@ USER_TEMP_RE = re.compile(r"\.(shadow|shell|aging)\.%s\Z" % RND)
 RESERVED_RE = re.compile(r"\.(new|del)\.(.+)\.%s\Z" % RND)
 RENAME_RE = re.compile(r"\.usermod-l\.(.+)\Z")
 MARKERS = (".pwconv-incomplete", ".pwunconv-incomplete")
-# lib/txn.h: the journal and the staged files of a transaction over the global files
+# lib/etc/txn.h: the journal and the staged files of a transaction over the global files
 TXN_JOURNAL = ".hardened-shadow.txn"
 TXN_HEADER = b"hardened-shadow transaction 1\n"
 TXN_STAGED_RE = re.compile(r"\.(passwd|shadow|group|gshadow|subuid|subgid|shells)\.hs-txn\Z")

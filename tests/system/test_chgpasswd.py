@@ -174,7 +174,7 @@ def test_many_groups_each_get_their_own_password(sb):
 
 
 def test_legacy_methods_need_the_opt_in(sb):
-    """lib/hash.h's one rule, as chpasswd and newusers: MD5 and SHA256 (libxcrypt calls
+    """lib/auth/hash.h's one rule, as chpasswd and newusers: MD5 and SHA256 (libxcrypt calls
     them legacy) are written only with --allow-legacy; DES never."""
     before = snapshot(sb)
     md5 = crypt.crypt("legacy-pw-1", "$1$saltsalt$")

@@ -341,7 +341,7 @@ def test_planted_fifo_is_replaced_and_undone_as_locked(tree):
 
 def test_legacy_methods_need_the_opt_in(tree):
     """MD5 and SHA256 verify only where the PAM module has allow_legacy, so chpasswd
-    writes them only with --allow-legacy (the module's rule, lib/hash.h)."""
+    writes them only with --allow-legacy (the module's rule, lib/auth/hash.h)."""
     before = snapshot(tree)
     md5 = sandbox._crypt("alice-new-5", "$1$")
     for argv, inp, message in (

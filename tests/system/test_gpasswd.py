@@ -6,7 +6,7 @@ concurrent -a calls losing nothing.
 
 Group administrators: the default build refuses every non-root caller with an explanation
 (also tested: the installed binary is plain 0755).  The setuid build's binary, which the
-build makes for the tests (src/gpasswd-setuid-test, what -Dsetuid_gpasswd=true installs),
+build makes for the tests (src/admin/gpasswd-setuid-test, what -Dsetuid_gpasswd=true installs),
 is installed 4755 in the root and run by real unprivileged users: an administrator may use
 -a -d -r -R and set the password, never -A or -M; anybody else is refused and nothing
 changes."""
@@ -43,7 +43,7 @@ msb, sb = grouptools.fixtures(set_up, FILES)
 @pytest.fixture
 def suid(sb, build_dir):
     """The setuid build's gpasswd installed 4755 root:root in place of the default one."""
-    with open(os.path.join(build_dir, "src", "gpasswd-setuid-test"), "rb") as f:
+    with open(os.path.join(build_dir, "src", "admin", "gpasswd-setuid-test"), "rb") as f:
         sb.write(GPASSWD, f.read(), mode=0o4755)
     st = sb.lstat(GPASSWD)
     assert stat.S_IMODE(st.st_mode) == 0o4755 and st.st_uid == 0

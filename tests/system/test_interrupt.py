@@ -691,7 +691,7 @@ def with_pam(sb):
 
 
 # The kill points that once showed bugs, now fixed (the journaled transaction of the
-# global files, lib/txn.h; usermod's rerun and hand-back order; pwck's signal blocking);
+# global files, lib/etc/txn.h; usermod's rerun and hand-back order; pwck's signal blocking);
 # their tests at the end of the file pin the fixes down.
 GROUP_BEFORE_PASSWD = Known(
     "useradd: after a kill between writing /etc/group and /etc/passwd, running the same "
@@ -1033,7 +1033,7 @@ def kill_at(sb, r, pattern, sig="SIGKILL"):
 
 
 def test_useradd_killed_before_passwd_is_finished_by_a_rerun(sb):
-    """src/useradd.c commits /etc/subuid, /etc/subgid, /etc/gshadow, /etc/group (with the
+    """src/admin/useradd.c commits /etc/subuid, /etc/subgid, /etc/gshadow, /etc/group (with the
     private group bob), then /etc/passwd.  SIGKILL on entering the renameat() of the new
     /etc/passwd: everything but the passwd line is in place (and the locked directory
     /etc/hardened-shadow/bob).  The same useradd again must finish the account; it exits
@@ -1049,7 +1049,7 @@ def test_useradd_killed_before_passwd_is_finished_by_a_rerun(sb):
 
 
 def test_usermod_l_killed_after_passwd_is_finished_by_a_rerun(sb):
-    """src/usermod.c renames the directory to .usermod-l.alice2, writes /etc/passwd (now
+    """src/admin/usermod.c renames the directory to .usermod-l.alice2, writes /etc/passwd (now
     alice2), then renames it to alice2 and hands it back.  SIGKILL on entering that last
     renameat2(): /etc/passwd has alice2 (shell: the proxy) and no directory alice2, so
     alice2 cannot log in.  Running the same `usermod -l alice2 alice` again exits 6 ('user
@@ -1066,7 +1066,7 @@ def test_usermod_l_killed_after_passwd_is_finished_by_a_rerun(sb):
 
 
 def test_usermod_u_killed_between_chown_and_chmod_is_repaired_by_a_rerun(sb):
-    """src/usermod.c hands a directory back with fchown(dir, uid, auth) then
+    """src/admin/usermod.c hands a directory back with fchown(dir, uid, auth) then
     fchmod(dir, 02710).  SIGKILL on entering the fchmod(): /etc/passwd has the new uid,
     the directory is alice:hardened-shadow-auth 0700 (no setgid bit, so files written by
     the user's own tools get the wrong group; the auth group cannot enter).  A rerun of
@@ -1082,7 +1082,7 @@ def test_usermod_u_killed_between_chown_and_chmod_is_repaired_by_a_rerun(sb):
 
 
 def test_pwconv_interrupted_by_sigint_leaves_no_temporary_tree(sb):
-    """(Was a known bug.)  lib/convert.c builds /etc/.hardened-shadow.XXXXXX (one directory
+    """(Was a known bug.)  src/convert/convert.c builds /etc/.hardened-shadow.XXXXXX (one directory
     per user, every hash); signals used to be blocked only from its rename into place on,
     so a SIGINT (Ctrl-C) on the first fchown() inside the temporary tree killed pwconv and
     left that root-only copy of every hash until the next run.  Now they wait from the
@@ -1096,7 +1096,7 @@ def test_pwconv_interrupted_by_sigint_leaves_no_temporary_tree(sb):
 
 
 def test_groupmod_g_killed_before_passwd_is_finished_by_a_rerun(sb):
-    """src/groupmod.c (lib/accountset) writes /etc/group with proj's new gid 5001, then
+    """src/admin/groupmod.c (lib/accountset) writes /etc/group with proj's new gid 5001, then
     /etc/passwd with bob's primary gid moved from 5000 to 5001.  SIGKILL on entering the
     renameat() of the new /etc/passwd: bob's gid is 5000, a group that no longer exists
     (his files' group is now a bare number to every tool).  The same `groupmod -g 5001
@@ -1112,7 +1112,7 @@ def test_groupmod_g_killed_before_passwd_is_finished_by_a_rerun(sb):
 
 
 def test_newusers_killed_before_passwd_is_finished_by_a_rerun(sb):
-    """src/newusers.c makes the homes and the tree directories (hash "!"), then writes
+    """src/admin/newusers.c makes the homes and the tree directories (hash "!"), then writes
     /etc/subuid, /etc/subgid, /etc/gshadow, /etc/group (the private groups nu1..nu3) and
     /etc/passwd one after the other.  SIGKILL on entering the renameat() of the new
     /etc/group: gshadow has the groups, group does not; the same newusers again exits 1
@@ -1139,10 +1139,10 @@ def test_newusers_killed_before_passwd_is_finished_by_a_rerun(sb):
 
 
 def test_pwck_interrupted_by_sigint_does_not_leave_half_a_repair(sb):
-    """lib/audit.c (pwck without -r, answered y) makes a missing user directory through
+    """src/check/integrity.c (pwck without -r, answered y) makes a missing user directory through
     hs_userdir_create: .new.carol.XXXXXXXXXXXX, its three files, rename to carol, hand
     over.  pwck blocks signals only around the commit of the global files at the end
-    (src/pwck.c), not around the tree repairs.  A SIGINT (the administrator's ^C) on
+    (src/check/pwck.c), not around the tree repairs.  A SIGINT (the administrator's ^C) on
     entering the linkat() of carol's new shadow file kills pwck there: the reserved
     directory stays (garbage: the next pwck offers to remove it) and carol still has no
     directory.  (Fix: hs_signals_block around each tree repair.)"""
@@ -1315,7 +1315,7 @@ def test_state_comparison_sees_through_a_pending_transaction():
 
 
 def test_chpasswd_pam_interrupted_by_sigint_changes_all_or_none(sb):
-    """(Was a known bug.)  src/chpasswd.c, PAM path: pam_chauthtok() per user.  Signals
+    """(Was a known bug.)  src/admin/chpasswd.c, PAM path: pam_chauthtok() per user.  Signals
     used to be blocked only on the direct path, so a SIGINT on entering the linkat() of
     bob's new shadow file (alice's already in place) left alice changed and bob not.  Now
     SIGINT, SIGTERM, SIGHUP and SIGQUIT wait until the batch is over on the PAM path too:

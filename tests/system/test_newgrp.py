@@ -299,7 +299,7 @@ def test_hostile_environment(gsb):
     res = run(gsb, [SG, "devs", "-c", "env"], user="alice", env=env)
     assert res.returncode == 0, res.stderr
     names = {l.split("=", 1)[0] for l in res.stdout.splitlines()}
-    # the list su and runuser filter with (lib/envname.c)
+    # the list su and runuser filter with (lib/base/envname.c)
     assert not names & {"LD_PRELOAD", "LD_LIBRARY_PATH", "BASH_ENV", "IFS", "GCONV_PATH",
                         "TERMINFO", "_RLD_ROOT", "PYTHONPATH", "NODE_OPTIONS",
                         "BASH_FUNC_x%%"}, res.stdout

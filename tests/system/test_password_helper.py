@@ -1,4 +1,4 @@
-"""The setgid password helper (DESIGN.md section 5, lib/pwhelper.h) run by real users in the
+"""The setgid password helper (DESIGN.md section 5, lib/auth/pwhelper.h) run by real users in the
 sandbox, directly and through its C client library (tests/clients/pwhelper-client.c)."""
 
 import os

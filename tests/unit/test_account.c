@@ -1,4 +1,4 @@
-/* Tests for lib/account.c: passwd and group lookups by name and id with a
+/* Tests for lib/base/account.c: passwd and group lookups by name and id with a
  * buffer that grows.  They run on the host, whose passwd and group
  * databases always have root (uid and gid 0) and never the made-up names
  * below. */

@@ -1,4 +1,4 @@
-/* Unit tests for lib/accountdb.c: byte-exact round trips, edits that leave
+/* Unit tests for lib/etc/accountdb.c: byte-exact round trips, edits that leave
  * every other line alone, duplicates, bad lines with their line numbers,
  * and a 100,000-line file.  Files live in a mkdtemp directory. */
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Unit tests for lib/accountset.c: which files a set locks and loads, the
+/* Unit tests for lib/etc/accountset.c: which files a set locks and loads, the
  * membership edits kept the same in /etc/group and /etc/gshadow, the
  * write order's result on disk, and the locks released on close.  The
  * files live under a mkdtemp root (hs_accountset_use_root). */

@@ -1,9 +1,9 @@
-/* Unit tests for the batch tools' library pieces: lib/subidbatch.c (the
- * same ranges as hs_subid_pick, one after the other), lib/asundo.c (files
- * written by a commit put back byte for byte), lib/batchio.c (line
- * limits, parallel work and its first failure), lib/homedir.c (made,
+/* Unit tests for the batch tools' library pieces: src/admin/subidbatch.c (the
+ * same ranges as hs_subid_pick, one after the other), src/admin/asundo.c (files
+ * written by a commit put back byte for byte), lib/admin/batchio.c (line
+ * limits, parallel work and its first failure), lib/admin/homedir.c (made,
  * left alone, never through a symlink, undone) and the legacy-method rule
- * of lib/hash.c. */
+ * of lib/auth/hash.c. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* Tests for lib/config.c: login.defs and /etc/default/useradd parsing,
+/* Tests for lib/format/config.c: login.defs and /etc/default/useradd parsing,
  * number and boolean reading, hostile input, loading from files. */
 #include <stdarg.h>
 #include <stddef.h>

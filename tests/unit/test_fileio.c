@@ -1,4 +1,4 @@
-/* Unit tests for lib/fileio.c: every trust check against planted hostile
+/* Unit tests for lib/io/fileio.c: every trust check against planted hostile
  * files (symlinks, hard links, FIFOs, sockets, devices, directories, huge
  * and sparse files, wrong owners), atomic replace including write
  * failures (EFBIG, ENOSPC), and tree removal that must never follow
@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "walk.h"
 #include "util.h"
 #include "test_helpers.h"
 

@@ -1,4 +1,4 @@
-/* Tests for lib/globalfile.c: the /etc/.pwd.lock + FILE.lock protocol
+/* Tests for lib/etc/globalfile.c: the /etc/.pwd.lock + FILE.lock protocol
  * (contention between processes, stale locks, interplay with glibc's
  * lckpwdf() and classic fcntl locks), atomic replacement with backup,
  * full-disk and file-size-limit failures, cache flushing, line iteration

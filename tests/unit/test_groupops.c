@@ -1,4 +1,4 @@
-/* Unit tests for lib/groupops.c: the group edits that keep /etc/group and
+/* Unit tests for lib/admin/groupops.c: the group edits that keep /etc/group and
  * /etc/gshadow telling the same story (a gshadow line made when missing,
  * members healed to /etc/group's, passwords moved out of /etc/group, a
  * stale gshadow line never inherited), user lists, the hash and -K

@@ -1,4 +1,4 @@
-/* Tests for lib/hash.c: method words, policies from login.defs, hashing
+/* Tests for lib/auth/hash.c: method words, policies from login.defs, hashing
  * and verification for every method, legacy/locked hashes, rehash
  * decisions, constant-time comparison and dummy verification timing. */
 #include <stdarg.h>

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "walk.h"
 #include "util.h"
 
 /* Guard for anything that could block (a FIFO opened without

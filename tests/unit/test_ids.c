@@ -1,4 +1,4 @@
-/* Unit tests for lib/ids.c: id ranges from login.defs, picking a new
+/* Unit tests for lib/admin/ids.c: id ranges from login.defs, picking a new
  * uid/gid (normal: one past the highest in range, then the lowest gap;
  * system: highest free), a preferred id, full ranges, and subordinate
  * range allocation (first fit around existing, unsorted, overlapping

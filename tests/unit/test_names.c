@@ -1,4 +1,4 @@
-/* Unit tests for lib/names.c: shadow-utils name rules. */
+/* Unit tests for lib/base/names.c: shadow-utils name rules. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* Tests for lib/policy.c: shadow(5) aging evaluated exactly as pam_unix's
+/* Tests for lib/auth/policy.c: shadow(5) aging evaluated exactly as pam_unix's
  * check_shadow_expiry (order of the checks, strict comparisons, its
  * quirks), the minimum-age test, and strict YYYY-MM-DD dates. */
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Tests for lib/privs.c.  hs_privileged_init changes process-wide state
+/* Tests for lib/base/privs.c.  hs_privileged_init changes process-wide state
  * (environment, limits, dumpable, umask), so every check runs in a forked
  * child and reports through its exit status: 0 = all good, otherwise the
  * number of the failed check. */

@@ -1,4 +1,4 @@
-/* Unit tests for lib/records.c: every parser and formatter, exact round
+/* Unit tests for lib/format/records.c: every parser and formatter, exact round
  * trips, and rejection of hostile lines and bad structs. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* Tests for lib/session.c: the environment lists handed to a session (name
+/* Tests for lib/session/session.c: the environment lists handed to a session (name
  * rules, the never-passed names, capture of a hostile environment,
  * duplicates), TERM checks, the PATH from login.defs, and hs_session_run's
  * child/parent contract run as the current user (exit status, 128+signal,

@@ -1,4 +1,4 @@
-/* Unit tests for lib/shells.c: matching as getusershell(3) lists shells
+/* Unit tests for lib/etc/shells.c: matching as getusershell(3) lists shells
  * (comments and blank lines ignored, exact lines only), add, remove,
  * atomic write keeping owner and mode, restore.  Files live in a mkdtemp
  * directory. */

@@ -1,4 +1,4 @@
-/* Unit tests for lib/subidmap.c: parsing map arguments (strict decimal,
+/* Unit tests for src/setid/subidmap.c: parsing map arguments (strict decimal,
  * triples, overflow at 2^32 - 1, the 340-line cap), overlap inside and
  * outside, the map text, the grants of /etc/subuid (by name and by uid,
  * merged across adjacent and overlapping lines, bad lines skipped, a

@@ -1,4 +1,4 @@
-/* Unit tests for lib/txn.c: a commit replaces every file and writes the
+/* Unit tests for lib/etc/txn.c: a commit replaces every file and writes the
  * backups; each state a crash can leave (staged files without a journal,
  * a journal with some files installed, a file changed by someone else
  * after the crash) is recovered to the old or the new state; a failure

@@ -1,4 +1,4 @@
-/* Unit tests for lib/userdir.c: the per-user tree built in a mkdtemp
+/* Unit tests for lib/tree/userdir_*.c: the per-user tree built in a mkdtemp
  * directory standing in for /etc/hardened-shadow.  Exact owners and
  * modes, fail-closed aging, planted hostile files, hostile names, and a
  * non-root owner replacing its own file in the setgid directory. */
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "walk.h"
 #include "layout.h"
 #include "userdir.h"
 #include "util.h"

@@ -1,4 +1,4 @@
-/* Unit tests for lib/util.c: error phrases, strict number parsing,
+/* Unit tests for lib/base/util.c: error phrases, strict number parsing,
  * random names, full reads/writes, wiping. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,0 +1,480 @@
+/* One transaction over the global account files: see accountset.h. */
+#include "accountset.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "globalfile.h"
+#include "txn.h"
+#include "layout.h"
+#include "util.h"
+
+static const struct {
+	const char *path;
+	enum hs_db_kind kind;
+	const char *cache;
+} as_files[HS_AS_COUNT] = {
+	[HS_AS_PASSWD]  = { HS_ETC_PASSWD,  HS_DB_PASSWD,  "passwd" },
+	[HS_AS_SHADOW]  = { HS_ETC_SHADOW,  HS_DB_SHADOW,  "shadow" },
+	[HS_AS_GROUP]   = { HS_ETC_GROUP,   HS_DB_GROUP,   "group" },
+	[HS_AS_GSHADOW] = { HS_ETC_GSHADOW, HS_DB_GSHADOW, NULL },
+	[HS_AS_SUBUID]  = { HS_ETC_SUBUID,  HS_DB_SUBID,   NULL },
+	[HS_AS_SUBGID]  = { HS_ETC_SUBGID,  HS_DB_SUBID,   NULL },
+};
+
+/* Referenced files before the files that refer to them: accountset.h. */
+static const enum hs_as_file write_order[HS_AS_COUNT] = {
+	HS_AS_SUBUID, HS_AS_SUBGID, HS_AS_GSHADOW, HS_AS_GROUP, HS_AS_SHADOW, HS_AS_PASSWD,
+};
+
+/* "" in production; a test directory under hs_accountset_use_root. */
+static char as_root[256];
+
+void hs_accountset_use_root(const char *dir)
+{
+	snprintf(as_root, sizeof(as_root), "%s", dir ? dir : "");
+}
+
+static void set_paths(struct hs_accountset *s)
+{
+	for (int k = 0; k < HS_AS_COUNT; k++)
+		snprintf(s->path[k], sizeof(s->path[k]), "%s%s", as_root, as_files[k].path);
+	snprintf(s->pwd_lock, sizeof(s->pwd_lock), "%s%s", as_root, HS_ETC_PWD_LOCK);
+}
+
+const char *hs_accountset_path(enum hs_as_file f)
+{
+	return f < HS_AS_COUNT ? as_files[f].path : NULL;
+}
+
+const char *hs_accountset_cache(enum hs_as_file f)
+{
+	return f < HS_AS_COUNT ? as_files[f].cache : NULL;
+}
+
+static void free_dbs(struct hs_accountset *s)
+{
+	for (int k = 0; k < HS_AS_COUNT; k++) {
+		hs_accountdb_free(&s->db[k]);
+		s->used[k] = false;
+	}
+}
+
+int hs_accountset_open(struct hs_accountset *s, unsigned files, unsigned load_flags)
+{
+	const char *paths[HS_AS_COUNT];
+	const char *failed = NULL;
+	size_t n = 0;
+	int r;
+
+	*s = (struct hs_accountset)HS_ACCOUNTSET_INIT;
+	set_paths(s);
+	/* enum order is shadow-utils' lock order */
+	for (int k = 0; k < HS_AS_COUNT; k++) {
+		struct stat st;
+
+		if (!(files & HS_AS_BIT(k)))
+			continue;
+		if ((HS_AS_OPTIONAL_FILES & HS_AS_BIT(k)) &&
+		    lstat(s->path[k], &st) < 0 && errno == ENOENT)
+			continue;
+		s->used[k] = true;
+		paths[n++] = s->path[k];
+	}
+	r = hs_lock_acquire(&s->locks, s->pwd_lock, paths, n, HS_LOCK_TIMEOUT_SEC, &failed);
+	if (r < 0) {
+		s->failed = HS_AS_PASSWD;
+		s->lock_failed = true;
+		for (int k = 0; k < HS_AS_COUNT; k++)
+			if (failed && s->used[k] && strncmp(failed, s->path[k], strlen(s->path[k])) == 0)
+				s->failed = (enum hs_as_file)k;
+		if (r == -HS_E_TIMEOUT)
+			snprintf(s->error, sizeof(s->error), "cannot lock %s: timed out after %d s",
+				 failed ? failed : s->pwd_lock, HS_LOCK_TIMEOUT_SEC);
+		else
+			snprintf(s->error, sizeof(s->error), "cannot lock %s: %s",
+				 failed ? failed : s->pwd_lock, hs_strerror(r));
+		for (int k = 0; k < HS_AS_COUNT; k++)
+			s->used[k] = false;
+		return r;
+	}
+	for (int k = 0; k < HS_AS_COUNT; k++) {
+		unsigned flags = load_flags;
+
+		if (!s->used[k])
+			continue;
+		/* an optional file removed since we looked: an empty file */
+		if (HS_AS_OPTIONAL_FILES & HS_AS_BIT(k))
+			flags |= HS_DB_MISSING_OK;
+		r = hs_accountdb_load(&s->db[k], as_files[k].kind, s->path[k], flags);
+		if (r < 0) {
+			s->failed = (enum hs_as_file)k;
+			snprintf(s->error, sizeof(s->error), "%s", s->db[k].error);
+			free_dbs(s);
+			hs_lock_release(&s->locks);
+			return r;
+		}
+	}
+	return 0;
+}
+
+struct hs_accountdb *hs_accountset_db(struct hs_accountset *s, enum hs_as_file f)
+{
+	if (f >= HS_AS_COUNT || !s->used[f])
+		return NULL;
+	return &s->db[f];
+}
+
+/* The directory every file lives in ("/etc" below the root), opened. */
+static int open_etc(const struct hs_accountset *s, char *dir, size_t size)
+{
+	char *slash;
+
+	snprintf(dir, size, "%s", s->pwd_lock);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -EINVAL;
+	*slash = '\0';
+	return open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int hs_accountset_commit(struct hs_accountset *s)
+{
+	struct hs_txn_file files[HS_AS_COUNT];
+	struct iovec *iovs[HS_AS_COUNT] = { NULL };
+	enum hs_as_file which[HS_AS_COUNT];
+	char dir[sizeof(s->pwd_lock)];
+	size_t n = 0;
+	int dirfd = -1, r = 0;
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(write_order); i++) {
+		enum hs_as_file k = write_order[i];
+
+		if (s->used[k] && s->db[k].dirty)
+			which[n++] = k;
+	}
+	if (n == 0)
+		return 0;
+	s->committed = true;
+	if (n == 1) {
+		/* one rename is atomic by itself: no journal needed */
+		r = hs_accountdb_write(&s->db[which[0]]);
+		if (r < 0) {
+			s->failed = which[0];
+			snprintf(s->error, sizeof(s->error), "%s", s->db[which[0]].error);
+		}
+		return r;
+	}
+	/* several files: one transaction (lib/etc/txn.h), so a crash between
+	 * two renames can no longer leave a group without its user */
+	for (size_t i = 0; i < n; i++) {
+		struct hs_accountdb *db = &s->db[which[i]];
+		const char *slash = strrchr(db->path, '/');
+		size_t n_iov = 0;
+
+		r = hs_accountdb_contents(db, &iovs[i], &n_iov, &files[i].old_data,
+					  &files[i].old_len);
+		if (r < 0) {
+			s->failed = which[i];
+			snprintf(s->error, sizeof(s->error), "cannot write %s: %s", db->path,
+				 hs_strerror(r));
+			goto out;
+		}
+		files[i].base = slash ? slash + 1 : db->path;
+		files[i].iov = iovs[i];
+		files[i].n_iov = n_iov;
+		files[i].uid = db->default_uid;
+		files[i].gid = db->default_gid;
+		files[i].mode = db->default_mode;
+	}
+	dirfd = open_etc(s, dir, sizeof(dir));
+	if (dirfd < 0) {
+		r = -errno;
+		s->failed = which[0];
+		snprintf(s->error, sizeof(s->error), "cannot open %s: %s", dir, hs_strerror(r));
+		goto out;
+	}
+	r = hs_txn_commit(dirfd, dir, files, n, s->error, sizeof(s->error));
+	if (r < 0) {
+		/* the message names the file; point failed at it for the
+		 * tool's exit status */
+		s->failed = which[0];
+		for (size_t i = 0; i < n; i++)
+			if (strstr(s->error, files[i].base))
+				s->failed = which[i];
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		hs_accountdb_written(&s->db[which[i]]);
+out:
+	if (dirfd >= 0)
+		close(dirfd);
+	for (size_t i = 0; i < n; i++)
+		free(iovs[i]);
+	return r;
+}
+
+static void flush_written(struct hs_accountset *s)
+{
+	bool shadow_group_done = false;
+
+	if (!s->committed)
+		return;
+	for (int k = 0; k < HS_AS_COUNT; k++) {
+		if (!s->used[k] || !as_files[k].cache)
+			continue;
+		/* nscd keeps no gshadow cache; the group cache covers both */
+		if (k == HS_AS_GROUP)
+			shadow_group_done = true;
+		hs_flush_caches(as_files[k].cache);
+	}
+	if (!shadow_group_done && s->used[HS_AS_GSHADOW])
+		hs_flush_caches("group");
+	s->committed = false;
+}
+
+void hs_accountset_unlock(struct hs_accountset *s)
+{
+	flush_written(s);
+	hs_lock_release(&s->locks);
+}
+
+void hs_accountset_close(struct hs_accountset *s)
+{
+	hs_accountset_unlock(s);
+	free_dbs(s);
+}
+
+/* ---- group membership ---- */
+
+static int set_error(struct hs_accountset *s, enum hs_as_file f, int r)
+{
+	s->failed = f;
+	if (s->db[f].error[0])
+		snprintf(s->error, sizeof(s->error), "%s", s->db[f].error);
+	else
+		snprintf(s->error, sizeof(s->error), "cannot update %s: %s", s->path[f],
+			 hs_strerror(r));
+	return r;
+}
+
+/* A copy of list with every old replaced by new in place (a list that
+ * already holds new loses the duplicate), in *out; 1 when old was there,
+ * 0 (and *out NULL) when not. */
+static int list_rename(const char *list, const char *old_name, const char *new_name,
+                       char **out)
+{
+	struct hs_buf b = { 0 };
+	const char *cur = list, *elem;
+	size_t len, new_len = strlen(new_name), old_len = strlen(old_name);
+	bool found = false, have_new = false;
+
+	*out = NULL;
+	if (!list || !hs_list_contains(list, old_name))
+		return 0;
+	while ((len = hs_list_next(&cur, &elem)) > 0) {
+		bool is_old = len == old_len && memcmp(elem, old_name, len) == 0;
+		bool is_new = len == new_len && memcmp(elem, new_name, len) == 0;
+
+		if (is_old || is_new) {
+			found |= is_old;
+			if (have_new)
+				continue;
+			have_new = true;
+			elem = new_name;
+			len = new_len;
+		}
+		if ((b.len > 0 && hs_buf_append(&b, ",", 1) < 0) || hs_buf_append(&b, elem, len) < 0) {
+			hs_buf_free(&b);
+			return -ENOMEM;
+		}
+	}
+	if (hs_buf_append(&b, "", 1) < 0) {
+		hs_buf_free(&b);
+		return -ENOMEM;
+	}
+	*out = b.data;
+	return found ? 1 : 0;
+}
+
+enum list_op { LIST_ADD, LIST_REMOVE, LIST_RENAME };
+
+/* Apply op to *field: 1 and a new malloc'd list in *owned when it
+ * changed, 0 when not. */
+static int list_apply(enum list_op op, char **field, const char *name, const char *new_name,
+                      char **owned)
+{
+	int r = 0;
+
+	*owned = NULL;
+	switch (op) {
+	case LIST_ADD:
+		if (hs_list_contains(*field, name))
+			return 0;
+		r = hs_list_add(*field, name, owned);
+		break;
+	case LIST_REMOVE:
+		if (!hs_list_contains(*field, name))
+			return 0;
+		r = hs_list_remove(*field, name, owned);
+		break;
+	case LIST_RENAME:
+		r = list_rename(*field, name, new_name, owned);
+		if (r <= 0)
+			return r;
+		break;
+	}
+	if (r < 0)
+		return r;
+	*field = *owned;
+	return 1;
+}
+
+static int group_line_apply(struct hs_accountset *s, size_t gi, enum list_op op,
+                            const char *name, const char *new_name)
+{
+	struct hs_accountdb *gr = &s->db[HS_AS_GROUP];
+	const union hs_dbrec *rec = hs_accountdb_get(gr, gi);
+	_cleanup_free_ char *members = NULL;
+	struct hs_group g;
+	int r;
+
+	if (!rec)
+		return 0;
+	g = rec->gr;
+	r = list_apply(op, &g.members, name, new_name, &members);
+	if (r <= 0)
+		return r < 0 ? set_error(s, HS_AS_GROUP, r) : 0;
+	r = hs_accountdb_replace(gr, gi, &g);
+	return r < 0 ? set_error(s, HS_AS_GROUP, r) : 1;
+}
+
+static int gshadow_line_apply(struct hs_accountset *s, size_t si, enum list_op op,
+                              const char *name, const char *new_name, bool admins_too)
+{
+	struct hs_accountdb *gs = &s->db[HS_AS_GSHADOW];
+	const union hs_dbrec *rec = hs_accountdb_get(gs, si);
+	_cleanup_free_ char *members = NULL, *admins = NULL;
+	struct hs_gshadow g;
+	int rm, ra = 0, r;
+
+	if (!rec)
+		return 0;
+	g = rec->gs;
+	rm = list_apply(op, &g.members, name, new_name, &members);
+	if (rm < 0)
+		return set_error(s, HS_AS_GSHADOW, rm);
+	if (admins_too) {
+		ra = list_apply(op, &g.admins, name, new_name, &admins);
+		if (ra < 0)
+			return set_error(s, HS_AS_GSHADOW, ra);
+	}
+	if (rm == 0 && ra == 0)
+		return 0;
+	r = hs_accountdb_replace(gs, si, &g);
+	return r < 0 ? set_error(s, HS_AS_GSHADOW, r) : 1;
+}
+
+/* op on the member list of group gi and of its gshadow line. */
+static int member_op(struct hs_accountset *s, size_t gi, enum list_op op, const char *user)
+{
+	const union hs_dbrec *rec;
+	int rg, rs = 0;
+
+	if (!s->used[HS_AS_GROUP] || !(rec = hs_accountdb_get(&s->db[HS_AS_GROUP], gi)))
+		return 0;
+	if (s->used[HS_AS_GSHADOW]) {
+		long si = hs_accountdb_find(&s->db[HS_AS_GSHADOW], rec->gr.name);
+
+		if (si >= 0) {
+			rs = gshadow_line_apply(s, (size_t)si, op, user, NULL, false);
+			if (rs < 0)
+				return rs;
+		}
+	}
+	/* rec may move once the group db changes: it is not used below */
+	rg = group_line_apply(s, gi, op, user, NULL);
+	if (rg < 0)
+		return rg;
+	return rg || rs;
+}
+
+int hs_accountset_add_member(struct hs_accountset *s, size_t gi, const char *user)
+{
+	return member_op(s, gi, LIST_ADD, user);
+}
+
+int hs_accountset_remove_member(struct hs_accountset *s, size_t gi, const char *user)
+{
+	return member_op(s, gi, LIST_REMOVE, user);
+}
+
+/* Can line i of db name the user in a list at all?  A line whose text
+ * after its own name does not hold the user's has them in no list: it is
+ * skipped without building its record (with HS_DB_LAZY, userdel then
+ * parses a handful of lines, not all).  memchr for the first byte, then
+ * a compare: memmem costs more than that on lines this short. */
+static bool may_name(const struct hs_accountdb *db, size_t i, const char *name)
+{
+	size_t len, flen, nlen = strlen(name);
+	const char *t = hs_accountdb_text(db, i, &len);
+	const char *f = t ? hs_accountdb_field(db, i, 1, &flen) : NULL;
+	const char *end, *p;
+
+	if (!f || !nlen)
+		return false;
+	for (end = t + len; (size_t)(end - f) >= nlen; f = p + 1) {
+		p = memchr(f, name[0], (size_t)(end - f) - nlen + 1);
+		if (!p)
+			return false;
+		if (memcmp(p, name, nlen) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* op on every group and gshadow line. */
+static int every_list_op(struct hs_accountset *s, enum list_op op, const char *name,
+                         const char *new_name)
+{
+	int changed = 0, r;
+
+	if (s->used[HS_AS_GROUP]) {
+		for (size_t i = 0; i < s->db[HS_AS_GROUP].n_lines; i++) {
+			if (!may_name(&s->db[HS_AS_GROUP], i, name))
+				continue;
+			r = group_line_apply(s, i, op, name, new_name);
+			if (r < 0)
+				return r;
+			changed |= r;
+		}
+	}
+	if (s->used[HS_AS_GSHADOW]) {
+		for (size_t i = 0; i < s->db[HS_AS_GSHADOW].n_lines; i++) {
+			if (!may_name(&s->db[HS_AS_GSHADOW], i, name))
+				continue;
+			r = gshadow_line_apply(s, i, op, name, new_name, true);
+			if (r < 0)
+				return r;
+			changed |= r;
+		}
+	}
+	return changed;
+}
+
+int hs_accountset_forget_user(struct hs_accountset *s, const char *user)
+{
+	return every_list_op(s, LIST_REMOVE, user, NULL);
+}
+
+int hs_accountset_rename_user(struct hs_accountset *s, const char *old_name,
+                              const char *new_name)
+{
+	return every_list_op(s, LIST_RENAME, old_name, new_name);
+}

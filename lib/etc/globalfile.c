@@ -1,0 +1,548 @@
+/* Locking and rewriting of the global account files (DESIGN.md section 4).
+ *
+ * Lock order, shared with shadow-utils and systemd-sysusers:
+ *   1. an fcntl write lock on the whole of /etc/.pwd.lock (what lckpwdf()
+ *      takes).  We take it as an OFD lock: it conflicts with the classic
+ *      per-process POSIX lock the others take, and unlike a POSIX lock it is
+ *      not silently dropped when some library closes another fd of the same
+ *      file (e.g. an NSS module reading it).
+ *   2. shadow-utils' hard-link lock FILE.lock for every file touched.
+ * Both are polled with a deadline; library code never uses alarm(). */
+#include "globalfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "cli.h"
+#include "fileio.h"
+#include "layout.h"
+#include "txn.h"
+#include "util.h"
+
+/* A lock fd is always moved above the standard streams, so a zeroed
+ * struct hs_locks (pwd_lock_fd == 0) is recognisably "not held" and
+ * release never closes stdin. */
+#define HS_LOCK_FD_MIN 3
+
+/* Backoff between lock attempts: short at first so an uncontended
+ * retry is quick, capped so a long wait does not spin. */
+#define HS_LOCK_POLL_MIN_NS (5 * 1000 * 1000L)
+#define HS_LOCK_POLL_MAX_NS (200 * 1000 * 1000L)
+
+static int64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Sleep for the current backoff (never past the deadline) and grow it.
+ * Returns false when the deadline has already passed. */
+static bool lock_backoff(int64_t deadline, long *step_ns)
+{
+	int64_t now = monotonic_ns();
+
+	if (now >= deadline)
+		return false;
+	int64_t wait = *step_ns;
+	if (wait > deadline - now)
+		wait = deadline - now;
+	struct timespec ts = { .tv_sec = wait / 1000000000, .tv_nsec = wait % 1000000000 };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	*step_ns *= 2;
+	if (*step_ns > HS_LOCK_POLL_MAX_NS)
+		*step_ns = HS_LOCK_POLL_MAX_NS;
+	return true;
+}
+
+static int open_pwd_lock(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
+
+	if (fd < 0)
+		return errno == ELOOP ? -HS_E_SYMLINK : -errno;
+	if (fstat(fd, &st) < 0) {
+		int e = -errno;
+		hs_close(fd);
+		return e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		hs_close(fd);
+		return -HS_E_NOTREG;
+	}
+	if (fd < HS_LOCK_FD_MIN) {
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, HS_LOCK_FD_MIN);
+		int e = errno;
+		hs_close(fd);
+		if (high < 0)
+			return -e;
+		fd = high;
+	}
+	return fd;
+}
+
+static int take_pwd_lock(const char *path, int64_t deadline, int *fd_out)
+{
+	long step = HS_LOCK_POLL_MIN_NS;
+	int fd = open_pwd_lock(path);
+
+	if (fd < 0)
+		return fd;
+	for (;;) {
+		struct flock fl = {
+			.l_type = F_WRLCK,
+			.l_whence = SEEK_SET,
+			.l_start = 0,
+			.l_len = 0,      /* whole file, as lckpwdf() locks it */
+			.l_pid = 0,      /* must be 0 for OFD locks */
+		};
+		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
+			*fd_out = fd;
+			return 0;
+		}
+		if (errno != EAGAIN && errno != EACCES && errno != EINTR) {
+			int e = -errno;
+			hs_close(fd);
+			return e;
+		}
+		if (!lock_backoff(deadline, &step)) {
+			hs_close(fd);
+			return -HS_E_TIMEOUT;
+		}
+	}
+}
+
+static char *path_with_suffix(const char *path, const char *suffix)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "%s%s", path, suffix) < 0)
+		return NULL;
+	return s;
+}
+
+/* Read the PID from an existing FILE.lock.  shadow-utils writes the PID
+ * in decimal followed by a NUL; older writers may end it with a newline.
+ * Returns the PID, 0 when the content is not a PID, or -errno. */
+static long read_lock_pid(const char *lockpath)
+{
+	char buf[32];
+	int fd = open(lockpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	ssize_t n = hs_read_full(fd, buf, sizeof buf - 1);
+	hs_close(fd);
+	if (n < 0)
+		return n;
+	buf[n] = '\0';
+	/* the content ends at the first NUL or newline */
+	buf[strcspn(buf, "\n")] = '\0';
+	unsigned long pid;
+	if (hs_parse_ulong(buf, 1, INT_MAX, &pid) < 0)
+		return 0;
+	return (long)pid;
+}
+
+/* Write FILE.PID ("PID\0", O_EXCL) and return 0 or -errno. */
+static int write_pid_file(const char *pidpath)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof buf, "%ld", (long)getpid());
+	int fd = -1;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		fd = open(pidpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+		/* A FILE.PID carrying our own PID can only be left over by a
+		 * dead process that had the same PID: we always unlink ours. */
+		if (unlink(pidpath) < 0 && errno != ENOENT)
+			return -errno;
+	}
+	if (fd < 0)
+		return -errno;
+	int r = hs_write_full(fd, buf, (size_t)len + 1);   /* with the NUL */
+	if (r == 0 && close(fd) < 0)
+		r = -errno;
+	else if (r < 0)
+		hs_close(fd);
+	if (r < 0)
+		unlink(pidpath);
+	return r;
+}
+
+static int check_link_count(const char *pidpath)
+{
+	struct stat st;
+
+	if (lstat(pidpath, &st) < 0)
+		return -errno;
+	return st.st_nlink == 2 ? 0 : -HS_E_LOCKED;
+}
+
+/* One attempt at FILE.lock.  0 = we hold it, -HS_E_LOCKED = a live
+ * process holds it (retry later), other negatives are hard errors. */
+static int try_file_lock(const char *pidpath, const char *lockpath)
+{
+	int r = write_pid_file(pidpath);
+
+	if (r < 0)
+		return r;
+	if (link(pidpath, lockpath) == 0) {
+		r = check_link_count(pidpath);
+		goto out;
+	}
+	if (errno != EEXIST) {
+		r = -errno;
+		goto out;
+	}
+	long pid = read_lock_pid(lockpath);
+	if (pid == -ENOENT) {
+		/* released between link() and open(): just retry */
+		r = -HS_E_LOCKED;
+		goto out;
+	}
+	if (pid < 0) {
+		r = (int)pid;
+		goto out;
+	}
+	/* Unparsable content: shadow-utils treats that as held, and so do
+	 * we (the failure names the lock file for the administrator). */
+	if (pid == 0) {
+		r = -HS_E_LOCKED;
+		goto out;
+	}
+	/* Our own PID in a lock we do not hold can only come from a dead
+	 * process that had the same PID (common in containers); a second
+	 * acquire in this process would already have failed on .pwd.lock. */
+	if (pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno != ESRCH)) {
+		r = -HS_E_LOCKED;
+		goto out;
+	}
+	/* stale: the holder is gone */
+	if (unlink(lockpath) < 0 && errno != ENOENT) {
+		r = -errno;
+		goto out;
+	}
+	if (link(pidpath, lockpath) == 0)
+		r = check_link_count(pidpath);
+	else
+		r = errno == EEXIST ? -HS_E_LOCKED : -errno;
+out:
+	unlink(pidpath);
+	return r;
+}
+
+static int take_file_lock(const char *file, int64_t deadline, char **held)
+{
+	_cleanup_free_ char *pidpath = NULL;
+	char suffix[32];
+	long step = HS_LOCK_POLL_MIN_NS;
+
+	snprintf(suffix, sizeof suffix, ".%ld", (long)getpid());
+	pidpath = path_with_suffix(file, suffix);
+	char *lockpath = path_with_suffix(file, ".lock");
+	if (!pidpath || !lockpath) {
+		free(lockpath);
+		return -ENOMEM;
+	}
+	for (;;) {
+		int r = try_file_lock(pidpath, lockpath);
+		if (r == 0) {
+			*held = lockpath;
+			return 0;
+		}
+		if (r != -HS_E_LOCKED || !lock_backoff(deadline, &step)) {
+			/* if the link count check failed after we linked,
+			 * the lock may carry our PID: do not leave it */
+			if (r == -HS_E_LOCKED && read_lock_pid(lockpath) == (long)getpid())
+				unlink(lockpath);
+			free(lockpath);
+			return r == -HS_E_LOCKED ? -HS_E_TIMEOUT : r;
+		}
+	}
+}
+
+/* Under the locks, before anything reads the files: finish (or drop) what
+ * a tool killed in the middle of a multi-file commit left (lib/etc/txn.h).
+ * Every tool that locks the global files comes through here, so no tool
+ * reads a half-installed transaction or replaces a file it names. */
+static int finish_interrupted_update(const char *pwd_lock_path, const char **failed_path)
+{
+	static const char *const bases[] = {
+		"passwd", "shadow", "group", "gshadow", "subuid", "subgid",
+	};
+	static char journal[PATH_MAX + 32];
+	char dir[PATH_MAX], msg[1024];
+	const char *slash = strrchr(pwd_lock_path, '/');
+	_cleanup_close_ int dirfd = -1;
+	int r;
+
+	if (!slash || (size_t)(slash - pwd_lock_path) >= sizeof(dir))
+		return -EINVAL;
+	memcpy(dir, pwd_lock_path, (size_t)(slash - pwd_lock_path));
+	dir[slash - pwd_lock_path] = '\0';
+	dirfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0)
+		return -errno;
+	r = hs_txn_recover(dirfd, dir, bases, HS_ARRAY_SIZE(bases), msg, sizeof(msg));
+	if (r > 0) {
+		hs_warn("%s", msg);
+		syslog(LOG_WARNING, "%s", msg);
+	} else if (r < 0) {
+		hs_warn("%s", msg);
+		syslog(LOG_ERR, "%s", msg);
+		snprintf(journal, sizeof(journal), "%s/%s", dir, HS_TXN_JOURNAL);
+		if (failed_path)
+			*failed_path = journal;
+		return r;
+	}
+	return 0;
+}
+
+int hs_lock_acquire(struct hs_locks *l, const char *pwd_lock_path,
+                    const char *const files[], size_t n_files,
+                    unsigned timeout_sec, const char **failed_path)
+{
+	int64_t deadline = monotonic_ns() + (int64_t)timeout_sec * 1000000000;
+	int r;
+
+	l->pwd_lock_fd = -1;
+	l->n = 0;
+	memset(l->held, 0, sizeof l->held);
+	if (!pwd_lock_path)
+		pwd_lock_path = HS_ETC_PWD_LOCK;
+	if (failed_path)
+		*failed_path = pwd_lock_path;
+	if (n_files > HS_LOCK_MAX_FILES || (n_files > 0 && !files))
+		return -EINVAL;
+
+	r = take_pwd_lock(pwd_lock_path, deadline, &l->pwd_lock_fd);
+	if (r < 0) {
+		l->pwd_lock_fd = -1;
+		return r;
+	}
+	for (size_t i = 0; i < n_files; i++) {
+		if (failed_path)
+			*failed_path = files[i];
+		if (!files[i] || !*files[i]) {
+			r = -EINVAL;
+			goto fail;
+		}
+		r = take_file_lock(files[i], deadline, &l->held[l->n]);
+		if (r < 0)
+			goto fail;
+		l->n++;
+	}
+	r = finish_interrupted_update(pwd_lock_path, failed_path);
+	if (r < 0)
+		goto fail;
+	if (failed_path)
+		*failed_path = NULL;
+	return 0;
+fail:
+	hs_lock_release(l);
+	return r;
+}
+
+void hs_lock_release(struct hs_locks *l)
+{
+	if (!l)
+		return;
+	if (l->n > HS_LOCK_MAX_FILES)
+		l->n = HS_LOCK_MAX_FILES;
+	while (l->n > 0) {
+		l->n--;
+		if (l->held[l->n]) {
+			unlink(l->held[l->n]);
+			free(l->held[l->n]);
+			l->held[l->n] = NULL;
+		}
+	}
+	/* closing the last fd of the open file description drops the OFD lock */
+	if (l->pwd_lock_fd >= HS_LOCK_FD_MIN)
+		hs_close(l->pwd_lock_fd);
+	l->pwd_lock_fd = -1;
+}
+
+/* Split path into an fd of its directory and its last component.  The
+ * directory part may contain symlinks (e.g. a test root); the last
+ * component never is followed. */
+static int open_parent(const char *path, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	int fd;
+
+	if (!slash) {
+		*base = path;
+		fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	} else if (slash == path) {
+		*base = slash + 1;
+		fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		_cleanup_free_ char *dir = strndup(path, (size_t)(slash - path));
+		if (!dir)
+			return -ENOMEM;
+		*base = slash + 1;
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return -errno;
+	if (!hs_is_single_component(*base)) {
+		hs_close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+int hs_global_read(const char *path, char **data, size_t *len)
+{
+	const struct hs_file_expect ex = {
+		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
+	};
+	const char *base;
+	_cleanup_close_ int dirfd = -1;
+
+	if (!path || !data || !len)
+		return -EINVAL;
+	dirfd = open_parent(path, &base);
+	if (dirfd < 0)
+		return dirfd;
+	return hs_read_file_alloc_at(dirfd, base, &ex, data, len, NULL);
+}
+
+int hs_global_replace(const char *path, const char *data, size_t len,
+                      uid_t default_uid, gid_t default_gid, mode_t default_mode)
+{
+	struct iovec iov = { .iov_base = (void *)(data ? data : ""), .iov_len = len };
+
+	if (!path || (!data && len))
+		return -EINVAL;
+	return hs_global_replace_iov(path, &iov, 1, NULL, 0, default_uid, default_gid,
+				     default_mode);
+}
+
+int hs_global_replace_iov(const char *path, const struct iovec *iov, size_t n,
+                          const char *old_data, size_t old_len,
+                          uid_t default_uid, gid_t default_gid, mode_t default_mode)
+{
+	const struct hs_file_expect ex = {
+		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
+	};
+	_cleanup_close_ int dirfd = -1;
+	_cleanup_free_ char *backup = NULL;
+	const char *base;
+	char *old = NULL;
+	size_t oldlen = 0, len = 0;
+	struct stat st;
+	uid_t uid = default_uid;
+	gid_t gid = default_gid;
+	mode_t mode = default_mode & 07777;
+	int r;
+
+	if (!path || (!iov && n) || (!old_data && old_len))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		len += iov[i].iov_len;
+	if (len > HS_GLOBALFILE_MAX)
+		return -HS_E_TOOBIG;
+	dirfd = open_parent(path, &base);
+	if (dirfd < 0)
+		return dirfd;
+	backup = path_with_suffix(base, "-");
+	if (!backup)
+		return -ENOMEM;
+
+	if (old_data) {
+		/* the caller read it under the same locks: the same checks as
+		 * a read, without reading it again */
+		r = fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
+								      : hs_check_file_stat(&st, &ex);
+	} else {
+		r = hs_read_file_alloc_at(dirfd, base, &ex, &old, &oldlen, &st);
+		old_data = old;
+		old_len = oldlen;
+	}
+	if (r == 0) {
+		uid = st.st_uid;
+		gid = st.st_gid;
+		mode = st.st_mode & 07777;
+		/* the backup is a copy written the same careful way: a crash
+		 * leaves the previous backup or the new one, never half */
+		r = hs_replace_file_at(dirfd, backup, old_data, old_len, uid, gid, mode);
+	}
+	if (old) {
+		/* /etc/shadow and /etc/gshadow hold hashes */
+		hs_wipe(old, oldlen);
+		free(old);
+	}
+	if (r < 0 && r != -ENOENT)
+		return r;
+	return hs_replace_file_iov_at(dirfd, base, iov, n, uid, gid, mode);
+}
+
+/* Not in the header: hs_flush_caches with the program paths as
+ * parameters, so the tests can run stand-ins. */
+void hs_flush_caches_with(const char *nscd, const char *sss_cache, const char *db);
+
+static void run_quietly(const char *prog, char *const argv[])
+{
+	posix_spawn_file_actions_t fa;
+	char *const envp[] = { NULL };
+	pid_t pid;
+
+	if (access(prog, X_OK) < 0)
+		return;
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		return;
+	if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) != 0 ||
+	    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) != 0 ||
+	    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return;
+	}
+	int r = posix_spawn(&pid, prog, &fa, NULL, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	if (r != 0)
+		return;
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+void hs_flush_caches_with(const char *nscd, const char *sss_cache, const char *db)
+{
+	int saved = errno;
+
+	/* db comes from our own code; refuse anything that nscd could
+	 * parse as an option */
+	if (!db || !*db || db[0] == '-')
+		return;
+	if (nscd) {
+		char *const argv[] = { (char *)"nscd", (char *)"-i", (char *)db, NULL };
+		run_quietly(nscd, argv);
+	}
+	if (sss_cache) {
+		char *const argv[] = { (char *)"sss_cache", (char *)"-E", NULL };
+		run_quietly(sss_cache, argv);
+	}
+	errno = saved;
+}
+
+void hs_flush_caches(const char *db)
+{
+	hs_flush_caches_with("/usr/sbin/nscd", "/usr/sbin/sss_cache", db);
+}

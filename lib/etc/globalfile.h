@@ -1,0 +1,68 @@
+/* Locking and rewriting of the global account files (DESIGN.md section 4):
+ * /etc/passwd, /etc/group, /etc/gshadow, /etc/shadow, /etc/subuid,
+ * /etc/subgid.  Interoperates with shadow-utils and systemd-sysusers. */
+#ifndef HS_GLOBALFILE_H
+#define HS_GLOBALFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "strbuf.h"
+
+#define HS_LOCK_TIMEOUT_SEC 15
+
+/* The locks a tool holds.  Take them with hs_lock_acquire, in one call,
+ * naming every file the operation touches; release with hs_lock_release
+ * (also safe after a failed acquire and on a zeroed struct). */
+#define HS_LOCK_MAX_FILES 8
+struct hs_locks {
+	int pwd_lock_fd;                       /* /etc/.pwd.lock, OFD write lock */
+	size_t n;                              /* number of FILE.lock held */
+	char *held[HS_LOCK_MAX_FILES];         /* paths of FILE.lock we created */
+};
+#define HS_LOCKS_INIT { .pwd_lock_fd = -1 }
+
+/* Take /etc/.pwd.lock (an fcntl write lock on the whole file, as lckpwdf()
+ * and systemd-sysusers take it) and then, in the order given, shadow-utils'
+ * hard-link lock FILE.lock for each of files[] (write FILE.PID containing
+ * the PID and a NUL, link it to FILE.lock, break a lock whose PID is dead,
+ * verify the link count).  Waits until timeout_sec seconds have passed
+ * (polling, never alarm()), then fails with -HS_E_TIMEOUT; on failure
+ * nothing is held.  *failed_path (if not NULL) names the lock that failed.
+ * The lock paths are built from the file paths, so a caller working on a
+ * different root (tests) passes its own paths; pwd_lock_path NULL means
+ * HS_ETC_PWD_LOCK.  The .pwd.lock fd is O_CLOEXEC; note that an OFD lock
+ * is shared with a child made by fork() until the child execs or closes
+ * pwd_lock_fd. */
+int hs_lock_acquire(struct hs_locks *l, const char *pwd_lock_path,
+                    const char *const files[], size_t n_files,
+                    unsigned timeout_sec, const char **failed_path);
+void hs_lock_release(struct hs_locks *l);
+
+/* Read a global file whole (regular, not a symlink, at most
+ * HS_GLOBALFILE_MAX).  *data is malloc'd and NUL-terminated. */
+int hs_global_read(const char *path, char **data, size_t *len);
+
+/* Replace a global file atomically, keeping the current owner and mode
+ * (or using default_uid/gid/mode when it does not exist yet), after first
+ * saving the current contents as PATH- (same owner and mode, also written
+ * atomically).  Caller must hold the locks. */
+int hs_global_replace(const char *path, const char *data, size_t len,
+                      uid_t default_uid, gid_t default_gid, mode_t default_mode);
+/* The same with the new contents in n pieces (struct iovec, <sys/uio.h>),
+ * and old_data/old_len the current contents when the caller read them
+ * under the same locks (the backup is written from them, not read again;
+ * NULL: read the file, as hs_global_replace does). */
+struct iovec;
+int hs_global_replace_iov(const char *path, const struct iovec *iov, size_t n,
+                          const char *old_data, size_t old_len,
+                          uid_t default_uid, gid_t default_gid, mode_t default_mode);
+
+/* Ask running caches to drop a database ("passwd", "group", "shadow"):
+ * nscd -i DB and sss_cache -E, when those programs exist.  Failures are
+ * ignored: the caches are an optimisation. */
+void hs_flush_caches(const char *db);
+
+
+#endif

@@ -1,0 +1,378 @@
+/* Paranoid file I/O relative to directory fds (DESIGN.md section 3).
+ *
+ * Everything below a user's directory is hostile to root: the user may
+ * have planted symlinks, hard links, FIFOs, sockets, huge or sparse files,
+ * and may keep changing them while we look.  So every open is relative to
+ * a directory fd, never follows a symlink, never blocks, and every check
+ * is made on the opened fd (fstat), not on the name. */
+#include "fileio.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* Flags for opening a file we are about to trust: no symlink (ELOOP),
+ * no blocking on a FIFO, no controlling terminal, no fd leak into
+ * children. */
+#define HS_OPEN_TRUSTED (O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+
+
+bool hs_is_single_component(const char *name)
+{
+	if (!name || !name[0])
+		return false;
+	if (strchr(name, '/'))
+		return false;
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return false;
+	return true;
+}
+
+int hs_check_file_stat(const struct stat *st, const struct hs_file_expect *ex)
+{
+	if (!st || !ex)
+		return -EINVAL;
+	if (!S_ISREG(st->st_mode))
+		return -HS_E_NOTREG;
+	/* a hard link the user made to some other file (or to ours, to
+	 * keep an old copy around) */
+	if (st->st_nlink != 1)
+		return -HS_E_NLINK;
+	if (ex->uid != HS_ANY_UID && st->st_uid != ex->uid)
+		return -HS_E_OWNER;
+	if (ex->gid != HS_ANY_GID && st->st_gid != ex->gid)
+		return -HS_E_GROUP;
+	if (st->st_size < 0)
+		return -HS_E_TOOBIG;
+	if (ex->max_size && (uintmax_t)st->st_size > (uintmax_t)ex->max_size)
+		return -HS_E_TOOBIG;
+	return 0;
+}
+
+/* Turn a failed open of dirfd/name into the error the caller should see.
+ * open() itself reports some hostile file types in ways that do not say
+ * what happened (a socket gives ENXIO, a device on a nodev mount EACCES,
+ * a symlink with O_DIRECTORY ENOTDIR), so look at the entry without
+ * following it and name the real problem. */
+static int classify_open_error(int dirfd, const char *name, int err, bool want_dir)
+{
+	struct stat st;
+
+	if (err == ELOOP)
+		return -HS_E_SYMLINK;
+	if (err == ENOENT || err == ENOMEM || err == EMFILE || err == ENFILE)
+		return -err;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -err;
+	if (S_ISLNK(st.st_mode))
+		return -HS_E_SYMLINK;
+	if (want_dir && !S_ISDIR(st.st_mode))
+		return -HS_E_NOTDIR;
+	if (!want_dir && !S_ISREG(st.st_mode))
+		return -HS_E_NOTREG;
+	return -err;
+}
+
+/* openat2() without a glibc wrapper (glibc 2.36 has none). */
+static int openat2_no_symlinks(const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)flags,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+}
+
+/* A writer may rename a new file over the one we just opened: the
+ * opened inode then has no links left.  That is an ordinary race with
+ * hs_replace_file_at, not a hostile file, so the open is retried (a few
+ * times; a directory where that keeps happening is being hammered). */
+#define HS_REPLACED_RETRIES 16
+#define HS_E_REPLACED (-HS_E_LAST - 1)  /* internal: retry the open */
+
+/* fstat an opened fd and apply the checks; closes it on failure. */
+static int check_opened(int fd, const struct hs_file_expect *ex, struct stat *st)
+{
+	int r;
+
+	if (fstat(fd, st) < 0) {
+		r = -errno;
+		hs_close(fd);
+		return r;
+	}
+	if (S_ISREG(st->st_mode) && st->st_nlink == 0) {
+		hs_close(fd);
+		return HS_E_REPLACED;
+	}
+	r = hs_check_file_stat(st, ex);
+	if (r < 0) {
+		hs_close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* Open dirfd/name for reading and check it; returns the fd or an error. */
+static int open_trusted(int dirfd, const char *name, const struct hs_file_expect *ex,
+			struct stat *st)
+{
+	int fd;
+
+	if (!hs_is_single_component(name) || !ex)
+		return -EINVAL;
+	for (int tries = 0; tries < HS_REPLACED_RETRIES; tries++) {
+		fd = openat(dirfd, name, HS_OPEN_TRUSTED);
+		if (fd < 0)
+			return classify_open_error(dirfd, name, errno, false);
+		fd = check_opened(fd, ex, st);
+		if (fd != HS_E_REPLACED)
+			return fd;
+	}
+	return -HS_E_NLINK;
+}
+
+/* Read an opened, checked file of st->st_size bytes into buf (cap bytes
+ * at most, NUL-terminated).  A regular file returns a short read only at
+ * its end, so one read() that returns exactly st_size (< cap) bytes is the
+ * whole file; anything else (a file that changed since fstat, /proc files
+ * reporting size 0) takes the careful loop that also catches growth. */
+static int read_checked(int fd, const struct stat *st, char *buf, size_t cap, size_t *len)
+{
+	ssize_t n;
+	char extra;
+
+	if ((uintmax_t)st->st_size > (uintmax_t)cap)
+		return -HS_E_TOOBIG;
+	do
+		n = read(fd, buf, cap);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n < cap && (off_t)n == st->st_size) {
+		buf[n] = '\0';
+		*len = (size_t)n;
+		return 0;
+	}
+	if ((size_t)n < cap) {
+		ssize_t rest = hs_read_full(fd, buf + n, cap - (size_t)n);
+		if (rest < 0) {
+			hs_wipe(buf, (size_t)n);
+			return (int)rest;
+		}
+		n += rest;
+	}
+	if ((size_t)n == cap) {
+		/* The file may have grown since fstat: one more byte means
+		 * it is now over the cap.  Never trust st_size alone. */
+		ssize_t more = hs_read_full(fd, &extra, 1);
+		if (more != 0) {
+			hs_wipe(buf, (size_t)n);
+			hs_wipe(&extra, sizeof extra);
+			return more < 0 ? (int)more : -HS_E_TOOBIG;
+		}
+	}
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return 0;
+}
+
+/* The cap a read into bufsize bytes may use: the content plus its NUL
+ * must fit, and the caller's cap must leave room for that. */
+static int read_cap(const struct hs_file_expect *ex, size_t bufsize, size_t *cap)
+{
+	if (bufsize < 1 || !ex)
+		return -EINVAL;
+	*cap = ex->max_size ? ex->max_size : bufsize - 1;
+	if (*cap > bufsize - 1)
+		return -EINVAL;
+	return 0;
+}
+
+int hs_read_trusted_at(int dirfd, const char *name, const struct hs_file_expect *ex,
+		       char *buf, size_t bufsize, size_t *len, struct stat *st_out)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	size_t cap;
+	int r;
+
+	if (!buf || !len)
+		return -EINVAL;
+	r = read_cap(ex, bufsize, &cap);
+	if (r < 0)
+		return r;
+	fd = open_trusted(dirfd, name, ex, &st);
+	if (fd < 0)
+		return fd;
+	r = read_checked(fd, &st, buf, cap, len);
+	if (r == 0 && st_out)
+		*st_out = st;
+	return r;
+}
+
+/* Open an absolute path for reading and check it (hs_read_trusted_path). */
+static int open_path_trusted(const char *path, const struct hs_file_expect *ex, struct stat *st)
+{
+	for (int tries = 0; tries < HS_REPLACED_RETRIES; tries++) {
+		int fd = openat2_no_symlinks(path, HS_OPEN_TRUSTED);
+
+		if (fd < 0 && errno == ENOSYS)
+			fd = open(path, HS_OPEN_TRUSTED);
+		if (fd < 0) {
+			int err = errno;
+			const char *slash = strrchr(path, '/');
+			_cleanup_close_ int parent = -1;
+			char dir[PATH_MAX];
+
+			/* name the real problem of the last component, as
+			 * hs_read_trusted_at does */
+			if (err == ENOENT || err == EACCES || (size_t)(slash - path) >= sizeof dir)
+				return err == ELOOP ? -HS_E_SYMLINK : -err;
+			memcpy(dir, path, (size_t)(slash - path));
+			dir[slash - path] = '\0';
+			parent = open(dir[0] ? dir : "/",
+				      O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (parent < 0)
+				return err == ELOOP ? -HS_E_SYMLINK : -err;
+			return classify_open_error(parent, slash + 1, err, false);
+		}
+		fd = check_opened(fd, ex, st);
+		if (fd != HS_E_REPLACED)
+			return fd;
+	}
+	return -HS_E_NLINK;
+}
+
+int hs_read_trusted_path(const char *path, const struct hs_file_expect *ex,
+			 char *buf, size_t bufsize, size_t *len, struct stat *st_out)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	size_t cap;
+	int r;
+
+	if (!path || path[0] != '/' || !buf || !len)
+		return -EINVAL;
+	r = read_cap(ex, bufsize, &cap);
+	if (r < 0)
+		return r;
+	fd = open_path_trusted(path, ex, &st);
+	if (fd < 0)
+		return fd;
+	r = read_checked(fd, &st, buf, cap, len);
+	if (r == 0 && st_out)
+		*st_out = st;
+	return r;
+}
+
+int hs_read_file_alloc_at(int dirfd, const char *name, const struct hs_file_expect *ex,
+			  char **data, size_t *len, struct stat *st_out)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	size_t cap, alloc, used = 0;
+	char *buf;
+
+	if (!data || !len || !ex)
+		return -EINVAL;
+	/* "no cap" still has to fit in memory and in ssize_t */
+	cap = ex->max_size ? ex->max_size : (size_t)SSIZE_MAX - 2;
+	if (cap > (size_t)SSIZE_MAX - 2)
+		cap = (size_t)SSIZE_MAX - 2;
+
+	fd = open_trusted(dirfd, name, ex, &st);
+	if (fd < 0)
+		return fd;
+	if ((uintmax_t)st.st_size > (uintmax_t)cap)
+		return -HS_E_TOOBIG;
+
+	/* room for the expected content, one byte to notice growth, and
+	 * the NUL; files in /proc report size 0, so start somewhere sane */
+	alloc = (size_t)st.st_size + 2;
+	if (alloc < 4096)
+		alloc = 4096;
+	if (alloc > cap + 2)
+		alloc = cap + 2;
+	buf = malloc(alloc);
+	if (!buf)
+		return -ENOMEM;
+
+	for (;;) {
+		ssize_t n = hs_read_full(fd, buf + used, alloc - 1 - used);
+		if (n < 0) {
+			hs_wipe(buf, used);
+			free(buf);
+			return (int)n;
+		}
+		used += (size_t)n;
+		if (used > cap) {
+			hs_wipe(buf, used);
+			free(buf);
+			return -HS_E_TOOBIG;
+		}
+		if (used < alloc - 1)
+			break;  /* short read: end of file */
+
+		/* The buffer is full: the file grew (or lied about its
+		 * size).  Grow up to cap + 1 bytes of content.  The old
+		 * buffer is wiped, not realloc'd, because global files such
+		 * as /etc/shadow hold hashes. */
+		size_t next = alloc > (SIZE_MAX - 2) / 2 ? SIZE_MAX : alloc * 2;
+		if (next > cap + 2)
+			next = cap + 2;
+		char *bigger = malloc(next);
+		if (!bigger) {
+			hs_wipe(buf, used);
+			free(buf);
+			return -ENOMEM;
+		}
+		memcpy(bigger, buf, used);
+		hs_wipe(buf, used);
+		free(buf);
+		buf = bigger;
+		alloc = next;
+	}
+	buf[used] = '\0';
+	*data = buf;
+	*len = used;
+	if (st_out)
+		*st_out = st;
+	return 0;
+}
+
+int hs_open_dir_at(int dirfd, const char *name, struct stat *st_out)
+{
+	struct stat st;
+	int fd, r;
+
+	if (!hs_is_single_component(name))
+		return -EINVAL;
+	/* O_DIRECTORY never opens a FIFO or device; O_NOFOLLOW together
+	 * with it makes Linux report a symlink as ENOTDIR, which
+	 * classify_open_error tells apart. */
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return classify_open_error(dirfd, name, errno, true);
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		hs_close(fd);
+		return r;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		hs_close(fd);
+		return -HS_E_NOTDIR;
+	}
+	if (st_out)
+		*st_out = st;
+	return fd;
+}

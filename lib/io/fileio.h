@@ -1,0 +1,70 @@
+/* Paranoid file I/O relative to directory fds (DESIGN.md section 3).
+ * Used for the per-user tree (hostile to root) and for the global files. */
+#ifndef HS_FILEIO_H
+#define HS_FILEIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#define HS_ANY_UID ((uid_t)-1)
+#define HS_ANY_GID ((gid_t)-1)
+
+/* What a trusted file must look like.  Fields set to HS_ANY_* are not
+ * checked; max_size 0 means no cap. */
+struct hs_file_expect {
+	uid_t uid;
+	gid_t gid;
+	size_t max_size;
+};
+
+/* Check an fstat result: regular file, link count 1, owner/group,
+ * size cap.  Returns 0 or -HS_E_NOTREG/-HS_E_NLINK/-HS_E_OWNER/
+ * -HS_E_GROUP/-HS_E_TOOBIG. */
+int hs_check_file_stat(const struct stat *st, const struct hs_file_expect *ex);
+
+/* Open dirfd/name with O_RDONLY|O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC|O_NOCTTY
+ * (a FIFO therefore never blocks, a symlink gives -HS_E_SYMLINK), fstat,
+ * apply hs_check_file_stat, and read the whole file into buf (bufsize must
+ * exceed the size cap so a file that grows between fstat and read is
+ * caught).  The content is NUL-terminated; *len excludes the NUL.
+ * On success returns 0 and, if st_out is not NULL, the stat.
+ * name must be a single path component. */
+int hs_read_trusted_at(int dirfd, const char *name, const struct hs_file_expect *ex,
+                       char *buf, size_t bufsize, size_t *len, struct stat *st_out);
+
+/* Same for an absolute path, opened with openat2(RESOLVE_NO_SYMLINKS) so
+ * that no component at all may be a symlink (falls back to O_NOFOLLOW on
+ * the last component on kernels without openat2).  One open, one fstat,
+ * usually one read: the NSS module's fast path. */
+int hs_read_trusted_path(const char *path, const struct hs_file_expect *ex,
+                         char *buf, size_t bufsize, size_t *len, struct stat *st_out);
+
+/* Same, for global files of unknown size: *data is malloc'd (NUL-terminated),
+ * capped at max_size.  Used for /etc/passwd and friends. */
+int hs_read_file_alloc_at(int dirfd, const char *name, const struct hs_file_expect *ex,
+                          char **data, size_t *len, struct stat *st_out);
+
+/* Atomically replace dirfd/name with data (DESIGN section 3): temp file
+ * ".NAME.XXXXXXXXXXXX" (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), write all,
+ * fchown to uid:gid when they differ from what the file got (HS_ANY_* =
+ * leave), fchmod(mode), fsync, renameat over name, fsync(dirfd).
+ * On any failure the temp file is removed and the old file is untouched. */
+int hs_replace_file_at(int dirfd, const char *name, const void *data, size_t len,
+                       uid_t uid, gid_t gid, mode_t mode);
+/* The same with the contents in n pieces written one after the other
+ * (struct iovec, <sys/uio.h>), so a caller that has them in several places
+ * copies nothing into one buffer first. */
+struct iovec;
+int hs_replace_file_iov_at(int dirfd, const char *name, const struct iovec *iov, size_t n,
+                           uid_t uid, gid_t gid, mode_t mode);
+
+/* Open a directory component with O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC
+ * and fstat it; -HS_E_SYMLINK for a symlink, -HS_E_NOTDIR for others. */
+int hs_open_dir_at(int dirfd, const char *name, struct stat *st_out);
+
+/* Is name a single, non-empty path component (no '/', not "." or "..")? */
+bool hs_is_single_component(const char *name);
+
+#endif

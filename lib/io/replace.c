@@ -1,0 +1,225 @@
+/* Atomic replacement of a file below a directory fd (DESIGN.md section 3):
+ * a temporary file with an unpredictable name, written whole, owned and
+ * moded, synced, then renamed over the target and the directory synced. */
+#include "fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "tempname.h"
+#include "util.h"
+
+/* Create a new, empty file ".NAME.XXXXXXXXXXXX" in dirfd for writing.
+ * The name is unpredictable and created with O_EXCL|O_NOFOLLOW, so a
+ * planted file or symlink can neither be reused nor followed. */
+static int create_temp_file(int dirfd, const char *name, char *tmp, size_t tmpsize)
+{
+	for (int tries = 0; tries < HS_TEMP_TRIES; tries++) {
+		int r, fd;
+
+		r = hs_tempname_for_file(name, tmp, tmpsize);
+		if (r < 0)
+			return r;
+		fd = openat(dirfd, tmp,
+			    O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC | O_NOCTTY,
+			    0600);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+/* Give an O_TMPFILE inode a temporary name in dirfd.  linkat with
+ * AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; a setgid tool goes through
+ * /proc/self/fd instead. */
+static int link_temp_file(int fd, int dirfd, const char *name, char *tmp, size_t tmpsize)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	for (int tries = 0; tries < HS_TEMP_TRIES; tries++) {
+		int r = hs_tempname_for_file(name, tmp, tmpsize);
+
+		if (r < 0)
+			return r;
+		if (linkat(fd, "", dirfd, tmp, AT_EMPTY_PATH) == 0)
+			return 0;
+		if (errno == ENOENT || errno == EPERM) {
+			if (linkat(AT_FDCWD, proc, dirfd, tmp, AT_SYMLINK_FOLLOW) == 0)
+				return 0;
+		}
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+/* fsync a directory so a rename in it is durable.  Some file systems do
+ * not support fsync on directories (EINVAL); there is nothing more we
+ * can do there, and the rename itself already happened. */
+static int fsync_dir(int dirfd)
+{
+	if (fsync(dirfd) < 0 && errno != EINVAL && errno != EROFS)
+		return -errno;
+	return 0;
+}
+
+/* Write every piece in order, whatever the partial writes (writev in
+ * batches, so a file in many pieces costs few system calls). */
+static int write_pieces(int fd, const struct iovec *iov, size_t n)
+{
+	struct iovec cur[64];
+	size_t i = 0, off = 0;  /* the next byte is iov[i] at off */
+
+	while (i < n) {
+		size_t k = 0, want = 0, left;
+		ssize_t w;
+
+		for (size_t j = i; j < n && k < HS_ARRAY_SIZE(cur); j++, k++) {
+			size_t skip = j == i ? off : 0;
+
+			cur[k].iov_base = (char *)iov[j].iov_base + skip;
+			cur[k].iov_len = iov[j].iov_len - skip;
+			want += cur[k].iov_len;
+		}
+		w = want ? writev(fd, cur, (int)k) : 0;
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0 && want)
+			return -EIO;
+		for (left = (size_t)w; i < n; i++, off = 0) {
+			if (left < iov[i].iov_len - off) {
+				off += left;
+				break;
+			}
+			left -= iov[i].iov_len - off;
+		}
+	}
+	return 0;
+}
+
+int hs_replace_file_at(int dirfd, const char *name, const void *data, size_t len,
+		       uid_t uid, gid_t gid, mode_t mode)
+{
+	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
+
+	if (!data && len)
+		return -EINVAL;
+	return hs_replace_file_iov_at(dirfd, name, &iov, 1, uid, gid, mode);
+}
+
+int hs_replace_file_iov_at(int dirfd, const char *name, const struct iovec *iov, size_t n,
+			   uid_t uid, gid_t gid, mode_t mode)
+{
+	char tmp[NAME_MAX + 1] = "";
+	struct stat st;
+	bool anonymous;
+	int fd, r;
+
+	if (!hs_is_single_component(name) || (!iov && n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!iov[i].iov_base && iov[i].iov_len)
+			return -EINVAL;
+
+	/* Write into an unnamed O_TMPFILE inode and give it a name only
+	 * once it is complete, so a SIGKILL (which no cleanup handler sees)
+	 * during the write, chown or fsync leaves nothing behind; the only
+	 * window for a stray temporary name is between linkat and renameat.
+	 * File systems without O_TMPFILE get a named temporary file. */
+	fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	anonymous = fd >= 0;
+	if (!anonymous) {
+		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+			return -errno;
+		fd = create_temp_file(dirfd, name, tmp, sizeof tmp);
+		if (fd < 0)
+			return fd;
+	}
+
+	r = write_pieces(fd, iov, n);
+	if (r < 0)
+		goto fail;
+
+	/* Change ownership only where the new file did not already get the
+	 * right one.  Root passes explicit ids; a non-root setgid tool
+	 * passes HS_ANY_* and relies on owning the file it created and on
+	 * the setgid directory for the group, so it never needs (and would
+	 * not be allowed) to chown. */
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if ((uid != HS_ANY_UID && st.st_uid != uid) || (gid != HS_ANY_GID && st.st_gid != gid)) {
+		if (fchown(fd, uid != HS_ANY_UID && st.st_uid != uid ? uid : (uid_t)-1,
+			   gid != HS_ANY_GID && st.st_gid != gid ? gid : (gid_t)-1) < 0) {
+			r = -errno;
+			goto fail;
+		}
+	}
+	/* after fchown, which clears set-id bits on regular files */
+	if (fchmod(fd, mode & 07777) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (fsync(fd) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (anonymous) {
+		r = link_temp_file(fd, dirfd, name, tmp, sizeof tmp);
+		if (r < 0) {
+			tmp[0] = '\0';
+			goto fail;
+		}
+		/* Rename at once, before close(): the named temporary
+		 * exists only for these two system calls.  fsync already
+		 * reported any write error of a local file system. */
+		if (renameat(dirfd, tmp, dirfd, name) < 0) {
+			r = -errno;
+			goto fail;
+		}
+		tmp[0] = '\0';
+		if (close(fd) < 0) {
+			fd = -1;
+			r = -errno;
+			goto fail;
+		}
+		fd = -1;
+		return fsync_dir(dirfd);
+	}
+	/* close() can report a delayed write error (NFS): check it before
+	 * the new file becomes visible */
+	r = close(fd);
+	fd = -1;
+	if (r < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (renameat(dirfd, tmp, dirfd, name) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	/* The new file is in place; a failure from here on cannot restore
+	 * the old one, but the caller still learns that durability is not
+	 * guaranteed. */
+	return fsync_dir(dirfd);
+
+fail:
+	hs_close(fd);
+	if (tmp[0])
+		(void)unlinkat(dirfd, tmp, 0);
+	return r;
+}

@@ -1,0 +1,58 @@
+/* The temporary-name format (see tempname.h). */
+#include "tempname.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+int hs_tempname_for_file(const char *name, char *tmp, size_t tmpsize)
+{
+	size_t namelen = strlen(name);
+	int r;
+
+	/* '.' + NAME + '.' + random + NUL */
+	if (namelen + 2 + HS_TEMP_RANDOM_LEN >= NAME_MAX + 1 ||
+	    namelen + 3 + HS_TEMP_RANDOM_LEN > tmpsize)
+		return -ENAMETOOLONG;
+	tmp[0] = '.';
+	memcpy(tmp + 1, name, namelen);
+	tmp[1 + namelen] = '.';
+	r = hs_random_alnum(tmp + 2 + namelen, HS_TEMP_RANDOM_LEN);
+	if (r < 0)
+		return r;
+	tmp[2 + namelen + HS_TEMP_RANDOM_LEN] = '\0';
+	return 0;
+}
+
+int hs_tempname_reserved(const char *tag, const char *name, char *tmp, size_t tmpsize)
+{
+	char rnd[HS_TEMP_RANDOM_LEN + 1];
+	int n, r;
+
+	r = hs_random_alnum(rnd, HS_TEMP_RANDOM_LEN);
+	if (r < 0)
+		return r;
+	rnd[HS_TEMP_RANDOM_LEN] = '\0';
+	n = snprintf(tmp, tmpsize, ".%s.%s.%s", tag, name, rnd);
+	if (n < 0 || (size_t)n >= tmpsize)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+bool hs_tempname_is_for_file(const char *entry, const char *name)
+{
+	size_t namelen = strlen(name), len = strlen(entry);
+
+	if (len != namelen + 2 + HS_TEMP_RANDOM_LEN || entry[0] != '.' ||
+	    memcmp(entry + 1, name, namelen) != 0 || entry[1 + namelen] != '.')
+		return false;
+	for (size_t i = 2 + namelen; i < len; i++) {
+		char c = entry[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+			return false;
+	}
+	return true;
+}

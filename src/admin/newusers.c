@@ -1,0 +1,1271 @@
+/* newusers: create or update many accounts from lines of the form
+ *
+ *     pw_name:pw_passwd:pw_uid:pw_gid:pw_gecos:pw_dir:pw_shell
+ *
+ * Root only, installed plain (DESIGN §5).  Fields, options, messages and
+ * exit codes (0, 1) follow shadow-utils' newusers(8) (Debian 12, shadow
+ * 4.13); newusers(8) of this package lists where we differ.
+ *
+ * All or nothing:
+ *   1. every line is read and checked on its own (seven fields, a valid
+ *      name, numbers, paths, lengths, no name twice); each error names its
+ *      line; any error and nothing is written;
+ *   2. the passwords are hashed (every CPU takes a share) -- before any
+ *      lock, because hashing is the slow part and a useradd waiting on
+ *      our locks gives up after 15 s;
+ *   3. under the global locks (lib/accountset, shadow-utils' order) every
+ *      line is resolved in order against the files as the earlier lines
+ *      left them: create or update, uid and gid (allocated in memory from
+ *      login.defs' ranges, lib/ids), the group to create, the subordinate
+ *      ranges, where the shell goes (DESIGN §2: a listed shell behind the
+ *      proxy).  Again any error names its line and nothing is written;
+ *   4. the commit, signals blocked, still under the locks:
+ *        a. the home directories that do not exist yet (lib/homedir:
+ *           never through a symlink, built root's and then handed over);
+ *        b. the tree: each new user's directory, complete but with a
+ *           LOCKED hash (a leftover directory without a passwd line is
+ *           removed first), and each updated user's shadow or shell file
+ *           under that user's lock, the previous contents kept;
+ *        c. the global files, /etc/passwd last, their previous contents
+ *           kept (lib/asundo);
+ *        d. the new users' real hashes replace the locked ones.
+ *      A failure in any step undoes every step before it (homes removed,
+ *      directories removed, files restored) and exits 1.
+ * The order is useradd's, for the same reason: the NSS module serves a
+ * tree directory by name, so a crash may leave at worst directories with
+ * a locked hash and no passwd line (the next useradd or newusers of the
+ * name removes them) or accounts whose hash is still locked; never a real
+ * hash under a name /etc/passwd does not know.
+ *
+ * On a classic system (no /etc/hardened-shadow) the hashes go to
+ * /etc/shadow, or into /etc/passwd when there is no /etc/shadow. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "accountdb.h"
+#include "accountset.h"
+#include "asundo.h"
+#include "batchio.h"
+#include "cli.h"
+#include "config.h"
+#include "hash.h"
+#include "homedir.h"
+#include "ids.h"
+#include "layout.h"
+#include "names.h"
+#include "privs.h"
+#include "records.h"
+#include "shells.h"
+#include "subidbatch.h"
+#include "userdir.h"
+#include "util.h"
+
+#define E_SUCCESS 0
+#define E_FAILURE 1
+
+/* Longest input line: the fields' own limits (name 32, password 512,
+ * GECOS 1024, two paths of 4096) and the colons fit. */
+#define LINE_MAX_BYTES 16384
+/* Longest clear-text password: PAM's own limit (PAM_MAX_RESP_SIZE). */
+#define PASSWORD_MAX 512
+/* What the input may hold in memory, all lines together. */
+#define BATCH_BYTES_MAX (256u * 1024 * 1024)
+/* As passwd and chpasswd: a user's lock may be held through a password
+ * helper's 2 s failure delay. */
+#define LOCK_TIMEOUT_SEC 15u
+
+#define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16)
+
+enum { F_NAME, F_PASSWD, F_UID, F_GID, F_GECOS, F_DIR, F_SHELL, F_COUNT };
+
+static struct {
+	bool system, allow_legacy, none;
+	const char *method;     /* -c */
+	const char *rounds;     /* -s */
+	const char *file;
+	struct hs_hash_policy policy;
+} o;
+
+struct line {
+	unsigned long lineno;
+	char *text;             /* the line, split in place; wiped (passwords) */
+	size_t size;
+	char *f[F_COUNT];
+	char *hash;             /* the hash to store, NULL: the field was empty */
+	bool hash_owned;        /* hash is malloc'd (not the given field) */
+	/* resolved under the locks */
+	bool exists;            /* an existing user, updated */
+	uid_t uid;
+	gid_t gid;
+	const char *real_shell; /* tree: the shell file's contents to write */
+	bool write_shell;       /* existing user: shell file rewritten */
+	bool new_group;
+	/* commit state, for the undo */
+	bool home_made, dir_made, shadow_written, shell_written;
+	struct stat home_st;
+	char *old_hash, *old_shell;
+	long old_lstchg;
+};
+
+struct batch {
+	struct line *v;
+	size_t n, alloc, bytes;
+	unsigned long errors;
+};
+
+static struct batch b;
+static FILE *input;
+static char input_buffer[8192];
+
+#define line_error(l, ...) hs_batch_line_error(&b.errors, (l)->lineno, __VA_ARGS__)
+
+static _Noreturn void usage(int status)
+{
+	FILE *f = status == E_SUCCESS ? stdout : stderr;
+
+	fprintf(f,
+		"Usage: %s [options] [FILE]\n"
+		"\n"
+		"Options:\n"
+		"      --allow-legacy            allow MD5 and SHA256 hashes (legacy: they\n"
+		"                                authenticate only with allow_legacy in PAM)\n"
+		"  -b, --badname                 allow bad names (not supported)\n"
+		"  -c, --crypt-method METHOD     the crypt method (one of NONE MD5 SHA256 SHA512\n"
+		"                                BCRYPT YESCRYPT)\n"
+		"  -h, --help                    display this help message and exit\n"
+		"  -r, --system                  create system accounts\n"
+		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		"  -s, --sha-rounds              number of rounds for the SHA, BCRYPT\n"
+		"                                or YESCRYPT crypt algorithms\n"
+		"      --version                 display the version and exit\n"
+		"\n",
+		hs_cli_prog());
+	exit(status);
+}
+
+static void parse_options(int argc, char **argv)
+{
+	enum { OPT_VERSION = 256, OPT_ALLOW_LEGACY };
+	static const struct option longopts[] = {
+		{ "allow-legacy", no_argument,       NULL, OPT_ALLOW_LEGACY },
+		{ "badname",      no_argument,       NULL, 'b' },
+		{ "crypt-method", required_argument, NULL, 'c' },
+		{ "help",         no_argument,       NULL, 'h' },
+		{ "system",       no_argument,       NULL, 'r' },
+		{ "root",         required_argument, NULL, 'R' },
+		{ "prefix",       required_argument, NULL, 'P' },
+		{ "sha-rounds",   required_argument, NULL, 's' },
+		{ "version",      no_argument,       NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "bc:hrR:P:s:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			hs_die(E_FAILURE, "option --badname is not supported: names must be valid "
+			       "(they become paths in %s)", HS_TREE_DIR);
+		case 'c':
+			o.method = optarg;
+			break;
+		case 'h':
+			usage(E_SUCCESS);
+		case 'r':
+			o.system = true;
+			break;
+		case 'R':
+			hs_die(E_FAILURE, "option --root is not supported; run newusers inside "
+			       "the root instead (chroot %s newusers)", optarg);
+		case 'P':
+			hs_die(E_FAILURE, "option --prefix is not supported; run newusers inside "
+			       "the root instead (chroot %s newusers)", optarg);
+		case 's':
+			o.rounds = optarg;
+			break;
+		case OPT_ALLOW_LEGACY:
+			o.allow_legacy = true;
+			break;
+		case OPT_VERSION:
+			hs_print_version();
+		default:
+			usage(E_FAILURE);
+		}
+	}
+	if (optind < argc - 1)
+		usage(E_FAILURE);
+	if (optind == argc - 1)
+		o.file = argv[optind];
+	if (o.rounds && !o.method) {
+		hs_warn("-s flag is only allowed with the -c flag");
+		usage(E_FAILURE);
+	}
+}
+
+/* The hashing policy: -c/-s, else login.defs (ENCRYPT_METHOD and its
+ * cost), as shadow-utils' newusers built without PAM.  A legacy method
+ * is refused without --allow-legacy (lib/auth/hash.h's one rule). */
+static void choose_policy(const struct hs_config *defs)
+{
+	unsigned long rounds = 0;
+	const char *name;
+	int r;
+
+	if (o.method && strcasecmp(o.method, "NONE") == 0) {
+		o.none = true;
+		return;
+	}
+	if (o.method && strcasecmp(o.method, "DES") == 0)
+		hs_die(E_FAILURE, "crypt method DES is not supported: libxcrypt calls it legacy "
+		       "and its hashes would not authenticate");
+	if (o.rounds && hs_parse_ulong(o.rounds, 1, 999999999UL, &rounds) < 0) {
+		hs_warn("invalid numeric argument '%s'", o.rounds);
+		usage(E_FAILURE);
+	}
+	if (o.method) {
+		/* -s is the cost of SHA (rounds), BCRYPT (log2 rounds) and
+		 * YESCRYPT (cost factor), clamped to the method's range as
+		 * shadow-utils does */
+		if (hs_hash_policy_from_method(o.method, rounds, &o.policy) < 0) {
+			hs_warn("unsupported crypt method: %s", o.method);
+			usage(E_FAILURE);
+		}
+	} else {
+		r = hs_hash_policy_from_config(defs, &o.policy);
+		if (r < 0)
+			hs_die(E_FAILURE, "%s: unsupported ENCRYPT_METHOD %s", HS_ETC_LOGIN_DEFS,
+			       hs_config_get_str(defs, "ENCRYPT_METHOD", "?"));
+	}
+	if (hs_hash_policy_check_legacy(&o.policy, o.allow_legacy, &name) < 0)
+		hs_die(E_FAILURE, "crypt method %s is legacy: libxcrypt verifies its hashes only "
+		       "where the PAM module has allow_legacy; give --allow-legacy to write them "
+		       "anyway", name);
+}
+
+/* ---- pass 1: reading and checking each line alone ---- */
+
+static bool all_digits(const char *s)
+{
+	if (!s[0])
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static bool home_valid(const char *s)
+{
+	const char *last = strrchr(s, '/');
+
+	return s[0] == '/' && hs_field_valid(s) && strlen(s) < HS_PATH_FIELD_MAX &&
+	       last && hs_is_single_component(last + 1);
+}
+
+/* Empty (passwd(5): /bin/sh) or an absolute path without ':', ',' or
+ * control characters, and not the proxy itself (it would exec itself). */
+static bool shell_valid(const char *s)
+{
+	if (!s[0])
+		return true;
+	return s[0] == '/' && hs_field_valid(s) && !strchr(s, ',') &&
+	       strlen(s) < HS_PATH_FIELD_MAX && strcmp(s, HS_SHELL_PROXY) != 0;
+}
+
+/* Names seen so far, for the duplicate check: open addressing over the
+ * line array, grown as it fills. */
+static struct {
+	size_t *slots;          /* line index + 1, 0 = empty */
+	size_t cap, used;
+} seen;
+
+static size_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+/* The line that already had this name, or NULL after recording idx. */
+static struct line *seen_add(size_t idx)
+{
+	const char *name = b.v[idx].f[F_NAME];
+	size_t i;
+
+	if (2 * (seen.used + 1) > seen.cap) {
+		size_t ncap = seen.cap ? 2 * seen.cap : 1024;
+		size_t *ns = calloc(ncap, sizeof(*ns));
+
+		if (!ns)
+			hs_die(E_FAILURE, "out of memory");
+		for (size_t k = 0; k < seen.cap; k++) {
+			if (!seen.slots[k])
+				continue;
+			for (i = name_hash(b.v[seen.slots[k] - 1].f[F_NAME]) & (ncap - 1); ns[i];
+			     i = (i + 1) & (ncap - 1))
+				;
+			ns[i] = seen.slots[k];
+		}
+		free(seen.slots);
+		seen.slots = ns;
+		seen.cap = ncap;
+	}
+	for (i = name_hash(name) & (seen.cap - 1); seen.slots[i]; i = (i + 1) & (seen.cap - 1))
+		if (strcmp(b.v[seen.slots[i] - 1].f[F_NAME], name) == 0)
+			return &b.v[seen.slots[i] - 1];
+	seen.slots[i] = idx + 1;
+	seen.used++;
+	return NULL;
+}
+
+/* Split at ':' into exactly seven fields. */
+static bool split_fields(char *text, char *f[F_COUNT])
+{
+	int n = 0;
+
+	f[n++] = text;
+	for (char *p = text; *p; p++) {
+		if (*p != ':')
+			continue;
+		if (n == F_COUNT)
+			return false;
+		*p = '\0';
+		f[n++] = p + 1;
+	}
+	return n == F_COUNT;
+}
+
+/* Everything a line can be checked for without the account files. */
+static bool check_alone(struct line *l)
+{
+	char buf[160];
+	const char *problem;
+	int r;
+
+	if (!split_fields(l->text, l->f)) {
+		line_error(l, "invalid line (expected 7 fields separated by ':')");
+		return false;
+	}
+	if (!hs_user_name_valid(l->f[F_NAME])) {
+		line_error(l, "invalid user name '%s'", hs_printable(l->f[F_NAME], buf, sizeof(buf)));
+		return false;
+	}
+	if (l->f[F_PASSWD][0]) {
+		if (o.none) {
+			r = hs_hash_check_given(l->f[F_PASSWD], &problem);
+			if (r < 0) {
+				line_error(l, "user '%s': %s", l->f[F_NAME], problem);
+				return false;
+			}
+			if (r == 1 && !o.allow_legacy) {
+				line_error(l, "user '%s': the hash uses a legacy method (libxcrypt "
+					   "verifies it only where the PAM module has allow_legacy); "
+					   "give --allow-legacy to store it anyway", l->f[F_NAME]);
+				return false;
+			}
+		} else if (strlen(l->f[F_PASSWD]) > PASSWORD_MAX) {
+			line_error(l, "user '%s': the password is longer than %d bytes",
+				   l->f[F_NAME], PASSWORD_MAX);
+			return false;
+		}
+	}
+	/* a number is strictly decimal (no sign, blank or leading zero) and
+	 * never (uid_t)-1; anything else must be a name */
+	if (l->f[F_UID][0] &&
+	    (all_digits(l->f[F_UID]) ? hs_parse_ulong(l->f[F_UID], 0, HS_ID_MAX, &(unsigned long){ 0 }) < 0
+				     : !hs_user_name_valid(l->f[F_UID]))) {
+		line_error(l, "invalid user ID '%s'", hs_printable(l->f[F_UID], buf, sizeof(buf)));
+		return false;
+	}
+	if (l->f[F_GID][0] &&
+	    (all_digits(l->f[F_GID]) ? hs_parse_ulong(l->f[F_GID], 0, HS_ID_MAX, &(unsigned long){ 0 }) < 0
+				     : !hs_group_name_valid(l->f[F_GID]))) {
+		line_error(l, "invalid group ID '%s'", hs_printable(l->f[F_GID], buf, sizeof(buf)));
+		return false;
+	}
+	if (!hs_field_valid(l->f[F_GECOS]) || strlen(l->f[F_GECOS]) > HS_GECOS_MAX) {
+		line_error(l, "invalid comment '%s'", hs_printable(l->f[F_GECOS], buf, sizeof(buf)));
+		return false;
+	}
+	if (l->f[F_DIR][0] && !home_valid(l->f[F_DIR])) {
+		line_error(l, "invalid home directory '%s'", hs_printable(l->f[F_DIR], buf, sizeof(buf)));
+		return false;
+	}
+	if (!shell_valid(l->f[F_SHELL])) {
+		line_error(l, "invalid shell '%s'", hs_printable(l->f[F_SHELL], buf, sizeof(buf)));
+		return false;
+	}
+	return true;
+}
+
+static void read_input(void)
+{
+	char text[LINE_MAX_BYTES + 1];
+	unsigned long lineno = 0;
+	size_t len;
+	int r;
+
+	while ((r = hs_batch_read_line(input, text, LINE_MAX_BYTES, &len)) != 0) {
+		struct line *l, *other;
+
+		lineno++;
+		if (r == -EIO) {
+			hs_warn("cannot read %s: %s", o.file ? o.file : "standard input",
+				hs_strerror(-errno));
+			b.errors++;
+			break;
+		}
+		if (b.n == b.alloc) {
+			size_t alloc = b.alloc ? 2 * b.alloc : 256;
+			struct line *v = reallocarray(b.v, alloc, sizeof(*v));
+
+			if (!v)
+				hs_die(E_FAILURE, "out of memory");
+			b.v = v;
+			b.alloc = alloc;
+		}
+		l = &b.v[b.n];
+		memset(l, 0, sizeof(*l));
+		l->lineno = lineno;
+		if (r == -E2BIG || r == -EINVAL) {
+			hs_wipe(text, sizeof(text));
+			line_error(l, "%s", r == -E2BIG ? "line too long" : "line contains a NUL byte");
+			continue;
+		}
+		if (b.bytes + len + 1 > BATCH_BYTES_MAX)
+			hs_die(E_FAILURE, "line %lu: the input holds more than %u MiB", lineno,
+			       BATCH_BYTES_MAX >> 20);
+		l->size = len + 1;
+		l->text = malloc(l->size);
+		if (!l->text)
+			hs_die(E_FAILURE, "out of memory");
+		memcpy(l->text, text, l->size);
+		hs_wipe(text, len);
+		b.bytes += l->size;
+		b.n++;
+		if (!check_alone(l))
+			continue;
+		other = seen_add(b.n - 1);
+		if (other)
+			line_error(l, "user '%s' already appears on line %lu", l->f[F_NAME],
+				   other->lineno);
+	}
+	hs_wipe(text, sizeof(text));
+}
+
+/* ---- pass 2: hashing ---- */
+
+static int hash_one(void *ctx, size_t i)
+{
+	struct line *l = &b.v[i];
+	char *pw = l->f[F_PASSWD];
+	int r;
+
+	(void)ctx;
+	if (!pw[0])
+		return 0;
+	if (o.none) {
+		l->hash = pw;
+		return 0;
+	}
+	l->hash = calloc(1, HS_HASH_MAX + 1);
+	if (!l->hash)
+		return -ENOMEM;
+	l->hash_owned = true;
+	r = hs_hash_password(pw, &o.policy, l->hash, HS_HASH_MAX + 1);
+	/* the clear text is not needed any more */
+	hs_wipe(pw, strlen(pw));
+	pw[0] = '\0';
+	return r;
+}
+
+/* ---- pass 3: resolving every line against the files ---- */
+
+struct ctx {
+	struct hs_accountset s;
+	struct hs_accountdb *pw, *gr, *gs, *sp;
+	struct hs_idset uids, gids;
+	struct hs_id_range urange, grange;
+	struct hs_config *defs;
+	bool classic;
+	int treefd;
+	gid_t auth_gid;
+	struct hs_shells shells;
+	struct hs_aging aging;  /* for new accounts */
+	long today;
+	struct hs_subid_batch subids[2];        /* /etc/subuid, /etc/subgid */
+	bool subids_ready[2];
+};
+
+/* A line's uid field, for a new user: "" = a new id, a number, or the
+ * name of a user (an existing one or one of an earlier line). */
+static int resolve_uid(struct ctx *c, struct line *l, unsigned long *uid)
+{
+	const char *u = l->f[F_UID];
+	long i;
+	int r;
+
+	if (!u[0]) {
+		r = hs_ids_pick(&c->uids, &c->urange, o.system, HS_IDS_NO_PREFERENCE, uid);
+		if (r < 0) {
+			line_error(l, "can't get unique %sUID (%s)", o.system ? "system " : "",
+				   r == -EUSERS ? "no more available UIDs" : hs_strerror(r));
+			return -1;
+		}
+		return 0;
+	}
+	if (all_digits(u))
+		return hs_parse_ulong(u, 0, HS_ID_MAX, uid);
+	i = hs_accountdb_find(c->pw, u);
+	if (i < 0) {
+		line_error(l, "user '%s' does not exist", u);
+		return -1;
+	}
+	*uid = hs_accountdb_get(c->pw, (size_t)i)->pw.uid;
+	return 0;
+}
+
+/* A line's gid field, for a new user (newusers(8)): the name of a group
+ * (existing or made by an earlier line), a gid (existing, or a new group
+ * named after the user with that gid), "" (a new group named after the
+ * user), or a new name (a new group of that name).  New groups get the
+ * uid as gid when it is free in the range. */
+static int resolve_gid(struct ctx *c, struct line *l, unsigned long uid, unsigned long *gid,
+		       const char **new_name)
+{
+	const char *g = l->f[F_GID];
+	long i;
+	int r;
+
+	*new_name = NULL;
+	if (g[0] && !all_digits(g)) {
+		i = hs_accountdb_find(c->gr, g);
+		if (i >= 0) {
+			*gid = hs_accountdb_get(c->gr, (size_t)i)->gr.gid;
+			return 0;
+		}
+		*new_name = g;
+	} else {
+		if (g[0]) {
+			if (hs_parse_ulong(g, 0, HS_ID_MAX, gid) < 0)
+				return -1;
+			if (hs_accountdb_find_id(c->gr, *gid) >= 0)
+				return 0;
+		}
+		*new_name = l->f[F_NAME];
+		if (hs_accountdb_find(c->gr, *new_name) >= 0) {
+			line_error(l, "group '%s' already exists (name it in the group field to "
+				   "make it the primary group)", *new_name);
+			return -1;
+		}
+		if (g[0])
+			goto check_gshadow;
+	}
+	r = hs_ids_pick(&c->gids, &c->grange, o.system, uid, gid);
+	if (r < 0) {
+		line_error(l, "can't get unique %sGID (%s)", o.system ? "system " : "",
+			   r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
+		return -1;
+	}
+check_gshadow:
+	if (c->gs && hs_accountdb_find(c->gs, *new_name) >= 0) {
+		line_error(l, "group '%s' is a shadow group, but does not exist in /etc/group",
+			   *new_name);
+		return -1;
+	}
+	return 0;
+}
+
+/* -1 with the error printed when an edit of the files fails. */
+static int db_error(struct line *l, struct hs_accountdb *db)
+{
+	line_error(l, "%s", db->error);
+	return -1;
+}
+
+static bool shell_listed(struct ctx *c, const char *shell)
+{
+	return shell[0] && hs_shells_contains(&c->shells, shell);
+}
+
+/* Subordinate uid and gid ranges for a new user, as useradd. */
+static int add_subids(struct ctx *c, struct line *l)
+{
+	static const enum hs_as_file files[2] = { HS_AS_SUBUID, HS_AS_SUBGID };
+
+	for (int k = 0; k < 2; k++) {
+		struct hs_accountdb *db = hs_accountset_db(&c->s, files[k]);
+		struct hs_subid_conf sc;
+		struct hs_subid sub = { .owner = l->f[F_NAME] };
+		int r;
+
+		if (!db || !db->present)
+			continue;
+		hs_subid_conf(c->defs, k == 0, &sc);
+		if (sc.count == 0 || hs_accountdb_find(db, sub.owner) >= 0)
+			continue;
+		/* sorted once for the whole batch (src/admin/subidbatch.h) */
+		if (!c->subids_ready[k]) {
+			if (hs_subid_batch_init(&c->subids[k], db, &sc) < 0)
+				hs_die(E_FAILURE, "out of memory");
+			c->subids_ready[k] = true;
+		}
+		r = hs_subid_batch_next(&c->subids[k], &sub.start);
+		if (r < 0) {
+			line_error(l, "can't find subordinate %s range: %s", k == 0 ? "user" : "group",
+				   r == -EUSERS ? "no more available ranges" : hs_strerror(r));
+			return -1;
+		}
+		sub.count = sc.count;
+		if (hs_accountdb_append(db, &sub) < 0)
+			return db_error(l, db);
+	}
+	return 0;
+}
+
+static int add_user(struct ctx *c, struct line *l)
+{
+	unsigned long uid, gid;
+	const char *group = NULL;
+	const char *shell = l->f[F_SHELL];
+	bool proxy = false;
+	struct hs_passwd p;
+
+	if (resolve_uid(c, l, &uid) < 0 || resolve_gid(c, l, uid, &gid, &group) < 0)
+		return -1;
+	if (hs_idset_add(&c->uids, uid) < 0)
+		hs_die(E_FAILURE, "out of memory");
+	if (group) {
+		struct hs_group g = { .name = (char *)group, .passwd = (char *)"x",
+				      .gid = (gid_t)gid, .members = (char *)"" };
+		struct hs_gshadow gsh = { .name = (char *)group, .passwd = (char *)"!",
+					  .admins = (char *)"", .members = (char *)"" };
+
+		if (hs_accountdb_append(c->gr, &g) < 0)
+			return db_error(l, c->gr);
+		if (c->gs && hs_accountdb_append(c->gs, &gsh) < 0)
+			return db_error(l, c->gs);
+		if (hs_idset_add(&c->gids, gid) < 0)
+			hs_die(E_FAILURE, "out of memory");
+		l->new_group = true;
+	}
+	if (!o.system && add_subids(c, l) < 0)
+		return -1;
+	if (!c->classic) {
+		/* DESIGN §2: a listed shell goes behind the proxy; root keeps
+		 * its own in /etc/passwd (pwconv's rule); "" means /bin/sh */
+		proxy = shell_listed(c, shell) && uid != 0;
+		l->real_shell = shell[0] ? shell : "/bin/sh";
+	} else if (c->sp) {
+		struct hs_spwd sp = {
+			.name = l->f[F_NAME], .hash = l->hash ? l->hash : (char *)"!",
+			.lstchg = c->today, .min = c->aging.min, .max = c->aging.max,
+			.warn = c->aging.warn, .inact = c->aging.inact, .expire = c->aging.expire,
+			.flag = (char *)"",
+		};
+
+		if (hs_accountdb_append(c->sp, &sp) < 0)
+			return db_error(l, c->sp);
+	}
+	p = (struct hs_passwd){
+		.name = l->f[F_NAME],
+		.passwd = (char *)(c->classic && !c->sp ? (l->hash ? l->hash : "!") : "x"),
+		.uid = (uid_t)uid, .gid = (gid_t)gid, .gecos = l->f[F_GECOS],
+		.dir = l->f[F_DIR], .shell = proxy ? (char *)HS_SHELL_PROXY : (char *)shell,
+	};
+	if (hs_accountdb_append(c->pw, &p) < 0)
+		return db_error(l, c->pw);
+	l->uid = (uid_t)uid;
+	l->gid = (gid_t)gid;
+	return 0;
+}
+
+/* An existing user whose tree files this line rewrites needs a directory,
+ * and a readable shell file (the undo puts back what it read; an
+ * unreadable shadow file let nobody in and comes back as "!"). */
+static int check_tree_files(struct ctx *c, struct line *l, bool has_dir)
+{
+	_cleanup_close_ int udirfd = -1;
+	char path[PATH_BUF], buf[HS_USERFILE_MAX + 2];
+	const char *shell;
+	int r = 0;
+
+	if (!l->hash && !l->write_shell)
+		return 0;
+	if (!has_dir) {
+		line_error(l, "user '%s' has no directory %s (run pwconv)", l->f[F_NAME],
+			   hs_userdir_path(path, sizeof(path), l->f[F_NAME], NULL));
+		return -1;
+	}
+	udirfd = hs_userdir_open(c->treefd, l->f[F_NAME], l->uid, NULL);
+	if (udirfd < 0) {
+		line_error(l, "cannot open %s: %s",
+			   hs_userdir_path(path, sizeof(path), l->f[F_NAME], NULL),
+			   hs_strerror(udirfd));
+		return -1;
+	}
+	if (l->write_shell) {
+		r = hs_userdir_read_shell(udirfd, l->uid, buf, sizeof(buf), &shell);
+		if (r < 0) {
+			line_error(l, "cannot read %s: %s",
+				   hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHELL),
+				   hs_strerror(r));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* An existing user: the password, GECOS, home and shell fields that are
+ * not empty replace the account's.  The uid and gid fields must be empty
+ * or name what the account has (newusers never renumbers: usermod -u/-g
+ * does that, with the ownership work it needs). */
+static int update_user(struct ctx *c, struct line *l, long pi)
+{
+	struct hs_passwd p = hs_accountdb_get(c->pw, (size_t)pi)->pw;
+	const char *shell = l->f[F_SHELL];
+	unsigned long id;
+	bool has_dir = false;
+
+	l->exists = true;
+	l->uid = p.uid;
+	l->gid = p.gid;
+	if (l->f[F_UID][0]) {
+		long i = all_digits(l->f[F_UID]) ? -1 : hs_accountdb_find(c->pw, l->f[F_UID]);
+
+		if (all_digits(l->f[F_UID]))
+			(void)hs_parse_ulong(l->f[F_UID], 0, HS_ID_MAX, &id);
+		else
+			id = i >= 0 ? hs_accountdb_get(c->pw, (size_t)i)->pw.uid : (unsigned long)-1;
+		if (id != p.uid) {
+			line_error(l, "user '%s' exists with UID %lu; newusers does not change it "
+				   "(use usermod -u)", p.name, (unsigned long)p.uid);
+			return -1;
+		}
+	}
+	if (l->f[F_GID][0]) {
+		long i = all_digits(l->f[F_GID]) ? -1 : hs_accountdb_find(c->gr, l->f[F_GID]);
+
+		if (all_digits(l->f[F_GID]))
+			(void)hs_parse_ulong(l->f[F_GID], 0, HS_ID_MAX, &id);
+		else
+			id = i >= 0 ? hs_accountdb_get(c->gr, (size_t)i)->gr.gid : (unsigned long)-1;
+		if (id != p.gid) {
+			line_error(l, "user '%s' exists with GID %lu; newusers does not change it "
+				   "(use usermod -g)", p.name, (unsigned long)p.gid);
+			return -1;
+		}
+	}
+	if (!c->classic) {
+		struct stat st;
+
+		has_dir = fstatat(c->treefd, p.name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+		/* chsh's rule for root: a listed shell goes into the user's
+		 * shell file behind the proxy; anything else, uid 0 and users
+		 * without a directory keep it in /etc/passwd */
+		if (shell[0] && shell_listed(c, shell) && p.uid != 0 && has_dir) {
+			l->write_shell = true;
+			l->real_shell = shell;
+			shell = HS_SHELL_PROXY;
+		}
+		if (check_tree_files(c, l, has_dir) < 0)
+			return -1;
+	} else if (l->hash && c->sp) {
+		long si = hs_accountdb_find(c->sp, p.name);
+		struct hs_spwd sp;
+
+		if (si >= 0) {
+			sp = hs_accountdb_get(c->sp, (size_t)si)->sp;
+			sp.hash = l->hash;
+			sp.lstchg = c->today;
+			sp.minus_one &= ~1u;
+			if (hs_accountdb_replace(c->sp, (size_t)si, &sp) < 0)
+				return db_error(l, c->sp);
+		} else if (strcmp(p.passwd, "x") != 0) {
+			p.passwd = l->hash;     /* the hash lives in /etc/passwd */
+		} else {
+			sp = (struct hs_spwd){
+				.name = p.name, .hash = l->hash, .lstchg = c->today,
+				.min = HS_UNSET, .max = HS_UNSET, .warn = HS_UNSET,
+				.inact = HS_UNSET, .expire = HS_UNSET, .flag = (char *)"",
+			};
+			if (hs_accountdb_append(c->sp, &sp) < 0)
+				return db_error(l, c->sp);
+		}
+	} else if (l->hash) {
+		p.passwd = l->hash;
+	}
+	if (l->f[F_GECOS][0])
+		p.gecos = l->f[F_GECOS];
+	if (l->f[F_DIR][0])
+		p.dir = l->f[F_DIR];
+	if (l->f[F_SHELL][0])
+		p.shell = (char *)shell;
+	/* a line that changes nothing in /etc/passwd leaves it unwritten */
+	const struct hs_passwd *cur = &hs_accountdb_get(c->pw, (size_t)pi)->pw;
+	if (strcmp(p.passwd, cur->passwd) == 0 && strcmp(p.gecos, cur->gecos) == 0 &&
+	    strcmp(p.dir, cur->dir) == 0 && strcmp(p.shell, cur->shell) == 0)
+		return 0;
+	if (hs_accountdb_replace(c->pw, (size_t)pi, &p) < 0)
+		return db_error(l, c->pw);
+	return 0;
+}
+
+static int resolve_all(struct ctx *c)
+{
+	int r;
+
+	c->pw = hs_accountset_db(&c->s, HS_AS_PASSWD);
+	c->gr = hs_accountset_db(&c->s, HS_AS_GROUP);
+	c->gs = hs_accountset_db(&c->s, HS_AS_GSHADOW);
+	c->sp = c->classic ? hs_accountset_db(&c->s, HS_AS_SHADOW) : NULL;
+	r = hs_ids_range(c->defs, true, o.system, &c->urange);
+	if (r == 0)
+		r = hs_ids_range(c->defs, false, o.system, &c->grange);
+	if (r < 0) {
+		hs_warn("%s: the %s range is empty", HS_ETC_LOGIN_DEFS,
+			o.system ? "system UID or GID" : "UID or GID");
+		return -1;
+	}
+	if (hs_idset_add_db(&c->uids, c->pw) < 0 || hs_idset_add_db(&c->gids, c->gr) < 0)
+		hs_die(E_FAILURE, "out of memory");
+	for (size_t i = 0; i < b.n; i++) {
+		struct line *l = &b.v[i];
+		long pi = hs_accountdb_find(c->pw, l->f[F_NAME]);
+
+		if (pi >= 0)
+			update_user(c, l, pi);
+		else
+			add_user(c, l);
+	}
+	return b.errors ? -1 : 0;
+}
+
+/* ---- pass 4: the commit, and its undo ---- */
+
+static int open_locked(struct ctx *c, struct line *l)
+{
+	char path[PATH_BUF];
+	int fd, r;
+
+	hs_userdir_path(path, sizeof(path), l->f[F_NAME], NULL);
+	fd = hs_userdir_open(c->treefd, l->f[F_NAME], l->uid, NULL);
+	if (fd < 0) {
+		hs_warn("line %lu: cannot open %s: %s", l->lineno, path, hs_strerror(fd));
+		return -1;
+	}
+	r = hs_userdir_lock(fd, LOCK_TIMEOUT_SEC);
+	if (r < 0) {
+		hs_warn("line %lu: cannot lock %s: %s", l->lineno, path,
+			r == -HS_E_TIMEOUT ? "timed out after 15 s" : hs_strerror(r));
+		hs_close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int tree_write_shadow(struct ctx *c, struct line *l, int fd, const struct hs_shadow *sh)
+{
+	char path[PATH_BUF];
+	int r = hs_userdir_write_shadow(fd, l->uid, c->auth_gid, sh);
+
+	if (r < 0)
+		hs_warn("line %lu: cannot write %s: %s", l->lineno,
+			hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHADOW),
+			hs_strerror(r));
+	return r;
+}
+
+/* An existing user's shadow and shell files: the current contents kept
+ * in l, then replaced. */
+static int tree_update(struct ctx *c, struct line *l)
+{
+	_cleanup_close_ int fd = -1;
+	char path[PATH_BUF], buf[HS_USERFILE_MAX + 2];
+	struct hs_shadow sh, now;
+	const char *shell;
+	int r;
+
+	if (!l->hash && !l->write_shell)
+		return 0;
+	fd = open_locked(c, l);
+	if (fd < 0)
+		return -1;
+	if (l->hash) {
+		r = hs_userdir_read_shadow(fd, l->uid, buf, sizeof(buf), &now);
+		if (r < 0) {
+			/* as chpasswd: a hostile or broken file let nobody in;
+			 * it is replaced, and an undo writes a locked hash */
+			syslog(LOG_WARNING, "replacing unreadable %s: %s",
+			       hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHADOW),
+			       hs_strerror(r));
+			now = (struct hs_shadow){ .hash = (char *)"!", .lstchg = HS_UNSET };
+		}
+		l->old_hash = strdup(now.hash);
+		l->old_lstchg = now.lstchg;
+		hs_wipe(buf, sizeof(buf));
+		if (!l->old_hash) {
+			hs_warn("line %lu: %s", l->lineno, hs_strerror(-ENOMEM));
+			return -1;
+		}
+		sh = (struct hs_shadow){ .hash = l->hash, .lstchg = c->today };
+		if (tree_write_shadow(c, l, fd, &sh) < 0)
+			return -1;
+		l->shadow_written = true;
+	}
+	if (l->write_shell) {
+		r = hs_userdir_read_shell(fd, l->uid, buf, sizeof(buf), &shell);
+		if (r == 0 && !(l->old_shell = strdup(shell)))
+			r = -ENOMEM;
+		hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHELL);
+		if (r == 0)
+			r = hs_userdir_write_shell(fd, l->uid, c->auth_gid, l->real_shell);
+		if (r < 0) {
+			hs_warn("line %lu: cannot update %s: %s", l->lineno, path, hs_strerror(r));
+			return -1;
+		}
+		l->shell_written = true;
+	}
+	return 0;
+}
+
+/* Undo tree_update: put back what it replaced, unless the file changed
+ * again since (that newer change wins and is reported). */
+static int tree_restore(struct ctx *c, struct line *l)
+{
+	_cleanup_close_ int fd = -1;
+	char path[PATH_BUF], buf[HS_USERFILE_MAX + 2];
+	struct hs_shadow now;
+	const char *shell;
+	int bad = 0;
+
+	fd = open_locked(c, l);
+	if (fd < 0)
+		return -1;
+	if (l->shadow_written) {
+		struct hs_shadow old = { .hash = l->old_hash, .lstchg = l->old_lstchg };
+		bool ours = hs_userdir_read_shadow(fd, l->uid, buf, sizeof(buf), &now) == 0 &&
+			    hs_consttime_streq(now.hash, l->hash);
+
+		hs_wipe(buf, sizeof(buf));
+		if (!ours || tree_write_shadow(c, l, fd, &old) < 0) {
+			hs_warn("line %lu: %s not restored", l->lineno,
+				hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHADOW));
+			bad = -1;
+		}
+	}
+	if (l->shell_written) {
+		bool ours = hs_userdir_read_shell(fd, l->uid, buf, sizeof(buf), &shell) == 0 &&
+			    strcmp(shell, l->real_shell) == 0;
+
+		if (!ours || hs_userdir_write_shell(fd, l->uid, c->auth_gid, l->old_shell) < 0) {
+			hs_warn("line %lu: %s not restored", l->lineno,
+				hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHELL));
+			bad = -1;
+		}
+	}
+	return bad;
+}
+
+/* A new user's directory, complete, with a locked hash (see the top). */
+static int tree_create(struct ctx *c, struct line *l)
+{
+	struct hs_shadow locked = { .hash = (char *)"!", .lstchg = c->today };
+	char path[PATH_BUF];
+	struct stat st;
+	int r;
+
+	hs_userdir_path(path, sizeof(path), l->f[F_NAME], NULL);
+	if (fstatat(c->treefd, l->f[F_NAME], &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		/* no passwd line for the name, and we hold the locks: left
+		 * over by an interrupted useradd, newusers or userdel */
+		hs_warn("removing %s, left over without a passwd line", path);
+		syslog(LOG_WARNING, "removing %s, left over without a passwd line", path);
+		r = hs_userdir_remove(c->treefd, l->f[F_NAME]);
+		if (r < 0 && r != -ENOENT) {
+			hs_warn("line %lu: cannot remove %s: %s", l->lineno, path, hs_strerror(r));
+			return -1;
+		}
+	}
+	r = hs_userdir_create(c->treefd, l->f[F_NAME], l->uid, c->auth_gid, &locked, &c->aging,
+			      l->real_shell);
+	if (r < 0) {
+		hs_warn("line %lu: cannot create %s: %s", l->lineno, path, hs_strerror(r));
+		return -1;
+	}
+	l->dir_made = true;
+	return 0;
+}
+
+/* The real hash of a new user, over the locked one. */
+static int tree_set_hash(struct ctx *c, struct line *l)
+{
+	_cleanup_close_ int fd = -1;
+	struct hs_shadow sh = { .hash = l->hash, .lstchg = c->today };
+
+	if (!l->hash)
+		return 0;
+	fd = open_locked(c, l);
+	if (fd < 0)
+		return -1;
+	return tree_write_shadow(c, l, fd, &sh) < 0 ? -1 : 0;
+}
+
+static int make_home(struct line *l, mode_t mode)
+{
+	int r;
+
+	if (!l->f[F_DIR][0])
+		return 0;
+	r = hs_home_make(l->f[F_DIR], l->uid, l->gid, mode, &l->home_st);
+	if (r < 0) {
+		hs_warn("line %lu: cannot create home directory %s: %s", l->lineno, l->f[F_DIR],
+			r == -HS_E_OWNER ? "a directory above it is not root's or is writable "
+			"by others" : hs_strerror(r));
+		return -1;
+	}
+	l->home_made = r == 1;
+	return 0;
+}
+
+/* Take back every step of the commit done so far, newest first. */
+static void undo(struct ctx *c, struct hs_asundo *u, bool committed)
+{
+	unsigned long left = 0;
+	char path[PATH_BUF];
+	int r;
+
+	if (committed && hs_asundo_restore(u, &c->s) < 0) {
+		hs_warn("%s", c->s.error);
+		left++;
+	}
+	for (size_t i = b.n; i-- > 0;) {
+		struct line *l = &b.v[i];
+
+		if ((l->shadow_written || l->shell_written) && tree_restore(c, l) < 0)
+			left++;
+		if (l->dir_made) {
+			r = hs_userdir_remove(c->treefd, l->f[F_NAME]);
+			if (r < 0) {
+				hs_warn("line %lu: cannot remove %s again: %s", l->lineno,
+					hs_userdir_path(path, sizeof(path), l->f[F_NAME], NULL),
+					hs_strerror(r));
+				left++;
+			}
+		}
+		if (l->home_made) {
+			r = hs_home_unmake(l->f[F_DIR], &l->home_st);
+			if (r < 0) {
+				hs_warn("line %lu: cannot remove home directory %s again: %s",
+					l->lineno, l->f[F_DIR], hs_strerror(r));
+				left++;
+			}
+		}
+	}
+	if (left) {
+		syslog(LOG_ERR, "batch failed; %lu changes could not be undone", left);
+		hs_warn("error detected; %lu of the changes made could not be undone (named "
+			"above)", left);
+	} else {
+		syslog(LOG_ERR, "batch failed; every change undone");
+		hs_warn("error detected, changes undone: nothing was changed");
+	}
+}
+
+static int commit(struct ctx *c)
+{
+	struct hs_asundo u = HS_ASUNDO_INIT;
+	mode_t mode = hs_home_mode(c->defs);
+	bool committed = false;
+	sigset_t saved;
+	size_t i;
+
+	hs_signals_block(&saved);
+	for (i = 0; i < b.n; i++)
+		if (make_home(&b.v[i], mode) < 0)
+			goto fail;
+	if (!c->classic) {
+		for (i = 0; i < b.n; i++) {
+			struct line *l = &b.v[i];
+
+			if ((l->exists ? tree_update(c, l) : tree_create(c, l)) < 0)
+				goto fail;
+		}
+	}
+	if (hs_asundo_save(&u, &c->s) < 0) {
+		hs_warn("%s", c->s.error);
+		goto fail;
+	}
+	committed = true;
+	if (hs_accountset_commit(&c->s) < 0) {
+		syslog(LOG_ERR, "%s", c->s.error);
+		hs_warn("%s", c->s.error);
+		goto fail;
+	}
+	if (!c->classic) {
+		for (i = 0; i < b.n; i++)
+			if (!b.v[i].exists && tree_set_hash(c, &b.v[i]) < 0)
+				goto fail;
+	}
+	hs_signals_restore(&saved);
+	hs_asundo_free(&u);
+	return 0;
+fail:
+	undo(c, &u, committed);
+	hs_signals_restore(&saved);
+	hs_asundo_free(&u);
+	return -1;
+}
+
+static void log_success(void)
+{
+	for (size_t i = 0; i < b.n; i++) {
+		const struct line *l = &b.v[i];
+
+		if (l->exists) {
+			syslog(LOG_INFO, "account of '%s' updated by newusers", l->f[F_NAME]);
+			continue;
+		}
+		if (l->new_group)
+			syslog(LOG_INFO, "new group: name=%s, GID=%lu",
+			       l->f[F_GID][0] && !all_digits(l->f[F_GID]) ? l->f[F_GID] : l->f[F_NAME],
+			       (unsigned long)l->gid);
+		syslog(LOG_INFO, "new user: name=%s, UID=%lu, GID=%lu, home=%s, shell=%s, "
+		       "from=newusers", l->f[F_NAME], (unsigned long)l->uid, (unsigned long)l->gid,
+		       l->f[F_DIR], l->f[F_SHELL]);
+	}
+}
+
+static void free_batch(void)
+{
+	for (size_t i = 0; i < b.n; i++) {
+		struct line *l = &b.v[i];
+
+		if (l->hash_owned)
+			hs_free_secret(l->hash);
+		hs_free_secret(l->old_hash);
+		free(l->old_shell);
+		if (l->text) {
+			hs_wipe(l->text, l->size);
+			free(l->text);
+		}
+	}
+	free(b.v);
+	free(seen.slots);
+	memset(&b, 0, sizeof(b));
+}
+
+int main(int argc, char **argv)
+{
+	struct ctx c = { .s = HS_ACCOUNTSET_INIT, .treefd = -1, .uids = HS_IDSET_INIT,
+			 .gids = HS_IDSET_INIT };
+	unsigned files;
+	size_t failed = 0;
+	int r, status = E_FAILURE;
+
+	hs_cli_set_prog(hs_privileged_init(argc, argv, "newusers"));
+	parse_options(argc, argv);
+	if (!hs_caller_is_root())
+		hs_die(E_FAILURE, "Permission denied.");
+	openlog("newusers", LOG_PID, LOG_AUTHPRIV);
+
+	r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_config_warn_stderr, (void *)hs_cli_prog(),
+			      &c.defs);
+	if (r < 0)
+		hs_die(E_FAILURE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
+	choose_policy(c.defs);
+	hs_aging_init_unset(&c.aging);
+	if (!o.system) {
+		c.aging.min = hs_config_get_long(c.defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1);
+		c.aging.max = hs_config_get_long(c.defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1);
+		c.aging.warn = hs_config_get_long(c.defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1);
+	}
+	c.today = hs_today();
+
+	/* a tree system is one with /etc/hardened-shadow, as for useradd */
+	c.treefd = hs_tree_open();
+	c.classic = c.treefd == -ENOENT;
+	if (c.treefd < 0 && !c.classic)
+		hs_die(E_FAILURE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(c.treefd));
+	if (!c.classic) {
+		r = hs_layout_gids(NULL, &c.auth_gid);
+		if (r < 0)
+			hs_die(E_FAILURE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
+		if (hs_shells_load(&c.shells, HS_ETC_SHELLS) < 0)
+			hs_die(E_FAILURE, "%s", c.shells.error);
+	}
+
+	if (o.file) {
+		int fd = open(o.file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+		input = fd < 0 ? NULL : fdopen(fd, "r");
+		if (!input)
+			hs_die(E_FAILURE, "cannot open %s: %s", o.file, strerror(errno));
+	} else {
+		input = stdin;
+	}
+	if (setvbuf(input, input_buffer, _IOFBF, sizeof(input_buffer)) != 0)
+		hs_die(E_FAILURE, "cannot set up the input");
+
+	/* 1. every line alone */
+	read_input();
+	hs_wipe(input_buffer, sizeof(input_buffer));
+	if (b.errors)
+		goto invalid;
+	if (b.n == 0) {
+		status = E_SUCCESS;     /* nothing to do: no lock taken */
+		goto out;
+	}
+	/* 2. the passwords */
+	r = hs_parallel_for(b.n, hash_one, NULL, &failed);
+	if (r < 0) {
+		hs_warn("line %lu: cannot hash the password of user '%s': %s", b.v[failed].lineno,
+			b.v[failed].f[F_NAME], hs_strerror(r));
+		goto out;
+	}
+	/* 3. every line against the files, under the locks */
+	files = HS_AS_BIT(HS_AS_PASSWD) | HS_AS_BIT(HS_AS_GROUP) | HS_AS_BIT(HS_AS_GSHADOW);
+	if (c.classic)
+		files |= HS_AS_BIT(HS_AS_SHADOW);
+	if (!o.system)
+		files |= HS_AS_SUBID_FILES;
+	if (hs_accountset_open(&c.s, files, 0) < 0) {
+		hs_warn("%s", c.s.error);
+		goto out;
+	}
+	if (resolve_all(&c) < 0)
+		goto invalid;
+	/* 4. the commit */
+	if (commit(&c) == 0) {
+		status = E_SUCCESS;
+		log_success();
+	}
+	goto out;
+
+invalid:
+	hs_batch_errors_done(b.errors);
+	hs_warn("error detected, changes ignored");
+out:
+	hs_accountset_close(&c.s);
+	hs_idset_free(&c.uids);
+	hs_idset_free(&c.gids);
+	hs_subid_batch_free(&c.subids[0]);
+	hs_subid_batch_free(&c.subids[1]);
+	hs_shells_free(&c.shells);
+	hs_config_free(c.defs);
+	hs_close(c.treefd);
+	free_batch();
+	closelog();
+	return status;
+}

@@ -1,0 +1,590 @@
+/* userdel: delete a user account and the files that belong to it.
+ *
+ * Root only, installed plain (DESIGN §5).  Options, messages and exit codes
+ * follow shadow-utils' userdel(8); where we differ on purpose, userdel(8)
+ * of this package says so.
+ *
+ * Under the global locks (DESIGN §4) it removes the user's line from
+ * /etc/passwd and /etc/shadow, the user from every member and
+ * administrator list of /etc/group and /etc/gshadow, the private group
+ * (USERGROUPS_ENAB) unless someone still needs it, and the user's ranges
+ * in /etc/subuid and /etc/subgid; it removes the user's directory in the
+ * tree, and with -r the home directory and the mail spool.
+ *
+ * Order of the commit, chosen for interruption (SIGKILL, a crash) at any
+ * instant:
+ *   1. everything is loaded, checked and edited in memory first; a refusal
+ *      changes nothing;
+ *   2. the user's directory in the tree goes first
+ *      (hs_userdir_remove: taken away from the user and renamed to a
+ *      reserved name in one step, so the name vanishes atomically);
+ *   3. then the global files, /etc/passwd last;
+ *   4. then, with -r, the mail spool and the home directory.
+ * Removing the directory first means an interruption leaves, at worst, a
+ * passwd line without a directory: that account cannot authenticate (the
+ * NSS module has no shadow entry for it, the shell proxy no shell), so it
+ * fails closed, and running userdel again finishes the job, because the
+ * user is still in /etc/passwd.  The other order would leave a directory
+ * without a passwd line, which the issue forbids and which is dangerous:
+ * the NSS module finds a password by name, so the deleted user's password
+ * hash would become the password of the next account created with that
+ * name (by shadow-utils' useradd, or anything else that does not know the
+ * tree), and the directory stays owned by a uid that may be handed out
+ * again.  /etc/passwd is written last among the global files for the same
+ * reason: until it is written, the user exists and a rerun completes the
+ * removal; each earlier step is idempotent.  The home and the spool come
+ * last: they are the user's data, and an account must never be left
+ * half-deleted because a home directory could not be removed. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "accountdb.h"
+#include "accountset.h"
+#include "cli.h"
+#include "config.h"
+#include "fileio.h"
+#include "walk.h"
+#include "globalfile.h"
+#include "homepath.h"
+#include "layout.h"
+#include "names.h"
+#include "privs.h"
+#include "procs.h"
+#include "records.h"
+#include "userdir.h"
+#include "util.h"
+
+/* shadow-utils' userdel(8) exit codes */
+#define E_SUCCESS     0
+#define E_PW_UPDATE   1   /* can't update password file */
+#define E_USAGE       2   /* invalid command syntax */
+#define E_NOTFOUND    6   /* specified user doesn't exist */
+#define E_USER_BUSY   8   /* user currently logged in */
+#define E_GRP_UPDATE  10  /* can't update group file */
+#define E_HOMEDIR     12  /* can't remove home directory */
+
+#define DEFAULT_MAIL_DIR "/var/mail"
+
+#define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16)
+
+static bool opt_force, opt_remove;
+
+static _Noreturn void usage(int status)
+{
+	FILE *f = status == E_SUCCESS ? stdout : stderr;
+
+	fprintf(f,
+		"Usage: %s [options] LOGIN\n"
+		"\n"
+		"Options:\n"
+		"  -f, --force                   force some actions that would fail otherwise\n"
+		"                                e.g. removal of user still logged in\n"
+		"                                or files, even if not owned by the user\n"
+		"  -h, --help                    display this help message and exit\n"
+		"  -r, --remove                  remove home directory and mail spool\n"
+		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		"  -P, --prefix PREFIX_DIR       prefix directory (not supported)\n"
+		"  -Z, --selinux-user            remove any SELinux user mapping (not supported)\n"
+		"      --version                 display the version and exit\n"
+		"\n",
+		hs_cli_prog());
+	exit(status);
+}
+
+/* The options; returns the login name (not checked yet). */
+static const char *parse_options(int argc, char **argv)
+{
+	enum { OPT_VERSION = 256 };
+	static const struct option longopts[] = {
+		{ "force",        no_argument,       NULL, 'f' },
+		{ "help",         no_argument,       NULL, 'h' },
+		{ "remove",       no_argument,       NULL, 'r' },
+		{ "root",         required_argument, NULL, 'R' },
+		{ "prefix",       required_argument, NULL, 'P' },
+		{ "selinux-user", no_argument,       NULL, 'Z' },
+		{ "version",      no_argument,       NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "fhrR:P:Z", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			opt_force = true;
+			break;
+		case 'h':
+			usage(E_SUCCESS);
+		case 'r':
+			opt_remove = true;
+			break;
+		case 'Z':
+			hs_die(E_USAGE, "option --selinux-user is not supported");
+		case 'R':
+			/* the other root has its own login.defs, groups and
+			 * tree; only running inside it gets them right */
+			hs_die(E_USAGE, "option --root is not supported; run userdel inside that "
+			       "root instead (chroot %s userdel ...)", optarg);
+		case 'P':
+			hs_die(E_USAGE, "option --prefix is not supported; run userdel inside that "
+			       "root instead (chroot %s userdel ...)", optarg);
+		case OPT_VERSION:
+			hs_print_version();
+		default:
+			usage(E_USAGE);
+		}
+	}
+	if (argc != optind + 1)
+		usage(E_USAGE);
+	return argv[optind];
+}
+
+/* ---- USERDEL_CMD ---- */
+
+/* shadow-utils runs login.defs' USERDEL_CMD with the login name before
+ * deleting the account (to remove at jobs, print jobs ...).  Run before
+ * any lock is taken, so the command may use account tools itself. */
+static void run_userdel_cmd(const char *cmd, const char *user)
+{
+	pid_t pid;
+	int status;
+
+	if (!cmd || !cmd[0])
+		return;
+	if (cmd[0] != '/') {
+		hs_warn("USERDEL_CMD %s is not an absolute path, not running it", cmd);
+		return;
+	}
+	pid = fork();
+	if (pid < 0) {
+		hs_warn("cannot run USERDEL_CMD %s: %s", cmd, strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		execl(cmd, cmd, user, (char *)NULL);
+		fprintf(stderr, "%s: cannot run USERDEL_CMD %s: %s\n", hs_cli_prog(), cmd,
+			strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		hs_warn("USERDEL_CMD %s failed for user %s", cmd, user);
+}
+
+/* ---- the global files (lib/accountset: locks, load, ordered commit) ---- */
+
+/* shadow-utils' status for a failure concerning file f */
+static int file_status(enum hs_as_file f)
+{
+	return f == HS_AS_SUBGID || f == HS_AS_GROUP || f == HS_AS_GSHADOW ? E_GRP_UPDATE
+									   : E_PW_UPDATE;
+}
+
+/* shadow-utils' remove_usergroup(): the group named like the user goes
+ * when it is the user's primary group, has no other members and is nobody
+ * else's primary group.  Unlike shadow-utils, -f does not remove a group
+ * that is still another user's primary group: that would leave the other
+ * account with a gid that names nothing (or, once reused, a new group). */
+static int drop_private_group(struct hs_accountset *s, const char *user, gid_t gid)
+{
+	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
+	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
+	struct hs_accountdb *gs = hs_accountset_db(s, HS_AS_GSHADOW);
+	const union hs_dbrec *rec;
+	long gi = hs_accountdb_find(gr, user);
+	char gidstr[24];
+	int r;
+
+	if (gi < 0)
+		return 0;
+	rec = hs_accountdb_get(gr, (size_t)gi);
+	if (rec->gr.gid != gid) {
+		hs_warn("group %s not removed because it is not the primary group of user %s.",
+			rec->gr.name, user);
+		return 0;
+	}
+	/* the user has been dropped from the list already */
+	if (rec->gr.members && rec->gr.members[0]) {
+		hs_warn("group %s not removed because it has other members.", rec->gr.name);
+		return 0;
+	}
+	/* the gid field as the file spells it (decimal, checked at load):
+	 * a comparison of text, no record built per user */
+	snprintf(gidstr, sizeof(gidstr), "%lu", (unsigned long)gid);
+	for (size_t i = 0; i < pw->n_lines; i++) {
+		size_t len;
+		const char *f = hs_accountdb_field(pw, i, 3, &len);
+
+		if (f && len == strlen(gidstr) && memcmp(f, gidstr, len) == 0) {
+			hs_warn("group %s is the primary group of another user and is not removed.",
+				rec->gr.name);
+			return 0;
+		}
+	}
+	r = hs_accountdb_delete(gr, (size_t)gi);
+	if (r < 0) {
+		hs_warn("%s", gr->error);
+		return r;
+	}
+	if (gs) {
+		long si = hs_accountdb_find(gs, user);
+
+		if (si >= 0 && hs_accountdb_delete(gs, (size_t)si) < 0) {
+			hs_warn("%s", gs->error);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/* Every range of file f owned by the user, by name or by number (the
+ * number only when no other account shares the uid). */
+static int drop_subids(struct hs_accountset *s, enum hs_as_file f, const char *user,
+		       const char *uidstr)
+{
+	struct hs_accountdb *db = hs_accountset_db(s, f);
+	const char *owners[2] = { user, uidstr };
+
+	for (size_t k = 0; db && k < HS_ARRAY_SIZE(owners) && owners[k]; k++) {
+		for (long i = hs_accountdb_find_next(db, owners[k], 0); i >= 0;
+		     i = hs_accountdb_find_next(db, owners[k], (size_t)i + 1)) {
+			if (hs_accountdb_delete(db, (size_t)i) < 0) {
+				hs_warn("%s", db->error);
+				return -EIO;
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- the user's directory in the tree ---- */
+
+/* Returns 0 when the directory is gone or was never there, 1 when only a
+ * reserved leftover remains (the user's name is gone: safe to go on), or
+ * a negative error when the directory is still the user's. */
+static int remove_tree_dir(const char *user)
+{
+	char path[PATH_BUF];
+	_cleanup_close_ int treefd = hs_tree_open();
+	struct stat st;
+	int r;
+
+	if (treefd == -ENOENT)
+		return 0;       /* no tree: a classic system */
+	hs_userdir_path(path, sizeof(path), user, NULL);
+	if (treefd < 0) {
+		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
+		return treefd;
+	}
+	r = hs_userdir_remove(treefd, user);
+	if (r == 0 || r == -ENOENT)
+		return 0;
+	if (fstatat(treefd, user, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+		hs_warn("cannot remove %s completely: %s (a reserved leftover remains in %s)",
+			path, hs_strerror(r), HS_TREE_DIR);
+		return 1;
+	}
+	hs_warn("cannot remove %s: %s", path, hs_strerror(r));
+	return r;
+}
+
+/* ---- the home directory and the mail spool ---- */
+
+/* Is the home also another account's home? */
+static const char *home_shared_with(struct hs_accountdb *pw, const char *user, const char *home)
+{
+	/* the user's own line is deleted already: every live line is
+	 * someone else */
+	for (size_t i = 0; i < pw->n_lines; i++) {
+		const union hs_dbrec *p = hs_accountdb_get(pw, i);
+		_cleanup_free_ char *other = NULL;
+
+		if (!p || strcmp(p->pw.name, user) == 0)
+			continue;
+		other = hs_home_normalise(p->pw.dir);
+		if (other && strcmp(other, home) == 0)
+			return p->pw.name;
+	}
+	return NULL;
+}
+
+/* The home is the user's, and hostile: every step is relative to a
+ * directory fd and follows nothing the user could have planted.  A home
+ * that is a symlink loses the link only.  The home is taken away from the
+ * user (root:root 0700) before it is emptied, so a process of the user's
+ * (with -f) cannot add to it or move things around in it; the removal
+ * never crosses into another mount. */
+static int remove_home(struct hs_accountdb *pw, const char *user, uid_t uid, const char *dir)
+{
+	_cleanup_free_ char *home = hs_home_normalise(dir);
+	_cleanup_close_ int parentfd = -1;
+	_cleanup_close_ int homefd = -1;
+	const char *last, *other;
+	struct stat st;
+	int r;
+
+	if (!home) {
+		hs_warn("not removing directory %s: not an absolute path without '..'", dir);
+		return E_HOMEDIR;
+	}
+	if (!home[0]) {
+		hs_warn("not removing directory %s (would remove the root directory)", dir);
+		return E_HOMEDIR;
+	}
+	other = home_shared_with(pw, user, home);
+	if (other && !opt_force) {
+		hs_warn("not removing directory %s (would remove home of user %s)", dir, other);
+		return E_HOMEDIR;
+	}
+	parentfd = hs_home_parent_at(home, uid, &last);
+	if (parentfd == -ENOENT) {
+		hs_warn("%s home directory (%s) not found", user, dir);
+		return E_SUCCESS;
+	}
+	if (parentfd < 0) {
+		hs_warn("not removing directory %s: %s", dir, hs_home_parent_error(parentfd));
+		return E_HOMEDIR;
+	}
+	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT) {
+			hs_warn("%s home directory (%s) not found", user, dir);
+			return E_SUCCESS;
+		}
+		hs_warn("cannot remove %s: %s", dir, strerror(errno));
+		return E_HOMEDIR;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		/* the link only, never what it points to */
+		if (unlinkat(parentfd, last, 0) < 0) {
+			hs_warn("cannot remove %s: %s", dir, strerror(errno));
+			return E_HOMEDIR;
+		}
+		return E_SUCCESS;
+	}
+	homefd = hs_open_dir_at(parentfd, last, &st);
+	if (homefd < 0) {
+		hs_warn("not removing %s: %s", dir, hs_strerror(homefd));
+		return E_HOMEDIR;
+	}
+	if (st.st_uid != uid && !opt_force) {
+		hs_warn("%s not owned by %s, not removing", dir, user);
+		return E_HOMEDIR;
+	}
+	if (fchown(homefd, 0, 0) < 0 || fchmod(homefd, 0700) < 0) {
+		hs_warn("cannot remove %s: %s", dir, strerror(errno));
+		return E_HOMEDIR;
+	}
+	r = hs_remove_tree_at(parentfd, last);
+	if (r == -EXDEV) {
+		hs_warn("error removing directory %s: a file system is mounted inside it", dir);
+		return E_HOMEDIR;
+	}
+	if (r < 0) {
+		hs_warn("error removing directory %s: %s", dir, hs_strerror(r));
+		return E_HOMEDIR;
+	}
+	return E_SUCCESS;
+}
+
+/* MAIL_DIR/USER: a regular file of the user's (or, with -f, anyone's);
+ * a symlink there loses the link only. */
+static int remove_mail_spool(const struct hs_config *cfg, const char *user, uid_t uid)
+{
+	const char *maildir = hs_config_get_str(cfg, "MAIL_DIR", DEFAULT_MAIL_DIR);
+	_cleanup_close_ int dirfd = -1;
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", maildir, user);
+	dirfd = open(maildir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0 || fstatat(dirfd, user, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT) {
+			hs_warn("%s mail spool (%s) not found", user, path);
+			return E_SUCCESS;
+		}
+		hs_warn("cannot remove %s: %s", path, strerror(errno));
+		return E_SUCCESS;
+	}
+	if (!S_ISLNK(st.st_mode)) {
+		if (!S_ISREG(st.st_mode)) {
+			hs_warn("%s is not a regular file, not removing", path);
+			return E_SUCCESS;
+		}
+		if (st.st_uid != uid && !opt_force) {
+			hs_warn("%s not owned by %s, not removing", path, user);
+			return E_SUCCESS;
+		}
+	}
+	if (unlinkat(dirfd, user, 0) < 0 && errno != ENOENT)
+		hs_warn("cannot remove %s: %s", path, strerror(errno));
+	return E_SUCCESS;
+}
+
+/* Under the locks: every edit, in memory.  E_SUCCESS, or the exit status
+ * after saying why. */
+static int edit_files(struct hs_accountset *s, const struct hs_config *cfg, size_t idx,
+		      const char *user, uid_t uid, gid_t gid)
+{
+	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
+	struct hs_accountdb *sp = hs_accountset_db(s, HS_AS_SHADOW);
+	char uidstr[24];
+	bool uid_shared;
+
+	if (hs_accountdb_delete(pw, idx) < 0) {
+		hs_warn("%s", pw->error);
+		return E_PW_UPDATE;
+	}
+	if (sp) {
+		long si = hs_accountdb_find(sp, user);
+
+		if (si >= 0 && hs_accountdb_delete(sp, (size_t)si) < 0) {
+			hs_warn("%s", sp->error);
+			return E_PW_UPDATE;
+		}
+	}
+	if (hs_accountset_forget_user(s, user) < 0) {
+		hs_warn("%s", s->error);
+		return E_GRP_UPDATE;
+	}
+	if (hs_config_get_bool(cfg, "USERGROUPS_ENAB", false) &&
+	    drop_private_group(s, user, gid) < 0)
+		return E_GRP_UPDATE;
+	uid_shared = hs_accountdb_find_id(pw, uid) >= 0;
+	snprintf(uidstr, sizeof(uidstr), "%lu", (unsigned long)uid);
+	if (drop_subids(s, HS_AS_SUBUID, user, uid_shared ? NULL : uidstr) < 0 ||
+	    drop_subids(s, HS_AS_SUBGID, user, uid_shared ? NULL : uidstr) < 0)
+		return E_PW_UPDATE;
+	return E_SUCCESS;
+}
+
+int main(int argc, char **argv)
+{
+	struct hs_accountset set = HS_ACCOUNTSET_INIT;
+	struct hs_config *cfg = NULL;
+	_cleanup_free_ char *user = NULL;
+	_cleanup_free_ char *home = NULL;
+	const char *name, *userdel_cmd;
+	const struct hs_passwd *ent;
+	sigset_t saved;
+	pid_t busy;
+	long idx;
+	uid_t uid;
+	gid_t gid;
+	int r, status = E_SUCCESS;
+
+	hs_cli_set_prog(hs_privileged_init(argc, argv, "userdel"));
+	name = parse_options(argc, argv);
+	if (!hs_caller_is_root())
+		hs_die(E_PW_UPDATE, "Permission denied.");
+	openlog("userdel", LOG_PID, LOG_AUTHPRIV);
+	/* an invalid name names no account, and never reaches a path */
+	if (!hs_user_name_valid(name))
+		hs_die(E_NOTFOUND, "user '%s' does not exist", name);
+
+	r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_config_warn_stderr, (void *)hs_cli_prog(),
+			      &cfg);
+	if (r < 0)
+		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
+
+	/* Cheap early answer for a name that is not there, before USERDEL_CMD
+	 * runs (only then: without it the answer under the locks below is the
+	 * same); the real decision is taken under the locks. */
+	userdel_cmd = hs_config_get_str(cfg, "USERDEL_CMD", NULL);
+	if (userdel_cmd && userdel_cmd[0]) {
+		struct hs_accountdb pre = HS_ACCOUNTDB_INIT;
+
+		if (hs_accountdb_load(&pre, HS_DB_PASSWD, HS_ETC_PASSWD, HS_DB_LAZY) == 0 &&
+		    hs_accountdb_find(&pre, name) < 0) {
+			hs_accountdb_free(&pre);
+			hs_die(E_NOTFOUND, "user '%s' does not exist", name);
+		}
+		hs_accountdb_free(&pre);
+		run_userdel_cmd(userdel_cmd, name);
+	}
+
+	r = hs_accountset_open(&set, HS_AS_ALL_FILES, HS_DB_LAZY);
+	if (r < 0)
+		hs_die(set.lock_failed ? E_PW_UPDATE : file_status(set.failed), "%s", set.error);
+	idx = hs_accountdb_find(hs_accountset_db(&set, HS_AS_PASSWD), name);
+	if (idx < 0) {
+		hs_accountset_close(&set);
+		hs_die(E_NOTFOUND, "user '%s' does not exist", name);
+	}
+	ent = &hs_accountdb_get(hs_accountset_db(&set, HS_AS_PASSWD), (size_t)idx)->pw;
+	/* our own copies: the db's strings stay valid, but be plain */
+	user = strdup(ent->name);
+	home = strdup(ent->dir);
+	uid = ent->uid;
+	gid = ent->gid;
+	if (!user || !home) {
+		hs_accountset_close(&set);
+		hs_die(E_PW_UPDATE, "out of memory");
+	}
+
+	if (!opt_force) {
+		busy = hs_user_busy(uid);
+		if (busy) {
+			hs_accountset_close(&set);
+			hs_die(E_USER_BUSY, "user %s is currently used by process %ld", user,
+			       (long)busy);
+		}
+	}
+
+	/* ---- every edit, in memory ---- */
+	status = edit_files(&set, cfg, (size_t)idx, user, uid, gid);
+	if (status != E_SUCCESS) {
+		hs_accountset_close(&set);
+		return status;
+	}
+
+	/* ---- the commit: see the top of the file for the order ---- */
+	hs_signals_block(&saved);
+	r = remove_tree_dir(user);
+	if (r < 0) {
+		hs_signals_restore(&saved);
+		hs_accountset_close(&set);
+		return E_PW_UPDATE;
+	}
+	if (r > 0)
+		status = E_PW_UPDATE;
+	if (hs_accountset_commit(&set) < 0) {
+		syslog(LOG_ERR, "%s", set.error);
+		hs_warn("%s", set.error);
+		hs_signals_restore(&saved);
+		hs_accountset_close(&set);
+		return file_status(set.failed);
+	}
+	hs_signals_restore(&saved);
+	syslog(LOG_INFO, "delete user '%s'", user);
+
+	/* The account is gone; the home may take long to remove and needs
+	 * no global lock (the passwd db stays loaded for the shared-home
+	 * check). */
+	hs_accountset_unlock(&set);
+	if (opt_remove) {
+		int hs;
+
+		remove_mail_spool(cfg, user, uid);
+		hs = remove_home(hs_accountset_db(&set, HS_AS_PASSWD), user, uid, home);
+		if (hs != E_SUCCESS)
+			status = hs;
+		else
+			syslog(LOG_INFO, "removed home directory '%s' of user '%s'", home, user);
+	}
+	hs_accountset_close(&set);
+	hs_config_free(cfg);
+	closelog();
+	return status;
+}

@@ -1,0 +1,152 @@
+/* pwck's and grpck's common main; see checktool.h. */
+#include "checktool.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <syslog.h>
+
+#include "cli.h"
+#include "txn.h"
+#include "layout.h"
+#include "privs.h"
+#include "util.h"
+
+static void parse_options(const struct hs_check_tool *t, int argc, char **argv,
+			  struct hs_check_opts *o)
+{
+	enum { OPT_VERSION = 256 };
+	static const struct option pw_longopts[] = {
+		{ "badname",   no_argument,       NULL, 'b' },
+		{ "help",      no_argument,       NULL, 'h' },
+		{ "quiet",     no_argument,       NULL, 'q' },
+		{ "read-only", no_argument,       NULL, 'r' },
+		{ "root",      required_argument, NULL, 'R' },
+		{ "sort",      no_argument,       NULL, 's' },
+		{ "version",   no_argument,       NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const struct option gr_longopts[] = {
+		{ "help",             no_argument,       NULL, 'h' },
+		{ "quiet",            no_argument,       NULL, 'q' },
+		{ "read-only",        no_argument,       NULL, 'r' },
+		{ "root",             required_argument, NULL, 'R' },
+		{ "sort",             no_argument,       NULL, 's' },
+		{ "silence-warnings", no_argument,       NULL, 'S' },
+		{ "version",          no_argument,       NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, t->group ? "hqrR:sS" : "bhqrR:s",
+				t->group ? gr_longopts : pw_longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			hs_die(HS_CHECK_USAGE, "option --badname is not supported: names must be "
+			       "valid (they become paths in %s)", HS_TREE_DIR);
+		case 'h': t->usage(HS_CHECK_OKAY);
+		/* Debian's grpck takes -q without a word in its help; it
+		 * means what pwck -q means: errors only */
+		case 'q':
+		case 'S': o->quiet = true; break;
+		case 'r': o->read_only = true; break;
+		case 'R':
+			hs_die(HS_CHECK_USAGE, "option --root is not supported; run %s inside that "
+			       "root instead (chroot %s %s ...)", t->name, optarg, t->name);
+		case 's': o->sort = true; break;
+		case OPT_VERSION: hs_print_version();
+		default: t->usage(HS_CHECK_USAGE);
+		}
+	}
+	if (o->sort && o->read_only)
+		hs_die(HS_CHECK_USAGE, "-s and -r are incompatible");
+	if (argc - optind > 2)
+		t->usage(HS_CHECK_USAGE);
+	if (optind < argc)
+		o->file = argv[optind];
+	if (optind + 1 < argc)
+		o->shadow = argv[optind + 1];
+}
+
+int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
+{
+	struct hs_integrity a = { .io = hs_integrity_stdio };
+	struct hs_check_opts o = { 0 };
+	struct hs_integrity_files f;
+	sigset_t saved;
+	int r, status;
+
+	hs_cli_set_prog(hs_privileged_init(argc, argv, t->name));
+	parse_options(t, argc, argv, &o);
+	if (!hs_caller_is_root())
+		hs_die(HS_CHECK_CANTOPEN, "Permission denied.");
+	openlog(t->name, LOG_PID, LOG_AUTHPRIV);
+	/* prompts and report lines in order, also into a pipe */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	r = hs_integrity_files_open(&f, t->group, o.file, o.file ? o.shadow : NULL, !o.read_only);
+	if (r < 0) {
+		hs_warn("%s", f.error);
+		if (f.lock_failed)
+			syslog(LOG_WARNING, "%s", f.error);
+		return f.lock_failed ? HS_CHECK_CANTLOCK : HS_CHECK_CANTOPEN;
+	}
+
+	if (o.sort) {
+		r = hs_integrity_sort(f.db, f.shadow);
+		if (r < 0) {
+			hs_warn("cannot sort entries in %s", f.db->path);
+			hs_integrity_files_close(&f);
+			return HS_CHECK_CANTSORT;
+		}
+	} else {
+		a.flags = (o.read_only ? HS_INTEGRITY_READ_ONLY : 0) |
+			  (o.quiet ? HS_INTEGRITY_NO_WARNINGS : 0) | HS_INTEGRITY_SYSLOG;
+		r = t->run(&a, &f, &o);
+		if (r < 0) {
+			hs_warn("%s", hs_strerror(r));
+			hs_integrity_files_close(&f);
+			return HS_CHECK_CANTUPDATE;
+		}
+	}
+
+	/* without locks (-r) nothing finishes an interrupted transaction of
+	 * the global files (lib/etc/txn.h): what was read may be half of it */
+	if (o.read_only && !o.file) {
+		struct stat st;
+
+		if (lstat("/etc/" HS_TXN_JOURNAL, &st) == 0) {
+			printf("/etc/%s: an interrupted update of the account files is pending; "
+			       "run %s without -r (or any tool that changes accounts) to finish it\n",
+			       HS_TXN_JOURNAL, t->name);
+			a.problems++;
+		}
+	}
+
+	status = HS_CHECK_OKAY;
+	if (o.sort || a.db_changed) {
+		hs_signals_block(&saved);
+		r = hs_integrity_files_commit(&f);
+		hs_signals_restore(&saved);
+		if (r < 0) {
+			hs_warn("%s", f.error);
+			syslog(LOG_WARNING, "%s", f.error);
+			status = HS_CHECK_CANTUPDATE;
+		}
+	}
+	hs_integrity_files_close(&f);
+
+	if (a.problems)
+		printf("%s: %s\n", hs_cli_prog(),
+		       a.db_changed || a.tree_changed ? "the files have been updated" : "no changes");
+	if (status == HS_CHECK_OKAY && a.failures)
+		status = HS_CHECK_CANTUPDATE;
+	if (status == HS_CHECK_OKAY && a.problems)
+		status = HS_CHECK_BADENTRY;
+	if (fflush(stdout) != 0 && status == HS_CHECK_OKAY)
+		status = HS_CHECK_CANTUPDATE;
+	closelog();
+	return status;
+}

@@ -1,0 +1,70 @@
+/* grpck: verify the integrity of the group files.
+ *
+ * Root only, installed plain (DESIGN §5).  Options, messages and exit
+ * codes follow shadow-utils' grpck(8); grpck(8) of this package lists
+ * where we differ.  The checks are src/check/integrity.c's: /etc/group, its
+ * agreement with /etc/gshadow (which is made to follow /etc/group), then
+ * /etc/gshadow.  Members are looked up in /etc/passwd (then getpwnam), so
+ * a group of any size is checked in linear time.
+ *
+ * Without -r the two files are locked for the whole run, every problem
+ * with a repair is offered as a question, and the files are written at
+ * the end, /etc/gshadow before /etc/group. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "accountdb.h"
+#include "integrity.h"
+#include "checktool.h"
+#include "cli.h"
+#include "layout.h"
+#include "util.h"
+
+static _Noreturn void usage(int status)
+{
+	FILE *f = status == HS_CHECK_OKAY ? stdout : stderr;
+
+	fprintf(f,
+		"Usage: %s [options] [group [gshadow]]\n"
+		"\n"
+		"Options:\n"
+		"  -h, --help                    display this help message and exit\n"
+		"  -r, --read-only               display errors and warnings\n"
+		"                                but do not change files\n"
+		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		"  -s, --sort                    sort entries by GID\n"
+		"  -S, --silence-warnings        silence controversial/paranoid warnings\n"
+		"      --version                 display the version and exit\n"
+		"\n",
+		hs_cli_prog());
+	exit(status);
+}
+
+/* /etc/group, then /etc/gshadow; members are looked up in /etc/passwd */
+static int run_checks(struct hs_integrity *a, struct hs_integrity_files *f, const struct hs_check_opts *o)
+{
+	struct hs_accountdb pw = HS_ACCOUNTDB_INIT;
+	bool have_pw;
+	int r;
+
+	(void)o;
+	/* the users, for the member checks: read, not locked (a member that
+	 * appears meanwhile is only a stale report) */
+	have_pw = hs_accountdb_load(&pw, HS_DB_PASSWD, HS_ETC_PASSWD,
+				    HS_DB_LENIENT | HS_DB_MISSING_OK) == 0;
+	r = hs_integrity_group(a, f->db, f->shadow, have_pw ? &pw : NULL);
+	if (r == 0 && f->shadow)
+		r = hs_integrity_gshadow(a, f->shadow, f->db, have_pw ? &pw : NULL);
+	hs_accountdb_free(&pw);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct hs_check_tool tool = {
+		.name = "grpck", .group = true, .usage = usage, .run = run_checks,
+	};
+
+	return hs_check_main(&tool, argc, argv);
+}

@@ -1,0 +1,2050 @@
+/* Integrity checks for pwck and grpck (see integrity.h).
+ *
+ * The tree is hostile to root (DESIGN §3): every look at it is an
+ * fstatat(AT_SYMLINK_NOFOLLOW) relative to a directory fd, every open is
+ * O_NOFOLLOW|O_NONBLOCK and is followed by an fstat that must show the
+ * inode that was checked, and every repair goes through such an fd or
+ * through the library's atomic replace and no-follow removal. */
+#include "integrity.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "fileio.h"
+#include "walk.h"
+#include "globalfile.h"
+#include "layout.h"
+#include "names.h"
+#include "privs.h"
+#include "records.h"
+#include "userdir.h"
+#include "util.h"
+
+/* How much of a file line a prompt shows ("delete line '...'? "): a
+ * 64 KiB member list is cut, not printed whole. */
+#define LINE_SHOW_MAX 512
+/* usermod -l renames a directory to this reserved name while it works
+ * (src/admin/usermod.c); a leftover is finished by running it again. */
+#define USERMOD_L_PREFIX ".usermod-l."
+/* a user directory's path; a path below it, with a shown name */
+#define PATH_BUF PATH_MAX
+#define SUBPATH_BUF (PATH_MAX + LINE_SHOW_MAX + 16)
+
+/* ------------------------------------------------------------------ */
+/* output                                                             */
+
+__attribute__((format(printf, 2, 0)))
+static void vsay(struct hs_integrity *a, const char *fmt, va_list ap)
+{
+	char *s = NULL;
+
+	if (vasprintf(&s, fmt, ap) < 0) {
+		a->io.say(a->io.ctx, "out of memory");
+		return;
+	}
+	a->io.say(a->io.ctx, s);
+	free(s);
+}
+
+/* An error: always reported, counted. */
+__attribute__((format(printf, 2, 3)))
+static void problem(struct hs_integrity *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	a->problems++;
+	va_start(ap, fmt);
+	vsay(a, fmt, ap);
+	va_end(ap);
+}
+
+static bool warnings_on(const struct hs_integrity *a)
+{
+	return !(a->flags & HS_INTEGRITY_NO_WARNINGS);
+}
+
+/* A warning: reported and counted unless -q / -S. */
+__attribute__((format(printf, 2, 3)))
+static void warning(struct hs_integrity *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!warnings_on(a))
+		return;
+	a->problems++;
+	va_start(ap, fmt);
+	vsay(a, fmt, ap);
+	va_end(ap);
+}
+
+/* A repair that could not be made. */
+__attribute__((format(printf, 2, 3)))
+static void failed(struct hs_integrity *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	a->failures++;
+	va_start(ap, fmt);
+	vsay(a, fmt, ap);
+	va_end(ap);
+}
+
+/* Offer a repair.  Read-only: the prompt with "No", as shadow-utils. */
+__attribute__((format(printf, 2, 3)))
+static bool ask(struct hs_integrity *a, const char *fmt, ...)
+{
+	char *prompt = NULL;
+	va_list ap;
+	bool yes = false;
+
+	va_start(ap, fmt);
+	if (vasprintf(&prompt, fmt, ap) < 0)
+		prompt = NULL;
+	va_end(ap);
+	if (!prompt)
+		return false;
+	if (a->flags & HS_INTEGRITY_READ_ONLY) {
+		char *line = NULL;
+
+		if (asprintf(&line, "%sNo", prompt) >= 0)
+			a->io.say(a->io.ctx, line);
+		free(line);
+	} else {
+		hs_integrity_repairs_done(a);
+		yes = a->io.ask(a->io.ctx, prompt);
+		if (yes) {
+			hs_signals_block(&a->saved_mask);
+			a->signals_blocked = true;
+		}
+	}
+	free(prompt);
+	return yes;
+}
+
+void hs_integrity_repairs_done(struct hs_integrity *a)
+{
+	if (a->signals_blocked) {
+		a->signals_blocked = false;
+		hs_signals_restore(&a->saved_mask);
+	}
+}
+
+/* Log a repair that was made (the administrator's audit trail). */
+__attribute__((format(printf, 2, 3)))
+static void logged(struct hs_integrity *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!(a->flags & HS_INTEGRITY_SYSLOG))
+		return;
+	va_start(ap, fmt);
+	vsyslog(LOG_INFO, fmt, ap);
+	va_end(ap);
+}
+
+/* Printable copies (hs_printable_len) of a string or a file line (which
+ * may hold any byte, NUL included), cut with "..." past LINE_SHOW_MAX. */
+#define SHOW_SIZE (LINE_SHOW_MAX + 8)
+#define show(s, buf) hs_printable((s), (buf), sizeof(buf))
+#define show_line(l, buf) hs_printable_len((l)->text, (l)->len, (buf), sizeof(buf))
+
+static const char *type_noun(mode_t m)
+{
+	switch (m & S_IFMT) {
+	case S_IFREG:  return "regular file";
+	case S_IFDIR:  return "directory";
+	case S_IFLNK:  return "symbolic link";
+	case S_IFIFO:  return "FIFO";
+	case S_IFSOCK: return "socket";
+	case S_IFCHR:  return "character device";
+	case S_IFBLK:  return "block device";
+	default:       return "file of unknown type";
+	}
+}
+
+/* "alice (1001)" from /etc/passwd, or "1001". */
+static const char *uid_text(struct hs_accountdb *pw, uid_t uid, char *buf, size_t size)
+{
+	long i = pw ? hs_accountdb_find_id(pw, (unsigned long)uid) : -1;
+
+	if (i >= 0)
+		snprintf(buf, size, "%s (%lu)", pw->lines[i].rec.pw.name, (unsigned long)uid);
+	else
+		snprintf(buf, size, "%lu", (unsigned long)uid);
+	return buf;
+}
+
+/* "hardened-shadow-auth (998)" through getgrgid_r, or "998". */
+static const char *gid_text(gid_t gid, char *buf, size_t size)
+{
+	struct group g, *res = NULL;
+	size_t bsize = 16384;
+	char *b = NULL;
+	int e;
+
+	for (;;) {
+		b = malloc(bsize);
+		if (!b) {
+			e = ENOMEM;
+			break;
+		}
+		e = getgrgid_r(gid, &g, b, bsize, &res);
+		if (e != ERANGE || bsize >= 64u * 1024 * 1024)
+			break;
+		/* a group with a very long member list */
+		free(b);
+		b = NULL;
+		bsize *= 4;
+	}
+	if (e == 0 && res && hs_group_name_valid(res->gr_name))
+		snprintf(buf, size, "%s (%lu)", res->gr_name, (unsigned long)gid);
+	else
+		snprintf(buf, size, "%lu", (unsigned long)gid);
+	free(b);
+	return buf;
+}
+
+/* Is there a kept bad line whose first field is name?  A user or group
+ * whose line is broken is not "missing": nothing is added or removed for
+ * it while its line is reported. */
+static bool bad_line_named(const struct hs_accountdb *db, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!db)
+		return false;
+	for (size_t i = 0; i < db->n_lines; i++) {
+		const struct hs_dbline *l = &db->lines[i];
+
+		if (l->deleted || l->entry || l->len <= n)
+			continue;
+		if (memcmp(l->text, name, n) == 0 && l->text[n] == ':')
+			return true;
+	}
+	return false;
+}
+
+/* Does db keep any line that did not parse?  (Lets the callers skip
+ * bad_line_named's scan in the common case, so checking every one of
+ * 100,000 names stays linear.) */
+static bool any_bad_line(const struct hs_accountdb *db)
+{
+	for (size_t i = 0; db && i < db->n_lines; i++)
+		if (!db->lines[i].deleted && !db->lines[i].entry)
+			return true;
+	return false;
+}
+
+/* NIS compat lines ("+", "-name") are someone else's to check, as in
+ * shadow-utils. */
+static bool nis_line(const struct hs_dbline *l)
+{
+	return l->len > 0 && (l->text[0] == '+' || l->text[0] == '-');
+}
+
+/* The first field of a line, NUL-terminated, at most HS_NAME_MAX*2 bytes. */
+static const char *first_field(const struct hs_dbline *l, char *buf, size_t size)
+{
+	const char *colon = memchr(l->text, ':', l->len);
+	size_t n = colon ? (size_t)(colon - l->text) : l->len;
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, l->text, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+static int delete_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
+{
+	int r = hs_accountdb_delete(db, i);
+
+	if (r < 0) {
+		failed(a, "%s", db->error);
+		return r;
+	}
+	a->db_changed = true;
+	logged(a, "delete line %lu of %s", db->lines[i].lineno, db->path);
+	return 0;
+}
+
+static int replace_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i, const void *rec)
+{
+	int r = hs_accountdb_replace(db, i, rec);
+
+	if (r < 0) {
+		failed(a, "%s", db->error);
+		return r;
+	}
+	a->db_changed = true;
+	return 0;
+}
+
+/* "invalid ... entry" for a line that does not parse, with why. */
+static void report_bad_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i,
+			    const char *what)
+{
+	const struct hs_dbline *l = &db->lines[i];
+	char buf[SHOW_SIZE];
+
+	problem(a, "invalid %s entry (line %lu: %s)", what, l->lineno,
+		l->len == 0 ? "empty line" : hs_strerror(l->err ? l->err : -HS_E_FORMAT));
+	if (ask(a, "delete line '%s'? ", show_line(l, buf)))
+		delete_line(a, db, i);
+}
+
+/* ------------------------------------------------------------------ */
+/* name sets (member lists of any length in linear time)              */
+
+struct nameset {
+	const char **p;
+	size_t *n;
+	size_t cap;
+};
+
+static uint64_t name_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static int nameset_init(struct nameset *s, size_t n)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * n + 16)
+		cap *= 2;
+	s->p = calloc(cap, sizeof *s->p);
+	s->n = calloc(cap, sizeof *s->n);
+	s->cap = cap;
+	if (!s->p || !s->n) {
+		free(s->p);
+		free(s->n);
+		s->p = NULL;
+		s->n = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void nameset_free(struct nameset *s)
+{
+	free(s->p);
+	free(s->n);
+	s->p = NULL;
+	s->n = NULL;
+}
+
+/* Add (true when it was not there yet) or look up; the set never fills:
+ * it is sized for the list it holds. */
+static bool nameset_probe(struct nameset *s, const char *p, size_t n, bool add)
+{
+	size_t i = (size_t)name_hash(p, n) & (s->cap - 1);
+
+	while (s->p[i]) {
+		if (s->n[i] == n && memcmp(s->p[i], p, n) == 0)
+			return !add;
+		i = (i + 1) & (s->cap - 1);
+	}
+	if (!add)
+		return false;
+	s->p[i] = p;
+	s->n[i] = n;
+	return true;
+}
+
+static size_t list_count(const char *list)
+{
+	size_t n = 0;
+	const char *cur = list, *e;
+
+	while (cur && hs_list_next(&cur, &e) > 0)
+		n++;
+	return n;
+}
+
+static int nameset_of_list(struct nameset *s, const char *list)
+{
+	const char *cur = list, *e;
+	size_t n;
+	int r = nameset_init(s, list_count(list));
+
+	if (r < 0)
+		return r;
+	while (cur && (n = hs_list_next(&cur, &e)) > 0)
+		(void)nameset_probe(s, e, n, true);
+	return 0;
+}
+
+static int list_append(struct hs_buf *b, const char *e, size_t n)
+{
+	int r = 0;
+
+	if (b->len)
+		r = hs_buf_append(b, ",", 1);
+	if (r == 0)
+		r = hs_buf_append(b, e, n);
+	return r;
+}
+
+/* The list in b as a C string ("" when empty); b keeps ownership. */
+static const char *buf_str(struct hs_buf *b)
+{
+	if (hs_buf_append(b, "", 1) < 0)
+		return NULL;
+	b->len--;
+	return b->data;
+}
+
+/* ------------------------------------------------------------------ */
+/* /etc/passwd and /etc/shadow                                        */
+
+static bool user_exists(struct hs_accountdb *pw, const char *name)
+{
+	if (pw && hs_accountdb_find(pw, name) >= 0)
+		return true;
+	/* other NSS sources (shadow-utils asks getpwnam) */
+	return getpwnam(name) != NULL;
+}
+
+static void check_home_shell(struct hs_integrity *a, const struct hs_passwd *p,
+			     const struct hs_config *defs)
+{
+	const char *nonexistent = hs_config_get_str(defs, "NONEXISTENT", "/nonexistent");
+	char b1[SHOW_SIZE], b2[SHOW_SIZE];
+
+	if (!warnings_on(a))
+		return;
+	if (getgrgid(p->gid) == NULL)
+		warning(a, "user '%s': no group %lu", p->name, (unsigned long)p->gid);
+	if (access(p->dir, F_OK) != 0 && strcmp(p->dir, nonexistent) != 0)
+		warning(a, "user '%s': directory '%s' does not exist", p->name, show(p->dir, b1));
+	if (p->shell[0] && access(p->shell, F_OK) != 0)
+		warning(a, "user '%s': program '%s' does not exist", p->name, show(p->shell, b2));
+}
+
+/* Add a shadow line for p, as shadow-utils' pwck does: the passwd field
+ * moves to shadow ("!" when it was "x": no hash anywhere is no login),
+ * today's date, login.defs' limits. */
+static void add_shadow_line(struct hs_integrity *a, struct hs_accountdb *pw, size_t pi,
+			    struct hs_accountdb *sp, const struct hs_config *defs)
+{
+	struct hs_passwd p = pw->lines[pi].rec.pw;
+	struct hs_spwd s = {
+		.name = p.name,
+		.hash = strcmp(p.passwd, "x") == 0 ? (char *)"!" : p.passwd,
+		.lstchg = hs_today(),
+		.min = hs_config_get_long(defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1),
+		.max = hs_config_get_long(defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1),
+		.warn = hs_config_get_long(defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1),
+		.inact = HS_UNSET,
+		.expire = HS_UNSET,
+		.flag = (char *)"",
+	};
+
+	if (hs_accountdb_append(sp, &s) < 0) {
+		failed(a, "%s", sp->error);
+		return;
+	}
+	a->db_changed = true;
+	logged(a, "add user %s to %s", p.name, sp->path);
+	if (strcmp(p.passwd, "x") != 0) {
+		p.passwd = (char *)"x";
+		replace_line(a, pw, pi, &p);
+	}
+}
+
+static int check_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct hs_accountdb *sp,
+		    const struct hs_config *defs)
+{
+	size_t n = pw->n_lines;
+	bool sp_bad = any_bad_line(sp);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct hs_dbline *l = &pw->lines[i];
+		char buf[SHOW_SIZE], name[2 * HS_NAME_MAX + 2];
+		struct hs_passwd p;
+		long j;
+
+		if (l->deleted || nis_line(l))
+			continue;
+		if (!l->entry) {
+			if (l->err == -HS_E_NAME &&
+			    !hs_user_name_valid(first_field(l, name, sizeof name))) {
+				/* shadow-utils reports the name and offers nothing */
+				problem(a, "invalid user name '%s'", show(name, buf));
+				continue;
+			}
+			report_bad_line(a, pw, i, "password file");
+			continue;
+		}
+		p = l->rec.pw;
+		if (hs_accountdb_dup_name(pw, i) >= 0) {
+			/* the first line is the one getpwnam() returns: the
+			 * later one is dead, offer it */
+			problem(a, "duplicate password entry");
+			if (ask(a, "delete line '%s'? ", show_line(l, buf)))
+				delete_line(a, pw, i);
+			continue;
+		}
+		j = hs_accountdb_dup_id(pw, i);
+		if (j >= 0)
+			warning(a, "user '%s': duplicate user ID %lu (also used by user '%s')",
+				p.name, (unsigned long)p.uid, pw->lines[j].rec.pw.name);
+		check_home_shell(a, &p, defs);
+		if (!sp)
+			continue;
+		j = hs_accountdb_find(sp, p.name);
+		if (j < 0) {
+			if (sp_bad && bad_line_named(sp, p.name))
+				continue;       /* reported with /etc/shadow */
+			problem(a, "no matching password file entry in %s", sp->path);
+			if (ask(a, "add user '%s' in %s? ", p.name, sp->path))
+				add_shadow_line(a, pw, i, sp, defs);
+		} else if (strcmp(p.passwd, "x") != 0) {
+			warning(a, "user %s has an entry in %s, but its password field in %s is "
+				"not set to 'x'", p.name, sp->path, pw->path);
+		}
+	}
+	return 0;
+}
+
+int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct hs_accountdb *sp,
+		    const struct hs_config *defs)
+{
+	int r = check_passwd(a, pw, sp, defs);
+
+	hs_integrity_repairs_done(a);
+	return r;
+}
+
+static int check_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct hs_accountdb *pw)
+{
+	size_t n = sp->n_lines;
+	long today = hs_today();
+	bool pw_bad = any_bad_line(pw);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct hs_dbline *l = &sp->lines[i];
+		char buf[SHOW_SIZE];
+		const struct hs_spwd *s;
+
+		if (l->deleted || nis_line(l))
+			continue;
+		if (!l->entry) {
+			report_bad_line(a, sp, i, "shadow password file");
+			continue;
+		}
+		s = &l->rec.sp;
+		if (hs_accountdb_dup_name(sp, i) >= 0) {
+			problem(a, "duplicate shadow password entry");
+			if (ask(a, "delete line '%s'? ", show_line(l, buf)))
+				delete_line(a, sp, i);
+			continue;
+		}
+		if (hs_accountdb_find(pw, s->name) < 0 && !(pw_bad && bad_line_named(pw, s->name))) {
+			problem(a, "no matching password file entry in %s", pw->path);
+			if (ask(a, "delete line '%s'? ", show_line(l, buf)))
+				delete_line(a, sp, i);
+			continue;
+		}
+		if (s->lstchg != HS_UNSET && s->lstchg > today)
+			warning(a, "user %s: last password change in the future", s->name);
+	}
+	return 0;
+}
+
+int hs_integrity_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct hs_accountdb *pw)
+{
+	int r = check_shadow(a, sp, pw);
+
+	hs_integrity_repairs_done(a);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* the tree                                                           */
+
+struct tree {
+	struct hs_integrity *a;
+	const struct hs_integrity_tree *t;
+	struct hs_accountdb *pw;
+	int fd;
+};
+
+struct udir {
+	struct tree *tr;
+	const char *user;
+	const struct hs_passwd *pw;
+	uid_t uid;
+	int fd;
+	bool locked, lock_failed;
+	char path[PATH_BUF];
+};
+
+enum file_kind { K_SHADOW, K_SHELL, K_AGING };
+
+static const struct file_spec {
+	const char *name;
+	enum file_kind kind;
+	bool root_owned;
+	mode_t mode;
+	const char *missing;    /* what a missing file means */
+} file_specs[] = {
+	{ HS_FILE_SHADOW, K_SHADOW, false, HS_SHADOW_MODE, "the user cannot log in with a password" },
+	{ HS_FILE_SHELL, K_SHELL, false, HS_SHELL_MODE, "the shell proxy cannot start a shell" },
+	{ HS_FILE_AGING, K_AGING, true, HS_AGING_MODE, "the account counts as expired" },
+};
+
+/* The user's flock (hs_userdir_lock) around every repair in their
+ * directory, so no password change runs in between; taken on the first
+ * repair and held until the directory is done. */
+static bool udir_lock(struct udir *u)
+{
+	int r;
+
+	if (u->locked)
+		return true;
+	if (u->lock_failed)
+		return false;
+	r = hs_userdir_lock(u->fd, HS_LOCK_TIMEOUT_SEC);
+	if (r < 0) {
+		u->lock_failed = true;
+		failed(u->tr->a, "cannot lock %s: %s; not repaired", u->path, hs_strerror(r));
+		return false;
+	}
+	u->locked = true;
+	return true;
+}
+
+/* Open dirfd/name again without following it and make sure it is still
+ * the inode st describes: the fd every chown/chmod goes through. */
+static int open_same(int dirfd, const char *name, const struct stat *st)
+{
+	struct stat now;
+	int fd, flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+
+	if (S_ISDIR(st->st_mode))
+		flags |= O_DIRECTORY;
+	else if (!S_ISREG(st->st_mode))
+		return -HS_E_NOTREG;    /* never open FIFOs, devices, sockets */
+	fd = openat(dirfd, name, flags);
+	if (fd < 0)
+		return errno == ELOOP ? -HS_E_SYMLINK : -errno;
+	if (fstat(fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino ||
+	    (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT)) {
+		hs_close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+static const char *repair_error(int r)
+{
+	return r == -ESTALE ? "it changed while being checked" : hs_strerror(r);
+}
+
+/* Owner (when check_uid), group and mode of the object (the tree, a user
+ * directory or a user file: st from lstat) against what DESIGN §2 says,
+ * one line and one offer each.  objfd: an fd on it, or -1 to open
+ * dirfd/name on the first repair.  note: appended to owner and mode
+ * problems the NSS module's fast path does not see. */
+struct want {
+	bool check_uid;
+	uid_t uid;
+	gid_t gid;              /* HS_ANY_GID: the group does not exist */
+	mode_t mode;
+	const char *note;
+};
+
+static void check_meta(struct tree *tr, struct udir *u, int dirfd, const char *name, int objfd,
+		       const char *path, struct stat *st, const struct want *w)
+{
+	struct hs_integrity *a = tr->a;
+	_cleanup_close_ int own = -1;
+	char have[128], want[128];
+	int fd = objfd, r;
+
+	/* fix = 0 owner, 1 group, 2 mode */
+	for (int fix = 0; fix < 3; fix++) {
+		bool yes;
+
+		if (fix == 0) {
+			if (!w->check_uid || st->st_uid == w->uid)
+				continue;
+			problem(a, "%s: owner is %s, should be %s%s", path,
+				uid_text(tr->pw, st->st_uid, have, sizeof have),
+				uid_text(tr->pw, w->uid, want, sizeof want), w->note);
+			yes = ask(a, "set owner to %s? ", want);
+		} else if (fix == 1) {
+			if (w->gid == HS_ANY_GID || st->st_gid == w->gid)
+				continue;
+			problem(a, "%s: group is %s, should be %s", path,
+				gid_text(st->st_gid, have, sizeof have),
+				gid_text(w->gid, want, sizeof want));
+			yes = ask(a, "set group to %s? ", want);
+		} else {
+			if ((st->st_mode & 07777) == w->mode)
+				continue;
+			problem(a, "%s: mode is %04o, should be %04o%s", path,
+				(unsigned)(st->st_mode & 07777), (unsigned)w->mode, w->note);
+			yes = ask(a, "set mode to %04o? ", (unsigned)w->mode);
+		}
+		if (!yes || (u && !udir_lock(u)))
+			continue;
+		if (fd < 0) {
+			own = open_same(dirfd, name, st);
+			if (own < 0) {
+				failed(a, "cannot repair %s: %s", path, repair_error(own));
+				return;
+			}
+			fd = own;
+		}
+		/* chown first: it may clear set-id bits, chmod puts them back */
+		if (fix == 0)
+			r = fchown(fd, w->uid, (gid_t)-1);
+		else if (fix == 1)
+			r = fchown(fd, (uid_t)-1, w->gid);
+		else
+			r = fchmod(fd, w->mode);
+		if (r < 0 || fstat(fd, st) < 0) {
+			failed(a, "cannot repair %s: %s", path, strerror(errno));
+			continue;
+		}
+		a->tree_changed = true;
+		logged(a, "%s: %s repaired", path, fix == 0 ? "owner" : fix == 1 ? "group" : "mode");
+	}
+}
+
+/* One line ending in '\n' (optional for shell, as the 2012 code wrote
+ * it), no other newline, no NUL: what lib/tree/userdir_*.c accepts. */
+static int frame_line(char *buf, size_t len, bool newline_optional)
+{
+	if (len > 0 && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	else if (!newline_optional)
+		return -HS_E_FORMAT;
+	if (memchr(buf, '\n', len) || strlen(buf) != len)
+		return -HS_E_FORMAT;
+	return 0;
+}
+
+/* Read the regular file st describes (same inode, at most
+ * HS_USERFILE_MAX bytes) into buf (HS_USERFILE_MAX + 2 bytes). */
+static int read_same(int dirfd, const char *name, const struct stat *st, char *buf, size_t *len)
+{
+	_cleanup_close_ int fd = open_same(dirfd, name, st);
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	n = hs_read_full(fd, buf, HS_USERFILE_MAX + 1);
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n > HS_USERFILE_MAX)
+		return -HS_E_TOOBIG;
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return 0;
+}
+
+/* What a readable file says, for the checks that follow. */
+struct content {
+	bool ok;
+	long lstchg;                            /* shadow */
+	char shell[HS_USERFILE_MAX + 2];        /* shell */
+};
+
+static int parse_content(enum file_kind kind, char *buf, size_t len, struct content *c)
+{
+	struct hs_shadow s;
+	struct hs_aging ag;
+	const char *sh;
+	int r = frame_line(buf, len, kind == K_SHELL);
+
+	if (r < 0)
+		return r;
+	switch (kind) {
+	case K_SHADOW:
+		r = hs_shadow_parse(buf, &s);
+		if (r == 0)
+			c->lstchg = s.lstchg;
+		break;
+	case K_SHELL:
+		r = hs_shell_parse(buf, &sh);
+		if (r == 0)
+			snprintf(c->shell, sizeof c->shell, "%s", sh);
+		break;
+	case K_AGING:
+		r = hs_aging_parse(buf, &ag);
+		break;
+	}
+	return r;
+}
+
+/* The shell a new or replaced `shell` file gets: the /etc/passwd shell
+ * when it is a real one, else useradd's default. */
+static const char *fallback_shell(const struct udir *u)
+{
+	const char *s = u->pw->shell;
+
+	if (s[0] == '/' && strcmp(s, HS_SHELL_PROXY) != 0 && hs_field_valid(s) &&
+	    strlen(s) < HS_PATH_FIELD_MAX)
+		return s;
+	return HS_INTEGRITY_DEFAULT_SHELL;
+}
+
+static void expired_aging(struct hs_aging *ag)
+{
+	/* exactly what readers make of a broken aging (userdir.c) */
+	hs_aging_init_unset(ag);
+	ag->expire = 1;
+}
+
+/* Write the fail-closed replacement of a file: a locked password, the
+ * fallback shell, an aging that keeps the account expired. */
+static int write_replacement(struct udir *u, enum file_kind kind)
+{
+	gid_t auth = u->tr->t->auth_gid;
+	struct hs_shadow s = { .hash = (char *)"!", .lstchg = HS_UNSET };
+	struct hs_aging ag;
+
+	switch (kind) {
+	case K_SHADOW:
+		return hs_userdir_write_shadow(u->fd, u->uid, auth, &s);
+	case K_SHELL:
+		return hs_userdir_write_shell(u->fd, u->uid, auth, fallback_shell(u));
+	case K_AGING:
+		expired_aging(&ag);
+		return hs_userdir_write_aging(u->fd, auth, &ag);
+	}
+	return -EINVAL;
+}
+
+static const char *replacement_text(struct udir *u, enum file_kind kind, char *buf, size_t size)
+{
+	switch (kind) {
+	case K_SHADOW:
+		return "a locked password (set a new one with passwd)";
+	case K_SHELL:
+		snprintf(buf, size, "the shell %s (change it with chsh)", fallback_shell(u));
+		return buf;
+	case K_AGING:
+		return "an aging file that keeps the account expired (set it with chage)";
+	}
+	return "";
+}
+
+static void replace_file(struct udir *u, const struct file_spec *f, const struct stat *st,
+			 const char *path)
+{
+	struct hs_integrity *a = u->tr->a;
+	int r = 0;
+
+	if (!udir_lock(u))
+		return;
+	/* a directory (or anything the rename cannot replace) goes first */
+	if (st && !S_ISREG(st->st_mode))
+		r = hs_remove_tree_at(u->fd, f->name);
+	if (r == 0 || r == -ENOENT)
+		r = write_replacement(u, f->kind);
+	if (r < 0) {
+		failed(a, "cannot replace %s: %s", path, hs_strerror(r));
+		return;
+	}
+	a->tree_changed = true;
+	logged(a, "%s: replaced by its fail-closed default", path);
+}
+
+static void check_file(struct udir *u, const struct file_spec *f, struct stat *st)
+{
+	struct tree *tr = u->tr;
+	struct hs_integrity *a = tr->a;
+	const uid_t admin = tr->t->admin_uid;
+	const uid_t want_uid = f->root_owned ? admin : u->uid;
+	const char *effect = f->kind == K_AGING ? "; the account counts as expired" : "";
+	const char *nss = f->kind == K_SHADOW ?
+		" (getspnam() through the NSS module does not check this)" : "";
+	char path[SUBPATH_BUF], have[128], want[128], rbuf[HS_PATH_FIELD_MAX + 64];
+	char buf[HS_USERFILE_MAX + 2];
+	struct content c = { .ok = false };
+	bool untrusted = false, relink = false, root_held = false;
+	size_t len = 0;
+	int r;
+
+	snprintf(path, sizeof path, "%s/%s", u->path, f->name);
+	if (!S_ISREG(st->st_mode)) {
+		problem(a, "%s: is a %s, should be a regular file%s", path,
+			type_noun(st->st_mode), effect);
+		untrusted = true;
+		goto replace;
+	}
+	if (st->st_uid != want_uid) {
+		/* root's own copy (cp as root) holds what root wrote: a chown
+		 * will do.  Anyone else may have written anything.  A root
+		 * file with another name may be any root file the user linked
+		 * here (without protected_hardlinks): never chown or copy it. */
+		root_held = !f->root_owned && st->st_uid == admin && st->st_nlink == 1;
+		if (!root_held) {
+			problem(a, "%s: owner is %s, should be %s%s%s%s", path,
+				uid_text(tr->pw, st->st_uid, have, sizeof have),
+				uid_text(tr->pw, want_uid, want, sizeof want),
+				f->kind == K_AGING ? "" : "; its contents cannot be trusted",
+				effect, nss);
+			untrusted = true;
+		}
+	}
+	if (f->kind == K_AGING && (st->st_mode & (S_IWGRP | S_IWOTH))) {
+		/* the user reaches it: group or other write lets them edit
+		 * their own limits */
+		problem(a, "%s: mode is %04o, should be %04o; others may have written it%s",
+			path, (unsigned)(st->st_mode & 07777), (unsigned)f->mode, effect);
+		untrusted = true;
+	}
+	if (st->st_size > HS_USERFILE_MAX) {
+		problem(a, "%s: size is %lld bytes, should be at most %d%s", path,
+			(long long)st->st_size, HS_USERFILE_MAX, effect);
+		untrusted = true;
+	}
+	if (st->st_nlink != 1) {
+		problem(a, "%s: link count is %lu, should be 1%s", path,
+			(unsigned long)st->st_nlink, effect);
+		/* a second name for aging is how an older copy comes back;
+		 * for the user's own shadow and shell the other name reaches
+		 * nothing the owner could not write anyway */
+		if (f->kind == K_AGING || st->st_uid != want_uid)
+			untrusted = true;
+		else
+			relink = true;
+	}
+	if (!untrusted) {
+		r = read_same(u->fd, f->name, st, buf, &len);
+		if (r < 0) {
+			failed(a, "cannot read %s: %s", path, repair_error(r));
+			hs_wipe(buf, sizeof buf);
+			return;
+		}
+		r = parse_content(f->kind, buf, len, &c);
+		if (r < 0) {
+			problem(a, "%s: invalid contents (%s)%s", path, hs_strerror(r), effect);
+			untrusted = true;
+		} else {
+			c.ok = true;
+			/* parse_content cut the buffer: read it again for a copy */
+			if (relink)
+				r = read_same(u->fd, f->name, st, buf, &len);
+			if (r < 0)
+				relink = false;
+		}
+	}
+
+replace:
+	if (untrusted) {
+		if (ask(a, "replace it with %s? ",
+			replacement_text(u, f->kind, rbuf, sizeof rbuf))) {
+			replace_file(u, f, st, path);
+			goto out;
+		}
+	} else if (relink) {
+		if (ask(a, "replace it with a copy of itself (ends the other link)? ") &&
+		    udir_lock(u)) {
+			r = hs_replace_file_at(u->fd, f->name, buf, len, want_uid,
+					       tr->t->auth_gid, f->mode);
+			if (r < 0) {
+				failed(a, "cannot replace %s: %s", path, hs_strerror(r));
+			} else {
+				a->tree_changed = true;
+				logged(a, "%s: copied to end its other link", path);
+				goto out;
+			}
+		}
+	}
+	/* declined: no chown or chmod on an inode that is not plainly the
+	 * user's (or root's) own single-named file */
+	if (!S_ISREG(st->st_mode) || untrusted || st->st_nlink != 1)
+		goto out;
+	{
+		struct want w = {
+			.check_uid = root_held, .uid = want_uid, .gid = tr->t->auth_gid,
+			.mode = f->mode, .note = nss,
+		};
+		check_meta(tr, u, u->fd, f->name, -1, path, st, &w);
+	}
+	if (!c.ok)
+		goto out;
+	if (f->kind == K_SHADOW && c.lstchg != HS_UNSET && c.lstchg > hs_today())
+		warning(a, "user %s: last password change in the future", u->user);
+	if (f->kind == K_SHELL) {
+		char sb[SHOW_SIZE];
+
+		if (access(c.shell, F_OK) != 0)
+			warning(a, "user '%s': program '%s' does not exist", u->user,
+				show(c.shell, sb));
+		else if (tr->t->shells && strcmp(u->pw->shell, HS_SHELL_PROXY) == 0 &&
+			 !hs_shells_contains(tr->t->shells, c.shell))
+			/* what the proxy starts must be a shell chsh would
+			 * accept; for anyone else the file is not used */
+			warning(a, "%s: the shell '%s' is not listed in %s", path,
+				show(c.shell, sb), tr->t->shells->path);
+	}
+out:
+	hs_wipe(buf, sizeof buf);
+}
+
+static int cmp_names(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* The entries of the directory open at dirfd, sorted (a stable report),
+ * without "." and "..".  Never follows: reads a fresh fd on "." of it. */
+static int list_dir(int dirfd, char ***out, size_t *n_out)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		int r = -errno;
+
+		hs_close(fd);
+		return r;
+	}
+	errno = 0;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			char **p = realloc(names, ncap * sizeof *names);
+
+			if (!p)
+				goto nomem;
+			names = p;
+			cap = ncap;
+		}
+		names[n] = strdup(de->d_name);
+		if (!names[n])
+			goto nomem;
+		n++;
+		errno = 0;
+	}
+	if (errno != 0) {
+		int r = -errno;
+
+		closedir(d);
+		free_names(names, n);
+		return r;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(names, n, sizeof *names, cmp_names);
+	*out = names;
+	*n_out = n;
+	return 0;
+nomem:
+	closedir(d);
+	free_names(names, n);
+	return -ENOMEM;
+}
+
+static int spec_index(const char *name)
+{
+	for (size_t i = 0; i < HS_ARRAY_SIZE(file_specs); i++)
+		if (strcmp(name, file_specs[i].name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static void remove_entry(struct hs_integrity *a, int dirfd, const char *name, const char *path)
+{
+	int r = hs_remove_tree_at(dirfd, name);
+
+	if (r < 0 && r != -ENOENT) {
+		failed(a, "cannot remove %s: %s", path, hs_strerror(r));
+		return;
+	}
+	a->tree_changed = true;
+	logged(a, "removed %s", path);
+}
+
+/* Everything in a user's directory. */
+static void check_udir_contents(struct udir *u)
+{
+	struct hs_integrity *a = u->tr->a;
+	bool seen[HS_ARRAY_SIZE(file_specs)] = { false };
+	char **names = NULL;
+	size_t n = 0;
+	int r = list_dir(u->fd, &names, &n);
+
+	if (r < 0) {
+		failed(a, "cannot read %s: %s", u->path, hs_strerror(r));
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char path[SUBPATH_BUF], sbuf[SHOW_SIZE];
+		const char *name = names[i];
+		int k = spec_index(name);
+		struct stat st;
+
+		if (fstatat(u->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;       /* gone since readdir */
+		if (k >= 0) {
+			seen[k] = true;
+			check_file(u, &file_specs[k], &st);
+			continue;
+		}
+		snprintf(path, sizeof path, "%s/%s", u->path, show(name, sbuf));
+		if (name[0] == '.')
+			problem(a, "%s: left-over temporary %s", path, type_noun(st.st_mode));
+		else
+			problem(a, "%s: stray %s; only shadow, shell and aging belong in a user's "
+				"directory", path, type_noun(st.st_mode));
+		if (ask(a, "remove it? ") && udir_lock(u))
+			remove_entry(a, u->fd, name, path);
+	}
+	free_names(names, n);
+	for (size_t k = 0; k < HS_ARRAY_SIZE(file_specs); k++) {
+		char path[SUBPATH_BUF], rbuf[HS_PATH_FIELD_MAX + 64];
+
+		if (seen[k])
+			continue;
+		snprintf(path, sizeof path, "%s/%s", u->path, file_specs[k].name);
+		problem(a, "%s: missing; %s", path, file_specs[k].missing);
+		if (ask(a, "create it with %s? ",
+			replacement_text(u, file_specs[k].kind, rbuf, sizeof rbuf)))
+			replace_file(u, &file_specs[k], NULL, path);
+	}
+}
+
+/* Create a missing directory as useradd would, but closed: a locked
+ * password and an expired aging (the account could not log in before,
+ * by any method; it still cannot until root says so). */
+static void create_udir(struct tree *tr, const struct hs_passwd *p, const char *path)
+{
+	struct hs_integrity *a = tr->a;
+	struct hs_shadow s = { .hash = (char *)"!", .lstchg = HS_UNSET };
+	struct udir u = { .tr = tr, .pw = p };
+	struct hs_aging ag;
+	int r;
+
+	if (tr->t->auth_gid == HS_ANY_GID) {
+		failed(a, "cannot create %s: group %s does not exist", path, HS_GROUP_AUTH);
+		return;
+	}
+	expired_aging(&ag);
+	r = hs_userdir_create(tr->fd, p->name, p->uid, tr->t->auth_gid, &s, &ag,
+			      fallback_shell(&u));
+	if (r < 0) {
+		failed(a, "cannot create %s: %s", path, hs_strerror(r));
+		return;
+	}
+	a->tree_changed = true;
+	logged(a, "created %s (locked, expired)", path);
+}
+
+static void check_user(struct tree *tr, size_t pi)
+{
+	struct hs_integrity *a = tr->a;
+	const struct hs_passwd *p = &tr->pw->lines[pi].rec.pw;
+	struct udir u = { .tr = tr, .user = p->name, .pw = p, .uid = p->uid, .fd = -1 };
+	struct stat st, dst;
+
+	snprintf(u.path, sizeof u.path, "%s/%s", tr->t->path, p->name);
+	if (strcmp(p->passwd, "x") != 0) {
+		struct hs_passwd np = *p;
+
+		problem(a, "user %s has an entry in %s, but its password field in %s is not set "
+			"to 'x'", p->name, tr->t->path, tr->pw->path);
+		if (ask(a, "set it to 'x'? ")) {
+			np.passwd = (char *)"x";
+			if (replace_line(a, tr->pw, pi, &np) == 0)
+				logged(a, "user %s: password field in %s set to 'x'", np.name,
+				       tr->pw->path);
+			/* replace may move the record: look again */
+			p = &tr->pw->lines[pi].rec.pw;
+			u.pw = p;
+			u.user = p->name;
+		}
+	}
+	if (fstatat(tr->fd, p->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno != ENOENT) {
+			failed(a, "cannot examine %s: %s", u.path, strerror(errno));
+			return;
+		}
+		problem(a, "%s: missing; user '%s' in %s has no directory and cannot log in",
+			u.path, p->name, tr->pw->path);
+		goto create;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		unsigned long before = a->failures;
+
+		problem(a, "%s: is a %s, should be a directory", u.path, type_noun(st.st_mode));
+		if (!ask(a, "remove it? "))
+			return;
+		remove_entry(a, tr->fd, p->name, u.path);
+		if (a->failures != before)
+			return;
+		goto create;    /* the user has no directory now */
+	}
+	u.fd = hs_open_dir_at(tr->fd, p->name, &dst);
+	if (u.fd < 0 || dst.st_dev != st.st_dev || dst.st_ino != st.st_ino) {
+		failed(a, "cannot open %s: %s", u.path,
+		       u.fd < 0 ? hs_strerror(u.fd) : "it changed while being checked");
+		hs_close(u.fd);
+		return;
+	}
+	{
+		struct want w = {
+			.check_uid = true, .uid = p->uid, .gid = tr->t->auth_gid,
+			.mode = HS_USERDIR_MODE,
+			.note = " (getspnam() through the NSS module does not check this)",
+		};
+		check_meta(tr, &u, tr->fd, p->name, u.fd, u.path, &dst, &w);
+	}
+	check_udir_contents(&u);
+	hs_close(u.fd);         /* also drops the flock */
+	return;
+create:
+	if (ask(a, "create it with a locked password and an expired aging? "))
+		create_udir(tr, p, u.path);
+}
+
+/* A top-level entry that is not the directory of a user in /etc/passwd. */
+static void check_other_entry(struct tree *tr, const char *name)
+{
+	struct hs_integrity *a = tr->a;
+	char path[SUBPATH_BUF], sbuf[SHOW_SIZE];
+	struct stat st;
+
+	if (fstatat(tr->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	snprintf(path, sizeof path, "%s/%s", tr->t->path, show(name, sbuf));
+	if (strcmp(name, HS_CONVERT_MARK_PWCONV) == 0) {
+		problem(a, "%s: pwconv was interrupted; run pwconv again to finish it", path);
+		return;
+	}
+	if (strcmp(name, HS_CONVERT_MARK_PWUNCONV) == 0) {
+		problem(a, "%s: pwunconv was interrupted; run pwunconv again to finish it", path);
+		return;
+	}
+	if (strncmp(name, USERMOD_L_PREFIX, strlen(USERMOD_L_PREFIX)) == 0) {
+		problem(a, "%s: left over by an interrupted usermod -l; run the same usermod -l "
+			"again to finish it", path);
+		return;
+	}
+	if (name[0] == '.' || name[0] == ':') {
+		problem(a, "%s: left-over temporary %s", path, type_noun(st.st_mode));
+		if (ask(a, "remove it? "))
+			remove_entry(a, tr->fd, name, path);
+		return;
+	}
+	if (!hs_tree_entry_is_user(name)) {
+		problem(a, "%s: stray %s; not a valid user name", path, type_noun(st.st_mode));
+		if (ask(a, "remove it? "))
+			remove_entry(a, tr->fd, name, path);
+		return;
+	}
+	if (bad_line_named(tr->pw, name)) {
+		/* its passwd line is reported as invalid: leave it alone */
+		problem(a, "%s: its user's line in %s is invalid; not checked", path,
+			tr->pw->path);
+		return;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		problem(a, "%s: stray %s without a user in %s", path, type_noun(st.st_mode),
+			tr->pw->path);
+		if (ask(a, "remove it? "))
+			remove_entry(a, tr->fd, name, path);
+		return;
+	}
+	/* the NSS module serves it by name: the next account created with
+	 * this name by a tool that does not know the tree would get its
+	 * password */
+	problem(a, "%s: directory without a user in %s; its password would pass to the next "
+		"account named %s", path, tr->pw->path, name);
+	if (ask(a, "remove it? ")) {
+		int r = hs_userdir_remove(tr->fd, name);
+
+		if (r < 0) {
+			failed(a, "cannot remove %s: %s", path, hs_strerror(r));
+		} else {
+			a->tree_changed = true;
+			logged(a, "removed %s (no such user)", path);
+		}
+	}
+}
+
+static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const struct hs_integrity_tree *t)
+{
+	struct tree tr = { .a = a, .t = t, .pw = pw, .fd = -1 };
+	const char *nss = " (getspnam() through the NSS module does not check this)";
+	char **names = NULL;
+	size_t n = 0;
+	struct stat st;
+	int r;
+
+	if (lstat(t->path, &st) < 0) {
+		if (errno == ENOENT)
+			return -ENOENT;
+		failed(a, "cannot examine %s: %s", t->path, strerror(errno));
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		/* root's own path: no repair guesses what was meant */
+		problem(a, "%s: is a %s, should be a directory", t->path, type_noun(st.st_mode));
+		return 0;
+	}
+	tr.fd = open(t->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (tr.fd < 0 || fstat(tr.fd, &st) < 0) {
+		failed(a, "cannot open %s: %s", t->path, strerror(errno));
+		hs_close(tr.fd);
+		return 0;
+	}
+	if (t->tree_gid == HS_ANY_GID)
+		problem(a, "group %s does not exist; %s cannot be reached by the self-service "
+			"tools", HS_GROUP_TREE, t->path);
+	if (t->auth_gid == HS_ANY_GID)
+		problem(a, "group %s does not exist; the groups of the files in %s are not "
+			"checked", HS_GROUP_AUTH, t->path);
+	{
+		struct want w = {
+			.check_uid = true, .uid = t->admin_uid, .gid = t->tree_gid,
+			.mode = HS_TREE_MODE, .note = nss,
+		};
+		check_meta(&tr, NULL, -1, NULL, tr.fd, t->path, &st, &w);
+	}
+
+	/* every user, in /etc/passwd order (the first line of a name) */
+	for (size_t i = 0; i < pw->n_lines; i++) {
+		const struct hs_dbline *l = &pw->lines[i];
+
+		if (l->deleted || !l->entry || hs_accountdb_dup_name(pw, i) >= 0)
+			continue;
+		check_user(&tr, i);
+	}
+	/* then everything else in the tree */
+	r = list_dir(tr.fd, &names, &n);
+	if (r < 0) {
+		failed(a, "cannot read %s: %s", t->path, hs_strerror(r));
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			if (hs_tree_entry_is_user(names[i]) &&
+			    hs_accountdb_find(pw, names[i]) >= 0)
+				continue;       /* checked with its user */
+			check_other_entry(&tr, names[i]);
+		}
+		free_names(names, n);
+	}
+	hs_close(tr.fd);
+	return 0;
+}
+
+int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const struct hs_integrity_tree *t)
+{
+	int r = check_tree(a, pw, t);
+
+	hs_integrity_repairs_done(a);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* /etc/group and /etc/gshadow                                        */
+
+/* A group or gshadow line whose only fault is in its name lists ("a
+ * b" or "a,,b" as a member): the fixed fields parse when the lists are
+ * cut off, so the bad names can be offered for deletion one by one
+ * instead of the whole line.  lists[] point into *storage (freed by the
+ * caller); the returned record has empty lists. */
+struct salvaged {
+	bool ok;
+	struct hs_group gr;
+	struct hs_gshadow gs;
+	char *lists[2];         /* group: [1] members; gshadow: [0] admins, [1] members */
+	char *storage, *fixed;
+};
+
+static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salvaged *s)
+{
+	size_t colons = 0, cut[3] = { 0 };
+	char *t;
+
+	memset(s, 0, sizeof *s);
+	if (memchr(l->text, '\0', l->len))
+		return;
+	for (size_t i = 0; i < l->len; i++)
+		if (l->text[i] == ':') {
+			if (colons == 3)
+				return;
+			cut[colons++] = i;
+		}
+	if (colons != 3)
+		return;
+	s->storage = strndup(l->text, l->len);
+	/* the fixed fields with empty lists: "name:pw:gid:" / "name:pw::" */
+	s->fixed = strndup(l->text, (kind == HS_DB_GROUP ? cut[2] : cut[1]) + 1);
+	if (!s->storage || !s->fixed)
+		return;
+	t = s->storage;
+	t[cut[0]] = t[cut[1]] = t[cut[2]] = '\0';
+	if (kind == HS_DB_GROUP) {
+		s->lists[1] = t + cut[2] + 1;
+		s->ok = hs_group_parse(s->fixed, &s->gr) == 0;
+	} else {
+		char *f = s->fixed;
+		char *two = NULL;
+
+		s->lists[0] = t + cut[1] + 1;
+		s->lists[1] = t + cut[2] + 1;
+		if (asprintf(&two, "%s:", f) >= 0) {
+			free(s->fixed);
+			s->fixed = two;
+			s->ok = hs_gshadow_parse(s->fixed, &s->gs) == 0;
+		}
+	}
+}
+
+static void salvage_free(struct salvaged *s)
+{
+	free(s->storage);
+	free(s->fixed);
+}
+
+/* Split list on ',' without hs_list_next's assumption of a valid list:
+ * returns the next element (possibly empty) or false at the end. */
+static bool raw_next(const char **cur, const char **e, size_t *n)
+{
+	const char *p = *cur, *comma;
+
+	if (!p)
+		return false;
+	comma = strchr(p, ',');
+	*e = p;
+	*n = comma ? (size_t)(comma - p) : strlen(p);
+	*cur = comma ? comma + 1 : NULL;
+	return true;
+}
+
+/* Which name list check_list looks at (the messages are shadow-utils'
+ * where it has them). */
+enum list_kind { L_GROUP_MEMBERS, L_GSHADOW_ADMINS, L_GSHADOW_MEMBERS };
+
+static void report_list_name(struct hs_integrity *a, enum list_kind k, const char *group,
+			     const char *name, bool invalid)
+{
+	if (invalid) {
+		if (k == L_GROUP_MEMBERS)
+			problem(a, "group %s: invalid member name '%s'", group, name);
+		else if (k == L_GSHADOW_ADMINS)
+			problem(a, "shadow group %s: invalid administrative member name '%s'",
+				group, name);
+		else
+			problem(a, "shadow group %s: invalid member name '%s'", group, name);
+	} else {
+		if (k == L_GROUP_MEMBERS)
+			problem(a, "group %s: no user %s", group, name);
+		else if (k == L_GSHADOW_ADMINS)
+			problem(a, "shadow group %s: no administrative user %s", group, name);
+		else
+			problem(a, "shadow group %s: no user %s", group, name);
+	}
+}
+
+static bool ask_list_delete(struct hs_integrity *a, enum list_kind k, const char *name)
+{
+	if (k == L_GSHADOW_ADMINS)
+		return ask(a, "delete administrative member '%s'? ", name);
+	return ask(a, "delete member '%s'? ", name);
+}
+
+/* Check one name list: every element must be a valid name and an
+ * existing user; each one that is not is reported and offered for
+ * deletion.  The kept names go to out.  *unfixed counts invalid names
+ * the administrator kept (the line then stays invalid).  Returns true
+ * when out differs from list. */
+static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, enum list_kind k,
+		       const char *group, const char *list, struct hs_buf *out, size_t *unfixed)
+{
+	const char *cur = list && *list ? list : NULL, *e;
+	bool changed = false;
+	size_t n;
+
+	while (raw_next(&cur, &e, &n)) {
+		char name[HS_NAME_MAX + 1], sbuf[SHOW_SIZE];
+		bool valid = n > 0 && n <= HS_NAME_MAX;
+
+		if (valid) {
+			memcpy(name, e, n);
+			name[n] = '\0';
+			valid = hs_user_name_valid(name);
+		}
+		if (!valid) {
+			char *copy = strndup(e, n);
+			const char *shown = copy ? show(copy, sbuf) : "?";
+
+			report_list_name(a, k, group, shown, true);
+			if (ask_list_delete(a, k, shown)) {
+				changed = true;
+			} else {
+				(*unfixed)++;
+				(void)list_append(out, e, n);
+			}
+			free(copy);
+			continue;
+		}
+		if (!user_exists(pw, name)) {
+			report_list_name(a, k, group, name, false);
+			if (ask_list_delete(a, k, name)) {
+				changed = true;
+				continue;
+			}
+		}
+		(void)list_append(out, e, n);
+	}
+	return changed;
+}
+
+/* Make the gshadow member list of group g (at line si of gs) follow its
+ * /etc/group list, name by name, as warnings (grpck -S silences them, as
+ * in shadow-utils). */
+static int compare_members(struct hs_integrity *a, const struct hs_group *g, struct hs_accountdb *gs,
+			   size_t si)
+{
+	struct hs_gshadow s = gs->lines[si].rec.gs;
+	struct nameset in_group = { 0 }, in_gshadow = { 0 };
+	struct hs_buf out = { 0 };
+	const char *cur, *e;
+	bool changed = false;
+	size_t n;
+	int r;
+
+	if (!warnings_on(a))
+		return 0;
+	r = nameset_of_list(&in_group, g->members);
+	if (r == 0)
+		r = nameset_of_list(&in_gshadow, s.members);
+	if (r < 0)
+		goto out;
+	/* gshadow's own members, in its order, minus those group lacks */
+	for (cur = s.members; cur && (n = hs_list_next(&cur, &e)) > 0; ) {
+		if (!nameset_probe(&in_group, e, n, false)) {
+			char *m = strndup(e, n);
+
+			warning(a, "'%s' is a member of the '%s' group in %s but not in %s",
+				m ? m : "?", g->name, gs->path, HS_ETC_GROUP);
+			if (ask(a, "delete member '%s' from '%s' in %s? ", m ? m : "?", g->name,
+				gs->path)) {
+				changed = true;
+				free(m);
+				continue;
+			}
+			free(m);
+		}
+		if ((r = list_append(&out, e, n)) < 0)
+			goto out;
+	}
+	/* then those only group has, in group's order */
+	for (cur = g->members; cur && (n = hs_list_next(&cur, &e)) > 0; ) {
+		char *m;
+
+		if (nameset_probe(&in_gshadow, e, n, false))
+			continue;
+		m = strndup(e, n);
+		warning(a, "'%s' is a member of the '%s' group in %s but not in %s",
+			m ? m : "?", g->name, HS_ETC_GROUP, gs->path);
+		if (ask(a, "add '%s' to the members of '%s' in %s? ", m ? m : "?", g->name,
+			gs->path)) {
+			changed = true;
+			r = list_append(&out, e, n);
+		}
+		free(m);
+		if (r < 0)
+			goto out;
+	}
+	if (changed) {
+		s.members = (char *)buf_str(&out);
+		if (!s.members) {
+			r = -ENOMEM;
+			goto out;
+		}
+		if (replace_line(a, gs, si, &s) == 0)
+			logged(a, "group %s: members in %s made equal to %s", g->name, gs->path,
+			       HS_ETC_GROUP);
+	}
+out:
+	nameset_free(&in_group);
+	nameset_free(&in_gshadow);
+	hs_buf_free(&out);
+	return r;
+}
+
+/* Add a gshadow line for g, as shadow-utils' grpck does, with g's members
+ * (so the two agree) and the group's password field moved over ("!"
+ * when it is "x"). */
+static void add_gshadow_line(struct hs_integrity *a, struct hs_accountdb *gr, size_t gi,
+			     struct hs_accountdb *gs)
+{
+	struct hs_group g = gr->lines[gi].rec.gr;
+	struct hs_gshadow s = {
+		.name = g.name,
+		.passwd = strcmp(g.passwd, "x") == 0 ? (char *)"!" : g.passwd,
+		.admins = (char *)"",
+		.members = g.members,
+	};
+
+	if (hs_accountdb_append(gs, &s) < 0) {
+		failed(a, "%s", gs->error);
+		return;
+	}
+	a->db_changed = true;
+	logged(a, "add group %s to %s", g.name, gs->path);
+	if (strcmp(g.passwd, "x") != 0) {
+		g.passwd = (char *)"x";
+		replace_line(a, gr, gi, &g);
+	}
+}
+
+static int check_group(struct hs_integrity *a, struct hs_accountdb *gr, struct hs_accountdb *gs,
+		   struct hs_accountdb *pw)
+{
+	size_t n_lines = gr->n_lines;
+	bool gs_bad = any_bad_line(gs);
+
+	for (size_t i = 0; i < n_lines; i++) {
+		const struct hs_dbline *l = &gr->lines[i];
+		char buf[SHOW_SIZE], name[2 * HS_NAME_MAX + 2];
+		struct hs_buf members = { 0 };
+		struct salvaged sv = { .ok = false };
+		struct hs_group g;
+		size_t unfixed = 0;
+		bool changed;
+		long j;
+
+		if (l->deleted || nis_line(l))
+			continue;
+		if (!l->entry) {
+			salvage(HS_DB_GROUP, l, &sv);
+			if (!sv.ok && l->err == -HS_E_NAME &&
+			    !hs_group_name_valid(first_field(l, name, sizeof name))) {
+				problem(a, "invalid group name '%s'", show(name, buf));
+				salvage_free(&sv);
+				continue;
+			}
+			if (!sv.ok || hs_accountdb_find(gr, sv.gr.name) >= 0) {
+				salvage_free(&sv);
+				report_bad_line(a, gr, i, "group file");
+				continue;
+			}
+			g = sv.gr;
+			g.members = sv.lists[1];
+		} else {
+			g = l->rec.gr;
+			if (hs_accountdb_dup_name(gr, i) >= 0) {
+				problem(a, "duplicate group entry");
+				if (ask(a, "delete line '%s'? ", show_line(l, buf)))
+					delete_line(a, gr, i);
+				continue;
+			}
+		}
+		changed = check_list(a, pw, L_GROUP_MEMBERS, g.name, g.members, &members,
+				     &unfixed);
+		if (changed && !unfixed) {
+			g.members = (char *)buf_str(&members);
+			if (g.members && replace_line(a, gr, i, &g) == 0) {
+				logged(a, "group %s: members deleted in %s", g.name, gr->path);
+				g = gr->lines[i].rec.gr;
+			}
+		}
+		hs_buf_free(&members);
+		salvage_free(&sv);
+		if (!gr->lines[i].entry) {
+			/* still invalid: an invalid member was kept (reported),
+			 * or the fault lies elsewhere */
+			if (!unfixed && !changed)
+				report_bad_line(a, gr, i, "group file");
+			continue;
+		}
+		g = gr->lines[i].rec.gr;
+		j = hs_accountdb_dup_id(gr, i);
+		if (j >= 0)
+			warning(a, "group %s: duplicate group ID %lu (also used by group %s)",
+				g.name, (unsigned long)g.gid, gr->lines[j].rec.gr.name);
+		if (!gs)
+			continue;
+		j = hs_accountdb_find(gs, g.name);
+		if (j < 0) {
+			if (gs_bad && bad_line_named(gs, g.name))
+				continue;       /* reported with /etc/gshadow */
+			problem(a, "no matching group file entry in %s", gs->path);
+			if (ask(a, "add group '%s' in %s? ", g.name, gs->path))
+				add_gshadow_line(a, gr, i, gs);
+			continue;
+		}
+		if (strcmp(g.passwd, "x") != 0)
+			warning(a, "group %s has an entry in %s, but its password field in %s is "
+				"not set to 'x'", g.name, gs->path, gr->path);
+		if (compare_members(a, &g, gs, (size_t)j) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int hs_integrity_group(struct hs_integrity *a, struct hs_accountdb *gr, struct hs_accountdb *gs,
+		   struct hs_accountdb *pw)
+{
+	int r = check_group(a, gr, gs, pw);
+
+	hs_integrity_repairs_done(a);
+	return r;
+}
+
+static int check_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct hs_accountdb *gr,
+		     struct hs_accountdb *pw)
+{
+	size_t n_lines = gs->n_lines;
+	bool gr_bad = any_bad_line(gr);
+
+	for (size_t i = 0; i < n_lines; i++) {
+		const struct hs_dbline *l = &gs->lines[i];
+		char buf[SHOW_SIZE];
+		struct hs_buf admins = { 0 }, members = { 0 };
+		struct salvaged sv = { .ok = false };
+		struct hs_gshadow s;
+		size_t unfixed = 0;
+		bool changed;
+
+		if (l->deleted || nis_line(l))
+			continue;
+		if (!l->entry) {
+			salvage(HS_DB_GSHADOW, l, &sv);
+			if (!sv.ok || hs_accountdb_find(gs, sv.gs.name) >= 0) {
+				salvage_free(&sv);
+				report_bad_line(a, gs, i, "shadow group file");
+				continue;
+			}
+			s = sv.gs;
+			s.admins = sv.lists[0];
+			s.members = sv.lists[1];
+		} else {
+			s = l->rec.gs;
+			if (hs_accountdb_dup_name(gs, i) >= 0) {
+				problem(a, "duplicate shadow group entry");
+				if (ask(a, "delete line '%s'? ", show_line(l, buf)))
+					delete_line(a, gs, i);
+				continue;
+			}
+		}
+		if (hs_accountdb_find(gr, s.name) < 0 && !(gr_bad && bad_line_named(gr, s.name))) {
+			problem(a, "no matching group file entry in %s", gr->path);
+			if (ask(a, "delete line '%s'? ", show_line(l, buf)))
+				delete_line(a, gs, i);
+			salvage_free(&sv);
+			continue;
+		}
+		changed = check_list(a, pw, L_GSHADOW_ADMINS, s.name, s.admins, &admins,
+				     &unfixed);
+		changed |= check_list(a, pw, L_GSHADOW_MEMBERS, s.name, s.members, &members,
+				      &unfixed);
+		if (changed && !unfixed) {
+			s.admins = (char *)buf_str(&admins);
+			s.members = (char *)buf_str(&members);
+			if (s.admins && s.members && replace_line(a, gs, i, &s) == 0)
+				logged(a, "shadow group %s: members deleted in %s", s.name, gs->path);
+		}
+		hs_buf_free(&admins);
+		hs_buf_free(&members);
+		salvage_free(&sv);
+		if (!gs->lines[i].entry && !unfixed && !changed)
+			report_bad_line(a, gs, i, "shadow group file");
+	}
+	return 0;
+}
+
+int hs_integrity_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct hs_accountdb *gr,
+		     struct hs_accountdb *pw)
+{
+	int r = check_gshadow(a, gs, gr, pw);
+
+	hs_integrity_repairs_done(a);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* -s                                                                 */
+
+struct sort_item {
+	size_t line;
+	unsigned long key;
+};
+
+static int cmp_items(const void *x, const void *y)
+{
+	const struct sort_item *a = x, *b = y;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->line < b->line ? -1 : a->line > b->line;     /* stable */
+}
+
+/* Reload db from its lines in the given order (plus a newline each). */
+static int reorder(struct hs_accountdb *db, const struct sort_item *items, size_t n)
+{
+	struct hs_accountdb fresh = HS_ACCOUNTDB_INIT;
+	struct hs_buf b = { 0 };
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		const struct hs_dbline *l = &db->lines[items[i].line];
+
+		r = hs_buf_append(&b, l->text, l->len);
+		if (r == 0)
+			r = hs_buf_append(&b, "\n", 1);
+	}
+	if (r == 0)
+		r = hs_accountdb_load_data(&fresh, db->kind, db->path, b.data ? b.data : "",
+					   b.len, HS_DB_LENIENT);
+	if (b.data)
+		hs_wipe(b.data, b.len);
+	hs_buf_free(&b);
+	if (r < 0) {
+		snprintf(db->error, sizeof db->error, "%s", fresh.error);
+		return r;
+	}
+	fresh.present = db->present;
+	fresh.default_uid = db->default_uid;
+	fresh.default_gid = db->default_gid;
+	fresh.default_mode = db->default_mode;
+	fresh.dirty = true;
+	hs_accountdb_free(db);
+	*db = fresh;
+	return 0;
+}
+
+/* The live lines of db, or -HS_E_FORMAT when one is not an entry. */
+static int live_items(struct hs_accountdb *db, struct sort_item **out, size_t *n_out)
+{
+	struct sort_item *items = calloc(db->n_lines ? db->n_lines : 1, sizeof *items);
+	size_t n = 0;
+
+	if (!items)
+		return -ENOMEM;
+	for (size_t i = 0; i < db->n_lines; i++) {
+		const struct hs_dbline *l = &db->lines[i];
+
+		if (l->deleted)
+			continue;
+		if (!l->entry) {
+			free(items);
+			snprintf(db->error, sizeof db->error, "%s:%lu: not an entry", db->path,
+				 l->lineno);
+			return -HS_E_FORMAT;
+		}
+		items[n].line = i;
+		items[n].key = db->kind == HS_DB_PASSWD ? (unsigned long)l->rec.pw.uid
+			     : db->kind == HS_DB_GROUP ? (unsigned long)l->rec.gr.gid : 0;
+		n++;
+	}
+	*out = items;
+	*n_out = n;
+	return 0;
+}
+
+int hs_integrity_sort(struct hs_accountdb *db, struct hs_accountdb *shadow)
+{
+	struct sort_item *mi = NULL, *si = NULL;
+	size_t *pos = NULL;
+	size_t mn = 0, sn = 0;
+	int r;
+
+	r = live_items(db, &mi, &mn);
+	if (r == 0 && shadow)
+		r = live_items(shadow, &si, &sn);
+	if (r < 0)
+		goto out;
+	qsort(mi, mn, sizeof *mi, cmp_items);
+	if (shadow) {
+		/* the shadow file follows db; names db lacks go last */
+		pos = calloc(db->n_lines ? db->n_lines : 1, sizeof *pos);
+		if (!pos) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (size_t k = 0; k < mn; k++)
+			pos[mi[k].line] = k;
+		for (size_t i = 0; i < sn; i++) {
+			const struct hs_dbline *l = &shadow->lines[si[i].line];
+			const char *name = shadow->kind == HS_DB_SHADOW ? l->rec.sp.name
+					   : l->rec.gs.name;
+			long m = hs_accountdb_find(db, name);
+
+			si[i].key = m >= 0 ? (unsigned long)pos[m] : ULONG_MAX;
+		}
+		qsort(si, sn, sizeof *si, cmp_items);
+	}
+	r = reorder(db, mi, mn);
+	if (r == 0 && shadow)
+		r = reorder(shadow, si, sn);
+out:
+	free(mi);
+	free(si);
+	free(pos);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* the programs' io and files                                         */
+
+static void stdio_say(void *ctx, const char *line)
+{
+	fputs(line, stdout);
+	fputc('\n', stdout);
+}
+
+static bool stdio_ask(void *ctx, const char *prompt)
+{
+	char *answer = NULL;
+	size_t size = 0;
+	ssize_t n;
+	bool yes;
+
+	fputs(prompt, stdout);
+	fflush(stdout);
+	n = getline(&answer, &size, stdin);
+	yes = n > 0 && (answer[0] == 'y' || answer[0] == 'Y');
+	free(answer);
+	if (!isatty(STDIN_FILENO))
+		fputs(yes ? "Yes\n" : "No\n", stdout);
+	else if (n <= 0)
+		fputc('\n', stdout);
+	return yes;
+}
+
+const struct hs_integrity_io hs_integrity_stdio = { .say = stdio_say, .ask = stdio_ask, .ctx = NULL };
+
+int hs_integrity_files_open(struct hs_integrity_files *f, bool group, const char *path,
+			const char *shadow_path, bool lock)
+{
+	const enum hs_as_file k_main = group ? HS_AS_GROUP : HS_AS_PASSWD;
+	const enum hs_as_file k_shadow = group ? HS_AS_GSHADOW : HS_AS_SHADOW;
+	const char *paths[2];
+	const char *lock_failed = NULL;
+	size_t n;
+	int r;
+
+	memset(f, 0, sizeof *f);
+	f->locks = (struct hs_locks)HS_LOCKS_INIT;
+	if (!path && lock) {
+		/* the system files: lib/accountset's lock order and commit */
+		f->use_set = true;
+		r = hs_accountset_open(&f->set, HS_AS_BIT(k_main) | HS_AS_BIT(k_shadow),
+				       HS_DB_LENIENT);
+		if (r < 0) {
+			snprintf(f->error, sizeof f->error, "%s", f->set.error);
+			f->lock_failed = strncmp(f->set.error, "cannot lock", 11) == 0;
+			return r;
+		}
+		f->db = hs_accountset_db(&f->set, k_main);
+		f->shadow = hs_accountset_db(&f->set, k_shadow);
+		return 0;
+	}
+	paths[0] = path ? path : hs_accountset_path(k_main);
+	paths[1] = path ? shadow_path : hs_accountset_path(k_shadow);
+	n = paths[1] ? 2 : 1;
+	if (!path && access(paths[1], F_OK) < 0 && errno == ENOENT)
+		n = 1;          /* a system without the shadow file */
+	if (lock) {
+		r = hs_lock_acquire(&f->locks, NULL, paths, n, HS_LOCK_TIMEOUT_SEC, &lock_failed);
+		if (r < 0) {
+			if (r == -HS_E_TIMEOUT)
+				snprintf(f->error, sizeof f->error, "cannot lock %s: timed out after "
+					 "%d s", lock_failed ? lock_failed : HS_ETC_PWD_LOCK,
+					 HS_LOCK_TIMEOUT_SEC);
+			else
+				snprintf(f->error, sizeof f->error, "cannot lock %s: %s",
+					 lock_failed ? lock_failed : HS_ETC_PWD_LOCK,
+					 hs_strerror(r));
+			f->lock_failed = true;
+			return r;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		enum hs_db_kind kind = group ? (i ? HS_DB_GSHADOW : HS_DB_GROUP)
+					     : (i ? HS_DB_SHADOW : HS_DB_PASSWD);
+
+		r = hs_accountdb_load(&f->own[i], kind, paths[i], HS_DB_LENIENT);
+		if (r < 0) {
+			snprintf(f->error, sizeof f->error, "%s", f->own[i].error);
+			hs_integrity_files_close(f);
+			return r;
+		}
+	}
+	f->db = &f->own[0];
+	f->shadow = n == 2 ? &f->own[1] : NULL;
+	return 0;
+}
+
+int hs_integrity_files_commit(struct hs_integrity_files *f)
+{
+	struct hs_accountdb *order[2] = { f->shadow, f->db };
+	int r;
+
+	if (f->use_set) {
+		r = hs_accountset_commit(&f->set);
+		if (r < 0)
+			snprintf(f->error, sizeof f->error, "%s", f->set.error);
+		return r;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		if (!order[i] || !order[i]->dirty)
+			continue;
+		f->written = true;
+		r = hs_accountdb_write(order[i]);
+		if (r < 0) {
+			snprintf(f->error, sizeof f->error, "%s", order[i]->error);
+			return r;
+		}
+	}
+	return 0;
+}
+
+void hs_integrity_files_close(struct hs_integrity_files *f)
+{
+	if (f->use_set) {
+		hs_accountset_close(&f->set);   /* flushes the caches */
+	} else {
+		hs_accountdb_free(&f->own[0]);
+		hs_accountdb_free(&f->own[1]);
+		hs_lock_release(&f->locks);
+	}
+	f->db = f->shadow = NULL;
+}

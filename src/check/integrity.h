@@ -1,0 +1,156 @@
+/* Integrity checks of the account files and of the per-user tree: the
+ * work of pwck and grpck, as a library so the unit tests can drive it.
+ *
+ * Each check walks one file (or the tree), says what is wrong through
+ * io.say -- one line per problem, "PATH: what is wrong, what it should
+ * be" for the tree, shadow-utils' wording for the classic checks -- and
+ * offers a repair through io.ask ("...? ").  In read-only mode every
+ * question is printed with the answer "No", as shadow-utils does.
+ *
+ * Repairs of the global files are edits of the loaded hs_accountdb; the
+ * caller writes them (hs_accountset_commit or hs_accountdb_write) when
+ * a->db_changed.  Repairs in the tree are made at once, each one atomic,
+ * relative to directory fds and without following anything (DESIGN §3):
+ * chown/chmod through an fd opened with O_NOFOLLOW on the same inode that
+ * was checked, replacement by hs_replace_file_at, removal by
+ * hs_remove_tree_at.  The rule for every repair: it never gives an
+ * account more than its current state does.  A file whose contents
+ * someone other than root or its owner may have written (a shadow or
+ * shell owned by another user, an aging not owned by root, a file with a
+ * second link, a file that does not parse) is never blessed by a chown:
+ * it is replaced by a locked password, the default shell, or an aging
+ * that keeps the account expired (which is how readers already treat
+ * it); the administrator then sets the real value with passwd, chsh or
+ * chage. */
+#ifndef HS_INTEGRITY_H
+#define HS_INTEGRITY_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "accountdb.h"
+#include "accountset.h"
+#include "config.h"
+#include "shells.h"
+
+/* The shell a repaired or recreated `shell` file gets (useradd's default). */
+#define HS_INTEGRITY_DEFAULT_SHELL "/bin/sh"
+
+struct hs_integrity_io {
+	/* Print one line of the report (text has no newline). */
+	void (*say)(void *ctx, const char *line);
+	/* Print prompt (it ends in "? ") and return the answer.  Never
+	 * called in read-only mode. */
+	bool (*ask)(void *ctx, const char *prompt);
+	void *ctx;
+};
+
+enum {
+	HS_INTEGRITY_READ_ONLY = 1 << 0,    /* -r: report only, every answer is "No" */
+	HS_INTEGRITY_NO_WARNINGS = 1 << 1,  /* pwck -q, grpck -S: errors only */
+	HS_INTEGRITY_SYSLOG = 1 << 2,       /* log every repair made (LOG_AUTHPRIV) */
+};
+
+struct hs_integrity {
+	unsigned flags;
+	struct hs_integrity_io io;
+	/* results */
+	unsigned long problems;         /* errors and warnings reported (exit 2) */
+	unsigned long failures;         /* repairs that could not be made (exit 5) */
+	bool db_changed;                /* a loaded global file was edited */
+	bool tree_changed;              /* a repair was made in the tree */
+	/* private: the catchable signals are blocked from a "yes" until the
+	 * next question (or the end of the audit), so a ^C never stops a
+	 * repair half-way, yet still works at every prompt */
+	bool signals_blocked;
+	sigset_t saved_mask;
+};
+
+/* pwck: /etc/passwd (pw) line by line: syntax, duplicate names (a later
+ * line with a name already seen is offered for deletion) and user ids,
+ * invalid names, missing groups, homes and shells (warnings), and, when
+ * sp is not NULL, a matching /etc/shadow line (offered to be added).
+ * defs (login.defs, may be NULL) gives NONEXISTENT and the PASS_* values
+ * of an added shadow line.  Returns 0 or a negative error (ENOMEM). */
+/* Each hs_integrity_* that may repair gives the signals back before it
+ * returns; a caller that stops asking early calls this itself. */
+void hs_integrity_repairs_done(struct hs_integrity *a);
+
+int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct hs_accountdb *sp,
+                    const struct hs_config *defs);
+/* pwck: a classic /etc/shadow: syntax, duplicates, lines without a
+ * passwd entry, last change in the future (warning). */
+int hs_integrity_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct hs_accountdb *pw);
+
+/* The tree to check (DESIGN §2). */
+struct hs_integrity_tree {
+	const char *path;               /* HS_TREE_DIR: opened with O_NOFOLLOW */
+	uid_t admin_uid;                /* 0: owner of the tree and of every aging */
+	gid_t tree_gid, auth_gid;       /* HS_ANY_GID: the group does not exist */
+	const struct hs_shells *shells; /* /etc/shells for the shell files, or NULL */
+};
+
+/* pwck: the tree against /etc/passwd: the tree directory, one directory
+ * per user and nothing else (directories without a user, users without
+ * a directory, reserved and temporary names left over), and in each
+ * directory exactly shadow, shell and aging, each checked for type,
+ * owner, group, mode, link count, size and contents.  Never follows a
+ * link.  Returns 0 (also when the tree has problems) or a negative error
+ * (-ENOENT: there is no tree; nothing was said). */
+int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const struct hs_integrity_tree *t);
+
+/* grpck: /etc/group (gr): syntax, duplicate names and group ids, invalid
+ * names, members that do not exist (checked in pw, then getpwnam), and
+ * when gs is not NULL its agreement with /etc/gshadow (a missing line,
+ * members listed in one file only: gshadow is made to follow group). */
+int hs_integrity_group(struct hs_integrity *a, struct hs_accountdb *gr, struct hs_accountdb *gs,
+                   struct hs_accountdb *pw);
+/* grpck: /etc/gshadow: syntax, duplicates, lines without a group,
+ * administrators and members that do not exist. */
+int hs_integrity_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct hs_accountdb *gr,
+                     struct hs_accountdb *pw);
+
+/* -s: put the entries of db (passwd or group) in id order (stable),
+ * and those of the shadow file (may be NULL) in the order of db.
+ * Refuses (-HS_E_FORMAT, nothing changed) a file with a line that is not
+ * an entry.  Marks both dirty. */
+int hs_integrity_sort(struct hs_accountdb *db, struct hs_accountdb *shadow);
+
+/* The io of the programs: say prints the line on stdout; ask prints the
+ * prompt, reads a line from stdin (an answer starting with y or Y is yes;
+ * end of file is no) and, when stdin is not a terminal, prints the
+ * answer, so a piped or logged run reads like a terminal session. */
+extern const struct hs_integrity_io hs_integrity_stdio;
+
+/* The two files a checker works on: /etc/passwd and /etc/shadow, or
+ * /etc/group and /etc/gshadow (or the files named on its command line),
+ * loaded with HS_DB_LENIENT so every bad line can be reported. */
+struct hs_integrity_files {
+	struct hs_accountdb *db;        /* passwd or group */
+	struct hs_accountdb *shadow;    /* shadow or gshadow; NULL: not checked */
+	bool lock_failed;               /* the open failed on a lock (exit 4) */
+	char error[600];                /* why the open or the commit failed */
+	/* private */
+	bool use_set, written;
+	struct hs_accountset set;
+	struct hs_accountdb own[2];
+	struct hs_locks locks;
+};
+
+/* group: false for passwd+shadow, true for group+gshadow.  path NULL:
+ * the system files, the shadow file only when it exists (through
+ * lib/accountset when locking).  Otherwise the files given (shadow_path
+ * NULL: no shadow file is checked), both of which must exist.  lock:
+ * take the locks (DESIGN §4); read-only runs take none.  Returns 0 or a
+ * negative error with f->error (and f->lock_failed) set. */
+int hs_integrity_files_open(struct hs_integrity_files *f, bool group, const char *path,
+                        const char *shadow_path, bool lock);
+/* Write what changed, the shadow file first (a passwd or group line is
+ * never left pointing at nothing); f->error names the file on failure. */
+int hs_integrity_files_commit(struct hs_integrity_files *f);
+/* Flush the caches after a commit of the system files, release the
+ * locks, free. */
+void hs_integrity_files_close(struct hs_integrity_files *f);
+
+#endif

@@ -1,0 +1,1567 @@
+/* pwconv / pwunconv: classic files <-> the per-user tree.
+ *
+ * The order of the steps is what makes a crash harmless (see convert.h):
+ *
+ * pwconv   1. lock, validate every input file completely (in memory)
+ *          2. build /etc/.hardened-shadow.XXXXXX (root:root 0700 while
+ *             incomplete) holding every user and the pwconv marker
+ *          3. create the two groups if missing (/etc/group, /etc/gshadow)
+ *          4. give the temp tree its final owner and mode, rename it to
+ *             /etc/hardened-shadow                    <- tree + marker
+ *          5. add the proxy to /etc/shells
+ *          6. rewrite /etc/passwd (proxy shells, "x")
+ *          7. remove /etc/shadow- then /etc/shadow (shadow source only)
+ *          8. remove the marker                      <- converted
+ *    Until step 4 readers see the old system; from 4 to 8 both the old
+ *    hashes (/etc/shadow, still used by pam_unix) and the tree (used by the
+ *    proxy) are complete, so logins keep working.  A later run rolls the
+ *    steps back (marker + /etc/shadow present, or a tcb source) or finishes
+ *    step 8 (marker, /etc/shadow gone).
+ *
+ * pwunconv 1. lock, read the whole tree and validate it
+ *          2. put the pwunconv marker in the tree
+ *          3. write /etc/shadow (temp + rename)
+ *          4. restore the real shells in /etc/passwd, drop the proxy from
+ *             /etc/shells
+ *          5. take the tree away (root:root 0700, rename to a temp name)
+ *             and remove it
+ *    A crash between 2 and 5 leaves the marker; the next pwunconv redoes
+ *    everything from the tree, which stays authoritative until step 5.
+ *
+ * Both hold every catchable signal back from the moment they hold the locks
+ * until they have released them: a Ctrl-C takes effect once the run is
+ * complete or undone and reported, so only SIGKILL leaves the states above
+ * (and a temporary tree or stale locks, which the next run removes). */
+#include "convert.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "accountdb.h"
+#include "config.h"
+#include "fileio.h"
+#include "walk.h"
+#include "globalfile.h"
+#include "layout.h"
+#include "names.h"
+#include "privs.h"
+#include "records.h"
+#include "shells.h"
+#include "userdir.h"
+#include "util.h"
+
+#define ETC_DIR          "/etc"
+#define TREE_NAME        "hardened-shadow"  /* HS_TREE_DIR inside ETC_DIR */
+#define SHADOW_NAME      "shadow"
+#define SHADOW_BACKUP    "shadow-"
+#define TCB_SHADOW       "shadow"
+#define SOURCE_SHADOW    "shadow\n"
+#define SOURCE_TCB       "tcb\n"
+#define USERBUF_SIZE     (HS_USERFILE_MAX + 2)
+
+/* ---------------------------------------------------------------- */
+/* /etc/passwd, through lib/etc/accountdb.c */
+
+/* One passwd entry.  pw is the record as loaded: its strings live in the
+ * db until pwdb_free, and stay the original values even after pwdb_render
+ * rewrote the line (build_tree needs the real shells and hashes). */
+struct pw_ent {
+	struct hs_passwd pw;
+	size_t line;        /* index in db.lines */
+	unsigned long lineno;
+	long sp;            /* index into the shadow records, -1 = none */
+	char *new_shell;    /* pwunconv: the restored shell (malloc'd) */
+	bool proxy;         /* pwconv: gets the proxy as login shell */
+};
+
+struct pwdb {
+	struct hs_accountdb db;
+	struct pw_ent *ents;    /* the entries in file order */
+	size_t n;
+	long *ent_at;           /* db line index -> entry index, -1 = none */
+};
+
+static void pwdb_free(struct pwdb *db)
+{
+	for (size_t i = 0; i < db->n; i++)
+		free(db->ents[i].new_shell);
+	free(db->ents);
+	free(db->ent_at);
+	hs_accountdb_free(&db->db);
+	memset(db, 0, sizeof(*db));
+}
+
+static int pwdb_load(struct pwdb *db)
+{
+	int r = hs_accountdb_load(&db->db, HS_DB_PASSWD, HS_ETC_PASSWD, 0);
+
+	if (r < 0) {
+		hs_warn("%s", db->db.error);
+		return r;
+	}
+	db->ents = calloc(db->db.n_entries ? db->db.n_entries : 1, sizeof(*db->ents));
+	db->ent_at = calloc(db->db.n_lines ? db->db.n_lines : 1, sizeof(*db->ent_at));
+	if (!db->ents || !db->ent_at) {
+		r = -ENOMEM;
+		hs_warn("cannot read %s: %s", HS_ETC_PASSWD, hs_strerror(r));
+		return r;
+	}
+	for (size_t i = 0; i < db->db.n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(&db->db, i);
+		struct pw_ent *e = &db->ents[db->n];
+
+		db->ent_at[i] = -1;
+		if (!rec)
+			continue;  /* blank line, kept verbatim */
+		e->pw = rec->pw;
+		e->line = i;
+		e->lineno = db->db.lines[i].lineno;
+		e->sp = -1;
+		db->ent_at[i] = (long)db->n++;
+	}
+	return 0;
+}
+
+/* The entry of a user name, or NULL. */
+static struct pw_ent *pwdb_find(struct pwdb *db, const char *name)
+{
+	long line = hs_accountdb_find(&db->db, name);
+
+	return line < 0 || db->ent_at[line] < 0 ? NULL : &db->ents[db->ent_at[line]];
+}
+
+/* New /etc/passwd text: every entry reformatted with pw_passwd "x" and the
+ * chosen shell (to_tree), or with the restored shell (!to_tree); other
+ * lines verbatim.  *changed tells whether anything differs. */
+static int pwdb_render(struct pwdb *db, bool to_tree, struct hs_buf *out, bool *changed)
+{
+	int r;
+
+	*changed = false;
+	for (size_t i = 0; i < db->n; i++) {
+		const struct pw_ent *e = &db->ents[i];
+		struct hs_passwd p;
+
+		if ((!to_tree && !e->new_shell) ||
+		    (to_tree && !e->proxy && strcmp(e->pw.passwd, "x") == 0))
+			continue;
+		p = e->pw;
+		if (to_tree) {
+			p.passwd = (char *)"x";
+			if (e->proxy)
+				p.shell = (char *)HS_SHELL_PROXY;
+		} else {
+			p.shell = e->new_shell;
+		}
+		r = hs_accountdb_replace(&db->db, e->line, &p);
+		if (r < 0) {
+			hs_warn("%s", db->db.error);
+			return r;
+		}
+	}
+	r = hs_accountdb_serialize(&db->db, out);
+	if (r < 0)
+		return r;
+	*changed = db->db.dirty;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* The source of the hashes: /etc/shadow or /etc/tcb/USER/shadow */
+
+struct sp_ent {
+	struct hs_spwd sp;
+	unsigned long lineno;   /* 0 for tcb */
+};
+
+struct spdb {
+	bool present;
+	struct hs_accountdb file;   /* /etc/shadow */
+	struct sp_ent *ents;
+	size_t n, cap;
+	char **bufs;            /* tcb: one copy per user */
+	size_t nbufs;
+};
+
+static void spdb_free(struct spdb *db)
+{
+	hs_accountdb_free(&db->file);
+	free(db->ents);
+	for (size_t i = 0; i < db->nbufs; i++)
+		hs_free_secret(db->bufs[i]);
+	free(db->bufs);
+	memset(db, 0, sizeof(*db));
+}
+
+/* Attach a parsed shadow record to its passwd entry. */
+static int spdb_attach(struct spdb *sp, struct pwdb *pw, size_t spidx, const char *where)
+{
+	const struct hs_spwd *s = &sp->ents[spidx].sp;
+	struct pw_ent *e = pwdb_find(pw, s->name);
+
+	if (!e) {
+		hs_warn("%s: user %s is not in %s", where, s->name, HS_ETC_PASSWD);
+		return -HS_E_FORMAT;
+	}
+	if (e->sp >= 0) {
+		const struct sp_ent *first = &sp->ents[e->sp];
+		if (first->lineno)
+			hs_warn("%s: duplicate user name %s (also on line %lu)", where, s->name,
+				first->lineno);
+		else
+			hs_warn("%s: duplicate user name %s", where, s->name);
+		return -HS_E_FORMAT;
+	}
+	e->sp = (long)spidx;
+	return 0;
+}
+
+static int spdb_load_shadow(struct spdb *db, struct pwdb *pw)
+{
+	char where[64];
+	/* Lenient: the checks below go line by line, so the first problem in
+	 * the file is the one reported, whatever its kind. */
+	int r = hs_accountdb_load(&db->file, HS_DB_SHADOW, HS_ETC_SHADOW, HS_DB_LENIENT);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		hs_warn("%s", db->file.error);
+		return r;
+	}
+	db->present = true;
+	db->ents = calloc(db->file.n_lines ? db->file.n_lines : 1, sizeof(*db->ents));
+	if (!db->ents) {
+		r = -ENOMEM;
+		hs_warn("cannot read %s: %s", HS_ETC_SHADOW, hs_strerror(r));
+		return r;
+	}
+	for (size_t i = 0; i < db->file.n_lines; i++) {
+		const struct hs_dbline *l = &db->file.lines[i];
+		struct sp_ent *e = &db->ents[db->n];
+
+		if (l->len == 0)
+			continue;
+		snprintf(where, sizeof(where), "%s:%lu", HS_ETC_SHADOW, l->lineno);
+		if (!l->entry) {
+			hs_warn("%s: invalid entry: %s", where, hs_strerror(l->err));
+			return l->err;
+		}
+		e->sp = l->rec.sp;
+		e->lineno = l->lineno;
+		db->n++;
+		if ((r = spdb_attach(db, pw, db->n - 1, where)) < 0)
+			return r;
+	}
+	return 0;
+}
+static int open_dir_ro(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ELOOP ? -HS_E_SYMLINK : (errno == ENOTDIR ? -HS_E_NOTDIR : -errno);
+	return fd;
+}
+
+/* One Openwall tcb entry: /etc/tcb/USER/shadow, a single classic shadow
+ * line owned by USER (as tcb writes it) or by root. */
+static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const char *name)
+{
+	char path[NAME_MAX + 64];
+	char buf[USERBUF_SIZE];
+	struct hs_file_expect ex = { HS_ANY_UID, HS_ANY_GID, HS_USERFILE_MAX };
+	_cleanup_close_ int ufd = -1;
+	struct stat st;
+	const struct pw_ent *e;
+	size_t len;
+	char *copy, *nl;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", HS_ETC_TCB, name, TCB_SHADOW);
+	if (!hs_user_name_valid(name)) {
+		hs_warn("%s/%s: not a valid user name", HS_ETC_TCB, name);
+		return -HS_E_NAME;
+	}
+	if (!(e = pwdb_find(pw, name))) {
+		hs_warn("%s/%s: user %s is not in %s", HS_ETC_TCB, name, name, HS_ETC_PASSWD);
+		return -HS_E_FORMAT;
+	}
+	ufd = open_dir_ro(tcbfd, name);
+	if (ufd < 0) {
+		hs_warn("cannot open %s/%s: %s", HS_ETC_TCB, name, hs_strerror(ufd));
+		return ufd;
+	}
+	r = hs_read_trusted_at(ufd, TCB_SHADOW, &ex, buf, sizeof(buf), &len, &st);
+	if (r == 0 && st.st_uid != e->pw.uid && st.st_uid != 0)
+		r = -HS_E_OWNER;
+	if (r < 0) {
+		hs_warn("cannot read %s: %s", path, hs_strerror(r));
+		hs_wipe(buf, sizeof(buf));
+		return r;
+	}
+	if (len > 0 && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	nl = memchr(buf, '\n', len);
+	if (nl || len == 0) {
+		hs_wipe(buf, sizeof(buf));
+		hs_warn("%s: invalid entry: %s", path, len ? "more than one line" : "empty file");
+		return -HS_E_FORMAT;
+	}
+	copy = strdup(buf);
+	hs_wipe(buf, sizeof(buf));
+	if (!copy)
+		return -ENOMEM;
+	if (db->n == db->cap) {
+		size_t ncap = db->cap ? 2 * db->cap : 256;
+		struct sp_ent *ne = realloc(db->ents, ncap * sizeof(*ne));
+		char **nb = ne ? realloc(db->bufs, ncap * sizeof(*nb)) : NULL;
+
+		if (ne)
+			db->ents = ne;
+		if (!ne || !nb) {
+			hs_free_secret(copy);
+			return -ENOMEM;
+		}
+		db->bufs = nb;
+		db->cap = ncap;
+	}
+	db->bufs[db->nbufs++] = copy;
+	r = hs_spwd_parse(copy, &db->ents[db->n].sp);
+	if (r < 0) {
+		hs_warn("%s: invalid entry: %s", path, hs_strerror(r));
+		return r;
+	}
+	if (strcmp(db->ents[db->n].sp.name, name) != 0) {
+		hs_warn("%s: holds the entry of %s, not %s", path, db->ents[db->n].sp.name, name);
+		return -HS_E_FORMAT;
+	}
+	db->ents[db->n].lineno = 0;
+	db->n++;
+	return spdb_attach(db, pw, db->n - 1, path);
+}
+
+static int spdb_load_tcb(struct spdb *db, struct pwdb *pw, int etcfd)
+{
+	_cleanup_close_ int tcbfd = open_dir_ro(etcfd, "tcb");
+	DIR *d;
+	struct dirent *de;
+	int r = 0, fd;
+
+	if (tcbfd < 0) {
+		hs_warn("cannot open %s: %s", HS_ETC_TCB, hs_strerror(tcbfd));
+		return tcbfd;
+	}
+	fd = fcntl(tcbfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		r = -errno;
+		hs_close(fd);
+		hs_warn("cannot read %s: %s", HS_ETC_TCB, hs_strerror(r));
+		return r;
+	}
+	db->present = true;
+	errno = 0;
+	while ((de = readdir(d))) {
+		/* tcb keeps its own housekeeping under dot names */
+		if (de->d_name[0] == '.')
+			continue;
+		r = spdb_load_tcb_user(db, pw, tcbfd, de->d_name);
+		if (r < 0)
+			break;
+		errno = 0;
+	}
+	if (r == 0 && errno) {
+		r = -errno;
+		hs_warn("cannot read %s: %s", HS_ETC_TCB, hs_strerror(r));
+	}
+	closedir(d);
+	return r;
+}
+
+/* ---------------------------------------------------------------- */
+/* /etc/shells, through lib/etc/shells.c */
+
+static int shells_load(struct hs_shells *s)
+{
+	int r = hs_shells_load(s, HS_ETC_SHELLS);
+
+	if (r < 0)
+		hs_warn("%s", s->error);
+	return r;
+}
+
+/* A shell that goes behind the proxy: listed, and not the proxy itself. */
+static bool shells_contains(const struct hs_shells *s, const char *shell)
+{
+	return strcmp(shell, HS_SHELL_PROXY) != 0 && hs_shells_contains(s, shell);
+}
+
+static bool shells_has_proxy(const struct hs_shells *s)
+{
+	return hs_shells_contains(s, HS_SHELL_PROXY);
+}
+
+/* Write /etc/shells with the proxy added (add) or every proxy line removed. */
+static int shells_write(struct hs_shells *s, bool add)
+{
+	int r = add ? hs_shells_add(s, HS_SHELL_PROXY) : hs_shells_remove(s, HS_SHELL_PROXY);
+
+	if (r >= 0)
+		r = hs_shells_write(s);
+	if (r < 0)
+		hs_warn("%s", s->error);
+	return r;
+}
+
+/* Put /etc/shells back exactly as it was read (rollback). */
+static int shells_restore(struct hs_shells *s)
+{
+	int r = hs_shells_restore(s);
+
+	if (r < 0)
+		hs_warn("%s", s->error);
+	return r;
+}
+
+/* ---------------------------------------------------------------- */
+/* Groups */
+
+struct group_plan {
+	gid_t tree_gid, auth_gid;
+	bool create_tree, create_auth;
+	bool shadow_group_found;
+	gid_t shadow_gid;
+};
+
+static void ignore_config_warning(void *ctx, const char *path, unsigned long lineno,
+				  const char *message)
+{
+	(void)ctx; (void)path; (void)lineno; (void)message;
+}
+
+static struct hs_config *load_logindefs(void)
+{
+	struct hs_config *cfg = NULL;
+
+	/* Problems in login.defs are pwck's and the administrator's business;
+	 * a missing or odd file just gives the defaults here. */
+	if (hs_logindefs_load(HS_ETC_LOGIN_DEFS, ignore_config_warning, NULL, &cfg) < 0)
+		cfg = NULL;
+	return cfg;
+}
+
+/* Find the two groups and "shadow" in /etc/group; plan system gids for the
+ * missing ones the way groupadd --system does (the highest free gid in
+ * [SYS_GID_MIN, SYS_GID_MAX]). */
+static int plan_groups(struct group_plan *g, bool need_layout_groups)
+{
+	struct hs_accountdb db = HS_ACCOUNTDB_INIT;
+	_cleanup_free_ unsigned char *used = NULL;
+	struct hs_config *cfg;
+	long gmin, gmax, idx;
+	int r;
+
+	memset(g, 0, sizeof(*g));
+	/* A repeated group name is grpck's business; the first one counts,
+	 * as for getgrnam(). */
+	r = hs_accountdb_load(&db, HS_DB_GROUP, HS_ETC_GROUP, HS_DB_KEEP_DUPS);
+	if (r < 0) {
+		hs_warn("%s", db.error);
+		return r;
+	}
+	cfg = load_logindefs();
+	gmin = hs_config_get_long(cfg, "SYS_GID_MIN", 1, 60000, 101);
+	gmax = hs_config_get_long(cfg, "SYS_GID_MAX", 1, 60000, 999);
+	if (cfg)
+		hs_config_free(cfg);
+	if (gmax < gmin)
+		gmax = gmin;
+	used = calloc((size_t)(gmax - gmin + 1), 1);
+	if (!used) {
+		hs_accountdb_free(&db);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < db.n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(&db, i);
+
+		if (rec && (long)rec->gr.gid >= gmin && (long)rec->gr.gid <= gmax)
+			used[rec->gr.gid - (gid_t)gmin] = 1;
+	}
+	if ((idx = hs_accountdb_find(&db, HS_GROUP_TREE)) >= 0)
+		g->tree_gid = db.lines[idx].rec.gr.gid;
+	else
+		g->create_tree = need_layout_groups;
+	if ((idx = hs_accountdb_find(&db, HS_GROUP_AUTH)) >= 0)
+		g->auth_gid = db.lines[idx].rec.gr.gid;
+	else
+		g->create_auth = need_layout_groups;
+	if ((idx = hs_accountdb_find(&db, "shadow")) >= 0) {
+		g->shadow_group_found = true;
+		g->shadow_gid = db.lines[idx].rec.gr.gid;
+	}
+	hs_accountdb_free(&db);
+	for (int k = 0; k < 2; k++) {
+		bool create = k == 0 ? g->create_tree : g->create_auth;
+		long gid;
+
+		if (!create)
+			continue;
+		for (gid = gmax; gid >= gmin && used[gid - gmin]; gid--)
+			;
+		if (gid < gmin) {
+			hs_warn("cannot create group %s: no free gid in [%ld, %ld] (SYS_GID_MIN, SYS_GID_MAX in %s)",
+				k == 0 ? HS_GROUP_TREE : HS_GROUP_AUTH, gmin, gmax, HS_ETC_LOGIN_DEFS);
+			return -ENOSPC;
+		}
+		used[gid - gmin] = 1;
+		if (k == 0)
+			g->tree_gid = (gid_t)gid;
+		else
+			g->auth_gid = (gid_t)gid;
+	}
+	return 0;
+}
+
+/* Append the planned groups to /etc/group and (when it exists) /etc/gshadow.
+ * Called with the locks held.  Both are loaded leniently: lines we do not
+ * touch are not ours to judge here, and they are written back verbatim. */
+static int create_groups(const struct group_plan *g)
+{
+	const char *names[2];
+	gid_t gids[2];
+	size_t n = 0;
+	int r = 0;
+
+	if (g->create_tree) {
+		names[n] = HS_GROUP_TREE;
+		gids[n++] = g->tree_gid;
+	}
+	if (g->create_auth) {
+		names[n] = HS_GROUP_AUTH;
+		gids[n++] = g->auth_gid;
+	}
+	if (n == 0)
+		return 0;
+	for (int pass = 0; pass < 2; pass++) {
+		const char *path = pass == 0 ? HS_ETC_GROUP : HS_ETC_GSHADOW;
+		struct hs_accountdb db = HS_ACCOUNTDB_INIT;
+
+		r = hs_accountdb_load(&db, pass == 0 ? HS_DB_GROUP : HS_DB_GSHADOW, path,
+				      HS_DB_LENIENT | (pass == 1 ? HS_DB_MISSING_OK : 0));
+		if (r == 0 && !db.present) {
+			hs_accountdb_free(&db);
+			break;  /* no gshadow on this system: nothing to add */
+		}
+		for (size_t i = 0; r == 0 && i < n; i++) {
+			long ret;
+
+			if (pass == 0) {
+				struct hs_group gr = { (char *)names[i], (char *)"x", gids[i], (char *)"" };
+				ret = hs_accountdb_append(&db, &gr);
+			} else {
+				struct hs_gshadow gs = { (char *)names[i], (char *)"!", (char *)"", (char *)"" };
+				/* a stale gshadow entry of that name stays the one */
+				if (hs_accountdb_find(&db, names[i]) >= 0)
+					continue;
+				ret = hs_accountdb_append(&db, &gs);
+			}
+			r = ret < 0 ? (int)ret : 0;
+		}
+		if (r == 0 && db.dirty)
+			r = hs_accountdb_write(&db);
+		hs_accountdb_free(&db);
+		if (r < 0) {
+			hs_warn("cannot add groups %s and %s to %s: %s", HS_GROUP_TREE, HS_GROUP_AUTH,
+				path, hs_strerror(r));
+			return r;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		printf("%s: created group %s (gid %lu)\n", hs_cli_prog(), names[i],
+		       (unsigned long)gids[i]);
+	hs_flush_caches("group");
+	return 0;
+}
+/* ---------------------------------------------------------------- */
+/* The tree as a whole */
+
+static int fsync_dir(int fd)
+{
+	return fsync(fd) < 0 ? -errno : 0;
+}
+
+/* Is name the temp file hs_replace_file_at makes for one of the files we
+ * rewrite under the locks (".passwd.XXXXXXXXXXXX", ".shadow-.XXXXXXXXXXXX",
+ * ...)?  With the locks held, such a file is a crash's leftover. */
+static bool is_stale_global_temp(const char *name)
+{
+	static const char *const files[] = {
+		"passwd", "passwd-", "shadow", "shadow-", "group", "group-", "gshadow",
+		"gshadow-", "shells",
+	};
+
+	if (name[0] != '.')
+		return false;
+	for (size_t i = 0; i < HS_ARRAY_SIZE(files); i++) {
+		size_t n = strlen(files[i]);
+		const char *rnd = name + 1 + n + 1;
+
+		if (strncmp(name + 1, files[i], n) != 0 || name[1 + n] != '.' || strlen(rnd) != 12)
+			continue;
+		if (strspn(rnd, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == 12)
+			return true;
+	}
+	return false;
+}
+
+/* A listing of the directory dirfd (shown in messages as path), on a
+ * descriptor of its own; NULL with *err set (and reported) on failure. */
+static DIR *list_dir(int dirfd, const char *path, int *err)
+{
+	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	DIR *d;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		*err = -errno;
+		hs_close(fd);
+		hs_warn("cannot read %s: %s", path, hs_strerror(*err));
+		return NULL;
+	}
+	return d;
+}
+
+/* Remove every leftover /etc/.hardened-shadow.XXXXXX directory (only a
+ * crashed pwconv or pwunconv makes them) and every temp file of a global
+ * file we lock: we hold the locks, so nobody is writing them. */
+static int cleanup_leftovers(int etcfd)
+{
+	size_t plen = strlen(HS_CONVERT_TMP_PREFIX);
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	d = list_dir(etcfd, ETC_DIR, &r);
+	if (!d)
+		return r;
+	while ((de = readdir(d))) {
+		struct stat st;
+		int e;
+
+		if (is_stale_global_temp(de->d_name)) {
+			if (fstatat(etcfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISREG(st.st_mode) && unlinkat(etcfd, de->d_name, 0) == 0)
+				hs_warn("removed %s/%s, left over by an interrupted run", ETC_DIR,
+					de->d_name);
+			continue;
+		}
+		if (strncmp(de->d_name, HS_CONVERT_TMP_PREFIX, plen) != 0 ||
+		    strlen(de->d_name) != plen + 6)
+			continue;
+		if (fstatat(etcfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		e = hs_remove_tree_at(etcfd, de->d_name);
+		if (e < 0) {
+			hs_warn("cannot remove the leftover %s/%s: %s", ETC_DIR, de->d_name,
+				hs_strerror(e));
+			r = e;
+		} else {
+			hs_warn("removed %s/%s, left over by an interrupted run", ETC_DIR, de->d_name);
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+/* Take the tree (or a temp tree) away from everyone, move it out of the
+ * way under a temp name, and remove it without following anything. */
+static int remove_tree(int etcfd, const char *name)
+{
+	char tmp[sizeof(HS_CONVERT_TMP_PREFIX) + 8];
+	_cleanup_close_ int fd = open_dir_ro(etcfd, name);
+	int r = 0;
+
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	/* No user may traverse into it while it is emptied. */
+	if (fchown(fd, 0, 0) < 0 || fchmod(fd, 0700) < 0)
+		return -errno;
+	if (strncmp(name, HS_CONVERT_TMP_PREFIX, strlen(HS_CONVERT_TMP_PREFIX)) != 0) {
+		for (int tries = 0;; tries++) {
+			memcpy(tmp, HS_CONVERT_TMP_PREFIX, strlen(HS_CONVERT_TMP_PREFIX));
+			r = hs_random_alnum(tmp + strlen(HS_CONVERT_TMP_PREFIX), 6);
+			if (r < 0)
+				return r;
+			tmp[strlen(HS_CONVERT_TMP_PREFIX) + 6] = '\0';
+			if (renameat2(etcfd, name, etcfd, tmp, RENAME_NOREPLACE) == 0)
+				break;
+			if (errno != EEXIST || tries > 100)
+				return -errno;
+		}
+		fsync_dir(etcfd);
+		name = tmp;
+	}
+	r = hs_remove_tree_at(etcfd, name);
+	fsync_dir(etcfd);
+	return r;
+}
+
+/* Read a marker; *source_tcb for a "tcb" pwconv marker.  0 = present,
+ * -ENOENT = absent. */
+static int read_marker(int treefd, const char *name, bool *source_tcb)
+{
+	char buf[64];
+	struct hs_file_expect ex = { 0, HS_ANY_GID, 32 };
+	size_t len;
+	int r = hs_read_trusted_at(treefd, name, &ex, buf, sizeof(buf), &len, NULL);
+
+	if (r < 0)
+		return r;
+	if (source_tcb)
+		*source_tcb = strcmp(buf, SOURCE_TCB) == 0;
+	return 0;
+}
+
+static int write_marker(int treefd, const char *name, const char *content)
+{
+	return hs_replace_file_at(treefd, name, content, strlen(content), 0, 0, 0600);
+}
+
+static int remove_marker(int treefd, const char *name)
+{
+	if (unlinkat(treefd, name, 0) < 0 && errno != ENOENT)
+		return -errno;
+	return fsync_dir(treefd);
+}
+
+static bool file_exists_at(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+enum tree_state {
+	TREE_ABSENT,
+	TREE_CLEAN,          /* no marker */
+	TREE_PWCONV,         /* pwconv marker */
+	TREE_PWUNCONV,       /* pwunconv marker */
+};
+
+static int tree_state(int etcfd, int *treefd_out, enum tree_state *state, bool *source_tcb)
+{
+	struct stat st;
+	int treefd, r;
+
+	*treefd_out = -1;
+	*source_tcb = false;
+	if (fstatat(etcfd, TREE_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno != ENOENT) {
+			r = -errno;
+			hs_warn("cannot inspect %s: %s", HS_TREE_DIR, hs_strerror(r));
+			return r;
+		}
+		*state = TREE_ABSENT;
+		return 0;
+	}
+	treefd = open_dir_ro(etcfd, TREE_NAME);
+	if (treefd >= 0 && (fstat(treefd, &st) < 0 || st.st_uid != 0)) {
+		hs_close(treefd);
+		treefd = -HS_E_OWNER;
+	}
+	if (treefd < 0) {
+		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
+		return treefd;
+	}
+	*treefd_out = treefd;
+	r = read_marker(treefd, HS_CONVERT_MARK_PWCONV, source_tcb);
+	if (r == 0) {
+		*state = TREE_PWCONV;
+		return 0;
+	}
+	if (r != -ENOENT)
+		goto bad_marker;
+	r = read_marker(treefd, HS_CONVERT_MARK_PWUNCONV, NULL);
+	if (r == 0) {
+		*state = TREE_PWUNCONV;
+		return 0;
+	}
+	if (r != -ENOENT)
+		goto bad_marker;
+	*state = TREE_CLEAN;
+	return 0;
+bad_marker:
+	hs_warn("cannot read the conversion marker in %s: %s", HS_TREE_DIR, hs_strerror(r));
+	return r;
+}
+
+/* ---------------------------------------------------------------- */
+/* Reading the real shells back out of the tree */
+
+/* For every passwd entry whose shell is the proxy, read the user's shell
+ * file into new_shell.  Entries without a directory are an error: we could
+ * not tell what their shell was. */
+static int collect_real_shells(int treefd, struct pwdb *pw, size_t *n_restored)
+{
+	char path[HS_PATH_FIELD_MAX + 64];
+	char buf[USERBUF_SIZE];
+
+	*n_restored = 0;
+	for (size_t i = 0; i < pw->n; i++) {
+		struct pw_ent *e = &pw->ents[i];
+		_cleanup_close_ int ufd = -1;
+		const char *shell;
+		int r;
+
+		if (strcmp(e->pw.shell, HS_SHELL_PROXY) != 0)
+			continue;
+		ufd = hs_userdir_open(treefd, e->pw.name, e->pw.uid, NULL);
+		if (ufd < 0) {
+			hs_warn("cannot restore the login shell of %s: %s: %s", e->pw.name,
+				hs_userdir_path(path, sizeof(path), e->pw.name, NULL),
+				hs_strerror(ufd));
+			return ufd;
+		}
+		r = hs_userdir_read_shell(ufd, e->pw.uid, buf, sizeof(buf), &shell);
+		if (r == 0 && (!hs_field_valid(shell) || strcmp(shell, HS_SHELL_PROXY) == 0))
+			r = -HS_E_FORMAT;
+		if (r < 0) {
+			hs_warn("cannot restore the login shell of %s: %s: %s", e->pw.name,
+				hs_userdir_path(path, sizeof(path), e->pw.name, HS_FILE_SHELL),
+				hs_strerror(r));
+			return r;
+		}
+		e->new_shell = strdup(shell);
+		if (!e->new_shell)
+			return -ENOMEM;
+		(*n_restored)++;
+	}
+	return 0;
+}
+
+/* Undo an interrupted pwconv: real shells back into /etc/passwd, the proxy
+ * out of /etc/shells, the tree removed.  /etc/shadow (or /etc/tcb) was never
+ * touched, so the classic system is whole again. */
+static int rollback_pwconv(int etcfd, int treefd)
+{
+	struct pwdb pw = { 0 };
+	struct hs_shells sh = { 0 };
+	struct hs_buf b = { 0 };
+	bool changed;
+	size_t n;
+	int r;
+
+	r = pwdb_load(&pw);
+	if (r == 0)
+		r = collect_real_shells(treefd, &pw, &n);
+	if (r == 0)
+		r = pwdb_render(&pw, false, &b, &changed);
+	if (r == 0 && changed) {
+		r = hs_global_replace(HS_ETC_PASSWD, b.data, b.len, 0, 0, 0644);
+		if (r < 0)
+			hs_warn("cannot write %s: %s", HS_ETC_PASSWD, hs_strerror(r));
+	}
+	if (r == 0 && shells_load(&sh) == 0 && shells_has_proxy(&sh))
+		shells_write(&sh, false);  /* cosmetic; failure is not fatal */
+	if (r == 0) {
+		r = remove_tree(etcfd, TREE_NAME);
+		if (r < 0)
+			hs_warn("cannot remove %s: %s", HS_TREE_DIR, hs_strerror(r));
+	}
+	if (r == 0)
+		hs_warn("rolled back an interrupted pwconv (%zu login shells restored)", n);
+	hs_buf_free(&b);
+	hs_shells_free(&sh);
+	pwdb_free(&pw);
+	if (r == 0)
+		hs_flush_caches("passwd");
+	return r;
+}
+
+/* ---------------------------------------------------------------- */
+/* pwconv */
+
+static const char *const lock_files_to_tree[] = {
+	HS_ETC_PASSWD, HS_ETC_SHADOW, HS_ETC_GROUP, HS_ETC_GSHADOW,
+};
+static const char *const lock_files_to_classic[] = {
+	HS_ETC_PASSWD, HS_ETC_SHADOW,
+};
+
+static int take_locks(struct hs_locks *l, const char *const files[], size_t n)
+{
+	const char *failed = NULL;
+	int r = hs_lock_acquire(l, NULL, files, n, HS_LOCK_TIMEOUT_SEC, &failed);
+
+	if (r == -HS_E_TIMEOUT)
+		hs_warn("cannot lock %s: timed out after %d s", failed ? failed : HS_ETC_PWD_LOCK,
+			HS_LOCK_TIMEOUT_SEC);
+	else if (r < 0)
+		hs_warn("cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK, hs_strerror(r));
+	return r;
+}
+
+/* The per-user records pwconv writes for one passwd entry. */
+static void records_for(const struct pw_ent *e, const struct spdb *sp, long today,
+			const long defaults[3], struct hs_shadow *sh, struct hs_aging *ag)
+{
+	hs_aging_init_unset(ag);
+	if (e->sp >= 0) {
+		const struct hs_spwd *s = &sp->ents[e->sp].sp;
+
+		sh->hash = s->hash;
+		sh->lstchg = s->lstchg;
+		ag->min = s->min;
+		ag->max = s->max;
+		ag->warn = s->warn;
+		ag->inact = s->inact;
+		ag->expire = s->expire;
+		/* As shadow-utils' pwconv: a real password still in /etc/passwd
+		 * wins over the shadow entry and counts as changed today. */
+		if (strcmp(e->pw.passwd, "x") != 0) {
+			sh->hash = e->pw.passwd;
+			sh->lstchg = today;
+		}
+		return;
+	}
+	/* No shadow entry: as shadow-utils' pwconv, the passwd field is the
+	 * hash and the aging defaults come from login.defs; "x" (which points
+	 * at a shadow entry that does not exist, so nobody could log in)
+	 * becomes the locked "!". */
+	sh->hash = strcmp(e->pw.passwd, "x") == 0 ? (char *)"!" : e->pw.passwd;
+	sh->lstchg = today;
+	ag->min = defaults[0];
+	ag->max = defaults[1];
+	ag->warn = defaults[2];
+}
+
+/* The shell file of a user: the passwd shell, or what an empty (or
+ * unusable, relative) field means to login(1): /bin/sh. */
+static const char *shell_file_for(const struct pw_ent *e)
+{
+	return e->pw.shell[0] == '/' ? e->pw.shell : "/bin/sh";
+}
+
+static int build_tree(int etcfd, const struct pwdb *pw, const struct spdb *sp,
+		      const struct group_plan *g, bool from_tcb, char *tmpname, size_t tmpsize)
+{
+	char templ[] = ETC_DIR "/" HS_CONVERT_TMP_PREFIX "XXXXXX";
+	const char *name = templ + strlen(ETC_DIR) + 1;
+	_cleanup_close_ int tmpfd = -1;
+	struct hs_config *cfg = load_logindefs();
+	long defaults[3], today = hs_today();
+	int r;
+
+	defaults[0] = hs_config_get_long(cfg, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1);
+	defaults[1] = hs_config_get_long(cfg, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1);
+	defaults[2] = hs_config_get_long(cfg, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1);
+	if (cfg)
+		hs_config_free(cfg);
+
+	/* mkdtemp makes it root:root 0700: nobody sees it while it grows. */
+	if (!mkdtemp(templ)) {
+		r = -errno;
+		hs_warn("cannot create %s: %s", templ, hs_strerror(r));
+		return r;
+	}
+	snprintf(tmpname, tmpsize, "%s", name);
+	tmpfd = open_dir_ro(etcfd, name);
+	if (tmpfd < 0) {
+		hs_warn("cannot open %s: %s", templ, hs_strerror(tmpfd));
+		return tmpfd;
+	}
+	for (size_t i = 0; i < pw->n; i++) {
+		const struct pw_ent *e = &pw->ents[i];
+		struct hs_shadow sh;
+		struct hs_aging ag;
+
+		records_for(e, sp, today, defaults, &sh, &ag);
+		r = hs_userdir_create(tmpfd, e->pw.name, e->pw.uid, g->auth_gid, &sh, &ag,
+				      shell_file_for(e));
+		if (r < 0) {
+			hs_warn("cannot create the directory of %s in %s: %s", e->pw.name, templ,
+				hs_strerror(r));
+			return r;
+		}
+	}
+	r = write_marker(tmpfd, HS_CONVERT_MARK_PWCONV, from_tcb ? SOURCE_TCB : SOURCE_SHADOW);
+	if (r == 0 && (fchown(tmpfd, 0, g->tree_gid) < 0 || fchmod(tmpfd, HS_TREE_MODE) < 0))
+		r = -errno;
+	if (r == 0)
+		r = fsync_dir(tmpfd);
+	if (r < 0)
+		hs_warn("cannot finish %s: %s", templ, hs_strerror(r));
+	return r;
+}
+
+static void print_next_steps(size_t n_users, size_t n_proxy, bool from_tcb)
+{
+	printf("%s: converted %zu users into %s (%zu now log in through %s).\n",
+	       hs_cli_prog(), n_users, HS_TREE_DIR, n_proxy, HS_SHELL_PROXY);
+	if (from_tcb)
+		printf("%s is left in place; remove it once logins work.\n", HS_ETC_TCB);
+	else
+		printf("%s and %s (the backup, which held hashes too) have been removed.\n",
+		       HS_ETC_SHADOW, HS_ETC_SHADOW "-");
+	printf("Next steps:\n"
+	       "  1. In /etc/nsswitch.conf, set:   shadow: hardened_shadow\n"
+	       "     pam_unix.so then reads the hashes through NSS in services that run\n"
+	       "     as root (login, su, sshd).  Its setgid helper unix_chkpwd cannot\n"
+	       "     reach the tree, so screen lockers running as the user need:\n"
+	       "  2. pam_hardened_shadow.so (when installed) in place of pam_unix.so in\n"
+	       "     /etc/pam.d (common-auth, common-account, common-password and\n"
+	       "     common-session on Debian), keeping the options, e.g.\n"
+	       "       auth     [success=1 default=ignore]  pam_hardened_shadow.so nullok\n"
+	       "       account  [success=1 new_authtok_reqd=done default=ignore]  pam_hardened_shadow.so\n"
+	       "       password [success=1 default=ignore]  pam_hardened_shadow.so yescrypt\n"
+	       "       session  required  pam_hardened_shadow.so\n"
+	       "  3. Keep a root shell open and test a login before logging out.\n");
+}
+
+/* The end of both directions, whatever happened: the locks released, our
+ * output out, then the signals that waited (a pending SIGINT ends us
+ * here). */
+static void convert_end(struct hs_locks *locks, sigset_t *saved)
+{
+	hs_lock_release(locks);
+	fflush(stdout);
+	fflush(stderr);
+	hs_signals_restore(saved);
+}
+
+/* The start of both directions: /etc opened, the locks taken, the
+ * signals blocked, leftovers of a crashed run removed, the tree's state.
+ * 0, or negative with nothing left held (reported). */
+static int convert_begin(int *etcfd, struct hs_locks *locks, const char *const files[], size_t n,
+			 sigset_t *saved, int *treefd, enum tree_state *state, bool *source_tcb)
+{
+	int r;
+
+	*etcfd = open_dir_ro(AT_FDCWD, ETC_DIR);
+	if (*etcfd < 0) {
+		hs_warn("cannot open %s: %s", ETC_DIR, hs_strerror(*etcfd));
+		return *etcfd;
+	}
+	r = take_locks(locks, files, n);
+	if (r < 0)
+		return r;
+	/* Signals wait from here to the end, after the locks are released
+	 * (waiting for them stays interruptible): a Ctrl-C in the middle
+	 * would leave a temporary tree (a root-only copy of every hash), a
+	 * half-done commit or rollback, and stale locks behind.  Only
+	 * SIGKILL remains; the next run cleans up after it. */
+	hs_signals_block(saved);
+	cleanup_leftovers(*etcfd);
+	r = tree_state(*etcfd, treefd, state, source_tcb);
+	if (r < 0)
+		convert_end(locks, saved);
+	return r;
+}
+
+int hs_convert_to_tree(const struct hs_convert_opts *opts)
+{
+	struct hs_locks locks = HS_LOCKS_INIT;
+	struct pwdb pw = { 0 };
+	struct spdb sp = { 0 };
+	struct hs_shells sh = { 0 };
+	struct group_plan g;
+	struct hs_buf out = { 0 };
+	_cleanup_close_ int etcfd = -1;
+	_cleanup_close_ int treefd = -1;
+	char tmpname[64] = "";
+	enum tree_state state;
+	bool source_tcb, changed, tree_in_place = false, shells_written = false;
+	size_t n_proxy = 0;
+	sigset_t saved;
+	int r;
+
+	r = convert_begin(&etcfd, &locks, lock_files_to_tree, HS_ARRAY_SIZE(lock_files_to_tree),
+			  &saved, &treefd, &state, &source_tcb);
+	if (r < 0)
+		return r;
+	switch (state) {
+	case TREE_ABSENT:
+		break;
+	case TREE_CLEAN:
+		if (file_exists_at(etcfd, SHADOW_NAME)) {
+			hs_warn("both %s and %s exist: the system is half converted; "
+				"move one of them away by hand (pwunconv does not guess either)",
+				HS_TREE_DIR, HS_ETC_SHADOW);
+			r = -EEXIST;
+			goto out;
+		}
+		hs_warn("nothing to do: %s already holds the accounts", HS_TREE_DIR);
+		r = HS_CONVERT_NOTHING;
+		goto out;
+	case TREE_PWUNCONV:
+		hs_warn("%s is left over by an interrupted pwunconv: run pwunconv again to finish it",
+			HS_TREE_DIR);
+		r = -EEXIST;
+		goto out;
+	case TREE_PWCONV:
+		if (!source_tcb && !file_exists_at(etcfd, SHADOW_NAME)) {
+			/* Only the last step (dropping the marker) was missing. */
+			if (unlinkat(etcfd, SHADOW_BACKUP, 0) < 0 && errno != ENOENT) {
+				r = -errno;
+				hs_warn("cannot remove %s-: %s", HS_ETC_SHADOW, hs_strerror(r));
+				goto out;
+			}
+			r = remove_marker(treefd, HS_CONVERT_MARK_PWCONV);
+			if (r < 0) {
+				hs_warn("cannot remove %s/%s: %s", HS_TREE_DIR,
+					HS_CONVERT_MARK_PWCONV, hs_strerror(r));
+				goto out;
+			}
+			hs_warn("finished an interrupted conversion");
+			r = HS_CONVERT_DONE;
+			goto out;
+		}
+		r = rollback_pwconv(etcfd, treefd);
+		if (r < 0)
+			goto out;
+		hs_close(treefd);
+		treefd = -1;
+		break;
+	}
+
+	/* 1. Read and validate everything; nothing has changed so far. */
+	if (opts->from_tcb && file_exists_at(etcfd, SHADOW_NAME)) {
+		hs_warn("%s exists next to %s: convert from one source only "
+			"(move %s away, or run pwconv without --from-tcb)",
+			HS_ETC_SHADOW, HS_ETC_TCB, HS_ETC_SHADOW);
+		r = -EEXIST;
+		goto out;
+	}
+	if ((r = pwdb_load(&pw)) < 0)
+		goto out;
+	r = opts->from_tcb ? spdb_load_tcb(&sp, &pw, etcfd) : spdb_load_shadow(&sp, &pw);
+	if (r < 0)
+		goto out;
+	if ((r = shells_load(&sh)) < 0)
+		goto out;
+	for (size_t i = 0; i < pw.n; i++) {
+		struct pw_ent *e = &pw.ents[i];
+
+		if (strcmp(e->pw.shell, HS_SHELL_PROXY) == 0) {
+			hs_warn("%s:%lu: %s already has %s as login shell, but %s does not exist; "
+				"set the real shell first", HS_ETC_PASSWD, e->lineno, e->pw.name,
+				HS_SHELL_PROXY, HS_TREE_DIR);
+			r = -HS_E_FORMAT;
+			goto out;
+		}
+		/* uid 0 keeps its real shell in /etc/passwd: root must be
+		 * able to log in to repair a damaged tree, and root changes
+		 * its own shell with root's tools anyway. */
+		e->proxy = e->pw.uid != 0 && shells_contains(&sh, e->pw.shell);
+		n_proxy += e->proxy;
+	}
+	if ((r = plan_groups(&g, true)) < 0)
+		goto out;
+	if ((r = pwdb_render(&pw, true, &out, &changed)) < 0)
+		goto out;
+
+	/* 2. The whole new tree, under a name nobody reads. */
+	r = build_tree(etcfd, &pw, &sp, &g, opts->from_tcb, tmpname, sizeof(tmpname));
+	if (r < 0)
+		goto out;
+
+	/* 3. Groups (kept even if a later step fails: harmless, and the
+	 * package's post-install creates them anyway). */
+	if ((r = create_groups(&g)) < 0)
+		goto out;
+
+	/* 4. Into place. */
+	if (renameat2(etcfd, tmpname, etcfd, TREE_NAME, RENAME_NOREPLACE) < 0) {
+		r = -errno;
+		hs_warn("cannot rename %s/%s to %s: %s", ETC_DIR, tmpname, HS_TREE_DIR,
+			hs_strerror(r));
+		goto commit_failed;
+	}
+	tree_in_place = true;
+	tmpname[0] = '\0';
+	if ((r = fsync_dir(etcfd)) < 0) {
+		hs_warn("cannot sync %s: %s", ETC_DIR, hs_strerror(r));
+		goto commit_failed;
+	}
+	/* 5. /etc/shells */
+	if (n_proxy && !shells_has_proxy(&sh)) {
+		if ((r = shells_write(&sh, true)) < 0)
+			goto commit_failed;
+		shells_written = true;
+	}
+	/* 6. /etc/passwd */
+	if (changed) {
+		r = hs_global_replace(HS_ETC_PASSWD, out.data, out.len, 0, 0, 0644);
+		if (r < 0) {
+			hs_warn("cannot write %s: %s", HS_ETC_PASSWD, hs_strerror(r));
+			goto commit_failed;
+		}
+	}
+	/* 7. The old hashes.  From here on we only move forward. */
+	treefd = open_dir_ro(etcfd, TREE_NAME);
+	if (!opts->from_tcb) {
+		if ((unlinkat(etcfd, SHADOW_BACKUP, 0) < 0 && errno != ENOENT) ||
+		    (unlinkat(etcfd, SHADOW_NAME, 0) < 0 && errno != ENOENT)) {
+			r = -errno;
+			hs_warn("cannot remove %s: %s; run pwconv again to finish", HS_ETC_SHADOW,
+				hs_strerror(r));
+			goto out;
+		}
+		fsync_dir(etcfd);
+	}
+	/* 8. Done. */
+	r = treefd < 0 ? treefd : remove_marker(treefd, HS_CONVERT_MARK_PWCONV);
+	if (r < 0) {
+		hs_warn("cannot remove %s/%s: %s; run pwconv again to finish", HS_TREE_DIR,
+			HS_CONVERT_MARK_PWCONV, hs_strerror(r));
+		goto out;
+	}
+	hs_flush_caches("passwd");
+	hs_flush_caches("shadow");
+	print_next_steps(pw.n, n_proxy, opts->from_tcb);
+	r = HS_CONVERT_DONE;
+	goto out;
+
+commit_failed:
+	/* /etc/passwd is unchanged here (its replace is atomic and was the
+	 * last step that can fail), so undoing means the shells and the tree. */
+	if (shells_written)
+		shells_restore(&sh);
+	if (tree_in_place) {
+		int e = remove_tree(etcfd, TREE_NAME);
+		if (e < 0)
+			hs_warn("cannot remove %s again: %s; run pwconv again to clean up",
+				HS_TREE_DIR, hs_strerror(e));
+	}
+out:
+	if (tmpname[0]) {
+		int e = remove_tree(etcfd, tmpname);
+		if (e < 0)
+			hs_warn("cannot remove %s/%s: %s", ETC_DIR, tmpname, hs_strerror(e));
+	}
+	hs_buf_free(&out);
+	hs_shells_free(&sh);
+	spdb_free(&sp);
+	pwdb_free(&pw);
+	convert_end(&locks, &saved);
+	return r;
+}
+
+/* ---------------------------------------------------------------- */
+/* pwunconv */
+
+/* Every directory in the tree must belong to a passwd user: removing the
+ * tree would otherwise silently drop an account's password. */
+static int check_tree_entries(int treefd, struct pwdb *pw)
+{
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	d = list_dir(treefd, HS_TREE_DIR, &r);
+	if (!d)
+		return r;
+	errno = 0;
+	while ((de = readdir(d))) {
+		if (!hs_tree_entry_is_user(de->d_name))
+			continue;
+		if (!pwdb_find(pw, de->d_name)) {
+			hs_warn("%s/%s: user %s is not in %s; remove the directory or add the user first",
+				HS_TREE_DIR, de->d_name, de->d_name, HS_ETC_PASSWD);
+			r = -HS_E_FORMAT;
+			break;
+		}
+		errno = 0;
+	}
+	if (r == 0 && errno) {
+		r = -errno;
+		hs_warn("cannot read %s: %s", HS_TREE_DIR, hs_strerror(r));
+	}
+	closedir(d);
+	return r;
+}
+
+/* Build the new /etc/shadow (in passwd order, unset fields empty as
+ * shadow-utils writes them) and collect the real shells of the proxy
+ * users.  Any unreadable file is an error naming it: the tree is the only
+ * copy of those hashes. */
+static int render_shadow(int treefd, struct pwdb *pw, struct hs_buf *out, size_t *n_users)
+{
+	char path[HS_PATH_FIELD_MAX + 64];
+	char buf[USERBUF_SIZE], shellbuf[USERBUF_SIZE];
+	const char *file = NULL;
+	size_t i;
+	int r = 0;
+
+	*n_users = 0;
+	for (i = 0; i < pw->n; i++) {
+		struct pw_ent *e = &pw->ents[i];
+		_cleanup_close_ int ufd = -1;
+		struct hs_shadow sh;
+		struct hs_aging ag;
+		struct hs_spwd sp;
+		const char *shell;
+		char *line = NULL;
+		bool proxy = strcmp(e->pw.shell, HS_SHELL_PROXY) == 0;
+
+		file = NULL;
+		ufd = hs_userdir_open(treefd, e->pw.name, e->pw.uid, NULL);
+		if (ufd == -ENOENT && !proxy) {
+			hs_warn("%s has no directory in %s: no %s entry written", e->pw.name,
+				HS_TREE_DIR, HS_ETC_SHADOW);
+			continue;
+		}
+		if (ufd < 0) {
+			r = ufd;
+			goto fail;
+		}
+		file = HS_FILE_SHADOW;
+		if ((r = hs_userdir_read_shadow(ufd, e->pw.uid, buf, sizeof(buf), &sh)) < 0)
+			goto fail;
+		file = HS_FILE_AGING;
+		if ((r = hs_userdir_read_aging(ufd, &ag)) < 0)
+			goto fail;
+		if (proxy) {
+			file = HS_FILE_SHELL;
+			r = hs_userdir_read_shell(ufd, e->pw.uid, shellbuf, sizeof(shellbuf), &shell);
+			if (r == 0 && (!hs_field_valid(shell) || strcmp(shell, HS_SHELL_PROXY) == 0))
+				r = -HS_E_FORMAT;
+			if (r < 0)
+				goto fail;
+			e->new_shell = strdup(shell);
+			if (!e->new_shell) {
+				r = -ENOMEM;
+				goto fail;
+			}
+		}
+		file = HS_FILE_SHADOW;
+		sp = (struct hs_spwd){
+			.name = e->pw.name, .hash = sh.hash, .lstchg = sh.lstchg,
+			.min = ag.min, .max = ag.max, .warn = ag.warn, .inact = ag.inact,
+			.expire = ag.expire, .flag = (char *)"", .minus_one = 0,
+		};
+		r = hs_spwd_format(&sp, &line);
+		hs_wipe(buf, sizeof(buf));
+		if (r < 0)
+			goto fail;
+		r = hs_buf_append(out, line, strlen(line));
+		hs_free_secret(line);
+		if (r < 0)
+			goto fail;
+		(*n_users)++;
+	}
+	return 0;
+fail:
+	hs_wipe(buf, sizeof(buf));
+	hs_warn("cannot read %s: %s",
+		hs_userdir_path(path, sizeof(path), pw->ents[i].pw.name, file), hs_strerror(r));
+	return r;
+}
+
+int hs_convert_to_classic(const struct hs_convert_opts *opts)
+{
+	struct hs_locks locks = HS_LOCKS_INIT;
+	struct pwdb pw = { 0 };
+	struct hs_shells sh = { 0 };
+	struct group_plan g;
+	struct hs_buf shadow = { 0 }, passwd = { 0 };
+	_cleanup_close_ int etcfd = -1;
+	_cleanup_close_ int treefd = -1;
+	enum tree_state state;
+	bool source_tcb, changed, shadow_existed, marker_written = false;
+	size_t n_users = 0;
+	sigset_t saved;
+	int r;
+
+	(void)opts;
+	r = convert_begin(&etcfd, &locks, lock_files_to_classic,
+			  HS_ARRAY_SIZE(lock_files_to_classic), &saved, &treefd, &state,
+			  &source_tcb);
+	if (r < 0)
+		return r;
+	shadow_existed = file_exists_at(etcfd, SHADOW_NAME);
+	switch (state) {
+	case TREE_ABSENT:
+		hs_warn("nothing to do: %s does not exist", HS_TREE_DIR);
+		r = HS_CONVERT_NOTHING;
+		goto out;
+	case TREE_CLEAN:
+		if (shadow_existed) {
+			hs_warn("both %s and %s exist: the system is half converted; "
+				"move one of them away by hand (pwconv does not guess either)",
+				HS_TREE_DIR, HS_ETC_SHADOW);
+			r = -EEXIST;
+			goto out;
+		}
+		break;
+	case TREE_PWUNCONV:
+		/* Redo everything from the tree, which is still authoritative. */
+		hs_warn("finishing an interrupted pwunconv");
+		marker_written = true;
+		break;
+	case TREE_PWCONV:
+		if (source_tcb || shadow_existed) {
+			r = rollback_pwconv(etcfd, treefd);
+			r = r < 0 ? r : HS_CONVERT_ROLLED_BACK;
+			goto out;
+		}
+		/* pwconv had finished all but dropping its marker. */
+		if ((r = remove_marker(treefd, HS_CONVERT_MARK_PWCONV)) < 0) {
+			hs_warn("cannot remove %s/%s: %s", HS_TREE_DIR, HS_CONVERT_MARK_PWCONV,
+				hs_strerror(r));
+			goto out;
+		}
+		break;
+	}
+
+	/* 1. Read everything. */
+	if ((r = pwdb_load(&pw)) < 0)
+		goto out;
+	if ((r = check_tree_entries(treefd, &pw)) < 0)
+		goto out;
+	if ((r = render_shadow(treefd, &pw, &shadow, &n_users)) < 0)
+		goto out;
+	if ((r = pwdb_render(&pw, false, &passwd, &changed)) < 0)
+		goto out;
+	if ((r = plan_groups(&g, false)) < 0)
+		goto out;
+	if ((r = shells_load(&sh)) < 0)
+		goto out;
+
+	/* 2. Marker: from here on, a crash is finished by the next pwunconv. */
+	if (!marker_written) {
+		r = write_marker(treefd, HS_CONVERT_MARK_PWUNCONV, SOURCE_SHADOW);
+		if (r < 0) {
+			hs_warn("cannot write %s/%s: %s", HS_TREE_DIR, HS_CONVERT_MARK_PWUNCONV,
+				hs_strerror(r));
+			goto out;
+		}
+	}
+	/* 3. /etc/shadow, root:shadow 0640 as Debian ships it. */
+	r = hs_global_replace(HS_ETC_SHADOW, shadow.data ? shadow.data : "", shadow.len, 0,
+			      g.shadow_group_found ? g.shadow_gid : 0, 0640);
+	if (r < 0) {
+		hs_warn("cannot write %s: %s", HS_ETC_SHADOW, hs_strerror(r));
+		goto undo;
+	}
+	/* 4. /etc/passwd, then /etc/shells (cosmetic, failure only warns). */
+	if (changed) {
+		r = hs_global_replace(HS_ETC_PASSWD, passwd.data, passwd.len, 0, 0, 0644);
+		if (r < 0) {
+			hs_warn("cannot write %s: %s", HS_ETC_PASSWD, hs_strerror(r));
+			if (!shadow_existed)
+				unlinkat(etcfd, SHADOW_NAME, 0);
+			goto undo;
+		}
+	}
+	if (shells_has_proxy(&sh))
+		shells_write(&sh, false);
+	/* 5. The tree goes, marker and all. */
+	hs_close(treefd);
+	treefd = -1;
+	r = remove_tree(etcfd, TREE_NAME);
+	if (r < 0) {
+		/* The classic files are complete; only a directory is left. */
+		hs_warn("cannot remove %s: %s; run pwunconv again to finish", HS_TREE_DIR,
+			hs_strerror(r));
+		goto out;
+	}
+	hs_flush_caches("passwd");
+	hs_flush_caches("shadow");
+	printf("%s: wrote %zu entries to %s and removed %s.\n"
+	       "Put pam_unix.so back in /etc/pam.d and \"shadow: files\" in /etc/nsswitch.conf.\n",
+	       hs_cli_prog(), n_users, HS_ETC_SHADOW, HS_TREE_DIR);
+	r = HS_CONVERT_DONE;
+	goto out;
+
+undo:
+	if (state != TREE_PWUNCONV)
+		remove_marker(treefd, HS_CONVERT_MARK_PWUNCONV);
+out:
+	hs_buf_free(&passwd);
+	if (shadow.data)
+		hs_wipe(shadow.data, shadow.len);
+	hs_buf_free(&shadow);
+	hs_shells_free(&sh);
+	pwdb_free(&pw);
+	convert_end(&locks, &saved);
+	return r;
+}
+
+/* ---------------------------------------------------------------- */
+/* pwconv and pwunconv: one main, two directions. */
+
+/* Exit codes: shadow-utils' pwconv(8) and pwunconv(8) document none; we
+ * use 0 success, 1 failure (nothing changed) and 2 for bad usage, as its
+ * other tools do. */
+#define CONVERT_EXIT_USAGE 2
+
+static _Noreturn void convert_usage(FILE *f, int status, bool to_tree)
+{
+	fprintf(f,
+		"Usage: %s [options]\n"
+		"\n"
+		"Move the password hashes, aging data and login shells from%s\n"
+		"%s.\n"
+		"\n"
+		"Options:\n"
+		"%s"
+		"  -h, --help                    display this help message and exit\n"
+		"  -V, --version                 display the version and exit\n",
+		hs_cli_prog(), to_tree ? " /etc/shadow" : "",
+		to_tree ? "(or /etc/tcb) into /etc/hardened-shadow"
+			: "/etc/hardened-shadow back into /etc/shadow and /etc/passwd",
+		to_tree ? "      --from-tcb                import /etc/tcb/USER/shadow instead of "
+			  "/etc/shadow\n" : "");
+	exit(status);
+}
+
+int hs_convert_main(int argc, char **argv, bool to_tree)
+{
+	static const struct option longopts[] = {
+		{ "from-tcb", no_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "root", required_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *prog = to_tree ? "pwconv" : "pwunconv";
+	struct hs_convert_opts opts = { .from_tcb = false };
+	int c, r;
+
+	hs_cli_set_prog(hs_privileged_init(argc, argv, prog));
+	/* pwunconv has no --from-tcb: skip its entry */
+	while ((c = getopt_long(argc, argv, "hVR:", longopts + !to_tree, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			opts.from_tcb = true;
+			break;
+		case 'h':
+			convert_usage(stdout, 0, to_tree);
+		case 'V':
+			hs_print_version();
+		case 'R':
+			hs_die(CONVERT_EXIT_USAGE, "option --root is not supported; run %s inside "
+			       "the root instead (chroot %s %s)", prog, optarg, prog);
+		default:
+			convert_usage(stderr, CONVERT_EXIT_USAGE, to_tree);
+		}
+	}
+	if (optind < argc) {
+		hs_warn("unexpected argument: %s", argv[optind]);
+		convert_usage(stderr, CONVERT_EXIT_USAGE, to_tree);
+	}
+	if (!hs_caller_is_root())
+		hs_die(1, "permission denied: only root may convert the account files");
+	r = to_tree ? hs_convert_to_tree(&opts) : hs_convert_to_classic(&opts);
+	return r < 0 ? 1 : 0;
+}
