@@ -7,11 +7,20 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <limits.h>
 #include <time.h>
 
 #include "util.h"
 
 #define SECONDS_PER_DAY 86400L
+
+/* lstchg + max - today, clamped to long: the days a warning names. */
+static long days_until(long lstchg, long max, long today)
+{
+	long long d = (long long)lstchg + max - today;
+
+	return d > LONG_MAX ? LONG_MAX : (long)d;
+}
 
 enum hs_acct_state hs_account_state(long lstchg, const struct hs_aging *a, long today,
                                     long *days_left, bool *forced_by_admin)
@@ -37,18 +46,20 @@ enum hs_acct_state hs_account_state(long lstchg, const struct hs_aging *a, long 
 	if (today < lstchg)
 		return HS_ACCT_OK;   /* changed "in the future": pam_unix lets it pass */
 
+	/* Fields go up to 2^31-1 ("never"); sums are taken in long long so
+	 * that they cannot wrap where long has 32 bits. */
 	since = today - lstchg;
 	if (a->max != HS_UNSET && a->inact != HS_UNSET && since > a->max && since > a->inact &&
-	    since > a->max + a->inact) {
+	    since > (long long)a->max + a->inact) {
 		if (days_left)
-			*days_left = lstchg + a->max - today;
+			*days_left = days_until(lstchg, a->max, today);
 		return HS_ACCT_AUTHTOK_EXPIRED;
 	}
 	if (a->max != HS_UNSET && since > a->max)
 		return HS_ACCT_NEW_AUTHTOK_REQD;
 	if (a->max != HS_UNSET && a->warn != HS_UNSET && since > a->max - a->warn) {
 		if (days_left)
-			*days_left = lstchg + a->max - today;
+			*days_left = days_until(lstchg, a->max, today);
 		return HS_ACCT_WARN;
 	}
 	return HS_ACCT_OK;

@@ -23,7 +23,7 @@
 #include <sys/types.h>
 
 #define HS_UNSET     (-1L)
-#define HS_DAYS_MAX  99999999L     /* far beyond any date; no overflow in days*86400 */
+#define HS_DAYS_MAX  2147483647L   /* 2^31-1, as shadow-utils and admins write "never" */
 #define HS_ID_MAX    4294967294UL  /* (uid_t)-1 is reserved */
 #define HS_HASH_MAX  512           /* bytes of a password hash field */
 #define HS_PATH_FIELD_MAX 4096     /* home directory / shell path */
