@@ -26,7 +26,6 @@
 #include "records.h"
 #include "util.h"
 
-extern char **environ;
 
 /* The path of the caller's shell file, for messages only. */
 static const char *shell_file_name(char *buf, size_t size)
@@ -56,10 +55,15 @@ static size_t ask_helper(char *buf, size_t size)
 		hs_die(1, "cannot fork: %s", strerror(errno));
 	if (pid == 0) {
 		char *const hargv[] = { (char *)"shell-helper", NULL };
+		/* The helper is setgid and needs nothing from the caller's
+		 * environment: an empty one leaves the caller no lever on it
+		 * (locale, TZ, EDITOR, PAGER, INPUTRC, SHELL), whatever its own
+		 * allow-list would keep. */
+		char *const henvp[] = { NULL };
 
 		if (dup2(pfd[1], STDOUT_FILENO) < 0)
 			_exit(127);
-		execve(HS_SHELL_HELPER, hargv, environ);
+		execve(HS_SHELL_HELPER, hargv, henvp);
 		hs_warn("cannot run %s: %s", HS_SHELL_HELPER, strerror(errno));
 		_exit(127);
 	}

@@ -196,6 +196,19 @@ def test_helper_environment_does_not_steer_it(conv):
     assert res.stdout == "ok\n"
 
 
+def test_helper_gets_an_empty_environment(conv):
+    # Stand a recorder in for the helper: whatever the proxy passes reaches it.
+    conv.write(HELPER, "#!/bin/sh\nenv > /tmp/helper-env\necho /bin/bash\n", mode=0o755)
+    res = conv.run([PROXY, "-c", "echo ok"], user="alice",
+                   env={"EDITOR": "/tmp/evil", "PAGER": "/tmp/evil", "INPUTRC": "/tmp/x",
+                        "LC_ALL": "C.UTF-8", "LANGUAGE": "de", "TZ": "/tmp/tz",
+                        "SHELL": "/tmp/evil", "TERM": "xterm"})
+    assert res.stdout == "ok\n"
+    seen = [line.split("=", 1)[0] for line in conv.read("/tmp/helper-env").splitlines()]
+    # /bin/sh itself adds PWD (and dash nothing else) to an empty environment
+    assert set(seen) <= {"PWD", "OLDPWD", "SHLVL", "_"}, seen
+
+
 def test_user_without_directory(conv):
     conv.run(["rm", "-rf", "/etc/hardened-shadow/alice"])
     # (su itself now fails in PAM: no hash anywhere)
