@@ -970,8 +970,12 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	(void)hs_userdir_unlock(e->udirfd);
 	hs_wipe(newhash, sizeof newhash);
 	if (r < 0) {
-		pam_syslog(pamh, LOG_ERR, "cannot write %s: %s",
-		           hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW), hs_strerror(r));
+		hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW);
+		pam_syslog(pamh, LOG_ERR, "cannot write %s: %s", path, hs_strerror(r));
+		/* The user sees the cause too (a full or read-only /etc is
+		 * theirs to report), not only libpam's "Authentication token
+		 * manipulation error"; an error, so even PAM_SILENT shows it. */
+		pam_error(pamh, "cannot write %s: %s", path, hs_strerror(r));
 		return PAM_AUTHTOK_ERR;
 	}
 	pam_syslog(pamh, LOG_NOTICE, "password changed for %s", e->name);

@@ -1,0 +1,45 @@
+"""A full /etc during a password change through the PAM module: the user is told the file
+system is full, in the message they see, not only libpam's "Authentication token
+manipulation error"; the stored hash is unchanged and no temporary file is left."""
+
+import os
+
+import sandbox
+import test_passwd as tp
+
+CHPASSWD = "/usr/sbin/chpasswd"
+
+
+def fill(sb):
+    # fill the root's tmpfs; the locks need no new blocks, the new shadow file does
+    sb.sh("dd if=/dev/zero of=/fill bs=64k 2>/dev/null; "
+          "dd if=/dev/zero of=/fill2 bs=1k 2>/dev/null; "
+          "dd if=/dev/zero of=/fill3 bs=1 2>/dev/null", check=False)
+
+
+def test_passwd_and_chpasswd_name_the_full_disk(base):
+    with sandbox.Sandbox(base, size="48m") as sb:
+        tp.make_users(sb)
+        tp.convert(sb)
+        tp.use_module(sb)
+        before = tp.shadow_line(sb, "alice")
+        fill(sb)
+
+        res = tp.run(sb, [tp.PASSWD, "--stdin"], user="alice",
+                     input="alice-old-1\nTulip-full-7\n")
+        assert res.returncode == 10, res
+        assert "/etc/hardened-shadow/alice/shadow: No space left on device" in res.stderr, res
+        res = tp.run(sb, [tp.PASSWD, "--stdin", "alice"], input="Tulip-full-8\n")
+        assert res.returncode == 10, res
+        assert "No space left on device" in res.stderr, res
+        res = tp.run(sb, [CHPASSWD], input="alice:Tulip-full-9\n")
+        assert res.returncode == 1, res
+        assert "No space left on device" in res.stderr, res
+
+        assert tp.shadow_line(sb, "alice") == before
+        assert tp.temp_files(sb, "alice") == []
+        # with room again the same change goes through
+        sb.run(["rm", "-f", "/fill", "/fill2", "/fill3"])
+        res = tp.run(sb, [tp.PASSWD, "--stdin", "alice"], input="Tulip-full-8\n")
+        assert res.returncode == 0, res
+        assert tp.verify("Tulip-full-8", tp.hash_of(sb, "alice"))
