@@ -6,7 +6,7 @@
 #include <string.h>
 #include <syslog.h>
 
-#include <security/pam_misc.h>
+#include "ttyconv.h"
 
 #include "cli.h"
 #include "util.h"
@@ -69,7 +69,7 @@ fail:
 
 int hs_pam_authenticate(const char *service, const char *user)
 {
-	struct pam_conv conv = { misc_conv, NULL };
+	struct pam_conv conv = { hs_ttyconv, NULL };
 	pam_handle_t *pamh = NULL;
 	int r;
 

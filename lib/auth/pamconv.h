@@ -1,6 +1,6 @@
 /* PAM plumbing shared by the programs that talk to libpam (chsh, chfn,
  * passwd, chpasswd).  A library of its own, linked with libpam and
- * libpam_misc, so the core library (which the NSS module links) never
+ * nothing else, so the core library (which the NSS module links) never
  * depends on PAM. */
 #ifndef HS_PAMCONV_H
 #define HS_PAMCONV_H
@@ -31,7 +31,7 @@ int hs_pam_script_conv(int num_msg, const struct pam_message **msg,
                        struct pam_response **resp, void *appdata);
 
 /* Authenticate the caller for a self-service tool, as shadow-utils does:
- * pam_start(service, user) with libpam_misc's terminal conversation, then
+ * pam_start(service, user) with our terminal conversation (ttyconv.h), then
  * pam_authenticate and pam_acct_mgmt (root passes through pam_rootok in
  * Debian's stacks).  On failure prints "PROG: PAM: REASON" on stderr,
  * logs REASON (LOG_ERR, the caller's openlog) and returns -1; the caller

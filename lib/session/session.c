@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <security/pam_misc.h>
+#include "ttyconv.h"
 
 #include "cli.h"
 #include "config.h"
@@ -240,7 +240,7 @@ static int conversation(int n, const struct pam_message **msg, struct pam_respon
 		*resp = NULL;
 		return PAM_SUCCESS;
 	}
-	return misc_conv(n, msg, resp, NULL);
+	return hs_ttyconv(n, msg, resp, NULL);
 }
 
 int hs_session_start(struct hs_session *s, const char *service, const char *user,

@@ -88,7 +88,7 @@ struct hs_session {
 	bool have_cred, have_session;
 };
 
-/* pam_start(service, user) with a misc_conv-based conversation, then
+/* pam_start(service, user) with our terminal conversation (hs_ttyconv), then
  * PAM_TTY, PAM_RUSER and PAM_RHOST where given.  Returns a PAM status;
  * on failure nothing is left to end. */
 int hs_session_start(struct hs_session *s, const char *service, const char *user,

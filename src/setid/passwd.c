@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include <security/pam_appl.h>
-#include <security/pam_misc.h>
+#include "ttyconv.h"
 
 #include "account.h"
 #include "cli.h"
@@ -435,7 +435,7 @@ static const char *stdin_answer(void *ctx, const char *prompt)
 
 static int change_password(const char *user, const struct options *o)
 {
-	struct pam_conv conv = { misc_conv, NULL };
+	struct pam_conv conv = { hs_ttyconv, NULL };
 	struct hs_pam_script script = { .hidden = stdin_answer, .ctx = &secrets };
 	pam_handle_t *pamh = NULL;
 	int flags = 0, r;
