@@ -288,7 +288,7 @@ def test_aging_flags_write_the_root_owned_aging_file(conv):
     st = conv.lstat("%s/bob/aging" % TREE)
     auth = conv.getgrnam("hardened-shadow-auth")[1]
     assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (0, auth, 0o644)
-    for bad in ("abc", "-2", "1e3", "+5", "07", "100000000", ""):
+    for bad in ("abc", "-2", "1e3", "+5", "07", "2147483648", ""):
         res = run(conv, [PASSWD, "-x", bad, "bob"])
         assert res.returncode == 6, bad
         assert res.stderr.startswith("passwd: invalid numeric argument '%s'\n" % bad)
