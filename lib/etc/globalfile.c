@@ -379,50 +379,15 @@ void hs_lock_release(struct hs_locks *l)
 	l->pwd_lock_fd = -1;
 }
 
-/* Split path into an fd of its directory and its last component.  The
- * directory part may contain symlinks (e.g. a test root); the last
- * component never is followed. */
-static int open_parent(const char *path, const char **base)
-{
-	const char *slash = strrchr(path, '/');
-	int fd;
-
-	if (!slash) {
-		*base = path;
-		fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	} else if (slash == path) {
-		*base = slash + 1;
-		fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	} else {
-		_cleanup_free_ char *dir = strndup(path, (size_t)(slash - path));
-		if (!dir)
-			return -ENOMEM;
-		*base = slash + 1;
-		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	}
-	if (fd < 0)
-		return -errno;
-	if (!hs_is_single_component(*base)) {
-		hs_close(fd);
-		return -EINVAL;
-	}
-	return fd;
-}
-
 int hs_global_read(const char *path, char **data, size_t *len)
 {
 	const struct hs_file_expect ex = {
 		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
 	};
-	const char *base;
-	_cleanup_close_ int dirfd = -1;
 
-	if (!path || !data || !len)
+	if (!path)
 		return -EINVAL;
-	dirfd = open_parent(path, &base);
-	if (dirfd < 0)
-		return dirfd;
-	return hs_read_file_alloc_at(dirfd, base, &ex, data, len, NULL);
+	return hs_read_file_alloc_path(path, &ex, data, len);
 }
 
 int hs_global_replace(const char *path, const char *data, size_t len,
@@ -460,7 +425,7 @@ int hs_global_replace_iov(const char *path, const struct iovec *iov, size_t n,
 		len += iov[i].iov_len;
 	if (len > HS_GLOBALFILE_MAX)
 		return -HS_E_TOOBIG;
-	dirfd = open_parent(path, &base);
+	dirfd = hs_open_parent(path, &base);
 	if (dirfd < 0)
 		return dirfd;
 	backup = path_with_suffix(base, "-");

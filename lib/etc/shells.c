@@ -11,8 +11,9 @@
 #include <unistd.h>
 
 #include "fileio.h"
-#include "globalfile.h"
+#include "layout.h"
 #include "records.h"
+#include "strbuf.h"
 #include "util.h"
 
 static void set_error(struct hs_shells *s, const char *fmt, ...)
@@ -61,6 +62,11 @@ static int grow(struct hs_shells *s)
 
 int hs_shells_load(struct hs_shells *s, const char *path)
 {
+	/* a read, not a global-file operation: su and chsh need no lock
+	 * and no writer to check a shell */
+	const struct hs_file_expect ex = {
+		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
+	};
 	struct hs_line_iter it;
 	const char *line;
 	size_t llen;
@@ -76,7 +82,7 @@ int hs_shells_load(struct hs_shells *s, const char *path)
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = hs_global_read(path, &s->data, &s->len);
+	r = hs_read_file_alloc_path(path, &ex, &s->data, &s->len);
 	if (r == -ENOENT) {
 		s->data = strdup("");
 		s->len = 0;
@@ -160,27 +166,6 @@ int hs_shells_remove(struct hs_shells *s, const char *shell)
 	return n;
 }
 
-static int open_parent(const char *path, const char **base)
-{
-	const char *slash = strrchr(path, '/');
-	_cleanup_free_ char *dir = NULL;
-	int fd;
-
-	if (!slash) {
-		*base = path;
-		dir = strdup(".");
-	} else {
-		*base = slash + 1;
-		dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
-	}
-	if (!dir)
-		return -ENOMEM;
-	if (!hs_is_single_component(*base))
-		return -EINVAL;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
 /* hs_replace_file_at keeping the current owner and mode (root:root 0644 for
  * a new file). */
 static int replace(const char *path, const char *data, size_t len)
@@ -192,7 +177,7 @@ static int replace(const char *path, const char *data, size_t len)
 	gid_t gid = 0;
 	mode_t mode = 0644;
 
-	dirfd = open_parent(path, &base);
+	dirfd = hs_open_parent(path, &base);
 	if (dirfd < 0)
 		return dirfd;
 	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {

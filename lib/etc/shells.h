@@ -33,7 +33,7 @@ struct hs_shells {
 	size_t len, cap_lines;
 };
 
-/* Read path (hs_global_read: regular file, no symlink).  A missing file is
+/* Read path (hs_read_file_alloc_path: regular file, no symlink).  A missing file is
  * an empty list with present = false (getusershell then offers /bin/sh and
  * /bin/csh; writing creates the file, root:root 0644). */
 int hs_shells_load(struct hs_shells *s, const char *path);

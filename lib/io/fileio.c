@@ -38,6 +38,30 @@ bool hs_is_single_component(const char *name)
 	return true;
 }
 
+int hs_open_parent(const char *path, const char **base)
+{
+	const char *slash;
+	int fd;
+
+	if (!path || !base)
+		return -EINVAL;
+	slash = strrchr(path, '/');
+	*base = slash ? slash + 1 : path;
+	if (!hs_is_single_component(*base))
+		return -EINVAL;
+	if (!slash) {
+		fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	} else if (slash == path) {
+		fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		_cleanup_free_ char *dir = strndup(path, (size_t)(slash - path));
+		if (!dir)
+			return -ENOMEM;
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
 int hs_check_file_stat(const struct stat *st, const struct hs_file_expect *ex)
 {
 	if (!st || !ex)
@@ -375,4 +399,18 @@ int hs_open_dir_at(int dirfd, const char *name, struct stat *st_out)
 	if (st_out)
 		*st_out = st;
 	return fd;
+}
+
+int hs_read_file_alloc_path(const char *path, const struct hs_file_expect *ex,
+                            char **data, size_t *len)
+{
+	_cleanup_close_ int dirfd = -1;
+	const char *base;
+
+	if (!data || !len || !ex)
+		return -EINVAL;
+	dirfd = hs_open_parent(path, &base);
+	if (dirfd < 0)
+		return dirfd;
+	return hs_read_file_alloc_at(dirfd, base, ex, data, len, NULL);
 }

@@ -46,6 +46,19 @@ int hs_read_trusted_path(const char *path, const struct hs_file_expect *ex,
 int hs_read_file_alloc_at(int dirfd, const char *name, const struct hs_file_expect *ex,
                           char **data, size_t *len, struct stat *st_out);
 
+/* Split path into an fd of its directory (O_DIRECTORY|O_CLOEXEC) and its
+ * last component (*base points into path).  The directory part may hold
+ * symlinks (a test root, /etc on some systems); the last component is
+ * never followed by the callers, which open it with *_at().  Returns the
+ * fd, or -EINVAL when the last component is empty, "." or "..". */
+int hs_open_parent(const char *path, const char **base);
+
+/* hs_read_file_alloc_at on path's last component, relative to
+ * hs_open_parent(path): the read-only way to load /etc/shells, /etc/subuid,
+ * /etc/gshadow and the like without the global-file writer. */
+int hs_read_file_alloc_path(const char *path, const struct hs_file_expect *ex,
+                            char **data, size_t *len);
+
 /* Atomically replace dirfd/name with data (DESIGN section 3): temp file
  * ".NAME.XXXXXXXXXXXX" (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), write all,
  * fchown to uid:gid when they differ from what the file got (HS_ANY_* =

@@ -40,10 +40,10 @@
 #include <unistd.h>
 
 #include "account.h"
-#include "accountdb.h"
 #include "cli.h"
 #include "config.h"
 #include "envname.h"
+#include "gshadow_read.h"
 #include "hash.h"
 #include "layout.h"
 #include "names.h"
@@ -392,7 +392,7 @@ int main(int argc, char **argv, char **envp)
 	_cleanup_free_ char *pwbuf = NULL;
 	_cleanup_free_ char *grbuf = NULL;
 	_cleanup_free_ gid_t *groups = NULL;
-	struct hs_accountdb gshadow = HS_ACCOUNTDB_INIT;
+	struct hs_gshadow_entry gshadow = HS_GSHADOW_ENTRY_INIT;
 	struct passwd pw;
 	struct group gr;
 	bool login = false;
@@ -491,22 +491,20 @@ int main(int argc, char **argv, char **envp)
 	bool member = getuid() == 0 || gr.gr_gid == pw.pw_gid ||
 		      gid_in(groups, n_groups, gr.gr_gid) || in_member_list(gr.gr_mem, pw.pw_name);
 	if (!member) {
-		r = hs_accountdb_load(&gshadow, HS_DB_GSHADOW, HS_ETC_GSHADOW,
-				      HS_DB_LENIENT | HS_DB_MISSING_OK);
+		r = hs_gshadow_read_group(HS_ETC_GSHADOW, group, &gshadow);
 		if (r < 0) {
-			hs_warn("%s", gshadow.error);
-			hs_accountdb_free(&gshadow);
+			hs_warn("cannot read %s: %s", HS_ETC_GSHADOW, hs_strerror(r));
+			hs_gshadow_entry_free(&gshadow);
 			failure();
 		}
-		long i = hs_accountdb_find(&gshadow, group);
-		const union hs_dbrec *gs = i >= 0 ? hs_accountdb_get(&gshadow, (size_t)i) : NULL;
-		if (gs && hs_list_contains(gs->gs.members, pw.pw_name))
+		const struct hs_gshadow *gs = gshadow.found ? &gshadow.gs : NULL;
+		if (gs && hs_list_contains(gs->members, pw.pw_name))
 			member = true;
 		else
 			check_group_password(pw.pw_name, group,
-					     gs ? gs->gs.passwd : (gr.gr_passwd ? gr.gr_passwd : ""));
+					     gs ? gs->passwd : (gr.gr_passwd ? gr.gr_passwd : ""));
 		/* wipes the hashes */
-		hs_accountdb_free(&gshadow);
+		hs_gshadow_entry_free(&gshadow);
 	}
 
 	if (syslog_enabled())

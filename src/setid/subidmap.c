@@ -38,11 +38,11 @@
 #include <unistd.h>
 
 #include "account.h"
-#include "accountdb.h"
 #include "cli.h"
 #include "layout.h"
 #include "privs.h"
 #include "records.h"
+#include "subid_read.h"
 #include "util.h"
 
 /* ---- ranges ---- */
@@ -132,43 +132,46 @@ static bool owner_matches(const char *owner, const char *name, unsigned long id)
 	       hs_parse_ulong(owner, 0, HS_ID_MAX, &n) == 0 && n == id;
 }
 
+struct grants_ctx {
+	const char *name;
+	unsigned long id;
+	struct hs_subid_grants *g;
+	size_t cap;
+};
+
+static int add_grant(const struct hs_subid *rec, void *ctx)
+{
+	struct grants_ctx *c = ctx;
+	struct hs_subid_grants *g = c->g;
+
+	if (!owner_matches(rec->owner, c->name, c->id))
+		return 0;
+	if (g->n == c->cap) {
+		size_t ncap = c->cap ? 2 * c->cap : 8;
+		struct hs_idmap_range *nr = reallocarray(g->r, ncap, sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		g->r = nr;
+		c->cap = ncap;
+	}
+	g->r[g->n++] = (struct hs_idmap_range){ .outside = rec->start, .count = rec->count };
+	return 0;
+}
+
 int hs_subid_grants_load(const char *path, const char *name, unsigned long id,
                          struct hs_subid_grants *g, char *err, size_t errsize)
 {
-	struct hs_accountdb db = HS_ACCOUNTDB_INIT;
-	size_t n = 0;
+	struct grants_ctx c = { .name = name, .id = id, .g = g };
 	int r;
 
 	g->r = NULL;
 	g->n = 0;
-	r = hs_accountdb_load(&db, HS_DB_SUBID, path, HS_DB_LENIENT | HS_DB_MISSING_OK);
+	r = hs_subid_read(path, add_grant, &c);
 	if (r < 0) {
-		snprintf(err, errsize, "%s", db.error);
-		hs_accountdb_free(&db);
+		snprintf(err, errsize, "cannot read %s: %s", path, hs_strerror(r));
+		hs_subid_grants_free(g);
 		return r;
 	}
-	for (size_t i = 0; i < db.n_lines; i++) {
-		const union hs_dbrec *rec = hs_accountdb_get(&db, i);
-		if (rec && owner_matches(rec->sub.owner, name, id))
-			n++;
-	}
-	if (n > 0) {
-		g->r = calloc(n, sizeof *g->r);
-		if (!g->r) {
-			snprintf(err, errsize, "cannot read %s: %s", path, hs_strerror(-ENOMEM));
-			hs_accountdb_free(&db);
-			return -ENOMEM;
-		}
-	}
-	for (size_t i = 0; i < db.n_lines; i++) {
-		const union hs_dbrec *rec = hs_accountdb_get(&db, i);
-		if (rec && owner_matches(rec->sub.owner, name, id)) {
-			g->r[g->n].outside = rec->sub.start;
-			g->r[g->n].count = rec->sub.count;
-			g->n++;
-		}
-	}
-	hs_accountdb_free(&db);
 
 	/* merge overlapping and adjacent lines: a request may span them, as
 	 * shadow-utils' have_range() allows */
