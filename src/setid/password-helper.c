@@ -29,6 +29,7 @@
 
 #include "account.h"
 #include "cli.h"
+#include "confine.h"
 #include "hash.h"
 #include "layout.h"
 #include "names.h"
@@ -147,6 +148,18 @@ static int open_own_dir(const char *user, uid_t uid)
 	return fd;
 }
 
+/* From here on the kernel, not only our checks, keeps the helper to
+ * reading the caller's directory, with a short list of system calls:
+ * whatever the input does to it, it can reach nothing else.  Runs before
+ * any input is read. */
+static void confine_to(int udirfd)
+{
+	int r = hs_confine_helper(udirfd);
+
+	if (r < 0 && r != -ENOSYS)
+		hs_die(HS_PWHELPER_ERROR, "cannot confine itself: %s", hs_strerror(r));
+}
+
 static void read_own_shadow(int udirfd, const char *user, uid_t uid, struct hs_shadow *sh)
 {
 	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
@@ -197,8 +210,9 @@ static int do_verify(const char *user, uid_t uid)
 	struct hs_shadow sh;
 	int r;
 
-	read_password();
 	udirfd = open_own_dir(user, uid);
+	confine_to(udirfd);
+	read_password();
 	lock_user(udirfd, user);
 	read_own_shadow(udirfd, user, uid, &sh);
 	r = hs_verify_password(password, sh.hash, false);
@@ -223,6 +237,7 @@ static int do_account(const char *user, uid_t uid)
 	int r;
 
 	udirfd = open_own_dir(user, uid);
+	confine_to(udirfd);
 	read_own_shadow(udirfd, user, uid, &sh);
 	lstchg = sh.lstchg;
 	wipe_secrets();
@@ -250,7 +265,10 @@ int main(int argc, char **argv)
 	if (atexit(wipe_secrets) != 0)
 		hs_die(HS_PWHELPER_ERROR, "cannot register the exit handler");
 	/* a fixed tag: argv[0] is the caller's choice */
-	openlog("password-helper", LOG_PID, LOG_AUTHPRIV);
+	/* connected now (NDELAY), and the time zone loaded: once confined
+	 * the helper can open neither /dev/log nor /etc/localtime */
+	openlog("password-helper", LOG_PID | LOG_NDELAY, LOG_AUTHPRIV);
+	tzset();
 	arm_deadline();
 
 	if (argc != 3)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "confine.h"
 #include "layout.h"
 #include "names.h"
 #include "privs.h"
@@ -62,6 +63,10 @@ int main(int argc, char **argv)
 	if (udirfd < 0)
 		hs_die(1, "cannot open %s: %s",
 		       hs_userdir_path(path, sizeof(path), pw->pw_name, NULL), hs_strerror(udirfd));
+	/* the kernel keeps it to reading this directory from here on */
+	r = hs_confine_helper(udirfd);
+	if (r < 0 && r != -ENOSYS)
+		hs_die(1, "cannot confine itself: %s", hs_strerror(r));
 	r = hs_userdir_read_shell(udirfd, uid, shellbuf, sizeof(shellbuf), &shell);
 	if (r < 0)
 		hs_die(1, "cannot read %s: %s",
