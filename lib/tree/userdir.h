@@ -73,7 +73,9 @@ int hs_userdir_write_aging(int udirfd, gid_t auth_gid, const struct hs_aging *r)
  *   - The user owns the directory and can hold the lock: that delays
  *     (and, past the timeout, fails) changes to their own account only.
  * Polls LOCK_EX|LOCK_NB with a short sleep until timeout_sec have passed
- * (no alarm(): safe in library code and in the PAM module); timeout_sec 0
+ * (no alarm(): safe in library code and in the PAM module).  Once held, it
+ * removes the temporary files killed writers left in the directory, so
+ * their number stays bounded whatever a user does.  timeout_sec 0
  * tries once.  Returns 0, -HS_E_TIMEOUT, or a negative error (-EBADF for
  * an fd that cannot be locked, e.g. O_PATH).  Released by closing every
  * fd sharing this open file description, or by hs_userdir_unlock

@@ -1,6 +1,7 @@
 /* Writing one per-user file, and the per-user write lock. */
 #include "userdir.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -15,6 +16,7 @@
 #include "fileio.h"
 #include "layout.h"
 #include "names.h"
+#include "tempname.h"
 #include "util.h"
 
 /* Poll interval of hs_userdir_lock: short next to a password change or a
@@ -81,6 +83,36 @@ static bool deadline_passed(const struct timespec *deadline)
 	       (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
 }
 
+/* Remove what writers killed between placing a temporary file and
+ * renaming it left behind (".shadow.XXXXXXXXXXXX" ...).  Every writer of
+ * the directory holds the lock from its temporary file to its rename, so
+ * whoever holds the lock now owns no temporary there: they are all
+ * leftovers.  Best effort: a leftover that cannot go now goes next time.
+ * This bounds what a user can pile up by killing their own tools. */
+static void sweep_leftovers(int udirfd)
+{
+	static const char *const files[] = { HS_FILE_SHADOW, HS_FILE_SHELL, HS_FILE_AGING };
+	int fd = openat(udirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] != '.')
+			continue;
+		for (size_t i = 0; i < HS_ARRAY_SIZE(files); i++)
+			if (hs_tempname_is_for_file(de->d_name, files[i]))
+				(void)unlinkat(udirfd, de->d_name, 0);
+	}
+	closedir(d);
+}
+
 int hs_userdir_lock(int udirfd, unsigned timeout_sec)
 {
 	struct timespec deadline;
@@ -96,8 +128,10 @@ int hs_userdir_lock(int udirfd, unsigned timeout_sec)
 	for (;;) {
 		struct timespec pause = { .tv_sec = 0, .tv_nsec = HS_LOCK_POLL_NSEC };
 
-		if (flock(udirfd, LOCK_EX | LOCK_NB) == 0)
+		if (flock(udirfd, LOCK_EX | LOCK_NB) == 0) {
+			sweep_leftovers(udirfd);
 			return 0;
+		}
 		if (errno == EINTR)
 			continue;
 		if (errno != EWOULDBLOCK)
