@@ -17,9 +17,7 @@
 #include "fileio.h"
 #include "homepath.h"
 #include "util.h"
-
-/* How deep a skeleton may nest before copying stops there. */
-#define SKEL_MAX_DEPTH 64
+#include "walk.h"
 
 mode_t hs_home_mode(const struct hs_config *defs)
 {
@@ -74,17 +72,19 @@ struct copy_ctx {
 	gid_t gid;
 	const char *skel;
 	bool failed;            /* something was not copied */
+	/* dst[d]: the copy of the skeleton's directory at depth d (dst[0]
+	 * is the home), -1 where it could not be made */
+	int dst[HS_WALK_MAX_DEPTH + 1];
 };
 
-static void copy_warn(struct copy_ctx *c, const char *rel, const char *name, const char *what)
+static void copy_warn(struct copy_ctx *c, const struct hs_walk_entry *e, const char *what)
 {
-	hs_warn("%s/%s%s%s: %s", c->skel, rel, rel[0] ? "/" : "", name, what);
+	hs_warn("%s/%s: %s", c->skel, e->path, what);
 }
 
-static int copy_file(struct copy_ctx *c, int srcdir, int dstdir, const char *name,
-		     const struct stat *st)
+static int copy_file(struct copy_ctx *c, int dstdir, const struct hs_walk_entry *e)
 {
-	_cleanup_close_ int in = openat(srcdir, name,
+	_cleanup_close_ int in = openat(e->parentfd, e->name,
 					O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	_cleanup_close_ int out = -1;
 	struct stat ist;
@@ -94,12 +94,12 @@ static int copy_file(struct copy_ctx *c, int srcdir, int dstdir, const char *nam
 
 	if (in < 0)
 		return -errno;
-	/* the entry may have been swapped since the lstat */
+	/* read only what the walker checked */
 	if (fstat(in, &ist) < 0)
 		return -errno;
-	if (!S_ISREG(ist.st_mode) || ist.st_ino != st->st_ino || ist.st_dev != st->st_dev)
-		return -HS_E_NOTREG;
-	out = openat(dstdir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (!S_ISREG(ist.st_mode) || ist.st_ino != e->st.st_ino || ist.st_dev != e->st.st_dev)
+		return -ESTALE;
+	out = openat(dstdir, e->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return -errno;
 	while ((n = hs_read_full(in, buf, sizeof(buf))) > 0) {
@@ -121,96 +121,119 @@ static int copy_file(struct copy_ctx *c, int srcdir, int dstdir, const char *nam
 	return 0;
 }
 
-/* Copy the skeleton directory srcdir into dstdir (both fds; dstdir is ours
- * and still root's), never following a symlink of the skeleton: a symlink
- * is copied as a symlink, FIFOs, devices and sockets are skipped with a
- * warning.  Everything created is given to the user by fd or with
- * AT_SYMLINK_NOFOLLOW. */
-static void copy_tree(struct copy_ctx *c, int srcdir, int dstdir, const char *rel, int depth)
+static int copy_symlink(struct copy_ctx *c, int dstdir, const struct hs_walk_entry *e)
 {
-	int dupfd = fcntl(srcdir, F_DUPFD_CLOEXEC, 3);
-	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
-	struct dirent *de;
+	struct timespec times[2] = { e->st.st_atim, e->st.st_mtim };
+	char target[4096];
+	/* the opened link itself (O_PATH), never a name looked up again */
+	ssize_t n = readlinkat(e->fd, "", target, sizeof(target) - 1);
 
-	if (!d) {
-		hs_close(dupfd);
-		hs_warn("cannot read %s/%s: %s", c->skel, rel, strerror(errno));
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= sizeof(target) - 1)
+		return -ENAMETOOLONG;
+	target[n] = '\0';
+	if (symlinkat(target, dstdir, e->name) < 0 ||
+	    fchownat(dstdir, e->name, c->uid, c->gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	(void)utimensat(dstdir, e->name, times, AT_SYMLINK_NOFOLLOW);
+	return 0;
+}
+
+/* A skeleton directory, before its entries: make its copy, root's 0700
+ * until its entries are in. */
+static int copy_pre(const struct hs_walk_entry *e, void *ctx)
+{
+	struct copy_ctx *c = ctx;
+	int parent = c->dst[e->depth - 1];
+	int fd;
+
+	c->dst[e->depth] = -1;
+	if (parent < 0)
+		return HS_WALK_SKIP;
+	if (mkdirat(parent, e->name, 0700) < 0) {
+		copy_warn(c, e, strerror(errno));
 		c->failed = true;
-		return;
+		return HS_WALK_SKIP;
 	}
-	while ((de = readdir(d))) {
-		const char *name = de->d_name;
-		struct stat st;
-		int r = 0;
-
-		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-			continue;
-		if (fstatat(srcdir, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			copy_warn(c, rel, name, strerror(errno));
-			c->failed = true;
-			continue;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			_cleanup_close_ int sub_src = -1;
-			_cleanup_close_ int sub_dst = -1;
-			_cleanup_free_ char *subrel = NULL;
-			struct timespec times[2] = { st.st_atim, st.st_mtim };
-
-			if (depth >= SKEL_MAX_DEPTH) {
-				copy_warn(c, rel, name, "nested too deeply, not copied");
-				c->failed = true;
-				continue;
-			}
-			sub_src = hs_open_dir_at(srcdir, name, NULL);
-			if (sub_src < 0 || mkdirat(dstdir, name, 0700) < 0 ||
-			    (sub_dst = hs_open_dir_at(dstdir, name, NULL)) < 0) {
-				copy_warn(c, rel, name, sub_src < 0 ? hs_strerror(sub_src)
-						       : strerror(errno));
-				c->failed = true;
-				continue;
-			}
-			if (asprintf(&subrel, "%s%s%s", rel, rel[0] ? "/" : "", name) < 0) {
-				subrel = NULL;
-				c->failed = true;
-				continue;
-			}
-			copy_tree(c, sub_src, sub_dst, subrel, depth + 1);
-			if (fchown(sub_dst, c->uid, c->gid) < 0 ||
-			    fchmod(sub_dst, st.st_mode & 07777) < 0) {
-				copy_warn(c, rel, name, strerror(errno));
-				c->failed = true;
-			}
-			(void)futimens(sub_dst, times);
-		} else if (S_ISREG(st.st_mode)) {
-			r = copy_file(c, srcdir, dstdir, name, &st);
-		} else if (S_ISLNK(st.st_mode)) {
-			char target[4096];
-			ssize_t n = readlinkat(srcdir, name, target, sizeof(target) - 1);
-			struct timespec times[2] = { st.st_atim, st.st_mtim };
-
-			if (n < 0) {
-				r = -errno;
-			} else if ((size_t)n >= sizeof(target) - 1) {
-				r = -ENAMETOOLONG;
-			} else {
-				target[n] = '\0';
-				if (symlinkat(target, dstdir, name) < 0 ||
-				    fchownat(dstdir, name, c->uid, c->gid, AT_SYMLINK_NOFOLLOW) < 0)
-					r = -errno;
-				else
-					(void)utimensat(dstdir, name, times, AT_SYMLINK_NOFOLLOW);
-			}
-		} else {
-			copy_warn(c, rel, name, "not a regular file, directory or symbolic link, "
-				  "not copied");
-			continue;
-		}
-		if (r < 0) {
-			copy_warn(c, rel, name, hs_strerror(r));
-			c->failed = true;
-		}
+	fd = hs_open_dir_at(parent, e->name, NULL);
+	if (fd < 0) {
+		copy_warn(c, e, hs_strerror(fd));
+		c->failed = true;
+		return HS_WALK_SKIP;
 	}
-	closedir(d);
+	c->dst[e->depth] = fd;
+	return HS_WALK_CONTINUE;
+}
+
+/* Each skeleton entry (directories after theirs): copied into the copy
+ * of its directory and given to the user by fd or AT_SYMLINK_NOFOLLOW. */
+static int copy_post(const struct hs_walk_entry *e, void *ctx)
+{
+	struct copy_ctx *c = ctx;
+	int dstdir = c->dst[e->depth - 1];
+	int r = 0;
+
+	if (S_ISDIR(e->st.st_mode)) {
+		int fd = c->dst[e->depth];
+		struct timespec times[2] = { e->st.st_atim, e->st.st_mtim };
+
+		if (fd < 0)
+			return 0;
+		c->dst[e->depth] = -1;
+		if (fchown(fd, c->uid, c->gid) < 0 || fchmod(fd, e->st.st_mode & 07777) < 0)
+			r = -errno;
+		else
+			(void)futimens(fd, times);
+		hs_close(fd);
+	} else if (dstdir < 0) {
+		return 0;
+	} else if (S_ISREG(e->st.st_mode)) {
+		r = copy_file(c, dstdir, e);
+	} else if (S_ISLNK(e->st.st_mode)) {
+		r = copy_symlink(c, dstdir, e);
+	} else {
+		copy_warn(c, e, "not a regular file, directory or symbolic link, not copied");
+		return 0;
+	}
+	if (r < 0) {
+		copy_warn(c, e, hs_strerror(r));
+		c->failed = true;
+	}
+	return 0;
+}
+
+static int copy_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why, int err,
+			void *ctx)
+{
+	struct copy_ctx *c = ctx;
+
+	copy_warn(c, e, why == HS_WALK_MOUNT ? "a mount point, not copied" :
+		  why == HS_WALK_TOO_DEEP ? "nested too deeply, not copied" : hs_strerror(err));
+	c->failed = true;
+	return 0;
+}
+
+/* Copy the skeleton directory skelfd into homefd (ours, still root's)
+ * through the one walker: a symlink is copied as a symlink, FIFOs,
+ * devices and sockets are skipped with a warning, mounts inside the
+ * skeleton are not entered. */
+static void copy_skel(struct copy_ctx *c, int skelfd, int homefd)
+{
+	static const struct hs_walk_ops ops = { .pre = copy_pre, .post = copy_post,
+						.refused = copy_refused };
+	int r;
+
+	c->dst[0] = homefd;
+	r = hs_walk_below(skelfd, &ops, c);
+	if (r < 0) {
+		hs_warn("cannot read %s: %s", c->skel, hs_strerror(r));
+		c->failed = true;
+	}
+	/* directories left open by a walk that stopped early */
+	for (int d = 1; d <= HS_WALK_MAX_DEPTH; d++)
+		if (c->dst[d] >= 0)
+			hs_close(c->dst[d]);
 }
 
 /* Create the home (its parent path is an administrator's; the home itself
@@ -260,8 +283,10 @@ int hs_home_create(const char *home, const char *skel, uid_t uid, gid_t gid, mod
 		_cleanup_close_ int skelfd = open(skel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		struct copy_ctx c = { .uid = uid, .gid = gid, .skel = skel, .failed = false };
 
+		for (int d = 0; d <= HS_WALK_MAX_DEPTH; d++)
+			c.dst[d] = -1;
 		if (skelfd >= 0) {
-			copy_tree(&c, skelfd, homefd, "", 0);
+			copy_skel(&c, skelfd, homefd);
 			r = c.failed ? -1 : 0;
 		} else if (errno != ENOENT) {
 			hs_warn("cannot open skeleton directory %s: %s", skel, strerror(errno));

@@ -1,138 +1,360 @@
-/* Removal of a directory tree that a user may still be changing: never
- * follows a symlink, never leaves the file system it started on, and
- * bounds its depth. */
+/* The one walker over trees a user may control: see walk.h for the rules. */
 #include "walk.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdbool.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fileio.h"
 #include "util.h"
 
-/* Directories nested deeper than this are refused by hs_remove_tree_at:
- * each level costs a stack frame and an fd, and the user controls the
- * depth. */
-#define HS_REMOVE_MAX_DEPTH 64
+/* How often a directory is read again (ops->rescan) before giving up:
+ * a process holding an old fd into the tree could keep adding. */
+#define WALK_MAX_PASSES 8
 
-static int remove_entry_at(int parentfd, dev_t parent_dev, const char *name, unsigned depth,
-			   bool top);
+struct walker {
+	const struct hs_walk_ops *ops;
+	void *ctx;
+	dev_t dev;              /* the mount the walk stays on: its device */
+	uint64_t mnt_id;        /* ... and its mount id, when the kernel says */
+	bool have_mnt_id;
+	char path[(HS_WALK_MAX_DEPTH + 2) * (NAME_MAX + 1)];
+	size_t len;
+};
 
-/* Remove everything inside the directory d (which stays open). */
-static int empty_dir(DIR *d, dev_t dev, unsigned depth)
+static void stat_from_statx(struct stat *st, const struct statx *sx)
 {
-	/* Deleting while reading a directory is allowed but may make
-	 * readdir skip entries on some file systems; repeat until a pass
-	 * finds nothing.  The directory was taken away from its user
-	 * before we got here, but a process holding an old fd to a
-	 * subdirectory could still add entries, hence the bound. */
-	for (int pass = 0; pass < 8; pass++) {
-		bool found = false;
-		struct dirent *de;
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(sx->stx_dev_major, sx->stx_dev_minor);
+	st->st_ino = sx->stx_ino;
+	st->st_mode = sx->stx_mode;
+	st->st_nlink = sx->stx_nlink;
+	st->st_uid = sx->stx_uid;
+	st->st_gid = sx->stx_gid;
+	st->st_rdev = makedev(sx->stx_rdev_major, sx->stx_rdev_minor);
+	st->st_size = (off_t)sx->stx_size;
+	st->st_blksize = (blksize_t)sx->stx_blksize;
+	st->st_blocks = (blkcnt_t)sx->stx_blocks;
+	st->st_atim.tv_sec = sx->stx_atime.tv_sec;
+	st->st_atim.tv_nsec = sx->stx_atime.tv_nsec;
+	st->st_mtim.tv_sec = sx->stx_mtime.tv_sec;
+	st->st_mtim.tv_nsec = sx->stx_mtime.tv_nsec;
+	st->st_ctim.tv_sec = sx->stx_ctime.tv_sec;
+	st->st_ctim.tv_nsec = sx->stx_ctime.tv_nsec;
+}
 
-		rewinddir(d);
+#define WALK_STATX_MASK (STATX_BASIC_STATS | STATX_MNT_ID)
+#define WALK_STATX_FLAGS (AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_SYNC_AS_STAT)
+
+/* Is what sx describes outside the walk's mount?  A mount root, another
+ * mount id, or a directory on another device.  Only directories are
+ * compared by device: on overlayfs, other files report their layer's. */
+static bool other_mount(const struct walker *w, const struct statx *sx)
+{
+	if ((sx->stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+	    (sx->stx_attributes & STATX_ATTR_MOUNT_ROOT))
+		return true;
+	if (w->have_mnt_id && (sx->stx_mask & STATX_MNT_ID) && sx->stx_mnt_id != w->mnt_id)
+		return true;
+	return S_ISDIR(sx->stx_mode) && makedev(sx->stx_dev_major, sx->stx_dev_minor) != w->dev;
+}
+
+static int refuse(struct walker *w, struct hs_walk_entry *e, enum hs_walk_refusal why, int err)
+{
+	if (!w->ops->refused)
+		return err;
+	return w->ops->refused(e, why, err, w->ctx);
+}
+
+static int visit(struct walker *w, int parentfd, const char *name, unsigned depth);
+
+/* The entries of the opened directory e; with rescan, again until a pass
+ * finds nothing it did not refuse. */
+static int walk_entries(struct walker *w, const struct hs_walk_entry *e)
+{
+	int dupfd = fcntl(e->fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d;
+	int r = 0;
+
+	if (dupfd < 0)
+		return -errno;
+	d = fdopendir(dupfd);
+	if (!d) {
+		r = -errno;
+		hs_close(dupfd);
+		return r;
+	}
+	for (int pass = 0; pass < WALK_MAX_PASSES; pass++) {
+		bool found = false;
+
+		if (pass > 0)
+			rewinddir(d);
 		for (;;) {
-			int r;
+			struct dirent *de;
 
 			errno = 0;
 			de = readdir(d);
 			if (!de) {
-				if (errno)
-					return -errno;
+				r = errno ? -errno : 0;
 				break;
 			}
 			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 				continue;
-			found = true;
-			r = remove_entry_at(dirfd(d), dev, de->d_name, depth, false);
+			r = visit(w, e->fd, de->d_name, e->depth + 1);
 			if (r < 0)
-				return r;
+				break;
+			if (r > 0)
+				found = true;
+			r = 0;
 		}
-		if (!found)
-			return 0;
+		if (r < 0 || !w->ops->rescan || !found)
+			break;
+		if (pass == WALK_MAX_PASSES - 1)
+			r = -ENOTEMPTY;
 	}
-	return -ENOTEMPTY;
+	closedir(d);
+	return r;
 }
 
-static int remove_entry_at(int parentfd, dev_t parent_dev, const char *name, unsigned depth,
-			   bool top)
+/* Visit parentfd/name.  Returns 1 when it was visited, 0 when it was
+ * left alone (vanished, refused and skipped), or a negative error. */
+static int visit(struct walker *w, int parentfd, const char *name, unsigned depth)
 {
-	/* The entry can only change type under us if someone still holds
-	 * an fd to its parent; give such a race a few tries, then report. */
-	for (int tries = 0; tries < 4; tries++) {
-		struct stat st;
-		DIR *d;
-		int dfd, r, unlink_err;
+	struct hs_walk_entry e = { .parentfd = parentfd, .name = name, .fd = -1,
+				   .depth = depth, .path = w->path };
+	struct statx checked, opened;
+	size_t saved_len = w->len;
+	size_t nlen = strlen(name);
+	bool top = depth == 0;
+	int fd, r;
 
-		/* Anything but a directory (file, symlink, FIFO, socket,
-		 * device) goes with a plain unlinkat, which never follows a
-		 * symlink. */
-		if (unlinkat(parentfd, name, 0) == 0)
-			return 0;
-		unlink_err = errno;
-		if (unlink_err == ENOENT)
-			return top ? -ENOENT : 0;  /* vanished under us: fine inside */
-		/* Linux says EISDIR for a directory; POSIX allows EPERM */
-		if (unlink_err != EISDIR && unlink_err != EPERM)
-			return -unlink_err;
-
-		if (depth >= HS_REMOVE_MAX_DEPTH)
-			/* refused instead of recursing without bound;
-			 * "file name too long" is what a path this deep
-			 * would be */
+	if (!top) {
+		if (w->len + nlen + 2 > sizeof(w->path))
 			return -ENAMETOOLONG;
-
-		dfd = hs_open_dir_at(parentfd, name, &st);
-		if (dfd == -HS_E_SYMLINK || dfd == -HS_E_NOTDIR) {
-			/* not a directory after all: a real EPERM
-			 * (immutable file) is the answer; after EISDIR
-			 * it was swapped for a non-directory, unlink it */
-			if (unlink_err == EPERM)
-				return -EPERM;
-			continue;
-		}
-		if (dfd == -ENOENT)
-			return top ? -ENOENT : 0;
-		if (dfd < 0)
-			return dfd;
-		/* Never descend into another file system mounted below the
-		 * tree: that would delete someone else's files. */
-		if (st.st_dev != parent_dev) {
-			hs_close(dfd);
-			return -EXDEV;
-		}
-		d = fdopendir(dfd);
-		if (!d) {
-			r = -errno;
-			hs_close(dfd);
-			return r;
-		}
-		r = empty_dir(d, st.st_dev, depth + 1);
-		closedir(d);
-		if (r < 0)
-			return r;
-		if (unlinkat(parentfd, name, AT_REMOVEDIR) < 0) {
-			if (errno == ENOENT && !top)
-				return 0;
-			return -errno;
-		}
-		return 0;
+		if (w->len)
+			w->path[w->len++] = '/';
+		memcpy(w->path + w->len, name, nlen + 1);
+		w->len += nlen;
 	}
-	return -EAGAIN;
+	r = 0;
+	if (statx(parentfd, name, WALK_STATX_FLAGS, WALK_STATX_MASK, &checked) < 0) {
+		r = -errno;
+		if (r == -ENOENT && !top)
+			r = 0;          /* gone meanwhile: nothing to do */
+		goto out;
+	}
+	stat_from_statx(&e.st, &checked);
+	if (other_mount(w, &checked)) {
+		r = refuse(w, &e, HS_WALK_MOUNT, -EXDEV);
+		goto out;
+	}
+	if (S_ISDIR(checked.stx_mode) && depth >= HS_WALK_MAX_DEPTH) {
+		r = refuse(w, &e, HS_WALK_TOO_DEEP, -ENAMETOOLONG);
+		goto out;
+	}
+	if (S_ISDIR(checked.stx_mode))
+		fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC |
+			    O_NONBLOCK | O_NOCTTY);
+	else
+		fd = openat(parentfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		if (r == -ENOENT && !top)
+			r = 0;
+		else if (r == -ELOOP || r == -ENOTDIR)
+			r = refuse(w, &e, HS_WALK_SWAPPED, -ESTALE);
+		goto out;
+	}
+	/* act only on what was opened, and only if it is what was checked */
+	if (statx(fd, "", AT_EMPTY_PATH | WALK_STATX_FLAGS, WALK_STATX_MASK, &opened) < 0) {
+		r = -errno;
+		hs_close(fd);
+		goto out;
+	}
+	if (opened.stx_ino != checked.stx_ino ||
+	    opened.stx_dev_major != checked.stx_dev_major ||
+	    opened.stx_dev_minor != checked.stx_dev_minor ||
+	    (opened.stx_mode & S_IFMT) != (checked.stx_mode & S_IFMT)) {
+		hs_close(fd);
+		r = refuse(w, &e, HS_WALK_SWAPPED, -ESTALE);
+		goto out;
+	}
+	if (other_mount(w, &opened)) {
+		hs_close(fd);
+		r = refuse(w, &e, HS_WALK_MOUNT, -EXDEV);
+		goto out;
+	}
+	e.fd = fd;
+	stat_from_statx(&e.st, &opened);
+	if (S_ISDIR(e.st.st_mode)) {
+		r = w->ops->pre ? w->ops->pre(&e, w->ctx) : HS_WALK_CONTINUE;
+		if (r == HS_WALK_CONTINUE)
+			r = walk_entries(w, &e);
+		else if (r == HS_WALK_SKIP)
+			r = 0;
+		if (r == 0 && w->ops->post)
+			r = w->ops->post(&e, w->ctx);
+	} else if (w->ops->post) {
+		r = w->ops->post(&e, w->ctx);
+	}
+	hs_close(fd);
+	if (r == 0)
+		r = 1;
+out:
+	w->len = saved_len;
+	w->path[w->len] = '\0';
+	return r;
+}
+
+static struct walker *walker_new(int reffd, const struct hs_walk_ops *ops, void *ctx, int *err)
+{
+	struct walker *w = calloc(1, sizeof(*w));
+	struct statx sx;
+
+	if (!w) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	/* "." rather than AT_EMPTY_PATH so that AT_FDCWD works too */
+	if (statx(reffd, ".", AT_STATX_SYNC_AS_STAT, WALK_STATX_MASK, &sx) < 0) {
+		*err = -errno;
+		free(w);
+		return NULL;
+	}
+	w->ops = ops;
+	w->ctx = ctx;
+	w->dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	w->have_mnt_id = (sx.stx_mask & STATX_MNT_ID) != 0;
+	w->mnt_id = sx.stx_mnt_id;
+	return w;
+}
+
+int hs_walk_at(int dirfd, const char *name, const struct hs_walk_ops *ops, void *ctx)
+{
+	struct walker *w;
+	int r;
+
+	if (!hs_is_single_component(name))
+		return -EINVAL;
+	w = walker_new(dirfd, ops, ctx, &r);
+	if (!w)
+		return r;
+	r = visit(w, dirfd, name, 0);
+	free(w);
+	return r < 0 ? r : 0;
+}
+
+int hs_walk_below(int fd, const struct hs_walk_ops *ops, void *ctx)
+{
+	struct hs_walk_entry top = { .parentfd = -1, .name = ".", .path = "", .fd = fd };
+	struct walker *w;
+	int r;
+
+	if (fstat(fd, &top.st) < 0)
+		return -errno;
+	if (!S_ISDIR(top.st.st_mode))
+		return -ENOTDIR;
+	w = walker_new(fd, ops, ctx, &r);
+	if (!w)
+		return r;
+	r = walk_entries(w, &top);
+	free(w);
+	return r < 0 ? r : 0;
+}
+
+int hs_walk_chown(const struct hs_walk_entry *e, uid_t uid, gid_t gid)
+{
+	if (uid == (uid_t)-1 && gid == (gid_t)-1)
+		return 0;
+	/* a second name may be another user's (or root's) file linked in:
+	 * changing it would change theirs */
+	if (!S_ISDIR(e->st.st_mode) && e->st.st_nlink > 1)
+		return -HS_E_NLINK;
+	/* through the fd: the entry itself, even a symlink (O_PATH) */
+	if (fchownat(e->fd, "", uid, gid, AT_EMPTY_PATH) < 0)
+		return -errno;
+	return 0;
+}
+
+int hs_walk_take_away(int fd, struct stat *saved)
+{
+	if (fstat(fd, saved) < 0)
+		return -errno;
+	if (!S_ISDIR(saved->st_mode))
+		return -ENOTDIR;
+	/* owner first: from then on only root can change the mode */
+	if (fchown(fd, 0, 0) < 0 || fchmod(fd, 0700) < 0)
+		return -errno;
+	return 0;
+}
+
+int hs_walk_hand_back(int fd, uid_t uid, gid_t gid, mode_t mode)
+{
+	if (fchmod(fd, mode & 07777) < 0 || fchown(fd, uid, gid) < 0)
+		return -errno;
+	return 0;
+}
+
+/* ---- removal ---- */
+
+struct remove_ctx {
+	char *where;
+};
+
+static int remove_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why, int err,
+			  void *ctx)
+{
+	struct remove_ctx *c = ctx;
+
+	(void)why;
+	free(c->where);
+	c->where = strdup(e->path);
+	return err;
+}
+
+static int remove_post(const struct hs_walk_entry *e, void *ctx)
+{
+	(void)ctx;
+	/* by name, relative to the opened parent: an unlink only ever
+	 * takes an entry out of that directory, whatever it names now */
+	if (unlinkat(e->parentfd, e->name, S_ISDIR(e->st.st_mode) ? AT_REMOVEDIR : 0) < 0) {
+		if (errno == ENOENT && e->depth > 0)
+			return 0;
+		return -errno;
+	}
+	return 0;
+}
+
+int hs_walk_remove_at(int dirfd, const char *name, char **where)
+{
+	static const struct hs_walk_ops check = { .refused = remove_refused };
+	static const struct hs_walk_ops rm = { .post = remove_post, .refused = remove_refused,
+					       .rescan = true };
+	struct remove_ctx c = { .where = NULL };
+	int r;
+
+	if (where)
+		*where = NULL;
+	/* first the whole tree is checked, so that a mount point or a too
+	 * deep nest refuses the removal before anything is gone */
+	r = hs_walk_at(dirfd, name, &check, &c);
+	if (r == 0)
+		r = hs_walk_at(dirfd, name, &rm, &c);
+	if (where && r < 0)
+		*where = c.where;
+	else
+		free(c.where);
+	return r;
 }
 
 int hs_remove_tree_at(int dirfd, const char *name)
 {
-	struct stat st;
-
-	if (!hs_is_single_component(name))
-		return -EINVAL;
-	/* "." rather than fstat so AT_FDCWD works too */
-	if (fstatat(dirfd, ".", &st, 0) < 0)
-		return -errno;
-	return remove_entry_at(dirfd, st.st_dev, name, 0, true);
+	return hs_walk_remove_at(dirfd, name, NULL);
 }

@@ -331,8 +331,9 @@ static int remove_home(struct hs_accountdb *pw, const char *user, uid_t uid, con
 	_cleanup_free_ char *home = hs_home_normalise(dir);
 	_cleanup_close_ int parentfd = -1;
 	_cleanup_close_ int homefd = -1;
+	_cleanup_free_ char *where = NULL;
 	const char *last, *other;
-	struct stat st;
+	struct stat st, saved;
 	int r;
 
 	if (!home) {
@@ -382,13 +383,20 @@ static int remove_home(struct hs_accountdb *pw, const char *user, uid_t uid, con
 		hs_warn("%s not owned by %s, not removing", dir, user);
 		return E_HOMEDIR;
 	}
-	if (fchown(homefd, 0, 0) < 0 || fchmod(homefd, 0700) < 0) {
-		hs_warn("cannot remove %s: %s", dir, strerror(errno));
+	r = hs_walk_take_away(homefd, &saved);
+	if (r < 0) {
+		hs_warn("cannot remove %s: %s", dir, hs_strerror(r));
 		return E_HOMEDIR;
 	}
-	r = hs_remove_tree_at(parentfd, last);
-	if (r == -EXDEV) {
-		hs_warn("error removing directory %s: a file system is mounted inside it", dir);
+	/* the walker checks the whole home before it removes anything: a
+	 * mount inside it (a bind mount of the same file system too) or a
+	 * too deep nest refuses the removal with the home left as it was */
+	r = hs_walk_remove_at(parentfd, last, &where);
+	if (r == -EXDEV || r == -ENAMETOOLONG) {
+		(void)hs_walk_hand_back(homefd, saved.st_uid, saved.st_gid, saved.st_mode);
+		hs_warn("not removing directory %s: %s %s%s%s", dir,
+			r == -EXDEV ? "a file system is mounted at" : "nested too deeply at",
+			dir, where && where[0] ? "/" : "", where ? where : "");
 		return E_HOMEDIR;
 	}
 	if (r < 0) {

@@ -64,6 +64,7 @@
 #include "shells.h"
 #include "userdir.h"
 #include "util.h"
+#include "walk.h"
 
 /* shadow-utils' usermod exit codes */
 #define E_SUCCESS      0
@@ -83,7 +84,6 @@
 #define RESERVED_PREFIX ".usermod-l."
 #define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 32)
 #define USER_LOCK_TIMEOUT_SEC 15u
-#define MAX_HOME_DEPTH 512
 
 static struct {
 	bool append, remove, move_home, non_unique, lock, unlock;
@@ -836,114 +836,68 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 struct reown {
 	uid_t old_uid, uid;
 	gid_t old_gid, gid;     /* gid == old_gid: groups stay */
-	dev_t dev;
+	const char *home;       /* for messages */
 	unsigned errors;
 };
 
-static void reown_entry(struct reown *ro, int dfd, const char *name, const struct stat *st)
+static uid_t reown_uid(const struct reown *ro, const struct stat *st)
 {
-	uid_t u = st->st_uid == ro->old_uid ? ro->uid : (uid_t)-1;
-	gid_t g = (ro->gid != ro->old_gid && st->st_gid == ro->old_gid) ? ro->gid : (gid_t)-1;
-
-	if (u == (uid_t)-1 && g == (gid_t)-1)
-		return;
-	/* the entry itself, never what a symlink points to */
-	if (fchownat(dfd, name, u, g, AT_SYMLINK_NOFOLLOW) < 0)
-		ro->errors++;
+	return st->st_uid == ro->old_uid ? ro->uid : (uid_t)-1;
 }
 
-/* lstat of dfd/name; 1 when it is the root of a mount (statx knows that
- * for files as well as directories), 0 when not, or -errno. */
-static int stat_entry(int dfd, const char *name, struct stat *st)
+static gid_t reown_gid(const struct reown *ro, const struct stat *st)
 {
-	struct statx sx;
-
-	memset(st, 0, sizeof(*st));
-	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS, &sx) < 0)
-		return -errno;
-	st->st_mode = sx.stx_mode;
-	st->st_uid = sx.stx_uid;
-	st->st_gid = sx.stx_gid;
-	st->st_ino = sx.stx_ino;
-	st->st_nlink = sx.stx_nlink;
-	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
-	return (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
-	       (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) ? 1 : 0;
+	return (ro->gid != ro->old_gid && st->st_gid == ro->old_gid) ? ro->gid : (gid_t)-1;
 }
 
-/* Re-own below dfd (which is checked already), depth first, relative to
- * directory fds, opening subdirectories with O_NOFOLLOW and checking that
- * the directory opened is the one examined; another file system (a mount
- * point) is not entered. */
-static void reown_tree(struct reown *ro, int dfd, unsigned depth)
+/* Every entry the walker opened (directories after their contents). */
+static int reown_visit(const struct hs_walk_entry *e, void *ctx)
 {
-	int dupfd;
-	DIR *d;
-	struct dirent *de;
+	struct reown *ro = ctx;
+	int r = hs_walk_chown(e, reown_uid(ro, &e->st), reown_gid(ro, &e->st));
 
-	if (depth > MAX_HOME_DEPTH) {
+	if (r == -HS_E_NLINK) {
+		hs_warn("warning: not changing the owner of %s/%s: it has more than one link",
+			ro->home, e->path);
+	} else if (r < 0) {
+		hs_warn("cannot change the owner of %s/%s: %s", ro->home, e->path, hs_strerror(r));
 		ro->errors++;
-		return;
 	}
-	dupfd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-	d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
-	if (!d) {
-		if (dupfd >= 0)
-			hs_close(dupfd);
-		ro->errors++;
-		return;
-	}
-	while ((de = readdir(d))) {
-		struct stat st, st2;
-		int sub, r;
+	return 0;
+}
 
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		r = stat_entry(dfd, de->d_name, &st);
-		if (r < 0) {
-			ro->errors++;
-			continue;
-		}
-		/* A mount point (a directory or a bind-mounted file) is not
-		 * ours to change.  Only directories are compared by st_dev:
-		 * on overlayfs, files report the device of their layer. */
-		if (r > 0 || (S_ISDIR(st.st_mode) && st.st_dev != ro->dev))
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			sub = openat(dfd, de->d_name,
-				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-			if (sub < 0) {
-				ro->errors++;
-				continue;
-			}
-			if (fstat(sub, &st2) < 0 || st2.st_dev != st.st_dev ||
-			    st2.st_ino != st.st_ino) {
-				ro->errors++;   /* swapped under us */
-				hs_close(sub);
-				continue;
-			}
-			reown_tree(ro, sub, depth + 1);
-			if (fchown(sub, st2.st_uid == ro->old_uid ? ro->uid : (uid_t)-1,
-				   (ro->gid != ro->old_gid && st2.st_gid == ro->old_gid) ?
-				   ro->gid : (gid_t)-1) < 0)
-				ro->errors++;
-			hs_close(sub);
-			continue;
-		}
-		reown_entry(ro, dfd, de->d_name, &st);
+static int reown_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why, int err,
+			 void *ctx)
+{
+	struct reown *ro = ctx;
+
+	if (why == HS_WALK_MOUNT) {
+		hs_warn("warning: not changing the owner of files in %s/%s: it is a mount point",
+			ro->home, e->path);
+		return 0;
 	}
-	closedir(d);
+	hs_warn("cannot change the owner of %s/%s: %s", ro->home, e->path,
+		why == HS_WALK_TOO_DEEP ? "nested too deeply" : hs_strerror(err));
+	ro->errors++;
+	return 0;
 }
 
 /* -u (and -g): the home's files owned by the old uid (old gid) get the new
- * one, as shadow-utils does, without following anything. */
+ * one, as shadow-utils does, through the one walker (lib/io/walk.h): the
+ * home is taken away from the user for the whole walk, nothing is
+ * followed, mount points and files with more than one link are left
+ * alone with a warning each. */
 static int reown_home(const char *dir, struct reown *ro)
 {
+	static const struct hs_walk_ops ops = { .post = reown_visit, .refused = reown_refused };
 	_cleanup_free_ char *home = hs_home_normalise(dir);
 	_cleanup_close_ int pfd = -1;
 	_cleanup_close_ int hfd = -1;
 	const char *last;
-	struct stat st;
+	struct stat st, saved;
+	uid_t top_uid;
+	gid_t top_gid;
+	int r;
 
 	if (!home || !home[0]) {
 		hs_warn("not changing the owner of files in %s: not an absolute path "
@@ -972,12 +926,25 @@ static int reown_home(const char *dir, struct reown *ro)
 		hs_warn("%s is not owned by the user, not changing the owner of its files", dir);
 		return E_HOMEDIR;
 	}
-	ro->dev = st.st_dev;
-	reown_tree(ro, hfd, 0);
-	if (fchown(hfd, st.st_uid == ro->old_uid ? ro->uid : (uid_t)-1,
-		   (ro->gid != ro->old_gid && st.st_gid == ro->old_gid) ? ro->gid :
-		   (gid_t)-1) < 0)
+	r = hs_walk_take_away(hfd, &saved);
+	if (r < 0) {
+		hs_warn("not changing the owner of files in %s: %s", dir, hs_strerror(r));
+		return E_HOMEDIR;
+	}
+	ro->home = dir;
+	r = hs_walk_below(hfd, &ops, ro);
+	if (r < 0) {
+		hs_warn("cannot change the owner of files in %s: %s", dir, hs_strerror(r));
 		ro->errors++;
+	}
+	/* handed back last, to the new owner */
+	top_uid = reown_uid(ro, &saved) != (uid_t)-1 ? ro->uid : saved.st_uid;
+	top_gid = reown_gid(ro, &saved) != (gid_t)-1 ? ro->gid : saved.st_gid;
+	r = hs_walk_hand_back(hfd, top_uid, top_gid, saved.st_mode);
+	if (r < 0) {
+		hs_warn("cannot hand %s back to its owner: %s", dir, hs_strerror(r));
+		ro->errors++;
+	}
 	if (ro->errors) {
 		hs_warn("failed to change ownership of %u entries in the home directory %s",
 			ro->errors, dir);

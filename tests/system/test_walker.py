@@ -1,0 +1,233 @@
+"""The one walker (lib/io/walk.c) under the tools that use it, in a throwaway root: a bind
+mount from the same file system inside a home (userdel -r refuses and deletes nothing;
+usermod -u leaves the mounted files alone), a hard link to another user's file in a home
+(never re-owned), and a hostile racer that keeps swapping names in a home between the
+user's own file and hard links to root's and another user's files while root runs
+usermod -u over and over: those files must never change owner or mode."""
+
+import json
+
+import pytest
+
+USERDEL = "/usr/sbin/userdel"
+USERMOD = "/usr/sbin/usermod"
+
+
+@pytest.fixture
+def two(sb):
+    sb.add_classic_user("alice", password="alice-pw-1")
+    sb.add_classic_user("bob", password="bob-pw-1")
+    sb.add_classic_user("mallory", password="mallory-pw-1")
+    sb.use_hardened_tree()
+    return sb
+
+
+def bind_mount(sb, src, dst):
+    res = sb.sh("mount --bind %s %s" % (src, dst), check=False)
+    if res.returncode != 0:
+        pytest.skip("cannot bind-mount in the sandbox: %s" % res.stderr)
+
+
+def same_fs_data(sb, owner_uid):
+    """/srv/data: a directory and a file on the home's own file system, owned by the user,
+    so that only the mount check keeps the tools out."""
+    sb.sh("mkdir -p /srv/data/sub && echo keep >/srv/data/f && echo keep >/srv/data/sub/g && "
+          "echo keep >/srv/file && chown -R %d /srv/data /srv/file" % owner_uid)
+
+
+def test_userdel_r_refuses_a_bind_mount_inside_the_home(two):
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    same_fs_data(sb, uid)
+    sb.sh("mkdir /home/alice/data && echo mine >/home/alice/own && touch /home/alice/bf",
+          user="alice")
+    home_before = sb.lstat("/home/alice")
+    assert sb.lstat("/srv/data").st_dev == home_before.st_dev
+    bind_mount(sb, "/srv/data", "/home/alice/data")
+    try:
+        res = sb.run([USERDEL, "-r", "alice"], check=False)
+        assert res.returncode == 12, res.stderr
+        err = [l for l in res.stderr.splitlines() if "mounted" in l]
+        assert err == ["userdel: not removing directory /home/alice: a file system is "
+                       "mounted at /home/alice/data"], res.stderr
+        # nothing below the mount and nothing of the home was deleted
+        assert sb.read("/srv/data/f") == "keep\n"
+        assert sb.read("/srv/data/sub/g") == "keep\n"
+        assert sb.read("/home/alice/own") == "mine\n"
+        assert sb.exists("/home/alice/bf")
+        # handed back as it was
+        after = sb.lstat("/home/alice")
+        assert (after.st_uid, after.st_gid, after.st_mode) == \
+            (home_before.st_uid, home_before.st_gid, home_before.st_mode)
+        # the account itself is gone, as shadow-utils does when the home stays
+        assert sb.getpwnam("alice") is None
+    finally:
+        sb.sh("umount /home/alice/data", check=False)
+    # without the mount, the home can go
+    assert sb.read("/srv/data/f") == "keep\n"
+
+
+def test_userdel_r_refuses_a_bind_mounted_file_inside_the_home(two):
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    same_fs_data(sb, uid)
+    sb.sh("touch /home/alice/bf", user="alice")
+    bind_mount(sb, "/srv/file", "/home/alice/bf")
+    try:
+        res = sb.run([USERDEL, "-r", "alice"], check=False)
+        assert res.returncode == 12, res.stderr
+        assert "mounted at /home/alice/bf" in res.stderr
+        assert sb.read("/srv/file") == "keep\n"
+        assert sb.exists("/home/alice/.bashrc") or sb.exists("/home/alice/bf")
+    finally:
+        sb.sh("umount /home/alice/bf", check=False)
+
+
+def test_usermod_u_leaves_a_bind_mount_inside_the_home_alone(two):
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    same_fs_data(sb, uid)
+    sb.sh("mkdir /home/alice/data && echo mine >/home/alice/own && touch /home/alice/bf",
+          user="alice")
+    bind_mount(sb, "/srv/data", "/home/alice/data")
+    bind_mount(sb, "/srv/file", "/home/alice/bf")
+    try:
+        res = sb.run([USERMOD, "-u", "4242", "alice"], check=False)
+        assert res.returncode == 0, res.stderr
+        warn = [l for l in res.stderr.splitlines() if "mount point" in l]
+        assert sorted(warn) == [
+            "usermod: warning: not changing the owner of files in /home/alice/bf: "
+            "it is a mount point",
+            "usermod: warning: not changing the owner of files in /home/alice/data: "
+            "it is a mount point"], res.stderr
+        for p in ("/srv/data", "/srv/data/f", "/srv/data/sub", "/srv/data/sub/g",
+                  "/srv/file"):
+            assert sb.lstat(p).st_uid == uid, p
+        assert sb.lstat("/home/alice/own").st_uid == 4242
+        assert sb.lstat("/home/alice").st_uid == 4242
+    finally:
+        sb.sh("umount /home/alice/data; umount /home/alice/bf", check=False)
+
+
+def test_usermod_u_never_reowns_a_hard_link(two):
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    # alice's own file with a second name outside the home, and root's file linked in
+    sb.sh("echo mine >/home/alice/own && echo twice >/home/alice/twice", user="alice")
+    sb.sh("ln /home/alice/twice /srv/second-name")
+    sb.write("/root-file", "root's\n", mode=0o640)
+    sb.sh("ln /root-file /home/alice/rootlink")
+    res = sb.run([USERMOD, "-u", "4242", "alice"], check=False)
+    assert res.returncode == 0, res.stderr
+    warn = sorted(l for l in res.stderr.splitlines() if "more than one link" in l)
+    assert warn == [
+        "usermod: warning: not changing the owner of /home/alice/twice: it has more "
+        "than one link"], res.stderr
+    assert sb.lstat("/home/alice/own").st_uid == 4242
+    assert sb.lstat("/home/alice/twice").st_uid == uid
+    st = sb.lstat("/root-file")
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (0, 0, 0o640)
+
+
+# ---------------------------------------------------------------- the race
+
+DRIVER = r'''
+import ctypes, json, os, signal, subprocess, sys, time
+
+cfg = json.loads(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_renameat2, RENAME_EXCHANGE = 316, 2
+
+def racer():
+    """An unprivileged process of the user's: open the directory first (it keeps the fd
+    when root takes the home away), optionally leave our root (the way a process in a
+    container does), drop to the racer's uid, then swap names for ever."""
+    fd = os.open(cfg["dir"], os.O_RDONLY | os.O_DIRECTORY)
+    if cfg["chroot"]:
+        os.chroot(cfg["chroot"])
+        os.chdir("/")
+    os.setgroups([])
+    os.setgid(cfg["racer_gid"])
+    os.setuid(cfg["racer_uid"])
+    pairs = [(b"x", b"y"), (b"x", b"z"), (b"y", b"z")]
+    while True:
+        for a, b in pairs:
+            libc.syscall(SYS_renameat2, fd, a, fd, b, RENAME_EXCHANGE)
+
+victims = {p: os.lstat(p) for p in cfg["victims"]}
+pid = os.fork()
+if pid == 0:
+    try:
+        racer()
+    finally:
+        os._exit(1)
+time.sleep(0.2)
+deadline = time.monotonic() + cfg["seconds"]
+rounds, codes, changed = 0, {}, []
+uids = cfg["uids"]
+try:
+    while rounds < cfg["rounds"] and time.monotonic() < deadline and not changed:
+        new = uids[(rounds + 1) % 2]
+        r = subprocess.run([cfg["usermod"], "-u", str(new), cfg["user"]],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        codes[r.returncode] = codes.get(r.returncode, 0) + 1
+        if r.returncode == 8:
+            break
+        if r.returncode not in (0, 12):
+            changed.append("usermod exit %d: %s" % (r.returncode, r.stderr))
+        rounds += 1
+        for p, st in victims.items():
+            now = os.lstat(p)
+            if (now.st_uid, now.st_gid, now.st_mode) != (st.st_uid, st.st_gid, st.st_mode):
+                changed.append("%s: %d:%d %o -> %d:%d %o in round %d" % (
+                    p, st.st_uid, st.st_gid, st.st_mode, now.st_uid, now.st_gid,
+                    now.st_mode, rounds))
+finally:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+print(json.dumps({"rounds": rounds, "codes": codes, "changed": changed}))
+'''
+
+
+@pytest.mark.parametrize("racer", ["owner-in-chroot", "other-user"])
+def test_racer_swapping_names_cannot_make_usermod_u_reown_others_files(two, racer):
+    """The review's attack: the name root stat()ed is swapped for a hard link to another
+    user's (or root's) file before root chowns it.  The racer keeps an fd to a
+    directory of the home (so taking the home away does not stop it) and swaps three
+    names: the user's own file, a hard link to root's file, a hard link to bob's."""
+    sb = two
+    alice = sb.getpwnam("alice")
+    bob = sb.getpwnam("bob")
+    sb.sh("mkdir -m 0777 /home/alice/swap && echo mine >/home/alice/swap/x && "
+          "chmod 0644 /home/alice/swap/x", user="alice")
+    sb.write("/root-secret", "root's\n", mode=0o600)
+    sb.sh("echo bob >/home/bob/bobs && chmod 0640 /home/bob/bobs", user="bob")
+    # root links them in: no sysctl (protected_hardlinks) decides whether the test bites
+    sb.sh("ln /root-secret /home/alice/swap/y && ln /home/bob/bobs /home/alice/swap/z && "
+          "mkdir -p /var/racer-root")
+    if racer == "owner-in-chroot":
+        # the user's own uid, under another root directory, where today's busy check
+        # does not look; the renumbering goes from that uid to 4242 and back
+        ruid, rgid, chroot = alice.uid, alice.gid, "/var/racer-root"
+        uids = [alice.uid, 4242]
+    else:
+        mallory = sb.getpwnam("mallory")
+        ruid, rgid, chroot = mallory.uid, mallory.gid, None
+        uids = [alice.uid, 4242]
+    cfg = {"dir": "/home/alice/swap", "chroot": chroot, "racer_uid": ruid,
+           "racer_gid": rgid, "victims": ["/root-secret", "/home/bob/bobs"],
+           "seconds": 40, "rounds": 300, "uids": uids, "user": "alice",
+           "usermod": USERMOD}
+    sb.write("/root/race.py", DRIVER, mode=0o700)
+    res = sb.run(["/usr/bin/python3", "/root/race.py", json.dumps(cfg)], timeout=90,
+                 check=False)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["changed"] == [], out
+    if out["rounds"] == 0 and out["codes"].get("8"):
+        pytest.skip("the busy check sees the racer: usermod never walked")
+    assert out["rounds"] >= 50, out
+    for p, who in (("/root-secret", (0, 0, 0o600)), ("/home/bob/bobs",
+                                                     (bob.uid, bob.gid, 0o640))):
+        st = sb.lstat(p)
+        assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == who, p
