@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PAM_SM_AUTH
@@ -537,6 +538,52 @@ static int get_user(pam_handle_t *pamh, const char **name, int prio, const char 
 	return r == PAM_SUCCESS ? PAM_USER_UNKNOWN : r;
 }
 
+/* A process the user drives: a setgid passwd or chsh they started.  They
+ * could run guesses in parallel there and kill each one as soon as its
+ * answer shows (libpam's delay comes after the module returns), so the
+ * module serializes such guesses itself. */
+static bool user_driven(void)
+{
+	return getuid() != 0;
+}
+
+/* Sleep the whole failure delay: an interrupted sleep does not shorten it. */
+static void sleep_fail_delay(void)
+{
+	struct timespec until;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &until) < 0)
+		return;
+	until.tv_sec += FAIL_DELAY_USEC / 1000000u;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+		;
+}
+
+/* hs_verify_password for a user-driven process: one guess of this user
+ * at a time (the guess lock the password helper takes too), and a
+ * mismatch holds the lock through the failure delay.  The guess lock is
+ * not the writers' lock: stopping this process delays only the user's
+ * own guesses.  Returns 1, 0, or a negative error (logged). */
+static int verify_one_guess_at_a_time(pam_handle_t *pamh, const struct options *o,
+                                      const struct entry *e, const char *password)
+{
+	char path[HS_PATH_FIELD_MAX];
+	int fd, r;
+
+	fd = hs_userdir_guess_lock(e->udirfd, LOCK_TIMEOUT_SEC);
+	if (fd < 0) {
+		pam_syslog(pamh, LOG_ERR, "cannot lock %s: %s",
+		           hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW),
+		           fd == -HS_E_TIMEOUT ? "timed out" : hs_strerror(fd));
+		return fd;
+	}
+	r = hs_verify_password(password, e->sh.hash, o->allow_legacy);
+	if (r != 1 && !o->nodelay)
+		sleep_fail_delay();
+	close(fd);
+	return r;
+}
+
 PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv)
 {
 	struct options o;
@@ -549,11 +596,12 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 	r = get_user(pamh, &name, LOG_NOTICE, "could not obtain username");
 	if (r != PAM_SUCCESS)
 		return r;
-	if (!o.nodelay)
-		pam_fail_delay(pamh, FAIL_DELAY_USEC);
-
 	entry_init(&e);
 	entry_load(pamh, &o, name, &e);
+	/* a user-driven process's direct check delays under the guess lock
+	 * instead (verify_one_guess_at_a_time) */
+	if (!o.nodelay && !(e.src == SRC_DIRECT && user_driven()))
+		pam_fail_delay(pamh, FAIL_DELAY_USEC);
 
 	/* an empty hash with nullok logs in without a prompt, as pam_unix */
 	if (e.src == SRC_DIRECT && e.sh.hash[0] == '\0' && o.nullok) {
@@ -586,7 +634,8 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 			r = PAM_AUTH_ERR;
 			break;
 		}
-		r = hs_verify_password(password, e.sh.hash, o.allow_legacy);
+		r = user_driven() ? verify_one_guess_at_a_time(pamh, &o, &e, password)
+		                  : hs_verify_password(password, e.sh.hash, o.allow_legacy);
 		if (r == 1) {
 			r = PAM_SUCCESS;
 			if (o.rehash)
@@ -786,7 +835,7 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 		/* blank password: nothing to ask, as pam_unix */
 	} else if (!iamroot) {
 		remark(pamh, o, PAM_TEXT_INFO, "Changing password for %s.", e->name);
-		if (!o->nodelay)
+		if (!o->nodelay && !user_driven())
 			pam_fail_delay(pamh, FAIL_DELAY_USEC);
 		r = get_password(pamh, o, PAM_OLDAUTHTOK, true, &old, &owned);
 		if (r != PAM_SUCCESS) {
@@ -796,6 +845,8 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 		if (strlen(old) > HS_PASSWORD_MAX || !hs_hash_verifiable(e->sh.hash, o->allow_legacy)) {
 			burn_time(pamh, o, old);
 			r = 0;
+		} else if (user_driven()) {
+			r = verify_one_guess_at_a_time(pamh, o, e, old);
 		} else {
 			r = hs_verify_password(old, e->sh.hash, o->allow_legacy);
 		}

@@ -67,9 +67,8 @@ int hs_userdir_write_aging(int udirfd, gid_t auth_gid, const struct hs_aging *r)
  * cannot lose each other's update.  It is held only across that
  * read-modify-write, never while prompting for a password.
  *   - Advisory: it orders cooperating writers, it stops nobody else.
- *   - The password helper holds the same lock during a verification
- *     (rate limiting), so a writer may wait about 2 s behind a failed
- *     guess.
+ *   - Password verifications take the guess lock instead (below), so a
+ *     writer never waits behind a guess.
  *   - The user owns the directory and can hold the lock: that delays
  *     (and, past the timeout, fails) changes to their own account only.
  * Polls LOCK_EX|LOCK_NB with a short sleep until timeout_sec have passed
@@ -82,6 +81,15 @@ int hs_userdir_write_aging(int udirfd, gid_t auth_gid, const struct hs_aging *r)
  * (returns 0 or -errno). */
 int hs_userdir_lock(int udirfd, unsigned timeout_sec);
 int hs_userdir_unlock(int udirfd);
+
+/* The per-user guess lock: one password verification of USER at a time,
+ * through the failure delay, on every path the user drives (the password
+ * helper, setgid passwd and chsh through the PAM module).  An exclusive
+ * flock on the user's shadow file, not on the directory: writers never
+ * take it, so a user who stops a process that holds it delays their own
+ * guesses and nothing of root's.  Polls like hs_userdir_lock.  Returns the
+ * locked fd (close it to release), -HS_E_TIMEOUT, or a negative error. */
+int hs_userdir_guess_lock(int udirfd, unsigned timeout_sec);
 
 /* Create USER's directory complete with all three files, atomically: it is
  * built as root:root 0700 under a reserved temporary name, then given to

@@ -113,25 +113,21 @@ static void sweep_leftovers(int udirfd)
 	closedir(d);
 }
 
-int hs_userdir_lock(int udirfd, unsigned timeout_sec)
+/* Take an exclusive flock on fd by polling LOCK_NB until the deadline:
+ * no alarm(), so it is safe in the PAM module, whose process's signal
+ * handlers and timers are not ours to touch. */
+static int flock_until(int fd, unsigned timeout_sec)
 {
 	struct timespec deadline;
 
-	if (udirfd < 0)
-		return -EBADF;
 	if (clock_gettime(CLOCK_MONOTONIC, &deadline) < 0)
 		return -errno;
 	deadline.tv_sec += timeout_sec;
-	/* Polling, not a blocking flock under alarm(): this runs inside the
-	 * PAM module, in processes whose signal handlers and timers are not
-	 * ours to touch. */
 	for (;;) {
 		struct timespec pause = { .tv_sec = 0, .tv_nsec = HS_LOCK_POLL_NSEC };
 
-		if (flock(udirfd, LOCK_EX | LOCK_NB) == 0) {
-			sweep_leftovers(udirfd);
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return 0;
-		}
 		if (errno == EINTR)
 			continue;
 		if (errno != EWOULDBLOCK)
@@ -141,6 +137,35 @@ int hs_userdir_lock(int udirfd, unsigned timeout_sec)
 		/* an interrupted sleep only makes the next try earlier */
 		(void)nanosleep(&pause, NULL);
 	}
+}
+
+int hs_userdir_lock(int udirfd, unsigned timeout_sec)
+{
+	int r;
+
+	if (udirfd < 0)
+		return -EBADF;
+	r = flock_until(udirfd, timeout_sec);
+	if (r == 0)
+		sweep_leftovers(udirfd);
+	return r;
+}
+
+int hs_userdir_guess_lock(int udirfd, unsigned timeout_sec)
+{
+	int fd, r;
+
+	if (udirfd < 0)
+		return -EBADF;
+	fd = openat(udirfd, HS_FILE_SHADOW, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	r = flock_until(fd, timeout_sec);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
 }
 
 int hs_userdir_unlock(int udirfd)

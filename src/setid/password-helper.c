@@ -12,8 +12,9 @@
  *     that uid's account name, and is only a cross-check;
  *   - the password comes from stdin, bounded, never argv or the
  *     environment;
- *   - guesses are serialized per user by an exclusive flock on the user's
- *     directory, held through the failure delay. */
+ *   - guesses are serialized per user by the guess lock (an exclusive
+ *     flock on the user's shadow file, not the writers' lock), held
+ *     through the failure delay. */
 #include <errno.h>
 #include <pwd.h>
 #include <signal.h>
@@ -173,22 +174,23 @@ static void read_own_shadow(int udirfd, const char *user, uid_t uid, struct hs_s
 	}
 }
 
-/* Hold the user's lock: one verification per user at a time, across
- * every helper and every caller. */
-static void lock_user(int udirfd, const char *user)
+/* Hold the user's guess lock: one verification per user at a time,
+ * across every helper and every caller.  It is not the writers' lock, so
+ * a caller who stops the helper here delays only their own guesses. */
+static int lock_guesses(int udirfd, const char *user)
 {
 	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
+	int fd = hs_userdir_guess_lock(udirfd, HELPER_DEADLINE);
 
-	while (flock(udirfd, LOCK_EX) < 0) {
-		if (errno != EINTR)
-			hs_die(HS_PWHELPER_ERROR, "cannot lock %s: %s",
-			       hs_userdir_path(path, sizeof(path), user, NULL), strerror(errno));
-		if (deadline_passed)
-			hs_die(HS_PWHELPER_ERROR, "cannot lock %s: timed out after %d s",
-			       hs_userdir_path(path, sizeof(path), user, NULL), HELPER_DEADLINE);
-	}
+	if (fd == -HS_E_TIMEOUT)
+		hs_die(HS_PWHELPER_ERROR, "cannot lock %s: timed out after %d s",
+		       hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW), HELPER_DEADLINE);
+	if (fd < 0)
+		hs_die(HS_PWHELPER_ERROR, "cannot lock %s: %s",
+		       hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW), hs_strerror(fd));
 	/* from here on, nothing the caller does may shorten the delay */
 	alarm(0);
+	return fd;
 }
 
 /* Sleep the whole failure delay: signals that interrupt the sleep do not
@@ -207,13 +209,14 @@ static void failure_delay(void)
 static int do_verify(const char *user, uid_t uid)
 {
 	_cleanup_close_ int udirfd = -1;
+	_cleanup_close_ int guessfd = -1;
 	struct hs_shadow sh;
 	int r;
 
 	udirfd = open_own_dir(user, uid);
 	confine_to(udirfd);
 	read_password();
-	lock_user(udirfd, user);
+	guessfd = lock_guesses(udirfd, user);
 	read_own_shadow(udirfd, user, uid, &sh);
 	r = hs_verify_password(password, sh.hash, false);
 	wipe_secrets();
