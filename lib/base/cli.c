@@ -5,7 +5,10 @@
 #include <string.h>
 #include <stdlib.h>
 
+#include <syslog.h>
+
 #include "hs-build-config.h"
+#include "util.h"
 
 static const char *prog_name = "hardened-shadow";
 
@@ -42,6 +45,31 @@ void hs_die(int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vwarn_line(fmt, ap);
 	va_end(ap);
+	exit(status);
+}
+
+void hs_report(const struct hs_err *err)
+{
+	const char *line = err->msg;
+
+	if (!*line)
+		return;
+	for (;;) {
+		const char *nl = strchr(line, '\n');
+		int len = nl ? (int)(nl - line) : (int)strlen(line);
+		fprintf(stderr, "%s: %.*s\n", prog_name, len, line);
+		/* one log record per line, as each was one message before */
+		if (err->log_level >= 0)
+			syslog(err->log_level, "%.*s", len, line);
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+}
+
+void hs_report_die(int status, const struct hs_err *err)
+{
+	hs_report(err);
 	exit(status);
 }
 

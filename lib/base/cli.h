@@ -17,6 +17,14 @@ void hs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* hs_warn then exit(status). */
 noreturn void hs_die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The caller's side of struct hs_err (lib/base/util.h): each line of
+ * err->msg as "prog: line" on stderr, as hs_warn prints it, and the whole
+ * message to syslog when err->log_level >= 0.  Nothing when msg is empty. */
+struct hs_err;
+void hs_report(const struct hs_err *err);
+/* hs_report then exit(status). */
+noreturn void hs_report_die(int status, const struct hs_err *err);
+
 /* A copy of s fit for a terminal or a log: bytes outside printable ASCII
  * as \xNN, so a hostile argument cannot send escape sequences; cut with
  * "..." when out is too small.  Returns out. */
