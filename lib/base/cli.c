@@ -48,6 +48,13 @@ void hs_die(int status, const char *fmt, ...)
 	exit(status);
 }
 
+void hs_cli_warn_at(void *ctx, const char *path, unsigned long lineno, const char *message)
+{
+	const char *prog = ctx ? (const char *)ctx : prog_name;
+
+	fprintf(stderr, "%s: %s:%lu: %s\n", prog, path ? path : "(config)", lineno, message);
+}
+
 void hs_report(const struct hs_err *err)
 {
 	const char *line = err->msg;
@@ -70,6 +77,16 @@ void hs_report(const struct hs_err *err)
 void hs_report_die(int status, const struct hs_err *err)
 {
 	hs_report(err);
+	exit(status);
+}
+
+void hs_cli_usage(int status, const char *args, const char *options, const char *tail)
+{
+	FILE *f = status == 0 ? stdout : stderr;
+
+	fprintf(f, "Usage: %s %s\n\nOptions:\n%s"
+		"      --version                 display the version and exit\n%s",
+		prog_name, args, options, tail);
 	exit(status);
 }
 

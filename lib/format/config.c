@@ -420,10 +420,3 @@ bool hs_config_get_bool(const struct hs_config *c, const char *key, bool def)
 	/* login.defs(5): a value other than "yes" or "no" means no */
 	return strcasecmp(s, "yes") == 0;
 }
-
-void hs_config_warn_stderr(void *ctx, const char *path, unsigned long lineno, const char *message)
-{
-	const char *prog = ctx ? (const char *)ctx : "hardened-shadow";
-
-	fprintf(stderr, "%s: %s:%lu: %s\n", prog, path ? path : "(config)", lineno, message);
-}

@@ -387,7 +387,7 @@ static struct hs_config *load_logindefs(void)
 	all[len] = '\n';
 	if (o.k_len)
 		memcpy(all + len + 1, o.k_overrides, o.k_len);
-	r = hs_logindefs_parse(all, len + 1 + o.k_len, HS_ETC_LOGIN_DEFS, hs_config_warn_stderr,
+	r = hs_logindefs_parse(all, len + 1 + o.k_len, HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
 			       (void *)hs_cli_prog(), &cfg);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
@@ -404,7 +404,7 @@ struct defaults {
 
 static void load_defaults(struct hs_config **cfg, struct defaults *d)
 {
-	int r = hs_useradd_defaults_load(HS_ETC_USERADD, hs_config_warn_stderr,
+	int r = hs_useradd_defaults_load(HS_ETC_USERADD, hs_cli_warn_at,
 					 (void *)hs_cli_prog(), cfg);
 	const char *s;
 
