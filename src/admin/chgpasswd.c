@@ -18,7 +18,7 @@
  *      already written file back when a later one fails).
  * Legacy methods (MD5, SHA256: libxcrypt's verdict) follow lib/auth/hash.h's one
  * rule, as chpasswd and newusers: refused unless --allow-legacy, DES always.
- * Options, line reading and checking and the hashing are lib/secretbatch's,
+ * Options, line reading and checking and the hashing are src/admin/secretbatch's,
  * shared with chpasswd.
  *
  * Every password is wiped as soon as it has been hashed, and the stdio
