@@ -961,9 +961,14 @@ int main(int argc, char **argv)
 		syslog(LOG_INFO, "new group: name=%s, GID=%lu", u.name, u.gid);
 	hs_accountset_close(&set);
 
-	if (create && hs_home_create(u.home, o.skel ? o.skel : d.skel, (uid_t)u.uid,
-				     (gid_t)u.gid, hs_home_mode(defs)) < 0)
-		status = E_HOMEDIR;
+	if (create) {
+		struct hs_err err = HS_ERR_INIT;
+
+		if (hs_home_create(u.home, o.skel ? o.skel : d.skel, (uid_t)u.uid, (gid_t)u.gid,
+				   hs_home_mode(defs), &err) < 0)
+			status = E_HOMEDIR;
+		hs_report(&err);
+	}
 	if (hs_config_get_bool(ucfg, "CREATE_MAIL_SPOOL", false))
 		create_mail_spool(defs, u.name, (uid_t)u.uid, (gid_t)u.gid);
 	free(o.k_overrides);
