@@ -262,8 +262,10 @@ static bool may_change(const struct hs_config *defs, enum field f)
  * passes through pam_rootok). */
 static void authenticate(const char *caller)
 {
-	if (hs_pam_authenticate("chfn", caller) < 0)
-		exit(E_NOPERM);
+	struct hs_err err = HS_ERR_INIT;
+
+	if (hs_pam_authenticate("chfn", caller, &err) < 0)
+		hs_report_die(E_NOPERM, &err);
 }
 
 /* ---- the interactive prompt ---- */

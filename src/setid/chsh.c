@@ -184,8 +184,10 @@ static int write_shell_file(int udirfd, const char *name, uid_t uid, gid_t auth_
  * pam_shells, a caller whose /etc/passwd shell is not in /etc/shells). */
 static void authenticate(const char *caller)
 {
-	if (hs_pam_authenticate("chsh", caller) < 0)
-		exit(E_FAILURE);
+	struct hs_err err = HS_ERR_INIT;
+
+	if (hs_pam_authenticate("chsh", caller, &err) < 0)
+		hs_report_die(E_FAILURE, &err);
 }
 
 /* ---- the interactive prompt ---- */
