@@ -282,3 +282,12 @@ void hs_closedirp(void *dp)
 		errno = saved;
 	}
 }
+
+void hs_secret_buf_freep(struct hs_secret_buf *b)
+{
+	if (!b->p)
+		return;
+	hs_wipe(b->p, b->size);
+	free(b->p);
+	b->p = NULL;
+}

@@ -103,6 +103,14 @@ void hs_closedirp(void *dp);   /* DIR **: closedir, errno kept */
 #define _cleanup_close_ __attribute__((cleanup(hs_closep)))
 #define _cleanup_secret_ __attribute__((cleanup(hs_free_secretp)))
 #define _cleanup_fclose_ __attribute__((cleanup(hs_fclosep)))
+/* A heap buffer that may hold secrets or hashes: the cleanup wipes all
+ * size bytes and frees it, unless TAKE_PTR(b.p) handed it on. */
+struct hs_secret_buf {
+	char *p;
+	size_t size;
+};
+void hs_secret_buf_freep(struct hs_secret_buf *b);
+#define _cleanup_secret_buf_ __attribute__((cleanup(hs_secret_buf_freep)))
 #define _cleanup_closedir_ __attribute__((cleanup(hs_closedirp)))
 
 /* Take ownership away from a _cleanup_ variable: the value, leaving -1
