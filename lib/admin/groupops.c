@@ -440,18 +440,17 @@ int hs_groupops_user_list(struct hs_accountset *s, const char *arg, bool use_nss
 			  char *bad, size_t badsize)
 {
 	_cleanup_free_ char *copy = strdup(arg);
-	char *list = strdup(""), *cur, *next;
+	_cleanup_free_ char *list = strdup("");
+	char *cur, *next;
 	int r = 0;
 
 	*out = NULL;
 	if (badsize)
 		bad[0] = '\0';
-	if (!copy || !list) {
-		free(list);
+	if (!copy || !list)
 		return -ENOMEM;
-	}
 	if (arg[0] == '\0') {
-		*out = list;
+		*out = TAKE_PTR(list);
 		return 0;
 	}
 	for (cur = copy; cur; cur = next) {
@@ -469,7 +468,6 @@ int hs_groupops_user_list(struct hs_accountset *s, const char *arg, bool use_nss
 		if (r < 0) {
 			if (badsize)
 				snprintf(bad, badsize, "%s", cur);
-			free(list);
 			return r;
 		}
 		if (grown) {
@@ -477,7 +475,7 @@ int hs_groupops_user_list(struct hs_accountset *s, const char *arg, bool use_nss
 			list = grown;
 		}
 	}
-	*out = list;
+	*out = TAKE_PTR(list);
 	return 0;
 }
 
