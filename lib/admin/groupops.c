@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "account.h"
-#include "cli.h"
 #include "fileio.h"
 #include "globalfile.h"
 #include "layout.h"
@@ -441,18 +440,17 @@ int hs_groupops_user_list(struct hs_accountset *s, const char *arg, bool use_nss
 			  char *bad, size_t badsize)
 {
 	_cleanup_free_ char *copy = strdup(arg);
-	char *list = strdup(""), *cur, *next;
+	_cleanup_free_ char *list = strdup("");
+	char *cur, *next;
 	int r = 0;
 
 	*out = NULL;
 	if (badsize)
 		bad[0] = '\0';
-	if (!copy || !list) {
-		free(list);
+	if (!copy || !list)
 		return -ENOMEM;
-	}
 	if (arg[0] == '\0') {
-		*out = list;
+		*out = TAKE_PTR(list);
 		return 0;
 	}
 	for (cur = copy; cur; cur = next) {
@@ -470,7 +468,6 @@ int hs_groupops_user_list(struct hs_accountset *s, const char *arg, bool use_nss
 		if (r < 0) {
 			if (badsize)
 				snprintf(bad, badsize, "%s", cur);
-			free(list);
 			return r;
 		}
 		if (grown) {
@@ -478,7 +475,7 @@ int hs_groupops_user_list(struct hs_accountset *s, const char *arg, bool use_nss
 			list = grown;
 		}
 	}
-	*out = list;
+	*out = TAKE_PTR(list);
 	return 0;
 }
 
@@ -516,7 +513,7 @@ int hs_groupops_add_override(char **buf, size_t *len, const char *arg)
 }
 
 int hs_groupops_logindefs(const char *root, const char *overrides, size_t olen,
-			  struct hs_config **out)
+			  hs_config_warn_fn warn, void *ctx, struct hs_config **out)
 {
 	_cleanup_free_ char *data = NULL;
 	_cleanup_free_ char *all = NULL;
@@ -540,24 +537,12 @@ int hs_groupops_logindefs(const char *root, const char *overrides, size_t olen,
 	all[len] = '\n';
 	if (olen)
 		memcpy(all + len + 1, overrides, olen);
-	return hs_logindefs_parse(all, len + 1 + olen, path, hs_config_warn_stderr,
-				  (void *)hs_cli_prog(), out);
-}
-
-_Noreturn void hs_groupops_usage(int status, const char *args, const char *options,
-				 const char *tail)
-{
-	FILE *f = status == 0 ? stdout : stderr;
-
-	fprintf(f, "Usage: %s %s\n\nOptions:\n%s"
-		"      --version                 display the version and exit\n%s",
-		hs_cli_prog(), args, options, tail);
-	exit(status);
+	return hs_logindefs_parse(all, len + 1 + olen, path, warn, ctx, out);
 }
 
 /* ---- commit ---- */
 
-static int write_files(struct hs_accountset *s, const char *what)
+static int write_files(struct hs_accountset *s, struct hs_err *err, const char *what)
 {
 	sigset_t saved;
 	int r;
@@ -570,20 +555,20 @@ static int write_files(struct hs_accountset *s, const char *what)
 			syslog(LOG_ERR, "%s failed: %s", what, s->error);
 		else
 			syslog(LOG_ERR, "%s", s->error);
-		hs_warn("%s", s->error);
-		return -1;
+		return hs_err_set(err, r, "%s", s->error);
 	}
 	return 0;
 }
 
-int hs_groupops_finish(struct hs_accountset *s, int r, const char *what, const char *fmt, ...)
+int hs_groupops_finish(struct hs_accountset *s, int r, struct hs_err *err, const char *what,
+		       const char *fmt, ...)
 {
 	va_list ap;
 
 	if (r < 0)
-		hs_warn("%s", s->error);
+		hs_err_set(err, r, "%s", s->error);
 	else
-		r = write_files(s, what);
+		r = write_files(s, err, what);
 	if (r >= 0 && fmt) {
 		va_start(ap, fmt);
 		vsyslog(LOG_INFO, fmt, ap);

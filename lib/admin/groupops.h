@@ -26,6 +26,7 @@
 
 #include "accountset.h"
 #include "config.h"
+#include "util.h"
 
 /* A gid argument: strictly decimal, 0..HS_ID_MAX (no sign, blank, hex,
  * octal or leading zero; (gid_t)-1 is no gid).  0 or -HS_E_FORMAT /
@@ -106,28 +107,23 @@ int hs_groupops_user_list(struct hs_accountset *s, const char *arg, bool use_nss
 bool hs_groupops_layout_group(const char *root, const char *name);
 
 /* login.defs (below root: ROOT/etc/login.defs) with "KEY VALUE\n" override lines
- * appended (later lines win), warnings on stderr.  A missing file is
- * empty. */
+ * appended (later lines win), each bad line passed to warn(ctx, ...).  A
+ * missing file is empty. */
 int hs_groupops_logindefs(const char *root, const char *overrides, size_t len,
-                          struct hs_config **out);
+                          hs_config_warn_fn warn, void *ctx, struct hs_config **out);
 /* Append -K KEY=VALUE to *buf (length *len) as a "KEY VALUE\n" line; -EINVAL when
  * the argument is not KEY=VALUE or holds blanks, '#', '"' or a newline. */
 int hs_groupops_add_override(char **buf, size_t *len, const char *arg);
 
-/* The group tools' --help: "Usage: PROG ARGS", "Options:", options (each
- * line ending in "\n"), their common --version line and tail; on stdout
- * and exit 0 when status is 0, else on stderr and exit status. */
-_Noreturn void hs_groupops_usage(int status, const char *args, const char *options,
-				 const char *tail);
-
 /* The end of a group tool's change, r being its edits' result: with r < 0
- * s->error is printed; else hs_accountset_commit (all the group files as
- * one transaction, lib/etc/txn.h) runs with the signals held back, so none
- * stops it half way; a failure goes to syslog ("WHAT failed: ERROR", the
- * error alone when what is NULL) and stderr, a success to syslog at
- * LOG_INFO as fmt says (nothing when fmt is NULL).  s is closed either
- * way.  0 (written) or -1. */
-int hs_groupops_finish(struct hs_accountset *s, int r, const char *what, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+ * s->error goes into *err; else hs_accountset_commit (all the group files
+ * as one transaction, lib/etc/txn.h) runs with the signals held back, so
+ * none stops it half way; a failure goes to syslog ("WHAT failed: ERROR",
+ * the error alone when what is NULL) and into *err for the program to
+ * print, a success to syslog at LOG_INFO as fmt says (nothing when fmt is
+ * NULL).  s is closed either way.  0 (written) or negative. */
+int hs_groupops_finish(struct hs_accountset *s, int r, struct hs_err *err, const char *what,
+		       const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 #endif

@@ -12,7 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "config.h"
 #include "fileio.h"
 #include "homepath.h"
@@ -75,11 +74,12 @@ struct copy_ctx {
 	/* dst[d]: the copy of the skeleton's directory at depth d (dst[0]
 	 * is the home), -1 where it could not be made */
 	int dst[HS_WALK_MAX_DEPTH + 1];
+	struct hs_err *err;     /* every warning, a line each */
 };
 
 static void copy_warn(struct copy_ctx *c, const struct hs_walk_entry *e, const char *what)
 {
-	hs_warn("%s/%s: %s", c->skel, e->path, what);
+	hs_err_add(c->err, "%s/%s: %s", c->skel, e->path, what);
 }
 
 static int copy_file(struct copy_ctx *c, int dstdir, const struct hs_walk_entry *e)
@@ -227,7 +227,7 @@ static void copy_skel(struct copy_ctx *c, int skelfd, int homefd)
 	c->dst[0] = homefd;
 	r = hs_walk_below(skelfd, &ops, c);
 	if (r < 0) {
-		hs_warn("cannot read %s: %s", c->skel, hs_strerror(r));
+		hs_err_add(c->err, "cannot read %s: %s", c->skel, hs_strerror(r));
 		c->failed = true;
 	}
 	/* directories left open by a walk that stopped early */
@@ -239,7 +239,8 @@ static void copy_skel(struct copy_ctx *c, int skelfd, int homefd)
 /* Create the home (its parent path is an administrator's; the home itself
  * must not exist, and never as a symlink), copy the skeleton into it while
  * it is still root's 0700, then give it to the user. */
-int hs_home_create(const char *home, const char *skel, uid_t uid, gid_t gid, mode_t mode)
+int hs_home_create(const char *home, const char *skel, uid_t uid, gid_t gid, mode_t mode,
+		   struct hs_err *err)
 {
 	_cleanup_close_ int parentfd = -1;
 	_cleanup_close_ int homefd = -1;
@@ -249,39 +250,37 @@ int hs_home_create(const char *home, const char *skel, uid_t uid, gid_t gid, mod
 
 	parentfd = hs_home_open_parent(home, &last);
 	if (parentfd < 0) {
-		hs_warn("cannot create directory %s: %s", home,
-			parentfd == -HS_E_OWNER ? "a directory above it is not root's or is "
-			"writable by others" : hs_strerror(parentfd));
-		return -1;
+		return hs_err_set(err, -1, "cannot create directory %s: %s", home,
+				  parentfd == -HS_E_OWNER ? "a directory above it is not root's "
+				  "or is writable by others" : hs_strerror(parentfd));
 	}
 	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISLNK(st.st_mode)) {
-			hs_warn("cannot create directory %s: it exists as a symbolic link", home);
-			return -1;
+			return hs_err_set(err, -1, "cannot create directory %s: it exists as a "
+					  "symbolic link", home);
 		}
 		if (!S_ISDIR(st.st_mode)) {
-			hs_warn("cannot create directory %s: it exists and is not a directory",
-				home);
-			return -1;
+			return hs_err_set(err, -1, "cannot create directory %s: it exists and "
+					  "is not a directory", home);
 		}
-		hs_warn("warning: the home directory %s already exists.", home);
-		hs_warn("Not copying any file from skel directory into it.");
+		hs_err_set(err, 0, "warning: the home directory %s already exists.", home);
+		hs_err_add(err, "Not copying any file from skel directory into it.");
 		return HS_HOME_EXISTED;
 	}
 	if (mkdirat(parentfd, last, 0700) < 0) {
-		hs_warn("cannot create directory %s: %s", home, strerror(errno));
-		return -1;
+		return hs_err_set(err, -1, "cannot create directory %s: %s", home,
+				  strerror(errno));
 	}
 	homefd = hs_open_dir_at(parentfd, last, &st);
 	if (homefd < 0 || st.st_uid != 0) {
-		hs_warn("cannot create directory %s: %s", home,
-			homefd < 0 ? hs_strerror(homefd) : "replaced while being created");
-		return -1;
+		return hs_err_set(err, -1, "cannot create directory %s: %s", home,
+				  homefd < 0 ? hs_strerror(homefd) : "replaced while being created");
 	}
 	r = 0;
 	if (skel && skel[0]) {
 		_cleanup_close_ int skelfd = open(skel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		struct copy_ctx c = { .uid = uid, .gid = gid, .skel = skel, .failed = false };
+		struct copy_ctx c = { .uid = uid, .gid = gid, .skel = skel, .failed = false,
+				      .err = err };
 
 		for (int d = 0; d <= HS_WALK_MAX_DEPTH; d++)
 			c.dst[d] = -1;
@@ -289,12 +288,13 @@ int hs_home_create(const char *home, const char *skel, uid_t uid, gid_t gid, mod
 			copy_skel(&c, skelfd, homefd);
 			r = c.failed ? -1 : 0;
 		} else if (errno != ENOENT) {
-			hs_warn("cannot open skeleton directory %s: %s", skel, strerror(errno));
+			hs_err_add(err, "cannot open skeleton directory %s: %s", skel,
+				   strerror(errno));
 			r = -1;
 		}
 	}
 	if (fchown(homefd, uid, gid) < 0 || fchmod(homefd, mode) < 0) {
-		hs_warn("cannot set owner and mode of %s: %s", home, strerror(errno));
+		hs_err_add(err, "cannot set owner and mode of %s: %s", home, strerror(errno));
 		return -1;
 	}
 	return r;

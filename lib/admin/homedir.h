@@ -1,14 +1,16 @@
 /* Home directories made by root for a user (useradd -m, newusers): never
  * through a symlink, relative to directory fds, on a parent path that only
  * root can change, built while still root's and handed over at the end.
- * Root only.  Messages go to stderr through hs_warn (lib/base/cli.h), as the
- * tools print them. */
+ * Root only.  Nothing is printed: hs_home_create hands its messages back in
+ * a struct hs_err for the tool to print. */
 #ifndef HS_HOMEDIR_H
 #define HS_HOMEDIR_H
 
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+
+#include "util.h"
 
 struct hs_config;
 
@@ -31,12 +33,15 @@ int hs_home_open_parent(const char *home, const char **last);
  * there is an error), copy the skeleton skel into it (NULL or "": none;
  * a missing skel is fine) while it is still root:root 0700 -- symlinks
  * copied as symlinks, FIFOs/devices/sockets skipped with a warning -- then
- * give it to uid:gid with mode.  Every problem is printed with hs_warn.
- * Returns 0; HS_HOME_EXISTED when a directory was already there (left
- * alone, "Not copying any file from skel directory into it." printed);
- * -1 when the home could not be made or a skeleton entry not copied. */
+ * give it to uid:gid with mode.  Every problem and warning goes into *err,
+ * a line each, in order: report it whatever the result (err->msg is empty
+ * when there is nothing to say).  Returns 0; HS_HOME_EXISTED when a
+ * directory was already there (left alone, "Not copying any file from skel
+ * directory into it." said); -1 when the home could not be made or a
+ * skeleton entry not copied. */
 #define HS_HOME_EXISTED 1
-int hs_home_create(const char *home, const char *skel, uid_t uid, gid_t gid, mode_t mode);
+int hs_home_create(const char *home, const char *skel, uid_t uid, gid_t gid, mode_t mode,
+		   struct hs_err *err);
 
 /* newusers: create home when nothing is there, give it to uid:gid with
  * mode, and fill *made (its dev and ino, for hs_home_unmake).  Silent.

@@ -15,7 +15,8 @@
 char *hs_home_normalise(const char *dir)
 {
 	size_t n = strlen(dir);
-	char *out, *o;
+	_cleanup_free_ char *out = NULL;
+	char *o;
 	const char *p = dir;
 
 	if (dir[0] != '/')
@@ -36,16 +37,14 @@ char *hs_home_normalise(const char *dir)
 		len = (size_t)(p - start);
 		if (len == 0 || (len == 1 && start[0] == '.'))
 			continue;
-		if (len == 2 && start[0] == '.' && start[1] == '.') {
-			free(out);
+		if (len == 2 && start[0] == '.' && start[1] == '.')
 			return NULL;
-		}
 		*o++ = '/';
 		memcpy(o, start, len);
 		o += len;
 	}
 	*o = '\0';
-	return out;
+	return TAKE_PTR(out);
 }
 
 /* A directory on the way to a home must be safe from everyone but root:
@@ -64,8 +63,8 @@ static bool dir_is_trusted(const struct stat *st, uid_t refused_uid, bool root_o
 int hs_home_open_trusted_dir(const char *dir, uid_t refused_uid, bool root_only)
 {
 	_cleanup_free_ char *resolved = NULL;
+	_cleanup_close_ int fd = -1;
 	char *comp, *save = NULL;
-	int fd;
 
 	/* resolved by the kernel (an administrator's /home -> /srv/home is
 	 * fine), then walked again without following anything */
@@ -79,22 +78,17 @@ int hs_home_open_trusted_dir(const char *dir, uid_t refused_uid, bool root_only)
 		struct stat st;
 		int next;
 
-		if (fstat(fd, &st) < 0) {
-			next = -errno;
-			hs_close(fd);
-			return next;
-		}
-		if (!dir_is_trusted(&st, refused_uid, root_only)) {
-			hs_close(fd);
+		if (fstat(fd, &st) < 0)
+			return -errno;
+		if (!dir_is_trusted(&st, refused_uid, root_only))
 			return -HS_E_OWNER;
-		}
 		if (!comp)
-			return fd;
+			return TAKE_FD(fd);
 		next = hs_open_dir_at(fd, comp, NULL);
 		hs_close(fd);
-		if (next < 0)
-			return next;
 		fd = next;
+		if (fd < 0)
+			return fd;
 	}
 }
 

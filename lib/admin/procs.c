@@ -53,7 +53,7 @@ static bool status_has_uid(int piddirfd, uid_t uid)
 pid_t hs_user_busy(uid_t uid)
 {
 	struct stat myroot;
-	DIR *proc;
+	_cleanup_closedir_ DIR *proc = NULL;
 	struct dirent *de;
 	pid_t found = 0;
 
@@ -66,7 +66,7 @@ pid_t hs_user_busy(uid_t uid)
 		char rootpath[64];
 		struct stat st;
 		unsigned long pid;
-		int pfd;
+		_cleanup_close_ int pfd = -1;
 
 		if (hs_parse_ulong(de->d_name, 1, 0x7fffffffUL, &pid) < 0)
 			continue;
@@ -83,30 +83,24 @@ pid_t hs_user_busy(uid_t uid)
 			found = (pid_t)pid;
 		} else {
 			/* a thread may have changed its credentials alone */
-			int tfd = openat(pfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			DIR *tasks = tfd >= 0 ? fdopendir(tfd) : NULL;
+			_cleanup_close_ int tfd = openat(pfd, "task",
+							 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			_cleanup_closedir_ DIR *tasks = tfd >= 0 ? fdopendir(tfd) : NULL;
 			struct dirent *te;
 
-			if (!tasks && tfd >= 0)
-				hs_close(tfd);
+			if (tasks)
+				tfd = -1;   /* the DIR owns it now */
 			while (tasks && !found && (te = readdir(tasks))) {
-				int thfd;
+				_cleanup_close_ int thfd = -1;
 
 				if (te->d_name[0] == '.')
 					continue;
 				thfd = openat(dirfd(tasks), te->d_name,
 					      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-				if (thfd < 0)
-					continue;
-				if (status_has_uid(thfd, uid))
+				if (thfd >= 0 && status_has_uid(thfd, uid))
 					found = (pid_t)pid;
-				hs_close(thfd);
 			}
-			if (tasks)
-				closedir(tasks);
 		}
-		hs_close(pfd);
 	}
-	closedir(proc);
 	return found;
 }

@@ -14,77 +14,67 @@
 #include "userdir.h"
 #include "util.h"
 
-void hs_pwedit_who(const char *arg, int status, struct passwd *me, char **mebuf,
-		   struct passwd *pw, char **pwbuf)
+int hs_pwedit_who(const char *arg, struct passwd *me, char **mebuf, struct passwd *pw,
+		  char **pwbuf, struct hs_err *err)
 {
 	int r = hs_getpwuid_alloc(getuid(), me, mebuf);
 
+	*pwbuf = NULL;
 	if (r < 0) {
 		syslog(LOG_WARNING, "Cannot determine the user name of the caller (UID %lu)",
 		       (unsigned long)getuid());
-		hs_die(status, "Cannot determine your user name.");
+		return hs_err_set(err, r, "Cannot determine your user name.");
 	}
-	*pwbuf = NULL;
 	if (!arg) {
 		*pw = *me;
-		return;
+		return 0;
 	}
 	if (!hs_user_name_valid(arg))
-		hs_die(status, "Provided user name is not a valid name");
+		return hs_err_set(err, -HS_E_NAME, "Provided user name is not a valid name");
 	r = hs_getpwnam_alloc(arg, pw, pwbuf);
 	if (r == -ENOENT)
-		hs_die(status, "user '%s' does not exist", arg);
+		return hs_err_set(err, r, "user '%s' does not exist", arg);
 	if (r < 0)
-		hs_die(status, "cannot look up user '%s': %s", arg, hs_strerror(r));
+		return hs_err_set(err, r, "cannot look up user '%s': %s", arg, hs_strerror(r));
+	return 0;
 }
 
-int hs_pwedit_begin(struct hs_pwedit *e, const char *name)
+int hs_pwedit_begin(struct hs_pwedit *e, const char *name, struct hs_err *err)
 {
 	static const char *const files[] = { HS_ETC_PASSWD };
 	const char *failed = NULL;
 	int r = hs_lock_acquire(&e->locks, NULL, files, HS_ARRAY_SIZE(files),
 				HS_LOCK_TIMEOUT_SEC, &failed);
 
-	if (r == -HS_E_TIMEOUT) {
-		hs_warn("cannot lock %s: timed out after %d s",
-			failed ? failed : HS_ETC_PWD_LOCK, HS_LOCK_TIMEOUT_SEC);
-		return r;
-	}
-	if (r < 0) {
-		hs_warn("cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK, hs_strerror(r));
-		return r;
-	}
+	if (r == -HS_E_TIMEOUT)
+		return hs_err_set(err, r, "cannot lock %s: timed out after %d s",
+				  failed ? failed : HS_ETC_PWD_LOCK, HS_LOCK_TIMEOUT_SEC);
+	if (r < 0)
+		return hs_err_set(err, r, "cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK,
+				  hs_strerror(r));
 	r = hs_accountdb_load(&e->db, HS_DB_PASSWD, HS_ETC_PASSWD, 0);
-	if (r < 0) {
-		hs_warn("%s", e->db.error);
-		return r;
-	}
+	if (r < 0)
+		return hs_err_set(err, r, "%s", e->db.error);
 	e->idx = hs_accountdb_find(&e->db, name);
-	if (e->idx < 0) {
-		hs_warn("user '%s' does not exist in %s", name, HS_ETC_PASSWD);
-		return -ENOENT;
-	}
+	if (e->idx < 0)
+		return hs_err_set(err, -ENOENT, "user '%s' does not exist in %s", name,
+				  HS_ETC_PASSWD);
 	e->ent = e->db.lines[e->idx].rec.pw;
 	return 0;
 }
 
-int hs_pwedit_commit(struct hs_pwedit *e)
+int hs_pwedit_commit(struct hs_pwedit *e, struct hs_err *err)
 {
 	sigset_t saved;
 	int r = hs_accountdb_replace(&e->db, (size_t)e->idx, &e->ent);
 
-	if (r < 0) {
-		hs_warn("%s", e->db.error);
-		return r;
-	}
+	if (r < 0)
+		return hs_err_set(err, r, "%s", e->db.error);
 	hs_signals_block(&saved);
 	r = hs_accountdb_write(&e->db);
 	hs_signals_restore(&saved);
-	if (r < 0) {
-		syslog(LOG_ERR, "%s", e->db.error);
-		hs_warn("%s", e->db.error);
-		return r;
-	}
+	if (r < 0)
+		return hs_err_setl(err, r, LOG_ERR, "%s", e->db.error);
 	hs_flush_caches("passwd");
 	return 0;
 }

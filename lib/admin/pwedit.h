@@ -8,13 +8,15 @@
 
 #include "accountdb.h"
 #include "globalfile.h"
+#include "util.h"
 
 /* The caller (from the real uid, never the environment) into *me, and
  * the account to act on: arg (a user name from the command line) or, when
- * arg is NULL, the caller again.  Reports and exits with status when
- * either cannot be found.  The buffers are malloc'd; free them. */
-void hs_pwedit_who(const char *arg, int status, struct passwd *me, char **mebuf,
-		   struct passwd *pw, char **pwbuf);
+ * arg is NULL, the caller again.  0, or negative with the message in *err
+ * when either cannot be found (an unknown caller is logged too).  The
+ * buffers are malloc'd; free them. */
+int hs_pwedit_who(const char *arg, struct passwd *me, char **mebuf, struct passwd *pw,
+		  char **pwbuf, struct hs_err *err);
 
 /* One /etc/passwd entry changed under the lock.  The entry is taken from
  * the file as it is under the lock (not as NSS said before), so a
@@ -27,11 +29,12 @@ struct hs_pwedit {
 };
 #define HS_PWEDIT_INIT { .db = HS_ACCOUNTDB_INIT, .locks = HS_LOCKS_INIT, .idx = -1 }
 
-/* Lock /etc/passwd, load it, find name.  0, or negative (reported). */
-int hs_pwedit_begin(struct hs_pwedit *e, const char *name);
+/* Lock /etc/passwd, load it, find name.  0, or negative (the message in
+ * *err). */
+int hs_pwedit_begin(struct hs_pwedit *e, const char *name, struct hs_err *err);
 /* Write e->ent back (signals blocked), flush the caches.  0, or negative
- * (reported, and logged when the write fails). */
-int hs_pwedit_commit(struct hs_pwedit *e);
+ * (the message in *err, marked for syslog too when the write fails). */
+int hs_pwedit_commit(struct hs_pwedit *e, struct hs_err *err);
 /* Free, release the lock; after begin, whatever it returned. */
 void hs_pwedit_end(struct hs_pwedit *e);
 

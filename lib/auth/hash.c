@@ -170,21 +170,21 @@ static int make_setting(const struct hs_hash_policy *p, const char *rbytes, int 
  * frees with free_crypt_data) or NULL; *err gets the reason. */
 static struct crypt_data *run_crypt(const char *password, const char *setting, int *err)
 {
-	struct crypt_data *cd = calloc(1, sizeof *cd);
+	/* the crypt_data holds the password's hash: wiped on every path */
+	_cleanup_secret_buf_ struct hs_secret_buf cd = { calloc(1, sizeof(struct crypt_data)),
+							 sizeof(struct crypt_data) };
 
-	if (!cd) {
+	if (!cd.p) {
 		*err = -ENOMEM;
 		return NULL;
 	}
 	errno = 0;
-	const char *h = crypt_rn(password, setting, cd, (int)sizeof *cd);
+	const char *h = crypt_rn(password, setting, cd.p, (int)cd.size);
 	if (!h || h[0] == '*') {
 		*err = errno == ENOMEM ? -ENOMEM : -HS_E_METHOD;
-		hs_wipe(cd, sizeof *cd);
-		free(cd);
 		return NULL;
 	}
-	return cd;
+	return (struct crypt_data *)(void *)TAKE_PTR(cd.p);
 }
 
 static void free_crypt_data(struct crypt_data *cd)

@@ -8,7 +8,6 @@
 
 #include "ttyconv.h"
 
-#include "cli.h"
 #include "util.h"
 
 void hs_pam_free_responses(struct pam_response *resp, int n)
@@ -67,7 +66,7 @@ fail:
 	return PAM_CONV_ERR;
 }
 
-int hs_pam_authenticate(const char *service, const char *user)
+int hs_pam_authenticate(const char *service, const char *user, struct hs_err *err)
 {
 	struct pam_conv conv = { hs_ttyconv, NULL };
 	pam_handle_t *pamh = NULL;
@@ -81,7 +80,7 @@ int hs_pam_authenticate(const char *service, const char *user)
 	if (r != PAM_SUCCESS) {
 		const char *why = pam_strerror(pamh, r);
 
-		fprintf(stderr, "%s: PAM: %s\n", hs_cli_prog(), why);
+		hs_err_set(err, -1, "PAM: %s", why);
 		syslog(LOG_ERR, "%s", why);
 		if (pamh)
 			pam_end(pamh, r);

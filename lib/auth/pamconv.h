@@ -7,6 +7,8 @@
 
 #include <security/pam_appl.h>
 
+#include "util.h"
+
 /* Free a conversation's reply array of n entries, wiping every answer
  * (they may be passwords).  NULL is fine.  A conversation function that
  * fails after allocating calls this before returning PAM_CONV_ERR. */
@@ -33,9 +35,10 @@ int hs_pam_script_conv(int num_msg, const struct pam_message **msg,
 /* Authenticate the caller for a self-service tool, as shadow-utils does:
  * pam_start(service, user) with our terminal conversation (ttyconv.h), then
  * pam_authenticate and pam_acct_mgmt (root passes through pam_rootok in
- * Debian's stacks).  On failure prints "PROG: PAM: REASON" on stderr,
- * logs REASON (LOG_ERR, the caller's openlog) and returns -1; the caller
- * exits with its own status.  Returns 0 on success. */
-int hs_pam_authenticate(const char *service, const char *user);
+ * Debian's stacks).  On failure logs REASON (LOG_ERR, the caller's
+ * openlog: the record of a refused authentication), puts "PAM: REASON"
+ * into *err for the caller to print, and returns -1; the caller exits with
+ * its own status.  Returns 0 on success. */
+int hs_pam_authenticate(const char *service, const char *user, struct hs_err *err);
 
 #endif

@@ -31,7 +31,7 @@ static int lookup(enum key k, const char *name, unsigned long id, void *ent, cha
 	struct group *grres = NULL;
 	size_t size = initial_size(k);
 	size_t max = k == PW_NAM || k == PW_UID ? HS_PWBUF_MAX : HS_GRBUF_MAX;
-	char *b = NULL;
+	_cleanup_free_ char *b = NULL;
 	int r;
 
 	if (!buf)
@@ -42,10 +42,8 @@ static int lookup(enum key k, const char *name, unsigned long id, void *ent, cha
 	for (;;) {
 		char *nb = realloc(b, size);
 
-		if (!nb) {
-			free(b);
+		if (!nb)
 			return -ENOMEM;
-		}
 		b = nb;
 		pwres = NULL;
 		grres = NULL;
@@ -57,17 +55,14 @@ static int lookup(enum key k, const char *name, unsigned long id, void *ent, cha
 		}
 		if (r != ERANGE)
 			break;
-		if (size >= max) {
-			free(b);
+		if (size >= max)
 			return -ERANGE;
-		}
 		size *= 2;
 	}
 	if (r == 0 && (pwres || grres)) {
-		*buf = b;
+		*buf = TAKE_PTR(b);
 		return 0;
 	}
-	free(b);
 	/* glibc returns 0 with a NULL result for "no such entry", but
 	 * getpwnam_r(3) allows ENOENT and ESRCH for the same answer */
 	if (r == 0 || r == ENOENT || r == ESRCH)

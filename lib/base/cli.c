@@ -5,7 +5,10 @@
 #include <string.h>
 #include <stdlib.h>
 
+#include <syslog.h>
+
 #include "hs-build-config.h"
+#include "util.h"
 
 static const char *prog_name = "hardened-shadow";
 
@@ -42,6 +45,48 @@ void hs_die(int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vwarn_line(fmt, ap);
 	va_end(ap);
+	exit(status);
+}
+
+void hs_cli_warn_at(void *ctx, const char *path, unsigned long lineno, const char *message)
+{
+	const char *prog = ctx ? (const char *)ctx : prog_name;
+
+	fprintf(stderr, "%s: %s:%lu: %s\n", prog, path ? path : "(config)", lineno, message);
+}
+
+void hs_report(const struct hs_err *err)
+{
+	const char *line = err->msg;
+
+	if (!*line)
+		return;
+	for (;;) {
+		const char *nl = strchr(line, '\n');
+		int len = nl ? (int)(nl - line) : (int)strlen(line);
+		fprintf(stderr, "%s: %.*s\n", prog_name, len, line);
+		/* one log record per line, as each was one message before */
+		if (err->log_level >= 0)
+			syslog(err->log_level, "%.*s", len, line);
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+}
+
+void hs_report_die(int status, const struct hs_err *err)
+{
+	hs_report(err);
+	exit(status);
+}
+
+void hs_cli_usage(int status, const char *args, const char *options, const char *tail)
+{
+	FILE *f = status == 0 ? stdout : stderr;
+
+	fprintf(f, "Usage: %s %s\n\nOptions:\n%s"
+		"      --version                 display the version and exit\n%s",
+		prog_name, args, options, tail);
 	exit(status);
 }
 

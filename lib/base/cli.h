@@ -17,12 +17,30 @@ void hs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* hs_warn then exit(status). */
 noreturn void hs_die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* "PROG: PATH:LINE: MESSAGE" on stderr (ctx = PROG, NULL for the name set
+ * by hs_cli_set_prog): the printer programs hand to the parsers that
+ * report each bad line through a callback (lib/format/config.h). */
+void hs_cli_warn_at(void *ctx, const char *path, unsigned long lineno, const char *message);
+
+/* The caller's side of struct hs_err (lib/base/util.h): each line of
+ * err->msg as "prog: line" on stderr, as hs_warn prints it, and the whole
+ * message to syslog when err->log_level >= 0.  Nothing when msg is empty. */
+struct hs_err;
+void hs_report(const struct hs_err *err);
+/* hs_report then exit(status). */
+noreturn void hs_report_die(int status, const struct hs_err *err);
+
 /* A copy of s fit for a terminal or a log: bytes outside printable ASCII
  * as \xNN, so a hostile argument cannot send escape sequences; cut with
  * "..." when out is too small.  Returns out. */
 const char *hs_printable(const char *s, char *out, size_t size);
 /* The same for len bytes at s, which may hold any byte, NUL included. */
 const char *hs_printable_len(const char *s, size_t len, char *out, size_t size);
+
+/* --help: "Usage: PROG ARGS", "Options:", options (each line ending in
+ * "\n"), the common --version line and tail; on stdout and exit 0 when
+ * status is 0, else on stderr and exit status. */
+noreturn void hs_cli_usage(int status, const char *args, const char *options, const char *tail);
 
 /* "prog (hardened-shadow) VERSION\n" on stdout, exit 0. */
 noreturn void hs_print_version(void);

@@ -2,8 +2,11 @@
  * random names, strict number parsing. */
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -185,4 +188,106 @@ long hs_today(void)
 	if (now < 0)
 		return 0;
 	return (long)(now / 86400);
+}
+
+__attribute__((format(printf, 3, 0)))
+static void err_vset(struct hs_err *err, size_t at, const char *fmt, va_list ap)
+{
+	int saved = errno;
+
+	if (at < sizeof err->msg) {
+		int n = vsnprintf(err->msg + at, sizeof err->msg - at, fmt, ap);
+		if (n < 0)
+			err->msg[at] = '\0';
+	}
+	errno = saved;
+}
+
+int hs_err_set(struct hs_err *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return code;
+	err->code = code;
+	err->log_level = -1;
+	va_start(ap, fmt);
+	err_vset(err, 0, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int hs_err_setl(struct hs_err *err, int code, int log_level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return code;
+	err->code = code;
+	err->log_level = log_level;
+	va_start(ap, fmt);
+	err_vset(err, 0, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int hs_err_add(struct hs_err *err, const char *fmt, ...)
+{
+	va_list ap;
+	size_t at;
+
+	if (!err)
+		return 0;
+	at = strnlen(err->msg, sizeof err->msg);
+	/* a full buffer keeps what it has: the first lines matter most */
+	if (at > 0) {
+		if (at + 2 >= sizeof err->msg)
+			return err->code;
+		err->msg[at++] = '\n';
+		err->msg[at] = '\0';
+	}
+	va_start(ap, fmt);
+	err_vset(err, at, fmt, ap);
+	va_end(ap);
+	return err->code;
+}
+
+void hs_err_clear(struct hs_err *err)
+{
+	if (!err)
+		return;
+	err->code = 0;
+	err->log_level = -1;
+	err->msg[0] = '\0';
+}
+
+void hs_fclosep(void *fp)
+{
+	FILE *f = *(FILE **)fp;
+
+	if (f) {
+		int saved = errno;
+		fclose(f);
+		errno = saved;
+	}
+}
+
+void hs_closedirp(void *dp)
+{
+	DIR *d = *(DIR **)dp;
+
+	if (d) {
+		int saved = errno;
+		closedir(d);
+		errno = saved;
+	}
+}
+
+void hs_secret_buf_freep(struct hs_secret_buf *b)
+{
+	if (!b->p)
+		return;
+	hs_wipe(b->p, b->size);
+	free(b->p);
+	b->p = NULL;
 }

@@ -63,13 +63,64 @@ int hs_parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned
 /* Today in days since 1970-01-01 UTC (shadow(5) day numbers). */
 long hs_today(void);
 
+/* The context of a failure, for a caller that prints it.  Library code
+ * neither prints nor exits: a function that can fail in ways the user must
+ * read about takes a struct hs_err *, fills it, and returns the same
+ * negative code; the program hands it to hs_report() (lib/base/cli.h).
+ * msg is the whole message without the "prog: " prefix; a '\n' inside it
+ * starts another line, which gets its own prefix.  log_level >= 0 asks the
+ * reporter to send the message to syslog at that priority as well. */
+#define HS_ERR_MSG_MAX 1024
+struct hs_err {
+	int code;       /* the negative return value; 0 when nothing failed */
+	int log_level;  /* syslog priority, or -1: stderr only */
+	char msg[HS_ERR_MSG_MAX];
+};
+#define HS_ERR_INIT { 0, -1, "" }
+
+/* Set *err to code and the formatted message (cut to fit) and return code,
+ * so a failure path reads "return hs_err_set(err, r, "...", ...);".  err
+ * may be NULL: then only code is returned.  log_level goes back to -1. */
+int hs_err_set(struct hs_err *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* hs_err_set, and ask for a syslog copy at log_level. */
+int hs_err_setl(struct hs_err *err, int code, int log_level, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Add one more line to *err (for a failure that has several to say);
+ * returns err->code.  An empty err gets the line as its message. */
+int hs_err_add(struct hs_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Back to "nothing failed". */
+void hs_err_clear(struct hs_err *err);
+
 /* cleanup helpers in the spirit of systemd's _cleanup_ */
 static inline void hs_freep(void *p) { free(*(void **)p); }
 static inline void hs_closep(int *fd) { if (*fd >= 0) hs_close(*fd); }
 static inline void hs_free_secretp(char **s) { hs_free_secret(*s); }
+void hs_fclosep(void *fp);     /* FILE **: fclose, errno kept */
+void hs_closedirp(void *dp);   /* DIR **: closedir, errno kept */
 #define _cleanup_free_ __attribute__((cleanup(hs_freep)))
 #define _cleanup_close_ __attribute__((cleanup(hs_closep)))
 #define _cleanup_secret_ __attribute__((cleanup(hs_free_secretp)))
+#define _cleanup_fclose_ __attribute__((cleanup(hs_fclosep)))
+/* A heap buffer that may hold secrets or hashes: the cleanup wipes all
+ * size bytes and frees it, unless TAKE_PTR(b.p) handed it on. */
+struct hs_secret_buf {
+	char *p;
+	size_t size;
+};
+void hs_secret_buf_freep(struct hs_secret_buf *b);
+#define _cleanup_secret_buf_ __attribute__((cleanup(hs_secret_buf_freep)))
+#define _cleanup_closedir_ __attribute__((cleanup(hs_closedirp)))
+
+/* Take ownership away from a _cleanup_ variable: the value, leaving -1
+ * (TAKE_FD) or NULL (TAKE_PTR) behind, so the cleanup does nothing and a
+ * function that hands back what it opened needs no manual close:
+ *     _cleanup_close_ int fd = open(...);
+ *     if (check(fd) < 0) return -1;       // fd closed here
+ *     return TAKE_FD(fd);                 // not here */
+#define TAKE_FD(fd) __extension__ ({ int hs_take_fd_ = (fd); (fd) = -1; hs_take_fd_; })
+#define TAKE_PTR(p) __extension__ ({ __typeof__(p) hs_take_p_ = (p); (p) = NULL; hs_take_p_; })
 
 #define HS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

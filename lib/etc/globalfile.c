@@ -70,28 +70,23 @@ static bool lock_backoff(int64_t deadline, long *step_ns)
 static int open_pwd_lock(const char *path)
 {
 	struct stat st;
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
+	_cleanup_close_ int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+				      O_NONBLOCK | O_NOCTTY, 0600);
 
 	if (fd < 0)
 		return errno == ELOOP ? -HS_E_SYMLINK : -errno;
-	if (fstat(fd, &st) < 0) {
-		int e = -errno;
-		hs_close(fd);
-		return e;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		hs_close(fd);
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
 		return -HS_E_NOTREG;
-	}
 	if (fd < HS_LOCK_FD_MIN) {
 		int high = fcntl(fd, F_DUPFD_CLOEXEC, HS_LOCK_FD_MIN);
-		int e = errno;
-		hs_close(fd);
 		if (high < 0)
-			return -e;
+			return -errno;
+		hs_close(fd);
 		fd = high;
 	}
-	return fd;
+	return TAKE_FD(fd);
 }
 
 static int take_pwd_lock(const char *path, int64_t deadline, int *fd_out)
@@ -140,12 +135,12 @@ static char *path_with_suffix(const char *path, const char *suffix)
 static long read_lock_pid(const char *lockpath)
 {
 	char buf[32];
-	int fd = open(lockpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	_cleanup_close_ int fd = open(lockpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+				      O_NOCTTY);
 
 	if (fd < 0)
 		return -errno;
 	ssize_t n = hs_read_full(fd, buf, sizeof buf - 1);
-	hs_close(fd);
 	if (n < 0)
 		return n;
 	buf[n] = '\0';

@@ -124,7 +124,7 @@ bool hs_shells_contains(const struct hs_shells *s, const char *shell)
 
 int hs_shells_add(struct hs_shells *s, const char *shell)
 {
-	char *copy;
+	_cleanup_free_ char *copy = NULL;
 	int r;
 
 	if (!s || !shell || shell[0] != '/' || !hs_field_valid(shell)) {
@@ -136,12 +136,12 @@ int hs_shells_add(struct hs_shells *s, const char *shell)
 		return 0;
 	copy = strdup(shell);
 	if (!copy || (r = grow(s)) < 0) {
-		free(copy);
 		set_error(s, "cannot add to %s: %s", s->path, hs_strerror(-ENOMEM));
 		return -ENOMEM;
 	}
+	size_t len = strlen(copy);
 	s->lines[s->n_lines++] = (struct hs_shells_line){
-		.text = copy, .len = strlen(copy), .owned = true,
+		.text = TAKE_PTR(copy), .len = len, .owned = true,
 	};
 	s->dirty = true;
 	return 1;

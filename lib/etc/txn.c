@@ -112,25 +112,22 @@ static int write_backup(int dirfd, const char *base, const char *old_data, size_
 		const struct hs_file_expect ex = {
 			.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
 		};
-		char *read_back = NULL;
+		/* shadow and gshadow hold hashes: wiped when freed */
+		_cleanup_secret_buf_ struct hs_secret_buf read_back = { NULL, 0 };
 
 		if (!old_data) {
 			/* not known to the caller: what the file holds now */
-			r = hs_read_file_alloc_at(dirfd, base, &ex, &read_back, &old_len, &st);
+			r = hs_read_file_alloc_at(dirfd, base, &ex, &read_back.p, &old_len, &st);
 			if (r < 0)
 				return r;
-			old_data = read_back;
+			read_back.size = old_len;
+			old_data = read_back.p;
 		} else if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			return -errno;
 		}
 		snprintf(backup, sizeof(backup), "%s-", base);
-		r = hs_replace_file_at(dirfd, backup, old_data, old_len, st.st_uid, st.st_gid,
-				       st.st_mode & 07777);
-		if (read_back) {
-			hs_wipe(read_back, old_len);    /* shadow and gshadow hold hashes */
-			free(read_back);
-		}
-		return r;
+		return hs_replace_file_at(dirfd, backup, old_data, old_len, st.st_uid, st.st_gid,
+					  st.st_mode & 07777);
 	}
 }
 
@@ -158,7 +155,8 @@ static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *
 	};
 
 	for (size_t i = 0; i < installed; i++) {
-		char backup[160], *old = NULL;
+		_cleanup_secret_buf_ struct hs_secret_buf old = { NULL, 0 };
+		char backup[160];
 		size_t old_len = 0;
 		struct stat st;
 		int r;
@@ -167,14 +165,11 @@ static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *
 			r = unlinkat(dirfd, files[i].base, 0) < 0 ? -errno : 0;
 		} else {
 			snprintf(backup, sizeof(backup), "%s-", files[i].base);
-			r = hs_read_file_alloc_at(dirfd, backup, &ex, &old, &old_len, &st);
+			r = hs_read_file_alloc_at(dirfd, backup, &ex, &old.p, &old_len, &st);
+			old.size = old_len;
 			if (r == 0)
-				r = hs_replace_file_at(dirfd, files[i].base, old, old_len, st.st_uid,
-						       st.st_gid, st.st_mode & 07777);
-			if (old) {
-				hs_wipe(old, old_len);
-				free(old);
-			}
+				r = hs_replace_file_at(dirfd, files[i].base, old.p, old_len,
+						       st.st_uid, st.st_gid, st.st_mode & 07777);
 		}
 		if (r < 0) {
 			msg_add(err, err_size,
@@ -397,7 +392,8 @@ int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], s
 	const struct hs_file_expect ex = {
 		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
 	};
-	char *data = NULL, *cur, *nl;
+	_cleanup_free_ char *data = NULL;
+	char *cur, *nl;
 	size_t len = 0;
 	int r, changed = 0;
 
@@ -428,7 +424,6 @@ int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], s
 	}
 	if (len < strlen(JOURNAL_HEADER) ||
 	    memcmp(data, JOURNAL_HEADER, strlen(JOURNAL_HEADER)) != 0 || memchr(data, '\0', len)) {
-		free(data);
 		msg_set(msg, msg_size, "%s/%s: not a transaction journal; left alone", dir_path,
 			HS_TXN_JOURNAL);
 		return -HS_E_FORMAT;
@@ -450,12 +445,10 @@ int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], s
 		if (r < 0) {
 			msg_add(msg, msg_size, "cannot finish the update of %s/%s: %s", dir_path,
 				base, hs_strerror(r));
-			free(data);
 			return r;
 		}
 		changed |= r;
 	}
-	free(data);
 	if (fsync(dirfd) < 0 || unlinkat(dirfd, HS_TXN_JOURNAL, 0) < 0 || fsync(dirfd) < 0) {
 		r = -errno;
 		msg_add(msg, msg_size, "cannot remove %s/%s: %s", dir_path, HS_TXN_JOURNAL,

@@ -124,34 +124,27 @@ static struct hs_config_entry *find_entry(const struct hs_config *c, const char 
 static int config_set(struct hs_config *c, const char *key, size_t keylen,
                       const char *value, size_t valuelen)
 {
-	char *k = strndup(key, keylen);
-	char *v = strndup(value, valuelen);
+	_cleanup_free_ char *k = strndup(key, keylen);
+	_cleanup_free_ char *v = strndup(value, valuelen);
 
-	if (!k || !v) {
-		free(k);
-		free(v);
+	if (!k || !v)
 		return -ENOMEM;
-	}
 	struct hs_config_entry *e = find_entry(c, k);
 	if (e) {
-		free(k);
 		free(e->value);
-		e->value = v;
+		e->value = TAKE_PTR(v);
 		return 0;
 	}
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 32;
 		struct hs_config_entry *nv = reallocarray(c->v, cap, sizeof *nv);
-		if (!nv) {
-			free(k);
-			free(v);
+		if (!nv)
 			return -ENOMEM;
-		}
 		c->v = nv;
 		c->cap = cap;
 	}
-	c->v[c->n].key = k;
-	c->v[c->n].value = v;
+	c->v[c->n].key = TAKE_PTR(k);
+	c->v[c->n].value = TAKE_PTR(v);
 	c->n++;
 	return 0;
 }
@@ -324,7 +317,7 @@ static int load_config(const char *path, enum syntax syn, hs_config_warn_fn warn
 	};
 	_cleanup_close_ int dirfd = -1;
 	_cleanup_free_ char *dir = NULL;
-	char *data = NULL;
+	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
 	const char *base;
 	int r;
@@ -351,9 +344,7 @@ static int load_config(const char *path, enum syntax syn, hs_config_warn_fn warn
 		return parse_config("", 0, path, syn, warn, ctx, out);
 	if (r < 0)
 		return r;
-	r = parse_config(data, len, path, syn, warn, ctx, out);
-	free(data);
-	return r;
+	return parse_config(data, len, path, syn, warn, ctx, out);
 }
 
 int hs_logindefs_load(const char *path, hs_config_warn_fn warn, void *ctx, struct hs_config **out)
@@ -419,11 +410,4 @@ bool hs_config_get_bool(const struct hs_config *c, const char *key, bool def)
 		return def;
 	/* login.defs(5): a value other than "yes" or "no" means no */
 	return strcasecmp(s, "yes") == 0;
-}
-
-void hs_config_warn_stderr(void *ctx, const char *path, unsigned long lineno, const char *message)
-{
-	const char *prog = ctx ? (const char *)ctx : "hardened-shadow";
-
-	fprintf(stderr, "%s: %s:%lu: %s\n", prog, path ? path : "(config)", lineno, message);
 }

@@ -8,7 +8,8 @@
 struct hs_config;
 
 /* Called for each problem found while loading (unknown key, bad line);
- * ctx is passed through.  Loading never fails on an unknown key. */
+ * ctx is passed through.  Loading never fails on an unknown key.  A
+ * program passes hs_cli_warn_at (lib/base/cli.h) to print them. */
 typedef void (*hs_config_warn_fn)(void *ctx, const char *path, unsigned long lineno,
                                   const char *message);
 
@@ -42,8 +43,5 @@ bool hs_config_has(const struct hs_config *c, const char *key);
 
 /* Is key one of the login.defs keys shadow-utils knows? */
 bool hs_logindefs_key_known(const char *key);
-
-/* Standard warning printer: "PROG: PATH:LINE: MESSAGE" on stderr (ctx = PROG). */
-void hs_config_warn_stderr(void *ctx, const char *path, unsigned long lineno, const char *message);
 
 #endif

@@ -124,26 +124,21 @@ static int openat2_no_symlinks(const char *path, int flags)
 #define HS_REPLACED_RETRIES 16
 #define HS_E_REPLACED (-HS_E_LAST - 1)  /* internal: retry the open */
 
-/* fstat an opened fd and apply the checks; closes it on failure. */
-static int check_opened(int fd, const struct hs_file_expect *ex, struct stat *st)
+/* fstat an opened fd and apply the checks; takes fd, closes it on
+ * failure. */
+static int check_opened(int opened, const struct hs_file_expect *ex, struct stat *st)
 {
+	_cleanup_close_ int fd = opened;
 	int r;
 
-	if (fstat(fd, st) < 0) {
-		r = -errno;
-		hs_close(fd);
-		return r;
-	}
-	if (S_ISREG(st->st_mode) && st->st_nlink == 0) {
-		hs_close(fd);
+	if (fstat(fd, st) < 0)
+		return -errno;
+	if (S_ISREG(st->st_mode) && st->st_nlink == 0)
 		return HS_E_REPLACED;
-	}
 	r = hs_check_file_stat(st, ex);
-	if (r < 0) {
-		hs_close(fd);
+	if (r < 0)
 		return r;
-	}
-	return fd;
+	return TAKE_FD(fd);
 }
 
 /* Open dirfd/name for reading and check it; returns the fd or an error. */
@@ -303,9 +298,9 @@ int hs_read_file_alloc_at(int dirfd, const char *name, const struct hs_file_expe
 			  char **data, size_t *len, struct stat *st_out)
 {
 	_cleanup_close_ int fd = -1;
+	_cleanup_secret_buf_ struct hs_secret_buf buf = { NULL, 0 };
 	struct stat st;
-	size_t cap, alloc, used = 0;
-	char *buf;
+	size_t cap, used = 0;
 
 	if (!data || !len || !ex)
 		return -EINVAL;
@@ -322,52 +317,41 @@ int hs_read_file_alloc_at(int dirfd, const char *name, const struct hs_file_expe
 
 	/* room for the expected content, one byte to notice growth, and
 	 * the NUL; files in /proc report size 0, so start somewhere sane */
-	alloc = (size_t)st.st_size + 2;
-	if (alloc < 4096)
-		alloc = 4096;
-	if (alloc > cap + 2)
-		alloc = cap + 2;
-	buf = malloc(alloc);
-	if (!buf)
+	buf.size = (size_t)st.st_size + 2;
+	if (buf.size < 4096)
+		buf.size = 4096;
+	if (buf.size > cap + 2)
+		buf.size = cap + 2;
+	buf.p = malloc(buf.size);
+	if (!buf.p)
 		return -ENOMEM;
 
 	for (;;) {
-		ssize_t n = hs_read_full(fd, buf + used, alloc - 1 - used);
-		if (n < 0) {
-			hs_wipe(buf, used);
-			free(buf);
+		ssize_t n = hs_read_full(fd, buf.p + used, buf.size - 1 - used);
+		if (n < 0)
 			return (int)n;
-		}
 		used += (size_t)n;
-		if (used > cap) {
-			hs_wipe(buf, used);
-			free(buf);
+		if (used > cap)
 			return -HS_E_TOOBIG;
-		}
-		if (used < alloc - 1)
+		if (used < buf.size - 1)
 			break;  /* short read: end of file */
 
 		/* The buffer is full: the file grew (or lied about its
 		 * size).  Grow up to cap + 1 bytes of content.  The old
 		 * buffer is wiped, not realloc'd, because global files such
 		 * as /etc/shadow hold hashes. */
-		size_t next = alloc > (SIZE_MAX - 2) / 2 ? SIZE_MAX : alloc * 2;
+		size_t next = buf.size > (SIZE_MAX - 2) / 2 ? SIZE_MAX : buf.size * 2;
 		if (next > cap + 2)
 			next = cap + 2;
-		char *bigger = malloc(next);
-		if (!bigger) {
-			hs_wipe(buf, used);
-			free(buf);
+		struct hs_secret_buf bigger = { malloc(next), next };
+		if (!bigger.p)
 			return -ENOMEM;
-		}
-		memcpy(bigger, buf, used);
-		hs_wipe(buf, used);
-		free(buf);
+		memcpy(bigger.p, buf.p, used);
+		hs_secret_buf_freep(&buf);
 		buf = bigger;
-		alloc = next;
 	}
-	buf[used] = '\0';
-	*data = buf;
+	buf.p[used] = '\0';
+	*data = TAKE_PTR(buf.p);
 	*len = used;
 	if (st_out)
 		*st_out = st;
@@ -376,8 +360,8 @@ int hs_read_file_alloc_at(int dirfd, const char *name, const struct hs_file_expe
 
 int hs_open_dir_at(int dirfd, const char *name, struct stat *st_out)
 {
+	_cleanup_close_ int fd = -1;
 	struct stat st;
-	int fd, r;
 
 	if (!hs_is_single_component(name))
 		return -EINVAL;
@@ -387,18 +371,13 @@ int hs_open_dir_at(int dirfd, const char *name, struct stat *st_out)
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return classify_open_error(dirfd, name, errno, true);
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		hs_close(fd);
-		return r;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		hs_close(fd);
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
 		return -HS_E_NOTDIR;
-	}
 	if (st_out)
 		*st_out = st;
-	return fd;
+	return TAKE_FD(fd);
 }
 
 int hs_read_file_alloc_path(const char *path, const struct hs_file_expect *ex,

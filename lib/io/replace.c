@@ -124,9 +124,10 @@ int hs_replace_file_iov_at(int dirfd, const char *name, const struct iovec *iov,
 			   uid_t uid, gid_t gid, mode_t mode)
 {
 	char tmp[NAME_MAX + 1] = "";
+	_cleanup_close_ int fd = -1;
 	struct stat st;
 	bool anonymous;
-	int fd, r;
+	int r;
 
 	if (!hs_is_single_component(name) || (!iov && n))
 		return -EINVAL;
@@ -192,18 +193,15 @@ int hs_replace_file_iov_at(int dirfd, const char *name, const struct iovec *iov,
 			goto fail;
 		}
 		tmp[0] = '\0';
-		if (close(fd) < 0) {
-			fd = -1;
+		if (close(TAKE_FD(fd)) < 0) {
 			r = -errno;
 			goto fail;
 		}
-		fd = -1;
 		return fsync_dir(dirfd);
 	}
 	/* close() can report a delayed write error (NFS): check it before
 	 * the new file becomes visible */
-	r = close(fd);
-	fd = -1;
+	r = close(TAKE_FD(fd));
 	if (r < 0) {
 		r = -errno;
 		goto fail;
@@ -218,7 +216,7 @@ int hs_replace_file_iov_at(int dirfd, const char *name, const struct iovec *iov,
 	return fsync_dir(dirfd);
 
 fail:
-	hs_close(fd);
+	/* the fd closes on the way out; a named temporary must go too */
 	if (tmp[0])
 		(void)unlinkat(dirfd, tmp, 0);
 	return r;

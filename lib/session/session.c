@@ -74,30 +74,27 @@ static ssize_t env_find(const struct hs_env *e, const char *name, size_t len)
 }
 
 /* Takes ownership of entry (a malloc'd "NAME=VALUE"). */
-static int env_store(struct hs_env *e, char *entry, size_t nlen, bool overwrite)
+static int env_store(struct hs_env *e, char *entry_in, size_t nlen, bool overwrite)
 {
+	_cleanup_free_ char *entry = entry_in;
 	ssize_t at = env_find(e, entry, nlen);
 
 	if (at >= 0) {
-		if (!overwrite) {
-			free(entry);
+		if (!overwrite)
 			return 0;
-		}
 		free(e->v[at]);
-		e->v[at] = entry;
+		e->v[at] = TAKE_PTR(entry);
 		return 0;
 	}
 	if (e->n + 2 > e->cap) {
 		size_t cap = e->cap ? e->cap * 2 : 32;
 		char **nv = realloc(e->v, cap * sizeof(*nv));
-		if (!nv) {
-			free(entry);
+		if (!nv)
 			return -ENOMEM;
-		}
 		e->v = nv;
 		e->cap = cap;
 	}
-	e->v[e->n++] = entry;
+	e->v[e->n++] = TAKE_PTR(entry);
 	e->v[e->n] = NULL;
 	return 0;
 }
@@ -445,25 +442,21 @@ static int pty_open(const struct hs_child *c, struct relay *rl, int *slave_out)
 {
 	struct termios tt;
 	struct winsize ws;
-	int master, slave;
+	_cleanup_close_ int master = -1, slave = -1;
 
 	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (master < 0)
 		return -errno;
 	if (unlockpt(master) < 0)
-		goto fail;
+		return -errno;
 	/* TIOCGPTPEER: the peer of this very master, no path lookup */
 	slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (slave < 0)
-		goto fail;
+		return -errno;
 	/* the target's terminal is the target's, as after a login */
 	if (fchown(slave, c->uid, c->pty_gid != (gid_t)-1 ? c->pty_gid : c->gid) < 0 ||
-	    fchmod(slave, c->pty_gid != (gid_t)-1 ? 0620 : 0600) < 0) {
-		int e = -errno;
-		close(slave);
-		close(master);
-		return e;
-	}
+	    fchmod(slave, c->pty_gid != (gid_t)-1 ? 0620 : 0600) < 0)
+		return -errno;
 	rl->stdin_tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &rl->saved) == 0;
 	if (rl->stdin_tty) {
 		tt = rl->saved;
@@ -476,15 +469,11 @@ static int pty_open(const struct hs_child *c, struct relay *rl, int *slave_out)
 		tcsetattr(slave, TCSANOW, &tt);
 	}
 	fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
-	rl->master = master;
+	rl->master = TAKE_FD(master);
 	rl->stdin_open = true;
 	rl->stdout_ok = true;
-	*slave_out = slave;
+	*slave_out = TAKE_FD(slave);
 	return 0;
-fail:;
-	int e = -errno;
-	close(master);
-	return e;
 }
 
 static void pty_raw(struct relay *rl)
@@ -787,9 +776,8 @@ void hs_session_tool_init(int argc, char **argv, const char *prog,
 {
 	getrlimit(RLIMIT_CORE, caller_core);
 	(void)hs_privileged_init(argc, argv, prog);
+	/* an empty argv (or Linux >= 5.18's { "" } for it) never gets here:
+	 * hs_privileged_init refused it */
 	hs_cli_set_prog(prog);
-	/* Linux >= 5.18 turns an empty argv into { "" }: the same attack */
-	if (!argv[0][0])
-		hs_die(1, "called without argv[0]");
 	setlocale(LC_ALL, "");
 }

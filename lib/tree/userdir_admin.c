@@ -41,11 +41,13 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 		      const struct hs_shadow *shadow, const struct hs_aging *aging,
 		      const char *shell)
 {
-	char *shadow_line = NULL, *aging_line = NULL, *shell_line = NULL;
+	_cleanup_secret_ char *shadow_line = NULL;
+	_cleanup_free_ char *aging_line = NULL, *shell_line = NULL;
+	_cleanup_close_ int dfd = -1;
 	char tmp[NAME_MAX + 1];
 	struct stat st;
-	int dfd = -1, r;
 	bool made = false;
+	int r;
 
 	if (!hs_tree_entry_is_user(user))
 		return -HS_E_NAME;
@@ -123,12 +125,10 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 	r = 0;
 
 out:
-	hs_close(dfd);
+	/* the cleanups free the lines and close dfd; a half-made
+	 * directory is ours to remove */
 	if (made)
 		(void)hs_remove_tree_at(treefd, tmp);
-	hs_free_secret(shadow_line);
-	free(aging_line);
-	free(shell_line);
 	return r;
 }
 

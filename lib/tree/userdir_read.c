@@ -47,8 +47,8 @@ const char *hs_userdir_path(char *buf, size_t size, const char *user, const char
 
 int hs_tree_open(void)
 {
+	_cleanup_close_ int fd = -1;
 	struct stat st;
-	int fd, r;
 
 	fd = open(HS_TREE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	/* The self-service tools hold the tree group, which may traverse
@@ -57,29 +57,22 @@ int hs_tree_open(void)
 		fd = open(HS_TREE_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOTDIR || errno == ELOOP ? -HS_E_NOTDIR : -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		hs_close(fd);
-		return r;
-	}
+	if (fstat(fd, &st) < 0)
+		return -errno;
 	/* Whoever can write the tree can plant or swap user directories
 	 * (including for root): it must be root's and writable by root
 	 * only. */
-	if (st.st_uid != 0) {
-		hs_close(fd);
+	if (st.st_uid != 0)
 		return -HS_E_OWNER;
-	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		hs_close(fd);
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
 		return -HS_E_MODE;
-	}
-	return fd;
+	return TAKE_FD(fd);
 }
 
 int hs_userdir_open(int treefd, const char *user, uid_t expected_uid, uid_t *owner_out)
 {
+	_cleanup_close_ int fd = -1;
 	struct stat st;
-	int fd;
 
 	/* before any system call: "..", "a/b", "-x", "" and reserved
 	 * names never reach openat */
@@ -88,13 +81,11 @@ int hs_userdir_open(int treefd, const char *user, uid_t expected_uid, uid_t *own
 	fd = hs_open_dir_at(treefd, user, &st);
 	if (fd < 0)
 		return fd;
-	if (expected_uid != HS_ANY_UID && st.st_uid != expected_uid) {
-		hs_close(fd);
+	if (expected_uid != HS_ANY_UID && st.st_uid != expected_uid)
 		return -HS_E_OWNER;
-	}
 	if (owner_out)
 		*owner_out = st.st_uid;
-	return fd;
+	return TAKE_FD(fd);
 }
 
 /* Turn the content of a per-user file into a single line: it must be one
@@ -249,7 +240,7 @@ int hs_layout_gids(gid_t *tree_gid, gid_t *auth_gid)
 	const char *names[2] = { HS_GROUP_TREE, HS_GROUP_AUTH };
 	gid_t *outs[2] = { tree_gid, auth_gid };
 	size_t bufsize = 4096;
-	char *buf = NULL;
+	_cleanup_free_ char *buf = NULL;
 	int r = 0;
 
 	for (int i = 0; i < 2 && r == 0; i++) {
@@ -268,8 +259,7 @@ int hs_layout_gids(gid_t *tree_gid, gid_t *auth_gid)
 			if (e != ERANGE)
 				break;
 			/* a group with many members: grow, within reason */
-			free(buf);
-			buf = NULL;
+			free(TAKE_PTR(buf));
 			if (bufsize > 16u * 1024 * 1024) {
 				e = ERANGE;
 				break;
@@ -283,6 +273,5 @@ int hs_layout_gids(gid_t *tree_gid, gid_t *auth_gid)
 		else
 			*outs[i] = res->gr_gid;
 	}
-	free(buf);
 	return r;
 }

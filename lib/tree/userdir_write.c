@@ -27,17 +27,13 @@
 static int write_line(int udirfd, const char *file, char *line, uid_t uid, gid_t gid,
 		      mode_t mode)
 {
-	size_t len = strlen(line);
-	int r;
+	_cleanup_secret_ char *owned = line;
+	size_t len = strlen(owned);
 
 	/* what we write must be readable back */
 	if (len > HS_USERFILE_MAX)
-		r = -HS_E_TOOBIG;
-	else
-		r = hs_replace_file_at(udirfd, file, line, len, uid, gid, mode);
-	hs_wipe(line, len);
-	free(line);
-	return r;
+		return -HS_E_TOOBIG;
+	return hs_replace_file_at(udirfd, file, owned, len, uid, gid, mode);
 }
 
 int hs_userdir_write_shadow(int udirfd, uid_t owner, gid_t auth_gid, const struct hs_shadow *r)

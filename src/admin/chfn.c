@@ -262,8 +262,10 @@ static bool may_change(const struct hs_config *defs, enum field f)
  * passes through pam_rootok). */
 static void authenticate(const char *caller)
 {
-	if (hs_pam_authenticate("chfn", caller) < 0)
-		exit(E_NOPERM);
+	struct hs_err err = HS_ERR_INIT;
+
+	if (hs_pam_authenticate("chfn", caller, &err) < 0)
+		hs_report_die(E_NOPERM, &err);
 }
 
 /* ---- the interactive prompt ---- */
@@ -330,11 +332,12 @@ static void prompt_fields(const char *name, const char *gecos, const struct hs_c
 static int update_gecos(const char *name, char *newv[F_COUNT])
 {
 	struct hs_pwedit e = HS_PWEDIT_INIT;
+	struct hs_err err = HS_ERR_INIT;
 	char *v[F_COUNT] = { NULL };
 	_cleanup_free_ char *gecos = NULL;
 	int status = E_NOPERM;
 
-	if (hs_pwedit_begin(&e, name) < 0)
+	if (hs_pwedit_begin(&e, name, &err) < 0)
 		goto out;
 	split_gecos(e.ent.gecos, v);
 	for (int f = F_FULL; f < F_COUNT; f++) {
@@ -351,11 +354,12 @@ static int update_gecos(const char *name, char *newv[F_COUNT])
 	}
 	if (strcmp(gecos, e.ent.gecos) != 0) {
 		e.ent.gecos = gecos;
-		if (hs_pwedit_commit(&e) < 0)
+		if (hs_pwedit_commit(&e, &err) < 0)
 			goto out;
 	}
 	status = E_SUCCESS;
 out:
+	hs_report(&err);
 	free_fields(v);
 	hs_pwedit_end(&e);
 	return status;
@@ -410,6 +414,7 @@ int main(int argc, char **argv)
 	_cleanup_free_ char *mebuf = NULL;
 	_cleanup_free_ char *pwbuf = NULL;
 	struct passwd me, pw;
+	struct hs_err err = HS_ERR_INIT;
 	bool any_option = false;
 	const char *name;
 	int r, status;
@@ -428,7 +433,9 @@ int main(int argc, char **argv)
 		return E_NOPERM;
 	}
 
-	hs_pwedit_who(optind < argc ? argv[optind] : NULL, E_NOPERM, &me, &mebuf, &pw, &pwbuf);
+	if (hs_pwedit_who(optind < argc ? argv[optind] : NULL, &me, &mebuf, &pw, &pwbuf,
+			  &err) < 0)
+		hs_report_die(E_NOPERM, &err);
 	name = pw.pw_name;
 
 	if (!amroot) {

@@ -18,7 +18,7 @@
  *      already written file back when a later one fails).
  * Legacy methods (MD5, SHA256: libxcrypt's verdict) follow lib/auth/hash.h's one
  * rule, as chpasswd and newusers: refused unless --allow-legacy, DES always.
- * Options, line reading and checking and the hashing are lib/secretbatch's,
+ * Options, line reading and checking and the hashing are src/admin/secretbatch's,
  * shared with chpasswd.
  *
  * Every password is wiped as soon as it has been hashed, and the stdio
@@ -123,6 +123,7 @@ static int read_batch(const struct hs_secret_options *o, struct hs_secret_batch 
 static int write_batch(struct hs_secret_batch *b)
 {
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
+	struct hs_err err = HS_ERR_INIT;
 
 	if (hs_accountset_open(&s, HS_AS_GROUP_FILES, 0) < 0) {
 		hs_warn("%s", s.error);
@@ -149,7 +150,8 @@ static int write_batch(struct hs_secret_batch *b)
 	if (!hs_groupops_gshadow(&s))
 		hs_warn("warning: %s does not exist: the hashes go into %s, which every user "
 			"can read", HS_ETC_GSHADOW, HS_ETC_GROUP);
-	if (hs_groupops_finish(&s, 0, NULL, NULL) < 0) {
+	if (hs_groupops_finish(&s, 0, &err, NULL, NULL) < 0) {
+		hs_report(&err);
 		hs_warn("no password changed");
 		return -1;
 	}
@@ -176,7 +178,7 @@ int main(int argc, char **argv)
 	if (o.mode == HS_SECRET_DEFAULT) {
 		struct hs_config *defs = NULL;
 
-		r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_config_warn_stderr,
+		r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
 				      (void *)hs_cli_prog(), &defs);
 		if (r < 0)
 			hs_die(E_FAILURE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));

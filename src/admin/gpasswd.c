@@ -65,17 +65,17 @@ static char *myname;            /* the caller's user name */
 
 static _Noreturn void usage(int status)
 {
-	hs_groupops_usage(status, "[option] GROUP",
-			  "  -a, --add USER                add USER to GROUP\n"
-			  "  -d, --delete USER             remove USER from GROUP\n"
-			  "  -h, --help                    display this help message and exit\n"
-			  "  -Q, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-			  "  -r, --remove-password         remove the GROUP's password\n"
-			  "  -R, --restrict                restrict access to GROUP to its members\n"
-			  "  -M, --members USER,...        set the list of members of GROUP\n"
-			  "  -A, --administrators ADMIN,...\n"
-			  "                                set the list of administrators for GROUP\n",
-			  "Except for the -A and -M options, the options cannot be combined.\n");
+	hs_cli_usage(status, "[option] GROUP",
+		     "  -a, --add USER                add USER to GROUP\n"
+		     "  -d, --delete USER             remove USER from GROUP\n"
+		     "  -h, --help                    display this help message and exit\n"
+		     "  -Q, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		     "  -r, --remove-password         remove the GROUP's password\n"
+		     "  -R, --restrict                restrict access to GROUP to its members\n"
+		     "  -M, --members USER,...        set the list of members of GROUP\n"
+		     "  -A, --administrators ADMIN,...\n"
+		     "                                set the list of administrators for GROUP\n",
+		     "Except for the -A and -M options, the options cannot be combined.\n");
 }
 
 static void parse_options(int argc, char **argv)
@@ -336,6 +336,7 @@ static int check_user_list(struct hs_accountset *s, const char *arg, char **out)
 int main(int argc, char **argv)
 {
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
+	struct hs_err err = HS_ERR_INIT;
 	_cleanup_free_ char *mebuf = NULL, *admins = NULL, *members = NULL;
 	char hash[HS_HASH_MAX + 1] = "", shown[160], what[600];
 	struct passwd me;
@@ -448,8 +449,10 @@ int main(int argc, char **argv)
 		snprintf(what, sizeof(what), "password of group %s changed by %s", group, myname);
 	}
 	hs_wipe(hash, sizeof(hash));
-	if (hs_groupops_finish(&s, r, what, "%s", what) < 0)
+	if (hs_groupops_finish(&s, r, &err, what, "%s", what) < 0) {
+		hs_report(&err);
 		return E_NOPERM;
+	}
 	closelog();
 	return E_SUCCESS;
 }

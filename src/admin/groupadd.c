@@ -51,20 +51,20 @@ static struct {
 
 static _Noreturn void usage(int status)
 {
-	hs_groupops_usage(status, "[options] GROUP",
-			  "  -f, --force                   exit successfully if the group already exists,\n"
-			  "                                and cancel -g if the GID is already used\n"
-			  "  -g, --gid GID                 use GID for the new group\n"
-			  "  -h, --help                    display this help message and exit\n"
-			  "  -K, --key KEY=VALUE           override /etc/login.defs defaults\n"
-			  "  -o, --non-unique              allow to create groups with duplicate\n"
-			  "                                (non-unique) GID\n"
-			  "  -p, --password PASSWORD       use this encrypted password for the new group\n"
-			  "  -r, --system                  create a system account\n"
-			  "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-			  "  -P, --prefix PREFIX_DIR       directory prefix\n"
-			  "  -U, --users USERS             list of user members of this group\n",
-			  "\n");
+	hs_cli_usage(status, "[options] GROUP",
+		     "  -f, --force                   exit successfully if the group already exists,\n"
+		     "                                and cancel -g if the GID is already used\n"
+		     "  -g, --gid GID                 use GID for the new group\n"
+		     "  -h, --help                    display this help message and exit\n"
+		     "  -K, --key KEY=VALUE           override /etc/login.defs defaults\n"
+		     "  -o, --non-unique              allow to create groups with duplicate\n"
+		     "                                (non-unique) GID\n"
+		     "  -p, --password PASSWORD       use this encrypted password for the new group\n"
+		     "  -r, --system                  create a system account\n"
+		     "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		     "  -P, --prefix PREFIX_DIR       directory prefix\n"
+		     "  -U, --users USERS             list of user members of this group\n",
+		     "\n");
 }
 
 static void parse_options(int argc, char **argv)
@@ -140,6 +140,7 @@ static const char *check_prefix(const char *p, char *buf, size_t size)
 int main(int argc, char **argv)
 {
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
+	struct hs_err err = HS_ERR_INIT;
 	struct hs_config *defs = NULL;
 	_cleanup_free_ char *members = NULL;
 	char shown[160], bad[HS_NAME_MAX * 4 + 8], prefix_buf[PREFIX_MAX + 1];
@@ -171,7 +172,8 @@ int main(int argc, char **argv)
 	prefix = check_prefix(o.prefix, prefix_buf, sizeof(prefix_buf));
 	if (!hs_caller_is_root())
 		hs_die(E_GRP_UPDATE, "Permission denied.");
-	r = hs_groupops_logindefs(prefix, o.k_overrides, o.k_len, &defs);
+	r = hs_groupops_logindefs(prefix, o.k_overrides, o.k_len, hs_cli_warn_at, NULL,
+				  &defs);
 	if (r < 0)
 		hs_die(E_GRP_UPDATE, "cannot read %s/etc/login.defs: %s", prefix, hs_strerror(r));
 
@@ -238,9 +240,11 @@ int main(int argc, char **argv)
 			"%s%s)", prefix, hs_accountset_path(HS_AS_GSHADOW), name, prefix,
 			hs_accountset_path(HS_AS_GROUP));
 
-	if (hs_groupops_finish(&s, 0, NULL, "new group: name=%s, GID=%lu", name,
-			       (unsigned long)gid) < 0)
+	if (hs_groupops_finish(&s, 0, &err, NULL, "new group: name=%s, GID=%lu", name,
+			       (unsigned long)gid) < 0) {
+		hs_report(&err);
 		return E_GRP_UPDATE;
+	}
 	hs_config_free(defs);
 	free(o.k_overrides);
 	closelog();

@@ -37,13 +37,13 @@ static bool force;
 
 static _Noreturn void usage(int status)
 {
-	hs_groupops_usage(status, "[options] GROUP",
-			  "  -h, --help                    display this help message and exit\n"
-			  "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-			  "  -P, --prefix PREFIX_DIR       prefix directory where are located the /etc/* files\n"
-			  "                                (not supported)\n"
-			  "  -f, --force                   delete group even if it is the primary group of a user\n",
-			  "\n");
+	hs_cli_usage(status, "[options] GROUP",
+		     "  -h, --help                    display this help message and exit\n"
+		     "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		     "  -P, --prefix PREFIX_DIR       prefix directory where are located the /etc/* files\n"
+		     "                                (not supported)\n"
+		     "  -f, --force                   delete group even if it is the primary group of a user\n",
+		     "\n");
 }
 
 static void parse_options(int argc, char **argv)
@@ -82,6 +82,7 @@ static void parse_options(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
+	struct hs_err err = HS_ERR_INIT;
 	char shown[160];
 	const char *name;
 	gid_t gid;
@@ -123,9 +124,11 @@ int main(int argc, char **argv)
 		syslog(LOG_WARNING, "removing group '%s', the primary group of user '%s' (-f)",
 		       name, user);
 	}
-	if (hs_groupops_finish(&s, hs_groupops_delete(&s, (size_t)gi), NULL,
-			       "group '%s' removed (GID %lu)", name, (unsigned long)gid) < 0)
+	if (hs_groupops_finish(&s, hs_groupops_delete(&s, (size_t)gi), &err, NULL,
+			       "group '%s' removed (GID %lu)", name, (unsigned long)gid) < 0) {
+		hs_report(&err);
 		return E_GRP_UPDATE;
+	}
 	closelog();
 	return E_SUCCESS;
 }

@@ -50,18 +50,18 @@ static struct {
 
 static _Noreturn void usage(int status)
 {
-	hs_groupops_usage(status, "[options] [action]",
-			  "  -g, --group groupname         change groupname instead of the user's group\n"
-			  "                                (root only)\n"
-			  "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-			  "\n"
-			  "Actions:\n"
-			  "  -a, --add username            add username to the members of the group\n"
-			  "  -d, --delete username         remove username from the members of the group\n"
-			  "  -h, --help                    display this help message and exit\n"
-			  "  -p, --purge                   purge all members from the group\n"
-			  "  -l, --list                    list the members of the group\n",
-			  "");
+	hs_cli_usage(status, "[options] [action]",
+		     "  -g, --group groupname         change groupname instead of the user's group\n"
+		     "                                (root only)\n"
+		     "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		     "\n"
+		     "Actions:\n"
+		     "  -a, --add username            add username to the members of the group\n"
+		     "  -d, --delete username         remove username from the members of the group\n"
+		     "  -h, --help                    display this help message and exit\n"
+		     "  -p, --purge                   purge all members from the group\n"
+		     "  -l, --list                    list the members of the group\n",
+		     "");
 }
 
 static void parse_options(int argc, char **argv)
@@ -141,6 +141,7 @@ static int list_members(const char *group)
 int main(int argc, char **argv)
 {
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
+	struct hs_err err = HS_ERR_INIT;
 	_cleanup_free_ char *mebuf = NULL, *group_buf = NULL;
 	char shown[160], what[300];
 	const char *group;
@@ -227,8 +228,10 @@ int main(int argc, char **argv)
 			r = hs_groupops_set_admins(&s, (size_t)gi, "");
 		snprintf(what, sizeof(what), "members of group %s purged", group);
 	}
-	if (hs_groupops_finish(&s, r, what, "%s", what) < 0)
+	if (hs_groupops_finish(&s, r, &err, what, "%s", what) < 0) {
+		hs_report(&err);
 		return EXIT_GROUP_FILE;
+	}
 	closelog();
 	return EXIT_SUCCESS_;
 }

@@ -46,20 +46,20 @@ static struct {
 
 static _Noreturn void usage(int status)
 {
-	hs_groupops_usage(status, "[options] GROUP",
-			  "  -a, --append                  append the users mentioned by -U option to the group \n"
-			  "                                without removing existing user members\n"
-			  "  -g, --gid GID                 change the group ID to GID\n"
-			  "  -h, --help                    display this help message and exit\n"
-			  "  -n, --new-name NEW_GROUP      change the name to NEW_GROUP\n"
-			  "  -o, --non-unique              allow to use a duplicate (non-unique) GID\n"
-			  "  -p, --password PASSWORD       change the password to this (encrypted)\n"
-			  "                                PASSWORD\n"
-			  "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-			  "  -P, --prefix PREFIX_DIR       prefix directory where are located the /etc/* files\n"
-			  "                                (not supported)\n"
-			  "  -U, --users USERS             list of user members of this group\n",
-			  "\n");
+	hs_cli_usage(status, "[options] GROUP",
+		     "  -a, --append                  append the users mentioned by -U option to the group \n"
+		     "                                without removing existing user members\n"
+		     "  -g, --gid GID                 change the group ID to GID\n"
+		     "  -h, --help                    display this help message and exit\n"
+		     "  -n, --new-name NEW_GROUP      change the name to NEW_GROUP\n"
+		     "  -o, --non-unique              allow to use a duplicate (non-unique) GID\n"
+		     "  -p, --password PASSWORD       change the password to this (encrypted)\n"
+		     "                                PASSWORD\n"
+		     "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		     "  -P, --prefix PREFIX_DIR       prefix directory where are located the /etc/* files\n"
+		     "                                (not supported)\n"
+		     "  -U, --users USERS             list of user members of this group\n",
+		     "\n");
 }
 
 static void parse_options(int argc, char **argv)
@@ -124,6 +124,7 @@ static _Noreturn void die_closing(struct hs_accountset *s, int status, const cha
 int main(int argc, char **argv)
 {
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
+	struct hs_err err = HS_ERR_INIT;
 	_cleanup_free_ char *members = NULL, *old_name = NULL;
 	char shown[160], bad[HS_NAME_MAX * 4 + 8], changes[512] = "";
 	const char *name;
@@ -244,8 +245,10 @@ int main(int argc, char **argv)
 			hs_warn("warning: removed a stale %s entry for '%s' (no such group in %s)",
 				"/etc/gshadow", o.new_name, "/etc/group");
 	}
-	if (hs_groupops_finish(&s, r, NULL, NULL) < 0)
+	if (hs_groupops_finish(&s, r, &err, NULL, NULL) < 0) {
+		hs_report(&err);
 		return E_GRP_UPDATE;
+	}
 	if (changes[0])
 		syslog(LOG_INFO, "group changed: group %s/%lu%s%s", old_name,
 		       (unsigned long)old_gid, changes,

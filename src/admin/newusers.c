@@ -1180,7 +1180,7 @@ int main(int argc, char **argv)
 		hs_die(E_FAILURE, "Permission denied.");
 	openlog("newusers", LOG_PID, LOG_AUTHPRIV);
 
-	r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_config_warn_stderr, (void *)hs_cli_prog(),
+	r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, (void *)hs_cli_prog(),
 			      &c.defs);
 	if (r < 0)
 		hs_die(E_FAILURE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));

@@ -387,7 +387,7 @@ static struct hs_config *load_logindefs(void)
 	all[len] = '\n';
 	if (o.k_len)
 		memcpy(all + len + 1, o.k_overrides, o.k_len);
-	r = hs_logindefs_parse(all, len + 1 + o.k_len, HS_ETC_LOGIN_DEFS, hs_config_warn_stderr,
+	r = hs_logindefs_parse(all, len + 1 + o.k_len, HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
 			       (void *)hs_cli_prog(), &cfg);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
@@ -404,7 +404,7 @@ struct defaults {
 
 static void load_defaults(struct hs_config **cfg, struct defaults *d)
 {
-	int r = hs_useradd_defaults_load(HS_ETC_USERADD, hs_config_warn_stderr,
+	int r = hs_useradd_defaults_load(HS_ETC_USERADD, hs_cli_warn_at,
 					 (void *)hs_cli_prog(), cfg);
 	const char *s;
 
@@ -961,9 +961,14 @@ int main(int argc, char **argv)
 		syslog(LOG_INFO, "new group: name=%s, GID=%lu", u.name, u.gid);
 	hs_accountset_close(&set);
 
-	if (create && hs_home_create(u.home, o.skel ? o.skel : d.skel, (uid_t)u.uid,
-				     (gid_t)u.gid, hs_home_mode(defs)) < 0)
-		status = E_HOMEDIR;
+	if (create) {
+		struct hs_err err = HS_ERR_INIT;
+
+		if (hs_home_create(u.home, o.skel ? o.skel : d.skel, (uid_t)u.uid, (gid_t)u.gid,
+				   hs_home_mode(defs), &err) < 0)
+			status = E_HOMEDIR;
+		hs_report(&err);
+	}
 	if (hs_config_get_bool(ucfg, "CREATE_MAIL_SPOOL", false))
 		create_mail_spool(defs, u.name, (uid_t)u.uid, (gid_t)u.gid);
 	free(o.k_overrides);

@@ -501,7 +501,7 @@ int main(int argc, char **argv)
 	if (!hs_user_name_valid(name))
 		hs_die(E_NOTFOUND, "user '%s' does not exist", name);
 
-	r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_config_warn_stderr, (void *)hs_cli_prog(),
+	r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, (void *)hs_cli_prog(),
 			      &cfg);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));

@@ -184,8 +184,10 @@ static int write_shell_file(int udirfd, const char *name, uid_t uid, gid_t auth_
  * pam_shells, a caller whose /etc/passwd shell is not in /etc/shells). */
 static void authenticate(const char *caller)
 {
-	if (hs_pam_authenticate("chsh", caller) < 0)
-		exit(E_FAILURE);
+	struct hs_err err = HS_ERR_INIT;
+
+	if (hs_pam_authenticate("chsh", caller, &err) < 0)
+		hs_report_die(E_FAILURE, &err);
 }
 
 /* ---- the interactive prompt ---- */
@@ -303,6 +305,7 @@ static int user_update(const struct passwd *pw, const char *shell)
 static int root_update(const struct passwd *pw, const char *shell, bool listed)
 {
 	struct hs_pwedit e = HS_PWEDIT_INIT;
+	struct hs_err err = HS_ERR_INIT;
 	_cleanup_close_ int udirfd = -1;
 	bool behind_proxy = listed && pw->pw_uid != 0;
 	const char *passwd_shell;
@@ -331,7 +334,7 @@ static int root_update(const struct passwd *pw, const char *shell, bool listed)
 
 	/* Decide from the file as it is under the lock, not from what NSS
 	 * said before. */
-	if (hs_pwedit_begin(&e, pw->pw_name) < 0)
+	if (hs_pwedit_begin(&e, pw->pw_name, &err) < 0)
 		goto out;
 	if (e.ent.uid == 0)
 		behind_proxy = false;
@@ -350,11 +353,12 @@ static int root_update(const struct passwd *pw, const char *shell, bool listed)
 		goto out;
 	if (strcmp(e.ent.shell, passwd_shell) != 0) {
 		e.ent.shell = (char *)passwd_shell;
-		if (hs_pwedit_commit(&e) < 0)
+		if (hs_pwedit_commit(&e, &err) < 0)
 			goto out;
 	}
 	status = E_SUCCESS;
 out:
+	hs_report(&err);
 	hs_pwedit_end(&e);
 	return status;
 }
@@ -404,6 +408,7 @@ int main(int argc, char **argv)
 	const char *arg_shell = NULL, *shell, *current;
 	bool proxied, listed;
 	struct passwd me, pw;
+	struct hs_err err = HS_ERR_INIT;
 	const char *name;
 	int status;
 
@@ -416,7 +421,9 @@ int main(int argc, char **argv)
 	setlocale(LC_ALL, "");
 
 	/* Who the caller is comes from the real uid, never the environment. */
-	hs_pwedit_who(optind < argc ? argv[optind] : NULL, E_FAILURE, &me, &mebuf, &pw, &pwbuf);
+	if (hs_pwedit_who(optind < argc ? argv[optind] : NULL, &me, &mebuf, &pw, &pwbuf,
+			  &err) < 0)
+		hs_report_die(E_FAILURE, &err);
 	name = pw.pw_name;
 	proxied = pw.pw_shell && strcmp(pw.pw_shell, HS_SHELL_PROXY) == 0;
 

@@ -1,6 +1,6 @@
 /* Unit tests for the batch tools' library pieces: src/admin/subidbatch.c (the
  * same ranges as hs_subid_pick, one after the other), src/admin/asundo.c (files
- * written by a commit put back byte for byte), lib/admin/batchio.c (line
+ * written by a commit put back byte for byte), src/admin/batchio.c (line
  * limits, parallel work and its first failure), lib/admin/homedir.c (made,
  * left alone, never through a symlink, undone) and the legacy-method rule
  * of lib/auth/hash.c. */

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "config.h"
 #include "util.h"
 #include "test_helpers.h"
@@ -516,7 +517,7 @@ static void test_warn_stderr(void **state)
 	int saved = dup(2);
 	assert_true(saved >= 0);
 	assert_int_equal(dup2(fds[1], 2), 2);
-	hs_config_warn_stderr((void *)"useradd", "/etc/login.defs", 12, "unknown key FOO, ignored");
+	hs_cli_warn_at((void *)"useradd", "/etc/login.defs", 12, "unknown key FOO, ignored");
 	fflush(stderr);
 	assert_int_equal(dup2(saved, 2), 2);
 	close(saved);

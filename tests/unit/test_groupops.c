@@ -303,6 +303,83 @@ static void test_failed_commit_puts_back(void **state)
 	assert_string_equal(after_gr, before_gr);
 }
 
+/* stderr into a temporary file while fn runs; returns how many bytes
+ * were written there */
+static long stderr_bytes_during(void (*fn)(void *), void *arg)
+{
+	FILE *tmp = tmpfile();
+	int saved;
+	long n;
+
+	assert_non_null(tmp);
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(fileno(tmp), STDERR_FILENO), STDERR_FILENO);
+	fn(arg);
+	fflush(stderr);
+	assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+	close(saved);
+	n = (long)lseek(fileno(tmp), 0, SEEK_END);
+	fclose(tmp);
+	return n;
+}
+
+struct finish_case {
+	struct tmp_dirs *f;
+	int edit_r;             /* the edits' result handed to finish */
+	int r;
+	struct hs_err err;
+};
+
+static void run_finish(void *arg)
+{
+	struct finish_case *c = arg;
+	struct hs_accountset s;
+
+	open_set(&s, HS_AS_GROUP_FILES);
+	if (c->edit_r >= 0)
+		assert_int_equal(hs_groupops_rename(&s, (size_t)find(&s, "staff"), "team", NULL), 1);
+	else
+		snprintf(s.error, sizeof(s.error), "group 'x' does not exist");
+	c->r = hs_groupops_finish(&s, c->edit_r, &c->err, "rename", "renamed %s", "staff");
+}
+
+/* The library prints nothing: a failed commit, and an edit that failed
+ * before it, come back in the error context, for the program to print. */
+static void test_finish_hands_error_back(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct finish_case c = { .f = f, .edit_r = 0, .err = HS_ERR_INIT };
+
+	assert_int_equal(mkdirat(f->dfd, "etc/group-", 0755), 0);
+	assert_int_equal(mkdirat(f->dfd, "etc/group-/x", 0755), 0);
+	assert_int_equal(stderr_bytes_during(run_finish, &c), 0);
+	assert_true(c.r < 0);
+	assert_true(c.err.code < 0);
+	assert_non_null(strstr(c.err.msg, "cannot write"));
+	assert_non_null(strstr(c.err.msg, "/etc/group-"));
+	assert_lacks(f, "etc/group", "team");
+
+	struct finish_case e = { .f = f, .edit_r = -ENOENT, .err = HS_ERR_INIT };
+	assert_int_equal(stderr_bytes_during(run_finish, &e), 0);
+	assert_true(e.r < 0);
+	assert_int_equal(e.err.code, -ENOENT);
+	assert_string_equal(e.err.msg, "group 'x' does not exist");
+}
+
+/* A good commit leaves the context empty: nothing for the program to say. */
+static void test_finish_success_says_nothing(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct finish_case c = { .f = f, .edit_r = 0, .err = HS_ERR_INIT };
+
+	assert_int_equal(stderr_bytes_during(run_finish, &c), 0);
+	assert_int_equal(c.r, 0);
+	assert_string_equal(c.err.msg, "");
+	assert_has_line(f, "etc/group", "team:x:50:bob");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +394,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_user_list, setup, teardown),
 		cmocka_unit_test(test_overrides),
 		cmocka_unit_test_setup_teardown(test_failed_commit_puts_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_finish_hands_error_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_finish_success_says_nothing, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

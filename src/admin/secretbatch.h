@@ -83,7 +83,7 @@ _Noreturn void hs_secret_usage(const struct hs_secret_tool *tool, int status);
 void hs_secret_parse_options(int argc, char **argv, const struct hs_secret_tool *tool,
 			     struct hs_secret_options *o);
 
-/* "PROG: line N: MESSAGE", counted in b->errors (lib/batchio). */
+/* "PROG: line N: MESSAGE", counted in b->errors (batchio.h). */
 #define hs_secret_line_error(b, lineno, ...) \
 	hs_batch_line_error(&(b)->errors, lineno, __VA_ARGS__)
 

@@ -1,5 +1,5 @@
 /* Shared plumbing of the batch tools that read account lines on standard
- * input (chpasswd and chgpasswd through lib/secretbatch, newusers): line
+ * input (chpasswd and chgpasswd through src/admin/secretbatch, newusers): line
  * reading with hostile-input limits, per-line error reports, and running
  * the slow per-line work (password hashing) on every CPU. */
 #ifndef HS_BATCHIO_H
