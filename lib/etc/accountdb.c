@@ -35,7 +35,7 @@
  * Output: lines that lie one after the other in data (the untouched ones)
  * go out as one piece, so writing a file with one appended line is two
  * pieces handed to writev, no copy of the file; the backup is written from
- * data while data is what the file holds (hs_global_replace_iov), not read
+ * data while data is what the file holds (hs_global_commit), not read
  * again.  (useradd with 10,000 users: about 3x less CPU than parsing and
  * indexing every line, copying the file twice and reading it twice.) */
 #include "accountdb.h"
@@ -48,6 +48,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "globalfile.h"
 #include "util.h"
 
 /* ---------------------------------------------------------------- */
@@ -1170,7 +1171,7 @@ int hs_accountdb_serialize(const struct hs_accountdb *db, struct hs_buf *out)
 	return 0;
 }
 
-int hs_accountdb_contents(const struct hs_accountdb *db, struct iovec **iov, size_t *n,
+static int contents(const struct hs_accountdb *db, struct iovec **iov, size_t *n,
                          const char **old, size_t *old_len)
 {
 	size_t total;
@@ -1199,32 +1200,71 @@ int hs_accountdb_contents(const struct hs_accountdb *db, struct iovec **iov, siz
 	return 0;
 }
 
-void hs_accountdb_written(struct hs_accountdb *db)
+static void written(struct hs_accountdb *db)
 {
 	db->present = true;
 	db->data_on_disk = false;
 }
 
-int hs_accountdb_write(struct hs_accountdb *db)
+int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *failed)
 {
-	_cleanup_free_ struct iovec *iov = NULL;
-	const char *old = NULL;
-	size_t n = 0, old_len = 0;
-	int r;
+	struct hs_global_file files[HS_ACCOUNTDB_SET_MAX] = { { 0 } };
+	struct iovec *iovs[HS_ACCOUNTDB_SET_MAX] = { NULL };
+	char err[sizeof(dbs[0]->error)];
+	size_t i;
+	int r = 0;
 
-	if (!db || !db->path)
+	if (failed)
+		*failed = 0;
+	if (n > HS_ACCOUNTDB_SET_MAX || (n && !dbs))
 		return -EINVAL;
 	/* straight from the loaded data and the new lines: no copy of the
 	 * file into one buffer, and the backup (PATH-) from data instead of
 	 * a second read when data is what the file holds */
-	r = hs_accountdb_contents(db, &iov, &n, &old, &old_len);
-	if (r == 0)
-		r = hs_global_replace_iov(db->path, iov, n, old, old_len, db->default_uid,
-					  db->default_gid, db->default_mode);
-	if (r < 0) {
-		set_error(db, "cannot write %s: %s", db->path, hs_strerror(r));
-		return r;
+	for (i = 0; i < n; i++) {
+		struct hs_accountdb *db = dbs[i];
+
+		if (!db || !db->path) {
+			r = -EINVAL;
+			break;
+		}
+		files[i] = (struct hs_global_file){
+			.path = db->path, .uid = db->default_uid, .gid = db->default_gid,
+			.mode = db->default_mode,
+		};
+		r = contents(db, &iovs[i], &files[i].n_iov, &files[i].old_data, &files[i].old_len);
+		if (r < 0) {
+			set_error(db, "cannot write %s: %s", db->path, hs_strerror(r));
+			if (failed)
+				*failed = i;
+			goto out;
+		}
+		files[i].iov = iovs[i];
 	}
-	hs_accountdb_written(db);
-	return 0;
+	if (r < 0)
+		goto out;
+	r = hs_global_commit(files, n, err, sizeof(err));
+	if (r < 0) {
+		/* the message names the file; point failed at it */
+		size_t at = 0;
+
+		for (i = n; i-- > 0;)
+			if (strstr(err, dbs[i]->path))
+				at = i;
+		snprintf(dbs[at]->error, sizeof(dbs[at]->error), "%s", err);
+		if (failed)
+			*failed = at;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		written(dbs[i]);
+out:
+	for (i = 0; i < n; i++)
+		free(iovs[i]);
+	return r;
+}
+
+int hs_accountdb_write(struct hs_accountdb *db)
+{
+	return hs_accountdb_write_set(&db, 1, NULL);
 }

@@ -202,19 +202,16 @@ int hs_accountdb_delete(struct hs_accountdb *db, size_t idx);
  * loaded; otherwise every line (original bytes for untouched lines) and a
  * newline after each, so a last line that had none gets one. */
 int hs_accountdb_serialize(const struct hs_accountdb *db, struct hs_buf *out);
-/* Serialize and hs_global_replace(db->path, ...) (backup PATH-, owner and
- * mode kept).  The caller holds the locks and flushes the caches
- * (hs_flush_caches).  Clears dirty on success. */
+/* Write the file (hs_global_commit: backup PATH-, owner and mode kept,
+ * an atomic rename).  The caller holds the locks and flushes the caches
+ * (hs_flush_caches).  Clears dirty on success; on failure db->error says
+ * why. */
 int hs_accountdb_write(struct hs_accountdb *db);
-/* For a caller that writes several files as one transaction (lib/txn via
- * lib/accountset): the new contents in pieces (*iov malloc'd, pointing
- * into the db; valid until the db changes), and what the file held when
- * loaded (*old NULL when unknown: not present, or written since).  After
- * the transaction wrote the file, hs_accountdb_written records it as
- * hs_accountdb_write would. */
-struct iovec;
-int hs_accountdb_contents(const struct hs_accountdb *db, struct iovec **iov, size_t *n,
-                          const char **old, size_t *old_len);
-void hs_accountdb_written(struct hs_accountdb *db);
+/* Write n files (all in one directory) as one transaction
+ * (hs_global_commit): every file new or every file old after a crash.
+ * On failure nothing was written, *failed is the index of the db the
+ * failure concerns and its error says why. */
+#define HS_ACCOUNTDB_SET_MAX 8
+int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *failed);
 
 #endif

@@ -2,16 +2,13 @@
 #include "accountset.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "globalfile.h"
-#include "txn.h"
 #include "layout.h"
 #include "util.h"
 
@@ -131,92 +128,31 @@ struct hs_accountdb *hs_accountset_db(struct hs_accountset *s, enum hs_as_file f
 	return &s->db[f];
 }
 
-/* The directory every file lives in ("/etc" below the root), opened. */
-static int open_etc(const struct hs_accountset *s, char *dir, size_t size)
-{
-	char *slash;
-
-	snprintf(dir, size, "%s", s->pwd_lock);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		return -EINVAL;
-	*slash = '\0';
-	return open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-}
-
 int hs_accountset_commit(struct hs_accountset *s)
 {
-	struct hs_txn_file files[HS_AS_COUNT];
-	struct iovec *iovs[HS_AS_COUNT] = { NULL };
+	struct hs_accountdb *dbs[HS_AS_COUNT];
 	enum hs_as_file which[HS_AS_COUNT];
-	char dir[sizeof(s->pwd_lock)];
-	size_t n = 0;
-	int dirfd = -1, r = 0;
+	size_t n = 0, failed = 0;
+	int r;
 
 	for (size_t i = 0; i < HS_ARRAY_SIZE(write_order); i++) {
 		enum hs_as_file k = write_order[i];
 
-		if (s->used[k] && s->db[k].dirty)
-			which[n++] = k;
+		if (s->used[k] && s->db[k].dirty) {
+			which[n] = k;
+			dbs[n++] = &s->db[k];
+		}
 	}
 	if (n == 0)
 		return 0;
 	s->committed = true;
-	if (n == 1) {
-		/* one rename is atomic by itself: no journal needed */
-		r = hs_accountdb_write(&s->db[which[0]]);
-		if (r < 0) {
-			s->failed = which[0];
-			snprintf(s->error, sizeof(s->error), "%s", s->db[which[0]].error);
-		}
-		return r;
-	}
-	/* several files: one transaction (lib/etc/txn.h), so a crash between
-	 * two renames can no longer leave a group without its user */
-	for (size_t i = 0; i < n; i++) {
-		struct hs_accountdb *db = &s->db[which[i]];
-		const char *slash = strrchr(db->path, '/');
-		size_t n_iov = 0;
-
-		r = hs_accountdb_contents(db, &iovs[i], &n_iov, &files[i].old_data,
-					  &files[i].old_len);
-		if (r < 0) {
-			s->failed = which[i];
-			snprintf(s->error, sizeof(s->error), "cannot write %s: %s", db->path,
-				 hs_strerror(r));
-			goto out;
-		}
-		files[i].base = slash ? slash + 1 : db->path;
-		files[i].iov = iovs[i];
-		files[i].n_iov = n_iov;
-		files[i].uid = db->default_uid;
-		files[i].gid = db->default_gid;
-		files[i].mode = db->default_mode;
-	}
-	dirfd = open_etc(s, dir, sizeof(dir));
-	if (dirfd < 0) {
-		r = -errno;
-		s->failed = which[0];
-		snprintf(s->error, sizeof(s->error), "cannot open %s: %s", dir, hs_strerror(r));
-		goto out;
-	}
-	r = hs_txn_commit(dirfd, dir, files, n, s->error, sizeof(s->error));
+	/* one transaction (lib/etc/txn.h): a crash between two renames can
+	 * no longer leave a group without its user */
+	r = hs_accountdb_write_set(dbs, n, &failed);
 	if (r < 0) {
-		/* the message names the file; point failed at it for the
-		 * tool's exit status */
-		s->failed = which[0];
-		for (size_t i = 0; i < n; i++)
-			if (strstr(s->error, files[i].base))
-				s->failed = which[i];
-		goto out;
+		s->failed = which[failed];
+		snprintf(s->error, sizeof(s->error), "%s", dbs[failed]->error);
 	}
-	for (size_t i = 0; i < n; i++)
-		hs_accountdb_written(&s->db[which[i]]);
-out:
-	if (dirfd >= 0)
-		close(dirfd);
-	for (size_t i = 0; i < n; i++)
-		free(iovs[i]);
 	return r;
 }
 

@@ -88,9 +88,10 @@ int hs_accountset_open(struct hs_accountset *s, unsigned files, unsigned load_fl
  * or an optional file that does not exist). */
 struct hs_accountdb *hs_accountset_db(struct hs_accountset *s, enum hs_as_file f);
 
-/* Write every changed file in the write order above (hs_accountdb_write:
- * backup FILE-, atomic replace).  Stops at the first failure: s->failed
- * and s->error say which; the files before it are already written.
+/* Write every changed file, in the write order above, as one transaction
+ * (hs_accountdb_write_set, hs_global_commit: backups FILE-, the journal,
+ * the renames).  On failure nothing was written; s->failed and s->error
+ * say which file.
  * Signals are the caller's business (hs_signals_block around the commit
  * when the tool also changes the tree). */
 int hs_accountset_commit(struct hs_accountset *s);

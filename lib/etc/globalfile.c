@@ -279,7 +279,7 @@ static int take_file_lock(const char *file, int64_t deadline, char **held)
 static int finish_interrupted_update(const char *pwd_lock_path, const char **failed_path)
 {
 	static const char *const bases[] = {
-		"passwd", "shadow", "group", "gshadow", "subuid", "subgid",
+		"passwd", "shadow", "group", "gshadow", "subuid", "subgid", "shells",
 	};
 	static char journal[PATH_MAX + 32];
 	char dir[PATH_MAX], msg[1024];
@@ -385,74 +385,91 @@ int hs_global_read(const char *path, char **data, size_t *len)
 	return hs_read_file_alloc_path(path, &ex, data, len);
 }
 
+/* The directory of path and its last component; every file of one
+ * commit must be in the same directory (one journal per directory). */
+static int split_dir(const char *path, char *dir, size_t dir_size, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n;
+
+	if (!slash)
+		return -EINVAL;
+	n = slash == path ? 1 : (size_t)(slash - path);
+	if (n >= dir_size)
+		return -ENAMETOOLONG;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	*base = slash + 1;
+	return hs_is_single_component(*base) ? 0 : -EINVAL;
+}
+
+int hs_global_commit(const struct hs_global_file *files, size_t n, char *err, size_t err_size)
+{
+	struct hs_txn_file tf[HS_TXN_MAX_FILES];
+	char dir[PATH_MAX], other[PATH_MAX];
+	_cleanup_close_ int dirfd = -1;
+	int r;
+
+	if (err && err_size)
+		err[0] = '\0';
+	if (n == 0)
+		return 0;
+	if (!files || n > HS_TXN_MAX_FILES)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		const struct hs_global_file *f = &files[i];
+		size_t len = 0;
+
+		if (!f->path || (!f->iov && f->n_iov) || (!f->old_data && f->old_len))
+			return -EINVAL;
+		r = split_dir(f->path, i ? other : dir, sizeof(dir), &tf[i].base);
+		if (r == 0 && i && strcmp(dir, other) != 0)
+			r = -EXDEV;
+		if (r < 0) {
+			if (err && err_size)
+				snprintf(err, err_size, "cannot write %s: %s", f->path, hs_strerror(r));
+			return r;
+		}
+		for (size_t k = 0; k < f->n_iov; k++)
+			len += f->iov[k].iov_len;
+		if (len > HS_GLOBALFILE_MAX) {
+			if (err && err_size)
+				snprintf(err, err_size, "cannot write %s: %s", f->path,
+					 hs_strerror(-HS_E_TOOBIG));
+			return -HS_E_TOOBIG;
+		}
+		tf[i].iov = f->iov;
+		tf[i].n_iov = f->n_iov;
+		tf[i].old_data = f->old_data;
+		tf[i].old_len = f->old_len;
+		tf[i].uid = f->uid;
+		tf[i].gid = f->gid;
+		tf[i].mode = f->mode & 07777;
+	}
+	/* the directory part may hold symlinks (a test root); the last
+	 * components never are followed */
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		r = -errno;
+		if (err && err_size)
+			snprintf(err, err_size, "cannot open %s: %s", dir, hs_strerror(r));
+		return r;
+	}
+	return hs_txn_commit(dirfd, dir, tf, n, err, err_size);
+}
+
 int hs_global_replace(const char *path, const char *data, size_t len,
                       uid_t default_uid, gid_t default_gid, mode_t default_mode)
 {
 	struct iovec iov = { .iov_base = (void *)(data ? data : ""), .iov_len = len };
+	struct hs_global_file f = {
+		.path = path, .iov = &iov, .n_iov = 1,
+		.uid = default_uid, .gid = default_gid, .mode = default_mode,
+	};
 
 	if (!path || (!data && len))
 		return -EINVAL;
-	return hs_global_replace_iov(path, &iov, 1, NULL, 0, default_uid, default_gid,
-				     default_mode);
-}
-
-int hs_global_replace_iov(const char *path, const struct iovec *iov, size_t n,
-                          const char *old_data, size_t old_len,
-                          uid_t default_uid, gid_t default_gid, mode_t default_mode)
-{
-	const struct hs_file_expect ex = {
-		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
-	};
-	_cleanup_close_ int dirfd = -1;
-	_cleanup_free_ char *backup = NULL;
-	const char *base;
-	char *old = NULL;
-	size_t oldlen = 0, len = 0;
-	struct stat st;
-	uid_t uid = default_uid;
-	gid_t gid = default_gid;
-	mode_t mode = default_mode & 07777;
-	int r;
-
-	if (!path || (!iov && n) || (!old_data && old_len))
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		len += iov[i].iov_len;
-	if (len > HS_GLOBALFILE_MAX)
-		return -HS_E_TOOBIG;
-	dirfd = hs_open_parent(path, &base);
-	if (dirfd < 0)
-		return dirfd;
-	backup = path_with_suffix(base, "-");
-	if (!backup)
-		return -ENOMEM;
-
-	if (old_data) {
-		/* the caller read it under the same locks: the same checks as
-		 * a read, without reading it again */
-		r = fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
-								      : hs_check_file_stat(&st, &ex);
-	} else {
-		r = hs_read_file_alloc_at(dirfd, base, &ex, &old, &oldlen, &st);
-		old_data = old;
-		old_len = oldlen;
-	}
-	if (r == 0) {
-		uid = st.st_uid;
-		gid = st.st_gid;
-		mode = st.st_mode & 07777;
-		/* the backup is a copy written the same careful way: a crash
-		 * leaves the previous backup or the new one, never half */
-		r = hs_replace_file_at(dirfd, backup, old_data, old_len, uid, gid, mode);
-	}
-	if (old) {
-		/* /etc/shadow and /etc/gshadow hold hashes */
-		hs_wipe(old, oldlen);
-		free(old);
-	}
-	if (r < 0 && r != -ENOENT)
-		return r;
-	return hs_replace_file_iov_at(dirfd, base, iov, n, uid, gid, mode);
+	return hs_global_commit(&f, 1, NULL, 0);
 }
 
 /* Not in the header: hs_flush_caches with the program paths as

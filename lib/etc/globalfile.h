@@ -44,20 +44,36 @@ void hs_lock_release(struct hs_locks *l);
  * HS_GLOBALFILE_MAX).  *data is malloc'd and NUL-terminated. */
 int hs_global_read(const char *path, char **data, size_t *len);
 
-/* Replace a global file atomically, keeping the current owner and mode
- * (or using default_uid/gid/mode when it does not exist yet), after first
- * saving the current contents as PATH- (same owner and mode, also written
- * atomically).  Caller must hold the locks. */
+/* The one writer of the global files: every replacement of /etc/passwd,
+ * shadow, group, gshadow, subuid, subgid (and /etc/shells,
+ * /etc/default/useradd) goes through here, and nothing else renames over
+ * them (tests/lint/one-writer checks).  Each file is written whole to a
+ * staged name, its current contents are kept as PATH- (from old_data when
+ * the caller read them under the same locks, else read again), then the
+ * staged file is renamed over PATH: with several files, after the
+ * transaction journal names them all (lib/etc/txn.h), so a crash leaves
+ * every file old or every file new.  An existing file keeps its owner and
+ * mode; a new one gets uid, gid and mode.  All paths must be in one
+ * directory.  The caller holds the locks (hs_lock_acquire, which also
+ * finishes an interrupted commit) and blocks the catchable signals.
+ * 0, or negative with err set ("cannot write /etc/group: ...");
+ * a failure before the commit point changes nothing. */
+struct iovec;
+struct hs_global_file {
+	const char *path;
+	const struct iovec *iov;        /* new contents, in pieces */
+	size_t n_iov;
+	const char *old_data;           /* what PATH holds now, or NULL */
+	size_t old_len;
+	uid_t uid;                      /* for a file that does not exist yet */
+	gid_t gid;
+	mode_t mode;
+};
+int hs_global_commit(const struct hs_global_file *files, size_t n, char *err, size_t err_size);
+
+/* hs_global_commit of one file from one buffer. */
 int hs_global_replace(const char *path, const char *data, size_t len,
                       uid_t default_uid, gid_t default_gid, mode_t default_mode);
-/* The same with the new contents in n pieces (struct iovec, <sys/uio.h>),
- * and old_data/old_len the current contents when the caller read them
- * under the same locks (the backup is written from them, not read again;
- * NULL: read the file, as hs_global_replace does). */
-struct iovec;
-int hs_global_replace_iov(const char *path, const struct iovec *iov, size_t n,
-                          const char *old_data, size_t old_len,
-                          uid_t default_uid, gid_t default_gid, mode_t default_mode);
 
 /* Ask running caches to drop a database ("passwd", "group", "shadow"):
  * nscd -i DB and sss_cache -E, when those programs exist.  Failures are

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "globalfile.h"
 #include "layout.h"
 #include "records.h"
 #include "strbuf.h"
@@ -166,70 +167,38 @@ int hs_shells_remove(struct hs_shells *s, const char *shell)
 	return n;
 }
 
-/* hs_replace_file_at keeping the current owner and mode (root:root 0644 for
- * a new file). */
-static int replace(const char *path, const char *data, size_t len)
+int hs_shells_contents(const struct hs_shells *s, struct hs_buf *out)
 {
-	_cleanup_close_ int dirfd = -1;
-	const char *base;
-	struct stat st;
-	uid_t uid = 0;
-	gid_t gid = 0;
-	mode_t mode = 0644;
+	int r = 0;
 
-	dirfd = hs_open_parent(path, &base);
-	if (dirfd < 0)
-		return dirfd;
-	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (!S_ISREG(st.st_mode))
-			return S_ISLNK(st.st_mode) ? -HS_E_SYMLINK : -HS_E_NOTREG;
-		uid = st.st_uid;
-		gid = st.st_gid;
-		mode = st.st_mode & 07777;
-	} else if (errno != ENOENT) {
-		return -errno;
+	if (!s || !out)
+		return -EINVAL;
+	if (!s->dirty)
+		return hs_buf_append(out, s->data ? s->data : "", s->len);
+	for (size_t i = 0; r == 0 && i < s->n_lines; i++) {
+		if (s->lines[i].deleted)
+			continue;
+		r = hs_buf_append(out, s->lines[i].text, s->lines[i].len);
+		if (r == 0)
+			r = hs_buf_append(out, "\n", 1);
 	}
-	return hs_replace_file_at(dirfd, base, data, len, uid, gid, mode);
+	return r;
 }
 
 int hs_shells_write(struct hs_shells *s)
 {
 	struct hs_buf b = { 0 };
-	int r = 0;
-
-	if (!s || !s->path)
-		return -EINVAL;
-	if (!s->dirty) {
-		r = hs_buf_append(&b, s->data, s->len);
-	} else {
-		for (size_t i = 0; r == 0 && i < s->n_lines; i++) {
-			if (s->lines[i].deleted)
-				continue;
-			r = hs_buf_append(&b, s->lines[i].text, s->lines[i].len);
-			if (r == 0)
-				r = hs_buf_append(&b, "\n", 1);
-		}
-	}
-	if (r == 0)
-		r = replace(s->path, b.data ? b.data : "", b.len);
-	if (r < 0)
-		set_error(s, "cannot write %s: %s", s->path, hs_strerror(r));
-	hs_buf_free(&b);
-	return r;
-}
-
-int hs_shells_restore(struct hs_shells *s)
-{
 	int r;
 
 	if (!s || !s->path)
 		return -EINVAL;
-	if (s->present) {
-		r = replace(s->path, s->data, s->len);
-	} else {
-		r = unlink(s->path) < 0 && errno != ENOENT ? -errno : 0;
-	}
+	r = hs_shells_contents(s, &b);
+	/* the one writer (lib/etc/globalfile.h): owner and mode kept,
+	 * root:root 0644 for a new file */
+	if (r == 0)
+		r = hs_global_replace(s->path, b.data ? b.data : "", b.len, 0, 0, 0644);
 	if (r < 0)
-		set_error(s, "cannot restore %s: %s", s->path, hs_strerror(r));
+		set_error(s, "cannot write %s: %s", s->path, hs_strerror(r));
+	hs_buf_free(&b);
 	return r;
 }

@@ -29,7 +29,7 @@ struct hs_shells {
 	size_t n_lines;
 	char error[512];        /* the last failure, one line naming the file */
 	/* private */
-	char *data;             /* as loaded, for hs_shells_restore */
+	char *data;             /* as loaded */
 	size_t len, cap_lines;
 };
 
@@ -48,12 +48,13 @@ int hs_shells_add(struct hs_shells *s, const char *shell);
 /* Drop every line that is exactly shell: the number removed (0: none). */
 int hs_shells_remove(struct hs_shells *s, const char *shell);
 
-/* Replace the file atomically (temp file, fsync, rename; no backup file),
- * keeping its owner and mode.  Writes the lines as loaded when nothing
- * changed, else every kept line and a newline after each. */
+/* The file's new contents, appended to out: the bytes as loaded when
+ * nothing changed, else every kept line and a newline after each (for a
+ * caller that commits /etc/shells with other files, hs_global_commit). */
+struct hs_buf;
+int hs_shells_contents(const struct hs_shells *s, struct hs_buf *out);
+/* Replace the file through the one writer (hs_global_replace: backup
+ * PATH-, atomic rename), keeping its owner and mode. */
 int hs_shells_write(struct hs_shells *s);
-/* Put the file back exactly as loaded (rollback): the same bytes, or no
- * file at all when there was none. */
-int hs_shells_restore(struct hs_shells *s);
 
 #endif

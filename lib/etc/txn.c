@@ -1,6 +1,7 @@
 /* All-or-nothing replacement of several files in one directory: txn.h. */
 #include "txn.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include "fileio.h"
 #include "globalfile.h"
 #include "layout.h"
+#include "tempname.h"
 #include "util.h"
 
 /* The journal is small: a header and one line per file. */
@@ -229,11 +231,17 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 			goto unstage;
 		}
 		if (ids[i].present) {
+			const struct hs_file_expect ex = {
+				.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
+			};
 			struct stat st;
 
-			if (fstatat(dirfd, f->base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-				r = -errno;
-				msg_set(err, err_size, "cannot stat %s/%s: %s", dir_path, f->base,
+			/* a target that is a symlink, a FIFO or hard-linked is
+			 * refused, as a read of it would be */
+			r = fstatat(dirfd, f->base, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
+			    : S_ISLNK(st.st_mode) ? -HS_E_SYMLINK : hs_check_file_stat(&st, &ex);
+			if (r < 0) {
+				msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base,
 					hs_strerror(r));
 				goto unstage;
 			}
@@ -276,7 +284,23 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		jlen += (size_t)n;
 	}
 
-	/* 2. the commit point */
+	/* 2. the commit point.  One file needs no journal: its rename is the
+	 * commit point, and a crash before it leaves a staged file that the
+	 * recovery removes as never committed. */
+	if (n_files == 1) {
+		r = install_one(dirfd, files[0].base);
+		if (r < 0) {
+			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, files[0].base,
+				hs_strerror(r));
+			goto unstage;
+		}
+		if (fsync(dirfd) < 0) {
+			r = -errno;
+			msg_set(err, err_size, "cannot sync %s: %s", dir_path, hs_strerror(r));
+			return r;
+		}
+		return 0;
+	}
 	/* owned by whoever may write the directory: root, in /etc */
 	r = hs_replace_file_at(dirfd, HS_TXN_JOURNAL, journal, jlen, geteuid(), getegid(), 0600);
 	if (r < 0) {
@@ -386,8 +410,87 @@ static int recover_one(int dirfd, const char *dir_path, const char *base,
 	return 1;
 }
 
+static int recover_journal(int dirfd, const char *dir_path, const char *const bases[],
+                           size_t n_bases, char *msg, size_t msg_size);
+
+/* Is entry a temporary file of one of our writes: the temp name of the
+ * journal, or of BASE, its backup BASE- or its staged .BASE.hs-txn? */
+static bool is_temp_of(const char *entry, const char *const bases[], size_t n_bases)
+{
+	if (hs_tempname_is_for_file(entry, HS_TXN_JOURNAL))
+		return true;
+	for (size_t i = 0; i < n_bases; i++) {
+		char name[160];
+
+		if (!base_ok(bases[i]))
+			continue;
+		if (hs_tempname_is_for_file(entry, bases[i]))
+			return true;
+		snprintf(name, sizeof(name), "%s-", bases[i]);
+		if (hs_tempname_is_for_file(entry, name))
+			return true;
+		staged_name(name, sizeof(name), bases[i]);
+		if (hs_tempname_is_for_file(entry, name))
+			return true;
+	}
+	return false;
+}
+
+/* Remove the temp files a writer killed inside hs_replace_file_at left
+ * (never renamed, so never part of any state).  Under the locks nobody
+ * else of ours is writing them, and other suites use other names. */
+static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[],
+                       size_t n_bases, char *msg, size_t msg_size)
+{
+	/* a description of its own: a dup would share (and leave) the
+	 * caller's directory offset */
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	int changed = 0;
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (de->d_name[0] != '.' || !is_temp_of(de->d_name, bases, n_bases))
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && unlinkat(dirfd, de->d_name, 0) == 0) {
+			msg_add(msg, msg_size, "removed %s/%s left by an interrupted update",
+				dir_path, de->d_name);
+			changed = 1;
+		}
+	}
+	closedir(d);
+	return changed;
+}
+
 int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], size_t n_bases,
                    char *msg, size_t msg_size)
+{
+	int swept;
+
+	if (msg && msg_size)
+		msg[0] = '\0';
+	swept = sweep_temps(dirfd, dir_path, bases, n_bases, msg, msg_size);
+	if (swept < 0) {
+		msg_set(msg, msg_size, "cannot read %s: %s", dir_path, hs_strerror(swept));
+		return swept;
+	}
+	int r = recover_journal(dirfd, dir_path, bases, n_bases, msg, msg_size);
+	return r < 0 ? r : (r | swept);
+}
+
+static int recover_journal(int dirfd, const char *dir_path, const char *const bases[],
+                           size_t n_bases, char *msg, size_t msg_size)
 {
 	const struct hs_file_expect ex = {
 		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
@@ -397,8 +500,6 @@ int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], s
 	size_t len = 0;
 	int r, changed = 0;
 
-	if (msg && msg_size)
-		msg[0] = '\0';
 	r = hs_read_file_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
 	if (r == -ENOENT) {
 		/* no commit point was reached: the staged files are garbage */

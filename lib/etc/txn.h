@@ -20,7 +20,11 @@
  * files (lib/accountset does), finishes it: the next tool sees the new
  * state.  A file that another program (one that does not know the
  * journal) replaced after the crash keeps that program's version: its
- * staged file is dropped and the recovery says so. */
+ * staged file is dropped and the recovery says so.
+ *
+ * One file needs no journal: it is staged and backed up the same way, and
+ * its rename is the commit point.  The only caller is hs_global_commit
+ * (lib/etc/globalfile.h), the one writer of the global files. */
 #ifndef HS_TXN_H
 #define HS_TXN_H
 
@@ -59,7 +63,10 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 /* Finish or discard what an interrupted commit left below dirfd: with a
  * journal, install every staged file whose target is still the one the
  * journal names (else drop it), then remove the journal; without one,
- * remove staged files of the given base names (never committed).
+ * remove staged files of the given base names (never committed).  Either
+ * way, remove the temp files (lib/io/tempname.h) of a replace that was
+ * killed before its rename: of each base, its backup BASE-, its staged
+ * file and the journal.
  * Returns 0 when there was nothing to do, 1 when something was completed
  * or dropped (msg then says what, for the tool to print as a warning),
  * or a negative error with msg set.  The caller holds the locks. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -39,62 +40,29 @@ int hs_asundo_save(struct hs_asundo *u, struct hs_accountset *s)
 	return 0;
 }
 
-/* The file's directory, opened, and its last component in *base. */
-static int open_dir_of(const char *path, const char **base)
-{
-	const char *slash = strrchr(path, '/');
-	_cleanup_free_ char *dir = NULL;
-	int fd;
-
-	if (!slash)
-		return -EINVAL;
-	*base = slash + 1;
-	dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
-	if (!dir)
-		return -ENOMEM;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-static int restore_one(struct hs_asundo *u, struct hs_accountdb *db, int k)
+/* Does the file still hold what was saved?  1 yes, 0 no, or -errno. */
+static int unchanged(const struct hs_asundo *u, const struct hs_accountdb *db, int k)
 {
 	_cleanup_free_ char *now = NULL;
-	_cleanup_close_ int dirfd = -1;
-	const char *base;
 	size_t now_len = 0;
-	struct stat st;
-	int r;
+	int r = hs_global_read(db->path, &now, &now_len);
 
-	r = hs_global_read(db->path, &now, &now_len);
-	if (r == -ENOENT) {
-		if (!u->existed[k])
-			return 0;
-	} else if (r < 0) {
+	if (r == -ENOENT)
+		return !u->existed[k];
+	if (r < 0)
 		return r;
-	} else {
-		bool same = u->existed[k] && now_len == u->len[k] &&
-			    memcmp(now, u->data[k] ? u->data[k] : "", now_len) == 0;
-
-		hs_wipe(now, now_len);
-		if (same)
-			return 0;
-	}
-	dirfd = open_dir_of(db->path, &base);
-	if (dirfd < 0)
-		return dirfd;
-	if (!u->existed[k])
-		return unlinkat(dirfd, base, 0) < 0 && errno != ENOENT ? -errno : 0;
-	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		st.st_uid = db->default_uid;
-		st.st_gid = db->default_gid;
-		st.st_mode = db->default_mode;
-	}
-	return hs_replace_file_at(dirfd, base, u->data[k] ? u->data[k] : "", u->len[k],
-				  st.st_uid, st.st_gid, st.st_mode & 07777);
+	r = u->existed[k] && now_len == u->len[k] &&
+	    memcmp(now, u->data[k] ? u->data[k] : "", now_len) == 0;
+	hs_wipe(now, now_len);
+	return r;
 }
 
 int hs_asundo_restore(struct hs_asundo *u, struct hs_accountset *s)
 {
+	struct hs_global_file files[HS_AS_COUNT];
+	struct iovec iov[HS_AS_COUNT];
+	enum hs_as_file which[HS_AS_COUNT];
+	size_t n = 0;
 	int first = 0;
 
 	for (int k = 0; k < HS_AS_COUNT; k++) {
@@ -103,12 +71,37 @@ int hs_asundo_restore(struct hs_asundo *u, struct hs_accountset *s)
 
 		if (!db || !u->saved[k])
 			continue;
-		r = restore_one(u, db, k);
+		r = unchanged(u, db, k);
+		if (r == 0 && !u->existed[k]) {
+			/* a file the commit created: removing it is no write */
+			r = unlinkat(AT_FDCWD, db->path, 0) < 0 && errno != ENOENT ? -errno : 1;
+		}
+		if (r == 0) {
+			/* back through the one writer, all files in one transaction */
+			iov[n] = (struct iovec){ .iov_base = u->data[k] ? u->data[k] : (char *)"",
+						 .iov_len = u->len[k] };
+			files[n] = (struct hs_global_file){
+				.path = db->path, .iov = &iov[n], .n_iov = 1,
+				.uid = db->default_uid, .gid = db->default_gid,
+				.mode = db->default_mode,
+			};
+			which[n++] = (enum hs_as_file)k;
+		}
 		if (r < 0 && first == 0) {
 			first = r;
 			s->failed = (enum hs_as_file)k;
 			snprintf(s->error, sizeof(s->error), "cannot restore %s: %s", db->path,
 				 hs_strerror(r));
+		}
+	}
+	if (n) {
+		char err[sizeof(s->error)];
+		int r = hs_global_commit(files, n, err, sizeof(err));
+
+		if (r < 0 && first == 0) {
+			first = r;
+			s->failed = which[0];
+			snprintf(s->error, sizeof(s->error), "%s", err);
 		}
 	}
 	return first;

@@ -11,8 +11,10 @@
  *             hs_asundo_restore(&u, &s);
  *     hs_asundo_free(&u);
  *
- * The restore replaces each file atomically (owner and mode kept) and
- * leaves the FILE- backup as the commit made it (the old contents). */
+ * The restore is one transaction through the one writer of the global
+ * files (hs_global_commit): a crash during it leaves every file as the
+ * commit made it or every file as it was, never a mix.  FILE- then holds
+ * what the commit wrote. */
 #ifndef HS_ASUNDO_H
 #define HS_ASUNDO_H
 
@@ -34,9 +36,9 @@ struct hs_asundo {
  * negative error with s->error set. */
 int hs_asundo_save(struct hs_asundo *u, struct hs_accountset *s);
 
-/* Put back every saved file whose contents differ from the saved bytes
- * (a file that did not exist is removed again).  Goes on after a failure;
- * returns 0 or the first error, with s->error naming the file. */
+/* Put back every saved file whose contents differ from the saved bytes,
+ * as one transaction (a file that did not exist is removed again).
+ * Returns 0 or the first error, with s->error naming the file. */
 int hs_asundo_restore(struct hs_asundo *u, struct hs_accountset *s);
 
 /* Wipe (the files may hold hashes) and free.  Safe to call twice. */

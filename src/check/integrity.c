@@ -2024,17 +2024,27 @@ int hs_integrity_files_commit(struct hs_integrity_files *f)
 			snprintf(f->error, sizeof f->error, "%s", f->set.error);
 		return r;
 	}
-	for (size_t i = 0; i < 2; i++) {
-		if (!order[i] || !order[i]->dirty)
-			continue;
-		f->written = true;
-		r = hs_accountdb_write(order[i]);
-		if (r < 0) {
-			snprintf(f->error, sizeof f->error, "%s", order[i]->error);
-			return r;
-		}
+	struct hs_accountdb *dirty[2];
+	size_t n = 0, failed = 0;
+
+	for (size_t i = 0; i < 2; i++)
+		if (order[i] && order[i]->dirty)
+			dirty[n++] = order[i];
+	if (n == 0)
+		return 0;
+	f->written = true;
+	/* both files in one transaction (the one writer, lib/etc); files
+	 * named on the command line in two directories cannot share a
+	 * journal and are written one after the other, shadow first */
+	r = hs_accountdb_write_set(dirty, n, &failed);
+	if (r == -EXDEV) {
+		for (failed = 0; failed < n; failed++)
+			if ((r = hs_accountdb_write(dirty[failed])) < 0)
+				break;
 	}
-	return 0;
+	if (r < 0)
+		snprintf(f->error, sizeof f->error, "%s", dirty[failed]->error);
+	return r < 0 ? r : 0;
 }
 
 void hs_integrity_files_close(struct hs_integrity_files *f)

@@ -5,28 +5,34 @@
  * pwconv   1. lock, validate every input file completely (in memory)
  *          2. build /etc/.hardened-shadow.XXXXXX (root:root 0700 while
  *             incomplete) holding every user and the pwconv marker
- *          3. create the two groups if missing (/etc/group, /etc/gshadow)
+ *          3. create the two groups if missing (/etc/group, /etc/gshadow,
+ *             one transaction)
  *          4. give the temp tree its final owner and mode, rename it to
  *             /etc/hardened-shadow                    <- tree + marker
- *          5. add the proxy to /etc/shells
- *          6. rewrite /etc/passwd (proxy shells, "x")
- *          7. remove /etc/shadow- then /etc/shadow (shadow source only)
- *          8. remove the marker                      <- converted
- *    Until step 4 readers see the old system; from 4 to 8 both the old
+ *          5. add the proxy to /etc/shells and rewrite /etc/passwd (proxy
+ *             shells, "x"): one transaction
+ *          6. remove /etc/shadow- then /etc/shadow (shadow source only)
+ *          7. remove the marker                      <- converted
+ *    Until step 4 readers see the old system; from 4 to 7 both the old
  *    hashes (/etc/shadow, still used by pam_unix) and the tree (used by the
  *    proxy) are complete, so logins keep working.  A later run rolls the
  *    steps back (marker + /etc/shadow present, or a tcb source) or finishes
- *    step 8 (marker, /etc/shadow gone).
+ *    step 7 (marker, /etc/shadow gone).
  *
  * pwunconv 1. lock, read the whole tree and validate it
  *          2. put the pwunconv marker in the tree
- *          3. write /etc/shadow (temp + rename)
- *          4. restore the real shells in /etc/passwd, drop the proxy from
- *             /etc/shells
- *          5. take the tree away (root:root 0700, rename to a temp name)
+ *          3. write /etc/shadow, restore the real shells in /etc/passwd
+ *             and drop the proxy from /etc/shells: one transaction
+ *          4. take the tree away (root:root 0700, rename to a temp name)
  *             and remove it
- *    A crash between 2 and 5 leaves the marker; the next pwunconv redoes
- *    everything from the tree, which stays authoritative until step 5.
+ *    A crash between 2 and 4 leaves the marker; the next pwunconv redoes
+ *    everything from the tree, which stays authoritative until step 4.
+ *
+ * The transactions go through the one writer of the global files
+ * (lib/etc/globalfile.h): a crash inside one leaves every file it names
+ * old or every file new, finished by whichever tool locks next.  The
+ * marker is what the journal cannot say: which direction a conversion of
+ * the tree, a directory, was going (docs/decisions.md, "Crash recovery").
  *
  * Both hold every catchable signal back from the moment they hold the locks
  * until they have released them: a Ctrl-C takes effect once the run is
@@ -44,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -411,25 +418,51 @@ static bool shells_has_proxy(const struct hs_shells *s)
 	return hs_shells_contains(s, HS_SHELL_PROXY);
 }
 
-/* Write /etc/shells with the proxy added (add) or every proxy line removed. */
-static int shells_write(struct hs_shells *s, bool add)
+/* ---------------------------------------------------------------- */
+/* /etc/shadow, /etc/shells, /etc/passwd: one transaction through the one
+ * writer (lib/etc/globalfile.h), so a crash leaves all of them old or all
+ * new, and a failure changes none of them. */
+
+struct etc_commit {
+	struct hs_global_file f[3];
+	struct iovec iov[3];
+	size_t n;
+	struct hs_buf shells;
+};
+
+static void etc_commit_add(struct etc_commit *c, const char *path, const char *data, size_t len,
+			   gid_t gid, mode_t mode)
+{
+	c->iov[c->n] = (struct iovec){ .iov_base = (void *)(data ? data : ""), .iov_len = len };
+	c->f[c->n] = (struct hs_global_file){
+		.path = path, .iov = &c->iov[c->n], .n_iov = 1, .uid = 0, .gid = gid, .mode = mode,
+	};
+	c->n++;
+}
+
+/* /etc/shells with the proxy added (add) or every proxy line removed. */
+static int etc_commit_shells(struct etc_commit *c, struct hs_shells *s, bool add)
 {
 	int r = add ? hs_shells_add(s, HS_SHELL_PROXY) : hs_shells_remove(s, HS_SHELL_PROXY);
 
 	if (r >= 0)
-		r = hs_shells_write(s);
-	if (r < 0)
-		hs_warn("%s", s->error);
-	return r;
+		r = hs_shells_contents(s, &c->shells);
+	if (r < 0) {
+		hs_warn("cannot write %s: %s", HS_ETC_SHELLS, hs_strerror(r));
+		return r;
+	}
+	etc_commit_add(c, HS_ETC_SHELLS, c->shells.data, c->shells.len, 0, 0644);
+	return 0;
 }
 
-/* Put /etc/shells back exactly as it was read (rollback). */
-static int shells_restore(struct hs_shells *s)
+static int etc_commit_run(struct etc_commit *c)
 {
-	int r = hs_shells_restore(s);
+	char err[600];
+	int r = hs_global_commit(c->f, c->n, err, sizeof(err));
 
 	if (r < 0)
-		hs_warn("%s", s->error);
+		hs_warn("%s", err[0] ? err : hs_strerror(r));
+	hs_buf_free(&c->shells);
 	return r;
 }
 
@@ -552,39 +585,50 @@ static int create_groups(const struct group_plan *g)
 	}
 	if (n == 0)
 		return 0;
-	for (int pass = 0; pass < 2; pass++) {
-		const char *path = pass == 0 ? HS_ETC_GROUP : HS_ETC_GSHADOW;
-		struct hs_accountdb db = HS_ACCOUNTDB_INIT;
+	struct hs_accountdb dbs[2] = { HS_ACCOUNTDB_INIT, HS_ACCOUNTDB_INIT };
+	struct hs_accountdb *dirty[2];
+	size_t n_dirty = 0, failed = 0;
+	const char *path = HS_ETC_GROUP;
 
-		r = hs_accountdb_load(&db, pass == 0 ? HS_DB_GROUP : HS_DB_GSHADOW, path,
+	for (int pass = 0; r == 0 && pass < 2; pass++) {
+		struct hs_accountdb *db = &dbs[pass];
+
+		path = pass == 0 ? HS_ETC_GROUP : HS_ETC_GSHADOW;
+		r = hs_accountdb_load(db, pass == 0 ? HS_DB_GROUP : HS_DB_GSHADOW, path,
 				      HS_DB_LENIENT | (pass == 1 ? HS_DB_MISSING_OK : 0));
-		if (r == 0 && !db.present) {
-			hs_accountdb_free(&db);
+		if (r == 0 && !db->present)
 			break;  /* no gshadow on this system: nothing to add */
-		}
 		for (size_t i = 0; r == 0 && i < n; i++) {
 			long ret;
 
 			if (pass == 0) {
 				struct hs_group gr = { (char *)names[i], (char *)"x", gids[i], (char *)"" };
-				ret = hs_accountdb_append(&db, &gr);
+				ret = hs_accountdb_append(db, &gr);
 			} else {
 				struct hs_gshadow gs = { (char *)names[i], (char *)"!", (char *)"", (char *)"" };
 				/* a stale gshadow entry of that name stays the one */
-				if (hs_accountdb_find(&db, names[i]) >= 0)
+				if (hs_accountdb_find(db, names[i]) >= 0)
 					continue;
-				ret = hs_accountdb_append(&db, &gs);
+				ret = hs_accountdb_append(db, &gs);
 			}
 			r = ret < 0 ? (int)ret : 0;
 		}
-		if (r == 0 && db.dirty)
-			r = hs_accountdb_write(&db);
-		hs_accountdb_free(&db);
-		if (r < 0) {
-			hs_warn("cannot add groups %s and %s to %s: %s", HS_GROUP_TREE, HS_GROUP_AUTH,
-				path, hs_strerror(r));
-			return r;
-		}
+		if (r == 0 && db->dirty)
+			dirty[n_dirty++] = db;
+	}
+	/* both files in one transaction: never a group without its gshadow
+	 * line after a crash */
+	if (r == 0) {
+		r = hs_accountdb_write_set(dirty, n_dirty, &failed);
+		if (r < 0)
+			path = dirty[failed]->path;
+	}
+	hs_accountdb_free(&dbs[0]);
+	hs_accountdb_free(&dbs[1]);
+	if (r < 0) {
+		hs_warn("cannot add groups %s and %s to %s: %s", HS_GROUP_TREE, HS_GROUP_AUTH,
+			path, hs_strerror(r));
+		return r;
 	}
 	for (size_t i = 0; i < n; i++)
 		printf("%s: created group %s (gid %lu)\n", hs_cli_prog(), names[i],
@@ -598,30 +642,6 @@ static int create_groups(const struct group_plan *g)
 static int fsync_dir(int fd)
 {
 	return fsync(fd) < 0 ? -errno : 0;
-}
-
-/* Is name the temp file hs_replace_file_at makes for one of the files we
- * rewrite under the locks (".passwd.XXXXXXXXXXXX", ".shadow-.XXXXXXXXXXXX",
- * ...)?  With the locks held, such a file is a crash's leftover. */
-static bool is_stale_global_temp(const char *name)
-{
-	static const char *const files[] = {
-		"passwd", "passwd-", "shadow", "shadow-", "group", "group-", "gshadow",
-		"gshadow-", "shells",
-	};
-
-	if (name[0] != '.')
-		return false;
-	for (size_t i = 0; i < HS_ARRAY_SIZE(files); i++) {
-		size_t n = strlen(files[i]);
-		const char *rnd = name + 1 + n + 1;
-
-		if (strncmp(name + 1, files[i], n) != 0 || name[1 + n] != '.' || strlen(rnd) != 12)
-			continue;
-		if (strspn(rnd, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == 12)
-			return true;
-	}
-	return false;
 }
 
 /* A listing of the directory dirfd (shown in messages as path), on a
@@ -641,8 +661,9 @@ static DIR *list_dir(int dirfd, const char *path, int *err)
 }
 
 /* Remove every leftover /etc/.hardened-shadow.XXXXXX directory (only a
- * crashed pwconv or pwunconv makes them) and every temp file of a global
- * file we lock: we hold the locks, so nobody is writing them. */
+ * crashed pwconv or pwunconv makes them).  The temp files of the global
+ * files are the lock's business: hs_lock_acquire's recovery (lib/etc/txn)
+ * removed them. */
 static int cleanup_leftovers(int etcfd)
 {
 	size_t plen = strlen(HS_CONVERT_TMP_PREFIX);
@@ -657,13 +678,6 @@ static int cleanup_leftovers(int etcfd)
 		struct stat st;
 		int e;
 
-		if (is_stale_global_temp(de->d_name)) {
-			if (fstatat(etcfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    S_ISREG(st.st_mode) && unlinkat(etcfd, de->d_name, 0) == 0)
-				hs_warn("removed %s/%s, left over by an interrupted run", ETC_DIR,
-					de->d_name);
-			continue;
-		}
 		if (strncmp(de->d_name, HS_CONVERT_TMP_PREFIX, plen) != 0 ||
 		    strlen(de->d_name) != plen + 6)
 			continue;
@@ -856,6 +870,7 @@ static int rollback_pwconv(int etcfd, int treefd)
 	struct pwdb pw = { 0 };
 	struct hs_shells sh = { 0 };
 	struct hs_buf b = { 0 };
+	struct etc_commit c = { .n = 0 };
 	bool changed;
 	size_t n;
 	int r;
@@ -865,13 +880,16 @@ static int rollback_pwconv(int etcfd, int treefd)
 		r = collect_real_shells(treefd, &pw, &n);
 	if (r == 0)
 		r = pwdb_render(&pw, false, &b, &changed);
-	if (r == 0 && changed) {
-		r = hs_global_replace(HS_ETC_PASSWD, b.data, b.len, 0, 0, 0644);
-		if (r < 0)
-			hs_warn("cannot write %s: %s", HS_ETC_PASSWD, hs_strerror(r));
-	}
-	if (r == 0 && shells_load(&sh) == 0 && shells_has_proxy(&sh))
-		shells_write(&sh, false);  /* cosmetic; failure is not fatal */
+	if (r == 0)
+		r = shells_load(&sh);
+	if (r == 0 && shells_has_proxy(&sh))
+		r = etc_commit_shells(&c, &sh, false);
+	if (r == 0 && changed)
+		etc_commit_add(&c, HS_ETC_PASSWD, b.data, b.len, 0, 0644);
+	if (r == 0)
+		r = etc_commit_run(&c);
+	else
+		hs_buf_free(&c.shells);
 	if (r == 0) {
 		r = remove_tree(etcfd, TREE_NAME);
 		if (r < 0)
@@ -1079,7 +1097,7 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 	_cleanup_close_ int treefd = -1;
 	char tmpname[64] = "";
 	enum tree_state state;
-	bool source_tcb, changed, tree_in_place = false, shells_written = false;
+	bool source_tcb, changed, tree_in_place = false;
 	size_t n_proxy = 0;
 	sigset_t saved;
 	int r;
@@ -1192,21 +1210,18 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 		hs_warn("cannot sync %s: %s", ETC_DIR, hs_strerror(r));
 		goto commit_failed;
 	}
-	/* 5. /etc/shells */
-	if (n_proxy && !shells_has_proxy(&sh)) {
-		if ((r = shells_write(&sh, true)) < 0)
+	/* 5. /etc/shells and /etc/passwd, one transaction */
+	{
+		struct etc_commit c = { .n = 0 };
+
+		if (n_proxy && !shells_has_proxy(&sh) && (r = etc_commit_shells(&c, &sh, true)) < 0)
 			goto commit_failed;
-		shells_written = true;
-	}
-	/* 6. /etc/passwd */
-	if (changed) {
-		r = hs_global_replace(HS_ETC_PASSWD, out.data, out.len, 0, 0, 0644);
-		if (r < 0) {
-			hs_warn("cannot write %s: %s", HS_ETC_PASSWD, hs_strerror(r));
+		if (changed)
+			etc_commit_add(&c, HS_ETC_PASSWD, out.data, out.len, 0, 0644);
+		if ((r = etc_commit_run(&c)) < 0)
 			goto commit_failed;
-		}
 	}
-	/* 7. The old hashes.  From here on we only move forward. */
+	/* 6. The old hashes.  From here on we only move forward. */
 	treefd = open_dir_ro(etcfd, TREE_NAME);
 	if (!opts->from_tcb) {
 		if ((unlinkat(etcfd, SHADOW_BACKUP, 0) < 0 && errno != ENOENT) ||
@@ -1218,7 +1233,7 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 		}
 		fsync_dir(etcfd);
 	}
-	/* 8. Done. */
+	/* 7. Done. */
 	r = treefd < 0 ? treefd : remove_marker(treefd, HS_CONVERT_MARK_PWCONV);
 	if (r < 0) {
 		hs_warn("cannot remove %s/%s: %s; run pwconv again to finish", HS_TREE_DIR,
@@ -1232,10 +1247,8 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 	goto out;
 
 commit_failed:
-	/* /etc/passwd is unchanged here (its replace is atomic and was the
-	 * last step that can fail), so undoing means the shells and the tree. */
-	if (shells_written)
-		shells_restore(&sh);
+	/* /etc/passwd and /etc/shells are unchanged here (one transaction,
+	 * the last step that can fail), so undoing means the tree. */
 	if (tree_in_place) {
 		int e = remove_tree(etcfd, TREE_NAME);
 		if (e < 0)
@@ -1446,26 +1459,22 @@ int hs_convert_to_classic(const struct hs_convert_opts *opts)
 			goto out;
 		}
 	}
-	/* 3. /etc/shadow, root:shadow 0640 as Debian ships it. */
-	r = hs_global_replace(HS_ETC_SHADOW, shadow.data ? shadow.data : "", shadow.len, 0,
-			      g.shadow_group_found ? g.shadow_gid : 0, 0640);
-	if (r < 0) {
-		hs_warn("cannot write %s: %s", HS_ETC_SHADOW, hs_strerror(r));
-		goto undo;
-	}
-	/* 4. /etc/passwd, then /etc/shells (cosmetic, failure only warns). */
-	if (changed) {
-		r = hs_global_replace(HS_ETC_PASSWD, passwd.data, passwd.len, 0, 0, 0644);
-		if (r < 0) {
-			hs_warn("cannot write %s: %s", HS_ETC_PASSWD, hs_strerror(r));
-			if (!shadow_existed)
-				unlinkat(etcfd, SHADOW_NAME, 0);
+	/* 3. /etc/shadow (root:shadow 0640 as Debian ships it), /etc/shells
+	 * without the proxy and /etc/passwd with the real shells: one
+	 * transaction, so a failure leaves none of them changed. */
+	{
+		struct etc_commit c = { .n = 0 };
+
+		etc_commit_add(&c, HS_ETC_SHADOW, shadow.data, shadow.len,
+			       g.shadow_group_found ? g.shadow_gid : 0, 0640);
+		if (shells_has_proxy(&sh) && (r = etc_commit_shells(&c, &sh, false)) < 0)
 			goto undo;
-		}
+		if (changed)
+			etc_commit_add(&c, HS_ETC_PASSWD, passwd.data, passwd.len, 0, 0644);
+		if ((r = etc_commit_run(&c)) < 0)
+			goto undo;
 	}
-	if (shells_has_proxy(&sh))
-		shells_write(&sh, false);
-	/* 5. The tree goes, marker and all. */
+	/* 4. The tree goes, marker and all. */
 	hs_close(treefd);
 	treefd = -1;
 	r = remove_tree(etcfd, TREE_NAME);

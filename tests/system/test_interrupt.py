@@ -969,8 +969,11 @@ def params(rows):
 
 _JOURNAL_STEP = re.compile(r'rename\w*\(\d+</etc>, "\.\.hardened-shadow\.txn\.\w+", \d+</etc>, '
                            r'"\.hardened-shadow\.txn"')
+# A global file replaced or removed outside the transaction (pwconv removes /etc/shadow
+# after its commit, on purpose: its marker covers that step).
 _DIRECT_STEP = re.compile(r'rename\w*\(\d+</etc>, "\.(passwd|shadow|group|gshadow|subuid|subgid)'
-                          r'\.\w{12}", \d+</etc>, "(passwd|shadow|group|gshadow|subuid|subgid)"')
+                          r'\.\w{12}", \d+</etc>, "(passwd|shadow|group|gshadow|subuid|subgid)"'
+                          r'|unlink\w*\(\d+</etc>, "(passwd|shadow|group|gshadow|subuid|subgid)"')
 
 
 def journaled(steps):

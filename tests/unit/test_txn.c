@@ -10,9 +10,14 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <linux/fs.h>
+#include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
 
+#include "globalfile.h"
 #include "layout.h"
 #include "txn.h"
 #include "test_helpers.h"
@@ -286,6 +291,208 @@ static void test_install_failure_rolls_back(void **state)
 	assert_clean(f->dfd);
 }
 
+/* ---- one file: no journal, the rename is the commit point ---- */
+
+static void test_single_file_commit(void **state)
+{
+	struct tmp_dirs *f = *state;
+	char path[PATH_MAX], err[256] = "";
+	static const char newp[] = "root:x:0:0::/root:/bin/bash\n";
+	struct iovec iov = { .iov_base = (void *)newp, .iov_len = strlen(newp) };
+	struct hs_global_file g = { .path = path, .iov = &iov, .n_iov = 1, .mode = 0644 };
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s/passwd", f->path);
+	assert_int_equal(hs_global_commit(&g, 1, err, sizeof err), 0);
+	assert_string_equal(slurp(f->dfd, "passwd"), newp);
+	assert_string_equal(slurp(f->dfd, "passwd-"), "root:x:0:0::/root:/bin/sh\n");
+	assert_clean(f->dfd);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, err, sizeof err), 0);
+
+	/* files in two directories are not one commit */
+	struct hs_global_file two[2] = { g, g };
+	char other[PATH_MAX];
+	snprintf(other, sizeof other, "%s/sub/group", f->path);
+	two[1].path = other;
+	assert_int_equal(hs_global_commit(two, 2, err, sizeof err), -EXDEV);
+	assert_string_equal(slurp(f->dfd, "passwd"), newp);
+	assert_int_not_equal(fstatat(f->dfd, "passwd", &st, 0) == 0 && st.st_nlink != 1, 1);
+}
+
+/* Killed after the backup was written, before the rename: no journal, so
+ * the staged file was never committed; the recovery drops it. */
+static void test_single_file_crash_before_rename(void **state)
+{
+	struct tmp_dirs *f = *state;
+	char msg[512] = "";
+
+	put_str(f->dfd, ".passwd" HS_TXN_SUFFIX, "root:x:0:0::/root:/bin/bash\n", getuid(),
+		getgid(), 0644);
+	put_str(f->dfd, "passwd-", "root:x:0:0::/root:/bin/sh\n", getuid(), getgid(), 0644);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg), 1);
+	assert_old(f->dfd);
+	assert_clean(f->dfd);
+}
+
+/* Temp files of our writers killed inside a replace (of the file, its
+ * backup or its staged copy) are swept; other dot files are not ours. */
+static void test_recover_sweeps_temp_files(void **state)
+{
+	struct tmp_dirs *f = *state;
+	static const char *const ours[] = {
+		".passwd.Ab3dEf9hIj0k", ".group-.abcdefghijkl", "..passwd.hs-txn.ABCDEFGHIJKL",
+	};
+	static const char *const theirs[] = {
+		".passwd.short", ".shadow.abcdefghijkl", "passwd+", ".pwd.lock",
+	};
+	char msg[1024] = "";
+	struct stat st;
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(ours); i++)
+		put_str(f->dfd, ours[i], "half", getuid(), getgid(), 0600);
+	for (size_t i = 0; i < HS_ARRAY_SIZE(theirs); i++)
+		put_str(f->dfd, theirs[i], "x", getuid(), getgid(), 0600);
+	/* a directory with a temp name is not a file we left */
+	assert_int_equal(mkdirat(f->dfd, ".group.ABCDEFGHIJKL", 0700), 0);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg), 1);
+	for (size_t i = 0; i < HS_ARRAY_SIZE(ours); i++)
+		assert_int_not_equal(fstatat(f->dfd, ours[i], &st, AT_SYMLINK_NOFOLLOW), 0);
+	for (size_t i = 0; i < HS_ARRAY_SIZE(theirs); i++)
+		assert_int_equal(fstatat(f->dfd, theirs[i], &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(fstatat(f->dfd, ".group.ABCDEFGHIJKL", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_old(f->dfd);
+}
+
+/* ---- a real SIGKILL at every system call of a commit ---- */
+
+static void reset_dir(struct tmp_dirs *f)
+{
+	int fd = openat(f->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			assert_int_equal(unlinkat(f->dfd, de->d_name, 0), 0);
+	closedir(d);
+	put_str(f->dfd, "passwd", "root:x:0:0::/root:/bin/sh\n", getuid(), getgid(), 0644);
+	put_str(f->dfd, "group", "root:x:0:\n", getuid(), getgid(), 0640);
+}
+
+static void commit_child(const char *dir, size_t n_files)
+{
+	static const char p1[] = "root:x:0:0::/root:/bin/sh\n", p2[] = "bob:x:1000:1000::/home/bob:/bin/sh\n";
+	static const char g1[] = "root:x:0:\n", g2[] = "bob:x:1000:\n";
+	struct iovec gi[2] = { { (void *)g1, strlen(g1) }, { (void *)g2, strlen(g2) } };
+	struct iovec pi[2] = { { (void *)p1, strlen(p1) }, { (void *)p2, strlen(p2) } };
+	char gpath[PATH_MAX], ppath[PATH_MAX];
+	struct hs_global_file files[2] = {
+		{ .path = gpath, .iov = gi, .n_iov = 2, .mode = 0644 },
+		{ .path = ppath, .iov = pi, .n_iov = 2, .mode = 0644 },
+	};
+
+	snprintf(gpath, sizeof gpath, "%s/group", dir);
+	snprintf(ppath, sizeof ppath, "%s/passwd", dir);
+	/* one file: passwd only */
+	_exit(hs_global_commit(n_files == 1 ? &files[1] : files, n_files, NULL, 0) == 0 ? 0 : 3);
+}
+
+/* Run the commit in a traced child and kill it at syscall stop number
+ * `at` (entry and exit stops both count).  Returns true when the child
+ * finished before reaching it. */
+static bool run_killed_at(struct tmp_dirs *f, size_t n_files, unsigned at)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+			_exit(77);
+		raise(SIGSTOP);
+		commit_child(f->path, n_files);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		return true;
+	for (unsigned stop = 0;; stop++) {
+		if (stop == at) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &status, 0) == pid && !WIFSIGNALED(status) &&
+			       !WIFEXITED(status))
+				;
+			return false;
+		}
+		assert_int_equal(ptrace(PTRACE_SYSCALL, pid, NULL, NULL), 0);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (WIFEXITED(status)) {
+			assert_int_equal(WEXITSTATUS(status), 0);
+			return true;
+		}
+	}
+}
+
+static void kill_at_every_syscall(struct tmp_dirs *f, size_t n_files)
+{
+	const char *const all[] = { "passwd", "group", "passwd-", "group-" };
+	unsigned at;
+
+	for (at = 1; at < 5000; at++) {
+		char msg[1024] = "";
+		_cleanup_free_ char *p = NULL;
+		const char *g;
+		bool done;
+		DIR *d;
+		struct dirent *de;
+		int fd;
+
+		reset_dir(f);
+		done = run_killed_at(f, n_files, at);
+		assert_true(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg) >= 0);
+		p = strdup(slurp(f->dfd, "passwd"));    /* slurp's buffer is reused */
+		g = slurp(f->dfd, "group");
+		assert_non_null(p);
+		assert_non_null(g);
+		if (strcmp(p, "root:x:0:0::/root:/bin/sh\n") == 0) {
+			/* the old state: every file old */
+			assert_string_equal(g, "root:x:0:\n");
+		} else {
+			assert_string_equal(p, "root:x:0:0::/root:/bin/sh\n"
+					    "bob:x:1000:1000::/home/bob:/bin/sh\n");
+			assert_string_equal(g, n_files == 1 ? "root:x:0:\n"
+							    : "root:x:0:\nbob:x:1000:\n");
+		}
+		/* nothing left beside the files and their backups */
+		fd = openat(f->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		d = fdopendir(fd);
+		assert_non_null(d);
+		while ((de = readdir(d))) {
+			bool known = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+
+			for (size_t i = 0; i < HS_ARRAY_SIZE(all); i++)
+				known |= strcmp(de->d_name, all[i]) == 0;
+			if (!known)
+				fail_msg("kill at stop %u left %s (recovery: %s)", at, de->d_name, msg);
+		}
+		closedir(d);
+		if (done)
+			break;
+	}
+	assert_true(at > 10);           /* the child did run under the tracer */
+	assert_true(at < 5000);
+}
+
+static void test_kill_at_every_syscall_one_file(void **state)
+{
+	kill_at_every_syscall(*state, 1);
+}
+
+static void test_kill_at_every_syscall_two_files(void **state)
+{
+	kill_at_every_syscall(*state, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +511,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failure_before_commit_point_changes_nothing,
 						setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_install_failure_rolls_back, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_single_file_commit, setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_single_file_crash_before_rename, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_recover_sweeps_temp_files, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_kill_at_every_syscall_one_file, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_kill_at_every_syscall_two_files, setup,
 						tmp_dirs_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
