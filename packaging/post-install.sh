@@ -80,7 +80,7 @@ for f in "$bindir/newgrp" "$bindir/newuidmap" "$bindir/newgidmap"; do
     echo "post-install: $f installed without its setuid bit (not installing as root)" >&2
   fi
 done
-# su: setuid root, 4755, on the same terms as newgrp above (issue 6).
+# su: setuid root, 4755, on the same terms as newgrp above.
 p="$root$bindir/su"
 if [ -f "$p" ] && [ ! -L "$p" ]; then
   if [ "$(id -u)" = 0 ]; then

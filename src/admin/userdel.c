@@ -25,7 +25,7 @@
  * NSS module has no shadow entry for it, the shell proxy no shell), so it
  * fails closed, and running userdel again finishes the job, because the
  * user is still in /etc/passwd.  The other order would leave a directory
- * without a passwd line, which the issue forbids and which is dangerous:
+ * without a passwd line, which must never exist and which is dangerous:
  * the NSS module finds a password by name, so the deleted user's password
  * hash would become the password of the next account created with that
  * name (by shadow-utils' useradd, or anything else that does not know the

@@ -38,7 +38,8 @@
 #define E_USAGE            2   /* invalid command syntax */
 #define E_SHADOW_NOTFOUND  15  /* no /etc/hardened-shadow */
 
-/* An invalid date exits 1, as issue 3 asks (shadow-utils exits 2). */
+/* An invalid date exits 1, like every other usage error here
+ * (shadow-utils exits 2). */
 #define E_BAD_DATE         E_NOPERM
 
 #define SECONDS_PER_DAY    86400L

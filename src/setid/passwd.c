@@ -148,7 +148,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, "aAdefhi:kln:qr:R:sSuw:x:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
-		case 'A':  /* issue 3 spells it -A; shadow-utils -a */
+		case 'A':  /* the suite's own spelling; shadow-utils -a */
 			o->all = true;
 			break;
 		case 'd':
