@@ -64,12 +64,11 @@ for f in "$libexecdir/shell-helper" "$libexecdir/password-helper" "$bindir/passw
     echo "post-install: $f installed without its setgid bit (no group hardened-shadow here)" >&2
   fi
 done
-# setuid root, 4755 (DESIGN §5): newgrp (sg is a symlink to it), newuidmap,
-# newgidmap.  The bit is set only when we can make the file root's: setuid
+# setuid root, 4755 (DESIGN §5): newgrp, sg, newuidmap, newgidmap.  The bit is set only when we can make the file root's: setuid
 # to a builder's uid would be a gift to every caller.  A staging install as
 # another user leaves them 0755; the package's postinst runs:
 #   chown root:root FILE && chmod 4755 FILE
-for f in "$bindir/newgrp" "$bindir/newuidmap" "$bindir/newgidmap"; do
+for f in "$bindir/newgrp" "$bindir/sg" "$bindir/newuidmap" "$bindir/newgidmap"; do
   p="$root$f"
   [ -f "$p" ] && [ ! -L "$p" ] || continue
   if [ "$(id -u)" = 0 ]; then

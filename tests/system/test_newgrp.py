@@ -327,6 +327,16 @@ def test_argc_zero(gsb, path):
     assert "argv[0]" in res.stderr
 
 
+def test_argv0_chooses_nothing(gsb):
+    # argv[0] is the caller's to choose: each binary keeps its own mode whatever it says
+    res = run(gsb, ["/bin/bash", "-c", "exec -a sg %s --help" % NEWGRP], user="alice")
+    assert res.returncode == 0 and res.stdout.startswith("Usage: newgrp "), res
+    res = run(gsb, ["/bin/bash", "-c", "exec -a newgrp %s --help" % SG], user="alice")
+    assert res.returncode == 0 and res.stdout.startswith("Usage: sg "), res
+    res = run(gsb, ["/bin/bash", "-c", "exec -a newgrp %s devs -c 'id -gn'" % SG], user="alice")
+    assert res.returncode == 0 and res.stdout == "devs\n", res
+
+
 @pytest.mark.parametrize("closed", ["<&-", ">&-", "2>&-"])
 def test_closed_standard_fds(gsb, closed):
     # with fd N closed the program must not write into a file that lands on it
