@@ -9,8 +9,10 @@
 set -eu
 
 # `post-install.sh --setuid FILE`: added by src/admin/meson.build only for a build
-# option that asks for it (setuid_chfn).  Without the option nothing calls
-# this and the program stays plain 0755.  The bit is set only when we can
+# option that asks for it (setuid_chfn, setuid_gpasswd), which also installs
+# the self-service program (chfn-setuid.c, gpasswd-setuid.c) under the usual
+# name.  Without the option nothing calls this and the root tool stays
+# plain 0755.  The bit is set only when we can
 # make the file root's: setuid to a builder's uid would be a gift to every
 # caller.  The package's postinst runs: chown root:root FILE && chmod 4755 FILE
 if [ "${1:-}" = --setuid ]; then
