@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "hs-build-config.h"
+#include "util.h"
 
 static const char *prog_name = "hardened-shadow";
 
@@ -34,6 +35,14 @@ void hs_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vwarn_line(fmt, ap);
 	va_end(ap);
+}
+
+int hs_warn_lock(const char *path, int r, unsigned timeout_ms)
+{
+	char buf[64];
+
+	hs_warn("cannot lock %s: %s", path, hs_lock_strerror(r, timeout_ms, buf, sizeof(buf)));
+	return r;
 }
 
 void hs_die(int status, const char *fmt, ...)

@@ -17,6 +17,10 @@ void hs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* hs_warn then exit(status). */
 noreturn void hs_die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The one report of a failed lock: "prog: cannot lock PATH: timed out
+ * after 15 s" or "prog: cannot lock PATH: <hs_strerror(r)>".  Returns r. */
+int hs_warn_lock(const char *path, int r, unsigned timeout_ms);
+
 /* A copy of s fit for a terminal or a log: bytes outside printable ASCII
  * as \xNN, so a hostile argument cannot send escape sequences; cut with
  * "..." when out is too small.  Returns out. */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "fileio.h"
 #include "layout.h"
 #include "names.h"
@@ -113,7 +114,7 @@ static void sweep_leftovers(int udirfd)
 	closedir(d);
 }
 
-int hs_userdir_lock(int udirfd, unsigned timeout_sec)
+int hs_userdir_lock(int udirfd, unsigned timeout_ms)
 {
 	struct timespec deadline;
 
@@ -121,7 +122,7 @@ int hs_userdir_lock(int udirfd, unsigned timeout_sec)
 		return -EBADF;
 	if (clock_gettime(CLOCK_MONOTONIC, &deadline) < 0)
 		return -errno;
-	deadline.tv_sec += timeout_sec;
+	hs_timespec_add_ms(&deadline, timeout_ms);
 	/* Polling, not a blocking flock under alarm(): this runs inside the
 	 * PAM module, in processes whose signal handlers and timers are not
 	 * ours to touch. */
@@ -141,6 +142,16 @@ int hs_userdir_lock(int udirfd, unsigned timeout_sec)
 		/* an interrupted sleep only makes the next try earlier */
 		(void)nanosleep(&pause, NULL);
 	}
+}
+
+int hs_userdir_lock_report(int udirfd, const char *name, unsigned timeout_ms)
+{
+	char path[HS_PATHBUF_USER];
+	int r = hs_userdir_lock(udirfd, timeout_ms);
+
+	if (r < 0)
+		hs_warn_lock(hs_userdir_path(path, sizeof(path), name, NULL), r, timeout_ms);
+	return r;
 }
 
 int hs_userdir_unlock(int udirfd)

@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "fileio.h"
+#include "timeouts.h"
 #include "walk.h"
 #include "util.h"
 
@@ -497,7 +498,7 @@ int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *e
 			kill(-pid, sig);
 			kill(-pid, SIGCONT);
 			clock_gettime(CLOCK_MONOTONIC, &deadline);
-			deadline.tv_sec += HS_EDIT_GRACE_SEC;
+			hs_timespec_add_ms(&deadline, HS_EDIT_GRACE_MS);
 			forwarded = true;
 		}
 		if (forwarded && !killed) {

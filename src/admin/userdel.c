@@ -76,8 +76,6 @@
 
 #define DEFAULT_MAIL_DIR "/var/mail"
 
-#define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16)
-
 static bool opt_force, opt_remove;
 
 static _Noreturn void usage(int status)
@@ -276,7 +274,7 @@ static int drop_subids(struct hs_accountset *s, enum hs_as_file f, const char *u
  * a negative error when the directory is still the user's. */
 static int remove_tree_dir(const char *user)
 {
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 	_cleanup_close_ int treefd = hs_tree_open();
 	struct stat st;
 	int r;
@@ -412,7 +410,7 @@ static int remove_mail_spool(const struct hs_config *cfg, const char *user, uid_
 {
 	const char *maildir = hs_config_get_str(cfg, "MAIL_DIR", DEFAULT_MAIL_DIR);
 	_cleanup_close_ int dirfd = -1;
-	char path[4096];
+	char path[HS_PATHBUF_MAX];
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/%s", maildir, user);

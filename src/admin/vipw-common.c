@@ -62,12 +62,6 @@
 /* leave(): die by the signal that interrupted us */
 #define LEAVE_SIGNAL (-1)
 
-/* How long we wait for a user's write lock (the password helper holds it
- * through a failed guess's 2 s delay). */
-#define USER_LOCK_TIMEOUT_SEC 15u
-
-#define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16)
-
 static const char *const REEDIT_QUESTION = "Edit it again? [y/n] ";
 
 /* ---- the state every exit path cleans up ---- */
@@ -221,15 +215,10 @@ static void lock_global(const char *path)
 {
 	const char *files[] = { path };
 	const char *failed = NULL;
-	int r = hs_lock_acquire(&locks, NULL, files, 1, HS_LOCK_TIMEOUT_SEC, &failed);
+	int r = hs_lock_acquire(&locks, NULL, files, 1, HS_LOCK_TIMEOUT_MS, &failed);
 
-	if (r == -HS_E_TIMEOUT) {
-		hs_warn("cannot lock %s: timed out after %d s", failed ? failed : HS_ETC_PWD_LOCK,
-			HS_LOCK_TIMEOUT_SEC);
-		leave(E_LOCK);
-	}
 	if (r < 0) {
-		hs_warn("cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK, hs_strerror(r));
+		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
 		leave(E_LOCK);
 	}
 }
@@ -341,7 +330,7 @@ static void user_ctx_free(struct user_ctx *c)
 
 static void warn_unreadable(const struct user_ctx *c, const struct part *p, const char *shown)
 {
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 
 	hs_warn("cannot read %s: %s; showing %s instead",
 		hs_userdir_path(path, sizeof(path), c->name, p->file), hs_strerror(p->read_err),
@@ -399,7 +388,7 @@ static int read_user(struct user_ctx *c, int udirfd, struct hs_spwd *sp)
 static int user_text(struct user_ctx *c, const struct hs_spwd *sp, const char *passwd_shell,
 		     char **out, size_t *out_len)
 {
-	char shown[256], path[PATH_BUF], note[400];
+	char shown[256], path[HS_PATHBUF_USER], note[400];
 	_cleanup_secret_ char *line = NULL;
 	int n, r;
 
@@ -435,7 +424,7 @@ static int user_refuse(const struct user_ctx *c, unsigned long lineno, const cha
 	__attribute__((format(printf, 3, 4)));
 static int user_refuse(const struct user_ctx *c, unsigned long lineno, const char *fmt, ...)
 {
-	char path[PATH_BUF], msg[512];
+	char path[HS_PATHBUF_USER], msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -555,17 +544,8 @@ static int check_user(void *p, const char *data, size_t len)
 
 static void lock_user(int udirfd, const char *name)
 {
-	char path[PATH_BUF];
-	int r = hs_userdir_lock(udirfd, USER_LOCK_TIMEOUT_SEC);
-
-	if (r == 0)
-		return;
-	hs_userdir_path(path, sizeof(path), name, NULL);
-	if (r == -HS_E_TIMEOUT)
-		hs_warn("cannot lock %s: timed out after %u s", path, USER_LOCK_TIMEOUT_SEC);
-	else
-		hs_warn("cannot lock %s: %s", path, hs_strerror(r));
-	leave(E_LOCK);
+	if (hs_userdir_lock_report(udirfd, name, HS_LOCK_TIMEOUT_MS) < 0)
+		leave(E_LOCK);
 }
 
 /* usermod -l and userdel take a directory away without the user's lock;
@@ -586,7 +566,7 @@ static bool changed(const struct part *p)
 
 static int write_part(const struct user_ctx *c, const struct part *p, int r)
 {
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 
 	if (r < 0) {
 		hs_userdir_path(path, sizeof(path), c->name, p->file);
@@ -598,7 +578,7 @@ static int write_part(const struct user_ctx *c, const struct part *p, int r)
 
 static void edit_user(const char *name)
 {
-	static char path[PATH_BUF];     /* target points here */
+	static char path[HS_PATHBUF_USER];     /* target points here */
 	char *pwbuf = NULL, *text = NULL, *edited = NULL;
 	struct user_ctx ctx = {
 		.name = name,

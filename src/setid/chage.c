@@ -54,9 +54,6 @@
  * (count >= 2) keeps failing and is refused after these attempts. */
 #define NLINK_RETRIES      50
 #define NLINK_RETRY_NSEC   1000000L
-/* How long root's changes wait for the user's lock (the password helper
- * holds it through a failed guess's 2 s delay). */
-#define LOCK_TIMEOUT_SEC   15u
 
 struct options {
 	bool list, iso;
@@ -357,7 +354,7 @@ static void retry_pause(void)
 static void read_shadow(int udirfd, const struct passwd *pw, char *buf, size_t size,
 			struct hs_shadow *sh)
 {
-	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
+	char path[HS_PATHBUF_USER];
 	int r;
 
 	for (int i = 0;; i++) {
@@ -378,7 +375,7 @@ static void read_shadow(int udirfd, const struct passwd *pw, char *buf, size_t s
  * must not get rid of an expiry date that way. */
 static void read_aging(int udirfd, const char *user, struct hs_aging *a)
 {
-	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
+	char path[HS_PATHBUF_USER];
 	int r;
 
 	for (int i = 0;; i++) {
@@ -416,21 +413,13 @@ static int write_lstchg(int udirfd, const struct passwd *pw, gid_t auth_gid, lon
 /* Take the user's write lock; dies naming the directory on failure. */
 static void lock_user(int udirfd, const char *user)
 {
-	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
-	int r;
-
-	r = hs_userdir_lock(udirfd, LOCK_TIMEOUT_SEC);
-	if (r == -HS_E_TIMEOUT)
-		hs_die(E_NOPERM, "cannot lock %s: timed out after %u s",
-		       hs_userdir_path(path, sizeof(path), user, NULL), LOCK_TIMEOUT_SEC);
-	if (r < 0)
-		hs_die(E_NOPERM, "cannot lock %s: %s",
-		       hs_userdir_path(path, sizeof(path), user, NULL), hs_strerror(r));
+	if (hs_userdir_lock_report(udirfd, user, HS_LOCK_TIMEOUT_MS) < 0)
+		exit(E_NOPERM);
 }
 
 int main(int argc, char **argv)
 {
-	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
+	char path[HS_PATHBUF_USER];
 	char shadowbuf[HS_USERFILE_MAX + 2];
 	_cleanup_free_ char *pwbuf = NULL;
 	_cleanup_close_ int treefd = -1;
