@@ -72,7 +72,7 @@ done
 #   chown root:root FILE && chmod 4755 FILE
 for f in "$bindir/newgrp" "$bindir/sg" "$bindir/newuidmap" "$bindir/newgidmap"; do
   p="$root$f"
-  [ -f "$p" ] && [ ! -L "$p" ] || continue
+  if [ ! -f "$p" ] || [ -L "$p" ]; then continue; fi
   if [ "$(id -u)" = 0 ]; then
     chown root:root "$p"
     chmod 4755 "$p"

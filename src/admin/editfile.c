@@ -99,14 +99,10 @@ const char *hs_editor_command(const struct hs_editor_env *e)
 /* "NAME=value", malloc'd. */
 static char *env_entry(const char *name, const char *value)
 {
-	size_t n = strlen(name), v = strlen(value);
-	char *s = malloc(n + v + 2);
+	char *s = NULL;
 
-	if (!s)
+	if (asprintf(&s, "%s=%s", name, value) < 0)
 		return NULL;
-	memcpy(s, name, n);
-	s[n] = '=';
-	memcpy(s + n + 1, value, v + 1);
 	return s;
 }
 

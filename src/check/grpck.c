@@ -21,7 +21,8 @@
 #include "layout.h"
 #include "util.h"
 
-static _Noreturn void usage(int status)
+/* the attribute, not _Noreturn: it is part of the type checktool.h wants */
+static __attribute__((__noreturn__)) void usage(int status)
 {
 	FILE *f = status == HS_CHECK_OKAY ? stdout : stderr;
 
