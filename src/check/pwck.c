@@ -24,8 +24,7 @@
 #include "userdir.h"
 #include "util.h"
 
-/* the attribute, not _Noreturn: it is part of the type checktool.h wants */
-static __attribute__((__noreturn__)) void usage(int status)
+static _Noreturn void usage(int status)
 {
 	FILE *f = status == HS_CHECK_OKAY ? stdout : stderr;
 
