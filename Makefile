@@ -1,8 +1,10 @@
 # Thin entry points over meson/ninja.  See README.md.
 #   make            build (build/)
-#   make check      install deps, build, unit tests (+ ASan/UBSan build),
+#   make check      install deps, build, lint, unit tests (+ ASan/UBSan build),
 #                   fuzz corpus replay, system tests in a throwaway root
 #   make demo       install deps, build, show the suite working in a sandbox
+#   make lint       cppcheck, shellcheck, clang-tidy bugprone checks (tools/lint)
+#   make complexity functions above cognitive complexity 50 (tools/complexity)
 #   make bench      benchmarks side by side with Debian's stock tools
 #   make fuzz       run the libFuzzer targets for a while (clang)
 #   make install DESTDIR=...
@@ -12,7 +14,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 MESON_OPTS ?=
 
-.PHONY: all deps check unit asan system demo bench fuzz install clean
+.PHONY: all deps check lint complexity unit asan system demo bench fuzz install clean
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -45,7 +47,17 @@ system: deps
 	$(MAKE) all
 	tests/sandbox/run-system-tests $(BUILD)
 
+# Both read $(BUILD)/compile_commands.json, so they build first.
+lint: deps
+	$(MAKE) all
+	tools/lint $(BUILD)
+
+complexity: deps
+	$(MAKE) all
+	tools/complexity $(BUILD)
+
 check: deps
+	$(MAKE) lint
 	$(MAKE) unit
 	$(MAKE) asan
 	$(MAKE) system

@@ -9,8 +9,10 @@
 set -eu
 
 # `post-install.sh --setuid FILE`: added by src/admin/meson.build only for a build
-# option that asks for it (setuid_chfn).  Without the option nothing calls
-# this and the program stays plain 0755.  The bit is set only when we can
+# option that asks for it (setuid_chfn, setuid_gpasswd), which also installs
+# the self-service program (chfn-setuid.c, gpasswd-setuid.c) under the usual
+# name.  Without the option nothing calls this and the root tool stays
+# plain 0755.  The bit is set only when we can
 # make the file root's: setuid to a builder's uid would be a gift to every
 # caller.  The package's postinst runs: chown root:root FILE && chmod 4755 FILE
 if [ "${1:-}" = --setuid ]; then
@@ -64,14 +66,13 @@ for f in "$libexecdir/shell-helper" "$libexecdir/password-helper" "$bindir/passw
     echo "post-install: $f installed without its setgid bit (no group hardened-shadow here)" >&2
   fi
 done
-# setuid root, 4755 (DESIGN §5): newgrp (sg is a symlink to it), newuidmap,
-# newgidmap.  The bit is set only when we can make the file root's: setuid
+# setuid root, 4755 (DESIGN §5): newgrp, sg, newuidmap, newgidmap.  The bit is set only when we can make the file root's: setuid
 # to a builder's uid would be a gift to every caller.  A staging install as
 # another user leaves them 0755; the package's postinst runs:
 #   chown root:root FILE && chmod 4755 FILE
-for f in "$bindir/newgrp" "$bindir/newuidmap" "$bindir/newgidmap"; do
+for f in "$bindir/newgrp" "$bindir/sg" "$bindir/newuidmap" "$bindir/newgidmap"; do
   p="$root$f"
-  [ -f "$p" ] && [ ! -L "$p" ] || continue
+  if [ ! -f "$p" ] || [ -L "$p" ]; then continue; fi
   if [ "$(id -u)" = 0 ]; then
     chown root:root "$p"
     chmod 4755 "$p"
@@ -80,7 +81,7 @@ for f in "$bindir/newgrp" "$bindir/newuidmap" "$bindir/newgidmap"; do
     echo "post-install: $f installed without its setuid bit (not installing as root)" >&2
   fi
 done
-# su: setuid root, 4755, on the same terms as newgrp above (issue 6).
+# su: setuid root, 4755, on the same terms as newgrp above.
 p="$root$bindir/su"
 if [ -f "$p" ] && [ ! -L "$p" ]; then
   if [ "$(id -u)" = 0 ]; then

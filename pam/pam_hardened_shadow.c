@@ -38,17 +38,15 @@
 #include "policy.h"
 #include "pwhelper.h"
 #include "records.h"
+#include "timeouts.h"
 #include "userdir.h"
 #include "util.h"
 
-#define FAIL_DELAY_USEC 2000000u   /* pam_unix's */
+#define FAIL_DELAY_USEC (HS_FAIL_DELAY_MS * 1000u)   /* pam_unix's */
 #define MAX_PASSWD_TRIES 3         /* pam_unix's */
-/* How long a password change waits for the user's lock (the password
- * helper holds it through a failed guess's 2 s delay), and how long a
- * login waits before giving up a best-effort rehash: a login must not
- * hang for an optimisation, the next one will rehash. */
-#define LOCK_TIMEOUT_SEC 15u
-#define REHASH_LOCK_TIMEOUT_SEC 5u
+/* A password change waits HS_LOCK_TIMEOUT_MS for the user's lock; a login
+ * gives up a best-effort rehash after HS_REHASH_LOCK_TIMEOUT_MS: a login
+ * must not hang for an optimisation, the next one will rehash. */
 #define DATA_PRELIM_HASH "pam_hardened_shadow_prelim_hash"
 #define DATA_OLD_AUTHTOK "pam_hardened_shadow_old_authtok"
 
@@ -326,21 +324,17 @@ static void entry_load(pam_handle_t *pamh, const struct options *o, const char *
  * again into buf/cur: what a writer replaces must be what is on disk now,
  * not what was read before the lock.  Returns 0 with the lock held, or a
  * negative error (logged) without it. */
-static int lock_and_reread(pam_handle_t *pamh, struct entry *e, unsigned timeout, char *buf,
+static int lock_and_reread(pam_handle_t *pamh, struct entry *e, unsigned timeout_ms, char *buf,
                            size_t size, struct hs_shadow *cur)
 {
-	char path[HS_PATH_FIELD_MAX];
+	char path[HS_PATHBUF_USER], why[64];
 	int r;
 
-	r = hs_userdir_lock(e->udirfd, timeout);
-	if (r == -HS_E_TIMEOUT) {
-		pam_syslog(pamh, LOG_ERR, "cannot lock %s: timed out after %u s",
-		           hs_userdir_path(path, sizeof path, e->name, NULL), timeout);
-		return r;
-	}
+	r = hs_userdir_lock(e->udirfd, timeout_ms);
 	if (r < 0) {
 		pam_syslog(pamh, LOG_ERR, "cannot lock %s: %s",
-		           hs_userdir_path(path, sizeof path, e->name, NULL), hs_strerror(r));
+		           hs_userdir_path(path, sizeof path, e->name, NULL),
+		           hs_lock_strerror(r, timeout_ms, why, sizeof why));
 		return r;
 	}
 	r = hs_userdir_read_shadow(e->udirfd, e->pw->pw_uid, buf, size, cur);
@@ -493,7 +487,7 @@ static void maybe_rehash(pam_handle_t *pamh, const struct options *o, struct ent
 	char curbuf[HS_USERFILE_MAX + 2];
 	struct hs_shadow cur;
 
-	r = lock_and_reread(pamh, e, REHASH_LOCK_TIMEOUT_SEC, curbuf, sizeof curbuf, &cur);
+	r = lock_and_reread(pamh, e, HS_REHASH_LOCK_TIMEOUT_MS, curbuf, sizeof curbuf, &cur);
 	if (r < 0) {
 		hs_wipe(newhash, sizeof newhash);
 		return;
@@ -570,7 +564,7 @@ static int verify_one_guess_at_a_time(pam_handle_t *pamh, const struct options *
 	char path[HS_PATH_FIELD_MAX];
 	int fd, r;
 
-	fd = hs_userdir_guess_lock(e->udirfd, LOCK_TIMEOUT_SEC);
+	fd = hs_userdir_guess_lock(e->udirfd, HS_LOCK_TIMEOUT_MS);
 	if (fd < 0) {
 		pam_syslog(pamh, LOG_ERR, "cannot lock %s: %s",
 		           hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW),
@@ -1000,7 +994,7 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	char curbuf[HS_USERFILE_MAX + 2];
 	struct hs_shadow cur;
 
-	r = lock_and_reread(pamh, e, LOCK_TIMEOUT_SEC, curbuf, sizeof curbuf, &cur);
+	r = lock_and_reread(pamh, e, HS_LOCK_TIMEOUT_MS, curbuf, sizeof curbuf, &cur);
 	if (r < 0) {
 		hs_wipe(newhash, sizeof newhash);
 		return r == -HS_E_TIMEOUT ? PAM_AUTHTOK_LOCK_BUSY : PAM_AUTHTOK_ERR;

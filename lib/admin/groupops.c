@@ -481,7 +481,7 @@ int hs_groupops_user_list(struct hs_accountset *s, const char *arg, bool use_nss
 
 bool hs_groupops_layout_group(const char *root, const char *name)
 {
-	char path[512];
+	char path[HS_PATHBUF_ETC];
 	struct stat st;
 
 	if (strcmp(name, HS_GROUP_TREE) != 0 && strcmp(name, HS_GROUP_AUTH) != 0)
@@ -517,7 +517,7 @@ int hs_groupops_logindefs(const char *root, const char *overrides, size_t olen,
 {
 	_cleanup_free_ char *data = NULL;
 	_cleanup_free_ char *all = NULL;
-	char path[512];
+	char path[HS_PATHBUF_ETC];
 	size_t len = 0;
 	int r;
 

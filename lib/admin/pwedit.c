@@ -44,14 +44,14 @@ int hs_pwedit_begin(struct hs_pwedit *e, const char *name, struct hs_err *err)
 	static const char *const files[] = { HS_ETC_PASSWD };
 	const char *failed = NULL;
 	int r = hs_lock_acquire(&e->locks, NULL, files, HS_ARRAY_SIZE(files),
-				HS_LOCK_TIMEOUT_SEC, &failed);
+				HS_LOCK_TIMEOUT_MS, &failed);
 
-	if (r == -HS_E_TIMEOUT)
-		return hs_err_set(err, r, "cannot lock %s: timed out after %d s",
-				  failed ? failed : HS_ETC_PWD_LOCK, HS_LOCK_TIMEOUT_SEC);
-	if (r < 0)
+	if (r < 0) {
+		char why[64];
+
 		return hs_err_set(err, r, "cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK,
-				  hs_strerror(r));
+				  hs_lock_strerror(r, HS_LOCK_TIMEOUT_MS, why, sizeof(why)));
+	}
 	r = hs_accountdb_load(&e->db, HS_DB_PASSWD, HS_ETC_PASSWD, 0);
 	if (r < 0)
 		return hs_err_set(err, r, "%s", e->db.error);
@@ -83,19 +83,4 @@ void hs_pwedit_end(struct hs_pwedit *e)
 {
 	hs_accountdb_free(&e->db);
 	hs_lock_release(&e->locks);
-}
-
-int hs_pwedit_lock_userdir(int udirfd, const char *name, unsigned timeout_sec)
-{
-	char path[sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16];
-	int r = hs_userdir_lock(udirfd, timeout_sec);
-
-	if (r < 0) {
-		hs_userdir_path(path, sizeof(path), name, NULL);
-		if (r == -HS_E_TIMEOUT)
-			hs_warn("cannot lock %s: timed out after %u s", path, timeout_sec);
-		else
-			hs_warn("cannot lock %s: %s", path, hs_strerror(r));
-	}
-	return r;
 }

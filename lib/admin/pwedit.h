@@ -38,8 +38,4 @@ int hs_pwedit_commit(struct hs_pwedit *e, struct hs_err *err);
 /* Free, release the lock; after begin, whatever it returned. */
 void hs_pwedit_end(struct hs_pwedit *e);
 
-/* hs_userdir_lock() on name's directory, reporting a failure as
- * "cannot lock PATH: ...".  0 or negative (-HS_E_TIMEOUT on a timeout). */
-int hs_pwedit_lock_userdir(int udirfd, const char *name, unsigned timeout_sec);
-
 #endif

@@ -477,7 +477,7 @@ static bool parse_cost(const char *h, const char *prefix, uint64_t *cost)
 	if (strcmp(prefix, "$2b$") == 0) {
 		if (s[0] < '0' || s[0] > '9' || s[1] < '0' || s[1] > '9' || s[2] != '$')
 			return false;
-		*cost = (uint64_t)((s[0] - '0') * 10 + (s[1] - '0'));
+		*cost = (uint64_t)(s[0] - '0') * 10 + (uint64_t)(s[1] - '0');
 		return true;
 	}
 	*cost = 0;   /* no cost parameter (md5) */

@@ -14,8 +14,8 @@
  *           aging read fail-closed (hs_userdir_aging_or_expired).
  *   exit:   HS_PWHELPER_OK, _MISMATCH, _REFUSED, _ERROR.
  * Rate limit: at most one verification per user at a time (an exclusive
- * flock on the user's directory) and a failure costs HS_PWHELPER_FAIL_DELAY
- * seconds before the answer, so guessing runs at under one try per second
+ * flock on the user's directory) and a failure costs HS_FAIL_DELAY_MS
+ * (timeouts.h) before the answer, so guessing runs at under one try per second
  * per user however many helpers are started. */
 #ifndef HS_PWHELPER_H
 #define HS_PWHELPER_H
@@ -24,10 +24,10 @@
 
 #include "layout.h"
 #include "records.h"
+#include "timeouts.h"
 
 #define HS_PASSWORD_HELPER     HS_LIBEXECDIR "/password-helper"
 #define HS_PASSWORD_MAX        512   /* bytes; longer input is refused */
-#define HS_PWHELPER_FAIL_DELAY 2     /* seconds */
 
 enum {
 	HS_PWHELPER_OK = 0,

@@ -39,6 +39,14 @@ void hs_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+int hs_warn_lock(const char *path, int r, unsigned timeout_ms)
+{
+	char buf[64];
+
+	hs_warn("cannot lock %s: %s", path, hs_lock_strerror(r, timeout_ms, buf, sizeof(buf)));
+	return r;
+}
+
 void hs_die(int status, const char *fmt, ...)
 {
 	va_list ap;

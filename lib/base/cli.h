@@ -30,6 +30,10 @@ void hs_report(const struct hs_err *err);
 /* hs_report then exit(status). */
 noreturn void hs_report_die(int status, const struct hs_err *err);
 
+/* The one report of a failed lock: "prog: cannot lock PATH: timed out
+ * after 15 s" or "prog: cannot lock PATH: <hs_strerror(r)>".  Returns r. */
+int hs_warn_lock(const char *path, int r, unsigned timeout_ms);
+
 /* A copy of s fit for a terminal or a log: bytes outside printable ASCII
  * as \xNN, so a hostile argument cannot send escape sequences; cut with
  * "..." when out is too small.  Returns out. */

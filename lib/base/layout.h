@@ -3,6 +3,8 @@
 #ifndef HS_LAYOUT_H
 #define HS_LAYOUT_H
 
+#include "names.h"   /* HS_NAME_MAX */
+
 #define HS_TREE_DIR        "/etc/hardened-shadow"
 #define HS_GROUP_TREE      "hardened-shadow"       /* may traverse HS_TREE_DIR */
 #define HS_GROUP_AUTH      "hardened-shadow-auth"  /* group of every per-user dir and file */
@@ -16,6 +18,18 @@
 #define HS_FILE_SHADOW     "shadow"
 #define HS_FILE_SHELL      "shell"
 #define HS_FILE_AGING      "aging"
+
+/* Path buffer sizes, one family (HS_PATHBUF_*):
+ *  HS_PATHBUF_USER  a user's directory or a name inside it
+ *                   (/etc/hardened-shadow/USER/shadow, a temporary or
+ *                   reserved name of that length);
+ *  HS_PATHBUF_ETC   a global file with a suffix (FILE.lock, FILE-,
+ *                   FILE.PID, a temporary name);
+ *  HS_PATHBUF_MAX   any path a record may hold (a home, a shell) with a
+ *                   suffix. */
+#define HS_PATHBUF_USER    (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 64)
+#define HS_PATHBUF_ETC     512
+#define HS_PATHBUF_MAX     (4096 + 64)
 
 /* Size caps for per-user files: anything bigger is hostile. */
 #define HS_USERFILE_MAX    4096

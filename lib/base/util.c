@@ -59,6 +59,27 @@ const char *hs_strerror(int negative_err)
 	return strerror(e);
 }
 
+void hs_timespec_add_ms(struct timespec *t, unsigned ms)
+{
+	t->tv_sec += (time_t)(ms / 1000);
+	t->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000L;
+	}
+}
+
+const char *hs_lock_strerror(int r, unsigned timeout_ms, char *buf, size_t size)
+{
+	if (r != -HS_E_TIMEOUT)
+		return hs_strerror(r);
+	if (timeout_ms % 1000 == 0)
+		snprintf(buf, size, "timed out after %u s", timeout_ms / 1000);
+	else
+		snprintf(buf, size, "timed out after %u ms", timeout_ms);
+	return buf;
+}
+
 void hs_wipe(void *p, size_t n)
 {
 	if (p && n)

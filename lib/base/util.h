@@ -37,6 +37,16 @@ enum {
 /* Phrase for a negative return value (either -errno or -HS_E_*). */
 const char *hs_strerror(int negative_err);
 
+/* t += ms, normalised (deadlines on CLOCK_MONOTONIC from a timeouts.h
+ * value). */
+struct timespec;
+void hs_timespec_add_ms(struct timespec *t, unsigned ms);
+
+/* The phrase for a failed lock with a deadline of timeout_ms: "timed out
+ * after 15 s" (or "after 200 ms" for a deadline that is not whole seconds)
+ * for -HS_E_TIMEOUT, in buf; hs_strerror(r) otherwise. */
+const char *hs_lock_strerror(int r, unsigned timeout_ms, char *buf, size_t size);
+
 /* Wipe memory so the compiler cannot elide it (explicit_bzero). */
 void hs_wipe(void *p, size_t n);
 /* Wipe a NUL-terminated string in place and free it; NULL is fine. */

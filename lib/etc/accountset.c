@@ -67,6 +67,7 @@ int hs_accountset_open(struct hs_accountset *s, unsigned files, unsigned load_fl
 {
 	const char *paths[HS_AS_COUNT];
 	const char *failed = NULL;
+	char why[64];
 	size_t n = 0;
 	int r;
 
@@ -84,19 +85,16 @@ int hs_accountset_open(struct hs_accountset *s, unsigned files, unsigned load_fl
 		s->used[k] = true;
 		paths[n++] = s->path[k];
 	}
-	r = hs_lock_acquire(&s->locks, s->pwd_lock, paths, n, HS_LOCK_TIMEOUT_SEC, &failed);
+	r = hs_lock_acquire(&s->locks, s->pwd_lock, paths, n, HS_LOCK_TIMEOUT_MS, &failed);
 	if (r < 0) {
 		s->failed = HS_AS_PASSWD;
 		s->lock_failed = true;
 		for (int k = 0; k < HS_AS_COUNT; k++)
 			if (failed && s->used[k] && strncmp(failed, s->path[k], strlen(s->path[k])) == 0)
 				s->failed = (enum hs_as_file)k;
-		if (r == -HS_E_TIMEOUT)
-			snprintf(s->error, sizeof(s->error), "cannot lock %s: timed out after %d s",
-				 failed ? failed : s->pwd_lock, HS_LOCK_TIMEOUT_SEC);
-		else
-			snprintf(s->error, sizeof(s->error), "cannot lock %s: %s",
-				 failed ? failed : s->pwd_lock, hs_strerror(r));
+		snprintf(s->error, sizeof(s->error), "cannot lock %s: %s",
+			 failed ? failed : s->pwd_lock,
+			 hs_lock_strerror(r, HS_LOCK_TIMEOUT_MS, why, sizeof(why)));
 		for (int k = 0; k < HS_AS_COUNT; k++)
 			s->used[k] = false;
 		return r;

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 
 #include "accountdb.h"
+#include "layout.h"
 
 enum hs_as_file {
 	HS_AS_PASSWD,
@@ -59,8 +60,8 @@ struct hs_accountset {
 	struct hs_locks locks;
 	char error[600];
 	/* private */
-	char path[HS_AS_COUNT][288];
-	char pwd_lock[288];
+	char path[HS_AS_COUNT][HS_PATHBUF_ETC];
+	char pwd_lock[HS_PATHBUF_ETC];
 };
 #define HS_ACCOUNTSET_INIT { .locks = HS_LOCKS_INIT }
 
@@ -78,7 +79,7 @@ const char *hs_accountset_cache(enum hs_as_file f);
  * HS_AS_OPTIONAL_FILES only when present; /etc/passwd and /etc/group must
  * exist), then load each with hs_accountdb_load(load_flags, plus
  * HS_DB_MISSING_OK for the optional ones).  Waits up to
- * HS_LOCK_TIMEOUT_SEC for the locks.  On failure nothing is held,
+ * HS_LOCK_TIMEOUT_MS for the locks.  On failure nothing is held,
  * s->failed names the file and s->error holds a one-line message such as
  * "cannot lock /etc/group: timed out after 15 s"; returns -HS_E_TIMEOUT,
  * another lock error, or the load error. */

@@ -311,9 +311,9 @@ static int finish_interrupted_update(const char *pwd_lock_path, const char **fai
 
 int hs_lock_acquire(struct hs_locks *l, const char *pwd_lock_path,
                     const char *const files[], size_t n_files,
-                    unsigned timeout_sec, const char **failed_path)
+                    unsigned timeout_ms, const char **failed_path)
 {
-	int64_t deadline = monotonic_ns() + (int64_t)timeout_sec * 1000000000;
+	int64_t deadline = monotonic_ns() + (int64_t)timeout_ms * 1000000;
 	int r;
 
 	l->pwd_lock_fd = -1;

@@ -10,7 +10,7 @@
 
 #include "strbuf.h"
 
-#define HS_LOCK_TIMEOUT_SEC 15
+#include "timeouts.h"
 
 /* The locks a tool holds.  Take them with hs_lock_acquire, in one call,
  * naming every file the operation touches; release with hs_lock_release
@@ -27,8 +27,9 @@ struct hs_locks {
  * and systemd-sysusers take it) and then, in the order given, shadow-utils'
  * hard-link lock FILE.lock for each of files[] (write FILE.PID containing
  * the PID and a NUL, link it to FILE.lock, break a lock whose PID is dead,
- * verify the link count).  Waits until timeout_sec seconds have passed
- * (polling, never alarm()), then fails with -HS_E_TIMEOUT; on failure
+ * verify the link count).  Waits until timeout_ms milliseconds have passed
+ * (polling, never alarm()), then fails with -HS_E_TIMEOUT (programs pass
+ * HS_LOCK_TIMEOUT_MS and report with hs_warn_lock); on failure
  * nothing is held.  *failed_path (if not NULL) names the lock that failed.
  * The lock paths are built from the file paths, so a caller working on a
  * different root (tests) passes its own paths; pwd_lock_path NULL means
@@ -37,7 +38,7 @@ struct hs_locks {
  * pwd_lock_fd. */
 int hs_lock_acquire(struct hs_locks *l, const char *pwd_lock_path,
                     const char *const files[], size_t n_files,
-                    unsigned timeout_sec, const char **failed_path);
+                    unsigned timeout_ms, const char **failed_path);
 void hs_lock_release(struct hs_locks *l);
 
 /* Read a global file whole (regular, not a symlink, at most

@@ -31,6 +31,7 @@
 #include "cli.h"
 #include "config.h"
 #include "privs.h"
+#include "timeouts.h"
 #include "util.h"
 
 #define ENV_ENTRY_MAX    (128u * 1024)   /* the kernel's MAX_ARG_STRLEN */
@@ -39,10 +40,10 @@
 
 /* How long a child may take to die after the first forwarded signal
  * before it is killed (util-linux su's 2 s). */
-#define KILL_GRACE_MS    2000
+#define KILL_GRACE_MS    HS_SESSION_KILL_GRACE_MS
 /* su --pty: after the child is gone, how long to wait for the rest of
  * its output (a background job may still hold the terminal). */
-#define PTY_DRAIN_MS     100
+#define PTY_DRAIN_MS     HS_SESSION_PTY_DRAIN_MS
 
 #define DEFAULT_PATH      "/usr/local/bin:/usr/bin:/bin"
 #define DEFAULT_ROOT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

@@ -1,4 +1,4 @@
-/* Session plumbing shared by login, su and runuser (issue 6): the
+/* Session plumbing shared by login, su and runuser: the
  * environment handed to the new shell, the PAM conversation and session,
  * the privilege drop, and the parent that stays root, waits for the shell,
  * forwards signals to it (and relays a private pseudo-terminal for

@@ -9,6 +9,7 @@
 
 #include "fileio.h"  /* HS_ANY_UID, HS_ANY_GID */
 #include "records.h"
+#include "timeouts.h"
 
 /* Open HS_TREE_DIR (O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC).  Returns an fd or
  * a negative error. */
@@ -71,15 +72,22 @@ int hs_userdir_write_aging(int udirfd, gid_t auth_gid, const struct hs_aging *r)
  *     writer never waits behind a guess.
  *   - The user owns the directory and can hold the lock: that delays
  *     (and, past the timeout, fails) changes to their own account only.
- * Polls LOCK_EX|LOCK_NB with a short sleep until timeout_sec have passed
- * (no alarm(): safe in library code and in the PAM module).  Once held, it
- * removes the temporary files killed writers left in the directory, so
- * their number stays bounded whatever a user does.  timeout_sec 0
- * tries once.  Returns 0, -HS_E_TIMEOUT, or a negative error (-EBADF for
+ * Polls LOCK_EX|LOCK_NB with a short sleep until timeout_ms milliseconds
+ * have passed (no alarm(): safe in library code and in the PAM module).
+ * Once held, it removes the temporary files killed writers left in the
+ * directory, so their number stays bounded whatever a user does.
+ * timeout_ms 0 tries once; programs pass HS_LOCK_TIMEOUT_MS.  Returns 0,
+ * -HS_E_TIMEOUT, or a negative error (-EBADF for
  * an fd that cannot be locked, e.g. O_PATH).  Released by closing every
  * fd sharing this open file description, or by hs_userdir_unlock
  * (returns 0 or -errno). */
-int hs_userdir_lock(int udirfd, unsigned timeout_sec);
+int hs_userdir_lock(int udirfd, unsigned timeout_ms);
+/* The one lock-and-report of programs: hs_userdir_lock, and on failure
+ * err holds "cannot lock /etc/hardened-shadow/NAME: timed out after 15 s"
+ * (or the error) for the caller's hs_report.  Same returns as
+ * hs_userdir_lock. */
+struct hs_err;
+int hs_userdir_lock_err(int udirfd, const char *name, unsigned timeout_ms, struct hs_err *err);
 int hs_userdir_unlock(int udirfd);
 
 /* The per-user guess lock: one password verification of USER at a time,

@@ -157,7 +157,7 @@ int hs_userdir_lookup(const char *user, char *buf, size_t bufsize, struct hs_sha
 {
 	/* "/etc/hardened-shadow/" + name + "/shadow": built with memcpy, not
 	 * snprintf, because this is the NSS module's hot path. */
-	char path[sizeof(HS_TREE_DIR) + HS_NAME_MAX + sizeof("/" HS_FILE_SHADOW) + 1];
+	char path[HS_PATHBUF_USER];
 	size_t ulen, dlen;
 	int r;
 

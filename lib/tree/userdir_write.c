@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "fileio.h"
 #include "layout.h"
 #include "names.h"
@@ -112,13 +113,13 @@ static void sweep_leftovers(int udirfd)
 /* Take an exclusive flock on fd by polling LOCK_NB until the deadline:
  * no alarm(), so it is safe in the PAM module, whose process's signal
  * handlers and timers are not ours to touch. */
-static int flock_until(int fd, unsigned timeout_sec)
+static int flock_until(int fd, unsigned timeout_ms)
 {
 	struct timespec deadline;
 
 	if (clock_gettime(CLOCK_MONOTONIC, &deadline) < 0)
 		return -errno;
-	deadline.tv_sec += timeout_sec;
+	hs_timespec_add_ms(&deadline, timeout_ms);
 	for (;;) {
 		struct timespec pause = { .tv_sec = 0, .tv_nsec = HS_LOCK_POLL_NSEC };
 
@@ -135,19 +136,19 @@ static int flock_until(int fd, unsigned timeout_sec)
 	}
 }
 
-int hs_userdir_lock(int udirfd, unsigned timeout_sec)
+int hs_userdir_lock(int udirfd, unsigned timeout_ms)
 {
 	int r;
 
 	if (udirfd < 0)
 		return -EBADF;
-	r = flock_until(udirfd, timeout_sec);
+	r = flock_until(udirfd, timeout_ms);
 	if (r == 0)
 		sweep_leftovers(udirfd);
 	return r;
 }
 
-int hs_userdir_guess_lock(int udirfd, unsigned timeout_sec)
+int hs_userdir_guess_lock(int udirfd, unsigned timeout_ms)
 {
 	int fd, r;
 
@@ -156,12 +157,23 @@ int hs_userdir_guess_lock(int udirfd, unsigned timeout_sec)
 	fd = openat(udirfd, HS_FILE_SHADOW, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	r = flock_until(fd, timeout_sec);
+	r = flock_until(fd, timeout_ms);
 	if (r < 0) {
 		close(fd);
 		return r;
 	}
 	return fd;
+}
+
+int hs_userdir_lock_err(int udirfd, const char *name, unsigned timeout_ms, struct hs_err *err)
+{
+	char path[HS_PATHBUF_USER], why[64];
+	int r = hs_userdir_lock(udirfd, timeout_ms);
+
+	if (r < 0)
+		hs_err_set(err, r, "cannot lock %s: %s", hs_userdir_path(path, sizeof(path), name, NULL),
+			   hs_lock_strerror(r, timeout_ms, why, sizeof(why)));
+	return r;
 }
 
 int hs_userdir_unlock(int udirfd)

@@ -58,12 +58,6 @@
 #define E_FAILURE 1
 #define E_USAGE   2
 
-/* As passwd: a verification by the password helper holds a user's lock
- * through a 2 s failure delay. */
-#define LOCK_TIMEOUT_SEC 15u
-
-#define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16)
-
 /* Pass 3, direct path: the shadow file as it was, for the rollback. */
 struct undo {
 	bool written;
@@ -80,7 +74,7 @@ static int lookup_user(void *ctx, struct hs_secret_batch *b, const char *name,
 {
 	_cleanup_free_ char *pwbuf = NULL;
 	_cleanup_close_ int udirfd = -1;
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 	struct passwd pw;
 	int r = hs_getpwnam_alloc(name, &pw, &pwbuf);
 
@@ -144,7 +138,7 @@ static void check_legacy_method(const struct hs_secret_options *o)
  * write-locked.  An fd or -1 with the message printed. */
 static int open_locked(int treefd, const struct hs_secret_entry *e)
 {
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 	int udirfd, r;
 
 	hs_userdir_path(path, sizeof(path), e->name, NULL);
@@ -153,13 +147,12 @@ static int open_locked(int treefd, const struct hs_secret_entry *e)
 		hs_warn("line %lu: cannot open %s: %s", e->lineno, path, hs_strerror(udirfd));
 		return -1;
 	}
-	r = hs_userdir_lock(udirfd, LOCK_TIMEOUT_SEC);
+	r = hs_userdir_lock(udirfd, HS_LOCK_TIMEOUT_MS);
 	if (r < 0) {
-		if (r == -HS_E_TIMEOUT)
-			hs_warn("line %lu: cannot lock %s: timed out after %u s", e->lineno, path,
-				LOCK_TIMEOUT_SEC);
-		else
-			hs_warn("line %lu: cannot lock %s: %s", e->lineno, path, hs_strerror(r));
+		char why[64];
+
+		hs_warn("line %lu: cannot lock %s: %s", e->lineno, path,
+			hs_lock_strerror(r, HS_LOCK_TIMEOUT_MS, why, sizeof(why)));
 		hs_close(udirfd);
 		return -1;
 	}
@@ -171,7 +164,7 @@ static int write_one(int treefd, gid_t auth_gid, const struct hs_secret_entry *e
 		     struct undo *u)
 {
 	_cleanup_close_ int udirfd = -1;
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 	char cur[HS_USERFILE_MAX + 2];
 	struct hs_shadow sh = { .hash = e->secret, .lstchg = hs_today() };
 	struct hs_shadow old;
@@ -213,7 +206,7 @@ static int restore_one(int treefd, gid_t auth_gid, const struct hs_secret_entry 
 		       const struct undo *u)
 {
 	_cleanup_close_ int udirfd = -1;
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 	char cur[HS_USERFILE_MAX + 2];
 	struct hs_shadow now, old = { .hash = u->old_hash, .lstchg = u->old_lstchg };
 	bool ours;

@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "fileio.h"
+#include "timeouts.h"
 #include "walk.h"
 #include "util.h"
 
@@ -98,14 +99,10 @@ const char *hs_editor_command(const struct hs_editor_env *e)
 /* "NAME=value", malloc'd. */
 static char *env_entry(const char *name, const char *value)
 {
-	size_t n = strlen(name), v = strlen(value);
-	char *s = malloc(n + v + 2);
+	char *s = NULL;
 
-	if (!s)
+	if (asprintf(&s, "%s=%s", name, value) < 0)
 		return NULL;
-	memcpy(s, name, n);
-	s[n] = '=';
-	memcpy(s + n + 1, value, v + 1);
 	return s;
 }
 
@@ -497,7 +494,7 @@ int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *e
 			kill(-pid, sig);
 			kill(-pid, SIGCONT);
 			clock_gettime(CLOCK_MONOTONIC, &deadline);
-			deadline.tv_sec += HS_EDIT_GRACE_SEC;
+			hs_timespec_add_ms(&deadline, HS_EDIT_GRACE_MS);
 			forwarded = true;
 		}
 		if (forwarded && !killed) {

@@ -19,7 +19,7 @@
  *    atomically.  A signal therefore surfaces as -EINTR at a known point:
  *    the caller removes the copy, releases its locks and then dies by the
  *    signal (hs_edit_die_by_signal).  The editor gets the same signal and,
- *    if still running HS_EDIT_GRACE_SEC later, SIGKILL.
+ *    if still running HS_EDIT_GRACE_MS (timeouts.h) later, SIGKILL.
  *
  * Messages go to stderr through hs_warn. */
 #ifndef HS_EDITFILE_H
@@ -28,10 +28,11 @@
 #include <stddef.h>
 #include <stdnoreturn.h>
 
+#include "layout.h"
+
 #ifndef HS_EDIT_TMPDIR
 #define HS_EDIT_TMPDIR "/tmp"
 #endif
-#define HS_EDIT_GRACE_SEC 3
 
 /* The parts of the caller's environment the editor keeps.  Capture them
  * before hs_privileged_init, which drops them. */
@@ -56,7 +57,7 @@ struct hs_editfile {
 	int parentfd;      /* HS_EDIT_TMPDIR */
 	int dirfd;         /* the private directory */
 	char dir[256];     /* its path */
-	char path[512];    /* dir/name, what the editor gets */
+	char path[HS_PATHBUF_ETC];    /* dir/name, what the editor gets */
 	const char *name;  /* points into path */
 };
 #define HS_EDITFILE_INIT { .parentfd = -1, .dirfd = -1 }

@@ -80,12 +80,6 @@
 #define PASSWORD_MAX 512
 /* What the input may hold in memory, all lines together. */
 #define BATCH_BYTES_MAX (256u * 1024 * 1024)
-/* As passwd and chpasswd: a user's lock may be held through a password
- * helper's 2 s failure delay. */
-#define LOCK_TIMEOUT_SEC 15u
-
-#define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16)
-
 enum { F_NAME, F_PASSWD, F_UID, F_GID, F_GECOS, F_DIR, F_SHELL, F_COUNT };
 
 static struct {
@@ -697,7 +691,7 @@ static int add_user(struct ctx *c, struct line *l)
 static int check_tree_files(struct ctx *c, struct line *l, bool has_dir)
 {
 	_cleanup_close_ int udirfd = -1;
-	char path[PATH_BUF], buf[HS_USERFILE_MAX + 2];
+	char path[HS_PATHBUF_USER], buf[HS_USERFILE_MAX + 2];
 	const char *shell;
 	int r = 0;
 
@@ -856,7 +850,7 @@ static int resolve_all(struct ctx *c)
 
 static int open_locked(struct ctx *c, struct line *l)
 {
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 	int fd, r;
 
 	hs_userdir_path(path, sizeof(path), l->f[F_NAME], NULL);
@@ -865,10 +859,12 @@ static int open_locked(struct ctx *c, struct line *l)
 		hs_warn("line %lu: cannot open %s: %s", l->lineno, path, hs_strerror(fd));
 		return -1;
 	}
-	r = hs_userdir_lock(fd, LOCK_TIMEOUT_SEC);
+	r = hs_userdir_lock(fd, HS_LOCK_TIMEOUT_MS);
 	if (r < 0) {
+		char why[64];
+
 		hs_warn("line %lu: cannot lock %s: %s", l->lineno, path,
-			r == -HS_E_TIMEOUT ? "timed out after 15 s" : hs_strerror(r));
+			hs_lock_strerror(r, HS_LOCK_TIMEOUT_MS, why, sizeof(why)));
 		hs_close(fd);
 		return -1;
 	}
@@ -877,7 +873,7 @@ static int open_locked(struct ctx *c, struct line *l)
 
 static int tree_write_shadow(struct ctx *c, struct line *l, int fd, const struct hs_shadow *sh)
 {
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 	int r = hs_userdir_write_shadow(fd, l->uid, c->auth_gid, sh);
 
 	if (r < 0)
@@ -892,7 +888,7 @@ static int tree_write_shadow(struct ctx *c, struct line *l, int fd, const struct
 static int tree_update(struct ctx *c, struct line *l)
 {
 	_cleanup_close_ int fd = -1;
-	char path[PATH_BUF], buf[HS_USERFILE_MAX + 2];
+	char path[HS_PATHBUF_USER], buf[HS_USERFILE_MAX + 2];
 	struct hs_shadow sh, now;
 	const char *shell;
 	int r;
@@ -945,7 +941,7 @@ static int tree_update(struct ctx *c, struct line *l)
 static int tree_restore(struct ctx *c, struct line *l)
 {
 	_cleanup_close_ int fd = -1;
-	char path[PATH_BUF], buf[HS_USERFILE_MAX + 2];
+	char path[HS_PATHBUF_USER], buf[HS_USERFILE_MAX + 2];
 	struct hs_shadow now;
 	const char *shell;
 	int bad = 0;
@@ -982,7 +978,7 @@ static int tree_restore(struct ctx *c, struct line *l)
 static int tree_create(struct ctx *c, struct line *l)
 {
 	struct hs_shadow locked = { .hash = (char *)"!", .lstchg = c->today };
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 	struct stat st;
 	int r;
 
@@ -1043,7 +1039,7 @@ static int make_home(struct line *l, mode_t mode)
 static void undo(struct ctx *c, struct hs_asundo *u, bool committed)
 {
 	unsigned long left = 0;
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 	int r;
 
 	if (committed && hs_asundo_restore(u, &c->s) < 0) {

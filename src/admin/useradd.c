@@ -509,10 +509,11 @@ static int change_defaults(void)
 		kv[4].set = true;
 	}
 
-	r = hs_lock_acquire(&locks, NULL, files, 1, HS_LOCK_TIMEOUT_SEC, &failed);
-	if (r < 0)
-		hs_die(E_PW_UPDATE, "cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK,
-		       r == -HS_E_TIMEOUT ? "timed out after 15 s" : hs_strerror(r));
+	r = hs_lock_acquire(&locks, NULL, files, 1, HS_LOCK_TIMEOUT_MS, &failed);
+	if (r < 0) {
+		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
+		exit(E_PW_UPDATE);
+	}
 	r = hs_global_read(HS_ETC_USERADD, &data, &len);
 	if (r == -ENOENT) {
 		data = strdup("");
@@ -605,7 +606,7 @@ static int create_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_g
 			   const struct hs_aging *aging, const char *shell)
 {
 	struct hs_shadow locked = { .hash = (char *)"!", .lstchg = hs_today() };
-	char path[sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16];
+	char path[HS_PATHBUF_USER];
 	struct stat st;
 	int r;
 

@@ -25,7 +25,7 @@
  * NSS module has no shadow entry for it, the shell proxy no shell), so it
  * fails closed, and running userdel again finishes the job, because the
  * user is still in /etc/passwd.  The other order would leave a directory
- * without a passwd line, which the issue forbids and which is dangerous:
+ * without a passwd line, which must never exist and which is dangerous:
  * the NSS module finds a password by name, so the deleted user's password
  * hash would become the password of the next account created with that
  * name (by shadow-utils' useradd, or anything else that does not know the
@@ -75,8 +75,6 @@
 #define E_HOMEDIR     12  /* can't remove home directory */
 
 #define DEFAULT_MAIL_DIR "/var/mail"
-
-#define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16)
 
 static bool opt_force, opt_remove;
 
@@ -276,7 +274,7 @@ static int drop_subids(struct hs_accountset *s, enum hs_as_file f, const char *u
  * a negative error when the directory is still the user's. */
 static int remove_tree_dir(const char *user)
 {
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 	_cleanup_close_ int treefd = hs_tree_open();
 	struct stat st;
 	int r;
@@ -412,7 +410,7 @@ static int remove_mail_spool(const struct hs_config *cfg, const char *user, uid_
 {
 	const char *maildir = hs_config_get_str(cfg, "MAIL_DIR", DEFAULT_MAIL_DIR);
 	_cleanup_close_ int dirfd = -1;
-	char path[4096];
+	char path[HS_PATHBUF_MAX];
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/%s", maildir, user);

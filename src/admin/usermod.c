@@ -82,8 +82,6 @@
 
 #define DEFAULT_MAIL_DIR "/var/mail"
 #define RESERVED_PREFIX ".usermod-l."
-#define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 32)
-#define USER_LOCK_TIMEOUT_SEC 15u
 
 static struct {
 	bool append, remove, move_home, non_unique, lock, unlock;
@@ -607,17 +605,12 @@ static int auth_gid_or_die(gid_t *auth_gid)
 
 static void lock_userdir(int udirfd, const char *user)
 {
-	char path[PATH_BUF];
-	int r = hs_userdir_lock(udirfd, USER_LOCK_TIMEOUT_SEC);
+	struct hs_err err = HS_ERR_INIT;
 
-	if (r == 0)
-		return;
-	hs_userdir_path(path, sizeof(path), user, NULL);
-	if (r == -HS_E_TIMEOUT)
-		hs_warn("cannot lock %s: timed out after %u s", path, USER_LOCK_TIMEOUT_SEC);
-	else
-		hs_warn("cannot lock %s: %s", path, hs_strerror(r));
-	fail(E_PW_UPDATE);
+	if (hs_userdir_lock_err(udirfd, user, HS_LOCK_TIMEOUT_MS, &err) < 0) {
+		hs_report(&err);
+		fail(E_PW_UPDATE);
+	}
 }
 
 /* -L -U -p -e -f and a listed -s, in the user's files; the caller holds
@@ -626,7 +619,7 @@ static void lock_userdir(int udirfd, const char *user)
 static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t auth_gid,
 			       const char *shell_file)
 {
-	char buf[HS_USERFILE_MAX + 2], hbuf[HS_HASH_MAX + 2], path[PATH_BUF];
+	char buf[HS_USERFILE_MAX + 2], hbuf[HS_HASH_MAX + 2], path[HS_PATHBUF_USER];
 	struct hs_shadow sh;
 	struct hs_aging ag;
 	const char *h;
@@ -694,7 +687,7 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 static int reown_userdir_pass(int udirfd, const char *user, uid_t old_uid, uid_t uid,
 			      bool apply)
 {
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 	int dupfd = fcntl(udirfd, F_DUPFD_CLOEXEC, 3);
 	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
 	struct dirent *de;
@@ -1029,7 +1022,7 @@ int main(int argc, char **argv)
 	_cleanup_close_ int treefd = -1;
 	_cleanup_close_ int udirfd = -1;
 	char reserved[sizeof(RESERVED_PREFIX) + HS_NAME_MAX + 1];
-	char path[PATH_BUF], path2[PATH_BUF], hbuf[HS_HASH_MAX + 2];
+	char path[HS_PATHBUF_USER], path2[HS_PATHBUF_USER], hbuf[HS_HASH_MAX + 2];
 	const char *name, *final_name, *shell_file = NULL;
 	struct hs_passwd ent;
 	bool have_dir = false, restructure, dir_is_reserved = false;

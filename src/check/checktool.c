@@ -14,6 +14,14 @@
 #include "privs.h"
 #include "util.h"
 
+/* t->usage exits; a noreturn function pointer type is spelled differently
+ * by gcc, clang and cppcheck, so this wrapper says it once. */
+static _Noreturn void show_usage(const struct hs_check_tool *t, int status)
+{
+	t->usage(status);
+	exit(status);
+}
+
 static void parse_options(const struct hs_check_tool *t, int argc, char **argv,
 			  struct hs_check_opts *o)
 {
@@ -46,7 +54,7 @@ static void parse_options(const struct hs_check_tool *t, int argc, char **argv,
 		case 'b':
 			hs_die(HS_CHECK_USAGE, "option --badname is not supported: names must be "
 			       "valid (they become paths in %s)", HS_TREE_DIR);
-		case 'h': t->usage(HS_CHECK_OKAY);
+		case 'h': show_usage(t, HS_CHECK_OKAY);
 		/* Debian's grpck takes -q without a word in its help; it
 		 * means what pwck -q means: errors only */
 		case 'q':
@@ -57,13 +65,13 @@ static void parse_options(const struct hs_check_tool *t, int argc, char **argv,
 			       "root instead (chroot %s %s ...)", t->name, optarg, t->name);
 		case 's': o->sort = true; break;
 		case OPT_VERSION: hs_print_version();
-		default: t->usage(HS_CHECK_USAGE);
+		default: show_usage(t, HS_CHECK_USAGE);
 		}
 	}
 	if (o->sort && o->read_only)
 		hs_die(HS_CHECK_USAGE, "-s and -r are incompatible");
 	if (argc - optind > 2)
-		t->usage(HS_CHECK_USAGE);
+		show_usage(t, HS_CHECK_USAGE);
 	if (optind < argc)
 		o->file = argv[optind];
 	if (optind + 1 < argc)

@@ -25,8 +25,9 @@ struct hs_check_opts {
 struct hs_check_tool {
 	const char *name;               /* "pwck" or "grpck" */
 	bool group;                     /* group files, grpck's options */
-	/* prints the usage to stdout (status 0) or stderr and exits */
-	void (*usage)(int status) __attribute__((noreturn));
+	/* prints the usage to stdout (status 0) or stderr and exits
+	 * (called through show_usage, which tells the compiler) */
+	void (*usage)(int status);
 	/* The checks (a->flags set), when not sorting: 0, or negative to
 	 * stop with exit 5 (the error is reported by the caller). */
 	int (*run)(struct hs_integrity *a, struct hs_integrity_files *f,

@@ -39,9 +39,9 @@
 /* usermod -l renames a directory to this reserved name while it works
  * (src/admin/usermod.c); a leftover is finished by running it again. */
 #define USERMOD_L_PREFIX ".usermod-l."
-/* a user directory's path; a path below it, with a shown name */
-#define PATH_BUF PATH_MAX
-#define SUBPATH_BUF (PATH_MAX + LINE_SHOW_MAX + 16)
+/* a path below a user's directory, with a shown name (the tree may be
+ * below another root: --root) */
+#define SUBPATH_BUF (HS_PATHBUF_MAX + LINE_SHOW_MAX)
 
 /* ------------------------------------------------------------------ */
 /* output                                                             */
@@ -597,7 +597,7 @@ struct udir {
 	uid_t uid;
 	int fd;
 	bool locked, lock_failed;
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_MAX];
 };
 
 enum file_kind { K_SHADOW, K_SHELL, K_AGING };
@@ -625,10 +625,13 @@ static bool udir_lock(struct udir *u)
 		return true;
 	if (u->lock_failed)
 		return false;
-	r = hs_userdir_lock(u->fd, HS_LOCK_TIMEOUT_SEC);
+	r = hs_userdir_lock(u->fd, HS_LOCK_TIMEOUT_MS);
 	if (r < 0) {
+		char why[64];
+
 		u->lock_failed = true;
-		failed(u->tr->a, "cannot lock %s: %s; not repaired", u->path, hs_strerror(r));
+		failed(u->tr->a, "cannot lock %s: %s; not repaired", u->path,
+		       hs_lock_strerror(r, HS_LOCK_TIMEOUT_MS, why, sizeof(why)));
 		return false;
 	}
 	u->locked = true;
@@ -883,7 +886,7 @@ static void check_file(struct udir *u, const struct file_spec *f, struct stat *s
 	const char *effect = f->kind == K_AGING ? "; the account counts as expired" : "";
 	const char *nss = f->kind == K_SHADOW ?
 		" (getspnam() through the NSS module does not check this)" : "";
-	char path[SUBPATH_BUF], have[128], want[128], rbuf[HS_PATH_FIELD_MAX + 64];
+	char path[SUBPATH_BUF], have[128], want[128], rbuf[HS_PATHBUF_MAX];
 	char buf[HS_USERFILE_MAX + 2];
 	struct content c = { .ok = false };
 	bool untrusted = false, relink = false, root_held = false;
@@ -1135,7 +1138,7 @@ static void check_udir_contents(struct udir *u)
 	}
 	free_names(names, n);
 	for (size_t k = 0; k < HS_ARRAY_SIZE(file_specs); k++) {
-		char path[SUBPATH_BUF], rbuf[HS_PATH_FIELD_MAX + 64];
+		char path[SUBPATH_BUF], rbuf[HS_PATHBUF_MAX];
 
 		if (seen[k])
 			continue;
@@ -1983,16 +1986,13 @@ int hs_integrity_files_open(struct hs_integrity_files *f, bool group, const char
 	if (!path && access(paths[1], F_OK) < 0 && errno == ENOENT)
 		n = 1;          /* a system without the shadow file */
 	if (lock) {
-		r = hs_lock_acquire(&f->locks, NULL, paths, n, HS_LOCK_TIMEOUT_SEC, &lock_failed);
+		r = hs_lock_acquire(&f->locks, NULL, paths, n, HS_LOCK_TIMEOUT_MS, &lock_failed);
 		if (r < 0) {
-			if (r == -HS_E_TIMEOUT)
-				snprintf(f->error, sizeof f->error, "cannot lock %s: timed out after "
-					 "%d s", lock_failed ? lock_failed : HS_ETC_PWD_LOCK,
-					 HS_LOCK_TIMEOUT_SEC);
-			else
-				snprintf(f->error, sizeof f->error, "cannot lock %s: %s",
-					 lock_failed ? lock_failed : HS_ETC_PWD_LOCK,
-					 hs_strerror(r));
+			char why[64];
+
+			snprintf(f->error, sizeof f->error, "cannot lock %s: %s",
+				 lock_failed ? lock_failed : HS_ETC_PWD_LOCK,
+				 hs_lock_strerror(r, HS_LOCK_TIMEOUT_MS, why, sizeof(why)));
 			f->lock_failed = true;
 			return r;
 		}

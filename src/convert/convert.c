@@ -826,7 +826,7 @@ bad_marker:
  * not tell what their shell was. */
 static int collect_real_shells(int treefd, struct pwdb *pw, size_t *n_restored)
 {
-	char path[HS_PATH_FIELD_MAX + 64];
+	char path[HS_PATHBUF_MAX];
 	char buf[USERBUF_SIZE];
 
 	*n_restored = 0;
@@ -918,13 +918,10 @@ static const char *const lock_files_to_classic[] = {
 static int take_locks(struct hs_locks *l, const char *const files[], size_t n)
 {
 	const char *failed = NULL;
-	int r = hs_lock_acquire(l, NULL, files, n, HS_LOCK_TIMEOUT_SEC, &failed);
+	int r = hs_lock_acquire(l, NULL, files, n, HS_LOCK_TIMEOUT_MS, &failed);
 
-	if (r == -HS_E_TIMEOUT)
-		hs_warn("cannot lock %s: timed out after %d s", failed ? failed : HS_ETC_PWD_LOCK,
-			HS_LOCK_TIMEOUT_SEC);
-	else if (r < 0)
-		hs_warn("cannot lock %s: %s", failed ? failed : HS_ETC_PWD_LOCK, hs_strerror(r));
+	if (r < 0)
+		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
 	return r;
 }
 
@@ -1309,7 +1306,7 @@ static int check_tree_entries(int treefd, struct pwdb *pw)
  * copy of those hashes. */
 static int render_shadow(int treefd, struct pwdb *pw, struct hs_buf *out, size_t *n_users)
 {
-	char path[HS_PATH_FIELD_MAX + 64];
+	char path[HS_PATHBUF_MAX];
 	char buf[USERBUF_SIZE], shellbuf[USERBUF_SIZE];
 	const char *file = NULL;
 	size_t i;

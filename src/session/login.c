@@ -1,4 +1,4 @@
-/* login: begin a session on a terminal (issue 6).
+/* login: begin a session on a terminal.
  *
  * Run by root (getty, telnetd) on a real terminal; installed plain 0755
  * (DESIGN §5).  In order:

@@ -1,5 +1,9 @@
 /* runuser: su without authentication, for root only (util-linux's
- * runuser).  The same program as su, built with HS_RUNUSER: PAM services
- * "runuser" and "runuser-l", the -u option, no setuid bit (DESIGN §5). */
-#define HS_RUNUSER 1
-#include "su.c"
+ * runuser): PAM services "runuser" and "runuser-l", the -u option, no
+ * setuid bit (DESIGN §5).  The program is su-common.c. */
+#include "su-common.h"
+
+int main(int argc, char **argv)
+{
+	return su_main(argc, argv, RUNUSER_MODE);
+}

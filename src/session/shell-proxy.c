@@ -122,7 +122,7 @@ static bool same_file(const struct stat *a, const char *path)
 int main(int argc, char **argv)
 {
 	char buf[HS_PATH_FIELD_MAX + 2];
-	char fname[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 32];
+	char fname[HS_PATHBUF_USER];
 	const char *called = argc > 0 && argv[0] ? argv[0] : "";
 	bool login = called[0] == '-';
 	const char *base, *env_shell;

@@ -38,7 +38,8 @@
 #define E_USAGE            2   /* invalid command syntax */
 #define E_SHADOW_NOTFOUND  15  /* no /etc/hardened-shadow */
 
-/* An invalid date exits 1, as issue 3 asks (shadow-utils exits 2). */
+/* An invalid date exits 1, like every other usage error here
+ * (shadow-utils exits 2). */
 #define E_BAD_DATE         E_NOPERM
 
 #define SECONDS_PER_DAY    86400L
@@ -53,9 +54,6 @@
  * (count >= 2) keeps failing and is refused after these attempts. */
 #define NLINK_RETRIES      50
 #define NLINK_RETRY_NSEC   1000000L
-/* How long root's changes wait for the user's lock (the password helper
- * holds it through a failed guess's 2 s delay). */
-#define LOCK_TIMEOUT_SEC   15u
 
 struct options {
 	bool list, iso;
@@ -356,7 +354,7 @@ static void retry_pause(void)
 static void read_shadow(int udirfd, const struct passwd *pw, char *buf, size_t size,
 			struct hs_shadow *sh)
 {
-	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
+	char path[HS_PATHBUF_USER];
 	int r;
 
 	for (int i = 0;; i++) {
@@ -377,7 +375,7 @@ static void read_shadow(int udirfd, const struct passwd *pw, char *buf, size_t s
  * must not get rid of an expiry date that way. */
 static void read_aging(int udirfd, const char *user, struct hs_aging *a)
 {
-	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
+	char path[HS_PATHBUF_USER];
 	int r;
 
 	for (int i = 0;; i++) {
@@ -415,21 +413,15 @@ static int write_lstchg(int udirfd, const struct passwd *pw, gid_t auth_gid, lon
 /* Take the user's write lock; dies naming the directory on failure. */
 static void lock_user(int udirfd, const char *user)
 {
-	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
-	int r;
+	struct hs_err err = HS_ERR_INIT;
 
-	r = hs_userdir_lock(udirfd, LOCK_TIMEOUT_SEC);
-	if (r == -HS_E_TIMEOUT)
-		hs_die(E_NOPERM, "cannot lock %s: timed out after %u s",
-		       hs_userdir_path(path, sizeof(path), user, NULL), LOCK_TIMEOUT_SEC);
-	if (r < 0)
-		hs_die(E_NOPERM, "cannot lock %s: %s",
-		       hs_userdir_path(path, sizeof(path), user, NULL), hs_strerror(r));
+	if (hs_userdir_lock_err(udirfd, user, HS_LOCK_TIMEOUT_MS, &err) < 0)
+		hs_report_die(E_NOPERM, &err);
 }
 
 int main(int argc, char **argv)
 {
-	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
+	char path[HS_PATHBUF_USER];
 	char shadowbuf[HS_USERFILE_MAX + 2];
 	_cleanup_free_ char *pwbuf = NULL;
 	_cleanup_close_ int treefd = -1;

@@ -52,12 +52,6 @@
 #define E_FAILURE  1
 #define E_USAGE    2
 
-#define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16)
-
-/* How long we wait for the user's lock (the password helper holds it
- * through a failed guess's 2 s delay). */
-#define LOCK_TIMEOUT_SEC 15u
-
 static bool amroot;
 
 static _Noreturn void usage(int status)
@@ -118,7 +112,7 @@ static bool is_proxy(const char *shell)
  * printed. */
 static int open_userdir(const char *name, uid_t uid, bool missing_ok)
 {
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 	_cleanup_close_ int treefd = hs_tree_open();
 	int fd;
 
@@ -138,7 +132,7 @@ static int open_userdir(const char *name, uid_t uid, bool missing_ok)
 /* The shell behind the proxy, for the interactive prompt. */
 static int read_shell_file(const struct passwd *pw, char *buf, size_t size, const char **shell)
 {
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 	_cleanup_close_ int udirfd = open_userdir(pw->pw_name, pw->pw_uid, false);
 	int r;
 
@@ -157,15 +151,18 @@ static int read_shell_file(const struct passwd *pw, char *buf, size_t size, cons
 static int write_shell_file(int udirfd, const char *name, uid_t uid, gid_t auth_gid,
 			    const char *shell)
 {
-	char path[PATH_BUF];
+	struct hs_err err = HS_ERR_INIT;
+	char path[HS_PATHBUF_USER];
 	sigset_t saved;
 	int r;
 
 	/* Held until udirfd is closed: a root tool rewriting this user's
 	 * files, or a second chsh, cannot interleave with us. */
-	r = hs_pwedit_lock_userdir(udirfd, name, LOCK_TIMEOUT_SEC);
-	if (r < 0)
+	r = hs_userdir_lock_err(udirfd, name, HS_LOCK_TIMEOUT_MS, &err);
+	if (r < 0) {
+		hs_report(&err);
 		return r;
+	}
 	hs_signals_block(&saved);
 	r = hs_userdir_write_shell(udirfd, uid, auth_gid, shell);
 	hs_signals_restore(&saved);

@@ -55,13 +55,6 @@
 /* --stdin: the longest password line accepted (bytes, without the newline). */
 #define STDIN_PASSWORD_MAX 512
 
-#define PATH_BUF (sizeof(HS_TREE_DIR) + HS_NAME_MAX + 16)
-
-/* How long root's changes wait for the user's lock: the password helper
- * holds it through a failed guess's 2 s delay, a password change through
- * one hash and one rename. */
-#define LOCK_TIMEOUT_SEC 15u
-
 struct options {
 	bool all, delete, expire, keep, lock, quiet, status, unlock, force, use_stdin;
 	bool set_min, set_max, set_warn, set_inact;
@@ -148,7 +141,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, "aAdefhi:kln:qr:R:sSuw:x:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
-		case 'A':  /* issue 3 spells it -A; shadow-utils -a */
+		case 'A':  /* the suite's own spelling; shadow-utils -a */
 			o->all = true;
 			break;
 		case 'd':
@@ -254,7 +247,7 @@ static int print_status_unconverted(const struct passwd *pw)
 static int print_status(int treefd, const struct passwd *pw)
 {
 	char buf[HS_USERFILE_MAX + 2];
-	char path[PATH_BUF];
+	char path[HS_PATHBUF_USER];
 	char date[32];
 	_cleanup_close_ int udirfd = -1;
 	struct hs_shadow sh;
@@ -512,7 +505,8 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 {
 	char buf[HS_USERFILE_MAX + 2];
 	char hash[HS_HASH_MAX + 2];
-	char path[PATH_BUF];
+	struct hs_err err = HS_ERR_INIT;
+	char path[HS_PATHBUF_USER];
 	_cleanup_close_ int treefd = -1;
 	_cleanup_close_ int udirfd = -1;
 	bool touch_shadow = o->delete || o->expire || o->lock || o->unlock;
@@ -543,9 +537,11 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	/* Held from the first read to the last rename (released when udirfd
 	 * is closed): a password change by the user or another root tool
 	 * cannot land between our read and our write and be lost. */
-	r = hs_pwedit_lock_userdir(udirfd, name, LOCK_TIMEOUT_SEC);
-	if (r < 0)
+	r = hs_userdir_lock_err(udirfd, name, HS_LOCK_TIMEOUT_MS, &err);
+	if (r < 0) {
+		hs_report(&err);
 		return r == -HS_E_TIMEOUT ? E_PWDBUSY : E_FAILURE;
+	}
 
 	/* Everything is read and checked before anything is written:
 	 * a file the user planted (symlink, hard link, FIFO) stops us here. */

@@ -133,7 +133,7 @@ static size_t read_password(void)
 /* The caller's directory: owned by the real uid, or nothing. */
 static int open_own_dir(const char *user, uid_t uid)
 {
-	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
+	char path[HS_PATHBUF_USER];
 	_cleanup_close_ int treefd = -1;
 	int fd;
 
@@ -163,7 +163,7 @@ static void confine_to(int udirfd)
 
 static void read_own_shadow(int udirfd, const char *user, uid_t uid, struct hs_shadow *sh)
 {
-	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
+	char path[HS_PATHBUF_USER];
 	int r;
 
 	r = hs_userdir_read_shadow(udirfd, uid, shadowbuf, sizeof(shadowbuf), sh);
@@ -179,8 +179,8 @@ static void read_own_shadow(int udirfd, const char *user, uid_t uid, struct hs_s
  * a caller who stops the helper here delays only their own guesses. */
 static int lock_guesses(int udirfd, const char *user)
 {
-	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
-	int fd = hs_userdir_guess_lock(udirfd, HELPER_DEADLINE);
+	char path[HS_PATHBUF_USER];
+	int fd = hs_userdir_guess_lock(udirfd, HELPER_DEADLINE * 1000u);
 
 	if (fd == -HS_E_TIMEOUT)
 		hs_die(HS_PWHELPER_ERROR, "cannot lock %s: timed out after %d s",
@@ -201,7 +201,7 @@ static void failure_delay(void)
 
 	if (clock_gettime(CLOCK_MONOTONIC, &until) < 0)
 		abort();
-	until.tv_sec += HS_PWHELPER_FAIL_DELAY;
+	hs_timespec_add_ms(&until, HS_FAIL_DELAY_MS);
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) != 0)
 		;
 }
@@ -232,7 +232,7 @@ static int do_verify(const char *user, uid_t uid)
 
 static int do_account(const char *user, uid_t uid)
 {
-	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
+	char path[HS_PATHBUF_USER];
 	_cleanup_close_ int udirfd = -1;
 	struct hs_aging aging;
 	struct hs_shadow sh;

@@ -24,7 +24,7 @@
 int main(int argc, char **argv)
 {
 	char shellbuf[HS_USERFILE_MAX + 2];
-	char path[HS_NAME_MAX + sizeof(HS_TREE_DIR) + 16];
+	char path[HS_PATHBUF_USER];
 	_cleanup_free_ char *pwbuf = NULL;
 	_cleanup_close_ int treefd = -1;
 	_cleanup_close_ int udirfd = -1;

@@ -1,4 +1,4 @@
-"""Demo steps for authentication and self-service (issue 3), for tests/sandbox/demo.
+"""Demo steps for authentication and self-service, for tests/sandbox/demo.
 
 AUTH_STEPS is a list of functions taking (sb, show): sb a sandbox.Sandbox, show the
 demo's show(sb, argv, user=None) that prints a command and its output like a terminal.

@@ -1,4 +1,4 @@
-"""Demo step for the group tools (issue 5), for tests/sandbox/demo.
+"""Demo step for the group tools, for tests/sandbox/demo.
 
 step_group_admin(sb, show): sb a sandbox.Sandbox, show the demo's show(sb, argv, user=None)
 that prints a command and its output like a terminal.  It works on the demo's alice and bob

@@ -1,4 +1,4 @@
-"""Demo steps for groups and sessions (issue 6), for tests/sandbox/demo.
+"""Demo steps for groups and sessions, for tests/sandbox/demo.
 
 Each step is a function taking (sb, show): sb a sandbox.Sandbox, show the demo's
 show(sb, argv, user=None) that prints a command and its output like a terminal.  The
@@ -20,7 +20,7 @@ def step_sg(sb, show):
     for name in ("alice", "bob"):
         _ensure_user(sb, name)
     if sb.getgrnam("project") is None:
-        # the group is made with Debian's tools (the suite's own groupadd is issue 5's)
+        # the group is made with Debian's tools (the suite's own groupadd has its own demo)
         sb.run([CLASSIC + "/groupadd", "project"])
         sb.run([CLASSIC + "/usermod", "-aG", "project", "alice"])
     show(sb, ["ls", "-l", "/usr/bin/newgrp", "/usr/bin/sg"])

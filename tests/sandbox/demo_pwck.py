@@ -1,4 +1,4 @@
-"""Demo step for pwck (issue 5), for tests/sandbox/demo.
+"""Demo step for pwck, for tests/sandbox/demo.
 
 step_pwck(sb, show): sb a sandbox.Sandbox, show the demo's show(sb, argv, user=None, **kw)
 that prints a command and its output like a terminal.  Run it while alice is in the

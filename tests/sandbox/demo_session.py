@@ -1,4 +1,4 @@
-"""Demo step for the front doors (issue 6), for tests/sandbox/demo.
+"""Demo step for the front doors, for tests/sandbox/demo.
 
 step_session(sb, show): erin logs in on a pseudo-terminal through our login and the PAM
 module (the shell proxy starts her shell; login stays behind as root and waits), then

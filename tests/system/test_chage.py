@@ -1,4 +1,4 @@
-"""chage (issue 3): every option, the -l format byte for byte against Debian's shadow-utils
+"""chage: every option, the -l format byte for byte against Debian's shadow-utils
 chage, strict dates, the setgid self-service path as a real user, interactive mode on a
 pseudo-terminal, concurrent writers, and hostile aging files."""
 

@@ -3,8 +3,10 @@ character and C1 controls refused with /etc/passwd unchanged byte for byte, over
 fields, unknown user, the other lines kept byte for byte, the /etc/passwd- backup, owner
 and mode, and a concurrent holder of /etc/passwd.lock.  Who may use it depends on the
 build: the default build refuses every non-root caller; a -Dsetuid_chfn=true build
-(chfn installed 4755) lets a user change their own entry after PAM, within
-CHFN_RESTRICT.  The tests of the other build's behaviour are skipped."""
+(chfn-setuid.c installed 4755 as chfn) lets a user change their own entry after PAM,
+within CHFN_RESTRICT.  Every build makes that program too (src/admin/chfn-setuid-test), and
+the setuid tests install it in place of the default one.  The default build's tests are
+skipped in a setuid build."""
 
 import os
 import stat
@@ -234,9 +236,15 @@ def default_build(users):
 
 
 @pytest.fixture
-def suid(users):
+def suid(users, build_dir):
+    """chfn as -Dsetuid_chfn=true installs it: the build's self-service program
+    (src/admin/chfn-setuid-test) put in place 4755 root:root when this build's chfn is the
+    root tool, so every build tests both."""
     if not setuid_build(users):
-        pytest.skip("default build: chfn is not setuid")
+        with open(os.path.join(build_dir, "src", "admin", "chfn-setuid-test"), "rb") as f:
+            users.write(CHFN, f.read(), mode=0o4755)
+    st = users.lstat(CHFN)
+    assert stat.S_IMODE(st.st_mode) == 0o4755 and st.st_uid == 0
     return users
 
 

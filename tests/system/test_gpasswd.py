@@ -5,9 +5,9 @@ operation, hostile input, exit codes and messages next to Debian's gpasswd, and 
 concurrent -a calls losing nothing.
 
 Group administrators: the default build refuses every non-root caller with an explanation
-(also tested: the installed binary is plain 0755).  The setuid build's binary, which the
-build makes for the tests (src/admin/gpasswd-setuid-test, what -Dsetuid_gpasswd=true installs),
-is installed 4755 in the root and run by real unprivileged users: an administrator may use
+(also tested: the installed binary is plain 0755).  The setuid build's program
+(gpasswd-setuid.c, which -Dsetuid_gpasswd=true installs as gpasswd; every build makes it
+for the tests as src/admin/gpasswd-setuid-test) is installed 4755 in the root and run by real unprivileged users: an administrator may use
 -a -d -r -R and set the password, never -A or -M; anybody else is refused and nothing
 changes."""
 

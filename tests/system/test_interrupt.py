@@ -1,8 +1,8 @@
 """Interruption: every root tool killed at every step that changes something on disk.
 
-The issue: "SIGINT or SIGKILL at any point leaves either the old or the new state.  A
+The requirement: SIGINT or SIGKILL at any point leaves either the old or the new state.  A
 half-created user must not be left without a hardened directory, and no directory may be
-left without a passwd line."
+left without a passwd line.
 
 How: for each row of ROWS (one command on a prepared root), the command runs once under
 strace, which records every system call that can change a file (create, write, chown,

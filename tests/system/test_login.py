@@ -1,4 +1,4 @@
-"""login (issue 6) in a throwaway root, on real pseudo-terminals, through Debian's
+"""login in a throwaway root, on real pseudo-terminals, through Debian's
 /etc/pam.d/login with pam_hardened_shadow.so in common-*.
 
 Covered: the right password (the shell started through the shell proxy as "-bash", the

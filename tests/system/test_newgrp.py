@@ -13,6 +13,7 @@ import os
 import random
 import re
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -87,10 +88,11 @@ def ids(sb, user):
 
 # ---------------------------------------------------------------- installation
 
-def test_installed_setuid_root_and_sg_is_a_link(gsb):
-    st = gsb.lstat(NEWGRP)
-    assert st.st_uid == 0 and st.st_mode & 0o7777 == 0o4755
-    assert os.readlink(gsb.root + SG) == "newgrp"
+def test_installed_setuid_root_and_sg_is_its_own_program(gsb):
+    for path in (NEWGRP, SG):
+        st = gsb.lstat(path)
+        assert stat.S_ISREG(st.st_mode), path
+        assert st.st_uid == 0 and st.st_mode & 0o7777 == 0o4755, path
 
 
 # ---------------------------------------------------------------- members
@@ -325,6 +327,16 @@ def test_argc_zero(gsb, path):
     assert res.returncode == 1
     assert res.stdout == ""
     assert "argv[0]" in res.stderr
+
+
+def test_argv0_chooses_nothing(gsb):
+    # argv[0] is the caller's to choose: each binary keeps its own mode whatever it says
+    res = run(gsb, ["/bin/bash", "-c", "exec -a sg %s --help" % NEWGRP], user="alice")
+    assert res.returncode == 0 and res.stdout.startswith("Usage: newgrp "), res
+    res = run(gsb, ["/bin/bash", "-c", "exec -a newgrp %s --help" % SG], user="alice")
+    assert res.returncode == 0 and res.stdout.startswith("Usage: sg "), res
+    res = run(gsb, ["/bin/bash", "-c", "exec -a newgrp %s devs -c 'id -gn'" % SG], user="alice")
+    assert res.returncode == 0 and res.stdout == "devs\n", res
 
 
 @pytest.mark.parametrize("closed", ["<&-", ">&-", "2>&-"])

@@ -1,6 +1,5 @@
-"""Real PAM consumers on pam_hardened_shadow.so (issue 3, "system tests with real PAM
-consumers"): pamtester, Debian's util-linux /bin/login on a pseudo-terminal as root, and
-Debian's /bin/su run by an unprivileged user -- each with the root's accounts converted to
+"""Real PAM consumers on pam_hardened_shadow.so: pamtester, Debian's util-linux
+/bin/login on a pseudo-terminal as root, and Debian's /bin/su run by an unprivileged user -- each with the root's accounts converted to
 /etc/hardened-shadow and every pam_unix.so line of /etc/pam.d/common-* pointed at our
 module (sandbox.use_pam_module), so the services' own pam.d files ("login", "su") are
 Debian's, untouched.

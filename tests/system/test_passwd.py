@@ -234,7 +234,7 @@ def test_status_of_every_kind_of_account(conv):
     assert lines["frank"].startswith("frank P 1970-01-01 ")
     assert lines["gina"].startswith("gina L never ")
     assert res.stderr == ""
-    # -A is the spelling of -a
+    # -A is the suite's spelling of -a
     assert run(conv, [PASSWD, "-A", "-S"]).stdout == res.stdout
 
 

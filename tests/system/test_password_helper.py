@@ -11,7 +11,7 @@ import pytest
 
 HELPER = "/usr/libexec/hardened-shadow/password-helper"
 TREE = "/etc/hardened-shadow"
-DELAY = 2  # HS_PWHELPER_FAIL_DELAY
+DELAY = 2  # HS_FAIL_DELAY_MS, in seconds
 MAX = 512  # HS_PASSWORD_MAX
 
 

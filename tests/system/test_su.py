@@ -1,4 +1,4 @@
-"""su and runuser (issue 6) in a throwaway root: real PAM (Debian's /etc/pam.d/su, su-l,
+"""su and runuser in a throwaway root: real PAM (Debian's /etc/pam.d/su, su-l,
 runuser, runuser-l with pam_hardened_shadow.so in common-*), real unprivileged callers,
 real pseudo-terminals.
 

@@ -1,7 +1,7 @@
 """Our tools next to systemd-sysusers (and shadow-utils' useradd) on a converted root.
 
-The issue: "Our tools run at the same time as shadow-utils' own useradd and
-systemd-sysusers without losing an entry (test it)."  DESIGN section 4: all of them lock
+The requirement: our tools run at the same time as shadow-utils' own useradd and
+systemd-sysusers without losing an entry.  DESIGN section 4: all of them lock
 /etc/.pwd.lock with fcntl.  systemd-sysusers (252) takes only that lock (a whole-file
 POSIX write lock, F_SETLKW: it waits without limit), re-reads the files under it and
 replaces them by rename; our tools hold the same lock as an OFD lock, which conflicts

@@ -581,6 +581,9 @@ def test_options_and_exit_codes(classic):
                 "-R, --root", "-u, --user"):
         assert opt in res.stdout
     assert sb.run([VIGR, "-h"]).stdout.startswith("Usage: vigr [options]")
+    # two binaries: the name a caller gives in argv[0] chooses nothing
+    assert sb.run(["bash", "-c", "exec -a vigr %s -h" % VIPW]).stdout.startswith("Usage: vipw ")
+    assert sb.run(["bash", "-c", "exec -a vipw %s -h" % VIGR]).stdout.startswith("Usage: vigr ")
     assert "hardened-shadow" in sb.run([VIPW, "--version"]).stdout
     for args in (["--bogus"], ["extra"], ["-u"]):
         res = vipw(sb, args)

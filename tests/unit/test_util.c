@@ -59,6 +59,50 @@ struct num_case {
 	unsigned long value;
 };
 
+/* Lock errors keep the "timed out after 15 s" form, whatever the unit of
+ * the deadline; a deadline that is not whole seconds says so. */
+static void test_lock_strerror(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_string_equal(hs_lock_strerror(-HS_E_TIMEOUT, 15000, buf, sizeof(buf)),
+			    "timed out after 15 s");
+	assert_string_equal(hs_lock_strerror(-HS_E_TIMEOUT, 200, buf, sizeof(buf)),
+			    "timed out after 200 ms");
+	assert_string_equal(hs_lock_strerror(-HS_E_TIMEOUT, 0, buf, sizeof(buf)),
+			    "timed out after 0 s");
+	assert_string_equal(hs_lock_strerror(-EACCES, 15000, buf, sizeof(buf)),
+			    hs_strerror(-EACCES));
+	assert_string_equal(hs_lock_strerror(-HS_E_SYMLINK, 15000, buf, sizeof(buf)),
+			    "is a symbolic link");
+	/* a short buffer is cut, never overrun */
+	char tiny[8];
+	memset(tiny, 'x', sizeof(tiny));
+	assert_int_equal(strlen(hs_lock_strerror(-HS_E_TIMEOUT, 15000, tiny, sizeof(tiny))), 7);
+}
+
+static void test_timespec_add_ms(void **state)
+{
+	struct timespec t = { .tv_sec = 10, .tv_nsec = 999999999L };
+
+	(void)state;
+	hs_timespec_add_ms(&t, 1);
+	assert_int_equal(t.tv_sec, 11);
+	assert_int_equal(t.tv_nsec, 999999L);
+	hs_timespec_add_ms(&t, 15000);
+	assert_int_equal(t.tv_sec, 26);
+	assert_int_equal(t.tv_nsec, 999999L);
+	hs_timespec_add_ms(&t, 999);
+	assert_int_equal(t.tv_sec, 26);
+	assert_int_equal(t.tv_nsec, 999999999L);
+	hs_timespec_add_ms(&t, 2);
+	assert_int_equal(t.tv_sec, 27);
+	assert_int_equal(t.tv_nsec, 1999999L);
+	hs_timespec_add_ms(&t, 0);
+	assert_int_equal(t.tv_sec, 27);
+}
+
 static void test_parse_ulong(void **state)
 {
 	(void)state;
@@ -243,6 +287,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strerror_project_codes),
 		cmocka_unit_test(test_strerror_errno),
+		cmocka_unit_test(test_lock_strerror),
+		cmocka_unit_test(test_timespec_add_ms),
 		cmocka_unit_test(test_parse_ulong),
 		cmocka_unit_test(test_random_alnum),
 		cmocka_unit_test(test_today),

@@ -1,0 +1,31 @@
+/* Every timeout and delay of the suite, in milliseconds, named here and
+ * nowhere else.  Milliseconds so that tests can pass short deadlines and
+ * never wait out whole seconds; messages still print whole seconds
+ * ("cannot lock /etc/passwd: timed out after 15 s", hs_lock_strerror). */
+#ifndef HS_TIMEOUTS_H
+#define HS_TIMEOUTS_H
+
+/* The global-file locks (/etc/.pwd.lock and FILE.lock, as shadow-utils'
+ * 15 s) and a user's directory lock.  The password helper holds the
+ * latter through a failed guess's delay, so writers must outwait that. */
+#define HS_LOCK_TIMEOUT_MS         15000u
+
+/* The PAM module's opportunistic re-hash after a login: optional work,
+ * so it gives up sooner than a password change would. */
+#define HS_REHASH_LOCK_TIMEOUT_MS  5000u
+
+/* A failed password verification costs this long (pam_unix's 2 s), in the
+ * password helper and in the PAM module. */
+#define HS_FAIL_DELAY_MS           2000u
+
+/* The session parent: a child still there this long after the first
+ * forwarded signal is killed; a closing pseudo-terminal is drained this
+ * long. */
+#define HS_SESSION_KILL_GRACE_MS   2000u
+#define HS_SESSION_PTY_DRAIN_MS    100u
+
+/* vipw/vigr: an editor still running this long after the signal passed
+ * on to it is killed. */
+#define HS_EDIT_GRACE_MS           3000u
+
+#endif

@@ -1,0 +1,785 @@
+/* vipw, vigr: edit the account files in the administrator's editor.
+ *
+ * One program, vipw_main(); vipw.c and vigr.c are two-line mains that
+ * name their mode, which chooses the default file and the name in
+ * messages (argv[0] chooses nothing):
+ *   vipw          /etc/passwd        vigr          /etc/group
+ *   vipw -s       /etc/shadow        vigr -s       /etc/gshadow
+ *   vipw -s -u USER   USER's entry in /etc/hardened-shadow (shadow, aging
+ *                 and shell files, shown as one shadow(5) line and the shell)
+ *
+ * Every edit works the same way:
+ *   1. take the locks and keep them to the end: /etc/.pwd.lock and
+ *      FILE.lock (DESIGN §4), or for -u the user's write lock;
+ *   2. copy the contents into a private directory (lib/editfile: root,
+ *      0700) and run $VISUAL / $EDITOR / vi on it with a scrubbed
+ *      environment;
+ *   3. read the copy back: unchanged -> "is unchanged", nothing written;
+ *      a copy that does not parse is never installed (on a terminal we
+ *      offer to edit it again; otherwise we fail);
+ *   4. install it atomically with a FILE- backup (lib/globalfile), or
+ *      rewrite the user's changed files (lib/userdir), signals blocked.
+ * Every way out -- an error, the editor failing or killed, SIGHUP, SIGINT,
+ * SIGQUIT or SIGTERM to vipw -- removes the copy and releases the locks.
+ *
+ * Options, messages and exit codes follow shadow-utils' vipw(8) (Debian
+ * 12, shadow 4.13); our differences are in vipw(8) of this package. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <locale.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "account.h"
+#include "accountdb.h"
+#include "cli.h"
+#include "editfile.h"
+#include "globalfile.h"
+#include "layout.h"
+#include "names.h"
+#include "privs.h"
+#include "records.h"
+#include "userdir.h"
+#include "util.h"
+#include "vipw-common.h"
+
+/* shadow-utils' vipw: 1 for failures, 2 for usage, 5 when the file
+ * cannot be locked; an editor that fails passes its own status on. */
+#define E_SUCCESS  0
+#define E_FAILURE  1
+#define E_USAGE    2
+#define E_LOCK     5
+
+/* leave(): die by the signal that interrupted us */
+#define LEAVE_SIGNAL (-1)
+
+static const char *const REEDIT_QUESTION = "Edit it again? [y/n] ";
+
+/* ---- the state every exit path cleans up ---- */
+
+static bool quiet;
+static struct hs_editor_env editor_env;
+static struct hs_editfile copy = HS_EDITFILE_INIT;
+static struct hs_locks locks = HS_LOCKS_INIT;
+static int userdir_fd = -1;             /* holds the user's flock */
+static const char *target;              /* named in "... is unchanged" */
+
+static void release_all(void)
+{
+	hs_editfile_remove(&copy);
+	hs_lock_release(&locks);
+	hs_close(userdir_fd);
+	userdir_fd = -1;
+}
+
+/* Every exit without an install: nothing was written. */
+static _Noreturn void leave(int status)
+{
+	int sig = hs_edit_signal_pending();
+
+	release_all();
+	if (!quiet && target)
+		printf("%s: %s is unchanged\n", hs_cli_prog(), target);
+	fflush(stdout);
+	hs_editor_env_free(&editor_env);
+	closelog();
+	if (status == LEAVE_SIGNAL)
+		hs_edit_die_by_signal(sig ? sig : SIGTERM);
+	exit(status);
+}
+
+static _Noreturn void usage(int status)
+{
+	FILE *f = status == E_SUCCESS ? stdout : stderr;
+
+	fprintf(f,
+		"Usage: %s [options]\n"
+		"\n"
+		"Options:\n"
+		"  -g, --group                   edit group database\n"
+		"  -h, --help                    display this help message and exit\n"
+		"  -p, --passwd                  edit passwd database\n"
+		"  -q, --quiet                   quiet mode\n"
+		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		"  -s, --shadow                  edit shadow or gshadow database\n"
+		"  -u, --user USER               with -s: edit USER's entry in %s\n"
+		"      --version                 display the version and exit\n"
+		"\n",
+		hs_cli_prog(), HS_TREE_DIR);
+	exit(status);
+}
+
+/* ---- the edit loop, shared by every target ---- */
+
+/* Check an edited copy: 0, or negative after saying what is wrong. */
+typedef int (*check_fn)(void *ctx, const char *data, size_t len);
+
+/* Edit orig in a private copy until it is unchanged (leave(0)), fails
+ * (leave), or passes check: then *out holds it (malloc'd). */
+static void edit_copy(const char *copy_name, const char *orig, size_t orig_len, check_fn check,
+		      void *ctx, char **out, size_t *out_len)
+{
+	int r = hs_editfile_create(&copy, hs_cli_prog(), copy_name, orig, orig_len);
+
+	if (r < 0) {
+		hs_warn("cannot make a private copy in %s: %s", HS_EDIT_TMPDIR, hs_strerror(r));
+		leave(E_FAILURE);
+	}
+	for (;;) {
+		char *data = NULL;
+		size_t len = 0;
+
+		r = hs_editfile_edit(&copy, &editor_env);
+		if (r == -EINTR)
+			leave(LEAVE_SIGNAL);
+		if (r != 0)
+			leave(r > 0 ? r : E_FAILURE);
+		r = hs_editfile_read(&copy, HS_GLOBALFILE_MAX, &data, &len);
+		if (r < 0) {
+			hs_warn("cannot read the edited copy %s: %s", copy.path, hs_strerror(r));
+			leave(E_FAILURE);
+		}
+		if (len == orig_len && memcmp(data, orig, len) == 0) {
+			hs_wipe(data, len);
+			free(data);
+			leave(E_SUCCESS);
+		}
+		/* an empty file parses, and would lock everybody out */
+		if (len == 0)
+			hs_warn("the edited copy is empty");
+		else if (check(ctx, data, len) == 0) {
+			*out = data;
+			*out_len = len;
+			return;
+		}
+		hs_wipe(data, len);
+		free(data);
+		/* nobody to ask: a script's edit that does not parse fails */
+		if (!isatty(STDIN_FILENO))
+			leave(E_FAILURE);
+		r = hs_edit_ask(REEDIT_QUESTION);
+		if (r < 0)
+			leave(LEAVE_SIGNAL);
+		if (r == 0)
+			leave(E_FAILURE);
+	}
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static bool file_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/* ---- /etc/passwd, /etc/shadow, /etc/group, /etc/gshadow ---- */
+
+struct global_ctx {
+	enum hs_db_kind kind;
+	const char *path;
+	struct hs_accountdb db;
+};
+
+/* The edited copy must load the way every tool loads the file: every
+ * line parses, no name twice. */
+static int check_global(void *p, const char *data, size_t len)
+{
+	struct global_ctx *c = p;
+	int r;
+
+	hs_accountdb_free(&c->db);
+	c->db = (struct hs_accountdb)HS_ACCOUNTDB_INIT;
+	r = hs_accountdb_load_data(&c->db, c->kind, c->path, data, len, 0);
+	if (r < 0)
+		hs_warn("%s", c->db.error);
+	return r;
+}
+
+static void lock_global(const char *path)
+{
+	const char *files[] = { path };
+	const char *failed = NULL;
+	int r = hs_lock_acquire(&locks, NULL, files, 1, HS_LOCK_TIMEOUT_MS, &failed);
+
+	if (r < 0) {
+		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
+		leave(E_LOCK);
+	}
+}
+
+static void edit_global(enum hs_db_kind kind, const char *path)
+{
+	struct global_ctx ctx = { .kind = kind, .path = path, .db = HS_ACCOUNTDB_INIT };
+	char *orig = NULL, *now = NULL, *edited = NULL;
+	size_t orig_len = 0, now_len = 0, edited_len = 0;
+	sigset_t saved;
+	bool same;
+	int r;
+
+	target = path;
+	lock_global(path);
+	r = hs_global_read(path, &orig, &orig_len);
+	if (r == -ENOENT && kind == HS_DB_SHADOW && file_exists(HS_TREE_DIR)) {
+		hs_warn("%s does not exist: this system keeps each user's shadow entry in %s/USER; "
+			"edit one with %s -s -u USER", path, HS_TREE_DIR, hs_cli_prog());
+		leave(E_FAILURE);
+	}
+	if (r < 0) {
+		hs_warn("cannot read %s: %s", path, hs_strerror(r));
+		leave(E_FAILURE);
+	}
+	edit_copy(base_name(path), orig, orig_len, check_global, &ctx, &edited, &edited_len);
+
+	/* We held the locks throughout; only a program that ignores them
+	 * could have changed the file, and its change must not be lost. */
+	r = hs_global_read(path, &now, &now_len);
+	same = r == 0 && now_len == orig_len && memcmp(now, orig, orig_len) == 0;
+	if (now) {
+		hs_wipe(now, now_len);
+		free(now);
+	}
+	hs_wipe(orig, orig_len);
+	free(orig);
+	hs_wipe(edited, edited_len);
+	free(edited);
+	if (!same) {
+		hs_warn("%s was changed by another program during the edit; not installed", path);
+		hs_accountdb_free(&ctx.db);
+		leave(E_FAILURE);
+	}
+
+	/* The loaded db serialises to the edited bytes as they are (it is
+	 * not dirty) and hs_accountdb_write installs them with a PATH-
+	 * backup, keeping the file's owner and mode. */
+	hs_signals_block(&saved);
+	r = hs_accountdb_write(&ctx.db);
+	hs_signals_restore(&saved);
+	if (r < 0) {
+		hs_warn("%s", ctx.db.error);
+		syslog(LOG_ERR, "%s", ctx.db.error);
+		hs_accountdb_free(&ctx.db);
+		leave(E_FAILURE);
+	}
+	hs_accountdb_free(&ctx.db);
+	syslog(LOG_INFO, "file %s edited", path);
+}
+
+/* ---- one user's entry in the tree (-s -u USER) ---- */
+
+/* One file of the user's entry: what we read (formatted again), or the
+ * stand-in shown when it could not be read. */
+struct part {
+	const char *file;       /* HS_FILE_* */
+	int read_err;           /* 0, or why it could not be read */
+	char *old_line;         /* formatted, with '\n'; "" for an unread shell */
+	char *new_line;         /* after the edit */
+};
+
+struct user_ctx {
+	const char *name;
+	uid_t owner;
+	struct part shadow, aging, shell;
+	/* as read: old_shell and the hash point into these */
+	char rd_shadow[HS_USERFILE_MAX + 2], rd_shell[HS_USERFILE_MAX + 2];
+	const char *old_shell;
+	/* the edited values, pointing into the *_buf copies */
+	struct hs_shadow new_shadow;
+	struct hs_aging new_aging;
+	const char *new_shell;
+	char *shadow_buf, *shell_buf;
+};
+
+static void part_free(struct part *p, bool secret)
+{
+	if (secret) {
+		hs_free_secret(p->old_line);
+		hs_free_secret(p->new_line);
+	} else {
+		free(p->old_line);
+		free(p->new_line);
+	}
+	p->old_line = p->new_line = NULL;
+}
+
+static void user_ctx_free(struct user_ctx *c)
+{
+	part_free(&c->shadow, true);
+	part_free(&c->aging, false);
+	part_free(&c->shell, false);
+	hs_free_secret(c->shadow_buf);
+	free(c->shell_buf);
+	c->shadow_buf = c->shell_buf = NULL;
+	hs_wipe(c->rd_shadow, sizeof(c->rd_shadow));
+}
+
+static void warn_unreadable(const struct user_ctx *c, const struct part *p, const char *shown)
+{
+	char path[HS_PATHBUF_USER];
+
+	hs_warn("cannot read %s: %s; showing %s instead",
+		hs_userdir_path(path, sizeof(path), c->name, p->file), hs_strerror(p->read_err),
+		shown);
+}
+
+/* Read the three files after taking the lock.  A file that cannot be read
+ * (missing, a planted symlink, the wrong owner ...) is never followed or
+ * trusted: a fail-closed stand-in is shown, and only an edit of that part
+ * replaces the file. */
+static int read_user(struct user_ctx *c, int udirfd, struct hs_spwd *sp)
+{
+	struct hs_shadow sh = { .hash = (char *)"!", .lstchg = HS_UNSET };
+	struct hs_aging ag;
+	const char *shell = "";
+	int r;
+
+	r = hs_userdir_read_shadow(udirfd, c->owner, c->rd_shadow, sizeof(c->rd_shadow), &sh);
+	if (r < 0) {
+		c->shadow.read_err = r;
+		sh.hash = (char *)"!";
+		sh.lstchg = HS_UNSET;
+		warn_unreadable(c, &c->shadow, "a locked password");
+	}
+	r = hs_userdir_aging_or_expired(udirfd, &ag);
+	if (r < 0) {
+		c->aging.read_err = r;
+		warn_unreadable(c, &c->aging, "an expired account");
+	}
+	r = hs_userdir_read_shell(udirfd, c->owner, c->rd_shell, sizeof(c->rd_shell), &shell);
+	if (r < 0) {
+		c->shell.read_err = r;
+		shell = "";
+		warn_unreadable(c, &c->shell, "an empty shell");
+	}
+	if ((r = hs_shadow_format(&sh, &c->shadow.old_line)) < 0 ||
+	    (r = hs_aging_format(&ag, &c->aging.old_line)) < 0)
+		return r;
+	if (shell[0])
+		r = hs_shell_format(shell, &c->shell.old_line);
+	else if (!(c->shell.old_line = strdup("")))
+		r = -ENOMEM;
+	if (r < 0)
+		return r;
+	c->old_shell = shell;
+	*sp = (struct hs_spwd){
+		.name = (char *)c->name, .hash = sh.hash, .lstchg = sh.lstchg,
+		.min = ag.min, .max = ag.max, .warn = ag.warn, .inact = ag.inact,
+		.expire = ag.expire, .flag = (char *)"", .minus_one = 0,
+	};
+	return 0;
+}
+
+/* The text the editor shows: a comment, the shadow(5) line, the shell. */
+static int user_text(struct user_ctx *c, const struct hs_spwd *sp, const char *passwd_shell,
+		     char **out, size_t *out_len)
+{
+	char shown[256], path[HS_PATHBUF_USER], note[400];
+	_cleanup_secret_ char *line = NULL;
+	int n, r;
+
+	r = hs_spwd_format(sp, &line);
+	if (r < 0)
+		return r;
+	if (strcmp(passwd_shell, HS_SHELL_PROXY) == 0)
+		snprintf(note, sizeof(note),
+			 "# /etc/passwd names the shell proxy for %s: this shell is in use.\n",
+			 c->name);
+	else
+		snprintf(note, sizeof(note),
+			 "# Not in use while /etc/passwd gives %s the shell %s.\n", c->name,
+			 hs_printable(passwd_shell, shown, sizeof(shown)));
+	n = asprintf(out,
+		     "# %s -s -u %s: the entry in %s.\n"
+		     "# The shadow(5) line (name:password:lastchange:min:max:warn:inactive:expire:)\n"
+		     "# and the login shell behind the shell proxy (shell:PATH).  The name stays;\n"
+		     "# lines starting with '#' are ignored.\n"
+		     "%s"
+		     "%s"
+		     "shell:%s\n",
+		     hs_cli_prog(), c->name, hs_userdir_path(path, sizeof(path), c->name, NULL),
+		     note, line, c->old_shell);
+	if (n < 0)
+		return -ENOMEM;
+	*out_len = (size_t)n;
+	return 0;
+}
+
+/* "PATH:LINE: message" for the edited entry. */
+static int user_refuse(const struct user_ctx *c, unsigned long lineno, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int user_refuse(const struct user_ctx *c, unsigned long lineno, const char *fmt, ...)
+{
+	char path[HS_PATHBUF_USER], msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	hs_userdir_path(path, sizeof(path), c->name, NULL);
+	if (lineno)
+		hs_warn("%s:%lu: %s", path, lineno, msg);
+	else
+		hs_warn("%s: %s", path, msg);
+	return -HS_E_FORMAT;
+}
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+static int parse_shadow_line(struct user_ctx *c, const char *line, size_t n, unsigned long no)
+{
+	struct hs_spwd sp;
+	int r;
+
+	c->shadow_buf = strndup(line, n);
+	if (!c->shadow_buf)
+		return -ENOMEM;
+	r = hs_spwd_parse(c->shadow_buf, &sp);
+	if (r < 0)
+		return user_refuse(c, no, "invalid shadow(5) line: %s", hs_strerror(r));
+	if (strcmp(sp.name, c->name) != 0)
+		return user_refuse(c, no, "the name must stay %s (rename with usermod -l)", c->name);
+	if (sp.flag[0])
+		return user_refuse(c, no, "the reserved last field is not kept and must be empty");
+	c->new_shadow = (struct hs_shadow){ .hash = sp.hash, .lstchg = sp.lstchg };
+	c->new_aging = (struct hs_aging){
+		.min = sp.min, .max = sp.max, .warn = sp.warn, .inact = sp.inact,
+		.expire = sp.expire,
+	};
+	if ((r = hs_shadow_format(&c->new_shadow, &c->shadow.new_line)) < 0 ||
+	    (r = hs_aging_format(&c->new_aging, &c->aging.new_line)) < 0)
+		return user_refuse(c, no, "invalid shadow(5) line: %s", hs_strerror(r));
+	return 0;
+}
+
+static int parse_shell_line(struct user_ctx *c, const char *line, size_t n, unsigned long no)
+{
+	static const char key[] = "shell:";
+	char shown[256];
+	int r;
+
+	if (n < sizeof(key) - 1 || memcmp(line, key, sizeof(key) - 1) != 0)
+		return user_refuse(c, no, "expected shell:PATH");
+	c->shell_buf = strndup(line + sizeof(key) - 1, n - (sizeof(key) - 1));
+	if (!c->shell_buf)
+		return -ENOMEM;
+	hs_printable(c->shell_buf, shown, sizeof(shown));
+	if (!c->shell_buf[0] && !c->shell.old_line[0]) {
+		/* still the stand-in for a shell file we could not read */
+		c->new_shell = NULL;
+		c->shell.new_line = strdup("");
+		return c->shell.new_line ? 0 : -ENOMEM;
+	}
+	r = hs_shell_format(c->shell_buf, &c->shell.new_line);
+	if (r < 0)
+		return user_refuse(c, no, "invalid shell '%s': %s", shown, hs_strerror(r));
+	/* the proxy would exec itself for ever */
+	if (strcmp(c->shell_buf, HS_SHELL_PROXY) == 0)
+		return user_refuse(c, no, "the shell cannot be the shell proxy itself");
+	c->new_shell = c->shell_buf;
+	return 0;
+}
+
+static int check_user(void *p, const char *data, size_t len)
+{
+	struct user_ctx *c = p;
+	struct hs_line_iter it;
+	const char *line;
+	size_t n;
+	unsigned content = 0;
+	int r = 0;
+
+	/* forget the previous attempt */
+	hs_free_secret(c->shadow.new_line);
+	free(c->aging.new_line);
+	free(c->shell.new_line);
+	c->shadow.new_line = c->aging.new_line = c->shell.new_line = NULL;
+	hs_free_secret(c->shadow_buf);
+	free(c->shell_buf);
+	c->shadow_buf = c->shell_buf = NULL;
+
+	hs_line_iter_init(&it, data, len);
+	while (hs_line_next(&it, &line, &n)) {
+		if (memchr(line, '\0', n))
+			return user_refuse(c, it.lineno, "NUL byte");
+		if (blank(line, n) || line[0] == '#')
+			continue;
+		if (content == 0)
+			r = parse_shadow_line(c, line, n, it.lineno);
+		else if (content == 1)
+			r = parse_shell_line(c, line, n, it.lineno);
+		else
+			r = user_refuse(c, it.lineno,
+					"only the shadow(5) line and the shell line belong here");
+		if (r < 0)
+			return r;
+		content++;
+	}
+	if (content == 0)
+		return user_refuse(c, 0, "the shadow(5) line of %s is missing", c->name);
+	if (content == 1)
+		return user_refuse(c, 0, "the shell:PATH line is missing");
+	return 0;
+}
+
+static void lock_user(int udirfd, const char *name)
+{
+	struct hs_err err = HS_ERR_INIT;
+
+	if (hs_userdir_lock_err(udirfd, name, HS_LOCK_TIMEOUT_MS, &err) < 0) {
+		hs_report(&err);
+		leave(E_LOCK);
+	}
+}
+
+/* usermod -l and userdel take a directory away without the user's lock;
+ * write only while it is still this user's entry. */
+static bool still_in_tree(int treefd, int udirfd, const char *name, uid_t owner)
+{
+	struct stat a, b;
+
+	return fstat(udirfd, &a) == 0 && fstatat(treefd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino && S_ISDIR(b.st_mode) &&
+	       b.st_uid == owner;
+}
+
+static bool changed(const struct part *p)
+{
+	return p->new_line && strcmp(p->old_line, p->new_line) != 0;
+}
+
+static int write_part(const struct user_ctx *c, const struct part *p, int r)
+{
+	char path[HS_PATHBUF_USER];
+
+	if (r < 0) {
+		hs_userdir_path(path, sizeof(path), c->name, p->file);
+		hs_warn("cannot write %s: %s", path, hs_strerror(r));
+		syslog(LOG_ERR, "cannot write %s: %s", path, hs_strerror(r));
+	}
+	return r;
+}
+
+static void edit_user(const char *name)
+{
+	static char path[HS_PATHBUF_USER];     /* target points here */
+	char *pwbuf = NULL, *text = NULL, *edited = NULL;
+	struct user_ctx ctx = {
+		.name = name,
+		.shadow = { .file = HS_FILE_SHADOW },
+		.aging = { .file = HS_FILE_AGING },
+		.shell = { .file = HS_FILE_SHELL },
+	};
+	struct passwd pw;
+	struct hs_spwd sp;
+	gid_t tree_gid, auth_gid;
+	size_t text_len = 0, edited_len = 0;
+	sigset_t saved;
+	int treefd, r, failed = 0;
+
+	if (!hs_user_name_valid(name))
+		hs_die(E_FAILURE, "invalid user name '%s'", hs_printable(name, path, sizeof(path)));
+	r = hs_getpwnam_alloc(name, &pw, &pwbuf);
+	if (r == -ENOENT)
+		hs_die(E_FAILURE, "user '%s' does not exist", name);
+	if (r < 0)
+		hs_die(E_FAILURE, "cannot look up user '%s': %s", name, hs_strerror(r));
+	treefd = hs_tree_open();
+	if (treefd == -ENOENT)
+		hs_die(E_FAILURE, "%s does not exist: this system keeps shadow entries in %s "
+		       "(edit it with %s -s)", HS_TREE_DIR, HS_ETC_SHADOW, hs_cli_prog());
+	if (treefd < 0)
+		hs_die(E_FAILURE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
+	r = hs_layout_gids(&tree_gid, &auth_gid);
+	if (r < 0)
+		hs_die(E_FAILURE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
+
+	target = hs_userdir_path(path, sizeof(path), name, NULL);
+	ctx.owner = pw.pw_uid;
+	userdir_fd = hs_userdir_open(treefd, name, pw.pw_uid, NULL);
+	if (userdir_fd < 0) {
+		hs_warn("cannot open %s: %s", path, hs_strerror(userdir_fd));
+		leave(E_FAILURE);
+	}
+	/* held until we leave: every other writer of this user's files
+	 * (passwd, chage, chsh, the PAM module) waits for the edit */
+	lock_user(userdir_fd, name);
+	r = read_user(&ctx, userdir_fd, &sp);
+	if (r == 0)
+		r = user_text(&ctx, &sp, pw.pw_shell ? pw.pw_shell : "", &text, &text_len);
+	if (r < 0) {
+		hs_warn("cannot show %s: %s", path, hs_strerror(r));
+		leave(E_FAILURE);
+	}
+	edit_copy(name, text, text_len, check_user, &ctx, &edited, &edited_len);
+	hs_wipe(text, text_len);
+	free(text);
+	hs_wipe(edited, edited_len);
+	free(edited);
+
+	if (!changed(&ctx.shadow) && !changed(&ctx.aging) && !changed(&ctx.shell)) {
+		user_ctx_free(&ctx);
+		leave(E_SUCCESS);   /* only comments or blanks changed */
+	}
+	if (!still_in_tree(treefd, userdir_fd, name, pw.pw_uid)) {
+		hs_warn("%s was renamed or removed during the edit; nothing written", path);
+		leave(E_FAILURE);
+	}
+	/* each file is replaced atomically (a new file renamed over the old
+	 * one: a planted symlink is replaced, never followed) */
+	hs_signals_block(&saved);
+	if (changed(&ctx.shadow) &&
+	    write_part(&ctx, &ctx.shadow,
+		       hs_userdir_write_shadow(userdir_fd, pw.pw_uid, auth_gid, &ctx.new_shadow)) < 0)
+		failed++;
+	if (changed(&ctx.aging) &&
+	    write_part(&ctx, &ctx.aging,
+		       hs_userdir_write_aging(userdir_fd, auth_gid, &ctx.new_aging)) < 0)
+		failed++;
+	if (changed(&ctx.shell) && ctx.new_shell &&
+	    write_part(&ctx, &ctx.shell,
+		       hs_userdir_write_shell(userdir_fd, pw.pw_uid, auth_gid, ctx.new_shell)) < 0)
+		failed++;
+	hs_signals_restore(&saved);
+	hs_close(treefd);
+	user_ctx_free(&ctx);
+	free(pwbuf);
+	if (failed) {
+		target = NULL;  /* some files may be written: not "unchanged" */
+		leave(E_FAILURE);
+	}
+	syslog(LOG_INFO, "file %s edited", path);
+}
+
+/* ---- main ---- */
+
+/* Options into *user, *shadow and *group (which starts as the mode's). */
+static void parse_options(int argc, char **argv, const char **user, bool *shadow, bool *group)
+{
+	enum { OPT_VERSION = 256 };
+	static const struct option longopts[] = {
+		{ "group",   no_argument,       NULL, 'g' },
+		{ "help",    no_argument,       NULL, 'h' },
+		{ "passwd",  no_argument,       NULL, 'p' },
+		{ "quiet",   no_argument,       NULL, 'q' },
+		{ "root",    required_argument, NULL, 'R' },
+		{ "shadow",  no_argument,       NULL, 's' },
+		{ "user",    required_argument, NULL, 'u' },
+		{ "version", no_argument,       NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "ghpqR:su:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'g':
+			*group = true;
+			break;
+		case 'h':
+			usage(E_SUCCESS);
+		case 'p':
+			*group = false;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'R':
+			/* the other root has its own locks, groups and tree;
+			 * only running inside it gets them right */
+			hs_die(E_USAGE, "option --root is not supported; run %s inside that root "
+			       "instead (chroot DIR %s ...)", hs_cli_prog(), hs_cli_prog());
+		case 's':
+			*shadow = true;
+			break;
+		case 'u':
+			*user = optarg;
+			break;
+		case OPT_VERSION:
+			hs_print_version();
+		default:
+			usage(E_USAGE);
+		}
+	}
+	if (optind != argc)
+		usage(E_USAGE);
+	if (*user && *group)
+		hs_die(E_USAGE, "option --user edits a user's shadow entry; it does not go with "
+		       "the group files");
+	if (*user)
+		*shadow = true;
+}
+
+int vipw_main(int argc, char **argv, enum vipw_mode mode)
+{
+	const char *user = NULL, *path, *other, *other_cmd;
+	bool shadow = false, group = mode == VIGR_MODE;
+
+	/* before hs_privileged_init, which drops them */
+	hs_editor_env_capture(&editor_env);
+	hs_privileged_init(argc, argv, group ? "vigr" : "vipw");
+	hs_cli_set_prog(group ? "vigr" : "vipw");
+	setlocale(LC_ALL, "");
+	parse_options(argc, argv, &user, &shadow, &group);
+
+	if (!hs_caller_is_root())
+		hs_die(E_FAILURE, "Permission denied.");
+	openlog(hs_cli_prog(), LOG_PID, LOG_AUTH);
+	hs_edit_signals_init();
+
+	if (user) {
+		edit_user(user);
+		other = NULL;
+		other_cmd = NULL;
+	} else {
+		if (group)
+			path = shadow ? HS_ETC_GSHADOW : HS_ETC_GROUP;
+		else
+			path = shadow ? HS_ETC_SHADOW : HS_ETC_PASSWD;
+		edit_global(group ? (shadow ? HS_DB_GSHADOW : HS_DB_GROUP)
+				  : (shadow ? HS_DB_SHADOW : HS_DB_PASSWD),
+			    path);
+		if (group) {
+			other = shadow ? HS_ETC_GROUP : HS_ETC_GSHADOW;
+			other_cmd = shadow ? "vigr" : "vigr -s";
+		} else {
+			other = shadow ? HS_ETC_PASSWD : HS_ETC_SHADOW;
+			other_cmd = shadow ? "vipw" : "vipw -s";
+		}
+		/* as shadow-utils: the companion of a plain file only when
+		 * the system has one */
+		if (!shadow && !file_exists(other))
+			other = NULL;
+	}
+
+	release_all();
+	hs_flush_caches("passwd");
+	hs_flush_caches("group");
+	if (!quiet && other)
+		printf("You have modified %s.\n"
+		       "You may need to modify %s for consistency.\n"
+		       "Please use the command '%s' to do so.\n",
+		       target, other, other_cmd);
+	hs_editor_env_free(&editor_env);
+	closelog();
+	return E_SUCCESS;
+}

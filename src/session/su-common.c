@@ -1,0 +1,602 @@
+/* su and runuser: run a shell or a command as another user (util-linux
+ * semantics).  su.c and runuser.c are two-line mains that call su_main()
+ * with their mode, as util-linux shares su-common.c.
+ *
+ * su is installed setuid root (DESIGN §5): a caller who is not root must
+ * authenticate as the target through the PAM service "su" ("su-l" with
+ * --login).  runuser is plain 0755 and refuses anyone but root; it skips
+ * authentication and uses the services "runuser" and "runuser-l".
+ *
+ * The parent stays root, waits for the shell, forwards SIGTERM, SIGHUP,
+ * SIGINT and SIGQUIT to it, and closes the PAM session afterwards as root
+ * (lib/session).  The caller's environment is handed on (su's
+ * compatibility default) only without the variables that change how a
+ * program starts (LD_*, IFS, BASH_ENV, ...): hs_env_name_unsafe().
+ *
+ * Exit status (su(1)): the command's; 128 + N when it was killed by signal
+ * N; 1 for an error of su itself before the command ran (authentication
+ * included); 126 when the command cannot be executed; 127 when it is not
+ * found. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <locale.h>
+#include <pwd.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdnoreturn.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <security/pam_appl.h>
+
+#include "account.h"
+#include "cli.h"
+#include "config.h"
+#include "layout.h"
+#include "names.h"
+#include "privs.h"
+#include "session.h"
+#include "shells.h"
+#include "su-common.h"
+#include "util.h"
+
+/* Set once by su_main() from the caller's mode, never from argv[0]: the
+ * name of a setuid program (its syslog tag, its PAM service) is not the
+ * caller's to choose. */
+static bool runuser;
+
+#define PROG_NAME      (runuser ? "runuser" : "su")
+#define DEFAULT_SHELL  "/bin/sh"
+#define DEFAULT_USER   "root"
+
+#define E_FAILURE      1
+
+/* -G may be given this many times. */
+#define MAX_SUPP_GROUPS 64
+
+extern char **environ;
+
+struct options {
+	const char *command;
+	bool session_command;   /* --session-command: no new session */
+	bool fast, login, preserve, pty;
+	const char *shell;
+	const char *user;       /* runuser -u */
+	const char *group;      /* -g */
+	const char *supp[MAX_SUPP_GROUPS];
+	size_t nsupp;
+	const char *whitelist[64];
+	size_t nwhitelist;
+};
+
+static noreturn void usage(int status)
+{
+	FILE *f = status == 0 ? stdout : stderr;
+
+	if (status != 0) {
+		fprintf(f, "Try '%s --help' for more information.\n", PROG_NAME);
+		exit(status);
+	}
+	fprintf(f, "\nUsage:\n");
+	if (runuser)
+		fprintf(f, " %1$s [options] -u <user> [[--] <command>]\n"
+			   " %1$s [options] [-] [<user> [<argument>...]]\n\n"
+			   "Run <command> with the effective user ID and group ID of <user>.  If -u is\n"
+			   "not given, fall back to su(1)-compatible semantics and execute standard shell.\n"
+			   "The options -c, -f, -l, and -s are mutually exclusive with -u.\n",
+			PROG_NAME);
+	else
+		fprintf(f, " %s [options] [-] [<user> [<argument>...]]\n\n"
+			   "Change the effective user ID and group ID to that of <user>.\n"
+			   "A mere - implies -l.  If <user> is not given, root is assumed.\n",
+			PROG_NAME);
+	fprintf(f, "\nOptions:\n");
+	if (runuser)
+		fprintf(f, " -u, --user <user>               username\n");
+	fprintf(f,
+		" -m, -p, --preserve-environment      do not reset environment variables\n"
+		" -w, --whitelist-environment <list>  don't reset specified variables\n"
+		"\n"
+		" -g, --group <group>             specify the primary group\n"
+		" -G, --supp-group <group>        specify a supplemental group\n"
+		"\n"
+		" -, -l, --login                  make the shell a login shell\n"
+		" -c, --command <command>         pass a single command to the shell with -c\n"
+		" --session-command <command>     pass a single command to the shell with -c\n"
+		"                                   and do not create a new session\n"
+		" -f, --fast                      pass -f to the shell (for csh or tcsh)\n"
+		" -s, --shell <shell>             run <shell> if /etc/shells allows it\n"
+		" -P, --pty                       create a new pseudo-terminal\n"
+		"\n"
+		" -h, --help                      display this help\n"
+		" -V, --version                   display version\n"
+		"\nFor more details see %s(1).\n", PROG_NAME);
+	if (fflush(f) != 0 || ferror(f))
+		exit(E_FAILURE);
+	exit(0);
+}
+
+static void parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_SESSION_COMMAND = 256 };
+	static const struct option longopts[] = {
+		{ "command",               required_argument, NULL, 'c' },
+		{ "session-command",       required_argument, NULL, OPT_SESSION_COMMAND },
+		{ "fast",                  no_argument,       NULL, 'f' },
+		{ "login",                 no_argument,       NULL, 'l' },
+		{ "preserve-environment",  no_argument,       NULL, 'p' },
+		{ "pty",                   no_argument,       NULL, 'P' },
+		{ "shell",                 required_argument, NULL, 's' },
+		{ "group",                 required_argument, NULL, 'g' },
+		{ "supp-group",            required_argument, NULL, 'G' },
+		{ "user",                  required_argument, NULL, 'u' },
+		{ "whitelist-environment", required_argument, NULL, 'w' },
+		{ "help",                  no_argument,       NULL, 'h' },
+		{ "version",               no_argument,       NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:fg:G:lmpPs:u:hVw:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->command = optarg;
+			o->session_command = false;
+			break;
+		case OPT_SESSION_COMMAND:
+			o->command = optarg;
+			o->session_command = true;
+			break;
+		case 'f':
+			o->fast = true;
+			break;
+		case 'g':
+			o->group = optarg;
+			break;
+		case 'G':
+			if (o->nsupp == MAX_SUPP_GROUPS)
+				hs_die(E_FAILURE, "specifying more than %d supplemental groups is not "
+				       "possible", MAX_SUPP_GROUPS);
+			o->supp[o->nsupp++] = optarg;
+			break;
+		case 'l':
+			o->login = true;
+			break;
+		case 'm':
+		case 'p':
+			o->preserve = true;
+			break;
+		case 'P':
+			o->pty = true;
+			break;
+		case 's':
+			o->shell = optarg;
+			break;
+		case 'u':
+			if (!runuser)
+				usage(E_FAILURE);
+			o->user = optarg;
+			break;
+		case 'w':
+			if (o->nwhitelist == HS_ARRAY_SIZE(o->whitelist))
+				hs_die(E_FAILURE, "too many --whitelist-environment options");
+			o->whitelist[o->nwhitelist++] = optarg;
+			break;
+		case 'h':
+			usage(0);
+		case 'V':
+			hs_print_version();
+		default:
+			usage(E_FAILURE);
+		}
+	}
+	if (o->preserve && o->nwhitelist > 0)
+		hs_die(E_FAILURE, "mutually exclusive arguments: --preserve-environment "
+		       "--whitelist-environment");
+}
+
+/* The terminal of the caller, for PAM_TTY and the logs ("pts/3"), or NULL. */
+static const char *caller_tty(void)
+{
+	static char path[64];
+
+	for (int fd = 0; fd <= 2; fd++) {
+		if (isatty(fd) && ttyname_r(fd, path, sizeof(path)) == 0)
+			return strncmp(path, "/dev/", 5) == 0 ? path + 5 : path;
+	}
+	return NULL;
+}
+
+static gid_t group_gid(const char *name)
+{
+	char shown[64];
+	struct group *gr = hs_group_name_valid(name) ? getgrnam(name) : NULL;
+
+	if (!gr)
+		hs_die(E_FAILURE, "group %s does not exist", hs_printable(name, shown, sizeof(shown)));
+	return gr->gr_gid;
+}
+
+/* Is shell a line of /etc/shells?  An unreadable file lists nothing: a
+ * restricted account stays restricted. */
+static bool shell_listed(const char *shell)
+{
+	struct hs_shells sh;
+	bool listed = false;
+
+	memset(&sh, 0, sizeof(sh));
+	if (hs_shells_load(&sh, HS_ETC_SHELLS) == 0)
+		listed = hs_shells_contains(&sh, shell);
+	hs_shells_free(&sh);
+	return listed;
+}
+
+/* shadow-utils' sulog line: "SU MM/DD HH:MM + TTY CALLER-TARGET". */
+static void sulog(const struct hs_config *defs, bool ok, const char *tty, const char *from,
+                  const char *to)
+{
+	const char *path = hs_config_get_str(defs, "SULOG_FILE", NULL);
+	char line[256];
+	struct stat st;
+	struct tm tm;
+	time_t now = time(NULL);
+	int fd, n;
+
+	if (!path || path[0] != '/')
+		return;
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
+		  O_CLOEXEC, 0600);
+	if (fd < 0) {
+		syslog(LOG_WARNING, "cannot open %s: %m", path);
+		return;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_nlink != 1) {
+		syslog(LOG_WARNING, "%s is not a regular file of root's: not written", path);
+		close(fd);
+		return;
+	}
+	localtime_r(&now, &tm);
+	n = snprintf(line, sizeof(line), "SU %02d/%02d %02d:%02d %c %s %s-%s\n", tm.tm_mon + 1,
+		     tm.tm_mday, tm.tm_hour, tm.tm_min, ok ? '+' : '-', tty ? tty : "???",
+		     from ? from : "???", to);
+	if (n > 0 && (size_t)n < sizeof(line) && hs_write_full(fd, line, (size_t)n) < 0)
+		syslog(LOG_WARNING, "cannot write %s: %m", path);
+	close(fd);
+}
+
+static void log_attempt(const struct hs_config *defs, bool ok, const char *tty,
+                        const char *from, const char *to)
+{
+	syslog(LOG_NOTICE, "%s(to %s) %s on %s", ok ? "" : (runuser ? "FAILED RUNUSER " :
+	       "FAILED SU "), to, from ? from : "", tty ? tty : "none");
+	if (!runuser)
+		sulog(defs, ok, tty, from, to);
+}
+
+static void set_env(struct hs_env *env, const char *name, const char *value)
+{
+	if (hs_env_set(env, name, value, true) < 0)
+		hs_die(E_FAILURE, "failed to modify environment");
+}
+
+/* util-linux's rules: --login starts from nothing but TERM and the
+ * whitelist; otherwise the caller's environment with HOME and SHELL (and
+ * USER, LOGNAME for a target other than root) replaced, unless -p. */
+static void build_env(struct hs_env *env, const struct hs_env *caller, const struct options *o,
+                      const struct passwd *pw, const char *shell, const struct hs_config *defs)
+{
+	hs_env_init(env);
+	if (o->login) {
+		const char *term = hs_env_get(caller, "TERM");
+
+		if (term && hs_env_term_ok(term))
+			set_env(env, "TERM", term);
+		if (shell)
+			set_env(env, "SHELL", shell);
+		set_env(env, "PATH", hs_session_default_path(defs, pw->pw_uid));
+		set_env(env, "HOME", pw->pw_dir);
+		set_env(env, "USER", pw->pw_name);
+		set_env(env, "LOGNAME", pw->pw_name);
+		for (size_t i = 0; i < o->nwhitelist; i++) {
+			_cleanup_free_ char *list = strdup(o->whitelist[i]);
+			char *save = NULL;
+
+			if (!list)
+				hs_die(E_FAILURE, "out of memory");
+			for (char *name = strtok_r(list, ",", &save); name;
+			     name = strtok_r(NULL, ",", &save)) {
+				const char *v = hs_env_get(caller, name);
+				if (v && hs_env_set(env, name, v, false) == -ENOMEM)
+					hs_die(E_FAILURE, "out of memory");
+			}
+		}
+		return;
+	}
+	for (size_t i = 0; i < caller->n; i++)
+		if (hs_env_put(env, caller->v[i], true) == -ENOMEM)
+			hs_die(E_FAILURE, "out of memory");
+	if (o->preserve)
+		return;
+	set_env(env, "HOME", pw->pw_dir);
+	if (shell)
+		set_env(env, "SHELL", shell);
+	if (hs_config_get_bool(defs, "ALWAYS_SET_PATH", false))
+		set_env(env, "PATH", hs_session_default_path(defs, pw->pw_uid));
+	if (pw->pw_uid != 0) {
+		set_env(env, "USER", pw->pw_name);
+		set_env(env, "LOGNAME", pw->pw_name);
+	}
+}
+
+/* The target account: runuser -u USER, else the first operand, else root. */
+static void resolve_target(int argc, char **argv, struct options *o, struct passwd *pw,
+                           char **pwbuf)
+{
+	const char *target = DEFAULT_USER;
+	char shown[64];
+	int r;
+
+	if (optind < argc && strcmp(argv[optind], "-") == 0) {
+		o->login = true;
+		optind++;
+	}
+	if (o->login && o->preserve) {
+		hs_warn("ignoring --preserve-environment, it's mutually exclusive with --login");
+		o->preserve = false;
+	}
+	if (o->user) {
+		if (o->shell || o->fast || o->command || o->login)
+			hs_die(E_FAILURE, "options --{shell,fast,command,session-command,login} and "
+			       "--user are mutually exclusive");
+		if (optind == argc)
+			hs_die(E_FAILURE, "no command was specified");
+		target = o->user;
+	} else if (optind < argc) {
+		target = argv[optind++];
+	}
+
+	r = hs_user_name_valid(target) ? hs_getpwnam_alloc(target, pw, pwbuf) : -ENOENT;
+	if (r < 0 || !pw->pw_name || !*pw->pw_name || !pw->pw_dir || !*pw->pw_dir)
+		hs_die(E_FAILURE, "user %s does not exist", hs_printable(target, shown, sizeof(shown)));
+	if (!pw->pw_shell || !*pw->pw_shell)
+		pw->pw_shell = (char *)DEFAULT_SHELL;
+}
+
+/* -g and -G replace the whole group list (util-linux): the -g group is
+ * primary, else the first -G one.  Returns the primary group. */
+static gid_t choose_groups(const struct options *o, const struct passwd *pw, gid_t *groups,
+                           size_t *ngroups)
+{
+	*ngroups = 0;
+	if (o->group)
+		groups[(*ngroups)++] = group_gid(o->group);
+	for (size_t i = 0; i < o->nsupp; i++)
+		groups[(*ngroups)++] = group_gid(o->supp[i]);
+	return *ngroups ? groups[0] : pw->pw_gid;
+}
+
+/* su only: the caller proves they may become the target.  An expired
+ * password is changed here, as util-linux does. */
+static void authenticate(struct hs_session *s, const struct hs_config *defs, const char *tty,
+                         const char *from, const char *to)
+{
+	int r = pam_authenticate(s->pamh, 0);
+
+	if (r == PAM_SUCCESS) {
+		r = pam_acct_mgmt(s->pamh, 0);
+		if (r == PAM_NEW_AUTHTOK_REQD)
+			r = pam_chauthtok(s->pamh, PAM_CHANGE_EXPIRED_AUTHTOK);
+	}
+	log_attempt(defs, r == PAM_SUCCESS, tty, from, to);
+	if (r != PAM_SUCCESS) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "%s", hs_session_strerror(s, r));
+		hs_session_end(s, r);
+		sleep((unsigned)hs_config_get_long(defs, "FAIL_DELAY", 0, 60, 1));
+		hs_die(E_FAILURE, "%s", msg);
+	}
+}
+
+/* The shell to run: -s, or $SHELL with -p, unless the target's own shell
+ * is not in /etc/shells and the caller is not root. */
+static char *choose_shell(const struct options *o, const struct hs_env *caller_env,
+                          const struct passwd *pw, bool caller_root)
+{
+	const char *want = o->shell;
+	char *shell;
+
+	if (!want && o->preserve)
+		want = hs_env_get(caller_env, "SHELL");
+	if (want && !caller_root && !shell_listed(pw->pw_shell)) {
+		/* a restricted account (uucp, git-shell): a standard shell
+		 * would open it up */
+		hs_warn("using restricted shell %s", pw->pw_shell);
+		want = NULL;
+	}
+	shell = strdup(want ? want : pw->pw_shell);
+	if (!shell)
+		hs_die(E_FAILURE, "out of memory");
+	return shell;
+}
+
+/* Groups, then the PAM session (with its messages only for an
+ * interactive login shell). */
+static void open_session(struct hs_session *s, const struct options *o, const struct passwd *pw,
+                         gid_t gid, const gid_t *groups, size_t ngroups)
+{
+	int r = hs_session_set_groups(pw->pw_name, gid, ngroups ? groups : NULL, ngroups);
+
+	if (r < 0) {
+		hs_session_end(s, PAM_ABORT);
+		hs_die(E_FAILURE, "cannot set groups: %s", hs_strerror(r));
+	}
+	if (!o->login || o->command)
+		s->suppress_info = true;
+	r = hs_session_open(s, 0);
+	if (r != PAM_SUCCESS) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "%s", hs_session_strerror(s, r));
+		hs_session_end(s, r);
+		hs_die(E_FAILURE, "cannot open session: %s", msg);
+	}
+}
+
+/* The shell's argv: "-sh" for a login shell, then -f, -c COMMAND and the
+ * remaining operands.  NULL when out of memory. */
+static char **shell_argv(const struct options *o, const char *shell, int argc, char **argv,
+                         char **arg0)
+{
+	const char *base = strrchr(shell, '/') ? strrchr(shell, '/') + 1 : shell;
+	char **cargv = calloc((size_t)(argc - optind) + 5, sizeof(*cargv));
+	size_t nc = 0;
+
+	*arg0 = malloc(strlen(base) + 2);
+	if (!cargv || !*arg0) {
+		free(cargv);
+		return NULL;
+	}
+	snprintf(*arg0, strlen(base) + 2, "%s%s", o->login ? "-" : "", base);
+	cargv[nc++] = *arg0;
+	if (o->fast)
+		cargv[nc++] = (char *)"-f";
+	if (o->command) {
+		cargv[nc++] = (char *)"-c";
+		cargv[nc++] = (char *)o->command;
+	}
+	for (int i = optind; i < argc; i++)
+		cargv[nc++] = argv[i];
+	cargv[nc] = NULL;
+	return cargv;
+}
+
+int su_main(int argc, char **argv, enum su_mode mode)
+{
+	struct options o;
+	struct hs_env caller_env, env;
+	struct hs_session s;
+	struct hs_child child;
+	struct hs_config *defs = NULL;
+	struct passwd pw, me;
+	_cleanup_free_ char *pwbuf = NULL;
+	_cleanup_free_ char *mebuf = NULL;
+	_cleanup_free_ char *shell = NULL;
+	_cleanup_free_ char *arg0 = NULL;
+	gid_t groups[MAX_SUPP_GROUPS + 1], gid;
+	size_t ngroups = 0;
+	const char *from = NULL, *tty, *service;
+	char **cargv;
+	mode_t caller_umask;
+	struct rlimit caller_core;
+	bool caller_root, same_session;
+	int r, status;
+
+	runuser = mode == RUNUSER_MODE;
+	/* Taken before hs_privileged_init() replaces the environment: what
+	 * su hands on to the target (filtered, see hs_env_capture). */
+	hs_env_init(&caller_env);
+	if (hs_env_capture(&caller_env, environ) < 0)
+		hs_env_free(&caller_env);
+	caller_umask = umask(077);
+	umask(caller_umask);
+	hs_session_tool_init(argc, argv, PROG_NAME, &caller_core);
+
+	memset(&o, 0, sizeof(o));
+	parse_options(argc, argv, &o);
+	caller_root = getuid() == 0 && geteuid() == 0;
+	if (runuser && !caller_root)
+		hs_die(E_FAILURE, "may not be used by non-root users");
+	if (geteuid() != 0)
+		hs_die(E_FAILURE, "cannot change identity: %s is not installed setuid root",
+		       PROG_NAME);
+	if ((o.group || o.nsupp) && !caller_root)
+		hs_die(E_FAILURE, "only root can specify alternative groups");
+
+	resolve_target(argc, argv, &o, &pw, &pwbuf);
+	gid = choose_groups(&o, &pw, groups, &ngroups);
+
+	if (hs_getpwuid_alloc(getuid(), &me, &mebuf) == 0)
+		from = me.pw_name;
+	tty = caller_tty();
+	if (hs_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs) < 0)
+		defs = NULL;
+	openlog(PROG_NAME, LOG_PID, LOG_AUTH);
+
+	if (runuser)
+		service = o.login ? "runuser-l" : "runuser";
+	else
+		service = o.login ? "su-l" : "su";
+	r = hs_session_start(&s, service, pw.pw_name, tty, from, NULL);
+	if (r != PAM_SUCCESS) {
+		log_attempt(defs, false, tty, from, pw.pw_name);
+		hs_die(E_FAILURE, "%s", hs_session_strerror(&s, r));
+	}
+	if (!runuser)
+		authenticate(&s, defs, tty, from, pw.pw_name);
+
+	same_session = o.session_command || !o.command || pw.pw_uid == 0;
+	if (!o.user)
+		shell = choose_shell(&o, &caller_env, &pw, caller_root);
+
+	open_session(&s, &o, &pw, gid, groups, ngroups);
+
+	build_env(&env, &caller_env, &o, &pw, shell, defs);
+	if (hs_env_add_pam(&env, s.pamh) < 0) {
+		hs_session_end(&s, PAM_BUF_ERR);
+		hs_die(E_FAILURE, "out of memory");
+	}
+
+	memset(&child, 0, sizeof(child));
+	if (o.user) {
+		cargv = argv + optind;
+		child.path = argv[optind];
+		child.search_path = true;
+	} else {
+		cargv = shell_argv(&o, shell, argc, argv, &arg0);
+		if (!cargv) {
+			hs_session_end(&s, PAM_BUF_ERR);
+			hs_die(E_FAILURE, "out of memory");
+		}
+		child.path = shell;
+	}
+	child.uid = pw.pw_uid;
+	child.gid = gid;
+	child.argv = cargv;
+	child.envp = env.v ? env.v : (char *[]){ NULL };
+	child.umask = caller_umask;
+	child.dir = o.login ? pw.pw_dir : NULL;
+	child.tty = o.pty ? HS_CHILD_PTY : same_session ? HS_CHILD_SAME_SESSION :
+		    HS_CHILD_NEW_SESSION;
+	child.forward_int_quit = o.pty || !same_session;
+	child.verbose = true;
+	child.restore_core = true;
+	child.core_limit = caller_core;
+	{
+		struct group *tg = getgrnam("tty");
+		child.pty_gid = tg ? tg->gr_gid : (gid_t)-1;
+	}
+	hs_config_free(defs);
+	defs = NULL;
+
+	r = hs_session_run(&child, &status);
+	if (r < 0) {
+		hs_session_end(&s, PAM_ABORT);
+		hs_die(E_FAILURE, "cannot start the session: %s", hs_strerror(r));
+	}
+	hs_session_end(&s, PAM_SUCCESS);
+	hs_env_free(&env);
+	hs_env_free(&caller_env);
+	if (!o.user)
+		free(cargv);
+	closelog();
+	return status;
+}
