@@ -406,7 +406,7 @@ static int split_dir(const char *path, char *dir, size_t dir_size, const char **
 int hs_global_commit(const struct hs_global_file *files, size_t n, char *err, size_t err_size)
 {
 	struct hs_txn_file tf[HS_TXN_MAX_FILES];
-	char dir[PATH_MAX], other[PATH_MAX];
+	char dir[PATH_MAX] = "", other[PATH_MAX] = "";
 	_cleanup_close_ int dirfd = -1;
 	int r;
 

@@ -871,7 +871,7 @@ static int rollback_pwconv(int etcfd, int treefd)
 	struct hs_shells sh = { 0 };
 	struct hs_buf b = { 0 };
 	struct etc_commit c = { .n = 0 };
-	bool changed;
+	bool changed = false;
 	size_t n;
 	int r;
 
