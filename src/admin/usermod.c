@@ -1013,115 +1013,166 @@ static bool is_proxy(const char *shell)
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-int main(int argc, char **argv)
-{
-	struct hs_config *cfg = NULL;
-	struct hs_accountdb *pw;
-	_cleanup_free_ char *user = NULL;
-	_cleanup_free_ char *old_home = NULL;
-	_cleanup_close_ int treefd = -1;
-	_cleanup_close_ int udirfd = -1;
-	char reserved[sizeof(RESERVED_PREFIX) + HS_NAME_MAX + 1];
-	char path[HS_PATHBUF_USER], path2[HS_PATHBUF_USER], hbuf[HS_HASH_MAX + 2];
-	const char *name, *final_name, *shell_file = NULL;
-	struct hs_passwd ent;
-	bool have_dir = false, restructure, dir_is_reserved = false;
-	gid_t auth_gid = HS_ANY_GID, old_gid;
-	uid_t old_uid, dir_owner = 0;
-	sigset_t saved;
-	unsigned files;
-	long idx;
-	int r, status = E_SUCCESS;
+/* ---- the plan: everything is decided, and staged in memory, before
+ * anything is written ---- */
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "usermod"));
+struct usermod_plan {
+	struct hs_config *cfg;
+	const char *name;       /* the account named on the command line */
+	const char *final_name; /* its name once the change is done */
+	char reserved[sizeof(RESERVED_PREFIX) + HS_NAME_MAX + 1];
+	long idx;               /* its line in /etc/passwd */
+	struct hs_passwd ent;   /* that line as it will be */
+	char *user, *old_home;
+	uid_t old_uid;
+	gid_t old_gid;
+	bool restructure;       /* -l or -u: the user's directory is taken away */
+	int treefd, udirfd;
+	bool have_dir, dir_is_reserved;
+	uid_t dir_owner;
+	gid_t auth_gid;
+	const char *shell_file; /* a listed -s shell, for the user's shell file */
+	char hbuf[HS_HASH_MAX + 2];
+};
+
+static bool plan_changes_anything(void)
+{
+	return o.lock || o.unlock || o.uid || o.shell || o.password || o.move_home || o.login ||
+	       o.groups || o.group || o.inactive || o.expire || o.home || o.comment ||
+	       changes_subids();
+}
+
+static void plan_parse_request(int argc, char **argv, struct usermod_plan *p)
+{
 	parse_options(argc, argv);
 	if (!hs_caller_is_root())
 		hs_die(E_PW_UPDATE, "Permission denied.");
 	openlog("usermod", LOG_PID, LOG_AUTHPRIV);
-	name = argv[optind];
-	if (!hs_user_name_valid(name))
-		hs_die(E_NOTFOUND, "user '%s' does not exist", name);
-	if (!(o.lock || o.unlock || o.uid || o.shell || o.password || o.move_home || o.login ||
-	      o.groups || o.group || o.inactive || o.expire || o.home || o.comment ||
-	      changes_subids())) {
-		fprintf(stderr, "%s: no changes\n", hs_cli_prog());
-		return E_SUCCESS;
-	}
-	r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, (void *)hs_cli_prog(),
-			      &cfg);
+	p->name = argv[optind];
+	if (!hs_user_name_valid(p->name))
+		hs_die(E_NOTFOUND, "user '%s' does not exist", p->name);
+}
+
+static void plan_load_logindefs(struct usermod_plan *p)
+{
+	int r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
+				  (void *)hs_cli_prog(), &p->cfg);
+
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
+}
 
-	/* the files this change reads or edits: the group files for -g, -G
-	 * and -l (member lists), the subordinate id files for -v -V -w -W
-	 * and -l (their owner) */
-	files = HS_AS_BIT(HS_AS_PASSWD) | HS_AS_BIT(HS_AS_SHADOW);
+/* The files this change reads or edits: the group files for -g, -G and
+ * -l (member lists), the subordinate id files for -v -V -w -W and -l
+ * (their owner). */
+static void plan_lock_global_files(void)
+{
+	unsigned files = HS_AS_BIT(HS_AS_PASSWD) | HS_AS_BIT(HS_AS_SHADOW);
+
 	if (o.group || o.groups || o.login)
 		files |= HS_AS_GROUP_FILES;
 	if (o.login || changes_subids())
 		files |= HS_AS_SUBID_FILES;
-	r = hs_accountset_open(&set, files, HS_DB_LAZY);
-	if (r < 0)
+	if (hs_accountset_open(&set, files, HS_DB_LAZY) < 0)
 		hs_die(set.lock_failed ? E_PW_UPDATE : file_status(set.failed), "%s", set.error);
-	pw = db(HS_AS_PASSWD);
-	idx = hs_accountdb_find(pw, name);
-	final_name = o.login ? o.login : name;
-	snprintf(reserved, sizeof(reserved), RESERVED_PREFIX "%s", final_name);
+}
 
-	/* An interrupted rename that already wrote /etc/passwd: the name
-	 * given is the new one, its directory waits under the reserved name. */
-	treefd = hs_tree_open();
-	if (treefd < 0 && treefd != -ENOENT) {
-		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
-		fail(E_PW_UPDATE);
+/* The same usermod -l NEW OLD again after it stopped once /etc/passwd
+ * said NEW: finish it as any usermod on NEW does. */
+static void plan_resume_rename_to_new_name(struct usermod_plan *p)
+{
+	struct hs_accountdb *pw = db(HS_AS_PASSWD);
+	long ni = hs_accountdb_find(pw, o.login);
+
+	if (ni >= 0 &&
+	    rename_unfinished(p->treefd, o.login, hs_accountdb_get(pw, (size_t)ni)->pw.uid)) {
+		p->name = o.login;
+		o.login = NULL;
+		p->final_name = p->name;
+		p->idx = ni;
 	}
-	/* The same usermod -l NEW OLD again after it stopped once /etc/passwd
-	 * said NEW: finish it as any usermod on NEW does (below). */
-	if (idx < 0 && o.login && treefd >= 0) {
-		long ni = hs_accountdb_find(pw, o.login);
+}
 
-		if (ni >= 0 && rename_unfinished(treefd, o.login,
-						 hs_accountdb_get(pw, (size_t)ni)->pw.uid)) {
-			name = o.login;
-			o.login = NULL;
-			final_name = name;
-			idx = ni;
+/* An interrupted rename that already wrote /etc/passwd: the name given is
+ * the new one, its directory waits under the reserved name. */
+static void recover_rename_after_passwd(struct usermod_plan *p)
+{
+	char path[HS_PATHBUF_USER];
+	struct stat st;
+
+	snprintf(p->reserved, sizeof(p->reserved), RESERVED_PREFIX "%s", p->name);
+	if (fstatat(p->treefd, p->name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+		int fd = recover_rename(p->treefd, p->reserved, p->name, true);
+
+		if (fd >= 0) {
+			hs_warn("finished the interrupted rename of %s",
+				hs_userdir_path(path, sizeof(path), p->name, NULL));
+			hs_close(fd);
 		}
 	}
-	if (idx >= 0 && treefd >= 0 && !o.login) {
-		struct stat st;
+}
 
-		snprintf(reserved, sizeof(reserved), RESERVED_PREFIX "%s", name);
-		if (fstatat(treefd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
-			int fd = recover_rename(treefd, reserved, name, true);
-
-			if (fd >= 0) {
-				hs_warn("finished the interrupted rename of %s",
-					hs_userdir_path(path, sizeof(path), name, NULL));
-				hs_close(fd);
-			}
-		}
-	}
-	if (idx < 0) {
-		hs_warn("user '%s' does not exist", name);
-		fail(E_NOTFOUND);
-	}
-	ent = hs_accountdb_get(pw, (size_t)idx)->pw;
-	user = strdup(ent.name);
-	old_home = strdup(ent.dir);
-	if (!user || !old_home) {
+/* The account as /etc/passwd has it now; -l to the same name and -u to
+ * the same uid are no change (shadow-utils). */
+static void plan_take_current_account(struct usermod_plan *p)
+{
+	p->ent = hs_accountdb_get(db(HS_AS_PASSWD), (size_t)p->idx)->pw;
+	p->user = strdup(p->ent.name);
+	p->old_home = strdup(p->ent.dir);
+	if (!p->user || !p->old_home) {
 		hs_warn("out of memory");
 		fail(E_PW_UPDATE);
 	}
-	old_uid = ent.uid;
-	old_gid = ent.gid;
-	if (o.login && strcmp(o.login, name) == 0)
-		o.login = NULL;         /* shadow-utils: the same name is no change */
-	if (o.uid && new_uid == old_uid)
+	p->old_uid = p->ent.uid;
+	p->old_gid = p->ent.gid;
+	if (o.login && strcmp(o.login, p->name) == 0)
+		o.login = NULL;
+	if (o.uid && new_uid == p->old_uid)
 		o.uid = NULL;
-	restructure = o.login || o.uid;
+	p->restructure = o.login || o.uid;
+}
 
-	/* ---- checks and edits in memory ---- */
+static void plan_find_account(struct usermod_plan *p)
+{
+	p->idx = hs_accountdb_find(db(HS_AS_PASSWD), p->name);
+	p->final_name = o.login ? o.login : p->name;
+	snprintf(p->reserved, sizeof(p->reserved), RESERVED_PREFIX "%s", p->final_name);
+	p->treefd = hs_tree_open();
+	if (p->treefd < 0 && p->treefd != -ENOENT) {
+		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(p->treefd));
+		fail(E_PW_UPDATE);
+	}
+	if (p->idx < 0 && o.login && p->treefd >= 0)
+		plan_resume_rename_to_new_name(p);
+	if (p->idx >= 0 && p->treefd >= 0 && !o.login)
+		recover_rename_after_passwd(p);
+	if (p->idx < 0) {
+		hs_warn("user '%s' does not exist", p->name);
+		fail(E_NOTFOUND);
+	}
+	plan_take_current_account(p);
+}
+
+/* -g: a group name, or failing that a gid, that /etc/group has. */
+static void plan_resolve_primary_group(struct usermod_plan *p)
+{
+	struct hs_accountdb *gr = db(HS_AS_GROUP);
+	long gi = hs_group_name_valid(o.group) ? hs_accountdb_find(gr, o.group) : -1;
+	unsigned long gid;
+
+	if (gi < 0 && hs_parse_ulong(o.group, 0, HS_ID_MAX, &gid) == 0)
+		gi = hs_accountdb_find_id(gr, gid);
+	if (gi < 0) {
+		hs_warn("group '%s' does not exist", o.group);
+		fail(E_NOTFOUND);
+	}
+	p->ent.gid = hs_accountdb_get(gr, (size_t)gi)->gr.gid;
+}
+
+static void plan_validate_against_accounts(struct usermod_plan *p)
+{
+	struct hs_accountdb *pw = db(HS_AS_PASSWD);
+
 	if (o.login && hs_accountdb_find(pw, o.login) >= 0) {
 		hs_warn("user '%s' already exists", o.login);
 		fail(E_NAME_IN_USE);
@@ -1130,253 +1181,355 @@ int main(int argc, char **argv)
 		hs_warn("UID '%lu' already exists", (unsigned long)new_uid);
 		fail(E_UID_IN_USE);
 	}
-	if (o.group) {
-		long gi = hs_group_name_valid(o.group) ? hs_accountdb_find(db(HS_AS_GROUP), o.group)
-						       : -1;
-		unsigned long gid;
-
-		if (gi < 0 && hs_parse_ulong(o.group, 0, HS_ID_MAX, &gid) == 0)
-			gi = hs_accountdb_find_id(db(HS_AS_GROUP), gid);
-		if (gi < 0) {
-			hs_warn("group '%s' does not exist", o.group);
-			fail(E_NOTFOUND);
-		}
-		ent.gid = hs_accountdb_get(db(HS_AS_GROUP), (size_t)gi)->gr.gid;
-	}
+	if (o.group)
+		plan_resolve_primary_group(p);
 	if (o.login || o.uid || o.move_home) {
-		pid_t busy = hs_user_busy(old_uid);
+		pid_t busy = hs_user_busy(p->old_uid);
 
 		if (busy) {
-			hs_warn("user %s is currently used by process %ld", user, (long)busy);
+			hs_warn("user %s is currently used by process %ld", p->user, (long)busy);
 			fail(E_USER_BUSY);
 		}
 	}
+}
 
-	/* the user's directory, if the account is in the tree */
-	if (treefd >= 0) {
-		udirfd = hs_userdir_open(treefd, user, HS_ANY_UID, &dir_owner);
-		if (udirfd == -ENOENT && o.login) {
-			/* an interrupted rename before /etc/passwd was written */
-			udirfd = recover_rename(treefd, reserved, final_name, false);
-			if (udirfd >= 0) {
-				struct stat st;
+/* The user's directory, or OLD's under the reserved name when a rename
+ * stopped before /etc/passwd was written; -ENOENT when there is none. */
+static int plan_open_userdir_fd(struct usermod_plan *p)
+{
+	int fd = hs_userdir_open(p->treefd, p->user, HS_ANY_UID, &p->dir_owner);
+	struct stat st;
 
-				dir_is_reserved = true;
-				if (fstat(udirfd, &st) == 0)
-					dir_owner = st.st_uid;
-			} else {
-				udirfd = -ENOENT;
-			}
-		}
-		if (udirfd >= 0) {
-			have_dir = true;
-			/* root's: taken away by an interrupted usermod */
-			if (dir_owner != old_uid && dir_owner != 0 &&
-			    !(o.uid && dir_owner == new_uid)) {
-				hs_warn("%s is owned by uid %lu, not by the user",
-					hs_userdir_path(path, sizeof(path), user, NULL),
-					(unsigned long)dir_owner);
-				fail(E_PW_UPDATE);
-			}
-			auth_gid_or_die(&auth_gid);
-		} else if (udirfd != -ENOENT) {
-			hs_warn("cannot open %s: %s",
-				hs_userdir_path(path, sizeof(path), user, NULL),
-				hs_strerror(udirfd));
+	if (fd != -ENOENT || !o.login)
+		return fd;
+	fd = recover_rename(p->treefd, p->reserved, p->final_name, false);
+	if (fd < 0)
+		return -ENOENT;
+	p->dir_is_reserved = true;
+	if (fstat(fd, &st) == 0)
+		p->dir_owner = st.st_uid;
+	return fd;
+}
+
+/* The user's directory, if the account is in the tree. */
+static void plan_open_userdir(struct usermod_plan *p)
+{
+	char path[HS_PATHBUF_USER];
+
+	if (p->treefd < 0)
+		return;
+	p->udirfd = plan_open_userdir_fd(p);
+	if (p->udirfd >= 0) {
+		p->have_dir = true;
+		/* root's: taken away by an interrupted usermod */
+		if (p->dir_owner != p->old_uid && p->dir_owner != 0 &&
+		    !(o.uid && p->dir_owner == new_uid)) {
+			hs_warn("%s is owned by uid %lu, not by the user",
+				hs_userdir_path(path, sizeof(path), p->user, NULL),
+				(unsigned long)p->dir_owner);
 			fail(E_PW_UPDATE);
 		}
+		auth_gid_or_die(&p->auth_gid);
+	} else if (p->udirfd != -ENOENT) {
+		hs_warn("cannot open %s: %s", hs_userdir_path(path, sizeof(path), p->user, NULL),
+			hs_strerror(p->udirfd));
+		fail(E_PW_UPDATE);
 	}
-	if (o.login && have_dir && !dir_is_reserved) {
-		struct stat st;
+}
 
-		if (fstatat(treefd, o.login, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-		    fstatat(treefd, reserved, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			hs_warn("%s already exists",
-				hs_userdir_path(path, sizeof(path), o.login, NULL));
-			fail(E_NAME_IN_USE);
-		}
+/* -l: neither NEW nor its reserved name may be in the tree already. */
+static void plan_check_new_userdir_free(const struct usermod_plan *p)
+{
+	char path[HS_PATHBUF_USER];
+	struct stat st;
+
+	if (!o.login || !p->have_dir || p->dir_is_reserved)
+		return;
+	if (fstatat(p->treefd, o.login, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    fstatat(p->treefd, p->reserved, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		hs_warn("%s already exists", hs_userdir_path(path, sizeof(path), o.login, NULL));
+		fail(E_NAME_IN_USE);
 	}
+}
 
-	if (o.shell) {
-		struct hs_shells shells;
-		bool listed;
+/* -s: docs/decisions.md "chsh": a listed shell goes behind the proxy,
+ * anything else into /etc/passwd. */
+static void plan_choose_shell(struct usermod_plan *p)
+{
+	struct hs_shells shells;
+	bool listed;
 
-		if (is_proxy(o.shell) && o.shell[0]) {
-			hs_warn("%s is the shell proxy, not a login shell", o.shell);
-			fail(E_BAD_ARG);
-		}
-		if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0) {
-			hs_warn("%s", shells.error);
+	if (is_proxy(o.shell) && o.shell[0]) {
+		hs_warn("%s is the shell proxy, not a login shell", o.shell);
+		fail(E_BAD_ARG);
+	}
+	if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0) {
+		hs_warn("%s", shells.error);
+		fail(E_PW_UPDATE);
+	}
+	listed = o.shell[0] && hs_shells_contains(&shells, o.shell);
+	hs_shells_free(&shells);
+	if (listed && p->have_dir && (o.uid ? new_uid : p->old_uid) != 0) {
+		p->shell_file = o.shell;
+		p->ent.shell = (char *)HS_SHELL_PROXY;
+	} else {
+		p->ent.shell = (char *)o.shell;
+	}
+}
+
+/* -L -U -p -e -f on a classic account: the secrets are in /etc/shadow
+ * (or, without a shadow line, the hash in passwd). */
+static void plan_stage_classic_secrets(struct usermod_plan *p)
+{
+	struct hs_accountdb *shadow = db(HS_AS_SHADOW);
+	long si = shadow ? hs_accountdb_find(shadow, p->user) : -1;
+	const char *h;
+
+	if (si < 0) {
+		h = new_hash(p->user, p->ent.passwd, p->hbuf, sizeof(p->hbuf));
+		if (o.expire || o.inactive) {
+			hs_warn("user %s has no %s entry and no directory in %s",
+				p->user, HS_ETC_SHADOW, HS_TREE_DIR);
 			fail(E_PW_UPDATE);
 		}
-		listed = o.shell[0] && hs_shells_contains(&shells, o.shell);
-		hs_shells_free(&shells);
-		/* docs/decisions.md "chsh": a listed shell goes behind the
-		 * proxy, anything else into /etc/passwd */
-		if (listed && have_dir && (o.uid ? new_uid : old_uid) != 0) {
-			shell_file = o.shell;
-			ent.shell = (char *)HS_SHELL_PROXY;
-		} else {
-			ent.shell = (char *)o.shell;
-		}
+		if (h)
+			p->ent.passwd = (char *)h;
+		return;
 	}
+	struct hs_spwd sp = hs_accountdb_get(shadow, (size_t)si)->sp;
+
+	h = new_hash(p->user, sp.hash, p->hbuf, sizeof(p->hbuf));
+	if (h) {
+		sp.hash = (char *)h;
+		if (o.password)
+			sp.lstchg = hs_today();
+	}
+	if (o.expire)
+		sp.expire = new_expire;
+	if (o.inactive)
+		sp.inact = new_inactive;
+	if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0) {
+		hs_warn("%s", shadow->error);
+		fail(E_PW_UPDATE);
+	}
+}
+
+static void plan_stage_passwd_line(struct usermod_plan *p)
+{
+	struct hs_accountdb *pw = db(HS_AS_PASSWD);
+
 	if (o.comment)
-		ent.gecos = (char *)o.comment;
+		p->ent.gecos = (char *)o.comment;
 	if (o.home)
-		ent.dir = (char *)o.home;
+		p->ent.dir = (char *)o.home;
 	if (o.uid)
-		ent.uid = new_uid;
+		p->ent.uid = new_uid;
 	if (o.login)
-		ent.name = (char *)o.login;
-	/* a classic account: the secrets are in /etc/shadow (or passwd) */
-	if (!have_dir && changes_secrets()) {
-		struct hs_accountdb *shadow = db(HS_AS_SHADOW);
-		long si = shadow ? hs_accountdb_find(shadow, user) : -1;
-
-		if (si >= 0) {
-			struct hs_spwd sp = hs_accountdb_get(shadow, (size_t)si)->sp;
-			const char *h = new_hash(user, sp.hash, hbuf, sizeof(hbuf));
-
-			if (h) {
-				sp.hash = (char *)h;
-				if (o.password)
-					sp.lstchg = hs_today();
-			}
-			if (o.expire)
-				sp.expire = new_expire;
-			if (o.inactive)
-				sp.inact = new_inactive;
-			if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0) {
-				hs_warn("%s", shadow->error);
-				fail(E_PW_UPDATE);
-			}
-		} else {
-			const char *h = new_hash(user, ent.passwd, hbuf, sizeof(hbuf));
-
-			if (o.expire || o.inactive) {
-				hs_warn("user %s has no %s entry and no directory in %s",
-					user, HS_ETC_SHADOW, HS_TREE_DIR);
-				fail(E_PW_UPDATE);
-			}
-			if (h)
-				ent.passwd = (char *)h;
-		}
-	}
-	if (hs_accountdb_replace(pw, (size_t)idx, &ent) < 0) {
+		p->ent.name = (char *)o.login;
+	if (!p->have_dir && changes_secrets())
+		plan_stage_classic_secrets(p);
+	if (hs_accountdb_replace(pw, (size_t)p->idx, &p->ent) < 0) {
 		hs_warn("%s", pw->error);
 		fail(E_BAD_ARG);
 	}
-	if (o.login && db(HS_AS_SHADOW)) {
-		struct hs_accountdb *shadow = db(HS_AS_SHADOW);
-		long si = hs_accountdb_find(shadow, user);
+}
 
-		if (si >= 0) {
-			struct hs_spwd sp = hs_accountdb_get(shadow, (size_t)si)->sp;
+/* -l: the shadow line, the member lists and the subordinate ranges follow
+ * the new name; -G and -v -V -w -W are staged here too. */
+static void plan_stage_other_files(const struct usermod_plan *p)
+{
+	struct hs_accountdb *shadow = db(HS_AS_SHADOW);
+	long si = o.login && shadow ? hs_accountdb_find(shadow, p->user) : -1;
 
-			sp.name = (char *)o.login;
-			if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0) {
-				hs_warn("%s", shadow->error);
-				fail(E_PW_UPDATE);
-			}
+	if (si >= 0) {
+		struct hs_spwd sp = hs_accountdb_get(shadow, (size_t)si)->sp;
+
+		sp.name = (char *)o.login;
+		if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0) {
+			hs_warn("%s", shadow->error);
+			fail(E_PW_UPDATE);
 		}
 	}
 	if (o.groups)
-		edit_groups(user);
-	if (o.login && hs_accountset_rename_user(&set, user, o.login) < 0) {
+		edit_groups(p->user);
+	if (o.login && hs_accountset_rename_user(&set, p->user, o.login) < 0) {
 		hs_warn("%s", set.error);
 		fail(E_GRP_UPDATE);
 	}
-	edit_subids(user, o.login);
+	edit_subids(p->user, o.login);
+}
 
-	/* ---- the commit: see the top of the file for the order ---- */
-	/* The user's lock, before signals are blocked (it may take a while),
-	 * held to the end: no PAM update or chsh writes into the directory
-	 * while it is edited, renamed or re-owned. */
-	if (have_dir && (changes_secrets() || shell_file || restructure))
-		lock_userdir(udirfd, user);
-	hs_signals_block(&saved);
-	if (have_dir)
-		edit_userdir_files(udirfd, user, dir_owner ? dir_owner : old_uid, auth_gid,
-				   shell_file);
-	if (o.move_home) {
-		status = move_home(old_home, o.home, old_uid);
-		if (status != E_SUCCESS) {
-			hs_signals_restore(&saved);
-			fail(status);
+/* ---- the commit: see the top of the file for the order ---- */
+
+static _Noreturn void fail_unblocking(const sigset_t *saved, int status)
+{
+	hs_signals_restore(saved);
+	fail(status);
+}
+
+/* The user's lock, before signals are blocked (it may take a while), held
+ * to the end: no PAM update or chsh writes into the directory while it is
+ * edited, renamed or re-owned. */
+static void apply_lock_userdir(const struct usermod_plan *p)
+{
+	if (p->have_dir && (changes_secrets() || p->shell_file || p->restructure))
+		lock_userdir(p->udirfd, p->user);
+}
+
+static void apply_userdir_files(const struct usermod_plan *p)
+{
+	if (p->have_dir)
+		edit_userdir_files(p->udirfd, p->user, p->dir_owner ? p->dir_owner : p->old_uid,
+				   p->auth_gid, p->shell_file);
+}
+
+static void apply_move_home(const struct usermod_plan *p, const sigset_t *saved)
+{
+	int status;
+
+	if (!o.move_home)
+		return;
+	status = move_home(p->old_home, o.home, p->old_uid);
+	if (status != E_SUCCESS)
+		fail_unblocking(saved, status);
+}
+
+/* -l -u: take the directory away from the user, give its files the new
+ * uid, put it under the reserved name. */
+static void apply_take_away_userdir(const struct usermod_plan *p, const sigset_t *saved)
+{
+	char path[HS_PATHBUF_USER];
+	int r;
+
+	if (!p->have_dir || !p->restructure)
+		return;
+	hs_userdir_path(path, sizeof(path), p->user, NULL);
+	if (fchown(p->udirfd, 0, 0) < 0 || fchmod(p->udirfd, 0700) < 0) {
+		hs_warn("cannot take %s away from the user: %s", path, strerror(errno));
+		fail_unblocking(saved, E_PW_UPDATE);
+	}
+	if (o.uid) {
+		r = reown_userdir(p->udirfd, p->user, p->old_uid, new_uid);
+		if (r < 0) {
+			hs_warn("cannot change the owner of the files in %s: %s", path,
+				hs_strerror(r));
+			undo_take_away(p->udirfd, p->old_uid, p->auth_gid);
+			fail_unblocking(saved, E_PW_UPDATE);
 		}
 	}
-	if (have_dir && restructure) {
-		hs_userdir_path(path, sizeof(path), user, NULL);
-		if (fchown(udirfd, 0, 0) < 0 || fchmod(udirfd, 0700) < 0) {
-			hs_warn("cannot take %s away from the user: %s", path, strerror(errno));
-			hs_signals_restore(&saved);
-			fail(E_PW_UPDATE);
-		}
-		if (o.uid) {
-			r = reown_userdir(udirfd, user, old_uid, new_uid);
-			if (r < 0) {
-				hs_warn("cannot change the owner of the files in %s: %s", path,
-					hs_strerror(r));
-				undo_take_away(udirfd, old_uid, auth_gid);
-				hs_signals_restore(&saved);
-				fail(E_PW_UPDATE);
-			}
-		}
-		if (o.login && !dir_is_reserved &&
-		    renameat2(treefd, user, treefd, reserved, RENAME_NOREPLACE) < 0) {
-			hs_warn("cannot rename %s: %s", path, strerror(errno));
-			undo_take_away(udirfd, old_uid, auth_gid);
-			hs_signals_restore(&saved);
-			fail(E_PW_UPDATE);
-		}
+	if (o.login && !p->dir_is_reserved &&
+	    renameat2(p->treefd, p->user, p->treefd, p->reserved, RENAME_NOREPLACE) < 0) {
+		hs_warn("cannot rename %s: %s", path, strerror(errno));
+		undo_take_away(p->udirfd, p->old_uid, p->auth_gid);
+		fail_unblocking(saved, E_PW_UPDATE);
 	}
+}
+
+static void apply_commit_global_files(const sigset_t *saved)
+{
 	if (hs_accountset_commit(&set) < 0) {
 		syslog(LOG_ERR, "%s", set.error);
 		hs_warn("%s", set.error);
-		hs_signals_restore(&saved);
-		fail(file_status(set.failed));
+		fail_unblocking(saved, file_status(set.failed));
 	}
-	if (have_dir && restructure) {
-		if (o.login &&
-		    renameat2(treefd, reserved, treefd, o.login, RENAME_NOREPLACE) < 0) {
-			hs_warn("cannot rename %s to %s: %s",
-				hs_userdir_path(path, sizeof(path), reserved, NULL),
-				hs_userdir_path(path2, sizeof(path2), o.login, NULL),
-				strerror(errno));
-			status = E_PW_UPDATE;
-		}
-		r = hand_back(udirfd, o.uid ? new_uid : old_uid, auth_gid);
-		if (r < 0) {
-			hs_warn("cannot hand %s back to the user: %s",
-				hs_userdir_path(path, sizeof(path), final_name, NULL),
-				hs_strerror(r));
-			status = E_PW_UPDATE;
-		}
-	} else if (have_dir && dir_owner == 0 && old_uid != 0) {
+}
+
+/* -l: the reserved name becomes NEW; then the directory goes back to the
+ * user, as it does when an interrupted run left it taken away. */
+static int apply_hand_back_userdir(const struct usermod_plan *p)
+{
+	char path[HS_PATHBUF_USER], path2[HS_PATHBUF_USER];
+	int r, status = E_SUCCESS;
+
+	if (!p->have_dir)
+		return E_SUCCESS;
+	if (!p->restructure) {
 		/* left taken away by an interrupted run: hand it back */
-		if (hand_back(udirfd, old_uid, auth_gid) < 0)
+		if (p->dir_owner == 0 && p->old_uid != 0 &&
+		    hand_back(p->udirfd, p->old_uid, p->auth_gid) < 0)
 			status = E_PW_UPDATE;
+		return status;
 	}
+	if (o.login && renameat2(p->treefd, p->reserved, p->treefd, o.login, RENAME_NOREPLACE) < 0) {
+		hs_warn("cannot rename %s to %s: %s",
+			hs_userdir_path(path, sizeof(path), p->reserved, NULL),
+			hs_userdir_path(path2, sizeof(path2), o.login, NULL), strerror(errno));
+		status = E_PW_UPDATE;
+	}
+	r = hand_back(p->udirfd, o.uid ? new_uid : p->old_uid, p->auth_gid);
+	if (r < 0) {
+		hs_warn("cannot hand %s back to the user: %s",
+			hs_userdir_path(path, sizeof(path), p->final_name, NULL), hs_strerror(r));
+		status = E_PW_UPDATE;
+	}
+	return status;
+}
+
+/* -u, or -g to another group: the home's files and the mail spool follow,
+ * after the locks are released. */
+static int apply_reown_home(const struct usermod_plan *p, int status)
+{
+	struct reown ro = {
+		.old_uid = p->old_uid, .uid = o.uid ? new_uid : p->old_uid,
+		.old_gid = p->old_gid, .gid = p->ent.gid,
+	};
+	int hs;
+
+	if (!o.uid && !(o.group && p->ent.gid != p->old_gid))
+		return status;
+	hs = reown_home(o.home && o.move_home ? o.home : p->old_home, &ro);
+	if (hs != E_SUCCESS && status == E_SUCCESS)
+		status = hs;
+	if (o.uid)
+		reown_mail_spool(p->cfg, p->user, p->old_uid, new_uid);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct usermod_plan p = { .treefd = -1, .udirfd = -1, .auth_gid = HS_ANY_GID };
+	sigset_t saved;
+	int status;
+
+	hs_cli_set_prog(hs_privileged_init(argc, argv, "usermod"));
+	plan_parse_request(argc, argv, &p);
+	if (!plan_changes_anything()) {
+		fprintf(stderr, "%s: no changes\n", hs_cli_prog());
+		return E_SUCCESS;
+	}
+	plan_load_logindefs(&p);
+	plan_lock_global_files();
+	plan_find_account(&p);
+	plan_validate_against_accounts(&p);
+	plan_open_userdir(&p);
+	plan_check_new_userdir_free(&p);
+	if (o.shell)
+		plan_choose_shell(&p);
+	plan_stage_passwd_line(&p);
+	plan_stage_other_files(&p);
+
+	apply_lock_userdir(&p);
+	hs_signals_block(&saved);
+	apply_userdir_files(&p);
+	apply_move_home(&p, &saved);
+	apply_take_away_userdir(&p, &saved);
+	apply_commit_global_files(&saved);
+	status = apply_hand_back_userdir(&p);
 	hs_signals_restore(&saved);
-	hs_wipe(hbuf, sizeof(hbuf));
-	syslog(LOG_INFO, "change user '%s'%s%s", user, o.login ? " to " : "",
+	hs_wipe(p.hbuf, sizeof(p.hbuf));
+	syslog(LOG_INFO, "change user '%s'%s%s", p.user, o.login ? " to " : "",
 	       o.login ? o.login : "");
 	hs_accountset_unlock(&set);
+	status = apply_reown_home(&p, status);
 
-	if (o.uid || (o.group && ent.gid != old_gid)) {
-		struct reown ro = {
-			.old_uid = old_uid, .uid = o.uid ? new_uid : old_uid,
-			.old_gid = old_gid, .gid = ent.gid,
-		};
-		int hs = reown_home(o.home && o.move_home ? o.home : old_home, &ro);
-
-		if (hs != E_SUCCESS && status == E_SUCCESS)
-			status = hs;
-		if (o.uid)
-			reown_mail_spool(cfg, user, old_uid, new_uid);
-	}
 	hs_accountset_close(&set);
-	hs_config_free(cfg);
+	hs_config_free(p.cfg);
 	closelog();
+	if (p.udirfd >= 0)
+		hs_close(p.udirfd);
+	if (p.treefd >= 0)
+		hs_close(p.treefd);
+	free(p.user);
+	free(p.old_home);
 	return status;
 }
