@@ -442,46 +442,42 @@ static void show_defaults(const struct defaults *d)
 	printf("LOG_INIT=%s\n", d->log_init);
 }
 
-/* -D with options: rewrite the keys given in /etc/default/useradd, keep
- * every other line byte for byte, append keys that were missing.  Atomic
- * (hs_global_replace: temp file, rename, backup useradd-), under the
- * file's own shadow-utils-style lock. */
-static int change_defaults(void)
+/* One key of /etc/default/useradd that -D may set. */
+struct default_kv {
+	const char *key;
+	char value[HS_PATH_FIELD_MAX + 32];
+	bool set, done;
+};
+
+/* -D -g: the group's gid, as /etc/group has it. */
+static void defaults_resolve_group(struct default_kv *kv)
 {
-	struct { const char *key; char value[HS_PATH_FIELD_MAX + 32]; bool set, done; } kv[5] = {
-		{ .key = "GROUP" }, { .key = "HOME" }, { .key = "INACTIVE" },
-		{ .key = "EXPIRE" }, { .key = "SHELL" },
-	};
-	const char *files[] = { HS_ETC_USERADD };
-	struct hs_locks locks = HS_LOCKS_INIT;
-	struct hs_buf out = { 0 };
-	_cleanup_free_ char *data = NULL;
-	struct hs_line_iter it;
-	const char *line, *failed = NULL;
-	size_t len = 0, llen;
-	int r;
+	struct hs_accountdb gr = HS_ACCOUNTDB_INIT;
+	long gi;
+	int r = hs_accountdb_load(&gr, HS_DB_GROUP, HS_ETC_GROUP, HS_DB_LAZY);
 
-	if (o.group) {
-		struct hs_accountdb gr = HS_ACCOUNTDB_INIT;
-		long gi;
-
-		r = hs_accountdb_load(&gr, HS_DB_GROUP, HS_ETC_GROUP, HS_DB_LAZY);
-		if (r < 0)
-			hs_die(E_GRP_UPDATE, "%s", gr.error);
-		gi = find_group(&gr, o.group);
-		if (gi == -2) {
-			hs_accountdb_free(&gr);
-			hs_die(E_BAD_ARG, "invalid group '%s'", o.group);
-		}
-		if (gi < 0) {
-			hs_accountdb_free(&gr);
-			hs_die(E_NOTFOUND, "group '%s' does not exist", o.group);
-		}
-		snprintf(kv[0].value, sizeof(kv[0].value), "%lu",
-			 (unsigned long)hs_accountdb_get(&gr, (size_t)gi)->gr.gid);
-		kv[0].set = true;
+	if (r < 0)
+		hs_die(E_GRP_UPDATE, "%s", gr.error);
+	gi = find_group(&gr, o.group);
+	if (gi == -2) {
 		hs_accountdb_free(&gr);
+		hs_die(E_BAD_ARG, "invalid group '%s'", o.group);
 	}
+	if (gi < 0) {
+		hs_accountdb_free(&gr);
+		hs_die(E_NOTFOUND, "group '%s' does not exist", o.group);
+	}
+	snprintf(kv->value, sizeof(kv->value), "%lu",
+		 (unsigned long)hs_accountdb_get(&gr, (size_t)gi)->gr.gid);
+	kv->set = true;
+	hs_accountdb_free(&gr);
+}
+
+/* -D with -g -b -f -e -s: every value checked, before the lock. */
+static void defaults_check_values(struct default_kv kv[5])
+{
+	if (o.group)
+		defaults_resolve_group(&kv[0]);
 	if (o.base) {
 		if (!path_valid(o.base))
 			hs_die(E_BAD_ARG, "invalid base directory '%s'", o.base);
@@ -508,7 +504,77 @@ static int change_defaults(void)
 		snprintf(kv[4].value, sizeof(kv[4].value), "%s", o.shell);
 		kv[4].set = true;
 	}
+}
 
+/* The first key given that line sets, or NULL. */
+static struct default_kv *defaults_key_of(const char *line, size_t llen, struct default_kv *kv,
+					  size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t kl = strlen(kv[i].key);
+
+		if (kv[i].set && llen > kl && memcmp(line, kv[i].key, kl) == 0 && line[kl] == '=')
+			return &kv[i];
+	}
+	return NULL;
+}
+
+static int defaults_append_kv(struct hs_buf *out, const struct default_kv *kv)
+{
+	int r = hs_buf_append(out, kv->key, strlen(kv->key));
+
+	r = r ?: hs_buf_append(out, "=", 1);
+	r = r ?: hs_buf_append(out, kv->value, strlen(kv->value));
+	return r ?: hs_buf_append(out, "\n", 1);
+}
+
+/* Every line as it was, but a key given gets its new value (a repeated
+ * key is dropped: ours is the value), and the keys missing are appended. */
+static int defaults_rewrite(const char *data, size_t len, struct default_kv *kv, size_t n,
+			    struct hs_buf *out)
+{
+	struct hs_line_iter it;
+	const char *line;
+	size_t llen;
+	int r = 0;
+
+	hs_line_iter_init(&it, data, len);
+	while (r == 0 && hs_line_next(&it, &line, &llen)) {
+		struct default_kv *k = defaults_key_of(line, llen, kv, n);
+
+		if (!k) {
+			r = hs_buf_append(out, line, llen);
+			r = r ?: hs_buf_append(out, "\n", 1);
+		} else if (!k->done) {
+			k->done = true;
+			r = defaults_append_kv(out, k);
+		}
+	}
+	for (size_t i = 0; r == 0 && i < n; i++)
+		if (kv[i].set && !kv[i].done)
+			r = defaults_append_kv(out, &kv[i]);
+	return r;
+}
+
+/* -D with options: rewrite the keys given in /etc/default/useradd, keep
+ * every other line byte for byte, append keys that were missing.  Atomic
+ * (hs_global_replace: temp file, rename, backup useradd-), under the
+ * file's own shadow-utils-style lock. */
+static int change_defaults(void)
+{
+	struct default_kv kv[5] = {
+		{ .key = "GROUP" }, { .key = "HOME" }, { .key = "INACTIVE" },
+		{ .key = "EXPIRE" }, { .key = "SHELL" },
+	};
+	const char *files[] = { HS_ETC_USERADD };
+	struct hs_locks locks = HS_LOCKS_INIT;
+	struct hs_buf out = { 0 };
+	_cleanup_free_ char *data = NULL;
+	const char *failed = NULL;
+	size_t len = 0;
+	int r;
+
+	defaults_check_values(kv);
 	r = hs_lock_acquire(&locks, NULL, files, 1, HS_LOCK_TIMEOUT_MS, &failed);
 	if (r < 0) {
 		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
@@ -523,40 +589,7 @@ static int change_defaults(void)
 		hs_lock_release(&locks);
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_USERADD, hs_strerror(r));
 	}
-	hs_line_iter_init(&it, data, len);
-	r = 0;
-	while (r == 0 && hs_line_next(&it, &line, &llen)) {
-		bool replaced = false;
-
-		for (size_t i = 0; i < HS_ARRAY_SIZE(kv); i++) {
-			size_t kl = strlen(kv[i].key);
-
-			if (!kv[i].set || llen <= kl || memcmp(line, kv[i].key, kl) != 0 ||
-			    line[kl] != '=')
-				continue;
-			replaced = true;
-			if (kv[i].done)
-				break;  /* a repeated key: drop it, ours is the value */
-			kv[i].done = true;
-			r = hs_buf_append(&out, kv[i].key, kl);
-			r = r ?: hs_buf_append(&out, "=", 1);
-			r = r ?: hs_buf_append(&out, kv[i].value, strlen(kv[i].value));
-			r = r ?: hs_buf_append(&out, "\n", 1);
-			break;
-		}
-		if (!replaced) {
-			r = hs_buf_append(&out, line, llen);
-			r = r ?: hs_buf_append(&out, "\n", 1);
-		}
-	}
-	for (size_t i = 0; r == 0 && i < HS_ARRAY_SIZE(kv); i++) {
-		if (!kv[i].set || kv[i].done)
-			continue;
-		r = hs_buf_append(&out, kv[i].key, strlen(kv[i].key));
-		r = r ?: hs_buf_append(&out, "=", 1);
-		r = r ?: hs_buf_append(&out, kv[i].value, strlen(kv[i].value));
-		r = r ?: hs_buf_append(&out, "\n", 1);
-	}
+	r = defaults_rewrite(data, len, kv, HS_ARRAY_SIZE(kv), &out);
 	if (r == 0)
 		r = hs_global_replace(HS_ETC_USERADD, out.data ? out.data : "", out.len, 0, 0, 0644);
 	hs_buf_free(&out);
@@ -626,26 +659,63 @@ static int create_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_g
 	return r;
 }
 
-/* The account being added, as decided before the locks. */
-struct newuser {
+/* The account being added: decided from the options and the defaults
+ * before the locks, completed (ids, groups) under them. */
+struct useradd_plan {
 	const char *name, *comment, *home, *shell, *hash;
-	bool classic, user_group, proxy;
+	bool classic, user_group, proxy, create_home;
 	unsigned long uid, gid;
 	struct hs_aging aging;
+	char *home_buf;         /* home, when built from the base directory */
+	int treefd;
+	gid_t auth_gid;
 };
 
-/* Under the locks: every check against the files and every edit, in
- * memory.  E_SUCCESS, or the exit status after saying why. */
-static int edit_files(struct hs_accountset *s, const struct hs_config *defs, struct newuser *u)
+/* ---- the plan, under the locks: every check against the files and
+ * every edit, in memory.  Each step returns E_SUCCESS, or the exit status
+ * after saying why. ---- */
+
+/* -G: every supplementary group exists, checked before any edit. */
+static int plan_check_supplementary_groups(struct hs_accountdb *gr)
+{
+	_cleanup_free_ char *list = strdup(o.groups);
+	char *save = NULL;
+
+	if (!list) {
+		hs_warn("out of memory");
+		return E_PW_UPDATE;
+	}
+	for (char *g = strtok_r(list, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
+		if (find_group(gr, g) < 0) {
+			hs_warn("group '%s' does not exist", g);
+			return E_NOTFOUND;
+		}
+	}
+	return E_SUCCESS;
+}
+
+/* -g: a group name or gid that /etc/group has. */
+static int plan_resolve_primary_group(struct hs_accountdb *gr, struct useradd_plan *u)
+{
+	long gi = find_group(gr, o.group);
+
+	if (gi == -2) {
+		hs_warn("invalid group ID '%s'", o.group);
+		return E_BAD_ARG;
+	}
+	if (gi < 0) {
+		hs_warn("group '%s' does not exist", o.group);
+		return E_NOTFOUND;
+	}
+	u->gid = hs_accountdb_get(gr, (size_t)gi)->gr.gid;
+	return E_SUCCESS;
+}
+
+static int plan_check_against_accounts(struct hs_accountset *s, struct useradd_plan *u)
 {
 	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
 	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
-	struct hs_accountdb *gs = hs_accountset_db(s, HS_AS_GSHADOW);
-	struct hs_accountdb *sp = hs_accountset_db(s, HS_AS_SHADOW);
-	struct hs_id_range range;
-	struct hs_passwd p;
-	long gi;
-	int r;
+	int status = E_SUCCESS;
 
 	if (hs_accountdb_find(pw, u->name) >= 0) {
 		hs_warn("user '%s' already exists", u->name);
@@ -660,114 +730,161 @@ static int edit_files(struct hs_accountset *s, const struct hs_config *defs, str
 			u->name);
 		return E_NAME_IN_USE;
 	}
-	if (o.group) {
-		gi = find_group(gr, o.group);
-		if (gi == -2) {
-			hs_warn("invalid group ID '%s'", o.group);
-			return E_BAD_ARG;
-		}
-		if (gi < 0) {
-			hs_warn("group '%s' does not exist", o.group);
-			return E_NOTFOUND;
-		}
-		u->gid = hs_accountdb_get(gr, (size_t)gi)->gr.gid;
-	}
-	/* supplementary groups exist, checked before any edit */
-	if (o.groups) {
-		_cleanup_free_ char *list = strdup(o.groups);
-		char *save = NULL;
+	if (o.group)
+		status = plan_resolve_primary_group(gr, u);
+	if (status == E_SUCCESS && o.groups)
+		status = plan_check_supplementary_groups(gr);
+	return status;
+}
 
-		if (!list) {
-			hs_warn("out of memory");
-			return E_PW_UPDATE;
-		}
-		for (char *g = strtok_r(list, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
-			if (find_group(gr, g) < 0) {
-				hs_warn("group '%s' does not exist", g);
-				return E_NOTFOUND;
-			}
+/* Without -u: the first free uid of the range. */
+static int plan_pick_uid(struct hs_accountset *s, const struct hs_config *defs,
+			 struct useradd_plan *u)
+{
+	struct hs_id_range range;
+	int r;
+
+	if (o.uid)
+		return E_SUCCESS;
+	r = hs_ids_range(defs, true, o.system, &range);
+	r = r ?: hs_ids_pick_db(hs_accountset_db(s, HS_AS_PASSWD), &range, o.system,
+				HS_IDS_NO_PREFERENCE, &u->uid);
+	if (r < 0) {
+		hs_warn("Can't get unique %sUID (%s)", o.system ? "system " : "",
+			r == -EUSERS ? "no more available UIDs" : hs_strerror(r));
+		return E_UID_IN_USE;
+	}
+	return E_SUCCESS;
+}
+
+/* The private group's gid: the uid when that gid is free. */
+static int plan_pick_user_group_gid(struct hs_accountdb *gr, const struct hs_config *defs,
+				    struct useradd_plan *u)
+{
+	struct hs_id_range range;
+	int r = hs_ids_range(defs, false, o.system, &range);
+
+	if (r == 0 && hs_accountdb_find_id(gr, u->uid) < 0)
+		u->gid = u->uid;
+	else
+		r = r ?: hs_ids_pick_db(gr, &range, o.system, u->uid, &u->gid);
+	if (r < 0) {
+		hs_warn("Can't get unique %sGID (%s)", o.system ? "system " : "",
+			r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
+		return E_GRP_UPDATE;
+	}
+	return E_SUCCESS;
+}
+
+/* USERGROUPS_ENAB, -U: the private group, in group and gshadow. */
+static int plan_stage_user_group(struct hs_accountset *s, const struct hs_config *defs,
+				 struct useradd_plan *u)
+{
+	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
+	struct hs_accountdb *gs = hs_accountset_db(s, HS_AS_GSHADOW);
+	struct hs_group g = { .name = (char *)u->name, .passwd = (char *)"x",
+			      .members = (char *)"" };
+	struct hs_gshadow sg = { .name = (char *)u->name, .passwd = (char *)"!",
+				 .admins = (char *)"", .members = (char *)"" };
+	int status;
+
+	if (!u->user_group)
+		return E_SUCCESS;
+	status = plan_pick_user_group_gid(gr, defs, u);
+	if (status != E_SUCCESS)
+		return status;
+	g.gid = (gid_t)u->gid;
+	if (hs_accountdb_append(gr, &g) < 0) {
+		hs_warn("%s", gr->error);
+		return E_GRP_UPDATE;
+	}
+	if (gs && hs_accountdb_find(gs, u->name) < 0 && hs_accountdb_append(gs, &sg) < 0) {
+		hs_warn("%s", gs->error);
+		return E_GRP_UPDATE;
+	}
+	return E_SUCCESS;
+}
+
+/* -G: the memberships (every group was found by plan_check_against_accounts). */
+static int plan_stage_supplementary_groups(struct hs_accountset *s,
+					   const struct useradd_plan *u)
+{
+	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
+	_cleanup_free_ char *list = NULL;
+	char *save = NULL;
+
+	if (!o.groups)
+		return E_SUCCESS;
+	list = strdup(o.groups);
+	for (char *g = list ? strtok_r(list, ",", &save) : NULL; g;
+	     g = strtok_r(NULL, ",", &save)) {
+		if (hs_accountset_add_member(s, (size_t)find_group(gr, g), u->name) < 0) {
+			hs_warn("%s", s->error);
+			return E_GRP_UPDATE;
 		}
 	}
+	return E_SUCCESS;
+}
 
-	if (!o.uid) {
-		r = hs_ids_range(defs, true, o.system, &range);
-		r = r ?: hs_ids_pick_db(pw, &range, o.system, HS_IDS_NO_PREFERENCE, &u->uid);
-		if (r < 0) {
-			hs_warn("Can't get unique %sUID (%s)", o.system ? "system " : "",
-				r == -EUSERS ? "no more available UIDs" : hs_strerror(r));
-			return E_UID_IN_USE;
-		}
-	}
-	if (u->user_group) {
-		struct hs_group g = { .name = (char *)u->name, .passwd = (char *)"x",
-				      .members = (char *)"" };
+/* One subordinate id file: a range for the user unless the file is absent,
+ * the count is 0, or the user has one already. */
+static int plan_stage_subid_range(struct hs_accountset *s, const struct hs_config *defs,
+				  const struct useradd_plan *u, enum hs_as_file k)
+{
+	struct hs_accountdb *db = hs_accountset_db(s, k);
+	struct hs_subid_conf sc;
+	struct hs_subid sub = { .owner = (char *)u->name };
+	int r;
 
-		/* the private group's gid: the uid when that gid is free */
-		r = hs_ids_range(defs, false, o.system, &range);
-		if (r == 0 && hs_accountdb_find_id(gr, u->uid) < 0)
-			u->gid = u->uid;
+	if (!db || !db->present)
+		return E_SUCCESS;
+	hs_subid_conf(defs, k == HS_AS_SUBUID, &sc);
+	if (sc.count == 0 || hs_accountdb_find(db, u->name) >= 0)
+		return E_SUCCESS;
+	r = hs_subid_pick(db, &sc, &sub.start);
+	if (r < 0) {
+		if (r == -EUSERS)
+			hs_warn("Can't get unique subordinate %s range",
+				k == HS_AS_SUBUID ? "UID" : "GID");
 		else
-			r = r ?: hs_ids_pick_db(gr, &range, o.system, u->uid, &u->gid);
-		if (r < 0) {
-			hs_warn("Can't get unique %sGID (%s)", o.system ? "system " : "",
-				r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
-			return E_GRP_UPDATE;
-		}
-		g.gid = (gid_t)u->gid;
-		if (hs_accountdb_append(gr, &g) < 0) {
-			hs_warn("%s", gr->error);
-			return E_GRP_UPDATE;
-		}
-		if (gs) {
-			struct hs_gshadow sg = { .name = (char *)u->name, .passwd = (char *)"!",
-						 .admins = (char *)"", .members = (char *)"" };
-
-			if (hs_accountdb_find(gs, u->name) < 0 && hs_accountdb_append(gs, &sg) < 0) {
-				hs_warn("%s", gs->error);
-				return E_GRP_UPDATE;
-			}
-		}
+			hs_warn("can't create subordinate %s IDs: %s",
+				k == HS_AS_SUBUID ? "user" : "group", hs_strerror(r));
+		return file_status(k);
 	}
-	if (o.groups) {
-		_cleanup_free_ char *list = strdup(o.groups);
-		char *save = NULL;
-
-		for (char *g = list ? strtok_r(list, ",", &save) : NULL; g;
-		     g = strtok_r(NULL, ",", &save)) {
-			if (hs_accountset_add_member(s, (size_t)find_group(gr, g), u->name) < 0) {
-				hs_warn("%s", s->error);
-				return E_GRP_UPDATE;
-			}
-		}
+	sub.count = sc.count;
+	if (hs_accountdb_append(db, &sub) < 0) {
+		hs_warn("%s", db->error);
+		return file_status(k);
 	}
-	/* subordinate ids: normal accounts (system ones with -F) when the
-	 * file exists and the count is not 0 */
-	for (enum hs_as_file k = HS_AS_SUBUID; k <= HS_AS_SUBGID; k++) {
-		struct hs_accountdb *db = hs_accountset_db(s, k);
-		struct hs_subid_conf sc;
-		struct hs_subid sub = { .owner = (char *)u->name };
+	return E_SUCCESS;
+}
 
-		if (!db || !db->present || (o.system && !o.subids_for_system))
-			continue;
-		hs_subid_conf(defs, k == HS_AS_SUBUID, &sc);
-		if (sc.count == 0 || hs_accountdb_find(db, u->name) >= 0)
-			continue;
-		r = hs_subid_pick(db, &sc, &sub.start);
-		if (r < 0) {
-			if (r == -EUSERS)
-				hs_warn("Can't get unique subordinate %s range",
-					k == HS_AS_SUBUID ? "UID" : "GID");
-			else
-				hs_warn("can't create subordinate %s IDs: %s",
-					k == HS_AS_SUBUID ? "user" : "group", hs_strerror(r));
-			return file_status(k);
-		}
-		sub.count = sc.count;
-		if (hs_accountdb_append(db, &sub) < 0) {
-			hs_warn("%s", db->error);
-			return file_status(k);
-		}
-	}
+/* Subordinate ids: normal accounts (system ones with -F). */
+static int plan_stage_subids(struct hs_accountset *s, const struct hs_config *defs,
+			     const struct useradd_plan *u)
+{
+	int status = E_SUCCESS;
+
+	if (o.system && !o.subids_for_system)
+		return E_SUCCESS;
+	for (enum hs_as_file k = HS_AS_SUBUID; status == E_SUCCESS && k <= HS_AS_SUBGID; k++)
+		status = plan_stage_subid_range(s, defs, u, k);
+	return status;
+}
+
+/* The shadow line (a classic system) and the passwd line. */
+static int plan_stage_passwd_line(struct hs_accountset *s, const struct useradd_plan *u)
+{
+	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
+	struct hs_accountdb *sp = hs_accountset_db(s, HS_AS_SHADOW);
+	struct hs_passwd p = {
+		.name = (char *)u->name,
+		.passwd = (char *)(u->classic && !sp ? u->hash : "x"),
+		.uid = (uid_t)u->uid, .gid = (gid_t)u->gid, .gecos = (char *)u->comment,
+		.dir = (char *)u->home,
+		.shell = (char *)(u->proxy ? HS_SHELL_PROXY : u->shell),
+	};
+
 	if (u->classic && sp) {
 		struct hs_spwd e = {
 			.name = (char *)u->name, .hash = (char *)u->hash, .lstchg = hs_today(),
@@ -780,13 +897,6 @@ static int edit_files(struct hs_accountset *s, const struct hs_config *defs, str
 			return E_PW_UPDATE;
 		}
 	}
-	p = (struct hs_passwd){
-		.name = (char *)u->name,
-		.passwd = (char *)(u->classic && !sp ? u->hash : "x"),
-		.uid = (uid_t)u->uid, .gid = (gid_t)u->gid, .gecos = (char *)u->comment,
-		.dir = (char *)u->home,
-		.shell = (char *)(u->proxy ? HS_SHELL_PROXY : u->shell),
-	};
 	if (hs_accountdb_append(pw, &p) < 0) {
 		hs_warn("%s", pw->error);
 		return E_BAD_ARG;
@@ -794,21 +904,224 @@ static int edit_files(struct hs_accountset *s, const struct hs_config *defs, str
 	return E_SUCCESS;
 }
 
+static int plan_stage_account(struct hs_accountset *s, const struct hs_config *defs,
+			      struct useradd_plan *u)
+{
+	int status = plan_check_against_accounts(s, u);
+
+	status = status ?: plan_pick_uid(s, defs, u);
+	status = status ?: plan_stage_user_group(s, defs, u);
+	status = status ?: plan_stage_supplementary_groups(s, u);
+	status = status ?: plan_stage_subids(s, defs, u);
+	return status ?: plan_stage_passwd_line(s, u);
+}
+
+/* ---- the plan, before the locks: every argument checked ---- */
+
+/* -d, or the base directory (-b or HOME) and the name. */
+static void plan_choose_home(struct useradd_plan *u, const struct defaults *d)
+{
+	const char *base = o.base ? o.base : d->home;
+
+	if (o.home) {
+		u->home_buf = strdup(o.home);
+	} else {
+		if (asprintf(&u->home_buf, "%s%s%s", base,
+			     base[0] && base[strlen(base) - 1] == '/' ? "" : "/", u->name) < 0)
+			u->home_buf = NULL;
+		if (u->home_buf && !path_valid(u->home_buf))
+			hs_die(E_BAD_ARG, "invalid home directory '%s'", u->home_buf);
+	}
+	if (!u->home_buf)
+		hs_die(E_PW_UPDATE, "out of memory");
+	u->home = u->home_buf;
+}
+
+/* -e -f, or EXPIRE and INACTIVE. */
+static void plan_choose_expiry(struct useradd_plan *u, const struct defaults *d)
+{
+	long expire = parse_date(o.expire ? o.expire : d->expire);
+
+	if (expire < -1)
+		hs_die(E_BAD_ARG, "invalid date '%s'", o.expire ? o.expire : d->expire);
+	u->aging.expire = expire;
+	u->aging.inact = d->inactive;
+	if (o.inactive) {
+		u->aging.inact = parse_inactive(o.inactive);
+		if (u->aging.inact < -1)
+			hs_die(E_BAD_ARG, "invalid numeric argument '%s'", o.inactive);
+	}
+}
+
+static void plan_check_arguments(struct useradd_plan *u, const struct defaults *d,
+				 const char *name)
+{
+	u->name = name;
+	if (!hs_user_name_valid(u->name))
+		hs_die(E_BAD_ARG, "invalid user name '%s'", u->name);
+	if (o.uid && hs_parse_ulong(o.uid, 0, HS_ID_MAX, &u->uid) < 0)
+		hs_die(E_BAD_ARG, "invalid user ID '%s'", o.uid);
+	u->comment = o.comment ? o.comment : "";
+	if (!hs_field_valid(u->comment) || strlen(u->comment) > HS_GECOS_MAX)
+		hs_die(E_BAD_ARG, "invalid comment '%s'", u->comment);
+	if (o.home && !path_valid(o.home))
+		hs_die(E_BAD_ARG, "invalid home directory '%s'", o.home);
+	if (o.base && !path_valid(o.base))
+		hs_die(E_BAD_ARG, "invalid base directory '%s'", o.base);
+	plan_choose_home(u, d);
+	u->shell = o.shell ? o.shell : d->shell;
+	if (!shell_valid(u->shell))
+		hs_die(E_BAD_ARG, "invalid shell '%s'", u->shell);
+	if (u->shell[0] && access(u->shell, X_OK) < 0)
+		hs_warn("Warning: missing or non-executable shell '%s'", u->shell);
+	hs_aging_init_unset(&u->aging);
+	plan_choose_expiry(u, d);
+	u->hash = o.password ? o.password : "!";
+	if (!hs_field_valid(u->hash) || strlen(u->hash) > HS_HASH_MAX)
+		hs_die(E_BAD_ARG, "invalid field '%s'", u->hash);
+}
+
+/* The private group, the primary group, the home, the aging limits, from
+ * the options and login.defs. */
+static void plan_apply_logindefs(struct useradd_plan *u, const struct hs_config *defs,
+				 const struct defaults *d)
+{
+	u->user_group = o.user_group ||
+			(!o.no_user_group && !o.group &&
+			 hs_config_get_bool(defs, "USERGROUPS_ENAB", false));
+	if (!o.group && !u->user_group)
+		u->gid = d->group;
+	u->create_home = o.create_home ||
+			 (!o.no_create_home && !o.system &&
+			  hs_config_get_bool(defs, "CREATE_HOME", false));
+	if (!o.system) {
+		u->aging.min = hs_config_get_long(defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1);
+		u->aging.max = hs_config_get_long(defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1);
+		u->aging.warn = hs_config_get_long(defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1);
+	}
+}
+
+/* The tree, or a classic system without one; with a tree, whether the
+ * shell goes behind the proxy. */
+static void plan_open_tree(struct useradd_plan *u)
+{
+	struct hs_shells shells = { 0 };
+	gid_t tree_gid = 0;
+	int r;
+
+	u->treefd = hs_tree_open();
+	u->classic = u->treefd == -ENOENT;
+	if (u->treefd < 0 && !u->classic)
+		hs_die(E_PW_UPDATE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(u->treefd));
+	if (u->classic)
+		return;
+	r = hs_layout_gids(&tree_gid, &u->auth_gid);
+	if (r < 0)
+		hs_die(E_PW_UPDATE, "cannot find the groups %s and %s: %s", HS_GROUP_TREE,
+		       HS_GROUP_AUTH, hs_strerror(r));
+	/* DESIGN §2: a listed shell goes behind the proxy so the user can
+	 * change it with chsh; root keeps its shell (pwconv's rule) */
+	r = hs_shells_load(&shells, HS_ETC_SHELLS);
+	if (r < 0)
+		hs_die(E_PW_UPDATE, "%s", shells.error);
+	u->proxy = u->shell[0] && hs_shells_contains(&shells, u->shell) &&
+		   strcmp(u->shell, HS_SHELL_PROXY) != 0 && !(o.uid && u->uid == 0);
+	hs_shells_free(&shells);
+}
+
+/* /etc/shadow only on a classic system: with a tree, useradd never
+ * writes it. */
+static int plan_lock_and_stage(struct hs_accountset *set, const struct hs_config *defs,
+			       struct useradd_plan *u)
+{
+	unsigned files = HS_AS_ALL_FILES & ~(u->classic ? 0u : HS_AS_BIT(HS_AS_SHADOW));
+	int status;
+
+	if (hs_accountset_open(set, files, HS_DB_LAZY) < 0)
+		hs_die(set->lock_failed ? E_PW_UPDATE : file_status(set->failed), "%s",
+		       set->error);
+	status = plan_stage_account(set, defs, u);
+	if (status != E_SUCCESS)
+		hs_accountset_close(set);
+	return status;
+}
+
+/* ---- the commit: see the top of the file for the order ---- */
+
+/* The user's directory (its shell file holds the real shell; "" means
+ * /bin/sh, passwd(5)), then the global files, /etc/passwd last. */
+static int apply_tree_dir_and_global_files(struct hs_accountset *set,
+					   const struct useradd_plan *u)
+{
+	if (!u->classic &&
+	    create_tree_dir(u->treefd, u->name, (uid_t)u->uid, u->auth_gid, &u->aging,
+			    u->shell[0] ? u->shell : "/bin/sh") < 0)
+		return E_PW_UPDATE;
+	if (hs_accountset_commit(set) < 0) {
+		syslog(LOG_ERR, "%s", set->error);
+		hs_warn("%s", set->error);
+		/* no directory may stay without a passwd line */
+		if (!u->classic && hs_userdir_remove(u->treefd, u->name) < 0)
+			hs_warn("cannot remove %s/%s again", HS_TREE_DIR, u->name);
+		return file_status(set->failed);
+	}
+	return E_SUCCESS;
+}
+
+/* -p with a tree: the hash replaces the locked one once the account
+ * exists. */
+static int apply_password(const struct useradd_plan *u)
+{
+	struct hs_shadow sh = { .hash = (char *)u->hash, .lstchg = hs_today() };
+	_cleanup_close_ int udir = -1;
+	int r;
+
+	if (u->classic || strcmp(u->hash, "!") == 0)
+		return E_SUCCESS;
+	udir = hs_userdir_open(u->treefd, u->name, (uid_t)u->uid, NULL);
+	r = udir < 0 ? udir : hs_userdir_write_shadow(udir, (uid_t)u->uid, u->auth_gid, &sh);
+	if (r < 0) {
+		hs_warn("cannot write %s/%s/shadow: %s (the password stays locked)",
+			HS_TREE_DIR, u->name, hs_strerror(r));
+		return E_PW_UPDATE;
+	}
+	return E_SUCCESS;
+}
+
+static void log_new_account(const struct useradd_plan *u)
+{
+	syslog(LOG_INFO, "new user: name=%s, UID=%lu, GID=%lu, home=%s, shell=%s, from=%s",
+	       u->name, u->uid, u->gid, u->home, u->shell, isatty(0) ? ttyname(0) : "none");
+	if (u->user_group)
+		syslog(LOG_INFO, "new group: name=%s, GID=%lu", u->name, u->gid);
+}
+
+/* After the locks: the home and the mail spool. */
+static int apply_home_and_mail_spool(const struct useradd_plan *u, const struct hs_config *defs,
+				     const struct hs_config *ucfg, const struct defaults *d,
+				     int status)
+{
+	if (u->create_home) {
+		struct hs_err err = HS_ERR_INIT;
+
+		if (hs_home_create(u->home, o.skel ? o.skel : d->skel, (uid_t)u->uid,
+				   (gid_t)u->gid, hs_home_mode(defs), &err) < 0)
+			status = E_HOMEDIR;
+		hs_report(&err);
+	}
+	if (hs_config_get_bool(ucfg, "CREATE_MAIL_SPOOL", false))
+		create_mail_spool(defs, u->name, (uid_t)u->uid, (gid_t)u->gid);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct hs_accountset set = HS_ACCOUNTSET_INIT;
 	struct hs_config *defs = NULL, *ucfg = NULL;
 	struct defaults d;
-	struct hs_shells shells = { 0 };
-	struct newuser u = { 0 };
-	_cleanup_free_ char *home = NULL;
-	_cleanup_close_ int treefd = -1;
-	bool create;
-	long expire, inactive;
-	unsigned files;
-	gid_t tree_gid = 0, auth_gid = 0;
+	struct useradd_plan u = { .treefd = -1 };
 	sigset_t saved;
-	int r, status = E_SUCCESS;
+	int status;
 
 	hs_cli_set_prog(hs_privileged_init(argc, argv, "useradd"));
 	parse_options(argc, argv);
@@ -824,158 +1137,32 @@ int main(int argc, char **argv)
 		return change_defaults();
 	}
 	defs = load_logindefs();
+	plan_check_arguments(&u, &d, argv[optind]);
+	plan_apply_logindefs(&u, defs, &d);
+	plan_open_tree(&u);
+	status = plan_lock_and_stage(&set, defs, &u);
+	if (status != E_SUCCESS)
+		return status;
 
-	/* ---- every argument checked before any lock ---- */
-	u.name = argv[optind];
-	if (!hs_user_name_valid(u.name))
-		hs_die(E_BAD_ARG, "invalid user name '%s'", u.name);
-	if (o.uid) {
-		if (hs_parse_ulong(o.uid, 0, HS_ID_MAX, &u.uid) < 0)
-			hs_die(E_BAD_ARG, "invalid user ID '%s'", o.uid);
-	}
-	u.comment = o.comment ? o.comment : "";
-	if (!hs_field_valid(u.comment) || strlen(u.comment) > HS_GECOS_MAX)
-		hs_die(E_BAD_ARG, "invalid comment '%s'", u.comment);
-	if (o.home && !path_valid(o.home))
-		hs_die(E_BAD_ARG, "invalid home directory '%s'", o.home);
-	if (o.base && !path_valid(o.base))
-		hs_die(E_BAD_ARG, "invalid base directory '%s'", o.base);
-	if (o.home) {
-		home = strdup(o.home);
-	} else {
-		const char *base = o.base ? o.base : d.home;
-
-		if (asprintf(&home, "%s%s%s", base,
-			     base[0] && base[strlen(base) - 1] == '/' ? "" : "/", u.name) < 0)
-			home = NULL;
-		if (home && !path_valid(home))
-			hs_die(E_BAD_ARG, "invalid home directory '%s'", home);
-	}
-	if (!home)
-		hs_die(E_PW_UPDATE, "out of memory");
-	u.home = home;
-	u.shell = o.shell ? o.shell : d.shell;
-	if (!shell_valid(u.shell))
-		hs_die(E_BAD_ARG, "invalid shell '%s'", u.shell);
-	if (u.shell[0] && access(u.shell, X_OK) < 0)
-		hs_warn("Warning: missing or non-executable shell '%s'", u.shell);
-	expire = parse_date(o.expire ? o.expire : d.expire);
-	if (expire < -1)
-		hs_die(E_BAD_ARG, "invalid date '%s'", o.expire ? o.expire : d.expire);
-	if (o.inactive) {
-		inactive = parse_inactive(o.inactive);
-		if (inactive < -1)
-			hs_die(E_BAD_ARG, "invalid numeric argument '%s'", o.inactive);
-	} else {
-		inactive = d.inactive;
-	}
-	u.hash = o.password ? o.password : "!";
-	if (!hs_field_valid(u.hash) || strlen(u.hash) > HS_HASH_MAX)
-		hs_die(E_BAD_ARG, "invalid field '%s'", u.hash);
-	u.user_group = o.user_group ||
-		       (!o.no_user_group && !o.group &&
-			hs_config_get_bool(defs, "USERGROUPS_ENAB", false));
-	if (!o.group && !u.user_group)
-		u.gid = d.group;
-	create = o.create_home ||
-		 (!o.no_create_home && !o.system && hs_config_get_bool(defs, "CREATE_HOME", false));
-
-	hs_aging_init_unset(&u.aging);
-	if (!o.system) {
-		u.aging.min = hs_config_get_long(defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1);
-		u.aging.max = hs_config_get_long(defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1);
-		u.aging.warn = hs_config_get_long(defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1);
-	}
-	u.aging.inact = inactive;
-	u.aging.expire = expire;
-
-	treefd = hs_tree_open();
-	u.classic = treefd == -ENOENT;
-	if (treefd < 0 && !u.classic)
-		hs_die(E_PW_UPDATE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
-	if (!u.classic) {
-		r = hs_layout_gids(&tree_gid, &auth_gid);
-		if (r < 0)
-			hs_die(E_PW_UPDATE, "cannot find the groups %s and %s: %s", HS_GROUP_TREE,
-			       HS_GROUP_AUTH, hs_strerror(r));
-		/* DESIGN §2: a listed shell goes behind the proxy so the user
-		 * can change it with chsh; root keeps its shell (pwconv's rule) */
-		r = hs_shells_load(&shells, HS_ETC_SHELLS);
-		if (r < 0)
-			hs_die(E_PW_UPDATE, "%s", shells.error);
-		u.proxy = u.shell[0] && hs_shells_contains(&shells, u.shell) &&
-			  strcmp(u.shell, HS_SHELL_PROXY) != 0 && !(o.uid && u.uid == 0);
-		hs_shells_free(&shells);
-	}
-
-	/* ---- under the locks: every check against the files, every edit
-	 * in memory.  /etc/shadow only on a classic system: with a tree,
-	 * useradd never writes it. ---- */
-	files = HS_AS_ALL_FILES & ~(u.classic ? 0u : HS_AS_BIT(HS_AS_SHADOW));
-	r = hs_accountset_open(&set, files, HS_DB_LAZY);
-	if (r < 0)
-		hs_die(set.lock_failed ? E_PW_UPDATE : file_status(set.failed), "%s", set.error);
-	status = edit_files(&set, defs, &u);
+	hs_signals_block(&saved);
+	status = apply_tree_dir_and_global_files(&set, &u);
 	if (status != E_SUCCESS) {
+		hs_signals_restore(&saved);
 		hs_accountset_close(&set);
 		return status;
 	}
-
-	/* ---- the commit: see the top of the file for the order ---- */
-	hs_signals_block(&saved);
-	if (!u.classic) {
-		/* the shell file holds the real shell; "" means /bin/sh
-		 * (passwd(5)) */
-		r = create_tree_dir(treefd, u.name, (uid_t)u.uid, auth_gid, &u.aging,
-				    u.shell[0] ? u.shell : "/bin/sh");
-		if (r < 0) {
-			hs_signals_restore(&saved);
-			hs_accountset_close(&set);
-			return E_PW_UPDATE;
-		}
-	}
-	if (hs_accountset_commit(&set) < 0) {
-		syslog(LOG_ERR, "%s", set.error);
-		hs_warn("%s", set.error);
-		/* no directory may stay without a passwd line */
-		if (!u.classic && hs_userdir_remove(treefd, u.name) < 0)
-			hs_warn("cannot remove %s/%s again", HS_TREE_DIR, u.name);
-		hs_signals_restore(&saved);
-		hs_accountset_close(&set);
-		return file_status(set.failed);
-	}
-	if (!u.classic && strcmp(u.hash, "!") != 0) {
-		struct hs_shadow sh = { .hash = (char *)u.hash, .lstchg = hs_today() };
-		_cleanup_close_ int udir = hs_userdir_open(treefd, u.name, (uid_t)u.uid, NULL);
-
-		r = udir < 0 ? udir : hs_userdir_write_shadow(udir, (uid_t)u.uid, auth_gid, &sh);
-		if (r < 0) {
-			hs_warn("cannot write %s/%s/shadow: %s (the password stays locked)",
-				HS_TREE_DIR, u.name, hs_strerror(r));
-			status = E_PW_UPDATE;
-		}
-	}
+	status = apply_password(&u);
 	hs_signals_restore(&saved);
-	syslog(LOG_INFO, "new user: name=%s, UID=%lu, GID=%lu, home=%s, shell=%s, from=%s",
-	       u.name, u.uid, u.gid, u.home, u.shell, isatty(0) ? ttyname(0) : "none");
-	if (u.user_group)
-		syslog(LOG_INFO, "new group: name=%s, GID=%lu", u.name, u.gid);
+	log_new_account(&u);
 	hs_accountset_close(&set);
+	status = apply_home_and_mail_spool(&u, defs, ucfg, &d, status);
 
-	if (create) {
-		struct hs_err err = HS_ERR_INIT;
-
-		if (hs_home_create(u.home, o.skel ? o.skel : d.skel, (uid_t)u.uid, (gid_t)u.gid,
-				   hs_home_mode(defs), &err) < 0)
-			status = E_HOMEDIR;
-		hs_report(&err);
-	}
-	if (hs_config_get_bool(ucfg, "CREATE_MAIL_SPOOL", false))
-		create_mail_spool(defs, u.name, (uid_t)u.uid, (gid_t)u.gid);
 	free(o.k_overrides);
 	hs_config_free(defs);
 	hs_config_free(ucfg);
 	closelog();
-	(void)tree_gid;
+	free(u.home_buf);
+	if (u.treefd >= 0)
+		hs_close(u.treefd);
 	return status;
 }
