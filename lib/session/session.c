@@ -579,23 +579,45 @@ static void say(const struct hs_child *c, const char *text)
 		(void)!write(STDERR_FILENO, text, strlen(text));
 }
 
-int hs_session_run(const struct hs_child *c, int *status)
-{
-	struct relay rl = { .master = -1 };
-	struct sigaction dfl, caller_chld;
-	sigset_t all, caller_mask, watch;
-	int sfd, slave = -1, wstatus = 0, r;
-	bool done = false, killed = false, caught = false;
-	long long kill_at = -1, drain_until = -1;
+/* The parent's side of a session while the child runs. */
+struct session_wait {
+	const struct hs_child *c;
+	struct relay rl;
+	int sfd;                /* the signalfd of the signals watched */
 	pid_t pid;
+	int wstatus;
+	bool done;              /* the child is reaped */
+	bool caught;            /* a signal was forwarded: the grace runs */
+	bool killed;            /* the grace ran out: SIGKILL was sent */
+	long long kill_at, drain_until;
+};
+
+/* The descriptors one poll() waits on. */
+struct session_poll {
+	struct pollfd pfd[3];
+	int nfd, i_sig, i_master, i_in;
+};
+
+/* Block every signal, keeping the caller's mask for the child, and give
+ * SIGCHLD its default action: a caller that ignores SIGCHLD would have the
+ * child reaped by the kernel and its status lost. */
+static void session_block_signals(sigset_t *caller_mask, struct sigaction *caller_chld)
+{
+	struct sigaction dfl;
+	sigset_t all;
 
 	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, &caller_mask);
-	/* a caller that ignores SIGCHLD would have the child reaped by the
-	 * kernel and its status lost */
+	sigprocmask(SIG_BLOCK, &all, caller_mask);
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
-	sigaction(SIGCHLD, &dfl, &caller_chld);
+	sigaction(SIGCHLD, &dfl, caller_chld);
+}
+
+/* A signalfd for what the parent waits for or forwards; -errno. */
+static int session_open_signalfd(const struct hs_child *c)
+{
+	sigset_t watch;
+	int sfd;
 
 	sigemptyset(&watch);
 	sigaddset(&watch, SIGCHLD);
@@ -608,161 +630,253 @@ int hs_session_run(const struct hs_child *c, int *status)
 	if (c->tty == HS_CHILD_PTY)
 		sigaddset(&watch, SIGWINCH);
 	sfd = signalfd(-1, &watch, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
-		r = -errno;
-		goto restore;
-	}
-	if (c->tty == HS_CHILD_PTY && (r = pty_open(c, &rl, &slave)) < 0) {
-		close(sfd);
-		goto restore;
-	}
+	return sfd < 0 ? -errno : sfd;
+}
+
+/* Fork the child (which never returns here); 0, or -errno with every
+ * descriptor of the session closed. */
+static int session_fork_child(struct session_wait *w, int slave, const sigset_t *caller_mask,
+			      const struct sigaction *caller_chld)
+{
 	fflush(stdout);
 	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		close(sfd);
+	w->pid = fork();
+	if (w->pid < 0) {
+		int r = -errno;
+
+		close(w->sfd);
 		if (slave >= 0)
 			close(slave);
-		if (rl.master >= 0)
-			close(rl.master);
-		goto restore;
+		if (w->rl.master >= 0)
+			close(w->rl.master);
+		return r;
 	}
-	if (pid == 0) {
-		close(sfd);
-		if (rl.master >= 0)
-			close(rl.master);
-		child_main(c, slave, &caller_mask, &caller_chld);
+	if (w->pid == 0) {
+		close(w->sfd);
+		if (w->rl.master >= 0)
+			close(w->rl.master);
+		child_main(w->c, slave, caller_mask, caller_chld);
 	}
 	if (slave >= 0)
 		close(slave);
-	/* not keeping the caller's directory (or a mount) busy */
-	if (chdir("/") < 0) {
-		/* nothing depends on it */
+	return 0;
+}
+
+/* The child is reaped and what the pty had to say is drained (or the
+ * drain time is over). */
+static bool session_over(const struct session_wait *w)
+{
+	return w->done &&
+	       (w->rl.master < 0 || (w->drain_until >= 0 && now_ms() >= w->drain_until));
+}
+
+/* The signals; with a pty its master, and stdin when the relay has room
+ * for more input. */
+static void session_poll_fds(const struct session_wait *w, struct session_poll *p)
+{
+	p->nfd = 0;
+	p->i_master = p->i_in = -1;
+	p->pfd[p->nfd] = (struct pollfd){ .fd = w->sfd, .events = POLLIN };
+	p->i_sig = p->nfd++;
+	if (w->rl.master < 0)
+		return;
+	p->pfd[p->nfd] = (struct pollfd){ .fd = w->rl.master, .events = POLLIN };
+	if (w->rl.inlen > 0 || w->rl.eof_pending)
+		p->pfd[p->nfd].events |= POLLOUT;
+	p->i_master = p->nfd++;
+	if (w->rl.stdin_open && w->rl.inlen == 0 && !w->done) {
+		p->pfd[p->nfd] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
+		p->i_in = p->nfd++;
 	}
-	if (c->tty == HS_CHILD_PTY)
-		pty_raw(&rl);
+}
 
-	for (;;) {
-		struct pollfd pfd[3];
-		int nfd = 0, timeout = -1, i_sig, i_master = -1, i_in = -1;
-		long long t;
+/* Until the grace runs out, or the drain time is over; else forever. */
+static int session_poll_timeout(const struct session_wait *w)
+{
+	long long t = now_ms();
+	int timeout = -1;
 
-		if (done && (rl.master < 0 || (drain_until >= 0 && now_ms() >= drain_until)))
-			break;
-		pfd[nfd] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		i_sig = nfd++;
-		if (rl.master >= 0) {
-			pfd[nfd] = (struct pollfd){ .fd = rl.master, .events = POLLIN };
-			if (rl.inlen > 0 || rl.eof_pending)
-				pfd[nfd].events |= POLLOUT;
-			i_master = nfd++;
-			if (rl.stdin_open && rl.inlen == 0 && !done) {
-				pfd[nfd] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
-				i_in = nfd++;
-			}
+	if (w->kill_at >= 0 && !w->done)
+		timeout = w->kill_at > t ? (int)(w->kill_at - t) : 0;
+	if (w->done && w->drain_until >= 0)
+		timeout = w->drain_until > t ? (int)(w->drain_until - t) : 0;
+	return timeout;
+}
+
+/* Cannot wait the normal way: end the child, then reap. */
+static void session_kill_and_reap(struct session_wait *w)
+{
+	if (w->done)
+		return;
+	kill(w->pid, SIGKILL);
+	while (waitpid(w->pid, &w->wstatus, 0) < 0 && errno == EINTR)
+		;
+	w->done = true;
+}
+
+static void session_kill_after_grace(struct session_wait *w)
+{
+	if (w->kill_at >= 0 && !w->done && now_ms() >= w->kill_at) {
+		kill(w->pid, SIGKILL);
+		w->killed = true;
+		w->kill_at = -1;
+	}
+}
+
+/* The shell was suspended: so are we, and both continue together. */
+static void session_stop_with_child(struct session_wait *w)
+{
+	pty_restore(&w->rl);
+	kill(getpid(), SIGSTOP);
+	if (w->c->tty == HS_CHILD_PTY)
+		pty_raw(&w->rl);
+	kill(w->pid, SIGCONT);
+}
+
+static void session_reap_child(struct session_wait *w)
+{
+	int st;
+
+	while (!w->done && waitpid(w->pid, &st, WNOHANG | WUNTRACED) > 0) {
+		if (WIFSTOPPED(st)) {
+			session_stop_with_child(w);
+			continue;
 		}
-		t = now_ms();
-		if (kill_at >= 0 && !done)
-			timeout = kill_at > t ? (int)(kill_at - t) : 0;
-		if (done && drain_until >= 0)
-			timeout = drain_until > t ? (int)(drain_until - t) : 0;
+		w->wstatus = st;
+		w->done = true;
+		w->drain_until = now_ms() + PTY_DRAIN_MS;
+	}
+}
 
-		int n = poll(pfd, (nfds_t)nfd, timeout);
+static void session_resize_pty(const struct session_wait *w)
+{
+	struct winsize ws;
+
+	if (w->rl.stdin_tty && w->rl.master >= 0 && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+		ioctl(w->rl.master, TIOCSWINSZ, &ws);
+}
+
+/* SIGTERM, SIGHUP (SIGINT, SIGQUIT) go to the child; the first one starts
+ * the grace after which it is killed. */
+static void session_forward_signal(struct session_wait *w, int sig)
+{
+	if (w->done)
+		return;
+	if (!w->caught) {
+		w->caught = true;
+		say(w->c, "\r\nSession terminated, killing shell...");
+		w->kill_at = now_ms() + KILL_GRACE_MS;
+	}
+	kill(w->pid, sig);
+}
+
+static void session_handle_signals(struct session_wait *w)
+{
+	struct signalfd_siginfo si;
+
+	while (read(w->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		int sig = (int)si.ssi_signo;
+
+		if (sig == SIGCHLD)
+			session_reap_child(w);
+		else if (sig == SIGWINCH)
+			session_resize_pty(w);
+		else
+			session_forward_signal(w, sig);
+	}
+}
+
+/* su --pty: the child's output to stdout, stdin to the child. */
+static void session_relay_pty(struct session_wait *w, const struct session_poll *p)
+{
+	short master_ev = p->i_master >= 0 ? p->pfd[p->i_master].revents : 0;
+
+	if ((master_ev & (POLLIN | POLLHUP | POLLERR)) && !pty_pump_out(&w->rl)) {
+		close(w->rl.master);
+		w->rl.master = -1;
+	}
+	if (w->rl.master >= 0 && (master_ev & POLLOUT))
+		pty_pump_in(&w->rl);
+	if (p->i_in >= 0 && (p->pfd[p->i_in].revents & (POLLIN | POLLHUP | POLLERR))) {
+		pty_read_stdin(&w->rl);
+		if (w->rl.master >= 0)
+			pty_pump_in(&w->rl);
+	}
+}
+
+static void session_wait_child(struct session_wait *w)
+{
+	while (!session_over(w)) {
+		struct session_poll p;
+		int n;
+
+		session_poll_fds(w, &p);
+		n = poll(p.pfd, (nfds_t)p.nfd, session_poll_timeout(w));
 		if (n < 0 && errno != EINTR) {
-			/* cannot wait the normal way: end the child, then reap */
-			if (!done) {
-				kill(pid, SIGKILL);
-				while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-					;
-				done = true;
-			}
+			session_kill_and_reap(w);
 			break;
 		}
-		t = now_ms();
-		if (kill_at >= 0 && !done && t >= kill_at) {
-			kill(pid, SIGKILL);
-			killed = true;
-			kill_at = -1;
-		}
+		session_kill_after_grace(w);
 		if (n <= 0)
 			continue;
-		if (pfd[i_sig].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				int sig = (int)si.ssi_signo;
-
-				if (sig == SIGCHLD) {
-					int st;
-					pid_t w;
-
-					while (!done && (w = waitpid(pid, &st, WNOHANG | WUNTRACED)) > 0) {
-						if (WIFSTOPPED(st)) {
-							/* the shell was suspended: so are we, and
-							 * both continue together */
-							pty_restore(&rl);
-							kill(getpid(), SIGSTOP);
-							if (c->tty == HS_CHILD_PTY)
-								pty_raw(&rl);
-							kill(pid, SIGCONT);
-							continue;
-						}
-						wstatus = st;
-						done = true;
-						drain_until = now_ms() + PTY_DRAIN_MS;
-					}
-				} else if (sig == SIGWINCH) {
-					struct winsize ws;
-
-					if (rl.stdin_tty && rl.master >= 0 &&
-					    ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
-						ioctl(rl.master, TIOCSWINSZ, &ws);
-				} else if (!done) {
-					if (!caught) {
-						caught = true;
-						say(c, "\r\nSession terminated, killing shell...");
-						kill_at = now_ms() + KILL_GRACE_MS;
-					}
-					kill(pid, sig);
-				}
-			}
-		}
-		if (i_master >= 0 && (pfd[i_master].revents & (POLLIN | POLLHUP | POLLERR))) {
-			if (!pty_pump_out(&rl)) {
-				close(rl.master);
-				rl.master = -1;
-			}
-		}
-		if (rl.master >= 0 && i_master >= 0 && (pfd[i_master].revents & POLLOUT))
-			pty_pump_in(&rl);
-		if (i_in >= 0 && (pfd[i_in].revents & (POLLIN | POLLHUP | POLLERR))) {
-			pty_read_stdin(&rl);
-			if (rl.master >= 0)
-				pty_pump_in(&rl);
-		}
+		if (p.pfd[p.i_sig].revents & POLLIN)
+			session_handle_signals(w);
+		session_relay_pty(w, &p);
 	}
-	if (rl.master >= 0) {
-		pty_pump_out(&rl);
-		close(rl.master);
+}
+
+/* Close the relay and the signalfd; util-linux's status and messages. */
+static void session_finish(struct session_wait *w, int *status)
+{
+	if (w->rl.master >= 0) {
+		pty_pump_out(&w->rl);
+		close(w->rl.master);
 	}
-	if (c->tty == HS_CHILD_PTY)
-		pty_restore(&rl);
-	close(sfd);
-	if (killed)
-		say(c, " ...killed.\n");
-	else if (caught)
-		say(c, "\n");
-	if (WIFSIGNALED(wstatus)) {
-		if (c->verbose && !killed)
-			fprintf(stderr, "%s%s\n", strsignal(WTERMSIG(wstatus)),
-				WCOREDUMP(wstatus) ? " (core dumped)" : "");
-		*status = 128 + WTERMSIG(wstatus);
+	if (w->c->tty == HS_CHILD_PTY)
+		pty_restore(&w->rl);
+	close(w->sfd);
+	if (w->killed)
+		say(w->c, " ...killed.\n");
+	else if (w->caught)
+		say(w->c, "\n");
+	if (WIFSIGNALED(w->wstatus)) {
+		if (w->c->verbose && !w->killed)
+			fprintf(stderr, "%s%s\n", strsignal(WTERMSIG(w->wstatus)),
+				WCOREDUMP(w->wstatus) ? " (core dumped)" : "");
+		*status = 128 + WTERMSIG(w->wstatus);
 	} else {
-		*status = WEXITSTATUS(wstatus);
+		*status = WEXITSTATUS(w->wstatus);
 	}
-	r = 0;
-restore:
+}
+
+int hs_session_run(const struct hs_child *c, int *status)
+{
+	struct session_wait w = { .c = c, .rl = { .master = -1 }, .kill_at = -1,
+				  .drain_until = -1 };
+	struct sigaction caller_chld;
+	sigset_t caller_mask;
+	int slave = -1, r;
+
+	session_block_signals(&caller_mask, &caller_chld);
+	w.sfd = session_open_signalfd(c);
+	r = w.sfd < 0 ? w.sfd : 0;
+	if (r == 0 && c->tty == HS_CHILD_PTY) {
+		r = pty_open(c, &w.rl, &slave);
+		if (r < 0)
+			close(w.sfd);
+	}
+	if (r == 0)
+		r = session_fork_child(&w, slave, &caller_mask, &caller_chld);
+	if (r == 0) {
+		/* not keeping the caller's directory (or a mount) busy */
+		if (chdir("/") < 0) {
+			/* nothing depends on it */
+		}
+		if (c->tty == HS_CHILD_PTY)
+			pty_raw(&w.rl);
+		session_wait_child(&w);
+		session_finish(&w, status);
+	}
 	sigaction(SIGCHLD, &caller_chld, NULL);
 	/* the parent keeps every signal blocked: what is left to do (closing
 	 * the PAM session) must not be cut short, and a caught signal has
