@@ -528,6 +528,72 @@ static noreturn void fail_session(struct hs_session *s, int r, const char *what)
 	exit(E_FAILURE);
 }
 
+/* "HOST login: " (or "login: " with -H), a hostname that cannot move the
+ * cursor. */
+static void set_user_prompt(struct hs_session *s, const struct options *o)
+{
+	char hostname[256], prompt[300];
+	int r;
+
+	if (o->no_host_prompt || gethostname(hostname, sizeof(hostname)) != 0)
+		hostname[0] = '\0';
+	hostname[sizeof(hostname) - 1] = '\0';
+	for (char *p = hostname; *p; p++)
+		if (!isgraph((unsigned char)*p))
+			*p = '?';
+	snprintf(prompt, sizeof(prompt), "%s%slogin: ", hostname, hostname[0] ? " " : "");
+	r = pam_set_item(s->pamh, PAM_USER_PROMPT, prompt);
+	if (r != PAM_SUCCESS)
+		fail_session(s, r, "pam_set_item");
+}
+
+/* Another try after this failure: a wrong name or password, and tries
+ * left. */
+static bool may_retry(int r, int failcount, long retries)
+{
+	return (r == PAM_AUTH_ERR || r == PAM_USER_UNKNOWN || r == PAM_CRED_INSUFFICIENT ||
+		r == PAM_AUTHINFO_UNAVAIL) &&
+	       failcount < retries;
+}
+
+/* Authentication, with retries; false (the session ended, the failure
+ * logged) when the login is refused. */
+static bool authenticate(struct hs_session *s, const struct options *o,
+			 const struct hs_config *defs, const struct terminal *t, const char *from,
+			 long retries, long delay)
+{
+	char shown[64];
+	const char *name;
+	int r, failcount = 0;
+
+	for (;;) {
+		if (delay > 0)
+			pam_fail_delay(s->pamh, (unsigned)delay * 1000000u);
+		r = o->noauth ? PAM_SUCCESS : pam_authenticate(s->pamh, 0);
+		if (r == PAM_SUCCESS)
+			return true;
+		failcount++;
+		name = log_name(defs, pam_user(s), shown, sizeof(shown));
+		btmp_failure(defs, t, name, o->host);
+		if (!may_retry(r, failcount, retries))
+			break;
+		syslog(LOG_NOTICE, "FAILED LOGIN %d ON %s%s FOR %s, %s", failcount, t->name, from,
+		       name, hs_session_strerror(s, r));
+		fprintf(stderr, "Login incorrect\n\n");
+		/* the next try asks for the name again */
+		pam_set_item(s->pamh, PAM_USER, NULL);
+	}
+	if (r == PAM_MAXTRIES || failcount >= retries)
+		syslog(LOG_NOTICE, "TOO MANY LOGIN TRIES (%d) ON %s%s FOR %s, %s", failcount,
+		       t->name, from, name, hs_session_strerror(s, r));
+	else
+		syslog(LOG_NOTICE, "FAILED LOGIN SESSION ON %s%s FOR %s, %s", t->name, from,
+		       name, hs_session_strerror(s, r));
+	fprintf(stderr, "\nLogin incorrect\n");
+	hs_session_end(s, r);
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -541,10 +607,10 @@ int main(int argc, char **argv)
 	_cleanup_free_ char *pwbuf = NULL;
 	_cleanup_free_ char *arg0 = NULL;
 	_cleanup_free_ char *user = NULL;
-	char hostname[256], prompt[300], shown[64], from[HOST_MAX + 8];
+	char shown[64], from[HOST_MAX + 8];
 	const char *shell, *base;
 	long retries, delay, timeout;
-	int r, failcount = 0, status;
+	int r, status;
 	bool quiet;
 	struct rlimit caller_core;
 
@@ -585,47 +651,9 @@ int main(int argc, char **argv)
 		syslog(LOG_ERR, "Couldn't initialize PAM: %s", hs_session_strerror(&s, r));
 		hs_die(E_FAILURE, "PAM failure, aborting: %s", hs_session_strerror(&s, r));
 	}
-	if (o.no_host_prompt || gethostname(hostname, sizeof(hostname)) != 0)
-		hostname[0] = '\0';
-	hostname[sizeof(hostname) - 1] = '\0';
-	for (char *p = hostname; *p; p++)
-		if (!isgraph((unsigned char)*p))
-			*p = '?';
-	snprintf(prompt, sizeof(prompt), "%s%slogin: ", hostname, hostname[0] ? " " : "");
-	r = pam_set_item(s.pamh, PAM_USER_PROMPT, prompt);
-	if (r != PAM_SUCCESS)
-		fail_session(&s, r, "pam_set_item");
-
-	/* authentication, with retries */
-	for (;;) {
-		if (delay > 0)
-			pam_fail_delay(s.pamh, (unsigned)delay * 1000000u);
-		r = o.noauth ? PAM_SUCCESS : pam_authenticate(s.pamh, 0);
-		if (r == PAM_SUCCESS)
-			break;
-		failcount++;
-		const char *name = log_name(defs, pam_user(&s), shown, sizeof(shown));
-		btmp_failure(defs, &t, name, o.host);
-		bool retry = (r == PAM_AUTH_ERR || r == PAM_USER_UNKNOWN ||
-			      r == PAM_CRED_INSUFFICIENT || r == PAM_AUTHINFO_UNAVAIL) &&
-			     failcount < retries;
-		if (!retry) {
-			if (r == PAM_MAXTRIES || failcount >= retries)
-				syslog(LOG_NOTICE, "TOO MANY LOGIN TRIES (%d) ON %s%s FOR %s, %s",
-				       failcount, t.name, from, name, hs_session_strerror(&s, r));
-			else
-				syslog(LOG_NOTICE, "FAILED LOGIN SESSION ON %s%s FOR %s, %s", t.name,
-				       from, name, hs_session_strerror(&s, r));
-			fprintf(stderr, "\nLogin incorrect\n");
-			hs_session_end(&s, r);
-			return E_FAILURE;
-		}
-		syslog(LOG_NOTICE, "FAILED LOGIN %d ON %s%s FOR %s, %s", failcount, t.name, from,
-		       name, hs_session_strerror(&s, r));
-		fprintf(stderr, "Login incorrect\n\n");
-		/* the next try asks for the name again */
-		pam_set_item(s.pamh, PAM_USER, NULL);
-	}
+	set_user_prompt(&s, &o);
+	if (!authenticate(&s, &o, defs, &t, from, retries, delay))
+		return E_FAILURE;
 
 	/* the account: expired, locked, or a password that must change now */
 	r = pam_acct_mgmt(s.pamh, 0);
