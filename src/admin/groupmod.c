@@ -121,28 +121,15 @@ static _Noreturn void die_closing(struct hs_accountset *s, int status, const cha
 	exit(status);
 }
 
-int main(int argc, char **argv)
+/* Every argument, before the locks. */
+static void check_arguments(const char *name, gid_t *new_gid)
 {
-	struct hs_accountset s = HS_ACCOUNTSET_INIT;
-	struct hs_err err = HS_ERR_INIT;
-	_cleanup_free_ char *members = NULL, *old_name = NULL;
-	char shown[160], bad[HS_NAME_MAX * 4 + 8], changes[512] = "";
-	const char *name;
-	gid_t new_gid = 0, old_gid;
-	bool stale = false;
-	unsigned files;
-	long gi, moved = 0;
-	int r;
+	char shown[160];
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "groupmod"));
-	parse_options(argc, argv);
-	openlog("groupmod", LOG_PID, LOG_AUTHPRIV);
-
-	name = argv[optind];
 	if (!hs_group_name_valid(name))
 		hs_die(E_NOTFOUND, "group '%s' does not exist",
 		       hs_printable(name, shown, sizeof(shown)));
-	if (o.gid && hs_groupops_parse_gid(o.gid, &new_gid) < 0)
+	if (o.gid && hs_groupops_parse_gid(o.gid, new_gid) < 0)
 		hs_die(E_BAD_ARG, "invalid group ID '%s'", hs_printable(o.gid, shown, sizeof(shown)));
 	if (o.new_name && !hs_group_name_valid(o.new_name))
 		hs_die(E_BAD_ARG, "invalid group name '%s'",
@@ -152,6 +139,132 @@ int main(int argc, char **argv)
 		       "or is longer than %d bytes", HS_HASH_MAX);
 	if (!hs_caller_is_root())
 		hs_die(E_GRP_UPDATE, "Permission denied.");
+}
+
+/* -n and -g against the files: a layout group keeps its name and gid, a
+ * new name or gid is free. */
+static void check_rename_and_renumber(struct hs_accountset *s, const char *name, gid_t new_gid)
+{
+	if ((o.new_name || o.gid) && hs_groupops_layout_group(NULL, name))
+		die_closing(s, E_GRP_UPDATE, "group '%s' belongs to the per-user tree %s: its "
+			    "files and the setgid programs carry its name and GID, so it cannot "
+			    "be renamed or renumbered", name, "/etc/hardened-shadow");
+	if (o.new_name && hs_groupops_find(s, o.new_name) >= 0)
+		die_closing(s, E_NAME_IN_USE, "group '%s' already exists", o.new_name);
+	if (o.gid && !o.non_unique &&
+	    hs_accountdb_find_id(hs_accountset_db(s, HS_AS_GROUP), new_gid) >= 0)
+		die_closing(s, E_GID_IN_USE, "GID '%lu' already exists", (unsigned long)new_gid);
+}
+
+/* -a -U: the current members base, then the new ones; NULL when out of
+ * memory. */
+static char *append_members(const char *base, const char *members)
+{
+	char *joined = strdup(base);
+	const char *cur = members, *elem;
+	size_t len;
+
+	while (joined && (len = hs_list_next(&cur, &elem)) > 0) {
+		char one[HS_NAME_MAX + 1], *grown = NULL;
+
+		snprintf(one, sizeof(one), "%.*s", (int)len, elem);
+		if (hs_list_add(joined, one, &grown) < 0) {
+			free(joined);
+			return NULL;
+		}
+		free(joined);
+		joined = grown;
+	}
+	return joined;
+}
+
+/* -U [-a]: the new member list, every user checked. */
+static char *new_member_list(struct hs_accountset *s, long gi)
+{
+	char shown[160], bad[HS_NAME_MAX * 4 + 8];
+	char *members = NULL, *joined;
+	int r = hs_groupops_user_list(s, o.users, true, &members, bad, sizeof(bad));
+
+	if (r == -ENOMEM)
+		die_closing(s, E_GRP_UPDATE, "out of memory");
+	if (r < 0)
+		die_closing(s, E_GRP_UPDATE, "Invalid member username %s",
+			    hs_printable(bad, shown, sizeof(shown)));
+	if (!o.append)
+		return members;
+	joined = append_members(hs_accountset_db(s, HS_AS_GROUP)->lines[gi].rec.gr.members,
+				members);
+	free(members);
+	if (!joined)
+		die_closing(s, E_GRP_UPDATE, "out of memory");
+	return joined;
+}
+
+static void note_change(char *changes, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Append to the syslog line's list of changes. */
+static void note_change(char *changes, size_t size, const char *fmt, ...)
+{
+	size_t used = strlen(changes);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(changes + used, size - used, fmt, ap);
+	va_end(ap);
+}
+
+/* The edits, in memory, noted in changes; what hs_groupops_finish() takes:
+ * 0 or a negative error. */
+static int stage_edits(struct hs_accountset *s, size_t gi, const char *members, gid_t old_gid,
+		       gid_t new_gid, char *changes, size_t size, long *moved)
+{
+	bool stale = false;
+	int r = 0;
+
+	if (members) {
+		r = hs_groupops_set_members(s, gi, members);
+		note_change(changes, size, ", new members: %s", members);
+	}
+	if (r >= 0 && o.password) {
+		r = hs_groupops_set_password(s, gi, o.password);
+		note_change(changes, size, ", new password");
+	}
+	if (r >= 0 && o.gid) {
+		r = hs_groupops_set_gid(s, gi, new_gid);
+		/* the users whose primary group this is follow it */
+		if (r >= 0)
+			r = (int)(*moved = hs_groupops_move_primary(s, old_gid, new_gid));
+		note_change(changes, size, ", new gid: %lu", (unsigned long)new_gid);
+	}
+	if (r >= 0 && o.new_name) {
+		r = hs_groupops_rename(s, gi, o.new_name, &stale);
+		note_change(changes, size, ", new name: %s", o.new_name);
+		if (r >= 0 && stale)
+			hs_warn("warning: removed a stale %s entry for '%s' (no such group in %s)",
+				"/etc/gshadow", o.new_name, "/etc/group");
+	}
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct hs_accountset s = HS_ACCOUNTSET_INIT;
+	struct hs_err err = HS_ERR_INIT;
+	_cleanup_free_ char *members = NULL, *old_name = NULL;
+	char changes[512] = "";
+	const char *name;
+	gid_t new_gid = 0, old_gid;
+	unsigned files;
+	long gi, moved = 0;
+	int r;
+
+	hs_cli_set_prog(hs_privileged_init(argc, argv, "groupmod"));
+	parse_options(argc, argv);
+	openlog("groupmod", LOG_PID, LOG_AUTHPRIV);
+
+	name = argv[optind];
+	check_arguments(name, &new_gid);
 
 	/* ---- under the locks ---- */
 	/* -U's users are looked up through NSS under the group lock (see
@@ -167,84 +280,16 @@ int main(int argc, char **argv)
 		o.new_name = NULL;
 	if (o.gid && new_gid == old_gid)
 		o.gid = NULL;
-	if ((o.new_name || o.gid) && hs_groupops_layout_group(NULL, name))
-		die_closing(&s, E_GRP_UPDATE, "group '%s' belongs to the per-user tree %s: its "
-			    "files and the setgid programs carry its name and GID, so it cannot "
-			    "be renamed or renumbered", name, "/etc/hardened-shadow");
-	if (o.new_name && hs_groupops_find(&s, o.new_name) >= 0)
-		die_closing(&s, E_NAME_IN_USE, "group '%s' already exists", o.new_name);
-	if (o.gid && !o.non_unique &&
-	    hs_accountdb_find_id(hs_accountset_db(&s, HS_AS_GROUP), new_gid) >= 0)
-		die_closing(&s, E_GID_IN_USE, "GID '%lu' already exists", (unsigned long)new_gid);
-	if (o.users) {
-		const char *base = "";
-
-		r = hs_groupops_user_list(&s, o.users, true, &members, bad, sizeof(bad));
-		if (r == -ENOMEM)
-			die_closing(&s, E_GRP_UPDATE, "out of memory");
-		if (r < 0)
-			die_closing(&s, E_GRP_UPDATE, "Invalid member username %s",
-				    hs_printable(bad, shown, sizeof(shown)));
-		if (o.append) {
-			/* -a -U: the current members, then the new ones */
-			_cleanup_free_ char *joined = NULL;
-			const char *cur, *elem;
-			size_t len;
-
-			base = hs_accountset_db(&s, HS_AS_GROUP)->lines[gi].rec.gr.members;
-			joined = strdup(base);
-			cur = members;
-			while (joined && (len = hs_list_next(&cur, &elem)) > 0) {
-				char one[HS_NAME_MAX + 1], *grown = NULL;
-
-				snprintf(one, sizeof(one), "%.*s", (int)len, elem);
-				if (hs_list_add(joined, one, &grown) < 0) {
-					free(joined);
-					joined = NULL;
-					break;
-				}
-				free(joined);
-				joined = grown;
-			}
-			if (!joined)
-				die_closing(&s, E_GRP_UPDATE, "out of memory");
-			free(members);
-			members = joined;
-			joined = NULL;
-		}
-	}
+	check_rename_and_renumber(&s, name, new_gid);
+	if (o.users)
+		members = new_member_list(&s, gi);
 
 	/* ---- the edits, in memory ---- */
 	old_name = strdup(name);
 	if (!old_name)
 		die_closing(&s, E_GRP_UPDATE, "out of memory");
-	r = 0;
-	if (members) {
-		r = hs_groupops_set_members(&s, (size_t)gi, members);
-		snprintf(changes + strlen(changes), sizeof(changes) - strlen(changes),
-			 ", new members: %s", members);
-	}
-	if (r >= 0 && o.password) {
-		r = hs_groupops_set_password(&s, (size_t)gi, o.password);
-		snprintf(changes + strlen(changes), sizeof(changes) - strlen(changes),
-			 ", new password");
-	}
-	if (r >= 0 && o.gid) {
-		r = hs_groupops_set_gid(&s, (size_t)gi, new_gid);
-		/* the users whose primary group this is follow it */
-		if (r >= 0)
-			r = (int)(moved = hs_groupops_move_primary(&s, old_gid, new_gid));
-		snprintf(changes + strlen(changes), sizeof(changes) - strlen(changes),
-			 ", new gid: %lu", (unsigned long)new_gid);
-	}
-	if (r >= 0 && o.new_name) {
-		r = hs_groupops_rename(&s, (size_t)gi, o.new_name, &stale);
-		snprintf(changes + strlen(changes), sizeof(changes) - strlen(changes),
-			 ", new name: %s", o.new_name);
-		if (r >= 0 && stale)
-			hs_warn("warning: removed a stale %s entry for '%s' (no such group in %s)",
-				"/etc/gshadow", o.new_name, "/etc/group");
-	}
+	r = stage_edits(&s, (size_t)gi, members, old_gid, new_gid, changes, sizeof(changes),
+			&moved);
 	if (hs_groupops_finish(&s, r, &err, NULL, NULL) < 0) {
 		hs_report(&err);
 		return E_GRP_UPDATE;
