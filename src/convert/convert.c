@@ -1082,6 +1082,108 @@ static int convert_begin(int *etcfd, struct hs_locks *locks, const char *const f
 	return r;
 }
 
+/* Only the last step of an interrupted pwconv (dropping the marker) was
+ * missing. */
+static int pwconv_finish_interrupted(int etcfd, int treefd)
+{
+	int r;
+
+	if (unlinkat(etcfd, SHADOW_BACKUP, 0) < 0 && errno != ENOENT) {
+		r = -errno;
+		hs_warn("cannot remove %s-: %s", HS_ETC_SHADOW, hs_strerror(r));
+		return r;
+	}
+	r = remove_marker(treefd, HS_CONVERT_MARK_PWCONV);
+	if (r < 0) {
+		hs_warn("cannot remove %s/%s: %s", HS_TREE_DIR, HS_CONVERT_MARK_PWCONV,
+			hs_strerror(r));
+		return r;
+	}
+	hs_warn("finished an interrupted conversion");
+	return HS_CONVERT_DONE;
+}
+
+/* pwconv over an existing tree: a refusal, nothing to do, or an
+ * interrupted run to finish or roll back.  *stop: end here, returning
+ * what this returns; otherwise the conversion starts (from scratch). */
+static int pwconv_handle_tree_state(int etcfd, int *treefd, enum tree_state state,
+				    bool source_tcb, bool *stop)
+{
+	int r;
+
+	*stop = true;
+	switch (state) {
+	case TREE_ABSENT:
+		break;
+	case TREE_CLEAN:
+		if (file_exists_at(etcfd, SHADOW_NAME)) {
+			hs_warn("both %s and %s exist: the system is half converted; "
+				"move one of them away by hand (pwunconv does not guess either)",
+				HS_TREE_DIR, HS_ETC_SHADOW);
+			return -EEXIST;
+		}
+		hs_warn("nothing to do: %s already holds the accounts", HS_TREE_DIR);
+		return HS_CONVERT_NOTHING;
+	case TREE_PWUNCONV:
+		hs_warn("%s is left over by an interrupted pwunconv: run pwunconv again to finish it",
+			HS_TREE_DIR);
+		return -EEXIST;
+	case TREE_PWCONV:
+		if (!source_tcb && !file_exists_at(etcfd, SHADOW_NAME))
+			return pwconv_finish_interrupted(etcfd, *treefd);
+		r = rollback_pwconv(etcfd, *treefd);
+		if (r < 0)
+			return r;
+		hs_close(*treefd);
+		*treefd = -1;
+		break;
+	}
+	*stop = false;
+	return 0;
+}
+
+/* passwd, the hashes (from /etc/shadow or /etc/tcb) and /etc/shells, read
+ * and checked; nothing has changed so far. */
+static int pwconv_read_sources(const struct hs_convert_opts *opts, int etcfd, struct pwdb *pw,
+			       struct spdb *sp, struct hs_shells *sh)
+{
+	int r;
+
+	if (opts->from_tcb && file_exists_at(etcfd, SHADOW_NAME)) {
+		hs_warn("%s exists next to %s: convert from one source only "
+			"(move %s away, or run pwconv without --from-tcb)",
+			HS_ETC_SHADOW, HS_ETC_TCB, HS_ETC_SHADOW);
+		return -EEXIST;
+	}
+	if ((r = pwdb_load(pw)) < 0)
+		return r;
+	r = opts->from_tcb ? spdb_load_tcb(sp, pw, etcfd) : spdb_load_shadow(sp, pw);
+	if (r < 0)
+		return r;
+	return shells_load(sh);
+}
+
+/* Which accounts get the shell proxy: a listed shell, not uid 0 (root
+ * keeps its real shell in /etc/passwd, to log in and repair a damaged
+ * tree; it changes its shell with root's tools anyway).  A passwd that
+ * names the proxy already, without a tree, is refused. */
+static int pwconv_choose_proxies(struct pwdb *pw, const struct hs_shells *sh, size_t *n_proxy)
+{
+	for (size_t i = 0; i < pw->n; i++) {
+		struct pw_ent *e = &pw->ents[i];
+
+		if (strcmp(e->pw.shell, HS_SHELL_PROXY) == 0) {
+			hs_warn("%s:%lu: %s already has %s as login shell, but %s does not exist; "
+				"set the real shell first", HS_ETC_PASSWD, e->lineno, e->pw.name,
+				HS_SHELL_PROXY, HS_TREE_DIR);
+			return -HS_E_FORMAT;
+		}
+		e->proxy = e->pw.uid != 0 && shells_contains(sh, e->pw.shell);
+		*n_proxy += e->proxy;
+	}
+	return 0;
+}
+
 int hs_convert_to_tree(const struct hs_convert_opts *opts)
 {
 	struct hs_locks locks = HS_LOCKS_INIT;
@@ -1094,7 +1196,7 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 	_cleanup_close_ int treefd = -1;
 	char tmpname[64] = "";
 	enum tree_state state;
-	bool source_tcb, changed, tree_in_place = false;
+	bool source_tcb, changed, stop, tree_in_place = false;
 	size_t n_proxy = 0;
 	sigset_t saved;
 	int r;
@@ -1103,82 +1205,15 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 			  &saved, &treefd, &state, &source_tcb);
 	if (r < 0)
 		return r;
-	switch (state) {
-	case TREE_ABSENT:
-		break;
-	case TREE_CLEAN:
-		if (file_exists_at(etcfd, SHADOW_NAME)) {
-			hs_warn("both %s and %s exist: the system is half converted; "
-				"move one of them away by hand (pwunconv does not guess either)",
-				HS_TREE_DIR, HS_ETC_SHADOW);
-			r = -EEXIST;
-			goto out;
-		}
-		hs_warn("nothing to do: %s already holds the accounts", HS_TREE_DIR);
-		r = HS_CONVERT_NOTHING;
+	r = pwconv_handle_tree_state(etcfd, &treefd, state, source_tcb, &stop);
+	if (stop)
 		goto out;
-	case TREE_PWUNCONV:
-		hs_warn("%s is left over by an interrupted pwunconv: run pwunconv again to finish it",
-			HS_TREE_DIR);
-		r = -EEXIST;
-		goto out;
-	case TREE_PWCONV:
-		if (!source_tcb && !file_exists_at(etcfd, SHADOW_NAME)) {
-			/* Only the last step (dropping the marker) was missing. */
-			if (unlinkat(etcfd, SHADOW_BACKUP, 0) < 0 && errno != ENOENT) {
-				r = -errno;
-				hs_warn("cannot remove %s-: %s", HS_ETC_SHADOW, hs_strerror(r));
-				goto out;
-			}
-			r = remove_marker(treefd, HS_CONVERT_MARK_PWCONV);
-			if (r < 0) {
-				hs_warn("cannot remove %s/%s: %s", HS_TREE_DIR,
-					HS_CONVERT_MARK_PWCONV, hs_strerror(r));
-				goto out;
-			}
-			hs_warn("finished an interrupted conversion");
-			r = HS_CONVERT_DONE;
-			goto out;
-		}
-		r = rollback_pwconv(etcfd, treefd);
-		if (r < 0)
-			goto out;
-		hs_close(treefd);
-		treefd = -1;
-		break;
-	}
 
 	/* 1. Read and validate everything; nothing has changed so far. */
-	if (opts->from_tcb && file_exists_at(etcfd, SHADOW_NAME)) {
-		hs_warn("%s exists next to %s: convert from one source only "
-			"(move %s away, or run pwconv without --from-tcb)",
-			HS_ETC_SHADOW, HS_ETC_TCB, HS_ETC_SHADOW);
-		r = -EEXIST;
+	if ((r = pwconv_read_sources(opts, etcfd, &pw, &sp, &sh)) < 0)
 		goto out;
-	}
-	if ((r = pwdb_load(&pw)) < 0)
+	if ((r = pwconv_choose_proxies(&pw, &sh, &n_proxy)) < 0)
 		goto out;
-	r = opts->from_tcb ? spdb_load_tcb(&sp, &pw, etcfd) : spdb_load_shadow(&sp, &pw);
-	if (r < 0)
-		goto out;
-	if ((r = shells_load(&sh)) < 0)
-		goto out;
-	for (size_t i = 0; i < pw.n; i++) {
-		struct pw_ent *e = &pw.ents[i];
-
-		if (strcmp(e->pw.shell, HS_SHELL_PROXY) == 0) {
-			hs_warn("%s:%lu: %s already has %s as login shell, but %s does not exist; "
-				"set the real shell first", HS_ETC_PASSWD, e->lineno, e->pw.name,
-				HS_SHELL_PROXY, HS_TREE_DIR);
-			r = -HS_E_FORMAT;
-			goto out;
-		}
-		/* uid 0 keeps its real shell in /etc/passwd: root must be
-		 * able to log in to repair a damaged tree, and root changes
-		 * its own shell with root's tools anyway. */
-		e->proxy = e->pw.uid != 0 && shells_contains(&sh, e->pw.shell);
-		n_proxy += e->proxy;
-	}
 	if ((r = plan_groups(&g, true)) < 0)
 		goto out;
 	if ((r = pwdb_render(&pw, true, &out, &changed)) < 0)
