@@ -877,42 +877,48 @@ static void replace_file(struct udir *u, const struct file_spec *f, const struct
 	logged(a, "%s: replaced by its fail-closed default", path);
 }
 
-static void check_file(struct udir *u, const struct file_spec *f, struct stat *st)
+/* What check_file() concluded about one file's inode. */
+struct file_verdict {
+	bool untrusted;         /* replace it, never read or chown it */
+	bool relink;            /* trusted, but another name reaches it */
+	bool root_held;         /* root's single-named copy: a chown will do */
+};
+
+static const char *expired_note(const struct file_spec *f)
+{
+	return f->kind == K_AGING ? "; the account counts as expired" : "";
+}
+
+static const char *nss_note(const struct file_spec *f)
+{
+	return f->kind == K_SHADOW ? " (getspnam() through the NSS module does not check this)"
+				   : "";
+}
+
+/* Owner, mode, size and link count of a regular file. */
+static void check_file_inode(struct udir *u, const struct file_spec *f, const struct stat *st,
+			     const char *path, struct file_verdict *v)
 {
 	struct tree *tr = u->tr;
 	struct hs_integrity *a = tr->a;
 	const uid_t admin = tr->t->admin_uid;
 	const uid_t want_uid = f->root_owned ? admin : u->uid;
-	const char *effect = f->kind == K_AGING ? "; the account counts as expired" : "";
-	const char *nss = f->kind == K_SHADOW ?
-		" (getspnam() through the NSS module does not check this)" : "";
-	char path[SUBPATH_BUF], have[128], want[128], rbuf[HS_PATHBUF_MAX];
-	char buf[HS_USERFILE_MAX + 2];
-	struct content c = { .ok = false };
-	bool untrusted = false, relink = false, root_held = false;
-	size_t len = 0;
-	int r;
+	const char *effect = expired_note(f);
+	char have[128], want[128];
 
-	snprintf(path, sizeof path, "%s/%s", u->path, f->name);
-	if (!S_ISREG(st->st_mode)) {
-		problem(a, "%s: is a %s, should be a regular file%s", path,
-			type_noun(st->st_mode), effect);
-		untrusted = true;
-		goto replace;
-	}
 	if (st->st_uid != want_uid) {
 		/* root's own copy (cp as root) holds what root wrote: a chown
 		 * will do.  Anyone else may have written anything.  A root
 		 * file with another name may be any root file the user linked
 		 * here (without protected_hardlinks): never chown or copy it. */
-		root_held = !f->root_owned && st->st_uid == admin && st->st_nlink == 1;
-		if (!root_held) {
+		v->root_held = !f->root_owned && st->st_uid == admin && st->st_nlink == 1;
+		if (!v->root_held) {
 			problem(a, "%s: owner is %s, should be %s%s%s%s", path,
 				uid_text(tr->pw, st->st_uid, have, sizeof have),
 				uid_text(tr->pw, want_uid, want, sizeof want),
 				f->kind == K_AGING ? "" : "; its contents cannot be trusted",
-				effect, nss);
-			untrusted = true;
+				effect, nss_note(f));
+			v->untrusted = true;
 		}
 	}
 	if (f->kind == K_AGING && (st->st_mode & (S_IWGRP | S_IWOTH))) {
@@ -920,12 +926,12 @@ static void check_file(struct udir *u, const struct file_spec *f, struct stat *s
 		 * their own limits */
 		problem(a, "%s: mode is %04o, should be %04o; others may have written it%s",
 			path, (unsigned)(st->st_mode & 07777), (unsigned)f->mode, effect);
-		untrusted = true;
+		v->untrusted = true;
 	}
 	if (st->st_size > HS_USERFILE_MAX) {
 		problem(a, "%s: size is %lld bytes, should be at most %d%s", path,
 			(long long)st->st_size, HS_USERFILE_MAX, effect);
-		untrusted = true;
+		v->untrusted = true;
 	}
 	if (st->st_nlink != 1) {
 		problem(a, "%s: link count is %lu, should be 1%s", path,
@@ -934,80 +940,127 @@ static void check_file(struct udir *u, const struct file_spec *f, struct stat *s
 		 * for the user's own shadow and shell the other name reaches
 		 * nothing the owner could not write anyway */
 		if (f->kind == K_AGING || st->st_uid != want_uid)
-			untrusted = true;
+			v->untrusted = true;
 		else
-			relink = true;
+			v->relink = true;
 	}
-	if (!untrusted) {
-		r = read_same(u->fd, f->name, st, buf, &len);
-		if (r < 0) {
-			failed(a, "cannot read %s: %s", path, repair_error(r));
-			hs_wipe(buf, sizeof buf);
-			return;
-		}
-		r = parse_content(f->kind, buf, len, &c);
-		if (r < 0) {
-			problem(a, "%s: invalid contents (%s)%s", path, hs_strerror(r), effect);
-			untrusted = true;
-		} else {
-			c.ok = true;
-			/* parse_content cut the buffer: read it again for a copy */
-			if (relink)
-				r = read_same(u->fd, f->name, st, buf, &len);
-			if (r < 0)
-				relink = false;
-		}
-	}
+}
 
-replace:
-	if (untrusted) {
-		if (ask(a, "replace it with %s? ",
-			replacement_text(u, f->kind, rbuf, sizeof rbuf))) {
-			replace_file(u, f, st, path);
-			goto out;
-		}
-	} else if (relink) {
-		if (ask(a, "replace it with a copy of itself (ends the other link)? ") &&
-		    udir_lock(u)) {
-			r = hs_replace_file_at(u->fd, f->name, buf, len, want_uid,
-					       tr->t->auth_gid, f->mode);
-			if (r < 0) {
-				failed(a, "cannot replace %s: %s", path, hs_strerror(r));
-			} else {
-				a->tree_changed = true;
-				logged(a, "%s: copied to end its other link", path);
-				goto out;
-			}
-		}
+/* A trusted file's contents, parsed into c; buf keeps them whole for a
+ * relink.  false when it cannot be read (reported). */
+static bool read_file_content(struct udir *u, const struct file_spec *f, const struct stat *st,
+			      const char *path, char *buf, size_t *len, struct content *c,
+			      struct file_verdict *v)
+{
+	struct hs_integrity *a = u->tr->a;
+	int r = read_same(u->fd, f->name, st, buf, len);
+
+	if (r < 0) {
+		failed(a, "cannot read %s: %s", path, repair_error(r));
+		return false;
 	}
+	r = parse_content(f->kind, buf, *len, c);
+	if (r < 0) {
+		problem(a, "%s: invalid contents (%s)%s", path, hs_strerror(r), expired_note(f));
+		v->untrusted = true;
+		return true;
+	}
+	c->ok = true;
+	/* parse_content cut the buffer: read it again for a copy */
+	if (v->relink && read_same(u->fd, f->name, st, buf, len) < 0)
+		v->relink = false;
+	return true;
+}
+
+/* Offer to replace an untrusted file, or to copy a relinked one; true
+ * when the file was replaced (nothing is left to check). */
+static bool offer_replacement(struct udir *u, const struct file_spec *f, struct stat *st,
+			      const char *path, const char *buf, size_t len,
+			      const struct file_verdict *v)
+{
+	struct tree *tr = u->tr;
+	struct hs_integrity *a = tr->a;
+	const uid_t want_uid = f->root_owned ? tr->t->admin_uid : u->uid;
+	char rbuf[HS_PATHBUF_MAX];
+	int r;
+
+	if (v->untrusted) {
+		if (!ask(a, "replace it with %s? ",
+			 replacement_text(u, f->kind, rbuf, sizeof rbuf)))
+			return false;
+		replace_file(u, f, st, path);
+		return true;
+	}
+	if (!v->relink ||
+	    !ask(a, "replace it with a copy of itself (ends the other link)? ") || !udir_lock(u))
+		return false;
+	r = hs_replace_file_at(u->fd, f->name, buf, len, want_uid, tr->t->auth_gid, f->mode);
+	if (r < 0) {
+		failed(a, "cannot replace %s: %s", path, hs_strerror(r));
+		return false;
+	}
+	a->tree_changed = true;
+	logged(a, "%s: copied to end its other link", path);
+	return true;
+}
+
+/* What a valid shadow or shell file says. */
+static void check_file_values(struct udir *u, const struct file_spec *f, const char *path,
+			      const struct content *c)
+{
+	struct tree *tr = u->tr;
+	struct hs_integrity *a = tr->a;
+	char sb[SHOW_SIZE];
+
+	if (f->kind == K_SHADOW && c->lstchg != HS_UNSET && c->lstchg > hs_today())
+		warning(a, "user %s: last password change in the future", u->user);
+	if (f->kind != K_SHELL)
+		return;
+	if (access(c->shell, F_OK) != 0)
+		warning(a, "user '%s': program '%s' does not exist", u->user, show(c->shell, sb));
+	else if (tr->t->shells && strcmp(u->pw->shell, HS_SHELL_PROXY) == 0 &&
+		 !hs_shells_contains(tr->t->shells, c->shell))
+		/* what the proxy starts must be a shell chsh would accept;
+		 * for anyone else the file is not used */
+		warning(a, "%s: the shell '%s' is not listed in %s", path, show(c->shell, sb),
+			tr->t->shells->path);
+}
+
+static void check_file(struct udir *u, const struct file_spec *f, struct stat *st)
+{
+	struct tree *tr = u->tr;
+	char path[SUBPATH_BUF];
+	char buf[HS_USERFILE_MAX + 2];
+	struct content c = { .ok = false };
+	struct file_verdict v = { .untrusted = false };
+	size_t len = 0;
+
+	snprintf(path, sizeof path, "%s/%s", u->path, f->name);
+	if (!S_ISREG(st->st_mode)) {
+		problem(tr->a, "%s: is a %s, should be a regular file%s", path,
+			type_noun(st->st_mode), expired_note(f));
+		v.untrusted = true;
+	} else {
+		check_file_inode(u, f, st, path, &v);
+	}
+	if (!v.untrusted && !read_file_content(u, f, st, path, buf, &len, &c, &v))
+		goto out;
+	if (offer_replacement(u, f, st, path, buf, len, &v))
+		goto out;
 	/* declined: no chown or chmod on an inode that is not plainly the
 	 * user's (or root's) own single-named file */
-	if (!S_ISREG(st->st_mode) || untrusted || st->st_nlink != 1)
+	if (!S_ISREG(st->st_mode) || v.untrusted || st->st_nlink != 1)
 		goto out;
 	{
 		struct want w = {
-			.check_uid = root_held, .uid = want_uid, .gid = tr->t->auth_gid,
-			.mode = f->mode, .note = nss,
+			.check_uid = v.root_held,
+			.uid = f->root_owned ? tr->t->admin_uid : u->uid,
+			.gid = tr->t->auth_gid, .mode = f->mode, .note = nss_note(f),
 		};
 		check_meta(tr, u, u->fd, f->name, -1, path, st, &w);
 	}
-	if (!c.ok)
-		goto out;
-	if (f->kind == K_SHADOW && c.lstchg != HS_UNSET && c.lstchg > hs_today())
-		warning(a, "user %s: last password change in the future", u->user);
-	if (f->kind == K_SHELL) {
-		char sb[SHOW_SIZE];
-
-		if (access(c.shell, F_OK) != 0)
-			warning(a, "user '%s': program '%s' does not exist", u->user,
-				show(c.shell, sb));
-		else if (tr->t->shells && strcmp(u->pw->shell, HS_SHELL_PROXY) == 0 &&
-			 !hs_shells_contains(tr->t->shells, c.shell))
-			/* what the proxy starts must be a shell chsh would
-			 * accept; for anyone else the file is not used */
-			warning(a, "%s: the shell '%s' is not listed in %s", path,
-				show(c.shell, sb), tr->t->shells->path);
-	}
+	if (c.ok)
+		check_file_values(u, f, path, &c);
 out:
 	hs_wipe(buf, sizeof buf);
 }
@@ -1637,6 +1690,99 @@ static void add_gshadow_line(struct hs_integrity *a, struct hs_accountdb *gr, si
 	}
 }
 
+/* The record of group line i, salvaged when the line is invalid (into
+ * sv); false when there is nothing more to check (reported, or offered
+ * for deletion). */
+static bool group_line_record(struct hs_integrity *a, struct hs_accountdb *gr, size_t i,
+			      struct salvaged *sv, struct hs_group *g)
+{
+	const struct hs_dbline *l = &gr->lines[i];
+	char buf[SHOW_SIZE], name[2 * HS_NAME_MAX + 2];
+
+	if (l->entry) {
+		*g = l->rec.gr;
+		if (hs_accountdb_dup_name(gr, i) < 0)
+			return true;
+		problem(a, "duplicate group entry");
+		if (ask(a, "delete line '%s'? ", show_line(l, buf)))
+			delete_line(a, gr, i);
+		return false;
+	}
+	salvage(HS_DB_GROUP, l, sv);
+	if (!sv->ok && l->err == -HS_E_NAME &&
+	    !hs_group_name_valid(first_field(l, name, sizeof name))) {
+		problem(a, "invalid group name '%s'", show(name, buf));
+		salvage_free(sv);
+		return false;
+	}
+	if (!sv->ok || hs_accountdb_find(gr, sv->gr.name) >= 0) {
+		salvage_free(sv);
+		report_bad_line(a, gr, i, "group file");
+		return false;
+	}
+	*g = sv->gr;
+	g->members = sv->lists[1];
+	return true;
+}
+
+/* The group's line in /etc/gshadow: there, and agreeing with g. */
+static int check_group_gshadow(struct hs_integrity *a, struct hs_accountdb *gr, size_t i,
+			       struct hs_accountdb *gs, bool gs_bad, const struct hs_group *g)
+{
+	long j = hs_accountdb_find(gs, g->name);
+
+	if (j < 0) {
+		if (gs_bad && bad_line_named(gs, g->name))
+			return 0;       /* reported with /etc/gshadow */
+		problem(a, "no matching group file entry in %s", gs->path);
+		if (ask(a, "add group '%s' in %s? ", g->name, gs->path))
+			add_gshadow_line(a, gr, i, gs);
+		return 0;
+	}
+	if (strcmp(g->passwd, "x") != 0)
+		warning(a, "group %s has an entry in %s, but its password field in %s is "
+			"not set to 'x'", g->name, gs->path, gr->path);
+	return compare_members(a, g, gs, (size_t)j) < 0 ? -ENOMEM : 0;
+}
+
+static int check_group_line(struct hs_integrity *a, struct hs_accountdb *gr,
+			    struct hs_accountdb *gs, struct hs_accountdb *pw, size_t i,
+			    bool gs_bad)
+{
+	struct hs_buf members = { 0 };
+	struct salvaged sv = { .ok = false };
+	struct hs_group g;
+	size_t unfixed = 0;
+	bool changed;
+	long j;
+
+	if (gr->lines[i].deleted || nis_line(&gr->lines[i]))
+		return 0;
+	if (!group_line_record(a, gr, i, &sv, &g))
+		return 0;
+	changed = check_list(a, pw, L_GROUP_MEMBERS, g.name, g.members, &members, &unfixed);
+	if (changed && !unfixed) {
+		g.members = (char *)buf_str(&members);
+		if (g.members && replace_line(a, gr, i, &g) == 0)
+			logged(a, "group %s: members deleted in %s", g.name, gr->path);
+	}
+	hs_buf_free(&members);
+	salvage_free(&sv);
+	if (!gr->lines[i].entry) {
+		/* still invalid: an invalid member was kept (reported), or
+		 * the fault lies elsewhere */
+		if (!unfixed && !changed)
+			report_bad_line(a, gr, i, "group file");
+		return 0;
+	}
+	g = gr->lines[i].rec.gr;
+	j = hs_accountdb_dup_id(gr, i);
+	if (j >= 0)
+		warning(a, "group %s: duplicate group ID %lu (also used by group %s)",
+			g.name, (unsigned long)g.gid, gr->lines[j].rec.gr.name);
+	return gs ? check_group_gshadow(a, gr, i, gs, gs_bad, &g) : 0;
+}
+
 static int check_group(struct hs_integrity *a, struct hs_accountdb *gr, struct hs_accountdb *gs,
 		   struct hs_accountdb *pw)
 {
@@ -1644,80 +1790,10 @@ static int check_group(struct hs_integrity *a, struct hs_accountdb *gr, struct h
 	bool gs_bad = any_bad_line(gs);
 
 	for (size_t i = 0; i < n_lines; i++) {
-		const struct hs_dbline *l = &gr->lines[i];
-		char buf[SHOW_SIZE], name[2 * HS_NAME_MAX + 2];
-		struct hs_buf members = { 0 };
-		struct salvaged sv = { .ok = false };
-		struct hs_group g;
-		size_t unfixed = 0;
-		bool changed;
-		long j;
+		int r = check_group_line(a, gr, gs, pw, i, gs_bad);
 
-		if (l->deleted || nis_line(l))
-			continue;
-		if (!l->entry) {
-			salvage(HS_DB_GROUP, l, &sv);
-			if (!sv.ok && l->err == -HS_E_NAME &&
-			    !hs_group_name_valid(first_field(l, name, sizeof name))) {
-				problem(a, "invalid group name '%s'", show(name, buf));
-				salvage_free(&sv);
-				continue;
-			}
-			if (!sv.ok || hs_accountdb_find(gr, sv.gr.name) >= 0) {
-				salvage_free(&sv);
-				report_bad_line(a, gr, i, "group file");
-				continue;
-			}
-			g = sv.gr;
-			g.members = sv.lists[1];
-		} else {
-			g = l->rec.gr;
-			if (hs_accountdb_dup_name(gr, i) >= 0) {
-				problem(a, "duplicate group entry");
-				if (ask(a, "delete line '%s'? ", show_line(l, buf)))
-					delete_line(a, gr, i);
-				continue;
-			}
-		}
-		changed = check_list(a, pw, L_GROUP_MEMBERS, g.name, g.members, &members,
-				     &unfixed);
-		if (changed && !unfixed) {
-			g.members = (char *)buf_str(&members);
-			if (g.members && replace_line(a, gr, i, &g) == 0) {
-				logged(a, "group %s: members deleted in %s", g.name, gr->path);
-				g = gr->lines[i].rec.gr;
-			}
-		}
-		hs_buf_free(&members);
-		salvage_free(&sv);
-		if (!gr->lines[i].entry) {
-			/* still invalid: an invalid member was kept (reported),
-			 * or the fault lies elsewhere */
-			if (!unfixed && !changed)
-				report_bad_line(a, gr, i, "group file");
-			continue;
-		}
-		g = gr->lines[i].rec.gr;
-		j = hs_accountdb_dup_id(gr, i);
-		if (j >= 0)
-			warning(a, "group %s: duplicate group ID %lu (also used by group %s)",
-				g.name, (unsigned long)g.gid, gr->lines[j].rec.gr.name);
-		if (!gs)
-			continue;
-		j = hs_accountdb_find(gs, g.name);
-		if (j < 0) {
-			if (gs_bad && bad_line_named(gs, g.name))
-				continue;       /* reported with /etc/gshadow */
-			problem(a, "no matching group file entry in %s", gs->path);
-			if (ask(a, "add group '%s' in %s? ", g.name, gs->path))
-				add_gshadow_line(a, gr, i, gs);
-			continue;
-		}
-		if (strcmp(g.passwd, "x") != 0)
-			warning(a, "group %s has an entry in %s, but its password field in %s is "
-				"not set to 'x'", g.name, gs->path, gr->path);
-		if (compare_members(a, &g, gs, (size_t)j) < 0)
-			return -ENOMEM;
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
