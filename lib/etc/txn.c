@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -193,6 +194,78 @@ static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *
 	return status;
 }
 
+/* Stage one file of a transaction: check its target, write the staged
+ * copy and the FILE- backup, and add its line to the journal.  *staged
+ * tells the caller a staged copy exists (to remove on failure). */
+static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *f,
+                     struct identity *id, bool *staged, char *journal, size_t *jlen,
+                     char *err, size_t err_size)
+{
+	char staged_path[160];
+	uid_t uid = f->uid;
+	gid_t gid = f->gid;
+	mode_t mode = f->mode;
+	int n, r;
+
+	if (!base_ok(f->base)) {
+		msg_set(err, err_size, "invalid file name in a transaction");
+		return -EINVAL;
+	}
+	r = identity_of(dirfd, f->base, id);
+	if (r < 0) {
+		msg_set(err, err_size, "cannot stat %s/%s: %s", dir_path, f->base, hs_strerror(r));
+		return r;
+	}
+	if (id->present) {
+		const struct hs_file_expect ex = {
+			.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
+		};
+		struct stat st;
+
+		/* a target that is a symlink, a FIFO or hard-linked is
+		 * refused, as a read of it would be */
+		r = fstatat(dirfd, f->base, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
+		    : S_ISLNK(st.st_mode) ? -HS_E_SYMLINK : hs_check_file_stat(&st, &ex);
+		if (r < 0) {
+			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base,
+				hs_strerror(r));
+			return r;
+		}
+		uid = st.st_uid;
+		gid = st.st_gid;
+		mode = st.st_mode & 07777;
+	}
+	staged_name(staged_path, sizeof(staged_path), f->base);
+	r = hs_replace_file_iov_at(dirfd, staged_path, f->iov, f->n_iov, uid, gid, mode);
+	if (r < 0) {
+		/* the administrator knows the file, not our staging name */
+		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base, hs_strerror(r));
+		return r;
+	}
+	*staged = true;
+	/* the backup now, before the commit point: writing it can fail (a
+	 * full disk), a rename in the same directory hardly can */
+	if (id->present) {
+		r = write_backup(dirfd, f->base, f->old_data, f->old_len);
+		if (r < 0) {
+			msg_set(err, err_size, "cannot write %s/%s-: %s", dir_path, f->base,
+				hs_strerror(r));
+			return r;
+		}
+		n = snprintf(journal + *jlen, JOURNAL_MAX - *jlen,
+			     "%s %llu %llu %llu %lld.%09lld %lld.%09lld\n", f->base, id->dev, id->ino,
+			     id->size, id->mtime_sec, id->mtime_nsec, id->ctime_sec, id->ctime_nsec);
+	} else {
+		n = snprintf(journal + *jlen, JOURNAL_MAX - *jlen, "%s absent\n", f->base);
+	}
+	if (n < 0 || (size_t)n >= JOURNAL_MAX - *jlen) {
+		msg_set(err, err_size, "transaction journal too long");
+		return -ENAMETOOLONG;
+	}
+	*jlen += (size_t)n;
+	return 0;
+}
+
 int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
                   size_t n_files, char *err, size_t err_size)
 {
@@ -212,76 +285,14 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	/* 1. stage */
 	jlen = (size_t)snprintf(journal, sizeof(journal), "%s", JOURNAL_HEADER);
 	for (size_t i = 0; i < n_files; i++) {
-		const struct hs_txn_file *f = &files[i];
-		char staged[160];
-		uid_t uid = f->uid;
-		gid_t gid = f->gid;
-		mode_t mode = f->mode;
-		int n;
+		bool staged = false;
 
-		if (!base_ok(f->base)) {
-			msg_set(err, err_size, "invalid file name in a transaction");
-			r = -EINVAL;
+		r = stage_one(dirfd, dir_path, &files[i], &ids[i], &staged, journal, &jlen, err,
+			      err_size);
+		if (staged)
+			staged_count = i + 1;
+		if (r < 0)
 			goto unstage;
-		}
-		r = identity_of(dirfd, f->base, &ids[i]);
-		if (r < 0) {
-			msg_set(err, err_size, "cannot stat %s/%s: %s", dir_path, f->base,
-				hs_strerror(r));
-			goto unstage;
-		}
-		if (ids[i].present) {
-			const struct hs_file_expect ex = {
-				.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
-			};
-			struct stat st;
-
-			/* a target that is a symlink, a FIFO or hard-linked is
-			 * refused, as a read of it would be */
-			r = fstatat(dirfd, f->base, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
-			    : S_ISLNK(st.st_mode) ? -HS_E_SYMLINK : hs_check_file_stat(&st, &ex);
-			if (r < 0) {
-				msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base,
-					hs_strerror(r));
-				goto unstage;
-			}
-			uid = st.st_uid;
-			gid = st.st_gid;
-			mode = st.st_mode & 07777;
-		}
-		staged_name(staged, sizeof(staged), f->base);
-		r = hs_replace_file_iov_at(dirfd, staged, f->iov, f->n_iov, uid, gid, mode);
-		if (r < 0) {
-			/* the administrator knows the file, not our staging name */
-			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base,
-				hs_strerror(r));
-			goto unstage;
-		}
-		staged_count = i + 1;
-		/* the backup now, before the commit point: writing it can fail
-		 * (a full disk), a rename in the same directory hardly can */
-		if (ids[i].present) {
-			r = write_backup(dirfd, f->base, f->old_data, f->old_len);
-			if (r < 0) {
-				msg_set(err, err_size, "cannot write %s/%s-: %s", dir_path, f->base,
-					hs_strerror(r));
-				goto unstage;
-			}
-		}
-		if (ids[i].present)
-			n = snprintf(journal + jlen, sizeof(journal) - jlen,
-				     "%s %llu %llu %llu %lld.%09lld %lld.%09lld\n", f->base,
-				     ids[i].dev, ids[i].ino, ids[i].size, ids[i].mtime_sec,
-				     ids[i].mtime_nsec, ids[i].ctime_sec, ids[i].ctime_nsec);
-		else
-			n = snprintf(journal + jlen, sizeof(journal) - jlen, "%s absent\n",
-				     f->base);
-		if (n < 0 || (size_t)n >= sizeof(journal) - jlen) {
-			msg_set(err, err_size, "transaction journal too long");
-			r = -ENAMETOOLONG;
-			goto unstage;
-		}
-		jlen += (size_t)n;
 	}
 
 	/* 2. the commit point.  One file needs no journal: its rename is the
