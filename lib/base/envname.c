@@ -26,7 +26,10 @@ bool hs_env_name_unsafe(const char *name, size_t len)
 	 * setuid su anyway; runuser is run by root and would pass them on),
 	 * what makes a shell or an interpreter run code on start-up, and
 	 * the terminal library's and other loaders' search paths
-	 * (shadow-utils' newgrp drops a similar list). */
+	 * (shadow-utils' newgrp drops a similar list), and what names a
+	 * systemd service's private state (its credentials, notification
+	 * socket, passed fds, state directories): a session of another user
+	 * started from inside a service must not reach them. */
 	static const char *const exact[] = {
 		"GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN",
 		"LOCPATH", "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TMPDIR",
@@ -38,6 +41,11 @@ bool hs_env_name_unsafe(const char *name, size_t len)
 		"PYTHONSTARTUP", "PYTHONINSPECT", "RUBYLIB", "RUBYOPT", "NODE_OPTIONS",
 		"NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
 		"LUA_INIT", "TCLLIBPATH",
+		"CREDENTIALS_DIRECTORY", "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID",
+		"LISTEN_FDNAMES", "WATCHDOG_PID", "WATCHDOG_USEC", "INVOCATION_ID",
+		"JOURNAL_STREAM", "RUNTIME_DIRECTORY", "STATE_DIRECTORY", "CACHE_DIRECTORY",
+		"LOGS_DIRECTORY", "CONFIGURATION_DIRECTORY", "MAINPID", "MANAGERPID",
+		"SYSTEMD_EXEC_PID", "MEMORY_PRESSURE_WATCH", "MEMORY_PRESSURE_WRITE", "FDSTORE",
 	};
 	static const char *const prefix[] = {
 		"LD_", "_RLD_", "MALLOC_", "GLIBC_", "BASH_FUNC_", "LUA_INIT_",

@@ -1,0 +1,52 @@
+"""su from a user to root: what the root session inherits, compared with Debian's own
+util-linux su run the same way in the same root (copied from the host)."""
+
+import pytest
+
+import sandbox
+
+DEBIAN_SU = "/usr/local/bin/hs-test-debian-su"
+OUR_SU = "/bin/su"
+ROOT_PW = "Tulip-7-harbour-x"
+PROBE = 'echo "PATH=$PATH"; echo "FSIZE=$(ulimit -f)"; env'
+CALLER = ('ulimit -f 4096; exec "$0" "$@"')
+
+
+@pytest.fixture(scope="module")
+def sb(base):
+    with sandbox.Sandbox(base, size="512m") as s:
+        with open("/usr/bin/su", "rb") as f:
+            s.write(DEBIAN_SU, f.read(), mode=0o4755)
+        s.add_classic_user("bob", password="Bob-su-pw-2")
+        s.use_hardened_tree()
+        s.run(["/usr/sbin/chpasswd", "-e"], input="root:%s\n" % sandbox._crypt(ROOT_PW))
+        s.use_pam_module(options_by_type={"auth": "nodelay"})
+        yield s
+
+
+def session_of(sb, su, args, env):
+    res = sb.run(["/bin/sh", "-c", CALLER, su] + args + ["-c", PROBE], user="bob",
+                 input=ROOT_PW + "\n", env=env, check=False)
+    assert res.returncode == 0, res
+    out = {}
+    for line in res.stdout.splitlines():
+        if "=" in line:
+            k, v = line.split("=", 1)
+            out.setdefault(k, v)
+    return out
+
+
+CALLER_ENV = {"PATH": "/home/bob/bin:/usr/bin:/bin", "CREDENTIALS_DIRECTORY": "/run/creds/x",
+              "NOTIFY_SOCKET": "/run/systemd/notify", "INVOCATION_ID": "0123abcd",
+              "HS_HARMLESS": "yes"}
+
+
+@pytest.mark.parametrize("args", [["root"], ["-p", "root"], ["-", "root"]])
+def test_root_session_matches_debian_su(sb, args):
+    ours = session_of(sb, OUR_SU, args, CALLER_ENV)
+    theirs = session_of(sb, DEBIAN_SU, args, CALLER_ENV)
+    assert ours["PATH"] == theirs["PATH"], (ours["PATH"], theirs["PATH"])
+    assert ours["FSIZE"] == theirs["FSIZE"], (ours["FSIZE"], theirs["FSIZE"])
+    # a service's private state is not handed to the root session, even with -p
+    for name in ("CREDENTIALS_DIRECTORY", "NOTIFY_SOCKET", "INVOCATION_ID"):
+        assert name not in ours, (name, ours)
