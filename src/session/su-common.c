@@ -543,7 +543,13 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	if (!runuser)
 		authenticate(&s, defs, tty, from, pw.pw_name);
 
-	same_session = o.session_command || !o.command || pw.pw_uid == 0;
+	/* A command run as another user gets a session of its own, with no
+	 * controlling terminal, so it cannot push keystrokes into the
+	 * caller's (TIOCSTI): su -c, and runuser -u USER -- CMD, where
+	 * util-linux keeps the caller's session.  An interactive shell keeps
+	 * it (job control needs the terminal). */
+	same_session = o.session_command || (!o.command && !(o.user && optind < argc)) ||
+		       pw.pw_uid == 0;
 	if (!o.user)
 		shell = choose_shell(&o, &caller_env, &pw, caller_root);
 

@@ -237,6 +237,20 @@ def inject_through_su(sb, su_args):
     return said, after
 
 
+def test_runuser_command_cannot_inject_into_roots_terminal(sb):
+    # root runs a command as alice with runuser -u: the command has a session of its own
+    # and no controlling terminal, so TIOCSTI into root's terminal is refused
+    cmd = "%s -u alice -- %s; echo RU-DONE; read line; echo \"AFTER=[$line]\"" % (
+        RUNUSER, INJECT)
+    with Pty(sb, ["/bin/sh", "-c", cmd]) as p:
+        said = p.expect(r"TIOCSTI=([^\r\n]*)").group(1)
+        p.expect("RU-DONE")
+        p.send("clean\n")
+        after = p.expect(r"AFTER=\[([^\]]*)\]").group(1)
+        p.wait()
+    assert said != "ok" and after == "clean", (said, after)
+
+
 def quoted(s):
     return "'" + s.replace("'", "'\\''") + "'"
 
