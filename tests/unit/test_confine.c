@@ -161,6 +161,11 @@ static void test_syscall_allow_list(void **state)
 	pid_t pid;
 
 	(void)state;
+#if defined(__SANITIZE_ADDRESS__)
+	/* the sanitizer's runtime needs calls (sigaltstack, mmap) this
+	 * four-call list refuses, and then cannot even report it */
+	skip();
+#endif
 	assert_int_equal(pipe(pfd), 0);
 	pid = fork();
 	if (pid == 0) {
