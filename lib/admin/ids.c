@@ -1,5 +1,8 @@
 /* New ids and subordinate id ranges; see ids.h. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,6 +131,26 @@ int hs_idset_add_db(struct hs_idset *set, struct hs_accountdb *db)
 			set->ids[w++] = set->ids[i];
 	set->n = w;
 	return 0;
+}
+
+int hs_idset_add_owners(struct hs_idset *set, const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int r = 0;
+
+	if (!d)
+		return 0;
+	while (r == 0 && (de = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid != 0)
+			r = hs_idset_add(set, st.st_uid);
+	}
+	closedir(d);
+	return r;
 }
 
 void hs_idset_free(struct hs_idset *set)

@@ -33,6 +33,11 @@ struct hs_idset {
 int hs_idset_add_db(struct hs_idset *set, struct hs_accountdb *db);
 int hs_idset_add(struct hs_idset *set, unsigned long id);
 bool hs_idset_contains(const struct hs_idset *set, unsigned long id);
+/* Add the owner of every entry of directory dir (not following links): the
+ * uids that still own something there, such as a deleted user's home or
+ * mail spool.  A missing or unreadable dir adds nothing and returns 0;
+ * -ENOMEM only. */
+int hs_idset_add_owners(struct hs_idset *set, const char *dir);
 void hs_idset_free(struct hs_idset *set);
 
 /* Pick a free id in r, as shadow-utils does: for a normal account one

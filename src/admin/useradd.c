@@ -738,6 +738,37 @@ static int plan_check_against_accounts(struct hs_accountset *s, struct useradd_p
 }
 
 /* Without -u: the first free uid of the range. */
+/* A uid picked without -u must not still own a deleted user's files in
+ * the new home's parent directory or the mail spool: the new account
+ * would inherit them.  Such uids count as used (shadow-utils hands them
+ * out again).  Only when the quick pick hit one is the whole set built. */
+static int plan_avoid_leftover_owner(struct hs_accountset *s, const struct hs_config *defs,
+				     struct useradd_plan *u, const struct hs_id_range *range)
+{
+	struct hs_idset owners = HS_IDSET_INIT, used = HS_IDSET_INIT;
+	_cleanup_free_ char *parent = u->home ? strdup(u->home) : NULL;
+	char *slash = parent ? strrchr(parent, '/') : NULL;
+	int r = 0;
+
+	if (slash && slash != parent)
+		*slash = '\0';
+	if (parent && slash && slash != parent)
+		r = hs_idset_add_owners(&owners, parent);
+	if (r == 0)
+		r = hs_idset_add_owners(&owners, hs_config_get_str(defs, "MAIL_DIR",
+								  DEFAULT_MAIL_DIR));
+	if (r == 0 && hs_idset_contains(&owners, u->uid)) {
+		r = hs_idset_add_db(&used, hs_accountset_db(s, HS_AS_PASSWD));
+		for (size_t i = 0; r == 0 && i < owners.n; i++)
+			r = hs_idset_add(&used, owners.ids[i]);
+		if (r == 0)
+			r = hs_ids_pick(&used, range, o.system, HS_IDS_NO_PREFERENCE, &u->uid);
+	}
+	hs_idset_free(&owners);
+	hs_idset_free(&used);
+	return r;
+}
+
 static int plan_pick_uid(struct hs_accountset *s, const struct hs_config *defs,
 			 struct useradd_plan *u)
 {
@@ -749,6 +780,8 @@ static int plan_pick_uid(struct hs_accountset *s, const struct hs_config *defs,
 	r = hs_ids_range(defs, true, o.system, &range);
 	r = r ?: hs_ids_pick_db(hs_accountset_db(s, HS_AS_PASSWD), &range, o.system,
 				HS_IDS_NO_PREFERENCE, &u->uid);
+	if (r == 0)
+		r = plan_avoid_leftover_owner(s, defs, u, &range);
 	if (r < 0) {
 		hs_warn("Can't get unique %sUID (%s)", o.system ? "system " : "",
 			r == -EUSERS ? "no more available UIDs" : hs_strerror(r));
