@@ -10,6 +10,7 @@
  * Both are polled with a deadline; library code never uses alarm(). */
 #include "globalfile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -272,6 +273,42 @@ static int take_file_lock(const char *file, int64_t deadline, char **held)
 	}
 }
 
+/* Remove the FILE.PID files of the lock protocol that dead processes
+ * left (killed between creating and unlinking theirs, or by SIGXFSZ while
+ * writing it): without this each such kill leaves one more file in /etc.
+ * A file whose PID is alive may be a concurrent shadow-utils tool's and
+ * stays.  Runs under the locks, so none of ours is in flight. */
+static void sweep_stale_pid_files(int dirfd, const char *const bases[], size_t n_bases)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		const char *dot = strrchr(de->d_name, '.');
+		unsigned long pid;
+
+		if (!dot || dot == de->d_name || hs_parse_ulong(dot + 1, 1, INT_MAX, &pid) < 0)
+			continue;
+		for (size_t i = 0; i < n_bases; i++) {
+			size_t len = strlen(bases[i]);
+
+			if ((size_t)(dot - de->d_name) != len || memcmp(de->d_name, bases[i], len) != 0)
+				continue;
+			if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+				(void)unlinkat(dirfd, de->d_name, 0);
+		}
+	}
+	closedir(d);
+}
+
 /* Under the locks, before anything reads the files: finish (or drop) what
  * a tool killed in the middle of a multi-file commit left (lib/etc/txn.h).
  * Every tool that locks the global files comes through here, so no tool
@@ -294,6 +331,7 @@ static int finish_interrupted_update(const char *pwd_lock_path, const char **fai
 	dirfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dirfd < 0)
 		return -errno;
+	sweep_stale_pid_files(dirfd, bases, HS_ARRAY_SIZE(bases));
 	r = hs_txn_recover(dirfd, dir, bases, HS_ARRAY_SIZE(bases), msg, sizeof(msg));
 	if (r > 0) {
 		hs_warn("%s", msg);

@@ -6,6 +6,7 @@ renameat) and, for the whole write, on file systems without O_TMPFILE.  The next
 takes the user's lock sweeps them, so the directory never holds more than its three files
 and the leftover of the one tool killed last."""
 
+import os
 import re
 
 import pytest
@@ -86,3 +87,23 @@ def test_killed_passwd_without_o_tmpfile(mod):
     # a root tool that takes the same lock sweeps too
     mod.run(["/usr/bin/chage", "-W", "9", "alice"])
     assert entries(mod) == FILES
+
+
+def dead_pid():
+    pid = 4000000
+    while os.path.exists("/proc/%d" % pid):
+        pid -= 1
+    return pid
+
+
+def test_lock_protocol_leftovers_are_swept(sb):
+    # FILE.PID files of killed tools (ours or shadow-utils') are removed by the next tool
+    # that takes the locks; one whose process is alive stays
+    sb.use_hardened_tree()
+    dead, live = dead_pid(), os.getpid()
+    for f in ("passwd", "shadow", "group", "gshadow"):
+        sb.write("/etc/%s.%d" % (f, dead), "%d\0" % dead, mode=0o600)
+    sb.write("/etc/group.%d" % live, "%d\0" % live, mode=0o600)
+    sb.run(["/usr/sbin/groupadd", "litter"])
+    left = sorted(e for e in os.listdir(sb.root + "/etc") if re.match(r"^[a-z]+\.\d+$", e))
+    assert left == ["group.%d" % live], left
