@@ -222,15 +222,19 @@ static const char *hash_status(const char *hash)
 static int print_status_unconverted(const struct passwd *pw)
 {
 	char date[32];
-	struct spwd *sp = getspnam(pw->pw_name);
+	/* the _r call into a buffer of ours, wiped after use: glibc's static
+	 * getspnam buffer would keep the hash until the process ends */
+	char spbuf[HS_USERFILE_MAX + HS_NAME_MAX + 64];
+	struct spwd spw, *sp = NULL;
 
-	if (sp) {
+	if (getspnam_r(pw->pw_name, &spw, spbuf, sizeof(spbuf), &sp) == 0 && sp) {
 		printf("%s %s %s %ld %ld %ld %ld\n", pw->pw_name, hash_status(sp->sp_pwdp),
 		       hs_format_day_iso(sp->sp_lstchg, date, sizeof(date)),
 		       sp->sp_min, sp->sp_max, sp->sp_warn, sp->sp_inact);
-		hs_wipe(sp->sp_pwdp, strlen(sp->sp_pwdp));
+		hs_wipe(spbuf, sizeof(spbuf));
 		return E_SUCCESS;
 	}
+	hs_wipe(spbuf, sizeof(spbuf));
 	if (!pw->pw_passwd) {
 		hs_warn("malformed password data obtained for user %s", pw->pw_name);
 		return E_FAILURE;
