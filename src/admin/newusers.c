@@ -42,7 +42,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -817,30 +816,6 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 	return 0;
 }
 
-/* A uid picked for a new line must not still own a deleted user's files in
- * a home's parent directory or the mail spool: as in useradd, such uids
- * count as used.  Consecutive lines with the same parent read it once. */
-static int add_leftover_owners(struct ctx *c)
-{
-	char parent[PATH_MAX] = "", last[PATH_MAX] = "";
-	int r = hs_idset_add_owners(&c->uids, hs_config_get_str(c->defs, "MAIL_DIR", "/var/mail"));
-
-	for (size_t i = 0; r == 0 && i < b.n; i++) {
-		const char *home = b.v[i].f[F_DIR];
-		const char *slash = strrchr(home, '/');
-
-		if (!slash || slash == home || (size_t)(slash - home) >= sizeof(parent))
-			continue;
-		memcpy(parent, home, (size_t)(slash - home));
-		parent[slash - home] = '\0';
-		if (strcmp(parent, last) == 0)
-			continue;
-		r = hs_idset_add_owners(&c->uids, parent);
-		memcpy(last, parent, sizeof(last));
-	}
-	return r;
-}
-
 static int resolve_all(struct ctx *c)
 {
 	int r;
@@ -857,8 +832,7 @@ static int resolve_all(struct ctx *c)
 			o.system ? "system UID or GID" : "UID or GID");
 		return -1;
 	}
-	if (hs_idset_add_db(&c->uids, c->pw) < 0 || hs_idset_add_db(&c->gids, c->gr) < 0 ||
-	    add_leftover_owners(c) < 0)
+	if (hs_idset_add_db(&c->uids, c->pw) < 0 || hs_idset_add_db(&c->gids, c->gr) < 0)
 		hs_die(E_FAILURE, "out of memory");
 	for (size_t i = 0; i < b.n; i++) {
 		struct line *l = &b.v[i];

@@ -25,13 +25,3 @@ def test_new_account_does_not_inherit_a_deleted_users_files(sb):
     # asked for, the uid is given: the administrator chose it
     sb.run(["/usr/sbin/useradd", "-u", str(old), "erin"])
     assert uid_of(sb, "erin") == old
-
-
-def test_newusers_does_not_hand_out_a_leftover_owners_uid(sb):
-    sb.use_hardened_tree()
-    sb.run(["/usr/sbin/useradd", "-m", "gina"])
-    old = uid_of(sb, "gina")
-    sb.run(["/usr/sbin/userdel", "gina"])
-    sb.run(["/usr/sbin/newusers"], input="hank:Tulip-pass-1:::Hank:/home/hank:/bin/sh\n")
-    assert uid_of(sb, "hank") == old + 1
-    assert sb.lstat("/home/gina").st_uid == old
