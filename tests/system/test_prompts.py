@@ -20,7 +20,7 @@ if [ -n "$KILL" ]; then
     until stty -a </dev/tty | grep -q ' -echo '; do
       n=$((n+1)); [ $n -gt 500 ] && exit 1; sleep 0.02
     done
-    sleep 0.2; pkill -"$KILL" -x "$NAME" ) &
+    sleep 0.2; pkill -"$KILL" -P $$ -x "$NAME" ) &
 fi
 "$@"
 echo "status=$?"
