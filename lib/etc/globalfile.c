@@ -278,35 +278,33 @@ static int take_file_lock(const char *file, int64_t deadline, char **held)
  * writing it): without this each such kill leaves one more file in /etc.
  * A file whose PID is alive may be a concurrent shadow-utils tool's and
  * stays.  Runs under the locks, so none of ours is in flight. */
+struct lock_bases {
+	const char *const *bases;
+	size_t n;
+};
+
+static bool is_stale_pid_file(const char *name, void *ctx)
+{
+	const struct lock_bases *lb = ctx;
+	const char *dot = strrchr(name, '.');
+	unsigned long pid;
+
+	if (!dot || dot == name || hs_parse_ulong(dot + 1, 1, INT_MAX, &pid) < 0)
+		return false;
+	for (size_t i = 0; i < lb->n; i++) {
+		size_t len = strlen(lb->bases[i]);
+
+		if ((size_t)(dot - name) == len && memcmp(name, lb->bases[i], len) == 0)
+			return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+	}
+	return false;
+}
+
 static void sweep_stale_pid_files(int dirfd, const char *const bases[], size_t n_bases)
 {
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct dirent *de;
-	DIR *d;
+	struct lock_bases lb = { bases, n_bases };
 
-	if (fd < 0)
-		return;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(d)) != NULL) {
-		const char *dot = strrchr(de->d_name, '.');
-		unsigned long pid;
-
-		if (!dot || dot == de->d_name || hs_parse_ulong(dot + 1, 1, INT_MAX, &pid) < 0)
-			continue;
-		for (size_t i = 0; i < n_bases; i++) {
-			size_t len = strlen(bases[i]);
-
-			if ((size_t)(dot - de->d_name) != len || memcmp(de->d_name, bases[i], len) != 0)
-				continue;
-			if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-				(void)unlinkat(dirfd, de->d_name, 0);
-		}
-	}
-	closedir(d);
+	(void)hs_dir_unlink_matching(dirfd, is_stale_pid_file, &lb);
 }
 
 /* Under the locks, before anything reads the files: finish (or drop) what

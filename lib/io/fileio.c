@@ -393,3 +393,26 @@ int hs_read_file_alloc_path(const char *path, const struct hs_file_expect *ex,
 		return dirfd;
 	return hs_read_file_alloc_at(dirfd, base, ex, data, len, NULL);
 }
+
+int hs_dir_unlink_matching(int dirfd, bool (*match)(const char *name, void *ctx), void *ctx)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	int removed = 0;
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (match(de->d_name, ctx) && unlinkat(dirfd, de->d_name, 0) == 0)
+			removed++;
+	closedir(d);
+	return removed;
+}

@@ -59,6 +59,12 @@ int hs_open_parent(const char *path, const char **base);
 int hs_read_file_alloc_path(const char *path, const struct hs_file_expect *ex,
                             char **data, size_t *len);
 
+/* Unlink (never rmdir) every entry of dirfd whose name match() accepts:
+ * the sweep of leftovers that tools killed mid-write leave.  Best effort:
+ * an entry that cannot go stays for the next sweep.  Returns how many
+ * were removed, or -errno if dirfd cannot be read. */
+int hs_dir_unlink_matching(int dirfd, bool (*match)(const char *name, void *ctx), void *ctx);
+
 /* Atomically replace dirfd/name with data (DESIGN section 3): temp file
  * ".NAME.XXXXXXXXXXXX" (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), write all,
  * fchown to uid:gid when they differ from what the file got (HS_ANY_* =

@@ -86,28 +86,22 @@ static bool deadline_passed(const struct timespec *deadline)
  * whoever holds the lock now owns no temporary there: they are all
  * leftovers.  Best effort: a leftover that cannot go now goes next time.
  * This bounds what a user can pile up by killing their own tools. */
-static void sweep_leftovers(int udirfd)
+static bool is_leftover(const char *name, void *ctx)
 {
 	static const char *const files[] = { HS_FILE_SHADOW, HS_FILE_SHELL, HS_FILE_AGING };
-	int fd = openat(udirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct dirent *de;
-	DIR *d;
 
-	if (fd < 0)
-		return;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] != '.')
-			continue;
-		for (size_t i = 0; i < HS_ARRAY_SIZE(files); i++)
-			if (hs_tempname_is_for_file(de->d_name, files[i]))
-				(void)unlinkat(udirfd, de->d_name, 0);
-	}
-	closedir(d);
+	(void)ctx;
+	if (name[0] != '.')
+		return false;
+	for (size_t i = 0; i < HS_ARRAY_SIZE(files); i++)
+		if (hs_tempname_is_for_file(name, files[i]))
+			return true;
+	return false;
+}
+
+static void sweep_leftovers(int udirfd)
+{
+	(void)hs_dir_unlink_matching(udirfd, is_leftover, NULL);
 }
 
 /* Take an exclusive flock on fd by polling LOCK_NB until the deadline:
