@@ -638,7 +638,7 @@ static void create_mail_spool(const struct hs_config *defs, const char *user, ui
 static int create_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 			   const struct hs_aging *aging, const char *shell)
 {
-	struct hs_shadow locked = { .hash = (char *)"!", .lstchg = hs_today() };
+	struct hs_shadow locked = { .hash = "!", .lstchg = hs_today() };
 	char path[HS_PATHBUF_USER];
 	struct stat st;
 	int r;
@@ -815,10 +815,10 @@ static int plan_stage_user_group(struct hs_accountset *s, const struct hs_config
 {
 	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
 	struct hs_accountdb *gs = hs_accountset_db(s, HS_AS_GSHADOW);
-	struct hs_group g = { .name = (char *)u->name, .passwd = (char *)"x",
-			      .members = (char *)"" };
-	struct hs_gshadow sg = { .name = (char *)u->name, .passwd = (char *)"!",
-				 .admins = (char *)"", .members = (char *)"" };
+	struct hs_group g = { .name = u->name, .passwd = "x",
+			      .members = "" };
+	struct hs_gshadow sg = { .name = u->name, .passwd = "!",
+				 .admins = "", .members = "" };
 	int status;
 
 	if (!u->user_group)
@@ -866,7 +866,7 @@ static int plan_stage_subid_range(struct hs_accountset *s, const struct hs_confi
 {
 	struct hs_accountdb *db = hs_accountset_db(s, k);
 	struct hs_subid_conf sc;
-	struct hs_subid sub = { .owner = (char *)u->name };
+	struct hs_subid sub = { .owner = u->name };
 	int r;
 
 	if (!db || !db->present)
@@ -911,18 +911,18 @@ static int plan_stage_passwd_line(struct hs_accountset *s, const struct useradd_
 	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
 	struct hs_accountdb *sp = hs_accountset_db(s, HS_AS_SHADOW);
 	struct hs_passwd p = {
-		.name = (char *)u->name,
-		.passwd = (char *)(u->classic && !sp ? u->hash : "x"),
-		.uid = (uid_t)u->uid, .gid = (gid_t)u->gid, .gecos = (char *)u->comment,
-		.dir = (char *)u->home,
-		.shell = (char *)(u->proxy ? HS_SHELL_PROXY : u->shell),
+		.name = u->name,
+		.passwd = (u->classic && !sp ? u->hash : "x"),
+		.uid = (uid_t)u->uid, .gid = (gid_t)u->gid, .gecos = u->comment,
+		.dir = u->home,
+		.shell = (u->proxy ? HS_SHELL_PROXY : u->shell),
 	};
 
 	if (u->classic && sp) {
 		struct hs_spwd e = {
-			.name = (char *)u->name, .hash = (char *)u->hash, .lstchg = hs_today(),
+			.name = u->name, .hash = u->hash, .lstchg = hs_today(),
 			.min = u->aging.min, .max = u->aging.max, .warn = u->aging.warn,
-			.inact = u->aging.inact, .expire = u->aging.expire, .flag = (char *)"",
+			.inact = u->aging.inact, .expire = u->aging.expire, .flag = "",
 		};
 
 		if (hs_accountdb_append(sp, &e) < 0) {
@@ -1105,7 +1105,7 @@ static int apply_tree_dir_and_global_files(struct hs_accountset *set,
  * exists. */
 static int apply_password(const struct useradd_plan *u)
 {
-	struct hs_shadow sh = { .hash = (char *)u->hash, .lstchg = hs_today() };
+	struct hs_shadow sh = { .hash = u->hash, .lstchg = hs_today() };
 	_cleanup_close_ int udir = -1;
 	int r;
 

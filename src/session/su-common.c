@@ -367,7 +367,7 @@ static void resolve_target(int argc, char **argv, struct options *o, struct pass
 	if (r < 0 || !pw->pw_name || !*pw->pw_name || !pw->pw_dir || !*pw->pw_dir)
 		hs_die(E_FAILURE, "user %s does not exist", hs_printable(target, shown, sizeof(shown)));
 	if (!pw->pw_shell || !*pw->pw_shell)
-		pw->pw_shell = (char *)DEFAULT_SHELL;
+		pw->pw_shell = DEFAULT_SHELL;
 }
 
 /* -g and -G replace the whole group list (util-linux): the -g group is
@@ -468,9 +468,9 @@ static char **shell_argv(const struct options *o, const char *shell, int argc, c
 	snprintf(*arg0, strlen(base) + 2, "%s%s", o->login ? "-" : "", base);
 	cargv[nc++] = *arg0;
 	if (o->fast)
-		cargv[nc++] = (char *)"-f";
+		cargv[nc++] = "-f";
 	if (o->command) {
-		cargv[nc++] = (char *)"-c";
+		cargv[nc++] = "-c";
 		cargv[nc++] = (char *)o->command;
 	}
 	for (int i = optind; i < argc; i++)
