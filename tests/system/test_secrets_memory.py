@@ -2,9 +2,9 @@
 of our programs after they have verified a password holds neither that password nor the
 stored hash it was checked against.
 
-Attacked: su's parent process while the target's session runs (it lives as long as the
-session), and passwd waiting at the new-password prompt after it has verified the
-current one.  The hash is looked for whole and as its digest (the part after the last
+Attacked: su's and login's parent process while the session runs (they live as long as
+the session), chsh asking for the shell after it has verified the password, and passwd
+waiting at the new-password prompt after it has verified the current one.  The hash is looked for whole and as its digest (the part after the last
 '$'), so a copy that lost its method and salt still counts.  libpam's own copy of the
 current password (the PAM_OLDAUTHTOK item, kept by libpam until pam_chauthtok returns) is
 libpam's, not ours (docs/decisions.md): passwd's core may hold that one copy and no
@@ -22,6 +22,8 @@ from ptyproc import Pty
 
 SU = "/usr/bin/su"
 PASSWD = "/usr/bin/passwd"
+LOGIN = "/usr/bin/login"
+CHSH = "/usr/bin/chsh"
 PW = {"alice": "Alice-core-pw-1", "bob": "Bob-core-pw-2"}
 NEW_PW = "Tulip-7-harbour-core"
 
@@ -86,6 +88,34 @@ def test_su_parent_keeps_no_hash_or_password(sb, tmp_path):
         assert p.proc.poll() is None, p.output
     assert_no_hash(core, hash_)
     assert copies(core, PW["alice"]) == 0, "alice's password is in su's core"
+
+
+def test_login_parent_keeps_no_hash_or_password(sb, tmp_path):
+    hash_ = stored_hash(sb, "alice")
+    with Pty(sb, [LOGIN, "alice"]) as p:
+        p.expect("Password: ")
+        p.send(PW["alice"] + "\n")
+        p.expect(r"\$ $")
+        p.send("echo READY$((6*7)); exec sleep 60\n")
+        p.expect("READY42")
+        core = core_of(p.pid, tmp_path, control="alice")
+        assert p.proc.poll() is None, p.output
+    assert_no_hash(core, hash_)
+    assert copies(core, PW["alice"]) == 0, "alice's password is in login's core"
+
+
+def test_chsh_forgets_hash_and_password_once_verified(sb, tmp_path):
+    hash_ = stored_hash(sb, "alice")
+    with Pty(sb, [CHSH], user="alice") as p:
+        p.expect("Password: ")
+        p.send(PW["alice"] + "\n")
+        p.expect(r"Login Shell \[[^]]*\]: ")
+        core = core_of(p.pid, tmp_path, control="Login Shell")
+        assert p.proc.poll() is None, p.output
+        p.send("\n")
+        assert p.wait() == 0, p.output
+    assert_no_hash(core, hash_)
+    assert copies(core, PW["alice"]) == 0, "alice's password is in chsh's core"
 
 
 @pytest.fixture(params=["pwquality", "module"])
