@@ -44,6 +44,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <lastlog.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,7 +93,7 @@ static struct {
 	const char *base, *comment, *home, *expire, *inactive, *group, *groups, *skel;
 	const char *password, *shell, *uid;
 	bool defaults, create_home, no_create_home, no_user_group, user_group;
-	bool non_unique, system, subids_for_system;
+	bool non_unique, system, subids_for_system, no_log_init;
 	char *k_overrides;      /* "KEY VALUE\n" lines from -K, appended to login.defs */
 	size_t k_len;
 } o;
@@ -219,7 +221,9 @@ static void parse_options(int argc, char **argv)
 		case 'h': usage(E_SUCCESS);
 		case 'k': o.skel = optarg; other_than_d = true; break;
 		case 'K': add_k_override(optarg); other_than_d = true; break;
-		case 'l': break;        /* we keep no lastlog/faillog of our own */
+		case 'l':
+			o.no_log_init = true;
+			break;
 		case 'm': o.create_home = true; other_than_d = true; break;
 		case 'M': o.no_create_home = true; other_than_d = true; break;
 		case 'N': o.no_user_group = true; other_than_d = true; break;
@@ -664,6 +668,7 @@ static int create_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_g
 struct useradd_plan {
 	const char *name, *comment, *home, *shell, *hash;
 	bool classic, user_group, proxy, create_home;
+	bool uid_shared;        /* -o with a uid an account has */
 	unsigned long uid, gid;
 	struct hs_aging aging;
 	char *home_buf;         /* home, when built from the base directory */
@@ -721,7 +726,8 @@ static int plan_check_against_accounts(struct hs_accountset *s, struct useradd_p
 		hs_warn("user '%s' already exists", u->name);
 		return E_NAME_IN_USE;
 	}
-	if (o.uid && !o.non_unique && hs_accountdb_find_id(pw, u->uid) >= 0) {
+	u->uid_shared = o.uid && hs_accountdb_find_id(pw, u->uid) >= 0;
+	if (u->uid_shared && !o.non_unique) {
 		hs_warn("UID %lu is not unique", u->uid);
 		return E_UID_IN_USE;
 	}
@@ -1121,6 +1127,47 @@ static int apply_password(const struct useradd_plan *u)
 	return E_SUCCESS;
 }
 
+/* faillog(5)'s record, as shadow-utils documents it. */
+struct faillog_record {
+	short fail_cnt, fail_max;
+	char fail_line[12];
+	time_t fail_time;
+	long fail_locktime;
+};
+
+/* Zero uid's record of path, if the file already holds it: neither file
+ * ever grows here (uid 4,000,000,000 would make lastlog a 1.1 TB sparse
+ * file). */
+static void reset_login_record(const char *path, size_t size, unsigned long uid)
+{
+	static const char zero[sizeof(struct lastlog)];
+	_Static_assert(sizeof(struct faillog_record) <= sizeof zero, "record sizes");
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	off_t off = (off_t)size * (off_t)uid;
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < off + (off_t)size)
+		return;
+	ssize_t n = pwrite(fd, zero, size, off);
+	if (n != (ssize_t)size || fsync(fd) < 0)
+		hs_warn("failed to reset the %s entry of UID %lu: %s", path, uid,
+			hs_strerror(n < 0 || n == (ssize_t)size ? -errno : -EIO));
+}
+
+/* A uid a deleted user had must not show the new account that user's last
+ * login or failures: shadow-utils' reset, unless -l or the uid is shared.
+ * lastlog only up to LASTLOG_UID_MAX (login.defs; none means no limit), the
+ * key pam_lastlog honours too. */
+static void reset_login_records(const struct useradd_plan *u, const struct hs_config *defs)
+{
+	if (o.no_log_init || u->uid_shared)
+		return;
+	if (u->uid <= (unsigned long)hs_config_get_long(defs, "LASTLOG_UID_MAX", 0, LONG_MAX,
+							 LONG_MAX))
+		reset_login_record(HS_LASTLOG_FILE, sizeof(struct lastlog), u->uid);
+	reset_login_record(HS_FAILLOG_FILE, sizeof(struct faillog_record), u->uid);
+}
+
 static void log_new_account(const struct useradd_plan *u)
 {
 	syslog(LOG_INFO, "new user: name=%s, UID=%lu, GID=%lu, home=%s, shell=%s, from=%s",
@@ -1186,6 +1233,7 @@ int main(int argc, char **argv)
 	}
 	status = apply_password(&u);
 	hs_signals_restore(&saved);
+	reset_login_records(&u, defs);
 	log_new_account(&u);
 	hs_accountset_close(&set);
 	status = apply_home_and_mail_spool(&u, defs, ucfg, &d, status);
