@@ -425,6 +425,21 @@ _start_new_thread = threading._start_new_thread
 threading._start_new_thread = _start_thread_outside
 
 
+def _execute_child_then_leave(self, *args, **kw):
+    """subprocess's child start; the namespace entered for it is left right after, so
+    a host tool that a test starts later (gdb -p, strace -p with a host pid) runs in
+    this process's own namespace."""
+    try:
+        return _execute_child(self, *args, **kw)
+    finally:
+        if _current_pidns is not None:
+            _current_pidns.leave()
+
+
+_execute_child = subprocess.Popen._execute_child
+subprocess.Popen._execute_child = _execute_child_then_leave
+
+
 class _PidNamespace:
     """A pid namespace of the sandbox's own, with the root's /proc showing it: the
     programs under test see only the sandbox's processes (the busy check of userdel and
@@ -492,10 +507,10 @@ class _Runner:
     # -- processes
 
     def enter_pid_namespace(self):
-        """From now on, the processes this thread forks start in the root's pid namespace
-        (Sandbox; the host's for Base).  _wrap() calls it, so a command it returns must be
-        started before another root's command is wrapped; a test that starts a process
-        in the root without _wrap (chroot ROOT ...) calls it first."""
+        """The next process this thread starts with subprocess starts in the root's pid
+        namespace (Sandbox; the host's for Base); later ones in ours again.  _wrap()
+        calls it, so a command it returns must be the next one started; a test that
+        starts a process in the root without _wrap (chroot ROOT ...) calls it first."""
         if self._pidns:
             self._pidns.enter()
         elif _current_pidns is not None:
