@@ -156,6 +156,8 @@ class BenchRoot:
                             os.path.join(self.root, d)], check=True)
         subprocess.run(["mount", "-t", "proc", "proc", os.path.join(self.root, "proc")],
                        check=True)
+        # a checkout under /tmp would be hidden by the fresh /tmp above
+        sandbox.show_at_host_path(self.root, (build,))
         etc = os.path.join(self.root, "etc")
         subprocess.run(["cp", "-a", "/etc/.", etc], check=True)
         # no host hashes in the copy: a shadow file with root's line only

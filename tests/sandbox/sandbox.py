@@ -307,10 +307,18 @@ def _setup_root(root, extra_visible=(), read_only=True, proc=True):
         pass
     os.chown(utmp, 0, 43)
     os.chmod(utmp, 0o664)
-    # The build tree must be visible at its host path; it is, through the "/" layer,
-    # unless it lives on another file system or below a directory mounted over above.
+    show_at_host_path(root, extra_visible, read_only)
+
+
+def show_at_host_path(root, paths, read_only=True):
+    """Makes each of paths visible inside root at its host path.
+
+    It is, through the "/" layer, unless it lives on another file system or
+    below a directory a root gets fresh (/tmp, /run, /dev, /proc): a checkout
+    under /tmp is bind-mounted over the root's fresh /tmp.  Call it after
+    those are mounted.  Also used by the benchmarks' own roots."""
     root_dev = os.stat("/").st_dev
-    for path in extra_visible:
+    for path in paths:
         hidden = any(path == d or path.startswith(d + "/") for d in ("/tmp", "/run", "/dev",
                                                                     "/proc"))
         if os.stat(path).st_dev != root_dev or hidden:
