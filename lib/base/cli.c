@@ -6,6 +6,8 @@
 #include <stdlib.h>
 
 #include <syslog.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "hs-build-config.h"
 #include "util.h"
@@ -23,9 +25,70 @@ const char *hs_cli_prog(void)
 	return prog_name;
 }
 
+#define PROGRESS_INTERVAL_NS 200000000L
+
+static struct {
+	bool on;
+	bool shown;
+	unsigned long total;
+	const char *what;
+	struct timespec next;
+} progress;
+
+static void progress_erase(void)
+{
+	if (progress.shown)
+		fputs("\r\033[K", stderr);
+	progress.shown = false;
+}
+
+static void progress_schedule(const struct timespec *now)
+{
+	progress.next = *now;
+	progress.next.tv_nsec += PROGRESS_INTERVAL_NS;
+	if (progress.next.tv_nsec >= 1000000000L) {
+		progress.next.tv_sec++;
+		progress.next.tv_nsec -= 1000000000L;
+	}
+}
+
+void hs_cli_progress_start(unsigned long total, const char *what)
+{
+	struct timespec now;
+
+	progress_erase();
+	progress.on = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO) &&
+		clock_gettime(CLOCK_MONOTONIC, &now) == 0;
+	progress.total = total;
+	progress.what = what;
+	if (progress.on)
+		progress_schedule(&now);
+}
+
+void hs_cli_progress_step(unsigned long done)
+{
+	struct timespec now;
+
+	if (!progress.on || clock_gettime(CLOCK_MONOTONIC, &now) != 0)
+		return;
+	if (now.tv_sec < progress.next.tv_sec ||
+	    (now.tv_sec == progress.next.tv_sec && now.tv_nsec < progress.next.tv_nsec))
+		return;
+	fprintf(stderr, "\r%s: %lu/%lu %s", prog_name, done, progress.total, progress.what);
+	progress.shown = true;
+	progress_schedule(&now);
+}
+
+void hs_cli_progress_end(void)
+{
+	progress_erase();
+	progress.on = false;
+}
+
 __attribute__((format(printf, 1, 0)))
 static void vwarn_line(const char *fmt, va_list ap)
 {
+	progress_erase();
 	fprintf(stderr, "%s: ", prog_name);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
@@ -60,6 +123,7 @@ void hs_cli_warn_at(void *ctx, const char *path, unsigned long lineno, const cha
 {
 	const char *prog = ctx ? (const char *)ctx : prog_name;
 
+	progress_erase();
 	fprintf(stderr, "%s: %s:%lu: %s\n", prog, path ? path : "(config)", lineno, message);
 }
 
@@ -69,6 +133,7 @@ void hs_report(const struct hs_err *err)
 
 	if (!*line)
 		return;
+	progress_erase();
 	for (;;) {
 		const char *nl = strchr(line, '\n');
 		int len = nl ? (int)(nl - line) : (int)strlen(line);

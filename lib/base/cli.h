@@ -41,6 +41,16 @@ const char *hs_printable(const char *s, char *out, size_t size);
 /* The same for len bytes at s, which may hold any byte, NUL included. */
 const char *hs_printable_len(const char *s, size_t len, char *out, size_t size);
 
+/* Progress of a long run (pwconv over 100,000 users): "\rprog: N/TOTAL
+ * WHAT" on stderr, at most five times a second and not in the first
+ * 200 ms, only when stdout and stderr are both terminals: a script, a
+ * pipe or a log sees exactly what it saw before.  Messages printed through
+ * this file erase the line first; end erases it for good.  One run at a
+ * time; WHAT must outlive it ("users"). */
+void hs_cli_progress_start(unsigned long total, const char *what);
+void hs_cli_progress_step(unsigned long done);
+void hs_cli_progress_end(void);
+
 /* --help: "Usage: PROG ARGS", "Options:", options (each line ending in
  * "\n"), the common --version line and tail; on stdout and exit 0 when
  * status is 0, else on stderr and exit status. */

@@ -994,11 +994,13 @@ static int build_tree(int etcfd, const struct pwdb *pw, const struct spdb *sp,
 		hs_warn("cannot open %s: %s", templ, hs_strerror(tmpfd));
 		return tmpfd;
 	}
+	hs_cli_progress_start(pw->n, "users");
 	for (size_t i = 0; i < pw->n; i++) {
 		const struct pw_ent *e = &pw->ents[i];
 		struct hs_shadow sh;
 		struct hs_aging ag;
 
+		hs_cli_progress_step(i);
 		records_for(e, sp, today, defaults, &sh, &ag);
 		r = hs_userdir_create(tmpfd, e->pw.name, e->pw.uid, g->auth_gid, &sh, &ag,
 				      shell_file_for(e));
@@ -1008,6 +1010,7 @@ static int build_tree(int etcfd, const struct pwdb *pw, const struct spdb *sp,
 			return r;
 		}
 	}
+	hs_cli_progress_end();
 	r = write_marker(tmpfd, HS_CONVERT_MARK_PWCONV, from_tcb ? SOURCE_TCB : SOURCE_SHADOW);
 	if (r == 0 && (fchown(tmpfd, 0, g->tree_gid) < 0 || fchmod(tmpfd, HS_TREE_MODE) < 0))
 		r = -errno;
@@ -1348,6 +1351,7 @@ static int render_shadow(int treefd, struct pwdb *pw, struct hs_buf *out, size_t
 	int r = 0;
 
 	*n_users = 0;
+	hs_cli_progress_start(pw->n, "users");
 	for (i = 0; i < pw->n; i++) {
 		struct pw_ent *e = &pw->ents[i];
 		_cleanup_close_ int ufd = -1;
@@ -1403,7 +1407,9 @@ static int render_shadow(int treefd, struct pwdb *pw, struct hs_buf *out, size_t
 		if (r < 0)
 			goto fail;
 		(*n_users)++;
+		hs_cli_progress_step(i + 1);
 	}
+	hs_cli_progress_end();
 	return 0;
 fail:
 	hs_wipe(buf, sizeof(buf));

@@ -213,6 +213,24 @@ def test_round_trip_10000_users(sb):
     assert sb.getpwnam("root").shell == "/bin/bash"
 
 
+def test_progress_only_on_a_terminal(sb):
+    """On a terminal, pwconv and pwunconv say how far they are ("\\rpwconv: N/M users",
+    a few times a second) and erase that line before their final message; through pipes
+    (test_round_trip_10000_users, stderr == "") nothing of it appears."""
+    add_generated(sb, 6000)
+    for prog, name in ((PWCONV, "pwconv"), (PWUNCONV, "pwunconv")):
+        status, out = sb.pty_run([prog], [], timeout=300)
+        assert status == 0, out
+        shown = re.findall(r"\r%s: (\d+)/(\d+) users" % name, out)
+        assert shown, out[:2000]
+        assert all(int(done) <= int(total) for done, total in shown)
+        # erased ("\r" + erase-line) before anything else is printed
+        tail = out[out.rindex("\r%s: " % name):]
+        assert re.fullmatch(r"\r%s: \d+/\d+ users\r\x1b\[K([^\r\x1b]*)" % name, tail), tail
+    res = sb.run([PWCONV])
+    assert res.stderr == "" and "\r" not in res.stdout
+
+
 def test_users_without_shadow_entry(sb):
     pw, sp = add_generated(sb, 50, no_shadow_every=5)
     sb.write("/etc/passwd", sb.read("/etc/passwd") +
