@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +35,8 @@ static struct {
 	const char *what;
 	struct timespec next;
 } progress;
+/* held by the one thread updating the line; the others skip their step */
+static atomic_flag progress_busy = ATOMIC_FLAG_INIT;
 
 static void progress_erase(void)
 {
@@ -69,14 +72,17 @@ void hs_cli_progress_step(unsigned long done)
 {
 	struct timespec now;
 
-	if (!progress.on || clock_gettime(CLOCK_MONOTONIC, &now) != 0)
+	if (!progress.on || atomic_flag_test_and_set(&progress_busy))
 		return;
-	if (now.tv_sec < progress.next.tv_sec ||
-	    (now.tv_sec == progress.next.tv_sec && now.tv_nsec < progress.next.tv_nsec))
-		return;
-	fprintf(stderr, "\r%s: %lu/%lu %s", prog_name, done, progress.total, progress.what);
-	progress.shown = true;
-	progress_schedule(&now);
+	if (clock_gettime(CLOCK_MONOTONIC, &now) == 0 &&
+	    (now.tv_sec > progress.next.tv_sec ||
+	     (now.tv_sec == progress.next.tv_sec && now.tv_nsec >= progress.next.tv_nsec))) {
+		fprintf(stderr, "\r%s: %lu/%lu %s", prog_name, done, progress.total,
+			progress.what);
+		progress.shown = true;
+		progress_schedule(&now);
+	}
+	atomic_flag_clear(&progress_busy);
 }
 
 void hs_cli_progress_end(void)

@@ -46,7 +46,8 @@ const char *hs_printable_len(const char *s, size_t len, char *out, size_t size);
  * 200 ms, only when stdout and stderr are both terminals: a script, a
  * pipe or a log sees exactly what it saw before.  Messages printed through
  * this file erase the line first; end erases it for good.  One run at a
- * time; WHAT must outlive it ("users"). */
+ * time; WHAT must outlive it ("users").  Step may be called from several
+ * threads at once (hs_parallel_for): one updates the line, others skip. */
 void hs_cli_progress_start(unsigned long total, const char *what);
 void hs_cli_progress_step(unsigned long done);
 void hs_cli_progress_end(void);

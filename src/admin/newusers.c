@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -460,6 +461,8 @@ static void read_input(void)
 
 /* ---- pass 2: hashing ---- */
 
+static atomic_ulong n_hashed;   /* for the progress line */
+
 static int hash_one(void *ctx, size_t i)
 {
 	struct line *l = &b.v[i];
@@ -481,6 +484,7 @@ static int hash_one(void *ctx, size_t i)
 	/* the clear text is not needed any more */
 	hs_wipe(pw, strlen(pw));
 	pw[0] = '\0';
+	hs_cli_progress_step(atomic_fetch_add(&n_hashed, 1) + 1);
 	return r;
 }
 
@@ -1224,7 +1228,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* 2. the passwords */
+	hs_cli_progress_start(b.n, "passwords");
 	r = hs_parallel_for(b.n, hash_one, NULL, &failed);
+	hs_cli_progress_end();
 	if (r < 0) {
 		hs_warn("line %lu: cannot hash the password of user '%s': %s", b.v[failed].lineno,
 			b.v[failed].f[F_NAME], hs_strerror(r));

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -335,6 +336,7 @@ int hs_secret_read(FILE *in, const struct hs_secret_tool *tool,
 struct hash_job {
 	const struct hs_hash_policy *policy;
 	struct hs_secret_batch *b;
+	atomic_ulong hashed;    /* for the progress line */
 };
 
 /* One entry: the password in e->secret becomes its hash (the buffer has
@@ -351,6 +353,7 @@ static int hash_one(void *ctx, size_t i)
 		memcpy(e->secret, hash, strlen(hash) + 1);
 	}
 	hs_wipe(hash, sizeof(hash));
+	hs_cli_progress_step(atomic_fetch_add(&j->hashed, 1) + 1);
 	return r;
 }
 
@@ -361,7 +364,11 @@ int hs_secret_hash(const struct hs_secret_tool *tool, const struct hs_hash_polic
 {
 	struct hash_job j = { .policy = policy, .b = b };
 	size_t failed = 0;
-	int r = hs_parallel_for(b->n, hash_one, &j, &failed);
+	int r;
+
+	hs_cli_progress_start(b->n, "passwords");
+	r = hs_parallel_for(b->n, hash_one, &j, &failed);
+	hs_cli_progress_end();
 
 	if (r < 0) {
 		hs_warn("line %lu: cannot hash the password of %s '%s': %s",

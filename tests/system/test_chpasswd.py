@@ -5,6 +5,7 @@ stdin) and refusal for non-root callers."""
 
 import ctypes
 import os
+import re
 import stat
 
 import pytest
@@ -369,3 +370,19 @@ def test_pam_module_follows_the_same_rule(tree, options, ok):
     h = hash_of(tree, "alice")
     assert h.startswith("$1$") == ok and verify("alice-old-1" if not ok else
                                                 "Zq7a-Long-Pw-91x", h)
+
+
+def test_progress_only_on_a_terminal(tree):
+    """On a terminal chpasswd says how many passwords it has hashed ("\\rchpasswd: N/M
+    passwords"; slow hashes make it appear) and erases the line; through pipes the same
+    batch prints nothing at all."""
+    argv = [CHPASSWD, "-c", "SHA512", "-s", "3000000"]
+    batch = "".join("%s:%s-new-1\n" % (n, n) for n in USERS)
+    tree.write("/root/batch", batch, mode=0o600)
+    status, out = tree.pty_run(["/bin/sh", "-c", " ".join(argv) + " </root/batch"], [],
+                               timeout=120)
+    assert status == 0, out
+    assert re.search(r"\rchpasswd: [123]/3 passwords", out), out
+    assert re.fullmatch(r"(\rchpasswd: [123]/3 passwords)+\r\x1b\[K", out), out
+    res = run(tree, argv, input=batch)
+    assert res.returncode == 0 and res.stdout == "" and res.stderr == "", res

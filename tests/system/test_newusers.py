@@ -5,6 +5,7 @@ lines (injected ':' and newlines, overlong fields, bad numbers, duplicates, name
 taken) with the files byte-identical afterwards, a write failure in the middle of the
 commit undone, and a batch running while useradd adds users."""
 
+import re
 import time
 
 import pytest
@@ -371,3 +372,19 @@ def test_concurrent_with_useradd(tree):
     assert all(groups.count(n) == 1 for n in want)
     assert tree.exists(TREE + "/nu299/shadow") and tree.exists(TREE + "/ua7/shadow")
     tree.run([sandbox.CLASSIC_TOOLS_DIR + "/grpck", "-r"])
+
+
+def test_progress_only_on_a_terminal(tree):
+    """On a terminal newusers says how many passwords it has hashed ("\\rnewusers: N/M
+    passwords"; slow hashes make it appear) and erases the line; through pipes the same
+    kind of batch prints nothing at all."""
+    argv = [NEWUSERS, "-c", "SHA512", "-s", "3000000"]
+    tree.write("/root/batch", "".join("pg%d:pw-%d::::/home/pg%d:/bin/sh\n" % (i, i, i)
+                                      for i in range(3)), mode=0o600)
+    status, out = tree.pty_run(["/bin/sh", "-c", " ".join(argv) + " </root/batch"], [],
+                               timeout=120)
+    assert status == 0, out
+    assert re.fullmatch(r"(\rnewusers: [123]/3 passwords)+\r\x1b\[K", out), out
+    res = run(tree, argv[1:], input="".join("pp%d:pw-%d::::/home/pp%d:/bin/sh\n" % (i, i, i)
+                                            for i in range(3)))
+    assert res.returncode == 0 and res.stdout == "" and res.stderr == "", res
