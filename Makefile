@@ -8,13 +8,14 @@
 #   make bench      benchmarks side by side with Debian's stock tools
 #   make fuzz       run the libFuzzer targets for a while (clang)
 #   make install DESTDIR=...
+#   make deb        Debian package: dist/hardened-shadow_VERSION_ARCH.deb
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 MESON_OPTS ?=
 
-.PHONY: all deps check lint complexity unit asan system demo bench fuzz install clean
+.PHONY: all deps check lint complexity unit asan system demo bench fuzz install clean deb
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -61,6 +62,19 @@ check: deps
 	$(MAKE) unit
 	$(MAKE) asan
 	$(MAKE) system
+
+# The package is built from a copy of the checkout (tracked and untracked
+# files, not ignored ones) in dist/src, so that dpkg-buildpackage's litter
+# (debian/.debhelper, ../*.changes) stays out of the worktree; the .deb ends
+# in dist/.  Running lintian on the result is part of the target.
+DIST ?= dist
+deb: deps
+	rm -rf $(DIST)/src && mkdir -p $(DIST)/src/hardened-shadow
+	git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C $(DIST)/src/hardened-shadow
+	cd $(DIST)/src/hardened-shadow && DEB_BUILD_OPTIONS="parallel=2 $${DEB_BUILD_OPTIONS:-}" dpkg-buildpackage -us -uc -b
+	rm -f $(DIST)/hardened-shadow_*.deb && mv $(DIST)/src/hardened-shadow_*.deb $(DIST)/
+	lintian --fail-on error,warning $(DIST)/hardened-shadow_*.deb
+	@ls $(DIST)/hardened-shadow_*.deb
 
 demo: deps
 	$(MAKE) all
