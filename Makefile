@@ -1,7 +1,8 @@
 # Thin entry points over meson/ninja.  See README.md.
 #   make            build (build/)
 #   make check      install deps, build, lint, unit tests (+ ASan/UBSan build),
-#                   fuzz corpus replay, system tests in a throwaway root
+#                   fuzz corpus replay, the .deb (make deb), system tests in a
+#                   throwaway root (test_package.py installs that .deb)
 #   make demo       install deps, build, show the suite working in a sandbox
 #   make lint       cppcheck, shellcheck, clang-tidy bugprone checks (tools/lint)
 #   make complexity functions above cognitive complexity 50 (tools/complexity)
@@ -61,6 +62,7 @@ check: deps
 	$(MAKE) lint
 	$(MAKE) unit
 	$(MAKE) asan
+	$(MAKE) deb
 	$(MAKE) system
 
 # The package is built from a copy of the checkout (tracked and untracked
