@@ -824,8 +824,11 @@ class Base(_Runner):
     """The build installed once into a tmpfs layer (overlay of "/" -> chroot ->
     `meson install --no-rebuild`, which runs packaging/post-install.sh)."""
 
-    def __init__(self, build_dir, skip_subprojects=True, size="2g"):
+    def __init__(self, build_dir, skip_subprojects=True, size="2g", install=True):
+        """install=False: the host's root as it is (plus the classic tools), for tests
+        that install the Debian package themselves."""
         require_private_mount_ns()
+        self._meson_install = install
         self.build_dir = os.path.realpath(build_dir)
         self.source_dir, _ = _meson_dirs(self.build_dir)
         self.source_dir = os.path.realpath(self.source_dir)
@@ -857,6 +860,8 @@ class Base(_Runner):
                     with open(d + tool, "rb") as f:
                         self.write(CLASSIC_TOOLS_DIR + "/" + tool, f.read(), mode=0o755)
                     break
+        if not self._meson_install:
+            return
         cmd = ["meson", "install", "-C", self.build_dir, "--no-rebuild"]
         if skip_subprojects:
             cmd.append("--skip-subprojects")
