@@ -168,3 +168,28 @@ def test_package_life_cycle(pkg, build_dir):
     for user, pw in (("alice", ALICE_NEW), ("bob", BOB_PW)):
         ok, out = authenticates(sb, user, pw)
         assert ok, (user, out)
+
+
+def test_package_keeps_the_administrators_statoverride(pkg):
+    """An override the administrator made before installing wins over our modes, and
+    survives the purge; ours are gone after it."""
+    sb = pkg
+    deb = the_deb(pkg.base.source_dir)
+    run(sb, ["dpkg-statoverride", "--add", "root", "root", "0750", "/usr/bin/chage"])
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    res = run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    st = sb.lstat("/usr/bin/chage")
+    assert (st.st_mode & 0o7777, st.st_uid, st.st_gid) == (0o750, 0, 0)
+    assert run(sb, ["dpkg-statoverride", "--list", "/usr/bin/chage"]).stdout.split() == \
+        ["root", "root", "750", "/usr/bin/chage"]
+    assert sb.lstat("/usr/bin/passwd").st_mode & 0o7777 == 0o2711   # ours elsewhere
+    res = run(sb, ["apt-get", "purge", "-y", "hardened-shadow"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert run(sb, ["dpkg-statoverride", "--list", "/usr/bin/chage"]).stdout.split() == \
+        ["root", "root", "750", "/usr/bin/chage"]
+    assert run(sb, ["dpkg-statoverride", "--list", "/usr/bin/passwd"],
+               check=False).stdout == ""
+    ok, out = stock_files_intact(sb)
+    assert ok, out
