@@ -193,3 +193,29 @@ def test_package_keeps_the_administrators_statoverride(pkg):
                check=False).stdout == ""
     ok, out = stock_files_intact(sb)
     assert ok, out
+
+
+def test_enable_stopped_half_way_leaves_a_working_system(pkg):
+    """enable stopped at the PAM step (pam-auth-update failing stands in for an
+    interruption there) leaves the tree in place and pam_unix in common-*: every account
+    still authenticates (pam_unix through our NSS module), and a second run finishes."""
+    sb = pkg
+    deb = the_deb(pkg.base.source_dir)
+    sb.add_classic_user("alice", password=ALICE_PW)
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    real = sb.read_bytes("/usr/sbin/pam-auth-update")
+    sb.write("/usr/sbin/pam-auth-update", "#!/bin/sh\nexit 1\n", mode=0o755)
+    res = run(sb, ["hardened-shadow-enable"], check=False)
+    assert res.returncode != 0, res.stdout + res.stderr
+    assert sb.exists("/etc/hardened-shadow/alice/shadow")
+    assert "pam_unix.so" in sb.read("/etc/pam.d/common-auth")
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
+    sb.write("/usr/sbin/pam-auth-update", real, mode=0o755)
+    res = run(sb, ["hardened-shadow-enable"])
+    assert "pwconv" not in res.stdout and "common-*" in res.stdout, res.stdout
+    assert "pam_hardened_shadow.so" in sb.read("/etc/pam.d/common-auth")
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
