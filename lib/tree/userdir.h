@@ -82,13 +82,50 @@ int hs_userdir_write_aging(int udirfd, gid_t auth_gid, const struct hs_aging *r)
  * fd sharing this open file description, or by hs_userdir_unlock
  * (returns 0 or -errno). */
 int hs_userdir_lock(int udirfd, unsigned timeout_ms);
-/* The one lock-and-report of programs: hs_userdir_lock, and on failure
+/* The writers' lock as every program and the PAM module take it: USER's
+ * directory *udirfd (from hs_userdir_open on treefd), locked as by
+ * hs_userdir_lock and checked to be still the directory at treefd/USER.
+ *   - A process no user may signal (real, effective and saved uid 0)
+ *     also holds the tree lock, a shared flock on treefd that only root
+ *     can take, while it holds the user's lock.  When the user's lock is
+ *     not free within HS_TAKE_OVER_MS, it is held by something a user can
+ *     stop: the process takes the tree lock exclusively (no root writer
+ *     holds any user's lock then) and, if the lock is still taken, takes
+ *     the directory over (hs_userdir_take_over); *udirfd is then the new
+ *     directory, locked.
+ *     A directory replaced meanwhile (taken over, renamed) is opened
+ *     again, owned as the one given was, into *udirfd.
+ *   - Any other process (the user's own tools, a setuid program a user
+ *     started) only waits, up to timeout_ms, and fails with -HS_E_TAKEN
+ *     when the directory was replaced meanwhile: what it decided before
+ *     root's change must not land after it.  Its writes into a directory
+ *     taken over fail with -HS_E_TAKEN too.
+ * Returns 0 with the lock(s) held, or a negative error without them.
+ * Released by hs_userdir_unlock_at (or by closing both fds). */
+int hs_userdir_lock_at(int treefd, const char *user, int *udirfd, unsigned timeout_ms);
+int hs_userdir_unlock_at(int treefd, int udirfd);
+/* The one lock-and-report of programs: hs_userdir_lock_at, and on failure
  * err holds "cannot lock /etc/hardened-shadow/NAME: timed out after 15 s"
  * (or the error) for the caller's hs_report.  Same returns as
- * hs_userdir_lock. */
+ * hs_userdir_lock_at. */
 struct hs_err;
-int hs_userdir_lock_err(int udirfd, const char *name, unsigned timeout_ms, struct hs_err *err);
+int hs_userdir_lock_err(int treefd, const char *name, int *udirfd, unsigned timeout_ms,
+                        struct hs_err *err);
 int hs_userdir_unlock(int udirfd);
+
+/* Take USER's directory (the open *udirfd, at treefd/USER) over from
+ * whatever holds its lock, for root's writers; the caller holds the tree
+ * lock exclusively.  A fresh copy is built beside it under a reserved
+ * name (".swap.USER.*": the files that pass the readers' checks, the
+ * user's owner, group and mode), locked, and exchanged with it
+ * (RENAME_EXCHANGE: the path always holds one complete directory).  The
+ * old directory is then taken away (root:root 0700): a process that kept
+ * an fd to it, or its lock, can write nothing there any more and nothing
+ * at the user's path.  What such a process renamed into it before that is
+ * copied once more, and it is removed.  On success *udirfd is the new
+ * directory, locked, and the old fd is closed.  Leftovers of an
+ * interrupted take-over are removed by the next one.  Root only. */
+int hs_userdir_take_over(int treefd, const char *user, int *udirfd);
 
 /* The per-user guess lock: one password verification of USER at a time,
  * through the failure delay, on every path the user drives (the password

@@ -147,7 +147,7 @@ static int open_locked(int treefd, const struct hs_secret_entry *e)
 		hs_warn("line %lu: cannot open %s: %s", e->lineno, path, hs_strerror(udirfd));
 		return -1;
 	}
-	r = hs_userdir_lock(udirfd, HS_LOCK_TIMEOUT_MS);
+	r = hs_userdir_lock_at(treefd, e->name, &udirfd, HS_LOCK_TIMEOUT_MS);
 	if (r < 0) {
 		char why[64];
 

@@ -859,7 +859,7 @@ static int open_locked(struct ctx *c, struct line *l)
 		hs_warn("line %lu: cannot open %s: %s", l->lineno, path, hs_strerror(fd));
 		return -1;
 	}
-	r = hs_userdir_lock(fd, HS_LOCK_TIMEOUT_MS);
+	r = hs_userdir_lock_at(c->treefd, l->f[F_NAME], &fd, HS_LOCK_TIMEOUT_MS);
 	if (r < 0) {
 		char why[64];
 

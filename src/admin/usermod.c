@@ -603,11 +603,11 @@ static int auth_gid_or_die(gid_t *auth_gid)
 	return 0;
 }
 
-static void lock_userdir(int udirfd, const char *user)
+static void lock_userdir(int treefd, int *udirfd, const char *user)
 {
 	struct hs_err err = HS_ERR_INIT;
 
-	if (hs_userdir_lock_err(udirfd, user, HS_LOCK_TIMEOUT_MS, &err) < 0) {
+	if (hs_userdir_lock_err(treefd, user, udirfd, HS_LOCK_TIMEOUT_MS, &err) < 0) {
 		hs_report(&err);
 		fail(E_PW_UPDATE);
 	}
@@ -1370,10 +1370,10 @@ static _Noreturn void fail_unblocking(const sigset_t *saved, int status)
 /* The user's lock, before signals are blocked (it may take a while), held
  * to the end: no PAM update or chsh writes into the directory while it is
  * edited, renamed or re-owned. */
-static void apply_lock_userdir(const struct usermod_plan *p)
+static void apply_lock_userdir(struct usermod_plan *p)
 {
 	if (p->have_dir && (changes_secrets() || p->shell_file || p->restructure))
-		lock_userdir(p->udirfd, p->user);
+		lock_userdir(p->treefd, &p->udirfd, p->user);
 }
 
 static void apply_userdir_files(const struct usermod_plan *p)

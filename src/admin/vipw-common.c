@@ -542,11 +542,11 @@ static int check_user(void *p, const char *data, size_t len)
 	return 0;
 }
 
-static void lock_user(int udirfd, const char *name)
+static void lock_user(int treefd, const char *name)
 {
 	struct hs_err err = HS_ERR_INIT;
 
-	if (hs_userdir_lock_err(udirfd, name, HS_LOCK_TIMEOUT_MS, &err) < 0) {
+	if (hs_userdir_lock_err(treefd, name, &userdir_fd, HS_LOCK_TIMEOUT_MS, &err) < 0) {
 		hs_report(&err);
 		leave(E_LOCK);
 	}
@@ -623,7 +623,7 @@ static void edit_user(const char *name)
 	}
 	/* held until we leave: every other writer of this user's files
 	 * (passwd, chage, chsh, the PAM module) waits for the edit */
-	lock_user(userdir_fd, name);
+	lock_user(treefd, name);
 	r = read_user(&ctx, userdir_fd, &sp);
 	if (r == 0)
 		r = user_text(&ctx, &sp, pw.pw_shell ? pw.pw_shell : "", &text, &text_len);

@@ -411,11 +411,11 @@ static int write_lstchg(int udirfd, const struct passwd *pw, gid_t auth_gid, lon
 }
 
 /* Take the user's write lock; dies naming the directory on failure. */
-static void lock_user(int udirfd, const char *user)
+static void lock_user(int treefd, int *udirfd, const char *user)
 {
 	struct hs_err err = HS_ERR_INIT;
 
-	if (hs_userdir_lock_err(udirfd, user, HS_LOCK_TIMEOUT_MS, &err) < 0)
+	if (hs_userdir_lock_err(treefd, user, udirfd, HS_LOCK_TIMEOUT_MS, &err) < 0)
 		hs_report_die(E_NOPERM, &err);
 }
 
@@ -472,7 +472,7 @@ int main(int argc, char **argv)
 	 * (never hold the lock while a person types) and then writes the
 	 * values they answered. */
 	if (!o.list && !interactive)
-		lock_user(udirfd, pw.pw_name);
+		lock_user(treefd, &udirfd, pw.pw_name);
 	read_aging(udirfd, pw.pw_name, &aging);
 
 	if (o.list) {
@@ -498,7 +498,7 @@ int main(int argc, char **argv)
 		lstchg = sh.lstchg;
 		hs_wipe(shadowbuf, sizeof(shadowbuf));
 		ask_fields(pw.pw_name, &lstchg, &aging);
-		lock_user(udirfd, pw.pw_name);
+		lock_user(treefd, &udirfd, pw.pw_name);
 	} else {
 		if (o.set_min)
 			aging.min = o.min;

@@ -541,7 +541,7 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	/* Held from the first read to the last rename (released when udirfd
 	 * is closed): a password change by the user or another root tool
 	 * cannot land between our read and our write and be lost. */
-	r = hs_userdir_lock_err(udirfd, name, HS_LOCK_TIMEOUT_MS, &err);
+	r = hs_userdir_lock_err(treefd, name, &udirfd, HS_LOCK_TIMEOUT_MS, &err);
 	if (r < 0) {
 		hs_report(&err);
 		return r == -HS_E_TIMEOUT ? E_PWDBUSY : E_FAILURE;
