@@ -1,0 +1,203 @@
+"""Nothing a user holds in the writers' window delays root.
+
+A user's own passwd and chsh hold the writers' lock on the user's directory from the
+re-read to the rename.  A user who stops one there (their process: they may) used to make
+root's passwd -l, chage -E 0 and usermod -L -e wait the whole 15 s lock timeout and fail.
+Root's writers now wait HS_TAKE_OVER_MS, then take the directory over: a fresh copy is
+exchanged for it and the old one is taken away, so the stopped process, resumed, can
+write nothing at the user's path and fails; root's changes stand.
+
+Every syscall kind of the window is a stop point, found from a trace of the same tool."""
+
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+import test_passwd as tp
+
+FILES = {"shadow", "shell", "aging"}
+ROOT_CHANGES = [["/usr/bin/passwd", "-l", "alice"], ["/usr/bin/chage", "-E", "0", "alice"],
+                ["/usr/sbin/usermod", "-L", "-e", "1", "alice"]]
+# HS_TAKE_OVER_MS is 1 s; the rest is a root tool's start-up in a loaded sandbox
+ROOT_CHANGE_MAX_S = 4.0
+TOOLS = {
+    "passwd": ([tp.PASSWD, "--stdin"], "alice-old-1\nTulip-window-1\n"),
+    "chsh": (["/usr/bin/chsh", "-s", "/bin/sh"], "alice-old-1\n"),
+}
+PASSWD_FAILED = ["passwd: Authentication token manipulation error",
+                 "passwd: password unchanged"]
+SYSCALL = re.compile(r"^(\d+)\s+([a-z0-9_]+)\((.*)")
+
+
+@pytest.fixture
+def mod(sb):
+    tp.make_users(sb)
+    tp.convert(sb)
+    tp.use_module(sb)
+    return sb
+
+
+def as_alice(sb, argv):
+    pw = sb.getpwnam("alice")
+    return ["/usr/bin/setpriv", "--reuid=%d" % pw.uid, "--regid=%d" % pw.gid,
+            "--init-groups", "--"] + argv
+
+
+def window(sb, tool):
+    """The main process's syscalls from taking the lock on alice's directory to the
+    rename that publishes its change, as (name, ordinal of that name) stop points."""
+    argv, data = TOOLS[tool]
+    sb.run(["strace", "-f", "-qq", "-y", "-o", "/tmp/trace"] + as_alice(sb, argv),
+           input=data, check=False)
+    lines = [SYSCALL.match(l) for l in sb.read("/tmp/trace").splitlines()]
+    lines = [m for m in lines if m]
+    main = lines[0].group(1)
+    calls = [(m.group(2), m.group(3)) for m in lines if m.group(1) == main]
+    seen, points, inside = {}, [], False
+    dirlock = "<%s/alice>, LOCK_EX|LOCK_NB) = 0" % tp.TREE
+    for name, rest in calls:
+        seen[name] = seen.get(name, 0) + 1
+        if name == "flock" and dirlock in rest:
+            inside = True
+        if not inside:
+            continue
+        if name.startswith("rename"):
+            break
+        if name not in [p[0] for p in points]:
+            points.append((name, seen[name]))
+    assert inside and points, "\n".join(n + "(" + r for n, r in calls)
+    # undo the traced change
+    sb.run(["/usr/sbin/usermod", "-s", "/bin/bash", "alice"], check=False)
+    sb.run([tp.PASSWD, "--stdin", "alice"], input="alice-old-1\n")
+    return points
+
+
+def descendants(pid):
+    out = []
+    for task in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+                kids = [int(k) for k in f.read().split()]
+        except FileNotFoundError:
+            continue
+        for k in kids:
+            out += [k] + descendants(k)
+    return out
+
+
+def comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return None
+
+
+def tracee_of(strace_pid, tool, timeout=20):
+    """The tool's process below our strace (strace's own helper children aside)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for pid in descendants(strace_pid):
+            if comm(pid) == tool:
+                return pid
+        time.sleep(0.01)
+    raise AssertionError("strace started no %s" % tool)
+
+
+def wait_stopped_with_lock(sb, proc, pid, timeout=30):
+    """Until pid is stopped holding the flock on alice's directory (not only the guess
+    lock on her shadow file)."""
+    ino = os.stat(os.path.join(sb.root, tp.TREE.lstrip("/"), "alice")).st_ino
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            proc.wait(timeout=30)
+            raise AssertionError("it ended first: %r" % ((proc.stdout.read(), proc.stderr.read()),))
+        with open("/proc/locks") as f:
+            locked = any(l.split()[1:5] == ["FLOCK", "ADVISORY", "WRITE", str(pid)] and
+                         l.split()[5].endswith(":%d" % ino) for l in f)
+        if state in "tT" and locked:
+            return
+        time.sleep(0.02)
+    raise AssertionError("process %d never stopped holding its lock" % pid)
+
+
+def tree_entries(sb):
+    return sorted(e for e in os.listdir(os.path.join(sb.root, tp.TREE.lstrip("/")))
+                  if e.startswith("."))
+
+
+def stopped_in_window(sb, tool, point):
+    argv, data = TOOLS[tool]
+    name, nth = point
+    cmd, _ = sb._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+                       "inject=%s:signal=SIGSTOP:when=%d" % (name, nth)] + as_alice(sb, argv),
+                      None, "/")
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
+                            start_new_session=True, text=True)
+    proc.stdin.write(data)
+    proc.stdin.close()
+    proc.stdin = None
+    return proc, tracee_of(proc.pid, tool)
+
+
+def resume(proc, pid):
+    """SIGCONT until it ends: under strace the injected SIGSTOP may still be on its way
+    (signal-delivery-stop) when the first SIGCONT comes."""
+    for _ in range(120):
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+        try:
+            return proc.communicate(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            continue
+    raise AssertionError("the resumed tool never ended")
+
+
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+def test_stopped_writer_does_not_delay_root(mod, tool):
+    points = window(mod, tool)
+    old_hash = tp.hash_of(mod, "alice")
+    old_shell = mod.read(tp.TREE + "/alice/shell")
+    for point in points:
+        mod.run(["/usr/sbin/usermod", "-U", "-e", "", "alice"], check=False)
+        proc, pid = stopped_in_window(mod, tool, point)
+        try:
+            wait_stopped_with_lock(mod, proc, pid)
+            for change in ROOT_CHANGES:
+                start = time.monotonic()
+                res = mod.run(change, check=False, timeout=30)
+                took = time.monotonic() - start
+                assert res.returncode == 0, (point, change, res)
+                assert took < ROOT_CHANGE_MAX_S, (point, change, took)
+        finally:
+            out, err = resume(proc, pid)
+        # the resumed tool fails in one line and changes nothing of root's
+        # chsh's one line names the cause; passwd prints its two lines after a failed
+        # PAM update, after the module's cause when the write itself failed
+        assert proc.returncode != 0, (point, out, err)
+        lines = err.replace("Password: ", "").strip().splitlines()
+        if tool == "chsh":
+            assert len(lines) == 1 and "taken over by root" in lines[0], (point, err)
+        else:
+            assert lines[-2:] == PASSWD_FAILED, (point, err)
+            assert len(lines) == 2 or lines[:-2] == [
+                "cannot write %s/alice/shadow: was taken over by root meanwhile" % tp.TREE]
+        sh = tp.shadow_line(mod, "alice")
+        assert sh.startswith("!") and sh.split(":")[0] == "!" + old_hash, (point, sh)
+        assert tp.aging_of(mod, "alice").split(":")[4] == "1", point
+        assert mod.read(tp.TREE + "/alice/shell") == old_shell, point
+        st = os.lstat(os.path.join(mod.root, tp.TREE.lstrip("/"), "alice"))
+        assert st.st_uid == mod.getpwnam("alice").uid and st.st_mode & 0o7777 == 0o2710
+        assert set(os.listdir(os.path.join(mod.root, tp.TREE.lstrip("/"), "alice"))) == FILES
+        assert tree_entries(mod) == [], point
