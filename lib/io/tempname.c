@@ -42,6 +42,15 @@ int hs_tempname_reserved(const char *tag, const char *name, char *tmp, size_t tm
 	return 0;
 }
 
+int hs_tempname_fixed(const char *tag, const char *name, char *tmp, size_t tmpsize)
+{
+	int n = snprintf(tmp, tmpsize, ".%s.%s", tag, name);
+
+	if (n < 0 || (size_t)n >= tmpsize || n > NAME_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 bool hs_tempname_is_for_file(const char *entry, const char *name)
 {
 	size_t namelen = strlen(name), len = strlen(entry);

@@ -116,16 +116,21 @@ int hs_userdir_unlock(int udirfd);
 /* Take USER's directory (the open *udirfd, at treefd/USER) over from
  * whatever holds its lock, for root's writers; the caller holds the tree
  * lock exclusively.  A fresh copy is built beside it under a reserved
- * name (".swap.USER.*": the files that pass the readers' checks, the
+ * name (".swap.USER": the files that pass the readers' checks, the
  * user's owner, group and mode), locked, and exchanged with it
  * (RENAME_EXCHANGE: the path always holds one complete directory).  The
  * old directory is then taken away (root:root 0700): a process that kept
  * an fd to it, or its lock, can write nothing there any more and nothing
  * at the user's path.  What such a process renamed into it before that is
  * copied once more, and it is removed.  On success *udirfd is the new
- * directory, locked, and the old fd is closed.  Leftovers of an
- * interrupted take-over are removed by the next one.  Root only. */
+ * directory, locked, and the old fd is closed.  The leftover of an
+ * interrupted take-over is removed by the next root writer of USER
+ * (hs_userdir_lock_at).  Root only. */
 int hs_userdir_take_over(int treefd, const char *user, int *udirfd);
+/* Remove the leftover of USER's interrupted take-over, if any (one
+ * lookup: ".swap.USER" is a fixed name).  The caller holds the tree lock
+ * and USER's lock, so no take-over of USER is under way.  Best effort. */
+void hs_userdir_sweep_take_over(int treefd, const char *user);
 
 /* The per-user guess lock: one password verification of USER at a time,
  * through the failure delay, on every path the user drives (the password

@@ -2,7 +2,6 @@
  * which takes the directory away from the user first. */
 #include "userdir.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -38,23 +37,25 @@ static int write_new_files(int dfd, uid_t uid, gid_t auth_gid, char *shadow_line
 				  0, auth_gid, HS_AGING_MODE);
 }
 
-/* Make treefd/.TAG.USER.XXXXXXXXXXXX (tmp) and return its fd, root:root
- * 0700 whatever the tree's group, setgid bit or our umask would give:
- * nobody but root sees it half-made.  On failure nothing is left. */
-static int make_private_dir(int treefd, const char *tag, const char *user, char *tmp,
-			    size_t tmpsize)
+/* Make treefd/.TAG.USER.XXXXXXXXXXXX (tmp; ".TAG.USER" when fixed) and
+ * return its fd, root:root 0700 whatever the tree's group, setgid bit or
+ * our umask would give: nobody but root sees it half-made.  On failure
+ * nothing is left. */
+static int make_private_dir(int treefd, const char *tag, const char *user, bool fixed,
+			    char *tmp, size_t tmpsize)
 {
 	_cleanup_close_ int dfd = -1;
 	struct stat st;
 	int r;
 
 	for (int tries = 0; ; tries++) {
-		r = hs_tempname_reserved(tag, user, tmp, tmpsize);
+		r = fixed ? hs_tempname_fixed(tag, user, tmp, tmpsize)
+			  : hs_tempname_reserved(tag, user, tmp, tmpsize);
 		if (r < 0)
 			return r;
 		if (mkdirat(treefd, tmp, 0700) == 0)
 			break;
-		if (errno != EEXIST || tries >= HS_TEMP_TRIES)
+		if (errno != EEXIST || fixed || tries >= HS_TEMP_TRIES)
 			return -errno;
 	}
 	dfd = hs_open_dir_at(treefd, tmp, &st);
@@ -113,7 +114,7 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 		goto out;
 	}
 
-	dfd = make_private_dir(treefd, "new", user, tmp, sizeof tmp);
+	dfd = make_private_dir(treefd, "new", user, false, tmp, sizeof tmp);
 	if (dfd < 0) {
 		r = dfd;
 		goto out;
@@ -226,28 +227,12 @@ static void remove_detached(int treefd, const char *name)
 	(void)unlinkat(treefd, name, AT_REMOVEDIR);
 }
 
-/* The leftovers of take-overs of USER that were interrupted: the caller
- * holds the tree lock exclusively, so none is in progress. */
-static void sweep_take_overs(int treefd, const char *user)
+void hs_userdir_sweep_take_over(int treefd, const char *user)
 {
-	char prefix[NAME_MAX + 1];
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
-	int fd;
+	char name[NAME_MAX + 1];
 
-	if (snprintf(prefix, sizeof prefix, "%s.%s", HS_TAKE_OVER_TAG, user) >= (int)sizeof prefix)
-		return;
-	fd = openat(treefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(d)) != NULL)
-		if (hs_tempname_is_for_file(de->d_name, prefix))
-			remove_detached(treefd, de->d_name);
+	if (hs_tempname_fixed(HS_TAKE_OVER_TAG, user, name, sizeof name) == 0)
+		remove_detached(treefd, name);
 }
 
 /* Copy the three files from one directory of the user's to another, each
@@ -292,7 +277,7 @@ static int build_copy(int treefd, const char *user, int olddir, const struct sta
 	_cleanup_close_ int dfd = -1;
 	int r;
 
-	dfd = make_private_dir(treefd, HS_TAKE_OVER_TAG, user, tmp, tmpsize);
+	dfd = make_private_dir(treefd, HS_TAKE_OVER_TAG, user, true, tmp, tmpsize);
 	if (dfd < 0)
 		return dfd;
 	r = copy_files(olddir, dfd, old->st_uid, auth_gid);
@@ -329,7 +314,7 @@ int hs_userdir_take_over(int treefd, const char *user, int *udirfd)
 	if (r < 0)
 		return r;
 
-	sweep_take_overs(treefd, user);
+	hs_userdir_sweep_take_over(treefd, user);
 	newfd = build_copy(treefd, user, *udirfd, &old, auth_gid, tmp, sizeof tmp);
 	if (newfd < 0)
 		return newfd;

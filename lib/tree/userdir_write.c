@@ -256,6 +256,8 @@ int hs_userdir_lock_at(int treefd, const char *user, int *udirfd, unsigned timeo
 			r = still_at_path(treefd, user, *udirfd);
 		if (r > 0) {
 			sweep_leftovers(*udirfd);
+			if (root)
+				hs_userdir_sweep_take_over(treefd, user);
 			return 0;
 		}
 		(void)hs_userdir_unlock_at(treefd, *udirfd);

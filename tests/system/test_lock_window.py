@@ -30,6 +30,7 @@ TOOLS = {
 }
 PASSWD_FAILED = ["passwd: Authentication token manipulation error",
                  "passwd: password unchanged"]
+TEMP = re.compile(r"^\.(shadow|shell|aging)\.[A-Za-z0-9]{12}$")
 SYSCALL = re.compile(r"^(\d+)\s+([a-z0-9_]+)\((.*)")
 
 
@@ -78,7 +79,11 @@ def window(sb, tool):
 
 def descendants(pid):
     out = []
-    for task in os.listdir("/proc/%d/task" % pid):
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except FileNotFoundError:   # it ended meanwhile
+        return out
+    for task in tasks:
         try:
             with open("/proc/%d/task/%s/children" % (pid, task)) as f:
                 kids = [int(k) for k in f.read().split()]
@@ -201,3 +206,69 @@ def test_stopped_writer_does_not_delay_root(mod, tool):
         assert st.st_uid == mod.getpwnam("alice").uid and st.st_mode & 0o7777 == 0o2710
         assert set(os.listdir(os.path.join(mod.root, tp.TREE.lstrip("/"), "alice"))) == FILES
         assert tree_entries(mod) == [], point
+
+
+def take_over_calls(sb):
+    """The syscalls of root's passwd -l that change something during a take-over (from
+    the mkdir of the copy on), as (name, ordinal) kill points.  Not flock: its lock
+    polls, so its ordinals change from run to run."""
+    proc, pid = stopped_in_window(sb, "chsh", ("flock", 2))
+    try:
+        wait_stopped_with_lock(sb, proc, pid)
+        sb.run(["strace", "-f", "-qq", "-y", "-o", "/tmp/trace", "/usr/bin/passwd", "-l",
+                "alice"])
+    finally:
+        resume(proc, pid)
+    sb.run(["/usr/sbin/usermod", "-U", "alice"])
+    lines = [SYSCALL.match(l) for l in sb.read("/tmp/trace").splitlines()]
+    lines = [m for m in lines if m]
+    main = lines[0].group(1)
+    seen, points, inside = {}, [], False
+    for m in lines:
+        if m.group(1) != main:
+            continue
+        name = m.group(2)
+        seen[name] = seen.get(name, 0) + 1
+        inside = inside or (name == "mkdirat" and ".swap.alice" in m.group(3))
+        if inside and name in ("mkdirat", "fchown", "fchmod", "linkat", "renameat",
+                               "renameat2", "unlinkat", "fsync"):
+            points.append((name, seen[name]))
+    assert any(p[0] == "renameat2" for p in points), points
+    # the file copies repeat one pattern: their first and last steps are enough
+    repeated = ("linkat", "renameat", "fsync")
+    return [p for p in points if p[0] not in repeated or p[1] in
+            (min(q[1] for q in points if q[0] == p[0]), max(q[1] for q in points if q[0] == p[0]))]
+
+
+def test_killed_take_over_leaves_a_whole_directory(mod):
+    # root's passwd -l killed at each step of a take-over: the path holds alice's old
+    # directory or the new one, whole and hers, and the next root writer (which takes
+    # over again, or finds the directory free) finishes the job and sweeps the leftover
+    points = take_over_calls(mod)
+    old_hash = tp.hash_of(mod, "alice")
+    udir = os.path.join(mod.root, tp.TREE.lstrip("/"), "alice")
+    for point in points:
+        proc, pid = stopped_in_window(mod, "chsh", ("flock", 2))
+        try:
+            wait_stopped_with_lock(mod, proc, pid)
+            res = mod.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+                           "inject=%s:signal=SIGKILL:when=%d" % point,
+                           "/usr/bin/passwd", "-l", "alice"], check=False)
+            assert res.returncode != 0, (point, res)
+            st = os.lstat(udir)
+            assert st.st_uid == mod.getpwnam("alice").uid, point
+            assert st.st_mode & 0o7777 == 0o2710, point
+            # at most the temporary of the killed write, as any killed writer leaves
+            litter = {e for e in os.listdir(udir) if TEMP.match(e)}
+            assert set(os.listdir(udir)) - litter == FILES and len(litter) <= 1, point
+            assert tp.hash_of(mod, "alice") in (old_hash, "!" + old_hash), point
+            assert mod.run(["/usr/bin/chage", "-l", "alice"], check=False).returncode == 0
+            start = time.monotonic()
+            mod.run(["/usr/sbin/usermod", "-L", "alice"])
+            assert time.monotonic() - start < ROOT_CHANGE_MAX_S, point
+        finally:
+            resume(proc, pid)
+        assert tp.hash_of(mod, "alice") == "!" + old_hash, point
+        assert tree_entries(mod) == [], point
+        assert set(os.listdir(udir)) == FILES, point
+        mod.run(["/usr/sbin/usermod", "-U", "alice"])
