@@ -471,6 +471,12 @@ int chfn_main(int argc, char **argv, enum chfn_mode mode)
 	}
 	hs_config_free(defs);
 
+	/* From here on the caller cannot stop us while we hold the locks
+	 * that every account tool needs (useradd, systemd-sysusers). */
+	if (!amroot && hs_privs_unstoppable() < 0) {
+		syslog(LOG_ERR, "can't setuid(0)");
+		hs_die(E_NOPERM, "Cannot change ID to root.");
+	}
 	status = update_gecos(name, newv);
 	if (status == E_SUCCESS)
 		syslog(LOG_INFO, "changed user '%s' information", name);

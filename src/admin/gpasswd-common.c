@@ -451,8 +451,9 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 	}
 	/* From here on the caller cannot signal us (stop us while we hold
 	 * the locks that every account tool needs): all ids become root's,
-	 * as shadow-utils' gpasswd does before it writes. */
-	if (!amroot && setresuid(0, 0, 0) < 0) {
+	 * as shadow-utils' gpasswd does before it writes, and the terminal
+	 * cannot stop us either. */
+	if (!amroot && hs_privs_unstoppable() < 0) {
 		syslog(LOG_ERR, "can't setuid(0)");
 		hs_die(E_NOPERM, "Cannot change ID to root.");
 	}
