@@ -272,3 +272,89 @@ def test_killed_take_over_leaves_a_whole_directory(mod):
         assert tree_entries(mod) == [], point
         assert set(os.listdir(udir)) == FILES, point
         mod.run(["/usr/sbin/usermod", "-U", "alice"])
+
+
+# ------------------------------------------------- setuid chfn and gpasswd hold /etc/.pwd.lock
+
+def install_setuid(sb, build_dir, name):
+    """The -Dsetuid_* build's program, as that option installs it (every build makes it)."""
+    with open(os.path.join(build_dir, "src", "admin", name + "-setuid-test"), "rb") as f:
+        sb.write("/usr/bin/" + name, f.read(), mode=0o4755)
+
+
+def holds_pwd_lock(sb):
+    ino = os.stat(os.path.join(sb.root, "etc/.pwd.lock")).st_ino
+    with open("/proc/locks") as f:
+        return any(l.split()[5].endswith(":%d" % ino) for l in f
+                   if len(l.split()) > 5 and l.split()[1] != "->")
+
+
+def in_rename(pid):
+    """Is pid inside rename, renameat or renameat2 (x86-64 numbers)?"""
+    try:
+        with open("/proc/%d/syscall" % pid) as f:
+            return f.read().split()[0] in ("82", "264", "316")
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def user_cannot_stop_while_locked(sb, user, tool, argv, data):
+    """Run tool as user, held by strace in its locked section (a delay before its
+    rename); the user tries to stop it as they may stop their own processes."""
+    cmd, _ = sb._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+                       "inject=rename,renameat,renameat2:delay_enter=3000000:when=1"] +
+                      as_user(sb, user, argv), None, "/")
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
+                            start_new_session=True, text=True)
+    proc.stdin.write(data)
+    proc.stdin.close()
+    proc.stdin = None
+    pid = tracee_of(proc.pid, tool)
+    deadline = time.monotonic() + 30
+    while not (in_rename(pid) and holds_pwd_lock(sb)):
+        if time.monotonic() > deadline or proc.poll() is not None:
+            raise AssertionError("never held the lock: %r" % (resume(proc, pid),))
+        time.sleep(0.02)
+    tries = [sb.run(["/bin/kill", "-" + sig, str(pid)], user=user, check=False)
+             for sig in ("STOP", "TSTP", "TTOU")]
+    out, err = resume(proc, pid)
+    return tries, proc.returncode, err
+
+
+def as_user(sb, user, argv):
+    pw = sb.getpwnam(user)
+    return ["/usr/bin/setpriv", "--reuid=%d" % pw.uid, "--regid=%d" % pw.gid,
+            "--init-groups", "--"] + argv
+
+
+def check_unstoppable(sb, tries, rc, err):
+    for t in tries:
+        assert t.returncode != 0 and "Operation not permitted" in t.stderr, t
+    assert rc == 0, err
+    # the lock is free again: useradd (which takes it) goes through at once
+    start = time.monotonic()
+    sb.run(["/usr/sbin/useradd", "zed"])
+    assert time.monotonic() - start < 10
+
+
+def test_setuid_chfn_cannot_be_stopped_holding_pwd_lock(sb, build_dir):
+    sb.add_classic_user("alice", password="alice-pw-1", comment="Alice")
+    install_setuid(sb, build_dir, "chfn")
+    tries, rc, err = user_cannot_stop_while_locked(
+        sb, "alice", "chfn", ["/usr/bin/chfn", "-r", "13"], "alice-pw-1\n")
+    check_unstoppable(sb, tries, rc, err)
+    assert "Alice,13" in sb.read("/etc/passwd")
+
+
+def test_setuid_gpasswd_cannot_be_stopped_holding_pwd_lock(sb, build_dir):
+    for u in ("alice", "bob"):
+        sb.add_classic_user(u, password=u + "-pw-1")
+    sb.run(["/usr/sbin/groupadd", "proj"])
+    install_setuid(sb, build_dir, "gpasswd")
+    sb.run(["/usr/bin/gpasswd", "-A", "alice", "proj"])
+    tries, rc, err = user_cannot_stop_while_locked(
+        sb, "alice", "gpasswd", ["/usr/bin/gpasswd", "-a", "bob", "proj"], "")
+    check_unstoppable(sb, tries, rc, err)
+    assert "bob" in [l for l in sb.read("/etc/group").splitlines()
+                     if l.startswith("proj:")][0]
