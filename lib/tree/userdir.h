@@ -70,8 +70,9 @@ int hs_userdir_write_aging(int udirfd, gid_t auth_gid, const struct hs_aging *r)
  *   - Advisory: it orders cooperating writers, it stops nobody else.
  *   - Password verifications take the guess lock instead (below), so a
  *     writer never waits behind a guess.
- *   - The user owns the directory and can hold the lock: that delays
- *     (and, past the timeout, fails) changes to their own account only.
+ *   - The user owns the directory and can hold the lock (stop their own
+ *     passwd in its window): root's writers, through hs_userdir_lock_at,
+ *     wait HS_TAKE_OVER_MS for it and then take the directory over.
  * Polls LOCK_EX|LOCK_NB with a short sleep until timeout_ms milliseconds
  * have passed (no alarm(): safe in library code and in the PAM module).
  * Once held, it removes the temporary files killed writers left in the
