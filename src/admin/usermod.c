@@ -1372,8 +1372,10 @@ static _Noreturn void fail_unblocking(const sigset_t *saved, int status)
  * edited, renamed or re-owned. */
 static void apply_lock_userdir(struct usermod_plan *p)
 {
+	/* a rerun of an interrupted -l finds the directory at its
+	 * reserved name */
 	if (p->have_dir && (changes_secrets() || p->shell_file || p->restructure))
-		lock_userdir(p->treefd, &p->udirfd, p->user);
+		lock_userdir(p->treefd, &p->udirfd, p->dir_is_reserved ? p->reserved : p->user);
 }
 
 static void apply_userdir_files(const struct usermod_plan *p)
