@@ -25,15 +25,15 @@ static int write_new_files(int dfd, uid_t uid, gid_t auth_gid, char *shadow_line
 {
 	int r;
 
-	r = hs_replace_file_at(dfd, HS_FILE_SHADOW, shadow_line, strlen(shadow_line),
+	r = hs_fileio_replace_at(dfd, HS_FILE_SHADOW, shadow_line, strlen(shadow_line),
 			       uid, auth_gid, HS_SHADOW_MODE);
 	if (r < 0)
 		return r;
-	r = hs_replace_file_at(dfd, HS_FILE_SHELL, shell_line, strlen(shell_line),
+	r = hs_fileio_replace_at(dfd, HS_FILE_SHELL, shell_line, strlen(shell_line),
 			       uid, auth_gid, HS_SHELL_MODE);
 	if (r < 0)
 		return r;
-	return hs_replace_file_at(dfd, HS_FILE_AGING, aging_line, strlen(aging_line),
+	return hs_fileio_replace_at(dfd, HS_FILE_AGING, aging_line, strlen(aging_line),
 				  0, auth_gid, HS_AGING_MODE);
 }
 
@@ -58,7 +58,7 @@ static int make_private_dir(int treefd, const char *tag, const char *user, bool 
 		if (errno != EEXIST || fixed || tries >= HS_TEMP_TRIES)
 			return -errno;
 	}
-	dfd = hs_open_dir_at(treefd, tmp, &st);
+	dfd = hs_fileio_open_dir_at(treefd, tmp, &st);
 	if (dfd >= 0 && (fchown(dfd, 0, 0) < 0 || fchmod(dfd, 0700) < 0))
 		r = -errno;
 	else
@@ -91,7 +91,7 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 	bool made = false;
 	int r;
 
-	if (!hs_tree_entry_is_user(user))
+	if (!hs_userdir_entry_is_user(user))
 		return -HS_E_NAME;
 	if (!shadow || !aging || !shell || uid == HS_ANY_UID || auth_gid == HS_ANY_GID)
 		return -EINVAL;
@@ -99,13 +99,13 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 		return -EPERM;
 
 	/* validate and format everything before touching the disk */
-	r = hs_shadow_format(shadow, &shadow_line);
+	r = hs_records_shadow_format(shadow, &shadow_line);
 	if (r < 0)
 		goto out;
-	r = hs_aging_format(aging, &aging_line);
+	r = hs_records_aging_format(aging, &aging_line);
 	if (r < 0)
 		goto out;
-	r = hs_shell_format(shell, &shell_line);
+	r = hs_records_shell_format(shell, &shell_line);
 	if (r < 0)
 		goto out;
 	if (strlen(shadow_line) > HS_USERFILE_MAX || strlen(shell_line) > HS_USERFILE_MAX ||
@@ -145,7 +145,7 @@ out:
 	/* the cleanups free the lines and close dfd; a half-made
 	 * directory is ours to remove */
 	if (made)
-		(void)hs_remove_tree_at(treefd, tmp);
+		(void)hs_walk_remove_tree_at(treefd, tmp);
 	return r;
 }
 
@@ -156,18 +156,18 @@ int hs_userdir_remove(int treefd, const char *user)
 	_cleanup_close_ int dfd = -1;
 	int r;
 
-	if (!hs_tree_entry_is_user(user))
+	if (!hs_userdir_entry_is_user(user))
 		return -HS_E_NAME;
 	if (geteuid() != 0)
 		return -EPERM;
 
-	dfd = hs_open_dir_at(treefd, user, &st);
+	dfd = hs_fileio_open_dir_at(treefd, user, &st);
 	if (dfd < 0)
 		return dfd;
 	/* Take it away from the user before working on it: from now on
 	 * no process of theirs can add, swap or rename anything in it
 	 * (except through an fd to a subdirectory opened earlier, which
-	 * hs_remove_tree_at copes with). */
+	 * hs_walk_remove_tree_at copes with). */
 	if (fchown(dfd, 0, 0) < 0 || fchmod(dfd, 0700) < 0)
 		return -errno;
 
@@ -190,7 +190,7 @@ int hs_userdir_remove(int treefd, const char *user)
 	if (fsync(treefd) < 0 && errno != EINVAL)
 		return -errno;
 
-	r = hs_remove_tree_at(treefd, tmp);
+	r = hs_walk_remove_tree_at(treefd, tmp);
 	if (r < 0)
 		return r;
 	if (fsync(treefd) < 0 && errno != EINVAL)
@@ -218,12 +218,12 @@ static void remove_detached(int treefd, const char *name)
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 
-	fd = hs_open_dir_at(treefd, name, &st);
+	fd = hs_fileio_open_dir_at(treefd, name, &st);
 	if (fd < 0)
 		return;
 	if (fchown(fd, 0, 0) < 0 || fchmod(fd, 0700) < 0)
 		return;
-	(void)hs_dir_unlink_matching(fd, any_name, NULL);
+	(void)hs_fileio_unlink_matching(fd, any_name, NULL);
 	(void)unlinkat(treefd, name, AT_REMOVEDIR);
 }
 
@@ -261,9 +261,9 @@ static int copy_files(int from, int to, uid_t owner, gid_t auth_gid)
 		};
 		size_t len;
 
-		if (hs_read_trusted_at(from, files[i].name, &ex, buf, sizeof buf, &len, NULL) < 0)
+		if (hs_fileio_read_trusted_at(from, files[i].name, &ex, buf, sizeof buf, &len, NULL) < 0)
 			continue;
-		r = hs_replace_file_at(to, files[i].name, buf, len, uid, auth_gid, files[i].mode);
+		r = hs_fileio_replace_at(to, files[i].name, buf, len, uid, auth_gid, files[i].mode);
 	}
 	hs_wipe(buf, sizeof buf);
 	return r;
@@ -302,7 +302,7 @@ int hs_userdir_take_over(int treefd, const char *user, int *udirfd)
 	gid_t auth_gid;
 	int r;
 
-	if (!hs_tree_entry_is_user(user))
+	if (!hs_userdir_entry_is_user(user))
 		return -HS_E_NAME;
 	if (!udirfd || *udirfd < 0)
 		return -EBADF;
@@ -310,7 +310,7 @@ int hs_userdir_take_over(int treefd, const char *user, int *udirfd)
 		return -EPERM;
 	if (fstat(*udirfd, &old) < 0)
 		return -errno;
-	r = hs_layout_gids(NULL, &auth_gid);
+	r = hs_userdir_layout_gids(NULL, &auth_gid);
 	if (r < 0)
 		return r;
 

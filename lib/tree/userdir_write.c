@@ -36,7 +36,7 @@ static int write_line(int udirfd, const char *file, char *line, uid_t uid, gid_t
 	/* what we write must be readable back */
 	if (len > HS_USERFILE_MAX)
 		return -HS_E_TOOBIG;
-	r = hs_replace_file_at(udirfd, file, owned, len, uid, gid, mode);
+	r = hs_fileio_replace_at(udirfd, file, owned, len, uid, gid, mode);
 	/* a user's directory that root took over (hs_userdir_take_over)
 	 * while we held its lock is root's now and detached: say so */
 	if ((r == -EACCES || r == -ENOENT) && uid != 0 && fstat(udirfd, &st) == 0 &&
@@ -50,7 +50,7 @@ int hs_userdir_write_shadow(int udirfd, uid_t owner, gid_t auth_gid, const struc
 	char *line = NULL;
 	int e;
 
-	e = hs_shadow_format(r, &line);
+	e = hs_records_shadow_format(r, &line);
 	if (e < 0)
 		return e;
 	return write_line(udirfd, HS_FILE_SHADOW, line, owner, auth_gid, HS_SHADOW_MODE);
@@ -61,7 +61,7 @@ int hs_userdir_write_shell(int udirfd, uid_t owner, gid_t auth_gid, const char *
 	char *line = NULL;
 	int e;
 
-	e = hs_shell_format(shell, &line);
+	e = hs_records_shell_format(shell, &line);
 	if (e < 0)
 		return e;
 	return write_line(udirfd, HS_FILE_SHELL, line, owner, auth_gid, HS_SHELL_MODE);
@@ -72,7 +72,7 @@ int hs_userdir_write_aging(int udirfd, gid_t auth_gid, const struct hs_aging *r)
 	char *line = NULL;
 	int e;
 
-	e = hs_aging_format(r, &line);
+	e = hs_records_aging_format(r, &line);
 	if (e < 0)
 		return e;
 	return write_line(udirfd, HS_FILE_AGING, line, 0, auth_gid, HS_AGING_MODE);
@@ -109,7 +109,7 @@ static bool is_leftover(const char *name, void *ctx)
 
 static void sweep_leftovers(int udirfd)
 {
-	(void)hs_dir_unlink_matching(udirfd, is_leftover, NULL);
+	(void)hs_fileio_unlink_matching(udirfd, is_leftover, NULL);
 }
 
 /* Take a flock (op LOCK_EX or LOCK_SH) on fd by polling LOCK_NB until
