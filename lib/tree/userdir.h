@@ -119,6 +119,10 @@ bool hs_tree_entry_is_user(const char *name);
 /* Fill buf with "/etc/hardened-shadow/USER[/FILE]" for messages. */
 const char *hs_userdir_path(char *buf, size_t size, const char *user, const char *file);
 
+/* The same for a confinement rule (confine.h): NULL, which adds no rule,
+ * for a name that is not a user's (".." would be the whole of /etc). */
+const char *hs_userdir_confine_path(char *buf, size_t size, const char *user);
+
 /* Look up the numeric ids of the two groups (getgrnam_r); negative error
  * -ENOENT when missing. */
 int hs_layout_gids(gid_t *tree_gid, gid_t *auth_gid);

@@ -45,6 +45,11 @@ const char *hs_userdir_path(char *buf, size_t size, const char *user, const char
 	return buf;
 }
 
+const char *hs_userdir_confine_path(char *buf, size_t size, const char *user)
+{
+	return hs_tree_entry_is_user(user) ? hs_userdir_path(buf, size, user, NULL) : NULL;
+}
+
 int hs_tree_open(void)
 {
 	_cleanup_close_ int fd = -1;

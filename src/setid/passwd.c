@@ -30,6 +30,7 @@
 
 #include "account.h"
 #include "cli.h"
+#include "confine.h"
 #include "layout.h"
 #include "names.h"
 #include "pamconv.h"
@@ -430,8 +431,23 @@ static const char *stdin_answer(void *ctx, const char *prompt)
 	return s->current;
 }
 
+/* The kernel holds passwd to its job (Landlock) once PAM has loaded its
+ * modules: it may write only beneath writable (NULL: nothing), and read
+ * the base and pam_pwquality's dictionary. */
+static void confine(const char *writable)
+{
+	const struct hs_confine_rule rules[] = {
+		{ writable, HS_CONFINE_WRITE },
+		{ "/var/cache/cracklib", HS_CONFINE_READ },
+	};
+
+	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_FAILURE);
+}
+
 static int change_password(const char *user, const struct options *o)
 {
+	char udir[HS_PATHBUF_USER];
+
 	struct pam_conv conv = { hs_ttyconv, NULL };
 	struct hs_pam_script script = { .hidden = stdin_answer, .ctx = &secrets };
 	pam_handle_t *pamh = NULL;
@@ -462,6 +478,9 @@ static int change_password(const char *user, const struct options *o)
 		fprintf(stderr, "passwd: pam_start() failed, error %d\n", r);
 		return E_PAM;
 	}
+	/* root's change may be a classic account's /etc/shadow; a user's
+	 * is their own directory in the tree */
+	confine(amroot ? HS_ETC_DIR : hs_userdir_confine_path(udir, sizeof udir, user));
 	r = pam_chauthtok(pamh, flags);
 	wipe_secrets();
 	if (r != PAM_SUCCESS) {
@@ -646,6 +665,7 @@ int main(int argc, char **argv)
 			usage(E_USAGE);
 		if (!amroot)
 			hs_die(E_NOPERM, "Permission denied.");
+		confine(NULL);
 		return print_all_status();
 	}
 	/* The account-changing flags need a name; -S and -k stand alone. */
@@ -674,7 +694,10 @@ int main(int argc, char **argv)
 	}
 
 	if (o.status) {
-		_cleanup_close_ int treefd = hs_tree_open();
+		_cleanup_close_ int treefd = -1;
+
+		confine(NULL);
+		treefd = hs_tree_open();
 
 		status = print_status(treefd, &pw);
 		return finish_output(status);
@@ -682,6 +705,11 @@ int main(int argc, char **argv)
 	if (!o.anyflag) {
 		/* the PAM module logs the change itself */
 		return change_password(pw.pw_name, &o);
+	}
+	{
+		char udir[HS_PATHBUF_USER];
+
+		confine(hs_userdir_confine_path(udir, sizeof udir, pw.pw_name));
 	}
 	return root_update(&pw, me.pw_name, &o);
 }
