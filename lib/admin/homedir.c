@@ -26,6 +26,26 @@ mode_t hs_home_mode(const struct hs_config *defs)
 }
 
 /* See homedir.h. */
+void hs_home_confine_rules(const char *home, char *buf, size_t size,
+			   struct hs_confine_rule out[2])
+{
+	struct stat st;
+	char *slash;
+	bool exists;
+
+	out[0] = (struct hs_confine_rule){ NULL, 0 };
+	out[1] = (struct hs_confine_rule){ NULL, 0 };
+	if (!home || home[0] != '/' || (size_t)snprintf(buf, size, "%s", home) >= size)
+		return;
+	exists = lstat(home, &st) == 0;
+	out[0] = (struct hs_confine_rule){ home, HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW };
+	do {
+		slash = strrchr(buf, '/');
+		slash[slash == buf ? 1 : 0] = '\0';
+	} while (slash != buf && stat(buf, &st) < 0);
+	out[1] = (struct hs_confine_rule){ buf, exists ? HS_CONFINE_ENTRIES : HS_CONFINE_WRITE };
+}
+
 int hs_home_open_parent(const char *home, const char **last)
 {
 	const char *slash = home ? strrchr(home, '/') : NULL;

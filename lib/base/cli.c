@@ -10,6 +10,7 @@
 
 #include "confine.h"
 #include "hs-build-config.h"
+#include "layout.h"
 #include "util.h"
 
 static const char *prog_name = "hardened-shadow";
@@ -64,6 +65,13 @@ void hs_confine_or_die(const struct hs_confine_rule *rules, size_t n, int status
 
 	if (r < 0 && r != -ENOSYS)
 		hs_die(status, "cannot confine itself: %s", hs_strerror(r));
+}
+
+void hs_confine_to_etc(int status)
+{
+	const struct hs_confine_rule etc = { HS_ETC_DIR, HS_CONFINE_WRITE };
+
+	hs_confine_or_die(&etc, 1, status);
 }
 
 void hs_cli_warn_at(void *ctx, const char *path, unsigned long lineno, const char *message)

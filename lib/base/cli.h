@@ -52,6 +52,10 @@ noreturn void hs_cli_usage(int status, const char *args, const char *options, co
 struct hs_confine_rule;
 void hs_confine_or_die(const struct hs_confine_rule *rules, size_t n, int status);
 
+/* The same with one rule: write beneath /etc (the global files, their
+ * locks, the tree), for the tools that touch nothing else. */
+void hs_confine_to_etc(int status);
+
 /* "prog (hardened-shadow) VERSION\n" on stdout, exit 0. */
 noreturn void hs_print_version(void);
 

@@ -173,6 +173,8 @@ static const struct hs_confine_rule base_rules[] = {
 	{ "/dev/null", HS_CONFINE_DEVICE }, { "/dev/zero", HS_CONFINE_READ },
 	{ "/dev/urandom", HS_CONFINE_READ }, { "/dev/random", HS_CONFINE_READ },
 	{ "/dev/tty", HS_CONFINE_DEVICE },
+	/* the process's own security attributes (SELinux file contexts) */
+	{ "/proc/self/attr", HS_CONFINE_WRITE },
 	/* the cache flush after a commit (hs_flush_caches) */
 	{ "/usr/sbin/nscd", HS_CONFINE_EXEC }, { "/usr/sbin/sss_cache", HS_CONFINE_EXEC },
 	{ "/var/lib/sss", HS_CONFINE_WRITE },

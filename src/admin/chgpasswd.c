@@ -173,6 +173,7 @@ int main(int argc, char **argv)
 	if (!hs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");
 	openlog("chgpasswd", LOG_PID, LOG_AUTHPRIV);
+	hs_confine_to_etc(E_FAILURE);
 	if (setvbuf(stdin, stdin_buffer, _IOFBF, sizeof(stdin_buffer)) != 0)
 		hs_die(E_FAILURE, "cannot set up standard input");
 	if (o.mode == HS_SECRET_DEFAULT) {

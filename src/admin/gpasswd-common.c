@@ -457,6 +457,9 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 		hs_die(E_NOPERM, "Cannot change ID to root.");
 	}
 
+	/* from here the kernel lets gpasswd write /etc only */
+	hs_confine_to_etc(E_NOPERM);
+
 	/* ---- under the locks: check (again) and edit ---- */
 	gi = open_group(&s, group);
 	r = edit_group(&s, gi, group, hash, what, sizeof(what));

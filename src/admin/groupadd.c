@@ -23,6 +23,7 @@
 
 #include "accountset.h"
 #include "cli.h"
+#include "confine.h"
 #include "config.h"
 #include "groupops.h"
 #include "ids.h"
@@ -176,6 +177,18 @@ int main(int argc, char **argv)
 				  &defs);
 	if (r < 0)
 		hs_die(E_GRP_UPDATE, "cannot read %s/etc/login.defs: %s", prefix, hs_strerror(r));
+
+	/* from here the kernel lets groupadd write /etc, or the prefix's */
+	{
+		char prefix_etc[PREFIX_MAX + sizeof(HS_ETC_DIR)];
+		const struct hs_confine_rule rules[] = {
+			{ HS_ETC_DIR, HS_CONFINE_WRITE },
+			{ prefix[0] ? prefix_etc : NULL, HS_CONFINE_WRITE },
+		};
+
+		snprintf(prefix_etc, sizeof prefix_etc, "%s%s", prefix, HS_ETC_DIR);
+		hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_GRP_UPDATE);
+	}
 
 	/* ---- under the locks ---- */
 	hs_accountset_use_root(prefix);

@@ -98,6 +98,7 @@ int main(int argc, char **argv)
 		       hs_printable(name, shown, sizeof(shown)));
 	if (!hs_caller_is_root())
 		hs_die(E_GRP_UPDATE, "Permission denied.");
+	hs_confine_to_etc(E_GRP_UPDATE);
 
 	if (hs_accountset_open(&s, HS_AS_BIT(HS_AS_PASSWD) | HS_AS_GROUP_FILES, 0) < 0)
 		hs_die(E_GRP_UPDATE, "%s", s.error);

@@ -187,6 +187,7 @@ int main(int argc, char **argv)
 		hs_die(EXIT_NOT_ROOT, "Permission denied: only root may change the members of a "
 		       "group (groupmems is not installed setuid or setgid; group administrators "
 		       "use gpasswd -a/-d where gpasswd is installed setuid)");
+	hs_confine_to_etc(EXIT_GROUP_FILE);
 
 	/* ---- under the locks ---- */
 	if (hs_accountset_open(&s, HS_AS_GROUP_FILES, 0) < 0)

@@ -265,6 +265,7 @@ int main(int argc, char **argv)
 
 	name = argv[optind];
 	check_arguments(name, &new_gid);
+	hs_confine_to_etc(E_GRP_UPDATE);
 
 	/* ---- under the locks ---- */
 	/* -U's users are looked up through NSS under the group lock (see

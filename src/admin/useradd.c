@@ -1147,6 +1147,28 @@ static int apply_home_and_mail_spool(const struct useradd_plan *u, const struct 
 	return status;
 }
 
+/* Once the plan knows the account, the kernel holds useradd to its job
+ * (Landlock): write /etc (the global files, their locks, the tree), the
+ * home's parent (the new home has no inode yet), the mail spool
+ * directory; read the skeleton.  With u NULL (-D), /etc only. */
+static void confine(const struct useradd_plan *u, const struct hs_config *defs,
+		    const struct defaults *d)
+{
+	char parent[HS_PATHBUF_MAX];
+	struct hs_confine_rule rules[5] = {
+		{ HS_ETC_DIR, HS_CONFINE_WRITE },
+	};
+
+	if (u) {
+		if (u->create_home)
+			hs_home_confine_rules(u->home, parent, sizeof parent, rules + 1);
+		rules[3] = (struct hs_confine_rule){ o.skel ? o.skel : d->skel, HS_CONFINE_READ };
+		rules[4] = (struct hs_confine_rule){
+			hs_config_get_str(defs, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE };
+	}
+	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_PW_UPDATE);
+}
+
 int main(int argc, char **argv)
 {
 	struct hs_accountset set = HS_ACCOUNTSET_INIT;
@@ -1167,11 +1189,13 @@ int main(int argc, char **argv)
 			show_defaults(&d);
 			return E_SUCCESS;
 		}
+		confine(NULL, NULL, &d);
 		return change_defaults();
 	}
 	defs = load_logindefs();
 	plan_check_arguments(&u, &d, argv[optind]);
 	plan_apply_logindefs(&u, defs, &d);
+	confine(&u, defs, &d);
 	plan_open_tree(&u);
 	status = plan_lock_and_stage(&set, defs, &u);
 	if (status != E_SUCCESS)

@@ -56,6 +56,7 @@
 #include "fileio.h"
 #include "walk.h"
 #include "globalfile.h"
+#include "homedir.h"
 #include "homepath.h"
 #include "layout.h"
 #include "names.h"
@@ -475,6 +476,23 @@ static int edit_files(struct hs_accountset *s, const struct hs_config *cfg, size
 	return E_SUCCESS;
 }
 
+/* Once the account is found (USERDEL_CMD has run, unconfined), the
+ * kernel holds userdel to its job (Landlock): write /etc (the global
+ * files, their locks, the tree), the mail spool directory and, with -r,
+ * the home and the right to remove it from its parent. */
+static void confine(const struct hs_config *cfg, const char *home)
+{
+	char parent[HS_PATHBUF_MAX];
+	struct hs_confine_rule rules[4] = {
+		{ HS_ETC_DIR, HS_CONFINE_WRITE },
+		{ hs_config_get_str(cfg, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE },
+	};
+
+	if (opt_remove)
+		hs_home_confine_rules(home, parent, sizeof parent, rules + 2);
+	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_PW_UPDATE);
+}
+
 int main(int argc, char **argv)
 {
 	struct hs_accountset set = HS_ACCOUNTSET_INIT;
@@ -538,6 +556,7 @@ int main(int argc, char **argv)
 		hs_accountset_close(&set);
 		hs_die(E_PW_UPDATE, "out of memory");
 	}
+	confine(cfg, home);
 
 	if (!opt_force) {
 		busy = hs_user_busy(uid);

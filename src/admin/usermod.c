@@ -55,6 +55,7 @@
 #include "config.h"
 #include "fileio.h"
 #include "globalfile.h"
+#include "homedir.h"
 #include "homepath.h"
 #include "layout.h"
 #include "names.h"
@@ -1485,6 +1486,24 @@ static int apply_reown_home(const struct usermod_plan *p, int status)
 	return status;
 }
 
+/* Once the account is found, the kernel holds usermod to its job
+ * (Landlock): write /etc (the global files, their locks, the tree), the
+ * mail spool directory, the current home (re-owned with -u or -g, moved
+ * with -m) and the new one's parent. */
+static void confine(const struct usermod_plan *p)
+{
+	char old_parent[HS_PATHBUF_MAX], new_parent[HS_PATHBUF_MAX];
+	struct hs_confine_rule rules[6] = {
+		{ HS_ETC_DIR, HS_CONFINE_WRITE },
+		{ hs_config_get_str(p->cfg, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE },
+	};
+
+	hs_home_confine_rules(p->old_home, old_parent, sizeof old_parent, rules + 2);
+	if (o.move_home)
+		hs_home_confine_rules(o.home, new_parent, sizeof new_parent, rules + 4);
+	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_PW_UPDATE);
+}
+
 int main(int argc, char **argv)
 {
 	struct usermod_plan p = { .treefd = -1, .udirfd = -1, .auth_gid = HS_ANY_GID };
@@ -1500,6 +1519,7 @@ int main(int argc, char **argv)
 	plan_load_logindefs(&p);
 	plan_lock_global_files();
 	plan_find_account(&p);
+	confine(&p);
 	plan_validate_against_accounts(&p);
 	plan_open_userdir(&p);
 	plan_check_new_userdir_free(&p);

@@ -5,10 +5,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
 
 #include "cli.h"
+#include "confine.h"
 #include "txn.h"
 #include "layout.h"
 #include "privs.h"
@@ -78,6 +80,36 @@ static void parse_options(const struct hs_check_tool *t, int argc, char **argv,
 		o->shadow = argv[optind + 1];
 }
 
+/* The directory of a file argument, where its lock and temporaries go;
+ * NULL for none. */
+static const char *dir_of(const char *file, char *buf, size_t size)
+{
+	char *slash;
+
+	if (!file || (size_t)snprintf(buf, size, "%s", file) >= size)
+		return NULL;
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return ".";
+	slash[slash == buf ? 1 : 0] = '\0';
+	return buf;
+}
+
+/* From here the kernel holds the tool to its job (Landlock): /etc and the
+ * directories of its file arguments, written unless -r. */
+static void confine(const struct hs_check_opts *o)
+{
+	char file_dir[HS_PATHBUF_MAX], shadow_dir[HS_PATHBUF_MAX];
+	unsigned access = o->read_only ? HS_CONFINE_READ : HS_CONFINE_WRITE;
+	const struct hs_confine_rule rules[] = {
+		{ HS_ETC_DIR, access },
+		{ dir_of(o->file, file_dir, sizeof file_dir), access },
+		{ dir_of(o->shadow, shadow_dir, sizeof shadow_dir), access },
+	};
+
+	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], HS_CHECK_CANTOPEN);
+}
+
 int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 {
 	struct hs_integrity a = { .io = hs_integrity_stdio };
@@ -93,6 +125,7 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 	openlog(t->name, LOG_PID, LOG_AUTHPRIV);
 	/* prompts and report lines in order, also into a pipe */
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	confine(&o);
 
 	r = hs_integrity_files_open(&f, t->group, o.file, o.file ? o.shadow : NULL, !o.read_only);
 	if (r < 0) {

@@ -1603,6 +1603,8 @@ int hs_convert_main(int argc, char **argv, bool to_tree)
 	}
 	if (!hs_caller_is_root())
 		hs_die(1, "permission denied: only root may convert the account files");
+	/* from here the kernel lets the conversion write /etc only */
+	hs_confine_to_etc(1);
 	r = to_tree ? hs_convert_to_tree(&opts) : hs_convert_to_classic(&opts);
 	return r < 0 ? 1 : 0;
 }
