@@ -27,23 +27,28 @@ mode_t hs_home_mode(const struct hs_config *defs)
 
 /* See homedir.h. */
 void hs_home_confine_rules(const char *home, char *buf, size_t size,
-			   struct hs_confine_rule out[2])
+			   struct hs_confine_rule out[HS_HOME_CONFINE_RULES])
 {
 	struct stat st;
+	unsigned parent_access;
 	char *slash;
 	bool exists;
 
 	out[0] = (struct hs_confine_rule){ NULL, 0 };
 	out[1] = (struct hs_confine_rule){ NULL, 0 };
+	out[2] = (struct hs_confine_rule){ "/", HS_CONFINE_LIST };
 	if (!home || home[0] != '/' || (size_t)snprintf(buf, size, "%s", home) >= size)
 		return;
 	exists = lstat(home, &st) == 0;
+	/* a home that is a symlink (or a file) is removed with unlink */
+	parent_access = !exists ? HS_CONFINE_WRITE :
+			S_ISDIR(st.st_mode) ? HS_CONFINE_ENTRIES : HS_CONFINE_ENTRIES | HS_CONFINE_UNLINK;
 	out[0] = (struct hs_confine_rule){ home, HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW };
 	do {
 		slash = strrchr(buf, '/');
 		slash[slash == buf ? 1 : 0] = '\0';
 	} while (slash != buf && stat(buf, &st) < 0);
-	out[1] = (struct hs_confine_rule){ buf, exists ? HS_CONFINE_ENTRIES : HS_CONFINE_WRITE };
+	out[1] = (struct hs_confine_rule){ buf, parent_access };
 }
 
 int hs_home_open_parent(const char *home, const char **last)

@@ -16,15 +16,18 @@
 struct hs_config;
 
 /* Confinement rules (confine.h) for a tool that works on home: the home
- * itself (a symlink there gets the rule, its target nothing), and its
- * parent -- the nearest directory of that path that exists, since missing
- * ones are made -- where the home is made, removed or moved.  A home
- * that does not exist yet has no inode to hold a rule: the parent then
- * gets the whole of it (write).  buf holds the parent's path (size
- * HS_PATHBUF_MAX).  A NULL or relative home gives rules that are
- * skipped. */
+ * itself (a symlink there gets the rule, its target nothing), its parent
+ * -- the nearest directory of that path that exists, since missing ones
+ * are made -- where the home is made, removed or moved, and listing
+ * directories from / (the walks that open each step without following
+ * links).  A home that does not exist yet has no inode to hold a rule:
+ * the parent then gets the whole of it (write); a home that is a symlink
+ * lets the parent remove files.  buf holds the parent's
+ * path (size HS_PATHBUF_MAX).  A NULL or relative home gives rules that
+ * are skipped. */
+#define HS_HOME_CONFINE_RULES 3
 void hs_home_confine_rules(const char *home, char *buf, size_t size,
-			   struct hs_confine_rule out[2]);
+			   struct hs_confine_rule out[HS_HOME_CONFINE_RULES]);
 
 /* The mode of a new home: HOME_MODE from login.defs, else 0777 & ~UMASK
  * (default UMASK 022), as shadow-utils computes it. */

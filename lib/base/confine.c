@@ -47,6 +47,7 @@ struct ll_path_beneath_attr {
 #define LL_FS_MAKE_FIFO   (1ULL << 10)
 #define LL_FS_MAKE_BLOCK  (1ULL << 11)
 #define LL_FS_REMOVE_DIR  (1ULL << 4)
+#define LL_FS_REMOVE_FILE (1ULL << 5)
 /* the rights that apply to a file (the others only to directories) */
 #define LL_FS_FILE_RIGHTS (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | \
 			   LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
@@ -132,6 +133,10 @@ static uint64_t rights_of(unsigned access)
 		     LL_FS_REFER | LL_FS_TRUNCATE;
 	if (access & HS_CONFINE_EXEC)
 		a |= LL_FS_EXECUTE;
+	if (access & HS_CONFINE_LIST)
+		a |= LL_FS_READ_DIR;
+	if (access & HS_CONFINE_UNLINK)
+		a |= LL_FS_REMOVE_FILE;
 	if (access & HS_CONFINE_DEVICE)
 		a |= LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_IOCTL_DEV;
 	if (access & HS_CONFINE_ENTRIES)

@@ -33,6 +33,10 @@ int hs_confine_read_beneath(int dirfd);
 #define HS_CONFINE_NOFOLLOW (1u << 5)  /* a symlink as the last component is
                                         * not followed: it gets the rule, its
                                         * target nothing (a home) */
+#define HS_CONFINE_LIST     (1u << 6)  /* open directories to list them, no
+                                        * file (a walk from / to a home) */
+#define HS_CONFINE_UNLINK   (1u << 7)  /* remove files and symlinks (a home
+                                        * that is a symlink) */
 
 struct hs_confine_rule {
 	const char *path;   /* absolute; NULL or missing: the rule is skipped */

@@ -43,7 +43,6 @@
 #include "account.h"
 #include "batchio.h"
 #include "cli.h"
-#include "confine.h"
 #include "hash.h"
 #include "layout.h"
 #include "names.h"
@@ -415,17 +414,11 @@ int main(int argc, char **argv)
 	if (!hs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");
 	openlog("chpasswd", LOG_PID, LOG_AUTHPRIV);
-	/* from here the kernel lets chpasswd write /etc only (the PAM path
-	 * loads its modules per line: /usr/lib is readable, and so is
-	 * pam_pwquality's dictionary) */
-	{
-		const struct hs_confine_rule rules[] = {
-			{ HS_ETC_DIR, HS_CONFINE_WRITE },
-			{ "/var/cache/cracklib", HS_CONFINE_READ },
-		};
-
-		hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_FAILURE);
-	}
+	/* -e and -c: from here the kernel lets chpasswd write /etc only.
+	 * The PAM path is not confined: its stack may run any program
+	 * (pam_exec) for each line. */
+	if (o.mode != HS_SECRET_DEFAULT)
+		hs_confine_to_etc(E_FAILURE);
 	if (setvbuf(stdin, stdin_buffer, _IOFBF, sizeof(stdin_buffer)) != 0)
 		hs_die(E_FAILURE, "cannot set up standard input");
 

@@ -1155,15 +1155,15 @@ static void confine(const struct useradd_plan *u, const struct hs_config *defs,
 		    const struct defaults *d)
 {
 	char parent[HS_PATHBUF_MAX];
-	struct hs_confine_rule rules[5] = {
+	struct hs_confine_rule rules[3 + HS_HOME_CONFINE_RULES] = {
 		{ HS_ETC_DIR, HS_CONFINE_WRITE },
 	};
 
 	if (u) {
 		if (u->create_home)
-			hs_home_confine_rules(u->home, parent, sizeof parent, rules + 1);
-		rules[3] = (struct hs_confine_rule){ o.skel ? o.skel : d->skel, HS_CONFINE_READ };
-		rules[4] = (struct hs_confine_rule){
+			hs_home_confine_rules(u->home, parent, sizeof parent, rules + 3);
+		rules[1] = (struct hs_confine_rule){ o.skel ? o.skel : d->skel, HS_CONFINE_READ };
+		rules[2] = (struct hs_confine_rule){
 			hs_config_get_str(defs, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE };
 	}
 	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_PW_UPDATE);

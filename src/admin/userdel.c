@@ -483,7 +483,7 @@ static int edit_files(struct hs_accountset *s, const struct hs_config *cfg, size
 static void confine(const struct hs_config *cfg, const char *home)
 {
 	char parent[HS_PATHBUF_MAX];
-	struct hs_confine_rule rules[4] = {
+	struct hs_confine_rule rules[2 + HS_HOME_CONFINE_RULES] = {
 		{ HS_ETC_DIR, HS_CONFINE_WRITE },
 		{ hs_config_get_str(cfg, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE },
 	};
@@ -556,7 +556,6 @@ int main(int argc, char **argv)
 		hs_accountset_close(&set);
 		hs_die(E_PW_UPDATE, "out of memory");
 	}
-	confine(cfg, home);
 
 	if (!opt_force) {
 		busy = hs_user_busy(uid);
@@ -566,6 +565,9 @@ int main(int argc, char **argv)
 			       (long)busy);
 		}
 	}
+	/* after the busy check: confined, it could not follow the
+	 * /proc/PID/root of processes outside its domain */
+	confine(cfg, home);
 
 	/* ---- every edit, in memory ---- */
 	status = edit_files(&set, cfg, (size_t)idx, user, uid, gid);

@@ -1493,14 +1493,15 @@ static int apply_reown_home(const struct usermod_plan *p, int status)
 static void confine(const struct usermod_plan *p)
 {
 	char old_parent[HS_PATHBUF_MAX], new_parent[HS_PATHBUF_MAX];
-	struct hs_confine_rule rules[6] = {
+	struct hs_confine_rule rules[2 + 2 * HS_HOME_CONFINE_RULES] = {
 		{ HS_ETC_DIR, HS_CONFINE_WRITE },
 		{ hs_config_get_str(p->cfg, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE },
 	};
 
 	hs_home_confine_rules(p->old_home, old_parent, sizeof old_parent, rules + 2);
 	if (o.move_home)
-		hs_home_confine_rules(o.home, new_parent, sizeof new_parent, rules + 4);
+		hs_home_confine_rules(o.home, new_parent, sizeof new_parent,
+				      rules + 2 + HS_HOME_CONFINE_RULES);
 	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_PW_UPDATE);
 }
 
@@ -1519,8 +1520,10 @@ int main(int argc, char **argv)
 	plan_load_logindefs(&p);
 	plan_lock_global_files();
 	plan_find_account(&p);
-	confine(&p);
 	plan_validate_against_accounts(&p);
+	/* after the busy check: confined, it could not follow the
+	 * /proc/PID/root of processes outside its domain */
+	confine(&p);
 	plan_open_userdir(&p);
 	plan_check_new_userdir_free(&p);
 	if (o.shell)

@@ -431,14 +431,13 @@ static const char *stdin_answer(void *ctx, const char *prompt)
 	return s->current;
 }
 
-/* The kernel holds passwd to its job (Landlock) once PAM has loaded its
- * modules: it may write only beneath writable (NULL: nothing), and read
- * the base and pam_pwquality's dictionary. */
+/* The kernel holds passwd's -S and root's flags to their job (Landlock):
+ * write only beneath writable (NULL: nothing).  The PAM change is not
+ * confined: its stack may run any program (pam_exec). */
 static void confine(const char *writable)
 {
 	const struct hs_confine_rule rules[] = {
 		{ writable, HS_CONFINE_WRITE },
-		{ "/var/cache/cracklib", HS_CONFINE_READ },
 	};
 
 	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_FAILURE);
@@ -446,8 +445,6 @@ static void confine(const char *writable)
 
 static int change_password(const char *user, const struct options *o)
 {
-	char udir[HS_PATHBUF_USER];
-
 	struct pam_conv conv = { hs_ttyconv, NULL };
 	struct hs_pam_script script = { .hidden = stdin_answer, .ctx = &secrets };
 	pam_handle_t *pamh = NULL;
@@ -478,9 +475,6 @@ static int change_password(const char *user, const struct options *o)
 		fprintf(stderr, "passwd: pam_start() failed, error %d\n", r);
 		return E_PAM;
 	}
-	/* root's change may be a classic account's /etc/shadow; a user's
-	 * is their own directory in the tree */
-	confine(amroot ? HS_ETC_DIR : hs_userdir_confine_path(udir, sizeof udir, user));
 	r = pam_chauthtok(pamh, flags);
 	wipe_secrets();
 	if (r != PAM_SUCCESS) {
