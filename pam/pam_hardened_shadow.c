@@ -31,6 +31,8 @@
 #include <security/pam_modules.h>
 #include <security/pam_modutil.h>
 
+#include <crypt.h>
+
 #include "config.h"
 #include "hash.h"
 #include "layout.h"
@@ -47,6 +49,9 @@
 /* A password change waits HS_LOCK_TIMEOUT_MS for the user's lock; a login
  * gives up a best-effort rehash after HS_REHASH_LOCK_TIMEOUT_MS: a login
  * must not hang for an optimisation, the next one will rehash. */
+/* Not the hash PRELIM verified against but a salted SHA-512-crypt of it
+ * (prelim_fingerprint): the stored hash must not stay in memory while
+ * the user types the new password. */
 #define DATA_PRELIM_HASH "pam_hardened_shadow_prelim_hash"
 #define DATA_OLD_AUTHTOK "pam_hardened_shadow_old_authtok"
 
@@ -183,7 +188,7 @@ static int resolve_policy(pam_handle_t *pamh, const struct options *o, struct hs
 	} else {
 		struct hs_config *defs = NULL;
 
-		r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs);
+		r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs);
 		if (r < 0) {
 			pam_syslog(pamh, LOG_ERR, "cannot read %s: %s", HS_ETC_LOGIN_DEFS,
 			           hs_strerror(r));
@@ -226,7 +231,7 @@ static void burn_time(pam_handle_t *pamh, const struct options *o, const char *p
 	 * (bench/pam-auth.py measures this). */
 	if (!(o->prefix || o->method) || resolve_policy(pamh, o, &p) != PAM_SUCCESS)
 		hs_hash_policy_default(&p);
-	hs_dummy_verify(password, &p);
+	hs_hash_dummy_verify(password, &p);
 }
 
 /* ---- the user's entry ---- */
@@ -256,13 +261,19 @@ static void entry_init(struct entry *e)
 	e->src = SRC_UNKNOWN;
 }
 
+/* The stored hash, once the entry's caller has no more use for it. */
+static void entry_forget_hash(struct entry *e)
+{
+	hs_wipe(e->buf, sizeof e->buf);
+	e->sh.hash = NULL;
+}
+
 static void entry_done(struct entry *e)
 {
 	hs_close(e->udirfd);
 	hs_close(e->treefd);
-	hs_wipe(e->buf, sizeof e->buf);
+	entry_forget_hash(e);
 	e->treefd = e->udirfd = -1;
-	e->sh.hash = NULL;
 }
 
 /* Find the user and, when this process may, read their shadow file.
@@ -275,7 +286,7 @@ static void entry_load(pam_handle_t *pamh, const struct options *o, const char *
 	int r;
 
 	e->name = name;
-	if (!hs_user_name_valid(name)) {
+	if (!hs_names_user_valid(name)) {
 		e->src = SRC_UNKNOWN;
 		return;
 	}
@@ -284,7 +295,7 @@ static void entry_load(pam_handle_t *pamh, const struct options *o, const char *
 		e->src = SRC_UNKNOWN;
 		return;
 	}
-	r = hs_tree_open();
+	r = hs_userdir_open_tree();
 	if (r >= 0) {
 		e->treefd = r;
 		r = hs_userdir_open(e->treefd, name, e->pw->pw_uid, NULL);
@@ -358,7 +369,7 @@ static int write_gid(pam_handle_t *pamh, gid_t *gid)
 		*gid = HS_ANY_GID;
 		return 0;
 	}
-	r = hs_layout_gids(&tree_gid, gid);
+	r = hs_userdir_layout_gids(&tree_gid, gid);
 	if (r < 0)
 		pam_syslog(pamh, LOG_ERR, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 	return r;
@@ -492,7 +503,7 @@ static void maybe_rehash(pam_handle_t *pamh, const struct options *o, struct ent
 		hs_wipe(newhash, sizeof newhash);
 		return;
 	}
-	if (!hs_consttime_streq(cur.hash, e->sh.hash)) {
+	if (!hs_hash_consttime_streq(cur.hash, e->sh.hash)) {
 		(void)hs_userdir_unlock(e->udirfd);
 		hs_wipe(newhash, sizeof newhash);
 		hs_wipe(curbuf, sizeof curbuf);
@@ -553,7 +564,7 @@ static void sleep_fail_delay(void)
 		;
 }
 
-/* hs_verify_password for a user-driven process: one guess of this user
+/* hs_hash_verify_password for a user-driven process: one guess of this user
  * at a time (the guess lock the password helper takes too), and a
  * mismatch holds the lock through the failure delay.  The guess lock is
  * not the writers' lock: stopping this process delays only the user's
@@ -571,7 +582,7 @@ static int verify_one_guess_at_a_time(pam_handle_t *pamh, const struct options *
 		           fd == -HS_E_TIMEOUT ? "timed out" : hs_strerror(fd));
 		return fd;
 	}
-	r = hs_verify_password(password, e->sh.hash, o->allow_legacy);
+	r = hs_hash_verify_password(password, e->sh.hash, o->allow_legacy);
 	if (r != 1 && !o->nodelay)
 		sleep_fail_delay();
 	close(fd);
@@ -629,7 +640,7 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 			break;
 		}
 		r = user_driven() ? verify_one_guess_at_a_time(pamh, &o, &e, password)
-		                  : hs_verify_password(password, e.sh.hash, o.allow_legacy);
+		                  : hs_hash_verify_password(password, e.sh.hash, o.allow_legacy);
 		if (r == 1) {
 			r = PAM_SUCCESS;
 			if (o.rehash)
@@ -749,7 +760,7 @@ PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const c
 
 	if (lstchg > 0 && today < lstchg)
 		pam_syslog(pamh, LOG_DEBUG, "account %s has password changed in future", name);
-	switch (hs_account_state(lstchg, &aging, today, &days_left, &by_admin)) {
+	switch (hs_policy_account_state(lstchg, &aging, today, &days_left, &by_admin)) {
 	case HS_ACCT_EXPIRED:
 		pam_syslog(pamh, LOG_NOTICE, "account %s has expired (account expired)", name);
 		remark(pamh, &o, PAM_ERROR_MSG, "%s", MSG_ACCT_EXPIRED);
@@ -788,6 +799,50 @@ PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const c
 static void cleanup_secret_data(pam_handle_t *pamh, void *data, int error_status)
 {
 	hs_free_secret(data);
+}
+
+/* What UPDATE compares the hash under the lock with: a SHA-512-crypt of
+ * the hash at the cheapest cost, under a fresh salt.  It tells a changed
+ * hash from the same one, and is worth nothing to whoever reads memory
+ * (the stored hash's own salt is hidden in it).  A field too long to be
+ * anything crypt made (or to be a passphrase for it) hides no password:
+ * it is kept as "=FIELD".  *out is malloc'd. */
+static int prelim_fingerprint(const char *hash, char **out)
+{
+	struct hs_hash_policy p;
+	_cleanup_secret_buf_ struct hs_secret_buf fp = { malloc(HS_HASH_MAX + 2), HS_HASH_MAX + 2 };
+	int r;
+
+	if (!fp.p)
+		return -ENOMEM;
+	if (strlen(hash) >= CRYPT_OUTPUT_SIZE) {
+		snprintf(fp.p, fp.size, "=%s", hash);
+		r = 0;
+	} else {
+		r = hs_hash_policy_from_method("sha512", 1000, &p);
+		if (r == 0)
+			r = hs_hash_password(hash, &p, fp.p, fp.size);
+	}
+	if (r < 0)
+		return r;
+	*out = TAKE_PTR(fp.p);
+	return 0;
+}
+
+/* Is hash the one prelim_fingerprint made fp of? */
+static bool prelim_unchanged(const char *fp, const char *hash)
+{
+	if (fp[0] == '=')
+		return hs_hash_consttime_streq(fp + 1, hash);
+	return strlen(hash) < CRYPT_OUTPUT_SIZE && hs_hash_verify_password(hash, fp, false) == 1;
+}
+
+/* The change is over (done or failed): what PRELIM left for UPDATE goes,
+ * wiped by cleanup_secret_data. */
+static void drop_change_data(pam_handle_t *pamh)
+{
+	(void)pam_set_data(pamh, DATA_PRELIM_HASH, NULL, NULL);
+	(void)pam_set_data(pamh, DATA_OLD_AUTHTOK, NULL, NULL);
 }
 
 /* What both chauthtok phases check first: the policy (a configuration
@@ -842,7 +897,7 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 		} else if (user_driven()) {
 			r = verify_one_guess_at_a_time(pamh, o, e, old);
 		} else {
-			r = hs_verify_password(old, e->sh.hash, o->allow_legacy);
+			r = hs_hash_verify_password(old, e->sh.hash, o->allow_legacy);
 		}
 		if (r != 1) {
 			log_auth_failure(pamh, e->name);
@@ -859,9 +914,10 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 	}
 	/* remember what we verified against: UPDATE refuses to overwrite a
 	 * hash someone else changed in between */
-	char *seen = strdup(e->sh.hash);
-	if (!seen)
+	char *seen = NULL;
+	if (prelim_fingerprint(e->sh.hash, &seen) < 0)
 		return PAM_BUF_ERR;
+	entry_forget_hash(e);
 	r = pam_set_data(pamh, DATA_PRELIM_HASH, seen, cleanup_secret_data);
 	if (r != PAM_SUCCESS) {
 		hs_free_secret(seen);
@@ -876,7 +932,7 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 	}
 	if (iamroot)
 		return PAM_SUCCESS;
-	switch (hs_account_state(e->sh.lstchg, &aging, today, NULL, NULL)) {
+	switch (hs_policy_account_state(e->sh.lstchg, &aging, today, NULL, NULL)) {
 	case HS_ACCT_EXPIRED:
 		pam_syslog(pamh, LOG_NOTICE, "user shadow entry expired");
 		return PAM_ACCT_EXPIRED;
@@ -886,7 +942,7 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 	default:
 		break;
 	}
-	if (hs_password_change_too_early(e->sh.lstchg, &aging, today)) {
+	if (hs_policy_change_too_early(e->sh.lstchg, &aging, today)) {
 		remark(pamh, o, PAM_ERROR_MSG, "%s", MSG_WAIT_LONGER);
 		return PAM_AUTHTOK_ERR;
 	}
@@ -918,7 +974,7 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	struct hs_hash_policy policy;
 	const void *old = NULL, *seen = NULL;
 	const char *new = NULL;
-	_cleanup_secret_ char *owned = NULL;
+	_cleanup_secret_ char *owned = NULL, *own_seen = NULL;
 	char newhash[HS_HASH_MAX + 1];
 	char path[HS_PATH_FIELD_MAX];
 	gid_t gid;
@@ -927,6 +983,16 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	r = change_allowed(pamh, o, e, &policy);
 	if (r != PAM_SUCCESS)
 		return r;
+	/* without PRELIM's fingerprint (a stack that skipped it), the hash
+	 * read now is the one a change must not overwrite */
+	if (pam_get_data(pamh, DATA_PRELIM_HASH, &seen) != PAM_SUCCESS || !seen) {
+		if (prelim_fingerprint(e->sh.hash, &own_seen) < 0)
+			return PAM_BUF_ERR;
+		seen = own_seen;
+	}
+	/* the new password may be typed for a long time: the check that
+	 * counts re-reads the hash under the lock */
+	entry_forget_hash(e);
 
 	if (o->not_set_pass) {
 		if (pam_get_data(pamh, DATA_OLD_AUTHTOK, &old) != PAM_SUCCESS)
@@ -958,15 +1024,6 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	if (r != PAM_SUCCESS) {
 		pam_syslog(pamh, LOG_NOTICE, "new password not acceptable");
 		return r == PAM_TRY_AGAIN ? PAM_AUTHTOK_ERR : r;
-	}
-
-	/* a cheap early refusal; the check that counts is made again
-	 * under the lock below */
-	if (pam_get_data(pamh, DATA_PRELIM_HASH, &seen) != PAM_SUCCESS || !seen)
-		seen = e->sh.hash;
-	if (!hs_consttime_streq(seen, e->sh.hash)) {
-		pam_syslog(pamh, LOG_NOTICE, "user password changed by another process");
-		return PAM_AUTHTOK_ERR;
 	}
 
 	r = write_gid(pamh, &gid);
@@ -1002,7 +1059,7 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	/* someone changed the hash since PRELIM checked it (root locked
 	 * the account, another change won): do not overwrite their change
 	 * with one checked against the previous password */
-	if (!hs_consttime_streq(seen, cur.hash)) {
+	if (!prelim_unchanged(seen, cur.hash)) {
 		(void)hs_userdir_unlock(e->udirfd);
 		hs_wipe(newhash, sizeof newhash);
 		hs_wipe(curbuf, sizeof curbuf);
@@ -1052,8 +1109,10 @@ PAM_EXTERN int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc, const c
 
 	if (flags & PAM_PRELIM_CHECK)
 		r = chauthtok_prelim(pamh, &o, &e, iamroot);
-	else if (flags & PAM_UPDATE_AUTHTOK)
+	else if (flags & PAM_UPDATE_AUTHTOK) {
 		r = chauthtok_update(pamh, &o, &e);
+		drop_change_data(pamh);
+	}
 	else {
 		pam_syslog(pamh, LOG_ALERT, "password received unknown request");
 		r = PAM_ABORT;

@@ -44,6 +44,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <lastlog.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,7 +93,7 @@ static struct {
 	const char *base, *comment, *home, *expire, *inactive, *group, *groups, *skel;
 	const char *password, *shell, *uid;
 	bool defaults, create_home, no_create_home, no_user_group, user_group;
-	bool non_unique, system, subids_for_system;
+	bool non_unique, system, subids_for_system, no_log_init;
 	char *k_overrides;      /* "KEY VALUE\n" lines from -K, appended to login.defs */
 	size_t k_len;
 } o;
@@ -219,7 +221,9 @@ static void parse_options(int argc, char **argv)
 		case 'h': usage(E_SUCCESS);
 		case 'k': o.skel = optarg; other_than_d = true; break;
 		case 'K': add_k_override(optarg); other_than_d = true; break;
-		case 'l': break;        /* we keep no lastlog/faillog of our own */
+		case 'l':
+			o.no_log_init = true;
+			break;
 		case 'm': o.create_home = true; other_than_d = true; break;
 		case 'M': o.no_create_home = true; other_than_d = true; break;
 		case 'N': o.no_user_group = true; other_than_d = true; break;
@@ -329,12 +333,12 @@ static bool shell_valid(const char *s)
 {
 	if (!s[0])
 		return true;
-	return s[0] == '/' && hs_field_valid(s) && !strchr(s, ',');
+	return s[0] == '/' && hs_records_field_valid(s) && !strchr(s, ',');
 }
 
 static bool path_valid(const char *s)
 {
-	return s[0] == '/' && hs_field_valid(s) && strlen(s) < HS_PATH_FIELD_MAX;
+	return s[0] == '/' && hs_records_field_valid(s) && strlen(s) < HS_PATH_FIELD_MAX;
 }
 
 /* A numeric spelling (starts with a digit or a sign or blank): must parse
@@ -356,7 +360,7 @@ static long find_group(struct hs_accountdb *gr, const char *spec)
 			return -2;
 		return hs_accountdb_find_id(gr, gid);
 	}
-	if (!hs_group_name_valid(spec))
+	if (!hs_names_group_valid(spec))
 		return -2;
 	return hs_accountdb_find(gr, spec);
 }
@@ -371,7 +375,7 @@ static struct hs_config *load_logindefs(void)
 	size_t len = 0;
 	int r;
 
-	r = hs_global_read(HS_ETC_LOGIN_DEFS, &data, &len);
+	r = hs_globalfile_read(HS_ETC_LOGIN_DEFS, &data, &len);
 	if (r == -ENOENT) {
 		data = strdup("");
 		len = 0;
@@ -387,7 +391,7 @@ static struct hs_config *load_logindefs(void)
 	all[len] = '\n';
 	if (o.k_len)
 		memcpy(all + len + 1, o.k_overrides, o.k_len);
-	r = hs_logindefs_parse(all, len + 1 + o.k_len, HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
+	r = hs_config_logindefs_parse(all, len + 1 + o.k_len, HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
 			       (void *)hs_cli_prog(), &cfg);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
@@ -404,7 +408,7 @@ struct defaults {
 
 static void load_defaults(struct hs_config **cfg, struct defaults *d)
 {
-	int r = hs_useradd_defaults_load(HS_ETC_USERADD, hs_cli_warn_at,
+	int r = hs_config_useradd_defaults_load(HS_ETC_USERADD, hs_cli_warn_at,
 					 (void *)hs_cli_prog(), cfg);
 	const char *s;
 
@@ -493,7 +497,7 @@ static void defaults_check_values(struct default_kv kv[5])
 		kv[2].set = true;
 	}
 	if (o.expire) {
-		if (parse_date(o.expire) < -1 || !hs_field_valid(o.expire))
+		if (parse_date(o.expire) < -1 || !hs_records_field_valid(o.expire))
 			hs_die(E_BAD_ARG, "invalid date '%s'", o.expire);
 		snprintf(kv[3].value, sizeof(kv[3].value), "%s", o.expire);
 		kv[3].set = true;
@@ -521,11 +525,11 @@ static struct default_kv *defaults_key_of(const char *line, size_t llen, struct 
 
 static int defaults_append_kv(struct hs_buf *out, const struct default_kv *kv)
 {
-	int r = hs_buf_append(out, kv->key, strlen(kv->key));
+	int r = hs_strbuf_append(out, kv->key, strlen(kv->key));
 
-	r = r ?: hs_buf_append(out, "=", 1);
-	r = r ?: hs_buf_append(out, kv->value, strlen(kv->value));
-	return r ?: hs_buf_append(out, "\n", 1);
+	r = r ?: hs_strbuf_append(out, "=", 1);
+	r = r ?: hs_strbuf_append(out, kv->value, strlen(kv->value));
+	return r ?: hs_strbuf_append(out, "\n", 1);
 }
 
 /* Every line as it was, but a key given gets its new value (a repeated
@@ -538,13 +542,13 @@ static int defaults_rewrite(const char *data, size_t len, struct default_kv *kv,
 	size_t llen;
 	int r = 0;
 
-	hs_line_iter_init(&it, data, len);
-	while (r == 0 && hs_line_next(&it, &line, &llen)) {
+	hs_strbuf_lines_init(&it, data, len);
+	while (r == 0 && hs_strbuf_line_next(&it, &line, &llen)) {
 		struct default_kv *k = defaults_key_of(line, llen, kv, n);
 
 		if (!k) {
-			r = hs_buf_append(out, line, llen);
-			r = r ?: hs_buf_append(out, "\n", 1);
+			r = hs_strbuf_append(out, line, llen);
+			r = r ?: hs_strbuf_append(out, "\n", 1);
 		} else if (!k->done) {
 			k->done = true;
 			r = defaults_append_kv(out, k);
@@ -558,7 +562,7 @@ static int defaults_rewrite(const char *data, size_t len, struct default_kv *kv,
 
 /* -D with options: rewrite the keys given in /etc/default/useradd, keep
  * every other line byte for byte, append keys that were missing.  Atomic
- * (hs_global_replace: temp file, rename, backup useradd-), under the
+ * (hs_globalfile_replace: temp file, rename, backup useradd-), under the
  * file's own shadow-utils-style lock. */
 static int change_defaults(void)
 {
@@ -575,25 +579,25 @@ static int change_defaults(void)
 	int r;
 
 	defaults_check_values(kv);
-	r = hs_lock_acquire(&locks, NULL, files, 1, HS_LOCK_TIMEOUT_MS, &failed);
+	r = hs_globalfile_lock(&locks, NULL, files, 1, HS_LOCK_TIMEOUT_MS, &failed);
 	if (r < 0) {
 		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
 		exit(E_PW_UPDATE);
 	}
-	r = hs_global_read(HS_ETC_USERADD, &data, &len);
+	r = hs_globalfile_read(HS_ETC_USERADD, &data, &len);
 	if (r == -ENOENT) {
 		data = strdup("");
 		r = data ? 0 : -ENOMEM;
 	}
 	if (r < 0) {
-		hs_lock_release(&locks);
+		hs_globalfile_unlock(&locks);
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_USERADD, hs_strerror(r));
 	}
 	r = defaults_rewrite(data, len, kv, HS_ARRAY_SIZE(kv), &out);
 	if (r == 0)
-		r = hs_global_replace(HS_ETC_USERADD, out.data ? out.data : "", out.len, 0, 0, 0644);
-	hs_buf_free(&out);
-	hs_lock_release(&locks);
+		r = hs_globalfile_replace(HS_ETC_USERADD, out.data ? out.data : "", out.len, 0, 0, 0644);
+	hs_strbuf_free(&out);
+	hs_globalfile_unlock(&locks);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot write %s: %s", HS_ETC_USERADD, hs_strerror(r));
 	return E_SUCCESS;
@@ -609,7 +613,7 @@ static int file_status(enum hs_as_file f)
 	return f == HS_AS_GROUP || f == HS_AS_GSHADOW ? E_GRP_UPDATE : E_PW_UPDATE;
 }
 
-/* ---- the home directory: lib/homedir (hs_home_create) ---- */
+/* ---- the home directory: lib/homedir (hs_homedir_create) ---- */
 
 /* MAIL_DIR/USER, as shadow-utils with CREATE_MAIL_SPOOL=yes: an empty
  * file of the user's, group mail, 0660; never through a symlink. */
@@ -638,7 +642,7 @@ static void create_mail_spool(const struct hs_config *defs, const char *user, ui
 static int create_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 			   const struct hs_aging *aging, const char *shell)
 {
-	struct hs_shadow locked = { .hash = (char *)"!", .lstchg = hs_today() };
+	struct hs_shadow locked = { .hash = "!", .lstchg = hs_today() };
 	char path[HS_PATHBUF_USER];
 	struct stat st;
 	int r;
@@ -664,6 +668,7 @@ static int create_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_g
 struct useradd_plan {
 	const char *name, *comment, *home, *shell, *hash;
 	bool classic, user_group, proxy, create_home;
+	bool uid_shared;        /* -o with a uid an account has */
 	unsigned long uid, gid;
 	struct hs_aging aging;
 	char *home_buf;         /* home, when built from the base directory */
@@ -721,7 +726,8 @@ static int plan_check_against_accounts(struct hs_accountset *s, struct useradd_p
 		hs_warn("user '%s' already exists", u->name);
 		return E_NAME_IN_USE;
 	}
-	if (o.uid && !o.non_unique && hs_accountdb_find_id(pw, u->uid) >= 0) {
+	u->uid_shared = o.uid && hs_accountdb_find_id(pw, u->uid) >= 0;
+	if (u->uid_shared && !o.non_unique) {
 		hs_warn("UID %lu is not unique", u->uid);
 		return E_UID_IN_USE;
 	}
@@ -815,10 +821,10 @@ static int plan_stage_user_group(struct hs_accountset *s, const struct hs_config
 {
 	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
 	struct hs_accountdb *gs = hs_accountset_db(s, HS_AS_GSHADOW);
-	struct hs_group g = { .name = (char *)u->name, .passwd = (char *)"x",
-			      .members = (char *)"" };
-	struct hs_gshadow sg = { .name = (char *)u->name, .passwd = (char *)"!",
-				 .admins = (char *)"", .members = (char *)"" };
+	struct hs_group g = { .name = u->name, .passwd = "x",
+			      .members = "" };
+	struct hs_gshadow sg = { .name = u->name, .passwd = "!",
+				 .admins = "", .members = "" };
 	int status;
 
 	if (!u->user_group)
@@ -865,16 +871,16 @@ static int plan_stage_subid_range(struct hs_accountset *s, const struct hs_confi
 				  const struct useradd_plan *u, enum hs_as_file k)
 {
 	struct hs_accountdb *db = hs_accountset_db(s, k);
-	struct hs_subid_conf sc;
-	struct hs_subid sub = { .owner = (char *)u->name };
+	struct hs_ids_subid_conf sc;
+	struct hs_subid sub = { .owner = u->name };
 	int r;
 
 	if (!db || !db->present)
 		return E_SUCCESS;
-	hs_subid_conf(defs, k == HS_AS_SUBUID, &sc);
+	hs_ids_subid_conf(defs, k == HS_AS_SUBUID, &sc);
 	if (sc.count == 0 || hs_accountdb_find(db, u->name) >= 0)
 		return E_SUCCESS;
-	r = hs_subid_pick(db, &sc, &sub.start);
+	r = hs_ids_subid_pick(db, &sc, &sub.start);
 	if (r < 0) {
 		if (r == -EUSERS)
 			hs_warn("Can't get unique subordinate %s range",
@@ -911,18 +917,18 @@ static int plan_stage_passwd_line(struct hs_accountset *s, const struct useradd_
 	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
 	struct hs_accountdb *sp = hs_accountset_db(s, HS_AS_SHADOW);
 	struct hs_passwd p = {
-		.name = (char *)u->name,
-		.passwd = (char *)(u->classic && !sp ? u->hash : "x"),
-		.uid = (uid_t)u->uid, .gid = (gid_t)u->gid, .gecos = (char *)u->comment,
-		.dir = (char *)u->home,
-		.shell = (char *)(u->proxy ? HS_SHELL_PROXY : u->shell),
+		.name = u->name,
+		.passwd = (u->classic && !sp ? u->hash : "x"),
+		.uid = (uid_t)u->uid, .gid = (gid_t)u->gid, .gecos = u->comment,
+		.dir = u->home,
+		.shell = (u->proxy ? HS_SHELL_PROXY : u->shell),
 	};
 
 	if (u->classic && sp) {
 		struct hs_spwd e = {
-			.name = (char *)u->name, .hash = (char *)u->hash, .lstchg = hs_today(),
+			.name = u->name, .hash = u->hash, .lstchg = hs_today(),
 			.min = u->aging.min, .max = u->aging.max, .warn = u->aging.warn,
-			.inact = u->aging.inact, .expire = u->aging.expire, .flag = (char *)"",
+			.inact = u->aging.inact, .expire = u->aging.expire, .flag = "",
 		};
 
 		if (hs_accountdb_append(sp, &e) < 0) {
@@ -990,12 +996,12 @@ static void plan_check_arguments(struct useradd_plan *u, const struct defaults *
 				 const char *name)
 {
 	u->name = name;
-	if (!hs_user_name_valid(u->name))
+	if (!hs_names_user_valid(u->name))
 		hs_die(E_BAD_ARG, "invalid user name '%s'", u->name);
 	if (o.uid && hs_parse_ulong(o.uid, 0, HS_ID_MAX, &u->uid) < 0)
 		hs_die(E_BAD_ARG, "invalid user ID '%s'", o.uid);
 	u->comment = o.comment ? o.comment : "";
-	if (!hs_field_valid(u->comment) || strlen(u->comment) > HS_GECOS_MAX)
+	if (!hs_records_field_valid(u->comment) || strlen(u->comment) > HS_GECOS_MAX)
 		hs_die(E_BAD_ARG, "invalid comment '%s'", u->comment);
 	if (o.home && !path_valid(o.home))
 		hs_die(E_BAD_ARG, "invalid home directory '%s'", o.home);
@@ -1007,10 +1013,10 @@ static void plan_check_arguments(struct useradd_plan *u, const struct defaults *
 		hs_die(E_BAD_ARG, "invalid shell '%s'", u->shell);
 	if (u->shell[0] && access(u->shell, X_OK) < 0)
 		hs_warn("Warning: missing or non-executable shell '%s'", u->shell);
-	hs_aging_init_unset(&u->aging);
+	hs_records_aging_init_unset(&u->aging);
 	plan_choose_expiry(u, d);
 	u->hash = o.password ? o.password : "!";
-	if (!hs_field_valid(u->hash) || strlen(u->hash) > HS_HASH_MAX)
+	if (!hs_records_field_valid(u->hash) || strlen(u->hash) > HS_HASH_MAX)
 		hs_die(E_BAD_ARG, "invalid field '%s'", u->hash);
 }
 
@@ -1042,13 +1048,13 @@ static void plan_open_tree(struct useradd_plan *u)
 	gid_t tree_gid = 0;
 	int r;
 
-	u->treefd = hs_tree_open();
+	u->treefd = hs_userdir_open_tree();
 	u->classic = u->treefd == -ENOENT;
 	if (u->treefd < 0 && !u->classic)
 		hs_die(E_PW_UPDATE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(u->treefd));
 	if (u->classic)
 		return;
-	r = hs_layout_gids(&tree_gid, &u->auth_gid);
+	r = hs_userdir_layout_gids(&tree_gid, &u->auth_gid);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot find the groups %s and %s: %s", HS_GROUP_TREE,
 		       HS_GROUP_AUTH, hs_strerror(r));
@@ -1105,7 +1111,7 @@ static int apply_tree_dir_and_global_files(struct hs_accountset *set,
  * exists. */
 static int apply_password(const struct useradd_plan *u)
 {
-	struct hs_shadow sh = { .hash = (char *)u->hash, .lstchg = hs_today() };
+	struct hs_shadow sh = { .hash = u->hash, .lstchg = hs_today() };
 	_cleanup_close_ int udir = -1;
 	int r;
 
@@ -1119,6 +1125,47 @@ static int apply_password(const struct useradd_plan *u)
 		return E_PW_UPDATE;
 	}
 	return E_SUCCESS;
+}
+
+/* faillog(5)'s record, as shadow-utils documents it. */
+struct faillog_record {
+	short fail_cnt, fail_max;
+	char fail_line[12];
+	time_t fail_time;
+	long fail_locktime;
+};
+
+/* Zero uid's record of path, if the file already holds it: neither file
+ * ever grows here (uid 4,000,000,000 would make lastlog a 1.1 TB sparse
+ * file). */
+static void reset_login_record(const char *path, size_t size, unsigned long uid)
+{
+	static const char zero[sizeof(struct lastlog)];
+	_Static_assert(sizeof(struct faillog_record) <= sizeof zero, "record sizes");
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	off_t off = (off_t)size * (off_t)uid;
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < off + (off_t)size)
+		return;
+	ssize_t n = pwrite(fd, zero, size, off);
+	if (n != (ssize_t)size || fsync(fd) < 0)
+		hs_warn("failed to reset the %s entry of UID %lu: %s", path, uid,
+			hs_strerror(n < 0 || n == (ssize_t)size ? -errno : -EIO));
+}
+
+/* A uid a deleted user had must not show the new account that user's last
+ * login or failures: shadow-utils' reset, unless -l or the uid is shared.
+ * lastlog only up to LASTLOG_UID_MAX (login.defs; none means no limit), the
+ * key pam_lastlog honours too. */
+static void reset_login_records(const struct useradd_plan *u, const struct hs_config *defs)
+{
+	if (o.no_log_init || u->uid_shared)
+		return;
+	if (u->uid <= (unsigned long)hs_config_get_long(defs, "LASTLOG_UID_MAX", 0, LONG_MAX,
+							 LONG_MAX))
+		reset_login_record(HS_LASTLOG_FILE, sizeof(struct lastlog), u->uid);
+	reset_login_record(HS_FAILLOG_FILE, sizeof(struct faillog_record), u->uid);
 }
 
 static void log_new_account(const struct useradd_plan *u)
@@ -1137,8 +1184,8 @@ static int apply_home_and_mail_spool(const struct useradd_plan *u, const struct 
 	if (u->create_home) {
 		struct hs_err err = HS_ERR_INIT;
 
-		if (hs_home_create(u->home, o.skel ? o.skel : d->skel, (uid_t)u->uid,
-				   (gid_t)u->gid, hs_home_mode(defs), &err) < 0)
+		if (hs_homedir_create(u->home, o.skel ? o.skel : d->skel, (uid_t)u->uid,
+				   (gid_t)u->gid, hs_homedir_mode(defs), &err) < 0)
 			status = E_HOMEDIR;
 		hs_report(&err);
 	}
@@ -1150,18 +1197,23 @@ static int apply_home_and_mail_spool(const struct useradd_plan *u, const struct 
 /* Once the plan knows the account, the kernel holds useradd to its job
  * (Landlock): write /etc (the global files, their locks, the tree), the
  * home's parent (the new home has no inode yet), the mail spool
- * directory; read the skeleton.  With u NULL (-D), /etc only. */
+ * directory, lastlog and faillog (a reused uid's records); read the
+ * skeleton.  With u NULL (-D), /etc only. */
 static void confine(const struct useradd_plan *u, const struct hs_config *defs,
 		    const struct defaults *d)
 {
 	char parent[HS_PATHBUF_MAX];
-	struct hs_confine_rule rules[3 + HS_HOME_CONFINE_RULES] = {
+	struct hs_confine_rule rules[5 + HS_HOME_CONFINE_RULES] = {
 		{ HS_ETC_DIR, HS_CONFINE_WRITE },
 	};
 
 	if (u) {
 		if (u->create_home)
-			hs_home_confine_rules(u->home, parent, sizeof parent, rules + 3);
+			hs_homedir_confine_rules(u->home, parent, sizeof parent, rules + 5);
+		rules[3] = (struct hs_confine_rule){ HS_LASTLOG_FILE,
+						     HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW };
+		rules[4] = (struct hs_confine_rule){ HS_FAILLOG_FILE,
+						     HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW };
 		rules[1] = (struct hs_confine_rule){ o.skel ? o.skel : d->skel, HS_CONFINE_READ };
 		rules[2] = (struct hs_confine_rule){
 			hs_config_get_str(defs, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE };
@@ -1178,9 +1230,9 @@ int main(int argc, char **argv)
 	sigset_t saved;
 	int status;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "useradd"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "useradd"));
 	parse_options(argc, argv);
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		hs_die(E_PW_UPDATE, "Permission denied.");
 	openlog("useradd", LOG_PID, LOG_AUTHPRIV);
 	load_defaults(&ucfg, &d);
@@ -1201,15 +1253,16 @@ int main(int argc, char **argv)
 	if (status != E_SUCCESS)
 		return status;
 
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	status = apply_tree_dir_and_global_files(&set, &u);
 	if (status != E_SUCCESS) {
-		hs_signals_restore(&saved);
+		hs_privs_restore_signals(&saved);
 		hs_accountset_close(&set);
 		return status;
 	}
 	status = apply_password(&u);
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
+	reset_login_records(&u, defs);
 	log_new_account(&u);
 	hs_accountset_close(&set);
 	status = apply_home_and_mail_spool(&u, defs, ucfg, &d, status);

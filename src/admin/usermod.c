@@ -329,15 +329,15 @@ static void parse_options(int argc, char **argv)
 		hs_warn("the -L, -p, and -U flags are exclusive");
 		usage(E_USAGE);
 	}
-	if (o.comment && !hs_field_valid(o.comment))
+	if (o.comment && !hs_records_field_valid(o.comment))
 		hs_die(E_BAD_ARG, "invalid field '%s'", o.comment);
-	if (o.home && (!hs_field_valid(o.home) || o.home[0] != '/'))
+	if (o.home && (!hs_records_field_valid(o.home) || o.home[0] != '/'))
 		hs_die(E_BAD_ARG, "invalid field '%s'", o.home);
-	if (o.shell && (!hs_field_valid(o.shell) || (o.shell[0] && o.shell[0] != '/')))
+	if (o.shell && (!hs_records_field_valid(o.shell) || (o.shell[0] && o.shell[0] != '/')))
 		hs_die(E_BAD_ARG, "invalid field '%s'", o.shell);
-	if (o.password && (!hs_field_valid(o.password) || strlen(o.password) > HS_HASH_MAX))
+	if (o.password && (!hs_records_field_valid(o.password) || strlen(o.password) > HS_HASH_MAX))
 		hs_die(E_BAD_ARG, "invalid field '%s'", o.password);
-	if (o.login && !hs_user_name_valid(o.login))
+	if (o.login && !hs_names_user_valid(o.login))
 		hs_die(E_BAD_ARG, "invalid user name '%s'", o.login);
 	if (o.expire && parse_date(o.expire, &new_expire) < 0)
 		hs_die(E_BAD_ARG, "invalid date '%s'", o.expire);
@@ -381,7 +381,7 @@ static struct hs_accountdb *db(enum hs_as_file f)
 
 /* Is name one of the comma-separated requested groups (already resolved
  * to group names)? */
-static bool requested(char **names, size_t n, const char *name)
+static bool requested(const char **names, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(names[i], name) == 0)
@@ -394,7 +394,7 @@ static void edit_groups(const char *user)
 {
 	struct hs_accountdb *gr = db(HS_AS_GROUP);
 	_cleanup_free_ char *copy = strdup(o.groups);
-	_cleanup_free_ char **names = NULL;
+	_cleanup_free_ const char **names = NULL;
 	char *tok, *save = NULL;
 	size_t n = 0;
 
@@ -404,7 +404,7 @@ static void edit_groups(const char *user)
 		fail(E_PW_UPDATE);
 	}
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		long gi = hs_group_name_valid(tok) ? hs_accountdb_find(gr, tok) : -1;
+		long gi = hs_names_group_valid(tok) ? hs_accountdb_find(gr, tok) : -1;
 		unsigned long gid;
 
 		if (gi < 0 && hs_parse_ulong(tok, 0, HS_ID_MAX, &gid) == 0)
@@ -424,10 +424,10 @@ static void edit_groups(const char *user)
 			continue;
 		if (o.append)
 			want = requested(names, n, rec->gr.name) ||
-			       hs_list_contains(rec->gr.members, user);
+			       hs_records_list_contains(rec->gr.members, user);
 		else if (o.remove)
 			want = !requested(names, n, rec->gr.name) &&
-			       hs_list_contains(rec->gr.members, user);
+			       hs_records_list_contains(rec->gr.members, user);
 		else
 			want = requested(names, n, rec->gr.name);
 		r = want ? hs_accountset_add_member(&set, i, user)
@@ -452,7 +452,7 @@ static int subid_remove(struct hs_accountdb *sub, const char *owner,
 		struct hs_subid e = hs_accountdb_get(sub, (size_t)i)->sub;
 		/* the owner from our argument: the record's own string goes
 		 * when the line is replaced, if it was replaced before */
-		struct hs_subid tail = { .owner = (char *)owner };
+		struct hs_subid tail = { .owner = owner };
 		unsigned long last = e.start + e.count - 1;
 		long ri;
 
@@ -497,7 +497,7 @@ static const struct hs_subid *subid_holding(struct hs_accountdb *sub, const char
  * already (shadow-utils: no check against other owners or SUB_*_MIN/MAX). */
 static int subid_add(struct hs_accountdb *sub, const char *owner, const struct subid_range *r)
 {
-	struct hs_subid e = { .owner = (char *)owner, .start = r->first,
+	struct hs_subid e = { .owner = owner, .start = r->first,
 			      .count = r->last - r->first + 1 };
 	unsigned long id = r->first;
 	const struct hs_subid *have;
@@ -544,7 +544,7 @@ static void edit_subids(const char *user, const char *new_name)
 		     i = hs_accountdb_find_next(sub, user, (size_t)i + 1)) {
 			struct hs_subid e = hs_accountdb_get(sub, (size_t)i)->sub;
 
-			e.owner = (char *)new_name;
+			e.owner = new_name;
 			if (hs_accountdb_replace(sub, (size_t)i, &e) < 0) {
 				hs_warn("%s", sub->error);
 				fail(file_status(files[k]));
@@ -595,7 +595,7 @@ static bool changes_secrets(void)
 static int auth_gid_or_die(gid_t *auth_gid)
 {
 	gid_t tree_gid;
-	int r = hs_layout_gids(&tree_gid, auth_gid);
+	int r = hs_userdir_layout_gids(&tree_gid, auth_gid);
 
 	if (r < 0) {
 		hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
@@ -638,7 +638,7 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 		}
 		h = new_hash(user, sh.hash, hbuf, sizeof(hbuf));
 		if (h) {
-			sh.hash = (char *)h;
+			sh.hash = h;
 			if (o.password)
 				sh.lstchg = hs_today();
 			r = hs_userdir_write_shadow(udirfd, owner, auth_gid, &sh);
@@ -750,7 +750,7 @@ static int recover_rename(int treefd, const char *reserved, const char *final_na
 			  bool passwd_has_final)
 {
 	struct stat st;
-	int fd = hs_open_dir_at(treefd, reserved, &st);
+	int fd = hs_fileio_open_dir_at(treefd, reserved, &st);
 
 	if (fd < 0)
 		return fd;
@@ -772,8 +772,8 @@ static int recover_rename(int treefd, const char *reserved, const char *final_na
  * without following anything; we refuse it and say so instead. */
 static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 {
-	_cleanup_free_ char *from = hs_home_normalise(old_dir);
-	_cleanup_free_ char *to = hs_home_normalise(new_dir);
+	_cleanup_free_ char *from = hs_homepath_normalise(old_dir);
+	_cleanup_free_ char *to = hs_homepath_normalise(new_dir);
 	_cleanup_close_ int ofd = -1;
 	_cleanup_close_ int nfd = -1;
 	const char *olast, *nlast;
@@ -790,7 +790,7 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 		hs_warn("cannot move home directory %s into itself (%s)", old_dir, new_dir);
 		return E_HOMEDIR;
 	}
-	ofd = hs_home_parent_at(from, uid, &olast);
+	ofd = hs_homepath_parent_at(from, uid, &olast);
 	if (ofd == -ENOENT || (ofd >= 0 && fstatat(ofd, olast, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
 			       errno == ENOENT)) {
 		/* shadow-utils: nothing to move, and no new home is made */
@@ -799,7 +799,7 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 		return E_SUCCESS;
 	}
 	if (ofd < 0) {
-		hs_warn("cannot move home directory %s: %s", old_dir, hs_home_parent_error(ofd));
+		hs_warn("cannot move home directory %s: %s", old_dir, hs_homepath_parent_error(ofd));
 		return E_HOMEDIR;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -807,9 +807,9 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 			"removed and no home directories are created.", old_dir);
 		return E_HOMEDIR;
 	}
-	nfd = hs_home_parent_at(to, uid, &nlast);
+	nfd = hs_homepath_parent_at(to, uid, &nlast);
 	if (nfd < 0) {
-		hs_warn("cannot move home directory to %s: %s", new_dir, hs_home_parent_error(nfd));
+		hs_warn("cannot move home directory to %s: %s", new_dir, hs_homepath_parent_error(nfd));
 		return E_HOMEDIR;
 	}
 	if (renameat2(ofd, olast, nfd, nlast, RENAME_NOREPLACE) < 0) {
@@ -884,7 +884,7 @@ static int reown_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why
 static int reown_home(const char *dir, struct reown *ro)
 {
 	static const struct hs_walk_ops ops = { .post = reown_visit, .refused = reown_refused };
-	_cleanup_free_ char *home = hs_home_normalise(dir);
+	_cleanup_free_ char *home = hs_homepath_normalise(dir);
 	_cleanup_close_ int pfd = -1;
 	_cleanup_close_ int hfd = -1;
 	const char *last;
@@ -898,11 +898,11 @@ static int reown_home(const char *dir, struct reown *ro)
 			"without '..'", dir);
 		return E_HOMEDIR;
 	}
-	pfd = hs_home_parent_at(home, ro->uid, &last);
+	pfd = hs_homepath_parent_at(home, ro->uid, &last);
 	if (pfd == -ENOENT)
 		return E_SUCCESS;
 	if (pfd < 0) {
-		hs_warn("not changing the owner of files in %s: %s", dir, hs_home_parent_error(pfd));
+		hs_warn("not changing the owner of files in %s: %s", dir, hs_homepath_parent_error(pfd));
 		return E_HOMEDIR;
 	}
 	if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -911,7 +911,7 @@ static int reown_home(const char *dir, struct reown *ro)
 		hs_warn("not changing the owner of files in %s: not a directory", dir);
 		return E_HOMEDIR;
 	}
-	hfd = hs_open_dir_at(pfd, last, &st);
+	hfd = hs_fileio_open_dir_at(pfd, last, &st);
 	if (hfd < 0) {
 		hs_warn("not changing the owner of files in %s: %s", dir, hs_strerror(hfd));
 		return E_HOMEDIR;
@@ -1046,17 +1046,17 @@ static bool plan_changes_anything(void)
 static void plan_parse_request(int argc, char **argv, struct usermod_plan *p)
 {
 	parse_options(argc, argv);
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		hs_die(E_PW_UPDATE, "Permission denied.");
 	openlog("usermod", LOG_PID, LOG_AUTHPRIV);
 	p->name = argv[optind];
-	if (!hs_user_name_valid(p->name))
+	if (!hs_names_user_valid(p->name))
 		hs_die(E_NOTFOUND, "user '%s' does not exist", p->name);
 }
 
 static void plan_load_logindefs(struct usermod_plan *p)
 {
-	int r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
+	int r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
 				  (void *)hs_cli_prog(), &p->cfg);
 
 	if (r < 0)
@@ -1138,7 +1138,7 @@ static void plan_find_account(struct usermod_plan *p)
 	p->idx = hs_accountdb_find(db(HS_AS_PASSWD), p->name);
 	p->final_name = o.login ? o.login : p->name;
 	snprintf(p->reserved, sizeof(p->reserved), RESERVED_PREFIX "%s", p->final_name);
-	p->treefd = hs_tree_open();
+	p->treefd = hs_userdir_open_tree();
 	if (p->treefd < 0 && p->treefd != -ENOENT) {
 		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(p->treefd));
 		fail(E_PW_UPDATE);
@@ -1158,7 +1158,7 @@ static void plan_find_account(struct usermod_plan *p)
 static void plan_resolve_primary_group(struct usermod_plan *p)
 {
 	struct hs_accountdb *gr = db(HS_AS_GROUP);
-	long gi = hs_group_name_valid(o.group) ? hs_accountdb_find(gr, o.group) : -1;
+	long gi = hs_names_group_valid(o.group) ? hs_accountdb_find(gr, o.group) : -1;
 	unsigned long gid;
 
 	if (gi < 0 && hs_parse_ulong(o.group, 0, HS_ID_MAX, &gid) == 0)
@@ -1185,7 +1185,7 @@ static void plan_validate_against_accounts(struct usermod_plan *p)
 	if (o.group)
 		plan_resolve_primary_group(p);
 	if (o.login || o.uid || o.move_home) {
-		pid_t busy = hs_user_busy(p->old_uid);
+		pid_t busy = hs_procs_user_busy(p->old_uid);
 
 		if (busy) {
 			hs_warn("user %s is currently used by process %ld", p->user, (long)busy);
@@ -1272,9 +1272,9 @@ static void plan_choose_shell(struct usermod_plan *p)
 	hs_shells_free(&shells);
 	if (listed && p->have_dir && (o.uid ? new_uid : p->old_uid) != 0) {
 		p->shell_file = o.shell;
-		p->ent.shell = (char *)HS_SHELL_PROXY;
+		p->ent.shell = HS_SHELL_PROXY;
 	} else {
-		p->ent.shell = (char *)o.shell;
+		p->ent.shell = o.shell;
 	}
 }
 
@@ -1294,14 +1294,14 @@ static void plan_stage_classic_secrets(struct usermod_plan *p)
 			fail(E_PW_UPDATE);
 		}
 		if (h)
-			p->ent.passwd = (char *)h;
+			p->ent.passwd = h;
 		return;
 	}
 	struct hs_spwd sp = hs_accountdb_get(shadow, (size_t)si)->sp;
 
 	h = new_hash(p->user, sp.hash, p->hbuf, sizeof(p->hbuf));
 	if (h) {
-		sp.hash = (char *)h;
+		sp.hash = h;
 		if (o.password)
 			sp.lstchg = hs_today();
 	}
@@ -1320,13 +1320,13 @@ static void plan_stage_passwd_line(struct usermod_plan *p)
 	struct hs_accountdb *pw = db(HS_AS_PASSWD);
 
 	if (o.comment)
-		p->ent.gecos = (char *)o.comment;
+		p->ent.gecos = o.comment;
 	if (o.home)
-		p->ent.dir = (char *)o.home;
+		p->ent.dir = o.home;
 	if (o.uid)
 		p->ent.uid = new_uid;
 	if (o.login)
-		p->ent.name = (char *)o.login;
+		p->ent.name = o.login;
 	if (!p->have_dir && changes_secrets())
 		plan_stage_classic_secrets(p);
 	if (hs_accountdb_replace(pw, (size_t)p->idx, &p->ent) < 0) {
@@ -1345,7 +1345,7 @@ static void plan_stage_other_files(const struct usermod_plan *p)
 	if (si >= 0) {
 		struct hs_spwd sp = hs_accountdb_get(shadow, (size_t)si)->sp;
 
-		sp.name = (char *)o.login;
+		sp.name = o.login;
 		if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0) {
 			hs_warn("%s", shadow->error);
 			fail(E_PW_UPDATE);
@@ -1364,7 +1364,7 @@ static void plan_stage_other_files(const struct usermod_plan *p)
 
 static _Noreturn void fail_unblocking(const sigset_t *saved, int status)
 {
-	hs_signals_restore(saved);
+	hs_privs_restore_signals(saved);
 	fail(status);
 }
 
@@ -1498,9 +1498,9 @@ static void confine(const struct usermod_plan *p)
 		{ hs_config_get_str(p->cfg, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE },
 	};
 
-	hs_home_confine_rules(p->old_home, old_parent, sizeof old_parent, rules + 2);
+	hs_homedir_confine_rules(p->old_home, old_parent, sizeof old_parent, rules + 2);
 	if (o.move_home)
-		hs_home_confine_rules(o.home, new_parent, sizeof new_parent,
+		hs_homedir_confine_rules(o.home, new_parent, sizeof new_parent,
 				      rules + 2 + HS_HOME_CONFINE_RULES);
 	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_PW_UPDATE);
 }
@@ -1511,7 +1511,7 @@ int main(int argc, char **argv)
 	sigset_t saved;
 	int status;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "usermod"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "usermod"));
 	plan_parse_request(argc, argv, &p);
 	if (!plan_changes_anything()) {
 		fprintf(stderr, "%s: no changes\n", hs_cli_prog());
@@ -1532,13 +1532,13 @@ int main(int argc, char **argv)
 	plan_stage_other_files(&p);
 
 	apply_lock_userdir(&p);
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	apply_userdir_files(&p);
 	apply_move_home(&p, &saved);
 	apply_take_away_userdir(&p, &saved);
 	apply_commit_global_files(&saved);
 	status = apply_hand_back_userdir(&p);
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	hs_wipe(p.hbuf, sizeof(p.hbuf));
 	syslog(LOG_INFO, "change user '%s'%s%s", p.user, o.login ? " to " : "",
 	       o.login ? o.login : "");

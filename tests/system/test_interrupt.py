@@ -441,6 +441,7 @@ def sample(steps, n):
 def run(sb, argv, input=None, user=None, env=None, timeout=60, script=None):
     """sb.run without its 50 ms wait for syslog messages (hundreds of runs per row), as
     root or, through setpriv, as user; with script, on a terminal (run_pty)."""
+    sb.enter_pid_namespace()
     cmd = ["/usr/sbin/chroot", sb.root]
     e = {"HOME": "/root", "USER": "root", "LOGNAME": "root", "SHELL": "/bin/bash",
          "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -1148,7 +1149,7 @@ def test_pwck_interrupted_by_sigint_does_not_leave_half_a_repair(sb):
     (src/check/pwck.c), not around the tree repairs.  A SIGINT (the administrator's ^C) on
     entering the linkat() of carol's new shadow file kills pwck there: the reserved
     directory stays (garbage: the next pwck offers to remove it) and carol still has no
-    directory.  (Fix: hs_signals_block around each tree repair.)"""
+    directory.  (Fix: hs_privs_block_signals around each tree repair.)"""
     r = row("pwck")
     kill_at(sb, r, r'linkat\(\d+</etc/hardened-shadow/\.new\.carol\.', "SIGINT")
     left = [e for e in os.listdir(_host(sb, TREE)) if consistency.RESERVED_RE.match(e)]

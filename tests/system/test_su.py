@@ -105,7 +105,7 @@ def test_su_login_shell_on_a_terminal(sb):
     assert status == 3
     lines = log(sb)
     tty = p.tty[len("/dev/"):]
-    assert any(l.endswith("su[%d]: (to alice) bob on %s" % (p.pid, tty))
+    assert any(l.endswith("su[%d]: (to alice) bob on %s" % (p.nspid, tty))
                or re.search(r"su\[\d+\]: \(to alice\) bob on %s$" % re.escape(tty), l)
                for l in lines), lines
     opened = [i for i, l in enumerate(lines) if "pam_hardened_shadow(su-l:session): session "
@@ -196,11 +196,10 @@ def test_session_closed_after_child_is_killed(sb):
         p.send(PW["alice"] + "\n")
         child = int(p.expect(r"CHILD=(\d+)").group(1))
         # the child is alice's and su (root) is its parent
-        with open("/proc/%d/status" % child) as f:
-            status_text = f.read()
+        status_text = sb.read("/proc/%d/status" % child)     # the root's /proc
         assert re.search(r"^Uid:\s+%d\s" % sb.getpwnam("alice").uid, status_text, re.M)
-        assert re.search(r"^PPid:\s+%d$" % p.pid, status_text, re.M)
-        os.kill(child, signal.SIGKILL)
+        assert re.search(r"^PPid:\s+%d$" % p.nspid, status_text, re.M)
+        sb.run(["kill", "-KILL", str(child)])
         status = p.wait()
     assert status == 128 + signal.SIGKILL, p.output
     assert "Killed" in p.output
@@ -384,7 +383,7 @@ def test_bad_input(sb):
         r = exec_without_argv0(sb, prog, user)
         assert r.returncode == 1 and "called without argv[0]" in r.stderr, (prog, r)
     # closed standard fds: something harmless takes their place (glibc's /dev/null for a
-    # setuid program, hs_privileged_init's for runuser).  No stdin: no password.
+    # setuid program, hs_privs_init's for runuser).  No stdin: no password.
     r = run(sb, ["/bin/sh", "-c", "exec %s alice -c true <&-" % SU], user="bob")
     assert r.returncode == 1 and "Authentication failure" in r.stderr, r
     r = run(sb, ["/bin/sh", "-c", "exec %s alice -c 'id -un >/tmp/ran' >&- 2>&-" % SU],
