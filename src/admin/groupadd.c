@@ -182,7 +182,7 @@ int main(int argc, char **argv)
 	/* -U's users: through NSS under the group lock (see gpasswd), or, in
 	 * a prefix, whose NSS we do not have, in its /etc/passwd */
 	files = HS_AS_GROUP_FILES | (o.users && prefix[0] ? HS_AS_BIT(HS_AS_PASSWD) : 0);
-	if (hs_accountset_open(&s, files, 0) < 0)
+	if (hs_accountset_open(&s, files, HS_DB_LAZY) < 0)
 		hs_die(E_GRP_UPDATE, "%s", s.error);
 	if (hs_groupops_find(&s, name) >= 0) {
 		hs_accountset_close(&s);
