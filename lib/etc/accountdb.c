@@ -149,11 +149,18 @@ static bool has_key(const struct hs_accountdb *db, size_t i)
 	return db->spans[i].len > 0;
 }
 
+/* Where the field that starts at t ends: a byte loop (fields are short,
+ * a memchr call costs more). */
+static const char *field_end(const char *t, const char *end)
+{
+	while (t < end && *t != ':')
+		t++;
+	return t;
+}
+
 static size_t key_len(const char *text, size_t len)
 {
-	const char *colon = memchr(text, ':', len);
-
-	return colon ? (size_t)(colon - text) : len;
+	return (size_t)(field_end(text, text + len) - text);
 }
 
 static bool key_is(const char *text, size_t len, const char *name, size_t nlen)
@@ -164,7 +171,7 @@ static bool key_is(const char *text, size_t len, const char *name, size_t nlen)
 /* Field n (0-based) of the text of line i, or NULL. */
 static const char *field_of(const struct hs_accountdb *db, size_t i, unsigned n, size_t *flen)
 {
-	const char *t, *end, *colon;
+	const char *t, *end;
 	size_t len;
 
 	if (!maybe_live(db, i))
@@ -172,13 +179,12 @@ static const char *field_of(const struct hs_accountdb *db, size_t i, unsigned n,
 	t = text_of(db, i, &len);
 	end = t + len;
 	for (; n > 0; n--) {
-		colon = memchr(t, ':', (size_t)(end - t));
-		if (!colon)
+		t = field_end(t, end);
+		if (t == end)
 			return NULL;
-		t = colon + 1;
+		t++;
 	}
-	colon = memchr(t, ':', (size_t)(end - t));
-	*flen = (size_t)((colon ? colon : end) - t);
+	*flen = (size_t)(field_end(t, end) - t);
 	return t;
 }
 
@@ -239,22 +245,22 @@ static char *chunk_alloc(struct hs_accountdb *db, size_t n)
 }
 
 /* Fill in line i from its span: text, line number and the record, parsed
- * from a copy in the arena; a line that does not parse (or holds a NUL,
- * which would hide the rest of it from the parser) gets err instead.
- * NULL on ENOMEM. */
-static struct hs_dbline *build(struct hs_accountdb *db, size_t i)
+ * from a copy of the line (copy: room for it, NULL: a new one in the
+ * arena); a line that does not parse (or holds a NUL, which would hide
+ * the rest of it from the parser) gets err instead.  NULL on ENOMEM. */
+static struct hs_dbline *build_in(struct hs_accountdb *db, size_t i, char *copy)
 {
 	struct hs_dbline *l = &db->lines[i];
-	char *copy;
 
 	if (is_built(db, i))
 		return l;
-	memset(l, 0, sizeof(*l));
+	/* *l is zero: the line array is calloc'd or cleared when it grows */
 	l->text = db->data + db->spans[i].off;
 	l->len = db->spans[i].len;
 	l->lineno = i + 1;
 	if (l->len > 0) {
-		copy = chunk_alloc(db, l->len + 1);
+		if (!copy)
+			copy = chunk_alloc(db, l->len + 1);
 		if (!copy) {
 			set_error(db, "cannot read %s: %s", db_path(db), hs_strerror(-ENOMEM));
 			return NULL;
@@ -272,6 +278,11 @@ static struct hs_dbline *build(struct hs_accountdb *db, size_t i)
 	}
 	db->built[i >> 3] |= (unsigned char)(1u << (i & 7));
 	return l;
+}
+
+static struct hs_dbline *build(struct hs_accountdb *db, size_t i)
+{
+	return build_in(db, i, NULL);
 }
 
 /* The line at idx built, when it is an entry; else -1, with db->error
@@ -352,7 +363,10 @@ static int table_build(struct hs_accountdb *db, bool ids, long *dup, long *first
 	while (cap < 2 * (db->cap_lines + 1))
 		cap *= 2;
 	free(ix->slots);
-	ix->slots = calloc(cap, sizeof(*ix->slots));
+	/* cleared by hand: a calloc'd page would fault twice, read then written */
+	ix->slots = malloc(cap * sizeof(*ix->slots));
+	if (ix->slots)
+		memset(ix->slots, 0, cap * sizeof(*ix->slots));
 	ix->cap = ix->slots ? cap : 0;
 	ix->stale = !ix->slots;
 	if (!ix->slots) {
@@ -482,7 +496,7 @@ void hs_accountdb_free(struct hs_accountdb *db)
  * maps a large calloc as zero pages it faults in only when touched. */
 static int lines_room(struct hs_accountdb *db, size_t n)
 {
-	size_t cap = db->cap_lines ? db->cap_lines : 16, old = db->cap_lines;
+	size_t cap = db->cap_lines ? db->cap_lines : n, old = db->cap_lines;
 	struct hs_dbline *lines;
 	struct hs_db_span *spans;
 	unsigned char *built;
@@ -491,7 +505,8 @@ static int lines_room(struct hs_accountdb *db, size_t n)
 		return 0;
 	while (cap < n)
 		cap *= 2;
-	lines = realloc(db->lines, cap * sizeof(*lines));
+	/* the first time calloc: untouched zero pages cost nothing */
+	lines = old ? realloc(db->lines, cap * sizeof(*lines)) : calloc(cap, sizeof(*lines));
 	if (lines)
 		db->lines = lines;
 	spans = realloc(db->spans, cap * sizeof(*spans));
@@ -502,32 +517,34 @@ static int lines_room(struct hs_accountdb *db, size_t n)
 		db->built = built;
 	if (!lines || !spans || !built)
 		return -ENOMEM;
-	memset(db->lines + old, 0, (cap - old) * sizeof(*lines));
+	if (old)
+		memset(db->lines + old, 0, (cap - old) * sizeof(*lines));
 	memset(db->built + (old + 7) / 8, 0, (cap + 7) / 8 - (old + 7) / 8);
 	db->cap_lines = cap;
 	return 0;
 }
 
-static int lines_alloc(struct hs_accountdb *db, size_t n)
-{
-	db->cap_lines = n + 16;         /* a few appends before anything moves */
-	db->lines = calloc(db->cap_lines, sizeof(*db->lines));
-	db->spans = malloc(db->cap_lines * sizeof(*db->spans));
-	db->built = calloc((db->cap_lines + 7) / 8, 1);
-	return db->lines && db->spans && db->built ? 0 : -ENOMEM;
-}
-
-/* Where every line of data lies (one memchr pass to count, one to note). */
+/* Where every line of data lies, in one memchr pass. */
 static int split_lines(struct hs_accountdb *db)
 {
 	const char *p = db->data, *end = db->data + db->len, *nl;
-	size_t n = 0;
+	size_t n;
 
-	for (const char *q = p; q < end && (nl = memchr(q, '\n', (size_t)(end - q))); q = nl + 1)
-		n++;
-	if (lines_alloc(db, n + 1) < 0)
+	/* about one line per 32 bytes to start with; the line array is
+	 * sized when the count is known */
+	db->cap_lines = db->len / 32 + 16;
+	db->spans = malloc(db->cap_lines * sizeof(*db->spans));
+	if (!db->spans)
 		return -ENOMEM;
 	for (n = 0; p < end; n++) {
+		if (n == db->cap_lines) {
+			struct hs_db_span *more = realloc(db->spans, 2 * n * sizeof(*more));
+
+			if (!more)
+				return -ENOMEM;
+			db->spans = more;
+			db->cap_lines = 2 * n;
+		}
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl)
 			nl = end;
@@ -538,18 +555,24 @@ static int split_lines(struct hs_accountdb *db)
 		p = nl + 1;
 	}
 	db->n_lines = n;
-	return 0;
+	/* room for a few appends before anything moves */
+	db->cap_lines = 0;
+	return lines_room(db, n + 16);
 }
 
 /* Without HS_DB_LAZY: build every line, refuse a bad line or a duplicate
  * name unless the flags keep them. */
 static int check_all(struct hs_accountdb *db, unsigned flags)
 {
+	/* one parse copy of the whole file */
+	char *copy = chunk_alloc(db, db->len + 1);
 	long dup = -1, first = -1;
 	int r;
 
+	if (!copy)
+		return -ENOMEM;
 	for (size_t i = 0; i < db->n_lines; i++) {
-		const struct hs_dbline *l = build(db, i);
+		const struct hs_dbline *l = build_in(db, i, copy + db->spans[i].off);
 
 		if (!l)
 			return -ENOMEM;
