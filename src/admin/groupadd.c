@@ -214,14 +214,12 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!use_gid) {
-		struct hs_idset used = HS_IDSET_INIT;
 		struct hs_id_range range;
 		unsigned long id = 0;
 
 		r = hs_ids_range(defs, false, o.system, &range);
-		r = r ?: hs_idset_add_db(&used, hs_accountset_db(&s, HS_AS_GROUP));
-		r = r ?: hs_ids_pick(&used, &range, o.system, HS_IDS_NO_PREFERENCE, &id);
-		hs_idset_free(&used);
+		r = r ?: hs_ids_pick_db(hs_accountset_db(&s, HS_AS_GROUP), &range, o.system,
+				       HS_IDS_NO_PREFERENCE, &id);
 		if (r < 0) {
 			hs_accountset_close(&s);
 			hs_die(E_GID_IN_USE, "Can't get unique %sGID (%s)", o.system ? "system " : "",
