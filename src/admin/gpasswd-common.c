@@ -444,7 +444,10 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 		       hs_printable(o.del, shown, sizeof(shown)), group);
 
 	/* who may, and a terminal, before asking anything */
-	precheck(group);
+	/* root may change any group and, without a password to ask for, gets
+	 * the same answer under the locks: no need to read the files twice */
+	if (!amroot || set_password)
+		precheck(group);
 	if (set_password) {
 		if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 			hs_die(E_NOPERM, "Not a tty");
