@@ -1,7 +1,7 @@
 /* Home directories made by root for a user (useradd -m, newusers): never
  * through a symlink, relative to directory fds, on a parent path that only
  * root can change, built while still root's and handed over at the end.
- * Root only.  Nothing is printed: hs_home_create hands its messages back in
+ * Root only.  Nothing is printed: hs_homedir_create hands its messages back in
  * a struct hs_err for the tool to print. */
 #ifndef HS_HOMEDIR_H
 #define HS_HOMEDIR_H
@@ -16,7 +16,7 @@ struct hs_config;
 
 /* The mode of a new home: HOME_MODE from login.defs, else 0777 & ~UMASK
  * (default UMASK 022), as shadow-utils computes it. */
-mode_t hs_home_mode(const struct hs_config *defs);
+mode_t hs_homedir_mode(const struct hs_config *defs);
 
 /* Create the missing directories of home's parent path (root, 0755: an
  * administrator's path such as /home or useradd -b's base, as shadow-utils
@@ -27,7 +27,7 @@ mode_t hs_home_mode(const struct hs_config *defs);
  * a plain name (not "/", ".", ".."; else -EINVAL, nothing made).  Returns
  * an fd and *last = home's last component, or -HS_E_OWNER for an untrusted
  * step, or another negative error. */
-int hs_home_open_parent(const char *home, const char **last);
+int hs_homedir_open_parent(const char *home, const char **last);
 
 /* useradd -m: create home (it must not exist; a symlink or a non-directory
  * there is an error), copy the skeleton skel into it (NULL or "": none;
@@ -40,20 +40,20 @@ int hs_home_open_parent(const char *home, const char **last);
  * directory into it." said); -1 when the home could not be made or a
  * skeleton entry not copied. */
 #define HS_HOME_EXISTED 1
-int hs_home_create(const char *home, const char *skel, uid_t uid, gid_t gid, mode_t mode,
+int hs_homedir_create(const char *home, const char *skel, uid_t uid, gid_t gid, mode_t mode,
 		   struct hs_err *err);
 
 /* newusers: create home when nothing is there, give it to uid:gid with
- * mode, and fill *made (its dev and ino, for hs_home_unmake).  Silent.
+ * mode, and fill *made (its dev and ino, for hs_homedir_unmake).  Silent.
  * Returns 1 when created, 0 when something already had that name (any
  * type, left alone and not followed; *made gets its lstat), or a negative
  * error (-HS_E_OWNER: a step of the parent path is not root's). */
-int hs_home_make(const char *home, uid_t uid, gid_t gid, mode_t mode, struct stat *made);
+int hs_homedir_make(const char *home, uid_t uid, gid_t gid, mode_t mode, struct stat *made);
 
-/* Undo hs_home_make: take the directory back (root:root 0700) and remove
+/* Undo hs_homedir_make: take the directory back (root:root 0700) and remove
  * it, when home still names that directory (made's dev and ino) and it is
  * empty.  0, -ESTALE (something else there now), -ENOTEMPTY, or another
  * negative error. */
-int hs_home_unmake(const char *home, const struct stat *made);
+int hs_homedir_unmake(const char *home, const struct stat *made);
 
 #endif

@@ -50,7 +50,7 @@ static bool status_has_uid(int piddirfd, uid_t uid)
 /* shadow-utils' user_busy(): a process (or thread) running with the uid
  * in our own root.  Processes under another root (a container, the host
  * seen from a chroot) have their own users with the same numbers. */
-pid_t hs_user_busy(uid_t uid)
+pid_t hs_procs_user_busy(uid_t uid)
 {
 	struct stat myroot;
 	_cleanup_closedir_ DIR *proc = NULL;

@@ -10,6 +10,6 @@
  * uid, in our own root; 0 when there is none.  Processes under another
  * root (a container, the host seen from a chroot) have their own users
  * with the same numbers and are ignored.  The caller itself is skipped. */
-pid_t hs_user_busy(uid_t uid);
+pid_t hs_procs_user_busy(uid_t uid);
 
 #endif

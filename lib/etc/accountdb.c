@@ -43,11 +43,11 @@
 static int rec_parse(enum hs_db_kind kind, char *line, union hs_dbrec *rec)
 {
 	switch (kind) {
-	case HS_DB_PASSWD:  return hs_passwd_parse(line, &rec->pw);
-	case HS_DB_SHADOW:  return hs_spwd_parse(line, &rec->sp);
-	case HS_DB_GROUP:   return hs_group_parse(line, &rec->gr);
-	case HS_DB_GSHADOW: return hs_gshadow_parse(line, &rec->gs);
-	case HS_DB_SUBID:   return hs_subid_parse(line, &rec->sub);
+	case HS_DB_PASSWD:  return hs_records_passwd_parse(line, &rec->pw);
+	case HS_DB_SHADOW:  return hs_records_spwd_parse(line, &rec->sp);
+	case HS_DB_GROUP:   return hs_records_group_parse(line, &rec->gr);
+	case HS_DB_GSHADOW: return hs_records_gshadow_parse(line, &rec->gs);
+	case HS_DB_SUBID:   return hs_records_subid_parse(line, &rec->sub);
 	}
 	return -EINVAL;
 }
@@ -55,11 +55,11 @@ static int rec_parse(enum hs_db_kind kind, char *line, union hs_dbrec *rec)
 static int rec_format(enum hs_db_kind kind, const void *rec, char **out)
 {
 	switch (kind) {
-	case HS_DB_PASSWD:  return hs_passwd_format(rec, out);
-	case HS_DB_SHADOW:  return hs_spwd_format(rec, out);
-	case HS_DB_GROUP:   return hs_group_format(rec, out);
-	case HS_DB_GSHADOW: return hs_gshadow_format(rec, out);
-	case HS_DB_SUBID:   return hs_subid_format(rec, out);
+	case HS_DB_PASSWD:  return hs_records_passwd_format(rec, out);
+	case HS_DB_SHADOW:  return hs_records_spwd_format(rec, out);
+	case HS_DB_GROUP:   return hs_records_group_format(rec, out);
+	case HS_DB_GSHADOW: return hs_records_gshadow_format(rec, out);
+	case HS_DB_SUBID:   return hs_records_subid_format(rec, out);
 	}
 	return -EINVAL;
 }
@@ -1017,7 +1017,7 @@ int hs_accountdb_serialize(const struct hs_accountdb *db, struct hs_buf *out)
 		return -EINVAL;
 	r = pieces_alloc(db, &iov, &n, &total);
 	for (size_t i = 0; r == 0 && i < n; i++)
-		r = hs_buf_append(out, iov[i].iov_base, iov[i].iov_len);
+		r = hs_strbuf_append(out, iov[i].iov_base, iov[i].iov_len);
 	return r;
 }
 
@@ -1057,7 +1057,7 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 			goto out;
 		}
 	}
-	r = hs_global_commit(files, n, err, sizeof(err));
+	r = hs_globalfile_commit(files, n, err, sizeof(err));
 	if (r < 0) {
 		/* the message names the file; point failed at it */
 		size_t at = 0;

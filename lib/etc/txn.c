@@ -94,7 +94,7 @@ static bool identity_equal(const struct identity *a, const struct identity *b)
  * without spaces (the journal is split on them). */
 static bool base_ok(const char *base)
 {
-	return base && hs_is_single_component(base) && base[0] != '.' &&
+	return base && hs_fileio_is_single_component(base) && base[0] != '.' &&
 	       !strpbrk(base, " \t\n") && strlen(base) < 128;
 }
 
@@ -120,7 +120,7 @@ static int write_backup(int dirfd, const char *base, const char *old_data, size_
 
 		if (!old_data) {
 			/* not known to the caller: what the file holds now */
-			r = hs_read_file_alloc_at(dirfd, base, &ex, &read_back.p, &old_len, &st);
+			r = hs_fileio_read_alloc_at(dirfd, base, &ex, &read_back.p, &old_len, &st);
 			if (r < 0)
 				return r;
 			read_back.size = old_len;
@@ -129,7 +129,7 @@ static int write_backup(int dirfd, const char *base, const char *old_data, size_
 			return -errno;
 		}
 		snprintf(backup, sizeof(backup), "%s-", base);
-		return hs_replace_file_at(dirfd, backup, old_data, old_len, st.st_uid, st.st_gid,
+		return hs_fileio_replace_at(dirfd, backup, old_data, old_len, st.st_uid, st.st_gid,
 					  st.st_mode & 07777);
 	}
 }
@@ -168,10 +168,10 @@ static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *
 			r = unlinkat(dirfd, files[i].base, 0) < 0 ? -errno : 0;
 		} else {
 			snprintf(backup, sizeof(backup), "%s-", files[i].base);
-			r = hs_read_file_alloc_at(dirfd, backup, &ex, &old.p, &old_len, &st);
+			r = hs_fileio_read_alloc_at(dirfd, backup, &ex, &old.p, &old_len, &st);
 			old.size = old_len;
 			if (r == 0)
-				r = hs_replace_file_at(dirfd, files[i].base, old.p, old_len,
+				r = hs_fileio_replace_at(dirfd, files[i].base, old.p, old_len,
 						       st.st_uid, st.st_gid, st.st_mode & 07777);
 		}
 		if (r < 0) {
@@ -225,7 +225,7 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 		/* a target that is a symlink, a FIFO or hard-linked is
 		 * refused, as a read of it would be */
 		r = fstatat(dirfd, f->base, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
-		    : S_ISLNK(st.st_mode) ? -HS_E_SYMLINK : hs_check_file_stat(&st, &ex);
+		    : S_ISLNK(st.st_mode) ? -HS_E_SYMLINK : hs_fileio_check_stat(&st, &ex);
 		if (r < 0) {
 			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base,
 				hs_strerror(r));
@@ -236,7 +236,7 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 		mode = st.st_mode & 07777;
 	}
 	staged_name(staged_path, sizeof(staged_path), f->base);
-	r = hs_replace_file_iov_at(dirfd, staged_path, f->iov, f->n_iov, uid, gid, mode);
+	r = hs_fileio_replace_iov_at(dirfd, staged_path, f->iov, f->n_iov, uid, gid, mode);
 	if (r < 0) {
 		/* the administrator knows the file, not our staging name */
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base, hs_strerror(r));
@@ -313,7 +313,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		return 0;
 	}
 	/* owned by whoever may write the directory: root, in /etc */
-	r = hs_replace_file_at(dirfd, HS_TXN_JOURNAL, journal, jlen, geteuid(), getegid(), 0600);
+	r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal, jlen, geteuid(), getegid(), 0600);
 	if (r < 0) {
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -447,7 +447,7 @@ static bool is_temp_of(const char *entry, const char *const bases[], size_t n_ba
 	return false;
 }
 
-/* Remove the temp files a writer killed inside hs_replace_file_at left
+/* Remove the temp files a writer killed inside hs_fileio_replace_at left
  * (never renamed, so never part of any state).  Under the locks nobody
  * else of ours is writing them, and other suites use other names. */
 static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[],
@@ -511,7 +511,7 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	size_t len = 0;
 	int r, changed = 0;
 
-	r = hs_read_file_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
+	r = hs_fileio_read_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
 	if (r == -ENOENT) {
 		/* no commit point was reached: the staged files are garbage */
 		for (size_t i = 0; i < n_bases; i++) {

@@ -275,7 +275,7 @@ static int drop_subids(struct hs_accountset *s, enum hs_as_file f, const char *u
 static int remove_tree_dir(const char *user)
 {
 	char path[HS_PATHBUF_USER];
-	_cleanup_close_ int treefd = hs_tree_open();
+	_cleanup_close_ int treefd = hs_userdir_open_tree();
 	struct stat st;
 	int r;
 
@@ -311,7 +311,7 @@ static const char *home_shared_with(struct hs_accountdb *pw, const char *user, c
 
 		if (!p || strcmp(p->pw.name, user) == 0)
 			continue;
-		other = hs_home_normalise(p->pw.dir);
+		other = hs_homepath_normalise(p->pw.dir);
 		if (other && strcmp(other, home) == 0)
 			return p->pw.name;
 	}
@@ -326,7 +326,7 @@ static const char *home_shared_with(struct hs_accountdb *pw, const char *user, c
  * never crosses into another mount. */
 static int remove_home(struct hs_accountdb *pw, const char *user, uid_t uid, const char *dir)
 {
-	_cleanup_free_ char *home = hs_home_normalise(dir);
+	_cleanup_free_ char *home = hs_homepath_normalise(dir);
 	_cleanup_close_ int parentfd = -1;
 	_cleanup_close_ int homefd = -1;
 	_cleanup_free_ char *where = NULL;
@@ -347,13 +347,13 @@ static int remove_home(struct hs_accountdb *pw, const char *user, uid_t uid, con
 		hs_warn("not removing directory %s (would remove home of user %s)", dir, other);
 		return E_HOMEDIR;
 	}
-	parentfd = hs_home_parent_at(home, uid, &last);
+	parentfd = hs_homepath_parent_at(home, uid, &last);
 	if (parentfd == -ENOENT) {
 		hs_warn("%s home directory (%s) not found", user, dir);
 		return E_SUCCESS;
 	}
 	if (parentfd < 0) {
-		hs_warn("not removing directory %s: %s", dir, hs_home_parent_error(parentfd));
+		hs_warn("not removing directory %s: %s", dir, hs_homepath_parent_error(parentfd));
 		return E_HOMEDIR;
 	}
 	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -372,7 +372,7 @@ static int remove_home(struct hs_accountdb *pw, const char *user, uid_t uid, con
 		}
 		return E_SUCCESS;
 	}
-	homefd = hs_open_dir_at(parentfd, last, &st);
+	homefd = hs_fileio_open_dir_at(parentfd, last, &st);
 	if (homefd < 0) {
 		hs_warn("not removing %s: %s", dir, hs_strerror(homefd));
 		return E_HOMEDIR;
@@ -490,16 +490,16 @@ int main(int argc, char **argv)
 	gid_t gid;
 	int r, status = E_SUCCESS;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "userdel"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "userdel"));
 	name = parse_options(argc, argv);
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		hs_die(E_PW_UPDATE, "Permission denied.");
 	openlog("userdel", LOG_PID, LOG_AUTHPRIV);
 	/* an invalid name names no account, and never reaches a path */
-	if (!hs_user_name_valid(name))
+	if (!hs_names_user_valid(name))
 		hs_die(E_NOTFOUND, "user '%s' does not exist", name);
 
-	r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, (void *)hs_cli_prog(),
+	r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, (void *)hs_cli_prog(),
 			      &cfg);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
@@ -540,7 +540,7 @@ int main(int argc, char **argv)
 	}
 
 	if (!opt_force) {
-		busy = hs_user_busy(uid);
+		busy = hs_procs_user_busy(uid);
 		if (busy) {
 			hs_accountset_close(&set);
 			hs_die(E_USER_BUSY, "user %s is currently used by process %ld", user,
@@ -556,10 +556,10 @@ int main(int argc, char **argv)
 	}
 
 	/* ---- the commit: see the top of the file for the order ---- */
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	r = remove_tree_dir(user);
 	if (r < 0) {
-		hs_signals_restore(&saved);
+		hs_privs_restore_signals(&saved);
 		hs_accountset_close(&set);
 		return E_PW_UPDATE;
 	}
@@ -568,11 +568,11 @@ int main(int argc, char **argv)
 	if (hs_accountset_commit(&set) < 0) {
 		syslog(LOG_ERR, "%s", set.error);
 		hs_warn("%s", set.error);
-		hs_signals_restore(&saved);
+		hs_privs_restore_signals(&saved);
 		hs_accountset_close(&set);
 		return file_status(set.failed);
 	}
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	syslog(LOG_INFO, "delete user '%s'", user);
 
 	/* The account is gone; the home may take long to remove and needs
