@@ -90,7 +90,7 @@ static void test_commit_replaces_all_and_backs_up(void **state)
 	struct stat st;
 
 	prepare(&t);
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, err, sizeof err), 0);
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
 	assert_new(f->dfd);
 	assert_clean(f->dfd);
 	assert_string_equal(slurp(f->dfd, "passwd-"), "root:x:0:0::/root:/bin/sh\n");
@@ -113,7 +113,7 @@ static void test_commit_creates_missing_file(void **state)
 	char err[256] = "";
 	struct stat st;
 
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, &file, 1, err, sizeof err), 0);
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, &file, 1, NULL, 0, err, sizeof err), 0);
 	assert_string_equal(slurp(f->dfd, "subuid"), "alice:100000:65536\n");
 	assert_int_equal(fstatat(f->dfd, "subuid", &st, 0), 0);
 	assert_int_equal(st.st_mode & 07777, 0644);
@@ -144,7 +144,7 @@ static void crash_after(struct tmp_dirs *f, size_t installed)
 	char err[256] = "";
 
 	prepare(&t);
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, err, sizeof err), 0);
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
 	/* undo what the crash would not have done: put the old files back
 	 * under their names for the files not installed yet, keeping the new
 	 * contents staged, and restore the journal */
@@ -247,7 +247,7 @@ static void test_failure_before_commit_point_changes_nothing(void **state)
 	 * fails, the first staged file is removed again */
 	assert_int_equal(mkdirat(f->dfd, ".passwd" HS_TXN_SUFFIX, 0700), 0);
 	put_str(f->dfd, ".passwd" HS_TXN_SUFFIX "/x", "x", getuid(), getgid(), 0600);
-	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, err, sizeof err) < 0);
+	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err) < 0);
 	assert_non_null(strstr(err, "/passwd: "));
 	assert_old(f->dfd);
 	{
@@ -281,7 +281,7 @@ static void test_install_failure_rolls_back(void **state)
 		skip();         /* not root, or a file system without the flag */
 	}
 	prepare(&t);
-	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, err, sizeof err) < 0);
+	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err) < 0);
 	assert_int_equal(ioctl(fd, FS_IOC_SETFLAGS, &flags), 0);
 	close(fd);
 	assert_non_null(strstr(err, "cannot write"));
