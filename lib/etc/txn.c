@@ -388,9 +388,63 @@ static void run_work(struct hs_txn_work *work, size_t n_work, char *msg, size_t 
 			if (w->result < 0)
 				msg_add(msg, msg_size, "cannot %s %s: %s",
 					work_is_new(w) ? "finish creating" : "finish removing",
-					w->path, hs_strerror(w->result));
+					w->path, w->result == -ESTALE ?
+					"it or its directory was replaced since; left alone" :
+					w->result == -EEXIST ?
+					"something else has that name now; the copy made for "
+					"it was removed" : hs_strerror(w->result));
 		}
 	}
+}
+
+/* The journal: header and lines, atomically, root's 0600. */
+static int write_journal(int dirfd, const char *header, const char *lines, size_t len)
+{
+	char journal[JOURNAL_MAX];
+	size_t hlen = strlen(header);
+
+	if (hlen + len > sizeof(journal))
+		return -ENAMETOOLONG;
+	memcpy(journal, header, hlen);
+	memcpy(journal + hlen, lines, len);
+	return hs_replace_file_at(dirfd, HS_TXN_JOURNAL, journal, hlen + len, geteuid(),
+				  getegid(), 0600);
+}
+
+/* The work of a journal that a tool without the work ops left (its
+ * recovery keeps it): a commit of such a tool must not lose it when it
+ * writes its own journal.  Appends its work lines to carried: a prepared
+ * journal's as "-@..." (to undo), a committed one's as they are. */
+static int read_carried(int dirfd, char *carried, size_t *clen)
+{
+	const struct hs_file_expect ex = {
+		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
+	};
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	bool prepared;
+	char *cur, *nl;
+	int r;
+
+	*clen = 0;
+	r = hs_read_file_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	prepared = strncmp(data, JOURNAL_PREPARED, strlen(JOURNAL_PREPARED)) == 0;
+	for (cur = data; (nl = strchr(cur, '\n')) != NULL; cur = nl + 1) {
+		bool undo = cur[0] == '-' || prepared;
+		const char *line = cur[0] == '-' ? cur + 1 : cur;
+		int n;
+
+		if (line[0] != '@')
+			continue;
+		n = snprintf(carried + *clen, JOURNAL_MAX - *clen, "%s%.*s\n", undo ? "-" : "",
+			     (int)(nl - line), line);
+		if (n < 0 || (size_t)n >= JOURNAL_MAX - *clen)
+			return -ENAMETOOLONG;
+		*clen += (size_t)n;
+	}
+	return 0;
 }
 
 int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
@@ -398,8 +452,8 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
                   size_t err_size)
 {
 	struct identity ids[HS_TXN_MAX_FILES];
-	char journal[JOURNAL_MAX];
-	size_t jlen;
+	char journal[JOURNAL_MAX], carried[JOURNAL_MAX];
+	size_t jlen, clen = 0;
 	size_t staged_count = 0;
 	int r;
 
@@ -434,11 +488,24 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 			goto unstage;
 		}
 	}
+	/* a journal left for the work (by a tool without it) goes on */
+	if (!work_ops) {
+		r = read_carried(dirfd, carried, &clen);
+		if (r == 0 && clen >= JOURNAL_MAX - jlen)
+			r = -ENAMETOOLONG;
+		if (r < 0) {
+			msg_set(err, err_size, "cannot read %s/%s: %s", dir_path, HS_TXN_JOURNAL,
+				hs_strerror(r));
+			goto unstage;
+		}
+		memcpy(journal + jlen, carried, clen);
+		jlen += clen;
+	}
 
 	/* 2. the commit point.  One file needs no journal: its rename is the
 	 * commit point, and a crash before it leaves a staged file that the
 	 * recovery removes as never committed. */
-	if (n_files == 1 && n_work == 0) {
+	if (n_files == 1 && n_work == 0 && clen == 0) {
 		r = install_one(dirfd, files[0].base);
 		if (r < 0) {
 			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, files[0].base,
@@ -471,9 +538,13 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, files[i].base,
 				hs_strerror(r));
 			r = roll_back(dirfd, dir_path, files, i, n_files, ids, r, err, err_size);
-			/* the work too, unless the journal stays to finish it */
-			if (faccessat(dirfd, HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+			/* the work too, unless the journal stays to finish it;
+			 * the work carried from before stays */
+			if (faccessat(dirfd, HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
 				undo_work(work, n_work);
+				if (clen)
+					(void)write_journal(dirfd, JOURNAL_HEADER, carried, clen);
+			}
 			return r;
 		}
 	}
@@ -486,7 +557,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	 * result and is dropped (the change is committed); without the ops
 	 * the journal stays for a tool that has them */
 	run_work(work, n_work, NULL, 0);
-	if (n_work && !work_ops)
+	if ((n_work || clen) && !work_ops)
 		return 0;
 
 	/* 4. done */
@@ -690,44 +761,53 @@ static int remove_staged(int dirfd, const char *dir_path, const char *const base
 /* A committed journal whose work no run here can do: keep only the work
  * (the files are installed) for a tool that can. */
 static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *work,
-                     size_t n_work, char *msg, size_t msg_size)
+                     const bool *undo, size_t n_work, char *msg, size_t msg_size)
 {
-	char journal[JOURNAL_MAX];
-	size_t jlen = (size_t)snprintf(journal, sizeof(journal), "%s", JOURNAL_HEADER);
+	char lines[JOURNAL_MAX];
+	size_t len = 0;
 	int r = 0;
 
-	for (size_t i = 0; r == 0 && i < n_work; i++)
-		r = format_work(journal, &jlen, &work[i]);
+	for (size_t i = 0; r == 0 && i < n_work; i++) {
+		if (undo[i] && len < sizeof(lines))
+			lines[len++] = '-';
+		r = format_work(lines, &len, &work[i]);
+	}
 	if (r == 0)
-		r = hs_replace_file_at(dirfd, HS_TXN_JOURNAL, journal, jlen, geteuid(), getegid(),
-				       0600);
+		r = write_journal(dirfd, JOURNAL_HEADER, lines, len);
 	if (r < 0)
 		msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
 	else
 		msg_add(msg, msg_size, "the home and tree work of an interrupted command is "
-			"left in %s/%s for the next useradd or userdel", dir_path, HS_TXN_JOURNAL);
+			"left in %s/%s for the next root account tool", dir_path,
+			HS_TXN_JOURNAL);
 	return r < 0 ? r : 1;
 }
 
-/* The journal's work, parsed: each piece finished (committed) or undone
- * (prepared), and said. */
-static void recover_work(struct hs_txn_work *work, size_t n_work, bool prepared, char *msg,
+/* The journal's work, parsed: each piece undone (undo[i]: prepared, or
+ * carried from a prepared journal) or finished, and said. */
+static void recover_work(struct hs_txn_work *work, const bool *undo, size_t n_work, char *msg,
                          size_t msg_size)
 {
-	if (prepared) {
-		undo_work(work, n_work);
-		for (size_t i = 0; i < n_work; i++)
-			if (work_is_new(&work[i]))
-				msg_add(msg, msg_size, "undid the unfinished creation of %s",
-					work[i].path);
-		return;
+	for (size_t i = 0; i < n_work; i++) {
+		if (!undo[i])
+			continue;
+		undo_work(&work[i], 1);
+		if (work_is_new(&work[i]))
+			msg_add(msg, msg_size, "undid the unfinished creation of %s", work[i].path);
 	}
-	run_work(work, n_work, msg, msg_size);
-	for (size_t i = 0; i < n_work; i++)
-		if (work[i].result == 0)
-			msg_add(msg, msg_size, "finished %s %s", work_is_new(&work[i]) ?
-				"creating" : "removing", work[i].path);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n_work; i++) {
+			struct hs_txn_work *w = &work[i];
+
+			if (undo[i] || work_is_tree(w) != (pass == 0))
+				continue;
+			run_work(w, 1, msg, msg_size);
+			if (w->result == 0)
+				msg_add(msg, msg_size, "finished %s %s", work_is_new(w) ?
+					"creating" : "removing", w->path);
+		}
+	}
 }
 
 static int recover_journal(int dirfd, const char *dir_path, const char *const bases[],
@@ -736,7 +816,9 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	const struct hs_file_expect ex = {
 		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
 	};
-	struct hs_txn_work work[HS_TXN_MAX_WORK];
+	/* its own and some carried from a journal before it */
+	struct hs_txn_work work[HS_TXN_MAX_WORK * 2];
+	bool undo[HS_TXN_MAX_WORK * 2 + 1];
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0, n_work = 0, hlen;
 	bool prepared;
@@ -768,7 +850,10 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 		if (!nl)
 			break;          /* written whole or not at all: cannot happen */
 		*nl = '\0';
-		if (cur[0] == '@' ? n_work >= HS_TXN_MAX_WORK ||
+		undo[n_work] = prepared || cur[0] == '-';
+		if (cur[0] == '-')
+			cur++;
+		if (cur[0] == '@' ? n_work >= HS_TXN_MAX_WORK * 2 ||
 				    parse_work_line(cur, &work[n_work]) < 0
 				  : prepared || parse_journal_line(cur, &base, &want) < 0) {
 			msg_add(msg, msg_size, "%s/%s: bad line skipped", dir_path,
@@ -790,8 +875,9 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	if (prepared)
 		changed |= remove_staged(dirfd, dir_path, bases, n_bases, msg, msg_size);
 	if (!work_ops && n_work)
-		return prepared ? changed : keep_work(dirfd, dir_path, work, n_work, msg, msg_size);
-	recover_work(work, n_work, prepared, msg, msg_size);
+		return prepared ? changed : keep_work(dirfd, dir_path, work, undo, n_work, msg,
+						      msg_size);
+	recover_work(work, undo, n_work, msg, msg_size);
 	if (fsync(dirfd) < 0 || unlinkat(dirfd, HS_TXN_JOURNAL, 0) < 0 || fsync(dirfd) < 0) {
 		r = -errno;
 		msg_add(msg, msg_size, "cannot remove %s/%s: %s", dir_path, HS_TXN_JOURNAL,

@@ -426,6 +426,11 @@ static void plan_mail_spool(const struct hs_config *cfg, const char *user, uid_t
 	struct stat st;
 
 	snprintf(path, sizeof(uw->spool_path), "%s/%s", maildir, user);
+	if (maildir[0] != '/') {
+		/* the journal names absolute paths only */
+		hs_warn("not removing %s: MAIL_DIR is not an absolute path", path);
+		return;
+	}
 	dirfd = open(maildir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0 || fstatat(dirfd, user, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT)

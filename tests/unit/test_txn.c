@@ -585,6 +585,33 @@ static void test_work_left_for_a_root_tool(void **state)
 	assert_clean(f->dfd);
 }
 
+/* A killed useradd -m left a prepared journal; a setid tool (no work)
+ * commits before any root tool runs: its journal must keep the undo. */
+static void test_prepared_work_survives_a_setid_commit(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct two_files t;
+	struct hs_txn_work w;
+	char path[128], err[256], msg[1024];
+	struct stat st;
+
+	home_work(f, &w, path, sizeof(path));
+	assert_int_equal(hs_txn_prepare(f->dfd, f->path, &w, 1, msg, sizeof(msg)), 0);
+	hs_txn_set_work_ops(NULL);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 0);
+	prepare(&t);
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
+	assert_new(f->dfd);
+	assert_int_equal(fstatat(f->dfd, HS_TXN_JOURNAL, &st, AT_SYMLINK_NOFOLLOW), 0);
+	hs_txn_work_enable();
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 1);
+	assert_non_null(strstr(msg, "undid the unfinished creation of"));
+	assert_int_not_equal(fstatat(f->ofd, HOME_TMP, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_not_equal(fstatat(f->ofd, "bob", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_new(f->dfd);
+	assert_clean(f->dfd);
+}
+
 /* Under the locks a reserved directory in the tree that no journal names
  * is a killed tool's; a user's directory is never touched. */
 static void test_stale_reserved_dirs_are_swept(void **state)
@@ -640,6 +667,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_commit_does_the_work, setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_work_left_for_a_root_tool, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_prepared_work_survives_a_setid_commit, setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_stale_reserved_dirs_are_swept, setup,
 						tmp_dirs_teardown),
