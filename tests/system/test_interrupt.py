@@ -1405,3 +1405,31 @@ def test_chpasswd_pam_interrupted_by_sigint_changes_all_or_none(sb):
     old, new = kill_at(sb, r, r"linkat\(\d+</etc/hardened-shadow/bob/", "SIGINT")
     cur = row_snapshot(sb, r)
     assert not same_as(cur, old) or not same_as(cur, new), same_as(cur, new)
+
+
+def test_useradd_m_killed_after_its_commit_point_is_finished_or_said(sb):
+    """useradd -m killed on entering the rename of its built home into place (after the
+    commit point): groupadd (any root tool that takes the locks) finishes it and says so.
+    If something took the home's name meanwhile, it says that it cannot, removes the copy
+    and leaves the other directory alone."""
+    r = row("useradd-m")
+    pattern = r'renameat2\(\d+</home>, "\.new\.bob\.\w+", \d+</home>, "bob"'
+    old, new = kill_at(sb, r, pattern)
+    res = run(sb, NEXT_TOOL[0])
+    assert res.returncode == NEXT_TOOL[1], res.stderr
+    assert "finished creating /home/bob" in res.stderr, res.stderr
+    assert not same_as(row_snapshot(sb, r), new), same_as(row_snapshot(sb, r), new)
+    # again, with /home/bob made by someone else before the recovery
+    raw = snapshot(sb, r.homes)
+    restore(sb, old, raw)
+    steps = record_steps(sb, r)
+    restore(sb, old, snapshot(sb, r.homes))
+    step = next(s for s in steps if re.search(pattern, s[2]))
+    assert inject(sb, r, step, "SIGKILL").returncode == -9
+    os.mkdir(_host(sb, "/home/bob"), 0o755)
+    res = run(sb, NEXT_TOOL[0])
+    assert "cannot finish creating /home/bob: something else has that name now" in \
+        res.stderr, res.stderr
+    assert os.listdir(_host(sb, "/home/bob")) == []
+    assert not [n for n in os.listdir(_host(sb, "/home")) if n.startswith(".new.")]
+    assert sb.getpwnam("bob").home == "/home/bob"
