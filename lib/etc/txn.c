@@ -401,13 +401,11 @@ static void run_work(struct hs_txn_work *work, size_t n_work, char *msg, size_t 
 static int write_journal(int dirfd, const char *header, const char *lines, size_t len)
 {
 	char journal[JOURNAL_MAX];
-	size_t hlen = strlen(header);
+	int n = snprintf(journal, sizeof(journal), "%s%.*s", header, (int)len, lines);
 
-	if (hlen + len > sizeof(journal))
+	if (n < 0 || (size_t)n >= sizeof(journal))
 		return -ENAMETOOLONG;
-	memcpy(journal, header, hlen);
-	memcpy(journal + hlen, lines, len);
-	return hs_replace_file_at(dirfd, HS_TXN_JOURNAL, journal, hlen + len, geteuid(),
+	return hs_replace_file_at(dirfd, HS_TXN_JOURNAL, journal, (size_t)n, geteuid(),
 				  getegid(), 0600);
 }
 
@@ -452,7 +450,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
                   size_t err_size)
 {
 	struct identity ids[HS_TXN_MAX_FILES];
-	char journal[JOURNAL_MAX], carried[JOURNAL_MAX];
+	char journal[JOURNAL_MAX], carried[JOURNAL_MAX] = "";
 	size_t jlen, clen = 0;
 	size_t staged_count = 0;
 	int r;
@@ -763,7 +761,7 @@ static int remove_staged(int dirfd, const char *dir_path, const char *const base
 static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *work,
                      const bool *undo, size_t n_work, char *msg, size_t msg_size)
 {
-	char lines[JOURNAL_MAX];
+	char lines[JOURNAL_MAX] = "";
 	size_t len = 0;
 	int r = 0;
 
