@@ -23,6 +23,14 @@ counted per system call).  After every kill:
       lock, and leaves the global files and the tree exactly as the complete command does,
       with nothing but harmless garbage left (consistency.GARBAGE).
 
+Homes and tree directories (Row.complete: useradd -m, userdel -r): their work goes with the
+journal of the global files (lib/etc/txn.h), so after each kill, before (d), NEXT_TOOL (a
+root tool that takes the global locks and changes nothing) must leave the complete old or
+the complete new state -- the homes' contents, owners and modes and the tree directory
+included, no reserved directory, journal or staged file left -- and (d) compares the homes
+too.  Their kill points include one step of each system call in each area (the tree, /etc,
+the home, the mail spool; fsync too: sample(every_kind=True)).
+
 Transactions (lib/txn): a tool that commits the global files through a journal may be
 killed after its commit point, with /etc/.hardened-shadow.txn and staged /etc/.BASE.hs-txn
 files left: that is the new state, finished by the next tool.  (a) then compares the files
