@@ -599,7 +599,7 @@ void hs_flush_caches_with(const char *nscd, const char *sss_cache, const char *d
 		run_quietly(nscd, argv);
 	}
 	if (sss_cache) {
-		char *const argv[] = { (char *)"sss_cache", (char *)"-E", NULL };
+		char *const argv[] = { "sss_cache", "-E", NULL };
 		run_quietly(sss_cache, argv);
 	}
 	errno = saved;

@@ -47,6 +47,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <lastlog.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,7 +98,7 @@ static struct {
 	const char *base, *comment, *home, *expire, *inactive, *group, *groups, *skel;
 	const char *password, *shell, *uid;
 	bool defaults, create_home, no_create_home, no_user_group, user_group;
-	bool non_unique, system, subids_for_system;
+	bool non_unique, system, subids_for_system, no_log_init;
 	char *k_overrides;      /* "KEY VALUE\n" lines from -K, appended to login.defs */
 	size_t k_len;
 } o;
@@ -224,7 +226,9 @@ static void parse_options(int argc, char **argv)
 		case 'h': usage(E_SUCCESS);
 		case 'k': o.skel = optarg; other_than_d = true; break;
 		case 'K': add_k_override(optarg); other_than_d = true; break;
-		case 'l': break;        /* we keep no lastlog/faillog of our own */
+		case 'l':
+			o.no_log_init = true;
+			break;
 		case 'm': o.create_home = true; other_than_d = true; break;
 		case 'M': o.no_create_home = true; other_than_d = true; break;
 		case 'N': o.no_user_group = true; other_than_d = true; break;
@@ -666,7 +670,7 @@ static void work_set_ids(struct hs_txn_work *w, const struct stat *parent,
 static int build_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 			  const struct hs_aging *aging, const char *shell, struct useradd_work *uw)
 {
-	struct hs_shadow locked = { .hash = (char *)"!", .lstchg = hs_today() };
+	struct hs_shadow locked = { .hash = "!", .lstchg = hs_today() };
 	char *path = uw->tree_path;
 	struct stat st, tree;
 	int r;
@@ -703,6 +707,7 @@ static int build_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_gi
 struct useradd_plan {
 	const char *name, *comment, *home, *shell, *hash;
 	bool classic, user_group, proxy, create_home;
+	bool uid_shared;        /* -o with a uid an account has */
 	unsigned long uid, gid;
 	struct hs_aging aging;
 	char *home_buf;         /* home, when built from the base directory */
@@ -760,7 +765,8 @@ static int plan_check_against_accounts(struct hs_accountset *s, struct useradd_p
 		hs_warn("user '%s' already exists", u->name);
 		return E_NAME_IN_USE;
 	}
-	if (o.uid && !o.non_unique && hs_accountdb_find_id(pw, u->uid) >= 0) {
+	u->uid_shared = o.uid && hs_accountdb_find_id(pw, u->uid) >= 0;
+	if (u->uid_shared && !o.non_unique) {
 		hs_warn("UID %lu is not unique", u->uid);
 		return E_UID_IN_USE;
 	}
@@ -854,10 +860,10 @@ static int plan_stage_user_group(struct hs_accountset *s, const struct hs_config
 {
 	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
 	struct hs_accountdb *gs = hs_accountset_db(s, HS_AS_GSHADOW);
-	struct hs_group g = { .name = (char *)u->name, .passwd = (char *)"x",
-			      .members = (char *)"" };
-	struct hs_gshadow sg = { .name = (char *)u->name, .passwd = (char *)"!",
-				 .admins = (char *)"", .members = (char *)"" };
+	struct hs_group g = { .name = u->name, .passwd = "x",
+			      .members = "" };
+	struct hs_gshadow sg = { .name = u->name, .passwd = "!",
+				 .admins = "", .members = "" };
 	int status;
 
 	if (!u->user_group)
@@ -905,7 +911,7 @@ static int plan_stage_subid_range(struct hs_accountset *s, const struct hs_confi
 {
 	struct hs_accountdb *db = hs_accountset_db(s, k);
 	struct hs_subid_conf sc;
-	struct hs_subid sub = { .owner = (char *)u->name };
+	struct hs_subid sub = { .owner = u->name };
 	int r;
 
 	if (!db || !db->present)
@@ -950,18 +956,18 @@ static int plan_stage_passwd_line(struct hs_accountset *s, const struct useradd_
 	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
 	struct hs_accountdb *sp = hs_accountset_db(s, HS_AS_SHADOW);
 	struct hs_passwd p = {
-		.name = (char *)u->name,
-		.passwd = (char *)(u->classic && !sp ? u->hash : "x"),
-		.uid = (uid_t)u->uid, .gid = (gid_t)u->gid, .gecos = (char *)u->comment,
-		.dir = (char *)u->home,
-		.shell = (char *)(u->proxy ? HS_SHELL_PROXY : u->shell),
+		.name = u->name,
+		.passwd = (u->classic && !sp ? u->hash : "x"),
+		.uid = (uid_t)u->uid, .gid = (gid_t)u->gid, .gecos = u->comment,
+		.dir = u->home,
+		.shell = (u->proxy ? HS_SHELL_PROXY : u->shell),
 	};
 
 	if (u->classic && sp) {
 		struct hs_spwd e = {
-			.name = (char *)u->name, .hash = (char *)u->hash, .lstchg = hs_today(),
+			.name = u->name, .hash = u->hash, .lstchg = hs_today(),
 			.min = u->aging.min, .max = u->aging.max, .warn = u->aging.warn,
-			.inact = u->aging.inact, .expire = u->aging.expire, .flag = (char *)"",
+			.inact = u->aging.inact, .expire = u->aging.expire, .flag = "",
 		};
 
 		if (hs_accountdb_append(sp, &e) < 0) {
@@ -1198,7 +1204,7 @@ static int apply_tree_dir_and_global_files(struct hs_accountset *set,
  * exists. */
 static int apply_password(const struct useradd_plan *u)
 {
-	struct hs_shadow sh = { .hash = (char *)u->hash, .lstchg = hs_today() };
+	struct hs_shadow sh = { .hash = u->hash, .lstchg = hs_today() };
 	_cleanup_close_ int udir = -1;
 	int r;
 
@@ -1212,6 +1218,47 @@ static int apply_password(const struct useradd_plan *u)
 		return E_PW_UPDATE;
 	}
 	return E_SUCCESS;
+}
+
+/* faillog(5)'s record, as shadow-utils documents it. */
+struct faillog_record {
+	short fail_cnt, fail_max;
+	char fail_line[12];
+	time_t fail_time;
+	long fail_locktime;
+};
+
+/* Zero uid's record of path, if the file already holds it: neither file
+ * ever grows here (uid 4,000,000,000 would make lastlog a 1.1 TB sparse
+ * file). */
+static void reset_login_record(const char *path, size_t size, unsigned long uid)
+{
+	static const char zero[sizeof(struct lastlog)];
+	_Static_assert(sizeof(struct faillog_record) <= sizeof zero, "record sizes");
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	off_t off = (off_t)size * (off_t)uid;
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < off + (off_t)size)
+		return;
+	ssize_t n = pwrite(fd, zero, size, off);
+	if (n != (ssize_t)size || fsync(fd) < 0)
+		hs_warn("failed to reset the %s entry of UID %lu: %s", path, uid,
+			hs_strerror(n < 0 || n == (ssize_t)size ? -errno : -EIO));
+}
+
+/* A uid a deleted user had must not show the new account that user's last
+ * login or failures: shadow-utils' reset, unless -l or the uid is shared.
+ * lastlog only up to LASTLOG_UID_MAX (login.defs; none means no limit), the
+ * key pam_lastlog honours too. */
+static void reset_login_records(const struct useradd_plan *u, const struct hs_config *defs)
+{
+	if (o.no_log_init || u->uid_shared)
+		return;
+	if (u->uid <= (unsigned long)hs_config_get_long(defs, "LASTLOG_UID_MAX", 0, LONG_MAX,
+							 LONG_MAX))
+		reset_login_record(HS_LASTLOG_FILE, sizeof(struct lastlog), u->uid);
+	reset_login_record(HS_FAILLOG_FILE, sizeof(struct faillog_record), u->uid);
 }
 
 static void log_new_account(const struct useradd_plan *u)
@@ -1277,6 +1324,7 @@ int main(int argc, char **argv)
 	}
 	status = apply_password(&u);
 	hs_signals_restore(&saved);
+	reset_login_records(&u, defs);
 	log_new_account(&u);
 	hs_accountset_close(&set);
 	apply_mail_spool(&u, defs, ucfg);

@@ -165,9 +165,9 @@ static int pwdb_render(struct pwdb *db, bool to_tree, struct hs_buf *out, bool *
 			continue;
 		p = e->pw;
 		if (to_tree) {
-			p.passwd = (char *)"x";
+			p.passwd = "x";
 			if (e->proxy)
-				p.shell = (char *)HS_SHELL_PROXY;
+				p.shell = HS_SHELL_PROXY;
 		} else {
 			p.shell = e->new_shell;
 		}
@@ -603,10 +603,10 @@ static int create_groups(const struct group_plan *g)
 			long ret;
 
 			if (pass == 0) {
-				struct hs_group gr = { (char *)names[i], (char *)"x", gids[i], (char *)"" };
+				struct hs_group gr = { names[i], "x", gids[i], "" };
 				ret = hs_accountdb_append(db, &gr);
 			} else {
-				struct hs_gshadow gs = { (char *)names[i], (char *)"!", (char *)"", (char *)"" };
+				struct hs_gshadow gs = { names[i], "!", "", "" };
 				/* a stale gshadow entry of that name stays the one */
 				if (hs_accountdb_find(db, names[i]) >= 0)
 					continue;
@@ -953,7 +953,7 @@ static void records_for(const struct pw_ent *e, const struct spdb *sp, long toda
 	 * hash and the aging defaults come from login.defs; "x" (which points
 	 * at a shadow entry that does not exist, so nobody could log in)
 	 * becomes the locked "!". */
-	sh->hash = strcmp(e->pw.passwd, "x") == 0 ? (char *)"!" : e->pw.passwd;
+	sh->hash = strcmp(e->pw.passwd, "x") == 0 ? "!" : e->pw.passwd;
 	sh->lstchg = today;
 	ag->min = defaults[0];
 	ag->max = defaults[1];
@@ -1393,7 +1393,7 @@ static int render_shadow(int treefd, struct pwdb *pw, struct hs_buf *out, size_t
 		sp = (struct hs_spwd){
 			.name = e->pw.name, .hash = sh.hash, .lstchg = sh.lstchg,
 			.min = ag.min, .max = ag.max, .warn = ag.warn, .inact = ag.inact,
-			.expire = ag.expire, .flag = (char *)"", .minus_one = 0,
+			.expire = ag.expire, .flag = "", .minus_one = 0,
 		};
 		r = hs_spwd_format(&sp, &line);
 		hs_wipe(buf, sizeof(buf));

@@ -205,14 +205,10 @@ def _read(sb, path, limit=None):
         os.close(fd)
 
 
-def _pid_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _pid_alive(sb, pid):
+    """Whether the root's programs see a process pid (the root's /proc: its pid
+    namespace's, where the lock files' pids were written)."""
+    return os.path.isdir(_host(sb, "/proc/%d" % pid))
 
 
 def _group_ids(sb, path="/etc/group"):
@@ -390,7 +386,7 @@ def _check_etc_leftovers(sb, rep):
                 pid = int(txt) if txt.isdigit() else 0
             else:
                 pid = int(m.group(2))
-            if pid and _pid_alive(pid):
+            if pid and _pid_alive(sb, pid):
                 rep.problem("/etc/%s is held by running process %d" % (name, pid))
             else:
                 rep.leftover("stale-lock", "/etc/%s (pid %d gone)" % (name, pid))

@@ -478,6 +478,7 @@ def sample(steps, n, every_kind=False):
 def run(sb, argv, input=None, user=None, env=None, timeout=60, script=None):
     """sb.run without its 50 ms wait for syslog messages (hundreds of runs per row), as
     root or, through setpriv, as user; with script, on a terminal (run_pty)."""
+    sb.enter_pid_namespace()
     cmd = ["/usr/sbin/chroot", sb.root]
     e = {"HOME": "/root", "USER": "root", "LOGNAME": "root", "SHELL": "/bin/bash",
          "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
