@@ -182,7 +182,7 @@ enum nss_status _nss_hardened_shadow_getspnam_r(const char *name, struct spwd *r
 
 	/* First, before any system call: "..", "a/b", "-x", "" and
 	 * overlong names never reach a path. */
-	if (!hs_user_name_valid(name)) {
+	if (!hs_names_user_valid(name)) {
 		*errnop = ENOENT;
 		return NSS_STATUS_NOTFOUND;
 	}
@@ -216,7 +216,7 @@ static int ent_open_locked(void)
 		rewinddir(ent_dir);
 		return 0;
 	}
-	treefd = hs_tree_open();
+	treefd = hs_userdir_open_tree();
 	if (treefd < 0)
 		return treefd;
 	/* Listing needs a readable descriptor; the lookup descriptor only
@@ -333,7 +333,7 @@ enum nss_status _nss_hardened_shadow_getspent_r(struct spwd *result, char *buffe
 		}
 		/* ".", "..", reserved names ('.x', ':x', temporaries) and
 		 * anything that is not a valid user name. */
-		if (!hs_tree_entry_is_user(de->d_name))
+		if (!hs_userdir_entry_is_user(de->d_name))
 			continue;
 		status = ent_try_locked(de->d_name, result, buffer, buflen, errnop);
 		if (status == NSS_STATUS_SUCCESS || status == NSS_STATUS_TRYAGAIN)

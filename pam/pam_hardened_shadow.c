@@ -188,7 +188,7 @@ static int resolve_policy(pam_handle_t *pamh, const struct options *o, struct hs
 	} else {
 		struct hs_config *defs = NULL;
 
-		r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs);
+		r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs);
 		if (r < 0) {
 			pam_syslog(pamh, LOG_ERR, "cannot read %s: %s", HS_ETC_LOGIN_DEFS,
 			           hs_strerror(r));
@@ -231,7 +231,7 @@ static void burn_time(pam_handle_t *pamh, const struct options *o, const char *p
 	 * (bench/pam-auth.py measures this). */
 	if (!(o->prefix || o->method) || resolve_policy(pamh, o, &p) != PAM_SUCCESS)
 		hs_hash_policy_default(&p);
-	hs_dummy_verify(password, &p);
+	hs_hash_dummy_verify(password, &p);
 }
 
 /* ---- the user's entry ---- */
@@ -286,7 +286,7 @@ static void entry_load(pam_handle_t *pamh, const struct options *o, const char *
 	int r;
 
 	e->name = name;
-	if (!hs_user_name_valid(name)) {
+	if (!hs_names_user_valid(name)) {
 		e->src = SRC_UNKNOWN;
 		return;
 	}
@@ -295,7 +295,7 @@ static void entry_load(pam_handle_t *pamh, const struct options *o, const char *
 		e->src = SRC_UNKNOWN;
 		return;
 	}
-	r = hs_tree_open();
+	r = hs_userdir_open_tree();
 	if (r >= 0) {
 		e->treefd = r;
 		r = hs_userdir_open(e->treefd, name, e->pw->pw_uid, NULL);
@@ -369,7 +369,7 @@ static int write_gid(pam_handle_t *pamh, gid_t *gid)
 		*gid = HS_ANY_GID;
 		return 0;
 	}
-	r = hs_layout_gids(&tree_gid, gid);
+	r = hs_userdir_layout_gids(&tree_gid, gid);
 	if (r < 0)
 		pam_syslog(pamh, LOG_ERR, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 	return r;
@@ -503,7 +503,7 @@ static void maybe_rehash(pam_handle_t *pamh, const struct options *o, struct ent
 		hs_wipe(newhash, sizeof newhash);
 		return;
 	}
-	if (!hs_consttime_streq(cur.hash, e->sh.hash)) {
+	if (!hs_hash_consttime_streq(cur.hash, e->sh.hash)) {
 		(void)hs_userdir_unlock(e->udirfd);
 		hs_wipe(newhash, sizeof newhash);
 		hs_wipe(curbuf, sizeof curbuf);
@@ -564,7 +564,7 @@ static void sleep_fail_delay(void)
 		;
 }
 
-/* hs_verify_password for a user-driven process: one guess of this user
+/* hs_hash_verify_password for a user-driven process: one guess of this user
  * at a time (the guess lock the password helper takes too), and a
  * mismatch holds the lock through the failure delay.  The guess lock is
  * not the writers' lock: stopping this process delays only the user's
@@ -582,7 +582,7 @@ static int verify_one_guess_at_a_time(pam_handle_t *pamh, const struct options *
 		           fd == -HS_E_TIMEOUT ? "timed out" : hs_strerror(fd));
 		return fd;
 	}
-	r = hs_verify_password(password, e->sh.hash, o->allow_legacy);
+	r = hs_hash_verify_password(password, e->sh.hash, o->allow_legacy);
 	if (r != 1 && !o->nodelay)
 		sleep_fail_delay();
 	close(fd);
@@ -640,7 +640,7 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 			break;
 		}
 		r = user_driven() ? verify_one_guess_at_a_time(pamh, &o, &e, password)
-		                  : hs_verify_password(password, e.sh.hash, o.allow_legacy);
+		                  : hs_hash_verify_password(password, e.sh.hash, o.allow_legacy);
 		if (r == 1) {
 			r = PAM_SUCCESS;
 			if (o.rehash)
@@ -760,7 +760,7 @@ PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const c
 
 	if (lstchg > 0 && today < lstchg)
 		pam_syslog(pamh, LOG_DEBUG, "account %s has password changed in future", name);
-	switch (hs_account_state(lstchg, &aging, today, &days_left, &by_admin)) {
+	switch (hs_policy_account_state(lstchg, &aging, today, &days_left, &by_admin)) {
 	case HS_ACCT_EXPIRED:
 		pam_syslog(pamh, LOG_NOTICE, "account %s has expired (account expired)", name);
 		remark(pamh, &o, PAM_ERROR_MSG, "%s", MSG_ACCT_EXPIRED);
@@ -833,8 +833,8 @@ static int prelim_fingerprint(const char *hash, char **out)
 static bool prelim_unchanged(const char *fp, const char *hash)
 {
 	if (fp[0] == '=')
-		return hs_consttime_streq(fp + 1, hash);
-	return strlen(hash) < CRYPT_OUTPUT_SIZE && hs_verify_password(hash, fp, false) == 1;
+		return hs_hash_consttime_streq(fp + 1, hash);
+	return strlen(hash) < CRYPT_OUTPUT_SIZE && hs_hash_verify_password(hash, fp, false) == 1;
 }
 
 /* The change is over (done or failed): what PRELIM left for UPDATE goes,
@@ -897,7 +897,7 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 		} else if (user_driven()) {
 			r = verify_one_guess_at_a_time(pamh, o, e, old);
 		} else {
-			r = hs_verify_password(old, e->sh.hash, o->allow_legacy);
+			r = hs_hash_verify_password(old, e->sh.hash, o->allow_legacy);
 		}
 		if (r != 1) {
 			log_auth_failure(pamh, e->name);
@@ -932,7 +932,7 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 	}
 	if (iamroot)
 		return PAM_SUCCESS;
-	switch (hs_account_state(e->sh.lstchg, &aging, today, NULL, NULL)) {
+	switch (hs_policy_account_state(e->sh.lstchg, &aging, today, NULL, NULL)) {
 	case HS_ACCT_EXPIRED:
 		pam_syslog(pamh, LOG_NOTICE, "user shadow entry expired");
 		return PAM_ACCT_EXPIRED;
@@ -942,7 +942,7 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 	default:
 		break;
 	}
-	if (hs_password_change_too_early(e->sh.lstchg, &aging, today)) {
+	if (hs_policy_change_too_early(e->sh.lstchg, &aging, today)) {
 		remark(pamh, o, PAM_ERROR_MSG, "%s", MSG_WAIT_LONGER);
 		return PAM_AUTHTOK_ERR;
 	}

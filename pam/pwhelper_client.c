@@ -202,7 +202,7 @@ int hs_pwhelper_verify(const char *user, const char *password)
 	size_t len;
 	pid_t pid;
 
-	if (!user || !password || !hs_user_name_valid(user))
+	if (!user || !password || !hs_names_user_valid(user))
 		return HS_PWHELPER_REFUSED;
 	len = strlen(password);
 	/* the helper would refuse it too; no need to start it */
@@ -287,7 +287,7 @@ int hs_pwhelper_account(const char *user, long *lstchg, struct hs_aging *aging)
 	pid_t pid;
 	int r;
 
-	if (!user || !lstchg || !aging || !hs_user_name_valid(user))
+	if (!user || !lstchg || !aging || !hs_names_user_valid(user))
 		return HS_PWHELPER_REFUSED;
 	null = open_null();
 	if (null < 0)

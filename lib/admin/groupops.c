@@ -222,7 +222,7 @@ int hs_groupops_add_member(struct hs_accountset *s, size_t gi, const char *user)
 
 	if (!g)
 		return fail(s, HS_AS_GROUP, -ENOENT, "no such group");
-	r = hs_list_add(g->members, user, &list);
+	r = hs_records_list_add(g->members, user, &list);
 	if (r < 0)
 		return fail(s, HS_AS_GROUP, r, "cannot add '%s' to the members of '%s': %s", user,
 			    g->name, hs_strerror(r));
@@ -238,7 +238,7 @@ int hs_groupops_remove_member(struct hs_accountset *s, size_t gi, const char *us
 
 	if (!g)
 		return fail(s, HS_AS_GROUP, -ENOENT, "no such group");
-	r = hs_list_remove(g->members, user, &list);
+	r = hs_records_list_remove(g->members, user, &list);
 	if (r < 0)
 		return fail(s, HS_AS_GROUP, r, "cannot remove '%s' from the members of '%s': %s",
 			    user, g->name, hs_strerror(r));
@@ -254,9 +254,9 @@ int hs_groupops_remove_member(struct hs_accountset *s, size_t gi, const char *us
 		if (si < 0)
 			return (int)si;
 		ns = hs_accountdb_get(gs, (size_t)si)->gs;
-		if (!hs_list_contains(ns.admins, user))
+		if (!hs_records_list_contains(ns.admins, user))
 			return changed;
-		r = hs_list_remove(ns.admins, user, &admins);
+		r = hs_records_list_remove(ns.admins, user, &admins);
 		if (r < 0)
 			return fail(s, HS_AS_GSHADOW, r, "cannot update %s: %s", gs->path,
 				    hs_strerror(r));
@@ -429,11 +429,11 @@ bool hs_groupops_user_exists(struct hs_accountset *s, const char *user, bool use
 	_cleanup_free_ char *buf = NULL;
 	struct passwd p;
 
-	if (!hs_user_name_valid(user))
+	if (!hs_names_user_valid(user))
 		return false;
 	if (pw && hs_accountdb_find(pw, user) >= 0)
 		return true;
-	return use_nss && hs_getpwnam_alloc(user, &p, &buf) == 0;
+	return use_nss && hs_account_getpwnam(user, &p, &buf) == 0;
 }
 
 int hs_groupops_user_list(struct hs_accountset *s, const char *arg, bool use_nss, char **out,
@@ -459,12 +459,12 @@ int hs_groupops_user_list(struct hs_accountset *s, const char *arg, bool use_nss
 		next = strchr(cur, ',');
 		if (next)
 			*next++ = '\0';
-		if (!hs_user_name_valid(cur))
+		if (!hs_names_user_valid(cur))
 			r = -HS_E_NAME;
 		else if (!hs_groupops_user_exists(s, cur, use_nss))
 			r = -ENOENT;
-		else if (!hs_list_contains(list, cur))
-			r = hs_list_add(list, cur, &grown);
+		else if (!hs_records_list_contains(list, cur))
+			r = hs_records_list_add(list, cur, &grown);
 		if (r < 0) {
 			if (badsize)
 				snprintf(bad, badsize, "%s", cur);
@@ -522,7 +522,7 @@ int hs_groupops_logindefs(const char *root, const char *overrides, size_t olen,
 	int r;
 
 	snprintf(path, sizeof(path), "%s%s", root ? root : "", HS_ETC_LOGIN_DEFS);
-	r = hs_global_read(path, &data, &len);
+	r = hs_globalfile_read(path, &data, &len);
 	if (r == -ENOENT) {
 		data = strdup("");
 		len = 0;
@@ -537,7 +537,7 @@ int hs_groupops_logindefs(const char *root, const char *overrides, size_t olen,
 	all[len] = '\n';
 	if (olen)
 		memcpy(all + len + 1, overrides, olen);
-	return hs_logindefs_parse(all, len + 1 + olen, path, warn, ctx, out);
+	return hs_config_logindefs_parse(all, len + 1 + olen, path, warn, ctx, out);
 }
 
 /* ---- commit ---- */
@@ -547,9 +547,9 @@ static int write_files(struct hs_accountset *s, struct hs_err *err, const char *
 	sigset_t saved;
 	int r;
 
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	r = hs_accountset_commit(s);
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	if (r < 0) {
 		if (what)
 			syslog(LOG_ERR, "%s failed: %s", what, s->error);

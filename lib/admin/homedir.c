@@ -19,7 +19,7 @@
 #include "util.h"
 #include "walk.h"
 
-mode_t hs_home_mode(const struct hs_config *defs)
+mode_t hs_homedir_mode(const struct hs_config *defs)
 {
 	long umask_v = hs_config_get_long(defs, "UMASK", 0, 0777, 022);
 
@@ -27,14 +27,14 @@ mode_t hs_home_mode(const struct hs_config *defs)
 }
 
 /* See homedir.h. */
-int hs_home_open_parent(const char *home, const char **last)
+int hs_homedir_open_parent(const char *home, const char **last)
 {
 	const char *slash = home ? strrchr(home, '/') : NULL;
 	_cleanup_free_ char *parent = NULL;
 
 	/* the home itself must be one plain name below its parent: not "",
 	 * "." or "..", checked before any parent is made */
-	if (!slash || home[0] != '/' || !hs_is_single_component(slash + 1))
+	if (!slash || home[0] != '/' || !hs_fileio_is_single_component(slash + 1))
 		return -EINVAL;
 	*last = slash + 1;
 	parent = strndup(home, (size_t)(slash - home));
@@ -51,7 +51,7 @@ int hs_home_open_parent(const char *home, const char **last)
 			char saved = *p;
 
 			*p = '\0';
-			/* our umask is 077 (hs_privileged_init): set the mode */
+			/* our umask is 077 (hs_privs_init): set the mode */
 			if (mkdir(parent, 0755) == 0) {
 				if (chmod(parent, 0755) < 0)
 					return -errno;
@@ -64,7 +64,7 @@ int hs_home_open_parent(const char *home, const char **last)
 		}
 	}
 	/* new homes go below directories only root controls */
-	return hs_home_open_trusted_dir(parent, (uid_t)-1, true);
+	return hs_homepath_open_trusted_dir(parent, (uid_t)-1, true);
 }
 
 struct copy_ctx {
@@ -158,7 +158,7 @@ static int copy_pre(const struct hs_walk_entry *e, void *ctx)
 		c->failed = true;
 		return HS_WALK_SKIP;
 	}
-	fd = hs_open_dir_at(parent, e->name, NULL);
+	fd = hs_fileio_open_dir_at(parent, e->name, NULL);
 	if (fd < 0) {
 		copy_warn(c, e, hs_strerror(fd));
 		c->failed = true;
@@ -245,7 +245,7 @@ int hs_home_reserve(const char *home, struct hs_home_build *b, struct hs_err *er
 	struct stat st;
 	int r;
 
-	b->parentfd = hs_home_open_parent(home, &last);
+	b->parentfd = hs_homedir_open_parent(home, &last);
 	if (b->parentfd < 0) {
 		return hs_err_set(err, -1, "cannot create directory %s: %s", home,
 				  b->parentfd == -HS_E_OWNER ? "a directory above it is not root's "
@@ -285,9 +285,9 @@ int hs_home_build(struct hs_home_build *b, const char *home, const char *skel, u
 		return hs_err_set(err, -1, "cannot create directory %s: %s", home,
 				  strerror(errno));
 	}
-	homefd = hs_open_dir_at(b->parentfd, b->tmp, &b->built);
+	homefd = hs_fileio_open_dir_at(b->parentfd, b->tmp, &b->built);
 	if (homefd < 0 || b->built.st_uid != 0) {
-		(void)hs_remove_tree_at(b->parentfd, b->tmp);
+		(void)hs_walk_remove_tree_at(b->parentfd, b->tmp);
 		return hs_err_set(err, -1, "cannot create directory %s: %s", home,
 				  homefd < 0 ? hs_strerror(homefd) : "replaced while being created");
 	}
@@ -309,20 +309,20 @@ int hs_home_build(struct hs_home_build *b, const char *home, const char *skel, u
 	}
 	if (fsync(homefd) < 0 || fsync(b->parentfd) < 0) {
 		hs_err_add(err, "cannot create directory %s: %s", home, strerror(errno));
-		(void)hs_remove_tree_at(b->parentfd, b->tmp);
+		(void)hs_walk_remove_tree_at(b->parentfd, b->tmp);
 		return -1;
 	}
 	return r;
 }
 
-int hs_home_make(const char *home, uid_t uid, gid_t gid, mode_t mode, struct stat *made)
+int hs_homedir_make(const char *home, uid_t uid, gid_t gid, mode_t mode, struct stat *made)
 {
 	_cleanup_close_ int parentfd = -1;
 	_cleanup_close_ int homefd = -1;
 	const char *last;
 	struct stat st;
 
-	parentfd = hs_home_open_parent(home, &last);
+	parentfd = hs_homedir_open_parent(home, &last);
 	if (parentfd < 0)
 		return parentfd;
 	if (fstatat(parentfd, last, made, AT_SYMLINK_NOFOLLOW) == 0)
@@ -333,7 +333,7 @@ int hs_home_make(const char *home, uid_t uid, gid_t gid, mode_t mode, struct sta
 	 * could swap in between is ever chowned */
 	if (mkdirat(parentfd, last, 0700) < 0)
 		return errno == EEXIST ? -EAGAIN : -errno;
-	homefd = hs_open_dir_at(parentfd, last, &st);
+	homefd = hs_fileio_open_dir_at(parentfd, last, &st);
 	if (homefd < 0)
 		return homefd;
 	if (st.st_uid != 0)
@@ -348,17 +348,17 @@ int hs_home_make(const char *home, uid_t uid, gid_t gid, mode_t mode, struct sta
 	return 1;
 }
 
-int hs_home_unmake(const char *home, const struct stat *made)
+int hs_homedir_unmake(const char *home, const struct stat *made)
 {
 	_cleanup_close_ int parentfd = -1;
 	_cleanup_close_ int homefd = -1;
 	const char *last;
 	struct stat st;
 
-	parentfd = hs_home_open_parent(home, &last);
+	parentfd = hs_homedir_open_parent(home, &last);
 	if (parentfd < 0)
 		return parentfd;
-	homefd = hs_open_dir_at(parentfd, last, &st);
+	homefd = hs_fileio_open_dir_at(parentfd, last, &st);
 	if (homefd < 0)
 		return homefd == -ENOENT ? 0 : homefd;
 	if (st.st_dev != made->st_dev || st.st_ino != made->st_ino)

@@ -1,7 +1,7 @@
 /* Home directories made by root for a user (useradd -m, newusers): never
  * through a symlink, relative to directory fds, on a parent path that only
  * root can change, built while still root's and handed over at the end.
- * Root only.  Nothing is printed: hs_home_create hands its messages back in
+ * Root only.  Nothing is printed: hs_homedir_create hands its messages back in
  * a struct hs_err for the tool to print. */
 #ifndef HS_HOMEDIR_H
 #define HS_HOMEDIR_H
@@ -16,7 +16,7 @@ struct hs_config;
 
 /* The mode of a new home: HOME_MODE from login.defs, else 0777 & ~UMASK
  * (default UMASK 022), as shadow-utils computes it. */
-mode_t hs_home_mode(const struct hs_config *defs);
+mode_t hs_homedir_mode(const struct hs_config *defs);
 
 /* Create the missing directories of home's parent path (root, 0755: an
  * administrator's path such as /home or useradd -b's base, as shadow-utils
@@ -27,13 +27,13 @@ mode_t hs_home_mode(const struct hs_config *defs);
  * a plain name (not "/", ".", ".."; else -EINVAL, nothing made).  Returns
  * an fd and *last = home's last component, or -HS_E_OWNER for an untrusted
  * step, or another negative error. */
-int hs_home_open_parent(const char *home, const char **last);
+int hs_homedir_open_parent(const char *home, const char **last);
 
 /* useradd -m, in two steps around the transaction journal (lib/etc/txn.h),
  * so that a kill leaves no home or the whole home.  Every problem and
  * warning goes into *err, a line each, in order: report it whatever the
  * result (err->msg is empty when there is nothing to say).
- *   hs_home_reserve: open home's parent (hs_home_open_parent; the caller
+ *   hs_home_reserve: open home's parent (hs_homedir_open_parent; the caller
  *     closes b->parentfd); a symlink or a non-directory at home is an
  *     error (-1); a directory there is left alone (HS_HOME_EXISTED, "Not
  *     copying any file from skel directory into it." said); else 0 with
@@ -58,16 +58,16 @@ int hs_home_build(struct hs_home_build *b, const char *home, const char *skel, u
 		  gid_t gid, struct hs_err *err);
 
 /* newusers: create home when nothing is there, give it to uid:gid with
- * mode, and fill *made (its dev and ino, for hs_home_unmake).  Silent.
+ * mode, and fill *made (its dev and ino, for hs_homedir_unmake).  Silent.
  * Returns 1 when created, 0 when something already had that name (any
  * type, left alone and not followed; *made gets its lstat), or a negative
  * error (-HS_E_OWNER: a step of the parent path is not root's). */
-int hs_home_make(const char *home, uid_t uid, gid_t gid, mode_t mode, struct stat *made);
+int hs_homedir_make(const char *home, uid_t uid, gid_t gid, mode_t mode, struct stat *made);
 
-/* Undo hs_home_make: take the directory back (root:root 0700) and remove
+/* Undo hs_homedir_make: take the directory back (root:root 0700) and remove
  * it, when home still names that directory (made's dev and ino) and it is
  * empty.  0, -ESTALE (something else there now), -ENOTEMPTY, or another
  * negative error. */
-int hs_home_unmake(const char *home, const struct stat *made);
+int hs_homedir_unmake(const char *home, const struct stat *made);
 
 #endif

@@ -12,7 +12,7 @@
 #include "fileio.h"
 #include "util.h"
 
-char *hs_home_normalise(const char *dir)
+char *hs_homepath_normalise(const char *dir)
 {
 	size_t n = strlen(dir);
 	_cleanup_free_ char *out = NULL;
@@ -60,7 +60,7 @@ static bool dir_is_trusted(const struct stat *st, uid_t refused_uid, bool root_o
 	return true;
 }
 
-int hs_home_open_trusted_dir(const char *dir, uid_t refused_uid, bool root_only)
+int hs_homepath_open_trusted_dir(const char *dir, uid_t refused_uid, bool root_only)
 {
 	_cleanup_free_ char *resolved = NULL;
 	_cleanup_close_ int fd = -1;
@@ -84,7 +84,7 @@ int hs_home_open_trusted_dir(const char *dir, uid_t refused_uid, bool root_only)
 			return -HS_E_OWNER;
 		if (!comp)
 			return TAKE_FD(fd);
-		next = hs_open_dir_at(fd, comp, NULL);
+		next = hs_fileio_open_dir_at(fd, comp, NULL);
 		hs_close(fd);
 		fd = next;
 		if (fd < 0)
@@ -92,7 +92,7 @@ int hs_home_open_trusted_dir(const char *dir, uid_t refused_uid, bool root_only)
 	}
 }
 
-int hs_home_parent_at(const char *path, uid_t uid, const char **last)
+int hs_homepath_parent_at(const char *path, uid_t uid, const char **last)
 {
 	const char *slash = strrchr(path, '/');
 	_cleanup_free_ char *copy = NULL;
@@ -104,10 +104,10 @@ int hs_home_parent_at(const char *path, uid_t uid, const char **last)
 	if (!copy)
 		return -ENOMEM;
 	/* root's own home: uid 0 refuses no owner */
-	return hs_home_open_trusted_dir(copy, uid == 0 ? (uid_t)-1 : uid, false);
+	return hs_homepath_open_trusted_dir(copy, uid == 0 ? (uid_t)-1 : uid, false);
 }
 
-const char *hs_home_parent_error(int r)
+const char *hs_homepath_parent_error(int r)
 {
 	return r == -HS_E_OWNER ? "a directory above it is writable by someone other than root"
 				: hs_strerror(r);

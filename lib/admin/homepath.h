@@ -12,7 +12,7 @@
 /* An absolute path with no empty or "." components and no "..": a
  * malloc'd copy, "" for "/", or NULL when dir is not absolute or has a
  * ".." (or out of memory). */
-char *hs_home_normalise(const char *dir);
+char *hs_homepath_normalise(const char *dir);
 
 /* Open the directory holding the last component of path (normalised, not
  * "/"): resolved by the kernel (an administrator's /home -> /srv/home is
@@ -20,7 +20,7 @@ char *hs_home_normalise(const char *dir);
  * owned by uid (unless uid is 0) or writable by group or others unless
  * sticky.  Returns the fd and *last (inside path), -HS_E_OWNER for an
  * untrusted step, or another negative error. */
-int hs_home_parent_at(const char *path, uid_t uid, const char **last);
+int hs_homepath_parent_at(const char *path, uid_t uid, const char **last);
 
 /* The walk both use (and lib/homedir for new homes): open dir after
  * resolving it with realpath, then walking it again from / with
@@ -28,9 +28,9 @@ int hs_home_parent_at(const char *path, uid_t uid, const char **last);
  * and not owned by refused_uid ((uid_t)-1: any owner) or, with
  * root_only, owned by root.  Returns the fd, -HS_E_OWNER for an untrusted
  * step, or another negative error. */
-int hs_home_open_trusted_dir(const char *dir, uid_t refused_uid, bool root_only);
+int hs_homepath_open_trusted_dir(const char *dir, uid_t refused_uid, bool root_only);
 
-/* The message for a failure of hs_home_parent_at. */
-const char *hs_home_parent_error(int r);
+/* The message for a failure of hs_homepath_parent_at. */
+const char *hs_homepath_parent_error(int r);
 
 #endif

@@ -252,7 +252,7 @@ int hs_ids_pick_db(struct hs_accountdb *db, const struct hs_id_range *r, bool sy
 	return ret;
 }
 
-void hs_subid_conf(const struct hs_config *defs, bool uid, struct hs_subid_conf *out)
+void hs_ids_subid_conf(const struct hs_config *defs, bool uid, struct hs_ids_subid_conf *out)
 {
 	long lim = (long)HS_ID_MAX;
 
@@ -281,7 +281,7 @@ static int cmp_span(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-int hs_subid_pick(struct hs_accountdb *db, const struct hs_subid_conf *c, unsigned long *start)
+int hs_ids_subid_pick(struct hs_accountdb *db, const struct hs_ids_subid_conf *c, unsigned long *start)
 {
 	_cleanup_free_ struct span *spans = NULL;
 	unsigned long long cand, last;

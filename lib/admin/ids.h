@@ -58,14 +58,14 @@ int hs_ids_pick_db(struct hs_accountdb *db, const struct hs_id_range *r, bool sy
 /* Subordinate ids: SUB_UID_MIN/MAX/COUNT (uid) or SUB_GID_* from
  * login.defs; defaults 100000, 600100000, 65536.  count 0 means "do not
  * allocate". */
-struct hs_subid_conf {
+struct hs_ids_subid_conf {
 	unsigned long min, max, count;
 };
-void hs_subid_conf(const struct hs_config *defs, bool uid, struct hs_subid_conf *out);
+void hs_ids_subid_conf(const struct hs_config *defs, bool uid, struct hs_ids_subid_conf *out);
 
 /* The lowest start >= c->min such that [start, start + count) overlaps no
  * range of db (an HS_DB_SUBID db) and start + count - 1 <= c->max.
  * -EUSERS when there is no room, -EINVAL when count is 0. */
-int hs_subid_pick(struct hs_accountdb *db, const struct hs_subid_conf *c, unsigned long *start);
+int hs_ids_subid_pick(struct hs_accountdb *db, const struct hs_ids_subid_conf *c, unsigned long *start);
 
 #endif

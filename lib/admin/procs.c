@@ -54,7 +54,7 @@ static bool status_has_uid(int piddirfd, uid_t uid)
  * users here under the host uids they map to.)  Only our pid namespace's
  * /proc can be seen: what lives in another pid namespace is that
  * namespace's business. */
-pid_t hs_user_busy(uid_t uid)
+pid_t hs_procs_user_busy(uid_t uid)
 {
 	_cleanup_closedir_ DIR *proc = NULL;
 	struct dirent *de;

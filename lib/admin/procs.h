@@ -10,6 +10,6 @@
  * uid, under any root directory or mount namespace (a chroot or a container
  * sharing our user namespace runs as the same uid); 0 when there is none.
  * The caller itself is skipped. */
-pid_t hs_user_busy(uid_t uid);
+pid_t hs_procs_user_busy(uid_t uid);
 
 #endif

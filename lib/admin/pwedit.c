@@ -17,7 +17,7 @@
 int hs_pwedit_who(const char *arg, struct passwd *me, char **mebuf, struct passwd *pw,
 		  char **pwbuf, struct hs_err *err)
 {
-	int r = hs_getpwuid_alloc(getuid(), me, mebuf);
+	int r = hs_account_getpwuid(getuid(), me, mebuf);
 
 	*pwbuf = NULL;
 	if (r < 0) {
@@ -29,9 +29,9 @@ int hs_pwedit_who(const char *arg, struct passwd *me, char **mebuf, struct passw
 		*pw = *me;
 		return 0;
 	}
-	if (!hs_user_name_valid(arg))
+	if (!hs_names_user_valid(arg))
 		return hs_err_set(err, -HS_E_NAME, "Provided user name is not a valid name");
-	r = hs_getpwnam_alloc(arg, pw, pwbuf);
+	r = hs_account_getpwnam(arg, pw, pwbuf);
 	if (r == -ENOENT)
 		return hs_err_set(err, r, "user '%s' does not exist", arg);
 	if (r < 0)
@@ -43,7 +43,7 @@ int hs_pwedit_begin(struct hs_pwedit *e, const char *name, struct hs_err *err)
 {
 	static const char *const files[] = { HS_ETC_PASSWD };
 	const char *failed = NULL;
-	int r = hs_lock_acquire(&e->locks, NULL, files, HS_ARRAY_SIZE(files),
+	int r = hs_globalfile_lock(&e->locks, NULL, files, HS_ARRAY_SIZE(files),
 				HS_LOCK_TIMEOUT_MS, &failed);
 
 	if (r < 0) {
@@ -70,17 +70,17 @@ int hs_pwedit_commit(struct hs_pwedit *e, struct hs_err *err)
 
 	if (r < 0)
 		return hs_err_set(err, r, "%s", e->db.error);
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	r = hs_accountdb_write(&e->db);
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	if (r < 0)
 		return hs_err_setl(err, r, LOG_ERR, "%s", e->db.error);
-	hs_flush_caches("passwd");
+	hs_globalfile_flush_caches("passwd");
 	return 0;
 }
 
 void hs_pwedit_end(struct hs_pwedit *e)
 {
 	hs_accountdb_free(&e->db);
-	hs_lock_release(&e->locks);
+	hs_globalfile_unlock(&e->locks);
 }

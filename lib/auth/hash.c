@@ -235,7 +235,7 @@ int hs_hash_password(const char *password, const struct hs_hash_policy *p,
 	return r;
 }
 
-bool hs_consttime_streq(const char *a, const char *b)
+bool hs_hash_consttime_streq(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
 	size_t n = la > lb ? la : lb;
@@ -324,7 +324,7 @@ int hs_hash_check_given(const char *hash, const char **problem)
 		*problem = "the hash is longer than the 512 bytes a shadow field may hold";
 		return -1;
 	}
-	if (!hs_field_valid(hash)) {
+	if (!hs_records_field_valid(hash)) {
 		*problem = "the hash contains ':' or a control character";
 		return -1;
 	}
@@ -351,7 +351,7 @@ int hs_hash_check_given(const char *hash, const char **problem)
 	}
 }
 
-int hs_verify_password(const char *password, const char *hash, bool allow_legacy)
+int hs_hash_verify_password(const char *password, const char *hash, bool allow_legacy)
 {
 	int r;
 
@@ -360,12 +360,12 @@ int hs_verify_password(const char *password, const char *hash, bool allow_legacy
 	struct crypt_data *cd = run_crypt(password, hash, &r);
 	if (!cd)
 		return r == -ENOMEM ? r : 0;
-	r = hs_consttime_streq(cd->output, hash) ? 1 : 0;
+	r = hs_hash_consttime_streq(cd->output, hash) ? 1 : 0;
 	free_crypt_data(cd);
 	return r;
 }
 
-void hs_dummy_verify(const char *password, const struct hs_hash_policy *p)
+void hs_hash_dummy_verify(const char *password, const struct hs_hash_policy *p)
 {
 	/* A fixed salt: the point is only to spend the same work as a
 	 * real verification of a hash made under policy p. */
@@ -387,7 +387,7 @@ void hs_dummy_verify(const char *password, const struct hs_hash_policy *p)
 	if (!cd)
 		return;
 	/* compare like the real path does; the result is meaningless */
-	volatile bool same = hs_consttime_streq(cd->output, setting);
+	volatile bool same = hs_hash_consttime_streq(cd->output, setting);
 	(void)same;
 	free_crypt_data(cd);
 }

@@ -40,11 +40,11 @@ int hs_hash_password(const char *password, const struct hs_hash_policy *p,
  * A hash that is empty, locked ('!'), '*' or that crypt_checksalt calls
  * invalid never matches; one it calls legacy or disabled matches only with
  * allow_legacy. */
-int hs_verify_password(const char *password, const char *hash, bool allow_legacy);
+int hs_hash_verify_password(const char *password, const char *hash, bool allow_legacy);
 
 /* ---- legacy methods: one policy for every writer (docs/decisions.md) ----
  * libxcrypt's crypt_checksalt() decides what is legacy (on Debian 12: md5,
- * sha256, DES); hs_verify_password refuses those unless allow_legacy, so
+ * sha256, DES); hs_hash_verify_password refuses those unless allow_legacy, so
  * nothing may write them unless the writer was given the same opt-in (the
  * PAM module's allow_legacy, the --allow-legacy option of chpasswd and
  * newusers). */
@@ -55,7 +55,7 @@ enum hs_hash_class {
 };
 enum hs_hash_class hs_hash_classify(const char *hash);
 
-/* Would hs_verify_password run crypt on this hash with allow_legacy?  False
+/* Would hs_hash_verify_password run crypt on this hash with allow_legacy?  False
  * for "", a '!'-locked hash, '*', an invalid hash, and (unless
  * allow_legacy) a legacy one. */
 bool hs_hash_verifiable(const char *hash, bool allow_legacy);
@@ -75,15 +75,15 @@ int hs_hash_policy_check_legacy(const struct hs_hash_policy *p, bool allow_legac
  * a phrase for "user 'NAME': PHRASE". */
 int hs_hash_check_given(const char *hash, const char **problem);
 
-/* Burn the same time as hs_verify_password on a real hash of policy p, for
+/* Burn the same time as hs_hash_verify_password on a real hash of policy p, for
  * unknown users. */
-void hs_dummy_verify(const char *password, const struct hs_hash_policy *p);
+void hs_hash_dummy_verify(const char *password, const struct hs_hash_policy *p);
 
 /* Is hash's method different from p's, or its cost below p's? */
 bool hs_hash_needs_rehash(const char *hash, const struct hs_hash_policy *p);
 
 /* Constant-time comparison of two NUL-terminated strings of possibly
  * different lengths (time depends only on the longer length). */
-bool hs_consttime_streq(const char *a, const char *b);
+bool hs_hash_consttime_streq(const char *a, const char *b);
 
 #endif

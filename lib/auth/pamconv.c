@@ -10,7 +10,7 @@
 
 #include "util.h"
 
-void hs_pam_free_responses(struct pam_response *resp, int n)
+void hs_pamconv_free_responses(struct pam_response *resp, int n)
 {
 	if (!resp)
 		return;
@@ -19,7 +19,7 @@ void hs_pam_free_responses(struct pam_response *resp, int n)
 	free(resp);
 }
 
-int hs_pam_script_conv(int num_msg, const struct pam_message **msg,
+int hs_pamconv_script(int num_msg, const struct pam_message **msg,
                        struct pam_response **resp, void *appdata)
 {
 	const struct hs_pam_script *sc = appdata;
@@ -62,11 +62,11 @@ int hs_pam_script_conv(int num_msg, const struct pam_message **msg,
 	*resp = replies;
 	return PAM_SUCCESS;
 fail:
-	hs_pam_free_responses(replies, num_msg);
+	hs_pamconv_free_responses(replies, num_msg);
 	return PAM_CONV_ERR;
 }
 
-int hs_pam_authenticate(const char *service, const char *user, struct hs_err *err)
+int hs_pamconv_authenticate(const char *service, const char *user, struct hs_err *err)
 {
 	struct pam_conv conv = { hs_ttyconv, NULL };
 	pam_handle_t *pamh = NULL;

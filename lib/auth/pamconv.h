@@ -12,13 +12,13 @@
 /* Free a conversation's reply array of n entries, wiping every answer
  * (they may be passwords).  NULL is fine.  A conversation function that
  * fails after allocating calls this before returning PAM_CONV_ERR. */
-void hs_pam_free_responses(struct pam_response *resp, int n);
+void hs_pamconv_free_responses(struct pam_response *resp, int n);
 
 /* A conversation without a terminal (passwd --stdin, chpasswd): hidden
  * prompts are answered from the caller's secrets, information goes to
  * stdout, anything that would need a human (a visible prompt) fails the
  * conversation.  Pass a struct hs_pam_script as the pam_conv's
- * appdata_ptr and hs_pam_script_conv as its conv. */
+ * appdata_ptr and hs_pamconv_script as its conv. */
 struct hs_pam_script {
 	/* The answer to a hidden prompt (PAM_PROMPT_ECHO_OFF), copied by the
 	 * conversation; NULL refuses the prompt and fails the conversation
@@ -29,7 +29,7 @@ struct hs_pam_script {
 	void (*error)(void *ctx, const char *text);
 	void *ctx;
 };
-int hs_pam_script_conv(int num_msg, const struct pam_message **msg,
+int hs_pamconv_script(int num_msg, const struct pam_message **msg,
                        struct pam_response **resp, void *appdata);
 
 /* Authenticate the caller for a self-service tool, as shadow-utils does:
@@ -39,6 +39,6 @@ int hs_pam_script_conv(int num_msg, const struct pam_message **msg,
  * openlog: the record of a refused authentication), puts "PAM: REASON"
  * into *err for the caller to print, and returns -1; the caller exits with
  * its own status.  Returns 0 on success. */
-int hs_pam_authenticate(const char *service, const char *user, struct hs_err *err);
+int hs_pamconv_authenticate(const char *service, const char *user, struct hs_err *err);
 
 #endif

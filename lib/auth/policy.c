@@ -1,4 +1,4 @@
-/* shadow(5) aging policy.  hs_account_state follows pam_unix's
+/* shadow(5) aging policy.  hs_policy_account_state follows pam_unix's
  * check_shadow_expiry (Linux-PAM 1.5) test for test, including its
  * quirks (strict '>' comparisons, "changed in the future" counting as
  * fine), so a pam.d stack behaves the same with our module as with
@@ -22,7 +22,7 @@ static long days_until(long lstchg, long max, long today)
 	return d > LONG_MAX ? LONG_MAX : (long)d;
 }
 
-enum hs_acct_state hs_account_state(long lstchg, const struct hs_aging *a, long today,
+enum hs_acct_state hs_policy_account_state(long lstchg, const struct hs_aging *a, long today,
                                     long *days_left, bool *forced_by_admin)
 {
 	long since;
@@ -65,7 +65,7 @@ enum hs_acct_state hs_account_state(long lstchg, const struct hs_aging *a, long 
 	return HS_ACCT_OK;
 }
 
-bool hs_password_change_too_early(long lstchg, const struct hs_aging *a, long today)
+bool hs_policy_change_too_early(long lstchg, const struct hs_aging *a, long today)
 {
 	enum hs_acct_state st;
 
@@ -73,7 +73,7 @@ bool hs_password_change_too_early(long lstchg, const struct hs_aging *a, long to
 		return false;
 	/* pam_unix reaches its MIN test only when none of the earlier
 	 * outcomes applied: a forced change is never "too early" */
-	st = hs_account_state(lstchg, a, today, NULL, NULL);
+	st = hs_policy_account_state(lstchg, a, today, NULL, NULL);
 	if (st != HS_ACCT_OK && st != HS_ACCT_WARN)
 		return false;
 	if (today < lstchg)
@@ -81,7 +81,7 @@ bool hs_password_change_too_early(long lstchg, const struct hs_aging *a, long to
 	return today - lstchg < a->min;
 }
 
-const char *hs_format_day_iso(long day, char *buf, size_t size)
+const char *hs_policy_format_day_iso(long day, char *buf, size_t size)
 {
 	struct tm tm;
 	time_t t;
@@ -139,7 +139,7 @@ static long number(const char *s, size_t n)
 	return v;
 }
 
-int hs_parse_day(const char *s, long *day)
+int hs_policy_parse_day(const char *s, long *day)
 {
 	unsigned long n;
 	long y;

@@ -253,6 +253,6 @@ int hs_ttyconv(int num_msg, const struct pam_message **msg, struct pam_response 
 	*resp = replies;
 	return PAM_SUCCESS;
 fail:
-	hs_pam_free_responses(replies, num_msg);
+	hs_pamconv_free_responses(replies, num_msg);
 	return PAM_CONV_ERR;
 }

@@ -70,22 +70,22 @@ static int lookup(enum key k, const char *name, unsigned long id, void *ent, cha
 	return -r;
 }
 
-int hs_getpwnam_alloc(const char *name, struct passwd *pw, char **buf)
+int hs_account_getpwnam(const char *name, struct passwd *pw, char **buf)
 {
 	return lookup(PW_NAM, name, 0, pw, buf);
 }
 
-int hs_getpwuid_alloc(uid_t uid, struct passwd *pw, char **buf)
+int hs_account_getpwuid(uid_t uid, struct passwd *pw, char **buf)
 {
 	return lookup(PW_UID, NULL, uid, pw, buf);
 }
 
-int hs_getgrnam_alloc(const char *name, struct group *gr, char **buf)
+int hs_account_getgrnam(const char *name, struct group *gr, char **buf)
 {
 	return lookup(GR_NAM, name, 0, gr, buf);
 }
 
-int hs_getgrgid_alloc(gid_t gid, struct group *gr, char **buf)
+int hs_account_getgrgid(gid_t gid, struct group *gr, char **buf)
 {
 	return lookup(GR_GID, NULL, gid, gr, buf);
 }

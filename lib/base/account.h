@@ -9,10 +9,10 @@
 
 /* getpwnam_r / getpwuid_r with a growing buffer (*buf is malloc'd; free
  * it).  Returns 0, -ENOENT for no such user, or another negative error. */
-int hs_getpwnam_alloc(const char *name, struct passwd *pw, char **buf);
-int hs_getpwuid_alloc(uid_t uid, struct passwd *pw, char **buf);
+int hs_account_getpwnam(const char *name, struct passwd *pw, char **buf);
+int hs_account_getpwuid(uid_t uid, struct passwd *pw, char **buf);
 /* The same for getgrnam_r / getgrgid_r. */
-int hs_getgrnam_alloc(const char *name, struct group *gr, char **buf);
-int hs_getgrgid_alloc(gid_t gid, struct group *gr, char **buf);
+int hs_account_getgrnam(const char *name, struct group *gr, char **buf);
+int hs_account_getgrgid(gid_t gid, struct group *gr, char **buf);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdnoreturn.h>
 
-/* Set once from main() (the value hs_privileged_init returns, or argv[0]'s
+/* Set once from main() (the value hs_privs_init returns, or argv[0]'s
  * basename for unprivileged programs). */
 void hs_cli_set_prog(const char *name);
 const char *hs_cli_prog(void);

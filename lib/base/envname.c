@@ -7,7 +7,7 @@
 
 #define ENV_NAME_MAX 256
 
-bool hs_env_name_valid(const char *name, size_t len)
+bool hs_envname_valid(const char *name, size_t len)
 {
 	if (len == 0 || len > ENV_NAME_MAX)
 		return false;
@@ -20,7 +20,7 @@ bool hs_env_name_valid(const char *name, size_t len)
 	return true;
 }
 
-bool hs_env_name_unsafe(const char *name, size_t len)
+bool hs_envname_unsafe(const char *name, size_t len)
 {
 	/* glibc's own list for set-id programs (ld.so drops these from a
 	 * setuid su anyway; runuser is run by root and would pass them on),

@@ -37,12 +37,12 @@ static bool name_valid(const char *name)
 	return true;
 }
 
-bool hs_user_name_valid(const char *name)
+bool hs_names_user_valid(const char *name)
 {
 	return name_valid(name);
 }
 
-bool hs_group_name_valid(const char *name)
+bool hs_names_group_valid(const char *name)
 {
 	return name_valid(name);
 }

@@ -9,7 +9,7 @@
 /* [A-Za-z_][A-Za-z0-9_.-]*[$]?, 1..32 bytes, not "." or "..", no leading
  * '-'.  Safe to call on any NUL-terminated string, including NULL (false).
  * These never touch the filesystem. */
-bool hs_user_name_valid(const char *name);
-bool hs_group_name_valid(const char *name);
+bool hs_names_user_valid(const char *name);
+bool hs_names_group_valid(const char *name);
 
 #endif

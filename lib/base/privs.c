@@ -2,7 +2,7 @@
  *
  * Whoever runs a setgid/setuid program controls everything it inherits:
  * argv (possibly empty), the environment, closed or odd fds 0-2, resource
- * limits, the umask.  hs_privileged_init puts all of that into a known
+ * limits, the umask.  hs_privs_init puts all of that into a known
  * state before the program does anything else. */
 #include "privs.h"
 
@@ -210,7 +210,7 @@ static const char *program_name(const char *argv0, const char *fallback)
 	return base;
 }
 
-const char *hs_privileged_init(int argc, char **argv, const char *fallback_name)
+const char *hs_privs_init(int argc, char **argv, const char *fallback_name)
 {
 	/* first, so our own messages (and everything after) cannot land in
 	 * a file that happens to get fd 1 or 2 */
@@ -230,7 +230,7 @@ const char *hs_privileged_init(int argc, char **argv, const char *fallback_name)
 	return program_name(argv[0], fallback_name);
 }
 
-void hs_signals_block(sigset_t *saved)
+void hs_privs_block_signals(sigset_t *saved)
 {
 	sigset_t all;
 
@@ -238,12 +238,12 @@ void hs_signals_block(sigset_t *saved)
 	sigprocmask(SIG_BLOCK, &all, saved);
 }
 
-void hs_signals_restore(const sigset_t *saved)
+void hs_privs_restore_signals(const sigset_t *saved)
 {
 	sigprocmask(SIG_SETMASK, saved, NULL);
 }
 
-bool hs_caller_is_root(void)
+bool hs_privs_caller_is_root(void)
 {
 	return getuid() == 0;
 }

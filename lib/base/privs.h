@@ -19,14 +19,14 @@
  *  - umask(077).
  * Returns the program name to use in messages (basename of argv[0], or
  * fallback when missing). */
-const char *hs_privileged_init(int argc, char **argv, const char *fallback_name);
+const char *hs_privs_init(int argc, char **argv, const char *fallback_name);
 
 /* Block every catchable signal (saving the old mask) around the commit of
  * a change, then restore it. */
-void hs_signals_block(sigset_t *saved);
-void hs_signals_restore(const sigset_t *saved);
+void hs_privs_block_signals(sigset_t *saved);
+void hs_privs_restore_signals(const sigset_t *saved);
 
 /* Root-only tools: true when the real uid is 0. */
-bool hs_caller_is_root(void);
+bool hs_privs_caller_is_root(void);
 
 #endif

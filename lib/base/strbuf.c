@@ -8,14 +8,14 @@
 
 #include "util.h"
 
-void hs_line_iter_init(struct hs_line_iter *it, const char *data, size_t len)
+void hs_strbuf_lines_init(struct hs_line_iter *it, const char *data, size_t len)
 {
 	it->p = data;
 	it->end = data ? data + len : NULL;
 	it->lineno = 0;
 }
 
-bool hs_line_next(struct hs_line_iter *it, const char **line, size_t *len)
+bool hs_strbuf_line_next(struct hs_line_iter *it, const char **line, size_t *len)
 {
 	if (!it->p || it->p >= it->end)
 		return false;
@@ -29,7 +29,7 @@ bool hs_line_next(struct hs_line_iter *it, const char **line, size_t *len)
 	return true;
 }
 
-int hs_buf_append(struct hs_buf *b, const char *s, size_t n)
+int hs_strbuf_append(struct hs_buf *b, const char *s, size_t n)
 {
 	if (n == 0)
 		return 0;
@@ -66,7 +66,7 @@ int hs_buf_append(struct hs_buf *b, const char *s, size_t n)
 	return 0;
 }
 
-void hs_buf_free(struct hs_buf *b)
+void hs_strbuf_free(struct hs_buf *b)
 {
 	if (!b)
 		return;

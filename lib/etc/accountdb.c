@@ -35,7 +35,7 @@
  * Output: lines that lie one after the other in data (the untouched ones)
  * go out as one piece, so writing a file with one appended line is two
  * pieces handed to writev, no copy of the file; the backup is written from
- * data while data is what the file holds (hs_global_commit), not read
+ * data while data is what the file holds (hs_globalfile_commit), not read
  * again.  (useradd with 10,000 users: about 3x less CPU than parsing and
  * indexing every line, copying the file twice and reading it twice.) */
 #include "accountdb.h"
@@ -57,11 +57,11 @@
 static int rec_parse(enum hs_db_kind kind, char *line, union hs_dbrec *rec)
 {
 	switch (kind) {
-	case HS_DB_PASSWD:  return hs_passwd_parse(line, &rec->pw);
-	case HS_DB_SHADOW:  return hs_spwd_parse(line, &rec->sp);
-	case HS_DB_GROUP:   return hs_group_parse(line, &rec->gr);
-	case HS_DB_GSHADOW: return hs_gshadow_parse(line, &rec->gs);
-	case HS_DB_SUBID:   return hs_subid_parse(line, &rec->sub);
+	case HS_DB_PASSWD:  return hs_records_passwd_parse(line, &rec->pw);
+	case HS_DB_SHADOW:  return hs_records_spwd_parse(line, &rec->sp);
+	case HS_DB_GROUP:   return hs_records_group_parse(line, &rec->gr);
+	case HS_DB_GSHADOW: return hs_records_gshadow_parse(line, &rec->gs);
+	case HS_DB_SUBID:   return hs_records_subid_parse(line, &rec->sub);
 	}
 	return -EINVAL;
 }
@@ -69,11 +69,11 @@ static int rec_parse(enum hs_db_kind kind, char *line, union hs_dbrec *rec)
 static int rec_format(enum hs_db_kind kind, const void *rec, char **out)
 {
 	switch (kind) {
-	case HS_DB_PASSWD:  return hs_passwd_format(rec, out);
-	case HS_DB_SHADOW:  return hs_spwd_format(rec, out);
-	case HS_DB_GROUP:   return hs_group_format(rec, out);
-	case HS_DB_GSHADOW: return hs_gshadow_format(rec, out);
-	case HS_DB_SUBID:   return hs_subid_format(rec, out);
+	case HS_DB_PASSWD:  return hs_records_passwd_format(rec, out);
+	case HS_DB_SHADOW:  return hs_records_spwd_format(rec, out);
+	case HS_DB_GROUP:   return hs_records_group_format(rec, out);
+	case HS_DB_GSHADOW: return hs_records_gshadow_format(rec, out);
+	case HS_DB_SUBID:   return hs_records_subid_format(rec, out);
 	}
 	return -EINVAL;
 }
@@ -711,7 +711,7 @@ int hs_accountdb_load(struct hs_accountdb *db, enum hs_db_kind kind, const char 
 
 	if (r < 0)
 		return r;
-	r = hs_global_read(path, &db->data, &db->len);
+	r = hs_globalfile_read(path, &db->data, &db->len);
 	if (r == -ENOENT && (flags & HS_DB_MISSING_OK)) {
 		db->data = strdup("");
 		db->len = 0;
@@ -1156,7 +1156,7 @@ int hs_accountdb_serialize(const struct hs_accountdb *db, struct hs_buf *out)
 	if (!db || !out)
 		return -EINVAL;
 	if (!db->dirty)
-		return db->len ? hs_buf_append(out, db->data, db->len) : 0;
+		return db->len ? hs_strbuf_append(out, db->data, db->len) : 0;
 	r = pieces_alloc(db, &iov, &n, &total);
 	if (r == 0 && total)
 		r = buf_reserve(out, total);
@@ -1243,7 +1243,7 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 	}
 	if (r < 0)
 		goto out;
-	r = hs_global_commit(files, n, err, sizeof(err));
+	r = hs_globalfile_commit(files, n, err, sizeof(err));
 	if (r < 0) {
 		/* the message names the file; point failed at it */
 		size_t at = 0;

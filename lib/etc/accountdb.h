@@ -137,7 +137,7 @@ struct hs_accountdb {
 };
 #define HS_ACCOUNTDB_INIT { .n_lines = 0 }
 
-/* Read path with hs_global_read and parse every line.  A blank line is kept
+/* Read path with hs_globalfile_read and parse every line.  A blank line is kept
  * verbatim and is no entry.  Unless the flags say otherwise, a line that
  * does not parse (or holds a NUL byte) fails with its parse error and
  * "PATH:LINE: invalid entry: REASON", and a repeated name fails with
@@ -202,13 +202,13 @@ int hs_accountdb_delete(struct hs_accountdb *db, size_t idx);
  * loaded; otherwise every line (original bytes for untouched lines) and a
  * newline after each, so a last line that had none gets one. */
 int hs_accountdb_serialize(const struct hs_accountdb *db, struct hs_buf *out);
-/* Write the file (hs_global_commit: backup PATH-, owner and mode kept,
+/* Write the file (hs_globalfile_commit: backup PATH-, owner and mode kept,
  * an atomic rename).  The caller holds the locks and flushes the caches
- * (hs_flush_caches).  Clears dirty on success; on failure db->error says
+ * (hs_globalfile_flush_caches).  Clears dirty on success; on failure db->error says
  * why. */
 int hs_accountdb_write(struct hs_accountdb *db);
 /* Write n files (all in one directory) as one transaction
- * (hs_global_commit): every file new or every file old after a crash.
+ * (hs_globalfile_commit): every file new or every file old after a crash.
  * On failure nothing was written, *failed is the index of the db the
  * failure concerns and its error says why. */
 #define HS_ACCOUNTDB_SET_MAX 8

@@ -85,7 +85,7 @@ int hs_accountset_open(struct hs_accountset *s, unsigned files, unsigned load_fl
 		s->used[k] = true;
 		paths[n++] = s->path[k];
 	}
-	r = hs_lock_acquire(&s->locks, s->pwd_lock, paths, n, HS_LOCK_TIMEOUT_MS, &failed);
+	r = hs_globalfile_lock(&s->locks, s->pwd_lock, paths, n, HS_LOCK_TIMEOUT_MS, &failed);
 	if (r < 0) {
 		s->failed = HS_AS_PASSWD;
 		s->lock_failed = true;
@@ -112,7 +112,7 @@ int hs_accountset_open(struct hs_accountset *s, unsigned files, unsigned load_fl
 			s->failed = (enum hs_as_file)k;
 			snprintf(s->error, sizeof(s->error), "%s", s->db[k].error);
 			free_dbs(s);
-			hs_lock_release(&s->locks);
+			hs_globalfile_unlock(&s->locks);
 			return r;
 		}
 	}
@@ -166,17 +166,17 @@ static void flush_written(struct hs_accountset *s)
 		/* nscd keeps no gshadow cache; the group cache covers both */
 		if (k == HS_AS_GROUP)
 			shadow_group_done = true;
-		hs_flush_caches(as_files[k].cache);
+		hs_globalfile_flush_caches(as_files[k].cache);
 	}
 	if (!shadow_group_done && s->used[HS_AS_GSHADOW])
-		hs_flush_caches("group");
+		hs_globalfile_flush_caches("group");
 	s->committed = false;
 }
 
 void hs_accountset_unlock(struct hs_accountset *s)
 {
 	flush_written(s);
-	hs_lock_release(&s->locks);
+	hs_globalfile_unlock(&s->locks);
 }
 
 void hs_accountset_close(struct hs_accountset *s)
@@ -210,9 +210,9 @@ static int list_rename(const char *list, const char *old_name, const char *new_n
 	bool found = false, have_new = false;
 
 	*out = NULL;
-	if (!list || !hs_list_contains(list, old_name))
+	if (!list || !hs_records_list_contains(list, old_name))
 		return 0;
-	while ((len = hs_list_next(&cur, &elem)) > 0) {
+	while ((len = hs_records_list_next(&cur, &elem)) > 0) {
 		bool is_old = len == old_len && memcmp(elem, old_name, len) == 0;
 		bool is_new = len == new_len && memcmp(elem, new_name, len) == 0;
 
@@ -224,13 +224,13 @@ static int list_rename(const char *list, const char *old_name, const char *new_n
 			elem = new_name;
 			len = new_len;
 		}
-		if ((b.len > 0 && hs_buf_append(&b, ",", 1) < 0) || hs_buf_append(&b, elem, len) < 0) {
-			hs_buf_free(&b);
+		if ((b.len > 0 && hs_strbuf_append(&b, ",", 1) < 0) || hs_strbuf_append(&b, elem, len) < 0) {
+			hs_strbuf_free(&b);
 			return -ENOMEM;
 		}
 	}
-	if (hs_buf_append(&b, "", 1) < 0) {
-		hs_buf_free(&b);
+	if (hs_strbuf_append(&b, "", 1) < 0) {
+		hs_strbuf_free(&b);
 		return -ENOMEM;
 	}
 	*out = b.data;
@@ -249,14 +249,14 @@ static int list_apply(enum list_op op, const char **field, const char *name, con
 	*owned = NULL;
 	switch (op) {
 	case LIST_ADD:
-		if (hs_list_contains(*field, name))
+		if (hs_records_list_contains(*field, name))
 			return 0;
-		r = hs_list_add(*field, name, owned);
+		r = hs_records_list_add(*field, name, owned);
 		break;
 	case LIST_REMOVE:
-		if (!hs_list_contains(*field, name))
+		if (!hs_records_list_contains(*field, name))
 			return 0;
-		r = hs_list_remove(*field, name, owned);
+		r = hs_records_list_remove(*field, name, owned);
 		break;
 	case LIST_RENAME:
 		r = list_rename(*field, name, new_name, owned);

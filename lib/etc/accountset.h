@@ -71,7 +71,7 @@ struct hs_accountset {
 void hs_accountset_use_root(const char *dir);
 /* The path of each file (HS_ETC_*). */
 const char *hs_accountset_path(enum hs_as_file f);
-/* The cache name hs_flush_caches wants for a file ("passwd", "group",
+/* The cache name hs_globalfile_flush_caches wants for a file ("passwd", "group",
  * "shadow"), or NULL when no cache holds it. */
 const char *hs_accountset_cache(enum hs_as_file f);
 
@@ -90,10 +90,10 @@ int hs_accountset_open(struct hs_accountset *s, unsigned files, unsigned load_fl
 struct hs_accountdb *hs_accountset_db(struct hs_accountset *s, enum hs_as_file f);
 
 /* Write every changed file, in the write order above, as one transaction
- * (hs_accountdb_write_set, hs_global_commit: backups FILE-, the journal,
+ * (hs_accountdb_write_set, hs_globalfile_commit: backups FILE-, the journal,
  * the renames).  On failure nothing was written; s->failed and s->error
  * say which file.
- * Signals are the caller's business (hs_signals_block around the commit
+ * Signals are the caller's business (hs_privs_block_signals around the commit
  * when the tool also changes the tree). */
 int hs_accountset_commit(struct hs_accountset *s);
 

@@ -304,7 +304,7 @@ static void sweep_stale_pid_files(int dirfd, const char *const bases[], size_t n
 {
 	struct lock_bases lb = { bases, n_bases };
 
-	(void)hs_dir_unlink_matching(dirfd, is_stale_pid_file, &lb);
+	(void)hs_fileio_unlink_matching(dirfd, is_stale_pid_file, &lb);
 }
 
 /* Under the locks, before anything reads the files: finish (or drop) what
@@ -345,7 +345,7 @@ static int finish_interrupted_update(const char *pwd_lock_path, const char **fai
 	return 0;
 }
 
-int hs_lock_acquire(struct hs_locks *l, const char *pwd_lock_path,
+int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
                     const char *const files[], size_t n_files,
                     unsigned timeout_ms, const char **failed_path)
 {
@@ -386,11 +386,11 @@ int hs_lock_acquire(struct hs_locks *l, const char *pwd_lock_path,
 		*failed_path = NULL;
 	return 0;
 fail:
-	hs_lock_release(l);
+	hs_globalfile_unlock(l);
 	return r;
 }
 
-void hs_lock_release(struct hs_locks *l)
+void hs_globalfile_unlock(struct hs_locks *l)
 {
 	if (!l)
 		return;
@@ -410,7 +410,7 @@ void hs_lock_release(struct hs_locks *l)
 	l->pwd_lock_fd = -1;
 }
 
-int hs_global_read(const char *path, char **data, size_t *len)
+int hs_globalfile_read(const char *path, char **data, size_t *len)
 {
 	const struct hs_file_expect ex = {
 		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
@@ -418,7 +418,7 @@ int hs_global_read(const char *path, char **data, size_t *len)
 
 	if (!path)
 		return -EINVAL;
-	return hs_read_file_alloc_path(path, &ex, data, len);
+	return hs_fileio_read_alloc_path(path, &ex, data, len);
 }
 
 /* The directory of path and its last component; every file of one
@@ -436,7 +436,7 @@ static int split_dir(const char *path, char *dir, size_t dir_size, const char **
 	memcpy(dir, path, n);
 	dir[n] = '\0';
 	*base = slash + 1;
-	return hs_is_single_component(*base) ? 0 : -EINVAL;
+	return hs_fileio_is_single_component(*base) ? 0 : -EINVAL;
 }
 
 /* The work the next commit carries (hs_global_set_work). */
@@ -480,7 +480,7 @@ int hs_global_recover(void)
 	return finish_interrupted_update(HS_ETC_PWD_LOCK, NULL);
 }
 
-int hs_global_commit(const struct hs_global_file *files, size_t n, char *err, size_t err_size)
+int hs_globalfile_commit(const struct hs_global_file *files, size_t n, char *err, size_t err_size)
 {
 	struct hs_txn_file tf[HS_TXN_MAX_FILES];
 	char dir[PATH_MAX] = "", other[PATH_MAX] = "";
@@ -544,7 +544,7 @@ int hs_global_commit(const struct hs_global_file *files, size_t n, char *err, si
 	return hs_txn_commit(dirfd, dir, tf, n, work, n_work, err, err_size);
 }
 
-int hs_global_replace(const char *path, const char *data, size_t len,
+int hs_globalfile_replace(const char *path, const char *data, size_t len,
                       uid_t default_uid, gid_t default_gid, mode_t default_mode)
 {
 	struct iovec iov = { .iov_base = (void *)(data ? data : ""), .iov_len = len };
@@ -555,10 +555,10 @@ int hs_global_replace(const char *path, const char *data, size_t len,
 
 	if (!path || (!data && len))
 		return -EINVAL;
-	return hs_global_commit(&f, 1, NULL, 0);
+	return hs_globalfile_commit(&f, 1, NULL, 0);
 }
 
-/* Not in the header: hs_flush_caches with the program paths as
+/* Not in the header: hs_globalfile_flush_caches with the program paths as
  * parameters, so the tests can run stand-ins. */
 void hs_flush_caches_with(const char *nscd, const char *sss_cache, const char *db);
 
@@ -605,7 +605,7 @@ void hs_flush_caches_with(const char *nscd, const char *sss_cache, const char *d
 	errno = saved;
 }
 
-void hs_flush_caches(const char *db)
+void hs_globalfile_flush_caches(const char *db)
 {
 	hs_flush_caches_with("/usr/sbin/nscd", "/usr/sbin/sss_cache", db);
 }

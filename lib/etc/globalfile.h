@@ -12,8 +12,8 @@
 
 #include "timeouts.h"
 
-/* The locks a tool holds.  Take them with hs_lock_acquire, in one call,
- * naming every file the operation touches; release with hs_lock_release
+/* The locks a tool holds.  Take them with hs_globalfile_lock, in one call,
+ * naming every file the operation touches; release with hs_globalfile_unlock
  * (also safe after a failed acquire and on a zeroed struct). */
 #define HS_LOCK_MAX_FILES 8
 struct hs_locks {
@@ -36,14 +36,14 @@ struct hs_locks {
  * HS_ETC_PWD_LOCK.  The .pwd.lock fd is O_CLOEXEC; note that an OFD lock
  * is shared with a child made by fork() until the child execs or closes
  * pwd_lock_fd. */
-int hs_lock_acquire(struct hs_locks *l, const char *pwd_lock_path,
+int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
                     const char *const files[], size_t n_files,
                     unsigned timeout_ms, const char **failed_path);
-void hs_lock_release(struct hs_locks *l);
+void hs_globalfile_unlock(struct hs_locks *l);
 
 /* Read a global file whole (regular, not a symlink, at most
  * HS_GLOBALFILE_MAX).  *data is malloc'd and NUL-terminated. */
-int hs_global_read(const char *path, char **data, size_t *len);
+int hs_globalfile_read(const char *path, char **data, size_t *len);
 
 /* The one writer of the global files: every replacement of /etc/passwd,
  * shadow, group, gshadow, subuid, subgid (and /etc/shells,
@@ -55,7 +55,7 @@ int hs_global_read(const char *path, char **data, size_t *len);
  * transaction journal names them all (lib/etc/txn.h), so a crash leaves
  * every file old or every file new.  An existing file keeps its owner and
  * mode; a new one gets uid, gid and mode.  All paths must be in one
- * directory.  The caller holds the locks (hs_lock_acquire, which also
+ * directory.  The caller holds the locks (hs_globalfile_lock, which also
  * finishes an interrupted commit) and blocks the catchable signals.
  * 0, or negative with err set ("cannot write /etc/group: ...");
  * a failure before the commit point changes nothing. */
@@ -70,9 +70,9 @@ struct hs_global_file {
 	gid_t gid;
 	mode_t mode;
 };
-int hs_global_commit(const struct hs_global_file *files, size_t n, char *err, size_t err_size);
+int hs_globalfile_commit(const struct hs_global_file *files, size_t n, char *err, size_t err_size);
 
-/* Home and tree work (lib/etc/txn.h) that the next hs_global_commit
+/* Home and tree work (lib/etc/txn.h) that the next hs_globalfile_commit
  * carries in its journal and does after its files are installed, with
  * each piece's result in work[i].result; work must live until then.  A
  * commit with no file to write does the work alone. */
@@ -85,18 +85,18 @@ void hs_global_set_work(struct hs_txn_work *work, size_t n);
 int hs_global_prepare(const struct hs_txn_work *work, size_t n, char *err, size_t err_size);
 
 /* Run the recovery of the global files now (under the locks), as
- * hs_lock_acquire does: a tool whose prepared work failed before its
+ * hs_globalfile_lock does: a tool whose prepared work failed before its
  * commit undoes it so.  0 or negative (said on stderr). */
 int hs_global_recover(void);
 
-/* hs_global_commit of one file from one buffer. */
-int hs_global_replace(const char *path, const char *data, size_t len,
+/* hs_globalfile_commit of one file from one buffer. */
+int hs_globalfile_replace(const char *path, const char *data, size_t len,
                       uid_t default_uid, gid_t default_gid, mode_t default_mode);
 
 /* Ask running caches to drop a database ("passwd", "group", "shadow"):
  * nscd -i DB and sss_cache -E, when those programs exist.  Failures are
  * ignored: the caches are an optimisation. */
-void hs_flush_caches(const char *db);
+void hs_globalfile_flush_caches(const char *db);
 
 
 #endif

@@ -10,7 +10,7 @@
 #include "strbuf.h"
 #include "util.h"
 
-void hs_gshadow_entry_free(struct hs_gshadow_entry *e)
+void hs_gshadow_read_entry_free(struct hs_gshadow_entry *e)
 {
 	if (!e)
 		return;
@@ -36,14 +36,14 @@ int hs_gshadow_read_group(const char *path, const char *group, struct hs_gshadow
 	memset(e, 0, sizeof(*e));
 	if (!path || !group || !group[0])
 		return -EINVAL;
-	r = hs_read_file_alloc_path(path, &ex, &e->data, &e->len);
+	r = hs_fileio_read_alloc_path(path, &ex, &e->data, &e->len);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
 		return r;
 	glen = strlen(group);
-	hs_line_iter_init(&it, e->data, e->len);
-	while (hs_line_next(&it, &line, &llen)) {
+	hs_strbuf_lines_init(&it, e->data, e->len);
+	while (hs_strbuf_line_next(&it, &line, &llen)) {
 		/* data is a private copy: end the line in place, where its
 		 * newline (or the final NUL) was */
 		char *l = (char *)line;
@@ -54,7 +54,7 @@ int hs_gshadow_read_group(const char *path, const char *group, struct hs_gshadow
 		if (memchr(l, '\0', llen))
 			continue;
 		l[llen] = '\0';
-		if (hs_gshadow_parse(l, &e->gs) < 0)
+		if (hs_records_gshadow_parse(l, &e->gs) < 0)
 			continue;
 		e->found = true;
 		return 0;

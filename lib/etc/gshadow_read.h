@@ -12,7 +12,7 @@
 #include "records.h"
 
 /* The group found.  gs's strings point into data, which holds the whole
- * file (every group's hash): hs_gshadow_entry_free wipes it. */
+ * file (every group's hash): hs_gshadow_read_entry_free wipes it. */
 struct hs_gshadow_entry {
 	bool found;
 	struct hs_gshadow gs;
@@ -24,11 +24,11 @@ struct hs_gshadow_entry {
 
 /* Read path (regular file, last component not a symlink, at most
  * HS_GLOBALFILE_MAX bytes) and find group: the first line that parses
- * (hs_gshadow_parse) and has that name, as glibc's getsgnam and
+ * (hs_records_gshadow_parse) and has that name, as glibc's getsgnam and
  * shadow-utils find it; lines that do not parse are skipped.  A missing
  * file, or no such line, is found = false and returns 0.  Returns 0 or
  * -errno / -HS_E_*; e is always safe to free. */
 int hs_gshadow_read_group(const char *path, const char *group, struct hs_gshadow_entry *e);
-void hs_gshadow_entry_free(struct hs_gshadow_entry *e);
+void hs_gshadow_read_entry_free(struct hs_gshadow_entry *e);
 
 #endif

@@ -83,7 +83,7 @@ int hs_shells_load(struct hs_shells *s, const char *path)
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = hs_read_file_alloc_path(path, &ex, &s->data, &s->len);
+	r = hs_fileio_read_alloc_path(path, &ex, &s->data, &s->len);
 	if (r == -ENOENT) {
 		s->data = strdup("");
 		s->len = 0;
@@ -92,8 +92,8 @@ int hs_shells_load(struct hs_shells *s, const char *path)
 	if (r < 0)
 		goto fail;
 	s->present = true;
-	hs_line_iter_init(&it, s->data, s->len);
-	while (hs_line_next(&it, &line, &llen)) {
+	hs_strbuf_lines_init(&it, s->data, s->len);
+	while (hs_strbuf_line_next(&it, &line, &llen)) {
 		if ((r = grow(s)) < 0)
 			goto fail;
 		s->lines[s->n_lines++] = (struct hs_shells_line){ .text = line, .len = llen };
@@ -128,7 +128,7 @@ int hs_shells_add(struct hs_shells *s, const char *shell)
 	_cleanup_free_ char *copy = NULL;
 	int r;
 
-	if (!s || !shell || shell[0] != '/' || !hs_field_valid(shell)) {
+	if (!s || !shell || shell[0] != '/' || !hs_records_field_valid(shell)) {
 		set_error(s, "cannot add to %s: not an absolute path without control characters",
 			  s && s->path ? s->path : "(null)");
 		return -EINVAL;
@@ -174,13 +174,13 @@ int hs_shells_contents(const struct hs_shells *s, struct hs_buf *out)
 	if (!s || !out)
 		return -EINVAL;
 	if (!s->dirty)
-		return hs_buf_append(out, s->data ? s->data : "", s->len);
+		return hs_strbuf_append(out, s->data ? s->data : "", s->len);
 	for (size_t i = 0; r == 0 && i < s->n_lines; i++) {
 		if (s->lines[i].deleted)
 			continue;
-		r = hs_buf_append(out, s->lines[i].text, s->lines[i].len);
+		r = hs_strbuf_append(out, s->lines[i].text, s->lines[i].len);
 		if (r == 0)
-			r = hs_buf_append(out, "\n", 1);
+			r = hs_strbuf_append(out, "\n", 1);
 	}
 	return r;
 }
@@ -196,9 +196,9 @@ int hs_shells_write(struct hs_shells *s)
 	/* the one writer (lib/etc/globalfile.h): owner and mode kept,
 	 * root:root 0644 for a new file */
 	if (r == 0)
-		r = hs_global_replace(s->path, b.data ? b.data : "", b.len, 0, 0, 0644);
+		r = hs_globalfile_replace(s->path, b.data ? b.data : "", b.len, 0, 0, 0644);
 	if (r < 0)
 		set_error(s, "cannot write %s: %s", s->path, hs_strerror(r));
-	hs_buf_free(&b);
+	hs_strbuf_free(&b);
 	return r;
 }

@@ -33,7 +33,7 @@ struct hs_shells {
 	size_t len, cap_lines;
 };
 
-/* Read path (hs_read_file_alloc_path: regular file, no symlink).  A missing file is
+/* Read path (hs_fileio_read_alloc_path: regular file, no symlink).  A missing file is
  * an empty list with present = false (getusershell then offers /bin/sh and
  * /bin/csh; writing creates the file, root:root 0644). */
 int hs_shells_load(struct hs_shells *s, const char *path);
@@ -50,10 +50,10 @@ int hs_shells_remove(struct hs_shells *s, const char *shell);
 
 /* The file's new contents, appended to out: the bytes as loaded when
  * nothing changed, else every kept line and a newline after each (for a
- * caller that commits /etc/shells with other files, hs_global_commit). */
+ * caller that commits /etc/shells with other files, hs_globalfile_commit). */
 struct hs_buf;
 int hs_shells_contents(const struct hs_shells *s, struct hs_buf *out);
-/* Replace the file through the one writer (hs_global_replace: backup
+/* Replace the file through the one writer (hs_globalfile_replace: backup
  * PATH-, atomic rename), keeping its owner and mode. */
 int hs_shells_write(struct hs_shells *s);
 

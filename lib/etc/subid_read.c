@@ -22,13 +22,13 @@ int hs_subid_read(const char *path, hs_subid_read_fn fn, void *ctx)
 
 	if (!path || !fn)
 		return -EINVAL;
-	r = hs_read_file_alloc_path(path, &ex, &data, &len);
+	r = hs_fileio_read_alloc_path(path, &ex, &data, &len);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
 		return r;
-	hs_line_iter_init(&it, data, len);
-	while (hs_line_next(&it, &line, &llen)) {
+	hs_strbuf_lines_init(&it, data, len);
+	while (hs_strbuf_line_next(&it, &line, &llen)) {
 		/* the line is ours (data is a private copy): end it in place,
 		 * where its newline (or the final NUL) was */
 		char *l = (char *)line;
@@ -37,7 +37,7 @@ int hs_subid_read(const char *path, hs_subid_read_fn fn, void *ctx)
 		if (memchr(l, '\0', llen))
 			continue;
 		l[llen] = '\0';
-		if (hs_subid_parse(l, &rec) < 0)
+		if (hs_records_subid_parse(l, &rec) < 0)
 			continue;
 		r = fn(&rec, ctx);
 		if (r != 0)

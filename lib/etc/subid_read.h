@@ -8,7 +8,7 @@
 
 #include "records.h"
 
-/* Called once per line of the file that parses (hs_subid_parse), in file
+/* Called once per line of the file that parses (hs_records_subid_parse), in file
  * order.  rec's strings live until the callback returns.  A non-zero
  * return stops the walk and is what hs_subid_read returns. */
 typedef int (*hs_subid_read_fn)(const struct hs_subid *rec, void *ctx);

@@ -104,7 +104,7 @@ static bool identity_equal(const struct identity *a, const struct identity *b)
  * without spaces (the journal is split on them). */
 static bool base_ok(const char *base)
 {
-	return base && hs_is_single_component(base) && base[0] != '.' &&
+	return base && hs_fileio_is_single_component(base) && base[0] != '.' &&
 	       !strpbrk(base, " \t\n") && strlen(base) < 128;
 }
 
@@ -130,7 +130,7 @@ static int write_backup(int dirfd, const char *base, const char *old_data, size_
 
 		if (!old_data) {
 			/* not known to the caller: what the file holds now */
-			r = hs_read_file_alloc_at(dirfd, base, &ex, &read_back.p, &old_len, &st);
+			r = hs_fileio_read_alloc_at(dirfd, base, &ex, &read_back.p, &old_len, &st);
 			if (r < 0)
 				return r;
 			read_back.size = old_len;
@@ -139,7 +139,7 @@ static int write_backup(int dirfd, const char *base, const char *old_data, size_
 			return -errno;
 		}
 		snprintf(backup, sizeof(backup), "%s-", base);
-		return hs_replace_file_at(dirfd, backup, old_data, old_len, st.st_uid, st.st_gid,
+		return hs_fileio_replace_at(dirfd, backup, old_data, old_len, st.st_uid, st.st_gid,
 					  st.st_mode & 07777);
 	}
 }
@@ -178,10 +178,10 @@ static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *
 			r = unlinkat(dirfd, files[i].base, 0) < 0 ? -errno : 0;
 		} else {
 			snprintf(backup, sizeof(backup), "%s-", files[i].base);
-			r = hs_read_file_alloc_at(dirfd, backup, &ex, &old.p, &old_len, &st);
+			r = hs_fileio_read_alloc_at(dirfd, backup, &ex, &old.p, &old_len, &st);
 			old.size = old_len;
 			if (r == 0)
-				r = hs_replace_file_at(dirfd, files[i].base, old.p, old_len,
+				r = hs_fileio_replace_at(dirfd, files[i].base, old.p, old_len,
 						       st.st_uid, st.st_gid, st.st_mode & 07777);
 		}
 		if (r < 0) {
@@ -235,7 +235,7 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 		/* a target that is a symlink, a FIFO or hard-linked is
 		 * refused, as a read of it would be */
 		r = fstatat(dirfd, f->base, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
-		    : S_ISLNK(st.st_mode) ? -HS_E_SYMLINK : hs_check_file_stat(&st, &ex);
+		    : S_ISLNK(st.st_mode) ? -HS_E_SYMLINK : hs_fileio_check_stat(&st, &ex);
 		if (r < 0) {
 			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base,
 				hs_strerror(r));
@@ -246,7 +246,7 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 		mode = st.st_mode & 07777;
 	}
 	staged_name(staged_path, sizeof(staged_path), f->base);
-	r = hs_replace_file_iov_at(dirfd, staged_path, f->iov, f->n_iov, uid, gid, mode);
+	r = hs_fileio_replace_iov_at(dirfd, staged_path, f->iov, f->n_iov, uid, gid, mode);
 	if (r < 0) {
 		/* the administrator knows the file, not our staging name */
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base, hs_strerror(r));
@@ -357,7 +357,7 @@ int hs_txn_prepare(int dirfd, const char *dir_path, const struct hs_txn_work *wo
 	for (size_t i = 0; r == 0 && i < n_work; i++)
 		r = format_work(journal, &jlen, &work[i]);
 	if (r == 0)
-		r = hs_replace_file_at(dirfd, HS_TXN_JOURNAL, journal, jlen, geteuid(), getegid(),
+		r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal, jlen, geteuid(), getegid(),
 				       0600);
 	if (r < 0)
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
@@ -405,7 +405,7 @@ static int write_journal(int dirfd, const char *header, const char *lines, size_
 
 	if (n < 0 || (size_t)n >= sizeof(journal))
 		return -ENAMETOOLONG;
-	return hs_replace_file_at(dirfd, HS_TXN_JOURNAL, journal, (size_t)n, geteuid(),
+	return hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal, (size_t)n, geteuid(),
 				  getegid(), 0600);
 }
 
@@ -425,7 +425,7 @@ static int read_carried(int dirfd, char *carried, size_t *clen)
 	int r;
 
 	*clen = 0;
-	r = hs_read_file_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
+	r = hs_fileio_read_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
 	if (r < 0)
 		return r == -ENOENT ? 0 : r;
 	prepared = strncmp(data, JOURNAL_PREPARED, strlen(JOURNAL_PREPARED)) == 0;
@@ -518,7 +518,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		return 0;
 	}
 	/* owned by whoever may write the directory: root, in /etc */
-	r = hs_replace_file_at(dirfd, HS_TXN_JOURNAL, journal, jlen, geteuid(), getegid(), 0600);
+	r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal, jlen, geteuid(), getegid(), 0600);
 	if (r < 0) {
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -671,7 +671,7 @@ static bool is_temp_of(const char *entry, const char *const bases[], size_t n_ba
 	return false;
 }
 
-/* Remove the temp files a writer killed inside hs_replace_file_at left
+/* Remove the temp files a writer killed inside hs_fileio_replace_at left
  * (never renamed, so never part of any state).  Under the locks nobody
  * else of ours is writing them, and other suites use other names. */
 static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[],
@@ -823,7 +823,7 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	char *cur, *nl;
 	int r, changed = 0;
 
-	r = hs_read_file_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
+	r = hs_fileio_read_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
 	if (r == -ENOENT)
 		return remove_staged(dirfd, dir_path, bases, n_bases, msg, msg_size);
 	if (r < 0) {

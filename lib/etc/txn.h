@@ -23,7 +23,7 @@
  * staged file is dropped and the recovery says so.
  *
  * One file needs no journal: it is staged and backed up the same way, and
- * its rename is the commit point.  The only caller is hs_global_commit
+ * its rename is the commit point.  The only caller is hs_globalfile_commit
  * (lib/etc/globalfile.h), the one writer of the global files. */
 #ifndef HS_TXN_H
 #define HS_TXN_H

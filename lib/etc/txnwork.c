@@ -37,7 +37,7 @@ static int open_parent(const struct hs_txn_work *w, const char **last)
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 
-	if (!slash || !hs_is_single_component(slash + 1))
+	if (!slash || !hs_fileio_is_single_component(slash + 1))
 		return -EINVAL;
 	*last = slash + 1;
 	dir = slash == w->path ? strdup("/") : strndup(w->path, (size_t)(slash - w->path));
@@ -73,13 +73,13 @@ static int forward_new(struct hs_txn_work *w)
 			r = -errno;
 			/* the name was taken meanwhile: our copy goes */
 			if (r == -EEXIST)
-				(void)hs_remove_tree_at(parentfd, w->tmp);
+				(void)hs_walk_remove_tree_at(parentfd, w->tmp);
 			return r;
 		}
 	} else if (errno != ENOENT) {
 		return -errno;
 	}
-	fd = hs_open_dir_at(parentfd, last, &st);
+	fd = hs_fileio_open_dir_at(parentfd, last, &st);
 	if (fd < 0)
 		return fd;
 	if (!same_id(&st, &w->self))
@@ -112,7 +112,7 @@ static int forward_home_del(struct hs_txn_work *w)
 	if (!same_id(&st, &w->self))
 		return -ESTALE;
 	if (S_ISDIR(st.st_mode)) {
-		fd = hs_open_dir_at(parentfd, last, &st);
+		fd = hs_fileio_open_dir_at(parentfd, last, &st);
 		if (fd < 0)
 			return fd;
 		if (!same_id(&st, &w->self))
@@ -182,7 +182,7 @@ static int work_back(struct hs_txn_work *w)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISDIR(st.st_mode) || ((w->self.dev || w->self.ino) && !same_id(&st, &w->self)))
 		return -ESTALE;
-	return hs_remove_tree_at(parentfd, w->tmp);
+	return hs_walk_remove_tree_at(parentfd, w->tmp);
 }
 
 /* The tree's reserved directories (.new.USER.*, .del.USER.*) are made
@@ -205,7 +205,7 @@ static int work_sweep(int dirfd)
 	if (!d)
 		return 0;
 	while ((de = readdir(d)) != NULL)
-		if (hs_tempname_is_reserved(de->d_name) && hs_remove_tree_at(treefd, de->d_name) == 0)
+		if (hs_tempname_is_reserved(de->d_name) && hs_walk_remove_tree_at(treefd, de->d_name) == 0)
 			removed++;
 	closedir(d);
 	return removed;

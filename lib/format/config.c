@@ -93,7 +93,7 @@ static bool key_in(const char *const *keys, size_t n, const char *key)
 	return false;
 }
 
-bool hs_logindefs_key_known(const char *key)
+bool hs_config_logindefs_key_known(const char *key)
 {
 	return key && key_in(logindefs_keys, HS_ARRAY_SIZE(logindefs_keys), key);
 }
@@ -235,7 +235,7 @@ static int parse_line(struct hs_config *c, enum syntax syn, const char *s, size_
 	memcpy(keybuf, key, keylen);
 	keybuf[keylen] = '\0';
 	bool known = syn == SYNTAX_LOGINDEFS
-		? hs_logindefs_key_known(keybuf)
+		? hs_config_logindefs_key_known(keybuf)
 		: key_in(useradd_keys, HS_ARRAY_SIZE(useradd_keys), keybuf);
 	if (!known) {
 		warnf(warn, ctx, name, lineno, "unknown key %s, ignored", keybuf);
@@ -256,8 +256,8 @@ static int parse_config(const char *data, size_t len, const char *name, enum syn
 		return -ENOMEM;
 	if (!name)
 		name = "(config)";
-	hs_line_iter_init(&it, data, data ? len : 0);
-	while (hs_line_next(&it, &line, &n)) {
+	hs_strbuf_lines_init(&it, data, data ? len : 0);
+	while (hs_strbuf_line_next(&it, &line, &n)) {
 		if (n > HS_CONFIG_LINE_MAX) {
 			warnf(warn, ctx, name, it.lineno, "line too long, ignored");
 			continue;
@@ -292,7 +292,7 @@ static int parse_config(const char *data, size_t len, const char *name, enum syn
 	return 0;
 }
 
-int hs_logindefs_parse(const char *data, size_t len, const char *name,
+int hs_config_logindefs_parse(const char *data, size_t len, const char *name,
                        hs_config_warn_fn warn, void *ctx, struct hs_config **out)
 {
 	if (!out)
@@ -300,7 +300,7 @@ int hs_logindefs_parse(const char *data, size_t len, const char *name,
 	return parse_config(data, len, name, SYNTAX_LOGINDEFS, warn, ctx, out);
 }
 
-int hs_useradd_defaults_parse(const char *data, size_t len, const char *name,
+int hs_config_useradd_defaults_parse(const char *data, size_t len, const char *name,
                               hs_config_warn_fn warn, void *ctx, struct hs_config **out)
 {
 	if (!out)
@@ -336,10 +336,10 @@ static int load_config(const char *path, enum syntax syn, hs_config_warn_fn warn
 	dirfd = open(dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0)
 		r = -errno;
-	else if (!hs_is_single_component(base))
+	else if (!hs_fileio_is_single_component(base))
 		r = -EINVAL;
 	else
-		r = hs_read_file_alloc_at(dirfd, base, &ex, &data, &len, NULL);
+		r = hs_fileio_read_alloc_at(dirfd, base, &ex, &data, &len, NULL);
 	if (r == -ENOENT)
 		return parse_config("", 0, path, syn, warn, ctx, out);
 	if (r < 0)
@@ -347,12 +347,12 @@ static int load_config(const char *path, enum syntax syn, hs_config_warn_fn warn
 	return parse_config(data, len, path, syn, warn, ctx, out);
 }
 
-int hs_logindefs_load(const char *path, hs_config_warn_fn warn, void *ctx, struct hs_config **out)
+int hs_config_logindefs_load(const char *path, hs_config_warn_fn warn, void *ctx, struct hs_config **out)
 {
 	return load_config(path, SYNTAX_LOGINDEFS, warn, ctx, out);
 }
 
-int hs_useradd_defaults_load(const char *path, hs_config_warn_fn warn, void *ctx,
+int hs_config_useradd_defaults_load(const char *path, hs_config_warn_fn warn, void *ctx,
                              struct hs_config **out)
 {
 	return load_config(path, SYNTAX_USERADD, warn, ctx, out);

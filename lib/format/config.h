@@ -17,17 +17,17 @@ typedef void (*hs_config_warn_fn)(void *ctx, const char *path, unsigned long lin
  * optionally in double quotes.  Keys not in shadow-utils' set get a
  * warning.  A missing file gives an empty config (everything default).
  * Returns 0 or a negative error (unreadable file, out of memory). */
-int hs_logindefs_load(const char *path, hs_config_warn_fn warn, void *ctx, struct hs_config **out);
+int hs_config_logindefs_load(const char *path, hs_config_warn_fn warn, void *ctx, struct hs_config **out);
 /* Same parser over a memory buffer (fuzzing, tests). */
-int hs_logindefs_parse(const char *data, size_t len, const char *name,
+int hs_config_logindefs_parse(const char *data, size_t len, const char *name,
                        hs_config_warn_fn warn, void *ctx, struct hs_config **out);
 
 /* /etc/default/useradd syntax: "KEY=VALUE" lines. Known keys: GROUP,
  * GROUPS, HOME, INACTIVE, EXPIRE, SHELL, SKEL, CREATE_MAIL_SPOOL,
  * LOG_INIT, USRSKEL. */
-int hs_useradd_defaults_load(const char *path, hs_config_warn_fn warn, void *ctx,
+int hs_config_useradd_defaults_load(const char *path, hs_config_warn_fn warn, void *ctx,
                              struct hs_config **out);
-int hs_useradd_defaults_parse(const char *data, size_t len, const char *name,
+int hs_config_useradd_defaults_parse(const char *data, size_t len, const char *name,
                               hs_config_warn_fn warn, void *ctx, struct hs_config **out);
 
 void hs_config_free(struct hs_config *c);
@@ -42,6 +42,6 @@ bool hs_config_get_bool(const struct hs_config *c, const char *key, bool def);
 bool hs_config_has(const struct hs_config *c, const char *key);
 
 /* Is key one of the login.defs keys shadow-utils knows? */
-bool hs_logindefs_key_known(const char *key);
+bool hs_config_logindefs_key_known(const char *key);
 
 #endif

@@ -34,7 +34,7 @@ static bool is_control(unsigned char c)
 	return c < 0x20 || c == 0x7f;
 }
 
-bool hs_field_valid(const char *s)
+bool hs_records_field_valid(const char *s)
 {
 	if (!s)
 		return false;
@@ -47,7 +47,7 @@ bool hs_field_valid(const char *s)
 /* A field that is valid and at most max bytes long. */
 static int check_field(const char *s, size_t max)
 {
-	if (!s || !hs_field_valid(s))
+	if (!s || !hs_records_field_valid(s))
 		return -HS_E_FIELD;
 	if (strlen(s) > max)
 		return -HS_E_FORMAT;
@@ -135,7 +135,7 @@ static int check_name_list(const char *list)
 			return -HS_E_NAME;
 		memcpy(name, p, len);
 		name[len] = '\0';
-		if (!hs_user_name_valid(name))
+		if (!hs_names_user_valid(name))
 			return -HS_E_NAME;
 		if (!comma)
 			return 0;
@@ -180,7 +180,7 @@ static int format_into(char **out, const char *fmt, ...)
 
 /* ---- USER/shadow: HASH:LSTCHG: ---- */
 
-int hs_shadow_parse(char *line, struct hs_shadow *out)
+int hs_records_shadow_parse(char *line, struct hs_shadow *out)
 {
 	char *f[USHADOW_FIELDS];
 	int r = split_line(line, f, USHADOW_FIELDS);
@@ -203,7 +203,7 @@ int hs_shadow_parse(char *line, struct hs_shadow *out)
 	return 0;
 }
 
-int hs_shadow_format(const struct hs_shadow *r, char **out)
+int hs_records_shadow_format(const struct hs_shadow *r, char **out)
 {
 	int e;
 
@@ -221,7 +221,7 @@ int hs_shadow_format(const struct hs_shadow *r, char **out)
 
 /* ---- USER/aging: MIN:MAX:WARN:INACT:EXPIRE: ---- */
 
-void hs_aging_init_unset(struct hs_aging *a)
+void hs_records_aging_init_unset(struct hs_aging *a)
 {
 	a->min = a->max = a->warn = a->inact = a->expire = HS_UNSET;
 }
@@ -235,7 +235,7 @@ static int parse_aging_field(const char *s, long *out)
 	return parse_day(s, out);  /* "" is a format error there */
 }
 
-int hs_aging_parse(char *line, struct hs_aging *out)
+int hs_records_aging_parse(char *line, struct hs_aging *out)
 {
 	char *f[AGING_FIELDS];
 	struct hs_aging a;
@@ -254,7 +254,7 @@ int hs_aging_parse(char *line, struct hs_aging *out)
 	return 0;
 }
 
-int hs_aging_format(const struct hs_aging *r, char **out)
+int hs_records_aging_format(const struct hs_aging *r, char **out)
 {
 	if (!r || !out)
 		return -EINVAL;
@@ -278,7 +278,7 @@ static int check_shell_path(const char *path)
 	return 0;
 }
 
-int hs_shell_parse(char *line, const char **path_out)
+int hs_records_shell_parse(char *line, const char **path_out)
 {
 	int r;
 
@@ -291,7 +291,7 @@ int hs_shell_parse(char *line, const char **path_out)
 	return 0;
 }
 
-int hs_shell_format(const char *path, char **out)
+int hs_records_shell_format(const char *path, char **out)
 {
 	int r;
 
@@ -307,14 +307,14 @@ int hs_shell_format(const char *path, char **out)
 
 /* ---- /etc/passwd ---- */
 
-int hs_passwd_parse(char *line, struct hs_passwd *out)
+int hs_records_passwd_parse(char *line, struct hs_passwd *out)
 {
 	char *f[PASSWD_FIELDS];
 	unsigned long uid, gid;
 	int r = split_line(line, f, PASSWD_FIELDS);
 	if (r < 0)
 		return r;
-	if (!hs_user_name_valid(f[0]))
+	if (!hs_names_user_valid(f[0]))
 		return -HS_E_NAME;
 	if (strlen(f[1]) > HS_HASH_MAX || strlen(f[4]) > HS_GECOS_MAX ||
 	    strlen(f[5]) > HS_PATH_FIELD_MAX || strlen(f[6]) > HS_PATH_FIELD_MAX)
@@ -331,13 +331,13 @@ int hs_passwd_parse(char *line, struct hs_passwd *out)
 	return 0;
 }
 
-int hs_passwd_format(const struct hs_passwd *r, char **out)
+int hs_records_passwd_format(const struct hs_passwd *r, char **out)
 {
 	int e;
 
 	if (!r || !out)
 		return -EINVAL;
-	if (!hs_user_name_valid(r->name))
+	if (!hs_names_user_valid(r->name))
 		return -HS_E_NAME;
 	if ((e = check_field(r->passwd, HS_HASH_MAX)) < 0 ||
 	    (e = check_field(r->gecos, HS_GECOS_MAX)) < 0 ||
@@ -353,14 +353,14 @@ int hs_passwd_format(const struct hs_passwd *r, char **out)
 
 /* ---- /etc/group ---- */
 
-int hs_group_parse(char *line, struct hs_group *out)
+int hs_records_group_parse(char *line, struct hs_group *out)
 {
 	char *f[GROUP_FIELDS];
 	unsigned long gid;
 	int r = split_line(line, f, GROUP_FIELDS);
 	if (r < 0)
 		return r;
-	if (!hs_group_name_valid(f[0]))
+	if (!hs_names_group_valid(f[0]))
 		return -HS_E_NAME;
 	if (strlen(f[1]) > HS_HASH_MAX)
 		return -HS_E_FORMAT;
@@ -375,13 +375,13 @@ int hs_group_parse(char *line, struct hs_group *out)
 	return 0;
 }
 
-int hs_group_format(const struct hs_group *r, char **out)
+int hs_records_group_format(const struct hs_group *r, char **out)
 {
 	int e;
 
 	if (!r || !out)
 		return -EINVAL;
-	if (!hs_group_name_valid(r->name))
+	if (!hs_names_group_valid(r->name))
 		return -HS_E_NAME;
 	if ((e = check_field(r->passwd, HS_HASH_MAX)) < 0 ||
 	    (e = check_list_field(r->members)) < 0)
@@ -394,13 +394,13 @@ int hs_group_format(const struct hs_group *r, char **out)
 
 /* ---- /etc/gshadow ---- */
 
-int hs_gshadow_parse(char *line, struct hs_gshadow *out)
+int hs_records_gshadow_parse(char *line, struct hs_gshadow *out)
 {
 	char *f[GSHADOW_FIELDS];
 	int r = split_line(line, f, GSHADOW_FIELDS);
 	if (r < 0)
 		return r;
-	if (!hs_group_name_valid(f[0]))
+	if (!hs_names_group_valid(f[0]))
 		return -HS_E_NAME;
 	if (strlen(f[1]) > HS_HASH_MAX)
 		return -HS_E_FORMAT;
@@ -413,13 +413,13 @@ int hs_gshadow_parse(char *line, struct hs_gshadow *out)
 	return 0;
 }
 
-int hs_gshadow_format(const struct hs_gshadow *r, char **out)
+int hs_records_gshadow_format(const struct hs_gshadow *r, char **out)
 {
 	int e;
 
 	if (!r || !out)
 		return -EINVAL;
-	if (!hs_group_name_valid(r->name))
+	if (!hs_names_group_valid(r->name))
 		return -HS_E_NAME;
 	if ((e = check_field(r->passwd, HS_HASH_MAX)) < 0 ||
 	    (e = check_list_field(r->admins)) < 0 ||
@@ -455,14 +455,14 @@ static int check_flag(const char *flag)
 	return hs_parse_ulong(flag, 0, ULONG_MAX, &v);
 }
 
-int hs_spwd_parse(char *line, struct hs_spwd *out)
+int hs_records_spwd_parse(char *line, struct hs_spwd *out)
 {
 	char *f[SPWD_FIELDS];
 	struct hs_spwd s;
 	int r = split_line(line, f, SPWD_FIELDS);
 	if (r < 0)
 		return r;
-	if (!hs_user_name_valid(f[0]))
+	if (!hs_names_user_valid(f[0]))
 		return -HS_E_NAME;
 	if (strlen(f[1]) > HS_HASH_MAX)
 		return -HS_E_FORMAT;
@@ -494,18 +494,18 @@ static void spell_day(char buf[32], long v, unsigned bit, unsigned minus_one)
 		snprintf(buf, 32, "%ld", v);
 }
 
-int hs_spwd_format(const struct hs_spwd *r, char **out)
+int hs_records_spwd_format(const struct hs_spwd *r, char **out)
 {
 	char d[6][32];
 	int e;
 
 	if (!r || !out)
 		return -EINVAL;
-	if (!hs_user_name_valid(r->name))
+	if (!hs_names_user_valid(r->name))
 		return -HS_E_NAME;
 	if ((e = check_field(r->hash, HS_HASH_MAX)) < 0)
 		return e;
-	if (r->flag && !hs_field_valid(r->flag))
+	if (r->flag && !hs_records_field_valid(r->flag))
 		return -HS_E_FIELD;
 	if ((e = check_flag(r->flag)) < 0)
 		return e;
@@ -530,7 +530,7 @@ static int check_subid_owner(const char *owner)
 		return -HS_E_NAME;
 	if (owner[0] >= '0' && owner[0] <= '9')
 		return parse_id(owner, &id);
-	return hs_user_name_valid(owner) ? 0 : -HS_E_NAME;
+	return hs_names_user_valid(owner) ? 0 : -HS_E_NAME;
 }
 
 static int check_subid_range(unsigned long start, unsigned long count)
@@ -543,7 +543,7 @@ static int check_subid_range(unsigned long start, unsigned long count)
 	return 0;
 }
 
-int hs_subid_parse(char *line, struct hs_subid *out)
+int hs_records_subid_parse(char *line, struct hs_subid *out)
 {
 	char *f[SUBID_FIELDS];
 	unsigned long start, count;
@@ -563,7 +563,7 @@ int hs_subid_parse(char *line, struct hs_subid *out)
 	return 0;
 }
 
-int hs_subid_format(const struct hs_subid *r, char **out)
+int hs_records_subid_format(const struct hs_subid *r, char **out)
 {
 	int e;
 
@@ -578,7 +578,7 @@ int hs_subid_format(const struct hs_subid *r, char **out)
 
 /* ---- comma-separated lists ---- */
 
-size_t hs_list_next(const char **cursor, const char **elem)
+size_t hs_records_list_next(const char **cursor, const char **elem)
 {
 	const char *p;
 
@@ -601,7 +601,7 @@ size_t hs_list_next(const char **cursor, const char **elem)
 	return len;
 }
 
-bool hs_list_contains(const char *list, const char *name)
+bool hs_records_list_contains(const char *list, const char *name)
 {
 	const char *cur = list, *elem;
 	size_t len, nlen;
@@ -609,7 +609,7 @@ bool hs_list_contains(const char *list, const char *name)
 	if (!list || !name)
 		return false;
 	nlen = strlen(name);
-	while ((len = hs_list_next(&cur, &elem)) > 0)
+	while ((len = hs_records_list_next(&cur, &elem)) > 0)
 		if (len == nlen && memcmp(elem, name, len) == 0)
 			return true;
 	return false;
@@ -627,7 +627,7 @@ static int list_rebuild(const char *list, const char *skip, const char *add, cha
 
 	if (!s)
 		return -ENOMEM;
-	while ((len = hs_list_next(&cur, &elem)) > 0) {
+	while ((len = hs_records_list_next(&cur, &elem)) > 0) {
 		if (skip && len == slen && memcmp(elem, skip, len) == 0)
 			continue;
 		if (used)
@@ -647,18 +647,18 @@ static int list_rebuild(const char *list, const char *skip, const char *add, cha
 	return 0;
 }
 
-int hs_list_add(const char *list, const char *name, char **out)
+int hs_records_list_add(const char *list, const char *name, char **out)
 {
 	if (!out)
 		return -EINVAL;
-	if (!hs_user_name_valid(name))
+	if (!hs_names_user_valid(name))
 		return -HS_E_NAME;
-	if (hs_list_contains(list, name))
+	if (hs_records_list_contains(list, name))
 		return list_rebuild(list, NULL, NULL, out);
 	return list_rebuild(list, NULL, name, out);
 }
 
-int hs_list_remove(const char *list, const char *name, char **out)
+int hs_records_list_remove(const char *list, const char *name, char **out)
 {
 	if (!out || !name)
 		return -EINVAL;

@@ -31,7 +31,7 @@
 
 /* A field is acceptable when it has no ':', '\n' or other ASCII control
  * byte (< 0x20, 0x7f).  Bytes >= 0x80 (UTF-8) are allowed. */
-bool hs_field_valid(const char *s);
+bool hs_records_field_valid(const char *s);
 
 /* ---- per-user files (DESIGN section 2) ---- */
 
@@ -40,8 +40,8 @@ struct hs_shadow {
 	const char *hash;   /* may be "" (no password), "!..." (locked), "*" */
 	long lstchg;  /* HS_UNSET or [0, HS_DAYS_MAX] */
 };
-int hs_shadow_parse(char *line, struct hs_shadow *out);
-int hs_shadow_format(const struct hs_shadow *r, char **out);
+int hs_records_shadow_parse(char *line, struct hs_shadow *out);
+int hs_records_shadow_format(const struct hs_shadow *r, char **out);
 
 /* USER/aging: "MIN:MAX:WARN:INACT:EXPIRE:", each "-1" (unset) or a day
  * count.  The canonical unset spelling in this file is "-1"; an empty
@@ -49,15 +49,15 @@ int hs_shadow_format(const struct hs_shadow *r, char **out);
 struct hs_aging {
 	long min, max, warn, inact, expire;
 };
-void hs_aging_init_unset(struct hs_aging *a);
-int hs_aging_parse(char *line, struct hs_aging *out);
-int hs_aging_format(const struct hs_aging *r, char **out);
+void hs_records_aging_init_unset(struct hs_aging *a);
+int hs_records_aging_parse(char *line, struct hs_aging *out);
+int hs_records_aging_format(const struct hs_aging *r, char **out);
 
 /* USER/shell: an absolute path.  The parser takes the file contents with
  * at most one trailing newline already stripped by the caller (readers
  * accept a file without the newline, as the 2012 code wrote it). */
-int hs_shell_parse(char *line, const char **path_out);
-int hs_shell_format(const char *path, char **out);
+int hs_records_shell_parse(char *line, const char **path_out);
+int hs_records_shell_format(const char *path, char **out);
 
 /* ---- global files ---- */
 
@@ -68,8 +68,8 @@ struct hs_passwd {
 	gid_t gid;
 	const char *gecos, *dir, *shell;
 };
-int hs_passwd_parse(char *line, struct hs_passwd *out);
-int hs_passwd_format(const struct hs_passwd *r, char **out);
+int hs_records_passwd_parse(char *line, struct hs_passwd *out);
+int hs_records_passwd_format(const struct hs_passwd *r, char **out);
 
 /* /etc/group: name:passwd:gid:member,member,...
  * members is the raw comma-separated list (may be ""); every member is
@@ -79,16 +79,16 @@ struct hs_group {
 	gid_t gid;
 	const char *members;
 };
-int hs_group_parse(char *line, struct hs_group *out);
-int hs_group_format(const struct hs_group *r, char **out);
+int hs_records_group_parse(char *line, struct hs_group *out);
+int hs_records_group_format(const struct hs_group *r, char **out);
 
 /* /etc/gshadow: name:passwd:admins:members (lists as in hs_group) */
 struct hs_gshadow {
 	const char *name, *passwd;
 	const char *admins, *members;
 };
-int hs_gshadow_parse(char *line, struct hs_gshadow *out);
-int hs_gshadow_format(const struct hs_gshadow *r, char **out);
+int hs_records_gshadow_parse(char *line, struct hs_gshadow *out);
+int hs_records_gshadow_format(const struct hs_gshadow *r, char **out);
 
 /* classic /etc/shadow: name:hash:lstchg:min:max:warn:inact:expire:flag
  * Day fields may be empty or "-1" (both unset); minus_one records which
@@ -101,8 +101,8 @@ struct hs_spwd {
 	const char *flag;
 	unsigned minus_one;
 };
-int hs_spwd_parse(char *line, struct hs_spwd *out);
-int hs_spwd_format(const struct hs_spwd *r, char **out);
+int hs_records_spwd_parse(char *line, struct hs_spwd *out);
+int hs_records_spwd_format(const struct hs_spwd *r, char **out);
 
 /* /etc/subuid, /etc/subgid: owner:start:count.  owner is a user/group name
  * or a numeric id; start and count are in [0, HS_ID_MAX] (count >= 1) and
@@ -111,19 +111,19 @@ struct hs_subid {
 	const char *owner;
 	unsigned long start, count;
 };
-int hs_subid_parse(char *line, struct hs_subid *out);
-int hs_subid_format(const struct hs_subid *r, char **out);
+int hs_records_subid_parse(char *line, struct hs_subid *out);
+int hs_records_subid_format(const struct hs_subid *r, char **out);
 
 /* ---- comma-separated name lists (group members, admins) ---- */
 
 /* Is name an element of list?  list may be "" or NULL. */
-bool hs_list_contains(const char *list, const char *name);
+bool hs_records_list_contains(const char *list, const char *name);
 /* New malloc'd list with name appended (unchanged copy if present). */
-int hs_list_add(const char *list, const char *name, char **out);
+int hs_records_list_add(const char *list, const char *name, char **out);
 /* New malloc'd list without name. */
-int hs_list_remove(const char *list, const char *name, char **out);
+int hs_records_list_remove(const char *list, const char *name, char **out);
 /* Iterate: returns the length of the element starting at *cursor and
  * advances *cursor past it and its comma; 0 at the end. */
-size_t hs_list_next(const char **cursor, const char **elem);
+size_t hs_records_list_next(const char **cursor, const char **elem);
 
 #endif

@@ -27,7 +27,7 @@
 #define HS_OPEN_TRUSTED (O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
 
 
-bool hs_is_single_component(const char *name)
+bool hs_fileio_is_single_component(const char *name)
 {
 	if (!name || !name[0])
 		return false;
@@ -38,7 +38,7 @@ bool hs_is_single_component(const char *name)
 	return true;
 }
 
-int hs_open_parent(const char *path, const char **base)
+int hs_fileio_open_parent(const char *path, const char **base)
 {
 	const char *slash;
 	int fd;
@@ -47,7 +47,7 @@ int hs_open_parent(const char *path, const char **base)
 		return -EINVAL;
 	slash = strrchr(path, '/');
 	*base = slash ? slash + 1 : path;
-	if (!hs_is_single_component(*base))
+	if (!hs_fileio_is_single_component(*base))
 		return -EINVAL;
 	if (!slash) {
 		fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -62,7 +62,7 @@ int hs_open_parent(const char *path, const char **base)
 	return fd < 0 ? -errno : fd;
 }
 
-int hs_check_file_stat(const struct stat *st, const struct hs_file_expect *ex)
+int hs_fileio_check_stat(const struct stat *st, const struct hs_file_expect *ex)
 {
 	if (!st || !ex)
 		return -EINVAL;
@@ -119,7 +119,7 @@ static int openat2_no_symlinks(const char *path, int flags)
 
 /* A writer may rename a new file over the one we just opened: the
  * opened inode then has no links left.  That is an ordinary race with
- * hs_replace_file_at, not a hostile file, so the open is retried (a few
+ * hs_fileio_replace_at, not a hostile file, so the open is retried (a few
  * times; a directory where that keeps happening is being hammered). */
 #define HS_REPLACED_RETRIES 16
 #define HS_E_REPLACED (-HS_E_LAST - 1)  /* internal: retry the open */
@@ -135,7 +135,7 @@ static int check_opened(int opened, const struct hs_file_expect *ex, struct stat
 		return -errno;
 	if (S_ISREG(st->st_mode) && st->st_nlink == 0)
 		return HS_E_REPLACED;
-	r = hs_check_file_stat(st, ex);
+	r = hs_fileio_check_stat(st, ex);
 	if (r < 0)
 		return r;
 	return TAKE_FD(fd);
@@ -147,7 +147,7 @@ static int open_trusted(int dirfd, const char *name, const struct hs_file_expect
 {
 	int fd;
 
-	if (!hs_is_single_component(name) || !ex)
+	if (!hs_fileio_is_single_component(name) || !ex)
 		return -EINVAL;
 	for (int tries = 0; tries < HS_REPLACED_RETRIES; tries++) {
 		fd = openat(dirfd, name, HS_OPEN_TRUSTED);
@@ -217,7 +217,7 @@ static int read_cap(const struct hs_file_expect *ex, size_t bufsize, size_t *cap
 	return 0;
 }
 
-int hs_read_trusted_at(int dirfd, const char *name, const struct hs_file_expect *ex,
+int hs_fileio_read_trusted_at(int dirfd, const char *name, const struct hs_file_expect *ex,
 		       char *buf, size_t bufsize, size_t *len, struct stat *st_out)
 {
 	_cleanup_close_ int fd = -1;
@@ -239,7 +239,7 @@ int hs_read_trusted_at(int dirfd, const char *name, const struct hs_file_expect 
 	return r;
 }
 
-/* Open an absolute path for reading and check it (hs_read_trusted_path). */
+/* Open an absolute path for reading and check it (hs_fileio_read_trusted_path). */
 static int open_path_trusted(const char *path, const struct hs_file_expect *ex, struct stat *st)
 {
 	for (int tries = 0; tries < HS_REPLACED_RETRIES; tries++) {
@@ -254,7 +254,7 @@ static int open_path_trusted(const char *path, const struct hs_file_expect *ex, 
 			char dir[PATH_MAX];
 
 			/* name the real problem of the last component, as
-			 * hs_read_trusted_at does */
+			 * hs_fileio_read_trusted_at does */
 			if (err == ENOENT || err == EACCES || (size_t)(slash - path) >= sizeof dir)
 				return err == ELOOP ? -HS_E_SYMLINK : -err;
 			memcpy(dir, path, (size_t)(slash - path));
@@ -272,7 +272,7 @@ static int open_path_trusted(const char *path, const struct hs_file_expect *ex, 
 	return -HS_E_NLINK;
 }
 
-int hs_read_trusted_path(const char *path, const struct hs_file_expect *ex,
+int hs_fileio_read_trusted_path(const char *path, const struct hs_file_expect *ex,
 			 char *buf, size_t bufsize, size_t *len, struct stat *st_out)
 {
 	_cleanup_close_ int fd = -1;
@@ -294,7 +294,7 @@ int hs_read_trusted_path(const char *path, const struct hs_file_expect *ex,
 	return r;
 }
 
-int hs_read_file_alloc_at(int dirfd, const char *name, const struct hs_file_expect *ex,
+int hs_fileio_read_alloc_at(int dirfd, const char *name, const struct hs_file_expect *ex,
 			  char **data, size_t *len, struct stat *st_out)
 {
 	_cleanup_close_ int fd = -1;
@@ -358,12 +358,12 @@ int hs_read_file_alloc_at(int dirfd, const char *name, const struct hs_file_expe
 	return 0;
 }
 
-int hs_open_dir_at(int dirfd, const char *name, struct stat *st_out)
+int hs_fileio_open_dir_at(int dirfd, const char *name, struct stat *st_out)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 
-	if (!hs_is_single_component(name))
+	if (!hs_fileio_is_single_component(name))
 		return -EINVAL;
 	/* O_DIRECTORY never opens a FIFO or device; O_NOFOLLOW together
 	 * with it makes Linux report a symlink as ENOTDIR, which
@@ -380,7 +380,7 @@ int hs_open_dir_at(int dirfd, const char *name, struct stat *st_out)
 	return TAKE_FD(fd);
 }
 
-int hs_read_file_alloc_path(const char *path, const struct hs_file_expect *ex,
+int hs_fileio_read_alloc_path(const char *path, const struct hs_file_expect *ex,
                             char **data, size_t *len)
 {
 	_cleanup_close_ int dirfd = -1;
@@ -388,13 +388,13 @@ int hs_read_file_alloc_path(const char *path, const struct hs_file_expect *ex,
 
 	if (!data || !len || !ex)
 		return -EINVAL;
-	dirfd = hs_open_parent(path, &base);
+	dirfd = hs_fileio_open_parent(path, &base);
 	if (dirfd < 0)
 		return dirfd;
-	return hs_read_file_alloc_at(dirfd, base, ex, data, len, NULL);
+	return hs_fileio_read_alloc_at(dirfd, base, ex, data, len, NULL);
 }
 
-int hs_dir_unlink_matching(int dirfd, bool (*match)(const char *name, void *ctx), void *ctx)
+int hs_fileio_unlink_matching(int dirfd, bool (*match)(const char *name, void *ctx), void *ctx)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct dirent *de;

@@ -22,28 +22,28 @@ struct hs_file_expect {
 /* Check an fstat result: regular file, link count 1, owner/group,
  * size cap.  Returns 0 or -HS_E_NOTREG/-HS_E_NLINK/-HS_E_OWNER/
  * -HS_E_GROUP/-HS_E_TOOBIG. */
-int hs_check_file_stat(const struct stat *st, const struct hs_file_expect *ex);
+int hs_fileio_check_stat(const struct stat *st, const struct hs_file_expect *ex);
 
 /* Open dirfd/name with O_RDONLY|O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC|O_NOCTTY
  * (a FIFO therefore never blocks, a symlink gives -HS_E_SYMLINK), fstat,
- * apply hs_check_file_stat, and read the whole file into buf (bufsize must
+ * apply hs_fileio_check_stat, and read the whole file into buf (bufsize must
  * exceed the size cap so a file that grows between fstat and read is
  * caught).  The content is NUL-terminated; *len excludes the NUL.
  * On success returns 0 and, if st_out is not NULL, the stat.
  * name must be a single path component. */
-int hs_read_trusted_at(int dirfd, const char *name, const struct hs_file_expect *ex,
+int hs_fileio_read_trusted_at(int dirfd, const char *name, const struct hs_file_expect *ex,
                        char *buf, size_t bufsize, size_t *len, struct stat *st_out);
 
 /* Same for an absolute path, opened with openat2(RESOLVE_NO_SYMLINKS) so
  * that no component at all may be a symlink (falls back to O_NOFOLLOW on
  * the last component on kernels without openat2).  One open, one fstat,
  * usually one read: the NSS module's fast path. */
-int hs_read_trusted_path(const char *path, const struct hs_file_expect *ex,
+int hs_fileio_read_trusted_path(const char *path, const struct hs_file_expect *ex,
                          char *buf, size_t bufsize, size_t *len, struct stat *st_out);
 
 /* Same, for global files of unknown size: *data is malloc'd (NUL-terminated),
  * capped at max_size.  Used for /etc/passwd and friends. */
-int hs_read_file_alloc_at(int dirfd, const char *name, const struct hs_file_expect *ex,
+int hs_fileio_read_alloc_at(int dirfd, const char *name, const struct hs_file_expect *ex,
                           char **data, size_t *len, struct stat *st_out);
 
 /* Split path into an fd of its directory (O_DIRECTORY|O_CLOEXEC) and its
@@ -51,39 +51,39 @@ int hs_read_file_alloc_at(int dirfd, const char *name, const struct hs_file_expe
  * symlinks (a test root, /etc on some systems); the last component is
  * never followed by the callers, which open it with *_at().  Returns the
  * fd, or -EINVAL when the last component is empty, "." or "..". */
-int hs_open_parent(const char *path, const char **base);
+int hs_fileio_open_parent(const char *path, const char **base);
 
-/* hs_read_file_alloc_at on path's last component, relative to
- * hs_open_parent(path): the read-only way to load /etc/shells, /etc/subuid,
+/* hs_fileio_read_alloc_at on path's last component, relative to
+ * hs_fileio_open_parent(path): the read-only way to load /etc/shells, /etc/subuid,
  * /etc/gshadow and the like without the global-file writer. */
-int hs_read_file_alloc_path(const char *path, const struct hs_file_expect *ex,
+int hs_fileio_read_alloc_path(const char *path, const struct hs_file_expect *ex,
                             char **data, size_t *len);
 
 /* Unlink (never rmdir) every entry of dirfd whose name match() accepts:
  * the sweep of leftovers that tools killed mid-write leave.  Best effort:
  * an entry that cannot go stays for the next sweep.  Returns how many
  * were removed, or -errno if dirfd cannot be read. */
-int hs_dir_unlink_matching(int dirfd, bool (*match)(const char *name, void *ctx), void *ctx);
+int hs_fileio_unlink_matching(int dirfd, bool (*match)(const char *name, void *ctx), void *ctx);
 
 /* Atomically replace dirfd/name with data (DESIGN section 3): temp file
  * ".NAME.XXXXXXXXXXXX" (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), write all,
  * fchown to uid:gid when they differ from what the file got (HS_ANY_* =
  * leave), fchmod(mode), fsync, renameat over name, fsync(dirfd).
  * On any failure the temp file is removed and the old file is untouched. */
-int hs_replace_file_at(int dirfd, const char *name, const void *data, size_t len,
+int hs_fileio_replace_at(int dirfd, const char *name, const void *data, size_t len,
                        uid_t uid, gid_t gid, mode_t mode);
 /* The same with the contents in n pieces written one after the other
  * (struct iovec, <sys/uio.h>), so a caller that has them in several places
  * copies nothing into one buffer first. */
 struct iovec;
-int hs_replace_file_iov_at(int dirfd, const char *name, const struct iovec *iov, size_t n,
+int hs_fileio_replace_iov_at(int dirfd, const char *name, const struct iovec *iov, size_t n,
                            uid_t uid, gid_t gid, mode_t mode);
 
 /* Open a directory component with O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC
  * and fstat it; -HS_E_SYMLINK for a symlink, -HS_E_NOTDIR for others. */
-int hs_open_dir_at(int dirfd, const char *name, struct stat *st_out);
+int hs_fileio_open_dir_at(int dirfd, const char *name, struct stat *st_out);
 
 /* Is name a single, non-empty path component (no '/', not "." or "..")? */
-bool hs_is_single_component(const char *name);
+bool hs_fileio_is_single_component(const char *name);
 
 #endif

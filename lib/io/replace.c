@@ -110,17 +110,17 @@ static int write_pieces(int fd, const struct iovec *iov, size_t n)
 	return 0;
 }
 
-int hs_replace_file_at(int dirfd, const char *name, const void *data, size_t len,
+int hs_fileio_replace_at(int dirfd, const char *name, const void *data, size_t len,
 		       uid_t uid, gid_t gid, mode_t mode)
 {
 	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
 
 	if (!data && len)
 		return -EINVAL;
-	return hs_replace_file_iov_at(dirfd, name, &iov, 1, uid, gid, mode);
+	return hs_fileio_replace_iov_at(dirfd, name, &iov, 1, uid, gid, mode);
 }
 
-int hs_replace_file_iov_at(int dirfd, const char *name, const struct iovec *iov, size_t n,
+int hs_fileio_replace_iov_at(int dirfd, const char *name, const struct iovec *iov, size_t n,
 			   uid_t uid, gid_t gid, mode_t mode)
 {
 	char tmp[NAME_MAX + 1] = "";
@@ -129,7 +129,7 @@ int hs_replace_file_iov_at(int dirfd, const char *name, const struct iovec *iov,
 	bool anonymous;
 	int r;
 
-	if (!hs_is_single_component(name) || (!iov && n))
+	if (!hs_fileio_is_single_component(name) || (!iov && n))
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
 		if (!iov[i].iov_base && iov[i].iov_len)

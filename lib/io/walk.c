@@ -241,7 +241,7 @@ int hs_walk_at(int dirfd, const char *name, const struct hs_walk_ops *ops, void 
 	struct walker *w;
 	int r;
 
-	if (!hs_is_single_component(name))
+	if (!hs_fileio_is_single_component(name))
 		return -EINVAL;
 	w = walker_new(dirfd, ops, ctx, &r);
 	if (!w)
@@ -354,7 +354,7 @@ int hs_walk_remove_at(int dirfd, const char *name, char **where)
 	return r;
 }
 
-int hs_remove_tree_at(int dirfd, const char *name)
+int hs_walk_remove_tree_at(int dirfd, const char *name)
 {
 	return hs_walk_remove_at(dirfd, name, NULL);
 }

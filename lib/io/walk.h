@@ -100,7 +100,7 @@ int hs_walk_hand_back(int fd, uid_t uid, gid_t gid, mode_t mode);
  * point (-EXDEV) or nests too deeply (-ENAMETOOLONG); a name that is a
  * symlink loses the link only.  Where the offending entry is, is put in
  * *where (malloc'd path below name, may be NULL). */
-int hs_remove_tree_at(int dirfd, const char *name);
+int hs_walk_remove_tree_at(int dirfd, const char *name);
 int hs_walk_remove_at(int dirfd, const char *name, char **where);
 
 #endif

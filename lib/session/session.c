@@ -52,18 +52,18 @@ extern char **environ;
 
 /* ---------------------------------------------------------------- env */
 
-void hs_env_init(struct hs_env *e)
+void hs_session_env_init(struct hs_env *e)
 {
 	e->v = NULL;
 	e->n = e->cap = 0;
 }
 
-void hs_env_free(struct hs_env *e)
+void hs_session_env_free(struct hs_env *e)
 {
 	for (size_t i = 0; i < e->n; i++)
 		free(e->v[i]);
 	free(e->v);
-	hs_env_init(e);
+	hs_session_env_init(e);
 }
 
 static ssize_t env_find(const struct hs_env *e, const char *name, size_t len)
@@ -100,12 +100,12 @@ static int env_store(struct hs_env *e, char *entry_in, size_t nlen, bool overwri
 	return 0;
 }
 
-int hs_env_set(struct hs_env *e, const char *name, const char *value, bool overwrite)
+int hs_session_env_set(struct hs_env *e, const char *name, const char *value, bool overwrite)
 {
 	size_t nlen = strlen(name), vlen = strlen(value);
 	char *entry;
 
-	if (!hs_env_name_valid(name, nlen))
+	if (!hs_envname_valid(name, nlen))
 		return -EINVAL;
 	entry = malloc(nlen + vlen + 2);
 	if (!entry)
@@ -116,12 +116,12 @@ int hs_env_set(struct hs_env *e, const char *name, const char *value, bool overw
 	return env_store(e, entry, nlen, overwrite);
 }
 
-int hs_env_put(struct hs_env *e, const char *entry, bool overwrite)
+int hs_session_env_put(struct hs_env *e, const char *entry, bool overwrite)
 {
 	const char *eq = strchr(entry, '=');
 	char *copy;
 
-	if (!eq || !hs_env_name_valid(entry, (size_t)(eq - entry)))
+	if (!eq || !hs_envname_valid(entry, (size_t)(eq - entry)))
 		return -EINVAL;
 	copy = strdup(entry);
 	if (!copy)
@@ -129,14 +129,14 @@ int hs_env_put(struct hs_env *e, const char *entry, bool overwrite)
 	return env_store(e, copy, (size_t)(eq - entry), overwrite);
 }
 
-const char *hs_env_get(const struct hs_env *e, const char *name)
+const char *hs_session_env_get(const struct hs_env *e, const char *name)
 {
 	ssize_t at = env_find(e, name, strlen(name));
 
 	return at < 0 ? NULL : e->v[at] + strlen(name) + 1;
 }
 
-void hs_env_unset(struct hs_env *e, const char *name)
+void hs_session_env_unset(struct hs_env *e, const char *name)
 {
 	ssize_t at = env_find(e, name, strlen(name));
 
@@ -147,7 +147,7 @@ void hs_env_unset(struct hs_env *e, const char *name)
 	e->n--;
 }
 
-int hs_env_capture(struct hs_env *e, char *const *envp)
+int hs_session_env_capture(struct hs_env *e, char *const *envp)
 {
 	for (char *const *p = envp; p && *p; p++) {
 		const char *eq = strchr(*p, '=');
@@ -158,7 +158,7 @@ int hs_env_capture(struct hs_env *e, char *const *envp)
 		if (!eq)
 			continue;
 		nlen = (size_t)(eq - *p);
-		if (!hs_env_name_valid(*p, nlen) || hs_env_name_unsafe(*p, nlen))
+		if (!hs_envname_valid(*p, nlen) || hs_envname_unsafe(*p, nlen))
 			continue;
 		if (strnlen(*p, ENV_ENTRY_MAX) >= ENV_ENTRY_MAX)
 			continue;
@@ -173,7 +173,7 @@ int hs_env_capture(struct hs_env *e, char *const *envp)
 	return 0;
 }
 
-int hs_env_add_pam(struct hs_env *e, pam_handle_t *pamh)
+int hs_session_env_add_pam(struct hs_env *e, pam_handle_t *pamh)
 {
 	char **list = pam_getenvlist(pamh);
 	int r = 0;
@@ -181,7 +181,7 @@ int hs_env_add_pam(struct hs_env *e, pam_handle_t *pamh)
 	if (!list)
 		return 0;
 	for (char **p = list; *p; p++) {
-		if (r == 0 && hs_env_put(e, *p, true) == -ENOMEM)
+		if (r == 0 && hs_session_env_put(e, *p, true) == -ENOMEM)
 			r = -ENOMEM;
 		free(*p);
 	}
@@ -189,7 +189,7 @@ int hs_env_add_pam(struct hs_env *e, pam_handle_t *pamh)
 	return r;
 }
 
-bool hs_env_term_ok(const char *term)
+bool hs_session_env_term_ok(const char *term)
 {
 	size_t n = term ? strlen(term) : 0;
 
@@ -403,7 +403,7 @@ static noreturn void child_main(const struct hs_child *c, int slave, const sigse
 			close(slave);
 	}
 	child_signals(c, caller_mask, caller_chld);
-	/* the core limit hs_privileged_init() took away was the privileged
+	/* the core limit hs_privs_init() took away was the privileged
 	 * parent's protection, not the session's */
 	if (c->restore_core)
 		(void)setrlimit(RLIMIT_CORE, &c->core_limit);
@@ -890,9 +890,9 @@ void hs_session_tool_init(int argc, char **argv, const char *prog,
 			  struct rlimit *caller_core)
 {
 	getrlimit(RLIMIT_CORE, caller_core);
-	(void)hs_privileged_init(argc, argv, prog);
+	(void)hs_privs_init(argc, argv, prog);
 	/* an empty argv (or Linux >= 5.18's { "" } for it) never gets here:
-	 * hs_privileged_init refused it */
+	 * hs_privs_init refused it */
 	hs_cli_set_prog(prog);
 	setlocale(LC_ALL, "");
 }

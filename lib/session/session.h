@@ -5,13 +5,13 @@
  * su --pty), then closes the session.
  *
  * Order of use in a program:
- *   hs_env_capture()            before hs_privileged_init(), if the caller's
+ *   hs_session_env_capture()            before hs_privs_init(), if the caller's
  *                               environment may pass to the target (su)
  *   hs_session_start()          pam_start + PAM_TTY/PAM_RUSER/PAM_RHOST
  *   ... pam_authenticate, pam_acct_mgmt (the program's own policy) ...
  *   hs_session_set_groups()     initgroups or the -g/-G list, as root
  *   hs_session_open()           pam_setcred(ESTABLISH), pam_open_session
- *   hs_env_add_pam()            the PAM environment over the program's own
+ *   hs_session_env_add_pam()            the PAM environment over the program's own
  *   hs_session_run()            fork; child drops to the target and execs;
  *                               the parent waits and returns its status
  *   hs_session_end()            pam_close_session, pam_setcred(DELETE),
@@ -38,33 +38,33 @@ struct hs_env {
 	size_t n, cap;
 };
 
-void hs_env_init(struct hs_env *e);
-void hs_env_free(struct hs_env *e);
+void hs_session_env_init(struct hs_env *e);
+void hs_session_env_free(struct hs_env *e);
 
-/* hs_env_name_valid() and hs_env_name_unsafe() are in envname.h (the
+/* hs_envname_valid() and hs_envname_unsafe() are in envname.h (the
  * core library: newgrp, which links no PAM, filters with them too). */
 
 /* Set (or, with overwrite false, keep an existing) NAME.  0, -EINVAL for a
  * bad name, -ENOMEM. */
-int hs_env_set(struct hs_env *e, const char *name, const char *value, bool overwrite);
-/* "NAME=VALUE" form of hs_env_set. */
-int hs_env_put(struct hs_env *e, const char *entry, bool overwrite);
-const char *hs_env_get(const struct hs_env *e, const char *name);
-void hs_env_unset(struct hs_env *e, const char *name);
+int hs_session_env_set(struct hs_env *e, const char *name, const char *value, bool overwrite);
+/* "NAME=VALUE" form of hs_session_env_set. */
+int hs_session_env_put(struct hs_env *e, const char *entry, bool overwrite);
+const char *hs_session_env_get(const struct hs_env *e, const char *name);
+void hs_session_env_unset(struct hs_env *e, const char *name);
 
-/* Copy envp (the caller's environment, taken before hs_privileged_init()
+/* Copy envp (the caller's environment, taken before hs_privs_init()
  * clears it) keeping only entries with a valid name, not unsafe, at most
  * 128 KiB each, the first of duplicated names, and at most 4096 entries.
  * Returns 0 or -ENOMEM. */
-int hs_env_capture(struct hs_env *e, char *const *envp);
+int hs_session_env_capture(struct hs_env *e, char *const *envp);
 
 /* Add pam_getenvlist(), overriding what is there (the PAM environment is
  * the administrator's and wins, as in util-linux).  0 or -ENOMEM. */
-int hs_env_add_pam(struct hs_env *e, pam_handle_t *pamh);
+int hs_session_env_add_pam(struct hs_env *e, pam_handle_t *pamh);
 
 /* TERM values we pass on: [A-Za-z0-9._+-], 1..64 bytes (a terminfo name,
  * never a path). */
-bool hs_env_term_ok(const char *term);
+bool hs_session_env_term_ok(const char *term);
 
 /* The PATH for a target: ENV_SUPATH, then ENV_ROOTPATH, for uid 0,
  * ENV_PATH otherwise, without a leading "PATH=" (login.defs(5)); the
@@ -73,8 +73,8 @@ const char *hs_session_default_path(const struct hs_config *defs, uid_t uid);
 
 /* ---- the start of login, su and runuser ---- */
 
-/* Keep the caller's RLIMIT_CORE in *caller_core (hs_privileged_init()
- * zeroes it; the session gets it back), hs_privileged_init(), the program
+/* Keep the caller's RLIMIT_CORE in *caller_core (hs_privs_init()
+ * zeroes it; the session gets it back), hs_privs_init(), the program
  * name prog, refuse an empty argv[0] (exit 1), the user's locale. */
 void hs_session_tool_init(int argc, char **argv, const char *prog,
 			  struct rlimit *caller_core);
@@ -138,7 +138,7 @@ struct hs_child {
 	                         * ends the session or the child dies of one */
 	gid_t pty_gid;          /* group of the new pty (HS_CHILD_PTY); (gid_t)-1: gid */
 	bool restore_core;      /* give the child core_limit (the caller's, saved
-	                         * before hs_privileged_init() set it to 0) */
+	                         * before hs_privs_init() set it to 0) */
 	struct rlimit core_limit;
 };
 

@@ -13,7 +13,7 @@
 
 /* Open HS_TREE_DIR (O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC).  Returns an fd or
  * a negative error. */
-int hs_tree_open(void);
+int hs_userdir_open_tree(void);
 
 /* Open the user's directory below treefd after validating the name (an
  * invalid name gives -HS_E_NAME without any system call).  The directory
@@ -42,7 +42,7 @@ int hs_userdir_read_shell(int udirfd, uid_t owner, char *buf, size_t bufsize,
 int hs_userdir_aging_or_expired(int udirfd, struct hs_aging *out);
 
 /* The NSS module's fast path: read USER's shadow and aging by absolute
- * path (hs_read_trusted_path: one open each, no symlink in any component)
+ * path (hs_fileio_read_trusted_path: one open each, no symlink in any component)
  * without opening the tree or the user's directory.  The owner of shadow
  * is not compared with the directory's: only root can make a file owned
  * by someone else appear in a user's directory (no write access to other
@@ -52,7 +52,7 @@ int hs_userdir_aging_or_expired(int udirfd, struct hs_aging *out);
 int hs_userdir_lookup(const char *user, char *buf, size_t bufsize, struct hs_shadow *shadow,
                       struct hs_aging *aging, int *aging_err);
 
-/* Atomically replace one file (hs_replace_file_at with the layout's
+/* Atomically replace one file (hs_fileio_replace_at with the layout's
  * owners and modes).  auth_gid is the hardened-shadow-auth gid, or
  * HS_ANY_GID when the caller is not root (the setgid directory gives
  * new files the right group). */
@@ -124,13 +124,13 @@ int hs_userdir_remove(int treefd, const char *user);
 
 /* Is this directory entry name a possible user (valid name, not starting
  * with '.' or ':')?  Enumeration skips everything else. */
-bool hs_tree_entry_is_user(const char *name);
+bool hs_userdir_entry_is_user(const char *name);
 
 /* Fill buf with "/etc/hardened-shadow/USER[/FILE]" for messages. */
 const char *hs_userdir_path(char *buf, size_t size, const char *user, const char *file);
 
 /* Look up the numeric ids of the two groups (getgrnam_r); negative error
  * -ENOENT when missing. */
-int hs_layout_gids(gid_t *tree_gid, gid_t *auth_gid);
+int hs_userdir_layout_gids(gid_t *tree_gid, gid_t *auth_gid);
 
 #endif

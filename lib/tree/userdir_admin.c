@@ -25,15 +25,15 @@ static int write_new_files(int dfd, uid_t uid, gid_t auth_gid, char *shadow_line
 {
 	int r;
 
-	r = hs_replace_file_at(dfd, HS_FILE_SHADOW, shadow_line, strlen(shadow_line),
+	r = hs_fileio_replace_at(dfd, HS_FILE_SHADOW, shadow_line, strlen(shadow_line),
 			       uid, auth_gid, HS_SHADOW_MODE);
 	if (r < 0)
 		return r;
-	r = hs_replace_file_at(dfd, HS_FILE_SHELL, shell_line, strlen(shell_line),
+	r = hs_fileio_replace_at(dfd, HS_FILE_SHELL, shell_line, strlen(shell_line),
 			       uid, auth_gid, HS_SHELL_MODE);
 	if (r < 0)
 		return r;
-	return hs_replace_file_at(dfd, HS_FILE_AGING, aging_line, strlen(aging_line),
+	return hs_fileio_replace_at(dfd, HS_FILE_AGING, aging_line, strlen(aging_line),
 				  0, auth_gid, HS_AGING_MODE);
 }
 
@@ -47,7 +47,7 @@ int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 	bool made = false;
 	int r;
 
-	if (!hs_tree_entry_is_user(user))
+	if (!hs_userdir_entry_is_user(user))
 		return -HS_E_NAME;
 	if (!shadow || !aging || !shell || uid == HS_ANY_UID || auth_gid == HS_ANY_GID)
 		return -EINVAL;
@@ -55,13 +55,13 @@ int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 		return -EPERM;
 
 	/* validate and format everything before touching the disk */
-	r = hs_shadow_format(shadow, &shadow_line);
+	r = hs_records_shadow_format(shadow, &shadow_line);
 	if (r < 0)
 		goto out;
-	r = hs_aging_format(aging, &aging_line);
+	r = hs_records_aging_format(aging, &aging_line);
 	if (r < 0)
 		goto out;
-	r = hs_shell_format(shell, &shell_line);
+	r = hs_records_shell_format(shell, &shell_line);
 	if (r < 0)
 		goto out;
 	if (strlen(shadow_line) > HS_USERFILE_MAX || strlen(shell_line) > HS_USERFILE_MAX ||
@@ -83,7 +83,7 @@ int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 	}
 	made = true;
 
-	dfd = hs_open_dir_at(treefd, tmp, st);
+	dfd = hs_fileio_open_dir_at(treefd, tmp, st);
 	if (dfd < 0) {
 		r = dfd;
 		goto out;
@@ -117,7 +117,7 @@ out:
 	/* the cleanups free the lines and close dfd; a half-made
 	 * directory is ours to remove */
 	if (made)
-		(void)hs_remove_tree_at(treefd, tmp);
+		(void)hs_walk_remove_tree_at(treefd, tmp);
 	return r;
 }
 
@@ -137,7 +137,7 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 	 * anything else by that name) is never replaced */
 	if (renameat2(treefd, tmp, treefd, user, RENAME_NOREPLACE) < 0) {
 		r = -errno;
-		(void)hs_remove_tree_at(treefd, tmp);
+		(void)hs_walk_remove_tree_at(treefd, tmp);
 		return r;
 	}
 	if (fsync(treefd) < 0 && errno != EINVAL)
@@ -152,18 +152,18 @@ int hs_userdir_remove(int treefd, const char *user)
 	_cleanup_close_ int dfd = -1;
 	int r;
 
-	if (!hs_tree_entry_is_user(user))
+	if (!hs_userdir_entry_is_user(user))
 		return -HS_E_NAME;
 	if (geteuid() != 0)
 		return -EPERM;
 
-	dfd = hs_open_dir_at(treefd, user, &st);
+	dfd = hs_fileio_open_dir_at(treefd, user, &st);
 	if (dfd < 0)
 		return dfd;
 	/* Take it away from the user before working on it: from now on
 	 * no process of theirs can add, swap or rename anything in it
 	 * (except through an fd to a subdirectory opened earlier, which
-	 * hs_remove_tree_at copes with). */
+	 * hs_walk_remove_tree_at copes with). */
 	if (fchown(dfd, 0, 0) < 0 || fchmod(dfd, 0700) < 0)
 		return -errno;
 
@@ -186,7 +186,7 @@ int hs_userdir_remove(int treefd, const char *user)
 	if (fsync(treefd) < 0 && errno != EINVAL)
 		return -errno;
 
-	r = hs_remove_tree_at(treefd, tmp);
+	r = hs_walk_remove_tree_at(treefd, tmp);
 	if (r < 0)
 		return r;
 	if (fsync(treefd) < 0 && errno != EINVAL)

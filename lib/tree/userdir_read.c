@@ -1,7 +1,7 @@
 /* The per-user tree /etc/hardened-shadow/USER/{shadow,aging,shell}
  * (DESIGN.md sections 2 and 3).  The directory and everything in it
  * belong to the user, who may have planted anything there; every read
- * goes through hs_read_trusted_at, every write through hs_replace_file_at,
+ * goes through hs_fileio_read_trusted_at, every write through hs_fileio_replace_at,
  * and restructuring first takes the directory away from the user. */
 #include "userdir.h"
 
@@ -22,14 +22,14 @@
 #include "util.h"
 
 
-bool hs_tree_entry_is_user(const char *name)
+bool hs_userdir_entry_is_user(const char *name)
 {
 	/* '.' and ':' start reserved names (temporary directories); the
 	 * name rules already exclude both, the explicit test keeps that
 	 * true if the rules are ever relaxed */
 	if (!name || name[0] == '.' || name[0] == ':')
 		return false;
-	return hs_user_name_valid(name);
+	return hs_names_user_valid(name);
 }
 
 const char *hs_userdir_path(char *buf, size_t size, const char *user, const char *file)
@@ -45,7 +45,7 @@ const char *hs_userdir_path(char *buf, size_t size, const char *user, const char
 	return buf;
 }
 
-int hs_tree_open(void)
+int hs_userdir_open_tree(void)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
@@ -76,9 +76,9 @@ int hs_userdir_open(int treefd, const char *user, uid_t expected_uid, uid_t *own
 
 	/* before any system call: "..", "a/b", "-x", "" and reserved
 	 * names never reach openat */
-	if (!hs_tree_entry_is_user(user))
+	if (!hs_userdir_entry_is_user(user))
 		return -HS_E_NAME;
-	fd = hs_open_dir_at(treefd, user, &st);
+	fd = hs_fileio_open_dir_at(treefd, user, &st);
 	if (fd < 0)
 		return fd;
 	if (expected_uid != HS_ANY_UID && st.st_uid != expected_uid)
@@ -121,9 +121,9 @@ static int read_line(int udirfd, const char *file, uid_t owner, bool newline_opt
 	if (!buf || bufsize < HS_USERFILE_MAX + 2)
 		return -EINVAL;
 	if (udirfd == -1)
-		r = hs_read_trusted_path(file, &ex, buf, bufsize, &len, NULL);
+		r = hs_fileio_read_trusted_path(file, &ex, buf, bufsize, &len, NULL);
 	else
-		r = hs_read_trusted_at(udirfd, file, &ex, buf, bufsize, &len, NULL);
+		r = hs_fileio_read_trusted_at(udirfd, file, &ex, buf, bufsize, &len, NULL);
 	if (r < 0)
 		return r;
 	return content_to_line(buf, len, newline_optional);
@@ -142,9 +142,9 @@ static int aging_or_expired(int udirfd, const char *file, struct hs_aging *out)
 
 	r = read_line(udirfd, file, 0, false, buf, sizeof buf);
 	if (r == 0)
-		r = hs_aging_parse(buf, &a);
+		r = hs_records_aging_parse(buf, &a);
 	if (r < 0) {
-		hs_aging_init_unset(out);
+		hs_records_aging_init_unset(out);
 		out->expire = 1;
 		return r;
 	}
@@ -161,7 +161,7 @@ int hs_userdir_lookup(const char *user, char *buf, size_t bufsize, struct hs_sha
 	size_t ulen, dlen;
 	int r;
 
-	if (!hs_tree_entry_is_user(user))
+	if (!hs_userdir_entry_is_user(user))
 		return -HS_E_NAME;
 	if (!shadow || !aging)
 		return -EINVAL;
@@ -173,7 +173,7 @@ int hs_userdir_lookup(const char *user, char *buf, size_t bufsize, struct hs_sha
 	r = read_line(-1, path, HS_ANY_UID, false, buf, bufsize);
 	if (r < 0)
 		return r;
-	r = hs_shadow_parse(buf, shadow);
+	r = hs_records_shadow_parse(buf, shadow);
 	if (r < 0) {
 		hs_wipe(buf, bufsize);
 		return r;
@@ -195,7 +195,7 @@ int hs_userdir_read_shadow(int udirfd, uid_t owner, char *buf, size_t bufsize,
 	r = read_line(udirfd, HS_FILE_SHADOW, owner, false, buf, bufsize);
 	if (r < 0)
 		return r;
-	r = hs_shadow_parse(buf, out);
+	r = hs_records_shadow_parse(buf, out);
 	if (r < 0)
 		hs_wipe(buf, bufsize);
 	return r;
@@ -232,10 +232,10 @@ int hs_userdir_read_shell(int udirfd, uid_t owner, char *buf, size_t bufsize,
 	r = read_line(udirfd, HS_FILE_SHELL, owner, true, buf, bufsize);
 	if (r < 0)
 		return r;
-	return hs_shell_parse(buf, shell_out);
+	return hs_records_shell_parse(buf, shell_out);
 }
 
-int hs_layout_gids(gid_t *tree_gid, gid_t *auth_gid)
+int hs_userdir_layout_gids(gid_t *tree_gid, gid_t *auth_gid)
 {
 	const char *names[2] = { HS_GROUP_TREE, HS_GROUP_AUTH };
 	gid_t *outs[2] = { tree_gid, auth_gid };

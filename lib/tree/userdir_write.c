@@ -34,7 +34,7 @@ static int write_line(int udirfd, const char *file, char *line, uid_t uid, gid_t
 	/* what we write must be readable back */
 	if (len > HS_USERFILE_MAX)
 		return -HS_E_TOOBIG;
-	return hs_replace_file_at(udirfd, file, owned, len, uid, gid, mode);
+	return hs_fileio_replace_at(udirfd, file, owned, len, uid, gid, mode);
 }
 
 int hs_userdir_write_shadow(int udirfd, uid_t owner, gid_t auth_gid, const struct hs_shadow *r)
@@ -42,7 +42,7 @@ int hs_userdir_write_shadow(int udirfd, uid_t owner, gid_t auth_gid, const struc
 	char *line = NULL;
 	int e;
 
-	e = hs_shadow_format(r, &line);
+	e = hs_records_shadow_format(r, &line);
 	if (e < 0)
 		return e;
 	return write_line(udirfd, HS_FILE_SHADOW, line, owner, auth_gid, HS_SHADOW_MODE);
@@ -53,7 +53,7 @@ int hs_userdir_write_shell(int udirfd, uid_t owner, gid_t auth_gid, const char *
 	char *line = NULL;
 	int e;
 
-	e = hs_shell_format(shell, &line);
+	e = hs_records_shell_format(shell, &line);
 	if (e < 0)
 		return e;
 	return write_line(udirfd, HS_FILE_SHELL, line, owner, auth_gid, HS_SHELL_MODE);
@@ -64,7 +64,7 @@ int hs_userdir_write_aging(int udirfd, gid_t auth_gid, const struct hs_aging *r)
 	char *line = NULL;
 	int e;
 
-	e = hs_aging_format(r, &line);
+	e = hs_records_aging_format(r, &line);
 	if (e < 0)
 		return e;
 	return write_line(udirfd, HS_FILE_AGING, line, 0, auth_gid, HS_AGING_MODE);
@@ -101,7 +101,7 @@ static bool is_leftover(const char *name, void *ctx)
 
 static void sweep_leftovers(int udirfd)
 {
-	(void)hs_dir_unlink_matching(udirfd, is_leftover, NULL);
+	(void)hs_fileio_unlink_matching(udirfd, is_leftover, NULL);
 }
 
 /* Take an exclusive flock on fd by polling LOCK_NB until the deadline:

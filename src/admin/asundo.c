@@ -22,7 +22,7 @@ int hs_asundo_save(struct hs_asundo *u, struct hs_accountset *s)
 
 		if (!db || !db->dirty || u->saved[k])
 			continue;
-		r = hs_global_read(db->path, &u->data[k], &u->len[k]);
+		r = hs_globalfile_read(db->path, &u->data[k], &u->len[k]);
 		if (r == -ENOENT) {
 			u->existed[k] = false;
 			u->data[k] = NULL;
@@ -45,7 +45,7 @@ static int unchanged(const struct hs_asundo *u, const struct hs_accountdb *db, i
 {
 	_cleanup_free_ char *now = NULL;
 	size_t now_len = 0;
-	int r = hs_global_read(db->path, &now, &now_len);
+	int r = hs_globalfile_read(db->path, &now, &now_len);
 
 	if (r == -ENOENT)
 		return !u->existed[k];
@@ -96,7 +96,7 @@ int hs_asundo_restore(struct hs_asundo *u, struct hs_accountset *s)
 	}
 	if (n) {
 		char err[sizeof(s->error)];
-		int r = hs_global_commit(files, n, err, sizeof(err));
+		int r = hs_globalfile_commit(files, n, err, sizeof(err));
 
 		if (r < 0 && first == 0) {
 			first = r;

@@ -12,7 +12,7 @@
  *     hs_asundo_free(&u);
  *
  * The restore is one transaction through the one writer of the global
- * files (hs_global_commit): a crash during it leaves every file as the
+ * files (hs_globalfile_commit): a crash during it leaves every file as the
  * commit made it or every file as it was, never a mix.  FILE- then holds
  * what the commit wrote. */
 #ifndef HS_ASUNDO_H

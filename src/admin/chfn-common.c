@@ -262,7 +262,7 @@ static void authenticate(const char *caller)
 {
 	struct hs_err err = HS_ERR_INIT;
 
-	if (hs_pam_authenticate("chfn", caller, &err) < 0)
+	if (hs_pamconv_authenticate("chfn", caller, &err) < 0)
 		hs_report_die(E_NOPERM, &err);
 }
 
@@ -417,9 +417,9 @@ int chfn_main(int argc, char **argv, enum chfn_mode mode)
 	const char *name;
 	int r, status;
 
-	hs_privileged_init(argc, argv, "chfn");
+	hs_privs_init(argc, argv, "chfn");
 	hs_cli_set_prog("chfn");
-	amroot = hs_caller_is_root();
+	amroot = hs_privs_caller_is_root();
 	parse_options(argc, argv, newv);
 	openlog("chfn", LOG_PID, LOG_AUTHPRIV);
 	setlocale(LC_ALL, "");
@@ -443,7 +443,7 @@ int chfn_main(int argc, char **argv, enum chfn_mode mode)
 			fprintf(stderr, "You may not change the user information for %s.\n", name);
 			return E_NOPERM;
 		}
-		r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs);
+		r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs);
 		if (r < 0)
 			hs_die(E_NOPERM, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
 	}

@@ -89,7 +89,7 @@ static struct hs_secret_tool tool = {
 	.hint_shows_dir = false,
 	.sflag_checked_first = true,
 	.des_effect = "its hashes would not be accepted by newgrp",
-	.name_valid = hs_group_name_valid,
+	.name_valid = hs_names_group_valid,
 	.invalid_name_shown = true,
 	.empty_always_refused = true,
 	.empty_hint = "use gpasswd -r to remove a group password",
@@ -167,13 +167,13 @@ int main(int argc, char **argv)
 	struct hs_secret_batch b = { .v = NULL };
 	int r;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "chgpasswd"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "chgpasswd"));
 	/* it may have to finish an interrupted command's home and tree work */
 	hs_txn_work_enable();
 	hs_secret_parse_options(argc, argv, &tool, &o);
 	if (o.mode == HS_SECRET_HASH)
 		check_legacy_method(&o, E_USAGE);
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");
 	openlog("chgpasswd", LOG_PID, LOG_AUTHPRIV);
 	if (setvbuf(stdin, stdin_buffer, _IOFBF, sizeof(stdin_buffer)) != 0)
@@ -181,7 +181,7 @@ int main(int argc, char **argv)
 	if (o.mode == HS_SECRET_DEFAULT) {
 		struct hs_config *defs = NULL;
 
-		r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
+		r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
 				      (void *)hs_cli_prog(), &defs);
 		if (r < 0)
 			hs_die(E_FAILURE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));

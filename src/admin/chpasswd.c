@@ -76,7 +76,7 @@ static int lookup_user(void *ctx, struct hs_secret_batch *b, const char *name,
 	_cleanup_close_ int udirfd = -1;
 	char path[HS_PATHBUF_USER];
 	struct passwd pw;
-	int r = hs_getpwnam_alloc(name, &pw, &pwbuf);
+	int r = hs_account_getpwnam(name, &pw, &pwbuf);
 
 	if (r == -ENOENT) {
 		hs_secret_line_error(b, lineno, "user '%s' does not exist", name);
@@ -111,7 +111,7 @@ static struct hs_secret_tool tool = {
 	.hint_shows_dir = true,
 	.sflag_checked_first = false,
 	.des_effect = "its hashes would not authenticate",
-	.name_valid = hs_user_name_valid,
+	.name_valid = hs_names_user_valid,
 	.invalid_name_shown = false,
 	.empty_always_refused = false,
 	.empty_hint = "use passwd -d to remove a password",
@@ -119,7 +119,7 @@ static struct hs_secret_tool tool = {
 	.lookup = lookup_user,
 };
 
-/* The PAM module's rule: nothing writes what hs_verify_password would
+/* The PAM module's rule: nothing writes what hs_hash_verify_password would
  * refuse, unless given the same explicit opt-in. */
 static void check_legacy_method(const struct hs_secret_options *o)
 {
@@ -217,7 +217,7 @@ static int restore_one(int treefd, gid_t auth_gid, const struct hs_secret_entry 
 	if (udirfd < 0)
 		return -1;
 	r = hs_userdir_read_shadow(udirfd, e->uid, cur, sizeof(cur), &now);
-	ours = r == 0 && hs_consttime_streq(now.hash, e->secret);
+	ours = r == 0 && hs_hash_consttime_streq(now.hash, e->secret);
 	hs_wipe(cur, sizeof(cur));
 	if (r < 0) {
 		hs_warn("line %lu: cannot restore %s: %s", e->lineno, path, hs_strerror(r));
@@ -244,12 +244,12 @@ static int write_all(int treefd, gid_t auth_gid, struct hs_secret_batch *b, stru
 	sigset_t saved;
 	size_t i;
 
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	for (i = 0; i < b->n; i++)
 		if (write_one(treefd, auth_gid, &b->v[i], &undo[i]) < 0)
 			break;
 	if (i == b->n) {
-		hs_signals_restore(&saved);
+		hs_privs_restore_signals(&saved);
 		for (i = 0; i < b->n; i++)
 			syslog(LOG_INFO, "password of '%s' changed by chpasswd", b->v[i].name);
 		return 0;
@@ -259,7 +259,7 @@ static int write_all(int treefd, gid_t auth_gid, struct hs_secret_batch *b, stru
 		if (undo[k].written && restore_one(treefd, auth_gid, &b->v[k], &undo[k]) < 0)
 			not_restored++;
 	}
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	if (not_restored) {
 		syslog(LOG_ERR, "batch failed at line %lu; %lu earlier change%s not undone",
 		       b->v[i].lineno, not_restored, not_restored == 1 ? "" : "s");
@@ -314,7 +314,7 @@ static int change_with_pam(const struct hs_secret_entry *e)
 {
 	struct hs_pam_script script = { .hidden = batch_answer, .error = batch_error,
 					.ctx = (void *)e };
-	struct pam_conv conv = { hs_pam_script_conv, &script };
+	struct pam_conv conv = { hs_pamconv_script, &script };
 	pam_handle_t *pamh = NULL;
 	int r;
 
@@ -395,7 +395,7 @@ static int pam_batch(struct hs_secret_batch *b)
 	block_interrupts(&saved);
 	r = pam_batch_run(b);
 	fflush(stderr);
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	return r;
 }
 
@@ -407,22 +407,22 @@ int main(int argc, char **argv)
 	gid_t tree_gid, auth_gid = 0;
 	int r;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "chpasswd"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "chpasswd"));
 	hs_secret_parse_options(argc, argv, &tool, &o);
 	if (o.mode == HS_SECRET_HASH)
 		check_legacy_method(&o);
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");
 	openlog("chpasswd", LOG_PID, LOG_AUTHPRIV);
 	if (setvbuf(stdin, stdin_buffer, _IOFBF, sizeof(stdin_buffer)) != 0)
 		hs_die(E_FAILURE, "cannot set up standard input");
 
 	if (o.mode != HS_SECRET_DEFAULT) {
-		r = hs_layout_gids(&tree_gid, &auth_gid);
+		r = hs_userdir_layout_gids(&tree_gid, &auth_gid);
 		if (r < 0)
 			hs_die(E_FAILURE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 	}
-	treefd = hs_tree_open();
+	treefd = hs_userdir_open_tree();
 	if (treefd < 0)
 		hs_die(E_FAILURE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
 

@@ -255,7 +255,7 @@ int hs_editfile_create(struct hs_editfile *ef, const char *prefix, const char *n
 	const char *base;
 	int fd, r;
 
-	if (!hs_is_single_component(name) || !hs_is_single_component(prefix))
+	if (!hs_fileio_is_single_component(name) || !hs_fileio_is_single_component(prefix))
 		return -EINVAL;
 	*ef = (struct hs_editfile)HS_EDITFILE_INIT;
 	if ((size_t)snprintf(ef->dir, sizeof(ef->dir), "%s/%s.XXXXXX", HS_EDIT_TMPDIR,
@@ -278,7 +278,7 @@ int hs_editfile_create(struct hs_editfile *ef, const char *prefix, const char *n
 	base = strrchr(ef->dir, '/') + 1;
 	/* In a sticky /tmp nobody else can rename or remove our directory;
 	 * check anyway that what we open is the one mkdtemp made. */
-	ef->dirfd = hs_open_dir_at(ef->parentfd, base, &st);
+	ef->dirfd = hs_fileio_open_dir_at(ef->parentfd, base, &st);
 	if (ef->dirfd < 0) {
 		r = ef->dirfd;
 		goto fail;
@@ -310,16 +310,16 @@ int hs_editfile_read(const struct hs_editfile *ef, size_t max, char **data, size
 
 	if (ef->dirfd < 0)
 		return -EBADF;
-	return hs_read_file_alloc_at(ef->dirfd, ef->name, &ex, data, len, NULL);
+	return hs_fileio_read_alloc_at(ef->dirfd, ef->name, &ex, data, len, NULL);
 }
 
 void hs_editfile_remove(struct hs_editfile *ef)
 {
 	if (ef->parentfd >= 0 && ef->dir[0]) {
 		const char *base = strrchr(ef->dir, '/');
-		/* hs_remove_tree_at also takes whatever the editor left
+		/* hs_walk_remove_tree_at also takes whatever the editor left
 		 * (swap and backup files), without following links */
-		int r = base ? hs_remove_tree_at(ef->parentfd, base + 1) : -EINVAL;
+		int r = base ? hs_walk_remove_tree_at(ef->parentfd, base + 1) : -EINVAL;
 
 		if (r < 0 && r != -ENOENT)
 			hs_warn("failed to remove %s: %s", ef->dir, hs_strerror(r));

@@ -6,7 +6,7 @@
  *    it, nor anything the editor writes next to it (swap and backup files),
  *    and removing the directory removes all of that.
  *  - The editor ($VISUAL, then $EDITOR, then vi) gets a scrubbed
- *    environment: what hs_privileged_init keeps (TERM, LANG, LANGUAGE,
+ *    environment: what hs_privs_init keeps (TERM, LANG, LANGUAGE,
  *    LC_*, TZ, COLUMNS, LINES), plus the caller's HOME, PATH (when every
  *    component is absolute), VISUAL and EDITOR.  Nothing else of root's
  *    environment (agent sockets, database passwords, tokens) reaches it.
@@ -35,7 +35,7 @@
 #endif
 
 /* The parts of the caller's environment the editor keeps.  Capture them
- * before hs_privileged_init, which drops them. */
+ * before hs_privs_init, which drops them. */
 struct hs_editor_env {
 	char *visual, *editor, *home, *path;
 };

@@ -210,7 +210,7 @@ static void new_password(const char *group, char *hash, size_t hsize)
 
 	if (!pass || !again)
 		hs_die(E_NOPERM, "out of memory");
-	r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs);
+	r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs);
 	if (r < 0)
 		hs_die(E_NOPERM, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
 	r = hs_hash_policy_from_config(defs, &policy);
@@ -264,7 +264,7 @@ static bool may_change(struct hs_accountdb *gs, const char *group)
 	if (o.admins || o.members || !gs)
 		return false;
 	si = hs_accountdb_find(gs, group);
-	return si >= 0 && hs_list_contains(gs->lines[si].rec.gs.admins, myname);
+	return si >= 0 && hs_records_list_contains(gs->lines[si].rec.gs.admins, myname);
 }
 
 /* Before asking for a password: the group exists and the caller may
@@ -352,9 +352,9 @@ static int edit_group(struct hs_accountset *s, long gi, const char *group, const
 	} else if (o.del) {
 		struct hs_accountdb *gs = hs_groupops_gshadow(s);
 		long si = gs ? hs_accountdb_find(gs, group) : -1;
-		bool member = hs_list_contains(
+		bool member = hs_records_list_contains(
 			hs_accountset_db(s, HS_AS_GROUP)->lines[gi].rec.gr.members, o.del) ||
-			(si >= 0 && hs_list_contains(gs->lines[si].rec.gs.members, o.del));
+			(si >= 0 && hs_records_list_contains(gs->lines[si].rec.gs.members, o.del));
 
 		printf("Removing user %s from group %s\n", o.del, group);
 		if (!member) {
@@ -405,11 +405,11 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 	long gi;
 	int r;
 
-	hs_privileged_init(argc, argv, "gpasswd");
+	hs_privs_init(argc, argv, "gpasswd");
 	hs_cli_set_prog("gpasswd");
 	parse_options(argc, argv);
 	openlog("gpasswd", LOG_PID, LOG_AUTHPRIV);
-	amroot = hs_caller_is_root();
+	amroot = hs_privs_caller_is_root();
 	group = argv[optind];
 	set_password = !o.add && !o.del && !o.remove_pw && !o.restrict_pw && !o.admins &&
 		       !o.members;
@@ -425,20 +425,20 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 		hs_die(E_NOPERM, "this gpasswd is built for group administrators but is not "
 		       "installed setuid root: ask root to make the change");
 	}
-	r = hs_getpwuid_alloc(getuid(), &me, &mebuf);
+	r = hs_account_getpwuid(getuid(), &me, &mebuf);
 	if (r < 0) {
 		syslog(LOG_WARNING, "Cannot determine the user name of the caller (UID %lu)",
 		       (unsigned long)getuid());
 		hs_die(E_NOPERM, "Cannot determine your user name.");
 	}
 	myname = me.pw_name;
-	if (!hs_group_name_valid(group))
+	if (!hs_names_group_valid(group))
 		hs_die(E_BAD_ARG, "group '%s' does not exist in %s",
 		       hs_printable(group, shown, sizeof(shown)), HS_ETC_GROUP);
-	if (o.add && !hs_user_name_valid(o.add))
+	if (o.add && !hs_names_user_valid(o.add))
 		hs_die(E_BAD_ARG, "user '%s' does not exist",
 		       hs_printable(o.add, shown, sizeof(shown)));
-	if (o.del && !hs_user_name_valid(o.del))
+	if (o.del && !hs_names_user_valid(o.del))
 		hs_die(E_BAD_ARG, "user '%s' is not a member of '%s'",
 		       hs_printable(o.del, shown, sizeof(shown)), group);
 

@@ -128,7 +128,7 @@ static const char *check_prefix(const char *p, char *buf, size_t size)
 
 	if (!p)
 		return "";
-	if (p[0] != '/' || strlen(p) > PREFIX_MAX || !hs_field_valid(p))
+	if (p[0] != '/' || strlen(p) > PREFIX_MAX || !hs_records_field_valid(p))
 		hs_die(E_BAD_ARG, "invalid prefix directory '%s' (an absolute path of at most "
 		       "%d bytes)", p, PREFIX_MAX);
 	snprintf(buf, size, "%s", p);
@@ -152,7 +152,7 @@ int main(int argc, char **argv)
 	long gi;
 	int r;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "groupadd"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "groupadd"));
 	/* it may have to finish an interrupted command's home and tree work */
 	hs_txn_work_enable();
 	parse_options(argc, argv);
@@ -160,7 +160,7 @@ int main(int argc, char **argv)
 
 	/* ---- every argument checked before any lock ---- */
 	name = argv[optind];
-	if (!hs_group_name_valid(name))
+	if (!hs_names_group_valid(name))
 		hs_die(E_BAD_ARG, "'%s' is not a valid group name",
 		       hs_printable(name, shown, sizeof(shown)));
 	if (o.gid) {
@@ -169,11 +169,11 @@ int main(int argc, char **argv)
 			       hs_printable(o.gid, shown, sizeof(shown)));
 		use_gid = true;
 	}
-	if (o.password && (!hs_field_valid(o.password) || strlen(o.password) > HS_HASH_MAX))
+	if (o.password && (!hs_records_field_valid(o.password) || strlen(o.password) > HS_HASH_MAX))
 		hs_die(E_BAD_ARG, "invalid password: it contains ':' or a control character, "
 		       "or is longer than %d bytes", HS_HASH_MAX);
 	prefix = check_prefix(o.prefix, prefix_buf, sizeof(prefix_buf));
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		hs_die(E_GRP_UPDATE, "Permission denied.");
 	r = hs_groupops_logindefs(prefix, o.k_overrides, o.k_len, hs_cli_warn_at, NULL,
 				  &defs);

@@ -89,17 +89,17 @@ int main(int argc, char **argv)
 	gid_t gid;
 	long gi, ui;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "groupdel"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "groupdel"));
 	/* it may have to finish an interrupted command's home and tree work */
 	hs_txn_work_enable();
 	parse_options(argc, argv);
 	openlog("groupdel", LOG_PID, LOG_AUTHPRIV);
 
 	name = argv[optind];
-	if (!hs_group_name_valid(name))
+	if (!hs_names_group_valid(name))
 		hs_die(E_NOTFOUND, "group '%s' does not exist",
 		       hs_printable(name, shown, sizeof(shown)));
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		hs_die(E_GRP_UPDATE, "Permission denied.");
 
 	if (hs_accountset_open(&s, HS_AS_BIT(HS_AS_PASSWD) | HS_AS_GROUP_FILES, 0) < 0)

@@ -113,7 +113,7 @@ static void print_members(const char *list)
 	size_t len;
 	bool first = true;
 
-	while ((len = hs_list_next(&cur, &elem)) > 0) {
+	while ((len = hs_records_list_next(&cur, &elem)) > 0) {
 		printf("%s%.*s ", first ? "" : " ", (int)len, elem);
 		first = false;
 	}
@@ -151,12 +151,12 @@ int main(int argc, char **argv)
 	long gi;
 	int r;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "groupmems"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "groupmems"));
 	/* it may have to finish an interrupted command's home and tree work */
 	hs_txn_work_enable();
 	parse_options(argc, argv);
 	openlog("groupmems", LOG_PID, LOG_AUTHPRIV);
-	amroot = hs_caller_is_root();
+	amroot = hs_privs_caller_is_root();
 
 	if (o.group) {
 		group = o.group;
@@ -166,7 +166,7 @@ int main(int argc, char **argv)
 		/* the caller's user group: the primary group, named as the user */
 		struct group *g;
 
-		r = hs_getpwuid_alloc(getuid(), &me, &mebuf);
+		r = hs_account_getpwuid(getuid(), &me, &mebuf);
 		g = r == 0 ? getgrgid(getgid()) : NULL;
 		if (!g || strcmp(g->gr_name, me.pw_name) != 0)
 			hs_die(EXIT_NOT_PRIMARY, "your groupname does not match your username");
@@ -175,13 +175,13 @@ int main(int argc, char **argv)
 			hs_die(EXIT_GROUP_FILE, "out of memory");
 		group = group_buf;
 	}
-	if (!hs_group_name_valid(group))
+	if (!hs_names_group_valid(group))
 		hs_die(EXIT_INVALID_GROUP, "group '%s' does not exist in %s",
 		       hs_printable(group, shown, sizeof(shown)), HS_ETC_GROUP);
 	if (o.add && !hs_groupops_user_exists(&s, o.add, true))
 		hs_die(EXIT_INVALID_USER, "user '%s' does not exist",
 		       hs_printable(o.add, shown, sizeof(shown)));
-	if (o.del && !hs_user_name_valid(o.del))
+	if (o.del && !hs_names_user_valid(o.del))
 		hs_die(EXIT_NOT_MEMBER, "user '%s' is not a member of '%s'",
 		       hs_printable(o.del, shown, sizeof(shown)), group);
 	if (o.list || (!o.add && !o.del && !o.purge))
@@ -202,12 +202,12 @@ int main(int argc, char **argv)
 	{
 		const char *members = hs_accountset_db(&s, HS_AS_GROUP)->lines[gi].rec.gr.members;
 
-		if (o.add && hs_list_contains(members, o.add)) {
+		if (o.add && hs_records_list_contains(members, o.add)) {
 			hs_accountset_close(&s);
 			hs_die(EXIT_MEMBER_EXISTS, "user '%s' is already a member of '%s'", o.add,
 			       group);
 		}
-		if (o.del && !hs_list_contains(members, o.del)) {
+		if (o.del && !hs_records_list_contains(members, o.del)) {
 			hs_accountset_close(&s);
 			hs_die(EXIT_NOT_MEMBER, "user '%s' is not a member of '%s'", o.del, group);
 		}

@@ -127,18 +127,18 @@ static void check_arguments(const char *name, gid_t *new_gid)
 {
 	char shown[160];
 
-	if (!hs_group_name_valid(name))
+	if (!hs_names_group_valid(name))
 		hs_die(E_NOTFOUND, "group '%s' does not exist",
 		       hs_printable(name, shown, sizeof(shown)));
 	if (o.gid && hs_groupops_parse_gid(o.gid, new_gid) < 0)
 		hs_die(E_BAD_ARG, "invalid group ID '%s'", hs_printable(o.gid, shown, sizeof(shown)));
-	if (o.new_name && !hs_group_name_valid(o.new_name))
+	if (o.new_name && !hs_names_group_valid(o.new_name))
 		hs_die(E_BAD_ARG, "invalid group name '%s'",
 		       hs_printable(o.new_name, shown, sizeof(shown)));
-	if (o.password && (!hs_field_valid(o.password) || strlen(o.password) > HS_HASH_MAX))
+	if (o.password && (!hs_records_field_valid(o.password) || strlen(o.password) > HS_HASH_MAX))
 		hs_die(E_BAD_ARG, "invalid password: it contains ':' or a control character, "
 		       "or is longer than %d bytes", HS_HASH_MAX);
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		hs_die(E_GRP_UPDATE, "Permission denied.");
 }
 
@@ -165,11 +165,11 @@ static char *append_members(const char *base, const char *members)
 	const char *cur = members, *elem;
 	size_t len;
 
-	while (joined && (len = hs_list_next(&cur, &elem)) > 0) {
+	while (joined && (len = hs_records_list_next(&cur, &elem)) > 0) {
 		char one[HS_NAME_MAX + 1], *grown = NULL;
 
 		snprintf(one, sizeof(one), "%.*s", (int)len, elem);
-		if (hs_list_add(joined, one, &grown) < 0) {
+		if (hs_records_list_add(joined, one, &grown) < 0) {
 			free(joined);
 			return NULL;
 		}
@@ -260,7 +260,7 @@ int main(int argc, char **argv)
 	long gi, moved = 0;
 	int r;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "groupmod"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "groupmod"));
 	/* it may have to finish an interrupted command's home and tree work */
 	hs_txn_work_enable();
 	parse_options(argc, argv);

@@ -262,8 +262,8 @@ static bool home_valid(const char *s)
 {
 	const char *last = strrchr(s, '/');
 
-	return s[0] == '/' && hs_field_valid(s) && strlen(s) < HS_PATH_FIELD_MAX &&
-	       last && hs_is_single_component(last + 1);
+	return s[0] == '/' && hs_records_field_valid(s) && strlen(s) < HS_PATH_FIELD_MAX &&
+	       last && hs_fileio_is_single_component(last + 1);
 }
 
 /* Empty (passwd(5): /bin/sh) or an absolute path without ':', ',' or
@@ -272,7 +272,7 @@ static bool shell_valid(const char *s)
 {
 	if (!s[0])
 		return true;
-	return s[0] == '/' && hs_field_valid(s) && !strchr(s, ',') &&
+	return s[0] == '/' && hs_records_field_valid(s) && !strchr(s, ',') &&
 	       strlen(s) < HS_PATH_FIELD_MAX && strcmp(s, HS_SHELL_PROXY) != 0;
 }
 
@@ -352,7 +352,7 @@ static bool check_alone(struct line *l)
 		line_error(l, "invalid line (expected 7 fields separated by ':')");
 		return false;
 	}
-	if (!hs_user_name_valid(l->f[F_NAME])) {
+	if (!hs_names_user_valid(l->f[F_NAME])) {
 		line_error(l, "invalid user name '%s'", hs_printable(l->f[F_NAME], buf, sizeof(buf)));
 		return false;
 	}
@@ -379,17 +379,17 @@ static bool check_alone(struct line *l)
 	 * never (uid_t)-1; anything else must be a name */
 	if (l->f[F_UID][0] &&
 	    (all_digits(l->f[F_UID]) ? hs_parse_ulong(l->f[F_UID], 0, HS_ID_MAX, &(unsigned long){ 0 }) < 0
-				     : !hs_user_name_valid(l->f[F_UID]))) {
+				     : !hs_names_user_valid(l->f[F_UID]))) {
 		line_error(l, "invalid user ID '%s'", hs_printable(l->f[F_UID], buf, sizeof(buf)));
 		return false;
 	}
 	if (l->f[F_GID][0] &&
 	    (all_digits(l->f[F_GID]) ? hs_parse_ulong(l->f[F_GID], 0, HS_ID_MAX, &(unsigned long){ 0 }) < 0
-				     : !hs_group_name_valid(l->f[F_GID]))) {
+				     : !hs_names_group_valid(l->f[F_GID]))) {
 		line_error(l, "invalid group ID '%s'", hs_printable(l->f[F_GID], buf, sizeof(buf)));
 		return false;
 	}
-	if (!hs_field_valid(l->f[F_GECOS]) || strlen(l->f[F_GECOS]) > HS_GECOS_MAX) {
+	if (!hs_records_field_valid(l->f[F_GECOS]) || strlen(l->f[F_GECOS]) > HS_GECOS_MAX) {
 		line_error(l, "invalid comment '%s'", hs_printable(l->f[F_GECOS], buf, sizeof(buf)));
 		return false;
 	}
@@ -601,13 +601,13 @@ static int add_subids(struct ctx *c, struct line *l)
 
 	for (int k = 0; k < 2; k++) {
 		struct hs_accountdb *db = hs_accountset_db(&c->s, files[k]);
-		struct hs_subid_conf sc;
+		struct hs_ids_subid_conf sc;
 		struct hs_subid sub = { .owner = l->f[F_NAME] };
 		int r;
 
 		if (!db || !db->present)
 			continue;
-		hs_subid_conf(c->defs, k == 0, &sc);
+		hs_ids_subid_conf(c->defs, k == 0, &sc);
 		if (sc.count == 0 || hs_accountdb_find(db, sub.owner) >= 0)
 			continue;
 		/* sorted once for the whole batch (src/admin/subidbatch.h) */
@@ -953,7 +953,7 @@ static int tree_restore(struct ctx *c, struct line *l)
 	if (l->shadow_written) {
 		struct hs_shadow old = { .hash = l->old_hash, .lstchg = l->old_lstchg };
 		bool ours = hs_userdir_read_shadow(fd, l->uid, buf, sizeof(buf), &now) == 0 &&
-			    hs_consttime_streq(now.hash, l->hash);
+			    hs_hash_consttime_streq(now.hash, l->hash);
 
 		hs_wipe(buf, sizeof(buf));
 		if (!ours || tree_write_shadow(c, l, fd, &old) < 0) {
@@ -1025,7 +1025,7 @@ static int make_home(struct line *l, mode_t mode)
 
 	if (!l->f[F_DIR][0])
 		return 0;
-	r = hs_home_make(l->f[F_DIR], l->uid, l->gid, mode, &l->home_st);
+	r = hs_homedir_make(l->f[F_DIR], l->uid, l->gid, mode, &l->home_st);
 	if (r < 0) {
 		hs_warn("line %lu: cannot create home directory %s: %s", l->lineno, l->f[F_DIR],
 			r == -HS_E_OWNER ? "a directory above it is not root's or is writable "
@@ -1062,7 +1062,7 @@ static void undo(struct ctx *c, struct hs_asundo *u, bool committed)
 			}
 		}
 		if (l->home_made) {
-			r = hs_home_unmake(l->f[F_DIR], &l->home_st);
+			r = hs_homedir_unmake(l->f[F_DIR], &l->home_st);
 			if (r < 0) {
 				hs_warn("line %lu: cannot remove home directory %s again: %s",
 					l->lineno, l->f[F_DIR], hs_strerror(r));
@@ -1083,12 +1083,12 @@ static void undo(struct ctx *c, struct hs_asundo *u, bool committed)
 static int commit(struct ctx *c)
 {
 	struct hs_asundo u = HS_ASUNDO_INIT;
-	mode_t mode = hs_home_mode(c->defs);
+	mode_t mode = hs_homedir_mode(c->defs);
 	bool committed = false;
 	sigset_t saved;
 	size_t i;
 
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	for (i = 0; i < b.n; i++)
 		if (make_home(&b.v[i], mode) < 0)
 			goto fail;
@@ -1115,12 +1115,12 @@ static int commit(struct ctx *c)
 			if (!b.v[i].exists && tree_set_hash(c, &b.v[i]) < 0)
 				goto fail;
 	}
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	hs_asundo_free(&u);
 	return 0;
 fail:
 	undo(c, &u, committed);
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	hs_asundo_free(&u);
 	return -1;
 }
@@ -1171,20 +1171,20 @@ int main(int argc, char **argv)
 	size_t failed = 0;
 	int r, status = E_FAILURE;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "newusers"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "newusers"));
 	/* it may have to finish an interrupted command's home and tree work */
 	hs_txn_work_enable();
 	parse_options(argc, argv);
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");
 	openlog("newusers", LOG_PID, LOG_AUTHPRIV);
 
-	r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, (void *)hs_cli_prog(),
+	r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, (void *)hs_cli_prog(),
 			      &c.defs);
 	if (r < 0)
 		hs_die(E_FAILURE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
 	choose_policy(c.defs);
-	hs_aging_init_unset(&c.aging);
+	hs_records_aging_init_unset(&c.aging);
 	if (!o.system) {
 		c.aging.min = hs_config_get_long(c.defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1);
 		c.aging.max = hs_config_get_long(c.defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1);
@@ -1193,12 +1193,12 @@ int main(int argc, char **argv)
 	c.today = hs_today();
 
 	/* a tree system is one with /etc/hardened-shadow, as for useradd */
-	c.treefd = hs_tree_open();
+	c.treefd = hs_userdir_open_tree();
 	c.classic = c.treefd == -ENOENT;
 	if (c.treefd < 0 && !c.classic)
 		hs_die(E_FAILURE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(c.treefd));
 	if (!c.classic) {
-		r = hs_layout_gids(NULL, &c.auth_gid);
+		r = hs_userdir_layout_gids(NULL, &c.auth_gid);
 		if (r < 0)
 			hs_die(E_FAILURE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 		if (hs_shells_load(&c.shells, HS_ETC_SHELLS) < 0)

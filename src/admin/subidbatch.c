@@ -12,7 +12,7 @@ static int cmp_span(const void *a, const void *b)
 }
 
 int hs_subid_batch_init(struct hs_subid_batch *b, struct hs_accountdb *db,
-                        const struct hs_subid_conf *c)
+                        const struct hs_ids_subid_conf *c)
 {
 	*b = (struct hs_subid_batch){ .conf = *c, .cand = c->min };
 	b->spans = calloc(db->n_lines ? db->n_lines : 1, sizeof(*b->spans));
@@ -33,14 +33,14 @@ int hs_subid_batch_init(struct hs_subid_batch *b, struct hs_accountdb *db,
 
 int hs_subid_batch_next(struct hs_subid_batch *b, unsigned long *start)
 {
-	const struct hs_subid_conf *c = &b->conf;
+	const struct hs_ids_subid_conf *c = &b->conf;
 	unsigned long long last = (unsigned long long)c->max + 1;   /* exclusive */
 
 	if (c->count == 0)
 		return -EINVAL;
 	if (c->min > c->max || c->max - c->min + 1 < c->count)
 		return -EUSERS;
-	/* hs_subid_pick's scan, resumed: every span before next ends at or
+	/* hs_ids_subid_pick's scan, resumed: every span before next ends at or
 	 * below the previous pick, which ends at cand */
 	for (; b->next < b->n; b->next++) {
 		const struct hs_subid_span *s = &b->spans[b->next];

@@ -338,12 +338,12 @@ static bool shell_valid(const char *s)
 {
 	if (!s[0])
 		return true;
-	return s[0] == '/' && hs_field_valid(s) && !strchr(s, ',');
+	return s[0] == '/' && hs_records_field_valid(s) && !strchr(s, ',');
 }
 
 static bool path_valid(const char *s)
 {
-	return s[0] == '/' && hs_field_valid(s) && strlen(s) < HS_PATH_FIELD_MAX;
+	return s[0] == '/' && hs_records_field_valid(s) && strlen(s) < HS_PATH_FIELD_MAX;
 }
 
 /* A numeric spelling (starts with a digit or a sign or blank): must parse
@@ -365,7 +365,7 @@ static long find_group(struct hs_accountdb *gr, const char *spec)
 			return -2;
 		return hs_accountdb_find_id(gr, gid);
 	}
-	if (!hs_group_name_valid(spec))
+	if (!hs_names_group_valid(spec))
 		return -2;
 	return hs_accountdb_find(gr, spec);
 }
@@ -380,7 +380,7 @@ static struct hs_config *load_logindefs(void)
 	size_t len = 0;
 	int r;
 
-	r = hs_global_read(HS_ETC_LOGIN_DEFS, &data, &len);
+	r = hs_globalfile_read(HS_ETC_LOGIN_DEFS, &data, &len);
 	if (r == -ENOENT) {
 		data = strdup("");
 		len = 0;
@@ -396,7 +396,7 @@ static struct hs_config *load_logindefs(void)
 	all[len] = '\n';
 	if (o.k_len)
 		memcpy(all + len + 1, o.k_overrides, o.k_len);
-	r = hs_logindefs_parse(all, len + 1 + o.k_len, HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
+	r = hs_config_logindefs_parse(all, len + 1 + o.k_len, HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
 			       (void *)hs_cli_prog(), &cfg);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
@@ -413,7 +413,7 @@ struct defaults {
 
 static void load_defaults(struct hs_config **cfg, struct defaults *d)
 {
-	int r = hs_useradd_defaults_load(HS_ETC_USERADD, hs_cli_warn_at,
+	int r = hs_config_useradd_defaults_load(HS_ETC_USERADD, hs_cli_warn_at,
 					 (void *)hs_cli_prog(), cfg);
 	const char *s;
 
@@ -502,7 +502,7 @@ static void defaults_check_values(struct default_kv kv[5])
 		kv[2].set = true;
 	}
 	if (o.expire) {
-		if (parse_date(o.expire) < -1 || !hs_field_valid(o.expire))
+		if (parse_date(o.expire) < -1 || !hs_records_field_valid(o.expire))
 			hs_die(E_BAD_ARG, "invalid date '%s'", o.expire);
 		snprintf(kv[3].value, sizeof(kv[3].value), "%s", o.expire);
 		kv[3].set = true;
@@ -530,11 +530,11 @@ static struct default_kv *defaults_key_of(const char *line, size_t llen, struct 
 
 static int defaults_append_kv(struct hs_buf *out, const struct default_kv *kv)
 {
-	int r = hs_buf_append(out, kv->key, strlen(kv->key));
+	int r = hs_strbuf_append(out, kv->key, strlen(kv->key));
 
-	r = r ?: hs_buf_append(out, "=", 1);
-	r = r ?: hs_buf_append(out, kv->value, strlen(kv->value));
-	return r ?: hs_buf_append(out, "\n", 1);
+	r = r ?: hs_strbuf_append(out, "=", 1);
+	r = r ?: hs_strbuf_append(out, kv->value, strlen(kv->value));
+	return r ?: hs_strbuf_append(out, "\n", 1);
 }
 
 /* Every line as it was, but a key given gets its new value (a repeated
@@ -547,13 +547,13 @@ static int defaults_rewrite(const char *data, size_t len, struct default_kv *kv,
 	size_t llen;
 	int r = 0;
 
-	hs_line_iter_init(&it, data, len);
-	while (r == 0 && hs_line_next(&it, &line, &llen)) {
+	hs_strbuf_lines_init(&it, data, len);
+	while (r == 0 && hs_strbuf_line_next(&it, &line, &llen)) {
 		struct default_kv *k = defaults_key_of(line, llen, kv, n);
 
 		if (!k) {
-			r = hs_buf_append(out, line, llen);
-			r = r ?: hs_buf_append(out, "\n", 1);
+			r = hs_strbuf_append(out, line, llen);
+			r = r ?: hs_strbuf_append(out, "\n", 1);
 		} else if (!k->done) {
 			k->done = true;
 			r = defaults_append_kv(out, k);
@@ -567,7 +567,7 @@ static int defaults_rewrite(const char *data, size_t len, struct default_kv *kv,
 
 /* -D with options: rewrite the keys given in /etc/default/useradd, keep
  * every other line byte for byte, append keys that were missing.  Atomic
- * (hs_global_replace: temp file, rename, backup useradd-), under the
+ * (hs_globalfile_replace: temp file, rename, backup useradd-), under the
  * file's own shadow-utils-style lock. */
 static int change_defaults(void)
 {
@@ -584,25 +584,25 @@ static int change_defaults(void)
 	int r;
 
 	defaults_check_values(kv);
-	r = hs_lock_acquire(&locks, NULL, files, 1, HS_LOCK_TIMEOUT_MS, &failed);
+	r = hs_globalfile_lock(&locks, NULL, files, 1, HS_LOCK_TIMEOUT_MS, &failed);
 	if (r < 0) {
 		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
 		exit(E_PW_UPDATE);
 	}
-	r = hs_global_read(HS_ETC_USERADD, &data, &len);
+	r = hs_globalfile_read(HS_ETC_USERADD, &data, &len);
 	if (r == -ENOENT) {
 		data = strdup("");
 		r = data ? 0 : -ENOMEM;
 	}
 	if (r < 0) {
-		hs_lock_release(&locks);
+		hs_globalfile_unlock(&locks);
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_USERADD, hs_strerror(r));
 	}
 	r = defaults_rewrite(data, len, kv, HS_ARRAY_SIZE(kv), &out);
 	if (r == 0)
-		r = hs_global_replace(HS_ETC_USERADD, out.data ? out.data : "", out.len, 0, 0, 0644);
-	hs_buf_free(&out);
-	hs_lock_release(&locks);
+		r = hs_globalfile_replace(HS_ETC_USERADD, out.data ? out.data : "", out.len, 0, 0, 0644);
+	hs_strbuf_free(&out);
+	hs_globalfile_unlock(&locks);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot write %s: %s", HS_ETC_USERADD, hs_strerror(r));
 	return E_SUCCESS;
@@ -910,16 +910,16 @@ static int plan_stage_subid_range(struct hs_accountset *s, const struct hs_confi
 				  const struct useradd_plan *u, enum hs_as_file k)
 {
 	struct hs_accountdb *db = hs_accountset_db(s, k);
-	struct hs_subid_conf sc;
+	struct hs_ids_subid_conf sc;
 	struct hs_subid sub = { .owner = u->name };
 	int r;
 
 	if (!db || !db->present)
 		return E_SUCCESS;
-	hs_subid_conf(defs, k == HS_AS_SUBUID, &sc);
+	hs_ids_subid_conf(defs, k == HS_AS_SUBUID, &sc);
 	if (sc.count == 0 || hs_accountdb_find(db, u->name) >= 0)
 		return E_SUCCESS;
-	r = hs_subid_pick(db, &sc, &sub.start);
+	r = hs_ids_subid_pick(db, &sc, &sub.start);
 	if (r < 0) {
 		if (r == -EUSERS)
 			hs_warn("Can't get unique subordinate %s range",
@@ -1035,12 +1035,12 @@ static void plan_check_arguments(struct useradd_plan *u, const struct defaults *
 				 const char *name)
 {
 	u->name = name;
-	if (!hs_user_name_valid(u->name))
+	if (!hs_names_user_valid(u->name))
 		hs_die(E_BAD_ARG, "invalid user name '%s'", u->name);
 	if (o.uid && hs_parse_ulong(o.uid, 0, HS_ID_MAX, &u->uid) < 0)
 		hs_die(E_BAD_ARG, "invalid user ID '%s'", o.uid);
 	u->comment = o.comment ? o.comment : "";
-	if (!hs_field_valid(u->comment) || strlen(u->comment) > HS_GECOS_MAX)
+	if (!hs_records_field_valid(u->comment) || strlen(u->comment) > HS_GECOS_MAX)
 		hs_die(E_BAD_ARG, "invalid comment '%s'", u->comment);
 	if (o.home && !path_valid(o.home))
 		hs_die(E_BAD_ARG, "invalid home directory '%s'", o.home);
@@ -1052,10 +1052,10 @@ static void plan_check_arguments(struct useradd_plan *u, const struct defaults *
 		hs_die(E_BAD_ARG, "invalid shell '%s'", u->shell);
 	if (u->shell[0] && access(u->shell, X_OK) < 0)
 		hs_warn("Warning: missing or non-executable shell '%s'", u->shell);
-	hs_aging_init_unset(&u->aging);
+	hs_records_aging_init_unset(&u->aging);
 	plan_choose_expiry(u, d);
 	u->hash = o.password ? o.password : "!";
-	if (!hs_field_valid(u->hash) || strlen(u->hash) > HS_HASH_MAX)
+	if (!hs_records_field_valid(u->hash) || strlen(u->hash) > HS_HASH_MAX)
 		hs_die(E_BAD_ARG, "invalid field '%s'", u->hash);
 }
 
@@ -1087,13 +1087,13 @@ static void plan_open_tree(struct useradd_plan *u)
 	gid_t tree_gid = 0;
 	int r;
 
-	u->treefd = hs_tree_open();
+	u->treefd = hs_userdir_open_tree();
 	u->classic = u->treefd == -ENOENT;
 	if (u->treefd < 0 && !u->classic)
 		hs_die(E_PW_UPDATE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(u->treefd));
 	if (u->classic)
 		return;
-	r = hs_layout_gids(&tree_gid, &u->auth_gid);
+	r = hs_userdir_layout_gids(&tree_gid, &u->auth_gid);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot find the groups %s and %s: %s", HS_GROUP_TREE,
 		       HS_GROUP_AUTH, hs_strerror(r));
@@ -1144,7 +1144,7 @@ static int build_home(const struct useradd_plan *u, const struct hs_config *defs
 		return E_HOMEDIR;
 	*h = (struct hs_txn_work){
 		.kind = HS_TXN_HOME_NEW, .path = u->home, .tmp = uw->hb.tmp,
-		.uid = (uid_t)u->uid, .gid = (gid_t)u->gid, .mode = hs_home_mode(defs),
+		.uid = (uid_t)u->uid, .gid = (gid_t)u->gid, .mode = hs_homedir_mode(defs),
 	};
 	work_set_ids(h, &uw->hb.parent, NULL);
 	if (hs_global_prepare(uw->w, uw->n + 1, err, sizeof(err)) < 0) {
@@ -1185,7 +1185,7 @@ static int apply_tree_dir_and_global_files(struct hs_accountset *set,
 		 * undid its work, unless it failed before it began) */
 		hs_global_set_work(NULL, 0);
 		if (uw->tree)
-			(void)hs_remove_tree_at(u->treefd, uw->tree_tmp);
+			(void)hs_walk_remove_tree_at(u->treefd, uw->tree_tmp);
 		if (uw->prepared)
 			(void)hs_global_recover();
 		return file_status(set->failed);
@@ -1287,12 +1287,12 @@ int main(int argc, char **argv)
 	int status, home_status = E_SUCCESS;
 	sigset_t saved;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "useradd"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "useradd"));
 	/* this tool may have to finish (or undo) an interrupted command's
 	 * home and tree work, its own or another's */
 	hs_txn_work_enable();
 	parse_options(argc, argv);
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		hs_die(E_PW_UPDATE, "Permission denied.");
 	openlog("useradd", LOG_PID, LOG_AUTHPRIV);
 	load_defaults(&ucfg, &d);
@@ -1311,19 +1311,19 @@ int main(int argc, char **argv)
 	if (status != E_SUCCESS)
 		return status;
 
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	status = apply_tree_dir_and_global_files(&set, &u, defs, o.skel ? o.skel : d.skel, &uw,
 						 &home_status);
 	if (uw.hb.parentfd >= 0)
 		hs_close(uw.hb.parentfd);
 	hs_report(&uw.home_err);
 	if (status != E_SUCCESS) {
-		hs_signals_restore(&saved);
+		hs_privs_restore_signals(&saved);
 		hs_accountset_close(&set);
 		return status;
 	}
 	status = apply_password(&u);
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	reset_login_records(&u, defs);
 	log_new_account(&u);
 	hs_accountset_close(&set);

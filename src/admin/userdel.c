@@ -298,7 +298,7 @@ static struct hs_txn_work *add_removal(struct userdel_work *uw, enum hs_txn_work
  * error (said). */
 static int plan_tree_dir(const char *user, struct userdel_work *uw)
 {
-	_cleanup_close_ int treefd = hs_tree_open();
+	_cleanup_close_ int treefd = hs_userdir_open_tree();
 	struct stat st;
 
 	if (treefd == -ENOENT)
@@ -330,7 +330,7 @@ static const char *home_shared_with(struct hs_accountdb *pw, const char *user, c
 
 		if (!p || strcmp(p->pw.name, user) == 0)
 			continue;
-		other = hs_home_normalise(p->pw.dir);
+		other = hs_homepath_normalise(p->pw.dir);
 		if (other && strcmp(other, home) == 0)
 			return p->pw.name;
 	}
@@ -364,13 +364,13 @@ static int plan_home(struct hs_accountdb *pw, const char *user, uid_t uid, const
 		hs_warn("not removing directory %s (would remove home of user %s)", dir, other);
 		return E_HOMEDIR;
 	}
-	parentfd = hs_home_parent_at(home, uid, &last);
+	parentfd = hs_homepath_parent_at(home, uid, &last);
 	if (parentfd == -ENOENT) {
 		hs_warn("%s home directory (%s) not found", user, dir);
 		return E_SUCCESS;
 	}
 	if (parentfd < 0) {
-		hs_warn("not removing directory %s: %s", dir, hs_home_parent_error(parentfd));
+		hs_warn("not removing directory %s: %s", dir, hs_homepath_parent_error(parentfd));
 		return E_HOMEDIR;
 	}
 	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -509,19 +509,19 @@ int main(int argc, char **argv)
 	gid_t gid;
 	int r, status = E_SUCCESS;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "userdel"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "userdel"));
 	/* this tool may have to finish (or undo) an interrupted command's
 	 * home and tree work, its own or another's */
 	hs_txn_work_enable();
 	name = parse_options(argc, argv);
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		hs_die(E_PW_UPDATE, "Permission denied.");
 	openlog("userdel", LOG_PID, LOG_AUTHPRIV);
 	/* an invalid name names no account, and never reaches a path */
-	if (!hs_user_name_valid(name))
+	if (!hs_names_user_valid(name))
 		hs_die(E_NOTFOUND, "user '%s' does not exist", name);
 
-	r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, (void *)hs_cli_prog(),
+	r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, (void *)hs_cli_prog(),
 			      &cfg);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
@@ -556,14 +556,14 @@ int main(int argc, char **argv)
 	home = strdup(ent->dir);
 	uid = ent->uid;
 	gid = ent->gid;
-	norm_home = hs_home_normalise(home);
+	norm_home = hs_homepath_normalise(home);
 	if (!user || !home) {
 		hs_accountset_close(&set);
 		hs_die(E_PW_UPDATE, "out of memory");
 	}
 
 	if (!opt_force) {
-		busy = hs_user_busy(uid);
+		busy = hs_procs_user_busy(uid);
 		if (busy) {
 			hs_accountset_close(&set);
 			hs_die(E_USER_BUSY, "user %s is currently used by process %ld", user,
@@ -590,17 +590,17 @@ int main(int argc, char **argv)
 	}
 
 	/* ---- the commit: see the top of the file for the order ---- */
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	hs_global_set_work(uw.w, uw.n);
 	if (hs_accountset_commit(&set) < 0) {
 		syslog(LOG_ERR, "%s", set.error);
 		hs_warn("%s", set.error);
 		hs_global_set_work(NULL, 0);
-		hs_signals_restore(&saved);
+		hs_privs_restore_signals(&saved);
 		hs_accountset_close(&set);
 		return file_status(set.failed);
 	}
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	syslog(LOG_INFO, "delete user '%s'", user);
 	if (uw.n && uw.w[0].kind == HS_TXN_TREE_DEL && uw.w[0].result < 0) {
 		hs_warn("cannot remove %s: %s", uw.tree_path, hs_strerror(uw.w[0].result));

@@ -329,15 +329,15 @@ static void parse_options(int argc, char **argv)
 		hs_warn("the -L, -p, and -U flags are exclusive");
 		usage(E_USAGE);
 	}
-	if (o.comment && !hs_field_valid(o.comment))
+	if (o.comment && !hs_records_field_valid(o.comment))
 		hs_die(E_BAD_ARG, "invalid field '%s'", o.comment);
-	if (o.home && (!hs_field_valid(o.home) || o.home[0] != '/'))
+	if (o.home && (!hs_records_field_valid(o.home) || o.home[0] != '/'))
 		hs_die(E_BAD_ARG, "invalid field '%s'", o.home);
-	if (o.shell && (!hs_field_valid(o.shell) || (o.shell[0] && o.shell[0] != '/')))
+	if (o.shell && (!hs_records_field_valid(o.shell) || (o.shell[0] && o.shell[0] != '/')))
 		hs_die(E_BAD_ARG, "invalid field '%s'", o.shell);
-	if (o.password && (!hs_field_valid(o.password) || strlen(o.password) > HS_HASH_MAX))
+	if (o.password && (!hs_records_field_valid(o.password) || strlen(o.password) > HS_HASH_MAX))
 		hs_die(E_BAD_ARG, "invalid field '%s'", o.password);
-	if (o.login && !hs_user_name_valid(o.login))
+	if (o.login && !hs_names_user_valid(o.login))
 		hs_die(E_BAD_ARG, "invalid user name '%s'", o.login);
 	if (o.expire && parse_date(o.expire, &new_expire) < 0)
 		hs_die(E_BAD_ARG, "invalid date '%s'", o.expire);
@@ -404,7 +404,7 @@ static void edit_groups(const char *user)
 		fail(E_PW_UPDATE);
 	}
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		long gi = hs_group_name_valid(tok) ? hs_accountdb_find(gr, tok) : -1;
+		long gi = hs_names_group_valid(tok) ? hs_accountdb_find(gr, tok) : -1;
 		unsigned long gid;
 
 		if (gi < 0 && hs_parse_ulong(tok, 0, HS_ID_MAX, &gid) == 0)
@@ -424,10 +424,10 @@ static void edit_groups(const char *user)
 			continue;
 		if (o.append)
 			want = requested(names, n, rec->gr.name) ||
-			       hs_list_contains(rec->gr.members, user);
+			       hs_records_list_contains(rec->gr.members, user);
 		else if (o.remove)
 			want = !requested(names, n, rec->gr.name) &&
-			       hs_list_contains(rec->gr.members, user);
+			       hs_records_list_contains(rec->gr.members, user);
 		else
 			want = requested(names, n, rec->gr.name);
 		r = want ? hs_accountset_add_member(&set, i, user)
@@ -595,7 +595,7 @@ static bool changes_secrets(void)
 static int auth_gid_or_die(gid_t *auth_gid)
 {
 	gid_t tree_gid;
-	int r = hs_layout_gids(&tree_gid, auth_gid);
+	int r = hs_userdir_layout_gids(&tree_gid, auth_gid);
 
 	if (r < 0) {
 		hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
@@ -750,7 +750,7 @@ static int recover_rename(int treefd, const char *reserved, const char *final_na
 			  bool passwd_has_final)
 {
 	struct stat st;
-	int fd = hs_open_dir_at(treefd, reserved, &st);
+	int fd = hs_fileio_open_dir_at(treefd, reserved, &st);
 
 	if (fd < 0)
 		return fd;
@@ -772,8 +772,8 @@ static int recover_rename(int treefd, const char *reserved, const char *final_na
  * without following anything; we refuse it and say so instead. */
 static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 {
-	_cleanup_free_ char *from = hs_home_normalise(old_dir);
-	_cleanup_free_ char *to = hs_home_normalise(new_dir);
+	_cleanup_free_ char *from = hs_homepath_normalise(old_dir);
+	_cleanup_free_ char *to = hs_homepath_normalise(new_dir);
 	_cleanup_close_ int ofd = -1;
 	_cleanup_close_ int nfd = -1;
 	const char *olast, *nlast;
@@ -790,7 +790,7 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 		hs_warn("cannot move home directory %s into itself (%s)", old_dir, new_dir);
 		return E_HOMEDIR;
 	}
-	ofd = hs_home_parent_at(from, uid, &olast);
+	ofd = hs_homepath_parent_at(from, uid, &olast);
 	if (ofd == -ENOENT || (ofd >= 0 && fstatat(ofd, olast, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
 			       errno == ENOENT)) {
 		/* shadow-utils: nothing to move, and no new home is made */
@@ -799,7 +799,7 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 		return E_SUCCESS;
 	}
 	if (ofd < 0) {
-		hs_warn("cannot move home directory %s: %s", old_dir, hs_home_parent_error(ofd));
+		hs_warn("cannot move home directory %s: %s", old_dir, hs_homepath_parent_error(ofd));
 		return E_HOMEDIR;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -807,9 +807,9 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 			"removed and no home directories are created.", old_dir);
 		return E_HOMEDIR;
 	}
-	nfd = hs_home_parent_at(to, uid, &nlast);
+	nfd = hs_homepath_parent_at(to, uid, &nlast);
 	if (nfd < 0) {
-		hs_warn("cannot move home directory to %s: %s", new_dir, hs_home_parent_error(nfd));
+		hs_warn("cannot move home directory to %s: %s", new_dir, hs_homepath_parent_error(nfd));
 		return E_HOMEDIR;
 	}
 	if (renameat2(ofd, olast, nfd, nlast, RENAME_NOREPLACE) < 0) {
@@ -884,7 +884,7 @@ static int reown_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why
 static int reown_home(const char *dir, struct reown *ro)
 {
 	static const struct hs_walk_ops ops = { .post = reown_visit, .refused = reown_refused };
-	_cleanup_free_ char *home = hs_home_normalise(dir);
+	_cleanup_free_ char *home = hs_homepath_normalise(dir);
 	_cleanup_close_ int pfd = -1;
 	_cleanup_close_ int hfd = -1;
 	const char *last;
@@ -898,11 +898,11 @@ static int reown_home(const char *dir, struct reown *ro)
 			"without '..'", dir);
 		return E_HOMEDIR;
 	}
-	pfd = hs_home_parent_at(home, ro->uid, &last);
+	pfd = hs_homepath_parent_at(home, ro->uid, &last);
 	if (pfd == -ENOENT)
 		return E_SUCCESS;
 	if (pfd < 0) {
-		hs_warn("not changing the owner of files in %s: %s", dir, hs_home_parent_error(pfd));
+		hs_warn("not changing the owner of files in %s: %s", dir, hs_homepath_parent_error(pfd));
 		return E_HOMEDIR;
 	}
 	if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -911,7 +911,7 @@ static int reown_home(const char *dir, struct reown *ro)
 		hs_warn("not changing the owner of files in %s: not a directory", dir);
 		return E_HOMEDIR;
 	}
-	hfd = hs_open_dir_at(pfd, last, &st);
+	hfd = hs_fileio_open_dir_at(pfd, last, &st);
 	if (hfd < 0) {
 		hs_warn("not changing the owner of files in %s: %s", dir, hs_strerror(hfd));
 		return E_HOMEDIR;
@@ -1046,17 +1046,17 @@ static bool plan_changes_anything(void)
 static void plan_parse_request(int argc, char **argv, struct usermod_plan *p)
 {
 	parse_options(argc, argv);
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		hs_die(E_PW_UPDATE, "Permission denied.");
 	openlog("usermod", LOG_PID, LOG_AUTHPRIV);
 	p->name = argv[optind];
-	if (!hs_user_name_valid(p->name))
+	if (!hs_names_user_valid(p->name))
 		hs_die(E_NOTFOUND, "user '%s' does not exist", p->name);
 }
 
 static void plan_load_logindefs(struct usermod_plan *p)
 {
-	int r = hs_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
+	int r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
 				  (void *)hs_cli_prog(), &p->cfg);
 
 	if (r < 0)
@@ -1138,7 +1138,7 @@ static void plan_find_account(struct usermod_plan *p)
 	p->idx = hs_accountdb_find(db(HS_AS_PASSWD), p->name);
 	p->final_name = o.login ? o.login : p->name;
 	snprintf(p->reserved, sizeof(p->reserved), RESERVED_PREFIX "%s", p->final_name);
-	p->treefd = hs_tree_open();
+	p->treefd = hs_userdir_open_tree();
 	if (p->treefd < 0 && p->treefd != -ENOENT) {
 		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(p->treefd));
 		fail(E_PW_UPDATE);
@@ -1158,7 +1158,7 @@ static void plan_find_account(struct usermod_plan *p)
 static void plan_resolve_primary_group(struct usermod_plan *p)
 {
 	struct hs_accountdb *gr = db(HS_AS_GROUP);
-	long gi = hs_group_name_valid(o.group) ? hs_accountdb_find(gr, o.group) : -1;
+	long gi = hs_names_group_valid(o.group) ? hs_accountdb_find(gr, o.group) : -1;
 	unsigned long gid;
 
 	if (gi < 0 && hs_parse_ulong(o.group, 0, HS_ID_MAX, &gid) == 0)
@@ -1185,7 +1185,7 @@ static void plan_validate_against_accounts(struct usermod_plan *p)
 	if (o.group)
 		plan_resolve_primary_group(p);
 	if (o.login || o.uid || o.move_home) {
-		pid_t busy = hs_user_busy(p->old_uid);
+		pid_t busy = hs_procs_user_busy(p->old_uid);
 
 		if (busy) {
 			hs_warn("user %s is currently used by process %ld", p->user, (long)busy);
@@ -1364,7 +1364,7 @@ static void plan_stage_other_files(const struct usermod_plan *p)
 
 static _Noreturn void fail_unblocking(const sigset_t *saved, int status)
 {
-	hs_signals_restore(saved);
+	hs_privs_restore_signals(saved);
 	fail(status);
 }
 
@@ -1492,7 +1492,7 @@ int main(int argc, char **argv)
 	sigset_t saved;
 	int status;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "usermod"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "usermod"));
 	/* it may have to finish an interrupted command's home and tree work */
 	hs_txn_work_enable();
 	plan_parse_request(argc, argv, &p);
@@ -1512,13 +1512,13 @@ int main(int argc, char **argv)
 	plan_stage_other_files(&p);
 
 	apply_lock_userdir(&p);
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	apply_userdir_files(&p);
 	apply_move_home(&p, &saved);
 	apply_take_away_userdir(&p, &saved);
 	apply_commit_global_files(&saved);
 	status = apply_hand_back_userdir(&p);
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	hs_wipe(p.hbuf, sizeof(p.hbuf));
 	syslog(LOG_INFO, "change user '%s'%s%s", p.user, o.login ? " to " : "",
 	       o.login ? o.login : "");

@@ -77,7 +77,7 @@ static const char *target;              /* named in "... is unchanged" */
 static void release_all(void)
 {
 	hs_editfile_remove(&copy);
-	hs_lock_release(&locks);
+	hs_globalfile_unlock(&locks);
 	hs_close(userdir_fd);
 	userdir_fd = -1;
 }
@@ -216,7 +216,7 @@ static void lock_global(const char *path)
 {
 	const char *files[] = { path };
 	const char *failed = NULL;
-	int r = hs_lock_acquire(&locks, NULL, files, 1, HS_LOCK_TIMEOUT_MS, &failed);
+	int r = hs_globalfile_lock(&locks, NULL, files, 1, HS_LOCK_TIMEOUT_MS, &failed);
 
 	if (r < 0) {
 		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
@@ -235,7 +235,7 @@ static void edit_global(enum hs_db_kind kind, const char *path)
 
 	target = path;
 	lock_global(path);
-	r = hs_global_read(path, &orig, &orig_len);
+	r = hs_globalfile_read(path, &orig, &orig_len);
 	if (r == -ENOENT && kind == HS_DB_SHADOW && file_exists(HS_TREE_DIR)) {
 		hs_warn("%s does not exist: this system keeps each user's shadow entry in %s/USER; "
 			"edit one with %s -s -u USER", path, HS_TREE_DIR, hs_cli_prog());
@@ -249,7 +249,7 @@ static void edit_global(enum hs_db_kind kind, const char *path)
 
 	/* We held the locks throughout; only a program that ignores them
 	 * could have changed the file, and its change must not be lost. */
-	r = hs_global_read(path, &now, &now_len);
+	r = hs_globalfile_read(path, &now, &now_len);
 	same = r == 0 && now_len == orig_len && memcmp(now, orig, orig_len) == 0;
 	if (now) {
 		hs_wipe(now, now_len);
@@ -268,9 +268,9 @@ static void edit_global(enum hs_db_kind kind, const char *path)
 	/* The loaded db serialises to the edited bytes as they are (it is
 	 * not dirty) and hs_accountdb_write installs them with a PATH-
 	 * backup, keeping the file's owner and mode. */
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	r = hs_accountdb_write(&ctx.db);
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	if (r < 0) {
 		hs_warn("%s", ctx.db.error);
 		syslog(LOG_ERR, "%s", ctx.db.error);
@@ -367,11 +367,11 @@ static int read_user(struct user_ctx *c, int udirfd, struct hs_spwd *sp)
 		shell = "";
 		warn_unreadable(c, &c->shell, "an empty shell");
 	}
-	if ((r = hs_shadow_format(&sh, &c->shadow.old_line)) < 0 ||
-	    (r = hs_aging_format(&ag, &c->aging.old_line)) < 0)
+	if ((r = hs_records_shadow_format(&sh, &c->shadow.old_line)) < 0 ||
+	    (r = hs_records_aging_format(&ag, &c->aging.old_line)) < 0)
 		return r;
 	if (shell[0])
-		r = hs_shell_format(shell, &c->shell.old_line);
+		r = hs_records_shell_format(shell, &c->shell.old_line);
 	else if (!(c->shell.old_line = strdup("")))
 		r = -ENOMEM;
 	if (r < 0)
@@ -393,7 +393,7 @@ static int user_text(struct user_ctx *c, const struct hs_spwd *sp, const char *p
 	_cleanup_secret_ char *line = NULL;
 	int n, r;
 
-	r = hs_spwd_format(sp, &line);
+	r = hs_records_spwd_format(sp, &line);
 	if (r < 0)
 		return r;
 	if (strcmp(passwd_shell, HS_SHELL_PROXY) == 0)
@@ -455,7 +455,7 @@ static int parse_shadow_line(struct user_ctx *c, const char *line, size_t n, uns
 	c->shadow_buf = strndup(line, n);
 	if (!c->shadow_buf)
 		return -ENOMEM;
-	r = hs_spwd_parse(c->shadow_buf, &sp);
+	r = hs_records_spwd_parse(c->shadow_buf, &sp);
 	if (r < 0)
 		return user_refuse(c, no, "invalid shadow(5) line: %s", hs_strerror(r));
 	if (strcmp(sp.name, c->name) != 0)
@@ -467,8 +467,8 @@ static int parse_shadow_line(struct user_ctx *c, const char *line, size_t n, uns
 		.min = sp.min, .max = sp.max, .warn = sp.warn, .inact = sp.inact,
 		.expire = sp.expire,
 	};
-	if ((r = hs_shadow_format(&c->new_shadow, &c->shadow.new_line)) < 0 ||
-	    (r = hs_aging_format(&c->new_aging, &c->aging.new_line)) < 0)
+	if ((r = hs_records_shadow_format(&c->new_shadow, &c->shadow.new_line)) < 0 ||
+	    (r = hs_records_aging_format(&c->new_aging, &c->aging.new_line)) < 0)
 		return user_refuse(c, no, "invalid shadow(5) line: %s", hs_strerror(r));
 	return 0;
 }
@@ -491,7 +491,7 @@ static int parse_shell_line(struct user_ctx *c, const char *line, size_t n, unsi
 		c->shell.new_line = strdup("");
 		return c->shell.new_line ? 0 : -ENOMEM;
 	}
-	r = hs_shell_format(c->shell_buf, &c->shell.new_line);
+	r = hs_records_shell_format(c->shell_buf, &c->shell.new_line);
 	if (r < 0)
 		return user_refuse(c, no, "invalid shell '%s': %s", shown, hs_strerror(r));
 	/* the proxy would exec itself for ever */
@@ -519,8 +519,8 @@ static int check_user(void *p, const char *data, size_t len)
 	free(c->shell_buf);
 	c->shadow_buf = c->shell_buf = NULL;
 
-	hs_line_iter_init(&it, data, len);
-	while (hs_line_next(&it, &line, &n)) {
+	hs_strbuf_lines_init(&it, data, len);
+	while (hs_strbuf_line_next(&it, &line, &n)) {
 		if (memchr(line, '\0', n))
 			return user_refuse(c, it.lineno, "NUL byte");
 		if (blank(line, n) || line[0] == '#')
@@ -598,20 +598,20 @@ static void edit_user(const char *name)
 	sigset_t saved;
 	int treefd, r, failed = 0;
 
-	if (!hs_user_name_valid(name))
+	if (!hs_names_user_valid(name))
 		hs_die(E_FAILURE, "invalid user name '%s'", hs_printable(name, path, sizeof(path)));
-	r = hs_getpwnam_alloc(name, &pw, &pwbuf);
+	r = hs_account_getpwnam(name, &pw, &pwbuf);
 	if (r == -ENOENT)
 		hs_die(E_FAILURE, "user '%s' does not exist", name);
 	if (r < 0)
 		hs_die(E_FAILURE, "cannot look up user '%s': %s", name, hs_strerror(r));
-	treefd = hs_tree_open();
+	treefd = hs_userdir_open_tree();
 	if (treefd == -ENOENT)
 		hs_die(E_FAILURE, "%s does not exist: this system keeps shadow entries in %s "
 		       "(edit it with %s -s)", HS_TREE_DIR, HS_ETC_SHADOW, hs_cli_prog());
 	if (treefd < 0)
 		hs_die(E_FAILURE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
-	r = hs_layout_gids(&tree_gid, &auth_gid);
+	r = hs_userdir_layout_gids(&tree_gid, &auth_gid);
 	if (r < 0)
 		hs_die(E_FAILURE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 
@@ -648,7 +648,7 @@ static void edit_user(const char *name)
 	}
 	/* each file is replaced atomically (a new file renamed over the old
 	 * one: a planted symlink is replaced, never followed) */
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	if (changed(&ctx.shadow) &&
 	    write_part(&ctx, &ctx.shadow,
 		       hs_userdir_write_shadow(userdir_fd, pw.pw_uid, auth_gid, &ctx.new_shadow)) < 0)
@@ -661,7 +661,7 @@ static void edit_user(const char *name)
 	    write_part(&ctx, &ctx.shell,
 		       hs_userdir_write_shell(userdir_fd, pw.pw_uid, auth_gid, ctx.new_shell)) < 0)
 		failed++;
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	hs_close(treefd);
 	user_ctx_free(&ctx);
 	free(pwbuf);
@@ -735,16 +735,16 @@ int vipw_main(int argc, char **argv, enum vipw_mode mode)
 	const char *user = NULL, *path, *other, *other_cmd;
 	bool shadow = false, group = mode == VIGR_MODE;
 
-	/* before hs_privileged_init, which drops them */
+	/* before hs_privs_init, which drops them */
 	hs_editor_env_capture(&editor_env);
-	hs_privileged_init(argc, argv, group ? "vigr" : "vipw");
+	hs_privs_init(argc, argv, group ? "vigr" : "vipw");
 	/* it may have to finish an interrupted command's home and tree work */
 	hs_txn_work_enable();
 	hs_cli_set_prog(group ? "vigr" : "vipw");
 	setlocale(LC_ALL, "");
 	parse_options(argc, argv, &user, &shadow, &group);
 
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");
 	openlog(hs_cli_prog(), LOG_PID, LOG_AUTH);
 	hs_edit_signals_init();
@@ -775,8 +775,8 @@ int vipw_main(int argc, char **argv, enum vipw_mode mode)
 	}
 
 	release_all();
-	hs_flush_caches("passwd");
-	hs_flush_caches("group");
+	hs_globalfile_flush_caches("passwd");
+	hs_globalfile_flush_caches("group");
 	if (!quiet && other)
 		printf("You have modified %s.\n"
 		       "You may need to modify %s for consistency.\n"

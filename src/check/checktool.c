@@ -87,11 +87,11 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 	sigset_t saved;
 	int r, status;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, t->name));
+	hs_cli_set_prog(hs_privs_init(argc, argv, t->name));
 	/* it may have to finish an interrupted command's home and tree work */
 	hs_txn_work_enable();
 	parse_options(t, argc, argv, &o);
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		hs_die(HS_CHECK_CANTOPEN, "Permission denied.");
 	openlog(t->name, LOG_PID, LOG_AUTHPRIV);
 	/* prompts and report lines in order, also into a pipe */
@@ -138,9 +138,9 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 
 	status = HS_CHECK_OKAY;
 	if (o.sort || a.db_changed) {
-		hs_signals_block(&saved);
+		hs_privs_block_signals(&saved);
 		r = hs_integrity_files_commit(&f);
-		hs_signals_restore(&saved);
+		hs_privs_restore_signals(&saved);
 		if (r < 0) {
 			hs_warn("%s", f.error);
 			syslog(LOG_WARNING, "%s", f.error);

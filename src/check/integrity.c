@@ -126,7 +126,7 @@ static bool ask(struct hs_integrity *a, const char *fmt, ...)
 		hs_integrity_repairs_done(a);
 		yes = a->io.ask(a->io.ctx, prompt);
 		if (yes) {
-			hs_signals_block(&a->saved_mask);
+			hs_privs_block_signals(&a->saved_mask);
 			a->signals_blocked = true;
 		}
 	}
@@ -138,7 +138,7 @@ void hs_integrity_repairs_done(struct hs_integrity *a)
 {
 	if (a->signals_blocked) {
 		a->signals_blocked = false;
-		hs_signals_restore(&a->saved_mask);
+		hs_privs_restore_signals(&a->saved_mask);
 	}
 }
 
@@ -209,7 +209,7 @@ static const char *gid_text(gid_t gid, char *buf, size_t size)
 		b = NULL;
 		bsize *= 4;
 	}
-	if (e == 0 && res && hs_group_name_valid(res->gr_name))
+	if (e == 0 && res && hs_names_group_valid(res->gr_name))
 		snprintf(buf, size, "%s (%lu)", res->gr_name, (unsigned long)gid);
 	else
 		snprintf(buf, size, "%lu", (unsigned long)gid);
@@ -376,7 +376,7 @@ static size_t list_count(const char *list)
 	size_t n = 0;
 	const char *cur = list, *e;
 
-	while (cur && hs_list_next(&cur, &e) > 0)
+	while (cur && hs_records_list_next(&cur, &e) > 0)
 		n++;
 	return n;
 }
@@ -389,7 +389,7 @@ static int nameset_of_list(struct nameset *s, const char *list)
 
 	if (r < 0)
 		return r;
-	while (cur && (n = hs_list_next(&cur, &e)) > 0)
+	while (cur && (n = hs_records_list_next(&cur, &e)) > 0)
 		(void)nameset_probe(s, e, n, true);
 	return 0;
 }
@@ -399,16 +399,16 @@ static int list_append(struct hs_buf *b, const char *e, size_t n)
 	int r = 0;
 
 	if (b->len)
-		r = hs_buf_append(b, ",", 1);
+		r = hs_strbuf_append(b, ",", 1);
 	if (r == 0)
-		r = hs_buf_append(b, e, n);
+		r = hs_strbuf_append(b, e, n);
 	return r;
 }
 
 /* The list in b as a C string ("" when empty); b keeps ownership. */
 static const char *buf_str(struct hs_buf *b)
 {
-	if (hs_buf_append(b, "", 1) < 0)
+	if (hs_strbuf_append(b, "", 1) < 0)
 		return NULL;
 	b->len--;
 	return b->data;
@@ -488,7 +488,7 @@ static int check_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct 
 			continue;
 		if (!l->entry) {
 			if (l->err == -HS_E_NAME &&
-			    !hs_user_name_valid(first_field(l, name, sizeof name))) {
+			    !hs_names_user_valid(first_field(l, name, sizeof name))) {
 				/* shadow-utils reports the name and offers nothing */
 				problem(a, "invalid user name '%s'", show(name, buf));
 				continue;
@@ -787,17 +787,17 @@ static int parse_content(enum file_kind kind, char *buf, size_t len, struct cont
 		return r;
 	switch (kind) {
 	case K_SHADOW:
-		r = hs_shadow_parse(buf, &s);
+		r = hs_records_shadow_parse(buf, &s);
 		if (r == 0)
 			c->lstchg = s.lstchg;
 		break;
 	case K_SHELL:
-		r = hs_shell_parse(buf, &sh);
+		r = hs_records_shell_parse(buf, &sh);
 		if (r == 0)
 			snprintf(c->shell, sizeof c->shell, "%s", sh);
 		break;
 	case K_AGING:
-		r = hs_aging_parse(buf, &ag);
+		r = hs_records_aging_parse(buf, &ag);
 		break;
 	}
 	return r;
@@ -809,7 +809,7 @@ static const char *fallback_shell(const struct udir *u)
 {
 	const char *s = u->pw->shell;
 
-	if (s[0] == '/' && strcmp(s, HS_SHELL_PROXY) != 0 && hs_field_valid(s) &&
+	if (s[0] == '/' && strcmp(s, HS_SHELL_PROXY) != 0 && hs_records_field_valid(s) &&
 	    strlen(s) < HS_PATH_FIELD_MAX)
 		return s;
 	return HS_INTEGRITY_DEFAULT_SHELL;
@@ -818,7 +818,7 @@ static const char *fallback_shell(const struct udir *u)
 static void expired_aging(struct hs_aging *ag)
 {
 	/* exactly what readers make of a broken aging (userdir.c) */
-	hs_aging_init_unset(ag);
+	hs_records_aging_init_unset(ag);
 	ag->expire = 1;
 }
 
@@ -866,7 +866,7 @@ static void replace_file(struct udir *u, const struct file_spec *f, const struct
 		return;
 	/* a directory (or anything the rename cannot replace) goes first */
 	if (st && !S_ISREG(st->st_mode))
-		r = hs_remove_tree_at(u->fd, f->name);
+		r = hs_walk_remove_tree_at(u->fd, f->name);
 	if (r == 0 || r == -ENOENT)
 		r = write_replacement(u, f->kind);
 	if (r < 0) {
@@ -994,7 +994,7 @@ static bool offer_replacement(struct udir *u, const struct file_spec *f, struct 
 	if (!v->relink ||
 	    !ask(a, "replace it with a copy of itself (ends the other link)? ") || !udir_lock(u))
 		return false;
-	r = hs_replace_file_at(u->fd, f->name, buf, len, want_uid, tr->t->auth_gid, f->mode);
+	r = hs_fileio_replace_at(u->fd, f->name, buf, len, want_uid, tr->t->auth_gid, f->mode);
 	if (r < 0) {
 		failed(a, "cannot replace %s: %s", path, hs_strerror(r));
 		return false;
@@ -1144,7 +1144,7 @@ static int spec_index(const char *name)
 
 static void remove_entry(struct hs_integrity *a, int dirfd, const char *name, const char *path)
 {
-	int r = hs_remove_tree_at(dirfd, name);
+	int r = hs_walk_remove_tree_at(dirfd, name);
 
 	if (r < 0 && r != -ENOENT) {
 		failed(a, "cannot remove %s: %s", path, hs_strerror(r));
@@ -1273,7 +1273,7 @@ static void check_user(struct tree *tr, size_t pi)
 			return;
 		goto create;    /* the user has no directory now */
 	}
-	u.fd = hs_open_dir_at(tr->fd, p->name, &dst);
+	u.fd = hs_fileio_open_dir_at(tr->fd, p->name, &dst);
 	if (u.fd < 0 || dst.st_dev != st.st_dev || dst.st_ino != st.st_ino) {
 		failed(a, "cannot open %s: %s", u.path,
 		       u.fd < 0 ? hs_strerror(u.fd) : "it changed while being checked");
@@ -1325,7 +1325,7 @@ static void check_other_entry(struct tree *tr, const char *name)
 			remove_entry(a, tr->fd, name, path);
 		return;
 	}
-	if (!hs_tree_entry_is_user(name)) {
+	if (!hs_userdir_entry_is_user(name)) {
 		problem(a, "%s: stray %s; not a valid user name", path, type_noun(st.st_mode));
 		if (ask(a, "remove it? "))
 			remove_entry(a, tr->fd, name, path);
@@ -1415,7 +1415,7 @@ static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 		failed(a, "cannot read %s: %s", t->path, hs_strerror(r));
 	} else {
 		for (size_t i = 0; i < n; i++) {
-			if (hs_tree_entry_is_user(names[i]) &&
+			if (hs_userdir_entry_is_user(names[i]) &&
 			    hs_accountdb_find(pw, names[i]) >= 0)
 				continue;       /* checked with its user */
 			check_other_entry(&tr, names[i]);
@@ -1475,7 +1475,7 @@ static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salv
 	t[cut[0]] = t[cut[1]] = t[cut[2]] = '\0';
 	if (kind == HS_DB_GROUP) {
 		s->lists[1] = t + cut[2] + 1;
-		s->ok = hs_group_parse(s->fixed, &s->gr) == 0;
+		s->ok = hs_records_group_parse(s->fixed, &s->gr) == 0;
 	} else {
 		char *f = s->fixed;
 		char *two = NULL;
@@ -1485,7 +1485,7 @@ static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salv
 		if (asprintf(&two, "%s:", f) >= 0) {
 			free(s->fixed);
 			s->fixed = two;
-			s->ok = hs_gshadow_parse(s->fixed, &s->gs) == 0;
+			s->ok = hs_records_gshadow_parse(s->fixed, &s->gs) == 0;
 		}
 	}
 }
@@ -1496,7 +1496,7 @@ static void salvage_free(struct salvaged *s)
 	free(s->fixed);
 }
 
-/* Split list on ',' without hs_list_next's assumption of a valid list:
+/* Split list on ',' without hs_records_list_next's assumption of a valid list:
  * returns the next element (possibly empty) or false at the end. */
 static bool raw_next(const char **cur, const char **e, size_t *n)
 {
@@ -1562,7 +1562,7 @@ static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, enum lis
 		if (valid) {
 			memcpy(name, e, n);
 			name[n] = '\0';
-			valid = hs_user_name_valid(name);
+			valid = hs_names_user_valid(name);
 		}
 		if (!valid) {
 			char *copy = strndup(e, n);
@@ -1612,7 +1612,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 	if (r < 0)
 		goto out;
 	/* gshadow's own members, in its order, minus those group lacks */
-	for (cur = s.members; cur && (n = hs_list_next(&cur, &e)) > 0; ) {
+	for (cur = s.members; cur && (n = hs_records_list_next(&cur, &e)) > 0; ) {
 		if (!nameset_probe(&in_group, e, n, false)) {
 			char *m = strndup(e, n);
 
@@ -1630,7 +1630,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 			goto out;
 	}
 	/* then those only group has, in group's order */
-	for (cur = g->members; cur && (n = hs_list_next(&cur, &e)) > 0; ) {
+	for (cur = g->members; cur && (n = hs_records_list_next(&cur, &e)) > 0; ) {
 		char *m;
 
 		if (nameset_probe(&in_gshadow, e, n, false))
@@ -1660,7 +1660,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 out:
 	nameset_free(&in_group);
 	nameset_free(&in_gshadow);
-	hs_buf_free(&out);
+	hs_strbuf_free(&out);
 	return r;
 }
 
@@ -1710,7 +1710,7 @@ static bool group_line_record(struct hs_integrity *a, struct hs_accountdb *gr, s
 	}
 	salvage(HS_DB_GROUP, l, sv);
 	if (!sv->ok && l->err == -HS_E_NAME &&
-	    !hs_group_name_valid(first_field(l, name, sizeof name))) {
+	    !hs_names_group_valid(first_field(l, name, sizeof name))) {
 		problem(a, "invalid group name '%s'", show(name, buf));
 		salvage_free(sv);
 		return false;
@@ -1766,7 +1766,7 @@ static int check_group_line(struct hs_integrity *a, struct hs_accountdb *gr,
 		if (g.members && replace_line(a, gr, i, &g) == 0)
 			logged(a, "group %s: members deleted in %s", g.name, gr->path);
 	}
-	hs_buf_free(&members);
+	hs_strbuf_free(&members);
 	salvage_free(&sv);
 	if (!gr->lines[i].entry) {
 		/* still invalid: an invalid member was kept (reported), or
@@ -1860,8 +1860,8 @@ static int check_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct
 			if (s.admins && s.members && replace_line(a, gs, i, &s) == 0)
 				logged(a, "shadow group %s: members deleted in %s", s.name, gs->path);
 		}
-		hs_buf_free(&admins);
-		hs_buf_free(&members);
+		hs_strbuf_free(&admins);
+		hs_strbuf_free(&members);
 		salvage_free(&sv);
 		if (!gs->lines[i].entry && !unfixed && !changed)
 			report_bad_line(a, gs, i, "shadow group file");
@@ -1905,16 +1905,16 @@ static int reorder(struct hs_accountdb *db, const struct sort_item *items, size_
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		const struct hs_dbline *l = &db->lines[items[i].line];
 
-		r = hs_buf_append(&b, l->text, l->len);
+		r = hs_strbuf_append(&b, l->text, l->len);
 		if (r == 0)
-			r = hs_buf_append(&b, "\n", 1);
+			r = hs_strbuf_append(&b, "\n", 1);
 	}
 	if (r == 0)
 		r = hs_accountdb_load_data(&fresh, db->kind, db->path, b.data ? b.data : "",
 					   b.len, HS_DB_LENIENT);
 	if (b.data)
 		hs_wipe(b.data, b.len);
-	hs_buf_free(&b);
+	hs_strbuf_free(&b);
 	if (r < 0) {
 		snprintf(db->error, sizeof db->error, "%s", fresh.error);
 		return r;
@@ -2062,7 +2062,7 @@ int hs_integrity_files_open(struct hs_integrity_files *f, bool group, const char
 	if (!path && access(paths[1], F_OK) < 0 && errno == ENOENT)
 		n = 1;          /* a system without the shadow file */
 	if (lock) {
-		r = hs_lock_acquire(&f->locks, NULL, paths, n, HS_LOCK_TIMEOUT_MS, &lock_failed);
+		r = hs_globalfile_lock(&f->locks, NULL, paths, n, HS_LOCK_TIMEOUT_MS, &lock_failed);
 		if (r < 0) {
 			char why[64];
 
@@ -2130,7 +2130,7 @@ void hs_integrity_files_close(struct hs_integrity_files *f)
 	} else {
 		hs_accountdb_free(&f->own[0]);
 		hs_accountdb_free(&f->own[1]);
-		hs_lock_release(&f->locks);
+		hs_globalfile_unlock(&f->locks);
 	}
 	f->db = f->shadow = NULL;
 }

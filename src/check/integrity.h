@@ -12,8 +12,8 @@
  * a->db_changed.  Repairs in the tree are made at once, each one atomic,
  * relative to directory fds and without following anything (DESIGN §3):
  * chown/chmod through an fd opened with O_NOFOLLOW on the same inode that
- * was checked, replacement by hs_replace_file_at, removal by
- * hs_remove_tree_at.  The rule for every repair: it never gives an
+ * was checked, replacement by hs_fileio_replace_at, removal by
+ * hs_walk_remove_tree_at.  The rule for every repair: it never gives an
  * account more than its current state does.  A file whose contents
  * someone other than root or its owner may have written (a shadow or
  * shell owned by another user, an aging not owned by root, a file with a

@@ -52,9 +52,9 @@ static void tree_params(struct hs_integrity_tree *t, struct hs_shells *shells)
 {
 	t->path = HS_TREE_DIR;
 	t->admin_uid = 0;
-	if (hs_layout_gids(&t->tree_gid, NULL) < 0)
+	if (hs_userdir_layout_gids(&t->tree_gid, NULL) < 0)
 		t->tree_gid = HS_ANY_GID;
-	if (hs_layout_gids(NULL, &t->auth_gid) < 0)
+	if (hs_userdir_layout_gids(NULL, &t->auth_gid) < 0)
 		t->auth_gid = HS_ANY_GID;
 	t->shells = NULL;
 	if (hs_shells_load(shells, HS_ETC_SHELLS) == 0 && shells->present)
@@ -69,7 +69,7 @@ static int run_checks(struct hs_integrity *a, struct hs_integrity_files *f, cons
 	struct hs_integrity_tree t;
 	int r;
 
-	if (hs_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs) < 0)
+	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs) < 0)
 		defs = NULL;
 	r = hs_integrity_passwd(a, f->db, f->shadow, defs);
 	if (r == 0 && f->shadow)

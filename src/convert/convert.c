@@ -297,7 +297,7 @@ static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%s/%s", HS_ETC_TCB, name, TCB_SHADOW);
-	if (!hs_user_name_valid(name)) {
+	if (!hs_names_user_valid(name)) {
 		hs_warn("%s/%s: not a valid user name", HS_ETC_TCB, name);
 		return -HS_E_NAME;
 	}
@@ -310,7 +310,7 @@ static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const
 		hs_warn("cannot open %s/%s: %s", HS_ETC_TCB, name, hs_strerror(ufd));
 		return ufd;
 	}
-	r = hs_read_trusted_at(ufd, TCB_SHADOW, &ex, buf, sizeof(buf), &len, &st);
+	r = hs_fileio_read_trusted_at(ufd, TCB_SHADOW, &ex, buf, sizeof(buf), &len, &st);
 	if (r == 0 && st.st_uid != e->pw.uid && st.st_uid != 0)
 		r = -HS_E_OWNER;
 	if (r < 0) {
@@ -345,7 +345,7 @@ static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const
 		db->cap = ncap;
 	}
 	db->bufs[db->nbufs++] = copy;
-	r = hs_spwd_parse(copy, &db->ents[db->n].sp);
+	r = hs_records_spwd_parse(copy, &db->ents[db->n].sp);
 	if (r < 0) {
 		hs_warn("%s: invalid entry: %s", path, hs_strerror(r));
 		return r;
@@ -459,11 +459,11 @@ static int etc_commit_shells(struct etc_commit *c, struct hs_shells *s, bool add
 static int etc_commit_run(struct etc_commit *c)
 {
 	char err[600];
-	int r = hs_global_commit(c->f, c->n, err, sizeof(err));
+	int r = hs_globalfile_commit(c->f, c->n, err, sizeof(err));
 
 	if (r < 0)
 		hs_warn("%s", err[0] ? err : hs_strerror(r));
-	hs_buf_free(&c->shells);
+	hs_strbuf_free(&c->shells);
 	return r;
 }
 
@@ -489,7 +489,7 @@ static struct hs_config *load_logindefs(void)
 
 	/* Problems in login.defs are pwck's and the administrator's business;
 	 * a missing or odd file just gives the defaults here. */
-	if (hs_logindefs_load(HS_ETC_LOGIN_DEFS, ignore_config_warning, NULL, &cfg) < 0)
+	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, ignore_config_warning, NULL, &cfg) < 0)
 		cfg = NULL;
 	return cfg;
 }
@@ -634,7 +634,7 @@ static int create_groups(const struct group_plan *g)
 	for (size_t i = 0; i < n; i++)
 		printf("%s: created group %s (gid %lu)\n", hs_cli_prog(), names[i],
 		       (unsigned long)gids[i]);
-	hs_flush_caches("group");
+	hs_globalfile_flush_caches("group");
 	return 0;
 }
 /* ---------------------------------------------------------------- */
@@ -663,7 +663,7 @@ static DIR *list_dir(int dirfd, const char *path, int *err)
 
 /* Remove every leftover /etc/.hardened-shadow.XXXXXX directory (only a
  * crashed pwconv or pwunconv makes them).  The temp files of the global
- * files are the lock's business: hs_lock_acquire's recovery (lib/etc/txn)
+ * files are the lock's business: hs_globalfile_lock's recovery (lib/etc/txn)
  * removed them. */
 static int cleanup_leftovers(int etcfd)
 {
@@ -684,7 +684,7 @@ static int cleanup_leftovers(int etcfd)
 			continue;
 		if (fstatat(etcfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		e = hs_remove_tree_at(etcfd, de->d_name);
+		e = hs_walk_remove_tree_at(etcfd, de->d_name);
 		if (e < 0) {
 			hs_warn("cannot remove the leftover %s/%s: %s", ETC_DIR, de->d_name,
 				hs_strerror(e));
@@ -725,7 +725,7 @@ static int remove_tree(int etcfd, const char *name)
 		fsync_dir(etcfd);
 		name = tmp;
 	}
-	r = hs_remove_tree_at(etcfd, name);
+	r = hs_walk_remove_tree_at(etcfd, name);
 	fsync_dir(etcfd);
 	return r;
 }
@@ -737,7 +737,7 @@ static int read_marker(int treefd, const char *name, bool *source_tcb)
 	char buf[64];
 	struct hs_file_expect ex = { 0, HS_ANY_GID, 32 };
 	size_t len;
-	int r = hs_read_trusted_at(treefd, name, &ex, buf, sizeof(buf), &len, NULL);
+	int r = hs_fileio_read_trusted_at(treefd, name, &ex, buf, sizeof(buf), &len, NULL);
 
 	if (r < 0)
 		return r;
@@ -748,7 +748,7 @@ static int read_marker(int treefd, const char *name, bool *source_tcb)
 
 static int write_marker(int treefd, const char *name, const char *content)
 {
-	return hs_replace_file_at(treefd, name, content, strlen(content), 0, 0, 0600);
+	return hs_fileio_replace_at(treefd, name, content, strlen(content), 0, 0, 0600);
 }
 
 static int remove_marker(int treefd, const char *name)
@@ -847,7 +847,7 @@ static int collect_real_shells(int treefd, struct pwdb *pw, size_t *n_restored)
 			return ufd;
 		}
 		r = hs_userdir_read_shell(ufd, e->pw.uid, buf, sizeof(buf), &shell);
-		if (r == 0 && (!hs_field_valid(shell) || strcmp(shell, HS_SHELL_PROXY) == 0))
+		if (r == 0 && (!hs_records_field_valid(shell) || strcmp(shell, HS_SHELL_PROXY) == 0))
 			r = -HS_E_FORMAT;
 		if (r < 0) {
 			hs_warn("cannot restore the login shell of %s: %s: %s", e->pw.name,
@@ -890,7 +890,7 @@ static int rollback_pwconv(int etcfd, int treefd)
 	if (r == 0)
 		r = etc_commit_run(&c);
 	else
-		hs_buf_free(&c.shells);
+		hs_strbuf_free(&c.shells);
 	if (r == 0) {
 		r = remove_tree(etcfd, TREE_NAME);
 		if (r < 0)
@@ -898,11 +898,11 @@ static int rollback_pwconv(int etcfd, int treefd)
 	}
 	if (r == 0)
 		hs_warn("rolled back an interrupted pwconv (%zu login shells restored)", n);
-	hs_buf_free(&b);
+	hs_strbuf_free(&b);
 	hs_shells_free(&sh);
 	pwdb_free(&pw);
 	if (r == 0)
-		hs_flush_caches("passwd");
+		hs_globalfile_flush_caches("passwd");
 	return r;
 }
 
@@ -919,7 +919,7 @@ static const char *const lock_files_to_classic[] = {
 static int take_locks(struct hs_locks *l, const char *const files[], size_t n)
 {
 	const char *failed = NULL;
-	int r = hs_lock_acquire(l, NULL, files, n, HS_LOCK_TIMEOUT_MS, &failed);
+	int r = hs_globalfile_lock(l, NULL, files, n, HS_LOCK_TIMEOUT_MS, &failed);
 
 	if (r < 0)
 		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
@@ -930,7 +930,7 @@ static int take_locks(struct hs_locks *l, const char *const files[], size_t n)
 static void records_for(const struct pw_ent *e, const struct spdb *sp, long today,
 			const long defaults[3], struct hs_shadow *sh, struct hs_aging *ag)
 {
-	hs_aging_init_unset(ag);
+	hs_records_aging_init_unset(ag);
 	if (e->sp >= 0) {
 		const struct hs_spwd *s = &sp->ents[e->sp].sp;
 
@@ -1048,10 +1048,10 @@ static void print_next_steps(size_t n_users, size_t n_proxy, bool from_tcb)
  * here). */
 static void convert_end(struct hs_locks *locks, sigset_t *saved)
 {
-	hs_lock_release(locks);
+	hs_globalfile_unlock(locks);
 	fflush(stdout);
 	fflush(stderr);
-	hs_signals_restore(saved);
+	hs_privs_restore_signals(saved);
 }
 
 /* The start of both directions: /etc opened, the locks taken, the
@@ -1075,7 +1075,7 @@ static int convert_begin(int *etcfd, struct hs_locks *locks, const char *const f
 	 * would leave a temporary tree (a root-only copy of every hash), a
 	 * half-done commit or rollback, and stale locks behind.  Only
 	 * SIGKILL remains; the next run cleans up after it. */
-	hs_signals_block(saved);
+	hs_privs_block_signals(saved);
 	cleanup_leftovers(*etcfd);
 	r = tree_state(*etcfd, treefd, state, source_tcb);
 	if (r < 0)
@@ -1273,8 +1273,8 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 			HS_CONVERT_MARK_PWCONV, hs_strerror(r));
 		goto out;
 	}
-	hs_flush_caches("passwd");
-	hs_flush_caches("shadow");
+	hs_globalfile_flush_caches("passwd");
+	hs_globalfile_flush_caches("shadow");
 	print_next_steps(pw.n, n_proxy, opts->from_tcb);
 	r = HS_CONVERT_DONE;
 	goto out;
@@ -1294,7 +1294,7 @@ out:
 		if (e < 0)
 			hs_warn("cannot remove %s/%s: %s", ETC_DIR, tmpname, hs_strerror(e));
 	}
-	hs_buf_free(&out);
+	hs_strbuf_free(&out);
 	hs_shells_free(&sh);
 	spdb_free(&sp);
 	pwdb_free(&pw);
@@ -1318,7 +1318,7 @@ static int check_tree_entries(int treefd, struct pwdb *pw)
 		return r;
 	errno = 0;
 	while ((de = readdir(d))) {
-		if (!hs_tree_entry_is_user(de->d_name))
+		if (!hs_userdir_entry_is_user(de->d_name))
 			continue;
 		if (!pwdb_find(pw, de->d_name)) {
 			hs_warn("%s/%s: user %s is not in %s; remove the directory or add the user first",
@@ -1379,7 +1379,7 @@ static int render_shadow(int treefd, struct pwdb *pw, struct hs_buf *out, size_t
 		if (proxy) {
 			file = HS_FILE_SHELL;
 			r = hs_userdir_read_shell(ufd, e->pw.uid, shellbuf, sizeof(shellbuf), &shell);
-			if (r == 0 && (!hs_field_valid(shell) || strcmp(shell, HS_SHELL_PROXY) == 0))
+			if (r == 0 && (!hs_records_field_valid(shell) || strcmp(shell, HS_SHELL_PROXY) == 0))
 				r = -HS_E_FORMAT;
 			if (r < 0)
 				goto fail;
@@ -1395,11 +1395,11 @@ static int render_shadow(int treefd, struct pwdb *pw, struct hs_buf *out, size_t
 			.min = ag.min, .max = ag.max, .warn = ag.warn, .inact = ag.inact,
 			.expire = ag.expire, .flag = "", .minus_one = 0,
 		};
-		r = hs_spwd_format(&sp, &line);
+		r = hs_records_spwd_format(&sp, &line);
 		hs_wipe(buf, sizeof(buf));
 		if (r < 0)
 			goto fail;
-		r = hs_buf_append(out, line, strlen(line));
+		r = hs_strbuf_append(out, line, strlen(line));
 		hs_free_secret(line);
 		if (r < 0)
 			goto fail;
@@ -1517,8 +1517,8 @@ int hs_convert_to_classic(const struct hs_convert_opts *opts)
 			hs_strerror(r));
 		goto out;
 	}
-	hs_flush_caches("passwd");
-	hs_flush_caches("shadow");
+	hs_globalfile_flush_caches("passwd");
+	hs_globalfile_flush_caches("shadow");
 	printf("%s: wrote %zu entries to %s and removed %s.\n"
 	       "Put pam_unix.so back in /etc/pam.d and \"shadow: files\" in /etc/nsswitch.conf.\n",
 	       hs_cli_prog(), n_users, HS_ETC_SHADOW, HS_TREE_DIR);
@@ -1529,10 +1529,10 @@ undo:
 	if (state != TREE_PWUNCONV)
 		remove_marker(treefd, HS_CONVERT_MARK_PWUNCONV);
 out:
-	hs_buf_free(&passwd);
+	hs_strbuf_free(&passwd);
 	if (shadow.data)
 		hs_wipe(shadow.data, shadow.len);
-	hs_buf_free(&shadow);
+	hs_strbuf_free(&shadow);
 	hs_shells_free(&sh);
 	pwdb_free(&pw);
 	convert_end(&locks, &saved);
@@ -1580,7 +1580,7 @@ int hs_convert_main(int argc, char **argv, bool to_tree)
 	struct hs_convert_opts opts = { .from_tcb = false };
 	int c, r;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, prog));
+	hs_cli_set_prog(hs_privs_init(argc, argv, prog));
 	/* it may have to finish an interrupted command's home and tree work */
 	hs_txn_work_enable();
 	/* pwunconv has no --from-tcb: skip its entry */
@@ -1604,7 +1604,7 @@ int hs_convert_main(int argc, char **argv, bool to_tree)
 		hs_warn("unexpected argument: %s", argv[optind]);
 		convert_usage(stderr, CONVERT_EXIT_USAGE, to_tree);
 	}
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		hs_die(1, "permission denied: only root may convert the account files");
 	r = to_tree ? hs_convert_to_tree(&opts) : hs_convert_to_classic(&opts);
 	return r < 0 ? 1 : 0;

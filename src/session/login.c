@@ -424,10 +424,10 @@ static const char *log_name(const struct hs_config *defs, const char *user, char
 
 	if (!user || !*user)
 		return "UNKNOWN";
-	if (hs_user_name_valid(user)) {
+	if (hs_names_user_valid(user)) {
 		_cleanup_free_ char *pwbuf = NULL;
 		struct passwd pw;
-		known = hs_getpwnam_alloc(user, &pw, &pwbuf) == 0;
+		known = hs_account_getpwnam(user, &pw, &pwbuf) == 0;
 	}
 	if (!known && !hs_config_get_bool(defs, "LOG_UNKFAIL_ENAB", false))
 		return "UNKNOWN";
@@ -493,25 +493,25 @@ static void build_env(struct hs_env *env, const struct options *o, const struct 
 	char mail[4096];
 	int r = 0;
 
-	hs_env_init(env);
-	/* -p keeps the allow-list hs_privileged_init() left (TERM, LANG,
+	hs_session_env_init(env);
+	/* -p keeps the allow-list hs_privs_init() left (TERM, LANG,
 	 * LANGUAGE, LC_*, TZ, COLUMNS, LINES); nothing else ever reaches us */
 	if (o->preserve)
 		for (char **e = environ; e && *e; e++)
-			r |= hs_env_put(env, *e, true);
-	if (term && hs_env_term_ok(term))
-		r |= hs_env_set(env, "TERM", term, true);
+			r |= hs_session_env_put(env, *e, true);
+	if (term && hs_session_env_term_ok(term))
+		r |= hs_session_env_set(env, "TERM", term, true);
 	if (mailfile && *mailfile)
 		snprintf(mail, sizeof(mail), "%s/%s", pw->pw_dir, mailfile);
 	else
 		snprintf(mail, sizeof(mail), "%s/%s", maildir && *maildir ? maildir : DEFAULT_MAILDIR,
 			 pw->pw_name);
-	r |= hs_env_set(env, "HOME", pw->pw_dir, true);
-	r |= hs_env_set(env, "SHELL", shell, true);
-	r |= hs_env_set(env, "USER", pw->pw_name, true);
-	r |= hs_env_set(env, "LOGNAME", pw->pw_name, true);
-	r |= hs_env_set(env, "PATH", hs_session_default_path(defs, pw->pw_uid), true);
-	r |= hs_env_set(env, "MAIL", mail, true);
+	r |= hs_session_env_set(env, "HOME", pw->pw_dir, true);
+	r |= hs_session_env_set(env, "SHELL", shell, true);
+	r |= hs_session_env_set(env, "USER", pw->pw_name, true);
+	r |= hs_session_env_set(env, "LOGNAME", pw->pw_name, true);
+	r |= hs_session_env_set(env, "PATH", hs_session_default_path(defs, pw->pw_uid), true);
+	r |= hs_session_env_set(env, "MAIL", mail, true);
 	if (r)
 		hs_die(E_FAILURE, "failed to set up the environment");
 }
@@ -622,7 +622,7 @@ int main(int argc, char **argv)
 		hs_die(E_FAILURE, "-%c is for the superuser only", o.noauth ? 'f' : 'h');
 	if (getuid() != 0 || geteuid() != 0)
 		hs_die(E_FAILURE, "Cannot possibly work without effective root");
-	if (o.user && !hs_user_name_valid(o.user))
+	if (o.user && !hs_names_user_valid(o.user))
 		hs_die(E_FAILURE, "invalid user name '%s'", hs_printable(o.user, shown, sizeof(shown)));
 
 	openlog(PROG_NAME, LOG_PID | LOG_ODELAY, LOG_AUTHPRIV);
@@ -632,7 +632,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &ign, NULL);
 	sigaction(SIGQUIT, &ign, NULL);
 
-	if (hs_logindefs_load(HS_ETC_LOGIN_DEFS, syslog_warn, NULL, &defs) < 0)
+	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, syslog_warn, NULL, &defs) < 0)
 		defs = NULL;
 	retries = hs_config_get_long(defs, "LOGIN_RETRIES", 1, 1000, DEFAULT_RETRIES);
 	timeout = hs_config_get_long(defs, "LOGIN_TIMEOUT", 0, 24 * 3600, DEFAULT_TIMEOUT);
@@ -669,9 +669,9 @@ int main(int argc, char **argv)
 
 	/* PAM may have changed the name; it must be a valid one */
 	user = pam_user(&s) ? strdup(pam_user(&s)) : NULL;
-	if (!user || !hs_user_name_valid(user))
+	if (!user || !hs_names_user_valid(user))
 		fail_session(&s, PAM_USER_UNKNOWN, "invalid user name from PAM");
-	if (hs_getpwnam_alloc(user, &pw, &pwbuf) < 0 || !pw.pw_dir || !*pw.pw_dir)
+	if (hs_account_getpwnam(user, &pw, &pwbuf) < 0 || !pw.pw_dir || !*pw.pw_dir)
 		fail_session(&s, PAM_USER_UNKNOWN, "no passwd entry");
 	shell = pw.pw_shell && *pw.pw_shell ? pw.pw_shell : DEFAULT_SHELL;
 	quiet = hushed(defs, &pw);
@@ -700,7 +700,7 @@ int main(int argc, char **argv)
 		syslog(LOG_INFO, "LOGIN ON %s BY %s%s", t.name, pw.pw_name, from);
 
 	build_env(&env, &o, &pw, shell, defs);
-	if (hs_env_add_pam(&env, s.pamh) < 0) {
+	if (hs_session_env_add_pam(&env, s.pamh) < 0) {
 		hs_session_end(&s, PAM_BUF_ERR);
 		hs_die(E_FAILURE, "out of memory");
 	}
@@ -743,7 +743,7 @@ int main(int argc, char **argv)
 	if (fchown(STDIN_FILENO, 0, t.root_gid) < 0 || fchmod(STDIN_FILENO, 0600) < 0)
 		syslog(LOG_WARNING, "%s: cannot give the terminal back to root: %m", t.path);
 	hs_session_end(&s, PAM_SUCCESS);
-	hs_env_free(&env);
+	hs_session_env_free(&env);
 	free(o.user);
 	closelog();
 	return status;

@@ -75,7 +75,7 @@ static void log_attempt(const char *command)
 	const char *t = ttyname(STDIN_FILENO);
 	struct passwd pw;
 
-	if (hs_getpwuid_alloc(getuid(), &pw, &pwbuf) == 0)
+	if (hs_account_getpwuid(getuid(), &pw, &pwbuf) == 0)
 		hs_printable(pw.pw_name, who, sizeof who);
 	else
 		snprintf(who, sizeof who, "UNKNOWN");
@@ -111,7 +111,7 @@ int main(int argc, char **argv)
 	char *command = env_cmd ? strndup(env_cmd, COMMAND_LOG_MAX) : NULL;
 	int c;
 
-	(void)hs_privileged_init(argc, argv, "nologin");
+	(void)hs_privs_init(argc, argv, "nologin");
 	hs_cli_set_prog("nologin");
 
 	/* unknown options are ignored silently, like the shell options */

@@ -11,7 +11,7 @@
  * SIGINT and SIGQUIT to it, and closes the PAM session afterwards as root
  * (lib/session).  The caller's environment is handed on (su's
  * compatibility default) only without the variables that change how a
- * program starts (LD_*, IFS, BASH_ENV, ...): hs_env_name_unsafe().
+ * program starts (LD_*, IFS, BASH_ENV, ...): hs_envname_unsafe().
  *
  * Exit status (su(1)): the command's; 128 + N when it was killed by signal
  * N; 1 for an error of su itself before the command ran (authentication
@@ -219,7 +219,7 @@ static const char *caller_tty(void)
 static gid_t group_gid(const char *name)
 {
 	char shown[64];
-	struct group *gr = hs_group_name_valid(name) ? getgrnam(name) : NULL;
+	struct group *gr = hs_names_group_valid(name) ? getgrnam(name) : NULL;
 
 	if (!gr)
 		hs_die(E_FAILURE, "group %s does not exist", hs_printable(name, shown, sizeof(shown)));
@@ -284,7 +284,7 @@ static void log_attempt(const struct hs_config *defs, bool ok, const char *tty,
 
 static void set_env(struct hs_env *env, const char *name, const char *value)
 {
-	if (hs_env_set(env, name, value, true) < 0)
+	if (hs_session_env_set(env, name, value, true) < 0)
 		hs_die(E_FAILURE, "failed to modify environment");
 }
 
@@ -294,11 +294,11 @@ static void set_env(struct hs_env *env, const char *name, const char *value)
 static void build_env(struct hs_env *env, const struct hs_env *caller, const struct options *o,
                       const struct passwd *pw, const char *shell, const struct hs_config *defs)
 {
-	hs_env_init(env);
+	hs_session_env_init(env);
 	if (o->login) {
-		const char *term = hs_env_get(caller, "TERM");
+		const char *term = hs_session_env_get(caller, "TERM");
 
-		if (term && hs_env_term_ok(term))
+		if (term && hs_session_env_term_ok(term))
 			set_env(env, "TERM", term);
 		if (shell)
 			set_env(env, "SHELL", shell);
@@ -314,15 +314,15 @@ static void build_env(struct hs_env *env, const struct hs_env *caller, const str
 				hs_die(E_FAILURE, "out of memory");
 			for (char *name = strtok_r(list, ",", &save); name;
 			     name = strtok_r(NULL, ",", &save)) {
-				const char *v = hs_env_get(caller, name);
-				if (v && hs_env_set(env, name, v, false) == -ENOMEM)
+				const char *v = hs_session_env_get(caller, name);
+				if (v && hs_session_env_set(env, name, v, false) == -ENOMEM)
 					hs_die(E_FAILURE, "out of memory");
 			}
 		}
 		return;
 	}
 	for (size_t i = 0; i < caller->n; i++)
-		if (hs_env_put(env, caller->v[i], true) == -ENOMEM)
+		if (hs_session_env_put(env, caller->v[i], true) == -ENOMEM)
 			hs_die(E_FAILURE, "out of memory");
 	if (o->preserve)
 		return;
@@ -364,7 +364,7 @@ static void resolve_target(int argc, char **argv, struct options *o, struct pass
 		target = argv[optind++];
 	}
 
-	r = hs_user_name_valid(target) ? hs_getpwnam_alloc(target, pw, pwbuf) : -ENOENT;
+	r = hs_names_user_valid(target) ? hs_account_getpwnam(target, pw, pwbuf) : -ENOENT;
 	if (r < 0 || !pw->pw_name || !*pw->pw_name || !pw->pw_dir || !*pw->pw_dir)
 		hs_die(E_FAILURE, "user %s does not exist", hs_printable(target, shown, sizeof(shown)));
 	if (!pw->pw_shell || !*pw->pw_shell)
@@ -416,7 +416,7 @@ static char *choose_shell(const struct options *o, const struct hs_env *caller_e
 	char *shell;
 
 	if (!want && o->preserve)
-		want = hs_env_get(caller_env, "SHELL");
+		want = hs_session_env_get(caller_env, "SHELL");
 	if (want && !caller_root && !shell_listed(pw->pw_shell)) {
 		/* a restricted account (uucp, git-shell): a standard shell
 		 * would open it up */
@@ -435,7 +435,7 @@ static char *choose_shell(const struct options *o, const struct hs_env *caller_e
  * RLIMIT_NOFILE of 1024 (select()'s FD_SETSIZE) under the hard limit the
  * caller had.  What the caller raised or capped does not reach the
  * target's session; failures are ignored, as there.  RLIMIT_CORE is the
- * caller's again (hs_privileged_init's 0 is the parent's, which stays
+ * caller's again (hs_privs_init's 0 is the parent's, which stays
  * undumpable), so that pam_limits starts from what util-linux's would. */
 static void reset_session_limits(const struct rlimit *caller_core)
 {
@@ -539,11 +539,11 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	int r, status;
 
 	runuser = mode == RUNUSER_MODE;
-	/* Taken before hs_privileged_init() replaces the environment: what
-	 * su hands on to the target (filtered, see hs_env_capture). */
-	hs_env_init(&caller_env);
-	if (hs_env_capture(&caller_env, environ) < 0)
-		hs_env_free(&caller_env);
+	/* Taken before hs_privs_init() replaces the environment: what
+	 * su hands on to the target (filtered, see hs_session_env_capture). */
+	hs_session_env_init(&caller_env);
+	if (hs_session_env_capture(&caller_env, environ) < 0)
+		hs_session_env_free(&caller_env);
 	caller_umask = umask(077);
 	umask(caller_umask);
 	hs_session_tool_init(argc, argv, PROG_NAME, &caller_core);
@@ -562,10 +562,10 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	resolve_target(argc, argv, &o, &pw, &pwbuf);
 	gid = choose_groups(&o, &pw, groups, &ngroups);
 
-	if (hs_getpwuid_alloc(getuid(), &me, &mebuf) == 0)
+	if (hs_account_getpwuid(getuid(), &me, &mebuf) == 0)
 		from = me.pw_name;
 	tty = caller_tty();
-	if (hs_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs) < 0)
+	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs) < 0)
 		defs = NULL;
 	openlog(PROG_NAME, LOG_PID, LOG_AUTH);
 
@@ -594,7 +594,7 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	open_session(&s, &o, &pw, gid, groups, ngroups, &caller_core);
 
 	build_env(&env, &caller_env, &o, &pw, shell, defs);
-	if (hs_env_add_pam(&env, s.pamh) < 0) {
+	if (hs_session_env_add_pam(&env, s.pamh) < 0) {
 		hs_session_end(&s, PAM_BUF_ERR);
 		hs_die(E_FAILURE, "out of memory");
 	}
@@ -637,8 +637,8 @@ int su_main(int argc, char **argv, enum su_mode mode)
 		hs_die(E_FAILURE, "cannot start the session: %s", hs_strerror(r));
 	}
 	hs_session_end(&s, PAM_SUCCESS);
-	hs_env_free(&env);
-	hs_env_free(&caller_env);
+	hs_session_env_free(&env);
+	hs_session_env_free(&caller_env);
 	if (!o.user)
 		free(cargv);
 	closelog();

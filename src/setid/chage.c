@@ -126,7 +126,7 @@ static long date_arg(const char *arg)
 {
 	long v;
 
-	if (hs_parse_day(arg, &v) < 0)
+	if (hs_policy_parse_day(arg, &v) < 0)
 		hs_die(E_BAD_DATE, "invalid date '%s' (use YYYY-MM-DD, a day number, or -1)", arg);
 	return v;
 }
@@ -321,9 +321,9 @@ static long prompt_date(const char *prompt, long current)
 	if (current < 0)
 		snprintf(def, sizeof(def), "-1");
 	else
-		hs_format_day_iso(current, def, sizeof(def));
+		hs_policy_format_day_iso(current, def, sizeof(def));
 	prompt_field(prompt, def, answer, sizeof(answer));
-	if (hs_parse_day(answer, &v) < 0)
+	if (hs_policy_parse_day(answer, &v) < 0)
 		hs_die(E_NOPERM, "error changing fields: invalid date '%s'", answer);
 	return v;
 }
@@ -437,16 +437,16 @@ int main(int argc, char **argv)
 	bool root, interactive;
 	int r, r2;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "chage"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "chage"));
 	parse_options(argc, argv, &o);
 	user = argv[optind];
-	root = hs_caller_is_root();
+	root = hs_privs_caller_is_root();
 	interactive = !o.list && !any_change_option(&o);
 
 	if (!root && !o.list)
 		hs_die(E_NOPERM, "Permission denied.");
 
-	r = hs_getpwnam_alloc(user, &pw, &pwbuf);
+	r = hs_account_getpwnam(user, &pw, &pwbuf);
 	if (r == -ENOENT)
 		hs_die(E_NOPERM, "user '%s' does not exist in %s", user, HS_ETC_PASSWD);
 	if (r < 0)
@@ -454,7 +454,7 @@ int main(int argc, char **argv)
 	if (!root && pw.pw_uid != getuid())
 		hs_die(E_NOPERM, "Permission denied.");
 
-	treefd = hs_tree_open();
+	treefd = hs_userdir_open_tree();
 	if (treefd == -ENOENT)
 		hs_die(E_SHADOW_NOTFOUND, "cannot open %s: %s (run pwconv first)", HS_TREE_DIR,
 		       hs_strerror(treefd));
@@ -489,7 +489,7 @@ int main(int argc, char **argv)
 	}
 
 	/* root from here on */
-	r = hs_layout_gids(&tree_gid, &auth_gid);
+	r = hs_userdir_layout_gids(&tree_gid, &auth_gid);
 	if (r < 0)
 		hs_die(E_NOPERM, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 
@@ -515,14 +515,14 @@ int main(int argc, char **argv)
 	}
 
 	openlog("chage", LOG_PID, LOG_AUTHPRIV);
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	/* aging is always rewritten, even with unchanged values: that is how
 	 * root repairs an aging file that is missing or not trusted. */
 	r = hs_userdir_write_aging(udirfd, auth_gid, &aging);
 	r2 = 0;
 	if (r == 0 && (interactive || o.set_lstchg))
 		r2 = write_lstchg(udirfd, &pw, auth_gid, lstchg);
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	if (r < 0) {
 		syslog(LOG_ERR, "failed to change password expiry for %s: %s", pw.pw_name,
 		       hs_strerror(r));

@@ -113,7 +113,7 @@ static bool is_proxy(const char *shell)
 static int open_userdir(const char *name, uid_t uid, bool missing_ok)
 {
 	char path[HS_PATHBUF_USER];
-	_cleanup_close_ int treefd = hs_tree_open();
+	_cleanup_close_ int treefd = hs_userdir_open_tree();
 	int fd;
 
 	if (treefd < 0) {
@@ -163,9 +163,9 @@ static int write_shell_file(int udirfd, const char *name, uid_t uid, gid_t auth_
 		hs_report(&err);
 		return r;
 	}
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	r = hs_userdir_write_shell(udirfd, uid, auth_gid, shell);
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	if (r < 0) {
 		hs_userdir_path(path, sizeof(path), name, HS_FILE_SHELL);
 		syslog(LOG_ERR, "cannot write %s: %s", path, hs_strerror(r));
@@ -183,7 +183,7 @@ static void authenticate(const char *caller)
 {
 	struct hs_err err = HS_ERR_INIT;
 
-	if (hs_pam_authenticate("chsh", caller, &err) < 0)
+	if (hs_pamconv_authenticate("chsh", caller, &err) < 0)
 		hs_report_die(E_FAILURE, &err);
 }
 
@@ -310,7 +310,7 @@ static int root_update(const struct passwd *pw, const char *shell, bool listed)
 	int r, status = E_FAILURE;
 
 	if (behind_proxy) {
-		r = hs_layout_gids(&tree_gid, &auth_gid);
+		r = hs_userdir_layout_gids(&tree_gid, &auth_gid);
 		if (r < 0) {
 			hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 			return E_FAILURE;
@@ -409,12 +409,12 @@ int main(int argc, char **argv)
 	const char *name;
 	int status;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "chsh"));
-	amroot = hs_caller_is_root();
+	hs_cli_set_prog(hs_privs_init(argc, argv, "chsh"));
+	amroot = hs_privs_caller_is_root();
 	parse_options(argc, argv, &arg_shell);
 	openlog("chsh", LOG_PID, LOG_AUTHPRIV);
 	/* prompts (ours and PAM's) in the user's language; the environment
-	 * was reduced to a checked allow-list by hs_privileged_init */
+	 * was reduced to a checked allow-list by hs_privs_init */
 	setlocale(LC_ALL, "");
 
 	/* Who the caller is comes from the real uid, never the environment. */

@@ -70,7 +70,7 @@ extern char **environ;
 
 /* ---- the caller's own state, given back to the shell ---- */
 
-/* hs_privileged_init raises soft limits and zeroes RLIMIT_CORE for our
+/* hs_privs_init raises soft limits and zeroes RLIMIT_CORE for our
  * own safety; the user's shell gets the limits the user had. */
 static const int saved_resources[] = {
 	RLIMIT_FSIZE, RLIMIT_CPU, RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK, RLIMIT_NOFILE, RLIMIT_CORE,
@@ -250,13 +250,13 @@ static void check_group_password(const char *user, const char *group, const char
 		failure();
 	/* empty, '!' (locked) and '*' mean no password: nobody gets in */
 	if (hash[0] != '\0' && hash[0] != '!' && hash[0] != '*') {
-		ok = hs_verify_password(pass, hash, false) == 1;
+		ok = hs_hash_verify_password(pass, hash, false) == 1;
 	} else {
 		/* no usable password: spend the same time, so the prompt does
 		 * not tell whether the group has one */
 		struct hs_hash_policy def;
 		hs_hash_policy_default(&def);
-		hs_dummy_verify(pass, &def);
+		hs_hash_dummy_verify(pass, &def);
 	}
 	if (!ok) {
 		syslog(LOG_INFO, "Invalid password for group '%s' from '%s'", group, user);
@@ -269,7 +269,7 @@ static void check_group_password(const char *user, const char *group, const char
 /* ---- the new process ---- */
 
 /* What the caller's environment may not pass into the shell: a malformed
- * entry and hs_env_name_unsafe()'s names (the loader's, libc's, the
+ * entry and hs_envname_unsafe()'s names (the loader's, libc's, the
  * shells' and interpreters' start-up variables, as su filters them).  The
  * shell runs as the caller, so this is hygiene, not a privilege
  * boundary. */
@@ -277,7 +277,7 @@ static bool env_dropped(const char *entry)
 {
 	const char *eq = strchr(entry, '=');
 
-	return !eq || eq == entry || hs_env_name_unsafe(entry, (size_t)(eq - entry));
+	return !eq || eq == entry || hs_envname_unsafe(entry, (size_t)(eq - entry));
 }
 
 static bool env_is(const char *entry, const char *name)
@@ -384,7 +384,7 @@ static bool syslog_enabled(void)
 	bool on;
 
 	/* the switch is logged unless login.defs says SYSLOG_SG_ENAB no */
-	if (hs_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs) < 0)
+	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs) < 0)
 		return true;
 	on = hs_config_get_bool(defs, "SYSLOG_SG_ENAB", true);
 	hs_config_free(defs);
@@ -437,17 +437,17 @@ static void lookup_group(const char *group, const struct passwd *pw, struct grou
 	int r;
 
 	if (group) {
-		if (!hs_group_name_valid(group)) {
+		if (!hs_names_group_valid(group)) {
 			hs_warn("provided group is not a valid group name");
 			failure();
 		}
-		r = hs_getgrnam_alloc(group, gr, grbuf);
+		r = hs_account_getgrnam(group, gr, grbuf);
 		if (r == -ENOENT) {
 			hs_warn("group '%s' does not exist", group);
 			failure();
 		}
 	} else {
-		r = hs_getgrgid_alloc(pw->pw_gid, gr, grbuf);
+		r = hs_account_getgrgid(pw->pw_gid, gr, grbuf);
 		if (r == -ENOENT) {
 			hs_warn("GID '%lu' does not exist", (unsigned long)pw->pw_gid);
 			syslog(LOG_CRIT, "GID '%lu' does not exist", (unsigned long)pw->pw_gid);
@@ -476,15 +476,15 @@ static void authorize(const struct passwd *pw, const struct group *gr, const gid
 	r = hs_gshadow_read_group(HS_ETC_GSHADOW, gr->gr_name, &gshadow);
 	if (r < 0) {
 		hs_warn("cannot read %s: %s", HS_ETC_GSHADOW, hs_strerror(r));
-		hs_gshadow_entry_free(&gshadow);
+		hs_gshadow_read_entry_free(&gshadow);
 		failure();
 	}
 	gs = gshadow.found ? &gshadow.gs : NULL;
-	if (!gs || !hs_list_contains(gs->members, pw->pw_name))
+	if (!gs || !hs_records_list_contains(gs->members, pw->pw_name))
 		check_group_password(pw->pw_name, gr->gr_name,
 				     gs ? gs->passwd : (gr->gr_passwd ? gr->gr_passwd : ""));
 	/* wipes the hashes */
-	hs_gshadow_entry_free(&gshadow);
+	hs_gshadow_read_entry_free(&gshadow);
 }
 
 /* The shell: $SHELL unless a login shell, else the account's, else
@@ -513,7 +513,7 @@ static const char *choose_shell(char **envp, const struct passwd *pw, bool login
 int newgrp_main(int argc, char **argv, enum newgrp_mode mode)
 {
 	/* the caller's environment as exec gave it, before
-	 * hs_privileged_init replaces environ */
+	 * hs_privs_init replaces environ */
 	char **envp = environ;
 	_cleanup_free_ char *pwbuf = NULL;
 	_cleanup_free_ char *grbuf = NULL;
@@ -527,11 +527,11 @@ int newgrp_main(int argc, char **argv, enum newgrp_mode mode)
 	int r;
 
 	is_sg = mode == SG_MODE;
-	/* before hs_privileged_init changes them */
+	/* before hs_privs_init changes them */
 	save_caller_state();
 	/* refuses an empty argv[0] too (how Linux 5.18 and later deliver
 	 * argc == 0); the names in messages and the log are fixed */
-	hs_privileged_init(argc, argv, is_sg ? "sg" : "newgrp");
+	hs_privs_init(argc, argv, is_sg ? "sg" : "newgrp");
 	hs_cli_set_prog(is_sg ? "sg" : "newgrp");
 	openlog(is_sg ? "sg" : "newgrp", LOG_PID, LOG_AUTHPRIV);
 
@@ -540,7 +540,7 @@ int newgrp_main(int argc, char **argv, enum newgrp_mode mode)
 	if (argc == 2 && strcmp(argv[1], "--version") == 0)
 		hs_print_version();
 
-	r = hs_getpwuid_alloc(getuid(), &pw, &pwbuf);
+	r = hs_account_getpwuid(getuid(), &pw, &pwbuf);
 	if (r < 0) {
 		syslog(LOG_WARNING, "Cannot determine the user name of the caller (UID %lu)",
 		       (unsigned long)getuid());

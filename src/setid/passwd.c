@@ -229,7 +229,7 @@ static int print_status_unconverted(const struct passwd *pw)
 
 	if (getspnam_r(pw->pw_name, &spw, spbuf, sizeof(spbuf), &sp) == 0 && sp) {
 		printf("%s %s %s %ld %ld %ld %ld\n", pw->pw_name, hash_status(sp->sp_pwdp),
-		       hs_format_day_iso(sp->sp_lstchg, date, sizeof(date)),
+		       hs_policy_format_day_iso(sp->sp_lstchg, date, sizeof(date)),
 		       sp->sp_min, sp->sp_max, sp->sp_warn, sp->sp_inact);
 		hs_wipe(spbuf, sizeof(spbuf));
 		return E_SUCCESS;
@@ -290,7 +290,7 @@ static int print_status(int treefd, const struct passwd *pw)
 		return E_FAILURE;
 	}
 	printf("%s %s %s %ld %ld %ld %ld\n", pw->pw_name, status,
-	       hs_format_day_iso(sh.lstchg, date, sizeof(date)),
+	       hs_policy_format_day_iso(sh.lstchg, date, sizeof(date)),
 	       ag.min, ag.max, ag.warn, ag.inact);
 	return E_SUCCESS;
 }
@@ -307,7 +307,7 @@ static int finish_output(int status)
 /* -a -S: every account of the passwd database, in its order. */
 static int print_all_status(void)
 {
-	_cleanup_close_ int treefd = hs_tree_open();
+	_cleanup_close_ int treefd = hs_userdir_open_tree();
 	struct passwd *pw;
 	int status = E_SUCCESS;
 
@@ -444,11 +444,11 @@ static int change_password(const char *user, const struct options *o)
 			wipe_secrets();
 			return E_FAILURE;
 		}
-		conv.conv = hs_pam_script_conv;
+		conv.conv = hs_pamconv_script;
 		conv.appdata_ptr = &script;
 	} else {
 		/* prompts in the user's language (the environment was
-		 * reduced to a checked allow-list by hs_privileged_init) */
+		 * reduced to a checked allow-list by hs_privs_init) */
 		setlocale(LC_ALL, "");
 	}
 	if (o->quiet)
@@ -522,12 +522,12 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	sigset_t saved;
 	int r, status;
 
-	r = hs_layout_gids(&tree_gid, &auth_gid);
+	r = hs_userdir_layout_gids(&tree_gid, &auth_gid);
 	if (r < 0) {
 		hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 		return E_FAILURE;
 	}
-	treefd = hs_tree_open();
+	treefd = hs_userdir_open_tree();
 	if (treefd < 0) {
 		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
 		return treefd == -ENOENT ? E_MISSING : E_FAILURE;
@@ -586,7 +586,7 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 			ag.inact = o->inact;
 	}
 
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	r = 0;
 	if (touch_shadow) {
 		r = hs_userdir_write_shadow(udirfd, pw->pw_uid, auth_gid, &sh);
@@ -598,7 +598,7 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 		if (r < 0)
 			hs_userdir_path(path, sizeof(path), name, HS_FILE_AGING);
 	}
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	hs_wipe(hash, sizeof(hash));
 	if (r < 0) {
 		syslog(LOG_ERR, "cannot write %s: %s", path, hs_strerror(r));
@@ -622,14 +622,14 @@ int main(int argc, char **argv)
 	const char *name;
 	int r, status;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "passwd"));
-	amroot = hs_caller_is_root();
+	hs_cli_set_prog(hs_privs_init(argc, argv, "passwd"));
+	amroot = hs_privs_caller_is_root();
 	parse_options(argc, argv, &o);
 	openlog("passwd", LOG_PID, LOG_AUTHPRIV);
 
 	/* Who the caller is comes from the real uid, never from $USER or
-	 * $LOGNAME (hs_privileged_init dropped them anyway). */
-	r = hs_getpwuid_alloc(getuid(), &me, &mebuf);
+	 * $LOGNAME (hs_privs_init dropped them anyway). */
+	r = hs_account_getpwuid(getuid(), &me, &mebuf);
 	if (r < 0) {
 		hs_warn("Cannot determine your user name.");
 		syslog(LOG_WARNING, "Cannot determine the user name of the caller (UID %lu)",
@@ -661,7 +661,7 @@ int main(int argc, char **argv)
 	if (o.anyflag && !amroot)
 		hs_die(E_NOPERM, "Permission denied.");
 
-	r = hs_getpwnam_alloc(name, &pw, &pwbuf);
+	r = hs_account_getpwnam(name, &pw, &pwbuf);
 	if (r == -ENOENT)
 		hs_die(E_NOPERM, "user '%s' does not exist", name);
 	if (r < 0)
@@ -674,7 +674,7 @@ int main(int argc, char **argv)
 	}
 
 	if (o.status) {
-		_cleanup_close_ int treefd = hs_tree_open();
+		_cleanup_close_ int treefd = hs_userdir_open_tree();
 
 		status = print_status(treefd, &pw);
 		return finish_output(status);

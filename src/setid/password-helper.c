@@ -93,7 +93,7 @@ static size_t read_password(void)
 	struct stat st;
 	size_t len = 0;
 
-	/* hs_privileged_init put /dev/null on a closed stdin, and a
+	/* hs_privs_init put /dev/null on a closed stdin, and a
 	 * terminal would echo the password: neither is how the client
 	 * talks to us */
 	if (fstat(STDIN_FILENO, &st) < 0)
@@ -137,7 +137,7 @@ static int open_own_dir(const char *user, uid_t uid)
 	_cleanup_close_ int treefd = -1;
 	int fd;
 
-	treefd = hs_tree_open();
+	treefd = hs_userdir_open_tree();
 	if (treefd < 0)
 		hs_die(HS_PWHELPER_ERROR, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
 	fd = hs_userdir_open(treefd, user, uid, NULL);
@@ -218,7 +218,7 @@ static int do_verify(const char *user, uid_t uid)
 	read_password();
 	guessfd = lock_guesses(udirfd, user);
 	read_own_shadow(udirfd, user, uid, &sh);
-	r = hs_verify_password(password, sh.hash, false);
+	r = hs_hash_verify_password(password, sh.hash, false);
 	wipe_secrets();
 	if (r < 0)
 		hs_die(HS_PWHELPER_ERROR, "cannot verify the password: %s", hs_strerror(r));
@@ -264,7 +264,7 @@ int main(int argc, char **argv)
 	uid_t uid;
 	int r;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "password-helper"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "password-helper"));
 	if (atexit(wipe_secrets) != 0)
 		hs_die(HS_PWHELPER_ERROR, "cannot register the exit handler");
 	/* a fixed tag: argv[0] is the caller's choice */
@@ -283,7 +283,7 @@ int main(int argc, char **argv)
 	else
 		usage();
 	user = argv[2];
-	if (!hs_user_name_valid(user))
+	if (!hs_names_user_valid(user))
 		hs_die(HS_PWHELPER_REFUSED, "invalid user name");
 
 	uid = getuid();
@@ -292,7 +292,7 @@ int main(int argc, char **argv)
 	if (uid == 0)
 		hs_die(HS_PWHELPER_REFUSED, "refusing to run for root (root reads %s itself)",
 		       HS_TREE_DIR);
-	r = hs_getpwuid_alloc(uid, &pw, &pwbuf);
+	r = hs_account_getpwuid(uid, &pw, &pwbuf);
 	if (r == -ENOENT)
 		hs_die(HS_PWHELPER_REFUSED, "uid %lu has no passwd entry", (unsigned long)uid);
 	if (r < 0)

@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 	uid_t uid;
 	int r;
 
-	hs_cli_set_prog(hs_privileged_init(argc, argv, "shell-helper"));
+	hs_cli_set_prog(hs_privs_init(argc, argv, "shell-helper"));
 	if (argc != 1)
 		hs_die(1, "takes no arguments (it is run by %s)", HS_SHELL_PROXY);
 	uid = getuid();
@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 		hs_die(1, "cannot find the passwd entry of uid %lu: %s", (unsigned long)uid,
 		       r ? hs_strerror(-r) : "no such user");
 
-	treefd = hs_tree_open();
+	treefd = hs_userdir_open_tree();
 	if (treefd < 0)
 		hs_die(1, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
 	/* The directory must belong to the caller: a uid shared by two names

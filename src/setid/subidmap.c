@@ -396,10 +396,10 @@ int hs_subidmap_main(int argc, char **argv, enum hs_idmap_kind kind)
 	int n, r;
 
 	/* the names are fixed: argv[0] is the caller's choice */
-	(void)hs_privileged_init(argc, argv, p.name);
+	(void)hs_privs_init(argc, argv, p.name);
 	hs_cli_set_prog(p.name);
 	/* an empty argument list reaches us as one empty argument (Linux
-	 * 5.18 and later); refuse it as hs_privileged_init refuses argc 0 */
+	 * 5.18 and later); refuse it as hs_privs_init refuses argc 0 */
 	if (argv[0][0] == '\0')
 		hs_die(1, "called without argv[0]");
 	openlog(p.name, LOG_PID, LOG_AUTHPRIV);
@@ -421,7 +421,7 @@ int hs_subidmap_main(int argc, char **argv, enum hs_idmap_kind kind)
 		usage(&p, 1);
 	}
 
-	r = hs_getpwuid_alloc(getuid(), &pw, &pwbuf);
+	r = hs_account_getpwuid(getuid(), &pw, &pwbuf);
 	if (r < 0) {
 		syslog(LOG_WARNING, "Cannot determine the user name of the caller (UID %lu)",
 		       (unsigned long)getuid());

@@ -1,5 +1,5 @@
 /* Fuzz target for per-user aging files "MIN:MAX:WARN:INACT:EXPIRE:"
- * (hs_aging_parse / hs_aging_format); the round-trip driver is in
+ * (hs_records_aging_parse / hs_records_aging_format); the round-trip driver is in
  * fuzz_common.h. */
 #include "fuzz_common.h"
 
@@ -10,4 +10,4 @@ static void check_same(const struct hs_aging *a, const struct hs_aging *b)
 		abort();
 }
 
-FUZZ_LINE_TARGET(struct hs_aging, hs_aging_parse, hs_aging_format, FUZZ_ACCEPT_ANY, check_same)
+FUZZ_LINE_TARGET(struct hs_aging, hs_records_aging_parse, hs_records_aging_format, FUZZ_ACCEPT_ANY, check_same)

@@ -80,22 +80,22 @@ static inline void fuzz_check_list(const char *list)
 	const char *cur = list, *elem;
 	size_t len;
 
-	while ((len = hs_list_next(&cur, &elem)) > 0) {
+	while ((len = hs_records_list_next(&cur, &elem)) > 0) {
 		char name[64];
 		if (len >= sizeof name)
 			abort();
 		memcpy(name, elem, len);
 		name[len] = '\0';
-		if (!hs_list_contains(list, name))
+		if (!hs_records_list_contains(list, name))
 			abort();
 		char *without = NULL, *with = NULL;
-		if (hs_list_remove(list, name, &without) != 0)
+		if (hs_records_list_remove(list, name, &without) != 0)
 			abort();
-		if (hs_list_contains(without, name))
+		if (hs_records_list_contains(without, name))
 			abort();
-		if (hs_list_add(without, name, &with) != 0)
+		if (hs_records_list_add(without, name, &with) != 0)
 			abort();
-		if (!hs_list_contains(with, name) || strlen(with) > strlen(list))
+		if (!hs_records_list_contains(with, name) || strlen(with) > strlen(list))
 			abort();
 		free(without);
 		free(with);
@@ -192,7 +192,7 @@ static inline void fuzz_check_config(const struct hs_config *c, const struct hs_
 	}
 }
 
-/* The config driver.  PARSE has the signature of hs_logindefs_parse();
+/* The config driver.  PARSE has the signature of hs_config_logindefs_parse();
  * KEYS is a static array of the keys to look up. */
 #define FUZZ_CONFIG_TARGET(PARSE, KEYS)						\
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)			\

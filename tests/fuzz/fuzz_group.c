@@ -1,4 +1,4 @@
-/* Fuzz target for /etc/group lines (hs_group_parse / hs_group_format);
+/* Fuzz target for /etc/group lines (hs_records_group_parse / hs_records_group_format);
  * the round-trip driver is in fuzz_common.h. */
 #include "fuzz_common.h"
 
@@ -14,4 +14,4 @@ static void check_same(const struct hs_group *a, const struct hs_group *b)
 		abort();
 }
 
-FUZZ_LINE_TARGET(struct hs_group, hs_group_parse, hs_group_format, check_accepted, check_same)
+FUZZ_LINE_TARGET(struct hs_group, hs_records_group_parse, hs_records_group_format, check_accepted, check_same)

@@ -1,4 +1,4 @@
-/* Fuzz target for /etc/gshadow lines (hs_gshadow_parse / hs_gshadow_format);
+/* Fuzz target for /etc/gshadow lines (hs_records_gshadow_parse / hs_records_gshadow_format);
  * the round-trip driver is in fuzz_common.h. */
 #include "fuzz_common.h"
 
@@ -15,5 +15,5 @@ static void check_same(const struct hs_gshadow *a, const struct hs_gshadow *b)
 		abort();
 }
 
-FUZZ_LINE_TARGET(struct hs_gshadow, hs_gshadow_parse, hs_gshadow_format, check_accepted,
+FUZZ_LINE_TARGET(struct hs_gshadow, hs_records_gshadow_parse, hs_records_gshadow_format, check_accepted,
 		 check_same)

@@ -1,4 +1,4 @@
-/* Fuzz target for /etc/login.defs (hs_logindefs_parse); the driver and the
+/* Fuzz target for /etc/login.defs (hs_config_logindefs_parse); the driver and the
  * lookup checks are in fuzz_common.h.  The keys are the ones the suite
  * reads, plus an unknown one, the empty one and a wrongly cased one. */
 #include "fuzz_common.h"
@@ -40,4 +40,4 @@ static const char *const keys[] = {
 	"umask",
 };
 
-FUZZ_CONFIG_TARGET(hs_logindefs_parse, keys)
+FUZZ_CONFIG_TARGET(hs_config_logindefs_parse, keys)

@@ -1,4 +1,4 @@
-/* Fuzz target for /etc/passwd lines (hs_passwd_parse / hs_passwd_format);
+/* Fuzz target for /etc/passwd lines (hs_records_passwd_parse / hs_records_passwd_format);
  * the round-trip driver is in fuzz_common.h. */
 #include "fuzz_common.h"
 
@@ -10,5 +10,5 @@ static void check_same(const struct hs_passwd *a, const struct hs_passwd *b)
 		abort();
 }
 
-FUZZ_LINE_TARGET(struct hs_passwd, hs_passwd_parse, hs_passwd_format, FUZZ_ACCEPT_ANY,
+FUZZ_LINE_TARGET(struct hs_passwd, hs_records_passwd_parse, hs_records_passwd_format, FUZZ_ACCEPT_ANY,
 		 check_same)

@@ -1,4 +1,4 @@
-/* Fuzz target for classic /etc/shadow lines (hs_spwd_parse / hs_spwd_format);
+/* Fuzz target for classic /etc/shadow lines (hs_records_spwd_parse / hs_records_spwd_format);
  * the round-trip driver is in fuzz_common.h. */
 #include "fuzz_common.h"
 
@@ -21,4 +21,4 @@ static void check_same(const struct hs_spwd *a, const struct hs_spwd *b)
 		abort();
 }
 
-FUZZ_LINE_TARGET(struct hs_spwd, hs_spwd_parse, hs_spwd_format, check_accepted, check_same)
+FUZZ_LINE_TARGET(struct hs_spwd, hs_records_spwd_parse, hs_records_spwd_format, check_accepted, check_same)

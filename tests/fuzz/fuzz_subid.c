@@ -1,5 +1,5 @@
-/* Fuzz target for /etc/subuid and /etc/subgid lines (hs_subid_parse /
- * hs_subid_format); the round-trip driver is in fuzz_common.h. */
+/* Fuzz target for /etc/subuid and /etc/subgid lines (hs_records_subid_parse /
+ * hs_records_subid_format); the round-trip driver is in fuzz_common.h. */
 #include "fuzz_common.h"
 
 /* A range is non-empty and ends inside the 32-bit id space. */
@@ -16,4 +16,4 @@ static void check_same(const struct hs_subid *a, const struct hs_subid *b)
 		abort();
 }
 
-FUZZ_LINE_TARGET(struct hs_subid, hs_subid_parse, hs_subid_format, check_accepted, check_same)
+FUZZ_LINE_TARGET(struct hs_subid, hs_records_subid_parse, hs_records_subid_format, check_accepted, check_same)

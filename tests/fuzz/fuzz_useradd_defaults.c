@@ -1,4 +1,4 @@
-/* Fuzz target for /etc/default/useradd (hs_useradd_defaults_parse); the
+/* Fuzz target for /etc/default/useradd (hs_config_useradd_defaults_parse); the
  * driver and the lookup checks are in fuzz_common.h.  The keys are the
  * ones useradd reads, plus an unknown one, the empty one and a wrongly
  * cased one. */
@@ -20,4 +20,4 @@ static const char *const keys[] = {
 	"shell",
 };
 
-FUZZ_CONFIG_TARGET(hs_useradd_defaults_parse, keys)
+FUZZ_CONFIG_TARGET(hs_config_useradd_defaults_parse, keys)

@@ -1,5 +1,5 @@
-/* Fuzz target for per-user shadow files "HASH:LSTCHG:" (hs_shadow_parse /
- * hs_shadow_format); the round-trip driver is in fuzz_common.h. */
+/* Fuzz target for per-user shadow files "HASH:LSTCHG:" (hs_records_shadow_parse /
+ * hs_records_shadow_format); the round-trip driver is in fuzz_common.h. */
 #include "fuzz_common.h"
 
 static void check_accepted(const struct hs_shadow *a)
@@ -13,5 +13,5 @@ static void check_same(const struct hs_shadow *a, const struct hs_shadow *b)
 		abort();
 }
 
-FUZZ_LINE_TARGET(struct hs_shadow, hs_shadow_parse, hs_shadow_format, check_accepted,
+FUZZ_LINE_TARGET(struct hs_shadow, hs_records_shadow_parse, hs_records_shadow_format, check_accepted,
 		 check_same)

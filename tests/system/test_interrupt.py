@@ -1235,7 +1235,7 @@ def test_pwck_interrupted_by_sigint_does_not_leave_half_a_repair(sb):
     (src/check/pwck.c), not around the tree repairs.  A SIGINT (the administrator's ^C) on
     entering the linkat() of carol's new shadow file kills pwck there: the reserved
     directory stays (garbage: the next pwck offers to remove it) and carol still has no
-    directory.  (Fix: hs_signals_block around each tree repair.)"""
+    directory.  (Fix: hs_privs_block_signals around each tree repair.)"""
     r = row("pwck")
     kill_at(sb, r, r'linkat\(\d+</etc/hardened-shadow/\.new\.carol\.', "SIGINT")
     left = [e for e in os.listdir(_host(sb, TREE)) if consistency.RESERVED_RE.match(e)]

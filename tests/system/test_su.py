@@ -383,7 +383,7 @@ def test_bad_input(sb):
         r = exec_without_argv0(sb, prog, user)
         assert r.returncode == 1 and "called without argv[0]" in r.stderr, (prog, r)
     # closed standard fds: something harmless takes their place (glibc's /dev/null for a
-    # setuid program, hs_privileged_init's for runuser).  No stdin: no password.
+    # setuid program, hs_privs_init's for runuser).  No stdin: no password.
     r = run(sb, ["/bin/sh", "-c", "exec %s alice -c true <&-" % SU], user="bob")
     assert r.returncode == 1 and "Authentication failure" in r.stderr, r
     r = run(sb, ["/bin/sh", "-c", "exec %s alice -c 'id -un >/tmp/ran' >&- 2>&-" % SU],

@@ -22,7 +22,7 @@ static void test_root_by_name(void **state)
 	char *buf = (char *)1;
 
 	(void)state;
-	assert_int_equal(hs_getpwnam_alloc("root", &pw, &buf), 0);
+	assert_int_equal(hs_account_getpwnam("root", &pw, &buf), 0);
 	assert_non_null(buf);
 	assert_string_equal(pw.pw_name, "root");
 	assert_int_equal(pw.pw_uid, 0);
@@ -39,7 +39,7 @@ static void test_root_by_uid(void **state)
 	char *buf = NULL;
 
 	(void)state;
-	assert_int_equal(hs_getpwuid_alloc(0, &pw, &buf), 0);
+	assert_int_equal(hs_account_getpwuid(0, &pw, &buf), 0);
 	assert_non_null(buf);
 	assert_string_equal(pw.pw_name, "root");
 	assert_int_equal(pw.pw_uid, 0);
@@ -52,11 +52,11 @@ static void test_missing_name(void **state)
 	char *buf = (char *)1;
 
 	(void)state;
-	assert_int_equal(hs_getpwnam_alloc("hs-no-such-user-xq", &pw, &buf), -ENOENT);
+	assert_int_equal(hs_account_getpwnam("hs-no-such-user-xq", &pw, &buf), -ENOENT);
 	assert_null(buf);
 	/* names that could never be in the database are simply not found */
 	buf = (char *)1;
-	assert_int_equal(hs_getpwnam_alloc("", &pw, &buf), -ENOENT);
+	assert_int_equal(hs_account_getpwnam("", &pw, &buf), -ENOENT);
 	assert_null(buf);
 }
 
@@ -67,7 +67,7 @@ static void test_missing_uid(void **state)
 
 	(void)state;
 	/* (uid_t)-2: far outside any allocation range, not the reserved -1 */
-	assert_int_equal(hs_getpwuid_alloc((uid_t)-2, &pw, &buf), -ENOENT);
+	assert_int_equal(hs_account_getpwuid((uid_t)-2, &pw, &buf), -ENOENT);
 	assert_null(buf);
 }
 
@@ -77,10 +77,10 @@ static void test_bad_arguments(void **state)
 	char *buf = (char *)1;
 
 	(void)state;
-	assert_int_equal(hs_getpwnam_alloc(NULL, &pw, &buf), -EINVAL);
+	assert_int_equal(hs_account_getpwnam(NULL, &pw, &buf), -EINVAL);
 	assert_null(buf);
-	assert_int_equal(hs_getpwnam_alloc("root", NULL, &buf), -EINVAL);
-	assert_int_equal(hs_getpwuid_alloc(0, &pw, NULL), -EINVAL);
+	assert_int_equal(hs_account_getpwnam("root", NULL, &buf), -EINVAL);
+	assert_int_equal(hs_account_getpwuid(0, &pw, NULL), -EINVAL);
 }
 
 /* Repeated lookups give independent buffers: one entry stays valid after
@@ -91,8 +91,8 @@ static void test_independent_buffers(void **state)
 	char *abuf = NULL, *bbuf = NULL;
 
 	(void)state;
-	assert_int_equal(hs_getpwnam_alloc("root", &a, &abuf), 0);
-	assert_int_equal(hs_getpwuid_alloc(0, &b, &bbuf), 0);
+	assert_int_equal(hs_account_getpwnam("root", &a, &abuf), 0);
+	assert_int_equal(hs_account_getpwuid(0, &b, &bbuf), 0);
 	assert_ptr_not_equal(abuf, bbuf);
 	memset(bbuf, 'x', 4);
 	assert_string_equal(a.pw_name, "root");
@@ -106,28 +106,28 @@ static void test_group_lookups(void **state)
 	char *buf = (char *)1, *buf2 = NULL;
 
 	(void)state;
-	assert_int_equal(hs_getgrnam_alloc("root", &gr, &buf), 0);
+	assert_int_equal(hs_account_getgrnam("root", &gr, &buf), 0);
 	assert_non_null(buf);
 	assert_string_equal(gr.gr_name, "root");
 	assert_int_equal(gr.gr_gid, 0);
 	assert_true(gr.gr_name >= buf);
-	assert_int_equal(hs_getgrgid_alloc(0, &gr, &buf2), 0);
+	assert_int_equal(hs_account_getgrgid(0, &gr, &buf2), 0);
 	assert_ptr_not_equal(buf, buf2);
 	assert_string_equal(gr.gr_name, "root");
 	free(buf);
 	free(buf2);
 
 	buf = (char *)1;
-	assert_int_equal(hs_getgrnam_alloc("hs-no-such-group-xq", &gr, &buf), -ENOENT);
+	assert_int_equal(hs_account_getgrnam("hs-no-such-group-xq", &gr, &buf), -ENOENT);
 	assert_null(buf);
 	buf = (char *)1;
-	assert_int_equal(hs_getgrgid_alloc((gid_t)-2, &gr, &buf), -ENOENT);
+	assert_int_equal(hs_account_getgrgid((gid_t)-2, &gr, &buf), -ENOENT);
 	assert_null(buf);
 	buf = (char *)1;
-	assert_int_equal(hs_getgrnam_alloc(NULL, &gr, &buf), -EINVAL);
+	assert_int_equal(hs_account_getgrnam(NULL, &gr, &buf), -EINVAL);
 	assert_null(buf);
-	assert_int_equal(hs_getgrgid_alloc(0, NULL, &buf), -EINVAL);
-	assert_int_equal(hs_getgrgid_alloc(0, &gr, NULL), -EINVAL);
+	assert_int_equal(hs_account_getgrgid(0, NULL, &buf), -EINVAL);
+	assert_int_equal(hs_account_getgrgid(0, &gr, NULL), -EINVAL);
 }
 
 int main(void)

@@ -34,12 +34,12 @@ static char *path_in(const struct tmp_dirs *f, const char *name)
 	return p;
 }
 
-/* The whole file (hs_global_read); caller frees. */
+/* The whole file (hs_globalfile_read); caller frees. */
 static char *read_all(const char *path, size_t *len)
 {
 	char *data = NULL;
 
-	assert_int_equal(hs_global_read(path, &data, len), 0);
+	assert_int_equal(hs_globalfile_read(path, &data, len), 0);
 	return data;
 }
 
@@ -55,7 +55,7 @@ static char *serialize(const struct hs_accountdb *db, size_t *len)
 		memcpy(s, b.data, b.len);
 	s[b.len] = '\0';
 	*len = b.len;
-	hs_buf_free(&b);
+	hs_strbuf_free(&b);
 	return s;
 }
 
@@ -437,7 +437,7 @@ static void large_file(void **state, unsigned flags)
 	for (int k = 0; k < N; k++) {
 		int n = snprintf(line, sizeof line, "user%d:x:%d:%d:User %d:/home/user%d:/bin/sh\n",
 				 k, 10000 + k, 10000 + k, k, k);
-		assert_int_equal(hs_buf_append(&b, line, (size_t)n), 0);
+		assert_int_equal(hs_strbuf_append(&b, line, (size_t)n), 0);
 	}
 	put_file(f->dfd, "passwd", b.data, b.len, 0, 0, 0644);
 
@@ -477,7 +477,7 @@ static void large_file(void **state, unsigned flags)
 		assert_non_null(strstr(out, "\nnew999:x:200999:100::/nonexistent:/usr/sbin/nologin\n"));
 	}
 	free(out);
-	hs_buf_free(&b);
+	hs_strbuf_free(&b);
 }
 
 static void test_large_file(void **state)

@@ -1,5 +1,5 @@
 /* Unit tests for the batch tools' library pieces: src/admin/subidbatch.c (the
- * same ranges as hs_subid_pick, one after the other), src/admin/asundo.c (files
+ * same ranges as hs_ids_subid_pick, one after the other), src/admin/asundo.c (files
  * written by a commit put back byte for byte), src/admin/batchio.c (line
  * limits, parallel work and its first failure), lib/admin/homedir.c (made,
  * left alone, never through a symlink, undone) and the legacy-method rule
@@ -29,9 +29,9 @@ static void load_subids(struct hs_accountdb *db, const char *text)
 						strlen(text), 0), 0);
 }
 
-/* n picks both ways: hs_subid_pick with each range appended before the
+/* n picks both ways: hs_ids_subid_pick with each range appended before the
  * next pick, and one batch. */
-static void compare_picks(const char *text, const struct hs_subid_conf *c, int n)
+static void compare_picks(const char *text, const struct hs_ids_subid_conf *c, int n)
 {
 	struct hs_accountdb a = HS_ACCOUNTDB_INIT, bdb = HS_ACCOUNTDB_INIT;
 	struct hs_subid_batch b;
@@ -43,7 +43,7 @@ static void compare_picks(const char *text, const struct hs_subid_conf *c, int n
 		unsigned long one = 0, many = 0;
 		char owner[16];
 		struct hs_subid s = { .owner = owner, .count = c->count };
-		int r1 = hs_subid_pick(&a, c, &one), r2 = hs_subid_batch_next(&b, &many);
+		int r1 = hs_ids_subid_pick(&a, c, &one), r2 = hs_subid_batch_next(&b, &many);
 
 		assert_int_equal(r1, r2);
 		if (r1 < 0)
@@ -60,8 +60,8 @@ static void compare_picks(const char *text, const struct hs_subid_conf *c, int n
 
 static void test_subid_batch_same_as_pick(void **state)
 {
-	struct hs_subid_conf c = { .min = 100000, .max = 600100000, .count = 65536 };
-	struct hs_subid_conf small = { .min = 100, .max = 1000, .count = 100 };
+	struct hs_ids_subid_conf c = { .min = 100000, .max = 600100000, .count = 65536 };
+	struct hs_ids_subid_conf small = { .min = 100, .max = 1000, .count = 100 };
 	char text[8192];
 	size_t len = 0;
 
@@ -84,7 +84,7 @@ static void test_subid_batch_same_as_pick(void **state)
 	struct hs_accountdb db = HS_ACCOUNTDB_INIT;
 	struct hs_subid_batch b;
 	unsigned long s;
-	struct hs_subid_conf zero = { .min = 1, .max = 10, .count = 0 };
+	struct hs_ids_subid_conf zero = { .min = 1, .max = 10, .count = 0 };
 
 	load_subids(&db, "");
 	assert_int_equal(hs_subid_batch_init(&b, &db, &zero), 0);
@@ -213,7 +213,7 @@ static void test_home_make_and_unmake(void **state)
 		skip();
 	/* mkdtemp's directory is root's 0700 below /tmp (sticky): trusted */
 	snprintf(home, sizeof home, "%s/a/b/home", f->path);
-	assert_int_equal(hs_home_make(home, 4242, 4343, 0750, &made), 1);
+	assert_int_equal(hs_homedir_make(home, 4242, 4343, 0750, &made), 1);
 	assert_int_equal(stat(home, &st), 0);
 	assert_int_equal(st.st_uid, 4242);
 	assert_int_equal(st.st_gid, 4343);
@@ -224,21 +224,21 @@ static void test_home_make_and_unmake(void **state)
 	assert_int_equal(st.st_uid, 0);
 	assert_int_equal(st.st_mode & 07777, 0755);
 	/* there already: left alone */
-	assert_int_equal(hs_home_make(home, 1, 1, 0700, &st), 0);
-	assert_int_equal(hs_home_unmake(home, &made), 0);
+	assert_int_equal(hs_homedir_make(home, 1, 1, 0700, &st), 0);
+	assert_int_equal(hs_homedir_unmake(home, &made), 0);
 	assert_int_not_equal(lstat(home, &st), 0);
 	/* a symlink at the home path is never followed */
 	snprintf(link, sizeof link, "%s/a/b/link", f->path);
 	assert_int_equal(symlink(f->outside, link), 0);
-	assert_int_equal(hs_home_make(link, 4242, 4242, 0700, &st), 0);
+	assert_int_equal(hs_homedir_make(link, 4242, 4242, 0700, &st), 0);
 	assert_true(S_ISLNK(st.st_mode));
 	assert_int_equal(stat(f->outside, &st), 0);
 	assert_int_equal(st.st_uid, 0);
 	/* a parent someone else owns is refused */
 	assert_int_equal(fchown(f->ofd, 4242, 4242), 0);
 	snprintf(home, sizeof home, "%s/x", f->outside);
-	assert_int_equal(hs_home_make(home, 4242, 4242, 0700, &st), -HS_E_OWNER);
-	assert_int_equal(hs_home_make("relative/x", 1, 1, 0700, &st), -EINVAL);
+	assert_int_equal(hs_homedir_make(home, 4242, 4242, 0700, &st), -HS_E_OWNER);
+	assert_int_equal(hs_homedir_make("relative/x", 1, 1, 0700, &st), -EINVAL);
 	assert_int_equal(fchown(f->ofd, 0, 0), 0);
 }
 
@@ -272,7 +272,7 @@ static void test_legacy_rule(void **state)
 	assert_int_equal(hs_hash_check_given("", &problem), -1);
 	assert_int_equal(hs_hash_check_given("$6$a:b", &problem), -1);
 	assert_non_null(strstr(problem, "':'"));
-	/* verifiable: what hs_verify_password would run crypt on */
+	/* verifiable: what hs_hash_verify_password would run crypt on */
 	assert_false(hs_hash_verifiable("!$6$salt$hash", true));
 	assert_false(hs_hash_verifiable("", true));
 	assert_false(hs_hash_verifiable("$1$abcdefgh$0123456789abcdefghijkl", false));

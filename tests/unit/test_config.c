@@ -55,12 +55,12 @@ static struct hs_config *parse_ok(parse_fn parse, const char *name, const char *
 
 static struct hs_config *ld(const char *data, size_t len, struct warnings *w)
 {
-	return parse_ok(hs_logindefs_parse, "login.defs", data, len, w);
+	return parse_ok(hs_config_logindefs_parse, "login.defs", data, len, w);
 }
 
 static struct hs_config *ua(const char *data, size_t len, struct warnings *w)
 {
-	return parse_ok(hs_useradd_defaults_parse, "useradd", data, len, w);
+	return parse_ok(hs_config_useradd_defaults_parse, "useradd", data, len, w);
 }
 
 static void test_logindefs_basic(void **state)
@@ -222,7 +222,7 @@ static void test_logindefs_hostile(void **state)
 
 	/* a NULL callback is fine */
 	c = NULL;
-	assert_int_equal(hs_logindefs_parse("JUNK\n\x01\n", 7, "x", NULL, NULL, &c), 0);
+	assert_int_equal(hs_config_logindefs_parse("JUNK\n\x01\n", 7, "x", NULL, NULL, &c), 0);
 	hs_config_free(c);
 	hs_config_free(NULL);
 
@@ -334,20 +334,20 @@ static void test_known_keys(void **state)
 		"FORCE_SHADOW", "GRANT_AUX_GROUP_PRIVS", "USE_TCB", "TCB_AUTH_GROUP",
 	};
 	for (size_t i = 0; i < HS_ARRAY_SIZE(known); i++) {
-		if (!hs_logindefs_key_known(known[i]))
+		if (!hs_config_logindefs_key_known(known[i]))
 			fail_msg("%s should be known", known[i]);
 	}
-	assert_false(hs_logindefs_key_known("encrypt_method"));
-	assert_false(hs_logindefs_key_known("ENCRYPT_METHOD "));
-	assert_false(hs_logindefs_key_known(""));
-	assert_false(hs_logindefs_key_known("FOO"));
-	assert_false(hs_logindefs_key_known(NULL));
+	assert_false(hs_config_logindefs_key_known("encrypt_method"));
+	assert_false(hs_config_logindefs_key_known("ENCRYPT_METHOD "));
+	assert_false(hs_config_logindefs_key_known(""));
+	assert_false(hs_config_logindefs_key_known("FOO"));
+	assert_false(hs_config_logindefs_key_known(NULL));
 
 	/* the distribution's own login.defs loads without a warning */
 	struct hs_config *c = NULL;
 	struct warnings w = { 0 };
 	if (access("/etc/login.defs", R_OK) == 0) {
-		assert_int_equal(hs_logindefs_load("/etc/login.defs", collect, &w, &c), 0);
+		assert_int_equal(hs_config_logindefs_load("/etc/login.defs", collect, &w, &c), 0);
 		if (w.n)
 			fail_msg("/etc/login.defs:%lu: %s", w.last_line, w.last);
 		hs_config_free(c);
@@ -429,13 +429,13 @@ static void write_file(const char *path, const char *data, size_t len)
 	close(fd);
 }
 
-/* hs_logindefs_load() refuses path with err (0: any negative error)
+/* hs_config_logindefs_load() refuses path with err (0: any negative error)
  * and hands back no config. */
 static void expect_load_refused(const char *path, int err)
 {
 	struct hs_config *c = NULL;
 	struct warnings w = { 0 };
-	int r = hs_logindefs_load(path, collect, &w, &c);
+	int r = hs_config_logindefs_load(path, collect, &w, &c);
 
 	if (err)
 		assert_int_equal(r, err);
@@ -453,13 +453,13 @@ static void test_load_files(void **state)
 
 	/* missing file or directory: empty config */
 	snprintf(path, sizeof path, "%s/login.defs", dir);
-	assert_int_equal(hs_logindefs_load(path, collect, &w, &c), 0);
+	assert_int_equal(hs_config_logindefs_load(path, collect, &w, &c), 0);
 	assert_non_null(c);
 	assert_false(hs_config_has(c, "UMASK"));
 	hs_config_free(c);
 	snprintf(other, sizeof other, "%s/nodir/useradd", dir);
 	c = NULL;
-	assert_int_equal(hs_useradd_defaults_load(other, collect, &w, &c), 0);
+	assert_int_equal(hs_config_useradd_defaults_load(other, collect, &w, &c), 0);
 	assert_non_null(c);
 	hs_config_free(c);
 
@@ -467,7 +467,7 @@ static void test_load_files(void **state)
 	static const char defs[] = "UMASK 027\nBOGUS 1\nENCRYPT_METHOD SHA512\n";
 	write_file(path, defs, sizeof defs - 1);
 	c = NULL;
-	assert_int_equal(hs_logindefs_load(path, collect, &w, &c), 0);
+	assert_int_equal(hs_config_logindefs_load(path, collect, &w, &c), 0);
 	assert_int_equal(w.n, 1);
 	assert_int_equal(w.last_line, 2);
 	assert_int_equal(hs_config_get_long(c, "UMASK", 0, 0777, -1), 027);
@@ -477,7 +477,7 @@ static void test_load_files(void **state)
 	snprintf(other, sizeof other, "%s/useradd", dir);
 	write_file(other, "SHELL=/bin/zsh\n", 15);
 	c = NULL;
-	assert_int_equal(hs_useradd_defaults_load(other, collect, &w, &c), 0);
+	assert_int_equal(hs_config_useradd_defaults_load(other, collect, &w, &c), 0);
 	assert_string_equal(hs_config_get_str(c, "SHELL", NULL), "/bin/zsh");
 	hs_config_free(c);
 

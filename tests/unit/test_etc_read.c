@@ -1,6 +1,6 @@
 /* Unit tests for the read-only readers the setuid programs use instead of
  * accountdb: lib/etc/subid_read.c (newuidmap, newgidmap) and
- * lib/etc/gshadow_read.c (newgrp, sg), and hs_read_file_alloc_path under
+ * lib/etc/gshadow_read.c (newgrp, sg), and hs_fileio_read_alloc_path under
  * them: bad lines and lines with a NUL skipped, a name that is only a
  * prefix never matches, the first valid line wins, a planted symlink, FIFO
  * or directory is refused, a missing file is empty, the hashes are wiped. */
@@ -114,7 +114,7 @@ static void test_gshadow_read(void **state)
 	assert_string_equal(e.gs.passwd, "$6$first");
 	assert_string_equal(e.gs.admins, "root");
 	assert_string_equal(e.gs.members, "bob,carol");
-	hs_gshadow_entry_free(&e);
+	hs_gshadow_read_entry_free(&e);
 	assert_false(e.found);
 	assert_null(e.data);
 
@@ -123,37 +123,37 @@ static void test_gshadow_read(void **state)
 	assert_true(e.found);
 	assert_string_equal(e.gs.passwd, "!");
 	assert_string_equal(e.gs.members, "");
-	hs_gshadow_entry_free(&e);
+	hs_gshadow_read_entry_free(&e);
 
 	/* a line with a NUL is skipped, not cut short at it */
 	assert_int_equal(hs_gshadow_read_group(path_in(f, "gshadow"), "staff", &e), 0);
 	assert_false(e.found);
-	hs_gshadow_entry_free(&e);
+	hs_gshadow_read_entry_free(&e);
 
 	/* neither a prefix nor an extension of a listed name matches */
 	assert_int_equal(hs_gshadow_read_group(path_in(f, "gshadow"), "al", &e), 0);
 	assert_false(e.found);
-	hs_gshadow_entry_free(&e);
+	hs_gshadow_read_entry_free(&e);
 	assert_int_equal(hs_gshadow_read_group(path_in(f, "gshadow"), "alice2", &e), 0);
 	assert_false(e.found);
-	hs_gshadow_entry_free(&e);
+	hs_gshadow_read_entry_free(&e);
 
 	/* missing file: not found, no error */
 	assert_int_equal(hs_gshadow_read_group(path_in(f, "missing"), "alice", &e), 0);
 	assert_false(e.found);
-	hs_gshadow_entry_free(&e);
+	hs_gshadow_read_entry_free(&e);
 
 	/* a planted symlink is refused */
 	assert_int_equal(symlinkat("gshadow", f->dfd, "glink"), 0);
 	assert_int_equal(hs_gshadow_read_group(path_in(f, "glink"), "alice", &e), -HS_E_SYMLINK);
 	assert_false(e.found);
-	hs_gshadow_entry_free(&e);
+	hs_gshadow_read_entry_free(&e);
 
 	assert_int_equal(hs_gshadow_read_group(path_in(f, "gshadow"), "", &e), -EINVAL);
-	hs_gshadow_entry_free(&e);
+	hs_gshadow_read_entry_free(&e);
 	assert_int_equal(hs_gshadow_read_group(NULL, "alice", &e), -EINVAL);
-	hs_gshadow_entry_free(&e);
-	hs_gshadow_entry_free(NULL);
+	hs_gshadow_read_entry_free(&e);
+	hs_gshadow_read_entry_free(NULL);
 }
 
 static void test_open_parent(void **state)
@@ -163,7 +163,7 @@ static void test_open_parent(void **state)
 	struct stat a, b;
 	int fd;
 
-	fd = hs_open_parent(path_in(f, "x"), &base);
+	fd = hs_fileio_open_parent(path_in(f, "x"), &base);
 	assert_true(fd >= 0);
 	assert_string_equal(base, "x");
 	assert_int_equal(fstat(fd, &a), 0);
@@ -171,16 +171,16 @@ static void test_open_parent(void **state)
 	assert_true(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
 	close(fd);
 
-	fd = hs_open_parent("/etc", &base);
+	fd = hs_fileio_open_parent("/etc", &base);
 	assert_true(fd >= 0);
 	assert_string_equal(base, "etc");
 	close(fd);
 
-	assert_int_equal(hs_open_parent("/", &base), -EINVAL);
-	assert_int_equal(hs_open_parent("/tmp/", &base), -EINVAL);
-	assert_int_equal(hs_open_parent("/tmp/..", &base), -EINVAL);
-	assert_int_equal(hs_open_parent(NULL, &base), -EINVAL);
-	assert_int_equal(hs_open_parent(path_in(f, "nodir/x"), &base), -ENOENT);
+	assert_int_equal(hs_fileio_open_parent("/", &base), -EINVAL);
+	assert_int_equal(hs_fileio_open_parent("/tmp/", &base), -EINVAL);
+	assert_int_equal(hs_fileio_open_parent("/tmp/..", &base), -EINVAL);
+	assert_int_equal(hs_fileio_open_parent(NULL, &base), -EINVAL);
+	assert_int_equal(hs_fileio_open_parent(path_in(f, "nodir/x"), &base), -ENOENT);
 }
 
 int main(void)

@@ -42,14 +42,14 @@ static int read_a(int dfd, const char *name)
 	char buf[4097];
 	size_t len = 0;
 
-	return hs_read_trusted_at(dfd, name, &expect_a, buf, sizeof buf, &len, NULL);
+	return hs_fileio_read_trusted_at(dfd, name, &expect_a, buf, sizeof buf, &len, NULL);
 }
 
 static int alloc_a(int dfd, const char *name)
 {
 	char *data = NULL;
 	size_t len = 0;
-	int r = hs_read_file_alloc_at(dfd, name, &expect_a, &data, &len, NULL);
+	int r = hs_fileio_read_alloc_at(dfd, name, &expect_a, &data, &len, NULL);
 
 	if (r == 0)
 		free(data);
@@ -72,16 +72,16 @@ static void assert_not_regular(int dfd, const char *name)
 static void test_single_component(void **state)
 {
 	(void)state;
-	assert_true(hs_is_single_component("shadow"));
-	assert_true(hs_is_single_component(".shadow.X"));
-	assert_true(hs_is_single_component("..."));
-	assert_false(hs_is_single_component(NULL));
-	assert_false(hs_is_single_component(""));
-	assert_false(hs_is_single_component("."));
-	assert_false(hs_is_single_component(".."));
-	assert_false(hs_is_single_component("a/b"));
-	assert_false(hs_is_single_component("/etc"));
-	assert_false(hs_is_single_component("x/"));
+	assert_true(hs_fileio_is_single_component("shadow"));
+	assert_true(hs_fileio_is_single_component(".shadow.X"));
+	assert_true(hs_fileio_is_single_component("..."));
+	assert_false(hs_fileio_is_single_component(NULL));
+	assert_false(hs_fileio_is_single_component(""));
+	assert_false(hs_fileio_is_single_component("."));
+	assert_false(hs_fileio_is_single_component(".."));
+	assert_false(hs_fileio_is_single_component("a/b"));
+	assert_false(hs_fileio_is_single_component("/etc"));
+	assert_false(hs_fileio_is_single_component("x/"));
 }
 
 static void test_check_file_stat(void **state)
@@ -97,31 +97,31 @@ static void test_check_file_stat(void **state)
 	st.st_uid = UID_A;
 	st.st_gid = GID_A;
 	st.st_size = 100;
-	assert_int_equal(hs_check_file_stat(&st, &ex), 0);
+	assert_int_equal(hs_fileio_check_stat(&st, &ex), 0);
 	st.st_size = 101;
-	assert_int_equal(hs_check_file_stat(&st, &ex), -HS_E_TOOBIG);
-	assert_int_equal(hs_check_file_stat(&st, &any), 0);
+	assert_int_equal(hs_fileio_check_stat(&st, &ex), -HS_E_TOOBIG);
+	assert_int_equal(hs_fileio_check_stat(&st, &any), 0);
 	st.st_size = 1;
 	st.st_uid = UID_B;
-	assert_int_equal(hs_check_file_stat(&st, &ex), -HS_E_OWNER);
-	assert_int_equal(hs_check_file_stat(&st, &any), 0);
+	assert_int_equal(hs_fileio_check_stat(&st, &ex), -HS_E_OWNER);
+	assert_int_equal(hs_fileio_check_stat(&st, &any), 0);
 	st.st_uid = UID_A;
 	st.st_gid = GID_B;
-	assert_int_equal(hs_check_file_stat(&st, &ex), -HS_E_GROUP);
+	assert_int_equal(hs_fileio_check_stat(&st, &ex), -HS_E_GROUP);
 	st.st_gid = GID_A;
 	st.st_nlink = 2;
-	assert_int_equal(hs_check_file_stat(&st, &ex), -HS_E_NLINK);
-	assert_int_equal(hs_check_file_stat(&st, &any), -HS_E_NLINK);
+	assert_int_equal(hs_fileio_check_stat(&st, &ex), -HS_E_NLINK);
+	assert_int_equal(hs_fileio_check_stat(&st, &any), -HS_E_NLINK);
 	st.st_nlink = 1;
 	st.st_mode = S_IFIFO | 0640;
-	assert_int_equal(hs_check_file_stat(&st, &ex), -HS_E_NOTREG);
+	assert_int_equal(hs_fileio_check_stat(&st, &ex), -HS_E_NOTREG);
 	st.st_mode = S_IFDIR | 0755;
-	assert_int_equal(hs_check_file_stat(&st, &any), -HS_E_NOTREG);
+	assert_int_equal(hs_fileio_check_stat(&st, &any), -HS_E_NOTREG);
 	st.st_mode = S_IFLNK | 0777;
-	assert_int_equal(hs_check_file_stat(&st, &any), -HS_E_NOTREG);
+	assert_int_equal(hs_fileio_check_stat(&st, &any), -HS_E_NOTREG);
 }
 
-/* ---- hs_read_trusted_at / hs_read_file_alloc_at ---- */
+/* ---- hs_fileio_read_trusted_at / hs_fileio_read_alloc_at ---- */
 
 static void test_read_ok(void **state)
 {
@@ -133,25 +133,25 @@ static void test_read_ok(void **state)
 
 	put_str(f->dfd, "shadow", "hash:1:\n", UID_A, GID_A, 0640);
 	memset(buf, 'x', sizeof buf);
-	assert_int_equal(hs_read_trusted_at(f->dfd, "shadow", &expect_a, buf, sizeof buf,
+	assert_int_equal(hs_fileio_read_trusted_at(f->dfd, "shadow", &expect_a, buf, sizeof buf,
 					    &len, &st), 0);
 	assert_int_equal(len, 8);
 	assert_string_equal(buf, "hash:1:\n");
 	assert_int_equal(st.st_uid, UID_A);
 	assert_int_equal(st.st_size, 8);
 
-	assert_int_equal(hs_read_file_alloc_at(f->dfd, "shadow", &expect_a, &data, &len, &st), 0);
+	assert_int_equal(hs_fileio_read_alloc_at(f->dfd, "shadow", &expect_a, &data, &len, &st), 0);
 	assert_int_equal(len, 8);
 	assert_string_equal(data, "hash:1:\n");
 	free(data);
 
 	/* empty file */
 	put_str(f->dfd, "empty", "", UID_A, GID_A, 0640);
-	assert_int_equal(hs_read_trusted_at(f->dfd, "empty", &expect_a, buf, sizeof buf,
+	assert_int_equal(hs_fileio_read_trusted_at(f->dfd, "empty", &expect_a, buf, sizeof buf,
 					    &len, NULL), 0);
 	assert_int_equal(len, 0);
 	assert_string_equal(buf, "");
-	assert_int_equal(hs_read_file_alloc_at(f->dfd, "empty", &expect_a, &data, &len, NULL), 0);
+	assert_int_equal(hs_fileio_read_alloc_at(f->dfd, "empty", &expect_a, &data, &len, NULL), 0);
 	assert_int_equal(len, 0);
 	assert_string_equal(data, "");
 	free(data);
@@ -165,13 +165,13 @@ static void test_read_bad_args(void **state)
 
 	put_str(f->dfd, "f", "x", UID_A, GID_A, 0640);
 	/* a buffer that cannot hold cap + NUL is refused, not overrun */
-	assert_int_equal(hs_read_trusted_at(f->dfd, "f", &expect_a, buf, 4096, &len, NULL),
+	assert_int_equal(hs_fileio_read_trusted_at(f->dfd, "f", &expect_a, buf, 4096, &len, NULL),
 			 -EINVAL);
-	assert_int_equal(hs_read_trusted_at(f->dfd, "../f", &expect_a, buf, sizeof buf, &len,
+	assert_int_equal(hs_fileio_read_trusted_at(f->dfd, "../f", &expect_a, buf, sizeof buf, &len,
 					    NULL), -EINVAL);
-	assert_int_equal(hs_read_trusted_at(f->dfd, "..", &expect_a, buf, sizeof buf, &len,
+	assert_int_equal(hs_fileio_read_trusted_at(f->dfd, "..", &expect_a, buf, sizeof buf, &len,
 					    NULL), -EINVAL);
-	assert_int_equal(hs_read_trusted_at(f->dfd, "", &expect_a, buf, sizeof buf, &len,
+	assert_int_equal(hs_fileio_read_trusted_at(f->dfd, "", &expect_a, buf, sizeof buf, &len,
 					    NULL), -EINVAL);
 	assert_int_equal(read_a(f->dfd, "missing"), -ENOENT);
 	assert_int_equal(alloc_a(f->dfd, "missing"), -ENOENT);
@@ -204,9 +204,9 @@ static void test_read_symlinks(void **state)
 
 		assert_int_equal(read_a(f->dfd, links[i]), -HS_E_SYMLINK);
 		assert_int_equal(alloc_a(f->dfd, links[i]), -HS_E_SYMLINK);
-		assert_int_equal(hs_read_trusted_at(f->dfd, links[i], &small, buf, sizeof buf,
+		assert_int_equal(hs_fileio_read_trusted_at(f->dfd, links[i], &small, buf, sizeof buf,
 						    &len, NULL), -HS_E_SYMLINK);
-		assert_int_equal(hs_read_file_alloc_at(f->dfd, links[i], &any, &data, &len,
+		assert_int_equal(hs_fileio_read_alloc_at(f->dfd, links[i], &any, &data, &len,
 						       NULL), -HS_E_SYMLINK);
 		assert_null(data);
 	}
@@ -322,7 +322,7 @@ static void test_read_sizes(void **state)
 	memset(big, 'a', sizeof big);
 	big[4096] = '\0';
 	put_str(f->dfd, "exact", big, UID_A, GID_A, 0640);
-	assert_int_equal(hs_read_trusted_at(f->dfd, "exact", &expect_a, buf, sizeof buf, &len,
+	assert_int_equal(hs_fileio_read_trusted_at(f->dfd, "exact", &expect_a, buf, sizeof buf, &len,
 					    NULL), 0);
 	assert_int_equal(len, 4096);
 	assert_int_equal(buf[4096], '\0');
@@ -337,7 +337,7 @@ static void test_read_sizes(void **state)
 	/* with no explicit cap, the buffer is the cap */
 	const struct hs_file_expect nocap = { UID_A, GID_A, 0 };
 	char small[16];
-	assert_int_equal(hs_read_trusted_at(f->dfd, "over", &nocap, small, sizeof small, &len,
+	assert_int_equal(hs_fileio_read_trusted_at(f->dfd, "over", &nocap, small, sizeof small, &len,
 					    NULL), -HS_E_TOOBIG);
 }
 
@@ -358,7 +358,7 @@ static void test_read_sparse_huge(void **state)
 	GUARD_START();
 	assert_int_equal(read_a(f->dfd, "sparse"), -HS_E_TOOBIG);
 	assert_int_equal(alloc_a(f->dfd, "sparse"), -HS_E_TOOBIG);
-	assert_int_equal(hs_read_file_alloc_at(f->dfd, "sparse", &global, &data, &len, NULL),
+	assert_int_equal(hs_fileio_read_alloc_at(f->dfd, "sparse", &global, &data, &len, NULL),
 			 -HS_E_TOOBIG);
 	GUARD_END();
 	assert_null(data);
@@ -381,21 +381,21 @@ static void test_read_grows_after_fstat(void **state)
 		skip();
 	assert_int_equal(fstatat(procfd, "status", &st, 0), 0);
 	assert_int_equal(st.st_size, 0);
-	assert_int_equal(hs_read_trusted_at(procfd, "status", &tiny, buf, sizeof buf, &len,
+	assert_int_equal(hs_fileio_read_trusted_at(procfd, "status", &tiny, buf, sizeof buf, &len,
 					    NULL), -HS_E_TOOBIG);
-	assert_int_equal(hs_read_file_alloc_at(procfd, "status", &tiny, &data, &len, NULL),
+	assert_int_equal(hs_fileio_read_alloc_at(procfd, "status", &tiny, &data, &len, NULL),
 			 -HS_E_TOOBIG);
 	assert_null(data);
 	/* without a cap the whole thing is read, growing the buffer past
 	 * the initial guess (maps is long, more so under ASan) */
-	assert_int_equal(hs_read_file_alloc_at(procfd, "maps", &nocap, &data, &len, NULL), 0);
+	assert_int_equal(hs_fileio_read_alloc_at(procfd, "maps", &nocap, &data, &len, NULL), 0);
 	assert_true(len > 0);
 	assert_int_equal(strlen(data), len);
 	free(data);
 	close(procfd);
 }
 
-/* ---- hs_replace_file_at ---- */
+/* ---- hs_fileio_replace_at ---- */
 
 /* Plant the file the replace tests replace; its inode number. */
 static ino_t put_old_shadow(int dfd)
@@ -414,7 +414,7 @@ static void test_replace_basic(void **state)
 
 	ino_t old_ino = put_old_shadow(f->dfd);
 
-	assert_int_equal(hs_replace_file_at(f->dfd, "shadow", "new:2:\n", 7, UID_A, GID_A, 0640),
+	assert_int_equal(hs_fileio_replace_at(f->dfd, "shadow", "new:2:\n", 7, UID_A, GID_A, 0640),
 			 0);
 	assert_string_equal(slurp(f->dfd, "shadow"), "new:2:\n");
 	assert_int_equal(fstatat(f->dfd, "shadow", &st, AT_SYMLINK_NOFOLLOW), 0);
@@ -428,7 +428,7 @@ static void test_replace_basic(void **state)
 	assert_entries(f->dfd, 1);
 
 	/* creating a file that did not exist; root-owned, other modes */
-	assert_int_equal(hs_replace_file_at(f->dfd, "aging", "-1:-1:-1:-1:-1:\n", 16, 0, GID_A,
+	assert_int_equal(hs_fileio_replace_at(f->dfd, "aging", "-1:-1:-1:-1:-1:\n", 16, 0, GID_A,
 					    0644), 0);
 	assert_int_equal(fstatat(f->dfd, "aging", &st, 0), 0);
 	assert_int_equal(st.st_mode & 07777, 0644);
@@ -436,13 +436,13 @@ static void test_replace_basic(void **state)
 	assert_int_equal(st.st_gid, GID_A);
 
 	/* set-id bits survive because chmod comes after chown */
-	assert_int_equal(hs_replace_file_at(f->dfd, "prog", "#!/bin/sh\n", 10, UID_A, GID_A,
+	assert_int_equal(hs_fileio_replace_at(f->dfd, "prog", "#!/bin/sh\n", 10, UID_A, GID_A,
 					    06755), 0);
 	assert_int_equal(fstatat(f->dfd, "prog", &st, 0), 0);
 	assert_int_equal(st.st_mode & 07777, 06755);
 
 	/* HS_ANY_*: whatever the creator got (root here) */
-	assert_int_equal(hs_replace_file_at(f->dfd, "any", "", 0, HS_ANY_UID, HS_ANY_GID, 0600),
+	assert_int_equal(hs_fileio_replace_at(f->dfd, "any", "", 0, HS_ANY_UID, HS_ANY_GID, 0600),
 			 0);
 	assert_int_equal(fstatat(f->dfd, "any", &st, 0), 0);
 	assert_int_equal(st.st_uid, geteuid());
@@ -460,7 +460,7 @@ static void test_replace_over_planted(void **state)
 	put_str(f->ofd, "victim", "precious\n", 0, 0, 0644);
 	snprintf(target, sizeof target, "%s/victim", f->outside);
 	assert_int_equal(symlinkat(target, f->dfd, "shadow"), 0);
-	assert_int_equal(hs_replace_file_at(f->dfd, "shadow", "new\n", 4, UID_A, GID_A, 0640), 0);
+	assert_int_equal(hs_fileio_replace_at(f->dfd, "shadow", "new\n", 4, UID_A, GID_A, 0640), 0);
 	assert_string_equal(slurp(f->ofd, "victim"), "precious\n");
 	assert_int_equal(fstatat(f->dfd, "shadow", &st, AT_SYMLINK_NOFOLLOW), 0);
 	assert_true(S_ISREG(st.st_mode));
@@ -469,7 +469,7 @@ static void test_replace_over_planted(void **state)
 	/* a hard link at the target name: the other name keeps the old
 	 * inode and content */
 	assert_int_equal(linkat(f->ofd, "victim", f->dfd, "shell", 0), 0);
-	assert_int_equal(hs_replace_file_at(f->dfd, "shell", "/bin/sh\n", 8, UID_A, GID_A, 0640),
+	assert_int_equal(hs_fileio_replace_at(f->dfd, "shell", "/bin/sh\n", 8, UID_A, GID_A, 0640),
 			 0);
 	assert_string_equal(slurp(f->ofd, "victim"), "precious\n");
 	assert_int_equal(fstatat(f->ofd, "victim", &st, 0), 0);
@@ -479,14 +479,14 @@ static void test_replace_over_planted(void **state)
 	/* a FIFO at the target name is replaced without opening it */
 	assert_int_equal(mkfifoat(f->dfd, "aging", 0666), 0);
 	GUARD_START();
-	assert_int_equal(hs_replace_file_at(f->dfd, "aging", "x\n", 2, 0, GID_A, 0644), 0);
+	assert_int_equal(hs_fileio_replace_at(f->dfd, "aging", "x\n", 2, 0, GID_A, 0644), 0);
 	GUARD_END();
 	assert_string_equal(slurp(f->dfd, "aging"), "x\n");
 
 	/* a directory at the target name cannot be replaced: error, and
 	 * the temp file is gone */
 	assert_int_equal(mkdirat(f->dfd, "dir", 0700), 0);
-	assert_true(hs_replace_file_at(f->dfd, "dir", "x", 1, 0, 0, 0600) < 0);
+	assert_true(hs_fileio_replace_at(f->dfd, "dir", "x", 1, 0, 0, 0600) < 0);
 	assert_entries(f->dfd, 4);
 }
 
@@ -495,14 +495,14 @@ static void test_replace_bad_args(void **state)
 	struct tmp_dirs *f = *state;
 	char longname[300];
 
-	assert_int_equal(hs_replace_file_at(f->dfd, "a/b", "x", 1, 0, 0, 0600), -EINVAL);
-	assert_int_equal(hs_replace_file_at(f->dfd, "..", "x", 1, 0, 0, 0600), -EINVAL);
-	assert_int_equal(hs_replace_file_at(f->dfd, "", "x", 1, 0, 0, 0600), -EINVAL);
-	assert_int_equal(hs_replace_file_at(f->dfd, "x", NULL, 1, 0, 0, 0600), -EINVAL);
+	assert_int_equal(hs_fileio_replace_at(f->dfd, "a/b", "x", 1, 0, 0, 0600), -EINVAL);
+	assert_int_equal(hs_fileio_replace_at(f->dfd, "..", "x", 1, 0, 0, 0600), -EINVAL);
+	assert_int_equal(hs_fileio_replace_at(f->dfd, "", "x", 1, 0, 0, 0600), -EINVAL);
+	assert_int_equal(hs_fileio_replace_at(f->dfd, "x", NULL, 1, 0, 0, 0600), -EINVAL);
 	/* the temp name would not fit in NAME_MAX */
 	memset(longname, 'n', 250);
 	longname[250] = '\0';
-	assert_int_equal(hs_replace_file_at(f->dfd, longname, "x", 1, 0, 0, 0600), -ENAMETOOLONG);
+	assert_int_equal(hs_fileio_replace_at(f->dfd, longname, "x", 1, 0, 0, 0600), -ENAMETOOLONG);
 	assert_entries(f->dfd, 0);
 }
 
@@ -522,7 +522,7 @@ static int replace_with_fsize_limit(void *arg)
 	signal(SIGXFSZ, SIG_IGN);
 	if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
 		return 91;
-	int r = hs_replace_file_at(dfd, "shadow", data, len, UID_A, GID_A, 0640);
+	int r = hs_fileio_replace_at(dfd, "shadow", data, len, UID_A, GID_A, 0640);
 	free(data);
 	return r == -EFBIG ? 0 : 92;
 }
@@ -563,11 +563,11 @@ static int enospc_child(void *arg)
 	dfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return 80;
-	r = hs_replace_file_at(dfd, "shadow", "old:1:\n", 7, UID_A, GID_A, 0640);
+	r = hs_fileio_replace_at(dfd, "shadow", "old:1:\n", 7, UID_A, GID_A, 0640);
 	if (r < 0)
 		return 81;
 	memset(data, 'N', sizeof data);
-	r = hs_replace_file_at(dfd, "shadow", data, sizeof data, UID_A, GID_A, 0640);
+	r = hs_fileio_replace_at(dfd, "shadow", data, sizeof data, UID_A, GID_A, 0640);
 	if (r != -ENOSPC)
 		return 82;
 	int fd = openat(dfd, "shadow", O_RDONLY | O_CLOEXEC);
@@ -580,7 +580,7 @@ static int enospc_child(void *arg)
 	if (count_entries(dfd, &hidden) != 1 || hidden != 0)
 		return 85;
 	/* and the space was given back: a normal replace works again */
-	if (hs_replace_file_at(dfd, "shadow", "new:2:\n", 7, UID_A, GID_A, 0640) < 0)
+	if (hs_fileio_replace_at(dfd, "shadow", "new:2:\n", 7, UID_A, GID_A, 0640) < 0)
 		return 86;
 	return 0;
 }
@@ -599,7 +599,7 @@ static void test_replace_enospc_keeps_old(void **state)
 	assert_int_equal(rc, 0);
 }
 
-/* ---- hs_open_dir_at ---- */
+/* ---- hs_fileio_open_dir_at ---- */
 
 static void test_open_dir(void **state)
 {
@@ -608,7 +608,7 @@ static void test_open_dir(void **state)
 	int fd;
 
 	assert_int_equal(mkdirat(f->dfd, "dir", 0700), 0);
-	fd = hs_open_dir_at(f->dfd, "dir", &st);
+	fd = hs_fileio_open_dir_at(f->dfd, "dir", &st);
 	assert_true(fd >= 0);
 	assert_true(S_ISDIR(st.st_mode));
 	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
@@ -621,20 +621,20 @@ static void test_open_dir(void **state)
 	put_str(f->dfd, "file", "x", 0, 0, 0600);
 	assert_int_equal(mkfifoat(f->dfd, "fifo", 0600), 0);
 
-	assert_int_equal(hs_open_dir_at(f->dfd, "link-dir", NULL), -HS_E_SYMLINK);
-	assert_int_equal(hs_open_dir_at(f->dfd, "link-rel", NULL), -HS_E_SYMLINK);
-	assert_int_equal(hs_open_dir_at(f->dfd, "dangling", NULL), -HS_E_SYMLINK);
-	assert_int_equal(hs_open_dir_at(f->dfd, "link-file", NULL), -HS_E_SYMLINK);
-	assert_int_equal(hs_open_dir_at(f->dfd, "file", NULL), -HS_E_NOTDIR);
+	assert_int_equal(hs_fileio_open_dir_at(f->dfd, "link-dir", NULL), -HS_E_SYMLINK);
+	assert_int_equal(hs_fileio_open_dir_at(f->dfd, "link-rel", NULL), -HS_E_SYMLINK);
+	assert_int_equal(hs_fileio_open_dir_at(f->dfd, "dangling", NULL), -HS_E_SYMLINK);
+	assert_int_equal(hs_fileio_open_dir_at(f->dfd, "link-file", NULL), -HS_E_SYMLINK);
+	assert_int_equal(hs_fileio_open_dir_at(f->dfd, "file", NULL), -HS_E_NOTDIR);
 	GUARD_START();
-	assert_int_equal(hs_open_dir_at(f->dfd, "fifo", NULL), -HS_E_NOTDIR);
+	assert_int_equal(hs_fileio_open_dir_at(f->dfd, "fifo", NULL), -HS_E_NOTDIR);
 	GUARD_END();
-	assert_int_equal(hs_open_dir_at(f->dfd, "missing", NULL), -ENOENT);
-	assert_int_equal(hs_open_dir_at(f->dfd, "..", NULL), -EINVAL);
-	assert_int_equal(hs_open_dir_at(f->dfd, "dir/", NULL), -EINVAL);
+	assert_int_equal(hs_fileio_open_dir_at(f->dfd, "missing", NULL), -ENOENT);
+	assert_int_equal(hs_fileio_open_dir_at(f->dfd, "..", NULL), -EINVAL);
+	assert_int_equal(hs_fileio_open_dir_at(f->dfd, "dir/", NULL), -EINVAL);
 }
 
-/* ---- hs_remove_tree_at ---- */
+/* ---- hs_walk_remove_tree_at ---- */
 
 static void make_nested(int dfd, const char *name, int depth)
 {
@@ -703,7 +703,7 @@ static void test_remove_hostile_tree(void **state)
 	close(u);
 
 	GUARD_START();
-	assert_int_equal(hs_remove_tree_at(f->dfd, "user"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "user"), 0);
 	GUARD_END();
 	assert_int_equal(fstatat(f->dfd, "user", &st, AT_SYMLINK_NOFOLLOW), -1);
 	assert_int_equal(errno, ENOENT);
@@ -727,19 +727,19 @@ static void test_remove_single(void **state)
 	snprintf(target, sizeof target, "%s/precious", f->outside);
 	/* a symlink at the top is removed itself, the target stays */
 	assert_int_equal(symlinkat(target, f->dfd, "link"), 0);
-	assert_int_equal(hs_remove_tree_at(f->dfd, "link"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "link"), 0);
 	assert_string_equal(slurp(f->ofd, "precious"), "keep\n");
 	assert_int_equal(symlinkat(f->outside, f->dfd, "dirlink"), 0);
-	assert_int_equal(hs_remove_tree_at(f->dfd, "dirlink"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "dirlink"), 0);
 	assert_string_equal(slurp(f->ofd, "precious"), "keep\n");
 
 	put_str(f->dfd, "file", "x", 0, 0, 0);
-	assert_int_equal(hs_remove_tree_at(f->dfd, "file"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "file"), 0);
 	assert_int_equal(mkdirat(f->dfd, "empty", 0), 0);
-	assert_int_equal(hs_remove_tree_at(f->dfd, "empty"), 0);
-	assert_int_equal(hs_remove_tree_at(f->dfd, "missing"), -ENOENT);
-	assert_int_equal(hs_remove_tree_at(f->dfd, ".."), -EINVAL);
-	assert_int_equal(hs_remove_tree_at(f->dfd, "a/b"), -EINVAL);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "empty"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "missing"), -ENOENT);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, ".."), -EINVAL);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "a/b"), -EINVAL);
 	assert_entries(f->dfd, 0);
 }
 
@@ -750,18 +750,18 @@ static void test_remove_depth_limit(void **state)
 
 	/* 60 levels: fine */
 	make_nested(f->dfd, "ok", 60);
-	assert_int_equal(hs_remove_tree_at(f->dfd, "ok"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "ok"), 0);
 	assert_int_equal(fstatat(f->dfd, "ok", &st, 0), -1);
 
 	/* 100 levels: refused with an error, no crash */
 	make_nested(f->dfd, "deep", 100);
-	assert_int_equal(hs_remove_tree_at(f->dfd, "deep"), -ENAMETOOLONG);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "deep"), -ENAMETOOLONG);
 	assert_int_equal(fstatat(f->dfd, "deep", &st, 0), 0);
 
 	/* clean up by cutting the chain in the middle */
 	cut_chain(f->dfd, "deep", 49, "lower");
-	assert_int_equal(hs_remove_tree_at(f->dfd, "deep"), 0);
-	assert_int_equal(hs_remove_tree_at(f->dfd, "lower"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "deep"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "lower"), 0);
 	assert_entries(f->dfd, 0);
 }
 
@@ -789,9 +789,9 @@ static int mount_child(void *arg)
 	/* the kernel refuses to unlink a mount point (EBUSY) and the
 	 * library refuses to cross into it (EXDEV): either way, an error
 	 * and nothing below the mount touched */
-	int r = hs_remove_tree_at(f->dfd, "tree");
+	int r = hs_walk_remove_tree_at(f->dfd, "tree");
 	if (r != -EXDEV && r != -EBUSY) {
-		fprintf(stderr, "hs_remove_tree_at over a mount point: %s\n", hs_strerror(r));
+		fprintf(stderr, "hs_walk_remove_tree_at over a mount point: %s\n", hs_strerror(r));
 		return 83;
 	}
 	struct stat st;
@@ -809,7 +809,7 @@ static void test_remove_stays_on_fs(void **state)
 		skip();
 	assert_int_equal(rc, 0);
 	/* the mount died with the child's namespace */
-	assert_int_equal(hs_remove_tree_at(f->dfd, "tree"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "tree"), 0);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, tmp_dirs_setup, tmp_dirs_teardown)
@@ -833,14 +833,14 @@ static void test_read_races_replace(void **state)
 		for (int i = 0; i < 3000; i++) {
 			const char *c = i % 2 ? a : b;
 
-			if (hs_replace_file_at(f->dfd, "shadow", c, strlen(c), UID_A, GID_A,
+			if (hs_fileio_replace_at(f->dfd, "shadow", c, strlen(c), UID_A, GID_A,
 					       0640) < 0)
 				_exit(1);
 		}
 		_exit(0);
 	}
 	for (int i = 0; i < 3000; i++) {
-		int r = hs_read_trusted_at(f->dfd, "shadow", &expect_a, buf, sizeof buf, &len,
+		int r = hs_fileio_read_trusted_at(f->dfd, "shadow", &expect_a, buf, sizeof buf, &len,
 					   NULL);
 
 		assert_int_equal(r, 0);

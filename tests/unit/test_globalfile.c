@@ -173,7 +173,7 @@ static void test_lock_basic(void **state)
 	struct stat st;
 	char pidfile[PATH_MAX];
 
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 2, 5000, &failed), 0);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 2, 5000, &failed), 0);
 	assert_null(failed);
 	assert_true(l.pwd_lock_fd > 2);
 	assert_int_equal(l.n, 2);
@@ -201,7 +201,7 @@ static void test_lock_basic(void **state)
 	PATHF(pidfile, "%s.%ld", f->group, (long)getpid());
 	assert_false(exists(pidfile));
 
-	hs_lock_release(&l);
+	hs_globalfile_unlock(&l);
 	assert_false(exists(f->passwd_lock));
 	assert_false(exists(f->group_lock));
 	assert_false(pwd_lock_taken(f->pwdlock));
@@ -211,23 +211,23 @@ static void test_lock_basic(void **state)
 	assert_true(exists(f->pwdlock));
 
 	/* release twice and on a zeroed struct is harmless (fd 0 untouched) */
-	hs_lock_release(&l);
+	hs_globalfile_unlock(&l);
 	struct hs_locks z;
 	memset(&z, 0, sizeof z);
-	hs_lock_release(&z);
+	hs_globalfile_unlock(&z);
 	assert_true(fcntl(0, F_GETFD) >= 0 || errno != EBADF);
 
 	/* no files: only .pwd.lock */
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, NULL, 0, 1000, NULL), 0);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, NULL, 0, 1000, NULL), 0);
 	assert_true(pwd_lock_taken(f->pwdlock));
-	hs_lock_release(&l);
+	hs_globalfile_unlock(&l);
 	assert_false(pwd_lock_taken(f->pwdlock));
 
 	/* too many files */
 	const char *many[HS_LOCK_MAX_FILES + 1];
 	for (size_t i = 0; i < HS_ARRAY_SIZE(many); i++)
 		many[i] = f->passwd;
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, many, HS_ARRAY_SIZE(many), 1000, NULL), -EINVAL);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, many, HS_ARRAY_SIZE(many), 1000, NULL), -EINVAL);
 	assert_false(pwd_lock_taken(f->pwdlock));
 }
 
@@ -239,20 +239,20 @@ static void test_lock_pwd_lock_hostile(void **state)
 
 	/* a symlink at .pwd.lock is not followed */
 	assert_int_equal(symlink(f->passwd, f->pwdlock), 0);
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, NULL, 0, 1000, &failed), -HS_E_SYMLINK);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, NULL, 0, 1000, &failed), -HS_E_SYMLINK);
 	assert_ptr_equal(failed, f->pwdlock);
 	assert_false(exists(f->passwd));
 	unlink(f->pwdlock);
 
 	/* a FIFO does not block */
 	assert_int_equal(mkfifo(f->pwdlock, 0600), 0);
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, NULL, 0, 1000, &failed), -HS_E_NOTREG);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, NULL, 0, 1000, &failed), -HS_E_NOTREG);
 	unlink(f->pwdlock);
 
 	/* missing directory */
 	char bad[PATH_MAX];
 	PATHF(bad, "%s/nodir/.pwd.lock", f->dir);
-	assert_int_equal(hs_lock_acquire(&l, bad, NULL, 0, 1000, &failed), -ENOENT);
+	assert_int_equal(hs_globalfile_lock(&l, bad, NULL, 0, 1000, &failed), -ENOENT);
 	assert_int_equal(l.pwd_lock_fd, -1);
 }
 
@@ -267,11 +267,11 @@ static void test_lock_contention(void **state)
 	pid_t pid = fork_child();
 	if (pid == 0) {
 		struct hs_locks cl = HS_LOCKS_INIT;
-		if (hs_lock_acquire(&cl, f->pwdlock, files, 1, 5000, NULL) != 0)
+		if (hs_globalfile_lock(&cl, f->pwdlock, files, 1, 5000, NULL) != 0)
 			_exit(1);
 		sync_write(to_parent[1]);
 		sync_read(to_child[0]);
-		hs_lock_release(&cl);
+		hs_globalfile_unlock(&cl);
 		sync_write(to_parent[1]);
 		_exit(0);
 	}
@@ -280,7 +280,7 @@ static void test_lock_contention(void **state)
 	struct hs_locks l = HS_LOCKS_INIT;
 	const char *failed = NULL;
 	double t0 = now_s();
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 1, 200, &failed), -HS_E_TIMEOUT);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 1, 200, &failed), -HS_E_TIMEOUT);
 	double took = now_s() - t0;
 	assert_true(took >= 0.19);
 	assert_true(took < 2.0);
@@ -292,16 +292,16 @@ static void test_lock_contention(void **state)
 
 	/* timeout 0: one attempt only */
 	t0 = now_s();
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 1, 0, NULL), -HS_E_TIMEOUT);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 1, 0, NULL), -HS_E_TIMEOUT);
 	assert_true(now_s() - t0 < 0.5);
 
 	/* released while we wait: we get it */
 	sync_write(to_child[1]);
 	t0 = now_s();
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 1, 10000, &failed), 0);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 1, 10000, &failed), 0);
 	assert_true(now_s() - t0 < 5.0);
 	assert_int_equal(wait_status(pid), 0);
-	hs_lock_release(&l);
+	hs_globalfile_unlock(&l);
 	close(to_child[0]);
 	close(to_child[1]);
 	close(to_parent[0]);
@@ -316,7 +316,7 @@ static void test_lock_waits_for_release(void **state)
 	struct hs_locks l = HS_LOCKS_INIT;
 	int to_parent[2];
 
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 2, 1000, NULL), 0);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 2, 1000, NULL), 0);
 	assert_int_equal(pipe(to_parent), 0);
 	pid_t pid = fork_child();
 	if (pid == 0) {
@@ -325,7 +325,7 @@ static void test_lock_waits_for_release(void **state)
 		 * fork() shares: drop our copy or it keeps the lock alive */
 		close(l.pwd_lock_fd);
 		sync_write(to_parent[1]);
-		int r = hs_lock_acquire(&cl, f->pwdlock, files, 2, 10000, NULL);
+		int r = hs_globalfile_lock(&cl, f->pwdlock, files, 2, 10000, NULL);
 		if (r != 0)
 			_exit(1);
 		/* the lock files now carry the child's PID */
@@ -334,12 +334,12 @@ static void test_lock_waits_for_release(void **state)
 		char *c = slurp_path(f->group_lock, NULL);
 		if (!c || strcmp(c, want) != 0)
 			_exit(2);
-		hs_lock_release(&cl);
+		hs_globalfile_unlock(&cl);
 		_exit(0);
 	}
 	sync_read(to_parent[0]);
 	usleep(300 * 1000);
-	hs_lock_release(&l);
+	hs_globalfile_unlock(&l);
 	assert_int_equal(wait_status(pid), 0);
 	assert_false(exists(f->passwd_lock));
 	assert_false(exists(f->group_lock));
@@ -370,32 +370,32 @@ static void test_lock_stale_broken(void **state)
 	pid_t dead = dead_pid();
 	int n = snprintf(buf, sizeof buf, "%ld", (long)dead);
 	write_file(f->passwd_lock, buf, (size_t)n + 1, 0600);
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 1, 2000, NULL), 0);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 1, 2000, NULL), 0);
 	n = snprintf(buf, sizeof buf, "%ld", (long)getpid());
 	assert_memory_equal(slurp_path(f->passwd_lock, NULL), buf, (size_t)n + 1);
-	hs_lock_release(&l);
+	hs_globalfile_unlock(&l);
 	assert_false(exists(f->passwd_lock));
 
 	/* an older writer's "PID\n" form is read too */
 	n = snprintf(buf, sizeof buf, "%ld\n", (long)dead);
 	write_file(f->passwd_lock, buf, (size_t)n, 0600);
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 1, 2000, NULL), 0);
-	hs_lock_release(&l);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 1, 2000, NULL), 0);
+	hs_globalfile_unlock(&l);
 
 	/* a leftover FILE.lock carrying our own PID is stale (we do not
 	 * hold it: a dead process had our PID) */
 	n = snprintf(buf, sizeof buf, "%ld", (long)getpid());
 	write_file(f->passwd_lock, buf, (size_t)n + 1, 0600);
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 1, 2000, NULL), 0);
-	hs_lock_release(&l);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 1, 2000, NULL), 0);
+	hs_globalfile_unlock(&l);
 
 	/* ... and so is a leftover FILE.PID of our own PID */
 	char pidfile[PATH_MAX];
 	PATHF(pidfile, "%s.%ld", f->passwd, (long)getpid());
 	write_file(pidfile, "junk", 4, 0600);
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 1, 2000, NULL), 0);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 1, 2000, NULL), 0);
 	assert_false(exists(pidfile));
-	hs_lock_release(&l);
+	hs_globalfile_unlock(&l);
 }
 
 static void test_lock_live_holder_and_cleanup(void **state)
@@ -419,7 +419,7 @@ static void test_lock_live_holder_and_cleanup(void **state)
 	write_file(f->group_lock, buf, (size_t)n + 1, 0600);
 
 	double t0 = now_s();
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 2, 200, &failed), -HS_E_TIMEOUT);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 2, 200, &failed), -HS_E_TIMEOUT);
 	assert_true(now_s() - t0 >= 0.19);
 	assert_ptr_equal(failed, f->group);
 	/* nothing held after the failure: passwd.lock was taken and is
@@ -432,16 +432,16 @@ static void test_lock_live_holder_and_cleanup(void **state)
 	/* the holder dies: its lock is now stale and broken */
 	sync_write(to_child[1]);
 	assert_int_equal(wait_status(pid), 0);
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 2, 2000, &failed), 0);
-	hs_lock_release(&l);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 2, 2000, &failed), 0);
+	hs_globalfile_unlock(&l);
 
 	/* garbage in FILE.lock counts as held (as in shadow-utils) */
 	write_file(f->group_lock, "garbage", 7, 0600);
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 2, 200, &failed), -HS_E_TIMEOUT);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 2, 200, &failed), -HS_E_TIMEOUT);
 	assert_ptr_equal(failed, f->group);
 	assert_false(exists(f->passwd_lock));
 	write_file(f->group_lock, "", 0, 0600);
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 2, 0, &failed), -HS_E_TIMEOUT);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 2, 0, &failed), -HS_E_TIMEOUT);
 	unlink(f->group_lock);
 
 	/* a lock file in a missing directory fails at once, not after the
@@ -450,7 +450,7 @@ static void test_lock_live_holder_and_cleanup(void **state)
 	PATHF(bad, "%s/nodir/passwd", f->dir);
 	const char *badfiles[] = { f->passwd, bad };
 	t0 = now_s();
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, badfiles, 2, 5000, &failed), -ENOENT);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, badfiles, 2, 5000, &failed), -ENOENT);
 	assert_true(now_s() - t0 < 1.0);
 	assert_ptr_equal(failed, bad);
 	assert_false(exists(f->passwd_lock));
@@ -471,7 +471,7 @@ static void test_lock_vs_classic_fcntl(void **state)
 	assert_int_equal(pipe(to_parent), 0);
 
 	/* we hold it: the classic lock fails */
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, NULL, 0, 1000, NULL), 0);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, NULL, 0, 1000, NULL), 0);
 	pid_t pid = fork_child();
 	if (pid == 0) {
 		close(l.pwd_lock_fd);   /* see test_lock_waits_for_release */
@@ -498,13 +498,13 @@ static void test_lock_vs_classic_fcntl(void **state)
 	usleep(200 * 1000);
 	struct pollfd pfd = { .fd = to_parent[0], .events = POLLIN };
 	assert_int_equal(poll(&pfd, 1, 0), 0);   /* the child is still waiting */
-	hs_lock_release(&l);
+	hs_globalfile_unlock(&l);
 	sync_read(to_parent[0]);   /* child holds the classic lock now */
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, NULL, 0, 200, NULL), -HS_E_TIMEOUT);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, NULL, 0, 200, NULL), -HS_E_TIMEOUT);
 	sync_write(to_child[1]);
 	assert_int_equal(wait_status(pid), 0);
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, NULL, 0, 2000, NULL), 0);
-	hs_lock_release(&l);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, NULL, 0, 2000, NULL), 0);
+	hs_globalfile_unlock(&l);
 	close(to_child[0]);
 	close(to_child[1]);
 	close(to_parent[0]);
@@ -586,16 +586,16 @@ static void test_lock_vs_lckpwdf(void **state)
 	}
 	/* phase 1 */
 	sync_read(to_parent[0]);
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 1, 200, NULL), -HS_E_TIMEOUT);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 1, 200, NULL), -HS_E_TIMEOUT);
 	assert_false(exists(f->passwd_lock));
 	sync_write(to_child[1]);
 	sync_read(to_parent[0]);
 	/* phase 2 */
-	assert_int_equal(hs_lock_acquire(&l, f->pwdlock, files, 1, 1000, NULL), 0);
+	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 1, 1000, NULL), 0);
 	sync_write(to_child[1]);
 	if (read(to_parent[0], &c, 1) != 1)
 		fail_msg("lckpwdf child: %d", wait_status(pid));
-	hs_lock_release(&l);
+	hs_globalfile_unlock(&l);
 	assert_int_equal(wait_status(pid), 0);
 	close(to_parent[0]);
 	close(to_child[0]);
@@ -612,22 +612,22 @@ static void test_global_read(void **state)
 	char lnk[PATH_MAX];
 
 	write_file(f->passwd, "root:x:0:0::/root:/bin/sh\n", 26, 0644);
-	assert_int_equal(hs_global_read(f->passwd, &data, &len), 0);
+	assert_int_equal(hs_globalfile_read(f->passwd, &data, &len), 0);
 	assert_int_equal(len, 26);
 	assert_string_equal(data, "root:x:0:0::/root:/bin/sh\n");
 	free(data);
 	data = NULL;
 
-	assert_int_equal(hs_global_read(f->group, &data, &len), -ENOENT);
+	assert_int_equal(hs_globalfile_read(f->group, &data, &len), -ENOENT);
 	assert_null(data);
 
 	PATHF(lnk, "%s/link", f->dir);
 	assert_int_equal(symlink(f->passwd, lnk), 0);
-	assert_int_equal(hs_global_read(lnk, &data, &len), -HS_E_SYMLINK);
+	assert_int_equal(hs_globalfile_read(lnk, &data, &len), -HS_E_SYMLINK);
 	assert_null(data);
 
 	write_file(f->group, "", 0, 0644);
-	assert_int_equal(hs_global_read(f->group, &data, &len), 0);
+	assert_int_equal(hs_globalfile_read(f->group, &data, &len), 0);
 	assert_int_equal(len, 0);
 	assert_string_equal(data, "");
 	free(data);
@@ -647,7 +647,7 @@ static void test_global_replace(void **state)
 	write_file(f->passwd, old, sizeof old - 1, 0640);
 	assert_int_equal(chown(f->passwd, 12345, 54321), 0);
 
-	assert_int_equal(hs_global_replace(f->passwd, new1, sizeof new1 - 1, 0, 0, 0644), 0);
+	assert_int_equal(hs_globalfile_replace(f->passwd, new1, sizeof new1 - 1, 0, 0, 0644), 0);
 	char *c = slurp_path(f->passwd, &len);
 	assert_int_equal(len, sizeof new1 - 1);
 	assert_memory_equal(c, new1, len);
@@ -667,7 +667,7 @@ static void test_global_replace(void **state)
 	assert_int_equal(st.st_mode & 07777, 0640);
 
 	/* again: the backup is now the previous version */
-	assert_int_equal(hs_global_replace(f->passwd, new2, sizeof new2 - 1, 0, 0, 0644), 0);
+	assert_int_equal(hs_globalfile_replace(f->passwd, new2, sizeof new2 - 1, 0, 0, 0644), 0);
 	c = slurp_path(backup, &len);
 	assert_int_equal(len, sizeof new1 - 1);
 	assert_memory_equal(c, new1, len);
@@ -680,7 +680,7 @@ static void test_global_replace(void **state)
 	/* a file that does not exist yet: defaults, no backup */
 	char gbackup[PATH_MAX];
 	PATHF(gbackup, "%s-", f->group);
-	assert_int_equal(hs_global_replace(f->group, "root:x:0:\n", 10, 0, 42, 0604), 0);
+	assert_int_equal(hs_globalfile_replace(f->group, "root:x:0:\n", 10, 0, 42, 0604), 0);
 	assert_int_equal(lstat(f->group, &st), 0);
 	assert_int_equal(st.st_uid, 0);
 	assert_int_equal(st.st_gid, 42);
@@ -688,7 +688,7 @@ static void test_global_replace(void **state)
 	assert_false(exists(gbackup));
 
 	/* empty content is a valid file */
-	assert_int_equal(hs_global_replace(f->group, "", 0, 0, 0, 0644), 0);
+	assert_int_equal(hs_globalfile_replace(f->group, "", 0, 0, 0, 0644), 0);
 	assert_int_equal(lstat(f->group, &st), 0);
 	assert_int_equal(st.st_size, 0);
 	c = slurp_path(gbackup, &len);
@@ -705,7 +705,7 @@ static void test_global_replace_refuses_symlink(void **state)
 	PATHF(target, "%s/target", f->dir);
 	write_file(target, "precious\n", 9, 0600);
 	assert_int_equal(symlink(target, f->passwd), 0);
-	assert_int_equal(hs_global_replace(f->passwd, "x\n", 2, 0, 0, 0644), -HS_E_SYMLINK);
+	assert_int_equal(hs_globalfile_replace(f->passwd, "x\n", 2, 0, 0, 0644), -HS_E_SYMLINK);
 	assert_int_equal(lstat(f->passwd, &st), 0);
 	assert_true(S_ISLNK(st.st_mode));
 	char *c = slurp_path(target, &len);
@@ -714,7 +714,7 @@ static void test_global_replace_refuses_symlink(void **state)
 
 	/* a FIFO at the path: refused without blocking */
 	assert_int_equal(mkfifo(f->passwd, 0600), 0);
-	assert_int_equal(hs_global_replace(f->passwd, "x\n", 2, 0, 0, 0644), -HS_E_NOTREG);
+	assert_int_equal(hs_globalfile_replace(f->passwd, "x\n", 2, 0, 0, 0644), -HS_E_NOTREG);
 	unlink(f->passwd);
 
 	/* a hard-linked file (link count 2) is refused */
@@ -722,7 +722,7 @@ static void test_global_replace_refuses_symlink(void **state)
 	char hard[PATH_MAX];
 	PATHF(hard, "%s/hard", f->dir);
 	assert_int_equal(link(f->passwd, hard), 0);
-	assert_int_equal(hs_global_replace(f->passwd, "x\n", 2, 0, 0, 0644), -HS_E_NLINK);
+	assert_int_equal(hs_globalfile_replace(f->passwd, "x\n", 2, 0, 0, 0644), -HS_E_NLINK);
 	c = slurp_path(hard, &len);
 	assert_string_equal(c, "a\n");
 }
@@ -739,7 +739,7 @@ static int efbig_child(const char *path, const char *old, size_t oldlen)
 	signal(SIGXFSZ, SIG_IGN);
 	if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
 		return 91;
-	int r = hs_global_replace(path, big, 64 * 1024, 0, 0, 0644);
+	int r = hs_globalfile_replace(path, big, 64 * 1024, 0, 0, 0644);
 	free(big);
 	if (r != -EFBIG)
 		return 1;
@@ -790,7 +790,7 @@ static int enospc_child(const char *mnt)
 	if (!big)
 		return 91;
 	memset(big, 'n', biglen);
-	int r = hs_global_replace(path, big, biglen, 0, 0, 0644);
+	int r = hs_globalfile_replace(path, big, biglen, 0, 0, 0644);
 	free(big);
 	if (r != -ENOSPC)
 		return 1;
@@ -884,7 +884,7 @@ static void test_flush_caches(void **state)
 	assert_string_equal(c, "args:-i group\n0\n/dev/null\n");
 
 	/* the real entry point must not fail on a system without them */
-	hs_flush_caches("passwd");
+	hs_globalfile_flush_caches("passwd");
 	/* no child left unreaped */
 	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
 	assert_int_equal(errno, ECHILD);
@@ -899,79 +899,79 @@ static void test_line_iter(void **state)
 	size_t len;
 
 	static const char text[] = "a:b\n\nlast";
-	hs_line_iter_init(&it, text, sizeof text - 1);
-	assert_true(hs_line_next(&it, &line, &len));
+	hs_strbuf_lines_init(&it, text, sizeof text - 1);
+	assert_true(hs_strbuf_line_next(&it, &line, &len));
 	assert_int_equal(len, 3);
 	assert_memory_equal(line, "a:b", 3);
 	assert_int_equal(it.lineno, 1);
-	assert_true(hs_line_next(&it, &line, &len));
+	assert_true(hs_strbuf_line_next(&it, &line, &len));
 	assert_int_equal(len, 0);
-	assert_true(hs_line_next(&it, &line, &len));
+	assert_true(hs_strbuf_line_next(&it, &line, &len));
 	assert_int_equal(len, 4);
 	assert_memory_equal(line, "last", 4);
 	assert_int_equal(it.lineno, 3);
-	assert_false(hs_line_next(&it, &line, &len));
-	assert_false(hs_line_next(&it, &line, &len));
+	assert_false(hs_strbuf_line_next(&it, &line, &len));
+	assert_false(hs_strbuf_line_next(&it, &line, &len));
 
 	/* a final newline does not produce an extra empty line */
-	hs_line_iter_init(&it, "x\ny\n", 4);
+	hs_strbuf_lines_init(&it, "x\ny\n", 4);
 	int n = 0;
-	while (hs_line_next(&it, &line, &len))
+	while (hs_strbuf_line_next(&it, &line, &len))
 		n++;
 	assert_int_equal(n, 2);
 
 	/* empty and NULL input */
-	hs_line_iter_init(&it, "", 0);
-	assert_false(hs_line_next(&it, &line, &len));
-	hs_line_iter_init(&it, NULL, 0);
-	assert_false(hs_line_next(&it, &line, &len));
+	hs_strbuf_lines_init(&it, "", 0);
+	assert_false(hs_strbuf_line_next(&it, &line, &len));
+	hs_strbuf_lines_init(&it, NULL, 0);
+	assert_false(hs_strbuf_line_next(&it, &line, &len));
 
 	/* NUL bytes are ordinary bytes; len bounds everything */
 	static const char nul[] = "a\0b\nc\0";
-	hs_line_iter_init(&it, nul, 5);   /* "a\0b\nc" */
-	assert_true(hs_line_next(&it, &line, &len));
+	hs_strbuf_lines_init(&it, nul, 5);   /* "a\0b\nc" */
+	assert_true(hs_strbuf_line_next(&it, &line, &len));
 	assert_int_equal(len, 3);
-	assert_true(hs_line_next(&it, &line, &len));
+	assert_true(hs_strbuf_line_next(&it, &line, &len));
 	assert_int_equal(len, 1);
 	assert_memory_equal(line, "c", 1);
-	assert_false(hs_line_next(&it, &line, &len));
+	assert_false(hs_strbuf_line_next(&it, &line, &len));
 
 	/* a lone newline: one empty line */
-	hs_line_iter_init(&it, "\n", 1);
-	assert_true(hs_line_next(&it, &line, &len));
+	hs_strbuf_lines_init(&it, "\n", 1);
+	assert_true(hs_strbuf_line_next(&it, &line, &len));
 	assert_int_equal(len, 0);
-	assert_false(hs_line_next(&it, &line, &len));
+	assert_false(hs_strbuf_line_next(&it, &line, &len));
 }
 
 static void test_buf(void **state)
 {
 	struct hs_buf b = { 0 };
 
-	assert_int_equal(hs_buf_append(&b, "", 0), 0);
-	assert_int_equal(hs_buf_append(&b, "abc", 3), 0);
+	assert_int_equal(hs_strbuf_append(&b, "", 0), 0);
+	assert_int_equal(hs_strbuf_append(&b, "abc", 3), 0);
 	assert_int_equal(b.len, 3);
 	assert_string_equal(b.data, "abc");
 	assert_true(b.cap > b.len);
 	for (int i = 0; i < 10000; i++)
-		assert_int_equal(hs_buf_append(&b, "0123456789", 10), 0);
+		assert_int_equal(hs_strbuf_append(&b, "0123456789", 10), 0);
 	assert_int_equal(b.len, 3 + 100000);
 	assert_true(b.cap > b.len);
 	assert_int_equal(b.data[b.len], '\0');
 	assert_memory_equal(b.data + 3 + 99990, "0123456789", 10);
 	/* embedded NULs are kept */
-	assert_int_equal(hs_buf_append(&b, "x\0y", 3), 0);
+	assert_int_equal(hs_strbuf_append(&b, "x\0y", 3), 0);
 	assert_int_equal(b.len, 100006);
 	assert_memory_equal(b.data + 100003, "x\0y", 3);
 	/* absurd sizes fail cleanly */
-	assert_int_equal(hs_buf_append(&b, "x", SIZE_MAX), -ENOMEM);
-	assert_int_equal(hs_buf_append(&b, NULL, 1), -EINVAL);
+	assert_int_equal(hs_strbuf_append(&b, "x", SIZE_MAX), -ENOMEM);
+	assert_int_equal(hs_strbuf_append(&b, NULL, 1), -EINVAL);
 	assert_int_equal(b.len, 100006);
-	hs_buf_free(&b);
+	hs_strbuf_free(&b);
 	assert_null(b.data);
 	assert_int_equal(b.len, 0);
 	assert_int_equal(b.cap, 0);
-	hs_buf_free(&b);
-	hs_buf_free(NULL);
+	hs_strbuf_free(&b);
+	hs_strbuf_free(NULL);
 }
 
 int main(void)

@@ -61,7 +61,7 @@ static char *file(struct tmp_dirs *f, const char *name)
 	size_t len = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", f->path, name);
-	assert_int_equal(hs_global_read(path, &data, &len), 0);
+	assert_int_equal(hs_globalfile_read(path, &data, &len), 0);
 	return data;
 }
 

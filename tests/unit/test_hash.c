@@ -23,7 +23,7 @@ static struct hs_config *defs(const char *text)
 {
 	struct hs_config *c = NULL;
 
-	assert_int_equal(hs_logindefs_parse(text, strlen(text), "test", NULL, NULL, &c), 0);
+	assert_int_equal(hs_config_logindefs_parse(text, strlen(text), "test", NULL, NULL, &c), 0);
 	assert_non_null(c);
 	return c;
 }
@@ -136,11 +136,11 @@ static void test_every_method_roundtrip(void **state)
 
 		/* a method libxcrypt calls legacy verifies only when allowed */
 		bool strong = crypt_checksalt(h) == CRYPT_SALT_OK;
-		assert_int_equal(hs_verify_password("correct horse", h, true), 1);
-		assert_int_equal(hs_verify_password("correct horse", h, false), strong ? 1 : 0);
-		assert_int_equal(hs_verify_password("correct horsE", h, true), 0);
-		assert_int_equal(hs_verify_password("", h, true), 0);
-		assert_int_equal(hs_verify_password("correct horse ", h, true), 0);
+		assert_int_equal(hs_hash_verify_password("correct horse", h, true), 1);
+		assert_int_equal(hs_hash_verify_password("correct horse", h, false), strong ? 1 : 0);
+		assert_int_equal(hs_hash_verify_password("correct horsE", h, true), 0);
+		assert_int_equal(hs_hash_verify_password("", h, true), 0);
+		assert_int_equal(hs_hash_verify_password("correct horse ", h, true), 0);
 
 		/* fresh salt every time */
 		assert_int_equal(hs_hash_password("correct horse", &p, h2, sizeof h2), 0);
@@ -156,7 +156,7 @@ static void test_hash_costs_in_output(void **state)
 	assert_int_equal(hs_hash_policy_from_method("sha512", 1234, &p), 0);
 	assert_int_equal(hs_hash_password("pw", &p, h, sizeof h), 0);
 	assert_true(strncmp(h, "$6$rounds=1234$", 15) == 0);
-	assert_int_equal(hs_verify_password("pw", h, false), 1);
+	assert_int_equal(hs_hash_verify_password("pw", h, false), 1);
 
 	assert_int_equal(hs_hash_policy_from_method("blowfish", 6, &p), 0);
 	assert_int_equal(hs_hash_password("pw", &p, h, sizeof h), 0);
@@ -171,7 +171,7 @@ static void test_hash_costs_in_output(void **state)
 	size_t plen = (size_t)(strchr(setting + 3, '$') - setting) + 1;
 	assert_memory_equal(h, setting, plen);
 	assert_true(strncmp(h, "$y$j9T$", 7) != 0);   /* not the default cost */
-	assert_int_equal(hs_verify_password("pw", h, false), 1);
+	assert_int_equal(hs_hash_verify_password("pw", h, false), 1);
 }
 
 static void test_hash_errors(void **state)
@@ -206,29 +206,29 @@ static void test_legacy_and_locked(void **state)
 	struct hs_hash_policy p;
 	char h[HS_HASH_MAX + 1], locked[HS_HASH_MAX + 2];
 
-	assert_int_equal(hs_verify_password("password", des, false), 0);
-	assert_int_equal(hs_verify_password("password", des, true), 1);
-	assert_int_equal(hs_verify_password("passwore", des, true), 0);
+	assert_int_equal(hs_hash_verify_password("password", des, false), 0);
+	assert_int_equal(hs_hash_verify_password("password", des, true), 1);
+	assert_int_equal(hs_hash_verify_password("passwore", des, true), 0);
 
 	assert_int_equal(hs_hash_policy_from_method("sha512", 0, &p), 0);
 	assert_int_equal(hs_hash_password("pw", &p, h, sizeof h), 0);
 	snprintf(locked, sizeof locked, "!%s", h);
-	assert_int_equal(hs_verify_password("pw", h, false), 1);
-	assert_int_equal(hs_verify_password("pw", locked, false), 0);
-	assert_int_equal(hs_verify_password("pw", locked, true), 0);
+	assert_int_equal(hs_hash_verify_password("pw", h, false), 1);
+	assert_int_equal(hs_hash_verify_password("pw", locked, false), 0);
+	assert_int_equal(hs_hash_verify_password("pw", locked, true), 0);
 
 	static const char *const never[] = { "", "!", "*", "!!", "*LK*", "x", "$6$", "$6$$",
 		"$y$", "$y$j9T$", "$2b$05$short", "abJnggxhB/yW", "abJnggxhB/yWI ",
 		"!abJnggxhB/yWI" };
 	for (size_t i = 0; i < HS_ARRAY_SIZE(never); i++) {
-		assert_int_equal(hs_verify_password("password", never[i], true), 0);
-		assert_int_equal(hs_verify_password("", never[i], true), 0);
+		assert_int_equal(hs_hash_verify_password("password", never[i], true), 0);
+		assert_int_equal(hs_hash_verify_password("", never[i], true), 0);
 	}
 	/* "*" must not match what crypt_rn returns for failures either */
-	assert_int_equal(hs_verify_password("*0", "*0", true), 0);
-	assert_int_equal(hs_verify_password("*1", "*1", true), 0);
-	assert_int_equal(hs_verify_password(NULL, h, true), 0);
-	assert_int_equal(hs_verify_password("pw", NULL, true), 0);
+	assert_int_equal(hs_hash_verify_password("*0", "*0", true), 0);
+	assert_int_equal(hs_hash_verify_password("*1", "*1", true), 0);
+	assert_int_equal(hs_hash_verify_password(NULL, h, true), 0);
+	assert_int_equal(hs_hash_verify_password("pw", NULL, true), 0);
 }
 
 static void test_rehash(void **state)
@@ -311,7 +311,7 @@ static void test_consttime_streq(void **state)
 	};
 
 	for (size_t i = 0; i < HS_ARRAY_SIZE(cases); i++)
-		assert_int_equal(hs_consttime_streq(cases[i].a, cases[i].b), cases[i].equal);
+		assert_int_equal(hs_hash_consttime_streq(cases[i].a, cases[i].b), cases[i].equal);
 }
 
 static double now_s(void)
@@ -349,9 +349,9 @@ static void test_dummy_verify_timing(void **state)
 		double real[5], dummy[5];
 		for (int i = 0; i < 5; i++) {
 			double t0 = now_s();
-			assert_int_equal(hs_verify_password("wrong", h, false), 0);
+			assert_int_equal(hs_hash_verify_password("wrong", h, false), 0);
 			double t1 = now_s();
-			hs_dummy_verify("wrong", &p);
+			hs_hash_dummy_verify("wrong", &p);
 			double t2 = now_s();
 			real[i] = t1 - t0;
 			dummy[i] = t2 - t1;
@@ -363,9 +363,9 @@ static void test_dummy_verify_timing(void **state)
 		assert_true(d < r * 2);
 	}
 	/* NULL policy and NULL password must not crash */
-	hs_dummy_verify(NULL, NULL);
+	hs_hash_dummy_verify(NULL, NULL);
 	struct hs_hash_policy bogus = { .prefix = "$9$", .rounds = 0 };
-	hs_dummy_verify("x", &bogus);
+	hs_hash_dummy_verify("x", &bogus);
 }
 
 int main(void)

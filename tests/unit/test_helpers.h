@@ -68,7 +68,7 @@ static inline void rm_rf(const char *path)
 	int tmpfd = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	assert_true(tmpfd >= 0);
-	assert_int_equal(hs_remove_tree_at(tmpfd, path + strlen("/tmp/")), 0);
+	assert_int_equal(hs_walk_remove_tree_at(tmpfd, path + strlen("/tmp/")), 0);
 	close(tmpfd);
 }
 

@@ -21,7 +21,7 @@ static struct hs_config *defs(const char *text)
 {
 	struct hs_config *c = NULL;
 
-	assert_int_equal(hs_logindefs_parse(text, strlen(text), "login.defs", NULL, NULL, &c), 0);
+	assert_int_equal(hs_config_logindefs_parse(text, strlen(text), "login.defs", NULL, NULL, &c), 0);
 	return c;
 }
 
@@ -177,24 +177,24 @@ static void test_pick_db_same_as_set(void **state)
 static void test_subid(void **state)
 {
 	struct hs_accountdb db = HS_ACCOUNTDB_INIT;
-	struct hs_subid_conf c;
+	struct hs_ids_subid_conf c;
 	unsigned long start;
 	struct hs_config *cfg;
 
 	(void)state;
-	hs_subid_conf(NULL, true, &c);
+	hs_ids_subid_conf(NULL, true, &c);
 	assert_int_equal(c.min, 100000);
 	assert_int_equal(c.max, 600100000);
 	assert_int_equal(c.count, 65536);
 	cfg = defs("SUB_GID_MIN 200000\nSUB_GID_COUNT 1000\n");
-	hs_subid_conf(cfg, false, &c);
+	hs_ids_subid_conf(cfg, false, &c);
 	assert_int_equal(c.min, 200000);
 	assert_int_equal(c.count, 1000);
 	hs_config_free(cfg);
 
 	load(&db, HS_DB_SUBID, "");
-	c = (struct hs_subid_conf){ 100000, 600100000, 65536 };
-	assert_int_equal(hs_subid_pick(&db, &c, &start), 0);
+	c = (struct hs_ids_subid_conf){ 100000, 600100000, 65536 };
+	assert_int_equal(hs_ids_subid_pick(&db, &c, &start), 0);
 	assert_int_equal(start, 100000);
 	hs_accountdb_free(&db);
 
@@ -204,25 +204,25 @@ static void test_subid(void **state)
 	     "a:100000:65536\n"
 	     "c:165537:100\n"      /* leaves a gap of 1 at 165536 */
 	     "d:400000:1\n");
-	assert_int_equal(hs_subid_pick(&db, &c, &start), 0);
+	assert_int_equal(hs_ids_subid_pick(&db, &c, &start), 0);
 	assert_int_equal(start, 296608);
 	c.count = 1;
-	assert_int_equal(hs_subid_pick(&db, &c, &start), 0);
+	assert_int_equal(hs_ids_subid_pick(&db, &c, &start), 0);
 	assert_int_equal(start, 165536);
 	c.count = 0;
-	assert_int_equal(hs_subid_pick(&db, &c, &start), -EINVAL);
+	assert_int_equal(hs_ids_subid_pick(&db, &c, &start), -EINVAL);
 	/* no room below max */
-	c = (struct hs_subid_conf){ 100000, 300000, 65536 };
-	assert_int_equal(hs_subid_pick(&db, &c, &start), -EUSERS);
+	c = (struct hs_ids_subid_conf){ 100000, 300000, 65536 };
+	assert_int_equal(hs_ids_subid_pick(&db, &c, &start), -EUSERS);
 	/* a range that reaches exactly max fits */
-	c = (struct hs_subid_conf){ 100000, 296608 + 65535, 65536 };
-	assert_int_equal(hs_subid_pick(&db, &c, &start), 0);
+	c = (struct hs_ids_subid_conf){ 100000, 296608 + 65535, 65536 };
+	assert_int_equal(hs_ids_subid_pick(&db, &c, &start), 0);
 	assert_int_equal(start, 296608);
 	/* a range that ends at 2^32 */
 	hs_accountdb_free(&db);
 	load(&db, HS_DB_SUBID, "z:100000:4294867296\n");
-	c = (struct hs_subid_conf){ 100000, 4294967294UL, 1 };
-	assert_int_equal(hs_subid_pick(&db, &c, &start), -EUSERS);
+	c = (struct hs_ids_subid_conf){ 100000, 4294967294UL, 1 };
+	assert_int_equal(hs_ids_subid_pick(&db, &c, &start), -EUSERS);
 	hs_accountdb_free(&db);
 }
 

@@ -29,8 +29,8 @@ static void cap_say(void *ctx, const char *line)
 {
 	struct capture *c = ctx;
 
-	assert_int_equal(hs_buf_append(&c->out, line, strlen(line)), 0);
-	assert_int_equal(hs_buf_append(&c->out, "\n", 1), 0);
+	assert_int_equal(hs_strbuf_append(&c->out, line, strlen(line)), 0);
+	assert_int_equal(hs_strbuf_append(&c->out, "\n", 1), 0);
 }
 
 static bool cap_ask(void *ctx, const char *prompt)
@@ -41,8 +41,8 @@ static bool cap_ask(void *ctx, const char *prompt)
 	if (c->answers)
 		assert_true(c->answers[c->asked] != '\0');      /* no unplanned question */
 	c->asked++;
-	assert_int_equal(hs_buf_append(&c->out, prompt, strlen(prompt)), 0);
-	assert_int_equal(hs_buf_append(&c->out, yes ? "Yes\n" : "No\n", yes ? 4 : 3), 0);
+	assert_int_equal(hs_strbuf_append(&c->out, prompt, strlen(prompt)), 0);
+	assert_int_equal(hs_strbuf_append(&c->out, yes ? "Yes\n" : "No\n", yes ? 4 : 3), 0);
 	return yes;
 }
 
@@ -60,7 +60,7 @@ static void audit_init(struct hs_integrity *a, struct capture *c, unsigned flags
 
 static const char *text(struct capture *c)
 {
-	assert_int_equal(hs_buf_append(&c->out, "", 1), 0);
+	assert_int_equal(hs_strbuf_append(&c->out, "", 1), 0);
 	c->out.len--;
 	return c->out.data;
 }
@@ -76,9 +76,9 @@ static const char *serialized(struct hs_accountdb *db)
 {
 	static struct hs_buf b;
 
-	hs_buf_free(&b);
+	hs_strbuf_free(&b);
 	assert_int_equal(hs_accountdb_serialize(db, &b), 0);
-	assert_int_equal(hs_buf_append(&b, "", 1), 0);
+	assert_int_equal(hs_strbuf_append(&b, "", 1), 0);
 	return b.data;
 }
 
@@ -122,7 +122,7 @@ static void test_passwd_read_only(void **state)
 	assert_false(a.db_changed);
 	assert_false(pw.dirty || sp.dirty);
 	assert_int_equal(c.asked, 0);   /* read-only never asks */
-	hs_buf_free(&c.out);
+	hs_strbuf_free(&c.out);
 	hs_accountdb_free(&pw);
 	hs_accountdb_free(&sp);
 }
@@ -155,7 +155,7 @@ static void test_passwd_warnings_and_repairs(void **state)
 				  "bob:!:%ld::::::\n", hs_today()) > 0, 1);
 	assert_string_equal(serialized(&sp), expect);
 	free(expect);
-	hs_buf_free(&c.out);
+	hs_strbuf_free(&c.out);
 	hs_accountdb_free(&pw);
 	hs_accountdb_free(&sp);
 }
@@ -218,13 +218,13 @@ static void test_group_checks_and_repairs(void **state)
 		"no matching group file entry in /etc/group\n"
 		"delete line 'orphan:!::'? No\n");
 	assert_false(gr.dirty || gs.dirty);
-	hs_buf_free(&c.out);
+	hs_strbuf_free(&c.out);
 
 	/* everything yes: the files agree and are clean afterwards */
 	audit_init(&a, &c, 0, NULL);
 	assert_int_equal(hs_integrity_group(&a, &gr, &gs, &pw), 0);
 	assert_int_equal(hs_integrity_gshadow(&a, &gs, &gr, &pw), 0);
-	hs_buf_free(&c.out);
+	hs_strbuf_free(&c.out);
 	assert_string_equal(serialized(&gr),
 		"g1:x:6001:alice,bob\n"
 		"g2:x:6002:alice\n"
@@ -241,7 +241,7 @@ static void test_group_checks_and_repairs(void **state)
 	assert_int_equal(hs_integrity_group(&a, &gr, &gs, &pw), 0);
 	assert_int_equal(hs_integrity_gshadow(&a, &gs, &gr, &pw), 0);
 	assert_string_equal(text(&c), "");
-	hs_buf_free(&c.out);
+	hs_strbuf_free(&c.out);
 	hs_accountdb_free(&pw);
 	hs_accountdb_free(&gr);
 	hs_accountdb_free(&gs);
@@ -257,19 +257,19 @@ static void test_huge_member_lists(void **state)
 	struct capture c;
 	char line[128];
 
-	assert_int_equal(hs_buf_append(&group, "big:x:7000:", 11), 0);
-	assert_int_equal(hs_buf_append(&gshadow, "big:!::", 7), 0);
+	assert_int_equal(hs_strbuf_append(&group, "big:x:7000:", 11), 0);
+	assert_int_equal(hs_strbuf_append(&gshadow, "big:!::", 7), 0);
 	for (size_t i = 0; i < n; i++) {
 		int len = snprintf(line, sizeof line, "u%07zu:x:%zu:100::/:/bin/sh\n", i, 100000 + i);
 
-		assert_int_equal(hs_buf_append(&users, line, (size_t)len), 0);
+		assert_int_equal(hs_strbuf_append(&users, line, (size_t)len), 0);
 		if (i != n - 1) {
-			assert_int_equal(hs_buf_append(&group, line, 8), 0);
-			assert_int_equal(hs_buf_append(&group, i == n - 2 ? "\n" : ",", 1), 0);
+			assert_int_equal(hs_strbuf_append(&group, line, 8), 0);
+			assert_int_equal(hs_strbuf_append(&group, i == n - 2 ? "\n" : ",", 1), 0);
 		}
 		if (i != 0) {
-			assert_int_equal(hs_buf_append(&gshadow, line, 8), 0);
-			assert_int_equal(hs_buf_append(&gshadow, i == n - 1 ? "\n" : ",", 1), 0);
+			assert_int_equal(hs_strbuf_append(&gshadow, line, 8), 0);
+			assert_int_equal(hs_strbuf_append(&gshadow, i == n - 1 ? "\n" : ",", 1), 0);
 		}
 	}
 	assert_int_equal(hs_accountdb_load_data(&pw, HS_DB_PASSWD, "/etc/passwd", users.data,
@@ -286,10 +286,10 @@ static void test_huge_member_lists(void **state)
 		"delete member 'u0199999' from 'big' in /etc/gshadow? No\n"
 		"'u0000000' is a member of the 'big' group in /etc/group but not in /etc/gshadow\n"
 		"add 'u0000000' to the members of 'big' in /etc/gshadow? No\n");
-	hs_buf_free(&c.out);
-	hs_buf_free(&users);
-	hs_buf_free(&group);
-	hs_buf_free(&gshadow);
+	hs_strbuf_free(&c.out);
+	hs_strbuf_free(&users);
+	hs_strbuf_free(&group);
+	hs_strbuf_free(&gshadow);
 	hs_accountdb_free(&pw);
 	hs_accountdb_free(&gr);
 	hs_accountdb_free(&gs);
@@ -339,7 +339,7 @@ static void make_user(int treefd, const char *name, uid_t uid, const char *hash)
 	struct hs_shadow s = { .hash = (char *)hash, .lstchg = 19000 };
 	struct hs_aging ag;
 
-	hs_aging_init_unset(&ag);
+	hs_records_aging_init_unset(&ag);
 	assert_int_equal(hs_userdir_create(treefd, name, uid, A_GID, &s, &ag, "/bin/sh"), 0);
 }
 
@@ -387,7 +387,7 @@ static void test_tree_audit(void **state)
 	make_user(treefd, "carol", 5003, "$6$s$carolhash");
 	run_tree(&a, &pw, tree);
 	assert_string_equal(text(&c), "");
-	hs_buf_free(&c.out);
+	hs_strbuf_free(&c.out);
 
 	/* break it: a mode, a symlink out of the tree, a stray, a temp, an
 	 * aging owned by the user, a missing directory, a ghost */
@@ -437,14 +437,14 @@ static void test_tree_audit(void **state)
 		assert_string_equal(text(&c), expect);
 		free(expect);
 	}
-	hs_buf_free(&c.out);
+	hs_strbuf_free(&c.out);
 
 	/* repair everything */
 	audit_init(&a, &c, 0, NULL);
 	run_tree(&a, &pw, tree);
 	assert_int_equal(a.failures, 0);
 	assert_true(a.tree_changed);
-	hs_buf_free(&c.out);
+	hs_strbuf_free(&c.out);
 	assert_string_equal(slurp(f->ofd, "target"), "outside\n");      /* not followed */
 	assert_int_equal(fstatat(f->ofd, "target", &st, 0), 0);
 	assert_int_equal(st.st_mode & 07777, 0600);
@@ -464,7 +464,7 @@ static void test_tree_audit(void **state)
 	run_tree(&a, &pw, tree);
 	assert_string_equal(text(&c), "");
 	assert_int_equal(a.problems, 0);
-	hs_buf_free(&c.out);
+	hs_strbuf_free(&c.out);
 
 	close(afd);
 	close(treefd);
@@ -485,7 +485,7 @@ static void test_no_tree(void **state)
 	audit_init(&a, &c, HS_INTEGRITY_READ_ONLY, NULL);
 	assert_int_equal(hs_integrity_tree(&a, &pw, &t), -ENOENT);
 	assert_int_equal(a.problems, 0);
-	hs_buf_free(&c.out);
+	hs_strbuf_free(&c.out);
 	hs_accountdb_free(&pw);
 }
 

@@ -29,9 +29,9 @@ static void test_valid_names(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof good_names / sizeof good_names[0]; i++) {
-		if (!hs_user_name_valid(good_names[i]))
+		if (!hs_names_user_valid(good_names[i]))
 			fail_msg("user name \"%s\" rejected", good_names[i]);
-		if (!hs_group_name_valid(good_names[i]))
+		if (!hs_names_group_valid(good_names[i]))
 			fail_msg("group name \"%s\" rejected", good_names[i]);
 	}
 }
@@ -40,13 +40,13 @@ static void test_invalid_names(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++) {
-		if (hs_user_name_valid(bad_names[i]))
+		if (hs_names_user_valid(bad_names[i]))
 			fail_msg("user name \"%s\" accepted", bad_names[i]);
-		if (hs_group_name_valid(bad_names[i]))
+		if (hs_names_group_valid(bad_names[i]))
 			fail_msg("group name \"%s\" accepted", bad_names[i]);
 	}
-	assert_false(hs_user_name_valid(NULL));
-	assert_false(hs_group_name_valid(NULL));
+	assert_false(hs_names_user_valid(NULL));
+	assert_false(hs_names_group_valid(NULL));
 }
 
 static void test_length_boundary(void **state)
@@ -56,8 +56,8 @@ static void test_length_boundary(void **state)
 	for (size_t len = 1; len < sizeof buf - 1; len++) {
 		memset(buf, 'a', len);
 		buf[len] = '\0';
-		assert_int_equal(hs_user_name_valid(buf), len <= HS_NAME_MAX);
-		assert_int_equal(hs_group_name_valid(buf), len <= HS_NAME_MAX);
+		assert_int_equal(hs_names_user_valid(buf), len <= HS_NAME_MAX);
+		assert_int_equal(hs_names_group_valid(buf), len <= HS_NAME_MAX);
 	}
 }
 
@@ -72,9 +72,9 @@ static void test_every_byte(void **state)
 		char mid[4] = { 'a', (char)c, 'b', 0 };
 		char last[3] = { 'a', (char)c, 0 };
 
-		assert_int_equal(hs_user_name_valid(first), first_ok);
-		assert_int_equal(hs_user_name_valid(mid), later_ok);
-		assert_int_equal(hs_user_name_valid(last), later_ok || c == '$');
+		assert_int_equal(hs_names_user_valid(first), first_ok);
+		assert_int_equal(hs_names_user_valid(mid), later_ok);
+		assert_int_equal(hs_names_user_valid(last), later_ok || c == '$');
 	}
 }
 

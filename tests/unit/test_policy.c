@@ -25,7 +25,7 @@ static struct hs_aging aging(long min, long max, long warn, long inact, long exp
 
 static enum hs_acct_state state(long lstchg, struct hs_aging a, long *left, bool *admin)
 {
-	return hs_account_state(lstchg, &a, TODAY, left, admin);
+	return hs_policy_account_state(lstchg, &a, TODAY, left, admin);
 }
 
 static void test_expire_date(void **unused)
@@ -46,7 +46,7 @@ static void test_expire_date(void **unused)
 	/* account expiry wins over everything, including lstchg 0 */
 	assert_int_equal(state(0, aging(-1, 10, 5, 3, TODAY), NULL, NULL), HS_ACCT_EXPIRED);
 	/* no aging data at all fails closed */
-	assert_int_equal(hs_account_state(TODAY - 1, NULL, TODAY, NULL, NULL), HS_ACCT_EXPIRED);
+	assert_int_equal(hs_policy_account_state(TODAY - 1, NULL, TODAY, NULL, NULL), HS_ACCT_EXPIRED);
 }
 
 static void test_forced_by_admin(void **unused)
@@ -128,37 +128,37 @@ static void test_too_early(void **unused)
 {
 	struct hs_aging a = aging(5, 30, 7, -1, -1);
 
-	assert_true(hs_password_change_too_early(TODAY, &a, TODAY));
-	assert_true(hs_password_change_too_early(TODAY - 4, &a, TODAY));
-	assert_false(hs_password_change_too_early(TODAY - 5, &a, TODAY));
-	assert_false(hs_password_change_too_early(0, &a, TODAY));
-	assert_false(hs_password_change_too_early(HS_UNSET, &a, TODAY));
-	assert_false(hs_password_change_too_early(TODAY + 3, &a, TODAY));
-	assert_false(hs_password_change_too_early(TODAY, NULL, TODAY));
+	assert_true(hs_policy_change_too_early(TODAY, &a, TODAY));
+	assert_true(hs_policy_change_too_early(TODAY - 4, &a, TODAY));
+	assert_false(hs_policy_change_too_early(TODAY - 5, &a, TODAY));
+	assert_false(hs_policy_change_too_early(0, &a, TODAY));
+	assert_false(hs_policy_change_too_early(HS_UNSET, &a, TODAY));
+	assert_false(hs_policy_change_too_early(TODAY + 3, &a, TODAY));
+	assert_false(hs_policy_change_too_early(TODAY, NULL, TODAY));
 	a.min = -1;
-	assert_false(hs_password_change_too_early(TODAY, &a, TODAY));
+	assert_false(hs_policy_change_too_early(TODAY, &a, TODAY));
 	a.min = 0;
-	assert_false(hs_password_change_too_early(TODAY, &a, TODAY));
+	assert_false(hs_policy_change_too_early(TODAY, &a, TODAY));
 	/* a forced change (max exceeded) is never too early */
 	a = aging(100, 30, -1, -1, -1);
-	assert_false(hs_password_change_too_early(TODAY - 31, &a, TODAY));
-	assert_true(hs_password_change_too_early(TODAY - 30, &a, TODAY));
+	assert_false(hs_policy_change_too_early(TODAY - 31, &a, TODAY));
+	assert_true(hs_policy_change_too_early(TODAY - 30, &a, TODAY));
 	/* an expired account is not "too early" either (it is refused) */
 	a = aging(100, -1, -1, -1, TODAY);
-	assert_false(hs_password_change_too_early(TODAY - 1, &a, TODAY));
+	assert_false(hs_policy_change_too_early(TODAY - 1, &a, TODAY));
 }
 
 static void test_format_day(void **unused)
 {
 	char buf[16];
 
-	assert_string_equal(hs_format_day_iso(0, buf, sizeof buf), "1970-01-01");
-	assert_string_equal(hs_format_day_iso(TODAY, buf, sizeof buf), "2024-10-04");
-	assert_string_equal(hs_format_day_iso(19782, buf, sizeof buf), "2024-02-29");
-	assert_string_equal(hs_format_day_iso(HS_UNSET, buf, sizeof buf), "never");
-	assert_string_equal(hs_format_day_iso(-7, buf, sizeof buf), "never");
+	assert_string_equal(hs_policy_format_day_iso(0, buf, sizeof buf), "1970-01-01");
+	assert_string_equal(hs_policy_format_day_iso(TODAY, buf, sizeof buf), "2024-10-04");
+	assert_string_equal(hs_policy_format_day_iso(19782, buf, sizeof buf), "2024-02-29");
+	assert_string_equal(hs_policy_format_day_iso(HS_UNSET, buf, sizeof buf), "never");
+	assert_string_equal(hs_policy_format_day_iso(-7, buf, sizeof buf), "never");
 	/* the largest day number fits the documented 16 bytes */
-	assert_true(strlen(hs_format_day_iso(HS_DAYS_MAX, buf, sizeof buf)) < sizeof buf);
+	assert_true(strlen(hs_policy_format_day_iso(HS_DAYS_MAX, buf, sizeof buf)) < sizeof buf);
 }
 
 static void test_parse_day_valid(void **unused)
@@ -173,7 +173,7 @@ static void test_parse_day_valid(void **unused)
 
 	for (size_t i = 0; i < HS_ARRAY_SIZE(ok); i++) {
 		day = -42;
-		assert_int_equal(hs_parse_day(ok[i].s, &day), 0);
+		assert_int_equal(hs_policy_parse_day(ok[i].s, &day), 0);
 		assert_int_equal(day, ok[i].day);
 	}
 }
@@ -195,15 +195,15 @@ static void test_parse_day_invalid(void **unused)
 
 	for (size_t i = 0; i < HS_ARRAY_SIZE(bad_format); i++) {
 		day = 7;
-		assert_int_equal(hs_parse_day(bad_format[i], &day), -HS_E_FORMAT);
+		assert_int_equal(hs_policy_parse_day(bad_format[i], &day), -HS_E_FORMAT);
 		assert_int_equal(day, 7);
 	}
 	for (size_t i = 0; i < HS_ARRAY_SIZE(bad_range); i++) {
 		day = 7;
-		assert_int_equal(hs_parse_day(bad_range[i], &day), -HS_E_RANGE);
+		assert_int_equal(hs_policy_parse_day(bad_range[i], &day), -HS_E_RANGE);
 		assert_int_equal(day, 7);
 	}
-	assert_int_equal(hs_parse_day(NULL, &day), -HS_E_FORMAT);
+	assert_int_equal(hs_policy_parse_day(NULL, &day), -HS_E_FORMAT);
 }
 
 static void test_round_trip(void **unused)
@@ -213,7 +213,7 @@ static void test_round_trip(void **unused)
 
 	/* every day from 1970 to past 2100 (leap years, centuries) */
 	for (long d = 0; d < 50000; d++) {
-		assert_int_equal(hs_parse_day(hs_format_day_iso(d, buf, sizeof buf), &day), 0);
+		assert_int_equal(hs_policy_parse_day(hs_policy_format_day_iso(d, buf, sizeof buf), &day), 0);
 		assert_int_equal(day, d);
 	}
 }

@@ -1,4 +1,4 @@
-/* Tests for lib/base/privs.c.  hs_privileged_init changes process-wide state
+/* Tests for lib/base/privs.c.  hs_privs_init changes process-wide state
  * (environment, limits, dumpable, umask), so every check runs in a forked
  * child and reports through its exit status: 0 = all good, otherwise the
  * number of the failed check. */
@@ -43,7 +43,7 @@ static int child_closed_stdio(void *arg)
 	for (int fd = 0; fd <= 2; fd++)
 		if (which & (1 << fd))
 			close(fd);
-	hs_privileged_init(1, argv_passwd, "passwd");
+	hs_privs_init(1, argv_passwd, "passwd");
 	for (int fd = 0; fd <= 2; fd++) {
 		if (fcntl(fd, F_GETFD) < 0)
 			return 10 + fd;
@@ -93,7 +93,7 @@ static int child_env(void *arg)
 	setenv("BASH_ENV", "/tmp/x", 1);
 	for (const struct env_case *c = cases; c->name; c++)
 		setenv(c->name, c->value, 1);
-	hs_privileged_init(1, argv_passwd, "passwd");
+	hs_privs_init(1, argv_passwd, "passwd");
 
 	static const char *const gone[] = {
 		"LD_PRELOAD", "LD_LIBRARY_PATH", "IFS", "HOME", "SHELL", "GCONV_PATH",
@@ -197,7 +197,7 @@ static int child_env_long(void *arg)
 	memcpy(env, environ, n * sizeof *env);
 	env[n] = d2;
 	environ = env;
-	hs_privileged_init(1, argv_passwd, "passwd");
+	hs_privs_init(1, argv_passwd, "passwd");
 	if (getenv("TERM"))
 		return 1;
 	if (!getenv("LANG"))
@@ -239,7 +239,7 @@ static int child_limits(void *arg)
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	umask(0);
 
-	hs_privileged_init(1, argv_passwd, "passwd");
+	hs_privs_init(1, argv_passwd, "passwd");
 
 	if (getrlimit(RLIMIT_FSIZE, &rl) < 0 || rl.rlim_cur != RLIM_INFINITY)
 		return 1;
@@ -283,7 +283,7 @@ static int child_limits_hard(void *arg)
 
 	if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
 		return 90;
-	hs_privileged_init(1, argv_passwd, "passwd");
+	hs_privs_init(1, argv_passwd, "passwd");
 	if (getrlimit(RLIMIT_FSIZE, &rl) < 0 || rl.rlim_cur != (1 << 20))
 		return 1;
 	return 0;
@@ -300,7 +300,7 @@ static int child_argc0(void *arg)
 	char *empty[] = { NULL };
 
 	dup2(pipefd[1], 2);
-	hs_privileged_init(0, empty, "passwd");
+	hs_privs_init(0, empty, "passwd");
 	return 42;   /* must not be reached */
 }
 
@@ -323,7 +323,7 @@ static int child_argc0_closed(void *arg)
 	char *empty[] = { NULL };
 
 	close(2);
-	hs_privileged_init(0, empty, "passwd");
+	hs_privs_init(0, empty, "passwd");
 	return 42;
 }
 
@@ -338,7 +338,7 @@ static int child_empty_argv0(void *arg)
 {
 	char *argv[] = { (char *)"", NULL };
 
-	hs_privileged_init(1, argv, "sg");
+	hs_privs_init(1, argv, "sg");
 	return 42;
 }
 
@@ -353,7 +353,7 @@ static int child_name(void *arg)
 {
 	const struct name_case *c = arg;
 	char *argv[] = { (char *)c->argv0, NULL };
-	const char *name = hs_privileged_init(1, argv, c->fallback);
+	const char *name = hs_privs_init(1, argv, c->fallback);
 
 	return name && strcmp(name, c->want) == 0 ? 0 : 1;
 }
@@ -383,7 +383,7 @@ static void test_signals(void **state)
 	sigaddset(&before, SIGUSR2);
 	assert_int_equal(sigprocmask(SIG_SETMASK, &before, NULL), 0);
 
-	hs_signals_block(&saved);
+	hs_privs_block_signals(&saved);
 	assert_int_equal(sigprocmask(SIG_SETMASK, NULL, &now), 0);
 	assert_true(sigismember(&now, SIGINT));
 	assert_true(sigismember(&now, SIGTERM));
@@ -400,7 +400,7 @@ static void test_signals(void **state)
 	assert_true(sigismember(&pend, SIGUSR1));
 	signal(SIGUSR1, SIG_IGN);
 
-	hs_signals_restore(&saved);
+	hs_privs_restore_signals(&saved);
 	assert_int_equal(sigprocmask(SIG_SETMASK, NULL, &now), 0);
 	assert_false(sigismember(&now, SIGINT));
 	assert_true(sigismember(&now, SIGUSR2));
@@ -411,11 +411,11 @@ static void test_signals(void **state)
 
 static int child_not_root(void *arg)
 {
-	if (!hs_caller_is_root())
+	if (!hs_privs_caller_is_root())
 		return 1;
 	if (setresuid(12345, 12345, 12345) < 0)
 		return 2;
-	return hs_caller_is_root() ? 3 : 0;
+	return hs_privs_caller_is_root() ? 3 : 0;
 }
 
 static void test_caller_is_root(void **state)

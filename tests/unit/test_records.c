@@ -35,22 +35,22 @@ typedef int (*roundtrip_fn)(const char *line, char **out);
 		return r;                                               \
 	}
 
-ROUNDTRIP(shadow, hs_shadow_parse, hs_shadow_format)
-ROUNDTRIP(aging, hs_aging_parse, hs_aging_format)
-ROUNDTRIP(passwd, hs_passwd_parse, hs_passwd_format)
-ROUNDTRIP(group, hs_group_parse, hs_group_format)
-ROUNDTRIP(gshadow, hs_gshadow_parse, hs_gshadow_format)
-ROUNDTRIP(spwd, hs_spwd_parse, hs_spwd_format)
-ROUNDTRIP(subid, hs_subid_parse, hs_subid_format)
+ROUNDTRIP(shadow, hs_records_shadow_parse, hs_records_shadow_format)
+ROUNDTRIP(aging, hs_records_aging_parse, hs_records_aging_format)
+ROUNDTRIP(passwd, hs_records_passwd_parse, hs_records_passwd_format)
+ROUNDTRIP(group, hs_records_group_parse, hs_records_group_format)
+ROUNDTRIP(gshadow, hs_records_gshadow_parse, hs_records_gshadow_format)
+ROUNDTRIP(spwd, hs_records_spwd_parse, hs_records_spwd_format)
+ROUNDTRIP(subid, hs_records_subid_parse, hs_records_subid_format)
 
 static int rt_shell(const char *line, char **out)
 {
 	char *copy = strdup(line);
 	const char *path = NULL;
 	assert_non_null(copy);
-	int r = hs_shell_parse(copy, &path);
+	int r = hs_records_shell_parse(copy, &path);
 	if (r == 0)
-		r = hs_shell_format(path, out);
+		r = hs_records_shell_format(path, out);
 	free(copy);
 	return r;
 }
@@ -165,27 +165,27 @@ static char *repeat(char *buf, char c, size_t n)
 	return buf;
 }
 
-/* ---- hs_field_valid ---- */
+/* ---- hs_records_field_valid ---- */
 
 static void test_field_valid(void **state)
 {
 	(void)state;
-	assert_true(hs_field_valid(""));
-	assert_true(hs_field_valid("abc def"));
-	assert_true(hs_field_valid("Ünïcödé ✓"));
-	assert_true(hs_field_valid("$y$j9T$abc/.def"));
-	assert_false(hs_field_valid(NULL));
-	assert_false(hs_field_valid("a:b"));
-	assert_false(hs_field_valid(":"));
-	assert_false(hs_field_valid("a\nb"));
-	assert_false(hs_field_valid("a\rb"));
-	assert_false(hs_field_valid("a\tb"));
-	assert_false(hs_field_valid("\x7f"));
-	assert_false(hs_field_valid("\x1b[31m"));
+	assert_true(hs_records_field_valid(""));
+	assert_true(hs_records_field_valid("abc def"));
+	assert_true(hs_records_field_valid("Ünïcödé ✓"));
+	assert_true(hs_records_field_valid("$y$j9T$abc/.def"));
+	assert_false(hs_records_field_valid(NULL));
+	assert_false(hs_records_field_valid("a:b"));
+	assert_false(hs_records_field_valid(":"));
+	assert_false(hs_records_field_valid("a\nb"));
+	assert_false(hs_records_field_valid("a\rb"));
+	assert_false(hs_records_field_valid("a\tb"));
+	assert_false(hs_records_field_valid("\x7f"));
+	assert_false(hs_records_field_valid("\x1b[31m"));
 	for (int c = 1; c < 256; c++) {
 		char s[3] = { 'x', (char)c, 0 };
 		bool want = !(c < 0x20 || c == 0x7f || c == ':');
-		assert_int_equal(hs_field_valid(s), want);
+		assert_int_equal(hs_records_field_valid(s), want);
 	}
 }
 
@@ -224,11 +224,11 @@ static void test_shadow(void **state)
 	/* values */
 	char l1[] = "!$6$x$y:19500:";
 	struct hs_shadow s;
-	assert_int_equal(hs_shadow_parse(l1, &s), 0);
+	assert_int_equal(hs_records_shadow_parse(l1, &s), 0);
 	assert_string_equal(s.hash, "!$6$x$y");
 	assert_int_equal(s.lstchg, 19500);
 	char l2[] = "*::";
-	assert_int_equal(hs_shadow_parse(l2, &s), 0);
+	assert_int_equal(hs_records_shadow_parse(l2, &s), 0);
 	assert_string_equal(s.hash, "*");
 	assert_int_equal(s.lstchg, HS_UNSET);
 
@@ -243,9 +243,9 @@ static void test_shadow(void **state)
 		BAD_NUM(struct hs_shadow, lstchg, -2, RNG),
 		BAD_NUM(struct hs_shadow, lstchg, HS_DAYS_MAX + 1, RNG),
 	};
-	EXPECT_FORMAT_REFUSES(hs_shadow_format, b, shadow_bad);
+	EXPECT_FORMAT_REFUSES(hs_records_shadow_format, b, shadow_bad);
 	b.lstchg = HS_UNSET;
-	assert_int_equal(hs_shadow_format(&b, &out), 0);
+	assert_int_equal(hs_records_shadow_format(&b, &out), 0);
 	assert_string_equal(out, "ok::\n");
 	free(out);
 }
@@ -278,16 +278,16 @@ static void test_aging(void **state)
 
 	char l[] = "0:99999:7:-1:20000:";
 	struct hs_aging a;
-	assert_int_equal(hs_aging_parse(l, &a), 0);
+	assert_int_equal(hs_records_aging_parse(l, &a), 0);
 	assert_int_equal(a.min, 0);
 	assert_int_equal(a.max, 99999);
 	assert_int_equal(a.warn, 7);
 	assert_int_equal(a.inact, HS_UNSET);
 	assert_int_equal(a.expire, 20000);
 
-	hs_aging_init_unset(&a);
+	hs_records_aging_init_unset(&a);
 	char *out = NULL;
-	assert_int_equal(hs_aging_format(&a, &out), 0);
+	assert_int_equal(hs_records_aging_format(&a, &out), 0);
 	assert_string_equal(out, "-1:-1:-1:-1:-1:\n");
 	free(out);
 
@@ -296,7 +296,7 @@ static void test_aging(void **state)
 		BAD_NUM(struct hs_aging, expire, HS_DAYS_MAX + 1, RNG),
 		BAD_NUM(struct hs_aging, min, -2, RNG),
 	};
-	EXPECT_FORMAT_REFUSES(hs_aging_format, a, aging_bad);
+	EXPECT_FORMAT_REFUSES(hs_records_aging_format, a, aging_bad);
 }
 
 /* ---- USER/shell ---- */
@@ -325,10 +325,10 @@ static void test_shell(void **state)
 	expect_reject(rt_shell, "shell", big, FMT);
 
 	char *out = (char *)"untouched";
-	assert_true(hs_shell_format(NULL, &out) < 0);
-	assert_true(hs_shell_format("sh", &out) < 0);
-	assert_true(hs_shell_format("/bin/sh\n", &out) < 0);
-	assert_true(hs_shell_format("/bin:/sh", &out) < 0);
+	assert_true(hs_records_shell_format(NULL, &out) < 0);
+	assert_true(hs_records_shell_format("sh", &out) < 0);
+	assert_true(hs_records_shell_format("/bin/sh\n", &out) < 0);
+	assert_true(hs_records_shell_format("/bin:/sh", &out) < 0);
 	assert_string_equal(out, "untouched");
 }
 
@@ -399,7 +399,7 @@ static void test_passwd(void **state)
 	/* values */
 	char l[] = "alice:x:1000:100:Alice:/home/alice:/bin/sh";
 	struct hs_passwd p;
-	assert_int_equal(hs_passwd_parse(l, &p), 0);
+	assert_int_equal(hs_records_passwd_parse(l, &p), 0);
 	assert_string_equal(p.name, "alice");
 	assert_string_equal(p.passwd, "x");
 	assert_int_equal(p.uid, 1000);
@@ -426,8 +426,8 @@ static void test_passwd(void **state)
 		BAD_NUM(struct hs_passwd, uid, (uid_t)-1, RNG),
 		BAD_NUM(struct hs_passwd, gid, (gid_t)-1, RNG),
 	};
-	EXPECT_FORMAT_REFUSES(hs_passwd_format, good, passwd_bad);
-	assert_int_equal(hs_passwd_format(&good, &out), 0);
+	EXPECT_FORMAT_REFUSES(hs_records_passwd_format, good, passwd_bad);
+	assert_int_equal(hs_records_passwd_format(&good, &out), 0);
 	assert_string_equal(out, "bob:x:1001:1001:Bob:/home/bob:/bin/sh\n");
 	free(out);
 }
@@ -463,7 +463,7 @@ static void test_group(void **state)
 
 	char l[] = "users:x:100:alice,bob";
 	struct hs_group g;
-	assert_int_equal(hs_group_parse(l, &g), 0);
+	assert_int_equal(hs_records_group_parse(l, &g), 0);
 	assert_string_equal(g.name, "users");
 	assert_string_equal(g.passwd, "x");
 	assert_int_equal(g.gid, 100);
@@ -482,9 +482,9 @@ static void test_group(void **state)
 		BAD_STR(struct hs_group, passwd, "\n", FLD),
 		BAD_NUM(struct hs_group, gid, (gid_t)-1, RNG),
 	};
-	EXPECT_FORMAT_REFUSES(hs_group_format, good, group_bad);
+	EXPECT_FORMAT_REFUSES(hs_records_group_format, good, group_bad);
 	b = good; b.members = NULL;  /* NULL list = empty */
-	assert_int_equal(hs_group_format(&b, &out), 0);
+	assert_int_equal(hs_records_group_format(&b, &out), 0);
 	assert_string_equal(out, "staff:x:50:\n");
 	free(out);
 }
@@ -511,7 +511,7 @@ static void test_gshadow(void **state)
 
 	char l[] = "users:!:admin:alice,bob";
 	struct hs_gshadow g;
-	assert_int_equal(hs_gshadow_parse(l, &g), 0);
+	assert_int_equal(hs_records_gshadow_parse(l, &g), 0);
 	assert_string_equal(g.name, "users");
 	assert_string_equal(g.passwd, "!");
 	assert_string_equal(g.admins, "admin");
@@ -527,9 +527,9 @@ static void test_gshadow(void **state)
 		BAD_STR(struct hs_gshadow, members, "..", NAM),
 		BAD_STR(struct hs_gshadow, passwd, "x\ny", FLD),
 	};
-	EXPECT_FORMAT_REFUSES(hs_gshadow_format, good, gshadow_bad);
+	EXPECT_FORMAT_REFUSES(hs_records_gshadow_format, good, gshadow_bad);
 	b = good; b.admins = NULL; b.members = NULL;
-	assert_int_equal(hs_gshadow_format(&b, &out), 0);
+	assert_int_equal(hs_records_gshadow_format(&b, &out), 0);
 	assert_string_equal(out, "g:!::\n");
 	free(out);
 }
@@ -571,7 +571,7 @@ static void test_spwd(void **state)
 
 	char l[] = "alice:!h:19500::99999:-1::-1:";
 	struct hs_spwd s;
-	assert_int_equal(hs_spwd_parse(l, &s), 0);
+	assert_int_equal(hs_records_spwd_parse(l, &s), 0);
 	assert_string_equal(s.name, "alice");
 	assert_string_equal(s.hash, "!h");
 	assert_int_equal(s.lstchg, 19500);
@@ -586,7 +586,7 @@ static void test_spwd(void **state)
 	/* setting a field spelled "-1" to a value ignores its bit */
 	char *out = NULL;
 	s.expire = 20000;
-	assert_int_equal(hs_spwd_format(&s, &out), 0);
+	assert_int_equal(hs_records_spwd_format(&s, &out), 0);
 	assert_string_equal(out, "alice:!h:19500::99999:-1::20000:\n");
 	free(out);
 
@@ -603,9 +603,9 @@ static void test_spwd(void **state)
 		BAD_NUM(struct hs_spwd, max, -2, RNG),
 		BAD_NUM(struct hs_spwd, inact, HS_DAYS_MAX + 1, RNG),
 	};
-	EXPECT_FORMAT_REFUSES(hs_spwd_format, good, spwd_bad);
+	EXPECT_FORMAT_REFUSES(hs_records_spwd_format, good, spwd_bad);
 	b = good; b.minus_one = 1u << 5;
-	assert_int_equal(hs_spwd_format(&b, &out), 0);
+	assert_int_equal(hs_records_spwd_format(&b, &out), 0);
 	assert_string_equal(out, "u:*:1:::::-1:\n");
 	free(out);
 }
@@ -638,7 +638,7 @@ static void test_subid(void **state)
 
 	char l[] = "alice:100000:65536";
 	struct hs_subid s;
-	assert_int_equal(hs_subid_parse(l, &s), 0);
+	assert_int_equal(hs_records_subid_parse(l, &s), 0);
 	assert_string_equal(s.owner, "alice");
 	assert_int_equal(s.start, 100000);
 	assert_int_equal(s.count, 65536);
@@ -651,14 +651,14 @@ static void test_subid(void **state)
 		BAD_NUM(struct hs_subid, count, 0, RNG),
 		BAD_NUM(struct hs_subid, start, 4294967295UL, RNG),
 	};
-	EXPECT_FORMAT_REFUSES(hs_subid_format, b, subid_bad);
+	EXPECT_FORMAT_REFUSES(hs_records_subid_format, b, subid_bad);
 	/* ranges that run past the id space: two fields at once */
 	b.start = 4294967294UL;
 	b.count = 3;
-	assert_int_equal(hs_subid_format(&b, &out), RNG);
+	assert_int_equal(hs_records_subid_format(&b, &out), RNG);
 	b.start = 0;
 	b.count = ULONG_MAX;
-	assert_int_equal(hs_subid_format(&b, &out), RNG);
+	assert_int_equal(hs_records_subid_format(&b, &out), RNG);
 	assert_string_equal(out, "untouched");
 }
 
@@ -667,75 +667,75 @@ static void test_subid(void **state)
 static void test_list(void **state)
 {
 	(void)state;
-	assert_true(hs_list_contains("alice,bob", "alice"));
-	assert_true(hs_list_contains("alice,bob", "bob"));
-	assert_false(hs_list_contains("alice,bob", "ali"));
-	assert_false(hs_list_contains("alice,bob", "alice,bob"));
-	assert_false(hs_list_contains("alice,bob", "bo"));
-	assert_false(hs_list_contains("", "alice"));
-	assert_false(hs_list_contains(NULL, "alice"));
-	assert_false(hs_list_contains("alice", ""));
+	assert_true(hs_records_list_contains("alice,bob", "alice"));
+	assert_true(hs_records_list_contains("alice,bob", "bob"));
+	assert_false(hs_records_list_contains("alice,bob", "ali"));
+	assert_false(hs_records_list_contains("alice,bob", "alice,bob"));
+	assert_false(hs_records_list_contains("alice,bob", "bo"));
+	assert_false(hs_records_list_contains("", "alice"));
+	assert_false(hs_records_list_contains(NULL, "alice"));
+	assert_false(hs_records_list_contains("alice", ""));
 
 	char *out = NULL;
-	assert_int_equal(hs_list_add("", "alice", &out), 0);
+	assert_int_equal(hs_records_list_add("", "alice", &out), 0);
 	assert_string_equal(out, "alice");
 	free(out);
-	assert_int_equal(hs_list_add(NULL, "alice", &out), 0);
+	assert_int_equal(hs_records_list_add(NULL, "alice", &out), 0);
 	assert_string_equal(out, "alice");
 	free(out);
-	assert_int_equal(hs_list_add("alice", "bob", &out), 0);
+	assert_int_equal(hs_records_list_add("alice", "bob", &out), 0);
 	assert_string_equal(out, "alice,bob");
 	free(out);
-	assert_int_equal(hs_list_add("alice,bob", "alice", &out), 0);
+	assert_int_equal(hs_records_list_add("alice,bob", "alice", &out), 0);
 	assert_string_equal(out, "alice,bob");
 	free(out);
 	out = (char *)"untouched";
-	assert_int_equal(hs_list_add("alice", "a,b", &out), NAM);
-	assert_int_equal(hs_list_add("alice", "", &out), NAM);
-	assert_int_equal(hs_list_add("alice", "x:y", &out), NAM);
+	assert_int_equal(hs_records_list_add("alice", "a,b", &out), NAM);
+	assert_int_equal(hs_records_list_add("alice", "", &out), NAM);
+	assert_int_equal(hs_records_list_add("alice", "x:y", &out), NAM);
 	assert_string_equal(out, "untouched");
 
-	assert_int_equal(hs_list_remove("alice,bob,carol", "bob", &out), 0);
+	assert_int_equal(hs_records_list_remove("alice,bob,carol", "bob", &out), 0);
 	assert_string_equal(out, "alice,carol");
 	free(out);
-	assert_int_equal(hs_list_remove("alice,bob,carol", "alice", &out), 0);
+	assert_int_equal(hs_records_list_remove("alice,bob,carol", "alice", &out), 0);
 	assert_string_equal(out, "bob,carol");
 	free(out);
-	assert_int_equal(hs_list_remove("alice,bob,carol", "carol", &out), 0);
+	assert_int_equal(hs_records_list_remove("alice,bob,carol", "carol", &out), 0);
 	assert_string_equal(out, "alice,bob");
 	free(out);
-	assert_int_equal(hs_list_remove("alice", "alice", &out), 0);
+	assert_int_equal(hs_records_list_remove("alice", "alice", &out), 0);
 	assert_string_equal(out, "");
 	free(out);
-	assert_int_equal(hs_list_remove("alice,bob", "ali", &out), 0);
+	assert_int_equal(hs_records_list_remove("alice,bob", "ali", &out), 0);
 	assert_string_equal(out, "alice,bob");
 	free(out);
-	assert_int_equal(hs_list_remove("", "alice", &out), 0);
+	assert_int_equal(hs_records_list_remove("", "alice", &out), 0);
 	assert_string_equal(out, "");
 	free(out);
-	assert_int_equal(hs_list_remove("a,b,a", "a", &out), 0);
+	assert_int_equal(hs_records_list_remove("a,b,a", "a", &out), 0);
 	assert_string_equal(out, "b");
 	free(out);
 
 	const char *cur = "alice,bob,c", *elem = NULL;
-	assert_int_equal(hs_list_next(&cur, &elem), 5);
+	assert_int_equal(hs_records_list_next(&cur, &elem), 5);
 	assert_memory_equal(elem, "alice", 5);
-	assert_int_equal(hs_list_next(&cur, &elem), 3);
+	assert_int_equal(hs_records_list_next(&cur, &elem), 3);
 	assert_memory_equal(elem, "bob", 3);
-	assert_int_equal(hs_list_next(&cur, &elem), 1);
+	assert_int_equal(hs_records_list_next(&cur, &elem), 1);
 	assert_memory_equal(elem, "c", 1);
-	assert_int_equal(hs_list_next(&cur, &elem), 0);
-	assert_int_equal(hs_list_next(&cur, &elem), 0);
+	assert_int_equal(hs_records_list_next(&cur, &elem), 0);
+	assert_int_equal(hs_records_list_next(&cur, &elem), 0);
 	cur = "";
-	assert_int_equal(hs_list_next(&cur, &elem), 0);
+	assert_int_equal(hs_records_list_next(&cur, &elem), 0);
 	cur = NULL;
-	assert_int_equal(hs_list_next(&cur, &elem), 0);
+	assert_int_equal(hs_records_list_next(&cur, &elem), 0);
 	/* empty elements (never produced by the parser) are skipped so 0
 	 * always means the end */
 	cur = ",,a,,";
-	assert_int_equal(hs_list_next(&cur, &elem), 1);
+	assert_int_equal(hs_records_list_next(&cur, &elem), 1);
 	assert_memory_equal(elem, "a", 1);
-	assert_int_equal(hs_list_next(&cur, &elem), 0);
+	assert_int_equal(hs_records_list_next(&cur, &elem), 0);
 }
 
 /* The formatted line of every parsed record re-parses to equal values. */
@@ -745,10 +745,10 @@ static void test_reparse_values(void **state)
 	char l[] = "x:$1$a$b:0:-1:5::-1:19000:7";
 	struct hs_spwd a, b;
 	char *out = NULL;
-	assert_int_equal(hs_spwd_parse(l, &a), 0);
-	assert_int_equal(hs_spwd_format(&a, &out), 0);
+	assert_int_equal(hs_records_spwd_parse(l, &a), 0);
+	assert_int_equal(hs_records_spwd_format(&a, &out), 0);
 	out[strlen(out) - 1] = '\0';
-	assert_int_equal(hs_spwd_parse(out, &b), 0);
+	assert_int_equal(hs_records_spwd_parse(out, &b), 0);
 	assert_string_equal(a.name, b.name);
 	assert_string_equal(a.hash, b.hash);
 	assert_int_equal(a.lstchg, b.lstchg);

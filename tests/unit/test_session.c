@@ -27,35 +27,35 @@
 static void test_names(void **state)
 {
 	(void)state;
-	assert_true(hs_env_name_valid("PATH", 4));
-	assert_true(hs_env_name_valid("_x9", 3));
-	assert_false(hs_env_name_valid("9x", 2));
-	assert_false(hs_env_name_valid("", 0));
-	assert_false(hs_env_name_valid("A B", 3));
-	assert_false(hs_env_name_valid("BASH_FUNC_f%%", 13));
-	assert_false(hs_env_name_valid("A-B", 3));
+	assert_true(hs_envname_valid("PATH", 4));
+	assert_true(hs_envname_valid("_x9", 3));
+	assert_false(hs_envname_valid("9x", 2));
+	assert_false(hs_envname_valid("", 0));
+	assert_false(hs_envname_valid("A B", 3));
+	assert_false(hs_envname_valid("BASH_FUNC_f%%", 13));
+	assert_false(hs_envname_valid("A-B", 3));
 
-	assert_true(hs_env_name_unsafe("LD_PRELOAD", 10));
-	assert_true(hs_env_name_unsafe("LD_", 3));
-	assert_true(hs_env_name_unsafe("IFS", 3));
-	assert_true(hs_env_name_unsafe("BASH_ENV", 8));
-	assert_true(hs_env_name_unsafe("MALLOC_CHECK_", 13));
-	assert_true(hs_env_name_unsafe("GLIBC_TUNABLES", 14));
+	assert_true(hs_envname_unsafe("LD_PRELOAD", 10));
+	assert_true(hs_envname_unsafe("LD_", 3));
+	assert_true(hs_envname_unsafe("IFS", 3));
+	assert_true(hs_envname_unsafe("BASH_ENV", 8));
+	assert_true(hs_envname_unsafe("MALLOC_CHECK_", 13));
+	assert_true(hs_envname_unsafe("GLIBC_TUNABLES", 14));
 	/* the terminal library's and other loaders' paths, which newgrp
 	 * dropped before it shared this list */
-	assert_true(hs_env_name_unsafe("TERMINFO", 8));
-	assert_true(hs_env_name_unsafe("TERMINFO_DIRS", 13));
-	assert_true(hs_env_name_unsafe("TERMCAP", 7));
-	assert_true(hs_env_name_unsafe("_RLD_LIST", 9));
-	assert_true(hs_env_name_unsafe("GLIBC_ANYTHING", 14));
-	assert_true(hs_env_name_unsafe("PYTHONPATH", 10));
-	assert_false(hs_env_name_unsafe("TERM", 4));
-	assert_false(hs_env_name_unsafe("LANG", 4));
-	assert_false(hs_env_name_unsafe("IFSX", 4));
-	assert_false(hs_env_name_unsafe("PATH", 4));
-	assert_false(hs_env_name_unsafe("DISPLAY", 7));
+	assert_true(hs_envname_unsafe("TERMINFO", 8));
+	assert_true(hs_envname_unsafe("TERMINFO_DIRS", 13));
+	assert_true(hs_envname_unsafe("TERMCAP", 7));
+	assert_true(hs_envname_unsafe("_RLD_LIST", 9));
+	assert_true(hs_envname_unsafe("GLIBC_ANYTHING", 14));
+	assert_true(hs_envname_unsafe("PYTHONPATH", 10));
+	assert_false(hs_envname_unsafe("TERM", 4));
+	assert_false(hs_envname_unsafe("LANG", 4));
+	assert_false(hs_envname_unsafe("IFSX", 4));
+	assert_false(hs_envname_unsafe("PATH", 4));
+	assert_false(hs_envname_unsafe("DISPLAY", 7));
 	/* the length counts, not a NUL: "LD_PRELOAD=x" cut at the '=' */
-	assert_true(hs_env_name_unsafe("IFS=x", 3));
+	assert_true(hs_envname_unsafe("IFS=x", 3));
 }
 
 static void test_set_get_unset(void **state)
@@ -63,25 +63,25 @@ static void test_set_get_unset(void **state)
 	struct hs_env e;
 
 	(void)state;
-	hs_env_init(&e);
-	assert_int_equal(hs_env_set(&e, "A", "1", true), 0);
-	assert_int_equal(hs_env_set(&e, "B", "2", true), 0);
-	assert_int_equal(hs_env_set(&e, "A", "3", false), 0);
-	assert_string_equal(hs_env_get(&e, "A"), "1");
-	assert_int_equal(hs_env_set(&e, "A", "3", true), 0);
-	assert_string_equal(hs_env_get(&e, "A"), "3");
-	assert_int_equal(hs_env_set(&e, "1A", "x", true), -EINVAL);
-	assert_int_equal(hs_env_put(&e, "C=a=b", true), 0);
-	assert_string_equal(hs_env_get(&e, "C"), "a=b");
-	assert_int_equal(hs_env_put(&e, "NOEQUALS", true), -EINVAL);
-	assert_int_equal(hs_env_put(&e, "=x", true), -EINVAL);
-	assert_null(hs_env_get(&e, "AB"));
+	hs_session_env_init(&e);
+	assert_int_equal(hs_session_env_set(&e, "A", "1", true), 0);
+	assert_int_equal(hs_session_env_set(&e, "B", "2", true), 0);
+	assert_int_equal(hs_session_env_set(&e, "A", "3", false), 0);
+	assert_string_equal(hs_session_env_get(&e, "A"), "1");
+	assert_int_equal(hs_session_env_set(&e, "A", "3", true), 0);
+	assert_string_equal(hs_session_env_get(&e, "A"), "3");
+	assert_int_equal(hs_session_env_set(&e, "1A", "x", true), -EINVAL);
+	assert_int_equal(hs_session_env_put(&e, "C=a=b", true), 0);
+	assert_string_equal(hs_session_env_get(&e, "C"), "a=b");
+	assert_int_equal(hs_session_env_put(&e, "NOEQUALS", true), -EINVAL);
+	assert_int_equal(hs_session_env_put(&e, "=x", true), -EINVAL);
+	assert_null(hs_session_env_get(&e, "AB"));
 	assert_int_equal(e.n, 3);
-	hs_env_unset(&e, "B");
-	assert_null(hs_env_get(&e, "B"));
+	hs_session_env_unset(&e, "B");
+	assert_null(hs_session_env_get(&e, "B"));
 	assert_int_equal(e.n, 2);
 	assert_null(e.v[e.n]);
-	hs_env_free(&e);
+	hs_session_env_free(&e);
 	assert_int_equal(e.n, 0);
 }
 
@@ -99,16 +99,16 @@ static void test_capture(void **state)
 	memset(big, 'x', 200 * 1024 - 1);
 	memcpy(big, "BIG=", 4);
 	big[200 * 1024 - 1] = '\0';
-	hs_env_init(&e);
-	assert_int_equal(hs_env_capture(&e, envp), 0);
+	hs_session_env_init(&e);
+	assert_int_equal(hs_session_env_capture(&e, envp), 0);
 	assert_int_equal(e.n, 3);
-	assert_string_equal(hs_env_get(&e, "PATH"), "/usr/bin");
-	assert_string_equal(hs_env_get(&e, "DUP"), "first");
-	assert_string_equal(hs_env_get(&e, "DISPLAY"), ":0");
-	assert_null(hs_env_get(&e, "LD_PRELOAD"));
-	assert_null(hs_env_get(&e, "IFS"));
-	assert_null(hs_env_get(&e, "BIG"));
-	hs_env_free(&e);
+	assert_string_equal(hs_session_env_get(&e, "PATH"), "/usr/bin");
+	assert_string_equal(hs_session_env_get(&e, "DUP"), "first");
+	assert_string_equal(hs_session_env_get(&e, "DISPLAY"), ":0");
+	assert_null(hs_session_env_get(&e, "LD_PRELOAD"));
+	assert_null(hs_session_env_get(&e, "IFS"));
+	assert_null(hs_session_env_get(&e, "BIG"));
+	hs_session_env_free(&e);
 	free(big);
 
 	/* many entries: at most 4096 kept, no failure */
@@ -118,10 +118,10 @@ static void test_capture(void **state)
 		many[i] = malloc(16);
 		snprintf(many[i], 16, "V%d=x", i);
 	}
-	hs_env_init(&e);
-	assert_int_equal(hs_env_capture(&e, many), 0);
+	hs_session_env_init(&e);
+	assert_int_equal(hs_session_env_capture(&e, many), 0);
 	assert_int_equal(e.n, 4096);
-	hs_env_free(&e);
+	hs_session_env_free(&e);
 	for (int i = 0; i < 5000; i++)
 		free(many[i]);
 	free(many);
@@ -133,18 +133,18 @@ static void test_term_and_path(void **state)
 	struct hs_config *c = NULL;
 
 	(void)state;
-	assert_true(hs_env_term_ok("xterm-256color"));
-	assert_true(hs_env_term_ok("vt100"));
-	assert_false(hs_env_term_ok("../../tmp/x"));
-	assert_false(hs_env_term_ok(".hidden"));
-	assert_false(hs_env_term_ok(""));
-	assert_false(hs_env_term_ok(NULL));
-	assert_false(hs_env_term_ok("a\x1b"));
+	assert_true(hs_session_env_term_ok("xterm-256color"));
+	assert_true(hs_session_env_term_ok("vt100"));
+	assert_false(hs_session_env_term_ok("../../tmp/x"));
+	assert_false(hs_session_env_term_ok(".hidden"));
+	assert_false(hs_session_env_term_ok(""));
+	assert_false(hs_session_env_term_ok(NULL));
+	assert_false(hs_session_env_term_ok("a\x1b"));
 
 	assert_string_equal(hs_session_default_path(NULL, 1000), "/usr/local/bin:/usr/bin:/bin");
 	assert_string_equal(hs_session_default_path(NULL, 0),
 			    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-	assert_int_equal(hs_logindefs_parse(defs_text, sizeof(defs_text) - 1, "t", NULL, NULL, &c),
+	assert_int_equal(hs_config_logindefs_parse(defs_text, sizeof(defs_text) - 1, "t", NULL, NULL, &c),
 			 0);
 	assert_string_equal(hs_session_default_path(c, 1000), "/a:/b");
 	assert_string_equal(hs_session_default_path(c, 0), "/s");

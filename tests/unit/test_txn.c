@@ -256,7 +256,7 @@ static void test_failure_before_commit_point_changes_nothing(void **state)
 		assert_int_not_equal(fstatat(f->dfd, ".group" HS_TXN_SUFFIX, &st, 0), 0);
 		assert_int_not_equal(fstatat(f->dfd, HS_TXN_JOURNAL, &st, 0), 0);
 	}
-	assert_int_equal(hs_remove_tree_at(f->dfd, ".passwd" HS_TXN_SUFFIX), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, ".passwd" HS_TXN_SUFFIX), 0);
 }
 
 /* A target that cannot be replaced (chattr +i here; a bind mount on a
@@ -303,7 +303,7 @@ static void test_single_file_commit(void **state)
 	struct stat st;
 
 	snprintf(path, sizeof path, "%s/passwd", f->path);
-	assert_int_equal(hs_global_commit(&g, 1, err, sizeof err), 0);
+	assert_int_equal(hs_globalfile_commit(&g, 1, err, sizeof err), 0);
 	assert_string_equal(slurp(f->dfd, "passwd"), newp);
 	assert_string_equal(slurp(f->dfd, "passwd-"), "root:x:0:0::/root:/bin/sh\n");
 	assert_clean(f->dfd);
@@ -314,7 +314,7 @@ static void test_single_file_commit(void **state)
 	char other[PATH_MAX];
 	snprintf(other, sizeof other, "%s/sub/group", f->path);
 	two[1].path = other;
-	assert_int_equal(hs_global_commit(two, 2, err, sizeof err), -EXDEV);
+	assert_int_equal(hs_globalfile_commit(two, 2, err, sizeof err), -EXDEV);
 	assert_string_equal(slurp(f->dfd, "passwd"), newp);
 	assert_int_not_equal(fstatat(f->dfd, "passwd", &st, 0) == 0 && st.st_nlink != 1, 1);
 }
@@ -395,7 +395,7 @@ static void commit_child(const char *dir, size_t n_files)
 	snprintf(gpath, sizeof gpath, "%s/group", dir);
 	snprintf(ppath, sizeof ppath, "%s/passwd", dir);
 	/* one file: passwd only */
-	_exit(hs_global_commit(n_files == 1 ? &files[1] : files, n_files, NULL, 0) == 0 ? 0 : 3);
+	_exit(hs_globalfile_commit(n_files == 1 ? &files[1] : files, n_files, NULL, 0) == 0 ? 0 : 3);
 }
 
 /* Run the commit in a traced child and kill it at syscall stop number

@@ -79,26 +79,26 @@ static void test_names(void **state)
 		"$", "a$b",
 	};
 
-	hs_aging_init_unset(&ag);
+	hs_records_aging_init_unset(&ag);
 	/* a real directory with a dangerous name must still not be reached */
 	assert_int_equal(mkdirat(f->dfd, ".hidden", 0700), 0);
 	for (size_t i = 0; i < HS_ARRAY_SIZE(bad); i++) {
-		assert_false(hs_tree_entry_is_user(bad[i]));
+		assert_false(hs_userdir_entry_is_user(bad[i]));
 		assert_int_equal(hs_userdir_open(f->dfd, bad[i], HS_ANY_UID, NULL), -HS_E_NAME);
 		assert_int_equal(hs_userdir_create(f->dfd, bad[i], UID_ALICE, GID_AUTH, &sh,
 						   &ag, "/bin/sh"), -HS_E_NAME);
 		assert_int_equal(hs_userdir_remove(f->dfd, bad[i]), -HS_E_NAME);
 	}
-	assert_false(hs_tree_entry_is_user(NULL));
+	assert_false(hs_userdir_entry_is_user(NULL));
 	assert_int_equal(hs_userdir_open(f->dfd, NULL, HS_ANY_UID, NULL), -HS_E_NAME);
 	/* an invalid name never reaches a system call: a bad fd would
 	 * otherwise give EBADF */
 	assert_int_equal(hs_userdir_open(-1, "../x", HS_ANY_UID, NULL), -HS_E_NAME);
 
-	assert_true(hs_tree_entry_is_user("alice"));
-	assert_true(hs_tree_entry_is_user("_x.y-z"));
-	assert_true(hs_tree_entry_is_user("machine$"));
-	assert_true(hs_tree_entry_is_user("abcdefghijklmnopqrstuvwxyz012345")); /* 32 */
+	assert_true(hs_userdir_entry_is_user("alice"));
+	assert_true(hs_userdir_entry_is_user("_x.y-z"));
+	assert_true(hs_userdir_entry_is_user("machine$"));
+	assert_true(hs_userdir_entry_is_user("abcdefghijklmnopqrstuvwxyz012345")); /* 32 */
 	/* the hidden dir is untouched */
 	assert_stat(f->dfd, ".hidden", S_IFDIR, 0, 0, 0700);
 }
@@ -164,7 +164,7 @@ static void test_create_refuses_existing(void **state)
 	struct hs_aging ag;
 	int u;
 
-	hs_aging_init_unset(&ag);
+	hs_records_aging_init_unset(&ag);
 	make_alice(f);
 	assert_int_equal(hs_userdir_create(f->dfd, "alice", UID_BOB, GID_AUTH, &sh, &ag,
 					   "/bin/sh"), -EEXIST);
@@ -191,8 +191,8 @@ static void test_create_invalid_records(void **state)
 	struct hs_shadow bad_sh = { .hash = "a:b", .lstchg = 1 };
 	struct hs_aging ag, bad_ag;
 
-	hs_aging_init_unset(&ag);
-	hs_aging_init_unset(&bad_ag);
+	hs_records_aging_init_unset(&ag);
+	hs_records_aging_init_unset(&bad_ag);
 	bad_ag.max = -5;
 	assert_true(hs_userdir_create(f->dfd, "alice", UID_ALICE, GID_AUTH, &sh, &ag,
 				      "bin/sh") < 0);
@@ -216,7 +216,7 @@ static void test_create_cleans_up(void **state)
 	struct hs_shadow sh = { .hash = "ok", .lstchg = 1 };
 	struct hs_aging ag;
 
-	hs_aging_init_unset(&ag);
+	hs_records_aging_init_unset(&ag);
 	/* an existing non-empty directory by that name (not a user dir) */
 	assert_int_equal(mkdirat(f->dfd, "carol", 0755), 0);
 	int c = openat(f->dfd, "carol", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -675,8 +675,8 @@ static void test_remove_takes_away_first(void **state)
 
 	/* clean up: cut the chain so the remover can cope */
 	cut_chain(f->dfd, left, 50, "lower");
-	assert_int_equal(hs_remove_tree_at(f->dfd, left), 0);
-	assert_int_equal(hs_remove_tree_at(f->dfd, "lower"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, left), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "lower"), 0);
 	assert_entries(f->dfd, 0);
 }
 
@@ -828,7 +828,7 @@ static void test_lock_bad_fd(void **state)
 
 	make_alice(f);
 	assert_int_equal(hs_userdir_lock(-1, 0), -EBADF);
-	/* an O_PATH descriptor (what hs_tree_open falls back to) cannot
+	/* an O_PATH descriptor (what hs_userdir_open_tree falls back to) cannot
 	 * carry a flock: an error, not a silent "locked" */
 	p = openat(f->dfd, "alice", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	assert_true(p >= 0);
@@ -844,7 +844,7 @@ static void test_layout_gids(void **state)
 	int r;
 
 	(void)state;
-	r = hs_layout_gids(&tree, &auth);
+	r = hs_userdir_layout_gids(&tree, &auth);
 	if (r == 0) {
 		struct group *g = getgrnam(HS_GROUP_TREE);
 		assert_non_null(g);

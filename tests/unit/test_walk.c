@@ -113,11 +113,11 @@ static void test_depth_limit(void **state)
 	/* without a refused callback the walk stops with the error */
 	assert_int_equal(hs_walk_at(f->dfd, "deep", &strict, &s), -ENAMETOOLONG);
 	/* and a removal removes nothing */
-	assert_int_equal(hs_remove_tree_at(f->dfd, "deep"), -ENAMETOOLONG);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "deep"), -ENAMETOOLONG);
 	cut_chain(f->dfd, "deep", 40, "lower");
-	assert_int_equal(hs_remove_tree_at(f->dfd, "deep"), 0);
-	assert_int_equal(hs_remove_tree_at(f->dfd, "lower"), 0);
-	assert_int_equal(hs_remove_tree_at(f->dfd, "ok"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "deep"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "lower"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "ok"), 0);
 	assert_entries(f->dfd, 0);
 }
 
@@ -169,7 +169,7 @@ static void test_symlinks_not_followed(void **state)
 	assert_int_equal(hs_walk_at(t, "to-dir", &seen_ops, &s), 0);
 	assert_int_equal(s.visited, 1);
 	close(t);
-	assert_int_equal(hs_remove_tree_at(f->dfd, "tree"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "tree"), 0);
 	assert_string_equal(slurp(f->ofd, "precious"), "keep\n");
 	assert_string_equal(slurp(f->ofd, "odir/inner"), "keep\n");
 }
@@ -208,7 +208,7 @@ static void test_hard_link_not_chowned(void **state)
 	assert_int_equal(st.st_uid, UID_A);
 	close(t);
 	/* removal takes the link only */
-	assert_int_equal(hs_remove_tree_at(f->dfd, "tree"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "tree"), 0);
 	assert_string_equal(slurp(f->ofd, "theirs"), "theirs\n");
 	assert_int_equal(fstatat(f->ofd, "theirs", &st, 0), 0);
 	assert_int_equal(st.st_nlink, 1);
@@ -343,7 +343,7 @@ static int bind_child(void *arg)
 	snprintf(dst, sizeof dst, "%s/top", f->path);
 	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
 		return 92;
-	if (hs_remove_tree_at(f->dfd, "top") != -EXDEV)
+	if (hs_walk_remove_tree_at(f->dfd, "top") != -EXDEV)
 		return 93;
 	if (fstatat(f->ofd, "data/keep", &st, 0) < 0)
 		return 94;
@@ -359,8 +359,8 @@ static void test_bind_mount_not_entered(void **state)
 		skip();
 	assert_int_equal(rc, 0);
 	/* the mounts died with the child's namespace */
-	assert_int_equal(hs_remove_tree_at(f->dfd, "tree"), 0);
-	assert_int_equal(hs_remove_tree_at(f->dfd, "top"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "tree"), 0);
+	assert_int_equal(hs_walk_remove_tree_at(f->dfd, "top"), 0);
 	assert_string_equal(slurp(f->ofd, "data/keep"), "keep\n");
 }
 
