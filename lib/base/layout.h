@@ -47,6 +47,11 @@
 #define HS_ETC_PWD_LOCK    "/etc/.pwd.lock"
 #define HS_ETC_TCB         "/etc/tcb"
 
+/* Records indexed by uid that others write (pam_lastlog; shadow-utils'
+ * login without PAM): useradd only resets a new account's records. */
+#define HS_LASTLOG_FILE    "/var/log/lastlog"
+#define HS_FAILLOG_FILE    "/var/log/faillog"
+
 /* Global files are read whole; this caps hostile growth (a 100,000-user
  * /etc/passwd is about 8 MiB). */
 #define HS_GLOBALFILE_MAX  (256u * 1024 * 1024)

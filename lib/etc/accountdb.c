@@ -636,7 +636,7 @@ int hs_accountdb_load(struct hs_accountdb *db, enum hs_db_kind kind, const char 
 
 	if (r < 0)
 		return r;
-	r = hs_map_file_path(path, &ex, &data, &db->len);
+	r = hs_fileio_map_path(path, &ex, &data, &db->len);
 	db->data = (char *)data;
 	if (r == -ENOENT && (flags & HS_DB_MISSING_OK)) {
 		db->data = (char *)"";

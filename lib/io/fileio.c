@@ -418,7 +418,7 @@ int hs_fileio_unlink_matching(int dirfd, bool (*match)(const char *name, void *c
 	return removed;
 }
 
-int hs_map_file_path(const char *path, const struct hs_file_expect *ex, const char **data,
+int hs_fileio_map_path(const char *path, const struct hs_file_expect *ex, const char **data,
                      size_t *len)
 {
 	_cleanup_close_ int dirfd = -1, fd = -1;

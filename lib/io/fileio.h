@@ -64,7 +64,7 @@ int hs_fileio_read_alloc_path(const char *path, const struct hs_file_expect *ex,
  * to munmap(*data, *len) when *len > 0.  For files that are only ever
  * replaced by rename, never rewritten in place: the global account files,
  * read under their locks. */
-int hs_map_file_path(const char *path, const struct hs_file_expect *ex, const char **data,
+int hs_fileio_map_path(const char *path, const struct hs_file_expect *ex, const char **data,
                      size_t *len);
 
 /* Unlink (never rmdir) every entry of dirfd whose name match() accepts:

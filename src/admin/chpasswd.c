@@ -180,7 +180,7 @@ static int write_one(int treefd, gid_t auth_gid, const struct hs_secret_entry *e
 		 * FIFO, a broken line) never let anyone in: it is replaced,
 		 * and a rollback writes that meaning back as a locked hash */
 		syslog(LOG_WARNING, "replacing unreadable %s: %s", path, hs_strerror(r));
-		old = (struct hs_shadow){ .hash = (char *)"!", .lstchg = HS_UNSET };
+		old = (struct hs_shadow){ .hash = "!", .lstchg = HS_UNSET };
 	}
 	u->old_hash = strdup(old.hash);
 	u->old_lstchg = old.lstchg;

@@ -30,6 +30,7 @@
 #include "privs.h"
 #include "records.h"
 #include "util.h"
+#include "txn.h"
 
 /* shadow-utils' groupadd(8) exit codes */
 #define E_SUCCESS     0
@@ -152,6 +153,8 @@ int main(int argc, char **argv)
 	int r;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "groupadd"));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	parse_options(argc, argv);
 	openlog("groupadd", LOG_PID, LOG_AUTHPRIV);
 

@@ -349,7 +349,7 @@ static int root_update(const struct passwd *pw, const char *shell, bool listed)
 	    write_shell_file(udirfd, e.ent.name, e.ent.uid, auth_gid, shell) < 0)
 		goto out;
 	if (strcmp(e.ent.shell, passwd_shell) != 0) {
-		e.ent.shell = (char *)passwd_shell;
+		e.ent.shell = passwd_shell;
 		if (hs_pwedit_commit(&e, &err) < 0)
 			goto out;
 	}
