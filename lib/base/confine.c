@@ -180,7 +180,7 @@ static const struct hs_confine_rule base_rules[] = {
 	{ "/dev/tty", HS_CONFINE_DEVICE },
 	/* the process's own security attributes (SELinux file contexts) */
 	{ "/proc/self/attr", HS_CONFINE_WRITE },
-	/* the cache flush after a commit (hs_flush_caches) */
+	/* the cache flush after a commit (hs_globalfile_flush_caches) */
 	{ "/usr/sbin/nscd", HS_CONFINE_EXEC }, { "/usr/sbin/sss_cache", HS_CONFINE_EXEC },
 	{ "/var/lib/sss", HS_CONFINE_WRITE },
 };

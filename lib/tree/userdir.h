@@ -107,6 +107,16 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
                       const struct hs_shadow *shadow, const struct hs_aging *aging,
                       const char *shell);
 
+/* hs_userdir_create's first half, for a caller that journals the rename
+ * (lib/etc/txn.h): build USER's directory whole under a reserved name,
+ * put in tmp (tmp_size at least NAME_MAX + 1), handed over and synced,
+ * its stat in *st.  The caller renames it to USER (RENAME_NOREPLACE) or
+ * removes it.  Root only. */
+struct stat;
+int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
+                     const struct hs_shadow *shadow, const struct hs_aging *aging,
+                     const char *shell, char *tmp, size_t tmp_size, struct stat *st);
+
 /* Remove USER's directory: take it away from the user (root:root 0700),
  * rename it to a reserved name, then empty and remove it without following
  * anything the user planted.  Root only. */

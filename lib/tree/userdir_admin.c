@@ -37,15 +37,13 @@ static int write_new_files(int dfd, uid_t uid, gid_t auth_gid, char *shadow_line
 				  0, auth_gid, HS_AGING_MODE);
 }
 
-int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
-		      const struct hs_shadow *shadow, const struct hs_aging *aging,
-		      const char *shell)
+int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
+                     const struct hs_shadow *shadow, const struct hs_aging *aging,
+                     const char *shell, char *tmp, size_t tmp_size, struct stat *st)
 {
 	_cleanup_secret_ char *shadow_line = NULL;
 	_cleanup_free_ char *aging_line = NULL, *shell_line = NULL;
 	_cleanup_close_ int dfd = -1;
-	char tmp[NAME_MAX + 1];
-	struct stat st;
 	bool made = false;
 	int r;
 
@@ -73,7 +71,7 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 	}
 
 	for (int tries = 0; ; tries++) {
-		r = hs_tempname_reserved("new", user, tmp, sizeof tmp);
+		r = hs_tempname_reserved("new", user, tmp, tmp_size);
 		if (r < 0)
 			goto out;
 		if (mkdirat(treefd, tmp, 0700) == 0)
@@ -85,7 +83,7 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 	}
 	made = true;
 
-	dfd = hs_fileio_open_dir_at(treefd, tmp, &st);
+	dfd = hs_fileio_open_dir_at(treefd, tmp, st);
 	if (dfd < 0) {
 		r = dfd;
 		goto out;
@@ -107,21 +105,12 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 		r = -errno;
 		goto out;
 	}
-	if (fsync(dfd) < 0) {
-		r = -errno;
-		goto out;
-	}
-	/* RENAME_NOREPLACE: an existing directory for this user (or
-	 * anything else by that name) is never replaced */
-	if (renameat2(treefd, tmp, treefd, user, RENAME_NOREPLACE) < 0) {
-		r = -errno;
-		goto out;
+	if (fsync(dfd) < 0 || fsync(treefd) < 0) {
+		r = errno == EINVAL ? 0 : -errno;
+		if (r < 0)
+			goto out;
 	}
 	made = false;
-	if (fsync(treefd) < 0 && errno != EINVAL) {
-		r = -errno;
-		goto out;
-	}
 	r = 0;
 
 out:
@@ -130,6 +119,30 @@ out:
 	if (made)
 		(void)hs_walk_remove_tree_at(treefd, tmp);
 	return r;
+}
+
+int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
+		      const struct hs_shadow *shadow, const struct hs_aging *aging,
+		      const char *shell)
+{
+	char tmp[NAME_MAX + 1];
+	struct stat st;
+	int r;
+
+	r = hs_userdir_build(treefd, user, uid, auth_gid, shadow, aging, shell, tmp, sizeof(tmp),
+			     &st);
+	if (r < 0)
+		return r;
+	/* RENAME_NOREPLACE: an existing directory for this user (or
+	 * anything else by that name) is never replaced */
+	if (renameat2(treefd, tmp, treefd, user, RENAME_NOREPLACE) < 0) {
+		r = -errno;
+		(void)hs_walk_remove_tree_at(treefd, tmp);
+		return r;
+	}
+	if (fsync(treefd) < 0 && errno != EINVAL)
+		return -errno;
+	return 0;
 }
 
 int hs_userdir_remove(int treefd, const char *user)

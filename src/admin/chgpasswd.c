@@ -43,6 +43,7 @@
 #include "records.h"
 #include "secretbatch.h"
 #include "util.h"
+#include "txn.h"
 
 /* shadow-utils' chgpasswd exit codes */
 #define E_SUCCESS 0
@@ -167,6 +168,8 @@ int main(int argc, char **argv)
 	int r;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "chgpasswd"));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	hs_secret_parse_options(argc, argv, &tool, &o);
 	if (o.mode == HS_SECRET_HASH)
 		check_legacy_method(&o, E_USAGE);

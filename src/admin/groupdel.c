@@ -25,6 +25,7 @@
 #include "names.h"
 #include "privs.h"
 #include "util.h"
+#include "txn.h"
 
 /* shadow-utils' groupdel(8) exit codes */
 #define E_SUCCESS    0
@@ -89,6 +90,8 @@ int main(int argc, char **argv)
 	long gi, ui;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "groupdel"));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	parse_options(argc, argv);
 	openlog("groupdel", LOG_PID, LOG_AUTHPRIV);
 

@@ -69,6 +69,7 @@
 #include "subidbatch.h"
 #include "userdir.h"
 #include "util.h"
+#include "txn.h"
 
 #define E_SUCCESS 0
 #define E_FAILURE 1
@@ -1171,6 +1172,8 @@ int main(int argc, char **argv)
 	int r, status = E_FAILURE;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "newusers"));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	parse_options(argc, argv);
 	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");

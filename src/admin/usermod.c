@@ -66,6 +66,7 @@
 #include "userdir.h"
 #include "util.h"
 #include "walk.h"
+#include "txn.h"
 
 /* shadow-utils' usermod exit codes */
 #define E_SUCCESS      0
@@ -1512,6 +1513,8 @@ int main(int argc, char **argv)
 	int status;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "usermod"));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	plan_parse_request(argc, argv, &p);
 	if (!plan_changes_anything()) {
 		fprintf(stderr, "%s: no changes\n", hs_cli_prog());

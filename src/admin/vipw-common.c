@@ -51,6 +51,7 @@
 #include "userdir.h"
 #include "util.h"
 #include "vipw-common.h"
+#include "txn.h"
 
 /* shadow-utils' vipw: 1 for failures, 2 for usage, 5 when the file
  * cannot be locked; an editor that fails passes its own status on. */
@@ -737,6 +738,8 @@ int vipw_main(int argc, char **argv, enum vipw_mode mode)
 	/* before hs_privs_init, which drops them */
 	hs_editor_env_capture(&editor_env);
 	hs_privs_init(argc, argv, group ? "vigr" : "vipw");
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	hs_cli_set_prog(group ? "vigr" : "vipw");
 	setlocale(LC_ALL, "");
 	parse_options(argc, argv, &user, &shadow, &group);

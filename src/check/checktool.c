@@ -15,6 +15,7 @@
 #include "layout.h"
 #include "privs.h"
 #include "util.h"
+#include "txn.h"
 
 /* t->usage exits; a noreturn function pointer type is spelled differently
  * by gcc, clang and cppcheck, so this wrapper says it once. */
@@ -119,6 +120,8 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 	int r, status;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, t->name));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	parse_options(t, argc, argv, &o);
 	if (!hs_privs_caller_is_root())
 		hs_die(HS_CHECK_CANTOPEN, "Permission denied.");
