@@ -88,8 +88,10 @@ struct hs_txn_work {
 
 /* The part of the work that walks trees and renames directories, which
  * setid programs must not link: a program that may have to finish it
- * (the root tools) calls hs_txn_work_enable (txnwork.c) once.  Without
- * it a recovery installs the files and leaves the work in the journal. */
+ * (the root tools) calls hs_txn_work_enable (txnwork.c) once, at its
+ * start: it also finishes a journal's pending work there, under the locks,
+ * before the tool confines itself to its own job's paths.  Without it a
+ * recovery installs the files and leaves the work in the journal. */
 struct hs_txn_work_ops {
 	int (*forward)(struct hs_txn_work *w);  /* finish one piece: 0 or -errno */
 	int (*back)(struct hs_txn_work *w);     /* undo one (before the commit point) */

@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "globalfile.h"
 #include "layout.h"
 #include "tempname.h"
+#include "timeouts.h"
 #include "userdir.h"
 #include "util.h"
 #include "walk.h"
@@ -211,6 +213,27 @@ static int work_sweep(int dirfd)
 	return removed;
 }
 
+/* A journal left with work pending is finished now, under the locks as
+ * always, while the tool can still reach every path: once it confines
+ * itself (Landlock) to its own job's paths, a home the journal names
+ * elsewhere would be out of its reach.  A journal written after this look
+ * (a tool killed meanwhile) is met at the tool's own locking; what its
+ * confinement refuses there is said and left for the next tool. */
+static void finish_pending_work(void)
+{
+	static const char *const files[] = {
+		HS_ETC_PASSWD, HS_ETC_SHADOW, HS_ETC_GROUP, HS_ETC_GSHADOW, HS_ETC_SUBUID,
+		HS_ETC_SUBGID,
+	};
+	struct hs_locks l;
+
+	if (geteuid() != 0 ||
+	    faccessat(AT_FDCWD, HS_ETC_DIR "/" HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) != 0)
+		return;
+	if (hs_globalfile_lock(&l, NULL, files, HS_ARRAY_SIZE(files), HS_LOCK_TIMEOUT_MS, NULL) == 0)
+		hs_globalfile_unlock(&l);
+}
+
 void hs_txn_work_enable(void)
 {
 	static const struct hs_txn_work_ops ops = {
@@ -218,4 +241,5 @@ void hs_txn_work_enable(void)
 	};
 
 	hs_txn_set_work_ops(&ops);
+	finish_pending_work();
 }
