@@ -31,6 +31,8 @@
 #include <security/pam_modules.h>
 #include <security/pam_modutil.h>
 
+#include <crypt.h>
+
 #include "config.h"
 #include "hash.h"
 #include "layout.h"
@@ -47,6 +49,9 @@
 /* A password change waits HS_LOCK_TIMEOUT_MS for the user's lock; a login
  * gives up a best-effort rehash after HS_REHASH_LOCK_TIMEOUT_MS: a login
  * must not hang for an optimisation, the next one will rehash. */
+/* Not the hash PRELIM verified against but a salted SHA-512-crypt of it
+ * (prelim_fingerprint): the stored hash must not stay in memory while
+ * the user types the new password. */
 #define DATA_PRELIM_HASH "pam_hardened_shadow_prelim_hash"
 #define DATA_OLD_AUTHTOK "pam_hardened_shadow_old_authtok"
 
@@ -256,13 +261,19 @@ static void entry_init(struct entry *e)
 	e->src = SRC_UNKNOWN;
 }
 
+/* The stored hash, once the entry's caller has no more use for it. */
+static void entry_forget_hash(struct entry *e)
+{
+	hs_wipe(e->buf, sizeof e->buf);
+	e->sh.hash = NULL;
+}
+
 static void entry_done(struct entry *e)
 {
 	hs_close(e->udirfd);
 	hs_close(e->treefd);
-	hs_wipe(e->buf, sizeof e->buf);
+	entry_forget_hash(e);
 	e->treefd = e->udirfd = -1;
-	e->sh.hash = NULL;
 }
 
 /* Find the user and, when this process may, read their shadow file.
@@ -790,6 +801,50 @@ static void cleanup_secret_data(pam_handle_t *pamh, void *data, int error_status
 	hs_free_secret(data);
 }
 
+/* What UPDATE compares the hash under the lock with: a SHA-512-crypt of
+ * the hash at the cheapest cost, under a fresh salt.  It tells a changed
+ * hash from the same one, and is worth nothing to whoever reads memory
+ * (the stored hash's own salt is hidden in it).  A field too long to be
+ * anything crypt made (or to be a passphrase for it) hides no password:
+ * it is kept as "=FIELD".  *out is malloc'd. */
+static int prelim_fingerprint(const char *hash, char **out)
+{
+	struct hs_hash_policy p;
+	_cleanup_secret_buf_ struct hs_secret_buf fp = { malloc(HS_HASH_MAX + 2), HS_HASH_MAX + 2 };
+	int r;
+
+	if (!fp.p)
+		return -ENOMEM;
+	if (strlen(hash) >= CRYPT_OUTPUT_SIZE) {
+		snprintf(fp.p, fp.size, "=%s", hash);
+		r = 0;
+	} else {
+		r = hs_hash_policy_from_method("sha512", 1000, &p);
+		if (r == 0)
+			r = hs_hash_password(hash, &p, fp.p, fp.size);
+	}
+	if (r < 0)
+		return r;
+	*out = TAKE_PTR(fp.p);
+	return 0;
+}
+
+/* Is hash the one prelim_fingerprint made fp of? */
+static bool prelim_unchanged(const char *fp, const char *hash)
+{
+	if (fp[0] == '=')
+		return hs_hash_consttime_streq(fp + 1, hash);
+	return strlen(hash) < CRYPT_OUTPUT_SIZE && hs_hash_verify_password(hash, fp, false) == 1;
+}
+
+/* The change is over (done or failed): what PRELIM left for UPDATE goes,
+ * wiped by cleanup_secret_data. */
+static void drop_change_data(pam_handle_t *pamh)
+{
+	(void)pam_set_data(pamh, DATA_PRELIM_HASH, NULL, NULL);
+	(void)pam_set_data(pamh, DATA_OLD_AUTHTOK, NULL, NULL);
+}
+
 /* What both chauthtok phases check first: the policy (a configuration
  * error shows before anyone types anything) and that this module can
  * write the account's hash itself. */
@@ -859,9 +914,10 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 	}
 	/* remember what we verified against: UPDATE refuses to overwrite a
 	 * hash someone else changed in between */
-	char *seen = strdup(e->sh.hash);
-	if (!seen)
+	char *seen = NULL;
+	if (prelim_fingerprint(e->sh.hash, &seen) < 0)
 		return PAM_BUF_ERR;
+	entry_forget_hash(e);
 	r = pam_set_data(pamh, DATA_PRELIM_HASH, seen, cleanup_secret_data);
 	if (r != PAM_SUCCESS) {
 		hs_free_secret(seen);
@@ -918,7 +974,7 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	struct hs_hash_policy policy;
 	const void *old = NULL, *seen = NULL;
 	const char *new = NULL;
-	_cleanup_secret_ char *owned = NULL;
+	_cleanup_secret_ char *owned = NULL, *own_seen = NULL;
 	char newhash[HS_HASH_MAX + 1];
 	char path[HS_PATH_FIELD_MAX];
 	gid_t gid;
@@ -927,6 +983,16 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	r = change_allowed(pamh, o, e, &policy);
 	if (r != PAM_SUCCESS)
 		return r;
+	/* without PRELIM's fingerprint (a stack that skipped it), the hash
+	 * read now is the one a change must not overwrite */
+	if (pam_get_data(pamh, DATA_PRELIM_HASH, &seen) != PAM_SUCCESS || !seen) {
+		if (prelim_fingerprint(e->sh.hash, &own_seen) < 0)
+			return PAM_BUF_ERR;
+		seen = own_seen;
+	}
+	/* the new password may be typed for a long time: the check that
+	 * counts re-reads the hash under the lock */
+	entry_forget_hash(e);
 
 	if (o->not_set_pass) {
 		if (pam_get_data(pamh, DATA_OLD_AUTHTOK, &old) != PAM_SUCCESS)
@@ -958,15 +1024,6 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	if (r != PAM_SUCCESS) {
 		pam_syslog(pamh, LOG_NOTICE, "new password not acceptable");
 		return r == PAM_TRY_AGAIN ? PAM_AUTHTOK_ERR : r;
-	}
-
-	/* a cheap early refusal; the check that counts is made again
-	 * under the lock below */
-	if (pam_get_data(pamh, DATA_PRELIM_HASH, &seen) != PAM_SUCCESS || !seen)
-		seen = e->sh.hash;
-	if (!hs_hash_consttime_streq(seen, e->sh.hash)) {
-		pam_syslog(pamh, LOG_NOTICE, "user password changed by another process");
-		return PAM_AUTHTOK_ERR;
 	}
 
 	r = write_gid(pamh, &gid);
@@ -1002,7 +1059,7 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	/* someone changed the hash since PRELIM checked it (root locked
 	 * the account, another change won): do not overwrite their change
 	 * with one checked against the previous password */
-	if (!hs_hash_consttime_streq(seen, cur.hash)) {
+	if (!prelim_unchanged(seen, cur.hash)) {
 		(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
 		hs_wipe(newhash, sizeof newhash);
 		hs_wipe(curbuf, sizeof curbuf);
@@ -1052,8 +1109,10 @@ PAM_EXTERN int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc, const c
 
 	if (flags & PAM_PRELIM_CHECK)
 		r = chauthtok_prelim(pamh, &o, &e, iamroot);
-	else if (flags & PAM_UPDATE_AUTHTOK)
+	else if (flags & PAM_UPDATE_AUTHTOK) {
 		r = chauthtok_update(pamh, &o, &e);
+		drop_change_data(pamh);
+	}
 	else {
 		pam_syslog(pamh, LOG_ALERT, "password received unknown request");
 		r = PAM_ABORT;

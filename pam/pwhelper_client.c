@@ -131,7 +131,7 @@ static pid_t spawn_helper(const char *mode, const char *user, const int fds[3])
 	pid_t pid;
 	int err;
 
-	args.argv[0] = (char *)"password-helper";
+	args.argv[0] = "password-helper";
 	args.argv[1] = (char *)mode;
 	args.argv[2] = (char *)user;
 	args.argv[3] = NULL;

@@ -106,8 +106,8 @@ long hs_groupops_gshadow_line(struct hs_accountset *s, size_t gi)
 	 * gshadow, everybody reads group */
 	line = (struct hs_gshadow){
 		.name = g->name,
-		.passwd = strcmp(g->passwd, "x") != 0 ? g->passwd : (char *)"!",
-		.admins = (char *)"",
+		.passwd = strcmp(g->passwd, "x") != 0 ? g->passwd : "!",
+		.admins = "",
 		.members = g->members,
 	};
 	si = hs_accountdb_append(gs, &line);
@@ -117,7 +117,7 @@ long hs_groupops_gshadow_line(struct hs_accountset *s, size_t gi)
 		int r;
 
 		ng = *g;
-		ng.passwd = (char *)"x";
+		ng.passwd = "x";
 		r = hs_accountdb_replace(gr, gi, &ng);
 		if (r < 0)
 			return db_fail(s, HS_AS_GROUP, r);
@@ -131,7 +131,7 @@ long hs_groupops_add(struct hs_accountset *s, const char *name, gid_t gid, const
 	struct hs_accountdb *gr = &s->db[HS_AS_GROUP];
 	struct hs_accountdb *gs = hs_groupops_gshadow(s);
 	struct hs_group g = {
-		.name = (char *)name, .gid = gid, .members = (char *)(members ? members : ""),
+		.name = name, .gid = gid, .members = (members ? members : ""),
 	};
 	long gi, si;
 	int r;
@@ -140,11 +140,11 @@ long hs_groupops_add(struct hs_accountset *s, const char *name, gid_t gid, const
 		*replaced_stale = false;
 	if (hs_accountdb_find(gr, name) >= 0)
 		return fail(s, HS_AS_GROUP, -EEXIST, "group '%s' already exists", name);
-	g.passwd = (char *)(gs || !hash ? "x" : hash);
+	g.passwd = (gs || !hash ? "x" : hash);
 	if (gs) {
 		struct hs_gshadow line = {
-			.name = (char *)name, .passwd = (char *)(hash ? hash : "!"),
-			.admins = (char *)"", .members = g.members,
+			.name = name, .passwd = (hash ? hash : "!"),
+			.admins = "", .members = g.members,
 		};
 
 		si = hs_accountdb_find(gs, name);
@@ -196,7 +196,7 @@ int hs_groupops_set_members(struct hs_accountset *s, size_t gi, const char *memb
 	if (si < -1)
 		return (int)si;
 	if (si >= 0 && strcmp(ns.members, members) != 0) {
-		ns.members = (char *)members;
+		ns.members = members;
 		r = gshadow_put(s, si, &ns);
 		if (r < 0)
 			return r;
@@ -205,7 +205,7 @@ int hs_groupops_set_members(struct hs_accountset *s, size_t gi, const char *memb
 	g = group_at(s, gi);
 	if (strcmp(g->members, members) != 0) {
 		ng = *g;
-		ng.members = (char *)members;
+		ng.members = members;
 		r = hs_accountdb_replace(gr, gi, &ng);
 		if (r < 0)
 			return db_fail(s, HS_AS_GROUP, r);
@@ -282,7 +282,7 @@ int hs_groupops_set_admins(struct hs_accountset *s, size_t gi, const char *admin
 		return (int)si;
 	if (strcmp(ns.admins, admins) == 0)
 		return 0;
-	ns.admins = (char *)admins;
+	ns.admins = admins;
 	return gshadow_put(s, si, &ns);
 }
 
@@ -300,12 +300,12 @@ int hs_groupops_set_password(struct hs_accountset *s, size_t gi, const char *has
 		return (int)si;
 	if (si >= 0) {
 		/* gshadow_line moved any password out of /etc/group already */
-		ns.passwd = (char *)hash;
+		ns.passwd = hash;
 		return gshadow_put(s, si, &ns);
 	}
 	g = group_at(s, gi);
 	ng = *g;
-	ng.passwd = (char *)hash;
+	ng.passwd = hash;
 	r = hs_accountdb_replace(gr, gi, &ng);
 	return r < 0 ? db_fail(s, HS_AS_GROUP, r) : 1;
 }
@@ -338,13 +338,13 @@ int hs_groupops_rename(struct hs_accountset *s, size_t gi, const char *new_name,
 		if (si < 0)
 			return (int)si;
 		ns = hs_accountdb_get(gs, (size_t)si)->gs;
-		ns.name = (char *)new_name;
+		ns.name = new_name;
 		r = hs_accountdb_replace(gs, (size_t)si, &ns);
 		if (r < 0)
 			return db_fail(s, HS_AS_GSHADOW, r);
 	}
 	ng = *group_at(s, gi);
-	ng.name = (char *)new_name;
+	ng.name = new_name;
 	r = hs_accountdb_replace(gr, gi, &ng);
 	return r < 0 ? db_fail(s, HS_AS_GROUP, r) : 1;
 }

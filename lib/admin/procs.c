@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -47,34 +46,30 @@ static bool status_has_uid(int piddirfd, uid_t uid)
 	return false;
 }
 
-/* shadow-utils' user_busy(): a process (or thread) running with the uid
- * in our own root.  Processes under another root (a container, the host
- * seen from a chroot) have their own users with the same numbers. */
+/* shadow-utils' user_busy(): a process (or thread) running with the uid.
+ * Under any root directory and in any mount namespace: a process in a
+ * chroot or a container that shares our user namespace runs as the same
+ * kernel uid, keeps the same files and can race root's walk over the home
+ * just the same.  (A container with a user namespace of its own shows its
+ * users here under the host uids they map to.)  Only our pid namespace's
+ * /proc can be seen: what lives in another pid namespace is that
+ * namespace's business. */
 pid_t hs_procs_user_busy(uid_t uid)
 {
-	struct stat myroot;
 	_cleanup_closedir_ DIR *proc = NULL;
 	struct dirent *de;
 	pid_t found = 0;
 
-	if (stat("/", &myroot) < 0)
-		return 0;
 	proc = opendir("/proc");
 	if (!proc)
 		return 0;
 	while (!found && (de = readdir(proc))) {
-		char rootpath[64];
-		struct stat st;
 		unsigned long pid;
 		_cleanup_close_ int pfd = -1;
 
 		if (hs_parse_ulong(de->d_name, 1, 0x7fffffffUL, &pid) < 0)
 			continue;
 		if ((pid_t)pid == getpid())
-			continue;
-		snprintf(rootpath, sizeof(rootpath), "/proc/%lu/root", pid);
-		if (stat(rootpath, &st) < 0 || st.st_dev != myroot.st_dev ||
-		    st.st_ino != myroot.st_ino)
 			continue;
 		pfd = openat(dirfd(proc), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (pfd < 0)

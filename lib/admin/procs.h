@@ -7,9 +7,9 @@
 
 /* shadow-utils' user_busy(): the pid of a process (or of a process one of
  * whose threads) runs with uid as its real, effective, saved or file-system
- * uid, in our own root; 0 when there is none.  Processes under another
- * root (a container, the host seen from a chroot) have their own users
- * with the same numbers and are ignored.  The caller itself is skipped. */
+ * uid, under any root directory or mount namespace (a chroot or a container
+ * sharing our user namespace runs as the same uid); 0 when there is none.
+ * The caller itself is skipped. */
 pid_t hs_procs_user_busy(uid_t uid);
 
 #endif

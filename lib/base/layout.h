@@ -35,6 +35,7 @@
 #define HS_USERFILE_MAX    4096
 
 /* Global account files (section 4). */
+#define HS_ETC_DIR         "/etc"
 #define HS_ETC_PASSWD      "/etc/passwd"
 #define HS_ETC_GROUP       "/etc/group"
 #define HS_ETC_GSHADOW     "/etc/gshadow"
@@ -46,6 +47,11 @@
 #define HS_ETC_USERADD     "/etc/default/useradd"
 #define HS_ETC_PWD_LOCK    "/etc/.pwd.lock"
 #define HS_ETC_TCB         "/etc/tcb"
+
+/* Records indexed by uid that others write (pam_lastlog; shadow-utils'
+ * login without PAM): useradd only resets a new account's records. */
+#define HS_LASTLOG_FILE    "/var/log/lastlog"
+#define HS_FAILLOG_FILE    "/var/log/faillog"
 
 /* Global files are read whole; this caps hostile growth (a 100,000-user
  * /etc/passwd is about 8 MiB). */

@@ -241,7 +241,7 @@ enum list_op { LIST_ADD, LIST_REMOVE, LIST_RENAME };
 
 /* Apply op to *field: 1 and a new malloc'd list in *owned when it
  * changed, 0 when not. */
-static int list_apply(enum list_op op, char **field, const char *name, const char *new_name,
+static int list_apply(enum list_op op, const char **field, const char *name, const char *new_name,
                       char **owned)
 {
 	int r = 0;

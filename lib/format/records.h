@@ -37,7 +37,7 @@ bool hs_records_field_valid(const char *s);
 
 /* USER/shadow: "HASH:LSTCHG:"  LSTCHG may be empty (unset, shadow(5)). */
 struct hs_shadow {
-	char *hash;   /* may be "" (no password), "!..." (locked), "*" */
+	const char *hash;   /* may be "" (no password), "!..." (locked), "*" */
 	long lstchg;  /* HS_UNSET or [0, HS_DAYS_MAX] */
 };
 int hs_records_shadow_parse(char *line, struct hs_shadow *out);
@@ -63,10 +63,10 @@ int hs_records_shell_format(const char *path, char **out);
 
 /* /etc/passwd: name:passwd:uid:gid:gecos:dir:shell */
 struct hs_passwd {
-	char *name, *passwd;
+	const char *name, *passwd;
 	uid_t uid;
 	gid_t gid;
-	char *gecos, *dir, *shell;
+	const char *gecos, *dir, *shell;
 };
 int hs_records_passwd_parse(char *line, struct hs_passwd *out);
 int hs_records_passwd_format(const struct hs_passwd *r, char **out);
@@ -75,17 +75,17 @@ int hs_records_passwd_format(const struct hs_passwd *r, char **out);
  * members is the raw comma-separated list (may be ""); every member is
  * validated as a user name by the parser.  Use hs_list_* to work on it. */
 struct hs_group {
-	char *name, *passwd;
+	const char *name, *passwd;
 	gid_t gid;
-	char *members;
+	const char *members;
 };
 int hs_records_group_parse(char *line, struct hs_group *out);
 int hs_records_group_format(const struct hs_group *r, char **out);
 
 /* /etc/gshadow: name:passwd:admins:members (lists as in hs_group) */
 struct hs_gshadow {
-	char *name, *passwd;
-	char *admins, *members;
+	const char *name, *passwd;
+	const char *admins, *members;
 };
 int hs_records_gshadow_parse(char *line, struct hs_gshadow *out);
 int hs_records_gshadow_format(const struct hs_gshadow *r, char **out);
@@ -96,9 +96,9 @@ int hs_records_gshadow_format(const struct hs_gshadow *r, char **out);
  * so the round trip is exact.  flag is the reserved field, kept verbatim
  * (must be empty or a decimal number). */
 struct hs_spwd {
-	char *name, *hash;
+	const char *name, *hash;
 	long lstchg, min, max, warn, inact, expire;
-	char *flag;
+	const char *flag;
 	unsigned minus_one;
 };
 int hs_records_spwd_parse(char *line, struct hs_spwd *out);
@@ -108,7 +108,7 @@ int hs_records_spwd_format(const struct hs_spwd *r, char **out);
  * or a numeric id; start and count are in [0, HS_ID_MAX] (count >= 1) and
  * start + count must not exceed 2^32. */
 struct hs_subid {
-	char *owner;
+	const char *owner;
 	unsigned long start, count;
 };
 int hs_records_subid_parse(char *line, struct hs_subid *out);

@@ -32,4 +32,8 @@ int hs_tempname_fixed(const char *tag, const char *name, char *tmp, size_t tmpsi
 /* Is ENTRY a temporary name made by hs_tempname_for_file for NAME? */
 bool hs_tempname_is_for_file(const char *entry, const char *name);
 
+/* Is ENTRY a reserved name made by hs_tempname_reserved with TAG "new"
+ * or "del" (for any NAME)? */
+bool hs_tempname_is_reserved(const char *entry);
+
 #endif

@@ -150,6 +150,16 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
                       const struct hs_shadow *shadow, const struct hs_aging *aging,
                       const char *shell);
 
+/* hs_userdir_create's first half, for a caller that journals the rename
+ * (lib/etc/txn.h): build USER's directory whole under a reserved name,
+ * put in tmp (tmp_size at least NAME_MAX + 1), handed over and synced,
+ * its stat in *st.  The caller renames it to USER (RENAME_NOREPLACE) or
+ * removes it.  Root only. */
+struct stat;
+int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
+                     const struct hs_shadow *shadow, const struct hs_aging *aging,
+                     const char *shell, char *tmp, size_t tmp_size, struct stat *st);
+
 /* Remove USER's directory: take it away from the user (root:root 0700),
  * rename it to a reserved name, then empty and remove it without following
  * anything the user planted.  Root only. */
@@ -161,6 +171,11 @@ bool hs_userdir_entry_is_user(const char *name);
 
 /* Fill buf with "/etc/hardened-shadow/USER[/FILE]" for messages. */
 const char *hs_userdir_path(char *buf, size_t size, const char *user, const char *file);
+
+/* The directory a writer of USER's files is confined to (confine.h): the
+ * user's own, or for root, who may take it over, the tree; NULL, which adds
+ * no rule, for a name that is not a user's (".." would be all of /etc). */
+const char *hs_userdir_confine_path(char *buf, size_t size, const char *user);
 
 /* Look up the numeric ids of the two groups (getgrnam_r); negative error
  * -ENOENT when missing. */

@@ -80,14 +80,13 @@ static int hand_over(int dfd, uid_t uid, gid_t auth_gid)
 	return 0;
 }
 
-int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
-		      const struct hs_shadow *shadow, const struct hs_aging *aging,
-		      const char *shell)
+int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
+                     const struct hs_shadow *shadow, const struct hs_aging *aging,
+                     const char *shell, char *tmp, size_t tmp_size, struct stat *st)
 {
 	_cleanup_secret_ char *shadow_line = NULL;
 	_cleanup_free_ char *aging_line = NULL, *shell_line = NULL;
 	_cleanup_close_ int dfd = -1;
-	char tmp[NAME_MAX + 1];
 	bool made = false;
 	int r;
 
@@ -114,31 +113,47 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 		goto out;
 	}
 
-	dfd = make_private_dir(treefd, "new", user, false, tmp, sizeof tmp);
+	for (int tries = 0; ; tries++) {
+		r = hs_tempname_reserved("new", user, tmp, tmp_size);
+		if (r < 0)
+			goto out;
+		if (mkdirat(treefd, tmp, 0700) == 0)
+			break;
+		if (errno != EEXIST || tries >= HS_TEMP_TRIES) {
+			r = -errno;
+			goto out;
+		}
+	}
+	made = true;
+
+	dfd = hs_fileio_open_dir_at(treefd, tmp, st);
 	if (dfd < 0) {
 		r = dfd;
 		goto out;
 	}
-	made = true;
+	/* Built as root:root 0700 whatever the tree's group, setgid bit or
+	 * our umask would give: nobody but root sees it half-made. */
+	if (fchown(dfd, 0, 0) < 0 || fchmod(dfd, 0700) < 0) {
+		r = -errno;
+		goto out;
+	}
 
 	r = write_new_files(dfd, uid, auth_gid, shadow_line, aging_line, shell_line);
 	if (r < 0)
 		goto out;
 
-	r = hand_over(dfd, uid, auth_gid);
-	if (r < 0)
-		goto out;
-	/* RENAME_NOREPLACE: an existing directory for this user (or
-	 * anything else by that name) is never replaced */
-	if (renameat2(treefd, tmp, treefd, user, RENAME_NOREPLACE) < 0) {
+	/* Hand it over: chown first, because chown may clear the set-id
+	 * bits; then 02710 so new files inherit the auth group. */
+	if (fchown(dfd, uid, auth_gid) < 0 || fchmod(dfd, HS_USERDIR_MODE) < 0) {
 		r = -errno;
 		goto out;
+	}
+	if (fsync(dfd) < 0 || fsync(treefd) < 0) {
+		r = errno == EINVAL ? 0 : -errno;
+		if (r < 0)
+			goto out;
 	}
 	made = false;
-	if (fsync(treefd) < 0 && errno != EINVAL) {
-		r = -errno;
-		goto out;
-	}
 	r = 0;
 
 out:
@@ -147,6 +162,30 @@ out:
 	if (made)
 		(void)hs_walk_remove_tree_at(treefd, tmp);
 	return r;
+}
+
+int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
+		      const struct hs_shadow *shadow, const struct hs_aging *aging,
+		      const char *shell)
+{
+	char tmp[NAME_MAX + 1];
+	struct stat st;
+	int r;
+
+	r = hs_userdir_build(treefd, user, uid, auth_gid, shadow, aging, shell, tmp, sizeof(tmp),
+			     &st);
+	if (r < 0)
+		return r;
+	/* RENAME_NOREPLACE: an existing directory for this user (or
+	 * anything else by that name) is never replaced */
+	if (renameat2(treefd, tmp, treefd, user, RENAME_NOREPLACE) < 0) {
+		r = -errno;
+		(void)hs_walk_remove_tree_at(treefd, tmp);
+		return r;
+	}
+	if (fsync(treefd) < 0 && errno != EINVAL)
+		return -errno;
+	return 0;
 }
 
 int hs_userdir_remove(int treefd, const char *user)

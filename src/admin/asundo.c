@@ -78,7 +78,7 @@ int hs_asundo_restore(struct hs_asundo *u, struct hs_accountset *s)
 		}
 		if (r == 0) {
 			/* back through the one writer, all files in one transaction */
-			iov[n] = (struct iovec){ .iov_base = u->data[k] ? u->data[k] : (char *)"",
+			iov[n] = (struct iovec){ .iov_base = u->data[k] ? u->data[k] : "",
 						 .iov_len = u->len[k] };
 			files[n] = (struct hs_global_file){
 				.path = db->path, .iov = &iov[n], .n_iov = 1,

@@ -462,6 +462,8 @@ int chfn_main(int argc, char **argv, enum chfn_mode mode)
 			check_field(f, newv[f]);
 
 	authenticate(me.pw_name);
+	/* authenticated: from here the kernel lets chfn write /etc only */
+	hs_confine_to_etc(E_NOPERM);
 
 	if (!any_option) {
 		prompt_fields(name, pw.pw_gecos ? pw.pw_gecos : "", defs, newv);

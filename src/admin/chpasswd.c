@@ -180,7 +180,7 @@ static int write_one(int treefd, gid_t auth_gid, const struct hs_secret_entry *e
 		 * FIFO, a broken line) never let anyone in: it is replaced,
 		 * and a rollback writes that meaning back as a locked hash */
 		syslog(LOG_WARNING, "replacing unreadable %s: %s", path, hs_strerror(r));
-		old = (struct hs_shadow){ .hash = (char *)"!", .lstchg = HS_UNSET };
+		old = (struct hs_shadow){ .hash = "!", .lstchg = HS_UNSET };
 	}
 	u->old_hash = strdup(old.hash);
 	u->old_lstchg = old.lstchg;
@@ -414,6 +414,11 @@ int main(int argc, char **argv)
 	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");
 	openlog("chpasswd", LOG_PID, LOG_AUTHPRIV);
+	/* -e and -c: from here the kernel lets chpasswd write /etc only.
+	 * The PAM path is not confined: its stack may run any program
+	 * (pam_exec) for each line. */
+	if (o.mode != HS_SECRET_DEFAULT)
+		hs_confine_to_etc(E_FAILURE);
 	if (setvbuf(stdin, stdin_buffer, _IOFBF, sizeof(stdin_buffer)) != 0)
 		hs_die(E_FAILURE, "cannot set up standard input");
 

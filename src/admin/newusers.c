@@ -69,6 +69,7 @@
 #include "subidbatch.h"
 #include "userdir.h"
 #include "util.h"
+#include "txn.h"
 
 #define E_SUCCESS 0
 #define E_FAILURE 1
@@ -641,10 +642,10 @@ static int add_user(struct ctx *c, struct line *l)
 	if (hs_idset_add(&c->uids, uid) < 0)
 		hs_die(E_FAILURE, "out of memory");
 	if (group) {
-		struct hs_group g = { .name = (char *)group, .passwd = (char *)"x",
-				      .gid = (gid_t)gid, .members = (char *)"" };
-		struct hs_gshadow gsh = { .name = (char *)group, .passwd = (char *)"!",
-					  .admins = (char *)"", .members = (char *)"" };
+		struct hs_group g = { .name = group, .passwd = "x",
+				      .gid = (gid_t)gid, .members = "" };
+		struct hs_gshadow gsh = { .name = group, .passwd = "!",
+					  .admins = "", .members = "" };
 
 		if (hs_accountdb_append(c->gr, &g) < 0)
 			return db_error(l, c->gr);
@@ -663,10 +664,10 @@ static int add_user(struct ctx *c, struct line *l)
 		l->real_shell = shell[0] ? shell : "/bin/sh";
 	} else if (c->sp) {
 		struct hs_spwd sp = {
-			.name = l->f[F_NAME], .hash = l->hash ? l->hash : (char *)"!",
+			.name = l->f[F_NAME], .hash = l->hash ? l->hash : "!",
 			.lstchg = c->today, .min = c->aging.min, .max = c->aging.max,
 			.warn = c->aging.warn, .inact = c->aging.inact, .expire = c->aging.expire,
-			.flag = (char *)"",
+			.flag = "",
 		};
 
 		if (hs_accountdb_append(c->sp, &sp) < 0)
@@ -674,9 +675,9 @@ static int add_user(struct ctx *c, struct line *l)
 	}
 	p = (struct hs_passwd){
 		.name = l->f[F_NAME],
-		.passwd = (char *)(c->classic && !c->sp ? (l->hash ? l->hash : "!") : "x"),
+		.passwd = (c->classic && !c->sp ? (l->hash ? l->hash : "!") : "x"),
 		.uid = (uid_t)uid, .gid = (gid_t)gid, .gecos = l->f[F_GECOS],
-		.dir = l->f[F_DIR], .shell = proxy ? (char *)HS_SHELL_PROXY : (char *)shell,
+		.dir = l->f[F_DIR], .shell = proxy ? HS_SHELL_PROXY : shell,
 	};
 	if (hs_accountdb_append(c->pw, &p) < 0)
 		return db_error(l, c->pw);
@@ -792,7 +793,7 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 			sp = (struct hs_spwd){
 				.name = p.name, .hash = l->hash, .lstchg = c->today,
 				.min = HS_UNSET, .max = HS_UNSET, .warn = HS_UNSET,
-				.inact = HS_UNSET, .expire = HS_UNSET, .flag = (char *)"",
+				.inact = HS_UNSET, .expire = HS_UNSET, .flag = "",
 			};
 			if (hs_accountdb_append(c->sp, &sp) < 0)
 				return db_error(l, c->sp);
@@ -805,7 +806,7 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 	if (l->f[F_DIR][0])
 		p.dir = l->f[F_DIR];
 	if (l->f[F_SHELL][0])
-		p.shell = (char *)shell;
+		p.shell = shell;
 	/* a line that changes nothing in /etc/passwd leaves it unwritten */
 	const struct hs_passwd *cur = &hs_accountdb_get(c->pw, (size_t)pi)->pw;
 	if (strcmp(p.passwd, cur->passwd) == 0 && strcmp(p.gecos, cur->gecos) == 0 &&
@@ -906,7 +907,7 @@ static int tree_update(struct ctx *c, struct line *l)
 			syslog(LOG_WARNING, "replacing unreadable %s: %s",
 			       hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHADOW),
 			       hs_strerror(r));
-			now = (struct hs_shadow){ .hash = (char *)"!", .lstchg = HS_UNSET };
+			now = (struct hs_shadow){ .hash = "!", .lstchg = HS_UNSET };
 		}
 		l->old_hash = strdup(now.hash);
 		l->old_lstchg = now.lstchg;
@@ -977,7 +978,7 @@ static int tree_restore(struct ctx *c, struct line *l)
 /* A new user's directory, complete, with a locked hash (see the top). */
 static int tree_create(struct ctx *c, struct line *l)
 {
-	struct hs_shadow locked = { .hash = (char *)"!", .lstchg = c->today };
+	struct hs_shadow locked = { .hash = "!", .lstchg = c->today };
 	char path[HS_PATHBUF_USER];
 	struct stat st;
 	int r;
@@ -1171,6 +1172,8 @@ int main(int argc, char **argv)
 	int r, status = E_FAILURE;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "newusers"));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	parse_options(argc, argv);
 	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");

@@ -55,6 +55,7 @@
 #include "config.h"
 #include "fileio.h"
 #include "globalfile.h"
+#include "homedir.h"
 #include "homepath.h"
 #include "layout.h"
 #include "names.h"
@@ -65,6 +66,7 @@
 #include "userdir.h"
 #include "util.h"
 #include "walk.h"
+#include "txn.h"
 
 /* shadow-utils' usermod exit codes */
 #define E_SUCCESS      0
@@ -380,7 +382,7 @@ static struct hs_accountdb *db(enum hs_as_file f)
 
 /* Is name one of the comma-separated requested groups (already resolved
  * to group names)? */
-static bool requested(char **names, size_t n, const char *name)
+static bool requested(const char **names, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(names[i], name) == 0)
@@ -393,7 +395,7 @@ static void edit_groups(const char *user)
 {
 	struct hs_accountdb *gr = db(HS_AS_GROUP);
 	_cleanup_free_ char *copy = strdup(o.groups);
-	_cleanup_free_ char **names = NULL;
+	_cleanup_free_ const char **names = NULL;
 	char *tok, *save = NULL;
 	size_t n = 0;
 
@@ -451,7 +453,7 @@ static int subid_remove(struct hs_accountdb *sub, const char *owner,
 		struct hs_subid e = hs_accountdb_get(sub, (size_t)i)->sub;
 		/* the owner from our argument: the record's own string goes
 		 * when the line is replaced, if it was replaced before */
-		struct hs_subid tail = { .owner = (char *)owner };
+		struct hs_subid tail = { .owner = owner };
 		unsigned long last = e.start + e.count - 1;
 		long ri;
 
@@ -496,7 +498,7 @@ static const struct hs_subid *subid_holding(struct hs_accountdb *sub, const char
  * already (shadow-utils: no check against other owners or SUB_*_MIN/MAX). */
 static int subid_add(struct hs_accountdb *sub, const char *owner, const struct subid_range *r)
 {
-	struct hs_subid e = { .owner = (char *)owner, .start = r->first,
+	struct hs_subid e = { .owner = owner, .start = r->first,
 			      .count = r->last - r->first + 1 };
 	unsigned long id = r->first;
 	const struct hs_subid *have;
@@ -543,7 +545,7 @@ static void edit_subids(const char *user, const char *new_name)
 		     i = hs_accountdb_find_next(sub, user, (size_t)i + 1)) {
 			struct hs_subid e = hs_accountdb_get(sub, (size_t)i)->sub;
 
-			e.owner = (char *)new_name;
+			e.owner = new_name;
 			if (hs_accountdb_replace(sub, (size_t)i, &e) < 0) {
 				hs_warn("%s", sub->error);
 				fail(file_status(files[k]));
@@ -637,7 +639,7 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 		}
 		h = new_hash(user, sh.hash, hbuf, sizeof(hbuf));
 		if (h) {
-			sh.hash = (char *)h;
+			sh.hash = h;
 			if (o.password)
 				sh.lstchg = hs_today();
 			r = hs_userdir_write_shadow(udirfd, owner, auth_gid, &sh);
@@ -1271,9 +1273,9 @@ static void plan_choose_shell(struct usermod_plan *p)
 	hs_shells_free(&shells);
 	if (listed && p->have_dir && (o.uid ? new_uid : p->old_uid) != 0) {
 		p->shell_file = o.shell;
-		p->ent.shell = (char *)HS_SHELL_PROXY;
+		p->ent.shell = HS_SHELL_PROXY;
 	} else {
-		p->ent.shell = (char *)o.shell;
+		p->ent.shell = o.shell;
 	}
 }
 
@@ -1293,14 +1295,14 @@ static void plan_stage_classic_secrets(struct usermod_plan *p)
 			fail(E_PW_UPDATE);
 		}
 		if (h)
-			p->ent.passwd = (char *)h;
+			p->ent.passwd = h;
 		return;
 	}
 	struct hs_spwd sp = hs_accountdb_get(shadow, (size_t)si)->sp;
 
 	h = new_hash(p->user, sp.hash, p->hbuf, sizeof(p->hbuf));
 	if (h) {
-		sp.hash = (char *)h;
+		sp.hash = h;
 		if (o.password)
 			sp.lstchg = hs_today();
 	}
@@ -1319,13 +1321,13 @@ static void plan_stage_passwd_line(struct usermod_plan *p)
 	struct hs_accountdb *pw = db(HS_AS_PASSWD);
 
 	if (o.comment)
-		p->ent.gecos = (char *)o.comment;
+		p->ent.gecos = o.comment;
 	if (o.home)
-		p->ent.dir = (char *)o.home;
+		p->ent.dir = o.home;
 	if (o.uid)
 		p->ent.uid = new_uid;
 	if (o.login)
-		p->ent.name = (char *)o.login;
+		p->ent.name = o.login;
 	if (!p->have_dir && changes_secrets())
 		plan_stage_classic_secrets(p);
 	if (hs_accountdb_replace(pw, (size_t)p->idx, &p->ent) < 0) {
@@ -1344,7 +1346,7 @@ static void plan_stage_other_files(const struct usermod_plan *p)
 	if (si >= 0) {
 		struct hs_spwd sp = hs_accountdb_get(shadow, (size_t)si)->sp;
 
-		sp.name = (char *)o.login;
+		sp.name = o.login;
 		if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0) {
 			hs_warn("%s", shadow->error);
 			fail(E_PW_UPDATE);
@@ -1487,6 +1489,25 @@ static int apply_reown_home(const struct usermod_plan *p, int status)
 	return status;
 }
 
+/* Once the account is found, the kernel holds usermod to its job
+ * (Landlock): write /etc (the global files, their locks, the tree), the
+ * mail spool directory, the current home (re-owned with -u or -g, moved
+ * with -m) and the new one's parent. */
+static void confine(const struct usermod_plan *p)
+{
+	char old_parent[HS_PATHBUF_MAX], new_parent[HS_PATHBUF_MAX];
+	struct hs_confine_rule rules[2 + 2 * HS_HOME_CONFINE_RULES] = {
+		{ HS_ETC_DIR, HS_CONFINE_WRITE },
+		{ hs_config_get_str(p->cfg, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE },
+	};
+
+	hs_homedir_confine_rules(p->old_home, old_parent, sizeof old_parent, rules + 2);
+	if (o.move_home)
+		hs_homedir_confine_rules(o.home, new_parent, sizeof new_parent,
+				      rules + 2 + HS_HOME_CONFINE_RULES);
+	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_PW_UPDATE);
+}
+
 int main(int argc, char **argv)
 {
 	struct usermod_plan p = { .treefd = -1, .udirfd = -1, .auth_gid = HS_ANY_GID };
@@ -1494,6 +1515,8 @@ int main(int argc, char **argv)
 	int status;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "usermod"));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	plan_parse_request(argc, argv, &p);
 	if (!plan_changes_anything()) {
 		fprintf(stderr, "%s: no changes\n", hs_cli_prog());
@@ -1503,6 +1526,9 @@ int main(int argc, char **argv)
 	plan_lock_global_files();
 	plan_find_account(&p);
 	plan_validate_against_accounts(&p);
+	/* after the busy check: confined, it could not follow the
+	 * /proc/PID/root of processes outside its domain */
+	confine(&p);
 	plan_open_userdir(&p);
 	plan_check_new_userdir_free(&p);
 	if (o.shell)

@@ -51,6 +51,7 @@
 #include "userdir.h"
 #include "util.h"
 #include "vipw-common.h"
+#include "txn.h"
 
 /* shadow-utils' vipw: 1 for failures, 2 for usage, 5 when the file
  * cannot be locked; an editor that fails passes its own status on. */
@@ -343,7 +344,7 @@ static void warn_unreadable(const struct user_ctx *c, const struct part *p, cons
  * replaces the file. */
 static int read_user(struct user_ctx *c, int udirfd, struct hs_spwd *sp)
 {
-	struct hs_shadow sh = { .hash = (char *)"!", .lstchg = HS_UNSET };
+	struct hs_shadow sh = { .hash = "!", .lstchg = HS_UNSET };
 	struct hs_aging ag;
 	const char *shell = "";
 	int r;
@@ -351,7 +352,7 @@ static int read_user(struct user_ctx *c, int udirfd, struct hs_spwd *sp)
 	r = hs_userdir_read_shadow(udirfd, c->owner, c->rd_shadow, sizeof(c->rd_shadow), &sh);
 	if (r < 0) {
 		c->shadow.read_err = r;
-		sh.hash = (char *)"!";
+		sh.hash = "!";
 		sh.lstchg = HS_UNSET;
 		warn_unreadable(c, &c->shadow, "a locked password");
 	}
@@ -377,9 +378,9 @@ static int read_user(struct user_ctx *c, int udirfd, struct hs_spwd *sp)
 		return r;
 	c->old_shell = shell;
 	*sp = (struct hs_spwd){
-		.name = (char *)c->name, .hash = sh.hash, .lstchg = sh.lstchg,
+		.name = c->name, .hash = sh.hash, .lstchg = sh.lstchg,
 		.min = ag.min, .max = ag.max, .warn = ag.warn, .inact = ag.inact,
-		.expire = ag.expire, .flag = (char *)"", .minus_one = 0,
+		.expire = ag.expire, .flag = "", .minus_one = 0,
 	};
 	return 0;
 }
@@ -737,6 +738,8 @@ int vipw_main(int argc, char **argv, enum vipw_mode mode)
 	/* before hs_privs_init, which drops them */
 	hs_editor_env_capture(&editor_env);
 	hs_privs_init(argc, argv, group ? "vigr" : "vipw");
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	hs_cli_set_prog(group ? "vigr" : "vipw");
 	setlocale(LC_ALL, "");
 	parse_options(argc, argv, &user, &shadow, &group);

@@ -450,14 +450,14 @@ static void add_shadow_line(struct hs_integrity *a, struct hs_accountdb *pw, siz
 	struct hs_passwd p = pw->lines[pi].rec.pw;
 	struct hs_spwd s = {
 		.name = p.name,
-		.hash = strcmp(p.passwd, "x") == 0 ? (char *)"!" : p.passwd,
+		.hash = strcmp(p.passwd, "x") == 0 ? "!" : p.passwd,
 		.lstchg = hs_today(),
 		.min = hs_config_get_long(defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1),
 		.max = hs_config_get_long(defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1),
 		.warn = hs_config_get_long(defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1),
 		.inact = HS_UNSET,
 		.expire = HS_UNSET,
-		.flag = (char *)"",
+		.flag = "",
 	};
 
 	if (hs_accountdb_append(sp, &s) < 0) {
@@ -467,7 +467,7 @@ static void add_shadow_line(struct hs_integrity *a, struct hs_accountdb *pw, siz
 	a->db_changed = true;
 	logged(a, "add user %s to %s", p.name, sp->path);
 	if (strcmp(p.passwd, "x") != 0) {
-		p.passwd = (char *)"x";
+		p.passwd = "x";
 		replace_line(a, pw, pi, &p);
 	}
 }
@@ -836,7 +836,7 @@ static void expired_aging(struct hs_aging *ag)
 static int write_replacement(struct udir *u, enum file_kind kind)
 {
 	gid_t auth = u->tr->t->auth_gid;
-	struct hs_shadow s = { .hash = (char *)"!", .lstchg = HS_UNSET };
+	struct hs_shadow s = { .hash = "!", .lstchg = HS_UNSET };
 	struct hs_aging ag;
 
 	switch (kind) {
@@ -1218,7 +1218,7 @@ static void check_udir_contents(struct udir *u)
 static void create_udir(struct tree *tr, const struct hs_passwd *p, const char *path)
 {
 	struct hs_integrity *a = tr->a;
-	struct hs_shadow s = { .hash = (char *)"!", .lstchg = HS_UNSET };
+	struct hs_shadow s = { .hash = "!", .lstchg = HS_UNSET };
 	struct udir u = { .tr = tr, .pw = p };
 	struct hs_aging ag;
 	int r;
@@ -1252,7 +1252,7 @@ static void check_user(struct tree *tr, size_t pi)
 		problem(a, "user %s has an entry in %s, but its password field in %s is not set "
 			"to 'x'", p->name, tr->t->path, tr->pw->path);
 		if (ask(a, "set it to 'x'? ")) {
-			np.passwd = (char *)"x";
+			np.passwd = "x";
 			if (replace_line(a, tr->pw, pi, &np) == 0)
 				logged(a, "user %s: password field in %s set to 'x'", np.name,
 				       tr->pw->path);
@@ -1659,7 +1659,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 			goto out;
 	}
 	if (changed) {
-		s.members = (char *)buf_str(&out);
+		s.members = buf_str(&out);
 		if (!s.members) {
 			r = -ENOMEM;
 			goto out;
@@ -1684,8 +1684,8 @@ static void add_gshadow_line(struct hs_integrity *a, struct hs_accountdb *gr, si
 	struct hs_group g = gr->lines[gi].rec.gr;
 	struct hs_gshadow s = {
 		.name = g.name,
-		.passwd = strcmp(g.passwd, "x") == 0 ? (char *)"!" : g.passwd,
-		.admins = (char *)"",
+		.passwd = strcmp(g.passwd, "x") == 0 ? "!" : g.passwd,
+		.admins = "",
 		.members = g.members,
 	};
 
@@ -1696,7 +1696,7 @@ static void add_gshadow_line(struct hs_integrity *a, struct hs_accountdb *gr, si
 	a->db_changed = true;
 	logged(a, "add group %s to %s", g.name, gs->path);
 	if (strcmp(g.passwd, "x") != 0) {
-		g.passwd = (char *)"x";
+		g.passwd = "x";
 		replace_line(a, gr, gi, &g);
 	}
 }
@@ -1773,7 +1773,7 @@ static int check_group_line(struct hs_integrity *a, struct hs_accountdb *gr,
 		return 0;
 	changed = check_list(a, pw, L_GROUP_MEMBERS, g.name, g.members, &members, &unfixed);
 	if (changed && !unfixed) {
-		g.members = (char *)buf_str(&members);
+		g.members = buf_str(&members);
 		if (g.members && replace_line(a, gr, i, &g) == 0)
 			logged(a, "group %s: members deleted in %s", g.name, gr->path);
 	}
@@ -1866,8 +1866,8 @@ static int check_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct
 		changed |= check_list(a, pw, L_GSHADOW_MEMBERS, s.name, s.members, &members,
 				      &unfixed);
 		if (changed && !unfixed) {
-			s.admins = (char *)buf_str(&admins);
-			s.members = (char *)buf_str(&members);
+			s.admins = buf_str(&admins);
+			s.members = buf_str(&members);
 			if (s.admins && s.members && replace_line(a, gs, i, &s) == 0)
 				logged(a, "shadow group %s: members deleted in %s", s.name, gs->path);
 		}

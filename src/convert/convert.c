@@ -66,6 +66,7 @@
 #include "shells.h"
 #include "userdir.h"
 #include "util.h"
+#include "txn.h"
 
 #define ETC_DIR          "/etc"
 #define TREE_NAME        "hardened-shadow"  /* HS_TREE_DIR inside ETC_DIR */
@@ -164,9 +165,9 @@ static int pwdb_render(struct pwdb *db, bool to_tree, struct hs_buf *out, bool *
 			continue;
 		p = e->pw;
 		if (to_tree) {
-			p.passwd = (char *)"x";
+			p.passwd = "x";
 			if (e->proxy)
-				p.shell = (char *)HS_SHELL_PROXY;
+				p.shell = HS_SHELL_PROXY;
 		} else {
 			p.shell = e->new_shell;
 		}
@@ -602,10 +603,10 @@ static int create_groups(const struct group_plan *g)
 			long ret;
 
 			if (pass == 0) {
-				struct hs_group gr = { (char *)names[i], (char *)"x", gids[i], (char *)"" };
+				struct hs_group gr = { names[i], "x", gids[i], "" };
 				ret = hs_accountdb_append(db, &gr);
 			} else {
-				struct hs_gshadow gs = { (char *)names[i], (char *)"!", (char *)"", (char *)"" };
+				struct hs_gshadow gs = { names[i], "!", "", "" };
 				/* a stale gshadow entry of that name stays the one */
 				if (hs_accountdb_find(db, names[i]) >= 0)
 					continue;
@@ -952,7 +953,7 @@ static void records_for(const struct pw_ent *e, const struct spdb *sp, long toda
 	 * hash and the aging defaults come from login.defs; "x" (which points
 	 * at a shadow entry that does not exist, so nobody could log in)
 	 * becomes the locked "!". */
-	sh->hash = strcmp(e->pw.passwd, "x") == 0 ? (char *)"!" : e->pw.passwd;
+	sh->hash = strcmp(e->pw.passwd, "x") == 0 ? "!" : e->pw.passwd;
 	sh->lstchg = today;
 	ag->min = defaults[0];
 	ag->max = defaults[1];
@@ -1392,7 +1393,7 @@ static int render_shadow(int treefd, struct pwdb *pw, struct hs_buf *out, size_t
 		sp = (struct hs_spwd){
 			.name = e->pw.name, .hash = sh.hash, .lstchg = sh.lstchg,
 			.min = ag.min, .max = ag.max, .warn = ag.warn, .inact = ag.inact,
-			.expire = ag.expire, .flag = (char *)"", .minus_one = 0,
+			.expire = ag.expire, .flag = "", .minus_one = 0,
 		};
 		r = hs_records_spwd_format(&sp, &line);
 		hs_wipe(buf, sizeof(buf));
@@ -1580,6 +1581,8 @@ int hs_convert_main(int argc, char **argv, bool to_tree)
 	int c, r;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, prog));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	/* pwunconv has no --from-tcb: skip its entry */
 	while ((c = getopt_long(argc, argv, "hVR:", longopts + !to_tree, NULL)) != -1) {
 		switch (c) {
@@ -1603,6 +1606,8 @@ int hs_convert_main(int argc, char **argv, bool to_tree)
 	}
 	if (!hs_privs_caller_is_root())
 		hs_die(1, "permission denied: only root may convert the account files");
+	/* from here the kernel lets the conversion write /etc only */
+	hs_confine_to_etc(1);
 	r = to_tree ? hs_convert_to_tree(&opts) : hs_convert_to_classic(&opts);
 	return r < 0 ? 1 : 0;
 }

@@ -54,7 +54,7 @@ static size_t ask_helper(char *buf, size_t size)
 	if (pid < 0)
 		hs_die(1, "cannot fork: %s", strerror(errno));
 	if (pid == 0) {
-		char *const hargv[] = { (char *)"shell-helper", NULL };
+		char *const hargv[] = { "shell-helper", NULL };
 		/* The helper is setgid and needs nothing from the caller's
 		 * environment: an empty one leaves the caller no lever on it
 		 * (locale, TZ, EDITOR, PAGER, INPUTRC, SHELL), whatever its own

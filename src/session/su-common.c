@@ -30,6 +30,7 @@
 #include <stdnoreturn.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
@@ -367,7 +368,7 @@ static void resolve_target(int argc, char **argv, struct options *o, struct pass
 	if (r < 0 || !pw->pw_name || !*pw->pw_name || !pw->pw_dir || !*pw->pw_dir)
 		hs_die(E_FAILURE, "user %s does not exist", hs_printable(target, shown, sizeof(shown)));
 	if (!pw->pw_shell || !*pw->pw_shell)
-		pw->pw_shell = (char *)DEFAULT_SHELL;
+		pw->pw_shell = DEFAULT_SHELL;
 }
 
 /* -g and -G replace the whole group list (util-linux): the -g group is
@@ -428,11 +429,44 @@ static char *choose_shell(const struct options *o, const struct hs_env *caller_e
 	return shell;
 }
 
-/* Groups, then the PAM session (with its messages only for an
- * interactive login shell). */
-static void open_session(struct hs_session *s, const struct options *o, const struct passwd *pw,
-                         gid_t gid, const gid_t *groups, size_t ngroups)
+/* The limits util-linux's su and runuser (2.38) give every session
+ * before PAM's session modules (pam_limits) set theirs: no nice or
+ * realtime priority, no file size or address space cap, and a soft
+ * RLIMIT_NOFILE of 1024 (select()'s FD_SETSIZE) under the hard limit the
+ * caller had.  What the caller raised or capped does not reach the
+ * target's session; failures are ignored, as there.  RLIMIT_CORE is the
+ * caller's again (hs_privs_init's 0 is the parent's, which stays
+ * undumpable), so that pam_limits starts from what util-linux's would. */
+static void reset_session_limits(const struct rlimit *caller_core)
 {
+	static const struct {
+		int resource;
+		struct rlimit limit;
+	} fixed[] = {
+		{ RLIMIT_NICE, { 0, 0 } },
+		{ RLIMIT_RTPRIO, { 0, 0 } },
+		{ RLIMIT_FSIZE, { RLIM_INFINITY, RLIM_INFINITY } },
+		{ RLIMIT_AS, { RLIM_INFINITY, RLIM_INFINITY } },
+	};
+	struct rlimit nofile;
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(fixed); i++)
+		(void)setrlimit(fixed[i].resource, &fixed[i].limit);
+	(void)setrlimit(RLIMIT_CORE, caller_core);
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != FD_SETSIZE) {
+		nofile.rlim_cur = FD_SETSIZE;
+		(void)setrlimit(RLIMIT_NOFILE, &nofile);
+	}
+}
+
+/* Groups, the limits, then the PAM session (with its messages only for
+ * an interactive login shell).  *core: the caller's RLIMIT_CORE in, the
+ * session's out (the child's; the parent takes 0 back). */
+static void open_session(struct hs_session *s, const struct options *o, const struct passwd *pw,
+                         gid_t gid, const gid_t *groups, size_t ngroups, struct rlimit *core)
+{
+	static const struct rlimit no_core = { 0, 0 };
+
 	int r = hs_session_set_groups(pw->pw_name, gid, ngroups ? groups : NULL, ngroups);
 
 	if (r < 0) {
@@ -441,7 +475,11 @@ static void open_session(struct hs_session *s, const struct options *o, const st
 	}
 	if (!o->login || o->command)
 		s->suppress_info = true;
+	reset_session_limits(core);
 	r = hs_session_open(s, 0);
+	if (getrlimit(RLIMIT_CORE, core) < 0)
+		*core = no_core;
+	(void)setrlimit(RLIMIT_CORE, &no_core);
 	if (r != PAM_SUCCESS) {
 		char msg[128];
 
@@ -468,9 +506,9 @@ static char **shell_argv(const struct options *o, const char *shell, int argc, c
 	snprintf(*arg0, strlen(base) + 2, "%s%s", o->login ? "-" : "", base);
 	cargv[nc++] = *arg0;
 	if (o->fast)
-		cargv[nc++] = (char *)"-f";
+		cargv[nc++] = "-f";
 	if (o->command) {
-		cargv[nc++] = (char *)"-c";
+		cargv[nc++] = "-c";
 		cargv[nc++] = (char *)o->command;
 	}
 	for (int i = optind; i < argc; i++)
@@ -553,7 +591,7 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	if (!o.user)
 		shell = choose_shell(&o, &caller_env, &pw, caller_root);
 
-	open_session(&s, &o, &pw, gid, groups, ngroups);
+	open_session(&s, &o, &pw, gid, groups, ngroups, &caller_core);
 
 	build_env(&env, &caller_env, &o, &pw, shell, defs);
 	if (hs_session_env_add_pam(&env, s.pamh) < 0) {
@@ -585,7 +623,7 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	child.forward_int_quit = o.pty || !same_session;
 	child.verbose = true;
 	child.restore_core = true;
-	child.core_limit = caller_core;
+	child.core_limit = caller_core;   /* the session's, after pam_limits */
 	{
 		struct group *tg = getgrnam("tty");
 		child.pty_gid = tg ? tg->gr_gid : (gid_t)-1;

@@ -24,6 +24,7 @@
 
 #include "account.h"
 #include "cli.h"
+#include "confine.h"
 #include "layout.h"
 #include "names.h"
 #include "policy.h"
@@ -454,6 +455,17 @@ int main(int argc, char **argv)
 	if (!root && pw.pw_uid != getuid())
 		hs_die(E_NOPERM, "Permission denied.");
 
+	/* From here the kernel holds chage to its job (Landlock): root
+	 * writes the account's directory in the tree, a user writes
+	 * nothing. */
+	{
+		const struct hs_confine_rule rules[] = {
+			{ root ? hs_userdir_confine_path(path, sizeof path, pw.pw_name) : NULL,
+			  HS_CONFINE_WRITE },
+		};
+
+		hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_NOPERM);
+	}
 	treefd = hs_userdir_open_tree();
 	if (treefd == -ENOENT)
 		hs_die(E_SHADOW_NOTFOUND, "cannot open %s: %s (run pwconv first)", HS_TREE_DIR,

@@ -35,6 +35,7 @@
 #include "account.h"
 #include "accountdb.h"
 #include "cli.h"
+#include "confine.h"
 #include "globalfile.h"
 #include "layout.h"
 #include "names.h"
@@ -354,7 +355,7 @@ static int root_update(const struct passwd *pw, const char *shell, bool listed)
 	    write_shell_file(&udirfd, e.ent.name, e.ent.uid, auth_gid, shell) < 0)
 		goto out;
 	if (strcmp(e.ent.shell, passwd_shell) != 0) {
-		e.ent.shell = (char *)passwd_shell;
+		e.ent.shell = passwd_shell;
 		if (hs_pwedit_commit(&e, &err) < 0)
 			goto out;
 	}
@@ -363,6 +364,20 @@ out:
 	hs_report(&err);
 	hs_pwedit_end(&e);
 	return status;
+}
+
+/* Once authenticated, the kernel holds chsh to its job (Landlock): root
+ * may write /etc (/etc/passwd, its locks, the tree), a user only their
+ * own directory in the tree. */
+static void confine(const char *name)
+{
+	char udir[HS_PATHBUF_USER];
+	const struct hs_confine_rule rules[] = {
+		{ amroot ? HS_ETC_DIR : hs_userdir_confine_path(udir, sizeof udir, name),
+		  HS_CONFINE_WRITE },
+	};
+
+	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_FAILURE);
 }
 
 static void parse_options(int argc, char **argv, const char **new_shell)
@@ -438,6 +453,7 @@ int main(int argc, char **argv)
 		return E_FAILURE;
 	}
 	authenticate(me.pw_name);
+	confine(name);
 
 	if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0)
 		hs_die(E_FAILURE, "%s", shells.error);

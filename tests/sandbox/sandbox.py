@@ -41,6 +41,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
                         ctypes.c_ulong, ctypes.c_char_p]
 _libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+_libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
 
 MS_RDONLY = 1
 MS_NOSUID = 2
@@ -51,6 +52,8 @@ MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
 MNT_DETACH = 2
+CLONE_NEWPID = 0x20000000
+PR_SET_PDEATHSIG = 1
 
 SYS_openat2 = 437          # same number on every architecture (generic table)
 RESOLVE_NO_MAGICLINKS = 0x02
@@ -268,7 +271,7 @@ def _meson_dirs(build_dir):
     return info["directories"]["source"], info["directories"]["build"]
 
 
-def _setup_root(root, extra_visible=(), read_only=True):
+def _setup_root(root, extra_visible=(), read_only=True, proc=True):
     """The kernel file systems and scratch dirs of a root, all private to it."""
     dev = os.path.join(root, "dev")
     _mount("tmpfs", dev, "tmpfs", MS_NOSUID, "size=1m,mode=0755")
@@ -290,7 +293,8 @@ def _setup_root(root, extra_visible=(), read_only=True):
            "newinstance,ptmxmode=0666,mode=0620,gid=5")
     _mount("tmpfs", os.path.join(dev, "shm"), "tmpfs", MS_NOSUID | MS_NODEV,
            "size=64m,mode=1777")
-    _mount("proc", os.path.join(root, "proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    if proc:
+        _mount("proc", os.path.join(root, "proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     _mount("tmpfs", os.path.join(root, "tmp"), "tmpfs", MS_NOSUID | MS_NODEV,
            "size=256m,mode=1777")
     _mount("tmpfs", os.path.join(root, "run"), "tmpfs", MS_NOSUID | MS_NODEV,
@@ -379,6 +383,122 @@ def _crypt(password, prefix="$y$"):
 
 # ---------------------------------------------------------------- command running
 
+# pid 1 of a sandbox's pid namespace: mounts that namespace's /proc on the root's /proc,
+# says so, then sleeps; SIGCHLD ignored, so the orphans it inherits are reaped at once
+# (a zombie still shows its uid in /proc and would look like a running process).
+_PIDNS_INIT = r"""
+import ctypes, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.mount(b"proc", sys.argv[1].encode(), b"proc", 2 | 4 | 8, None) != 0:
+    sys.exit("cannot mount proc on %s: errno %d" % (sys.argv[1], ctypes.get_errno()))
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+print("ready", flush=True)
+while True:
+    signal.pause()
+"""
+
+_host_pidns = None      # an fd for this process's own pid namespace
+# pid_for_children is a thread's own: _forking.pidns is the _PidNamespace this thread
+# forks into, if any (tests run tools from threads too).
+_forking = threading.local()
+
+
+def _current_pidns():
+    return getattr(_forking, "pidns", None)
+
+
+def _setns_pid(fd):
+    if _libc.setns(fd, CLONE_NEWPID) != 0:
+        e = ctypes.get_errno()
+        raise SandboxError("setns(CLONE_NEWPID): %s" % os.strerror(e))
+
+
+
+def _start_thread_outside(*args, **kw):
+    """threading's thread start, from this process's own pid namespace: the kernel
+    refuses a thread whose creator's pid_for_children is another namespace."""
+    ns = _current_pidns()
+    if ns is None:
+        return _start_new_thread(*args, **kw)
+    _setns_pid(_host_pidns)
+    try:
+        return _start_new_thread(*args, **kw)
+    finally:
+        _setns_pid(ns.fd)
+
+
+_start_new_thread = threading._start_new_thread
+threading._start_new_thread = _start_thread_outside
+
+
+def _execute_child_then_leave(self, *args, **kw):
+    """subprocess's child start; the namespace entered for it is left right after, so
+    a host tool that a test starts later (gdb -p, strace -p with a host pid) runs in
+    this process's own namespace."""
+    try:
+        return _execute_child(self, *args, **kw)
+    finally:
+        ns = _current_pidns()
+        if ns is not None:
+            ns.leave()
+
+
+_execute_child = subprocess.Popen._execute_child
+subprocess.Popen._execute_child = _execute_child_then_leave
+
+
+class _PidNamespace:
+    """A pid namespace of the sandbox's own, with the root's /proc showing it: the
+    programs under test see only the sandbox's processes (the busy check of userdel and
+    usermod, pgrep), not those of the host or of parallel test workers, which use the
+    same uid numbers.  Processes enter it by being forked while this process's
+    pid_for_children points at it (enter, which _Runner._wrap calls); the kernel kills
+    them all when its pid 1 dies (close).  A process of the host's namespace would find
+    no /proc/self in the root."""
+
+    def __init__(self, root):
+        global _host_pidns
+        if _host_pidns is None:
+            _host_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+
+        def die_with_parent():
+            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+        self.fd = None
+        self.proc = subprocess.Popen(
+            ["/usr/bin/unshare", "--pid", "--fork", "--kill-child", "--",
+             "/usr/bin/python3", "-c", _PIDNS_INIT, os.path.join(root, "proc")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, close_fds=True,
+            preexec_fn=die_with_parent)
+        line = self.proc.stdout.readline()
+        if line.strip() != b"ready":
+            self.close()
+            raise SandboxError("the sandbox's pid namespace did not start")
+        self.fd = os.open("/proc/%d/ns/pid_for_children" % self.proc.pid,
+                          os.O_RDONLY | os.O_CLOEXEC)
+
+    def enter(self):
+        """Processes this thread forks from now on start in the namespace."""
+        _setns_pid(self.fd)
+        _forking.pidns = self
+
+    def leave(self):
+        """Back to forking in this process's own namespace, if this one was entered."""
+        if _current_pidns() is self:
+            _setns_pid(_host_pidns)
+            _forking.pidns = None
+
+    def close(self):
+        self.leave()
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.proc.stdout.close()
+
+
 class _Runner:
     """run/sh/pty_run/write/read over a root directory (shared by Base and Sandbox)."""
 
@@ -387,6 +507,39 @@ class _Runner:
     _log_sock = None
     _log_lock = threading.Lock()
     _log = []
+    _pidns = None
+
+    # -- processes
+
+    def enter_pid_namespace(self):
+        """The next process this thread starts with subprocess starts in the root's pid
+        namespace (Sandbox; the host's for Base); later ones in ours again.  _wrap()
+        calls it, so a command it returns must be the next one started; a test that
+        starts a process in the root without _wrap (chroot ROOT ...) calls it first."""
+        if self._pidns:
+            self._pidns.enter()
+        elif _current_pidns() is not None:
+            _current_pidns().leave()
+
+    def popen(self, argv, user=None, cwd="/", env=None, **kw):
+        """subprocess.Popen of argv inside the root as user (see run), in its own session;
+        kw goes to Popen (stdin, stdout, ...).  .pid is the host's pid: signal it from the
+        host; ns_pid() gives the number the root's programs see."""
+        cmd, pw = self._wrap(argv, user, cwd)
+        kw.setdefault("start_new_session", True)
+        kw.setdefault("close_fds", True)
+        return subprocess.Popen(cmd, env=_clean_env(pw, env), cwd="/", **kw)
+
+    def ns_pid(self, pid):
+        """The pid that programs inside the root see for the host's pid (the same number
+        without a pid namespace)."""
+        if not self._pidns:
+            return pid
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+        raise SandboxError("no NSpid line for pid %d" % pid)
 
     # -- files
 
@@ -449,6 +602,7 @@ class _Runner:
         """The host argv that runs argv inside the root as user; and that user."""
         if isinstance(argv, str):
             raise TypeError("argv must be a list; use sh() for a shell command")
+        self.enter_pid_namespace()
         cmd = ["/usr/sbin/chroot", self.root]
         if cwd and cwd != "/":
             cmd += ["/usr/bin/env", "--chdir=" + cwd]
@@ -758,7 +912,8 @@ class Sandbox(_Runner):
         try:
             self.root = _mount_overlay([base.upper, "/"], self._layer)
             self._root_fd = os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-            _setup_root(self.root, (base.source_dir, base.build_dir))
+            _setup_root(self.root, (base.source_dir, base.build_dir), proc=False)
+            self._pidns = _PidNamespace(self.root)
             self._open_log()
         except BaseException:
             self.close()
@@ -854,6 +1009,8 @@ class Sandbox(_Runner):
         root = getattr(self, "root", None)
         if root:
             _kill_processes_in(root)
+        if self._pidns:
+            self._pidns.close()
         if self._root_fd is not None:
             os.close(self._root_fd)
             self._root_fd = None

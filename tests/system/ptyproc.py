@@ -50,6 +50,7 @@ class Pty:
                                      close_fds=True, cwd="/")
         os.close(slave)
         self.pid = self.proc.pid
+        self.nspid = sb.ns_pid(self.pid)    # the pid the root's programs see
         self.buf = bytearray()
         self.pos = 0
         self.eof = False

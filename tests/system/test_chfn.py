@@ -382,8 +382,9 @@ def test_usage_and_exit_codes(users):
 
 def hold_passwd_lock(sb):
     """A live process 'holds' /etc/passwd.lock the shadow-utils way (its PID and a NUL)."""
-    holder = subprocess.Popen(["sleep", "60"])
-    sb.write("/etc/passwd.lock", "%d\0" % holder.pid, mode=0o600)
+    holder = sb.popen(["sleep", "60"])
+    holder.nspid = sb.ns_pid(holder.pid)
+    sb.write("/etc/passwd.lock", "%d\0" % holder.nspid, mode=0o600)
     return holder
 
 
@@ -423,4 +424,4 @@ def test_times_out_on_a_lock_holder(users):
     assert 14 <= elapsed < 30, elapsed
     assert sb.read_bytes("/etc/passwd") == before
     # the holder's lock file is not ours to remove
-    assert sb.read_bytes("/etc/passwd.lock") == b"%d\0" % holder.pid
+    assert sb.read_bytes("/etc/passwd.lock") == b"%d\0" % holder.nspid

@@ -89,9 +89,10 @@ def test_killed_passwd_without_o_tmpfile(mod):
     assert entries(mod) == FILES
 
 
-def dead_pid():
+def dead_pid(sb):
+    """A pid no process of the root has (its pid namespace's /proc)."""
     pid = 4000000
-    while os.path.exists("/proc/%d" % pid):
+    while os.path.exists(os.path.join(sb.root, "proc/%d" % pid)):
         pid -= 1
     return pid
 
@@ -100,10 +101,13 @@ def test_lock_protocol_leftovers_are_swept(sb):
     # FILE.PID files of killed tools (ours or shadow-utils') are removed by the next tool
     # that takes the locks; one whose process is alive stays
     sb.use_hardened_tree()
-    dead, live = dead_pid(), os.getpid()
+    holder = sb.popen(["sleep", "60"])
+    dead, live = dead_pid(sb), sb.ns_pid(holder.pid)
     for f in ("passwd", "shadow", "group", "gshadow"):
         sb.write("/etc/%s.%d" % (f, dead), "%d\0" % dead, mode=0o600)
     sb.write("/etc/group.%d" % live, "%d\0" % live, mode=0o600)
     sb.run(["/usr/sbin/groupadd", "litter"])
     left = sorted(e for e in os.listdir(sb.root + "/etc") if re.match(r"^[a-z]+\.\d+$", e))
+    holder.kill()
+    holder.wait()
     assert left == ["group.%d" % live], left

@@ -127,7 +127,7 @@ def test_login_right_password(sb):
     # the proxy started bash as a login shell, in alice's home
     assert m.group(1, 2, 3) == ("alice", "-bash", "/home/alice"), p.output
     # the shell's parent is login, still there (and root), waiting
-    assert int(m.group(4)) == p.pid
+    assert int(m.group(4)) == p.nspid
     assert status == 4
     # the terminal: alice's during the session (TTYGROUP tty, TTYPERM 0600), root's after
     assert during == (alice.uid, tty_gid, 0o600)
@@ -141,12 +141,12 @@ def test_login_right_password(sb):
     assert env["TERM"] == "vt100"
     assert "/usr/games" in env["PATH"]          # Debian's ENV_PATH
     # utmp and wtmp: a login and a logout record of this process for this line
-    recs = [r for r in wtmp(sb) if r[1] == p.pid]
+    recs = [r for r in wtmp(sb) if r[1] == p.nspid]
     assert any(r[0] == 7 and r[3] == "alice" and r[4] == line for r in recs), recs
     assert any(r[0] == 8 and r[4] == line for r in recs), recs
     assert not re.search(r"^alice\s", sb.run(["who"]).stdout, re.M)
     lines = log(sb)
-    assert any(l.endswith("login[%d]: LOGIN ON %s BY alice" % (p.pid, line)) for l in lines)
+    assert any(l.endswith("login[%d]: LOGIN ON %s BY alice" % (p.nspid, line)) for l in lines)
     opened = [i for i, l in enumerate(lines) if "pam_hardened_shadow(login:session): "
               "session opened for user alice" in l]
     closed = [i for i, l in enumerate(lines) if "pam_hardened_shadow(login:session): "
@@ -184,7 +184,7 @@ def test_login_prompts_for_the_name_and_root_may_use_f(sb):
     line = p.tty[len("/dev/"):]
     dump = sb.run(["/usr/bin/utmpdump", "/var/log/wtmp"]).stdout
     assert re.search(r"^\[7\] \[0*%d\] \[[^\]]*\] \[bob\s*\] \[%s\s*\] \[192\.0\.2\.7\s*\] "
-                     r"\[192\.0\.2\.7\s*\]" % (p.pid, re.escape(line)), dump, re.M), dump
+                     r"\[192\.0\.2\.7\s*\]" % (p.nspid, re.escape(line)), dump, re.M), dump
     assert any(l.endswith("LOGIN ON %s BY bob FROM 192.0.2.7" % line) for l in log(sb))
     for bad in ("evil host", "a" * 300, "x\x1b[2J"):
         with Pty(sb, [LOGIN, "-h", bad, "-f", "bob"]) as p:

@@ -46,12 +46,14 @@ class NsChild:
 
     def __init__(self, sb, user):
         pw = sb.getpwnam(user)
+        sb.enter_pid_namespace()
         self.proc = subprocess.Popen(
             ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", CHILD,
              "sh", sb.root, str(pw.uid), str(pw.gid)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True, text=True)
         self.pid = self.proc.pid
+        self.nspid = sb.ns_pid(self.pid)    # what newuidmap in the root is given
         # wait until it is in its own user namespace (unshare() done), else a map written
         # now would go to ours
         mine = os.readlink("/proc/self/ns/user")
@@ -135,9 +137,9 @@ def test_installed_setuid_root(msb):
 def test_root_in_the_namespace_with_subordinate_ranges(msb, child):
     uid, gid = ids(msb, "alice")
     c = child()
-    res = run(msb, [NEWUIDMAP, c.pid, 0, uid, 1, 1, 100000, 65536])
+    res = run(msb, [NEWUIDMAP, c.nspid, 0, uid, 1, 1, 100000, 65536])
     assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
-    res = run(msb, [NEWGIDMAP, c.pid, 0, gid, 1, 1, 100000, 65536])
+    res = run(msb, [NEWGIDMAP, c.nspid, 0, gid, 1, 1, 100000, 65536])
     assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
     assert c.maps() == ([(0, uid, 1), (1, 100000, 65536)], [(0, gid, 1), (1, 100000, 65536)])
     # a range from /etc/subgid: setgroups stays allowed (containers need it)
@@ -147,8 +149,8 @@ def test_root_in_the_namespace_with_subordinate_ranges(msb, child):
 def test_own_gid_only_denies_setgroups(msb, child):
     uid, gid = ids(msb, "alice")
     c = child()
-    assert run(msb, [NEWUIDMAP, c.pid, 0, uid, 1]).returncode == 0
-    res = run(msb, [NEWGIDMAP, c.pid, 0, gid, 1])
+    assert run(msb, [NEWUIDMAP, c.nspid, 0, uid, 1]).returncode == 0
+    res = run(msb, [NEWGIDMAP, c.nspid, 0, gid, 1])
     assert res.returncode == 0, res.stderr
     assert c.maps() == ([(0, uid, 1)], [(0, gid, 1)])
     assert c.go() == ["0", "0", "deny"]     # CVE-2018-7169
@@ -156,10 +158,10 @@ def test_own_gid_only_denies_setgroups(msb, child):
 
 def test_grant_by_uid_and_spanning_adjacent_lines(msb, child):
     c = child("carol")
-    assert run(msb, [NEWUIDMAP, c.pid, 0, 300000, 1000], user="carol").returncode == 0
+    assert run(msb, [NEWUIDMAP, c.nspid, 0, 300000, 1000], user="carol").returncode == 0
     c = child()
     # alice's two lines 100000+65536 and 165536+10 are adjacent: one range may span them
-    res = run(msb, [NEWUIDMAP, c.pid, 0, 100000, 65546])
+    res = run(msb, [NEWUIDMAP, c.nspid, 0, 100000, 65546])
     assert res.returncode == 0, res.stderr
     assert c.maps()[0] == [(0, 100000, 65546)]
 
@@ -168,7 +170,7 @@ def test_fd_target(msb, child):
     uid, _ = ids(msb, "alice")
     c = child()
     res = run(msb, ["/bin/sh", "-c", "exec 5</proc/%d && exec %s fd:5 0 %d 1"
-                    % (c.pid, NEWUIDMAP, uid)])
+                    % (c.nspid, NEWUIDMAP, uid)])
     assert res.returncode == 0, res.stderr
     assert c.maps()[0] == [(0, uid, 1)]
     # an fd that is not a /proc/PID directory
@@ -212,7 +214,7 @@ def test_refused_ranges(msb, child, prog, args, message):
     args = [{"ALICE": uid, "BOB": bob}.get(a, a) for a in args]
     c = child()
     msb.syslog(clear=True)
-    res = run(msb, [prog, c.pid] + args)
+    res = run(msb, [prog, c.nspid] + args)
     assert res.returncode == 1
     assert message in res.stderr, res.stderr
     assert res.stderr.startswith(os.path.basename(prog) + ": ") or \
@@ -227,26 +229,25 @@ def test_refused_ranges(msb, child, prog, args, message):
 def test_someone_elses_process(msb, child):
     uid, _ = ids(msb, "alice")
     bobs = child("bob")
-    res = run(msb, [NEWUIDMAP, bobs.pid, 0, uid, 1])
+    res = run(msb, [NEWUIDMAP, bobs.nspid, 0, uid, 1])
     assert res.returncode == 1
     assert re.match(r"newuidmap: Target %d is owned by a different user: uid:%d pw_uid:%d "
-                    r"st_uid:%d, " % (bobs.pid, uid, uid, ids(msb, "bob")[0]), res.stderr)
-    res = run(msb, [NEWGIDMAP, bobs.pid, 0, ids(msb, "alice")[1], 1])
+                    r"st_uid:%d, " % (bobs.nspid, uid, uid, ids(msb, "bob")[0]), res.stderr)
+    res = run(msb, [NEWGIDMAP, bobs.nspid, 0, ids(msb, "alice")[1], 1])
     assert res.returncode == 1 and "owned by a different user" in res.stderr
     assert bobs.maps() == ([], [])
-    # a root process (pid 1 of the machine, our own test process)
-    for pid in (1, os.getpid()):
-        res = run(msb, [NEWUIDMAP, pid, 0, uid, 1])
-        assert res.returncode == 1 and "owned by a different user" in res.stderr
+    # a root process (pid 1 of the root's pid namespace)
+    res = run(msb, [NEWUIDMAP, 1, 0, uid, 1])
+    assert res.returncode == 1 and "owned by a different user" in res.stderr
 
 
 def test_dead_and_invalid_pids(msb, child):
     uid, _ = ids(msb, "alice")
     c = child()
     c.kill()
-    res = run(msb, [NEWUIDMAP, c.pid, 0, uid, 1])
+    res = run(msb, [NEWUIDMAP, c.nspid, 0, uid, 1])
     assert res.returncode == 1
-    assert "Could not open proc directory for target %d: No such process" % c.pid \
+    assert "Could not open proc directory for target %d: No such process" % c.nspid \
         in res.stderr
     for bad in ("0", "-1", "01", "abc", "4294967296", "1" * 10000, "fd:", "fd:-1",
                 "fd:99999"):
@@ -258,8 +259,8 @@ def test_dead_and_invalid_pids(msb, child):
 def test_second_write_is_refused_by_the_kernel(msb, child):
     uid, _ = ids(msb, "alice")
     c = child()
-    assert run(msb, [NEWUIDMAP, c.pid, 0, uid, 1]).returncode == 0
-    res = run(msb, [NEWUIDMAP, c.pid, 0, 100000, 1])
+    assert run(msb, [NEWUIDMAP, c.nspid, 0, uid, 1]).returncode == 0
+    res = run(msb, [NEWUIDMAP, c.nspid, 0, 100000, 1])
     assert res.returncode == 1
     assert res.stderr == "newuidmap: write to uid_map failed: Operation not permitted\n"
     assert c.maps()[0] == [(0, uid, 1)]
@@ -272,13 +273,13 @@ def test_many_ranges(msb, child):
             args += [i, 100000 + i, 1]
         return args
     c = child()
-    assert run(msb, [NEWUIDMAP, c.pid] + ranges(250)).returncode == 0
+    assert run(msb, [NEWUIDMAP, c.nspid] + ranges(250)).returncode == 0
     assert len(c.maps()[0]) == 250
     c = child()
     # the kernel's limits: the map in less than a page, at most 340 lines
-    res = run(msb, [NEWUIDMAP, c.pid] + ranges(340))
+    res = run(msb, [NEWUIDMAP, c.nspid] + ranges(340))
     assert res.returncode == 1 and "the map is too long" in res.stderr
-    res = run(msb, [NEWUIDMAP, c.pid] + ranges(341))
+    res = run(msb, [NEWUIDMAP, c.nspid] + ranges(341))
     assert res.returncode == 1 and "too many ranges" in res.stderr
     assert c.maps()[0] == []
 
@@ -305,11 +306,11 @@ def test_argc_zero(msb):
 def test_closed_standard_fds(msb, child, closed):
     uid, gid = ids(msb, "alice")
     c = child()
-    res = run(msb, ["/bin/sh", "-c", "%s %d 0 %d 1 %s; echo rc=$?" % (NEWUIDMAP, c.pid, uid,
+    res = run(msb, ["/bin/sh", "-c", "%s %d 0 %d 1 %s; echo rc=$?" % (NEWUIDMAP, c.nspid, uid,
                                                                         closed)])
     assert "rc=0" in res.stdout
     assert c.maps()[0] == [(0, uid, 1)]
-    res = run(msb, ["/bin/sh", "-c", "%s %d 0 1 1 %s; echo rc=$?" % (NEWGIDMAP, c.pid, closed)])
+    res = run(msb, ["/bin/sh", "-c", "%s %d 0 1 1 %s; echo rc=$?" % (NEWGIDMAP, c.nspid, closed)])
     assert "rc=1" in res.stdout
     assert c.maps()[1] == []
 
@@ -317,7 +318,7 @@ def test_closed_standard_fds(msb, child, closed):
 def test_rlimit_nofile_3(msb, child):
     uid, _ = ids(msb, "alice")
     c = child()
-    res = run(msb, ["prlimit", "--nofile=3:3", NEWUIDMAP, c.pid, 0, uid, 1])
+    res = run(msb, ["prlimit", "--nofile=3:3", NEWUIDMAP, c.nspid, 0, uid, 1])
     assert res.returncode != 0
     assert c.maps()[0] == []
 
@@ -328,7 +329,7 @@ def test_hostile_environment(msb, child):
     env = ["LD_PRELOAD=/nonexistent/evil.so", "LANG=../../tmp/x", "LC_ALL=/etc",
            "TZ=../../etc/shadow", "NLSPATH=/tmp/%N", "HUGE=" + "x" * 100000]
     # through env(1), so only our program sees them (not chroot and setpriv)
-    res = run(msb, ["env"] + env + [NEWUIDMAP, c.pid, 0, uid, 1])
+    res = run(msb, ["env"] + env + [NEWUIDMAP, c.nspid, 0, uid, 1])
     assert (res.returncode, res.stderr) == (0, "")
     assert c.maps()[0] == [(0, uid, 1)]
 
@@ -340,7 +341,7 @@ def test_sigkill_at_random_moments(msb, child):
     rnd = random.Random(7)
     for delay in [0, 0.0005, 0.001, 0.002] + [rnd.uniform(0, 0.01) for _ in range(4)]:
         c = child()
-        cmd, _ = msb._wrap([NEWUIDMAP, c.pid, 0, uid, 1, 1, 100000, 65536], "alice", "/")
+        cmd, _ = msb._wrap([NEWUIDMAP, c.nspid, 0, uid, 1, 1, 100000, 65536], "alice", "/")
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)
         time.sleep(delay)

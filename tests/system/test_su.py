@@ -105,7 +105,7 @@ def test_su_login_shell_on_a_terminal(sb):
     assert status == 3
     lines = log(sb)
     tty = p.tty[len("/dev/"):]
-    assert any(l.endswith("su[%d]: (to alice) bob on %s" % (p.pid, tty))
+    assert any(l.endswith("su[%d]: (to alice) bob on %s" % (p.nspid, tty))
                or re.search(r"su\[\d+\]: \(to alice\) bob on %s$" % re.escape(tty), l)
                for l in lines), lines
     opened = [i for i, l in enumerate(lines) if "pam_hardened_shadow(su-l:session): session "
@@ -196,11 +196,10 @@ def test_session_closed_after_child_is_killed(sb):
         p.send(PW["alice"] + "\n")
         child = int(p.expect(r"CHILD=(\d+)").group(1))
         # the child is alice's and su (root) is its parent
-        with open("/proc/%d/status" % child) as f:
-            status_text = f.read()
+        status_text = sb.read("/proc/%d/status" % child)     # the root's /proc
         assert re.search(r"^Uid:\s+%d\s" % sb.getpwnam("alice").uid, status_text, re.M)
-        assert re.search(r"^PPid:\s+%d$" % p.pid, status_text, re.M)
-        os.kill(child, signal.SIGKILL)
+        assert re.search(r"^PPid:\s+%d$" % p.nspid, status_text, re.M)
+        sb.run(["kill", "-KILL", str(child)])
         status = p.wait()
     assert status == 128 + signal.SIGKILL, p.output
     assert "Killed" in p.output

@@ -59,6 +59,7 @@ def entry(sb, path, name):
 
 
 def popen(sb, argv):
+    sb.enter_pid_namespace()
     return subprocess.Popen(["/usr/sbin/chroot", sb.root] + argv, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root"})

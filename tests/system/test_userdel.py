@@ -6,7 +6,9 @@ group kept for another user, supplementary and gshadow administrator lists, opti
 exit codes."""
 
 import os
+import signal
 import stat
+import subprocess
 
 import pytest
 
@@ -190,6 +192,50 @@ def test_running_process_refused_with_8_then_forced(two):
     assert res.returncode == 0, res.stderr
     assert "alice" not in names(sb, "/etc/passwd")
     assert not sb.exists(TREE + "/alice")
+
+
+# A process of the user that another root directory or mount namespace hides from a
+# root-bound check: a chroot (python has what it needs loaded before it chroots) and a
+# private mount namespace.  Same kernel uid, same files: the user is busy.
+HIDDEN = {
+    "chroot": ["/usr/bin/python3", "-c",
+               "import os,sys,time; os.makedirs('/tmp/jail', exist_ok=True); "
+               "os.chroot('/tmp/jail'); os.chdir('/'); u=int(sys.argv[1]); "
+               "os.setgroups([]); os.setresgid(u,u,u); os.setresuid(u,u,u); "
+               "print('ready', flush=True); time.sleep(600)"],
+    "mount-namespace": ["/usr/bin/unshare", "--mount", "--propagation", "private", "--",
+                        "/usr/bin/setpriv", "--reuid={uid}", "--regid={uid}",
+                        "--clear-groups", "--", "/bin/sh", "-c",
+                        "echo ready; exec sleep 600"],
+}
+
+
+def start_hidden(sb, how, user):
+    uid = sb.getpwnam(user).uid
+    argv = [a.format(uid=uid) for a in HIDDEN[how]] + ([str(uid)] if how == "chroot" else [])
+    proc = sb.popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+    return proc
+
+
+@pytest.mark.parametrize("how", sorted(HIDDEN))
+@pytest.mark.parametrize("tool", ["userdel", "usermod -u"])
+def test_process_under_another_root_or_mount_namespace_is_busy(two, how, tool):
+    sb = two
+    proc = start_hidden(sb, how, "alice")
+    try:
+        nspid = sb.ns_pid(proc.pid)
+        argv = [USERDEL, "-r", "alice"] if tool == "userdel" else \
+            ["/usr/sbin/usermod", "-u", "4242", "alice"]
+        res = sb.run(argv, check=False)
+        assert res.returncode == 8, res
+        assert "alice is currently used by process %d\n" % nspid in res.stderr, res.stderr
+        assert sb.getpwnam("alice").uid != 4242
+        assert sb.exists(TREE + "/alice/shadow") and sb.exists("/home/alice")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def test_process_of_another_user_does_not_block(two):
