@@ -316,7 +316,7 @@ def user_cannot_stop_while_locked(sb, user, tool, argv, data):
         if time.monotonic() > deadline or proc.poll() is not None:
             raise AssertionError("never held the lock: %r" % (resume(proc, pid),))
         time.sleep(0.02)
-    tries = [sb.run(["/bin/kill", "-" + sig, str(pid)], user=user, check=False)
+    tries = [sb.run(["/bin/kill", "-" + sig, str(sb.ns_pid(pid))], user=user, check=False)
              for sig in ("STOP", "TSTP", "TTOU")]
     out, err = resume(proc, pid)
     return tries, proc.returncode, err
