@@ -1,8 +1,9 @@
 # Thin entry points over meson/ninja.  See README.md.
 #   make            build (build/)
 #   make check      install deps, build, lint, unit tests (+ ASan/UBSan build),
-#                   fuzz corpus replay, the fuzz targets built with clang,
-#                   system tests in a throwaway root
+#                   fuzz corpus replay, the fuzz targets built with clang, the
+#                   .deb (make deb), system tests in a throwaway root
+#                   (test_package.py installs that .deb)
 #   make demo       install deps, build, show the suite working in a sandbox
 #   make lint       cppcheck, shellcheck, clang-tidy bugprone checks (tools/lint)
 #   make complexity functions above cognitive complexity 50 (tools/complexity)
@@ -10,13 +11,14 @@
 #   make fuzz       run the libFuzzer targets for a while (clang)
 #   make fuzz-build build the libFuzzer targets (clang) and replay their corpus
 #   make install DESTDIR=...
+#   make deb        Debian package: dist/hardened-shadow_VERSION_ARCH.deb
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 MESON_OPTS ?=
 
-.PHONY: all deps check lint complexity unit asan system demo bench fuzz fuzz-build install clean
+.PHONY: all deps check lint complexity unit asan system demo bench fuzz fuzz-build install clean deb
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -63,7 +65,21 @@ check: deps
 	$(MAKE) unit
 	$(MAKE) asan
 	$(MAKE) fuzz-build
+	$(MAKE) deb
 	$(MAKE) system
+
+# The package is built from a copy of the checkout (tracked and untracked
+# files, not ignored ones) in dist/src, so that dpkg-buildpackage's litter
+# (debian/.debhelper, ../*.changes) stays out of the worktree; the .deb ends
+# in dist/.  Running lintian on the result is part of the target.
+DIST ?= dist
+deb: deps
+	rm -rf $(DIST)/src && mkdir -p $(DIST)/src/hardened-shadow
+	git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C $(DIST)/src/hardened-shadow
+	cd $(DIST)/src/hardened-shadow && DEB_BUILD_OPTIONS="parallel=2 $${DEB_BUILD_OPTIONS:-}" dpkg-buildpackage -us -uc -b
+	rm -f $(DIST)/hardened-shadow_*.deb && mv $(DIST)/src/hardened-shadow_*.deb $(DIST)/
+	lintian --fail-on error,warning $(DIST)/hardened-shadow_*.deb
+	@ls $(DIST)/hardened-shadow_*.deb
 
 demo: deps
 	$(MAKE) all

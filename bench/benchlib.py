@@ -66,3 +66,19 @@ def write_accounts(sb, cache, n, subids=False):
 def median(values):
     v = sorted(values)
     return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+
+# The floor printed next to every account tool: bench-noop (a static no-op: the launch
+# cost) and bench-floor FILE... (static: reads each file, writes it to a temp, fsync,
+# rename, fsync the directory: the least I/O a tool changing those files must do,
+# launch included).  Both are timed by the same driver as the tools.
+FLOOR_PROGRAMS = ("bench/bench-noop", "bench/bench-floor")
+
+
+def floor_argv(build, sb, files):
+    """bench-floor's argv for those of files the root has (subuid/subgid are optional)."""
+    return [os.path.join(build, "bench", "bench-floor")] + [f for f in files if sb.exists(f)]
+
+
+def noop_argv(build):
+    return [os.path.join(build, "bench", "bench-noop")]

@@ -341,7 +341,7 @@ static int lock_and_reread(pam_handle_t *pamh, struct entry *e, unsigned timeout
 	char path[HS_PATHBUF_USER], why[64];
 	int r;
 
-	r = hs_userdir_lock(e->udirfd, timeout_ms);
+	r = hs_userdir_lock_at(e->treefd, e->name, &e->udirfd, timeout_ms);
 	if (r < 0) {
 		pam_syslog(pamh, LOG_ERR, "cannot lock %s: %s",
 		           hs_userdir_path(path, sizeof path, e->name, NULL),
@@ -350,7 +350,7 @@ static int lock_and_reread(pam_handle_t *pamh, struct entry *e, unsigned timeout
 	}
 	r = hs_userdir_read_shadow(e->udirfd, e->pw->pw_uid, buf, size, cur);
 	if (r < 0) {
-		(void)hs_userdir_unlock(e->udirfd);
+		(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
 		pam_syslog(pamh, LOG_ERR, "cannot read %s: %s",
 		           hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW),
 		           hs_strerror(r));
@@ -504,7 +504,7 @@ static void maybe_rehash(pam_handle_t *pamh, const struct options *o, struct ent
 		return;
 	}
 	if (!hs_hash_consttime_streq(cur.hash, e->sh.hash)) {
-		(void)hs_userdir_unlock(e->udirfd);
+		(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
 		hs_wipe(newhash, sizeof newhash);
 		hs_wipe(curbuf, sizeof curbuf);
 		pam_syslog(pamh, LOG_NOTICE, "rehash of %s skipped: password changed by another process",
@@ -513,7 +513,7 @@ static void maybe_rehash(pam_handle_t *pamh, const struct options *o, struct ent
 	}
 	struct hs_shadow ns = { .hash = newhash, .lstchg = cur.lstchg };
 	r = hs_userdir_write_shadow(e->udirfd, e->pw->pw_uid, gid, &ns);
-	(void)hs_userdir_unlock(e->udirfd);
+	(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
 	hs_wipe(newhash, sizeof newhash);
 	hs_wipe(curbuf, sizeof curbuf);
 	if (r == -EACCES || r == -EPERM) {
@@ -1060,7 +1060,7 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	 * the account, another change won): do not overwrite their change
 	 * with one checked against the previous password */
 	if (!prelim_unchanged(seen, cur.hash)) {
-		(void)hs_userdir_unlock(e->udirfd);
+		(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
 		hs_wipe(newhash, sizeof newhash);
 		hs_wipe(curbuf, sizeof curbuf);
 		pam_syslog(pamh, LOG_NOTICE, "user password changed by another process");
@@ -1069,7 +1069,7 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	hs_wipe(curbuf, sizeof curbuf);
 	struct hs_shadow ns = { .hash = newhash, .lstchg = hs_today() };
 	r = hs_userdir_write_shadow(e->udirfd, e->pw->pw_uid, gid, &ns);
-	(void)hs_userdir_unlock(e->udirfd);
+	(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
 	hs_wipe(newhash, sizeof newhash);
 	if (r < 0) {
 		hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW);

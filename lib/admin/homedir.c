@@ -15,6 +15,7 @@
 #include "config.h"
 #include "fileio.h"
 #include "homepath.h"
+#include "tempname.h"
 #include "util.h"
 #include "walk.h"
 
@@ -26,6 +27,31 @@ mode_t hs_homedir_mode(const struct hs_config *defs)
 }
 
 /* See homedir.h. */
+void hs_homedir_confine_rules(const char *home, char *buf, size_t size,
+			   struct hs_confine_rule out[HS_HOME_CONFINE_RULES])
+{
+	struct stat st;
+	unsigned parent_access;
+	char *slash;
+	bool exists;
+
+	out[0] = (struct hs_confine_rule){ NULL, 0 };
+	out[1] = (struct hs_confine_rule){ NULL, 0 };
+	out[2] = (struct hs_confine_rule){ "/", HS_CONFINE_LIST };
+	if (!home || home[0] != '/' || (size_t)snprintf(buf, size, "%s", home) >= size)
+		return;
+	exists = lstat(home, &st) == 0;
+	/* a home that is a symlink (or a file) is removed with unlink */
+	parent_access = !exists ? HS_CONFINE_WRITE :
+			S_ISDIR(st.st_mode) ? HS_CONFINE_ENTRIES : HS_CONFINE_ENTRIES | HS_CONFINE_UNLINK;
+	out[0] = (struct hs_confine_rule){ home, HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW };
+	do {
+		slash = strrchr(buf, '/');
+		slash[slash == buf ? 1 : 0] = '\0';
+	} while (slash != buf && stat(buf, &st) < 0);
+	out[1] = (struct hs_confine_rule){ buf, parent_access };
+}
+
 int hs_homedir_open_parent(const char *home, const char **last)
 {
 	const char *slash = home ? strrchr(home, '/') : NULL;
@@ -118,7 +144,8 @@ static int copy_file(struct copy_ctx *c, int dstdir, const struct hs_walk_entry 
 	times[0] = ist.st_atim;
 	times[1] = ist.st_mtim;
 	(void)futimens(out, times);
-	return 0;
+	/* durable before the journal says the home is complete */
+	return fsync(out) < 0 ? -errno : 0;
 }
 
 static int copy_symlink(struct copy_ctx *c, int dstdir, const struct hs_walk_entry *e)
@@ -181,7 +208,8 @@ static int copy_post(const struct hs_walk_entry *e, void *ctx)
 		if (fd < 0)
 			return 0;
 		c->dst[e->depth] = -1;
-		if (fchown(fd, c->uid, c->gid) < 0 || fchmod(fd, e->st.st_mode & 07777) < 0)
+		if (fchown(fd, c->uid, c->gid) < 0 || fchmod(fd, e->st.st_mode & 07777) < 0 ||
+		    fsync(fd) < 0)
 			r = -errno;
 		else
 			(void)futimens(fd, times);
@@ -236,25 +264,19 @@ static void copy_skel(struct copy_ctx *c, int skelfd, int homefd)
 			hs_close(c->dst[d]);
 }
 
-/* Create the home (its parent path is an administrator's; the home itself
- * must not exist, and never as a symlink), copy the skeleton into it while
- * it is still root's 0700, then give it to the user. */
-int hs_homedir_create(const char *home, const char *skel, uid_t uid, gid_t gid, mode_t mode,
-		   struct hs_err *err)
+int hs_home_reserve(const char *home, struct hs_home_build *b, struct hs_err *err)
 {
-	_cleanup_close_ int parentfd = -1;
-	_cleanup_close_ int homefd = -1;
 	const char *last;
 	struct stat st;
 	int r;
 
-	parentfd = hs_homedir_open_parent(home, &last);
-	if (parentfd < 0) {
+	b->parentfd = hs_homedir_open_parent(home, &last);
+	if (b->parentfd < 0) {
 		return hs_err_set(err, -1, "cannot create directory %s: %s", home,
-				  parentfd == -HS_E_OWNER ? "a directory above it is not root's "
-				  "or is writable by others" : hs_strerror(parentfd));
+				  b->parentfd == -HS_E_OWNER ? "a directory above it is not root's "
+				  "or is writable by others" : hs_strerror(b->parentfd));
 	}
-	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+	if (fstatat(b->parentfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISLNK(st.st_mode)) {
 			return hs_err_set(err, -1, "cannot create directory %s: it exists as a "
 					  "symbolic link", home);
@@ -267,16 +289,33 @@ int hs_homedir_create(const char *home, const char *skel, uid_t uid, gid_t gid, 
 		hs_err_add(err, "Not copying any file from skel directory into it.");
 		return HS_HOME_EXISTED;
 	}
-	if (mkdirat(parentfd, last, 0700) < 0) {
+	if (fstat(b->parentfd, &b->parent) < 0)
+		return hs_err_set(err, -1, "cannot create directory %s: %s", home, strerror(errno));
+	r = hs_tempname_reserved("new", last, b->tmp, sizeof(b->tmp));
+	if (r < 0)
+		return hs_err_set(err, -1, "cannot create directory %s: %s", home, hs_strerror(r));
+	return 0;
+}
+
+/* Build the home under its reserved name (nothing else may be there),
+ * copy the skeleton into it while it is still root's 0700, and sync it
+ * all; the journal's work renames it into place and hands it over. */
+int hs_home_build(struct hs_home_build *b, const char *home, const char *skel, uid_t uid,
+		  gid_t gid, struct hs_err *err)
+{
+	_cleanup_close_ int homefd = -1;
+	int r = 0;
+
+	if (mkdirat(b->parentfd, b->tmp, 0700) < 0) {
 		return hs_err_set(err, -1, "cannot create directory %s: %s", home,
 				  strerror(errno));
 	}
-	homefd = hs_fileio_open_dir_at(parentfd, last, &st);
-	if (homefd < 0 || st.st_uid != 0) {
+	homefd = hs_fileio_open_dir_at(b->parentfd, b->tmp, &b->built);
+	if (homefd < 0 || b->built.st_uid != 0) {
+		(void)hs_walk_remove_tree_at(b->parentfd, b->tmp);
 		return hs_err_set(err, -1, "cannot create directory %s: %s", home,
 				  homefd < 0 ? hs_strerror(homefd) : "replaced while being created");
 	}
-	r = 0;
 	if (skel && skel[0]) {
 		_cleanup_close_ int skelfd = open(skel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		struct copy_ctx c = { .uid = uid, .gid = gid, .skel = skel, .failed = false,
@@ -286,15 +325,16 @@ int hs_homedir_create(const char *home, const char *skel, uid_t uid, gid_t gid, 
 			c.dst[d] = -1;
 		if (skelfd >= 0) {
 			copy_skel(&c, skelfd, homefd);
-			r = c.failed ? -1 : 0;
+			r = c.failed ? HS_HOME_INCOMPLETE : 0;
 		} else if (errno != ENOENT) {
 			hs_err_add(err, "cannot open skeleton directory %s: %s", skel,
 				   strerror(errno));
-			r = -1;
+			r = HS_HOME_INCOMPLETE;
 		}
 	}
-	if (fchown(homefd, uid, gid) < 0 || fchmod(homefd, mode) < 0) {
-		hs_err_add(err, "cannot set owner and mode of %s: %s", home, strerror(errno));
+	if (fsync(homefd) < 0 || fsync(b->parentfd) < 0) {
+		hs_err_add(err, "cannot create directory %s: %s", home, strerror(errno));
+		(void)hs_walk_remove_tree_at(b->parentfd, b->tmp);
 		return -1;
 	}
 	return r;

@@ -10,9 +10,24 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "confine.h"
 #include "util.h"
 
 struct hs_config;
+
+/* Confinement rules (confine.h) for a tool that works on home: the home
+ * itself (a symlink there gets the rule, its target nothing), its parent
+ * -- the nearest directory of that path that exists, since missing ones
+ * are made -- where the home is made, removed or moved, and listing
+ * directories from / (the walks that open each step without following
+ * links).  A home that does not exist yet has no inode to hold a rule:
+ * the parent then gets the whole of it (write); a home that is a symlink
+ * lets the parent remove files.  buf holds the parent's
+ * path (size HS_PATHBUF_MAX).  A NULL or relative home gives rules that
+ * are skipped. */
+#define HS_HOME_CONFINE_RULES 3
+void hs_homedir_confine_rules(const char *home, char *buf, size_t size,
+			   struct hs_confine_rule out[HS_HOME_CONFINE_RULES]);
 
 /* The mode of a new home: HOME_MODE from login.defs, else 0777 & ~UMASK
  * (default UMASK 022), as shadow-utils computes it. */
@@ -29,19 +44,33 @@ mode_t hs_homedir_mode(const struct hs_config *defs);
  * step, or another negative error. */
 int hs_homedir_open_parent(const char *home, const char **last);
 
-/* useradd -m: create home (it must not exist; a symlink or a non-directory
- * there is an error), copy the skeleton skel into it (NULL or "": none;
- * a missing skel is fine) while it is still root:root 0700 -- symlinks
- * copied as symlinks, FIFOs/devices/sockets skipped with a warning -- then
- * give it to uid:gid with mode.  Every problem and warning goes into *err,
- * a line each, in order: report it whatever the result (err->msg is empty
- * when there is nothing to say).  Returns 0; HS_HOME_EXISTED when a
- * directory was already there (left alone, "Not copying any file from skel
- * directory into it." said); -1 when the home could not be made or a
- * skeleton entry not copied. */
+/* useradd -m, in two steps around the transaction journal (lib/etc/txn.h),
+ * so that a kill leaves no home or the whole home.  Every problem and
+ * warning goes into *err, a line each, in order: report it whatever the
+ * result (err->msg is empty when there is nothing to say).
+ *   hs_home_reserve: open home's parent (hs_homedir_open_parent; the caller
+ *     closes b->parentfd); a symlink or a non-directory at home is an
+ *     error (-1); a directory there is left alone (HS_HOME_EXISTED, "Not
+ *     copying any file from skel directory into it." said); else 0 with
+ *     b->tmp, a reserved name beside home, and b->parent, the parent's
+ *     stat, for the journal.
+ *   hs_home_build: make b->tmp root:root 0700, copy the skeleton skel
+ *     into it (NULL or "": none; a missing skel is fine) -- symlinks
+ *     copied as symlinks, FIFOs/devices/sockets skipped with a warning,
+ *     every entry given to uid:gid as it is made -- sync it all and fill
+ *     b->built.  0; HS_HOME_INCOMPLETE when built but an entry was not
+ *     copied; -1 when nothing was built.  The journal's work renames it
+ *     to home and hands it over. */
 #define HS_HOME_EXISTED 1
-int hs_homedir_create(const char *home, const char *skel, uid_t uid, gid_t gid, mode_t mode,
-		   struct hs_err *err);
+#define HS_HOME_INCOMPLETE 2
+struct hs_home_build {
+	int parentfd;
+	char tmp[256];
+	struct stat parent, built;
+};
+int hs_home_reserve(const char *home, struct hs_home_build *b, struct hs_err *err);
+int hs_home_build(struct hs_home_build *b, const char *home, const char *skel, uid_t uid,
+		  gid_t gid, struct hs_err *err);
 
 /* newusers: create home when nothing is there, give it to uid:gid with
  * mode, and fill *made (its dev and ino, for hs_homedir_unmake).  Silent.

@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <stdatomic.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,7 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "hs-build-config.h"
+#include "layout.h"
 #include "util.h"
 
 static const char *prog_name = "hardened-shadow";
@@ -123,6 +126,21 @@ void hs_die(int status, const char *fmt, ...)
 	vwarn_line(fmt, ap);
 	va_end(ap);
 	exit(status);
+}
+
+void hs_confine_or_die(const struct hs_confine_rule *rules, size_t n, int status)
+{
+	int r = hs_confine_paths(rules, n);
+
+	if (r < 0 && r != -ENOSYS)
+		hs_die(status, "cannot confine itself: %s", hs_strerror(r));
+}
+
+void hs_confine_to_etc(int status)
+{
+	const struct hs_confine_rule etc = { HS_ETC_DIR, HS_CONFINE_WRITE };
+
+	hs_confine_or_die(&etc, 1, status);
 }
 
 void hs_cli_warn_at(void *ctx, const char *path, unsigned long lineno, const char *message)

@@ -57,6 +57,16 @@ void hs_cli_progress_end(void);
  * status is 0, else on stderr and exit status. */
 noreturn void hs_cli_usage(int status, const char *args, const char *options, const char *tail);
 
+/* Confine the program with hs_confine_paths (confine.h): nothing, silently,
+ * on a kernel without Landlock; any other failure ends the program with
+ * status before it touches account data. */
+struct hs_confine_rule;
+void hs_confine_or_die(const struct hs_confine_rule *rules, size_t n, int status);
+
+/* The same with one rule: write beneath /etc (the global files, their
+ * locks, the tree), for the tools that touch nothing else. */
+void hs_confine_to_etc(int status);
+
 /* "prog (hardened-shadow) VERSION\n" on stdout, exit 0. */
 noreturn void hs_print_version(void);
 

@@ -2,11 +2,13 @@
 #include "confine.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stdint.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -39,20 +41,32 @@ struct ll_path_beneath_attr {
 	int32_t parent_fd;
 } __attribute__((packed));
 
+#define LL_FS_MAKE_CHAR   (1ULL << 6)
+#define LL_FS_MAKE_DIR    (1ULL << 7)
+#define LL_FS_MAKE_SOCK   (1ULL << 9)
+#define LL_FS_MAKE_FIFO   (1ULL << 10)
+#define LL_FS_MAKE_BLOCK  (1ULL << 11)
+#define LL_FS_REMOVE_DIR  (1ULL << 4)
+#define LL_FS_REMOVE_FILE (1ULL << 5)
+/* the rights that apply to a file (the others only to directories) */
+#define LL_FS_FILE_RIGHTS (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | \
+			   LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
+
 #if defined(SYS_landlock_create_ruleset)
-int hs_confine_read_beneath(int dirfd)
+/* A ruleset handling every file-system right this kernel knows (an
+ * unhandled right would be an allowed one); with confine_all, TCP,
+ * signals and abstract sockets too.  *handled gets the file-system
+ * rights.  Returns the ruleset's fd, -ENOSYS without Landlock or -errno. */
+static int ruleset_create(bool confine_all, uint64_t *handled)
 {
 	struct ll_ruleset_attr rs = { 0 };
-	struct ll_path_beneath_attr rule;
 	size_t rs_size = sizeof(uint64_t);
 	long abi;
-	int fd, r = 0;
+	int fd;
 
 	abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
 	if (abi < 1)
 		return errno == ENOSYS || errno == EOPNOTSUPP ? -ENOSYS : -errno;
-	/* Handle every right this kernel knows: an unhandled right would be
-	 * an allowed one. */
 	rs.handled_access_fs = LL_FS_ABI1_ALL;
 	if (abi >= 2)
 		rs.handled_access_fs |= LL_FS_REFER;
@@ -60,23 +74,130 @@ int hs_confine_read_beneath(int dirfd)
 		rs.handled_access_fs |= LL_FS_TRUNCATE;
 	if (abi >= 5)
 		rs.handled_access_fs |= LL_FS_IOCTL_DEV;
-	if (abi >= 4) {
+	if (confine_all && abi >= 4) {
 		rs.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
 		rs_size = 2 * sizeof(uint64_t);
 	}
-	if (abi >= 6) {
+	if (confine_all && abi >= 6) {
 		rs.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
 		rs_size = sizeof rs;
 	}
 	fd = (int)syscall(SYS_landlock_create_ruleset, &rs, rs_size, 0);
 	if (fd < 0)
 		return -errno;
-	rule.allowed_access = LL_FS_READ_FILE | LL_FS_READ_DIR;
-	rule.parent_fd = dirfd;
-	if (syscall(SYS_landlock_add_rule, fd, LL_RULE_PATH_BENEATH, &rule, 0) < 0 ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-	    syscall(SYS_landlock_restrict_self, fd, 0) < 0)
+	*handled = rs.handled_access_fs;
+	return fd;
+}
+
+static int rule_add(int rsfd, int parent_fd, uint64_t access)
+{
+	struct ll_path_beneath_attr rule = { .allowed_access = access, .parent_fd = parent_fd };
+
+	if (access == 0)
+		return 0;
+	return syscall(SYS_landlock_add_rule, rsfd, LL_RULE_PATH_BENEATH, &rule, 0) < 0 ? -errno : 0;
+}
+
+static int restrict_self(int rsfd)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    syscall(SYS_landlock_restrict_self, rsfd, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+int hs_confine_read_beneath(int dirfd)
+{
+	uint64_t handled;
+	int r, fd = ruleset_create(true, &handled);
+
+	if (fd < 0)
+		return fd;
+	r = rule_add(fd, dirfd, LL_FS_READ_FILE | LL_FS_READ_DIR);
+	if (r == 0)
+		r = restrict_self(fd);
+	close(fd);
+	return r;
+}
+
+/* The Landlock rights an HS_CONFINE_* set stands for. */
+static uint64_t rights_of(unsigned access)
+{
+	uint64_t a = 0;
+
+	if (access & (HS_CONFINE_READ | HS_CONFINE_WRITE | HS_CONFINE_EXEC))
+		a |= LL_FS_READ_FILE | LL_FS_READ_DIR;
+	if (access & HS_CONFINE_WRITE)
+		a |= (LL_FS_ABI1_ALL & ~(LL_FS_EXECUTE | LL_FS_MAKE_CHAR | LL_FS_MAKE_BLOCK |
+					 LL_FS_MAKE_SOCK | LL_FS_MAKE_FIFO)) |
+		     LL_FS_REFER | LL_FS_TRUNCATE;
+	if (access & HS_CONFINE_EXEC)
+		a |= LL_FS_EXECUTE;
+	if (access & HS_CONFINE_LIST)
+		a |= LL_FS_READ_DIR;
+	if (access & HS_CONFINE_UNLINK)
+		a |= LL_FS_REMOVE_FILE;
+	if (access & HS_CONFINE_DEVICE)
+		a |= LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_IOCTL_DEV;
+	if (access & HS_CONFINE_ENTRIES)
+		a |= LL_FS_MAKE_DIR | LL_FS_REMOVE_DIR | LL_FS_REFER;
+	return a;
+}
+
+/* One rule: a path that is not there is skipped (/lib64, a home not made
+ * yet); a file gets only the rights that apply to files. */
+static int path_rule_add(int rsfd, uint64_t handled, const char *path, unsigned access)
+{
+	struct stat st;
+	int flags = O_PATH | O_CLOEXEC | (access & HS_CONFINE_NOFOLLOW ? O_NOFOLLOW : 0);
+	uint64_t rights = rights_of(access) & handled;
+	int r, fd;
+
+	if (!path)
+		return 0;
+	fd = open(path, flags);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	if (fstat(fd, &st) < 0) {
 		r = -errno;
+	} else {
+		if (!S_ISDIR(st.st_mode))
+			rights &= LL_FS_FILE_RIGHTS;
+		r = rule_add(rsfd, fd, rights);
+	}
+	close(fd);
+	return r;
+}
+
+static const struct hs_confine_rule base_rules[] = {
+	{ "/usr", HS_CONFINE_READ }, { "/etc", HS_CONFINE_READ },
+	{ "/bin", HS_CONFINE_READ }, { "/sbin", HS_CONFINE_READ },
+	{ "/lib", HS_CONFINE_EXEC }, { "/lib64", HS_CONFINE_EXEC },
+	{ "/lib32", HS_CONFINE_EXEC }, { "/usr/lib", HS_CONFINE_EXEC },
+	{ "/proc", HS_CONFINE_READ }, { "/sys", HS_CONFINE_READ },
+	{ "/dev/null", HS_CONFINE_DEVICE }, { "/dev/zero", HS_CONFINE_READ },
+	{ "/dev/urandom", HS_CONFINE_READ }, { "/dev/random", HS_CONFINE_READ },
+	{ "/dev/tty", HS_CONFINE_DEVICE },
+	/* the process's own security attributes (SELinux file contexts) */
+	{ "/proc/self/attr", HS_CONFINE_WRITE },
+	/* the cache flush after a commit (hs_globalfile_flush_caches) */
+	{ "/usr/sbin/nscd", HS_CONFINE_EXEC }, { "/usr/sbin/sss_cache", HS_CONFINE_EXEC },
+	{ "/var/lib/sss", HS_CONFINE_WRITE },
+};
+
+int hs_confine_paths(const struct hs_confine_rule *rules, size_t n)
+{
+	uint64_t handled;
+	int r = 0, fd = ruleset_create(false, &handled);
+
+	if (fd < 0)
+		return fd;
+	for (size_t i = 0; r == 0 && i < sizeof base_rules / sizeof base_rules[0]; i++)
+		r = path_rule_add(fd, handled, base_rules[i].path, base_rules[i].access);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = path_rule_add(fd, handled, rules[i].path, rules[i].access);
+	if (r == 0)
+		r = restrict_self(fd);
 	close(fd);
 	return r;
 }
@@ -84,6 +205,13 @@ int hs_confine_read_beneath(int dirfd)
 int hs_confine_read_beneath(int dirfd)
 {
 	(void)dirfd;
+	return -ENOSYS;
+}
+
+int hs_confine_paths(const struct hs_confine_rule *rules, size_t n)
+{
+	(void)rules;
+	(void)n;
 	return -ENOSYS;
 }
 #endif

@@ -20,6 +20,39 @@
  * are unaffected.  Returns 0, -ENOSYS without Landlock, or -errno. */
 int hs_confine_read_beneath(int dirfd);
 
+/* What a rule of hs_confine_paths allows beneath its path (for a file, on
+ * the file itself). */
+#define HS_CONFINE_READ     (1u << 0)  /* open files to read, list directories */
+#define HS_CONFINE_WRITE    (1u << 1)  /* READ, and write, truncate, create,
+                                        * remove and move files, directories
+                                        * and symlinks (no device nodes) */
+#define HS_CONFINE_EXEC     (1u << 2)  /* READ, and run programs */
+#define HS_CONFINE_DEVICE   (1u << 3)  /* read, write and ioctl a device */
+#define HS_CONFINE_ENTRIES  (1u << 4)  /* make, remove and move directories
+                                        * right inside (a home's parent) */
+#define HS_CONFINE_NOFOLLOW (1u << 5)  /* a symlink as the last component is
+                                        * not followed: it gets the rule, its
+                                        * target nothing (a home) */
+#define HS_CONFINE_LIST     (1u << 6)  /* open directories to list them, no
+                                        * file (a walk from / to a home) */
+#define HS_CONFINE_UNLINK   (1u << 7)  /* remove files and symlinks (a home
+                                        * that is a symlink) */
+
+struct hs_confine_rule {
+	const char *path;   /* absolute; NULL or missing: the rule is skipped */
+	unsigned access;    /* HS_CONFINE_* */
+};
+
+/* Landlock for the setid and root tools: from now on, files may be opened,
+ * created, removed, renamed or run only as rules[] and the base every
+ * program needs allow.  The base: read /usr, /lib*, /bin, /sbin, /etc,
+ * /proc and /sys; write /dev/null; use /dev/tty; run the loader and libraries
+ * under /usr/lib and /lib, nscd and sss_cache, which may write
+ * /var/lib/sss (the cache flush after a commit).  Network, signals and
+ * Unix sockets stay as they were (NSS and syslog need them).  Sets
+ * no_new_privs.  Returns 0, -ENOSYS without Landlock, or -errno. */
+int hs_confine_paths(const struct hs_confine_rule *rules, size_t n);
+
 /* seccomp: from now on, only the system calls in allowed[] (numbers, as
  * SYS_read ...) succeed; any other fails with EPERM.  Sets no_new_privs.
  * Returns 0, -ENOSYS where seccomp or this architecture is not supported,

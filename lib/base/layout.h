@@ -35,6 +35,7 @@
 #define HS_USERFILE_MAX    4096
 
 /* Global account files (section 4). */
+#define HS_ETC_DIR         "/etc"
 #define HS_ETC_PASSWD      "/etc/passwd"
 #define HS_ETC_GROUP       "/etc/group"
 #define HS_ETC_GSHADOW     "/etc/gshadow"

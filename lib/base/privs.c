@@ -243,6 +243,18 @@ void hs_privs_restore_signals(const sigset_t *saved)
 	sigprocmask(SIG_SETMASK, saved, NULL);
 }
 
+int hs_privs_unstoppable(void)
+{
+	static const int stops[] = { SIGTSTP, SIGTTIN, SIGTTOU };
+
+	if (setresuid(0, 0, 0) < 0)
+		return -errno;
+	for (size_t i = 0; i < HS_ARRAY_SIZE(stops); i++)
+		if (signal(stops[i], SIG_IGN) == SIG_ERR)
+			return -errno;
+	return 0;
+}
+
 bool hs_privs_caller_is_root(void)
 {
 	return getuid() == 0;

@@ -26,6 +26,15 @@ const char *hs_privs_init(int argc, char **argv, const char *fallback_name);
 void hs_privs_block_signals(sigset_t *saved);
 void hs_privs_restore_signals(const sigset_t *saved);
 
+/* A setuid-root program started by a user, before it takes a lock every
+ * account tool needs (/etc/.pwd.lock): make it one that user can neither
+ * signal nor stop.  Real and saved uid become 0 as well (kill(2) then
+ * needs root), and the terminal's stop signals are ignored (^Z, or a
+ * background job reading or writing the terminal, stop a process
+ * whatever its uids).  It stays non-dumpable (hs_privs_init), so it
+ * cannot be traced either.  Returns 0 or -errno. */
+int hs_privs_unstoppable(void);
+
 /* Root-only tools: true when the real uid is 0. */
 bool hs_privs_caller_is_root(void);
 

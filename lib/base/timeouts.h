@@ -10,6 +10,11 @@
  * latter through a failed guess's delay, so writers must outwait that. */
 #define HS_LOCK_TIMEOUT_MS         15000u
 
+/* Root's writers wait this long for a user's directory lock, then take
+ * the directory over (hs_userdir_take_over): nothing a user holds may
+ * delay root's change to their account by more than this. */
+#define HS_TAKE_OVER_MS            1000u
+
 /* The PAM module's opportunistic re-hash after a login: optional work,
  * so it gives up sooner than a password change would. */
 #define HS_REHASH_LOCK_TIMEOUT_MS  5000u

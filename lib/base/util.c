@@ -47,6 +47,8 @@ const char *hs_strerror(int negative_err)
 		return "locked by another process";
 	case HS_E_METHOD:
 		return "unknown or refused hashing method";
+	case HS_E_TAKEN:
+		return "was taken over by root meanwhile";
 	default:
 		break;
 	}

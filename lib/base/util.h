@@ -31,6 +31,7 @@ enum {
 	HS_E_TIMEOUT,  /* lock deadline passed */
 	HS_E_LOCKED,   /* lock held by another live process */
 	HS_E_METHOD,   /* unknown or refused hashing method */
+	HS_E_TAKEN,    /* a user's directory taken over by root meanwhile */
 	HS_E_LAST
 };
 

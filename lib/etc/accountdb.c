@@ -1,43 +1,23 @@
 /* The line-file model of the global account files (see accountdb.h).
  *
- * Memory: data is the file as read; every untouched line is written back
- * from it.  The records.c parsers cut a line up in place, so a record built
- * from a line of the file points into a parse copy of that line, taken from
- * chunks: an arena freed only with the db, which is what keeps those
- * strings valid after a replace or a delete.  A replaced or appended line
- * has its own buffer (owned) holding its text and its parse copy.  What may
- * hold a hash (data, chunks, owned buffers, the load's scratch copy) is
- * wiped before it is freed; the line array, the spans and the indexes hold
- * only pointers, lengths, hashes of names and ids.
+ * data is the file as it is on disk (a read-only mapping, so loading copies
+ * nothing) and spans say where each line lies in it: one memchr pass.  A line
+ * becomes a record only when it is asked for (build): its bytes are copied
+ * into the arena `chunks` (freed, wiped, only with the db, which keeps a
+ * record's strings valid after a replace or a delete) and parsed there.  A
+ * replaced or appended line has its own buffer (owned).  Every line nobody
+ * asked for goes back to the file as the bytes it was: lines that lie one
+ * after the other in data make one piece of the writev, so a file with one
+ * changed line is written in two or three pieces, with no copy.
  *
- * HS_DB_LAZY: the load parses every line into one reused scratch buffer
- * (the same parser, the same errors: a file with a bad line is refused as
- * before) but keeps only where the line lies (spans, 8 bytes a line).  The
- * line array is calloc'd and left alone until a line is asked for; the
- * kernel maps an untouched large calloc as zero pages it never has to
- * fault in, and with 10,000 users that array alone is over a megabyte per
- * file.  The bitmap `built` says which lines are filled in.  Without the
- * flag every line is built at load, as the other tools expect.
+ * Without HS_DB_LAZY every line is built at load (the checking tools want
+ * every error) and the names are indexed to find duplicates.
  *
- * Lookups go through two open-addressing tables (name, id) with linear
- * probing.  A slot holds the key's 32-bit hash (in the id table the id
- * itself) and the line index + 1, so a probe reads the line's text only
- * when the hash matches, and a table grows without looking at any line.
- * Names are keyed by the text up to the first ':' (an entry's name is its
- * first field), so a lazy line is indexed without parsing it again.  The
- * name table is built at load (that is where duplicates are found); the id
- * table on the first lookup by id.  A delete, a rename or a renumbering
- * marks a table stale and the next lookup rebuilds it in O(n): edits stay
- * O(1) and the tables exact, which matters more than the rebuild for tools
- * that make a handful of edits.  The first lookup by id (useradd: is gid =
- * uid free?) is a scan of the id fields instead, cheaper than a table.
- *
- * Output: lines that lie one after the other in data (the untouched ones)
- * go out as one piece, so writing a file with one appended line is two
- * pieces handed to writev, no copy of the file; the backup is written from
- * data while data is what the file holds (hs_globalfile_commit), not read
- * again.  (useradd with 10,000 users: about 3x less CPU than parsing and
- * indexing every line, copying the file twice and reading it twice.) */
+ * Lookups: the first few by name or by id scan the lines (names are the text
+ * up to the first ':', ids the digits of the third field, neither parsed);
+ * past that, a table (open addressing: the key's hash or the id, and the
+ * line) is built once and kept exact: a delete, a rename or a renumbering
+ * marks it stale, the next lookup rebuilds it. */
 #include "accountdb.h"
 
 #include <errno.h>
@@ -46,10 +26,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 
+#include "fileio.h"
 #include "globalfile.h"
+#include "layout.h"
 #include "util.h"
+
+/* lookups answered by a scan before a table is built */
+#define SCANS_BEFORE_TABLE 4
 
 /* ---------------------------------------------------------------- */
 /* per-kind dispatch */
@@ -90,22 +76,14 @@ static const char *rec_name(enum hs_db_kind kind, const union hs_dbrec *rec)
 	return "";
 }
 
-static bool rec_id(enum hs_db_kind kind, const union hs_dbrec *rec, unsigned long *id)
-{
-	if (kind == HS_DB_PASSWD) {
-		*id = rec->pw.uid;
-		return true;
-	}
-	if (kind == HS_DB_GROUP) {
-		*id = rec->gr.gid;
-		return true;
-	}
-	return false;
-}
-
 static bool has_id(enum hs_db_kind kind)
 {
 	return kind == HS_DB_PASSWD || kind == HS_DB_GROUP;
+}
+
+static unsigned long rec_id(enum hs_db_kind kind, const union hs_dbrec *rec)
+{
+	return kind == HS_DB_PASSWD ? rec->pw.uid : rec->gr.gid;
 }
 
 static const char *name_noun(enum hs_db_kind kind)
@@ -130,21 +108,15 @@ static const char *db_path(const struct hs_accountdb *db)
 }
 
 /* ---------------------------------------------------------------- */
-/* lines: built or not */
+/* lines */
 
-static inline bool is_built(const struct hs_accountdb *db, size_t i)
+static bool is_built(const struct hs_accountdb *db, size_t i)
 {
-	return !db->built || (db->built[i >> 3] & (1u << (i & 7)));
-}
-
-static void mark_built(struct hs_accountdb *db, size_t i)
-{
-	if (db->built)
-		db->built[i >> 3] |= (unsigned char)(1u << (i & 7));
+	return db->built[i >> 3] & (1u << (i & 7));
 }
 
 /* The current text of line i, built or not. */
-static inline const char *text_of(const struct hs_accountdb *db, size_t i, size_t *len)
+static const char *text_of(const struct hs_accountdb *db, size_t i, size_t *len)
 {
 	if (is_built(db, i)) {
 		*len = db->lines[i].len;
@@ -154,9 +126,9 @@ static inline const char *text_of(const struct hs_accountdb *db, size_t i, size_
 	return db->data + db->spans[i].off;
 }
 
-/* A live entry?  A line that is not built is blank or an entry that
- * parsed at load (bad lines are built at load, deleted ones on delete). */
-static inline bool is_live(const struct hs_accountdb *db, size_t i)
+/* A line that may be an entry: built and parsed, or not built and not
+ * blank (whether it parses is known once it is built). */
+static bool maybe_live(const struct hs_accountdb *db, size_t i)
 {
 	if (is_built(db, i))
 		return db->lines[i].entry && !db->lines[i].deleted;
@@ -168,15 +140,27 @@ static bool is_deleted(const struct hs_accountdb *db, size_t i)
 	return is_built(db, i) && db->lines[i].deleted;
 }
 
-/* The name of an entry: its text up to the first ':' (a short scan: a
- * memchr call costs more for a name). */
-static inline size_t key_len(const char *text, size_t len)
+/* A line whose first field the lookups by name consider: an entry, or a
+ * line that does not parse (its name is taken all the same). */
+static bool has_key(const struct hs_accountdb *db, size_t i)
 {
-	size_t k = 0;
+	if (is_built(db, i))
+		return !db->lines[i].deleted && (db->lines[i].entry || db->lines[i].err);
+	return db->spans[i].len > 0;
+}
 
-	while (k < len && text[k] != ':')
-		k++;
-	return k;
+/* Where the field that starts at t ends: a byte loop (fields are short,
+ * a memchr call costs more). */
+static const char *field_end(const char *t, const char *end)
+{
+	while (t < end && *t != ':')
+		t++;
+	return t;
+}
+
+static size_t key_len(const char *text, size_t len)
+{
+	return (size_t)(field_end(text, text + len) - text);
 }
 
 static bool key_is(const char *text, size_t len, const char *name, size_t nlen)
@@ -184,46 +168,52 @@ static bool key_is(const char *text, size_t len, const char *name, size_t nlen)
 	return len > nlen && text[nlen] == ':' && memcmp(text, name, nlen) == 0;
 }
 
-/* Field n (0-based) of the text of live line i, or NULL. */
+/* Field n (0-based) of the text of line i, or NULL. */
 static const char *field_of(const struct hs_accountdb *db, size_t i, unsigned n, size_t *flen)
 {
-	const char *t, *end, *colon;
+	const char *t, *end;
 	size_t len;
 
-	if (!is_live(db, i))
+	if (!maybe_live(db, i))
 		return NULL;
 	t = text_of(db, i, &len);
 	end = t + len;
 	for (; n > 0; n--) {
-		while (t < end && *t != ':')
-			t++;
+		t = field_end(t, end);
 		if (t == end)
 			return NULL;
 		t++;
 	}
-	colon = memchr(t, ':', (size_t)(end - t));
-	*flen = (size_t)((colon ? colon : end) - t);
+	*flen = (size_t)(field_end(t, end) - t);
 	return t;
 }
 
-/* The uid/gid of a live entry of a passwd or group db (third field of
- * both).  A line that is not built parsed at load, so its digits are
- * plain decimal. */
+/* The uid/gid of line i (third field of passwd and group) when it is
+ * plain decimal, as the parser wants it. */
 static bool line_id(const struct hs_accountdb *db, size_t i, unsigned long *id)
 {
 	const char *f;
 	size_t len;
 	unsigned long v = 0;
 
-	if (!has_id(db->kind) || !is_live(db, i))
+	if (!has_id(db->kind))
 		return false;
-	if (is_built(db, i))
-		return rec_id(db->kind, &db->lines[i].rec, id);
+	if (is_built(db, i)) {
+		if (!maybe_live(db, i))
+			return false;
+		*id = rec_id(db->kind, &db->lines[i].rec);
+		return true;
+	}
 	f = field_of(db, i, 2, &len);
-	if (!f)
+	if (!f || len == 0 || len > 10)
 		return false;
-	for (size_t k = 0; k < len; k++)
+	for (size_t k = 0; k < len; k++) {
+		if (f[k] < '0' || f[k] > '9')
+			return false;
 		v = v * 10 + (unsigned long)(f[k] - '0');
+	}
+	if (v > UINT32_MAX)
+		return false;
 	*id = v;
 	return true;
 }
@@ -254,61 +244,76 @@ static char *chunk_alloc(struct hs_accountdb *db, size_t n)
 	return c->mem + c->used - n;
 }
 
-/* Fill in line i of a lazy db from its span: text, line number and the
- * record, parsed from a copy in the arena.  NULL on ENOMEM. */
-static struct hs_dbline *build(struct hs_accountdb *db, size_t i)
+/* Fill in line i from its span: text, line number and the record, parsed
+ * from a copy of the line (copy: room for it, NULL: a new one in the
+ * arena); a line that does not parse (or holds a NUL, which would hide
+ * the rest of it from the parser) gets err instead.  NULL on ENOMEM. */
+static struct hs_dbline *build_in(struct hs_accountdb *db, size_t i, char *copy)
 {
 	struct hs_dbline *l = &db->lines[i];
-	char *copy;
-	int r;
 
 	if (is_built(db, i))
 		return l;
-	memset(l, 0, sizeof(*l));
+	/* *l is zero: the line array is calloc'd or cleared when it grows */
 	l->text = db->data + db->spans[i].off;
 	l->len = db->spans[i].len;
 	l->lineno = i + 1;
 	if (l->len > 0) {
-		copy = chunk_alloc(db, l->len + 1);
+		if (!copy)
+			copy = chunk_alloc(db, l->len + 1);
 		if (!copy) {
-			l->text = NULL;
 			set_error(db, "cannot read %s: %s", db_path(db), hs_strerror(-ENOMEM));
 			return NULL;
 		}
 		memcpy(copy, l->text, l->len);
 		copy[l->len] = '\0';
-		r = rec_parse(db->kind, copy, &l->rec);
-		if (r < 0) {
-			/* cannot happen: the same bytes parsed at load */
+		l->err = memchr(copy, '\0', l->len) ? -HS_E_FIELD : rec_parse(db->kind, copy, &l->rec);
+		if (l->err < 0) {
 			memset(&l->rec, 0, sizeof(l->rec));
-			l->err = r;
 			db->n_entries--;
 		} else {
+			l->err = 0;
 			l->entry = true;
 		}
 	}
-	mark_built(db, i);
+	db->built[i >> 3] |= (unsigned char)(1u << (i & 7));
 	return l;
 }
 
-/* ---------------------------------------------------------------- */
-/* indexes */
+static struct hs_dbline *build(struct hs_accountdb *db, size_t i)
+{
+	return build_in(db, i, NULL);
+}
 
-/* Names are short: eight bytes at a time, multiplied and folded. */
+/* The line at idx built, when it is an entry; else -1, with db->error
+ * naming a line that does not parse. */
+static long entry_at(struct hs_accountdb *db, long idx)
+{
+	const struct hs_dbline *l;
+
+	if (idx < 0)
+		return -1;
+	l = build(db, (size_t)idx);
+	if (!l)
+		return -1;
+	if (l->err) {
+		set_error(db, "%s:%lu: invalid entry: %s", db_path(db), l->lineno,
+			  hs_strerror(l->err));
+		return -1;
+	}
+	return l->entry && !l->deleted ? idx : -1;
+}
+
+/* ---------------------------------------------------------------- */
+/* lookup tables */
+
 static uint32_t hash_name(const char *s, size_t n)
 {
-	uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, w;
+	uint32_t h = 2166136261u;       /* FNV-1a */
 
-	for (; n >= 8; s += 8, n -= 8) {
-		memcpy(&w, s, 8);
-		h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
-		h ^= h >> 31;
-	}
-	for (w = 0; n > 0; n--)
-		w = (w << 8) | (unsigned char)s[n - 1];
-	h = (h ^ w) * 0x94d049bb133111ebULL;
-	h ^= h >> 29;
-	return (uint32_t)(h ^ (h >> 32));
+	while (n--)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
 }
 
 static size_t slot_of(uint32_t key, size_t mask)
@@ -316,64 +321,10 @@ static size_t slot_of(uint32_t key, size_t mask)
 	return (size_t)(((uint64_t)key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
 }
 
-/* Full at 3/4: short probes still, and a table half the size of a 1/2
- * one (10,000 names: 128 KiB, one page fault in 32 slots' worth). */
-static bool index_full(const struct hs_db_index *ix, size_t more)
-{
-	return 4 * (ix->used + more) > 3 * ix->cap;
-}
-
-static int index_alloc(struct hs_db_index *ix, size_t n)
-{
-	size_t cap = 64;
-
-	while (4 * (n + 16) > 3 * cap)
-		cap *= 2;
-	free(ix->slots);
-	ix->slots = calloc(cap, sizeof(*ix->slots));
-	ix->cap = ix->slots ? cap : 0;
-	ix->used = 0;
-	ix->stale = false;
-	return ix->slots ? 0 : -ENOMEM;
-}
-
-static void index_free(struct hs_db_index *ix)
-{
-	free(ix->slots);
-	*ix = (struct hs_db_index){ 0 };
-}
-
-/* Room for one more key: double the table (from the slots alone). */
-static int index_room(struct hs_db_index *ix)
-{
-	struct hs_db_slot *old = ix->slots;
-	size_t old_cap = ix->cap, cap = 2 * ix->cap;
-
-	if (!index_full(ix, 1))
-		return 0;
-	ix->slots = calloc(cap, sizeof(*ix->slots));
-	if (!ix->slots) {
-		ix->slots = old;
-		return -ENOMEM;
-	}
-	ix->cap = cap;
-	for (size_t k = 0; k < old_cap; k++) {
-		size_t i;
-
-		if (!old[k].line)
-			continue;
-		for (i = slot_of(old[k].key, cap - 1); ix->slots[i].line; i = (i + 1) & (cap - 1))
-			;
-		ix->slots[i] = old[k];
-	}
-	free(old);
-	return 0;
-}
-
-/* The line holding key in a table, or -1; with insert >= 0 that line goes
- * in when the key is absent (the table has room).  In the name table
- * (name not NULL) a slot with the same hash is the name's only when the
- * line's text starts with it; in the id table the key is the id. */
+/* The line holding key, or -1; with insert >= 0 that line goes in when
+ * the key is absent.  In the name table (name not NULL) a slot with the
+ * same hash is the name's only when the line's text starts with it; in
+ * the id table the key is the id. */
 static long probe(struct hs_accountdb *db, struct hs_db_index *ix, uint32_t key,
 		  const char *name, size_t nlen, long insert)
 {
@@ -388,7 +339,6 @@ static long probe(struct hs_accountdb *db, struct hs_db_index *ix, uint32_t key,
 			if (insert >= 0) {
 				s->key = key;
 				s->line = (unsigned)insert + 1;
-				ix->used++;
 			}
 			return -1;
 		}
@@ -402,59 +352,97 @@ static long probe(struct hs_accountdb *db, struct hs_db_index *ix, uint32_t key,
 	}
 }
 
-static long name_probe_key(struct hs_accountdb *db, const char *name, size_t nlen,
-			   uint32_t key, long insert)
-{
-	return probe(db, &db->by_name, key, name, nlen, insert);
-}
-
-static long name_probe(struct hs_accountdb *db, const char *name, size_t nlen, long insert)
-{
-	return probe(db, &db->by_name, hash_name(name, nlen), name, nlen, insert);
-}
-
-static long id_probe(struct hs_accountdb *db, unsigned long id, long insert)
-{
-	return probe(db, &db->by_id, (uint32_t)id, NULL, 0, insert);
-}
-
-/* Put live line i into the name table; the earlier line with the same
- * name, or -1. */
-static long name_add(struct hs_accountdb *db, size_t i)
-{
-	size_t len;
-	const char *t = text_of(db, i, &len);
-
-	return name_probe(db, t, key_len(t, len), (long)i);
-}
-
-/* Make a table exact: (re)build it from every live line when it is stale
- * or not built yet. */
-static int table_ready(struct hs_accountdb *db, bool ids)
+/* (Re)build a table from every line that may be an entry (room for every
+ * line, so appends fit without growing).  With dup, *dup gets the first
+ * line whose name an earlier line has, and *first that line. */
+static int table_build(struct hs_accountdb *db, bool ids, long *dup, long *first)
 {
 	struct hs_db_index *ix = ids ? &db->by_id : &db->by_name;
-	unsigned long id;
-	int r;
+	size_t cap = 64;
 
-	if (ix->slots && !ix->stale)
-		return 0;
-	r = index_alloc(ix, db->n_lines);
-	if (r < 0) {
-		set_error(db, "cannot index %s: %s", db_path(db), hs_strerror(r));
-		return r;
+	while (cap < 2 * (db->cap_lines + 1))
+		cap *= 2;
+	free(ix->slots);
+	/* cleared by hand: a calloc'd page would fault twice, read then written */
+	ix->slots = malloc(cap * sizeof(*ix->slots));
+	if (ix->slots)
+		memset(ix->slots, 0, cap * sizeof(*ix->slots));
+	ix->cap = ix->slots ? cap : 0;
+	ix->stale = !ix->slots;
+	if (!ix->slots) {
+		set_error(db, "cannot index %s: %s", db_path(db), hs_strerror(-ENOMEM));
+		return -ENOMEM;
 	}
 	for (size_t i = 0; i < db->n_lines; i++) {
-		if (!ids && is_live(db, i))
-			name_add(db, i);
-		else if (ids && line_id(db, i, &id))
-			id_probe(db, id, (long)i);
+		unsigned long id;
+		const char *t;
+		size_t len, klen;
+		long other;
+
+		if (ids) {
+			if (line_id(db, i, &id))
+				probe(db, ix, (uint32_t)id, NULL, 0, (long)i);
+			continue;
+		}
+		if (!has_key(db, i))
+			continue;
+		t = text_of(db, i, &len);
+		klen = key_len(t, len);
+		other = probe(db, ix, hash_name(t, klen), t, klen, (long)i);
+		if (other >= 0 && dup && *dup < 0) {
+			*dup = (long)i;
+			*first = other;
+		}
 	}
 	return 0;
 }
 
-static int name_table_ready(struct hs_accountdb *db)
+/* The line of the name table or the id table that has key, by a scan for
+ * the first lookups and by the table afterwards; -1 when none (or on
+ * ENOMEM, with db->error set). */
+static long lookup(struct hs_accountdb *db, bool ids, const char *name, size_t nlen,
+		   unsigned long id)
 {
-	return table_ready(db, false);
+	struct hs_db_index *ix = ids ? &db->by_id : &db->by_name;
+	unsigned *scans = ids ? &db->id_scans : &db->name_scans;
+
+	if ((!ix->slots || ix->stale) && ++*scans <= SCANS_BEFORE_TABLE) {
+		for (size_t i = 0; i < db->n_lines; i++) {
+			unsigned long other;
+			const char *t;
+			size_t len;
+
+			if (ids) {
+				if (line_id(db, i, &other) && other == id)
+					return (long)i;
+			} else if (has_key(db, i)) {
+				t = text_of(db, i, &len);
+				if (key_is(t, len, name, nlen))
+					return (long)i;
+			}
+		}
+		return -1;
+	}
+	if ((!ix->slots || ix->stale) && table_build(db, ids, NULL, NULL) < 0)
+		return -1;
+	return ids ? probe(db, ix, (uint32_t)id, NULL, 0, -1)
+		   : probe(db, ix, hash_name(name, nlen), name, nlen, -1);
+}
+
+/* A new entry at line i: into the tables that are exact. */
+static void tables_add(struct hs_accountdb *db, size_t i)
+{
+	const char *t;
+	size_t len, klen;
+	unsigned long id;
+
+	if (db->by_name.slots && !db->by_name.stale) {
+		t = text_of(db, i, &len);
+		klen = key_len(t, len);
+		probe(db, &db->by_name, hash_name(t, klen), t, klen, (long)i);
+	}
+	if (db->by_id.slots && !db->by_id.stale && line_id(db, i, &id))
+		probe(db, &db->by_id, (uint32_t)id, NULL, 0, (long)i);
 }
 
 /* ---------------------------------------------------------------- */
@@ -476,15 +464,12 @@ void hs_accountdb_free(struct hs_accountdb *db)
 
 	if (!db)
 		return;
-	for (size_t i = 0; db->lines && i < db->n_lines; i++) {
-		if (db->built && !db->built[i >> 3]) {
-			i |= 7;         /* none of these eight is built */
-			continue;
-		}
+	for (size_t i = 0; db->built && i < db->n_lines; i++)
 		if (is_built(db, i))
 			line_free(&db->lines[i]);
-	}
-	if (db->data) {
+	if (db->mapped && db->len) {
+		munmap(db->data, db->len);
+	} else if (!db->mapped && db->data) {
 		hs_wipe(db->data, db->len);
 		free(db->data);
 	}
@@ -498,185 +483,119 @@ void hs_accountdb_free(struct hs_accountdb *db)
 	free(db->lines);
 	free(db->spans);
 	free(db->built);
-	index_free(&db->by_name);
-	index_free(&db->by_id);
+	free(db->by_name.slots);
+	free(db->by_id.slots);
 	free(db->path);
 	memcpy(error, db->error, sizeof(error));
 	memset(db, 0, sizeof(*db));
 	memcpy(db->error, error, sizeof(error));
 }
 
-static void set_defaults(struct hs_accountdb *db)
+/* Room for n lines in every per-line array.  The line array is calloc'd
+ * and stays mostly untouched (only built lines are written): the kernel
+ * maps a large calloc as zero pages it faults in only when touched. */
+static int lines_room(struct hs_accountdb *db, size_t n)
 {
-	db->default_uid = 0;
-	db->default_gid = 0;
-	/* the files holding hashes are never created world-readable */
-	db->default_mode = db->kind == HS_DB_SHADOW || db->kind == HS_DB_GSHADOW ? 0640 : 0644;
+	size_t cap = db->cap_lines ? db->cap_lines : n, old = db->cap_lines;
+	struct hs_dbline *lines;
+	struct hs_db_span *spans;
+	unsigned char *built;
+
+	if (n <= old)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	/* the first time calloc: untouched zero pages cost nothing */
+	lines = old ? realloc(db->lines, cap * sizeof(*lines)) : calloc(cap, sizeof(*lines));
+	if (lines)
+		db->lines = lines;
+	spans = realloc(db->spans, cap * sizeof(*spans));
+	if (spans)
+		db->spans = spans;
+	built = realloc(db->built, (cap + 7) / 8);
+	if (built)
+		db->built = built;
+	if (!lines || !spans || !built)
+		return -ENOMEM;
+	if (old)
+		memset(db->lines + old, 0, (cap - old) * sizeof(*lines));
+	memset(db->built + (old + 7) / 8, 0, (cap + 7) / 8 - (old + 7) / 8);
+	db->cap_lines = cap;
+	return 0;
 }
 
-/* Where every line of data lies, in db->spans (room for 16 more), in one
- * pass; the number of lines, or -ENOMEM. */
-static long split_spans(struct hs_accountdb *db)
+/* Where every line of data lies, in one memchr pass. */
+static int split_lines(struct hs_accountdb *db)
 {
-	size_t cap = db->len / 32 + 16, n = 0, pos = 0;
+	const char *p = db->data, *end = db->data + db->len, *nl;
+	size_t n;
 
-	db->spans = malloc(cap * sizeof(*db->spans));
-	while (db->spans && pos < db->len) {
-		const char *nl = memchr(db->data + pos, '\n', db->len - pos);
-		size_t len = nl ? (size_t)(nl - (db->data + pos)) : db->len - pos;
-
-		if (n + 16 >= cap) {
-			struct hs_db_span *more = realloc(db->spans, 2 * cap * sizeof(*more));
+	/* about one line per 32 bytes to start with; the line array is
+	 * sized when the count is known */
+	db->cap_lines = db->len / 32 + 16;
+	db->spans = malloc(db->cap_lines * sizeof(*db->spans));
+	if (!db->spans)
+		return -ENOMEM;
+	for (n = 0; p < end; n++) {
+		if (n == db->cap_lines) {
+			struct hs_db_span *more = realloc(db->spans, 2 * n * sizeof(*more));
 
 			if (!more)
-				break;
+				return -ENOMEM;
 			db->spans = more;
-			cap *= 2;
+			db->cap_lines = 2 * n;
 		}
-		db->spans[n++] = (struct hs_db_span){ .off = (unsigned)pos, .len = (unsigned)len };
-		pos += len + 1;
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		db->spans[n] = (struct hs_db_span){ .off = (unsigned)(p - db->data),
+						    .len = (unsigned)(nl - p) };
+		if (nl > p)
+			db->n_entries++;
+		p = nl + 1;
 	}
-	return db->spans && pos >= db->len ? (long)n : -ENOMEM;
+	db->n_lines = n;
+	/* room for a few appends before anything moves */
+	db->cap_lines = 0;
+	return lines_room(db, n + 16);
 }
 
-/* The scratch copy a lazy load parses each line in (and wipes). */
-struct scratch {
-	char *buf;
-	size_t cap;
-};
-
-static char *scratch_copy(struct scratch *s, const char *text, size_t len)
+/* Without HS_DB_LAZY: build every line, refuse a bad line or a duplicate
+ * name unless the flags keep them. */
+static int check_all(struct hs_accountdb *db, unsigned flags)
 {
-	if (len + 1 > s->cap) {
-		size_t cap = s->cap ? s->cap : 256;
+	/* one parse copy of the whole file */
+	char *copy = chunk_alloc(db, db->len + 1);
+	long dup = -1, first = -1;
+	int r;
 
-		while (cap < len + 1)
-			cap *= 2;
-		if (s->buf) {
-			hs_wipe(s->buf, s->cap);
-			free(s->buf);
+	if (!copy)
+		return -ENOMEM;
+	for (size_t i = 0; i < db->n_lines; i++) {
+		const struct hs_dbline *l = build_in(db, i, copy + db->spans[i].off);
+
+		if (!l)
+			return -ENOMEM;
+		if (l->err && !(flags & HS_DB_KEEP_BAD)) {
+			set_error(db, "%s:%lu: invalid entry: %s", db_path(db), l->lineno,
+				  hs_strerror(l->err));
+			return l->err;
 		}
-		s->buf = malloc(cap);
-		s->cap = s->buf ? cap : 0;
-		if (!s->buf)
-			return NULL;
 	}
-	memcpy(s->buf, text, len);
-	s->buf[len] = '\0';
-	return s->buf;
-}
-
-/* Parse (lazy: validate) every line of db->data and index the names. */
-static int parse_all(struct hs_accountdb *db, unsigned flags)
-{
-	bool lazy = flags & HS_DB_LAZY;
-	/* one look for a NUL byte in the whole file instead of one a line */
-	bool has_nul = memchr(db->data, '\0', db->len) != NULL;
-	struct scratch sc = { 0 };
-	char *copy = NULL;
-	long n = split_spans(db);
-	int r = 0;
-
-	/* room for a few appends before anything moves (the spans have it) */
-	db->cap_lines = n >= 0 ? (size_t)n + 16 : 0;
-	db->lines = n >= 0 ? calloc(db->cap_lines, sizeof(*db->lines)) : NULL;
-	if (lazy)
-		db->built = calloc((db->cap_lines + 7) / 8, 1);
-	else    /* one parse copy of the whole file */
-		copy = chunk_alloc(db, db->len + 1);
-	if (!db->lines || (lazy && !db->built) || (!lazy && !copy) ||
-	    index_alloc(&db->by_name, (size_t)n) < 0) {
-		r = -ENOMEM;
-		set_error(db, "cannot read %s: %s", db_path(db), hs_strerror(r));
+	r = table_build(db, false, &dup, &first);
+	if (r < 0 || dup < 0 || db->kind == HS_DB_SUBID || (flags & HS_DB_KEEP_DUPS))
 		return r;
-	}
-	if (copy) {
-		memcpy(copy, db->data, db->len);
-		copy[db->len] = '\0';
-	}
-
-	while (db->n_lines < (size_t)n) {
-		size_t i = db->n_lines++, off = db->spans[i].off, llen = db->spans[i].len;
-		const char *text = db->data + off;
-		struct hs_dbline *l = &db->lines[i];
-		union hs_dbrec scratch_rec;
-		size_t klen = key_len(text, llen);
-		uint32_t key = hash_name(text, klen);
-		long first;
-
-		if (!lazy) {
-			l->text = text;
-			l->len = llen;
-			l->lineno = i + 1;
-		}
-		if (llen == 0)
-			continue;  /* blank: kept verbatim, no entry */
-		/* the name's slot, fetched while the line is parsed (a cache
-		 * miss per line otherwise: the file streams the table out) */
-		__builtin_prefetch(&db->by_name.slots[slot_of(key, db->by_name.cap - 1)], 1);
-		/* a NUL would hide the rest of the line from the parser while
-		 * the original bytes, NUL and all, went back to the file */
-		if (has_nul && memchr(text, '\0', llen)) {
-			r = -HS_E_FIELD;
-		} else if (lazy) {
-			char *s = scratch_copy(&sc, text, llen);
-
-			r = s ? rec_parse(db->kind, s, &scratch_rec) : -ENOMEM;
-		} else {
-			copy[off + llen] = '\0';
-			r = rec_parse(db->kind, copy + off, &l->rec);
-		}
-		if (r == -ENOMEM) {
-			set_error(db, "cannot read %s: %s", db_path(db), hs_strerror(r));
-			break;
-		}
-		if (r < 0) {
-			if (flags & HS_DB_KEEP_BAD) {
-				/* built now: a bad line is never parsed again */
-				memset(l, 0, sizeof(*l));
-				l->text = text;
-				l->len = llen;
-				l->lineno = i + 1;
-				l->err = r;
-				mark_built(db, i);
-				r = 0;
-				continue;
-			}
-			set_error(db, "%s:%lu: invalid entry: %s", db_path(db), (unsigned long)i + 1,
-				  hs_strerror(r));
-			break;
-		}
-		if (!lazy)
-			l->entry = true;
-		db->n_entries++;
-		first = name_probe_key(db, text, klen, key, (long)i);
-		if (first >= 0 && db->kind != HS_DB_SUBID && !(flags & HS_DB_KEEP_DUPS)) {
-			set_error(db, "%s:%lu: duplicate %s name %.*s (also on line %lu)", db_path(db),
-				  (unsigned long)i + 1, name_noun(db->kind), (int)klen, text,
-				  (unsigned long)first + 1);
-			r = -HS_E_FORMAT;
-			break;
-		}
-	}
-	if (sc.buf) {
-		hs_wipe(sc.buf, sc.cap);
-		free(sc.buf);
-	}
-	if (!lazy) {
-		/* every line is built: db->lines says where it lies */
-		free(db->spans);
-		db->spans = NULL;
-	}
-	return r;
+	set_error(db, "%s:%lu: duplicate %s name %s (also on line %lu)", db_path(db),
+		  (unsigned long)dup + 1, name_noun(db->kind), rec_name(db->kind, &db->lines[dup].rec),
+		  (unsigned long)first + 1);
+	return -HS_E_FORMAT;
 }
 
-static int load_start(struct hs_accountdb *db, enum hs_db_kind kind, const char *path,
-		      unsigned flags)
+static int load_start(struct hs_accountdb *db, enum hs_db_kind kind, const char *path)
 {
 	memset(db, 0, sizeof(*db));
 	db->kind = kind;
-	db->flags = flags;
-	set_defaults(db);
+	db->default_mode = kind == HS_DB_SHADOW || kind == HS_DB_GSHADOW ? 0640 : 0644;
 	if (kind > HS_DB_SUBID || !path) {
 		set_error(db, "cannot read %s: %s", path ? path : "(null)", hs_strerror(-EINVAL));
 		return -EINVAL;
@@ -689,16 +608,18 @@ static int load_start(struct hs_accountdb *db, enum hs_db_kind kind, const char 
 	return 0;
 }
 
-/* The end of both loads: r is the result of getting db->data; parse it,
- * or free the db (keeping the message) on any failure. */
+/* The end of both loads: r is the result of getting db->data; split and
+ * check it, or free the db (keeping the message) on any failure. */
 static int load_finish(struct hs_accountdb *db, unsigned flags, int r)
 {
 	if (r == 0 && db->len > UINT32_MAX)
 		r = -HS_E_TOOBIG;       /* the spans hold 32-bit offsets */
+	if (r == 0)
+		r = split_lines(db);
 	if (r < 0)
 		set_error(db, "cannot read %s: %s", db_path(db), hs_strerror(r));
-	else
-		r = parse_all(db, flags);
+	else if (!(flags & HS_DB_LAZY))
+		r = check_all(db, flags);
 	if (r < 0)
 		hs_accountdb_free(db);
 	return r;
@@ -707,18 +628,24 @@ static int load_finish(struct hs_accountdb *db, unsigned flags, int r)
 int hs_accountdb_load(struct hs_accountdb *db, enum hs_db_kind kind, const char *path,
 		      unsigned flags)
 {
-	int r = load_start(db, kind, path, flags);
+	const struct hs_file_expect ex = {
+		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
+	};
+	const char *data = NULL;
+	int r = load_start(db, kind, path);
 
 	if (r < 0)
 		return r;
-	r = hs_globalfile_read(path, &db->data, &db->len);
+	r = hs_fileio_map_path(path, &ex, &data, &db->len);
+	db->data = (char *)data;
 	if (r == -ENOENT && (flags & HS_DB_MISSING_OK)) {
-		db->data = strdup("");
-		db->len = 0;
-		r = db->data ? 0 : -ENOMEM;
+		db->data = (char *)"";
+		r = 0;
+		db->mapped = true;
 	} else if (r == 0) {
 		db->present = true;
 		db->data_on_disk = true;
+		db->mapped = true;
 	}
 	return load_finish(db, flags, r);
 }
@@ -726,7 +653,7 @@ int hs_accountdb_load(struct hs_accountdb *db, enum hs_db_kind kind, const char 
 int hs_accountdb_load_data(struct hs_accountdb *db, enum hs_db_kind kind, const char *path,
 			   const char *data, size_t len, unsigned flags)
 {
-	int r = load_start(db, kind, path, flags);
+	int r = load_start(db, kind, path);
 
 	if (r < 0)
 		return r;
@@ -753,41 +680,20 @@ static bool name_usable(const char *name, size_t *nlen)
 	return *nlen > 0 && !memchr(name, ':', *nlen);
 }
 
-/* The built line at idx, or -1 (ENOMEM). */
-static long built_index(struct hs_accountdb *db, long idx)
-{
-	if (idx >= 0 && !build(db, (size_t)idx))
-		return -1;
-	return idx;
-}
-
 long hs_accountdb_find(struct hs_accountdb *db, const char *name)
 {
 	size_t nlen;
 
-	if (!db || !name || !db->lines || !name_usable(name, &nlen) || name_table_ready(db) < 0)
+	if (!db || !name || !db->lines || !name_usable(name, &nlen))
 		return -1;
-	return built_index(db, name_probe(db, name, nlen, -1));
+	return entry_at(db, lookup(db, false, name, nlen, 0));
 }
 
 long hs_accountdb_find_id(struct hs_accountdb *db, unsigned long id)
 {
-	unsigned long other;
-
 	if (!db || !has_id(db->kind) || !db->lines || id > UINT32_MAX)
 		return -1;
-	/* A tool that asks once (useradd: is gid = uid free?) is served by
-	 * one pass over the ids, cheaper than building the table; the
-	 * second question builds it. */
-	if ((!db->by_id.slots || db->by_id.stale) && db->id_scans++ == 0) {
-		for (size_t i = 0; i < db->n_lines; i++)
-			if (line_id(db, i, &other) && other == id)
-				return built_index(db, (long)i);
-		return -1;
-	}
-	if (table_ready(db, true) < 0)
-		return -1;
-	return built_index(db, id_probe(db, id, -1));
+	return entry_at(db, lookup(db, true, NULL, 0, id));
 }
 
 long hs_accountdb_find_next(struct hs_accountdb *db, const char *name, size_t from)
@@ -799,8 +705,8 @@ long hs_accountdb_find_next(struct hs_accountdb *db, const char *name, size_t fr
 	for (size_t i = from; i < db->n_lines; i++) {
 		const char *t = text_of(db, i, &len);
 
-		if (is_live(db, i) && key_is(t, len, name, nlen))
-			return built_index(db, (long)i);
+		if (has_key(db, i) && key_is(t, len, name, nlen) && entry_at(db, (long)i) >= 0)
+			return (long)i;
 	}
 	return -1;
 }
@@ -811,11 +717,10 @@ long hs_accountdb_dup_name(struct hs_accountdb *db, size_t idx)
 	size_t len;
 	long first;
 
-	if (!db || !db->lines || idx >= db->n_lines || !is_live(db, idx) ||
-	    name_table_ready(db) < 0)
+	if (!db || !db->lines || idx >= db->n_lines || !maybe_live(db, idx))
 		return -1;
 	t = text_of(db, idx, &len);
-	first = built_index(db, name_probe(db, t, key_len(t, len), -1));
+	first = entry_at(db, lookup(db, false, t, key_len(t, len), 0));
 	return first >= 0 && (size_t)first != idx ? first : -1;
 }
 
@@ -824,7 +729,7 @@ long hs_accountdb_dup_id(struct hs_accountdb *db, size_t idx)
 	unsigned long id;
 	long first;
 
-	if (!db || idx >= db->n_lines || !line_id(db, idx, &id))
+	if (!db || !db->lines || idx >= db->n_lines || !line_id(db, idx, &id))
 		return -1;
 	first = hs_accountdb_find_id(db, id);
 	return first >= 0 && (size_t)first != idx ? first : -1;
@@ -832,11 +737,11 @@ long hs_accountdb_dup_id(struct hs_accountdb *db, size_t idx)
 
 const union hs_dbrec *hs_accountdb_get(const struct hs_accountdb *cdb, size_t idx)
 {
-	/* building a lazy line changes the db underneath (see the header) */
+	/* building a line changes the db underneath (see the header) */
 	struct hs_accountdb *db = (struct hs_accountdb *)cdb;
 	struct hs_dbline *l;
 
-	if (!db || !db->lines || idx >= db->n_lines || !is_live(db, idx))
+	if (!db || !db->lines || idx >= db->n_lines || !maybe_live(db, idx))
 		return NULL;
 	l = build(db, idx);
 	return l && l->entry ? &l->rec : NULL;
@@ -907,18 +812,24 @@ static int make_line(struct hs_accountdb *db, const void *rec, struct hs_dbline 
 	return 0;
 }
 
-/* -EEXIST when a live entry other than idx (-1: any) has this name. */
+/* -EEXIST when a live entry other than idx (-1: any) has this name; the
+ * parse error when a line with this name does not parse. */
 static int check_name_free(struct hs_accountdb *db, const char *name, long idx, const char *what)
 {
 	long other;
 
 	if (db->kind == HS_DB_SUBID)
 		return 0;
-	if (name_table_ready(db) < 0)
-		return -ENOMEM;
-	other = name_probe(db, name, strlen(name), -1);
+	other = lookup(db, false, name, strlen(name), 0);
 	if (other < 0 || other == idx)
 		return 0;
+	if (!build(db, (size_t)other))
+		return -ENOMEM;
+	if (db->lines[other].err) {
+		set_error(db, "%s:%lu: invalid entry: %s", db_path(db), (unsigned long)other + 1,
+			  hs_strerror(db->lines[other].err));
+		return db->lines[other].err;
+	}
 	set_error(db, "cannot %s %s: %s name %s already exists", what, db_path(db),
 		  name_noun(db->kind), name);
 	return -EEXIST;
@@ -928,7 +839,6 @@ int hs_accountdb_replace(struct hs_accountdb *db, size_t idx, const void *rec)
 {
 	struct hs_dbline nl;
 	struct hs_dbline *l;
-	unsigned long old_id = 0, new_id = 0;
 	bool was_live;
 	int r;
 
@@ -952,8 +862,8 @@ int hs_accountdb_replace(struct hs_accountdb *db, size_t idx, const void *rec)
 		}
 		db->by_name.stale = true;
 	}
-	if (!was_live || (rec_id(db->kind, &l->rec, &old_id) && rec_id(db->kind, &nl.rec, &new_id) &&
-			  old_id != new_id))
+	if (!was_live || (has_id(db->kind) &&
+			  rec_id(db->kind, &l->rec) != rec_id(db->kind, &nl.rec)))
 		db->by_id.stale = true;
 	nl.lineno = l->lineno;
 	line_free(l);
@@ -964,41 +874,9 @@ int hs_accountdb_replace(struct hs_accountdb *db, size_t idx, const void *rec)
 	return 0;
 }
 
-/* Room for one more line in every per-line array (realloc is fine: they
- * hold pointers and lengths, no hash). */
-static int grow_lines(struct hs_accountdb *db)
-{
-	size_t ncap = 2 * db->cap_lines, old_bytes = (db->cap_lines + 7) / 8;
-	struct hs_dbline *nls;
-
-	if (db->n_lines < db->cap_lines)
-		return 0;
-	nls = realloc(db->lines, ncap * sizeof(*nls));
-	if (!nls)
-		return -ENOMEM;
-	memset(nls + db->cap_lines, 0, (ncap - db->cap_lines) * sizeof(*nls));
-	db->lines = nls;
-	if (db->spans) {
-		struct hs_db_span *ns = realloc(db->spans, ncap * sizeof(*ns));
-		unsigned char *nb;
-
-		if (!ns)
-			return -ENOMEM;
-		db->spans = ns;
-		nb = realloc(db->built, (ncap + 7) / 8);
-		if (!nb)
-			return -ENOMEM;
-		memset(nb + old_bytes, 0, (ncap + 7) / 8 - old_bytes);
-		db->built = nb;
-	}
-	db->cap_lines = ncap;
-	return 0;
-}
-
 long hs_accountdb_append(struct hs_accountdb *db, const void *rec)
 {
 	struct hs_dbline nl;
-	unsigned long id;
 	size_t i;
 	int r;
 
@@ -1008,28 +886,23 @@ long hs_accountdb_append(struct hs_accountdb *db, const void *rec)
 	if (r < 0)
 		return r;
 	r = check_name_free(db, rec_name(db->kind, &nl.rec), -1, "add to");
-	if (r == 0)
-		r = grow_lines(db);
-	if (r == 0)
-		r = name_table_ready(db);
-	if (r == 0)
-		r = index_room(&db->by_name);
-	if (r == 0 && db->by_id.slots && !db->by_id.stale)
-		r = index_room(&db->by_id);
+	if (r == 0 && db->n_lines + 1 > db->cap_lines) {
+		r = lines_room(db, db->n_lines + 1);
+		/* the tables have room for cap_lines */
+		db->by_name.stale = db->by_id.stale = true;
+		if (r < 0)
+			set_error(db, "cannot add to %s: %s", db_path(db), hs_strerror(r));
+	}
 	if (r < 0) {
 		line_free(&nl);
-		if (r == -ENOMEM)
-			set_error(db, "cannot add to %s: %s", db_path(db), hs_strerror(r));
 		return r;
 	}
 	i = db->n_lines++;
 	db->lines[i] = nl;
-	mark_built(db, i);
+	db->built[i >> 3] |= (unsigned char)(1u << (i & 7));
 	db->n_entries++;
 	db->dirty = true;
-	name_add(db, i);
-	if (db->by_id.slots && !db->by_id.stale && rec_id(db->kind, &nl.rec, &id))
-		id_probe(db, id, (long)i);
+	tables_add(db, i);
 	return (long)i;
 }
 
@@ -1110,40 +983,27 @@ static size_t pieces(const struct hs_accountdb *db, struct iovec *iov, size_t *t
 	return n;
 }
 
-/* The pieces of a dirty db in a malloc'd array (*iov NULL and 0 pieces
+/* The new contents as a malloc'd array of pieces (*iov NULL and 0 pieces
  * for an empty file), or -ENOMEM. */
 static int pieces_alloc(const struct hs_accountdb *db, struct iovec **iov, size_t *n,
 			size_t *total)
 {
-	*n = pieces(db, NULL, total);
+	if (!db->dirty) {
+		*n = db->len ? 1 : 0;
+		*total = db->len;
+	} else {
+		*n = pieces(db, NULL, total);
+	}
 	*iov = NULL;
 	if (*n == 0)
 		return 0;
 	*iov = malloc(*n * sizeof(**iov));
 	if (!*iov)
 		return -ENOMEM;
-	pieces(db, *iov, total);
-	return 0;
-}
-
-/* out has room for n more bytes and a NUL (hs_buf's rule: the old block
- * is wiped, not realloc'd). */
-static int buf_reserve(struct hs_buf *out, size_t n)
-{
-	char *p;
-
-	if (out->cap > out->len + n)
-		return 0;
-	p = malloc(out->len + n + 1);
-	if (!p)
-		return -ENOMEM;
-	if (out->data) {
-		memcpy(p, out->data, out->len);
-		hs_wipe(out->data, out->cap);
-		free(out->data);
-	}
-	out->data = p;
-	out->cap = out->len + n + 1;
+	if (!db->dirty)
+		**iov = (struct iovec){ .iov_base = db->data, .iov_len = db->len };
+	else
+		pieces(db, *iov, total);
 	return 0;
 }
 
@@ -1155,55 +1015,10 @@ int hs_accountdb_serialize(const struct hs_accountdb *db, struct hs_buf *out)
 
 	if (!db || !out)
 		return -EINVAL;
-	if (!db->dirty)
-		return db->len ? hs_strbuf_append(out, db->data, db->len) : 0;
 	r = pieces_alloc(db, &iov, &n, &total);
-	if (r == 0 && total)
-		r = buf_reserve(out, total);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < n; i++) {
-		memcpy(out->data + out->len, iov[i].iov_base, iov[i].iov_len);
-		out->len += iov[i].iov_len;
-	}
-	if (out->data)
-		out->data[out->len] = '\0';
-	return 0;
-}
-
-static int contents(const struct hs_accountdb *db, struct iovec **iov, size_t *n,
-                         const char **old, size_t *old_len)
-{
-	size_t total;
-	int r;
-
-	if (!db || !iov || !n)
-		return -EINVAL;
-	if (db->dirty) {
-		r = pieces_alloc(db, iov, n, &total);
-		if (r < 0)
-			return r;
-	} else {
-		*n = db->len ? 1 : 0;
-		*iov = NULL;
-		if (*n) {
-			*iov = malloc(sizeof(**iov));
-			if (!*iov)
-				return -ENOMEM;
-			**iov = (struct iovec){ .iov_base = db->data, .iov_len = db->len };
-		}
-	}
-	if (old && old_len) {
-		*old = db->data_on_disk ? db->data : NULL;
-		*old_len = db->data_on_disk ? db->len : 0;
-	}
-	return 0;
-}
-
-static void written(struct hs_accountdb *db)
-{
-	db->present = true;
-	db->data_on_disk = false;
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = hs_strbuf_append(out, iov[i].iov_base, iov[i].iov_len);
+	return r;
 }
 
 int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *failed)
@@ -1211,38 +1026,37 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 	struct hs_global_file files[HS_ACCOUNTDB_SET_MAX] = { { 0 } };
 	struct iovec *iovs[HS_ACCOUNTDB_SET_MAX] = { NULL };
 	char err[sizeof(dbs[0]->error)];
-	size_t i;
+	size_t i, total;
 	int r = 0;
 
 	if (failed)
 		*failed = 0;
 	if (n > HS_ACCOUNTDB_SET_MAX || (n && !dbs))
 		return -EINVAL;
-	/* straight from the loaded data and the new lines: no copy of the
-	 * file into one buffer, and the backup (PATH-) from data instead of
-	 * a second read when data is what the file holds */
+	/* straight from the mapping and the new lines, and the backup
+	 * (PATH-) from the mapping while it is what the file holds */
 	for (i = 0; i < n; i++) {
 		struct hs_accountdb *db = dbs[i];
 
 		if (!db || !db->path) {
 			r = -EINVAL;
-			break;
+			goto out;
 		}
 		files[i] = (struct hs_global_file){
 			.path = db->path, .uid = db->default_uid, .gid = db->default_gid,
 			.mode = db->default_mode,
+			.old_data = db->data_on_disk ? db->data : NULL,
+			.old_len = db->data_on_disk ? db->len : 0,
 		};
-		r = contents(db, &iovs[i], &files[i].n_iov, &files[i].old_data, &files[i].old_len);
+		r = pieces_alloc(db, &iovs[i], &files[i].n_iov, &total);
+		files[i].iov = iovs[i];
 		if (r < 0) {
 			set_error(db, "cannot write %s: %s", db->path, hs_strerror(r));
 			if (failed)
 				*failed = i;
 			goto out;
 		}
-		files[i].iov = iovs[i];
 	}
-	if (r < 0)
-		goto out;
 	r = hs_globalfile_commit(files, n, err, sizeof(err));
 	if (r < 0) {
 		/* the message names the file; point failed at it */
@@ -1256,8 +1070,10 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 			*failed = at;
 		goto out;
 	}
-	for (i = 0; i < n; i++)
-		written(dbs[i]);
+	for (i = 0; i < n; i++) {
+		dbs[i]->present = true;
+		dbs[i]->data_on_disk = false;
+	}
 out:
 	for (i = 0; i < n; i++)
 		free(iovs[i]);

@@ -23,12 +23,15 @@
  * Every function that fails leaves a one-line message naming the file
  * (and line) in db->error, ready for hs_warn("%s", db->error).
  *
- * Lazy loading (HS_DB_LAZY, for tools that touch a few entries of a large
- * file: useradd, usermod, userdel): every line is still validated at load
- * with the same parser and the same errors, but its record is built only
- * when it is asked for, so db->lines[i] is filled in only for a line that
- * hs_accountdb_get, find, find_id, dup_name, dup_id, replace, delete or
- * append returned or touched.  Read any other line through
+ * Lazy loading (HS_DB_LAZY, for the tools that touch a few entries:
+ * useradd, usermod, userdel, the group tools): a line is parsed only when
+ * it is asked for, so db->lines[i] is filled in only for a line that
+ * hs_accountdb_get, find, find_id, find_next, dup_name, dup_id, replace,
+ * delete or append returned or touched.  Lines nobody asks for are not
+ * checked: they go back to the file as the bytes they were.  A lookup
+ * that meets a line that does not parse finds nothing and leaves
+ * "PATH:LINE: invalid entry: REASON" in db->error; replace and append
+ * refuse a name such a line has.  Read any other line through
  * hs_accountdb_get (or hs_accountdb_text / hs_accountdb_id, which never
  * build a record), never through db->lines directly. */
 #ifndef HS_ACCOUNTDB_H
@@ -65,7 +68,7 @@ enum {
 	 * the load. */
 	HS_DB_KEEP_DUPS = 1 << 2,
 	HS_DB_LENIENT = HS_DB_KEEP_BAD | HS_DB_KEEP_DUPS,
-	/* Build records on first access (see the top of this file). */
+	/* Parse lines on first access (see the top of this file). */
 	HS_DB_LAZY = 1 << 3,
 };
 
@@ -101,10 +104,10 @@ struct hs_db_slot {             /* private */
 };
 struct hs_db_index {            /* private: open addressing, linear probing */
 	struct hs_db_slot *slots;
-	size_t cap, used;
+	size_t cap;
 	bool stale;             /* rebuild before the next lookup */
 };
-struct hs_db_span {             /* private: where an unparsed line lies in data */
+struct hs_db_span {             /* private: where a line of the file lies in data */
 	unsigned int off, len;
 };
 struct hs_db_chunk;
@@ -116,7 +119,7 @@ struct hs_accountdb {
 	bool dirty;             /* changed since loaded (or since the last write) */
 	struct hs_dbline *lines;
 	size_t n_lines;         /* including blank, bad and deleted lines */
-	size_t n_entries;       /* live records */
+	size_t n_entries;       /* live records (HS_DB_LAZY: lines not known bad) */
 	/* owner and mode for a file that does not exist yet (an existing
 	 * file keeps its own); set from the kind at load, callers may change
 	 * them before hs_accountdb_write */
@@ -125,14 +128,14 @@ struct hs_accountdb {
 	mode_t default_mode;
 	char error[512];
 	/* private */
-	char *data;             /* the file as read */
+	char *data;             /* the file as read: mapped, or malloc'd (load_data) */
 	size_t len, cap_lines;
-	unsigned flags;
+	bool mapped;
 	bool data_on_disk;      /* data is what the file holds (loaded, not written since) */
+	struct hs_db_span *spans;       /* every line as loaded */
+	unsigned char *built;           /* bitmap of filled-in lines */
 	struct hs_db_index by_name, by_id;
-	unsigned id_scans;              /* lookups by id answered by a scan */
-	struct hs_db_span *spans;       /* HS_DB_LAZY: every line as loaded */
-	unsigned char *built;           /* HS_DB_LAZY: bitmap of filled-in lines */
+	unsigned name_scans, id_scans;  /* lookups answered by a scan */
 	struct hs_db_chunk *chunks;     /* parse copies of loaded lines */
 };
 #define HS_ACCOUNTDB_INIT { .n_lines = 0 }

@@ -439,17 +439,67 @@ static int split_dir(const char *path, char *dir, size_t dir_size, const char **
 	return hs_fileio_is_single_component(*base) ? 0 : -EINVAL;
 }
 
+/* The work the next commit carries (hs_global_set_work). */
+static struct hs_txn_work *next_work;
+static size_t next_n_work;
+
+void hs_global_set_work(struct hs_txn_work *work, size_t n)
+{
+	next_work = work;
+	next_n_work = work ? n : 0;
+}
+
+/* The directory of the global files, for a journal without files. */
+static int open_etc(char *dir, size_t dir_size)
+{
+	const char *base;
+	int r = split_dir(HS_ETC_PASSWD, dir, dir_size, &base);
+
+	if (r < 0)
+		return r;
+	r = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return r < 0 ? -errno : r;
+}
+
+int hs_global_prepare(const struct hs_txn_work *work, size_t n, char *err, size_t err_size)
+{
+	char dir[PATH_MAX];
+	_cleanup_close_ int dirfd = open_etc(dir, sizeof(dir));
+
+	if (dirfd < 0) {
+		if (err && err_size)
+			snprintf(err, err_size, "cannot open the directory of %s: %s",
+				 HS_ETC_PASSWD, hs_strerror(dirfd));
+		return dirfd;
+	}
+	return hs_txn_prepare(dirfd, dir, work, n, err, err_size);
+}
+
+int hs_global_recover(void)
+{
+	return finish_interrupted_update(HS_ETC_PWD_LOCK, NULL);
+}
+
 int hs_globalfile_commit(const struct hs_global_file *files, size_t n, char *err, size_t err_size)
 {
 	struct hs_txn_file tf[HS_TXN_MAX_FILES];
 	char dir[PATH_MAX] = "", other[PATH_MAX] = "";
 	_cleanup_close_ int dirfd = -1;
+	struct hs_txn_work *work = next_work;
+	size_t n_work = next_n_work;
 	int r;
 
+	hs_global_set_work(NULL, 0);    /* carried by this commit only */
 	if (err && err_size)
 		err[0] = '\0';
-	if (n == 0)
+	if (n == 0 && n_work == 0)
 		return 0;
+	if (n == 0) {
+		dirfd = open_etc(dir, sizeof(dir));
+		if (dirfd < 0)
+			return dirfd;
+		return hs_txn_commit(dirfd, dir, NULL, 0, work, n_work, err, err_size);
+	}
 	if (!files || n > HS_TXN_MAX_FILES)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
@@ -491,7 +541,7 @@ int hs_globalfile_commit(const struct hs_global_file *files, size_t n, char *err
 			snprintf(err, err_size, "cannot open %s: %s", dir, hs_strerror(r));
 		return r;
 	}
-	return hs_txn_commit(dirfd, dir, tf, n, err, err_size);
+	return hs_txn_commit(dirfd, dir, tf, n, work, n_work, err, err_size);
 }
 
 int hs_globalfile_replace(const char *path, const char *data, size_t len,

@@ -19,9 +19,19 @@
 #include "tempname.h"
 #include "util.h"
 
-/* The journal is small: a header and one line per file. */
-#define JOURNAL_MAX 4096
+/* The journal is small: a header, one line per file and one per piece of
+ * work (which names a path or two). */
+#define JOURNAL_MAX 16384
 #define JOURNAL_HEADER "hardened-shadow transaction 1\n"
+/* Work begun, nothing committed: a recovery undoes it. */
+#define JOURNAL_PREPARED "hardened-shadow prepared 1\n"
+
+static const struct hs_txn_work_ops *work_ops;
+
+void hs_txn_set_work_ops(const struct hs_txn_work_ops *ops)
+{
+	work_ops = ops;
+}
 
 struct identity {
 	bool present;
@@ -266,12 +276,182 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 	return 0;
 }
 
+/* One piece of work in the journal:
+ * "@KIND UID GID MODE PDEV PINO SDEV SINO TMP PATH", TMP "-" for none,
+ * PATH last (it may hold spaces; never a newline: the account fields
+ * refuse control characters). */
+static const char *const work_words[] = {
+	[HS_TXN_TREE_NEW] = "@tree-new", [HS_TXN_TREE_DEL] = "@tree-del",
+	[HS_TXN_HOME_NEW] = "@home-new", [HS_TXN_HOME_DEL] = "@home-del",
+};
+
+static bool work_is_new(const struct hs_txn_work *w)
+{
+	return w->kind == HS_TXN_TREE_NEW || w->kind == HS_TXN_HOME_NEW;
+}
+
+static bool work_is_tree(const struct hs_txn_work *w)
+{
+	return w->kind == HS_TXN_TREE_NEW || w->kind == HS_TXN_TREE_DEL;
+}
+
+static int format_work(char *journal, size_t *jlen, const struct hs_txn_work *w)
+{
+	int n;
+
+	if (w->kind < HS_TXN_TREE_NEW || w->kind > HS_TXN_HOME_DEL || !w->path ||
+	    w->path[0] != '/' || strchr(w->path, '\n') ||
+	    (work_is_new(w) && (!w->tmp || !base_ok(w->tmp + 1) || w->tmp[0] != '.')))
+		return -EINVAL;
+	n = snprintf(journal + *jlen, JOURNAL_MAX - *jlen,
+		     "%s %lu %lu %lo %llu %llu %llu %llu %s %s\n", work_words[w->kind],
+		     (unsigned long)w->uid, (unsigned long)w->gid, (unsigned long)w->mode,
+		     w->parent.dev, w->parent.ino, w->self.dev, w->self.ino,
+		     work_is_new(w) ? w->tmp : "-", w->path);
+	if (n < 0 || (size_t)n >= JOURNAL_MAX - *jlen)
+		return -ENAMETOOLONG;
+	*jlen += (size_t)n;
+	return 0;
+}
+
+/* A work line (after its word) into *w; the strings point into line. */
+static int parse_work_line(char *line, struct hs_txn_work *w)
+{
+	unsigned long uid, gid, mode;
+	int kind, path_at = 0, tmp_at = 0, tmp_end = 0;
+	char *sp = strchr(line, ' ');
+
+	memset(w, 0, sizeof(*w));
+	if (!sp)
+		return -HS_E_FORMAT;
+	*sp = '\0';
+	for (kind = HS_TXN_TREE_NEW; kind <= HS_TXN_HOME_DEL; kind++)
+		if (strcmp(line, work_words[kind]) == 0)
+			break;
+	if (kind > HS_TXN_HOME_DEL)
+		return -HS_E_FORMAT;
+	w->kind = (enum hs_txn_work_kind)kind;
+	line = sp + 1;
+	if (sscanf(line, "%lu %lu %lo %llu %llu %llu %llu %n%*s%n %n", &uid, &gid, &mode,
+		   &w->parent.dev, &w->parent.ino, &w->self.dev, &w->self.ino, &tmp_at,
+		   &tmp_end, &path_at) != 7 || !path_at || line[path_at] != '/')
+		return -HS_E_FORMAT;
+	line[tmp_end] = '\0';
+	w->uid = (uid_t)uid;
+	w->gid = (gid_t)gid;
+	w->mode = (mode_t)mode;
+	w->tmp = strcmp(line + tmp_at, "-") == 0 ? NULL : line + tmp_at;
+	w->path = line + path_at;
+	if (work_is_new(w) && (!w->tmp || w->tmp[0] != '.' || !base_ok(w->tmp + 1)))
+		return -HS_E_FORMAT;
+	return 0;
+}
+
+int hs_txn_prepare(int dirfd, const char *dir_path, const struct hs_txn_work *work,
+                   size_t n_work, char *err, size_t err_size)
+{
+	char journal[JOURNAL_MAX];
+	size_t jlen = (size_t)snprintf(journal, sizeof(journal), "%s", JOURNAL_PREPARED);
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < n_work; i++)
+		r = format_work(journal, &jlen, &work[i]);
+	if (r == 0)
+		r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal, jlen, geteuid(), getegid(),
+				       0600);
+	if (r < 0)
+		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
+			hs_strerror(r));
+	return r;
+}
+
+/* Undo the NEW pieces of work that was never committed. */
+static void undo_work(struct hs_txn_work *work, size_t n_work)
+{
+	for (size_t i = 0; i < n_work; i++)
+		if (work_is_new(&work[i]) && work_ops)
+			(void)work_ops->back(&work[i]);
+}
+
+/* Finish the work of a committed change: the tree first, then the homes
+ * (the account exists before its home is handed over, and the user's
+ * directory goes with the passwd line).  Each failure goes into msg. */
+static void run_work(struct hs_txn_work *work, size_t n_work, char *msg, size_t msg_size)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n_work; i++) {
+			struct hs_txn_work *w = &work[i];
+
+			if (work_is_tree(w) != (pass == 0))
+				continue;
+			w->result = work_ops ? work_ops->forward(w) : -ENOSYS;
+			if (w->result < 0)
+				msg_add(msg, msg_size, "cannot %s %s: %s",
+					work_is_new(w) ? "finish creating" : "finish removing",
+					w->path, w->result == -ESTALE ?
+					"it or its directory was replaced since; left alone" :
+					w->result == -EEXIST ?
+					"something else has that name now; the copy made for "
+					"it was removed" : hs_strerror(w->result));
+		}
+	}
+}
+
+/* The journal: header and lines, atomically, root's 0600. */
+static int write_journal(int dirfd, const char *header, const char *lines, size_t len)
+{
+	char journal[JOURNAL_MAX];
+	int n = snprintf(journal, sizeof(journal), "%s%.*s", header, (int)len, lines);
+
+	if (n < 0 || (size_t)n >= sizeof(journal))
+		return -ENAMETOOLONG;
+	return hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal, (size_t)n, geteuid(),
+				  getegid(), 0600);
+}
+
+/* The work of a journal that a tool without the work ops left (its
+ * recovery keeps it): a commit of such a tool must not lose it when it
+ * writes its own journal.  Appends its work lines to carried: a prepared
+ * journal's as "-@..." (to undo), a committed one's as they are. */
+static int read_carried(int dirfd, char *carried, size_t *clen)
+{
+	const struct hs_file_expect ex = {
+		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
+	};
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	bool prepared;
+	char *cur, *nl;
+	int r;
+
+	*clen = 0;
+	r = hs_fileio_read_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	prepared = strncmp(data, JOURNAL_PREPARED, strlen(JOURNAL_PREPARED)) == 0;
+	for (cur = data; (nl = strchr(cur, '\n')) != NULL; cur = nl + 1) {
+		bool undo = cur[0] == '-' || prepared;
+		const char *line = cur[0] == '-' ? cur + 1 : cur;
+		int n;
+
+		if (line[0] != '@')
+			continue;
+		n = snprintf(carried + *clen, JOURNAL_MAX - *clen, "%s%.*s\n", undo ? "-" : "",
+			     (int)(nl - line), line);
+		if (n < 0 || (size_t)n >= JOURNAL_MAX - *clen)
+			return -ENAMETOOLONG;
+		*clen += (size_t)n;
+	}
+	return 0;
+}
+
 int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
-                  size_t n_files, char *err, size_t err_size)
+                  size_t n_files, struct hs_txn_work *work, size_t n_work, char *err,
+                  size_t err_size)
 {
 	struct identity ids[HS_TXN_MAX_FILES];
-	char journal[JOURNAL_MAX];
-	size_t jlen;
+	char journal[JOURNAL_MAX], carried[JOURNAL_MAX] = "";
+	size_t jlen, clen = 0;
 	size_t staged_count = 0;
 	int r;
 
@@ -279,8 +459,13 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		msg_set(err, err_size, "too many files in one transaction");
 		return -EINVAL;
 	}
-	if (n_files == 0)
+	if (n_files == 0 && n_work == 0)
 		return 0;
+	if (n_work > HS_TXN_MAX_WORK) {
+		msg_set(err, err_size, "too much work in one transaction");
+		r = -EINVAL;
+		goto unstage;
+	}
 
 	/* 1. stage */
 	jlen = (size_t)snprintf(journal, sizeof(journal), "%s", JOURNAL_HEADER);
@@ -294,11 +479,31 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		if (r < 0)
 			goto unstage;
 	}
+	for (size_t i = 0; i < n_work; i++) {
+		r = format_work(journal, &jlen, &work[i]);
+		if (r < 0) {
+			msg_set(err, err_size, "transaction journal: %s", hs_strerror(r));
+			goto unstage;
+		}
+	}
+	/* a journal left for the work (by a tool without it) goes on */
+	if (!work_ops) {
+		r = read_carried(dirfd, carried, &clen);
+		if (r == 0 && clen >= JOURNAL_MAX - jlen)
+			r = -ENAMETOOLONG;
+		if (r < 0) {
+			msg_set(err, err_size, "cannot read %s/%s: %s", dir_path, HS_TXN_JOURNAL,
+				hs_strerror(r));
+			goto unstage;
+		}
+		memcpy(journal + jlen, carried, clen);
+		jlen += clen;
+	}
 
 	/* 2. the commit point.  One file needs no journal: its rename is the
 	 * commit point, and a crash before it leaves a staged file that the
 	 * recovery removes as never committed. */
-	if (n_files == 1) {
+	if (n_files == 1 && n_work == 0 && clen == 0) {
 		r = install_one(dirfd, files[0].base);
 		if (r < 0) {
 			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, files[0].base,
@@ -330,8 +535,15 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		if (r < 0) {
 			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, files[i].base,
 				hs_strerror(r));
-			return roll_back(dirfd, dir_path, files, i, n_files, ids, r, err,
-					 err_size);
+			r = roll_back(dirfd, dir_path, files, i, n_files, ids, r, err, err_size);
+			/* the work too, unless the journal stays to finish it;
+			 * the work carried from before stays */
+			if (faccessat(dirfd, HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+				undo_work(work, n_work);
+				if (clen)
+					(void)write_journal(dirfd, JOURNAL_HEADER, carried, clen);
+			}
+			return r;
 		}
 	}
 	if (fsync(dirfd) < 0) {
@@ -339,6 +551,12 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		msg_set(err, err_size, "cannot sync %s: %s", dir_path, hs_strerror(r));
 		return r;
 	}
+	/* the work: each piece that cannot be finished says so in its
+	 * result and is dropped (the change is committed); without the ops
+	 * the journal stays for a tool that has them */
+	run_work(work, n_work, NULL, 0);
+	if ((n_work || clen) && !work_ops)
+		return 0;
 
 	/* 4. done */
 	if (unlinkat(dirfd, HS_TXN_JOURNAL, 0) < 0 || fsync(dirfd) < 0) {
@@ -355,6 +573,12 @@ unstage:
 
 		staged_name(staged, sizeof(staged), files[i].base);
 		(void)unlinkat(dirfd, staged, 0);
+	}
+	/* never committed: the work is undone and a prepared journal goes */
+	if (n_work) {
+		undo_work(work, n_work);
+		if (unlinkat(dirfd, HS_TXN_JOURNAL, 0) == 0)
+			(void)fsync(dirfd);
 	}
 	return r;
 }
@@ -497,7 +721,91 @@ int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], s
 		return swept;
 	}
 	int r = recover_journal(dirfd, dir_path, bases, n_bases, msg, msg_size);
-	return r < 0 ? r : (r | swept);
+	if (r < 0)
+		return r;
+	/* after the journal: a reserved directory it named is in place now */
+	if (work_ops && work_ops->sweep) {
+		int n = work_ops->sweep(dirfd);
+
+		if (n > 0)
+			msg_add(msg, msg_size, "removed %d reserved director%s left in the tree "
+				"by interrupted commands", n, n == 1 ? "y" : "ies");
+		swept |= n > 0;
+	}
+	return r | swept;
+}
+
+/* Never committed: the staged files are garbage. */
+static int remove_staged(int dirfd, const char *dir_path, const char *const bases[],
+                         size_t n_bases, char *msg, size_t msg_size)
+{
+	int changed = 0;
+
+	for (size_t i = 0; i < n_bases; i++) {
+		char staged[160];
+
+		if (!base_ok(bases[i]))
+			continue;
+		staged_name(staged, sizeof(staged), bases[i]);
+		if (unlinkat(dirfd, staged, 0) == 0) {
+			msg_add(msg, msg_size, "removed %s/%s left by an interrupted update", dir_path,
+				staged);
+			changed = 1;
+		}
+	}
+	return changed;
+}
+
+/* A committed journal whose work no run here can do: keep only the work
+ * (the files are installed) for a tool that can. */
+static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *work,
+                     const bool *undo, size_t n_work, char *msg, size_t msg_size)
+{
+	char lines[JOURNAL_MAX] = "";
+	size_t len = 0;
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < n_work; i++) {
+		if (undo[i] && len < sizeof(lines))
+			lines[len++] = '-';
+		r = format_work(lines, &len, &work[i]);
+	}
+	if (r == 0)
+		r = write_journal(dirfd, JOURNAL_HEADER, lines, len);
+	if (r < 0)
+		msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
+			hs_strerror(r));
+	else
+		msg_add(msg, msg_size, "the home and tree work of an interrupted command is "
+			"left in %s/%s for the next root account tool", dir_path,
+			HS_TXN_JOURNAL);
+	return r < 0 ? r : 1;
+}
+
+/* The journal's work, parsed: each piece undone (undo[i]: prepared, or
+ * carried from a prepared journal) or finished, and said. */
+static void recover_work(struct hs_txn_work *work, const bool *undo, size_t n_work, char *msg,
+                         size_t msg_size)
+{
+	for (size_t i = 0; i < n_work; i++) {
+		if (!undo[i])
+			continue;
+		undo_work(&work[i], 1);
+		if (work_is_new(&work[i]))
+			msg_add(msg, msg_size, "undid the unfinished creation of %s", work[i].path);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n_work; i++) {
+			struct hs_txn_work *w = &work[i];
+
+			if (undo[i] || work_is_tree(w) != (pass == 0))
+				continue;
+			run_work(w, 1, msg, msg_size);
+			if (w->result == 0)
+				msg_add(msg, msg_size, "finished %s %s", work_is_new(w) ?
+					"creating" : "removing", w->path);
+		}
+	}
 }
 
 static int recover_journal(int dirfd, const char *dir_path, const char *const bases[],
@@ -506,51 +814,52 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	const struct hs_file_expect ex = {
 		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
 	};
+	/* its own and some carried from a journal before it */
+	struct hs_txn_work work[HS_TXN_MAX_WORK * 2];
+	bool undo[HS_TXN_MAX_WORK * 2 + 1];
 	_cleanup_free_ char *data = NULL;
+	size_t len = 0, n_work = 0, hlen;
+	bool prepared;
 	char *cur, *nl;
-	size_t len = 0;
 	int r, changed = 0;
 
 	r = hs_fileio_read_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
-	if (r == -ENOENT) {
-		/* no commit point was reached: the staged files are garbage */
-		for (size_t i = 0; i < n_bases; i++) {
-			char staged[160];
-
-			if (!base_ok(bases[i]))
-				continue;
-			staged_name(staged, sizeof(staged), bases[i]);
-			if (unlinkat(dirfd, staged, 0) == 0) {
-				msg_add(msg, msg_size,
-					"removed %s/%s left by an interrupted update", dir_path,
-					staged);
-				changed = 1;
-			}
-		}
-		return changed;
-	}
+	if (r == -ENOENT)
+		return remove_staged(dirfd, dir_path, bases, n_bases, msg, msg_size);
 	if (r < 0) {
 		msg_set(msg, msg_size, "cannot read %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
 		return r;
 	}
-	if (len < strlen(JOURNAL_HEADER) ||
-	    memcmp(data, JOURNAL_HEADER, strlen(JOURNAL_HEADER)) != 0 || memchr(data, '\0', len)) {
+	prepared = len >= strlen(JOURNAL_PREPARED) &&
+		   memcmp(data, JOURNAL_PREPARED, strlen(JOURNAL_PREPARED)) == 0;
+	hlen = strlen(prepared ? JOURNAL_PREPARED : JOURNAL_HEADER);
+	if (len < hlen || memcmp(data, prepared ? JOURNAL_PREPARED : JOURNAL_HEADER, hlen) != 0 ||
+	    memchr(data, '\0', len)) {
 		msg_set(msg, msg_size, "%s/%s: not a transaction journal; left alone", dir_path,
 			HS_TXN_JOURNAL);
 		return -HS_E_FORMAT;
 	}
-	for (cur = data + strlen(JOURNAL_HEADER); *cur; cur = nl + 1) {
+	for (cur = data + hlen; *cur; cur = nl + 1) {
 		struct identity want;
-		char *base;
+		char *base = NULL;
 
 		nl = strchr(cur, '\n');
 		if (!nl)
 			break;          /* written whole or not at all: cannot happen */
 		*nl = '\0';
-		if (parse_journal_line(cur, &base, &want) < 0) {
+		undo[n_work] = prepared || cur[0] == '-';
+		if (cur[0] == '-')
+			cur++;
+		if (cur[0] == '@' ? n_work >= HS_TXN_MAX_WORK * 2 ||
+				    parse_work_line(cur, &work[n_work]) < 0
+				  : prepared || parse_journal_line(cur, &base, &want) < 0) {
 			msg_add(msg, msg_size, "%s/%s: bad line skipped", dir_path,
 				HS_TXN_JOURNAL);
+			continue;
+		}
+		if (cur[0] == '@') {
+			n_work++;
 			continue;
 		}
 		r = recover_one(dirfd, dir_path, base, &want, msg, msg_size);
@@ -561,6 +870,12 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 		}
 		changed |= r;
 	}
+	if (prepared)
+		changed |= remove_staged(dirfd, dir_path, bases, n_bases, msg, msg_size);
+	if (!work_ops && n_work)
+		return prepared ? changed : keep_work(dirfd, dir_path, work, undo, n_work, msg,
+						      msg_size);
+	recover_work(work, undo, n_work, msg, msg_size);
 	if (fsync(dirfd) < 0 || unlinkat(dirfd, HS_TXN_JOURNAL, 0) < 0 || fsync(dirfd) < 0) {
 		r = -errno;
 		msg_add(msg, msg_size, "cannot remove %s/%s: %s", dir_path, HS_TXN_JOURNAL,

@@ -49,8 +49,69 @@ struct hs_txn_file {
 	mode_t mode;
 };
 
+/* Home and tree work a transaction carries (useradd, useradd -m,
+ * userdel -r), so that an interruption leaves the complete old or the
+ * complete new state.  The journal names each piece; before the commit
+ * point a NEW piece is undone (its reserved directory removed), after it
+ * every piece is finished, by the commit itself or by the next recovery
+ * that can run work (hs_txn_work_enable).  Paths are absolute; parent is
+ * the identity of the directory that holds path as the caller opened and
+ * checked it, and a recovery acts on nothing else. */
+enum hs_txn_work_kind {
+	HS_TXN_TREE_NEW = 1,    /* tmp, a user's directory built whole beside
+				 * path in the tree: renamed to path (never over
+				 * anything) and handed to uid:gid mode */
+	HS_TXN_TREE_DEL,        /* the user's directory path (self): removed
+				 * (hs_userdir_remove) */
+	HS_TXN_HOME_NEW,        /* tmp, a home built whole (root's 0700) beside
+				 * path: renamed to path and handed over */
+	HS_TXN_HOME_DEL,        /* path (self: a home, a mail spool): taken away
+				 * and removed through the walker; refused (a
+				 * mount inside): handed back to uid:gid mode */
+};
+struct hs_txn_id {
+	unsigned long long dev, ino;    /* 0, 0: not known yet */
+};
+struct hs_txn_work {
+	enum hs_txn_work_kind kind;
+	const char *path;
+	const char *tmp;                /* NEW: a reserved name in path's directory */
+	uid_t uid;
+	gid_t gid;
+	mode_t mode;
+	struct hs_txn_id parent, self;  /* self: tmp (NEW) or path (DEL) */
+	int result;                     /* out: 0 done, or a negative error */
+	char where[256];                /* out (HOME_DEL refused): the offending
+					 * entry below path */
+};
+#define HS_TXN_MAX_WORK 4
+
+/* The part of the work that walks trees and renames directories, which
+ * setid programs must not link: a program that may have to finish it
+ * (the root tools) calls hs_txn_work_enable (txnwork.c) once, at its
+ * start: it also finishes a journal's pending work there, under the locks,
+ * before the tool confines itself to its own job's paths.  Without it a
+ * recovery installs the files and leaves the work in the journal. */
+struct hs_txn_work_ops {
+	int (*forward)(struct hs_txn_work *w);  /* finish one piece: 0 or -errno */
+	int (*back)(struct hs_txn_work *w);     /* undo one (before the commit point) */
+	int (*sweep)(int dirfd);                /* the stale reserved directories of the
+						 * tree below dirfd: how many removed */
+};
+void hs_txn_set_work_ops(const struct hs_txn_work_ops *ops);
+void hs_txn_work_enable(void);
+
+/* Before the work is begun: write the journal as "prepared" (work[i],
+ * nothing committed), so that a crash while the home is being built is
+ * undone by the next recovery.  0 or negative with err set. */
+int hs_txn_prepare(int dirfd, const char *dir_path, const struct hs_txn_work *work,
+                   size_t n_work, char *err, size_t err_size);
+
 /* Replace every files[i] (in the order given) below dirfd as described
- * above.  The caller holds the locks and blocks the catchable signals.
+ * above, then do work[i] (the tree pieces, then the homes; each one's
+ * result in work[i].result: a piece that fails is reported there and
+ * dropped, the change stays committed).  On a failure before the commit
+ * point the work is undone too and a prepared journal removed.  The caller holds the locks and blocks the catchable signals.
  * On failure before the commit point nothing has changed (the staged
  * files are removed) and the return is negative with err set ("cannot
  * write /etc/.group.hs-txn: No space left on device"); on a failure after
@@ -58,15 +119,20 @@ struct hs_txn_file {
  * leaves the journal for the next recovery and returns negative.
  * dir_path names the directory in messages. */
 int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
-                  size_t n_files, char *err, size_t err_size);
+                  size_t n_files, struct hs_txn_work *work, size_t n_work, char *err,
+                  size_t err_size);
 
 /* Finish or discard what an interrupted commit left below dirfd: with a
  * journal, install every staged file whose target is still the one the
- * journal names (else drop it), then remove the journal; without one,
+ * journal names (else drop it), finish its work (when enabled; else keep
+ * the journal for it), then remove the journal; a prepared journal: undo
+ * its work and remove the staged files; without one,
  * remove staged files of the given base names (never committed).  Either
  * way, remove the temp files (lib/io/tempname.h) of a replace that was
  * killed before its rename: of each base, its backup BASE-, its staged
  * file and the journal.
+ * With the work enabled, then remove the tree's reserved directories
+ * that no journal names any more (hs_txn_work_enable says which).
  * Returns 0 when there was nothing to do, 1 when something was completed
  * or dropped (msg then says what, for the tool to print as a warning),
  * or a negative error with msg set.  The caller holds the locks. */

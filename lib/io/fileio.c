@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <linux/openat2.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -415,4 +416,34 @@ int hs_fileio_unlink_matching(int dirfd, bool (*match)(const char *name, void *c
 			removed++;
 	closedir(d);
 	return removed;
+}
+
+int hs_fileio_map_path(const char *path, const struct hs_file_expect *ex, const char **data,
+                     size_t *len)
+{
+	_cleanup_close_ int dirfd = -1, fd = -1;
+	const char *base;
+	struct stat st;
+	void *p;
+
+	if (!data || !len || !ex)
+		return -EINVAL;
+	dirfd = hs_fileio_open_parent(path, &base);
+	if (dirfd < 0)
+		return dirfd;
+	fd = open_trusted(dirfd, base, ex, &st);
+	if (fd < 0)
+		return fd;
+	if (ex->max_size && (uintmax_t)st.st_size > (uintmax_t)ex->max_size)
+		return -HS_E_TOOBIG;
+	*len = (size_t)st.st_size;
+	if (*len == 0) {
+		*data = "";
+		return 0;
+	}
+	p = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	*data = p;
+	return 0;
 }

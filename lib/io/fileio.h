@@ -59,6 +59,14 @@ int hs_fileio_open_parent(const char *path, const char **base);
 int hs_fileio_read_alloc_path(const char *path, const struct hs_file_expect *ex,
                             char **data, size_t *len);
 
+/* Map path's last component (opened as hs_fileio_read_alloc_path opens it)
+ * read-only, without copying it: *data (not NUL-terminated) is *len bytes,
+ * to munmap(*data, *len) when *len > 0.  For files that are only ever
+ * replaced by rename, never rewritten in place: the global account files,
+ * read under their locks. */
+int hs_fileio_map_path(const char *path, const struct hs_file_expect *ex, const char **data,
+                     size_t *len);
+
 /* Unlink (never rmdir) every entry of dirfd whose name match() accepts:
  * the sweep of leftovers that tools killed mid-write leave.  Best effort:
  * an entry that cannot go stays for the next sweep.  Returns how many

@@ -42,17 +42,41 @@ int hs_tempname_reserved(const char *tag, const char *name, char *tmp, size_t tm
 	return 0;
 }
 
-bool hs_tempname_is_for_file(const char *entry, const char *name)
+int hs_tempname_fixed(const char *tag, const char *name, char *tmp, size_t tmpsize)
 {
-	size_t namelen = strlen(name), len = strlen(entry);
+	int n = snprintf(tmp, tmpsize, ".%s.%s", tag, name);
 
-	if (len != namelen + 2 + HS_TEMP_RANDOM_LEN || entry[0] != '.' ||
-	    memcmp(entry + 1, name, namelen) != 0 || entry[1 + namelen] != '.')
+	if (n < 0 || (size_t)n >= tmpsize || n > NAME_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* Does s end in ".XXXXXXXXXXXX", the random tail, after at least one
+ * character? */
+static bool ends_in_random(const char *s, size_t len)
+{
+	if (len < HS_TEMP_RANDOM_LEN + 2 || s[len - HS_TEMP_RANDOM_LEN - 1] != '.')
 		return false;
-	for (size_t i = 2 + namelen; i < len; i++) {
-		char c = entry[i];
+	for (size_t i = len - HS_TEMP_RANDOM_LEN; i < len; i++) {
+		char c = s[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
 			return false;
 	}
 	return true;
+}
+
+bool hs_tempname_is_for_file(const char *entry, const char *name)
+{
+	size_t namelen = strlen(name), len = strlen(entry);
+
+	return len == namelen + 2 + HS_TEMP_RANDOM_LEN && entry[0] == '.' &&
+	       memcmp(entry + 1, name, namelen) == 0 && ends_in_random(entry, len);
+}
+
+bool hs_tempname_is_reserved(const char *entry)
+{
+	size_t len = strlen(entry);
+
+	return (strncmp(entry, ".new.", 5) == 0 || strncmp(entry, ".del.", 5) == 0) &&
+	       len > 5 + 1 + HS_TEMP_RANDOM_LEN && ends_in_random(entry, len);
 }

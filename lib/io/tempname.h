@@ -23,7 +23,17 @@ int hs_tempname_for_file(const char *name, char *tmp, size_t tmpsize);
  * directory being built (TAG "new") or removed (TAG "del"). */
 int hs_tempname_reserved(const char *tag, const char *name, char *tmp, size_t tmpsize);
 
+/* Fill tmp with ".TAG.NAME", without a random tail: for a directory
+ * only root writes, where one name per NAME is wanted, so that the next
+ * holder of the lock that owns it finds a leftover with one lookup (TAG
+ * "swap": a take-over of USER's tree directory). */
+int hs_tempname_fixed(const char *tag, const char *name, char *tmp, size_t tmpsize);
+
 /* Is ENTRY a temporary name made by hs_tempname_for_file for NAME? */
 bool hs_tempname_is_for_file(const char *entry, const char *name);
+
+/* Is ENTRY a reserved name made by hs_tempname_reserved with TAG "new"
+ * or "del" (for any NAME)? */
+bool hs_tempname_is_reserved(const char *entry);
 
 #endif

@@ -70,8 +70,9 @@ int hs_userdir_write_aging(int udirfd, gid_t auth_gid, const struct hs_aging *r)
  *   - Advisory: it orders cooperating writers, it stops nobody else.
  *   - Password verifications take the guess lock instead (below), so a
  *     writer never waits behind a guess.
- *   - The user owns the directory and can hold the lock: that delays
- *     (and, past the timeout, fails) changes to their own account only.
+ *   - The user owns the directory and can hold the lock (stop their own
+ *     passwd in its window): root's writers, through hs_userdir_lock_at,
+ *     wait HS_TAKE_OVER_MS for it and then take the directory over.
  * Polls LOCK_EX|LOCK_NB with a short sleep until timeout_ms milliseconds
  * have passed (no alarm(): safe in library code and in the PAM module).
  * Once held, it removes the temporary files killed writers left in the
@@ -82,13 +83,55 @@ int hs_userdir_write_aging(int udirfd, gid_t auth_gid, const struct hs_aging *r)
  * fd sharing this open file description, or by hs_userdir_unlock
  * (returns 0 or -errno). */
 int hs_userdir_lock(int udirfd, unsigned timeout_ms);
-/* The one lock-and-report of programs: hs_userdir_lock, and on failure
+/* The writers' lock as every program and the PAM module take it: USER's
+ * directory *udirfd (from hs_userdir_open on treefd), locked as by
+ * hs_userdir_lock and checked to be still the directory at treefd/USER.
+ *   - A process no user may signal (real, effective and saved uid 0)
+ *     also holds the tree lock, a shared flock on treefd that only root
+ *     can take, while it holds the user's lock.  When the user's lock is
+ *     not free within HS_TAKE_OVER_MS, it is held by something a user can
+ *     stop: the process takes the tree lock exclusively (no root writer
+ *     holds any user's lock then) and, if the lock is still taken, takes
+ *     the directory over (hs_userdir_take_over); *udirfd is then the new
+ *     directory, locked.
+ *     A directory replaced meanwhile (taken over, renamed) is opened
+ *     again, owned as the one given was, into *udirfd.
+ *   - Any other process (the user's own tools, a setuid program a user
+ *     started) only waits, up to timeout_ms, and fails with -HS_E_TAKEN
+ *     when the directory was replaced meanwhile: what it decided before
+ *     root's change must not land after it.  Its writes into a directory
+ *     taken over fail with -HS_E_TAKEN too.
+ * Returns 0 with the lock(s) held, or a negative error without them.
+ * Released by hs_userdir_unlock_at (or by closing both fds). */
+int hs_userdir_lock_at(int treefd, const char *user, int *udirfd, unsigned timeout_ms);
+int hs_userdir_unlock_at(int treefd, int udirfd);
+/* The one lock-and-report of programs: hs_userdir_lock_at, and on failure
  * err holds "cannot lock /etc/hardened-shadow/NAME: timed out after 15 s"
  * (or the error) for the caller's hs_report.  Same returns as
- * hs_userdir_lock. */
+ * hs_userdir_lock_at. */
 struct hs_err;
-int hs_userdir_lock_err(int udirfd, const char *name, unsigned timeout_ms, struct hs_err *err);
+int hs_userdir_lock_err(int treefd, const char *name, int *udirfd, unsigned timeout_ms,
+                        struct hs_err *err);
 int hs_userdir_unlock(int udirfd);
+
+/* Take USER's directory (the open *udirfd, at treefd/USER) over from
+ * whatever holds its lock, for root's writers; the caller holds the tree
+ * lock exclusively.  A fresh copy is built beside it under a reserved
+ * name (".swap.USER": the files that pass the readers' checks, the
+ * user's owner, group and mode), locked, and exchanged with it
+ * (RENAME_EXCHANGE: the path always holds one complete directory).  The
+ * old directory is then taken away (root:root 0700): a process that kept
+ * an fd to it, or its lock, can write nothing there any more and nothing
+ * at the user's path.  What such a process renamed into it before that is
+ * copied once more, and it is removed.  On success *udirfd is the new
+ * directory, locked, and the old fd is closed.  The leftover of an
+ * interrupted take-over is removed by the next root writer of USER
+ * (hs_userdir_lock_at).  Root only. */
+int hs_userdir_take_over(int treefd, const char *user, int *udirfd);
+/* Remove the leftover of USER's interrupted take-over, if any (one
+ * lookup: ".swap.USER" is a fixed name).  The caller holds the tree lock
+ * and USER's lock, so no take-over of USER is under way.  Best effort. */
+void hs_userdir_sweep_take_over(int treefd, const char *user);
 
 /* The per-user guess lock: one password verification of USER at a time,
  * through the failure delay, on every path the user drives (the password
@@ -107,6 +150,16 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
                       const struct hs_shadow *shadow, const struct hs_aging *aging,
                       const char *shell);
 
+/* hs_userdir_create's first half, for a caller that journals the rename
+ * (lib/etc/txn.h): build USER's directory whole under a reserved name,
+ * put in tmp (tmp_size at least NAME_MAX + 1), handed over and synced,
+ * its stat in *st.  The caller renames it to USER (RENAME_NOREPLACE) or
+ * removes it.  Root only. */
+struct stat;
+int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
+                     const struct hs_shadow *shadow, const struct hs_aging *aging,
+                     const char *shell, char *tmp, size_t tmp_size, struct stat *st);
+
 /* Remove USER's directory: take it away from the user (root:root 0700),
  * rename it to a reserved name, then empty and remove it without following
  * anything the user planted.  Root only. */
@@ -118,6 +171,11 @@ bool hs_userdir_entry_is_user(const char *name);
 
 /* Fill buf with "/etc/hardened-shadow/USER[/FILE]" for messages. */
 const char *hs_userdir_path(char *buf, size_t size, const char *user, const char *file);
+
+/* The directory a writer of USER's files is confined to (confine.h): the
+ * user's own, or for root, who may take it over, the tree; NULL, which adds
+ * no rule, for a name that is not a user's (".." would be all of /etc). */
+const char *hs_userdir_confine_path(char *buf, size_t size, const char *user);
 
 /* Look up the numeric ids of the two groups (getgrnam_r); negative error
  * -ENOENT when missing. */

@@ -37,15 +37,56 @@ static int write_new_files(int dfd, uid_t uid, gid_t auth_gid, char *shadow_line
 				  0, auth_gid, HS_AGING_MODE);
 }
 
-int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
-		      const struct hs_shadow *shadow, const struct hs_aging *aging,
-		      const char *shell)
+/* Make treefd/.TAG.USER.XXXXXXXXXXXX (tmp; ".TAG.USER" when fixed) and
+ * return its fd, root:root 0700 whatever the tree's group, setgid bit or
+ * our umask would give: nobody but root sees it half-made.  On failure
+ * nothing is left. */
+static int make_private_dir(int treefd, const char *tag, const char *user, bool fixed,
+			    char *tmp, size_t tmpsize)
+{
+	_cleanup_close_ int dfd = -1;
+	struct stat st;
+	int r;
+
+	for (int tries = 0; ; tries++) {
+		r = fixed ? hs_tempname_fixed(tag, user, tmp, tmpsize)
+			  : hs_tempname_reserved(tag, user, tmp, tmpsize);
+		if (r < 0)
+			return r;
+		if (mkdirat(treefd, tmp, 0700) == 0)
+			break;
+		if (errno != EEXIST || fixed || tries >= HS_TEMP_TRIES)
+			return -errno;
+	}
+	dfd = hs_fileio_open_dir_at(treefd, tmp, &st);
+	if (dfd >= 0 && (fchown(dfd, 0, 0) < 0 || fchmod(dfd, 0700) < 0))
+		r = -errno;
+	else
+		r = dfd;
+	if (r < 0) {
+		(void)unlinkat(treefd, tmp, AT_REMOVEDIR);
+		return r;
+	}
+	return TAKE_FD(dfd);
+}
+
+/* Give a directory built by make_private_dir to its user, durably: chown
+ * first, because chown may clear the set-id bits; then 02710 so new files
+ * inherit the auth group. */
+static int hand_over(int dfd, uid_t uid, gid_t auth_gid)
+{
+	if (fchown(dfd, uid, auth_gid) < 0 || fchmod(dfd, HS_USERDIR_MODE) < 0 || fsync(dfd) < 0)
+		return -errno;
+	return 0;
+}
+
+int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
+                     const struct hs_shadow *shadow, const struct hs_aging *aging,
+                     const char *shell, char *tmp, size_t tmp_size, struct stat *st)
 {
 	_cleanup_secret_ char *shadow_line = NULL;
 	_cleanup_free_ char *aging_line = NULL, *shell_line = NULL;
 	_cleanup_close_ int dfd = -1;
-	char tmp[NAME_MAX + 1];
-	struct stat st;
 	bool made = false;
 	int r;
 
@@ -73,7 +114,7 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 	}
 
 	for (int tries = 0; ; tries++) {
-		r = hs_tempname_reserved("new", user, tmp, sizeof tmp);
+		r = hs_tempname_reserved("new", user, tmp, tmp_size);
 		if (r < 0)
 			goto out;
 		if (mkdirat(treefd, tmp, 0700) == 0)
@@ -85,7 +126,7 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 	}
 	made = true;
 
-	dfd = hs_fileio_open_dir_at(treefd, tmp, &st);
+	dfd = hs_fileio_open_dir_at(treefd, tmp, st);
 	if (dfd < 0) {
 		r = dfd;
 		goto out;
@@ -107,21 +148,12 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 		r = -errno;
 		goto out;
 	}
-	if (fsync(dfd) < 0) {
-		r = -errno;
-		goto out;
-	}
-	/* RENAME_NOREPLACE: an existing directory for this user (or
-	 * anything else by that name) is never replaced */
-	if (renameat2(treefd, tmp, treefd, user, RENAME_NOREPLACE) < 0) {
-		r = -errno;
-		goto out;
+	if (fsync(dfd) < 0 || fsync(treefd) < 0) {
+		r = errno == EINVAL ? 0 : -errno;
+		if (r < 0)
+			goto out;
 	}
 	made = false;
-	if (fsync(treefd) < 0 && errno != EINVAL) {
-		r = -errno;
-		goto out;
-	}
 	r = 0;
 
 out:
@@ -130,6 +162,30 @@ out:
 	if (made)
 		(void)hs_walk_remove_tree_at(treefd, tmp);
 	return r;
+}
+
+int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
+		      const struct hs_shadow *shadow, const struct hs_aging *aging,
+		      const char *shell)
+{
+	char tmp[NAME_MAX + 1];
+	struct stat st;
+	int r;
+
+	r = hs_userdir_build(treefd, user, uid, auth_gid, shadow, aging, shell, tmp, sizeof(tmp),
+			     &st);
+	if (r < 0)
+		return r;
+	/* RENAME_NOREPLACE: an existing directory for this user (or
+	 * anything else by that name) is never replaced */
+	if (renameat2(treefd, tmp, treefd, user, RENAME_NOREPLACE) < 0) {
+		r = -errno;
+		(void)hs_walk_remove_tree_at(treefd, tmp);
+		return r;
+	}
+	if (fsync(treefd) < 0 && errno != EINVAL)
+		return -errno;
+	return 0;
 }
 
 int hs_userdir_remove(int treefd, const char *user)
@@ -178,5 +234,155 @@ int hs_userdir_remove(int treefd, const char *user)
 		return r;
 	if (fsync(treefd) < 0 && errno != EINVAL)
 		return -errno;
+	return 0;
+}
+
+/* ---- taking a directory over (hs_userdir_take_over) ---- */
+
+#define HS_TAKE_OVER_TAG "swap"
+
+static bool any_name(const char *name, void *ctx)
+{
+	(void)ctx;
+	return strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
+/* Remove treefd/name, a directory a take-over detached (or built and did
+ * not finish): taken away first, then emptied of what our tools can put
+ * there (files), then removed.  Best effort: whatever stays is root's,
+ * 0700, at a reserved name, and the next take-over tries again.  Not the
+ * walker: the self-service programs that link this never walk a tree. */
+static void remove_detached(int treefd, const char *name)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	fd = hs_fileio_open_dir_at(treefd, name, &st);
+	if (fd < 0)
+		return;
+	if (fchown(fd, 0, 0) < 0 || fchmod(fd, 0700) < 0)
+		return;
+	(void)hs_fileio_unlink_matching(fd, any_name, NULL);
+	(void)unlinkat(treefd, name, AT_REMOVEDIR);
+}
+
+void hs_userdir_sweep_take_over(int treefd, const char *user)
+{
+	char name[NAME_MAX + 1];
+
+	if (hs_tempname_fixed(HS_TAKE_OVER_TAG, user, name, sizeof name) == 0)
+		remove_detached(treefd, name);
+}
+
+/* Copy the three files from one directory of the user's to another, each
+ * only if it passes the checks its readers apply (regular, one link, size
+ * cap; shadow and shell owned by the user, aging by root): the copy trusts
+ * nothing the original did not.  A file that fails is not copied; readers
+ * of the original failed on it too (aging fails closed either way). */
+static int copy_files(int from, int to, uid_t owner, gid_t auth_gid)
+{
+	static const struct {
+		const char *name;
+		bool roots;
+		mode_t mode;
+	} files[] = {
+		{ HS_FILE_SHADOW, false, HS_SHADOW_MODE },
+		{ HS_FILE_SHELL, false, HS_SHELL_MODE },
+		{ HS_FILE_AGING, true, HS_AGING_MODE },
+	};
+	char buf[HS_USERFILE_MAX + 2];
+	int r = 0;
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(files) && r >= 0; i++) {
+		uid_t uid = files[i].roots ? 0 : owner;
+		const struct hs_file_expect ex = {
+			.uid = uid, .gid = HS_ANY_GID, .max_size = HS_USERFILE_MAX,
+		};
+		size_t len;
+
+		if (hs_fileio_read_trusted_at(from, files[i].name, &ex, buf, sizeof buf, &len, NULL) < 0)
+			continue;
+		r = hs_fileio_replace_at(to, files[i].name, buf, len, uid, auth_gid, files[i].mode);
+	}
+	hs_wipe(buf, sizeof buf);
+	return r;
+}
+
+/* Build the copy of olddir, USER's directory, as treefd/tmp, locked and
+ * handed over.  Returns its fd; on failure nothing is left. */
+static int build_copy(int treefd, const char *user, int olddir, const struct stat *old,
+		      gid_t auth_gid, char *tmp, size_t tmpsize)
+{
+	_cleanup_close_ int dfd = -1;
+	int r;
+
+	dfd = make_private_dir(treefd, HS_TAKE_OVER_TAG, user, true, tmp, tmpsize);
+	if (dfd < 0)
+		return dfd;
+	r = copy_files(olddir, dfd, old->st_uid, auth_gid);
+	if (r == 0)
+		r = hand_over(dfd, old->st_uid, auth_gid);
+	/* nobody else can have it yet: this cannot wait */
+	if (r == 0 && flock(dfd, LOCK_EX | LOCK_NB) < 0)
+		r = -errno;
+	if (r < 0) {
+		hs_close(TAKE_FD(dfd));
+		remove_detached(treefd, tmp);
+		return r;
+	}
+	return TAKE_FD(dfd);
+}
+
+int hs_userdir_take_over(int treefd, const char *user, int *udirfd)
+{
+	char tmp[NAME_MAX + 1];
+	_cleanup_close_ int newfd = -1;
+	struct stat old, moved;
+	gid_t auth_gid;
+	int r;
+
+	if (!hs_userdir_entry_is_user(user))
+		return -HS_E_NAME;
+	if (!udirfd || *udirfd < 0)
+		return -EBADF;
+	if (geteuid() != 0)
+		return -EPERM;
+	if (fstat(*udirfd, &old) < 0)
+		return -errno;
+	r = hs_userdir_layout_gids(NULL, &auth_gid);
+	if (r < 0)
+		return r;
+
+	hs_userdir_sweep_take_over(treefd, user);
+	newfd = build_copy(treefd, user, *udirfd, &old, auth_gid, tmp, sizeof tmp);
+	if (newfd < 0)
+		return newfd;
+	/* one atomic step: the path holds the old directory or the new one,
+	 * whenever this process is killed */
+	if (renameat2(treefd, tmp, treefd, user, RENAME_EXCHANGE) < 0) {
+		r = -errno;
+		remove_detached(treefd, tmp);
+		return r;
+	}
+	if (fsync(treefd) < 0 && errno != EINVAL)
+		return -errno;
+	/* Only root renames in the tree and the caller holds the tree lock;
+	 * make sure what went out is the directory we copied all the same. */
+	if (fstatat(treefd, tmp, &moved, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (moved.st_dev != old.st_dev || moved.st_ino != old.st_ino)
+		return -ESTALE;
+	/* From now on no process of the user's can change the old directory,
+	 * whatever fd or lock it kept.  A rename one made between the copy
+	 * and this point is copied again, under our lock, before root's
+	 * write; later ones fail. */
+	if (fchown(*udirfd, 0, 0) < 0 || fchmod(*udirfd, 0700) < 0)
+		return -errno;
+	r = copy_files(*udirfd, newfd, old.st_uid, auth_gid);
+	if (r < 0)
+		return r;
+	remove_detached(treefd, tmp);
+	hs_close(*udirfd);
+	*udirfd = TAKE_FD(newfd);
 	return 0;
 }

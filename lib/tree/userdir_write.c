@@ -30,11 +30,19 @@ static int write_line(int udirfd, const char *file, char *line, uid_t uid, gid_t
 {
 	_cleanup_secret_ char *owned = line;
 	size_t len = strlen(owned);
+	struct stat st;
+	int r;
 
 	/* what we write must be readable back */
 	if (len > HS_USERFILE_MAX)
 		return -HS_E_TOOBIG;
-	return hs_fileio_replace_at(udirfd, file, owned, len, uid, gid, mode);
+	r = hs_fileio_replace_at(udirfd, file, owned, len, uid, gid, mode);
+	/* a user's directory that root took over (hs_userdir_take_over)
+	 * while we held its lock is root's now and detached: say so */
+	if ((r == -EACCES || r == -ENOENT) && uid != 0 && fstat(udirfd, &st) == 0 &&
+	    st.st_uid == 0)
+		r = -HS_E_TAKEN;
+	return r;
 }
 
 int hs_userdir_write_shadow(int udirfd, uid_t owner, gid_t auth_gid, const struct hs_shadow *r)
@@ -104,10 +112,10 @@ static void sweep_leftovers(int udirfd)
 	(void)hs_fileio_unlink_matching(udirfd, is_leftover, NULL);
 }
 
-/* Take an exclusive flock on fd by polling LOCK_NB until the deadline:
- * no alarm(), so it is safe in the PAM module, whose process's signal
- * handlers and timers are not ours to touch. */
-static int flock_until(int fd, unsigned timeout_ms)
+/* Take a flock (op LOCK_EX or LOCK_SH) on fd by polling LOCK_NB until
+ * the deadline: no alarm(), so it is safe in the PAM module, whose
+ * process's signal handlers and timers are not ours to touch. */
+static int flock_until(int fd, int op, unsigned timeout_ms)
 {
 	struct timespec deadline;
 
@@ -117,7 +125,7 @@ static int flock_until(int fd, unsigned timeout_ms)
 	for (;;) {
 		struct timespec pause = { .tv_sec = 0, .tv_nsec = HS_LOCK_POLL_NSEC };
 
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		if (flock(fd, op | LOCK_NB) == 0)
 			return 0;
 		if (errno == EINTR)
 			continue;
@@ -136,7 +144,7 @@ int hs_userdir_lock(int udirfd, unsigned timeout_ms)
 
 	if (udirfd < 0)
 		return -EBADF;
-	r = flock_until(udirfd, timeout_ms);
+	r = flock_until(udirfd, LOCK_EX, timeout_ms);
 	if (r == 0)
 		sweep_leftovers(udirfd);
 	return r;
@@ -151,7 +159,7 @@ int hs_userdir_guess_lock(int udirfd, unsigned timeout_ms)
 	fd = openat(udirfd, HS_FILE_SHADOW, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	r = flock_until(fd, timeout_ms);
+	r = flock_until(fd, LOCK_EX, timeout_ms);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -159,10 +167,128 @@ int hs_userdir_guess_lock(int udirfd, unsigned timeout_ms)
 	return fd;
 }
 
-int hs_userdir_lock_err(int udirfd, const char *name, unsigned timeout_ms, struct hs_err *err)
+/* Can no user signal this process?  Only then may it hold the tree lock:
+ * a setuid-root program a user started (su) has their real uid, and they
+ * could stop it while it holds the lock. */
+static bool no_user_can_stop_us(void)
+{
+	uid_t ruid, euid, suid;
+
+	return getresuid(&ruid, &euid, &suid) == 0 && ruid == 0 && euid == 0 && suid == 0;
+}
+
+/* Is fd the directory at treefd/user?  1, 0, or a negative error. */
+static int still_at_path(int treefd, const char *user, int fd)
+{
+	struct stat have, there;
+
+	if (fstat(fd, &have) < 0)
+		return -errno;
+	if (fstatat(treefd, user, &there, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return have.st_dev == there.st_dev && have.st_ino == there.st_ino;
+}
+
+/* The user's lock was not free within HS_TAKE_OVER_MS: with the tree lock
+ * held exclusively no root writer holds it, so whoever does is a process
+ * a user can stop.  Returns 0 with the user's lock held (or, when the
+ * directory is no longer the one at the path, without it, for the caller
+ * to open the new one), or a negative error. */
+static int take_over_if_held(int treefd, const char *user, int *udirfd, unsigned timeout_ms)
+{
+	int r;
+
+	r = flock_until(treefd, LOCK_EX, timeout_ms);
+	if (r < 0)
+		return r;
+	r = flock_until(*udirfd, LOCK_EX, 0);
+	if (r == -HS_E_TIMEOUT) {
+		r = still_at_path(treefd, user, *udirfd);
+		if (r > 0)
+			r = hs_userdir_take_over(treefd, user, udirfd);
+	}
+	/* back to sharing the tree with the other root writers */
+	if (r >= 0 && flock(treefd, LOCK_SH) < 0)
+		r = -errno;
+	return r < 0 ? r : 0;
+}
+
+/* Replace *udirfd with the directory now at treefd/user, owned by
+ * owner. */
+static int reopen(int treefd, const char *user, uid_t owner, int *udirfd)
+{
+	int fd;
+
+	fd = hs_userdir_open(treefd, user, owner, NULL);
+	if (fd < 0)
+		return fd;
+	hs_close(*udirfd);
+	*udirfd = fd;
+	return 0;
+}
+
+int hs_userdir_lock_at(int treefd, const char *user, int *udirfd, unsigned timeout_ms)
+{
+	bool root = no_user_can_stop_us();
+	struct stat st;
+	int r = 0;
+
+	if (treefd < 0 || !udirfd || *udirfd < 0)
+		return -EBADF;
+	if (fstat(*udirfd, &st) < 0)
+		return -errno;
+	/* Root's writers open a directory replaced meanwhile again; a few
+	 * times is plenty, only root replaces them. */
+	for (int tries = 0; tries < 4; tries++) {
+		if (root) {
+			r = flock_until(treefd, LOCK_SH, timeout_ms);
+			if (r < 0)
+				return r;
+		}
+		if (root && timeout_ms > HS_TAKE_OVER_MS) {
+			r = flock_until(*udirfd, LOCK_EX, HS_TAKE_OVER_MS);
+			if (r == -HS_E_TIMEOUT)
+				r = take_over_if_held(treefd, user, udirfd, timeout_ms);
+		} else {
+			r = flock_until(*udirfd, LOCK_EX, timeout_ms);
+		}
+		if (r == 0)
+			r = still_at_path(treefd, user, *udirfd);
+		if (r > 0) {
+			sweep_leftovers(*udirfd);
+			if (root)
+				hs_userdir_sweep_take_over(treefd, user);
+			return 0;
+		}
+		(void)hs_userdir_unlock_at(treefd, *udirfd);
+		/* A user's process that waited while root replaced the
+		 * directory must not write what it decided before root's
+		 * change: it fails.  Root's writers read after locking. */
+		if (r == 0)
+			r = root ? reopen(treefd, user, st.st_uid, udirfd) : -HS_E_TAKEN;
+		if (r < 0)
+			return r;
+		r = -ESTALE;
+	}
+	return r;
+}
+
+int hs_userdir_unlock_at(int treefd, int udirfd)
+{
+	int r = hs_userdir_unlock(udirfd);
+
+	/* the tree lock, if this process took it (an O_PATH fd cannot be
+	 * locked: EBADF) */
+	if (flock(treefd, LOCK_UN) < 0 && errno != EBADF && r == 0)
+		r = -errno;
+	return r;
+}
+
+int hs_userdir_lock_err(int treefd, const char *name, int *udirfd, unsigned timeout_ms,
+			struct hs_err *err)
 {
 	char path[HS_PATHBUF_USER], why[64];
-	int r = hs_userdir_lock(udirfd, timeout_ms);
+	int r = hs_userdir_lock_at(treefd, name, udirfd, timeout_ms);
 
 	if (r < 0)
 		hs_err_set(err, r, "cannot lock %s: %s", hs_userdir_path(path, sizeof(path), name, NULL),

@@ -462,6 +462,8 @@ int chfn_main(int argc, char **argv, enum chfn_mode mode)
 			check_field(f, newv[f]);
 
 	authenticate(me.pw_name);
+	/* authenticated: from here the kernel lets chfn write /etc only */
+	hs_confine_to_etc(E_NOPERM);
 
 	if (!any_option) {
 		prompt_fields(name, pw.pw_gecos ? pw.pw_gecos : "", defs, newv);
@@ -471,6 +473,12 @@ int chfn_main(int argc, char **argv, enum chfn_mode mode)
 	}
 	hs_config_free(defs);
 
+	/* From here on the caller cannot stop us while we hold the locks
+	 * that every account tool needs (useradd, systemd-sysusers). */
+	if (!amroot && hs_privs_unstoppable() < 0) {
+		syslog(LOG_ERR, "can't setuid(0)");
+		hs_die(E_NOPERM, "Cannot change ID to root.");
+	}
 	status = update_gecos(name, newv);
 	if (status == E_SUCCESS)
 		syslog(LOG_INFO, "changed user '%s' information", name);

@@ -43,6 +43,7 @@
 #include "records.h"
 #include "secretbatch.h"
 #include "util.h"
+#include "txn.h"
 
 /* shadow-utils' chgpasswd exit codes */
 #define E_SUCCESS 0
@@ -167,12 +168,15 @@ int main(int argc, char **argv)
 	int r;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "chgpasswd"));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	hs_secret_parse_options(argc, argv, &tool, &o);
 	if (o.mode == HS_SECRET_HASH)
 		check_legacy_method(&o, E_USAGE);
 	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");
 	openlog("chgpasswd", LOG_PID, LOG_AUTHPRIV);
+	hs_confine_to_etc(E_FAILURE);
 	if (setvbuf(stdin, stdin_buffer, _IOFBF, sizeof(stdin_buffer)) != 0)
 		hs_die(E_FAILURE, "cannot set up standard input");
 	if (o.mode == HS_SECRET_DEFAULT) {

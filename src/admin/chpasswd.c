@@ -147,7 +147,7 @@ static int open_locked(int treefd, const struct hs_secret_entry *e)
 		hs_warn("line %lu: cannot open %s: %s", e->lineno, path, hs_strerror(udirfd));
 		return -1;
 	}
-	r = hs_userdir_lock(udirfd, HS_LOCK_TIMEOUT_MS);
+	r = hs_userdir_lock_at(treefd, e->name, &udirfd, HS_LOCK_TIMEOUT_MS);
 	if (r < 0) {
 		char why[64];
 
@@ -414,6 +414,11 @@ int main(int argc, char **argv)
 	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");
 	openlog("chpasswd", LOG_PID, LOG_AUTHPRIV);
+	/* -e and -c: from here the kernel lets chpasswd write /etc only.
+	 * The PAM path is not confined: its stack may run any program
+	 * (pam_exec) for each line. */
+	if (o.mode != HS_SECRET_DEFAULT)
+		hs_confine_to_etc(E_FAILURE);
 	if (setvbuf(stdin, stdin_buffer, _IOFBF, sizeof(stdin_buffer)) != 0)
 		hs_die(E_FAILURE, "cannot set up standard input");
 

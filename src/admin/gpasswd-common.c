@@ -275,9 +275,10 @@ static void precheck(const char *group)
 	struct hs_accountdb gr = HS_ACCOUNTDB_INIT, gs = HS_ACCOUNTDB_INIT;
 	bool exists, allowed;
 
-	if (hs_accountdb_load(&gr, HS_DB_GROUP, HS_ETC_GROUP, 0) < 0)
+	if (hs_accountdb_load(&gr, HS_DB_GROUP, HS_ETC_GROUP, HS_DB_LAZY) < 0)
 		hs_die(E_NOPERM, "%s", gr.error);
-	if (hs_accountdb_load(&gs, HS_DB_GSHADOW, HS_ETC_GSHADOW, HS_DB_MISSING_OK) < 0) {
+	if (hs_accountdb_load(&gs, HS_DB_GSHADOW, HS_ETC_GSHADOW,
+			      HS_DB_MISSING_OK | HS_DB_LAZY) < 0) {
 		hs_accountdb_free(&gr);
 		hs_die(E_NOPERM, "%s", gs.error);
 	}
@@ -301,7 +302,7 @@ static long open_group(struct hs_accountset *s, const char *group)
 {
 	long gi;
 
-	if (hs_accountset_open(s, HS_AS_GROUP_FILES, 0) < 0)
+	if (hs_accountset_open(s, HS_AS_GROUP_FILES, HS_DB_LAZY) < 0)
 		hs_die(E_NOPERM, "%s", s->error);
 	gi = hs_groupops_find(s, group);
 	if (gi < 0) {
@@ -443,7 +444,10 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 		       hs_printable(o.del, shown, sizeof(shown)), group);
 
 	/* who may, and a terminal, before asking anything */
-	precheck(group);
+	/* root may change any group and, without a password to ask for, gets
+	 * the same answer under the locks: no need to read the files twice */
+	if (!amroot || set_password)
+		precheck(group);
 	if (set_password) {
 		if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 			hs_die(E_NOPERM, "Not a tty");
@@ -451,11 +455,15 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 	}
 	/* From here on the caller cannot signal us (stop us while we hold
 	 * the locks that every account tool needs): all ids become root's,
-	 * as shadow-utils' gpasswd does before it writes. */
-	if (!amroot && setresuid(0, 0, 0) < 0) {
+	 * as shadow-utils' gpasswd does before it writes, and the terminal
+	 * cannot stop us either. */
+	if (!amroot && hs_privs_unstoppable() < 0) {
 		syslog(LOG_ERR, "can't setuid(0)");
 		hs_die(E_NOPERM, "Cannot change ID to root.");
 	}
+
+	/* from here the kernel lets gpasswd write /etc only */
+	hs_confine_to_etc(E_NOPERM);
 
 	/* ---- under the locks: check (again) and edit ---- */
 	gi = open_group(&s, group);

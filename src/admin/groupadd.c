@@ -23,6 +23,7 @@
 
 #include "accountset.h"
 #include "cli.h"
+#include "confine.h"
 #include "config.h"
 #include "groupops.h"
 #include "ids.h"
@@ -30,6 +31,7 @@
 #include "privs.h"
 #include "records.h"
 #include "util.h"
+#include "txn.h"
 
 /* shadow-utils' groupadd(8) exit codes */
 #define E_SUCCESS     0
@@ -152,6 +154,8 @@ int main(int argc, char **argv)
 	int r;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "groupadd"));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	parse_options(argc, argv);
 	openlog("groupadd", LOG_PID, LOG_AUTHPRIV);
 
@@ -177,12 +181,24 @@ int main(int argc, char **argv)
 	if (r < 0)
 		hs_die(E_GRP_UPDATE, "cannot read %s/etc/login.defs: %s", prefix, hs_strerror(r));
 
+	/* from here the kernel lets groupadd write /etc, or the prefix's */
+	{
+		char prefix_etc[PREFIX_MAX + sizeof(HS_ETC_DIR)];
+		const struct hs_confine_rule rules[] = {
+			{ HS_ETC_DIR, HS_CONFINE_WRITE },
+			{ prefix[0] ? prefix_etc : NULL, HS_CONFINE_WRITE },
+		};
+
+		snprintf(prefix_etc, sizeof prefix_etc, "%s%s", prefix, HS_ETC_DIR);
+		hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_GRP_UPDATE);
+	}
+
 	/* ---- under the locks ---- */
 	hs_accountset_use_root(prefix);
 	/* -U's users: through NSS under the group lock (see gpasswd), or, in
 	 * a prefix, whose NSS we do not have, in its /etc/passwd */
 	files = HS_AS_GROUP_FILES | (o.users && prefix[0] ? HS_AS_BIT(HS_AS_PASSWD) : 0);
-	if (hs_accountset_open(&s, files, 0) < 0)
+	if (hs_accountset_open(&s, files, HS_DB_LAZY) < 0)
 		hs_die(E_GRP_UPDATE, "%s", s.error);
 	if (hs_groupops_find(&s, name) >= 0) {
 		hs_accountset_close(&s);
@@ -214,14 +230,12 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!use_gid) {
-		struct hs_idset used = HS_IDSET_INIT;
 		struct hs_id_range range;
 		unsigned long id = 0;
 
 		r = hs_ids_range(defs, false, o.system, &range);
-		r = r ?: hs_idset_add_db(&used, hs_accountset_db(&s, HS_AS_GROUP));
-		r = r ?: hs_ids_pick(&used, &range, o.system, HS_IDS_NO_PREFERENCE, &id);
-		hs_idset_free(&used);
+		r = r ?: hs_ids_pick_db(hs_accountset_db(&s, HS_AS_GROUP), &range, o.system,
+				       HS_IDS_NO_PREFERENCE, &id);
 		if (r < 0) {
 			hs_accountset_close(&s);
 			hs_die(E_GID_IN_USE, "Can't get unique %sGID (%s)", o.system ? "system " : "",

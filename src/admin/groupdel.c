@@ -25,6 +25,7 @@
 #include "names.h"
 #include "privs.h"
 #include "util.h"
+#include "txn.h"
 
 /* shadow-utils' groupdel(8) exit codes */
 #define E_SUCCESS    0
@@ -89,6 +90,8 @@ int main(int argc, char **argv)
 	long gi, ui;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "groupdel"));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	parse_options(argc, argv);
 	openlog("groupdel", LOG_PID, LOG_AUTHPRIV);
 
@@ -98,6 +101,7 @@ int main(int argc, char **argv)
 		       hs_printable(name, shown, sizeof(shown)));
 	if (!hs_privs_caller_is_root())
 		hs_die(E_GRP_UPDATE, "Permission denied.");
+	hs_confine_to_etc(E_GRP_UPDATE);
 
 	if (hs_accountset_open(&s, HS_AS_BIT(HS_AS_PASSWD) | HS_AS_GROUP_FILES, 0) < 0)
 		hs_die(E_GRP_UPDATE, "%s", s.error);

@@ -30,6 +30,7 @@
 #include "privs.h"
 #include "records.h"
 #include "util.h"
+#include "txn.h"
 
 /* shadow-utils' groupmems exit codes */
 #define EXIT_SUCCESS_      0
@@ -151,6 +152,8 @@ int main(int argc, char **argv)
 	int r;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "groupmems"));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	parse_options(argc, argv);
 	openlog("groupmems", LOG_PID, LOG_AUTHPRIV);
 	amroot = hs_privs_caller_is_root();
@@ -187,6 +190,7 @@ int main(int argc, char **argv)
 		hs_die(EXIT_NOT_ROOT, "Permission denied: only root may change the members of a "
 		       "group (groupmems is not installed setuid or setgid; group administrators "
 		       "use gpasswd -a/-d where gpasswd is installed setuid)");
+	hs_confine_to_etc(EXIT_GROUP_FILE);
 
 	/* ---- under the locks ---- */
 	if (hs_accountset_open(&s, HS_AS_GROUP_FILES, 0) < 0)

@@ -28,6 +28,7 @@
 #include "privs.h"
 #include "records.h"
 #include "util.h"
+#include "txn.h"
 
 /* shadow-utils' groupmod(8) exit codes (11, 12 and 13 concern its
  * cleanup service and PAM, which this groupmod does not have) */
@@ -260,11 +261,14 @@ int main(int argc, char **argv)
 	int r;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "groupmod"));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	parse_options(argc, argv);
 	openlog("groupmod", LOG_PID, LOG_AUTHPRIV);
 
 	name = argv[optind];
 	check_arguments(name, &new_gid);
+	hs_confine_to_etc(E_GRP_UPDATE);
 
 	/* ---- under the locks ---- */
 	/* -U's users are looked up through NSS under the group lock (see

@@ -70,6 +70,7 @@
 #include "subidbatch.h"
 #include "userdir.h"
 #include "util.h"
+#include "txn.h"
 
 #define E_SUCCESS 0
 #define E_FAILURE 1
@@ -863,7 +864,7 @@ static int open_locked(struct ctx *c, struct line *l)
 		hs_warn("line %lu: cannot open %s: %s", l->lineno, path, hs_strerror(fd));
 		return -1;
 	}
-	r = hs_userdir_lock(fd, HS_LOCK_TIMEOUT_MS);
+	r = hs_userdir_lock_at(c->treefd, l->f[F_NAME], &fd, HS_LOCK_TIMEOUT_MS);
 	if (r < 0) {
 		char why[64];
 
@@ -1175,6 +1176,8 @@ int main(int argc, char **argv)
 	int r, status = E_FAILURE;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "newusers"));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	parse_options(argc, argv);
 	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");

@@ -14,29 +14,32 @@
  * and the second one sees the first one's entry.
  *
  * Order of the commit, chosen for interruption (SIGKILL, a crash) at any
- * instant.  The NSS module serves a tree directory by NAME, whether or not
- * /etc/passwd has a line for it, so a directory without a passwd line is
- * not harmless garbage: whatever hash it holds becomes the password of the
- * next account created with that name by a tool that does not know the
- * tree.  A passwd line without a directory, on the other hand, is an
- * account that fails closed (no shadow entry, aging missing = expired).
- * So:
+ * instant: the complete old state or the complete new one (global files,
+ * tree directory and home), through the transaction journal of the global
+ * files, which carries the directory and the home as its work
+ * (lib/etc/txn.h).  The NSS module serves a tree directory by NAME,
+ * whether or not /etc/passwd has a line for it, so a directory without a
+ * passwd line is not harmless garbage: whatever hash it holds becomes the
+ * password of the next account created with that name by a tool that does
+ * not know the tree.  So:
  *   1. a leftover directory for the name (there is no passwd line for it,
- *      we hold the locks) is removed first: it can only come from an
- *      interrupted useradd or userdel, and must not be inherited;
- *   2. the directory is created complete (hs_userdir_create: built under a
- *      reserved name, renamed into place at once) with a LOCKED hash "!"
- *      -- an interruption from here on leaves at worst a directory with a
- *      locked password and no passwd line, which nobody can log in with
- *      and which the next useradd for the name removes (step 1);
- *   3. the global files, /etc/passwd LAST: once it is written the account
- *      exists; a failure before it removes the directory again;
- *   4. only then the real hash of -p replaces the "!" (a crash between 3
- *      and 4 leaves an account with a locked password: fail closed, the
+ *      we hold the locks) is removed first: it must not be inherited;
+ *   2. the directory is built complete under a reserved name
+ *      (hs_userdir_build) with a LOCKED hash "!";
+ *   3. with -m, a journal "prepared" names the home's reserved name, then
+ *      the home is built there whole (the skeleton copied, synced), still
+ *      root's 0700 -- a kill up to here is undone by the next tool that
+ *      takes the locks (the reserved directories removed);
+ *   4. the commit point: the journal names the global files, the
+ *      directory and the home; then the files are installed, the
+ *      directory and the home renamed into place and the home handed
+ *      over -- a kill from here on is finished by the next tool;
+ *   5. only then the real hash of -p replaces the "!" (a crash between 4
+ *      and 5 leaves an account with a locked password: fail closed, the
  *      administrator sets it again);
- *   5. after the locks are released, the home directory and mail spool
- *      (as shadow-utils: an account is never left half-created because a
- *      home could not be made; exit 12 tells).
+ *   6. after the locks are released, the mail spool.
+ * A home that cannot be made does not stop the account (shadow-utils'
+ * way): exit 12 tells.
  * Without a tree (a classic system) the hash goes to /etc/shadow, written
  * before /etc/passwd. */
 #include <dirent.h>
@@ -68,8 +71,10 @@
 #include "privs.h"
 #include "records.h"
 #include "shells.h"
+#include "txn.h"
 #include "userdir.h"
 #include "util.h"
+#include "walk.h"
 
 /* shadow-utils' useradd(8) exit codes */
 #define E_SUCCESS     0
@@ -613,7 +618,7 @@ static int file_status(enum hs_as_file f)
 	return f == HS_AS_GROUP || f == HS_AS_GSHADOW ? E_GRP_UPDATE : E_PW_UPDATE;
 }
 
-/* ---- the home directory: lib/homedir (hs_homedir_create) ---- */
+/* ---- the home directory: lib/homedir (hs_home_reserve, hs_home_build) ---- */
 
 /* MAIL_DIR/USER, as shadow-utils with CREATE_MAIL_SPOOL=yes: an empty
  * file of the user's, group mail, 0660; never through a symlink. */
@@ -637,17 +642,40 @@ static void create_mail_spool(const struct hs_config *defs, const char *user, ui
 
 /* ---- main ---- */
 
+/* The commit's work (lib/etc/txn.h): the user's directory and the home,
+ * built whole under reserved names before the commit, put in place by
+ * it (or by the next tool's recovery, if we are killed). */
+struct useradd_work {
+	struct hs_txn_work w[2];
+	size_t n;
+	char tree_path[HS_PATHBUF_USER];
+	char tree_tmp[NAME_MAX + 1];
+	struct hs_txn_work *tree, *home;
+	struct hs_home_build hb;
+	struct hs_err home_err;
+	bool prepared;                  /* a prepared journal names the home */
+};
+
+static void work_set_ids(struct hs_txn_work *w, const struct stat *parent,
+			 const struct stat *self)
+{
+	w->parent = (struct hs_txn_id){ parent->st_dev, parent->st_ino };
+	if (self)
+		w->self = (struct hs_txn_id){ self->st_dev, self->st_ino };
+}
+
 /* The user's directory in the tree: remove a leftover (no passwd line for
- * the name, and we hold the locks), then create it with a locked hash. */
-static int create_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_gid,
-			   const struct hs_aging *aging, const char *shell)
+ * the name, and we hold the locks), then build it with a locked hash
+ * under a reserved name, for the commit to rename into place. */
+static int build_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_gid,
+			  const struct hs_aging *aging, const char *shell, struct useradd_work *uw)
 {
 	struct hs_shadow locked = { .hash = "!", .lstchg = hs_today() };
-	char path[HS_PATHBUF_USER];
-	struct stat st;
+	char *path = uw->tree_path;
+	struct stat st, tree;
 	int r;
 
-	hs_userdir_path(path, sizeof(path), user, NULL);
+	hs_userdir_path(path, sizeof(uw->tree_path), user, NULL);
 	if (fstatat(treefd, user, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		hs_warn("removing %s, left over without a passwd line", path);
 		syslog(LOG_WARNING, "removing %s, left over without a passwd line", path);
@@ -657,10 +685,21 @@ static int create_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_g
 			return r;
 		}
 	}
-	r = hs_userdir_create(treefd, user, uid, auth_gid, &locked, aging, shell);
-	if (r < 0)
+	r = fstat(treefd, &tree) < 0 ? -errno : 0;
+	if (r == 0)
+		r = hs_userdir_build(treefd, user, uid, auth_gid, &locked, aging, shell,
+				     uw->tree_tmp, sizeof(uw->tree_tmp), &st);
+	if (r < 0) {
 		hs_warn("cannot create %s: %s", path, hs_strerror(r));
-	return r;
+		return r;
+	}
+	uw->tree = &uw->w[uw->n++];
+	*uw->tree = (struct hs_txn_work){
+		.kind = HS_TXN_TREE_NEW, .path = path, .tmp = uw->tree_tmp, .uid = uid,
+		.gid = auth_gid, .mode = HS_USERDIR_MODE,
+	};
+	work_set_ids(uw->tree, &tree, &st);
+	return 0;
 }
 
 /* The account being added: decided from the options and the defaults
@@ -1087,24 +1126,78 @@ static int plan_lock_and_stage(struct hs_accountset *set, const struct hs_config
 
 /* ---- the commit: see the top of the file for the order ---- */
 
+/* -m: the home, built whole under a reserved name beside it, after a
+ * prepared journal names that name (a kill while it is built is undone by
+ * the next tool).  E_SUCCESS, or E_HOMEDIR (the account is made anyway,
+ * as shadow-utils makes it; err says why). */
+static int build_home(const struct useradd_plan *u, const struct hs_config *defs,
+		      const char *skel, struct useradd_work *uw)
+{
+	struct hs_txn_work *h = &uw->w[uw->n];
+	char err[512];
+	int r;
+
+	r = hs_home_reserve(u->home, &uw->hb, &uw->home_err);
+	if (r == HS_HOME_EXISTED)
+		return E_SUCCESS;
+	if (r < 0)
+		return E_HOMEDIR;
+	*h = (struct hs_txn_work){
+		.kind = HS_TXN_HOME_NEW, .path = u->home, .tmp = uw->hb.tmp,
+		.uid = (uid_t)u->uid, .gid = (gid_t)u->gid, .mode = hs_homedir_mode(defs),
+	};
+	work_set_ids(h, &uw->hb.parent, NULL);
+	if (hs_global_prepare(uw->w, uw->n + 1, err, sizeof(err)) < 0) {
+		hs_err_add(&uw->home_err, "cannot create directory %s: %s", u->home, err);
+		return E_HOMEDIR;
+	}
+	uw->prepared = true;
+	r = hs_home_build(&uw->hb, u->home, skel, (uid_t)u->uid, (gid_t)u->gid, &uw->home_err);
+	if (r < 0)
+		return E_HOMEDIR;
+	work_set_ids(h, &uw->hb.parent, &uw->hb.built);
+	uw->home = h;
+	uw->n++;
+	return r == HS_HOME_INCOMPLETE ? E_HOMEDIR : E_SUCCESS;
+}
+
 /* The user's directory (its shell file holds the real shell; "" means
- * /bin/sh, passwd(5)), then the global files, /etc/passwd last. */
+ * /bin/sh, passwd(5)) and the home are built, then the global files are
+ * committed with them as the journal's work: the directory and the home
+ * are renamed into place after /etc/passwd, all or nothing.  *home_status
+ * gets E_HOMEDIR when the home could not be made whole. */
 static int apply_tree_dir_and_global_files(struct hs_accountset *set,
-					   const struct useradd_plan *u)
+					   const struct useradd_plan *u,
+					   const struct hs_config *defs, const char *skel,
+					   struct useradd_work *uw, int *home_status)
 {
 	if (!u->classic &&
-	    create_tree_dir(u->treefd, u->name, (uid_t)u->uid, u->auth_gid, &u->aging,
-			    u->shell[0] ? u->shell : "/bin/sh") < 0)
+	    build_tree_dir(u->treefd, u->name, (uid_t)u->uid, u->auth_gid, &u->aging,
+			   u->shell[0] ? u->shell : "/bin/sh", uw) < 0)
 		return E_PW_UPDATE;
+	if (u->create_home)
+		*home_status = build_home(u, defs, skel, uw);
+	hs_global_set_work(uw->w, uw->n);
 	if (hs_accountset_commit(set) < 0) {
 		syslog(LOG_ERR, "%s", set->error);
 		hs_warn("%s", set->error);
-		/* no directory may stay without a passwd line */
-		if (!u->classic && hs_userdir_remove(u->treefd, u->name) < 0)
-			hs_warn("cannot remove %s/%s again", HS_TREE_DIR, u->name);
+		/* nothing was committed: no directory may stay (the commit
+		 * undid its work, unless it failed before it began) */
+		hs_global_set_work(NULL, 0);
+		if (uw->tree)
+			(void)hs_walk_remove_tree_at(u->treefd, uw->tree_tmp);
+		if (uw->prepared)
+			(void)hs_global_recover();
 		return file_status(set->failed);
 	}
-	return E_SUCCESS;
+	if (uw->tree && uw->tree->result < 0)
+		hs_warn("cannot create %s: %s", uw->tree_path, hs_strerror(uw->tree->result));
+	if (uw->home && uw->home->result < 0) {
+		hs_err_add(&uw->home_err, "cannot create directory %s: %s", u->home,
+			   hs_strerror(uw->home->result));
+		*home_status = E_HOMEDIR;
+	}
+	return uw->tree && uw->tree->result < 0 ? E_PW_UPDATE : E_SUCCESS;
 }
 
 /* -p with a tree: the hash replaces the locked one once the account
@@ -1176,22 +1269,39 @@ static void log_new_account(const struct useradd_plan *u)
 		syslog(LOG_INFO, "new group: name=%s, GID=%lu", u->name, u->gid);
 }
 
-/* After the locks: the home and the mail spool. */
-static int apply_home_and_mail_spool(const struct useradd_plan *u, const struct hs_config *defs,
-				     const struct hs_config *ucfg, const struct defaults *d,
-				     int status)
+/* After the locks: the mail spool. */
+static void apply_mail_spool(const struct useradd_plan *u, const struct hs_config *defs,
+			     const struct hs_config *ucfg)
 {
-	if (u->create_home) {
-		struct hs_err err = HS_ERR_INIT;
-
-		if (hs_homedir_create(u->home, o.skel ? o.skel : d->skel, (uid_t)u->uid,
-				   (gid_t)u->gid, hs_homedir_mode(defs), &err) < 0)
-			status = E_HOMEDIR;
-		hs_report(&err);
-	}
 	if (hs_config_get_bool(ucfg, "CREATE_MAIL_SPOOL", false))
 		create_mail_spool(defs, u->name, (uid_t)u->uid, (gid_t)u->gid);
-	return status;
+}
+
+/* Once the plan knows the account, the kernel holds useradd to its job
+ * (Landlock): write /etc (the global files, their locks, the tree), the
+ * home's parent (the new home has no inode yet), the mail spool
+ * directory, lastlog and faillog (a reused uid's records); read the
+ * skeleton.  With u NULL (-D), /etc only. */
+static void confine(const struct useradd_plan *u, const struct hs_config *defs,
+		    const struct defaults *d)
+{
+	char parent[HS_PATHBUF_MAX];
+	struct hs_confine_rule rules[5 + HS_HOME_CONFINE_RULES] = {
+		{ HS_ETC_DIR, HS_CONFINE_WRITE },
+	};
+
+	if (u) {
+		if (u->create_home)
+			hs_homedir_confine_rules(u->home, parent, sizeof parent, rules + 5);
+		rules[3] = (struct hs_confine_rule){ HS_LASTLOG_FILE,
+						     HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW };
+		rules[4] = (struct hs_confine_rule){ HS_FAILLOG_FILE,
+						     HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW };
+		rules[1] = (struct hs_confine_rule){ o.skel ? o.skel : d->skel, HS_CONFINE_READ };
+		rules[2] = (struct hs_confine_rule){
+			hs_config_get_str(defs, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE };
+	}
+	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_PW_UPDATE);
 }
 
 int main(int argc, char **argv)
@@ -1200,10 +1310,14 @@ int main(int argc, char **argv)
 	struct hs_config *defs = NULL, *ucfg = NULL;
 	struct defaults d;
 	struct useradd_plan u = { .treefd = -1 };
+	struct useradd_work uw = { .hb.parentfd = -1, .home_err = HS_ERR_INIT };
+	int status, home_status = E_SUCCESS;
 	sigset_t saved;
-	int status;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "useradd"));
+	/* this tool may have to finish (or undo) an interrupted command's
+	 * home and tree work, its own or another's */
+	hs_txn_work_enable();
 	parse_options(argc, argv);
 	if (!hs_privs_caller_is_root())
 		hs_die(E_PW_UPDATE, "Permission denied.");
@@ -1214,18 +1328,24 @@ int main(int argc, char **argv)
 			show_defaults(&d);
 			return E_SUCCESS;
 		}
+		confine(NULL, NULL, &d);
 		return change_defaults();
 	}
 	defs = load_logindefs();
 	plan_check_arguments(&u, &d, argv[optind]);
 	plan_apply_logindefs(&u, defs, &d);
+	confine(&u, defs, &d);
 	plan_open_tree(&u);
 	status = plan_lock_and_stage(&set, defs, &u);
 	if (status != E_SUCCESS)
 		return status;
 
 	hs_privs_block_signals(&saved);
-	status = apply_tree_dir_and_global_files(&set, &u);
+	status = apply_tree_dir_and_global_files(&set, &u, defs, o.skel ? o.skel : d.skel, &uw,
+						 &home_status);
+	if (uw.hb.parentfd >= 0)
+		hs_close(uw.hb.parentfd);
+	hs_report(&uw.home_err);
 	if (status != E_SUCCESS) {
 		hs_privs_restore_signals(&saved);
 		hs_accountset_close(&set);
@@ -1236,7 +1356,9 @@ int main(int argc, char **argv)
 	reset_login_records(&u, defs);
 	log_new_account(&u);
 	hs_accountset_close(&set);
-	status = apply_home_and_mail_spool(&u, defs, ucfg, &d, status);
+	apply_mail_spool(&u, defs, ucfg);
+	if (status == E_SUCCESS)
+		status = home_status;
 
 	free(o.k_overrides);
 	hs_config_free(defs);

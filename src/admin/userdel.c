@@ -12,28 +12,24 @@
  * tree, and with -r the home directory and the mail spool.
  *
  * Order of the commit, chosen for interruption (SIGKILL, a crash) at any
- * instant:
- *   1. everything is loaded, checked and edited in memory first; a refusal
- *      changes nothing;
- *   2. the user's directory in the tree goes first
- *      (hs_userdir_remove: taken away from the user and renamed to a
- *      reserved name in one step, so the name vanishes atomically);
- *   3. then the global files, /etc/passwd last;
- *   4. then, with -r, the mail spool and the home directory.
- * Removing the directory first means an interruption leaves, at worst, a
- * passwd line without a directory: that account cannot authenticate (the
- * NSS module has no shadow entry for it, the shell proxy no shell), so it
- * fails closed, and running userdel again finishes the job, because the
- * user is still in /etc/passwd.  The other order would leave a directory
- * without a passwd line, which must never exist and which is dangerous:
- * the NSS module finds a password by name, so the deleted user's password
- * hash would become the password of the next account created with that
- * name (by shadow-utils' useradd, or anything else that does not know the
- * tree), and the directory stays owned by a uid that may be handed out
- * again.  /etc/passwd is written last among the global files for the same
- * reason: until it is written, the user exists and a rerun completes the
- * removal; each earlier step is idempotent.  The home and the spool come
- * last: they are the user's data, and an account must never be left
+ * instant: the complete old state or the complete new one, through the
+ * transaction journal of the global files (lib/etc/txn.h), which carries
+ * the removals as its work:
+ *   1. everything is loaded, checked and edited in memory first, and the
+ *      user's directory, the mail spool and the home are checked and named
+ *      (device and inode); a refusal changes nothing;
+ *   2. the commit point: the journal names the global files and what is
+ *      to be removed; then the files are installed, the user's directory
+ *      removed (taken away and renamed to a reserved name in one step, so
+ *      the name vanishes atomically), then the spool and the home (taken
+ *      away, then removed through the one walker);
+ *   3. a kill before the commit point leaves the old state; from it on,
+ *      the next tool that takes the locks (or a rerun) finishes the
+ *      removals, and a rerun then says the user does not exist.
+ * The home is removed under the global locks, as shadow-utils' userdel
+ * does.  A home that cannot be removed (a mount inside, not the user's)
+ * does not keep the account: exit 12 tells, and the home is left as it
+ * was; an account must never be left
  * half-deleted because a home directory could not be removed. */
 #include <ctype.h>
 #include <dirent.h>
@@ -54,14 +50,15 @@
 #include "cli.h"
 #include "config.h"
 #include "fileio.h"
-#include "walk.h"
 #include "globalfile.h"
+#include "homedir.h"
 #include "homepath.h"
 #include "layout.h"
 #include "names.h"
 #include "privs.h"
 #include "procs.h"
 #include "records.h"
+#include "txn.h"
 #include "userdir.h"
 #include "util.h"
 
@@ -267,35 +264,58 @@ static int drop_subids(struct hs_accountset *s, enum hs_as_file f, const char *u
 	return 0;
 }
 
-/* ---- the user's directory in the tree ---- */
+/* ---- the commit's work (lib/etc/txn.h) ---- */
 
-/* Returns 0 when the directory is gone or was never there, 1 when only a
- * reserved leftover remains (the user's name is gone: safe to go on), or
- * a negative error when the directory is still the user's. */
-static int remove_tree_dir(const char *user)
+/* What goes with the account: the user's directory, and with -r the mail
+ * spool and the home.  Each is checked and named before the commit; the
+ * commit removes them after the global files are written, and a kill
+ * from its commit point on is finished by the next tool's recovery. */
+struct userdel_work {
+	struct hs_txn_work w[3];
+	size_t n;
+	char tree_path[HS_PATHBUF_USER];
+	char spool_path[HS_PATHBUF_MAX];
+	struct hs_txn_work *home, *spool;
+};
+
+static struct hs_txn_work *add_removal(struct userdel_work *uw, enum hs_txn_work_kind kind,
+				       const char *path, int parentfd, const struct stat *st)
 {
-	char path[HS_PATHBUF_USER];
+	struct hs_txn_work *w = &uw->w[uw->n];
+	struct stat parent;
+
+	if (fstat(parentfd, &parent) < 0)
+		return NULL;
+	*w = (struct hs_txn_work){
+		.kind = kind, .path = path, .uid = st->st_uid, .gid = st->st_gid,
+		.mode = st->st_mode & 07777,
+		.parent = { parent.st_dev, parent.st_ino }, .self = { st->st_dev, st->st_ino },
+	};
+	uw->n++;
+	return w;
+}
+
+/* The user's directory in the tree, if there is one.  0, or a negative
+ * error (said). */
+static int plan_tree_dir(const char *user, struct userdel_work *uw)
+{
 	_cleanup_close_ int treefd = hs_userdir_open_tree();
 	struct stat st;
-	int r;
 
 	if (treefd == -ENOENT)
 		return 0;       /* no tree: a classic system */
-	hs_userdir_path(path, sizeof(path), user, NULL);
+	hs_userdir_path(uw->tree_path, sizeof(uw->tree_path), user, NULL);
 	if (treefd < 0) {
 		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
 		return treefd;
 	}
-	r = hs_userdir_remove(treefd, user);
-	if (r == 0 || r == -ENOENT)
-		return 0;
-	if (fstatat(treefd, user, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
-		hs_warn("cannot remove %s completely: %s (a reserved leftover remains in %s)",
-			path, hs_strerror(r), HS_TREE_DIR);
-		return 1;
+	if (fstatat(treefd, user, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;       /* gone already: a rerun */
+	if (!add_removal(uw, HS_TXN_TREE_DEL, uw->tree_path, treefd, &st)) {
+		hs_warn("cannot open %s: %s", HS_TREE_DIR, strerror(errno));
+		return -errno;
 	}
-	hs_warn("cannot remove %s: %s", path, hs_strerror(r));
-	return r;
+	return 0;
 }
 
 /* ---- the home directory and the mail spool ---- */
@@ -318,21 +338,19 @@ static const char *home_shared_with(struct hs_accountdb *pw, const char *user, c
 	return NULL;
 }
 
-/* The home is the user's, and hostile: every step is relative to a
- * directory fd and follows nothing the user could have planted.  A home
- * that is a symlink loses the link only.  The home is taken away from the
- * user (root:root 0700) before it is emptied, so a process of the user's
- * (with -f) cannot add to it or move things around in it; the removal
- * never crosses into another mount. */
-static int remove_home(struct hs_accountdb *pw, const char *user, uid_t uid, const char *dir)
+/* The home is the user's, and hostile: the commit's walk (lib/etc
+ * txnwork.c) removes it relative to directory fds and follows nothing
+ * the user could have planted; a home that is a symlink loses the link
+ * only.  The home is taken away from the user (root:root 0700) before it
+ * is emptied, so a process of the user's (with -f) cannot add to it or
+ * move things around in it; the removal never crosses into another mount,
+ * and a mount inside refuses it.  Here: the checks, before the commit. */
+static int plan_home(struct hs_accountdb *pw, const char *user, uid_t uid, const char *home,
+		     const char *dir, struct userdel_work *uw)
 {
-	_cleanup_free_ char *home = hs_homepath_normalise(dir);
 	_cleanup_close_ int parentfd = -1;
-	_cleanup_close_ int homefd = -1;
-	_cleanup_free_ char *where = NULL;
 	const char *last, *other;
-	struct stat st, saved;
-	int r;
+	struct stat st;
 
 	if (!home) {
 		hs_warn("not removing directory %s: not an absolute path without '..'", dir);
@@ -364,78 +382,77 @@ static int remove_home(struct hs_accountdb *pw, const char *user, uid_t uid, con
 		hs_warn("cannot remove %s: %s", dir, strerror(errno));
 		return E_HOMEDIR;
 	}
-	if (S_ISLNK(st.st_mode)) {
-		/* the link only, never what it points to */
-		if (unlinkat(parentfd, last, 0) < 0) {
-			hs_warn("cannot remove %s: %s", dir, strerror(errno));
-			return E_HOMEDIR;
-		}
-		return E_SUCCESS;
-	}
-	homefd = hs_fileio_open_dir_at(parentfd, last, &st);
-	if (homefd < 0) {
-		hs_warn("not removing %s: %s", dir, hs_strerror(homefd));
+	if (!S_ISLNK(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		hs_warn("not removing %s: %s", dir, hs_strerror(-HS_E_NOTDIR));
 		return E_HOMEDIR;
 	}
-	if (st.st_uid != uid && !opt_force) {
+	if (S_ISDIR(st.st_mode) && st.st_uid != uid && !opt_force) {
 		hs_warn("%s not owned by %s, not removing", dir, user);
 		return E_HOMEDIR;
 	}
-	r = hs_walk_take_away(homefd, &saved);
-	if (r < 0) {
-		hs_warn("cannot remove %s: %s", dir, hs_strerror(r));
-		return E_HOMEDIR;
-	}
-	/* the walker checks the whole home before it removes anything: a
-	 * mount inside it (a bind mount of the same file system too) or a
-	 * too deep nest refuses the removal with the home left as it was */
-	r = hs_walk_remove_at(parentfd, last, &where);
-	if (r == -EXDEV || r == -ENAMETOOLONG) {
-		(void)hs_walk_hand_back(homefd, saved.st_uid, saved.st_gid, saved.st_mode);
-		hs_warn("not removing directory %s: %s %s%s%s", dir,
-			r == -EXDEV ? "a file system is mounted at" : "nested too deeply at",
-			dir, where && where[0] ? "/" : "", where ? where : "");
-		return E_HOMEDIR;
-	}
-	if (r < 0) {
-		hs_warn("error removing directory %s: %s", dir, hs_strerror(r));
+	uw->home = add_removal(uw, HS_TXN_HOME_DEL, home, parentfd, &st);
+	if (!uw->home) {
+		hs_warn("cannot remove %s: %s", dir, strerror(errno));
 		return E_HOMEDIR;
 	}
 	return E_SUCCESS;
 }
 
+/* After the commit: what became of the home. */
+static int report_home(const char *user, const char *dir, const struct hs_txn_work *w)
+{
+	if (!w || w->result == 0) {
+		if (w)
+			syslog(LOG_INFO, "removed home directory '%s' of user '%s'", dir, user);
+		return E_SUCCESS;
+	}
+	if (w->result == -EXDEV || w->result == -ENAMETOOLONG) {
+		hs_warn("not removing directory %s: %s %s%s%s", dir,
+			w->result == -EXDEV ? "a file system is mounted at" :
+			"nested too deeply at", dir, w->where[0] ? "/" : "", w->where);
+		return E_HOMEDIR;
+	}
+	hs_warn("error removing directory %s: %s", dir, hs_strerror(w->result));
+	return E_HOMEDIR;
+}
+
 /* MAIL_DIR/USER: a regular file of the user's (or, with -f, anyone's);
  * a symlink there loses the link only. */
-static int remove_mail_spool(const struct hs_config *cfg, const char *user, uid_t uid)
+static void plan_mail_spool(const struct hs_config *cfg, const char *user, uid_t uid,
+			    struct userdel_work *uw)
 {
 	const char *maildir = hs_config_get_str(cfg, "MAIL_DIR", DEFAULT_MAIL_DIR);
 	_cleanup_close_ int dirfd = -1;
-	char path[HS_PATHBUF_MAX];
+	char *path = uw->spool_path;
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/%s", maildir, user);
+	snprintf(path, sizeof(uw->spool_path), "%s/%s", maildir, user);
+	if (maildir[0] != '/') {
+		/* the journal names absolute paths only */
+		hs_warn("not removing %s: MAIL_DIR is not an absolute path", path);
+		return;
+	}
 	dirfd = open(maildir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0 || fstatat(dirfd, user, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (errno == ENOENT) {
+		if (errno == ENOENT)
 			hs_warn("%s mail spool (%s) not found", user, path);
-			return E_SUCCESS;
-		}
-		hs_warn("cannot remove %s: %s", path, strerror(errno));
-		return E_SUCCESS;
+		else
+			hs_warn("cannot remove %s: %s", path, strerror(errno));
+		return;
 	}
 	if (!S_ISLNK(st.st_mode)) {
 		if (!S_ISREG(st.st_mode)) {
 			hs_warn("%s is not a regular file, not removing", path);
-			return E_SUCCESS;
+			return;
 		}
 		if (st.st_uid != uid && !opt_force) {
 			hs_warn("%s not owned by %s, not removing", path, user);
-			return E_SUCCESS;
+			return;
 		}
 	}
-	if (unlinkat(dirfd, user, 0) < 0 && errno != ENOENT)
+	uw->spool = add_removal(uw, HS_TXN_HOME_DEL, path, dirfd, &st);
+	if (!uw->spool)
 		hs_warn("cannot remove %s: %s", path, strerror(errno));
-	return E_SUCCESS;
 }
 
 /* Under the locks: every edit, in memory.  E_SUCCESS, or the exit status
@@ -475,12 +492,32 @@ static int edit_files(struct hs_accountset *s, const struct hs_config *cfg, size
 	return E_SUCCESS;
 }
 
+/* Once the account is found (USERDEL_CMD has run, unconfined), the
+ * kernel holds userdel to its job (Landlock): write /etc (the global
+ * files, their locks, the tree), the mail spool directory and, with -r,
+ * the home and the right to remove it from its parent. */
+static void confine(const struct hs_config *cfg, const char *home)
+{
+	char parent[HS_PATHBUF_MAX];
+	struct hs_confine_rule rules[2 + HS_HOME_CONFINE_RULES] = {
+		{ HS_ETC_DIR, HS_CONFINE_WRITE },
+		{ hs_config_get_str(cfg, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE },
+	};
+
+	if (opt_remove)
+		hs_homedir_confine_rules(home, parent, sizeof parent, rules + 2);
+	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_PW_UPDATE);
+}
+
 int main(int argc, char **argv)
 {
 	struct hs_accountset set = HS_ACCOUNTSET_INIT;
 	struct hs_config *cfg = NULL;
 	_cleanup_free_ char *user = NULL;
 	_cleanup_free_ char *home = NULL;
+	_cleanup_free_ char *norm_home = NULL;
+	struct userdel_work uw = { .n = 0 };
+	int home_status = E_SUCCESS;
 	const char *name, *userdel_cmd;
 	const struct hs_passwd *ent;
 	sigset_t saved;
@@ -491,6 +528,9 @@ int main(int argc, char **argv)
 	int r, status = E_SUCCESS;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "userdel"));
+	/* this tool may have to finish (or undo) an interrupted command's
+	 * home and tree work, its own or another's */
+	hs_txn_work_enable();
 	name = parse_options(argc, argv);
 	if (!hs_privs_caller_is_root())
 		hs_die(E_PW_UPDATE, "Permission denied.");
@@ -534,6 +574,7 @@ int main(int argc, char **argv)
 	home = strdup(ent->dir);
 	uid = ent->uid;
 	gid = ent->gid;
+	norm_home = hs_homepath_normalise(home);
 	if (!user || !home) {
 		hs_accountset_close(&set);
 		hs_die(E_PW_UPDATE, "out of memory");
@@ -547,6 +588,9 @@ int main(int argc, char **argv)
 			       (long)busy);
 		}
 	}
+	/* after the busy check: confined, it could not follow the
+	 * /proc/PID/root of processes outside its domain */
+	confine(cfg, home);
 
 	/* ---- every edit, in memory ---- */
 	status = edit_files(&set, cfg, (size_t)idx, user, uid, gid);
@@ -555,39 +599,41 @@ int main(int argc, char **argv)
 		return status;
 	}
 
-	/* ---- the commit: see the top of the file for the order ---- */
-	hs_privs_block_signals(&saved);
-	r = remove_tree_dir(user);
-	if (r < 0) {
-		hs_privs_restore_signals(&saved);
+	/* ---- what goes with the account, checked and named ---- */
+	if (plan_tree_dir(user, &uw) < 0) {
 		hs_accountset_close(&set);
 		return E_PW_UPDATE;
 	}
-	if (r > 0)
-		status = E_PW_UPDATE;
+	if (opt_remove) {
+		plan_mail_spool(cfg, user, uid, &uw);
+		home_status = plan_home(hs_accountset_db(&set, HS_AS_PASSWD), user, uid,
+					norm_home, home, &uw);
+	}
+
+	/* ---- the commit: see the top of the file for the order ---- */
+	hs_privs_block_signals(&saved);
+	hs_global_set_work(uw.w, uw.n);
 	if (hs_accountset_commit(&set) < 0) {
 		syslog(LOG_ERR, "%s", set.error);
 		hs_warn("%s", set.error);
+		hs_global_set_work(NULL, 0);
 		hs_privs_restore_signals(&saved);
 		hs_accountset_close(&set);
 		return file_status(set.failed);
 	}
 	hs_privs_restore_signals(&saved);
 	syslog(LOG_INFO, "delete user '%s'", user);
-
-	/* The account is gone; the home may take long to remove and needs
-	 * no global lock (the passwd db stays loaded for the shared-home
-	 * check). */
-	hs_accountset_unlock(&set);
+	if (uw.n && uw.w[0].kind == HS_TXN_TREE_DEL && uw.w[0].result < 0) {
+		hs_warn("cannot remove %s: %s", uw.tree_path, hs_strerror(uw.w[0].result));
+		status = E_PW_UPDATE;
+	}
+	if (uw.spool && uw.spool->result < 0)
+		hs_warn("cannot remove %s: %s", uw.spool_path, hs_strerror(uw.spool->result));
 	if (opt_remove) {
-		int hs;
+		int hs = home_status != E_SUCCESS ? home_status : report_home(user, home, uw.home);
 
-		remove_mail_spool(cfg, user, uid);
-		hs = remove_home(hs_accountset_db(&set, HS_AS_PASSWD), user, uid, home);
 		if (hs != E_SUCCESS)
 			status = hs;
-		else
-			syslog(LOG_INFO, "removed home directory '%s' of user '%s'", home, user);
 	}
 	hs_accountset_close(&set);
 	hs_config_free(cfg);

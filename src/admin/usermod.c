@@ -55,6 +55,7 @@
 #include "config.h"
 #include "fileio.h"
 #include "globalfile.h"
+#include "homedir.h"
 #include "homepath.h"
 #include "layout.h"
 #include "names.h"
@@ -65,6 +66,7 @@
 #include "userdir.h"
 #include "util.h"
 #include "walk.h"
+#include "txn.h"
 
 /* shadow-utils' usermod exit codes */
 #define E_SUCCESS      0
@@ -603,11 +605,11 @@ static int auth_gid_or_die(gid_t *auth_gid)
 	return 0;
 }
 
-static void lock_userdir(int udirfd, const char *user)
+static void lock_userdir(int treefd, int *udirfd, const char *user)
 {
 	struct hs_err err = HS_ERR_INIT;
 
-	if (hs_userdir_lock_err(udirfd, user, HS_LOCK_TIMEOUT_MS, &err) < 0) {
+	if (hs_userdir_lock_err(treefd, user, udirfd, HS_LOCK_TIMEOUT_MS, &err) < 0) {
 		hs_report(&err);
 		fail(E_PW_UPDATE);
 	}
@@ -1370,10 +1372,12 @@ static _Noreturn void fail_unblocking(const sigset_t *saved, int status)
 /* The user's lock, before signals are blocked (it may take a while), held
  * to the end: no PAM update or chsh writes into the directory while it is
  * edited, renamed or re-owned. */
-static void apply_lock_userdir(const struct usermod_plan *p)
+static void apply_lock_userdir(struct usermod_plan *p)
 {
+	/* a rerun of an interrupted -l finds the directory at its
+	 * reserved name */
 	if (p->have_dir && (changes_secrets() || p->shell_file || p->restructure))
-		lock_userdir(p->udirfd, p->user);
+		lock_userdir(p->treefd, &p->udirfd, p->dir_is_reserved ? p->reserved : p->user);
 }
 
 static void apply_userdir_files(const struct usermod_plan *p)
@@ -1485,6 +1489,25 @@ static int apply_reown_home(const struct usermod_plan *p, int status)
 	return status;
 }
 
+/* Once the account is found, the kernel holds usermod to its job
+ * (Landlock): write /etc (the global files, their locks, the tree), the
+ * mail spool directory, the current home (re-owned with -u or -g, moved
+ * with -m) and the new one's parent. */
+static void confine(const struct usermod_plan *p)
+{
+	char old_parent[HS_PATHBUF_MAX], new_parent[HS_PATHBUF_MAX];
+	struct hs_confine_rule rules[2 + 2 * HS_HOME_CONFINE_RULES] = {
+		{ HS_ETC_DIR, HS_CONFINE_WRITE },
+		{ hs_config_get_str(p->cfg, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE },
+	};
+
+	hs_homedir_confine_rules(p->old_home, old_parent, sizeof old_parent, rules + 2);
+	if (o.move_home)
+		hs_homedir_confine_rules(o.home, new_parent, sizeof new_parent,
+				      rules + 2 + HS_HOME_CONFINE_RULES);
+	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_PW_UPDATE);
+}
+
 int main(int argc, char **argv)
 {
 	struct usermod_plan p = { .treefd = -1, .udirfd = -1, .auth_gid = HS_ANY_GID };
@@ -1492,6 +1515,8 @@ int main(int argc, char **argv)
 	int status;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "usermod"));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	plan_parse_request(argc, argv, &p);
 	if (!plan_changes_anything()) {
 		fprintf(stderr, "%s: no changes\n", hs_cli_prog());
@@ -1501,6 +1526,9 @@ int main(int argc, char **argv)
 	plan_lock_global_files();
 	plan_find_account(&p);
 	plan_validate_against_accounts(&p);
+	/* after the busy check: confined, it could not follow the
+	 * /proc/PID/root of processes outside its domain */
+	confine(&p);
 	plan_open_userdir(&p);
 	plan_check_new_userdir_free(&p);
 	if (o.shell)

@@ -51,6 +51,7 @@
 #include "userdir.h"
 #include "util.h"
 #include "vipw-common.h"
+#include "txn.h"
 
 /* shadow-utils' vipw: 1 for failures, 2 for usage, 5 when the file
  * cannot be locked; an editor that fails passes its own status on. */
@@ -542,11 +543,11 @@ static int check_user(void *p, const char *data, size_t len)
 	return 0;
 }
 
-static void lock_user(int udirfd, const char *name)
+static void lock_user(int treefd, const char *name)
 {
 	struct hs_err err = HS_ERR_INIT;
 
-	if (hs_userdir_lock_err(udirfd, name, HS_LOCK_TIMEOUT_MS, &err) < 0) {
+	if (hs_userdir_lock_err(treefd, name, &userdir_fd, HS_LOCK_TIMEOUT_MS, &err) < 0) {
 		hs_report(&err);
 		leave(E_LOCK);
 	}
@@ -623,7 +624,7 @@ static void edit_user(const char *name)
 	}
 	/* held until we leave: every other writer of this user's files
 	 * (passwd, chage, chsh, the PAM module) waits for the edit */
-	lock_user(userdir_fd, name);
+	lock_user(treefd, name);
 	r = read_user(&ctx, userdir_fd, &sp);
 	if (r == 0)
 		r = user_text(&ctx, &sp, pw.pw_shell ? pw.pw_shell : "", &text, &text_len);
@@ -737,6 +738,8 @@ int vipw_main(int argc, char **argv, enum vipw_mode mode)
 	/* before hs_privs_init, which drops them */
 	hs_editor_env_capture(&editor_env);
 	hs_privs_init(argc, argv, group ? "vigr" : "vipw");
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	hs_cli_set_prog(group ? "vigr" : "vipw");
 	setlocale(LC_ALL, "");
 	parse_options(argc, argv, &user, &shadow, &group);

@@ -5,14 +5,17 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
 
 #include "cli.h"
+#include "confine.h"
 #include "txn.h"
 #include "layout.h"
 #include "privs.h"
 #include "util.h"
+#include "txn.h"
 
 /* t->usage exits; a noreturn function pointer type is spelled differently
  * by gcc, clang and cppcheck, so this wrapper says it once. */
@@ -78,6 +81,36 @@ static void parse_options(const struct hs_check_tool *t, int argc, char **argv,
 		o->shadow = argv[optind + 1];
 }
 
+/* The directory of a file argument, where its lock and temporaries go;
+ * NULL for none. */
+static const char *dir_of(const char *file, char *buf, size_t size)
+{
+	char *slash;
+
+	if (!file || (size_t)snprintf(buf, size, "%s", file) >= size)
+		return NULL;
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return ".";
+	slash[slash == buf ? 1 : 0] = '\0';
+	return buf;
+}
+
+/* From here the kernel holds the tool to its job (Landlock): /etc and the
+ * directories of its file arguments, written unless -r. */
+static void confine(const struct hs_check_opts *o)
+{
+	char file_dir[HS_PATHBUF_MAX], shadow_dir[HS_PATHBUF_MAX];
+	unsigned access = o->read_only ? HS_CONFINE_READ : HS_CONFINE_WRITE;
+	const struct hs_confine_rule rules[] = {
+		{ HS_ETC_DIR, access },
+		{ dir_of(o->file, file_dir, sizeof file_dir), access },
+		{ dir_of(o->shadow, shadow_dir, sizeof shadow_dir), access },
+	};
+
+	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], HS_CHECK_CANTOPEN);
+}
+
 int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 {
 	struct hs_integrity a = { .io = hs_integrity_stdio };
@@ -87,12 +120,15 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 	int r, status;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, t->name));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	parse_options(t, argc, argv, &o);
 	if (!hs_privs_caller_is_root())
 		hs_die(HS_CHECK_CANTOPEN, "Permission denied.");
 	openlog(t->name, LOG_PID, LOG_AUTHPRIV);
 	/* prompts and report lines in order, also into a pipe */
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	confine(&o);
 
 	r = hs_integrity_files_open(&f, t->group, o.file, o.file ? o.shadow : NULL, !o.read_only);
 	if (r < 0) {

@@ -614,24 +614,33 @@ static const struct file_spec {
 	{ HS_FILE_AGING, K_AGING, true, HS_AGING_MODE, "the account counts as expired" },
 };
 
-/* The user's flock (hs_userdir_lock) around every repair in their
+/* The user's flock (hs_userdir_lock_at) around every repair in their
  * directory, so no password change runs in between; taken on the first
- * repair and held until the directory is done. */
+ * repair and held until the directory is done.  A directory taken over
+ * from a stopped process (or replaced) meanwhile is a new one: what was
+ * checked no longer holds, nothing is repaired. */
 static bool udir_lock(struct udir *u)
 {
-	int r;
+	int fd = u->fd, r;
 
 	if (u->locked)
 		return true;
 	if (u->lock_failed)
 		return false;
-	r = hs_userdir_lock(u->fd, HS_LOCK_TIMEOUT_MS);
+	r = hs_userdir_lock_at(u->tr->fd, u->user, &u->fd, HS_LOCK_TIMEOUT_MS);
 	if (r < 0) {
 		char why[64];
 
 		u->lock_failed = true;
 		failed(u->tr->a, "cannot lock %s: %s; not repaired", u->path,
 		       hs_lock_strerror(r, HS_LOCK_TIMEOUT_MS, why, sizeof(why)));
+		return false;
+	}
+	if (u->fd != fd) {
+		(void)hs_userdir_unlock_at(u->tr->fd, u->fd);
+		u->lock_failed = true;
+		failed(u->tr->a, "%s changed while being checked; not repaired, run the "
+		       "check again", u->path);
 		return false;
 	}
 	u->locked = true;
@@ -1289,7 +1298,9 @@ static void check_user(struct tree *tr, size_t pi)
 		check_meta(tr, &u, tr->fd, p->name, u.fd, u.path, &dst, &w);
 	}
 	check_udir_contents(&u);
-	hs_close(u.fd);         /* also drops the flock */
+	if (u.locked)
+		(void)hs_userdir_unlock_at(tr->fd, u.fd);
+	hs_close(u.fd);
 	return;
 create:
 	if (ask(a, "create it with a locked password and an expired aging? "))

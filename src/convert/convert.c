@@ -66,6 +66,7 @@
 #include "shells.h"
 #include "userdir.h"
 #include "util.h"
+#include "txn.h"
 
 #define ETC_DIR          "/etc"
 #define TREE_NAME        "hardened-shadow"  /* HS_TREE_DIR inside ETC_DIR */
@@ -1586,6 +1587,8 @@ int hs_convert_main(int argc, char **argv, bool to_tree)
 	int c, r;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, prog));
+	/* it may have to finish an interrupted command's home and tree work */
+	hs_txn_work_enable();
 	/* pwunconv has no --from-tcb: skip its entry */
 	while ((c = getopt_long(argc, argv, "hVR:", longopts + !to_tree, NULL)) != -1) {
 		switch (c) {
@@ -1609,6 +1612,8 @@ int hs_convert_main(int argc, char **argv, bool to_tree)
 	}
 	if (!hs_privs_caller_is_root())
 		hs_die(1, "permission denied: only root may convert the account files");
+	/* from here the kernel lets the conversion write /etc only */
+	hs_confine_to_etc(1);
 	r = to_tree ? hs_convert_to_tree(&opts) : hs_convert_to_classic(&opts);
 	return r < 0 ? 1 : 0;
 }

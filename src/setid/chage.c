@@ -24,6 +24,7 @@
 
 #include "account.h"
 #include "cli.h"
+#include "confine.h"
 #include "layout.h"
 #include "names.h"
 #include "policy.h"
@@ -411,11 +412,11 @@ static int write_lstchg(int udirfd, const struct passwd *pw, gid_t auth_gid, lon
 }
 
 /* Take the user's write lock; dies naming the directory on failure. */
-static void lock_user(int udirfd, const char *user)
+static void lock_user(int treefd, int *udirfd, const char *user)
 {
 	struct hs_err err = HS_ERR_INIT;
 
-	if (hs_userdir_lock_err(udirfd, user, HS_LOCK_TIMEOUT_MS, &err) < 0)
+	if (hs_userdir_lock_err(treefd, user, udirfd, HS_LOCK_TIMEOUT_MS, &err) < 0)
 		hs_report_die(E_NOPERM, &err);
 }
 
@@ -454,6 +455,17 @@ int main(int argc, char **argv)
 	if (!root && pw.pw_uid != getuid())
 		hs_die(E_NOPERM, "Permission denied.");
 
+	/* From here the kernel holds chage to its job (Landlock): root
+	 * writes the account's directory in the tree, a user writes
+	 * nothing. */
+	{
+		const struct hs_confine_rule rules[] = {
+			{ root ? hs_userdir_confine_path(path, sizeof path, pw.pw_name) : NULL,
+			  HS_CONFINE_WRITE },
+		};
+
+		hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_NOPERM);
+	}
 	treefd = hs_userdir_open_tree();
 	if (treefd == -ENOENT)
 		hs_die(E_SHADOW_NOTFOUND, "cannot open %s: %s (run pwconv first)", HS_TREE_DIR,
@@ -472,7 +484,7 @@ int main(int argc, char **argv)
 	 * (never hold the lock while a person types) and then writes the
 	 * values they answered. */
 	if (!o.list && !interactive)
-		lock_user(udirfd, pw.pw_name);
+		lock_user(treefd, &udirfd, pw.pw_name);
 	read_aging(udirfd, pw.pw_name, &aging);
 
 	if (o.list) {
@@ -498,7 +510,7 @@ int main(int argc, char **argv)
 		lstchg = sh.lstchg;
 		hs_wipe(shadowbuf, sizeof(shadowbuf));
 		ask_fields(pw.pw_name, &lstchg, &aging);
-		lock_user(udirfd, pw.pw_name);
+		lock_user(treefd, &udirfd, pw.pw_name);
 	} else {
 		if (o.set_min)
 			aging.min = o.min;

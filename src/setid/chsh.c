@@ -35,6 +35,7 @@
 #include "account.h"
 #include "accountdb.h"
 #include "cli.h"
+#include "confine.h"
 #include "globalfile.h"
 #include "layout.h"
 #include "names.h"
@@ -148,23 +149,28 @@ static int read_shell_file(const struct passwd *pw, char *buf, size_t size, cons
 
 /* Replace USER/shell under the user's write lock.  auth_gid is HS_ANY_GID
  * for a user (the setgid directory gives the new file its group). */
-static int write_shell_file(int udirfd, const char *name, uid_t uid, gid_t auth_gid,
+static int write_shell_file(int *udirfd, const char *name, uid_t uid, gid_t auth_gid,
 			    const char *shell)
 {
 	struct hs_err err = HS_ERR_INIT;
 	char path[HS_PATHBUF_USER];
+	_cleanup_close_ int treefd = hs_userdir_open_tree();
 	sigset_t saved;
 	int r;
 
+	if (treefd < 0) {
+		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
+		return treefd;
+	}
 	/* Held until udirfd is closed: a root tool rewriting this user's
 	 * files, or a second chsh, cannot interleave with us. */
-	r = hs_userdir_lock_err(udirfd, name, HS_LOCK_TIMEOUT_MS, &err);
+	r = hs_userdir_lock_err(treefd, name, udirfd, HS_LOCK_TIMEOUT_MS, &err);
 	if (r < 0) {
 		hs_report(&err);
 		return r;
 	}
 	hs_privs_block_signals(&saved);
-	r = hs_userdir_write_shell(udirfd, uid, auth_gid, shell);
+	r = hs_userdir_write_shell(*udirfd, uid, auth_gid, shell);
 	hs_privs_restore_signals(&saved);
 	if (r < 0) {
 		hs_userdir_path(path, sizeof(path), name, HS_FILE_SHELL);
@@ -289,7 +295,7 @@ static int user_update(const struct passwd *pw, const char *shell)
 
 	if (udirfd < 0)
 		return E_FAILURE;
-	if (write_shell_file(udirfd, pw->pw_name, pw->pw_uid, HS_ANY_GID, shell) < 0)
+	if (write_shell_file(&udirfd, pw->pw_name, pw->pw_uid, HS_ANY_GID, shell) < 0)
 		return E_FAILURE;
 	return E_SUCCESS;
 }
@@ -321,7 +327,7 @@ static int root_update(const struct passwd *pw, const char *shell, bool listed)
 	if (behind_proxy && strcmp(pw->pw_shell, HS_SHELL_PROXY) == 0) {
 		udirfd = open_userdir(pw->pw_name, pw->pw_uid, true);
 		if (udirfd >= 0) {
-			if (write_shell_file(udirfd, pw->pw_name, pw->pw_uid, auth_gid, shell) < 0)
+			if (write_shell_file(&udirfd, pw->pw_name, pw->pw_uid, auth_gid, shell) < 0)
 				return E_FAILURE;
 			return E_SUCCESS;
 		}
@@ -346,7 +352,7 @@ static int root_update(const struct passwd *pw, const char *shell, bool listed)
 	passwd_shell = behind_proxy ? HS_SHELL_PROXY : shell;
 
 	if (behind_proxy &&
-	    write_shell_file(udirfd, e.ent.name, e.ent.uid, auth_gid, shell) < 0)
+	    write_shell_file(&udirfd, e.ent.name, e.ent.uid, auth_gid, shell) < 0)
 		goto out;
 	if (strcmp(e.ent.shell, passwd_shell) != 0) {
 		e.ent.shell = passwd_shell;
@@ -358,6 +364,20 @@ out:
 	hs_report(&err);
 	hs_pwedit_end(&e);
 	return status;
+}
+
+/* Once authenticated, the kernel holds chsh to its job (Landlock): root
+ * may write /etc (/etc/passwd, its locks, the tree), a user only their
+ * own directory in the tree. */
+static void confine(const char *name)
+{
+	char udir[HS_PATHBUF_USER];
+	const struct hs_confine_rule rules[] = {
+		{ amroot ? HS_ETC_DIR : hs_userdir_confine_path(udir, sizeof udir, name),
+		  HS_CONFINE_WRITE },
+	};
+
+	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_FAILURE);
 }
 
 static void parse_options(int argc, char **argv, const char **new_shell)
@@ -433,6 +453,7 @@ int main(int argc, char **argv)
 		return E_FAILURE;
 	}
 	authenticate(me.pw_name);
+	confine(name);
 
 	if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0)
 		hs_die(E_FAILURE, "%s", shells.error);

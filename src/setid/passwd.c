@@ -30,6 +30,7 @@
 
 #include "account.h"
 #include "cli.h"
+#include "confine.h"
 #include "layout.h"
 #include "names.h"
 #include "pamconv.h"
@@ -430,6 +431,18 @@ static const char *stdin_answer(void *ctx, const char *prompt)
 	return s->current;
 }
 
+/* The kernel holds passwd's -S and root's flags to their job (Landlock):
+ * write only beneath writable (NULL: nothing).  The PAM change is not
+ * confined: its stack may run any program (pam_exec). */
+static void confine(const char *writable)
+{
+	const struct hs_confine_rule rules[] = {
+		{ writable, HS_CONFINE_WRITE },
+	};
+
+	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_FAILURE);
+}
+
 static int change_password(const char *user, const struct options *o)
 {
 	struct pam_conv conv = { hs_ttyconv, NULL };
@@ -541,7 +554,7 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	/* Held from the first read to the last rename (released when udirfd
 	 * is closed): a password change by the user or another root tool
 	 * cannot land between our read and our write and be lost. */
-	r = hs_userdir_lock_err(udirfd, name, HS_LOCK_TIMEOUT_MS, &err);
+	r = hs_userdir_lock_err(treefd, name, &udirfd, HS_LOCK_TIMEOUT_MS, &err);
 	if (r < 0) {
 		hs_report(&err);
 		return r == -HS_E_TIMEOUT ? E_PWDBUSY : E_FAILURE;
@@ -646,6 +659,7 @@ int main(int argc, char **argv)
 			usage(E_USAGE);
 		if (!amroot)
 			hs_die(E_NOPERM, "Permission denied.");
+		confine(NULL);
 		return print_all_status();
 	}
 	/* The account-changing flags need a name; -S and -k stand alone. */
@@ -674,7 +688,10 @@ int main(int argc, char **argv)
 	}
 
 	if (o.status) {
-		_cleanup_close_ int treefd = hs_userdir_open_tree();
+		_cleanup_close_ int treefd = -1;
+
+		confine(NULL);
+		treefd = hs_userdir_open_tree();
 
 		status = print_status(treefd, &pw);
 		return finish_output(status);
@@ -682,6 +699,11 @@ int main(int argc, char **argv)
 	if (!o.anyflag) {
 		/* the PAM module logs the change itself */
 		return change_password(pw.pw_name, &o);
+	}
+	{
+		char udir[HS_PATHBUF_USER];
+
+		confine(hs_userdir_confine_path(udir, sizeof udir, pw.pw_name));
 	}
 	return root_update(&pw, me.pw_name, &o);
 }

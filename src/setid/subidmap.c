@@ -39,6 +39,7 @@
 
 #include "account.h"
 #include "cli.h"
+#include "confine.h"
 #include "layout.h"
 #include "privs.h"
 #include "records.h"
@@ -373,6 +374,23 @@ static int write_map(const struct prog *p, int procfd, const char *text, size_t 
 	return 0;
 }
 
+/* Once the target is known, the kernel holds the program to its job
+ * (Landlock): it may write the target's map file and setgroups, and read
+ * the base (/etc/subuid, /etc/subgid), nothing else. */
+static void confine(const struct prog *p, int procfd)
+{
+	char map[64], setgroups[64];
+	const struct hs_confine_rule rules[] = {
+		{ map, HS_CONFINE_WRITE },
+		{ setgroups, HS_CONFINE_WRITE },
+	};
+
+	/* through the directory pinned at the start, not its pid */
+	snprintf(map, sizeof map, "/proc/self/fd/%d/%s", procfd, p->map_file);
+	snprintf(setgroups, sizeof setgroups, "/proc/self/fd/%d/setgroups", procfd);
+	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], 1);
+}
+
 int hs_subidmap_main(int argc, char **argv, enum hs_idmap_kind kind)
 {
 	const bool uids = kind == HS_IDMAP_UID;
@@ -443,6 +461,7 @@ int hs_subidmap_main(int argc, char **argv, enum hs_idmap_kind kind)
 		       (unsigned long)getgid(), (unsigned long)pw.pw_gid, (unsigned long)st.st_gid);
 	}
 
+	confine(&p, procfd);
 	n = hs_idmap_parse(argv + 2, (size_t)argc - 2, ranges);
 	if (n == -HS_E_RANGE)
 		hs_die(1, "subuid overflow detected.");

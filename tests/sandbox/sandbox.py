@@ -406,7 +406,13 @@ while True:
 """
 
 _host_pidns = None      # an fd for this process's own pid namespace
-_current_pidns = None   # the _PidNamespace this process forks into, if any
+# pid_for_children is a thread's own: _forking.pidns is the _PidNamespace this thread
+# forks into, if any (tests run tools from threads too).
+_forking = threading.local()
+
+
+def _current_pidns():
+    return getattr(_forking, "pidns", None)
 
 
 def _setns_pid(fd):
@@ -419,7 +425,7 @@ def _setns_pid(fd):
 def _start_thread_outside(*args, **kw):
     """threading's thread start, from this process's own pid namespace: the kernel
     refuses a thread whose creator's pid_for_children is another namespace."""
-    ns = _current_pidns
+    ns = _current_pidns()
     if ns is None:
         return _start_new_thread(*args, **kw)
     _setns_pid(_host_pidns)
@@ -440,8 +446,9 @@ def _execute_child_then_leave(self, *args, **kw):
     try:
         return _execute_child(self, *args, **kw)
     finally:
-        if _current_pidns is not None:
-            _current_pidns.leave()
+        ns = _current_pidns()
+        if ns is not None:
+            ns.leave()
 
 
 _execute_child = subprocess.Popen._execute_child
@@ -480,16 +487,14 @@ class _PidNamespace:
 
     def enter(self):
         """Processes this thread forks from now on start in the namespace."""
-        global _current_pidns
         _setns_pid(self.fd)
-        _current_pidns = self
+        _forking.pidns = self
 
     def leave(self):
         """Back to forking in this process's own namespace, if this one was entered."""
-        global _current_pidns
-        if _current_pidns is self:
+        if _current_pidns() is self:
             _setns_pid(_host_pidns)
-            _current_pidns = None
+            _forking.pidns = None
 
     def close(self):
         self.leave()
@@ -521,8 +526,8 @@ class _Runner:
         starts a process in the root without _wrap (chroot ROOT ...) calls it first."""
         if self._pidns:
             self._pidns.enter()
-        elif _current_pidns is not None:
-            _current_pidns.leave()
+        elif _current_pidns() is not None:
+            _current_pidns().leave()
 
     def popen(self, argv, user=None, cwd="/", env=None, **kw):
         """subprocess.Popen of argv inside the root as user (see run), in its own session;
@@ -832,8 +837,11 @@ class Base(_Runner):
     """The build installed once into a tmpfs layer (overlay of "/" -> chroot ->
     `meson install --no-rebuild`, which runs packaging/post-install.sh)."""
 
-    def __init__(self, build_dir, skip_subprojects=True, size="2g"):
+    def __init__(self, build_dir, skip_subprojects=True, size="2g", install=True):
+        """install=False: the host's root as it is (plus the classic tools), for tests
+        that install the Debian package themselves."""
         require_private_mount_ns()
+        self._meson_install = install
         self.build_dir = os.path.realpath(build_dir)
         self.source_dir, _ = _meson_dirs(self.build_dir)
         self.source_dir = os.path.realpath(self.source_dir)
@@ -865,6 +873,8 @@ class Base(_Runner):
                     with open(d + tool, "rb") as f:
                         self.write(CLASSIC_TOOLS_DIR + "/" + tool, f.read(), mode=0o755)
                     break
+        if not self._meson_install:
+            return
         cmd = ["meson", "install", "-C", self.build_dir, "--no-rebuild"]
         if skip_subprojects:
             cmd.append("--skip-subprojects")

@@ -34,9 +34,10 @@ Leftover kinds (the decision on what a crash may leave, docs/decisions.md "Inter
                     writes a staged file or its journal (txn-pending, txn-stale): the
                     file is not staged (or the journal not written) until the rename.
   reserved-dir      /etc/hardened-shadow/.new.USER.XXXXXXXXXXXX (a directory being built
-                    by hs_userdir_create) or .del.USER.XXXXXXXXXXXX (one being removed):
-                    reserved names are never served by the NSS module.  Nothing removes
-                    them yet (pwck reports them).
+                    by hs_userdir_build) or .del.USER.XXXXXXXXXXXX (one being removed):
+                    reserved names are never served by the NSS module.  The next root
+                    tool that takes the global locks puts a committed journal's in place
+                    and removes the others (lib/etc/txnwork.c).
   rename-pending    /etc/hardened-shadow/.usermod-l.NEW: an interrupted usermod -l; running
                     usermod again finishes it (before /etc/passwd was written: the same
                     command; after: any usermod on NEW -- test_interrupt.py shows that
@@ -87,9 +88,14 @@ Leftover kinds (the decision on what a crash may leave, docs/decisions.md "Inter
                     change would be lost half-way -- a problem.  A journal whose
                     staged files are all installed (a kill before its unlink) is
                     txn-pending too.  Not garbage: a rerun must leave no journal.
+                    Its work lines ("@tree-new", "@tree-del", "@home-new", "@home-del")
+                    are finished by that tool too: a user directory it removes may
+                    stay without a passwd line until then.
   txn-stale         /etc/.BASE.hs-txn without a journal: staged by a transaction that
                     was killed before its commit point, so the old state holds; the
-                    next tool's recovery removes them.  Not garbage either.
+                    next tool's recovery removes them.  Not garbage either.  Also a
+                    journal written as prepared (useradd -m building the home): the
+                    next tool undoes its work.
   shadow-file       /etc/shadow next to the tree on a system converted by pwconv, holding
                     users that have no directory: written by a tool that does not know the
                     tree (shadow-utils' useradd, systemd-sysusers); only reported, such
@@ -124,6 +130,10 @@ MARKERS = (".pwconv-incomplete", ".pwunconv-incomplete")
 # lib/etc/txn.h: the journal and the staged files of a transaction over the global files
 TXN_JOURNAL = ".hardened-shadow.txn"
 TXN_HEADER = b"hardened-shadow transaction 1\n"
+TXN_PREPARED = b"hardened-shadow prepared 1\n"
+# "@KIND UID GID MODE PDEV PINO SDEV SINO TMP PATH": a command's home and tree work
+WORK_RE = re.compile(r"@(tree-new|tree-del|home-new|home-del)(?: [0-9]+){3}(?: [0-9]+){4} "
+                     r"(\S+) (/.*)\Z")
 TXN_STAGED_RE = re.compile(r"\.(passwd|shadow|group|gshadow|subuid|subgid|shells)\.hs-txn\Z")
 TXN_TEMP_RE = re.compile(r"\.(\.(passwd|shadow|group|gshadow|subuid|subgid|shells)\.hs-txn"
                          r"|\.hardened-shadow\.txn)\.%s\Z" % RND)
@@ -144,6 +154,7 @@ class Report:
     def __init__(self):
         self.problems = []
         self.leftovers = []        # (kind, text)
+        self.tree_work = {}        # user -> "tree-new"/"tree-del" of a committed journal
 
     def problem(self, text):
         self.problems.append(text)
@@ -262,13 +273,21 @@ def _parse(sb, name, rep, path=None):
 
 
 def parse_journal(data):
-    """The lines of a lib/txn journal as (base, identity) pairs, identity None for "BASE
-    absent", else (dev, ino, size, mtime_ns, ctime_ns); None if it does not parse."""
-    if not data.startswith(TXN_HEADER) or b"\0" in data or not data.endswith(b"\n"):
+    """The file lines of a lib/txn journal as (base, identity) pairs, identity None for
+    "BASE absent", else (dev, ino, size, mtime_ns, ctime_ns); None if it does not parse.
+    A prepared journal (work begun, nothing committed) has none."""
+    header = TXN_PREPARED if data.startswith(TXN_PREPARED) else TXN_HEADER
+    if not data.startswith(header) or b"\0" in data or not data.endswith(b"\n"):
         return None
     out = []
     stamp = re.compile(r"(-?[0-9]+)\.([0-9]{9})\Z")
-    for line in data[len(TXN_HEADER):].decode("ascii", "replace").split("\n")[:-1]:
+    for line in data[len(header):].decode("utf-8", "replace").split("\n")[:-1]:
+        if line.startswith("@"):
+            if not WORK_RE.match(line):
+                return None
+            continue
+        if header == TXN_PREPARED:
+            return None
         f = line.split(" ")
         if not f or f[0] not in GLOBAL_FILES + ("shells",):
             return None
@@ -282,6 +301,16 @@ def parse_journal(data):
             return None
         out.append((f[0], (int(f[1]), int(f[2]), int(f[3])) +
                     tuple(int(t.group(1)) * 10**9 + int(t.group(2)) for t in ts)))
+    return out
+
+
+def journal_work(data):
+    """The work lines of a lib/txn journal: (kind, tmp, path), tmp None for none."""
+    out = []
+    for line in data.decode("utf-8", "replace").split("\n"):
+        m = WORK_RE.match(line)
+        if m:
+            out.append((m.group(1), None if m.group(2) == "-" else m.group(2), m.group(3)))
     return out
 
 
@@ -306,10 +335,20 @@ def _check_txn(sb, rep):
                 stat.S_IMODE(jst.st_mode) & 0o077:
             rep.problem("%s: not a regular root-owned 0600 file with one link" % jpath)
             return effective
-        lines = parse_journal(_read(sb, jpath, 1 << 16))
+        data = _read(sb, jpath, 1 << 16)
+        lines = parse_journal(data)
         if lines is None:
             rep.problem("%s does not parse: the next tool would stop on it" % jpath)
             return effective
+        if data.startswith(TXN_PREPARED):
+            rep.leftover("txn-stale", "%s: prepared, never committed: the next tool "
+                         "undoes its work" % jpath)
+            for base in sorted(staged):
+                rep.leftover("txn-stale", "/etc/.%s.hs-txn (never committed)" % base)
+            return effective
+        for kind, _, path in journal_work(data):
+            if kind.startswith("tree-") and path.startswith(TREE + "/"):
+                rep.tree_work[path[len(TREE) + 1:]] = kind
         pending = []
         for base, ident in lines:
             named.add(base)
@@ -510,6 +549,11 @@ def check(sb, foreign=(), pending=()):
             continue
         dirs.add(e)
         pw = users.get(e)
+        if pw is None and rep.tree_work.get(e) == "tree-del":
+            # taken away or not yet: it goes, whatever it holds
+            rep.leftover("txn-pending", "%s/%s: to be removed by the next tool (its "
+                         "passwd line is gone)" % (TREE, e))
+            continue
         uid = int(pw[2]) if pw and NUM_RE.match(pw[2]) else None
         hash_ = _check_userdir(sb, e, uid, auth_gid, rep)
         if pw is None:
@@ -531,7 +575,7 @@ def check(sb, foreign=(), pending=()):
             continue
         if name in foreign:
             continue
-        if f[6] == PROXY and name not in pending:
+        if f[6] == PROXY and name not in pending and rep.tree_work.get(name) != "tree-new":
             rep.problem("%s's shell is the proxy but %s/%s is missing" % (name, TREE, name))
         elif f[1] == "x" or f[6] == PROXY:
             if name in shadow_names and f[6] != PROXY:

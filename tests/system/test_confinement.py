@@ -75,3 +75,109 @@ def test_helpers_restrict_themselves_before_reading(conv, argv, tmp_path):
     user_file = [i for i, l in enumerate(lines)
                  if re.search(r'openat\(\d+, "(shadow|shell|aging)"', l)]
     assert user_file and min(user_file) > max(restrict[0], seccomp[0]), "\n".join(lines)
+
+
+# ---- the setid and root tools (hs_confine_paths) ----
+#
+# A tool is stopped by gdb at a function it calls once it has confined itself, and made
+# to open paths, as a subverted tool would: gdb calls open() inside the tool's own
+# process.  Paths outside the tool's rules must fail with EACCES from the kernel (root
+# could otherwise write them: no check of ours is in the way of a call injected there),
+# paths inside must open, and the tool, let go, must still do its job.
+
+EACCES = 13
+O_RDONLY, O_WRONLY_CREAT = 0, 0o101
+
+
+def landlock_abi():
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION), x86_64 and others
+    return libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+
+
+needs_tools = pytest.mark.skipif(not shutil.which("gdb") or landlock_abi() < 1,
+                                 reason="gdb is not installed or the kernel has no Landlock")
+
+
+def probe(sb, argv, stop_at, opens, user=None, input=None):
+    """Run argv under gdb inside the root, stopped once at stop_at; there, open each
+    (path, flags) of opens in the tool's process.  Returns ([(result, errno)], the
+    gdb run's output) and lets the tool finish."""
+    cmd = ["gdb", "-nx", "-batch", "-ex", "set startup-with-shell off",
+           "-ex", "set breakpoint pending on", "-ex", "tbreak " + stop_at, "-ex", "run"]
+    for path, flags in opens:
+        cmd += ["-ex", 'printf "PROBE %%d ", (int)open("%s", %d, 0600)' % (path, flags),
+                "-ex", 'printf "%d\\n", *((int *(*)(void))__errno_location)()']
+    cmd += ["-ex", "continue", "--args"] + argv
+    res = sb.run(cmd, user=user, input=input, check=False, timeout=120)
+    got = [tuple(int(v) for v in m.groups())
+           for m in re.finditer(r"^PROBE (-?\d+) (\d+)$", res.stdout, re.M)]
+    assert len(got) == len(opens), res.stdout + res.stderr
+    return got, res
+
+
+def refused(r):
+    return r[0] == -1 and r[1] == EACCES
+
+
+@needs_tools
+def test_chsh_as_root_writes_only_etc(conv):
+    got, res = probe(conv, ["/usr/bin/chsh", "-s", "/bin/sh", "alice"], "hs_shells_load",
+                     [("/etc/passwd", O_RDONLY), ("/root/.confine-probe", O_WRONLY_CREAT),
+                      ("/var/tmp/confine-probe", O_WRONLY_CREAT)])
+    assert got[0][0] >= 0, res.stdout
+    assert refused(got[1]) and refused(got[2]), (got, res.stdout)
+    assert not conv.exists("/root/.confine-probe")
+    assert "exited normally" in res.stdout, res.stdout + res.stderr
+
+
+@needs_tools
+def test_passwd_as_root_writes_only_the_users_directory(conv):
+    got, res = probe(conv, ["/usr/bin/passwd", "-l", "alice"], "hs_userdir_open",
+                     [("/etc/hardened-shadow/alice/confine-probe", O_WRONLY_CREAT),
+                      ("/etc/passwd", O_RDONLY),
+                      ("/etc/confine-probe", O_WRONLY_CREAT),
+                      ("/root/.confine-probe", O_WRONLY_CREAT)])
+    assert got[0][0] >= 0 and got[1][0] >= 0, (got, res.stdout)
+    assert refused(got[2]) and refused(got[3]), (got, res.stdout)
+    conv.run(["rm", "-f", "/etc/hardened-shadow/alice/confine-probe"])
+    assert "exited normally" in res.stdout, res.stdout + res.stderr
+    assert conv.run(["/usr/bin/passwd", "-S", "alice"]).stdout.split()[1] == "L"
+
+
+@needs_tools
+def test_useradd_writes_only_etc_the_home_parent_and_the_spool(sb):
+    got, res = probe(sb, ["/usr/sbin/useradd", "-m", "carol"], "hs_accountset_open",
+                     [("/etc/passwd", O_RDONLY), ("/home/confine-probe", O_WRONLY_CREAT),
+                      ("/root/.confine-probe", O_WRONLY_CREAT),
+                      ("/usr/bin/confine-probe", O_WRONLY_CREAT),
+                      ("/var/tmp/confine-probe", O_WRONLY_CREAT)])
+    assert got[0][0] >= 0 and got[1][0] >= 0, (got, res.stdout)
+    assert all(refused(r) for r in got[2:]), (got, res.stdout)
+    sb.run(["rm", "-f", "/home/confine-probe"])
+    assert "exited normally" in res.stdout, res.stdout + res.stderr
+    assert sb.getpwnam("carol") is not None
+    assert sb.lstat("/home/carol").st_uid == sb.getpwnam("carol").uid
+
+
+@needs_tools
+def test_userdel_cannot_follow_a_symlink_planted_in_the_home(sb):
+    sb.add_classic_user("bob", password="bob-pw")
+    sb.run(["ln", "-s", "/root", "/home/bob/escape"], user="bob")
+    sb.run(["ln", "-s", "/home/alice-elsewhere", "/home/bob/sideways"], user="bob")
+    sb.run(["mkdir", "-p", "/home/alice-elsewhere"])
+    got, res = probe(sb, ["/usr/sbin/userdel", "-r", "bob"],
+                     "hs_accountset_commit",
+                     [("/home/bob/inside", O_WRONLY_CREAT),
+                      ("/home/bob/escape/.confine-probe", O_WRONLY_CREAT),
+                      ("/home/bob/sideways/confine-probe", O_WRONLY_CREAT),
+                      ("/home/confine-probe", O_WRONLY_CREAT)])
+    # its own home is its job; a path that starts there and leaves through a symlink the
+    # user planted is not, nor is the rest of /home
+    assert got[0][0] >= 0, (got, res.stdout)
+    assert all(refused(r) for r in got[1:]), (got, res.stdout)
+    assert not sb.exists("/root/.confine-probe")
+    assert not sb.exists("/home/alice-elsewhere/confine-probe")
+    assert "exited normally" in res.stdout, res.stdout + res.stderr
+    assert sb.getpwnam("bob") is None and not sb.exists("/home/bob")

@@ -23,6 +23,14 @@ counted per system call).  After every kill:
       lock, and leaves the global files and the tree exactly as the complete command does,
       with nothing but harmless garbage left (consistency.GARBAGE).
 
+Homes and tree directories (Row.complete: useradd -m, userdel -r): their work goes with the
+journal of the global files (lib/etc/txn.h), so after each kill, before (d), NEXT_TOOL (a
+root tool that takes the global locks and changes nothing) must leave the complete old or
+the complete new state -- the homes' contents, owners and modes and the tree directory
+included, no reserved directory, journal or staged file left -- and (d) compares the homes
+too.  Their kill points include one step of each system call in each area (the tree, /etc,
+the home, the mail spool; fsync too: sample(every_kind=True)).
+
 Transactions (lib/txn): a tool that commits the global files through a journal may be
 killed after its commit point, with /etc/.hardened-shadow.txn and staged /etc/.BASE.hs-txn
 files left: that is the new state, finished by the next tool.  (a) then compares the files
@@ -90,7 +98,7 @@ TRACED = ("openat", "open", "creat", "write", "pwrite64", "writev", "fchown", "f
           "chown", "lchown", "fchmod", "fchmodat", "chmod", "linkat", "link", "renameat",
           "renameat2", "rename", "unlinkat", "unlink", "mkdirat", "mkdir", "rmdir",
           "symlinkat", "symlink", "ftruncate", "truncate")
-FD_CALLS = {"write", "pwrite64", "writev", "fchown", "fchmod", "ftruncate"}
+FD_CALLS = {"write", "pwrite64", "writev", "fchown", "fchmod", "ftruncate", "fsync"}
 OPEN_CALLS = {"openat", "open", "creat"}
 
 MAX_POINTS = 28       # kill points per row (see sample())
@@ -105,6 +113,9 @@ ETC_NAMES = re.compile(r"\.{0,2}(passwd|shadow|group|gshadow|subuid|subgid|shell
 GLOBAL_PATHS = tuple("/etc/" + f for f in consistency.GLOBAL_FILES)
 GSHADOW_PATHS = ("/etc/gshadow", "/etc/gshadow-", "/etc/.gshadow.hs-txn")
 BACKUPS = {"/etc/%s-" % f for f in consistency.GLOBAL_FILES} | {"/etc/shells-"}
+
+# A home built or removed under a reserved name beside it (useradd -m, userdel -r)
+HOME_RESERVED_RE = re.compile(r"\.(new|del)\.")
 
 HASH_A = "$6$saltsalt$" + "A" * 86
 HASH_B = "$6$saltsalt$" + "B" * 86
@@ -161,6 +172,11 @@ def snapshot(sb, homes=(), passwords=None, group_passwords=None):
             _walk(sb, "/etc/" + name, out)
     for h in homes:
         _walk(sb, h, out)
+        parent = os.path.dirname(h)
+        if os.path.isdir(_host(sb, parent)):
+            for name in os.listdir(_host(sb, parent)):
+                if HOME_RESERVED_RE.match(name):
+                    _walk(sb, parent + "/" + name, out)
     for user, candidates in (passwords or {}).items():
         path = "%s/%s/shadow" % (TREE, user)
         e = out.get(path)
@@ -254,6 +270,8 @@ def _is_leftover_path(path):
             return True
         if len(rest) == 2 and consistency.USER_TEMP_RE.match(rest[1]):
             return True
+    if not path.startswith("/etc/") and any(HOME_RESERVED_RE.match(c) for c in parts):
+        return True
     return False
 
 
@@ -359,7 +377,8 @@ def record_steps(sb, row):
     (syscall, N, trace line) with N counting that syscall's invocations (all of them,
     as strace's `when=` does) in the main process."""
     trace = "/tmp/interrupt-trace"
-    r = run_row(sb, row, ["-f", "-y", "-qq", "-o", trace, "-e", "trace=" + ",".join(TRACED)])
+    r = run_row(sb, row, ["-f", "-y", "-qq", "-o", trace, "-e",
+                          "trace=" + ",".join(TRACED + row.trace_extra)])
     assert r.returncode == row.rc, "%s exited %s\n%s%s" % (row.argv, r.returncode, r.stdout,
                                                             r.stderr)
     main, counts, steps, unfinished = None, {}, [], {}
@@ -415,11 +434,27 @@ def _lock_signature(step):
     return (step[0],) + kinds if kinds else None
 
 
-def sample(steps, n):
+_AREA = re.compile(r"<(/etc/hardened-shadow|/etc|/home|/var/mail)[/>]")
+
+
+def _kinds_first(steps):
+    """One step of each (system call, area): the first and the last, so that every kind
+    of call is hit in every phase (the tree, /etc, the home, the mail spool)."""
+    first, last = {}, {}
+    for s in steps:
+        m = _AREA.search(s[2])
+        key = (s[0], m.group(1) if m else "")
+        first.setdefault(key, s)
+        last[key] = s
+    return list(first.values()) + list(last.values())
+
+
+def sample(steps, n, every_kind=False):
     """At most n steps.  Of the lock protocol (FILE.PID, FILE.lock for each file) only the
     first file's steps are kept, the others repeat them; then, if still more than n, the
     steps that change a name (or a user directory's owner or mode) first, the others
-    spread over the rest, in their order."""
+    spread over the rest, in their order.  every_kind: first one step of each system call
+    in each area (_kinds_first), even beyond n."""
     seen, kept = set(), []
     for st in steps:
         sig = _lock_signature(st)
@@ -431,10 +466,12 @@ def sample(steps, n):
     steps = kept
     if len(steps) <= n:
         return list(steps)
-    key = [s for s in steps if _KEY.match(s[2])]
-    chosen = set(map(id, _spread(key, n)))
+    chosen = set(map(id, _kinds_first(steps))) if every_kind else set()
+    key = [s for s in steps if _KEY.match(s[2]) and id(s) not in chosen]
+    # with every_kind, half of what is left for the names, half for the others
+    chosen |= set(map(id, _spread(key, max(0, n - len(chosen)) // 2 if every_kind else n)))
     rest = [s for s in steps if id(s) not in chosen]
-    chosen |= set(map(id, _spread(rest, n - len(chosen))))
+    chosen |= set(map(id, _spread(rest, max(0, n - len(chosen)))))
     return [s for s in steps if id(s) in chosen]
 
 
@@ -583,8 +620,16 @@ class Row:
                  recover="rerun", recover_ok=(0,), taken_away=False, classic=False,
                  known=(), rc=0, passwords=None, locked_first=False, group_passwords=None,
                  script=None, env=None, follow=True, broken=(), broken_kinds=(),
-                 stepwise=False):
+                 stepwise=False, complete=False, trace_extra=(), max_points=MAX_POINTS):
         self.id = id
+        # After a kill, the next tool that takes the global locks (NEXT_TOOL, which changes
+        # nothing itself) must leave the complete old or the complete new state: global
+        # files, tree directory and homes (their contents, owners and modes), with no
+        # reserved directory, journal or staged file left; the rerun then the new state,
+        # homes included (useradd -m, userdel -r: their journaled home and tree work).
+        self.complete = complete
+        self.trace_extra = tuple(trace_extra)   # more system calls to kill at (fsync)
+        self.max_points = max_points
         # A session of separate changes made one after the other as they are answered
         # (pwck's tree repairs): a SIGINT may leave some done and the others not, but
         # none half-done (each file is old or new, nothing but stale locks is left).
@@ -622,6 +667,17 @@ def with_home(sb):
           "echo deep > /home/alice/sub/deep && chown -R alice:alice /home/alice && "
           ": > /var/mail/alice && chown alice:mail /var/mail/alice && "
           "chmod 660 /var/mail/alice")
+
+
+SKEL = "/srv/skel"
+
+
+def with_skel(sb):
+    """A skeleton of a few files, a subdirectory and a symlink, for useradd -m -k."""
+    sb.sh("mkdir -p %s/sub/deeper && echo profile > %s/.profile && echo one > %s/a && "
+          "printf 'two\\n' > %s/sub/b && echo three > %s/sub/deeper/c && "
+          "chmod 600 %s/a && chmod 750 %s/sub && ln -s sub/b %s/link"
+          % ((SKEL,) * 8))
 
 
 def with_bob(sb):
@@ -734,8 +790,9 @@ HAND_BACK = Known(
 
 ROWS = [
     Row("useradd", ["/usr/sbin/useradd", "bob"], pending=("bob",), recover_ok=(0, 9),),
-    Row("useradd-m", ["/usr/sbin/useradd", "-m", "bob"], homes=("/home/bob",),
-        pending=("bob",), recover_ok=(0, 9)),
+    Row("useradd-m", ["/usr/sbin/useradd", "-m", "-k", SKEL, "bob"], setup=with_skel,
+        homes=("/home/bob",), pending=("bob",), recover_ok=(0, 9), complete=True,
+        trace_extra=("fsync",), max_points=44),
     Row("useradd-UG", ["/usr/sbin/useradd", "-U", "-G", "proj,users", "carol"],
         pending=("carol",), recover_ok=(0, 9)),
     Row("useradd-p", ["/usr/sbin/useradd", "-N", "-p", HASH_A, "dave"], pending=("dave",),
@@ -752,7 +809,7 @@ ROWS = [
     Row("usermod-L", ["/usr/sbin/usermod", "-L", "alice"]),
     Row("userdel-r", ["/usr/sbin/userdel", "-r", "alice"], setup=with_home,
         homes=("/home/alice", "/var/mail/alice"), pending=("alice",), taken_away=True,
-        recover_ok=(0, 6)),
+        recover_ok=(0, 6), complete=True, trace_extra=("fsync",), max_points=44),
     Row("chpasswd-e", ["/usr/sbin/chpasswd", "-e"], setup=with_bob,
         input="alice:%s\nbob:%s\n" % (HASH_A, HASH_B)),
     Row("chpasswd-pam", ["/usr/sbin/chpasswd"], setup=lambda sb: (with_bob(sb), with_pam(sb)),
@@ -897,6 +954,33 @@ def unexpected(row, rep, allow, old_state=True):
             if not any(r.search(b) for r in row.broken)]
 
 
+# A tool that takes the global locks (and so runs the recovery) and then changes nothing:
+# the group exists (exit 9).
+NEXT_TOOL = (["/usr/sbin/groupadd", "proj"], 9)
+# What may stay once the recovery has run: no reserved directory, journal or staged file.
+AFTER_RECOVERY = frozenset({"stale-lock", "temp-file", "dangling-subid"})
+
+
+def check_next_tool(sb, row, old, new, fails):
+    """Row.complete: run NEXT_TOOL, then the state must be the complete old or the complete
+    new one, homes and tree directories included, nothing half-done left anywhere."""
+    rr = run(sb, NEXT_TOOL[0])
+    if rr.returncode != NEXT_TOOL[1]:
+        fails.add("the next locking tool exited %s" % rr.returncode, [rr.stderr])
+        return
+    cur = row_snapshot(sb, row)
+    to_old, to_new = same_as(cur, old), same_as(cur, new)
+    if to_old and to_new:
+        fails.add("the next locking tool left neither the complete old nor the complete "
+                  "new state", ["vs old: " + x for x in to_old[:4]] +
+                  ["vs new: " + x for x in to_new[:4]] + [rr.stderr])
+    left = [p for p in cur if _is_leftover_path(p) and not p.startswith("/etc/") or
+            p.startswith(TREE + "/.")]
+    bad = consistency.check(sb).unexpected(AFTER_RECOVERY)
+    if left or bad:
+        fails.add("the next locking tool left work half-done", left[:6] + bad + [rr.stderr])
+
+
 def check_kill(sb, row, old, new, fails, sigint=False, atomic=False):
     """The checks (a) to (d) of the module's docstring after one kill (with sigint: the
     state must be exactly the old or the new one).  atomic: the global files must be all
@@ -927,6 +1011,8 @@ def check_kill(sb, row, old, new, fails, sigint=False, atomic=False):
         if bad:
             fails.add("an intermediate state", bad)
         return cur
+    if row.complete:
+        check_next_tool(sb, row, old, new, fails)
     t0 = time.monotonic()
     argv = row.argv if row.recover == "rerun" else row.recover
     rr = run(sb, argv, input=row.input, user=row.user, env=row.env, script=row.script)
@@ -936,7 +1022,7 @@ def check_kill(sb, row, old, new, fails, sigint=False, atomic=False):
                   [rr.stdout + rr.stderr, str(rep)])
         return None
     after = row_snapshot(sb, row)
-    bad = same_as(after, new, homes, locked_first=row.locked_first)
+    bad = same_as(after, new, () if row.complete else homes, locked_first=row.locked_first)
     if bad:
         fails.add("recovery did not reach the new state", bad + [rr.stderr])
     bad = consistency.check(sb).unexpected(consistency.GARBAGE)
@@ -990,7 +1076,7 @@ def test_interrupt_at_every_step(sb, row):
     steps spread over the run: signals are blocked around the commit, so a SIGINT leaves
     exactly the old or the new state (stale locks aside)."""
     raw, old, new, steps = start(sb, row)
-    points = sample(steps, MAX_POINTS)
+    points = sample(steps, row.max_points, every_kind=row.complete)
     atomic = journaled(steps)
     known = [(k, k.points(steps)) for k in row.known if not k.sigint]
     known_sigint = [(k, k.points(steps)) for k in row.known if k.sigint]
@@ -1328,3 +1414,31 @@ def test_chpasswd_pam_interrupted_by_sigint_changes_all_or_none(sb):
     old, new = kill_at(sb, r, r"linkat\(\d+</etc/hardened-shadow/bob/", "SIGINT")
     cur = row_snapshot(sb, r)
     assert not same_as(cur, old) or not same_as(cur, new), same_as(cur, new)
+
+
+def test_useradd_m_killed_after_its_commit_point_is_finished_or_said(sb):
+    """useradd -m killed on entering the rename of its built home into place (after the
+    commit point): groupadd (any root tool that takes the locks) finishes it and says so.
+    If something took the home's name meanwhile, it says that it cannot, removes the copy
+    and leaves the other directory alone."""
+    r = row("useradd-m")
+    pattern = r'renameat2\(\d+</home>, "\.new\.bob\.\w+", \d+</home>, "bob"'
+    old, new = kill_at(sb, r, pattern)
+    res = run(sb, NEXT_TOOL[0])
+    assert res.returncode == NEXT_TOOL[1], res.stderr
+    assert "finished creating /home/bob" in res.stderr, res.stderr
+    assert not same_as(row_snapshot(sb, r), new), same_as(row_snapshot(sb, r), new)
+    # again, with /home/bob made by someone else before the recovery
+    raw = snapshot(sb, r.homes)
+    restore(sb, old, raw)
+    steps = record_steps(sb, r)
+    restore(sb, old, snapshot(sb, r.homes))
+    step = next(s for s in steps if re.search(pattern, s[2]))
+    assert inject(sb, r, step, "SIGKILL").returncode == -9
+    os.mkdir(_host(sb, "/home/bob"), 0o755)
+    res = run(sb, NEXT_TOOL[0])
+    assert "cannot finish creating /home/bob: something else has that name now" in \
+        res.stderr, res.stderr
+    assert os.listdir(_host(sb, "/home/bob")) == []
+    assert not [n for n in os.listdir(_host(sb, "/home")) if n.startswith(".new.")]
+    assert sb.getpwnam("bob").home == "/home/bob"

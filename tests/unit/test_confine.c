@@ -194,11 +194,144 @@ static void test_syscall_allow_list(void **state)
 	}
 }
 
+/* hs_confine_paths, as the setid and root tools use it: a directory the
+ * rules give for writing (a user's directory, a home), a home that is a
+ * symlink (NOFOLLOW), a parent where directories may only be made and
+ * removed; the base reads /etc.  What a subverted tool would try is
+ * refused by the kernel. */
+enum tool_probe {
+	T_WRITE_INSIDE, T_CREATE_INSIDE, T_REMOVE_INSIDE, T_READ_ETC, T_WRITE_ETC, T_READ_OUTSIDE,
+	T_WRITE_OUTSIDE, T_WRITE_VIA_SYMLINK, T_WRITE_VIA_LINKED_HOME, T_MKDIR_PARENT,
+	T_RMDIR_PARENT, T_CREATE_PARENT, T_EXEC, N_TOOL_PROBES
+};
+
+static int try_create_remove(const char *path)
+{
+	int r = try_open(AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL);
+
+	if (r == 0 && unlink(path) < 0)
+		r = errno;
+	return r;
+}
+
+static void tool_probes(const char *parent, int got[N_TOOL_PROBES])
+{
+	char home[100], linked[100], via[120], path[160];
+	char *const argv[] = { (char *)"true", NULL };
+
+	snprintf(home, sizeof home, "%s/home", parent);
+	snprintf(linked, sizeof linked, "%s/linked", parent);
+	snprintf(via, sizeof via, "%s/escape", home);
+	{
+		const struct hs_confine_rule rules[] = {
+			{ home, HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW },
+			{ linked, HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW },
+			{ parent, HS_CONFINE_ENTRIES },
+			{ "/nonexistent/skipped", HS_CONFINE_WRITE },
+		};
+		int r = hs_confine_paths(rules, sizeof rules / sizeof rules[0]);
+
+		got[N_TOOL_PROBES] = r;
+		if (r < 0)
+			return;
+	}
+	snprintf(path, sizeof path, "%s/file", home);
+	got[T_WRITE_INSIDE] = try_open(AT_FDCWD, path, O_WRONLY | O_TRUNC);
+	snprintf(path, sizeof path, "%s/new", home);
+	got[T_CREATE_INSIDE] = try_create_remove(path);
+	snprintf(path, sizeof path, "%s/file", home);
+	got[T_REMOVE_INSIDE] = unlink(path) < 0 ? errno : 0;
+	got[T_READ_ETC] = try_open(AT_FDCWD, "/etc/passwd", O_RDONLY);
+	got[T_WRITE_ETC] = try_open(AT_FDCWD, "/etc/passwd", O_WRONLY | O_APPEND);
+	got[T_READ_OUTSIDE] = try_open(AT_FDCWD, outside, O_RDONLY);
+	got[T_WRITE_OUTSIDE] = try_open(AT_FDCWD, outside, O_WRONLY);
+	/* a symlink planted in the home, to a file outside the rules */
+	got[T_WRITE_VIA_SYMLINK] = try_open(AT_FDCWD, via, O_WRONLY);
+	/* a home that is itself a symlink (to the outside file's directory) */
+	snprintf(path, sizeof path, "%s/x", linked);
+	got[T_WRITE_VIA_LINKED_HOME] = try_create_remove(path);
+	snprintf(path, sizeof path, "%s/newhome", parent);
+	got[T_MKDIR_PARENT] = mkdir(path, 0700) < 0 ? errno : 0;
+	got[T_RMDIR_PARENT] = rmdir(path) < 0 ? errno : 0;
+	snprintf(path, sizeof path, "%s/file", parent);
+	got[T_CREATE_PARENT] = try_create_remove(path);
+	execve("/bin/true", argv, argv + 1);
+	got[T_EXEC] = errno;
+}
+
+static void test_tool_confinement_is_enforced_by_the_kernel(void **state)
+{
+	char parent[] = "/tmp/hs-confine-tool-XXXXXX";
+	char path[400], target[400];
+	int got[N_TOOL_PROBES + 1];
+	int pfd[2], status, fd;
+	ssize_t n;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(mkdtemp(parent));
+	snprintf(path, sizeof path, "%s/home", parent);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof path, "%s/home/file", parent);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(path, sizeof path, "%s/home/escape", parent);
+	assert_int_equal(symlink(outside, path), 0);
+	snprintf(path, sizeof path, "%s/linked", parent);
+	snprintf(target, sizeof target, "%s", outside);
+	*strrchr(target, '/') = '\0';
+	assert_int_equal(symlink(target, path), 0);
+
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	if (pid == 0) {
+		memset(got, 0, sizeof got);
+		tool_probes(parent, got);
+		(void)!write(pfd[1], got, sizeof got);
+		_exit(0);
+	}
+	close(pfd[1]);
+	n = read(pfd[0], got, sizeof got);
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	snprintf(path, sizeof path, "%s/home/escape", parent);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/home/file", parent);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/home", parent);
+	rmdir(path);
+	snprintf(path, sizeof path, "%s/linked", parent);
+	unlink(path);
+	rmdir(parent);
+	assert_int_equal(n, (ssize_t)sizeof got);
+	if (got[N_TOOL_PROBES] == -ENOSYS)
+		skip();
+	assert_int_equal(got[N_TOOL_PROBES], 0);
+	/* the job: the home's files, reading /etc, making and removing the
+	 * home itself in its parent */
+	assert_int_equal(got[T_WRITE_INSIDE], 0);
+	assert_int_equal(got[T_CREATE_INSIDE], 0);
+	assert_int_equal(got[T_REMOVE_INSIDE], 0);
+	assert_int_equal(got[T_READ_ETC], 0);
+	assert_int_equal(got[T_MKDIR_PARENT], 0);
+	assert_int_equal(got[T_RMDIR_PARENT], 0);
+	/* and nothing else, whatever path leads there */
+	assert_int_equal(got[T_WRITE_ETC], EACCES);
+	assert_int_equal(got[T_READ_OUTSIDE], EACCES);
+	assert_int_equal(got[T_WRITE_OUTSIDE], EACCES);
+	assert_int_equal(got[T_WRITE_VIA_SYMLINK], EACCES);
+	assert_int_equal(got[T_WRITE_VIA_LINKED_HOME], EACCES);
+	assert_int_equal(got[T_CREATE_PARENT], EACCES);
+	assert_int_equal(got[T_EXEC], EACCES);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_helper_confinement_is_enforced_by_the_kernel),
 		cmocka_unit_test(test_syscall_allow_list),
+		cmocka_unit_test(test_tool_confinement_is_enforced_by_the_kernel),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

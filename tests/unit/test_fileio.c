@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -225,6 +226,47 @@ static void test_read_hardlink(void **state)
 	put_str(f->ofd, "victim", "x\n", UID_A, GID_A, 0640);
 	assert_int_equal(linkat(f->ofd, "victim", f->dfd, "planted", 0), 0);
 	assert_int_equal(read_a(f->dfd, "planted"), -HS_E_NLINK);
+}
+
+/* hs_fileio_map_path opens as the readers do: the contents of a regular file
+ * (an empty one maps to ""), and a symlink, a hard link, a FIFO or a file
+ * over the size cap refused. */
+static void test_map_file(void **state)
+{
+	struct tmp_dirs *f = *state;
+	const struct hs_file_expect any = { HS_ANY_UID, HS_ANY_GID, 64 };
+	char path[256];
+	const char *data;
+	size_t len;
+
+	put_str(f->dfd, "passwd", "root:x:0:0::/root:/bin/sh\n", UID_A, GID_A, 0644);
+	snprintf(path, sizeof path, "%s/passwd", f->path);
+	assert_int_equal(hs_fileio_map_path(path, &any, &data, &len), 0);
+	assert_int_equal(len, strlen("root:x:0:0::/root:/bin/sh\n"));
+	assert_memory_equal(data, "root:x:0:0::/root:/bin/sh\n", len);
+	assert_int_equal(munmap((void *)data, len), 0);
+
+	put_str(f->dfd, "empty", "", UID_A, GID_A, 0644);
+	snprintf(path, sizeof path, "%s/empty", f->path);
+	assert_int_equal(hs_fileio_map_path(path, &any, &data, &len), 0);
+	assert_int_equal(len, 0);
+
+	put_str(f->dfd, "big", "0123456789012345678901234567890123456789012345678901234567890123"
+		"4\n", UID_A, GID_A, 0644);
+	snprintf(path, sizeof path, "%s/big", f->path);
+	assert_int_equal(hs_fileio_map_path(path, &any, &data, &len), -HS_E_TOOBIG);
+
+	assert_int_equal(symlinkat("passwd", f->dfd, "link"), 0);
+	snprintf(path, sizeof path, "%s/link", f->path);
+	assert_int_equal(hs_fileio_map_path(path, &any, &data, &len), -HS_E_SYMLINK);
+
+	assert_int_equal(linkat(f->dfd, "passwd", f->dfd, "second", 0), 0);
+	snprintf(path, sizeof path, "%s/passwd", f->path);
+	assert_int_equal(hs_fileio_map_path(path, &any, &data, &len), -HS_E_NLINK);
+
+	assert_int_equal(mkfifoat(f->dfd, "fifo", 0600), 0);
+	snprintf(path, sizeof path, "%s/fifo", f->path);
+	assert_true(hs_fileio_map_path(path, &any, &data, &len) < 0);
 }
 
 static void test_read_fifo(void **state)
@@ -860,6 +902,7 @@ int main(void)
 		T(test_read_bad_args),
 		T(test_read_symlinks),
 		T(test_read_hardlink),
+		T(test_map_file),
 		T(test_read_fifo),
 		T(test_read_directory),
 		T(test_read_socket),

@@ -90,7 +90,7 @@ static void test_commit_replaces_all_and_backs_up(void **state)
 	struct stat st;
 
 	prepare(&t);
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, err, sizeof err), 0);
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
 	assert_new(f->dfd);
 	assert_clean(f->dfd);
 	assert_string_equal(slurp(f->dfd, "passwd-"), "root:x:0:0::/root:/bin/sh\n");
@@ -113,7 +113,7 @@ static void test_commit_creates_missing_file(void **state)
 	char err[256] = "";
 	struct stat st;
 
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, &file, 1, err, sizeof err), 0);
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, &file, 1, NULL, 0, err, sizeof err), 0);
 	assert_string_equal(slurp(f->dfd, "subuid"), "alice:100000:65536\n");
 	assert_int_equal(fstatat(f->dfd, "subuid", &st, 0), 0);
 	assert_int_equal(st.st_mode & 07777, 0644);
@@ -144,7 +144,7 @@ static void crash_after(struct tmp_dirs *f, size_t installed)
 	char err[256] = "";
 
 	prepare(&t);
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, err, sizeof err), 0);
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
 	/* undo what the crash would not have done: put the old files back
 	 * under their names for the files not installed yet, keeping the new
 	 * contents staged, and restore the journal */
@@ -247,7 +247,7 @@ static void test_failure_before_commit_point_changes_nothing(void **state)
 	 * fails, the first staged file is removed again */
 	assert_int_equal(mkdirat(f->dfd, ".passwd" HS_TXN_SUFFIX, 0700), 0);
 	put_str(f->dfd, ".passwd" HS_TXN_SUFFIX "/x", "x", getuid(), getgid(), 0600);
-	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, err, sizeof err) < 0);
+	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err) < 0);
 	assert_non_null(strstr(err, "/passwd: "));
 	assert_old(f->dfd);
 	{
@@ -281,7 +281,7 @@ static void test_install_failure_rolls_back(void **state)
 		skip();         /* not root, or a file system without the flag */
 	}
 	prepare(&t);
-	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, err, sizeof err) < 0);
+	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err) < 0);
 	assert_int_equal(ioctl(fd, FS_IOC_SETFLAGS, &flags), 0);
 	close(fd);
 	assert_non_null(strstr(err, "cannot write"));
@@ -493,6 +493,153 @@ static void test_kill_at_every_syscall_two_files(void **state)
 	kill_at_every_syscall(*state, 2);
 }
 
+/* ---- home and tree work (txnwork.c) ---- */
+
+#define HOME_TMP ".new.bob.AbCdEfGhIjKl"
+
+/* A home built whole beside where it goes, as useradd -m builds it. */
+static void home_work(struct tmp_dirs *f, struct hs_txn_work *w, char *path, size_t size)
+{
+	struct stat parent, self;
+
+	snprintf(path, size, "%s/bob", f->outside);
+	assert_int_equal(mkdirat(f->ofd, HOME_TMP, 0700), 0);
+	put_str(f->ofd, HOME_TMP "/.profile", "x\n", getuid(), getgid(), 0644);
+	assert_int_equal(fstat(f->ofd, &parent), 0);
+	assert_int_equal(fstatat(f->ofd, HOME_TMP, &self, AT_SYMLINK_NOFOLLOW), 0);
+	*w = (struct hs_txn_work){
+		.kind = HS_TXN_HOME_NEW, .path = path, .tmp = HOME_TMP, .uid = getuid(),
+		.gid = getgid(), .mode = 0750,
+		.parent = { parent.st_dev, parent.st_ino }, .self = { self.st_dev, self.st_ino },
+	};
+}
+
+static void assert_home_made(struct tmp_dirs *f)
+{
+	struct stat st;
+
+	assert_int_equal(fstatat(f->ofd, "bob", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(st.st_mode & 07777, 0750);
+	assert_string_equal(slurp(f->ofd, "bob/.profile"), "x\n");
+	assert_int_not_equal(fstatat(f->ofd, HOME_TMP, &st, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+static void test_prepared_work_is_undone(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_txn_work w;
+	char path[128], msg[1024];
+	struct stat st;
+
+	hs_txn_work_enable();
+	home_work(f, &w, path, sizeof(path));
+	w.self = (struct hs_txn_id){ 0, 0 };    /* prepared before it was made */
+	assert_int_equal(hs_txn_prepare(f->dfd, f->path, &w, 1, msg, sizeof(msg)), 0);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 1);
+	assert_non_null(strstr(msg, "undid the unfinished creation of"));
+	assert_int_not_equal(fstatat(f->ofd, HOME_TMP, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_not_equal(fstatat(f->ofd, "bob", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_old(f->dfd);
+	assert_clean(f->dfd);
+}
+
+static void test_commit_does_the_work(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct two_files t;
+	struct hs_txn_work w;
+	char path[128], err[256];
+
+	hs_txn_work_enable();
+	prepare(&t);
+	home_work(f, &w, path, sizeof(path));
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
+	assert_int_equal(w.result, 0);
+	assert_new(f->dfd);
+	assert_home_made(f);
+	assert_clean(f->dfd);
+}
+
+/* A tool without the work (a setid one) installs the files and keeps the
+ * work in the journal; the next tool with it finishes it. */
+static void test_work_left_for_a_root_tool(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct two_files t;
+	struct hs_txn_work w;
+	char path[128], err[256], msg[1024];
+	struct stat st;
+
+	hs_txn_set_work_ops(NULL);
+	prepare(&t);
+	home_work(f, &w, path, sizeof(path));
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
+	assert_new(f->dfd);
+	assert_int_equal(fstatat(f->ofd, HOME_TMP, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 1);
+	assert_int_equal(fstatat(f->dfd, HS_TXN_JOURNAL, &st, AT_SYMLINK_NOFOLLOW), 0);
+	hs_txn_work_enable();
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 1);
+	assert_non_null(strstr(msg, "finished creating"));
+	assert_home_made(f);
+	assert_clean(f->dfd);
+}
+
+/* A killed useradd -m left a prepared journal; a setid tool (no work)
+ * commits before any root tool runs: its journal must keep the undo. */
+static void test_prepared_work_survives_a_setid_commit(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct two_files t;
+	struct hs_txn_work w;
+	char path[128], err[256], msg[1024];
+	struct stat st;
+
+	home_work(f, &w, path, sizeof(path));
+	assert_int_equal(hs_txn_prepare(f->dfd, f->path, &w, 1, msg, sizeof(msg)), 0);
+	hs_txn_set_work_ops(NULL);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 0);
+	prepare(&t);
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
+	assert_new(f->dfd);
+	assert_int_equal(fstatat(f->dfd, HS_TXN_JOURNAL, &st, AT_SYMLINK_NOFOLLOW), 0);
+	hs_txn_work_enable();
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 1);
+	assert_non_null(strstr(msg, "undid the unfinished creation of"));
+	assert_int_not_equal(fstatat(f->ofd, HOME_TMP, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_not_equal(fstatat(f->ofd, "bob", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_new(f->dfd);
+	assert_clean(f->dfd);
+}
+
+/* Under the locks a reserved directory in the tree that no journal names
+ * is a killed tool's; a user's directory is never touched. */
+static void test_stale_reserved_dirs_are_swept(void **state)
+{
+	struct tmp_dirs *f = *state;
+	const char *tree = strrchr(HS_TREE_DIR, '/') + 1;
+	char msg[1024];
+	struct stat st;
+	int tfd;
+
+	hs_txn_work_enable();
+	assert_int_equal(mkdirat(f->dfd, tree, 0710), 0);
+	tfd = openat(f->dfd, tree, O_RDONLY | O_DIRECTORY);
+	assert_true(tfd >= 0);
+	assert_int_equal(mkdirat(tfd, ".new.carol.AbCdEfGhIjKl", 0700), 0);
+	put_str(tfd, ".new.carol.AbCdEfGhIjKl/shadow", "x\n", getuid(), getgid(), 0640);
+	assert_int_equal(mkdirat(tfd, ".del.dave.AbCdEfGhIjKl", 0700), 0);
+	assert_int_equal(mkdirat(tfd, "alice", 0700), 0);
+	assert_int_equal(mkdirat(tfd, ".new.short", 0700), 0);     /* not ours */
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 1);
+	assert_non_null(strstr(msg, "removed 2 reserved directories"));
+	assert_int_not_equal(fstatat(tfd, ".new.carol.AbCdEfGhIjKl", &st, 0), 0);
+	assert_int_not_equal(fstatat(tfd, ".del.dave.AbCdEfGhIjKl", &st, 0), 0);
+	assert_int_equal(fstatat(tfd, "alice", &st, 0), 0);
+	assert_int_equal(fstatat(tfd, ".new.short", &st, 0), 0);
+	close(tfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -514,6 +661,16 @@ int main(void)
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_single_file_commit, setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_single_file_crash_before_rename, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_prepared_work_is_undone, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_commit_does_the_work, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_work_left_for_a_root_tool, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_prepared_work_survives_a_setid_commit, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_stale_reserved_dirs_are_swept, setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_recover_sweeps_temp_files, setup,
 						tmp_dirs_teardown),

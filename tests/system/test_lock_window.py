@@ -1,0 +1,360 @@
+"""Nothing a user holds in the writers' window delays root.
+
+A user's own passwd and chsh hold the writers' lock on the user's directory from the
+re-read to the rename.  A user who stops one there (their process: they may) used to make
+root's passwd -l, chage -E 0 and usermod -L -e wait the whole 15 s lock timeout and fail.
+Root's writers now wait HS_TAKE_OVER_MS, then take the directory over: a fresh copy is
+exchanged for it and the old one is taken away, so the stopped process, resumed, can
+write nothing at the user's path and fails; root's changes stand.
+
+Every syscall kind of the window is a stop point, found from a trace of the same tool."""
+
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+import test_passwd as tp
+
+FILES = {"shadow", "shell", "aging"}
+ROOT_CHANGES = [["/usr/bin/passwd", "-l", "alice"], ["/usr/bin/chage", "-E", "0", "alice"],
+                ["/usr/sbin/usermod", "-L", "-e", "1", "alice"]]
+# HS_TAKE_OVER_MS is 1 s; the rest is a root tool's start-up in a loaded sandbox
+ROOT_CHANGE_MAX_S = 4.0
+TOOLS = {
+    "passwd": ([tp.PASSWD, "--stdin"], "alice-old-1\nTulip-window-1\n"),
+    "chsh": (["/usr/bin/chsh", "-s", "/bin/sh"], "alice-old-1\n"),
+}
+PASSWD_FAILED = ["passwd: Authentication token manipulation error",
+                 "passwd: password unchanged"]
+TEMP = re.compile(r"^\.(shadow|shell|aging)\.[A-Za-z0-9]{12}$")
+SYSCALL = re.compile(r"^(\d+)\s+([a-z0-9_]+)\((.*)")
+
+
+@pytest.fixture
+def mod(sb):
+    tp.make_users(sb)
+    tp.convert(sb)
+    tp.use_module(sb)
+    return sb
+
+
+def as_alice(sb, argv):
+    pw = sb.getpwnam("alice")
+    return ["/usr/bin/setpriv", "--reuid=%d" % pw.uid, "--regid=%d" % pw.gid,
+            "--init-groups", "--"] + argv
+
+
+def window(sb, tool):
+    """The main process's syscalls from taking the lock on alice's directory to the
+    rename that publishes its change, as (name, ordinal of that name) stop points."""
+    argv, data = TOOLS[tool]
+    sb.run(["strace", "-f", "-qq", "-y", "-o", "/tmp/trace"] + as_alice(sb, argv),
+           input=data, check=False)
+    lines = [SYSCALL.match(l) for l in sb.read("/tmp/trace").splitlines()]
+    lines = [m for m in lines if m]
+    main = lines[0].group(1)
+    calls = [(m.group(2), m.group(3)) for m in lines if m.group(1) == main]
+    seen, points, inside = {}, [], False
+    dirlock = "<%s/alice>, LOCK_EX|LOCK_NB) = 0" % tp.TREE
+    for name, rest in calls:
+        seen[name] = seen.get(name, 0) + 1
+        if name == "flock" and dirlock in rest:
+            inside = True
+        if not inside:
+            continue
+        if name.startswith("rename"):
+            break
+        if name not in [p[0] for p in points]:
+            points.append((name, seen[name]))
+    assert inside and points, "\n".join(n + "(" + r for n, r in calls)
+    # undo the traced change
+    sb.run(["/usr/sbin/usermod", "-s", "/bin/bash", "alice"], check=False)
+    sb.run([tp.PASSWD, "--stdin", "alice"], input="alice-old-1\n")
+    return points
+
+
+def descendants(pid):
+    out = []
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except FileNotFoundError:   # it ended meanwhile
+        return out
+    for task in tasks:
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+                kids = [int(k) for k in f.read().split()]
+        except FileNotFoundError:
+            continue
+        for k in kids:
+            out += [k] + descendants(k)
+    return out
+
+
+def comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return None
+
+
+def tracee_of(strace_pid, tool, timeout=20):
+    """The tool's process below our strace (strace's own helper children aside)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for pid in descendants(strace_pid):
+            if comm(pid) == tool:
+                return pid
+        time.sleep(0.01)
+    raise AssertionError("strace started no %s" % tool)
+
+
+def wait_stopped_with_lock(sb, proc, pid, timeout=30):
+    """Until pid is stopped holding the flock on alice's directory (not only the guess
+    lock on her shadow file)."""
+    ino = os.stat(os.path.join(sb.root, tp.TREE.lstrip("/"), "alice")).st_ino
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            proc.wait(timeout=30)
+            raise AssertionError("it ended first: %r" % ((proc.stdout.read(), proc.stderr.read()),))
+        with open("/proc/locks") as f:
+            locked = any(l.split()[1:5] == ["FLOCK", "ADVISORY", "WRITE", str(pid)] and
+                         l.split()[5].endswith(":%d" % ino) for l in f)
+        if state in "tT" and locked:
+            return
+        time.sleep(0.02)
+    raise AssertionError("process %d never stopped holding its lock" % pid)
+
+
+def tree_entries(sb):
+    return sorted(e for e in os.listdir(os.path.join(sb.root, tp.TREE.lstrip("/")))
+                  if e.startswith("."))
+
+
+def stopped_in_window(sb, tool, point):
+    argv, data = TOOLS[tool]
+    name, nth = point
+    cmd, _ = sb._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+                       "inject=%s:signal=SIGSTOP:when=%d" % (name, nth)] + as_alice(sb, argv),
+                      None, "/")
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
+                            start_new_session=True, text=True)
+    proc.stdin.write(data)
+    proc.stdin.close()
+    proc.stdin = None
+    return proc, tracee_of(proc.pid, tool)
+
+
+def resume(proc, pid):
+    """SIGCONT until it ends: under strace the injected SIGSTOP may still be on its way
+    (signal-delivery-stop) when the first SIGCONT comes."""
+    for _ in range(120):
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+        try:
+            return proc.communicate(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            continue
+    raise AssertionError("the resumed tool never ended")
+
+
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+def test_stopped_writer_does_not_delay_root(mod, tool):
+    points = window(mod, tool)
+    old_hash = tp.hash_of(mod, "alice")
+    old_shell = mod.read(tp.TREE + "/alice/shell")
+    for point in points:
+        mod.run(["/usr/sbin/usermod", "-U", "-e", "", "alice"], check=False)
+        proc, pid = stopped_in_window(mod, tool, point)
+        try:
+            wait_stopped_with_lock(mod, proc, pid)
+            for change in ROOT_CHANGES:
+                start = time.monotonic()
+                res = mod.run(change, check=False, timeout=30)
+                took = time.monotonic() - start
+                assert res.returncode == 0, (point, change, res)
+                assert took < ROOT_CHANGE_MAX_S, (point, change, took)
+        finally:
+            out, err = resume(proc, pid)
+        # the resumed tool fails in one line and changes nothing of root's
+        # chsh's one line names the cause; passwd prints its two lines after a failed
+        # PAM update, after the module's cause when the write itself failed
+        assert proc.returncode != 0, (point, out, err)
+        lines = err.replace("Password: ", "").strip().splitlines()
+        if tool == "chsh":
+            assert len(lines) == 1 and "taken over by root" in lines[0], (point, err)
+        else:
+            assert lines[-2:] == PASSWD_FAILED, (point, err)
+            assert len(lines) == 2 or lines[:-2] == [
+                "cannot write %s/alice/shadow: was taken over by root meanwhile" % tp.TREE]
+        sh = tp.shadow_line(mod, "alice")
+        assert sh.startswith("!") and sh.split(":")[0] == "!" + old_hash, (point, sh)
+        assert tp.aging_of(mod, "alice").split(":")[4] == "1", point
+        assert mod.read(tp.TREE + "/alice/shell") == old_shell, point
+        st = os.lstat(os.path.join(mod.root, tp.TREE.lstrip("/"), "alice"))
+        assert st.st_uid == mod.getpwnam("alice").uid and st.st_mode & 0o7777 == 0o2710
+        assert set(os.listdir(os.path.join(mod.root, tp.TREE.lstrip("/"), "alice"))) == FILES
+        assert tree_entries(mod) == [], point
+
+
+def take_over_calls(sb):
+    """The syscalls of root's passwd -l that change something during a take-over (from
+    the mkdir of the copy on), as (name, ordinal) kill points.  Not flock: its lock
+    polls, so its ordinals change from run to run."""
+    proc, pid = stopped_in_window(sb, "chsh", ("flock", 2))
+    try:
+        wait_stopped_with_lock(sb, proc, pid)
+        sb.run(["strace", "-f", "-qq", "-y", "-o", "/tmp/trace", "/usr/bin/passwd", "-l",
+                "alice"])
+    finally:
+        resume(proc, pid)
+    sb.run(["/usr/sbin/usermod", "-U", "alice"])
+    lines = [SYSCALL.match(l) for l in sb.read("/tmp/trace").splitlines()]
+    lines = [m for m in lines if m]
+    main = lines[0].group(1)
+    seen, points, inside = {}, [], False
+    for m in lines:
+        if m.group(1) != main:
+            continue
+        name = m.group(2)
+        seen[name] = seen.get(name, 0) + 1
+        inside = inside or (name == "mkdirat" and ".swap.alice" in m.group(3))
+        if inside and name in ("mkdirat", "fchown", "fchmod", "linkat", "renameat",
+                               "renameat2", "unlinkat", "fsync"):
+            points.append((name, seen[name]))
+    assert any(p[0] == "renameat2" for p in points), points
+    # the file copies repeat one pattern: their first and last steps are enough
+    repeated = ("linkat", "renameat", "fsync")
+    return [p for p in points if p[0] not in repeated or p[1] in
+            (min(q[1] for q in points if q[0] == p[0]), max(q[1] for q in points if q[0] == p[0]))]
+
+
+def test_killed_take_over_leaves_a_whole_directory(mod):
+    # root's passwd -l killed at each step of a take-over: the path holds alice's old
+    # directory or the new one, whole and hers, and the next root writer (which takes
+    # over again, or finds the directory free) finishes the job and sweeps the leftover
+    points = take_over_calls(mod)
+    old_hash = tp.hash_of(mod, "alice")
+    udir = os.path.join(mod.root, tp.TREE.lstrip("/"), "alice")
+    for point in points:
+        proc, pid = stopped_in_window(mod, "chsh", ("flock", 2))
+        try:
+            wait_stopped_with_lock(mod, proc, pid)
+            res = mod.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+                           "inject=%s:signal=SIGKILL:when=%d" % point,
+                           "/usr/bin/passwd", "-l", "alice"], check=False)
+            assert res.returncode != 0, (point, res)
+            st = os.lstat(udir)
+            assert st.st_uid == mod.getpwnam("alice").uid, point
+            assert st.st_mode & 0o7777 == 0o2710, point
+            # at most the temporary of the killed write, as any killed writer leaves
+            litter = {e for e in os.listdir(udir) if TEMP.match(e)}
+            assert set(os.listdir(udir)) - litter == FILES and len(litter) <= 1, point
+            assert tp.hash_of(mod, "alice") in (old_hash, "!" + old_hash), point
+            assert mod.run(["/usr/bin/chage", "-l", "alice"], check=False).returncode == 0
+            start = time.monotonic()
+            mod.run(["/usr/sbin/usermod", "-L", "alice"])
+            assert time.monotonic() - start < ROOT_CHANGE_MAX_S, point
+        finally:
+            resume(proc, pid)
+        assert tp.hash_of(mod, "alice") == "!" + old_hash, point
+        assert tree_entries(mod) == [], point
+        assert set(os.listdir(udir)) == FILES, point
+        mod.run(["/usr/sbin/usermod", "-U", "alice"])
+
+
+# ------------------------------------------------- setuid chfn and gpasswd hold /etc/.pwd.lock
+
+def install_setuid(sb, build_dir, name):
+    """The -Dsetuid_* build's program, as that option installs it (every build makes it)."""
+    with open(os.path.join(build_dir, "src", "admin", name + "-setuid-test"), "rb") as f:
+        sb.write("/usr/bin/" + name, f.read(), mode=0o4755)
+
+
+def holds_pwd_lock(sb):
+    ino = os.stat(os.path.join(sb.root, "etc/.pwd.lock")).st_ino
+    with open("/proc/locks") as f:
+        return any(l.split()[5].endswith(":%d" % ino) for l in f
+                   if len(l.split()) > 5 and l.split()[1] != "->")
+
+
+def in_rename(pid):
+    """Is pid inside rename, renameat or renameat2 (x86-64 numbers)?"""
+    try:
+        with open("/proc/%d/syscall" % pid) as f:
+            return f.read().split()[0] in ("82", "264", "316")
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def user_cannot_stop_while_locked(sb, user, tool, argv, data):
+    """Run tool as user, held by strace in its locked section (a delay before its
+    rename); the user tries to stop it as they may stop their own processes."""
+    cmd, _ = sb._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+                       "inject=rename,renameat,renameat2:delay_enter=3000000:when=1"] +
+                      as_user(sb, user, argv), None, "/")
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
+                            start_new_session=True, text=True)
+    proc.stdin.write(data)
+    proc.stdin.close()
+    proc.stdin = None
+    pid = tracee_of(proc.pid, tool)
+    deadline = time.monotonic() + 30
+    while not (in_rename(pid) and holds_pwd_lock(sb)):
+        if time.monotonic() > deadline or proc.poll() is not None:
+            raise AssertionError("never held the lock: %r" % (resume(proc, pid),))
+        time.sleep(0.02)
+    tries = [sb.run(["/bin/kill", "-" + sig, str(sb.ns_pid(pid))], user=user, check=False)
+             for sig in ("STOP", "TSTP", "TTOU")]
+    out, err = resume(proc, pid)
+    return tries, proc.returncode, err
+
+
+def as_user(sb, user, argv):
+    pw = sb.getpwnam(user)
+    return ["/usr/bin/setpriv", "--reuid=%d" % pw.uid, "--regid=%d" % pw.gid,
+            "--init-groups", "--"] + argv
+
+
+def check_unstoppable(sb, tries, rc, err):
+    for t in tries:
+        assert t.returncode != 0 and "Operation not permitted" in t.stderr, t
+    assert rc == 0, err
+    # the lock is free again: useradd (which takes it) goes through at once
+    start = time.monotonic()
+    sb.run(["/usr/sbin/useradd", "zed"])
+    assert time.monotonic() - start < 10
+
+
+def test_setuid_chfn_cannot_be_stopped_holding_pwd_lock(sb, build_dir):
+    sb.add_classic_user("alice", password="alice-pw-1", comment="Alice")
+    install_setuid(sb, build_dir, "chfn")
+    tries, rc, err = user_cannot_stop_while_locked(
+        sb, "alice", "chfn", ["/usr/bin/chfn", "-r", "13"], "alice-pw-1\n")
+    check_unstoppable(sb, tries, rc, err)
+    assert "Alice,13" in sb.read("/etc/passwd")
+
+
+def test_setuid_gpasswd_cannot_be_stopped_holding_pwd_lock(sb, build_dir):
+    for u in ("alice", "bob"):
+        sb.add_classic_user(u, password=u + "-pw-1")
+    sb.run(["/usr/sbin/groupadd", "proj"])
+    install_setuid(sb, build_dir, "gpasswd")
+    sb.run(["/usr/bin/gpasswd", "-A", "alice", "proj"])
+    tries, rc, err = user_cannot_stop_while_locked(
+        sb, "alice", "gpasswd", ["/usr/bin/gpasswd", "-a", "bob", "proj"], "")
+    check_unstoppable(sb, tries, rc, err)
+    assert "bob" in [l for l in sb.read("/etc/group").splitlines()
+                     if l.startswith("proj:")][0]

@@ -1,0 +1,221 @@
+"""The Debian package's life cycle (issue 12 section 1) in a throwaway root with the
+real package tools: apt-get install, hardened-shadow-enable, login/su/passwd/useradd on
+the pam-auth-update generated common-* files, Debian's passwd and login upgraded over
+it, hardened-shadow-disable, purge, and the stock files back byte for byte.
+
+The root is an overlay of the host's "/" without our build installed (Base(...,
+install=False)): dpkg's database in it is the host's copy and every write goes to the
+sandbox's tmpfs (checked below before dpkg runs).  The .deb is the one `make deb` left
+in dist/ (or $HS_DEB); without one the test is skipped."""
+
+import glob
+import os
+
+import pytest
+
+import sandbox
+
+ALICE_PW = "Alice-pkg-pw-1"
+BOB_PW = "Bob-pkg-pw-2"
+ALICE_NEW = "Tulip-new-pw-9"
+ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive"}
+# Debian's own packages, newer than the host's, as a security update would bring them
+ARCHIVES = "/var/cache/apt/archives"
+
+
+def the_deb(source_dir):
+    if os.environ.get("HS_DEB"):
+        return os.environ["HS_DEB"]
+    debs = sorted(glob.glob(os.path.join(source_dir, "dist", "hardened-shadow_*.deb")))
+    if not debs:
+        pytest.skip("no package built: run `make deb` first (dist/hardened-shadow_*.deb)")
+    return debs[-1]
+
+
+@pytest.fixture(scope="module")
+def stock_base(build_dir):
+    b = sandbox.Base(build_dir, install=False)
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def pkg(stock_base):
+    with sandbox.Sandbox(stock_base, size="1g") as s:
+        yield s
+
+
+def run(sb, argv, **kw):
+    return sb.run(argv, env=ENV, timeout=300, **kw)
+
+
+def stock_files_intact(sb):
+    res = run(sb, ["dpkg", "-V", "passwd", "login", "util-linux"], check=False)
+    return res.returncode == 0 and res.stdout.strip() == "", res.stdout + res.stderr
+
+
+def authenticates(sb, user, pw, service="login"):
+    status, out = sb.pty_run(["/usr/bin/pamtester", service, user, "authenticate"],
+                             [("Password: ", pw + "\n")])
+    return status == 0 and "successfully authenticated" in out, out
+
+
+def test_package_life_cycle(pkg, build_dir):
+    sb = pkg
+    deb = the_deb(pkg.base.source_dir)
+    # dpkg's database must be the sandbox's copy: on the root's overlay, not a mount
+    # of the host's
+    root_dev = os.stat(sb.root).st_dev
+    for d in ("/var/lib/dpkg", "/etc", "/usr/bin", "/var/cache/apt"):
+        assert os.stat(sb.root + d).st_dev == root_dev, d
+    # the host has pam_pwquality enabled but no cracklib dictionary: keep the module in
+    # the stack, without the dictionary check (this root only)
+    if sb.exists("/etc/security/pwquality.conf"):
+        sb.write("/etc/security/pwquality.conf",
+                 sb.read("/etc/security/pwquality.conf") + "\ndictcheck = 0\n")
+    sb.add_classic_user("alice", password=ALICE_PW)
+    sb.add_classic_user("bob", password=BOB_PW)
+    stock_passwd = sb.read_bytes("/usr/bin/passwd")
+
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    res = run(sb, ["apt-get", "install", "-y",
+                   "/root/" + os.path.basename(deb)], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    # installed over Debian's files, which moved aside
+    assert sb.read_bytes("/usr/bin/passwd.distrib") == stock_passwd
+    assert sb.read_bytes("/usr/bin/passwd") != stock_passwd
+    diversions = run(sb, ["dpkg-divert", "--list", "hardened-shadow"]).stdout
+    for path in ("/usr/bin/passwd", "/bin/login", "/bin/su", "/usr/share/man/man1/passwd.1.gz"):
+        assert "diversion of %s to %s.distrib by hardened-shadow" % (path, path) in diversions
+    tree_gid = sb.getgrnam("hardened-shadow")[1]
+    st = sb.lstat("/usr/bin/passwd")
+    assert (st.st_mode & 0o7777, st.st_uid, st.st_gid) == (0o2711, 0, tree_gid)
+    assert sb.lstat("/usr/bin/su").st_mode & 0o7777 == 0o4755
+    # installing converted nothing
+    assert not sb.exists("/etc/hardened-shadow")
+    assert "pam_unix.so" in sb.read("/etc/pam.d/common-auth")
+
+    pwquality = "pam_pwquality.so" in sb.read("/etc/pam.d/common-password")
+    res = run(sb, ["hardened-shadow-enable"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    # the other profiles stay
+    assert ("pam_pwquality.so" in sb.read("/etc/pam.d/common-password")) == pwquality
+    assert "pwconv" in res.stdout and "common-*" in res.stdout, res.stdout
+    assert sb.exists("/etc/hardened-shadow/alice/shadow")
+    assert not sb.exists("/etc/shadow")
+    auth = sb.read("/etc/pam.d/common-auth")
+    assert "pam_hardened_shadow.so" in auth and "pam_unix.so" not in auth, auth
+    assert any(l.split() == ["shadow:", "hardened_shadow"]
+               for l in sb.read("/etc/nsswitch.conf").splitlines())
+    # a second run has nothing left to do
+    res = run(sb, ["hardened-shadow-enable"])
+    assert res.stdout == "", res.stdout
+
+    # removal refused while converted
+    res = run(sb, ["apt-get", "remove", "-y", "hardened-shadow"], check=False)
+    assert res.returncode != 0
+    assert "run hardened-shadow-disable first" in res.stdout + res.stderr
+
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
+    ok, out = authenticates(sb, "alice", BOB_PW)
+    assert not ok, out
+    # a screen locker: the user checks their own password, through the helper
+    status, out = sb.pty_run(["/usr/bin/pamtester", "login", "alice", "authenticate"],
+                             [("Password: ", ALICE_PW + "\n")], user="alice")
+    assert status == 0 and "successfully authenticated" in out, out
+    if sb.exists("/etc/pam.d/sshd"):
+        ok, out = authenticates(sb, "alice", ALICE_PW, service="sshd")
+        assert ok, out
+    status, out = sb.pty_run(["/usr/bin/su", "-c", "id -un", "alice"],
+                             [("Password: ", ALICE_PW + "\n")], user="bob")
+    assert status == 0 and "alice" in out, out
+    status, out = sb.pty_run(["/usr/bin/passwd"], [("Current password: ", ALICE_PW + "\n"),
+                                                   ("New password: ", "Tulip-new-pw-9\n"),
+                                                   ("Retype new password: ", "Tulip-new-pw-9\n")],
+                             user="alice")
+    assert status == 0, out
+    ok, out = authenticates(sb, "alice", ALICE_NEW)
+    assert ok, out
+    run(sb, ["useradd", "-m", "carol"])
+    assert sb.exists("/etc/hardened-shadow/carol")
+
+    # Debian's updates of passwd and login, unpacked over ours: ours stay in place
+    updates = sorted(glob.glob(ARCHIVES + "/passwd_*.deb") + glob.glob(ARCHIVES + "/login_*.deb"))
+    if updates:
+        ours = sb.read_bytes("/usr/bin/passwd")
+        res = run(sb, ["dpkg", "-i"] + updates, check=False)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert sb.read_bytes("/usr/bin/passwd") == ours
+        ok, out = authenticates(sb, "alice", ALICE_NEW)
+        assert ok, out
+
+    res = run(sb, ["hardened-shadow-disable"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert not sb.exists("/etc/hardened-shadow")
+    assert sb.exists("/etc/shadow")
+    assert "pam_unix.so" in sb.read("/etc/pam.d/common-auth")
+    res = run(sb, ["apt-get", "purge", "-y", "hardened-shadow"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+    ok, out = stock_files_intact(sb)
+    assert ok, out
+    if not updates:
+        assert sb.read_bytes("/usr/bin/passwd") == stock_passwd
+    assert run(sb, ["dpkg-divert", "--list", "hardened-shadow"]).stdout == ""
+    assert run(sb, ["dpkg-statoverride", "--list", "/usr/bin/passwd"], check=False).stdout == ""
+    for user, pw in (("alice", ALICE_NEW), ("bob", BOB_PW)):
+        ok, out = authenticates(sb, user, pw)
+        assert ok, (user, out)
+
+
+def test_package_keeps_the_administrators_statoverride(pkg):
+    """An override the administrator made before installing wins over our modes, and
+    survives the purge; ours are gone after it."""
+    sb = pkg
+    deb = the_deb(pkg.base.source_dir)
+    run(sb, ["dpkg-statoverride", "--add", "root", "root", "0750", "/usr/bin/chage"])
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    res = run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    st = sb.lstat("/usr/bin/chage")
+    assert (st.st_mode & 0o7777, st.st_uid, st.st_gid) == (0o750, 0, 0)
+    assert run(sb, ["dpkg-statoverride", "--list", "/usr/bin/chage"]).stdout.split() == \
+        ["root", "root", "750", "/usr/bin/chage"]
+    assert sb.lstat("/usr/bin/passwd").st_mode & 0o7777 == 0o2711   # ours elsewhere
+    res = run(sb, ["apt-get", "purge", "-y", "hardened-shadow"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert run(sb, ["dpkg-statoverride", "--list", "/usr/bin/chage"]).stdout.split() == \
+        ["root", "root", "750", "/usr/bin/chage"]
+    assert run(sb, ["dpkg-statoverride", "--list", "/usr/bin/passwd"],
+               check=False).stdout == ""
+    ok, out = stock_files_intact(sb)
+    assert ok, out
+
+
+def test_enable_stopped_half_way_leaves_a_working_system(pkg):
+    """enable stopped at the PAM step (pam-auth-update failing stands in for an
+    interruption there) leaves the tree in place and pam_unix in common-*: every account
+    still authenticates (pam_unix through our NSS module), and a second run finishes."""
+    sb = pkg
+    deb = the_deb(pkg.base.source_dir)
+    sb.add_classic_user("alice", password=ALICE_PW)
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    real = sb.read_bytes("/usr/sbin/pam-auth-update")
+    sb.write("/usr/sbin/pam-auth-update", "#!/bin/sh\nexit 1\n", mode=0o755)
+    res = run(sb, ["hardened-shadow-enable"], check=False)
+    assert res.returncode != 0, res.stdout + res.stderr
+    assert sb.exists("/etc/hardened-shadow/alice/shadow")
+    assert "pam_unix.so" in sb.read("/etc/pam.d/common-auth")
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
+    sb.write("/usr/sbin/pam-auth-update", real, mode=0o755)
+    res = run(sb, ["hardened-shadow-enable"])
+    assert "pwconv" not in res.stdout and "common-*" in res.stdout, res.stdout
+    assert "pam_hardened_shadow.so" in sb.read("/etc/pam.d/common-auth")
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
