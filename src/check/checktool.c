@@ -120,11 +120,14 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 	int r, status;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, t->name));
-	/* it may have to finish an interrupted command's home and tree work */
-	hs_txn_work_enable();
 	parse_options(t, argc, argv, &o);
 	if (!hs_privs_caller_is_root())
 		hs_die(HS_CHECK_CANTOPEN, "Permission denied.");
+	/* A run that locks may have to finish an interrupted command's home
+	 * and tree work (and does so at once, before it confines itself);
+	 * -r takes no lock and only reports a pending journal. */
+	if (!o.read_only)
+		hs_txn_work_enable();
 	openlog(t->name, LOG_PID, LOG_AUTHPRIV);
 	/* prompts and report lines in order, also into a pipe */
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -1309,8 +1309,12 @@ def test_checker_sees_what_it_must(sb):
     sb.write("/etc/group", saved["/etc/group"])
     sb.write("/etc/gshadow", saved["/etc/gshadow"], mode=0o640, gid=sb.getgrnam("shadow")[1])
 
-    sb.write("/etc/passwd.lock", "%d\0" % os.getpid(), mode=0o600)
-    assert any("held by running process" in p for p in found())
+    holder = sb.popen(["sleep", "60"])        # a live process of the root's own
+    sb.write("/etc/passwd.lock", "%d\0" % sb.ns_pid(holder.pid), mode=0o600)
+    held = found()
+    holder.kill()
+    holder.wait()
+    assert any("held by running process" in p for p in held)
     sb.write("/etc/passwd.lock", "999999999\0", mode=0o600)
     assert found("stale-lock") and not found()
     os.unlink(_host(sb, "/etc/passwd.lock"))
