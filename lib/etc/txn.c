@@ -677,21 +677,12 @@ static bool is_temp_of(const char *entry, const char *const bases[], size_t n_ba
 static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[],
                        size_t n_bases, char *msg, size_t msg_size)
 {
-	/* a description of its own: a dup would share (and leave) the
-	 * caller's directory offset */
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = hs_fileio_opendir_at(dirfd);
 	struct dirent *de;
 	int changed = 0;
-	DIR *d;
 
-	if (fd < 0)
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		int e = -errno;
-		close(fd);
-		return e;
-	}
 	while ((de = readdir(d))) {
 		struct stat st;
 

@@ -203,7 +203,7 @@ static int work_sweep(int dirfd)
 	treefd = openat(dirfd, tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (treefd < 0)
 		return 0;
-	d = fdopendir(openat(treefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	d = hs_fileio_opendir_at(treefd);
 	if (!d)
 		return 0;
 	while ((de = readdir(d)) != NULL)

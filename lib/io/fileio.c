@@ -395,22 +395,31 @@ int hs_fileio_read_alloc_path(const char *path, const struct hs_file_expect *ex,
 	return hs_fileio_read_alloc_at(dirfd, base, ex, data, len, NULL);
 }
 
-int hs_fileio_unlink_matching(int dirfd, bool (*match)(const char *name, void *ctx), void *ctx)
+DIR *hs_fileio_opendir_at(int dirfd)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct dirent *de;
-	int removed = 0;
 	DIR *d;
 
 	if (fd < 0)
-		return -errno;
+		return NULL;
 	d = fdopendir(fd);
 	if (!d) {
-		int r = -errno;
+		int e = errno;
 
 		close(fd);
-		return r;
+		errno = e;
 	}
+	return d;
+}
+
+int hs_fileio_unlink_matching(int dirfd, bool (*match)(const char *name, void *ctx), void *ctx)
+{
+	DIR *d = hs_fileio_opendir_at(dirfd);
+	struct dirent *de;
+	int removed = 0;
+
+	if (!d)
+		return -errno;
 	while ((de = readdir(d)) != NULL)
 		if (match(de->d_name, ctx) && unlinkat(dirfd, de->d_name, 0) == 0)
 			removed++;

@@ -3,6 +3,7 @@
 #ifndef HS_FILEIO_H
 #define HS_FILEIO_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
@@ -66,6 +67,11 @@ int hs_fileio_read_alloc_path(const char *path, const struct hs_file_expect *ex,
  * read under their locks. */
 int hs_fileio_map_path(const char *path, const struct hs_file_expect *ex, const char **data,
                      size_t *len);
+
+/* A DIR listing dirfd's directory through a descriptor of its own ("."
+ * opened again): a dup would share, and move, the caller's offset.  NULL
+ * with errno set; nothing is left open then. */
+DIR *hs_fileio_opendir_at(int dirfd);
 
 /* Unlink (never rmdir) every entry of dirfd whose name match() accepts:
  * the sweep of leftovers that tools killed mid-write leave.  Best effort:

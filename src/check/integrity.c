@@ -1090,21 +1090,13 @@ static void free_names(char **names, size_t n)
  * without "." and "..".  Never follows: reads a fresh fd on "." of it. */
 static int list_dir(int dirfd, char ***out, size_t *n_out)
 {
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = hs_fileio_opendir_at(dirfd);
 	char **names = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
-	DIR *d;
 
-	if (fd < 0)
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		int r = -errno;
-
-		hs_close(fd);
-		return r;
-	}
 	errno = 0;
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
