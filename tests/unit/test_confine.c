@@ -248,7 +248,9 @@ static void tool_probes(const char *parent, int got[N_TOOL_PROBES])
 	/* a symlink planted in the home, to a file outside the rules */
 	got[T_WRITE_VIA_SYMLINK] = try_open(AT_FDCWD, via, O_WRONLY);
 	/* a home that is itself a symlink (to the outside file's directory) */
-	snprintf(path, sizeof path, "%s/x", linked);
+	/* a name nothing else in that directory (/tmp) has: O_EXCL on an
+	 * existing /tmp/x (a checkout, say) fails before Landlock is asked */
+	snprintf(path, sizeof path, "%s/hs-confine-probe-%ld", linked, (long)getpid());
 	got[T_WRITE_VIA_LINKED_HOME] = try_create_remove(path);
 	snprintf(path, sizeof path, "%s/newhome", parent);
 	got[T_MKDIR_PARENT] = mkdir(path, 0700) < 0 ? errno : 0;
