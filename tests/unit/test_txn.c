@@ -463,6 +463,13 @@ static void kill_at_every_syscall(struct tmp_dirs *f, size_t n_files)
 					    "bob:x:1000:1000::/home/bob:/bin/sh\n");
 			assert_string_equal(g, n_files == 1 ? "root:x:0:\n"
 							    : "root:x:0:\nbob:x:1000:\n");
+			/* journaled: the old files are the backups, also when the
+			 * kill fell between an exchange and the backup's rename */
+			if (n_files == 2) {
+				assert_string_equal(slurp(f->dfd, "passwd-"),
+						    "root:x:0:0::/root:/bin/sh\n");
+				assert_string_equal(slurp(f->dfd, "group-"), "root:x:0:\n");
+			}
 		}
 		/* nothing left beside the files and their backups */
 		fd = openat(f->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
