@@ -85,7 +85,9 @@ Leftover kinds (the decision on what a crash may leave, docs/decisions.md "Inter
                     that opens an accountset under the locks finishes it, so check()
                     judges the files as that tool will see them: every BASE named by
                     the journal whose staged file is still there is read from the
-                    staged file.  The journal must parse and each such BASE must still
+                    staged file, unless the staged name holds the old file itself (the
+                    journal's inode): exchanged out by the install, to become the
+                    backup BASE-.  The journal must parse and each such BASE must still
                     be the file the journal names (device, inode, size, mtime, ctime):
                     else the recovery would drop the staged file, and the committed
                     change would be lost half-way -- a problem.  A journal whose
@@ -365,6 +367,10 @@ def _check_txn(sb, rep):
                 continue
             if not stat.S_ISREG(sst.st_mode) or sst.st_nlink != 1:
                 rep.problem("%s is not a regular file with one link" % spath)
+            elif ident is not None and (sst.st_dev, sst.st_ino) == ident[:2]:
+                # the old file, exchanged out of the way of the new one: installed,
+                # the recovery makes it the backup
+                continue
             elif now != ident:
                 rep.problem("%s is no longer the file %s names: the next tool would drop "
                             "%s, losing part of a committed change" % (target, jpath, spath))

@@ -202,10 +202,11 @@ def snapshot(sb, homes=(), passwords=None, group_passwords=None):
     return out
 
 
-def effective(snap):
+def effective(snap, old):
     """The state as the next tool sees it: with a lib/txn journal pending, each global
     file it names whose staged copy is still there is that copy (consistency.check checks
-    that it would be installed: see txn-pending)."""
+    that it would be installed: see txn-pending) -- unless the staged name holds the old
+    file (as in `old`), which the install exchanged out of the way of the new one."""
     j = snap.get("/etc/" + consistency.TXN_JOURNAL)
     lines = j and j[4] is not None and consistency.parse_journal(j[4])
     if not lines:
@@ -213,7 +214,7 @@ def effective(snap):
     out = dict(snap)
     for base, _ in lines:
         staged = snap.get("/etc/.%s.hs-txn" % base)
-        if staged is not None:
+        if staged is not None and staged != old.get("/etc/" + base):
             out["/etc/" + base] = staged
     return out
 
@@ -302,7 +303,7 @@ def compare_old_or_new(old, new, cur, homes, taken_away_ok, locked_first=False,
     transaction: as the next tool will see it).  atomic: the command writes the global
     files in one lib/txn transaction, so they must be all old or all new."""
     bad = []
-    cur = effective(cur)
+    cur = effective(cur, old)
     if atomic:
         at_old = [p for p in GLOBAL_PATHS if cur.get(p) == old.get(p)]
         at_new = [p for p in GLOBAL_PATHS if cur.get(p) == new.get(p)]
