@@ -691,8 +691,24 @@ static bool is_temp_of(const char *entry, const char *const bases[], size_t n_ba
 /* Remove the temp files a writer killed inside hs_fileio_replace_at left
  * (never renamed, so never part of any state).  Under the locks nobody
  * else of ours is writing them, and other suites use other names. */
+static bool is_txn_name(const char *entry, const char *const bases[], size_t n_bases)
+{
+	char staged[160];
+
+	if (strcmp(entry, HS_TXN_JOURNAL) == 0)
+		return true;
+	for (size_t i = 0; i < n_bases; i++) {
+		staged_name(staged, sizeof(staged), bases[i]);
+		if (strcmp(entry, staged) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* *txn_seen: the journal or a staged file is there (else there is
+ * nothing for recover_journal to do). */
 static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[],
-                       size_t n_bases, char *msg, size_t msg_size)
+                       size_t n_bases, bool *txn_seen, char *msg, size_t msg_size)
 {
 	DIR *d = hs_fileio_opendir_at(dirfd);
 	struct dirent *de;
@@ -703,7 +719,10 @@ static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[
 	while ((de = readdir(d))) {
 		struct stat st;
 
-		if (de->d_name[0] != '.' || !is_temp_of(de->d_name, bases, n_bases))
+		if (de->d_name[0] != '.')
+			continue;
+		*txn_seen |= is_txn_name(de->d_name, bases, n_bases);
+		if (!is_temp_of(de->d_name, bases, n_bases))
 			continue;
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISREG(st.st_mode) && unlinkat(dirfd, de->d_name, 0) == 0) {
@@ -719,16 +738,19 @@ static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[
 int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], size_t n_bases,
                    char *msg, size_t msg_size)
 {
-	int swept;
+	bool txn_seen = false;
+	int swept, r;
 
 	if (msg && msg_size)
 		msg[0] = '\0';
-	swept = sweep_temps(dirfd, dir_path, bases, n_bases, msg, msg_size);
+	swept = sweep_temps(dirfd, dir_path, bases, n_bases, &txn_seen, msg, msg_size);
 	if (swept < 0) {
 		msg_set(msg, msg_size, "cannot read %s: %s", dir_path, hs_strerror(swept));
 		return swept;
 	}
-	int r = recover_journal(dirfd, dir_path, bases, n_bases, msg, msg_size);
+	/* without the journal or a staged file there is nothing to finish
+	 * or drop */
+	r = txn_seen ? recover_journal(dirfd, dir_path, bases, n_bases, msg, msg_size) : 0;
 	if (r < 0)
 		return r;
 	/* after the journal: a reserved directory it named is in place now */
