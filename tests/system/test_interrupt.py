@@ -748,34 +748,41 @@ def with_pam(sb):
     sb.use_pam_module()
 
 
+def installs(base):
+    """The step that puts the new /etc/BASE in place: lib/txn's exchange with the staged
+    file (or, on a file system without it, the rename)."""
+    return r'renameat2?\(\d+</etc>, "\.%s\.[\w-]+", \d+</etc>, "%s"(, RENAME_EXCHANGE)?\)' % (
+        base, base)
+
+
 # The kill points that once showed bugs, now fixed (the journaled transaction of the
 # global files, lib/etc/txn.h; usermod's rerun and hand-back order; pwck's signal blocking);
 # their tests at the end of the file pin the fixes down.
 GROUP_BEFORE_PASSWD = Known(
     "useradd: after a kill between writing /etc/group and /etc/passwd, running the same "
     "useradd again fails ('group NAME exists', exit 9)",
-    after=r'renameat\(\d+</etc>, "\.group\.[\w-]+", \d+</etc>, "group"\)',
-    upto=r'renameat\(\d+</etc>, "\.passwd\.[\w-]+", \d+</etc>, "passwd"\)',
+    after=installs("group"),
+    upto=installs("passwd"),
     whats=("recovery",))
 RENAME_AFTER_PASSWD = Known(
     "usermod -l: after a kill once /etc/passwd has the new name, running the same usermod "
     "again fails ('user OLD does not exist', exit 6) and leaves the directory reserved or "
     "taken away",
-    after=r'renameat\(\d+</etc>, "\.passwd\.[\w-]+", \d+</etc>, "passwd"\)', upto=r"$^",
+    after=installs("passwd"), upto=r"$^",
     whats=("recovery",))
 GROUPMOD_G_PASSWD = Known(
     "groupmod -g: after a kill between writing /etc/group (the new gid) and /etc/passwd "
     "(its primary members' gid), running the same groupmod again changes nothing: the "
     "members keep the old gid, a group that no longer exists",
-    after=r'renameat\(\d+</etc>, "\.group\.[\w-]+", \d+</etc>, "group"\)',
-    upto=r'renameat\(\d+</etc>, "\.passwd\.[\w-]+", \d+</etc>, "passwd"\)',
+    after=installs("group"),
+    upto=installs("passwd"),
     whats=("recovery",))
 NEWUSERS_GROUPS_FIRST = Known(
     "newusers: after a kill between writing /etc/gshadow and /etc/passwd, running the "
     "same newusers again fails (exit 1: 'group NAME is a shadow group, but does not exist "
     "in /etc/group', then 'group NAME already exists') and changes nothing",
-    after=r'renameat\(\d+</etc>, "\.gshadow\.[\w-]+", \d+</etc>, "gshadow"\)',
-    upto=r'renameat\(\d+</etc>, "\.passwd\.[\w-]+", \d+</etc>, "passwd"\)',
+    after=installs("gshadow"),
+    upto=installs("passwd"),
     whats=("recovery",))
 PWCK_SIGINT = Known(
     "pwck: tree repairs run with signals not blocked: a SIGINT while it makes a missing "
@@ -1216,7 +1223,7 @@ def test_newusers_killed_before_passwd_is_finished_by_a_rerun(sb):
     an empty group named after a user that has no passwd line but an orphan directory.)"""
     r = row("newusers")
     raw, old, new, steps = start(sb, r)
-    for pattern in (r'renameat\(\d+</etc>, "\.group\.[\w-]+", \d+</etc>, "group"\)',
+    for pattern in (installs("group"),
                     NEWUSERS_GROUPS_FIRST.upto.pattern):
         step = next((s for s in steps if re.search(pattern, s[2])), None)
         if step is None:
