@@ -166,6 +166,7 @@ static int install_one(int dirfd, const char *dir_path, const char *base, const 
 		(void)renameat2(dirfd, staged, dirfd, base, RENAME_EXCHANGE);
 	} else if (errno != ENOENT && errno != EINVAL) {
 		r = -errno;
+		failed = base;
 	} else if (errno == EINVAL) {
 		r = write_backup(dirfd, base, old_data, old_len);
 	}

@@ -86,7 +86,7 @@ static int hand_over(int dfd, uid_t uid, gid_t auth_gid)
  * A reserved directory (.new.USER.*, .del.USER.*) outlives a tool killed
  * while it exists.  Finding such leftovers means listing the whole tree,
  * which costs O(users), so the tree carries HS_TREE_RESERVED_MARK while
- * one may exist: it is made durable before this process's first reserved
+ * one may exist: it is made before this process's first reserved
  * directory and removed when its last one is gone.  A killed tool leaves
  * the mark behind, and the next holder of the global locks sweeps
  * (hs_userdir_sweep_reserved).  Reserved directories are made only under
@@ -109,13 +109,13 @@ static int reserved_begin(int treefd)
 	/* a mark already there stands for a leftover the sweep could not
 	 * remove: it stays until one can */
 	mark_stays = fd < 0;
-	if (fd >= 0) {
+	if (fd >= 0)
 		close(fd);
-		if (fsync(treefd) < 0 && errno != EINVAL) {
-			reserved_live--;
-			return -errno;
-		}
-	}
+	/* Not synced on its own: the reserved directory is made after it in
+	 * the same directory, and a journaling file system never makes a
+	 * later name durable without an earlier one; the builder's own
+	 * fsync of the tree covers both.  (A sync per user would cost
+	 * pwconv and newusers one disk flush each.) */
 	return 0;
 }
 
