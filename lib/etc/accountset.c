@@ -354,9 +354,20 @@ int hs_accountset_remove_member(struct hs_accountset *s, size_t gi, const char *
  * skipped without building its record (with HS_DB_LAZY, userdel then
  * parses a handful of lines, not all).  memchr for the first byte, then
  * a compare: memmem costs more than that on lines this short. */
+/* Does line i (found holding name's bytes) hold them past its own name,
+ * where a member list may name the user?  Else it is not even parsed. */
+static bool may_name(const struct hs_accountdb *db, size_t i, const char *name, size_t nlen)
+{
+	size_t len, flen;
+	const char *t = hs_accountdb_text(db, i, &len);
+	const char *f = t ? hs_accountdb_field(db, i, 1, &flen) : NULL;
+
+	return f && memmem(f, len - (size_t)(f - t), name, nlen) != NULL;
+}
+
 /* op on every group and gshadow line that may name the user: one that
- * holds the name's bytes (the lines apply the op to the member list, and
- * change nothing when it does not name them). */
+ * holds the name's bytes past its own name (the lines apply the op to the
+ * member lists, and change nothing when they do not name the user). */
 static int every_list_op(struct hs_accountset *s, enum list_op op, const char *name,
                          const char *new_name)
 {
@@ -367,6 +378,8 @@ static int every_list_op(struct hs_accountset *s, enum list_op op, const char *n
 	if (s->used[HS_AS_GROUP]) {
 		for (i = 0; (i = hs_accountdb_find_text(&s->db[HS_AS_GROUP], (size_t)i, name,
 							nlen)) >= 0; i++) {
+			if (!may_name(&s->db[HS_AS_GROUP], (size_t)i, name, nlen))
+				continue;
 			r = group_line_apply(s, (size_t)i, op, name, new_name);
 			if (r < 0)
 				return r;
@@ -376,6 +389,8 @@ static int every_list_op(struct hs_accountset *s, enum list_op op, const char *n
 	if (s->used[HS_AS_GSHADOW]) {
 		for (i = 0; (i = hs_accountdb_find_text(&s->db[HS_AS_GSHADOW], (size_t)i, name,
 							nlen)) >= 0; i++) {
+			if (!may_name(&s->db[HS_AS_GSHADOW], (size_t)i, name, nlen))
+				continue;
 			r = gshadow_line_apply(s, (size_t)i, op, name, new_name, true);
 			if (r < 0)
 				return r;
