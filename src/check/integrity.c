@@ -1317,6 +1317,11 @@ static void check_other_entry(struct tree *tr, const char *name)
 		problem(a, "%s: pwunconv was interrupted; run pwunconv again to finish it", path);
 		return;
 	}
+	/* the tree's mark of reserved directories (lib/tree/userdir_admin.c):
+	 * a running tool's, or a killed one's that the next locking tool
+	 * sweeps; the directories it stands for are reported themselves */
+	if (strcmp(name, HS_TREE_RESERVED_MARK) == 0 && S_ISREG(st.st_mode))
+		return;
 	if (strncmp(name, USERMOD_L_PREFIX, strlen(USERMOD_L_PREFIX)) == 0) {
 		problem(a, "%s: left over by an interrupted usermod -l; run the same usermod -l "
 			"again to finish it", path);
