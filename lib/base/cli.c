@@ -41,7 +41,7 @@ static struct {
 /* held by the one thread updating the line; the others skip their step */
 static atomic_flag progress_busy = ATOMIC_FLAG_INIT;
 
-static void progress_erase(void)
+void hs_cli_progress_erase(void)
 {
 	if (progress.shown)
 		fputs("\r\033[K", stderr);
@@ -62,7 +62,7 @@ void hs_cli_progress_start(unsigned long total, const char *what)
 {
 	struct timespec now;
 
-	progress_erase();
+	hs_cli_progress_erase();
 	progress.on = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO) &&
 		clock_gettime(CLOCK_MONOTONIC, &now) == 0;
 	progress.total = total;
@@ -90,14 +90,14 @@ void hs_cli_progress_step(unsigned long done)
 
 void hs_cli_progress_end(void)
 {
-	progress_erase();
+	hs_cli_progress_erase();
 	progress.on = false;
 }
 
 __attribute__((format(printf, 1, 0)))
 static void vwarn_line(const char *fmt, va_list ap)
 {
-	progress_erase();
+	hs_cli_progress_erase();
 	fprintf(stderr, "%s: ", prog_name);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
@@ -147,7 +147,7 @@ void hs_cli_warn_at(void *ctx, const char *path, unsigned long lineno, const cha
 {
 	const char *prog = ctx ? (const char *)ctx : prog_name;
 
-	progress_erase();
+	hs_cli_progress_erase();
 	fprintf(stderr, "%s: %s:%lu: %s\n", prog, path ? path : "(config)", lineno, message);
 }
 
@@ -157,7 +157,7 @@ void hs_report(const struct hs_err *err)
 
 	if (!*line)
 		return;
-	progress_erase();
+	hs_cli_progress_erase();
 	for (;;) {
 		const char *nl = strchr(line, '\n');
 		int len = nl ? (int)(nl - line) : (int)strlen(line);
