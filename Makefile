@@ -4,7 +4,8 @@
 #                   fuzz corpus replay, the fuzz targets built with clang, the
 #                   .deb (make deb), system tests in a throwaway root
 #                   (test_package.py installs that .deb)
-#   make demo       install deps, build, show the suite working in a sandbox
+#   make demo       install deps, build, build the .deb (make deb), show the
+#                   package's life cycle and each tool in sandboxes
 #   make lint       cppcheck, shellcheck, clang-tidy bugprone checks (tools/lint)
 #   make complexity functions above cognitive complexity 50 (tools/complexity)
 #   make bench      benchmarks side by side with Debian's stock tools
@@ -83,6 +84,7 @@ deb: deps
 
 demo: deps
 	$(MAKE) all
+	$(MAKE) deb
 	tests/sandbox/demo $(BUILD)
 
 bench: deps
