@@ -41,7 +41,7 @@ static struct {
 /* held by the one thread updating the line; the others skip their step */
 static atomic_flag progress_busy = ATOMIC_FLAG_INIT;
 
-void hs_cli_progress_erase(void)
+static void progress_erase(void)
 {
 	if (progress.shown)
 		fputs("\r\033[K", stderr);
@@ -62,7 +62,7 @@ void hs_cli_progress_start(unsigned long total, const char *what)
 {
 	struct timespec now;
 
-	hs_cli_progress_erase();
+	progress_erase();
 	progress.on = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO) &&
 		clock_gettime(CLOCK_MONOTONIC, &now) == 0;
 	progress.total = total;
@@ -88,16 +88,23 @@ void hs_cli_progress_step(unsigned long done)
 	atomic_flag_clear(&progress_busy);
 }
 
+/* A separate entry for the programs, so that the privileged ones, which
+ * only reach progress_erase through hs_warn, link no new symbol. */
+void hs_cli_progress_erase(void)
+{
+	progress_erase();
+}
+
 void hs_cli_progress_end(void)
 {
-	hs_cli_progress_erase();
+	progress_erase();
 	progress.on = false;
 }
 
 __attribute__((format(printf, 1, 0)))
 static void vwarn_line(const char *fmt, va_list ap)
 {
-	hs_cli_progress_erase();
+	progress_erase();
 	fprintf(stderr, "%s: ", prog_name);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
@@ -147,7 +154,7 @@ void hs_cli_warn_at(void *ctx, const char *path, unsigned long lineno, const cha
 {
 	const char *prog = ctx ? (const char *)ctx : prog_name;
 
-	hs_cli_progress_erase();
+	progress_erase();
 	fprintf(stderr, "%s: %s:%lu: %s\n", prog, path ? path : "(config)", lineno, message);
 }
 
@@ -157,7 +164,7 @@ void hs_report(const struct hs_err *err)
 
 	if (!*line)
 		return;
-	hs_cli_progress_erase();
+	progress_erase();
 	for (;;) {
 		const char *nl = strchr(line, '\n');
 		int len = nl ? (int)(nl - line) : (int)strlen(line);
