@@ -8,7 +8,8 @@
 #                   package's life cycle and each tool in sandboxes
 #   make lint       cppcheck, shellcheck, clang-tidy bugprone checks (tools/lint)
 #   make complexity functions above cognitive complexity 50 (tools/complexity)
-#   make bench      benchmarks side by side with Debian's stock tools
+#   make bench      benchmarks side by side with Debian's stock tools, and
+#                   their graphs (build/bench-results/*.png, gnuplot)
 #   make fuzz       run the libFuzzer targets for a while (clang)
 #   make fuzz-build build the libFuzzer targets (clang) and replay their corpus
 #   make install DESTDIR=...
