@@ -84,7 +84,6 @@ struct hs_txn_work {
 	char where[256];                /* out (HOME_DEL refused): the offending
 					 * entry below path */
 };
-#define HS_TXN_MAX_WORK 4
 
 /* The part of the work that walks trees and renames directories, which
  * setid programs must not link: a program that may have to finish it
