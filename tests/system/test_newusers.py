@@ -280,7 +280,7 @@ def test_homes_are_never_followed(tree):
     before = state(tree)
     res = run(tree, CHEAP, input="ok1:pw-1::::/home/ok1:\nbad:pw-2::::/srv/alice/bad:\n")
     assert res.returncode == 1
-    assert "line 2: cannot create home directory /srv/alice/bad: a directory above it " \
+    assert "line 2: cannot create directory /srv/alice/bad: a directory above it " \
         "is not root's" in res.stderr
     assert "changes undone: nothing was changed" in res.stderr
     assert state(tree) == before and not tree.exists("/srv/alice/bad")
