@@ -944,7 +944,7 @@ static int tree_write_shadow(struct ctx *c, struct line *l, int fd, const struct
  * in l, then replaced. */
 static int tree_update(struct ctx *c, struct line *l)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_userdir_release_ struct hs_userdir_held held = { c->treefd, -1 };
 	char path[HS_PATHBUF_USER], buf[HS_USERFILE_MAX + 2];
 	struct hs_shadow sh, now;
 	const char *shell;
@@ -952,11 +952,11 @@ static int tree_update(struct ctx *c, struct line *l)
 
 	if (!l->hash && !l->write_shell)
 		return 0;
-	fd = open_locked(c, l);
-	if (fd < 0)
+	held.fd = open_locked(c, l);
+	if (held.fd < 0)
 		return -1;
 	if (l->hash) {
-		r = hs_userdir_read_shadow(fd, l->uid, buf, sizeof(buf), &now);
+		r = hs_userdir_read_shadow(held.fd, l->uid, buf, sizeof(buf), &now);
 		if (r < 0) {
 			/* as chpasswd: a hostile or broken file let nobody in;
 			 * it is replaced, and an undo writes a locked hash */
@@ -973,17 +973,17 @@ static int tree_update(struct ctx *c, struct line *l)
 			return -1;
 		}
 		sh = (struct hs_shadow){ .hash = l->hash, .lstchg = c->today };
-		if (tree_write_shadow(c, l, fd, &sh) < 0)
+		if (tree_write_shadow(c, l, held.fd, &sh) < 0)
 			return -1;
 		l->shadow_written = true;
 	}
 	if (l->write_shell) {
-		r = hs_userdir_read_shell(fd, l->uid, buf, sizeof(buf), &shell);
+		r = hs_userdir_read_shell(held.fd, l->uid, buf, sizeof(buf), &shell);
 		if (r == 0 && !(l->old_shell = strdup(shell)))
 			r = -ENOMEM;
 		hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHELL);
 		if (r == 0)
-			r = hs_userdir_write_shell(fd, l->uid, c->auth_gid, l->real_shell);
+			r = hs_userdir_write_shell(held.fd, l->uid, c->auth_gid, l->real_shell);
 		if (r < 0) {
 			hs_warn("line %lu: cannot update %s: %s", l->lineno, path, hs_strerror(r));
 			return -1;
@@ -997,32 +997,32 @@ static int tree_update(struct ctx *c, struct line *l)
  * again since (that newer change wins and is reported). */
 static int tree_restore(struct ctx *c, struct line *l)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_userdir_release_ struct hs_userdir_held held = { c->treefd, -1 };
 	char path[HS_PATHBUF_USER], buf[HS_USERFILE_MAX + 2];
 	struct hs_shadow now;
 	const char *shell;
 	int bad = 0;
 
-	fd = open_locked(c, l);
-	if (fd < 0)
+	held.fd = open_locked(c, l);
+	if (held.fd < 0)
 		return -1;
 	if (l->shadow_written) {
 		struct hs_shadow old = { .hash = l->old_hash, .lstchg = l->old_lstchg };
-		bool ours = hs_userdir_read_shadow(fd, l->uid, buf, sizeof(buf), &now) == 0 &&
+		bool ours = hs_userdir_read_shadow(held.fd, l->uid, buf, sizeof(buf), &now) == 0 &&
 			    hs_hash_consttime_streq(now.hash, l->hash);
 
 		hs_wipe(buf, sizeof(buf));
-		if (!ours || tree_write_shadow(c, l, fd, &old) < 0) {
+		if (!ours || tree_write_shadow(c, l, held.fd, &old) < 0) {
 			hs_warn("line %lu: %s not restored", l->lineno,
 				hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHADOW));
 			bad = -1;
 		}
 	}
 	if (l->shell_written) {
-		bool ours = hs_userdir_read_shell(fd, l->uid, buf, sizeof(buf), &shell) == 0 &&
+		bool ours = hs_userdir_read_shell(held.fd, l->uid, buf, sizeof(buf), &shell) == 0 &&
 			    strcmp(shell, l->real_shell) == 0;
 
-		if (!ours || hs_userdir_write_shell(fd, l->uid, c->auth_gid, l->old_shell) < 0) {
+		if (!ours || hs_userdir_write_shell(held.fd, l->uid, c->auth_gid, l->old_shell) < 0) {
 			hs_warn("line %lu: %s not restored", l->lineno,
 				hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHELL));
 			bad = -1;
@@ -1052,13 +1052,13 @@ static int tree_create(struct ctx *c, struct line *l)
 /* The real hash of a new user, over the locked one. */
 static int tree_set_hash(struct ctx *c, struct line *l)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_userdir_release_ struct hs_userdir_held held = { c->treefd, -1 };
 	struct hs_shadow sh = { .hash = l->hash, .lstchg = c->today };
 
 	if (!l->hash || l->tree_work->result < 0)
 		return 0;
-	fd = open_locked(c, l);
-	if (fd < 0 || tree_write_shadow(c, l, fd, &sh) < 0) {
+	held.fd = open_locked(c, l);
+	if (held.fd < 0 || tree_write_shadow(c, l, held.fd, &sh) < 0) {
 		hs_warn("line %lu: the password of '%s' stays locked", l->lineno, l->f[F_NAME]);
 		return -1;
 	}
