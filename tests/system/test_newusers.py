@@ -286,6 +286,19 @@ def test_homes_are_never_followed(tree):
     assert state(tree) == before and not tree.exists("/srv/alice/bad")
 
 
+def test_shared_home_is_made_once(tree):
+    """Lines that share a new home make it once (the first line's owner); the batch leaves
+    no reserved directory or journal behind."""
+    res = run(tree, CHEAP, input="sa:pw-1::::/srv/shared/home:\n"
+                                 "sb:pw-2::::/srv/shared/home:\n")
+    assert res.returncode == 0, res
+    assert tree.lstat("/srv/shared/home").st_uid == tree.getpwnam("sa").uid
+    assert tree.run(["/bin/ls", "-A", "/srv/shared"]).stdout.split() == ["home"]
+    assert not tree.exists("/etc/.hardened-shadow.txn")
+    assert not [e for e in tree.run(["/bin/ls", "-A", TREE]).stdout.split()
+                if e.startswith(".")]
+
+
 def test_write_failure_undoes_everything(tree):
     """/etc/passwd is a mount point (rename over it fails): subuid, subgid, gshadow and
     group were already written when it fails; they are put back, the new tree
