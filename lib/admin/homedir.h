@@ -72,17 +72,4 @@ int hs_home_reserve(const char *home, struct hs_home_build *b, struct hs_err *er
 int hs_home_build(struct hs_home_build *b, const char *home, const char *skel, uid_t uid,
 		  gid_t gid, struct hs_err *err);
 
-/* newusers: create home when nothing is there, give it to uid:gid with
- * mode, and fill *made (its dev and ino, for hs_homedir_unmake).  Silent.
- * Returns 1 when created, 0 when something already had that name (any
- * type, left alone and not followed; *made gets its lstat), or a negative
- * error (-HS_E_OWNER: a step of the parent path is not root's). */
-int hs_homedir_make(const char *home, uid_t uid, gid_t gid, mode_t mode, struct stat *made);
-
-/* Undo hs_homedir_make: take the directory back (root:root 0700) and remove
- * it, when home still names that directory (made's dev and ino) and it is
- * empty.  0, -ESTALE (something else there now), -ENOTEMPTY, or another
- * negative error. */
-int hs_homedir_unmake(const char *home, const struct stat *made);
-
 #endif

@@ -153,6 +153,33 @@ int hs_idset_add_owners(struct hs_idset *set, const char *dir)
 	return r;
 }
 
+int hs_ids_add_leftover_owners(struct hs_idset *owners, const char *home, const char *maildir)
+{
+	_cleanup_free_ char *parent = home ? strdup(home) : NULL;
+	char *slash = parent ? strrchr(parent, '/') : NULL;
+	int r = 0;
+
+	if (home && !parent)
+		return -ENOMEM;
+	if (slash && slash != parent) {
+		*slash = '\0';
+		r = hs_idset_add_owners(owners, parent);
+	}
+	return r == 0 && maildir ? hs_idset_add_owners(owners, maildir) : r;
+}
+
+int hs_ids_pick_unowned(struct hs_idset *used, const struct hs_idset *owners,
+                        const struct hs_id_range *range, bool system, unsigned long *id)
+{
+	int r = 0;
+
+	if (!hs_idset_contains(owners, *id))
+		return 0;
+	for (size_t i = 0; r == 0 && i < owners->n; i++)
+		r = hs_idset_add(used, owners->ids[i]);
+	return r ?: hs_ids_pick(used, range, system, HS_IDS_NO_PREFERENCE, id);
+}
+
 void hs_idset_free(struct hs_idset *set)
 {
 	free(set->ids);

@@ -40,6 +40,17 @@ bool hs_idset_contains(const struct hs_idset *set, unsigned long id);
 int hs_idset_add_owners(struct hs_idset *set, const char *dir);
 void hs_idset_free(struct hs_idset *set);
 
+/* The uid reuse rule (docs/decisions.md) of useradd and newusers: a uid
+ * picked without -u must not still own a deleted user's files, or the new
+ * account inherits them.  hs_ids_add_leftover_owners adds to owners the
+ * owners of the entries of home's parent directory (not "/") and of
+ * maildir (either NULL: skipped); -ENOMEM only.  hs_ids_pick_unowned: when
+ * owners holds *id (a pick from used), those uids join used and the pick
+ * is made again. */
+int hs_ids_add_leftover_owners(struct hs_idset *owners, const char *home, const char *maildir);
+int hs_ids_pick_unowned(struct hs_idset *used, const struct hs_idset *owners,
+                        const struct hs_id_range *range, bool system, unsigned long *id);
+
 /* Pick a free id in r, as shadow-utils does: for a normal account one
  * more than the highest id in use inside the range (or the lowest free
  * id when that is past the top); for a system account the highest free

@@ -16,12 +16,15 @@
 #include "fileio.h"
 #include "globalfile.h"
 #include "layout.h"
+#include "strbuf.h"
 #include "tempname.h"
 #include "util.h"
 
-/* The journal is small: a header, one line per file and one per piece of
- * work (which names a path or two). */
-#define JOURNAL_MAX 16384
+/* The journal: a header, one line per file and one per piece of work
+ * (which names a path or two).  A newusers batch has two pieces per user,
+ * so it is built in a growing buffer and read back up to a global file's
+ * size. */
+#define JOURNAL_MAX HS_GLOBALFILE_MAX
 #define JOURNAL_HEADER "hardened-shadow transaction 1\n"
 /* Work begun, nothing committed: a recovery undoes it. */
 #define JOURNAL_PREPARED "hardened-shadow prepared 1\n"
@@ -69,6 +72,22 @@ static void msg_add(char *buf, size_t size, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf + used, size - used, fmt, ap);
 	va_end(ap);
+}
+
+/* Append one formatted line to the journal being built. */
+static int jprintf(struct hs_buf *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int jprintf(struct hs_buf *j, const char *fmt, ...)
+{
+	char line[2 * HS_PATHBUF_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return -ENAMETOOLONG;
+	return hs_strbuf_append(j, line, (size_t)n);
 }
 
 static int identity_of(int dirfd, const char *base, struct identity *id)
@@ -233,14 +252,14 @@ static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *
  * copy and the FILE- backup, and add its line to the journal.  *staged
  * tells the caller a staged copy exists (to remove on failure). */
 static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *f,
-                     struct identity *id, bool *staged, char *journal, size_t *jlen,
+                     struct identity *id, bool *staged, struct hs_buf *journal,
                      char *err, size_t err_size)
 {
 	char staged_path[160];
 	uid_t uid = f->uid;
 	gid_t gid = f->gid;
 	mode_t mode = f->mode;
-	int n, r;
+	int r;
 
 	if (!base_ok(f->base)) {
 		msg_set(err, err_size, "invalid file name in a transaction");
@@ -279,18 +298,15 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 	}
 	*staged = true;
 	if (id->present) {
-		n = snprintf(journal + *jlen, JOURNAL_MAX - *jlen,
-			     "%s %llu %llu %llu %lld.%09lld %lld.%09lld\n", f->base, id->dev, id->ino,
-			     id->size, id->mtime_sec, id->mtime_nsec, id->ctime_sec, id->ctime_nsec);
+		r = jprintf(journal, "%s %llu %llu %llu %lld.%09lld %lld.%09lld\n", f->base,
+			    id->dev, id->ino, id->size, id->mtime_sec, id->mtime_nsec,
+			    id->ctime_sec, id->ctime_nsec);
 	} else {
-		n = snprintf(journal + *jlen, JOURNAL_MAX - *jlen, "%s absent\n", f->base);
+		r = jprintf(journal, "%s absent\n", f->base);
 	}
-	if (n < 0 || (size_t)n >= JOURNAL_MAX - *jlen) {
-		msg_set(err, err_size, "transaction journal too long");
-		return -ENAMETOOLONG;
-	}
-	*jlen += (size_t)n;
-	return 0;
+	if (r < 0)
+		msg_set(err, err_size, "transaction journal: %s", hs_strerror(r));
+	return r;
 }
 
 /* One piece of work in the journal:
@@ -312,23 +328,16 @@ static bool work_is_tree(const struct hs_txn_work *w)
 	return w->kind == HS_TXN_TREE_NEW || w->kind == HS_TXN_TREE_DEL;
 }
 
-static int format_work(char *journal, size_t *jlen, const struct hs_txn_work *w)
+static int format_work(struct hs_buf *journal, const struct hs_txn_work *w)
 {
-	int n;
-
 	if (w->kind < HS_TXN_TREE_NEW || w->kind > HS_TXN_HOME_DEL || !w->path ||
 	    w->path[0] != '/' || strchr(w->path, '\n') ||
 	    (work_is_new(w) && (!w->tmp || !base_ok(w->tmp + 1) || w->tmp[0] != '.')))
 		return -EINVAL;
-	n = snprintf(journal + *jlen, JOURNAL_MAX - *jlen,
-		     "%s %lu %lu %lo %llu %llu %llu %llu %s %s\n", work_words[w->kind],
-		     (unsigned long)w->uid, (unsigned long)w->gid, (unsigned long)w->mode,
-		     w->parent.dev, w->parent.ino, w->self.dev, w->self.ino,
-		     work_is_new(w) ? w->tmp : "-", w->path);
-	if (n < 0 || (size_t)n >= JOURNAL_MAX - *jlen)
-		return -ENAMETOOLONG;
-	*jlen += (size_t)n;
-	return 0;
+	return jprintf(journal, "%s %lu %lu %lo %llu %llu %llu %llu %s %s\n", work_words[w->kind],
+		       (unsigned long)w->uid, (unsigned long)w->gid, (unsigned long)w->mode,
+		       w->parent.dev, w->parent.ino, w->self.dev, w->self.ino,
+		       work_is_new(w) ? w->tmp : "-", w->path);
 }
 
 /* A work line (after its word) into *w; the strings point into line. */
@@ -367,15 +376,15 @@ static int parse_work_line(char *line, struct hs_txn_work *w)
 int hs_txn_prepare(int dirfd, const char *dir_path, const struct hs_txn_work *work,
                    size_t n_work, char *err, size_t err_size)
 {
-	char journal[JOURNAL_MAX];
-	size_t jlen = (size_t)snprintf(journal, sizeof(journal), "%s", JOURNAL_PREPARED);
-	int r = 0;
+	struct hs_buf journal = { NULL, 0, 0 };
+	int r = jprintf(&journal, "%s", JOURNAL_PREPARED);
 
 	for (size_t i = 0; r == 0 && i < n_work; i++)
-		r = format_work(journal, &jlen, &work[i]);
+		r = format_work(&journal, &work[i]);
 	if (r == 0)
-		r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal, jlen, geteuid(), getegid(),
-				       0600);
+		r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal.data, journal.len,
+				       geteuid(), getegid(), 0600);
+	hs_strbuf_free(&journal);
 	if (r < 0)
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -415,22 +424,25 @@ static void run_work(struct hs_txn_work *work, size_t n_work, char *msg, size_t 
 }
 
 /* The journal: header and lines, atomically, root's 0600. */
-static int write_journal(int dirfd, const char *header, const char *lines, size_t len)
+static int write_journal(int dirfd, const char *header, const struct hs_buf *lines)
 {
-	char journal[JOURNAL_MAX];
-	int n = snprintf(journal, sizeof(journal), "%s%.*s", header, (int)len, lines);
+	struct hs_buf journal = { NULL, 0, 0 };
+	int r = hs_strbuf_append(&journal, header, strlen(header));
 
-	if (n < 0 || (size_t)n >= sizeof(journal))
-		return -ENAMETOOLONG;
-	return hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal, (size_t)n, geteuid(),
-				  getegid(), 0600);
+	if (r == 0)
+		r = hs_strbuf_append(&journal, lines->data, lines->len);
+	if (r == 0)
+		r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal.data, journal.len,
+				       geteuid(), getegid(), 0600);
+	hs_strbuf_free(&journal);
+	return r;
 }
 
 /* The work of a journal that a tool without the work ops left (its
  * recovery keeps it): a commit of such a tool must not lose it when it
  * writes its own journal.  Appends its work lines to carried: a prepared
  * journal's as "-@..." (to undo), a committed one's as they are. */
-static int read_carried(int dirfd, char *carried, size_t *clen)
+static int read_carried(int dirfd, struct hs_buf *carried)
 {
 	const struct hs_file_expect ex = {
 		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
@@ -441,7 +453,6 @@ static int read_carried(int dirfd, char *carried, size_t *clen)
 	char *cur, *nl;
 	int r;
 
-	*clen = 0;
 	r = hs_fileio_read_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
 	if (r < 0)
 		return r == -ENOENT ? 0 : r;
@@ -449,47 +460,34 @@ static int read_carried(int dirfd, char *carried, size_t *clen)
 	for (cur = data; (nl = strchr(cur, '\n')) != NULL; cur = nl + 1) {
 		bool undo = cur[0] == '-' || prepared;
 		const char *line = cur[0] == '-' ? cur + 1 : cur;
-		int n;
 
 		if (line[0] != '@')
 			continue;
-		n = snprintf(carried + *clen, JOURNAL_MAX - *clen, "%s%.*s\n", undo ? "-" : "",
-			     (int)(nl - line), line);
-		if (n < 0 || (size_t)n >= JOURNAL_MAX - *clen)
-			return -ENAMETOOLONG;
-		*clen += (size_t)n;
+		if ((undo && hs_strbuf_append(carried, "-", 1) < 0) ||
+		    hs_strbuf_append(carried, line, (size_t)(nl + 1 - line)) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
 
-int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
-                  size_t n_files, struct hs_txn_work *work, size_t n_work, char *err,
-                  size_t err_size)
+/* hs_txn_commit, with the buffers of the journal and of the work carried
+ * from an earlier one (freed by the caller). */
+static int commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
+                  size_t n_files, struct hs_txn_work *work, size_t n_work,
+                  struct hs_buf *journal, struct hs_buf *carried, char *err, size_t err_size)
 {
 	struct identity ids[HS_TXN_MAX_FILES];
-	char journal[JOURNAL_MAX], carried[JOURNAL_MAX] = "";
-	size_t jlen, clen = 0;
-	size_t staged_count = 0;
+	size_t staged_count = 0, clen;
 	int r;
 
-	if (n_files > HS_TXN_MAX_FILES) {
-		msg_set(err, err_size, "too many files in one transaction");
-		return -EINVAL;
-	}
-	if (n_files == 0 && n_work == 0)
-		return 0;
-	if (n_work > HS_TXN_MAX_WORK) {
-		msg_set(err, err_size, "too much work in one transaction");
-		r = -EINVAL;
-		goto unstage;
-	}
-
 	/* 1. stage */
-	jlen = (size_t)snprintf(journal, sizeof(journal), "%s", JOURNAL_HEADER);
+	r = hs_strbuf_append(journal, JOURNAL_HEADER, strlen(JOURNAL_HEADER));
+	if (r < 0)
+		goto unstage;
 	for (size_t i = 0; i < n_files; i++) {
 		bool staged = false;
 
-		r = stage_one(dirfd, dir_path, &files[i], &ids[i], &staged, journal, &jlen, err,
+		r = stage_one(dirfd, dir_path, &files[i], &ids[i], &staged, journal, err,
 			      err_size);
 		if (staged)
 			staged_count = i + 1;
@@ -497,7 +495,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 			goto unstage;
 	}
 	for (size_t i = 0; i < n_work; i++) {
-		r = format_work(journal, &jlen, &work[i]);
+		r = format_work(journal, &work[i]);
 		if (r < 0) {
 			msg_set(err, err_size, "transaction journal: %s", hs_strerror(r));
 			goto unstage;
@@ -505,17 +503,16 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	}
 	/* a journal left for the work (by a tool without it) goes on */
 	if (!work_ops) {
-		r = read_carried(dirfd, carried, &clen);
-		if (r == 0 && clen >= JOURNAL_MAX - jlen)
-			r = -ENAMETOOLONG;
+		r = read_carried(dirfd, carried);
+		if (r == 0)
+			r = hs_strbuf_append(journal, carried->data, carried->len);
 		if (r < 0) {
 			msg_set(err, err_size, "cannot read %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 				hs_strerror(r));
 			goto unstage;
 		}
-		memcpy(journal + jlen, carried, clen);
-		jlen += clen;
 	}
+	clen = carried->len;
 
 	/* 2. the commit point.  One file needs no journal: its rename is the
 	 * commit point, and a crash before it leaves a staged file that the
@@ -533,7 +530,8 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		return 0;
 	}
 	/* owned by whoever may write the directory: root, in /etc */
-	r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal, jlen, geteuid(), getegid(), 0600);
+	r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal->data, journal->len, geteuid(),
+			       getegid(), 0600);
 	if (r < 0) {
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -555,7 +553,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 			if (faccessat(dirfd, HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
 				undo_work(work, n_work);
 				if (clen)
-					(void)write_journal(dirfd, JOURNAL_HEADER, carried, clen);
+					(void)write_journal(dirfd, JOURNAL_HEADER, carried);
 			}
 			return r;
 		}
@@ -594,6 +592,26 @@ unstage:
 		if (unlinkat(dirfd, HS_TXN_JOURNAL, 0) == 0)
 			(void)fsync(dirfd);
 	}
+	return r;
+}
+
+int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
+                  size_t n_files, struct hs_txn_work *work, size_t n_work, char *err,
+                  size_t err_size)
+{
+	struct hs_buf journal = { NULL, 0, 0 }, carried = { NULL, 0, 0 };
+	int r;
+
+	if (n_files > HS_TXN_MAX_FILES) {
+		msg_set(err, err_size, "too many files in one transaction");
+		return -EINVAL;
+	}
+	if (n_files == 0 && n_work == 0)
+		return 0;
+	r = commit(dirfd, dir_path, files, n_files, work, n_work, &journal, &carried, err,
+		   err_size);
+	hs_strbuf_free(&journal);
+	hs_strbuf_free(&carried);
 	return r;
 }
 
@@ -792,17 +810,17 @@ static int remove_staged(int dirfd, const char *dir_path, const char *const base
 static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *work,
                      const bool *undo, size_t n_work, char *msg, size_t msg_size)
 {
-	char lines[JOURNAL_MAX] = "";
-	size_t len = 0;
+	struct hs_buf lines = { NULL, 0, 0 };
 	int r = 0;
 
 	for (size_t i = 0; r == 0 && i < n_work; i++) {
-		if (undo[i] && len < sizeof(lines))
-			lines[len++] = '-';
-		r = format_work(lines, &len, &work[i]);
+		if (undo[i])
+			r = hs_strbuf_append(&lines, "-", 1);
+		r = r ?: format_work(&lines, &work[i]);
 	}
 	if (r == 0)
-		r = write_journal(dirfd, JOURNAL_HEADER, lines, len);
+		r = write_journal(dirfd, JOURNAL_HEADER, &lines);
+	hs_strbuf_free(&lines);
 	if (r < 0)
 		msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -845,11 +863,11 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	const struct hs_file_expect ex = {
 		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
 	};
-	/* its own and some carried from a journal before it */
-	struct hs_txn_work work[HS_TXN_MAX_WORK * 2];
-	bool undo[HS_TXN_MAX_WORK * 2 + 1];
+	/* its own and some carried from a journal before it: one per line at most */
+	_cleanup_free_ struct hs_txn_work *work = NULL;
+	_cleanup_free_ bool *undo = NULL;
 	_cleanup_free_ char *data = NULL;
-	size_t len = 0, n_work = 0, hlen;
+	size_t len = 0, n_work = 0, hlen, n_lines = 1;
 	bool prepared;
 	char *cur, *nl;
 	int r, changed = 0;
@@ -871,6 +889,12 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 			HS_TXN_JOURNAL);
 		return -HS_E_FORMAT;
 	}
+	for (cur = data; (cur = memchr(cur, '\n', len - (size_t)(cur - data))); cur++)
+		n_lines++;
+	work = calloc(n_lines, sizeof(*work));
+	undo = calloc(n_lines, sizeof(*undo));
+	if (!work || !undo)
+		return -ENOMEM;
 	for (cur = data + hlen; *cur; cur = nl + 1) {
 		struct identity want;
 		char *base = NULL;
@@ -882,8 +906,7 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 		undo[n_work] = prepared || cur[0] == '-';
 		if (cur[0] == '-')
 			cur++;
-		if (cur[0] == '@' ? n_work >= HS_TXN_MAX_WORK * 2 ||
-				    parse_work_line(cur, &work[n_work]) < 0
+		if (cur[0] == '@' ? parse_work_line(cur, &work[n_work]) < 0
 				  : prepared || parse_journal_line(cur, &base, &want) < 0) {
 			msg_add(msg, msg_size, "%s/%s: bad line skipped", dir_path,
 				HS_TXN_JOURNAL);

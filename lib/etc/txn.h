@@ -86,7 +86,6 @@ struct hs_txn_work {
 	char where[256];                /* out (HOME_DEL refused): the offending
 					 * entry below path */
 };
-#define HS_TXN_MAX_WORK 4
 
 /* The part of the work that walks trees and renames directories, which
  * setid programs must not link: a program that may have to finish it
@@ -102,6 +101,21 @@ struct hs_txn_work_ops {
 };
 void hs_txn_set_work_ops(const struct hs_txn_work_ops *ops);
 void hs_txn_work_enable(void);
+
+/* A new user's directory as a TREE_NEW piece (useradd, newusers): a
+ * directory already at USER (no passwd line names it: the caller holds the
+ * locks and checked) is removed first, so it is never inherited -- err
+ * says so, to be logged; then USER's directory is built whole under a
+ * reserved name below treefd (hs_userdir_build) and *w filled with path
+ * (HS_PATHBUF_USER bytes) and tmp (NAME_MAX + 1) as its strings.  0, or
+ * negative with err set. */
+struct hs_shadow;
+struct hs_aging;
+struct hs_err;
+int hs_txn_work_tree_new(int treefd, const char *user, uid_t uid, gid_t auth_gid,
+                         const struct hs_shadow *shadow, const struct hs_aging *aging,
+                         const char *shell, struct hs_txn_work *w, char *path, char *tmp,
+                         struct hs_err *err);
 
 /* Before the work is begun: write the journal as "prepared" (work[i],
  * nothing committed), so that a crash while the home is being built is

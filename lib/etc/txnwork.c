@@ -7,10 +7,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -210,6 +212,40 @@ static int work_sweep(int dirfd)
 		return 0;
 	r = hs_userdir_sweep_reserved(treefd);
 	return r < 0 ? 0 : r;
+}
+
+int hs_txn_work_tree_new(int treefd, const char *user, uid_t uid, gid_t auth_gid,
+                         const struct hs_shadow *shadow, const struct hs_aging *aging,
+                         const char *shell, struct hs_txn_work *w, char *path, char *tmp,
+                         struct hs_err *err)
+{
+	struct stat st, tree;
+	int r;
+
+	hs_userdir_path(path, HS_PATHBUF_USER, user, NULL);
+	if (fstatat(treefd, user, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		hs_err_setl(err, 0, LOG_WARNING, "removing %s, left over without a passwd line",
+			    path);
+		r = hs_userdir_remove(treefd, user);
+		if (r < 0 && r != -ENOENT) {
+			hs_err_add(err, "cannot remove %s: %s", path, hs_strerror(r));
+			return r;
+		}
+	}
+	r = fstat(treefd, &tree) < 0 ? -errno : 0;
+	if (r == 0)
+		r = hs_userdir_build(treefd, user, uid, auth_gid, shadow, aging, shell, tmp,
+				     NAME_MAX + 1, &st);
+	if (r < 0) {
+		hs_err_add(err, "cannot create %s: %s", path, hs_strerror(r));
+		return r;
+	}
+	*w = (struct hs_txn_work){
+		.kind = HS_TXN_TREE_NEW, .path = path, .tmp = tmp, .uid = uid, .gid = auth_gid,
+		.mode = HS_USERDIR_MODE, .parent = { tree.st_dev, tree.st_ino },
+		.self = { st.st_dev, st.st_ino },
+	};
+	return 0;
 }
 
 /* A journal left with work pending is finished now, under the locks as

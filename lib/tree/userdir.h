@@ -113,6 +113,15 @@ struct hs_err;
 int hs_userdir_lock_err(int treefd, const char *name, int *udirfd, unsigned timeout_ms,
                         struct hs_err *err);
 int hs_userdir_unlock(int udirfd);
+/* A directory locked by hs_userdir_lock_at, for a cleanup attribute: both
+ * locks are released and the fd closed when it goes out of scope.  A batch
+ * (chpasswd, newusers) holds the tree's shared lock one user at a time, so
+ * another root tool's take-over waits for one user, not the whole batch. */
+struct hs_userdir_held {
+	int treefd, fd;
+};
+void hs_userdir_releasep(struct hs_userdir_held *held);
+#define _cleanup_userdir_release_ __attribute__((cleanup(hs_userdir_releasep)))
 
 /* Take USER's directory (the open *udirfd, at treefd/USER) over from
  * whatever holds its lock, for root's writers; the caller holds the tree

@@ -284,6 +284,15 @@ int hs_userdir_unlock_at(int treefd, int udirfd)
 	return r;
 }
 
+void hs_userdir_releasep(struct hs_userdir_held *held)
+{
+	if (held->fd < 0)
+		return;
+	(void)hs_userdir_unlock_at(held->treefd, held->fd);
+	hs_close(held->fd);
+	held->fd = -1;
+}
+
 int hs_userdir_lock_err(int treefd, const char *name, int *udirfd, unsigned timeout_ms,
 			struct hs_err *err)
 {

@@ -163,7 +163,7 @@ static int open_locked(int treefd, const struct hs_secret_entry *e)
 static int write_one(int treefd, gid_t auth_gid, const struct hs_secret_entry *e,
 		     struct undo *u)
 {
-	_cleanup_close_ int udirfd = -1;
+	_cleanup_userdir_release_ struct hs_userdir_held held = { treefd, -1 };
 	char path[HS_PATHBUF_USER];
 	char cur[HS_USERFILE_MAX + 2];
 	struct hs_shadow sh = { .hash = e->secret, .lstchg = hs_today() };
@@ -171,10 +171,10 @@ static int write_one(int treefd, gid_t auth_gid, const struct hs_secret_entry *e
 	int r;
 
 	hs_userdir_path(path, sizeof(path), e->name, HS_FILE_SHADOW);
-	udirfd = open_locked(treefd, e);
-	if (udirfd < 0)
+	held.fd = open_locked(treefd, e);
+	if (held.fd < 0)
 		return -1;
-	r = hs_userdir_read_shadow(udirfd, e->uid, cur, sizeof(cur), &old);
+	r = hs_userdir_read_shadow(held.fd, e->uid, cur, sizeof(cur), &old);
 	if (r < 0) {
 		/* a shadow file that cannot be read (a planted symlink or
 		 * FIFO, a broken line) never let anyone in: it is replaced,
@@ -189,7 +189,7 @@ static int write_one(int treefd, gid_t auth_gid, const struct hs_secret_entry *e
 		hs_warn("line %lu: %s", e->lineno, hs_strerror(-ENOMEM));
 		return -1;
 	}
-	r = hs_userdir_write_shadow(udirfd, e->uid, auth_gid, &sh);
+	r = hs_userdir_write_shadow(held.fd, e->uid, auth_gid, &sh);
 	if (r < 0) {
 		syslog(LOG_ERR, "cannot write %s: %s", path, hs_strerror(r));
 		hs_warn("line %lu: cannot write %s: %s", e->lineno, path, hs_strerror(r));
@@ -205,7 +205,7 @@ static int write_one(int treefd, gid_t auth_gid, const struct hs_secret_entry *e
 static int restore_one(int treefd, gid_t auth_gid, const struct hs_secret_entry *e,
 		       const struct undo *u)
 {
-	_cleanup_close_ int udirfd = -1;
+	_cleanup_userdir_release_ struct hs_userdir_held held = { treefd, -1 };
 	char path[HS_PATHBUF_USER];
 	char cur[HS_USERFILE_MAX + 2];
 	struct hs_shadow now, old = { .hash = u->old_hash, .lstchg = u->old_lstchg };
@@ -213,10 +213,10 @@ static int restore_one(int treefd, gid_t auth_gid, const struct hs_secret_entry 
 	int r;
 
 	hs_userdir_path(path, sizeof(path), e->name, HS_FILE_SHADOW);
-	udirfd = open_locked(treefd, e);
-	if (udirfd < 0)
+	held.fd = open_locked(treefd, e);
+	if (held.fd < 0)
 		return -1;
-	r = hs_userdir_read_shadow(udirfd, e->uid, cur, sizeof(cur), &now);
+	r = hs_userdir_read_shadow(held.fd, e->uid, cur, sizeof(cur), &now);
 	ours = r == 0 && hs_hash_consttime_streq(now.hash, e->secret);
 	hs_wipe(cur, sizeof(cur));
 	if (r < 0) {
@@ -227,7 +227,7 @@ static int restore_one(int treefd, gid_t auth_gid, const struct hs_secret_entry 
 		hs_warn("line %lu: %s changed again meanwhile; not restored", e->lineno, path);
 		return -1;
 	}
-	r = hs_userdir_write_shadow(udirfd, e->uid, auth_gid, &old);
+	r = hs_userdir_write_shadow(held.fd, e->uid, auth_gid, &old);
 	if (r < 0) {
 		syslog(LOG_ERR, "cannot restore %s: %s", path, hs_strerror(r));
 		hs_warn("line %lu: cannot restore %s: %s", e->lineno, path, hs_strerror(r));

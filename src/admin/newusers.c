@@ -19,29 +19,38 @@
  *      login.defs' ranges, lib/ids), the group to create, the subordinate
  *      ranges, where the shell goes (DESIGN §2: a listed shell behind the
  *      proxy).  Again any error names its line and nothing is written;
- *   4. the commit, signals blocked, still under the locks:
- *        a. the home directories that do not exist yet (lib/homedir:
- *           never through a symlink, built root's and then handed over);
- *        b. the tree: each new user's directory, complete but with a
- *           LOCKED hash (a leftover directory without a passwd line is
- *           removed first), and each updated user's shadow or shell file
- *           under that user's lock, the previous contents kept;
- *        c. the global files, /etc/passwd last, their previous contents
- *           kept (lib/asundo);
- *        d. the new users' real hashes replace the locked ones.
- *      A failure in any step undoes every step before it (homes removed,
- *      directories removed, files restored) and exits 1.
+ *   4. the commit, signals blocked, still under the locks, through the
+ *      transaction journal of the global files, which carries the new
+ *      users' directories and the new homes as its work (lib/etc/txn.h,
+ *      useradd's scheme):
+ *        a. each new user's directory, complete but with a LOCKED hash,
+ *           is built under a reserved name in the tree (a leftover
+ *           directory without a passwd line is removed first);
+ *        b. a journal "prepared" names each new home's reserved name,
+ *           then the homes are built there, root's 0700 (never through a
+ *           symlink; anything already at a home's path is left alone);
+ *        c. each updated user's shadow or shell file, under that user's
+ *           lock, the previous contents kept;
+ *        d. the commit point: the journal names the global files and the
+ *           work; the files are installed, the directories and homes
+ *           renamed into place and handed over;
+ *        e. the new users' real hashes replace the locked ones.
+ *      A failure before d undoes every step before it (the prepared
+ *      journal's recovery removes the reserved homes) and exits 1; a kill
+ *      there is undone by the next root tool that takes the locks, and a
+ *      kill after d is finished by it.  After d nothing is undone: a
+ *      failure is said (a hash that stays locked fails closed), exit 1.
  * The order is useradd's, for the same reason: the NSS module serves a
- * tree directory by name, so a crash may leave at worst directories with
- * a locked hash and no passwd line (the next useradd or newusers of the
- * name removes them) or accounts whose hash is still locked; never a real
- * hash under a name /etc/passwd does not know.
+ * tree directory by name, so a crash may leave at worst accounts whose
+ * hash is still locked; never a real hash under a name /etc/passwd does
+ * not know.
  *
  * On a classic system (no /etc/hardened-shadow) the hashes go to
  * /etc/shadow, or into /etc/passwd when there is no /etc/shadow. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -55,7 +64,6 @@
 
 #include "accountdb.h"
 #include "accountset.h"
-#include "asundo.h"
 #include "batchio.h"
 #include "cli.h"
 #include "config.h"
@@ -68,12 +76,15 @@
 #include "records.h"
 #include "shells.h"
 #include "subidbatch.h"
+#include "globalfile.h"
+#include "txn.h"
 #include "userdir.h"
 #include "util.h"
-#include "txn.h"
+#include "walk.h"
 
 #define E_SUCCESS 0
 #define E_FAILURE 1
+#define DEFAULT_MAIL_DIR "/var/mail"
 
 /* Longest input line: the fields' own limits (name 32, password 512,
  * GECOS 1024, two paths of 4096) and the colons fit. */
@@ -107,8 +118,8 @@ struct line {
 	bool write_shell;       /* existing user: shell file rewritten */
 	bool new_group;
 	/* commit state, for the undo */
-	bool home_made, dir_made, shadow_written, shell_written;
-	struct stat home_st;
+	bool shadow_written, shell_written;
+	struct hs_txn_work *tree_work;  /* a new user's directory, in ctx.work */
 	char *old_hash, *old_shell;
 	long old_lstchg;
 };
@@ -277,12 +288,14 @@ static bool shell_valid(const char *s)
 	       strlen(s) < HS_PATH_FIELD_MAX && strcmp(s, HS_SHELL_PROXY) != 0;
 }
 
-/* Names seen so far, for the duplicate check: open addressing over the
- * line array, grown as it fills. */
-static struct {
+/* Names seen so far, for the duplicate check (and homes, made once per
+ * batch): open addressing over the line array, grown as it fills. */
+struct nameset {
 	size_t *slots;          /* line index + 1, 0 = empty */
 	size_t cap, used;
-} seen;
+	int field;              /* F_NAME, F_DIR */
+};
+static struct nameset seen = { .field = F_NAME }, homes_seen = { .field = F_DIR };
 
 static size_t name_hash(const char *s)
 {
@@ -294,34 +307,34 @@ static size_t name_hash(const char *s)
 }
 
 /* The line that already had this name, or NULL after recording idx. */
-static struct line *seen_add(size_t idx)
+static struct line *seen_add(struct nameset *set, size_t idx)
 {
-	const char *name = b.v[idx].f[F_NAME];
+	const char *name = b.v[idx].f[set->field];
 	size_t i;
 
-	if (2 * (seen.used + 1) > seen.cap) {
-		size_t ncap = seen.cap ? 2 * seen.cap : 1024;
+	if (2 * (set->used + 1) > set->cap) {
+		size_t ncap = set->cap ? 2 * set->cap : 1024;
 		size_t *ns = calloc(ncap, sizeof(*ns));
 
 		if (!ns)
 			hs_die(E_FAILURE, "out of memory");
-		for (size_t k = 0; k < seen.cap; k++) {
-			if (!seen.slots[k])
+		for (size_t k = 0; k < set->cap; k++) {
+			if (!set->slots[k])
 				continue;
-			for (i = name_hash(b.v[seen.slots[k] - 1].f[F_NAME]) & (ncap - 1); ns[i];
-			     i = (i + 1) & (ncap - 1))
+			for (i = name_hash(b.v[set->slots[k] - 1].f[set->field]) & (ncap - 1);
+			     ns[i]; i = (i + 1) & (ncap - 1))
 				;
-			ns[i] = seen.slots[k];
+			ns[i] = set->slots[k];
 		}
-		free(seen.slots);
-		seen.slots = ns;
-		seen.cap = ncap;
+		free(set->slots);
+		set->slots = ns;
+		set->cap = ncap;
 	}
-	for (i = name_hash(name) & (seen.cap - 1); seen.slots[i]; i = (i + 1) & (seen.cap - 1))
-		if (strcmp(b.v[seen.slots[i] - 1].f[F_NAME], name) == 0)
-			return &b.v[seen.slots[i] - 1];
-	seen.slots[i] = idx + 1;
-	seen.used++;
+	for (i = name_hash(name) & (set->cap - 1); set->slots[i]; i = (i + 1) & (set->cap - 1))
+		if (strcmp(b.v[set->slots[i] - 1].f[set->field], name) == 0)
+			return &b.v[set->slots[i] - 1];
+	set->slots[i] = idx + 1;
+	set->used++;
 	return NULL;
 }
 
@@ -452,7 +465,7 @@ static void read_input(void)
 		b.n++;
 		if (!check_alone(l))
 			continue;
-		other = seen_add(b.n - 1);
+		other = seen_add(&seen, b.n - 1);
 		if (other)
 			line_error(l, "user '%s' already appears on line %lu", l->f[F_NAME],
 				   other->lineno);
@@ -495,6 +508,8 @@ struct ctx {
 	struct hs_accountset s;
 	struct hs_accountdb *pw, *gr, *gs, *sp;
 	struct hs_idset uids, gids;
+	struct hs_idset owners;         /* uids that own a deleted user's files */
+	const char *owners_home;        /* whose parent owners has read last */
 	struct hs_id_range urange, grange;
 	struct hs_config *defs;
 	bool classic;
@@ -505,7 +520,42 @@ struct ctx {
 	long today;
 	struct hs_subid_batch subids[2];        /* /etc/subuid, /etc/subgid */
 	bool subids_ready[2];
+	/* the commit's work (lib/etc/txn.h): new users' directories and new
+	 * homes, built whole under reserved names before the commit point,
+	 * renamed into place by it (or, after a kill, by the next root tool) */
+	struct hs_txn_work *work;
+	size_t n_work;
+	struct work_names {
+		char tree_path[HS_PATHBUF_USER], tree_tmp[NAME_MAX + 1];
+		char home_tmp[sizeof(((struct hs_home_build *)0)->tmp)];
+	} *names;               /* per line: the work's strings */
+	bool prepared;          /* a prepared journal names the homes */
 };
+
+static bool same_parent(const char *x, const char *y)
+{
+	const char *sx = strrchr(x, '/'), *sy = strrchr(y, '/');
+
+	if (!sx || !sy)
+		return !sx && !sy;
+	return sx - x == sy - y && memcmp(x, y, (size_t)(sx - x)) == 0;
+}
+
+/* useradd's uid reuse rule (lib/admin/ids.h): the owners of what deleted
+ * users left in the parent of this line's home (read once for lines in a
+ * row that share it) and, for the first line, in the mail spool. */
+static int add_leftover_owners(struct ctx *c, const struct line *l)
+{
+	const char *home = l->f[F_DIR];
+	int r;
+
+	if (c->owners_home && same_parent(c->owners_home, home))
+		return 0;
+	r = hs_ids_add_leftover_owners(&c->owners, home, c->owners_home ? NULL :
+				       hs_config_get_str(c->defs, "MAIL_DIR", DEFAULT_MAIL_DIR));
+	c->owners_home = home;
+	return r;
+}
 
 /* A line's uid field, for a new user: "" = a new id, a number, or the
  * name of a user (an existing one or one of an earlier line). */
@@ -517,6 +567,8 @@ static int resolve_uid(struct ctx *c, struct line *l, unsigned long *uid)
 
 	if (!u[0]) {
 		r = hs_ids_pick(&c->uids, &c->urange, o.system, HS_IDS_NO_PREFERENCE, uid);
+		r = r ?: add_leftover_owners(c, l);
+		r = r ?: hs_ids_pick_unowned(&c->uids, &c->owners, &c->urange, o.system, uid);
 		if (r < 0) {
 			line_error(l, "can't get unique %sUID (%s)", o.system ? "system " : "",
 				   r == -EUSERS ? "no more available UIDs" : hs_strerror(r));
@@ -892,7 +944,7 @@ static int tree_write_shadow(struct ctx *c, struct line *l, int fd, const struct
  * in l, then replaced. */
 static int tree_update(struct ctx *c, struct line *l)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_userdir_release_ struct hs_userdir_held held = { c->treefd, -1 };
 	char path[HS_PATHBUF_USER], buf[HS_USERFILE_MAX + 2];
 	struct hs_shadow sh, now;
 	const char *shell;
@@ -900,11 +952,11 @@ static int tree_update(struct ctx *c, struct line *l)
 
 	if (!l->hash && !l->write_shell)
 		return 0;
-	fd = open_locked(c, l);
-	if (fd < 0)
+	held.fd = open_locked(c, l);
+	if (held.fd < 0)
 		return -1;
 	if (l->hash) {
-		r = hs_userdir_read_shadow(fd, l->uid, buf, sizeof(buf), &now);
+		r = hs_userdir_read_shadow(held.fd, l->uid, buf, sizeof(buf), &now);
 		if (r < 0) {
 			/* as chpasswd: a hostile or broken file let nobody in;
 			 * it is replaced, and an undo writes a locked hash */
@@ -921,17 +973,17 @@ static int tree_update(struct ctx *c, struct line *l)
 			return -1;
 		}
 		sh = (struct hs_shadow){ .hash = l->hash, .lstchg = c->today };
-		if (tree_write_shadow(c, l, fd, &sh) < 0)
+		if (tree_write_shadow(c, l, held.fd, &sh) < 0)
 			return -1;
 		l->shadow_written = true;
 	}
 	if (l->write_shell) {
-		r = hs_userdir_read_shell(fd, l->uid, buf, sizeof(buf), &shell);
+		r = hs_userdir_read_shell(held.fd, l->uid, buf, sizeof(buf), &shell);
 		if (r == 0 && !(l->old_shell = strdup(shell)))
 			r = -ENOMEM;
 		hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHELL);
 		if (r == 0)
-			r = hs_userdir_write_shell(fd, l->uid, c->auth_gid, l->real_shell);
+			r = hs_userdir_write_shell(held.fd, l->uid, c->auth_gid, l->real_shell);
 		if (r < 0) {
 			hs_warn("line %lu: cannot update %s: %s", l->lineno, path, hs_strerror(r));
 			return -1;
@@ -945,32 +997,32 @@ static int tree_update(struct ctx *c, struct line *l)
  * again since (that newer change wins and is reported). */
 static int tree_restore(struct ctx *c, struct line *l)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_userdir_release_ struct hs_userdir_held held = { c->treefd, -1 };
 	char path[HS_PATHBUF_USER], buf[HS_USERFILE_MAX + 2];
 	struct hs_shadow now;
 	const char *shell;
 	int bad = 0;
 
-	fd = open_locked(c, l);
-	if (fd < 0)
+	held.fd = open_locked(c, l);
+	if (held.fd < 0)
 		return -1;
 	if (l->shadow_written) {
 		struct hs_shadow old = { .hash = l->old_hash, .lstchg = l->old_lstchg };
-		bool ours = hs_userdir_read_shadow(fd, l->uid, buf, sizeof(buf), &now) == 0 &&
+		bool ours = hs_userdir_read_shadow(held.fd, l->uid, buf, sizeof(buf), &now) == 0 &&
 			    hs_hash_consttime_streq(now.hash, l->hash);
 
 		hs_wipe(buf, sizeof(buf));
-		if (!ours || tree_write_shadow(c, l, fd, &old) < 0) {
+		if (!ours || tree_write_shadow(c, l, held.fd, &old) < 0) {
 			hs_warn("line %lu: %s not restored", l->lineno,
 				hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHADOW));
 			bad = -1;
 		}
 	}
 	if (l->shell_written) {
-		bool ours = hs_userdir_read_shell(fd, l->uid, buf, sizeof(buf), &shell) == 0 &&
+		bool ours = hs_userdir_read_shell(held.fd, l->uid, buf, sizeof(buf), &shell) == 0 &&
 			    strcmp(shell, l->real_shell) == 0;
 
-		if (!ours || hs_userdir_write_shell(fd, l->uid, c->auth_gid, l->old_shell) < 0) {
+		if (!ours || hs_userdir_write_shell(held.fd, l->uid, c->auth_gid, l->old_shell) < 0) {
 			hs_warn("line %lu: %s not restored", l->lineno,
 				hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHELL));
 			bad = -1;
@@ -979,101 +1031,146 @@ static int tree_restore(struct ctx *c, struct line *l)
 	return bad;
 }
 
-/* A new user's directory, complete, with a locked hash (see the top). */
+/* A new user's directory, complete, with a locked hash (see the top),
+ * under a reserved name. */
 static int tree_create(struct ctx *c, struct line *l)
 {
 	struct hs_shadow locked = { .hash = "!", .lstchg = c->today };
-	char path[HS_PATHBUF_USER];
-	struct stat st;
-	int r;
+	struct work_names *names = &c->names[l - b.v];
+	struct hs_err err = HS_ERR_INIT;
+	int r = hs_txn_work_tree_new(c->treefd, l->f[F_NAME], l->uid, c->auth_gid, &locked,
+				     &c->aging, l->real_shell, &c->work[c->n_work], names->tree_path,
+				     names->tree_tmp, &err);
 
-	hs_userdir_path(path, sizeof(path), l->f[F_NAME], NULL);
-	if (fstatat(c->treefd, l->f[F_NAME], &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		/* no passwd line for the name, and we hold the locks: left
-		 * over by an interrupted useradd, newusers or userdel */
-		hs_warn("removing %s, left over without a passwd line", path);
-		syslog(LOG_WARNING, "removing %s, left over without a passwd line", path);
-		r = hs_userdir_remove(c->treefd, l->f[F_NAME]);
-		if (r < 0 && r != -ENOENT) {
-			hs_warn("line %lu: cannot remove %s: %s", l->lineno, path, hs_strerror(r));
-			return -1;
-		}
-	}
-	r = hs_userdir_create(c->treefd, l->f[F_NAME], l->uid, c->auth_gid, &locked, &c->aging,
-			      l->real_shell);
-	if (r < 0) {
-		hs_warn("line %lu: cannot create %s: %s", l->lineno, path, hs_strerror(r));
+	hs_report(&err);
+	if (r < 0)
 		return -1;
-	}
-	l->dir_made = true;
+	l->tree_work = &c->work[c->n_work++];
 	return 0;
 }
 
 /* The real hash of a new user, over the locked one. */
 static int tree_set_hash(struct ctx *c, struct line *l)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_userdir_release_ struct hs_userdir_held held = { c->treefd, -1 };
 	struct hs_shadow sh = { .hash = l->hash, .lstchg = c->today };
 
-	if (!l->hash)
+	if (!l->hash || l->tree_work->result < 0)
 		return 0;
-	fd = open_locked(c, l);
-	if (fd < 0)
-		return -1;
-	return tree_write_shadow(c, l, fd, &sh) < 0 ? -1 : 0;
-}
-
-static int make_home(struct line *l, mode_t mode)
-{
-	int r;
-
-	if (!l->f[F_DIR][0])
-		return 0;
-	r = hs_homedir_make(l->f[F_DIR], l->uid, l->gid, mode, &l->home_st);
-	if (r < 0) {
-		hs_warn("line %lu: cannot create home directory %s: %s", l->lineno, l->f[F_DIR],
-			r == -HS_E_OWNER ? "a directory above it is not root's or is writable "
-			"by others" : hs_strerror(r));
+	held.fd = open_locked(c, l);
+	if (held.fd < 0 || tree_write_shadow(c, l, held.fd, &sh) < 0) {
+		hs_warn("line %lu: the password of '%s' stays locked", l->lineno, l->f[F_NAME]);
 		return -1;
 	}
-	l->home_made = r == 1;
 	return 0;
 }
 
-/* Take back every step of the commit done so far, newest first. */
-static void undo(struct ctx *c, struct hs_asundo *u, bool committed)
+/* A home that nothing has the name of yet (anything there, a symlink
+ * included, is left alone and not followed; a home of an earlier line is
+ * made once): reserved beside it, for the prepared journal to name. */
+static int home_reserve(struct ctx *c, struct line *l, mode_t mode)
 {
-	unsigned long left = 0;
-	char path[HS_PATHBUF_USER];
+	struct hs_home_build hb = { .parentfd = -1 };
+	char *tmp = c->names[l - b.v].home_tmp;
+	struct hs_err err = HS_ERR_INIT;
+	struct stat st;
 	int r;
 
-	if (committed && hs_asundo_restore(u, &c->s) < 0) {
-		hs_warn("%s", c->s.error);
-		left++;
+	if (!l->f[F_DIR][0] || lstat(l->f[F_DIR], &st) == 0 || seen_add(&homes_seen, l - b.v))
+		return 0;
+	r = hs_home_reserve(l->f[F_DIR], &hb, &err);
+	if (hb.parentfd >= 0)
+		hs_close(hb.parentfd);
+	if (r < 0) {
+		hs_warn("line %lu: %s", l->lineno, err.msg);
+		return -1;
 	}
+	if (r == HS_HOME_EXISTED)
+		return 0;
+	memcpy(tmp, hb.tmp, sizeof(hb.tmp));
+	c->work[c->n_work++] = (struct hs_txn_work){
+		.kind = HS_TXN_HOME_NEW, .path = l->f[F_DIR], .tmp = tmp, .uid = l->uid,
+		.gid = l->gid, .mode = mode, .parent = { hb.parent.st_dev, hb.parent.st_ino },
+	};
+	return 0;
+}
+
+/* Build a reserved home (root's 0700, empty: newusers copies no
+ * skeleton) in the parent the journal names, opened again. */
+static int home_build(struct hs_txn_work *w)
+{
+	struct hs_home_build hb = { .parentfd = -1 };
+	struct hs_err err = HS_ERR_INIT;
+	const char *last;
+	int r;
+
+	hb.parentfd = hs_homedir_open_parent(w->path, &last);
+	r = hb.parentfd < 0 ? hb.parentfd : fstat(hb.parentfd, &hb.parent) < 0 ? -errno : 0;
+	if (r == 0 && (hb.parent.st_dev != w->parent.dev || hb.parent.st_ino != w->parent.ino))
+		r = -ESTALE;
+	if (r < 0) {
+		hs_err_set(&err, r, "cannot create directory %s: %s", w->path, hs_strerror(r));
+	} else {
+		snprintf(hb.tmp, sizeof(hb.tmp), "%s", w->tmp);
+		r = hs_home_build(&hb, w->path, NULL, w->uid, w->gid, &err);
+	}
+	if (hb.parentfd >= 0)
+		hs_close(hb.parentfd);
+	hs_report(&err);
+	if (r < 0)
+		return -1;
+	w->self = (struct hs_txn_id){ hb.built.st_dev, hb.built.st_ino };
+	return 0;
+}
+
+/* Before the commit point: the new users' directories, then the homes
+ * (reserved, named by a prepared journal, built), then the existing
+ * users' files. */
+static int build_all(struct ctx *c)
+{
+	mode_t mode = hs_homedir_mode(c->defs);
+	char err[512];
+	size_t i, first_home;
+
+	for (i = 0; !c->classic && i < b.n; i++)
+		if (!b.v[i].exists && tree_create(c, &b.v[i]) < 0)
+			return -1;
+	first_home = c->n_work;
+	for (i = 0; i < b.n; i++)
+		if (home_reserve(c, &b.v[i], mode) < 0)
+			return -1;
+	if (c->n_work > first_home) {
+		if (hs_global_prepare(c->work, c->n_work, err, sizeof(err)) < 0) {
+			hs_warn("%s", err);
+			return -1;
+		}
+		c->prepared = true;
+	}
+	for (i = first_home; i < c->n_work; i++)
+		if (home_build(&c->work[i]) < 0)
+			return -1;
+	for (i = 0; !c->classic && i < b.n; i++)
+		if (b.v[i].exists && tree_update(c, &b.v[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* Before the commit point: take back every step done so far. */
+static void undo(struct ctx *c)
+{
+	unsigned long left = 0;
+
 	for (size_t i = b.n; i-- > 0;) {
 		struct line *l = &b.v[i];
 
 		if ((l->shadow_written || l->shell_written) && tree_restore(c, l) < 0)
 			left++;
-		if (l->dir_made) {
-			r = hs_userdir_remove(c->treefd, l->f[F_NAME]);
-			if (r < 0) {
-				hs_warn("line %lu: cannot remove %s again: %s", l->lineno,
-					hs_userdir_path(path, sizeof(path), l->f[F_NAME], NULL),
-					hs_strerror(r));
-				left++;
-			}
-		}
-		if (l->home_made) {
-			r = hs_homedir_unmake(l->f[F_DIR], &l->home_st);
-			if (r < 0) {
-				hs_warn("line %lu: cannot remove home directory %s again: %s",
-					l->lineno, l->f[F_DIR], hs_strerror(r));
-				left++;
-			}
-		}
+		if (l->tree_work)
+			(void)hs_walk_remove_tree_at(c->treefd, l->tree_work->tmp);
 	}
+	/* the reserved homes go with the prepared journal */
+	if (c->prepared)
+		(void)hs_global_recover();
 	if (left) {
 		syslog(LOG_ERR, "batch failed; %lu changes could not be undone", left);
 		hs_warn("error detected; %lu of the changes made could not be undone (named "
@@ -1084,49 +1181,86 @@ static void undo(struct ctx *c, struct hs_asundo *u, bool committed)
 	}
 }
 
+/* Signals blocked, under the locks: build, commit the global files with
+ * the work, then the new users' real hashes.  After the commit point
+ * nothing is undone: a piece of work or a hash that fails is said (an
+ * account whose hash stays locked fails closed) and the exit is 1. */
 static int commit(struct ctx *c)
 {
-	struct hs_asundo u = HS_ASUNDO_INIT;
-	mode_t mode = hs_homedir_mode(c->defs);
-	bool committed = false;
 	sigset_t saved;
-	size_t i;
+	int r = 0;
 
+	c->work = calloc(2 * b.n, sizeof(*c->work));
+	c->names = calloc(b.n, sizeof(*c->names));
+	if (!c->work || !c->names)
+		hs_die(E_FAILURE, "out of memory");
 	hs_privs_block_signals(&saved);
-	for (i = 0; i < b.n; i++)
-		if (make_home(&b.v[i], mode) < 0)
-			goto fail;
-	if (!c->classic) {
-		for (i = 0; i < b.n; i++) {
-			struct line *l = &b.v[i];
-
-			if ((l->exists ? tree_update(c, l) : tree_create(c, l)) < 0)
-				goto fail;
-		}
+	if (build_all(c) < 0) {
+		undo(c);
+		hs_privs_restore_signals(&saved);
+		return -1;
 	}
-	if (hs_asundo_save(&u, &c->s) < 0) {
-		hs_warn("%s", c->s.error);
-		goto fail;
-	}
-	committed = true;
+	hs_global_set_work(c->work, c->n_work);
 	if (hs_accountset_commit(&c->s) < 0) {
+		hs_global_set_work(NULL, 0);
 		syslog(LOG_ERR, "%s", c->s.error);
 		hs_warn("%s", c->s.error);
-		goto fail;
+		undo(c);
+		hs_privs_restore_signals(&saved);
+		return -1;
 	}
-	if (!c->classic) {
-		for (i = 0; i < b.n; i++)
-			if (!b.v[i].exists && tree_set_hash(c, &b.v[i]) < 0)
-				goto fail;
+	hs_global_set_work(NULL, 0);
+	for (size_t i = 0; i < c->n_work; i++) {
+		if (c->work[i].result < 0) {
+			hs_warn("cannot create %s: %s", c->work[i].path,
+				hs_strerror(c->work[i].result));
+			r = -1;
+		}
 	}
+	for (size_t i = 0; !c->classic && i < b.n; i++)
+		if (!b.v[i].exists && tree_set_hash(c, &b.v[i]) < 0)
+			r = -1;
 	hs_privs_restore_signals(&saved);
-	hs_asundo_free(&u);
-	return 0;
-fail:
-	undo(c, &u, committed);
-	hs_privs_restore_signals(&saved);
-	hs_asundo_free(&u);
-	return -1;
+	if (r < 0)
+		syslog(LOG_ERR, "batch written, but not every part of it (said above)");
+	return r;
+}
+
+/* Once the batch is read, the kernel holds newusers to its job (Landlock):
+ * write /etc (the global files, their locks, the tree, the journal); for
+ * each home not there yet, the nearest directory of its path that exists
+ * (where it and its missing parents are made); read the parent of every
+ * other home and the mail spool (the uid reuse rule lists them). */
+static void confine(const struct hs_config *defs)
+{
+	struct hs_confine_rule *rules = calloc(b.n + 3, sizeof(*rules));
+	char parent[HS_PATHBUF_MAX];
+	size_t n = 3;
+
+	if (!rules)
+		hs_die(E_FAILURE, "out of memory");
+	rules[0] = (struct hs_confine_rule){ HS_ETC_DIR, HS_CONFINE_WRITE };
+	rules[1] = (struct hs_confine_rule){ hs_config_get_str(defs, "MAIL_DIR", DEFAULT_MAIL_DIR),
+					     HS_CONFINE_READ };
+	rules[2] = (struct hs_confine_rule){ "/", HS_CONFINE_LIST };
+	for (size_t i = 0; i < b.n; i++) {
+		struct hs_confine_rule home[HS_HOME_CONFINE_RULES];
+		unsigned access;
+
+		hs_homedir_confine_rules(b.v[i].f[F_DIR], parent, sizeof(parent), home);
+		if (!home[1].path)
+			continue;
+		access = home[1].access == HS_CONFINE_WRITE ? HS_CONFINE_WRITE : HS_CONFINE_READ;
+		if (rules[n - 1].access == access && strcmp(rules[n - 1].path, parent) == 0)
+			continue;
+		rules[n] = (struct hs_confine_rule){ strdup(parent), access };
+		if (!rules[n++].path)
+			hs_die(E_FAILURE, "out of memory");
+	}
+	hs_confine_or_die(rules, n, E_FAILURE);
+	for (size_t i = 3; i < n; i++)
+		free((char *)rules[i].path);
+	free(rules);
 }
 
 static void log_success(void)
@@ -1164,13 +1298,14 @@ static void free_batch(void)
 	}
 	free(b.v);
 	free(seen.slots);
+	free(homes_seen.slots);
 	memset(&b, 0, sizeof(b));
 }
 
 int main(int argc, char **argv)
 {
 	struct ctx c = { .s = HS_ACCOUNTSET_INIT, .treefd = -1, .uids = HS_IDSET_INIT,
-			 .gids = HS_IDSET_INIT };
+			 .gids = HS_IDSET_INIT, .owners = HS_IDSET_INIT };
 	unsigned files;
 	size_t failed = 0;
 	int r, status = E_FAILURE;
@@ -1230,6 +1365,7 @@ int main(int argc, char **argv)
 		status = E_SUCCESS;     /* nothing to do: no lock taken */
 		goto out;
 	}
+	confine(c.defs);
 	/* 2. the passwords */
 	hs_cli_progress_start(b.n, "passwords");
 	r = hs_parallel_for(b.n, hash_one, NULL, &failed);
@@ -1265,11 +1401,14 @@ out:
 	hs_accountset_close(&c.s);
 	hs_idset_free(&c.uids);
 	hs_idset_free(&c.gids);
+	hs_idset_free(&c.owners);
 	hs_subid_batch_free(&c.subids[0]);
 	hs_subid_batch_free(&c.subids[1]);
 	hs_shells_free(&c.shells);
 	hs_config_free(c.defs);
 	hs_close(c.treefd);
+	free(c.work);
+	free(c.names);
 	free_batch();
 	closelog();
 	return status;

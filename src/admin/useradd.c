@@ -664,42 +664,20 @@ static void work_set_ids(struct hs_txn_work *w, const struct stat *parent,
 		w->self = (struct hs_txn_id){ self->st_dev, self->st_ino };
 }
 
-/* The user's directory in the tree: remove a leftover (no passwd line for
- * the name, and we hold the locks), then build it with a locked hash
- * under a reserved name, for the commit to rename into place. */
+/* The user's directory in the tree, with a locked hash, under a reserved
+ * name for the commit to rename into place. */
 static int build_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 			  const struct hs_aging *aging, const char *shell, struct useradd_work *uw)
 {
 	struct hs_shadow locked = { .hash = "!", .lstchg = hs_today() };
-	char *path = uw->tree_path;
-	struct stat st, tree;
-	int r;
+	struct hs_err err = HS_ERR_INIT;
+	int r = hs_txn_work_tree_new(treefd, user, uid, auth_gid, &locked, aging, shell,
+				     &uw->w[uw->n], uw->tree_path, uw->tree_tmp, &err);
 
-	hs_userdir_path(path, sizeof(uw->tree_path), user, NULL);
-	if (fstatat(treefd, user, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		hs_warn("removing %s, left over without a passwd line", path);
-		syslog(LOG_WARNING, "removing %s, left over without a passwd line", path);
-		r = hs_userdir_remove(treefd, user);
-		if (r < 0 && r != -ENOENT) {
-			hs_warn("cannot remove %s: %s", path, hs_strerror(r));
-			return r;
-		}
-	}
-	r = fstat(treefd, &tree) < 0 ? -errno : 0;
+	hs_report(&err);
 	if (r == 0)
-		r = hs_userdir_build(treefd, user, uid, auth_gid, &locked, aging, shell,
-				     uw->tree_tmp, sizeof(uw->tree_tmp), &st);
-	if (r < 0) {
-		hs_warn("cannot create %s: %s", path, hs_strerror(r));
-		return r;
-	}
-	uw->tree = &uw->w[uw->n++];
-	*uw->tree = (struct hs_txn_work){
-		.kind = HS_TXN_TREE_NEW, .path = path, .tmp = uw->tree_tmp, .uid = uid,
-		.gid = auth_gid, .mode = HS_USERDIR_MODE,
-	};
-	work_set_ids(uw->tree, &tree, &st);
-	return 0;
+		uw->tree = &uw->w[uw->n++];
+	return r;
 }
 
 /* The account being added: decided from the options and the defaults
@@ -782,32 +760,19 @@ static int plan_check_against_accounts(struct hs_accountset *s, struct useradd_p
 	return status;
 }
 
-/* Without -u: the first free uid of the range. */
-/* A uid picked without -u must not still own a deleted user's files in
- * the new home's parent directory or the mail spool: the new account
- * would inherit them.  Such uids count as used (shadow-utils hands them
- * out again).  Only when the quick pick hit one is the whole set built. */
+/* Without -u: the first free uid of the range that owns nothing a deleted
+ * user left in the new home's parent or the mail spool (lib/admin/ids.h);
+ * only when the quick pick hit such a uid is the whole set built. */
 static int plan_avoid_leftover_owner(struct hs_accountset *s, const struct hs_config *defs,
 				     struct useradd_plan *u, const struct hs_id_range *range)
 {
 	struct hs_idset owners = HS_IDSET_INIT, used = HS_IDSET_INIT;
-	_cleanup_free_ char *parent = u->home ? strdup(u->home) : NULL;
-	char *slash = parent ? strrchr(parent, '/') : NULL;
-	int r = 0;
+	int r = hs_ids_add_leftover_owners(&owners, u->home,
+					   hs_config_get_str(defs, "MAIL_DIR", DEFAULT_MAIL_DIR));
 
-	if (slash && slash != parent)
-		*slash = '\0';
-	if (parent && slash && slash != parent)
-		r = hs_idset_add_owners(&owners, parent);
-	if (r == 0)
-		r = hs_idset_add_owners(&owners, hs_config_get_str(defs, "MAIL_DIR",
-								  DEFAULT_MAIL_DIR));
 	if (r == 0 && hs_idset_contains(&owners, u->uid)) {
 		r = hs_idset_add_db(&used, hs_accountset_db(s, HS_AS_PASSWD));
-		for (size_t i = 0; r == 0 && i < owners.n; i++)
-			r = hs_idset_add(&used, owners.ids[i]);
-		if (r == 0)
-			r = hs_ids_pick(&used, range, o.system, HS_IDS_NO_PREFERENCE, &u->uid);
+		r = r ?: hs_ids_pick_unowned(&used, &owners, range, o.system, &u->uid);
 	}
 	hs_idset_free(&owners);
 	hs_idset_free(&used);

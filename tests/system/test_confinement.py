@@ -162,6 +162,34 @@ def test_useradd_writes_only_etc_the_home_parent_and_the_spool(sb):
 
 
 @needs_tools
+def test_newusers_writes_only_etc_and_the_parents_of_its_new_homes(sb):
+    """Confined once the batch is read: /etc, and the directories where its new homes (and
+    their missing parents) are made; the mail spool and the rest of the file system are
+    refused, and so is the parent of a home that is there already (read only)."""
+    sb.use_hardened_tree()
+    sb.run(["mkdir", "-p", "/srv/homes", "/srv/kept/old"])
+    sb.write("/root/batch", "nu1:Batch-pw-1::::/home/nu1:/bin/sh\n"
+                            "nu2:Batch-pw-2::::/srv/homes/deep/nu2:/bin/sh\n"
+                            "nu3:Batch-pw-3::::/srv/kept/old:/bin/sh\n", mode=0o600)
+    got, res = probe(sb, ["/usr/sbin/newusers", "-c", "SHA512", "-s", "1000", "/root/batch"],
+                     "hs_accountset_open",
+                     [("/etc/passwd", O_RDONLY), ("/home/confine-probe", O_WRONLY_CREAT),
+                      ("/srv/homes/confine-probe", O_WRONLY_CREAT),
+                      ("/srv/kept/confine-probe", O_WRONLY_CREAT),
+                      ("/var/mail/confine-probe", O_WRONLY_CREAT),
+                      ("/root/.confine-probe", O_WRONLY_CREAT),
+                      ("/usr/bin/confine-probe", O_WRONLY_CREAT),
+                      ("/var/tmp/confine-probe", O_WRONLY_CREAT)])
+    assert all(r[0] >= 0 for r in got[:3]), (got, res.stdout)
+    assert all(refused(r) for r in got[3:]), (got, res.stdout)
+    sb.run(["rm", "-f", "/home/confine-probe", "/srv/homes/confine-probe"])
+    assert "exited normally" in res.stdout, res.stdout + res.stderr
+    for name, home in (("nu1", "/home/nu1"), ("nu2", "/srv/homes/deep/nu2")):
+        assert sb.lstat(home).st_uid == sb.getpwnam(name).uid
+    assert sb.lstat("/srv/kept/old").st_uid == 0
+
+
+@needs_tools
 def test_userdel_cannot_follow_a_symlink_planted_in_the_home(sb):
     sb.add_classic_user("bob", password="bob-pw")
     sb.run(["ln", "-s", "/root", "/home/bob/escape"], user="bob")

@@ -866,7 +866,7 @@ ROWS = [
                       for i in (1, 2, 3)),
         pending=("nu1", "nu2", "nu3"), homes=("/home/nu1", "/home/nu2", "/home/nu3"),
         passwords={"nu%d" % i: ["Batch-nu%d" % i] for i in (1, 2, 3)}, locked_first=True,
-        follow=False),
+        follow=False, complete=True, trace_extra=("fsync",), max_points=44),
     Row("vipw-s-u", ["/usr/sbin/vipw", "-s", "-u", "alice"], setup=with_editor,
         env={"EDITOR": EDITOR + " -s"}, follow=False),
     Row("vipw", ["/usr/sbin/vipw"], setup=with_editor, env={"EDITOR": EDITOR}, follow=False),
@@ -977,7 +977,7 @@ def check_next_tool(sb, row, old, new, fails):
         fails.add("the next locking tool exited %s" % rr.returncode, [rr.stderr])
         return
     cur = row_snapshot(sb, row)
-    to_old, to_new = same_as(cur, old), same_as(cur, new)
+    to_old, to_new = same_as(cur, old), same_as(cur, new, locked_first=row.locked_first)
     if to_old and to_new:
         fails.add("the next locking tool left neither the complete old nor the complete "
                   "new state", ["vs old: " + x for x in to_old[:4]] +

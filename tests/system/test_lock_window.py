@@ -11,12 +11,15 @@ Every syscall kind of the window is a stop point, found from a trace of the same
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
 
 import pytest
 
+import grouptools
+import sandbox
 import test_passwd as tp
 
 FILES = {"shadow", "shell", "aging"}
@@ -358,3 +361,34 @@ def test_setuid_gpasswd_cannot_be_stopped_holding_pwd_lock(sb, build_dir):
     check_unstoppable(sb, tries, rc, err)
     assert "bob" in [l for l in sb.read("/etc/group").splitlines()
                      if l.startswith("proj:")][0]
+
+
+def batch_lines(fmt):
+    h = sandbox._crypt("Tulip-batch-1", "$6$")
+    return "".join(fmt % (name, h) for name in ("alice", "bob"))
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="gdb is not installed")
+@pytest.mark.parametrize("tool", ["chpasswd", "newusers"])
+def test_batch_holds_the_tree_lock_one_user_at_a_time(mod, tool):
+    """chpasswd and newusers take each user's lock with the tree's shared one.  Both go once
+    that user is written: a root tool that must take a directory over (it takes the tree
+    exclusively) waits for one user, not for the rest of the batch.  Stopped as it locks
+    its second user, the batch holds no lock on the tree (it used to hold it to its end)."""
+    argv, fmt = {"chpasswd": (["/usr/sbin/chpasswd", "-e"], "%s:%s\n"),
+                 "newusers": (["/usr/sbin/newusers", "-c", "NONE"], "%s:%s:::::\n")}[tool]
+    tree = mod.lstat("/etc/hardened-shadow").st_ino
+    cmd = ["gdb", "-nx", "-batch", "-ex", "set startup-with-shell off",
+           "-ex", "set breakpoint pending on", "-ex", "break hs_userdir_lock_at",
+           "-ex", "ignore 1 1", "-ex", "run", "-ex", "info proc",
+           "-ex", "shell cat /proc/locks", "-ex", "delete", "-ex", "continue", "--args"] + argv
+    res = mod.run(cmd, input=batch_lines(fmt), check=False, timeout=120)
+    m = re.search(r"^process (\d+)$", res.stdout, re.M)
+    assert m and "exited normally" in res.stdout, res.stdout + res.stderr
+    lock = re.compile(r"\d+: FLOCK +ADVISORY +\w+ +%s +[0-9a-f]+:[0-9a-f]+:%d "
+                      % (m.group(1), tree))
+    held = [l for l in res.stdout.splitlines() if lock.match(l)]
+    assert not held, res.stdout
+    for name in ("alice", "bob"):
+        hash_ = mod.read("/etc/hardened-shadow/%s/shadow" % name).split(":")[0]
+        assert grouptools.verify("Tulip-batch-1", hash_), name

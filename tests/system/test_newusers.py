@@ -280,10 +280,23 @@ def test_homes_are_never_followed(tree):
     before = state(tree)
     res = run(tree, CHEAP, input="ok1:pw-1::::/home/ok1:\nbad:pw-2::::/srv/alice/bad:\n")
     assert res.returncode == 1
-    assert "line 2: cannot create home directory /srv/alice/bad: a directory above it " \
+    assert "line 2: cannot create directory /srv/alice/bad: a directory above it " \
         "is not root's" in res.stderr
     assert "changes undone: nothing was changed" in res.stderr
     assert state(tree) == before and not tree.exists("/srv/alice/bad")
+
+
+def test_shared_home_is_made_once(tree):
+    """Lines that share a new home make it once (the first line's owner); the batch leaves
+    no reserved directory or journal behind."""
+    res = run(tree, CHEAP, input="sa:pw-1::::/srv/shared/home:\n"
+                                 "sb:pw-2::::/srv/shared/home:\n")
+    assert res.returncode == 0, res
+    assert tree.lstat("/srv/shared/home").st_uid == tree.getpwnam("sa").uid
+    assert tree.run(["/bin/ls", "-A", "/srv/shared"]).stdout.split() == ["home"]
+    assert not tree.exists("/etc/.hardened-shadow.txn")
+    assert not [e for e in tree.run(["/bin/ls", "-A", TREE]).stdout.split()
+                if e.startswith(".")]
 
 
 def test_write_failure_undoes_everything(tree):

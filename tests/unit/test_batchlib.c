@@ -1,8 +1,7 @@
 /* Unit tests for the batch tools' library pieces: src/admin/subidbatch.c (the
- * same ranges as hs_ids_subid_pick, one after the other), src/admin/asundo.c (files
- * written by a commit put back byte for byte), src/admin/batchio.c (line
- * limits, parallel work and its first failure), lib/admin/homedir.c (made,
- * left alone, never through a symlink, undone) and the legacy-method rule
+ * same ranges as hs_ids_subid_pick, one after the other), src/admin/batchio.c
+ * (line limits, parallel work and its first failure), lib/admin/homedir.c
+ * (reserved and built root's, never through a symlink) and the legacy-method rule
  * of lib/auth/hash.c. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +12,6 @@
 #include <stdatomic.h>
 
 #include "accountset.h"
-#include "asundo.h"
 #include "batchio.h"
 #include "hash.h"
 #include "homedir.h"
@@ -93,62 +91,6 @@ static void test_subid_batch_same_as_pick(void **state)
 	hs_accountdb_free(&db);
 }
 
-/* ---- asundo ---- */
-
-static const char group_text[] = "root:x:0:\nstaff:x:50:bob\n";
-static const char gshadow_text[] = "root:*::\nstaff:!::bob\n";
-
-static int setup_root(void **state)
-{
-	struct tmp_dirs *f;
-
-	tmp_dirs_setup(state);
-	f = *state;
-	assert_int_equal(mkdirat(f->dfd, "etc", 0755), 0);
-	put_str(f->dfd, "etc/passwd", "root:x:0:0:root:/root:/bin/bash\n", getuid(), getgid(),
-		0644);
-	put_str(f->dfd, "etc/group", group_text, getuid(), getgid(), 0644);
-	put_str(f->dfd, "etc/gshadow", gshadow_text, getuid(), getgid(), 0640);
-	hs_accountset_use_root(f->path);
-	return 0;
-}
-
-static int teardown_root(void **state)
-{
-	hs_accountset_use_root(NULL);
-	return tmp_dirs_teardown(state);
-}
-
-static void test_asundo_puts_back(void **state)
-{
-	struct tmp_dirs *f = *state;
-	struct hs_accountset s;
-	struct hs_asundo u = HS_ASUNDO_INIT;
-	struct hs_group g = { .name = (char *)"devs", .passwd = (char *)"x", .gid = 60,
-			      .members = (char *)"" };
-	struct hs_gshadow gs = { .name = (char *)"devs", .passwd = (char *)"!",
-				 .admins = (char *)"", .members = (char *)"" };
-	struct stat st;
-
-	assert_int_equal(hs_accountset_open(&s, HS_AS_GROUP_FILES, 0), 0);
-	assert_true(hs_accountdb_append(hs_accountset_db(&s, HS_AS_GROUP), &g) >= 0);
-	assert_true(hs_accountdb_append(hs_accountset_db(&s, HS_AS_GSHADOW), &gs) >= 0);
-	assert_int_equal(hs_asundo_save(&u, &s), 0);
-	assert_int_equal(hs_accountset_commit(&s), 0);
-	assert_non_null(strstr(slurp(f->dfd, "etc/group"), "devs:x:60:"));
-	/* a later step failed: both files as they were, modes kept */
-	assert_int_equal(hs_asundo_restore(&u, &s), 0);
-	assert_string_equal(slurp(f->dfd, "etc/group"), group_text);
-	assert_string_equal(slurp(f->dfd, "etc/gshadow"), gshadow_text);
-	assert_int_equal(fstatat(f->dfd, "etc/gshadow", &st, AT_SYMLINK_NOFOLLOW), 0);
-	assert_int_equal(st.st_mode & 07777, 0640);
-	/* restoring again finds nothing to do */
-	assert_int_equal(hs_asundo_restore(&u, &s), 0);
-	hs_asundo_free(&u);
-	hs_asundo_free(&u);
-	hs_accountset_close(&s);
-}
-
 /* ---- batchio ---- */
 
 static void test_read_line_limits(void **state)
@@ -203,42 +145,42 @@ static void test_parallel_for(void **state)
 
 /* ---- homedir ---- */
 
-static void test_home_make_and_unmake(void **state)
+static void test_home_reserve_and_build(void **state)
 {
 	struct tmp_dirs *f = *state;
+	struct hs_home_build hb = { .parentfd = -1 };
+	struct hs_err err = HS_ERR_INIT;
 	char home[128], link[128];
-	struct stat made, st;
+	struct stat st;
 
 	if (geteuid() != 0)
 		skip();
 	/* mkdtemp's directory is root's 0700 below /tmp (sticky): trusted */
 	snprintf(home, sizeof home, "%s/a/b/home", f->path);
-	assert_int_equal(hs_homedir_make(home, 4242, 4343, 0750, &made), 1);
-	assert_int_equal(stat(home, &st), 0);
-	assert_int_equal(st.st_uid, 4242);
-	assert_int_equal(st.st_gid, 4343);
-	assert_int_equal(st.st_mode & 07777, 0750);
+	assert_int_equal(hs_home_reserve(home, &hb, &err), 0);
+	assert_int_equal(hs_home_build(&hb, home, NULL, 4242, 4343, &err), 0);
+	/* built root's 0700 under the reserved name; the journal hands it over */
+	assert_int_equal(fstatat(hb.parentfd, hb.tmp, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	assert_int_not_equal(lstat(home, &st), 0);
+	hs_close(hb.parentfd);
 	/* the parents it made are root's 0755 */
 	snprintf(link, sizeof link, "%s/a/b", f->path);
 	assert_int_equal(stat(link, &st), 0);
 	assert_int_equal(st.st_uid, 0);
 	assert_int_equal(st.st_mode & 07777, 0755);
-	/* there already: left alone */
-	assert_int_equal(hs_homedir_make(home, 1, 1, 0700, &st), 0);
-	assert_int_equal(hs_homedir_unmake(home, &made), 0);
-	assert_int_not_equal(lstat(home, &st), 0);
 	/* a symlink at the home path is never followed */
 	snprintf(link, sizeof link, "%s/a/b/link", f->path);
 	assert_int_equal(symlink(f->outside, link), 0);
-	assert_int_equal(hs_homedir_make(link, 4242, 4242, 0700, &st), 0);
-	assert_true(S_ISLNK(st.st_mode));
-	assert_int_equal(stat(f->outside, &st), 0);
-	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(hs_home_reserve(link, &hb, &err), -1);
+	hs_close(hb.parentfd);
+	assert_non_null(strstr(err.msg, "symbolic link"));
 	/* a parent someone else owns is refused */
 	assert_int_equal(fchown(f->ofd, 4242, 4242), 0);
 	snprintf(home, sizeof home, "%s/x", f->outside);
-	assert_int_equal(hs_homedir_make(home, 4242, 4242, 0700, &st), -HS_E_OWNER);
-	assert_int_equal(hs_homedir_make("relative/x", 1, 1, 0700, &st), -EINVAL);
+	assert_int_equal(hs_home_reserve(home, &hb, &err), -1);
+	assert_non_null(strstr(err.msg, "not root's"));
 	assert_int_equal(fchown(f->ofd, 0, 0), 0);
 }
 
@@ -287,10 +229,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_subid_batch_same_as_pick),
-		cmocka_unit_test_setup_teardown(test_asundo_puts_back, setup_root, teardown_root),
 		cmocka_unit_test(test_read_line_limits),
 		cmocka_unit_test(test_parallel_for),
-		cmocka_unit_test_setup_teardown(test_home_make_and_unmake, tmp_dirs_setup,
+		cmocka_unit_test_setup_teardown(test_home_reserve_and_build, tmp_dirs_setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test(test_legacy_rule),
 	};
