@@ -276,10 +276,12 @@ int hs_userdir_remove(int treefd, const char *user)
 		r = -errno;
 	else if (moved.st_dev != st.st_dev || moved.st_ino != st.st_ino)
 		r = -ESTALE;
-	/* the user is gone from the tree as soon as this is durable */
-	else if (fsync(treefd) < 0 && errno != EINVAL)
-		r = -errno;
 	else
+		r = 0;
+	/* the user is gone from the tree as soon as this is durable */
+	if (r == 0 && fsync(treefd) < 0 && errno != EINVAL)
+		r = -errno;
+	if (r == 0)
 		r = hs_walk_remove_tree_at(treefd, tmp);
 	/* a failure leaves the reserved directory, and the tree's mark with
 	 * it, for the next holder of the locks */
