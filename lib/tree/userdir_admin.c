@@ -18,6 +18,7 @@
 #include "walk.h"
 #include "layout.h"
 #include "names.h"
+#include "selabel.h"
 #include "util.h"
 
 static int write_new_files(int dfd, uid_t uid, gid_t auth_gid, char *shadow_line,
@@ -53,7 +54,7 @@ static int make_private_dir(int treefd, const char *tag, const char *user, bool 
 			  : hs_tempname_reserved(tag, user, tmp, tmpsize);
 		if (r < 0)
 			return r;
-		if (mkdirat(treefd, tmp, 0700) == 0)
+		if (hs_selabel_mkdirat(treefd, tmp, user, 0700) == 0)
 			break;
 		if (errno != EEXIST || fixed || tries >= HS_TEMP_TRIES)
 			return -errno;
@@ -117,7 +118,7 @@ int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 		r = hs_tempname_reserved("new", user, tmp, tmp_size);
 		if (r < 0)
 			goto out;
-		if (mkdirat(treefd, tmp, 0700) == 0)
+		if (hs_selabel_mkdirat(treefd, tmp, user, 0700) == 0)
 			break;
 		if (errno != EEXIST || tries >= HS_TEMP_TRIES) {
 			r = -errno;
