@@ -16,11 +16,15 @@
 #include "util.h"
 
 /* A directory made under a temporary name: what is inside tmp is
- * labelled as if below final.  Tools build a few at a time (a tree
- * directory, a home); older pairs are dropped when the table is full. */
+ * labelled as if below final.  tmp is itself written with the aliases
+ * made before it applied (a user's directory inside pwconv's new tree),
+ * so they are applied oldest first; real is where it is, to drop the
+ * pair once it is renamed.  Tools build a few at a time (a tree
+ * directory, a home); the oldest pair goes if the table is full. */
 struct alias {
 	char *tmp;
 	char *final;
+	char *real;
 };
 static struct alias aliases[8];
 static size_t n_aliases;
@@ -36,9 +40,9 @@ static bool selabel_active(void)
 	return active > 0;
 }
 
-/* The path dirfd stands for, with a pending directory's temporary name
- * replaced by its final one. */
-static int dir_path(int dirfd, char **out)
+/* The path dirfd stands for, with pending directories' temporary names
+ * replaced by their final ones (map) or as it is. */
+static int dir_path(int dirfd, bool map, char **out)
 {
 	char proc[64], buf[PATH_MAX];
 	ssize_t n;
@@ -51,17 +55,21 @@ static int dir_path(int dirfd, char **out)
 	if ((size_t)n >= sizeof buf - 1)
 		return -ENAMETOOLONG;
 	buf[n] = '\0';
-	for (size_t i = n_aliases; i-- > 0;) {
+	for (size_t i = 0; map && i < n_aliases; i++) {
 		size_t len = strlen(aliases[i].tmp);
+		char rest[PATH_MAX];
 
-		if (strncmp(buf, aliases[i].tmp, len) == 0 && (!buf[len] || buf[len] == '/'))
-			return asprintf(out, "%s%s", aliases[i].final, buf + len) < 0 ? -ENOMEM : 0;
+		if (strncmp(buf, aliases[i].tmp, len) != 0 || (buf[len] && buf[len] != '/'))
+			continue;
+		snprintf(rest, sizeof rest, "%s", buf + len);
+		if ((size_t)snprintf(buf, sizeof buf, "%s%s", aliases[i].final, rest) >= sizeof buf)
+			return -ENAMETOOLONG;
 	}
 	*out = strdup(buf);
 	return *out ? 0 : -ENOMEM;
 }
 
-static int final_path(int dirfd, const char *final, char **out)
+static int final_path(int dirfd, const char *final, bool map, char **out)
 {
 	_cleanup_free_ char *dir = NULL;
 	int r;
@@ -70,7 +78,7 @@ static int final_path(int dirfd, const char *final, char **out)
 		*out = strdup(final);
 		return *out ? 0 : -ENOMEM;
 	}
-	r = dir_path(dirfd, &dir);
+	r = dir_path(dirfd, map, &dir);
 	if (r < 0)
 		return r;
 	return asprintf(out, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", final) < 0 ? -ENOMEM : 0;
@@ -93,7 +101,7 @@ int hs_selabel_use_file_contexts(const char *path)
 int hs_selabel_lookup_at(int dirfd, const char *final, mode_t type, char **con)
 {
 	_cleanup_free_ char *path = NULL;
-	int r = final_path(dirfd, final, &path);
+	int r = final_path(dirfd, final, true, &path);
 
 	*con = NULL;
 	if (r < 0)
@@ -134,21 +142,33 @@ void hs_selabel_end(void)
 	errno = saved;
 }
 
+static void alias_drop(size_t i)
+{
+	free(aliases[i].tmp);
+	free(aliases[i].final);
+	free(aliases[i].real);
+	memmove(aliases + i, aliases + i + 1, (n_aliases - i - 1) * sizeof(aliases[0]));
+	n_aliases--;
+}
+
 void hs_selabel_alias_at(int dirfd, const char *name, const char *final)
 {
-	struct alias a = { NULL, NULL };
+	struct alias a = { NULL, NULL, NULL };
+	struct stat st;
 
-	if (!selabel_active() || final_path(dirfd, name, &a.tmp) < 0 ||
-	    final_path(dirfd, final, &a.final) < 0) {
+	if (!selabel_active() || final_path(dirfd, name, true, &a.tmp) < 0 ||
+	    final_path(dirfd, final, true, &a.final) < 0 ||
+	    final_path(dirfd, name, false, &a.real) < 0) {
 		free(a.tmp);
+		free(a.final);
 		return;
 	}
-	if (n_aliases == HS_ARRAY_SIZE(aliases)) {
-		free(aliases[0].tmp);
-		free(aliases[0].final);
-		memmove(aliases, aliases + 1, sizeof(aliases) - sizeof(aliases[0]));
-		n_aliases--;
-	}
+	/* pairs whose directory has been renamed into place are done */
+	for (size_t i = n_aliases; i-- > 0;)
+		if (lstat(aliases[i].real, &st) < 0 && errno == ENOENT)
+			alias_drop(i);
+	if (n_aliases == HS_ARRAY_SIZE(aliases))
+		alias_drop(0);
 	aliases[n_aliases++] = a;
 }
 
