@@ -81,7 +81,8 @@ static int final_path(int dirfd, const char *final, bool map, char **out)
 	r = dir_path(dirfd, map, &dir);
 	if (r < 0)
 		return r;
-	return asprintf(out, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", final) < 0 ? -ENOMEM : 0;
+	r = asprintf(out, "%s%s%s", dir, strcmp(dir, "/") != 0 ? "/" : "", final);
+	return r < 0 ? -ENOMEM : 0;
 }
 
 int hs_selabel_use_file_contexts(const char *path)
@@ -195,7 +196,7 @@ int hs_selabel_mkdirat(int dirfd, const char *name, const char *final, mode_t mo
 	}
 	r = mkdirat(dirfd, name, mode);
 	hs_selabel_end();
-	if (r == 0 && final && strcmp(final, name))
+	if (r == 0 && final && strcmp(final, name) != 0)
 		hs_selabel_alias_at(dirfd, name, final);
 	return r;
 }
