@@ -66,7 +66,7 @@ static int log_get(void)
 	return log_fd;
 }
 
-static void shim_log(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void shim_log(const char *fmt, ...)
 {
 	char line[4096];
 	int n, fd;
