@@ -4,10 +4,12 @@
 #                   fuzz corpus replay, the fuzz targets built with clang, the
 #                   .deb (make deb), system tests in a throwaway root
 #                   (test_package.py installs that .deb)
-#   make demo       install deps, build, show the suite working in a sandbox
+#   make demo       install deps, build, build the .deb (make deb), show the
+#                   package's life cycle and each tool in sandboxes
 #   make lint       cppcheck, shellcheck, clang-tidy bugprone checks (tools/lint)
 #   make complexity functions above cognitive complexity 50 (tools/complexity)
-#   make bench      benchmarks side by side with Debian's stock tools
+#   make bench      benchmarks side by side with Debian's stock tools, and
+#                   their graphs (build/bench-results/*.png, gnuplot)
 #   make fuzz       run the libFuzzer targets for a while (clang)
 #   make fuzz-build build the libFuzzer targets (clang) and replay their corpus
 #   make install DESTDIR=...
@@ -83,6 +85,7 @@ deb: deps
 
 demo: deps
 	$(MAKE) all
+	$(MAKE) deb
 	tests/sandbox/demo $(BUILD)
 
 bench: deps

@@ -51,6 +51,9 @@ const char *hs_printable_len(const char *s, size_t len, char *out, size_t size);
 void hs_cli_progress_start(unsigned long total, const char *what);
 void hs_cli_progress_step(unsigned long done);
 void hs_cli_progress_end(void);
+/* Erase the line now (if shown), before a program writes to stdout on the
+ * same terminal itself; the next step draws it again. */
+void hs_cli_progress_erase(void);
 
 /* --help: "Usage: PROG ARGS", "Options:", options (each line ending in
  * "\n"), the common --version line and tail; on stdout and exit 0 when

@@ -554,7 +554,7 @@ static int split_lines(struct hs_accountdb *db)
 			db->n_entries++;
 		p = nl + 1;
 	}
-	db->n_lines = n;
+	db->n_lines = db->n_spans = n;
 	/* room for a few appends before anything moves */
 	db->cap_lines = 0;
 	return lines_room(db, n + 16);
@@ -767,6 +767,60 @@ bool hs_accountdb_id(const struct hs_accountdb *db, size_t idx, unsigned long *i
 	if (!db || !db->lines || !id || idx >= db->n_lines)
 		return false;
 	return line_id(db, idx, id);
+}
+
+/* The next built line at an index >= i, or n_lines: whole bytes of the
+ * bitmap at a time. */
+static size_t next_built(const struct hs_accountdb *db, size_t i)
+{
+	while (i < db->n_lines && !is_built(db, i)) {
+		if ((i & 7) == 0 && db->built[i >> 3] == 0)
+			i += 8;
+		else
+			i++;
+	}
+	return i < db->n_lines ? i : db->n_lines;
+}
+
+long hs_accountdb_find_text(const struct hs_accountdb *db, size_t from, const char *s,
+                            size_t slen)
+{
+	size_t i = from;
+
+	if (!db || !db->lines || !s || slen == 0)
+		return -1;
+	while (i < db->n_lines) {
+		size_t b, lo, hi, off, len;
+		const char *t, *hit;
+
+		if (is_built(db, i)) {
+			t = maybe_live(db, i) ? text_of(db, i, &len) : NULL;
+			if (t && memmem(t, len, s, slen))
+				return (long)i;
+			i++;
+			continue;
+		}
+		/* lines i..b-1 are as loaded: their bytes lie in order in data */
+		b = next_built(db, i);
+		off = db->spans[i].off;
+		len = (b < db->n_spans ? db->spans[b].off : db->len) - off;
+		hit = memmem(db->data + off, len, s, slen);
+		if (!hit) {
+			i = b;
+			continue;
+		}
+		off = (size_t)(hit - db->data);
+		for (lo = i, hi = b; hi - lo > 1; ) {   /* the last line starting <= off */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (db->spans[mid].off <= off)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		return (long)lo;
+	}
+	return -1;
 }
 
 /* ---------------------------------------------------------------- */

@@ -133,6 +133,7 @@ struct hs_accountdb {
 	bool mapped;
 	bool data_on_disk;      /* data is what the file holds (loaded, not written since) */
 	struct hs_db_span *spans;       /* every line as loaded */
+	size_t n_spans;
 	unsigned char *built;           /* bitmap of filled-in lines */
 	struct hs_db_index by_name, by_id;
 	unsigned name_scans, id_scans;  /* lookups answered by a scan */
@@ -187,6 +188,13 @@ const char *hs_accountdb_field(const struct hs_accountdb *db, size_t idx, unsign
                                size_t *len);
 bool hs_accountdb_id(const struct hs_accountdb *db, size_t idx, unsigned long *id);
 long hs_accountdb_find_next(struct hs_accountdb *db, const char *name, size_t from);
+
+/* The first live line at an index >= from whose text holds the bytes s
+ * (no newline among them), or -1.  Lines as loaded are searched in the
+ * file's bytes, one memmem to the next hit, not line by line: finding
+ * the few group lines that name a user costs about one pass of memchr. */
+long hs_accountdb_find_text(const struct hs_accountdb *db, size_t from, const char *s,
+                            size_t slen);
 
 /* rec points to the struct of db->kind (struct hs_passwd for HS_DB_PASSWD
  * ...).  It is validated and formatted by records.c and copied: it may

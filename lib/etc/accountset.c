@@ -354,46 +354,44 @@ int hs_accountset_remove_member(struct hs_accountset *s, size_t gi, const char *
  * skipped without building its record (with HS_DB_LAZY, userdel then
  * parses a handful of lines, not all).  memchr for the first byte, then
  * a compare: memmem costs more than that on lines this short. */
-static bool may_name(const struct hs_accountdb *db, size_t i, const char *name)
+/* Does line i (found holding name's bytes) hold them past its own name,
+ * where a member list may name the user?  Else it is not even parsed. */
+static bool may_name(const struct hs_accountdb *db, size_t i, const char *name, size_t nlen)
 {
-	size_t len, flen, nlen = strlen(name);
+	size_t len, flen;
 	const char *t = hs_accountdb_text(db, i, &len);
 	const char *f = t ? hs_accountdb_field(db, i, 1, &flen) : NULL;
-	const char *end, *p;
 
-	if (!f || !nlen)
-		return false;
-	for (end = t + len; (size_t)(end - f) >= nlen; f = p + 1) {
-		p = memchr(f, name[0], (size_t)(end - f) - nlen + 1);
-		if (!p)
-			return false;
-		if (memcmp(p, name, nlen) == 0)
-			return true;
-	}
-	return false;
+	return f && memmem(f, len - (size_t)(f - t), name, nlen) != NULL;
 }
 
-/* op on every group and gshadow line. */
+/* op on every group and gshadow line that may name the user: one that
+ * holds the name's bytes past its own name (the lines apply the op to the
+ * member lists, and change nothing when they do not name the user). */
 static int every_list_op(struct hs_accountset *s, enum list_op op, const char *name,
                          const char *new_name)
 {
+	size_t nlen = strlen(name);
 	int changed = 0, r;
+	long i;
 
 	if (s->used[HS_AS_GROUP]) {
-		for (size_t i = 0; i < s->db[HS_AS_GROUP].n_lines; i++) {
-			if (!may_name(&s->db[HS_AS_GROUP], i, name))
+		for (i = 0; (i = hs_accountdb_find_text(&s->db[HS_AS_GROUP], (size_t)i, name,
+							nlen)) >= 0; i++) {
+			if (!may_name(&s->db[HS_AS_GROUP], (size_t)i, name, nlen))
 				continue;
-			r = group_line_apply(s, i, op, name, new_name);
+			r = group_line_apply(s, (size_t)i, op, name, new_name);
 			if (r < 0)
 				return r;
 			changed |= r;
 		}
 	}
 	if (s->used[HS_AS_GSHADOW]) {
-		for (size_t i = 0; i < s->db[HS_AS_GSHADOW].n_lines; i++) {
-			if (!may_name(&s->db[HS_AS_GSHADOW], i, name))
+		for (i = 0; (i = hs_accountdb_find_text(&s->db[HS_AS_GSHADOW], (size_t)i, name,
+							nlen)) >= 0; i++) {
+			if (!may_name(&s->db[HS_AS_GSHADOW], (size_t)i, name, nlen))
 				continue;
-			r = gshadow_line_apply(s, i, op, name, new_name, true);
+			r = gshadow_line_apply(s, (size_t)i, op, name, new_name, true);
 			if (r < 0)
 				return r;
 			changed |= r;

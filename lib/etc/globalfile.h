@@ -49,11 +49,11 @@ int hs_globalfile_read(const char *path, char **data, size_t *len);
  * shadow, group, gshadow, subuid, subgid (and /etc/shells,
  * /etc/default/useradd) goes through here, and nothing else renames over
  * them (tests/lint/one-writer checks).  Each file is written whole to a
- * staged name, its current contents are kept as PATH- (from old_data when
- * the caller read them under the same locks, else read again), then the
- * staged file is renamed over PATH: with several files, after the
- * transaction journal names them all (lib/etc/txn.h), so a crash leaves
- * every file old or every file new.  An existing file keeps its owner and
+ * staged name, then exchanged with PATH, the old file becoming the backup
+ * PATH- (written from old_data, or read again, only where the file system
+ * cannot exchange): with several files, after the transaction journal
+ * names them all (lib/etc/txn.h), so a crash leaves every file old or
+ * every file new.  An existing file keeps its owner and
  * mode; a new one gets uid, gid and mode.  All paths must be in one
  * directory.  The caller holds the locks (hs_globalfile_lock, which also
  * finishes an interrupted commit) and blocks the catchable signals.

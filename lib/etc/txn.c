@@ -144,14 +144,39 @@ static int write_backup(int dirfd, const char *base, const char *old_data, size_
 	}
 }
 
-static int install_one(int dirfd, const char *base)
+/* Put the staged file in place of base.  The old file becomes the backup
+ * BASE- by an exchange and a rename, so it is never copied and base never
+ * goes missing; where the file system cannot exchange, the backup is
+ * written from old_data (NULL: read from base) before a plain rename.  A
+ * failure leaves base as it was, with err saying which name failed. */
+static int install_one(int dirfd, const char *dir_path, const char *base, const char *old_data,
+                       size_t old_len, char *err, size_t err_size)
 {
-	char staged[160];
+	char staged[160], backup[160];
+	const char *failed = backup;
+	int r = 0;
 
 	staged_name(staged, sizeof(staged), base);
-	if (renameat(dirfd, staged, dirfd, base) < 0)
-		return -errno;
-	return 0;
+	snprintf(backup, sizeof(backup), "%s-", base);
+	if (renameat2(dirfd, staged, dirfd, base, RENAME_EXCHANGE) == 0) {
+		if (renameat(dirfd, staged, dirfd, backup) == 0)
+			return 0;
+		r = -errno;
+		/* back as it was: the new file staged again */
+		(void)renameat2(dirfd, staged, dirfd, base, RENAME_EXCHANGE);
+	} else if (errno != ENOENT && errno != EINVAL) {
+		r = -errno;
+		failed = base;
+	} else if (errno == EINVAL) {
+		r = write_backup(dirfd, base, old_data, old_len);
+	}
+	if (r == 0 && renameat(dirfd, staged, dirfd, base) < 0) {
+		r = -errno;
+		failed = base;
+	}
+	if (r < 0)
+		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, failed, hs_strerror(r));
+	return r;
 }
 
 /* files[0..installed) are in place, the rest staged: put the installed
@@ -253,15 +278,7 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 		return r;
 	}
 	*staged = true;
-	/* the backup now, before the commit point: writing it can fail (a
-	 * full disk), a rename in the same directory hardly can */
 	if (id->present) {
-		r = write_backup(dirfd, f->base, f->old_data, f->old_len);
-		if (r < 0) {
-			msg_set(err, err_size, "cannot write %s/%s-: %s", dir_path, f->base,
-				hs_strerror(r));
-			return r;
-		}
 		n = snprintf(journal + *jlen, JOURNAL_MAX - *jlen,
 			     "%s %llu %llu %llu %lld.%09lld %lld.%09lld\n", f->base, id->dev, id->ino,
 			     id->size, id->mtime_sec, id->mtime_nsec, id->ctime_sec, id->ctime_nsec);
@@ -504,12 +521,10 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	 * commit point, and a crash before it leaves a staged file that the
 	 * recovery removes as never committed. */
 	if (n_files == 1 && n_work == 0 && clen == 0) {
-		r = install_one(dirfd, files[0].base);
-		if (r < 0) {
-			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, files[0].base,
-				hs_strerror(r));
+		r = install_one(dirfd, dir_path, files[0].base, files[0].old_data,
+				files[0].old_len, err, err_size);
+		if (r < 0)
 			goto unstage;
-		}
 		if (fsync(dirfd) < 0) {
 			r = -errno;
 			msg_set(err, err_size, "cannot sync %s: %s", dir_path, hs_strerror(r));
@@ -531,10 +546,9 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	 * change is abandoned.  A crash from here on is finished by
 	 * hs_txn_recover. */
 	for (size_t i = 0; i < n_files; i++) {
-		r = install_one(dirfd, files[i].base);
+		r = install_one(dirfd, dir_path, files[i].base, files[i].old_data,
+				files[i].old_len, err, err_size);
 		if (r < 0) {
-			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, files[i].base,
-				hs_strerror(r));
 			r = roll_back(dirfd, dir_path, files, i, n_files, ids, r, err, err_size);
 			/* the work too, unless the journal stays to finish it;
 			 * the work carried from before stays */
@@ -625,6 +639,14 @@ static int recover_one(int dirfd, const char *dir_path, const char *base,
 	r = identity_of(dirfd, base, &now);
 	if (r < 0)
 		return r;
+	if (want->present && st.st_dev == want->dev && st.st_ino == want->ino) {
+		/* killed between the exchange and the rename of the old file
+		 * to its backup: the new file is in place */
+		char backup[160];
+
+		snprintf(backup, sizeof(backup), "%s-", base);
+		return renameat(dirfd, staged, dirfd, backup) < 0 ? -errno : 0;
+	}
 	if (!identity_equal(&now, want)) {
 		/* someone who does not know the journal changed the file
 		 * after the crash: theirs is the newer state */
@@ -634,11 +656,7 @@ static int recover_one(int dirfd, const char *dir_path, const char *base,
 			dir_path, base);
 		return 1;
 	}
-	/* the commit wrote the backup already, but a later run (after a
-	 * crash) cannot know that the file it holds is the same */
-	r = now.present ? write_backup(dirfd, base, NULL, 0) : 0;
-	if (r == 0)
-		r = install_one(dirfd, base);
+	r = install_one(dirfd, dir_path, base, NULL, 0, msg, msg_size);
 	if (r < 0)
 		return r;
 	msg_add(msg, msg_size, "finished an interrupted update of %s/%s", dir_path, base);
@@ -674,8 +692,24 @@ static bool is_temp_of(const char *entry, const char *const bases[], size_t n_ba
 /* Remove the temp files a writer killed inside hs_fileio_replace_at left
  * (never renamed, so never part of any state).  Under the locks nobody
  * else of ours is writing them, and other suites use other names. */
+static bool is_txn_name(const char *entry, const char *const bases[], size_t n_bases)
+{
+	char staged[160];
+
+	if (strcmp(entry, HS_TXN_JOURNAL) == 0)
+		return true;
+	for (size_t i = 0; i < n_bases; i++) {
+		staged_name(staged, sizeof(staged), bases[i]);
+		if (strcmp(entry, staged) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* *txn_seen: the journal or a staged file is there (else there is
+ * nothing for recover_journal to do). */
 static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[],
-                       size_t n_bases, char *msg, size_t msg_size)
+                       size_t n_bases, bool *txn_seen, char *msg, size_t msg_size)
 {
 	DIR *d = hs_fileio_opendir_at(dirfd);
 	struct dirent *de;
@@ -686,7 +720,10 @@ static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[
 	while ((de = readdir(d))) {
 		struct stat st;
 
-		if (de->d_name[0] != '.' || !is_temp_of(de->d_name, bases, n_bases))
+		if (de->d_name[0] != '.')
+			continue;
+		*txn_seen |= is_txn_name(de->d_name, bases, n_bases);
+		if (!is_temp_of(de->d_name, bases, n_bases))
 			continue;
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISREG(st.st_mode) && unlinkat(dirfd, de->d_name, 0) == 0) {
@@ -702,16 +739,19 @@ static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[
 int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], size_t n_bases,
                    char *msg, size_t msg_size)
 {
-	int swept;
+	bool txn_seen = false;
+	int swept, r;
 
 	if (msg && msg_size)
 		msg[0] = '\0';
-	swept = sweep_temps(dirfd, dir_path, bases, n_bases, msg, msg_size);
+	swept = sweep_temps(dirfd, dir_path, bases, n_bases, &txn_seen, msg, msg_size);
 	if (swept < 0) {
 		msg_set(msg, msg_size, "cannot read %s: %s", dir_path, hs_strerror(swept));
 		return swept;
 	}
-	int r = recover_journal(dirfd, dir_path, bases, n_bases, msg, msg_size);
+	/* without the journal or a staged file there is nothing to finish
+	 * or drop */
+	r = txn_seen ? recover_journal(dirfd, dir_path, bases, n_bases, msg, msg_size) : 0;
 	if (r < 0)
 		return r;
 	/* after the journal: a reserved directory it named is in place now */

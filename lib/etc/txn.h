@@ -5,14 +5,16 @@
  * and /etc/passwd needs two, and a crash between them used to leave a
  * private group without its user.  So a commit goes:
  *   1. stage: every new file is written whole, with its final owner and
- *      mode, as DIR/.BASE.hs-txn (write, fsync, rename, fsync the dir),
- *      and the current one is copied to the backup BASE-;
+ *      mode, as DIR/.BASE.hs-txn (write, fsync, rename, fsync the dir);
  *   2. commit point: the journal DIR/.hardened-shadow.txn is written the
  *      same careful way; it names each staged file and the identity
  *      (device, inode, size, mtime, ctime) of the file it replaces;
- *   3. install: each .BASE.hs-txn is renamed over BASE (the backups BASE-
- *      were written from the old contents during 1, before the commit
- *      point, so all that can fail after it is a rename);
+ *   3. install: each .BASE.hs-txn is exchanged with BASE (RENAME_EXCHANGE:
+ *      BASE is never missing) and the old file, now under the staged name,
+ *      is renamed to the backup BASE-: it is never copied.  A file system
+ *      that cannot exchange gets the backup written from the old contents
+ *      and a plain rename.  Should one of these fail, the files installed
+ *      so far are put back from their backups and nothing has changed;
  *   4. the journal is removed.
  * A crash before 2 leaves the old state (stale staged files are removed
  * by the next recovery); from 2 on the change is committed, and
@@ -22,8 +24,8 @@
  * journal) replaced after the crash keeps that program's version: its
  * staged file is dropped and the recovery says so.
  *
- * One file needs no journal: it is staged and backed up the same way, and
- * its rename is the commit point.  The only caller is hs_globalfile_commit
+ * One file needs no journal: it is staged the same way, and its exchange
+ * (or rename) is the commit point.  The only caller is hs_globalfile_commit
  * (lib/etc/globalfile.h), the one writer of the global files. */
 #ifndef HS_TXN_H
 #define HS_TXN_H

@@ -5,7 +5,6 @@
  * which the setid programs must not carry. */
 #include "txn.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,7 +16,6 @@
 #include "fileio.h"
 #include "globalfile.h"
 #include "layout.h"
-#include "tempname.h"
 #include "timeouts.h"
 #include "userdir.h"
 #include "util.h"
@@ -71,13 +69,17 @@ static int forward_new(struct hs_txn_work *w)
 	if (fstatat(parentfd, w->tmp, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISDIR(st.st_mode) || !same_id(&st, &w->self))
 			return -ESTALE;
-		if (renameat2(parentfd, w->tmp, parentfd, last, RENAME_NOREPLACE) < 0) {
-			r = -errno;
-			/* the name was taken meanwhile: our copy goes */
-			if (r == -EEXIST)
-				(void)hs_walk_remove_tree_at(parentfd, w->tmp);
+		bool gone;
+
+		r = renameat2(parentfd, w->tmp, parentfd, last, RENAME_NOREPLACE) < 0 ? -errno : 0;
+		gone = r == 0;
+		/* the name was taken meanwhile: our copy goes */
+		if (r == -EEXIST)
+			gone = hs_walk_remove_tree_at(parentfd, w->tmp) == 0;
+		if (w->kind == HS_TXN_TREE_NEW)
+			hs_userdir_reserved_done(parentfd, gone);
+		if (r < 0)
 			return r;
-		}
 	} else if (errno != ENOENT) {
 		return -errno;
 	}
@@ -174,6 +176,7 @@ static int work_back(struct hs_txn_work *w)
 	_cleanup_close_ int parentfd = -1;
 	const char *last;
 	struct stat st;
+	int r;
 
 	if (w->kind != HS_TXN_TREE_NEW && w->kind != HS_TXN_HOME_NEW)
 		return 0;
@@ -184,33 +187,29 @@ static int work_back(struct hs_txn_work *w)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISDIR(st.st_mode) || ((w->self.dev || w->self.ino) && !same_id(&st, &w->self)))
 		return -ESTALE;
-	return hs_walk_remove_tree_at(parentfd, w->tmp);
+	r = hs_walk_remove_tree_at(parentfd, w->tmp);
+	if (w->kind == HS_TXN_TREE_NEW)
+		hs_userdir_reserved_done(parentfd, r == 0);
+	return r;
 }
 
 /* The tree's reserved directories (.new.USER.*, .del.USER.*) are made
  * only under the global locks, which the caller holds, and a committed
  * journal's were put in place before this runs: every one left is a
  * killed tool's, never a live user's directory (that is always at the
- * user's name).  Removed through the walker. */
+ * user's name).  The tree's mark says whether there can be any, so that
+ * the common case costs one lookup, not a listing of every user. */
 static int work_sweep(int dirfd)
 {
 	const char *tree = strrchr(HS_TREE_DIR, '/') + 1;
 	_cleanup_close_ int treefd = -1;
-	struct dirent *de;
-	int removed = 0;
-	DIR *d;
+	int r;
 
 	treefd = openat(dirfd, tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (treefd < 0)
 		return 0;
-	d = hs_fileio_opendir_at(treefd);
-	if (!d)
-		return 0;
-	while ((de = readdir(d)) != NULL)
-		if (hs_tempname_is_reserved(de->d_name) && hs_walk_remove_tree_at(treefd, de->d_name) == 0)
-			removed++;
-	closedir(d);
-	return removed;
+	r = hs_userdir_sweep_reserved(treefd);
+	return r < 0 ? 0 : r;
 }
 
 /* A journal left with work pending is finished now, under the locks as

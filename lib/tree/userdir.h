@@ -160,6 +160,21 @@ int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
                      const struct hs_shadow *shadow, const struct hs_aging *aging,
                      const char *shell, char *tmp, size_t tmp_size, struct stat *st);
 
+/* Name, in the tree, of the mark that says a reserved directory of a
+ * killed tool may be left (userdir_admin.c explains the protocol). */
+#define HS_TREE_RESERVED_MARK ".reserved"
+
+/* The caller is done with a reserved directory that hs_userdir_build
+ * made: renamed into place or removed (REMOVED), or left behind for the
+ * sweep (!REMOVED).  The tree's mark goes with this process's last one,
+ * unless one was left. */
+void hs_userdir_reserved_done(int treefd, bool removed);
+
+/* Under the global locks: when the tree carries the mark, remove every
+ * reserved directory left in it (listing the whole tree) and then the
+ * mark.  Returns the number removed, or a negative error. */
+int hs_userdir_sweep_reserved(int treefd);
+
 /* Remove USER's directory: take it away from the user (root:root 0700),
  * rename it to a reserved name, then empty and remove it without following
  * anything the user planted.  Root only. */

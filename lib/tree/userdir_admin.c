@@ -2,6 +2,7 @@
  * which takes the directory away from the user first. */
 #include "userdir.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -81,6 +82,83 @@ static int hand_over(int dfd, uid_t uid, gid_t auth_gid)
 	return 0;
 }
 
+/* ---- reserved directories and the tree's mark ----
+ *
+ * A reserved directory (.new.USER.*, .del.USER.*) outlives a tool killed
+ * while it exists.  Finding such leftovers means listing the whole tree,
+ * which costs O(users), so the tree carries HS_TREE_RESERVED_MARK while
+ * one may exist: it is made before this process's first reserved
+ * directory and removed when its last one is gone.  A killed tool leaves
+ * the mark behind, and the next holder of the global locks sweeps
+ * (hs_userdir_sweep_reserved).  Reserved directories are made only under
+ * the global locks, so one process at a time counts them. */
+static unsigned reserved_live;          /* this process's, in flight */
+static bool mark_stays;                 /* it stands for a leftover too */
+
+static int reserved_begin(int treefd)
+{
+	int fd;
+
+	if (reserved_live++ > 0)
+		return 0;
+	fd = hs_selabel_openat(treefd, HS_TREE_RESERVED_MARK, NULL,
+			       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno != EEXIST) {
+		reserved_live--;
+		return -errno;
+	}
+	/* a mark already there stands for a leftover the sweep could not
+	 * remove: it stays until one can */
+	mark_stays = fd < 0;
+	if (fd >= 0)
+		close(fd);
+	/* Not synced on its own: the reserved directory is made after it in
+	 * the same directory, and a journaling file system never makes a
+	 * later name durable without an earlier one; the builder's own
+	 * fsync of the tree covers both.  (A sync per user would cost
+	 * pwconv and newusers one disk flush each.) */
+	return 0;
+}
+
+void hs_userdir_reserved_done(int treefd, bool removed)
+{
+	if (reserved_live == 0)
+		return;         /* another process's, met in recovery */
+	mark_stays |= !removed;
+	if (--reserved_live > 0 || mark_stays)
+		return;
+	/* not synced: a mark that comes back after a crash costs one sweep */
+	(void)unlinkat(treefd, HS_TREE_RESERVED_MARK, 0);
+}
+
+int hs_userdir_sweep_reserved(int treefd)
+{
+	struct dirent *de;
+	int removed = 0;
+	bool left = false;
+	DIR *d;
+
+	if (faccessat(treefd, HS_TREE_RESERVED_MARK, F_OK, AT_SYMLINK_NOFOLLOW) != 0)
+		return 0;
+	d = hs_fileio_opendir_at(treefd);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) != NULL) {
+		if (!hs_tempname_is_reserved(de->d_name))
+			continue;
+		if (hs_walk_remove_tree_at(treefd, de->d_name) == 0)
+			removed++;
+		else
+			left = true;    /* the mark stays: the next holder tries again */
+	}
+	closedir(d);
+	if (!left && reserved_live == 0) {
+		(void)unlinkat(treefd, HS_TREE_RESERVED_MARK, 0);
+		mark_stays = false;
+	}
+	return removed;
+}
+
 int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
                      const struct hs_shadow *shadow, const struct hs_aging *aging,
                      const char *shell, char *tmp, size_t tmp_size, struct stat *st)
@@ -88,7 +166,6 @@ int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 	_cleanup_secret_ char *shadow_line = NULL;
 	_cleanup_free_ char *aging_line = NULL, *shell_line = NULL;
 	_cleanup_close_ int dfd = -1;
-	bool made = false;
 	int r;
 
 	if (!hs_userdir_entry_is_user(user))
@@ -100,69 +177,37 @@ int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 
 	/* validate and format everything before touching the disk */
 	r = hs_records_shadow_format(shadow, &shadow_line);
+	if (r == 0)
+		r = hs_records_aging_format(aging, &aging_line);
+	if (r == 0)
+		r = hs_records_shell_format(shell, &shell_line);
 	if (r < 0)
-		goto out;
-	r = hs_records_aging_format(aging, &aging_line);
-	if (r < 0)
-		goto out;
-	r = hs_records_shell_format(shell, &shell_line);
-	if (r < 0)
-		goto out;
+		return r;
 	if (strlen(shadow_line) > HS_USERFILE_MAX || strlen(shell_line) > HS_USERFILE_MAX ||
-	    strlen(aging_line) > HS_USERFILE_MAX) {
-		r = -HS_E_TOOBIG;
-		goto out;
-	}
+	    strlen(aging_line) > HS_USERFILE_MAX)
+		return -HS_E_TOOBIG;
 
-	for (int tries = 0; ; tries++) {
-		r = hs_tempname_reserved("new", user, tmp, tmp_size);
-		if (r < 0)
-			goto out;
-		if (hs_selabel_mkdirat(treefd, tmp, user, 0700) == 0)
-			break;
-		if (errno != EEXIST || tries >= HS_TEMP_TRIES) {
-			r = -errno;
-			goto out;
-		}
-	}
-	made = true;
-
-	dfd = hs_fileio_open_dir_at(treefd, tmp, st);
-	if (dfd < 0) {
-		r = dfd;
-		goto out;
-	}
-	/* Built as root:root 0700 whatever the tree's group, setgid bit or
-	 * our umask would give: nobody but root sees it half-made. */
-	if (fchown(dfd, 0, 0) < 0 || fchmod(dfd, 0700) < 0) {
-		r = -errno;
-		goto out;
-	}
-
-	r = write_new_files(dfd, uid, auth_gid, shadow_line, aging_line, shell_line);
+	r = reserved_begin(treefd);
 	if (r < 0)
-		goto out;
-
-	/* Hand it over: chown first, because chown may clear the set-id
-	 * bits; then 02710 so new files inherit the auth group. */
-	if (fchown(dfd, uid, auth_gid) < 0 || fchmod(dfd, HS_USERDIR_MODE) < 0) {
+		return r;
+	dfd = make_private_dir(treefd, "new", user, false, tmp, tmp_size);
+	if (dfd < 0) {
+		hs_userdir_reserved_done(treefd, true);
+		return dfd;
+	}
+	r = fstat(dfd, st) < 0 ? -errno : 0;
+	if (r == 0)
+		r = write_new_files(dfd, uid, auth_gid, shadow_line, aging_line, shell_line);
+	if (r == 0)
+		r = hand_over(dfd, uid, auth_gid);
+	if (r == 0 && fsync(treefd) < 0 && errno != EINVAL)
 		r = -errno;
-		goto out;
+	if (r < 0) {
+		/* a half-made directory is ours to remove */
+		hs_userdir_reserved_done(treefd, hs_walk_remove_tree_at(treefd, tmp) == 0);
+		return r;
 	}
-	if (fsync(dfd) < 0 || fsync(treefd) < 0) {
-		r = errno == EINVAL ? 0 : -errno;
-		if (r < 0)
-			goto out;
-	}
-	made = false;
-	r = 0;
-
-out:
-	/* the cleanups free the lines and close dfd; a half-made
-	 * directory is ours to remove */
-	if (made)
-		(void)hs_walk_remove_tree_at(treefd, tmp);
-	return r;
+	return 0;
 }
 
 int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
@@ -181,9 +226,10 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 	 * anything else by that name) is never replaced */
 	if (renameat2(treefd, tmp, treefd, user, RENAME_NOREPLACE) < 0) {
 		r = -errno;
-		(void)hs_walk_remove_tree_at(treefd, tmp);
+		hs_userdir_reserved_done(treefd, hs_walk_remove_tree_at(treefd, tmp) == 0);
 		return r;
 	}
+	hs_userdir_reserved_done(treefd, true);
 	if (fsync(treefd) < 0 && errno != EINVAL)
 		return -errno;
 	return 0;
@@ -211,26 +257,34 @@ int hs_userdir_remove(int treefd, const char *user)
 	if (fchown(dfd, 0, 0) < 0 || fchmod(dfd, 0700) < 0)
 		return -errno;
 
+	r = reserved_begin(treefd);
+	if (r < 0)
+		return r;
 	for (int tries = 0; ; tries++) {
 		r = hs_tempname_reserved("del", user, tmp, sizeof tmp);
-		if (r < 0)
-			return r;
-		if (renameat2(treefd, user, treefd, tmp, RENAME_NOREPLACE) == 0)
+		if (r == 0 && renameat2(treefd, user, treefd, tmp, RENAME_NOREPLACE) == 0)
 			break;
-		if (errno != EEXIST || tries >= HS_TEMP_TRIES)
-			return -errno;
+		if (r == 0)
+			r = -errno;
+		if (r != -EEXIST || tries >= HS_TEMP_TRIES) {
+			hs_userdir_reserved_done(treefd, true);
+			return r;
+		}
 	}
 	/* Only root writes the tree, but make sure what we renamed is the
 	 * directory we took away, not something swapped in meanwhile. */
 	if (fstatat(treefd, tmp, &moved, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (moved.st_dev != st.st_dev || moved.st_ino != st.st_ino)
-		return -ESTALE;
+		r = -errno;
+	else if (moved.st_dev != st.st_dev || moved.st_ino != st.st_ino)
+		r = -ESTALE;
 	/* the user is gone from the tree as soon as this is durable */
-	if (fsync(treefd) < 0 && errno != EINVAL)
-		return -errno;
-
-	r = hs_walk_remove_tree_at(treefd, tmp);
+	else if (fsync(treefd) < 0 && errno != EINVAL)
+		r = -errno;
+	else
+		r = hs_walk_remove_tree_at(treefd, tmp);
+	/* a failure leaves the reserved directory, and the tree's mark with
+	 * it, for the next holder of the locks */
+	hs_userdir_reserved_done(treefd, r == 0);
 	if (r < 0)
 		return r;
 	if (fsync(treefd) < 0 && errno != EINVAL)

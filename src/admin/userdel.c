@@ -200,6 +200,7 @@ static int drop_private_group(struct hs_accountset *s, const char *user, gid_t g
 	const union hs_dbrec *rec;
 	long gi = hs_accountdb_find(gr, user);
 	char gidstr[24];
+	size_t glen;
 	int r;
 
 	if (gi < 0)
@@ -216,13 +217,13 @@ static int drop_private_group(struct hs_accountset *s, const char *user, gid_t g
 		return 0;
 	}
 	/* the gid field as the file spells it (decimal, checked at load):
-	 * a comparison of text, no record built per user */
-	snprintf(gidstr, sizeof(gidstr), "%lu", (unsigned long)gid);
-	for (size_t i = 0; i < pw->n_lines; i++) {
+	 * ":GID:" found as text, then the field compared; no record built */
+	glen = (size_t)snprintf(gidstr, sizeof(gidstr), ":%lu:", (unsigned long)gid);
+	for (long i = 0; (i = hs_accountdb_find_text(pw, (size_t)i, gidstr, glen)) >= 0; i++) {
 		size_t len;
-		const char *f = hs_accountdb_field(pw, i, 3, &len);
+		const char *f = hs_accountdb_field(pw, (size_t)i, 3, &len);
 
-		if (f && len == strlen(gidstr) && memcmp(f, gidstr, len) == 0) {
+		if (f && len == glen - 2 && memcmp(f, gidstr + 1, len) == 0) {
 			hs_warn("group %s is the primary group of another user and is not removed.",
 				rec->gr.name);
 			return 0;

@@ -1317,6 +1317,11 @@ static void check_other_entry(struct tree *tr, const char *name)
 		problem(a, "%s: pwunconv was interrupted; run pwunconv again to finish it", path);
 		return;
 	}
+	/* the tree's mark of reserved directories (lib/tree/userdir_admin.c):
+	 * a running tool's, or a killed one's that the next locking tool
+	 * sweeps; the directories it stands for are reported themselves */
+	if (strcmp(name, HS_TREE_RESERVED_MARK) == 0 && S_ISREG(st.st_mode))
+		return;
 	if (strncmp(name, USERMOD_L_PREFIX, strlen(USERMOD_L_PREFIX)) == 0) {
 		problem(a, "%s: left over by an interrupted usermod -l; run the same usermod -l "
 			"again to finish it", path);
@@ -1404,14 +1409,18 @@ static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 		check_meta(&tr, NULL, -1, NULL, tr.fd, t->path, &st, &w);
 	}
 
-	/* every user, in /etc/passwd order (the first line of a name) */
+	/* every user, in /etc/passwd order (the first line of a name); a big
+	 * tree takes a while, so a terminal sees how far it is */
+	hs_cli_progress_start(pw->n_lines, "users");
 	for (size_t i = 0; i < pw->n_lines; i++) {
 		const struct hs_dbline *l = &pw->lines[i];
 
+		hs_cli_progress_step(i + 1);
 		if (l->deleted || !l->entry || hs_accountdb_dup_name(pw, i) >= 0)
 			continue;
 		check_user(&tr, i);
 	}
+	hs_cli_progress_end();
 	/* then everything else in the tree */
 	r = list_dir(tr.fd, &names, &n);
 	if (r < 0) {
@@ -2008,6 +2017,7 @@ out:
 
 static void stdio_say(void *ctx, const char *line)
 {
+	hs_cli_progress_erase();
 	fputs(line, stdout);
 	fputc('\n', stdout);
 }
@@ -2019,6 +2029,7 @@ static bool stdio_ask(void *ctx, const char *prompt)
 	ssize_t n;
 	bool yes;
 
+	hs_cli_progress_erase();
 	fputs(prompt, stdout);
 	fflush(stdout);
 	n = getline(&answer, &size, stdin);

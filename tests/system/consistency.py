@@ -35,9 +35,12 @@ Leftover kinds (the decision on what a crash may leave, docs/decisions.md "Inter
                     file is not staged (or the journal not written) until the rename.
   reserved-dir      /etc/hardened-shadow/.new.USER.XXXXXXXXXXXX (a directory being built
                     by hs_userdir_build) or .del.USER.XXXXXXXXXXXX (one being removed):
-                    reserved names are never served by the NSS module.  The next root
-                    tool that takes the global locks puts a committed journal's in place
-                    and removes the others (lib/etc/txnwork.c).
+                    reserved names are never served by the NSS module.  The tree's mark
+                    /etc/hardened-shadow/.reserved is made before the first one and stays
+                    while any may be left (a reserved directory without it is a problem:
+                    nothing would sweep it).  The next root tool that takes the global
+                    locks puts a committed journal's in place, removes the others, then
+                    the mark (lib/tree/userdir_admin.c); the mark alone is this kind too.
   rename-pending    /etc/hardened-shadow/.usermod-l.NEW: an interrupted usermod -l; running
                     usermod again finishes it (before /etc/passwd was written: the same
                     command; after: any usermod on NEW -- test_interrupt.py shows that
@@ -82,7 +85,9 @@ Leftover kinds (the decision on what a crash may leave, docs/decisions.md "Inter
                     that opens an accountset under the locks finishes it, so check()
                     judges the files as that tool will see them: every BASE named by
                     the journal whose staged file is still there is read from the
-                    staged file.  The journal must parse and each such BASE must still
+                    staged file, unless the staged name holds the old file itself (the
+                    journal's inode): exchanged out by the install, to become the
+                    backup BASE-.  The journal must parse and each such BASE must still
                     be the file the journal names (device, inode, size, mtime, ctime):
                     else the recovery would drop the staged file, and the committed
                     change would be lost half-way -- a problem.  A journal whose
@@ -124,6 +129,7 @@ ETC_TEMP_RE = re.compile(r"\.(passwd|shadow|group|gshadow|subuid|subgid|shells)-
 ETC_LOCK_RE = re.compile(r"(passwd|shadow|group|gshadow|subuid|subgid)\.(lock|[0-9]+)\Z")
 CONVERT_TMP_RE = re.compile(r"\.hardened-shadow\.[A-Za-z0-9]{6}\Z")
 USER_TEMP_RE = re.compile(r"\.(shadow|shell|aging)\.%s\Z" % RND)
+RESERVED_MARK = ".reserved"     # HS_TREE_RESERVED_MARK, lib/tree/userdir.h
 RESERVED_RE = re.compile(r"\.(new|del)\.(.+)\.%s\Z" % RND)
 RENAME_RE = re.compile(r"\.usermod-l\.(.+)\Z")
 MARKERS = (".pwconv-incomplete", ".pwunconv-incomplete")
@@ -361,6 +367,10 @@ def _check_txn(sb, rep):
                 continue
             if not stat.S_ISREG(sst.st_mode) or sst.st_nlink != 1:
                 rep.problem("%s is not a regular file with one link" % spath)
+            elif ident is not None and (sst.st_dev, sst.st_ino) == ident[:2]:
+                # the old file, exchanged out of the way of the new one: installed,
+                # the recovery makes it the backup
+                continue
             elif now != ident:
                 rep.problem("%s is no longer the file %s names: the next tool would drop "
                             "%s, losing part of a committed change" % (target, jpath, spath))
@@ -532,8 +542,11 @@ def check(sb, foreign=(), pending=()):
     pending_renames = set()
     for e in entries:
         if e.startswith((".", ":")):
-            if RESERVED_RE.match(e):
+            if RESERVED_RE.match(e) or e == RESERVED_MARK:
                 rep.leftover("reserved-dir", TREE + "/" + e)
+                if e != RESERVED_MARK and RESERVED_MARK not in entries:
+                    rep.problem("%s/%s: a reserved directory without the tree's mark %s; "
+                                "no tool would sweep it" % (TREE, e, RESERVED_MARK))
             elif RENAME_RE.match(e):
                 rep.leftover("rename-pending", TREE + "/" + e)
                 pending_renames.add(RENAME_RE.match(e).group(1))

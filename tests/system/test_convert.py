@@ -665,8 +665,10 @@ def test_commit_failure_is_rolled_back(sb, which):
     sb.add_classic_user("alice", password="pw")
     before = snapshot(sb)
     n = len(parse_passwd(sb.read("/etc/passwd")))
-    nth = 3 * n + 2 if which == "shells" else 3 * n + 4
-    res = strace_inject(sb, [PWCONV], "renameat", nth, "error=EIO")
+    # renameat2: one per user's directory, the temporary tree's, then the exchange of
+    # each staged file with its target (lib/etc/txn.c)
+    nth = n + 2 if which == "shells" else n + 3
+    res = strace_inject(sb, [PWCONV], "renameat2", nth, "error=EIO")
     assert res.returncode == 1, res.stderr
     assert "cannot write /etc/%s: Input/output error" % which in res.stderr
     assert_unchanged(sb, before)

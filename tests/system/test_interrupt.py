@@ -202,10 +202,11 @@ def snapshot(sb, homes=(), passwords=None, group_passwords=None):
     return out
 
 
-def effective(snap):
+def effective(snap, old):
     """The state as the next tool sees it: with a lib/txn journal pending, each global
     file it names whose staged copy is still there is that copy (consistency.check checks
-    that it would be installed: see txn-pending)."""
+    that it would be installed: see txn-pending) -- unless the staged name holds the old
+    file (as in `old`), which the install exchanged out of the way of the new one."""
     j = snap.get("/etc/" + consistency.TXN_JOURNAL)
     lines = j and j[4] is not None and consistency.parse_journal(j[4])
     if not lines:
@@ -213,7 +214,7 @@ def effective(snap):
     out = dict(snap)
     for base, _ in lines:
         staged = snap.get("/etc/.%s.hs-txn" % base)
-        if staged is not None:
+        if staged is not None and staged != old.get("/etc/" + base):
             out["/etc/" + base] = staged
     return out
 
@@ -302,7 +303,7 @@ def compare_old_or_new(old, new, cur, homes, taken_away_ok, locked_first=False,
     transaction: as the next tool will see it).  atomic: the command writes the global
     files in one lib/txn transaction, so they must be all old or all new."""
     bad = []
-    cur = effective(cur)
+    cur = effective(cur, old)
     if atomic:
         at_old = [p for p in GLOBAL_PATHS if cur.get(p) == old.get(p)]
         at_new = [p for p in GLOBAL_PATHS if cur.get(p) == new.get(p)]
@@ -747,34 +748,41 @@ def with_pam(sb):
     sb.use_pam_module()
 
 
+def installs(base):
+    """The step that puts the new /etc/BASE in place: lib/txn's exchange with the staged
+    file (or, on a file system without it, the rename)."""
+    return r'renameat2?\(\d+</etc>, "\.%s\.[\w-]+", \d+</etc>, "%s"(, RENAME_EXCHANGE)?\)' % (
+        base, base)
+
+
 # The kill points that once showed bugs, now fixed (the journaled transaction of the
 # global files, lib/etc/txn.h; usermod's rerun and hand-back order; pwck's signal blocking);
 # their tests at the end of the file pin the fixes down.
 GROUP_BEFORE_PASSWD = Known(
     "useradd: after a kill between writing /etc/group and /etc/passwd, running the same "
     "useradd again fails ('group NAME exists', exit 9)",
-    after=r'renameat\(\d+</etc>, "\.group\.[\w-]+", \d+</etc>, "group"\)',
-    upto=r'renameat\(\d+</etc>, "\.passwd\.[\w-]+", \d+</etc>, "passwd"\)',
+    after=installs("group"),
+    upto=installs("passwd"),
     whats=("recovery",))
 RENAME_AFTER_PASSWD = Known(
     "usermod -l: after a kill once /etc/passwd has the new name, running the same usermod "
     "again fails ('user OLD does not exist', exit 6) and leaves the directory reserved or "
     "taken away",
-    after=r'renameat\(\d+</etc>, "\.passwd\.[\w-]+", \d+</etc>, "passwd"\)', upto=r"$^",
+    after=installs("passwd"), upto=r"$^",
     whats=("recovery",))
 GROUPMOD_G_PASSWD = Known(
     "groupmod -g: after a kill between writing /etc/group (the new gid) and /etc/passwd "
     "(its primary members' gid), running the same groupmod again changes nothing: the "
     "members keep the old gid, a group that no longer exists",
-    after=r'renameat\(\d+</etc>, "\.group\.[\w-]+", \d+</etc>, "group"\)',
-    upto=r'renameat\(\d+</etc>, "\.passwd\.[\w-]+", \d+</etc>, "passwd"\)',
+    after=installs("group"),
+    upto=installs("passwd"),
     whats=("recovery",))
 NEWUSERS_GROUPS_FIRST = Known(
     "newusers: after a kill between writing /etc/gshadow and /etc/passwd, running the "
     "same newusers again fails (exit 1: 'group NAME is a shadow group, but does not exist "
     "in /etc/group', then 'group NAME already exists') and changes nothing",
-    after=r'renameat\(\d+</etc>, "\.gshadow\.[\w-]+", \d+</etc>, "gshadow"\)',
-    upto=r'renameat\(\d+</etc>, "\.passwd\.[\w-]+", \d+</etc>, "passwd"\)',
+    after=installs("gshadow"),
+    upto=installs("passwd"),
     whats=("recovery",))
 PWCK_SIGINT = Known(
     "pwck: tree repairs run with signals not blocked: a SIGINT while it makes a missing "
@@ -1215,7 +1223,7 @@ def test_newusers_killed_before_passwd_is_finished_by_a_rerun(sb):
     an empty group named after a user that has no passwd line but an orphan directory.)"""
     r = row("newusers")
     raw, old, new, steps = start(sb, r)
-    for pattern in (r'renameat\(\d+</etc>, "\.group\.[\w-]+", \d+</etc>, "group"\)',
+    for pattern in (installs("group"),
                     NEWUSERS_GROUPS_FIRST.upto.pattern):
         step = next((s for s in steps if re.search(pattern, s[2])), None)
         if step is None:

@@ -10,6 +10,7 @@ in dist/ (or $HS_DEB); without one the test is skipped."""
 
 import glob
 import os
+import subprocess
 
 import pytest
 
@@ -21,6 +22,10 @@ ALICE_NEW = "Tulip-new-pw-9"
 ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive"}
 # Debian's own packages, newer than the host's, as a security update would bring them
 ARCHIVES = "/var/cache/apt/archives"
+# what a dry run may not touch
+CONFIG = ("/etc/nsswitch.conf", "/etc/pam.d/common-auth", "/etc/pam.d/common-account",
+          "/etc/pam.d/common-password", "/etc/pam.d/common-session", "/etc/shadow",
+          "/etc/passwd")
 
 
 def the_deb(source_dir):
@@ -55,9 +60,35 @@ def stock_files_intact(sb):
 
 
 def authenticates(sb, user, pw, service="login"):
-    status, out = sb.pty_run(["/usr/bin/pamtester", service, user, "authenticate"],
-                             [("Password: ", pw + "\n")])
+    status, out = sb.pty_run(["/usr/bin/pamtester", service, user, "authenticate",
+                              "acct_mgmt"], [("Password: ", pw + "\n")])
     return status == 0 and "successfully authenticated" in out, out
+
+
+def install_sshd_pam_file(sb):
+    """sshd's PAM stack, /etc/pam.d/sshd as Debian's openssh-server ships it, taken out of
+    the package that tools/install-deps downloads into apt's cache (the host gets no
+    sshd).  Only that file: pamtester needs no sshd binary to run the stack."""
+    debs = sorted(glob.glob(ARCHIVES + "/openssh-server_*.deb"))
+    assert debs, "no openssh-server .deb in %s: run tools/install-deps" % ARCHIVES
+    tar = subprocess.run(["dpkg-deb", "--fsys-tarfile", debs[-1]], check=True,
+                         stdout=subprocess.PIPE).stdout
+    conf = subprocess.run(["tar", "-xO", "./etc/pam.d/sshd"], input=tar, check=True,
+                          stdout=subprocess.PIPE).stdout
+    assert b"@include common-auth" in conf
+    sb.write("/etc/pam.d/sshd", conf, mode=0o644)
+
+
+def config_snapshot(sb):
+    return {p: sb.read_bytes(p) if sb.exists(p) else None for p in CONFIG}
+
+
+def shadow_sources(sb):
+    """The sources of nsswitch.conf's shadow: line."""
+    for line in sb.read("/etc/nsswitch.conf").splitlines():
+        if line.split()[:1] == ["shadow:"]:
+            return line.split("#")[0].split()[1:]
+    return []
 
 
 def test_package_life_cycle(pkg, build_dir):
@@ -96,6 +127,25 @@ def test_package_life_cycle(pkg, build_dir):
     assert not sb.exists("/etc/hardened-shadow")
     assert "pam_unix.so" in sb.read("/etc/pam.d/common-auth")
 
+    install_sshd_pam_file(sb)
+    ok, out = authenticates(sb, "alice", ALICE_PW, service="sshd")
+    assert ok, out
+    sources = shadow_sources(sb)
+    others = [x for x in sources if x != "files"]
+
+    # the dry run says what would change and changes nothing
+    before = config_snapshot(sb)
+    res = run(sb, ["hardened-shadow-enable", "--dry-run"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = res.stdout
+    assert "dry run, not done: /etc/shadow converted to /etc/hardened-shadow (pwconv: " in out
+    assert "dry run, not done: /etc/pam.d/common-*: profile hardened-shadow enabled" in out
+    assert '"shadow:         %s"' % " ".join(["hardened_shadow"] + others) in out, out
+    assert "check: no account would become unable to log in" in out, out
+    assert config_snapshot(sb) == before
+    assert not sb.exists("/etc/hardened-shadow")
+    assert not sb.exists("/var/lib/hardened-shadow/nsswitch-shadow")
+
     pwquality = "pam_pwquality.so" in sb.read("/etc/pam.d/common-password")
     res = run(sb, ["hardened-shadow-enable"], check=False)
     assert res.returncode == 0, res.stdout + res.stderr
@@ -106,8 +156,8 @@ def test_package_life_cycle(pkg, build_dir):
     assert not sb.exists("/etc/shadow")
     auth = sb.read("/etc/pam.d/common-auth")
     assert "pam_hardened_shadow.so" in auth and "pam_unix.so" not in auth, auth
-    assert any(l.split() == ["shadow:", "hardened_shadow"]
-               for l in sb.read("/etc/nsswitch.conf").splitlines())
+    # the sources besides files (systemd, sss, ...) stay: their accounts still log in
+    assert shadow_sources(sb) == ["hardened_shadow"] + others
     # a second run has nothing left to do
     res = run(sb, ["hardened-shadow-enable"])
     assert res.stdout == "", res.stdout
@@ -125,9 +175,11 @@ def test_package_life_cycle(pkg, build_dir):
     status, out = sb.pty_run(["/usr/bin/pamtester", "login", "alice", "authenticate"],
                              [("Password: ", ALICE_PW + "\n")], user="alice")
     assert status == 0 and "successfully authenticated" in out, out
-    if sb.exists("/etc/pam.d/sshd"):
-        ok, out = authenticates(sb, "alice", ALICE_PW, service="sshd")
-        assert ok, out
+    # sshd's stack (its @include common-auth/-account) goes through our module now
+    ok, out = authenticates(sb, "alice", ALICE_PW, service="sshd")
+    assert ok, out
+    ok, out = authenticates(sb, "alice", BOB_PW, service="sshd")
+    assert not ok, out
     status, out = sb.pty_run(["/usr/bin/su", "-c", "id -un", "alice"],
                              [("Password: ", ALICE_PW + "\n")], user="bob")
     assert status == 0 and "alice" in out, out
@@ -151,11 +203,19 @@ def test_package_life_cycle(pkg, build_dir):
         ok, out = authenticates(sb, "alice", ALICE_NEW)
         assert ok, out
 
+    before = config_snapshot(sb)
+    res = run(sb, ["hardened-shadow-disable", "--dry-run"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "dry run, not done: /etc/hardened-shadow converted back to /etc/shadow" in res.stdout
+    assert config_snapshot(sb) == before and sb.exists("/etc/hardened-shadow/alice")
     res = run(sb, ["hardened-shadow-disable"], check=False)
     assert res.returncode == 0, res.stdout + res.stderr
     assert not sb.exists("/etc/hardened-shadow")
     assert sb.exists("/etc/shadow")
     assert "pam_unix.so" in sb.read("/etc/pam.d/common-auth")
+    assert shadow_sources(sb) == sources
+    ok, out = authenticates(sb, "alice", ALICE_NEW, service="sshd")
+    assert ok, out
     res = run(sb, ["apt-get", "purge", "-y", "hardened-shadow"], check=False)
     assert res.returncode == 0, res.stdout + res.stderr
 
@@ -219,3 +279,29 @@ def test_enable_stopped_half_way_leaves_a_working_system(pkg):
     assert "pam_hardened_shadow.so" in sb.read("/etc/pam.d/common-auth")
     ok, out = authenticates(sb, "alice", ALICE_PW)
     assert ok, out
+
+
+def test_enable_refuses_what_would_lock_everyone_out(pkg):
+    """With the PAM module gone, switching common-* to it would lock every account out:
+    the dry run names the problem and fails, and enable stops before changing anything."""
+    sb = pkg
+    deb = the_deb(pkg.base.source_dir)
+    sb.add_classic_user("alice", password=ALICE_PW)
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    module = run(sb, ["dpkg", "-L", "hardened-shadow"]).stdout.split()
+    module = [p for p in module if p.endswith("/pam_hardened_shadow.so")][0]
+    run(sb, ["mv", module, "/root/"])
+    before = config_snapshot(sb)
+    for argv in (["hardened-shadow-enable", "--dry-run"], ["hardened-shadow-enable"]):
+        res = run(sb, argv, check=False)
+        assert res.returncode == 1, res.stdout + res.stderr
+        assert "pam_hardened_shadow.so is not installed" in res.stderr, res.stderr
+        assert "nothing changed" in res.stderr, res.stderr
+        assert config_snapshot(sb) == before
+        assert not sb.exists("/etc/hardened-shadow")
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
+    res = run(sb, ["hardened-shadow-enable", "--bogus"], check=False)
+    assert res.returncode == 1 and "unknown argument" in res.stderr, res.stderr

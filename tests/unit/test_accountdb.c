@@ -465,7 +465,8 @@ static void large_file(void **state, unsigned flags)
 	t1 = now_sec();
 	print_message("100,000 lines%s: load, 1,000 appends, delete, write in %.3f s\n",
 		      flags & HS_DB_LAZY ? " (lazy)" : "", t1 - t0);
-	assert_true(t1 - t0 < 1.0);
+	/* no bound on the time: on a busy machine any bound fails now and
+	 * then; bench/newusers.py and bench/useradd.py measure it */
 
 	out = read_all(path_in(f, "passwd"), &len);
 	/* the first 50,000 lines are byte-identical */

@@ -20,6 +20,7 @@
 #include "globalfile.h"
 #include "layout.h"
 #include "txn.h"
+#include "userdir.h"
 #include "test_helpers.h"
 
 static const char *const bases[] = { "passwd", "group" };
@@ -462,6 +463,13 @@ static void kill_at_every_syscall(struct tmp_dirs *f, size_t n_files)
 					    "bob:x:1000:1000::/home/bob:/bin/sh\n");
 			assert_string_equal(g, n_files == 1 ? "root:x:0:\n"
 							    : "root:x:0:\nbob:x:1000:\n");
+			/* journaled: the old files are the backups, also when the
+			 * kill fell between an exchange and the backup's rename */
+			if (n_files == 2) {
+				assert_string_equal(slurp(f->dfd, "passwd-"),
+						    "root:x:0:0::/root:/bin/sh\n");
+				assert_string_equal(slurp(f->dfd, "group-"), "root:x:0:\n");
+			}
 		}
 		/* nothing left beside the files and their backups */
 		fd = openat(f->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -612,17 +620,11 @@ static void test_prepared_work_survives_a_setid_commit(void **state)
 	assert_clean(f->dfd);
 }
 
-/* Under the locks a reserved directory in the tree that no journal names
- * is a killed tool's; a user's directory is never touched. */
-static void test_stale_reserved_dirs_are_swept(void **state)
+static int plant_reserved_dirs(struct tmp_dirs *f)
 {
-	struct tmp_dirs *f = *state;
 	const char *tree = strrchr(HS_TREE_DIR, '/') + 1;
-	char msg[1024];
-	struct stat st;
 	int tfd;
 
-	hs_txn_work_enable();
 	assert_int_equal(mkdirat(f->dfd, tree, 0710), 0);
 	tfd = openat(f->dfd, tree, O_RDONLY | O_DIRECTORY);
 	assert_true(tfd >= 0);
@@ -631,12 +633,48 @@ static void test_stale_reserved_dirs_are_swept(void **state)
 	assert_int_equal(mkdirat(tfd, ".del.dave.AbCdEfGhIjKl", 0700), 0);
 	assert_int_equal(mkdirat(tfd, "alice", 0700), 0);
 	assert_int_equal(mkdirat(tfd, ".new.short", 0700), 0);     /* not ours */
+	return tfd;
+}
+
+/* Under the locks a reserved directory in the tree that no journal names
+ * is a killed tool's, when the tree's mark says one may be left; a user's
+ * directory is never touched. */
+static void test_stale_reserved_dirs_are_swept(void **state)
+{
+	struct tmp_dirs *f = *state;
+	char msg[1024];
+	struct stat st;
+	int tfd;
+
+	hs_txn_work_enable();
+	tfd = plant_reserved_dirs(f);
+	put_str(tfd, HS_TREE_RESERVED_MARK, "", 0, 0, 0600);
 	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 1);
 	assert_non_null(strstr(msg, "removed 2 reserved directories"));
 	assert_int_not_equal(fstatat(tfd, ".new.carol.AbCdEfGhIjKl", &st, 0), 0);
 	assert_int_not_equal(fstatat(tfd, ".del.dave.AbCdEfGhIjKl", &st, 0), 0);
 	assert_int_equal(fstatat(tfd, "alice", &st, 0), 0);
 	assert_int_equal(fstatat(tfd, ".new.short", &st, 0), 0);
+	/* swept: the mark goes, and the next holder of the locks looks no more */
+	assert_int_not_equal(fstatat(tfd, HS_TREE_RESERVED_MARK, &st, 0), 0);
+	close(tfd);
+}
+
+/* Without the mark, the tree is not listed: what is left there was not
+ * left by our tools (pwck reports it), and every lock would otherwise
+ * cost a listing of every user. */
+static void test_unmarked_tree_is_not_listed(void **state)
+{
+	struct tmp_dirs *f = *state;
+	char msg[1024];
+	struct stat st;
+	int tfd;
+
+	hs_txn_work_enable();
+	tfd = plant_reserved_dirs(f);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 0);
+	assert_int_equal(fstatat(tfd, ".new.carol.AbCdEfGhIjKl", &st, 0), 0);
+	assert_int_equal(fstatat(tfd, ".del.dave.AbCdEfGhIjKl", &st, 0), 0);
 	close(tfd);
 }
 
@@ -669,6 +707,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_work_left_for_a_root_tool, setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_prepared_work_survives_a_setid_commit, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_unmarked_tree_is_not_listed, setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_stale_reserved_dirs_are_swept, setup,
 						tmp_dirs_teardown),
