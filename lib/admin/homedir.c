@@ -15,6 +15,7 @@
 #include "config.h"
 #include "fileio.h"
 #include "homepath.h"
+#include "selabel.h"
 #include "tempname.h"
 #include "util.h"
 #include "walk.h"
@@ -77,7 +78,7 @@ int hs_homedir_open_parent(const char *home, const char **last)
 
 			*p = '\0';
 			/* our umask is 077 (hs_privs_init): set the mode */
-			if (mkdir(parent, 0755) == 0) {
+			if (hs_selabel_mkdirat(AT_FDCWD, parent, NULL, 0755) == 0) {
 				if (chmod(parent, 0755) < 0)
 					return -errno;
 			} else if (errno != EEXIST) {
@@ -125,7 +126,8 @@ static int copy_file(struct copy_ctx *c, int dstdir, const struct hs_walk_entry 
 		return -errno;
 	if (!S_ISREG(ist.st_mode) || ist.st_ino != e->st.st_ino || ist.st_dev != e->st.st_dev)
 		return -ESTALE;
-	out = openat(dstdir, e->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	out = hs_selabel_openat(dstdir, e->name, NULL,
+				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return -errno;
 	while ((n = hs_read_full(in, buf, sizeof(buf))) > 0) {
@@ -160,7 +162,7 @@ static int copy_symlink(struct copy_ctx *c, int dstdir, const struct hs_walk_ent
 	if ((size_t)n >= sizeof(target) - 1)
 		return -ENAMETOOLONG;
 	target[n] = '\0';
-	if (symlinkat(target, dstdir, e->name) < 0 ||
+	if (hs_selabel_symlinkat(target, dstdir, e->name) < 0 ||
 	    fchownat(dstdir, e->name, c->uid, c->gid, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	(void)utimensat(dstdir, e->name, times, AT_SYMLINK_NOFOLLOW);
@@ -178,7 +180,7 @@ static int copy_pre(const struct hs_walk_entry *e, void *ctx)
 	c->dst[e->depth] = -1;
 	if (parent < 0)
 		return HS_WALK_SKIP;
-	if (mkdirat(parent, e->name, 0700) < 0) {
+	if (hs_selabel_mkdirat(parent, e->name, NULL, 0700) < 0) {
 		copy_warn(c, e, strerror(errno));
 		c->failed = true;
 		return HS_WALK_SKIP;
@@ -306,7 +308,7 @@ int hs_home_build(struct hs_home_build *b, const char *home, const char *skel, u
 	_cleanup_close_ int homefd = -1;
 	int r = 0;
 
-	if (mkdirat(b->parentfd, b->tmp, 0700) < 0) {
+	if (hs_selabel_mkdirat(b->parentfd, b->tmp, home, 0700) < 0) {
 		return hs_err_set(err, -1, "cannot create directory %s: %s", home,
 				  strerror(errno));
 	}

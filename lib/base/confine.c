@@ -178,8 +178,10 @@ static const struct hs_confine_rule base_rules[] = {
 	{ "/dev/null", HS_CONFINE_DEVICE }, { "/dev/zero", HS_CONFINE_READ },
 	{ "/dev/urandom", HS_CONFINE_READ }, { "/dev/random", HS_CONFINE_READ },
 	{ "/dev/tty", HS_CONFINE_DEVICE },
-	/* the process's own security attributes (SELinux file contexts) */
-	{ "/proc/self/attr", HS_CONFINE_WRITE },
+	/* the process's own security attributes (SELinux file contexts):
+	 * libselinux's setfscreatecon writes the calling thread's, a
+	 * directory of its own (/proc/PID/task/TID/attr), not /proc/PID/attr */
+	{ "/proc/self/attr", HS_CONFINE_WRITE }, { "/proc/thread-self/attr", HS_CONFINE_WRITE },
 	/* the cache flush after a commit (hs_globalfile_flush_caches) */
 	{ "/usr/sbin/nscd", HS_CONFINE_EXEC }, { "/usr/sbin/sss_cache", HS_CONFINE_EXEC },
 	{ "/var/lib/sss", HS_CONFINE_WRITE },

@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "fileio.h"
 #include "layout.h"
+#include "selabel.h"
 #include "txn.h"
 #include "util.h"
 
@@ -71,8 +72,9 @@ static bool lock_backoff(int64_t deadline, long *step_ns)
 static int open_pwd_lock(const char *path)
 {
 	struct stat st;
-	_cleanup_close_ int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
-				      O_NONBLOCK | O_NOCTTY, 0600);
+	_cleanup_close_ int fd = hs_selabel_openat(AT_FDCWD, path, NULL, O_RDWR | O_CREAT |
+						   O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+						   0600);
 
 	if (fd < 0)
 		return errno == ELOOP ? -HS_E_SYMLINK : -errno;
@@ -153,15 +155,17 @@ static long read_lock_pid(const char *lockpath)
 	return (long)pid;
 }
 
-/* Write FILE.PID ("PID\0", O_EXCL) and return 0 or -errno. */
-static int write_pid_file(const char *pidpath)
+/* Write FILE.PID ("PID\0", O_EXCL), labelled as lockpath, the name it
+ * is linked to, and return 0 or -errno. */
+static int write_pid_file(const char *pidpath, const char *lockpath)
 {
 	char buf[32];
 	int len = snprintf(buf, sizeof buf, "%ld", (long)getpid());
 	int fd = -1;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
-		fd = open(pidpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+		fd = hs_selabel_openat(AT_FDCWD, pidpath, lockpath, O_WRONLY | O_CREAT | O_EXCL |
+				       O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
 		if (fd >= 0 || errno != EEXIST)
 			break;
 		/* A FILE.PID carrying our own PID can only be left over by a
@@ -194,7 +198,7 @@ static int check_link_count(const char *pidpath)
  * process holds it (retry later), other negatives are hard errors. */
 static int try_file_lock(const char *pidpath, const char *lockpath)
 {
-	int r = write_pid_file(pidpath);
+	int r = write_pid_file(pidpath, lockpath);
 
 	if (r < 0)
 		return r;

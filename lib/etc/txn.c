@@ -290,7 +290,7 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 		mode = st.st_mode & 07777;
 	}
 	staged_name(staged_path, sizeof(staged_path), f->base);
-	r = hs_fileio_replace_iov_at(dirfd, staged_path, f->iov, f->n_iov, uid, gid, mode);
+	r = hs_fileio_replace_iov_at(dirfd, staged_path, f->base, f->iov, f->n_iov, uid, gid, mode);
 	if (r < 0) {
 		/* the administrator knows the file, not our staging name */
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base, hs_strerror(r));

@@ -88,10 +88,13 @@ int hs_fileio_replace_at(int dirfd, const char *name, const void *data, size_t l
                        uid_t uid, gid_t gid, mode_t mode);
 /* The same with the contents in n pieces written one after the other
  * (struct iovec, <sys/uio.h>), so a caller that has them in several places
- * copies nothing into one buffer first. */
+ * copies nothing into one buffer first.  The new file gets the SELinux
+ * label of dirfd/label_as (NULL: name), for a copy staged under another
+ * name that is renamed into place later (selabel.h). */
 struct iovec;
-int hs_fileio_replace_iov_at(int dirfd, const char *name, const struct iovec *iov, size_t n,
-                           uid_t uid, gid_t gid, mode_t mode);
+int hs_fileio_replace_iov_at(int dirfd, const char *name, const char *label_as,
+                           const struct iovec *iov, size_t n, uid_t uid, gid_t gid,
+                           mode_t mode);
 
 /* Open a directory component with O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC
  * and fstat it; -HS_E_SYMLINK for a symlink, -HS_E_NOTDIR for others. */

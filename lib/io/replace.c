@@ -13,13 +13,15 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "selabel.h"
 #include "tempname.h"
 #include "util.h"
 
 /* Create a new, empty file ".NAME.XXXXXXXXXXXX" in dirfd for writing.
  * The name is unpredictable and created with O_EXCL|O_NOFOLLOW, so a
  * planted file or symlink can neither be reused nor followed. */
-static int create_temp_file(int dirfd, const char *name, char *tmp, size_t tmpsize)
+static int create_temp_file(int dirfd, const char *name, const char *label_as, char *tmp,
+			    size_t tmpsize)
 {
 	for (int tries = 0; tries < HS_TEMP_TRIES; tries++) {
 		int r, fd;
@@ -27,9 +29,8 @@ static int create_temp_file(int dirfd, const char *name, char *tmp, size_t tmpsi
 		r = hs_tempname_for_file(name, tmp, tmpsize);
 		if (r < 0)
 			return r;
-		fd = openat(dirfd, tmp,
-			    O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC | O_NOCTTY,
-			    0600);
+		fd = hs_selabel_openat(dirfd, tmp, label_as, O_CREAT | O_EXCL | O_NOFOLLOW |
+				       O_WRONLY | O_CLOEXEC | O_NOCTTY, 0600);
 		if (fd >= 0)
 			return fd;
 		if (errno != EEXIST)
@@ -117,11 +118,11 @@ int hs_fileio_replace_at(int dirfd, const char *name, const void *data, size_t l
 
 	if (!data && len)
 		return -EINVAL;
-	return hs_fileio_replace_iov_at(dirfd, name, &iov, 1, uid, gid, mode);
+	return hs_fileio_replace_iov_at(dirfd, name, NULL, &iov, 1, uid, gid, mode);
 }
 
-int hs_fileio_replace_iov_at(int dirfd, const char *name, const struct iovec *iov, size_t n,
-			   uid_t uid, gid_t gid, mode_t mode)
+int hs_fileio_replace_iov_at(int dirfd, const char *name, const char *label_as,
+			     const struct iovec *iov, size_t n, uid_t uid, gid_t gid, mode_t mode)
 {
 	char tmp[NAME_MAX + 1] = "";
 	_cleanup_close_ int fd = -1;
@@ -139,13 +140,16 @@ int hs_fileio_replace_iov_at(int dirfd, const char *name, const struct iovec *io
 	 * once it is complete, so a SIGKILL (which no cleanup handler sees)
 	 * during the write, chown or fsync leaves nothing behind; the only
 	 * window for a stray temporary name is between linkat and renameat.
-	 * File systems without O_TMPFILE get a named temporary file. */
-	fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	 * File systems without O_TMPFILE get a named temporary file.  The
+	 * inode is labelled when it is made, as the file it will become. */
+	if (!label_as)
+		label_as = name;
+	fd = hs_selabel_openat(dirfd, ".", label_as, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 	anonymous = fd >= 0;
 	if (!anonymous) {
 		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
 			return -errno;
-		fd = create_temp_file(dirfd, name, tmp, sizeof tmp);
+		fd = create_temp_file(dirfd, name, label_as, tmp, sizeof tmp);
 		if (fd < 0)
 			return fd;
 	}

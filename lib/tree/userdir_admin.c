@@ -19,6 +19,7 @@
 #include "walk.h"
 #include "layout.h"
 #include "names.h"
+#include "selabel.h"
 #include "util.h"
 
 static int write_new_files(int dfd, uid_t uid, gid_t auth_gid, char *shadow_line,
@@ -54,7 +55,7 @@ static int make_private_dir(int treefd, const char *tag, const char *user, bool 
 			  : hs_tempname_reserved(tag, user, tmp, tmpsize);
 		if (r < 0)
 			return r;
-		if (mkdirat(treefd, tmp, 0700) == 0)
+		if (hs_selabel_mkdirat(treefd, tmp, user, 0700) == 0)
 			break;
 		if (errno != EEXIST || fixed || tries >= HS_TEMP_TRIES)
 			return -errno;
@@ -100,8 +101,8 @@ static int reserved_begin(int treefd)
 
 	if (reserved_live++ > 0)
 		return 0;
-	fd = openat(treefd, HS_TREE_RESERVED_MARK,
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = hs_selabel_openat(treefd, HS_TREE_RESERVED_MARK, NULL,
+			       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 && errno != EEXIST) {
 		reserved_live--;
 		return -errno;

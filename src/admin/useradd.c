@@ -70,6 +70,7 @@
 #include "names.h"
 #include "privs.h"
 #include "records.h"
+#include "selabel.h"
 #include "shells.h"
 #include "txn.h"
 #include "userdir.h"
@@ -635,7 +636,8 @@ static void create_mail_spool(const struct hs_config *defs, const char *user, ui
 		hs_warn("cannot create mail spool %s/%s: %s", maildir, user, strerror(errno));
 		return;
 	}
-	fd = openat(dfd, user, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
+	fd = hs_selabel_openat(dfd, user, NULL,
+			       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0 || fchown(fd, uid, g) < 0 || fchmod(fd, mail ? 0660 : 0600) < 0)
 		hs_warn("cannot create mail spool %s/%s: %s", maildir, user, strerror(errno));
 }

@@ -63,6 +63,7 @@
 #include "names.h"
 #include "privs.h"
 #include "records.h"
+#include "selabel.h"
 #include "shells.h"
 #include "userdir.h"
 #include "util.h"
@@ -983,12 +984,17 @@ static int build_tree(int etcfd, const struct pwdb *pw, const struct spdb *sp,
 	if (cfg)
 		hs_config_free(cfg);
 
-	/* mkdtemp makes it root:root 0700: nobody sees it while it grows. */
-	if (!mkdtemp(templ)) {
-		r = -errno;
+	/* mkdtemp makes it root:root 0700: nobody sees it while it grows.
+	 * It and all inside are labelled as the tree it becomes. */
+	r = hs_selabel_begin_at(etcfd, TREE_NAME, S_IFDIR);
+	if (r < 0 || !mkdtemp(templ)) {
+		r = r < 0 ? r : -errno;
+		hs_selabel_end();
 		hs_warn("cannot create %s: %s", templ, hs_strerror(r));
 		return r;
 	}
+	hs_selabel_end();
+	hs_selabel_alias_at(etcfd, name, TREE_NAME);
 	snprintf(tmpname, tmpsize, "%s", name);
 	tmpfd = open_dir_ro(etcfd, name);
 	if (tmpfd < 0) {
