@@ -18,6 +18,7 @@ import time
 import pytest
 
 import test_passwd as tp
+from ptyproc import Pty
 
 FILES = {"shadow", "shell", "aging"}
 ROOT_CHANGES = [["/usr/bin/passwd", "-l", "alice"], ["/usr/bin/chage", "-E", "0", "alice"],
@@ -289,13 +290,18 @@ def holds_pwd_lock(sb):
                    if len(l.split()) > 5 and l.split()[1] != "->")
 
 
-def in_rename(pid):
-    """Is pid inside rename, renameat or renameat2 (x86-64 numbers)?"""
+def in_syscall(pid, numbers):
+    """Is pid inside one of the system calls numbers (x86-64, as strings)?"""
     try:
         with open("/proc/%d/syscall" % pid) as f:
-            return f.read().split()[0] in ("82", "264", "316")
+            return f.read().split()[0] in numbers
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
+
+
+def in_rename(pid):
+    """Is pid inside rename, renameat or renameat2?"""
+    return in_syscall(pid, ("82", "264", "316"))
 
 
 def user_cannot_stop_while_locked(sb, user, tool, argv, data):
@@ -358,3 +364,44 @@ def test_setuid_gpasswd_cannot_be_stopped_holding_pwd_lock(sb, build_dir):
     check_unstoppable(sb, tries, rc, err)
     assert "bob" in [l for l in sb.read("/etc/group").splitlines()
                      if l.startswith("proj:")][0]
+
+
+def test_setuid_gpasswd_held_in_its_lock_ignores_ctrl_z_and_stop(sb, build_dir):
+    # alice runs setuid gpasswd as a job of her shell on her terminal and, while it
+    # holds /etc/.pwd.lock, types ^Z there and sends SIGSTOP: it neither stops nor holds
+    # the lock beyond its write, so root's useradd, which waits for that lock, goes
+    # through at once.  strace holds gpasswd 3 s in the first link(2) of the lock
+    # protocol, right after it took /etc/.pwd.lock and before it blocks signals for
+    # its commit (a ^Z there would wait, pending, for the end of the commit).  strace
+    # stays in a session of its own, so the terminal's ^Z reaches only alice's job; her
+    # shell is its parent in her session, so the job is not an orphaned process group
+    # (whose terminal stop signals the kernel discards).
+    for u in ("alice", "bob"):
+        sb.add_classic_user(u, password=u + "-pw-1")
+    sb.run(["/usr/sbin/groupadd", "proj"])
+    install_setuid(sb, build_dir, "gpasswd")
+    sb.run(["/usr/bin/gpasswd", "-A", "alice", "proj"])
+    argv = (["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+             "inject=link,linkat:delay_enter=3000000:when=1",
+             "/usr/bin/setsid", "-c"] +
+            as_user(sb, "alice", ["/bin/bash", "-c",
+                                  "set -m; /usr/bin/gpasswd -a bob proj; echo rc=$?; read x"]))
+    with Pty(sb, argv) as p:
+        pid = tracee_of(p.pid, "gpasswd")
+        deadline = time.monotonic() + 30
+        while not (in_syscall(pid, ("86", "265")) and holds_pwd_lock(sb)):
+            assert time.monotonic() < deadline and p.proc.poll() is None, p.output
+            time.sleep(0.02)
+        p.send(b"\x1a")
+        stop = sb.run(["/bin/kill", "-STOP", str(sb.ns_pid(pid))], user="alice", check=False)
+        assert stop.returncode != 0 and "Operation not permitted" in stop.stderr, stop
+        start = time.monotonic()
+        sb.run(["/usr/sbin/useradd", "zed"], timeout=30)
+        assert time.monotonic() - start < 10
+        # (her shell stays: its end would hang up a stopped job, which frees the lock)
+        p.expect(r"rc=0\n", timeout=30)
+        p.send("\n")
+        assert p.wait(timeout=30) == 0, p.output
+    assert "bob" in [l for l in sb.read("/etc/group").splitlines()
+                     if l.startswith("proj:")][0]
+    assert sb.getpwnam("zed")
