@@ -191,7 +191,13 @@ static void reset_limits(void)
 	 * limit to a huge hard limit that select()-based code chokes on */
 	raise_limit(RLIMIT_NOFILE, 1024);
 
+	/* no core file of ours: the soft limit decides that.  The hard limit
+	 * stays, so that the caller's (or pam_limits') limit can be handed
+	 * back to a session or shell without CAP_SYS_RESOURCE, which a
+	 * container's root may lack */
 	struct rlimit core = { 0, 0 };
+	if (getrlimit(RLIMIT_CORE, &core) == 0)
+		core.rlim_cur = 0;
 	setrlimit(RLIMIT_CORE, &core);
 }
 

@@ -14,7 +14,7 @@
  *  - reset RLIMIT_FSIZE, RLIMIT_CPU, RLIMIT_AS, RLIMIT_DATA (soft to
  *    infinity, else to the hard limit), RLIMIT_NOFILE (soft to at least
  *    1024), RLIMIT_STACK (soft to at least 8 MiB) where raisable;
- *    set RLIMIT_CORE to 0;
+ *    set the soft RLIMIT_CORE to 0 (the hard limit stays);
  *  - prctl(PR_SET_DUMPABLE, 0);
  *  - umask(077).
  * Returns the program name to use in messages (basename of argv[0], or

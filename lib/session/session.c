@@ -269,18 +269,24 @@ fail:
 	return r;
 }
 
-int hs_session_open(struct hs_session *s, int flags)
+int hs_session_open(struct hs_session *s, int flags, struct rlimit *core)
 {
-	int r = pam_setcred(s->pamh, PAM_ESTABLISH_CRED);
+	struct rlimit parent_core;
+	int r;
 
-	if (r != PAM_SUCCESS)
-		return r;
-	s->have_cred = true;
-	r = pam_open_session(s->pamh, flags);
-	if (r != PAM_SUCCESS)
-		return r;
-	s->have_session = true;
-	return PAM_SUCCESS;
+	(void)setrlimit(RLIMIT_CORE, core);
+	r = pam_setcred(s->pamh, PAM_ESTABLISH_CRED);
+	if (r == PAM_SUCCESS) {
+		s->have_cred = true;
+		r = pam_open_session(s->pamh, flags);
+		s->have_session = r == PAM_SUCCESS;
+	}
+	if (getrlimit(RLIMIT_CORE, core) < 0)
+		core->rlim_cur = core->rlim_max = 0;
+	parent_core = *core;
+	parent_core.rlim_cur = 0;
+	(void)setrlimit(RLIMIT_CORE, &parent_core);
+	return r;
 }
 
 void hs_session_end(struct hs_session *s, int status)

@@ -73,9 +73,9 @@ const char *hs_session_default_path(const struct hs_config *defs, uid_t uid);
 
 /* ---- the start of login, su and runuser ---- */
 
-/* Keep the caller's RLIMIT_CORE in *caller_core (hs_privs_init()
- * zeroes it; the session gets it back), hs_privs_init(), the program
- * name prog, refuse an empty argv[0] (exit 1), the user's locale. */
+/* Keep the caller's RLIMIT_CORE in *caller_core (hs_privs_init() zeroes
+ * the soft limit; hs_session_open hands it to PAM), hs_privs_init(), the
+ * program name prog, refuse an empty argv[0] (exit 1), the user's locale. */
 void hs_session_tool_init(int argc, char **argv, const char *prog,
 			  struct rlimit *caller_core);
 
@@ -95,8 +95,13 @@ int hs_session_start(struct hs_session *s, const char *service, const char *user
                      const char *tty, const char *ruser, const char *rhost);
 
 /* pam_setcred(PAM_ESTABLISH_CRED), then pam_open_session(flags).  Returns
- * a PAM status; hs_session_end() undoes whatever was done. */
-int hs_session_open(struct hs_session *s, int flags);
+ * a PAM status; hs_session_end() undoes whatever was done.
+ * *core: the caller's RLIMIT_CORE in (hs_session_tool_init's), which PAM's
+ * session modules start from, as they would without hs_privs_init's 0;
+ * the session's out, after pam_limits had the last word, for the child
+ * (hs_child.core_limit).  On return this process's own soft limit is 0
+ * again: the root parent writes no core file. */
+int hs_session_open(struct hs_session *s, int flags, struct rlimit *core);
 
 /* pam_close_session and pam_setcred(PAM_DELETE_CRED) for what was opened,
  * then pam_end(status).  Safe to call twice. */
@@ -137,8 +142,8 @@ struct hs_child {
 	bool verbose;           /* su/runuser: util-linux's messages when a signal
 	                         * ends the session or the child dies of one */
 	gid_t pty_gid;          /* group of the new pty (HS_CHILD_PTY); (gid_t)-1: gid */
-	bool restore_core;      /* give the child core_limit (the caller's, saved
-	                         * before hs_privs_init() set it to 0) */
+	bool restore_core;      /* give the child core_limit (the session's, from
+	                         * hs_session_open) */
 	struct rlimit core_limit;
 };
 

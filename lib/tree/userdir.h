@@ -127,20 +127,28 @@ void hs_userdir_releasep(struct hs_userdir_held *held);
  * whatever holds its lock, for root's writers; the caller holds the tree
  * lock exclusively.  A fresh copy is built beside it under a reserved
  * name (".swap.USER": the files that pass the readers' checks, the
- * user's owner, group and mode), locked, and exchanged with it
- * (RENAME_EXCHANGE: the path always holds one complete directory).  The
- * old directory is then taken away (root:root 0700): a process that kept
- * an fd to it, or its lock, can write nothing there any more and nothing
- * at the user's path.  What such a process renamed into it before that is
- * copied once more, and it is removed.  On success *udirfd is the new
- * directory, locked, and the old fd is closed.  The leftover of an
- * interrupted take-over is removed by the next root writer of USER
- * (hs_userdir_lock_at).  Root only. */
+ * user's owner, group and mode), locked, the old directory is frozen
+ * (its owner's write permission removed), what was renamed into it before
+ * is copied again, and the copy is exchanged with it (RENAME_EXCHANGE:
+ * the path always holds one complete directory).  The old directory is
+ * then taken away (root:root 0700): a process that kept an fd to it, or
+ * its lock, can write nothing there any more and nothing at the user's
+ * path; from the freeze on, its writes fail with -HS_E_TAKEN, also when
+ * the take-over is killed before the take-away.  It is copied once more
+ * and removed.  On success *udirfd is the new directory, locked, and the
+ * old fd is closed.  The leftover of an interrupted take-over is removed
+ * by the next root writer of USER (hs_userdir_lock_at), which also thaws
+ * a directory frozen by a take-over killed before its exchange.  Root
+ * only. */
 int hs_userdir_take_over(int treefd, const char *user, int *udirfd);
 /* Remove the leftover of USER's interrupted take-over, if any (one
- * lookup: ".swap.USER" is a fixed name).  The caller holds the tree lock
- * and USER's lock, so no take-over of USER is under way.  Best effort. */
-void hs_userdir_sweep_take_over(int treefd, const char *user);
+ * lookup: ".swap.USER" is a fixed name); true when there was one.  The
+ * caller holds the tree lock and USER's lock, so no take-over of USER is
+ * under way.  Best effort. */
+bool hs_userdir_sweep_take_over(int treefd, const char *user);
+/* Give a user's directory its owner's write permission back, if a
+ * take-over that was killed before its exchange left it frozen. */
+void hs_userdir_thaw(int udirfd);
 
 /* The per-user guess lock: one password verification of USER at a time,
  * through the failure delay, on every path the user drives (the password

@@ -309,26 +309,35 @@ static bool any_name(const char *name, void *ctx)
  * there (files), then removed.  Best effort: whatever stays is root's,
  * 0700, at a reserved name, and the next take-over tries again.  Not the
  * walker: the self-service programs that link this never walk a tree. */
-static void remove_detached(int treefd, const char *name)
+static bool remove_detached(int treefd, const char *name)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 
 	fd = hs_fileio_open_dir_at(treefd, name, &st);
 	if (fd < 0)
-		return;
-	if (fchown(fd, 0, 0) < 0 || fchmod(fd, 0700) < 0)
-		return;
-	(void)hs_fileio_unlink_matching(fd, any_name, NULL);
-	(void)unlinkat(treefd, name, AT_REMOVEDIR);
+		return false;
+	if (fchown(fd, 0, 0) == 0 && fchmod(fd, 0700) == 0) {
+		(void)hs_fileio_unlink_matching(fd, any_name, NULL);
+		(void)unlinkat(treefd, name, AT_REMOVEDIR);
+	}
+	return true;
 }
 
-void hs_userdir_sweep_take_over(int treefd, const char *user)
+bool hs_userdir_sweep_take_over(int treefd, const char *user)
 {
 	char name[NAME_MAX + 1];
 
-	if (hs_tempname_fixed(HS_TAKE_OVER_TAG, user, name, sizeof name) == 0)
-		remove_detached(treefd, name);
+	return hs_tempname_fixed(HS_TAKE_OVER_TAG, user, name, sizeof name) == 0 &&
+	       remove_detached(treefd, name);
+}
+
+void hs_userdir_thaw(int udirfd)
+{
+	struct stat st;
+
+	if (fstat(udirfd, &st) == 0 && st.st_uid != 0 && !(st.st_mode & S_IWUSR))
+		(void)fchmod(udirfd, (st.st_mode & 07777) | S_IWUSR);
 }
 
 /* Copy the three files from one directory of the user's to another, each
@@ -404,20 +413,34 @@ int hs_userdir_take_over(int treefd, const char *user, int *udirfd)
 		return -EBADF;
 	if (geteuid() != 0)
 		return -EPERM;
+	/* the leftover of a take-over killed before its exchange, and the
+	 * freeze it left */
+	if (hs_userdir_sweep_take_over(treefd, user))
+		hs_userdir_thaw(*udirfd);
 	if (fstat(*udirfd, &old) < 0)
 		return -errno;
 	r = hs_userdir_layout_gids(NULL, &auth_gid);
 	if (r < 0)
 		return r;
 
-	hs_userdir_sweep_take_over(treefd, user);
 	newfd = build_copy(treefd, user, *udirfd, &old, auth_gid, tmp, sizeof tmp);
 	if (newfd < 0)
 		return newfd;
+	/* Freeze the old directory before it leaves the path: its owner may
+	 * add or replace nothing in it any more, so a process of theirs that
+	 * resumes fails ("taken over") rather than write where nobody reads,
+	 * also when this process is killed before the take-away below.  What
+	 * one renamed into it before is copied again.  (An owner who makes it
+	 * writable again fools only their own tool.) */
+	r = fchmod(*udirfd, (old.st_mode & 07777) & ~(mode_t)S_IWUSR) < 0 ? -errno : 0;
+	if (r == 0)
+		r = copy_files(*udirfd, newfd, old.st_uid, auth_gid);
 	/* one atomic step: the path holds the old directory or the new one,
 	 * whenever this process is killed */
-	if (renameat2(treefd, tmp, treefd, user, RENAME_EXCHANGE) < 0) {
+	if (r == 0 && renameat2(treefd, tmp, treefd, user, RENAME_EXCHANGE) < 0)
 		r = -errno;
+	if (r < 0) {
+		(void)fchmod(*udirfd, old.st_mode & 07777);
 		remove_detached(treefd, tmp);
 		return r;
 	}
@@ -430,9 +453,9 @@ int hs_userdir_take_over(int treefd, const char *user, int *udirfd)
 	if (moved.st_dev != old.st_dev || moved.st_ino != old.st_ino)
 		return -ESTALE;
 	/* From now on no process of the user's can change the old directory,
-	 * whatever fd or lock it kept.  A rename one made between the copy
-	 * and this point is copied again, under our lock, before root's
-	 * write; later ones fail. */
+	 * whatever fd or lock it kept, not even after making it writable
+	 * again.  A rename one made all the same is copied again, under our
+	 * lock, before root's write; later ones fail. */
 	if (fchown(*udirfd, 0, 0) < 0 || fchmod(*udirfd, 0700) < 0)
 		return -errno;
 	r = copy_files(*udirfd, newfd, old.st_uid, auth_gid);

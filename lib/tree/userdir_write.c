@@ -38,9 +38,10 @@ static int write_line(int udirfd, const char *file, char *line, uid_t uid, gid_t
 		return -HS_E_TOOBIG;
 	r = hs_fileio_replace_at(udirfd, file, owned, len, uid, gid, mode);
 	/* a user's directory that root took over (hs_userdir_take_over)
-	 * while we held its lock is root's now and detached: say so */
+	 * while we held its lock is root's now and detached, or frozen on
+	 * its way there: say so */
 	if ((r == -EACCES || r == -ENOENT) && uid != 0 && fstat(udirfd, &st) == 0 &&
-	    st.st_uid == 0)
+	    (st.st_uid == 0 || !(st.st_mode & S_IWUSR)))
 		r = -HS_E_TAKEN;
 	return r;
 }
@@ -256,8 +257,8 @@ int hs_userdir_lock_at(int treefd, const char *user, int *udirfd, unsigned timeo
 			r = still_at_path(treefd, user, *udirfd);
 		if (r > 0) {
 			sweep_leftovers(*udirfd);
-			if (root)
-				hs_userdir_sweep_take_over(treefd, user);
+			if (root && hs_userdir_sweep_take_over(treefd, user))
+				hs_userdir_thaw(*udirfd);
 			return 0;
 		}
 		(void)hs_userdir_unlock_at(treefd, *udirfd);

@@ -47,7 +47,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
-#include <lastlog.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -66,6 +65,7 @@
 #include "globalfile.h"
 #include "homedir.h"
 #include "ids.h"
+#include "logrecords.h"
 #include "layout.h"
 #include "names.h"
 #include "privs.h"
@@ -1187,45 +1187,16 @@ static int apply_password(const struct useradd_plan *u)
 	return E_SUCCESS;
 }
 
-/* faillog(5)'s record, as shadow-utils documents it. */
-struct faillog_record {
-	short fail_cnt, fail_max;
-	char fail_line[12];
-	time_t fail_time;
-	long fail_locktime;
-};
-
-/* Zero uid's record of path, if the file already holds it: neither file
- * ever grows here (uid 4,000,000,000 would make lastlog a 1.1 TB sparse
- * file). */
-static void reset_login_record(const char *path, size_t size, unsigned long uid)
-{
-	static const char zero[sizeof(struct lastlog)];
-	_Static_assert(sizeof(struct faillog_record) <= sizeof zero, "record sizes");
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	off_t off = (off_t)size * (off_t)uid;
-	struct stat st;
-
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < off + (off_t)size)
-		return;
-	ssize_t n = pwrite(fd, zero, size, off);
-	if (n != (ssize_t)size || fsync(fd) < 0)
-		hs_warn("failed to reset the %s entry of UID %lu: %s", path, uid,
-			hs_strerror(n < 0 || n == (ssize_t)size ? -errno : -EIO));
-}
-
 /* A uid a deleted user had must not show the new account that user's last
- * login or failures: shadow-utils' reset, unless -l or the uid is shared.
- * lastlog only up to LASTLOG_UID_MAX (login.defs; none means no limit), the
- * key pam_lastlog honours too. */
+ * login or failures: shadow-utils' reset, unless -l or the uid is shared. */
 static void reset_login_records(const struct useradd_plan *u, const struct hs_config *defs)
 {
+	struct hs_err err = HS_ERR_INIT;
+
 	if (o.no_log_init || u->uid_shared)
 		return;
-	if (u->uid <= (unsigned long)hs_config_get_long(defs, "LASTLOG_UID_MAX", 0, LONG_MAX,
-							 LONG_MAX))
-		reset_login_record(HS_LASTLOG_FILE, sizeof(struct lastlog), u->uid);
-	reset_login_record(HS_FAILLOG_FILE, sizeof(struct faillog_record), u->uid);
+	if (hs_logrecords_reset(defs, (uid_t)u->uid, &err) < 0)
+		hs_report(&err);
 }
 
 static void log_new_account(const struct useradd_plan *u)

@@ -57,6 +57,7 @@
 #include "globalfile.h"
 #include "homedir.h"
 #include "homepath.h"
+#include "logrecords.h"
 #include "layout.h"
 #include "names.h"
 #include "privs.h"
@@ -1029,6 +1030,8 @@ struct usermod_plan {
 	uid_t old_uid;
 	gid_t old_gid;
 	bool restructure;       /* -l or -u: the user's directory is taken away */
+	bool old_uid_shared;    /* -u: another account keeps the old uid */
+	bool new_uid_shared;    /* -u with -o: another account has the new uid */
 	int treefd, udirfd;
 	bool have_dir, dir_is_reserved;
 	uid_t dir_owner;
@@ -1179,7 +1182,8 @@ static void plan_validate_against_accounts(struct usermod_plan *p)
 		hs_warn("user '%s' already exists", o.login);
 		fail(E_NAME_IN_USE);
 	}
-	if (o.uid && !o.non_unique && hs_accountdb_find_id(pw, new_uid) >= 0) {
+	p->new_uid_shared = o.uid && hs_accountdb_find_id(pw, new_uid) >= 0;
+	if (p->new_uid_shared && !o.non_unique) {
 		hs_warn("UID '%lu' already exists", (unsigned long)new_uid);
 		fail(E_UID_IN_USE);
 	}
@@ -1334,6 +1338,9 @@ static void plan_stage_passwd_line(struct usermod_plan *p)
 		hs_warn("%s", pw->error);
 		fail(E_BAD_ARG);
 	}
+	/* the account has its new uid now: any other line with the old one
+	 * is another account's */
+	p->old_uid_shared = o.uid && hs_accountdb_find_id(pw, p->old_uid) >= 0;
 }
 
 /* -l: the shadow line, the member lists and the subordinate ranges follow
@@ -1489,22 +1496,39 @@ static int apply_reown_home(const struct usermod_plan *p, int status)
 	return status;
 }
 
+/* -u: the lastlog and faillog records follow the uid, as shadow-utils'
+ * usermod moves them; a record another account's uid keeps stays. */
+static void apply_move_login_records(const struct usermod_plan *p)
+{
+	struct hs_err err = HS_ERR_INIT;
+
+	if (o.uid && hs_logrecords_move(p->cfg, p->old_uid, new_uid, p->old_uid_shared,
+					p->new_uid_shared, &err) < 0)
+		hs_report(&err);
+}
+
 /* Once the account is found, the kernel holds usermod to its job
  * (Landlock): write /etc (the global files, their locks, the tree), the
  * mail spool directory, the current home (re-owned with -u or -g, moved
- * with -m) and the new one's parent. */
+ * with -m) and the new one's parent; with -u, lastlog and faillog. */
 static void confine(const struct usermod_plan *p)
 {
 	char old_parent[HS_PATHBUF_MAX], new_parent[HS_PATHBUF_MAX];
-	struct hs_confine_rule rules[2 + 2 * HS_HOME_CONFINE_RULES] = {
+	struct hs_confine_rule rules[4 + 2 * HS_HOME_CONFINE_RULES] = {
 		{ HS_ETC_DIR, HS_CONFINE_WRITE },
 		{ hs_config_get_str(p->cfg, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE },
 	};
 
-	hs_homedir_confine_rules(p->old_home, old_parent, sizeof old_parent, rules + 2);
+	if (o.uid) {
+		rules[2] = (struct hs_confine_rule){ HS_LASTLOG_FILE,
+						     HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW };
+		rules[3] = (struct hs_confine_rule){ HS_FAILLOG_FILE,
+						     HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW };
+	}
+	hs_homedir_confine_rules(p->old_home, old_parent, sizeof old_parent, rules + 4);
 	if (o.move_home)
 		hs_homedir_confine_rules(o.home, new_parent, sizeof new_parent,
-				      rules + 2 + HS_HOME_CONFINE_RULES);
+				      rules + 4 + HS_HOME_CONFINE_RULES);
 	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_PW_UPDATE);
 }
 
@@ -1549,6 +1573,7 @@ int main(int argc, char **argv)
 	       o.login ? o.login : "");
 	hs_accountset_unlock(&set);
 	status = apply_reown_home(&p, status);
+	apply_move_login_records(&p);
 
 	hs_accountset_close(&set);
 	hs_config_free(p.cfg);

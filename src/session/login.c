@@ -682,7 +682,9 @@ int main(int argc, char **argv)
 		hs_session_end(&s, PAM_ABORT);
 		hs_die(E_FAILURE, "groups initialization failed: %s", hs_strerror(r));
 	}
-	r = hs_session_open(&s, quiet ? PAM_SILENT : 0);
+	/* pam_limits sets the session's core limit, from the caller's as
+	 * under util-linux; the child gets what it set */
+	r = hs_session_open(&s, quiet ? PAM_SILENT : 0, &caller_core);
 	if (r != PAM_SUCCESS)
 		fail_session(&s, r, "session");
 
@@ -727,7 +729,7 @@ int main(int argc, char **argv)
 	child.tty = HS_CHILD_TAKE_TTY;
 	child.reset_signals = true;
 	child.restore_core = true;
-	child.core_limit = caller_core;
+	child.core_limit = caller_core;   /* the session's, after pam_limits */
 	hs_config_free(defs);
 	defs = NULL;
 

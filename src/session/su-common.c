@@ -435,9 +435,8 @@ static char *choose_shell(const struct options *o, const struct hs_env *caller_e
  * RLIMIT_NOFILE of 1024 (select()'s FD_SETSIZE) under the hard limit the
  * caller had.  What the caller raised or capped does not reach the
  * target's session; failures are ignored, as there.  RLIMIT_CORE is the
- * caller's again (hs_privs_init's 0 is the parent's, which stays
- * undumpable), so that pam_limits starts from what util-linux's would. */
-static void reset_session_limits(const struct rlimit *caller_core)
+ * caller's again for pam_limits to start from (hs_session_open). */
+static void reset_session_limits(void)
 {
 	static const struct {
 		int resource;
@@ -452,7 +451,6 @@ static void reset_session_limits(const struct rlimit *caller_core)
 
 	for (size_t i = 0; i < HS_ARRAY_SIZE(fixed); i++)
 		(void)setrlimit(fixed[i].resource, &fixed[i].limit);
-	(void)setrlimit(RLIMIT_CORE, caller_core);
 	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != FD_SETSIZE) {
 		nofile.rlim_cur = FD_SETSIZE;
 		(void)setrlimit(RLIMIT_NOFILE, &nofile);
@@ -465,8 +463,6 @@ static void reset_session_limits(const struct rlimit *caller_core)
 static void open_session(struct hs_session *s, const struct options *o, const struct passwd *pw,
                          gid_t gid, const gid_t *groups, size_t ngroups, struct rlimit *core)
 {
-	static const struct rlimit no_core = { 0, 0 };
-
 	int r = hs_session_set_groups(pw->pw_name, gid, ngroups ? groups : NULL, ngroups);
 
 	if (r < 0) {
@@ -475,11 +471,8 @@ static void open_session(struct hs_session *s, const struct options *o, const st
 	}
 	if (!o->login || o->command)
 		s->suppress_info = true;
-	reset_session_limits(core);
-	r = hs_session_open(s, 0);
-	if (getrlimit(RLIMIT_CORE, core) < 0)
-		*core = no_core;
-	(void)setrlimit(RLIMIT_CORE, &no_core);
+	reset_session_limits();
+	r = hs_session_open(s, 0, core);
 	if (r != PAM_SUCCESS) {
 		char msg[128];
 

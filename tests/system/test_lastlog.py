@@ -1,12 +1,16 @@
 """lastlog and faillog: records indexed by uid, which a uid of 4,000,000,000 would place
 1.1 TB (lastlog) or 128 GB (faillog) into the file.
 
-Nothing of ours grows either file.  useradd resets the records a deleted user left at a
-reused uid, as shadow-utils' useradd does (unless -l or the uid is shared with -o), but
-only records the file already holds, and lastlog's only up to LASTLOG_UID_MAX; login's
-lastlog record is pam_lastlog's (Debian's /etc/pam.d/login), which honours the same key.
-Attacked: a reused uid showing the deleted user's last login and failures to the new
-account, and huge uids through useradd and a login."""
+Nothing of ours grows either file further than shadow-utils would.  useradd resets the
+records a deleted user left at a reused uid, as shadow-utils' useradd does (unless -l or
+the uid is shared with -o), but only records the file already holds, and lastlog's only up
+to LASTLOG_UID_MAX; usermod -u moves the records to the new uid (growing a file only to
+place a record that holds something, lastlog's only up to LASTLOG_UID_MAX) and clears
+the old ones unless another account keeps that uid; login's lastlog record is
+pam_lastlog's (Debian's /etc/pam.d/login), which honours the same key.  Attacked: a
+reused uid showing the deleted user's last login and failures to the new account, a
+moved account losing its records or leaving them at its old uid, and huge uids through
+useradd, usermod and a login."""
 
 import os
 import struct
@@ -102,6 +106,64 @@ def test_huge_uids_never_grow_the_files(sb):
     assert record(sb, FAILLOG, FL_SIZE, HUGE + 1) == bytes(FL_SIZE)
     for path in (LASTLOG, FAILLOG):
         os.truncate(host_path(sb, path), sizes[path == FAILLOG])
+
+
+def usermod(sb, *args):
+    sb.run(["/usr/sbin/usermod"] + list(args))
+
+
+def test_usermod_u_moves_the_records(sb):
+    # the user's last login and failures follow the account to its new uid, as
+    # shadow-utils' usermod moves them, and the old uid keeps nothing of them
+    useradd(sb, "-u", "7000", "mover")
+    ll = plant(sb, LASTLOG, LL_SIZE, 7000)
+    fl = plant(sb, FAILLOG, FL_SIZE, 7000)
+    usermod(sb, "-u", "7500", "mover")
+    assert record(sb, LASTLOG, LL_SIZE, 7500) == ll
+    assert record(sb, FAILLOG, FL_SIZE, 7500) == fl
+    assert record(sb, LASTLOG, LL_SIZE, 7000) == bytes(LL_SIZE)
+    assert record(sb, FAILLOG, FL_SIZE, 7000) == bytes(FL_SIZE)
+    # the files grew only as far as the new record, as shadow-utils' would
+    assert size(sb, LASTLOG) <= LL_SIZE * 7501 and size(sb, FAILLOG) <= FL_SIZE * 7501
+    # nothing to move: a stale record at the new uid is reset, nothing grows
+    stale = plant(sb, LASTLOG, LL_SIZE, 7400)
+    assert stale != bytes(LL_SIZE)
+    sizes = size(sb, LASTLOG), size(sb, FAILLOG)
+    usermod(sb, "-u", "7400", "mover")                 # 7500's record moves down
+    assert record(sb, LASTLOG, LL_SIZE, 7400) == ll
+    useradd(sb, "-l", "-u", "7700", "quiet")           # no records at all
+    usermod(sb, "-u", "7300", "quiet")
+    assert record(sb, LASTLOG, LL_SIZE, 7300) == bytes(LL_SIZE)
+    usermod(sb, "-u", "9000", "quiet")                 # beyond the files' ends
+    assert (size(sb, LASTLOG), size(sb, FAILLOG)) == sizes
+
+
+def test_usermod_u_honours_limits_and_shared_uids(sb):
+    useradd(sb, "-u", "7800", "leaper")
+    useradd(sb, "-u", "7900", "owner")
+    useradd(sb, "-u", "7901", "joiner")
+    plant(sb, LASTLOG, LL_SIZE, 7800)
+    owners = plant(sb, LASTLOG, LL_SIZE, 7900)
+    joiners = (struct.pack("<i", 1700000000) + b"tty3".ljust(32, b"\0") +
+               b"joiner-host".ljust(256, b"\0"))
+    with open(host_path(sb, LASTLOG), "r+b") as f:
+        f.seek(LL_SIZE * 7901)
+        f.write(joiners)
+    sizes = size(sb, LASTLOG), size(sb, FAILLOG)
+    # above LASTLOG_UID_MAX no lastlog record is written, even one to move
+    usermod(sb, "-u", str(HUGE + 3), "leaper")
+    assert record(sb, LASTLOG, LL_SIZE, 7800) == bytes(LL_SIZE)
+    assert (size(sb, LASTLOG), size(sb, FAILLOG)) == sizes
+    # -o onto another account's uid: that account's records stay its own
+    usermod(sb, "-o", "-u", "7900", "joiner")
+    assert record(sb, LASTLOG, LL_SIZE, 7900) == owners
+    assert record(sb, LASTLOG, LL_SIZE, 7901) == bytes(LL_SIZE)
+    # leaving a shared uid: the account still there keeps its record
+    usermod(sb, "-u", "7902", "joiner")
+    assert record(sb, LASTLOG, LL_SIZE, 7900) == owners
+    assert record(sb, LASTLOG, LL_SIZE, 7902) == owners
+    assert size(sb, LASTLOG) == max(sizes[0], LL_SIZE * 7903)
+    assert size(sb, FAILLOG) == sizes[1]
 
 
 def login(sb, name):

@@ -7,7 +7,8 @@ and mode during authentication, during the session and after it, the PAM session
 and closed, the syslog line); a wrong password; an unknown name (never logged, it may be
 a password); LOGIN_RETRIES; LOGIN_TIMEOUT; an expired password forcing a change; an
 account whose expiry date has passed; -f refused for non-root callers and honoured for
-root; vhangup() cutting off a process that held the terminal before; and bad input
+root; the session's core limit (limits.conf's, else the caller's); vhangup() cutting off a
+process that held the terminal before; and bad input
 (argc == 0, no terminal, closed fds, RLIMIT_NOFILE of 3, a hostile environment, a
 10,000-byte name, a name that looks like an option, SIGKILL at random moments)."""
 
@@ -226,6 +227,50 @@ def test_login_hushlogin_default_home_and_chsh(sb):
         assert p.wait() == 1
     lines = log(sb)
     assert any("session closed for user erin" in l for l in lines), lines
+
+
+DEBIAN_LOGIN = "/usr/local/bin/hs-test-debian-login"
+
+
+def session_core_limit(sb, login, name, caller_core):
+    """(soft, hard) of `ulimit -c` in NAME's session started by the login program LOGIN,
+    itself run under the caller's core limit caller_core ("SOFT:HARD" in bytes, prlimit's
+    form)."""
+    with Pty(sb, ["/usr/bin/prlimit", "--core=" + caller_core, login, name]) as p:
+        p.expect("Password: ")
+        p.send(PW[name] + "\n")
+        p.expect(SHELL_PROMPT)
+        p.send('echo "CORE=$(ulimit -Sc):$(ulimit -Hc)"; exit\n')
+        m = p.expect(r"CORE=(\w+):(\w+)")
+        assert p.wait() == 0
+    return m.group(1), m.group(2)
+
+
+def test_session_core_limit_is_pam_limits(sb):
+    # login zeroes its own core limit (it holds the session's secrets); the session's is
+    # what pam_limits makes of the caller's, as under Debian's login (the oracle, on the
+    # same PAM stack): limits.conf's line wins over a caller's raised or lowered limit
+    defs(sb)
+    with open("/bin/login", "rb") as f:
+        sb.write(DEBIAN_LOGIN, f.read(), mode=0o755)
+    conf = "/etc/security/limits.conf"
+    saved = sb.read(conf)
+    try:
+        sb.write(conf, saved + "alice soft core 2048\nalice hard core 4096\n")
+        for caller in ("unlimited:unlimited", "0:unlimited", "1048576:8388608"):
+            ours = session_core_limit(sb, LOGIN, "alice", caller)
+            assert ours == ("2048", "4096"), caller
+            assert ours == session_core_limit(sb, DEBIAN_LOGIN, "alice", caller), caller
+            # no line for bob: Debian's pam_limits starts from pid 1's limits, and a
+            # caller's lower hard limit stands, never login's own 0
+            ours = session_core_limit(sb, LOGIN, "bob", caller)
+            assert ours == session_core_limit(sb, DEBIAN_LOGIN, "bob", caller), caller
+            if caller == "1048576:8388608":
+                assert ours == ("1024", "8192")
+    finally:
+        sb.write(conf, saved)
+        sb.run(["/bin/rm", "-f", DEBIAN_LOGIN])
+    assert no_session_left(sb)
 
 
 # ---------------------------------------------------------------- failures

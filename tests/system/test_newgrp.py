@@ -282,13 +282,13 @@ def test_shell_not_found_and_not_executable(gsb):
 def test_callers_limits_and_umask_reach_the_shell(gsb):
     # the privileged part raises soft limits (and zeroes the core limit) for itself; the
     # shell gets the caller's own back
-    show = "grep -E '^Max (file size|open files)' /proc/self/limits; umask"
-    res = run(gsb, ["/bin/bash", "-c", "ulimit -S -n 100; ulimit -S -f 2048; umask 027; %s; "
-                    "exec %s devs -c \"%s\"" % (show, SG, show)], user="alice")
+    show = "grep -E '^Max (file size|open files|core file size)' /proc/self/limits; umask"
+    res = run(gsb, ["/bin/bash", "-c", "ulimit -S -n 100; ulimit -S -f 2048; ulimit -S -c 64; "
+                    "umask 027; %s; exec %s devs -c \"%s\"" % (show, SG, show)], user="alice")
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
-    assert len(lines) == 6 and lines[:3] == lines[3:], lines
-    assert lines[2] == "0027" and " 100 " in lines[1]
+    assert len(lines) == 8 and lines[:4] == lines[4:], lines
+    assert lines[3] == "0027" and " 100 " in lines[2] and " 65536 " in lines[1], lines
 
 
 def test_hostile_environment(gsb):

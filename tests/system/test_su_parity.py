@@ -11,8 +11,8 @@ ROOT_PW = "Tulip-7-harbour-x"
 # every limit of the root shell, as the kernel shows them, one LIMITn=... line each
 PROBE = ('echo "PATH=$PATH"; echo "FSIZE=$(ulimit -f)"; '
          'awk \'{ print "LIMIT" NR "=" $0 }\' /proc/self/limits; env')
-# a capped file size, and open files raised to the caller's hard limit
-CALLER = ('ulimit -f 4096; ulimit -S -n "$(ulimit -H -n)"; exec "$0" "$@"')
+# a capped file size, a raised core size, and open files raised to the caller's hard limit
+CALLER = ('ulimit -f 4096; ulimit -S -c 2048; ulimit -S -n "$(ulimit -H -n)"; exec "$0" "$@"')
 
 
 @pytest.fixture(scope="module")
@@ -51,10 +51,10 @@ def test_root_session_matches_debian_su(sb, args):
     assert ours["PATH"] == theirs["PATH"], (ours["PATH"], theirs["PATH"])
     assert ours["FSIZE"] == theirs["FSIZE"], (ours["FSIZE"], theirs["FSIZE"])
     # RLIMIT_NOFILE (util-linux sets the soft limit to 1024), nice, rtprio ... all of
-    # them but the core size: our privileged parent drops its hard limit to 0, and
-    # getting the caller's back needs CAP_SYS_RESOURCE, which a container's bounding
-    # set may lack (util-linux never lowers it)
-    limits = sorted(k for k in theirs if k.startswith("LIMIT") and "core" not in theirs[k])
+    # them, the core size included (our privileged parent zeroes only its soft limit, so
+    # the session gets pam_limits' even where root lacks CAP_SYS_RESOURCE)
+    limits = sorted(k for k in theirs if k.startswith("LIMIT"))
+    assert any("core" in theirs[k] for k in limits)
     assert len(limits) > 10, theirs
     assert [ours.get(k) for k in limits] == [theirs[k] for k in limits]
     assert any("open files" in theirs[k] for k in limits)

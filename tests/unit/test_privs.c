@@ -249,7 +249,7 @@ static int child_limits(void *arg)
 		return 3;
 	if (rl.rlim_cur < (nofile_hard < 1024 ? nofile_hard : 1024))
 		return 4;
-	if (getrlimit(RLIMIT_CORE, &rl) < 0 || rl.rlim_cur != 0 || rl.rlim_max != 0)
+	if (getrlimit(RLIMIT_CORE, &rl) < 0 || rl.rlim_cur != 0 || rl.rlim_max != RLIM_INFINITY)
 		return 5;
 	if (getrlimit(RLIMIT_AS, &rl) < 0 || rl.rlim_cur != rl.rlim_max)
 		return 6;
