@@ -48,6 +48,7 @@
 #define HS_AUDIT_OP_GROUPADD_GSHADOW "adding group to /etc/gshadow"
 #define HS_AUDIT_OP_GROUPDEL_GROUP  "removing group from /etc/group"
 #define HS_AUDIT_OP_GROUPDEL_GSHADOW "removing group from /etc/gshadow"
+#define HS_AUDIT_OP_MODIFY_GROUP    "modifying group"
 #define HS_AUDIT_OP_DEL_ENTRIES     "deleting user entries"
 #define HS_AUDIT_OP_DEL_FROM_GROUP  "deleting user from group"
 #define HS_AUDIT_OP_DEL_FROM_GSHADOW "deleting user from shadow group"

@@ -61,7 +61,23 @@ SCENARIO = [
     ("userdel", ["carl"]),
     ("userdel", ["-r", "alicia"]),
     ("userdel", ["nosuch"]),
+    ("groupadd", ["g3"]),
+    ("useradd", ["-m", "bob"]),
+    ("groupmod", ["-n", "g4", "g3"]),
+    ("groupmod", ["-g", "3100", "-p", HASH, "g4"]),
+    ("groupmod", ["-n", "g5", "-g", "3200", "g4"]),
+    ("groupmod", ["-U", "bob", "g5"]),
+    ("groupmod", ["-n", "x", "nosuch"]),
+    ("gpasswd", ["-a", "bob", "g5"]),
+    ("gpasswd", ["-d", "bob", "g5"]),
+    ("gpasswd", ["-r", "g5"]),
+    ("gpasswd", ["-R", "g5"]),
+    ("gpasswd", ["-A", "bob", "g5"]),
+    ("gpasswd", ["-M", "bob,root", "g5"]),
+    ("gpasswd", ["-A", "root", "-M", "bob", "g5"]),
+    ("gpasswd", ["-a", "nosuch", "g5"]),
     ("groupdel", ["g1"]),
+    ("groupdel", ["g5"]),
 ]
 
 
