@@ -27,6 +27,7 @@ import socket
 import pytest
 
 import audittrace
+from ptyproc import Pty
 import sandbox
 
 CLASSIC = sandbox.CLASSIC_TOOLS_DIR
@@ -162,3 +163,67 @@ def test_every_admin_event_is_sent(roots):
     assert events[0].fields["acct"] == "bob"
     assert events[1].fields["id"] == str(mine.getpwnam("bob").uid)
     assert events[1].fields["exe"] == "/usr/sbin/useradd"
+
+
+LOGIN_PW = "Alice-login-pw-1"
+DEBIAN_DIR = "/usr/libexec/hs-test/debian"
+
+
+@pytest.fixture
+def login_roots(base, audit_socket):
+    """alice in both roots; ours on the tree and our PAM module, Debian's login (copied
+    from the host, where Debian's package is installed) on pam_unix; no failure delays,
+    one try."""
+    with sandbox.Sandbox(base, size="1g") as mine, sandbox.Sandbox(base, size="1g") as deb:
+        for s in (mine, deb):
+            s.add_classic_user("alice", password=LOGIN_PW)
+            pam_login = s.read("/etc/pam.d/login")
+            s.write("/etc/pam.d/login", pam_login.replace("delay=3000000", "delay=0"))
+            s.write("/etc/login.defs", s.read("/etc/login.defs") +
+                    "\nFAIL_DELAY 0\nLOGIN_RETRIES 1\n")
+        mine.use_hardened_tree()
+        mine.use_pam_module(options_by_type={"auth": "nullok nodelay"})
+        deb.set_nsswitch_shadow("files")
+        with open("/usr/bin/login", "rb") as f:
+            deb.run(["mkdir", "-p", DEBIAN_DIR])
+            deb.write(DEBIAN_DIR + "/login", f.read(), mode=0o755)
+        yield mine, deb
+
+
+def traced_login(sb, login, name, password):
+    """login NAME on a terminal under strace; the events and whether a shell started."""
+    cmd = ["strace", "-f", "-qq", "-e", "signal=none", "-e", "trace=sendto,sendmsg",
+           "-e", "inject=sendto,sendmsg:error=ECONNREFUSED", "-xx", "-s", "8192",
+           "-o", audittrace.TRACE, login, name]
+    with Pty(sb, cmd) as p:
+        p.expect("Password: ")
+        p.send(password + "\n")
+        i = p.expect(r"(\$ $|Login incorrect)")
+        shell = "incorrect" not in i.group(0)
+        if shell:
+            p.send("exit\n")
+        p.wait()
+    events = audittrace.parse(sb.read(audittrace.TRACE))
+    sb.run(["rm", "-f", audittrace.TRACE])
+    return events, shell, p.tty
+
+
+def test_login_matches_shadow_utils(login_roots):
+    """AUDIT_USER_LOGIN, as shadow-utils' login (the one ours replaces) sends it: once
+    the session is open, and for each refused try, an unknown name as UNKNOWN.  Both
+    logins use PAM, whose own events (libpam's) are not compared: our PAM_TTY is
+    "pts/0", as util-linux's login sets it, where shadow-utils' sets "/dev/pts/0"."""
+    mine, deb = login_roots
+    failures = []
+    for name, password in (("alice", LOGIN_PW), ("alice", "wrong"), ("nosuch", "wrong")):
+        got, shell_ours, tty_ours = traced_login(mine, "/usr/bin/login", name, password)
+        want, shell_deb, tty_deb = traced_login(deb, DEBIAN_DIR + "/login", name, password)
+        assert shell_ours == shell_deb == (password == LOGIN_PW)
+        # the same terminal name in both roots (each has its own devpts)
+        assert tty_ours == tty_deb
+        got, want = own(got), own(want)
+        if not want or [comparable(e) for e in got] != [comparable(e) for e in want]:
+            failures.append("login %s (%s):\n ours:\n%s\n shadow-utils:\n%s" % (
+                name, "right" if shell_ours else "wrong", audittrace.show(got),
+                audittrace.show(want)))
+    assert not failures, "\n".join(failures)
