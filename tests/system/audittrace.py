@@ -79,12 +79,12 @@ def parse(trace_text):
     return events
 
 
-def run(sb, argv, user=None, input=None):
+def run(sb, argv, user=None, input=None, inject="sendto,sendmsg:error=ECONNREFUSED"):
     """Run argv in the sandbox under strace; (events, CompletedProcess).  user: a name
-    strace runs the program as (-u, so set-id bits take effect)."""
+    strace runs the program as (-u, so set-id bits take effect).  inject: the fault
+    strace injects (socket:error=EPROTONOSUPPORT is a kernel without audit)."""
     cmd = ["strace", "-f", "-qq", "-e", "signal=none", "-e", "trace=sendto,sendmsg",
-           "-e", "inject=sendto,sendmsg:error=ECONNREFUSED", "-xx", "-s", "8192",
-           "-o", TRACE]
+           "-e", "inject=" + inject, "-xx", "-s", "8192", "-o", TRACE]
     if user is not None:
         cmd += ["-u", user]
     r = sb.run(cmd + ["--"] + list(argv), input=input, check=False)

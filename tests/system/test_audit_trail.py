@@ -227,3 +227,109 @@ def test_login_matches_shadow_utils(login_roots):
                 name, "right" if shell_ours else "wrong", audittrace.show(got),
                 audittrace.show(want)))
     assert not failures, "\n".join(failures)
+
+
+OLD_PW, NEW_PW = "Alice-old-pw-1", "Tulip-7-harbour-audit"
+
+
+@pytest.fixture
+def password_roots(base, audit_socket):
+    """alice in both roots; ours on the tree and our PAM module, Debian's passwd (from
+    the host, setuid root as Debian installs it) on pam_unix; no dictionary check."""
+    with sandbox.Sandbox(base, size="1g") as mine, sandbox.Sandbox(base, size="1g") as deb:
+        for s in (mine, deb):
+            s.add_classic_user("alice", password=OLD_PW)
+            conf = "/etc/security/pwquality.conf"
+            s.write(conf, (s.read(conf) if s.exists(conf) else "") + "dictcheck = 0\n")
+        mine.use_hardened_tree()
+        mine.use_pam_module()
+        deb.set_nsswitch_shadow("files")
+        deb.run(["mkdir", "-p", DEBIAN_DIR])
+        for tool in ("passwd", "chpasswd"):
+            path = ours(tool)
+            with open(path, "rb") as f:
+                deb.write(DEBIAN_DIR + "/" + tool, f.read(),
+                          mode=0o4755 if tool == "passwd" else 0o755)
+        yield mine, deb
+
+
+def traced_passwd(sb, passwd, current, new):
+    """alice runs passwd on a terminal under strace; the events and the exit status."""
+    cmd = ["strace", "-f", "-qq", "-e", "signal=none", "-e", "trace=sendto,sendmsg",
+           "-e", "inject=sendto,sendmsg:error=ECONNREFUSED", "-xx", "-s", "8192",
+           "-o", audittrace.TRACE, "-u", "alice", passwd]
+    script = [(r"Current password: ", current + "\n")]
+    if current == OLD_PW and new == "short":
+        # pam_pwquality asks again (retry=3 in Debian's common-password), then refuses
+        script += [(r"New password: ", new + "\n")] * 3
+    elif current == OLD_PW:
+        script += [(r"New password: ", new + "\n"), (r"Retype new password: ", new + "\n")]
+    status, out = sb.pty_run(cmd, script)
+    events = audittrace.parse(sb.read(audittrace.TRACE))
+    sb.run(["rm", "-f", audittrace.TRACE])
+    return events, status, out
+
+
+def chauthtok(events):
+    """The password-change events, without grantors= (our module against pam_unix)."""
+    out = []
+    for e in events:
+        if e.type == audittrace.TYPES["AUDIT_USER_CHAUTHTOK"]:
+            f = {k: v for k, v in e.fields.items() if k != "grantors"}
+            out.append(comparable(audittrace.Event(e.type, f)))
+    return out
+
+
+def test_password_change_events(password_roots):
+    """AUDIT_USER_CHAUTHTOK for a password change by the user (passwd, through PAM:
+    libpam sends op=PAM:chauthtok, with the result) and by root (chpasswd through PAM;
+    chpasswd -e sends nothing, as Debian's does; usermod -p is in the scenario above).
+    Failures too: a wrong current password, a refused new one."""
+    mine, deb = password_roots
+    failures = []
+    cases = [(OLD_PW, "short"), ("wrong-current", NEW_PW), (OLD_PW, NEW_PW)]
+    for current, new in cases:
+        got, st_ours, out_ours = traced_passwd(mine, "/usr/bin/passwd", current, new)
+        want, st_deb, out_deb = traced_passwd(deb, DEBIAN_DIR + "/passwd", current, new)
+        res = [dict(f)["res"] for _, f in chauthtok(got)]
+        if res[-1:] != ["success" if new == NEW_PW and current == OLD_PW else "failed"]:
+            failures.append("passwd (%s, %s): the change's result is not the last event: "
+                            "%s" % (current, new, res))
+        if (st_ours == 0) != (st_deb == 0) or chauthtok(got) != chauthtok(want):
+            failures.append("passwd (%s, %s): exit %s/%s\n ours:\n%s\n shadow-utils:\n%s" % (
+                current, new, st_ours, st_deb, audittrace.show(got), audittrace.show(want)))
+    for args, text in ((["-e"], "alice:" + HASH + "\n"), ([], "alice:Root-set-pw-42\n")):
+        got, r_ours = audittrace.run(mine, [ours("chpasswd")] + args, input=text)
+        want, r_deb = audittrace.run(deb, [DEBIAN_DIR + "/chpasswd"] + args, input=text)
+        if r_ours.returncode != r_deb.returncode or chauthtok(got) != chauthtok(want):
+            failures.append("chpasswd %s: exit %s/%s\n ours:\n%s\n shadow-utils:\n%s" % (
+                args, r_ours.returncode, r_deb.returncode, audittrace.show(got),
+                audittrace.show(want)))
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("inject", ["socket:error=EPROTONOSUPPORT", "socket:error=EAFNOSUPPORT",
+                                    "socket:error=EACCES", "sendto,sendmsg:error=EPERM"])
+def test_tools_carry_on_without_audit(roots, inject):
+    """A kernel without audit (the socket cannot be made) or one that refuses the caller
+    (EPERM: no CAP_AUDIT_WRITE) changes nothing: every command does its job, silently.
+    Any other failure to make the socket (EACCES: an LSM or seccomp said no) too, where
+    shadow-utils aborts (docs/decisions.md says why).
+    (libpam itself fails root's PAM calls on EPERM, for every PAM program alike: the
+    tools that go through PAM are not run here under EPERM.)"""
+    mine, _ = roots
+    steps = [["/usr/sbin/groupadd", "g1"], ["/usr/sbin/useradd", "-m", "-G", "g1", "bob"],
+             ["/usr/sbin/usermod", "-c", "Bob", "-L", "bob"],
+             ["/usr/bin/chage", "-M", "9", "bob"],
+             ["/usr/sbin/groupmod", "-n", "g2", "g1"], ["/usr/bin/gpasswd", "-d", "bob", "g2"],
+             ["/usr/sbin/userdel", "-r", "bob"], ["/usr/sbin/groupdel", "g2"]]
+    for argv in steps:
+        _, r = audittrace.run(mine, argv, inject=inject)
+        # nothing said but userdel's usual word on a missing mail spool
+        said = [l for l in r.stderr.splitlines() if "mail spool" not in l]
+        assert (r.returncode, said) == (0, []), (argv, r.stderr)
+    assert mine.getpwnam("bob") is None and mine.getgrnam("g2") is None
+    # a user's own chage -l: the setgid chage has no audit privilege
+    mine.run(["/usr/sbin/useradd", "carol"])
+    _, r = audittrace.run(mine, ["/usr/bin/chage", "-l", "carol"], user="carol", inject=inject)
+    assert r.returncode == 0 and "Maximum number of days" in r.stdout, r.stderr
