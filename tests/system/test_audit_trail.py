@@ -31,6 +31,7 @@ from ptyproc import Pty
 import sandbox
 
 CLASSIC = sandbox.CLASSIC_TOOLS_DIR
+DEBIAN_DIR = "/usr/libexec/hs-test/debian"
 SBIN = {"useradd", "usermod", "userdel", "groupadd", "groupdel", "groupmod", "chpasswd",
         "newusers"}
 HASH = "$6$saltsalt$" + "x" * 86
@@ -79,7 +80,21 @@ SCENARIO = [
     ("gpasswd", ["-a", "nosuch", "g5"]),
     ("groupdel", ["g1"]),
     ("groupdel", ["g5"]),
+    ("chfn", ["-f", "Bob B", "-r", "12", "bob"]),
+    ("chsh", ["-s", "/bin/sh", "bob"]),
+    ("newusers", [], "nu1:Nu-pw-123456:4000:4000::/home/nu1:/bin/sh\n"),
+    ("chpasswd", ["-e"], "bob:" + HASH + "\n"),
+    ("passwd", ["-l", "bob"]),
+    ("passwd", ["-u", "bob"]),
+    ("passwd", ["-e", "bob"]),
 ]
+# Debian's tools that sandbox.CLASSIC_TOOLS does not copy: from the host, where Debian's
+# packages are installed.
+DEBIAN_EXTRA = {"passwd": 0o4755, "chfn": 0o4755, "chsh": 0o4755}
+
+
+def debian(tool):
+    return (CLASSIC if tool in sandbox.CLASSIC_TOOLS else DEBIAN_DIR) + "/" + tool
 
 
 def ours(tool):
@@ -125,6 +140,10 @@ def roots(base, audit_socket):
     with sandbox.Sandbox(base, size="1g") as mine, sandbox.Sandbox(base, size="1g") as deb:
         mine.use_hardened_tree()
         deb.set_nsswitch_shadow("files")
+        deb.run(["mkdir", "-p", DEBIAN_DIR])
+        for tool, mode in DEBIAN_EXTRA.items():
+            with open(ours(tool), "rb") as f:
+                deb.write(DEBIAN_DIR + "/" + tool, f.read(), mode=mode)
         yield mine, deb
 
 
@@ -132,9 +151,10 @@ def test_account_tools_match_shadow_utils(roots):
     mine, deb = roots
     failures = []
     compared = 0
-    for tool, args in SCENARIO:
-        got, r_ours = audittrace.run(mine, [ours(tool)] + args)
-        want, r_deb = audittrace.run(deb, [CLASSIC + "/" + tool] + args)
+    for tool, args, *text in SCENARIO:
+        text = text[0] if text else None
+        got, r_ours = audittrace.run(mine, [ours(tool)] + args, input=text)
+        want, r_deb = audittrace.run(deb, [debian(tool)] + args, input=text)
         got, want = own(got), debian_expected(tool, own(want))
         cmd = " ".join([tool] + args)
         compared += len(want)
@@ -166,7 +186,6 @@ def test_every_admin_event_is_sent(roots):
 
 
 LOGIN_PW = "Alice-login-pw-1"
-DEBIAN_DIR = "/usr/libexec/hs-test/debian"
 
 
 @pytest.fixture
