@@ -352,3 +352,48 @@ def test_tools_carry_on_without_audit(roots, inject):
     mine.run(["/usr/sbin/useradd", "carol"])
     _, r = audittrace.run(mine, ["/usr/bin/chage", "-l", "carol"], user="carol", inject=inject)
     assert r.returncode == 0 and "Maximum number of days" in r.stdout, r.stderr
+
+
+@pytest.fixture
+def su_roots(base, audit_socket):
+    """alice and bob in both roots; ours on the tree and our PAM module, util-linux's su
+    (the one ours replaces, from the host) on pam_unix."""
+    with sandbox.Sandbox(base, size="1g") as mine, sandbox.Sandbox(base, size="1g") as deb:
+        for s in (mine, deb):
+            s.add_classic_user("alice", password=OLD_PW)
+            s.add_classic_user("bob", password="Bob-pw-12345")
+        mine.use_hardened_tree()
+        mine.use_pam_module(options_by_type={"auth": "nullok nodelay"})
+        deb.set_nsswitch_shadow("files")
+        deb.run(["mkdir", "-p", DEBIAN_DIR])
+        with open("/usr/bin/su", "rb") as f:
+            deb.write(DEBIAN_DIR + "/su", f.read(), mode=0o4755)
+        yield mine, deb
+
+
+def traced_su(sb, su, password):
+    cmd = ["strace", "-f", "-qq", "-e", "signal=none", "-e", "trace=sendto,sendmsg",
+           "-e", "inject=sendto,sendmsg:error=ECONNREFUSED", "-xx", "-s", "8192",
+           "-o", audittrace.TRACE, "-u", "bob", su, "alice", "-c", "echo I-am-$(id -un)"]
+    status, out = sb.pty_run(cmd, [("Password:", password + "\n")], timeout=30)
+    events = audittrace.parse(sb.read(audittrace.TRACE))
+    sb.run(["rm", "-f", audittrace.TRACE])
+    return events, status, out
+
+
+def test_su_sends_what_util_linux_su_sends(su_roots):
+    """util-linux's su sends no event of its own: its trail is libpam's (USER_AUTH,
+    USER_ACCT, CRED_ACQ, USER_START, ... with the result).  Ours the same, in the same
+    order, for the right password and a wrong one."""
+    mine, deb = su_roots
+    for password in (OLD_PW, "wrong-password"):
+        got, st_ours, out = traced_su(mine, "/usr/bin/su", password)
+        want, st_deb, _ = traced_su(deb, DEBIAN_DIR + "/su", password)
+        assert (st_ours == 0) == (st_deb == 0) == (password == OLD_PW), out
+        assert own(got) == own(want) == []
+        shape = [(audittrace.NAMES.get(e.type), e.fields.get("op"), e.fields.get("acct"),
+                  e.fields.get("res")) for e in got]
+        assert shape == [(audittrace.NAMES.get(e.type), e.fields.get("op"),
+                          e.fields.get("acct"), e.fields.get("res")) for e in want], (
+            audittrace.show(got), audittrace.show(want))
+        assert shape, "libpam sent nothing"
