@@ -33,6 +33,8 @@
 #define AUDIT_ADD_GROUP 1116
 #define AUDIT_DEL_GROUP 1117
 #define AUDIT_GRP_MGMT 1132
+#define AUDIT_ACCT_LOCK 1135
+#define AUDIT_ACCT_UNLOCK 1136
 #endif
 
 /* An id field of none: the event names the account (acct="NAME") instead. */
@@ -81,6 +83,13 @@
 #define HS_AUDIT_OP_AGE_INACTIVE    "change inactive days"
 #define HS_AUDIT_OP_AGE_EXPIRE      "change passwd expiration"
 #define HS_AUDIT_OP_AGE_DISPLAY     "display aging info"
+/* passwd's root changes: Debian's 4.13 sends nothing for them; these are
+ * the ops of the shadow-utils releases that do. */
+#define HS_AUDIT_OP_PW_LOCKED       "locked-password"
+#define HS_AUDIT_OP_PW_UNLOCKED     "unlocked-password"
+#define HS_AUDIT_OP_PW_DELETED      "deleted-password"
+#define HS_AUDIT_OP_PW_EXPIRED      "expired-password"
+#define HS_AUDIT_OP_PW_AGING        "changed-password-aging"
 #define HS_AUDIT_OP_LOGIN           "login"
 
 /* Opens the audit socket if it is not open yet.  Programs call it at the

@@ -94,6 +94,7 @@ static struct {
 
 /* parsed values */
 static long new_expire, new_inactive;
+static uid_t new_uid;
 
 /* What the audit events report, noted while the change is staged: the
  * membership changes in the group file's order ('a' added, 'r' removed,
@@ -103,7 +104,6 @@ static struct {
 	size_t n;
 	bool hash;
 } changed;
-static uid_t new_uid;
 
 static _Noreturn void usage(int status)
 {
@@ -1398,16 +1398,17 @@ static void plan_stage_other_files(const struct usermod_plan *p)
  * then in gshadow.  shadow-utils 4.13 sends them all as
  * AUDIT_USER_CHAUTHTOK, a successful lock or unlock included (with
  * res=failed there, a bug fixed since: ours says success). */
+static const char *member_op(char kind, bool in_gshadow)
+{
+	switch (kind) {
+	case 'a': return in_gshadow ? HS_AUDIT_OP_ADD_TO_GSHADOW : HS_AUDIT_OP_ADD_TO_GROUP;
+	case 'r': return in_gshadow ? HS_AUDIT_OP_RM_GSHADOW_MEMBER : HS_AUDIT_OP_RM_MEMBER;
+	default: return in_gshadow ? HS_AUDIT_OP_CH_GSHADOW_MEMBER : HS_AUDIT_OP_CH_MEMBER;
+	}
+}
+
 static void audit_changes(const struct usermod_plan *p, bool gshadow)
 {
-	static const struct {
-		char kind;
-		const char *op, *shadow_op;
-	} member_ops[] = {
-		{ 'a', HS_AUDIT_OP_ADD_TO_GROUP, HS_AUDIT_OP_ADD_TO_GSHADOW },
-		{ 'r', HS_AUDIT_OP_RM_MEMBER, HS_AUDIT_OP_RM_GSHADOW_MEMBER },
-		{ 'n', HS_AUDIT_OP_CH_MEMBER, HS_AUDIT_OP_CH_GSHADOW_MEMBER },
-	};
 	const struct {
 		bool when;
 		const char *op;
@@ -1430,15 +1431,10 @@ static void audit_changes(const struct usermod_plan *p, bool gshadow)
 			hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, fields[i].op, NULL, p->ent.uid, true);
 	for (int pass = 0; pass < 1 + gshadow; pass++)
 		for (size_t i = 0; i < changed.n; i++)
-			for (size_t k = 0; k < sizeof member_ops / sizeof member_ops[0]; k++)
-				if (member_ops[k].kind == changed.groups[i])
-					/* the gshadow rename names the old name */
-					hs_auditlog_acct(AUDIT_USER_CHAUTHTOK,
-							 pass ? member_ops[k].shadow_op
-							      : member_ops[k].op,
-							 pass && changed.groups[i] == 'n' ? p->user
-											 : name,
-							 HS_AUDITLOG_NO_ID, true);
+			/* the gshadow rename names the old name */
+			hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, member_op(changed.groups[i], pass),
+					 pass && changed.groups[i] == 'n' ? p->user : name,
+					 HS_AUDITLOG_NO_ID, true);
 }
 
 /* ---- the commit: see the top of the file for the order ---- */
