@@ -31,6 +31,7 @@
 
 #include "account.h"
 #include "accountset.h"
+#include "auditlog.h"
 #include "cli.h"
 #include "config.h"
 #include "groupops.h"
@@ -394,6 +395,31 @@ static int edit_group(struct hs_accountset *s, long gi, const char *group, const
 	return r;
 }
 
+/* shadow-utils' audit event of the change: its syslog text as the op (for
+ * -A and -M in its own words, one event each, administrators first), named
+ * by the group.  A
+ * password set, removed or restricted is AUDIT_USER_CHAUTHTOK, a
+ * membership AUDIT_USER_ACCT (shadow-utils 4.13). */
+static void audit_change(const char *group, const char *what)
+{
+	char op[600];
+	int type = o.admins || o.members || o.add || o.del ? AUDIT_USER_ACCT
+							   : AUDIT_USER_CHAUTHTOK;
+
+	if (o.admins) {
+		snprintf(op, sizeof op, "administrators of group %s set by %s to %s", group,
+			 myname, o.admins);
+		hs_auditlog_acct(type, op, group, HS_AUDITLOG_NO_ID, true);
+	}
+	if (o.members) {
+		snprintf(op, sizeof op, "members of group %s set by %s to %s", group, myname,
+			 o.members);
+		hs_auditlog_acct(type, op, group, HS_AUDITLOG_NO_ID, true);
+	}
+	if (!o.admins && !o.members)
+		hs_auditlog_acct(type, what, group, HS_AUDITLOG_NO_ID, true);
+}
+
 int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 {
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
@@ -410,6 +436,7 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 	hs_cli_set_prog("gpasswd");
 	parse_options(argc, argv);
 	openlog("gpasswd", LOG_PID, LOG_AUTHPRIV);
+	hs_auditlog_open();
 	amroot = hs_privs_caller_is_root();
 	group = argv[optind];
 	set_password = !o.add && !o.del && !o.remove_pw && !o.restrict_pw && !o.admins &&
@@ -473,6 +500,7 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 		hs_report(&err);
 		return E_NOPERM;
 	}
+	audit_change(group, what);
 	closelog();
 	return E_SUCCESS;
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "accountset.h"
+#include "auditlog.h"
 #include "cli.h"
 #include "confine.h"
 #include "config.h"
@@ -158,6 +159,7 @@ int main(int argc, char **argv)
 	hs_txn_work_enable();
 	parse_options(argc, argv);
 	openlog("groupadd", LOG_PID, LOG_AUTHPRIV);
+	hs_auditlog_open();
 
 	/* ---- every argument checked before any lock ---- */
 	name = argv[optind];
@@ -254,11 +256,18 @@ int main(int argc, char **argv)
 			"%s%s)", prefix, hs_accountset_path(HS_AS_GSHADOW), name, prefix,
 			hs_accountset_path(HS_AS_GROUP));
 
+	bool gshadow = hs_accountset_db(&s, HS_AS_GSHADOW) != NULL;
+
 	if (hs_groupops_finish(&s, 0, &err, NULL, "new group: name=%s, GID=%lu", name,
 			       (unsigned long)gid) < 0) {
 		hs_report(&err);
 		return E_GRP_UPDATE;
 	}
+	/* shadow-utils' three events, the last with an empty op */
+	hs_auditlog_acct(AUDIT_ADD_GROUP, HS_AUDIT_OP_GROUPADD_GROUP, NULL, gid, true);
+	if (gshadow)
+		hs_auditlog_acct(AUDIT_ADD_GROUP, HS_AUDIT_OP_GROUPADD_GSHADOW, NULL, gid, true);
+	hs_auditlog_acct(AUDIT_ADD_GROUP, "", NULL, gid, true);
 	hs_config_free(defs);
 	free(o.k_overrides);
 	closelog();

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "accountset.h"
+#include "auditlog.h"
 #include "cli.h"
 #include "groupops.h"
 #include "layout.h"
@@ -94,6 +95,7 @@ int main(int argc, char **argv)
 	hs_txn_work_enable();
 	parse_options(argc, argv);
 	openlog("groupdel", LOG_PID, LOG_AUTHPRIV);
+	hs_auditlog_open();
 
 	name = argv[optind];
 	if (!hs_names_group_valid(name))
@@ -128,11 +130,18 @@ int main(int argc, char **argv)
 		syslog(LOG_WARNING, "removing group '%s', the primary group of user '%s' (-f)",
 		       name, user);
 	}
+	bool gshadow = hs_accountset_db(&s, HS_AS_GSHADOW) != NULL;
+
 	if (hs_groupops_finish(&s, hs_groupops_delete(&s, (size_t)gi), &err, NULL,
 			       "group '%s' removed (GID %lu)", name, (unsigned long)gid) < 0) {
 		hs_report(&err);
 		return E_GRP_UPDATE;
 	}
+	/* shadow-utils' three events, the last with an empty op */
+	hs_auditlog_acct(AUDIT_DEL_GROUP, HS_AUDIT_OP_GROUPDEL_GROUP, NULL, gid, true);
+	if (gshadow)
+		hs_auditlog_acct(AUDIT_DEL_GROUP, HS_AUDIT_OP_GROUPDEL_GSHADOW, NULL, gid, true);
+	hs_auditlog_acct(AUDIT_DEL_GROUP, "", NULL, gid, true);
 	closelog();
 	return E_SUCCESS;
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "accountset.h"
+#include "auditlog.h"
 #include "cli.h"
 #include "groupops.h"
 #include "names.h"
@@ -248,6 +249,34 @@ static int stage_edits(struct hs_accountset *s, size_t gi, const char *members, 
 	return r;
 }
 
+/* shadow-utils' audit events of a groupmod (AUDIT_USER_ACCT in 4.13, named
+ * by the old name): one per file changed, saying what changed in it, then
+ * one for the whole change. */
+static void audit_changes(const char *old_name, gid_t old_gid, gid_t new_gid, bool gshadow)
+{
+	char group_op[400], gshadow_op[400], passwd_op[400];
+	const char *new_name = o.new_name ? o.new_name : "";
+	const char *name_part = o.new_name ? ", new name: " : "";
+	const char *password_part = o.password ? ", new password" : "";
+	char gid_part[40] = "";
+
+	if (o.gid)
+		snprintf(gid_part, sizeof gid_part, ", new gid: %lu", (unsigned long)new_gid);
+	snprintf(group_op, sizeof group_op, "changing %s; group %s/%lu%s%s%s%s", HS_ETC_GROUP,
+		 old_name, (unsigned long)old_gid, name_part, new_name, password_part, gid_part);
+	snprintf(gshadow_op, sizeof gshadow_op, "changing %s; group %s%s%s%s", HS_ETC_GSHADOW,
+		 old_name, name_part, new_name, password_part);
+	snprintf(passwd_op, sizeof passwd_op, "changing %s; group %s/%lu%s%s%s", HS_ETC_PASSWD,
+		 old_name, (unsigned long)old_gid, name_part, new_name, gid_part);
+	hs_auditlog_acct(AUDIT_USER_ACCT, group_op, old_name, HS_AUDITLOG_NO_ID, true);
+	if (gshadow && (o.new_name || o.password))
+		hs_auditlog_acct(AUDIT_USER_ACCT, gshadow_op, old_name, HS_AUDITLOG_NO_ID, true);
+	if (o.gid)
+		hs_auditlog_acct(AUDIT_USER_ACCT, passwd_op, old_name, HS_AUDITLOG_NO_ID, true);
+	hs_auditlog_acct(AUDIT_USER_ACCT, HS_AUDIT_OP_MODIFY_GROUP, old_name, HS_AUDITLOG_NO_ID,
+			 true);
+}
+
 int main(int argc, char **argv)
 {
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
@@ -265,6 +294,7 @@ int main(int argc, char **argv)
 	hs_txn_work_enable();
 	parse_options(argc, argv);
 	openlog("groupmod", LOG_PID, LOG_AUTHPRIV);
+	hs_auditlog_open();
 
 	name = argv[optind];
 	check_arguments(name, &new_gid);
@@ -294,10 +324,14 @@ int main(int argc, char **argv)
 		die_closing(&s, E_GRP_UPDATE, "out of memory");
 	r = stage_edits(&s, (size_t)gi, members, old_gid, new_gid, changes, sizeof(changes),
 			&moved);
+	bool gshadow = hs_accountset_db(&s, HS_AS_GSHADOW) != NULL;
+
 	if (hs_groupops_finish(&s, r, &err, NULL, NULL) < 0) {
 		hs_report(&err);
 		return E_GRP_UPDATE;
 	}
+	if (changes[0])
+		audit_changes(old_name, old_gid, new_gid, gshadow);
 	if (changes[0])
 		syslog(LOG_INFO, "group changed: group %s/%lu%s%s", old_name,
 		       (unsigned long)old_gid, changes,

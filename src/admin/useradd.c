@@ -59,6 +59,7 @@
 
 #include "accountdb.h"
 #include "accountset.h"
+#include "auditlog.h"
 #include "cli.h"
 #include "config.h"
 #include "fileio.h"
@@ -1199,6 +1200,38 @@ static void reset_login_records(const struct useradd_plan *u, const struct hs_co
 		hs_report(&err);
 }
 
+/* The audit events of shadow-utils' useradd, in its order: the private
+ * group, the user, each membership in group then in gshadow, the home. */
+static void audit_new_account(const struct useradd_plan *u, bool gshadow)
+{
+	_cleanup_free_ char *list = o.groups ? strdup(o.groups) : NULL;
+	size_t ngroups = 0;
+	char *save = NULL;
+
+	if (u->user_group)
+		hs_auditlog_acct(AUDIT_ADD_GROUP, HS_AUDIT_OP_ADD_GROUP, u->name, HS_AUDITLOG_NO_ID,
+				 true);
+	hs_auditlog_acct(AUDIT_ADD_USER, HS_AUDIT_OP_ADD_USER, NULL, u->uid, true);
+	for (char *g = list ? strtok_r(list, ",", &save) : NULL; g;
+	     g = strtok_r(NULL, ",", &save), ngroups++)
+		hs_auditlog_acct(AUDIT_ADD_USER, HS_AUDIT_OP_ADD_TO_GROUP, u->name,
+				 HS_AUDITLOG_NO_ID, true);
+	for (size_t i = 0; gshadow && i < ngroups; i++)
+		hs_auditlog_acct(AUDIT_ADD_USER, HS_AUDIT_OP_ADD_TO_GSHADOW, u->name,
+				 HS_AUDITLOG_NO_ID, true);
+	if (u->create_home)
+		hs_auditlog_acct(AUDIT_ADD_USER, HS_AUDIT_OP_ADD_HOME, NULL, u->uid, true);
+}
+
+/* A useradd that failed once it knew the name: shadow-utils' failure
+ * event (on_exit, so that every way out records it). */
+static void audit_failure(int status, void *name)
+{
+	if (status != E_SUCCESS)
+		hs_auditlog_acct(AUDIT_ADD_USER, HS_AUDIT_OP_ADD_USER, name, HS_AUDITLOG_NO_ID,
+				 false);
+}
+
 static void log_new_account(const struct useradd_plan *u)
 {
 	syslog(LOG_INFO, "new user: name=%s, UID=%lu, GID=%lu, home=%s, shell=%s, from=%s",
@@ -1260,6 +1293,7 @@ int main(int argc, char **argv)
 	if (!hs_privs_caller_is_root())
 		hs_die(E_PW_UPDATE, "Permission denied.");
 	openlog("useradd", LOG_PID, LOG_AUTHPRIV);
+	hs_auditlog_open();
 	load_defaults(&ucfg, &d);
 	if (o.defaults) {
 		if (!o.base && !o.expire && !o.inactive && !o.group && !o.shell) {
@@ -1271,6 +1305,7 @@ int main(int argc, char **argv)
 	}
 	defs = load_logindefs();
 	plan_check_arguments(&u, &d, argv[optind]);
+	(void)on_exit(audit_failure, argv[optind]);
 	plan_apply_logindefs(&u, defs, &d);
 	confine(&u, defs, &d);
 	plan_open_tree(&u);
@@ -1293,6 +1328,7 @@ int main(int argc, char **argv)
 	hs_privs_restore_signals(&saved);
 	reset_login_records(&u, defs);
 	log_new_account(&u);
+	audit_new_account(&u, hs_accountset_db(&set, HS_AS_GSHADOW) != NULL);
 	hs_accountset_close(&set);
 	apply_mail_spool(&u, defs, ucfg);
 	if (status == E_SUCCESS)

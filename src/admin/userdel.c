@@ -47,6 +47,7 @@
 
 #include "accountdb.h"
 #include "accountset.h"
+#include "auditlog.h"
 #include "cli.h"
 #include "config.h"
 #include "fileio.h"
@@ -493,6 +494,56 @@ static int edit_files(struct hs_accountset *s, const struct hs_config *cfg, size
 	return E_SUCCESS;
 }
 
+/* The memberships of user in the group file db (members only, as
+ * shadow-utils counts them for its audit events). */
+static size_t count_memberships(struct hs_accountdb *db, const char *user)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; db && i < db->n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(db, i);
+		const char *members = !rec ? NULL : db->kind == HS_DB_GROUP ? rec->gr.members
+									     : rec->gs.members;
+
+		if (members && hs_records_list_contains(members, user))
+			n++;
+	}
+	return n;
+}
+
+/* The audit events of shadow-utils' userdel, in its order: the entries,
+ * each membership in group, the private group, each in gshadow, the home. */
+struct userdel_audit {
+	size_t in_group, in_gshadow;
+	bool private_group, gshadow;
+};
+
+static void audit_deleted(const struct userdel_audit *a, const char *user, uid_t uid,
+			  bool home_removed)
+{
+	hs_auditlog_acct(AUDIT_DEL_USER, HS_AUDIT_OP_DEL_ENTRIES, NULL, uid, true);
+	for (size_t i = 0; i < a->in_group; i++)
+		hs_auditlog_acct(AUDIT_DEL_USER, HS_AUDIT_OP_DEL_FROM_GROUP, NULL, uid, true);
+	if (a->private_group) {
+		hs_auditlog_acct(AUDIT_DEL_GROUP, HS_AUDIT_OP_DEL_GROUP, user, HS_AUDITLOG_NO_ID,
+				 true);
+		if (a->gshadow)
+			hs_auditlog_acct(AUDIT_DEL_GROUP, HS_AUDIT_OP_DEL_GSHADOW_GROUP, user,
+					 HS_AUDITLOG_NO_ID, true);
+	}
+	for (size_t i = 0; i < a->in_gshadow; i++)
+		hs_auditlog_acct(AUDIT_DEL_USER, HS_AUDIT_OP_DEL_FROM_GSHADOW, NULL, uid, true);
+	if (home_removed)
+		hs_auditlog_acct(AUDIT_DEL_USER, HS_AUDIT_OP_DEL_HOME, NULL, uid, true);
+}
+
+static _Noreturn void die_not_found(const char *name)
+{
+	hs_auditlog_acct(AUDIT_DEL_USER, HS_AUDIT_OP_DEL_NOT_FOUND, name, HS_AUDITLOG_NO_ID,
+			 false);
+	hs_die(E_NOTFOUND, "user '%s' does not exist", name);
+}
+
 /* Once the account is found (USERDEL_CMD has run, unconfined), the
  * kernel holds userdel to its job (Landlock): write /etc (the global
  * files, their locks, the tree), the mail spool directory and, with -r,
@@ -518,6 +569,7 @@ int main(int argc, char **argv)
 	_cleanup_free_ char *home = NULL;
 	_cleanup_free_ char *norm_home = NULL;
 	struct userdel_work uw = { .n = 0 };
+	struct userdel_audit audit = { .in_group = 0 };
 	int home_status = E_SUCCESS;
 	const char *name, *userdel_cmd;
 	const struct hs_passwd *ent;
@@ -536,9 +588,10 @@ int main(int argc, char **argv)
 	if (!hs_privs_caller_is_root())
 		hs_die(E_PW_UPDATE, "Permission denied.");
 	openlog("userdel", LOG_PID, LOG_AUTHPRIV);
+	hs_auditlog_open();
 	/* an invalid name names no account, and never reaches a path */
 	if (!hs_names_user_valid(name))
-		hs_die(E_NOTFOUND, "user '%s' does not exist", name);
+		die_not_found(name);
 
 	r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, (void *)hs_cli_prog(),
 			      &cfg);
@@ -555,7 +608,7 @@ int main(int argc, char **argv)
 		if (hs_accountdb_load(&pre, HS_DB_PASSWD, HS_ETC_PASSWD, HS_DB_LAZY) == 0 &&
 		    hs_accountdb_find(&pre, name) < 0) {
 			hs_accountdb_free(&pre);
-			hs_die(E_NOTFOUND, "user '%s' does not exist", name);
+			die_not_found(name);
 		}
 		hs_accountdb_free(&pre);
 		run_userdel_cmd(userdel_cmd, name);
@@ -567,7 +620,7 @@ int main(int argc, char **argv)
 	idx = hs_accountdb_find(hs_accountset_db(&set, HS_AS_PASSWD), name);
 	if (idx < 0) {
 		hs_accountset_close(&set);
-		hs_die(E_NOTFOUND, "user '%s' does not exist", name);
+		die_not_found(name);
 	}
 	ent = &hs_accountdb_get(hs_accountset_db(&set, HS_AS_PASSWD), (size_t)idx)->pw;
 	/* our own copies: the db's strings stay valid, but be plain */
@@ -594,7 +647,13 @@ int main(int argc, char **argv)
 	confine(cfg, home);
 
 	/* ---- every edit, in memory ---- */
+	audit.in_group = count_memberships(hs_accountset_db(&set, HS_AS_GROUP), user);
+	audit.in_gshadow = count_memberships(hs_accountset_db(&set, HS_AS_GSHADOW), user);
+	audit.gshadow = hs_accountset_db(&set, HS_AS_GSHADOW) != NULL;
+	audit.private_group = hs_accountdb_find(hs_accountset_db(&set, HS_AS_GROUP), user) >= 0;
 	status = edit_files(&set, cfg, (size_t)idx, user, uid, gid);
+	audit.private_group = audit.private_group &&
+			      hs_accountdb_find(hs_accountset_db(&set, HS_AS_GROUP), user) < 0;
 	if (status != E_SUCCESS) {
 		hs_accountset_close(&set);
 		return status;
@@ -624,6 +683,7 @@ int main(int argc, char **argv)
 	}
 	hs_privs_restore_signals(&saved);
 	syslog(LOG_INFO, "delete user '%s'", user);
+	audit_deleted(&audit, user, uid, opt_remove && home_status == E_SUCCESS && uw.home);
 	if (uw.n && uw.w[0].kind == HS_TXN_TREE_DEL && uw.w[0].result < 0) {
 		hs_warn("cannot remove %s: %s", uw.tree_path, hs_strerror(uw.w[0].result));
 		status = E_PW_UPDATE;

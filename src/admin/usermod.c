@@ -51,6 +51,7 @@
 
 #include "accountdb.h"
 #include "accountset.h"
+#include "auditlog.h"
 #include "cli.h"
 #include "config.h"
 #include "fileio.h"
@@ -95,6 +96,15 @@ static struct {
 /* parsed values */
 static long new_expire, new_inactive;
 static uid_t new_uid;
+
+/* What the audit events report, noted while the change is staged: the
+ * membership changes in the group file's order ('a' added, 'r' removed,
+ * 'n' renamed), and whether the hash changes. */
+static struct {
+	char *groups;
+	size_t n;
+	bool hash;
+} changed;
 
 static _Noreturn void usage(int status)
 {
@@ -401,7 +411,8 @@ static void edit_groups(const char *user)
 	size_t n = 0;
 
 	names = calloc(strlen(o.groups) + 1, sizeof(*names));
-	if (!copy || !names) {
+	changed.groups = calloc(gr->n_lines + 1, 1);
+	if (!copy || !names || !changed.groups) {
 		hs_warn("out of memory");
 		fail(E_PW_UPDATE);
 	}
@@ -432,6 +443,8 @@ static void edit_groups(const char *user)
 			       hs_records_list_contains(rec->gr.members, user);
 		else
 			want = requested(names, n, rec->gr.name);
+		if (want != hs_records_list_contains(rec->gr.members, user))
+			changed.groups[changed.n++] = want ? 'a' : 'r';
 		r = want ? hs_accountset_add_member(&set, i, user)
 			 : hs_accountset_remove_member(&set, i, user);
 		if (r < 0) {
@@ -557,8 +570,7 @@ static void edit_subids(const char *user, const char *new_name)
 
 /* ---- the password fields (-L -U -p) on a hash string ---- */
 
-/* The new hash for -L/-U/-p, or NULL when unchanged; exits on refusal. */
-static const char *new_hash(const char *user, const char *hash, char *buf, size_t size)
+static const char *new_hash_of(const char *user, const char *hash, char *buf, size_t size)
 {
 	if (o.password)
 		return o.password;
@@ -585,6 +597,15 @@ static const char *new_hash(const char *user, const char *hash, char *buf, size_
 		return hash + 1;
 	}
 	return NULL;
+}
+
+/* The new hash for -L/-U/-p, or NULL when unchanged; exits on refusal. */
+static const char *new_hash(const char *user, const char *hash, char *buf, size_t size)
+{
+	const char *h = new_hash_of(user, hash, buf, size);
+
+	changed.hash = changed.hash || h;
+	return h;
 }
 
 static bool changes_secrets(void)
@@ -1361,11 +1382,66 @@ static void plan_stage_other_files(const struct usermod_plan *p)
 	}
 	if (o.groups)
 		edit_groups(p->user);
+	if (o.login && !o.groups) {
+		struct hs_accountdb *gr = db(HS_AS_GROUP);
+
+		changed.groups = calloc(gr->n_lines + 1, 1);
+		for (size_t i = 0; changed.groups && i < gr->n_lines; i++) {
+			const union hs_dbrec *rec = hs_accountdb_get(gr, i);
+
+			if (rec && hs_records_list_contains(rec->gr.members, p->user))
+				changed.groups[changed.n++] = 'n';
+		}
+	}
 	if (o.login && hs_accountset_rename_user(&set, p->user, o.login) < 0) {
 		hs_warn("%s", set.error);
 		fail(E_GRP_UPDATE);
 	}
 	edit_subids(p->user, o.login);
+}
+
+/* The audit events of shadow-utils' usermod for a committed change, in its
+ * order: the passwd fields, the shadow fields, the memberships in group
+ * then in gshadow.  shadow-utils 4.13 sends them all as
+ * AUDIT_USER_CHAUTHTOK, a successful lock or unlock included (with
+ * res=failed there, a bug fixed since: ours says success). */
+static const char *member_op(char kind, bool in_gshadow)
+{
+	switch (kind) {
+	case 'a': return in_gshadow ? HS_AUDIT_OP_ADD_TO_GSHADOW : HS_AUDIT_OP_ADD_TO_GROUP;
+	case 'r': return in_gshadow ? HS_AUDIT_OP_RM_GSHADOW_MEMBER : HS_AUDIT_OP_RM_MEMBER;
+	default: return in_gshadow ? HS_AUDIT_OP_CH_GSHADOW_MEMBER : HS_AUDIT_OP_CH_MEMBER;
+	}
+}
+
+static void audit_changes(const struct usermod_plan *p, bool gshadow)
+{
+	const struct {
+		bool when;
+		const char *op;
+	} fields[] = {
+		{ o.login, HS_AUDIT_OP_CH_NAME },
+		{ o.uid, HS_AUDIT_OP_CH_UID },
+		{ o.group, HS_AUDIT_OP_CH_GID },
+		{ o.comment, HS_AUDIT_OP_CH_COMMENT },
+		{ o.home, HS_AUDIT_OP_CH_HOME },
+		{ o.shell, HS_AUDIT_OP_CH_SHELL },
+		{ o.inactive, HS_AUDIT_OP_CH_INACTIVE },
+		{ o.expire, HS_AUDIT_OP_CH_EXPIRE },
+		{ changed.hash, o.lock ? HS_AUDIT_OP_LOCK
+			      : o.unlock ? HS_AUDIT_OP_UNLOCK : HS_AUDIT_OP_CH_PASSWORD },
+	};
+	const char *name = o.login ? o.login : p->user;
+
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+		if (fields[i].when)
+			hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, fields[i].op, NULL, p->ent.uid, true);
+	for (int pass = 0; pass < 1 + gshadow; pass++)
+		for (size_t i = 0; i < changed.n; i++)
+			/* the gshadow rename names the old name */
+			hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, member_op(changed.groups[i], pass),
+					 pass && changed.groups[i] == 'n' ? p->user : name,
+					 HS_AUDITLOG_NO_ID, true);
 }
 
 /* ---- the commit: see the top of the file for the order ---- */
@@ -1542,6 +1618,7 @@ int main(int argc, char **argv)
 	/* it may have to finish an interrupted command's home and tree work */
 	hs_txn_work_enable();
 	plan_parse_request(argc, argv, &p);
+	hs_auditlog_open();
 	if (!plan_changes_anything()) {
 		fprintf(stderr, "%s: no changes\n", hs_cli_prog());
 		return E_SUCCESS;
@@ -1571,9 +1648,15 @@ int main(int argc, char **argv)
 	hs_wipe(p.hbuf, sizeof(p.hbuf));
 	syslog(LOG_INFO, "change user '%s'%s%s", p.user, o.login ? " to " : "",
 	       o.login ? o.login : "");
+	audit_changes(&p, db(HS_AS_GSHADOW) != NULL);
 	hs_accountset_unlock(&set);
 	status = apply_reown_home(&p, status);
 	apply_move_login_records(&p);
+	if (o.uid || (o.group && p.ent.gid != p.old_gid))
+		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_HOME_OWNER, NULL, p.ent.uid,
+				 true);
+	if (o.move_home)
+		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_MOVE_HOME, NULL, p.ent.uid, true);
 
 	hs_accountset_close(&set);
 	hs_config_free(p.cfg);

@@ -49,6 +49,7 @@
 #include <security/pam_appl.h>
 
 #include "account.h"
+#include "auditlog.h"
 #include "cli.h"
 #include "config.h"
 #include "layout.h"
@@ -575,6 +576,10 @@ static bool authenticate(struct hs_session *s, const struct options *o,
 		failcount++;
 		name = log_name(defs, pam_user(s), shown, sizeof(shown));
 		btmp_failure(defs, t, name, o->host);
+		/* each refused try, named as in the log (UNKNOWN for a name
+		 * that may be a password), as shadow-utils' login sends it */
+		hs_auditlog_session(AUDIT_USER_LOGIN, HS_AUDIT_OP_LOGIN, name, HS_AUDITLOG_NO_ID,
+				    o->host, t->path, false);
 		if (!may_retry(r, failcount, retries))
 			break;
 		syslog(LOG_NOTICE, "FAILED LOGIN %d ON %s%s FOR %s, %s", failcount, t->name, from,
@@ -626,6 +631,7 @@ int main(int argc, char **argv)
 		hs_die(E_FAILURE, "invalid user name '%s'", hs_printable(o.user, shown, sizeof(shown)));
 
 	openlog(PROG_NAME, LOG_PID | LOG_ODELAY, LOG_AUTHPRIV);
+	hs_auditlog_open();
 	/* the keyboard's signals are not for us while we ask questions */
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
@@ -695,6 +701,8 @@ int main(int argc, char **argv)
 		hs_session_end(&s, PAM_ABORT);
 		hs_die(E_FAILURE, "%s: change permissions failed: %s", t.path, strerror(e));
 	}
+	hs_auditlog_session(AUDIT_USER_LOGIN, HS_AUDIT_OP_LOGIN, pw.pw_name, HS_AUDITLOG_NO_ID,
+			    o.host, t.path, true);
 	utmp_login(&t, pw.pw_name, o.host);
 	if (pw.pw_uid == 0)
 		syslog(LOG_NOTICE, "ROOT LOGIN ON %s%s", t.name, from);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "account.h"
+#include "auditlog.h"
 #include "cli.h"
 #include "confine.h"
 #include "layout.h"
@@ -420,6 +421,28 @@ static void lock_user(int treefd, int *udirfd, const char *user)
 		hs_report_die(E_NOPERM, &err);
 }
 
+/* shadow-utils' audit events of a change, one per option, in its order
+ * (AUDIT_USER_CHAUTHTOK in 4.13); one for the interactive mode's answers. */
+static void audit_changes(const struct options *o, bool interactive, uid_t uid)
+{
+	const struct {
+		bool when;
+		const char *op;
+	} fields[] = {
+		{ interactive, HS_AUDIT_OP_AGE_ALL },
+		{ !interactive && o->set_max, HS_AUDIT_OP_AGE_MAX },
+		{ !interactive && o->set_min, HS_AUDIT_OP_AGE_MIN },
+		{ !interactive && o->set_lstchg, HS_AUDIT_OP_AGE_LAST },
+		{ !interactive && o->set_warn, HS_AUDIT_OP_AGE_WARN },
+		{ !interactive && o->set_inact, HS_AUDIT_OP_AGE_INACTIVE },
+		{ !interactive && o->set_expire, HS_AUDIT_OP_AGE_EXPIRE },
+	};
+
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+		if (fields[i].when)
+			hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, fields[i].op, NULL, uid, true);
+}
+
 int main(int argc, char **argv)
 {
 	char path[HS_PATHBUF_USER];
@@ -440,6 +463,9 @@ int main(int argc, char **argv)
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "chage"));
 	parse_options(argc, argv, &o);
+	/* while the program still has its privileges (a user has none that
+	 * audit takes: the kernel refuses, silently, as for shadow-utils) */
+	hs_auditlog_open();
 	user = argv[optind];
 	root = hs_privs_caller_is_root();
 	interactive = !o.list && !any_change_option(&o);
@@ -494,6 +520,8 @@ int main(int argc, char **argv)
 		/* Everything is read: give up the setgid group before output. */
 		if (setresgid(getgid(), getgid(), getgid()) != 0)
 			hs_die(E_NOPERM, "failed to drop privileges (%s)", hs_strerror(-errno));
+		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_AGE_DISPLAY, NULL, pw.pw_uid,
+				 true);
 		list_fields(lstchg, &aging, o.iso);
 		if (fflush(stdout) != 0 || ferror(stdout))
 			hs_die(E_NOPERM, "cannot write to standard output: %s", hs_strerror(-errno));
@@ -550,6 +578,7 @@ int main(int argc, char **argv)
 		       hs_strerror(r2));
 	}
 	syslog(LOG_INFO, "changed password expiry for %s", pw.pw_name);
+	audit_changes(&o, interactive, pw.pw_uid);
 	closelog();
 	return E_SUCCESS;
 }

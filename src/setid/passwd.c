@@ -29,6 +29,7 @@
 #include "ttyconv.h"
 
 #include "account.h"
+#include "auditlog.h"
 #include "cli.h"
 #include "confine.h"
 #include "layout.h"
@@ -518,6 +519,29 @@ static int new_hash(const char *old, const struct options *o, char *out, size_t 
 	return E_SUCCESS;
 }
 
+/* Root's account changes, as shadow-utils' passwd sends them since it
+ * audits them (Debian's 4.13 sends none): lock and unlock as account
+ * events, a deleted password, a forced change, the aging limits. */
+static void audit_root_update(const struct passwd *pw, const struct options *o,
+			      const struct hs_aging *ag, bool ok)
+{
+	char aging_op[160];
+
+	if (o->lock)
+		hs_auditlog_acct(AUDIT_ACCT_LOCK, HS_AUDIT_OP_PW_LOCKED, NULL, pw->pw_uid, ok);
+	if (o->unlock)
+		hs_auditlog_acct(AUDIT_ACCT_UNLOCK, HS_AUDIT_OP_PW_UNLOCKED, NULL, pw->pw_uid, ok);
+	if (o->delete)
+		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_PW_DELETED, NULL, pw->pw_uid, ok);
+	if (o->expire)
+		hs_auditlog_acct(AUDIT_USER_MGMT, HS_AUDIT_OP_PW_EXPIRED, NULL, pw->pw_uid, ok);
+	if (o->set_min || o->set_max || o->set_warn || o->set_inact) {
+		snprintf(aging_op, sizeof aging_op, "%s min=%ld max=%ld warn=%ld inact=%ld",
+			 HS_AUDIT_OP_PW_AGING, ag->min, ag->max, ag->warn, ag->inact);
+		hs_auditlog_acct(AUDIT_USER_MGMT, aging_op, NULL, pw->pw_uid, ok);
+	}
+}
+
 static int root_update(const struct passwd *pw, const char *caller, const struct options *o)
 {
 	char buf[HS_USERFILE_MAX + 2];
@@ -530,7 +554,7 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	bool touch_aging = o->set_min || o->set_max || o->set_warn || o->set_inact;
 	const char *name = pw->pw_name;
 	struct hs_shadow sh = { .hash = NULL, .lstchg = HS_UNSET };
-	struct hs_aging ag;
+	struct hs_aging ag = { .min = HS_UNSET };
 	gid_t tree_gid, auth_gid;
 	sigset_t saved;
 	int r, status;
@@ -613,6 +637,7 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	}
 	hs_privs_restore_signals(&saved);
 	hs_wipe(hash, sizeof(hash));
+	audit_root_update(pw, o, &ag, r == 0);
 	if (r < 0) {
 		syslog(LOG_ERR, "cannot write %s: %s", path, hs_strerror(r));
 		hs_warn("cannot write %s: %s%s", path, hs_strerror(r),
@@ -639,6 +664,7 @@ int main(int argc, char **argv)
 	amroot = hs_privs_caller_is_root();
 	parse_options(argc, argv, &o);
 	openlog("passwd", LOG_PID, LOG_AUTHPRIV);
+	hs_auditlog_open();
 
 	/* Who the caller is comes from the real uid, never from $USER or
 	 * $LOGNAME (hs_privs_init dropped them anyway). */
