@@ -61,6 +61,13 @@ int hs_records_shell_format(const char *path, char **out);
 
 /* ---- global files ---- */
 
+/* A NIS compat line of /etc/passwd, group, shadow or gshadow ("+", "-",
+ * "+name", "-name", "+@netgroup", "-@netgroup", with or without the other
+ * fields): the text starts with '+' or '-', which no valid name does.  It
+ * is no entry: readers skip it, writers keep its bytes where they are
+ * (glibc's `compat` source reads it; shadow-utils keeps it the same way). */
+bool hs_records_nis_line(const char *text, size_t len);
+
 /* /etc/passwd: name:passwd:uid:gid:gecos:dir:shell */
 struct hs_passwd {
 	const char *name, *passwd;
