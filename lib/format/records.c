@@ -55,8 +55,9 @@ static int check_field(const char *s, size_t max)
 }
 
 /* Reject control bytes anywhere in the line, then split it in place into
- * exactly n fields.  A different number of ':' is a format error. */
-static int split_line(char *line, char **fields, size_t n)
+ * min to n fields (*got of them).  A different number of ':' is a format
+ * error. */
+static int split_fields(char *line, char **fields, size_t min, size_t n, size_t *got)
 {
 	size_t colons = 0;
 
@@ -84,7 +85,18 @@ static int split_line(char *line, char **fields, size_t n)
 			break;
 		}
 	}
-	return colons == n - 1 ? 0 : -HS_E_FORMAT;
+	if (colons + 1 < min || colons + 1 > n)
+		return -HS_E_FORMAT;
+	*got = colons + 1;
+	return 0;
+}
+
+/* Exactly n fields. */
+static int split_line(char *line, char **fields, size_t n)
+{
+	size_t got;
+
+	return split_fields(line, fields, n, n, &got);
 }
 
 static int parse_id(const char *s, unsigned long *out)
@@ -466,9 +478,14 @@ int hs_records_spwd_parse(char *line, struct hs_spwd *out)
 {
 	char *f[SPWD_FIELDS];
 	struct hs_spwd s;
-	int r = split_line(line, f, SPWD_FIELDS);
+	size_t got;
+	/* shadow-utils and glibc also read the classic 8-field line */
+	int r = split_fields(line, f, SPWD_FIELDS - 1, SPWD_FIELDS, &got);
 	if (r < 0)
 		return r;
+	s.short_line = got < SPWD_FIELDS;
+	if (s.short_line)
+		f[8] = line + strlen(line);  /* the empty string at its end */
 	if (!hs_names_user_valid(f[0]))
 		return -HS_E_NAME;
 	if (strlen(f[1]) > HS_HASH_MAX)
@@ -522,6 +539,9 @@ int hs_records_spwd_format(const struct hs_spwd *r, char **out)
 			return -HS_E_RANGE;
 		spell_day(d[i], v[i], 1u << i, r->minus_one);
 	}
+	if (r->short_line && (!r->flag || !r->flag[0]))
+		return format_into(out, "%s:%s:%s:%s:%s:%s:%s:%s\n", r->name, r->hash,
+				   d[0], d[1], d[2], d[3], d[4], d[5]);
 	return format_into(out, "%s:%s:%s:%s:%s:%s:%s:%s:%s\n", r->name, r->hash,
 			   d[0], d[1], d[2], d[3], d[4], d[5], str_or_empty(r->flag));
 }

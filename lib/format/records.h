@@ -101,12 +101,15 @@ int hs_records_gshadow_format(const struct hs_gshadow *r, char **out);
  * Day fields may be empty or "-1" (both unset); minus_one records which
  * were spelled "-1" (bit i for field i, lstchg = bit 0 ... expire = bit 5)
  * so the round trip is exact.  flag is the reserved field, kept verbatim
- * (must be empty or a decimal number). */
+ * (must be empty or a decimal number).  A line of 8 fields (no flag
+ * field, as glibc and shadow-utils accept) parses with flag "" and
+ * short_line set, and is written back with 8 while flag stays empty. */
 struct hs_spwd {
 	const char *name, *hash;
 	long lstchg, min, max, warn, inact, expire;
 	const char *flag;
 	unsigned minus_one;
+	bool short_line;
 };
 int hs_records_spwd_parse(char *line, struct hs_spwd *out);
 int hs_records_spwd_format(const struct hs_spwd *r, char **out);

@@ -548,11 +548,13 @@ static void test_spwd(void **state)
 		"e:x:0:0:0:0:0:0:0",
 		"f:x:99999999:99999999:99999999:99999999:99999999:99999999:12345",
 		"host$:!!:1::::::",
+		/* the classic 8-field line, written back as it was */
+		"root:*:19000:0:99999:7::", "g:x:1:-1:::-1:",
 	};
 	run_accept(rt_spwd, "spwd", ok, HS_ARRAY_SIZE(ok));
 
 	static const struct reject_case bad[] = {
-		{ "", FMT }, { "root:*:19000:0:99999:7::", FMT },
+		{ "", FMT }, { "root:*:19000:0:99999:7:", FMT },
 		{ "root:*:19000:0:99999:7::::", FMT },
 		{ ":*:19000:0:99999:7:::", NAM }, { "..:*:::::::", NAM },
 		{ "-r:*:::::::", NAM }, { "a/b:*:::::::", NAM },
