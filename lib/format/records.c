@@ -236,7 +236,10 @@ int hs_records_shadow_format(const struct hs_shadow *r, char **out)
 void hs_records_aging_init_unset(struct hs_aging *a)
 {
 	a->min = a->max = a->warn = a->inact = a->expire = HS_UNSET;
+	a->flag[0] = '\0';
 }
+
+static int check_flag(const char *flag);
 
 static int parse_aging_field(const char *s, long *out)
 {
@@ -254,28 +257,35 @@ int hs_records_aging_parse(char *line, struct hs_aging *out)
 	int r = split_line(line, f, AGING_FIELDS);
 	if (r < 0)
 		return r;
-	if (f[5][0] != '\0')
-		return -HS_E_FORMAT;
 	if ((r = parse_aging_field(f[0], &a.min)) < 0 ||
 	    (r = parse_aging_field(f[1], &a.max)) < 0 ||
 	    (r = parse_aging_field(f[2], &a.warn)) < 0 ||
 	    (r = parse_aging_field(f[3], &a.inact)) < 0 ||
-	    (r = parse_aging_field(f[4], &a.expire)) < 0)
+	    (r = parse_aging_field(f[4], &a.expire)) < 0 ||
+	    (r = check_flag(f[5])) < 0)
 		return r;
+	/* canonical decimal up to ULONG_MAX: it fits */
+	snprintf(a.flag, sizeof(a.flag), "%s", f[5]);
 	*out = a;
 	return 0;
 }
 
 int hs_records_aging_format(const struct hs_aging *r, char **out)
 {
+	int e;
+
 	if (!r || !out)
 		return -EINVAL;
 	if (!day_or_unset_ok(r->min) || !day_or_unset_ok(r->max) ||
 	    !day_or_unset_ok(r->warn) || !day_or_unset_ok(r->inact) ||
 	    !day_or_unset_ok(r->expire))
 		return -HS_E_RANGE;
-	return format_into(out, "%ld:%ld:%ld:%ld:%ld:\n",
-			   r->min, r->max, r->warn, r->inact, r->expire);
+	if (!memchr(r->flag, '\0', sizeof(r->flag)) || !hs_records_field_valid(r->flag))
+		return -HS_E_FIELD;
+	if ((e = check_flag(r->flag)) < 0)
+		return e;
+	return format_into(out, "%ld:%ld:%ld:%ld:%ld:%s\n",
+			   r->min, r->max, r->warn, r->inact, r->expire, r->flag);
 }
 
 /* ---- USER/shell ---- */

@@ -43,11 +43,15 @@ struct hs_shadow {
 int hs_records_shadow_parse(char *line, struct hs_shadow *out);
 int hs_records_shadow_format(const struct hs_shadow *r, char **out);
 
-/* USER/aging: "MIN:MAX:WARN:INACT:EXPIRE:", each "-1" (unset) or a day
- * count.  The canonical unset spelling in this file is "-1"; an empty
- * field is rejected. */
+/* USER/aging: "MIN:MAX:WARN:INACT:EXPIRE:FLAG", each "-1" (unset) or a
+ * day count.  The canonical unset spelling in this file is "-1"; an empty
+ * field is rejected.  FLAG is the reserved ninth field of a classic
+ * /etc/shadow line, which pwconv keeps here and pwunconv gives back:
+ * empty (almost always) or a decimal number; no tool reads it. */
+#define HS_FLAG_MAX 20  /* digits of ULONG_MAX */
 struct hs_aging {
 	long min, max, warn, inact, expire;
+	char flag[HS_FLAG_MAX + 1];  /* "" unless pwconv found one */
 };
 void hs_records_aging_init_unset(struct hs_aging *a);
 int hs_records_aging_parse(char *line, struct hs_aging *out);

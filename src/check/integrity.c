@@ -1317,6 +1317,10 @@ static void check_other_entry(struct tree *tr, const char *name)
 		problem(a, "%s: pwunconv was interrupted; run pwunconv again to finish it", path);
 		return;
 	}
+	/* /etc/shadow's NIS lines, root's, for pwunconv (which checks them) */
+	if (strcmp(name, HS_CONVERT_NIS_SHADOW) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == 0 && st.st_nlink == 1 && !(st.st_mode & 077))
+		return;
 	if (strncmp(name, USERMOD_L_PREFIX, strlen(USERMOD_L_PREFIX)) == 0) {
 		problem(a, "%s: left over by an interrupted usermod -l; run the same usermod -l "
 			"again to finish it", path);

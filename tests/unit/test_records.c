@@ -258,12 +258,16 @@ static void test_aging(void **state)
 	static const char *const ok[] = {
 		"-1:-1:-1:-1:-1:", "0:99999:7:-1:-1:", "0:0:0:0:0:",
 		"99999999:99999999:99999999:99999999:99999999:", "1:2:3:4:19000:",
+		/* the reserved field of a classic shadow line, kept by pwconv */
+		"-1:-1:-1:-1:-1:0", "1:2:3:4:5:18446744073709551615",
 	};
 	run_accept(rt_aging, "aging", ok, HS_ARRAY_SIZE(ok));
 
 	static const struct reject_case bad[] = {
 		{ "", FMT }, { "-1:-1:-1:-1:-1", FMT }, { "-1:-1:-1:-1:", FMT },
 		{ "-1:-1:-1:-1:-1::", FMT }, { "-1:-1:-1:-1:-1:x", FMT },
+		{ "-1:-1:-1:-1:-1:-1", FMT }, { "-1:-1:-1:-1:-1:01", FMT },
+		{ "-1:-1:-1:-1:-1:18446744073709551616", RNG },
 		{ ":-1:-1:-1:-1:", FMT }, { "-1:-1:-1:-1::", FMT },  /* empty field */
 		{ "-2:-1:-1:-1:-1:", FMT }, { "-01:-1:-1:-1:-1:", FMT },
 		{ "--1:-1:-1:-1:-1:", FMT }, { "+1:-1:-1:-1:-1:", FMT },
@@ -297,6 +301,10 @@ static void test_aging(void **state)
 		BAD_NUM(struct hs_aging, min, -2, RNG),
 	};
 	EXPECT_FORMAT_REFUSES(hs_records_aging_format, a, aging_bad);
+	snprintf(a.flag, sizeof(a.flag), "x1");
+	assert_int_equal(hs_records_aging_format(&a, &out), -HS_E_FORMAT);
+	memset(a.flag, '7', sizeof(a.flag));  /* not terminated */
+	assert_int_equal(hs_records_aging_format(&a, &out), -HS_E_FIELD);
 }
 
 /* ---- USER/shell ---- */
