@@ -146,6 +146,7 @@ static _Noreturn void usage(int status)
 		"  -u, --uid UID                 user ID of the new account\n"
 		"  -U, --user-group              create a group with the same name as the user\n"
 		"  -Z, --selinux-user SEUSER     use a specific SEUSER for the SELinux user mapping\n"
+		"      --selinux-range SERANGE   use a specific MLS range for the SELinux user mapping\n"
 		"                                (not supported)\n"
 		"      --version                 display the version and exit\n"
 		"\n",
@@ -205,6 +206,7 @@ static void parse_options(int argc, char **argv)
 		{ "uid",                   required_argument, NULL, 'u' },
 		{ "user-group",            no_argument,       NULL, 'U' },
 		{ "selinux-user",          required_argument, NULL, 'Z' },
+		{ "selinux-range",         required_argument, NULL, 'Z' },
 		{ "version",               no_argument,       NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -245,7 +247,8 @@ static void parse_options(int argc, char **argv)
 			hs_die(E_USAGE, "option --prefix is not supported; run useradd inside that "
 			       "root instead (chroot %s useradd ...)", optarg);
 		case 'Z':
-			hs_die(E_USAGE, "option --selinux-user is not supported");
+			hs_die(E_USAGE, "SELinux user mappings (--selinux-user, "
+			       "--selinux-range) are not supported");
 		case OPT_BTRFS:
 			hs_die(E_USAGE, "option --btrfs-subvolume-home is not supported");
 		case OPT_BADNAME:

@@ -133,6 +133,7 @@ static _Noreturn void usage(int status)
 		"  -w, --add-subgids FIRST-LAST  add range of subordinate gids\n"
 		"  -W, --del-subgids FIRST-LAST  remove range of subordinate gids\n"
 		"  -Z, --selinux-user SEUSER     new SELinux user mapping (not supported)\n"
+		"      --selinux-range SERANGE   new SELinux MLS range (not supported)\n"
 		"      --version                 display the version and exit\n"
 		"\n",
 		hs_cli_prog());
@@ -226,6 +227,7 @@ static void parse_options(int argc, char **argv)
 		{ "add-subgids",  required_argument, NULL, 'w' },
 		{ "del-subgids",  required_argument, NULL, 'W' },
 		{ "selinux-user", required_argument, NULL, 'Z' },
+		{ "selinux-range", required_argument, NULL, 'Z' },
 		{ "version",      no_argument,       NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -265,7 +267,8 @@ static void parse_options(int argc, char **argv)
 			add_subid_op(c, optarg);
 			break;
 		case 'Z':
-			hs_die(E_USAGE, "option --selinux-user is not supported");
+			hs_die(E_USAGE, "SELinux user mappings (--selinux-user, "
+			       "--selinux-range) are not supported");
 		case OPT_VERSION:
 			hs_print_version();
 		default:

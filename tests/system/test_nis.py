@@ -229,3 +229,17 @@ def test_eight_field_lines_and_the_reserved_field(sb):
     out = {l.split(":")[0]: l for l in sb.read("/etc/shadow").splitlines()}
     assert out["alice"] == alice
     assert out["bob"].count(":") == 8 and out["bob"].endswith(":")
+
+
+def test_sorting_keeps_the_lines_last(sb):
+    # bob's uid is lower, but his entry comes later: something to sort
+    sb.add_classic_user("alice", password="alice-pw", uid=3000)
+    sb.add_classic_user("bob", password="bob-pw", uid=2000)
+    add_nis(sb)
+    for tool, files in (("pwck", ("/etc/passwd", "/etc/shadow")),
+                        ("grpck", ("/etc/group", "/etc/gshadow"))):
+        res = sb.run([SBIN + tool, "-s"], check=False)
+        assert res.returncode == 0, (tool, res.stdout, res.stderr)
+        assert_nis_kept(sb, files)
+        names = [l.split(":")[0] for l in sb.read(files[0]).splitlines()]
+        assert names.index("bob") < names.index("alice"), (tool, names)

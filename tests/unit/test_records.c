@@ -542,6 +542,22 @@ static void test_gshadow(void **state)
 	free(out);
 }
 
+/* ---- NIS compat lines ---- */
+
+static void test_nis_line(void **state)
+{
+	(void)state;
+	static const char *const nis[] = { "+", "-", "+alice", "-bob::::::", "+@ng:::", "-@ng" };
+	static const char *const not_nis[] = { "", "alice:x:1:1::/:", " +", "#+", "a+" };
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(nis); i++)
+		assert_true(hs_records_nis_line(nis[i], strlen(nis[i])));
+	for (size_t i = 0; i < HS_ARRAY_SIZE(not_nis); i++)
+		assert_false(hs_records_nis_line(not_nis[i], strlen(not_nis[i])));
+	assert_false(hs_records_nis_line(NULL, 1));
+	assert_false(hs_records_nis_line("+", 0));
+}
+
 /* ---- classic /etc/shadow ---- */
 
 static void test_spwd(void **state)
@@ -782,6 +798,7 @@ int main(void)
 		cmocka_unit_test(test_passwd),
 		cmocka_unit_test(test_group),
 		cmocka_unit_test(test_gshadow),
+		cmocka_unit_test(test_nis_line),
 		cmocka_unit_test(test_spwd),
 		cmocka_unit_test(test_subid),
 		cmocka_unit_test(test_list),
