@@ -314,6 +314,8 @@ def test_interactive_on_a_pty(conv):
 
 @pytest.mark.parametrize("answers", [
     "abc\n", "1\n2\ntoday\n", "1\n2\n2025-02-30\n", "1\n \n", "1\n2\n-1\n3\n4\n2025-01-32\n",
+    # blanks for a date, unlike -d '', are refused, as by Debian's chage
+    "1\n2\n \n", "1\n2\n-1\n3\n4\n  \n",
     "x" * 500 + "\n",
 ])
 def test_interactive_invalid_answer_changes_nothing(conv, answers):
