@@ -495,7 +495,7 @@ int hs_records_spwd_parse(char *line, struct hs_spwd *out)
 		return r;
 	s.short_line = got < SPWD_FIELDS;
 	if (s.short_line)
-		f[8] = line + strlen(line);  /* the empty string at its end */
+		f[8] = f[7] + strlen(f[7]);  /* the empty string at the line's end */
 	if (!hs_names_user_valid(f[0]))
 		return -HS_E_NAME;
 	if (strlen(f[1]) > HS_HASH_MAX)
