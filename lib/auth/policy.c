@@ -147,7 +147,8 @@ int hs_policy_parse_day(const char *s, long *day)
 
 	if (!s || !day)
 		return -HS_E_FORMAT;
-	if (strcmp(s, "-1") == 0) {
+	/* the empty string clears the field, as in shadow-utils */
+	if (s[0] == '\0' || strcmp(s, "-1") == 0) {
 		*day = HS_UNSET;
 		return 0;
 	}

@@ -31,8 +31,9 @@ bool hs_policy_change_too_early(long lstchg, const struct hs_aging *a, long toda
 /* "YYYY-MM-DD" (UTC) for a day number, or "never" for HS_UNSET; buf >= 16. */
 const char *hs_policy_format_day_iso(long day, char *buf, size_t size);
 
-/* Parse "YYYY-MM-DD" strictly (valid calendar date, 1970..9999) or "-1"
- * (HS_UNSET) into a day number.  Also accepts a plain non-negative day
+/* Parse "YYYY-MM-DD" strictly (valid calendar date, 1970..9999), or "-1"
+ * or "" (HS_UNSET, as shadow-utils' chage -d '' and -E ''), into a day
+ * number.  Also accepts a plain non-negative day
  * number as shadow-utils does.  Returns 0 or -HS_E_FORMAT/-HS_E_RANGE. */
 int hs_policy_parse_day(const char *s, long *day);
 

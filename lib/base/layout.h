@@ -62,6 +62,9 @@
  * HS_TREE_DIR.  Contents: "shadow\n" or "tcb\n", the source pwconv read. */
 #define HS_CONVERT_MARK_PWCONV   ".pwconv-incomplete"
 #define HS_CONVERT_MARK_PWUNCONV ".pwunconv-incomplete"
+/* /etc/shadow's NIS compat lines ("+", "-name", "+@netgroup" ...), kept
+ * verbatim by pwconv (root:root 0600) and put back by pwunconv. */
+#define HS_CONVERT_NIS_SHADOW    ":nis-shadow"
 
 /* Prefix of the temporary trees in /etc: pwconv builds the new tree under
  * it, and a tree being removed is renamed to it first.  Any directory

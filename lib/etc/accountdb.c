@@ -126,13 +126,26 @@ static const char *text_of(const struct hs_accountdb *db, size_t i, size_t *len)
 	return db->data + db->spans[i].off;
 }
 
+/* A NIS compat line, which is no entry (/etc/subuid and subgid have none). */
+static bool is_nis(enum hs_db_kind kind, const char *text, size_t len)
+{
+	return kind != HS_DB_SUBID && hs_records_nis_line(text, len);
+}
+
+/* A line of the file as loaded that is neither blank nor a NIS line. */
+static bool span_keyed(const struct hs_accountdb *db, size_t i)
+{
+	return db->spans[i].len > 0 &&
+	       !is_nis(db->kind, db->data + db->spans[i].off, db->spans[i].len);
+}
+
 /* A line that may be an entry: built and parsed, or not built and not
  * blank (whether it parses is known once it is built). */
 static bool maybe_live(const struct hs_accountdb *db, size_t i)
 {
 	if (is_built(db, i))
 		return db->lines[i].entry && !db->lines[i].deleted;
-	return db->spans[i].len > 0;
+	return span_keyed(db, i);
 }
 
 static bool is_deleted(const struct hs_accountdb *db, size_t i)
@@ -146,7 +159,7 @@ static bool has_key(const struct hs_accountdb *db, size_t i)
 {
 	if (is_built(db, i))
 		return !db->lines[i].deleted && (db->lines[i].entry || db->lines[i].err);
-	return db->spans[i].len > 0;
+	return span_keyed(db, i);
 }
 
 /* Where the field that starts at t ends: a byte loop (fields are short,
@@ -258,7 +271,7 @@ static struct hs_dbline *build_in(struct hs_accountdb *db, size_t i, char *copy)
 	l->text = db->data + db->spans[i].off;
 	l->len = db->spans[i].len;
 	l->lineno = i + 1;
-	if (l->len > 0) {
+	if (span_keyed(db, i)) {
 		if (!copy)
 			copy = chunk_alloc(db, l->len + 1);
 		if (!copy) {
@@ -533,6 +546,7 @@ static int split_lines(struct hs_accountdb *db)
 	/* about one line per 32 bytes to start with; the line array is
 	 * sized when the count is known */
 	db->cap_lines = db->len / 32 + 16;
+	db->nis_first = SIZE_MAX;
 	db->spans = malloc(db->cap_lines * sizeof(*db->spans));
 	if (!db->spans)
 		return -ENOMEM;
@@ -550,11 +564,15 @@ static int split_lines(struct hs_accountdb *db)
 			nl = end;
 		db->spans[n] = (struct hs_db_span){ .off = (unsigned)(p - db->data),
 						    .len = (unsigned)(nl - p) };
-		if (nl > p)
+		if (nl > p && !is_nis(db->kind, p, (size_t)(nl - p)))
 			db->n_entries++;
+		else if (nl > p && db->nis_first == SIZE_MAX)
+			db->nis_first = n;
 		p = nl + 1;
 	}
-	db->n_lines = db->n_spans = n;
+	db->n_lines = db->n_loaded = n;
+	if (db->nis_first == SIZE_MAX)
+		db->nis_first = n;
 	/* room for a few appends before anything moves */
 	db->cap_lines = 0;
 	return lines_room(db, n + 16);
@@ -803,7 +821,7 @@ long hs_accountdb_find_text(const struct hs_accountdb *db, size_t from, const ch
 		/* lines i..b-1 are as loaded: their bytes lie in order in data */
 		b = next_built(db, i);
 		off = db->spans[i].off;
-		len = (b < db->n_spans ? db->spans[b].off : db->len) - off;
+		len = (b < db->n_loaded ? db->spans[b].off : db->len) - off;
 		hit = memmem(db->data + off, len, s, slen);
 		if (!hit) {
 			i = b;
@@ -987,6 +1005,19 @@ static bool in_data(const struct hs_accountdb *db, const char *t)
 	return (uintptr_t)t >= (uintptr_t)db->data && (uintptr_t)t < (uintptr_t)(db->data + db->len);
 }
 
+/* The line written k-th: the loaded lines before the first NIS line, the
+ * appended lines, then the rest of the loaded lines. */
+static size_t line_at(const struct hs_accountdb *db, size_t k)
+{
+	size_t appended = db->n_lines - db->n_loaded;
+
+	if (k < db->nis_first)
+		return k;
+	if (k < db->nis_first + appended)
+		return db->n_loaded + (k - db->nis_first);
+	return k - appended;
+}
+
 /* The file's new contents as pieces to write one after the other, each
  * line with its newline.  Lines that lie one after the other in data (the
  * untouched lines of the file) make one piece; a replaced or appended
@@ -1004,10 +1035,11 @@ static size_t pieces(const struct hs_accountdb *db, struct iovec *iov, size_t *t
 		n++;                                                            \
 		*total += (l);                                                  \
 	} while (0)
-	for (size_t i = 0; i <= db->n_lines; i++) {
+	for (size_t k = 0; k <= db->n_lines; k++) {
 		const char *t = NULL;
+		size_t i = line_at(db, k);
 
-		if (i < db->n_lines) {
+		if (k < db->n_lines) {
 			if (is_deleted(db, i))
 				continue;
 			t = text_of(db, i, &len);

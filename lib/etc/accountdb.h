@@ -130,10 +130,12 @@ struct hs_accountdb {
 	/* private */
 	char *data;             /* the file as read: mapped, or malloc'd (load_data) */
 	size_t len, cap_lines;
+	size_t n_loaded;        /* lines of the file as loaded; appended lines follow */
+	size_t nis_first;       /* the first NIS compat line as loaded, else n_loaded:
+	                         * appended lines are written before it */
 	bool mapped;
 	bool data_on_disk;      /* data is what the file holds (loaded, not written since) */
 	struct hs_db_span *spans;       /* every line as loaded */
-	size_t n_spans;
 	unsigned char *built;           /* bitmap of filled-in lines */
 	struct hs_db_index by_name, by_id;
 	unsigned name_scans, id_scans;  /* lookups answered by a scan */
@@ -141,8 +143,9 @@ struct hs_accountdb {
 };
 #define HS_ACCOUNTDB_INIT { .n_lines = 0 }
 
-/* Read path with hs_globalfile_read and parse every line.  A blank line is kept
- * verbatim and is no entry.  Unless the flags say otherwise, a line that
+/* Read path with hs_globalfile_read and parse every line.  A blank line and,
+ * except in /etc/subuid and subgid, a NIS compat line (hs_records_nis_line)
+ * are kept verbatim and are no entry.  Unless the flags say otherwise, a line that
  * does not parse (or holds a NUL byte) fails with its parse error and
  * "PATH:LINE: invalid entry: REASON", and a repeated name fails with
  * -HS_E_FORMAT and "PATH:LINE: duplicate user name NAME (also on line N)".
@@ -201,7 +204,10 @@ long hs_accountdb_find_text(const struct hs_accountdb *db, size_t from, const ch
  * point into the db's own strings.
  *
  * replace: the line at idx (an entry, a kept bad line or a blank line)
- * becomes rec.  append: a new line at the end; returns its index.  Both
+ * becomes rec.  append: a new line, written at the end or, when the file
+ * holds NIS compat lines, before the first of them (as shadow-utils does:
+ * a trailing "+" stays last); returns its index, which is past every
+ * loaded line's.  Both
  * refuse (-EEXIST) a name another live entry has, except for HS_DB_SUBID.
  * Duplicate ids are the caller's decision (-o): check hs_accountdb_find_id.
  * delete: the line at idx is dropped from the output. */

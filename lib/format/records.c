@@ -55,8 +55,9 @@ static int check_field(const char *s, size_t max)
 }
 
 /* Reject control bytes anywhere in the line, then split it in place into
- * exactly n fields.  A different number of ':' is a format error. */
-static int split_line(char *line, char **fields, size_t n)
+ * min to n fields (*got of them).  A different number of ':' is a format
+ * error. */
+static int split_fields(char *line, char **fields, size_t min, size_t n, size_t *got)
 {
 	size_t colons = 0;
 
@@ -84,7 +85,18 @@ static int split_line(char *line, char **fields, size_t n)
 			break;
 		}
 	}
-	return colons == n - 1 ? 0 : -HS_E_FORMAT;
+	if (colons + 1 < min || colons + 1 > n)
+		return -HS_E_FORMAT;
+	*got = colons + 1;
+	return 0;
+}
+
+/* Exactly n fields. */
+static int split_line(char *line, char **fields, size_t n)
+{
+	size_t got;
+
+	return split_fields(line, fields, n, n, &got);
 }
 
 static int parse_id(const char *s, unsigned long *out)
@@ -224,7 +236,10 @@ int hs_records_shadow_format(const struct hs_shadow *r, char **out)
 void hs_records_aging_init_unset(struct hs_aging *a)
 {
 	a->min = a->max = a->warn = a->inact = a->expire = HS_UNSET;
+	a->flag[0] = '\0';
 }
+
+static int check_flag(const char *flag);
 
 static int parse_aging_field(const char *s, long *out)
 {
@@ -242,28 +257,35 @@ int hs_records_aging_parse(char *line, struct hs_aging *out)
 	int r = split_line(line, f, AGING_FIELDS);
 	if (r < 0)
 		return r;
-	if (f[5][0] != '\0')
-		return -HS_E_FORMAT;
 	if ((r = parse_aging_field(f[0], &a.min)) < 0 ||
 	    (r = parse_aging_field(f[1], &a.max)) < 0 ||
 	    (r = parse_aging_field(f[2], &a.warn)) < 0 ||
 	    (r = parse_aging_field(f[3], &a.inact)) < 0 ||
-	    (r = parse_aging_field(f[4], &a.expire)) < 0)
+	    (r = parse_aging_field(f[4], &a.expire)) < 0 ||
+	    (r = check_flag(f[5])) < 0)
 		return r;
+	/* canonical decimal up to ULONG_MAX: it fits */
+	snprintf(a.flag, sizeof(a.flag), "%s", f[5]);
 	*out = a;
 	return 0;
 }
 
 int hs_records_aging_format(const struct hs_aging *r, char **out)
 {
+	int e;
+
 	if (!r || !out)
 		return -EINVAL;
 	if (!day_or_unset_ok(r->min) || !day_or_unset_ok(r->max) ||
 	    !day_or_unset_ok(r->warn) || !day_or_unset_ok(r->inact) ||
 	    !day_or_unset_ok(r->expire))
 		return -HS_E_RANGE;
-	return format_into(out, "%ld:%ld:%ld:%ld:%ld:\n",
-			   r->min, r->max, r->warn, r->inact, r->expire);
+	if (!memchr(r->flag, '\0', sizeof(r->flag)) || !hs_records_field_valid(r->flag))
+		return -HS_E_FIELD;
+	if ((e = check_flag(r->flag)) < 0)
+		return e;
+	return format_into(out, "%ld:%ld:%ld:%ld:%ld:%s\n",
+			   r->min, r->max, r->warn, r->inact, r->expire, r->flag);
 }
 
 /* ---- USER/shell ---- */
@@ -303,6 +325,13 @@ int hs_records_shell_format(const char *path, char **out)
 	if (r < 0)
 		return r;
 	return format_into(out, "%s\n", path);
+}
+
+/* ---- NIS compat lines ---- */
+
+bool hs_records_nis_line(const char *text, size_t len)
+{
+	return text && len > 0 && (text[0] == '+' || text[0] == '-');
 }
 
 /* ---- /etc/passwd ---- */
@@ -459,9 +488,14 @@ int hs_records_spwd_parse(char *line, struct hs_spwd *out)
 {
 	char *f[SPWD_FIELDS];
 	struct hs_spwd s;
-	int r = split_line(line, f, SPWD_FIELDS);
+	size_t got;
+	/* shadow-utils and glibc also read the classic 8-field line */
+	int r = split_fields(line, f, SPWD_FIELDS - 1, SPWD_FIELDS, &got);
 	if (r < 0)
 		return r;
+	s.short_line = got < SPWD_FIELDS;
+	if (s.short_line)
+		f[8] = f[7] + strlen(f[7]);  /* the empty string at the line's end */
 	if (!hs_names_user_valid(f[0]))
 		return -HS_E_NAME;
 	if (strlen(f[1]) > HS_HASH_MAX)
@@ -515,6 +549,9 @@ int hs_records_spwd_format(const struct hs_spwd *r, char **out)
 			return -HS_E_RANGE;
 		spell_day(d[i], v[i], 1u << i, r->minus_one);
 	}
+	if (r->short_line && (!r->flag || !r->flag[0]))
+		return format_into(out, "%s:%s:%s:%s:%s:%s:%s:%s\n", r->name, r->hash,
+				   d[0], d[1], d[2], d[3], d[4], d[5]);
 	return format_into(out, "%s:%s:%s:%s:%s:%s:%s:%s:%s\n", r->name, r->hash,
 			   d[0], d[1], d[2], d[3], d[4], d[5], str_or_empty(r->flag));
 }

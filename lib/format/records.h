@@ -43,11 +43,15 @@ struct hs_shadow {
 int hs_records_shadow_parse(char *line, struct hs_shadow *out);
 int hs_records_shadow_format(const struct hs_shadow *r, char **out);
 
-/* USER/aging: "MIN:MAX:WARN:INACT:EXPIRE:", each "-1" (unset) or a day
- * count.  The canonical unset spelling in this file is "-1"; an empty
- * field is rejected. */
+/* USER/aging: "MIN:MAX:WARN:INACT:EXPIRE:FLAG", each "-1" (unset) or a
+ * day count.  The canonical unset spelling in this file is "-1"; an empty
+ * field is rejected.  FLAG is the reserved ninth field of a classic
+ * /etc/shadow line, which pwconv keeps here and pwunconv gives back:
+ * empty (almost always) or a decimal number; no tool reads it. */
+#define HS_FLAG_MAX 20  /* digits of ULONG_MAX */
 struct hs_aging {
 	long min, max, warn, inact, expire;
+	char flag[HS_FLAG_MAX + 1];  /* "" unless pwconv found one */
 };
 void hs_records_aging_init_unset(struct hs_aging *a);
 int hs_records_aging_parse(char *line, struct hs_aging *out);
@@ -60,6 +64,13 @@ int hs_records_shell_parse(char *line, const char **path_out);
 int hs_records_shell_format(const char *path, char **out);
 
 /* ---- global files ---- */
+
+/* A NIS compat line of /etc/passwd, group, shadow or gshadow ("+", "-",
+ * "+name", "-name", "+@netgroup", "-@netgroup", with or without the other
+ * fields): the text starts with '+' or '-', which no valid name does.  It
+ * is no entry: readers skip it, writers keep its bytes where they are
+ * (glibc's `compat` source reads it; shadow-utils keeps it the same way). */
+bool hs_records_nis_line(const char *text, size_t len);
 
 /* /etc/passwd: name:passwd:uid:gid:gecos:dir:shell */
 struct hs_passwd {
@@ -94,12 +105,15 @@ int hs_records_gshadow_format(const struct hs_gshadow *r, char **out);
  * Day fields may be empty or "-1" (both unset); minus_one records which
  * were spelled "-1" (bit i for field i, lstchg = bit 0 ... expire = bit 5)
  * so the round trip is exact.  flag is the reserved field, kept verbatim
- * (must be empty or a decimal number). */
+ * (must be empty or a decimal number).  A line of 8 fields (no flag
+ * field, as glibc and shadow-utils accept) parses with flag "" and
+ * short_line set, and is written back with 8 while flag stays empty. */
 struct hs_spwd {
 	const char *name, *hash;
 	long lstchg, min, max, warn, inact, expire;
 	const char *flag;
 	unsigned minus_one;
+	bool short_line;
 };
 int hs_records_spwd_parse(char *line, struct hs_spwd *out);
 int hs_records_spwd_format(const struct hs_spwd *r, char **out);

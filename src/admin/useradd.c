@@ -54,7 +54,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "accountdb.h"
@@ -69,6 +68,7 @@
 #include "logrecords.h"
 #include "layout.h"
 #include "names.h"
+#include "policy.h"
 #include "privs.h"
 #include "records.h"
 #include "selabel.h"
@@ -148,6 +148,7 @@ static _Noreturn void usage(int status)
 		"  -u, --uid UID                 user ID of the new account\n"
 		"  -U, --user-group              create a group with the same name as the user\n"
 		"  -Z, --selinux-user SEUSER     use a specific SEUSER for the SELinux user mapping\n"
+		"      --selinux-range SERANGE   use a specific MLS range for the SELinux user mapping\n"
 		"                                (not supported)\n"
 		"      --version                 display the version and exit\n"
 		"\n",
@@ -207,6 +208,7 @@ static void parse_options(int argc, char **argv)
 		{ "uid",                   required_argument, NULL, 'u' },
 		{ "user-group",            no_argument,       NULL, 'U' },
 		{ "selinux-user",          required_argument, NULL, 'Z' },
+		{ "selinux-range",         required_argument, NULL, 'Z' },
 		{ "version",               no_argument,       NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -247,7 +249,8 @@ static void parse_options(int argc, char **argv)
 			hs_die(E_USAGE, "option --prefix is not supported; run useradd inside that "
 			       "root instead (chroot %s useradd ...)", optarg);
 		case 'Z':
-			hs_die(E_USAGE, "option --selinux-user is not supported");
+			hs_die(E_USAGE, "SELinux user mappings (--selinux-user, "
+			       "--selinux-range) are not supported");
 		case OPT_BTRFS:
 			hs_die(E_USAGE, "option --btrfs-subvolume-home is not supported");
 		case OPT_BADNAME:
@@ -294,32 +297,9 @@ static void parse_options(int argc, char **argv)
  * or YYYY-MM-DD.  -1 on success with "never", -2 when invalid. */
 static long parse_date(const char *s)
 {
-	unsigned long days;
-	struct tm tm;
-	const char *end;
-	time_t t;
-	int y, m, d;
+	long day;
 
-	if (!s[0] || strcmp(s, "-1") == 0)
-		return HS_UNSET;
-	if (hs_parse_ulong(s, 0, HS_DAYS_MAX, &days) == 0)
-		return (long)days;
-	/* strictly YYYY-MM-DD: digits only, a real calendar date */
-	if (strlen(s) != 10 || s[4] != '-' || s[7] != '-')
-		return -2;
-	for (int i = 0; i < 10; i++)
-		if (i != 4 && i != 7 && (s[i] < '0' || s[i] > '9'))
-			return -2;
-	memset(&tm, 0, sizeof(tm));
-	end = strptime(s, "%Y-%m-%d", &tm);
-	if (!end || *end)
-		return -2;
-	y = tm.tm_year, m = tm.tm_mon, d = tm.tm_mday;
-	tm.tm_isdst = 0;
-	t = timegm(&tm);
-	if (t == (time_t)-1 || tm.tm_year != y || tm.tm_mon != m || tm.tm_mday != d || t < 0)
-		return -2;
-	return (long)(t / 86400);
+	return hs_policy_parse_day(s, &day) < 0 ? -2 : day;
 }
 
 /* -f / INACTIVE: -1 or a day count; -2 when invalid. */

@@ -92,6 +92,7 @@ static _Noreturn void usage(int status)
 		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
 		"  -P, --prefix PREFIX_DIR       prefix directory (not supported)\n"
 		"  -Z, --selinux-user            remove any SELinux user mapping (not supported)\n"
+		"      --selinux-range           remove any SELinux MLS range (not supported)\n"
 		"      --version                 display the version and exit\n"
 		"\n",
 		hs_cli_prog());
@@ -109,6 +110,7 @@ static const char *parse_options(int argc, char **argv)
 		{ "root",         required_argument, NULL, 'R' },
 		{ "prefix",       required_argument, NULL, 'P' },
 		{ "selinux-user", no_argument,       NULL, 'Z' },
+		{ "selinux-range", no_argument,       NULL, 'Z' },
 		{ "version",      no_argument,       NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -125,7 +127,8 @@ static const char *parse_options(int argc, char **argv)
 			opt_remove = true;
 			break;
 		case 'Z':
-			hs_die(E_USAGE, "option --selinux-user is not supported");
+			hs_die(E_USAGE, "SELinux user mappings (--selinux-user, "
+			       "--selinux-range) are not supported");
 		case 'R':
 			/* the other root has its own login.defs, groups and
 			 * tree; only running inside it gets them right */

@@ -34,7 +34,6 @@
  * of the same command after an interruption finds the reserved directory
  * and finishes the job (recover_rename()).  The user's subordinate ranges
  * are renamed in step 4, in the same transaction as /etc/passwd. */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -46,7 +45,6 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "accountdb.h"
@@ -61,6 +59,7 @@
 #include "logrecords.h"
 #include "layout.h"
 #include "names.h"
+#include "policy.h"
 #include "privs.h"
 #include "procs.h"
 #include "records.h"
@@ -145,45 +144,11 @@ static _Noreturn void usage(int status)
 		"  -w, --add-subgids FIRST-LAST  add range of subordinate gids\n"
 		"  -W, --del-subgids FIRST-LAST  remove range of subordinate gids\n"
 		"  -Z, --selinux-user SEUSER     new SELinux user mapping (not supported)\n"
+		"      --selinux-range SERANGE   new SELinux MLS range (not supported)\n"
 		"      --version                 display the version and exit\n"
 		"\n",
 		hs_cli_prog());
 	exit(status);
-}
-
-/* "" or "-1": unset; a decimal day number; or YYYY-MM-DD (UTC). */
-static int parse_date(const char *s, long *out)
-{
-	unsigned long v;
-	struct tm tm = { 0 }, back;
-	time_t t;
-	int y, m, d, n = -1;
-
-	if (!s[0] || strcmp(s, "-1") == 0) {
-		*out = HS_UNSET;
-		return 0;
-	}
-	if (hs_parse_ulong(s, 0, HS_DAYS_MAX, &v) == 0) {
-		*out = (long)v;
-		return 0;
-	}
-	if (strlen(s) != 10 || sscanf(s, "%4d-%2d-%2d%n", &y, &m, &d, &n) != 3 || n != 10)
-		return -HS_E_FORMAT;
-	for (int i = 0; i < 10; i++)
-		if (i == 4 || i == 7 ? s[i] != '-' : !isdigit((unsigned char)s[i]))
-			return -HS_E_FORMAT;
-	if (y < 1970)
-		return -HS_E_RANGE;
-	tm.tm_year = y - 1900;
-	tm.tm_mon = m - 1;
-	tm.tm_mday = d;
-	t = timegm(&tm);
-	/* timegm normalises (month 13, February 30): compare with the input */
-	if (t == (time_t)-1 || !gmtime_r(&t, &back) || back.tm_year != y - 1900 ||
-	    back.tm_mon != m - 1 || back.tm_mday != d)
-		return -HS_E_FORMAT;
-	*out = (long)(t / 86400);
-	return *out > HS_DAYS_MAX ? -HS_E_RANGE : 0;
 }
 
 /* ---- subordinate id options (-v -V -w -W) ---- */
@@ -273,6 +238,7 @@ static void parse_options(int argc, char **argv)
 		{ "add-subgids",  required_argument, NULL, 'w' },
 		{ "del-subgids",  required_argument, NULL, 'W' },
 		{ "selinux-user", required_argument, NULL, 'Z' },
+		{ "selinux-range", required_argument, NULL, 'Z' },
 		{ "version",      no_argument,       NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -312,7 +278,8 @@ static void parse_options(int argc, char **argv)
 			add_subid_op(c, optarg);
 			break;
 		case 'Z':
-			hs_die(E_USAGE, "option --selinux-user is not supported");
+			hs_die(E_USAGE, "SELinux user mappings (--selinux-user, "
+			       "--selinux-range) are not supported");
 		case OPT_VERSION:
 			hs_print_version();
 		default:
@@ -351,7 +318,7 @@ static void parse_options(int argc, char **argv)
 		hs_die(E_BAD_ARG, "invalid field '%s'", o.password);
 	if (o.login && !hs_names_user_valid(o.login))
 		hs_die(E_BAD_ARG, "invalid user name '%s'", o.login);
-	if (o.expire && parse_date(o.expire, &new_expire) < 0)
+	if (o.expire && hs_policy_parse_day(o.expire, &new_expire) < 0)
 		hs_die(E_BAD_ARG, "invalid date '%s'", o.expire);
 	if (o.inactive) {
 		if (strcmp(o.inactive, "-1") == 0)

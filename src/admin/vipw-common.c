@@ -299,6 +299,7 @@ struct user_ctx {
 	/* as read: old_shell and the hash point into these */
 	char rd_shadow[HS_USERFILE_MAX + 2], rd_shell[HS_USERFILE_MAX + 2];
 	const char *old_shell;
+	char old_flag[HS_FLAG_MAX + 1];  /* aging's reserved field, shown last */
 	/* the edited values, pointing into the *_buf copies */
 	struct hs_shadow new_shadow;
 	struct hs_aging new_aging;
@@ -377,10 +378,11 @@ static int read_user(struct user_ctx *c, int udirfd, struct hs_spwd *sp)
 	if (r < 0)
 		return r;
 	c->old_shell = shell;
+	memcpy(c->old_flag, ag.flag, sizeof(c->old_flag));
 	*sp = (struct hs_spwd){
 		.name = c->name, .hash = sh.hash, .lstchg = sh.lstchg,
 		.min = ag.min, .max = ag.max, .warn = ag.warn, .inact = ag.inact,
-		.expire = ag.expire, .flag = "", .minus_one = 0,
+		.expire = ag.expire, .flag = c->old_flag, .minus_one = 0,
 	};
 	return 0;
 }
@@ -460,13 +462,13 @@ static int parse_shadow_line(struct user_ctx *c, const char *line, size_t n, uns
 		return user_refuse(c, no, "invalid shadow(5) line: %s", hs_strerror(r));
 	if (strcmp(sp.name, c->name) != 0)
 		return user_refuse(c, no, "the name must stay %s (rename with usermod -l)", c->name);
-	if (sp.flag[0])
-		return user_refuse(c, no, "the reserved last field is not kept and must be empty");
 	c->new_shadow = (struct hs_shadow){ .hash = sp.hash, .lstchg = sp.lstchg };
 	c->new_aging = (struct hs_aging){
 		.min = sp.min, .max = sp.max, .warn = sp.warn, .inact = sp.inact,
 		.expire = sp.expire,
 	};
+	/* the reserved field lives in aging (checked by the parser) */
+	snprintf(c->new_aging.flag, sizeof(c->new_aging.flag), "%s", sp.flag);
 	if ((r = hs_records_shadow_format(&c->new_shadow, &c->shadow.new_line)) < 0 ||
 	    (r = hs_records_aging_format(&c->new_aging, &c->aging.new_line)) < 0)
 		return user_refuse(c, no, "invalid shadow(5) line: %s", hs_strerror(r));

@@ -1322,6 +1322,10 @@ static void check_other_entry(struct tree *tr, const char *name)
 	 * sweeps; the directories it stands for are reported themselves */
 	if (strcmp(name, HS_TREE_RESERVED_MARK) == 0 && S_ISREG(st.st_mode))
 		return;
+	/* /etc/shadow's NIS lines, root's, for pwunconv (which checks them) */
+	if (strcmp(name, HS_CONVERT_NIS_SHADOW) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == 0 && st.st_nlink == 1 && !(st.st_mode & 077))
+		return;
 	if (strncmp(name, USERMOD_L_PREFIX, strlen(USERMOD_L_PREFIX)) == 0) {
 		problem(a, "%s: left over by an interrupted usermod -l; run the same usermod -l "
 			"again to finish it", path);
@@ -1941,10 +1945,13 @@ static int reorder(struct hs_accountdb *db, const struct sort_item *items, size_
 	return 0;
 }
 
-/* The live lines of db, or -HS_E_FORMAT when one is not an entry. */
+/* The live lines of db, or -HS_E_FORMAT when one is not an entry.  As in
+ * shadow-utils, the first NIS line and every line after it stay last, in
+ * their order (key ULONG_MAX): only the lines before it are sorted. */
 static int live_items(struct hs_accountdb *db, struct sort_item **out, size_t *n_out)
 {
 	struct sort_item *items = calloc(db->n_lines ? db->n_lines : 1, sizeof *items);
+	bool nis_tail = false;
 	size_t n = 0;
 
 	if (!items)
@@ -1954,6 +1961,11 @@ static int live_items(struct hs_accountdb *db, struct sort_item **out, size_t *n
 
 		if (l->deleted)
 			continue;
+		if (nis_tail || nis_line(l)) {
+			nis_tail = true;
+			items[n++] = (struct sort_item){ .line = i, .key = ULONG_MAX };
+			continue;
+		}
 		if (!l->entry) {
 			free(items);
 			snprintf(db->error, sizeof db->error, "%s:%lu: not an entry", db->path,
@@ -1984,7 +1996,7 @@ int hs_integrity_sort(struct hs_accountdb *db, struct hs_accountdb *shadow)
 		goto out;
 	qsort(mi, mn, sizeof *mi, cmp_items);
 	if (shadow) {
-		/* the shadow file follows db; names db lacks go last */
+		/* the shadow file follows db; names db lacks go last, before NIS lines */
 		pos = calloc(db->n_lines ? db->n_lines : 1, sizeof *pos);
 		if (!pos) {
 			r = -ENOMEM;
@@ -1996,9 +2008,12 @@ int hs_integrity_sort(struct hs_accountdb *db, struct hs_accountdb *shadow)
 			const struct hs_dbline *l = &shadow->lines[si[i].line];
 			const char *name = shadow->kind == HS_DB_SHADOW ? l->rec.sp.name
 					   : l->rec.gs.name;
-			long m = hs_accountdb_find(db, name);
+			long m;
 
-			si[i].key = m >= 0 ? (unsigned long)pos[m] : ULONG_MAX;
+			if (si[i].key == ULONG_MAX)
+				continue;  /* from the first NIS line on */
+			m = hs_accountdb_find(db, name);
+			si[i].key = m >= 0 ? (unsigned long)pos[m] : ULONG_MAX - 1;
 		}
 		qsort(si, sn, sizeof *si, cmp_items);
 	}

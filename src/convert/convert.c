@@ -97,6 +97,7 @@ struct pwdb {
 	struct hs_accountdb db;
 	struct pw_ent *ents;    /* the entries in file order */
 	size_t n;
+	size_t n_before_nis;    /* entries before the first NIS compat line */
 	long *ent_at;           /* db line index -> entry index, -1 = none */
 };
 
@@ -125,13 +126,17 @@ static int pwdb_load(struct pwdb *db)
 		hs_warn("cannot read %s: %s", HS_ETC_PASSWD, hs_strerror(r));
 		return r;
 	}
+	db->n_before_nis = SIZE_MAX;
 	for (size_t i = 0; i < db->db.n_lines; i++) {
 		const union hs_dbrec *rec = hs_accountdb_get(&db->db, i);
 		struct pw_ent *e = &db->ents[db->n];
 
 		db->ent_at[i] = -1;
+		if (!rec && db->n_before_nis == SIZE_MAX &&
+		    hs_records_nis_line(db->db.lines[i].text, db->db.lines[i].len))
+			db->n_before_nis = db->n;
 		if (!rec)
-			continue;  /* blank line, kept verbatim */
+			continue;  /* blank or NIS line, kept verbatim */
 		e->pw = rec->pw;
 		e->line = i;
 		e->lineno = db->db.lines[i].lineno;
@@ -196,6 +201,7 @@ struct sp_ent {
 struct spdb {
 	bool present;
 	struct hs_accountdb file;   /* /etc/shadow */
+	struct hs_buf nis;          /* its NIS compat lines, each with its newline */
 	struct sp_ent *ents;
 	size_t n, cap;
 	char **bufs;            /* tcb: one copy per user */
@@ -205,6 +211,7 @@ struct spdb {
 static void spdb_free(struct spdb *db)
 {
 	hs_accountdb_free(&db->file);
+	hs_strbuf_free(&db->nis);
 	free(db->ents);
 	for (size_t i = 0; i < db->nbufs; i++)
 		hs_free_secret(db->bufs[i]);
@@ -261,6 +268,13 @@ static int spdb_load_shadow(struct spdb *db, struct pwdb *pw)
 
 		if (l->len == 0)
 			continue;
+		if (hs_records_nis_line(l->text, l->len)) {
+			/* no account of ours: kept for pwunconv, byte for byte */
+			if ((r = hs_strbuf_append(&db->nis, l->text, l->len)) < 0 ||
+			    (r = hs_strbuf_append(&db->nis, "\n", 1)) < 0)
+				return r;
+			continue;
+		}
 		snprintf(where, sizeof(where), "%s:%lu", HS_ETC_SHADOW, l->lineno);
 		if (!l->entry) {
 			hs_warn("%s: invalid entry: %s", where, hs_strerror(l->err));
@@ -942,6 +956,8 @@ static void records_for(const struct pw_ent *e, const struct spdb *sp, long toda
 		ag->warn = s->warn;
 		ag->inact = s->inact;
 		ag->expire = s->expire;
+		/* the reserved field, kept for pwunconv (checked by the parser) */
+		snprintf(ag->flag, sizeof(ag->flag), "%s", s->flag);
 		/* As shadow-utils' pwconv: a real password still in /etc/passwd
 		 * wins over the shadow entry and counts as changed today. */
 		if (strcmp(e->pw.passwd, "x") != 0) {
@@ -1018,7 +1034,11 @@ static int build_tree(int etcfd, const struct pwdb *pw, const struct spdb *sp,
 		}
 	}
 	hs_cli_progress_end();
-	r = write_marker(tmpfd, HS_CONVERT_MARK_PWCONV, from_tcb ? SOURCE_TCB : SOURCE_SHADOW);
+	r = sp->nis.len ? hs_fileio_replace_at(tmpfd, HS_CONVERT_NIS_SHADOW, sp->nis.data,
+					      sp->nis.len, 0, 0, 0600) : 0;
+	if (r == 0)
+		r = write_marker(tmpfd, HS_CONVERT_MARK_PWCONV,
+				 from_tcb ? SOURCE_TCB : SOURCE_SHADOW);
 	if (r == 0 && (fchown(tmpfd, 0, g->tree_gid) < 0 || fchmod(tmpfd, HS_TREE_MODE) < 0))
 		r = -errno;
 	if (r == 0)
@@ -1349,7 +1369,8 @@ static int check_tree_entries(int treefd, struct pwdb *pw)
  * shadow-utils writes them) and collect the real shells of the proxy
  * users.  Any unreadable file is an error naming it: the tree is the only
  * copy of those hashes. */
-static int render_shadow(int treefd, struct pwdb *pw, struct hs_buf *out, size_t *n_users)
+static int render_shadow(int treefd, struct pwdb *pw, const struct hs_buf *nis,
+			 struct hs_buf *out, size_t *n_users)
 {
 	char path[HS_PATHBUF_MAX];
 	char buf[USERBUF_SIZE], shellbuf[USERBUF_SIZE];
@@ -1359,7 +1380,13 @@ static int render_shadow(int treefd, struct pwdb *pw, struct hs_buf *out, size_t
 
 	*n_users = 0;
 	hs_cli_progress_start(pw->n, "users");
-	for (i = 0; i < pw->n; i++) {
+	for (i = 0; i <= pw->n; i++) {
+		/* /etc/shadow's NIS lines where /etc/passwd has its first one */
+		if (i == (pw->n_before_nis < pw->n ? pw->n_before_nis : pw->n) && nis->len &&
+		    (r = hs_strbuf_append(out, nis->data, nis->len)) < 0)
+			return r;
+		if (i == pw->n)
+			break;
 		struct pw_ent *e = &pw->ents[i];
 		_cleanup_close_ int ufd = -1;
 		struct hs_shadow sh;
@@ -1403,7 +1430,7 @@ static int render_shadow(int treefd, struct pwdb *pw, struct hs_buf *out, size_t
 		sp = (struct hs_spwd){
 			.name = e->pw.name, .hash = sh.hash, .lstchg = sh.lstchg,
 			.min = ag.min, .max = ag.max, .warn = ag.warn, .inact = ag.inact,
-			.expire = ag.expire, .flag = "", .minus_one = 0,
+			.expire = ag.expire, .flag = ag.flag, .minus_one = 0,
 		};
 		r = hs_records_spwd_format(&sp, &line);
 		hs_wipe(buf, sizeof(buf));
@@ -1425,13 +1452,44 @@ fail:
 	return r;
 }
 
+/* The NIS lines pwconv kept (none when the file is absent); root's file,
+ * or an error naming it. */
+static int read_nis_shadow(int treefd, struct hs_buf *nis)
+{
+	const struct hs_file_expect ex = { 0, 0, HS_GLOBALFILE_MAX };
+	char *data = NULL;
+	size_t len;
+	int r = hs_fileio_read_alloc_at(treefd, HS_CONVERT_NIS_SHADOW, &ex, &data, &len, NULL);
+
+	struct hs_line_iter it;
+	const char *line;
+	size_t llen;
+
+	if (r == -ENOENT)
+		return 0;
+	/* only whole NIS lines: anything else would land in /etc/shadow */
+	if (r == 0 && (len == 0 || data[len - 1] != '\n' || memchr(data, '\0', len)))
+		r = -HS_E_FORMAT;
+	hs_strbuf_lines_init(&it, data, len);
+	while (r == 0 && hs_strbuf_line_next(&it, &line, &llen))
+		if (!hs_records_nis_line(line, llen))
+			r = -HS_E_FORMAT;
+	if (r == 0)
+		r = hs_strbuf_append(nis, data, len);
+	hs_free_secret(data);
+	if (r < 0)
+		hs_warn("cannot read %s/%s: %s", HS_TREE_DIR, HS_CONVERT_NIS_SHADOW,
+			hs_strerror(r));
+	return r;
+}
+
 int hs_convert_to_classic(const struct hs_convert_opts *opts)
 {
 	struct hs_locks locks = HS_LOCKS_INIT;
 	struct pwdb pw = { 0 };
 	struct hs_shells sh = { 0 };
 	struct group_plan g;
-	struct hs_buf shadow = { 0 }, passwd = { 0 };
+	struct hs_buf shadow = { 0 }, passwd = { 0 }, nis = { 0 };
 	_cleanup_close_ int etcfd = -1;
 	_cleanup_close_ int treefd = -1;
 	enum tree_state state;
@@ -1486,7 +1544,8 @@ int hs_convert_to_classic(const struct hs_convert_opts *opts)
 		goto out;
 	if ((r = check_tree_entries(treefd, &pw)) < 0)
 		goto out;
-	if ((r = render_shadow(treefd, &pw, &shadow, &n_users)) < 0)
+	if ((r = read_nis_shadow(treefd, &nis)) < 0 ||
+	    (r = render_shadow(treefd, &pw, &nis, &shadow, &n_users)) < 0)
 		goto out;
 	if ((r = pwdb_render(&pw, false, &passwd, &changed)) < 0)
 		goto out;
@@ -1545,6 +1604,7 @@ out:
 	if (shadow.data)
 		hs_wipe(shadow.data, shadow.len);
 	hs_strbuf_free(&shadow);
+	hs_strbuf_free(&nis);
 	hs_shells_free(&sh);
 	pwdb_free(&pw);
 	convert_end(&locks, &saved);

@@ -325,7 +325,8 @@ static long prompt_date(const char *prompt, long current)
 	else
 		hs_policy_format_day_iso(current, def, sizeof(def));
 	prompt_field(prompt, def, answer, sizeof(answer));
-	if (hs_policy_parse_day(answer, &v) < 0)
+	/* only blanks were typed: Debian's chage refuses them here */
+	if (!answer[0] || hs_policy_parse_day(answer, &v) < 0)
 		hs_die(E_NOPERM, "error changing fields: invalid date '%s'", answer);
 	return v;
 }

@@ -121,6 +121,8 @@ def test_list_matches_debian_byte_for_byte(sb):
     (["--expiredate", "2024-02-29"], "0:99999:7:-1:19782:\n"),
     (["-E", "0"], "0:99999:7:-1:0:\n"),
     (["-E", "20000"], "0:99999:7:-1:20000:\n"),
+    # shadow-utils clears the field for an empty date, as for -1
+    (["-E", "2030-01-01", "-E", ""], "0:99999:7:-1:-1:\n"),
     (["-m", "1", "-M", "2", "-W", "3", "-I", "4", "-E", "1970-01-06"], "1:2:3:4:5:\n"),
 ])
 def test_each_option_writes_aging(conv, args, aging):
@@ -135,7 +137,7 @@ def test_each_option_writes_aging(conv, args, aging):
 
 
 @pytest.mark.parametrize("arg,lstchg", [
-    ("2024-12-25", "20082"), ("0", "0"), ("19000", "19000"), ("-1", ""),
+    ("2024-12-25", "20082"), ("0", "0"), ("19000", "19000"), ("-1", ""), ("", ""),
     ("1970-01-01", "0"),
 ])
 def test_lastday_writes_shadow_and_keeps_the_hash(conv, arg, lstchg):
@@ -168,7 +170,7 @@ def test_change_is_logged(conv):
 
 @pytest.mark.parametrize("date", [
     "2025-01-32", "2025-02-30", "2023-02-29", "2025-13-01", "2025-00-10", "today",
-    "garbage", "", "2025-1-5", " 2025-01-05", "2025-01-05 ", "+5", "-2", "1969-12-31",
+    "garbage", " ", "2025-1-5", " 2025-01-05", "2025-01-05 ", "+5", "-2", "1969-12-31",
     "2025/01/05", "01/05/2025", "2025-01-05x", "99999999999999999999",
 ])
 @pytest.mark.parametrize("opt", ["-d", "-E"])
@@ -312,6 +314,8 @@ def test_interactive_on_a_pty(conv):
 
 @pytest.mark.parametrize("answers", [
     "abc\n", "1\n2\ntoday\n", "1\n2\n2025-02-30\n", "1\n \n", "1\n2\n-1\n3\n4\n2025-01-32\n",
+    # blanks for a date, unlike -d '', are refused, as by Debian's chage
+    "1\n2\n \n", "1\n2\n-1\n3\n4\n  \n",
     "x" * 500 + "\n",
 ])
 def test_interactive_invalid_answer_changes_nothing(conv, answers):

@@ -238,6 +238,8 @@ def test_gid_numeric_and_expire_forms(tsb):
     (["-d", "rel/home", "x"], 3, None),
     (["-R", "/srv", "x"], 2, None),
     (["--btrfs-subvolume-home", "x"], 2, None),
+    (["--selinux-range", "s0", "x"], 2,
+     "useradd: SELinux user mappings (--selinux-user, --selinux-range) are not supported\n"),
 ])
 def test_refusals_change_nothing(tsb, args, status, message):
     sb = tsb

@@ -125,7 +125,7 @@ def test_usage_and_refused_options(two):
     assert run(sb, []).returncode == 2
     assert run(sb, ["alice", "bob"]).returncode == 2
     assert run(sb, ["--bogus", "alice"]).returncode == 2
-    for opt in (["-R", "/mnt"], ["-P", "/mnt"], ["-Z"]):
+    for opt in (["-R", "/mnt"], ["-P", "/mnt"], ["-Z"], ["--selinux-range"]):
         res = run(sb, opt + ["alice"])
         assert res.returncode == 2, opt
         assert "not supported" in res.stderr

@@ -122,6 +122,14 @@ def test_strict_expire(two, bad):
     assert run(two, ["-e", bad, "alice"]).returncode == 3
 
 
+@pytest.mark.parametrize("opt", [["-Z", "user_u"], ["--selinux-range", "s0"]])
+def test_selinux_mappings_refused(two, opt):
+    before = two.read_bytes("/etc/passwd")
+    res = run(two, opt + ["alice"])
+    assert res.returncode == 2 and "--selinux-range) are not supported" in res.stderr
+    assert two.read_bytes("/etc/passwd") == before
+
+
 def test_comment_home_gid(two):
     sb = two
     res = run(sb, ["-c", "Alice A", "-d", "/srv/alice", "-g", "proj", "alice"])

@@ -474,6 +474,13 @@ def test_user_entry_hash_and_shell(tree):
     action(sb, "sed -i 's|^\\(alice:[^:]*:[^:]*\\):[^:]*:[^:]*:[^:]*:[^:]*:[^:]*:|\\1:1:60:5:3:30000:|' \"$1\"\n")
     assert vipw(sb, ["-s", "-u", "alice"]).returncode == 0
     assert sb.read(d + "/aging") == "1:60:5:3:30000:\n"
+    # the reserved ninth field lives in aging, and comes back in the editor
+    action(sb, "sed -i 's/^\\(alice:.*\\):$/\\1:7/' \"$1\"\n")
+    assert vipw(sb, ["-s", "-u", "alice"]).returncode == 0
+    assert sb.read(d + "/aging") == "1:60:5:3:30000:7\n"
+    action(sb, "true\n")
+    assert vipw(sb, ["-s", "-u", "alice"]).returncode == 0
+    assert log_entries(sb)[-1]["text"].count(":30000:7\n") == 1
     st = sb.lstat(d + "/shadow")
     action(sb, "echo '# only a comment' >>\"$1\"\n")
     res = vipw(sb, ["-u", "alice"])
@@ -492,7 +499,7 @@ def test_user_entry_refusals(tree):
         ("sed -i 's/^shell:/login-shell:/' \"$1\"", "expected shell:PATH"),
         ("echo 'shell:/bin/sh' >>\"$1\"", "only the shadow(5) line and the shell line"),
         ("sed -i '/^alice:/d' \"$1\"", "invalid shadow(5) line"),
-        ("sed -i 's/^\\(alice:.*\\):$/\\1:7/' \"$1\"", "reserved last field"),
+        ("sed -i 's/^\\(alice:.*\\):$/\\1:x/' \"$1\"", "invalid shadow(5) line"),
         ("sed -i 's/^\\(alice:[^:]*\\):[^:]*:/\\1:yesterday:/' \"$1\"", "invalid shadow(5) line"),
     ]:
         action(sb, edit + "\n")

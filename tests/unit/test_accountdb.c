@@ -372,6 +372,49 @@ static void test_append_delete(void **state)
 	free(out);
 }
 
+/* NIS compat lines are no entries, keep their bytes and place, and new
+ * entries go before the first of them (strict, lenient and lazy loads). */
+static void test_nis_lines(void **state)
+{
+	static const char text[] =
+		"root:x:0:0:root:/root:/bin/bash\n"
+		"-bob\n"
+		"+@admins:::::::\n"
+		"alice:x:1000:1000::/home/alice:/bin/sh\n"
+		"+\n"
+		"-:x:5:5::/:\n";
+	struct tmp_dirs *f = *state;
+	struct hs_passwd p = { "carol", "x", 1001, 1001, "", "/home/carol", "/bin/sh" };
+	const unsigned flags[] = { 0, HS_DB_LENIENT, HS_DB_LAZY };
+	struct hs_accountdb db;
+	size_t len;
+	char *out;
+
+	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+		put_str(f->dfd, "passwd", text, 0, 0, 0644);
+		assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"),
+						   flags[k]), 0);
+		assert_int_equal(hs_accountdb_find(&db, "alice"), 3);
+		assert_int_equal(hs_accountdb_find(&db, "+"), -1);
+		assert_int_equal(hs_accountdb_find(&db, "-bob"), -1);
+		assert_int_equal(hs_accountdb_find_id(&db, 5), -1);
+		assert_null(hs_accountdb_get(&db, 4));
+		assert_int_equal(db.lines[4].err, 0);
+		assert_int_equal(hs_accountdb_append(&db, &p), 6);
+		out = serialize(&db, &len);
+		assert_string_equal(out,
+			"root:x:0:0:root:/root:/bin/bash\n"
+			"carol:x:1001:1001::/home/carol:/bin/sh\n"
+			"-bob\n+@admins:::::::\nalice:x:1000:1000::/home/alice:/bin/sh\n"
+			"+\n-:x:5:5::/:\n");
+		free(out);
+		hs_accountdb_free(&db);
+	}
+	/* subid files know no NIS lines: such a line is a bad entry */
+	put_str(f->dfd, "subuid", "+:1:1\n", 0, 0, 0644);
+	assert_true(hs_accountdb_load(&db, HS_DB_SUBID, path_in(f, "subuid"), 0) < 0);
+}
+
 static void test_no_trailing_newline(void **state)
 {
 	struct tmp_dirs *f = *state;
@@ -774,6 +817,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_duplicates_real, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_lines, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_append_delete, tmp_dirs_setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_nis_lines, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_no_trailing_newline, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_large_file, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_large_file_lazy, tmp_dirs_setup, tmp_dirs_teardown),

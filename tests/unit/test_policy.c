@@ -166,7 +166,8 @@ static void test_parse_day_valid(void **unused)
 	static const struct { const char *s; long day; } ok[] = {
 		{ "1970-01-01", 0 },   { "2024-10-04", TODAY }, { "2024-02-29", 19782 },
 		{ "2000-02-29", 11016 }, { "2025-03-01", 20148 }, { "9999-12-31", 2932896 },
-		{ "-1", HS_UNSET },    { "0", 0 },             { "12345", 12345 },
+		{ "-1", HS_UNSET },    { "", HS_UNSET },       { "0", 0 },
+		{ "12345", 12345 },
 		{ "99999999", 99999999 }, { "2147483647", HS_DAYS_MAX },
 	};
 	long day;
@@ -181,7 +182,7 @@ static void test_parse_day_valid(void **unused)
 static void test_parse_day_invalid(void **unused)
 {
 	static const char *const bad_format[] = {
-		"", "today", "now", "garbage", "2025-1-01", "2025-01-1", "25-01-01",
+		" ", "today", "now", "garbage", "2025-1-01", "2025-01-1", "25-01-01",
 		" 2025-01-01", "2025-01-01 ", "2025-01-01x", "2025/01/01", "+2025-01-01",
 		"2025-01-+1", "2025--1-01", "-2", "--1", "-1 ", "012", "1e5", "0x10",
 		"20250101-", "2025-01-01\n", "１２",

@@ -258,12 +258,16 @@ static void test_aging(void **state)
 	static const char *const ok[] = {
 		"-1:-1:-1:-1:-1:", "0:99999:7:-1:-1:", "0:0:0:0:0:",
 		"99999999:99999999:99999999:99999999:99999999:", "1:2:3:4:19000:",
+		/* the reserved field of a classic shadow line, kept by pwconv */
+		"-1:-1:-1:-1:-1:0", "1:2:3:4:5:18446744073709551615",
 	};
 	run_accept(rt_aging, "aging", ok, HS_ARRAY_SIZE(ok));
 
 	static const struct reject_case bad[] = {
 		{ "", FMT }, { "-1:-1:-1:-1:-1", FMT }, { "-1:-1:-1:-1:", FMT },
 		{ "-1:-1:-1:-1:-1::", FMT }, { "-1:-1:-1:-1:-1:x", FMT },
+		{ "-1:-1:-1:-1:-1:-1", FMT }, { "-1:-1:-1:-1:-1:01", FMT },
+		{ "-1:-1:-1:-1:-1:18446744073709551616", RNG },
 		{ ":-1:-1:-1:-1:", FMT }, { "-1:-1:-1:-1::", FMT },  /* empty field */
 		{ "-2:-1:-1:-1:-1:", FMT }, { "-01:-1:-1:-1:-1:", FMT },
 		{ "--1:-1:-1:-1:-1:", FMT }, { "+1:-1:-1:-1:-1:", FMT },
@@ -297,6 +301,10 @@ static void test_aging(void **state)
 		BAD_NUM(struct hs_aging, min, -2, RNG),
 	};
 	EXPECT_FORMAT_REFUSES(hs_records_aging_format, a, aging_bad);
+	snprintf(a.flag, sizeof(a.flag), "x1");
+	assert_int_equal(hs_records_aging_format(&a, &out), -HS_E_FORMAT);
+	memset(a.flag, '7', sizeof(a.flag));  /* not terminated */
+	assert_int_equal(hs_records_aging_format(&a, &out), -HS_E_FIELD);
 }
 
 /* ---- USER/shell ---- */
@@ -534,6 +542,22 @@ static void test_gshadow(void **state)
 	free(out);
 }
 
+/* ---- NIS compat lines ---- */
+
+static void test_nis_line(void **state)
+{
+	(void)state;
+	static const char *const nis[] = { "+", "-", "+alice", "-bob::::::", "+@ng:::", "-@ng" };
+	static const char *const not_nis[] = { "", "alice:x:1:1::/:", " +", "#+", "a+" };
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(nis); i++)
+		assert_true(hs_records_nis_line(nis[i], strlen(nis[i])));
+	for (size_t i = 0; i < HS_ARRAY_SIZE(not_nis); i++)
+		assert_false(hs_records_nis_line(not_nis[i], strlen(not_nis[i])));
+	assert_false(hs_records_nis_line(NULL, 1));
+	assert_false(hs_records_nis_line("+", 0));
+}
+
 /* ---- classic /etc/shadow ---- */
 
 static void test_spwd(void **state)
@@ -548,11 +572,13 @@ static void test_spwd(void **state)
 		"e:x:0:0:0:0:0:0:0",
 		"f:x:99999999:99999999:99999999:99999999:99999999:99999999:12345",
 		"host$:!!:1::::::",
+		/* the classic 8-field line, written back as it was */
+		"root:*:19000:0:99999:7::", "g:x:1:-1:::-1:",
 	};
 	run_accept(rt_spwd, "spwd", ok, HS_ARRAY_SIZE(ok));
 
 	static const struct reject_case bad[] = {
-		{ "", FMT }, { "root:*:19000:0:99999:7::", FMT },
+		{ "", FMT }, { "root:*:19000:0:99999:7:", FMT },
 		{ "root:*:19000:0:99999:7::::", FMT },
 		{ ":*:19000:0:99999:7:::", NAM }, { "..:*:::::::", NAM },
 		{ "-r:*:::::::", NAM }, { "a/b:*:::::::", NAM },
@@ -772,6 +798,7 @@ int main(void)
 		cmocka_unit_test(test_passwd),
 		cmocka_unit_test(test_group),
 		cmocka_unit_test(test_gshadow),
+		cmocka_unit_test(test_nis_line),
 		cmocka_unit_test(test_spwd),
 		cmocka_unit_test(test_subid),
 		cmocka_unit_test(test_list),

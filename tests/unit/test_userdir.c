@@ -372,7 +372,7 @@ static void test_read_formats(void **state)
 
 static void assert_expired(int u, int expected_err)
 {
-	struct hs_aging ag = { 5, 5, 5, 5, 5 };
+	struct hs_aging ag = { 5, 5, 5, 5, 5, "" };
 
 	assert_int_equal(hs_userdir_aging_or_expired(u, &ag), expected_err);
 	assert_int_equal(ag.expire, 1);
@@ -458,7 +458,7 @@ static void test_write_as_root(void **state)
 {
 	struct tmp_dirs *f = *state;
 	struct hs_shadow sh = { .hash = "!locked", .lstchg = 20000 };
-	struct hs_aging ag = { 1, 2, 3, 4, 5 };
+	struct hs_aging ag = { 1, 2, 3, 4, 5, "" };
 	int u;
 
 	make_alice(f);
@@ -504,7 +504,7 @@ static int as_alice(void *arg)
 {
 	const int u = *(const int *)arg;
 	struct hs_shadow sh = { .hash = "$y$new", .lstchg = 20001 };
-	struct hs_aging ag = { -1, -1, -1, -1, -1 };
+	struct hs_aging ag = { -1, -1, -1, -1, -1, "" };
 	char buf[HS_USERFILE_MAX + 2];
 	struct hs_shadow got;
 	gid_t g = GID_OTHER;
