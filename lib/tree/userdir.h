@@ -187,6 +187,11 @@ int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
  * unless one was left. */
 void hs_userdir_reserved_done(int treefd, bool removed);
 
+/* Remove the reserved directory tmp that hs_userdir_build made, for a
+ * caller whose change failed: hs_walk_remove_tree_at, then
+ * hs_userdir_reserved_done.  0 when it is gone (also when it was). */
+int hs_userdir_drop_reserved(int treefd, const char *tmp);
+
 /* Under the global locks: when the tree carries the mark, remove every
  * reserved directory left in it (listing the whole tree) and then the
  * mark.  Returns the number removed, or a negative error. */

@@ -131,6 +131,16 @@ void hs_userdir_reserved_done(int treefd, bool removed)
 	(void)unlinkat(treefd, HS_TREE_RESERVED_MARK, 0);
 }
 
+int hs_userdir_drop_reserved(int treefd, const char *tmp)
+{
+	int r = hs_walk_remove_tree_at(treefd, tmp);
+
+	/* gone already: the commit's own undo removed it, and counted it */
+	if (r != -ENOENT)
+		hs_userdir_reserved_done(treefd, r == 0);
+	return r == -ENOENT ? 0 : r;
+}
+
 int hs_userdir_sweep_reserved(int treefd)
 {
 	struct dirent *de;

@@ -1166,7 +1166,7 @@ static void undo(struct ctx *c)
 		if ((l->shadow_written || l->shell_written) && tree_restore(c, l) < 0)
 			left++;
 		if (l->tree_work)
-			(void)hs_walk_remove_tree_at(c->treefd, l->tree_work->tmp);
+			(void)hs_userdir_drop_reserved(c->treefd, l->tree_work->tmp);
 	}
 	/* the reserved homes go with the prepared journal */
 	if (c->prepared)

@@ -1133,7 +1133,7 @@ static int apply_tree_dir_and_global_files(struct hs_accountset *set,
 		 * undid its work, unless it failed before it began) */
 		hs_global_set_work(NULL, 0);
 		if (uw->tree)
-			(void)hs_walk_remove_tree_at(u->treefd, uw->tree_tmp);
+			(void)hs_userdir_drop_reserved(u->treefd, uw->tree_tmp);
 		if (uw->prepared)
 			(void)hs_global_recover();
 		return file_status(set->failed);

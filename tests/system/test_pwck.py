@@ -6,6 +6,7 @@ directory, directory without a user), reported read-only with path / what / what
 should be, then repaired (or declined) without following anything planted."""
 
 import os
+import re
 import stat
 
 import pytest
