@@ -102,8 +102,8 @@ def comm(pid):
     try:
         with open("/proc/%d/comm" % pid) as f:
             return f.read().strip()
-    except FileNotFoundError:
-        return None
+    except (FileNotFoundError, ProcessLookupError):
+        return None     # gone meanwhile (a short-lived helper of strace's)
 
 
 def tracee_of(strace_pid, tool, timeout=20):

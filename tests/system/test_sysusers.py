@@ -114,8 +114,8 @@ def test_sysusers_waits_for_our_commit(tsb):
     holds the lock: a sysusers started meanwhile finishes only after it, and keeps its
     entry (it re-read the files under the lock)."""
     sb = tsb
-    slow = popen(sb, ["/usr/bin/strace", "-f", "-o", "/dev/null", "-e", "trace=renameat",
-                      "-e", "inject=renameat:delay_enter=1000000:when=%d" % renames(sb),
+    slow = popen(sb, ["/usr/bin/strace", "-f", "-o", "/dev/null", "-e", "trace=renameat2",
+                      "-e", "inject=renameat2:delay_enter=1000000:when=%d" % renames(sb),
                       USERADD, "slow-ours"])
     deadline = time.monotonic() + 10
     while not any(n.startswith("passwd.lock") for n in os.listdir(os.path.join(sb.root,
@@ -134,11 +134,13 @@ def test_sysusers_waits_for_our_commit(tsb):
 
 
 def renames(sb):
-    """How many renameat() calls our useradd makes before the one of /etc/passwd."""
-    r = sb.run(["/usr/bin/strace", "-f", "-o", "/tmp/renames", "-e", "trace=renameat",
+    """How many renameat2() calls our useradd makes up to the one that puts the new
+    /etc/passwd in place (lib/etc/txn.c exchanges it with the staged file)."""
+    r = sb.run(["/usr/bin/strace", "-f", "-o", "/tmp/renames", "-e", "trace=renameat2",
                 USERADD, "probe-user"])
-    n = [l for l in sb.read("/tmp/renames").splitlines() if "renameat(" in l]
-    idx = next(i for i, l in enumerate(n) if l.rstrip().endswith('"passwd") = 0'))
+    n = [l for l in sb.read("/tmp/renames").splitlines() if "renameat2(" in l]
+    idx = next(i for i, l in enumerate(n)
+               if l.rstrip().endswith('"passwd", RENAME_EXCHANGE) = 0'))
     sb.run(["/usr/sbin/userdel", "probe-user"])
     assert r.returncode == 0
     return idx + 1
