@@ -800,6 +800,28 @@ static size_t next_built(const struct hs_accountdb *db, size_t i)
 	return i < db->n_lines ? i : db->n_lines;
 }
 
+/* memmem for short names in big files: glibc's generic memmem looks at
+ * every byte in C; memchr is vectorised.  It looks for the first byte of
+ * s that is not a ':' (every line has many), then compares s there. */
+static const char *find_bytes(const char *hay, size_t len, const char *s, size_t slen)
+{
+	const char *end = hay + len, *q;
+	size_t k = 0;
+
+	while (k + 1 < slen && s[k] == ':')
+		k++;
+	if (len < slen)
+		return NULL;
+	for (q = hay + k; q + (slen - k) <= end; q++) {
+		q = memchr(q, s[k], (size_t)(end - q) - (slen - k) + 1);
+		if (!q)
+			return NULL;
+		if (memcmp(q - k, s, slen) == 0)
+			return q - k;
+	}
+	return NULL;
+}
+
 long hs_accountdb_find_text(const struct hs_accountdb *db, size_t from, const char *s,
                             size_t slen)
 {
@@ -813,7 +835,7 @@ long hs_accountdb_find_text(const struct hs_accountdb *db, size_t from, const ch
 
 		if (is_built(db, i)) {
 			t = maybe_live(db, i) ? text_of(db, i, &len) : NULL;
-			if (t && memmem(t, len, s, slen))
+			if (t && find_bytes(t, len, s, slen))
 				return (long)i;
 			i++;
 			continue;
@@ -822,7 +844,7 @@ long hs_accountdb_find_text(const struct hs_accountdb *db, size_t from, const ch
 		b = next_built(db, i);
 		off = db->spans[i].off;
 		len = (b < db->n_loaded ? db->spans[b].off : db->len) - off;
-		hit = memmem(db->data + off, len, s, slen);
+		hit = find_bytes(db->data + off, len, s, slen);
 		if (!hit) {
 			i = b;
 			continue;

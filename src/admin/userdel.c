@@ -501,10 +501,11 @@ static int edit_files(struct hs_accountset *s, const struct hs_config *cfg, size
  * shadow-utils counts them for its audit events). */
 static size_t count_memberships(struct hs_accountdb *db, const char *user)
 {
-	size_t n = 0;
+	size_t n = 0, ulen = strlen(user);
 
-	for (size_t i = 0; db && i < db->n_lines; i++) {
-		const union hs_dbrec *rec = hs_accountdb_get(db, i);
+	/* only the lines that hold the name are parsed */
+	for (long i = 0; db && (i = hs_accountdb_find_text(db, (size_t)i, user, ulen)) >= 0; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(db, (size_t)i);
 		const char *members = !rec ? NULL : db->kind == HS_DB_GROUP ? rec->gr.members
 									     : rec->gs.members;
 
