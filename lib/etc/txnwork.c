@@ -98,6 +98,22 @@ static int forward_new(struct hs_txn_work *w)
 	return r;
 }
 
+/* The parent of a piece that removes w->path, and *st of what is there:
+ * the parent's fd; -ENOENT when the name is gone already (removed by an
+ * interrupted run); -ESTALE when it is not what the journal names. */
+static int open_to_remove(const struct hs_txn_work *w, const char **last, struct stat *st)
+{
+	_cleanup_close_ int parentfd = open_parent(w, last);
+
+	if (parentfd < 0)
+		return parentfd;
+	if (fstatat(parentfd, *last, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!same_id(st, &w->self))
+		return -ESTALE;
+	return TAKE_FD(parentfd);
+}
+
 /* HOME_DEL: take path away (a directory), then remove it through the one
  * walker; a mount inside (or a too deep nest) refuses before anything
  * goes, and it is handed back as it was. */
@@ -110,13 +126,9 @@ static int forward_home_del(struct hs_txn_work *w)
 	struct stat st, saved;
 	int r;
 
-	parentfd = open_parent(w, &last);
+	parentfd = open_to_remove(w, &last, &st);
 	if (parentfd < 0)
-		return parentfd;
-	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : -errno;    /* removed already */
-	if (!same_id(&st, &w->self))
-		return -ESTALE;
+		return parentfd == -ENOENT ? 0 : parentfd;      /* removed already */
 	if (S_ISDIR(st.st_mode)) {
 		fd = hs_fileio_open_dir_at(parentfd, last, &st);
 		if (fd < 0)
@@ -145,13 +157,9 @@ static int forward_tree_del(struct hs_txn_work *w)
 	struct stat st;
 	int r;
 
-	parentfd = open_parent(w, &last);
+	parentfd = open_to_remove(w, &last, &st);
 	if (parentfd < 0)
-		return parentfd;
-	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!same_id(&st, &w->self))
-		return -ESTALE;
+		return parentfd == -ENOENT ? 0 : parentfd;
 	r = hs_userdir_remove(parentfd, last);
 	return r == -ENOENT ? 0 : r;
 }
