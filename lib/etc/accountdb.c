@@ -205,9 +205,9 @@ static const char *field_of(const struct hs_accountdb *db, size_t i, unsigned n,
  * plain decimal, as the parser wants it. */
 static bool line_id(const struct hs_accountdb *db, size_t i, unsigned long *id)
 {
-	const char *f;
-	size_t len;
+	const char *t, *end;
 	unsigned long v = 0;
+	size_t digits = 0;
 
 	if (!has_id(db->kind))
 		return false;
@@ -217,15 +217,24 @@ static bool line_id(const struct hs_accountdb *db, size_t i, unsigned long *id)
 		*id = rec_id(db->kind, &db->lines[i].rec);
 		return true;
 	}
-	f = field_of(db, i, 2, &len);
-	if (!f || len == 0 || len > 10)
+	/* a line as loaded, read in place: every line of the file comes
+	 * through here when an id is picked, so no helper calls */
+	t = db->data + db->spans[i].off;
+	end = t + db->spans[i].len;
+	if (t == end || hs_records_nis_line(t, 1))
 		return false;
-	for (size_t k = 0; k < len; k++) {
-		if (f[k] < '0' || f[k] > '9')
+	for (unsigned n = 0; n < 2; n++) {
+		t = field_end(t, end);
+		if (t == end)
 			return false;
-		v = v * 10 + (unsigned long)(f[k] - '0');
+		t++;
 	}
-	if (v > UINT32_MAX)
+	for (; t < end && *t != ':'; t++, digits++) {
+		if (*t < '0' || *t > '9' || digits == 10)
+			return false;
+		v = v * 10 + (unsigned long)(*t - '0');
+	}
+	if (digits == 0 || v > UINT32_MAX)
 		return false;
 	*id = v;
 	return true;
@@ -315,6 +324,111 @@ static long entry_at(struct hs_accountdb *db, long idx)
 		return -1;
 	}
 	return l->entry && !l->deleted ? idx : -1;
+}
+
+/* The next built line at an index >= i, or n_lines: whole bytes of the
+ * bitmap at a time. */
+static size_t next_built(const struct hs_accountdb *db, size_t i)
+{
+	while (i < db->n_lines && !is_built(db, i)) {
+		if ((i & 7) == 0 && db->built[i >> 3] == 0)
+			i += 8;
+		else
+			i++;
+	}
+	return i < db->n_lines ? i : db->n_lines;
+}
+
+/* memmem for short patterns in big files.  glibc's memmem and a memchr on
+ * the first byte are both slow here: every line of an account file has
+ * the same few bytes (':', digits, lowercase letters), so a first-byte
+ * filter stops on every line.  This one compares two bytes of s, the first
+ * and the last that are not ':', against 16 positions at a time (GCC's
+ * vector extension: SSE2 or NEON where there is one, plain code where
+ * not) and checks the whole of s only where both match. */
+typedef unsigned char hs_bytes16 __attribute__((vector_size(16)));
+
+static const char *find_bytes(const char *hay, size_t len, const char *s, size_t slen)
+{
+	size_t a = 0, b = slen - 1;
+	const char *p = hay, *last;
+	hs_bytes16 want_a, want_b;
+
+	if (slen == 0 || len < slen)
+		return NULL;
+	if (slen == 1)
+		return memchr(hay, s[0], len);
+	while (a + 1 < slen && s[a] == ':')
+		a++;
+	while (b > a && s[b] == ':')
+		b--;
+	if (b == a)
+		b = a + 1 < slen ? slen - 1 : a;
+	for (size_t k = 0; k < sizeof(want_a); k++) {
+		want_a[k] = (unsigned char)s[a];
+		want_b[k] = (unsigned char)s[b];
+	}
+	last = hay + len - slen;        /* the last place s can start */
+	for (; last - p >= 15; p += 16) {
+		hs_bytes16 at_a, at_b, both;
+		uint64_t any[2];
+
+		memcpy(&at_a, p + a, sizeof(at_a));
+		memcpy(&at_b, p + b, sizeof(at_b));
+		both = (hs_bytes16)(at_a == want_a) & (hs_bytes16)(at_b == want_b);
+		memcpy(any, &both, sizeof(any));
+		if (!(any[0] | any[1]))
+			continue;
+		for (size_t k = 0; k < sizeof(both); k++)
+			if (both[k] && memcmp(p + k, s, slen) == 0)
+				return p + k;
+	}
+	for (; p <= last; p++)
+		if (p[a] == s[a] && p[b] == s[b] && memcmp(p, s, slen) == 0)
+			return p;
+	return NULL;
+}
+
+/* The first line at an index >= from whose text holds the bytes s, among
+ * the lines as loaded (whatever they are: the caller checks its hit) and
+ * the built lines that pass ok. */
+static long text_scan(const struct hs_accountdb *db, size_t from, const char *s, size_t slen,
+		      bool (*ok)(const struct hs_accountdb *, size_t))
+{
+	size_t i = from;
+
+	while (i < db->n_lines) {
+		size_t b, lo, hi, off, len;
+		const char *t, *hit;
+
+		if (is_built(db, i)) {
+			t = ok(db, i) ? text_of(db, i, &len) : NULL;
+			if (t && find_bytes(t, len, s, slen))
+				return (long)i;
+			i++;
+			continue;
+		}
+		/* lines i..b-1 are as loaded: their bytes lie in order in data */
+		b = next_built(db, i);
+		off = db->spans[i].off;
+		len = (b < db->n_loaded ? db->spans[b].off : db->len) - off;
+		hit = find_bytes(db->data + off, len, s, slen);
+		if (!hit) {
+			i = b;
+			continue;
+		}
+		off = (size_t)(hit - db->data);
+		for (lo = i, hi = b; hi - lo > 1; ) {   /* the last line starting <= off */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (db->spans[mid].off <= off)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		return (long)lo;
+	}
+	return -1;
 }
 
 /* ---------------------------------------------------------------- */
@@ -410,6 +524,35 @@ static int table_build(struct hs_accountdb *db, bool ids, long *dup, long *first
 	return 0;
 }
 
+/* The first line keyed name, by a search of the file's bytes for the name
+ * (a hit is a line that holds it somewhere; its first field decides). */
+static long scan_name(const struct hs_accountdb *db, const char *name, size_t nlen)
+{
+	const char *t;
+	size_t len;
+
+	for (long i = 0; (i = text_scan(db, (size_t)i, name, nlen, has_key)) >= 0; i++) {
+		t = text_of(db, i, &len);
+		if (has_key(db, i) && key_is(t, len, name, nlen))
+			return i;
+	}
+	return -1;
+}
+
+/* The first line with id: a search for ":ID" (the id's field follows a
+ * ':'), each hit checked by line_id. */
+static long scan_id(const struct hs_accountdb *db, unsigned long id)
+{
+	char pat[16];
+	unsigned long other;
+	int n = snprintf(pat, sizeof(pat), ":%lu", id);
+
+	for (long i = 0; (i = text_scan(db, (size_t)i, pat, (size_t)n, maybe_live)) >= 0; i++)
+		if (line_id(db, (size_t)i, &other) && other == id)
+			return i;
+	return -1;
+}
+
 /* The line of the name table or the id table that has key, by a scan for
  * the first lookups and by the table afterwards; -1 when none (or on
  * ENOMEM, with db->error set). */
@@ -419,23 +562,8 @@ static long lookup(struct hs_accountdb *db, bool ids, const char *name, size_t n
 	struct hs_db_index *ix = ids ? &db->by_id : &db->by_name;
 	unsigned *scans = ids ? &db->id_scans : &db->name_scans;
 
-	if ((!ix->slots || ix->stale) && ++*scans <= SCANS_BEFORE_TABLE) {
-		for (size_t i = 0; i < db->n_lines; i++) {
-			unsigned long other;
-			const char *t;
-			size_t len;
-
-			if (ids) {
-				if (line_id(db, i, &other) && other == id)
-					return (long)i;
-			} else if (has_key(db, i)) {
-				t = text_of(db, i, &len);
-				if (key_is(t, len, name, nlen))
-					return (long)i;
-			}
-		}
-		return -1;
-	}
+	if ((!ix->slots || ix->stale) && ++*scans <= SCANS_BEFORE_TABLE)
+		return ids ? scan_id(db, id) : scan_name(db, name, nlen);
 	if ((!ix->slots || ix->stale) && table_build(db, ids, NULL, NULL) < 0)
 		return -1;
 	return ids ? probe(db, ix, (uint32_t)id, NULL, 0, -1)
@@ -477,9 +605,8 @@ void hs_accountdb_free(struct hs_accountdb *db)
 
 	if (!db)
 		return;
-	for (size_t i = 0; db->built && i < db->n_lines; i++)
-		if (is_built(db, i))
-			line_free(&db->lines[i]);
+	for (size_t i = 0; db->built && (i = next_built(db, i)) < db->n_lines; i++)
+		line_free(&db->lines[i]);
 	if (db->mapped && db->len) {
 		munmap(db->data, db->len);
 	} else if (!db->mapped && db->data) {
@@ -787,80 +914,12 @@ bool hs_accountdb_id(const struct hs_accountdb *db, size_t idx, unsigned long *i
 	return line_id(db, idx, id);
 }
 
-/* The next built line at an index >= i, or n_lines: whole bytes of the
- * bitmap at a time. */
-static size_t next_built(const struct hs_accountdb *db, size_t i)
-{
-	while (i < db->n_lines && !is_built(db, i)) {
-		if ((i & 7) == 0 && db->built[i >> 3] == 0)
-			i += 8;
-		else
-			i++;
-	}
-	return i < db->n_lines ? i : db->n_lines;
-}
-
-/* memmem for short names in big files: glibc's generic memmem looks at
- * every byte in C; memchr is vectorised.  It looks for the first byte of
- * s that is not a ':' (every line has many), then compares s there. */
-static const char *find_bytes(const char *hay, size_t len, const char *s, size_t slen)
-{
-	const char *end = hay + len, *q;
-	size_t k = 0;
-
-	while (k + 1 < slen && s[k] == ':')
-		k++;
-	if (len < slen)
-		return NULL;
-	for (q = hay + k; q + (slen - k) <= end; q++) {
-		q = memchr(q, s[k], (size_t)(end - q) - (slen - k) + 1);
-		if (!q)
-			return NULL;
-		if (memcmp(q - k, s, slen) == 0)
-			return q - k;
-	}
-	return NULL;
-}
-
 long hs_accountdb_find_text(const struct hs_accountdb *db, size_t from, const char *s,
                             size_t slen)
 {
-	size_t i = from;
-
 	if (!db || !db->lines || !s || slen == 0)
 		return -1;
-	while (i < db->n_lines) {
-		size_t b, lo, hi, off, len;
-		const char *t, *hit;
-
-		if (is_built(db, i)) {
-			t = maybe_live(db, i) ? text_of(db, i, &len) : NULL;
-			if (t && find_bytes(t, len, s, slen))
-				return (long)i;
-			i++;
-			continue;
-		}
-		/* lines i..b-1 are as loaded: their bytes lie in order in data */
-		b = next_built(db, i);
-		off = db->spans[i].off;
-		len = (b < db->n_loaded ? db->spans[b].off : db->len) - off;
-		hit = find_bytes(db->data + off, len, s, slen);
-		if (!hit) {
-			i = b;
-			continue;
-		}
-		off = (size_t)(hit - db->data);
-		for (lo = i, hi = b; hi - lo > 1; ) {   /* the last line starting <= off */
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (db->spans[mid].off <= off)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		return (long)lo;
-	}
-	return -1;
+	return text_scan(db, from, s, slen, maybe_live);
 }
 
 /* ---------------------------------------------------------------- */
@@ -1027,68 +1086,94 @@ static bool in_data(const struct hs_accountdb *db, const char *t)
 	return (uintptr_t)t >= (uintptr_t)db->data && (uintptr_t)t < (uintptr_t)(db->data + db->len);
 }
 
-/* The line written k-th: the loaded lines before the first NIS line, the
- * appended lines, then the rest of the loaded lines. */
-static size_t line_at(const struct hs_accountdb *db, size_t k)
-{
-	size_t appended = db->n_lines - db->n_loaded;
+/* The pieces being gathered: a run is bytes of data not yet emitted. */
+struct piece_list {
+	const struct hs_accountdb *db;
+	struct iovec *iov;      /* NULL: only count */
+	size_t n, total;
+	const char *run, *run_end;
+};
 
-	if (k < db->nis_first)
-		return k;
-	if (k < db->nis_first + appended)
-		return db->n_loaded + (k - db->nis_first);
-	return k - appended;
+static void piece_add(struct piece_list *pl, const char *p, size_t len)
+{
+	if (pl->iov)
+		pl->iov[pl->n] = (struct iovec){ .iov_base = (void *)p, .iov_len = len };
+	pl->n++;
+	pl->total += len;
+}
+
+/* End the current run: with its newline, or with one added for the last
+ * line of a file that has none. */
+static void piece_flush(struct piece_list *pl)
+{
+	const char *data_end = pl->db->data + pl->db->len;
+
+	if (pl->run && pl->run_end < data_end) {
+		piece_add(pl, pl->run, (size_t)(pl->run_end + 1 - pl->run));
+	} else if (pl->run) {
+		piece_add(pl, pl->run, (size_t)(pl->run_end - pl->run));
+		piece_add(pl, "\n", 1);
+	}
+	pl->run = NULL;
+}
+
+/* Text t (one line, or several as loaded, without the last newline) goes
+ * next: it extends the run when it follows it in data. */
+static void piece_text(struct piece_list *pl, const char *t, size_t len)
+{
+	if (pl->run && t == pl->run_end + 1 && pl->run_end < pl->db->data + pl->db->len) {
+		pl->run_end = t + len;
+		return;
+	}
+	piece_flush(pl);
+	if (in_data(pl->db, t)) {
+		pl->run = t;
+		pl->run_end = t + len;
+	} else {
+		piece_add(pl, t, len + 1);      /* "TEXT\n" in its own buffer */
+	}
+}
+
+/* Lines [from, to) in order.  Lines nobody built lie one after the other in
+ * data: a stretch of them is one text, found a bitmap byte at a time, so an
+ * untouched file costs a pass over the bitmap, not over its lines. */
+static void piece_lines(struct piece_list *pl, size_t from, size_t to)
+{
+	const struct hs_accountdb *db = pl->db;
+	size_t i = from, len;
+
+	while (i < to) {
+		if (is_built(db, i)) {
+			const char *t = is_deleted(db, i) ? NULL : text_of(db, i, &len);
+
+			if (t)
+				piece_text(pl, t, len);
+			i++;
+			continue;
+		}
+		size_t b = next_built(db, i);
+		if (b > to)
+			b = to;
+		piece_text(pl, db->data + db->spans[i].off,
+			   db->spans[b - 1].off + db->spans[b - 1].len - db->spans[i].off);
+		i = b;
+	}
 }
 
 /* The file's new contents as pieces to write one after the other, each
- * line with its newline.  Lines that lie one after the other in data (the
- * untouched lines of the file) make one piece; a replaced or appended
- * line is "TEXT\n" in its own buffer (make_line).  Fills iov when not
+ * line with its newline: the loaded lines before the first NIS line, the
+ * appended lines, then the rest of the loaded lines.  Fills iov when not
  * NULL; returns the number of pieces and *total the bytes. */
 static size_t pieces(const struct hs_accountdb *db, struct iovec *iov, size_t *total)
 {
-	const char *data_end = db->data + db->len, *run = NULL, *run_end = NULL;
-	size_t n = 0, len = 0;
+	struct piece_list pl = { .db = db, .iov = iov };
 
-	*total = 0;
-#define PIECE(p, l) do {                                                        \
-		if (iov)                                                        \
-			iov[n] = (struct iovec){ .iov_base = (void *)(p), .iov_len = (l) }; \
-		n++;                                                            \
-		*total += (l);                                                  \
-	} while (0)
-	for (size_t k = 0; k <= db->n_lines; k++) {
-		const char *t = NULL;
-		size_t i = line_at(db, k);
-
-		if (k < db->n_lines) {
-			if (is_deleted(db, i))
-				continue;
-			t = text_of(db, i, &len);
-		}
-		if (run && t == run_end + 1 && run_end < data_end) {
-			run_end = t + len;
-			continue;
-		}
-		if (run && run_end < data_end) {
-			PIECE(run, (size_t)(run_end + 1 - run));  /* its newline too */
-		} else if (run) {
-			/* the last line of a file without a final newline */
-			PIECE(run, (size_t)(run_end - run));
-			PIECE("\n", 1);
-		}
-		run = NULL;
-		if (!t)
-			break;
-		if (in_data(db, t)) {
-			run = t;
-			run_end = t + len;
-		} else {
-			PIECE(t, len + 1);
-		}
-	}
-#undef PIECE
-	return n;
+	piece_lines(&pl, 0, db->nis_first);
+	piece_lines(&pl, db->n_loaded, db->n_lines);
+	piece_lines(&pl, db->nis_first, db->n_loaded);
+	piece_flush(&pl);
+	*total = pl.total;
+	return pl.n;
 }
 
 /* The new contents as a malloc'd array of pieces (*iov NULL and 0 pieces

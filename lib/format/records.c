@@ -327,13 +327,6 @@ int hs_records_shell_format(const char *path, char **out)
 	return format_into(out, "%s\n", path);
 }
 
-/* ---- NIS compat lines ---- */
-
-bool hs_records_nis_line(const char *text, size_t len)
-{
-	return text && len > 0 && (text[0] == '+' || text[0] == '-');
-}
-
 /* ---- /etc/passwd ---- */
 
 int hs_records_passwd_parse(char *line, struct hs_passwd *out)

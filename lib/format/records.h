@@ -70,7 +70,11 @@ int hs_records_shell_format(const char *path, char **out);
  * fields): the text starts with '+' or '-', which no valid name does.  It
  * is no entry: readers skip it, writers keep its bytes where they are
  * (glibc's `compat` source reads it; shadow-utils keeps it the same way). */
-bool hs_records_nis_line(const char *text, size_t len);
+static inline bool hs_records_nis_line(const char *text, size_t len)
+{
+	/* inline: the account-file scans ask it for every line */
+	return text && len > 0 && (text[0] == '+' || text[0] == '-');
+}
 
 /* /etc/passwd: name:passwd:uid:gid:gecos:dir:shell */
 struct hs_passwd {

@@ -756,6 +756,110 @@ static void test_write_backup_source(void **state)
 	free(out);
 }
 
+/* The byte searches behind find_text, find and find_id (16 positions at a
+ * time, two bytes compared) against a plain line-by-line search, on
+ * random files of similar lines, with lines edited and deleted so that
+ * both the bytes as loaded and the built lines are searched. */
+static const char *naive_text(const struct hs_accountdb *db, size_t i, size_t *len)
+{
+	const union hs_dbrec *r = hs_accountdb_get(db, i);
+
+	return r ? hs_accountdb_text(db, i, len) : NULL;
+}
+
+static bool naive_holds(const char *t, size_t len, const char *s, size_t slen)
+{
+	for (size_t k = 0; k + slen <= len; k++)
+		if (memcmp(t + k, s, slen) == 0)
+			return true;
+	return false;
+}
+
+static void test_scans_match_naive(void **state)
+{
+	struct hs_accountdb db;
+	struct hs_buf text = { 0 };
+	char line[128], pat[32];
+	unsigned seed = 12345;
+
+	(void)state;
+	for (unsigned i = 0; i < 700; i++) {
+		seed = seed * 1103515245u + 12345u;
+		snprintf(line, sizeof(line), "u%u%s:x:%u:%u:%s:/home/u%u:/bin/sh\n", i % 97,
+			 i % 7 ? "" : "x", 1000 + (seed >> 8) % 300,
+			 (seed >> 4) % 50 + (i % 5 ? 0 : 1000), i % 11 ? "" : "u1 1000", i);
+		if (i % 13 == 0)
+			snprintf(line, sizeof(line), "%s", i % 26 ? "\n" : "+@nis\n");
+		assert_int_equal(hs_strbuf_append(&text, line, strlen(line)), 0);
+	}
+	assert_int_equal(hs_accountdb_load_data(&db, HS_DB_PASSWD, "/nonexistent/passwd",
+						text.data, text.len, HS_DB_LAZY | HS_DB_KEEP_DUPS), 0);
+	/* some lines built as they are, some replaced, some deleted */
+	for (size_t i = 3; i < db.n_lines; i += 17) {
+		const union hs_dbrec *r = hs_accountdb_get(&db, i);
+		struct hs_passwd p;
+		char name[32];
+
+		if (!r)
+			continue;
+		p = r->pw;
+		if (i % 3 == 0) {
+			snprintf(name, sizeof(name), "r%zu", i);
+			p.uid = 1299;
+			p.name = name;
+			assert_int_equal(hs_accountdb_replace(&db, i, &p), 0);
+		} else if (i % 3 == 1) {
+			assert_int_equal(hs_accountdb_delete(&db, i), 0);
+		}
+	}
+	for (unsigned k = 0; k < 400; k++) {
+		size_t plen;
+		long want = -1, got;
+
+		seed = seed * 1103515245u + 12345u;
+		switch (k % 4) {
+		case 0: snprintf(pat, sizeof(pat), ":%u", 1000 + (seed >> 8) % 320); break;
+		case 1: snprintf(pat, sizeof(pat), "u%u", (seed >> 8) % 120); break;
+		case 2: snprintf(pat, sizeof(pat), ":%u:", (seed >> 8) % 60); break;
+		default: snprintf(pat, sizeof(pat), "/home/u%u:", (seed >> 8) % 800); break;
+		}
+		plen = strlen(pat);
+		for (size_t from = 0; from < db.n_lines; from = (size_t)want + 1) {
+			want = -1;
+			for (size_t i = from; i < db.n_lines && want < 0; i++) {
+				size_t len;
+				const char *t = naive_text(&db, i, &len);
+
+				if (t && naive_holds(t, len, pat, plen))
+					want = (long)i;
+			}
+			/* find_text may also stop at a line that is no entry */
+			got = hs_accountdb_find_text(&db, from, pat, plen);
+			while (got >= 0 && !hs_accountdb_get(&db, (size_t)got))
+				got = hs_accountdb_find_text(&db, (size_t)got + 1, pat, plen);
+			assert_int_equal(got, want);
+			if (want < 0)
+				break;
+		}
+		/* a name and an id by search, as the first lookups do */
+		if (k % 4 == 1 || k % 4 == 0) {
+			unsigned long id = strtoul(pat + 1, NULL, 10);
+
+			want = -1;
+			for (size_t i = 0; i < db.n_lines && want < 0; i++) {
+				const union hs_dbrec *r = hs_accountdb_get(&db, i);
+
+				if (r && (k % 4 == 1 ? strcmp(r->pw.name, pat) == 0 : r->pw.uid == id))
+					want = (long)i;
+			}
+			got = k % 4 == 1 ? hs_accountdb_find(&db, pat) : hs_accountdb_find_id(&db, id);
+			assert_int_equal(got, want);
+		}
+	}
+	hs_accountdb_free(&db);
+	free(text.data);
+}
+
 static void test_lazy_subid_owners(void **state)
 {
 	struct tmp_dirs *f = *state;
@@ -830,6 +934,7 @@ int main(void)
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_lazy_subid_owners, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_scans_match_naive),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
