@@ -1,9 +1,11 @@
 /* SELinux creation contexts (see selabel.h). */
 #include "selabel.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <selinux/label.h>
 #include <selinux/selinux.h>
 #include <stdbool.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -33,10 +36,64 @@ static struct selabel_handle *handle;
 static int active = -1;          /* unknown until first asked */
 static bool context_set;
 
+/* libselinux, loaded the first time it is needed.  Linked, it cost every
+ * administration tool the loading of it and of libpcre2 at each start
+ * (about a tenth of a useradd), on the many systems that run no SELinux.
+ * Its functions are looked up in the global scope, so a preloaded
+ * library that stands in for them (the tests' shim) comes first, as it
+ * would over a linked libselinux. */
+static struct {
+	bool loaded;
+	int (*is_selinux_enabled)(void);
+	int (*security_getenforce)(void);
+	struct selabel_handle *(*selabel_open)(unsigned int, const struct selinux_opt *,
+					       unsigned int);
+	void (*selabel_close)(struct selabel_handle *);
+	int (*selabel_lookup)(struct selabel_handle *, char **, const char *, int);
+	int (*setfscreatecon)(const char *);
+	void (*freecon)(char *);
+} se;
+
+static bool resolve(void *fn_ptr, const char *name)
+{
+	void *sym = dlsym(RTLD_DEFAULT, name);
+
+	memcpy(fn_ptr, &sym, sizeof(sym));      /* POSIX: object to function pointer */
+	return sym != NULL;
+}
+
+static int selinux_load(void)
+{
+	if (se.loaded)
+		return 0;
+	/* the installed library, by its soname: a setuid program's loader
+	 * searches only the system directories */
+	if (!dlopen("libselinux.so.1", RTLD_NOW | RTLD_GLOBAL))
+		return -ENOSYS;
+	if (!resolve(&se.is_selinux_enabled, "is_selinux_enabled") ||
+	    !resolve(&se.security_getenforce, "security_getenforce") ||
+	    !resolve(&se.selabel_open, "selabel_open") ||
+	    !resolve(&se.selabel_close, "selabel_close") ||
+	    !resolve(&se.selabel_lookup, "selabel_lookup") ||
+	    !resolve(&se.setfscreatecon, "setfscreatecon") || !resolve(&se.freecon, "freecon"))
+		return -ENOSYS;
+	se.loaded = true;
+	return 0;
+}
+
+/* SELinux runs only where its file system is mounted, which one statfs
+ * tells without the library; a stand-in already in the process (a
+ * preloaded library that defines is_selinux_enabled) is asked too. */
 static bool selabel_active(void)
 {
-	if (active < 0)
-		active = is_selinux_enabled() > 0;
+	struct statfs fs;
+
+	if (active >= 0)
+		return active > 0;
+	active = 0;
+	if ((statfs("/sys/fs/selinux", &fs) == 0 && (unsigned long)fs.f_type == SELINUX_MAGIC) ||
+	    dlsym(RTLD_DEFAULT, "is_selinux_enabled"))
+		active = selinux_load() == 0 && se.is_selinux_enabled() > 0;
 	return active > 0;
 }
 
@@ -88,12 +145,16 @@ static int final_path(int dirfd, const char *final, bool map, char **out)
 int hs_selabel_use_file_contexts(const char *path)
 {
 	const struct selinux_opt opt = { SELABEL_OPT_PATH, path };
-	struct selabel_handle *h = selabel_open(SELABEL_CTX_FILE, &opt, 1);
+	struct selabel_handle *h;
+	int r = selinux_load();
 
+	if (r < 0)
+		return r;
+	h = se.selabel_open(SELABEL_CTX_FILE, &opt, 1);
 	if (!h)
 		return -errno;
 	if (handle)
-		selabel_close(handle);
+		se.selabel_close(handle);
 	handle = h;
 	active = 1;
 	return 0;
@@ -107,12 +168,14 @@ int hs_selabel_lookup_at(int dirfd, const char *final, mode_t type, char **con)
 	*con = NULL;
 	if (r < 0)
 		return r;
+	if (!handle && (r = selinux_load()) < 0)
+		return r;
 	if (!handle)
-		handle = selabel_open(SELABEL_CTX_FILE, NULL, 0);
+		handle = se.selabel_open(SELABEL_CTX_FILE, NULL, 0);
 	if (!handle)
 		return -errno;
 	/* ENOENT: the policy names no context, the kernel's default applies */
-	if (selabel_lookup(handle, con, path, (int)type) < 0 && errno != ENOENT)
+	if (se.selabel_lookup(handle, con, path, (int)type) < 0 && errno != ENOENT)
 		return -errno;
 	return 0;
 }
@@ -125,12 +188,12 @@ int hs_selabel_begin_at(int dirfd, const char *final, mode_t type)
 	if (!selabel_active())
 		return 0;
 	r = hs_selabel_lookup_at(dirfd, final, type, &con);
-	if (r == 0 && setfscreatecon(con) < 0)
+	if (r == 0 && se.setfscreatecon(con) < 0)
 		r = -errno;
 	context_set = r == 0 && con;
-	freecon(con);
+	se.freecon(con);
 	/* permissive: the kernel would allow the default label, so do we */
-	return r < 0 && security_getenforce() == 1 ? r : 0;
+	return r < 0 && se.security_getenforce() == 1 ? r : 0;
 }
 
 void hs_selabel_end(void)
@@ -138,7 +201,7 @@ void hs_selabel_end(void)
 	int saved = errno;
 
 	if (context_set)
-		(void)setfscreatecon(NULL);
+		(void)se.setfscreatecon(NULL);
 	context_set = false;
 	errno = saved;
 }
