@@ -7,7 +7,7 @@ differs, so a second run reports changed=0 only if what our tools wrote reads ba
 asked.  Then the accounts log in, or are refused, as the playbook says (pamtester on a
 pty, through our PAM module).
 
-Ansible comes from tools/ansible-root (apt-get download + dpkg-deb -x below the build
+Ansible comes from tools/unpack-debs (apt-get download + dpkg-deb -x below the build
 directory; nothing is installed on the host).  Skipped, with the reason, when the
 packages cannot be fetched."""
 
@@ -23,6 +23,8 @@ PAMTESTER = "/usr/bin/pamtester"
 SU = "/usr/local/bin/hs-test-debian-su"
 PW = {"alice": "alice-Ansible-1", "bob": "bob-Ansible-2", "dave": "dave-Ansible-3"}
 PLAY = "/root/site.yml"
+# ansible-core and what it needs beyond the host's Python modules
+DEBS = ["ansible-core", "python3-jinja2", "python3-markupsafe", "python3-resolvelib"]
 
 PLAYBOOK = """\
 - hosts: localhost
@@ -57,8 +59,8 @@ PLAYBOOK = """\
 @pytest.fixture(scope="module")
 def ansible_root(base):
     out = os.path.join(base.build_dir, "ansible")
-    tool = os.path.join(base.source_dir, "tools", "ansible-root")
-    res = subprocess.run([tool, out], capture_output=True, text=True, timeout=300)
+    tool = os.path.join(base.source_dir, "tools", "unpack-debs")
+    res = subprocess.run([tool, out] + DEBS, capture_output=True, text=True, timeout=300)
     if res.returncode != 0:
         pytest.skip("Debian's ansible-core cannot be fetched: %s" % res.stderr.strip())
     return os.path.join(out, "root")
