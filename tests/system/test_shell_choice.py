@@ -139,3 +139,26 @@ def test_user_outside_the_proxy_may_not_chsh_but_root_may(tree):
     res = tree.run([SU, "-", "carol", "-c", "echo $0"], check=False)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().splitlines()[-1].endswith("dash")
+
+
+def test_pwunconv_round_trip_without_the_proxy(tree):
+    tree.run(["/usr/sbin/useradd", "-s", "/bin/dash", "alice"])
+    tree.run(["/usr/sbin/useradd", "-s", "/bin/bash", "--self-service-shell", "bob"])
+    tree.run(["/usr/sbin/pwunconv"])
+    assert not tree.exists(TREE)
+    assert [tree.getpwnam(n).shell for n in ("alice", "bob", "carol")] == \
+        ["/bin/dash", "/bin/bash", "/bin/bash"]
+    assert PROXY not in tree.read("/etc/shells").splitlines()
+
+
+def test_newusers_follows_the_same_rule(tree):
+    tree.run(["/usr/sbin/useradd", "-s", "/bin/bash", "--self-service-shell", "bob"])
+    tree.run(["/usr/sbin/newusers", "-c", "SHA512", "-s", "1000"],
+             input="alice:pw-Alice-1::::/home/alice:/bin/dash\n"
+                   "bob::::::/bin/dash\ncarol::::::/bin/dash\n")
+    # a new account outside the proxy; bob stays behind it, carol stays outside
+    assert tree.getpwnam("alice").shell == "/bin/dash"
+    assert tree.getpwnam("bob").shell == PROXY
+    assert tree.getpwnam("carol").shell == "/bin/dash"
+    for name in ("alice", "bob", "carol"):
+        assert shell_file(tree, name) == "/bin/dash\n", name
