@@ -1343,6 +1343,79 @@ static void plan_choose_shell(struct usermod_plan *p)
 	}
 }
 
+/* A request for nothing but the shell (-s, --[no-]self-service-shell)? */
+static bool shell_only(void)
+{
+	const char *shell = o.shell;
+	int self_service = o.self_service;
+	bool other;
+
+	if (!shell && !self_service)
+		return false;
+	o.shell = NULL;
+	o.self_service = 0;
+	other = plan_changes_anything();
+	o.shell = shell;
+	o.self_service = self_service;
+	return !other;
+}
+
+/* usermod -s with the shell the account has, decided before any lock: then
+ * nothing is written at all, not even a lock file in /etc.  What the
+ * files say without the lock is what they said at some moment, so the
+ * answer "already so" stays right; anything a lock would change first (a
+ * journal to finish, a replaced file's leftover to put away, a directory
+ * taken away or renamed half-way) goes the locked way. */
+static bool shell_already_set(struct usermod_plan *p)
+{
+	/* what the lock would finish or clean up first */
+	static const char *const leftovers[] = {
+		HS_ETC_DIR "/" HS_TXN_JOURNAL,
+		HS_ETC_DIR "/.passwd" HS_TXN_SUFFIX,
+		HS_ETC_DIR "/.shadow" HS_TXN_SUFFIX,
+	};
+	const char *shell = o.shell;
+	int self_service = o.self_service;
+	struct hs_accountdb pw = HS_ACCOUNTDB_INIT;
+	struct stat st;
+	bool same = false;
+	long idx;
+
+	if (!shell_only())
+		goto out;
+	for (size_t i = 0; i < HS_ARRAY_SIZE(leftovers); i++)
+		if (fstatat(AT_FDCWD, leftovers[i], &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    errno != ENOENT)
+			goto out;
+	if (hs_accountdb_load(&pw, HS_DB_PASSWD, HS_ETC_PASSWD, HS_DB_LAZY) < 0)
+		goto out;
+	idx = hs_accountdb_find(&pw, p->name);
+	p->treefd = hs_userdir_open_tree();
+	if (idx < 0 || (p->treefd < 0 && p->treefd != -ENOENT))
+		goto out;
+	p->ent = hs_accountdb_get(&pw, (size_t)idx)->pw;
+	p->user = (char *)p->name;
+	p->old_uid = p->ent.uid;
+	if (p->treefd >= 0)
+		p->udirfd = hs_userdir_open(p->treefd, p->name, p->old_uid, &p->dir_owner);
+	p->have_dir = p->udirfd >= 0;
+	if (p->udirfd < 0 && p->udirfd != -ENOENT)
+		goto out;
+	plan_choose_shell(p);
+	same = !plan_changes_anything();
+out:
+	hs_accountdb_free(&pw);
+	if (p->udirfd >= 0)
+		hs_close(p->udirfd);
+	if (p->treefd >= 0)
+		hs_close(p->treefd);
+	*p = (struct usermod_plan){ .name = p->name, .cfg = p->cfg, .treefd = -1, .udirfd = -1,
+				    .auth_gid = HS_ANY_GID };
+	o.shell = shell;
+	o.self_service = self_service;
+	return same;
+}
+
 /* -L -U -p -e -f on a classic account: the secrets are in /etc/shadow
  * (or, without a shadow line, the hash in passwd). */
 static void plan_stage_classic_secrets(struct usermod_plan *p)
@@ -1663,6 +1736,8 @@ int main(int argc, char **argv)
 		return E_SUCCESS;
 	}
 	plan_load_logindefs(&p);
+	if (shell_already_set(&p))
+		return E_SUCCESS;
 	plan_lock_global_files();
 	plan_find_account(&p);
 	plan_validate_against_accounts(&p);
