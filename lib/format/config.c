@@ -69,6 +69,7 @@ static const char *const logindefs_keys[] = {
 	"PREVENT_NO_AUTH",
 	"QMAIL_DIR", "QUOTAS_ENAB",
 	"SHA_CRYPT_MAX_ROUNDS", "SHA_CRYPT_MIN_ROUNDS",
+	"SHELL_PROXY",          /* ours: a listed shell goes behind the shell proxy */
 	"SUB_GID_COUNT", "SUB_GID_MAX", "SUB_GID_MIN",
 	"SUB_UID_COUNT", "SUB_UID_MAX", "SUB_UID_MIN",
 	"SULOG_FILE", "SU_NAME", "SU_WHEEL_ONLY",

@@ -650,6 +650,19 @@ static bool shell_listed(struct ctx *c, const char *shell)
 	return shell[0] && hs_shells_contains(&c->shells, shell);
 }
 
+/* Does an account whose /etc/passwd names current (NULL: a new one) go
+ * behind the proxy with a listed shell?  usermod's rule: it stays where
+ * it is, unless root had restricted its shell; then, and for a new
+ * account, login.defs' SHELL_PROXY decides (docs/decisions.md "chsh"). */
+static bool wants_proxy(struct ctx *c, const char *current)
+{
+	if (current && strcmp(current, HS_SHELL_PROXY) == 0)
+		return true;
+	if (current && shell_listed(c, current))
+		return false;
+	return hs_config_get_bool(c->defs, "SHELL_PROXY", false);
+}
+
 /* Subordinate uid and gid ranges for a new user, as useradd. */
 static int add_subids(struct ctx *c, struct line *l)
 {
@@ -714,9 +727,10 @@ static int add_user(struct ctx *c, struct line *l)
 	if (!o.system && add_subids(c, l) < 0)
 		return -1;
 	if (!c->classic) {
-		/* DESIGN §2: a listed shell goes behind the proxy; root keeps
-		 * its own in /etc/passwd (pwconv's rule); "" means /bin/sh */
-		proxy = shell_listed(c, shell) && uid != 0;
+		/* DESIGN §2: a listed shell may go behind the proxy; root
+		 * keeps its own in /etc/passwd (pwconv's rule); "" means
+		 * /bin/sh */
+		proxy = shell_listed(c, shell) && uid != 0 && wants_proxy(c, NULL);
 		l->real_shell = shell[0] ? shell : "/bin/sh";
 	} else if (c->sp) {
 		struct hs_spwd sp = {
@@ -822,13 +836,15 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 		struct stat st;
 
 		has_dir = fstatat(c->treefd, p.name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-		/* chsh's rule for root: a listed shell goes into the user's
-		 * shell file behind the proxy; anything else, uid 0 and users
-		 * without a directory keep it in /etc/passwd */
+		/* usermod's rule: a listed shell goes into the user's shell
+		 * file, and behind the proxy if the account wants it;
+		 * anything else, uid 0 and users without a directory keep it
+		 * in /etc/passwd */
 		if (shell[0] && shell_listed(c, shell) && p.uid != 0 && has_dir) {
 			l->write_shell = true;
 			l->real_shell = shell;
-			shell = HS_SHELL_PROXY;
+			if (wants_proxy(c, p.shell))
+				shell = HS_SHELL_PROXY;
 		}
 		if (check_tree_files(c, l, has_dir) < 0)
 			return -1;

@@ -101,6 +101,7 @@ static struct {
 	const char *password, *shell, *uid;
 	bool defaults, create_home, no_create_home, no_user_group, user_group;
 	bool non_unique, system, subids_for_system, no_log_init;
+	int self_service;       /* --self-service-shell 1, --no-self-service-shell -1 */
 	char *k_overrides;      /* "KEY VALUE\n" lines from -K, appended to login.defs */
 	size_t k_len;
 } o;
@@ -145,6 +146,10 @@ static _Noreturn void usage(int status)
 		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
 		"  -P, --prefix PREFIX_DIR       prefix directory (not supported)\n"
 		"  -s, --shell SHELL             login shell of the new account\n"
+		"      --self-service-shell      let the user change their shell with chsh\n"
+		"                                (/etc/passwd names the shell proxy)\n"
+		"      --no-self-service-shell   keep the real shell in /etc/passwd\n"
+		"                                (default: login.defs' SHELL_PROXY)\n"
 		"  -u, --uid UID                 user ID of the new account\n"
 		"  -U, --user-group              create a group with the same name as the user\n"
 		"  -Z, --selinux-user SEUSER     use a specific SEUSER for the SELinux user mapping\n"
@@ -179,7 +184,7 @@ static void add_k_override(const char *arg)
 
 static void parse_options(int argc, char **argv)
 {
-	enum { OPT_VERSION = 256, OPT_BTRFS, OPT_BADNAME };
+	enum { OPT_VERSION = 256, OPT_BTRFS, OPT_BADNAME, OPT_SELF_SERVICE, OPT_NO_SELF_SERVICE };
 	static const struct option longopts[] = {
 		{ "base-dir",              required_argument, NULL, 'b' },
 		{ "badname",               no_argument,       NULL, OPT_BADNAME },
@@ -205,6 +210,8 @@ static void parse_options(int argc, char **argv)
 		{ "root",                  required_argument, NULL, 'R' },
 		{ "prefix",                required_argument, NULL, 'P' },
 		{ "shell",                 required_argument, NULL, 's' },
+		{ "self-service-shell",    no_argument,       NULL, OPT_SELF_SERVICE },
+		{ "no-self-service-shell", no_argument,       NULL, OPT_NO_SELF_SERVICE },
 		{ "uid",                   required_argument, NULL, 'u' },
 		{ "user-group",            no_argument,       NULL, 'U' },
 		{ "selinux-user",          required_argument, NULL, 'Z' },
@@ -256,6 +263,11 @@ static void parse_options(int argc, char **argv)
 		case OPT_BADNAME:
 			hs_die(E_USAGE, "option --badname is not supported: names must be valid "
 			       "(they become paths in %s)", HS_TREE_DIR);
+		case OPT_SELF_SERVICE:
+		case OPT_NO_SELF_SERVICE:
+			o.self_service = c == OPT_SELF_SERVICE ? 1 : -1;
+			other_than_d = true;
+			break;
 		case OPT_VERSION:
 			hs_print_version();
 		default:
@@ -1028,9 +1040,13 @@ static void plan_apply_logindefs(struct useradd_plan *u, const struct hs_config 
 }
 
 /* The tree, or a classic system without one; with a tree, whether the
- * shell goes behind the proxy. */
-static void plan_open_tree(struct useradd_plan *u)
+ * shell goes behind the proxy: a listed shell does when the option or
+ * login.defs' SHELL_PROXY (default no) asks for it. */
+static void plan_open_tree(struct useradd_plan *u, const struct hs_config *defs)
 {
+	bool wanted = o.self_service ? o.self_service > 0
+				     : hs_config_get_bool(defs, "SHELL_PROXY", false);
+
 	struct hs_shells shells = { 0 };
 	gid_t tree_gid = 0;
 	int r;
@@ -1039,20 +1055,29 @@ static void plan_open_tree(struct useradd_plan *u)
 	u->classic = u->treefd == -ENOENT;
 	if (u->treefd < 0 && !u->classic)
 		hs_die(E_PW_UPDATE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(u->treefd));
-	if (u->classic)
+	if (u->classic) {
+		if (o.self_service > 0)
+			hs_die(E_BAD_ARG, "--self-service-shell needs the tree %s (run pwconv)",
+			       HS_TREE_DIR);
 		return;
+	}
 	r = hs_userdir_layout_gids(&tree_gid, &u->auth_gid);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot find the groups %s and %s: %s", HS_GROUP_TREE,
 		       HS_GROUP_AUTH, hs_strerror(r));
-	/* DESIGN §2: a listed shell goes behind the proxy so the user can
-	 * change it with chsh; root keeps its shell (pwconv's rule) */
+	/* DESIGN §2 as docs/decisions.md "chsh" reads it: behind the proxy
+	 * the user can change the shell with chsh; root keeps its shell
+	 * (pwconv's rule) */
 	r = hs_shells_load(&shells, HS_ETC_SHELLS);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "%s", shells.error);
 	u->proxy = u->shell[0] && hs_shells_contains(&shells, u->shell) &&
 		   strcmp(u->shell, HS_SHELL_PROXY) != 0 && !(o.uid && u->uid == 0);
 	hs_shells_free(&shells);
+	if (o.self_service > 0 && !u->proxy)
+		hs_die(E_BAD_ARG, "shell '%s' cannot be self-service: it needs a shell listed "
+		       "in %s and a uid other than 0", u->shell, HS_ETC_SHELLS);
+	u->proxy = u->proxy && wanted;
 }
 
 /* /etc/shadow only on a classic system: with a tree, useradd never
@@ -1288,7 +1313,7 @@ int main(int argc, char **argv)
 	(void)on_exit(audit_failure, argv[optind]);
 	plan_apply_logindefs(&u, defs, &d);
 	confine(&u, defs, &d);
-	plan_open_tree(&u);
+	plan_open_tree(&u, defs);
 	status = plan_lock_and_stage(&set, defs, &u);
 	if (status != E_SUCCESS)
 		return status;

@@ -90,6 +90,7 @@ static struct {
 	bool append, remove, move_home, non_unique, lock, unlock;
 	const char *comment, *home, *expire, *inactive, *group, *groups;
 	const char *login, *password, *shell, *uid;
+	int self_service;       /* --self-service-shell 1, --no-self-service-shell -1 */
 } o;
 
 /* parsed values */
@@ -137,6 +138,9 @@ static _Noreturn void usage(int status)
 		"                                the user from other groups\n"
 		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
 		"  -s, --shell SHELL             new login shell for the user account\n"
+		"      --self-service-shell      let the user change their shell with chsh\n"
+		"                                (/etc/passwd names the shell proxy)\n"
+		"      --no-self-service-shell   keep the real shell in /etc/passwd\n"
 		"  -u, --uid UID                 new UID for the user account\n"
 		"  -U, --unlock                  unlock the user account\n"
 		"  -v, --add-subuids FIRST-LAST  add range of subordinate uids\n"
@@ -211,7 +215,7 @@ static bool changes_subids(void)
 
 static void parse_options(int argc, char **argv)
 {
-	enum { OPT_VERSION = 256 };
+	enum { OPT_VERSION = 256, OPT_SELF_SERVICE, OPT_NO_SELF_SERVICE };
 	static const struct option longopts[] = {
 		{ "append",       no_argument,       NULL, 'a' },
 		{ "badname",      no_argument,       NULL, 'b' },
@@ -231,6 +235,8 @@ static void parse_options(int argc, char **argv)
 		{ "remove",       no_argument,       NULL, 'r' },
 		{ "root",         required_argument, NULL, 'R' },
 		{ "shell",        required_argument, NULL, 's' },
+		{ "self-service-shell", no_argument, NULL, OPT_SELF_SERVICE },
+		{ "no-self-service-shell", no_argument, NULL, OPT_NO_SELF_SERVICE },
 		{ "uid",          required_argument, NULL, 'u' },
 		{ "unlock",       no_argument,       NULL, 'U' },
 		{ "add-subuids",  required_argument, NULL, 'v' },
@@ -280,6 +286,8 @@ static void parse_options(int argc, char **argv)
 		case 'Z':
 			hs_die(E_USAGE, "SELinux user mappings (--selinux-user, "
 			       "--selinux-range) are not supported");
+		case OPT_SELF_SERVICE: o.self_service = 1; break;
+		case OPT_NO_SELF_SERVICE: o.self_service = -1; break;
 		case OPT_VERSION:
 			hs_print_version();
 		default:
@@ -604,7 +612,7 @@ static void lock_userdir(int treefd, int *udirfd, const char *user)
 	}
 }
 
-/* -L -U -p -e -f and a listed -s, in the user's files; the caller holds
+/* -L -U -p -e -f and -s, in the user's files; the caller holds
  * the user's lock (everything is read after taking it).  owner is the current owner of the
  * files. */
 static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t auth_gid,
@@ -1024,13 +1032,15 @@ struct usermod_plan {
 	bool have_dir, dir_is_reserved;
 	uid_t dir_owner;
 	gid_t auth_gid;
-	const char *shell_file; /* a listed -s shell, for the user's shell file */
+	const char *shell_file; /* the new contents of the user's shell file */
+	char shell_buf[HS_USERFILE_MAX + 2];    /* the shell file as it was */
 	char hbuf[HS_HASH_MAX + 2];
 };
 
 static bool plan_changes_anything(void)
 {
-	return o.lock || o.unlock || o.uid || o.shell || o.password || o.move_home || o.login ||
+	return o.lock || o.unlock || o.uid || o.shell || o.self_service || o.password ||
+	       o.move_home || o.login ||
 	       o.groups || o.group || o.inactive || o.expire || o.home || o.comment ||
 	       changes_subids();
 }
@@ -1246,29 +1256,164 @@ static void plan_check_new_userdir_free(const struct usermod_plan *p)
 	}
 }
 
-/* -s: docs/decisions.md "chsh": a listed shell goes behind the proxy,
- * anything else into /etc/passwd. */
+/* The shell the account has now: its shell file's behind the proxy, else
+ * /etc/passwd's; fills file_buf and *file_shell with the shell file's
+ * (NULL when there is none or it cannot be read). */
+static const char *current_shell(const struct usermod_plan *p, char *file_buf, size_t size,
+				 const char **file_shell)
+{
+	bool proxied = strcmp(p->ent.shell, HS_SHELL_PROXY) == 0;
+	char path[HS_PATHBUF_USER];
+	int r = -ENOENT;
+
+	*file_shell = NULL;
+	if (p->have_dir)
+		r = hs_userdir_read_shell(p->udirfd, p->dir_owner ? p->dir_owner : p->old_uid,
+					  file_buf, size, file_shell);
+	if (r < 0)
+		*file_shell = NULL;
+	if (!proxied)
+		return p->ent.shell;
+	if (r < 0 && !o.shell) {
+		hs_warn("cannot read %s: %s",
+			hs_userdir_path(path, sizeof(path), p->user, HS_FILE_SHELL), hs_strerror(r));
+		fail(E_PW_UPDATE);
+	}
+	return *file_shell ? *file_shell : "";
+}
+
+/* Is the account to be behind the proxy (docs/decisions.md "chsh")?  The
+ * option decides; else an account behind it stays there, one with a
+ * listed shell in /etc/passwd stays out (root chose so), and one with a
+ * restricted or no shell follows login.defs' SHELL_PROXY. */
+static bool wants_proxy(const struct usermod_plan *p, const struct hs_shells *shells)
+{
+	if (o.self_service)
+		return o.self_service > 0;
+	if (strcmp(p->ent.shell, HS_SHELL_PROXY) == 0)
+		return true;
+	if (hs_shells_contains(shells, p->ent.shell))
+		return false;
+	return hs_config_get_bool(p->cfg, "SHELL_PROXY", false);
+}
+
+/* -s and --[no-]self-service-shell: a listed shell goes behind the proxy
+ * when the account wants it (it needs a directory in the tree and a uid
+ * other than 0), anything else into /etc/passwd; the shell file holds the
+ * real shell either way.  Nothing that is already so is written: a
+ * request that changes nothing drops out of the plan. */
 static void plan_choose_shell(struct usermod_plan *p)
 {
+	const char *file_shell, *shell, *passwd_shell;
 	struct hs_shells shells;
-	bool listed;
+	bool listed, behind;
 
-	if (is_proxy(o.shell) && o.shell[0]) {
-		hs_warn("%s is the shell proxy, not a login shell", o.shell);
+	shell = current_shell(p, p->shell_buf, sizeof(p->shell_buf), &file_shell);
+	if (o.shell)
+		shell = o.shell;
+	if (is_proxy(shell) && shell[0]) {
+		hs_warn("%s is the shell proxy, not a login shell", shell);
 		fail(E_BAD_ARG);
 	}
 	if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0) {
 		hs_warn("%s", shells.error);
 		fail(E_PW_UPDATE);
 	}
-	listed = o.shell[0] && hs_shells_contains(&shells, o.shell);
+	listed = shell[0] && hs_shells_contains(&shells, shell);
+	behind = listed && p->have_dir && (o.uid ? new_uid : p->old_uid) != 0 &&
+		 wants_proxy(p, &shells);
 	hs_shells_free(&shells);
-	if (listed && p->have_dir && (o.uid ? new_uid : p->old_uid) != 0) {
-		p->shell_file = o.shell;
-		p->ent.shell = HS_SHELL_PROXY;
-	} else {
-		p->ent.shell = o.shell;
+	if (o.self_service > 0 && !behind) {
+		hs_warn("shell '%s' cannot be self-service: it needs a shell listed in %s, a "
+			"directory in %s and a uid other than 0", shell, HS_ETC_SHELLS,
+			HS_TREE_DIR);
+		fail(E_BAD_ARG);
 	}
+	passwd_shell = behind ? HS_SHELL_PROXY : shell;
+	if (p->have_dir) {
+		p->shell_file = shell[0] ? shell : "/bin/sh";
+		if (file_shell && strcmp(file_shell, p->shell_file) == 0)
+			p->shell_file = NULL;
+	}
+	if (strcmp(p->ent.shell, passwd_shell) != 0) {
+		p->ent.shell = passwd_shell;
+	} else if (!p->shell_file) {
+		o.shell = NULL;         /* already so */
+		o.self_service = 0;
+	}
+}
+
+/* A request for nothing but the shell (-s, --[no-]self-service-shell)? */
+static bool shell_only(void)
+{
+	const char *shell = o.shell;
+	int self_service = o.self_service;
+	bool other;
+
+	if (!shell && !self_service)
+		return false;
+	o.shell = NULL;
+	o.self_service = 0;
+	other = plan_changes_anything();
+	o.shell = shell;
+	o.self_service = self_service;
+	return !other;
+}
+
+/* usermod -s with the shell the account has, decided before any lock: then
+ * nothing is written at all, not even a lock file in /etc.  What the
+ * files say without the lock is what they said at some moment, so the
+ * answer "already so" stays right; anything a lock would change first (a
+ * journal to finish, a replaced file's leftover to put away, a directory
+ * taken away or renamed half-way) goes the locked way. */
+static bool shell_already_set(struct usermod_plan *p)
+{
+	/* what the lock would finish or clean up first */
+	static const char *const leftovers[] = {
+		HS_ETC_DIR "/" HS_TXN_JOURNAL,
+		HS_ETC_DIR "/.passwd" HS_TXN_SUFFIX,
+		HS_ETC_DIR "/.shadow" HS_TXN_SUFFIX,
+	};
+	const char *shell = o.shell;
+	int self_service = o.self_service;
+	struct hs_accountdb pw = HS_ACCOUNTDB_INIT;
+	struct stat st;
+	bool same = false;
+	long idx;
+
+	if (!shell_only())
+		goto out;
+	for (size_t i = 0; i < HS_ARRAY_SIZE(leftovers); i++)
+		if (fstatat(AT_FDCWD, leftovers[i], &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    errno != ENOENT)
+			goto out;
+	if (hs_accountdb_load(&pw, HS_DB_PASSWD, HS_ETC_PASSWD, HS_DB_LAZY) < 0)
+		goto out;
+	idx = hs_accountdb_find(&pw, p->name);
+	p->treefd = hs_userdir_open_tree();
+	if (idx < 0 || (p->treefd < 0 && p->treefd != -ENOENT))
+		goto out;
+	p->ent = hs_accountdb_get(&pw, (size_t)idx)->pw;
+	p->user = (char *)p->name;
+	p->old_uid = p->ent.uid;
+	if (p->treefd >= 0)
+		p->udirfd = hs_userdir_open(p->treefd, p->name, p->old_uid, &p->dir_owner);
+	p->have_dir = p->udirfd >= 0;
+	if (p->udirfd < 0 && p->udirfd != -ENOENT)
+		goto out;
+	plan_choose_shell(p);
+	same = !plan_changes_anything();
+out:
+	hs_accountdb_free(&pw);
+	if (p->udirfd >= 0)
+		hs_close(p->udirfd);
+	if (p->treefd >= 0)
+		hs_close(p->treefd);
+	*p = (struct usermod_plan){ .name = p->name, .cfg = p->cfg, .treefd = -1, .udirfd = -1,
+				    .auth_gid = HS_ANY_GID };
+	o.shell = shell;
+	o.self_service = self_service;
+	return same;
 }
 
 /* -L -U -p -e -f on a classic account: the secrets are in /etc/shadow
@@ -1392,7 +1537,7 @@ static void audit_changes(const struct usermod_plan *p, bool gshadow)
 		{ o.group, HS_AUDIT_OP_CH_GID },
 		{ o.comment, HS_AUDIT_OP_CH_COMMENT },
 		{ o.home, HS_AUDIT_OP_CH_HOME },
-		{ o.shell, HS_AUDIT_OP_CH_SHELL },
+		{ o.shell || o.self_service, HS_AUDIT_OP_CH_SHELL },
 		{ o.inactive, HS_AUDIT_OP_CH_INACTIVE },
 		{ o.expire, HS_AUDIT_OP_CH_EXPIRE },
 		{ changed.hash, o.lock ? HS_AUDIT_OP_LOCK
@@ -1591,6 +1736,8 @@ int main(int argc, char **argv)
 		return E_SUCCESS;
 	}
 	plan_load_logindefs(&p);
+	if (shell_already_set(&p))
+		return E_SUCCESS;
 	plan_lock_global_files();
 	plan_find_account(&p);
 	plan_validate_against_accounts(&p);
@@ -1599,8 +1746,15 @@ int main(int argc, char **argv)
 	confine(&p);
 	plan_open_userdir(&p);
 	plan_check_new_userdir_free(&p);
-	if (o.shell)
+	if (o.shell || o.self_service) {
 		plan_choose_shell(&p);
+		if (!plan_changes_anything()) {
+			/* usermod -s with the shell it has: no write at all */
+			hs_accountset_unlock(&set);
+			hs_accountset_close(&set);
+			return E_SUCCESS;
+		}
+	}
 	plan_stage_passwd_line(&p);
 	plan_stage_other_files(&p);
 

@@ -1193,12 +1193,17 @@ static int pwconv_read_sources(const struct hs_convert_opts *opts, int etcfd, st
 	return shells_load(sh);
 }
 
-/* Which accounts get the shell proxy: a listed shell, not uid 0 (root
- * keeps its real shell in /etc/passwd, to log in and repair a damaged
- * tree; it changes its shell with root's tools anyway).  A passwd that
- * names the proxy already, without a tree, is refused. */
+/* Which accounts get the shell proxy: none unless login.defs'
+ * SHELL_PROXY says yes (docs/decisions.md "chsh"); then a listed shell,
+ * not uid 0 (root keeps its real shell in /etc/passwd, to log in and
+ * repair a damaged tree; it changes its shell with root's tools anyway).
+ * A passwd that names the proxy already, without a tree, is refused. */
 static int pwconv_choose_proxies(struct pwdb *pw, const struct hs_shells *sh, size_t *n_proxy)
 {
+	struct hs_config *cfg = load_logindefs();
+	bool wanted = hs_config_get_bool(cfg, "SHELL_PROXY", false);
+
+	hs_config_free(cfg);
 	for (size_t i = 0; i < pw->n; i++) {
 		struct pw_ent *e = &pw->ents[i];
 
@@ -1208,7 +1213,7 @@ static int pwconv_choose_proxies(struct pwdb *pw, const struct hs_shells *sh, si
 				HS_SHELL_PROXY, HS_TREE_DIR);
 			return -HS_E_FORMAT;
 		}
-		e->proxy = e->pw.uid != 0 && shells_contains(sh, e->pw.shell);
+		e->proxy = wanted && e->pw.uid != 0 && shells_contains(sh, e->pw.shell);
 		*n_proxy += e->proxy;
 	}
 	return 0;
@@ -1276,7 +1281,9 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 	{
 		struct etc_commit c = { .n = 0 };
 
-		if (n_proxy && !shells_has_proxy(&sh) && (r = etc_commit_shells(&c, &sh, true)) < 0)
+		/* listed even when no account uses it yet: usermod
+		 * --self-service-shell may, and pam_shells wants it listed */
+		if (!shells_has_proxy(&sh) && (r = etc_commit_shells(&c, &sh, true)) < 0)
 			goto commit_failed;
 		if (changed)
 			etc_commit_add(&c, HS_ETC_PASSWD, out.data, out.len, 0, 0644);

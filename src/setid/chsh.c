@@ -35,6 +35,7 @@
 #include "account.h"
 #include "accountdb.h"
 #include "cli.h"
+#include "config.h"
 #include "confine.h"
 #include "globalfile.h"
 #include "layout.h"
@@ -300,22 +301,46 @@ static int user_update(const struct passwd *pw, const char *shell)
 	return E_SUCCESS;
 }
 
-/* Root: behind the proxy when the shell is listed and the account has a
- * directory in the tree (and is not uid 0), else straight into
- * /etc/passwd.  The shell file is written before /etc/passwd names the
- * proxy, so an interruption between the two leaves the old restriction in
- * force, never a proxy without the intended shell behind it. */
-static int root_update(const struct passwd *pw, const char *shell, bool listed)
+/* Root, with a listed shell: does the account (its /etc/passwd shell is
+ * current) go behind the proxy?  usermod's rule (docs/decisions.md
+ * "chsh"): it stays where it is, unless root had restricted its shell;
+ * then login.defs' SHELL_PROXY decides. */
+static bool wants_proxy(const char *current, const struct hs_shells *shells)
+{
+	struct hs_config *cfg = NULL;
+	bool wanted;
+
+	if (strcmp(current, HS_SHELL_PROXY) == 0)
+		return true;
+	if (hs_shells_contains(shells, current))
+		return false;
+	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, (void *)hs_cli_prog(),
+				     &cfg) < 0)
+		cfg = NULL;
+	wanted = hs_config_get_bool(cfg, "SHELL_PROXY", false);
+	hs_config_free(cfg);
+	return wanted;
+}
+
+/* Root: a listed shell goes into the shell file of an account with a
+ * directory in the tree (not uid 0), and /etc/passwd names the proxy if
+ * the account is behind it, the shell itself if not; anything else goes
+ * straight into /etc/passwd.  The shell file is written before
+ * /etc/passwd names the proxy, so an interruption between the two leaves
+ * the old restriction in force, never a proxy without the intended shell
+ * behind it. */
+static int root_update(const struct passwd *pw, const char *shell,
+		       const struct hs_shells *shells)
 {
 	struct hs_pwedit e = HS_PWEDIT_INIT;
 	struct hs_err err = HS_ERR_INIT;
 	_cleanup_close_ int udirfd = -1;
-	bool behind_proxy = listed && pw->pw_uid != 0;
+	bool in_tree = hs_shells_contains(shells, shell) && pw->pw_uid != 0;
 	const char *passwd_shell;
 	gid_t tree_gid, auth_gid = HS_ANY_GID;
 	int r, status = E_FAILURE;
 
-	if (behind_proxy) {
+	if (in_tree) {
 		r = hs_userdir_layout_gids(&tree_gid, &auth_gid);
 		if (r < 0) {
 			hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
@@ -324,7 +349,7 @@ static int root_update(const struct passwd *pw, const char *shell, bool listed)
 	}
 	/* The common case takes no global lock: the account is already
 	 * behind the proxy, only its shell file changes. */
-	if (behind_proxy && strcmp(pw->pw_shell, HS_SHELL_PROXY) == 0) {
+	if (in_tree && strcmp(pw->pw_shell, HS_SHELL_PROXY) == 0) {
 		udirfd = open_userdir(pw->pw_name, pw->pw_uid, true);
 		if (udirfd >= 0) {
 			if (write_shell_file(&udirfd, pw->pw_name, pw->pw_uid, auth_gid, shell) < 0)
@@ -340,18 +365,18 @@ static int root_update(const struct passwd *pw, const char *shell, bool listed)
 	if (hs_pwedit_begin(&e, pw->pw_name, &err) < 0)
 		goto out;
 	if (e.ent.uid == 0)
-		behind_proxy = false;
-	if (behind_proxy) {
+		in_tree = false;
+	if (in_tree) {
 		hs_close(udirfd);
 		udirfd = open_userdir(e.ent.name, e.ent.uid, true);
 		if (udirfd == -ENOENT)
-			behind_proxy = false;       /* not converted: the classic way */
+			in_tree = false;    /* not converted: the classic way */
 		else if (udirfd < 0)
 			goto out;
 	}
-	passwd_shell = behind_proxy ? HS_SHELL_PROXY : shell;
+	passwd_shell = in_tree && wants_proxy(e.ent.shell, shells) ? HS_SHELL_PROXY : shell;
 
-	if (behind_proxy &&
+	if (in_tree &&
 	    write_shell_file(&udirfd, e.ent.name, e.ent.uid, auth_gid, shell) < 0)
 		goto out;
 	if (strcmp(e.ent.shell, passwd_shell) != 0) {
@@ -423,7 +448,7 @@ int main(int argc, char **argv)
 	_cleanup_free_ char *pwbuf = NULL;
 	_cleanup_free_ char *entered = NULL;
 	const char *arg_shell = NULL, *shell, *current;
-	bool proxied, listed;
+	bool proxied;
 	struct passwd me, pw;
 	struct hs_err err = HS_ERR_INIT;
 	const char *name;
@@ -449,7 +474,13 @@ int main(int argc, char **argv)
 	 * setgid program could not write /etc/passwd anyway). */
 	if (!amroot && (pw.pw_uid != getuid() || !proxied)) {
 		syslog(LOG_WARNING, "can't change shell for '%s'", name);
-		fprintf(stderr, "You may not change the shell for '%s'.\n", name);
+		if (pw.pw_uid == getuid())
+			/* one line that says why, where shadow-utils' says
+			 * only that */
+			fprintf(stderr, "You may not change the shell for '%s': root sets it "
+				"(it is not self-service).\n", name);
+		else
+			fprintf(stderr, "You may not change the shell for '%s'.\n", name);
 		return E_FAILURE;
 	}
 	authenticate(me.pw_name);
@@ -470,13 +501,12 @@ int main(int argc, char **argv)
 		shell = entered;
 	}
 	check_shell(shell, &shells);
-	listed = hs_shells_contains(&shells, shell);
-	hs_shells_free(&shells);
 
 	if (amroot)
-		status = root_update(&pw, shell, listed);
+		status = root_update(&pw, shell, &shells);
 	else
 		status = user_update(&pw, shell);
+	hs_shells_free(&shells);
 	if (status == E_SUCCESS)
 		syslog(LOG_INFO, "changed user '%s' shell to '%s'", name,
 		       hs_printable(shell, shown, sizeof(shown)));

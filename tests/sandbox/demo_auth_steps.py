@@ -35,6 +35,7 @@ def _ensure_users_in_tree(sb):
         if sb.getpwnam(name) is None:
             sb.add_classic_user(name, password=pw)
     if not sb.exists("/etc/hardened-shadow/alice"):
+        sb.set_login_defs("SHELL_PROXY", "yes")     # step_chsh: a self-service shell
         sb.use_hardened_tree()
     else:
         sb.set_nsswitch_shadow("hardened_shadow")

@@ -974,6 +974,16 @@ class Sandbox(_Runner):
             self.run([tools + "/chage"] + chage + ["--", name])
         return self.getpwnam(name)
 
+    def set_login_defs(self, key, value):
+        """Set KEY to VALUE in the root's /etc/login.defs (replacing its lines for KEY, or
+        appending one); value None removes them."""
+        path = "/etc/login.defs"
+        lines = [l for l in self.read(path).splitlines()
+                 if not re.match(r"[ \t]*%s([ \t]|$)" % re.escape(key), l)]
+        if value is not None:
+            lines.append("%s %s" % (key, value))
+        self.write(path, "\n".join(lines) + "\n", mode=0o644)
+
     def set_nsswitch_shadow(self, sources):
         """Rewrite (or add) the shadow: line of the root's /etc/nsswitch.conf."""
         path = "/etc/nsswitch.conf"

@@ -37,3 +37,11 @@ def base(build_dir):
 def sb(base):
     with sandbox.Sandbox(base, size="1g") as s:
         yield s
+
+
+@pytest.fixture
+def shell_proxy_on(sb):
+    """login.defs' SHELL_PROXY yes: a listed shell goes behind the shell proxy (the
+    default, no, keeps the real shell in /etc/passwd; docs/decisions.md "chsh").  The
+    tests of the proxy's paths use it: `pytestmark = pytest.mark.usefixtures(...)`."""
+    sb.set_login_defs("SHELL_PROXY", "yes")

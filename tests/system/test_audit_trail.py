@@ -167,6 +167,7 @@ def audit_socket():
 @pytest.fixture
 def roots(base, audit_socket):
     with sandbox.Sandbox(base, size="1g") as mine, sandbox.Sandbox(base, size="1g") as deb:
+        mine.set_login_defs("SHELL_PROXY", "yes")      # as before the opt-in
         mine.use_hardened_tree()
         deb.set_nsswitch_shadow("files")
         deb.run(["mkdir", "-p", DEBIAN_DIR])
@@ -231,6 +232,7 @@ def login_roots(base, audit_socket):
             s.write("/etc/pam.d/login", pam_login.replace("delay=3000000", "delay=0"))
             s.write("/etc/login.defs", s.read("/etc/login.defs") +
                     "\nFAIL_DELAY 0\nLOGIN_RETRIES 1\n")
+        mine.set_login_defs("SHELL_PROXY", "yes")      # as before the opt-in
         mine.use_hardened_tree()
         mine.use_pam_module(options_by_type={"auth": "nullok nodelay"})
         deb.set_nsswitch_shadow("files")
@@ -291,6 +293,7 @@ def password_roots(base, audit_socket):
             s.add_classic_user("alice", password=OLD_PW)
             conf = "/etc/security/pwquality.conf"
             s.write(conf, (s.read(conf) if s.exists(conf) else "") + "dictcheck = 0\n")
+        mine.set_login_defs("SHELL_PROXY", "yes")      # as before the opt-in
         mine.use_hardened_tree()
         mine.use_pam_module()
         deb.set_nsswitch_shadow("files")
@@ -393,6 +396,7 @@ def su_roots(base, audit_socket):
         for s in (mine, deb):
             s.add_classic_user("alice", password=OLD_PW)
             s.add_classic_user("bob", password="Bob-pw-12345")
+        mine.set_login_defs("SHELL_PROXY", "yes")      # as before the opt-in
         mine.use_hardened_tree()
         mine.use_pam_module(options_by_type={"auth": "nullok nodelay"})
         deb.set_nsswitch_shadow("files")

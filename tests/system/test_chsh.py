@@ -10,8 +10,12 @@ import stat
 
 import pytest
 
+# the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
+pytestmark = pytest.mark.usefixtures("shell_proxy_on")
+
 CHSH = "/usr/bin/chsh"
 PROXY = "/usr/libexec/hardened-shadow/shell-proxy"
+NOT_SELF_SERVICE = "You may not change the shell for '%s': root sets it (it is not self-service).\n"
 TREE = "/etc/hardened-shadow"
 # Debian's util-linux su, copied from the host (the build may install a su of its own).
 SU = "/usr/local/bin/hs-test-debian-su"
@@ -171,7 +175,7 @@ def test_restricted_user_cannot_change_shell(conv):
     passwd_before = conv.read_bytes("/etc/passwd")
     for args in (["-s", "/bin/bash"], []):
         res = as_user(conv, "carol", args)
-        assert (res.returncode, res.stderr) == (1, "You may not change the shell for 'carol'.\n")
+        assert (res.returncode, res.stderr) == (1, NOT_SELF_SERVICE % "carol")
     # writing the file behind root's back is pointless: the proxy is not in /etc/passwd
     assert conv.read_bytes("/etc/passwd") == passwd_before
     assert shell_file(conv, "carol") == "/usr/sbin/nologin\n"
@@ -242,7 +246,7 @@ def test_root_sets_listed_unlisted_and_back(conv):
     assert shell_file(sb, "bob") == "/bin/dash\n"              # left as it was
     # bob can no longer change it, and cannot log in
     res = as_user(sb, "bob", ["-s", "/bin/bash"])
-    assert (res.returncode, res.stderr) == (1, "You may not change the shell for 'bob'.\n")
+    assert (res.returncode, res.stderr) == (1, NOT_SELF_SERVICE % "bob")
     assert passwd_line(sb, "bob").endswith(":/usr/sbin/nologin")
     res = run(sb, [SU, "-", "bob", "-c", "echo REACHED"])
     assert "REACHED" not in res.stdout

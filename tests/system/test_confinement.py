@@ -10,6 +10,9 @@ import time
 
 import pytest
 
+# the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
+pytestmark = pytest.mark.usefixtures("shell_proxy_on")
+
 PW_HELPER = "/usr/libexec/hardened-shadow/password-helper"
 SHELL_HELPER = "/usr/libexec/hardened-shadow/shell-helper"
 

@@ -14,6 +14,9 @@ import pytest
 
 import sandbox
 
+# the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
+pytestmark = pytest.mark.usefixtures("shell_proxy_on")
+
 PROXY = "/usr/libexec/hardened-shadow/shell-proxy"
 PWCONV = "/usr/sbin/pwconv"
 PWUNCONV = "/usr/sbin/pwunconv"

@@ -87,6 +87,9 @@ import pytest
 import consistency
 import sandbox
 
+# the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
+pytestmark = pytest.mark.usefixtures("shell_proxy_on")
+
 STRACE = "/usr/bin/strace"
 TREE = consistency.TREE
 CLASSIC_GROUPADD = "/usr/libexec/hs-test/shadow-utils/groupadd"

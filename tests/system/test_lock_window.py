@@ -23,6 +23,9 @@ import sandbox
 import test_passwd as tp
 from ptyproc import Pty
 
+# the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
+pytestmark = pytest.mark.usefixtures("shell_proxy_on")
+
 FILES = {"shadow", "shell", "aging"}
 ROOT_CHANGES = [["/usr/bin/passwd", "-l", "alice"], ["/usr/bin/chage", "-E", "0", "alice"],
                 ["/usr/sbin/usermod", "-L", "-e", "1", "alice"]]

@@ -49,6 +49,7 @@ def sb(base):
         # an account whose home directory does not exist
         s.add_classic_user("erin", password=PW["alice"], create_home=False,
                            home="/home/nonexistent-erin")
+        s.set_login_defs("SHELL_PROXY", "yes")     # the proxy's paths
         s.use_hardened_tree()
         s.use_pam_module(options_by_type={"auth": "nullok nodelay"})
         s.run(["/usr/bin/passwd", "-e", "carol"])

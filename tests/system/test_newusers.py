@@ -14,6 +14,9 @@ import grouptools
 import sandbox
 from grouptools import verify
 
+# the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
+pytestmark = pytest.mark.usefixtures("shell_proxy_on")
+
 NEWUSERS = "/usr/sbin/newusers"
 TREE = "/etc/hardened-shadow"
 PROXY = "/usr/libexec/hardened-shadow/shell-proxy"

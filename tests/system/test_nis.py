@@ -12,6 +12,9 @@ import pytest
 
 import sandbox
 
+# the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
+pytestmark = pytest.mark.usefixtures("shell_proxy_on")
+
 TREE = "/etc/hardened-shadow"
 NIS_FILE = TREE + "/:nis-shadow"
 SBIN = "/usr/sbin/"

@@ -11,6 +11,9 @@ import pytest
 
 import test_passwd as tp
 
+# the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
+pytestmark = pytest.mark.usefixtures("shell_proxy_on")
+
 STATE = r"ECHO-STATE:(\S+)"
 
 SCRIPT = """

@@ -11,6 +11,9 @@ import stat
 
 import pytest
 
+# the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
+pytestmark = pytest.mark.usefixtures("shell_proxy_on")
+
 PWCK = "/usr/sbin/pwck"
 DEB_PWCK = "/usr/libexec/hs-test/shadow-utils/pwck"
 T = "/etc/hardened-shadow"

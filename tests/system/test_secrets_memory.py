@@ -33,6 +33,7 @@ def sb(base):
     with sandbox.Sandbox(base, size="512m") as s:
         for name in ("alice", "bob"):
             s.add_classic_user(name, password=PW[name])
+        s.set_login_defs("SHELL_PROXY", "yes")     # chsh's self-service path
         s.use_hardened_tree()
         s.use_pam_module(options_by_type={"auth": "nodelay"})
         s.write("/etc/login.defs", s.read("/etc/login.defs") + "\nFAIL_DELAY 0\n")

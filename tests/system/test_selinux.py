@@ -14,6 +14,9 @@ import subprocess
 
 import pytest
 
+# the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
+pytestmark = pytest.mark.usefixtures("shell_proxy_on")
+
 SHIM_DIR = "/etc/hs-selinux-shim"
 TREE = "/etc/hardened-shadow"
 # linked with selabel-none.c: their files inherit the tree directory's label

@@ -6,6 +6,9 @@ import stat
 
 import pytest
 
+# the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
+pytestmark = pytest.mark.usefixtures("shell_proxy_on")
+
 PROXY = "/usr/libexec/hardened-shadow/shell-proxy"
 HELPER = "/usr/libexec/hardened-shadow/shell-helper"
 # Debian's util-linux su, copied from the host so the test keeps using it even when the

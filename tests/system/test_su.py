@@ -44,6 +44,7 @@ def sb(base):
         for name in ("alice", "bob", "dave"):
             s.add_classic_user(name, password=PW[name])
         s.add_classic_user("carol", password=PW["carol"], shell="/usr/sbin/nologin")
+        s.set_login_defs("SHELL_PROXY", "yes")     # the proxy's paths
         s.use_hardened_tree()
         s.use_pam_module(options_by_type={"auth": "nullok nodelay"})
         s.run(["/usr/bin/passwd", "-e", "dave"])

@@ -11,6 +11,9 @@ import stat
 
 import pytest
 
+# the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
+pytestmark = pytest.mark.usefixtures("shell_proxy_on")
+
 USERADD = "/usr/sbin/useradd"
 CLASSIC_USERADD = "/usr/libexec/hs-test/shadow-utils/useradd"
 CLASSIC_GROUPADD = "/usr/libexec/hs-test/shadow-utils/groupadd"

@@ -8,6 +8,9 @@ import os
 
 import pytest
 
+# the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
+pytestmark = pytest.mark.usefixtures("shell_proxy_on")
+
 USERMOD = "/usr/sbin/usermod"
 HELPER = "/usr/libexec/hardened-shadow/password-helper"
 TREE = "/etc/hardened-shadow"

@@ -12,6 +12,9 @@ import stat
 
 import pytest
 
+# the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
+pytestmark = pytest.mark.usefixtures("shell_proxy_on")
+
 VIPW = "/usr/sbin/vipw"
 VIGR = "/usr/sbin/vigr"
 TREE = "/etc/hardened-shadow"
