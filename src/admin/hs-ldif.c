@@ -1,0 +1,508 @@
+/* hs-ldif: move accounts between the tree and a directory server.
+ *
+ *     hs-ldif export -b BASE [-o FILE] [--rfc2307bis] (--all | USER...)
+ *
+ * Root only, installed plain.  export writes LDIF content records for the
+ * posixAccount, shadowAccount and inetOrgPerson classes (one entry per
+ * user below ou=People) and posixGroup (below ou=Group): the hash as a
+ * {CRYPT} value, which slapd checks with crypt(3), so nobody has to set
+ * a new password, and the aging file as the shadow* attributes.  Every
+ * value goes through lib/format/ldif.c, which base64-encodes anything
+ * that is not plain printable ASCII, so no field can break an entry.
+ *
+ * The output holds every exported hash: it never goes to a terminal, nor
+ * to a file others may read, unless --force says so; -o creates its file
+ * 0600 and never over an existing one.  Everything is read and checked
+ * first; a user that cannot be read stops the export before a byte is
+ * written. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "accountdb.h"
+#include "cli.h"
+#include "config.h"
+#include "confine.h"
+#include "ids.h"
+#include "layout.h"
+#include "ldif.h"
+#include "names.h"
+#include "privs.h"
+#include "records.h"
+#include "strbuf.h"
+#include "userdir.h"
+#include "util.h"
+
+#define E_SUCCESS 0
+#define E_FAILURE 1
+#define E_USAGE   2
+
+static struct {
+	const char *base;       /* -b */
+	const char *output;     /* -o */
+	bool all, force, rfc2307bis, no_groups, no_containers;
+	char **users;
+	int n_users;
+} o;
+
+static _Noreturn void usage(int status)
+{
+	hs_cli_usage(status, "export -b BASE [options] (--all | USER...)",
+		     "  -a, --all                     every regular user (UID_MIN..UID_MAX)\n"
+		     "  -b, --base BASE               the directory's base DN (dc=example,dc=org)\n"
+		     "  -f, --force                   write to a terminal or to a file others\n"
+		     "                                may read (the output holds the hashes)\n"
+		     "  -h, --help                    display this help message and exit\n"
+		     "      --no-containers           no ou=People and ou=Group entries\n"
+		     "      --no-groups               no group entries\n"
+		     "  -o, --output FILE             write to FILE, created 0600 (it must not exist)\n"
+		     "      --rfc2307bis              groups as groupOfNames with member DNs\n",
+		     "\n");
+}
+
+static void parse_options(int argc, char **argv)
+{
+	enum { OPT_VERSION = 256, OPT_RFC2307BIS, OPT_NO_GROUPS, OPT_NO_CONTAINERS };
+	static const struct option longopts[] = {
+		{ "all",           no_argument,       NULL, 'a' },
+		{ "base",          required_argument, NULL, 'b' },
+		{ "force",         no_argument,       NULL, 'f' },
+		{ "help",          no_argument,       NULL, 'h' },
+		{ "no-containers", no_argument,       NULL, OPT_NO_CONTAINERS },
+		{ "no-groups",     no_argument,       NULL, OPT_NO_GROUPS },
+		{ "output",        required_argument, NULL, 'o' },
+		{ "rfc2307bis",    no_argument,       NULL, OPT_RFC2307BIS },
+		{ "version",       no_argument,       NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "ab:fho:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a': o.all = true; break;
+		case 'b': o.base = optarg; break;
+		case 'f': o.force = true; break;
+		case 'h': usage(E_SUCCESS);
+		case 'o': o.output = optarg; break;
+		case OPT_RFC2307BIS: o.rfc2307bis = true; break;
+		case OPT_NO_GROUPS: o.no_groups = true; break;
+		case OPT_NO_CONTAINERS: o.no_containers = true; break;
+		case OPT_VERSION: hs_print_version();
+		default: usage(E_USAGE);
+		}
+	}
+	if (optind >= argc || strcmp(argv[optind], "export") != 0)
+		usage(E_USAGE);
+	o.users = argv + optind + 1;
+	o.n_users = argc - optind - 1;
+	if (!o.base)
+		hs_die(E_USAGE, "export needs the base DN (-b dc=example,dc=org)");
+	if (o.all == (o.n_users > 0))
+		hs_die(E_USAGE, "name the users to export, or give --all");
+}
+
+/* A DN as an administrator types it: attr=value pairs, no control bytes. */
+static bool base_valid(const char *dn)
+{
+	if (!strchr(dn, '=') || dn[0] == '=' || dn[0] == ',' || strlen(dn) > 1024)
+		return false;
+	for (const char *p = dn; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
+/* ---- where the output goes ---- */
+
+/* The LDIF holds hashes: refuse a terminal (a scrollback, a screen
+ * share) and a regular file others may read (`> file` with umask 022),
+ * before anything is read. */
+static void check_stdout(void)
+{
+	struct stat st;
+
+	if (o.force)
+		return;
+	if (isatty(STDOUT_FILENO))
+		hs_die(E_FAILURE, "refusing to write password hashes to a terminal; "
+		       "use -o FILE or a pipe (or --force)");
+	if (fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077))
+		hs_die(E_FAILURE, "refusing to write password hashes to a file others may read "
+		       "(mode %04o); use -o FILE, which creates it 0600 (or --force)",
+		       (unsigned)(st.st_mode & 07777));
+}
+
+/* Reading needs /etc only (the base of every confined tool); writing,
+ * the directory of -o at most, so a flaw in reading the users' files can
+ * write nowhere else.  stdout is open already: Landlock leaves it be. */
+static void confine(void)
+{
+	struct hs_confine_rule rule = { NULL, HS_CONFINE_WRITE };
+	char dir[PATH_MAX], resolved[PATH_MAX];
+	const char *slash = o.output ? strrchr(o.output, '/') : NULL;
+
+	if (o.output) {
+		snprintf(dir, sizeof(dir), "%.*s", !slash ? 1 : slash == o.output ? 1
+			 : (int)(slash - o.output), slash ? o.output : ".");
+		if (!realpath(dir, resolved))
+			hs_die(E_FAILURE, "cannot create %s: %s", o.output, strerror(errno));
+		rule.path = resolved;
+	}
+	hs_confine_or_die(&rule, 1, E_FAILURE);
+}
+
+static int open_output(void)
+{
+	int fd;
+
+	if (!o.output)
+		return STDOUT_FILENO;
+	fd = open(o.output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		hs_die(E_FAILURE, "cannot create %s: %s", o.output, strerror(errno));
+	return fd;
+}
+
+static void write_output(const struct hs_buf *ldif)
+{
+	int fd = open_output();
+	int r = hs_write_full(fd, ldif->data, ldif->len);
+
+	if (r == 0 && o.output && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && o.output && close(fd) < 0)
+		r = -errno;
+	if (r < 0) {
+		if (o.output)
+			unlink(o.output);
+		hs_die(E_FAILURE, "cannot write %s: %s", o.output ? o.output : "the output",
+		       hs_strerror(r));
+	}
+}
+
+/* ---- the entries ---- */
+
+struct export {
+	struct hs_accountdb pw, gr;
+	int treefd;
+	size_t *users;          /* indexes into pw of the users to export */
+	size_t n;
+	bool *marked;           /* by index into pw: exported */
+	struct hs_idset primary;        /* the exported users' primary groups */
+	struct hs_buf out;
+};
+
+static void add(struct export *x, const char *attr, const char *value)
+{
+	if (hs_ldif_append_str(&x->out, attr, value) < 0)
+		hs_die(E_FAILURE, "out of memory");
+}
+
+static void add_num(struct export *x, const char *attr, long value)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "%ld", value);
+	add(x, attr, num);
+}
+
+static void add_dn(struct export *x, const char *rdn, const char *name, const char *ou)
+{
+	char dn[1400];
+
+	/* names are [A-Za-z0-9_.-$]: nothing to escape in a DN value */
+	snprintf(dn, sizeof(dn), "%s=%s,ou=%s,%s", rdn, name, ou, o.base);
+	add(x, "dn", dn);
+}
+
+static void end_entry(struct export *x)
+{
+	if (hs_strbuf_append(&x->out, "\n", 1) < 0)
+		hs_die(E_FAILURE, "out of memory");
+}
+
+static void add_containers(struct export *x)
+{
+	static const char *const ous[] = { "People", "Group" };
+
+	for (size_t i = 0; i < (o.no_groups ? 1 : 2); i++) {
+		char dn[1100];
+
+		snprintf(dn, sizeof(dn), "ou=%s,%s", ous[i], o.base);
+		add(x, "dn", dn);
+		add(x, "objectClass", "top");
+		add(x, "objectClass", "organizationalUnit");
+		add(x, "ou", ous[i]);
+		end_entry(x);
+	}
+}
+
+static bool ascii_only(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s >= 0x80)
+			return false;
+	return true;
+}
+
+/* cn and sn from the GECOS full name (its first comma field): inetOrgPerson
+ * needs both; the login name stands in for an empty one. */
+static void add_names(struct export *x, const struct hs_passwd *pw)
+{
+	size_t full_len = strcspn(pw->gecos, ",");
+	char full[HS_GECOS_MAX + 1];
+	const char *sn;
+
+	memcpy(full, pw->gecos, full_len);
+	full[full_len] = '\0';
+	while (full_len > 0 && full[full_len - 1] == ' ')
+		full[--full_len] = '\0';
+	if (!full[0])
+		snprintf(full, sizeof(full), "%s", pw->name);
+	sn = strrchr(full, ' ');
+	sn = sn ? sn + 1 : full;
+	add(x, "cn", full);
+	add(x, "sn", sn);
+	/* gecos is an IA5String (ASCII) in the nis schema: a UTF-8 one is
+	 * only in cn, which takes any text */
+	if (pw->gecos[0] && ascii_only(pw->gecos))
+		add(x, "gecos", pw->gecos);
+}
+
+static void add_aging(struct export *x, const struct hs_shadow *sh, const struct hs_aging *ag)
+{
+	const struct { const char *attr; long value; } f[] = {
+		{ "shadowLastChange", sh->lstchg }, { "shadowMin", ag->min },
+		{ "shadowMax", ag->max }, { "shadowWarning", ag->warn },
+		{ "shadowInactive", ag->inact }, { "shadowExpire", ag->expire },
+	};
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(f); i++)
+		if (f[i].value != HS_UNSET)
+			add_num(x, f[i].attr, f[i].value);
+	if (ag->flag[0])
+		add(x, "shadowFlag", ag->flag);
+}
+
+/* Read USER's three files; dies naming the file that cannot be read. */
+static void read_user(struct export *x, const struct hs_passwd *pw, char *buf, size_t size,
+		      struct hs_shadow *sh, struct hs_aging *ag, const char **shell)
+{
+	char path[HS_PATHBUF_USER];
+	_cleanup_close_ int ufd = hs_userdir_open(x->treefd, pw->name, pw->uid, NULL);
+	const char *file = NULL;
+	int r = ufd;
+
+	if (r >= 0 && (r = hs_userdir_read_shadow(ufd, pw->uid, buf, size, sh)) < 0)
+		file = "shadow";
+	if (r >= 0 && (r = hs_userdir_read_aging(ufd, ag)) < 0)
+		file = "aging";
+	*shell = pw->shell;
+	if (r >= 0 && strcmp(pw->shell, HS_SHELL_PROXY) == 0 &&
+	    (r = hs_userdir_read_shell(ufd, pw->uid, buf + size / 2, size / 2, shell)) < 0)
+		file = "shell";
+	if (r < 0)
+		hs_die(E_FAILURE, "cannot read %s: %s",
+		       hs_userdir_path(path, sizeof(path), pw->name, file), hs_strerror(r));
+}
+
+static void add_user(struct export *x, const struct hs_passwd *pw)
+{
+	char buf[2 * (HS_USERFILE_MAX + 2)];
+	char password[HS_HASH_MAX + 16];
+	struct hs_shadow sh;
+	struct hs_aging ag;
+	const char *shell;
+
+	read_user(x, pw, buf, sizeof(buf), &sh, &ag, &shell);
+	add_dn(x, "uid", pw->name, "People");
+	add(x, "objectClass", "top");
+	add(x, "objectClass", "inetOrgPerson");
+	add(x, "objectClass", "posixAccount");
+	add(x, "objectClass", "shadowAccount");
+	add(x, "uid", pw->name);
+	add_names(x, pw);
+	add_num(x, "uidNumber", (long)pw->uid);
+	add_num(x, "gidNumber", (long)pw->gid);
+	add(x, "homeDirectory", pw->dir[0] ? pw->dir : "/");
+	if (shell[0])
+		add(x, "loginShell", shell);
+	/* A locked hash ("!...") stays locked: crypt(3) matches no password
+	 * against it, and removing the "!" in the directory unlocks it as
+	 * usermod -U does here.  An empty hash (no password) has no LDAP
+	 * equivalent: such a user gets no userPassword, and no bind. */
+	if (sh.hash[0]) {
+		snprintf(password, sizeof(password), "{CRYPT}%s", sh.hash);
+		add(x, "userPassword", password);
+		hs_wipe(password, sizeof(password));
+	}
+	add_aging(x, &sh, &ag);
+	end_entry(x);
+	hs_wipe(buf, sizeof(buf));
+}
+
+static bool exported(struct export *x, const char *name)
+{
+	long idx = hs_accountdb_find(&x->pw, name);
+
+	return idx >= 0 && x->marked[idx];
+}
+
+static void mark(struct export *x, size_t idx)
+{
+	if (x->marked[idx])
+		return;
+	x->marked[idx] = true;
+	x->users[x->n++] = idx;
+	if (hs_idset_add(&x->primary, x->pw.lines[idx].rec.pw.gid) < 0)
+		hs_die(E_FAILURE, "out of memory");
+}
+
+/* A group goes out when it is an exported user's primary group, or when
+ * it is a regular group (GID_MIN..GID_MAX) with an exported member: a
+ * system group (sudo, adm) never becomes a directory-wide grant by way
+ * of a member.  Members are the exported users only. */
+static bool group_wanted(struct export *x, const struct hs_group *g,
+			 const struct hs_id_range *regular)
+{
+	const char *cursor = g->members, *m;
+	size_t len;
+
+	if (hs_idset_contains(&x->primary, g->gid))
+		return true;
+	if (g->gid < regular->min || g->gid > regular->max)
+		return false;
+	while ((len = hs_records_list_next(&cursor, &m)) > 0) {
+		char name[HS_NAME_MAX + 1];
+
+		snprintf(name, sizeof(name), "%.*s", (int)len, m);
+		if (exported(x, name))
+			return true;
+	}
+	return false;
+}
+
+static void add_group(struct export *x, const struct hs_group *g)
+{
+	const char *cursor = g->members, *m;
+	size_t len;
+	bool any = false;
+
+	add_dn(x, "cn", g->name, "Group");
+	add(x, "objectClass", "top");
+	if (o.rfc2307bis)
+		add(x, "objectClass", "groupOfNames");
+	add(x, "objectClass", "posixGroup");
+	add(x, "cn", g->name);
+	add_num(x, "gidNumber", (long)g->gid);
+	while ((len = hs_records_list_next(&cursor, &m)) > 0) {
+		char name[HS_NAME_MAX + 1];
+
+		snprintf(name, sizeof(name), "%.*s", (int)len, m);
+		if (!exported(x, name))
+			continue;
+		add(x, "memberUid", name);
+		if (o.rfc2307bis) {
+			char dn[1400];
+
+			snprintf(dn, sizeof(dn), "uid=%s,ou=People,%s", name, o.base);
+			add(x, "member", dn);
+		}
+		any = true;
+	}
+	/* groupOfNames must have a member: the empty DN says "nobody" */
+	if (o.rfc2307bis && !any)
+		add(x, "member", "");
+	end_entry(x);
+}
+
+static void load_db(struct hs_accountdb *db, enum hs_db_kind kind, const char *path)
+{
+	if (hs_accountdb_load(db, kind, path, 0) < 0)
+		hs_die(E_FAILURE, "%s", db->error);
+}
+
+static void select_users(struct export *x, const struct hs_id_range *regular)
+{
+	x->users = calloc(x->pw.n_lines + 1, sizeof(*x->users));
+	x->marked = calloc(x->pw.n_lines + 1, sizeof(*x->marked));
+	if (!x->users || !x->marked)
+		hs_die(E_FAILURE, "out of memory");
+	for (int i = 0; i < o.n_users; i++) {
+		char shown[160];
+		long idx = hs_names_user_valid(o.users[i]) ? hs_accountdb_find(&x->pw, o.users[i]) : -1;
+
+		if (idx < 0)
+			hs_die(E_FAILURE, "user '%s' does not exist",
+			       hs_printable(o.users[i], shown, sizeof(shown)));
+		mark(x, (size_t)idx);
+	}
+	for (size_t i = 0; o.all && i < x->pw.n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(&x->pw, i);
+
+		if (rec && rec->pw.uid >= regular->min && rec->pw.uid <= regular->max)
+			mark(x, i);
+	}
+}
+
+static int export_main(void)
+{
+	struct export x = { .pw = HS_ACCOUNTDB_INIT, .gr = HS_ACCOUNTDB_INIT, .treefd = -1,
+			    .primary = HS_IDSET_INIT };
+	struct hs_id_range users_range, groups_range;
+	struct hs_config *defs = NULL;
+
+	if (!base_valid(o.base))
+		hs_die(E_USAGE, "invalid base DN '%s'", o.base);
+	check_stdout();
+	confine();
+	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, NULL, &defs) < 0)
+		defs = NULL;
+	if (hs_ids_range(defs, true, false, &users_range) < 0 ||
+	    hs_ids_range(defs, false, false, &groups_range) < 0)
+		hs_die(E_FAILURE, "%s: empty UID_MIN..UID_MAX or GID_MIN..GID_MAX range",
+		       HS_ETC_LOGIN_DEFS);
+	hs_config_free(defs);
+	load_db(&x.pw, HS_DB_PASSWD, HS_ETC_PASSWD);
+	load_db(&x.gr, HS_DB_GROUP, HS_ETC_GROUP);
+	x.treefd = hs_userdir_open_tree();
+	if (x.treefd < 0)
+		hs_die(E_FAILURE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(x.treefd));
+	select_users(&x, &users_range);
+
+	if (!o.no_containers)
+		add_containers(&x);
+	for (size_t i = 0; i < x.n; i++)
+		add_user(&x, &x.pw.lines[x.users[i]].rec.pw);
+	for (size_t i = 0; !o.no_groups && i < x.gr.n_lines; i++) {
+		const union hs_dbrec *rec = hs_accountdb_get(&x.gr, i);
+
+		if (rec && group_wanted(&x, &rec->gr, &groups_range))
+			add_group(&x, &rec->gr);
+	}
+	write_output(&x.out);
+	hs_strbuf_free(&x.out);
+	hs_close(x.treefd);
+	free(x.users);
+	free(x.marked);
+	hs_idset_free(&x.primary);
+	hs_accountdb_free(&x.pw);
+	hs_accountdb_free(&x.gr);
+	return E_SUCCESS;
+}
+
+int main(int argc, char **argv)
+{
+	hs_cli_set_prog(hs_privs_init(argc, argv, "hs-ldif"));
+	parse_options(argc, argv);
+	if (!hs_privs_caller_is_root())
+		hs_die(E_FAILURE, "Permission denied.");
+	return export_main();
+}
