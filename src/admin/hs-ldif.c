@@ -1,6 +1,7 @@
 /* hs-ldif: move accounts between the tree and a directory server.
  *
  *     hs-ldif export -b BASE [-o FILE] [--rfc2307bis] (--all | USER...)
+ *     hs-ldif import [FILE]
  *
  * Root only, installed plain.  export writes LDIF content records for the
  * posixAccount, shadowAccount and inetOrgPerson classes (one entry per
@@ -14,17 +15,30 @@
  * to a file others may read, unless --force says so; -o creates its file
  * 0600 and never over an existing one.  Everything is read and checked
  * first; a user that cannot be read stops the export before a byte is
- * written. */
+ * written.
+ *
+ * import is the way back, for the few local accounts a site keeps (root's
+ * break-glass admins): each posixAccount entry becomes a line of
+ * newusers' batch, with its {CRYPT} hash as it is (-c NONE) and its
+ * shadow* attributes (--aging), and newusers creates them all or none
+ * (--create-only: a name or uid already here fails the batch), through
+ * its locks, its checks and its transaction journal: no second copy of
+ * that machinery here. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
+#include <strings.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "hs-build-config.h"
 
 #include "accountdb.h"
 #include "cli.h"
@@ -48,13 +62,15 @@ static struct {
 	const char *base;       /* -b */
 	const char *output;     /* -o */
 	bool all, force, rfc2307bis, no_groups, no_containers;
+	bool import, allow_legacy;
 	char **users;
 	int n_users;
 } o;
 
 static _Noreturn void usage(int status)
 {
-	hs_cli_usage(status, "export -b BASE [options] (--all | USER...)",
+	hs_cli_usage(status, "export -b BASE [options] (--all | USER...)\n"
+		     "       hs-ldif import [--allow-legacy] [FILE]",
 		     "  -a, --all                     every regular user (UID_MIN..UID_MAX)\n"
 		     "  -b, --base BASE               the directory's base DN (dc=example,dc=org)\n"
 		     "  -f, --force                   write to a terminal or to a file others\n"
@@ -63,15 +79,18 @@ static _Noreturn void usage(int status)
 		     "      --no-containers           no ou=People and ou=Group entries\n"
 		     "      --no-groups               no group entries\n"
 		     "  -o, --output FILE             write to FILE, created 0600 (it must not exist)\n"
-		     "      --rfc2307bis              groups as groupOfNames with member DNs\n",
+		     "      --rfc2307bis              groups as groupOfNames with member DNs\n"
+		     "      --allow-legacy            import: allow MD5 and SHA256 hashes\n",
 		     "\n");
 }
 
 static void parse_options(int argc, char **argv)
 {
-	enum { OPT_VERSION = 256, OPT_RFC2307BIS, OPT_NO_GROUPS, OPT_NO_CONTAINERS };
+	enum { OPT_VERSION = 256, OPT_RFC2307BIS, OPT_NO_GROUPS, OPT_NO_CONTAINERS,
+	       OPT_ALLOW_LEGACY };
 	static const struct option longopts[] = {
 		{ "all",           no_argument,       NULL, 'a' },
+		{ "allow-legacy",  no_argument,       NULL, OPT_ALLOW_LEGACY },
 		{ "base",          required_argument, NULL, 'b' },
 		{ "force",         no_argument,       NULL, 'f' },
 		{ "help",          no_argument,       NULL, 'h' },
@@ -94,14 +113,26 @@ static void parse_options(int argc, char **argv)
 		case OPT_RFC2307BIS: o.rfc2307bis = true; break;
 		case OPT_NO_GROUPS: o.no_groups = true; break;
 		case OPT_NO_CONTAINERS: o.no_containers = true; break;
+		case OPT_ALLOW_LEGACY: o.allow_legacy = true; break;
 		case OPT_VERSION: hs_print_version();
 		default: usage(E_USAGE);
 		}
 	}
-	if (optind >= argc || strcmp(argv[optind], "export") != 0)
+	if (optind >= argc)
+		usage(E_USAGE);
+	o.import = strcmp(argv[optind], "import") == 0;
+	if (!o.import && strcmp(argv[optind], "export") != 0)
 		usage(E_USAGE);
 	o.users = argv + optind + 1;
 	o.n_users = argc - optind - 1;
+	if (o.import) {
+		if (o.base || o.output || o.all || o.force || o.rfc2307bis || o.no_groups ||
+		    o.no_containers || o.n_users > 1)
+			usage(E_USAGE);
+		return;
+	}
+	if (o.allow_legacy)
+		usage(E_USAGE);
 	if (!o.base)
 		hs_die(E_USAGE, "export needs the base DN (-b dc=example,dc=org)");
 	if (o.all == (o.n_users > 0))
@@ -498,11 +529,236 @@ static int export_main(void)
 	return E_SUCCESS;
 }
 
+/* ---- import ---- */
+
+/* What an import may read: far more than any break-glass set. */
+#define IMPORT_BYTES_MAX (64u << 20)
+/* newusers' fields, then --aging's */
+enum { N_NAME, N_HASH, N_UID, N_GID, N_GECOS, N_DIR, N_SHELL, N_LSTCHG, N_MIN, N_MAX,
+       N_WARN, N_INACT, N_EXPIRE, N_FIELDS };
+
+static void read_all(int fd, const char *what, struct hs_buf *in)
+{
+	char chunk[8192];
+	ssize_t n;
+
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			hs_die(E_FAILURE, "cannot read %s: %s", what, strerror(errno));
+		if (in->len + (size_t)n > IMPORT_BYTES_MAX)
+			hs_die(E_FAILURE, "%s holds more than %u MiB", what, IMPORT_BYTES_MAX >> 20);
+		if (hs_strbuf_append(in, chunk, (size_t)n) < 0)
+			hs_die(E_FAILURE, "out of memory");
+	}
+	hs_wipe(chunk, sizeof(chunk));
+}
+
+/* The entry's one value of attr (NULL when it has none); a second value
+ * is an error, as is one that cannot go into a field of /etc/passwd. */
+static const char *single(const struct hs_ldif_entry *e, const char *attr)
+{
+	const struct hs_ldif_value *v;
+	size_t i = 0;
+	char shown[160];
+
+	v = hs_ldif_next(e, attr, &i);
+	if (!v)
+		return NULL;
+	if (hs_ldif_next(e, attr, &i))
+		hs_die(E_FAILURE, "line %lu: %s: more than one %s", e->lineno,
+		       hs_printable(e->dn, shown, sizeof(shown)), attr);
+	if (!hs_records_field_valid(v->value) || strlen(v->value) != v->len)
+		hs_die(E_FAILURE, "line %lu: %s: %s holds a ':', a newline or a control "
+		       "character: '%s'", e->lineno, hs_printable(e->dn, shown, sizeof(shown)),
+		       attr, hs_printable_len(v->value, v->len, shown, sizeof(shown)));
+	return v->value;
+}
+
+static const char *required(const struct hs_ldif_entry *e, const char *attr)
+{
+	const char *v = single(e, attr);
+	char shown[160];
+
+	if (!v)
+		hs_die(E_FAILURE, "line %lu: %s: no %s", e->lineno,
+		       hs_printable(e->dn, shown, sizeof(shown)), attr);
+	return v;
+}
+
+static const char *number(const struct hs_ldif_entry *e, const char *attr, bool need,
+			  unsigned long max)
+{
+	const char *v = need ? required(e, attr) : single(e, attr);
+	char shown[160];
+
+	/* "-1" is how some directories spell an unset shadow field */
+	if (!v || (!need && strcmp(v, "-1") == 0))
+		return "";
+	if (hs_parse_ulong(v, 0, max, &(unsigned long){ 0 }) < 0)
+		hs_die(E_FAILURE, "line %lu: %s: invalid %s '%s'", e->lineno,
+		       hs_printable(e->dn, shown, sizeof(shown)), attr, v);
+	return v;
+}
+
+/* The hash of userPassword: only {CRYPT} values become a local hash. */
+static const char *crypt_hash(const struct hs_ldif_entry *e)
+{
+	const char *v = single(e, "userPassword");
+	char shown[160];
+
+	if (!v)
+		return "";      /* newusers leaves the account locked */
+	if (strncasecmp(v, "{CRYPT}", 7) != 0 || !v[7])
+		hs_die(E_FAILURE, "line %lu: %s: userPassword is not a {CRYPT} hash; only a "
+		       "crypt(3) hash can serve a local account (set a password afterwards)",
+		       e->lineno, hs_printable(e->dn, shown, sizeof(shown)));
+	return v + 7;
+}
+
+/* gidNumber: a group that exists here under another name than the LDIF
+ * gives it is a collision; a group the LDIF names that does not exist here
+ * is made by newusers only when it is named after the user. */
+static void check_group(const struct hs_ldif *l, const struct hs_ldif_entry *e,
+			struct hs_accountdb *gr, const char *user, const char *gid)
+{
+	const char *ldif_name = NULL;
+	unsigned long id = strtoul(gid, NULL, 10);
+	long here = hs_accountdb_find_id(gr, id);
+
+	for (size_t i = 0; i < l->n && !ldif_name; i++) {
+		if (!hs_ldif_has_class(&l->e[i], "posixGroup"))
+			continue;
+		if (strcmp(number(&l->e[i], "gidNumber", true, HS_ID_MAX), gid) == 0)
+			ldif_name = required(&l->e[i], "cn");
+	}
+	if (here >= 0 && ldif_name && strcmp(hs_accountdb_get(gr, (size_t)here)->gr.name,
+					     ldif_name) != 0)
+		hs_die(E_FAILURE, "line %lu: user '%s': GID %s is group '%s' here, not '%s'",
+		       e->lineno, user, gid, hs_accountdb_get(gr, (size_t)here)->gr.name, ldif_name);
+	if (here < 0 && ldif_name && strcmp(ldif_name, user) != 0)
+		hs_die(E_FAILURE, "line %lu: user '%s': the primary group '%s' (GID %s) does not "
+		       "exist here; create it first (groupadd -g %s %s)", e->lineno, user,
+		       ldif_name, gid, gid, ldif_name);
+}
+
+/* One posixAccount entry as a line of newusers --aging. */
+static void account_line(const struct hs_ldif *l, const struct hs_ldif_entry *e,
+			 struct hs_accountdb *gr, struct hs_buf *batch)
+{
+	const char *f[N_FIELDS];
+	const char *gecos;
+	size_t i = 0;
+	char shown[160];
+
+	f[N_NAME] = required(e, "uid");
+	if (!hs_names_user_valid(f[N_NAME]))
+		hs_die(E_FAILURE, "line %lu: invalid user name '%s'", e->lineno,
+		       hs_printable(f[N_NAME], shown, sizeof(shown)));
+	f[N_HASH] = crypt_hash(e);
+	f[N_UID] = number(e, "uidNumber", true, HS_ID_MAX);
+	f[N_GID] = number(e, "gidNumber", true, HS_ID_MAX);
+	gecos = single(e, "gecos");
+	if (!gecos && hs_ldif_next(e, "cn", &i)) {
+		gecos = e->v[i - 1].value;      /* the first cn; fields checked below */
+		if (strlen(gecos) != e->v[i - 1].len)
+			hs_die(E_FAILURE, "line %lu: user '%s': a NUL byte in cn", e->lineno,
+			       f[N_NAME]);
+	}
+	f[N_GECOS] = gecos ? gecos : "";
+	f[N_DIR] = required(e, "homeDirectory");
+	f[N_SHELL] = single(e, "loginShell");
+	f[N_SHELL] = f[N_SHELL] ? f[N_SHELL] : "";
+	f[N_LSTCHG] = number(e, "shadowLastChange", false, HS_DAYS_MAX);
+	f[N_MIN] = number(e, "shadowMin", false, HS_DAYS_MAX);
+	f[N_MAX] = number(e, "shadowMax", false, HS_DAYS_MAX);
+	f[N_WARN] = number(e, "shadowWarning", false, HS_DAYS_MAX);
+	f[N_INACT] = number(e, "shadowInactive", false, HS_DAYS_MAX);
+	f[N_EXPIRE] = number(e, "shadowExpire", false, HS_DAYS_MAX);
+	check_group(l, e, gr, f[N_NAME], f[N_GID]);
+	for (int k = 0; k < N_FIELDS; k++) {
+		/* the one check that keeps every value inside its field */
+		if (!hs_records_field_valid(f[k]))
+			hs_die(E_FAILURE, "line %lu: user '%s': a ':', newline or control "
+			       "character in a value", e->lineno, f[N_NAME]);
+		if ((k > 0 && hs_strbuf_append(batch, ":", 1) < 0) ||
+		    hs_strbuf_append(batch, f[k], strlen(f[k])) < 0)
+			hs_die(E_FAILURE, "out of memory");
+	}
+	if (hs_strbuf_append(batch, "\n", 1) < 0)
+		hs_die(E_FAILURE, "out of memory");
+}
+
+/* newusers -c NONE --create-only --aging, the batch on its stdin. */
+static int run_newusers(const struct hs_buf *batch)
+{
+	const char *argv[] = { "newusers", "-c", "NONE", "--create-only", "--aging",
+			       o.allow_legacy ? "--allow-legacy" : NULL, NULL };
+	int pipefd[2], status;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		hs_die(E_FAILURE, "cannot run %s: %s", HS_NEWUSERS, strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		hs_die(E_FAILURE, "cannot run %s: %s", HS_NEWUSERS, strerror(errno));
+	if (pid == 0) {
+		if (dup2(pipefd[0], STDIN_FILENO) < 0)
+			_exit(E_FAILURE);
+		execv(HS_NEWUSERS, (char *const *)argv);
+		hs_warn("cannot run %s: %s", HS_NEWUSERS, strerror(errno));
+		_exit(E_FAILURE);
+	}
+	hs_close(pipefd[0]);
+	/* a newusers that stopped reading (it failed) ends the write: its
+	 * message says why */
+	signal(SIGPIPE, SIG_IGN);
+	(void)hs_write_full(pipefd[1], batch->data, batch->len);
+	hs_close(pipefd[1]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			hs_die(E_FAILURE, "cannot wait for newusers: %s", strerror(errno));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : E_FAILURE;
+}
+
+static int import_main(void)
+{
+	struct hs_buf in = { 0 }, batch = { 0 };
+	struct hs_accountdb gr = HS_ACCOUNTDB_INIT;
+	struct hs_err err = HS_ERR_INIT;
+	struct hs_ldif l;
+	const char *what = o.n_users ? o.users[0] : "standard input";
+	size_t n = 0;
+	int fd = STDIN_FILENO, status;
+
+	if (o.n_users && (fd = open(o.users[0], O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
+		hs_die(E_FAILURE, "cannot open %s: %s", what, strerror(errno));
+	read_all(fd, what, &in);
+	if (hs_ldif_parse(in.data ? in.data : "", in.len, &l, &err) < 0)
+		hs_die(E_FAILURE, "%s: %s", what, err.msg);
+	hs_strbuf_free(&in);
+	load_db(&gr, HS_DB_GROUP, HS_ETC_GROUP);
+	for (size_t i = 0; i < l.n; i++) {
+		if (!hs_ldif_has_class(&l.e[i], "posixAccount"))
+			continue;
+		account_line(&l, &l.e[i], &gr, &batch);
+		n++;
+	}
+	hs_ldif_free(&l);
+	hs_accountdb_free(&gr);
+	if (n == 0)
+		hs_die(E_FAILURE, "%s: no posixAccount entry", what);
+	status = run_newusers(&batch);
+	hs_strbuf_free(&batch);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	hs_cli_set_prog(hs_privs_init(argc, argv, "hs-ldif"));
 	parse_options(argc, argv);
 	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");
-	return export_main();
+	return o.import ? import_main() : export_main();
 }

@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+import grouptools
 import ldapserver
 import sandbox
 
@@ -319,3 +320,110 @@ def test_slapd_keeps_the_utf8_name(directory):
     out = directory.search("uid=erin", "cn")
     m = re.search(r"^cn:: (\S+)$", out, re.M)
     assert m and base64.b64decode(m.group(1)).decode() == " Érin Ñoño <x>"
+
+
+# ---- import: the way back, through newusers ----
+
+IMPORT_STATE = ["/etc/passwd", "/etc/group", "/etc/gshadow", "/etc/subuid", "/etc/subgid"]
+
+
+def files_state(sb):
+    out = {p: sb.read_bytes(p) for p in IMPORT_STATE if sb.exists(p)}
+    for d in ("/etc/hardened-shadow", "/home"):
+        out[d] = sorted(sb.run(["/bin/ls", "-A", d]).stdout.split())
+    return out
+
+
+@pytest.fixture
+def target(sb):
+    """A fresh tree system with one local account of its own, keeper."""
+    sb.add_classic_user("keeper", password="Keeper-Pine-77", uid=1500)
+    sb.use_hardened_tree()
+    return sb
+
+
+def import_(sb, ldif, *args):
+    sb.write("/tmp/in.ldif", ldif, mode=0o600)
+    return sb.run([HS_LDIF, "import"] + list(args) + ["/tmp/in.ldif"], check=False)
+
+
+def test_import_round_trip(users, target):
+    """alice, bob and dave exported here and imported there: the same ids, GECOS, home,
+    shell, hash (still locked for dave) and aging; alice's password works there."""
+    ldif = export(users, "alice", "bob", "dave").stdout
+    res = import_(target, ldif)
+    assert res.returncode == 0, res
+    for name in ("alice", "bob", "dave"):
+        here, there = users.getpwnam(name), target.getpwnam(name)
+        assert (there.uid, there.gid, there.home) == (here.uid, here.gid, here.home)
+        assert tree_hash(target, name) == tree_hash(users, name)
+        assert target.run(["/usr/bin/chage", "-l", name]).stdout == \
+            users.run(["/usr/bin/chage", "-l", name]).stdout
+        assert target.getgrnam(name)[1] == here.gid
+        assert target.read("/etc/hardened-shadow/%s/shell" % name) == "/bin/bash\n"
+    assert target.getpwnam("alice").gecos == "Alice Liddell,1,2,3"
+    assert tree_hash(target, "dave").startswith("!")
+    helper = "/usr/libexec/hardened-shadow/password-helper"
+    ok = target.run([helper, "verify", "alice"], user="alice", input=PASSWORDS["alice"],
+                    check=False)
+    assert ok.returncode == 0, ok
+    bad = target.run([helper, "verify", "alice"], user="alice", input="wrong", check=False)
+    assert bad.returncode != 0
+
+
+def test_import_collisions_change_nothing(users, target):
+    """A name or a uid the system has already, a group whose gid means another group here:
+    the whole batch is refused and every file stays byte for byte."""
+    ldif = export(users, "--no-containers", "alice", "bob").stdout
+    keeper = target.getpwnam("keeper")
+    before = files_state(target)
+    same_name = ldif + ("dn: uid=keeper,ou=People,%s\nobjectClass: posixAccount\n"
+                        "objectClass: account\nuid: keeper\ncn: keeper\nuidNumber: 4200\n"
+                        "gidNumber: %d\nhomeDirectory: /home/k\n\n" % (BASE, keeper.gid))
+    res = import_(target, same_name)
+    assert res.returncode == 1 and "user 'keeper' already exists" in res.stderr, res
+    assert files_state(target) == before
+    same_uid = ldif.replace("uidNumber: %d" % users.getpwnam("bob").uid,
+                            "uidNumber: %d" % keeper.uid)
+    res = import_(target, same_uid)
+    assert res.returncode == 1 and "UID %d is already used" % keeper.uid in res.stderr, res
+    assert files_state(target) == before
+    target.run(["/usr/sbin/groupadd", "-g", str(users.getpwnam("alice").gid), "other"])
+    before = files_state(target)
+    res = import_(target, ldif)
+    assert res.returncode == 1 and "is group 'other' here, not 'alice'" in res.stderr, res
+    assert files_state(target) == before
+
+
+def test_import_refuses_other_hashes_and_injections(target):
+    """Only {CRYPT} hashes; a base64 value that would add a field or a line (':' or a
+    newline) is refused before newusers sees anything."""
+    before = files_state(target)
+    entry = ("dn: uid=zed,ou=People,%s\nobjectClass: posixAccount\nobjectClass: account\n"
+             "uid: zed\ncn: zed\nuidNumber: 4100\ngidNumber: 4100\nhomeDirectory: /home/zed\n"
+             % BASE)
+    res = import_(target, entry + "userPassword: {SSHA}c2FsdGVkaGFzaA==\n\n")
+    assert res.returncode == 1 and "userPassword is not a {CRYPT} hash" in res.stderr
+    evil = base64.b64encode(b"Zed\nmallory:x:0:0::/root:/bin/sh").decode()
+    res = import_(target, entry + "gecos:: %s\n\n" % evil)
+    assert res.returncode == 1 and "gecos holds a ':', a newline" in res.stderr, res
+    evil = base64.b64encode(b"/home/zed:0").decode()
+    res = import_(target, entry.replace("homeDirectory: /home/zed",
+                                        "homeDirectory:: " + evil) + "\n")
+    assert res.returncode == 1 and "homeDirectory holds a ':'" in res.stderr, res
+    res = import_(target, entry + "changetype: add\n\n")
+    assert res.returncode == 1 and "change records are not supported" in res.stderr
+    assert files_state(target) == before
+    assert target.getpwnam("mallory") is None
+
+
+def test_import_failure_halfway_leaves_nothing(users, target):
+    """/etc/passwd cannot be replaced (a mount point): newusers has written group and
+    gshadow and the new directories when it fails; all of it is undone."""
+    before = files_state(target)
+    ldif = export(users, "alice", "bob").stdout
+    with grouptools.bind_mounted(target.root + "/etc/passwd"):
+        res = import_(target, ldif)
+    assert res.returncode == 1 and "cannot write /etc/passwd" in res.stderr, res
+    assert "changes undone: nothing was changed" in res.stderr
+    assert files_state(target) == before
