@@ -241,6 +241,7 @@ enum source {
 	SRC_HELPER,    /* no access: ask the setgid password helper */
 	SRC_UNKNOWN,   /* no such user (or an invalid name) */
 	SRC_NOENTRY,   /* in passwd, but no entry in the tree */
+	SRC_FOREIGN,   /* not in /etc/passwd: another NSS source's (LDAP), not ours */
 	SRC_ERROR,     /* hostile or unreadable entry: logged */
 };
 
@@ -279,6 +280,25 @@ static void entry_done(struct entry *e)
 /* Find the user and, when this process may, read their shadow file.
  * EACCES anywhere means "this process cannot read it": the helper's
  * case. */
+/* Is name a line of /etc/passwd itself?  Any doubt (unreadable, a line
+ * too long) says yes: the account is then treated as a broken local one,
+ * as before there were other sources. */
+static bool in_passwd_file(const char *name)
+{
+	FILE *f = fopen(HS_ETC_PASSWD, "re");
+	struct passwd pw, *res;
+	char buf[4 * HS_PATH_FIELD_MAX];
+	bool found = false;
+	int r;
+
+	if (!f)
+		return true;
+	while (!found && (r = fgetpwent_r(f, &pw, buf, sizeof buf, &res)) != ENOENT)
+		found = r != 0 || strcmp(pw.pw_name, name) == 0;
+	fclose(f);
+	return found;
+}
+
 static void entry_load(pam_handle_t *pamh, const struct options *o, const char *name,
                        struct entry *e)
 {
@@ -314,6 +334,15 @@ static void entry_load(pam_handle_t *pamh, const struct options *o, const char *
 		if (o->debug)
 			pam_syslog(pamh, LOG_DEBUG, "no access to the entry of %s, asking %s", name,
 			           HS_PASSWORD_HELPER);
+		return;
+	}
+	if (r == -ENOENT && e->treefd >= 0 && e->udirfd < 0 && !in_passwd_file(name)) {
+		/* a directory's account (passwd: files ldap): the next module's,
+		 * without a log line or a dummy hash at each of its logins */
+		e->src = SRC_FOREIGN;
+		if (o->debug)
+			pam_syslog(pamh, LOG_DEBUG, "%s is not in %s: left to the next module", name,
+			           HS_ETC_PASSWD);
 		return;
 	}
 	if (r == -ENOENT && e->treefd >= 0 && e->udirfd < 0) {
@@ -677,6 +706,9 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 			pam_syslog(pamh, LOG_NOTICE, "check pass; user unknown");
 		r = PAM_USER_UNKNOWN;
 		break;
+	case SRC_FOREIGN:
+		r = PAM_USER_UNKNOWN;
+		break;
 	case SRC_NOENTRY:
 	case SRC_ERROR:
 	default:
@@ -722,6 +754,7 @@ static int load_aging(pam_handle_t *pamh, const struct options *o, struct entry 
 		}
 		return PAM_SUCCESS;
 	case SRC_UNKNOWN:
+	case SRC_FOREIGN:
 		return PAM_USER_UNKNOWN;
 	default:
 		return PAM_AUTHINFO_UNAVAIL;
@@ -750,9 +783,13 @@ PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const c
 	entry_init(&e);
 	entry_load(pamh, &o, name, &e);
 	r = load_aging(pamh, &o, &e, &lstchg, &aging);
+	bool foreign = e.src == SRC_FOREIGN;
+
 	entry_done(&e);
 	if (r == PAM_USER_UNKNOWN) {
-		pam_syslog(pamh, LOG_ALERT, "could not identify user (from getpwnam(%s))", name);
+		if (!foreign)
+			pam_syslog(pamh, LOG_ALERT, "could not identify user (from getpwnam(%s))",
+			           name);
 		return r;
 	}
 	if (r != PAM_SUCCESS)
@@ -861,7 +898,8 @@ static int change_allowed(pam_handle_t *pamh, const struct options *o, const str
 		return PAM_AUTHTOK_ERR;
 	}
 	if (e->src != SRC_DIRECT)
-		return e->src == SRC_UNKNOWN ? PAM_USER_UNKNOWN : PAM_AUTHINFO_UNAVAIL;
+		return e->src == SRC_UNKNOWN || e->src == SRC_FOREIGN ? PAM_USER_UNKNOWN
+		                                                      : PAM_AUTHINFO_UNAVAIL;
 	return PAM_SUCCESS;
 }
 
@@ -1098,7 +1136,7 @@ PAM_EXTERN int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc, const c
 		return r;
 	entry_init(&e);
 	entry_load(pamh, &o, name, &e);
-	if (e.src == SRC_UNKNOWN) {
+	if (e.src == SRC_UNKNOWN || e.src == SRC_FOREIGN) {
 		pam_syslog(pamh, LOG_DEBUG, "user \"%s\" does not exist in /etc/passwd", name);
 		entry_done(&e);
 		return PAM_USER_UNKNOWN;

@@ -6,9 +6,12 @@ Debian's slapd and ldap-utils are not installed anywhere: tools/ldap-packages un
 start a daemon).  slapd runs from there as `nobody`, with its own slapd.conf, an mdb
 database and a unix socket (ldapi://) in the root's /tmp, and the core, cosine, nis and
 inetorgperson schemas of the package.  It dies with the sandbox (Sandbox.close kills what
-is left) or with stop()."""
+is left) or with stop().  start_nslcd puts Debian's nslcd (libnss-ldapd, libpam-ldapd) into
+the root beside it, with nsswitch.conf and a PAM stack (PAM_STACK) that ask our module
+first and pam_ldap after it."""
 
 import os
+import re
 import subprocess
 import time
 import urllib.parse
@@ -17,6 +20,31 @@ BASE_DN = "dc=example,dc=org"
 ADMIN_DN = "cn=admin," + BASE_DN
 ADMIN_PW = "directory-admin-pw"
 HERE = os.path.dirname(os.path.abspath(__file__))
+LIBDIR = "/lib/x86_64-linux-gnu"
+
+# The root's common-* with libpam-ldapd beside our module.
+PAM_STACK = {
+    # ours decides for every account it has (a wrong password or an expired account
+    # ends there: die); an account it does not know goes on to pam_ldap
+    "auth": "auth\t[success=2 user_unknown=ignore default=die]\t"
+            "pam_hardened_shadow.so\n"
+            "auth\t[success=1 default=ignore]\tpam_ldap.so minimum_uid=1000 use_first_pass\n"
+            "auth\trequisite\tpam_deny.so\n"
+            "auth\trequired\tpam_permit.so\n",
+    "account": "account\t[success=2 new_authtok_reqd=done user_unknown=ignore "
+               "default=die]\tpam_hardened_shadow.so\n"
+               "account\t[success=1 new_authtok_reqd=done default=ignore]\tpam_ldap.so "
+               "minimum_uid=1000\n"
+               "account\trequisite\tpam_deny.so\n"
+               "account\trequired\tpam_permit.so\n",
+    "password": "password\t[success=2 user_unknown=ignore default=die]\t"
+                "pam_hardened_shadow.so yescrypt\n"
+                "password\t[success=1 default=ignore]\tpam_ldap.so minimum_uid=1000 "
+                "try_first_pass\n"
+                "password\trequisite\tpam_deny.so\n"
+                "password\trequired\tpam_permit.so\n",
+    "session": "session\trequired\tpam_permit.so\n",
+}
 
 
 class PackagesMissing(Exception):
@@ -104,3 +132,36 @@ class Slapd:
                 self.proc.kill()
                 self.proc.wait()
         self.proc.stderr.close()
+
+
+def start_nslcd(sb, pkgroot, server, message):
+    """nslcd and its two modules into the root, configured for server (password changes
+    answered with message), started in the root (its socket in the root's /run); the
+    root's nsswitch.conf and PAM stack pointed at it.  Returns the Popen."""
+    for src, dst, mode in (("/usr/sbin/nslcd", "/usr/sbin/nslcd", 0o755),
+                           (LIBDIR + "/libnss_ldap.so.2", LIBDIR + "/libnss_ldap.so.2", 0o644),
+                           (LIBDIR + "/security/pam_ldap.so", LIBDIR + "/security/pam_ldap.so",
+                            0o644)):
+        with open(pkgroot + src, "rb") as f:
+            sb.write(dst, f.read(), mode=mode)
+    sb.write("/etc/nslcd.conf",
+             "uid nobody\ngid nogroup\nuri %s\nbase %s\n"
+             "pam_password_prohibit_message \"%s\"\n" % (server.url, server.base_dn, message),
+             mode=0o640)
+    sb.run(["/bin/mkdir", "-p", "/run/nslcd"])
+    sb.run(["/bin/chown", "nobody:nogroup", "/run/nslcd"])
+    proc = sb.popen(["/usr/sbin/nslcd", "-n"], stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while not sb.exists("/run/nslcd/socket"):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError("nslcd did not start: %s" % proc.stderr.read())
+        time.sleep(0.1)
+    text = sb.read("/etc/nsswitch.conf")
+    for db, sources in (("passwd", "files ldap"), ("group", "files ldap"),
+                        ("shadow", "hardened_shadow ldap")):
+        text = re.sub(r"^%s:.*$" % db, "%s:         %s" % (db, sources), text, flags=re.M)
+    sb.write("/etc/nsswitch.conf", text)
+    for ptype, stack in PAM_STACK.items():
+        sb.write("/etc/pam.d/common-" + ptype, stack)
+    return proc
