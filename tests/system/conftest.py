@@ -37,3 +37,15 @@ def base(build_dir):
 def sb(base):
     with sandbox.Sandbox(base, size="1g") as s:
         yield s
+
+
+@pytest.fixture(scope="session")
+def ldap_packages(build_dir):
+    """Debian's slapd, ldap-utils and nslcd unpacked in BUILD/ldap (tools/ldap-packages):
+    the directory tests skip, with the reason printed, only when they cannot be had."""
+    import ldapserver
+    try:
+        return ldapserver.packages(build_dir)
+    except ldapserver.PackagesMissing as e:
+        print("SKIP: %s" % e)
+        pytest.skip(str(e))

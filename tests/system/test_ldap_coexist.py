@@ -36,16 +36,7 @@ def tree_hash(sb, name):
 
 
 @pytest.fixture(scope="module")
-def pkgroot(build_dir):
-    try:
-        return ldapserver.packages(build_dir)
-    except ldapserver.PackagesMissing as e:
-        print("SKIP: %s" % e)
-        pytest.skip(str(e))
-
-
-@pytest.fixture(scope="module")
-def site(base, pkgroot):
+def site(base, ldap_packages):
     """keeper local; alice and bob moved to the directory; dora local, with an entry in
     the directory too, and her directory in the tree lost."""
     with sandbox.Sandbox(base, size="1g") as sb:
@@ -54,13 +45,13 @@ def site(base, pkgroot):
         sb.add_classic_user("alice", password=ALICE_PW, maxdays=90)
         sb.add_classic_user("bob", password=BOB_PW)
         sb.use_hardened_tree()
-        server = ldapserver.Slapd(sb, pkgroot)
+        server = ldapserver.Slapd(sb, ldap_packages)
         server.add_base()
         server.add(sb.run([HS_LDIF, "export", "-b", BASE, "alice", "bob", "dora"]).stdout)
         sb.run(["/bin/rm", "-rf", "/etc/hardened-shadow/dora"])
         sb.run(["/usr/sbin/userdel", "alice"])
         sb.run(["/usr/sbin/userdel", "bob"])
-        nslcd = ldapserver.start_nslcd(sb, pkgroot, server, DIRECTORY_MSG)
+        nslcd = ldapserver.start_nslcd(sb, ldap_packages, server, DIRECTORY_MSG)
         sb.server = server
         yield sb
         nslcd.terminate()

@@ -236,18 +236,9 @@ def test_export_output_file_is_0600_and_new(users):
 # ---- a real directory server ----
 
 @pytest.fixture(scope="module")
-def pkgroot(build_dir):
-    try:
-        return ldapserver.packages(build_dir)
-    except ldapserver.PackagesMissing as e:
-        print("SKIP: %s" % e)
-        pytest.skip(str(e))
-
-
-@pytest.fixture(scope="module")
-def directory(users, pkgroot):
+def directory(users, ldap_packages):
     """slapd in the users' root, loaded with the export of --all."""
-    server = ldapserver.Slapd(users, pkgroot)
+    server = ldapserver.Slapd(users, ldap_packages)
     server.add_base()
     ldif = export(users, "--all").stdout
     res = server.add(ldif)
