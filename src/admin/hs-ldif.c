@@ -331,7 +331,8 @@ static void read_user(struct export *x, const struct hs_passwd *pw, char *buf, s
 	const char *file = NULL;
 	int r = ufd;
 
-	if (r >= 0 && (r = hs_userdir_read_shadow(ufd, pw->uid, buf, size, sh)) < 0)
+	/* shadow's strings point into the first half, shell's into the second */
+	if (r >= 0 && (r = hs_userdir_read_shadow(ufd, pw->uid, buf, size / 2, sh)) < 0)
 		file = "shadow";
 	if (r >= 0 && (r = hs_userdir_read_aging(ufd, ag)) < 0)
 		file = "aging";
