@@ -222,7 +222,8 @@ static void write_output(const struct hs_buf *ldif)
 
 struct export {
 	struct hs_accountdb pw, gr;
-	int treefd;
+	struct hs_accountdb sp;         /* a classic system's /etc/shadow (no tree) */
+	int treefd;                     /* -1 on a classic system */
 	size_t *users;          /* indexes into pw of the users to export */
 	size_t n;
 	bool *marked;           /* by index into pw: exported */
@@ -322,21 +323,45 @@ static void add_aging(struct export *x, const struct hs_shadow *sh, const struct
 		add(x, "shadowFlag", ag->flag);
 }
 
+/* A classic system: USER's /etc/shadow line, or the hash in /etc/passwd
+ * when there is none (no aging then). */
+static void read_classic(struct export *x, const struct hs_passwd *pw, struct hs_shadow *sh,
+			 struct hs_aging *ag)
+{
+	long i = x->sp.present ? hs_accountdb_find(&x->sp, pw->name) : -1;
+	const struct hs_spwd *sp = i >= 0 ? &hs_accountdb_get(&x->sp, (size_t)i)->sp : NULL;
+
+	hs_records_aging_init_unset(ag);
+	*sh = (struct hs_shadow){ .hash = strcmp(pw->passwd, "x") ? pw->passwd : "!",
+				  .lstchg = HS_UNSET };
+	if (!sp)
+		return;
+	*sh = (struct hs_shadow){ .hash = sp->hash, .lstchg = sp->lstchg };
+	*ag = (struct hs_aging){ .min = sp->min, .max = sp->max, .warn = sp->warn,
+				 .inact = sp->inact, .expire = sp->expire };
+	snprintf(ag->flag, sizeof(ag->flag), "%s", sp->flag);
+}
+
 /* Read USER's three files; dies naming the file that cannot be read. */
 static void read_user(struct export *x, const struct hs_passwd *pw, char *buf, size_t size,
 		      struct hs_shadow *sh, struct hs_aging *ag, const char **shell)
 {
 	char path[HS_PATHBUF_USER];
-	_cleanup_close_ int ufd = hs_userdir_open(x->treefd, pw->name, pw->uid, NULL);
+	_cleanup_close_ int ufd = x->treefd < 0 ? -1
+				 : hs_userdir_open(x->treefd, pw->name, pw->uid, NULL);
 	const char *file = NULL;
 	int r = ufd;
 
+	*shell = pw->shell;
+	if (x->treefd < 0) {
+		read_classic(x, pw, sh, ag);
+		return;
+	}
 	/* shadow's strings point into the first half, shell's into the second */
 	if (r >= 0 && (r = hs_userdir_read_shadow(ufd, pw->uid, buf, size / 2, sh)) < 0)
 		file = "shadow";
 	if (r >= 0 && (r = hs_userdir_read_aging(ufd, ag)) < 0)
 		file = "aging";
-	*shell = pw->shell;
 	if (r >= 0 && strcmp(pw->shell, HS_SHELL_PROXY) == 0 &&
 	    (r = hs_userdir_read_shell(ufd, pw->uid, buf + size / 2, size / 2, shell)) < 0)
 		file = "shell";
@@ -486,7 +511,8 @@ static void select_users(struct export *x, const struct hs_id_range *regular)
 
 static int export_main(void)
 {
-	struct export x = { .pw = HS_ACCOUNTDB_INIT, .gr = HS_ACCOUNTDB_INIT, .treefd = -1,
+	struct export x = { .pw = HS_ACCOUNTDB_INIT, .gr = HS_ACCOUNTDB_INIT,
+			    .sp = HS_ACCOUNTDB_INIT, .treefd = -1,
 			    .primary = HS_IDSET_INIT };
 	struct hs_id_range users_range, groups_range;
 	struct hs_config *defs = NULL;
@@ -504,8 +530,12 @@ static int export_main(void)
 	hs_config_free(defs);
 	load_db(&x.pw, HS_DB_PASSWD, HS_ETC_PASSWD);
 	load_db(&x.gr, HS_DB_GROUP, HS_ETC_GROUP);
+	/* a tree system is one with /etc/hardened-shadow, as for useradd */
 	x.treefd = hs_userdir_open_tree();
-	if (x.treefd < 0)
+	if (x.treefd == -ENOENT && hs_accountdb_load(&x.sp, HS_DB_SHADOW, HS_ETC_SHADOW,
+						      HS_DB_MISSING_OK) < 0)
+		hs_die(E_FAILURE, "%s", x.sp.error);
+	if (x.treefd < 0 && x.treefd != -ENOENT)
 		hs_die(E_FAILURE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(x.treefd));
 	select_users(&x, &users_range);
 
@@ -527,6 +557,7 @@ static int export_main(void)
 	hs_idset_free(&x.primary);
 	hs_accountdb_free(&x.pw);
 	hs_accountdb_free(&x.gr);
+	hs_accountdb_free(&x.sp);
 	return E_SUCCESS;
 }
 

@@ -418,3 +418,17 @@ def test_import_failure_halfway_leaves_nothing(users, target):
     assert res.returncode == 1 and "cannot write /etc/passwd" in res.stderr, res
     assert "changes undone: nothing was changed" in res.stderr
     assert files_state(target) == before
+
+
+def test_export_classic_system(sb):
+    """Without the tree (before pwconv), the hash and the aging come from /etc/shadow."""
+    sb.add_classic_user("alice", password=PASSWORDS["alice"], maxdays=90, warndays=7,
+                        expiredate="2031-02-03")
+    res = export(sb, "--no-groups", "--no-containers", "alice")
+    a = attrs(parse_ldif(res.stdout), user_dn("alice"))
+    line = [x for x in sb.read("/etc/shadow").splitlines() if x.startswith("alice:")][0]
+    f = line.split(":")
+    assert a["userPassword"] == [("{CRYPT}" + f[1]).encode()]
+    assert a["shadowLastChange"] == [f[2].encode()] and a["shadowMax"] == [b"90"]
+    assert a["shadowWarning"] == [b"7"] and a["shadowExpire"] == [f[7].encode()]
+    assert "shadowInactive" not in a
