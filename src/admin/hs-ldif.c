@@ -159,7 +159,7 @@ static void check_stdout(void)
 {
 	struct stat st;
 
-	if (o.force)
+	if (o.force || o.output)
 		return;
 	if (isatty(STDOUT_FILENO))
 		hs_die(E_FAILURE, "refusing to write password hashes to a terminal; "
@@ -180,8 +180,11 @@ static void confine(void)
 	const char *slash = o.output ? strrchr(o.output, '/') : NULL;
 
 	if (o.output) {
-		snprintf(dir, sizeof(dir), "%.*s", !slash ? 1 : slash == o.output ? 1
-			 : (int)(slash - o.output), slash ? o.output : ".");
+		if (!slash)
+			snprintf(dir, sizeof(dir), ".");
+		else    /* "/x" is in "/" */
+			snprintf(dir, sizeof(dir), "%.*s",
+				 slash == o.output ? 1 : (int)(slash - o.output), o.output);
 		if (!realpath(dir, resolved))
 			hs_die(E_FAILURE, "cannot create %s: %s", o.output, strerror(errno));
 		rule.path = resolved;
@@ -517,8 +520,11 @@ static int export_main(void)
 	struct hs_id_range users_range, groups_range;
 	struct hs_config *defs = NULL;
 
-	if (!base_valid(o.base))
-		hs_die(E_USAGE, "invalid base DN '%s'", o.base);
+	if (!base_valid(o.base)) {
+		char shown[160];
+
+		hs_die(E_USAGE, "invalid base DN '%s'", hs_printable(o.base, shown, sizeof(shown)));
+	}
 	check_stdout();
 	confine();
 	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, NULL, &defs) < 0)

@@ -204,6 +204,11 @@ def test_export_refuses_a_terminal(users):
     assert "CRYPT" not in out and tree_hash(users, "alice") not in out
     status, out = users.pty_run([HS_LDIF, "export", "--force", "-b", BASE, "alice"], [])
     assert status == 0 and "{CRYPT}" + tree_hash(users, "alice") in out.replace("\n ", "")
+    # -o from a terminal: the file gets the hashes, the terminal nothing
+    status, out = users.pty_run([HS_LDIF, "export", "-b", BASE, "-o", "/tmp/tty.ldif",
+                                 "alice"], [])
+    assert status == 0 and out == "", out
+    assert "{CRYPT}" in users.read("/tmp/tty.ldif")
 
 
 def test_export_refuses_a_file_others_may_read(users):
