@@ -159,3 +159,23 @@ def test_directory_user_gets_the_directorys_message(site):
     assert not site.exists("/etc/hardened-shadow/alice")
     # only the module's debug line that alice is none of its business
     assert not [m for m in module_log(site) if int(m[1:m.index(">")]) % 8 != 7]
+
+
+def test_unprivileged_callers(site):
+    """A screen locker runs as the user and cannot read the tree: for keeper our module
+    asks the password helper; for alice (the directory's) it steps aside before any
+    helper runs, and pam_ldap answers.  Neither leaves an error in the log."""
+    keeper = site.getpwnam("keeper").uid
+    alice = int(site.run(["/usr/bin/getent", "passwd", "alice"]).stdout.split(":")[2])
+    site.syslog(clear=True)
+    status, out = pamtester(site, "keeper", KEEPER_PW, as_user=keeper)
+    if status != 0:     # test_local_passwd_changes_the_tree_only ran first
+        status, out = pamtester(site, "keeper", NEW_PW, as_user=keeper)
+    assert status == 0, out
+    status, out = pamtester(site, "alice", ALICE_PW, as_user=alice)
+    assert status == 0, out
+    status, out = pamtester(site, "alice", ALICE_PW + "x", as_user=alice)
+    assert status != 0, out
+    log = site.syslog(clear=True)
+    assert not [m for m in log if "alice" in m and ("pam_hardened_shadow" in m or
+                                                    "password-helper" in m)], log
