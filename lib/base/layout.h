@@ -77,5 +77,10 @@
 #endif
 #define HS_SHELL_PROXY     HS_LIBEXECDIR "/shell-proxy"
 #define HS_SHELL_HELPER    HS_LIBEXECDIR "/shell-helper"
+#ifndef HS_SBINDIR
+#define HS_SBINDIR         "/usr/sbin"
+#endif
+/* hs-ldif import hands its accounts to newusers (one batch machinery) */
+#define HS_NEWUSERS        HS_SBINDIR "/newusers"
 
 #endif

@@ -93,10 +93,14 @@
 #define PASSWORD_MAX 512
 /* What the input may hold in memory, all lines together. */
 #define BATCH_BYTES_MAX (256u * 1024 * 1024)
-enum { F_NAME, F_PASSWD, F_UID, F_GID, F_GECOS, F_DIR, F_SHELL, F_COUNT };
+enum { F_NAME, F_PASSWD, F_UID, F_GID, F_GECOS, F_DIR, F_SHELL, F_COUNT,
+       /* --aging: shadow(5)'s day fields after the seven */
+       F_LSTCHG = F_COUNT, F_MIN, F_MAX, F_WARN, F_INACT, F_EXPIRE, F_ALL };
 
 static struct {
 	bool system, allow_legacy, none;
+	bool create_only;       /* --create-only: no line names an existing user or uid */
+	bool aging;             /* --aging: each line carries its aging fields */
 	const char *method;     /* -c */
 	const char *rounds;     /* -s */
 	const char *file;
@@ -107,7 +111,9 @@ struct line {
 	unsigned long lineno;
 	char *text;             /* the line, split in place; wiped (passwords) */
 	size_t size;
-	char *f[F_COUNT];
+	char *f[F_ALL];
+	long lstchg;            /* the new account's, from --aging or today */
+	struct hs_aging aging;  /* --aging: the line's; else login.defs' */
 	char *hash;             /* the hash to store, NULL: the field was empty */
 	bool hash_owned;        /* hash is malloc'd (not the given field) */
 	/* resolved under the locks */
@@ -149,6 +155,11 @@ static _Noreturn void usage(int status)
 		"  -b, --badname                 allow bad names (not supported)\n"
 		"  -c, --crypt-method METHOD     the crypt method (one of NONE MD5 SHA256 SHA512\n"
 		"                                BCRYPT YESCRYPT)\n"
+		"      --aging                   six more fields per line: LASTCHG:MIN:MAX:\n"
+		"                                WARN:INACT:EXPIRE (shadow(5) days; empty:\n"
+		"                                unset); needs --create-only\n"
+		"      --create-only             refuse a line that names an existing user\n"
+		"                                or a UID already used\n"
 		"  -h, --help                    display this help message and exit\n"
 		"  -r, --system                  create system accounts\n"
 		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
@@ -162,9 +173,11 @@ static _Noreturn void usage(int status)
 
 static void parse_options(int argc, char **argv)
 {
-	enum { OPT_VERSION = 256, OPT_ALLOW_LEGACY };
+	enum { OPT_VERSION = 256, OPT_ALLOW_LEGACY, OPT_CREATE_ONLY, OPT_AGING };
 	static const struct option longopts[] = {
+		{ "aging",        no_argument,       NULL, OPT_AGING },
 		{ "allow-legacy", no_argument,       NULL, OPT_ALLOW_LEGACY },
+		{ "create-only",  no_argument,       NULL, OPT_CREATE_ONLY },
 		{ "badname",      no_argument,       NULL, 'b' },
 		{ "crypt-method", required_argument, NULL, 'c' },
 		{ "help",         no_argument,       NULL, 'h' },
@@ -202,6 +215,12 @@ static void parse_options(int argc, char **argv)
 		case OPT_ALLOW_LEGACY:
 			o.allow_legacy = true;
 			break;
+		case OPT_CREATE_ONLY:
+			o.create_only = true;
+			break;
+		case OPT_AGING:
+			o.aging = true;
+			break;
 		case OPT_VERSION:
 			hs_print_version();
 		default:
@@ -212,6 +231,10 @@ static void parse_options(int argc, char **argv)
 		usage(E_FAILURE);
 	if (optind == argc - 1)
 		o.file = argv[optind];
+	if (o.aging && !o.create_only) {
+		hs_warn("--aging is only allowed with --create-only");
+		usage(E_FAILURE);
+	}
 	if (o.rounds && !o.method) {
 		hs_warn("-s flag is only allowed with the -c flag");
 		usage(E_FAILURE);
@@ -338,8 +361,8 @@ static struct line *seen_add(struct nameset *set, size_t idx)
 	return NULL;
 }
 
-/* Split at ':' into exactly seven fields. */
-static bool split_fields(char *text, char *f[F_COUNT])
+/* Split at ':' into exactly want fields. */
+static bool split_fields(char *text, char *f[F_ALL], int want)
 {
 	int n = 0;
 
@@ -347,12 +370,36 @@ static bool split_fields(char *text, char *f[F_COUNT])
 	for (char *p = text; *p; p++) {
 		if (*p != ':')
 			continue;
-		if (n == F_COUNT)
+		if (n == want)
 			return false;
 		*p = '\0';
 		f[n++] = p + 1;
 	}
-	return n == F_COUNT;
+	return n == want;
+}
+
+/* --aging's six fields: "" (unset) or a day number. */
+static bool parse_aging(struct line *l)
+{
+	long *const days[] = { &l->lstchg, &l->aging.min, &l->aging.max, &l->aging.warn,
+			       &l->aging.inact, &l->aging.expire };
+	char buf[160];
+
+	hs_records_aging_init_unset(&l->aging);
+	for (int i = 0; i < F_ALL - F_LSTCHG; i++) {
+		const char *s = l->f[F_LSTCHG + i];
+		unsigned long v;
+
+		*days[i] = HS_UNSET;
+		if (!s[0])
+			continue;
+		if (hs_parse_ulong(s, 0, HS_DAYS_MAX, &v) < 0) {
+			line_error(l, "invalid day count '%s'", hs_printable(s, buf, sizeof(buf)));
+			return false;
+		}
+		*days[i] = (long)v;
+	}
+	return true;
 }
 
 /* Everything a line can be checked for without the account files. */
@@ -362,10 +409,13 @@ static bool check_alone(struct line *l)
 	const char *problem;
 	int r;
 
-	if (!split_fields(l->text, l->f)) {
-		line_error(l, "invalid line (expected 7 fields separated by ':')");
+	if (!split_fields(l->text, l->f, o.aging ? F_ALL : F_COUNT)) {
+		line_error(l, "invalid line (expected %d fields separated by ':')",
+			   o.aging ? F_ALL : F_COUNT);
 		return false;
 	}
+	if (o.aging && !parse_aging(l))
+		return false;
 	if (!hs_names_user_valid(l->f[F_NAME])) {
 		line_error(l, "invalid user name '%s'", hs_printable(l->f[F_NAME], buf, sizeof(buf)));
 		return false;
@@ -706,7 +756,17 @@ static int add_user(struct ctx *c, struct line *l)
 	bool proxy = false;
 	struct hs_passwd p;
 
-	if (resolve_uid(c, l, &uid) < 0 || resolve_gid(c, l, uid, &gid, &group) < 0)
+	if (!o.aging) {
+		l->lstchg = c->today;
+		l->aging = c->aging;
+	}
+	if (resolve_uid(c, l, &uid) < 0)
+		return -1;
+	if (o.create_only && hs_idset_contains(&c->uids, uid)) {
+		line_error(l, "UID %lu is already used (--create-only)", uid);
+		return -1;
+	}
+	if (resolve_gid(c, l, uid, &gid, &group) < 0)
 		return -1;
 	if (hs_idset_add(&c->uids, uid) < 0)
 		hs_die(E_FAILURE, "out of memory");
@@ -735,8 +795,8 @@ static int add_user(struct ctx *c, struct line *l)
 	} else if (c->sp) {
 		struct hs_spwd sp = {
 			.name = l->f[F_NAME], .hash = l->hash ? l->hash : "!",
-			.lstchg = c->today, .min = c->aging.min, .max = c->aging.max,
-			.warn = c->aging.warn, .inact = c->aging.inact, .expire = c->aging.expire,
+			.lstchg = l->lstchg, .min = l->aging.min, .max = l->aging.max,
+			.warn = l->aging.warn, .inact = l->aging.inact, .expire = l->aging.expire,
 			.flag = "",
 		};
 
@@ -911,7 +971,9 @@ static int resolve_all(struct ctx *c)
 		struct line *l = &b.v[i];
 		long pi = hs_accountdb_find(c->pw, l->f[F_NAME]);
 
-		if (pi >= 0)
+		if (pi >= 0 && o.create_only)
+			line_error(l, "user '%s' already exists (--create-only)", l->f[F_NAME]);
+		else if (pi >= 0)
 			update_user(c, l, pi);
 		else
 			add_user(c, l);
@@ -1051,11 +1113,11 @@ static int tree_restore(struct ctx *c, struct line *l)
  * under a reserved name. */
 static int tree_create(struct ctx *c, struct line *l)
 {
-	struct hs_shadow locked = { .hash = "!", .lstchg = c->today };
+	struct hs_shadow locked = { .hash = "!", .lstchg = l->lstchg };
 	struct work_names *names = &c->names[l - b.v];
 	struct hs_err err = HS_ERR_INIT;
 	int r = hs_txn_work_tree_new(c->treefd, l->f[F_NAME], l->uid, c->auth_gid, &locked,
-				     &c->aging, l->real_shell, &c->work[c->n_work], names->tree_path,
+				     &l->aging, l->real_shell, &c->work[c->n_work], names->tree_path,
 				     names->tree_tmp, &err);
 
 	hs_report(&err);
@@ -1069,7 +1131,7 @@ static int tree_create(struct ctx *c, struct line *l)
 static int tree_set_hash(struct ctx *c, struct line *l)
 {
 	_cleanup_userdir_release_ struct hs_userdir_held held = { c->treefd, -1 };
-	struct hs_shadow sh = { .hash = l->hash, .lstchg = c->today };
+	struct hs_shadow sh = { .hash = l->hash, .lstchg = l->lstchg };
 
 	if (!l->hash || l->tree_work->result < 0)
 		return 0;

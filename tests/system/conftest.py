@@ -45,3 +45,15 @@ def shell_proxy_on(sb):
     default, no, keeps the real shell in /etc/passwd; docs/decisions.md "chsh").  The
     tests of the proxy's paths use it: `pytestmark = pytest.mark.usefixtures(...)`."""
     sb.set_login_defs("SHELL_PROXY", "yes")
+
+
+@pytest.fixture(scope="session")
+def ldap_packages(build_dir):
+    """Debian's slapd, ldap-utils and nslcd unpacked in BUILD/ldap (tools/ldap-packages):
+    the directory tests skip, with the reason printed, only when they cannot be had."""
+    import ldapserver
+    try:
+        return ldapserver.packages(build_dir)
+    except ldapserver.PackagesMissing as e:
+        print("SKIP: %s" % e)
+        pytest.skip(str(e))

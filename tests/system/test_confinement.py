@@ -212,3 +212,22 @@ def test_userdel_cannot_follow_a_symlink_planted_in_the_home(sb):
     assert not sb.exists("/home/alice-elsewhere/confine-probe")
     assert "exited normally" in res.stdout, res.stdout + res.stderr
     assert sb.getpwnam("bob") is None and not sb.exists("/home/bob")
+
+
+@needs_tools
+def test_hs_ldif_export_writes_only_the_directory_of_its_output(sb):
+    """Confined before it reads an account: the directory -o names is writable, /etc and
+    everything else is not (a flaw in reading the users' files cannot plant anything)."""
+    sb.add_classic_user("alice", password="alice-pw")
+    sb.use_hardened_tree()
+    sb.run(["mkdir", "-p", "/root/export"])
+    got, res = probe(sb, ["/usr/sbin/hs-ldif", "export", "-b", "dc=example,dc=org", "-o",
+                          "/root/export/people.ldif", "alice"], "hs_userdir_open_tree",
+                     [("/etc/passwd", O_RDONLY), ("/root/export/confine-probe", O_WRONLY_CREAT),
+                      ("/etc/confine-probe", O_WRONLY_CREAT),
+                      ("/root/confine-probe", O_WRONLY_CREAT),
+                      ("/var/tmp/confine-probe", O_WRONLY_CREAT)])
+    assert all(r[0] >= 0 for r in got[:2]), (got, res.stdout)
+    assert all(refused(r) for r in got[2:]), (got, res.stdout)
+    assert "exited normally" in res.stdout, res.stdout + res.stderr
+    assert "uid=alice" in sb.read("/root/export/people.ldif")

@@ -404,3 +404,29 @@ def test_progress_only_on_a_terminal(tree):
     res = run(tree, argv[1:], input="".join("pp%d:pw-%d::::/home/pp%d:/bin/sh\n" % (i, i, i)
                                             for i in range(3)))
     assert res.returncode == 0 and res.stdout == "" and res.stderr == "", res
+
+
+def test_create_only_and_aging(tree):
+    """hs-ldif import's options: --aging's six day fields go into the new accounts'
+    aging and shadow files; --create-only refuses an existing name or uid; --aging
+    alone, or a bad day count, is refused with nothing written."""
+    before = state(tree)
+    res = run(tree, ["--aging"], input="x:::::::::::::\n")
+    assert res.returncode == 1 and "--aging is only allowed with --create-only" in res.stderr
+    res = run(tree, ["--create-only", "--aging"] + CHEAP,
+              input="ann:pw-1:4001:::/home/ann:/bin/sh:19000:1:90:7:5:x\n")
+    assert res.returncode == 1 and "line 1: invalid day count 'x'" in res.stderr
+    res = run(tree, ["--create-only"] + CHEAP, input="ann:pw-1:::::\nalice:pw-2:::::\n")
+    assert res.returncode == 1 and "line 2: user 'alice' already exists" in res.stderr
+    uid = tree.getpwnam("alice").uid
+    res = run(tree, ["--create-only"] + CHEAP, input="ann:pw-1:%d::::\n" % uid)
+    assert res.returncode == 1 and "line 1: UID %d is already used" % uid in res.stderr
+    assert state(tree) == before
+    res = run(tree, ["--create-only", "--aging"] + CHEAP,
+              input="ann:pw-1:4001:::/home/ann:/bin/sh:19000:1:90:7::20000\n"
+                    "ben:pw-2:4002:::/home/ben:/bin/sh::::::\n")
+    assert res.returncode == 0, res
+    assert tree_file(tree, "ann", "shadow").split(":")[1] == "19000"
+    assert tree_file(tree, "ann", "aging") == "1:90:7:-1:20000:\n"
+    assert tree_file(tree, "ben", "shadow").split(":")[1] == ""
+    assert tree_file(tree, "ben", "aging") == "-1:-1:-1:-1:-1:\n"

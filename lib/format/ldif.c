@@ -1,0 +1,418 @@
+/* LDIF (RFC 2849) writer and reader, see ldif.h. */
+#include "ldif.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "strbuf.h"
+#include "util.h"
+
+/* RFC 2849 allows longer lines; 76 is what every LDAP tool writes and what
+ * a mail or terminal will not wrap. */
+#define LDIF_COLUMNS 76
+
+static const char b64_alphabet[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+bool hs_ldif_value_safe(const char *value, size_t len)
+{
+	if (len == 0)
+		return true;
+	/* SAFE-INIT-CHAR: no space, ':' or '<' first */
+	if (value[0] == ' ' || value[0] == ':' || value[0] == '<')
+		return false;
+	/* a trailing space would be eaten by many readers (RFC 2849, note 8) */
+	if (value[len - 1] == ' ')
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)value[i];
+
+		/* SAFE-CHAR is 0x01-0x7F but CR and LF; control bytes are
+		 * encoded too, so nothing a terminal interprets goes out raw */
+		if (c < 0x20 || c >= 0x7f)
+			return false;
+	}
+	return true;
+}
+
+static bool attr_valid(const char *attr)
+{
+	const char *p = attr;
+
+	if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')))
+		return false;
+	for (p++; *p; p++) {
+		bool ok = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+			  (*p >= '0' && *p <= '9') || *p == '-' || *p == ';';
+		if (!ok)
+			return false;
+	}
+	return p[-1] != ';';
+}
+
+static int base64_append(struct hs_buf *out, const unsigned char *in, size_t len)
+{
+	char quad[4];
+	int r;
+
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16;
+		size_t left = len - i;
+
+		if (left > 1)
+			v |= (uint32_t)in[i + 1] << 8;
+		if (left > 2)
+			v |= in[i + 2];
+		quad[0] = b64_alphabet[(v >> 18) & 63];
+		quad[1] = b64_alphabet[(v >> 12) & 63];
+		quad[2] = left > 1 ? b64_alphabet[(v >> 6) & 63] : '=';
+		quad[3] = left > 2 ? b64_alphabet[v & 63] : '=';
+		if ((r = hs_strbuf_append(out, quad, 4)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Fold the line that starts at out->data + start: a newline and a space
+ * after every LDIF_COLUMNS bytes (the continuation's space counts). */
+static int fold_line(struct hs_buf *out, size_t start)
+{
+	struct hs_buf folded = { 0 };
+	const char *line = out->data + start;
+	size_t len = out->len - start, done = 0, width = LDIF_COLUMNS;
+	int r = 0;
+
+	if (len <= LDIF_COLUMNS)
+		return 0;
+	while (done < len && r == 0) {
+		size_t n = len - done < width ? len - done : width;
+
+		if (done > 0)
+			r = hs_strbuf_append(&folded, "\n ", 2);
+		if (r == 0)
+			r = hs_strbuf_append(&folded, line + done, n);
+		done += n;
+		width = LDIF_COLUMNS - 1;
+	}
+	if (r == 0) {
+		hs_wipe(out->data + start, len);
+		out->len = start;
+		r = hs_strbuf_append(out, folded.data, folded.len);
+	}
+	hs_strbuf_free(&folded);
+	return r;
+}
+
+int hs_ldif_append(struct hs_buf *out, const char *attr, const char *value, size_t len)
+{
+	bool safe = hs_ldif_value_safe(value, len);
+	size_t start = out->len;
+	int r;
+
+	if (strcmp(attr, "dn") != 0 && !attr_valid(attr))
+		return -EINVAL;
+	r = hs_strbuf_append(out, attr, strlen(attr));
+	if (r == 0)
+		r = hs_strbuf_append(out, safe ? ": " : ":: ", safe ? 2 : 3);
+	if (r == 0)
+		r = safe ? hs_strbuf_append(out, value, len)
+			 : base64_append(out, (const unsigned char *)value, len);
+	if (r == 0)
+		r = fold_line(out, start);
+	if (r == 0)
+		r = hs_strbuf_append(out, "\n", 1);
+	return r;
+}
+
+int hs_ldif_append_str(struct hs_buf *out, const char *attr, const char *value)
+{
+	return hs_ldif_append(out, attr, value, strlen(value));
+}
+
+/* ---- reader ---- */
+
+static int b64_digit(unsigned char c)
+{
+	const char *p = c ? strchr(b64_alphabet, c) : NULL;
+
+	return p ? (int)(p - b64_alphabet) : -1;
+}
+
+/* Decode in (spaces ignored) into a malloc'd, NUL-terminated buffer. */
+static int base64_decode(const char *in, size_t len, char **out, size_t *out_len)
+{
+	unsigned char *buf = malloc(len / 4 * 3 + 4);
+	uint32_t acc = 0;
+	size_t n = 0, digits = 0, pad = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < len; i++) {
+		int d = in[i] == '=' ? 0 : b64_digit((unsigned char)in[i]);
+
+		if (in[i] == ' ')
+			continue;
+		/* '=' only as the last one or two of a group, nothing after */
+		if (in[i] == '=' && digits % 4 >= 2)
+			pad++;
+		else if (d < 0 || in[i] == '=' || pad)
+			d = -1;
+		if (d < 0) {
+			hs_wipe(buf, len / 4 * 3 + 4);
+			free(buf);
+			return -HS_E_FORMAT;
+		}
+		acc = acc << 6 | (uint32_t)d;
+		if (++digits % 4 == 0) {
+			buf[n++] = (unsigned char)(acc >> 16);
+			buf[n++] = (unsigned char)(acc >> 8);
+			buf[n++] = (unsigned char)acc;
+			acc = 0;
+		}
+	}
+	if (digits % 4 != 0) {
+		hs_wipe(buf, len / 4 * 3 + 4);
+		free(buf);
+		return -HS_E_FORMAT;
+	}
+	n -= pad;
+	buf[n] = '\0';
+	*out = (char *)buf;
+	*out_len = n;
+	return 0;
+}
+
+struct reader {
+	const char *p, *end;
+	unsigned long lineno;   /* of the physical line last read */
+	struct hs_err *err;
+};
+
+/* The next physical line (CR LF or LF), without its end. */
+static bool next_physical(struct reader *rd, const char **line, size_t *len)
+{
+	const char *nl;
+
+	if (rd->p >= rd->end)
+		return false;
+	nl = memchr(rd->p, '\n', (size_t)(rd->end - rd->p));
+	*line = rd->p;
+	*len = (size_t)((nl ? nl : rd->end) - rd->p);
+	if (*len > 0 && (*line)[*len - 1] == '\r')
+		(*len)--;
+	rd->p = nl ? nl + 1 : rd->end;
+	rd->lineno++;
+	return true;
+}
+
+/* The next logical line into cur (continuations joined), *blank for an
+ * empty line; false at the end.  Comments are skipped. */
+static int next_logical(struct reader *rd, struct hs_buf *cur, bool *blank, unsigned long *lineno)
+{
+	const char *line;
+	size_t len;
+	int r;
+
+	for (;;) {
+		if (!next_physical(rd, &line, &len))
+			return 0;
+		if (len > 0 && line[0] == ' ')
+			return hs_err_set(rd->err, -HS_E_FORMAT,
+					  "line %lu: a continuation line with nothing to continue",
+					  rd->lineno);
+		cur->len = 0;
+		*lineno = rd->lineno;
+		*blank = len == 0;
+		bool comment = len > 0 && line[0] == '#';
+
+		if (!comment && (r = hs_strbuf_append(cur, line, len)) < 0)
+			return r;
+		while (rd->p < rd->end && rd->p[0] == ' ') {
+			next_physical(rd, &line, &len);
+			if (!comment && (r = hs_strbuf_append(cur, line + 1, len - 1)) < 0)
+				return r;
+		}
+		if (!comment)
+			return 1;
+	}
+}
+
+/* Split "attr: value", "attr:: base64" into *attr (NUL-terminated in
+ * cur) and a malloc'd value. */
+static int split_attr(struct reader *rd, unsigned long lineno, struct hs_buf *cur,
+		      char **attr, char **value, size_t *vlen)
+{
+	char *colon = cur->len ? memchr(cur->data, ':', cur->len) : NULL;
+	const char *v;
+	size_t n;
+
+	if (!colon || colon == cur->data)
+		return hs_err_set(rd->err, -HS_E_FORMAT, "line %lu: not an \"attribute: value\" line",
+				  lineno);
+	*colon = '\0';
+	*attr = cur->data;
+	if (memchr(cur->data, '\0', (size_t)(colon - cur->data)) ||
+	    (strcmp(*attr, "dn") != 0 && !attr_valid(*attr)))
+		return hs_err_set(rd->err, -HS_E_FORMAT, "line %lu: invalid attribute name", lineno);
+	v = colon + 1;
+	n = cur->len - (size_t)(v - cur->data);
+	if (n > 0 && v[0] == '<')
+		return hs_err_set(rd->err, -HS_E_FORMAT,
+				  "line %lu: URL values (\"%s:<\") are not supported", lineno, *attr);
+	if (n > 0 && v[0] == ':') {
+		if (base64_decode(v + 1, n - 1, value, vlen) < 0)
+			return hs_err_set(rd->err, -HS_E_FORMAT, "line %lu: invalid base64 value of %s",
+					  lineno, *attr);
+		return 0;
+	}
+	while (n > 0 && v[0] == ' ')
+		v++, n--;
+	if (memchr(v, '\0', n))
+		return hs_err_set(rd->err, -HS_E_FORMAT, "line %lu: a NUL byte in the value of %s",
+				  lineno, *attr);
+	*value = malloc(n + 1);
+	if (!*value)
+		return -ENOMEM;
+	memcpy(*value, v, n);
+	(*value)[n] = '\0';
+	*vlen = n;
+	return 0;
+}
+
+static void entry_free(struct hs_ldif_entry *e)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		hs_free_secret(e->v[i].attr);
+		hs_wipe(e->v[i].value, e->v[i].len);
+		free(e->v[i].value);
+	}
+	free(e->v);
+	hs_free_secret(e->dn);
+	memset(e, 0, sizeof(*e));
+}
+
+void hs_ldif_free(struct hs_ldif *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		entry_free(&l->e[i]);
+	free(l->e);
+	l->e = NULL;
+	l->n = 0;
+}
+
+static int grow(void **array, size_t n, size_t size)
+{
+	/* the capacity is 8, 16, 32, ...: full when n is one of them */
+	if (n != 0 && (n < 8 || (n & (n - 1)) != 0))
+		return 0;
+	size_t cap = n ? 2 * n : 8;
+	void *p = realloc(*array, cap * size);
+
+	if (!p)
+		return -ENOMEM;
+	*array = p;
+	return 0;
+}
+
+/* One "attr: value" line into the current entry, or its dn. */
+static int add_line(struct reader *rd, unsigned long lineno, struct hs_buf *cur,
+		    struct hs_ldif *out, bool *in_entry, bool *version_ok)
+{
+	char *attr = NULL, *value = NULL;
+	size_t vlen = 0;
+	int r = split_attr(rd, lineno, cur, &attr, &value, &vlen);
+
+	if (r < 0)
+		return r;
+	if (!*in_entry && *version_ok && strcasecmp(attr, "version") == 0) {
+		*version_ok = false;
+		r = strcmp(value, "1") == 0 ? 0
+			: hs_err_set(rd->err, -HS_E_FORMAT, "line %lu: unknown LDIF version", lineno);
+		free(value);
+		return r;
+	}
+	*version_ok = false;
+	if (!*in_entry) {
+		if (strcasecmp(attr, "dn") != 0 || memchr(value, '\0', vlen)) {
+			free(value);
+			return hs_err_set(rd->err, -HS_E_FORMAT, "line %lu: an entry must start with dn:",
+					  lineno);
+		}
+		if ((r = grow((void **)&out->e, out->n, sizeof(*out->e))) < 0) {
+			free(value);
+			return r;
+		}
+		out->e[out->n++] = (struct hs_ldif_entry){ .lineno = lineno, .dn = value };
+		*in_entry = true;
+		return 0;
+	}
+	struct hs_ldif_entry *e = &out->e[out->n - 1];
+
+	if (strcasecmp(attr, "changetype") == 0 || strcasecmp(attr, "control") == 0) {
+		hs_free_secret(value);
+		return hs_err_set(rd->err, -HS_E_FORMAT,
+				  "line %lu: change records are not supported (content records only)",
+				  lineno);
+	}
+	char *name = strdup(attr);
+
+	if (!name || (r = grow((void **)&e->v, e->n, sizeof(*e->v))) < 0) {
+		free(name);
+		hs_wipe(value, vlen);
+		free(value);
+		return -ENOMEM;
+	}
+	e->v[e->n++] = (struct hs_ldif_value){ .attr = name, .value = value, .len = vlen };
+	return 0;
+}
+
+int hs_ldif_parse(const char *data, size_t len, struct hs_ldif *out, struct hs_err *err)
+{
+	struct reader rd = { .p = data, .end = data + len, .err = err };
+	struct hs_buf cur = { 0 };
+	bool in_entry = false, version_ok = true, blank = false;
+	unsigned long lineno = 0;
+	int r;
+
+	*out = (struct hs_ldif){ 0 };
+	while ((r = next_logical(&rd, &cur, &blank, &lineno)) > 0) {
+		if (blank) {
+			in_entry = false;
+			continue;
+		}
+		if ((r = add_line(&rd, lineno, &cur, out, &in_entry, &version_ok)) < 0)
+			break;
+	}
+	hs_strbuf_free(&cur);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			hs_err_set(err, r, "out of memory");
+		hs_ldif_free(out);
+		return r;
+	}
+	return 0;
+}
+
+const struct hs_ldif_value *hs_ldif_next(const struct hs_ldif_entry *e, const char *attr,
+                                         size_t *i)
+{
+	for (; *i < e->n; (*i)++) {
+		if (strcasecmp(e->v[*i].attr, attr) == 0)
+			return &e->v[(*i)++];
+	}
+	return NULL;
+}
+
+bool hs_ldif_has_class(const struct hs_ldif_entry *e, const char *oc)
+{
+	const struct hs_ldif_value *v;
+	size_t i = 0;
+
+	while ((v = hs_ldif_next(e, "objectClass", &i)))
+		if (strcasecmp(v->value, oc) == 0)
+			return true;
+	return false;
+}
