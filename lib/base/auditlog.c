@@ -2,6 +2,7 @@
 #include "auditlog.h"
 
 #include "hs-build-config.h"
+#include "privs.h"
 
 #if HS_WITH_LIBAUDIT
 #include <libaudit.h>
@@ -34,8 +35,13 @@ void hs_auditlog_session(int type, const char *op, const char *name, unsigned lo
 	/* The result is ignored: EPERM (no CAP_AUDIT_WRITE) and
 	 * ECONNREFUSED (a user namespace) mean the kernel will not take it,
 	 * and nothing a tool could do would change that. */
+	/* A user's passwd or chage holds CAP_AUDIT_WRITE only permitted:
+	 * effective for this send alone (the kernel checks the sender's
+	 * set at each send). */
+	(void)hs_privs_audit_write(true);
 	(void)audit_log_acct_message(auditlog_fd, type, NULL, op, acct, audit_id, host, NULL, tty,
 	                             ok ? 1 : 0);
+	(void)hs_privs_audit_write(false);
 }
 #else
 void hs_auditlog_open(void)
