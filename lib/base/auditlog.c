@@ -14,7 +14,12 @@ void hs_auditlog_open(void)
 {
 	if (auditlog_fd != -1)
 		return;
+	/* The kernel checks the sender at each send; it would check the
+	 * opener too if a send named no destination (libaudit's all do):
+	 * open with the capability raised, so both hold. */
+	(void)hs_privs_audit_write(true);
 	int fd = audit_open();
+	(void)hs_privs_audit_write(false);
 	/* EPROTONOSUPPORT, EINVAL, EAFNOSUPPORT: the kernel has no audit.
 	 * shadow-utils aborts on any other error; a tool of ours that
 	 * cannot record is no more dangerous than one of a kernel without
