@@ -22,6 +22,13 @@ Where ours differs from shadow-utils 4.13 on purpose, `debian_expected` says so:
   - 4.13's passwd sends nothing for root's -l, -u, -d, -e and aging flags: ours sends
     the events of the shadow-utils releases that audit them (PASSWD_ADDED), so that a
     lock is in the trail whichever tool made it.
+
+The tests of passwd's and chage's file capability cap_audit_write (at the end) let the
+messages reach the kernel, which is the point: the kernel's answer to each (0, or EPERM
+without CAP_AUDIT_WRITE) is read from strace.  With audit off in the kernel, as on this
+machine, the kernel answers and drops them; with audit on, they are in the host's audit
+log (a user's password change, as on any system).  setcap works in the sandbox: its
+overlay over tmpfs keeps the security.capability attribute.
 """
 
 import os
@@ -493,6 +500,17 @@ def test_own_password_change_reaches_the_kernel(password_roots):
     assert status == 0, out
     assert chauthtok_results(events, answers) == (["success"], ["0"]), (
         audittrace.show(events), answers)
+    # chage -l of one's own account: its "display aging info" event
+    assert "cap_audit_write=p" in mine.run(["getcap", "/usr/bin/chage"]).stdout
+    r = mine.run(["strace", "-f", "-qq", "-e", "signal=none", "-e", "trace=sendto,recvfrom",
+                  "-xx", "-s", "8192", "-o", audittrace.TRACE, "-u", "alice",
+                  "/usr/bin/chage", "-l", "alice"], check=False)
+    trace = mine.read(audittrace.TRACE)
+    mine.run(["rm", "-f", audittrace.TRACE])
+    events = audittrace.parse(trace)
+    assert r.returncode == 0 and [e.fields.get("op") for e in events] == [
+        "display aging info"], (r, audittrace.show(events))
+    assert chauthtok_results(events, kernel_answers(trace)) == (["success"], ["0"])
     # cp keeps the owner and the setgid mode (as root), not the capability
     mine.run(["cp", "-p", "/usr/bin/passwd", "/usr/bin/passwd-nocap"])
     assert mine.run(["getcap", "/usr/bin/passwd-nocap"]).stdout.strip() == ""
