@@ -37,12 +37,12 @@ void hs_auditlog_session(int type, const char *op, const char *name, unsigned lo
 	/* libaudit writes id= only without a name, as shadow-utils uses it. */
 	const char *acct = id == HS_AUDITLOG_NO_ID ? name : NULL;
 	unsigned int audit_id = id == HS_AUDITLOG_NO_ID ? (unsigned int)-1 : (unsigned int)id;
-	/* The result is ignored: EPERM (no CAP_AUDIT_WRITE) and
-	 * ECONNREFUSED (a user namespace) mean the kernel will not take it,
-	 * and nothing a tool could do would change that. */
-	/* A user's passwd or chage holds CAP_AUDIT_WRITE only permitted:
-	 * effective for this send alone (the kernel checks the sender's
-	 * set at each send). */
+	/* A user's passwd or chage holds CAP_AUDIT_WRITE only permitted: it
+	 * is effective for this send alone (the kernel checks the sender's
+	 * set at each send).  The result is ignored: EPERM (no
+	 * CAP_AUDIT_WRITE) and ECONNREFUSED (a user namespace) mean the
+	 * kernel will not take it, and nothing a tool could do would change
+	 * that. */
 	(void)hs_privs_audit_write(true);
 	(void)audit_log_acct_message(auditlog_fd, type, NULL, op, acct, audit_id, host, NULL, tty,
 	                             ok ? 1 : 0);

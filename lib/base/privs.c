@@ -237,12 +237,6 @@ static int caps_set(struct __user_cap_data_struct data[2])
 	return syscall(SYS_capset, &head, data) < 0 ? -errno : 0;
 }
 
-static uint64_t caps_of(const struct __user_cap_data_struct data[2], bool permitted)
-{
-	return permitted ? data[0].permitted | (uint64_t)data[1].permitted << 32 :
-			   data[0].effective | (uint64_t)data[1].effective << 32;
-}
-
 /* A caller who is not root gets capabilities only from the file (setgid
  * drops the ambient set), and the only one we ship is CAP_AUDIT_WRITE.
  * Anything else is a mistake of whoever set it (setcap, a container's
@@ -257,7 +251,8 @@ static void check_caps(const char *prog)
 		return;
 	if (caps_get(data) < 0)
 		abort();
-	uint64_t held = caps_of(data, true) | caps_of(data, false);
+	/* the effective set is always within the permitted one */
+	uint64_t held = data[0].permitted | (uint64_t)data[1].permitted << 32;
 	if (held & ~audit) {
 		char msg[160];
 		int n = snprintf(msg, sizeof msg, "%s: refusing to run with capabilities %#llx "
