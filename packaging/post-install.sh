@@ -55,12 +55,22 @@ fi
 # whatever group the file happens to have (root) would be a gift to every
 # caller.  The package's postinst runs:
 #   chown root:hardened-shadow FILE && chmod 2711 FILE
+# passwd and chage also get the file capability cap_audit_write (permitted
+# only: the program raises it for each send), so that a user's own password
+# change reaches the audit log; after chown, which clears it.  Without
+# setcap (libcap2-bin) they work, and the kernel refuses a user's events.
 for f in "$libexecdir/shell-helper" "$libexecdir/password-helper" "$bindir/passwd" "$bindir/chage" "$bindir/chsh"; do
   p="$root$f"
   [ -e "$p" ] || continue
   if [ -n "$tree_gid" ]; then
     chown "root:$tree_gid" "$p"
     chmod 2711 "$p"
+    case $f in
+    */passwd|*/chage)
+      if ! setcap cap_audit_write=p "$p" 2>/dev/null; then
+        echo "post-install: $f installed without cap_audit_write (setcap failed or missing): a user's own changes are not audited" >&2
+      fi ;;
+    esac
   else
     chmod 0755 "$p"
     echo "post-install: $f installed without its setgid bit (no group hardened-shadow here)" >&2

@@ -2,6 +2,7 @@
 #include "auditlog.h"
 
 #include "hs-build-config.h"
+#include "privs.h"
 
 #if HS_WITH_LIBAUDIT
 #include <libaudit.h>
@@ -13,7 +14,12 @@ void hs_auditlog_open(void)
 {
 	if (auditlog_fd != -1)
 		return;
+	/* The kernel checks the sender at each send; it would check the
+	 * opener too if a send named no destination (libaudit's all do):
+	 * open with the capability raised, so both hold. */
+	(void)hs_privs_audit_write(true);
 	int fd = audit_open();
+	(void)hs_privs_audit_write(false);
 	/* EPROTONOSUPPORT, EINVAL, EAFNOSUPPORT: the kernel has no audit.
 	 * shadow-utils aborts on any other error; a tool of ours that
 	 * cannot record is no more dangerous than one of a kernel without
@@ -31,11 +37,16 @@ void hs_auditlog_session(int type, const char *op, const char *name, unsigned lo
 	/* libaudit writes id= only without a name, as shadow-utils uses it. */
 	const char *acct = id == HS_AUDITLOG_NO_ID ? name : NULL;
 	unsigned int audit_id = id == HS_AUDITLOG_NO_ID ? (unsigned int)-1 : (unsigned int)id;
-	/* The result is ignored: EPERM (no CAP_AUDIT_WRITE) and
-	 * ECONNREFUSED (a user namespace) mean the kernel will not take it,
-	 * and nothing a tool could do would change that. */
+	/* A user's passwd or chage holds CAP_AUDIT_WRITE only permitted: it
+	 * is effective for this send alone (the kernel checks the sender's
+	 * set at each send).  The result is ignored: EPERM (no
+	 * CAP_AUDIT_WRITE) and ECONNREFUSED (a user namespace) mean the
+	 * kernel will not take it, and nothing a tool could do would change
+	 * that. */
+	(void)hs_privs_audit_write(true);
 	(void)audit_log_acct_message(auditlog_fd, type, NULL, op, acct, audit_id, host, NULL, tty,
 	                             ok ? 1 : 0);
+	(void)hs_privs_audit_write(false);
 }
 #else
 void hs_auditlog_open(void)

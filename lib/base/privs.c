@@ -8,12 +8,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -24,6 +27,10 @@
 #define HS_ENV_VALUE_MAX 256
 
 extern char **environ;
+
+/* CAP_AUDIT_WRITE came from the file (passwd, chage) to a caller who is
+ * not root: hs_privs_audit_write() may raise it. */
+static bool audit_cap_held;
 
 static void make_std_fds(void)
 {
@@ -216,6 +223,52 @@ static const char *program_name(const char *argv0, const char *fallback)
 	return base;
 }
 
+static int caps_get(struct __user_cap_data_struct data[2])
+{
+	struct __user_cap_header_struct head = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+	return syscall(SYS_capget, &head, data) < 0 ? -errno : 0;
+}
+
+static int caps_set(struct __user_cap_data_struct data[2])
+{
+	struct __user_cap_header_struct head = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+	return syscall(SYS_capset, &head, data) < 0 ? -errno : 0;
+}
+
+/* A caller who is not root gets capabilities only from the file (setgid
+ * drops the ambient set), and the only one we ship is CAP_AUDIT_WRITE.
+ * Anything else is a mistake of whoever set it (setcap, a container's
+ * ambient set on a plain tool) that no code here was written for: refuse.
+ * CAP_AUDIT_WRITE stays permitted, not effective, until a send. */
+static void check_caps(const char *prog)
+{
+	struct __user_cap_data_struct data[2];
+	const uint64_t audit = (uint64_t)1 << CAP_AUDIT_WRITE;
+
+	if (geteuid() == 0)
+		return;
+	if (caps_get(data) < 0)
+		abort();
+	/* the effective set is always within the permitted one */
+	uint64_t held = data[0].permitted | (uint64_t)data[1].permitted << 32;
+	if (held & ~audit) {
+		char msg[160];
+		int n = snprintf(msg, sizeof msg, "%s: refusing to run with capabilities %#llx "
+				 "(only cap_audit_write is expected)\n", prog,
+				 (unsigned long long)held);
+		(void)!write(STDERR_FILENO, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+		exit(1);
+	}
+	if (!(held & audit))
+		return;
+	data[0].effective = data[1].effective = 0;
+	if (caps_set(data) < 0)
+		abort();
+	audit_cap_held = true;
+}
+
 const char *hs_privs_init(int argc, char **argv, const char *fallback_name)
 {
 	/* first, so our own messages (and everything after) cannot land in
@@ -229,11 +282,48 @@ const char *hs_privs_init(int argc, char **argv, const char *fallback_name)
 		(void)!write(STDERR_FILENO, msg, sizeof msg - 1);
 		exit(1);
 	}
+	const char *prog = program_name(argv[0], fallback_name);
+	check_caps(prog);
 	sanitize_env();
 	reset_limits();
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	umask(077);
-	return program_name(argv[0], fallback_name);
+	return prog;
+}
+
+int hs_privs_audit_write(bool on)
+{
+	struct __user_cap_data_struct data[2];
+	int r;
+
+	if (!audit_cap_held)
+		return 0;
+	r = caps_get(data);
+	if (r < 0)
+		return r;
+	data[CAP_TO_INDEX(CAP_AUDIT_WRITE)].effective = on ? CAP_TO_MASK(CAP_AUDIT_WRITE) : 0;
+	r = caps_set(data);
+	/* never go on with it raised by mistake */
+	if (r < 0 && !on)
+		abort();
+	return r;
+}
+
+void hs_privs_audit_drop(void)
+{
+	struct __user_cap_data_struct data[2];
+
+	if (!audit_cap_held)
+		return;
+	/* Permitted and effective emptied (the inheritable set is the
+	 * caller's and grants nothing here); nothing can raise it again. */
+	if (caps_get(data) < 0)
+		abort();
+	data[0].permitted = data[1].permitted = 0;
+	data[0].effective = data[1].effective = 0;
+	if (caps_set(data) < 0)
+		abort();
+	audit_cap_held = false;
 }
 
 void hs_privs_block_signals(sigset_t *saved)

@@ -15,6 +15,10 @@
  *    infinity, else to the hard limit), RLIMIT_NOFILE (soft to at least
  *    1024), RLIMIT_STACK (soft to at least 8 MiB) where raisable;
  *    set the soft RLIMIT_CORE to 0 (the hard limit stays);
+ *  - a caller who is not root may hold CAP_AUDIT_WRITE (the file
+ *    capability of passwd and chage) and nothing else: any other
+ *    capability -> exit(1) with a message.  CAP_AUDIT_WRITE is lowered
+ *    from the effective set and stays only permitted;
  *  - prctl(PR_SET_DUMPABLE, 0);
  *  - umask(077).
  * Returns the program name to use in messages (basename of argv[0], or
@@ -34,6 +38,16 @@ void hs_privs_restore_signals(const sigset_t *saved);
  * whatever its uids).  It stays non-dumpable (hs_privs_init), so it
  * cannot be traced either.  Returns 0 or -errno. */
 int hs_privs_unstoppable(void);
+
+/* Raise (on) or lower CAP_AUDIT_WRITE in the effective set, around the
+ * sends of an audit event: the kernel checks the sender's effective set at
+ * each send, not when the socket was made.  A no-op for root and for a
+ * caller who has no file capability.  Returns 0 or -errno. */
+int hs_privs_audit_write(bool on);
+
+/* Give up CAP_AUDIT_WRITE for good (permitted and effective), after the
+ * last event a caller who is not root can cause.  A no-op otherwise. */
+void hs_privs_audit_drop(void);
 
 /* Root-only tools: true when the real uid is 0. */
 bool hs_privs_caller_is_root(void);

@@ -464,8 +464,8 @@ int main(int argc, char **argv)
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "chage"));
 	parse_options(argc, argv, &o);
-	/* while the program still has its privileges (a user has none that
-	 * audit takes: the kernel refuses, silently, as for shadow-utils) */
+	/* A user's chage -l sends one event, with the file's CAP_AUDIT_WRITE
+	 * (hs_privs_init keeps it permitted only, the send raises it). */
 	hs_auditlog_open();
 	user = argv[optind];
 	root = hs_privs_caller_is_root();
@@ -523,6 +523,7 @@ int main(int argc, char **argv)
 			hs_die(E_NOPERM, "failed to drop privileges (%s)", hs_strerror(-errno));
 		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_AGE_DISPLAY, NULL, pw.pw_uid,
 				 true);
+		hs_privs_audit_drop();
 		list_fields(lstchg, &aging, o.iso);
 		if (fflush(stdout) != 0 || ferror(stdout))
 			hs_die(E_NOPERM, "cannot write to standard output: %s", hs_strerror(-errno));

@@ -442,6 +442,8 @@ static void confine(const char *writable)
 	};
 
 	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_FAILURE);
+	/* a user's -S sends no event */
+	hs_privs_audit_drop();
 }
 
 static int change_password(const char *user, const struct options *o)
@@ -476,7 +478,12 @@ static int change_password(const char *user, const struct options *o)
 		fprintf(stderr, "passwd: pam_start() failed, error %d\n", r);
 		return E_PAM;
 	}
+	/* libpam sends the user's AUDIT_USER_CHAUTHTOK itself, at the end
+	 * of pam_chauthtok, on a socket of its own: the capability has to be
+	 * effective for the whole call (docs/decisions.md, "Audit"). */
+	(void)hs_privs_audit_write(true);
 	r = pam_chauthtok(pamh, flags);
+	hs_privs_audit_drop();
 	wipe_secrets();
 	if (r != PAM_SUCCESS) {
 		fprintf(stderr, "passwd: %s\n", pam_strerror(pamh, r));

@@ -22,10 +22,19 @@ Where ours differs from shadow-utils 4.13 on purpose, `debian_expected` says so:
   - 4.13's passwd sends nothing for root's -l, -u, -d, -e and aging flags: ours sends
     the events of the shadow-utils releases that audit them (PASSWD_ADDED), so that a
     lock is in the trail whichever tool made it.
+
+The tests of passwd's and chage's file capability cap_audit_write (at the end) let the
+messages reach the kernel, which is the point: the kernel's answer to each (0, or EPERM
+without CAP_AUDIT_WRITE) is read from strace.  With audit off in the kernel, as on this
+machine, the kernel answers and drops them; with audit on, they are in the host's audit
+log (a user's password change, as on any system).  setcap works in the sandbox: its
+overlay over tmpfs keeps the security.capability attribute.
 """
 
 import os
+import re
 import socket
+import struct
 
 import pytest
 
@@ -432,3 +441,175 @@ def test_su_sends_what_util_linux_su_sends(su_roots):
                           e.fields.get("acct"), e.fields.get("res")) for e in want], (
             audittrace.show(got), audittrace.show(want))
         assert shape, "libpam sent nothing"
+
+
+# ---- the capability that lets a user's own change reach the kernel
+
+CAP_AUDIT_WRITE = 1 << 29
+# strace -xx's line for the kernel's answer to one message: NLMSG_ERROR with the error
+# (0: accepted) and the type of the message it answers
+_ACK = re.compile(r'recvfrom\(\d+, \[\{nlmsg_len=\d+, nlmsg_type=NLMSG_ERROR, .*?\}, '
+                  r'\{error=(-?\w+), msg=\[?\{nlmsg_len=\d+, nlmsg_type=([^,]+?)'
+                  r'(?: /\*[^*]*\*/)?, ')
+
+
+def kernel_answers(trace):
+    """[(type, error)] of the audit messages the kernel answered, in order; error is
+    "0" for a message it took, "-EPERM" for one it refused."""
+    out = []
+    for line in trace.splitlines():
+        m = _ACK.search(line)
+        if m and "MSG_PEEK" not in line:
+            out.append((audittrace._type(m.group(2)), m.group(1)))
+    return out
+
+
+def passwd_to_the_kernel(sb, passwd, current, new):
+    """alice runs passwd on a terminal under strace, whose messages reach the kernel
+    (nothing injected); (the events sent, the kernel's answers, exit status, output).
+    The kernel of this machine runs with audit off (audit_enabled 0): it checks the
+    sender's capability, answers, and drops the message; with audit on, the event is
+    in the audit log."""
+    cmd = ["strace", "-f", "-qq", "-e", "signal=none", "-e", "trace=sendto,recvfrom",
+           "-xx", "-s", "8192", "-o", audittrace.TRACE, "-u", "alice", passwd]
+    script = [(r"Current password: ", current + "\n")]
+    if current != "wrong-current":
+        script += [(r"New password: ", new + "\n"), (r"Retype new password: ", new + "\n")]
+    status, out = sb.pty_run(cmd, script)
+    trace = sb.read(audittrace.TRACE)
+    sb.run(["rm", "-f", audittrace.TRACE])
+    return audittrace.parse(trace), kernel_answers(trace), status, out
+
+
+def chauthtok_results(events, answers):
+    chauthtok = audittrace.TYPES["AUDIT_USER_CHAUTHTOK"]
+    return ([e.fields.get("res") for e in events if e.type == chauthtok],
+            [err for t, err in answers if t == chauthtok])
+
+
+def test_own_password_change_reaches_the_kernel(password_roots):
+    """A user's own password change, by the setgid passwd with its file capability
+    cap_audit_write, is taken by the kernel (answer 0), the success and a failure
+    (wrong current password) alike.  The same binary without the capability, as before
+    it had one, is refused (EPERM): the capability is what makes the trail."""
+    mine, _ = password_roots
+    assert "cap_audit_write=p" in mine.run(["getcap", "/usr/bin/passwd"]).stdout
+    events, answers, status, out = passwd_to_the_kernel(mine, "/usr/bin/passwd",
+                                                        "wrong-current", NEW_PW)
+    assert status != 0, out
+    assert chauthtok_results(events, answers) == (["failed"], ["0"]), (
+        audittrace.show(events), answers)
+    events, answers, status, out = passwd_to_the_kernel(mine, "/usr/bin/passwd", OLD_PW,
+                                                        NEW_PW)
+    assert status == 0, out
+    assert chauthtok_results(events, answers) == (["success"], ["0"]), (
+        audittrace.show(events), answers)
+    # chage -l of one's own account: its "display aging info" event
+    assert "cap_audit_write=p" in mine.run(["getcap", "/usr/bin/chage"]).stdout
+    r = mine.run(["strace", "-f", "-qq", "-e", "signal=none", "-e", "trace=sendto,recvfrom",
+                  "-xx", "-s", "8192", "-o", audittrace.TRACE, "-u", "alice",
+                  "/usr/bin/chage", "-l", "alice"], check=False)
+    trace = mine.read(audittrace.TRACE)
+    mine.run(["rm", "-f", audittrace.TRACE])
+    events = audittrace.parse(trace)
+    assert r.returncode == 0 and [e.fields.get("op") for e in events] == [
+        "display aging info"], (r, audittrace.show(events))
+    assert chauthtok_results(events, kernel_answers(trace)) == (["success"], ["0"])
+    # cp keeps the owner and the setgid mode (as root), not the capability
+    mine.run(["cp", "-p", "/usr/bin/passwd", "/usr/bin/passwd-nocap"])
+    assert mine.run(["getcap", "/usr/bin/passwd-nocap"]).stdout.strip() == ""
+    events, answers, status, out = passwd_to_the_kernel(mine, "/usr/bin/passwd-nocap",
+                                                        NEW_PW, "Harbour-9-tulip-ctl")
+    assert status == 0, out
+    assert chauthtok_results(events, answers) == (["success"], ["-EPERM"]), (
+        audittrace.show(events), answers)
+
+
+def caps_of(pid):
+    with open("/proc/%d/status" % pid) as f:
+        st = dict(l.split(":\t", 1) for l in f.read().splitlines() if ":\t" in l)
+    return {k: int(st[k], 16) for k in ("CapInh", "CapPrm", "CapEff", "CapAmb")}
+
+
+def at_secure(pid):
+    """The AT_SECURE entry (type 23) of the process's auxiliary vector."""
+    with open("/proc/%d/auxv" % pid, "rb") as f:
+        data = f.read()
+    for i in range(0, len(data), 16):
+        key, value = struct.unpack("QQ", data[i:i + 16])
+        if key == 23:
+            return value
+    return None
+
+
+# Leaves /tmp/preloaded-COMM behind in every program it is loaded into.
+EVIL_SO = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+__attribute__((constructor)) static void evil(void)
+{
+	char comm[32] = "", path[64];
+	int fd = open("/proc/self/comm", O_RDONLY);
+	if (fd >= 0) {
+		(void)!read(fd, comm, sizeof comm - 1);
+		close(fd);
+	}
+	comm[strcspn(comm, "\n")] = 0;
+	snprintf(path, sizeof path, "/tmp/preloaded-%s", comm);
+	fd = open(path, O_WRONLY | O_CREAT, 0666);
+	if (fd >= 0)
+		close(fd);
+}
+"""
+
+
+def test_audit_capability_serves_nothing_else(password_roots):
+    """What a user could do with passwd's cap_audit_write:
+    - at the password prompt the process holds CAP_AUDIT_WRITE and nothing else, none of
+      it inheritable or ambient, so no program it runs gets it;
+    - the kernel ran it as a secure exec (AT_SECURE): the user's LD_PRELOAD is ignored,
+      and the user can neither read its memory nor trace it;
+    - a copy given any other capability (a wrong setcap) refuses to run at all."""
+    mine, _ = password_roots
+    alice = mine.getpwnam("alice")
+    with Pty(mine, ["/usr/bin/passwd"], user="alice") as p:
+        p.expect(r"Current password: ")
+        caps = caps_of(p.pid)
+        assert caps["CapPrm"] == CAP_AUDIT_WRITE, caps
+        assert caps["CapEff"] & ~CAP_AUDIT_WRITE == 0, caps
+        assert caps["CapInh"] == 0 and caps["CapAmb"] == 0, caps
+        assert at_secure(p.pid) == 1
+        for attack in ("open('/proc/%d/mem', 'rb').read(1)" % p.nspid,
+                       "open('/proc/%d/environ', 'rb').read()" % p.nspid):
+            r = mine.run(["/usr/bin/python3", "-c", attack], user="alice", check=False)
+            assert r.returncode != 0 and "Permission denied" in r.stderr, (attack, r)
+        r = mine.run(["strace", "-p", str(p.nspid)], user="alice", check=False, timeout=10)
+        assert r.returncode != 0 and "Operation not permitted" in r.stderr, r
+        p.kill()
+
+    # LD_PRELOAD: the library loads into a plain program, not into passwd
+    mine.write("/tmp/evil.c", EVIL_SO)
+    mine.run(["gcc", "-shared", "-fPIC", "-o", "/tmp/evil.so", "/tmp/evil.c"])
+    mine.run(["chmod", "755", "/tmp/evil.so"])
+    env = {"LD_PRELOAD": "/tmp/evil.so"}
+    mine.run(["/bin/true"], user="alice", env=env)
+    assert mine.exists("/tmp/preloaded-true")
+    r = mine.run(["/usr/bin/passwd", "-S"], user="alice", env=env, check=False)
+    assert r.returncode == 0 and r.stdout.startswith("alice "), r
+    assert not mine.exists("/tmp/preloaded-passwd")
+
+    # any capability beyond cap_audit_write: refused before anything else is done
+    for extra in ("cap_audit_write,cap_dac_override=p", "cap_dac_read_search=ep",
+                  "cap_audit_write,cap_setuid=ep"):
+        mine.run(["cp", "-p", "/usr/bin/passwd", "/usr/bin/passwd-extra"])
+        mine.run(["setcap", extra, "/usr/bin/passwd-extra"])
+        r = mine.run(["/usr/bin/passwd-extra", "-S"], user="alice", check=False)
+        assert r.returncode == 1 and r.stdout == "", (extra, r)
+        assert "refusing to run with capabilities" in r.stderr, (extra, r.stderr)
+    # cap_audit_write with the effective bit (+ep) is accepted and lowered at once
+    mine.run(["setcap", "cap_audit_write=ep", "/usr/bin/passwd-extra"])
+    r = mine.run(["/usr/bin/passwd-extra", "-S"], user="alice", check=False)
+    assert r.returncode == 0 and r.stdout.startswith("alice "), r
+    assert alice.uid != 0

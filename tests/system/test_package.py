@@ -128,6 +128,12 @@ def test_package_life_cycle(pkg, build_dir):
     st = sb.lstat("/usr/bin/passwd")
     assert (st.st_mode & 0o7777, st.st_uid, st.st_gid) == (0o2711, 0, tree_gid)
     assert sb.lstat("/usr/bin/su").st_mode & 0o7777 == 0o4755
+    # a user's own password change and chage -l reach the audit log: cap_audit_write,
+    # permitted only, on those two and nothing else
+    for path, caps in (("/usr/bin/passwd", "cap_audit_write=p"),
+                       ("/usr/bin/chage", "cap_audit_write=p"), ("/usr/bin/chsh", "")):
+        got = run(sb, ["getcap", path]).stdout.split()
+        assert got == ([path, caps] if caps else []), got
     # installing converted nothing
     assert not sb.exists("/etc/hardened-shadow")
     assert "pam_unix.so" in sb.read("/etc/pam.d/common-auth")
@@ -250,6 +256,9 @@ def test_package_keeps_the_administrators_statoverride(pkg):
     assert run(sb, ["dpkg-statoverride", "--list", "/usr/bin/chage"]).stdout.split() == \
         ["root", "root", "750", "/usr/bin/chage"]
     assert sb.lstat("/usr/bin/passwd").st_mode & 0o7777 == 0o2711   # ours elsewhere
+    # the administrator's chage gets no capability of ours either
+    assert run(sb, ["getcap", "/usr/bin/chage"]).stdout == ""
+    assert "cap_audit_write=p" in run(sb, ["getcap", "/usr/bin/passwd"]).stdout
     res = run(sb, ["apt-get", "purge", "-y", "hardened-shadow"], check=False)
     assert res.returncode == 0, res.stdout + res.stderr
     assert run(sb, ["dpkg-statoverride", "--list", "/usr/bin/chage"]).stdout.split() == \
