@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
@@ -37,6 +36,7 @@
 #include <crypt.h>
 
 #include "config.h"
+#include "fileio.h"
 #include "hash.h"
 #include "layout.h"
 #include "names.h"
@@ -283,33 +283,40 @@ static void entry_done(struct entry *e)
 /* Find the user and, when this process may, read their shadow file.
  * EACCES anywhere means "this process cannot read it": the helper's
  * case. */
-/* Is name a line of /etc/passwd itself?  A search of the mapped file for
- * "\nNAME:" (memmem: a 100,000-user file, 6 MB, in about 5 ms on the
- * development VM, where parsing every line with fgetpwent_r took 200).  name is valid
- * (entry_load checked it), so it holds no ':' or newline.  Any doubt
- * (unreadable, not a regular file) says yes: the account is then treated
- * as a broken local one, as before there were other sources. */
+/* Is name a line of /etc/passwd itself?  A search of the file for "NAME:"
+ * (memmem: a 100,000-user file, 6 MB, in about 5 ms on the development
+ * VM, where parsing every line with fgetpwent_r took 200), where a hit
+ * counts when only white space precedes it on its line: glibc's files
+ * source skips leading white space before the name, so " dora:x:..." is
+ * the local dora, and must not fall through to the next source's dora.
+ * name is valid (entry_load checked it), so it holds no ':' or newline.
+ * The file is read, not mapped: a mapping in sshd or a screen locker would
+ * raise SIGBUS if root's tooling rewrote the file in place meanwhile.
+ * Any doubt (unreadable, not a regular file, too big) says yes: the
+ * account is then treated as a broken local one, as before there were
+ * other sources. */
 static bool in_passwd_file(const char *name)
 {
-	char key[HS_NAME_MAX + 3];
-	int fd = open(HS_ETC_PASSWD, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	struct stat st;
-	const char *data;
-	size_t len, klen = (size_t)snprintf(key, sizeof key, "\n%s:", name);
-	bool found = true;
+	const struct hs_file_expect ex = {
+		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
+	};
+	char key[HS_NAME_MAX + 2];
+	size_t len, klen = (size_t)snprintf(key, sizeof key, "%s:", name);
+	char *data = NULL;
+	bool found = false;
 
-	if (fd < 0)
+	if (hs_fileio_read_alloc_path(HS_ETC_PASSWD, &ex, &data, &len) < 0)
 		return true;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		len = (size_t)st.st_size;
-		data = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (data != MAP_FAILED) {
-			found = (len >= klen - 1 && memcmp(data, key + 1, klen - 1) == 0) ||
-			        memmem(data, len, key, klen) != NULL;
-			munmap((void *)data, len);
-		}
+	for (const char *p = data; !found && (p = memmem(p, len - (size_t)(p - data), key, klen));
+	     p++) {
+		const char *q = p;
+
+		while (q > data && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\v' ||
+				    q[-1] == '\f' || q[-1] == '\r'))
+			q--;
+		found = q == data || q[-1] == '\n';
 	}
-	close(fd);
+	free(data);
 	return found;
 }
 

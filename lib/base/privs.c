@@ -316,7 +316,11 @@ void hs_privs_audit_drop(void)
 	if (!audit_cap_held)
 		return;
 	/* Permitted and effective emptied (the inheritable set is the
-	 * caller's and grants nothing here); nothing can raise it again. */
+	 * caller's and grants nothing here); nothing can raise it again.
+	 * capset acts on the calling thread only: a thread a PAM module
+	 * started inside pam_chauthtok would keep the capability.  No
+	 * module of the stacks we ship starts one, and none runs code a
+	 * user chooses; a review noted it, so it is said here. */
 	if (caps_get(data) < 0)
 		abort();
 	data[0].permitted = data[1].permitted = 0;

@@ -122,6 +122,26 @@ def test_local_name_never_falls_through(site):
     assert any("user dora has no entry in /etc/hardened-shadow" in m for m in log), log
 
 
+@pytest.mark.parametrize("blank", [" ", "\t"])
+def test_local_name_behind_white_space_never_falls_through(site, blank):
+    """glibc's files source skips white space before a name, so a hand-edited
+    " dora:x:1600:..." line is still the local dora: our module must see her line in
+    /etc/passwd as hers (a search for "\ndora:" would not), fail her closed, and never
+    let the directory's dora in under her local uid."""
+    before = site.read("/etc/passwd")
+    assert "\ndora:" in before
+    site.write("/etc/passwd", before.replace("\ndora:", "\n%sdora:" % blank), mode=0o644)
+    try:
+        assert site.run(["getent", "passwd", "dora"]).stdout.split(":")[2] == "1600"
+        module_log(site)
+        status, out = pamtester(site, "dora", DORA_PW)
+        assert status != 0, out
+        log = module_log(site)
+        assert any("user dora has no entry in /etc/hardened-shadow" in m for m in log), log
+    finally:
+        site.write("/etc/passwd", before, mode=0o644)
+
+
 def test_local_passwd_changes_the_tree_only(site):
     """keeper's passwd writes keeper's tree hash; the directory is untouched."""
     before = site.server.search("objectClass=posixAccount", "userPassword",
