@@ -231,6 +231,12 @@ static int next_logical(struct reader *rd, struct hs_buf *cur, bool *blank, unsi
 		if (!comment && (r = hs_strbuf_append(cur, line, len)) < 0)
 			return r;
 		while (rd->p < rd->end && rd->p[0] == ' ') {
+			/* the entry has ended: an attribute folded onto the blank
+			 * line would otherwise vanish without a word */
+			if (*blank)
+				return hs_err_set(rd->err, -HS_E_FORMAT,
+						  "line %lu: continuation of an empty line",
+						  rd->lineno + 1);
 			next_physical(rd, &line, &len);
 			if (!comment && (r = hs_strbuf_append(cur, line + 1, len - 1)) < 0)
 				return r;

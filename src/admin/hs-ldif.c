@@ -12,7 +12,7 @@
  * that is not plain printable ASCII, so no field can break an entry.
  *
  * The output holds every exported hash: it never goes to a terminal, nor
- * to a file others may read, unless --force says so; -o creates its file
+ * to a file others may read or another user owns, unless --force says so; -o creates its file
  * 0600 and never over an existing one.  Everything is read and checked
  * first; a user that cannot be read stops the export before a byte is
  * written.
@@ -63,6 +63,9 @@ static struct {
 	const char *output;     /* -o */
 	bool all, force, rfc2307bis, no_groups, no_containers;
 	bool import, allow_legacy;
+	bool system_users;      /* export: named users outside UID_MIN..UID_MAX */
+	bool system_groups;     /* import: primary groups outside GID_MIN..GID_MAX */
+	bool any_home;          /* import: homes outside useradd's HOME */
 	char **users;
 	int n_users;
 } o;
@@ -70,7 +73,7 @@ static struct {
 static _Noreturn void usage(int status)
 {
 	hs_cli_usage(status, "export -b BASE [options] (--all | USER...)\n"
-		     "       hs-ldif import [--allow-legacy] [FILE]",
+		     "       hs-ldif import [options] [FILE]",
 		     "  -a, --all                     every regular user (UID_MIN..UID_MAX)\n"
 		     "  -b, --base BASE               the directory's base DN (dc=example,dc=org)\n"
 		     "  -f, --force                   write to a terminal or to a file others\n"
@@ -80,17 +83,24 @@ static _Noreturn void usage(int status)
 		     "      --no-groups               no group entries\n"
 		     "  -o, --output FILE             write to FILE, created 0600 (it must not exist)\n"
 		     "      --rfc2307bis              groups as groupOfNames with member DNs\n"
-		     "      --allow-legacy            import: allow MD5 and SHA256 hashes\n",
+		     "      --system-users            export: allow named users outside\n"
+		     "                                UID_MIN..UID_MAX (root included)\n"
+		     "      --allow-legacy            import: allow MD5 and SHA256 hashes\n"
+		     "      --system-groups           import: allow an existing primary group\n"
+		     "                                outside GID_MIN..GID_MAX\n"
+		     "      --any-home                import: allow homes outside useradd's\n"
+		     "                                HOME (/home)\n",
 		     "\n");
 }
 
 static void parse_options(int argc, char **argv)
 {
 	enum { OPT_VERSION = 256, OPT_RFC2307BIS, OPT_NO_GROUPS, OPT_NO_CONTAINERS,
-	       OPT_ALLOW_LEGACY };
+	       OPT_ALLOW_LEGACY, OPT_SYSTEM_USERS, OPT_SYSTEM_GROUPS, OPT_ANY_HOME };
 	static const struct option longopts[] = {
 		{ "all",           no_argument,       NULL, 'a' },
 		{ "allow-legacy",  no_argument,       NULL, OPT_ALLOW_LEGACY },
+		{ "any-home",      no_argument,       NULL, OPT_ANY_HOME },
 		{ "base",          required_argument, NULL, 'b' },
 		{ "force",         no_argument,       NULL, 'f' },
 		{ "help",          no_argument,       NULL, 'h' },
@@ -98,6 +108,8 @@ static void parse_options(int argc, char **argv)
 		{ "no-groups",     no_argument,       NULL, OPT_NO_GROUPS },
 		{ "output",        required_argument, NULL, 'o' },
 		{ "rfc2307bis",    no_argument,       NULL, OPT_RFC2307BIS },
+		{ "system-groups", no_argument,       NULL, OPT_SYSTEM_GROUPS },
+		{ "system-users",  no_argument,       NULL, OPT_SYSTEM_USERS },
 		{ "version",       no_argument,       NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -114,6 +126,9 @@ static void parse_options(int argc, char **argv)
 		case OPT_NO_GROUPS: o.no_groups = true; break;
 		case OPT_NO_CONTAINERS: o.no_containers = true; break;
 		case OPT_ALLOW_LEGACY: o.allow_legacy = true; break;
+		case OPT_SYSTEM_USERS: o.system_users = true; break;
+		case OPT_SYSTEM_GROUPS: o.system_groups = true; break;
+		case OPT_ANY_HOME: o.any_home = true; break;
 		case OPT_VERSION: hs_print_version();
 		default: usage(E_USAGE);
 		}
@@ -127,11 +142,11 @@ static void parse_options(int argc, char **argv)
 	o.n_users = argc - optind - 1;
 	if (o.import) {
 		if (o.base || o.output || o.all || o.force || o.rfc2307bis || o.no_groups ||
-		    o.no_containers || o.n_users > 1)
+		    o.no_containers || o.system_users || o.n_users > 1)
 			usage(E_USAGE);
 		return;
 	}
-	if (o.allow_legacy)
+	if (o.allow_legacy || o.system_groups || o.any_home)
 		usage(E_USAGE);
 	if (!o.base)
 		hs_die(E_USAGE, "export needs the base DN (-b dc=example,dc=org)");
@@ -153,8 +168,8 @@ static bool base_valid(const char *dn)
 /* ---- where the output goes ---- */
 
 /* The LDIF holds hashes: refuse a terminal (a scrollback, a screen
- * share) and a regular file others may read (`> file` with umask 022),
- * before anything is read. */
+ * share) and a regular file others may read (`> file` with umask 022)
+ * or that is not ours alone, before anything is read. */
 static void check_stdout(void)
 {
 	struct stat st;
@@ -164,10 +179,18 @@ static void check_stdout(void)
 	if (isatty(STDOUT_FILENO))
 		hs_die(E_FAILURE, "refusing to write password hashes to a terminal; "
 		       "use -o FILE or a pipe (or --force)");
-	if (fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077))
+	if (fstat(STDOUT_FILENO, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	if (st.st_mode & 077)
 		hs_die(E_FAILURE, "refusing to write password hashes to a file others may read "
 		       "(mode %04o); use -o FILE, which creates it 0600 (or --force)",
 		       (unsigned)(st.st_mode & 07777));
+	/* a 0600 file another user made (and can read), or one with a second
+	 * name elsewhere, gives the hashes away as well */
+	if (st.st_uid != geteuid() || st.st_nlink != 1)
+		hs_die(E_FAILURE, "refusing to write password hashes to a file that is not ours "
+		       "alone (owner UID %u, %lu links); use -o FILE (or --force)",
+		       (unsigned)st.st_uid, (unsigned long)st.st_nlink);
 }
 
 /* Reading needs /etc only (the base of every confined tool); writing,
@@ -498,10 +521,16 @@ static void select_users(struct export *x, const struct hs_id_range *regular)
 	for (int i = 0; i < o.n_users; i++) {
 		char shown[160];
 		long idx = hs_names_user_valid(o.users[i]) ? hs_accountdb_find(&x->pw, o.users[i]) : -1;
+		uid_t uid;
 
 		if (idx < 0)
 			hs_die(E_FAILURE, "user '%s' does not exist",
 			       hs_printable(o.users[i], shown, sizeof(shown)));
+		/* root's hash in a directory is a network-wide root password */
+		uid = x->pw.lines[idx].rec.pw.uid;
+		if (!o.system_users && (uid == 0 || uid < regular->min || uid > regular->max))
+			hs_die(E_FAILURE, "user '%s' (UID %lu) is outside UID_MIN..UID_MAX; "
+			       "give --system-users to export it", o.users[i], (unsigned long)uid);
 		mark(x, (size_t)idx);
 	}
 	for (size_t i = 0; o.all && i < x->pw.n_lines; i++) {
@@ -601,16 +630,21 @@ static const char *single(const struct hs_ldif_entry *e, const char *attr)
 	size_t i = 0;
 	char shown[160];
 
+	char value[160];
+
 	v = hs_ldif_next(e, attr, &i);
 	if (!v)
 		return NULL;
 	if (hs_ldif_next(e, attr, &i))
 		hs_die(E_FAILURE, "line %lu: %s: more than one %s", e->lineno,
 		       hs_printable(e->dn, shown, sizeof(shown)), attr);
-	if (!hs_records_field_valid(v->value) || strlen(v->value) != v->len)
+	if (strlen(v->value) != v->len)
+		hs_die(E_FAILURE, "line %lu: %s: %s holds a NUL byte", e->lineno,
+		       hs_printable(e->dn, shown, sizeof(shown)), attr);
+	if (!hs_records_field_valid(v->value))
 		hs_die(E_FAILURE, "line %lu: %s: %s holds a ':', a newline or a control "
 		       "character: '%s'", e->lineno, hs_printable(e->dn, shown, sizeof(shown)),
-		       attr, hs_printable_len(v->value, v->len, shown, sizeof(shown)));
+		       attr, hs_printable_len(v->value, v->len, value, sizeof(value)));
 	return v->value;
 }
 
@@ -655,11 +689,20 @@ static const char *crypt_hash(const struct hs_ldif_entry *e)
 	return v + 7;
 }
 
+/* What an imported account may get without an option saying so. */
+struct import_limits {
+	struct hs_id_range groups;      /* GID_MIN..GID_MAX */
+	const char *home;               /* useradd's HOME: the homes go below it */
+};
+
 /* gidNumber: a group that exists here under another name than the LDIF
  * gives it is a collision; a group the LDIF names that does not exist here
- * is made by newusers only when it is named after the user. */
+ * is made by newusers only when it is named after the user.  An existing
+ * system group (root, shadow, sudo) is no primary group an LDIF hands out,
+ * even when the LDIF has a posixGroup of the same name. */
 static void check_group(const struct hs_ldif *l, const struct hs_ldif_entry *e,
-			struct hs_accountdb *gr, const char *user, const char *gid)
+			struct hs_accountdb *gr, const struct import_limits *lim,
+			const char *user, const char *gid)
 {
 	const char *ldif_name = NULL;
 	unsigned long id = strtoul(gid, NULL, 10);
@@ -671,6 +714,11 @@ static void check_group(const struct hs_ldif *l, const struct hs_ldif_entry *e,
 		if (strcmp(number(&l->e[i], "gidNumber", true, HS_ID_MAX), gid) == 0)
 			ldif_name = required(&l->e[i], "cn");
 	}
+	if (here >= 0 && !o.system_groups &&
+	    (id == 0 || id < lim->groups.min || id > lim->groups.max))
+		hs_die(E_FAILURE, "line %lu: user '%s': GID %s is the system group '%s' here "
+		       "(outside GID_MIN..GID_MAX); give --system-groups to allow it", e->lineno,
+		       user, gid, hs_accountdb_get(gr, (size_t)here)->gr.name);
 	if (here >= 0 && ldif_name && strcmp(hs_accountdb_get(gr, (size_t)here)->gr.name,
 					     ldif_name) != 0)
 		hs_die(E_FAILURE, "line %lu: user '%s': GID %s is group '%s' here, not '%s'",
@@ -681,9 +729,26 @@ static void check_group(const struct hs_ldif *l, const struct hs_ldif_entry *e,
 		       ldif_name, gid, gid, ldif_name);
 }
 
+/* The home below the home base (newusers refuses "." and ".."), not
+ * /etc/x nor /root/x, which newusers would make and hand to the user. */
+static void check_home(const struct hs_ldif_entry *e, const struct import_limits *lim,
+		       const char *user, const char *home)
+{
+	size_t len = strlen(lim->home);
+
+	while (len > 0 && lim->home[len - 1] == '/')
+		len--;
+	if (o.any_home || (strncmp(home, lim->home, len) == 0 && home[len] == '/' &&
+			   home[len + 1] != '\0'))
+		return;
+	hs_die(E_FAILURE, "line %lu: user '%s': home '%s' is not below %s; give --any-home "
+	       "to allow it", e->lineno, user, home, lim->home);
+}
+
 /* One posixAccount entry as a line of newusers --aging. */
 static void account_line(const struct hs_ldif *l, const struct hs_ldif_entry *e,
-			 struct hs_accountdb *gr, struct hs_buf *batch)
+			 struct hs_accountdb *gr, const struct import_limits *lim,
+			 struct hs_buf *batch)
 {
 	const char *f[N_FIELDS];
 	const char *gecos;
@@ -706,6 +771,7 @@ static void account_line(const struct hs_ldif *l, const struct hs_ldif_entry *e,
 	}
 	f[N_GECOS] = gecos ? gecos : "";
 	f[N_DIR] = required(e, "homeDirectory");
+	check_home(e, lim, f[N_NAME], f[N_DIR]);
 	f[N_SHELL] = single(e, "loginShell");
 	f[N_SHELL] = f[N_SHELL] ? f[N_SHELL] : "";
 	f[N_LSTCHG] = number(e, "shadowLastChange", false, HS_DAYS_MAX);
@@ -714,7 +780,7 @@ static void account_line(const struct hs_ldif *l, const struct hs_ldif_entry *e,
 	f[N_WARN] = number(e, "shadowWarning", false, HS_DAYS_MAX);
 	f[N_INACT] = number(e, "shadowInactive", false, HS_DAYS_MAX);
 	f[N_EXPIRE] = number(e, "shadowExpire", false, HS_DAYS_MAX);
-	check_group(l, e, gr, f[N_NAME], f[N_GID]);
+	check_group(l, e, gr, lim, f[N_NAME], f[N_GID]);
 	for (int k = 0; k < N_FIELDS; k++) {
 		/* the one check that keeps every value inside its field */
 		if (!hs_records_field_valid(f[k]))
@@ -765,6 +831,8 @@ static int import_main(void)
 	struct hs_buf in = { 0 }, batch = { 0 };
 	struct hs_accountdb gr = HS_ACCOUNTDB_INIT;
 	struct hs_err err = HS_ERR_INIT;
+	struct hs_config *defs = NULL, *useradd = NULL;
+	struct import_limits lim;
 	struct hs_ldif l;
 	const char *what = o.n_users ? o.users[0] : "standard input";
 	size_t n = 0;
@@ -777,12 +845,23 @@ static int import_main(void)
 		hs_die(E_FAILURE, "%s: %s", what, err.msg);
 	hs_strbuf_free(&in);
 	load_db(&gr, HS_DB_GROUP, HS_ETC_GROUP);
+	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, NULL, &defs) < 0)
+		defs = NULL;
+	if (hs_ids_range(defs, false, false, &lim.groups) < 0)
+		hs_die(E_FAILURE, "%s: empty GID_MIN..GID_MAX range", HS_ETC_LOGIN_DEFS);
+	status = hs_config_useradd_defaults_load(HS_ETC_USERADD, hs_cli_warn_at,
+						 (void *)hs_cli_prog(), &useradd);
+	if (status < 0)
+		hs_die(E_FAILURE, "cannot read %s: %s", HS_ETC_USERADD, hs_strerror(status));
+	lim.home = hs_config_get_str(useradd, "HOME", "/home");
 	for (size_t i = 0; i < l.n; i++) {
 		if (!hs_ldif_has_class(&l.e[i], "posixAccount"))
 			continue;
-		account_line(&l, &l.e[i], &gr, &batch);
+		account_line(&l, &l.e[i], &gr, &lim, &batch);
 		n++;
 	}
+	hs_config_free(defs);
+	hs_config_free(useradd);
 	hs_ldif_free(&l);
 	hs_accountdb_free(&gr);
 	if (n == 0)

@@ -293,12 +293,22 @@ static bool all_digits(const char *s)
 	return true;
 }
 
+/* An absolute path in its plain spelling: no "." or ".." (a home that
+ * reads as /home/x but is made in /root), no "//", no trailing "/". */
 static bool home_valid(const char *s)
 {
-	const char *last = strrchr(s, '/');
+	if (s[0] != '/' || !hs_records_field_valid(s) || strlen(s) >= HS_PATH_FIELD_MAX)
+		return false;
+	for (const char *p = s; *p == '/'; ) {
+		size_t len = strcspn(p + 1, "/");
+		char part[HS_PATH_FIELD_MAX];
 
-	return s[0] == '/' && hs_records_field_valid(s) && strlen(s) < HS_PATH_FIELD_MAX &&
-	       last && hs_fileio_is_single_component(last + 1);
+		snprintf(part, sizeof(part), "%.*s", (int)len, p + 1);
+		if (!hs_fileio_is_single_component(part))
+			return false;
+		p += 1 + len;
+	}
+	return true;
 }
 
 /* Empty (passwd(5): /bin/sh) or an absolute path without ':', ',' or
@@ -458,7 +468,8 @@ static bool check_alone(struct line *l)
 		return false;
 	}
 	if (l->f[F_DIR][0] && !home_valid(l->f[F_DIR])) {
-		line_error(l, "invalid home directory '%s'", hs_printable(l->f[F_DIR], buf, sizeof(buf)));
+		line_error(l, "invalid home directory '%s' (an absolute path without '.', '..' "
+			   "or '//')", hs_printable(l->f[F_DIR], buf, sizeof(buf)));
 		return false;
 	}
 	if (!shell_valid(l->f[F_SHELL])) {

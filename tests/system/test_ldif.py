@@ -154,10 +154,10 @@ def test_export_entries(users):
 
 
 def test_export_selection_and_rfc2307bis(users):
-    """Named users only (any uid), their groups with those members; --rfc2307bis adds
-    groupOfNames with member DNs."""
-    entries = parse_ldif(export(users, "--rfc2307bis", "--no-containers", "bob",
-                                "svc").stdout)
+    """Named users only (a system one with --system-users), their groups with those
+    members; --rfc2307bis adds groupOfNames with member DNs."""
+    entries = parse_ldif(export(users, "--rfc2307bis", "--no-containers", "--system-users",
+                                "bob", "svc").stdout)
     dns = [d for d, _ in entries]
     assert dns[0] == user_dn("bob") and user_dn("svc") in dns
     assert user_dn("alice") not in dns
@@ -187,6 +187,18 @@ def test_export_refuses_unknown_user_and_bad_base(users):
     assert not users.exists("/tmp/partial.ldif")
     res = users.run([HS_LDIF, "export", "-b", "dc=x\ndn: cn=evil", "alice"], check=False)
     assert res.returncode == 2 and "invalid base DN" in res.stderr and res.stdout == ""
+
+
+def test_export_refuses_root_and_system_users_by_name(users):
+    """Naming root (or a system account) does not put its hash in the directory: refused,
+    nothing written, unless --system-users says so."""
+    for name, uid in (("root", 0), ("svc", users.getpwnam("svc").uid)):
+        res = export(users, "-o", "/tmp/sys.ldif", "alice", name, check=False)
+        assert res.returncode == 1, res
+        assert "user '%s' (UID %d) is outside UID_MIN..UID_MAX" % (name, uid) in res.stderr
+        assert not users.exists("/tmp/sys.ldif") and "CRYPT" not in res.stdout
+    res = export(users, "--system-users", "--no-groups", "root")
+    assert "uidNumber: 0\n" in res.stdout
 
 
 def test_export_is_root_only(users):
@@ -219,6 +231,26 @@ def test_export_refuses_a_file_others_may_read(users):
     assert users.read("/tmp/open.ldif") == ""
     res = users.sh("umask 077; %s export -b %s alice > /tmp/closed.ldif" % (HS_LDIF, BASE))
     assert "{CRYPT}" in users.read("/tmp/closed.ldif")
+
+
+def test_export_refuses_a_0600_file_of_another_user(users):
+    """alice makes a 0600 file and hopes root sends the hashes into it with `>`: refused,
+    as is a 0600 file of root's with a second name alice reaches; --force overrides."""
+    alice = users.getpwnam("alice").uid
+    users.write("/tmp/mine.ldif", "", mode=0o600, uid=alice)
+    res = users.sh("%s export -b %s bob > /tmp/mine.ldif" % (HS_LDIF, BASE), check=False)
+    assert res.returncode == 1 and "not ours alone (owner UID %d" % alice in res.stderr, res
+    got = users.run(["/bin/cat", "/tmp/mine.ldif"], user="alice").stdout
+    assert got == "" and "CRYPT" not in got
+    users.run(["/bin/mkdir", "-m", "0700", "/tmp/alicedir"])
+    users.run(["/bin/chown", "alice", "/tmp/alicedir"])
+    users.write("/tmp/root.ldif", "", mode=0o600)
+    users.run(["/bin/ln", "/tmp/root.ldif", "/tmp/alicedir/copy"])
+    res = users.sh("%s export -b %s bob >> /tmp/root.ldif" % (HS_LDIF, BASE), check=False)
+    assert res.returncode == 1 and "2 links" in res.stderr, res
+    assert users.read("/tmp/root.ldif") == ""
+    users.sh("%s export --force -b %s bob > /tmp/mine.ldif" % (HS_LDIF, BASE))
+    assert "uid=bob" in users.read("/tmp/mine.ldif")
 
 
 def test_export_output_file_is_0600_and_new(users):
@@ -411,6 +443,77 @@ def test_import_refuses_other_hashes_and_injections(target):
     assert res.returncode == 1 and "change records are not supported" in res.stderr
     assert files_state(target) == before
     assert target.getpwnam("mallory") is None
+
+
+def account(name, uid, gid, home=None, extra=""):
+    return ("dn: uid=%s,ou=People,%s\nobjectClass: posixAccount\nobjectClass: account\n"
+            "uid: %s\ncn: %s\nuidNumber: %d\ngidNumber: %d\nhomeDirectory: %s\n%s\n"
+            % (name, BASE, name, name, uid, gid, home or "/home/" + name, extra))
+
+
+def test_import_refuses_system_primary_groups(target):
+    """A gidNumber that is root's, shadow's or sudo's group here would make the imported
+    account a member of it: refused, even when the LDIF has a posixGroup of the same name,
+    unless --system-groups; a new group the import makes itself is fine."""
+    before = files_state(target)
+    sudo = target.getgrnam("sudo")[1]
+    for gid, extra, local in ((0, "", "root"), (target.getgrnam("shadow")[1], "", "shadow"),
+                              (sudo, "", "sudo")):
+        res = import_(target, account("zed", 4100, gid, extra=extra))
+        assert res.returncode == 1, res
+        assert "GID %d is the system group '%s' here" % (gid, local) in res.stderr, res
+    group = ("dn: cn=sudo,ou=Group,%s\nobjectClass: posixGroup\ncn: sudo\ngidNumber: %d\n\n"
+             % (BASE, sudo))
+    res = import_(target, group + account("zed", 4100, sudo))
+    assert res.returncode == 1 and "system group 'sudo'" in res.stderr, res
+    assert files_state(target) == before
+    assert target.getpwnam("zed") is None
+    res = import_(target, account("zed", 4100, 4100) + account("yan", 4101, 950))
+    assert res.returncode == 0, res
+    assert target.getgrnam("yan")[1] == 950
+    res = import_(target, account("xia", 4102, sudo), "--system-groups")
+    assert res.returncode == 0, res
+    assert target.getpwnam("xia").gid == sudo
+
+
+def test_import_homes_stay_below_the_home_base(target):
+    """A home that reads as /home/... but climbs out with '..', or one in /etc, is refused
+    and nothing is made there; --any-home allows another base, never a '..'."""
+    before = files_state(target)
+    res = import_(target, account("c5", 4106, 4106, home="/home/../root/c5home"))
+    assert res.returncode == 1 and "invalid home directory '/home/../root/c5home'" in \
+        res.stderr, res
+    res = import_(target, account("c6", 4107, 4107, home="/etc/c6dir"))
+    assert res.returncode == 1 and "home '/etc/c6dir' is not below /home" in res.stderr, res
+    res = import_(target, account("c6", 4107, 4107, home="/home"))
+    assert res.returncode == 1 and "is not below /home" in res.stderr, res
+    res = import_(target, account("c6", 4107, 4107, home="/srv/../etc/c6dir"), "--any-home")
+    assert res.returncode == 1 and "invalid home directory" in res.stderr, res
+    for path in ("/root/c5home", "/etc/c6dir"):
+        assert not target.exists(path)
+    assert files_state(target) == before
+    target.run(["/bin/mkdir", "-p", "/srv"])
+    res = import_(target, account("c7", 4108, 4108, home="/srv/c7"), "--any-home")
+    assert res.returncode == 0, res
+    assert target.lstat("/srv/c7").st_uid == 4108
+
+
+def test_import_reports_lost_and_bad_values(target):
+    """A continuation after the blank line that ends an entry is an error, not an
+    attribute dropped; a bad value is shown (not the DN) and a NUL byte is named."""
+    before = files_state(target)
+    ldif = account("c4", 4105, 4105)
+    res = import_(target, ldif + " uidNumber: 0\n\n")
+    lines = ldif.count("\n") + 1
+    assert res.returncode == 1, res
+    assert "line %d: continuation of an empty line" % lines in res.stderr, res
+    evil = base64.b64encode(b"Zed:x").decode()
+    res = import_(target, account("zed", 4100, 4100, extra="gecos:: %s\n" % evil))
+    assert res.returncode == 1 and "control character: 'Zed:x'" in res.stderr, res
+    nul = base64.b64encode(b"Zed\0x").decode()
+    res = import_(target, account("zed", 4100, 4100, extra="gecos:: %s\n" % nul))
+    assert res.returncode == 1 and "gecos holds a NUL byte" in res.stderr, res
+    assert files_state(target) == before
 
 
 def test_import_failure_halfway_leaves_nothing(users, target):

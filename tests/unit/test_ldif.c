@@ -170,6 +170,9 @@ static void test_parse_refuses(void **state)
 	expect_error("dn: cn=a\ncn:: YQ=\n", "invalid base64");
 	expect_error("dn: cn=a\ncn:: YQ==YQ==\n", "invalid base64");
 	expect_error(" continued\n", "line 1: a continuation line with nothing to continue");
+	/* the blank line ends the entry: the attribute must not vanish */
+	expect_error("dn: cn=a\ncn: a\n\n uidNumber: 0\n", "line 4: continuation of an empty line");
+	expect_error("dn: cn=a\n\r\n x\n", "line 3: continuation of an empty line");
 	expect_error("cn: a\n", "line 1: an entry must start with dn:");
 	expect_error("dn:: Y249YQBi\n", "an entry must start with dn:");
 	expect_error("dn: cn=a\nno colon here\n", "line 2: not an \"attribute: value\" line");
