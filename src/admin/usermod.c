@@ -1283,18 +1283,15 @@ static const char *current_shell(const struct usermod_plan *p, char *file_buf, s
 }
 
 /* Is the account to be behind the proxy (docs/decisions.md "chsh")?  The
- * option decides; else an account behind it stays there, one with a
- * listed shell in /etc/passwd stays out (root chose so), and one with a
- * restricted or no shell follows login.defs' SHELL_PROXY. */
-static bool wants_proxy(const struct usermod_plan *p, const struct hs_shells *shells)
+ * option decides; else only an account behind it whose shell stays the
+ * same stays there: a different shell from root is root's choice, which
+ * the user must not change back (SHELL_PROXY is for new accounts only). */
+static bool wants_proxy(const struct usermod_plan *p, const char *current)
 {
 	if (o.self_service)
 		return o.self_service > 0;
-	if (strcmp(p->ent.shell, HS_SHELL_PROXY) == 0)
-		return true;
-	if (hs_shells_contains(shells, p->ent.shell))
-		return false;
-	return hs_config_get_bool(p->cfg, "SHELL_PROXY", false);
+	return strcmp(p->ent.shell, HS_SHELL_PROXY) == 0 &&
+	       (!o.shell || strcmp(o.shell, current) == 0);
 }
 
 /* -s and --[no-]self-service-shell: a listed shell goes behind the proxy
@@ -1304,13 +1301,12 @@ static bool wants_proxy(const struct usermod_plan *p, const struct hs_shells *sh
  * request that changes nothing drops out of the plan. */
 static void plan_choose_shell(struct usermod_plan *p)
 {
-	const char *file_shell, *shell, *passwd_shell;
+	const char *file_shell, *current, *shell, *passwd_shell;
 	struct hs_shells shells;
 	bool listed, behind;
 
-	shell = current_shell(p, p->shell_buf, sizeof(p->shell_buf), &file_shell);
-	if (o.shell)
-		shell = o.shell;
+	current = current_shell(p, p->shell_buf, sizeof(p->shell_buf), &file_shell);
+	shell = o.shell ? o.shell : current;
 	if (is_proxy(shell) && shell[0]) {
 		hs_warn("%s is the shell proxy, not a login shell", shell);
 		fail(E_BAD_ARG);
@@ -1321,7 +1317,7 @@ static void plan_choose_shell(struct usermod_plan *p)
 	}
 	listed = shell[0] && hs_shells_contains(&shells, shell);
 	behind = listed && p->have_dir && (o.uid ? new_uid : p->old_uid) != 0 &&
-		 wants_proxy(p, &shells);
+		 wants_proxy(p, current);
 	hs_shells_free(&shells);
 	if (o.self_service > 0 && !behind) {
 		hs_warn("shell '%s' cannot be self-service: it needs a shell listed in %s, a "
@@ -1746,7 +1742,8 @@ int main(int argc, char **argv)
 	confine(&p);
 	plan_open_userdir(&p);
 	plan_check_new_userdir_free(&p);
-	if (o.shell || o.self_service) {
+	/* uid 0 leaves the proxy as well (see plan_choose_shell) */
+	if (o.shell || o.self_service || (o.uid && new_uid == 0)) {
 		plan_choose_shell(&p);
 		if (!plan_changes_anything()) {
 			/* usermod -s with the shell it has: no write at all */
