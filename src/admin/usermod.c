@@ -1033,6 +1033,7 @@ struct usermod_plan {
 	uid_t dir_owner;
 	gid_t auth_gid;
 	const char *shell_file; /* the new contents of the user's shell file */
+	bool shell_file_late;   /* out of the proxy: written after /etc/passwd */
 	char shell_buf[HS_USERFILE_MAX + 2];    /* the shell file as it was */
 	char hbuf[HS_HASH_MAX + 2];
 };
@@ -1326,6 +1327,7 @@ static void plan_choose_shell(struct usermod_plan *p)
 		fail(E_BAD_ARG);
 	}
 	passwd_shell = behind ? HS_SHELL_PROXY : shell;
+	p->shell_file_late = !behind && strcmp(p->ent.shell, HS_SHELL_PROXY) == 0;
 	if (p->have_dir) {
 		p->shell_file = shell[0] ? shell : "/bin/sh";
 		if (file_shell && strcmp(file_shell, p->shell_file) == 0)
@@ -1575,7 +1577,28 @@ static void apply_userdir_files(const struct usermod_plan *p)
 {
 	if (p->have_dir)
 		edit_userdir_files(p->udirfd, p->user, p->dir_owner ? p->dir_owner : p->old_uid,
-				   p->auth_gid, p->shell_file);
+				   p->auth_gid, p->shell_file_late ? NULL : p->shell_file);
+}
+
+/* Out of the proxy, the shell file follows /etc/passwd: written before, an
+ * interruption would leave root's new shell behind the proxy, where the
+ * user could change it back (and a rerun would find it already so). */
+static int apply_late_shell_file(const struct usermod_plan *p)
+{
+	char path[HS_PATHBUF_USER];
+	uid_t owner = o.uid ? new_uid : p->dir_owner ? p->dir_owner : p->old_uid;
+	int r;
+
+	if (!p->have_dir || !p->shell_file || !p->shell_file_late)
+		return E_SUCCESS;
+	r = hs_userdir_write_shell(p->udirfd, owner, p->auth_gid, p->shell_file);
+	if (r < 0) {
+		hs_warn("cannot write %s: %s",
+			hs_userdir_path(path, sizeof(path), p->user, HS_FILE_SHELL),
+			hs_strerror(r));
+		return E_PW_UPDATE;
+	}
+	return E_SUCCESS;
 }
 
 static void apply_move_home(const struct usermod_plan *p, const sigset_t *saved)
@@ -1761,7 +1784,9 @@ int main(int argc, char **argv)
 	apply_move_home(&p, &saved);
 	apply_take_away_userdir(&p, &saved);
 	apply_commit_global_files(&saved);
-	status = apply_hand_back_userdir(&p);
+	status = apply_late_shell_file(&p);
+	if (apply_hand_back_userdir(&p) != E_SUCCESS)
+		status = E_PW_UPDATE;
 	hs_privs_restore_signals(&saved);
 	hs_wipe(p.hbuf, sizeof(p.hbuf));
 	syslog(LOG_INFO, "change user '%s'%s%s", p.user, o.login ? " to " : "",

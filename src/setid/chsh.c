@@ -323,6 +323,7 @@ static int root_update(const struct passwd *pw, const char *shell,
 	_cleanup_close_ int udirfd = -1;
 	bool in_tree = hs_shells_contains(shells, shell) && pw->pw_uid != 0;
 	gid_t tree_gid, auth_gid = HS_ANY_GID;
+	sigset_t saved;
 	int r, status = E_FAILURE;
 
 	if (in_tree) {
@@ -349,15 +350,19 @@ static int root_update(const struct passwd *pw, const char *shell,
 		else if (udirfd < 0)
 			goto out;
 	}
+	/* the two writes go together: a ^C between them would leave the
+	 * shell file behind */
+	hs_privs_block_signals(&saved);
 	if (strcmp(e.ent.shell, shell) != 0) {
 		e.ent.shell = shell;
-		if (hs_pwedit_commit(&e, &err) < 0)
+		if (hs_pwedit_commit(&e, &err) < 0) {
+			hs_privs_restore_signals(&saved);
 			goto out;
+		}
 	}
-	if (in_tree &&
-	    write_shell_file(&udirfd, e.ent.name, e.ent.uid, auth_gid, shell) < 0)
-		goto out;
-	status = E_SUCCESS;
+	if (!in_tree || write_shell_file(&udirfd, e.ent.name, e.ent.uid, auth_gid, shell) >= 0)
+		status = E_SUCCESS;
+	hs_privs_restore_signals(&saved);
 out:
 	hs_report(&err);
 	hs_pwedit_end(&e);

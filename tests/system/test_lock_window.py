@@ -79,7 +79,8 @@ def window(sb, tool):
             points.append((name, seen[name]))
     assert inside and points, "\n".join(n + "(" + r for n, r in calls)
     # undo the traced change
-    sb.run(["/usr/sbin/usermod", "-s", "/bin/bash", "alice"], check=False)
+    sb.run(["/usr/sbin/usermod", "-s", "/bin/bash", "--self-service-shell", "alice"],
+           check=False)
     sb.run([tp.PASSWD, "--stdin", "alice"], input="alice-old-1\n")
     return points
 
