@@ -478,4 +478,5 @@ def test_killed_take_over_leaves_no_false_success(mod):
         st = os.lstat(udir)
         assert st.st_uid == mod.getpwnam("alice").uid and st.st_mode & 0o7777 == 0o2710, point
         assert set(os.listdir(udir)) == FILES and tree_entries(mod) == [], point
-        mod.run(["/usr/sbin/usermod", "-U", "-s", "/bin/bash", "alice"])
+        mod.run(["/usr/sbin/usermod", "-U", "-s", "/bin/bash", "--self-service-shell",
+                 "alice"])
