@@ -711,19 +711,6 @@ static bool shell_listed(struct ctx *c, const char *shell)
 	return shell[0] && hs_shells_contains(&c->shells, shell);
 }
 
-/* Does an account whose /etc/passwd names current (NULL: a new one) go
- * behind the proxy with a listed shell?  usermod's rule: it stays where
- * it is, unless root had restricted its shell; then, and for a new
- * account, login.defs' SHELL_PROXY decides (docs/decisions.md "chsh"). */
-static bool wants_proxy(struct ctx *c, const char *current)
-{
-	if (current && strcmp(current, HS_SHELL_PROXY) == 0)
-		return true;
-	if (current && shell_listed(c, current))
-		return false;
-	return hs_config_get_bool(c->defs, "SHELL_PROXY", false);
-}
-
 /* Subordinate uid and gid ranges for a new user, as useradd. */
 static int add_subids(struct ctx *c, struct line *l)
 {
@@ -801,7 +788,7 @@ static int add_user(struct ctx *c, struct line *l)
 		/* DESIGN §2: a listed shell may go behind the proxy; root
 		 * keeps its own in /etc/passwd (pwconv's rule); "" means
 		 * /bin/sh */
-		proxy = shell_listed(c, shell) && uid != 0 && wants_proxy(c, NULL);
+		proxy = shell_listed(c, shell) && uid != 0 && hs_config_get_bool(c->defs, "SHELL_PROXY", false);
 		l->real_shell = shell[0] ? shell : "/bin/sh";
 	} else if (c->sp) {
 		struct hs_spwd sp = {
@@ -830,13 +817,14 @@ static int add_user(struct ctx *c, struct line *l)
 /* An existing user whose tree files this line rewrites needs a directory,
  * and a readable shell file (the undo puts back what it read; an
  * unreadable shadow file let nobody in and comes back as "!"). */
-static int check_tree_files(struct ctx *c, struct line *l, bool has_dir)
+static int check_tree_files(struct ctx *c, struct line *l, bool has_dir, bool *same_shell)
 {
 	_cleanup_close_ int udirfd = -1;
 	char path[HS_PATHBUF_USER], buf[HS_USERFILE_MAX + 2];
 	const char *shell;
 	int r = 0;
 
+	*same_shell = false;
 	if (!l->hash && !l->write_shell)
 		return 0;
 	if (!has_dir) {
@@ -859,6 +847,7 @@ static int check_tree_files(struct ctx *c, struct line *l, bool has_dir)
 				   hs_strerror(r));
 			return -1;
 		}
+		*same_shell = strcmp(shell, l->real_shell) == 0;
 	}
 	return 0;
 }
@@ -872,7 +861,7 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 	struct hs_passwd p = hs_accountdb_get(c->pw, (size_t)pi)->pw;
 	const char *shell = l->f[F_SHELL];
 	unsigned long id;
-	bool has_dir = false;
+	bool has_dir = false, same_shell;
 
 	l->exists = true;
 	l->uid = p.uid;
@@ -907,18 +896,19 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 		struct stat st;
 
 		has_dir = fstatat(c->treefd, p.name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-		/* usermod's rule: a listed shell goes into the user's shell
-		 * file, and behind the proxy if the account wants it;
-		 * anything else, uid 0 and users without a directory keep it
-		 * in /etc/passwd */
+		/* usermod's rule (docs/decisions.md "chsh"): a listed shell
+		 * goes into the user's shell file too; an account behind the
+		 * proxy stays there only with the shell it runs already, as
+		 * a different one is root's choice; uid 0 and users without
+		 * a directory keep it in /etc/passwd alone */
 		if (shell[0] && shell_listed(c, shell) && p.uid != 0 && has_dir) {
 			l->write_shell = true;
 			l->real_shell = shell;
-			if (wants_proxy(c, p.shell))
-				shell = HS_SHELL_PROXY;
 		}
-		if (check_tree_files(c, l, has_dir) < 0)
+		if (check_tree_files(c, l, has_dir, &same_shell) < 0)
 			return -1;
+		if (same_shell && strcmp(p.shell, HS_SHELL_PROXY) == 0)
+			shell = HS_SHELL_PROXY;
 	} else if (l->hash && c->sp) {
 		long si = hs_accountdb_find(c->sp, p.name);
 		struct hs_spwd sp;

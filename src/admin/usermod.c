@@ -1033,6 +1033,7 @@ struct usermod_plan {
 	uid_t dir_owner;
 	gid_t auth_gid;
 	const char *shell_file; /* the new contents of the user's shell file */
+	bool shell_file_late;   /* out of the proxy: written after /etc/passwd */
 	char shell_buf[HS_USERFILE_MAX + 2];    /* the shell file as it was */
 	char hbuf[HS_HASH_MAX + 2];
 };
@@ -1283,18 +1284,15 @@ static const char *current_shell(const struct usermod_plan *p, char *file_buf, s
 }
 
 /* Is the account to be behind the proxy (docs/decisions.md "chsh")?  The
- * option decides; else an account behind it stays there, one with a
- * listed shell in /etc/passwd stays out (root chose so), and one with a
- * restricted or no shell follows login.defs' SHELL_PROXY. */
-static bool wants_proxy(const struct usermod_plan *p, const struct hs_shells *shells)
+ * option decides; else only an account behind it whose shell stays the
+ * same stays there: a different shell from root is root's choice, which
+ * the user must not change back (SHELL_PROXY is for new accounts only). */
+static bool wants_proxy(const struct usermod_plan *p, const char *current)
 {
 	if (o.self_service)
 		return o.self_service > 0;
-	if (strcmp(p->ent.shell, HS_SHELL_PROXY) == 0)
-		return true;
-	if (hs_shells_contains(shells, p->ent.shell))
-		return false;
-	return hs_config_get_bool(p->cfg, "SHELL_PROXY", false);
+	return strcmp(p->ent.shell, HS_SHELL_PROXY) == 0 &&
+	       (!o.shell || strcmp(o.shell, current) == 0);
 }
 
 /* -s and --[no-]self-service-shell: a listed shell goes behind the proxy
@@ -1304,13 +1302,12 @@ static bool wants_proxy(const struct usermod_plan *p, const struct hs_shells *sh
  * request that changes nothing drops out of the plan. */
 static void plan_choose_shell(struct usermod_plan *p)
 {
-	const char *file_shell, *shell, *passwd_shell;
+	const char *file_shell, *current, *shell, *passwd_shell;
 	struct hs_shells shells;
 	bool listed, behind;
 
-	shell = current_shell(p, p->shell_buf, sizeof(p->shell_buf), &file_shell);
-	if (o.shell)
-		shell = o.shell;
+	current = current_shell(p, p->shell_buf, sizeof(p->shell_buf), &file_shell);
+	shell = o.shell ? o.shell : current;
 	if (is_proxy(shell) && shell[0]) {
 		hs_warn("%s is the shell proxy, not a login shell", shell);
 		fail(E_BAD_ARG);
@@ -1321,7 +1318,7 @@ static void plan_choose_shell(struct usermod_plan *p)
 	}
 	listed = shell[0] && hs_shells_contains(&shells, shell);
 	behind = listed && p->have_dir && (o.uid ? new_uid : p->old_uid) != 0 &&
-		 wants_proxy(p, &shells);
+		 wants_proxy(p, current);
 	hs_shells_free(&shells);
 	if (o.self_service > 0 && !behind) {
 		hs_warn("shell '%s' cannot be self-service: it needs a shell listed in %s, a "
@@ -1330,6 +1327,7 @@ static void plan_choose_shell(struct usermod_plan *p)
 		fail(E_BAD_ARG);
 	}
 	passwd_shell = behind ? HS_SHELL_PROXY : shell;
+	p->shell_file_late = !behind && strcmp(p->ent.shell, HS_SHELL_PROXY) == 0;
 	if (p->have_dir) {
 		p->shell_file = shell[0] ? shell : "/bin/sh";
 		if (file_shell && strcmp(file_shell, p->shell_file) == 0)
@@ -1579,7 +1577,28 @@ static void apply_userdir_files(const struct usermod_plan *p)
 {
 	if (p->have_dir)
 		edit_userdir_files(p->udirfd, p->user, p->dir_owner ? p->dir_owner : p->old_uid,
-				   p->auth_gid, p->shell_file);
+				   p->auth_gid, p->shell_file_late ? NULL : p->shell_file);
+}
+
+/* Out of the proxy, the shell file follows /etc/passwd: written before, an
+ * interruption would leave root's new shell behind the proxy, where the
+ * user could change it back (and a rerun would find it already so). */
+static int apply_late_shell_file(const struct usermod_plan *p)
+{
+	char path[HS_PATHBUF_USER];
+	uid_t owner = o.uid ? new_uid : p->dir_owner ? p->dir_owner : p->old_uid;
+	int r;
+
+	if (!p->have_dir || !p->shell_file || !p->shell_file_late)
+		return E_SUCCESS;
+	r = hs_userdir_write_shell(p->udirfd, owner, p->auth_gid, p->shell_file);
+	if (r < 0) {
+		hs_warn("cannot write %s: %s",
+			hs_userdir_path(path, sizeof(path), p->user, HS_FILE_SHELL),
+			hs_strerror(r));
+		return E_PW_UPDATE;
+	}
+	return E_SUCCESS;
 }
 
 static void apply_move_home(const struct usermod_plan *p, const sigset_t *saved)
@@ -1746,7 +1765,8 @@ int main(int argc, char **argv)
 	confine(&p);
 	plan_open_userdir(&p);
 	plan_check_new_userdir_free(&p);
-	if (o.shell || o.self_service) {
+	/* uid 0 leaves the proxy as well (see plan_choose_shell) */
+	if (o.shell || o.self_service || (o.uid && new_uid == 0)) {
 		plan_choose_shell(&p);
 		if (!plan_changes_anything()) {
 			/* usermod -s with the shell it has: no write at all */
@@ -1764,7 +1784,9 @@ int main(int argc, char **argv)
 	apply_move_home(&p, &saved);
 	apply_take_away_userdir(&p, &saved);
 	apply_commit_global_files(&saved);
-	status = apply_hand_back_userdir(&p);
+	status = apply_late_shell_file(&p);
+	if (apply_hand_back_userdir(&p) != E_SUCCESS)
+		status = E_PW_UPDATE;
 	hs_privs_restore_signals(&saved);
 	hs_wipe(p.hbuf, sizeof(p.hbuf));
 	syslog(LOG_INFO, "change user '%s'%s%s", p.user, o.login ? " to " : "",

@@ -7,15 +7,12 @@
  * /etc/passwd or a global lock: the kernel's owner check on the user's
  * 02710 directory is what confines an ordinary user to their own account.
  *
- * Root decides where a shell goes:
- *   - a shell listed in /etc/shells goes behind the proxy (the user's shell
- *     file; /etc/passwd is set back to the proxy if it held something
- *     else), so the user may change it again later;
- *   - an unlisted one (nologin, git-shell, "" ...) is a restriction: it is
- *     written straight into /etc/passwd, under the global locks, and the
- *     user cannot change it;
- *   - uid 0 and accounts without a directory in the tree keep their shell
- *     in /etc/passwd, as shadow-utils would (pwconv leaves root's there).
+ * Root's shell is root's choice: it goes into /etc/passwd, under the
+ * global locks, and takes the account out of the proxy, so the user cannot
+ * change it back (usermod --self-service-shell puts it behind again); a
+ * listed one also into the shell file of an account with a directory in
+ * the tree (not uid 0), which keeps it equal.  The shell an account behind
+ * the proxy runs already changes nothing.
  *
  * Options, messages and exit codes follow shadow-utils' chsh(1) (Debian 12,
  * shadow 4.13); where we differ on purpose, chsh(1) of this package says
@@ -35,7 +32,6 @@
 #include "account.h"
 #include "accountdb.h"
 #include "cli.h"
-#include "config.h"
 #include "confine.h"
 #include "globalfile.h"
 #include "layout.h"
@@ -301,34 +297,24 @@ static int user_update(const struct passwd *pw, const char *shell)
 	return E_SUCCESS;
 }
 
-/* Root, with a listed shell: does the account (its /etc/passwd shell is
- * current) go behind the proxy?  usermod's rule (docs/decisions.md
- * "chsh"): it stays where it is, unless root had restricted its shell;
- * then login.defs' SHELL_PROXY decides. */
-static bool wants_proxy(const char *current, const struct hs_shells *shells)
+/* Is shell what the account behind the proxy runs already?  Then root's
+ * chsh changes nothing. */
+static bool proxied_shell_is(const struct passwd *pw, const char *shell)
 {
-	struct hs_config *cfg = NULL;
-	bool wanted;
+	char buf[HS_USERFILE_MAX + 2];
+	const char *current;
 
-	if (strcmp(current, HS_SHELL_PROXY) == 0)
-		return true;
-	if (hs_shells_contains(shells, current))
-		return false;
-	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, (void *)hs_cli_prog(),
-				     &cfg) < 0)
-		cfg = NULL;
-	wanted = hs_config_get_bool(cfg, "SHELL_PROXY", false);
-	hs_config_free(cfg);
-	return wanted;
+	return strcmp(pw->pw_shell, HS_SHELL_PROXY) == 0 &&
+	       read_shell_file(pw, buf, sizeof(buf), &current) >= 0 &&
+	       strcmp(current, shell) == 0;
 }
 
-/* Root: a listed shell goes into the shell file of an account with a
- * directory in the tree (not uid 0), and /etc/passwd names the proxy if
- * the account is behind it, the shell itself if not; anything else goes
- * straight into /etc/passwd.  The shell file is written before
- * /etc/passwd names the proxy, so an interruption between the two leaves
- * the old restriction in force, never a proxy without the intended shell
- * behind it. */
+/* Root: the shell goes into /etc/passwd, and a listed one also into the
+ * shell file of an account with a directory in the tree (not uid 0).  A
+ * different shell takes an account out of the proxy: it is root's choice,
+ * which the user must not change back (docs/decisions.md "chsh"); the
+ * shell it runs already changes nothing.  /etc/passwd is written first,
+ * so an interruption never leaves root's shell behind the proxy. */
 static int root_update(const struct passwd *pw, const char *shell,
 		       const struct hs_shells *shells)
 {
@@ -336,8 +322,8 @@ static int root_update(const struct passwd *pw, const char *shell,
 	struct hs_err err = HS_ERR_INIT;
 	_cleanup_close_ int udirfd = -1;
 	bool in_tree = hs_shells_contains(shells, shell) && pw->pw_uid != 0;
-	const char *passwd_shell;
 	gid_t tree_gid, auth_gid = HS_ANY_GID;
+	sigset_t saved;
 	int r, status = E_FAILURE;
 
 	if (in_tree) {
@@ -346,18 +332,9 @@ static int root_update(const struct passwd *pw, const char *shell,
 			hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 			return E_FAILURE;
 		}
-	}
-	/* The common case takes no global lock: the account is already
-	 * behind the proxy, only its shell file changes. */
-	if (in_tree && strcmp(pw->pw_shell, HS_SHELL_PROXY) == 0) {
-		udirfd = open_userdir(pw->pw_name, pw->pw_uid, true);
-		if (udirfd >= 0) {
-			if (write_shell_file(&udirfd, pw->pw_name, pw->pw_uid, auth_gid, shell) < 0)
-				return E_FAILURE;
+		/* no global lock when nothing changes */
+		if (proxied_shell_is(pw, shell))
 			return E_SUCCESS;
-		}
-		if (udirfd != -ENOENT)
-			return E_FAILURE;
 	}
 
 	/* Decide from the file as it is under the lock, not from what NSS
@@ -367,24 +344,25 @@ static int root_update(const struct passwd *pw, const char *shell,
 	if (e.ent.uid == 0)
 		in_tree = false;
 	if (in_tree) {
-		hs_close(udirfd);
 		udirfd = open_userdir(e.ent.name, e.ent.uid, true);
 		if (udirfd == -ENOENT)
 			in_tree = false;    /* not converted: the classic way */
 		else if (udirfd < 0)
 			goto out;
 	}
-	passwd_shell = in_tree && wants_proxy(e.ent.shell, shells) ? HS_SHELL_PROXY : shell;
-
-	if (in_tree &&
-	    write_shell_file(&udirfd, e.ent.name, e.ent.uid, auth_gid, shell) < 0)
-		goto out;
-	if (strcmp(e.ent.shell, passwd_shell) != 0) {
-		e.ent.shell = passwd_shell;
-		if (hs_pwedit_commit(&e, &err) < 0)
+	/* the two writes go together: a ^C between them would leave the
+	 * shell file behind */
+	hs_privs_block_signals(&saved);
+	if (strcmp(e.ent.shell, shell) != 0) {
+		e.ent.shell = shell;
+		if (hs_pwedit_commit(&e, &err) < 0) {
+			hs_privs_restore_signals(&saved);
 			goto out;
+		}
 	}
-	status = E_SUCCESS;
+	if (!in_tree || write_shell_file(&udirfd, e.ent.name, e.ent.uid, auth_gid, shell) >= 0)
+		status = E_SUCCESS;
+	hs_privs_restore_signals(&saved);
 out:
 	hs_report(&err);
 	hs_pwedit_end(&e);

@@ -223,13 +223,21 @@ def test_root_sets_listed_unlisted_and_back(conv):
     auth_gid = sb.getgrnam("hardened-shadow-auth")[1]
     bob = sb.getpwnam("bob")
 
-    # listed: behind the proxy, /etc/passwd untouched
+    # the shell bob runs already: nothing changes, he stays behind the proxy
+    res = run(sb, [CHSH, "-s", "/bin/bash", "bob"])
+    assert (res.returncode, res.stdout, res.stderr) == (0, "", ""), res
+    assert sb.read("/etc/passwd") == passwd_before
+
+    # listed: root's choice, out of the proxy, in /etc/passwd and the file
     res = run(sb, [CHSH, "-s", "/bin/dash", "bob"])
     assert (res.returncode, res.stdout, res.stderr) == (0, "", ""), res
     assert shell_file(sb, "bob") == "/bin/dash\n"
     st = sb.lstat("%s/bob/shell" % TREE)
     assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (bob.uid, auth_gid, 0o640)
-    assert sb.read("/etc/passwd") == passwd_before
+    assert passwd_line(sb, "bob").endswith(":/bin/dash")
+    res = as_user(sb, "bob", ["-s", "/bin/bash"])
+    assert (res.returncode, res.stderr) == (1, NOT_SELF_SERVICE % "bob")
+    passwd_dash = sb.read("/etc/passwd")
 
     # unlisted: a restriction, straight into /etc/passwd
     res = run(sb, [CHSH, "-s", "/usr/sbin/nologin", "bob"])
@@ -239,7 +247,7 @@ def test_root_sets_listed_unlisted_and_back(conv):
         bob.uid, bob.gid, bob.gecos, bob.home)
     assert [l for l in sb.read("/etc/passwd").splitlines() if not l.startswith("bob:")] \
         == others
-    assert sb.read("/etc/passwd-") == passwd_before           # shadow-utils' backup
+    assert sb.read("/etc/passwd-") == passwd_dash             # shadow-utils' backup
     st = sb.lstat("/etc/passwd")
     assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, 0, 0o644)
     assert not sb.exists("/etc/passwd.lock")
@@ -251,12 +259,15 @@ def test_root_sets_listed_unlisted_and_back(conv):
     res = run(sb, [SU, "-", "bob", "-c", "echo REACHED"])
     assert "REACHED" not in res.stdout
 
-    # listed again: the proxy comes back, the shell goes to the file
+    # listed again: into /etc/passwd and the file; self-service comes back only
+    # with usermod --self-service-shell
     res = run(sb, [CHSH, "-s", "/usr/bin/bash", "bob"])
     assert (res.returncode, res.stderr) == (0, ""), res
-    assert sb.read("/etc/passwd") == passwd_before
+    assert passwd_line(sb, "bob").endswith(":/usr/bin/bash")
     assert shell_file(sb, "bob") == "/usr/bin/bash\n"
     assert login_argv0(sb, "bob") == "-bash"
+    run(sb, ["/usr/sbin/usermod", "--self-service-shell", "bob"])
+    assert sb.read("/etc/passwd") == passwd_before
     # and bob may change it himself again
     res = as_user(sb, "bob", ["-s", "/bin/dash"])
     assert res.returncode == 0, res
@@ -265,10 +276,11 @@ def test_root_sets_listed_unlisted_and_back(conv):
 
 
 def test_root_lifts_a_restriction_set_by_pwconv(conv):
-    # carol had nologin before the conversion: a listed shell puts her behind the proxy
+    # carol had nologin before the conversion: a listed shell lifts it, and she stays
+    # outside the proxy (SHELL_PROXY is for new accounts)
     res = run(conv, [CHSH, "-s", "/bin/dash", "carol"])
     assert res.returncode == 0, res
-    assert passwd_line(conv, "carol").endswith(":" + PROXY)
+    assert passwd_line(conv, "carol").endswith(":/bin/dash")
     assert shell_file(conv, "carol") == "/bin/dash\n"
     assert login_argv0(conv, "carol") == "-dash"
 
@@ -279,12 +291,13 @@ def test_root_warnings_for_unusable_shells(conv):
     assert res.stderr == ("chsh: Warning: /bin/nosuch-sh is an invalid shell\n"
                           "chsh: Warning: /bin/nosuch-sh does not exist\n")
     assert passwd_line(conv, "bob").endswith(":/bin/nosuch-sh")
-    # listed but not executable: still behind the proxy (it is listed), with a warning
+    # listed but not executable: in /etc/passwd and the file (it is listed), with a
+    # warning
     res = run(conv, [CHSH, "-s", NOEXEC, "bob"])
     assert res.returncode == 0
     assert res.stderr == ("chsh: Warning: %s is an invalid shell\n"
                           "chsh: Warning: %s is not executable\n" % (NOEXEC, NOEXEC))
-    assert passwd_line(conv, "bob").endswith(":" + PROXY)
+    assert passwd_line(conv, "bob").endswith(":" + NOEXEC)
     assert shell_file(conv, "bob") == NOEXEC + "\n"
     # an empty field: the default shell, a restriction
     res = run(conv, [CHSH, "-s", "", "bob"])
@@ -344,7 +357,9 @@ def test_root_replaces_a_planted_symlink_without_following_it(conv):
     status, out = conv.pty_run([CHSH, "bob"], [(r"Login Shell \[\]: ", "/bin/dash\n")])
     assert status == 0, out
     assert "cannot read /etc/hardened-shadow/bob/shell" in out
-    assert conv.read_bytes("/etc/passwd") == passwd_before
+    # root's shell takes bob out of the proxy; nothing was written through the link
+    assert conv.read_bytes("/etc/passwd") == passwd_before.replace(
+        b"/home/bob:" + PROXY.encode(), b"/home/bob:/bin/dash")
     st = conv.lstat("%s/bob/shell" % TREE)
     assert stat.S_ISREG(st.st_mode) and st.st_uid == bob.uid
     assert shell_file(conv, "bob") == "/bin/dash\n"

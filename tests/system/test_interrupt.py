@@ -837,7 +837,8 @@ ROWS = [
         passwords={"alice": ["alice-pw-1", "Self-set-pw-1"]}),
     Row("passwd-l", ["/usr/bin/passwd", "-l", "alice"], recover=None),
     Row("chage", ["/usr/bin/chage", "-M", "30", "-E", "2030-01-02", "alice"], recover=None),
-    Row("chsh-listed", ["/usr/bin/chsh", "-s", "/bin/sh", "alice"], recover=None),
+    # root's new shell takes alice out of the proxy: /etc/passwd, then her shell file
+    Row("chsh-listed", ["/usr/bin/chsh", "-s", "/bin/sh", "alice"]),
     Row("chsh-restricted", ["/usr/bin/chsh", "-s", "/usr/sbin/nologin", "alice"]),
     Row("chfn", ["/usr/bin/chfn", "-f", "Alice A", "-r", "42", "alice"]),
     Row("pwconv", ["/usr/sbin/pwconv"], classic=True, pending=("alice",)),

@@ -79,7 +79,8 @@ def window(sb, tool):
             points.append((name, seen[name]))
     assert inside and points, "\n".join(n + "(" + r for n, r in calls)
     # undo the traced change
-    sb.run(["/usr/sbin/usermod", "-s", "/bin/bash", "alice"], check=False)
+    sb.run(["/usr/sbin/usermod", "-s", "/bin/bash", "--self-service-shell", "alice"],
+           check=False)
     sb.run([tp.PASSWD, "--stdin", "alice"], input="alice-old-1\n")
     return points
 
@@ -477,4 +478,5 @@ def test_killed_take_over_leaves_no_false_success(mod):
         st = os.lstat(udir)
         assert st.st_uid == mod.getpwnam("alice").uid and st.st_mode & 0o7777 == 0o2710, point
         assert set(os.listdir(udir)) == FILES and tree_entries(mod) == [], point
-        mod.run(["/usr/sbin/usermod", "-U", "-s", "/bin/bash", "alice"])
+        mod.run(["/usr/sbin/usermod", "-U", "-s", "/bin/bash", "--self-service-shell",
+                 "alice"])

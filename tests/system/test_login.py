@@ -205,7 +205,7 @@ def test_login_hushlogin_default_home_and_chsh(sb):
     bob = sb.getpwnam("bob")
     sb.write("/home/bob/.hushlogin", "", uid=bob.uid, gid=bob.gid)
     # and root changes bob's shell behind the proxy: the next login starts it
-    sb.run(["/usr/bin/chsh", "-s", "/bin/dash", "bob"])
+    sb.run(["/usr/sbin/usermod", "-s", "/bin/dash", "--self-service-shell", "bob"])
     assert sb.getpwnam("bob").shell.endswith("/shell-proxy")
     with login_as(sb, "bob", PW["bob"]) as p:
         p.send('echo "ARG0=$0"; exit\n')

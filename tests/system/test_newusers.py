@@ -123,7 +123,8 @@ def test_create_every_field_form(tree):
 
 
 def test_update_existing_users(tree):
-    """A password, GECOS, home and a listed shell replace alice's; empty fields keep
+    """A password, GECOS, home and a listed shell replace alice's (root's new shell
+    takes her out of the proxy, docs/decisions.md "chsh"); empty fields keep
     bob's; a uid/gid field naming what they have is fine; the tree's aging stays."""
     alice = tree.getpwnam("alice")
     aging = tree_file(tree, "alice", "aging")
@@ -133,7 +134,7 @@ def test_update_existing_users(tree):
                                  "bob::bob::::\n" % alice.uid)
     assert res.returncode == 0, res
     assert entry(tree, "/etc/passwd", "alice") == \
-        "alice:x:%d:%d:Alice L:/home/alice2:%s" % (alice.uid, alice.gid, PROXY)
+        "alice:x:%d:%d:Alice L:/home/alice2:/bin/sh" % (alice.uid, alice.gid)
     assert verify("alice-new-1", tree_file(tree, "alice", "shadow").split(":")[0])
     assert tree_file(tree, "alice", "shell") == "/bin/sh\n"
     assert tree_file(tree, "alice", "aging") == aging

@@ -3,7 +3,9 @@ SHELL_PROXY) /etc/passwd holds the real shell, as configuration management expec
 the user's `shell` file holds the same; `--self-service-shell` (useradd, usermod) or
 SHELL_PROXY yes puts an account with a listed shell behind the proxy, and
 `--no-self-service-shell` takes it out again.  A user outside the proxy cannot change
-their shell (one line saying why); root can.  `usermod -s` with the shell the account
+their shell (one line saying why); root can, and a different shell from root (usermod -s,
+chsh, newusers) takes the account out of the proxy: root's choice, e.g. a restricted
+shell that /etc/shells lists (rbash), must hold.  So does uid 0.  `usermod -s` with the shell the account
 already has writes nothing: /etc/passwd, its backup and the shell file keep their inode
 and mtime, and not even a lock file comes and goes in /etc."""
 
@@ -71,7 +73,8 @@ def test_usermod_same_shell_writes_nothing(tree):
     assert tree.getpwnam("bob").shell == PROXY
     for name in ("alice", "bob"):
         # a first change makes the backup, so the second one would replace it
-        assert usermod(tree, "-s", "/bin/dash", name).returncode == 0
+        keep = ["--self-service-shell"] if name == "bob" else []
+        assert usermod(tree, "-s", "/bin/dash", *keep, name).returncode == 0
         before = snapshot(tree, name)
         for args in (["-s", "/bin/dash"], ["-s", "/bin/dash", "-s", "/bin/dash"]):
             res = usermod(tree, *args, name)
@@ -120,10 +123,10 @@ def test_login_defs_shell_proxy_yes(tree):
     # bob's listed shell in /etc/passwd was root's choice: a new one keeps him out
     assert usermod(tree, "-s", "/bin/dash", "bob").returncode == 0
     assert tree.getpwnam("bob").shell == "/bin/dash"
-    # a restriction lifted follows the site setting
+    # a restriction lifted stays root's: SHELL_PROXY is for new accounts only
     assert usermod(tree, "-s", "/usr/sbin/nologin", "bob").returncode == 0
     assert usermod(tree, "-s", "/bin/bash", "bob").returncode == 0
-    assert tree.getpwnam("bob").shell == PROXY
+    assert tree.getpwnam("bob").shell == "/bin/bash"
 
 
 def test_user_outside_the_proxy_may_not_chsh_but_root_may(tree):
@@ -154,12 +157,79 @@ def test_pwunconv_round_trip_without_the_proxy(tree):
 
 def test_newusers_follows_the_same_rule(tree):
     tree.run(["/usr/sbin/useradd", "-s", "/bin/bash", "--self-service-shell", "bob"])
+    tree.run(["/usr/sbin/useradd", "-s", "/bin/bash", "--self-service-shell", "dave"])
     tree.run(["/usr/sbin/newusers", "-c", "SHA512", "-s", "1000"],
              input="alice:pw-Alice-1::::/home/alice:/bin/dash\n"
-                   "bob::::::/bin/dash\ncarol::::::/bin/dash\n")
-    # a new account outside the proxy; bob stays behind it, carol stays outside
+                   "bob::::::/bin/bash\ncarol::::::/bin/dash\ndave::::::/bin/rbash\n")
+    # a new account outside the proxy; bob keeps his shell and stays behind it, carol
+    # stays outside, and dave's new shell is root's: out of the proxy
     assert tree.getpwnam("alice").shell == "/bin/dash"
     assert tree.getpwnam("bob").shell == PROXY
     assert tree.getpwnam("carol").shell == "/bin/dash"
-    for name in ("alice", "bob", "carol"):
-        assert shell_file(tree, name) == "/bin/dash\n", name
+    assert tree.getpwnam("dave").shell == "/bin/rbash"
+    for name, shell in (("alice", "/bin/dash"), ("bob", "/bin/bash"),
+                        ("carol", "/bin/dash"), ("dave", "/bin/rbash")):
+        assert shell_file(tree, name) == shell + "\n", name
+
+
+def carol_chsh_refused(sb, shell):
+    """carol tries to change her shell on her terminal: refused, before any password,
+    and nothing changed."""
+    passwd, mine = sb.read_bytes("/etc/passwd"), shell_file(sb, "carol")
+    status, out = sb.pty_run(["/usr/bin/chsh", "-s", shell], [], user="carol", timeout=10)
+    assert status == 1, out
+    assert "You may not change the shell for 'carol': root sets it" in out
+    assert (sb.read_bytes("/etc/passwd"), shell_file(sb, "carol")) == (passwd, mine)
+
+
+def carol_chsh(sb, shell):
+    status, out = sb.pty_run(["/usr/bin/chsh", "-s", shell], [(r"Password: ", PW + "\n")],
+                             user="carol")
+    assert status == 0, out
+    assert shell_file(sb, "carol") == shell + "\n"
+
+
+def test_usermod_restriction_with_a_listed_shell_holds(tree):
+    """Debian's /etc/shells lists /bin/rbash: root's restriction to it takes carol out
+    of the proxy, so she cannot change it back; self-service comes back only when root
+    says so."""
+    assert "/bin/rbash" in tree.read("/etc/shells").splitlines()
+    assert usermod(tree, "--self-service-shell", "carol").returncode == 0
+    assert usermod(tree, "-s", "/bin/rbash", "carol").returncode == 0
+    assert tree.getpwnam("carol").shell == "/bin/rbash"
+    assert shell_file(tree, "carol") == "/bin/rbash\n"
+    carol_chsh_refused(tree, "/bin/bash")
+    assert usermod(tree, "-s", "/bin/bash", "--self-service-shell", "carol").returncode == 0
+    assert tree.getpwnam("carol").shell == PROXY
+    carol_chsh(tree, "/bin/dash")
+
+
+def test_root_chsh_restriction_holds(tree):
+    assert usermod(tree, "--self-service-shell", "carol").returncode == 0
+    # the shell she runs already: nothing written, still behind the proxy
+    before = snapshot(tree, "carol")
+    res = tree.run(["/usr/bin/chsh", "-s", "/bin/bash", "carol"], check=False)
+    assert (res.returncode, res.stderr) == (0, "")
+    assert snapshot(tree, "carol") == before
+    assert tree.getpwnam("carol").shell == PROXY
+    # another one is root's choice
+    tree.run(["/usr/bin/chsh", "-s", "/bin/rbash", "carol"])
+    assert tree.getpwnam("carol").shell == "/bin/rbash"
+    assert shell_file(tree, "carol") == "/bin/rbash\n"
+    carol_chsh_refused(tree, "/bin/bash")
+
+
+def test_opt_out_survives_a_restriction_under_shell_proxy_yes(tree):
+    tree.set_login_defs("SHELL_PROXY", "yes")
+    assert usermod(tree, "--no-self-service-shell", "carol").returncode == 0
+    assert usermod(tree, "-s", "/usr/sbin/nologin", "carol").returncode == 0
+    assert usermod(tree, "-s", "/bin/rbash", "carol").returncode == 0
+    assert tree.getpwnam("carol").shell == "/bin/rbash"
+    carol_chsh_refused(tree, "/bin/bash")
+
+
+def test_uid_0_leaves_the_proxy(tree):
+    assert usermod(tree, "--self-service-shell", "carol").returncode == 0
+    assert usermod(tree, "-u", "0", "-o", "carol").returncode == 0
+    pw = tree.getpwnam("carol")
+    assert (pw.uid, pw.shell) == (0, "/bin/bash")

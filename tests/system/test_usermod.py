@@ -187,10 +187,15 @@ def test_lock_unlock_password(two):
 def test_shell_follows_chsh_rules(two):
     sb = two
     proxy = "/usr/libexec/hardened-shadow/shell-proxy"
+    # root's new shell takes alice out of the proxy; --self-service-shell keeps her
     res = run(sb, ["-s", "/bin/sh", "alice"])
     assert res.returncode == 0, res.stderr
-    assert sb.getpwnam("alice").shell == proxy
+    assert sb.getpwnam("alice").shell == "/bin/sh"
     assert sb.read(TREE + "/alice/shell").strip() == "/bin/sh"
+    res = run(sb, ["-s", "/bin/bash", "--self-service-shell", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert sb.getpwnam("alice").shell == proxy
+    assert sb.read(TREE + "/alice/shell").strip() == "/bin/bash"
     res = run(sb, ["-s", "/usr/sbin/nologin", "alice"])
     assert res.returncode == 0, res.stderr
     assert sb.getpwnam("alice").shell == "/usr/sbin/nologin"
