@@ -310,6 +310,19 @@ def _setup_root(root, extra_visible=(), read_only=True, proc=True):
     show_at_host_path(root, extra_visible, read_only)
 
 
+def unpack_debs(base, name, debs):
+    """Debian packages' files, unpacked (tools/unpack-debs: apt-get download and
+    dpkg-deb -x, no maintainer script) into BUILD/name/root: (that root, None), or
+    (None, why) when they cannot be fetched."""
+    out = os.path.join(base.build_dir, name)
+    tool = os.path.join(base.source_dir, "tools", "unpack-debs")
+    res = subprocess.run([tool, out] + list(debs), capture_output=True, text=True,
+                         timeout=300)
+    if res.returncode != 0:
+        return None, res.stderr.strip()
+    return os.path.join(out, "root"), None
+
+
 def show_at_host_path(root, paths, read_only=True):
     """Makes each of paths visible inside root at its host path.
 

@@ -11,9 +11,7 @@ Ansible comes from tools/unpack-debs (apt-get download + dpkg-deb -x below the b
 directory; nothing is installed on the host).  Skipped, with the reason, when the
 packages cannot be fetched."""
 
-import os
 import re
-import subprocess
 
 import pytest
 
@@ -58,12 +56,10 @@ PLAYBOOK = """\
 
 @pytest.fixture(scope="module")
 def ansible_root(base):
-    out = os.path.join(base.build_dir, "ansible")
-    tool = os.path.join(base.source_dir, "tools", "unpack-debs")
-    res = subprocess.run([tool, out] + DEBS, capture_output=True, text=True, timeout=300)
-    if res.returncode != 0:
-        pytest.skip("Debian's ansible-core cannot be fetched: %s" % res.stderr.strip())
-    return os.path.join(out, "root")
+    root, why = sandbox.unpack_debs(base, "ansible", DEBS)
+    if root is None:
+        pytest.skip("Debian's ansible-core cannot be fetched: %s" % why)
+    return root
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ directory; nothing is installed on the host).  Skipped, with the reason, when th
 packages cannot be fetched."""
 
 import os
-import subprocess
 
 import pytest
 
@@ -65,12 +64,10 @@ users:
 
 @pytest.fixture(scope="module")
 def cloud_root(base):
-    out = os.path.join(base.build_dir, "cloud-init")
-    tool = os.path.join(base.source_dir, "tools", "unpack-debs")
-    res = subprocess.run([tool, out] + DEBS, capture_output=True, text=True, timeout=300)
-    if res.returncode != 0:
-        pytest.skip("Debian's cloud-init cannot be fetched: %s" % res.stderr.strip())
-    return os.path.join(out, "root")
+    root, why = sandbox.unpack_debs(base, "cloud-init", DEBS)
+    if root is None:
+        pytest.skip("Debian's cloud-init cannot be fetched: %s" % why)
+    return root
 
 
 @pytest.fixture
