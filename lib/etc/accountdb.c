@@ -1,7 +1,8 @@
 /* The line-file model of the global account files (see accountdb.h).
  *
  * data is the file as it is on disk (a read-only mapping, so loading copies
- * nothing) and spans say where each line lies in it: one memchr pass.  A line
+ * nothing) and starts say where each line begins in it: 4 bytes a line, since
+ * every page a tool touches for the first time costs it a page fault.  A line
  * becomes a record only when it is asked for (build): its bytes are copied
  * into the arena `chunks` (freed, wiped, only with the db, which keeps a
  * record's strings valid after a replace or a delete) and parsed there.  A
@@ -115,6 +116,14 @@ static bool is_built(const struct hs_accountdb *db, size_t i)
 	return db->built[i >> 3] & (1u << (i & 7));
 }
 
+/* Line i < n_loaded as loaded: where it starts in data, and its length
+ * without the newline (the next line starts one byte after its end). */
+static const char *loaded_text(const struct hs_accountdb *db, size_t i, size_t *len)
+{
+	*len = db->starts[i + 1] - db->starts[i] - 1;
+	return db->data + db->starts[i];
+}
+
 /* The current text of line i, built or not. */
 static const char *text_of(const struct hs_accountdb *db, size_t i, size_t *len)
 {
@@ -122,8 +131,7 @@ static const char *text_of(const struct hs_accountdb *db, size_t i, size_t *len)
 		*len = db->lines[i].len;
 		return db->lines[i].text;
 	}
-	*len = db->spans[i].len;
-	return db->data + db->spans[i].off;
+	return loaded_text(db, i, len);
 }
 
 /* A NIS compat line, which is no entry (/etc/subuid and subgid have none). */
@@ -133,10 +141,12 @@ static bool is_nis(enum hs_db_kind kind, const char *text, size_t len)
 }
 
 /* A line of the file as loaded that is neither blank nor a NIS line. */
-static bool span_keyed(const struct hs_accountdb *db, size_t i)
+static bool loaded_keyed(const struct hs_accountdb *db, size_t i)
 {
-	return db->spans[i].len > 0 &&
-	       !is_nis(db->kind, db->data + db->spans[i].off, db->spans[i].len);
+	size_t len;
+	const char *t = loaded_text(db, i, &len);
+
+	return len > 0 && !is_nis(db->kind, t, len);
 }
 
 /* A line that may be an entry: built and parsed, or not built and not
@@ -145,7 +155,7 @@ static bool maybe_live(const struct hs_accountdb *db, size_t i)
 {
 	if (is_built(db, i))
 		return db->lines[i].entry && !db->lines[i].deleted;
-	return span_keyed(db, i);
+	return loaded_keyed(db, i);
 }
 
 static bool is_deleted(const struct hs_accountdb *db, size_t i)
@@ -159,7 +169,7 @@ static bool has_key(const struct hs_accountdb *db, size_t i)
 {
 	if (is_built(db, i))
 		return !db->lines[i].deleted && (db->lines[i].entry || db->lines[i].err);
-	return span_keyed(db, i);
+	return loaded_keyed(db, i);
 }
 
 /* Where the field that starts at t ends: a byte loop (fields are short,
@@ -207,7 +217,7 @@ static bool line_id(const struct hs_accountdb *db, size_t i, unsigned long *id)
 {
 	const char *t, *end;
 	unsigned long v = 0;
-	size_t digits = 0;
+	size_t digits = 0, len;
 
 	if (!has_id(db->kind))
 		return false;
@@ -219,8 +229,8 @@ static bool line_id(const struct hs_accountdb *db, size_t i, unsigned long *id)
 	}
 	/* a line as loaded, read in place: every line of the file comes
 	 * through here when an id is picked, so no helper calls */
-	t = db->data + db->spans[i].off;
-	end = t + db->spans[i].len;
+	t = loaded_text(db, i, &len);
+	end = t + len;
 	if (t == end || hs_records_nis_line(t, 1))
 		return false;
 	for (unsigned n = 0; n < 2; n++) {
@@ -277,10 +287,9 @@ static struct hs_dbline *build_in(struct hs_accountdb *db, size_t i, char *copy)
 	if (is_built(db, i))
 		return l;
 	/* *l is zero: the line array is calloc'd or cleared when it grows */
-	l->text = db->data + db->spans[i].off;
-	l->len = db->spans[i].len;
+	l->text = loaded_text(db, i, &l->len);
 	l->lineno = i + 1;
-	if (span_keyed(db, i)) {
+	if (loaded_keyed(db, i)) {
 		if (!copy)
 			copy = chunk_alloc(db, l->len + 1);
 		if (!copy) {
@@ -410,8 +419,8 @@ static long text_scan(const struct hs_accountdb *db, size_t from, const char *s,
 		}
 		/* lines i..b-1 are as loaded: their bytes lie in order in data */
 		b = next_built(db, i);
-		off = db->spans[i].off;
-		len = (b < db->n_loaded ? db->spans[b].off : db->len) - off;
+		off = db->starts[i];
+		len = (b < db->n_loaded ? db->starts[b] : db->len) - off;
 		hit = find_bytes(db->data + off, len, s, slen);
 		if (!hit) {
 			i = b;
@@ -421,7 +430,7 @@ static long text_scan(const struct hs_accountdb *db, size_t from, const char *s,
 		for (lo = i, hi = b; hi - lo > 1; ) {   /* the last line starting <= off */
 			size_t mid = lo + (hi - lo) / 2;
 
-			if (db->spans[mid].off <= off)
+			if (db->starts[mid] <= off)
 				lo = mid;
 			else
 				hi = mid;
@@ -621,7 +630,7 @@ void hs_accountdb_free(struct hs_accountdb *db)
 		free(c);
 	}
 	free(db->lines);
-	free(db->spans);
+	free(db->starts);
 	free(db->built);
 	free(db->by_name.slots);
 	free(db->by_id.slots);
@@ -638,7 +647,6 @@ static int lines_room(struct hs_accountdb *db, size_t n)
 {
 	size_t cap = db->cap_lines ? db->cap_lines : n, old = db->cap_lines;
 	struct hs_dbline *lines;
-	struct hs_db_span *spans;
 	unsigned char *built;
 
 	if (n <= old)
@@ -649,13 +657,10 @@ static int lines_room(struct hs_accountdb *db, size_t n)
 	lines = old ? realloc(db->lines, cap * sizeof(*lines)) : calloc(cap, sizeof(*lines));
 	if (lines)
 		db->lines = lines;
-	spans = realloc(db->spans, cap * sizeof(*spans));
-	if (spans)
-		db->spans = spans;
 	built = realloc(db->built, (cap + 7) / 8);
 	if (built)
 		db->built = built;
-	if (!lines || !spans || !built)
+	if (!lines || !built)
 		return -ENOMEM;
 	if (old)
 		memset(db->lines + old, 0, (cap - old) * sizeof(*lines));
@@ -664,45 +669,83 @@ static int lines_room(struct hs_accountdb *db, size_t n)
 	return 0;
 }
 
-/* Where every line of data lies, in one memchr pass. */
+/* The '\n' bytes among the 8 at p, as the top bit of each such byte.  Exact:
+ * bit 7 is masked off before the add, so no carry crosses into the next
+ * byte.  Lines are 15 to 100 bytes, so a memchr call per line costs more in
+ * call overhead and mispredicted exits than this scan of the whole file. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SCAN_WORDS 1
+static inline uint64_t newline_bytes(const char *p)
+{
+	const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL;
+	uint64_t x;
+
+	memcpy(&x, p, sizeof(x));
+	x ^= 0x0a0a0a0a0a0a0a0aULL;
+	return ~(((x & low7) + low7) | x) & ~low7;
+}
+#endif
+
+static size_t count_newlines(const char *p, size_t len)
+{
+	size_t n = 0, i = 0;
+
+#ifdef SCAN_WORDS
+	for (; i + 8 <= len; i += 8)
+		n += (size_t)__builtin_popcountll(newline_bytes(p + i));
+#endif
+	for (; i < len; i++)
+		n += p[i] == '\n';
+	return n;
+}
+
+/* One more line of the file as loaded, starting at start; end is where
+ * its newline is (or the end of data). */
+static void add_line_start(struct hs_accountdb *db, size_t start, size_t end)
+{
+	size_t n = db->n_lines++;
+
+	db->starts[n] = (uint32_t)start;
+	if (end > start && !is_nis(db->kind, db->data + start, end - start))
+		db->n_entries++;
+	else if (end > start && db->nis_first == SIZE_MAX)
+		db->nis_first = n;
+}
+
+/* Where every line of data starts: one pass to count the lines (so the
+ * array is allocated once, at its size), one to record them. */
 static int split_lines(struct hs_accountdb *db)
 {
-	const char *p = db->data, *end = db->data + db->len, *nl;
-	size_t n;
+	size_t start = 0, i = 0, len = db->len;
 
-	/* about one line per 32 bytes to start with; the line array is
-	 * sized when the count is known */
-	db->cap_lines = db->len / 32 + 16;
 	db->nis_first = SIZE_MAX;
-	db->spans = malloc(db->cap_lines * sizeof(*db->spans));
-	if (!db->spans)
+	db->starts = malloc((count_newlines(db->data, len) + 2) * sizeof(*db->starts));
+	if (!db->starts)
 		return -ENOMEM;
-	for (n = 0; p < end; n++) {
-		if (n == db->cap_lines) {
-			struct hs_db_span *more = realloc(db->spans, 2 * n * sizeof(*more));
+#ifdef SCAN_WORDS
+	for (; i + 8 <= len; i += 8)
+		for (uint64_t m = newline_bytes(db->data + i); m; m &= m - 1) {
+			size_t nl = i + (size_t)__builtin_ctzll(m) / 8;
 
-			if (!more)
-				return -ENOMEM;
-			db->spans = more;
-			db->cap_lines = 2 * n;
+			add_line_start(db, start, nl);
+			start = nl + 1;
 		}
-		nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			nl = end;
-		db->spans[n] = (struct hs_db_span){ .off = (unsigned)(p - db->data),
-						    .len = (unsigned)(nl - p) };
-		if (nl > p && !is_nis(db->kind, p, (size_t)(nl - p)))
-			db->n_entries++;
-		else if (nl > p && db->nis_first == SIZE_MAX)
-			db->nis_first = n;
-		p = nl + 1;
-	}
-	db->n_lines = db->n_loaded = n;
+#endif
+	for (; i < len; i++)
+		if (db->data[i] == '\n') {
+			add_line_start(db, start, i);
+			start = i + 1;
+		}
+	if (start < len)
+		add_line_start(db, start, len);
+	/* as if the last line had a newline: loaded_text's length works for it */
+	db->starts[db->n_lines] = (uint32_t)(start < len ? len + 1 : len);
+	db->n_loaded = db->n_lines;
 	if (db->nis_first == SIZE_MAX)
-		db->nis_first = n;
+		db->nis_first = db->n_lines;
 	/* room for a few appends before anything moves */
 	db->cap_lines = 0;
-	return lines_room(db, n + 16);
+	return lines_room(db, db->n_lines + 16);
 }
 
 /* Without HS_DB_LAZY: build every line, refuse a bad line or a duplicate
@@ -717,7 +760,7 @@ static int check_all(struct hs_accountdb *db, unsigned flags)
 	if (!copy)
 		return -ENOMEM;
 	for (size_t i = 0; i < db->n_lines; i++) {
-		const struct hs_dbline *l = build_in(db, i, copy + db->spans[i].off);
+		const struct hs_dbline *l = build_in(db, i, copy + db->starts[i]);
 
 		if (!l)
 			return -ENOMEM;
@@ -757,8 +800,8 @@ static int load_start(struct hs_accountdb *db, enum hs_db_kind kind, const char 
  * check it, or free the db (keeping the message) on any failure. */
 static int load_finish(struct hs_accountdb *db, unsigned flags, int r)
 {
-	if (r == 0 && db->len > UINT32_MAX)
-		r = -HS_E_TOOBIG;       /* the spans hold 32-bit offsets */
+	if (r == 0 && db->len >= UINT32_MAX)
+		r = -HS_E_TOOBIG;       /* starts are 32-bit offsets */
 	if (r == 0)
 		r = split_lines(db);
 	if (r < 0)
@@ -802,7 +845,7 @@ int hs_accountdb_load_data(struct hs_accountdb *db, enum hs_db_kind kind, const 
 
 	if (r < 0)
 		return r;
-	if ((!data && len) || len > UINT32_MAX)
+	if ((!data && len) || len >= UINT32_MAX)
 		return load_finish(db, flags, !data ? -EINVAL : -HS_E_TOOBIG);
 	db->data = malloc(len + 1);
 	if (db->data) {
@@ -1154,8 +1197,8 @@ static void piece_lines(struct piece_list *pl, size_t from, size_t to)
 		size_t b = next_built(db, i);
 		if (b > to)
 			b = to;
-		piece_text(pl, db->data + db->spans[i].off,
-			   db->spans[b - 1].off + db->spans[b - 1].len - db->spans[i].off);
+		/* up to the newline of line b - 1 */
+		piece_text(pl, db->data + db->starts[i], db->starts[b] - 1 - db->starts[i]);
 		i = b;
 	}
 }

@@ -39,6 +39,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "globalfile.h"
@@ -107,9 +108,6 @@ struct hs_db_index {            /* private: open addressing, linear probing */
 	size_t cap;
 	bool stale;             /* rebuild before the next lookup */
 };
-struct hs_db_span {             /* private: where a line of the file lies in data */
-	unsigned int off, len;
-};
 struct hs_db_chunk;
 
 struct hs_accountdb {
@@ -135,7 +133,8 @@ struct hs_accountdb {
 	                         * appended lines are written before it */
 	bool mapped;
 	bool data_on_disk;      /* data is what the file holds (loaded, not written since) */
-	struct hs_db_span *spans;       /* every line as loaded */
+	uint32_t *starts;       /* where each line as loaded starts in data, and
+	                         * one past the end of the last (see line_len) */
 	unsigned char *built;           /* bitmap of filled-in lines */
 	struct hs_db_index by_name, by_id;
 	unsigned name_scans, id_scans;  /* lookups answered by a scan */
