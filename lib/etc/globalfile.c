@@ -304,13 +304,6 @@ static bool is_stale_pid_file(const char *name, void *ctx)
 	return false;
 }
 
-static void sweep_stale_pid_files(int dirfd, const char *const bases[], size_t n_bases)
-{
-	struct lock_bases lb = { bases, n_bases };
-
-	(void)hs_fileio_unlink_matching(dirfd, is_stale_pid_file, &lb);
-}
-
 /* Under the locks, before anything reads the files: finish (or drop) what
  * a tool killed in the middle of a multi-file commit left (lib/etc/txn.h).
  * Every tool that locks the global files comes through here, so no tool
@@ -321,6 +314,8 @@ static int finish_interrupted_update(const char *pwd_lock_path, const char **fai
 		"passwd", "shadow", "group", "gshadow", "subuid", "subgid", "shells",
 	};
 	static char journal[PATH_MAX + 32];
+	struct lock_bases lb = { bases, HS_ARRAY_SIZE(bases) };
+	const struct hs_txn_litter stale_pid_files = { is_stale_pid_file, &lb };
 	char dir[PATH_MAX], msg[1024];
 	const char *slash = strrchr(pwd_lock_path, '/');
 	_cleanup_close_ int dirfd = -1;
@@ -333,8 +328,9 @@ static int finish_interrupted_update(const char *pwd_lock_path, const char **fai
 	dirfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dirfd < 0)
 		return -errno;
-	sweep_stale_pid_files(dirfd, bases, HS_ARRAY_SIZE(bases));
-	r = hs_txn_recover(dirfd, dir, bases, HS_ARRAY_SIZE(bases), msg, sizeof(msg));
+	/* one listing of the directory for both kinds of leftovers */
+	r = hs_txn_recover(dirfd, dir, bases, HS_ARRAY_SIZE(bases), &stale_pid_files, msg,
+			   sizeof(msg));
 	if (r > 0) {
 		hs_warn("%s", msg);
 		syslog(LOG_WARNING, "%s", msg);

@@ -727,7 +727,8 @@ static bool is_txn_name(const char *entry, const char *const bases[], size_t n_b
 /* *txn_seen: the journal or a staged file is there (else there is
  * nothing for recover_journal to do). */
 static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[],
-                       size_t n_bases, bool *txn_seen, char *msg, size_t msg_size)
+                       size_t n_bases, const struct hs_txn_litter *litter, bool *txn_seen,
+                       char *msg, size_t msg_size)
 {
 	DIR *d = hs_fileio_opendir_at(dirfd);
 	struct dirent *de;
@@ -738,8 +739,11 @@ static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[
 	while ((de = readdir(d))) {
 		struct stat st;
 
-		if (de->d_name[0] != '.')
+		if (de->d_name[0] != '.') {
+			if (litter && litter->match(de->d_name, litter->ctx))
+				(void)unlinkat(dirfd, de->d_name, 0);
 			continue;
+		}
 		*txn_seen |= is_txn_name(de->d_name, bases, n_bases);
 		if (!is_temp_of(de->d_name, bases, n_bases))
 			continue;
@@ -755,14 +759,14 @@ static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[
 }
 
 int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], size_t n_bases,
-                   char *msg, size_t msg_size)
+                   const struct hs_txn_litter *litter, char *msg, size_t msg_size)
 {
 	bool txn_seen = false;
 	int swept, r;
 
 	if (msg && msg_size)
 		msg[0] = '\0';
-	swept = sweep_temps(dirfd, dir_path, bases, n_bases, &txn_seen, msg, msg_size);
+	swept = sweep_temps(dirfd, dir_path, bases, n_bases, litter, &txn_seen, msg, msg_size);
 	if (swept < 0) {
 		msg_set(msg, msg_size, "cannot read %s: %s", dir_path, hs_strerror(swept));
 		return swept;

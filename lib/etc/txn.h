@@ -151,8 +151,14 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
  * that no journal names any more (hs_txn_work_enable says which).
  * Returns 0 when there was nothing to do, 1 when something was completed
  * or dropped (msg then says what, for the tool to print as a warning),
- * or a negative error with msg set.  The caller holds the locks. */
+ * or a negative error with msg set.  The caller holds the locks.
+ * litter (may be NULL): other names the same listing of dirfd removes,
+ * quietly, so that a tool lists the directory once. */
+struct hs_txn_litter {
+	bool (*match)(const char *name, void *ctx);
+	void *ctx;
+};
 int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], size_t n_bases,
-                   char *msg, size_t msg_size);
+                   const struct hs_txn_litter *litter, char *msg, size_t msg_size);
 
 #endif

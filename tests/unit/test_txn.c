@@ -100,7 +100,7 @@ static void test_commit_replaces_all_and_backs_up(void **state)
 	assert_int_equal(fstatat(f->dfd, "group", &st, 0), 0);
 	assert_int_equal(st.st_mode & 07777, 0640);
 	/* nothing left to recover */
-	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, err, sizeof err), 0);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, err, sizeof err), 0);
 }
 
 static void test_commit_creates_missing_file(void **state)
@@ -131,7 +131,7 @@ static void test_crash_before_commit_point_is_old_state(void **state)
 
 	put_str(f->dfd, ".group" HS_TXN_SUFFIX, "root:x:0:\nbob:x:1000:\n", getuid(), getgid(),
 		0644);
-	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg), 1);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof msg), 1);
 	assert_non_null(strstr(msg, ".group.hs-txn"));
 	assert_old(f->dfd);
 	assert_clean(f->dfd);
@@ -185,7 +185,7 @@ static void test_crash_after_commit_point_is_finished(void **state)
 		char msg[512] = "";
 
 		crash_after(f, installed);
-		assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg), 1);
+		assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof msg), 1);
 		assert_new(f->dfd);
 		assert_clean(f->dfd);
 		/* back to the old state for the next round */
@@ -204,7 +204,7 @@ static void test_file_changed_since_crash_keeps_the_newer_version(void **state)
 	crash_after(f, 0);
 	(void)unlinkat(f->dfd, "group", 0);
 	put_str(f->dfd, "group", "root:x:0:\nsysusers:x:999:\n", getuid(), getgid(), 0644);
-	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg), 1);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof msg), 1);
 	assert_non_null(strstr(msg, "dropped an interrupted update"));
 	assert_string_equal(slurp(f->dfd, "group"), "root:x:0:\nsysusers:x:999:\n");
 	assert_string_equal(slurp(f->dfd, "passwd"),
@@ -218,21 +218,21 @@ static void test_hostile_journal_is_left_alone(void **state)
 	char msg[512] = "";
 
 	put_str(f->dfd, HS_TXN_JOURNAL, "something else\n", geteuid(), getegid(), 0600);
-	assert_true(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg) < 0);
+	assert_true(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof msg) < 0);
 	assert_non_null(strstr(msg, "not a transaction journal"));
 	assert_old(f->dfd);
 
 	/* a journal line naming a path outside the directory is skipped */
 	put_str(f->dfd, HS_TXN_JOURNAL, "hardened-shadow transaction 1\n../x absent\n",
 		geteuid(), getegid(), 0600);
-	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg), 1);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof msg), 1);
 	assert_non_null(strstr(msg, "bad line"));
 	assert_old(f->dfd);
 	assert_clean(f->dfd);
 
 	/* a symlink as the journal is refused, not followed */
 	assert_int_equal(symlinkat("/etc/hostname", f->dfd, HS_TXN_JOURNAL), 0);
-	assert_true(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg) < 0);
+	assert_true(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof msg) < 0);
 	assert_old(f->dfd);
 	assert_int_equal(unlinkat(f->dfd, HS_TXN_JOURNAL, 0), 0);
 }
@@ -308,7 +308,7 @@ static void test_single_file_commit(void **state)
 	assert_string_equal(slurp(f->dfd, "passwd"), newp);
 	assert_string_equal(slurp(f->dfd, "passwd-"), "root:x:0:0::/root:/bin/sh\n");
 	assert_clean(f->dfd);
-	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, err, sizeof err), 0);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, err, sizeof err), 0);
 
 	/* files in two directories are not one commit */
 	struct hs_global_file two[2] = { g, g };
@@ -330,7 +330,7 @@ static void test_single_file_crash_before_rename(void **state)
 	put_str(f->dfd, ".passwd" HS_TXN_SUFFIX, "root:x:0:0::/root:/bin/bash\n", getuid(),
 		getgid(), 0644);
 	put_str(f->dfd, "passwd-", "root:x:0:0::/root:/bin/sh\n", getuid(), getgid(), 0644);
-	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg), 1);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof msg), 1);
 	assert_old(f->dfd);
 	assert_clean(f->dfd);
 }
@@ -355,7 +355,7 @@ static void test_recover_sweeps_temp_files(void **state)
 		put_str(f->dfd, theirs[i], "x", getuid(), getgid(), 0600);
 	/* a directory with a temp name is not a file we left */
 	assert_int_equal(mkdirat(f->dfd, ".group.ABCDEFGHIJKL", 0700), 0);
-	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg), 1);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof msg), 1);
 	for (size_t i = 0; i < HS_ARRAY_SIZE(ours); i++)
 		assert_int_not_equal(fstatat(f->dfd, ours[i], &st, AT_SYMLINK_NOFOLLOW), 0);
 	for (size_t i = 0; i < HS_ARRAY_SIZE(theirs); i++)
@@ -450,7 +450,7 @@ static void kill_at_every_syscall(struct tmp_dirs *f, size_t n_files)
 
 		reset_dir(f);
 		done = run_killed_at(f, n_files, at);
-		assert_true(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof msg) >= 0);
+		assert_true(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof msg) >= 0);
 		p = strdup(slurp(f->dfd, "passwd"));    /* slurp's buffer is reused */
 		g = slurp(f->dfd, "group");
 		assert_non_null(p);
@@ -543,7 +543,7 @@ static void test_prepared_work_is_undone(void **state)
 	home_work(f, &w, path, sizeof(path));
 	w.self = (struct hs_txn_id){ 0, 0 };    /* prepared before it was made */
 	assert_int_equal(hs_txn_prepare(f->dfd, f->path, &w, 1, msg, sizeof(msg)), 0);
-	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 1);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
 	assert_non_null(strstr(msg, "undid the unfinished creation of"));
 	assert_int_not_equal(fstatat(f->ofd, HOME_TMP, &st, AT_SYMLINK_NOFOLLOW), 0);
 	assert_int_not_equal(fstatat(f->ofd, "bob", &st, AT_SYMLINK_NOFOLLOW), 0);
@@ -584,10 +584,10 @@ static void test_work_left_for_a_root_tool(void **state)
 	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
 	assert_new(f->dfd);
 	assert_int_equal(fstatat(f->ofd, HOME_TMP, &st, AT_SYMLINK_NOFOLLOW), 0);
-	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 1);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
 	assert_int_equal(fstatat(f->dfd, HS_TXN_JOURNAL, &st, AT_SYMLINK_NOFOLLOW), 0);
 	hs_txn_work_enable();
-	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 1);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
 	assert_non_null(strstr(msg, "finished creating"));
 	assert_home_made(f);
 	assert_clean(f->dfd);
@@ -606,13 +606,13 @@ static void test_prepared_work_survives_a_setid_commit(void **state)
 	home_work(f, &w, path, sizeof(path));
 	assert_int_equal(hs_txn_prepare(f->dfd, f->path, &w, 1, msg, sizeof(msg)), 0);
 	hs_txn_set_work_ops(NULL);
-	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 0);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 0);
 	prepare(&t);
 	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
 	assert_new(f->dfd);
 	assert_int_equal(fstatat(f->dfd, HS_TXN_JOURNAL, &st, AT_SYMLINK_NOFOLLOW), 0);
 	hs_txn_work_enable();
-	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 1);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
 	assert_non_null(strstr(msg, "undid the unfinished creation of"));
 	assert_int_not_equal(fstatat(f->ofd, HOME_TMP, &st, AT_SYMLINK_NOFOLLOW), 0);
 	assert_int_not_equal(fstatat(f->ofd, "bob", &st, AT_SYMLINK_NOFOLLOW), 0);
@@ -649,7 +649,7 @@ static void test_stale_reserved_dirs_are_swept(void **state)
 	hs_txn_work_enable();
 	tfd = plant_reserved_dirs(f);
 	put_str(tfd, HS_TREE_RESERVED_MARK, "", 0, 0, 0600);
-	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 1);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
 	assert_non_null(strstr(msg, "removed 2 reserved directories"));
 	assert_int_not_equal(fstatat(tfd, ".new.carol.AbCdEfGhIjKl", &st, 0), 0);
 	assert_int_not_equal(fstatat(tfd, ".del.dave.AbCdEfGhIjKl", &st, 0), 0);
@@ -672,7 +672,7 @@ static void test_unmarked_tree_is_not_listed(void **state)
 
 	hs_txn_work_enable();
 	tfd = plant_reserved_dirs(f);
-	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, msg, sizeof(msg)), 0);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 0);
 	assert_int_equal(fstatat(tfd, ".new.carol.AbCdEfGhIjKl", &st, 0), 0);
 	assert_int_equal(fstatat(tfd, ".del.dave.AbCdEfGhIjKl", &st, 0), 0);
 	close(tfd);
