@@ -145,26 +145,25 @@ static uint64_t rights_of(unsigned access)
 }
 
 /* One rule: a path that is not there is skipped (/lib64, a home not made
- * yet); a file gets only the rights that apply to files. */
+ * yet); a file gets only the rights that apply to files.  Most rules name
+ * directories: an O_DIRECTORY open says which it is without an fstat. */
 static int path_rule_add(int rsfd, uint64_t handled, const char *path, unsigned access)
 {
-	struct stat st;
 	int flags = O_PATH | O_CLOEXEC | (access & HS_CONFINE_NOFOLLOW ? O_NOFOLLOW : 0);
 	uint64_t rights = rights_of(access) & handled;
 	int r, fd;
 
 	if (!path)
 		return 0;
-	fd = open(path, flags);
+	fd = open(path, flags | O_DIRECTORY);
+	if (fd < 0 && errno == ENOTDIR) {
+		fd = open(path, flags);
+		rights &= LL_FS_FILE_RIGHTS;
+		/* replaced by a directory in between: it gets a file's rights */
+	}
 	if (fd < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-	} else {
-		if (!S_ISDIR(st.st_mode))
-			rights &= LL_FS_FILE_RIGHTS;
-		r = rule_add(rsfd, fd, rights);
-	}
+	r = rule_add(rsfd, fd, rights);
 	close(fd);
 	return r;
 }

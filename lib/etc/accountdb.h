@@ -133,6 +133,7 @@ struct hs_accountdb {
 	                         * appended lines are written before it */
 	bool mapped;
 	bool data_on_disk;      /* data is what the file holds (loaded, not written since) */
+	size_t starts_size;     /* bytes mapped for starts (0: malloc'd) */
 	uint32_t *starts;       /* where each line as loaded starts in data, and
 	                         * one past the end of the last (see line_len) */
 	unsigned char *built;           /* bitmap of filled-in lines */
