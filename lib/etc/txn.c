@@ -90,13 +90,16 @@ static int jprintf(struct hs_buf *j, const char *fmt, ...)
 	return hs_strbuf_append(j, line, (size_t)n);
 }
 
-static int identity_of(int dirfd, const char *base, struct identity *id)
+/* st (may be NULL): the whole stat of a present base. */
+static int identity_of(int dirfd, const char *base, struct identity *id, struct stat *st_out)
 {
 	struct stat st;
 
 	memset(id, 0, sizeof(*id));
 	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
+	if (st_out)
+		*st_out = st;
 	id->present = true;
 	id->dev = st.st_dev;
 	id->ino = st.st_ino;
@@ -259,13 +262,14 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 	uid_t uid = f->uid;
 	gid_t gid = f->gid;
 	mode_t mode = f->mode;
+	struct stat st;
 	int r;
 
 	if (!base_ok(f->base)) {
 		msg_set(err, err_size, "invalid file name in a transaction");
 		return -EINVAL;
 	}
-	r = identity_of(dirfd, f->base, id);
+	r = identity_of(dirfd, f->base, id, &st);
 	if (r < 0) {
 		msg_set(err, err_size, "cannot stat %s/%s: %s", dir_path, f->base, hs_strerror(r));
 		return r;
@@ -274,12 +278,10 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 		const struct hs_file_expect ex = {
 			.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
 		};
-		struct stat st;
 
 		/* a target that is a symlink, a FIFO or hard-linked is
 		 * refused, as a read of it would be */
-		r = fstatat(dirfd, f->base, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
-		    : S_ISLNK(st.st_mode) ? -HS_E_SYMLINK : hs_fileio_check_stat(&st, &ex);
+		r = S_ISLNK(st.st_mode) ? -HS_E_SYMLINK : hs_fileio_check_stat(&st, &ex);
 		if (r < 0) {
 			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base,
 				hs_strerror(r));
@@ -654,7 +656,7 @@ static int recover_one(int dirfd, const char *dir_path, const char *base,
 			staged);
 		return -HS_E_NOTREG;
 	}
-	r = identity_of(dirfd, base, &now);
+	r = identity_of(dirfd, base, &now, NULL);
 	if (r < 0)
 		return r;
 	if (want->present && st.st_dev == want->dev && st.st_ino == want->ino) {

@@ -450,7 +450,9 @@ int hs_fileio_map_path(const char *path, const struct hs_file_expect *ex, const 
 		*data = "";
 		return 0;
 	}
-	p = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
+	/* every caller reads all of it: its pages mapped now, not a fault
+	 * at a time */
+	p = mmap(NULL, *len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	*data = p;
