@@ -135,7 +135,7 @@ struct hs_accountdb {
 	bool data_on_disk;      /* data is what the file holds (loaded, not written since) */
 	size_t starts_size;     /* bytes mapped for starts (0: malloc'd) */
 	uint32_t *starts;       /* where each line as loaded starts in data, and
-	                         * one past the end of the last (see line_len) */
+	                         * one past the end of the last (see loaded_text) */
 	unsigned char *built;           /* bitmap of filled-in lines */
 	struct hs_db_index by_name, by_id;
 	unsigned name_scans, id_scans;  /* lookups answered by a scan */
