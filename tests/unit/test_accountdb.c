@@ -775,6 +775,50 @@ static bool naive_holds(const char *t, size_t len, const char *s, size_t slen)
 	return false;
 }
 
+/* The word-at-a-time line split against a byte loop: every length up to
+ * 70 (so every alignment of the 8-byte words and of the tail), with and
+ * without a last newline, blank lines, NIS lines and NUL bytes. */
+static void test_split_matches_naive(void **state)
+{
+	static const char alphabet[] = "ab:\n\n+-\0";
+	unsigned seed = 777;
+	char data[80];
+
+	(void)state;
+	for (size_t len = 0; len <= 70; len++) {
+		for (unsigned round = 0; round < 40; round++) {
+			struct hs_accountdb db;
+			size_t start = 0, n = 0;
+
+			for (size_t k = 0; k < len; k++) {
+				seed = seed * 1103515245u + 12345u;
+				data[k] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
+			}
+			assert_int_equal(hs_accountdb_load_data(&db, HS_DB_GROUP, "/nonexistent/group",
+								data, len,
+								HS_DB_LAZY | HS_DB_KEEP_DUPS), 0);
+			for (size_t k = 0; k <= len; k++) {
+				size_t got_len;
+				const char *got;
+
+				if (k < len && data[k] != '\n')
+					continue;
+				if (k == len && start == len)
+					break;          /* ends with a newline: no last line */
+				assert_true(n < db.n_lines);
+				got = hs_accountdb_text(&db, n, &got_len);
+				assert_non_null(got);
+				assert_int_equal(got_len, k - start);
+				assert_memory_equal(got, data + start, got_len);
+				n++;
+				start = k + 1;
+			}
+			assert_int_equal(db.n_lines, n);
+			hs_accountdb_free(&db);
+		}
+	}
+}
+
 static void test_scans_match_naive(void **state)
 {
 	struct hs_accountdb db;
@@ -934,6 +978,7 @@ int main(void)
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_lazy_subid_owners, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_split_matches_naive),
 		cmocka_unit_test(test_scans_match_naive),
 	};
 
