@@ -726,11 +726,11 @@ static int starts_alloc(struct hs_accountdb *db, size_t n)
 	size_t size = n * sizeof(*db->starts);
 	void *p;
 
-	if (size < 4 * 4096) {
+	if (size < 16 * 1024) {
 		db->starts = malloc(size);
 		return db->starts ? 0 : -ENOMEM;
 	}
-	size = (size + 4095) & ~(size_t)4095;
+	/* the kernel rounds the length up to whole pages, here and in munmap */
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
 		 -1, 0);
 	if (p == MAP_FAILED)
