@@ -817,6 +817,28 @@ static void test_split_matches_naive(void **state)
 			hs_accountdb_free(&db);
 		}
 	}
+	/* enough lines for the starts to get a mapping of their own */
+	struct hs_buf big = { 0 };
+	struct hs_accountdb db;
+	char line[32];
+
+	for (unsigned i = 0; i < 6000; i++) {
+		snprintf(line, sizeof(line), "g%u:x:%u:\n", i, 1000 + i);
+		assert_int_equal(hs_strbuf_append(&big, line, strlen(line)), 0);
+	}
+	assert_int_equal(hs_accountdb_load_data(&db, HS_DB_GROUP, "/nonexistent/group", big.data,
+						big.len, HS_DB_LAZY), 0);
+	assert_int_equal(db.n_lines, 6000);
+	for (unsigned i = 0; i < 6000; i += 7) {
+		size_t len;
+		const char *t = hs_accountdb_text(&db, i, &len);
+
+		snprintf(line, sizeof(line), "g%u:x:%u:", i, 1000 + i);
+		assert_int_equal(len, strlen(line));
+		assert_memory_equal(t, line, len);
+	}
+	hs_accountdb_free(&db);
+	hs_strbuf_free(&big);
 }
 
 static void test_scans_match_naive(void **state)
