@@ -789,6 +789,10 @@ class _Runner:
         self._log_sock = s
         self._log = []
         self._log_lock = threading.Lock()
+        # _drain_log's markers: how many were numbered, the highest the reader took
+        self._log_changed = threading.Condition(self._log_lock)
+        self._log_markers = 0
+        self._log_marker_seen = 0
         self._log_stop = threading.Event()
         self._log_thread = threading.Thread(target=self._log_reader, name="sandbox-syslog",
                                             daemon=True)
@@ -804,8 +808,13 @@ class _Runner:
                 continue
             except OSError:
                 return
-            with self._log_lock:
-                self._log.append(msg.decode("utf-8", "replace"))
+            with self._log_changed:
+                if msg.startswith(_DRAIN_MARKER):
+                    n = int(msg[len(_DRAIN_MARKER):])
+                    self._log_marker_seen = max(self._log_marker_seen, n)
+                    self._log_changed.notify_all()
+                else:
+                    self._log.append(msg.decode("utf-8", "replace"))
 
     def _stop_log(self):
         if self._log_sock is None:
@@ -816,10 +825,24 @@ class _Runner:
         self._log_sock = None
 
     def _drain_log(self):
-        # The reader thread does the draining; give it a moment to pick up
-        # what was sent just before this call.
-        if self._log_sock is not None:
-            time.sleep(0.05)
+        """Until the reader thread has taken every message sent before this call (those
+        of a command that has ended): a marker sent now queues behind them, as a
+        datagram socket delivers in order.  Markers are numbered in the order they are
+        sent for (threads run commands at once): the reader past one numbered n or
+        higher is past every message sent before n was taken.  (A fixed sleep here cost
+        every command 50 ms, and a loaded machine could outlast it.)"""
+        if self._log_sock is None:
+            return
+        import socket
+        with self._log_changed:
+            self._log_markers += 1
+            n = self._log_markers
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            s.sendto(_DRAIN_MARKER + b"%d" % n, os.path.join(self.root, "dev/log"))
+        with self._log_changed:
+            if not self._log_changed.wait_for(lambda: self._log_marker_seen >= n,
+                                              timeout=30):
+                raise SandboxError("the syslog reader took no message for 30 s")
 
     def syslog(self, clear=False):
         """Messages programs in the root sent to /dev/log so far (raw "<PRI>..." lines)."""
@@ -829,6 +852,10 @@ class _Runner:
             if clear:
                 self._log.clear()
         return msgs
+
+
+# what _drain_log sends to the root's /dev/log; the reader keeps it out of syslog()
+_DRAIN_MARKER = b"\0hs-sandbox-drain-marker "
 
 
 def _as_text(data, binary):
