@@ -53,7 +53,6 @@ MS_REC = 16384
 MS_PRIVATE = 1 << 18
 MNT_DETACH = 2
 CLONE_NEWPID = 0x20000000
-PR_SET_PDEATHSIG = 1
 
 SYS_openat2 = 437          # same number on every architecture (generic table)
 RESOLVE_NO_MAGICLINKS = 0x02
@@ -405,18 +404,12 @@ def _crypt(password, prefix="$y$"):
 # ---------------------------------------------------------------- command running
 
 # pid 1 of a sandbox's pid namespace: mounts that namespace's /proc on the root's /proc,
-# says so, then sleeps; SIGCHLD ignored, so the orphans it inherits are reaped at once
-# (a zombie still shows its uid in /proc and would look like a running process).
-_PIDNS_INIT = r"""
-import ctypes, signal, sys
-libc = ctypes.CDLL(None, use_errno=True)
-if libc.mount(b"proc", sys.argv[1].encode(), b"proc", 2 | 4 | 8, None) != 0:
-    sys.exit("cannot mount proc on %s: errno %d" % (sys.argv[1], ctypes.get_errno()))
-signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-print("ready", flush=True)
-while True:
-    signal.pause()
-"""
+# says so, then sleeps; SIGCHLD ignored (sleep keeps that through exec), so the orphans
+# it inherits are reaped at once (a zombie still shows its uid in /proc and would look
+# like a running process).  A shell and sleep, not python: every test starts one, and
+# python's start-up was most of a sandbox's.
+_PIDNS_INIT = ('/bin/mount -t proc -o nosuid,nodev,noexec proc "$1" || exit 1; '
+               'echo ready; exec /usr/bin/env --ignore-signal=CHLD /bin/sleep infinity')
 
 _host_pidns = None      # an fd for this process's own pid namespace
 # pid_for_children is a thread's own: _forking.pidns is the _PidNamespace this thread
@@ -481,16 +474,14 @@ class _PidNamespace:
         global _host_pidns
         if _host_pidns is None:
             _host_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
-
-        def die_with_parent():
-            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
         self.fd = None
+        # setpriv's death signal, not a preexec_fn's prctl(): a preexec_fn makes
+        # subprocess fork the whole test process, which cost each sandbox tens of ms
         self.proc = subprocess.Popen(
-            ["/usr/bin/unshare", "--pid", "--fork", "--kill-child", "--",
-             "/usr/bin/python3", "-c", _PIDNS_INIT, os.path.join(root, "proc")],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, close_fds=True,
-            preexec_fn=die_with_parent)
+            ["/usr/bin/setpriv", "--pdeathsig", "KILL", "--",
+             "/usr/bin/unshare", "--pid", "--fork", "--kill-child", "--",
+             "/bin/sh", "-c", _PIDNS_INIT, "sandbox-init", os.path.join(root, "proc")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, close_fds=True)
         line = self.proc.stdout.readline()
         if line.strip() != b"ready":
             self.close()
@@ -789,6 +780,10 @@ class _Runner:
         self._log_sock = s
         self._log = []
         self._log_lock = threading.Lock()
+        # _drain_log's markers: how many were numbered, the highest the reader took
+        self._log_changed = threading.Condition(self._log_lock)
+        self._log_markers = 0
+        self._log_marker_seen = 0
         self._log_stop = threading.Event()
         self._log_thread = threading.Thread(target=self._log_reader, name="sandbox-syslog",
                                             daemon=True)
@@ -804,22 +799,49 @@ class _Runner:
                 continue
             except OSError:
                 return
-            with self._log_lock:
-                self._log.append(msg.decode("utf-8", "replace"))
+            with self._log_changed:
+                if msg.startswith(_DRAIN_MARKER):
+                    n = int(msg[len(_DRAIN_MARKER):])
+                    self._log_marker_seen = max(self._log_marker_seen, n)
+                    self._log_changed.notify_all()
+                else:
+                    self._log.append(msg.decode("utf-8", "replace"))
 
     def _stop_log(self):
         if self._log_sock is None:
             return
         self._log_stop.set()
+        try:
+            self._send_log_marker()     # wakes the reader now, not at its recv's time-out
+        except OSError:
+            pass                        # (a test removed /dev/log: the time-out ends it)
         self._log_thread.join(timeout=2)
         self._log_sock.close()
         self._log_sock = None
 
+    def _send_log_marker(self):
+        import socket
+        with self._log_changed:
+            self._log_markers += 1
+            n = self._log_markers
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            s.sendto(_DRAIN_MARKER + b"%d" % n, os.path.join(self.root, "dev/log"))
+        return n
+
     def _drain_log(self):
-        # The reader thread does the draining; give it a moment to pick up
-        # what was sent just before this call.
-        if self._log_sock is not None:
-            time.sleep(0.05)
+        """Until the reader thread has taken every message sent before this call (those
+        of a command that has ended): a marker sent now queues behind them, as a
+        datagram socket delivers in order.  Markers are numbered in the order they are
+        sent for (threads run commands at once): the reader past one numbered n or
+        higher is past every message sent before n was taken.  (A fixed sleep here cost
+        every command 50 ms, and a loaded machine could outlast it.)"""
+        if self._log_sock is None:
+            return
+        n = self._send_log_marker()
+        with self._log_changed:
+            if not self._log_changed.wait_for(lambda: self._log_marker_seen >= n,
+                                              timeout=30):
+                raise SandboxError("the syslog reader took no message for 30 s")
 
     def syslog(self, clear=False):
         """Messages programs in the root sent to /dev/log so far (raw "<PRI>..." lines)."""
@@ -829,6 +851,10 @@ class _Runner:
             if clear:
                 self._log.clear()
         return msgs
+
+
+# what _drain_log sends to the root's /dev/log; the reader keeps it out of syslog()
+_DRAIN_MARKER = b"\0hs-sandbox-drain-marker "
 
 
 def _as_text(data, binary):

@@ -9,6 +9,7 @@ import os
 import signal
 import stat
 import subprocess
+import time
 
 import pytest
 
@@ -175,7 +176,12 @@ def test_private_group_with_other_members_is_kept(sb):
 
 def start_sleep(sb, user):
     sb.sh("setsid sleep 600 </dev/null >/dev/null 2>&1 &", user=user)
+    # the shell is gone before its background child has exec()ed sleep
+    deadline = time.monotonic() + 10
     res = sb.run(["pgrep", "-u", user, "sleep"], check=False)
+    while res.returncode != 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+        res = sb.run(["pgrep", "-u", user, "sleep"], check=False)
     assert res.returncode == 0, "sleep did not start"
     return int(res.stdout.split()[0])
 

@@ -5,6 +5,7 @@ directory renamed, memberships renamed, the password still works under the new n
 -l renaming them)."""
 
 import os
+import time
 
 import pytest
 
@@ -291,8 +292,13 @@ def test_renumber_duplicate_with_o(two):
 
 def start_sleep(sb, user):
     sb.sh("setsid sleep 600 </dev/null >/dev/null 2>&1 &", user=user)
+    # the shell is gone before its background child has exec()ed sleep
+    deadline = time.monotonic() + 10
     res = sb.run(["pgrep", "-u", user, "sleep"], check=False)
-    assert res.returncode == 0
+    while res.returncode != 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+        res = sb.run(["pgrep", "-u", user, "sleep"], check=False)
+    assert res.returncode == 0, "sleep did not start"
     return int(res.stdout.split()[0])
 
 
