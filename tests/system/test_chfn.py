@@ -10,7 +10,6 @@ skipped in a setuid build."""
 
 import os
 import stat
-import subprocess
 import threading
 import time
 

@@ -8,7 +8,6 @@ import random
 import re
 import signal
 import stat
-import subprocess
 
 import pytest
 

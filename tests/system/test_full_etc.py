@@ -2,7 +2,6 @@
 system is full, in the message they see, not only libpam's "Authentication token
 manipulation error"; the stored hash is unchanged and no temporary file is left."""
 
-import os
 
 import sandbox
 import test_passwd as tp

@@ -1,7 +1,6 @@
 """The shell proxy and its setgid helper (DESIGN.md section 2), driven through Debian's real
 util-linux su, as root and as a real user on a pseudo-terminal."""
 
-import os
 import stat
 
 import pytest

@@ -7,7 +7,6 @@ exit codes."""
 
 import os
 import signal
-import stat
 import subprocess
 import time
 
