@@ -38,7 +38,7 @@ import sandbox  # noqa: E402
 
 SIZES = tuple(int(x) for x in os.environ.get("HS_BENCH_SIZES", "1000,10000").split(","))
 CALLS = int(os.environ.get("HS_BENCH_CALLS", "20"))
-ROUNDS = int(os.environ.get("HS_BENCH_ROUNDS", "3"))
+ROUNDS = max(1, int(os.environ.get("HS_BENCH_ROUNDS", "3")))
 TARGET_AT = 10000
 TARGET_RATIO = 10.0
 GROUP_FILES = ("/etc/group", "/etc/gshadow")

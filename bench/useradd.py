@@ -45,7 +45,7 @@ import sandbox  # noqa: E402
 
 SIZES = tuple(int(x) for x in os.environ.get("HS_BENCH_SIZES", "1000,10000").split(","))
 CALLS = int(os.environ.get("HS_BENCH_CALLS", "20"))
-ROUNDS = int(os.environ.get("HS_BENCH_ROUNDS", "3"))
+ROUNDS = max(1, int(os.environ.get("HS_BENCH_ROUNDS", "3")))
 TARGET_AT = 10000
 TARGET_RATIO = {"useradd": 30.0, "usermod -c": 10.0, "userdel": 10.0}
 # (label, shadow-utils argv, our argv, the global files ours changes): each call
