@@ -1051,6 +1051,12 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(hs_accountdb_replace(&db, 0, &p), -HS_E_RANGE);
 	assert_false(db.dirty);
 	hs_accountdb_free(&db);
+	/* 32-bit line starts: the one past a last line without a newline is
+	 * len + 1, so len must stay below UINT32_MAX (refused before any byte
+	 * of data is read: the buffer here is small) */
+	assert_int_equal(hs_accountdb_load_data(&db, HS_DB_PASSWD, "/x/passwd", "a", UINT32_MAX,
+						0), -HS_E_TOOBIG);
+	hs_accountdb_free(&db);
 }
 
 int main(void)
