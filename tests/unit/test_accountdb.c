@@ -780,7 +780,9 @@ static bool naive_holds(const char *t, size_t len, const char *s, size_t slen)
  * without a last newline, blank lines, NIS lines and NUL bytes. */
 static void test_split_matches_naive(void **state)
 {
-	static const char alphabet[] = "ab:\n\n+-\0";
+	/* and bytes with the top bit set, one of them 0x0a | 0x80: the word
+	 * scan must not take it (or a neighbour) for a newline */
+	static const char alphabet[] = "ab:\n\n+-\0" "\x8a" "\xff" "\x0b" "\xc3";
 	unsigned seed = 777;
 	char data[80];
 
@@ -839,6 +841,79 @@ static void test_split_matches_naive(void **state)
 	}
 	hs_accountdb_free(&db);
 	hs_strbuf_free(&big);
+}
+
+/* A file big enough for the starts' own mapping, loaded from disk (the
+ * data a mapping too), whose last line has no newline and whose lines hold
+ * UTF-8 and 0x8a bytes: the last line is found by name and by a text scan
+ * to the end of the data, and after an edit in the middle, a delete and an
+ * append every untouched byte is written back as it was. */
+static void test_big_file_without_last_newline(void **state)
+{
+	struct tmp_dirs *f = *state;
+	enum { N = 5000 };
+	struct hs_buf in = { 0 }, want = { 0 };
+	struct hs_accountdb db;
+	struct hs_passwd p;
+	char line[128];
+	size_t len;
+	char *out;
+
+	for (int k = 0; k < N; k++) {
+		int n = snprintf(line, sizeof line, "u%d:x:%d:100:J\xc3\xa9r\xc3\xb4me \x8a%d:/home/u%d:/bin/sh%s",
+				 k, 10000 + k, k, k, k + 1 < N ? "\n" : "");
+		assert_int_equal(hs_strbuf_append(&in, line, (size_t)n), 0);
+		if (k == 10)
+			continue;       /* deleted below */
+		if (k == 2500)
+			n = snprintf(line, sizeof line, "u2500:x:77777:100:J\xc3\xa9r\xc3\xb4me \x8a%d:/home/u%d:/bin/sh\n",
+				     k, k);
+		else if (k + 1 == N)
+			n = snprintf(line, sizeof line, "u%d:x:%d:100:J\xc3\xa9r\xc3\xb4me \x8a%d:/home/u%d:/bin/sh\n",
+				     k, 10000 + k, k, k);
+		assert_int_equal(hs_strbuf_append(&want, line, (size_t)n), 0);
+	}
+	assert_int_equal(hs_strbuf_append(&want, "new:x:99999:100::/nonexistent:/bin/false\n", 41), 0);
+	put_file(f->dfd, "passwd", in.data, in.len, 0, 0, 0644);
+
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"),
+					   HS_DB_LAZY), 0);
+	assert_true(db.starts_size > 0);        /* the mapped starts */
+	assert_int_equal(db.n_lines, N);
+	snprintf(line, sizeof line, "u%d", N - 1);
+	assert_int_equal(hs_accountdb_find(&db, line), N - 1);
+	assert_int_equal(hs_accountdb_find_id(&db, 10000 + N - 1), N - 1);
+	assert_int_equal(hs_accountdb_find_text(&db, N - 2, "/bin/sh", 7), N - 2);
+	assert_int_equal(hs_accountdb_find_text(&db, N - 1, "/bin/sh", 7), N - 1);
+	{
+		const char *t = hs_accountdb_text(&db, N - 1, &len);
+
+		snprintf(line, sizeof line, "u%d:x:%d:100:J\xc3\xa9r\xc3\xb4me \x8a%d:/home/u%d:/bin/sh",
+			 N - 1, 10000 + N - 1, N - 1, N - 1);
+		assert_int_equal(len, strlen(line));
+		assert_memory_equal(t, line, len);
+	}
+	/* unchanged: the bytes as they are, no newline added */
+	out = serialize(&db, &len);
+	assert_int_equal(len, in.len);
+	assert_memory_equal(out, in.data, len);
+	free(out);
+
+	p = hs_accountdb_get(&db, 2500)->pw;
+	p.uid = 77777;
+	assert_int_equal(hs_accountdb_replace(&db, 2500, &p), 0);
+	assert_int_equal(hs_accountdb_delete(&db, 10), 0);
+	p = (struct hs_passwd){ (char *)"new", (char *)"x", 99999, 100, (char *)"",
+				(char *)"/nonexistent", (char *)"/bin/false" };
+	assert_int_equal(hs_accountdb_append(&db, &p), N);
+	assert_int_equal(hs_accountdb_find_text(&db, N - 1, "/bin/false", 10), N);
+	out = serialize(&db, &len);
+	assert_int_equal(len, want.len);
+	assert_memory_equal(out, want.data, len);
+	free(out);
+	hs_accountdb_free(&db);
+	hs_strbuf_free(&in);
+	hs_strbuf_free(&want);
 }
 
 static void test_scans_match_naive(void **state)
@@ -976,6 +1051,12 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(hs_accountdb_replace(&db, 0, &p), -HS_E_RANGE);
 	assert_false(db.dirty);
 	hs_accountdb_free(&db);
+	/* 32-bit line starts: the one past a last line without a newline is
+	 * len + 1, so len must stay below UINT32_MAX (refused before any byte
+	 * of data is read: the buffer here is small) */
+	assert_int_equal(hs_accountdb_load_data(&db, HS_DB_PASSWD, "/x/passwd", "a", UINT32_MAX,
+						0), -HS_E_TOOBIG);
+	hs_accountdb_free(&db);
 }
 
 int main(void)
@@ -1002,6 +1083,8 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_split_matches_naive),
 		cmocka_unit_test(test_scans_match_naive),
+		cmocka_unit_test_setup_teardown(test_big_file_without_last_newline, tmp_dirs_setup,
+						tmp_dirs_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -364,6 +364,64 @@ static void test_recover_sweeps_temp_files(void **state)
 	assert_old(f->dfd);
 }
 
+/* The litter matcher rides on the recovery's one listing: what it matches
+ * goes (a file or a symlink, never what the link names, never a
+ * directory), quietly; it is asked about every name once and never about a
+ * dot name (the temp and transaction names are the recovery's own); the
+ * staged file without a journal is still dropped. */
+struct litter_seen {
+	unsigned calls, dot_calls, group_calls;
+};
+
+static bool litter_match(const char *name, void *ctx)
+{
+	struct litter_seen *seen = ctx;
+
+	seen->calls++;
+	seen->dot_calls += name[0] == '.';
+	seen->group_calls += strcmp(name, "group") == 0;
+	return strncmp(name, "litter.", 7) == 0;
+}
+
+static void test_recover_sweeps_litter_in_its_listing(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct litter_seen seen = { 0 };
+	const struct hs_txn_litter litter = { litter_match, &seen };
+	char msg[512] = "";
+	struct stat st;
+
+	put_str(f->dfd, "litter.1", "1", getuid(), getgid(), 0600);
+	put_str(f->dfd, "keep", "k", getuid(), getgid(), 0600);
+	assert_int_equal(symlinkat("keep", f->dfd, "litter.2"), 0);
+	assert_int_equal(mkdirat(f->dfd, "litter.3", 0700), 0);
+	put_str(f->dfd, ".litter.4", "4", getuid(), getgid(), 0600);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, &litter, msg, sizeof msg), 0);
+	assert_string_equal(msg, "");
+	assert_int_not_equal(fstatat(f->dfd, "litter.1", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_not_equal(fstatat(f->dfd, "litter.2", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_string_equal(slurp(f->dfd, "keep"), "k");
+	assert_int_equal(fstatat(f->dfd, "litter.3", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(fstatat(f->dfd, ".litter.4", &st, AT_SYMLINK_NOFOLLOW), 0);
+	/* passwd group keep litter.1 litter.2 litter.3 */
+	assert_int_equal(seen.calls, 6);
+	assert_int_equal(seen.dot_calls, 0);
+	assert_int_equal(seen.group_calls, 1);
+	assert_old(f->dfd);
+
+	/* with a staged file left: dropped, and said so, litter or not */
+	put_str(f->dfd, "litter.5", "5", getuid(), getgid(), 0600);
+	put_str(f->dfd, ".group" HS_TXN_SUFFIX, "root:x:0:\nbob:x:1000:\n", getuid(), getgid(),
+		0644);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, &litter, msg, sizeof msg), 1);
+	assert_non_null(strstr(msg, ".group.hs-txn"));
+	assert_null(strstr(msg, "litter"));
+	assert_int_not_equal(fstatat(f->dfd, "litter.5", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_old(f->dfd);
+	assert_clean(f->dfd);
+}
+
 /* ---- a real SIGKILL at every system call of a commit ---- */
 
 static void reset_dir(struct tmp_dirs *f)
@@ -713,6 +771,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_reserved_dirs_are_swept, setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_recover_sweeps_temp_files, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_recover_sweeps_litter_in_its_listing, setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_kill_at_every_syscall_one_file, setup,
 						tmp_dirs_teardown),
