@@ -726,6 +726,8 @@ static int starts_alloc(struct hs_accountdb *db, size_t n)
 	size_t size = n * sizeof(*db->starts);
 	void *p;
 
+	if (n > SIZE_MAX / sizeof(*db->starts))
+		return -ENOMEM;         /* a 32-bit size_t and a file of a GiB */
 	if (size < 16 * 1024) {
 		db->starts = malloc(size);
 		return db->starts ? 0 : -ENOMEM;
