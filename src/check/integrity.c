@@ -22,6 +22,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "cli.h"
 #include "fileio.h"
 #include "walk.h"
@@ -42,6 +43,8 @@
 /* a path below a user's directory, with a shown name (the tree may be
  * below another root: --root) */
 #define SUBPATH_BUF (HS_PATHBUF_MAX + LINE_SHOW_MAX)
+/* appended to the problems the NSS module's fast path does not see */
+#define NSS_NOTE " (getspnam() through the NSS module does not check this)"
 
 /* ------------------------------------------------------------------ */
 /* output                                                             */
@@ -190,30 +193,13 @@ static const char *uid_text(struct hs_accountdb *pw, uid_t uid, char *buf, size_
 /* "hardened-shadow-auth (998)" through getgrgid_r, or "998". */
 static const char *gid_text(gid_t gid, char *buf, size_t size)
 {
-	struct group g, *res = NULL;
-	size_t bsize = 16384;
-	char *b = NULL;
-	int e;
+	_cleanup_free_ char *b = NULL;
+	struct group g;
 
-	for (;;) {
-		b = malloc(bsize);
-		if (!b) {
-			e = ENOMEM;
-			break;
-		}
-		e = getgrgid_r(gid, &g, b, bsize, &res);
-		if (e != ERANGE || bsize >= 64u * 1024 * 1024)
-			break;
-		/* a group with a very long member list */
-		free(b);
-		b = NULL;
-		bsize *= 4;
-	}
-	if (e == 0 && res && hs_names_group_valid(res->gr_name))
-		snprintf(buf, size, "%s (%lu)", res->gr_name, (unsigned long)gid);
+	if (hs_account_getgrgid(gid, &g, &b) == 0 && hs_names_group_valid(g.gr_name))
+		snprintf(buf, size, "%s (%lu)", g.gr_name, (unsigned long)gid);
 	else
 		snprintf(buf, size, "%lu", (unsigned long)gid);
-	free(b);
 	return buf;
 }
 
@@ -268,17 +254,19 @@ static const char *first_field(const struct hs_dbline *l, char *buf, size_t size
 	return buf;
 }
 
-static int delete_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
+/* Offer line i of db for deletion. */
+static void offer_delete_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
 {
-	int r = hs_accountdb_delete(db, i);
+	char buf[SHOW_SIZE];
 
-	if (r < 0) {
+	if (!ask(a, "delete line '%s'? ", show_line(&db->lines[i], buf)))
+		return;
+	if (hs_accountdb_delete(db, i) < 0) {
 		failed(a, "%s", db->error);
-		return r;
+		return;
 	}
 	a->db_changed = true;
 	logged(a, "delete line %lu of %s", db->lines[i].lineno, db->path);
-	return 0;
 }
 
 static int replace_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i, const void *rec)
@@ -298,12 +286,10 @@ static void report_bad_line(struct hs_integrity *a, struct hs_accountdb *db, siz
 			    const char *what)
 {
 	const struct hs_dbline *l = &db->lines[i];
-	char buf[SHOW_SIZE];
 
 	problem(a, "invalid %s entry (line %lu: %s)", what, l->lineno,
 		l->len == 0 ? "empty line" : hs_strerror(l->err ? l->err : -HS_E_FORMAT));
-	if (ask(a, "delete line '%s'? ", show_line(l, buf)))
-		delete_line(a, db, i);
+	offer_delete_line(a, db, i);
 }
 
 /* ------------------------------------------------------------------ */
@@ -472,8 +458,8 @@ static void add_shadow_line(struct hs_integrity *a, struct hs_accountdb *pw, siz
 	}
 }
 
-static int check_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct hs_accountdb *sp,
-		    const struct hs_config *defs)
+int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct hs_accountdb *sp,
+			const struct hs_config *defs)
 {
 	size_t n = pw->n_lines;
 	bool sp_bad = any_bad_line(sp);
@@ -501,8 +487,7 @@ static int check_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct 
 			/* the first line is the one getpwnam() returns: the
 			 * later one is dead, offer it */
 			problem(a, "duplicate password entry");
-			if (ask(a, "delete line '%s'? ", show_line(l, buf)))
-				delete_line(a, pw, i);
+			offer_delete_line(a, pw, i);
 			continue;
 		}
 		j = hs_accountdb_dup_id(pw, i);
@@ -524,19 +509,11 @@ static int check_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct 
 				"not set to 'x'", p.name, sp->path, pw->path);
 		}
 	}
+	hs_integrity_repairs_done(a);
 	return 0;
 }
 
-int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct hs_accountdb *sp,
-		    const struct hs_config *defs)
-{
-	int r = check_passwd(a, pw, sp, defs);
-
-	hs_integrity_repairs_done(a);
-	return r;
-}
-
-static int check_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct hs_accountdb *pw)
+int hs_integrity_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct hs_accountdb *pw)
 {
 	size_t n = sp->n_lines;
 	long today = hs_today();
@@ -544,7 +521,6 @@ static int check_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct 
 
 	for (size_t i = 0; i < n; i++) {
 		const struct hs_dbline *l = &sp->lines[i];
-		char buf[SHOW_SIZE];
 		const struct hs_spwd *s;
 
 		if (l->deleted || nis_line(l))
@@ -556,28 +532,19 @@ static int check_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct 
 		s = &l->rec.sp;
 		if (hs_accountdb_dup_name(sp, i) >= 0) {
 			problem(a, "duplicate shadow password entry");
-			if (ask(a, "delete line '%s'? ", show_line(l, buf)))
-				delete_line(a, sp, i);
+			offer_delete_line(a, sp, i);
 			continue;
 		}
 		if (hs_accountdb_find(pw, s->name) < 0 && !(pw_bad && bad_line_named(pw, s->name))) {
 			problem(a, "no matching password file entry in %s", pw->path);
-			if (ask(a, "delete line '%s'? ", show_line(l, buf)))
-				delete_line(a, sp, i);
+			offer_delete_line(a, sp, i);
 			continue;
 		}
 		if (s->lstchg != HS_UNSET && s->lstchg > today)
 			warning(a, "user %s: last password change in the future", s->name);
 	}
-	return 0;
-}
-
-int hs_integrity_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct hs_accountdb *pw)
-{
-	int r = check_shadow(a, sp, pw);
-
 	hs_integrity_repairs_done(a);
-	return r;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -900,8 +867,7 @@ static const char *expired_note(const struct file_spec *f)
 
 static const char *nss_note(const struct file_spec *f)
 {
-	return f->kind == K_SHADOW ? " (getspnam() through the NSS module does not check this)"
-				   : "";
+	return f->kind == K_SHADOW ? NSS_NOTE : "";
 }
 
 /* Owner, mode, size and link count of a regular file. */
@@ -1074,65 +1040,31 @@ out:
 	hs_wipe(buf, sizeof buf);
 }
 
-static int cmp_names(const void *x, const void *y)
+static int not_dots(const struct dirent *de)
 {
-	return strcmp(*(char *const *)x, *(char *const *)y);
+	return strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
 }
 
-static void free_names(char **names, size_t n)
+static int cmp_names(const struct dirent **x, const struct dirent **y)
 {
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	return strcmp((*x)->d_name, (*y)->d_name);
 }
 
 /* The entries of the directory open at dirfd, sorted (a stable report),
- * without "." and "..".  Never follows: reads a fresh fd on "." of it. */
-static int list_dir(int dirfd, char ***out, size_t *n_out)
+ * without "." and "..": how many, or -errno.  Never follows: scandirat
+ * reads a fresh fd on "." of it. */
+static int list_dir(int dirfd, struct dirent ***names)
 {
-	DIR *d = hs_fileio_opendir_at(dirfd);
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
+	int n = scandirat(dirfd, ".", names, not_dots, cmp_names);
 
-	if (!d)
-		return -errno;
-	errno = 0;
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			char **p = realloc(names, ncap * sizeof *names);
+	return n < 0 ? -errno : n;
+}
 
-			if (!p)
-				goto nomem;
-			names = p;
-			cap = ncap;
-		}
-		names[n] = strdup(de->d_name);
-		if (!names[n])
-			goto nomem;
-		n++;
-		errno = 0;
-	}
-	if (errno != 0) {
-		int r = -errno;
-
-		closedir(d);
-		free_names(names, n);
-		return r;
-	}
-	closedir(d);
-	if (n > 1)
-		qsort(names, n, sizeof *names, cmp_names);
-	*out = names;
-	*n_out = n;
-	return 0;
-nomem:
-	closedir(d);
-	free_names(names, n);
-	return -ENOMEM;
+static void free_names(struct dirent **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
 }
 
 static int spec_index(const char *name)
@@ -1160,17 +1092,16 @@ static void check_udir_contents(struct udir *u)
 {
 	struct hs_integrity *a = u->tr->a;
 	bool seen[HS_ARRAY_SIZE(file_specs)] = { false };
-	char **names = NULL;
-	size_t n = 0;
-	int r = list_dir(u->fd, &names, &n);
+	struct dirent **names = NULL;
+	int n = list_dir(u->fd, &names);
 
-	if (r < 0) {
-		failed(a, "cannot read %s: %s", u->path, hs_strerror(r));
+	if (n < 0) {
+		failed(a, "cannot read %s: %s", u->path, hs_strerror(n));
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++) {
 		char path[SUBPATH_BUF], sbuf[SHOW_SIZE];
-		const char *name = names[i];
+		const char *name = names[i]->d_name;
 		int k = spec_index(name);
 		struct stat st;
 
@@ -1285,7 +1216,7 @@ static void check_user(struct tree *tr, size_t pi)
 		struct want w = {
 			.check_uid = true, .uid = p->uid, .gid = tr->t->auth_gid,
 			.mode = HS_USERDIR_MODE,
-			.note = " (getspnam() through the NSS module does not check this)",
+			.note = NSS_NOTE,
 		};
 		check_meta(tr, &u, tr->fd, p->name, u.fd, u.path, &dst, &w);
 	}
@@ -1376,11 +1307,9 @@ static void check_other_entry(struct tree *tr, const char *name)
 static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const struct hs_integrity_tree *t)
 {
 	struct tree tr = { .a = a, .t = t, .pw = pw, .fd = -1 };
-	const char *nss = " (getspnam() through the NSS module does not check this)";
-	char **names = NULL;
-	size_t n = 0;
+	struct dirent **names = NULL;
 	struct stat st;
-	int r;
+	int n;
 
 	if (lstat(t->path, &st) < 0) {
 		if (errno == ENOENT)
@@ -1408,7 +1337,7 @@ static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 	{
 		struct want w = {
 			.check_uid = true, .uid = t->admin_uid, .gid = t->tree_gid,
-			.mode = HS_TREE_MODE, .note = nss,
+			.mode = HS_TREE_MODE, .note = NSS_NOTE,
 		};
 		check_meta(&tr, NULL, -1, NULL, tr.fd, t->path, &st, &w);
 	}
@@ -1426,15 +1355,16 @@ static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 	}
 	hs_cli_progress_end();
 	/* then everything else in the tree */
-	r = list_dir(tr.fd, &names, &n);
-	if (r < 0) {
-		failed(a, "cannot read %s: %s", t->path, hs_strerror(r));
+	n = list_dir(tr.fd, &names);
+	if (n < 0) {
+		failed(a, "cannot read %s: %s", t->path, hs_strerror(n));
 	} else {
-		for (size_t i = 0; i < n; i++) {
-			if (hs_userdir_entry_is_user(names[i]) &&
-			    hs_accountdb_find(pw, names[i]) >= 0)
+		for (int i = 0; i < n; i++) {
+			const char *name = names[i]->d_name;
+
+			if (hs_userdir_entry_is_user(name) && hs_accountdb_find(pw, name) >= 0)
 				continue;       /* checked with its user */
-			check_other_entry(&tr, names[i]);
+			check_other_entry(&tr, name);
 		}
 		free_names(names, n);
 	}
@@ -1484,26 +1414,19 @@ static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salv
 		return;
 	s->storage = strndup(l->text, l->len);
 	/* the fixed fields with empty lists: "name:pw:gid:" / "name:pw::" */
-	s->fixed = strndup(l->text, (kind == HS_DB_GROUP ? cut[2] : cut[1]) + 1);
+	if (asprintf(&s->fixed, "%.*s%s", (int)(kind == HS_DB_GROUP ? cut[2] : cut[1]) + 1,
+		     l->text, kind == HS_DB_GROUP ? "" : ":") < 0)
+		s->fixed = NULL;
 	if (!s->storage || !s->fixed)
 		return;
 	t = s->storage;
 	t[cut[0]] = t[cut[1]] = t[cut[2]] = '\0';
-	if (kind == HS_DB_GROUP) {
-		s->lists[1] = t + cut[2] + 1;
+	s->lists[0] = t + cut[1] + 1;   /* gshadow's admins */
+	s->lists[1] = t + cut[2] + 1;
+	if (kind == HS_DB_GROUP)
 		s->ok = hs_records_group_parse(s->fixed, &s->gr) == 0;
-	} else {
-		char *f = s->fixed;
-		char *two = NULL;
-
-		s->lists[0] = t + cut[1] + 1;
-		s->lists[1] = t + cut[2] + 1;
-		if (asprintf(&two, "%s:", f) >= 0) {
-			free(s->fixed);
-			s->fixed = two;
-			s->ok = hs_records_gshadow_parse(s->fixed, &s->gs) == 0;
-		}
-	}
+	else
+		s->ok = hs_records_gshadow_parse(s->fixed, &s->gs) == 0;
 }
 
 static void salvage_free(struct salvaged *s)
@@ -1527,44 +1450,22 @@ static bool raw_next(const char **cur, const char **e, size_t *n)
 	return true;
 }
 
-/* Which name list check_list looks at (the messages are shadow-utils'
- * where it has them). */
-enum list_kind { L_GROUP_MEMBERS, L_GSHADOW_ADMINS, L_GSHADOW_MEMBERS };
-
-static void report_list_name(struct hs_integrity *a, enum list_kind k, const char *group,
-			     const char *name, bool invalid)
-{
-	if (invalid) {
-		if (k == L_GROUP_MEMBERS)
-			problem(a, "group %s: invalid member name '%s'", group, name);
-		else if (k == L_GSHADOW_ADMINS)
-			problem(a, "shadow group %s: invalid administrative member name '%s'",
-				group, name);
-		else
-			problem(a, "shadow group %s: invalid member name '%s'", group, name);
-	} else {
-		if (k == L_GROUP_MEMBERS)
-			problem(a, "group %s: no user %s", group, name);
-		else if (k == L_GSHADOW_ADMINS)
-			problem(a, "shadow group %s: no administrative user %s", group, name);
-		else
-			problem(a, "shadow group %s: no user %s", group, name);
-	}
-}
-
-static bool ask_list_delete(struct hs_integrity *a, enum list_kind k, const char *name)
-{
-	if (k == L_GSHADOW_ADMINS)
-		return ask(a, "delete administrative member '%s'? ", name);
-	return ask(a, "delete member '%s'? ", name);
-}
+/* Which name list check_list looks at, as its messages name it (the
+ * messages are shadow-utils' where it has them). */
+struct list_kind {
+	const char *file;       /* "group %s: ..." */
+	const char *role;       /* "no %suser", "delete %smember" */
+};
+static const struct list_kind L_GROUP_MEMBERS = { "group", "" };
+static const struct list_kind L_GSHADOW_ADMINS = { "shadow group", "administrative " };
+static const struct list_kind L_GSHADOW_MEMBERS = { "shadow group", "" };
 
 /* Check one name list: every element must be a valid name and an
  * existing user; each one that is not is reported and offered for
  * deletion.  The kept names go to out.  *unfixed counts invalid names
  * the administrator kept (the line then stays invalid).  Returns true
  * when out differs from list. */
-static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, enum list_kind k,
+static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, const struct list_kind *k,
 		       const char *group, const char *list, struct hs_buf *out, size_t *unfixed)
 {
 	const char *cur = list && *list ? list : NULL, *e;
@@ -1581,22 +1482,19 @@ static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, enum lis
 			valid = hs_names_user_valid(name);
 		}
 		if (!valid) {
-			char *copy = strndup(e, n);
-			const char *shown = copy ? show(copy, sbuf) : "?";
-
-			report_list_name(a, k, group, shown, true);
-			if (ask_list_delete(a, k, shown)) {
+			hs_printable_len(e, n, sbuf, sizeof sbuf);
+			problem(a, "%s %s: invalid %smember name '%s'", k->file, group, k->role, sbuf);
+			if (ask(a, "delete %smember '%s'? ", k->role, sbuf)) {
 				changed = true;
 			} else {
 				(*unfixed)++;
 				(void)list_append(out, e, n);
 			}
-			free(copy);
 			continue;
 		}
 		if (!user_exists(pw, name)) {
-			report_list_name(a, k, group, name, false);
-			if (ask_list_delete(a, k, name)) {
+			problem(a, "%s %s: no %suser %s", k->file, group, k->role, name);
+			if (ask(a, "delete %smember '%s'? ", k->role, name)) {
 				changed = true;
 				continue;
 			}
@@ -1616,6 +1514,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 	struct nameset in_group = { 0 }, in_gshadow = { 0 };
 	struct hs_buf out = { 0 };
 	const char *cur, *e;
+	char m[SHOW_SIZE];      /* a member (valid names: shown as they are) */
 	bool changed = false;
 	size_t n;
 	int r;
@@ -1630,38 +1529,29 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 	/* gshadow's own members, in its order, minus those group lacks */
 	for (cur = s.members; cur && (n = hs_records_list_next(&cur, &e)) > 0; ) {
 		if (!nameset_probe(&in_group, e, n, false)) {
-			char *m = strndup(e, n);
-
+			hs_printable_len(e, n, m, sizeof m);
 			warning(a, "'%s' is a member of the '%s' group in %s but not in %s",
-				m ? m : "?", g->name, gs->path, HS_ETC_GROUP);
-			if (ask(a, "delete member '%s' from '%s' in %s? ", m ? m : "?", g->name,
-				gs->path)) {
+				m, g->name, gs->path, HS_ETC_GROUP);
+			if (ask(a, "delete member '%s' from '%s' in %s? ", m, g->name, gs->path)) {
 				changed = true;
-				free(m);
 				continue;
 			}
-			free(m);
 		}
 		if ((r = list_append(&out, e, n)) < 0)
 			goto out;
 	}
 	/* then those only group has, in group's order */
 	for (cur = g->members; cur && (n = hs_records_list_next(&cur, &e)) > 0; ) {
-		char *m;
-
 		if (nameset_probe(&in_gshadow, e, n, false))
 			continue;
-		m = strndup(e, n);
+		hs_printable_len(e, n, m, sizeof m);
 		warning(a, "'%s' is a member of the '%s' group in %s but not in %s",
-			m ? m : "?", g->name, HS_ETC_GROUP, gs->path);
-		if (ask(a, "add '%s' to the members of '%s' in %s? ", m ? m : "?", g->name,
-			gs->path)) {
+			m, g->name, HS_ETC_GROUP, gs->path);
+		if (ask(a, "add '%s' to the members of '%s' in %s? ", m, g->name, gs->path)) {
 			changed = true;
-			r = list_append(&out, e, n);
+			if ((r = list_append(&out, e, n)) < 0)
+				goto out;
 		}
-		free(m);
-		if (r < 0)
-			goto out;
 	}
 	if (changed) {
 		s.members = buf_str(&out);
@@ -1720,8 +1610,7 @@ static bool group_line_record(struct hs_integrity *a, struct hs_accountdb *gr, s
 		if (hs_accountdb_dup_name(gr, i) < 0)
 			return true;
 		problem(a, "duplicate group entry");
-		if (ask(a, "delete line '%s'? ", show_line(l, buf)))
-			delete_line(a, gr, i);
+		offer_delete_line(a, gr, i);
 		return false;
 	}
 	salvage(HS_DB_GROUP, l, sv);
@@ -1776,7 +1665,7 @@ static int check_group_line(struct hs_integrity *a, struct hs_accountdb *gr,
 		return 0;
 	if (!group_line_record(a, gr, i, &sv, &g))
 		return 0;
-	changed = check_list(a, pw, L_GROUP_MEMBERS, g.name, g.members, &members, &unfixed);
+	changed = check_list(a, pw, &L_GROUP_MEMBERS, g.name, g.members, &members, &unfixed);
 	if (changed && !unfixed) {
 		g.members = buf_str(&members);
 		if (g.members && replace_line(a, gr, i, &g) == 0)
@@ -1799,39 +1688,27 @@ static int check_group_line(struct hs_integrity *a, struct hs_accountdb *gr,
 	return gs ? check_group_gshadow(a, gr, i, gs, gs_bad, &g) : 0;
 }
 
-static int check_group(struct hs_integrity *a, struct hs_accountdb *gr, struct hs_accountdb *gs,
-		   struct hs_accountdb *pw)
+int hs_integrity_group(struct hs_integrity *a, struct hs_accountdb *gr, struct hs_accountdb *gs,
+		       struct hs_accountdb *pw)
 {
 	size_t n_lines = gr->n_lines;
 	bool gs_bad = any_bad_line(gs);
+	int r = 0;
 
-	for (size_t i = 0; i < n_lines; i++) {
-		int r = check_group_line(a, gr, gs, pw, i, gs_bad);
-
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-int hs_integrity_group(struct hs_integrity *a, struct hs_accountdb *gr, struct hs_accountdb *gs,
-		   struct hs_accountdb *pw)
-{
-	int r = check_group(a, gr, gs, pw);
-
+	for (size_t i = 0; r == 0 && i < n_lines; i++)
+		r = check_group_line(a, gr, gs, pw, i, gs_bad);
 	hs_integrity_repairs_done(a);
 	return r;
 }
 
-static int check_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct hs_accountdb *gr,
-		     struct hs_accountdb *pw)
+int hs_integrity_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct hs_accountdb *gr,
+			 struct hs_accountdb *pw)
 {
 	size_t n_lines = gs->n_lines;
 	bool gr_bad = any_bad_line(gr);
 
 	for (size_t i = 0; i < n_lines; i++) {
 		const struct hs_dbline *l = &gs->lines[i];
-		char buf[SHOW_SIZE];
 		struct hs_buf admins = { 0 }, members = { 0 };
 		struct salvaged sv = { .ok = false };
 		struct hs_gshadow s;
@@ -1854,21 +1731,19 @@ static int check_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct
 			s = l->rec.gs;
 			if (hs_accountdb_dup_name(gs, i) >= 0) {
 				problem(a, "duplicate shadow group entry");
-				if (ask(a, "delete line '%s'? ", show_line(l, buf)))
-					delete_line(a, gs, i);
+				offer_delete_line(a, gs, i);
 				continue;
 			}
 		}
 		if (hs_accountdb_find(gr, s.name) < 0 && !(gr_bad && bad_line_named(gr, s.name))) {
 			problem(a, "no matching group file entry in %s", gr->path);
-			if (ask(a, "delete line '%s'? ", show_line(l, buf)))
-				delete_line(a, gs, i);
+			offer_delete_line(a, gs, i);
 			salvage_free(&sv);
 			continue;
 		}
-		changed = check_list(a, pw, L_GSHADOW_ADMINS, s.name, s.admins, &admins,
+		changed = check_list(a, pw, &L_GSHADOW_ADMINS, s.name, s.admins, &admins,
 				     &unfixed);
-		changed |= check_list(a, pw, L_GSHADOW_MEMBERS, s.name, s.members, &members,
+		changed |= check_list(a, pw, &L_GSHADOW_MEMBERS, s.name, s.members, &members,
 				      &unfixed);
 		if (changed && !unfixed) {
 			s.admins = buf_str(&admins);
@@ -1882,16 +1757,8 @@ static int check_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct
 		if (!gs->lines[i].entry && !unfixed && !changed)
 			report_bad_line(a, gs, i, "shadow group file");
 	}
-	return 0;
-}
-
-int hs_integrity_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct hs_accountdb *gr,
-		     struct hs_accountdb *pw)
-{
-	int r = check_gshadow(a, gs, gr, pw);
-
 	hs_integrity_repairs_done(a);
-	return r;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2137,7 +2004,6 @@ int hs_integrity_files_commit(struct hs_integrity_files *f)
 			dirty[n++] = order[i];
 	if (n == 0)
 		return 0;
-	f->written = true;
 	/* both files in one transaction (the one writer, lib/etc); files
 	 * named on the command line in two directories cannot share a
 	 * journal and are written one after the other, shadow first */

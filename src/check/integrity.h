@@ -132,7 +132,7 @@ struct hs_integrity_files {
 	bool lock_failed;               /* the open failed on a lock (exit 4) */
 	char error[600];                /* why the open or the commit failed */
 	/* private */
-	bool use_set, written;
+	bool use_set;
 	struct hs_accountset set;
 	struct hs_accountdb own[2];
 	struct hs_locks locks;
