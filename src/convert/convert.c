@@ -476,9 +476,13 @@ static int etc_commit_run(struct etc_commit *c)
 /* ---------------------------------------------------------------- */
 /* Groups */
 
+/* The two groups of the layout, in the order they are created. */
+enum { G_TREE, G_AUTH, N_LAYOUT_GROUPS };
+static const char *const layout_groups[N_LAYOUT_GROUPS] = { HS_GROUP_TREE, HS_GROUP_AUTH };
+
 struct group_plan {
-	gid_t tree_gid, auth_gid;
-	bool create_tree, create_auth;
+	gid_t gid[N_LAYOUT_GROUPS];
+	bool create[N_LAYOUT_GROUPS];
 	bool shadow_group_found;
 	gid_t shadow_gid;
 };
@@ -522,8 +526,7 @@ static int plan_groups(struct group_plan *g, bool need_layout_groups)
 	cfg = load_logindefs();
 	gmin = hs_config_get_long(cfg, "SYS_GID_MIN", 1, 60000, 101);
 	gmax = hs_config_get_long(cfg, "SYS_GID_MAX", 1, 60000, 999);
-	if (cfg)
-		hs_config_free(cfg);
+	hs_config_free(cfg);
 	if (gmax < gmin)
 		gmax = gmin;
 	used = calloc((size_t)(gmax - gmin + 1), 1);
@@ -537,37 +540,31 @@ static int plan_groups(struct group_plan *g, bool need_layout_groups)
 		if (rec && (long)rec->gr.gid >= gmin && (long)rec->gr.gid <= gmax)
 			used[rec->gr.gid - (gid_t)gmin] = 1;
 	}
-	if ((idx = hs_accountdb_find(&db, HS_GROUP_TREE)) >= 0)
-		g->tree_gid = db.lines[idx].rec.gr.gid;
-	else
-		g->create_tree = need_layout_groups;
-	if ((idx = hs_accountdb_find(&db, HS_GROUP_AUTH)) >= 0)
-		g->auth_gid = db.lines[idx].rec.gr.gid;
-	else
-		g->create_auth = need_layout_groups;
+	for (int k = 0; k < N_LAYOUT_GROUPS; k++) {
+		if ((idx = hs_accountdb_find(&db, layout_groups[k])) >= 0)
+			g->gid[k] = db.lines[idx].rec.gr.gid;
+		else
+			g->create[k] = need_layout_groups;
+	}
 	if ((idx = hs_accountdb_find(&db, "shadow")) >= 0) {
 		g->shadow_group_found = true;
 		g->shadow_gid = db.lines[idx].rec.gr.gid;
 	}
 	hs_accountdb_free(&db);
-	for (int k = 0; k < 2; k++) {
-		bool create = k == 0 ? g->create_tree : g->create_auth;
+	for (int k = 0; k < N_LAYOUT_GROUPS; k++) {
 		long gid;
 
-		if (!create)
+		if (!g->create[k])
 			continue;
 		for (gid = gmax; gid >= gmin && used[gid - gmin]; gid--)
 			;
 		if (gid < gmin) {
 			hs_warn("cannot create group %s: no free gid in [%ld, %ld] (SYS_GID_MIN, SYS_GID_MAX in %s)",
-				k == 0 ? HS_GROUP_TREE : HS_GROUP_AUTH, gmin, gmax, HS_ETC_LOGIN_DEFS);
+				layout_groups[k], gmin, gmax, HS_ETC_LOGIN_DEFS);
 			return -ENOSPC;
 		}
 		used[gid - gmin] = 1;
-		if (k == 0)
-			g->tree_gid = (gid_t)gid;
-		else
-			g->auth_gid = (gid_t)gid;
+		g->gid[k] = (gid_t)gid;
 	}
 	return 0;
 }
@@ -577,25 +574,14 @@ static int plan_groups(struct group_plan *g, bool need_layout_groups)
  * touch are not ours to judge here, and they are written back verbatim. */
 static int create_groups(const struct group_plan *g)
 {
-	const char *names[2];
-	gid_t gids[2];
-	size_t n = 0;
-	int r = 0;
-
-	if (g->create_tree) {
-		names[n] = HS_GROUP_TREE;
-		gids[n++] = g->tree_gid;
-	}
-	if (g->create_auth) {
-		names[n] = HS_GROUP_AUTH;
-		gids[n++] = g->auth_gid;
-	}
-	if (n == 0)
-		return 0;
 	struct hs_accountdb dbs[2] = { HS_ACCOUNTDB_INIT, HS_ACCOUNTDB_INIT };
 	struct hs_accountdb *dirty[2];
 	size_t n_dirty = 0, failed = 0;
 	const char *path = HS_ETC_GROUP;
+	int r = 0;
+
+	if (!g->create[G_TREE] && !g->create[G_AUTH])
+		return 0;
 
 	for (int pass = 0; r == 0 && pass < 2; pass++) {
 		struct hs_accountdb *db = &dbs[pass];
@@ -605,16 +591,18 @@ static int create_groups(const struct group_plan *g)
 				      HS_DB_LENIENT | (pass == 1 ? HS_DB_MISSING_OK : 0));
 		if (r == 0 && !db->present)
 			break;  /* no gshadow on this system: nothing to add */
-		for (size_t i = 0; r == 0 && i < n; i++) {
+		for (int k = 0; r == 0 && k < N_LAYOUT_GROUPS; k++) {
 			long ret;
 
+			if (!g->create[k])
+				continue;
 			if (pass == 0) {
-				struct hs_group gr = { names[i], "x", gids[i], "" };
+				struct hs_group gr = { layout_groups[k], "x", g->gid[k], "" };
 				ret = hs_accountdb_append(db, &gr);
 			} else {
-				struct hs_gshadow gs = { names[i], "!", "", "" };
+				struct hs_gshadow gs = { layout_groups[k], "!", "", "" };
 				/* a stale gshadow entry of that name stays the one */
-				if (hs_accountdb_find(db, names[i]) >= 0)
+				if (hs_accountdb_find(db, layout_groups[k]) >= 0)
 					continue;
 				ret = hs_accountdb_append(db, &gs);
 			}
@@ -637,9 +625,10 @@ static int create_groups(const struct group_plan *g)
 			path, hs_strerror(r));
 		return r;
 	}
-	for (size_t i = 0; i < n; i++)
-		printf("%s: created group %s (gid %lu)\n", hs_cli_prog(), names[i],
-		       (unsigned long)gids[i]);
+	for (int k = 0; k < N_LAYOUT_GROUPS; k++)
+		if (g->create[k])
+			printf("%s: created group %s (gid %lu)\n", hs_cli_prog(), layout_groups[k],
+			       (unsigned long)g->gid[k]);
 	hs_globalfile_flush_caches("group");
 	return 0;
 }
@@ -965,8 +954,7 @@ static int build_tree(int etcfd, const struct pwdb *pw, const struct spdb *sp,
 	defaults[0] = hs_config_get_long(cfg, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1);
 	defaults[1] = hs_config_get_long(cfg, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1);
 	defaults[2] = hs_config_get_long(cfg, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1);
-	if (cfg)
-		hs_config_free(cfg);
+	hs_config_free(cfg);
 
 	/* mkdtemp makes it root:root 0700: nobody sees it while it grows.
 	 * It and all inside are labelled as the tree it becomes. */
@@ -993,7 +981,7 @@ static int build_tree(int etcfd, const struct pwdb *pw, const struct spdb *sp,
 
 		hs_cli_progress_step(i);
 		records_for(e, sp, today, defaults, &sh, &ag);
-		r = hs_userdir_create(tmpfd, e->pw.name, e->pw.uid, g->auth_gid, &sh, &ag,
+		r = hs_userdir_create(tmpfd, e->pw.name, e->pw.uid, g->gid[G_AUTH], &sh, &ag,
 				      shell_file_for(e));
 		if (r < 0) {
 			hs_warn("cannot create the directory of %s in %s: %s", e->pw.name, templ,
@@ -1007,7 +995,7 @@ static int build_tree(int etcfd, const struct pwdb *pw, const struct spdb *sp,
 	if (r == 0)
 		r = write_marker(tmpfd, HS_CONVERT_MARK_PWCONV,
 				 from_tcb ? SOURCE_TCB : SOURCE_SHADOW);
-	if (r == 0 && (fchown(tmpfd, 0, g->tree_gid) < 0 || fchmod(tmpfd, HS_TREE_MODE) < 0))
+	if (r == 0 && (fchown(tmpfd, 0, g->gid[G_TREE]) < 0 || fchmod(tmpfd, HS_TREE_MODE) < 0))
 		r = -errno;
 	if (r == 0)
 		r = fsync_dir(tmpfd);
