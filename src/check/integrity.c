@@ -14,7 +14,6 @@
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,11 +48,13 @@
 /* ------------------------------------------------------------------ */
 /* output                                                             */
 
-__attribute__((format(printf, 2, 0)))
-static void vsay(struct hs_integrity *a, const char *fmt, va_list ap)
+/* Say one line of the report, counted in *count. */
+__attribute__((format(printf, 3, 0)))
+static void vsay(struct hs_integrity *a, unsigned long *count, const char *fmt, va_list ap)
 {
 	char *s = NULL;
 
+	(*count)++;
 	if (vasprintf(&s, fmt, ap) < 0) {
 		a->io.say(a->io.ctx, "out of memory");
 		return;
@@ -68,9 +69,8 @@ static void problem(struct hs_integrity *a, const char *fmt, ...)
 {
 	va_list ap;
 
-	a->problems++;
 	va_start(ap, fmt);
-	vsay(a, fmt, ap);
+	vsay(a, &a->problems, fmt, ap);
 	va_end(ap);
 }
 
@@ -87,9 +87,8 @@ static void warning(struct hs_integrity *a, const char *fmt, ...)
 
 	if (!warnings_on(a))
 		return;
-	a->problems++;
 	va_start(ap, fmt);
-	vsay(a, fmt, ap);
+	vsay(a, &a->problems, fmt, ap);
 	va_end(ap);
 }
 
@@ -99,9 +98,8 @@ static void failed(struct hs_integrity *a, const char *fmt, ...)
 {
 	va_list ap;
 
-	a->failures++;
 	va_start(ap, fmt);
-	vsay(a, fmt, ap);
+	vsay(a, &a->failures, fmt, ap);
 	va_end(ap);
 }
 
@@ -293,91 +291,46 @@ static void report_bad_line(struct hs_integrity *a, struct hs_accountdb *db, siz
 }
 
 /* ------------------------------------------------------------------ */
-/* name sets (member lists of any length in linear time)              */
+/* sorted name lists (member lists of any length in n log n time)    */
 
-struct nameset {
-	const char **p;
-	size_t *n;
-	size_t cap;
+struct names {
+	struct name_ref {
+		const char *p;
+		size_t n;
+	} *v;
+	size_t n;
 };
 
-static uint64_t name_hash(const char *s, size_t n)
+static int cmp_name_refs(const void *x, const void *y)
 {
-	uint64_t h = 1469598103934665603ULL;
+	const struct name_ref *a = x, *b = y;
+	int c = memcmp(a->p, b->p, a->n < b->n ? a->n : b->n);
 
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
+	return c ? c : (a->n > b->n) - (a->n < b->n);
 }
 
-static int nameset_init(struct nameset *s, size_t n)
+/* The names of a valid list, sorted for names_has; free s->v. */
+static int names_of_list(struct names *s, const char *list)
 {
-	size_t cap = 16;
-
-	while (cap < 2 * n + 16)
-		cap *= 2;
-	s->p = calloc(cap, sizeof *s->p);
-	s->n = calloc(cap, sizeof *s->n);
-	s->cap = cap;
-	if (!s->p || !s->n) {
-		free(s->p);
-		free(s->n);
-		s->p = NULL;
-		s->n = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static void nameset_free(struct nameset *s)
-{
-	free(s->p);
-	free(s->n);
-	s->p = NULL;
-	s->n = NULL;
-}
-
-/* Add (true when it was not there yet) or look up; the set never fills:
- * it is sized for the list it holds. */
-static bool nameset_probe(struct nameset *s, const char *p, size_t n, bool add)
-{
-	size_t i = (size_t)name_hash(p, n) & (s->cap - 1);
-
-	while (s->p[i]) {
-		if (s->n[i] == n && memcmp(s->p[i], p, n) == 0)
-			return !add;
-		i = (i + 1) & (s->cap - 1);
-	}
-	if (!add)
-		return false;
-	s->p[i] = p;
-	s->n[i] = n;
-	return true;
-}
-
-static size_t list_count(const char *list)
-{
-	size_t n = 0;
 	const char *cur = list, *e;
+	size_t n = 0;
 
 	while (cur && hs_records_list_next(&cur, &e) > 0)
 		n++;
-	return n;
+	s->v = calloc(n ? n : 1, sizeof *s->v);
+	if (!s->v)
+		return -ENOMEM;
+	for (cur = list; cur && (n = hs_records_list_next(&cur, &e)) > 0; )
+		s->v[s->n++] = (struct name_ref){ e, n };
+	qsort(s->v, s->n, sizeof *s->v, cmp_name_refs);
+	return 0;
 }
 
-static int nameset_of_list(struct nameset *s, const char *list)
+static bool names_has(const struct names *s, const char *p, size_t n)
 {
-	const char *cur = list, *e;
-	size_t n;
-	int r = nameset_init(s, list_count(list));
+	const struct name_ref key = { p, n };
 
-	if (r < 0)
-		return r;
-	while (cur && (n = hs_records_list_next(&cur, &e)) > 0)
-		(void)nameset_probe(s, e, n, true);
-	return 0;
+	return bsearch(&key, s->v, s->n, sizeof *s->v, cmp_name_refs) != NULL;
 }
 
 static int list_append(struct hs_buf *b, const char *e, size_t n)
@@ -641,6 +594,18 @@ static const char *repair_error(int r)
 	return r == -ESTALE ? "it changed while being checked" : hs_strerror(r);
 }
 
+/* The outcome r of a repair in the tree: a failure is reported ("cannot
+ * VERB PATH: why") and counted; true when the repair was made. */
+static bool tree_repaired(struct hs_integrity *a, int r, const char *verb, const char *path)
+{
+	if (r < 0) {
+		failed(a, "cannot %s %s: %s", verb, path, hs_strerror(r));
+		return false;
+	}
+	a->tree_changed = true;
+	return true;
+}
+
 /* Owner (when check_uid), group and mode of the object (the tree, a user
  * directory or a user file: st from lstat) against what DESIGN §2 says,
  * one line and one offer each.  objfd: an fd on it, or -1 to open
@@ -845,12 +810,8 @@ static void replace_file(struct udir *u, const struct file_spec *f, const struct
 		r = hs_walk_remove_tree_at(u->fd, f->name);
 	if (r == 0 || r == -ENOENT)
 		r = write_replacement(u, f->kind);
-	if (r < 0) {
-		failed(a, "cannot replace %s: %s", path, hs_strerror(r));
-		return;
-	}
-	a->tree_changed = true;
-	logged(a, "%s: replaced by its fail-closed default", path);
+	if (tree_repaired(a, r, "replace", path))
+		logged(a, "%s: replaced by its fail-closed default", path);
 }
 
 /* What check_file() concluded about one file's inode. */
@@ -970,11 +931,8 @@ static bool offer_replacement(struct udir *u, const struct file_spec *f, struct 
 	    !ask(a, "replace it with a copy of itself (ends the other link)? ") || !udir_lock(u))
 		return false;
 	r = hs_fileio_replace_at(u->fd, f->name, buf, len, want_uid, tr->t->auth_gid, f->mode);
-	if (r < 0) {
-		failed(a, "cannot replace %s: %s", path, hs_strerror(r));
+	if (!tree_repaired(a, r, "replace", path))
 		return false;
-	}
-	a->tree_changed = true;
 	logged(a, "%s: copied to end its other link", path);
 	return true;
 }
@@ -1079,12 +1037,8 @@ static void remove_entry(struct hs_integrity *a, int dirfd, const char *name, co
 {
 	int r = hs_walk_remove_tree_at(dirfd, name);
 
-	if (r < 0 && r != -ENOENT) {
-		failed(a, "cannot remove %s: %s", path, hs_strerror(r));
-		return;
-	}
-	a->tree_changed = true;
-	logged(a, "removed %s", path);
+	if (tree_repaired(a, r == -ENOENT ? 0 : r, "remove", path))
+		logged(a, "removed %s", path);
 }
 
 /* Everything in a user's directory. */
@@ -1153,12 +1107,8 @@ static void create_udir(struct tree *tr, const struct hs_passwd *p, const char *
 	expired_aging(&ag);
 	r = hs_userdir_create(tr->fd, p->name, p->uid, tr->t->auth_gid, &s, &ag,
 			      fallback_shell(&u));
-	if (r < 0) {
-		failed(a, "cannot create %s: %s", path, hs_strerror(r));
-		return;
-	}
-	a->tree_changed = true;
-	logged(a, "created %s (locked, expired)", path);
+	if (tree_repaired(a, r, "create", path))
+		logged(a, "created %s (locked, expired)", path);
 }
 
 static void check_user(struct tree *tr, size_t pi)
@@ -1292,16 +1242,8 @@ static void check_other_entry(struct tree *tr, const char *name)
 	 * password */
 	problem(a, "%s: directory without a user in %s; its password would pass to the next "
 		"account named %s", path, tr->pw->path, name);
-	if (ask(a, "remove it? ")) {
-		int r = hs_userdir_remove(tr->fd, name);
-
-		if (r < 0) {
-			failed(a, "cannot remove %s: %s", path, hs_strerror(r));
-		} else {
-			a->tree_changed = true;
-			logged(a, "removed %s (no such user)", path);
-		}
-	}
+	if (ask(a, "remove it? ") && tree_repaired(a, hs_userdir_remove(tr->fd, name), "remove", path))
+		logged(a, "removed %s (no such user)", path);
 }
 
 static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const struct hs_integrity_tree *t)
@@ -1511,7 +1453,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 			   size_t si)
 {
 	struct hs_gshadow s = gs->lines[si].rec.gs;
-	struct nameset in_group = { 0 }, in_gshadow = { 0 };
+	struct names in_group = { 0 }, in_gshadow = { 0 };
 	struct hs_buf out = { 0 };
 	const char *cur, *e;
 	char m[SHOW_SIZE];      /* a member (valid names: shown as they are) */
@@ -1521,14 +1463,14 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 
 	if (!warnings_on(a))
 		return 0;
-	r = nameset_of_list(&in_group, g->members);
+	r = names_of_list(&in_group, g->members);
 	if (r == 0)
-		r = nameset_of_list(&in_gshadow, s.members);
+		r = names_of_list(&in_gshadow, s.members);
 	if (r < 0)
 		goto out;
 	/* gshadow's own members, in its order, minus those group lacks */
 	for (cur = s.members; cur && (n = hs_records_list_next(&cur, &e)) > 0; ) {
-		if (!nameset_probe(&in_group, e, n, false)) {
+		if (!names_has(&in_group, e, n)) {
 			hs_printable_len(e, n, m, sizeof m);
 			warning(a, "'%s' is a member of the '%s' group in %s but not in %s",
 				m, g->name, gs->path, HS_ETC_GROUP);
@@ -1542,7 +1484,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 	}
 	/* then those only group has, in group's order */
 	for (cur = g->members; cur && (n = hs_records_list_next(&cur, &e)) > 0; ) {
-		if (nameset_probe(&in_gshadow, e, n, false))
+		if (names_has(&in_gshadow, e, n))
 			continue;
 		hs_printable_len(e, n, m, sizeof m);
 		warning(a, "'%s' is a member of the '%s' group in %s but not in %s",
@@ -1564,8 +1506,8 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 			       HS_ETC_GROUP);
 	}
 out:
-	nameset_free(&in_group);
-	nameset_free(&in_gshadow);
+	free(in_group.v);
+	free(in_gshadow.v);
 	hs_strbuf_free(&out);
 	return r;
 }
