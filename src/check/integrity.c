@@ -103,6 +103,16 @@ static void failed(struct hs_integrity *a, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The end of a repair: the signals held back since its "yes" are let
+ * through (a.signals_blocked). */
+static void repairs_done(struct hs_integrity *a)
+{
+	if (a->signals_blocked) {
+		a->signals_blocked = false;
+		hs_privs_restore_signals(&a->saved_mask);
+	}
+}
+
 /* Offer a repair.  Read-only: the prompt with "No", as shadow-utils. */
 __attribute__((format(printf, 2, 3)))
 static bool ask(struct hs_integrity *a, const char *fmt, ...)
@@ -124,7 +134,7 @@ static bool ask(struct hs_integrity *a, const char *fmt, ...)
 			a->io.say(a->io.ctx, line);
 		free(line);
 	} else {
-		hs_integrity_repairs_done(a);
+		repairs_done(a);
 		yes = a->io.ask(a->io.ctx, prompt);
 		if (yes) {
 			hs_privs_block_signals(&a->saved_mask);
@@ -133,14 +143,6 @@ static bool ask(struct hs_integrity *a, const char *fmt, ...)
 	}
 	free(prompt);
 	return yes;
-}
-
-void hs_integrity_repairs_done(struct hs_integrity *a)
-{
-	if (a->signals_blocked) {
-		a->signals_blocked = false;
-		hs_privs_restore_signals(&a->saved_mask);
-	}
 }
 
 /* Log a repair that was made (the administrator's audit trail). */
@@ -462,7 +464,7 @@ int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct 
 				"not set to 'x'", p.name, sp->path, pw->path);
 		}
 	}
-	hs_integrity_repairs_done(a);
+	repairs_done(a);
 	return 0;
 }
 
@@ -496,7 +498,7 @@ int hs_integrity_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct 
 		if (s->lstchg != HS_UNSET && s->lstchg > today)
 			warning(a, "user %s: last password change in the future", s->name);
 	}
-	hs_integrity_repairs_done(a);
+	repairs_done(a);
 	return 0;
 }
 
@@ -984,14 +986,10 @@ static void check_file(struct udir *u, const struct file_spec *f, struct stat *s
 	 * user's (or root's) own single-named file */
 	if (!S_ISREG(st->st_mode) || v.untrusted || st->st_nlink != 1)
 		goto out;
-	{
-		struct want w = {
-			.check_uid = v.root_held,
-			.uid = f->root_owned ? tr->t->admin_uid : u->uid,
-			.gid = tr->t->auth_gid, .mode = f->mode, .note = nss_note(f),
-		};
-		check_meta(tr, u, u->fd, f->name, -1, path, st, &w);
-	}
+	check_meta(tr, u, u->fd, f->name, -1, path, st, &(struct want){
+		.check_uid = v.root_held, .uid = f->root_owned ? tr->t->admin_uid : u->uid,
+		.gid = tr->t->auth_gid, .mode = f->mode, .note = nss_note(f),
+	});
 	if (c.ok)
 		check_file_values(u, f, path, &c);
 out:
@@ -1162,14 +1160,10 @@ static void check_user(struct tree *tr, size_t pi)
 		hs_close(u.fd);
 		return;
 	}
-	{
-		struct want w = {
-			.check_uid = true, .uid = p->uid, .gid = tr->t->auth_gid,
-			.mode = HS_USERDIR_MODE,
-			.note = NSS_NOTE,
-		};
-		check_meta(tr, &u, tr->fd, p->name, u.fd, u.path, &dst, &w);
-	}
+	check_meta(tr, &u, tr->fd, p->name, u.fd, u.path, &dst, &(struct want){
+		.check_uid = true, .uid = p->uid, .gid = tr->t->auth_gid,
+		.mode = HS_USERDIR_MODE, .note = NSS_NOTE,
+	});
 	check_udir_contents(&u);
 	if (u.locked)
 		(void)hs_userdir_unlock_at(tr->fd, u.fd);
@@ -1276,13 +1270,10 @@ static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 	if (t->auth_gid == HS_ANY_GID)
 		problem(a, "group %s does not exist; the groups of the files in %s are not "
 			"checked", HS_GROUP_AUTH, t->path);
-	{
-		struct want w = {
-			.check_uid = true, .uid = t->admin_uid, .gid = t->tree_gid,
-			.mode = HS_TREE_MODE, .note = NSS_NOTE,
-		};
-		check_meta(&tr, NULL, -1, NULL, tr.fd, t->path, &st, &w);
-	}
+	check_meta(&tr, NULL, -1, NULL, tr.fd, t->path, &st, &(struct want){
+		.check_uid = true, .uid = t->admin_uid, .gid = t->tree_gid,
+		.mode = HS_TREE_MODE, .note = NSS_NOTE,
+	});
 
 	/* every user, in /etc/passwd order (the first line of a name); a big
 	 * tree takes a while, so a terminal sees how far it is */
@@ -1318,7 +1309,7 @@ int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 {
 	int r = check_tree(a, pw, t);
 
-	hs_integrity_repairs_done(a);
+	repairs_done(a);
 	return r;
 }
 
@@ -1639,7 +1630,7 @@ int hs_integrity_group(struct hs_integrity *a, struct hs_accountdb *gr, struct h
 
 	for (size_t i = 0; r == 0 && i < n_lines; i++)
 		r = check_group_line(a, gr, gs, pw, i, gs_bad);
-	hs_integrity_repairs_done(a);
+	repairs_done(a);
 	return r;
 }
 
@@ -1699,7 +1690,7 @@ int hs_integrity_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct
 		if (!gs->lines[i].entry && !unfixed && !changed)
 			report_bad_line(a, gs, i, "shadow group file");
 	}
-	hs_integrity_repairs_done(a);
+	repairs_done(a);
 	return 0;
 }
 

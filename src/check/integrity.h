@@ -72,11 +72,9 @@ struct hs_integrity {
  * invalid names, missing groups, homes and shells (warnings), and, when
  * sp is not NULL, a matching /etc/shadow line (offered to be added).
  * defs (login.defs, may be NULL) gives NONEXISTENT and the PASS_* values
- * of an added shadow line.  Returns 0 or a negative error (ENOMEM). */
-/* Each hs_integrity_* that may repair gives the signals back before it
- * returns; a caller that stops asking early calls this itself. */
-void hs_integrity_repairs_done(struct hs_integrity *a);
-
+ * of an added shadow line.  Returns 0 or a negative error (ENOMEM).
+ * Each hs_integrity_* that may repair gives the signals back before it
+ * returns. */
 int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct hs_accountdb *sp,
                     const struct hs_config *defs);
 /* pwck: a classic /etc/shadow: syntax, duplicates, lines without a
