@@ -227,13 +227,11 @@ static int spdb_attach(struct spdb *sp, struct pwdb *pw, size_t spidx, const cha
 		hs_warn("%s: user %s is not in %s", where, s->name, HS_ETC_PASSWD);
 		return -HS_E_FORMAT;
 	}
+	/* only /etc/shadow can repeat a name: a tcb entry holds the user
+	 * its directory is named after */
 	if (e->sp >= 0) {
-		const struct sp_ent *first = &sp->ents[e->sp];
-		if (first->lineno)
-			hs_warn("%s: duplicate user name %s (also on line %lu)", where, s->name,
-				first->lineno);
-		else
-			hs_warn("%s: duplicate user name %s", where, s->name);
+		hs_warn("%s: duplicate user name %s (also on line %lu)", where, s->name,
+			sp->ents[e->sp].lineno);
 		return -HS_E_FORMAT;
 	}
 	e->sp = (long)spidx;
