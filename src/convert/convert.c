@@ -485,19 +485,14 @@ struct group_plan {
 	gid_t shadow_gid;
 };
 
-static void ignore_config_warning(void *ctx, const char *path, unsigned long lineno,
-				  const char *message)
-{
-	(void)ctx; (void)path; (void)lineno; (void)message;
-}
-
 static struct hs_config *load_logindefs(void)
 {
 	struct hs_config *cfg = NULL;
 
 	/* Problems in login.defs are pwck's and the administrator's business;
-	 * a missing or odd file just gives the defaults here. */
-	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, ignore_config_warning, NULL, &cfg) < 0)
+	 * a missing or odd file just gives the defaults here (no warn
+	 * function: nothing is said). */
+	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &cfg) < 0)
 		cfg = NULL;
 	return cfg;
 }
@@ -886,16 +881,6 @@ static const char *const lock_files_to_classic[] = {
 	HS_ETC_PASSWD, HS_ETC_SHADOW,
 };
 
-static int take_locks(struct hs_locks *l, const char *const files[], size_t n)
-{
-	const char *failed = NULL;
-	int r = hs_globalfile_lock(l, NULL, files, n, HS_LOCK_TIMEOUT_MS, &failed);
-
-	if (r < 0)
-		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
-	return r;
-}
-
 /* The per-user records pwconv writes for one passwd entry. */
 static void records_for(const struct pw_ent *e, const struct spdb *sp, long today,
 			const long defaults[3], struct hs_shadow *sh, struct hs_aging *ag)
@@ -1043,6 +1028,7 @@ static void convert_end(struct hs_locks *locks, sigset_t *saved)
 static int convert_begin(int *etcfd, struct hs_locks *locks, const char *const files[], size_t n,
 			 sigset_t *saved, int *treefd, enum tree_state *state, bool *source_tcb)
 {
+	const char *failed = NULL;
 	int r;
 
 	*etcfd = open_dir_ro(AT_FDCWD, ETC_DIR);
@@ -1050,9 +1036,9 @@ static int convert_begin(int *etcfd, struct hs_locks *locks, const char *const f
 		hs_warn("cannot open %s: %s", ETC_DIR, hs_strerror(*etcfd));
 		return *etcfd;
 	}
-	r = take_locks(locks, files, n);
+	r = hs_globalfile_lock(locks, NULL, files, n, HS_LOCK_TIMEOUT_MS, &failed);
 	if (r < 0)
-		return r;
+		return hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
 	/* Signals wait from here to the end, after the locks are released
 	 * (waiting for them stays interruptible): a Ctrl-C in the middle
 	 * would leave a temporary tree (a root-only copy of every hash), a
