@@ -38,7 +38,6 @@ static int run_checks(struct hs_integrity *a, struct hs_integrity_files *f, cons
 	bool have_pw;
 	int r;
 
-	(void)o;
 	/* the users, for the member checks: read, not locked (a member that
 	 * appears meanwhile is only a stale report) */
 	have_pw = hs_accountdb_load(&pw, HS_DB_PASSWD, HS_ETC_PASSWD,

@@ -103,8 +103,7 @@ static void failed(struct hs_integrity *a, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The end of a repair: the signals held back since its "yes" are let
- * through (a.signals_blocked). */
+/* The end of a repair: the signals held back since its "yes" go through. */
 static void repairs_done(struct hs_integrity *a)
 {
 	if (a->signals_blocked) {

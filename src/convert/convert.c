@@ -633,7 +633,6 @@ static int fsync_dir(int fd)
 	return fsync(fd) < 0 ? -errno : 0;
 }
 
-
 /* Remove every leftover /etc/.hardened-shadow.XXXXXX directory (only a
  * crashed pwconv or pwunconv makes them).  The temp files of the global
  * files are the lock's business: hs_globalfile_lock's recovery (lib/etc/txn)
