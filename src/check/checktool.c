@@ -15,7 +15,6 @@
 #include "layout.h"
 #include "privs.h"
 #include "util.h"
-#include "txn.h"
 
 /* t->usage exits; a noreturn function pointer type is spelled differently
  * by gcc, clang and cppcheck, so this wrapper says it once. */

@@ -11,8 +11,6 @@
  * with a repair is offered as a question, and the files are written at
  * the end, /etc/gshadow before /etc/group. */
 #include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include "accountdb.h"
 #include "integrity.h"
@@ -23,22 +21,14 @@
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == HS_CHECK_OKAY ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] [group [gshadow]]\n"
-		"\n"
-		"Options:\n"
-		"  -h, --help                    display this help message and exit\n"
-		"  -r, --read-only               display errors and warnings\n"
-		"                                but do not change files\n"
-		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-		"  -s, --sort                    sort entries by GID\n"
-		"  -S, --silence-warnings        silence controversial/paranoid warnings\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog());
-	exit(status);
+	hs_cli_usage(status, "[options] [group [gshadow]]",
+		     "  -h, --help                    display this help message and exit\n"
+		     "  -r, --read-only               display errors and warnings\n"
+		     "                                but do not change files\n"
+		     "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		     "  -s, --sort                    sort entries by GID\n"
+		     "  -S, --silence-warnings        silence controversial/paranoid warnings\n",
+		     "\n");
 }
 
 /* /etc/group, then /etc/gshadow; members are looked up in /etc/passwd */
@@ -48,7 +38,6 @@ static int run_checks(struct hs_integrity *a, struct hs_integrity_files *f, cons
 	bool have_pw;
 	int r;
 
-	(void)o;
 	/* the users, for the member checks: read, not locked (a member that
 	 * appears meanwhile is only a stale report) */
 	have_pw = hs_accountdb_load(&pw, HS_DB_PASSWD, HS_ETC_PASSWD,

@@ -14,7 +14,6 @@
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "cli.h"
 #include "fileio.h"
 #include "walk.h"
@@ -42,15 +42,19 @@
 /* a path below a user's directory, with a shown name (the tree may be
  * below another root: --root) */
 #define SUBPATH_BUF (HS_PATHBUF_MAX + LINE_SHOW_MAX)
+/* appended to the problems the NSS module's fast path does not see */
+#define NSS_NOTE " (getspnam() through the NSS module does not check this)"
 
 /* ------------------------------------------------------------------ */
 /* output                                                             */
 
-__attribute__((format(printf, 2, 0)))
-static void vsay(struct hs_integrity *a, const char *fmt, va_list ap)
+/* Say one line of the report, counted in *count. */
+__attribute__((format(printf, 3, 0)))
+static void vsay(struct hs_integrity *a, unsigned long *count, const char *fmt, va_list ap)
 {
 	char *s = NULL;
 
+	(*count)++;
 	if (vasprintf(&s, fmt, ap) < 0) {
 		a->io.say(a->io.ctx, "out of memory");
 		return;
@@ -65,9 +69,8 @@ static void problem(struct hs_integrity *a, const char *fmt, ...)
 {
 	va_list ap;
 
-	a->problems++;
 	va_start(ap, fmt);
-	vsay(a, fmt, ap);
+	vsay(a, &a->problems, fmt, ap);
 	va_end(ap);
 }
 
@@ -84,9 +87,8 @@ static void warning(struct hs_integrity *a, const char *fmt, ...)
 
 	if (!warnings_on(a))
 		return;
-	a->problems++;
 	va_start(ap, fmt);
-	vsay(a, fmt, ap);
+	vsay(a, &a->problems, fmt, ap);
 	va_end(ap);
 }
 
@@ -96,10 +98,18 @@ static void failed(struct hs_integrity *a, const char *fmt, ...)
 {
 	va_list ap;
 
-	a->failures++;
 	va_start(ap, fmt);
-	vsay(a, fmt, ap);
+	vsay(a, &a->failures, fmt, ap);
 	va_end(ap);
+}
+
+/* The end of a repair: the signals held back since its "yes" go through. */
+static void repairs_done(struct hs_integrity *a)
+{
+	if (a->signals_blocked) {
+		a->signals_blocked = false;
+		hs_privs_restore_signals(&a->saved_mask);
+	}
 }
 
 /* Offer a repair.  Read-only: the prompt with "No", as shadow-utils. */
@@ -123,7 +133,7 @@ static bool ask(struct hs_integrity *a, const char *fmt, ...)
 			a->io.say(a->io.ctx, line);
 		free(line);
 	} else {
-		hs_integrity_repairs_done(a);
+		repairs_done(a);
 		yes = a->io.ask(a->io.ctx, prompt);
 		if (yes) {
 			hs_privs_block_signals(&a->saved_mask);
@@ -132,14 +142,6 @@ static bool ask(struct hs_integrity *a, const char *fmt, ...)
 	}
 	free(prompt);
 	return yes;
-}
-
-void hs_integrity_repairs_done(struct hs_integrity *a)
-{
-	if (a->signals_blocked) {
-		a->signals_blocked = false;
-		hs_privs_restore_signals(&a->saved_mask);
-	}
 }
 
 /* Log a repair that was made (the administrator's audit trail). */
@@ -190,30 +192,13 @@ static const char *uid_text(struct hs_accountdb *pw, uid_t uid, char *buf, size_
 /* "hardened-shadow-auth (998)" through getgrgid_r, or "998". */
 static const char *gid_text(gid_t gid, char *buf, size_t size)
 {
-	struct group g, *res = NULL;
-	size_t bsize = 16384;
-	char *b = NULL;
-	int e;
+	_cleanup_free_ char *b = NULL;
+	struct group g;
 
-	for (;;) {
-		b = malloc(bsize);
-		if (!b) {
-			e = ENOMEM;
-			break;
-		}
-		e = getgrgid_r(gid, &g, b, bsize, &res);
-		if (e != ERANGE || bsize >= 64u * 1024 * 1024)
-			break;
-		/* a group with a very long member list */
-		free(b);
-		b = NULL;
-		bsize *= 4;
-	}
-	if (e == 0 && res && hs_names_group_valid(res->gr_name))
-		snprintf(buf, size, "%s (%lu)", res->gr_name, (unsigned long)gid);
+	if (hs_account_getgrgid(gid, &g, &b) == 0 && hs_names_group_valid(g.gr_name))
+		snprintf(buf, size, "%s (%lu)", g.gr_name, (unsigned long)gid);
 	else
 		snprintf(buf, size, "%lu", (unsigned long)gid);
-	free(b);
 	return buf;
 }
 
@@ -268,17 +253,19 @@ static const char *first_field(const struct hs_dbline *l, char *buf, size_t size
 	return buf;
 }
 
-static int delete_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
+/* Offer line i of db for deletion. */
+static void offer_delete_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
 {
-	int r = hs_accountdb_delete(db, i);
+	char buf[SHOW_SIZE];
 
-	if (r < 0) {
+	if (!ask(a, "delete line '%s'? ", show_line(&db->lines[i], buf)))
+		return;
+	if (hs_accountdb_delete(db, i) < 0) {
 		failed(a, "%s", db->error);
-		return r;
+		return;
 	}
 	a->db_changed = true;
 	logged(a, "delete line %lu of %s", db->lines[i].lineno, db->path);
-	return 0;
 }
 
 static int replace_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i, const void *rec)
@@ -298,100 +285,53 @@ static void report_bad_line(struct hs_integrity *a, struct hs_accountdb *db, siz
 			    const char *what)
 {
 	const struct hs_dbline *l = &db->lines[i];
-	char buf[SHOW_SIZE];
 
 	problem(a, "invalid %s entry (line %lu: %s)", what, l->lineno,
 		l->len == 0 ? "empty line" : hs_strerror(l->err ? l->err : -HS_E_FORMAT));
-	if (ask(a, "delete line '%s'? ", show_line(l, buf)))
-		delete_line(a, db, i);
+	offer_delete_line(a, db, i);
 }
 
 /* ------------------------------------------------------------------ */
-/* name sets (member lists of any length in linear time)              */
+/* sorted name lists (member lists of any length in n log n time)    */
 
-struct nameset {
-	const char **p;
-	size_t *n;
-	size_t cap;
+struct names {
+	struct name_ref {
+		const char *p;
+		size_t n;
+	} *v;
+	size_t n;
 };
 
-static uint64_t name_hash(const char *s, size_t n)
+static int cmp_name_refs(const void *x, const void *y)
 {
-	uint64_t h = 1469598103934665603ULL;
+	const struct name_ref *a = x, *b = y;
+	int c = memcmp(a->p, b->p, a->n < b->n ? a->n : b->n);
 
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
+	return c ? c : (a->n > b->n) - (a->n < b->n);
 }
 
-static int nameset_init(struct nameset *s, size_t n)
+/* The names of a valid list, sorted for names_has; free s->v. */
+static int names_of_list(struct names *s, const char *list)
 {
-	size_t cap = 16;
-
-	while (cap < 2 * n + 16)
-		cap *= 2;
-	s->p = calloc(cap, sizeof *s->p);
-	s->n = calloc(cap, sizeof *s->n);
-	s->cap = cap;
-	if (!s->p || !s->n) {
-		free(s->p);
-		free(s->n);
-		s->p = NULL;
-		s->n = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static void nameset_free(struct nameset *s)
-{
-	free(s->p);
-	free(s->n);
-	s->p = NULL;
-	s->n = NULL;
-}
-
-/* Add (true when it was not there yet) or look up; the set never fills:
- * it is sized for the list it holds. */
-static bool nameset_probe(struct nameset *s, const char *p, size_t n, bool add)
-{
-	size_t i = (size_t)name_hash(p, n) & (s->cap - 1);
-
-	while (s->p[i]) {
-		if (s->n[i] == n && memcmp(s->p[i], p, n) == 0)
-			return !add;
-		i = (i + 1) & (s->cap - 1);
-	}
-	if (!add)
-		return false;
-	s->p[i] = p;
-	s->n[i] = n;
-	return true;
-}
-
-static size_t list_count(const char *list)
-{
-	size_t n = 0;
 	const char *cur = list, *e;
+	size_t n = 0;
 
 	while (cur && hs_records_list_next(&cur, &e) > 0)
 		n++;
-	return n;
+	s->v = calloc(n ? n : 1, sizeof *s->v);
+	if (!s->v)
+		return -ENOMEM;
+	for (cur = list; cur && (n = hs_records_list_next(&cur, &e)) > 0; )
+		s->v[s->n++] = (struct name_ref){ e, n };
+	qsort(s->v, s->n, sizeof *s->v, cmp_name_refs);
+	return 0;
 }
 
-static int nameset_of_list(struct nameset *s, const char *list)
+static bool names_has(const struct names *s, const char *p, size_t n)
 {
-	const char *cur = list, *e;
-	size_t n;
-	int r = nameset_init(s, list_count(list));
+	const struct name_ref key = { p, n };
 
-	if (r < 0)
-		return r;
-	while (cur && (n = hs_records_list_next(&cur, &e)) > 0)
-		(void)nameset_probe(s, e, n, true);
-	return 0;
+	return bsearch(&key, s->v, s->n, sizeof *s->v, cmp_name_refs) != NULL;
 }
 
 static int list_append(struct hs_buf *b, const char *e, size_t n)
@@ -472,8 +412,8 @@ static void add_shadow_line(struct hs_integrity *a, struct hs_accountdb *pw, siz
 	}
 }
 
-static int check_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct hs_accountdb *sp,
-		    const struct hs_config *defs)
+int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct hs_accountdb *sp,
+			const struct hs_config *defs)
 {
 	size_t n = pw->n_lines;
 	bool sp_bad = any_bad_line(sp);
@@ -501,8 +441,7 @@ static int check_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct 
 			/* the first line is the one getpwnam() returns: the
 			 * later one is dead, offer it */
 			problem(a, "duplicate password entry");
-			if (ask(a, "delete line '%s'? ", show_line(l, buf)))
-				delete_line(a, pw, i);
+			offer_delete_line(a, pw, i);
 			continue;
 		}
 		j = hs_accountdb_dup_id(pw, i);
@@ -524,19 +463,11 @@ static int check_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct 
 				"not set to 'x'", p.name, sp->path, pw->path);
 		}
 	}
+	repairs_done(a);
 	return 0;
 }
 
-int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct hs_accountdb *sp,
-		    const struct hs_config *defs)
-{
-	int r = check_passwd(a, pw, sp, defs);
-
-	hs_integrity_repairs_done(a);
-	return r;
-}
-
-static int check_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct hs_accountdb *pw)
+int hs_integrity_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct hs_accountdb *pw)
 {
 	size_t n = sp->n_lines;
 	long today = hs_today();
@@ -544,7 +475,6 @@ static int check_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct 
 
 	for (size_t i = 0; i < n; i++) {
 		const struct hs_dbline *l = &sp->lines[i];
-		char buf[SHOW_SIZE];
 		const struct hs_spwd *s;
 
 		if (l->deleted || nis_line(l))
@@ -556,28 +486,19 @@ static int check_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct 
 		s = &l->rec.sp;
 		if (hs_accountdb_dup_name(sp, i) >= 0) {
 			problem(a, "duplicate shadow password entry");
-			if (ask(a, "delete line '%s'? ", show_line(l, buf)))
-				delete_line(a, sp, i);
+			offer_delete_line(a, sp, i);
 			continue;
 		}
 		if (hs_accountdb_find(pw, s->name) < 0 && !(pw_bad && bad_line_named(pw, s->name))) {
 			problem(a, "no matching password file entry in %s", pw->path);
-			if (ask(a, "delete line '%s'? ", show_line(l, buf)))
-				delete_line(a, sp, i);
+			offer_delete_line(a, sp, i);
 			continue;
 		}
 		if (s->lstchg != HS_UNSET && s->lstchg > today)
 			warning(a, "user %s: last password change in the future", s->name);
 	}
+	repairs_done(a);
 	return 0;
-}
-
-int hs_integrity_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct hs_accountdb *pw)
-{
-	int r = check_shadow(a, sp, pw);
-
-	hs_integrity_repairs_done(a);
-	return r;
 }
 
 /* ------------------------------------------------------------------ */
@@ -672,6 +593,18 @@ static int open_same(int dirfd, const char *name, const struct stat *st)
 static const char *repair_error(int r)
 {
 	return r == -ESTALE ? "it changed while being checked" : hs_strerror(r);
+}
+
+/* The outcome r of a repair in the tree: a failure is reported ("cannot
+ * VERB PATH: why") and counted; true when the repair was made. */
+static bool tree_repaired(struct hs_integrity *a, int r, const char *verb, const char *path)
+{
+	if (r < 0) {
+		failed(a, "cannot %s %s: %s", verb, path, hs_strerror(r));
+		return false;
+	}
+	a->tree_changed = true;
+	return true;
 }
 
 /* Owner (when check_uid), group and mode of the object (the tree, a user
@@ -878,12 +811,8 @@ static void replace_file(struct udir *u, const struct file_spec *f, const struct
 		r = hs_walk_remove_tree_at(u->fd, f->name);
 	if (r == 0 || r == -ENOENT)
 		r = write_replacement(u, f->kind);
-	if (r < 0) {
-		failed(a, "cannot replace %s: %s", path, hs_strerror(r));
-		return;
-	}
-	a->tree_changed = true;
-	logged(a, "%s: replaced by its fail-closed default", path);
+	if (tree_repaired(a, r, "replace", path))
+		logged(a, "%s: replaced by its fail-closed default", path);
 }
 
 /* What check_file() concluded about one file's inode. */
@@ -900,8 +829,7 @@ static const char *expired_note(const struct file_spec *f)
 
 static const char *nss_note(const struct file_spec *f)
 {
-	return f->kind == K_SHADOW ? " (getspnam() through the NSS module does not check this)"
-				   : "";
+	return f->kind == K_SHADOW ? NSS_NOTE : "";
 }
 
 /* Owner, mode, size and link count of a regular file. */
@@ -1004,11 +932,8 @@ static bool offer_replacement(struct udir *u, const struct file_spec *f, struct 
 	    !ask(a, "replace it with a copy of itself (ends the other link)? ") || !udir_lock(u))
 		return false;
 	r = hs_fileio_replace_at(u->fd, f->name, buf, len, want_uid, tr->t->auth_gid, f->mode);
-	if (r < 0) {
-		failed(a, "cannot replace %s: %s", path, hs_strerror(r));
+	if (!tree_repaired(a, r, "replace", path))
 		return false;
-	}
-	a->tree_changed = true;
 	logged(a, "%s: copied to end its other link", path);
 	return true;
 }
@@ -1060,79 +985,41 @@ static void check_file(struct udir *u, const struct file_spec *f, struct stat *s
 	 * user's (or root's) own single-named file */
 	if (!S_ISREG(st->st_mode) || v.untrusted || st->st_nlink != 1)
 		goto out;
-	{
-		struct want w = {
-			.check_uid = v.root_held,
-			.uid = f->root_owned ? tr->t->admin_uid : u->uid,
-			.gid = tr->t->auth_gid, .mode = f->mode, .note = nss_note(f),
-		};
-		check_meta(tr, u, u->fd, f->name, -1, path, st, &w);
-	}
+	check_meta(tr, u, u->fd, f->name, -1, path, st, &(struct want){
+		.check_uid = v.root_held, .uid = f->root_owned ? tr->t->admin_uid : u->uid,
+		.gid = tr->t->auth_gid, .mode = f->mode, .note = nss_note(f),
+	});
 	if (c.ok)
 		check_file_values(u, f, path, &c);
 out:
 	hs_wipe(buf, sizeof buf);
 }
 
-static int cmp_names(const void *x, const void *y)
+static int not_dots(const struct dirent *de)
 {
-	return strcmp(*(char *const *)x, *(char *const *)y);
+	return strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
 }
 
-static void free_names(char **names, size_t n)
+static int cmp_names(const struct dirent **x, const struct dirent **y)
 {
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	return strcmp((*x)->d_name, (*y)->d_name);
 }
 
 /* The entries of the directory open at dirfd, sorted (a stable report),
- * without "." and "..".  Never follows: reads a fresh fd on "." of it. */
-static int list_dir(int dirfd, char ***out, size_t *n_out)
+ * without "." and "..": how many, or -errno.  Never follows: scandirat
+ * reads a fresh fd on "." of it. */
+static int list_dir(int dirfd, struct dirent ***names)
 {
-	DIR *d = hs_fileio_opendir_at(dirfd);
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
+	int n = scandirat(dirfd, ".", names, not_dots, cmp_names);
 
-	if (!d)
-		return -errno;
-	errno = 0;
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			char **p = realloc(names, ncap * sizeof *names);
+	return n < 0 ? -errno : n;
+}
 
-			if (!p)
-				goto nomem;
-			names = p;
-			cap = ncap;
-		}
-		names[n] = strdup(de->d_name);
-		if (!names[n])
-			goto nomem;
-		n++;
-		errno = 0;
-	}
-	if (errno != 0) {
-		int r = -errno;
-
-		closedir(d);
-		free_names(names, n);
-		return r;
-	}
-	closedir(d);
-	if (n > 1)
-		qsort(names, n, sizeof *names, cmp_names);
-	*out = names;
-	*n_out = n;
-	return 0;
-nomem:
-	closedir(d);
-	free_names(names, n);
-	return -ENOMEM;
+static void free_names(struct dirent **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
 }
 
 static int spec_index(const char *name)
@@ -1147,12 +1034,8 @@ static void remove_entry(struct hs_integrity *a, int dirfd, const char *name, co
 {
 	int r = hs_walk_remove_tree_at(dirfd, name);
 
-	if (r < 0 && r != -ENOENT) {
-		failed(a, "cannot remove %s: %s", path, hs_strerror(r));
-		return;
-	}
-	a->tree_changed = true;
-	logged(a, "removed %s", path);
+	if (tree_repaired(a, r == -ENOENT ? 0 : r, "remove", path))
+		logged(a, "removed %s", path);
 }
 
 /* Everything in a user's directory. */
@@ -1160,17 +1043,16 @@ static void check_udir_contents(struct udir *u)
 {
 	struct hs_integrity *a = u->tr->a;
 	bool seen[HS_ARRAY_SIZE(file_specs)] = { false };
-	char **names = NULL;
-	size_t n = 0;
-	int r = list_dir(u->fd, &names, &n);
+	struct dirent **names = NULL;
+	int n = list_dir(u->fd, &names);
 
-	if (r < 0) {
-		failed(a, "cannot read %s: %s", u->path, hs_strerror(r));
+	if (n < 0) {
+		failed(a, "cannot read %s: %s", u->path, hs_strerror(n));
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++) {
 		char path[SUBPATH_BUF], sbuf[SHOW_SIZE];
-		const char *name = names[i];
+		const char *name = names[i]->d_name;
 		int k = spec_index(name);
 		struct stat st;
 
@@ -1222,12 +1104,8 @@ static void create_udir(struct tree *tr, const struct hs_passwd *p, const char *
 	expired_aging(&ag);
 	r = hs_userdir_create(tr->fd, p->name, p->uid, tr->t->auth_gid, &s, &ag,
 			      fallback_shell(&u));
-	if (r < 0) {
-		failed(a, "cannot create %s: %s", path, hs_strerror(r));
-		return;
-	}
-	a->tree_changed = true;
-	logged(a, "created %s (locked, expired)", path);
+	if (tree_repaired(a, r, "create", path))
+		logged(a, "created %s (locked, expired)", path);
 }
 
 static void check_user(struct tree *tr, size_t pi)
@@ -1281,14 +1159,10 @@ static void check_user(struct tree *tr, size_t pi)
 		hs_close(u.fd);
 		return;
 	}
-	{
-		struct want w = {
-			.check_uid = true, .uid = p->uid, .gid = tr->t->auth_gid,
-			.mode = HS_USERDIR_MODE,
-			.note = " (getspnam() through the NSS module does not check this)",
-		};
-		check_meta(tr, &u, tr->fd, p->name, u.fd, u.path, &dst, &w);
-	}
+	check_meta(tr, &u, tr->fd, p->name, u.fd, u.path, &dst, &(struct want){
+		.check_uid = true, .uid = p->uid, .gid = tr->t->auth_gid,
+		.mode = HS_USERDIR_MODE, .note = NSS_NOTE,
+	});
 	check_udir_contents(&u);
 	if (u.locked)
 		(void)hs_userdir_unlock_at(tr->fd, u.fd);
@@ -1361,26 +1235,16 @@ static void check_other_entry(struct tree *tr, const char *name)
 	 * password */
 	problem(a, "%s: directory without a user in %s; its password would pass to the next "
 		"account named %s", path, tr->pw->path, name);
-	if (ask(a, "remove it? ")) {
-		int r = hs_userdir_remove(tr->fd, name);
-
-		if (r < 0) {
-			failed(a, "cannot remove %s: %s", path, hs_strerror(r));
-		} else {
-			a->tree_changed = true;
-			logged(a, "removed %s (no such user)", path);
-		}
-	}
+	if (ask(a, "remove it? ") && tree_repaired(a, hs_userdir_remove(tr->fd, name), "remove", path))
+		logged(a, "removed %s (no such user)", path);
 }
 
 static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const struct hs_integrity_tree *t)
 {
 	struct tree tr = { .a = a, .t = t, .pw = pw, .fd = -1 };
-	const char *nss = " (getspnam() through the NSS module does not check this)";
-	char **names = NULL;
-	size_t n = 0;
+	struct dirent **names = NULL;
 	struct stat st;
-	int r;
+	int n;
 
 	if (lstat(t->path, &st) < 0) {
 		if (errno == ENOENT)
@@ -1405,13 +1269,10 @@ static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 	if (t->auth_gid == HS_ANY_GID)
 		problem(a, "group %s does not exist; the groups of the files in %s are not "
 			"checked", HS_GROUP_AUTH, t->path);
-	{
-		struct want w = {
-			.check_uid = true, .uid = t->admin_uid, .gid = t->tree_gid,
-			.mode = HS_TREE_MODE, .note = nss,
-		};
-		check_meta(&tr, NULL, -1, NULL, tr.fd, t->path, &st, &w);
-	}
+	check_meta(&tr, NULL, -1, NULL, tr.fd, t->path, &st, &(struct want){
+		.check_uid = true, .uid = t->admin_uid, .gid = t->tree_gid,
+		.mode = HS_TREE_MODE, .note = NSS_NOTE,
+	});
 
 	/* every user, in /etc/passwd order (the first line of a name); a big
 	 * tree takes a while, so a terminal sees how far it is */
@@ -1426,15 +1287,16 @@ static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 	}
 	hs_cli_progress_end();
 	/* then everything else in the tree */
-	r = list_dir(tr.fd, &names, &n);
-	if (r < 0) {
-		failed(a, "cannot read %s: %s", t->path, hs_strerror(r));
+	n = list_dir(tr.fd, &names);
+	if (n < 0) {
+		failed(a, "cannot read %s: %s", t->path, hs_strerror(n));
 	} else {
-		for (size_t i = 0; i < n; i++) {
-			if (hs_userdir_entry_is_user(names[i]) &&
-			    hs_accountdb_find(pw, names[i]) >= 0)
+		for (int i = 0; i < n; i++) {
+			const char *name = names[i]->d_name;
+
+			if (hs_userdir_entry_is_user(name) && hs_accountdb_find(pw, name) >= 0)
 				continue;       /* checked with its user */
-			check_other_entry(&tr, names[i]);
+			check_other_entry(&tr, name);
 		}
 		free_names(names, n);
 	}
@@ -1446,7 +1308,7 @@ int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 {
 	int r = check_tree(a, pw, t);
 
-	hs_integrity_repairs_done(a);
+	repairs_done(a);
 	return r;
 }
 
@@ -1484,26 +1346,19 @@ static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salv
 		return;
 	s->storage = strndup(l->text, l->len);
 	/* the fixed fields with empty lists: "name:pw:gid:" / "name:pw::" */
-	s->fixed = strndup(l->text, (kind == HS_DB_GROUP ? cut[2] : cut[1]) + 1);
+	if (asprintf(&s->fixed, "%.*s%s", (int)(kind == HS_DB_GROUP ? cut[2] : cut[1]) + 1,
+		     l->text, kind == HS_DB_GROUP ? "" : ":") < 0)
+		s->fixed = NULL;
 	if (!s->storage || !s->fixed)
 		return;
 	t = s->storage;
 	t[cut[0]] = t[cut[1]] = t[cut[2]] = '\0';
-	if (kind == HS_DB_GROUP) {
-		s->lists[1] = t + cut[2] + 1;
+	s->lists[0] = t + cut[1] + 1;   /* gshadow's admins */
+	s->lists[1] = t + cut[2] + 1;
+	if (kind == HS_DB_GROUP)
 		s->ok = hs_records_group_parse(s->fixed, &s->gr) == 0;
-	} else {
-		char *f = s->fixed;
-		char *two = NULL;
-
-		s->lists[0] = t + cut[1] + 1;
-		s->lists[1] = t + cut[2] + 1;
-		if (asprintf(&two, "%s:", f) >= 0) {
-			free(s->fixed);
-			s->fixed = two;
-			s->ok = hs_records_gshadow_parse(s->fixed, &s->gs) == 0;
-		}
-	}
+	else
+		s->ok = hs_records_gshadow_parse(s->fixed, &s->gs) == 0;
 }
 
 static void salvage_free(struct salvaged *s)
@@ -1527,44 +1382,22 @@ static bool raw_next(const char **cur, const char **e, size_t *n)
 	return true;
 }
 
-/* Which name list check_list looks at (the messages are shadow-utils'
- * where it has them). */
-enum list_kind { L_GROUP_MEMBERS, L_GSHADOW_ADMINS, L_GSHADOW_MEMBERS };
-
-static void report_list_name(struct hs_integrity *a, enum list_kind k, const char *group,
-			     const char *name, bool invalid)
-{
-	if (invalid) {
-		if (k == L_GROUP_MEMBERS)
-			problem(a, "group %s: invalid member name '%s'", group, name);
-		else if (k == L_GSHADOW_ADMINS)
-			problem(a, "shadow group %s: invalid administrative member name '%s'",
-				group, name);
-		else
-			problem(a, "shadow group %s: invalid member name '%s'", group, name);
-	} else {
-		if (k == L_GROUP_MEMBERS)
-			problem(a, "group %s: no user %s", group, name);
-		else if (k == L_GSHADOW_ADMINS)
-			problem(a, "shadow group %s: no administrative user %s", group, name);
-		else
-			problem(a, "shadow group %s: no user %s", group, name);
-	}
-}
-
-static bool ask_list_delete(struct hs_integrity *a, enum list_kind k, const char *name)
-{
-	if (k == L_GSHADOW_ADMINS)
-		return ask(a, "delete administrative member '%s'? ", name);
-	return ask(a, "delete member '%s'? ", name);
-}
+/* Which name list check_list looks at, as its messages name it (the
+ * messages are shadow-utils' where it has them). */
+struct list_kind {
+	const char *file;       /* "group %s: ..." */
+	const char *role;       /* "no %suser", "delete %smember" */
+};
+static const struct list_kind L_GROUP_MEMBERS = { "group", "" };
+static const struct list_kind L_GSHADOW_ADMINS = { "shadow group", "administrative " };
+static const struct list_kind L_GSHADOW_MEMBERS = { "shadow group", "" };
 
 /* Check one name list: every element must be a valid name and an
  * existing user; each one that is not is reported and offered for
  * deletion.  The kept names go to out.  *unfixed counts invalid names
  * the administrator kept (the line then stays invalid).  Returns true
  * when out differs from list. */
-static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, enum list_kind k,
+static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, const struct list_kind *k,
 		       const char *group, const char *list, struct hs_buf *out, size_t *unfixed)
 {
 	const char *cur = list && *list ? list : NULL, *e;
@@ -1581,22 +1414,19 @@ static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, enum lis
 			valid = hs_names_user_valid(name);
 		}
 		if (!valid) {
-			char *copy = strndup(e, n);
-			const char *shown = copy ? show(copy, sbuf) : "?";
-
-			report_list_name(a, k, group, shown, true);
-			if (ask_list_delete(a, k, shown)) {
+			hs_printable_len(e, n, sbuf, sizeof sbuf);
+			problem(a, "%s %s: invalid %smember name '%s'", k->file, group, k->role, sbuf);
+			if (ask(a, "delete %smember '%s'? ", k->role, sbuf)) {
 				changed = true;
 			} else {
 				(*unfixed)++;
 				(void)list_append(out, e, n);
 			}
-			free(copy);
 			continue;
 		}
 		if (!user_exists(pw, name)) {
-			report_list_name(a, k, group, name, false);
-			if (ask_list_delete(a, k, name)) {
+			problem(a, "%s %s: no %suser %s", k->file, group, k->role, name);
+			if (ask(a, "delete %smember '%s'? ", k->role, name)) {
 				changed = true;
 				continue;
 			}
@@ -1613,55 +1443,47 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 			   size_t si)
 {
 	struct hs_gshadow s = gs->lines[si].rec.gs;
-	struct nameset in_group = { 0 }, in_gshadow = { 0 };
+	struct names in_group = { 0 }, in_gshadow = { 0 };
 	struct hs_buf out = { 0 };
 	const char *cur, *e;
+	char m[SHOW_SIZE];      /* a member (valid names: shown as they are) */
 	bool changed = false;
 	size_t n;
 	int r;
 
 	if (!warnings_on(a))
 		return 0;
-	r = nameset_of_list(&in_group, g->members);
+	r = names_of_list(&in_group, g->members);
 	if (r == 0)
-		r = nameset_of_list(&in_gshadow, s.members);
+		r = names_of_list(&in_gshadow, s.members);
 	if (r < 0)
 		goto out;
 	/* gshadow's own members, in its order, minus those group lacks */
 	for (cur = s.members; cur && (n = hs_records_list_next(&cur, &e)) > 0; ) {
-		if (!nameset_probe(&in_group, e, n, false)) {
-			char *m = strndup(e, n);
-
+		if (!names_has(&in_group, e, n)) {
+			hs_printable_len(e, n, m, sizeof m);
 			warning(a, "'%s' is a member of the '%s' group in %s but not in %s",
-				m ? m : "?", g->name, gs->path, HS_ETC_GROUP);
-			if (ask(a, "delete member '%s' from '%s' in %s? ", m ? m : "?", g->name,
-				gs->path)) {
+				m, g->name, gs->path, HS_ETC_GROUP);
+			if (ask(a, "delete member '%s' from '%s' in %s? ", m, g->name, gs->path)) {
 				changed = true;
-				free(m);
 				continue;
 			}
-			free(m);
 		}
 		if ((r = list_append(&out, e, n)) < 0)
 			goto out;
 	}
 	/* then those only group has, in group's order */
 	for (cur = g->members; cur && (n = hs_records_list_next(&cur, &e)) > 0; ) {
-		char *m;
-
-		if (nameset_probe(&in_gshadow, e, n, false))
+		if (names_has(&in_gshadow, e, n))
 			continue;
-		m = strndup(e, n);
+		hs_printable_len(e, n, m, sizeof m);
 		warning(a, "'%s' is a member of the '%s' group in %s but not in %s",
-			m ? m : "?", g->name, HS_ETC_GROUP, gs->path);
-		if (ask(a, "add '%s' to the members of '%s' in %s? ", m ? m : "?", g->name,
-			gs->path)) {
+			m, g->name, HS_ETC_GROUP, gs->path);
+		if (ask(a, "add '%s' to the members of '%s' in %s? ", m, g->name, gs->path)) {
 			changed = true;
-			r = list_append(&out, e, n);
+			if ((r = list_append(&out, e, n)) < 0)
+				goto out;
 		}
-		free(m);
-		if (r < 0)
-			goto out;
 	}
 	if (changed) {
 		s.members = buf_str(&out);
@@ -1674,8 +1496,8 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 			       HS_ETC_GROUP);
 	}
 out:
-	nameset_free(&in_group);
-	nameset_free(&in_gshadow);
+	free(in_group.v);
+	free(in_gshadow.v);
 	hs_strbuf_free(&out);
 	return r;
 }
@@ -1720,8 +1542,7 @@ static bool group_line_record(struct hs_integrity *a, struct hs_accountdb *gr, s
 		if (hs_accountdb_dup_name(gr, i) < 0)
 			return true;
 		problem(a, "duplicate group entry");
-		if (ask(a, "delete line '%s'? ", show_line(l, buf)))
-			delete_line(a, gr, i);
+		offer_delete_line(a, gr, i);
 		return false;
 	}
 	salvage(HS_DB_GROUP, l, sv);
@@ -1776,7 +1597,7 @@ static int check_group_line(struct hs_integrity *a, struct hs_accountdb *gr,
 		return 0;
 	if (!group_line_record(a, gr, i, &sv, &g))
 		return 0;
-	changed = check_list(a, pw, L_GROUP_MEMBERS, g.name, g.members, &members, &unfixed);
+	changed = check_list(a, pw, &L_GROUP_MEMBERS, g.name, g.members, &members, &unfixed);
 	if (changed && !unfixed) {
 		g.members = buf_str(&members);
 		if (g.members && replace_line(a, gr, i, &g) == 0)
@@ -1799,39 +1620,27 @@ static int check_group_line(struct hs_integrity *a, struct hs_accountdb *gr,
 	return gs ? check_group_gshadow(a, gr, i, gs, gs_bad, &g) : 0;
 }
 
-static int check_group(struct hs_integrity *a, struct hs_accountdb *gr, struct hs_accountdb *gs,
-		   struct hs_accountdb *pw)
+int hs_integrity_group(struct hs_integrity *a, struct hs_accountdb *gr, struct hs_accountdb *gs,
+		       struct hs_accountdb *pw)
 {
 	size_t n_lines = gr->n_lines;
 	bool gs_bad = any_bad_line(gs);
+	int r = 0;
 
-	for (size_t i = 0; i < n_lines; i++) {
-		int r = check_group_line(a, gr, gs, pw, i, gs_bad);
-
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-int hs_integrity_group(struct hs_integrity *a, struct hs_accountdb *gr, struct hs_accountdb *gs,
-		   struct hs_accountdb *pw)
-{
-	int r = check_group(a, gr, gs, pw);
-
-	hs_integrity_repairs_done(a);
+	for (size_t i = 0; r == 0 && i < n_lines; i++)
+		r = check_group_line(a, gr, gs, pw, i, gs_bad);
+	repairs_done(a);
 	return r;
 }
 
-static int check_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct hs_accountdb *gr,
-		     struct hs_accountdb *pw)
+int hs_integrity_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct hs_accountdb *gr,
+			 struct hs_accountdb *pw)
 {
 	size_t n_lines = gs->n_lines;
 	bool gr_bad = any_bad_line(gr);
 
 	for (size_t i = 0; i < n_lines; i++) {
 		const struct hs_dbline *l = &gs->lines[i];
-		char buf[SHOW_SIZE];
 		struct hs_buf admins = { 0 }, members = { 0 };
 		struct salvaged sv = { .ok = false };
 		struct hs_gshadow s;
@@ -1854,21 +1663,19 @@ static int check_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct
 			s = l->rec.gs;
 			if (hs_accountdb_dup_name(gs, i) >= 0) {
 				problem(a, "duplicate shadow group entry");
-				if (ask(a, "delete line '%s'? ", show_line(l, buf)))
-					delete_line(a, gs, i);
+				offer_delete_line(a, gs, i);
 				continue;
 			}
 		}
 		if (hs_accountdb_find(gr, s.name) < 0 && !(gr_bad && bad_line_named(gr, s.name))) {
 			problem(a, "no matching group file entry in %s", gr->path);
-			if (ask(a, "delete line '%s'? ", show_line(l, buf)))
-				delete_line(a, gs, i);
+			offer_delete_line(a, gs, i);
 			salvage_free(&sv);
 			continue;
 		}
-		changed = check_list(a, pw, L_GSHADOW_ADMINS, s.name, s.admins, &admins,
+		changed = check_list(a, pw, &L_GSHADOW_ADMINS, s.name, s.admins, &admins,
 				     &unfixed);
-		changed |= check_list(a, pw, L_GSHADOW_MEMBERS, s.name, s.members, &members,
+		changed |= check_list(a, pw, &L_GSHADOW_MEMBERS, s.name, s.members, &members,
 				      &unfixed);
 		if (changed && !unfixed) {
 			s.admins = buf_str(&admins);
@@ -1882,16 +1689,8 @@ static int check_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct
 		if (!gs->lines[i].entry && !unfixed && !changed)
 			report_bad_line(a, gs, i, "shadow group file");
 	}
+	repairs_done(a);
 	return 0;
-}
-
-int hs_integrity_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct hs_accountdb *gr,
-		     struct hs_accountdb *pw)
-{
-	int r = check_gshadow(a, gs, gr, pw);
-
-	hs_integrity_repairs_done(a);
-	return r;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2137,7 +1936,6 @@ int hs_integrity_files_commit(struct hs_integrity_files *f)
 			dirty[n++] = order[i];
 	if (n == 0)
 		return 0;
-	f->written = true;
 	/* both files in one transaction (the one writer, lib/etc); files
 	 * named on the command line in two directories cannot share a
 	 * journal and are written one after the other, shadow first */

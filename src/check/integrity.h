@@ -72,11 +72,9 @@ struct hs_integrity {
  * invalid names, missing groups, homes and shells (warnings), and, when
  * sp is not NULL, a matching /etc/shadow line (offered to be added).
  * defs (login.defs, may be NULL) gives NONEXISTENT and the PASS_* values
- * of an added shadow line.  Returns 0 or a negative error (ENOMEM). */
-/* Each hs_integrity_* that may repair gives the signals back before it
- * returns; a caller that stops asking early calls this itself. */
-void hs_integrity_repairs_done(struct hs_integrity *a);
-
+ * of an added shadow line.  Returns 0 or a negative error (ENOMEM).
+ * Each hs_integrity_* that may repair gives the signals back before it
+ * returns. */
 int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct hs_accountdb *sp,
                     const struct hs_config *defs);
 /* pwck: a classic /etc/shadow: syntax, duplicates, lines without a
@@ -132,7 +130,7 @@ struct hs_integrity_files {
 	bool lock_failed;               /* the open failed on a lock (exit 4) */
 	char error[600];                /* why the open or the commit failed */
 	/* private */
-	bool use_set, written;
+	bool use_set;
 	struct hs_accountset set;
 	struct hs_accountdb own[2];
 	struct hs_locks locks;

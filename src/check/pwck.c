@@ -12,8 +12,6 @@
  * made at once (each atomic), and the global files are written at the
  * end, /etc/shadow before /etc/passwd. */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include "integrity.h"
 #include "checktool.h"
@@ -26,24 +24,15 @@
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == HS_CHECK_OKAY ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] [passwd [shadow]]\n"
-		"\n"
-		"Options:\n"
-		"  -b, --badname                 allow bad names (not supported)\n"
-		"  -h, --help                    display this help message and exit\n"
-		"  -q, --quiet                   report errors only\n"
-		"  -r, --read-only               display errors and warnings\n"
-		"                                but do not change files\n"
-		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-		"  -s, --sort                    sort entries by UID\n"
-		"      --version                 display the version and exit\n"
-		"\n"
-		"Without file arguments, the per-user tree %s is checked too.\n",
-		hs_cli_prog(), HS_TREE_DIR);
-	exit(status);
+	hs_cli_usage(status, "[options] [passwd [shadow]]",
+		     "  -b, --badname                 allow bad names (not supported)\n"
+		     "  -h, --help                    display this help message and exit\n"
+		     "  -q, --quiet                   report errors only\n"
+		     "  -r, --read-only               display errors and warnings\n"
+		     "                                but do not change files\n"
+		     "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		     "  -s, --sort                    sort entries by UID\n",
+		     "\nWithout file arguments, the per-user tree " HS_TREE_DIR " is checked too.\n");
 }
 
 /* The tree's parameters: its groups (each may be missing, which the

@@ -196,6 +196,7 @@ static int pwdb_render(struct pwdb *db, bool to_tree, struct hs_buf *out, bool *
 struct sp_ent {
 	struct hs_spwd sp;
 	unsigned long lineno;   /* 0 for tcb */
+	char *copy;             /* tcb: the line sp points into */
 };
 
 struct spdb {
@@ -204,18 +205,15 @@ struct spdb {
 	struct hs_buf nis;          /* its NIS compat lines, each with its newline */
 	struct sp_ent *ents;
 	size_t n, cap;
-	char **bufs;            /* tcb: one copy per user */
-	size_t nbufs;
 };
 
 static void spdb_free(struct spdb *db)
 {
 	hs_accountdb_free(&db->file);
 	hs_strbuf_free(&db->nis);
+	for (size_t i = 0; i < db->n; i++)
+		hs_free_secret(db->ents[i].copy);
 	free(db->ents);
-	for (size_t i = 0; i < db->nbufs; i++)
-		hs_free_secret(db->bufs[i]);
-	free(db->bufs);
 	memset(db, 0, sizeof(*db));
 }
 
@@ -229,13 +227,11 @@ static int spdb_attach(struct spdb *sp, struct pwdb *pw, size_t spidx, const cha
 		hs_warn("%s: user %s is not in %s", where, s->name, HS_ETC_PASSWD);
 		return -HS_E_FORMAT;
 	}
+	/* only /etc/shadow can repeat a name: a tcb entry holds the user
+	 * its directory is named after */
 	if (e->sp >= 0) {
-		const struct sp_ent *first = &sp->ents[e->sp];
-		if (first->lineno)
-			hs_warn("%s: duplicate user name %s (also on line %lu)", where, s->name,
-				first->lineno);
-		else
-			hs_warn("%s: duplicate user name %s", where, s->name);
+		hs_warn("%s: duplicate user name %s (also on line %lu)", where, s->name,
+			sp->ents[e->sp].lineno);
 		return -HS_E_FORMAT;
 	}
 	e->sp = (long)spidx;
@@ -297,6 +293,19 @@ static int open_dir_ro(int dirfd, const char *name)
 	return fd;
 }
 
+/* A listing of the directory dirfd (shown in messages as path), on a
+ * descriptor of its own; NULL with *err set (and reported) on failure. */
+static DIR *list_dir(int dirfd, const char *path, int *err)
+{
+	DIR *d = hs_fileio_opendir_at(dirfd);
+
+	if (!d) {
+		*err = -errno;
+		hs_warn("cannot read %s: %s", path, hs_strerror(*err));
+	}
+	return d;
+}
+
 /* One Openwall tcb entry: /etc/tcb/USER/shadow, a single classic shadow
  * line owned by USER (as tcb writes it) or by root. */
 static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const char *name)
@@ -307,8 +316,9 @@ static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const
 	_cleanup_close_ int ufd = -1;
 	struct stat st;
 	const struct pw_ent *e;
+	struct sp_ent *se;
 	size_t len;
-	char *copy, *nl;
+	char *nl;
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%s/%s", HS_ETC_TCB, name, TCB_SHADOW);
@@ -341,57 +351,48 @@ static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const
 		hs_warn("%s: invalid entry: %s", path, len ? "more than one line" : "empty file");
 		return -HS_E_FORMAT;
 	}
-	copy = strdup(buf);
-	hs_wipe(buf, sizeof(buf));
-	if (!copy)
-		return -ENOMEM;
 	if (db->n == db->cap) {
 		size_t ncap = db->cap ? 2 * db->cap : 256;
 		struct sp_ent *ne = realloc(db->ents, ncap * sizeof(*ne));
-		char **nb = ne ? realloc(db->bufs, ncap * sizeof(*nb)) : NULL;
 
-		if (ne)
-			db->ents = ne;
-		if (!ne || !nb) {
-			hs_free_secret(copy);
+		if (!ne) {
+			hs_wipe(buf, sizeof(buf));
 			return -ENOMEM;
 		}
-		db->bufs = nb;
+		db->ents = ne;
 		db->cap = ncap;
 	}
-	db->bufs[db->nbufs++] = copy;
-	r = hs_records_spwd_parse(copy, &db->ents[db->n].sp);
+	/* counted at once, so that spdb_free wipes the copy whatever follows */
+	se = &db->ents[db->n++];
+	*se = (struct sp_ent){ .copy = strdup(buf), .lineno = 0 };
+	hs_wipe(buf, sizeof(buf));
+	if (!se->copy)
+		return -ENOMEM;
+	r = hs_records_spwd_parse(se->copy, &se->sp);
 	if (r < 0) {
 		hs_warn("%s: invalid entry: %s", path, hs_strerror(r));
 		return r;
 	}
-	if (strcmp(db->ents[db->n].sp.name, name) != 0) {
-		hs_warn("%s: holds the entry of %s, not %s", path, db->ents[db->n].sp.name, name);
+	if (strcmp(se->sp.name, name) != 0) {
+		hs_warn("%s: holds the entry of %s, not %s", path, se->sp.name, name);
 		return -HS_E_FORMAT;
 	}
-	db->ents[db->n].lineno = 0;
-	db->n++;
 	return spdb_attach(db, pw, db->n - 1, path);
 }
 
 static int spdb_load_tcb(struct spdb *db, struct pwdb *pw, int etcfd)
 {
 	_cleanup_close_ int tcbfd = open_dir_ro(etcfd, "tcb");
-	DIR *d;
+	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
-	int r = 0, fd;
+	int r = 0;
 
 	if (tcbfd < 0) {
 		hs_warn("cannot open %s: %s", HS_ETC_TCB, hs_strerror(tcbfd));
 		return tcbfd;
 	}
-	fd = fcntl(tcbfd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		r = -errno;
-		hs_close(fd);
-		hs_warn("cannot read %s: %s", HS_ETC_TCB, hs_strerror(r));
+	if (!(d = list_dir(tcbfd, HS_ETC_TCB, &r)))
 		return r;
-	}
 	db->present = true;
 	errno = 0;
 	while ((de = readdir(d))) {
@@ -407,7 +408,6 @@ static int spdb_load_tcb(struct spdb *db, struct pwdb *pw, int etcfd)
 		r = -errno;
 		hs_warn("cannot read %s: %s", HS_ETC_TCB, hs_strerror(r));
 	}
-	closedir(d);
 	return r;
 }
 
@@ -421,17 +421,6 @@ static int shells_load(struct hs_shells *s)
 	if (r < 0)
 		hs_warn("%s", s->error);
 	return r;
-}
-
-/* A shell that goes behind the proxy: listed, and not the proxy itself. */
-static bool shells_contains(const struct hs_shells *s, const char *shell)
-{
-	return strcmp(shell, HS_SHELL_PROXY) != 0 && hs_shells_contains(s, shell);
-}
-
-static bool shells_has_proxy(const struct hs_shells *s)
-{
-	return hs_shells_contains(s, HS_SHELL_PROXY);
 }
 
 /* ---------------------------------------------------------------- */
@@ -485,26 +474,25 @@ static int etc_commit_run(struct etc_commit *c)
 /* ---------------------------------------------------------------- */
 /* Groups */
 
+/* The two groups of the layout, in the order they are created. */
+enum { G_TREE, G_AUTH, N_LAYOUT_GROUPS };
+static const char *const layout_groups[N_LAYOUT_GROUPS] = { HS_GROUP_TREE, HS_GROUP_AUTH };
+
 struct group_plan {
-	gid_t tree_gid, auth_gid;
-	bool create_tree, create_auth;
+	gid_t gid[N_LAYOUT_GROUPS];
+	bool create[N_LAYOUT_GROUPS];
 	bool shadow_group_found;
 	gid_t shadow_gid;
 };
-
-static void ignore_config_warning(void *ctx, const char *path, unsigned long lineno,
-				  const char *message)
-{
-	(void)ctx; (void)path; (void)lineno; (void)message;
-}
 
 static struct hs_config *load_logindefs(void)
 {
 	struct hs_config *cfg = NULL;
 
 	/* Problems in login.defs are pwck's and the administrator's business;
-	 * a missing or odd file just gives the defaults here. */
-	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, ignore_config_warning, NULL, &cfg) < 0)
+	 * a missing or odd file just gives the defaults here (no warn
+	 * function: nothing is said). */
+	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &cfg) < 0)
 		cfg = NULL;
 	return cfg;
 }
@@ -531,8 +519,7 @@ static int plan_groups(struct group_plan *g, bool need_layout_groups)
 	cfg = load_logindefs();
 	gmin = hs_config_get_long(cfg, "SYS_GID_MIN", 1, 60000, 101);
 	gmax = hs_config_get_long(cfg, "SYS_GID_MAX", 1, 60000, 999);
-	if (cfg)
-		hs_config_free(cfg);
+	hs_config_free(cfg);
 	if (gmax < gmin)
 		gmax = gmin;
 	used = calloc((size_t)(gmax - gmin + 1), 1);
@@ -546,37 +533,31 @@ static int plan_groups(struct group_plan *g, bool need_layout_groups)
 		if (rec && (long)rec->gr.gid >= gmin && (long)rec->gr.gid <= gmax)
 			used[rec->gr.gid - (gid_t)gmin] = 1;
 	}
-	if ((idx = hs_accountdb_find(&db, HS_GROUP_TREE)) >= 0)
-		g->tree_gid = db.lines[idx].rec.gr.gid;
-	else
-		g->create_tree = need_layout_groups;
-	if ((idx = hs_accountdb_find(&db, HS_GROUP_AUTH)) >= 0)
-		g->auth_gid = db.lines[idx].rec.gr.gid;
-	else
-		g->create_auth = need_layout_groups;
+	for (int k = 0; k < N_LAYOUT_GROUPS; k++) {
+		if ((idx = hs_accountdb_find(&db, layout_groups[k])) >= 0)
+			g->gid[k] = db.lines[idx].rec.gr.gid;
+		else
+			g->create[k] = need_layout_groups;
+	}
 	if ((idx = hs_accountdb_find(&db, "shadow")) >= 0) {
 		g->shadow_group_found = true;
 		g->shadow_gid = db.lines[idx].rec.gr.gid;
 	}
 	hs_accountdb_free(&db);
-	for (int k = 0; k < 2; k++) {
-		bool create = k == 0 ? g->create_tree : g->create_auth;
+	for (int k = 0; k < N_LAYOUT_GROUPS; k++) {
 		long gid;
 
-		if (!create)
+		if (!g->create[k])
 			continue;
 		for (gid = gmax; gid >= gmin && used[gid - gmin]; gid--)
 			;
 		if (gid < gmin) {
 			hs_warn("cannot create group %s: no free gid in [%ld, %ld] (SYS_GID_MIN, SYS_GID_MAX in %s)",
-				k == 0 ? HS_GROUP_TREE : HS_GROUP_AUTH, gmin, gmax, HS_ETC_LOGIN_DEFS);
+				layout_groups[k], gmin, gmax, HS_ETC_LOGIN_DEFS);
 			return -ENOSPC;
 		}
 		used[gid - gmin] = 1;
-		if (k == 0)
-			g->tree_gid = (gid_t)gid;
-		else
-			g->auth_gid = (gid_t)gid;
+		g->gid[k] = (gid_t)gid;
 	}
 	return 0;
 }
@@ -586,25 +567,14 @@ static int plan_groups(struct group_plan *g, bool need_layout_groups)
  * touch are not ours to judge here, and they are written back verbatim. */
 static int create_groups(const struct group_plan *g)
 {
-	const char *names[2];
-	gid_t gids[2];
-	size_t n = 0;
-	int r = 0;
-
-	if (g->create_tree) {
-		names[n] = HS_GROUP_TREE;
-		gids[n++] = g->tree_gid;
-	}
-	if (g->create_auth) {
-		names[n] = HS_GROUP_AUTH;
-		gids[n++] = g->auth_gid;
-	}
-	if (n == 0)
-		return 0;
 	struct hs_accountdb dbs[2] = { HS_ACCOUNTDB_INIT, HS_ACCOUNTDB_INIT };
 	struct hs_accountdb *dirty[2];
 	size_t n_dirty = 0, failed = 0;
 	const char *path = HS_ETC_GROUP;
+	int r = 0;
+
+	if (!g->create[G_TREE] && !g->create[G_AUTH])
+		return 0;
 
 	for (int pass = 0; r == 0 && pass < 2; pass++) {
 		struct hs_accountdb *db = &dbs[pass];
@@ -614,16 +584,18 @@ static int create_groups(const struct group_plan *g)
 				      HS_DB_LENIENT | (pass == 1 ? HS_DB_MISSING_OK : 0));
 		if (r == 0 && !db->present)
 			break;  /* no gshadow on this system: nothing to add */
-		for (size_t i = 0; r == 0 && i < n; i++) {
+		for (int k = 0; r == 0 && k < N_LAYOUT_GROUPS; k++) {
 			long ret;
 
+			if (!g->create[k])
+				continue;
 			if (pass == 0) {
-				struct hs_group gr = { names[i], "x", gids[i], "" };
+				struct hs_group gr = { layout_groups[k], "x", g->gid[k], "" };
 				ret = hs_accountdb_append(db, &gr);
 			} else {
-				struct hs_gshadow gs = { names[i], "!", "", "" };
+				struct hs_gshadow gs = { layout_groups[k], "!", "", "" };
 				/* a stale gshadow entry of that name stays the one */
-				if (hs_accountdb_find(db, names[i]) >= 0)
+				if (hs_accountdb_find(db, layout_groups[k]) >= 0)
 					continue;
 				ret = hs_accountdb_append(db, &gs);
 			}
@@ -646,9 +618,10 @@ static int create_groups(const struct group_plan *g)
 			path, hs_strerror(r));
 		return r;
 	}
-	for (size_t i = 0; i < n; i++)
-		printf("%s: created group %s (gid %lu)\n", hs_cli_prog(), names[i],
-		       (unsigned long)gids[i]);
+	for (int k = 0; k < N_LAYOUT_GROUPS; k++)
+		if (g->create[k])
+			printf("%s: created group %s (gid %lu)\n", hs_cli_prog(), layout_groups[k],
+			       (unsigned long)g->gid[k]);
 	hs_globalfile_flush_caches("group");
 	return 0;
 }
@@ -660,22 +633,6 @@ static int fsync_dir(int fd)
 	return fsync(fd) < 0 ? -errno : 0;
 }
 
-/* A listing of the directory dirfd (shown in messages as path), on a
- * descriptor of its own; NULL with *err set (and reported) on failure. */
-static DIR *list_dir(int dirfd, const char *path, int *err)
-{
-	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-	DIR *d;
-
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		*err = -errno;
-		hs_close(fd);
-		hs_warn("cannot read %s: %s", path, hs_strerror(*err));
-		return NULL;
-	}
-	return d;
-}
-
 /* Remove every leftover /etc/.hardened-shadow.XXXXXX directory (only a
  * crashed pwconv or pwunconv makes them).  The temp files of the global
  * files are the lock's business: hs_globalfile_lock's recovery (lib/etc/txn)
@@ -683,11 +640,10 @@ static DIR *list_dir(int dirfd, const char *path, int *err)
 static int cleanup_leftovers(int etcfd)
 {
 	size_t plen = strlen(HS_CONVERT_TMP_PREFIX);
-	DIR *d;
-	struct dirent *de;
 	int r = 0;
+	_cleanup_closedir_ DIR *d = list_dir(etcfd, ETC_DIR, &r);
+	struct dirent *de;
 
-	d = list_dir(etcfd, ETC_DIR, &r);
 	if (!d)
 		return r;
 	while ((de = readdir(d))) {
@@ -708,7 +664,6 @@ static int cleanup_leftovers(int etcfd)
 			hs_warn("removed %s/%s, left over by an interrupted run", ETC_DIR, de->d_name);
 		}
 	}
-	closedir(d);
 	return r;
 }
 
@@ -813,24 +768,18 @@ static int tree_state(int etcfd, int *treefd_out, enum tree_state *state, bool *
 		return treefd;
 	}
 	*treefd_out = treefd;
+	*state = TREE_PWCONV;
 	r = read_marker(treefd, HS_CONVERT_MARK_PWCONV, source_tcb);
-	if (r == 0) {
-		*state = TREE_PWCONV;
-		return 0;
-	}
-	if (r != -ENOENT)
-		goto bad_marker;
-	r = read_marker(treefd, HS_CONVERT_MARK_PWUNCONV, NULL);
-	if (r == 0) {
+	if (r == -ENOENT) {
 		*state = TREE_PWUNCONV;
-		return 0;
+		r = read_marker(treefd, HS_CONVERT_MARK_PWUNCONV, NULL);
 	}
-	if (r != -ENOENT)
-		goto bad_marker;
-	*state = TREE_CLEAN;
-	return 0;
-bad_marker:
-	hs_warn("cannot read the conversion marker in %s: %s", HS_TREE_DIR, hs_strerror(r));
+	if (r == -ENOENT) {
+		*state = TREE_CLEAN;
+		r = 0;
+	}
+	if (r < 0)
+		hs_warn("cannot read the conversion marker in %s: %s", HS_TREE_DIR, hs_strerror(r));
 	return r;
 }
 
@@ -898,7 +847,7 @@ static int rollback_pwconv(int etcfd, int treefd)
 		r = pwdb_render(&pw, false, &b, &changed);
 	if (r == 0)
 		r = shells_load(&sh);
-	if (r == 0 && shells_has_proxy(&sh))
+	if (r == 0 && hs_shells_contains(&sh, HS_SHELL_PROXY))
 		r = etc_commit_shells(&c, &sh, false);
 	if (r == 0 && changed)
 		etc_commit_add(&c, HS_ETC_PASSWD, b.data, b.len, 0, 0644);
@@ -930,16 +879,6 @@ static const char *const lock_files_to_tree[] = {
 static const char *const lock_files_to_classic[] = {
 	HS_ETC_PASSWD, HS_ETC_SHADOW,
 };
-
-static int take_locks(struct hs_locks *l, const char *const files[], size_t n)
-{
-	const char *failed = NULL;
-	int r = hs_globalfile_lock(l, NULL, files, n, HS_LOCK_TIMEOUT_MS, &failed);
-
-	if (r < 0)
-		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
-	return r;
-}
 
 /* The per-user records pwconv writes for one passwd entry. */
 static void records_for(const struct pw_ent *e, const struct spdb *sp, long today,
@@ -997,8 +936,7 @@ static int build_tree(int etcfd, const struct pwdb *pw, const struct spdb *sp,
 	defaults[0] = hs_config_get_long(cfg, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1);
 	defaults[1] = hs_config_get_long(cfg, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1);
 	defaults[2] = hs_config_get_long(cfg, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1);
-	if (cfg)
-		hs_config_free(cfg);
+	hs_config_free(cfg);
 
 	/* mkdtemp makes it root:root 0700: nobody sees it while it grows.
 	 * It and all inside are labelled as the tree it becomes. */
@@ -1025,7 +963,7 @@ static int build_tree(int etcfd, const struct pwdb *pw, const struct spdb *sp,
 
 		hs_cli_progress_step(i);
 		records_for(e, sp, today, defaults, &sh, &ag);
-		r = hs_userdir_create(tmpfd, e->pw.name, e->pw.uid, g->auth_gid, &sh, &ag,
+		r = hs_userdir_create(tmpfd, e->pw.name, e->pw.uid, g->gid[G_AUTH], &sh, &ag,
 				      shell_file_for(e));
 		if (r < 0) {
 			hs_warn("cannot create the directory of %s in %s: %s", e->pw.name, templ,
@@ -1039,7 +977,7 @@ static int build_tree(int etcfd, const struct pwdb *pw, const struct spdb *sp,
 	if (r == 0)
 		r = write_marker(tmpfd, HS_CONVERT_MARK_PWCONV,
 				 from_tcb ? SOURCE_TCB : SOURCE_SHADOW);
-	if (r == 0 && (fchown(tmpfd, 0, g->tree_gid) < 0 || fchmod(tmpfd, HS_TREE_MODE) < 0))
+	if (r == 0 && (fchown(tmpfd, 0, g->gid[G_TREE]) < 0 || fchmod(tmpfd, HS_TREE_MODE) < 0))
 		r = -errno;
 	if (r == 0)
 		r = fsync_dir(tmpfd);
@@ -1089,6 +1027,7 @@ static void convert_end(struct hs_locks *locks, sigset_t *saved)
 static int convert_begin(int *etcfd, struct hs_locks *locks, const char *const files[], size_t n,
 			 sigset_t *saved, int *treefd, enum tree_state *state, bool *source_tcb)
 {
+	const char *failed = NULL;
 	int r;
 
 	*etcfd = open_dir_ro(AT_FDCWD, ETC_DIR);
@@ -1096,9 +1035,9 @@ static int convert_begin(int *etcfd, struct hs_locks *locks, const char *const f
 		hs_warn("cannot open %s: %s", ETC_DIR, hs_strerror(*etcfd));
 		return *etcfd;
 	}
-	r = take_locks(locks, files, n);
+	r = hs_globalfile_lock(locks, NULL, files, n, HS_LOCK_TIMEOUT_MS, &failed);
 	if (r < 0)
-		return r;
+		return hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
 	/* Signals wait from here to the end, after the locks are released
 	 * (waiting for them stays interruptible): a Ctrl-C in the middle
 	 * would leave a temporary tree (a root-only copy of every hash), a
@@ -1130,7 +1069,7 @@ static int pwconv_finish_interrupted(int etcfd, int treefd)
 		return r;
 	}
 	hs_warn("finished an interrupted conversion");
-	return HS_CONVERT_DONE;
+	return 0;
 }
 
 /* pwconv over an existing tree: a refusal, nothing to do, or an
@@ -1153,7 +1092,7 @@ static int pwconv_handle_tree_state(int etcfd, int *treefd, enum tree_state stat
 			return -EEXIST;
 		}
 		hs_warn("nothing to do: %s already holds the accounts", HS_TREE_DIR);
-		return HS_CONVERT_NOTHING;
+		return 0;
 	case TREE_PWUNCONV:
 		hs_warn("%s is left over by an interrupted pwunconv: run pwunconv again to finish it",
 			HS_TREE_DIR);
@@ -1174,12 +1113,12 @@ static int pwconv_handle_tree_state(int etcfd, int *treefd, enum tree_state stat
 
 /* passwd, the hashes (from /etc/shadow or /etc/tcb) and /etc/shells, read
  * and checked; nothing has changed so far. */
-static int pwconv_read_sources(const struct hs_convert_opts *opts, int etcfd, struct pwdb *pw,
+static int pwconv_read_sources(bool from_tcb, int etcfd, struct pwdb *pw,
 			       struct spdb *sp, struct hs_shells *sh)
 {
 	int r;
 
-	if (opts->from_tcb && file_exists_at(etcfd, SHADOW_NAME)) {
+	if (from_tcb && file_exists_at(etcfd, SHADOW_NAME)) {
 		hs_warn("%s exists next to %s: convert from one source only "
 			"(move %s away, or run pwconv without --from-tcb)",
 			HS_ETC_SHADOW, HS_ETC_TCB, HS_ETC_SHADOW);
@@ -1187,7 +1126,7 @@ static int pwconv_read_sources(const struct hs_convert_opts *opts, int etcfd, st
 	}
 	if ((r = pwdb_load(pw)) < 0)
 		return r;
-	r = opts->from_tcb ? spdb_load_tcb(sp, pw, etcfd) : spdb_load_shadow(sp, pw);
+	r = from_tcb ? spdb_load_tcb(sp, pw, etcfd) : spdb_load_shadow(sp, pw);
 	if (r < 0)
 		return r;
 	return shells_load(sh);
@@ -1213,13 +1152,17 @@ static int pwconv_choose_proxies(struct pwdb *pw, const struct hs_shells *sh, si
 				HS_SHELL_PROXY, HS_TREE_DIR);
 			return -HS_E_FORMAT;
 		}
-		e->proxy = wanted && e->pw.uid != 0 && shells_contains(sh, e->pw.shell);
+		/* the shell is not the proxy: refused above */
+		e->proxy = wanted && e->pw.uid != 0 && hs_shells_contains(sh, e->pw.shell);
 		*n_proxy += e->proxy;
 	}
 	return 0;
 }
 
-int hs_convert_to_tree(const struct hs_convert_opts *opts)
+/* classic -> tree: 0 (converted, or nothing to do) or a negative error
+ * after printing a message; on error nothing is changed, except that the
+ * two groups may have been created. */
+static int convert_to_tree(bool from_tcb)
 {
 	struct hs_locks locks = HS_LOCKS_INIT;
 	struct pwdb pw = { 0 };
@@ -1245,7 +1188,7 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 		goto out;
 
 	/* 1. Read and validate everything; nothing has changed so far. */
-	if ((r = pwconv_read_sources(opts, etcfd, &pw, &sp, &sh)) < 0)
+	if ((r = pwconv_read_sources(from_tcb, etcfd, &pw, &sp, &sh)) < 0)
 		goto out;
 	if ((r = pwconv_choose_proxies(&pw, &sh, &n_proxy)) < 0)
 		goto out;
@@ -1255,7 +1198,7 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 		goto out;
 
 	/* 2. The whole new tree, under a name nobody reads. */
-	r = build_tree(etcfd, &pw, &sp, &g, opts->from_tcb, tmpname, sizeof(tmpname));
+	r = build_tree(etcfd, &pw, &sp, &g, from_tcb, tmpname, sizeof(tmpname));
 	if (r < 0)
 		goto out;
 
@@ -1283,7 +1226,7 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 
 		/* listed even when no account uses it yet: usermod
 		 * --self-service-shell may, and pam_shells wants it listed */
-		if (!shells_has_proxy(&sh) && (r = etc_commit_shells(&c, &sh, true)) < 0)
+		if (!hs_shells_contains(&sh, HS_SHELL_PROXY) && (r = etc_commit_shells(&c, &sh, true)) < 0)
 			goto commit_failed;
 		if (changed)
 			etc_commit_add(&c, HS_ETC_PASSWD, out.data, out.len, 0, 0644);
@@ -1292,7 +1235,7 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 	}
 	/* 6. The old hashes.  From here on we only move forward. */
 	treefd = open_dir_ro(etcfd, TREE_NAME);
-	if (!opts->from_tcb) {
+	if (!from_tcb) {
 		if ((unlinkat(etcfd, SHADOW_BACKUP, 0) < 0 && errno != ENOENT) ||
 		    (unlinkat(etcfd, SHADOW_NAME, 0) < 0 && errno != ENOENT)) {
 			r = -errno;
@@ -1311,8 +1254,8 @@ int hs_convert_to_tree(const struct hs_convert_opts *opts)
 	}
 	hs_globalfile_flush_caches("passwd");
 	hs_globalfile_flush_caches("shadow");
-	print_next_steps(pw.n, n_proxy, opts->from_tcb);
-	r = HS_CONVERT_DONE;
+	print_next_steps(pw.n, n_proxy, from_tcb);
+	r = 0;
 	goto out;
 
 commit_failed:
@@ -1345,11 +1288,10 @@ out:
  * tree would otherwise silently drop an account's password. */
 static int check_tree_entries(int treefd, struct pwdb *pw)
 {
-	DIR *d;
-	struct dirent *de;
 	int r = 0;
+	_cleanup_closedir_ DIR *d = list_dir(treefd, HS_TREE_DIR, &r);
+	struct dirent *de;
 
-	d = list_dir(treefd, HS_TREE_DIR, &r);
 	if (!d)
 		return r;
 	errno = 0;
@@ -1368,7 +1310,6 @@ static int check_tree_entries(int treefd, struct pwdb *pw)
 		r = -errno;
 		hs_warn("cannot read %s: %s", HS_TREE_DIR, hs_strerror(r));
 	}
-	closedir(d);
 	return r;
 }
 
@@ -1490,7 +1431,8 @@ static int read_nis_shadow(int treefd, struct hs_buf *nis)
 	return r;
 }
 
-int hs_convert_to_classic(const struct hs_convert_opts *opts)
+/* tree -> classic.  Same conventions. */
+static int convert_to_classic(void)
 {
 	struct hs_locks locks = HS_LOCKS_INIT;
 	struct pwdb pw = { 0 };
@@ -1505,7 +1447,6 @@ int hs_convert_to_classic(const struct hs_convert_opts *opts)
 	sigset_t saved;
 	int r;
 
-	(void)opts;
 	r = convert_begin(&etcfd, &locks, lock_files_to_classic,
 			  HS_ARRAY_SIZE(lock_files_to_classic), &saved, &treefd, &state,
 			  &source_tcb);
@@ -1515,7 +1456,7 @@ int hs_convert_to_classic(const struct hs_convert_opts *opts)
 	switch (state) {
 	case TREE_ABSENT:
 		hs_warn("nothing to do: %s does not exist", HS_TREE_DIR);
-		r = HS_CONVERT_NOTHING;
+		r = 0;
 		goto out;
 	case TREE_CLEAN:
 		if (shadow_existed) {
@@ -1534,7 +1475,6 @@ int hs_convert_to_classic(const struct hs_convert_opts *opts)
 	case TREE_PWCONV:
 		if (source_tcb || shadow_existed) {
 			r = rollback_pwconv(etcfd, treefd);
-			r = r < 0 ? r : HS_CONVERT_ROLLED_BACK;
 			goto out;
 		}
 		/* pwconv had finished all but dropping its marker. */
@@ -1578,7 +1518,7 @@ int hs_convert_to_classic(const struct hs_convert_opts *opts)
 
 		etc_commit_add(&c, HS_ETC_SHADOW, shadow.data, shadow.len,
 			       g.shadow_group_found ? g.shadow_gid : 0, 0640);
-		if (shells_has_proxy(&sh) && (r = etc_commit_shells(&c, &sh, false)) < 0)
+		if (hs_shells_contains(&sh, HS_SHELL_PROXY) && (r = etc_commit_shells(&c, &sh, false)) < 0)
 			goto undo;
 		if (changed)
 			etc_commit_add(&c, HS_ETC_PASSWD, passwd.data, passwd.len, 0, 0644);
@@ -1600,7 +1540,7 @@ int hs_convert_to_classic(const struct hs_convert_opts *opts)
 	printf("%s: wrote %zu entries to %s and removed %s.\n"
 	       "Put pam_unix.so back in /etc/pam.d and \"shadow: files\" in /etc/nsswitch.conf.\n",
 	       hs_cli_prog(), n_users, HS_ETC_SHADOW, HS_TREE_DIR);
-	r = HS_CONVERT_DONE;
+	r = 0;
 	goto out;
 
 undo:
@@ -1656,7 +1596,7 @@ int hs_convert_main(int argc, char **argv, bool to_tree)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *prog = to_tree ? "pwconv" : "pwunconv";
-	struct hs_convert_opts opts = { .from_tcb = false };
+	bool from_tcb = false;
 	int c, r;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, prog));
@@ -1666,7 +1606,7 @@ int hs_convert_main(int argc, char **argv, bool to_tree)
 	while ((c = getopt_long(argc, argv, "hVR:", longopts + !to_tree, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			opts.from_tcb = true;
+			from_tcb = true;
 			break;
 		case 'h':
 			convert_usage(stdout, 0, to_tree);
@@ -1687,6 +1627,6 @@ int hs_convert_main(int argc, char **argv, bool to_tree)
 		hs_die(1, "permission denied: only root may convert the account files");
 	/* from here the kernel lets the conversion write /etc only */
 	hs_confine_to_etc(1);
-	r = to_tree ? hs_convert_to_tree(&opts) : hs_convert_to_classic(&opts);
+	r = to_tree ? convert_to_tree(from_tcb) : convert_to_classic();
 	return r < 0 ? 1 : 0;
 }

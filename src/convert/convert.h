@@ -18,30 +18,9 @@
 #ifndef HS_CONVERT_H
 #define HS_CONVERT_H
 
-#include "layout.h"
-
 #include <stdbool.h>
 
 /* The conversion markers and temporary prefix: layout.h. */
-
-struct hs_convert_opts {
-	bool from_tcb;   /* pwconv: read /etc/tcb/USER/shadow, not /etc/shadow */
-};
-
-/* Outcome, for the exit status and the final message. */
-enum hs_convert_result {
-	HS_CONVERT_DONE = 0,       /* converted */
-	HS_CONVERT_NOTHING = 1,    /* already in the requested state */
-	HS_CONVERT_ROLLED_BACK = 2 /* pwunconv undid an interrupted pwconv */
-};
-
-/* classic -> tree.  Returns an hs_convert_result (>= 0) or a negative
- * error after printing a message; on error nothing is changed, except that
- * the two groups may have been created. */
-int hs_convert_to_tree(const struct hs_convert_opts *opts);
-
-/* tree -> classic.  Same conventions. */
-int hs_convert_to_classic(const struct hs_convert_opts *opts);
 
 /* The whole of pwconv (to_tree) and pwunconv (!to_tree): options, the
  * root check, the conversion.  Returns the exit status: 0 success, 1
