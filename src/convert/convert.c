@@ -197,6 +197,7 @@ struct sp_ent {
 	struct hs_spwd sp;
 	unsigned long lineno;   /* 0 for tcb */
 	char *copy;             /* tcb: the line sp points into */
+	size_t copy_size;       /* its size: parsing cuts it with NULs */
 };
 
 struct spdb {
@@ -212,7 +213,8 @@ static void spdb_free(struct spdb *db)
 	hs_accountdb_free(&db->file);
 	hs_strbuf_free(&db->nis);
 	for (size_t i = 0; i < db->n; i++)
-		hs_free_secret(db->ents[i].copy);
+		hs_secret_buf_freep(&(struct hs_secret_buf){ db->ents[i].copy,
+							     db->ents[i].copy_size });
 	free(db->ents);
 	memset(db, 0, sizeof(*db));
 }
@@ -364,7 +366,7 @@ static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const
 	}
 	/* counted at once, so that spdb_free wipes the copy whatever follows */
 	se = &db->ents[db->n++];
-	*se = (struct sp_ent){ .copy = strdup(buf), .lineno = 0 };
+	*se = (struct sp_ent){ .copy = strdup(buf), .copy_size = strlen(buf) + 1 };
 	hs_wipe(buf, sizeof(buf));
 	if (!se->copy)
 		return -ENOMEM;
