@@ -35,6 +35,7 @@
 #include "cli.h"
 #include "config.h"
 #include "groupops.h"
+#include "grouptool-common.h"
 #include "hash.h"
 #include "layout.h"
 #include "names.h"
@@ -306,10 +307,9 @@ static long open_group(struct hs_accountset *s, const char *group)
 	if (hs_accountset_open(s, HS_AS_GROUP_FILES, HS_DB_LAZY) < 0)
 		hs_die(E_NOPERM, "%s", s->error);
 	gi = hs_groupops_find(s, group);
-	if (gi < 0) {
-		hs_accountset_close(s);
-		hs_die(E_BAD_ARG, "group '%s' does not exist in %s", group, HS_ETC_GROUP);
-	}
+	if (gi < 0)
+		grouptool_die_closing(s, E_BAD_ARG, "group '%s' does not exist in %s", group,
+				      HS_ETC_GROUP);
 	if (!may_change(hs_groupops_gshadow(s), group)) {
 		hs_accountset_close(s);
 		permission_denied(group, NULL);
@@ -317,20 +317,16 @@ static long open_group(struct hs_accountset *s, const char *group)
 	return gi;
 }
 
-static int check_user_list(struct hs_accountset *s, const char *arg, char **out)
+static void check_user_list(struct hs_accountset *s, const char *arg, char **out)
 {
 	char bad[HS_NAME_MAX * 4 + 8], shown[160];
 	int r = hs_groupops_user_list(s, arg, true, out, bad, sizeof(bad));
 
-	if (r == -ENOMEM) {
-		hs_accountset_close(s);
-		hs_die(E_NOPERM, "out of memory");
-	}
-	if (r < 0) {
-		hs_accountset_close(s);
-		hs_die(E_BAD_ARG, "user '%s' does not exist", hs_printable(bad, shown, sizeof(shown)));
-	}
-	return 0;
+	if (r == -ENOMEM)
+		grouptool_die_closing(s, E_NOPERM, "out of memory");
+	if (r < 0)
+		grouptool_die_closing(s, E_BAD_ARG, "user '%s' does not exist",
+				      hs_printable(bad, shown, sizeof(shown)));
 }
 
 /* Under the locks: check (again) and make the one change asked for.
@@ -343,10 +339,8 @@ static int edit_group(struct hs_accountset *s, long gi, const char *group, const
 	int r;
 
 	if (o.add) {
-		if (!hs_groupops_user_exists(s, o.add, true)) {
-			hs_accountset_close(s);
-			hs_die(E_BAD_ARG, "user '%s' does not exist", o.add);
-		}
+		if (!hs_groupops_user_exists(s, o.add, true))
+			grouptool_die_closing(s, E_BAD_ARG, "user '%s' does not exist", o.add);
 		printf("Adding user %s to group %s\n", o.add, group);
 		r = hs_groupops_add_member(s, (size_t)gi, o.add);
 		snprintf(what, what_size, "user %s added by %s to group %s", o.add, myname,
@@ -359,10 +353,9 @@ static int edit_group(struct hs_accountset *s, long gi, const char *group, const
 			(si >= 0 && hs_records_list_contains(gs->lines[si].rec.gs.members, o.del));
 
 		printf("Removing user %s from group %s\n", o.del, group);
-		if (!member) {
-			hs_accountset_close(s);
-			hs_die(E_BAD_ARG, "user '%s' is not a member of '%s'", o.del, group);
-		}
+		if (!member)
+			grouptool_die_closing(s, E_BAD_ARG, "user '%s' is not a member of '%s'",
+					      o.del, group);
 		r = hs_groupops_remove_member(s, (size_t)gi, o.del, false);
 		snprintf(what, what_size, "user %s removed by %s from group %s", o.del, myname,
 			 group);
@@ -373,10 +366,9 @@ static int edit_group(struct hs_accountset *s, long gi, const char *group, const
 		r = hs_groupops_set_password(s, (size_t)gi, "!");
 		snprintf(what, what_size, "access to group %s restricted by %s", group, myname);
 	} else if (o.admins || o.members) {
-		if (o.admins && !hs_groupops_gshadow(s)) {
-			hs_accountset_close(s);
-			hs_die(E_GSHADOW_NOTFOUND, "shadow group passwords required for -A");
-		}
+		if (o.admins && !hs_groupops_gshadow(s))
+			grouptool_die_closing(s, E_GSHADOW_NOTFOUND,
+					      "shadow group passwords required for -A");
 		if (o.admins)
 			check_user_list(s, o.admins, &admins);
 		if (o.members)
@@ -442,16 +434,13 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 	set_password = !o.add && !o.del && !o.remove_pw && !o.restrict_pw && !o.admins &&
 		       !o.members;
 
-	if (!amroot && mode != GPASSWD_GROUP_ADMINS) {
+	if (!amroot && (mode != GPASSWD_GROUP_ADMINS || geteuid() != 0)) {
 		fprintf(stderr, "%s: Permission denied.\n", hs_cli_prog());
-		hs_die(E_NOPERM, "this gpasswd is for root only; group administrators can use "
-		       "it only when it is built with -Dsetuid_gpasswd=true and installed "
-		       "setuid root: ask root to make the change");
-	}
-	if (!amroot && geteuid() != 0) {
-		fprintf(stderr, "%s: Permission denied.\n", hs_cli_prog());
-		hs_die(E_NOPERM, "this gpasswd is built for group administrators but is not "
-		       "installed setuid root: ask root to make the change");
+		hs_die(E_NOPERM, "%s: ask root to make the change", mode != GPASSWD_GROUP_ADMINS
+		       ? "this gpasswd is for root only; group administrators can use it only "
+			 "when it is built with -Dsetuid_gpasswd=true and installed setuid root"
+		       : "this gpasswd is built for group administrators but is not installed "
+			 "setuid root");
 	}
 	r = hs_account_getpwuid(getuid(), &me, &mebuf);
 	if (r < 0) {
