@@ -67,23 +67,15 @@ static bool amroot;
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] [LOGIN]\n"
-		"\n"
-		"Options:\n"
-		"  -f, --full-name FULL_NAME     change user's full name\n"
-		"  -h, --home-phone HOME_PHONE   change user's home phone number\n"
-		"  -o, --other OTHER_INFO        change user's other GECOS information\n"
-		"  -r, --room ROOM_NUMBER        change user's room number\n"
-		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-		"  -u, --help                    display this help message and exit\n"
-		"  -w, --work-phone WORK_PHONE   change user's office phone number\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog());
-	exit(status);
+	hs_cli_usage(status, "[options] [LOGIN]",
+		     "  -f, --full-name FULL_NAME     change user's full name\n"
+		     "  -h, --home-phone HOME_PHONE   change user's home phone number\n"
+		     "  -o, --other OTHER_INFO        change user's other GECOS information\n"
+		     "  -r, --room ROOM_NUMBER        change user's room number\n"
+		     "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		     "  -u, --help                    display this help message and exit\n"
+		     "  -w, --work-phone WORK_PHONE   change user's office phone number\n",
+		     "\n");
 }
 
 /* Length of the well-formed UTF-8 sequence at s (no overlong form, no
