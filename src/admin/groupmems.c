@@ -93,8 +93,9 @@ static void parse_options(int argc, char **argv)
 		case 'p': o.purge = true; exclusive++; break;
 		case 'R':
 		case 'P':
-			hs_die(EXIT_USAGE, "option --%s is not supported; run groupmems inside that "
-			       "root instead (chroot DIR groupmems ...)", c == 'R' ? "root" : "prefix");
+			hs_die(EXIT_USAGE, "option --%s is not supported; run groupmems inside "
+			       "that root instead (chroot DIR groupmems ...)",
+			       c == 'R' ? "root" : "prefix");
 		case OPT_VERSION:
 			hs_print_version();
 		default:

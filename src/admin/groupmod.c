@@ -95,7 +95,8 @@ static void parse_options(int argc, char **argv)
 		case 'R':
 		case 'P':
 			hs_die(E_USAGE, "option --%s is not supported; run groupmod inside that "
-			       "root instead (chroot DIR groupmod ...)", c == 'R' ? "root" : "prefix");
+			       "root instead (chroot DIR groupmod ...)",
+			       c == 'R' ? "root" : "prefix");
 		case OPT_VERSION:
 			hs_print_version();
 		default:

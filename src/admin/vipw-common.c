@@ -100,23 +100,16 @@ static _Noreturn void leave(int status)
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options]\n"
-		"\n"
-		"Options:\n"
-		"  -g, --group                   edit group database\n"
-		"  -h, --help                    display this help message and exit\n"
-		"  -p, --passwd                  edit passwd database\n"
-		"  -q, --quiet                   quiet mode\n"
-		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-		"  -s, --shadow                  edit shadow or gshadow database\n"
-		"  -u, --user USER               with -s: edit USER's entry in %s\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog(), HS_TREE_DIR);
-	exit(status);
+	hs_cli_usage(status, "[options]",
+		     "  -g, --group                   edit group database\n"
+		     "  -h, --help                    display this help message and exit\n"
+		     "  -p, --passwd                  edit passwd database\n"
+		     "  -q, --quiet                   quiet mode\n"
+		     "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		     "  -s, --shadow                  edit shadow or gshadow database\n"
+		     "  -u, --user USER               with -s: edit USER's entry in "
+		     HS_TREE_DIR "\n",
+		     "\n");
 }
 
 /* ---- the edit loop, shared by every target ---- */
@@ -307,26 +300,25 @@ struct user_ctx {
 	char *shadow_buf, *shell_buf;
 };
 
-static void part_free(struct part *p, bool secret)
+/* Forget what check_user made of an edit. */
+static void forget_edit(struct user_ctx *c)
 {
-	if (secret) {
-		hs_free_secret(p->old_line);
-		hs_free_secret(p->new_line);
-	} else {
-		free(p->old_line);
-		free(p->new_line);
-	}
-	p->old_line = p->new_line = NULL;
+	hs_free_secret(c->shadow.new_line);
+	free(c->aging.new_line);
+	free(c->shell.new_line);
+	c->shadow.new_line = c->aging.new_line = c->shell.new_line = NULL;
+	hs_free_secret(c->shadow_buf);
+	free(c->shell_buf);
+	c->shadow_buf = c->shell_buf = NULL;
 }
 
 static void user_ctx_free(struct user_ctx *c)
 {
-	part_free(&c->shadow, true);
-	part_free(&c->aging, false);
-	part_free(&c->shell, false);
-	hs_free_secret(c->shadow_buf);
-	free(c->shell_buf);
-	c->shadow_buf = c->shell_buf = NULL;
+	forget_edit(c);
+	hs_free_secret(c->shadow.old_line);
+	free(c->aging.old_line);
+	free(c->shell.old_line);
+	c->shadow.old_line = c->aging.old_line = c->shell.old_line = NULL;
 	hs_wipe(c->rd_shadow, sizeof(c->rd_shadow));
 }
 
@@ -512,15 +504,7 @@ static int check_user(void *p, const char *data, size_t len)
 	unsigned content = 0;
 	int r = 0;
 
-	/* forget the previous attempt */
-	hs_free_secret(c->shadow.new_line);
-	free(c->aging.new_line);
-	free(c->shell.new_line);
-	c->shadow.new_line = c->aging.new_line = c->shell.new_line = NULL;
-	hs_free_secret(c->shadow_buf);
-	free(c->shell_buf);
-	c->shadow_buf = c->shell_buf = NULL;
-
+	forget_edit(c);     /* the previous attempt */
 	hs_strbuf_lines_init(&it, data, len);
 	while (hs_strbuf_line_next(&it, &line, &n)) {
 		if (memchr(line, '\0', n))
@@ -732,9 +716,21 @@ static void parse_options(int argc, char **argv, const char **user, bool *shadow
 		*shadow = true;
 }
 
+/* The global files, by [group][shadow], with the companion an edit may
+ * have to be followed by and the command that edits it. */
+static const struct {
+	enum hs_db_kind kind;
+	const char *path, *other, *other_cmd;
+} global_files[2][2] = {
+	{ { HS_DB_PASSWD, HS_ETC_PASSWD, HS_ETC_SHADOW, "vipw -s" },
+	  { HS_DB_SHADOW, HS_ETC_SHADOW, HS_ETC_PASSWD, "vipw" } },
+	{ { HS_DB_GROUP, HS_ETC_GROUP, HS_ETC_GSHADOW, "vigr -s" },
+	  { HS_DB_GSHADOW, HS_ETC_GSHADOW, HS_ETC_GROUP, "vigr" } },
+};
+
 int vipw_main(int argc, char **argv, enum vipw_mode mode)
 {
-	const char *user = NULL, *path, *other, *other_cmd;
+	const char *user = NULL, *other = NULL;
 	bool shadow = false, group = mode == VIGR_MODE;
 
 	/* before hs_privs_init, which drops them */
@@ -753,27 +749,12 @@ int vipw_main(int argc, char **argv, enum vipw_mode mode)
 
 	if (user) {
 		edit_user(user);
-		other = NULL;
-		other_cmd = NULL;
 	} else {
-		if (group)
-			path = shadow ? HS_ETC_GSHADOW : HS_ETC_GROUP;
-		else
-			path = shadow ? HS_ETC_SHADOW : HS_ETC_PASSWD;
-		edit_global(group ? (shadow ? HS_DB_GSHADOW : HS_DB_GROUP)
-				  : (shadow ? HS_DB_SHADOW : HS_DB_PASSWD),
-			    path);
-		if (group) {
-			other = shadow ? HS_ETC_GROUP : HS_ETC_GSHADOW;
-			other_cmd = shadow ? "vigr" : "vigr -s";
-		} else {
-			other = shadow ? HS_ETC_PASSWD : HS_ETC_SHADOW;
-			other_cmd = shadow ? "vipw" : "vipw -s";
-		}
+		edit_global(global_files[group][shadow].kind, global_files[group][shadow].path);
 		/* as shadow-utils: the companion of a plain file only when
 		 * the system has one */
-		if (!shadow && !file_exists(other))
-			other = NULL;
+		if (shadow || file_exists(global_files[group][shadow].other))
+			other = global_files[group][shadow].other;
 	}
 
 	release_all();
@@ -783,7 +764,7 @@ int vipw_main(int argc, char **argv, enum vipw_mode mode)
 		printf("You have modified %s.\n"
 		       "You may need to modify %s for consistency.\n"
 		       "Please use the command '%s' to do so.\n",
-		       target, other, other_cmd);
+		       target, other, global_files[group][shadow].other_cmd);
 	hs_editor_env_free(&editor_env);
 	closelog();
 	return E_SUCCESS;
