@@ -118,9 +118,9 @@ static _Noreturn void usage(int status)
 typedef int (*check_fn)(void *ctx, const char *data, size_t len);
 
 /* Edit orig in a private copy until it is unchanged (leave(0)), fails
- * (leave), or passes check: then *out holds it (malloc'd). */
+ * (leave), or passes check, which keeps a copy of what it needs. */
 static void edit_copy(const char *copy_name, const char *orig, size_t orig_len, check_fn check,
-		      void *ctx, char **out, size_t *out_len)
+		      void *ctx)
 {
 	int r = hs_editfile_create(&copy, hs_cli_prog(), copy_name, orig, orig_len);
 
@@ -129,34 +129,30 @@ static void edit_copy(const char *copy_name, const char *orig, size_t orig_len, 
 		leave(E_FAILURE);
 	}
 	for (;;) {
-		char *data = NULL;
-		size_t len = 0;
+		struct hs_secret_buf data = { NULL, 0 };
+		bool ok;
 
 		r = hs_editfile_edit(&copy, &editor_env);
 		if (r == -EINTR)
 			leave(LEAVE_SIGNAL);
 		if (r != 0)
 			leave(r > 0 ? r : E_FAILURE);
-		r = hs_editfile_read(&copy, HS_GLOBALFILE_MAX, &data, &len);
+		r = hs_editfile_read(&copy, HS_GLOBALFILE_MAX, &data.p, &data.size);
 		if (r < 0) {
 			hs_warn("cannot read the edited copy %s: %s", copy.path, hs_strerror(r));
 			leave(E_FAILURE);
 		}
-		if (len == orig_len && memcmp(data, orig, len) == 0) {
-			hs_wipe(data, len);
-			free(data);
+		if (data.size == orig_len && memcmp(data.p, orig, orig_len) == 0) {
+			hs_secret_buf_freep(&data);
 			leave(E_SUCCESS);
 		}
 		/* an empty file parses, and would lock everybody out */
-		if (len == 0)
+		if (data.size == 0)
 			hs_warn("the edited copy is empty");
-		else if (check(ctx, data, len) == 0) {
-			*out = data;
-			*out_len = len;
+		ok = data.size > 0 && check(ctx, data.p, data.size) == 0;
+		hs_secret_buf_freep(&data);
+		if (ok)
 			return;
-		}
-		hs_wipe(data, len);
-		free(data);
 		/* nobody to ask: a script's edit that does not parse fails */
 		if (!isatty(STDIN_FILENO))
 			leave(E_FAILURE);
@@ -220,15 +216,14 @@ static void lock_global(const char *path)
 static void edit_global(enum hs_db_kind kind, const char *path)
 {
 	struct global_ctx ctx = { .kind = kind, .path = path, .db = HS_ACCOUNTDB_INIT };
-	char *orig = NULL, *now = NULL, *edited = NULL;
-	size_t orig_len = 0, now_len = 0, edited_len = 0;
+	struct hs_secret_buf orig = { NULL, 0 }, now = { NULL, 0 };
 	sigset_t saved;
 	bool same;
 	int r;
 
 	target = path;
 	lock_global(path);
-	r = hs_globalfile_read(path, &orig, &orig_len);
+	r = hs_globalfile_read(path, &orig.p, &orig.size);
 	if (r == -ENOENT && kind == HS_DB_SHADOW && file_exists(HS_TREE_DIR)) {
 		hs_warn("%s does not exist: this system keeps each user's shadow entry in %s/USER; "
 			"edit one with %s -s -u USER", path, HS_TREE_DIR, hs_cli_prog());
@@ -238,20 +233,14 @@ static void edit_global(enum hs_db_kind kind, const char *path)
 		hs_warn("cannot read %s: %s", path, hs_strerror(r));
 		leave(E_FAILURE);
 	}
-	edit_copy(base_name(path), orig, orig_len, check_global, &ctx, &edited, &edited_len);
+	edit_copy(base_name(path), orig.p, orig.size, check_global, &ctx);
 
 	/* We held the locks throughout; only a program that ignores them
 	 * could have changed the file, and its change must not be lost. */
-	r = hs_globalfile_read(path, &now, &now_len);
-	same = r == 0 && now_len == orig_len && memcmp(now, orig, orig_len) == 0;
-	if (now) {
-		hs_wipe(now, now_len);
-		free(now);
-	}
-	hs_wipe(orig, orig_len);
-	free(orig);
-	hs_wipe(edited, edited_len);
-	free(edited);
+	r = hs_globalfile_read(path, &now.p, &now.size);
+	same = r == 0 && now.size == orig.size && memcmp(now.p, orig.p, orig.size) == 0;
+	hs_secret_buf_freep(&now);
+	hs_secret_buf_freep(&orig);
 	if (!same) {
 		hs_warn("%s was changed by another program during the edit; not installed", path);
 		hs_accountdb_free(&ctx.db);
@@ -570,7 +559,8 @@ static int write_part(const struct user_ctx *c, const struct part *p, int r)
 static void edit_user(const char *name)
 {
 	static char path[HS_PATHBUF_USER];     /* target points here */
-	char *pwbuf = NULL, *text = NULL, *edited = NULL;
+	char *pwbuf = NULL;
+	struct hs_secret_buf text = { NULL, 0 };
 	struct user_ctx ctx = {
 		.name = name,
 		.shadow = { .file = HS_FILE_SHADOW },
@@ -580,7 +570,6 @@ static void edit_user(const char *name)
 	struct passwd pw;
 	struct hs_spwd sp;
 	gid_t tree_gid, auth_gid;
-	size_t text_len = 0, edited_len = 0;
 	sigset_t saved;
 	int treefd, r, failed = 0;
 
@@ -613,16 +602,13 @@ static void edit_user(const char *name)
 	lock_user(treefd, name);
 	r = read_user(&ctx, userdir_fd, &sp);
 	if (r == 0)
-		r = user_text(&ctx, &sp, pw.pw_shell ? pw.pw_shell : "", &text, &text_len);
+		r = user_text(&ctx, &sp, pw.pw_shell ? pw.pw_shell : "", &text.p, &text.size);
 	if (r < 0) {
 		hs_warn("cannot show %s: %s", path, hs_strerror(r));
 		leave(E_FAILURE);
 	}
-	edit_copy(name, text, text_len, check_user, &ctx, &edited, &edited_len);
-	hs_wipe(text, text_len);
-	free(text);
-	hs_wipe(edited, edited_len);
-	free(edited);
+	edit_copy(name, text.p, text.size, check_user, &ctx);
+	hs_secret_buf_freep(&text);
 
 	if (!changed(&ctx.shadow) && !changed(&ctx.aging) && !changed(&ctx.shell)) {
 		user_ctx_free(&ctx);
