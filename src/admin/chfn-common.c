@@ -11,7 +11,6 @@
  * Options, prompts, messages and exit codes follow shadow-utils' chfn(1)
  * (Debian 12, shadow 4.13); where we differ on purpose, chfn(1) of this
  * package says so. */
-#include <errno.h>
 #include <getopt.h>
 #include <locale.h>
 #include <pwd.h>
@@ -22,13 +21,9 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "account.h"
-#include "accountdb.h"
 #include "cli.h"
 #include "config.h"
-#include "globalfile.h"
 #include "layout.h"
-#include "names.h"
 #include "pamconv.h"
 #include "privs.h"
 #include "pwedit.h"

@@ -9,12 +9,8 @@
  * useradd -g GROUP running at the same moment cannot slip a new primary
  * user in between the check and the delete.  Users of other sources
  * (NSS, e.g. LDAP) are not looked at: their groups live there too. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <syslog.h>
 #include <unistd.h>
 

@@ -10,12 +10,10 @@
  * their own group (or, with -g, of any group): /etc/group is world-readable
  * and the list is read from it alone.  Group administrators manage members
  * with gpasswd when it is built setuid (DESIGN §5). */
-#include <errno.h>
 #include <getopt.h>
 #include <grp.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
