@@ -132,16 +132,19 @@ static bool field_valid(enum field f, const char *value)
 	return true;
 }
 
-static void check_field(enum field f, const char *value)
+/* Every new value given (NULL: unchanged), in field order. */
+static void check_fields(char *newv[F_COUNT])
 {
 	char shown[256];
 
-	if (!field_valid(f, value))
-		hs_die(E_NOPERM, "invalid %s: '%s'", fields[f].what,
-		       hs_printable(value, shown, sizeof(shown)));
-	if (strlen(value) > FIELD_MAX)
-		hs_die(E_NOPERM, "fields too long: the %s is longer than %d bytes",
-		       fields[f].what, FIELD_MAX);
+	for (int f = F_FULL; f < F_COUNT; f++) {
+		if (newv[f] && !field_valid(f, newv[f]))
+			hs_die(E_NOPERM, "invalid %s: '%s'", fields[f].what,
+			       hs_printable(newv[f], shown, sizeof(shown)));
+		if (newv[f] && strlen(newv[f]) > FIELD_MAX)
+			hs_die(E_NOPERM, "fields too long: the %s is longer than %d bytes",
+			       fields[f].what, FIELD_MAX);
+	}
 }
 
 /* ---- the GECOS fields ---- */
@@ -443,10 +446,7 @@ int chfn_main(int argc, char **argv, enum chfn_mode mode)
 			return E_NOPERM;
 		}
 	}
-	/* refuse bad values before asking for a password */
-	for (int f = F_FULL; f < F_COUNT; f++)
-		if (newv[f])
-			check_field(f, newv[f]);
+	check_fields(newv);     /* before asking for a password */
 
 	authenticate(me.pw_name);
 	/* authenticated: from here the kernel lets chfn write /etc only */
@@ -454,9 +454,7 @@ int chfn_main(int argc, char **argv, enum chfn_mode mode)
 
 	if (!any_option) {
 		prompt_fields(name, pw.pw_gecos ? pw.pw_gecos : "", defs, newv);
-		for (int f = F_FULL; f < F_COUNT; f++)
-			if (newv[f])
-				check_field(f, newv[f]);
+		check_fields(newv);
 	}
 	hs_config_free(defs);
 

@@ -418,8 +418,7 @@ int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *e
 	pid_t pid, parent = getpid();
 	int status = 0, r;
 
-	if (!signals_ready)
-		hs_edit_signals_init();
+	hs_edit_signals_init();    /* a no-op after the first call */
 	hs_printable(cmd, shown, sizeof(shown));
 	if (hs_edit_signal_pending())
 		return -EINTR;
@@ -516,8 +515,7 @@ int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *e
 
 int hs_edit_ask(const char *question)
 {
-	if (!signals_ready)
-		hs_edit_signals_init();
+	hs_edit_signals_init();    /* a no-op after the first call */
 	for (;;) {
 		char line[64];
 		size_t n = 0;

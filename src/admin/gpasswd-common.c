@@ -57,7 +57,7 @@
 
 static struct {
 	const char *add, *del, *admins, *members;
-	bool remove_pw, restrict_pw;
+	bool remove_pw, restrict_pw, set_pw;     /* set_pw: none of the others */
 } o;
 
 static bool amroot;
@@ -117,13 +117,14 @@ static void parse_options(int argc, char **argv)
 	exclusive = !!o.add + !!o.del + o.remove_pw + o.restrict_pw + !!(o.admins || o.members);
 	if (exclusive > 1 || optind != argc - 1)
 		usage(E_USAGE);
+	o.set_pw = exclusive == 0;
 }
 
-static _Noreturn void permission_denied(const char *group, const char *why)
+static _Noreturn void permission_denied(const char *group)
 {
 	fprintf(stderr, "%s: Permission denied.\n", hs_cli_prog());
-	syslog(LOG_ERR, "%s failed to change group %s: Permission denied%s%s",
-	       myname ? myname : "?", group, why ? ": " : "", why ? why : "");
+	syslog(LOG_ERR, "%s failed to change group %s: Permission denied",
+	       myname ? myname : "?", group);
 	exit(E_NOPERM);
 }
 
@@ -291,7 +292,7 @@ static void precheck(const char *group)
 	if (!exists)
 		hs_die(E_BAD_ARG, "group '%s' does not exist in %s", group, HS_ETC_GROUP);
 	if (!allowed)
-		permission_denied(group, NULL);
+		permission_denied(group);
 }
 
 /* Lock and load the group files; the group's index in /etc/group, or
@@ -312,7 +313,7 @@ static long open_group(struct hs_accountset *s, const char *group)
 				      HS_ETC_GROUP);
 	if (!may_change(hs_groupops_gshadow(s), group)) {
 		hs_accountset_close(s);
-		permission_denied(group, NULL);
+		permission_denied(group);
 	}
 	return gi;
 }
@@ -420,7 +421,6 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 	char hash[HS_HASH_MAX + 1] = "", shown[160], what[600];
 	struct passwd me;
 	const char *group;
-	bool set_password;
 	long gi;
 	int r;
 
@@ -431,8 +431,6 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 	hs_auditlog_open();
 	amroot = hs_privs_caller_is_root();
 	group = argv[optind];
-	set_password = !o.add && !o.del && !o.remove_pw && !o.restrict_pw && !o.admins &&
-		       !o.members;
 
 	if (!amroot && (mode != GPASSWD_GROUP_ADMINS || geteuid() != 0)) {
 		fprintf(stderr, "%s: Permission denied.\n", hs_cli_prog());
@@ -462,9 +460,9 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 	/* who may, and a terminal, before asking anything */
 	/* root may change any group and, without a password to ask for, gets
 	 * the same answer under the locks: no need to read the files twice */
-	if (!amroot || set_password)
+	if (!amroot || o.set_pw)
 		precheck(group);
-	if (set_password) {
+	if (o.set_pw) {
 		if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 			hs_die(E_NOPERM, "Not a tty");
 		new_password(group, hash, sizeof(hash));

@@ -188,10 +188,8 @@ static char *new_member_list(struct hs_accountset *s, long gi)
 	return joined;
 }
 
-static void note_change(char *changes, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 /* Append to the syslog line's list of changes. */
+__attribute__((format(printf, 3, 4)))
 static void note_change(char *changes, size_t size, const char *fmt, ...)
 {
 	size_t used = strlen(changes);

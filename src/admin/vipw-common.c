@@ -164,13 +164,6 @@ static void edit_copy(const char *copy_name, const char *orig, size_t orig_len, 
 	}
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 static bool file_exists(const char *path)
 {
 	struct stat st;
@@ -233,7 +226,7 @@ static void edit_global(enum hs_db_kind kind, const char *path)
 		hs_warn("cannot read %s: %s", path, hs_strerror(r));
 		leave(E_FAILURE);
 	}
-	edit_copy(base_name(path), orig.p, orig.size, check_global, &ctx);
+	edit_copy(basename(path), orig.p, orig.size, check_global, &ctx);
 
 	/* We held the locks throughout; only a program that ignores them
 	 * could have changed the file, and its change must not be lost. */
@@ -404,8 +397,7 @@ static int user_text(struct user_ctx *c, const struct hs_spwd *sp, const char *p
 }
 
 /* "PATH:LINE: message" for the edited entry. */
-static int user_refuse(const struct user_ctx *c, unsigned long lineno, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+__attribute__((format(printf, 3, 4)))
 static int user_refuse(const struct user_ctx *c, unsigned long lineno, const char *fmt, ...)
 {
 	char path[HS_PATHBUF_USER], msg[512];
