@@ -262,7 +262,6 @@ static void edit_global(enum hs_db_kind kind, const char *path)
  * stand-in shown when it could not be read. */
 struct part {
 	const char *file;       /* HS_FILE_* */
-	int read_err;           /* 0, or why it could not be read */
 	char *old_line;         /* formatted, with '\n'; "" for an unread shell */
 	char *new_line;         /* after the edit */
 };
@@ -304,13 +303,12 @@ static void user_ctx_free(struct user_ctx *c)
 	hs_wipe(c->rd_shadow, sizeof(c->rd_shadow));
 }
 
-static void warn_unreadable(const struct user_ctx *c, const struct part *p, const char *shown)
+static void warn_unreadable(const struct user_ctx *c, const char *file, int r, const char *shown)
 {
 	char path[HS_PATHBUF_USER];
 
 	hs_warn("cannot read %s: %s; showing %s instead",
-		hs_userdir_path(path, sizeof(path), c->name, p->file), hs_strerror(p->read_err),
-		shown);
+		hs_userdir_path(path, sizeof(path), c->name, file), hs_strerror(r), shown);
 }
 
 /* Read the three files after taking the lock.  A file that cannot be read
@@ -326,21 +324,17 @@ static int read_user(struct user_ctx *c, int udirfd, struct hs_spwd *sp)
 
 	r = hs_userdir_read_shadow(udirfd, c->owner, c->rd_shadow, sizeof(c->rd_shadow), &sh);
 	if (r < 0) {
-		c->shadow.read_err = r;
 		sh.hash = "!";
 		sh.lstchg = HS_UNSET;
-		warn_unreadable(c, &c->shadow, "a locked password");
+		warn_unreadable(c, HS_FILE_SHADOW, r, "a locked password");
 	}
 	r = hs_userdir_aging_or_expired(udirfd, &ag);
-	if (r < 0) {
-		c->aging.read_err = r;
-		warn_unreadable(c, &c->aging, "an expired account");
-	}
+	if (r < 0)
+		warn_unreadable(c, HS_FILE_AGING, r, "an expired account");
 	r = hs_userdir_read_shell(udirfd, c->owner, c->rd_shell, sizeof(c->rd_shell), &shell);
 	if (r < 0) {
-		c->shell.read_err = r;
 		shell = "";
-		warn_unreadable(c, &c->shell, "an empty shell");
+		warn_unreadable(c, HS_FILE_SHELL, r, "an empty shell");
 	}
 	if ((r = hs_records_shadow_format(&sh, &c->shadow.old_line)) < 0 ||
 	    (r = hs_records_aging_format(&ag, &c->aging.old_line)) < 0)
