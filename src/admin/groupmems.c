@@ -141,7 +141,7 @@ int main(int argc, char **argv)
 {
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
 	struct hs_err err = HS_ERR_INIT;
-	_cleanup_free_ char *mebuf = NULL, *group_buf = NULL;
+	_cleanup_free_ char *mebuf = NULL;
 	char shown[160], what[300];
 	const char *group, *members;
 	struct passwd me;
@@ -168,10 +168,7 @@ int main(int argc, char **argv)
 		g = r == 0 ? getgrgid(getgid()) : NULL;
 		if (!g || strcmp(g->gr_name, me.pw_name) != 0)
 			hs_die(EXIT_NOT_PRIMARY, "your groupname does not match your username");
-		group_buf = strdup(g->gr_name);
-		if (!group_buf)
-			hs_die(EXIT_GROUP_FILE, "out of memory");
-		group = group_buf;
+		group = me.pw_name;     /* the same name, kept in mebuf (not NSS's buffer) */
 	}
 	if (!hs_names_group_valid(group))
 		hs_die(EXIT_INVALID_GROUP, "group '%s' does not exist in %s",
