@@ -11,7 +11,6 @@
  * Options, prompts, messages and exit codes follow shadow-utils' chfn(1)
  * (Debian 12, shadow 4.13); where we differ on purpose, chfn(1) of this
  * package says so. */
-#include <errno.h>
 #include <getopt.h>
 #include <locale.h>
 #include <pwd.h>
@@ -22,13 +21,9 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "account.h"
-#include "accountdb.h"
 #include "cli.h"
 #include "config.h"
-#include "globalfile.h"
 #include "layout.h"
-#include "names.h"
 #include "pamconv.h"
 #include "privs.h"
 #include "pwedit.h"
@@ -67,23 +62,15 @@ static bool amroot;
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] [LOGIN]\n"
-		"\n"
-		"Options:\n"
-		"  -f, --full-name FULL_NAME     change user's full name\n"
-		"  -h, --home-phone HOME_PHONE   change user's home phone number\n"
-		"  -o, --other OTHER_INFO        change user's other GECOS information\n"
-		"  -r, --room ROOM_NUMBER        change user's room number\n"
-		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-		"  -u, --help                    display this help message and exit\n"
-		"  -w, --work-phone WORK_PHONE   change user's office phone number\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog());
-	exit(status);
+	hs_cli_usage(status, "[options] [LOGIN]",
+		     "  -f, --full-name FULL_NAME     change user's full name\n"
+		     "  -h, --home-phone HOME_PHONE   change user's home phone number\n"
+		     "  -o, --other OTHER_INFO        change user's other GECOS information\n"
+		     "  -r, --room ROOM_NUMBER        change user's room number\n"
+		     "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		     "  -u, --help                    display this help message and exit\n"
+		     "  -w, --work-phone WORK_PHONE   change user's office phone number\n",
+		     "\n");
 }
 
 /* Length of the well-formed UTF-8 sequence at s (no overlong form, no
@@ -145,16 +132,19 @@ static bool field_valid(enum field f, const char *value)
 	return true;
 }
 
-static void check_field(enum field f, const char *value)
+/* Every new value given (NULL: unchanged), in field order. */
+static void check_fields(char *newv[F_COUNT])
 {
 	char shown[256];
 
-	if (!field_valid(f, value))
-		hs_die(E_NOPERM, "invalid %s: '%s'", fields[f].what,
-		       hs_printable(value, shown, sizeof(shown)));
-	if (strlen(value) > FIELD_MAX)
-		hs_die(E_NOPERM, "fields too long: the %s is longer than %d bytes",
-		       fields[f].what, FIELD_MAX);
+	for (int f = F_FULL; f < F_COUNT; f++) {
+		if (newv[f] && !field_valid(f, newv[f]))
+			hs_die(E_NOPERM, "invalid %s: '%s'", fields[f].what,
+			       hs_printable(newv[f], shown, sizeof(shown)));
+		if (newv[f] && strlen(newv[f]) > FIELD_MAX)
+			hs_die(E_NOPERM, "fields too long: the %s is longer than %d bytes",
+			       fields[f].what, FIELD_MAX);
+	}
 }
 
 /* ---- the GECOS fields ---- */
@@ -456,10 +446,7 @@ int chfn_main(int argc, char **argv, enum chfn_mode mode)
 			return E_NOPERM;
 		}
 	}
-	/* refuse bad values before asking for a password */
-	for (int f = F_FULL; f < F_COUNT; f++)
-		if (newv[f])
-			check_field(f, newv[f]);
+	check_fields(newv);     /* before asking for a password */
 
 	authenticate(me.pw_name);
 	/* authenticated: from here the kernel lets chfn write /etc only */
@@ -467,9 +454,7 @@ int chfn_main(int argc, char **argv, enum chfn_mode mode)
 
 	if (!any_option) {
 		prompt_fields(name, pw.pw_gecos ? pw.pw_gecos : "", defs, newv);
-		for (int f = F_FULL; f < F_COUNT; f++)
-			if (newv[f])
-				check_field(f, newv[f]);
+		check_fields(newv);
 	}
 	hs_config_free(defs);
 

@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -87,23 +86,10 @@ void hs_editor_env_free(struct hs_editor_env *e)
 	memset(e, 0, sizeof(*e));
 }
 
-const char *hs_editor_command(const struct hs_editor_env *e)
+/* VISUAL, else EDITOR (take() ignored empty values), else "vi". */
+static const char *editor_command(const struct hs_editor_env *e)
 {
-	if (e->visual)
-		return e->visual;
-	if (e->editor)
-		return e->editor;
-	return "vi";
-}
-
-/* "NAME=value", malloc'd. */
-static char *env_entry(const char *name, const char *value)
-{
-	char *s = NULL;
-
-	if (asprintf(&s, "%s=%s", name, value) < 0)
-		return NULL;
-	return s;
+	return e->visual ? e->visual : e->editor ? e->editor : "vi";
 }
 
 static void free_strv(char **v)
@@ -114,6 +100,7 @@ static void free_strv(char **v)
 		free(*p);
 	free(v);
 }
+static void free_strvp(char ***v) { free_strv(*v); }
 
 /* The current (already sanitised) environment, with the captured PATH in
  * place of the safe one, plus HOME, VISUAL and EDITOR. */
@@ -149,8 +136,11 @@ static char **editor_envp(const struct hs_editor_env *e)
 	for (size_t i = 0; i < HS_ARRAY_SIZE(extra); i++) {
 		if (!extra[i].value)
 			continue;
-		if (!(v[k++] = env_entry(extra[i].name, extra[i].value)))
+		if (asprintf(&v[k], "%s=%s", extra[i].name, extra[i].value) < 0) {
+			v[k] = NULL;    /* asprintf leaves it undefined */
 			goto fail;
+		}
+		k++;
 	}
 	return v;
 fail:
@@ -420,24 +410,21 @@ static noreturn void run_child(char **argv, char **envp, bool give_tty, pid_t pa
 
 int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *env)
 {
-	const char *cmd = hs_editor_command(env);
+	const char *cmd = editor_command(env);
 	char shown[256];
-	char **argv = NULL, **envp = NULL;
+	__attribute__((cleanup(free_strvp))) char **argv = NULL, **envp = NULL;
 	bool give_tty, forwarded = false, killed = false;
 	struct timespec deadline = { 0, 0 };
 	pid_t pid, parent = getpid();
 	int status = 0, r;
 
-	if (!signals_ready)
-		hs_edit_signals_init();
+	hs_edit_signals_init();    /* a no-op after the first call */
 	hs_printable(cmd, shown, sizeof(shown));
 	if (hs_edit_signal_pending())
 		return -EINTR;
 	argv = editor_argv(cmd, ef->path);
 	envp = editor_envp(env);
 	if (!argv || !envp) {
-		free_strv(argv);
-		free_strv(envp);
 		hs_warn("out of memory");
 		return -ENOMEM;
 	}
@@ -446,15 +433,11 @@ int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *e
 	pid = fork();
 	if (pid < 0) {
 		r = -errno;
-		free_strv(argv);
-		free_strv(envp);
 		hs_warn("cannot run %s: %s", shown, strerror(-r));
 		return r;
 	}
 	if (pid == 0)
 		run_child(argv, envp, give_tty, parent);
-	free_strv(argv);
-	free_strv(envp);
 	/* also here, so killpg works however the two processes race */
 	(void)setpgid(pid, pid);
 
@@ -532,8 +515,7 @@ int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *e
 
 int hs_edit_ask(const char *question)
 {
-	if (!signals_ready)
-		hs_edit_signals_init();
+	hs_edit_signals_init();    /* a no-op after the first call */
 	for (;;) {
 		char line[64];
 		size_t n = 0;

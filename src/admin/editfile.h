@@ -41,8 +41,6 @@ struct hs_editor_env {
 };
 void hs_editor_env_capture(struct hs_editor_env *e);
 void hs_editor_env_free(struct hs_editor_env *e);
-/* VISUAL, else EDITOR (ignoring empty values), else "vi". */
-const char *hs_editor_command(const struct hs_editor_env *e);
 
 /* Install the recording handlers and block the signals (see above). */
 void hs_edit_signals_init(void);

@@ -35,6 +35,7 @@
 #include "cli.h"
 #include "config.h"
 #include "groupops.h"
+#include "grouptool-common.h"
 #include "hash.h"
 #include "layout.h"
 #include "names.h"
@@ -56,7 +57,7 @@
 
 static struct {
 	const char *add, *del, *admins, *members;
-	bool remove_pw, restrict_pw;
+	bool remove_pw, restrict_pw, set_pw;     /* set_pw: none of the others */
 } o;
 
 static bool amroot;
@@ -116,13 +117,14 @@ static void parse_options(int argc, char **argv)
 	exclusive = !!o.add + !!o.del + o.remove_pw + o.restrict_pw + !!(o.admins || o.members);
 	if (exclusive > 1 || optind != argc - 1)
 		usage(E_USAGE);
+	o.set_pw = exclusive == 0;
 }
 
-static _Noreturn void permission_denied(const char *group, const char *why)
+static _Noreturn void permission_denied(const char *group)
 {
 	fprintf(stderr, "%s: Permission denied.\n", hs_cli_prog());
-	syslog(LOG_ERR, "%s failed to change group %s: Permission denied%s%s",
-	       myname ? myname : "?", group, why ? ": " : "", why ? why : "");
+	syslog(LOG_ERR, "%s failed to change group %s: Permission denied",
+	       myname ? myname : "?", group);
 	exit(E_NOPERM);
 }
 
@@ -290,7 +292,7 @@ static void precheck(const char *group)
 	if (!exists)
 		hs_die(E_BAD_ARG, "group '%s' does not exist in %s", group, HS_ETC_GROUP);
 	if (!allowed)
-		permission_denied(group, NULL);
+		permission_denied(group);
 }
 
 /* Lock and load the group files; the group's index in /etc/group, or
@@ -306,31 +308,26 @@ static long open_group(struct hs_accountset *s, const char *group)
 	if (hs_accountset_open(s, HS_AS_GROUP_FILES, HS_DB_LAZY) < 0)
 		hs_die(E_NOPERM, "%s", s->error);
 	gi = hs_groupops_find(s, group);
-	if (gi < 0) {
-		hs_accountset_close(s);
-		hs_die(E_BAD_ARG, "group '%s' does not exist in %s", group, HS_ETC_GROUP);
-	}
+	if (gi < 0)
+		grouptool_die_closing(s, E_BAD_ARG, "group '%s' does not exist in %s", group,
+				      HS_ETC_GROUP);
 	if (!may_change(hs_groupops_gshadow(s), group)) {
 		hs_accountset_close(s);
-		permission_denied(group, NULL);
+		permission_denied(group);
 	}
 	return gi;
 }
 
-static int check_user_list(struct hs_accountset *s, const char *arg, char **out)
+static void check_user_list(struct hs_accountset *s, const char *arg, char **out)
 {
 	char bad[HS_NAME_MAX * 4 + 8], shown[160];
 	int r = hs_groupops_user_list(s, arg, true, out, bad, sizeof(bad));
 
-	if (r == -ENOMEM) {
-		hs_accountset_close(s);
-		hs_die(E_NOPERM, "out of memory");
-	}
-	if (r < 0) {
-		hs_accountset_close(s);
-		hs_die(E_BAD_ARG, "user '%s' does not exist", hs_printable(bad, shown, sizeof(shown)));
-	}
-	return 0;
+	if (r == -ENOMEM)
+		grouptool_die_closing(s, E_NOPERM, "out of memory");
+	if (r < 0)
+		grouptool_die_closing(s, E_BAD_ARG, "user '%s' does not exist",
+				      hs_printable(bad, shown, sizeof(shown)));
 }
 
 /* Under the locks: check (again) and make the one change asked for.
@@ -343,10 +340,8 @@ static int edit_group(struct hs_accountset *s, long gi, const char *group, const
 	int r;
 
 	if (o.add) {
-		if (!hs_groupops_user_exists(s, o.add, true)) {
-			hs_accountset_close(s);
-			hs_die(E_BAD_ARG, "user '%s' does not exist", o.add);
-		}
+		if (!hs_groupops_user_exists(s, o.add, true))
+			grouptool_die_closing(s, E_BAD_ARG, "user '%s' does not exist", o.add);
 		printf("Adding user %s to group %s\n", o.add, group);
 		r = hs_groupops_add_member(s, (size_t)gi, o.add);
 		snprintf(what, what_size, "user %s added by %s to group %s", o.add, myname,
@@ -359,10 +354,9 @@ static int edit_group(struct hs_accountset *s, long gi, const char *group, const
 			(si >= 0 && hs_records_list_contains(gs->lines[si].rec.gs.members, o.del));
 
 		printf("Removing user %s from group %s\n", o.del, group);
-		if (!member) {
-			hs_accountset_close(s);
-			hs_die(E_BAD_ARG, "user '%s' is not a member of '%s'", o.del, group);
-		}
+		if (!member)
+			grouptool_die_closing(s, E_BAD_ARG, "user '%s' is not a member of '%s'",
+					      o.del, group);
 		r = hs_groupops_remove_member(s, (size_t)gi, o.del, false);
 		snprintf(what, what_size, "user %s removed by %s from group %s", o.del, myname,
 			 group);
@@ -373,10 +367,9 @@ static int edit_group(struct hs_accountset *s, long gi, const char *group, const
 		r = hs_groupops_set_password(s, (size_t)gi, "!");
 		snprintf(what, what_size, "access to group %s restricted by %s", group, myname);
 	} else if (o.admins || o.members) {
-		if (o.admins && !hs_groupops_gshadow(s)) {
-			hs_accountset_close(s);
-			hs_die(E_GSHADOW_NOTFOUND, "shadow group passwords required for -A");
-		}
+		if (o.admins && !hs_groupops_gshadow(s))
+			grouptool_die_closing(s, E_GSHADOW_NOTFOUND,
+					      "shadow group passwords required for -A");
 		if (o.admins)
 			check_user_list(s, o.admins, &admins);
 		if (o.members)
@@ -428,7 +421,6 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 	char hash[HS_HASH_MAX + 1] = "", shown[160], what[600];
 	struct passwd me;
 	const char *group;
-	bool set_password;
 	long gi;
 	int r;
 
@@ -439,19 +431,14 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 	hs_auditlog_open();
 	amroot = hs_privs_caller_is_root();
 	group = argv[optind];
-	set_password = !o.add && !o.del && !o.remove_pw && !o.restrict_pw && !o.admins &&
-		       !o.members;
 
-	if (!amroot && mode != GPASSWD_GROUP_ADMINS) {
+	if (!amroot && (mode != GPASSWD_GROUP_ADMINS || geteuid() != 0)) {
 		fprintf(stderr, "%s: Permission denied.\n", hs_cli_prog());
-		hs_die(E_NOPERM, "this gpasswd is for root only; group administrators can use "
-		       "it only when it is built with -Dsetuid_gpasswd=true and installed "
-		       "setuid root: ask root to make the change");
-	}
-	if (!amroot && geteuid() != 0) {
-		fprintf(stderr, "%s: Permission denied.\n", hs_cli_prog());
-		hs_die(E_NOPERM, "this gpasswd is built for group administrators but is not "
-		       "installed setuid root: ask root to make the change");
+		hs_die(E_NOPERM, "%s: ask root to make the change", mode != GPASSWD_GROUP_ADMINS
+		       ? "this gpasswd is for root only; group administrators can use it only "
+			 "when it is built with -Dsetuid_gpasswd=true and installed setuid root"
+		       : "this gpasswd is built for group administrators but is not installed "
+			 "setuid root");
 	}
 	r = hs_account_getpwuid(getuid(), &me, &mebuf);
 	if (r < 0) {
@@ -473,9 +460,9 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 	/* who may, and a terminal, before asking anything */
 	/* root may change any group and, without a password to ask for, gets
 	 * the same answer under the locks: no need to read the files twice */
-	if (!amroot || set_password)
+	if (!amroot || o.set_pw)
 		precheck(group);
-	if (set_password) {
+	if (o.set_pw) {
 		if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 			hs_die(E_NOPERM, "Not a tty");
 		new_password(group, hash, sizeof(hash));

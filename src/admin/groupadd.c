@@ -27,6 +27,7 @@
 #include "confine.h"
 #include "config.h"
 #include "groupops.h"
+#include "grouptool-common.h"
 #include "ids.h"
 #include "names.h"
 #include "privs.h"
@@ -213,23 +214,18 @@ int main(int argc, char **argv)
 	}
 	if (use_gid && hs_accountdb_find_id(hs_accountset_db(&s, HS_AS_GROUP), gid) >= 0 &&
 	    !o.non_unique) {
-		if (!o.force) {
-			hs_accountset_close(&s);
-			hs_die(E_GID_IN_USE, "GID '%lu' already exists", (unsigned long)gid);
-		}
+		if (!o.force)
+			grouptool_die_closing(&s, E_GID_IN_USE, "GID '%lu' already exists",
+					      (unsigned long)gid);
 		use_gid = false;        /* -f: any free gid will do */
 	}
 	if (o.users) {
 		r = hs_groupops_user_list(&s, o.users, !prefix[0], &members, bad, sizeof(bad));
-		if (r == -ENOMEM) {
-			hs_accountset_close(&s);
-			hs_die(E_GRP_UPDATE, "out of memory");
-		}
-		if (r < 0) {
-			hs_accountset_close(&s);
-			hs_die(E_GRP_UPDATE, "Invalid member username %s",
-			       hs_printable(bad, shown, sizeof(shown)));
-		}
+		if (r == -ENOMEM)
+			grouptool_die_closing(&s, E_GRP_UPDATE, "out of memory");
+		if (r < 0)
+			grouptool_die_closing(&s, E_GRP_UPDATE, "Invalid member username %s",
+					      hs_printable(bad, shown, sizeof(shown)));
 	}
 	if (!use_gid) {
 		struct hs_id_range range;
@@ -238,11 +234,10 @@ int main(int argc, char **argv)
 		r = hs_ids_range(defs, false, o.system, &range);
 		r = r ?: hs_ids_pick_db(hs_accountset_db(&s, HS_AS_GROUP), &range, o.system,
 				       HS_IDS_NO_PREFERENCE, &id);
-		if (r < 0) {
-			hs_accountset_close(&s);
-			hs_die(E_GID_IN_USE, "Can't get unique %sGID (%s)", o.system ? "system " : "",
-			       r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
-		}
+		if (r < 0)
+			grouptool_die_closing(&s, E_GID_IN_USE, "Can't get unique %sGID (%s)",
+					      o.system ? "system " : "",
+					      r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
 		gid = (gid_t)id;
 	}
 	gi = hs_groupops_add(&s, name, gid, o.password, members, &stale);

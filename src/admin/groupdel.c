@@ -9,12 +9,8 @@
  * useradd -g GROUP running at the same moment cannot slip a new primary
  * user in between the check and the delete.  Users of other sources
  * (NSS, e.g. LDAP) are not looked at: their groups live there too. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -22,6 +18,7 @@
 #include "auditlog.h"
 #include "cli.h"
 #include "groupops.h"
+#include "grouptool-common.h"
 #include "layout.h"
 #include "names.h"
 #include "privs.h"
@@ -66,11 +63,10 @@ static void parse_options(int argc, char **argv)
 		case 'h': usage(E_SUCCESS);
 		case 'f': force = true; break;
 		case 'R':
-			hs_die(E_USAGE, "option --root is not supported; run groupdel inside that "
-			       "root instead (chroot DIR groupdel ...)");
 		case 'P':
-			hs_die(E_USAGE, "option --prefix is not supported; run groupdel inside that "
-			       "root instead (chroot DIR groupdel ...)");
+			hs_die(E_USAGE, "option --%s is not supported; run groupdel inside that "
+			       "root instead (chroot DIR groupdel ...)",
+			       c == 'R' ? "root" : "prefix");
 		case OPT_VERSION:
 			hs_print_version();
 		default:
@@ -108,16 +104,12 @@ int main(int argc, char **argv)
 	if (hs_accountset_open(&s, HS_AS_BIT(HS_AS_PASSWD) | HS_AS_GROUP_FILES, 0) < 0)
 		hs_die(E_GRP_UPDATE, "%s", s.error);
 	gi = hs_groupops_find(&s, name);
-	if (gi < 0) {
-		hs_accountset_close(&s);
-		hs_die(E_NOTFOUND, "group '%s' does not exist", name);
-	}
+	if (gi < 0)
+		grouptool_die_closing(&s, E_NOTFOUND, "group '%s' does not exist", name);
 	gid = hs_accountset_db(&s, HS_AS_GROUP)->lines[gi].rec.gr.gid;
-	if (hs_groupops_layout_group(NULL, name)) {
-		hs_accountset_close(&s);
-		hs_die(E_GROUP_BUSY, "cannot remove group '%s': the per-user tree %s and the "
-		       "setgid programs use it", name, HS_TREE_DIR);
-	}
+	if (hs_groupops_layout_group(NULL, name))
+		grouptool_die_closing(&s, E_GROUP_BUSY, "cannot remove group '%s': the per-user "
+				      "tree %s and the setgid programs use it", name, HS_TREE_DIR);
 	ui = hs_groupops_primary_user(&s, gid);
 	if (ui >= 0) {
 		const char *user = hs_accountset_db(&s, HS_AS_PASSWD)->lines[ui].rec.pw.name;

@@ -10,12 +10,10 @@
  * their own group (or, with -g, of any group): /etc/group is world-readable
  * and the list is read from it alone.  Group administrators manage members
  * with gpasswd when it is built setuid (DESIGN §5). */
-#include <errno.h>
 #include <getopt.h>
 #include <grp.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -25,6 +23,7 @@
 #include "accountset.h"
 #include "cli.h"
 #include "groupops.h"
+#include "grouptool-common.h"
 #include "layout.h"
 #include "names.h"
 #include "privs.h"
@@ -91,11 +90,10 @@ static void parse_options(int argc, char **argv)
 		case 'l': o.list = true; exclusive++; break;
 		case 'p': o.purge = true; exclusive++; break;
 		case 'R':
-			hs_die(EXIT_USAGE, "option --root is not supported; run groupmems inside "
-			       "that root instead (chroot DIR groupmems ...)");
 		case 'P':
-			hs_die(EXIT_USAGE, "option --prefix is not supported; run groupmems inside "
-			       "that root instead (chroot DIR groupmems ...)");
+			hs_die(EXIT_USAGE, "option --%s is not supported; run groupmems inside "
+			       "that root instead (chroot DIR groupmems ...)",
+			       c == 'R' ? "root" : "prefix");
 		case OPT_VERSION:
 			hs_print_version();
 		default:
@@ -143,9 +141,9 @@ int main(int argc, char **argv)
 {
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
 	struct hs_err err = HS_ERR_INIT;
-	_cleanup_free_ char *mebuf = NULL, *group_buf = NULL;
+	_cleanup_free_ char *mebuf = NULL;
 	char shown[160], what[300];
-	const char *group;
+	const char *group, *members;
 	struct passwd me;
 	bool amroot;
 	long gi;
@@ -170,10 +168,7 @@ int main(int argc, char **argv)
 		g = r == 0 ? getgrgid(getgid()) : NULL;
 		if (!g || strcmp(g->gr_name, me.pw_name) != 0)
 			hs_die(EXIT_NOT_PRIMARY, "your groupname does not match your username");
-		group_buf = strdup(g->gr_name);
-		if (!group_buf)
-			hs_die(EXIT_GROUP_FILE, "out of memory");
-		group = group_buf;
+		group = me.pw_name;     /* the same name, kept in mebuf (not NSS's buffer) */
 	}
 	if (!hs_names_group_valid(group))
 		hs_die(EXIT_INVALID_GROUP, "group '%s' does not exist in %s",
@@ -196,29 +191,21 @@ int main(int argc, char **argv)
 	if (hs_accountset_open(&s, HS_AS_GROUP_FILES, 0) < 0)
 		hs_die(EXIT_GROUP_FILE, "%s", s.error);
 	gi = hs_groupops_find(&s, group);
-	if (gi < 0) {
-		hs_accountset_close(&s);
-		hs_die(EXIT_INVALID_GROUP, "group '%s' does not exist in %s", group, HS_ETC_GROUP);
-	}
-	{
-		const char *members = hs_accountset_db(&s, HS_AS_GROUP)->lines[gi].rec.gr.members;
-
-		if (o.add && hs_records_list_contains(members, o.add)) {
-			hs_accountset_close(&s);
-			hs_die(EXIT_MEMBER_EXISTS, "user '%s' is already a member of '%s'", o.add,
-			       group);
-		}
-		if (o.del && !hs_records_list_contains(members, o.del)) {
-			hs_accountset_close(&s);
-			hs_die(EXIT_NOT_MEMBER, "user '%s' is not a member of '%s'", o.del, group);
-		}
-	}
+	if (gi < 0)
+		grouptool_die_closing(&s, EXIT_INVALID_GROUP, "group '%s' does not exist in %s",
+				      group, HS_ETC_GROUP);
+	members = hs_accountset_db(&s, HS_AS_GROUP)->lines[gi].rec.gr.members;
+	if (o.add && hs_records_list_contains(members, o.add))
+		grouptool_die_closing(&s, EXIT_MEMBER_EXISTS,
+				      "user '%s' is already a member of '%s'", o.add, group);
+	if (o.del && !hs_records_list_contains(members, o.del))
+		grouptool_die_closing(&s, EXIT_NOT_MEMBER, "user '%s' is not a member of '%s'",
+				      o.del, group);
 	if (o.add) {
 		/* again, under the group lock userdel needs too (see gpasswd) */
-		if (!hs_groupops_user_exists(&s, o.add, true)) {
-			hs_accountset_close(&s);
-			hs_die(EXIT_INVALID_USER, "user '%s' does not exist", o.add);
-		}
+		if (!hs_groupops_user_exists(&s, o.add, true))
+			grouptool_die_closing(&s, EXIT_INVALID_USER, "user '%s' does not exist",
+					      o.add);
 		r = hs_groupops_add_member(&s, (size_t)gi, o.add);
 		snprintf(what, sizeof(what), "user %s added to group %s", o.add, group);
 	} else if (o.del) {

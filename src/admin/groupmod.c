@@ -25,6 +25,7 @@
 #include "auditlog.h"
 #include "cli.h"
 #include "groupops.h"
+#include "grouptool-common.h"
 #include "names.h"
 #include "privs.h"
 #include "records.h"
@@ -92,11 +93,10 @@ static void parse_options(int argc, char **argv)
 		case 'p': o.password = optarg; break;
 		case 'U': o.users = optarg; break;
 		case 'R':
-			hs_die(E_USAGE, "option --root is not supported; run groupmod inside that "
-			       "root instead (chroot DIR groupmod ...)");
 		case 'P':
-			hs_die(E_USAGE, "option --prefix is not supported; run groupmod inside that "
-			       "root instead (chroot DIR groupmod ...)");
+			hs_die(E_USAGE, "option --%s is not supported; run groupmod inside that "
+			       "root instead (chroot DIR groupmod ...)",
+			       c == 'R' ? "root" : "prefix");
 		case OPT_VERSION:
 			hs_print_version();
 		default:
@@ -105,22 +105,6 @@ static void parse_options(int argc, char **argv)
 	}
 	if (optind != argc - 1 || (o.non_unique && !o.gid))
 		usage(E_USAGE);
-}
-
-static _Noreturn void die_closing(struct hs_accountset *s, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static _Noreturn void die_closing(struct hs_accountset *s, int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	hs_accountset_close(s);
-	fprintf(stderr, "%s: ", hs_cli_prog());
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(status);
 }
 
 /* Every argument, before the locks. */
@@ -148,14 +132,16 @@ static void check_arguments(const char *name, gid_t *new_gid)
 static void check_rename_and_renumber(struct hs_accountset *s, const char *name, gid_t new_gid)
 {
 	if ((o.new_name || o.gid) && hs_groupops_layout_group(NULL, name))
-		die_closing(s, E_GRP_UPDATE, "group '%s' belongs to the per-user tree %s: its "
-			    "files and the setgid programs carry its name and GID, so it cannot "
-			    "be renamed or renumbered", name, "/etc/hardened-shadow");
+		grouptool_die_closing(s, E_GRP_UPDATE, "group '%s' belongs to the per-user tree "
+				      "%s: its files and the setgid programs carry its name and "
+				      "GID, so it cannot be renamed or renumbered", name,
+				      "/etc/hardened-shadow");
 	if (o.new_name && hs_groupops_find(s, o.new_name) >= 0)
-		die_closing(s, E_NAME_IN_USE, "group '%s' already exists", o.new_name);
+		grouptool_die_closing(s, E_NAME_IN_USE, "group '%s' already exists", o.new_name);
 	if (o.gid && !o.non_unique &&
 	    hs_accountdb_find_id(hs_accountset_db(s, HS_AS_GROUP), new_gid) >= 0)
-		die_closing(s, E_GID_IN_USE, "GID '%lu' already exists", (unsigned long)new_gid);
+		grouptool_die_closing(s, E_GID_IN_USE, "GID '%lu' already exists",
+				      (unsigned long)new_gid);
 }
 
 /* -a -U: the current members base, then the new ones; NULL when out of
@@ -188,24 +174,22 @@ static char *new_member_list(struct hs_accountset *s, long gi)
 	int r = hs_groupops_user_list(s, o.users, true, &members, bad, sizeof(bad));
 
 	if (r == -ENOMEM)
-		die_closing(s, E_GRP_UPDATE, "out of memory");
+		grouptool_die_closing(s, E_GRP_UPDATE, "out of memory");
 	if (r < 0)
-		die_closing(s, E_GRP_UPDATE, "Invalid member username %s",
-			    hs_printable(bad, shown, sizeof(shown)));
+		grouptool_die_closing(s, E_GRP_UPDATE, "Invalid member username %s",
+				      hs_printable(bad, shown, sizeof(shown)));
 	if (!o.append)
 		return members;
 	joined = append_members(hs_accountset_db(s, HS_AS_GROUP)->lines[gi].rec.gr.members,
 				members);
 	free(members);
 	if (!joined)
-		die_closing(s, E_GRP_UPDATE, "out of memory");
+		grouptool_die_closing(s, E_GRP_UPDATE, "out of memory");
 	return joined;
 }
 
-static void note_change(char *changes, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 /* Append to the syslog line's list of changes. */
+__attribute__((format(printf, 3, 4)))
 static void note_change(char *changes, size_t size, const char *fmt, ...)
 {
 	size_t used = strlen(changes);
@@ -308,7 +292,7 @@ int main(int argc, char **argv)
 		hs_die(E_GRP_UPDATE, "%s", s.error);
 	gi = hs_groupops_find(&s, name);
 	if (gi < 0)
-		die_closing(&s, E_NOTFOUND, "group '%s' does not exist", name);
+		grouptool_die_closing(&s, E_NOTFOUND, "group '%s' does not exist", name);
 	old_gid = hs_accountset_db(&s, HS_AS_GROUP)->lines[gi].rec.gr.gid;
 	if (o.new_name && strcmp(o.new_name, name) == 0)
 		o.new_name = NULL;
@@ -321,7 +305,7 @@ int main(int argc, char **argv)
 	/* ---- the edits, in memory ---- */
 	old_name = strdup(name);
 	if (!old_name)
-		die_closing(&s, E_GRP_UPDATE, "out of memory");
+		grouptool_die_closing(&s, E_GRP_UPDATE, "out of memory");
 	r = stage_edits(&s, (size_t)gi, members, old_gid, new_gid, changes, sizeof(changes),
 			&moved);
 	bool gshadow = hs_accountset_db(&s, HS_AS_GSHADOW) != NULL;
@@ -330,12 +314,12 @@ int main(int argc, char **argv)
 		hs_report(&err);
 		return E_GRP_UPDATE;
 	}
-	if (changes[0])
+	if (changes[0]) {
 		audit_changes(old_name, old_gid, new_gid, gshadow);
-	if (changes[0])
 		syslog(LOG_INFO, "group changed: group %s/%lu%s%s", old_name,
 		       (unsigned long)old_gid, changes,
 		       moved > 0 ? " (and the primary group of its users)" : "");
+	}
 	closelog();
 	return E_SUCCESS;
 }

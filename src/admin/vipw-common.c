@@ -100,23 +100,16 @@ static _Noreturn void leave(int status)
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options]\n"
-		"\n"
-		"Options:\n"
-		"  -g, --group                   edit group database\n"
-		"  -h, --help                    display this help message and exit\n"
-		"  -p, --passwd                  edit passwd database\n"
-		"  -q, --quiet                   quiet mode\n"
-		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-		"  -s, --shadow                  edit shadow or gshadow database\n"
-		"  -u, --user USER               with -s: edit USER's entry in %s\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog(), HS_TREE_DIR);
-	exit(status);
+	hs_cli_usage(status, "[options]",
+		     "  -g, --group                   edit group database\n"
+		     "  -h, --help                    display this help message and exit\n"
+		     "  -p, --passwd                  edit passwd database\n"
+		     "  -q, --quiet                   quiet mode\n"
+		     "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		     "  -s, --shadow                  edit shadow or gshadow database\n"
+		     "  -u, --user USER               with -s: edit USER's entry in "
+		     HS_TREE_DIR "\n",
+		     "\n");
 }
 
 /* ---- the edit loop, shared by every target ---- */
@@ -125,9 +118,9 @@ static _Noreturn void usage(int status)
 typedef int (*check_fn)(void *ctx, const char *data, size_t len);
 
 /* Edit orig in a private copy until it is unchanged (leave(0)), fails
- * (leave), or passes check: then *out holds it (malloc'd). */
+ * (leave), or passes check, which keeps a copy of what it needs. */
 static void edit_copy(const char *copy_name, const char *orig, size_t orig_len, check_fn check,
-		      void *ctx, char **out, size_t *out_len)
+		      void *ctx)
 {
 	int r = hs_editfile_create(&copy, hs_cli_prog(), copy_name, orig, orig_len);
 
@@ -136,34 +129,30 @@ static void edit_copy(const char *copy_name, const char *orig, size_t orig_len, 
 		leave(E_FAILURE);
 	}
 	for (;;) {
-		char *data = NULL;
-		size_t len = 0;
+		struct hs_secret_buf data = { NULL, 0 };
+		bool ok;
 
 		r = hs_editfile_edit(&copy, &editor_env);
 		if (r == -EINTR)
 			leave(LEAVE_SIGNAL);
 		if (r != 0)
 			leave(r > 0 ? r : E_FAILURE);
-		r = hs_editfile_read(&copy, HS_GLOBALFILE_MAX, &data, &len);
+		r = hs_editfile_read(&copy, HS_GLOBALFILE_MAX, &data.p, &data.size);
 		if (r < 0) {
 			hs_warn("cannot read the edited copy %s: %s", copy.path, hs_strerror(r));
 			leave(E_FAILURE);
 		}
-		if (len == orig_len && memcmp(data, orig, len) == 0) {
-			hs_wipe(data, len);
-			free(data);
+		if (data.size == orig_len && memcmp(data.p, orig, orig_len) == 0) {
+			hs_secret_buf_freep(&data);
 			leave(E_SUCCESS);
 		}
 		/* an empty file parses, and would lock everybody out */
-		if (len == 0)
+		if (data.size == 0)
 			hs_warn("the edited copy is empty");
-		else if (check(ctx, data, len) == 0) {
-			*out = data;
-			*out_len = len;
+		ok = data.size > 0 && check(ctx, data.p, data.size) == 0;
+		hs_secret_buf_freep(&data);
+		if (ok)
 			return;
-		}
-		hs_wipe(data, len);
-		free(data);
 		/* nobody to ask: a script's edit that does not parse fails */
 		if (!isatty(STDIN_FILENO))
 			leave(E_FAILURE);
@@ -173,13 +162,6 @@ static void edit_copy(const char *copy_name, const char *orig, size_t orig_len, 
 		if (r == 0)
 			leave(E_FAILURE);
 	}
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
 }
 
 static bool file_exists(const char *path)
@@ -227,15 +209,14 @@ static void lock_global(const char *path)
 static void edit_global(enum hs_db_kind kind, const char *path)
 {
 	struct global_ctx ctx = { .kind = kind, .path = path, .db = HS_ACCOUNTDB_INIT };
-	char *orig = NULL, *now = NULL, *edited = NULL;
-	size_t orig_len = 0, now_len = 0, edited_len = 0;
+	struct hs_secret_buf orig = { NULL, 0 }, now = { NULL, 0 };
 	sigset_t saved;
 	bool same;
 	int r;
 
 	target = path;
 	lock_global(path);
-	r = hs_globalfile_read(path, &orig, &orig_len);
+	r = hs_globalfile_read(path, &orig.p, &orig.size);
 	if (r == -ENOENT && kind == HS_DB_SHADOW && file_exists(HS_TREE_DIR)) {
 		hs_warn("%s does not exist: this system keeps each user's shadow entry in %s/USER; "
 			"edit one with %s -s -u USER", path, HS_TREE_DIR, hs_cli_prog());
@@ -245,20 +226,14 @@ static void edit_global(enum hs_db_kind kind, const char *path)
 		hs_warn("cannot read %s: %s", path, hs_strerror(r));
 		leave(E_FAILURE);
 	}
-	edit_copy(base_name(path), orig, orig_len, check_global, &ctx, &edited, &edited_len);
+	edit_copy(basename(path), orig.p, orig.size, check_global, &ctx);
 
 	/* We held the locks throughout; only a program that ignores them
 	 * could have changed the file, and its change must not be lost. */
-	r = hs_globalfile_read(path, &now, &now_len);
-	same = r == 0 && now_len == orig_len && memcmp(now, orig, orig_len) == 0;
-	if (now) {
-		hs_wipe(now, now_len);
-		free(now);
-	}
-	hs_wipe(orig, orig_len);
-	free(orig);
-	hs_wipe(edited, edited_len);
-	free(edited);
+	r = hs_globalfile_read(path, &now.p, &now.size);
+	same = r == 0 && now.size == orig.size && memcmp(now.p, orig.p, orig.size) == 0;
+	hs_secret_buf_freep(&now);
+	hs_secret_buf_freep(&orig);
 	if (!same) {
 		hs_warn("%s was changed by another program during the edit; not installed", path);
 		hs_accountdb_free(&ctx.db);
@@ -287,7 +262,6 @@ static void edit_global(enum hs_db_kind kind, const char *path)
  * stand-in shown when it could not be read. */
 struct part {
 	const char *file;       /* HS_FILE_* */
-	int read_err;           /* 0, or why it could not be read */
 	char *old_line;         /* formatted, with '\n'; "" for an unread shell */
 	char *new_line;         /* after the edit */
 };
@@ -307,36 +281,34 @@ struct user_ctx {
 	char *shadow_buf, *shell_buf;
 };
 
-static void part_free(struct part *p, bool secret)
+/* Forget what check_user made of an edit. */
+static void forget_edit(struct user_ctx *c)
 {
-	if (secret) {
-		hs_free_secret(p->old_line);
-		hs_free_secret(p->new_line);
-	} else {
-		free(p->old_line);
-		free(p->new_line);
-	}
-	p->old_line = p->new_line = NULL;
+	hs_free_secret(c->shadow.new_line);
+	free(c->aging.new_line);
+	free(c->shell.new_line);
+	c->shadow.new_line = c->aging.new_line = c->shell.new_line = NULL;
+	hs_free_secret(c->shadow_buf);
+	free(c->shell_buf);
+	c->shadow_buf = c->shell_buf = NULL;
 }
 
 static void user_ctx_free(struct user_ctx *c)
 {
-	part_free(&c->shadow, true);
-	part_free(&c->aging, false);
-	part_free(&c->shell, false);
-	hs_free_secret(c->shadow_buf);
-	free(c->shell_buf);
-	c->shadow_buf = c->shell_buf = NULL;
+	forget_edit(c);
+	hs_free_secret(c->shadow.old_line);
+	free(c->aging.old_line);
+	free(c->shell.old_line);
+	c->shadow.old_line = c->aging.old_line = c->shell.old_line = NULL;
 	hs_wipe(c->rd_shadow, sizeof(c->rd_shadow));
 }
 
-static void warn_unreadable(const struct user_ctx *c, const struct part *p, const char *shown)
+static void warn_unreadable(const struct user_ctx *c, const char *file, int r, const char *shown)
 {
 	char path[HS_PATHBUF_USER];
 
 	hs_warn("cannot read %s: %s; showing %s instead",
-		hs_userdir_path(path, sizeof(path), c->name, p->file), hs_strerror(p->read_err),
-		shown);
+		hs_userdir_path(path, sizeof(path), c->name, file), hs_strerror(r), shown);
 }
 
 /* Read the three files after taking the lock.  A file that cannot be read
@@ -352,21 +324,17 @@ static int read_user(struct user_ctx *c, int udirfd, struct hs_spwd *sp)
 
 	r = hs_userdir_read_shadow(udirfd, c->owner, c->rd_shadow, sizeof(c->rd_shadow), &sh);
 	if (r < 0) {
-		c->shadow.read_err = r;
 		sh.hash = "!";
 		sh.lstchg = HS_UNSET;
-		warn_unreadable(c, &c->shadow, "a locked password");
+		warn_unreadable(c, HS_FILE_SHADOW, r, "a locked password");
 	}
 	r = hs_userdir_aging_or_expired(udirfd, &ag);
-	if (r < 0) {
-		c->aging.read_err = r;
-		warn_unreadable(c, &c->aging, "an expired account");
-	}
+	if (r < 0)
+		warn_unreadable(c, HS_FILE_AGING, r, "an expired account");
 	r = hs_userdir_read_shell(udirfd, c->owner, c->rd_shell, sizeof(c->rd_shell), &shell);
 	if (r < 0) {
-		c->shell.read_err = r;
 		shell = "";
-		warn_unreadable(c, &c->shell, "an empty shell");
+		warn_unreadable(c, HS_FILE_SHELL, r, "an empty shell");
 	}
 	if ((r = hs_records_shadow_format(&sh, &c->shadow.old_line)) < 0 ||
 	    (r = hs_records_aging_format(&ag, &c->aging.old_line)) < 0)
@@ -423,8 +391,7 @@ static int user_text(struct user_ctx *c, const struct hs_spwd *sp, const char *p
 }
 
 /* "PATH:LINE: message" for the edited entry. */
-static int user_refuse(const struct user_ctx *c, unsigned long lineno, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+__attribute__((format(printf, 3, 4)))
 static int user_refuse(const struct user_ctx *c, unsigned long lineno, const char *fmt, ...)
 {
 	char path[HS_PATHBUF_USER], msg[512];
@@ -512,15 +479,7 @@ static int check_user(void *p, const char *data, size_t len)
 	unsigned content = 0;
 	int r = 0;
 
-	/* forget the previous attempt */
-	hs_free_secret(c->shadow.new_line);
-	free(c->aging.new_line);
-	free(c->shell.new_line);
-	c->shadow.new_line = c->aging.new_line = c->shell.new_line = NULL;
-	hs_free_secret(c->shadow_buf);
-	free(c->shell_buf);
-	c->shadow_buf = c->shell_buf = NULL;
-
+	forget_edit(c);     /* the previous attempt */
 	hs_strbuf_lines_init(&it, data, len);
 	while (hs_strbuf_line_next(&it, &line, &n)) {
 		if (memchr(line, '\0', n))
@@ -586,7 +545,8 @@ static int write_part(const struct user_ctx *c, const struct part *p, int r)
 static void edit_user(const char *name)
 {
 	static char path[HS_PATHBUF_USER];     /* target points here */
-	char *pwbuf = NULL, *text = NULL, *edited = NULL;
+	char *pwbuf = NULL;
+	struct hs_secret_buf text = { NULL, 0 };
 	struct user_ctx ctx = {
 		.name = name,
 		.shadow = { .file = HS_FILE_SHADOW },
@@ -596,7 +556,6 @@ static void edit_user(const char *name)
 	struct passwd pw;
 	struct hs_spwd sp;
 	gid_t tree_gid, auth_gid;
-	size_t text_len = 0, edited_len = 0;
 	sigset_t saved;
 	int treefd, r, failed = 0;
 
@@ -629,16 +588,13 @@ static void edit_user(const char *name)
 	lock_user(treefd, name);
 	r = read_user(&ctx, userdir_fd, &sp);
 	if (r == 0)
-		r = user_text(&ctx, &sp, pw.pw_shell ? pw.pw_shell : "", &text, &text_len);
+		r = user_text(&ctx, &sp, pw.pw_shell ? pw.pw_shell : "", &text.p, &text.size);
 	if (r < 0) {
 		hs_warn("cannot show %s: %s", path, hs_strerror(r));
 		leave(E_FAILURE);
 	}
-	edit_copy(name, text, text_len, check_user, &ctx, &edited, &edited_len);
-	hs_wipe(text, text_len);
-	free(text);
-	hs_wipe(edited, edited_len);
-	free(edited);
+	edit_copy(name, text.p, text.size, check_user, &ctx);
+	hs_secret_buf_freep(&text);
 
 	if (!changed(&ctx.shadow) && !changed(&ctx.aging) && !changed(&ctx.shell)) {
 		user_ctx_free(&ctx);
@@ -732,9 +688,21 @@ static void parse_options(int argc, char **argv, const char **user, bool *shadow
 		*shadow = true;
 }
 
+/* The global files, by [group][shadow], with the companion an edit may
+ * have to be followed by and the command that edits it. */
+static const struct {
+	enum hs_db_kind kind;
+	const char *path, *other, *other_cmd;
+} global_files[2][2] = {
+	{ { HS_DB_PASSWD, HS_ETC_PASSWD, HS_ETC_SHADOW, "vipw -s" },
+	  { HS_DB_SHADOW, HS_ETC_SHADOW, HS_ETC_PASSWD, "vipw" } },
+	{ { HS_DB_GROUP, HS_ETC_GROUP, HS_ETC_GSHADOW, "vigr -s" },
+	  { HS_DB_GSHADOW, HS_ETC_GSHADOW, HS_ETC_GROUP, "vigr" } },
+};
+
 int vipw_main(int argc, char **argv, enum vipw_mode mode)
 {
-	const char *user = NULL, *path, *other, *other_cmd;
+	const char *user = NULL, *other = NULL;
 	bool shadow = false, group = mode == VIGR_MODE;
 
 	/* before hs_privs_init, which drops them */
@@ -753,27 +721,12 @@ int vipw_main(int argc, char **argv, enum vipw_mode mode)
 
 	if (user) {
 		edit_user(user);
-		other = NULL;
-		other_cmd = NULL;
 	} else {
-		if (group)
-			path = shadow ? HS_ETC_GSHADOW : HS_ETC_GROUP;
-		else
-			path = shadow ? HS_ETC_SHADOW : HS_ETC_PASSWD;
-		edit_global(group ? (shadow ? HS_DB_GSHADOW : HS_DB_GROUP)
-				  : (shadow ? HS_DB_SHADOW : HS_DB_PASSWD),
-			    path);
-		if (group) {
-			other = shadow ? HS_ETC_GROUP : HS_ETC_GSHADOW;
-			other_cmd = shadow ? "vigr" : "vigr -s";
-		} else {
-			other = shadow ? HS_ETC_PASSWD : HS_ETC_SHADOW;
-			other_cmd = shadow ? "vipw" : "vipw -s";
-		}
+		edit_global(global_files[group][shadow].kind, global_files[group][shadow].path);
 		/* as shadow-utils: the companion of a plain file only when
 		 * the system has one */
-		if (!shadow && !file_exists(other))
-			other = NULL;
+		if (shadow || file_exists(global_files[group][shadow].other))
+			other = global_files[group][shadow].other;
 	}
 
 	release_all();
@@ -783,7 +736,7 @@ int vipw_main(int argc, char **argv, enum vipw_mode mode)
 		printf("You have modified %s.\n"
 		       "You may need to modify %s for consistency.\n"
 		       "Please use the command '%s' to do so.\n",
-		       target, other, other_cmd);
+		       target, other, global_files[group][shadow].other_cmd);
 	hs_editor_env_free(&editor_env);
 	closelog();
 	return E_SUCCESS;

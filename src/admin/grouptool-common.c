@@ -1,0 +1,22 @@
+/* What the group tools share; see grouptool-common.h. */
+#include "grouptool-common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "accountset.h"
+#include "cli.h"
+
+noreturn void grouptool_die_closing(struct hs_accountset *s, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	hs_accountset_close(s);
+	fprintf(stderr, "%s: ", hs_cli_prog());
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(status);
+}
