@@ -278,7 +278,8 @@ struct user_ctx {
 	struct hs_shadow new_shadow;
 	struct hs_aging new_aging;
 	const char *new_shell;
-	char *shadow_buf, *shell_buf;
+	struct hs_secret_buf shadow_buf;  /* parsing cuts it with NULs: wiped by size */
+	char *shell_buf;
 };
 
 /* Forget what check_user made of an edit. */
@@ -288,9 +289,9 @@ static void forget_edit(struct user_ctx *c)
 	free(c->aging.new_line);
 	free(c->shell.new_line);
 	c->shadow.new_line = c->aging.new_line = c->shell.new_line = NULL;
-	hs_free_secret(c->shadow_buf);
+	hs_secret_buf_freep(&c->shadow_buf);
 	free(c->shell_buf);
-	c->shadow_buf = c->shell_buf = NULL;
+	c->shell_buf = NULL;
 }
 
 static void user_ctx_free(struct user_ctx *c)
@@ -421,10 +422,11 @@ static int parse_shadow_line(struct user_ctx *c, const char *line, size_t n, uns
 	struct hs_spwd sp;
 	int r;
 
-	c->shadow_buf = strndup(line, n);
-	if (!c->shadow_buf)
+	c->shadow_buf.p = strndup(line, n);
+	if (!c->shadow_buf.p)
 		return -ENOMEM;
-	r = hs_records_spwd_parse(c->shadow_buf, &sp);
+	c->shadow_buf.size = strlen(c->shadow_buf.p) + 1;
+	r = hs_records_spwd_parse(c->shadow_buf.p, &sp);
 	if (r < 0)
 		return user_refuse(c, no, "invalid shadow(5) line: %s", hs_strerror(r));
 	if (strcmp(sp.name, c->name) != 0)

@@ -1326,6 +1326,7 @@ struct salvaged {
 	struct hs_gshadow gs;
 	char *lists[2];         /* group: [1] members; gshadow: [0] admins, [1] members */
 	char *storage, *fixed;
+	size_t storage_size, fixed_size;   /* parsing cuts both with NULs */
 };
 
 static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salvaged *s)
@@ -1345,12 +1346,14 @@ static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salv
 	if (colons != 3)
 		return;
 	s->storage = strndup(l->text, l->len);
+	s->storage_size = l->len + 1;
 	/* the fixed fields with empty lists: "name:pw:gid:" / "name:pw::" */
 	if (asprintf(&s->fixed, "%.*s%s", (int)(kind == HS_DB_GROUP ? cut[2] : cut[1]) + 1,
 		     l->text, kind == HS_DB_GROUP ? "" : ":") < 0)
 		s->fixed = NULL;
 	if (!s->storage || !s->fixed)
 		return;
+	s->fixed_size = strlen(s->fixed) + 1;
 	t = s->storage;
 	t[cut[0]] = t[cut[1]] = t[cut[2]] = '\0';
 	s->lists[0] = t + cut[1] + 1;   /* gshadow's admins */
@@ -1363,8 +1366,9 @@ static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salv
 
 static void salvage_free(struct salvaged *s)
 {
-	free(s->storage);
-	free(s->fixed);
+	/* gshadow's second field is a group's password hash */
+	hs_secret_buf_freep(&(struct hs_secret_buf){ s->storage, s->storage_size });
+	hs_secret_buf_freep(&(struct hs_secret_buf){ s->fixed, s->fixed_size });
 }
 
 /* Split list on ',' without hs_records_list_next's assumption of a valid list:
