@@ -314,8 +314,7 @@ static void add_names(struct export *x, const struct hs_passwd *pw)
 	char full[HS_GECOS_MAX + 1];
 	const char *sn;
 
-	memcpy(full, pw->gecos, full_len);
-	full[full_len] = '\0';
+	snprintf(full, sizeof(full), "%.*s", (int)full_len, pw->gecos);
 	while (full_len > 0 && full[full_len - 1] == ' ')
 		full[--full_len] = '\0';
 	if (!full[0])
@@ -330,17 +329,18 @@ static void add_names(struct export *x, const struct hs_passwd *pw)
 		add(x, "gecos", pw->gecos);
 }
 
+/* shadow(5)'s day fields after the hash, as shadowAccount names them:
+ * written by export, read back by import in this order */
+static const char *const shadow_attrs[] = { "shadowLastChange", "shadowMin", "shadowMax",
+					    "shadowWarning", "shadowInactive", "shadowExpire" };
+
 static void add_aging(struct export *x, const struct hs_shadow *sh, const struct hs_aging *ag)
 {
-	const struct { const char *attr; long value; } f[] = {
-		{ "shadowLastChange", sh->lstchg }, { "shadowMin", ag->min },
-		{ "shadowMax", ag->max }, { "shadowWarning", ag->warn },
-		{ "shadowInactive", ag->inact }, { "shadowExpire", ag->expire },
-	};
+	const long days[] = { sh->lstchg, ag->min, ag->max, ag->warn, ag->inact, ag->expire };
 
-	for (size_t i = 0; i < HS_ARRAY_SIZE(f); i++)
-		if (f[i].value != HS_UNSET)
-			add_num(x, f[i].attr, f[i].value);
+	for (size_t i = 0; i < HS_ARRAY_SIZE(shadow_attrs); i++)
+		if (days[i] != HS_UNSET)
+			add_num(x, shadow_attrs[i], days[i]);
 	if (ag->flag[0])
 		add(x, "shadowFlag", ag->flag);
 }
@@ -594,6 +594,7 @@ static int export_main(void)
 /* newusers' fields, then --aging's */
 enum { N_NAME, N_HASH, N_UID, N_GID, N_GECOS, N_DIR, N_SHELL, N_LSTCHG, N_MIN, N_MAX,
        N_WARN, N_INACT, N_EXPIRE, N_FIELDS };
+_Static_assert(N_FIELDS - N_LSTCHG == HS_ARRAY_SIZE(shadow_attrs), "one field per attribute");
 
 static void read_all(int fd, const char *what, struct hs_buf *in)
 {
@@ -770,12 +771,8 @@ static void account_line(const struct hs_ldif *l, const struct hs_ldif_entry *e,
 	check_home(e, lim, f[N_NAME], f[N_DIR]);
 	f[N_SHELL] = single(e, "loginShell");
 	f[N_SHELL] = f[N_SHELL] ? f[N_SHELL] : "";
-	f[N_LSTCHG] = number(e, "shadowLastChange", false, HS_DAYS_MAX);
-	f[N_MIN] = number(e, "shadowMin", false, HS_DAYS_MAX);
-	f[N_MAX] = number(e, "shadowMax", false, HS_DAYS_MAX);
-	f[N_WARN] = number(e, "shadowWarning", false, HS_DAYS_MAX);
-	f[N_INACT] = number(e, "shadowInactive", false, HS_DAYS_MAX);
-	f[N_EXPIRE] = number(e, "shadowExpire", false, HS_DAYS_MAX);
+	for (size_t k = 0; k < HS_ARRAY_SIZE(shadow_attrs); k++)
+		f[N_LSTCHG + k] = number(e, shadow_attrs[k], false, HS_DAYS_MAX);
 	check_group(l, e, gr, lim, f[N_NAME], f[N_GID]);
 	for (int k = 0; k < N_FIELDS; k++) {
 		/* the one check that keeps every value inside its field */
