@@ -14,8 +14,8 @@
  * a mail or terminal will not wrap. */
 #define LDIF_COLUMNS 76
 
-static const char b64_alphabet[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+#define LETTERS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+static const char b64_alphabet[] = LETTERS "0123456789+/";
 
 bool hs_ldif_value_safe(const char *value, size_t len)
 {
@@ -38,19 +38,13 @@ bool hs_ldif_value_safe(const char *value, size_t len)
 	return true;
 }
 
+/* A letter, then letters, digits, '-' and options after ';' */
 static bool attr_valid(const char *attr)
 {
-	const char *p = attr;
+	size_t len = strlen(attr);
 
-	if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')))
-		return false;
-	for (p++; *p; p++) {
-		bool ok = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-			  (*p >= '0' && *p <= '9') || *p == '-' || *p == ';';
-		if (!ok)
-			return false;
-	}
-	return p[-1] != ';';
+	return len > 0 && strchr(LETTERS, attr[0]) && attr[len - 1] != ';' &&
+	       strspn(attr, LETTERS "0123456789-;") == len;
 }
 
 static int base64_append(struct hs_buf *out, const unsigned char *in, size_t len)
@@ -144,11 +138,11 @@ static int b64_digit(unsigned char c)
 /* Decode in (spaces ignored) into a malloc'd, NUL-terminated buffer. */
 static int base64_decode(const char *in, size_t len, char **out, size_t *out_len)
 {
-	unsigned char *buf = malloc(len / 4 * 3 + 4);
+	_cleanup_secret_buf_ struct hs_secret_buf buf = { malloc(len / 4 * 3 + 4), len / 4 * 3 + 4 };
 	uint32_t acc = 0;
 	size_t n = 0, digits = 0, pad = 0;
 
-	if (!buf)
+	if (!buf.p)
 		return -ENOMEM;
 	for (size_t i = 0; i < len; i++) {
 		int d = in[i] == '=' ? 0 : b64_digit((unsigned char)in[i]);
@@ -159,28 +153,20 @@ static int base64_decode(const char *in, size_t len, char **out, size_t *out_len
 		if (in[i] == '=' && digits % 4 >= 2)
 			pad++;
 		else if (d < 0 || in[i] == '=' || pad)
-			d = -1;
-		if (d < 0) {
-			hs_wipe(buf, len / 4 * 3 + 4);
-			free(buf);
 			return -HS_E_FORMAT;
-		}
 		acc = acc << 6 | (uint32_t)d;
 		if (++digits % 4 == 0) {
-			buf[n++] = (unsigned char)(acc >> 16);
-			buf[n++] = (unsigned char)(acc >> 8);
-			buf[n++] = (unsigned char)acc;
+			buf.p[n++] = (char)(acc >> 16);
+			buf.p[n++] = (char)(acc >> 8);
+			buf.p[n++] = (char)acc;
 			acc = 0;
 		}
 	}
-	if (digits % 4 != 0) {
-		hs_wipe(buf, len / 4 * 3 + 4);
-		free(buf);
+	if (digits % 4 != 0)
 		return -HS_E_FORMAT;
-	}
 	n -= pad;
-	buf[n] = '\0';
-	*out = (char *)buf;
+	buf.p[n] = '\0';
+	*out = TAKE_PTR(buf.p);
 	*out_len = n;
 	return 0;
 }
@@ -327,51 +313,41 @@ static int grow(void **array, size_t n, size_t size)
 static int add_line(struct reader *rd, unsigned long lineno, struct hs_buf *cur,
 		    struct hs_ldif *out, bool *in_entry, bool *version_ok)
 {
-	char *attr = NULL, *value = NULL;
-	size_t vlen = 0;
-	int r = split_attr(rd, lineno, cur, &attr, &value, &vlen);
+	_cleanup_secret_buf_ struct hs_secret_buf value = { NULL, 0 };
+	_cleanup_free_ char *name = NULL;
+	struct hs_ldif_entry *e;
+	char *attr = NULL;
+	int r = split_attr(rd, lineno, cur, &attr, &value.p, &value.size);
 
 	if (r < 0)
 		return r;
 	if (!*in_entry && *version_ok && strcasecmp(attr, "version") == 0) {
 		*version_ok = false;
-		r = strcmp(value, "1") == 0 ? 0
+		return strcmp(value.p, "1") == 0 ? 0
 			: hs_err_set(rd->err, -HS_E_FORMAT, "line %lu: unknown LDIF version", lineno);
-		free(value);
-		return r;
 	}
 	*version_ok = false;
 	if (!*in_entry) {
-		if (strcasecmp(attr, "dn") != 0 || memchr(value, '\0', vlen)) {
-			free(value);
+		if (strcasecmp(attr, "dn") != 0 || memchr(value.p, '\0', value.size))
 			return hs_err_set(rd->err, -HS_E_FORMAT, "line %lu: an entry must start with dn:",
 					  lineno);
-		}
-		if ((r = grow((void **)&out->e, out->n, sizeof(*out->e))) < 0) {
-			free(value);
+		if ((r = grow((void **)&out->e, out->n, sizeof(*out->e))) < 0)
 			return r;
-		}
-		out->e[out->n++] = (struct hs_ldif_entry){ .lineno = lineno, .dn = value };
+		out->e[out->n] = (struct hs_ldif_entry){ .lineno = lineno };
+		out->e[out->n++].dn = TAKE_PTR(value.p);
 		*in_entry = true;
 		return 0;
 	}
-	struct hs_ldif_entry *e = &out->e[out->n - 1];
-
-	if (strcasecmp(attr, "changetype") == 0 || strcasecmp(attr, "control") == 0) {
-		hs_free_secret(value);
+	if (strcasecmp(attr, "changetype") == 0 || strcasecmp(attr, "control") == 0)
 		return hs_err_set(rd->err, -HS_E_FORMAT,
 				  "line %lu: change records are not supported (content records only)",
 				  lineno);
-	}
-	char *name = strdup(attr);
-
-	if (!name || (r = grow((void **)&e->v, e->n, sizeof(*e->v))) < 0) {
-		free(name);
-		hs_wipe(value, vlen);
-		free(value);
+	e = &out->e[out->n - 1];
+	name = strdup(attr);
+	if (!name || grow((void **)&e->v, e->n, sizeof(*e->v)) < 0)
 		return -ENOMEM;
-	}
-	e->v[e->n++] = (struct hs_ldif_value){ .attr = name, .value = value, .len = vlen };
+	e->v[e->n] = (struct hs_ldif_value){ .attr = TAKE_PTR(name), .len = value.size };
+	e->v[e->n++].value = TAKE_PTR(value.p);
 	return 0;
 }
 

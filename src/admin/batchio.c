@@ -7,9 +7,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "layout.h"
+#include "userdir.h"
+#include "util.h"
 
 #define MAX_THREADS 16
 
@@ -64,6 +69,46 @@ void hs_batch_errors_done(unsigned long count)
 {
 	if (count > HS_BATCH_ERRORS_SHOWN)
 		hs_warn("%lu more errors not shown", count - HS_BATCH_ERRORS_SHOWN);
+}
+
+int hs_batch_open_locked(int treefd, const char *user, uid_t uid, unsigned long lineno)
+{
+	_cleanup_close_ int fd = hs_userdir_open(treefd, user, uid, NULL);
+	struct hs_err err = HS_ERR_INIT;
+	char path[HS_PATHBUF_USER];
+
+	if (fd < 0) {
+		hs_warn("line %lu: cannot open %s: %s", lineno,
+			hs_userdir_path(path, sizeof(path), user, NULL), hs_strerror(fd));
+		return -1;
+	}
+	if (hs_userdir_lock_err(treefd, user, &fd, HS_LOCK_TIMEOUT_MS, &err) < 0) {
+		hs_warn("line %lu: %s", lineno, err.msg);
+		return -1;
+	}
+	return TAKE_FD(fd);
+}
+
+int hs_batch_keep_shadow(int fd, const char *user, uid_t uid, unsigned long lineno,
+			 char **old_hash, long *old_lstchg)
+{
+	char path[HS_PATHBUF_USER], cur[HS_USERFILE_MAX + 2];
+	struct hs_shadow old;
+	int r = hs_userdir_read_shadow(fd, uid, cur, sizeof(cur), &old);
+
+	if (r < 0) {
+		syslog(LOG_WARNING, "replacing unreadable %s: %s",
+		       hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW), hs_strerror(r));
+		old = (struct hs_shadow){ .hash = "!", .lstchg = HS_UNSET };
+	}
+	*old_hash = strdup(old.hash);
+	*old_lstchg = old.lstchg;
+	hs_wipe(cur, sizeof(cur));
+	if (!*old_hash) {
+		hs_warn("line %lu: %s", lineno, hs_strerror(-ENOMEM));
+		return -1;
+	}
+	return 0;
 }
 
 struct pool {

@@ -1,12 +1,14 @@
 /* Shared plumbing of the batch tools that read account lines on standard
  * input (chpasswd and chgpasswd through src/admin/secretbatch, newusers): line
- * reading with hostile-input limits, per-line error reports, and running
- * the slow per-line work (password hashing) on every CPU. */
+ * reading with hostile-input limits, per-line error reports, a user's
+ * directory opened and locked, and running the slow per-line work
+ * (password hashing) on every CPU. */
 #ifndef HS_BATCHIO_H
 #define HS_BATCHIO_H
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Errors reported before the rest are only counted. */
 #define HS_BATCH_ERRORS_SHOWN 100
@@ -24,6 +26,18 @@ void hs_batch_line_error(unsigned long *count, unsigned long lineno, const char 
 /* After the last line: "PROG: N more errors not shown" when some were
  * only counted. */
 void hs_batch_errors_done(unsigned long count);
+
+/* USER's directory, opened again (a batch may name more users than it may
+ * hold fds for; the owner must still be uid) and write-locked: an fd, or
+ * -1 with "line N: cannot open|lock ..." printed. */
+int hs_batch_open_locked(int treefd, const char *user, uid_t uid, unsigned long lineno);
+/* Before a batch replaces USER's shadow file (fd: the directory, locked),
+ * what it holds, for the undo: *old_hash (malloc'd) and *old_lstchg.  One
+ * that cannot be read (a planted symlink or FIFO, a broken line) never let
+ * anyone in: it is logged and replaced, and an undo writes that meaning
+ * back as a locked "!".  0, or -1 reported. */
+int hs_batch_keep_shadow(int fd, const char *user, uid_t uid, unsigned long lineno,
+			 char **old_hash, long *old_lstchg);
 
 /* Run fn(ctx, i) for every i in [0, n) on up to one thread per online CPU
  * (at most 16; inline when that is one).  fn must be safe to run

@@ -52,22 +52,6 @@
 
 static char stdin_buffer[8192];
 
-/* lib/auth/hash.h's one rule for writers: a method libxcrypt calls legacy only
- * with --allow-legacy.  Our newgrp never accepts such a hash (it verifies
- * without allow_legacy), so even then it is said. */
-static void check_legacy_method(const struct hs_secret_options *o, int status)
-{
-	const char *name;
-
-	if (hs_hash_policy_check_legacy(&o->policy, o->allow_legacy, &name) < 0)
-		hs_die(status, "crypt method %s is legacy: libxcrypt verifies its hashes only "
-		       "where allowed explicitly, and newgrp never does; give --allow-legacy to "
-		       "write them anyway", name);
-	if (hs_hash_policy_check_legacy(&o->policy, false, NULL) < 0)
-		hs_warn("warning: libxcrypt calls %s legacy: newgrp will not accept these "
-			"passwords", name);
-}
-
 /* A line's group, looked up in /etc/group as read now (ctx). */
 static int lookup_group(void *ctx, struct hs_secret_batch *b, const char *name,
 			unsigned long lineno, uid_t *uid)
@@ -96,6 +80,19 @@ static struct hs_secret_tool tool = {
 	.legacy_where = "where allowed explicitly, and newgrp never does",
 	.lookup = lookup_group,
 };
+
+/* lib/auth/hash.h's one rule for writers: a method libxcrypt calls legacy only
+ * with --allow-legacy.  Our newgrp never accepts such a hash (it verifies
+ * without allow_legacy), so even then it is said. */
+static void check_legacy_method(const struct hs_secret_options *o, int status)
+{
+	const char *name = hs_secret_check_legacy(&o->policy, o->allow_legacy,
+						  tool.legacy_where, status);
+
+	if (hs_hash_policy_check_legacy(&o->policy, false, NULL) < 0)
+		hs_warn("warning: libxcrypt calls %s legacy: newgrp will not accept these "
+			"passwords", name);
+}
 
 /* ---- pass 1: reading and checking ---- */
 

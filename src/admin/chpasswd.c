@@ -119,44 +119,21 @@ static struct hs_secret_tool tool = {
 	.lookup = lookup_user,
 };
 
-/* The PAM module's rule: nothing writes what hs_hash_verify_password would
- * refuse, unless given the same explicit opt-in. */
-static void check_legacy_method(const struct hs_secret_options *o)
-{
-	const char *name;
-
-	if (hs_hash_policy_check_legacy(&o->policy, o->allow_legacy, &name) < 0)
-		hs_die(E_USAGE, "crypt method %s is legacy: libxcrypt verifies its hashes "
-		       "only where the PAM module has allow_legacy; give --allow-legacy "
-		       "to write them anyway", name);
-}
-
 /* ---- pass 3: writing ---- */
 
-/* The user's directory, opened again (a batch may name more users than we
- * may hold fds for; the owner must still be the uid checked in pass 1) and
- * write-locked.  An fd or -1 with the message printed. */
-static int open_locked(int treefd, const struct hs_secret_entry *e)
+/* Write sh over the user's shadow file: 0, or -1 with "cannot VERB PATH"
+ * logged and printed. */
+static int put_shadow(int fd, gid_t auth_gid, const struct hs_secret_entry *e,
+		      const struct hs_shadow *sh, const char *path, const char *verb)
 {
-	char path[HS_PATHBUF_USER];
-	int udirfd, r;
+	int r = hs_userdir_write_shadow(fd, e->uid, auth_gid, sh);
 
-	hs_userdir_path(path, sizeof(path), e->name, NULL);
-	udirfd = hs_userdir_open(treefd, e->name, e->uid, NULL);
-	if (udirfd < 0) {
-		hs_warn("line %lu: cannot open %s: %s", e->lineno, path, hs_strerror(udirfd));
-		return -1;
-	}
-	r = hs_userdir_lock_at(treefd, e->name, &udirfd, HS_LOCK_TIMEOUT_MS);
 	if (r < 0) {
-		char why[64];
-
-		hs_warn("line %lu: cannot lock %s: %s", e->lineno, path,
-			hs_lock_strerror(r, HS_LOCK_TIMEOUT_MS, why, sizeof(why)));
-		hs_close(udirfd);
+		syslog(LOG_ERR, "cannot %s %s: %s", verb, path, hs_strerror(r));
+		hs_warn("line %lu: cannot %s %s: %s", e->lineno, verb, path, hs_strerror(r));
 		return -1;
 	}
-	return udirfd;
+	return 0;
 }
 
 /* Keep the current shadow file in u (for the rollback), then replace it. */
@@ -165,36 +142,15 @@ static int write_one(int treefd, gid_t auth_gid, const struct hs_secret_entry *e
 {
 	_cleanup_userdir_release_ struct hs_userdir_held held = { treefd, -1 };
 	char path[HS_PATHBUF_USER];
-	char cur[HS_USERFILE_MAX + 2];
 	struct hs_shadow sh = { .hash = e->secret, .lstchg = hs_today() };
-	struct hs_shadow old;
-	int r;
 
 	hs_userdir_path(path, sizeof(path), e->name, HS_FILE_SHADOW);
-	held.fd = open_locked(treefd, e);
-	if (held.fd < 0)
+	held.fd = hs_batch_open_locked(treefd, e->name, e->uid, e->lineno);
+	if (held.fd < 0 ||
+	    hs_batch_keep_shadow(held.fd, e->name, e->uid, e->lineno, &u->old_hash,
+				 &u->old_lstchg) < 0 ||
+	    put_shadow(held.fd, auth_gid, e, &sh, path, "write") < 0)
 		return -1;
-	r = hs_userdir_read_shadow(held.fd, e->uid, cur, sizeof(cur), &old);
-	if (r < 0) {
-		/* a shadow file that cannot be read (a planted symlink or
-		 * FIFO, a broken line) never let anyone in: it is replaced,
-		 * and a rollback writes that meaning back as a locked hash */
-		syslog(LOG_WARNING, "replacing unreadable %s: %s", path, hs_strerror(r));
-		old = (struct hs_shadow){ .hash = "!", .lstchg = HS_UNSET };
-	}
-	u->old_hash = strdup(old.hash);
-	u->old_lstchg = old.lstchg;
-	hs_wipe(cur, sizeof(cur));
-	if (!u->old_hash) {
-		hs_warn("line %lu: %s", e->lineno, hs_strerror(-ENOMEM));
-		return -1;
-	}
-	r = hs_userdir_write_shadow(held.fd, e->uid, auth_gid, &sh);
-	if (r < 0) {
-		syslog(LOG_ERR, "cannot write %s: %s", path, hs_strerror(r));
-		hs_warn("line %lu: cannot write %s: %s", e->lineno, path, hs_strerror(r));
-		return -1;
-	}
 	u->written = true;
 	return 0;
 }
@@ -213,7 +169,7 @@ static int restore_one(int treefd, gid_t auth_gid, const struct hs_secret_entry 
 	int r;
 
 	hs_userdir_path(path, sizeof(path), e->name, HS_FILE_SHADOW);
-	held.fd = open_locked(treefd, e);
+	held.fd = hs_batch_open_locked(treefd, e->name, e->uid, e->lineno);
 	if (held.fd < 0)
 		return -1;
 	r = hs_userdir_read_shadow(held.fd, e->uid, cur, sizeof(cur), &now);
@@ -227,13 +183,7 @@ static int restore_one(int treefd, gid_t auth_gid, const struct hs_secret_entry 
 		hs_warn("line %lu: %s changed again meanwhile; not restored", e->lineno, path);
 		return -1;
 	}
-	r = hs_userdir_write_shadow(held.fd, e->uid, auth_gid, &old);
-	if (r < 0) {
-		syslog(LOG_ERR, "cannot restore %s: %s", path, hs_strerror(r));
-		hs_warn("line %lu: cannot restore %s: %s", e->lineno, path, hs_strerror(r));
-		return -1;
-	}
-	return 0;
+	return put_shadow(held.fd, auth_gid, e, &old, path, "restore");
 }
 
 /* Direct path: every user or none.  Signals are blocked for the whole
@@ -409,8 +359,10 @@ int main(int argc, char **argv)
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "chpasswd"));
 	hs_secret_parse_options(argc, argv, &tool, &o);
+	/* the PAM module's rule: nothing writes what hs_hash_verify_password
+	 * would refuse, unless given the same explicit opt-in */
 	if (o.mode == HS_SECRET_HASH)
-		check_legacy_method(&o);
+		hs_secret_check_legacy(&o.policy, o.allow_legacy, tool.legacy_where, E_USAGE);
 	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");
 	openlog("chpasswd", LOG_PID, LOG_AUTHPRIV);

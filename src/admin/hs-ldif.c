@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <strings.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -215,22 +216,15 @@ static void confine(void)
 	hs_confine_or_die(&rule, 1, E_FAILURE);
 }
 
-static int open_output(void)
-{
-	int fd;
-
-	if (!o.output)
-		return STDOUT_FILENO;
-	fd = open(o.output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		hs_die(E_FAILURE, "cannot create %s: %s", o.output, strerror(errno));
-	return fd;
-}
-
 static void write_output(const struct hs_buf *ldif)
 {
-	int fd = open_output();
-	int r = hs_write_full(fd, ldif->data, ldif->len);
+	int fd = STDOUT_FILENO, r;
+
+	if (o.output)
+		fd = open(o.output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		hs_die(E_FAILURE, "cannot create %s: %s", o.output, strerror(errno));
+	r = hs_write_full(fd, ldif->data, ldif->len);
 
 	if (r == 0 && o.output && fsync(fd) < 0)
 		r = -errno;
@@ -271,13 +265,15 @@ static void add_num(struct export *x, const char *attr, long value)
 	add(x, attr, num);
 }
 
-static void add_dn(struct export *x, const char *rdn, const char *name, const char *ou)
+/* attr: the DN "RDN=NAME,ou=OU,BASE" */
+static void add_dn(struct export *x, const char *attr, const char *rdn, const char *name,
+		   const char *ou)
 {
 	char dn[1400];
 
 	/* names are [A-Za-z0-9_.-$]: nothing to escape in a DN value */
 	snprintf(dn, sizeof(dn), "%s=%s,ou=%s,%s", rdn, name, ou, o.base);
-	add(x, "dn", dn);
+	add(x, attr, dn);
 }
 
 static void end_entry(struct export *x)
@@ -318,8 +314,7 @@ static void add_names(struct export *x, const struct hs_passwd *pw)
 	char full[HS_GECOS_MAX + 1];
 	const char *sn;
 
-	memcpy(full, pw->gecos, full_len);
-	full[full_len] = '\0';
+	snprintf(full, sizeof(full), "%.*s", (int)full_len, pw->gecos);
 	while (full_len > 0 && full[full_len - 1] == ' ')
 		full[--full_len] = '\0';
 	if (!full[0])
@@ -334,17 +329,18 @@ static void add_names(struct export *x, const struct hs_passwd *pw)
 		add(x, "gecos", pw->gecos);
 }
 
+/* shadow(5)'s day fields after the hash, as shadowAccount names them:
+ * written by export, read back by import in this order */
+static const char *const shadow_attrs[] = { "shadowLastChange", "shadowMin", "shadowMax",
+					    "shadowWarning", "shadowInactive", "shadowExpire" };
+
 static void add_aging(struct export *x, const struct hs_shadow *sh, const struct hs_aging *ag)
 {
-	const struct { const char *attr; long value; } f[] = {
-		{ "shadowLastChange", sh->lstchg }, { "shadowMin", ag->min },
-		{ "shadowMax", ag->max }, { "shadowWarning", ag->warn },
-		{ "shadowInactive", ag->inact }, { "shadowExpire", ag->expire },
-	};
+	const long days[] = { sh->lstchg, ag->min, ag->max, ag->warn, ag->inact, ag->expire };
 
-	for (size_t i = 0; i < HS_ARRAY_SIZE(f); i++)
-		if (f[i].value != HS_UNSET)
-			add_num(x, f[i].attr, f[i].value);
+	for (size_t i = 0; i < HS_ARRAY_SIZE(shadow_attrs); i++)
+		if (days[i] != HS_UNSET)
+			add_num(x, shadow_attrs[i], days[i]);
 	if (ag->flag[0])
 		add(x, "shadowFlag", ag->flag);
 }
@@ -405,7 +401,7 @@ static void add_user(struct export *x, const struct hs_passwd *pw)
 	const char *shell;
 
 	read_user(x, pw, buf, sizeof(buf), &sh, &ag, &shell);
-	add_dn(x, "uid", pw->name, "People");
+	add_dn(x, "dn", "uid", pw->name, "People");
 	add(x, "objectClass", "top");
 	add(x, "objectClass", "inetOrgPerson");
 	add(x, "objectClass", "posixAccount");
@@ -431,11 +427,22 @@ static void add_user(struct export *x, const struct hs_passwd *pw)
 	hs_wipe(buf, sizeof(buf));
 }
 
-static bool exported(struct export *x, const char *name)
+/* The next member in a group's list (at *cursor) that is exported, into
+ * name; false at the end. */
+static bool next_exported(struct export *x, const char **cursor, char (*name)[HS_NAME_MAX + 1])
 {
-	long idx = hs_accountdb_find(&x->pw, name);
+	const char *m;
+	size_t len;
 
-	return idx >= 0 && x->marked[idx];
+	while ((len = hs_records_list_next(cursor, &m)) > 0) {
+		long idx;
+
+		snprintf(*name, sizeof(*name), "%.*s", (int)len, m);
+		idx = hs_accountdb_find(&x->pw, *name);
+		if (idx >= 0 && x->marked[idx])
+			return true;
+	}
+	return false;
 }
 
 static void mark(struct export *x, size_t idx)
@@ -455,49 +462,33 @@ static void mark(struct export *x, size_t idx)
 static bool group_wanted(struct export *x, const struct hs_group *g,
 			 const struct hs_id_range *regular)
 {
-	const char *cursor = g->members, *m;
-	size_t len;
+	const char *cursor = g->members;
+	char name[HS_NAME_MAX + 1];
 
 	if (hs_idset_contains(&x->primary, g->gid))
 		return true;
 	if (g->gid < regular->min || g->gid > regular->max)
 		return false;
-	while ((len = hs_records_list_next(&cursor, &m)) > 0) {
-		char name[HS_NAME_MAX + 1];
-
-		snprintf(name, sizeof(name), "%.*s", (int)len, m);
-		if (exported(x, name))
-			return true;
-	}
-	return false;
+	return next_exported(x, &cursor, &name);
 }
 
 static void add_group(struct export *x, const struct hs_group *g)
 {
-	const char *cursor = g->members, *m;
-	size_t len;
+	const char *cursor = g->members;
+	char name[HS_NAME_MAX + 1];
 	bool any = false;
 
-	add_dn(x, "cn", g->name, "Group");
+	add_dn(x, "dn", "cn", g->name, "Group");
 	add(x, "objectClass", "top");
 	if (o.rfc2307bis)
 		add(x, "objectClass", "groupOfNames");
 	add(x, "objectClass", "posixGroup");
 	add(x, "cn", g->name);
 	add_num(x, "gidNumber", (long)g->gid);
-	while ((len = hs_records_list_next(&cursor, &m)) > 0) {
-		char name[HS_NAME_MAX + 1];
-
-		snprintf(name, sizeof(name), "%.*s", (int)len, m);
-		if (!exported(x, name))
-			continue;
+	while (next_exported(x, &cursor, &name)) {
 		add(x, "memberUid", name);
-		if (o.rfc2307bis) {
-			char dn[1400];
-
-			snprintf(dn, sizeof(dn), "uid=%s,ou=People,%s", name, o.base);
-			add(x, "member", dn);
-		}
+		if (o.rfc2307bis)
+			add_dn(x, "member", "uid", name, "People");
 		any = true;
 	}
 	/* groupOfNames must have a member: the empty DN says "nobody" */
@@ -603,6 +594,7 @@ static int export_main(void)
 /* newusers' fields, then --aging's */
 enum { N_NAME, N_HASH, N_UID, N_GID, N_GECOS, N_DIR, N_SHELL, N_LSTCHG, N_MIN, N_MAX,
        N_WARN, N_INACT, N_EXPIRE, N_FIELDS };
+_Static_assert(N_FIELDS - N_LSTCHG == HS_ARRAY_SIZE(shadow_attrs), "one field per attribute");
 
 static void read_all(int fd, const char *what, struct hs_buf *in)
 {
@@ -622,40 +614,52 @@ static void read_all(int fd, const char *what, struct hs_buf *in)
 	hs_wipe(chunk, sizeof(chunk));
 }
 
+/* "PROG: line N: WHO: MESSAGE" and exit 1, WHO being "user 'USER'" once
+ * the user is known, else the entry's DN made printable. */
+static _Noreturn __attribute__((format(printf, 3, 4)))
+void entry_die(const struct hs_ldif_entry *e, const char *user, const char *fmt, ...)
+{
+	char shown[160];
+	va_list ap;
+
+	if (user)
+		fprintf(stderr, "%s: line %lu: user '%s': ", hs_cli_prog(), e->lineno, user);
+	else
+		fprintf(stderr, "%s: line %lu: %s: ", hs_cli_prog(), e->lineno,
+			hs_printable(e->dn, shown, sizeof(shown)));
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(E_FAILURE);
+}
+
 /* The entry's one value of attr (NULL when it has none); a second value
  * is an error, as is one that cannot go into a field of /etc/passwd. */
 static const char *single(const struct hs_ldif_entry *e, const char *attr)
 {
-	const struct hs_ldif_value *v;
 	size_t i = 0;
-	char shown[160];
-
+	const struct hs_ldif_value *v = hs_ldif_next(e, attr, &i);
 	char value[160];
 
-	v = hs_ldif_next(e, attr, &i);
 	if (!v)
 		return NULL;
 	if (hs_ldif_next(e, attr, &i))
-		hs_die(E_FAILURE, "line %lu: %s: more than one %s", e->lineno,
-		       hs_printable(e->dn, shown, sizeof(shown)), attr);
+		entry_die(e, NULL, "more than one %s", attr);
 	if (strlen(v->value) != v->len)
-		hs_die(E_FAILURE, "line %lu: %s: %s holds a NUL byte", e->lineno,
-		       hs_printable(e->dn, shown, sizeof(shown)), attr);
+		entry_die(e, NULL, "%s holds a NUL byte", attr);
 	if (!hs_records_field_valid(v->value))
-		hs_die(E_FAILURE, "line %lu: %s: %s holds a ':', a newline or a control "
-		       "character: '%s'", e->lineno, hs_printable(e->dn, shown, sizeof(shown)),
-		       attr, hs_printable_len(v->value, v->len, value, sizeof(value)));
+		entry_die(e, NULL, "%s holds a ':', a newline or a control character: '%s'", attr,
+			  hs_printable_len(v->value, v->len, value, sizeof(value)));
 	return v->value;
 }
 
 static const char *required(const struct hs_ldif_entry *e, const char *attr)
 {
 	const char *v = single(e, attr);
-	char shown[160];
 
 	if (!v)
-		hs_die(E_FAILURE, "line %lu: %s: no %s", e->lineno,
-		       hs_printable(e->dn, shown, sizeof(shown)), attr);
+		entry_die(e, NULL, "no %s", attr);
 	return v;
 }
 
@@ -663,14 +667,12 @@ static const char *number(const struct hs_ldif_entry *e, const char *attr, bool 
 			  unsigned long max)
 {
 	const char *v = need ? required(e, attr) : single(e, attr);
-	char shown[160];
 
 	/* "-1" is how some directories spell an unset shadow field */
 	if (!v || (!need && strcmp(v, "-1") == 0))
 		return "";
 	if (hs_parse_ulong(v, 0, max, &(unsigned long){ 0 }) < 0)
-		hs_die(E_FAILURE, "line %lu: %s: invalid %s '%s'", e->lineno,
-		       hs_printable(e->dn, shown, sizeof(shown)), attr, v);
+		entry_die(e, NULL, "invalid %s '%s'", attr, v);
 	return v;
 }
 
@@ -678,14 +680,12 @@ static const char *number(const struct hs_ldif_entry *e, const char *attr, bool 
 static const char *crypt_hash(const struct hs_ldif_entry *e)
 {
 	const char *v = single(e, "userPassword");
-	char shown[160];
 
 	if (!v)
 		return "";      /* newusers leaves the account locked */
 	if (strncasecmp(v, "{CRYPT}", 7) != 0 || !v[7])
-		hs_die(E_FAILURE, "line %lu: %s: userPassword is not a {CRYPT} hash; only a "
-		       "crypt(3) hash can serve a local account (set a password afterwards)",
-		       e->lineno, hs_printable(e->dn, shown, sizeof(shown)));
+		entry_die(e, NULL, "userPassword is not a {CRYPT} hash; only a crypt(3) hash can "
+			  "serve a local account (set a password afterwards)");
 	return v + 7;
 }
 
@@ -714,19 +714,17 @@ static void check_group(const struct hs_ldif *l, const struct hs_ldif_entry *e,
 		if (strcmp(number(&l->e[i], "gidNumber", true, HS_ID_MAX), gid) == 0)
 			ldif_name = required(&l->e[i], "cn");
 	}
-	if (here >= 0 && !o.system_groups &&
+	const char *here_name = here >= 0 ? hs_accountdb_get(gr, (size_t)here)->gr.name : NULL;
+
+	if (here_name && !o.system_groups &&
 	    (id == 0 || id < lim->groups.min || id > lim->groups.max))
-		hs_die(E_FAILURE, "line %lu: user '%s': GID %s is the system group '%s' here "
-		       "(outside GID_MIN..GID_MAX); give --system-groups to allow it", e->lineno,
-		       user, gid, hs_accountdb_get(gr, (size_t)here)->gr.name);
-	if (here >= 0 && ldif_name && strcmp(hs_accountdb_get(gr, (size_t)here)->gr.name,
-					     ldif_name) != 0)
-		hs_die(E_FAILURE, "line %lu: user '%s': GID %s is group '%s' here, not '%s'",
-		       e->lineno, user, gid, hs_accountdb_get(gr, (size_t)here)->gr.name, ldif_name);
-	if (here < 0 && ldif_name && strcmp(ldif_name, user) != 0)
-		hs_die(E_FAILURE, "line %lu: user '%s': the primary group '%s' (GID %s) does not "
-		       "exist here; create it first (groupadd -g %s %s)", e->lineno, user,
-		       ldif_name, gid, gid, ldif_name);
+		entry_die(e, user, "GID %s is the system group '%s' here (outside "
+			  "GID_MIN..GID_MAX); give --system-groups to allow it", gid, here_name);
+	if (here_name && ldif_name && strcmp(here_name, ldif_name) != 0)
+		entry_die(e, user, "GID %s is group '%s' here, not '%s'", gid, here_name, ldif_name);
+	if (!here_name && ldif_name && strcmp(ldif_name, user) != 0)
+		entry_die(e, user, "the primary group '%s' (GID %s) does not exist here; create "
+			  "it first (groupadd -g %s %s)", ldif_name, gid, gid, ldif_name);
 }
 
 /* The home below the home base (newusers refuses "." and ".."), not
@@ -741,8 +739,8 @@ static void check_home(const struct hs_ldif_entry *e, const struct import_limits
 	if (o.any_home || (strncmp(home, lim->home, len) == 0 && home[len] == '/' &&
 			   home[len + 1] != '\0'))
 		return;
-	hs_die(E_FAILURE, "line %lu: user '%s': home '%s' is not below %s; give --any-home "
-	       "to allow it", e->lineno, user, home, lim->home);
+	entry_die(e, user, "home '%s' is not below %s; give --any-home to allow it", home,
+		  lim->home);
 }
 
 /* One posixAccount entry as a line of newusers --aging. */
@@ -766,26 +764,20 @@ static void account_line(const struct hs_ldif *l, const struct hs_ldif_entry *e,
 	if (!gecos && hs_ldif_next(e, "cn", &i)) {
 		gecos = e->v[i - 1].value;      /* the first cn; fields checked below */
 		if (strlen(gecos) != e->v[i - 1].len)
-			hs_die(E_FAILURE, "line %lu: user '%s': a NUL byte in cn", e->lineno,
-			       f[N_NAME]);
+			entry_die(e, f[N_NAME], "a NUL byte in cn");
 	}
 	f[N_GECOS] = gecos ? gecos : "";
 	f[N_DIR] = required(e, "homeDirectory");
 	check_home(e, lim, f[N_NAME], f[N_DIR]);
 	f[N_SHELL] = single(e, "loginShell");
 	f[N_SHELL] = f[N_SHELL] ? f[N_SHELL] : "";
-	f[N_LSTCHG] = number(e, "shadowLastChange", false, HS_DAYS_MAX);
-	f[N_MIN] = number(e, "shadowMin", false, HS_DAYS_MAX);
-	f[N_MAX] = number(e, "shadowMax", false, HS_DAYS_MAX);
-	f[N_WARN] = number(e, "shadowWarning", false, HS_DAYS_MAX);
-	f[N_INACT] = number(e, "shadowInactive", false, HS_DAYS_MAX);
-	f[N_EXPIRE] = number(e, "shadowExpire", false, HS_DAYS_MAX);
+	for (size_t k = 0; k < HS_ARRAY_SIZE(shadow_attrs); k++)
+		f[N_LSTCHG + k] = number(e, shadow_attrs[k], false, HS_DAYS_MAX);
 	check_group(l, e, gr, lim, f[N_NAME], f[N_GID]);
 	for (int k = 0; k < N_FIELDS; k++) {
 		/* the one check that keeps every value inside its field */
 		if (!hs_records_field_valid(f[k]))
-			hs_die(E_FAILURE, "line %lu: user '%s': a ':', newline or control "
-			       "character in a value", e->lineno, f[N_NAME]);
+			entry_die(e, f[N_NAME], "a ':', newline or control character in a value");
 		if ((k > 0 && hs_strbuf_append(batch, ":", 1) < 0) ||
 		    hs_strbuf_append(batch, f[k], strlen(f[k])) < 0)
 			hs_die(E_FAILURE, "out of memory");

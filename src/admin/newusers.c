@@ -51,6 +51,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <search.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -74,6 +75,7 @@
 #include "names.h"
 #include "privs.h"
 #include "records.h"
+#include "secretbatch.h"
 #include "shells.h"
 #include "subidbatch.h"
 #include "globalfile.h"
@@ -89,8 +91,6 @@
 /* Longest input line: the fields' own limits (name 32, password 512,
  * GECOS 1024, two paths of 4096) and the colons fit. */
 #define LINE_MAX_BYTES 16384
-/* Longest clear-text password: PAM's own limit (PAM_MAX_RESP_SIZE). */
-#define PASSWORD_MAX 512
 /* What the input may hold in memory, all lines together. */
 #define BATCH_BYTES_MAX (256u * 1024 * 1024)
 enum { F_NAME, F_PASSWD, F_UID, F_GID, F_GECOS, F_DIR, F_SHELL, F_COUNT,
@@ -137,6 +137,11 @@ struct batch {
 };
 
 static struct batch b;
+/* The password field is checked as chpasswd checks its lines. */
+static const struct hs_secret_tool secret_tool = {
+	.what = "user",
+	.legacy_where = "where the PAM module has allow_legacy",
+};
 static FILE *input;
 static char input_buffer[8192];
 
@@ -144,31 +149,23 @@ static char input_buffer[8192];
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] [FILE]\n"
-		"\n"
-		"Options:\n"
-		"      --allow-legacy            allow MD5 and SHA256 hashes (legacy: they\n"
-		"                                authenticate only with allow_legacy in PAM)\n"
-		"  -b, --badname                 allow bad names (not supported)\n"
-		"  -c, --crypt-method METHOD     the crypt method (one of NONE MD5 SHA256 SHA512\n"
-		"                                BCRYPT YESCRYPT)\n"
-		"      --aging                   six more fields per line: LASTCHG:MIN:MAX:\n"
-		"                                WARN:INACT:EXPIRE (shadow(5) days; empty:\n"
-		"                                unset); needs --create-only\n"
-		"      --create-only             refuse a line that names an existing user\n"
-		"                                or a UID already used\n"
-		"  -h, --help                    display this help message and exit\n"
-		"  -r, --system                  create system accounts\n"
-		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-		"  -s, --sha-rounds              number of rounds for the SHA, BCRYPT\n"
-		"                                or YESCRYPT crypt algorithms\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog());
-	exit(status);
+	hs_cli_usage(status, "[options] [FILE]",
+		     "      --allow-legacy            allow MD5 and SHA256 hashes (legacy: they\n"
+		     "                                authenticate only with allow_legacy in PAM)\n"
+		     "  -b, --badname                 allow bad names (not supported)\n"
+		     "  -c, --crypt-method METHOD     the crypt method (one of NONE MD5 SHA256 SHA512\n"
+		     "                                BCRYPT YESCRYPT)\n"
+		     "      --aging                   six more fields per line: LASTCHG:MIN:MAX:\n"
+		     "                                WARN:INACT:EXPIRE (shadow(5) days; empty:\n"
+		     "                                unset); needs --create-only\n"
+		     "      --create-only             refuse a line that names an existing user\n"
+		     "                                or a UID already used\n"
+		     "  -h, --help                    display this help message and exit\n"
+		     "  -r, --system                  create system accounts\n"
+		     "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		     "  -s, --sha-rounds              number of rounds for the SHA, BCRYPT\n"
+		     "                                or YESCRYPT crypt algorithms\n",
+		     "\n");
 }
 
 static void parse_options(int argc, char **argv)
@@ -204,11 +201,9 @@ static void parse_options(int argc, char **argv)
 			o.system = true;
 			break;
 		case 'R':
-			hs_die(E_FAILURE, "option --root is not supported; run newusers inside "
-			       "the root instead (chroot %s newusers)", optarg);
 		case 'P':
-			hs_die(E_FAILURE, "option --prefix is not supported; run newusers inside "
-			       "the root instead (chroot %s newusers)", optarg);
+			hs_die(E_FAILURE, "option --%s is not supported; run newusers inside the "
+			       "root instead (chroot %s newusers)", c == 'P' ? "prefix" : "root", optarg);
 		case 's':
 			o.rounds = optarg;
 			break;
@@ -247,7 +242,6 @@ static void parse_options(int argc, char **argv)
 static void choose_policy(const struct hs_config *defs)
 {
 	unsigned long rounds = 0;
-	const char *name;
 	int r;
 
 	if (o.method && strcasecmp(o.method, "NONE") == 0) {
@@ -275,10 +269,7 @@ static void choose_policy(const struct hs_config *defs)
 			hs_die(E_FAILURE, "%s: unsupported ENCRYPT_METHOD %s", HS_ETC_LOGIN_DEFS,
 			       hs_config_get_str(defs, "ENCRYPT_METHOD", "?"));
 	}
-	if (hs_hash_policy_check_legacy(&o.policy, o.allow_legacy, &name) < 0)
-		hs_die(E_FAILURE, "crypt method %s is legacy: libxcrypt verifies its hashes only "
-		       "where the PAM module has allow_legacy; give --allow-legacy to write them "
-		       "anyway", name);
+	hs_secret_check_legacy(&o.policy, o.allow_legacy, secret_tool.legacy_where, E_FAILURE);
 }
 
 /* ---- pass 1: reading and checking each line alone ---- */
@@ -291,6 +282,16 @@ static bool all_digits(const char *s)
 		if (*s < '0' || *s > '9')
 			return false;
 	return true;
+}
+
+/* A uid or gid field: empty, a number strictly decimal (no sign, blank or
+ * leading zero) and never (uid_t)-1, or else a name. */
+static bool id_field_valid(const char *s, bool (*name_valid)(const char *name))
+{
+	if (!s[0])
+		return true;
+	return all_digits(s) ? hs_parse_ulong(s, 0, HS_ID_MAX, &(unsigned long){ 0 }) == 0
+			     : name_valid(s);
 }
 
 /* An absolute path in its plain spelling: no "." or ".." (a home that
@@ -322,53 +323,39 @@ static bool shell_valid(const char *s)
 }
 
 /* Names seen so far, for the duplicate check (and homes, made once per
- * batch): open addressing over the line array, grown as it fills. */
-struct nameset {
-	size_t *slots;          /* line index + 1, 0 = empty */
-	size_t cap, used;
-	int field;              /* F_NAME, F_DIR */
-};
-static struct nameset seen = { .field = F_NAME }, homes_seen = { .field = F_DIR };
+ * batch): tsearch(3) trees of line indexes (b.v moves as it grows), + 1
+ * so that no key is NULL, ordered by the line's field. */
+static void *seen, *homes_seen;
 
-static size_t name_hash(const char *s)
+static int field_cmp(const void *x, const void *y, int field)
 {
-	uint64_t h = 1469598103934665603ULL;
+	return strcmp(b.v[(uintptr_t)x - 1].f[field], b.v[(uintptr_t)y - 1].f[field]);
+}
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return (size_t)h;
+static int name_cmp(const void *x, const void *y)
+{
+	return field_cmp(x, y, F_NAME);
+}
+
+static int home_cmp(const void *x, const void *y)
+{
+	return field_cmp(x, y, F_DIR);
 }
 
 /* The line that already had this name, or NULL after recording idx. */
-static struct line *seen_add(struct nameset *set, size_t idx)
+static struct line *seen_add(void **set, int (*cmp)(const void *, const void *), size_t idx)
 {
-	const char *name = b.v[idx].f[set->field];
-	size_t i;
+	void *key = (void *)(uintptr_t)(idx + 1);
+	void **found = tsearch(key, set, cmp);
 
-	if (2 * (set->used + 1) > set->cap) {
-		size_t ncap = set->cap ? 2 * set->cap : 1024;
-		size_t *ns = calloc(ncap, sizeof(*ns));
+	if (!found)
+		hs_die(E_FAILURE, "out of memory");
+	return *found == key ? NULL : &b.v[(uintptr_t)*found - 1];
+}
 
-		if (!ns)
-			hs_die(E_FAILURE, "out of memory");
-		for (size_t k = 0; k < set->cap; k++) {
-			if (!set->slots[k])
-				continue;
-			for (i = name_hash(b.v[set->slots[k] - 1].f[set->field]) & (ncap - 1);
-			     ns[i]; i = (i + 1) & (ncap - 1))
-				;
-			ns[i] = set->slots[k];
-		}
-		free(set->slots);
-		set->slots = ns;
-		set->cap = ncap;
-	}
-	for (i = name_hash(name) & (set->cap - 1); set->slots[i]; i = (i + 1) & (set->cap - 1))
-		if (strcmp(b.v[set->slots[i] - 1].f[set->field], name) == 0)
-			return &b.v[set->slots[i] - 1];
-	set->slots[i] = idx + 1;
-	set->used++;
-	return NULL;
+static void keep_key(void *key)
+{
+	(void)key;      /* an index, nothing to free */
 }
 
 /* Split at ':' into exactly want fields. */
@@ -415,9 +402,10 @@ static bool parse_aging(struct line *l)
 /* Everything a line can be checked for without the account files. */
 static bool check_alone(struct line *l)
 {
+	const struct hs_secret_options secret = {
+		.mode = o.none ? HS_SECRET_ENCRYPTED : HS_SECRET_HASH, .allow_legacy = o.allow_legacy,
+	};
 	char buf[160];
-	const char *problem;
-	int r;
 
 	if (!split_fields(l->text, l->f, o.aging ? F_ALL : F_COUNT)) {
 		line_error(l, "invalid line (expected %d fields separated by ':')",
@@ -430,51 +418,24 @@ static bool check_alone(struct line *l)
 		line_error(l, "invalid user name '%s'", hs_printable(l->f[F_NAME], buf, sizeof(buf)));
 		return false;
 	}
-	if (l->f[F_PASSWD][0]) {
-		if (o.none) {
-			r = hs_hash_check_given(l->f[F_PASSWD], &problem);
-			if (r < 0) {
-				line_error(l, "user '%s': %s", l->f[F_NAME], problem);
-				return false;
-			}
-			if (r == 1 && !o.allow_legacy) {
-				line_error(l, "user '%s': the hash uses a legacy method (libxcrypt "
-					   "verifies it only where the PAM module has allow_legacy); "
-					   "give --allow-legacy to store it anyway", l->f[F_NAME]);
-				return false;
-			}
-		} else if (strlen(l->f[F_PASSWD]) > PASSWORD_MAX) {
-			line_error(l, "user '%s': the password is longer than %d bytes",
-				   l->f[F_NAME], PASSWORD_MAX);
+	if (l->f[F_PASSWD][0] && hs_secret_check(&secret_tool, &secret, &b.errors, l->lineno,
+						 l->f[F_NAME], l->f[F_PASSWD]) < 0)
+		return false;
+	const struct { int field; bool valid; const char *what, *hint; } fields[] = {
+		{ F_UID, id_field_valid(l->f[F_UID], hs_names_user_valid), "user ID", "" },
+		{ F_GID, id_field_valid(l->f[F_GID], hs_names_group_valid), "group ID", "" },
+		{ F_GECOS, hs_records_field_valid(l->f[F_GECOS]) &&
+			   strlen(l->f[F_GECOS]) <= HS_GECOS_MAX, "comment", "" },
+		{ F_DIR, !l->f[F_DIR][0] || home_valid(l->f[F_DIR]), "home directory",
+		  " (an absolute path without '.', '..' or '//')" },
+		{ F_SHELL, shell_valid(l->f[F_SHELL]), "shell", "" },
+	};
+	for (size_t i = 0; i < HS_ARRAY_SIZE(fields); i++) {
+		if (!fields[i].valid) {
+			line_error(l, "invalid %s '%s'%s", fields[i].what,
+				   hs_printable(l->f[fields[i].field], buf, sizeof(buf)), fields[i].hint);
 			return false;
 		}
-	}
-	/* a number is strictly decimal (no sign, blank or leading zero) and
-	 * never (uid_t)-1; anything else must be a name */
-	if (l->f[F_UID][0] &&
-	    (all_digits(l->f[F_UID]) ? hs_parse_ulong(l->f[F_UID], 0, HS_ID_MAX, &(unsigned long){ 0 }) < 0
-				     : !hs_names_user_valid(l->f[F_UID]))) {
-		line_error(l, "invalid user ID '%s'", hs_printable(l->f[F_UID], buf, sizeof(buf)));
-		return false;
-	}
-	if (l->f[F_GID][0] &&
-	    (all_digits(l->f[F_GID]) ? hs_parse_ulong(l->f[F_GID], 0, HS_ID_MAX, &(unsigned long){ 0 }) < 0
-				     : !hs_names_group_valid(l->f[F_GID]))) {
-		line_error(l, "invalid group ID '%s'", hs_printable(l->f[F_GID], buf, sizeof(buf)));
-		return false;
-	}
-	if (!hs_records_field_valid(l->f[F_GECOS]) || strlen(l->f[F_GECOS]) > HS_GECOS_MAX) {
-		line_error(l, "invalid comment '%s'", hs_printable(l->f[F_GECOS], buf, sizeof(buf)));
-		return false;
-	}
-	if (l->f[F_DIR][0] && !home_valid(l->f[F_DIR])) {
-		line_error(l, "invalid home directory '%s' (an absolute path without '.', '..' "
-			   "or '//')", hs_printable(l->f[F_DIR], buf, sizeof(buf)));
-		return false;
-	}
-	if (!shell_valid(l->f[F_SHELL])) {
-		line_error(l, "invalid shell '%s'", hs_printable(l->f[F_SHELL], buf, sizeof(buf)));
-		return false;
 	}
 	return true;
 }
@@ -517,16 +478,15 @@ static void read_input(void)
 			hs_die(E_FAILURE, "line %lu: the input holds more than %u MiB", lineno,
 			       BATCH_BYTES_MAX >> 20);
 		l->size = len + 1;
-		l->text = malloc(l->size);
+		l->text = strdup(text);         /* no NUL inside: refused above */
 		if (!l->text)
 			hs_die(E_FAILURE, "out of memory");
-		memcpy(l->text, text, l->size);
 		hs_wipe(text, len);
 		b.bytes += l->size;
 		b.n++;
 		if (!check_alone(l))
 			continue;
-		other = seen_add(&seen, b.n - 1);
+		other = seen_add(&seen, name_cmp, b.n - 1);
 		if (other)
 			line_error(l, "user '%s' already appears on line %lu", l->f[F_NAME],
 				   other->lineno);
@@ -618,12 +578,23 @@ static int add_leftover_owners(struct ctx *c, const struct line *l)
 	return r;
 }
 
+/* The id a checked uid or gid field names: its number, or the id of the
+ * account of that name in db; -ENOENT when there is none. */
+static int field_id(struct hs_accountdb *db, const char *field, unsigned long *id)
+{
+	long i;
+
+	if (all_digits(field))
+		return hs_parse_ulong(field, 0, HS_ID_MAX, id);
+	i = hs_accountdb_find(db, field);
+	return i >= 0 && hs_accountdb_id(db, (size_t)i, id) ? 0 : -ENOENT;
+}
+
 /* A line's uid field, for a new user: "" = a new id, a number, or the
  * name of a user (an existing one or one of an earlier line). */
 static int resolve_uid(struct ctx *c, struct line *l, unsigned long *uid)
 {
 	const char *u = l->f[F_UID];
-	long i;
 	int r;
 
 	if (!u[0]) {
@@ -637,14 +608,10 @@ static int resolve_uid(struct ctx *c, struct line *l, unsigned long *uid)
 		}
 		return 0;
 	}
-	if (all_digits(u))
-		return hs_parse_ulong(u, 0, HS_ID_MAX, uid);
-	i = hs_accountdb_find(c->pw, u);
-	if (i < 0) {
+	if (field_id(c->pw, u, uid) < 0) {
 		line_error(l, "user '%s' does not exist", u);
 		return -1;
 	}
-	*uid = hs_accountdb_get(c->pw, (size_t)i)->pw.uid;
 	return 0;
 }
 
@@ -657,40 +624,27 @@ static int resolve_gid(struct ctx *c, struct line *l, unsigned long uid, unsigne
 		       const char **new_name)
 {
 	const char *g = l->f[F_GID];
-	long i;
+	bool numeric = all_digits(g), named = g[0] && !numeric;
 	int r;
 
 	*new_name = NULL;
-	if (g[0] && !all_digits(g)) {
-		i = hs_accountdb_find(c->gr, g);
-		if (i >= 0) {
-			*gid = hs_accountdb_get(c->gr, (size_t)i)->gr.gid;
-			return 0;
-		}
-		*new_name = g;
-	} else {
-		if (g[0]) {
-			if (hs_parse_ulong(g, 0, HS_ID_MAX, gid) < 0)
-				return -1;
-			if (hs_accountdb_find_id(c->gr, *gid) >= 0)
-				return 0;
-		}
-		*new_name = l->f[F_NAME];
-		if (hs_accountdb_find(c->gr, *new_name) >= 0) {
-			line_error(l, "group '%s' already exists (name it in the group field to "
-				   "make it the primary group)", *new_name);
-			return -1;
-		}
-		if (g[0])
-			goto check_gshadow;
-	}
-	r = hs_ids_pick(&c->gids, &c->grange, o.system, uid, gid);
-	if (r < 0) {
-		line_error(l, "can't get unique %sGID (%s)", o.system ? "system " : "",
-			   r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
+	if (g[0] && field_id(c->gr, g, gid) == 0 &&
+	    (named || hs_accountdb_find_id(c->gr, *gid) >= 0))
+		return 0;
+	*new_name = named ? g : l->f[F_NAME];
+	if (!named && hs_accountdb_find(c->gr, *new_name) >= 0) {
+		line_error(l, "group '%s' already exists (name it in the group field to "
+			   "make it the primary group)", *new_name);
 		return -1;
 	}
-check_gshadow:
+	if (!numeric) {
+		r = hs_ids_pick(&c->gids, &c->grange, o.system, uid, gid);
+		if (r < 0) {
+			line_error(l, "can't get unique %sGID (%s)", o.system ? "system " : "",
+				   r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
+			return -1;
+		}
+	}
 	if (c->gs && hs_accountdb_find(c->gs, *new_name) >= 0) {
 		line_error(l, "group '%s' is a shadow group, but does not exist in /etc/group",
 			   *new_name);
@@ -866,31 +820,15 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 	l->exists = true;
 	l->uid = p.uid;
 	l->gid = p.gid;
-	if (l->f[F_UID][0]) {
-		long i = all_digits(l->f[F_UID]) ? -1 : hs_accountdb_find(c->pw, l->f[F_UID]);
-
-		if (all_digits(l->f[F_UID]))
-			(void)hs_parse_ulong(l->f[F_UID], 0, HS_ID_MAX, &id);
-		else
-			id = i >= 0 ? hs_accountdb_get(c->pw, (size_t)i)->pw.uid : (unsigned long)-1;
-		if (id != p.uid) {
-			line_error(l, "user '%s' exists with UID %lu; newusers does not change it "
-				   "(use usermod -u)", p.name, (unsigned long)p.uid);
-			return -1;
-		}
+	if (l->f[F_UID][0] && (field_id(c->pw, l->f[F_UID], &id) < 0 || id != p.uid)) {
+		line_error(l, "user '%s' exists with UID %lu; newusers does not change it "
+			   "(use usermod -u)", p.name, (unsigned long)p.uid);
+		return -1;
 	}
-	if (l->f[F_GID][0]) {
-		long i = all_digits(l->f[F_GID]) ? -1 : hs_accountdb_find(c->gr, l->f[F_GID]);
-
-		if (all_digits(l->f[F_GID]))
-			(void)hs_parse_ulong(l->f[F_GID], 0, HS_ID_MAX, &id);
-		else
-			id = i >= 0 ? hs_accountdb_get(c->gr, (size_t)i)->gr.gid : (unsigned long)-1;
-		if (id != p.gid) {
-			line_error(l, "user '%s' exists with GID %lu; newusers does not change it "
-				   "(use usermod -g)", p.name, (unsigned long)p.gid);
-			return -1;
-		}
+	if (l->f[F_GID][0] && (field_id(c->gr, l->f[F_GID], &id) < 0 || id != p.gid)) {
+		line_error(l, "user '%s' exists with GID %lu; newusers does not change it "
+			   "(use usermod -g)", p.name, (unsigned long)p.gid);
+		return -1;
 	}
 	if (!c->classic) {
 		struct stat st;
@@ -984,29 +922,6 @@ static int resolve_all(struct ctx *c)
 
 /* ---- pass 4: the commit, and its undo ---- */
 
-static int open_locked(struct ctx *c, struct line *l)
-{
-	char path[HS_PATHBUF_USER];
-	int fd, r;
-
-	hs_userdir_path(path, sizeof(path), l->f[F_NAME], NULL);
-	fd = hs_userdir_open(c->treefd, l->f[F_NAME], l->uid, NULL);
-	if (fd < 0) {
-		hs_warn("line %lu: cannot open %s: %s", l->lineno, path, hs_strerror(fd));
-		return -1;
-	}
-	r = hs_userdir_lock_at(c->treefd, l->f[F_NAME], &fd, HS_LOCK_TIMEOUT_MS);
-	if (r < 0) {
-		char why[64];
-
-		hs_warn("line %lu: cannot lock %s: %s", l->lineno, path,
-			hs_lock_strerror(r, HS_LOCK_TIMEOUT_MS, why, sizeof(why)));
-		hs_close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static int tree_write_shadow(struct ctx *c, struct line *l, int fd, const struct hs_shadow *sh)
 {
 	char path[HS_PATHBUF_USER];
@@ -1025,34 +940,19 @@ static int tree_update(struct ctx *c, struct line *l)
 {
 	_cleanup_userdir_release_ struct hs_userdir_held held = { c->treefd, -1 };
 	char path[HS_PATHBUF_USER], buf[HS_USERFILE_MAX + 2];
-	struct hs_shadow sh, now;
+	struct hs_shadow sh = { .hash = l->hash, .lstchg = c->today };
 	const char *shell;
 	int r;
 
 	if (!l->hash && !l->write_shell)
 		return 0;
-	held.fd = open_locked(c, l);
+	held.fd = hs_batch_open_locked(c->treefd, l->f[F_NAME], l->uid, l->lineno);
 	if (held.fd < 0)
 		return -1;
 	if (l->hash) {
-		r = hs_userdir_read_shadow(held.fd, l->uid, buf, sizeof(buf), &now);
-		if (r < 0) {
-			/* as chpasswd: a hostile or broken file let nobody in;
-			 * it is replaced, and an undo writes a locked hash */
-			syslog(LOG_WARNING, "replacing unreadable %s: %s",
-			       hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHADOW),
-			       hs_strerror(r));
-			now = (struct hs_shadow){ .hash = "!", .lstchg = HS_UNSET };
-		}
-		l->old_hash = strdup(now.hash);
-		l->old_lstchg = now.lstchg;
-		hs_wipe(buf, sizeof(buf));
-		if (!l->old_hash) {
-			hs_warn("line %lu: %s", l->lineno, hs_strerror(-ENOMEM));
-			return -1;
-		}
-		sh = (struct hs_shadow){ .hash = l->hash, .lstchg = c->today };
-		if (tree_write_shadow(c, l, held.fd, &sh) < 0)
+		if (hs_batch_keep_shadow(held.fd, l->f[F_NAME], l->uid, l->lineno, &l->old_hash,
+					 &l->old_lstchg) < 0 ||
+		    tree_write_shadow(c, l, held.fd, &sh) < 0)
 			return -1;
 		l->shadow_written = true;
 	}
@@ -1082,7 +982,7 @@ static int tree_restore(struct ctx *c, struct line *l)
 	const char *shell;
 	int bad = 0;
 
-	held.fd = open_locked(c, l);
+	held.fd = hs_batch_open_locked(c->treefd, l->f[F_NAME], l->uid, l->lineno);
 	if (held.fd < 0)
 		return -1;
 	if (l->shadow_written) {
@@ -1136,7 +1036,7 @@ static int tree_set_hash(struct ctx *c, struct line *l)
 
 	if (!l->hash || l->tree_work->result < 0)
 		return 0;
-	held.fd = open_locked(c, l);
+	held.fd = hs_batch_open_locked(c->treefd, l->f[F_NAME], l->uid, l->lineno);
 	if (held.fd < 0 || tree_write_shadow(c, l, held.fd, &sh) < 0) {
 		hs_warn("line %lu: the password of '%s' stays locked", l->lineno, l->f[F_NAME]);
 		return -1;
@@ -1155,11 +1055,11 @@ static int home_reserve(struct ctx *c, struct line *l, mode_t mode)
 	struct stat st;
 	int r;
 
-	if (!l->f[F_DIR][0] || lstat(l->f[F_DIR], &st) == 0 || seen_add(&homes_seen, l - b.v))
+	if (!l->f[F_DIR][0] || lstat(l->f[F_DIR], &st) == 0 ||
+	    seen_add(&homes_seen, home_cmp, (size_t)(l - b.v)))
 		return 0;
 	r = hs_home_reserve(l->f[F_DIR], &hb, &err);
-	if (hb.parentfd >= 0)
-		hs_close(hb.parentfd);
+	hs_close(hb.parentfd);
 	if (r < 0) {
 		hs_warn("line %lu: %s", l->lineno, err.msg);
 		return -1;
@@ -1193,8 +1093,7 @@ static int home_build(struct hs_txn_work *w)
 		snprintf(hb.tmp, sizeof(hb.tmp), "%s", w->tmp);
 		r = hs_home_build(&hb, w->path, NULL, w->uid, w->gid, &err);
 	}
-	if (hb.parentfd >= 0)
-		hs_close(hb.parentfd);
+	hs_close(hb.parentfd);
 	hs_report(&err);
 	if (r < 0)
 		return -1;
@@ -1376,8 +1275,8 @@ static void free_batch(void)
 		}
 	}
 	free(b.v);
-	free(seen.slots);
-	free(homes_seen.slots);
+	tdestroy(seen, keep_key);
+	tdestroy(homes_seen, keep_key);
 	memset(&b, 0, sizeof(b));
 }
 

@@ -23,14 +23,12 @@
 /* What the whole batch may hold in memory (passwords and hashes). */
 #define BATCH_BYTES_MAX (64u * 1024 * 1024)
 
-_Noreturn void hs_secret_usage(const struct hs_secret_tool *tool, int status)
+/* --help's text on stdout and exit 0, or on stderr and exit status. */
+static _Noreturn void usage(const struct hs_secret_tool *tool, int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
+	char options[2048];
 
-	fprintf(f,
-		"Usage: %s [options]\n"
-		"\n"
-		"Options:\n"
+	snprintf(options, sizeof(options),
 		"      --allow-legacy            allow MD5 and SHA256 hashes %s\n"
 		"  -c, --crypt-method METHOD     the crypt method (one of NONE MD5 SHA256 SHA512\n"
 		"                                BCRYPT YESCRYPT)\n"
@@ -40,28 +38,25 @@ _Noreturn void hs_secret_usage(const struct hs_secret_tool *tool, int status)
 		"                                the MD5 algorithm\n"
 		"%s"
 		"  -s, --sha-rounds              number of rounds for the SHA, BCRYPT\n"
-		"                                or YESCRYPT crypt algorithms\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog(), tool->legacy_help,
-		tool->root_in_help ?
+		"                                or YESCRYPT crypt algorithms\n",
+		tool->legacy_help, tool->root_in_help ?
 		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n" : "");
-	exit(status);
+	hs_cli_usage(status, "[options]", options, "\n");
 }
 
+/* Of the two errors, the one the tool reports first (sflag_checked_first). */
 static void check_flags(const struct hs_secret_tool *tool, bool eflg, bool mflg, bool cflg,
 			bool sflg)
 {
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass == (tool->sflag_checked_first ? 0 : 1)) {
-			if (sflg && !cflg) {
-				hs_warn("-s flag is only allowed with the -c flag");
-				hs_secret_usage(tool, E_USAGE);
-			}
-		} else if ((eflg && (mflg || cflg)) || (mflg && cflg)) {
-			hs_warn("the -c, -e, and -m flags are exclusive");
-			hs_secret_usage(tool, E_USAGE);
-		}
+	bool exclusive = (eflg && (mflg || cflg)) || (mflg && cflg);
+
+	if (sflg && !cflg && (tool->sflag_checked_first || !exclusive)) {
+		hs_warn("-s flag is only allowed with the -c flag");
+		usage(tool, E_USAGE);
+	}
+	if (exclusive) {
+		hs_warn("the -c, -e, and -m flags are exclusive");
+		usage(tool, E_USAGE);
 	}
 }
 
@@ -95,7 +90,7 @@ void hs_secret_parse_options(int argc, char **argv, const struct hs_secret_tool 
 			eflg = true;
 			break;
 		case 'h':
-			hs_secret_usage(tool, E_SUCCESS);
+			usage(tool, E_SUCCESS);
 		case 'm':
 			mflg = true;
 			break;
@@ -114,15 +109,15 @@ void hs_secret_parse_options(int argc, char **argv, const struct hs_secret_tool 
 		case OPT_VERSION:
 			hs_print_version();
 		default:
-			hs_secret_usage(tool, E_USAGE);
+			usage(tool, E_USAGE);
 		}
 	}
 	if (optind < argc)
-		hs_secret_usage(tool, E_USAGE);
+		usage(tool, E_USAGE);
 	check_flags(tool, eflg, mflg, cflg, sflg);
 	if (rounds_arg && hs_parse_ulong(rounds_arg, 1, 999999999UL, &o->rounds) < 0) {
 		hs_warn("invalid numeric argument '%s'", rounds_arg);
-		hs_secret_usage(tool, E_USAGE);
+		usage(tool, E_USAGE);
 	}
 
 	o->mode = HS_SECRET_DEFAULT;
@@ -147,9 +142,20 @@ void hs_secret_parse_options(int argc, char **argv, const struct hs_secret_tool 
 		 * range as shadow-utils does; 0 = the library's default */
 		if (hs_hash_policy_from_method(o->method, o->rounds, &o->policy) < 0) {
 			hs_warn("unsupported crypt method: %s", o->method);
-			hs_secret_usage(tool, E_USAGE);
+			usage(tool, E_USAGE);
 		}
 	}
+}
+
+const char *hs_secret_check_legacy(const struct hs_hash_policy *policy, bool allow_legacy,
+				   const char *where, int status)
+{
+	const char *name;
+
+	if (hs_hash_policy_check_legacy(policy, allow_legacy, &name) < 0)
+		hs_die(status, "crypt method %s is legacy: libxcrypt verifies its hashes only %s; "
+		       "give --allow-legacy to write them anyway", name, where);
+	return name;
 }
 
 /* ---- pass 1: reading and checking ---- */
@@ -176,10 +182,9 @@ static struct hs_secret_entry *find_entry(const struct hs_secret_batch *b, const
 	return NULL;
 }
 
-/* The checks of the secret alone: 0, or -1 reported. */
-static int check_secret(const struct hs_secret_tool *tool, const struct hs_secret_options *o,
-			struct hs_secret_batch *b, const char *name, const char *secret,
-			unsigned long lineno)
+int hs_secret_check(const struct hs_secret_tool *tool, const struct hs_secret_options *o,
+		    unsigned long *errors, unsigned long lineno, const char *name,
+		    const char *secret)
 {
 	const char *what = tool->what;
 	size_t len = strlen(secret);
@@ -187,31 +192,29 @@ static int check_secret(const struct hs_secret_tool *tool, const struct hs_secre
 	int r;
 
 	if (len == 0 && (tool->empty_always_refused || o->mode != HS_SECRET_ENCRYPTED)) {
-		hs_secret_line_error(b, lineno, "%s '%s': empty password (%s)", what, name,
-				     tool->empty_hint);
+		hs_batch_line_error(errors, lineno, "%s '%s': empty password (%s)", what, name,
+				    tool->empty_hint);
 		return -1;
 	}
 	if (o->mode != HS_SECRET_ENCRYPTED) {
 		if (len <= PASSWORD_MAX)
 			return 0;
-		hs_secret_line_error(b, lineno, "%s '%s': the password is longer than %d bytes",
-				     what, name, PASSWORD_MAX);
+		hs_batch_line_error(errors, lineno, "%s '%s': the password is longer than %d bytes",
+				    what, name, PASSWORD_MAX);
 		return -1;
 	}
 	r = hs_hash_check_given(secret, &problem);
 	if (r < 0) {
-		hs_secret_line_error(b, lineno, "%s '%s': %s", what, name, problem);
+		hs_batch_line_error(errors, lineno, "%s '%s': %s", what, name, problem);
 		return -1;
 	}
 	if (r == 1 && !o->allow_legacy) {
-		hs_secret_line_error(b, lineno, "%s '%s': the hash uses a legacy method (libxcrypt "
-				     "verifies it only %s); give --allow-legacy to store it "
-				     "anyway", what, name, tool->legacy_where);
+		hs_batch_line_error(errors, lineno, "%s '%s': the hash uses a legacy method "
+				    "(libxcrypt verifies it only %s); give --allow-legacy to store "
+				    "it anyway", what, name, tool->legacy_where);
 		return -1;
 	}
-	if (r == 1)
-		b->legacy = true;
-	return 0;
+	return r;
 }
 
 /* Room for one more entry, zeroed. */
@@ -249,6 +252,7 @@ static void check_line(const struct hs_secret_tool *tool, const struct hs_secret
 	struct hs_secret_entry *e;
 	size_t len;
 	uid_t uid = 0;
+	int r;
 
 	if (!secret) {
 		hs_secret_line_error(b, lineno, "missing new password");
@@ -268,8 +272,11 @@ static void check_line(const struct hs_secret_tool *tool, const struct hs_secret
 			hs_secret_line_error(b, lineno, "invalid %s name", tool->what);
 		return;
 	}
-	if (check_secret(tool, o, b, line, secret, lineno) < 0)
+	r = hs_secret_check(tool, o, &b->errors, lineno, line, secret);
+	if (r < 0)
 		return;
+	if (r == 1)
+		b->legacy = true;
 	e = find_entry(b, line);
 	if (e) {
 		hs_secret_line_error(b, lineno, "%s '%s' already appears on line %lu", tool->what,

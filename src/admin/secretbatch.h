@@ -76,16 +76,27 @@ struct hs_secret_tool {
 	void *ctx;
 };
 
-/* --help's text on stdout and exit 0, or on stderr and exit status. */
-_Noreturn void hs_secret_usage(const struct hs_secret_tool *tool, int status);
-
 /* The options; a usage error exits 2. */
 void hs_secret_parse_options(int argc, char **argv, const struct hs_secret_tool *tool,
 			     struct hs_secret_options *o);
 
+/* lib/auth/hash.h's one rule for writers (chpasswd, chgpasswd, newusers):
+ * a method libxcrypt calls legacy only with --allow-legacy, else "crypt
+ * method X is legacy: libxcrypt verifies its hashes only WHERE; ..." and
+ * exit status.  Returns the method's name. */
+const char *hs_secret_check_legacy(const struct hs_hash_policy *policy, bool allow_legacy,
+				   const char *where, int status);
+
 /* "PROG: line N: MESSAGE", counted in b->errors (batchio.h). */
 #define hs_secret_line_error(b, lineno, ...) \
 	hs_batch_line_error(&(b)->errors, lineno, __VA_ARGS__)
+
+/* The checks of a secret alone (o->mode: a password, or a hash given):
+ * 0, 1 for a legacy hash --allow-legacy lets through, or -1 after
+ * "line N: WHAT 'NAME': what is wrong", counted in *errors. */
+int hs_secret_check(const struct hs_secret_tool *tool, const struct hs_secret_options *o,
+		    unsigned long *errors, unsigned long lineno, const char *name,
+		    const char *secret);
 
 /* Pass 1: every line of in, checked; 0, or -1 when any line was wrong
  * (each reported, then "error detected, changes ignored"; b is wiped). */
