@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <search.h>
 #include <strings.h>
 
 #include "cli.h"
@@ -172,14 +173,42 @@ void hs_secret_wipe(struct hs_secret_batch *b)
 	free(b->v);
 	b->v = NULL;
 	b->n = b->alloc = 0;
+	tdestroy(b->seen, free);
+	b->seen = NULL;
 }
 
-static struct hs_secret_entry *find_entry(const struct hs_secret_batch *b, const char *name)
+/* The names so far, apart from b->v (which moves as it grows): a
+ * tsearch(3) tree, so that a large batch is not checked in quadratic
+ * time. */
+struct seen_name {
+	const char *name;       /* the bytes after this struct */
+	unsigned long lineno;
+};
+
+static int seen_name_cmp(const void *x, const void *y)
 {
-	for (size_t i = 0; i < b->n; i++)
-		if (strcmp(b->v[i].name, name) == 0)
-			return &b->v[i];
-	return NULL;
+	return strcmp(((const struct seen_name *)x)->name, ((const struct seen_name *)y)->name);
+}
+
+static const struct seen_name *seen_name_find(const struct hs_secret_batch *b, const char *name)
+{
+	const struct seen_name key = { .name = name };
+	void *const *found = tfind(&key, &b->seen, seen_name_cmp);
+
+	return found ? *found : NULL;
+}
+
+static void seen_name_add(struct hs_secret_batch *b, const char *name, unsigned long lineno)
+{
+	size_t len = strlen(name) + 1;
+	struct seen_name *s = malloc(sizeof(*s) + len);
+
+	if (!s)
+		hs_die(E_FAILURE, "out of memory");
+	s->name = memcpy(s + 1, name, len);
+	s->lineno = lineno;
+	if (!tsearch(s, &b->seen, seen_name_cmp))
+		hs_die(E_FAILURE, "out of memory");
 }
 
 int hs_secret_check(const struct hs_secret_tool *tool, const struct hs_secret_options *o,
@@ -250,6 +279,7 @@ static void check_line(const struct hs_secret_tool *tool, const struct hs_secret
 	char *secret = strchr(line, ':');
 	char shown[160];
 	struct hs_secret_entry *e;
+	const struct seen_name *seen;
 	size_t len;
 	uid_t uid = 0;
 	int r;
@@ -277,10 +307,10 @@ static void check_line(const struct hs_secret_tool *tool, const struct hs_secret
 		return;
 	if (r == 1)
 		b->legacy = true;
-	e = find_entry(b, line);
-	if (e) {
+	seen = seen_name_find(b, line);
+	if (seen) {
 		hs_secret_line_error(b, lineno, "%s '%s' already appears on line %lu", tool->what,
-				     line, e->lineno);
+				     line, seen->lineno);
 		return;
 	}
 	if (tool->lookup(tool->ctx, b, line, lineno, &uid) < 0)
@@ -291,6 +321,7 @@ static void check_line(const struct hs_secret_tool *tool, const struct hs_secret
 		return;
 	}
 	e = append_entry(b);
+	seen_name_add(b, line, lineno);
 	strcpy(e->name, line);
 	e->uid = uid;
 	e->lineno = lineno;
