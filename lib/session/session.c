@@ -102,17 +102,13 @@ static int env_store(struct hs_env *e, char *entry_in, size_t nlen, bool overwri
 
 int hs_session_env_set(struct hs_env *e, const char *name, const char *value, bool overwrite)
 {
-	size_t nlen = strlen(name), vlen = strlen(value);
+	size_t nlen = strlen(name);
 	char *entry;
 
 	if (!hs_envname_valid(name, nlen))
 		return -EINVAL;
-	entry = malloc(nlen + vlen + 2);
-	if (!entry)
+	if (asprintf(&entry, "%s=%s", name, value) < 0)
 		return -ENOMEM;
-	memcpy(entry, name, nlen);
-	entry[nlen] = '=';
-	memcpy(entry + nlen + 1, value, vlen + 1);
 	return env_store(e, entry, nlen, overwrite);
 }
 
@@ -134,17 +130,6 @@ const char *hs_session_env_get(const struct hs_env *e, const char *name)
 	ssize_t at = env_find(e, name, strlen(name));
 
 	return at < 0 ? NULL : e->v[at] + strlen(name) + 1;
-}
-
-void hs_session_env_unset(struct hs_env *e, const char *name)
-{
-	ssize_t at = env_find(e, name, strlen(name));
-
-	if (at < 0)
-		return;
-	free(e->v[at]);
-	memmove(e->v + at, e->v + at + 1, (e->n - (size_t)at) * sizeof(*e->v));
-	e->n--;
 }
 
 int hs_session_env_capture(struct hs_env *e, char *const *envp)
@@ -191,38 +176,22 @@ int hs_session_env_add_pam(struct hs_env *e, pam_handle_t *pamh)
 
 bool hs_session_env_term_ok(const char *term)
 {
+	static const char allowed[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				      "0123456789._+-";
 	size_t n = term ? strlen(term) : 0;
 
-	if (n == 0 || n > TERM_MAX || term[0] == '.')
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = term[i];
-		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '+' || c == '-'))
-			return false;
-	}
-	return true;
-}
-
-static const char *strip_path_prefix(const char *v)
-{
-	return strncmp(v, "PATH=", 5) == 0 ? v + 5 : v;
+	return n > 0 && n <= TERM_MAX && term[0] != '.' && strspn(term, allowed) == n;
 }
 
 const char *hs_session_default_path(const struct hs_config *defs, uid_t uid)
 {
-	const char *v = NULL;
+	const char *v = hs_config_get_str(defs, uid == 0 ? "ENV_SUPATH" : "ENV_PATH", NULL);
 
-	if (uid == 0) {
-		if (defs)
-			v = hs_config_get_str(defs, "ENV_SUPATH", NULL);
-		if (!v && defs)
-			v = hs_config_get_str(defs, "ENV_ROOTPATH", NULL);
-		return v && *strip_path_prefix(v) ? strip_path_prefix(v) : DEFAULT_ROOT_PATH;
-	}
-	if (defs)
-		v = hs_config_get_str(defs, "ENV_PATH", NULL);
-	return v && *strip_path_prefix(v) ? strip_path_prefix(v) : DEFAULT_PATH;
+	if (!v && uid == 0)
+		v = hs_config_get_str(defs, "ENV_ROOTPATH", NULL);
+	if (v && strncmp(v, "PATH=", 5) == 0)
+		v += 5;
+	return v && *v ? v : uid == 0 ? DEFAULT_ROOT_PATH : DEFAULT_PATH;
 }
 
 /* ---------------------------------------------------------------- PAM */
@@ -244,28 +213,23 @@ static int conversation(int n, const struct pam_message **msg, struct pam_respon
 int hs_session_start(struct hs_session *s, const char *service, const char *user,
                      const char *tty, const char *ruser, const char *rhost)
 {
+	const struct {
+		int type;
+		const char *value;
+	} items[] = { { PAM_TTY, tty }, { PAM_RUSER, ruser }, { PAM_RHOST, rhost } };
 	int r;
 
-	s->pamh = NULL;
-	s->have_cred = s->have_session = false;
-	s->suppress_info = false;
-	s->conv.conv = conversation;
-	s->conv.appdata_ptr = s;
+	*s = (struct hs_session){ .conv = { .conv = conversation, .appdata_ptr = s } };
 	r = pam_start(service, user, &s->conv, &s->pamh);
 	if (r != PAM_SUCCESS) {
 		s->pamh = NULL;
 		return r;
 	}
-	if (tty && (r = pam_set_item(s->pamh, PAM_TTY, tty)) != PAM_SUCCESS)
-		goto fail;
-	if (ruser && (r = pam_set_item(s->pamh, PAM_RUSER, ruser)) != PAM_SUCCESS)
-		goto fail;
-	if (rhost && (r = pam_set_item(s->pamh, PAM_RHOST, rhost)) != PAM_SUCCESS)
-		goto fail;
-	return PAM_SUCCESS;
-fail:
-	pam_end(s->pamh, r);
-	s->pamh = NULL;
+	for (size_t i = 0; r == PAM_SUCCESS && i < HS_ARRAY_SIZE(items); i++)
+		if (items[i].value)
+			r = pam_set_item(s->pamh, items[i].type, items[i].value);
+	if (r != PAM_SUCCESS)
+		hs_session_end(s, r);
 	return r;
 }
 
@@ -338,11 +302,9 @@ static void child_signals(const struct hs_child *c, const sigset_t *caller_mask,
                           const struct sigaction *caller_chld)
 {
 	if (c->reset_signals) {
-		struct sigaction dfl;
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
 		sigset_t none;
 
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
 		for (int sig = 1; sig < NSIG; sig++)
 			if (sig != SIGKILL && sig != SIGSTOP)
 				sigaction(sig, &dfl, NULL);
@@ -609,13 +571,11 @@ struct session_poll {
  * child reaped by the kernel and its status lost. */
 static void session_block_signals(sigset_t *caller_mask, struct sigaction *caller_chld)
 {
-	struct sigaction dfl;
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigset_t all;
 
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, caller_mask);
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
 	sigaction(SIGCHLD, &dfl, caller_chld);
 }
 
@@ -647,25 +607,18 @@ static int session_fork_child(struct session_wait *w, int slave, const sigset_t 
 	fflush(stdout);
 	fflush(stderr);
 	w->pid = fork();
-	if (w->pid < 0) {
-		int r = -errno;
-
-		close(w->sfd);
-		if (slave >= 0)
-			close(slave);
-		if (w->rl.master >= 0)
-			close(w->rl.master);
-		return r;
-	}
 	if (w->pid == 0) {
 		close(w->sfd);
-		if (w->rl.master >= 0)
-			close(w->rl.master);
+		hs_close(w->rl.master);
 		child_main(w->c, slave, caller_mask, caller_chld);
 	}
-	if (slave >= 0)
-		close(slave);
-	return 0;
+	hs_close(slave);
+	if (w->pid > 0)
+		return 0;
+	/* hs_close() keeps fork()'s errno */
+	hs_close(w->sfd);
+	hs_close(w->rl.master);
+	return -errno;
 }
 
 /* The child is reaped and what the pty had to say is drained (or the
