@@ -249,7 +249,8 @@ static void sulog(const struct hs_config *defs, bool ok, const char *tty, const 
 	struct stat st;
 	struct tm tm;
 	time_t now = time(NULL);
-	int fd, n;
+	_cleanup_close_ int fd = -1;
+	int n;
 
 	if (!path || path[0] != '/')
 		return;
@@ -261,7 +262,6 @@ static void sulog(const struct hs_config *defs, bool ok, const char *tty, const 
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_nlink != 1) {
 		syslog(LOG_WARNING, "%s is not a regular file of root's: not written", path);
-		close(fd);
 		return;
 	}
 	localtime_r(&now, &tm);
@@ -270,7 +270,6 @@ static void sulog(const struct hs_config *defs, bool ok, const char *tty, const 
 		     from ? from : "???", to);
 	if (n > 0 && (size_t)n < sizeof(line) && hs_write_full(fd, line, (size_t)n) < 0)
 		syslog(LOG_WARNING, "cannot write %s: %m", path);
-	close(fd);
 }
 
 static void log_attempt(const struct hs_config *defs, bool ok, const char *tty,
@@ -491,12 +490,11 @@ static char **shell_argv(const struct options *o, const char *shell, int argc, c
 	char **cargv = calloc((size_t)(argc - optind) + 5, sizeof(*cargv));
 	size_t nc = 0;
 
-	*arg0 = malloc(strlen(base) + 2);
-	if (!cargv || !*arg0) {
+	if (!cargv || asprintf(arg0, "%s%s", o->login ? "-" : "", base) < 0) {
+		*arg0 = NULL;
 		free(cargv);
 		return NULL;
 	}
-	snprintf(*arg0, strlen(base) + 2, "%s%s", o->login ? "-" : "", base);
 	cargv[nc++] = *arg0;
 	if (o->fast)
 		cargv[nc++] = "-f";
