@@ -38,13 +38,6 @@
 #define ENV_ENTRIES_MAX  4096
 #define TERM_MAX         64
 
-/* How long a child may take to die after the first forwarded signal
- * before it is killed (util-linux su's 2 s). */
-#define KILL_GRACE_MS    HS_SESSION_KILL_GRACE_MS
-/* su --pty: after the child is gone, how long to wait for the rest of
- * its output (a background job may still hold the terminal). */
-#define PTY_DRAIN_MS     HS_SESSION_PTY_DRAIN_MS
-
 #define DEFAULT_PATH      "/usr/local/bin:/usr/bin:/bin"
 #define DEFAULT_ROOT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -560,11 +553,8 @@ struct session_wait {
 	long long kill_at, drain_until;
 };
 
-/* The descriptors one poll() waits on. */
-struct session_poll {
-	struct pollfd pfd[3];
-	int nfd, i_sig, i_master, i_in;
-};
+/* What one poll() waits on; an fd of -1 is skipped. */
+enum { POLL_SIG, POLL_MASTER, POLL_STDIN, POLL_N };
 
 /* Block every signal, keeping the caller's mask for the child, and give
  * SIGCHLD its default action: a caller that ignores SIGCHLD would have the
@@ -631,22 +621,15 @@ static bool session_over(const struct session_wait *w)
 
 /* The signals; with a pty its master, and stdin when the relay has room
  * for more input. */
-static void session_poll_fds(const struct session_wait *w, struct session_poll *p)
+static void session_poll_fds(const struct session_wait *w, struct pollfd pfd[POLL_N])
 {
-	p->nfd = 0;
-	p->i_master = p->i_in = -1;
-	p->pfd[p->nfd] = (struct pollfd){ .fd = w->sfd, .events = POLLIN };
-	p->i_sig = p->nfd++;
-	if (w->rl.master < 0)
-		return;
-	p->pfd[p->nfd] = (struct pollfd){ .fd = w->rl.master, .events = POLLIN };
+	bool want_in = w->rl.master >= 0 && w->rl.stdin_open && w->rl.inlen == 0 && !w->done;
+
+	pfd[POLL_SIG] = (struct pollfd){ .fd = w->sfd, .events = POLLIN };
+	pfd[POLL_MASTER] = (struct pollfd){ .fd = w->rl.master, .events = POLLIN };
 	if (w->rl.inlen > 0 || w->rl.eof_pending)
-		p->pfd[p->nfd].events |= POLLOUT;
-	p->i_master = p->nfd++;
-	if (w->rl.stdin_open && w->rl.inlen == 0 && !w->done) {
-		p->pfd[p->nfd] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
-		p->i_in = p->nfd++;
-	}
+		pfd[POLL_MASTER].events |= POLLOUT;
+	pfd[POLL_STDIN] = (struct pollfd){ .fd = want_in ? STDIN_FILENO : -1, .events = POLLIN };
 }
 
 /* Until the grace runs out, or the drain time is over; else forever. */
@@ -703,7 +686,8 @@ static void session_reap_child(struct session_wait *w)
 		}
 		w->wstatus = st;
 		w->done = true;
-		w->drain_until = now_ms() + PTY_DRAIN_MS;
+		/* su --pty: a background job may still hold the terminal */
+		w->drain_until = now_ms() + HS_SESSION_PTY_DRAIN_MS;
 	}
 }
 
@@ -724,7 +708,7 @@ static void session_forward_signal(struct session_wait *w, int sig)
 	if (!w->caught) {
 		w->caught = true;
 		say(w->c, "\r\nSession terminated, killing shell...");
-		w->kill_at = now_ms() + KILL_GRACE_MS;
+		w->kill_at = now_ms() + HS_SESSION_KILL_GRACE_MS;   /* util-linux su's 2 s */
 	}
 	kill(w->pid, sig);
 }
@@ -746,9 +730,9 @@ static void session_handle_signals(struct session_wait *w)
 }
 
 /* su --pty: the child's output to stdout, stdin to the child. */
-static void session_relay_pty(struct session_wait *w, const struct session_poll *p)
+static void session_relay_pty(struct session_wait *w, const struct pollfd pfd[POLL_N])
 {
-	short master_ev = p->i_master >= 0 ? p->pfd[p->i_master].revents : 0;
+	short master_ev = pfd[POLL_MASTER].revents;
 
 	if ((master_ev & (POLLIN | POLLHUP | POLLERR)) && !pty_pump_out(&w->rl)) {
 		close(w->rl.master);
@@ -756,7 +740,7 @@ static void session_relay_pty(struct session_wait *w, const struct session_poll 
 	}
 	if (w->rl.master >= 0 && (master_ev & POLLOUT))
 		pty_pump_in(&w->rl);
-	if (p->i_in >= 0 && (p->pfd[p->i_in].revents & (POLLIN | POLLHUP | POLLERR))) {
+	if (pfd[POLL_STDIN].revents & (POLLIN | POLLHUP | POLLERR)) {
 		pty_read_stdin(&w->rl);
 		if (w->rl.master >= 0)
 			pty_pump_in(&w->rl);
@@ -766,11 +750,11 @@ static void session_relay_pty(struct session_wait *w, const struct session_poll 
 static void session_wait_child(struct session_wait *w)
 {
 	while (!session_over(w)) {
-		struct session_poll p;
+		struct pollfd pfd[POLL_N];
 		int n;
 
-		session_poll_fds(w, &p);
-		n = poll(p.pfd, (nfds_t)p.nfd, session_poll_timeout(w));
+		session_poll_fds(w, pfd);
+		n = poll(pfd, POLL_N, session_poll_timeout(w));
 		if (n < 0 && errno != EINTR) {
 			session_kill_and_reap(w);
 			break;
@@ -778,9 +762,9 @@ static void session_wait_child(struct session_wait *w)
 		session_kill_after_grace(w);
 		if (n <= 0)
 			continue;
-		if (p.pfd[p.i_sig].revents & POLLIN)
+		if (pfd[POLL_SIG].revents & POLLIN)
 			session_handle_signals(w);
-		session_relay_pty(w, &p);
+		session_relay_pty(w, pfd);
 	}
 }
 
