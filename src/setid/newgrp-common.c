@@ -127,20 +127,12 @@ static bool in_member_list(char **mem, const char *name)
 static gid_t *caller_groups(size_t *n)
 {
 	int count = getgroups(0, NULL);
-	gid_t *g;
+	_cleanup_free_ gid_t *g = count < 0 ? NULL : calloc((size_t)count + 1, sizeof *g);
 
-	if (count < 0)
+	if (!g || (count = getgroups(count, g)) < 0)
 		return NULL;
-	g = calloc((size_t)count + 1, sizeof *g);
-	if (!g)
-		return NULL;
-	count = getgroups(count, g);
-	if (count < 0) {
-		free(g);
-		return NULL;
-	}
 	*n = (size_t)count;
-	return g;
+	return TAKE_PTR(g);
 }
 
 static bool gid_in(const gid_t *g, size_t n, gid_t gid)
