@@ -421,8 +421,7 @@ static int pty_open(const struct hs_child *c, struct relay *rl, int *slave_out)
 		return -errno;
 	rl->stdin_tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &rl->saved) == 0;
 	if (rl->stdin_tty) {
-		tt = rl->saved;
-		tcsetattr(slave, TCSANOW, &tt);
+		tcsetattr(slave, TCSANOW, &rl->saved);
 		if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
 			ioctl(slave, TIOCSWINSZ, &ws);
 	} else if (tcgetattr(slave, &tt) == 0) {

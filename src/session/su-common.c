@@ -585,24 +585,16 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	open_session(&s, &o, &pw, gid, groups, ngroups, &caller_core);
 
 	build_env(&env, &caller_env, &o, &pw, shell, defs);
-	if (hs_session_env_add_pam(&env, s.pamh) < 0) {
+	cargv = o.user ? argv + optind : shell_argv(&o, shell, argc, argv, &arg0);
+	if (hs_session_env_add_pam(&env, s.pamh) < 0 || !cargv) {
 		hs_session_end(&s, PAM_BUF_ERR);
 		hs_die(E_FAILURE, "out of memory");
 	}
 
 	memset(&child, 0, sizeof(child));
-	if (o.user) {
-		cargv = argv + optind;
-		child.path = argv[optind];
-		child.search_path = true;
-	} else {
-		cargv = shell_argv(&o, shell, argc, argv, &arg0);
-		if (!cargv) {
-			hs_session_end(&s, PAM_BUF_ERR);
-			hs_die(E_FAILURE, "out of memory");
-		}
-		child.path = shell;
-	}
+	/* runuser -u runs the command itself, found on the target's PATH */
+	child.path = o.user ? argv[optind] : shell;
+	child.search_path = o.user != NULL;
 	child.uid = pw.pw_uid;
 	child.gid = gid;
 	child.argv = cargv;
@@ -615,10 +607,8 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	child.verbose = true;
 	child.restore_core = true;
 	child.core_limit = caller_core;   /* the session's, after pam_limits */
-	{
-		struct group *tg = getgrnam("tty");
-		child.pty_gid = tg ? tg->gr_gid : (gid_t)-1;
-	}
+	const struct group *tty_group = getgrnam("tty");
+	child.pty_gid = tty_group ? tty_group->gr_gid : (gid_t)-1;
 	hs_config_free(defs);
 	defs = NULL;
 
