@@ -190,16 +190,14 @@ static char *read_password(const char *prompt)
 			continue;
 		if (r <= 0)
 			break;
-		if (ch == '\n') {
-			got_line = true;
+		/* end of input without a newline still counts as a line */
+		got_line = true;
+		if (ch == '\n')
 			break;
-		}
 		if (len < PASS_MAX)
 			buf[len++] = ch;
 		else
 			too_long = true;
-		/* end of input without a newline still counts as a line */
-		got_line = true;
 	}
 	buf[len] = '\0';
 	if (restore) {
