@@ -276,9 +276,7 @@ int hs_session_set_groups(const char *name, gid_t gid, const gid_t *groups, size
 
 /* ---------------------------------------------------------------- child */
 
-static noreturn void child_fail(int status, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
+__attribute__((format(printf, 2, 3)))
 static noreturn void child_fail(int status, const char *fmt, ...)
 {
 	va_list ap;

@@ -27,10 +27,9 @@
 #include "records.h"
 #include "util.h"
 
-static noreturn void shell_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 /* Exit 1 with the message, prefixed with the path of the caller's shell
  * file. */
+__attribute__((format(printf, 1, 2)))
 static noreturn void shell_die(const char *fmt, ...)
 {
 	struct passwd *pw = getpwuid(getuid());
