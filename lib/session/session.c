@@ -442,8 +442,7 @@ static void pty_raw(struct relay *rl)
 	if (!rl->stdin_tty)
 		return;
 	tt = rl->saved;
-	cfmakeraw(&tt);
-	tt.c_lflag &= ~(tcflag_t)ECHO;
+	cfmakeraw(&tt);   /* echo off too */
 	tcsetattr(STDIN_FILENO, TCSANOW, &tt);
 }
 
