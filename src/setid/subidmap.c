@@ -249,8 +249,8 @@ int hs_idmap_open_target(const char *arg, pid_t *pid)
 	if (pidfd < 0)
 		return -errno;
 	snprintf(path, sizeof path, "/proc/%lu", v);
-	_cleanup_close_ int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dirfd < 0)
+	_cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0)
 		return -errno;
 	/* The pidfd was taken first.  If its process is still there (alive
 	 * or a zombie: either way its pid cannot be reused yet), the
@@ -259,7 +259,7 @@ int hs_idmap_open_target(const char *arg, pid_t *pid)
 	 * a new /proc entry; ours reports ESRCH). */
 	if (pidfd_send_signal(pidfd, 0, NULL, 0) < 0)
 		return -errno;
-	return TAKE_FD(dirfd);
+	return TAKE_FD(dir);
 }
 
 /* ---- privileges for the write ---- */
@@ -272,7 +272,7 @@ int hs_idmap_open_target(const char *arg, pid_t *pid)
 static int restrict_privileges(uid_t ruid, int cap, bool setfcap)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
 
 	if (geteuid() != 0)
 		return 0;
@@ -280,7 +280,6 @@ static int restrict_privileges(uid_t ruid, int cap, bool setfcap)
 	 * so the permitted set survives for the capset below */
 	if (ruid != 0 && setresuid((uid_t)-1, ruid, (uid_t)-1) < 0)
 		return -errno;
-	memset(data, 0, sizeof data);
 	data[0].effective = CAP_TO_MASK(cap);
 	if (setfcap)
 		data[0].effective |= CAP_TO_MASK(CAP_SETFCAP);
@@ -505,6 +504,7 @@ int hs_subidmap_main(int argc, char **argv, enum hs_idmap_kind kind)
 	r = restrict_privileges(pw.pw_uid, uids ? CAP_SETUID : CAP_SETGID, uids && maps_root);
 	if (r < 0)
 		hs_die(1, "Could not set caps: %s", hs_strerror(r));
+	/* gid_map only once setgroups is denied, when it must be */
 	bool ok = (uids || allow_setgroups || write_setgroups_deny(procfd) == 0) &&
 		  write_map(&p, procfd, text, len) == 0;
 	closelog();
