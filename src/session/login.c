@@ -28,7 +28,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
-#include <locale.h>
 #include <paths.h>
 #include <pwd.h>
 #include <signal.h>
@@ -54,7 +53,6 @@
 #include "config.h"
 #include "layout.h"
 #include "names.h"
-#include "privs.h"
 #include "session.h"
 #include "util.h"
 
@@ -579,11 +577,11 @@ static bool authenticate(struct hs_session *s, const struct options *o,
 
 int main(int argc, char **argv)
 {
-	struct options o;
+	struct options o = { 0 };
 	struct terminal t;
 	struct hs_session s;
 	struct hs_config *defs = NULL;
-	struct hs_child child;
+	struct hs_child child = { 0 };
 	struct hs_env env;
 	struct passwd pw;
 	_cleanup_free_ char *pwbuf = NULL;
@@ -598,7 +596,6 @@ int main(int argc, char **argv)
 
 	hs_session_tool_init(argc, argv, PROG_NAME, &caller_core);
 
-	memset(&o, 0, sizeof(o));
 	parse_options(argc, argv, &o);
 	if ((o.noauth || o.host) && getuid() != 0)
 		hs_die(E_FAILURE, "-%c is for the superuser only", o.noauth ? 'f' : 'h');
@@ -692,7 +689,6 @@ int main(int argc, char **argv)
 	}
 	char *cargv[] = { arg0, NULL };
 
-	memset(&child, 0, sizeof(child));
 	child.uid = pw.pw_uid;
 	child.gid = pw.pw_gid;
 	child.path = shell;

@@ -23,7 +23,6 @@
 
 #include "cli.h"
 #include "layout.h"
-#include "names.h"
 #include "records.h"
 #include "util.h"
 
@@ -76,8 +75,8 @@ static size_t ask_helper(char *buf, size_t size)
 	}
 	close(pfd[1]);
 	for (;;) {
-		/* Longer than any valid path: drain, len becomes size, and it
-		 * is refused below. */
+		/* Past size - 1 bytes it is longer than any valid path: drain
+		 * the rest; len becomes size, which the caller refuses. */
 		bool full = len >= size - 1;
 		char sink[256];
 		ssize_t n = full ? read(pfd[0], sink, sizeof(sink))

@@ -21,8 +21,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
-#include <limits.h>
-#include <locale.h>
 #include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,7 +41,6 @@
 #include "config.h"
 #include "layout.h"
 #include "names.h"
-#include "privs.h"
 #include "session.h"
 #include "shells.h"
 #include "su-common.h"
@@ -230,10 +227,9 @@ static gid_t group_gid(const char *name)
  * restricted account stays restricted. */
 static bool shell_listed(const char *shell)
 {
-	struct hs_shells sh;
+	struct hs_shells sh = { 0 };
 	bool listed = false;
 
-	memset(&sh, 0, sizeof(sh));
 	if (hs_shells_load(&sh, HS_ETC_SHELLS) == 0)
 		listed = hs_shells_contains(&sh, shell);
 	hs_shells_free(&sh);
@@ -510,10 +506,10 @@ static char **shell_argv(const struct options *o, const char *shell, int argc, c
 
 int su_main(int argc, char **argv, enum su_mode mode)
 {
-	struct options o;
+	struct options o = { 0 };
 	struct hs_env caller_env, env;
 	struct hs_session s;
-	struct hs_child child;
+	struct hs_child child = { 0 };
 	struct hs_config *defs = NULL;
 	struct passwd pw, me;
 	_cleanup_free_ char *pwbuf = NULL;
@@ -539,7 +535,6 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	umask(caller_umask);
 	hs_session_tool_init(argc, argv, PROG_NAME, &caller_core);
 
-	memset(&o, 0, sizeof(o));
 	parse_options(argc, argv, &o);
 	caller_root = getuid() == 0 && geteuid() == 0;
 	if (runuser && !caller_root)
@@ -591,7 +586,6 @@ int su_main(int argc, char **argv, enum su_mode mode)
 		hs_die(E_FAILURE, "out of memory");
 	}
 
-	memset(&child, 0, sizeof(child));
 	/* runuser -u runs the command itself, found on the target's PATH */
 	child.path = o.user ? argv[optind] : shell;
 	child.search_path = o.user != NULL;
