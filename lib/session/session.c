@@ -38,13 +38,6 @@
 #define ENV_ENTRIES_MAX  4096
 #define TERM_MAX         64
 
-/* How long a child may take to die after the first forwarded signal
- * before it is killed (util-linux su's 2 s). */
-#define KILL_GRACE_MS    HS_SESSION_KILL_GRACE_MS
-/* su --pty: after the child is gone, how long to wait for the rest of
- * its output (a background job may still hold the terminal). */
-#define PTY_DRAIN_MS     HS_SESSION_PTY_DRAIN_MS
-
 #define DEFAULT_PATH      "/usr/local/bin:/usr/bin:/bin"
 #define DEFAULT_ROOT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -102,17 +95,13 @@ static int env_store(struct hs_env *e, char *entry_in, size_t nlen, bool overwri
 
 int hs_session_env_set(struct hs_env *e, const char *name, const char *value, bool overwrite)
 {
-	size_t nlen = strlen(name), vlen = strlen(value);
+	size_t nlen = strlen(name);
 	char *entry;
 
 	if (!hs_envname_valid(name, nlen))
 		return -EINVAL;
-	entry = malloc(nlen + vlen + 2);
-	if (!entry)
+	if (asprintf(&entry, "%s=%s", name, value) < 0)
 		return -ENOMEM;
-	memcpy(entry, name, nlen);
-	entry[nlen] = '=';
-	memcpy(entry + nlen + 1, value, vlen + 1);
 	return env_store(e, entry, nlen, overwrite);
 }
 
@@ -134,17 +123,6 @@ const char *hs_session_env_get(const struct hs_env *e, const char *name)
 	ssize_t at = env_find(e, name, strlen(name));
 
 	return at < 0 ? NULL : e->v[at] + strlen(name) + 1;
-}
-
-void hs_session_env_unset(struct hs_env *e, const char *name)
-{
-	ssize_t at = env_find(e, name, strlen(name));
-
-	if (at < 0)
-		return;
-	free(e->v[at]);
-	memmove(e->v + at, e->v + at + 1, (e->n - (size_t)at) * sizeof(*e->v));
-	e->n--;
 }
 
 int hs_session_env_capture(struct hs_env *e, char *const *envp)
@@ -191,38 +169,22 @@ int hs_session_env_add_pam(struct hs_env *e, pam_handle_t *pamh)
 
 bool hs_session_env_term_ok(const char *term)
 {
+	static const char allowed[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				      "0123456789._+-";
 	size_t n = term ? strlen(term) : 0;
 
-	if (n == 0 || n > TERM_MAX || term[0] == '.')
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = term[i];
-		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '+' || c == '-'))
-			return false;
-	}
-	return true;
-}
-
-static const char *strip_path_prefix(const char *v)
-{
-	return strncmp(v, "PATH=", 5) == 0 ? v + 5 : v;
+	return n > 0 && n <= TERM_MAX && term[0] != '.' && strspn(term, allowed) == n;
 }
 
 const char *hs_session_default_path(const struct hs_config *defs, uid_t uid)
 {
-	const char *v = NULL;
+	const char *v = hs_config_get_str(defs, uid == 0 ? "ENV_SUPATH" : "ENV_PATH", NULL);
 
-	if (uid == 0) {
-		if (defs)
-			v = hs_config_get_str(defs, "ENV_SUPATH", NULL);
-		if (!v && defs)
-			v = hs_config_get_str(defs, "ENV_ROOTPATH", NULL);
-		return v && *strip_path_prefix(v) ? strip_path_prefix(v) : DEFAULT_ROOT_PATH;
-	}
-	if (defs)
-		v = hs_config_get_str(defs, "ENV_PATH", NULL);
-	return v && *strip_path_prefix(v) ? strip_path_prefix(v) : DEFAULT_PATH;
+	if (!v && uid == 0)
+		v = hs_config_get_str(defs, "ENV_ROOTPATH", NULL);
+	if (v && strncmp(v, "PATH=", 5) == 0)
+		v += 5;
+	return v && *v ? v : uid == 0 ? DEFAULT_ROOT_PATH : DEFAULT_PATH;
 }
 
 /* ---------------------------------------------------------------- PAM */
@@ -244,28 +206,23 @@ static int conversation(int n, const struct pam_message **msg, struct pam_respon
 int hs_session_start(struct hs_session *s, const char *service, const char *user,
                      const char *tty, const char *ruser, const char *rhost)
 {
+	const struct {
+		int type;
+		const char *value;
+	} items[] = { { PAM_TTY, tty }, { PAM_RUSER, ruser }, { PAM_RHOST, rhost } };
 	int r;
 
-	s->pamh = NULL;
-	s->have_cred = s->have_session = false;
-	s->suppress_info = false;
-	s->conv.conv = conversation;
-	s->conv.appdata_ptr = s;
+	*s = (struct hs_session){ .conv = { .conv = conversation, .appdata_ptr = s } };
 	r = pam_start(service, user, &s->conv, &s->pamh);
 	if (r != PAM_SUCCESS) {
 		s->pamh = NULL;
 		return r;
 	}
-	if (tty && (r = pam_set_item(s->pamh, PAM_TTY, tty)) != PAM_SUCCESS)
-		goto fail;
-	if (ruser && (r = pam_set_item(s->pamh, PAM_RUSER, ruser)) != PAM_SUCCESS)
-		goto fail;
-	if (rhost && (r = pam_set_item(s->pamh, PAM_RHOST, rhost)) != PAM_SUCCESS)
-		goto fail;
-	return PAM_SUCCESS;
-fail:
-	pam_end(s->pamh, r);
-	s->pamh = NULL;
+	for (size_t i = 0; r == PAM_SUCCESS && i < HS_ARRAY_SIZE(items); i++)
+		if (items[i].value)
+			r = pam_set_item(s->pamh, items[i].type, items[i].value);
+	if (r != PAM_SUCCESS)
+		hs_session_end(s, r);
 	return r;
 }
 
@@ -319,9 +276,7 @@ int hs_session_set_groups(const char *name, gid_t gid, const gid_t *groups, size
 
 /* ---------------------------------------------------------------- child */
 
-static noreturn void child_fail(int status, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
+__attribute__((format(printf, 2, 3)))
 static noreturn void child_fail(int status, const char *fmt, ...)
 {
 	va_list ap;
@@ -338,11 +293,9 @@ static void child_signals(const struct hs_child *c, const sigset_t *caller_mask,
                           const struct sigaction *caller_chld)
 {
 	if (c->reset_signals) {
-		struct sigaction dfl;
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
 		sigset_t none;
 
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
 		for (int sig = 1; sig < NSIG; sig++)
 			if (sig != SIGKILL && sig != SIGSTOP)
 				sigaction(sig, &dfl, NULL);
@@ -466,8 +419,7 @@ static int pty_open(const struct hs_child *c, struct relay *rl, int *slave_out)
 		return -errno;
 	rl->stdin_tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &rl->saved) == 0;
 	if (rl->stdin_tty) {
-		tt = rl->saved;
-		tcsetattr(slave, TCSANOW, &tt);
+		tcsetattr(slave, TCSANOW, &rl->saved);
 		if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
 			ioctl(slave, TIOCSWINSZ, &ws);
 	} else if (tcgetattr(slave, &tt) == 0) {
@@ -490,8 +442,7 @@ static void pty_raw(struct relay *rl)
 	if (!rl->stdin_tty)
 		return;
 	tt = rl->saved;
-	cfmakeraw(&tt);
-	tt.c_lflag &= ~(tcflag_t)ECHO;
+	cfmakeraw(&tt);   /* echo off too */
 	tcsetattr(STDIN_FILENO, TCSANOW, &tt);
 }
 
@@ -598,24 +549,19 @@ struct session_wait {
 	long long kill_at, drain_until;
 };
 
-/* The descriptors one poll() waits on. */
-struct session_poll {
-	struct pollfd pfd[3];
-	int nfd, i_sig, i_master, i_in;
-};
+/* What one poll() waits on; an fd of -1 is skipped. */
+enum { POLL_SIG, POLL_MASTER, POLL_STDIN, POLL_N };
 
 /* Block every signal, keeping the caller's mask for the child, and give
  * SIGCHLD its default action: a caller that ignores SIGCHLD would have the
  * child reaped by the kernel and its status lost. */
 static void session_block_signals(sigset_t *caller_mask, struct sigaction *caller_chld)
 {
-	struct sigaction dfl;
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigset_t all;
 
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, caller_mask);
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
 	sigaction(SIGCHLD, &dfl, caller_chld);
 }
 
@@ -647,25 +593,18 @@ static int session_fork_child(struct session_wait *w, int slave, const sigset_t 
 	fflush(stdout);
 	fflush(stderr);
 	w->pid = fork();
-	if (w->pid < 0) {
-		int r = -errno;
-
-		close(w->sfd);
-		if (slave >= 0)
-			close(slave);
-		if (w->rl.master >= 0)
-			close(w->rl.master);
-		return r;
-	}
 	if (w->pid == 0) {
 		close(w->sfd);
-		if (w->rl.master >= 0)
-			close(w->rl.master);
+		hs_close(w->rl.master);
 		child_main(w->c, slave, caller_mask, caller_chld);
 	}
-	if (slave >= 0)
-		close(slave);
-	return 0;
+	hs_close(slave);
+	if (w->pid > 0)
+		return 0;
+	/* hs_close() keeps fork()'s errno */
+	hs_close(w->sfd);
+	hs_close(w->rl.master);
+	return -errno;
 }
 
 /* The child is reaped and what the pty had to say is drained (or the
@@ -678,22 +617,15 @@ static bool session_over(const struct session_wait *w)
 
 /* The signals; with a pty its master, and stdin when the relay has room
  * for more input. */
-static void session_poll_fds(const struct session_wait *w, struct session_poll *p)
+static void session_poll_fds(const struct session_wait *w, struct pollfd pfd[POLL_N])
 {
-	p->nfd = 0;
-	p->i_master = p->i_in = -1;
-	p->pfd[p->nfd] = (struct pollfd){ .fd = w->sfd, .events = POLLIN };
-	p->i_sig = p->nfd++;
-	if (w->rl.master < 0)
-		return;
-	p->pfd[p->nfd] = (struct pollfd){ .fd = w->rl.master, .events = POLLIN };
+	bool want_in = w->rl.master >= 0 && w->rl.stdin_open && w->rl.inlen == 0 && !w->done;
+
+	pfd[POLL_SIG] = (struct pollfd){ .fd = w->sfd, .events = POLLIN };
+	pfd[POLL_MASTER] = (struct pollfd){ .fd = w->rl.master, .events = POLLIN };
 	if (w->rl.inlen > 0 || w->rl.eof_pending)
-		p->pfd[p->nfd].events |= POLLOUT;
-	p->i_master = p->nfd++;
-	if (w->rl.stdin_open && w->rl.inlen == 0 && !w->done) {
-		p->pfd[p->nfd] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
-		p->i_in = p->nfd++;
-	}
+		pfd[POLL_MASTER].events |= POLLOUT;
+	pfd[POLL_STDIN] = (struct pollfd){ .fd = want_in ? STDIN_FILENO : -1, .events = POLLIN };
 }
 
 /* Until the grace runs out, or the drain time is over; else forever. */
@@ -750,7 +682,8 @@ static void session_reap_child(struct session_wait *w)
 		}
 		w->wstatus = st;
 		w->done = true;
-		w->drain_until = now_ms() + PTY_DRAIN_MS;
+		/* su --pty: a background job may still hold the terminal */
+		w->drain_until = now_ms() + HS_SESSION_PTY_DRAIN_MS;
 	}
 }
 
@@ -771,7 +704,7 @@ static void session_forward_signal(struct session_wait *w, int sig)
 	if (!w->caught) {
 		w->caught = true;
 		say(w->c, "\r\nSession terminated, killing shell...");
-		w->kill_at = now_ms() + KILL_GRACE_MS;
+		w->kill_at = now_ms() + HS_SESSION_KILL_GRACE_MS;   /* util-linux su's 2 s */
 	}
 	kill(w->pid, sig);
 }
@@ -793,9 +726,9 @@ static void session_handle_signals(struct session_wait *w)
 }
 
 /* su --pty: the child's output to stdout, stdin to the child. */
-static void session_relay_pty(struct session_wait *w, const struct session_poll *p)
+static void session_relay_pty(struct session_wait *w, const struct pollfd pfd[POLL_N])
 {
-	short master_ev = p->i_master >= 0 ? p->pfd[p->i_master].revents : 0;
+	short master_ev = pfd[POLL_MASTER].revents;
 
 	if ((master_ev & (POLLIN | POLLHUP | POLLERR)) && !pty_pump_out(&w->rl)) {
 		close(w->rl.master);
@@ -803,7 +736,7 @@ static void session_relay_pty(struct session_wait *w, const struct session_poll 
 	}
 	if (w->rl.master >= 0 && (master_ev & POLLOUT))
 		pty_pump_in(&w->rl);
-	if (p->i_in >= 0 && (p->pfd[p->i_in].revents & (POLLIN | POLLHUP | POLLERR))) {
+	if (pfd[POLL_STDIN].revents & (POLLIN | POLLHUP | POLLERR)) {
 		pty_read_stdin(&w->rl);
 		if (w->rl.master >= 0)
 			pty_pump_in(&w->rl);
@@ -813,11 +746,11 @@ static void session_relay_pty(struct session_wait *w, const struct session_poll 
 static void session_wait_child(struct session_wait *w)
 {
 	while (!session_over(w)) {
-		struct session_poll p;
+		struct pollfd pfd[POLL_N];
 		int n;
 
-		session_poll_fds(w, &p);
-		n = poll(p.pfd, (nfds_t)p.nfd, session_poll_timeout(w));
+		session_poll_fds(w, pfd);
+		n = poll(pfd, POLL_N, session_poll_timeout(w));
 		if (n < 0 && errno != EINTR) {
 			session_kill_and_reap(w);
 			break;
@@ -825,9 +758,9 @@ static void session_wait_child(struct session_wait *w)
 		session_kill_after_grace(w);
 		if (n <= 0)
 			continue;
-		if (p.pfd[p.i_sig].revents & POLLIN)
+		if (pfd[POLL_SIG].revents & POLLIN)
 			session_handle_signals(w);
-		session_relay_pty(w, &p);
+		session_relay_pty(w, pfd);
 	}
 }
 

@@ -50,7 +50,6 @@ int hs_session_env_set(struct hs_env *e, const char *name, const char *value, bo
 /* "NAME=VALUE" form of hs_session_env_set. */
 int hs_session_env_put(struct hs_env *e, const char *entry, bool overwrite);
 const char *hs_session_env_get(const struct hs_env *e, const char *name);
-void hs_session_env_unset(struct hs_env *e, const char *name);
 
 /* Copy envp (the caller's environment, taken before hs_privs_init()
  * clears it) keeping only entries with a valid name, not unsafe, at most

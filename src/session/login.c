@@ -28,7 +28,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
-#include <locale.h>
 #include <paths.h>
 #include <pwd.h>
 #include <signal.h>
@@ -54,7 +53,6 @@
 #include "config.h"
 #include "layout.h"
 #include "names.h"
-#include "privs.h"
 #include "session.h"
 #include "util.h"
 
@@ -106,15 +104,12 @@ static void timed_out(int sig)
 
 static void arm_timeout(unsigned seconds)
 {
-	struct sigaction sa;
+	struct sigaction sa = { .sa_handler = timed_out };
 
 	if (seconds == 0)
 		return;
 	snprintf(timeout_msg, sizeof(timeout_msg), "\nLogin timed out after %u seconds.\n", seconds);
 	timeout_len = strlen(timeout_msg);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = timed_out;
-	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
 	alarm(seconds);
 }
@@ -212,11 +207,11 @@ static void parse_options(int argc, char **argv, struct options *o)
 
 static noreturn void tty_fatal(const char *what, int err)
 {
-	if (err)
-		syslog(LOG_ERR, "FATAL: %s: %s", what, strerror(err));
-	else
-		syslog(LOG_ERR, "FATAL: %s", what);
-	hs_die(E_FAILURE, "%s%s%s", what, err ? ": " : "", err ? strerror(err) : "");
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "%s%s%s", what, err ? ": " : "", err ? strerror(err) : "");
+	syslog(LOG_ERR, "FATAL: %s", msg);
+	hs_die(E_FAILURE, "%s", msg);
 }
 
 /* Is the terminal on fd 0 the one at t->path (same device, a real
@@ -242,7 +237,7 @@ static void tty_check(struct terminal *t)
 static void tty_take(struct terminal *t)
 {
 	struct termios tt, nohup;
-	struct sigaction ign, old;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
 	struct stat st;
 	int fd;
 
@@ -265,8 +260,6 @@ static void tty_take(struct terminal *t)
 		if (ioctl(STDIN_FILENO, TIOCSCTTY, 1) < 0)
 			tty_fatal("cannot make the terminal the controlling terminal", errno);
 	}
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
 	sigaction(SIGHUP, &ign, &old);
 	if (vhangup() < 0)
 		tty_fatal("cannot hang up the terminal", errno);
@@ -329,7 +322,8 @@ static void copy_field(char *dst, size_t size, const char *src)
 		strncpy(dst, src, size);  /* utmp fields need no NUL when full */
 }
 
-static void utmp_fill(struct utmpx *ut, const struct terminal *t, const char *host)
+static void utmp_fill(struct utmpx *ut, const struct terminal *t, short type, const char *user,
+                      const char *host)
 {
 	struct timeval tv;
 	struct utmpx *u;
@@ -337,6 +331,8 @@ static void utmp_fill(struct utmpx *ut, const struct terminal *t, const char *ho
 	bool have_id = false;
 
 	memset(ut, 0, sizeof(*ut));
+	ut->ut_type = type;
+	copy_field(ut->ut_user, sizeof(ut->ut_user), user);
 	copy_field(ut->ut_line, sizeof(ut->ut_line), t->name);
 	/* the entry getty (or whoever started us) made for this process
 	 * gives the id; otherwise the last four characters of the line,
@@ -367,28 +363,15 @@ static void utmp_fill(struct utmpx *ut, const struct terminal *t, const char *ho
 	ut->ut_tv.tv_usec = (int32_t)tv.tv_usec;
 }
 
-static void utmp_login(const struct terminal *t, const char *user, const char *host)
+/* The login of user, or with user NULL the logout, in utmp and wtmp. */
+static void utmp_write(const struct terminal *t, const char *user, const char *host)
 {
 	struct utmpx ut;
 
-	utmp_fill(&ut, t, host);
-	ut.ut_type = USER_PROCESS;
-	copy_field(ut.ut_user, sizeof(ut.ut_user), user);
+	utmp_fill(&ut, t, user ? USER_PROCESS : DEAD_PROCESS, user, host);
 	setutxent();
-	if (!pututxline(&ut))
+	if (!pututxline(&ut) && user)
 		syslog(LOG_WARNING, "cannot write %s: %m", _PATH_UTMP);
-	endutxent();
-	updwtmpx(_PATH_WTMP, &ut);
-}
-
-static void utmp_logout(const struct terminal *t)
-{
-	struct utmpx ut;
-
-	utmp_fill(&ut, t, NULL);
-	ut.ut_type = DEAD_PROCESS;
-	setutxent();
-	(void)pututxline(&ut);
 	endutxent();
 	updwtmpx(_PATH_WTMP, &ut);
 }
@@ -402,9 +385,7 @@ static void btmp_failure(const struct hs_config *defs, const struct terminal *t,
 
 	if (!path || path[0] != '/' || access(path, F_OK) != 0)
 		return;
-	utmp_fill(&ut, t, host);
-	ut.ut_type = LOGIN_PROCESS;
-	copy_field(ut.ut_user, sizeof(ut.ut_user), user);
+	utmp_fill(&ut, t, LOGIN_PROCESS, user, host);
 	updwtmpx(path, &ut);
 }
 
@@ -452,7 +433,7 @@ static bool hushed(const struct hs_config *defs, const struct passwd *pw)
 	char path[4096], buf[HUSH_FILE_MAX + 1];
 	struct stat st;
 	ssize_t n;
-	int fd;
+	_cleanup_close_ int fd = -1;
 
 	if (!file || !*file)
 		return false;
@@ -464,14 +445,9 @@ static bool hushed(const struct hs_config *defs, const struct passwd *pw)
 	}
 	/* /etc/hushlogins: a line with the user's name or shell */
 	fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return false;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return false;
-	}
 	n = hs_read_full(fd, buf, HUSH_FILE_MAX);
-	close(fd);
 	if (n < 0)
 		return false;
 	buf[n] = '\0';
@@ -601,14 +577,13 @@ static bool authenticate(struct hs_session *s, const struct options *o,
 
 int main(int argc, char **argv)
 {
-	struct options o;
+	struct options o = { 0 };
 	struct terminal t;
 	struct hs_session s;
 	struct hs_config *defs = NULL;
-	struct hs_child child;
+	struct hs_child child = { 0 };
 	struct hs_env env;
 	struct passwd pw;
-	struct sigaction ign;
 	_cleanup_free_ char *pwbuf = NULL;
 	_cleanup_free_ char *arg0 = NULL;
 	_cleanup_free_ char *user = NULL;
@@ -621,7 +596,6 @@ int main(int argc, char **argv)
 
 	hs_session_tool_init(argc, argv, PROG_NAME, &caller_core);
 
-	memset(&o, 0, sizeof(o));
 	parse_options(argc, argv, &o);
 	if ((o.noauth || o.host) && getuid() != 0)
 		hs_die(E_FAILURE, "-%c is for the superuser only", o.noauth ? 'f' : 'h');
@@ -633,10 +607,8 @@ int main(int argc, char **argv)
 	openlog(PROG_NAME, LOG_PID | LOG_ODELAY, LOG_AUTHPRIV);
 	hs_auditlog_open();
 	/* the keyboard's signals are not for us while we ask questions */
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &ign, NULL);
-	sigaction(SIGQUIT, &ign, NULL);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
 
 	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, syslog_warn, NULL, &defs) < 0)
 		defs = NULL;
@@ -703,28 +675,20 @@ int main(int argc, char **argv)
 	}
 	hs_auditlog_session(AUDIT_USER_LOGIN, HS_AUDIT_OP_LOGIN, pw.pw_name, HS_AUDITLOG_NO_ID,
 			    o.host, t.path, true);
-	utmp_login(&t, pw.pw_name, o.host);
+	utmp_write(&t, pw.pw_name, o.host);
 	if (pw.pw_uid == 0)
 		syslog(LOG_NOTICE, "ROOT LOGIN ON %s%s", t.name, from);
 	else if (hs_config_get_bool(defs, "LOG_OK_LOGINS", false))
 		syslog(LOG_INFO, "LOGIN ON %s BY %s%s", t.name, pw.pw_name, from);
 
 	build_env(&env, &o, &pw, shell, defs);
-	if (hs_session_env_add_pam(&env, s.pamh) < 0) {
-		hs_session_end(&s, PAM_BUF_ERR);
-		hs_die(E_FAILURE, "out of memory");
-	}
 	base = strrchr(shell, '/') ? strrchr(shell, '/') + 1 : shell;
-	arg0 = malloc(strlen(base) + 2);
-	if (!arg0) {
+	if (hs_session_env_add_pam(&env, s.pamh) < 0 || asprintf(&arg0, "-%s", base) < 0) {
 		hs_session_end(&s, PAM_BUF_ERR);
 		hs_die(E_FAILURE, "out of memory");
 	}
-	arg0[0] = '-';
-	memcpy(arg0 + 1, base, strlen(base) + 1);
 	char *cargv[] = { arg0, NULL };
 
-	memset(&child, 0, sizeof(child));
 	child.uid = pw.pw_uid;
 	child.gid = pw.pw_gid;
 	child.path = shell;
@@ -744,11 +708,11 @@ int main(int argc, char **argv)
 	r = hs_session_run(&child, &status);
 	if (r < 0) {
 		syslog(LOG_ERR, "cannot fork: %s", hs_strerror(r));
-		utmp_logout(&t);
+		utmp_write(&t, NULL, NULL);
 		hs_session_end(&s, PAM_ABORT);
 		hs_die(E_FAILURE, "cannot fork: %s", hs_strerror(r));
 	}
-	utmp_logout(&t);
+	utmp_write(&t, NULL, NULL);
 	/* the terminal is root's again until the next login takes it */
 	if (fchown(STDIN_FILENO, 0, t.root_gid) < 0 || fchmod(STDIN_FILENO, 0600) < 0)
 		syslog(LOG_WARNING, "%s: cannot give the terminal back to root: %m", t.path);

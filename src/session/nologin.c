@@ -10,10 +10,8 @@
  * Not set-id: it runs with the refused user's own rights.  It still takes
  * the privileged-entry hygiene (fds 0-2 exist before syslog opens its
  * socket, so the message cannot land in the log socket; argc == 0). */
-#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,22 +23,27 @@
 
 #include "cli.h"
 #include "layout.h"
-#include "names.h"
 #include "records.h"
 #include "util.h"
 
-
-/* The path of the caller's shell file, for messages only. */
-static const char *shell_file_name(char *buf, size_t size)
+/* Exit 1 with the message, prefixed with the path of the caller's shell
+ * file. */
+__attribute__((format(printf, 1, 2)))
+static noreturn void shell_die(const char *fmt, ...)
 {
 	struct passwd *pw = getpwuid(getuid());
+	char fname[HS_PATHBUF_USER], msg[HS_PATH_FIELD_MAX + 256];
+	va_list ap;
 
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
 	if (pw && pw->pw_name)
-		snprintf(buf, size, "%s/%s/%s", HS_TREE_DIR, pw->pw_name, HS_FILE_SHELL);
+		snprintf(fname, sizeof(fname), "%s/%s/%s", HS_TREE_DIR, pw->pw_name, HS_FILE_SHELL);
 	else
-		snprintf(buf, size, "%s/(uid %lu)/%s", HS_TREE_DIR, (unsigned long)getuid(),
-			 HS_FILE_SHELL);
-	return buf;
+		snprintf(fname, sizeof(fname), "%s/(uid %lu)/%s", HS_TREE_DIR,
+			 (unsigned long)getuid(), HS_FILE_SHELL);
+	hs_die(1, "%s: %s", fname, msg);
 }
 
 /* Run the helper with its stdout on a pipe; return what it printed (at
@@ -69,31 +75,17 @@ static size_t ask_helper(char *buf, size_t size)
 	}
 	close(pfd[1]);
 	for (;;) {
-		ssize_t n;
+		/* Past size - 1 bytes it is longer than any valid path: drain
+		 * the rest; len becomes size, which the caller refuses. */
+		bool full = len >= size - 1;
+		char sink[256];
+		ssize_t n = full ? read(pfd[0], sink, sizeof(sink))
+				 : read(pfd[0], buf + len, size - 1 - len);
 
-		if (len == size - 1) {
-			/* Longer than any valid path: drain and refuse below. */
-			char sink[256];
-			n = read(pfd[0], sink, sizeof(sink));
-			if (n > 0) {
-				len = size;
-				continue;
-			}
-		} else if (len < size - 1) {
-			n = read(pfd[0], buf + len, size - 1 - len);
-			if (n > 0) {
-				len += (size_t)n;
-				continue;
-			}
-		} else {
-			char sink[256];
-			n = read(pfd[0], sink, sizeof(sink));
-			if (n > 0)
-				continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		break;
+		if (n > 0)
+			len = full ? size : len + (size_t)n;
+		else if (n == 0 || errno != EINTR)
+			break;
 	}
 	close(pfd[0]);
 	while (waitpid(pid, &status, 0) < 0) {
@@ -122,7 +114,6 @@ static bool same_file(const struct stat *a, const char *path)
 int main(int argc, char **argv)
 {
 	char buf[HS_PATH_FIELD_MAX + 2];
-	char fname[HS_PATHBUF_USER];
 	const char *called = argc > 0 && argv[0] ? argv[0] : "";
 	bool login = called[0] == '-';
 	const char *base, *env_shell;
@@ -133,48 +124,35 @@ int main(int argc, char **argv)
 	hs_cli_set_prog("shell-proxy");
 	len = ask_helper(buf, sizeof(buf));
 	if (len == sizeof(buf) || len == 0 || buf[len - 1] != '\n')
-		hs_die(1, "%s: invalid login shell: not a single path", shell_file_name(fname, sizeof(fname)));
+		shell_die("invalid login shell: not a single path");
 	buf[--len] = '\0';
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)buf[i];
 		if (c < 0x20 || c == 0x7f)
-			hs_die(1, "%s: invalid login shell: control character in the path",
-			       shell_file_name(fname, sizeof(fname)));
+			shell_die("invalid login shell: control character in the path");
 	}
 	if (buf[0] != '/')
-		hs_die(1, "%s: invalid login shell %s: not an absolute path",
-		       shell_file_name(fname, sizeof(fname)), buf);
+		shell_die("invalid login shell %s: not an absolute path", buf);
 	if (stat(buf, &st) < 0)
-		hs_die(1, "%s: login shell %s: %s", shell_file_name(fname, sizeof(fname)), buf,
-		       strerror(errno));
+		shell_die("login shell %s: %s", buf, strerror(errno));
 	/* Exec'ing ourselves would loop forever. */
 	if (strcmp(buf, HS_SHELL_PROXY) == 0 || same_file(&st, HS_SHELL_PROXY) ||
 	    same_file(&st, "/proc/self/exe"))
-		hs_die(1, "%s: invalid login shell %s: it is the shell proxy itself",
-		       shell_file_name(fname, sizeof(fname)), buf);
+		shell_die("invalid login shell %s: it is the shell proxy itself", buf);
 	if (!S_ISREG(st.st_mode))
-		hs_die(1, "%s: login shell %s: not a regular file",
-		       shell_file_name(fname, sizeof(fname)), buf);
+		shell_die("login shell %s: not a regular file", buf);
 	if (access(buf, X_OK) < 0)
-		hs_die(1, "%s: login shell %s: %s", shell_file_name(fname, sizeof(fname)), buf,
-		       strerror(errno));
+		shell_die("login shell %s: %s", buf, strerror(errno));
 
 	base = strrchr(buf, '/') + 1;
 	if (!*base)
-		hs_die(1, "%s: invalid login shell %s", shell_file_name(fname, sizeof(fname)), buf);
+		shell_die("invalid login shell %s", buf);
 	nargv = calloc((size_t)(argc > 0 ? argc : 1) + 1, sizeof(*nargv));
 	if (!nargv)
 		hs_die(1, "out of memory");
-	if (login) {
-		size_t blen = strlen(base);
-		nargv[0] = malloc(blen + 2);
-		if (!nargv[0])
-			hs_die(1, "out of memory");
-		nargv[0][0] = '-';
-		memcpy(nargv[0] + 1, base, blen + 1);
-	} else {
-		nargv[0] = (char *)base;
-	}
+	nargv[0] = (char *)base;
+	if (login && asprintf(&nargv[0], "-%s", base) < 0)
+		hs_die(1, "out of memory");
 	for (int i = 1; i < argc; i++)
 		nargv[i] = argv[i];
 	/* Programs that start "$SHELL" (editors, screen) should get the real
@@ -183,6 +161,5 @@ int main(int argc, char **argv)
 	if (env_shell && strcmp(env_shell, HS_SHELL_PROXY) == 0)
 		setenv("SHELL", buf, 1);
 	execv(buf, nargv);
-	hs_die(1, "%s: cannot execute login shell %s: %s", shell_file_name(fname, sizeof(fname)),
-	       buf, strerror(errno));
+	shell_die("cannot execute login shell %s: %s", buf, strerror(errno));
 }

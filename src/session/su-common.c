@@ -21,8 +21,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
-#include <limits.h>
-#include <locale.h>
 #include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,7 +41,6 @@
 #include "config.h"
 #include "layout.h"
 #include "names.h"
-#include "privs.h"
 #include "session.h"
 #include "shells.h"
 #include "su-common.h"
@@ -230,10 +227,9 @@ static gid_t group_gid(const char *name)
  * restricted account stays restricted. */
 static bool shell_listed(const char *shell)
 {
-	struct hs_shells sh;
+	struct hs_shells sh = { 0 };
 	bool listed = false;
 
-	memset(&sh, 0, sizeof(sh));
 	if (hs_shells_load(&sh, HS_ETC_SHELLS) == 0)
 		listed = hs_shells_contains(&sh, shell);
 	hs_shells_free(&sh);
@@ -249,7 +245,8 @@ static void sulog(const struct hs_config *defs, bool ok, const char *tty, const 
 	struct stat st;
 	struct tm tm;
 	time_t now = time(NULL);
-	int fd, n;
+	_cleanup_close_ int fd = -1;
+	int n;
 
 	if (!path || path[0] != '/')
 		return;
@@ -261,7 +258,6 @@ static void sulog(const struct hs_config *defs, bool ok, const char *tty, const 
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_nlink != 1) {
 		syslog(LOG_WARNING, "%s is not a regular file of root's: not written", path);
-		close(fd);
 		return;
 	}
 	localtime_r(&now, &tm);
@@ -270,7 +266,6 @@ static void sulog(const struct hs_config *defs, bool ok, const char *tty, const 
 		     from ? from : "???", to);
 	if (n > 0 && (size_t)n < sizeof(line) && hs_write_full(fd, line, (size_t)n) < 0)
 		syslog(LOG_WARNING, "cannot write %s: %m", path);
-	close(fd);
 }
 
 static void log_attempt(const struct hs_config *defs, bool ok, const char *tty,
@@ -491,12 +486,11 @@ static char **shell_argv(const struct options *o, const char *shell, int argc, c
 	char **cargv = calloc((size_t)(argc - optind) + 5, sizeof(*cargv));
 	size_t nc = 0;
 
-	*arg0 = malloc(strlen(base) + 2);
-	if (!cargv || !*arg0) {
+	if (!cargv || asprintf(arg0, "%s%s", o->login ? "-" : "", base) < 0) {
+		*arg0 = NULL;
 		free(cargv);
 		return NULL;
 	}
-	snprintf(*arg0, strlen(base) + 2, "%s%s", o->login ? "-" : "", base);
 	cargv[nc++] = *arg0;
 	if (o->fast)
 		cargv[nc++] = "-f";
@@ -512,10 +506,10 @@ static char **shell_argv(const struct options *o, const char *shell, int argc, c
 
 int su_main(int argc, char **argv, enum su_mode mode)
 {
-	struct options o;
+	struct options o = { 0 };
 	struct hs_env caller_env, env;
 	struct hs_session s;
-	struct hs_child child;
+	struct hs_child child = { 0 };
 	struct hs_config *defs = NULL;
 	struct passwd pw, me;
 	_cleanup_free_ char *pwbuf = NULL;
@@ -541,7 +535,6 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	umask(caller_umask);
 	hs_session_tool_init(argc, argv, PROG_NAME, &caller_core);
 
-	memset(&o, 0, sizeof(o));
 	parse_options(argc, argv, &o);
 	caller_root = getuid() == 0 && geteuid() == 0;
 	if (runuser && !caller_root)
@@ -587,24 +580,15 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	open_session(&s, &o, &pw, gid, groups, ngroups, &caller_core);
 
 	build_env(&env, &caller_env, &o, &pw, shell, defs);
-	if (hs_session_env_add_pam(&env, s.pamh) < 0) {
+	cargv = o.user ? argv + optind : shell_argv(&o, shell, argc, argv, &arg0);
+	if (hs_session_env_add_pam(&env, s.pamh) < 0 || !cargv) {
 		hs_session_end(&s, PAM_BUF_ERR);
 		hs_die(E_FAILURE, "out of memory");
 	}
 
-	memset(&child, 0, sizeof(child));
-	if (o.user) {
-		cargv = argv + optind;
-		child.path = argv[optind];
-		child.search_path = true;
-	} else {
-		cargv = shell_argv(&o, shell, argc, argv, &arg0);
-		if (!cargv) {
-			hs_session_end(&s, PAM_BUF_ERR);
-			hs_die(E_FAILURE, "out of memory");
-		}
-		child.path = shell;
-	}
+	/* runuser -u runs the command itself, found on the target's PATH */
+	child.path = o.user ? argv[optind] : shell;
+	child.search_path = o.user != NULL;
 	child.uid = pw.pw_uid;
 	child.gid = gid;
 	child.argv = cargv;
@@ -617,10 +601,8 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	child.verbose = true;
 	child.restore_core = true;
 	child.core_limit = caller_core;   /* the session's, after pam_limits */
-	{
-		struct group *tg = getgrnam("tty");
-		child.pty_gid = tg ? tg->gr_gid : (gid_t)-1;
-	}
+	const struct group *tty_group = getgrnam("tty");
+	child.pty_gid = tty_group ? tty_group->gr_gid : (gid_t)-1;
 	hs_config_free(defs);
 	defs = NULL;
 

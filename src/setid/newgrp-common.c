@@ -26,7 +26,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -113,12 +112,6 @@ static _Noreturn void usage(int status)
 	exit(status);
 }
 
-static _Noreturn void failure(void)
-{
-	closelog();
-	exit(E_FAILURE);
-}
-
 /* ---- group lookups ---- */
 
 static bool in_member_list(char **mem, const char *name)
@@ -133,20 +126,12 @@ static bool in_member_list(char **mem, const char *name)
 static gid_t *caller_groups(size_t *n)
 {
 	int count = getgroups(0, NULL);
-	gid_t *g;
+	_cleanup_free_ gid_t *g = count < 0 ? NULL : calloc((size_t)count + 1, sizeof *g);
 
-	if (count < 0)
+	if (!g || (count = getgroups(count, g)) < 0)
 		return NULL;
-	g = calloc((size_t)count + 1, sizeof *g);
-	if (!g)
-		return NULL;
-	count = getgroups(count, g);
-	if (count < 0) {
-		free(g);
-		return NULL;
-	}
 	*n = (size_t)count;
-	return g;
+	return TAKE_PTR(g);
 }
 
 static bool gid_in(const gid_t *g, size_t n, gid_t gid)
@@ -174,26 +159,19 @@ static const int prompt_signals[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGTSTP,
  * interruption; the caller wipes the result. */
 static char *read_password(const char *prompt)
 {
-	struct sigaction sa, old_sa[HS_ARRAY_SIZE(prompt_signals)];
+	/* no SA_RESTART: a signal must end the read */
+	struct sigaction sa = { .sa_handler = on_signal }, old_sa[HS_ARRAY_SIZE(prompt_signals)];
 	struct termios saved, quiet;
 	bool restore = false, too_long = false, got_line = false;
 	size_t len = 0;
-	int in, out;
+	int in = STDIN_FILENO, out = STDERR_FILENO;
 	_cleanup_close_ int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	char *buf = malloc(PASS_MAX + 1);
 
 	if (!buf)
 		return NULL;
-	if (tty >= 0) {
+	if (tty >= 0)
 		in = out = tty;
-	} else {
-		in = STDIN_FILENO;
-		out = STDERR_FILENO;
-	}
-	/* no SA_RESTART: a signal must end the read */
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < HS_ARRAY_SIZE(prompt_signals); i++)
 		sigaction(prompt_signals[i], &sa, &old_sa[i]);
 
@@ -211,16 +189,14 @@ static char *read_password(const char *prompt)
 			continue;
 		if (r <= 0)
 			break;
-		if (ch == '\n') {
-			got_line = true;
+		/* end of input without a newline still counts as a line */
+		got_line = true;
+		if (ch == '\n')
 			break;
-		}
 		if (len < PASS_MAX)
 			buf[len++] = ch;
 		else
 			too_long = true;
-		/* end of input without a newline still counts as a line */
-		got_line = true;
 	}
 	buf[len] = '\0';
 	if (restore) {
@@ -247,7 +223,7 @@ static void check_group_password(const char *user, const char *group, const char
 	bool ok = false;
 
 	if (!pass)
-		failure();
+		exit(E_FAILURE);
 	/* empty, '!' (locked) and '*' mean no password: nobody gets in */
 	if (hash[0] != '\0' && hash[0] != '!' && hash[0] != '*') {
 		ok = hs_hash_verify_password(pass, hash, false) == 1;
@@ -262,7 +238,7 @@ static void check_group_password(const char *user, const char *group, const char
 		syslog(LOG_INFO, "Invalid password for group '%s' from '%s'", group, user);
 		sleep(1);
 		fputs("Invalid password.\n", stderr);
-		failure();
+		exit(E_FAILURE);
 	}
 }
 
@@ -326,19 +302,13 @@ static void drop_to(uid_t uid, gid_t gid)
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
 
-	if (setresgid(gid, gid, gid) < 0) {
-		hs_warn("setgid: %s", strerror(errno));
-		failure();
-	}
-	if (setresuid(uid, uid, uid) < 0) {
-		hs_warn("setuid: %s", strerror(errno));
-		failure();
-	}
+	if (setresgid(gid, gid, gid) < 0)
+		hs_die(E_FAILURE, "setgid: %s", strerror(errno));
+	if (setresuid(uid, uid, uid) < 0)
+		hs_die(E_FAILURE, "setuid: %s", strerror(errno));
 	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0 || ru != uid ||
-	    eu != uid || su != uid || rg != gid || eg != gid || sg != gid) {
-		hs_warn("cannot drop privileges");
-		failure();
-	}
+	    eu != uid || su != uid || rg != gid || eg != gid || sg != gid)
+		hs_die(E_FAILURE, "cannot drop privileges");
 }
 
 static _Noreturn void exec_shell(const char *path, const char *argv0, const char *command,
@@ -437,27 +407,20 @@ static void lookup_group(const char *group, const struct passwd *pw, struct grou
 	int r;
 
 	if (group) {
-		if (!hs_names_group_valid(group)) {
-			hs_warn("provided group is not a valid group name");
-			failure();
-		}
+		if (!hs_names_group_valid(group))
+			hs_die(E_FAILURE, "provided group is not a valid group name");
 		r = hs_account_getgrnam(group, gr, grbuf);
-		if (r == -ENOENT) {
-			hs_warn("group '%s' does not exist", group);
-			failure();
-		}
+		if (r == -ENOENT)
+			hs_die(E_FAILURE, "group '%s' does not exist", group);
 	} else {
 		r = hs_account_getgrgid(pw->pw_gid, gr, grbuf);
 		if (r == -ENOENT) {
-			hs_warn("GID '%lu' does not exist", (unsigned long)pw->pw_gid);
 			syslog(LOG_CRIT, "GID '%lu' does not exist", (unsigned long)pw->pw_gid);
-			failure();
+			hs_die(E_FAILURE, "GID '%lu' does not exist", (unsigned long)pw->pw_gid);
 		}
 	}
-	if (r < 0) {
-		hs_warn("cannot look up group: %s", hs_strerror(r));
-		failure();
-	}
+	if (r < 0)
+		hs_die(E_FAILURE, "cannot look up group: %s", hs_strerror(r));
 }
 
 /* A member needs no password; with pam_group the group is only in the
@@ -475,9 +438,8 @@ static void authorize(const struct passwd *pw, const struct group *gr, const gid
 		return;
 	r = hs_gshadow_read_group(HS_ETC_GSHADOW, gr->gr_name, &gshadow);
 	if (r < 0) {
-		hs_warn("cannot read %s: %s", HS_ETC_GSHADOW, hs_strerror(r));
 		hs_gshadow_read_entry_free(&gshadow);
-		failure();
+		hs_die(E_FAILURE, "cannot read %s: %s", HS_ETC_GSHADOW, hs_strerror(r));
 	}
 	gs = gshadow.found ? &gshadow.gs : NULL;
 	if (!gs || !hs_records_list_contains(gs->members, pw->pw_name))
@@ -504,8 +466,7 @@ static const char *choose_shell(char **envp, const struct passwd *pw, bool login
 	base = strrchr(shell, '/') ? strrchr(shell, '/') + 1 : shell;
 	if (asprintf(argv0, "%s%s", login ? "-" : "", base) < 0) {
 		*argv0 = NULL;
-		hs_warn("out of memory");
-		failure();
+		hs_die(E_FAILURE, "out of memory");
 	}
 	return shell;
 }
@@ -551,10 +512,8 @@ int newgrp_main(int argc, char **argv, enum newgrp_mode mode)
 	lookup_group(group, &pw, &gr, &grbuf);
 
 	groups = caller_groups(&n_groups);
-	if (!groups) {
-		hs_warn("getgroups: %s", strerror(errno ? errno : ENOMEM));
-		failure();
-	}
+	if (!groups)
+		hs_die(E_FAILURE, "getgroups: %s", strerror(errno ? errno : ENOMEM));
 	authorize(&pw, &gr, groups, n_groups);
 
 	if (syslog_enabled())
@@ -569,10 +528,8 @@ int newgrp_main(int argc, char **argv, enum newgrp_mode mode)
 	/* everything the shell needs, read while we still may */
 	shell = choose_shell(envp, &pw, login, &argv0);
 	_cleanup_free_ char **env = child_environment(envp, login);
-	if (!env) {
-		hs_warn("out of memory");
-		failure();
-	}
+	if (!env)
+		hs_die(E_FAILURE, "out of memory");
 
 	closelog();
 	restore_caller_state();

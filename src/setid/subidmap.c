@@ -230,9 +230,7 @@ int hs_idmap_open_target(const char *arg, pid_t *pid)
 		if (hs_parse_ulong(arg + 3, 0, INT_MAX, &v) < 0)
 			return -EINVAL;
 		fd = (int)v;
-		if (fstat(fd, &st) < 0)
-			return -errno;
-		if (fstatfs(fd, &sfs) < 0)
+		if (fstat(fd, &st) < 0 || fstatfs(fd, &sfs) < 0)
 			return -errno;
 		if (!S_ISDIR(st.st_mode) || sfs.f_type != PROC_SUPER_MAGIC)
 			return -ENOTDIR;
@@ -251,20 +249,17 @@ int hs_idmap_open_target(const char *arg, pid_t *pid)
 	if (pidfd < 0)
 		return -errno;
 	snprintf(path, sizeof path, "/proc/%lu", v);
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	_cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0)
 		return -errno;
 	/* The pidfd was taken first.  If its process is still there (alive
 	 * or a zombie: either way its pid cannot be reused yet), the
 	 * directory opened after it is that process's; the directory fd
 	 * then stays bound to it (a later process with the same number gets
 	 * a new /proc entry; ours reports ESRCH). */
-	if (pidfd_send_signal(pidfd, 0, NULL, 0) < 0) {
-		int e = errno;
-		hs_close(fd);
-		return -e;
-	}
-	return fd;
+	if (pidfd_send_signal(pidfd, 0, NULL, 0) < 0)
+		return -errno;
+	return TAKE_FD(dir);
 }
 
 /* ---- privileges for the write ---- */
@@ -277,7 +272,7 @@ int hs_idmap_open_target(const char *arg, pid_t *pid)
 static int restrict_privileges(uid_t ruid, int cap, bool setfcap)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
 
 	if (geteuid() != 0)
 		return 0;
@@ -285,7 +280,6 @@ static int restrict_privileges(uid_t ruid, int cap, bool setfcap)
 	 * so the permitted set survives for the capset below */
 	if (ruid != 0 && setresuid((uid_t)-1, ruid, (uid_t)-1) < 0)
 		return -errno;
-	memset(data, 0, sizeof data);
 	data[0].effective = CAP_TO_MASK(cap);
 	if (setfcap)
 		data[0].effective |= CAP_TO_MASK(CAP_SETFCAP);
@@ -388,7 +382,7 @@ static void confine(const struct prog *p, int procfd)
 	/* through the directory pinned at the start, not its pid */
 	snprintf(map, sizeof map, "/proc/self/fd/%d/%s", procfd, p->map_file);
 	snprintf(setgroups, sizeof setgroups, "/proc/self/fd/%d/setgroups", procfd);
-	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], 1);
+	hs_confine_or_die(rules, HS_ARRAY_SIZE(rules), 1);
 }
 
 int hs_subidmap_main(int argc, char **argv, enum hs_idmap_kind kind)
@@ -413,13 +407,10 @@ int hs_subidmap_main(int argc, char **argv, enum hs_idmap_kind kind)
 	bool allow_setgroups = false, maps_root = false;
 	int n, r;
 
-	/* the names are fixed: argv[0] is the caller's choice */
+	/* the names are fixed: argv[0] is the caller's choice (an empty one,
+	 * Linux 5.18+'s form of argc 0, hs_privs_init refuses) */
 	(void)hs_privs_init(argc, argv, p.name);
 	hs_cli_set_prog(p.name);
-	/* an empty argument list reaches us as one empty argument (Linux
-	 * 5.18 and later); refuse it as hs_privs_init refuses argc 0 */
-	if (argv[0][0] == '\0')
-		hs_die(1, "called without argv[0]");
 	openlog(p.name, LOG_PID, LOG_AUTHPRIV);
 
 	if (argc == 2 && strcmp(argv[1], "--help") == 0)
@@ -513,14 +504,9 @@ int hs_subidmap_main(int argc, char **argv, enum hs_idmap_kind kind)
 	r = restrict_privileges(pw.pw_uid, uids ? CAP_SETUID : CAP_SETGID, uids && maps_root);
 	if (r < 0)
 		hs_die(1, "Could not set caps: %s", hs_strerror(r));
-	if (!uids && !allow_setgroups && write_setgroups_deny(procfd) < 0) {
-		closelog();
-		return 1;
-	}
-	if (write_map(&p, procfd, text, len) < 0) {
-		closelog();
-		return 1;
-	}
+	/* gid_map only once setgroups is denied, when it must be */
+	bool ok = (uids || allow_setgroups || write_setgroups_deny(procfd) == 0) &&
+		  write_map(&p, procfd, text, len) == 0;
 	closelog();
-	return 0;
+	return ok ? 0 : 1;
 }

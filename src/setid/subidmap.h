@@ -30,7 +30,7 @@ struct hs_idmap_range {
  * ranges, or -EINVAL (no argument, or not a multiple of three),
  * -HS_E_FORMAT (not a number), -HS_E_RANGE (a number, or a range's end,
  * beyond HS_IDMAP_LIMIT: shadow-utils' "overflow"), -E2BIG (more than
- * HS_IDMAP_MAX_RANGES).  A count of 0 parses; hs_subid_grants_allow
+ * HS_IDMAP_MAX_RANGES).  A count of 0 parses; hs_subid_grants_cover
  * refuses it. */
 int hs_idmap_parse(char *const *args, size_t n_args, struct hs_idmap_range *out);
 
