@@ -210,8 +210,8 @@ static char *read_password(const char *prompt)
 		free(buf);
 		return NULL;
 	}
-	if (too_long)
-		buf[0] = '\0';  /* cannot match; still verified for the time it costs */
+	if (too_long)   /* cannot match; still verified for the time it costs */
+		hs_wipe(buf, PASS_MAX + 1);
 	return buf;
 }
 
@@ -219,7 +219,10 @@ static char *read_password(const char *prompt)
  * right. */
 static void check_group_password(const char *user, const char *group, const char *hash)
 {
-	_cleanup_secret_ char *pass = read_password("Password: ");
+	/* wiped whole: a typed NUL byte would stop a strlen() */
+	_cleanup_secret_buf_ struct hs_secret_buf secret = { read_password("Password: "),
+							     PASS_MAX + 1 };
+	const char *pass = secret.p;
 	bool ok = false;
 
 	if (!pass)
@@ -235,6 +238,7 @@ static void check_group_password(const char *user, const char *group, const char
 		hs_hash_dummy_verify(pass, &def);
 	}
 	if (!ok) {
+		hs_secret_buf_freep(&secret);   /* exit() runs no cleanup */
 		syslog(LOG_INFO, "Invalid password for group '%s' from '%s'", group, user);
 		sleep(1);
 		fputs("Invalid password.\n", stderr);
