@@ -32,8 +32,9 @@
  * leave, after a crash, a directory NEW that passwd does not know: the NSS
  * module would serve its hash to whoever is created as NEW next.  A rerun
  * of the same command after an interruption finds the reserved directory
- * and finishes the job (recover_rename()).  The user's subordinate ranges
- * are renamed in step 4, in the same transaction as /etc/passwd. */
+ * and finishes the job (recover_rename_after_passwd()).  The user's
+ * subordinate ranges are renamed in step 4, in the same transaction as
+ * /etc/passwd. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -108,12 +109,7 @@ static struct {
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] LOGIN\n"
-		"\n"
-		"Options:\n"
+	hs_cli_usage(status, "[options] LOGIN",
 		"  -a, --append                  append the user to the supplemental GROUPS\n"
 		"                                mentioned by the -G option without removing\n"
 		"                                the user from other groups\n"
@@ -148,11 +144,8 @@ static _Noreturn void usage(int status)
 		"  -w, --add-subgids FIRST-LAST  add range of subordinate gids\n"
 		"  -W, --del-subgids FIRST-LAST  remove range of subordinate gids\n"
 		"  -Z, --selinux-user SEUSER     new SELinux user mapping (not supported)\n"
-		"      --selinux-range SERANGE   new SELinux MLS range (not supported)\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog());
-	exit(status);
+		"      --selinux-range SERANGE   new SELinux MLS range (not supported)\n",
+		"\n");
 }
 
 /* ---- subordinate id options (-v -V -w -W) ---- */
@@ -296,25 +289,20 @@ static void parse_options(int argc, char **argv)
 	}
 	if (argc != optind + 1)
 		usage(E_USAGE);
-	if ((o.append || o.remove) && !o.groups) {
-		hs_warn("%s flag is only allowed with the -G flag", o.append ? "-a" : "-r");
-		usage(E_USAGE);
-	}
-	if (o.append && o.remove) {
-		hs_warn("-a and -r are mutually exclusive");
-		usage(E_USAGE);
-	}
-	if (o.non_unique && !o.uid) {
-		hs_warn("-o flag is only allowed with the -u flag");
-		usage(E_USAGE);
-	}
-	if (o.move_home && !o.home) {
-		hs_warn("-m flag is only allowed with the -d flag");
-		usage(E_USAGE);
-	}
-	if ((o.lock && o.unlock) || (o.lock && o.password) || (o.unlock && o.password)) {
-		hs_warn("the -L, -p, and -U flags are exclusive");
-		usage(E_USAGE);
+	/* the combinations shadow-utils refuses, in its order */
+	const struct { bool when; const char *why; } misuses[] = {
+		{ o.append && !o.groups, "-a flag is only allowed with the -G flag" },
+		{ o.remove && !o.groups, "-r flag is only allowed with the -G flag" },
+		{ o.append && o.remove, "-a and -r are mutually exclusive" },
+		{ o.non_unique && !o.uid, "-o flag is only allowed with the -u flag" },
+		{ o.move_home && !o.home, "-m flag is only allowed with the -d flag" },
+		{ o.lock + o.unlock + !!o.password > 1, "the -L, -p, and -U flags are exclusive" },
+	};
+	for (size_t i = 0; i < HS_ARRAY_SIZE(misuses); i++) {
+		if (misuses[i].when) {
+			hs_warn("%s", misuses[i].why);
+			usage(E_USAGE);
+		}
 	}
 	if (o.comment && !hs_records_field_valid(o.comment))
 		hs_die(E_BAD_ARG, "invalid field '%s'", o.comment);
@@ -376,6 +364,21 @@ static bool requested(const char **names, size_t n, const char *name)
 	return false;
 }
 
+/* -g and -G: a group name, or failing that a gid, that /etc/group has. */
+static const struct hs_group *find_group(struct hs_accountdb *gr, const char *spec)
+{
+	long gi = hs_names_group_valid(spec) ? hs_accountdb_find(gr, spec) : -1;
+	unsigned long gid;
+
+	if (gi < 0 && hs_parse_ulong(spec, 0, HS_ID_MAX, &gid) == 0)
+		gi = hs_accountdb_find_id(gr, gid);
+	if (gi < 0) {
+		hs_warn("group '%s' does not exist", spec);
+		fail(E_NOTFOUND);
+	}
+	return &hs_accountdb_get(gr, (size_t)gi)->gr;
+}
+
 /* -G [-a|-r]: decide per group, then make group and gshadow say it. */
 static void edit_groups(const char *user)
 {
@@ -391,18 +394,8 @@ static void edit_groups(const char *user)
 		hs_warn("out of memory");
 		fail(E_PW_UPDATE);
 	}
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		long gi = hs_names_group_valid(tok) ? hs_accountdb_find(gr, tok) : -1;
-		unsigned long gid;
-
-		if (gi < 0 && hs_parse_ulong(tok, 0, HS_ID_MAX, &gid) == 0)
-			gi = hs_accountdb_find_id(gr, gid);
-		if (gi < 0) {
-			hs_warn("group '%s' does not exist", tok);
-			fail(E_NOTFOUND);
-		}
-		names[n++] = hs_accountdb_get(gr, (size_t)gi)->gr.name;
-	}
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		names[n++] = find_group(gr, tok)->name;
 	for (size_t i = 0; i < gr->n_lines; i++) {
 		const union hs_dbrec *rec = hs_accountdb_get(gr, i);
 		bool want;
@@ -590,7 +583,7 @@ static bool changes_secrets(void)
 
 /* ---- the user's directory in the tree ---- */
 
-static int auth_gid_or_die(gid_t *auth_gid)
+static void auth_gid_or_die(gid_t *auth_gid)
 {
 	gid_t tree_gid;
 	int r = hs_userdir_layout_gids(&tree_gid, auth_gid);
@@ -599,17 +592,16 @@ static int auth_gid_or_die(gid_t *auth_gid)
 		hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 		fail(E_PW_UPDATE);
 	}
-	return 0;
 }
 
-static void lock_userdir(int treefd, int *udirfd, const char *user)
+/* "cannot VERB TREE/USER/FILE: ERROR"; returns E_PW_UPDATE. */
+static int userfile_error(const char *verb, const char *user, const char *file, int r)
 {
-	struct hs_err err = HS_ERR_INIT;
+	char path[HS_PATHBUF_USER];
 
-	if (hs_userdir_lock_err(treefd, user, udirfd, HS_LOCK_TIMEOUT_MS, &err) < 0) {
-		hs_report(&err);
-		fail(E_PW_UPDATE);
-	}
+	hs_warn("cannot %s %s: %s", verb, hs_userdir_path(path, sizeof(path), user, file),
+		hs_strerror(r));
+	return E_PW_UPDATE;
 }
 
 /* -L -U -p -e -f and -s, in the user's files; the caller holds
@@ -618,7 +610,7 @@ static void lock_userdir(int treefd, int *udirfd, const char *user)
 static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t auth_gid,
 			       const char *shell_file)
 {
-	char buf[HS_USERFILE_MAX + 2], hbuf[HS_HASH_MAX + 2], path[HS_PATHBUF_USER];
+	char buf[HS_USERFILE_MAX + 2], hbuf[HS_HASH_MAX + 2];
 	struct hs_shadow sh;
 	struct hs_aging ag;
 	const char *h;
@@ -628,12 +620,8 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 		return;
 	if (o.lock || o.unlock || o.password) {
 		r = hs_userdir_read_shadow(udirfd, owner, buf, sizeof(buf), &sh);
-		if (r < 0) {
-			hs_warn("cannot read %s: %s",
-				hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW),
-				hs_strerror(r));
-			fail(E_PW_UPDATE);
-		}
+		if (r < 0)
+			fail(userfile_error("read", user, HS_FILE_SHADOW, r));
 		h = new_hash(user, sh.hash, hbuf, sizeof(hbuf));
 		if (h) {
 			sh.hash = h;
@@ -642,12 +630,8 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 			r = hs_userdir_write_shadow(udirfd, owner, auth_gid, &sh);
 			hs_wipe(buf, sizeof(buf));
 			hs_wipe(hbuf, sizeof(hbuf));
-			if (r < 0) {
-				hs_warn("cannot write %s: %s",
-					hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW),
-					hs_strerror(r));
-				fail(E_PW_UPDATE);
-			}
+			if (r < 0)
+				fail(userfile_error("write", user, HS_FILE_SHADOW, r));
 		}
 		hs_wipe(buf, sizeof(buf));
 	}
@@ -660,21 +644,13 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 		if (o.inactive)
 			ag.inact = new_inactive;
 		r = hs_userdir_write_aging(udirfd, auth_gid, &ag);
-		if (r < 0) {
-			hs_warn("cannot write %s: %s",
-				hs_userdir_path(path, sizeof(path), user, HS_FILE_AGING),
-				hs_strerror(r));
-			fail(E_PW_UPDATE);
-		}
+		if (r < 0)
+			fail(userfile_error("write", user, HS_FILE_AGING, r));
 	}
 	if (shell_file) {
 		r = hs_userdir_write_shell(udirfd, owner, auth_gid, shell_file);
-		if (r < 0) {
-			hs_warn("cannot write %s: %s",
-				hs_userdir_path(path, sizeof(path), user, HS_FILE_SHELL),
-				hs_strerror(r));
-			fail(E_PW_UPDATE);
-		}
+		if (r < 0)
+			fail(userfile_error("write", user, HS_FILE_SHELL, r));
 	}
 }
 
@@ -686,18 +662,12 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 static int reown_userdir_pass(int udirfd, const char *user, uid_t old_uid, uid_t uid,
 			      bool apply)
 {
+	_cleanup_closedir_ DIR *d = hs_fileio_opendir_at(udirfd);
 	char path[HS_PATHBUF_USER];
-	int dupfd = fcntl(udirfd, F_DUPFD_CLOEXEC, 3);
-	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
 	struct dirent *de;
-	int r = 0;
 
-	if (!d) {
-		if (dupfd >= 0)
-			hs_close(dupfd);
+	if (!d)
 		return -errno;
-	}
-	rewinddir(d);
 	while ((de = readdir(d))) {
 		struct stat st;
 		bool mine = strcmp(de->d_name, HS_FILE_SHADOW) == 0 ||
@@ -712,24 +682,18 @@ static int reown_userdir_pass(int udirfd, const char *user, uid_t old_uid, uid_t
 				hs_warn("leaving unexpected entry %s alone", path);
 			continue;
 		}
-		if (fstatat(udirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = -errno;
-			break;
-		}
+		if (fstatat(udirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
 		if (!S_ISREG(st.st_mode) || st.st_nlink != 1 ||
 		    (st.st_uid != old_uid && st.st_uid != uid)) {
 			hs_warn("%s is not a regular file of the user's with one link", path);
-			r = -HS_E_NOTREG;
-			break;
+			return -HS_E_NOTREG;
 		}
 		if (apply &&
-		    fchownat(udirfd, de->d_name, uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = -errno;
-			break;
-		}
+		    fchownat(udirfd, de->d_name, uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
 	}
-	closedir(d);
-	return r;
+	return 0;
 }
 
 /* Check every entry first, so a refusal re-owns nothing. */
@@ -738,29 +702,6 @@ static int reown_userdir(int udirfd, const char *user, uid_t old_uid, uid_t uid)
 	int r = reown_userdir_pass(udirfd, user, old_uid, uid, false);
 
 	return r < 0 ? r : reown_userdir_pass(udirfd, user, old_uid, uid, true);
-}
-
-/* An interrupted usermod -l left the directory under RESERVED_PREFIX+NEW
- * (see the top of the file).  If the passwd line already has the name and
- * its directory is missing, finish the rename; returns the fd of the
- * directory to use instead of OLD's when OLD's is missing, or -ENOENT. */
-static int recover_rename(int treefd, const char *reserved, const char *final_name,
-			  bool passwd_has_final)
-{
-	struct stat st;
-	int fd = hs_fileio_open_dir_at(treefd, reserved, &st);
-
-	if (fd < 0)
-		return fd;
-	if (!passwd_has_final)
-		return fd;
-	if (renameat2(treefd, reserved, treefd, final_name, RENAME_NOREPLACE) < 0) {
-		int e = -errno;
-
-		hs_close(fd);
-		return e;
-	}
-	return fd;
 }
 
 /* ---- the home directory ---- */
@@ -1097,23 +1038,22 @@ static void plan_resume_rename_to_new_name(struct usermod_plan *p)
 	}
 }
 
-/* An interrupted rename that already wrote /etc/passwd: the name given is
- * the new one, its directory waits under the reserved name. */
+/* An interrupted usermod -l left the directory under RESERVED_PREFIX+NEW
+ * (see the top of the file) after it wrote /etc/passwd: the name given is
+ * the new one, and its directory is missing.  Finish the rename. */
 static void recover_rename_after_passwd(struct usermod_plan *p)
 {
+	_cleanup_close_ int fd = -1;
 	char path[HS_PATHBUF_USER];
 	struct stat st;
 
 	snprintf(p->reserved, sizeof(p->reserved), RESERVED_PREFIX "%s", p->name);
-	if (fstatat(p->treefd, p->name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
-		int fd = recover_rename(p->treefd, p->reserved, p->name, true);
-
-		if (fd >= 0) {
-			hs_warn("finished the interrupted rename of %s",
-				hs_userdir_path(path, sizeof(path), p->name, NULL));
-			hs_close(fd);
-		}
-	}
+	if (fstatat(p->treefd, p->name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+		return;
+	fd = hs_fileio_open_dir_at(p->treefd, p->reserved, &st);
+	if (fd >= 0 && renameat2(p->treefd, p->reserved, p->treefd, p->name, RENAME_NOREPLACE) == 0)
+		hs_warn("finished the interrupted rename of %s",
+			hs_userdir_path(path, sizeof(path), p->name, NULL));
 }
 
 /* The account as /etc/passwd has it now; -l to the same name and -u to
@@ -1157,22 +1097,6 @@ static void plan_find_account(struct usermod_plan *p)
 	plan_take_current_account(p);
 }
 
-/* -g: a group name, or failing that a gid, that /etc/group has. */
-static void plan_resolve_primary_group(struct usermod_plan *p)
-{
-	struct hs_accountdb *gr = db(HS_AS_GROUP);
-	long gi = hs_names_group_valid(o.group) ? hs_accountdb_find(gr, o.group) : -1;
-	unsigned long gid;
-
-	if (gi < 0 && hs_parse_ulong(o.group, 0, HS_ID_MAX, &gid) == 0)
-		gi = hs_accountdb_find_id(gr, gid);
-	if (gi < 0) {
-		hs_warn("group '%s' does not exist", o.group);
-		fail(E_NOTFOUND);
-	}
-	p->ent.gid = hs_accountdb_get(gr, (size_t)gi)->gr.gid;
-}
-
 static void plan_validate_against_accounts(struct usermod_plan *p)
 {
 	struct hs_accountdb *pw = db(HS_AS_PASSWD);
@@ -1187,7 +1111,7 @@ static void plan_validate_against_accounts(struct usermod_plan *p)
 		fail(E_UID_IN_USE);
 	}
 	if (o.group)
-		plan_resolve_primary_group(p);
+		p->ent.gid = find_group(db(HS_AS_GROUP), o.group)->gid;
 	if (o.login || o.uid || o.move_home) {
 		pid_t busy = hs_procs_user_busy(p->old_uid);
 
@@ -1207,12 +1131,11 @@ static int plan_open_userdir_fd(struct usermod_plan *p)
 
 	if (fd != -ENOENT || !o.login)
 		return fd;
-	fd = recover_rename(p->treefd, p->reserved, p->final_name, false);
+	fd = hs_fileio_open_dir_at(p->treefd, p->reserved, &st);
 	if (fd < 0)
 		return -ENOENT;
 	p->dir_is_reserved = true;
-	if (fstat(fd, &st) == 0)
-		p->dir_owner = st.st_uid;
+	p->dir_owner = st.st_uid;
 	return fd;
 }
 
@@ -1236,9 +1159,7 @@ static void plan_open_userdir(struct usermod_plan *p)
 		}
 		auth_gid_or_die(&p->auth_gid);
 	} else if (p->udirfd != -ENOENT) {
-		hs_warn("cannot open %s: %s", hs_userdir_path(path, sizeof(path), p->user, NULL),
-			hs_strerror(p->udirfd));
-		fail(E_PW_UPDATE);
+		fail(userfile_error("open", p->user, NULL, p->udirfd));
 	}
 }
 
@@ -1264,7 +1185,6 @@ static const char *current_shell(const struct usermod_plan *p, char *file_buf, s
 				 const char **file_shell)
 {
 	bool proxied = strcmp(p->ent.shell, HS_SHELL_PROXY) == 0;
-	char path[HS_PATHBUF_USER];
 	int r = -ENOENT;
 
 	*file_shell = NULL;
@@ -1275,11 +1195,8 @@ static const char *current_shell(const struct usermod_plan *p, char *file_buf, s
 		*file_shell = NULL;
 	if (!proxied)
 		return p->ent.shell;
-	if (r < 0 && !o.shell) {
-		hs_warn("cannot read %s: %s",
-			hs_userdir_path(path, sizeof(path), p->user, HS_FILE_SHELL), hs_strerror(r));
-		fail(E_PW_UPDATE);
-	}
+	if (r < 0 && !o.shell)
+		fail(userfile_error("read", p->user, HS_FILE_SHELL, r));
 	return *file_shell ? *file_shell : "";
 }
 
@@ -1567,10 +1484,16 @@ static _Noreturn void fail_unblocking(const sigset_t *saved, int status)
  * edited, renamed or re-owned. */
 static void apply_lock_userdir(struct usermod_plan *p)
 {
+	struct hs_err err = HS_ERR_INIT;
+
 	/* a rerun of an interrupted -l finds the directory at its
 	 * reserved name */
-	if (p->have_dir && (changes_secrets() || p->shell_file || p->restructure))
-		lock_userdir(p->treefd, &p->udirfd, p->dir_is_reserved ? p->reserved : p->user);
+	if (p->have_dir && (changes_secrets() || p->shell_file || p->restructure) &&
+	    hs_userdir_lock_err(p->treefd, p->dir_is_reserved ? p->reserved : p->user,
+				&p->udirfd, HS_LOCK_TIMEOUT_MS, &err) < 0) {
+		hs_report(&err);
+		fail(E_PW_UPDATE);
+	}
 }
 
 static void apply_userdir_files(const struct usermod_plan *p)
@@ -1585,20 +1508,13 @@ static void apply_userdir_files(const struct usermod_plan *p)
  * user could change it back (and a rerun would find it already so). */
 static int apply_late_shell_file(const struct usermod_plan *p)
 {
-	char path[HS_PATHBUF_USER];
 	uid_t owner = o.uid ? new_uid : p->dir_owner ? p->dir_owner : p->old_uid;
 	int r;
 
 	if (!p->have_dir || !p->shell_file || !p->shell_file_late)
 		return E_SUCCESS;
 	r = hs_userdir_write_shell(p->udirfd, owner, p->auth_gid, p->shell_file);
-	if (r < 0) {
-		hs_warn("cannot write %s: %s",
-			hs_userdir_path(path, sizeof(path), p->user, HS_FILE_SHELL),
-			hs_strerror(r));
-		return E_PW_UPDATE;
-	}
-	return E_SUCCESS;
+	return r < 0 ? userfile_error("write", p->user, HS_FILE_SHELL, r) : E_SUCCESS;
 }
 
 static void apply_move_home(const struct usermod_plan *p, const sigset_t *saved)
