@@ -88,7 +88,6 @@
 #define E_NAME_IN_USE 9   /* username or group name already in use */
 #define E_GRP_UPDATE  10  /* can't update group file */
 #define E_HOMEDIR     12  /* can't create home directory */
-#define E_SE_UPDATE   14  /* can't update SELinux user mapping (never used) */
 #define E_SUB_UID_UPDATE 16  /* can't update the subordinate uid file */
 #define E_SUB_GID_UPDATE 18  /* can't update the subordinate gid file */
 
@@ -237,9 +236,7 @@ static void parse_options(int argc, char **argv)
 		case 'h': usage(E_SUCCESS);
 		case 'k': o.skel = optarg; other_than_d = true; break;
 		case 'K': add_k_override(optarg); other_than_d = true; break;
-		case 'l':
-			o.no_log_init = true;
-			break;
+		case 'l': o.no_log_init = true; break;
 		case 'm': o.create_home = true; other_than_d = true; break;
 		case 'M': o.no_create_home = true; other_than_d = true; break;
 		case 'N': o.no_user_group = true; other_than_d = true; break;
@@ -250,11 +247,10 @@ static void parse_options(int argc, char **argv)
 		case 'u': o.uid = optarg; other_than_d = true; break;
 		case 'U': o.user_group = true; other_than_d = true; break;
 		case 'R':
-			hs_die(E_USAGE, "option --root is not supported; run useradd inside that "
-			       "root instead (chroot %s useradd ...)", optarg);
 		case 'P':
-			hs_die(E_USAGE, "option --prefix is not supported; run useradd inside that "
-			       "root instead (chroot %s useradd ...)", optarg);
+			hs_die(E_USAGE, "option --%s is not supported; run useradd inside that "
+			       "root instead (chroot %s useradd ...)", c == 'R' ? "root" : "prefix",
+			       optarg);
 		case 'Z':
 			hs_die(E_USAGE, "SELinux user mappings (--selinux-user, "
 			       "--selinux-range) are not supported");
@@ -281,25 +277,19 @@ static void parse_options(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		usage(E_USAGE);
-	if (o.non_unique && !o.uid) {
-		hs_warn("-o flag is only allowed with the -u flag");
-		usage(E_USAGE);
-	}
-	if (o.skel && !o.create_home) {
-		hs_warn("-k flag is only allowed with the -m flag");
-		usage(E_USAGE);
-	}
-	if (o.user_group && o.group) {
-		hs_warn("options -U and -g conflict");
-		usage(E_USAGE);
-	}
-	if (o.user_group && o.no_user_group) {
-		hs_warn("options -U and -N conflict");
-		usage(E_USAGE);
-	}
-	if (o.create_home && o.no_create_home) {
-		hs_warn("options -m and -M conflict");
-		usage(E_USAGE);
+	/* the combinations shadow-utils refuses, in its order */
+	const struct { bool when; const char *why; } misuses[] = {
+		{ o.non_unique && !o.uid, "-o flag is only allowed with the -u flag" },
+		{ o.skel && !o.create_home, "-k flag is only allowed with the -m flag" },
+		{ o.user_group && o.group, "options -U and -g conflict" },
+		{ o.user_group && o.no_user_group, "options -U and -N conflict" },
+		{ o.create_home && o.no_create_home, "options -m and -M conflict" },
+	};
+	for (size_t i = 0; i < HS_ARRAY_SIZE(misuses); i++) {
+		if (misuses[i].when) {
+			hs_warn("%s", misuses[i].why);
+			usage(E_USAGE);
+		}
 	}
 }
 
@@ -612,6 +602,13 @@ static int file_status(enum hs_as_file f)
 	return f == HS_AS_GROUP || f == HS_AS_GSHADOW ? E_GRP_UPDATE : E_PW_UPDATE;
 }
 
+/* A failure the library described in msg: said; returns status. */
+static int failed_with(int status, const char *msg)
+{
+	hs_warn("%s", msg);
+	return status;
+}
+
 /* ---- the home directory: lib/homedir (hs_home_reserve, hs_home_build) ---- */
 
 /* MAIL_DIR/USER, as shadow-utils with CREATE_MAIL_SPOOL=yes: an empty
@@ -832,14 +829,10 @@ static int plan_stage_user_group(struct hs_accountset *s, const struct hs_config
 	if (status != E_SUCCESS)
 		return status;
 	g.gid = (gid_t)u->gid;
-	if (hs_accountdb_append(gr, &g) < 0) {
-		hs_warn("%s", gr->error);
-		return E_GRP_UPDATE;
-	}
-	if (gs && hs_accountdb_find(gs, u->name) < 0 && hs_accountdb_append(gs, &sg) < 0) {
-		hs_warn("%s", gs->error);
-		return E_GRP_UPDATE;
-	}
+	if (hs_accountdb_append(gr, &g) < 0)
+		return failed_with(E_GRP_UPDATE, gr->error);
+	if (gs && hs_accountdb_find(gs, u->name) < 0 && hs_accountdb_append(gs, &sg) < 0)
+		return failed_with(E_GRP_UPDATE, gs->error);
 	return E_SUCCESS;
 }
 
@@ -856,10 +849,8 @@ static int plan_stage_supplementary_groups(struct hs_accountset *s,
 	list = strdup(o.groups);
 	for (char *g = list ? strtok_r(list, ",", &save) : NULL; g;
 	     g = strtok_r(NULL, ",", &save)) {
-		if (hs_accountset_add_member(s, (size_t)find_group(gr, g), u->name) < 0) {
-			hs_warn("%s", s->error);
-			return E_GRP_UPDATE;
-		}
+		if (hs_accountset_add_member(s, (size_t)find_group(gr, g), u->name) < 0)
+			return failed_with(E_GRP_UPDATE, s->error);
 	}
 	return E_SUCCESS;
 }
@@ -890,10 +881,8 @@ static int plan_stage_subid_range(struct hs_accountset *s, const struct hs_confi
 		return file_status(k);
 	}
 	sub.count = sc.count;
-	if (hs_accountdb_append(db, &sub) < 0) {
-		hs_warn("%s", db->error);
-		return file_status(k);
-	}
+	if (hs_accountdb_append(db, &sub) < 0)
+		return failed_with(file_status(k), db->error);
 	return E_SUCCESS;
 }
 
@@ -930,15 +919,11 @@ static int plan_stage_passwd_line(struct hs_accountset *s, const struct useradd_
 			.inact = u->aging.inact, .expire = u->aging.expire, .flag = "",
 		};
 
-		if (hs_accountdb_append(sp, &e) < 0) {
-			hs_warn("%s", sp->error);
-			return E_PW_UPDATE;
-		}
+		if (hs_accountdb_append(sp, &e) < 0)
+			return failed_with(E_PW_UPDATE, sp->error);
 	}
-	if (hs_accountdb_append(pw, &p) < 0) {
-		hs_warn("%s", pw->error);
-		return E_BAD_ARG;
-	}
+	if (hs_accountdb_append(pw, &p) < 0)
+		return failed_with(E_BAD_ARG, pw->error);
 	return E_SUCCESS;
 }
 
@@ -1245,14 +1230,6 @@ static void log_new_account(const struct useradd_plan *u)
 		syslog(LOG_INFO, "new group: name=%s, GID=%lu", u->name, u->gid);
 }
 
-/* After the locks: the mail spool. */
-static void apply_mail_spool(const struct useradd_plan *u, const struct hs_config *defs,
-			     const struct hs_config *ucfg)
-{
-	if (hs_config_get_bool(ucfg, "CREATE_MAIL_SPOOL", false))
-		create_mail_spool(defs, u->name, (uid_t)u->uid, (gid_t)u->gid);
-}
-
 /* Once the plan knows the account, the kernel holds useradd to its job
  * (Landlock): write /etc (the global files, their locks, the tree), the
  * home's parent (the new home has no inode yet), the mail spool
@@ -1321,8 +1298,7 @@ int main(int argc, char **argv)
 	hs_privs_block_signals(&saved);
 	status = apply_tree_dir_and_global_files(&set, &u, defs, o.skel ? o.skel : d.skel, &uw,
 						 &home_status);
-	if (uw.hb.parentfd >= 0)
-		hs_close(uw.hb.parentfd);
+	hs_close(uw.hb.parentfd);
 	hs_report(&uw.home_err);
 	if (status != E_SUCCESS) {
 		hs_privs_restore_signals(&saved);
@@ -1335,7 +1311,9 @@ int main(int argc, char **argv)
 	log_new_account(&u);
 	audit_new_account(&u, hs_accountset_db(&set, HS_AS_GSHADOW) != NULL);
 	hs_accountset_close(&set);
-	apply_mail_spool(&u, defs, ucfg);
+	/* after the locks: the mail spool */
+	if (hs_config_get_bool(ucfg, "CREATE_MAIL_SPOOL", false))
+		create_mail_spool(defs, u.name, (uid_t)u.uid, (gid_t)u.gid);
 	if (status == E_SUCCESS)
 		status = home_status;
 
@@ -1344,7 +1322,6 @@ int main(int argc, char **argv)
 	hs_config_free(ucfg);
 	closelog();
 	free(u.home_buf);
-	if (u.treefd >= 0)
-		hs_close(u.treefd);
+	hs_close(u.treefd);
 	return status;
 }

@@ -349,6 +349,13 @@ static _Noreturn void fail(int status)
 	exit(status);
 }
 
+/* A failure the library described in msg. */
+static _Noreturn void fail_with(int status, const char *msg)
+{
+	hs_warn("%s", msg);
+	fail(status);
+}
+
 static struct hs_accountdb *db(enum hs_as_file f)
 {
 	return hs_accountset_db(&set, f);
@@ -415,10 +422,8 @@ static void edit_groups(const char *user)
 			changed.groups[changed.n++] = want ? 'a' : 'r';
 		r = want ? hs_accountset_add_member(&set, i, user)
 			 : hs_accountset_remove_member(&set, i, user);
-		if (r < 0) {
-			hs_warn("%s", set.error);
-			fail(E_GRP_UPDATE);
-		}
+		if (r < 0)
+			fail_with(E_GRP_UPDATE, set.error);
 	}
 }
 
@@ -528,32 +533,29 @@ static void edit_subids(const char *user, const char *new_name)
 			struct hs_subid e = hs_accountdb_get(sub, (size_t)i)->sub;
 
 			e.owner = new_name;
-			if (hs_accountdb_replace(sub, (size_t)i, &e) < 0) {
-				hs_warn("%s", sub->error);
-				fail(file_status(files[k]));
-			}
+			if (hs_accountdb_replace(sub, (size_t)i, &e) < 0)
+				fail_with(file_status(files[k]), sub->error);
 		}
 	}
 }
 
 /* ---- the password fields (-L -U -p) on a hash string ---- */
 
-static const char *new_hash_of(const char *user, const char *hash, char *buf, size_t size)
+/* The new hash for -L/-U/-p (exclusive), or NULL when unchanged; exits on
+ * refusal. */
+static const char *new_hash(const char *user, const char *hash, char *buf, size_t size)
 {
-	if (o.password)
-		return o.password;
-	if (o.lock) {
-		if (hash[0] == '!')
-			return NULL;
+	const char *h = NULL;
+
+	if (o.password) {
+		h = o.password;
+	} else if (o.lock && hash[0] != '!') {
 		if (snprintf(buf, size, "!%s", hash) >= (int)size) {
 			hs_warn("password hash of user %s is too long", user);
 			fail(E_PW_UPDATE);
 		}
-		return buf;
-	}
-	if (o.unlock) {
-		if (hash[0] != '!')
-			return NULL;
+		h = buf;
+	} else if (o.unlock && hash[0] == '!') {
 		if (hash[1] == '\0') {
 			/* shadow-utils: refusing is better than an account
 			 * without a password */
@@ -562,16 +564,8 @@ static const char *new_hash_of(const char *user, const char *hash, char *buf, si
 				"this user's password.");
 			fail(E_PW_UPDATE);
 		}
-		return hash + 1;
+		h = hash + 1;
 	}
-	return NULL;
-}
-
-/* The new hash for -L/-U/-p, or NULL when unchanged; exits on refusal. */
-static const char *new_hash(const char *user, const char *hash, char *buf, size_t size)
-{
-	const char *h = new_hash_of(user, hash, buf, size);
-
 	changed.hash = changed.hash || h;
 	return h;
 }
@@ -1229,10 +1223,8 @@ static void plan_choose_shell(struct usermod_plan *p)
 		hs_warn("%s is the shell proxy, not a login shell", shell);
 		fail(E_BAD_ARG);
 	}
-	if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0) {
-		hs_warn("%s", shells.error);
-		fail(E_PW_UPDATE);
-	}
+	if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0)
+		fail_with(E_PW_UPDATE, shells.error);
 	listed = shell[0] && hs_shells_contains(&shells, shell);
 	behind = listed && p->have_dir && (o.uid ? new_uid : p->old_uid) != 0 &&
 		 wants_proxy(p, current);
@@ -1320,10 +1312,8 @@ static bool shell_already_set(struct usermod_plan *p)
 	same = !plan_changes_anything();
 out:
 	hs_accountdb_free(&pw);
-	if (p->udirfd >= 0)
-		hs_close(p->udirfd);
-	if (p->treefd >= 0)
-		hs_close(p->treefd);
+	hs_close(p->udirfd);
+	hs_close(p->treefd);
 	*p = (struct usermod_plan){ .name = p->name, .cfg = p->cfg, .treefd = -1, .udirfd = -1,
 				    .auth_gid = HS_ANY_GID };
 	o.shell = shell;
@@ -1362,10 +1352,8 @@ static void plan_stage_classic_secrets(struct usermod_plan *p)
 		sp.expire = new_expire;
 	if (o.inactive)
 		sp.inact = new_inactive;
-	if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0) {
-		hs_warn("%s", shadow->error);
-		fail(E_PW_UPDATE);
-	}
+	if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0)
+		fail_with(E_PW_UPDATE, shadow->error);
 }
 
 static void plan_stage_passwd_line(struct usermod_plan *p)
@@ -1382,10 +1370,8 @@ static void plan_stage_passwd_line(struct usermod_plan *p)
 		p->ent.name = o.login;
 	if (!p->have_dir && changes_secrets())
 		plan_stage_classic_secrets(p);
-	if (hs_accountdb_replace(pw, (size_t)p->idx, &p->ent) < 0) {
-		hs_warn("%s", pw->error);
-		fail(E_BAD_ARG);
-	}
+	if (hs_accountdb_replace(pw, (size_t)p->idx, &p->ent) < 0)
+		fail_with(E_BAD_ARG, pw->error);
 	/* the account has its new uid now: any other line with the old one
 	 * is another account's */
 	p->old_uid_shared = o.uid && hs_accountdb_find_id(pw, p->old_uid) >= 0;
@@ -1402,10 +1388,8 @@ static void plan_stage_other_files(const struct usermod_plan *p)
 		struct hs_spwd sp = hs_accountdb_get(shadow, (size_t)si)->sp;
 
 		sp.name = o.login;
-		if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0) {
-			hs_warn("%s", shadow->error);
-			fail(E_PW_UPDATE);
-		}
+		if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0)
+			fail_with(E_PW_UPDATE, shadow->error);
 	}
 	if (o.groups)
 		edit_groups(p->user);
@@ -1420,10 +1404,8 @@ static void plan_stage_other_files(const struct usermod_plan *p)
 				changed.groups[changed.n++] = 'n';
 		}
 	}
-	if (o.login && hs_accountset_rename_user(&set, p->user, o.login) < 0) {
-		hs_warn("%s", set.error);
-		fail(E_GRP_UPDATE);
-	}
+	if (o.login && hs_accountset_rename_user(&set, p->user, o.login) < 0)
+		fail_with(E_GRP_UPDATE, set.error);
 	edit_subids(p->user, o.login);
 }
 
@@ -1720,10 +1702,8 @@ int main(int argc, char **argv)
 	hs_accountset_close(&set);
 	hs_config_free(p.cfg);
 	closelog();
-	if (p.udirfd >= 0)
-		hs_close(p.udirfd);
-	if (p.treefd >= 0)
-		hs_close(p.treefd);
+	hs_close(p.udirfd);
+	hs_close(p.treefd);
 	free(p.user);
 	free(p.old_home);
 	return status;
