@@ -462,11 +462,11 @@ static void defaults_resolve_group(struct default_kv *kv)
 	}
 	snprintf(kv->value, sizeof(kv->value), "%lu",
 		 (unsigned long)hs_accountdb_get(&gr, (size_t)gi)->gr.gid);
-	kv->set = true;
 	hs_accountdb_free(&gr);
 }
 
-/* -D with -g -b -f -e -s: every value checked, before the lock. */
+/* -D with -g -b -f -e -s: every value checked, before the lock; kv[i].set
+ * says which were given. */
 static void defaults_check_values(struct default_kv kv[5])
 {
 	if (o.group)
@@ -475,7 +475,6 @@ static void defaults_check_values(struct default_kv kv[5])
 		if (!path_valid(o.base))
 			hs_die(E_BAD_ARG, "invalid base directory '%s'", o.base);
 		snprintf(kv[1].value, sizeof(kv[1].value), "%s", o.base);
-		kv[1].set = true;
 	}
 	if (o.inactive) {
 		long v = parse_inactive(o.inactive);
@@ -483,19 +482,16 @@ static void defaults_check_values(struct default_kv kv[5])
 		if (v < -1)
 			hs_die(E_BAD_ARG, "invalid numeric argument '%s'", o.inactive);
 		snprintf(kv[2].value, sizeof(kv[2].value), "%ld", v);
-		kv[2].set = true;
 	}
 	if (o.expire) {
 		if (parse_date(o.expire) < -1 || !hs_records_field_valid(o.expire))
 			hs_die(E_BAD_ARG, "invalid date '%s'", o.expire);
 		snprintf(kv[3].value, sizeof(kv[3].value), "%s", o.expire);
-		kv[3].set = true;
 	}
 	if (o.shell) {
 		if (!shell_valid(o.shell))
 			hs_die(E_BAD_ARG, "invalid shell '%s'", o.shell);
 		snprintf(kv[4].value, sizeof(kv[4].value), "%s", o.shell);
-		kv[4].set = true;
 	}
 }
 
@@ -556,8 +552,9 @@ static int defaults_rewrite(const char *data, size_t len, struct default_kv *kv,
 static int change_defaults(void)
 {
 	struct default_kv kv[5] = {
-		{ .key = "GROUP" }, { .key = "HOME" }, { .key = "INACTIVE" },
-		{ .key = "EXPIRE" }, { .key = "SHELL" },
+		{ .key = "GROUP", .set = o.group }, { .key = "HOME", .set = o.base },
+		{ .key = "INACTIVE", .set = o.inactive }, { .key = "EXPIRE", .set = o.expire },
+		{ .key = "SHELL", .set = o.shell },
 	};
 	const char *files[] = { HS_ETC_USERADD };
 	struct hs_locks locks = HS_LOCKS_INIT;

@@ -577,17 +577,6 @@ static bool changes_secrets(void)
 
 /* ---- the user's directory in the tree ---- */
 
-static void auth_gid_or_die(gid_t *auth_gid)
-{
-	gid_t tree_gid;
-	int r = hs_userdir_layout_gids(&tree_gid, auth_gid);
-
-	if (r < 0) {
-		hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
-		fail(E_PW_UPDATE);
-	}
-}
-
 /* "cannot VERB TREE/USER/FILE: ERROR"; returns E_PW_UPDATE. */
 static int userfile_error(const char *verb, const char *user, const char *file, int r)
 {
@@ -973,12 +962,16 @@ struct usermod_plan {
 	char hbuf[HS_HASH_MAX + 2];
 };
 
-static bool plan_changes_anything(void)
+static bool plan_changes_other_than_shell(void)
 {
-	return o.lock || o.unlock || o.uid || o.shell || o.self_service || o.password ||
-	       o.move_home || o.login ||
+	return o.lock || o.unlock || o.uid || o.password || o.move_home || o.login ||
 	       o.groups || o.group || o.inactive || o.expire || o.home || o.comment ||
 	       changes_subids();
+}
+
+static bool plan_changes_anything(void)
+{
+	return o.shell || o.self_service || plan_changes_other_than_shell();
 }
 
 static void plan_parse_request(int argc, char **argv, struct usermod_plan *p)
@@ -1137,23 +1130,29 @@ static int plan_open_userdir_fd(struct usermod_plan *p)
 static void plan_open_userdir(struct usermod_plan *p)
 {
 	char path[HS_PATHBUF_USER];
+	gid_t tree_gid;
+	int r;
 
 	if (p->treefd < 0)
 		return;
 	p->udirfd = plan_open_userdir_fd(p);
-	if (p->udirfd >= 0) {
-		p->have_dir = true;
-		/* root's: taken away by an interrupted usermod */
-		if (p->dir_owner != p->old_uid && p->dir_owner != 0 &&
-		    !(o.uid && p->dir_owner == new_uid)) {
-			hs_warn("%s is owned by uid %lu, not by the user",
-				hs_userdir_path(path, sizeof(path), p->user, NULL),
-				(unsigned long)p->dir_owner);
-			fail(E_PW_UPDATE);
-		}
-		auth_gid_or_die(&p->auth_gid);
-	} else if (p->udirfd != -ENOENT) {
+	if (p->udirfd == -ENOENT)
+		return;
+	if (p->udirfd < 0)
 		fail(userfile_error("open", p->user, NULL, p->udirfd));
+	p->have_dir = true;
+	/* root's: taken away by an interrupted usermod */
+	if (p->dir_owner != p->old_uid && p->dir_owner != 0 &&
+	    !(o.uid && p->dir_owner == new_uid)) {
+		hs_warn("%s is owned by uid %lu, not by the user",
+			hs_userdir_path(path, sizeof(path), p->user, NULL),
+			(unsigned long)p->dir_owner);
+		fail(E_PW_UPDATE);
+	}
+	r = hs_userdir_layout_gids(&tree_gid, &p->auth_gid);
+	if (r < 0) {
+		hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
+		fail(E_PW_UPDATE);
 	}
 }
 
@@ -1250,23 +1249,6 @@ static void plan_choose_shell(struct usermod_plan *p)
 	}
 }
 
-/* A request for nothing but the shell (-s, --[no-]self-service-shell)? */
-static bool shell_only(void)
-{
-	const char *shell = o.shell;
-	int self_service = o.self_service;
-	bool other;
-
-	if (!shell && !self_service)
-		return false;
-	o.shell = NULL;
-	o.self_service = 0;
-	other = plan_changes_anything();
-	o.shell = shell;
-	o.self_service = self_service;
-	return !other;
-}
-
 /* usermod -s with the shell the account has, decided before any lock: then
  * nothing is written at all, not even a lock file in /etc.  What the
  * files say without the lock is what they said at some moment, so the
@@ -1288,7 +1270,8 @@ static bool shell_already_set(struct usermod_plan *p)
 	bool same = false;
 	long idx;
 
-	if (!shell_only())
+	/* a request for nothing but the shell (-s, --[no-]self-service-shell)? */
+	if ((!shell && !self_service) || plan_changes_other_than_shell())
 		goto out;
 	for (size_t i = 0; i < HS_ARRAY_SIZE(leftovers); i++)
 		if (fstatat(AT_FDCWD, leftovers[i], &st, AT_SYMLINK_NOFOLLOW) == 0 ||
