@@ -42,7 +42,6 @@
  * way): exit 12 tells.
  * Without a tree (a classic system) the hash goes to /etc/shadow, written
  * before /etc/passwd. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -61,7 +60,6 @@
 #include "auditlog.h"
 #include "cli.h"
 #include "config.h"
-#include "fileio.h"
 #include "globalfile.h"
 #include "homedir.h"
 #include "ids.h"
@@ -76,7 +74,6 @@
 #include "txn.h"
 #include "userdir.h"
 #include "util.h"
-#include "walk.h"
 
 /* shadow-utils' useradd(8) exit codes */
 #define E_SUCCESS     0

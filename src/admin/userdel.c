@@ -31,8 +31,6 @@
  * does not keep the account: exit 12 tells, and the home is left as it
  * was; an account must never be left
  * half-deleted because a home directory could not be removed. */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -50,7 +48,6 @@
 #include "auditlog.h"
 #include "cli.h"
 #include "config.h"
-#include "fileio.h"
 #include "globalfile.h"
 #include "homedir.h"
 #include "homepath.h"

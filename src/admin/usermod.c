@@ -44,7 +44,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -54,7 +53,6 @@
 #include "cli.h"
 #include "config.h"
 #include "fileio.h"
-#include "globalfile.h"
 #include "homedir.h"
 #include "homepath.h"
 #include "logrecords.h"
@@ -405,20 +403,15 @@ static void edit_groups(const char *user)
 		names[n++] = find_group(gr, tok)->name;
 	for (size_t i = 0; i < gr->n_lines; i++) {
 		const union hs_dbrec *rec = hs_accountdb_get(gr, i);
-		bool want;
+		bool named, member, want;
 		int r;
 
 		if (!rec)
 			continue;
-		if (o.append)
-			want = requested(names, n, rec->gr.name) ||
-			       hs_records_list_contains(rec->gr.members, user);
-		else if (o.remove)
-			want = !requested(names, n, rec->gr.name) &&
-			       hs_records_list_contains(rec->gr.members, user);
-		else
-			want = requested(names, n, rec->gr.name);
-		if (want != hs_records_list_contains(rec->gr.members, user))
+		named = requested(names, n, rec->gr.name);
+		member = hs_records_list_contains(rec->gr.members, user);
+		want = o.append ? named || member : o.remove ? !named && member : named;
+		if (want != member)
 			changed.groups[changed.n++] = want ? 'a' : 'r';
 		r = want ? hs_accountset_add_member(&set, i, user)
 			 : hs_accountset_remove_member(&set, i, user);
