@@ -449,17 +449,14 @@ static void defaults_resolve_group(struct default_kv *kv)
 	if (r < 0)
 		hs_die(E_GRP_UPDATE, "%s", gr.error);
 	gi = find_group(&gr, o.group);
-	if (gi == -2) {
-		hs_accountdb_free(&gr);
-		hs_die(E_BAD_ARG, "invalid group '%s'", o.group);
-	}
-	if (gi < 0) {
-		hs_accountdb_free(&gr);
-		hs_die(E_NOTFOUND, "group '%s' does not exist", o.group);
-	}
-	snprintf(kv->value, sizeof(kv->value), "%lu",
-		 (unsigned long)hs_accountdb_get(&gr, (size_t)gi)->gr.gid);
+	if (gi >= 0)
+		snprintf(kv->value, sizeof(kv->value), "%lu",
+			 (unsigned long)hs_accountdb_get(&gr, (size_t)gi)->gr.gid);
 	hs_accountdb_free(&gr);
+	if (gi == -2)
+		hs_die(E_BAD_ARG, "invalid group '%s'", o.group);
+	if (gi < 0)
+		hs_die(E_NOTFOUND, "group '%s' does not exist", o.group);
 }
 
 /* -D with -g -b -f -e -s: every value checked, before the lock; kv[i].set
