@@ -669,6 +669,7 @@ struct useradd_plan {
 	const char *name, *comment, *home, *shell, *hash;
 	bool classic, user_group, proxy, create_home;
 	bool uid_shared;        /* -o with a uid an account has */
+	size_t n_groups;        /* -G: the memberships staged */
 	unsigned long uid, gid;
 	struct hs_aging aging;
 	char *home_buf;         /* home, when built from the base directory */
@@ -828,8 +829,7 @@ static int plan_stage_user_group(struct hs_accountset *s, const struct hs_config
 }
 
 /* -G: the memberships (every group was found by plan_check_against_accounts). */
-static int plan_stage_supplementary_groups(struct hs_accountset *s,
-					   const struct useradd_plan *u)
+static int plan_stage_supplementary_groups(struct hs_accountset *s, struct useradd_plan *u)
 {
 	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
 	_cleanup_free_ char *list = NULL;
@@ -842,6 +842,7 @@ static int plan_stage_supplementary_groups(struct hs_accountset *s,
 	     g = strtok_r(NULL, ",", &save)) {
 		if (hs_accountset_add_member(s, (size_t)find_group(gr, g), u->name) < 0)
 			return failed_with(E_GRP_UPDATE, s->error);
+		u->n_groups++;
 	}
 	return E_SUCCESS;
 }
@@ -1185,19 +1186,14 @@ static void reset_login_records(const struct useradd_plan *u, const struct hs_co
  * group, the user, each membership in group then in gshadow, the home. */
 static void audit_new_account(const struct useradd_plan *u, bool gshadow)
 {
-	_cleanup_free_ char *list = o.groups ? strdup(o.groups) : NULL;
-	size_t ngroups = 0;
-	char *save = NULL;
-
 	if (u->user_group)
 		hs_auditlog_acct(AUDIT_ADD_GROUP, HS_AUDIT_OP_ADD_GROUP, u->name, HS_AUDITLOG_NO_ID,
 				 true);
 	hs_auditlog_acct(AUDIT_ADD_USER, HS_AUDIT_OP_ADD_USER, NULL, u->uid, true);
-	for (char *g = list ? strtok_r(list, ",", &save) : NULL; g;
-	     g = strtok_r(NULL, ",", &save), ngroups++)
+	for (size_t i = 0; i < u->n_groups; i++)
 		hs_auditlog_acct(AUDIT_ADD_USER, HS_AUDIT_OP_ADD_TO_GROUP, u->name,
 				 HS_AUDITLOG_NO_ID, true);
-	for (size_t i = 0; gshadow && i < ngroups; i++)
+	for (size_t i = 0; gshadow && i < u->n_groups; i++)
 		hs_auditlog_acct(AUDIT_ADD_USER, HS_AUDIT_OP_ADD_TO_GSHADOW, u->name,
 				 HS_AUDITLOG_NO_ID, true);
 	if (u->create_home)
