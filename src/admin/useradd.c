@@ -98,8 +98,7 @@ static struct {
 	bool defaults, create_home, no_create_home, no_user_group, user_group;
 	bool non_unique, system, subids_for_system, no_log_init;
 	int self_service;       /* --self-service-shell 1, --no-self-service-shell -1 */
-	char *k_overrides;      /* "KEY VALUE\n" lines from -K, appended to login.defs */
-	size_t k_len;
+	struct hs_buf k_overrides;      /* "KEY VALUE\n" lines from -K, appended to login.defs */
 } o;
 
 static _Noreturn void usage(int status)
@@ -160,22 +159,16 @@ static _Noreturn void usage(int status)
 static void add_k_override(const char *arg)
 {
 	const char *eq = strchr(arg, '=');
-	size_t klen, vlen;
-	char *p;
+	int r;
 
 	if (!eq || eq == arg || strchr(arg, '\n') || strpbrk(arg, " \t#\""))
 		hs_die(E_BAD_ARG, "-K requires KEY=VALUE");
-	klen = (size_t)(eq - arg);
-	vlen = strlen(eq + 1);
-	p = realloc(o.k_overrides, o.k_len + klen + vlen + 3);
-	if (!p)
+	r = hs_strbuf_append(&o.k_overrides, arg, (size_t)(eq - arg));
+	r = r ?: hs_strbuf_append(&o.k_overrides, " ", 1);
+	r = r ?: hs_strbuf_append(&o.k_overrides, eq + 1, strlen(eq + 1));
+	r = r ?: hs_strbuf_append(&o.k_overrides, "\n", 1);
+	if (r < 0)
 		hs_die(E_PW_UPDATE, "out of memory");
-	o.k_overrides = p;
-	memcpy(p + o.k_len, arg, klen);
-	p[o.k_len + klen] = ' ';
-	memcpy(p + o.k_len + klen + 1, eq + 1, vlen);
-	p[o.k_len + klen + 1 + vlen] = '\n';
-	o.k_len += klen + vlen + 2;
 }
 
 static void parse_options(int argc, char **argv)
@@ -356,29 +349,23 @@ static long find_group(struct hs_accountdb *gr, const char *spec)
 static struct hs_config *load_logindefs(void)
 {
 	_cleanup_free_ char *data = NULL;
-	_cleanup_free_ char *all = NULL;
+	struct hs_buf all = { 0 };
 	struct hs_config *cfg = NULL;
 	size_t len = 0;
 	int r;
 
 	r = hs_globalfile_read(HS_ETC_LOGIN_DEFS, &data, &len);
-	if (r == -ENOENT) {
-		data = strdup("");
-		len = 0;
-		r = data ? 0 : -ENOMEM;
-	}
-	if (r < 0)
+	if (r < 0 && r != -ENOENT)      /* none: the built-in defaults */
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
 	/* -K KEY=VALUE: later lines win in the parser */
-	all = malloc(len + o.k_len + 2);
-	if (!all)
+	r = hs_strbuf_append(&all, data, r < 0 ? 0 : len);
+	r = r ?: hs_strbuf_append(&all, "\n", 1);
+	r = r ?: hs_strbuf_append(&all, o.k_overrides.data, o.k_overrides.len);
+	if (r < 0)
 		hs_die(E_PW_UPDATE, "out of memory");
-	memcpy(all, data, len);
-	all[len] = '\n';
-	if (o.k_len)
-		memcpy(all + len + 1, o.k_overrides, o.k_len);
-	r = hs_config_logindefs_parse(all, len + 1 + o.k_len, HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
-			       (void *)hs_cli_prog(), &cfg);
+	r = hs_config_logindefs_parse(all.data, all.len, HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
+				      (void *)hs_cli_prog(), &cfg);
+	hs_strbuf_free(&all);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
 	return cfg;
@@ -1304,7 +1291,7 @@ int main(int argc, char **argv)
 	if (status == E_SUCCESS)
 		status = home_status;
 
-	free(o.k_overrides);
+	hs_strbuf_free(&o.k_overrides);
 	hs_config_free(defs);
 	hs_config_free(ucfg);
 	closelog();
