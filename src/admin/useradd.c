@@ -42,7 +42,6 @@
  * way): exit 12 tells.
  * Without a tree (a classic system) the hash goes to /etc/shadow, written
  * before /etc/passwd. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -61,7 +60,6 @@
 #include "auditlog.h"
 #include "cli.h"
 #include "config.h"
-#include "fileio.h"
 #include "globalfile.h"
 #include "homedir.h"
 #include "ids.h"
@@ -76,7 +74,6 @@
 #include "txn.h"
 #include "userdir.h"
 #include "util.h"
-#include "walk.h"
 
 /* shadow-utils' useradd(8) exit codes */
 #define E_SUCCESS     0
@@ -88,7 +85,6 @@
 #define E_NAME_IN_USE 9   /* username or group name already in use */
 #define E_GRP_UPDATE  10  /* can't update group file */
 #define E_HOMEDIR     12  /* can't create home directory */
-#define E_SE_UPDATE   14  /* can't update SELinux user mapping (never used) */
 #define E_SUB_UID_UPDATE 16  /* can't update the subordinate uid file */
 #define E_SUB_GID_UPDATE 18  /* can't update the subordinate gid file */
 
@@ -102,8 +98,7 @@ static struct {
 	bool defaults, create_home, no_create_home, no_user_group, user_group;
 	bool non_unique, system, subids_for_system, no_log_init;
 	int self_service;       /* --self-service-shell 1, --no-self-service-shell -1 */
-	char *k_overrides;      /* "KEY VALUE\n" lines from -K, appended to login.defs */
-	size_t k_len;
+	struct hs_buf k_overrides;      /* "KEY VALUE\n" lines from -K, appended to login.defs */
 } o;
 
 static _Noreturn void usage(int status)
@@ -164,22 +159,16 @@ static _Noreturn void usage(int status)
 static void add_k_override(const char *arg)
 {
 	const char *eq = strchr(arg, '=');
-	size_t klen, vlen;
-	char *p;
+	int r;
 
 	if (!eq || eq == arg || strchr(arg, '\n') || strpbrk(arg, " \t#\""))
 		hs_die(E_BAD_ARG, "-K requires KEY=VALUE");
-	klen = (size_t)(eq - arg);
-	vlen = strlen(eq + 1);
-	p = realloc(o.k_overrides, o.k_len + klen + vlen + 3);
-	if (!p)
+	r = hs_strbuf_append(&o.k_overrides, arg, (size_t)(eq - arg));
+	r = r ?: hs_strbuf_append(&o.k_overrides, " ", 1);
+	r = r ?: hs_strbuf_append(&o.k_overrides, eq + 1, strlen(eq + 1));
+	r = r ?: hs_strbuf_append(&o.k_overrides, "\n", 1);
+	if (r < 0)
 		hs_die(E_PW_UPDATE, "out of memory");
-	o.k_overrides = p;
-	memcpy(p + o.k_len, arg, klen);
-	p[o.k_len + klen] = ' ';
-	memcpy(p + o.k_len + klen + 1, eq + 1, vlen);
-	p[o.k_len + klen + 1 + vlen] = '\n';
-	o.k_len += klen + vlen + 2;
 }
 
 static void parse_options(int argc, char **argv)
@@ -237,9 +226,7 @@ static void parse_options(int argc, char **argv)
 		case 'h': usage(E_SUCCESS);
 		case 'k': o.skel = optarg; other_than_d = true; break;
 		case 'K': add_k_override(optarg); other_than_d = true; break;
-		case 'l':
-			o.no_log_init = true;
-			break;
+		case 'l': o.no_log_init = true; break;
 		case 'm': o.create_home = true; other_than_d = true; break;
 		case 'M': o.no_create_home = true; other_than_d = true; break;
 		case 'N': o.no_user_group = true; other_than_d = true; break;
@@ -250,11 +237,10 @@ static void parse_options(int argc, char **argv)
 		case 'u': o.uid = optarg; other_than_d = true; break;
 		case 'U': o.user_group = true; other_than_d = true; break;
 		case 'R':
-			hs_die(E_USAGE, "option --root is not supported; run useradd inside that "
-			       "root instead (chroot %s useradd ...)", optarg);
 		case 'P':
-			hs_die(E_USAGE, "option --prefix is not supported; run useradd inside that "
-			       "root instead (chroot %s useradd ...)", optarg);
+			hs_die(E_USAGE, "option --%s is not supported; run useradd inside that "
+			       "root instead (chroot %s useradd ...)", c == 'R' ? "root" : "prefix",
+			       optarg);
 		case 'Z':
 			hs_die(E_USAGE, "SELinux user mappings (--selinux-user, "
 			       "--selinux-range) are not supported");
@@ -281,25 +267,19 @@ static void parse_options(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		usage(E_USAGE);
-	if (o.non_unique && !o.uid) {
-		hs_warn("-o flag is only allowed with the -u flag");
-		usage(E_USAGE);
-	}
-	if (o.skel && !o.create_home) {
-		hs_warn("-k flag is only allowed with the -m flag");
-		usage(E_USAGE);
-	}
-	if (o.user_group && o.group) {
-		hs_warn("options -U and -g conflict");
-		usage(E_USAGE);
-	}
-	if (o.user_group && o.no_user_group) {
-		hs_warn("options -U and -N conflict");
-		usage(E_USAGE);
-	}
-	if (o.create_home && o.no_create_home) {
-		hs_warn("options -m and -M conflict");
-		usage(E_USAGE);
+	/* the combinations shadow-utils refuses, in its order */
+	const struct { bool when; const char *why; } misuses[] = {
+		{ o.non_unique && !o.uid, "-o flag is only allowed with the -u flag" },
+		{ o.skel && !o.create_home, "-k flag is only allowed with the -m flag" },
+		{ o.user_group && o.group, "options -U and -g conflict" },
+		{ o.user_group && o.no_user_group, "options -U and -N conflict" },
+		{ o.create_home && o.no_create_home, "options -m and -M conflict" },
+	};
+	for (size_t i = 0; i < HS_ARRAY_SIZE(misuses); i++) {
+		if (misuses[i].when) {
+			hs_warn("%s", misuses[i].why);
+			usage(E_USAGE);
+		}
 	}
 }
 
@@ -369,29 +349,23 @@ static long find_group(struct hs_accountdb *gr, const char *spec)
 static struct hs_config *load_logindefs(void)
 {
 	_cleanup_free_ char *data = NULL;
-	_cleanup_free_ char *all = NULL;
+	struct hs_buf all = { 0 };
 	struct hs_config *cfg = NULL;
 	size_t len = 0;
 	int r;
 
 	r = hs_globalfile_read(HS_ETC_LOGIN_DEFS, &data, &len);
-	if (r == -ENOENT) {
-		data = strdup("");
-		len = 0;
-		r = data ? 0 : -ENOMEM;
-	}
-	if (r < 0)
+	if (r < 0 && r != -ENOENT)      /* none: the built-in defaults */
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
 	/* -K KEY=VALUE: later lines win in the parser */
-	all = malloc(len + o.k_len + 2);
-	if (!all)
+	r = hs_strbuf_append(&all, data, r < 0 ? 0 : len);
+	r = r ?: hs_strbuf_append(&all, "\n", 1);
+	r = r ?: hs_strbuf_append(&all, o.k_overrides.data, o.k_overrides.len);
+	if (r < 0)
 		hs_die(E_PW_UPDATE, "out of memory");
-	memcpy(all, data, len);
-	all[len] = '\n';
-	if (o.k_len)
-		memcpy(all + len + 1, o.k_overrides, o.k_len);
-	r = hs_config_logindefs_parse(all, len + 1 + o.k_len, HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
-			       (void *)hs_cli_prog(), &cfg);
+	r = hs_config_logindefs_parse(all.data, all.len, HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
+				      (void *)hs_cli_prog(), &cfg);
+	hs_strbuf_free(&all);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
 	return cfg;
@@ -462,21 +436,18 @@ static void defaults_resolve_group(struct default_kv *kv)
 	if (r < 0)
 		hs_die(E_GRP_UPDATE, "%s", gr.error);
 	gi = find_group(&gr, o.group);
-	if (gi == -2) {
-		hs_accountdb_free(&gr);
-		hs_die(E_BAD_ARG, "invalid group '%s'", o.group);
-	}
-	if (gi < 0) {
-		hs_accountdb_free(&gr);
-		hs_die(E_NOTFOUND, "group '%s' does not exist", o.group);
-	}
-	snprintf(kv->value, sizeof(kv->value), "%lu",
-		 (unsigned long)hs_accountdb_get(&gr, (size_t)gi)->gr.gid);
-	kv->set = true;
+	if (gi >= 0)
+		snprintf(kv->value, sizeof(kv->value), "%lu",
+			 (unsigned long)hs_accountdb_get(&gr, (size_t)gi)->gr.gid);
 	hs_accountdb_free(&gr);
+	if (gi == -2)
+		hs_die(E_BAD_ARG, "invalid group '%s'", o.group);
+	if (gi < 0)
+		hs_die(E_NOTFOUND, "group '%s' does not exist", o.group);
 }
 
-/* -D with -g -b -f -e -s: every value checked, before the lock. */
+/* -D with -g -b -f -e -s: every value checked, before the lock; kv[i].set
+ * says which were given. */
 static void defaults_check_values(struct default_kv kv[5])
 {
 	if (o.group)
@@ -485,7 +456,6 @@ static void defaults_check_values(struct default_kv kv[5])
 		if (!path_valid(o.base))
 			hs_die(E_BAD_ARG, "invalid base directory '%s'", o.base);
 		snprintf(kv[1].value, sizeof(kv[1].value), "%s", o.base);
-		kv[1].set = true;
 	}
 	if (o.inactive) {
 		long v = parse_inactive(o.inactive);
@@ -493,19 +463,16 @@ static void defaults_check_values(struct default_kv kv[5])
 		if (v < -1)
 			hs_die(E_BAD_ARG, "invalid numeric argument '%s'", o.inactive);
 		snprintf(kv[2].value, sizeof(kv[2].value), "%ld", v);
-		kv[2].set = true;
 	}
 	if (o.expire) {
 		if (parse_date(o.expire) < -1 || !hs_records_field_valid(o.expire))
 			hs_die(E_BAD_ARG, "invalid date '%s'", o.expire);
 		snprintf(kv[3].value, sizeof(kv[3].value), "%s", o.expire);
-		kv[3].set = true;
 	}
 	if (o.shell) {
 		if (!shell_valid(o.shell))
 			hs_die(E_BAD_ARG, "invalid shell '%s'", o.shell);
 		snprintf(kv[4].value, sizeof(kv[4].value), "%s", o.shell);
-		kv[4].set = true;
 	}
 }
 
@@ -566,8 +533,9 @@ static int defaults_rewrite(const char *data, size_t len, struct default_kv *kv,
 static int change_defaults(void)
 {
 	struct default_kv kv[5] = {
-		{ .key = "GROUP" }, { .key = "HOME" }, { .key = "INACTIVE" },
-		{ .key = "EXPIRE" }, { .key = "SHELL" },
+		{ .key = "GROUP", .set = o.group }, { .key = "HOME", .set = o.base },
+		{ .key = "INACTIVE", .set = o.inactive }, { .key = "EXPIRE", .set = o.expire },
+		{ .key = "SHELL", .set = o.shell },
 	};
 	const char *files[] = { HS_ETC_USERADD };
 	struct hs_locks locks = HS_LOCKS_INIT;
@@ -610,6 +578,13 @@ static int file_status(enum hs_as_file f)
 	if (f == HS_AS_SUBUID || f == HS_AS_SUBGID)
 		return f == HS_AS_SUBUID ? E_SUB_UID_UPDATE : E_SUB_GID_UPDATE;
 	return f == HS_AS_GROUP || f == HS_AS_GSHADOW ? E_GRP_UPDATE : E_PW_UPDATE;
+}
+
+/* A failure the library described in msg: said; returns status. */
+static int failed_with(int status, const char *msg)
+{
+	hs_warn("%s", msg);
+	return status;
 }
 
 /* ---- the home directory: lib/homedir (hs_home_reserve, hs_home_build) ---- */
@@ -681,6 +656,7 @@ struct useradd_plan {
 	const char *name, *comment, *home, *shell, *hash;
 	bool classic, user_group, proxy, create_home;
 	bool uid_shared;        /* -o with a uid an account has */
+	size_t n_groups;        /* -G: the memberships staged */
 	unsigned long uid, gid;
 	struct hs_aging aging;
 	char *home_buf;         /* home, when built from the base directory */
@@ -832,20 +808,15 @@ static int plan_stage_user_group(struct hs_accountset *s, const struct hs_config
 	if (status != E_SUCCESS)
 		return status;
 	g.gid = (gid_t)u->gid;
-	if (hs_accountdb_append(gr, &g) < 0) {
-		hs_warn("%s", gr->error);
-		return E_GRP_UPDATE;
-	}
-	if (gs && hs_accountdb_find(gs, u->name) < 0 && hs_accountdb_append(gs, &sg) < 0) {
-		hs_warn("%s", gs->error);
-		return E_GRP_UPDATE;
-	}
+	if (hs_accountdb_append(gr, &g) < 0)
+		return failed_with(E_GRP_UPDATE, gr->error);
+	if (gs && hs_accountdb_find(gs, u->name) < 0 && hs_accountdb_append(gs, &sg) < 0)
+		return failed_with(E_GRP_UPDATE, gs->error);
 	return E_SUCCESS;
 }
 
 /* -G: the memberships (every group was found by plan_check_against_accounts). */
-static int plan_stage_supplementary_groups(struct hs_accountset *s,
-					   const struct useradd_plan *u)
+static int plan_stage_supplementary_groups(struct hs_accountset *s, struct useradd_plan *u)
 {
 	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
 	_cleanup_free_ char *list = NULL;
@@ -856,10 +827,9 @@ static int plan_stage_supplementary_groups(struct hs_accountset *s,
 	list = strdup(o.groups);
 	for (char *g = list ? strtok_r(list, ",", &save) : NULL; g;
 	     g = strtok_r(NULL, ",", &save)) {
-		if (hs_accountset_add_member(s, (size_t)find_group(gr, g), u->name) < 0) {
-			hs_warn("%s", s->error);
-			return E_GRP_UPDATE;
-		}
+		if (hs_accountset_add_member(s, (size_t)find_group(gr, g), u->name) < 0)
+			return failed_with(E_GRP_UPDATE, s->error);
+		u->n_groups++;
 	}
 	return E_SUCCESS;
 }
@@ -890,10 +860,8 @@ static int plan_stage_subid_range(struct hs_accountset *s, const struct hs_confi
 		return file_status(k);
 	}
 	sub.count = sc.count;
-	if (hs_accountdb_append(db, &sub) < 0) {
-		hs_warn("%s", db->error);
-		return file_status(k);
-	}
+	if (hs_accountdb_append(db, &sub) < 0)
+		return failed_with(file_status(k), db->error);
 	return E_SUCCESS;
 }
 
@@ -930,15 +898,11 @@ static int plan_stage_passwd_line(struct hs_accountset *s, const struct useradd_
 			.inact = u->aging.inact, .expire = u->aging.expire, .flag = "",
 		};
 
-		if (hs_accountdb_append(sp, &e) < 0) {
-			hs_warn("%s", sp->error);
-			return E_PW_UPDATE;
-		}
+		if (hs_accountdb_append(sp, &e) < 0)
+			return failed_with(E_PW_UPDATE, sp->error);
 	}
-	if (hs_accountdb_append(pw, &p) < 0) {
-		hs_warn("%s", pw->error);
-		return E_BAD_ARG;
-	}
+	if (hs_accountdb_append(pw, &p) < 0)
+		return failed_with(E_BAD_ARG, pw->error);
 	return E_SUCCESS;
 }
 
@@ -1209,19 +1173,14 @@ static void reset_login_records(const struct useradd_plan *u, const struct hs_co
  * group, the user, each membership in group then in gshadow, the home. */
 static void audit_new_account(const struct useradd_plan *u, bool gshadow)
 {
-	_cleanup_free_ char *list = o.groups ? strdup(o.groups) : NULL;
-	size_t ngroups = 0;
-	char *save = NULL;
-
 	if (u->user_group)
 		hs_auditlog_acct(AUDIT_ADD_GROUP, HS_AUDIT_OP_ADD_GROUP, u->name, HS_AUDITLOG_NO_ID,
 				 true);
 	hs_auditlog_acct(AUDIT_ADD_USER, HS_AUDIT_OP_ADD_USER, NULL, u->uid, true);
-	for (char *g = list ? strtok_r(list, ",", &save) : NULL; g;
-	     g = strtok_r(NULL, ",", &save), ngroups++)
+	for (size_t i = 0; i < u->n_groups; i++)
 		hs_auditlog_acct(AUDIT_ADD_USER, HS_AUDIT_OP_ADD_TO_GROUP, u->name,
 				 HS_AUDITLOG_NO_ID, true);
-	for (size_t i = 0; gshadow && i < ngroups; i++)
+	for (size_t i = 0; gshadow && i < u->n_groups; i++)
 		hs_auditlog_acct(AUDIT_ADD_USER, HS_AUDIT_OP_ADD_TO_GSHADOW, u->name,
 				 HS_AUDITLOG_NO_ID, true);
 	if (u->create_home)
@@ -1243,14 +1202,6 @@ static void log_new_account(const struct useradd_plan *u)
 	       u->name, u->uid, u->gid, u->home, u->shell, isatty(0) ? ttyname(0) : "none");
 	if (u->user_group)
 		syslog(LOG_INFO, "new group: name=%s, GID=%lu", u->name, u->gid);
-}
-
-/* After the locks: the mail spool. */
-static void apply_mail_spool(const struct useradd_plan *u, const struct hs_config *defs,
-			     const struct hs_config *ucfg)
-{
-	if (hs_config_get_bool(ucfg, "CREATE_MAIL_SPOOL", false))
-		create_mail_spool(defs, u->name, (uid_t)u->uid, (gid_t)u->gid);
 }
 
 /* Once the plan knows the account, the kernel holds useradd to its job
@@ -1321,8 +1272,7 @@ int main(int argc, char **argv)
 	hs_privs_block_signals(&saved);
 	status = apply_tree_dir_and_global_files(&set, &u, defs, o.skel ? o.skel : d.skel, &uw,
 						 &home_status);
-	if (uw.hb.parentfd >= 0)
-		hs_close(uw.hb.parentfd);
+	hs_close(uw.hb.parentfd);
 	hs_report(&uw.home_err);
 	if (status != E_SUCCESS) {
 		hs_privs_restore_signals(&saved);
@@ -1335,16 +1285,17 @@ int main(int argc, char **argv)
 	log_new_account(&u);
 	audit_new_account(&u, hs_accountset_db(&set, HS_AS_GSHADOW) != NULL);
 	hs_accountset_close(&set);
-	apply_mail_spool(&u, defs, ucfg);
+	/* after the locks: the mail spool */
+	if (hs_config_get_bool(ucfg, "CREATE_MAIL_SPOOL", false))
+		create_mail_spool(defs, u.name, (uid_t)u.uid, (gid_t)u.gid);
 	if (status == E_SUCCESS)
 		status = home_status;
 
-	free(o.k_overrides);
+	hs_strbuf_free(&o.k_overrides);
 	hs_config_free(defs);
 	hs_config_free(ucfg);
 	closelog();
 	free(u.home_buf);
-	if (u.treefd >= 0)
-		hs_close(u.treefd);
+	hs_close(u.treefd);
 	return status;
 }

@@ -31,8 +31,6 @@
  * does not keep the account: exit 12 tells, and the home is left as it
  * was; an account must never be left
  * half-deleted because a home directory could not be removed. */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -50,7 +48,6 @@
 #include "auditlog.h"
 #include "cli.h"
 #include "config.h"
-#include "fileio.h"
 #include "globalfile.h"
 #include "homedir.h"
 #include "homepath.h"
@@ -78,12 +75,7 @@ static bool opt_force, opt_remove;
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] LOGIN\n"
-		"\n"
-		"Options:\n"
+	hs_cli_usage(status, "[options] LOGIN",
 		"  -f, --force                   force some actions that would fail otherwise\n"
 		"                                e.g. removal of user still logged in\n"
 		"                                or files, even if not owned by the user\n"
@@ -92,11 +84,8 @@ static _Noreturn void usage(int status)
 		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
 		"  -P, --prefix PREFIX_DIR       prefix directory (not supported)\n"
 		"  -Z, --selinux-user            remove any SELinux user mapping (not supported)\n"
-		"      --selinux-range           remove any SELinux MLS range (not supported)\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog());
-	exit(status);
+		"      --selinux-range           remove any SELinux MLS range (not supported)\n",
+		"\n");
 }
 
 /* The options; returns the login name (not checked yet). */
@@ -130,13 +119,12 @@ static const char *parse_options(int argc, char **argv)
 			hs_die(E_USAGE, "SELinux user mappings (--selinux-user, "
 			       "--selinux-range) are not supported");
 		case 'R':
+		case 'P':
 			/* the other root has its own login.defs, groups and
 			 * tree; only running inside it gets them right */
-			hs_die(E_USAGE, "option --root is not supported; run userdel inside that "
-			       "root instead (chroot %s userdel ...)", optarg);
-		case 'P':
-			hs_die(E_USAGE, "option --prefix is not supported; run userdel inside that "
-			       "root instead (chroot %s userdel ...)", optarg);
+			hs_die(E_USAGE, "option --%s is not supported; run userdel inside that "
+			       "root instead (chroot %s userdel ...)", c == 'R' ? "root" : "prefix",
+			       optarg);
 		case OPT_VERSION:
 			hs_print_version();
 		default:
@@ -183,6 +171,13 @@ static void run_userdel_cmd(const char *cmd, const char *user)
 }
 
 /* ---- the global files (lib/accountset: locks, load, ordered commit) ---- */
+
+/* A failure the library described in msg: said; returns status. */
+static int failed_with(int status, const char *msg)
+{
+	hs_warn("%s", msg);
+	return status;
+}
 
 /* shadow-utils' status for a failure concerning file f */
 static int file_status(enum hs_as_file f)
@@ -234,17 +229,13 @@ static int drop_private_group(struct hs_accountset *s, const char *user, gid_t g
 		}
 	}
 	r = hs_accountdb_delete(gr, (size_t)gi);
-	if (r < 0) {
-		hs_warn("%s", gr->error);
-		return r;
-	}
+	if (r < 0)
+		return failed_with(r, gr->error);
 	if (gs) {
 		long si = hs_accountdb_find(gs, user);
 
-		if (si >= 0 && hs_accountdb_delete(gs, (size_t)si) < 0) {
-			hs_warn("%s", gs->error);
-			return -EIO;
-		}
+		if (si >= 0 && hs_accountdb_delete(gs, (size_t)si) < 0)
+			return failed_with(-EIO, gs->error);
 	}
 	return 0;
 }
@@ -260,10 +251,8 @@ static int drop_subids(struct hs_accountset *s, enum hs_as_file f, const char *u
 	for (size_t k = 0; db && k < HS_ARRAY_SIZE(owners) && owners[k]; k++) {
 		for (long i = hs_accountdb_find_next(db, owners[k], 0); i >= 0;
 		     i = hs_accountdb_find_next(db, owners[k], (size_t)i + 1)) {
-			if (hs_accountdb_delete(db, (size_t)i) < 0) {
-				hs_warn("%s", db->error);
-				return -EIO;
-			}
+			if (hs_accountdb_delete(db, (size_t)i) < 0)
+				return failed_with(-EIO, db->error);
 		}
 	}
 	return 0;
@@ -470,22 +459,16 @@ static int edit_files(struct hs_accountset *s, const struct hs_config *cfg, size
 	char uidstr[24];
 	bool uid_shared;
 
-	if (hs_accountdb_delete(pw, idx) < 0) {
-		hs_warn("%s", pw->error);
-		return E_PW_UPDATE;
-	}
+	if (hs_accountdb_delete(pw, idx) < 0)
+		return failed_with(E_PW_UPDATE, pw->error);
 	if (sp) {
 		long si = hs_accountdb_find(sp, user);
 
-		if (si >= 0 && hs_accountdb_delete(sp, (size_t)si) < 0) {
-			hs_warn("%s", sp->error);
-			return E_PW_UPDATE;
-		}
+		if (si >= 0 && hs_accountdb_delete(sp, (size_t)si) < 0)
+			return failed_with(E_PW_UPDATE, sp->error);
 	}
-	if (hs_accountset_forget_user(s, user) < 0) {
-		hs_warn("%s", s->error);
-		return E_GRP_UPDATE;
-	}
+	if (hs_accountset_forget_user(s, user) < 0)
+		return failed_with(E_GRP_UPDATE, s->error);
 	if (hs_config_get_bool(cfg, "USERGROUPS_ENAB", false) &&
 	    drop_private_group(s, user, gid) < 0)
 		return E_GRP_UPDATE;
@@ -638,13 +621,10 @@ int main(int argc, char **argv)
 		hs_die(E_PW_UPDATE, "out of memory");
 	}
 
-	if (!opt_force) {
-		busy = hs_procs_user_busy(uid);
-		if (busy) {
-			hs_accountset_close(&set);
-			hs_die(E_USER_BUSY, "user %s is currently used by process %ld", user,
-			       (long)busy);
-		}
+	busy = opt_force ? 0 : hs_procs_user_busy(uid);
+	if (busy) {
+		hs_accountset_close(&set);
+		hs_die(E_USER_BUSY, "user %s is currently used by process %ld", user, (long)busy);
 	}
 	/* after the busy check: confined, it could not follow the
 	 * /proc/PID/root of processes outside its domain */

@@ -32,8 +32,9 @@
  * leave, after a crash, a directory NEW that passwd does not know: the NSS
  * module would serve its hash to whoever is created as NEW next.  A rerun
  * of the same command after an interruption finds the reserved directory
- * and finishes the job (recover_rename()).  The user's subordinate ranges
- * are renamed in step 4, in the same transaction as /etc/passwd. */
+ * and finishes the job (recover_rename_after_passwd()).  The user's
+ * subordinate ranges are renamed in step 4, in the same transaction as
+ * /etc/passwd. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +44,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -53,7 +53,6 @@
 #include "cli.h"
 #include "config.h"
 #include "fileio.h"
-#include "globalfile.h"
 #include "homedir.h"
 #include "homepath.h"
 #include "logrecords.h"
@@ -108,12 +107,7 @@ static struct {
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] LOGIN\n"
-		"\n"
-		"Options:\n"
+	hs_cli_usage(status, "[options] LOGIN",
 		"  -a, --append                  append the user to the supplemental GROUPS\n"
 		"                                mentioned by the -G option without removing\n"
 		"                                the user from other groups\n"
@@ -148,11 +142,8 @@ static _Noreturn void usage(int status)
 		"  -w, --add-subgids FIRST-LAST  add range of subordinate gids\n"
 		"  -W, --del-subgids FIRST-LAST  remove range of subordinate gids\n"
 		"  -Z, --selinux-user SEUSER     new SELinux user mapping (not supported)\n"
-		"      --selinux-range SERANGE   new SELinux MLS range (not supported)\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog());
-	exit(status);
+		"      --selinux-range SERANGE   new SELinux MLS range (not supported)\n",
+		"\n");
 }
 
 /* ---- subordinate id options (-v -V -w -W) ---- */
@@ -296,25 +287,20 @@ static void parse_options(int argc, char **argv)
 	}
 	if (argc != optind + 1)
 		usage(E_USAGE);
-	if ((o.append || o.remove) && !o.groups) {
-		hs_warn("%s flag is only allowed with the -G flag", o.append ? "-a" : "-r");
-		usage(E_USAGE);
-	}
-	if (o.append && o.remove) {
-		hs_warn("-a and -r are mutually exclusive");
-		usage(E_USAGE);
-	}
-	if (o.non_unique && !o.uid) {
-		hs_warn("-o flag is only allowed with the -u flag");
-		usage(E_USAGE);
-	}
-	if (o.move_home && !o.home) {
-		hs_warn("-m flag is only allowed with the -d flag");
-		usage(E_USAGE);
-	}
-	if ((o.lock && o.unlock) || (o.lock && o.password) || (o.unlock && o.password)) {
-		hs_warn("the -L, -p, and -U flags are exclusive");
-		usage(E_USAGE);
+	/* the combinations shadow-utils refuses, in its order */
+	const struct { bool when; const char *why; } misuses[] = {
+		{ o.append && !o.groups, "-a flag is only allowed with the -G flag" },
+		{ o.remove && !o.groups, "-r flag is only allowed with the -G flag" },
+		{ o.append && o.remove, "-a and -r are mutually exclusive" },
+		{ o.non_unique && !o.uid, "-o flag is only allowed with the -u flag" },
+		{ o.move_home && !o.home, "-m flag is only allowed with the -d flag" },
+		{ o.lock + o.unlock + !!o.password > 1, "the -L, -p, and -U flags are exclusive" },
+	};
+	for (size_t i = 0; i < HS_ARRAY_SIZE(misuses); i++) {
+		if (misuses[i].when) {
+			hs_warn("%s", misuses[i].why);
+			usage(E_USAGE);
+		}
 	}
 	if (o.comment && !hs_records_field_valid(o.comment))
 		hs_die(E_BAD_ARG, "invalid field '%s'", o.comment);
@@ -361,6 +347,13 @@ static _Noreturn void fail(int status)
 	exit(status);
 }
 
+/* A failure the library described in msg. */
+static _Noreturn void fail_with(int status, const char *msg)
+{
+	hs_warn("%s", msg);
+	fail(status);
+}
+
 static struct hs_accountdb *db(enum hs_as_file f)
 {
 	return hs_accountset_db(&set, f);
@@ -374,6 +367,21 @@ static bool requested(const char **names, size_t n, const char *name)
 		if (strcmp(names[i], name) == 0)
 			return true;
 	return false;
+}
+
+/* -g and -G: a group name, or failing that a gid, that /etc/group has. */
+static const struct hs_group *find_group(struct hs_accountdb *gr, const char *spec)
+{
+	long gi = hs_names_group_valid(spec) ? hs_accountdb_find(gr, spec) : -1;
+	unsigned long gid;
+
+	if (gi < 0 && hs_parse_ulong(spec, 0, HS_ID_MAX, &gid) == 0)
+		gi = hs_accountdb_find_id(gr, gid);
+	if (gi < 0) {
+		hs_warn("group '%s' does not exist", spec);
+		fail(E_NOTFOUND);
+	}
+	return &hs_accountdb_get(gr, (size_t)gi)->gr;
 }
 
 /* -G [-a|-r]: decide per group, then make group and gshadow say it. */
@@ -391,41 +399,24 @@ static void edit_groups(const char *user)
 		hs_warn("out of memory");
 		fail(E_PW_UPDATE);
 	}
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		long gi = hs_names_group_valid(tok) ? hs_accountdb_find(gr, tok) : -1;
-		unsigned long gid;
-
-		if (gi < 0 && hs_parse_ulong(tok, 0, HS_ID_MAX, &gid) == 0)
-			gi = hs_accountdb_find_id(gr, gid);
-		if (gi < 0) {
-			hs_warn("group '%s' does not exist", tok);
-			fail(E_NOTFOUND);
-		}
-		names[n++] = hs_accountdb_get(gr, (size_t)gi)->gr.name;
-	}
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		names[n++] = find_group(gr, tok)->name;
 	for (size_t i = 0; i < gr->n_lines; i++) {
 		const union hs_dbrec *rec = hs_accountdb_get(gr, i);
-		bool want;
+		bool named, member, want;
 		int r;
 
 		if (!rec)
 			continue;
-		if (o.append)
-			want = requested(names, n, rec->gr.name) ||
-			       hs_records_list_contains(rec->gr.members, user);
-		else if (o.remove)
-			want = !requested(names, n, rec->gr.name) &&
-			       hs_records_list_contains(rec->gr.members, user);
-		else
-			want = requested(names, n, rec->gr.name);
-		if (want != hs_records_list_contains(rec->gr.members, user))
+		named = requested(names, n, rec->gr.name);
+		member = hs_records_list_contains(rec->gr.members, user);
+		want = o.append ? named || member : o.remove ? !named && member : named;
+		if (want != member)
 			changed.groups[changed.n++] = want ? 'a' : 'r';
 		r = want ? hs_accountset_add_member(&set, i, user)
 			 : hs_accountset_remove_member(&set, i, user);
-		if (r < 0) {
-			hs_warn("%s", set.error);
-			fail(E_GRP_UPDATE);
-		}
+		if (r < 0)
+			fail_with(E_GRP_UPDATE, set.error);
 	}
 }
 
@@ -535,32 +526,29 @@ static void edit_subids(const char *user, const char *new_name)
 			struct hs_subid e = hs_accountdb_get(sub, (size_t)i)->sub;
 
 			e.owner = new_name;
-			if (hs_accountdb_replace(sub, (size_t)i, &e) < 0) {
-				hs_warn("%s", sub->error);
-				fail(file_status(files[k]));
-			}
+			if (hs_accountdb_replace(sub, (size_t)i, &e) < 0)
+				fail_with(file_status(files[k]), sub->error);
 		}
 	}
 }
 
 /* ---- the password fields (-L -U -p) on a hash string ---- */
 
-static const char *new_hash_of(const char *user, const char *hash, char *buf, size_t size)
+/* The new hash for -L/-U/-p (exclusive), or NULL when unchanged; exits on
+ * refusal. */
+static const char *new_hash(const char *user, const char *hash, char *buf, size_t size)
 {
-	if (o.password)
-		return o.password;
-	if (o.lock) {
-		if (hash[0] == '!')
-			return NULL;
+	const char *h = NULL;
+
+	if (o.password) {
+		h = o.password;
+	} else if (o.lock && hash[0] != '!') {
 		if (snprintf(buf, size, "!%s", hash) >= (int)size) {
 			hs_warn("password hash of user %s is too long", user);
 			fail(E_PW_UPDATE);
 		}
-		return buf;
-	}
-	if (o.unlock) {
-		if (hash[0] != '!')
-			return NULL;
+		h = buf;
+	} else if (o.unlock && hash[0] == '!') {
 		if (hash[1] == '\0') {
 			/* shadow-utils: refusing is better than an account
 			 * without a password */
@@ -569,16 +557,8 @@ static const char *new_hash_of(const char *user, const char *hash, char *buf, si
 				"this user's password.");
 			fail(E_PW_UPDATE);
 		}
-		return hash + 1;
+		h = hash + 1;
 	}
-	return NULL;
-}
-
-/* The new hash for -L/-U/-p, or NULL when unchanged; exits on refusal. */
-static const char *new_hash(const char *user, const char *hash, char *buf, size_t size)
-{
-	const char *h = new_hash_of(user, hash, buf, size);
-
 	changed.hash = changed.hash || h;
 	return h;
 }
@@ -590,26 +570,14 @@ static bool changes_secrets(void)
 
 /* ---- the user's directory in the tree ---- */
 
-static int auth_gid_or_die(gid_t *auth_gid)
+/* "cannot VERB TREE/USER/FILE: ERROR"; returns E_PW_UPDATE. */
+static int userfile_error(const char *verb, const char *user, const char *file, int r)
 {
-	gid_t tree_gid;
-	int r = hs_userdir_layout_gids(&tree_gid, auth_gid);
+	char path[HS_PATHBUF_USER];
 
-	if (r < 0) {
-		hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
-		fail(E_PW_UPDATE);
-	}
-	return 0;
-}
-
-static void lock_userdir(int treefd, int *udirfd, const char *user)
-{
-	struct hs_err err = HS_ERR_INIT;
-
-	if (hs_userdir_lock_err(treefd, user, udirfd, HS_LOCK_TIMEOUT_MS, &err) < 0) {
-		hs_report(&err);
-		fail(E_PW_UPDATE);
-	}
+	hs_warn("cannot %s %s: %s", verb, hs_userdir_path(path, sizeof(path), user, file),
+		hs_strerror(r));
+	return E_PW_UPDATE;
 }
 
 /* -L -U -p -e -f and -s, in the user's files; the caller holds
@@ -618,7 +586,7 @@ static void lock_userdir(int treefd, int *udirfd, const char *user)
 static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t auth_gid,
 			       const char *shell_file)
 {
-	char buf[HS_USERFILE_MAX + 2], hbuf[HS_HASH_MAX + 2], path[HS_PATHBUF_USER];
+	char buf[HS_USERFILE_MAX + 2], hbuf[HS_HASH_MAX + 2];
 	struct hs_shadow sh;
 	struct hs_aging ag;
 	const char *h;
@@ -628,12 +596,8 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 		return;
 	if (o.lock || o.unlock || o.password) {
 		r = hs_userdir_read_shadow(udirfd, owner, buf, sizeof(buf), &sh);
-		if (r < 0) {
-			hs_warn("cannot read %s: %s",
-				hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW),
-				hs_strerror(r));
-			fail(E_PW_UPDATE);
-		}
+		if (r < 0)
+			fail(userfile_error("read", user, HS_FILE_SHADOW, r));
 		h = new_hash(user, sh.hash, hbuf, sizeof(hbuf));
 		if (h) {
 			sh.hash = h;
@@ -642,12 +606,8 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 			r = hs_userdir_write_shadow(udirfd, owner, auth_gid, &sh);
 			hs_wipe(buf, sizeof(buf));
 			hs_wipe(hbuf, sizeof(hbuf));
-			if (r < 0) {
-				hs_warn("cannot write %s: %s",
-					hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW),
-					hs_strerror(r));
-				fail(E_PW_UPDATE);
-			}
+			if (r < 0)
+				fail(userfile_error("write", user, HS_FILE_SHADOW, r));
 		}
 		hs_wipe(buf, sizeof(buf));
 	}
@@ -660,21 +620,13 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 		if (o.inactive)
 			ag.inact = new_inactive;
 		r = hs_userdir_write_aging(udirfd, auth_gid, &ag);
-		if (r < 0) {
-			hs_warn("cannot write %s: %s",
-				hs_userdir_path(path, sizeof(path), user, HS_FILE_AGING),
-				hs_strerror(r));
-			fail(E_PW_UPDATE);
-		}
+		if (r < 0)
+			fail(userfile_error("write", user, HS_FILE_AGING, r));
 	}
 	if (shell_file) {
 		r = hs_userdir_write_shell(udirfd, owner, auth_gid, shell_file);
-		if (r < 0) {
-			hs_warn("cannot write %s: %s",
-				hs_userdir_path(path, sizeof(path), user, HS_FILE_SHELL),
-				hs_strerror(r));
-			fail(E_PW_UPDATE);
-		}
+		if (r < 0)
+			fail(userfile_error("write", user, HS_FILE_SHELL, r));
 	}
 }
 
@@ -686,18 +638,12 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 static int reown_userdir_pass(int udirfd, const char *user, uid_t old_uid, uid_t uid,
 			      bool apply)
 {
+	_cleanup_closedir_ DIR *d = hs_fileio_opendir_at(udirfd);
 	char path[HS_PATHBUF_USER];
-	int dupfd = fcntl(udirfd, F_DUPFD_CLOEXEC, 3);
-	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
 	struct dirent *de;
-	int r = 0;
 
-	if (!d) {
-		if (dupfd >= 0)
-			hs_close(dupfd);
+	if (!d)
 		return -errno;
-	}
-	rewinddir(d);
 	while ((de = readdir(d))) {
 		struct stat st;
 		bool mine = strcmp(de->d_name, HS_FILE_SHADOW) == 0 ||
@@ -712,24 +658,18 @@ static int reown_userdir_pass(int udirfd, const char *user, uid_t old_uid, uid_t
 				hs_warn("leaving unexpected entry %s alone", path);
 			continue;
 		}
-		if (fstatat(udirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = -errno;
-			break;
-		}
+		if (fstatat(udirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
 		if (!S_ISREG(st.st_mode) || st.st_nlink != 1 ||
 		    (st.st_uid != old_uid && st.st_uid != uid)) {
 			hs_warn("%s is not a regular file of the user's with one link", path);
-			r = -HS_E_NOTREG;
-			break;
+			return -HS_E_NOTREG;
 		}
 		if (apply &&
-		    fchownat(udirfd, de->d_name, uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = -errno;
-			break;
-		}
+		    fchownat(udirfd, de->d_name, uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
 	}
-	closedir(d);
-	return r;
+	return 0;
 }
 
 /* Check every entry first, so a refusal re-owns nothing. */
@@ -738,29 +678,6 @@ static int reown_userdir(int udirfd, const char *user, uid_t old_uid, uid_t uid)
 	int r = reown_userdir_pass(udirfd, user, old_uid, uid, false);
 
 	return r < 0 ? r : reown_userdir_pass(udirfd, user, old_uid, uid, true);
-}
-
-/* An interrupted usermod -l left the directory under RESERVED_PREFIX+NEW
- * (see the top of the file).  If the passwd line already has the name and
- * its directory is missing, finish the rename; returns the fd of the
- * directory to use instead of OLD's when OLD's is missing, or -ENOENT. */
-static int recover_rename(int treefd, const char *reserved, const char *final_name,
-			  bool passwd_has_final)
-{
-	struct stat st;
-	int fd = hs_fileio_open_dir_at(treefd, reserved, &st);
-
-	if (fd < 0)
-		return fd;
-	if (!passwd_has_final)
-		return fd;
-	if (renameat2(treefd, reserved, treefd, final_name, RENAME_NOREPLACE) < 0) {
-		int e = -errno;
-
-		hs_close(fd);
-		return e;
-	}
-	return fd;
 }
 
 /* ---- the home directory ---- */
@@ -1038,12 +955,16 @@ struct usermod_plan {
 	char hbuf[HS_HASH_MAX + 2];
 };
 
-static bool plan_changes_anything(void)
+static bool plan_changes_other_than_shell(void)
 {
-	return o.lock || o.unlock || o.uid || o.shell || o.self_service || o.password ||
-	       o.move_home || o.login ||
+	return o.lock || o.unlock || o.uid || o.password || o.move_home || o.login ||
 	       o.groups || o.group || o.inactive || o.expire || o.home || o.comment ||
 	       changes_subids();
+}
+
+static bool plan_changes_anything(void)
+{
+	return o.shell || o.self_service || plan_changes_other_than_shell();
 }
 
 static void plan_parse_request(int argc, char **argv, struct usermod_plan *p)
@@ -1097,23 +1018,22 @@ static void plan_resume_rename_to_new_name(struct usermod_plan *p)
 	}
 }
 
-/* An interrupted rename that already wrote /etc/passwd: the name given is
- * the new one, its directory waits under the reserved name. */
+/* An interrupted usermod -l left the directory under RESERVED_PREFIX+NEW
+ * (see the top of the file) after it wrote /etc/passwd: the name given is
+ * the new one, and its directory is missing.  Finish the rename. */
 static void recover_rename_after_passwd(struct usermod_plan *p)
 {
+	_cleanup_close_ int fd = -1;
 	char path[HS_PATHBUF_USER];
 	struct stat st;
 
 	snprintf(p->reserved, sizeof(p->reserved), RESERVED_PREFIX "%s", p->name);
-	if (fstatat(p->treefd, p->name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
-		int fd = recover_rename(p->treefd, p->reserved, p->name, true);
-
-		if (fd >= 0) {
-			hs_warn("finished the interrupted rename of %s",
-				hs_userdir_path(path, sizeof(path), p->name, NULL));
-			hs_close(fd);
-		}
-	}
+	if (fstatat(p->treefd, p->name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+		return;
+	fd = hs_fileio_open_dir_at(p->treefd, p->reserved, &st);
+	if (fd >= 0 && renameat2(p->treefd, p->reserved, p->treefd, p->name, RENAME_NOREPLACE) == 0)
+		hs_warn("finished the interrupted rename of %s",
+			hs_userdir_path(path, sizeof(path), p->name, NULL));
 }
 
 /* The account as /etc/passwd has it now; -l to the same name and -u to
@@ -1157,22 +1077,6 @@ static void plan_find_account(struct usermod_plan *p)
 	plan_take_current_account(p);
 }
 
-/* -g: a group name, or failing that a gid, that /etc/group has. */
-static void plan_resolve_primary_group(struct usermod_plan *p)
-{
-	struct hs_accountdb *gr = db(HS_AS_GROUP);
-	long gi = hs_names_group_valid(o.group) ? hs_accountdb_find(gr, o.group) : -1;
-	unsigned long gid;
-
-	if (gi < 0 && hs_parse_ulong(o.group, 0, HS_ID_MAX, &gid) == 0)
-		gi = hs_accountdb_find_id(gr, gid);
-	if (gi < 0) {
-		hs_warn("group '%s' does not exist", o.group);
-		fail(E_NOTFOUND);
-	}
-	p->ent.gid = hs_accountdb_get(gr, (size_t)gi)->gr.gid;
-}
-
 static void plan_validate_against_accounts(struct usermod_plan *p)
 {
 	struct hs_accountdb *pw = db(HS_AS_PASSWD);
@@ -1187,7 +1091,7 @@ static void plan_validate_against_accounts(struct usermod_plan *p)
 		fail(E_UID_IN_USE);
 	}
 	if (o.group)
-		plan_resolve_primary_group(p);
+		p->ent.gid = find_group(db(HS_AS_GROUP), o.group)->gid;
 	if (o.login || o.uid || o.move_home) {
 		pid_t busy = hs_procs_user_busy(p->old_uid);
 
@@ -1207,12 +1111,11 @@ static int plan_open_userdir_fd(struct usermod_plan *p)
 
 	if (fd != -ENOENT || !o.login)
 		return fd;
-	fd = recover_rename(p->treefd, p->reserved, p->final_name, false);
+	fd = hs_fileio_open_dir_at(p->treefd, p->reserved, &st);
 	if (fd < 0)
 		return -ENOENT;
 	p->dir_is_reserved = true;
-	if (fstat(fd, &st) == 0)
-		p->dir_owner = st.st_uid;
+	p->dir_owner = st.st_uid;
 	return fd;
 }
 
@@ -1220,24 +1123,28 @@ static int plan_open_userdir_fd(struct usermod_plan *p)
 static void plan_open_userdir(struct usermod_plan *p)
 {
 	char path[HS_PATHBUF_USER];
+	gid_t tree_gid;
+	int r;
 
 	if (p->treefd < 0)
 		return;
 	p->udirfd = plan_open_userdir_fd(p);
-	if (p->udirfd >= 0) {
-		p->have_dir = true;
-		/* root's: taken away by an interrupted usermod */
-		if (p->dir_owner != p->old_uid && p->dir_owner != 0 &&
-		    !(o.uid && p->dir_owner == new_uid)) {
-			hs_warn("%s is owned by uid %lu, not by the user",
-				hs_userdir_path(path, sizeof(path), p->user, NULL),
-				(unsigned long)p->dir_owner);
-			fail(E_PW_UPDATE);
-		}
-		auth_gid_or_die(&p->auth_gid);
-	} else if (p->udirfd != -ENOENT) {
-		hs_warn("cannot open %s: %s", hs_userdir_path(path, sizeof(path), p->user, NULL),
-			hs_strerror(p->udirfd));
+	if (p->udirfd == -ENOENT)
+		return;
+	if (p->udirfd < 0)
+		fail(userfile_error("open", p->user, NULL, p->udirfd));
+	p->have_dir = true;
+	/* root's: taken away by an interrupted usermod */
+	if (p->dir_owner != p->old_uid && p->dir_owner != 0 &&
+	    !(o.uid && p->dir_owner == new_uid)) {
+		hs_warn("%s is owned by uid %lu, not by the user",
+			hs_userdir_path(path, sizeof(path), p->user, NULL),
+			(unsigned long)p->dir_owner);
+		fail(E_PW_UPDATE);
+	}
+	r = hs_userdir_layout_gids(&tree_gid, &p->auth_gid);
+	if (r < 0) {
+		hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 		fail(E_PW_UPDATE);
 	}
 }
@@ -1264,7 +1171,6 @@ static const char *current_shell(const struct usermod_plan *p, char *file_buf, s
 				 const char **file_shell)
 {
 	bool proxied = strcmp(p->ent.shell, HS_SHELL_PROXY) == 0;
-	char path[HS_PATHBUF_USER];
 	int r = -ENOENT;
 
 	*file_shell = NULL;
@@ -1275,11 +1181,8 @@ static const char *current_shell(const struct usermod_plan *p, char *file_buf, s
 		*file_shell = NULL;
 	if (!proxied)
 		return p->ent.shell;
-	if (r < 0 && !o.shell) {
-		hs_warn("cannot read %s: %s",
-			hs_userdir_path(path, sizeof(path), p->user, HS_FILE_SHELL), hs_strerror(r));
-		fail(E_PW_UPDATE);
-	}
+	if (r < 0 && !o.shell)
+		fail(userfile_error("read", p->user, HS_FILE_SHELL, r));
 	return *file_shell ? *file_shell : "";
 }
 
@@ -1312,10 +1215,8 @@ static void plan_choose_shell(struct usermod_plan *p)
 		hs_warn("%s is the shell proxy, not a login shell", shell);
 		fail(E_BAD_ARG);
 	}
-	if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0) {
-		hs_warn("%s", shells.error);
-		fail(E_PW_UPDATE);
-	}
+	if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0)
+		fail_with(E_PW_UPDATE, shells.error);
 	listed = shell[0] && hs_shells_contains(&shells, shell);
 	behind = listed && p->have_dir && (o.uid ? new_uid : p->old_uid) != 0 &&
 		 wants_proxy(p, current);
@@ -1341,23 +1242,6 @@ static void plan_choose_shell(struct usermod_plan *p)
 	}
 }
 
-/* A request for nothing but the shell (-s, --[no-]self-service-shell)? */
-static bool shell_only(void)
-{
-	const char *shell = o.shell;
-	int self_service = o.self_service;
-	bool other;
-
-	if (!shell && !self_service)
-		return false;
-	o.shell = NULL;
-	o.self_service = 0;
-	other = plan_changes_anything();
-	o.shell = shell;
-	o.self_service = self_service;
-	return !other;
-}
-
 /* usermod -s with the shell the account has, decided before any lock: then
  * nothing is written at all, not even a lock file in /etc.  What the
  * files say without the lock is what they said at some moment, so the
@@ -1379,7 +1263,8 @@ static bool shell_already_set(struct usermod_plan *p)
 	bool same = false;
 	long idx;
 
-	if (!shell_only())
+	/* a request for nothing but the shell (-s, --[no-]self-service-shell)? */
+	if ((!shell && !self_service) || plan_changes_other_than_shell())
 		goto out;
 	for (size_t i = 0; i < HS_ARRAY_SIZE(leftovers); i++)
 		if (fstatat(AT_FDCWD, leftovers[i], &st, AT_SYMLINK_NOFOLLOW) == 0 ||
@@ -1403,10 +1288,8 @@ static bool shell_already_set(struct usermod_plan *p)
 	same = !plan_changes_anything();
 out:
 	hs_accountdb_free(&pw);
-	if (p->udirfd >= 0)
-		hs_close(p->udirfd);
-	if (p->treefd >= 0)
-		hs_close(p->treefd);
+	hs_close(p->udirfd);
+	hs_close(p->treefd);
 	*p = (struct usermod_plan){ .name = p->name, .cfg = p->cfg, .treefd = -1, .udirfd = -1,
 				    .auth_gid = HS_ANY_GID };
 	o.shell = shell;
@@ -1445,10 +1328,8 @@ static void plan_stage_classic_secrets(struct usermod_plan *p)
 		sp.expire = new_expire;
 	if (o.inactive)
 		sp.inact = new_inactive;
-	if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0) {
-		hs_warn("%s", shadow->error);
-		fail(E_PW_UPDATE);
-	}
+	if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0)
+		fail_with(E_PW_UPDATE, shadow->error);
 }
 
 static void plan_stage_passwd_line(struct usermod_plan *p)
@@ -1465,10 +1346,8 @@ static void plan_stage_passwd_line(struct usermod_plan *p)
 		p->ent.name = o.login;
 	if (!p->have_dir && changes_secrets())
 		plan_stage_classic_secrets(p);
-	if (hs_accountdb_replace(pw, (size_t)p->idx, &p->ent) < 0) {
-		hs_warn("%s", pw->error);
-		fail(E_BAD_ARG);
-	}
+	if (hs_accountdb_replace(pw, (size_t)p->idx, &p->ent) < 0)
+		fail_with(E_BAD_ARG, pw->error);
 	/* the account has its new uid now: any other line with the old one
 	 * is another account's */
 	p->old_uid_shared = o.uid && hs_accountdb_find_id(pw, p->old_uid) >= 0;
@@ -1485,10 +1364,8 @@ static void plan_stage_other_files(const struct usermod_plan *p)
 		struct hs_spwd sp = hs_accountdb_get(shadow, (size_t)si)->sp;
 
 		sp.name = o.login;
-		if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0) {
-			hs_warn("%s", shadow->error);
-			fail(E_PW_UPDATE);
-		}
+		if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0)
+			fail_with(E_PW_UPDATE, shadow->error);
 	}
 	if (o.groups)
 		edit_groups(p->user);
@@ -1503,10 +1380,8 @@ static void plan_stage_other_files(const struct usermod_plan *p)
 				changed.groups[changed.n++] = 'n';
 		}
 	}
-	if (o.login && hs_accountset_rename_user(&set, p->user, o.login) < 0) {
-		hs_warn("%s", set.error);
-		fail(E_GRP_UPDATE);
-	}
+	if (o.login && hs_accountset_rename_user(&set, p->user, o.login) < 0)
+		fail_with(E_GRP_UPDATE, set.error);
 	edit_subids(p->user, o.login);
 }
 
@@ -1567,10 +1442,16 @@ static _Noreturn void fail_unblocking(const sigset_t *saved, int status)
  * edited, renamed or re-owned. */
 static void apply_lock_userdir(struct usermod_plan *p)
 {
+	struct hs_err err = HS_ERR_INIT;
+
 	/* a rerun of an interrupted -l finds the directory at its
 	 * reserved name */
-	if (p->have_dir && (changes_secrets() || p->shell_file || p->restructure))
-		lock_userdir(p->treefd, &p->udirfd, p->dir_is_reserved ? p->reserved : p->user);
+	if (p->have_dir && (changes_secrets() || p->shell_file || p->restructure) &&
+	    hs_userdir_lock_err(p->treefd, p->dir_is_reserved ? p->reserved : p->user,
+				&p->udirfd, HS_LOCK_TIMEOUT_MS, &err) < 0) {
+		hs_report(&err);
+		fail(E_PW_UPDATE);
+	}
 }
 
 static void apply_userdir_files(const struct usermod_plan *p)
@@ -1585,20 +1466,13 @@ static void apply_userdir_files(const struct usermod_plan *p)
  * user could change it back (and a rerun would find it already so). */
 static int apply_late_shell_file(const struct usermod_plan *p)
 {
-	char path[HS_PATHBUF_USER];
 	uid_t owner = o.uid ? new_uid : p->dir_owner ? p->dir_owner : p->old_uid;
 	int r;
 
 	if (!p->have_dir || !p->shell_file || !p->shell_file_late)
 		return E_SUCCESS;
 	r = hs_userdir_write_shell(p->udirfd, owner, p->auth_gid, p->shell_file);
-	if (r < 0) {
-		hs_warn("cannot write %s: %s",
-			hs_userdir_path(path, sizeof(path), p->user, HS_FILE_SHELL),
-			hs_strerror(r));
-		return E_PW_UPDATE;
-	}
-	return E_SUCCESS;
+	return r < 0 ? userfile_error("write", p->user, HS_FILE_SHELL, r) : E_SUCCESS;
 }
 
 static void apply_move_home(const struct usermod_plan *p, const sigset_t *saved)
@@ -1804,10 +1678,8 @@ int main(int argc, char **argv)
 	hs_accountset_close(&set);
 	hs_config_free(p.cfg);
 	closelog();
-	if (p.udirfd >= 0)
-		hs_close(p.udirfd);
-	if (p.treefd >= 0)
-		hs_close(p.treefd);
+	hs_close(p.udirfd);
+	hs_close(p.treefd);
 	free(p.user);
 	free(p.old_home);
 	return status;
