@@ -693,6 +693,7 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 	_cleanup_close_ int nfd = -1;
 	const char *olast, *nlast;
 	struct stat st;
+	int st_err = 0;
 
 	if (!from || !to || !from[0] || !to[0]) {
 		hs_warn("cannot move home directory %s to %s: not an absolute path without '..'",
@@ -706,8 +707,9 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 		return E_HOMEDIR;
 	}
 	ofd = hs_homepath_parent_at(from, uid, &olast);
-	if (ofd == -ENOENT || (ofd >= 0 && fstatat(ofd, olast, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
-			       errno == ENOENT)) {
+	if (ofd >= 0 && fstatat(ofd, olast, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		st_err = -errno;
+	if (ofd == -ENOENT || st_err == -ENOENT) {
 		/* shadow-utils: nothing to move, and no new home is made */
 		hs_warn("The previous home directory (%s) does not exist; not moving it",
 			old_dir);
@@ -715,6 +717,10 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 	}
 	if (ofd < 0) {
 		hs_warn("cannot move home directory %s: %s", old_dir, hs_homepath_parent_error(ofd));
+		return E_HOMEDIR;
+	}
+	if (st_err < 0) {
+		hs_warn("cannot move home directory %s: %s", old_dir, hs_strerror(st_err));
 		return E_HOMEDIR;
 	}
 	if (!S_ISDIR(st.st_mode)) {
