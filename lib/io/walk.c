@@ -79,18 +79,13 @@ static int visit(struct walker *w, int parentfd, const char *name, unsigned dept
  * finds nothing it did not refuse. */
 static int walk_entries(struct walker *w, const struct hs_walk_entry *e)
 {
-	int dupfd = fcntl(e->fd, F_DUPFD_CLOEXEC, 3);
-	DIR *d;
+	_cleanup_close_ int dupfd = fcntl(e->fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = dupfd < 0 ? NULL : fdopendir(dupfd);
 	int r = 0;
 
-	if (dupfd < 0)
+	if (!d)
 		return -errno;
-	d = fdopendir(dupfd);
-	if (!d) {
-		r = -errno;
-		hs_close(dupfd);
-		return r;
-	}
+	dupfd = -1;     /* d owns it now */
 	for (int pass = 0; pass < WALK_MAX_PASSES; pass++) {
 		bool found = false;
 
