@@ -74,6 +74,14 @@ static const struct hs_group *group_at(struct hs_accountset *s, size_t gi)
 	return rec ? &rec->gr : NULL;
 }
 
+/* Line gi of /etc/group becomes ng: 1 (changed) or an error. */
+static int group_put(struct hs_accountset *s, size_t gi, const struct hs_group *ng)
+{
+	int r = hs_accountdb_replace(&s->db[HS_AS_GROUP], gi, ng);
+
+	return r < 0 ? db_fail(s, HS_AS_GROUP, r) : 1;
+}
+
 long hs_groupops_gshadow_line(struct hs_accountset *s, size_t gi)
 {
 	struct hs_accountdb *gs = hs_groupops_gshadow(s);
@@ -118,9 +126,9 @@ long hs_groupops_gshadow_line(struct hs_accountset *s, size_t gi)
 
 		ng = *g;
 		ng.passwd = "x";
-		r = hs_accountdb_replace(gr, gi, &ng);
+		r = group_put(s, gi, &ng);
 		if (r < 0)
-			return db_fail(s, HS_AS_GROUP, r);
+			return r;
 	}
 	return si;
 }
@@ -185,7 +193,6 @@ static int gshadow_put(struct hs_accountset *s, long si, const struct hs_gshadow
 
 int hs_groupops_set_members(struct hs_accountset *s, size_t gi, const char *members)
 {
-	struct hs_accountdb *gr = &s->db[HS_AS_GROUP];
 	const struct hs_group *g;
 	struct hs_group ng;
 	struct hs_gshadow ns;
@@ -206,9 +213,9 @@ int hs_groupops_set_members(struct hs_accountset *s, size_t gi, const char *memb
 	if (strcmp(g->members, members) != 0) {
 		ng = *g;
 		ng.members = members;
-		r = hs_accountdb_replace(gr, gi, &ng);
+		r = group_put(s, gi, &ng);
 		if (r < 0)
-			return db_fail(s, HS_AS_GROUP, r);
+			return r;
 		changed = 1;
 	}
 	return changed;
@@ -233,8 +240,10 @@ int hs_groupops_remove_member(struct hs_accountset *s, size_t gi, const char *us
 			      bool admins_too)
 {
 	const struct hs_group *g = group_at(s, gi);
-	_cleanup_free_ char *list = NULL;
+	_cleanup_free_ char *list = NULL, *admins = NULL;
+	struct hs_gshadow ns;
 	int r, changed;
+	long si;
 
 	if (!g)
 		return fail(s, HS_AS_GROUP, -ENOENT, "no such group");
@@ -245,27 +254,17 @@ int hs_groupops_remove_member(struct hs_accountset *s, size_t gi, const char *us
 	changed = hs_groupops_set_members(s, gi, list);
 	if (changed < 0 || !admins_too || !hs_groupops_gshadow(s))
 		return changed;
-	{
-		struct hs_accountdb *gs = &s->db[HS_AS_GSHADOW];
-		long si = hs_groupops_gshadow_line(s, gi);
-		_cleanup_free_ char *admins = NULL;
-		struct hs_gshadow ns;
-
-		if (si < 0)
-			return (int)si;
-		ns = hs_accountdb_get(gs, (size_t)si)->gs;
-		if (!hs_records_list_contains(ns.admins, user))
-			return changed;
-		r = hs_records_list_remove(ns.admins, user, &admins);
-		if (r < 0)
-			return fail(s, HS_AS_GSHADOW, r, "cannot update %s: %s", gs->path,
-				    hs_strerror(r));
-		ns.admins = admins;
-		r = hs_accountdb_replace(gs, (size_t)si, &ns);
-		if (r < 0)
-			return db_fail(s, HS_AS_GSHADOW, r);
-		return 1;
-	}
+	si = gshadow_copy(s, gi, &ns);
+	if (si < 0)
+		return (int)si;
+	if (!hs_records_list_contains(ns.admins, user))
+		return changed;
+	r = hs_records_list_remove(ns.admins, user, &admins);
+	if (r < 0)
+		return fail(s, HS_AS_GSHADOW, r, "cannot update %s: %s",
+			    s->db[HS_AS_GSHADOW].path, hs_strerror(r));
+	ns.admins = admins;
+	return gshadow_put(s, si, &ns);
 }
 
 int hs_groupops_set_admins(struct hs_accountset *s, size_t gi, const char *admins)
@@ -288,12 +287,9 @@ int hs_groupops_set_admins(struct hs_accountset *s, size_t gi, const char *admin
 
 int hs_groupops_set_password(struct hs_accountset *s, size_t gi, const char *hash)
 {
-	struct hs_accountdb *gr = &s->db[HS_AS_GROUP];
-	const struct hs_group *g;
 	struct hs_group ng;
 	struct hs_gshadow ns;
 	long si;
-	int r;
 
 	si = gshadow_copy(s, gi, &ns);
 	if (si < -1)
@@ -303,11 +299,9 @@ int hs_groupops_set_password(struct hs_accountset *s, size_t gi, const char *has
 		ns.passwd = hash;
 		return gshadow_put(s, si, &ns);
 	}
-	g = group_at(s, gi);
-	ng = *g;
+	ng = *group_at(s, gi);
 	ng.passwd = hash;
-	r = hs_accountdb_replace(gr, gi, &ng);
-	return r < 0 ? db_fail(s, HS_AS_GROUP, r) : 1;
+	return group_put(s, gi, &ng);
 }
 
 int hs_groupops_rename(struct hs_accountset *s, size_t gi, const char *new_name,
@@ -334,26 +328,23 @@ int hs_groupops_rename(struct hs_accountset *s, size_t gi, const char *new_name,
 			if (replaced_stale)
 				*replaced_stale = true;
 		}
-		si = hs_groupops_gshadow_line(s, gi);
+		si = gshadow_copy(s, gi, &ns);
 		if (si < 0)
 			return (int)si;
-		ns = hs_accountdb_get(gs, (size_t)si)->gs;
 		ns.name = new_name;
-		r = hs_accountdb_replace(gs, (size_t)si, &ns);
+		r = gshadow_put(s, si, &ns);
 		if (r < 0)
-			return db_fail(s, HS_AS_GSHADOW, r);
+			return r;
 	}
 	ng = *group_at(s, gi);
 	ng.name = new_name;
-	r = hs_accountdb_replace(gr, gi, &ng);
-	return r < 0 ? db_fail(s, HS_AS_GROUP, r) : 1;
+	return group_put(s, gi, &ng);
 }
 
 int hs_groupops_set_gid(struct hs_accountset *s, size_t gi, gid_t gid)
 {
 	struct hs_group ng;
 	long si = hs_groupops_gshadow_line(s, gi);
-	int r;
 
 	if (si < -1)
 		return (int)si;
@@ -361,8 +352,7 @@ int hs_groupops_set_gid(struct hs_accountset *s, size_t gi, gid_t gid)
 	if (ng.gid == gid)
 		return 0;
 	ng.gid = gid;
-	r = hs_accountdb_replace(&s->db[HS_AS_GROUP], gi, &ng);
-	return r < 0 ? db_fail(s, HS_AS_GROUP, r) : 1;
+	return group_put(s, gi, &ng);
 }
 
 int hs_groupops_delete(struct hs_accountset *s, size_t gi)

@@ -63,15 +63,10 @@ int hs_homedir_open_parent(const char *home, const char **last)
 	if (!slash || home[0] != '/' || !hs_fileio_is_single_component(slash + 1))
 		return -EINVAL;
 	*last = slash + 1;
-	parent = strndup(home, (size_t)(slash - home));
+	/* the parent of "/x" is "/" */
+	parent = strndup(home, slash == home ? 1 : (size_t)(slash - home));
 	if (!parent)
 		return -ENOMEM;
-	if (!parent[0]) {
-		free(parent);
-		parent = strdup("/");
-		if (!parent)
-			return -ENOMEM;
-	}
 	for (char *p = parent + 1; ; p++) {
 		if (*p == '/' || *p == '\0') {
 			char saved = *p;
@@ -180,12 +175,10 @@ static int copy_pre(const struct hs_walk_entry *e, void *ctx)
 	c->dst[e->depth] = -1;
 	if (parent < 0)
 		return HS_WALK_SKIP;
-	if (hs_selabel_mkdirat(parent, e->name, NULL, 0700) < 0) {
-		copy_warn(c, e, strerror(errno));
-		c->failed = true;
-		return HS_WALK_SKIP;
-	}
-	fd = hs_fileio_open_dir_at(parent, e->name, NULL);
+	if (hs_selabel_mkdirat(parent, e->name, NULL, 0700) < 0)
+		fd = -errno;
+	else
+		fd = hs_fileio_open_dir_at(parent, e->name, NULL);
 	if (fd < 0) {
 		copy_warn(c, e, hs_strerror(fd));
 		c->failed = true;

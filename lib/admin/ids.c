@@ -12,29 +12,19 @@
 
 int hs_ids_range(const struct hs_config *defs, bool user, bool system, struct hs_id_range *out)
 {
-	const char *k_min = user ? "UID_MIN" : "GID_MIN";
-	const char *k_max = user ? "UID_MAX" : "GID_MAX";
-	const char *k_smin = user ? "SYS_UID_MIN" : "SYS_GID_MIN";
-	const char *k_smax = user ? "SYS_UID_MAX" : "SYS_GID_MAX";
 	long lim = (long)HS_ID_MAX;
-	long min = defs ? hs_config_get_long(defs, k_min, 0, lim, 1000) : 1000;
+	long min = hs_config_get_long(defs, user ? "UID_MIN" : "GID_MIN", 0, lim, 1000);
+	long lo = system ? hs_config_get_long(defs, user ? "SYS_UID_MIN" : "SYS_GID_MIN", 0, lim, 101)
+			 : min;
+	long hi = system ? hs_config_get_long(defs, user ? "SYS_UID_MAX" : "SYS_GID_MAX", 0, lim,
+					      min - 1)
+			 : hs_config_get_long(defs, user ? "UID_MAX" : "GID_MAX", 0, lim, 60000);
 
-	if (system) {
-		long smax = defs ? hs_config_get_long(defs, k_smax, 0, lim, min - 1) : min - 1;
-		long smin = defs ? hs_config_get_long(defs, k_smin, 0, lim, 101) : 101;
-
-		if (smax < 0 || smin > smax)
-			return -HS_E_RANGE;
-		out->min = (unsigned long)smin;
-		out->max = (unsigned long)smax;
-	} else {
-		long max = defs ? hs_config_get_long(defs, k_max, 0, lim, 60000) : 60000;
-
-		if (min > max)
-			return -HS_E_RANGE;
-		out->min = (unsigned long)min;
-		out->max = (unsigned long)max;
-	}
+	/* a system range ends below UID_MIN, which may be 0 */
+	if (hi < 0 || lo > hi)
+		return -HS_E_RANGE;
+	out->min = (unsigned long)lo;
+	out->max = (unsigned long)hi;
 	return 0;
 }
 
@@ -283,11 +273,6 @@ void hs_ids_subid_conf(const struct hs_config *defs, bool uid, struct hs_ids_sub
 {
 	long lim = (long)HS_ID_MAX;
 
-	out->min = 100000;
-	out->max = 600100000;
-	out->count = 65536;
-	if (!defs)
-		return;
 	out->min = (unsigned long)hs_config_get_long(defs, uid ? "SUB_UID_MIN" : "SUB_GID_MIN",
 	                                             0, lim, 100000);
 	out->max = (unsigned long)hs_config_get_long(defs, uid ? "SUB_UID_MAX" : "SUB_GID_MAX",

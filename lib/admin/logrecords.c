@@ -39,6 +39,14 @@ static bool holds(const struct stat *st, size_t size, uid_t uid)
 	return uid != NO_UID && st->st_size >= ((off_t)uid + 1) * (off_t)size;
 }
 
+/* Write record uid of a file of size-byte records. */
+static int put_record(int fd, const void *rec, size_t size, uid_t uid)
+{
+	ssize_t n = pwrite(fd, rec, size, (off_t)uid * (off_t)size);
+
+	return n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
+}
+
 /* Copy from's record (zeros when there is none, or from is NO_UID) to to,
  * unless keep_to; zero from's unless keep_from.  A record of zeros is
  * written only where the file already holds one. */
@@ -49,7 +57,6 @@ static int move_record(const struct record_file *f, uid_t from, uid_t to, bool k
 	char rec[RECORD_MAX] = { 0 };
 	_cleanup_close_ int fd = open(f->path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
 						       O_CLOEXEC);
-	bool wrote = false;
 	struct stat st;
 	ssize_t n;
 
@@ -65,21 +72,17 @@ static int move_record(const struct record_file *f, uid_t from, uid_t to, bool k
 			return n < 0 ? -errno : -EIO;
 	}
 	bool empty = memcmp(rec, zero, f->size) == 0;
-	if (!keep_to && to <= f->max_uid && (!empty || holds(&st, f->size, to))) {
-		n = pwrite(fd, rec, f->size, (off_t)to * (off_t)f->size);
-		if (n != (ssize_t)f->size)
-			return n < 0 ? -errno : -EIO;
-		wrote = true;
-	}
-	if (!keep_from && !empty) {
-		n = pwrite(fd, zero, f->size, (off_t)from * (off_t)f->size);
-		if (n != (ssize_t)f->size)
-			return n < 0 ? -errno : -EIO;
-		wrote = true;
-	}
-	if (wrote && fsync(fd) < 0)
-		return -errno;
-	return 0;
+	bool write_to = !keep_to && to <= f->max_uid && (!empty || holds(&st, f->size, to));
+	bool clear_from = !keep_from && !empty;
+	int r = 0;
+
+	if (write_to)
+		r = put_record(fd, rec, f->size, to);
+	if (r == 0 && clear_from)
+		r = put_record(fd, zero, f->size, from);
+	if (r == 0 && (write_to || clear_from) && fsync(fd) < 0)
+		r = -errno;
+	return r;
 }
 
 static int move_records(const struct hs_config *defs, uid_t from, uid_t to, bool keep_from,

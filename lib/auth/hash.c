@@ -97,7 +97,6 @@ void hs_hash_policy_default(struct hs_hash_policy *out)
 	if (!pref || strlen(pref) >= sizeof out->prefix)
 		pref = "$y$";
 	strcpy(out->prefix, pref);
-	out->rounds = 0;
 }
 
 /* shadow-utils' reading of a MIN/MAX rounds pair (-1 = not set); we take
@@ -164,6 +163,15 @@ static int make_setting(const struct hs_hash_policy *p, const char *rbytes, int 
 	    setting[0] == '*')
 		return -HS_E_METHOD;
 	return 0;
+}
+
+/* A setting of policy p made from fixed bytes: for asking libxcrypt
+ * about the policy (its verdict, its cost) and for the dummy hash. */
+static int fixed_setting(const struct hs_hash_policy *p, char setting[CRYPT_GENSALT_OUTPUT_SIZE])
+{
+	static const char fixed[HS_SALT_BYTES] = "hardened-shadow fixed salt bytes";
+
+	return make_setting(p, fixed, (int)sizeof fixed, setting, CRYPT_GENSALT_OUTPUT_SIZE);
 }
 
 /* Run crypt_rn into a heap crypt_data.  Returns it (caller wipes and
@@ -286,7 +294,6 @@ bool hs_hash_verifiable(const char *hash, bool allow_legacy)
 int hs_hash_policy_check_legacy(const struct hs_hash_policy *p, bool allow_legacy,
                                 const char **name)
 {
-	static const char fixed[HS_SALT_BYTES] = "hardened-shadow legacy salt byte";
 	char setting[CRYPT_GENSALT_OUTPUT_SIZE];
 	const struct method *m;
 
@@ -299,7 +306,7 @@ int hs_hash_policy_check_legacy(const struct hs_hash_policy *p, bool allow_legac
 		*name = m ? m->defs_word : p->prefix;
 	/* libxcrypt's own verdict on a setting of this policy, so the rule
 	 * follows the library (and whatever it is built to call legacy) */
-	if (make_setting(p, fixed, (int)sizeof fixed, setting, (int)sizeof setting) < 0)
+	if (fixed_setting(p, setting) < 0)
 		return -HS_E_METHOD;
 	switch (hs_hash_classify(setting)) {
 	case HS_HASH_USABLE:
@@ -369,7 +376,6 @@ void hs_hash_dummy_verify(const char *password, const struct hs_hash_policy *p)
 {
 	/* A fixed salt: the point is only to spend the same work as a
 	 * real verification of a hash made under policy p. */
-	static const char fixed[HS_SALT_BYTES] = "hardened-shadow dummy salt bytes";
 	char setting[CRYPT_GENSALT_OUTPUT_SIZE];
 	struct hs_hash_policy def;
 	int r;
@@ -378,9 +384,9 @@ void hs_hash_dummy_verify(const char *password, const struct hs_hash_policy *p)
 		hs_hash_policy_default(&def);
 		p = &def;
 	}
-	if (make_setting(p, fixed, (int)sizeof fixed, setting, (int)sizeof setting) < 0) {
+	if (fixed_setting(p, setting) < 0) {
 		hs_hash_policy_default(&def);
-		if (make_setting(&def, fixed, (int)sizeof fixed, setting, (int)sizeof setting) < 0)
+		if (fixed_setting(&def, setting) < 0)
 			return;
 	}
 	struct crypt_data *cd = run_crypt(password ? password : "", setting, &r);
@@ -486,7 +492,6 @@ static bool parse_cost(const char *h, const char *prefix, uint64_t *cost)
 
 bool hs_hash_needs_rehash(const char *hash, const struct hs_hash_policy *p)
 {
-	static const char fixed[HS_SALT_BYTES] = "hardened-shadow rehash salt byte";
 	char setting[CRYPT_GENSALT_OUTPUT_SIZE];
 	uint64_t have, want;
 
@@ -496,7 +501,7 @@ bool hs_hash_needs_rehash(const char *hash, const struct hs_hash_policy *p)
 	if (hash[0] == '\0' || hash[0] == '!' || hash[0] == '*')
 		return false;
 	/* a policy we cannot produce must not trigger a rehash */
-	if (make_setting(p, fixed, (int)sizeof fixed, setting, (int)sizeof setting) < 0)
+	if (fixed_setting(p, setting) < 0)
 		return false;
 	if (strncmp(hash, p->prefix, strlen(p->prefix)) != 0)
 		return true;

@@ -122,20 +122,17 @@ static long days_from_civil(long y, int m, int d)
 	return days + d - 1;
 }
 
-static bool digits(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
-}
-
+/* The value of the n decimal digits at s (leading zeros allowed), or -1
+ * when one is not a digit. */
 static long number(const char *s, size_t n)
 {
 	long v = 0;
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
 		v = v * 10 + (s[i] - '0');
+	}
 	return v;
 }
 
@@ -161,12 +158,13 @@ int hs_policy_parse_day(const char *s, long *day)
 		return 0;
 	}
 	/* exactly YYYY-MM-DD: no signs, blanks, short fields or trailers */
-	if (strlen(s) != 10 || s[4] != '-' || s[7] != '-' || !digits(s, 4) ||
-	    !digits(s + 5, 2) || !digits(s + 8, 2))
+	if (strlen(s) != 10 || s[4] != '-' || s[7] != '-')
 		return -HS_E_FORMAT;
 	y = number(s, 4);
 	m = (int)number(s + 5, 2);
 	d = (int)number(s + 8, 2);
+	if (y < 0 || m < 0 || d < 0)
+		return -HS_E_FORMAT;
 	if (y < 1970 || m < 1 || m > 12 || d < 1 || d > days_in_month(y, m))
 		return -HS_E_RANGE;
 	*day = days_from_civil(y, m, d);

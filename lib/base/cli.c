@@ -29,7 +29,7 @@ const char *hs_cli_prog(void)
 	return prog_name;
 }
 
-#define PROGRESS_INTERVAL_NS 200000000L
+#define PROGRESS_INTERVAL_MS 200
 
 static struct {
 	bool on;
@@ -51,11 +51,7 @@ static void progress_erase(void)
 static void progress_schedule(const struct timespec *now)
 {
 	progress.next = *now;
-	progress.next.tv_nsec += PROGRESS_INTERVAL_NS;
-	if (progress.next.tv_nsec >= 1000000000L) {
-		progress.next.tv_sec++;
-		progress.next.tv_nsec -= 1000000000L;
-	}
+	hs_timespec_add_ms(&progress.next, PROGRESS_INTERVAL_MS);
 }
 
 void hs_cli_progress_start(unsigned long total, const char *what)

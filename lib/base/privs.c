@@ -223,18 +223,12 @@ static const char *program_name(const char *argv0, const char *fallback)
 	return base;
 }
 
-static int caps_get(struct __user_cap_data_struct data[2])
+/* capget or capset (nr) of this thread's capabilities */
+static int caps(long nr, struct __user_cap_data_struct data[2])
 {
 	struct __user_cap_header_struct head = { _LINUX_CAPABILITY_VERSION_3, 0 };
 
-	return syscall(SYS_capget, &head, data) < 0 ? -errno : 0;
-}
-
-static int caps_set(struct __user_cap_data_struct data[2])
-{
-	struct __user_cap_header_struct head = { _LINUX_CAPABILITY_VERSION_3, 0 };
-
-	return syscall(SYS_capset, &head, data) < 0 ? -errno : 0;
+	return syscall(nr, &head, data) < 0 ? -errno : 0;
 }
 
 /* A caller who is not root gets capabilities only from the file (setgid
@@ -249,7 +243,7 @@ static void check_caps(const char *prog)
 
 	if (geteuid() == 0)
 		return;
-	if (caps_get(data) < 0)
+	if (caps(SYS_capget, data) < 0)
 		abort();
 	/* the effective set is always within the permitted one */
 	uint64_t held = data[0].permitted | (uint64_t)data[1].permitted << 32;
@@ -264,7 +258,7 @@ static void check_caps(const char *prog)
 	if (!(held & audit))
 		return;
 	data[0].effective = data[1].effective = 0;
-	if (caps_set(data) < 0)
+	if (caps(SYS_capset, data) < 0)
 		abort();
 	audit_cap_held = true;
 }
@@ -298,11 +292,11 @@ int hs_privs_audit_write(bool on)
 
 	if (!audit_cap_held)
 		return 0;
-	r = caps_get(data);
+	r = caps(SYS_capget, data);
 	if (r < 0)
 		return r;
 	data[CAP_TO_INDEX(CAP_AUDIT_WRITE)].effective = on ? CAP_TO_MASK(CAP_AUDIT_WRITE) : 0;
-	r = caps_set(data);
+	r = caps(SYS_capset, data);
 	/* never go on with it raised by mistake */
 	if (r < 0 && !on)
 		abort();
@@ -321,11 +315,11 @@ void hs_privs_audit_drop(void)
 	 * started inside pam_chauthtok would keep the capability.  No
 	 * module of the stacks we ship starts one, and none runs code a
 	 * user chooses; a review noted it, so it is said here. */
-	if (caps_get(data) < 0)
+	if (caps(SYS_capget, data) < 0)
 		abort();
 	data[0].permitted = data[1].permitted = 0;
 	data[0].effective = data[1].effective = 0;
-	if (caps_set(data) < 0)
+	if (caps(SYS_capset, data) < 0)
 		abort();
 	audit_cap_held = false;
 }

@@ -248,11 +248,14 @@ static int parse_line(struct hs_config *c, enum syntax syn, const char *s, size_
 static int parse_config(const char *data, size_t len, const char *name, enum syntax syn,
                         hs_config_warn_fn warn, void *ctx, struct hs_config **out)
 {
-	struct hs_config *c = calloc(1, sizeof *c);
+	struct hs_config *c;
 	struct hs_line_iter it;
 	const char *line;
 	size_t n;
 
+	if (!out)
+		return -EINVAL;
+	c = calloc(1, sizeof *c);
 	if (!c)
 		return -ENOMEM;
 	if (!name)
@@ -296,16 +299,12 @@ static int parse_config(const char *data, size_t len, const char *name, enum syn
 int hs_config_logindefs_parse(const char *data, size_t len, const char *name,
                        hs_config_warn_fn warn, void *ctx, struct hs_config **out)
 {
-	if (!out)
-		return -EINVAL;
 	return parse_config(data, len, name, SYNTAX_LOGINDEFS, warn, ctx, out);
 }
 
 int hs_config_useradd_defaults_parse(const char *data, size_t len, const char *name,
                               hs_config_warn_fn warn, void *ctx, struct hs_config **out)
 {
-	if (!out)
-		return -EINVAL;
 	return parse_config(data, len, name, SYNTAX_USERADD, warn, ctx, out);
 }
 
@@ -316,34 +315,14 @@ static int load_config(const char *path, enum syntax syn, hs_config_warn_fn warn
 	const struct hs_file_expect ex = {
 		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_CONFIG_FILE_MAX,
 	};
-	_cleanup_close_ int dirfd = -1;
-	_cleanup_free_ char *dir = NULL;
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
-	const char *base;
 	int r;
 
-	if (!path || !out)
+	if (!path)
 		return -EINVAL;
-	const char *slash = strrchr(path, '/');
-	if (slash) {
-		dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
-		if (!dir)
-			return -ENOMEM;
-		base = slash + 1;
-	} else {
-		base = path;
-	}
-	dirfd = open(dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0)
-		r = -errno;
-	else if (!hs_fileio_is_single_component(base))
-		r = -EINVAL;
-	else
-		r = hs_fileio_read_alloc_at(dirfd, base, &ex, &data, &len, NULL);
-	if (r == -ENOENT)
-		return parse_config("", 0, path, syn, warn, ctx, out);
-	if (r < 0)
+	r = hs_fileio_read_alloc_path(path, &ex, &data, &len);
+	if (r < 0 && r != -ENOENT)
 		return r;
 	return parse_config(data, len, path, syn, warn, ctx, out);
 }

@@ -32,7 +32,8 @@ int hs_config_useradd_defaults_parse(const char *data, size_t len, const char *n
 
 void hs_config_free(struct hs_config *c);
 
-/* Lookups.  The string is owned by the config. */
+/* Lookups (c may be NULL: every key is missing).  The string is owned by
+ * the config. */
 const char *hs_config_get_str(const struct hs_config *c, const char *key, const char *def);
 /* Decimal (or 0x hex / 0 octal as shadow-utils accepts for login.defs
  * numbers), range [min, max]; def when missing or invalid. */

@@ -115,6 +115,19 @@ static int parse_day(const char *s, long *out)
 	return 0;
 }
 
+/* A day field that may be unset: "-1", or also "" where empty_ok (classic
+ * /etc/shadow); the "-1" spelling sets bit in *minus_one. */
+static int parse_unset_day(const char *s, bool empty_ok, unsigned bit, unsigned *minus_one,
+			   long *out)
+{
+	if ((empty_ok && s[0] == '\0') || strcmp(s, "-1") == 0) {
+		*out = HS_UNSET;
+		*minus_one |= s[0] ? bit : 0;
+		return 0;
+	}
+	return parse_day(s, out);  /* "" is a format error there */
+}
+
 static bool day_ok(long v)
 {
 	return v >= 0 && v <= HS_DAYS_MAX;
@@ -241,27 +254,19 @@ void hs_records_aging_init_unset(struct hs_aging *a)
 
 static int check_flag(const char *flag);
 
-static int parse_aging_field(const char *s, long *out)
-{
-	if (strcmp(s, "-1") == 0) {
-		*out = HS_UNSET;
-		return 0;
-	}
-	return parse_day(s, out);  /* "" is a format error there */
-}
-
 int hs_records_aging_parse(char *line, struct hs_aging *out)
 {
 	char *f[AGING_FIELDS];
 	struct hs_aging a;
+	unsigned minus_one = 0;  /* "-1" is the only unset spelling here */
 	int r = split_line(line, f, AGING_FIELDS);
 	if (r < 0)
 		return r;
-	if ((r = parse_aging_field(f[0], &a.min)) < 0 ||
-	    (r = parse_aging_field(f[1], &a.max)) < 0 ||
-	    (r = parse_aging_field(f[2], &a.warn)) < 0 ||
-	    (r = parse_aging_field(f[3], &a.inact)) < 0 ||
-	    (r = parse_aging_field(f[4], &a.expire)) < 0 ||
+	if ((r = parse_unset_day(f[0], false, 0, &minus_one, &a.min)) < 0 ||
+	    (r = parse_unset_day(f[1], false, 0, &minus_one, &a.max)) < 0 ||
+	    (r = parse_unset_day(f[2], false, 0, &minus_one, &a.warn)) < 0 ||
+	    (r = parse_unset_day(f[3], false, 0, &minus_one, &a.inact)) < 0 ||
+	    (r = parse_unset_day(f[4], false, 0, &minus_one, &a.expire)) < 0 ||
 	    (r = check_flag(f[5])) < 0)
 		return r;
 	/* canonical decimal up to ULONG_MAX: it fits */
@@ -453,21 +458,6 @@ int hs_records_gshadow_format(const struct hs_gshadow *r, char **out)
 
 /* ---- classic /etc/shadow ---- */
 
-/* "" and "-1" are both unset; remember which spelling was used. */
-static int parse_spwd_day(const char *s, long *out, unsigned bit, unsigned *minus_one)
-{
-	if (s[0] == '\0') {
-		*out = HS_UNSET;
-		return 0;
-	}
-	if (strcmp(s, "-1") == 0) {
-		*out = HS_UNSET;
-		*minus_one |= bit;
-		return 0;
-	}
-	return parse_day(s, out);
-}
-
 static int check_flag(const char *flag)
 {
 	unsigned long v;
@@ -493,14 +483,12 @@ int hs_records_spwd_parse(char *line, struct hs_spwd *out)
 		return -HS_E_NAME;
 	if (strlen(f[1]) > HS_HASH_MAX)
 		return -HS_E_FORMAT;
+	/* "" and "-1" are both unset; minus_one remembers the spelling */
 	s.minus_one = 0;
-	if ((r = parse_spwd_day(f[2], &s.lstchg, 1u << 0, &s.minus_one)) < 0 ||
-	    (r = parse_spwd_day(f[3], &s.min, 1u << 1, &s.minus_one)) < 0 ||
-	    (r = parse_spwd_day(f[4], &s.max, 1u << 2, &s.minus_one)) < 0 ||
-	    (r = parse_spwd_day(f[5], &s.warn, 1u << 3, &s.minus_one)) < 0 ||
-	    (r = parse_spwd_day(f[6], &s.inact, 1u << 4, &s.minus_one)) < 0 ||
-	    (r = parse_spwd_day(f[7], &s.expire, 1u << 5, &s.minus_one)) < 0)
-		return r;
+	long *days[6] = { &s.lstchg, &s.min, &s.max, &s.warn, &s.inact, &s.expire };
+	for (unsigned i = 0; i < 6; i++)
+		if ((r = parse_unset_day(f[2 + i], true, 1u << i, &s.minus_one, days[i])) < 0)
+			return r;
 	if ((r = check_flag(f[8])) < 0)
 		return r;
 	s.name = f[0];

@@ -165,8 +165,10 @@ static int open_trusted(int dirfd, const char *name, const struct hs_file_expect
  * at most, NUL-terminated).  A regular file returns a short read only at
  * its end, so one read() that returns exactly st_size (< cap) bytes is the
  * whole file; anything else (a file that changed since fstat, /proc files
- * reporting size 0) takes the careful loop that also catches growth. */
-static int read_checked(int fd, const struct stat *st, char *buf, size_t cap, size_t *len)
+ * reporting size 0) takes the careful loop that also catches growth.
+ * On success *st goes to st_out (if not NULL). */
+static int read_checked(int fd, const struct stat *st, char *buf, size_t cap, size_t *len,
+			struct stat *st_out)
 {
 	ssize_t n;
 	char extra;
@@ -178,12 +180,7 @@ static int read_checked(int fd, const struct stat *st, char *buf, size_t cap, si
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
-	if ((size_t)n < cap && (off_t)n == st->st_size) {
-		buf[n] = '\0';
-		*len = (size_t)n;
-		return 0;
-	}
-	if ((size_t)n < cap) {
+	if ((size_t)n < cap && (off_t)n != st->st_size) {
 		ssize_t rest = hs_read_full(fd, buf + n, cap - (size_t)n);
 		if (rest < 0) {
 			hs_wipe(buf, (size_t)n);
@@ -203,6 +200,8 @@ static int read_checked(int fd, const struct stat *st, char *buf, size_t cap, si
 	}
 	buf[n] = '\0';
 	*len = (size_t)n;
+	if (st_out)
+		*st_out = *st;
 	return 0;
 }
 
@@ -234,10 +233,7 @@ int hs_fileio_read_trusted_at(int dirfd, const char *name, const struct hs_file_
 	fd = open_trusted(dirfd, name, ex, &st);
 	if (fd < 0)
 		return fd;
-	r = read_checked(fd, &st, buf, cap, len);
-	if (r == 0 && st_out)
-		*st_out = st;
-	return r;
+	return read_checked(fd, &st, buf, cap, len, st_out);
 }
 
 /* Open an absolute path for reading and check it (hs_fileio_read_trusted_path). */
@@ -289,10 +285,7 @@ int hs_fileio_read_trusted_path(const char *path, const struct hs_file_expect *e
 	fd = open_path_trusted(path, ex, &st);
 	if (fd < 0)
 		return fd;
-	r = read_checked(fd, &st, buf, cap, len);
-	if (r == 0 && st_out)
-		*st_out = st;
-	return r;
+	return read_checked(fd, &st, buf, cap, len, st_out);
 }
 
 int hs_fileio_read_alloc_at(int dirfd, const char *name, const struct hs_file_expect *ex,
@@ -397,18 +390,11 @@ int hs_fileio_read_alloc_path(const char *path, const struct hs_file_expect *ex,
 
 DIR *hs_fileio_opendir_at(int dirfd)
 {
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d;
+	_cleanup_close_ int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 
-	if (fd < 0)
-		return NULL;
-	d = fdopendir(fd);
-	if (!d) {
-		int e = errno;
-
-		close(fd);
-		errno = e;
-	}
+	if (d)
+		fd = -1;        /* d owns it now */
 	return d;
 }
 
@@ -443,9 +429,7 @@ int hs_fileio_map_path(const char *path, const struct hs_file_expect *ex, const 
 	fd = open_trusted(dirfd, base, ex, &st);
 	if (fd < 0)
 		return fd;
-	if (ex->max_size && (uintmax_t)st.st_size > (uintmax_t)ex->max_size)
-		return -HS_E_TOOBIG;
-	*len = (size_t)st.st_size;
+	*len = (size_t)st.st_size;   /* within ex->max_size: check_opened */
 	if (*len == 0) {
 		*data = "";
 		return 0;

@@ -111,6 +111,32 @@ static int write_pieces(int fd, const struct iovec *iov, size_t n)
 	return 0;
 }
 
+/* Write the pieces into fd, give it its owner and mode, and sync it. */
+static int fill(int fd, const struct iovec *iov, size_t n, uid_t uid, gid_t gid, mode_t mode)
+{
+	struct stat st;
+	int r = write_pieces(fd, iov, n);
+
+	if (r < 0)
+		return r;
+	/* Change ownership only where the new file did not already get the
+	 * right one.  Root passes explicit ids; a non-root setgid tool
+	 * passes HS_ANY_* and relies on owning the file it created and on
+	 * the setgid directory for the group, so it never needs (and would
+	 * not be allowed) to chown. */
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if ((uid != HS_ANY_UID && st.st_uid != uid) || (gid != HS_ANY_GID && st.st_gid != gid)) {
+		if (fchown(fd, uid != HS_ANY_UID && st.st_uid != uid ? uid : (uid_t)-1,
+			   gid != HS_ANY_GID && st.st_gid != gid ? gid : (gid_t)-1) < 0)
+			return -errno;
+	}
+	/* after fchown, which clears set-id bits on regular files */
+	if (fchmod(fd, mode & 07777) < 0 || fsync(fd) < 0)
+		return -errno;
+	return 0;
+}
+
 int hs_fileio_replace_at(int dirfd, const char *name, const void *data, size_t len,
 		       uid_t uid, gid_t gid, mode_t mode)
 {
@@ -126,7 +152,6 @@ int hs_fileio_replace_iov_at(int dirfd, const char *name, const char *label_as,
 {
 	char tmp[NAME_MAX + 1] = "";
 	_cleanup_close_ int fd = -1;
-	struct stat st;
 	bool anonymous;
 	int r;
 
@@ -154,74 +179,31 @@ int hs_fileio_replace_iov_at(int dirfd, const char *name, const char *label_as,
 			return fd;
 	}
 
-	r = write_pieces(fd, iov, n);
-	if (r < 0)
-		goto fail;
-
-	/* Change ownership only where the new file did not already get the
-	 * right one.  Root passes explicit ids; a non-root setgid tool
-	 * passes HS_ANY_* and relies on owning the file it created and on
-	 * the setgid directory for the group, so it never needs (and would
-	 * not be allowed) to chown. */
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if ((uid != HS_ANY_UID && st.st_uid != uid) || (gid != HS_ANY_GID && st.st_gid != gid)) {
-		if (fchown(fd, uid != HS_ANY_UID && st.st_uid != uid ? uid : (uid_t)-1,
-			   gid != HS_ANY_GID && st.st_gid != gid ? gid : (gid_t)-1) < 0) {
-			r = -errno;
-			goto fail;
-		}
-	}
-	/* after fchown, which clears set-id bits on regular files */
-	if (fchmod(fd, mode & 07777) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if (fsync(fd) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if (anonymous) {
-		r = link_temp_file(fd, dirfd, name, tmp, sizeof tmp);
-		if (r < 0) {
-			tmp[0] = '\0';
-			goto fail;
-		}
+	r = fill(fd, iov, n, uid, gid, mode);
+	if (r == 0 && anonymous) {
 		/* Rename at once, before close(): the named temporary
 		 * exists only for these two system calls.  fsync already
 		 * reported any write error of a local file system. */
-		if (renameat(dirfd, tmp, dirfd, name) < 0) {
+		r = link_temp_file(fd, dirfd, name, tmp, sizeof tmp);
+		if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
 			r = -errno;
-			goto fail;
-		}
-		tmp[0] = '\0';
-		if (close(TAKE_FD(fd)) < 0) {
-			r = -errno;
-			goto fail;
-		}
-		return fsync_dir(dirfd);
+		else
+			tmp[0] = '\0';  /* no name was made, or it is the file's now */
 	}
-	/* close() can report a delayed write error (NFS): check it before
-	 * the new file becomes visible */
-	r = close(TAKE_FD(fd));
+	/* close() can report a delayed write error (NFS): a named temporary
+	 * is checked before the new file becomes visible */
+	if (r == 0 && close(TAKE_FD(fd)) < 0)
+		r = -errno;
+	if (r == 0 && !anonymous && renameat(dirfd, tmp, dirfd, name) < 0)
+		r = -errno;
 	if (r < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if (renameat(dirfd, tmp, dirfd, name) < 0) {
-		r = -errno;
-		goto fail;
+		/* the fd closes on the way out; a named temporary must go too */
+		if (tmp[0])
+			(void)unlinkat(dirfd, tmp, 0);
+		return r;
 	}
 	/* The new file is in place; a failure from here on cannot restore
 	 * the old one, but the caller still learns that durability is not
 	 * guaranteed. */
 	return fsync_dir(dirfd);
-
-fail:
-	/* the fd closes on the way out; a named temporary must go too */
-	if (tmp[0])
-		(void)unlinkat(dirfd, tmp, 0);
-	return r;
 }

@@ -79,18 +79,13 @@ static int visit(struct walker *w, int parentfd, const char *name, unsigned dept
  * finds nothing it did not refuse. */
 static int walk_entries(struct walker *w, const struct hs_walk_entry *e)
 {
-	int dupfd = fcntl(e->fd, F_DUPFD_CLOEXEC, 3);
-	DIR *d;
+	_cleanup_close_ int dupfd = fcntl(e->fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = dupfd < 0 ? NULL : fdopendir(dupfd);
 	int r = 0;
 
-	if (dupfd < 0)
+	if (!d)
 		return -errno;
-	d = fdopendir(dupfd);
-	if (!d) {
-		r = -errno;
-		hs_close(dupfd);
-		return r;
-	}
+	dupfd = -1;     /* d owns it now */
 	for (int pass = 0; pass < WALK_MAX_PASSES; pass++) {
 		bool found = false;
 
@@ -133,7 +128,7 @@ static int visit(struct walker *w, int parentfd, const char *name, unsigned dept
 	size_t saved_len = w->len;
 	size_t nlen = strlen(name);
 	bool top = depth == 0;
-	int fd, r;
+	int fd = -1, r;
 
 	if (!top) {
 		if (w->len + nlen + 2 > sizeof(w->path))
@@ -175,19 +170,16 @@ static int visit(struct walker *w, int parentfd, const char *name, unsigned dept
 	/* act only on what was opened, and only if it is what was checked */
 	if (statx(fd, "", AT_EMPTY_PATH | WALK_STATX_FLAGS, WALK_STATX_MASK, &opened) < 0) {
 		r = -errno;
-		hs_close(fd);
 		goto out;
 	}
 	if (opened.stx_ino != checked.stx_ino ||
 	    opened.stx_dev_major != checked.stx_dev_major ||
 	    opened.stx_dev_minor != checked.stx_dev_minor ||
 	    (opened.stx_mode & S_IFMT) != (checked.stx_mode & S_IFMT)) {
-		hs_close(fd);
 		r = refuse(w, &e, HS_WALK_SWAPPED, -ESTALE);
 		goto out;
 	}
 	if (other_mount(w, &opened)) {
-		hs_close(fd);
 		r = refuse(w, &e, HS_WALK_MOUNT, -EXDEV);
 		goto out;
 	}
@@ -204,10 +196,10 @@ static int visit(struct walker *w, int parentfd, const char *name, unsigned dept
 	} else if (w->ops->post) {
 		r = w->ops->post(&e, w->ctx);
 	}
-	hs_close(fd);
 	if (r == 0)
 		r = 1;
 out:
+	hs_close(fd);
 	w->len = saved_len;
 	w->path[w->len] = '\0';
 	return r;

@@ -22,21 +22,34 @@
 #include "selabel.h"
 #include "util.h"
 
-static int write_new_files(int dfd, uid_t uid, gid_t auth_gid, char *shadow_line,
-			   char *aging_line, char *shell_line)
-{
-	int r;
+/* The three files of a user's directory: shadow and shell are the
+ * user's, aging root's. */
+static const struct {
+	const char *name;
+	bool roots;
+	mode_t mode;
+} user_files[] = {
+	{ HS_FILE_SHADOW, false, HS_SHADOW_MODE },
+	{ HS_FILE_SHELL, false, HS_SHELL_MODE },
+	{ HS_FILE_AGING, true, HS_AGING_MODE },
+};
 
-	r = hs_fileio_replace_at(dfd, HS_FILE_SHADOW, shadow_line, strlen(shadow_line),
-			       uid, auth_gid, HS_SHADOW_MODE);
-	if (r < 0)
-		return r;
-	r = hs_fileio_replace_at(dfd, HS_FILE_SHELL, shell_line, strlen(shell_line),
-			       uid, auth_gid, HS_SHELL_MODE);
-	if (r < 0)
-		return r;
-	return hs_fileio_replace_at(dfd, HS_FILE_AGING, aging_line, strlen(aging_line),
-				  0, auth_gid, HS_AGING_MODE);
+/* The durable end of a change to the tree (a file system that cannot sync
+ * a directory says EINVAL). */
+static int sync_tree(int treefd)
+{
+	return fsync(treefd) < 0 && errno != EINVAL ? -errno : 0;
+}
+
+/* Is treefd/name (not followed) the file st describes?  0, -ESTALE, or
+ * the error of looking. */
+static int still_there(int treefd, const char *name, const struct stat *st)
+{
+	struct stat now;
+
+	if (fstatat(treefd, name, &now, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return now.st_dev == st->st_dev && now.st_ino == st->st_ino ? 0 : -ESTALE;
 }
 
 /* Make treefd/.TAG.USER.XXXXXXXXXXXX (tmp; ".TAG.USER" when fixed) and
@@ -193,9 +206,10 @@ int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 		r = hs_records_shell_format(shell, &shell_line);
 	if (r < 0)
 		return r;
-	if (strlen(shadow_line) > HS_USERFILE_MAX || strlen(shell_line) > HS_USERFILE_MAX ||
-	    strlen(aging_line) > HS_USERFILE_MAX)
-		return -HS_E_TOOBIG;
+	const char *lines[] = { shadow_line, shell_line, aging_line };
+	for (size_t i = 0; i < HS_ARRAY_SIZE(lines); i++)
+		if (strlen(lines[i]) > HS_USERFILE_MAX)
+			return -HS_E_TOOBIG;
 
 	r = reserved_begin(treefd);
 	if (r < 0)
@@ -206,12 +220,13 @@ int hs_userdir_build(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 		return dfd;
 	}
 	r = fstat(dfd, st) < 0 ? -errno : 0;
-	if (r == 0)
-		r = write_new_files(dfd, uid, auth_gid, shadow_line, aging_line, shell_line);
+	for (size_t i = 0; i < HS_ARRAY_SIZE(lines) && r == 0; i++)
+		r = hs_fileio_replace_at(dfd, user_files[i].name, lines[i], strlen(lines[i]),
+					 user_files[i].roots ? 0 : uid, auth_gid, user_files[i].mode);
 	if (r == 0)
 		r = hand_over(dfd, uid, auth_gid);
-	if (r == 0 && fsync(treefd) < 0 && errno != EINVAL)
-		r = -errno;
+	if (r == 0)
+		r = sync_tree(treefd);
 	if (r < 0) {
 		/* a half-made directory is ours to remove */
 		hs_userdir_reserved_done(treefd, hs_walk_remove_tree_at(treefd, tmp) == 0);
@@ -240,15 +255,13 @@ int hs_userdir_create(int treefd, const char *user, uid_t uid, gid_t auth_gid,
 		return r;
 	}
 	hs_userdir_reserved_done(treefd, true);
-	if (fsync(treefd) < 0 && errno != EINVAL)
-		return -errno;
-	return 0;
+	return sync_tree(treefd);
 }
 
 int hs_userdir_remove(int treefd, const char *user)
 {
 	char tmp[NAME_MAX + 1];
-	struct stat st, moved;
+	struct stat st;
 	_cleanup_close_ int dfd = -1;
 	int r;
 
@@ -283,25 +296,16 @@ int hs_userdir_remove(int treefd, const char *user)
 	}
 	/* Only root writes the tree, but make sure what we renamed is the
 	 * directory we took away, not something swapped in meanwhile. */
-	if (fstatat(treefd, tmp, &moved, AT_SYMLINK_NOFOLLOW) < 0)
-		r = -errno;
-	else if (moved.st_dev != st.st_dev || moved.st_ino != st.st_ino)
-		r = -ESTALE;
-	else
-		r = 0;
+	r = still_there(treefd, tmp, &st);
 	/* the user is gone from the tree as soon as this is durable */
-	if (r == 0 && fsync(treefd) < 0 && errno != EINVAL)
-		r = -errno;
+	if (r == 0)
+		r = sync_tree(treefd);
 	if (r == 0)
 		r = hs_walk_remove_tree_at(treefd, tmp);
 	/* a failure leaves the reserved directory, and the tree's mark with
 	 * it, for the next holder of the locks */
 	hs_userdir_reserved_done(treefd, r == 0);
-	if (r < 0)
-		return r;
-	if (fsync(treefd) < 0 && errno != EINVAL)
-		return -errno;
-	return 0;
+	return r < 0 ? r : sync_tree(treefd);
 }
 
 /* ---- taking a directory over (hs_userdir_take_over) ---- */
@@ -357,28 +361,21 @@ void hs_userdir_thaw(int udirfd)
  * of the original failed on it too (aging fails closed either way). */
 static int copy_files(int from, int to, uid_t owner, gid_t auth_gid)
 {
-	static const struct {
-		const char *name;
-		bool roots;
-		mode_t mode;
-	} files[] = {
-		{ HS_FILE_SHADOW, false, HS_SHADOW_MODE },
-		{ HS_FILE_SHELL, false, HS_SHELL_MODE },
-		{ HS_FILE_AGING, true, HS_AGING_MODE },
-	};
 	char buf[HS_USERFILE_MAX + 2];
 	int r = 0;
 
-	for (size_t i = 0; i < HS_ARRAY_SIZE(files) && r >= 0; i++) {
-		uid_t uid = files[i].roots ? 0 : owner;
+	for (size_t i = 0; i < HS_ARRAY_SIZE(user_files) && r >= 0; i++) {
+		uid_t uid = user_files[i].roots ? 0 : owner;
 		const struct hs_file_expect ex = {
 			.uid = uid, .gid = HS_ANY_GID, .max_size = HS_USERFILE_MAX,
 		};
 		size_t len;
 
-		if (hs_fileio_read_trusted_at(from, files[i].name, &ex, buf, sizeof buf, &len, NULL) < 0)
+		if (hs_fileio_read_trusted_at(from, user_files[i].name, &ex, buf, sizeof buf, &len,
+					      NULL) < 0)
 			continue;
-		r = hs_fileio_replace_at(to, files[i].name, buf, len, uid, auth_gid, files[i].mode);
+		r = hs_fileio_replace_at(to, user_files[i].name, buf, len, uid, auth_gid,
+					 user_files[i].mode);
 	}
 	hs_wipe(buf, sizeof buf);
 	return r;
@@ -413,7 +410,7 @@ int hs_userdir_take_over(int treefd, const char *user, int *udirfd)
 {
 	char tmp[NAME_MAX + 1];
 	_cleanup_close_ int newfd = -1;
-	struct stat old, moved;
+	struct stat old;
 	gid_t auth_gid;
 	int r;
 
@@ -454,14 +451,13 @@ int hs_userdir_take_over(int treefd, const char *user, int *udirfd)
 		remove_detached(treefd, tmp);
 		return r;
 	}
-	if (fsync(treefd) < 0 && errno != EINVAL)
-		return -errno;
+	r = sync_tree(treefd);
 	/* Only root renames in the tree and the caller holds the tree lock;
 	 * make sure what went out is the directory we copied all the same. */
-	if (fstatat(treefd, tmp, &moved, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (moved.st_dev != old.st_dev || moved.st_ino != old.st_ino)
-		return -ESTALE;
+	if (r == 0)
+		r = still_there(treefd, tmp, &old);
+	if (r < 0)
+		return r;
 	/* From now on no process of the user's can change the old directory,
 	 * whatever fd or lock it kept, not even after making it writable
 	 * again.  A rename one made all the same is copied again, under our

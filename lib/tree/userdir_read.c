@@ -7,15 +7,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "fileio.h"
 #include "layout.h"
 #include "names.h"
@@ -252,39 +249,18 @@ int hs_userdir_layout_gids(gid_t *tree_gid, gid_t *auth_gid)
 {
 	const char *names[2] = { HS_GROUP_TREE, HS_GROUP_AUTH };
 	gid_t *outs[2] = { tree_gid, auth_gid };
-	size_t bufsize = 4096;
-	_cleanup_free_ char *buf = NULL;
-	int r = 0;
 
-	for (int i = 0; i < 2 && r == 0; i++) {
-		struct group grp, *res = NULL;
-		int e;
+	for (int i = 0; i < 2; i++) {
+		_cleanup_free_ char *buf = NULL;
+		struct group grp;
+		int r;
 
 		if (!outs[i])
 			continue;
-		for (;;) {
-			if (!buf) {
-				buf = malloc(bufsize);
-				if (!buf)
-					return -ENOMEM;
-			}
-			e = getgrnam_r(names[i], &grp, buf, bufsize, &res);
-			if (e != ERANGE)
-				break;
-			/* a group with many members: grow, within reason */
-			free(TAKE_PTR(buf));
-			if (bufsize > 16u * 1024 * 1024) {
-				e = ERANGE;
-				break;
-			}
-			bufsize *= 2;
-		}
-		if (e != 0)
-			r = -e;
-		else if (!res)
-			r = -ENOENT;
-		else
-			*outs[i] = res->gr_gid;
+		r = hs_account_getgrnam(names[i], &grp, &buf);
+		if (r < 0)
+			return r;
+		*outs[i] = grp.gr_gid;
 	}
-	return r;
+	return 0;
 }

@@ -1,12 +1,8 @@
 /* Writing one per-user file, and the per-user write lock. */
 #include "userdir.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <limits.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -24,15 +20,19 @@
  * helper's 2 s failure delay, long enough not to spin. */
 #define HS_LOCK_POLL_NSEC (20 * 1000 * 1000L)
 
-/* Replace one file with a formatted line; the line is wiped and freed. */
-static int write_line(int udirfd, const char *file, char *line, uid_t uid, gid_t gid,
-		      mode_t mode)
+/* Replace one file with the line a formatter made (formatted is its
+ * result); the line is wiped and freed. */
+static int write_line(int udirfd, const char *file, int formatted, char *line, uid_t uid,
+		      gid_t gid, mode_t mode)
 {
 	_cleanup_secret_ char *owned = line;
-	size_t len = strlen(owned);
 	struct stat st;
+	size_t len;
 	int r;
 
+	if (formatted < 0)
+		return formatted;
+	len = strlen(owned);
 	/* what we write must be readable back */
 	if (len > HS_USERFILE_MAX)
 		return -HS_E_TOOBIG;
@@ -49,34 +49,25 @@ static int write_line(int udirfd, const char *file, char *line, uid_t uid, gid_t
 int hs_userdir_write_shadow(int udirfd, uid_t owner, gid_t auth_gid, const struct hs_shadow *r)
 {
 	char *line = NULL;
-	int e;
+	int e = hs_records_shadow_format(r, &line);
 
-	e = hs_records_shadow_format(r, &line);
-	if (e < 0)
-		return e;
-	return write_line(udirfd, HS_FILE_SHADOW, line, owner, auth_gid, HS_SHADOW_MODE);
+	return write_line(udirfd, HS_FILE_SHADOW, e, line, owner, auth_gid, HS_SHADOW_MODE);
 }
 
 int hs_userdir_write_shell(int udirfd, uid_t owner, gid_t auth_gid, const char *shell)
 {
 	char *line = NULL;
-	int e;
+	int e = hs_records_shell_format(shell, &line);
 
-	e = hs_records_shell_format(shell, &line);
-	if (e < 0)
-		return e;
-	return write_line(udirfd, HS_FILE_SHELL, line, owner, auth_gid, HS_SHELL_MODE);
+	return write_line(udirfd, HS_FILE_SHELL, e, line, owner, auth_gid, HS_SHELL_MODE);
 }
 
 int hs_userdir_write_aging(int udirfd, gid_t auth_gid, const struct hs_aging *r)
 {
 	char *line = NULL;
-	int e;
+	int e = hs_records_aging_format(r, &line);
 
-	e = hs_records_aging_format(r, &line);
-	if (e < 0)
-		return e;
-	return write_line(udirfd, HS_FILE_AGING, line, 0, auth_gid, HS_AGING_MODE);
+	return write_line(udirfd, HS_FILE_AGING, e, line, 0, auth_gid, HS_AGING_MODE);
 }
 
 static bool deadline_passed(const struct timespec *deadline)
@@ -106,11 +97,6 @@ static bool is_leftover(const char *name, void *ctx)
 		if (hs_tempname_is_for_file(name, files[i]))
 			return true;
 	return false;
-}
-
-static void sweep_leftovers(int udirfd)
-{
-	(void)hs_fileio_unlink_matching(udirfd, is_leftover, NULL);
 }
 
 /* Take a flock (op LOCK_EX or LOCK_SH) on fd by polling LOCK_NB until
@@ -147,13 +133,14 @@ int hs_userdir_lock(int udirfd, unsigned timeout_ms)
 		return -EBADF;
 	r = flock_until(udirfd, LOCK_EX, timeout_ms);
 	if (r == 0)
-		sweep_leftovers(udirfd);
+		(void)hs_fileio_unlink_matching(udirfd, is_leftover, NULL);
 	return r;
 }
 
 int hs_userdir_guess_lock(int udirfd, unsigned timeout_ms)
 {
-	int fd, r;
+	_cleanup_close_ int fd = -1;
+	int r;
 
 	if (udirfd < 0)
 		return -EBADF;
@@ -161,11 +148,7 @@ int hs_userdir_guess_lock(int udirfd, unsigned timeout_ms)
 	if (fd < 0)
 		return -errno;
 	r = flock_until(fd, LOCK_EX, timeout_ms);
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
-	return fd;
+	return r < 0 ? r : TAKE_FD(fd);
 }
 
 /* Can no user signal this process?  Only then may it hold the tree lock:
@@ -256,7 +239,7 @@ int hs_userdir_lock_at(int treefd, const char *user, int *udirfd, unsigned timeo
 		if (r == 0)
 			r = still_at_path(treefd, user, *udirfd);
 		if (r > 0) {
-			sweep_leftovers(*udirfd);
+			(void)hs_fileio_unlink_matching(*udirfd, is_leftover, NULL);
 			if (root && hs_userdir_sweep_take_over(treefd, user))
 				hs_userdir_thaw(*udirfd);
 			return 0;
