@@ -54,19 +54,11 @@ static bool amroot;
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] [LOGIN]\n"
-		"\n"
-		"Options:\n"
-		"  -h, --help                    display this help message and exit\n"
-		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-		"  -s, --shell SHELL             new login shell for the user account\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog());
-	exit(status);
+	hs_cli_usage(status, "[options] [LOGIN]",
+		     "  -h, --help                    display this help message and exit\n"
+		     "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		     "  -s, --shell SHELL             new login shell for the user account\n",
+		     "\n");
 }
 
 /* shadow-utils' rule for the field: no ':', ',', '=' or newline, nothing

@@ -68,36 +68,28 @@ static bool amroot;
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] [LOGIN]\n"
-		"\n"
-		"Options:\n"
-		"  -a, --all                     report password status on all accounts\n"
-		"  -d, --delete                  delete the password for the named account\n"
-		"  -e, --expire                  force expire the password for the named account\n"
-		"  -f, --force                   with -u: unlock even if that leaves the\n"
-		"                                account without a password\n"
-		"  -h, --help                    display this help message and exit\n"
-		"  -k, --keep-tokens             change password only if expired\n"
-		"  -i, --inactive INACTIVE       set password inactive after expiration\n"
-		"                                to INACTIVE\n"
-		"  -l, --lock                    lock the password of the named account\n"
-		"  -n, --mindays MIN_DAYS        set minimum number of days before password\n"
-		"                                change to MIN_DAYS\n"
-		"  -q, --quiet                   quiet mode\n"
-		"  -r, --repository REPOSITORY   change password in REPOSITORY repository\n"
-		"  -s, --stdin                   read the password(s) from standard input\n"
-		"  -S, --status                  report password status on the named account\n"
-		"  -u, --unlock                  unlock the password of the named account\n"
-		"  -w, --warndays WARN_DAYS      set expiration warning days to WARN_DAYS\n"
-		"  -x, --maxdays MAX_DAYS        set maximum number of days before password\n"
-		"                                change to MAX_DAYS\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog());
-	exit(status);
+	hs_cli_usage(status, "[options] [LOGIN]",
+		     "  -a, --all                     report password status on all accounts\n"
+		     "  -d, --delete                  delete the password for the named account\n"
+		     "  -e, --expire                  force expire the password for the named account\n"
+		     "  -f, --force                   with -u: unlock even if that leaves the\n"
+		     "                                account without a password\n"
+		     "  -h, --help                    display this help message and exit\n"
+		     "  -k, --keep-tokens             change password only if expired\n"
+		     "  -i, --inactive INACTIVE       set password inactive after expiration\n"
+		     "                                to INACTIVE\n"
+		     "  -l, --lock                    lock the password of the named account\n"
+		     "  -n, --mindays MIN_DAYS        set minimum number of days before password\n"
+		     "                                change to MIN_DAYS\n"
+		     "  -q, --quiet                   quiet mode\n"
+		     "  -r, --repository REPOSITORY   change password in REPOSITORY repository\n"
+		     "  -s, --stdin                   read the password(s) from standard input\n"
+		     "  -S, --status                  report password status on the named account\n"
+		     "  -u, --unlock                  unlock the password of the named account\n"
+		     "  -w, --warndays WARN_DAYS      set expiration warning days to WARN_DAYS\n"
+		     "  -x, --maxdays MAX_DAYS        set maximum number of days before password\n"
+		     "                                change to MAX_DAYS\n",
+		     "\n");
 }
 
 /* A day count for -n/-x/-w/-i: "-1" (unset) or 0..HS_DAYS_MAX.
