@@ -490,7 +490,7 @@ static int get_password(pam_handle_t *pamh, const struct options *o, int item, b
 	else if (!chauthtok)
 		r = prompt_secret(pamh, "Password: ", owned);
 	else {
-		char *again = NULL;
+		_cleanup_secret_ char *again = NULL;
 
 		r = prompt_secret(pamh, "New password: ", owned);
 		if (r == PAM_SUCCESS)
@@ -499,7 +499,6 @@ static int get_password(pam_handle_t *pamh, const struct options *o, int item, b
 			pam_error(pamh, "%s", MSG_MISMATCH);
 			r = PAM_TRY_AGAIN;
 		}
-		hs_free_secret(again);
 		if (r != PAM_SUCCESS) {
 			hs_free_secret(*owned);
 			*owned = NULL;

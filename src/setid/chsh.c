@@ -282,9 +282,7 @@ static int user_update(const struct passwd *pw, const char *shell)
 {
 	_cleanup_close_ int udirfd = open_userdir(pw->pw_name, pw->pw_uid, false);
 
-	if (udirfd < 0)
-		return E_FAILURE;
-	if (write_shell_file(&udirfd, pw->pw_name, pw->pw_uid, HS_ANY_GID, shell) < 0)
+	if (udirfd < 0 || write_shell_file(&udirfd, pw->pw_name, pw->pw_uid, HS_ANY_GID, shell) < 0)
 		return E_FAILURE;
 	return E_SUCCESS;
 }
