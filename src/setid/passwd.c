@@ -425,12 +425,13 @@ static const char *stdin_answer(void *ctx, const char *prompt)
 }
 
 /* The kernel holds passwd's -S and root's flags to their job (Landlock):
- * write only beneath writable (NULL: nothing).  The PAM change is not
- * confined: its stack may run any program (pam_exec). */
-static void confine(const char *writable)
+ * write only beneath the directory of user (NULL: nothing).  The PAM
+ * change is not confined: its stack may run any program (pam_exec). */
+static void confine(const char *user)
 {
+	char udir[HS_PATHBUF_USER];
 	const struct hs_confine_rule rules[] = {
-		{ writable, HS_CONFINE_WRITE },
+		{ user ? hs_userdir_confine_path(udir, sizeof udir, user) : NULL, HS_CONFINE_WRITE },
 	};
 
 	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_FAILURE);
@@ -657,7 +658,7 @@ int main(int argc, char **argv)
 	_cleanup_free_ char *pwbuf = NULL;
 	struct passwd me, pw;
 	const char *name;
-	int r, status;
+	int r;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "passwd"));
 	amroot = hs_privs_caller_is_root();
@@ -717,18 +718,12 @@ int main(int argc, char **argv)
 
 		confine(NULL);
 		treefd = hs_userdir_open_tree();
-
-		status = print_status(treefd, &pw);
-		return finish_output(status);
+		return finish_output(print_status(treefd, &pw));
 	}
 	if (!o.anyflag) {
 		/* the PAM module logs the change itself */
 		return change_password(pw.pw_name, &o);
 	}
-	{
-		char udir[HS_PATHBUF_USER];
-
-		confine(hs_userdir_confine_path(udir, sizeof udir, pw.pw_name));
-	}
+	confine(pw.pw_name);
 	return root_update(&pw, me.pw_name, &o);
 }
