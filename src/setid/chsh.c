@@ -107,9 +107,8 @@ static int open_userdir(const char *name, uid_t uid, bool missing_ok)
 	int fd;
 
 	if (treefd < 0) {
-		if (treefd == -ENOENT && missing_ok)
-			return treefd;
-		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
+		if (!(treefd == -ENOENT && missing_ok))
+			hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
 		return treefd;
 	}
 	fd = hs_userdir_open(treefd, name, uid, NULL);
@@ -470,10 +469,7 @@ int main(int argc, char **argv)
 	}
 	check_shell(shell, &shells);
 
-	if (amroot)
-		status = root_update(&pw, shell, &shells);
-	else
-		status = user_update(&pw, shell);
+	status = amroot ? root_update(&pw, shell, &shells) : user_update(&pw, shell);
 	hs_shells_free(&shells);
 	if (status == E_SUCCESS)
 		syslog(LOG_INFO, "changed user '%s' shell to '%s'", name,

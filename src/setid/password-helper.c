@@ -134,10 +134,9 @@ static size_t read_password(void)
 static int open_own_dir(const char *user, uid_t uid)
 {
 	char path[HS_PATHBUF_USER];
-	_cleanup_close_ int treefd = -1;
+	_cleanup_close_ int treefd = hs_userdir_open_tree();
 	int fd;
 
-	treefd = hs_userdir_open_tree();
 	if (treefd < 0)
 		hs_die(HS_PWHELPER_ERROR, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
 	fd = hs_userdir_open(treefd, user, uid, NULL);
@@ -274,14 +273,9 @@ int main(int argc, char **argv)
 	tzset();
 	arm_deadline();
 
-	if (argc != 3)
+	if (argc != 3 || (strcmp(argv[1], "verify") != 0 && strcmp(argv[1], "account") != 0))
 		usage();
-	if (strcmp(argv[1], "verify") == 0)
-		verify = true;
-	else if (strcmp(argv[1], "account") == 0)
-		verify = false;
-	else
-		usage();
+	verify = strcmp(argv[1], "verify") == 0;
 	user = argv[2];
 	if (!hs_names_user_valid(user))
 		hs_die(HS_PWHELPER_REFUSED, "invalid user name");
