@@ -178,15 +178,13 @@ static void read_own_shadow(int udirfd, const char *user, uid_t uid, struct hs_s
  * a caller who stops the helper here delays only their own guesses. */
 static int lock_guesses(int udirfd, const char *user)
 {
-	char path[HS_PATHBUF_USER];
+	char path[HS_PATHBUF_USER], why[64];
 	int fd = hs_userdir_guess_lock(udirfd, HELPER_DEADLINE * 1000u);
 
-	if (fd == -HS_E_TIMEOUT)
-		hs_die(HS_PWHELPER_ERROR, "cannot lock %s: timed out after %d s",
-		       hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW), HELPER_DEADLINE);
 	if (fd < 0)
 		hs_die(HS_PWHELPER_ERROR, "cannot lock %s: %s",
-		       hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW), hs_strerror(fd));
+		       hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW),
+		       hs_lock_strerror(fd, HELPER_DEADLINE * 1000u, why, sizeof why));
 	/* from here on, nothing the caller does may shorten the delay */
 	alarm(0);
 	return fd;
