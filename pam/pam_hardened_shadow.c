@@ -386,10 +386,13 @@ static void entry_load(pam_handle_t *pamh, const struct options *o, const char *
 
 /* Take the user's write lock (lib/tree/userdir.h), then read the shadow file
  * again into buf/cur: what a writer replaces must be what is on disk now,
- * not what was read before the lock.  Returns 0 with the lock held, or a
- * negative error (logged) without it. */
-static int lock_and_reread(pam_handle_t *pamh, struct entry *e, unsigned timeout_ms, char *buf,
-                           size_t size, struct hs_shadow *cur)
+ * not what was read before the lock.  Returns 0 with the lock held when
+ * the hash is still the one checked (unchanged(seen, hash)); without it,
+ * 1 when someone changed the hash meanwhile, or a negative error
+ * (logged). */
+static int lock_and_reread(pam_handle_t *pamh, struct entry *e, unsigned timeout_ms,
+                           bool (*unchanged)(const char *seen, const char *hash),
+                           const char *seen, char *buf, size_t size, struct hs_shadow *cur)
 {
 	char path[HS_PATHBUF_USER], why[64];
 	int r;
@@ -402,11 +405,15 @@ static int lock_and_reread(pam_handle_t *pamh, struct entry *e, unsigned timeout
 		return r;
 	}
 	r = hs_userdir_read_shadow(e->udirfd, e->pw->pw_uid, buf, size, cur);
-	if (r < 0) {
-		(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
+	if (r < 0)
 		pam_syslog(pamh, LOG_ERR, "cannot read %s: %s",
 		           hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW),
 		           hs_strerror(r));
+	else if (!unchanged(seen, cur->hash))
+		r = 1;
+	if (r != 0) {
+		(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
+		hs_wipe(buf, size);
 	}
 	return r;
 }
@@ -550,17 +557,13 @@ static void maybe_rehash(pam_handle_t *pamh, const struct options *o, struct ent
 	char curbuf[HS_USERFILE_MAX + 2];
 	struct hs_shadow cur;
 
-	r = lock_and_reread(pamh, e, HS_REHASH_LOCK_TIMEOUT_MS, curbuf, sizeof curbuf, &cur);
-	if (r < 0) {
+	r = lock_and_reread(pamh, e, HS_REHASH_LOCK_TIMEOUT_MS, hs_hash_consttime_streq, e->sh.hash,
+	                    curbuf, sizeof curbuf, &cur);
+	if (r != 0) {
 		hs_wipe(newhash, sizeof newhash);
-		return;
-	}
-	if (!hs_hash_consttime_streq(cur.hash, e->sh.hash)) {
-		(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
-		hs_wipe(newhash, sizeof newhash);
-		hs_wipe(curbuf, sizeof curbuf);
-		pam_syslog(pamh, LOG_NOTICE, "rehash of %s skipped: password changed by another process",
-		           e->name);
+		if (r == 1)
+			pam_syslog(pamh, LOG_NOTICE,
+			           "rehash of %s skipped: password changed by another process", e->name);
 		return;
 	}
 	struct hs_shadow ns = { .hash = newhash, .lstchg = cur.lstchg };
@@ -1094,24 +1097,20 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	/* Hashing is done before the lock (it is the slow part); the lock
 	 * is held from the re-read to the rename, so root's passwd -l or
 	 * chage -d cannot slip in between and be overwritten, and if they
-	 * came first the re-read sees their change. */
+	 * came first the re-read sees their change.  A hash changed since
+	 * PRELIM checked it (root locked the account, another change won)
+	 * is not overwritten with one checked against the previous
+	 * password. */
 	char curbuf[HS_USERFILE_MAX + 2];
 	struct hs_shadow cur;
 
-	r = lock_and_reread(pamh, e, HS_LOCK_TIMEOUT_MS, curbuf, sizeof curbuf, &cur);
-	if (r < 0) {
+	r = lock_and_reread(pamh, e, HS_LOCK_TIMEOUT_MS, prelim_unchanged, seen, curbuf,
+	                    sizeof curbuf, &cur);
+	if (r != 0) {
 		hs_wipe(newhash, sizeof newhash);
+		if (r == 1)
+			pam_syslog(pamh, LOG_NOTICE, "user password changed by another process");
 		return r == -HS_E_TIMEOUT ? PAM_AUTHTOK_LOCK_BUSY : PAM_AUTHTOK_ERR;
-	}
-	/* someone changed the hash since PRELIM checked it (root locked
-	 * the account, another change won): do not overwrite their change
-	 * with one checked against the previous password */
-	if (!prelim_unchanged(seen, cur.hash)) {
-		(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
-		hs_wipe(newhash, sizeof newhash);
-		hs_wipe(curbuf, sizeof curbuf);
-		pam_syslog(pamh, LOG_NOTICE, "user password changed by another process");
-		return PAM_AUTHTOK_ERR;
 	}
 	hs_wipe(curbuf, sizeof curbuf);
 	struct hs_shadow ns = { .hash = newhash, .lstchg = hs_today() };
