@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include "account.h"
