@@ -75,17 +75,23 @@ struct options {
 	const char *rounds_arg;   /* rounds= value, NULL if not given */
 };
 
-static const char *const method_words[] = {
-	"yescrypt", "gost_yescrypt", "sha512", "sha256", "blowfish", "md5",
-};
-
-/* The crypt prefixes hs_hash_policy_from_method produces, by word. */
+/* pam_unix's method words, and the crypt prefixes
+ * hs_hash_policy_from_method produces for them. */
 static const struct {
 	const char *prefix, *word;
 } prefix_words[] = {
 	{ "$y$", "yescrypt" }, { "$gy$", "gost_yescrypt" }, { "$6$", "sha512" },
 	{ "$5$", "sha256" },   { "$2b$", "blowfish" },      { "$1$", "md5" },
 };
+
+/* The method word of a crypt prefix, or NULL. */
+static const char *word_of_prefix(const char *prefix)
+{
+	for (size_t i = 0; i < HS_ARRAY_SIZE(prefix_words); i++)
+		if (strcmp(prefix, prefix_words[i].prefix) == 0)
+			return prefix_words[i].word;
+	return NULL;
+}
 
 /* The field a flag word sets, or NULL when a is not one. */
 static bool *flag_option(struct options *o, const char *a)
@@ -132,9 +138,9 @@ static void parse_options(pam_handle_t *pamh, int flags, int argc, const char **
 			o->rounds_arg = a + 7;
 		} else {
 			known = false;
-			for (size_t w = 0; w < HS_ARRAY_SIZE(method_words); w++)
-				if (strcmp(a, method_words[w]) == 0) {
-					o->method = method_words[w];
+			for (size_t w = 0; w < HS_ARRAY_SIZE(prefix_words); w++)
+				if (strcmp(a, prefix_words[w].word) == 0) {
+					o->method = prefix_words[w].word;
 					known = true;
 				}
 		}
@@ -175,9 +181,7 @@ static int resolve_policy(pam_handle_t *pamh, const struct options *o, struct hs
 		return PAM_SERVICE_ERR;
 	}
 	if (o->prefix) {
-		for (size_t i = 0; i < HS_ARRAY_SIZE(prefix_words); i++)
-			if (strcmp(o->prefix, prefix_words[i].prefix) == 0)
-				word = prefix_words[i].word;
+		word = word_of_prefix(o->prefix);
 		if (!word) {
 			pam_syslog(pamh, LOG_ERR, "unknown hash prefix \"%s\" in prefix=: configuration error",
 			           o->prefix);
@@ -205,9 +209,7 @@ static int resolve_policy(pam_handle_t *pamh, const struct options *o, struct hs
 		if (r < 0)
 			return PAM_SERVICE_ERR;
 		if (o->rounds_arg) {
-			for (size_t i = 0; i < HS_ARRAY_SIZE(prefix_words); i++)
-				if (strcmp(p->prefix, prefix_words[i].prefix) == 0)
-					word = prefix_words[i].word;
+			word = word_of_prefix(p->prefix);
 			if (word)
 				r = hs_hash_policy_from_method(word, rounds, p);
 		}
@@ -258,12 +260,7 @@ struct entry {
 	struct hs_shadow sh;                /* SRC_DIRECT */
 };
 
-static void entry_init(struct entry *e)
-{
-	memset(e, 0, sizeof *e);
-	e->treefd = e->udirfd = -1;
-	e->src = SRC_UNKNOWN;
-}
+#define ENTRY_INIT { .treefd = -1, .udirfd = -1, .src = SRC_UNKNOWN }
 
 /* The stored hash, once the entry's caller has no more use for it. */
 static void entry_forget_hash(struct entry *e)
@@ -279,10 +276,8 @@ static void entry_done(struct entry *e)
 	entry_forget_hash(e);
 	e->treefd = e->udirfd = -1;
 }
+#define _cleanup_entry_ __attribute__((cleanup(entry_done)))
 
-/* Find the user and, when this process may, read their shadow file.
- * EACCES anywhere means "this process cannot read it": the helper's
- * case. */
 /* Is name a line of /etc/passwd itself?  A search of the file for "NAME:"
  * (memmem: a 100,000-user file, 6 MB, in about 5 ms on the development
  * VM, where parsing every line with fgetpwent_r took 200), where a hit
@@ -302,15 +297,12 @@ static bool in_passwd_file(const char *name)
 	};
 	char key[HS_NAME_MAX + 2];
 	size_t len, klen = (size_t)snprintf(key, sizeof key, "%s:", name);
-	char *data = NULL;
+	_cleanup_free_ char *data = NULL;
 	bool found = false;
 	/* the reader the module already links (not the path variant) */
-	int etc = open(HS_ETC_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
+	_cleanup_close_ int etc = open(HS_ETC_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	r = etc < 0 ? -errno : hs_fileio_read_alloc_at(etc, "passwd", &ex, &data, &len, NULL);
-	if (etc >= 0)
-		close(etc);
-	if (r < 0)
+	if (etc < 0 || hs_fileio_read_alloc_at(etc, "passwd", &ex, &data, &len, NULL) < 0)
 		return true;
 	for (const char *p = data; !found && (p = memmem(p, len - (size_t)(p - data), key, klen));
 	     p++) {
@@ -321,10 +313,12 @@ static bool in_passwd_file(const char *name)
 			q--;
 		found = q == data || q[-1] == '\n';
 	}
-	free(data);
 	return found;
 }
 
+/* Find the user and, when this process may, read their shadow file.
+ * EACCES anywhere means "this process cannot read it": the helper's
+ * case. */
 static void entry_load(pam_handle_t *pamh, const struct options *o, const char *name,
                        struct entry *e)
 {
@@ -392,10 +386,13 @@ static void entry_load(pam_handle_t *pamh, const struct options *o, const char *
 
 /* Take the user's write lock (lib/tree/userdir.h), then read the shadow file
  * again into buf/cur: what a writer replaces must be what is on disk now,
- * not what was read before the lock.  Returns 0 with the lock held, or a
- * negative error (logged) without it. */
-static int lock_and_reread(pam_handle_t *pamh, struct entry *e, unsigned timeout_ms, char *buf,
-                           size_t size, struct hs_shadow *cur)
+ * not what was read before the lock.  Returns 0 with the lock held when
+ * the hash is still the one checked (unchanged(seen, hash)); without it,
+ * 1 when someone changed the hash meanwhile, or a negative error
+ * (logged). */
+static int lock_and_reread(pam_handle_t *pamh, struct entry *e, unsigned timeout_ms,
+                           bool (*unchanged)(const char *seen, const char *hash),
+                           const char *seen, char *buf, size_t size, struct hs_shadow *cur)
 {
 	char path[HS_PATHBUF_USER], why[64];
 	int r;
@@ -408,11 +405,15 @@ static int lock_and_reread(pam_handle_t *pamh, struct entry *e, unsigned timeout
 		return r;
 	}
 	r = hs_userdir_read_shadow(e->udirfd, e->pw->pw_uid, buf, size, cur);
-	if (r < 0) {
-		(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
+	if (r < 0)
 		pam_syslog(pamh, LOG_ERR, "cannot read %s: %s",
 		           hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW),
 		           hs_strerror(r));
+	else if (!unchanged(seen, cur->hash))
+		r = 1;
+	if (r != 0) {
+		(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
+		hs_wipe(buf, size);
 	}
 	return r;
 }
@@ -496,7 +497,7 @@ static int get_password(pam_handle_t *pamh, const struct options *o, int item, b
 	else if (!chauthtok)
 		r = prompt_secret(pamh, "Password: ", owned);
 	else {
-		char *again = NULL;
+		_cleanup_secret_ char *again = NULL;
 
 		r = prompt_secret(pamh, "New password: ", owned);
 		if (r == PAM_SUCCESS)
@@ -505,7 +506,6 @@ static int get_password(pam_handle_t *pamh, const struct options *o, int item, b
 			pam_error(pamh, "%s", MSG_MISMATCH);
 			r = PAM_TRY_AGAIN;
 		}
-		hs_free_secret(again);
 		if (r != PAM_SUCCESS) {
 			hs_free_secret(*owned);
 			*owned = NULL;
@@ -557,17 +557,13 @@ static void maybe_rehash(pam_handle_t *pamh, const struct options *o, struct ent
 	char curbuf[HS_USERFILE_MAX + 2];
 	struct hs_shadow cur;
 
-	r = lock_and_reread(pamh, e, HS_REHASH_LOCK_TIMEOUT_MS, curbuf, sizeof curbuf, &cur);
-	if (r < 0) {
+	r = lock_and_reread(pamh, e, HS_REHASH_LOCK_TIMEOUT_MS, hs_hash_consttime_streq, e->sh.hash,
+	                    curbuf, sizeof curbuf, &cur);
+	if (r != 0) {
 		hs_wipe(newhash, sizeof newhash);
-		return;
-	}
-	if (!hs_hash_consttime_streq(cur.hash, e->sh.hash)) {
-		(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
-		hs_wipe(newhash, sizeof newhash);
-		hs_wipe(curbuf, sizeof curbuf);
-		pam_syslog(pamh, LOG_NOTICE, "rehash of %s skipped: password changed by another process",
-		           e->name);
+		if (r == 1)
+			pam_syslog(pamh, LOG_NOTICE,
+			           "rehash of %s skipped: password changed by another process", e->name);
 		return;
 	}
 	struct hs_shadow ns = { .hash = newhash, .lstchg = cur.lstchg };
@@ -651,7 +647,7 @@ static int verify_one_guess_at_a_time(pam_handle_t *pamh, const struct options *
 PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv)
 {
 	struct options o;
-	struct entry e;
+	_cleanup_entry_ struct entry e = ENTRY_INIT;
 	const char *name = NULL, *password = NULL;
 	_cleanup_secret_ char *owned = NULL;
 	int r;
@@ -660,7 +656,6 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 	r = get_user(pamh, &name, LOG_NOTICE, "could not obtain username");
 	if (r != PAM_SUCCESS)
 		return r;
-	entry_init(&e);
 	entry_load(pamh, &o, name, &e);
 	/* a user-driven process's direct check delays under the guess lock
 	 * instead (verify_one_guess_at_a_time) */
@@ -672,7 +667,6 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 		if (o.debug)
 			pam_syslog(pamh, LOG_DEBUG, "user [%s] has blank password; authenticated without it",
 			           name);
-		entry_done(&e);
 		return PAM_SUCCESS;
 	}
 
@@ -682,7 +676,6 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 			r = PAM_INCOMPLETE;
 		else
 			pam_syslog(pamh, LOG_CRIT, "auth could not identify password for [%s]", name);
-		entry_done(&e);
 		return r;
 	}
 
@@ -748,7 +741,6 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 	}
 	if (r != PAM_SUCCESS && r != PAM_USER_UNKNOWN)
 		log_auth_failure(pamh, name);
-	entry_done(&e);
 	return r;
 }
 
@@ -794,7 +786,7 @@ static int load_aging(pam_handle_t *pamh, const struct options *o, struct entry 
 PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
 {
 	struct options o;
-	struct entry e;
+	struct entry e = ENTRY_INIT;
 	struct hs_aging aging;
 	const void *item = NULL;
 	const char *name;
@@ -810,7 +802,6 @@ PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const c
 		           (unsigned long)getuid());
 		return PAM_USER_UNKNOWN;
 	}
-	entry_init(&e);
 	entry_load(pamh, &o, name, &e);
 	r = load_aging(pamh, &o, &e, &lstchg, &aging);
 	bool foreign = e.src == SRC_FOREIGN;
@@ -848,12 +839,8 @@ PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const c
 	case HS_ACCT_WARN:
 		pam_syslog(pamh, LOG_DEBUG, "password for user %s will expire in %ld days", name,
 		           days_left);
-		if (days_left == 1)
-			remark(pamh, &o, PAM_TEXT_INFO, "Warning: your password will expire in %ld day.",
-			       days_left);
-		else
-			remark(pamh, &o, PAM_TEXT_INFO, "Warning: your password will expire in %ld days.",
-			       days_left);
+		remark(pamh, &o, PAM_TEXT_INFO, "Warning: your password will expire in %ld day%s.",
+		       days_left, days_left == 1 ? "" : "s");
 		return PAM_SUCCESS;
 	case HS_ACCT_OK:
 	default:
@@ -1000,15 +987,10 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 	}
 	if (iamroot)
 		return PAM_SUCCESS;
-	switch (hs_policy_account_state(e->sh.lstchg, &aging, today, NULL, NULL)) {
-	case HS_ACCT_EXPIRED:
+	enum hs_acct_state state = hs_policy_account_state(e->sh.lstchg, &aging, today, NULL, NULL);
+	if (state == HS_ACCT_EXPIRED || state == HS_ACCT_AUTHTOK_EXPIRED) {
 		pam_syslog(pamh, LOG_NOTICE, "user shadow entry expired");
-		return PAM_ACCT_EXPIRED;
-	case HS_ACCT_AUTHTOK_EXPIRED:
-		pam_syslog(pamh, LOG_NOTICE, "user shadow entry expired");
-		return PAM_AUTHTOK_EXPIRED;
-	default:
-		break;
+		return state == HS_ACCT_EXPIRED ? PAM_ACCT_EXPIRED : PAM_AUTHTOK_EXPIRED;
 	}
 	if (hs_policy_change_too_early(e->sh.lstchg, &aging, today)) {
 		remark(pamh, o, PAM_ERROR_MSG, "%s", MSG_WAIT_LONGER);
@@ -1115,24 +1097,20 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	/* Hashing is done before the lock (it is the slow part); the lock
 	 * is held from the re-read to the rename, so root's passwd -l or
 	 * chage -d cannot slip in between and be overwritten, and if they
-	 * came first the re-read sees their change. */
+	 * came first the re-read sees their change.  A hash changed since
+	 * PRELIM checked it (root locked the account, another change won)
+	 * is not overwritten with one checked against the previous
+	 * password. */
 	char curbuf[HS_USERFILE_MAX + 2];
 	struct hs_shadow cur;
 
-	r = lock_and_reread(pamh, e, HS_LOCK_TIMEOUT_MS, curbuf, sizeof curbuf, &cur);
-	if (r < 0) {
+	r = lock_and_reread(pamh, e, HS_LOCK_TIMEOUT_MS, prelim_unchanged, seen, curbuf,
+	                    sizeof curbuf, &cur);
+	if (r != 0) {
 		hs_wipe(newhash, sizeof newhash);
+		if (r == 1)
+			pam_syslog(pamh, LOG_NOTICE, "user password changed by another process");
 		return r == -HS_E_TIMEOUT ? PAM_AUTHTOK_LOCK_BUSY : PAM_AUTHTOK_ERR;
-	}
-	/* someone changed the hash since PRELIM checked it (root locked
-	 * the account, another change won): do not overwrite their change
-	 * with one checked against the previous password */
-	if (!prelim_unchanged(seen, cur.hash)) {
-		(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
-		hs_wipe(newhash, sizeof newhash);
-		hs_wipe(curbuf, sizeof curbuf);
-		pam_syslog(pamh, LOG_NOTICE, "user password changed by another process");
-		return PAM_AUTHTOK_ERR;
 	}
 	hs_wipe(curbuf, sizeof curbuf);
 	struct hs_shadow ns = { .hash = newhash, .lstchg = hs_today() };
@@ -1155,7 +1133,7 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 PAM_EXTERN int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc, const char **argv)
 {
 	struct options o;
-	struct entry e;
+	_cleanup_entry_ struct entry e = ENTRY_INIT;
 	const char *name = NULL;
 	bool iamroot;
 	int r;
@@ -1164,11 +1142,9 @@ PAM_EXTERN int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc, const c
 	r = get_user(pamh, &name, LOG_ERR, "password - could not identify user");
 	if (r != PAM_SUCCESS)
 		return r;
-	entry_init(&e);
 	entry_load(pamh, &o, name, &e);
 	if (e.src == SRC_UNKNOWN || e.src == SRC_FOREIGN) {
 		pam_syslog(pamh, LOG_DEBUG, "user \"%s\" does not exist in /etc/passwd", name);
-		entry_done(&e);
 		return PAM_USER_UNKNOWN;
 	}
 	/* root changes anyone's password without the old one, except when
@@ -1185,7 +1161,6 @@ PAM_EXTERN int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc, const c
 		pam_syslog(pamh, LOG_ALERT, "password received unknown request");
 		r = PAM_ABORT;
 	}
-	entry_done(&e);
 	return r;
 }
 

@@ -120,37 +120,48 @@ static unsigned int fd_limit(void)
 	return (unsigned int)rl.rlim_cur;
 }
 
-/* Start the helper (through the intermediate) with the given fds as its
- * stdin, stdout, stderr.  Returns the intermediate's pid or a negative
- * error. */
-static pid_t spawn_helper(const char *mode, const char *user, const int fds[3])
+static int open_null(void)
 {
-	struct child_args args;
-	sigset_t all, saved;
-	char *stacks;
-	pid_t pid;
-	int err;
+	return above_stdio(open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY));
+}
 
-	args.argv[0] = "password-helper";
-	args.argv[1] = (char *)mode;
-	args.argv[2] = (char *)user;
-	args.argv[3] = NULL;
-	memcpy(args.fds, fds, sizeof(args.fds));
-	args.fd_max = fd_limit();
+/* Start the helper (through the intermediate) with end[1], one end of a
+ * new pipe or socketpair, as its standard fd number slot and /dev/null as
+ * the other two.  end[1] is closed here; end[0] is left open for the
+ * caller, unless this fails.  Returns the intermediate's pid, or -1. */
+static pid_t spawn_helper(const char *mode, const char *user, int end[2], int slot)
+{
+	_cleanup_close_ int null = open_null();
+	struct child_args args = {
+		.argv = { "password-helper", (char *)mode, (char *)user, NULL },
+		.fds = { null, null, null },
+		.fd_max = fd_limit(),
+	};
+	sigset_t all, saved;
+	char *stacks = NULL;
+	pid_t pid = -1;
+
+	end[0] = above_stdio(end[0]);
+	end[1] = above_stdio(end[1]);
+	args.fds[slot] = end[1];
 	/* two stacks, allocated here because the intermediate must not
 	 * malloc; both are in its own copy of memory */
-	stacks = malloc(2 * CHILD_STACK_SIZE);
-	if (!stacks)
-		return -ENOMEM;
-	args.exec_stack = stacks + 2 * CHILD_STACK_SIZE;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &saved);
-	/* no CLONE_VM: a copy of memory, like fork; exit signal 0 */
-	pid = clone(intermediate_main, stacks + CHILD_STACK_SIZE, 0, &args);
-	err = errno;
-	pthread_sigmask(SIG_SETMASK, &saved, NULL);
-	free(stacks);
-	return pid < 0 ? -err : pid;
+	if (null >= 0 && end[0] >= 0 && end[1] >= 0)
+		stacks = malloc(2 * CHILD_STACK_SIZE);
+	if (stacks) {
+		args.exec_stack = stacks + 2 * CHILD_STACK_SIZE;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &saved);
+		/* no CLONE_VM: a copy of memory, like fork; exit signal 0 */
+		pid = clone(intermediate_main, stacks + CHILD_STACK_SIZE, 0, &args);
+		pthread_sigmask(SIG_SETMASK, &saved, NULL);
+		free(stacks);
+	}
+	/* the intermediate has its copy; ours would keep EOF from our end */
+	hs_close(end[1]);
+	if (pid < 0)
+		hs_close(end[0]);
+	return pid;
 }
 
 /* Wait for our child only, through EINTR; map its end to an answer. */
@@ -173,11 +184,6 @@ static int wait_helper(pid_t pid)
 	}
 }
 
-static int open_null(void)
-{
-	return above_stdio(open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY));
-}
-
 /* Send all of buf, or stop at the first real error: a helper that went
  * away (EPIPE, ECONNRESET) answers through its exit status. */
 static void send_all(int fd, const char *buf, size_t len)
@@ -197,8 +203,7 @@ static void send_all(int fd, const char *buf, size_t len)
 
 int hs_pwhelper_verify(const char *user, const char *password)
 {
-	_cleanup_close_ int null = -1;
-	int sv[2] = { -1, -1 };
+	int sv[2];
 	size_t len;
 	pid_t pid;
 
@@ -208,25 +213,11 @@ int hs_pwhelper_verify(const char *user, const char *password)
 	/* the helper would refuse it too; no need to start it */
 	if (len > HS_PASSWORD_MAX)
 		return HS_PWHELPER_REFUSED;
-	null = open_null();
-	if (null < 0)
-		return HS_PWHELPER_ERROR;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return HS_PWHELPER_ERROR;
-	sv[0] = above_stdio(sv[0]);
-	sv[1] = above_stdio(sv[1]);
-	if (sv[0] < 0 || sv[1] < 0) {
-		hs_close(sv[0]);
-		hs_close(sv[1]);
+	pid = spawn_helper("verify", user, sv, STDIN_FILENO);
+	if (pid < 0)
 		return HS_PWHELPER_ERROR;
-	}
-	int fds[3] = { sv[1], null, null };
-	pid = spawn_helper("verify", user, fds);
-	hs_close(sv[1]);
-	if (pid < 0) {
-		hs_close(sv[0]);
-		return HS_PWHELPER_ERROR;
-	}
 	/* at most HS_PASSWORD_MAX bytes: fits in the socket buffer, so this
 	 * never blocks on a helper that does not read */
 	send_all(sv[0], password, len);
@@ -281,33 +272,18 @@ static int parse_account(char *answer, long *lstchg, struct hs_aging *aging)
 int hs_pwhelper_account(const char *user, long *lstchg, struct hs_aging *aging)
 {
 	char answer[ACCOUNT_ANSWER_MAX + 1];
-	_cleanup_close_ int null = -1;
-	int pfd[2] = { -1, -1 };
+	int pfd[2];
 	size_t len = 0;
 	pid_t pid;
 	int r;
 
 	if (!user || !lstchg || !aging || !hs_names_user_valid(user))
 		return HS_PWHELPER_REFUSED;
-	null = open_null();
-	if (null < 0)
-		return HS_PWHELPER_ERROR;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return HS_PWHELPER_ERROR;
-	pfd[0] = above_stdio(pfd[0]);
-	pfd[1] = above_stdio(pfd[1]);
-	if (pfd[0] < 0 || pfd[1] < 0) {
-		hs_close(pfd[0]);
-		hs_close(pfd[1]);
+	pid = spawn_helper("account", user, pfd, STDOUT_FILENO);
+	if (pid < 0)
 		return HS_PWHELPER_ERROR;
-	}
-	int fds[3] = { null, pfd[1], null };
-	pid = spawn_helper("account", user, fds);
-	hs_close(pfd[1]);
-	if (pid < 0) {
-		hs_close(pfd[0]);
-		return HS_PWHELPER_ERROR;
-	}
 	/* read to EOF, keeping at most ACCOUNT_ANSWER_MAX bytes and noting
 	 * whether there was more */
 	bool too_long = false;

@@ -133,6 +133,12 @@ static long date_arg(const char *arg)
 	return v;
 }
 
+static bool any_change_option(const struct options *o)
+{
+	return o->set_lstchg || o->set_min || o->set_max || o->set_warn || o->set_inact ||
+	       o->set_expire;
+}
+
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -201,17 +207,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 	}
 	if (argc != optind + 1)
 		usage(E_USAGE);
-	if (o->list && (o->set_lstchg || o->set_min || o->set_max || o->set_warn ||
-			o->set_inact || o->set_expire)) {
+	if (o->list && any_change_option(o)) {
 		hs_warn("do not include \"l\" with other flags");
 		usage(E_USAGE);
 	}
-}
-
-static bool any_change_option(const struct options *o)
-{
-	return o->set_lstchg || o->set_min || o->set_max || o->set_warn || o->set_inact ||
-	       o->set_expire;
 }
 
 /* A day number as shadow-utils prints it: "Jan 02, 2025" (C locale month
@@ -346,7 +345,6 @@ static void ask_fields(const char *user, long *lstchg, struct hs_aging *a)
 	a->expire = prompt_date("Account Expiration Date (YYYY-MM-DD)", a->expire);
 }
 
-/* Read the user's shadow file into buf.  Dies naming the file. */
 static void retry_pause(void)
 {
 	struct timespec ts = { .tv_sec = 0, .tv_nsec = NLINK_RETRY_NSEC };
@@ -354,6 +352,7 @@ static void retry_pause(void)
 	nanosleep(&ts, NULL);
 }
 
+/* Read the user's shadow file into buf.  Dies naming the file. */
 static void read_shadow(int udirfd, const struct passwd *pw, char *buf, size_t size,
 			struct hs_shadow *sh)
 {

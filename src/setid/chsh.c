@@ -54,19 +54,11 @@ static bool amroot;
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] [LOGIN]\n"
-		"\n"
-		"Options:\n"
-		"  -h, --help                    display this help message and exit\n"
-		"  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
-		"  -s, --shell SHELL             new login shell for the user account\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog());
-	exit(status);
+	hs_cli_usage(status, "[options] [LOGIN]",
+		     "  -h, --help                    display this help message and exit\n"
+		     "  -R, --root CHROOT_DIR         directory to chroot into (not supported)\n"
+		     "  -s, --shell SHELL             new login shell for the user account\n",
+		     "\n");
 }
 
 /* shadow-utils' rule for the field: no ':', ',', '=' or newline, nothing
@@ -115,9 +107,8 @@ static int open_userdir(const char *name, uid_t uid, bool missing_ok)
 	int fd;
 
 	if (treefd < 0) {
-		if (treefd == -ENOENT && missing_ok)
-			return treefd;
-		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
+		if (!(treefd == -ENOENT && missing_ok))
+			hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
 		return treefd;
 	}
 	fd = hs_userdir_open(treefd, name, uid, NULL);
@@ -290,9 +281,7 @@ static int user_update(const struct passwd *pw, const char *shell)
 {
 	_cleanup_close_ int udirfd = open_userdir(pw->pw_name, pw->pw_uid, false);
 
-	if (udirfd < 0)
-		return E_FAILURE;
-	if (write_shell_file(&udirfd, pw->pw_name, pw->pw_uid, HS_ANY_GID, shell) < 0)
+	if (udirfd < 0 || write_shell_file(&udirfd, pw->pw_name, pw->pw_uid, HS_ANY_GID, shell) < 0)
 		return E_FAILURE;
 	return E_SUCCESS;
 }
@@ -480,10 +469,7 @@ int main(int argc, char **argv)
 	}
 	check_shell(shell, &shells);
 
-	if (amroot)
-		status = root_update(&pw, shell, &shells);
-	else
-		status = user_update(&pw, shell);
+	status = amroot ? root_update(&pw, shell, &shells) : user_update(&pw, shell);
 	hs_shells_free(&shells);
 	if (status == E_SUCCESS)
 		syslog(LOG_INFO, "changed user '%s' shell to '%s'", name,

@@ -68,36 +68,28 @@ static bool amroot;
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
-
-	fprintf(f,
-		"Usage: %s [options] [LOGIN]\n"
-		"\n"
-		"Options:\n"
-		"  -a, --all                     report password status on all accounts\n"
-		"  -d, --delete                  delete the password for the named account\n"
-		"  -e, --expire                  force expire the password for the named account\n"
-		"  -f, --force                   with -u: unlock even if that leaves the\n"
-		"                                account without a password\n"
-		"  -h, --help                    display this help message and exit\n"
-		"  -k, --keep-tokens             change password only if expired\n"
-		"  -i, --inactive INACTIVE       set password inactive after expiration\n"
-		"                                to INACTIVE\n"
-		"  -l, --lock                    lock the password of the named account\n"
-		"  -n, --mindays MIN_DAYS        set minimum number of days before password\n"
-		"                                change to MIN_DAYS\n"
-		"  -q, --quiet                   quiet mode\n"
-		"  -r, --repository REPOSITORY   change password in REPOSITORY repository\n"
-		"  -s, --stdin                   read the password(s) from standard input\n"
-		"  -S, --status                  report password status on the named account\n"
-		"  -u, --unlock                  unlock the password of the named account\n"
-		"  -w, --warndays WARN_DAYS      set expiration warning days to WARN_DAYS\n"
-		"  -x, --maxdays MAX_DAYS        set maximum number of days before password\n"
-		"                                change to MAX_DAYS\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog());
-	exit(status);
+	hs_cli_usage(status, "[options] [LOGIN]",
+		     "  -a, --all                     report password status on all accounts\n"
+		     "  -d, --delete                  delete the password for the named account\n"
+		     "  -e, --expire                  force expire the password for the named account\n"
+		     "  -f, --force                   with -u: unlock even if that leaves the\n"
+		     "                                account without a password\n"
+		     "  -h, --help                    display this help message and exit\n"
+		     "  -k, --keep-tokens             change password only if expired\n"
+		     "  -i, --inactive INACTIVE       set password inactive after expiration\n"
+		     "                                to INACTIVE\n"
+		     "  -l, --lock                    lock the password of the named account\n"
+		     "  -n, --mindays MIN_DAYS        set minimum number of days before password\n"
+		     "                                change to MIN_DAYS\n"
+		     "  -q, --quiet                   quiet mode\n"
+		     "  -r, --repository REPOSITORY   change password in REPOSITORY repository\n"
+		     "  -s, --stdin                   read the password(s) from standard input\n"
+		     "  -S, --status                  report password status on the named account\n"
+		     "  -u, --unlock                  unlock the password of the named account\n"
+		     "  -w, --warndays WARN_DAYS      set expiration warning days to WARN_DAYS\n"
+		     "  -x, --maxdays MAX_DAYS        set maximum number of days before password\n"
+		     "                                change to MAX_DAYS\n",
+		     "\n");
 }
 
 /* A day count for -n/-x/-w/-i: "-1" (unset) or 0..HS_DAYS_MAX.
@@ -433,12 +425,13 @@ static const char *stdin_answer(void *ctx, const char *prompt)
 }
 
 /* The kernel holds passwd's -S and root's flags to their job (Landlock):
- * write only beneath writable (NULL: nothing).  The PAM change is not
- * confined: its stack may run any program (pam_exec). */
-static void confine(const char *writable)
+ * write only beneath the directory of user (NULL: nothing).  The PAM
+ * change is not confined: its stack may run any program (pam_exec). */
+static void confine(const char *user)
 {
+	char udir[HS_PATHBUF_USER];
 	const struct hs_confine_rule rules[] = {
-		{ writable, HS_CONFINE_WRITE },
+		{ user ? hs_userdir_confine_path(udir, sizeof udir, user) : NULL, HS_CONFINE_WRITE },
 	};
 
 	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_FAILURE);
@@ -665,7 +658,7 @@ int main(int argc, char **argv)
 	_cleanup_free_ char *pwbuf = NULL;
 	struct passwd me, pw;
 	const char *name;
-	int r, status;
+	int r;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "passwd"));
 	amroot = hs_privs_caller_is_root();
@@ -725,18 +718,12 @@ int main(int argc, char **argv)
 
 		confine(NULL);
 		treefd = hs_userdir_open_tree();
-
-		status = print_status(treefd, &pw);
-		return finish_output(status);
+		return finish_output(print_status(treefd, &pw));
 	}
 	if (!o.anyflag) {
 		/* the PAM module logs the change itself */
 		return change_password(pw.pw_name, &o);
 	}
-	{
-		char udir[HS_PATHBUF_USER];
-
-		confine(hs_userdir_confine_path(udir, sizeof udir, pw.pw_name));
-	}
+	confine(pw.pw_name);
 	return root_update(&pw, me.pw_name, &o);
 }

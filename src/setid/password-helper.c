@@ -134,10 +134,9 @@ static size_t read_password(void)
 static int open_own_dir(const char *user, uid_t uid)
 {
 	char path[HS_PATHBUF_USER];
-	_cleanup_close_ int treefd = -1;
+	_cleanup_close_ int treefd = hs_userdir_open_tree();
 	int fd;
 
-	treefd = hs_userdir_open_tree();
 	if (treefd < 0)
 		hs_die(HS_PWHELPER_ERROR, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
 	fd = hs_userdir_open(treefd, user, uid, NULL);
@@ -179,15 +178,13 @@ static void read_own_shadow(int udirfd, const char *user, uid_t uid, struct hs_s
  * a caller who stops the helper here delays only their own guesses. */
 static int lock_guesses(int udirfd, const char *user)
 {
-	char path[HS_PATHBUF_USER];
+	char path[HS_PATHBUF_USER], why[64];
 	int fd = hs_userdir_guess_lock(udirfd, HELPER_DEADLINE * 1000u);
 
-	if (fd == -HS_E_TIMEOUT)
-		hs_die(HS_PWHELPER_ERROR, "cannot lock %s: timed out after %d s",
-		       hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW), HELPER_DEADLINE);
 	if (fd < 0)
 		hs_die(HS_PWHELPER_ERROR, "cannot lock %s: %s",
-		       hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW), hs_strerror(fd));
+		       hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW),
+		       hs_lock_strerror(fd, HELPER_DEADLINE * 1000u, why, sizeof why));
 	/* from here on, nothing the caller does may shorten the delay */
 	alarm(0);
 	return fd;
@@ -274,14 +271,9 @@ int main(int argc, char **argv)
 	tzset();
 	arm_deadline();
 
-	if (argc != 3)
+	if (argc != 3 || (strcmp(argv[1], "verify") != 0 && strcmp(argv[1], "account") != 0))
 		usage();
-	if (strcmp(argv[1], "verify") == 0)
-		verify = true;
-	else if (strcmp(argv[1], "account") == 0)
-		verify = false;
-	else
-		usage();
+	verify = strcmp(argv[1], "verify") == 0;
 	user = argv[2];
 	if (!hs_names_user_valid(user))
 		hs_die(HS_PWHELPER_REFUSED, "invalid user name");

@@ -9,9 +9,9 @@
 #include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "cli.h"
 #include "confine.h"
 #include "layout.h"
@@ -28,8 +28,7 @@ int main(int argc, char **argv)
 	_cleanup_free_ char *pwbuf = NULL;
 	_cleanup_close_ int treefd = -1;
 	_cleanup_close_ int udirfd = -1;
-	struct passwd pwd, *pw = NULL;
-	size_t pwbufsize = 4096;
+	struct passwd pw;
 	const char *shell;
 	uid_t uid;
 	int r;
@@ -39,30 +38,20 @@ int main(int argc, char **argv)
 		hs_die(1, "takes no arguments (it is run by %s)", HS_SHELL_PROXY);
 	uid = getuid();
 
-	for (;;) {
-		pwbuf = malloc(pwbufsize);
-		if (!pwbuf)
-			hs_die(1, "out of memory");
-		r = getpwuid_r(uid, &pwd, pwbuf, pwbufsize, &pw);
-		if (r != ERANGE || pwbufsize > (1u << 20))
-			break;
-		free(pwbuf);
-		pwbuf = NULL;
-		pwbufsize *= 4;
-	}
-	if (!pw)
+	r = hs_account_getpwuid(uid, &pw, &pwbuf);
+	if (r < 0)
 		hs_die(1, "cannot find the passwd entry of uid %lu: %s", (unsigned long)uid,
-		       r ? hs_strerror(-r) : "no such user");
+		       r == -ENOENT ? "no such user" : hs_strerror(r));
 
 	treefd = hs_userdir_open_tree();
 	if (treefd < 0)
 		hs_die(1, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
 	/* The directory must belong to the caller: a uid shared by two names
 	 * still only reaches directories that uid owns. */
-	udirfd = hs_userdir_open(treefd, pw->pw_name, uid, NULL);
+	udirfd = hs_userdir_open(treefd, pw.pw_name, uid, NULL);
 	if (udirfd < 0)
 		hs_die(1, "cannot open %s: %s",
-		       hs_userdir_path(path, sizeof(path), pw->pw_name, NULL), hs_strerror(udirfd));
+		       hs_userdir_path(path, sizeof(path), pw.pw_name, NULL), hs_strerror(udirfd));
 	/* the kernel keeps it to reading this directory from here on */
 	r = hs_confine_helper(udirfd);
 	if (r < 0 && r != -ENOSYS)
@@ -70,7 +59,7 @@ int main(int argc, char **argv)
 	r = hs_userdir_read_shell(udirfd, uid, shellbuf, sizeof(shellbuf), &shell);
 	if (r < 0)
 		hs_die(1, "cannot read %s: %s",
-		       hs_userdir_path(path, sizeof(path), pw->pw_name, HS_FILE_SHELL), hs_strerror(r));
+		       hs_userdir_path(path, sizeof(path), pw.pw_name, HS_FILE_SHELL), hs_strerror(r));
 	if (printf("%s\n", shell) < 0 || fflush(stdout) != 0)
 		hs_die(1, "cannot write to standard output: %s", hs_strerror(-errno));
 	return 0;
