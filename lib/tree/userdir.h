@@ -157,7 +157,7 @@ void hs_userdir_thaw(int udirfd);
  * take it, so a user who stops a process that holds it delays their own
  * guesses and nothing of root's.  Polls like hs_userdir_lock.  Returns the
  * locked fd (close it to release), -HS_E_TIMEOUT, or a negative error. */
-int hs_userdir_guess_lock(int udirfd, unsigned timeout_sec);
+int hs_userdir_guess_lock(int udirfd, unsigned timeout_ms);
 
 /* Create USER's directory complete with all three files, atomically: it is
  * built as root:root 0700 under a reserved temporary name, then given to
