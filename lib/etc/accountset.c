@@ -51,11 +51,6 @@ const char *hs_accountset_path(enum hs_as_file f)
 	return f < HS_AS_COUNT ? as_files[f].path : NULL;
 }
 
-const char *hs_accountset_cache(enum hs_as_file f)
-{
-	return f < HS_AS_COUNT ? as_files[f].cache : NULL;
-}
-
 static void free_dbs(struct hs_accountset *s)
 {
 	for (int k = 0; k < HS_AS_COUNT; k++) {
@@ -157,20 +152,17 @@ int hs_accountset_commit(struct hs_accountset *s)
 
 static void flush_written(struct hs_accountset *s)
 {
-	bool shadow_group_done = false;
-
 	if (!s->committed)
 		return;
 	for (int k = 0; k < HS_AS_COUNT; k++) {
-		if (!s->used[k] || !as_files[k].cache)
-			continue;
+		const char *cache = as_files[k].cache;
+
 		/* nscd keeps no gshadow cache; the group cache covers both */
-		if (k == HS_AS_GROUP)
-			shadow_group_done = true;
-		hs_globalfile_flush_caches(as_files[k].cache);
+		if (k == HS_AS_GSHADOW && !s->used[HS_AS_GROUP])
+			cache = "group";
+		if (s->used[k] && cache)
+			hs_globalfile_flush_caches(cache);
 	}
-	if (!shadow_group_done && s->used[HS_AS_GSHADOW])
-		hs_globalfile_flush_caches("group");
 	s->committed = false;
 }
 
