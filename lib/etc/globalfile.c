@@ -356,6 +356,7 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
                     unsigned timeout_ms, const char **failed_path)
 {
 	int64_t deadline = monotonic_ns() + (int64_t)timeout_ms * 1000000;
+	const char *ignored;
 	int r;
 
 	l->pwd_lock_fd = -1;
@@ -363,8 +364,9 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	memset(l->held, 0, sizeof l->held);
 	if (!pwd_lock_path)
 		pwd_lock_path = HS_ETC_PWD_LOCK;
-	if (failed_path)
-		*failed_path = pwd_lock_path;
+	if (!failed_path)
+		failed_path = &ignored;
+	*failed_path = pwd_lock_path;
 	if (n_files > HS_LOCK_MAX_FILES || (n_files > 0 && !files))
 		return -EINVAL;
 
@@ -374,8 +376,7 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 		return r;
 	}
 	for (size_t i = 0; i < n_files; i++) {
-		if (failed_path)
-			*failed_path = files[i];
+		*failed_path = files[i];
 		if (!files[i] || !*files[i]) {
 			r = -EINVAL;
 			goto fail;
@@ -388,8 +389,7 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	r = finish_interrupted_update(pwd_lock_path, failed_path);
 	if (r < 0)
 		goto fail;
-	if (failed_path)
-		*failed_path = NULL;
+	*failed_path = NULL;
 	return 0;
 fail:
 	hs_globalfile_unlock(l);
@@ -496,21 +496,17 @@ int hs_globalfile_commit(const struct hs_global_file *files, size_t n, char *err
 
 		if (!f->path || (!f->iov && f->n_iov) || (!f->old_data && f->old_len))
 			return -EINVAL;
+		for (size_t k = 0; k < f->n_iov; k++)
+			len += f->iov[k].iov_len;
 		r = split_dir(f->path, i ? other : dir, sizeof(dir), &tf[i].base);
 		if (r == 0 && i && strcmp(dir, other) != 0)
 			r = -EXDEV;
+		if (r == 0 && len > HS_GLOBALFILE_MAX)
+			r = -HS_E_TOOBIG;
 		if (r < 0) {
 			if (err && err_size)
 				snprintf(err, err_size, "cannot write %s: %s", f->path, hs_strerror(r));
 			return r;
-		}
-		for (size_t k = 0; k < f->n_iov; k++)
-			len += f->iov[k].iov_len;
-		if (len > HS_GLOBALFILE_MAX) {
-			if (err && err_size)
-				snprintf(err, err_size, "cannot write %s: %s", f->path,
-					 hs_strerror(-HS_E_TOOBIG));
-			return -HS_E_TOOBIG;
 		}
 		tf[i].iov = f->iov;
 		tf[i].n_iov = f->n_iov;
