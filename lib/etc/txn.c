@@ -416,16 +416,18 @@ static void undo_work(struct hs_txn_work *work, size_t n_work)
 			(void)work_ops->back(&work[i]);
 }
 
-/* Finish the work of a committed change: the tree first, then the homes
- * (the account exists before its home is handed over, and the user's
- * directory goes with the passwd line).  Each failure goes into msg. */
-static void run_work(struct hs_txn_work *work, size_t n_work, char *msg, size_t msg_size)
+/* Finish the work of a committed change (but the pieces skip[i] says;
+ * skip may be NULL): the tree first, then the homes (the account exists
+ * before its home is handed over, and the user's directory goes with the
+ * passwd line).  Each piece says in msg (may be NULL) what became of it. */
+static void run_work(struct hs_txn_work *work, const bool *skip, size_t n_work, char *msg,
+                     size_t msg_size)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < n_work; i++) {
 			struct hs_txn_work *w = &work[i];
 
-			if (work_is_tree(w) != (pass == 0))
+			if ((skip && skip[i]) || work_is_tree(w) != (pass == 0))
 				continue;
 			w->result = work_ops ? work_ops->forward(w) : -ENOSYS;
 			if (w->result < 0)
@@ -436,6 +438,9 @@ static void run_work(struct hs_txn_work *work, size_t n_work, char *msg, size_t 
 					w->result == -EEXIST ?
 					"something else has that name now; the copy made for "
 					"it was removed" : hs_strerror(w->result));
+			else
+				msg_add(msg, msg_size, "finished %s %s", work_is_new(w) ?
+					"creating" : "removing", w->path);
 		}
 	}
 }
@@ -574,7 +579,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	/* the work: each piece that cannot be finished says so in its
 	 * result and is dropped (the change is committed); without the ops
 	 * the journal stays for a tool that has them */
-	run_work(work, n_work, NULL, 0);
+	run_work(work, NULL, n_work, NULL, 0);
 	if ((n_work || clen) && !work_ops)
 		return 0;
 
@@ -829,18 +834,7 @@ static void recover_work(struct hs_txn_work *work, const bool *undo, size_t n_wo
 		if (work_is_new(&work[i]))
 			msg_add(msg, msg_size, "undid the unfinished creation of %s", work[i].path);
 	}
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < n_work; i++) {
-			struct hs_txn_work *w = &work[i];
-
-			if (undo[i] || work_is_tree(w) != (pass == 0))
-				continue;
-			run_work(w, 1, msg, msg_size);
-			if (w->result == 0)
-				msg_add(msg, msg_size, "finished %s %s", work_is_new(w) ?
-					"creating" : "removing", w->path);
-		}
-	}
+	run_work(work, undo, n_work, msg, msg_size);
 }
 
 static int recover_journal(int dirfd, const char *dir_path, const char *const bases[],
