@@ -16,5 +16,6 @@ bool hs_strbuf_line_next(struct hs_line_iter *it, const char **line, size_t *len
 struct hs_buf { char *data; size_t len, cap; };
 int hs_strbuf_append(struct hs_buf *b, const char *s, size_t n);
 void hs_strbuf_free(struct hs_buf *b);
+#define _cleanup_strbuf_ __attribute__((cleanup(hs_strbuf_free)))
 
 #endif

@@ -108,6 +108,13 @@ static const char *db_path(const struct hs_accountdb *db)
 	return db->path ? db->path : "(memory)";
 }
 
+/* A line that does not parse: "PATH:LINE: invalid entry: REASON"; returns err. */
+static int bad_line(struct hs_accountdb *db, unsigned long lineno, int err)
+{
+	set_error(db, "%s:%lu: invalid entry: %s", db_path(db), lineno, hs_strerror(err));
+	return err;
+}
+
 /* ---------------------------------------------------------------- */
 /* lines */
 
@@ -328,8 +335,7 @@ static long entry_at(struct hs_accountdb *db, long idx)
 	if (!l)
 		return -1;
 	if (l->err) {
-		set_error(db, "%s:%lu: invalid entry: %s", db_path(db), l->lineno,
-			  hs_strerror(l->err));
+		bad_line(db, l->lineno, l->err);
 		return -1;
 	}
 	return l->entry && !l->deleted ? idx : -1;
@@ -795,11 +801,8 @@ static int check_all(struct hs_accountdb *db, unsigned flags)
 
 		if (!l)
 			return -ENOMEM;
-		if (l->err && !(flags & HS_DB_KEEP_BAD)) {
-			set_error(db, "%s:%lu: invalid entry: %s", db_path(db), l->lineno,
-				  hs_strerror(l->err));
-			return l->err;
-		}
+		if (l->err && !(flags & HS_DB_KEEP_BAD))
+			return bad_line(db, l->lineno, l->err);
 	}
 	r = table_build(db, false, &dup, &first);
 	if (r < 0 || dup < 0 || db->kind == HS_DB_SUBID || (flags & HS_DB_KEEP_DUPS))
@@ -1052,11 +1055,8 @@ static int check_name_free(struct hs_accountdb *db, const char *name, long idx, 
 		return 0;
 	if (!build(db, (size_t)other))
 		return -ENOMEM;
-	if (db->lines[other].err) {
-		set_error(db, "%s:%lu: invalid entry: %s", db_path(db), (unsigned long)other + 1,
-			  hs_strerror(db->lines[other].err));
-		return db->lines[other].err;
-	}
+	if (db->lines[other].err)
+		return bad_line(db, (unsigned long)other + 1, db->lines[other].err);
 	set_error(db, "cannot %s %s: %s name %s already exists", what, db_path(db),
 		  name_noun(db->kind), name);
 	return -EEXIST;
@@ -1293,11 +1293,12 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 	struct hs_global_file files[HS_ACCOUNTDB_SET_MAX] = { { 0 } };
 	struct iovec *iovs[HS_ACCOUNTDB_SET_MAX] = { NULL };
 	char err[sizeof(dbs[0]->error)];
-	size_t i, total;
+	size_t i, total, ignored;
 	int r = 0;
 
-	if (failed)
-		*failed = 0;
+	if (!failed)
+		failed = &ignored;
+	*failed = 0;
 	if (n > HS_ACCOUNTDB_SET_MAX || (n && !dbs))
 		return -EINVAL;
 	/* straight from the mapping and the new lines, and the backup
@@ -1319,22 +1320,17 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 		files[i].iov = iovs[i];
 		if (r < 0) {
 			set_error(db, "cannot write %s: %s", db->path, hs_strerror(r));
-			if (failed)
-				*failed = i;
+			*failed = i;
 			goto out;
 		}
 	}
 	r = hs_globalfile_commit(files, n, err, sizeof(err));
 	if (r < 0) {
 		/* the message names the file; point failed at it */
-		size_t at = 0;
-
 		for (i = n; i-- > 0;)
 			if (strstr(err, dbs[i]->path))
-				at = i;
-		snprintf(dbs[at]->error, sizeof(dbs[at]->error), "%s", err);
-		if (failed)
-			*failed = at;
+				*failed = i;
+		snprintf(dbs[*failed]->error, sizeof(dbs[*failed]->error), "%s", err);
 		goto out;
 	}
 	for (i = 0; i < n; i++) {

@@ -10,6 +10,7 @@
 
 #include "globalfile.h"
 #include "layout.h"
+#include "strbuf.h"
 #include "util.h"
 
 static const struct {
@@ -48,11 +49,6 @@ static void set_paths(struct hs_accountset *s)
 const char *hs_accountset_path(enum hs_as_file f)
 {
 	return f < HS_AS_COUNT ? as_files[f].path : NULL;
-}
-
-const char *hs_accountset_cache(enum hs_as_file f)
-{
-	return f < HS_AS_COUNT ? as_files[f].cache : NULL;
 }
 
 static void free_dbs(struct hs_accountset *s)
@@ -156,20 +152,17 @@ int hs_accountset_commit(struct hs_accountset *s)
 
 static void flush_written(struct hs_accountset *s)
 {
-	bool shadow_group_done = false;
-
 	if (!s->committed)
 		return;
 	for (int k = 0; k < HS_AS_COUNT; k++) {
-		if (!s->used[k] || !as_files[k].cache)
-			continue;
+		const char *cache = as_files[k].cache;
+
 		/* nscd keeps no gshadow cache; the group cache covers both */
-		if (k == HS_AS_GROUP)
-			shadow_group_done = true;
-		hs_globalfile_flush_caches(as_files[k].cache);
+		if (k == HS_AS_GSHADOW && !s->used[HS_AS_GROUP])
+			cache = "group";
+		if (s->used[k] && cache)
+			hs_globalfile_flush_caches(cache);
 	}
-	if (!shadow_group_done && s->used[HS_AS_GSHADOW])
-		hs_globalfile_flush_caches("group");
 	s->committed = false;
 }
 
@@ -204,7 +197,7 @@ static int set_error(struct hs_accountset *s, enum hs_as_file f, int r)
 static int list_rename(const char *list, const char *old_name, const char *new_name,
                        char **out)
 {
-	struct hs_buf b = { 0 };
+	_cleanup_strbuf_ struct hs_buf b = { 0 };
 	const char *cur = list, *elem;
 	size_t len, new_len = strlen(new_name), old_len = strlen(old_name);
 	bool found = false, have_new = false;
@@ -224,16 +217,12 @@ static int list_rename(const char *list, const char *old_name, const char *new_n
 			elem = new_name;
 			len = new_len;
 		}
-		if ((b.len > 0 && hs_strbuf_append(&b, ",", 1) < 0) || hs_strbuf_append(&b, elem, len) < 0) {
-			hs_strbuf_free(&b);
+		if ((b.len > 0 && hs_strbuf_append(&b, ",", 1) < 0) || hs_strbuf_append(&b, elem, len) < 0)
 			return -ENOMEM;
-		}
 	}
-	if (hs_strbuf_append(&b, "", 1) < 0) {
-		hs_strbuf_free(&b);
+	if (hs_strbuf_append(&b, "", 1) < 0)
 		return -ENOMEM;
-	}
-	*out = b.data;
+	*out = TAKE_PTR(b.data);
 	return found ? 1 : 0;
 }
 
@@ -349,13 +338,9 @@ int hs_accountset_remove_member(struct hs_accountset *s, size_t gi, const char *
 	return member_op(s, gi, LIST_REMOVE, user);
 }
 
-/* Can line i of db name the user in a list at all?  A line whose text
- * after its own name does not hold the user's has them in no list: it is
- * skipped without building its record (with HS_DB_LAZY, userdel then
- * parses a handful of lines, not all).  memchr for the first byte, then
- * a compare: memmem costs more than that on lines this short. */
 /* Does line i (found holding name's bytes) hold them past its own name,
- * where a member list may name the user?  Else it is not even parsed. */
+ * where a member list may name the user?  Else it is not even parsed
+ * (with HS_DB_LAZY, userdel then parses a handful of lines, not all). */
 static bool may_name(const struct hs_accountdb *db, size_t i, const char *name, size_t nlen)
 {
 	size_t len, flen;
@@ -371,27 +356,21 @@ static bool may_name(const struct hs_accountdb *db, size_t i, const char *name, 
 static int every_list_op(struct hs_accountset *s, enum list_op op, const char *name,
                          const char *new_name)
 {
+	static const enum hs_as_file lists[] = { HS_AS_GROUP, HS_AS_GSHADOW };
 	size_t nlen = strlen(name);
 	int changed = 0, r;
-	long i;
 
-	if (s->used[HS_AS_GROUP]) {
-		for (i = 0; (i = hs_accountdb_find_text(&s->db[HS_AS_GROUP], (size_t)i, name,
-							nlen)) >= 0; i++) {
-			if (!may_name(&s->db[HS_AS_GROUP], (size_t)i, name, nlen))
+	for (size_t k = 0; k < HS_ARRAY_SIZE(lists); k++) {
+		const struct hs_accountdb *db = &s->db[lists[k]];
+
+		if (!s->used[lists[k]])
+			continue;
+		for (long i = 0; (i = hs_accountdb_find_text(db, (size_t)i, name, nlen)) >= 0; i++) {
+			if (!may_name(db, (size_t)i, name, nlen))
 				continue;
-			r = group_line_apply(s, (size_t)i, op, name, new_name);
-			if (r < 0)
-				return r;
-			changed |= r;
-		}
-	}
-	if (s->used[HS_AS_GSHADOW]) {
-		for (i = 0; (i = hs_accountdb_find_text(&s->db[HS_AS_GSHADOW], (size_t)i, name,
-							nlen)) >= 0; i++) {
-			if (!may_name(&s->db[HS_AS_GSHADOW], (size_t)i, name, nlen))
-				continue;
-			r = gshadow_line_apply(s, (size_t)i, op, name, new_name, true);
+			r = lists[k] == HS_AS_GROUP
+				? group_line_apply(s, (size_t)i, op, name, new_name)
+				: gshadow_line_apply(s, (size_t)i, op, name, new_name, true);
 			if (r < 0)
 				return r;
 			changed |= r;

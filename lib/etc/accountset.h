@@ -71,9 +71,6 @@ struct hs_accountset {
 void hs_accountset_use_root(const char *dir);
 /* The path of each file (HS_ETC_*). */
 const char *hs_accountset_path(enum hs_as_file f);
-/* The cache name hs_globalfile_flush_caches wants for a file ("passwd", "group",
- * "shadow"), or NULL when no cache holds it. */
-const char *hs_accountset_cache(enum hs_as_file f);
 
 /* Lock every file in `files` (a mask of HS_AS_BIT) that exists (the
  * HS_AS_OPTIONAL_FILES only when present; /etc/passwd and /etc/group must

@@ -194,55 +194,45 @@ static int check_link_count(const char *pidpath)
 	return st.st_nlink == 2 ? 0 : -HS_E_LOCKED;
 }
 
-/* One attempt at FILE.lock.  0 = we hold it, -HS_E_LOCKED = a live
- * process holds it (retry later), other negatives are hard errors. */
+/* Link FILE.PID (written) to FILE.lock.  0 = we hold it, -HS_E_LOCKED = a
+ * live process holds it (retry later), other negatives are hard errors. */
+static int link_file_lock(const char *pidpath, const char *lockpath)
+{
+	if (link(pidpath, lockpath) == 0)
+		return check_link_count(pidpath);
+	if (errno != EEXIST)
+		return -errno;
+	long pid = read_lock_pid(lockpath);
+	/* -ENOENT: released between link() and open(): just retry */
+	if (pid == -ENOENT)
+		return -HS_E_LOCKED;
+	if (pid < 0)
+		return (int)pid;
+	/* Unparsable content: shadow-utils treats that as held, and so do
+	 * we (the failure names the lock file for the administrator). */
+	if (pid == 0)
+		return -HS_E_LOCKED;
+	/* Our own PID in a lock we do not hold can only come from a dead
+	 * process that had the same PID (common in containers); a second
+	 * acquire in this process would already have failed on .pwd.lock. */
+	if (pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+		return -HS_E_LOCKED;
+	/* stale: the holder is gone */
+	if (unlink(lockpath) < 0 && errno != ENOENT)
+		return -errno;
+	if (link(pidpath, lockpath) == 0)
+		return check_link_count(pidpath);
+	return errno == EEXIST ? -HS_E_LOCKED : -errno;
+}
+
+/* One attempt at FILE.lock, through a FILE.PID that is always removed. */
 static int try_file_lock(const char *pidpath, const char *lockpath)
 {
 	int r = write_pid_file(pidpath, lockpath);
 
 	if (r < 0)
 		return r;
-	if (link(pidpath, lockpath) == 0) {
-		r = check_link_count(pidpath);
-		goto out;
-	}
-	if (errno != EEXIST) {
-		r = -errno;
-		goto out;
-	}
-	long pid = read_lock_pid(lockpath);
-	if (pid == -ENOENT) {
-		/* released between link() and open(): just retry */
-		r = -HS_E_LOCKED;
-		goto out;
-	}
-	if (pid < 0) {
-		r = (int)pid;
-		goto out;
-	}
-	/* Unparsable content: shadow-utils treats that as held, and so do
-	 * we (the failure names the lock file for the administrator). */
-	if (pid == 0) {
-		r = -HS_E_LOCKED;
-		goto out;
-	}
-	/* Our own PID in a lock we do not hold can only come from a dead
-	 * process that had the same PID (common in containers); a second
-	 * acquire in this process would already have failed on .pwd.lock. */
-	if (pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno != ESRCH)) {
-		r = -HS_E_LOCKED;
-		goto out;
-	}
-	/* stale: the holder is gone */
-	if (unlink(lockpath) < 0 && errno != ENOENT) {
-		r = -errno;
-		goto out;
-	}
-	if (link(pidpath, lockpath) == 0)
-		r = check_link_count(pidpath);
-	else
-		r = errno == EEXIST ? -HS_E_LOCKED : -errno;
-out:
+	r = link_file_lock(pidpath, lockpath);
 	unlink(pidpath);
 	return r;
 }
@@ -275,6 +265,24 @@ static int take_file_lock(const char *file, int64_t deadline, char **held)
 			return r == -HS_E_LOCKED ? -HS_E_TIMEOUT : r;
 		}
 	}
+}
+
+/* The directory of path and its last component; every file of one
+ * commit must be in the same directory (one journal per directory). */
+static int split_dir(const char *path, char *dir, size_t dir_size, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n;
+
+	if (!slash)
+		return -EINVAL;
+	n = slash == path ? 1 : (size_t)(slash - path);
+	if (n >= dir_size)
+		return -ENAMETOOLONG;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	*base = slash + 1;
+	return hs_fileio_is_single_component(*base) ? 0 : -EINVAL;
 }
 
 /* Remove the FILE.PID files of the lock protocol that dead processes
@@ -317,15 +325,13 @@ static int finish_interrupted_update(const char *pwd_lock_path, const char **fai
 	struct lock_bases lb = { bases, HS_ARRAY_SIZE(bases) };
 	const struct hs_txn_litter stale_pid_files = { is_stale_pid_file, &lb };
 	char dir[PATH_MAX], msg[1024];
-	const char *slash = strrchr(pwd_lock_path, '/');
+	const char *base;
 	_cleanup_close_ int dirfd = -1;
-	int r;
+	int r = split_dir(pwd_lock_path, dir, sizeof(dir), &base);
 
-	if (!slash || (size_t)(slash - pwd_lock_path) >= sizeof(dir))
-		return -EINVAL;
-	memcpy(dir, pwd_lock_path, (size_t)(slash - pwd_lock_path));
-	dir[slash - pwd_lock_path] = '\0';
-	dirfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (r < 0)
+		return r;
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dirfd < 0)
 		return -errno;
 	/* one listing of the directory for both kinds of leftovers */
@@ -350,6 +356,7 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
                     unsigned timeout_ms, const char **failed_path)
 {
 	int64_t deadline = monotonic_ns() + (int64_t)timeout_ms * 1000000;
+	const char *ignored;
 	int r;
 
 	l->pwd_lock_fd = -1;
@@ -357,8 +364,9 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	memset(l->held, 0, sizeof l->held);
 	if (!pwd_lock_path)
 		pwd_lock_path = HS_ETC_PWD_LOCK;
-	if (failed_path)
-		*failed_path = pwd_lock_path;
+	if (!failed_path)
+		failed_path = &ignored;
+	*failed_path = pwd_lock_path;
 	if (n_files > HS_LOCK_MAX_FILES || (n_files > 0 && !files))
 		return -EINVAL;
 
@@ -368,8 +376,7 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 		return r;
 	}
 	for (size_t i = 0; i < n_files; i++) {
-		if (failed_path)
-			*failed_path = files[i];
+		*failed_path = files[i];
 		if (!files[i] || !*files[i]) {
 			r = -EINVAL;
 			goto fail;
@@ -382,8 +389,7 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	r = finish_interrupted_update(pwd_lock_path, failed_path);
 	if (r < 0)
 		goto fail;
-	if (failed_path)
-		*failed_path = NULL;
+	*failed_path = NULL;
 	return 0;
 fail:
 	hs_globalfile_unlock(l);
@@ -419,24 +425,6 @@ int hs_globalfile_read(const char *path, char **data, size_t *len)
 	if (!path)
 		return -EINVAL;
 	return hs_fileio_read_alloc_path(path, &ex, data, len);
-}
-
-/* The directory of path and its last component; every file of one
- * commit must be in the same directory (one journal per directory). */
-static int split_dir(const char *path, char *dir, size_t dir_size, const char **base)
-{
-	const char *slash = strrchr(path, '/');
-	size_t n;
-
-	if (!slash)
-		return -EINVAL;
-	n = slash == path ? 1 : (size_t)(slash - path);
-	if (n >= dir_size)
-		return -ENAMETOOLONG;
-	memcpy(dir, path, n);
-	dir[n] = '\0';
-	*base = slash + 1;
-	return hs_fileio_is_single_component(*base) ? 0 : -EINVAL;
 }
 
 /* The work the next commit carries (hs_global_set_work). */
@@ -508,21 +496,17 @@ int hs_globalfile_commit(const struct hs_global_file *files, size_t n, char *err
 
 		if (!f->path || (!f->iov && f->n_iov) || (!f->old_data && f->old_len))
 			return -EINVAL;
+		for (size_t k = 0; k < f->n_iov; k++)
+			len += f->iov[k].iov_len;
 		r = split_dir(f->path, i ? other : dir, sizeof(dir), &tf[i].base);
 		if (r == 0 && i && strcmp(dir, other) != 0)
 			r = -EXDEV;
+		if (r == 0 && len > HS_GLOBALFILE_MAX)
+			r = -HS_E_TOOBIG;
 		if (r < 0) {
 			if (err && err_size)
 				snprintf(err, err_size, "cannot write %s: %s", f->path, hs_strerror(r));
 			return r;
-		}
-		for (size_t k = 0; k < f->n_iov; k++)
-			len += f->iov[k].iov_len;
-		if (len > HS_GLOBALFILE_MAX) {
-			if (err && err_size)
-				snprintf(err, err_size, "cannot write %s: %s", f->path,
-					 hs_strerror(-HS_E_TOOBIG));
-			return -HS_E_TOOBIG;
 		}
 		tf[i].iov = f->iov;
 		tf[i].n_iov = f->n_iov;

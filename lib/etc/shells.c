@@ -84,11 +84,8 @@ int hs_shells_load(struct hs_shells *s, const char *path)
 		goto fail;
 	}
 	r = hs_fileio_read_alloc_path(path, &ex, &s->data, &s->len);
-	if (r == -ENOENT) {
-		s->data = strdup("");
-		s->len = 0;
-		return s->data ? 0 : (r = -ENOMEM, hs_shells_free(s), r);
-	}
+	if (r == -ENOENT)
+		return 0;       /* no lines, data NULL */
 	if (r < 0)
 		goto fail;
 	s->present = true;
@@ -174,7 +171,7 @@ int hs_shells_contents(const struct hs_shells *s, struct hs_buf *out)
 	if (!s || !out)
 		return -EINVAL;
 	if (!s->dirty)
-		return hs_strbuf_append(out, s->data ? s->data : "", s->len);
+		return hs_strbuf_append(out, s->data, s->len);
 	for (size_t i = 0; r == 0 && i < s->n_lines; i++) {
 		if (s->lines[i].deleted)
 			continue;

@@ -139,31 +139,28 @@ static void staged_name(char *buf, size_t size, const char *base)
  * old_data NULL: what BASE holds now). */
 static int write_backup(int dirfd, const char *base, const char *old_data, size_t old_len)
 {
+	const struct hs_file_expect ex = {
+		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
+	};
+	/* shadow and gshadow hold hashes: wiped when freed */
+	_cleanup_secret_buf_ struct hs_secret_buf read_back = { NULL, 0 };
 	char backup[160];
 	struct stat st;
 	int r;
 
-	{
-		const struct hs_file_expect ex = {
-			.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
-		};
-		/* shadow and gshadow hold hashes: wiped when freed */
-		_cleanup_secret_buf_ struct hs_secret_buf read_back = { NULL, 0 };
-
-		if (!old_data) {
-			/* not known to the caller: what the file holds now */
-			r = hs_fileio_read_alloc_at(dirfd, base, &ex, &read_back.p, &old_len, &st);
-			if (r < 0)
-				return r;
-			read_back.size = old_len;
-			old_data = read_back.p;
-		} else if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			return -errno;
-		}
-		snprintf(backup, sizeof(backup), "%s-", base);
-		return hs_fileio_replace_at(dirfd, backup, old_data, old_len, st.st_uid, st.st_gid,
-					  st.st_mode & 07777);
+	if (!old_data) {
+		/* not known to the caller: what the file holds now */
+		r = hs_fileio_read_alloc_at(dirfd, base, &ex, &read_back.p, &old_len, &st);
+		if (r < 0)
+			return r;
+		read_back.size = old_len;
+		old_data = read_back.p;
+	} else if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		return -errno;
 	}
+	snprintf(backup, sizeof(backup), "%s-", base);
+	return hs_fileio_replace_at(dirfd, backup, old_data, old_len, st.st_uid, st.st_gid,
+				  st.st_mode & 07777);
 }
 
 /* Put the staged file in place of base.  The old file becomes the backup
@@ -199,6 +196,17 @@ static int install_one(int dirfd, const char *dir_path, const char *base, const 
 	if (r < 0)
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, failed, hs_strerror(r));
 	return r;
+}
+
+/* Remove the staged copies of files[from..to). */
+static void unstage(int dirfd, const struct hs_txn_file *files, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		char staged[160];
+
+		staged_name(staged, sizeof(staged), files[i].base);
+		(void)unlinkat(dirfd, staged, 0);
+	}
 }
 
 /* files[0..installed) are in place, the rest staged: put the installed
@@ -238,12 +246,7 @@ static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *
 			return status;
 		}
 	}
-	for (size_t i = installed; i < n_files; i++) {
-		char staged[160];
-
-		staged_name(staged, sizeof(staged), files[i].base);
-		(void)unlinkat(dirfd, staged, 0);
-	}
+	unstage(dirfd, files, installed, n_files);
 	(void)fsync(dirfd);
 	if (unlinkat(dirfd, HS_TXN_JOURNAL, 0) == 0)
 		(void)fsync(dirfd);
@@ -375,18 +378,30 @@ static int parse_work_line(char *line, struct hs_txn_work *w)
 	return 0;
 }
 
-int hs_txn_prepare(int dirfd, const char *dir_path, const struct hs_txn_work *work,
-                   size_t n_work, char *err, size_t err_size)
+/* The journal: header and lines, atomically, root's 0600. */
+static int write_journal(int dirfd, const char *header, const struct hs_buf *lines)
 {
-	struct hs_buf journal = { NULL, 0, 0 };
-	int r = jprintf(&journal, "%s", JOURNAL_PREPARED);
+	_cleanup_strbuf_ struct hs_buf journal = { NULL, 0, 0 };
+	int r = hs_strbuf_append(&journal, header, strlen(header));
 
-	for (size_t i = 0; r == 0 && i < n_work; i++)
-		r = format_work(&journal, &work[i]);
+	if (r == 0)
+		r = hs_strbuf_append(&journal, lines->data, lines->len);
 	if (r == 0)
 		r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal.data, journal.len,
 				       geteuid(), getegid(), 0600);
-	hs_strbuf_free(&journal);
+	return r;
+}
+
+int hs_txn_prepare(int dirfd, const char *dir_path, const struct hs_txn_work *work,
+                   size_t n_work, char *err, size_t err_size)
+{
+	_cleanup_strbuf_ struct hs_buf lines = { NULL, 0, 0 };
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < n_work; i++)
+		r = format_work(&lines, &work[i]);
+	if (r == 0)
+		r = write_journal(dirfd, JOURNAL_PREPARED, &lines);
 	if (r < 0)
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -401,16 +416,18 @@ static void undo_work(struct hs_txn_work *work, size_t n_work)
 			(void)work_ops->back(&work[i]);
 }
 
-/* Finish the work of a committed change: the tree first, then the homes
- * (the account exists before its home is handed over, and the user's
- * directory goes with the passwd line).  Each failure goes into msg. */
-static void run_work(struct hs_txn_work *work, size_t n_work, char *msg, size_t msg_size)
+/* Finish the work of a committed change (but the pieces skip[i] says;
+ * skip may be NULL): the tree first, then the homes (the account exists
+ * before its home is handed over, and the user's directory goes with the
+ * passwd line).  Each piece says in msg (may be NULL) what became of it. */
+static void run_work(struct hs_txn_work *work, const bool *skip, size_t n_work, char *msg,
+                     size_t msg_size)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < n_work; i++) {
 			struct hs_txn_work *w = &work[i];
 
-			if (work_is_tree(w) != (pass == 0))
+			if ((skip && skip[i]) || work_is_tree(w) != (pass == 0))
 				continue;
 			w->result = work_ops ? work_ops->forward(w) : -ENOSYS;
 			if (w->result < 0)
@@ -421,23 +438,11 @@ static void run_work(struct hs_txn_work *work, size_t n_work, char *msg, size_t 
 					w->result == -EEXIST ?
 					"something else has that name now; the copy made for "
 					"it was removed" : hs_strerror(w->result));
+			else
+				msg_add(msg, msg_size, "finished %s %s", work_is_new(w) ?
+					"creating" : "removing", w->path);
 		}
 	}
-}
-
-/* The journal: header and lines, atomically, root's 0600. */
-static int write_journal(int dirfd, const char *header, const struct hs_buf *lines)
-{
-	struct hs_buf journal = { NULL, 0, 0 };
-	int r = hs_strbuf_append(&journal, header, strlen(header));
-
-	if (r == 0)
-		r = hs_strbuf_append(&journal, lines->data, lines->len);
-	if (r == 0)
-		r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal.data, journal.len,
-				       geteuid(), getegid(), 0600);
-	hs_strbuf_free(&journal);
-	return r;
 }
 
 /* The work of a journal that a tool without the work ops left (its
@@ -472,24 +477,30 @@ static int read_carried(int dirfd, struct hs_buf *carried)
 	return 0;
 }
 
-/* hs_txn_commit, with the buffers of the journal and of the work carried
- * from an earlier one (freed by the caller). */
-static int commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
-                  size_t n_files, struct hs_txn_work *work, size_t n_work,
-                  struct hs_buf *journal, struct hs_buf *carried, char *err, size_t err_size)
+int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
+                  size_t n_files, struct hs_txn_work *work, size_t n_work, char *err,
+                  size_t err_size)
 {
+	/* the journal, and the work carried from an earlier one */
+	_cleanup_strbuf_ struct hs_buf journal = { NULL, 0, 0 }, carried = { NULL, 0, 0 };
 	struct identity ids[HS_TXN_MAX_FILES];
 	size_t staged_count = 0, clen;
 	int r;
 
+	if (n_files > HS_TXN_MAX_FILES) {
+		msg_set(err, err_size, "too many files in one transaction");
+		return -EINVAL;
+	}
+	if (n_files == 0 && n_work == 0)
+		return 0;
 	/* 1. stage */
-	r = hs_strbuf_append(journal, JOURNAL_HEADER, strlen(JOURNAL_HEADER));
+	r = hs_strbuf_append(&journal, JOURNAL_HEADER, strlen(JOURNAL_HEADER));
 	if (r < 0)
 		goto unstage;
 	for (size_t i = 0; i < n_files; i++) {
 		bool staged = false;
 
-		r = stage_one(dirfd, dir_path, &files[i], &ids[i], &staged, journal, err,
+		r = stage_one(dirfd, dir_path, &files[i], &ids[i], &staged, &journal, err,
 			      err_size);
 		if (staged)
 			staged_count = i + 1;
@@ -497,7 +508,7 @@ static int commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 			goto unstage;
 	}
 	for (size_t i = 0; i < n_work; i++) {
-		r = format_work(journal, &work[i]);
+		r = format_work(&journal, &work[i]);
 		if (r < 0) {
 			msg_set(err, err_size, "transaction journal: %s", hs_strerror(r));
 			goto unstage;
@@ -505,16 +516,16 @@ static int commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	}
 	/* a journal left for the work (by a tool without it) goes on */
 	if (!work_ops) {
-		r = read_carried(dirfd, carried);
+		r = read_carried(dirfd, &carried);
 		if (r == 0)
-			r = hs_strbuf_append(journal, carried->data, carried->len);
+			r = hs_strbuf_append(&journal, carried.data, carried.len);
 		if (r < 0) {
 			msg_set(err, err_size, "cannot read %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 				hs_strerror(r));
 			goto unstage;
 		}
 	}
-	clen = carried->len;
+	clen = carried.len;
 
 	/* 2. the commit point.  One file needs no journal: its rename is the
 	 * commit point, and a crash before it leaves a staged file that the
@@ -532,7 +543,7 @@ static int commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		return 0;
 	}
 	/* owned by whoever may write the directory: root, in /etc */
-	r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal->data, journal->len, geteuid(),
+	r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal.data, journal.len, geteuid(),
 			       getegid(), 0600);
 	if (r < 0) {
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
@@ -555,7 +566,7 @@ static int commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 			if (faccessat(dirfd, HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
 				undo_work(work, n_work);
 				if (clen)
-					(void)write_journal(dirfd, JOURNAL_HEADER, carried);
+					(void)write_journal(dirfd, JOURNAL_HEADER, &carried);
 			}
 			return r;
 		}
@@ -568,7 +579,7 @@ static int commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	/* the work: each piece that cannot be finished says so in its
 	 * result and is dropped (the change is committed); without the ops
 	 * the journal stays for a tool that has them */
-	run_work(work, n_work, NULL, 0);
+	run_work(work, NULL, n_work, NULL, 0);
 	if ((n_work || clen) && !work_ops)
 		return 0;
 
@@ -582,38 +593,13 @@ static int commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	return 0;
 
 unstage:
-	for (size_t i = 0; i < staged_count; i++) {
-		char staged[160];
-
-		staged_name(staged, sizeof(staged), files[i].base);
-		(void)unlinkat(dirfd, staged, 0);
-	}
+	unstage(dirfd, files, 0, staged_count);
 	/* never committed: the work is undone and a prepared journal goes */
 	if (n_work) {
 		undo_work(work, n_work);
 		if (unlinkat(dirfd, HS_TXN_JOURNAL, 0) == 0)
 			(void)fsync(dirfd);
 	}
-	return r;
-}
-
-int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
-                  size_t n_files, struct hs_txn_work *work, size_t n_work, char *err,
-                  size_t err_size)
-{
-	struct hs_buf journal = { NULL, 0, 0 }, carried = { NULL, 0, 0 };
-	int r;
-
-	if (n_files > HS_TXN_MAX_FILES) {
-		msg_set(err, err_size, "too many files in one transaction");
-		return -EINVAL;
-	}
-	if (n_files == 0 && n_work == 0)
-		return 0;
-	r = commit(dirfd, dir_path, files, n_files, work, n_work, &journal, &carried, err,
-		   err_size);
-	hs_strbuf_free(&journal);
-	hs_strbuf_free(&carried);
 	return r;
 }
 
@@ -816,7 +802,7 @@ static int remove_staged(int dirfd, const char *dir_path, const char *const base
 static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *work,
                      const bool *undo, size_t n_work, char *msg, size_t msg_size)
 {
-	struct hs_buf lines = { NULL, 0, 0 };
+	_cleanup_strbuf_ struct hs_buf lines = { NULL, 0, 0 };
 	int r = 0;
 
 	for (size_t i = 0; r == 0 && i < n_work; i++) {
@@ -826,7 +812,6 @@ static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *
 	}
 	if (r == 0)
 		r = write_journal(dirfd, JOURNAL_HEADER, &lines);
-	hs_strbuf_free(&lines);
 	if (r < 0)
 		msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -849,18 +834,7 @@ static void recover_work(struct hs_txn_work *work, const bool *undo, size_t n_wo
 		if (work_is_new(&work[i]))
 			msg_add(msg, msg_size, "undid the unfinished creation of %s", work[i].path);
 	}
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < n_work; i++) {
-			struct hs_txn_work *w = &work[i];
-
-			if (undo[i] || work_is_tree(w) != (pass == 0))
-				continue;
-			run_work(w, 1, msg, msg_size);
-			if (w->result == 0)
-				msg_add(msg, msg_size, "finished %s %s", work_is_new(w) ?
-					"creating" : "removing", w->path);
-		}
-	}
+	run_work(work, undo, n_work, msg, msg_size);
 }
 
 static int recover_journal(int dirfd, const char *dir_path, const char *const bases[],
