@@ -259,7 +259,7 @@ static void copy_skel(struct copy_ctx *c, int skelfd, int homefd)
 			hs_close(c->dst[d]);
 }
 
-int hs_home_reserve(const char *home, struct hs_home_build *b, struct hs_err *err)
+int hs_homedir_reserve(const char *home, struct hs_homedir_build *b, struct hs_err *err)
 {
 	const char *last;
 	struct stat st;
@@ -295,7 +295,7 @@ int hs_home_reserve(const char *home, struct hs_home_build *b, struct hs_err *er
 /* Build the home under its reserved name (nothing else may be there),
  * copy the skeleton into it while it is still root's 0700, and sync it
  * all; the journal's work renames it into place and hands it over. */
-int hs_home_build(struct hs_home_build *b, const char *home, const char *skel, uid_t uid,
+int hs_homedir_build(struct hs_homedir_build *b, const char *home, const char *skel, uid_t uid,
 		  gid_t gid, struct hs_err *err)
 {
 	_cleanup_close_ int homefd = -1;

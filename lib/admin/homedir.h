@@ -48,13 +48,13 @@ int hs_homedir_open_parent(const char *home, const char **last);
  * so that a kill leaves no home or the whole home.  Every problem and
  * warning goes into *err, a line each, in order: report it whatever the
  * result (err->msg is empty when there is nothing to say).
- *   hs_home_reserve: open home's parent (hs_homedir_open_parent; the caller
+ *   hs_homedir_reserve: open home's parent (hs_homedir_open_parent; the caller
  *     closes b->parentfd); a symlink or a non-directory at home is an
  *     error (-1); a directory there is left alone (HS_HOME_EXISTED, "Not
  *     copying any file from skel directory into it." said); else 0 with
  *     b->tmp, a reserved name beside home, and b->parent, the parent's
  *     stat, for the journal.
- *   hs_home_build: make b->tmp root:root 0700, copy the skeleton skel
+ *   hs_homedir_build: make b->tmp root:root 0700, copy the skeleton skel
  *     into it (NULL or "": none; a missing skel is fine) -- symlinks
  *     copied as symlinks, FIFOs/devices/sockets skipped with a warning,
  *     every entry given to uid:gid as it is made -- sync it all and fill
@@ -63,13 +63,13 @@ int hs_homedir_open_parent(const char *home, const char **last);
  *     to home and hands it over. */
 #define HS_HOME_EXISTED 1
 #define HS_HOME_INCOMPLETE 2
-struct hs_home_build {
+struct hs_homedir_build {
 	int parentfd;
 	char tmp[256];
 	struct stat parent, built;
 };
-int hs_home_reserve(const char *home, struct hs_home_build *b, struct hs_err *err);
-int hs_home_build(struct hs_home_build *b, const char *home, const char *skel, uid_t uid,
+int hs_homedir_reserve(const char *home, struct hs_homedir_build *b, struct hs_err *err);
+int hs_homedir_build(struct hs_homedir_build *b, const char *home, const char *skel, uid_t uid,
 		  gid_t gid, struct hs_err *err);
 
 #endif

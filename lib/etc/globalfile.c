@@ -427,11 +427,11 @@ int hs_globalfile_read(const char *path, char **data, size_t *len)
 	return hs_fileio_read_alloc_path(path, &ex, data, len);
 }
 
-/* The work the next commit carries (hs_global_set_work). */
+/* The work the next commit carries (hs_globalfile_set_work). */
 static struct hs_txn_work *next_work;
 static size_t next_n_work;
 
-void hs_global_set_work(struct hs_txn_work *work, size_t n)
+void hs_globalfile_set_work(struct hs_txn_work *work, size_t n)
 {
 	next_work = work;
 	next_n_work = work ? n : 0;
@@ -449,7 +449,7 @@ static int open_etc(char *dir, size_t dir_size)
 	return r < 0 ? -errno : r;
 }
 
-int hs_global_prepare(const struct hs_txn_work *work, size_t n, char *err, size_t err_size)
+int hs_globalfile_prepare(const struct hs_txn_work *work, size_t n, char *err, size_t err_size)
 {
 	char dir[PATH_MAX];
 	_cleanup_close_ int dirfd = open_etc(dir, sizeof(dir));
@@ -463,7 +463,7 @@ int hs_global_prepare(const struct hs_txn_work *work, size_t n, char *err, size_
 	return hs_txn_prepare(dirfd, dir, work, n, err, err_size);
 }
 
-int hs_global_recover(void)
+int hs_globalfile_recover(void)
 {
 	return finish_interrupted_update(HS_ETC_PWD_LOCK, NULL);
 }
@@ -477,7 +477,7 @@ int hs_globalfile_commit(const struct hs_global_file *files, size_t n, char *err
 	size_t n_work = next_n_work;
 	int r;
 
-	hs_global_set_work(NULL, 0);    /* carried by this commit only */
+	hs_globalfile_set_work(NULL, 0);    /* carried by this commit only */
 	if (err && err_size)
 		err[0] = '\0';
 	if (n == 0 && n_work == 0)

@@ -77,17 +77,17 @@ int hs_globalfile_commit(const struct hs_global_file *files, size_t n, char *err
  * each piece's result in work[i].result; work must live until then.  A
  * commit with no file to write does the work alone. */
 struct hs_txn_work;
-void hs_global_set_work(struct hs_txn_work *work, size_t n);
+void hs_globalfile_set_work(struct hs_txn_work *work, size_t n);
 
 /* Write the journal as prepared for work (hs_txn_prepare) in the
  * directory of the global files, before the work is begun.  0 or
  * negative with err set. */
-int hs_global_prepare(const struct hs_txn_work *work, size_t n, char *err, size_t err_size);
+int hs_globalfile_prepare(const struct hs_txn_work *work, size_t n, char *err, size_t err_size);
 
 /* Run the recovery of the global files now (under the locks), as
  * hs_globalfile_lock does: a tool whose prepared work failed before its
  * commit undoes it so.  0 or negative (said on stderr). */
-int hs_global_recover(void);
+int hs_globalfile_recover(void);
 
 /* hs_globalfile_commit of one file from one buffer. */
 int hs_globalfile_replace(const char *path, const char *data, size_t len,

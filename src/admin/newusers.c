@@ -548,7 +548,7 @@ struct ctx {
 	size_t n_work;
 	struct work_names {
 		char tree_path[HS_PATHBUF_USER], tree_tmp[NAME_MAX + 1];
-		char home_tmp[sizeof(((struct hs_home_build *)0)->tmp)];
+		char home_tmp[sizeof(((struct hs_homedir_build *)0)->tmp)];
 	} *names;               /* per line: the work's strings */
 	bool prepared;          /* a prepared journal names the homes */
 };
@@ -1049,7 +1049,7 @@ static int tree_set_hash(struct ctx *c, struct line *l)
  * made once): reserved beside it, for the prepared journal to name. */
 static int home_reserve(struct ctx *c, struct line *l, mode_t mode)
 {
-	struct hs_home_build hb = { .parentfd = -1 };
+	struct hs_homedir_build hb = { .parentfd = -1 };
 	char *tmp = c->names[l - b.v].home_tmp;
 	struct hs_err err = HS_ERR_INIT;
 	struct stat st;
@@ -1058,7 +1058,7 @@ static int home_reserve(struct ctx *c, struct line *l, mode_t mode)
 	if (!l->f[F_DIR][0] || lstat(l->f[F_DIR], &st) == 0 ||
 	    seen_add(&homes_seen, home_cmp, (size_t)(l - b.v)))
 		return 0;
-	r = hs_home_reserve(l->f[F_DIR], &hb, &err);
+	r = hs_homedir_reserve(l->f[F_DIR], &hb, &err);
 	hs_close(hb.parentfd);
 	if (r < 0) {
 		hs_warn("line %lu: %s", l->lineno, err.msg);
@@ -1078,7 +1078,7 @@ static int home_reserve(struct ctx *c, struct line *l, mode_t mode)
  * skeleton) in the parent the journal names, opened again. */
 static int home_build(struct hs_txn_work *w)
 {
-	struct hs_home_build hb = { .parentfd = -1 };
+	struct hs_homedir_build hb = { .parentfd = -1 };
 	struct hs_err err = HS_ERR_INIT;
 	const char *last;
 	int r;
@@ -1091,7 +1091,7 @@ static int home_build(struct hs_txn_work *w)
 		hs_err_set(&err, r, "cannot create directory %s: %s", w->path, hs_strerror(r));
 	} else {
 		snprintf(hb.tmp, sizeof(hb.tmp), "%s", w->tmp);
-		r = hs_home_build(&hb, w->path, NULL, w->uid, w->gid, &err);
+		r = hs_homedir_build(&hb, w->path, NULL, w->uid, w->gid, &err);
 	}
 	hs_close(hb.parentfd);
 	hs_report(&err);
@@ -1118,7 +1118,7 @@ static int build_all(struct ctx *c)
 		if (home_reserve(c, &b.v[i], mode) < 0)
 			return -1;
 	if (c->n_work > first_home) {
-		if (hs_global_prepare(c->work, c->n_work, err, sizeof(err)) < 0) {
+		if (hs_globalfile_prepare(c->work, c->n_work, err, sizeof(err)) < 0) {
 			hs_warn("%s", err);
 			return -1;
 		}
@@ -1148,7 +1148,7 @@ static void undo(struct ctx *c)
 	}
 	/* the reserved homes go with the prepared journal */
 	if (c->prepared)
-		(void)hs_global_recover();
+		(void)hs_globalfile_recover();
 	if (left) {
 		syslog(LOG_ERR, "batch failed; %lu changes could not be undone", left);
 		hs_warn("error detected; %lu of the changes made could not be undone (named "
@@ -1178,16 +1178,16 @@ static int commit(struct ctx *c)
 		hs_privs_restore_signals(&saved);
 		return -1;
 	}
-	hs_global_set_work(c->work, c->n_work);
+	hs_globalfile_set_work(c->work, c->n_work);
 	if (hs_accountset_commit(&c->s) < 0) {
-		hs_global_set_work(NULL, 0);
+		hs_globalfile_set_work(NULL, 0);
 		syslog(LOG_ERR, "%s", c->s.error);
 		hs_warn("%s", c->s.error);
 		undo(c);
 		hs_privs_restore_signals(&saved);
 		return -1;
 	}
-	hs_global_set_work(NULL, 0);
+	hs_globalfile_set_work(NULL, 0);
 	for (size_t i = 0; i < c->n_work; i++) {
 		if (c->work[i].result < 0) {
 			hs_warn("cannot create %s: %s", c->work[i].path,

@@ -587,7 +587,7 @@ static int failed_with(int status, const char *msg)
 	return status;
 }
 
-/* ---- the home directory: lib/homedir (hs_home_reserve, hs_home_build) ---- */
+/* ---- the home directory: lib/homedir (hs_homedir_reserve, hs_homedir_build) ---- */
 
 /* MAIL_DIR/USER, as shadow-utils with CREATE_MAIL_SPOOL=yes: an empty
  * file of the user's, group mail, 0660; never through a symlink. */
@@ -621,7 +621,7 @@ struct useradd_work {
 	char tree_path[HS_PATHBUF_USER];
 	char tree_tmp[NAME_MAX + 1];
 	struct hs_txn_work *tree, *home;
-	struct hs_home_build hb;
+	struct hs_homedir_build hb;
 	struct hs_err home_err;
 	bool prepared;                  /* a prepared journal names the home */
 };
@@ -1074,7 +1074,7 @@ static int build_home(const struct useradd_plan *u, const struct hs_config *defs
 	char err[512];
 	int r;
 
-	r = hs_home_reserve(u->home, &uw->hb, &uw->home_err);
+	r = hs_homedir_reserve(u->home, &uw->hb, &uw->home_err);
 	if (r == HS_HOME_EXISTED)
 		return E_SUCCESS;
 	if (r < 0)
@@ -1084,12 +1084,12 @@ static int build_home(const struct useradd_plan *u, const struct hs_config *defs
 		.uid = (uid_t)u->uid, .gid = (gid_t)u->gid, .mode = hs_homedir_mode(defs),
 	};
 	work_set_ids(h, &uw->hb.parent, NULL);
-	if (hs_global_prepare(uw->w, uw->n + 1, err, sizeof(err)) < 0) {
+	if (hs_globalfile_prepare(uw->w, uw->n + 1, err, sizeof(err)) < 0) {
 		hs_err_add(&uw->home_err, "cannot create directory %s: %s", u->home, err);
 		return E_HOMEDIR;
 	}
 	uw->prepared = true;
-	r = hs_home_build(&uw->hb, u->home, skel, (uid_t)u->uid, (gid_t)u->gid, &uw->home_err);
+	r = hs_homedir_build(&uw->hb, u->home, skel, (uid_t)u->uid, (gid_t)u->gid, &uw->home_err);
 	if (r < 0)
 		return E_HOMEDIR;
 	work_set_ids(h, &uw->hb.parent, &uw->hb.built);
@@ -1114,17 +1114,17 @@ static int apply_tree_dir_and_global_files(struct hs_accountset *set,
 		return E_PW_UPDATE;
 	if (u->create_home)
 		*home_status = build_home(u, defs, skel, uw);
-	hs_global_set_work(uw->w, uw->n);
+	hs_globalfile_set_work(uw->w, uw->n);
 	if (hs_accountset_commit(set) < 0) {
 		syslog(LOG_ERR, "%s", set->error);
 		hs_warn("%s", set->error);
 		/* nothing was committed: no directory may stay (the commit
 		 * undid its work, unless it failed before it began) */
-		hs_global_set_work(NULL, 0);
+		hs_globalfile_set_work(NULL, 0);
 		if (uw->tree)
 			(void)hs_userdir_drop_reserved(u->treefd, uw->tree_tmp);
 		if (uw->prepared)
-			(void)hs_global_recover();
+			(void)hs_globalfile_recover();
 		return file_status(set->failed);
 	}
 	if (uw->tree && uw->tree->result < 0)

@@ -656,11 +656,11 @@ int main(int argc, char **argv)
 
 	/* ---- the commit: see the top of the file for the order ---- */
 	hs_privs_block_signals(&saved);
-	hs_global_set_work(uw.w, uw.n);
+	hs_globalfile_set_work(uw.w, uw.n);
 	if (hs_accountset_commit(&set) < 0) {
 		syslog(LOG_ERR, "%s", set.error);
 		hs_warn("%s", set.error);
-		hs_global_set_work(NULL, 0);
+		hs_globalfile_set_work(NULL, 0);
 		hs_privs_restore_signals(&saved);
 		hs_accountset_close(&set);
 		return file_status(set.failed);

@@ -148,7 +148,7 @@ static void test_parallel_for(void **state)
 static void test_home_reserve_and_build(void **state)
 {
 	struct tmp_dirs *f = *state;
-	struct hs_home_build hb = { .parentfd = -1 };
+	struct hs_homedir_build hb = { .parentfd = -1 };
 	struct hs_err err = HS_ERR_INIT;
 	char home[128], link[128];
 	struct stat st;
@@ -157,8 +157,8 @@ static void test_home_reserve_and_build(void **state)
 		skip();
 	/* mkdtemp's directory is root's 0700 below /tmp (sticky): trusted */
 	snprintf(home, sizeof home, "%s/a/b/home", f->path);
-	assert_int_equal(hs_home_reserve(home, &hb, &err), 0);
-	assert_int_equal(hs_home_build(&hb, home, NULL, 4242, 4343, &err), 0);
+	assert_int_equal(hs_homedir_reserve(home, &hb, &err), 0);
+	assert_int_equal(hs_homedir_build(&hb, home, NULL, 4242, 4343, &err), 0);
 	/* built root's 0700 under the reserved name; the journal hands it over */
 	assert_int_equal(fstatat(hb.parentfd, hb.tmp, &st, AT_SYMLINK_NOFOLLOW), 0);
 	assert_int_equal(st.st_uid, 0);
@@ -173,13 +173,13 @@ static void test_home_reserve_and_build(void **state)
 	/* a symlink at the home path is never followed */
 	snprintf(link, sizeof link, "%s/a/b/link", f->path);
 	assert_int_equal(symlink(f->outside, link), 0);
-	assert_int_equal(hs_home_reserve(link, &hb, &err), -1);
+	assert_int_equal(hs_homedir_reserve(link, &hb, &err), -1);
 	hs_close(hb.parentfd);
 	assert_non_null(strstr(err.msg, "symbolic link"));
 	/* a parent someone else owns is refused */
 	assert_int_equal(fchown(f->ofd, 4242, 4242), 0);
 	snprintf(home, sizeof home, "%s/x", f->outside);
-	assert_int_equal(hs_home_reserve(home, &hb, &err), -1);
+	assert_int_equal(hs_homedir_reserve(home, &hb, &err), -1);
 	assert_non_null(strstr(err.msg, "not root's"));
 	assert_int_equal(fchown(f->ofd, 0, 0), 0);
 }
