@@ -299,10 +299,8 @@ static bool in_passwd_file(const char *name)
 	size_t len, klen = (size_t)snprintf(key, sizeof key, "%s:", name);
 	_cleanup_free_ char *data = NULL;
 	bool found = false;
-	/* the reader the module already links (not the path variant) */
-	_cleanup_close_ int etc = open(HS_ETC_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (etc < 0 || hs_fileio_read_alloc_at(etc, "passwd", &ex, &data, &len, NULL) < 0)
+	if (hs_fileio_read_alloc_path(HS_ETC_PASSWD, &ex, &data, &len) < 0)
 		return true;
 	for (const char *p = data; !found && (p = memmem(p, len - (size_t)(p - data), key, klen));
 	     p++) {
