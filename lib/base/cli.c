@@ -97,8 +97,7 @@ void hs_cli_progress_end(void)
 	progress.on = false;
 }
 
-__attribute__((format(printf, 1, 0)))
-static void vwarn_line(const char *fmt, va_list ap)
+void hs_vwarn(const char *fmt, va_list ap)
 {
 	progress_erase();
 	fprintf(stderr, "%s: ", prog_name);
@@ -110,7 +109,7 @@ void hs_warn(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vwarn_line(fmt, ap);
+	hs_vwarn(fmt, ap);
 	va_end(ap);
 }
 
@@ -126,7 +125,7 @@ void hs_die(int status, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vwarn_line(fmt, ap);
+	hs_vwarn(fmt, ap);
 	va_end(ap);
 	exit(status);
 }

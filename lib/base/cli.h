@@ -14,6 +14,8 @@ const char *hs_cli_prog(void);
 
 /* "prog: message\n" on stderr. */
 void hs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for a va_list: for wrappers that must do something first. */
+void hs_vwarn(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 /* hs_warn then exit(status). */
 noreturn void hs_die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

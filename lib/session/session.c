@@ -281,11 +281,9 @@ static noreturn void child_fail(int status, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", hs_cli_prog());
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	hs_vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	_exit(status);
 }
 

@@ -2,7 +2,6 @@
 #include "grouptool-common.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "accountset.h"
@@ -13,10 +12,8 @@ noreturn void grouptool_die_closing(struct hs_accountset *s, int status, const c
 	va_list ap;
 
 	hs_accountset_close(s);
-	fprintf(stderr, "%s: ", hs_cli_prog());
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	hs_vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(status);
 }
