@@ -50,7 +50,10 @@ const char *hs_lock_strerror(int r, unsigned timeout_ms, char *buf, size_t size)
 
 /* Wipe memory so the compiler cannot elide it (explicit_bzero). */
 void hs_wipe(void *p, size_t n);
-/* Wipe a NUL-terminated string in place and free it; NULL is fine. */
+/* Wipe a NUL-terminated string in place and free it; NULL is fine.  It
+ * wipes up to the first NUL only: a copy a hs_records_*_parse cut in
+ * place, or input that may hold a NUL byte, goes in a struct
+ * hs_secret_buf and is wiped by its size. */
 void hs_free_secret(char *s);
 
 /* read()/write() loops retrying on EINTR and short transfers.
