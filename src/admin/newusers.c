@@ -51,10 +51,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <search.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,41 +320,9 @@ static bool shell_valid(const char *s)
 	       strlen(s) < HS_PATH_FIELD_MAX && strcmp(s, HS_SHELL_PROXY) != 0;
 }
 
-/* Names seen so far, for the duplicate check (and homes, made once per
- * batch): tsearch(3) trees of line indexes (b.v moves as it grows), + 1
- * so that no key is NULL, ordered by the line's field. */
+/* Names seen so far, for the duplicate check, and homes (made once per
+ * batch). */
 static void *seen, *homes_seen;
-
-static int field_cmp(const void *x, const void *y, int field)
-{
-	return strcmp(b.v[(uintptr_t)x - 1].f[field], b.v[(uintptr_t)y - 1].f[field]);
-}
-
-static int name_cmp(const void *x, const void *y)
-{
-	return field_cmp(x, y, F_NAME);
-}
-
-static int home_cmp(const void *x, const void *y)
-{
-	return field_cmp(x, y, F_DIR);
-}
-
-/* The line that already had this name, or NULL after recording idx. */
-static struct line *seen_add(void **set, int (*cmp)(const void *, const void *), size_t idx)
-{
-	void *key = (void *)(uintptr_t)(idx + 1);
-	void **found = tsearch(key, set, cmp);
-
-	if (!found)
-		hs_die(E_FAILURE, "out of memory");
-	return *found == key ? NULL : &b.v[(uintptr_t)*found - 1];
-}
-
-static void keep_key(void *key)
-{
-	(void)key;      /* an index, nothing to free */
-}
 
 /* Split at ':' into exactly want fields. */
 static bool split_fields(char *text, char *f[F_ALL], int want)
@@ -440,58 +406,36 @@ static bool check_alone(struct line *l)
 	return true;
 }
 
-static void read_input(void)
+/* One line of the input, kept and checked alone. */
+static void add_line(void *ctx, char *text, unsigned long lineno)
 {
-	char text[LINE_MAX_BYTES + 1];
-	unsigned long lineno = 0;
-	size_t len;
-	int r;
+	size_t size = strlen(text) + 1;         /* no NUL inside: refused before */
+	unsigned long other;
+	struct line *l;
 
-	while ((r = hs_batch_read_line(input, text, LINE_MAX_BYTES, &len)) != 0) {
-		struct line *l, *other;
+	(void)ctx;
+	if (b.n == b.alloc) {
+		size_t alloc = b.alloc ? 2 * b.alloc : 256;
+		struct line *v = reallocarray(b.v, alloc, sizeof(*v));
 
-		lineno++;
-		if (r == -EIO) {
-			hs_warn("cannot read %s: %s", o.file ? o.file : "standard input",
-				hs_strerror(-errno));
-			b.errors++;
-			break;
-		}
-		if (b.n == b.alloc) {
-			size_t alloc = b.alloc ? 2 * b.alloc : 256;
-			struct line *v = reallocarray(b.v, alloc, sizeof(*v));
-
-			if (!v)
-				hs_die(E_FAILURE, "out of memory");
-			b.v = v;
-			b.alloc = alloc;
-		}
-		l = &b.v[b.n];
-		memset(l, 0, sizeof(*l));
-		l->lineno = lineno;
-		if (r == -E2BIG || r == -EINVAL) {
-			hs_wipe(text, sizeof(text));
-			line_error(l, "%s", r == -E2BIG ? "line too long" : "line contains a NUL byte");
-			continue;
-		}
-		if (b.bytes + len + 1 > BATCH_BYTES_MAX)
-			hs_die(E_FAILURE, "line %lu: the input holds more than %u MiB", lineno,
-			       BATCH_BYTES_MAX >> 20);
-		l->size = len + 1;
-		l->text = strdup(text);         /* no NUL inside: refused above */
-		if (!l->text)
+		if (!v)
 			hs_die(E_FAILURE, "out of memory");
-		hs_wipe(text, len);
-		b.bytes += l->size;
-		b.n++;
-		if (!check_alone(l))
-			continue;
-		other = seen_add(&seen, name_cmp, b.n - 1);
-		if (other)
-			line_error(l, "user '%s' already appears on line %lu", l->f[F_NAME],
-				   other->lineno);
+		b.v = v;
+		b.alloc = alloc;
 	}
-	hs_wipe(text, sizeof(text));
+	if (b.bytes + size > BATCH_BYTES_MAX)
+		hs_die(E_FAILURE, "line %lu: the input holds more than %u MiB", lineno,
+		       BATCH_BYTES_MAX >> 20);
+	l = &b.v[b.n++];
+	*l = (struct line){ .lineno = lineno, .size = size, .text = strdup(text) };
+	if (!l->text)
+		hs_die(E_FAILURE, "out of memory");
+	b.bytes += size;
+	if (!check_alone(l))
+		return;
+	other = hs_batch_seen_add(&seen, l->f[F_NAME], lineno);
+	if (other)
+		line_error(l, "user '%s' already appears on line %lu", l->f[F_NAME], other);
 }
 
 /* ---- pass 2: hashing ---- */
@@ -1056,7 +1000,7 @@ static int home_reserve(struct ctx *c, struct line *l, mode_t mode)
 	int r;
 
 	if (!l->f[F_DIR][0] || lstat(l->f[F_DIR], &st) == 0 ||
-	    seen_add(&homes_seen, home_cmp, (size_t)(l - b.v)))
+	    hs_batch_seen_add(&homes_seen, l->f[F_DIR], l->lineno))
 		return 0;
 	r = hs_homedir_reserve(l->f[F_DIR], &hb, &err);
 	hs_close(hb.parentfd);
@@ -1275,8 +1219,8 @@ static void free_batch(void)
 		}
 	}
 	free(b.v);
-	tdestroy(seen, keep_key);
-	tdestroy(homes_seen, keep_key);
+	hs_batch_seen_free(&seen);
+	hs_batch_seen_free(&homes_seen);
 	memset(&b, 0, sizeof(b));
 }
 
@@ -1285,6 +1229,7 @@ int main(int argc, char **argv)
 	struct ctx c = { .s = HS_ACCOUNTSET_INIT, .treefd = -1, .uids = HS_IDSET_INIT,
 			 .gids = HS_IDSET_INIT, .owners = HS_IDSET_INIT };
 	unsigned files;
+	char text[LINE_MAX_BYTES + 1];
 	size_t failed = 0;
 	int r, status = E_FAILURE;
 
@@ -1335,7 +1280,8 @@ int main(int argc, char **argv)
 		hs_die(E_FAILURE, "cannot set up the input");
 
 	/* 1. every line alone */
-	read_input();
+	hs_batch_read_lines(input, o.file ? o.file : "standard input", text, LINE_MAX_BYTES,
+			    &b.errors, add_line, NULL);
 	hs_wipe(input_buffer, sizeof(input_buffer));
 	if (b.errors)
 		goto invalid;
