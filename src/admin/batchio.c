@@ -55,16 +55,20 @@ int hs_batch_read_line(FILE *in, char *line, size_t max, size_t *len_out)
 	return 1;
 }
 
-void hs_batch_read_lines(FILE *in, const char *what, char *line, size_t max,
-			 unsigned long *errors,
-			 void (*fn)(void *ctx, char *line, unsigned long lineno),
-			 void *ctx)
+void hs_batch_read_lines(FILE *in, const char *what, size_t max, unsigned long *errors,
+			 void (*fn)(void *ctx, char *line, unsigned long lineno), void *ctx)
 {
+	static char stdio_buffer[8192];
+	_cleanup_secret_buf_ struct hs_secret_buf line = { malloc(max + 1), max + 1 };
 	unsigned long lineno = 0;
 	size_t len;
 	int r;
 
-	while ((r = hs_batch_read_line(in, line, max, &len)) != 0) {
+	if (!line.p)
+		hs_die(E_FAILURE, "out of memory");
+	if (setvbuf(in, stdio_buffer, _IOFBF, sizeof(stdio_buffer)) != 0)
+		hs_die(E_FAILURE, "cannot set up %s", what);
+	while ((r = hs_batch_read_line(in, line.p, max, &len)) != 0) {
 		lineno++;
 		if (r == -EIO) {
 			hs_warn("cannot read %s: %s", what, hs_strerror(-errno));
@@ -76,10 +80,10 @@ void hs_batch_read_lines(FILE *in, const char *what, char *line, size_t max,
 		else if (r == -EINVAL)
 			hs_batch_line_error(errors, lineno, "line contains a NUL byte");
 		else
-			fn(ctx, line, lineno);
-		hs_wipe(line, len);
+			fn(ctx, line.p, lineno);
+		hs_wipe(line.p, len);
 	}
-	hs_wipe(line, max + 1);
+	hs_wipe(stdio_buffer, sizeof(stdio_buffer));
 }
 
 struct seen_name {

@@ -19,15 +19,13 @@
  * byte, -EIO for a read error.  A last line without a newline counts. */
 int hs_batch_read_line(FILE *in, char *line, size_t max, size_t *len_out);
 
-/* Every line of in, read into line (max + 1 bytes) and handed to fn with
- * its number; one too long or holding a NUL byte is "line N: line too
- * long" or "... contains a NUL byte" instead, counted in *errors, and a
- * read error ("cannot read WHAT: ...") is counted and ends the input.
- * line is wiped after each line and at the end (passwords). */
-void hs_batch_read_lines(FILE *in, const char *what, char *line, size_t max,
-			 unsigned long *errors,
-			 void (*fn)(void *ctx, char *line, unsigned long lineno),
-			 void *ctx);
+/* Every line of in (at most max bytes) handed to fn with its number; one
+ * too long or holding a NUL byte is "line N: line too long" or "... contains
+ * a NUL byte" instead, counted in *errors, and a read error ("cannot read
+ * WHAT: ...") is counted and ends the input.  The line and in's stdio
+ * buffer are ours, wiped after each line and at the end (passwords). */
+void hs_batch_read_lines(FILE *in, const char *what, size_t max, unsigned long *errors,
+			 void (*fn)(void *ctx, char *line, unsigned long lineno), void *ctx);
 
 /* The names a batch has seen, for "already appears on line N": copies in
  * a tsearch(3) tree (*set, NULL when empty), so that a large batch is not

@@ -140,8 +140,6 @@ static const struct hs_secret_tool secret_tool = {
 	.what = "user",
 	.legacy_where = "where the PAM module has allow_legacy",
 };
-static FILE *input;
-static char input_buffer[8192];
 
 #define line_error(l, ...) hs_batch_line_error(&b.errors, (l)->lineno, __VA_ARGS__)
 
@@ -1229,7 +1227,7 @@ int main(int argc, char **argv)
 	struct ctx c = { .s = HS_ACCOUNTSET_INIT, .treefd = -1, .uids = HS_IDSET_INIT,
 			 .gids = HS_IDSET_INIT, .owners = HS_IDSET_INIT };
 	unsigned files;
-	char text[LINE_MAX_BYTES + 1];
+	FILE *input = stdin;
 	size_t failed = 0;
 	int r, status = E_FAILURE;
 
@@ -1273,16 +1271,11 @@ int main(int argc, char **argv)
 		input = fd < 0 ? NULL : fdopen(fd, "r");
 		if (!input)
 			hs_die(E_FAILURE, "cannot open %s: %s", o.file, strerror(errno));
-	} else {
-		input = stdin;
 	}
-	if (setvbuf(input, input_buffer, _IOFBF, sizeof(input_buffer)) != 0)
-		hs_die(E_FAILURE, "cannot set up the input");
 
 	/* 1. every line alone */
-	hs_batch_read_lines(input, o.file ? o.file : "standard input", text, LINE_MAX_BYTES,
-			    &b.errors, add_line, NULL);
-	hs_wipe(input_buffer, sizeof(input_buffer));
+	hs_batch_read_lines(input, o.file ? o.file : "standard input", LINE_MAX_BYTES, &b.errors,
+			    add_line, NULL);
 	if (b.errors)
 		goto invalid;
 	if (b.n == 0) {

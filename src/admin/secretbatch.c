@@ -311,11 +311,9 @@ static void check_line(void *ctx, char *line, unsigned long lineno)
 int hs_secret_read(FILE *in, const struct hs_secret_tool *tool,
 		   const struct hs_secret_options *o, struct hs_secret_batch *b)
 {
-	char line[LINE_MAX_BYTES + 1];
 	struct reading rd = { tool, o, b };
 
-	hs_batch_read_lines(in, "standard input", line, LINE_MAX_BYTES, &b->errors, check_line,
-			    &rd);
+	hs_batch_read_lines(in, "standard input", LINE_MAX_BYTES, &b->errors, check_line, &rd);
 	hs_batch_errors_done(b->errors);
 	if (b->errors > 0) {
 		hs_secret_wipe(b);
