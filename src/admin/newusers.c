@@ -1222,14 +1222,94 @@ static void free_batch(void)
 	memset(&b, 0, sizeof(b));
 }
 
+/* Everything the passes need from login.defs and the tree, before any
+ * input is read. */
+static void setup(struct ctx *c)
+{
+	int r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
+					 (void *)hs_cli_prog(), &c->defs);
+
+	if (r < 0)
+		hs_die(E_FAILURE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
+	choose_policy(c->defs);
+	hs_records_aging_init_unset(&c->aging);
+	if (!o.system) {
+		c->aging.min = hs_config_get_long(c->defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1);
+		c->aging.max = hs_config_get_long(c->defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1);
+		c->aging.warn = hs_config_get_long(c->defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1);
+	}
+	c->today = hs_today();
+
+	/* a tree system is one with /etc/hardened-shadow, as for useradd */
+	c->treefd = hs_userdir_open_tree();
+	c->classic = c->treefd == -ENOENT;
+	if (c->treefd < 0 && !c->classic)
+		hs_die(E_FAILURE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(c->treefd));
+	if (!c->classic) {
+		r = hs_userdir_layout_gids(NULL, &c->auth_gid);
+		if (r < 0)
+			hs_die(E_FAILURE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
+		if (hs_shells_load(&c->shells, HS_ETC_SHELLS) < 0)
+			hs_die(E_FAILURE, "%s", c->shells.error);
+	}
+}
+
+static int invalid(void)
+{
+	hs_batch_errors_done(b.errors);
+	hs_warn("error detected, changes ignored");
+	return E_FAILURE;
+}
+
+/* The four passes (see the top): the exit status. */
+static int run(struct ctx *c, FILE *input)
+{
+	unsigned files = HS_AS_BIT(HS_AS_PASSWD) | HS_AS_BIT(HS_AS_GROUP) |
+			 HS_AS_BIT(HS_AS_GSHADOW);
+	size_t failed = 0;
+	int r;
+
+	/* 1. every line alone */
+	hs_batch_read_lines(input, o.file ? o.file : "standard input", LINE_MAX_BYTES, &b.errors,
+			    add_line, NULL);
+	if (b.errors)
+		return invalid();
+	if (b.n == 0)
+		return E_SUCCESS;       /* nothing to do: no lock taken */
+	confine(c->defs);
+	/* 2. the passwords */
+	hs_cli_progress_start(b.n, "passwords");
+	r = hs_parallel_for(b.n, hash_one, NULL, &failed);
+	hs_cli_progress_end();
+	if (r < 0) {
+		hs_warn("line %lu: cannot hash the password of user '%s': %s", b.v[failed].lineno,
+			b.v[failed].f[F_NAME], hs_strerror(r));
+		return E_FAILURE;
+	}
+	/* 3. every line against the files, under the locks */
+	if (c->classic)
+		files |= HS_AS_BIT(HS_AS_SHADOW);
+	if (!o.system)
+		files |= HS_AS_SUBID_FILES;
+	if (hs_accountset_open(&c->s, files, 0) < 0) {
+		hs_warn("%s", c->s.error);
+		return E_FAILURE;
+	}
+	if (resolve_all(c) < 0)
+		return invalid();
+	/* 4. the commit */
+	if (commit(c) < 0)
+		return E_FAILURE;
+	log_success();
+	return E_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
 	struct ctx c = { .s = HS_ACCOUNTSET_INIT, .treefd = -1, .uids = HS_IDSET_INIT,
 			 .gids = HS_IDSET_INIT, .owners = HS_IDSET_INIT };
-	unsigned files;
 	FILE *input = stdin;
-	size_t failed = 0;
-	int r, status = E_FAILURE;
+	int status;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "newusers"));
 	/* it may have to finish an interrupted command's home and tree work */
@@ -1238,33 +1318,7 @@ int main(int argc, char **argv)
 	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");
 	openlog("newusers", LOG_PID, LOG_AUTHPRIV);
-
-	r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, (void *)hs_cli_prog(),
-			      &c.defs);
-	if (r < 0)
-		hs_die(E_FAILURE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
-	choose_policy(c.defs);
-	hs_records_aging_init_unset(&c.aging);
-	if (!o.system) {
-		c.aging.min = hs_config_get_long(c.defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1);
-		c.aging.max = hs_config_get_long(c.defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1);
-		c.aging.warn = hs_config_get_long(c.defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1);
-	}
-	c.today = hs_today();
-
-	/* a tree system is one with /etc/hardened-shadow, as for useradd */
-	c.treefd = hs_userdir_open_tree();
-	c.classic = c.treefd == -ENOENT;
-	if (c.treefd < 0 && !c.classic)
-		hs_die(E_FAILURE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(c.treefd));
-	if (!c.classic) {
-		r = hs_userdir_layout_gids(NULL, &c.auth_gid);
-		if (r < 0)
-			hs_die(E_FAILURE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
-		if (hs_shells_load(&c.shells, HS_ETC_SHELLS) < 0)
-			hs_die(E_FAILURE, "%s", c.shells.error);
-	}
-
+	setup(&c);
 	if (o.file) {
 		int fd = open(o.file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
@@ -1272,49 +1326,7 @@ int main(int argc, char **argv)
 		if (!input)
 			hs_die(E_FAILURE, "cannot open %s: %s", o.file, strerror(errno));
 	}
-
-	/* 1. every line alone */
-	hs_batch_read_lines(input, o.file ? o.file : "standard input", LINE_MAX_BYTES, &b.errors,
-			    add_line, NULL);
-	if (b.errors)
-		goto invalid;
-	if (b.n == 0) {
-		status = E_SUCCESS;     /* nothing to do: no lock taken */
-		goto out;
-	}
-	confine(c.defs);
-	/* 2. the passwords */
-	hs_cli_progress_start(b.n, "passwords");
-	r = hs_parallel_for(b.n, hash_one, NULL, &failed);
-	hs_cli_progress_end();
-	if (r < 0) {
-		hs_warn("line %lu: cannot hash the password of user '%s': %s", b.v[failed].lineno,
-			b.v[failed].f[F_NAME], hs_strerror(r));
-		goto out;
-	}
-	/* 3. every line against the files, under the locks */
-	files = HS_AS_BIT(HS_AS_PASSWD) | HS_AS_BIT(HS_AS_GROUP) | HS_AS_BIT(HS_AS_GSHADOW);
-	if (c.classic)
-		files |= HS_AS_BIT(HS_AS_SHADOW);
-	if (!o.system)
-		files |= HS_AS_SUBID_FILES;
-	if (hs_accountset_open(&c.s, files, 0) < 0) {
-		hs_warn("%s", c.s.error);
-		goto out;
-	}
-	if (resolve_all(&c) < 0)
-		goto invalid;
-	/* 4. the commit */
-	if (commit(&c) == 0) {
-		status = E_SUCCESS;
-		log_success();
-	}
-	goto out;
-
-invalid:
-	hs_batch_errors_done(b.errors);
-	hs_warn("error detected, changes ignored");
-out:
+	status = run(&c, input);
 	hs_accountset_close(&c.s);
 	hs_idset_free(&c.uids);
 	hs_idset_free(&c.gids);
