@@ -243,11 +243,9 @@ static int split_attr(struct reader *rd, unsigned long lineno, struct hs_buf *cu
 	if (memchr(v, '\0', n))
 		return hs_err_set(rd->err, -HS_E_FORMAT, "line %lu: a NUL byte in the value of %s",
 				  lineno, *attr);
-	*value = malloc(n + 1);
+	*value = strndup(v, n);         /* no NUL inside: refused above */
 	if (!*value)
 		return -ENOMEM;
-	memcpy(*value, v, n);
-	(*value)[n] = '\0';
 	*vlen = n;
 	return 0;
 }

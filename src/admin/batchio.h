@@ -1,8 +1,8 @@
 /* Shared plumbing of the batch tools that read account lines on standard
  * input (chpasswd and chgpasswd through src/admin/secretbatch, newusers): line
- * reading with hostile-input limits, per-line error reports, a user's
- * directory opened and locked, and running the slow per-line work
- * (password hashing) on every CPU. */
+ * reading with hostile-input limits, per-line error reports, the names
+ * seen, a user's directory opened and locked, and running the slow
+ * per-line work (password hashing) on every CPU. */
 #ifndef HS_BATCHIO_H
 #define HS_BATCHIO_H
 
