@@ -70,52 +70,30 @@ static int base64_append(struct hs_buf *out, const unsigned char *in, size_t len
 	return 0;
 }
 
-/* Fold the line that starts at out->data + start: a newline and a space
- * after every LDIF_COLUMNS bytes (the continuation's space counts). */
-static int fold_line(struct hs_buf *out, size_t start)
-{
-	struct hs_buf folded = { 0 };
-	const char *line = out->data + start;
-	size_t len = out->len - start, done = 0, width = LDIF_COLUMNS;
-	int r = 0;
-
-	if (len <= LDIF_COLUMNS)
-		return 0;
-	while (done < len && r == 0) {
-		size_t n = len - done < width ? len - done : width;
-
-		if (done > 0)
-			r = hs_strbuf_append(&folded, "\n ", 2);
-		if (r == 0)
-			r = hs_strbuf_append(&folded, line + done, n);
-		done += n;
-		width = LDIF_COLUMNS - 1;
-	}
-	if (r == 0) {
-		hs_wipe(out->data + start, len);
-		out->len = start;
-		r = hs_strbuf_append(out, folded.data, folded.len);
-	}
-	hs_strbuf_free(&folded);
-	return r;
-}
-
 int hs_ldif_append(struct hs_buf *out, const char *attr, const char *value, size_t len)
 {
+	_cleanup_strbuf_ struct hs_buf line = { 0 };
 	bool safe = hs_ldif_value_safe(value, len);
-	size_t start = out->len;
+	size_t width = LDIF_COLUMNS;
 	int r;
 
 	if (strcmp(attr, "dn") != 0 && !attr_valid(attr))
 		return -EINVAL;
-	r = hs_strbuf_append(out, attr, strlen(attr));
+	r = hs_strbuf_append(&line, attr, strlen(attr));
 	if (r == 0)
-		r = hs_strbuf_append(out, safe ? ": " : ":: ", safe ? 2 : 3);
+		r = hs_strbuf_append(&line, safe ? ": " : ":: ", safe ? 2 : 3);
 	if (r == 0)
-		r = safe ? hs_strbuf_append(out, value, len)
-			 : base64_append(out, (const unsigned char *)value, len);
-	if (r == 0)
-		r = fold_line(out, start);
+		r = safe ? hs_strbuf_append(&line, value, len)
+			 : base64_append(&line, (const unsigned char *)value, len);
+	/* folded: a newline and a space after every LDIF_COLUMNS bytes (the
+	 * continuation's space counts) */
+	for (size_t done = 0; r == 0 && done < line.len; done += width, width = LDIF_COLUMNS - 1) {
+		if (done > 0)
+			r = hs_strbuf_append(out, "\n ", 2);
+		if (r == 0)
+			r = hs_strbuf_append(out, line.data + done,
+					     line.len - done < width ? line.len - done : width);
+	}
 	if (r == 0)
 		r = hs_strbuf_append(out, "\n", 1);
 	return r;
@@ -265,11 +243,9 @@ static int split_attr(struct reader *rd, unsigned long lineno, struct hs_buf *cu
 	if (memchr(v, '\0', n))
 		return hs_err_set(rd->err, -HS_E_FORMAT, "line %lu: a NUL byte in the value of %s",
 				  lineno, *attr);
-	*value = malloc(n + 1);
+	*value = strndup(v, n);         /* no NUL inside: refused above */
 	if (!*value)
 		return -ENOMEM;
-	memcpy(*value, v, n);
-	(*value)[n] = '\0';
 	*vlen = n;
 	return 0;
 }

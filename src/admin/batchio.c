@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <search.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,6 +18,8 @@
 #include "util.h"
 
 #define MAX_THREADS 16
+/* every batch tool's (shadow-utils') */
+#define E_FAILURE 1
 
 int hs_batch_read_line(FILE *in, char *line, size_t max, size_t *len_out)
 {
@@ -50,6 +53,78 @@ int hs_batch_read_line(FILE *in, char *line, size_t max, size_t *len_out)
 	if (nul)
 		return -EINVAL;
 	return 1;
+}
+
+void hs_batch_read_lines(FILE *in, const char *what, size_t max, unsigned long *errors,
+			 void (*fn)(void *ctx, char *line, unsigned long lineno), void *ctx)
+{
+	static char stdio_buffer[8192];
+	_cleanup_secret_buf_ struct hs_secret_buf line = { malloc(max + 1), max + 1 };
+	unsigned long lineno = 0;
+	size_t len;
+	int r;
+
+	if (!line.p)
+		hs_die(E_FAILURE, "out of memory");
+	if (setvbuf(in, stdio_buffer, _IOFBF, sizeof(stdio_buffer)) != 0)
+		hs_die(E_FAILURE, "cannot set up %s", what);
+	while ((r = hs_batch_read_line(in, line.p, max, &len)) != 0) {
+		lineno++;
+		if (r == -EIO) {
+			hs_warn("cannot read %s: %s", what, hs_strerror(-errno));
+			++*errors;
+			break;
+		}
+		if (r == -E2BIG)
+			hs_batch_line_error(errors, lineno, "line too long");
+		else if (r == -EINVAL)
+			hs_batch_line_error(errors, lineno, "line contains a NUL byte");
+		else
+			fn(ctx, line.p, lineno);
+		hs_wipe(line.p, len);
+	}
+	hs_wipe(stdio_buffer, sizeof(stdio_buffer));
+}
+
+struct seen_name {
+	const char *name;       /* the bytes after this struct */
+	unsigned long lineno;
+};
+
+static int seen_name_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct seen_name *)x)->name, ((const struct seen_name *)y)->name);
+}
+
+unsigned long hs_batch_seen_find(void *const *set, const char *name)
+{
+	const struct seen_name key = { .name = name };
+	struct seen_name *const *found = tfind(&key, set, seen_name_cmp);
+
+	return found ? (*found)->lineno : 0;
+}
+
+unsigned long hs_batch_seen_add(void **set, const char *name, unsigned long lineno)
+{
+	size_t len = strlen(name) + 1;
+	struct seen_name *s = malloc(sizeof(*s) + len), *const *found;
+
+	if (!s)
+		hs_die(E_FAILURE, "out of memory");
+	*s = (struct seen_name){ .name = memcpy(s + 1, name, len), .lineno = lineno };
+	found = tsearch(s, set, seen_name_cmp);
+	if (!found)
+		hs_die(E_FAILURE, "out of memory");
+	if (*found == s)
+		return 0;
+	free(s);
+	return (*found)->lineno;
+}
+
+void hs_batch_seen_free(void **set)
+{
+	tdestroy(*set, free);
+	*set = NULL;
 }
 
 void hs_batch_line_error(unsigned long *count, unsigned long lineno, const char *fmt, ...)

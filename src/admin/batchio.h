@@ -1,8 +1,8 @@
 /* Shared plumbing of the batch tools that read account lines on standard
  * input (chpasswd and chgpasswd through src/admin/secretbatch, newusers): line
- * reading with hostile-input limits, per-line error reports, a user's
- * directory opened and locked, and running the slow per-line work
- * (password hashing) on every CPU. */
+ * reading with hostile-input limits, per-line error reports, the names
+ * seen, a user's directory opened and locked, and running the slow
+ * per-line work (password hashing) on every CPU. */
 #ifndef HS_BATCHIO_H
 #define HS_BATCHIO_H
 
@@ -18,6 +18,22 @@
  * bytes (the rest of it is consumed), -EINVAL for a line holding a NUL
  * byte, -EIO for a read error.  A last line without a newline counts. */
 int hs_batch_read_line(FILE *in, char *line, size_t max, size_t *len_out);
+
+/* Every line of in (at most max bytes) handed to fn with its number; one
+ * too long or holding a NUL byte is "line N: line too long" or "... contains
+ * a NUL byte" instead, counted in *errors, and a read error ("cannot read
+ * WHAT: ...") is counted and ends the input.  The line and in's stdio
+ * buffer are ours, wiped after each line and at the end (passwords). */
+void hs_batch_read_lines(FILE *in, const char *what, size_t max, unsigned long *errors,
+			 void (*fn)(void *ctx, char *line, unsigned long lineno), void *ctx);
+
+/* The names a batch has seen, for "already appears on line N": copies in
+ * a tsearch(3) tree (*set, NULL when empty), so that a large batch is not
+ * checked in quadratic time.  find: the line that had name, or 0.  add:
+ * the same, or 0 after recording name for lineno. */
+unsigned long hs_batch_seen_find(void *const *set, const char *name);
+unsigned long hs_batch_seen_add(void **set, const char *name, unsigned long lineno);
+void hs_batch_seen_free(void **set);
 
 /* "PROG: line N: MESSAGE" on stderr and one more in *count; only the
  * first HS_BATCH_ERRORS_SHOWN are printed. */

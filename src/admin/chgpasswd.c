@@ -50,8 +50,6 @@
 #define E_FAILURE 1
 #define E_USAGE   2
 
-static char stdin_buffer[8192];
-
 /* A line's group, looked up in /etc/group as read now (ctx). */
 static int lookup_group(void *ctx, struct hs_secret_batch *b, const char *name,
 			unsigned long lineno, uid_t *uid)
@@ -174,8 +172,6 @@ int main(int argc, char **argv)
 		hs_die(E_FAILURE, "Permission denied.");
 	openlog("chgpasswd", LOG_PID, LOG_AUTHPRIV);
 	hs_confine_to_etc(E_FAILURE);
-	if (setvbuf(stdin, stdin_buffer, _IOFBF, sizeof(stdin_buffer)) != 0)
-		hs_die(E_FAILURE, "cannot set up standard input");
 	if (o.mode == HS_SECRET_DEFAULT) {
 		struct hs_config *defs = NULL;
 
@@ -195,7 +191,6 @@ int main(int argc, char **argv)
 	}
 
 	r = read_batch(&o, &b);
-	hs_wipe(stdin_buffer, sizeof(stdin_buffer));
 	if (r < 0)
 		return E_FAILURE;
 	if (o.mode != HS_SECRET_ENCRYPTED && hs_secret_hash(&tool, &o.policy, &b) < 0) {

@@ -65,8 +65,6 @@ struct undo {
 	long old_lstchg;
 };
 
-static char stdin_buffer[8192];
-
 /* A line's user: known to NSS and with a directory in the tree (ctx: the
  * tree's fd).  *uid is the one checked again in pass 3. */
 static int lookup_user(void *ctx, struct hs_secret_batch *b, const char *name,
@@ -371,8 +369,6 @@ int main(int argc, char **argv)
 	 * (pam_exec) for each line. */
 	if (o.mode != HS_SECRET_DEFAULT)
 		hs_confine_to_etc(E_FAILURE);
-	if (setvbuf(stdin, stdin_buffer, _IOFBF, sizeof(stdin_buffer)) != 0)
-		hs_die(E_FAILURE, "cannot set up standard input");
 
 	if (o.mode != HS_SECRET_DEFAULT) {
 		r = hs_userdir_layout_gids(&tree_gid, &auth_gid);
@@ -385,7 +381,6 @@ int main(int argc, char **argv)
 
 	tool.ctx = &treefd;
 	r = hs_secret_read(stdin, &tool, &o, &b);
-	hs_wipe(stdin_buffer, sizeof(stdin_buffer));
 	if (r < 0)
 		return E_FAILURE;
 	if (o.mode == HS_SECRET_HASH && hs_secret_hash(&tool, &o.policy, &b) < 0) {

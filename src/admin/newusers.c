@@ -51,10 +51,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <search.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,8 +140,6 @@ static const struct hs_secret_tool secret_tool = {
 	.what = "user",
 	.legacy_where = "where the PAM module has allow_legacy",
 };
-static FILE *input;
-static char input_buffer[8192];
 
 #define line_error(l, ...) hs_batch_line_error(&b.errors, (l)->lineno, __VA_ARGS__)
 
@@ -322,41 +318,9 @@ static bool shell_valid(const char *s)
 	       strlen(s) < HS_PATH_FIELD_MAX && strcmp(s, HS_SHELL_PROXY) != 0;
 }
 
-/* Names seen so far, for the duplicate check (and homes, made once per
- * batch): tsearch(3) trees of line indexes (b.v moves as it grows), + 1
- * so that no key is NULL, ordered by the line's field. */
+/* Names seen so far, for the duplicate check, and homes (made once per
+ * batch). */
 static void *seen, *homes_seen;
-
-static int field_cmp(const void *x, const void *y, int field)
-{
-	return strcmp(b.v[(uintptr_t)x - 1].f[field], b.v[(uintptr_t)y - 1].f[field]);
-}
-
-static int name_cmp(const void *x, const void *y)
-{
-	return field_cmp(x, y, F_NAME);
-}
-
-static int home_cmp(const void *x, const void *y)
-{
-	return field_cmp(x, y, F_DIR);
-}
-
-/* The line that already had this name, or NULL after recording idx. */
-static struct line *seen_add(void **set, int (*cmp)(const void *, const void *), size_t idx)
-{
-	void *key = (void *)(uintptr_t)(idx + 1);
-	void **found = tsearch(key, set, cmp);
-
-	if (!found)
-		hs_die(E_FAILURE, "out of memory");
-	return *found == key ? NULL : &b.v[(uintptr_t)*found - 1];
-}
-
-static void keep_key(void *key)
-{
-	(void)key;      /* an index, nothing to free */
-}
 
 /* Split at ':' into exactly want fields. */
 static bool split_fields(char *text, char *f[F_ALL], int want)
@@ -440,58 +404,36 @@ static bool check_alone(struct line *l)
 	return true;
 }
 
-static void read_input(void)
+/* One line of the input, kept and checked alone. */
+static void add_line(void *ctx, char *text, unsigned long lineno)
 {
-	char text[LINE_MAX_BYTES + 1];
-	unsigned long lineno = 0;
-	size_t len;
-	int r;
+	size_t size = strlen(text) + 1;         /* no NUL inside: refused before */
+	unsigned long other;
+	struct line *l;
 
-	while ((r = hs_batch_read_line(input, text, LINE_MAX_BYTES, &len)) != 0) {
-		struct line *l, *other;
+	(void)ctx;
+	if (b.n == b.alloc) {
+		size_t alloc = b.alloc ? 2 * b.alloc : 256;
+		struct line *v = reallocarray(b.v, alloc, sizeof(*v));
 
-		lineno++;
-		if (r == -EIO) {
-			hs_warn("cannot read %s: %s", o.file ? o.file : "standard input",
-				hs_strerror(-errno));
-			b.errors++;
-			break;
-		}
-		if (b.n == b.alloc) {
-			size_t alloc = b.alloc ? 2 * b.alloc : 256;
-			struct line *v = reallocarray(b.v, alloc, sizeof(*v));
-
-			if (!v)
-				hs_die(E_FAILURE, "out of memory");
-			b.v = v;
-			b.alloc = alloc;
-		}
-		l = &b.v[b.n];
-		memset(l, 0, sizeof(*l));
-		l->lineno = lineno;
-		if (r == -E2BIG || r == -EINVAL) {
-			hs_wipe(text, sizeof(text));
-			line_error(l, "%s", r == -E2BIG ? "line too long" : "line contains a NUL byte");
-			continue;
-		}
-		if (b.bytes + len + 1 > BATCH_BYTES_MAX)
-			hs_die(E_FAILURE, "line %lu: the input holds more than %u MiB", lineno,
-			       BATCH_BYTES_MAX >> 20);
-		l->size = len + 1;
-		l->text = strdup(text);         /* no NUL inside: refused above */
-		if (!l->text)
+		if (!v)
 			hs_die(E_FAILURE, "out of memory");
-		hs_wipe(text, len);
-		b.bytes += l->size;
-		b.n++;
-		if (!check_alone(l))
-			continue;
-		other = seen_add(&seen, name_cmp, b.n - 1);
-		if (other)
-			line_error(l, "user '%s' already appears on line %lu", l->f[F_NAME],
-				   other->lineno);
+		b.v = v;
+		b.alloc = alloc;
 	}
-	hs_wipe(text, sizeof(text));
+	if (b.bytes + size > BATCH_BYTES_MAX)
+		hs_die(E_FAILURE, "line %lu: the input holds more than %u MiB", lineno,
+		       BATCH_BYTES_MAX >> 20);
+	l = &b.v[b.n++];
+	*l = (struct line){ .lineno = lineno, .size = size, .text = strdup(text) };
+	if (!l->text)
+		hs_die(E_FAILURE, "out of memory");
+	b.bytes += size;
+	if (!check_alone(l))
+		return;
+	other = hs_batch_seen_add(&seen, l->f[F_NAME], lineno);
+	if (other)
+		line_error(l, "user '%s' already appears on line %lu", l->f[F_NAME], other);
 }
 
 /* ---- pass 2: hashing ---- */
@@ -1056,7 +998,7 @@ static int home_reserve(struct ctx *c, struct line *l, mode_t mode)
 	int r;
 
 	if (!l->f[F_DIR][0] || lstat(l->f[F_DIR], &st) == 0 ||
-	    seen_add(&homes_seen, home_cmp, (size_t)(l - b.v)))
+	    hs_batch_seen_add(&homes_seen, l->f[F_DIR], l->lineno))
 		return 0;
 	r = hs_homedir_reserve(l->f[F_DIR], &hb, &err);
 	hs_close(hb.parentfd);
@@ -1275,18 +1217,99 @@ static void free_batch(void)
 		}
 	}
 	free(b.v);
-	tdestroy(seen, keep_key);
-	tdestroy(homes_seen, keep_key);
+	hs_batch_seen_free(&seen);
+	hs_batch_seen_free(&homes_seen);
 	memset(&b, 0, sizeof(b));
+}
+
+/* Everything the passes need from login.defs and the tree, before any
+ * input is read. */
+static void setup(struct ctx *c)
+{
+	int r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
+					 (void *)hs_cli_prog(), &c->defs);
+
+	if (r < 0)
+		hs_die(E_FAILURE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
+	choose_policy(c->defs);
+	hs_records_aging_init_unset(&c->aging);
+	if (!o.system) {
+		c->aging.min = hs_config_get_long(c->defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1);
+		c->aging.max = hs_config_get_long(c->defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1);
+		c->aging.warn = hs_config_get_long(c->defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1);
+	}
+	c->today = hs_today();
+
+	/* a tree system is one with /etc/hardened-shadow, as for useradd */
+	c->treefd = hs_userdir_open_tree();
+	c->classic = c->treefd == -ENOENT;
+	if (c->treefd < 0 && !c->classic)
+		hs_die(E_FAILURE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(c->treefd));
+	if (!c->classic) {
+		r = hs_userdir_layout_gids(NULL, &c->auth_gid);
+		if (r < 0)
+			hs_die(E_FAILURE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
+		if (hs_shells_load(&c->shells, HS_ETC_SHELLS) < 0)
+			hs_die(E_FAILURE, "%s", c->shells.error);
+	}
+}
+
+static int invalid(void)
+{
+	hs_batch_errors_done(b.errors);
+	hs_warn("error detected, changes ignored");
+	return E_FAILURE;
+}
+
+/* The four passes (see the top): the exit status. */
+static int run(struct ctx *c, FILE *input)
+{
+	unsigned files = HS_AS_BIT(HS_AS_PASSWD) | HS_AS_BIT(HS_AS_GROUP) |
+			 HS_AS_BIT(HS_AS_GSHADOW);
+	size_t failed = 0;
+	int r;
+
+	/* 1. every line alone */
+	hs_batch_read_lines(input, o.file ? o.file : "standard input", LINE_MAX_BYTES, &b.errors,
+			    add_line, NULL);
+	if (b.errors)
+		return invalid();
+	if (b.n == 0)
+		return E_SUCCESS;       /* nothing to do: no lock taken */
+	confine(c->defs);
+	/* 2. the passwords */
+	hs_cli_progress_start(b.n, "passwords");
+	r = hs_parallel_for(b.n, hash_one, NULL, &failed);
+	hs_cli_progress_end();
+	if (r < 0) {
+		hs_warn("line %lu: cannot hash the password of user '%s': %s", b.v[failed].lineno,
+			b.v[failed].f[F_NAME], hs_strerror(r));
+		return E_FAILURE;
+	}
+	/* 3. every line against the files, under the locks */
+	if (c->classic)
+		files |= HS_AS_BIT(HS_AS_SHADOW);
+	if (!o.system)
+		files |= HS_AS_SUBID_FILES;
+	if (hs_accountset_open(&c->s, files, 0) < 0) {
+		hs_warn("%s", c->s.error);
+		return E_FAILURE;
+	}
+	if (resolve_all(c) < 0)
+		return invalid();
+	/* 4. the commit */
+	if (commit(c) < 0)
+		return E_FAILURE;
+	log_success();
+	return E_SUCCESS;
 }
 
 int main(int argc, char **argv)
 {
 	struct ctx c = { .s = HS_ACCOUNTSET_INIT, .treefd = -1, .uids = HS_IDSET_INIT,
 			 .gids = HS_IDSET_INIT, .owners = HS_IDSET_INIT };
-	unsigned files;
-	size_t failed = 0;
-	int r, status = E_FAILURE;
+	FILE *input = stdin;
+	int status;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "newusers"));
 	/* it may have to finish an interrupted command's home and tree work */
@@ -1295,87 +1318,15 @@ int main(int argc, char **argv)
 	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");
 	openlog("newusers", LOG_PID, LOG_AUTHPRIV);
-
-	r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, (void *)hs_cli_prog(),
-			      &c.defs);
-	if (r < 0)
-		hs_die(E_FAILURE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
-	choose_policy(c.defs);
-	hs_records_aging_init_unset(&c.aging);
-	if (!o.system) {
-		c.aging.min = hs_config_get_long(c.defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1);
-		c.aging.max = hs_config_get_long(c.defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1);
-		c.aging.warn = hs_config_get_long(c.defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1);
-	}
-	c.today = hs_today();
-
-	/* a tree system is one with /etc/hardened-shadow, as for useradd */
-	c.treefd = hs_userdir_open_tree();
-	c.classic = c.treefd == -ENOENT;
-	if (c.treefd < 0 && !c.classic)
-		hs_die(E_FAILURE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(c.treefd));
-	if (!c.classic) {
-		r = hs_userdir_layout_gids(NULL, &c.auth_gid);
-		if (r < 0)
-			hs_die(E_FAILURE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
-		if (hs_shells_load(&c.shells, HS_ETC_SHELLS) < 0)
-			hs_die(E_FAILURE, "%s", c.shells.error);
-	}
-
+	setup(&c);
 	if (o.file) {
 		int fd = open(o.file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
 		input = fd < 0 ? NULL : fdopen(fd, "r");
 		if (!input)
 			hs_die(E_FAILURE, "cannot open %s: %s", o.file, strerror(errno));
-	} else {
-		input = stdin;
 	}
-	if (setvbuf(input, input_buffer, _IOFBF, sizeof(input_buffer)) != 0)
-		hs_die(E_FAILURE, "cannot set up the input");
-
-	/* 1. every line alone */
-	read_input();
-	hs_wipe(input_buffer, sizeof(input_buffer));
-	if (b.errors)
-		goto invalid;
-	if (b.n == 0) {
-		status = E_SUCCESS;     /* nothing to do: no lock taken */
-		goto out;
-	}
-	confine(c.defs);
-	/* 2. the passwords */
-	hs_cli_progress_start(b.n, "passwords");
-	r = hs_parallel_for(b.n, hash_one, NULL, &failed);
-	hs_cli_progress_end();
-	if (r < 0) {
-		hs_warn("line %lu: cannot hash the password of user '%s': %s", b.v[failed].lineno,
-			b.v[failed].f[F_NAME], hs_strerror(r));
-		goto out;
-	}
-	/* 3. every line against the files, under the locks */
-	files = HS_AS_BIT(HS_AS_PASSWD) | HS_AS_BIT(HS_AS_GROUP) | HS_AS_BIT(HS_AS_GSHADOW);
-	if (c.classic)
-		files |= HS_AS_BIT(HS_AS_SHADOW);
-	if (!o.system)
-		files |= HS_AS_SUBID_FILES;
-	if (hs_accountset_open(&c.s, files, 0) < 0) {
-		hs_warn("%s", c.s.error);
-		goto out;
-	}
-	if (resolve_all(&c) < 0)
-		goto invalid;
-	/* 4. the commit */
-	if (commit(&c) == 0) {
-		status = E_SUCCESS;
-		log_success();
-	}
-	goto out;
-
-invalid:
-	hs_batch_errors_done(b.errors);
-	hs_warn("error detected, changes ignored");
-out:
+	status = run(&c, input);
 	hs_accountset_close(&c.s);
 	hs_idset_free(&c.uids);
 	hs_idset_free(&c.gids);

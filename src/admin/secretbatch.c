@@ -5,7 +5,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <search.h>
 #include <strings.h>
 
 #include "cli.h"
@@ -173,42 +172,7 @@ void hs_secret_wipe(struct hs_secret_batch *b)
 	free(b->v);
 	b->v = NULL;
 	b->n = b->alloc = 0;
-	tdestroy(b->seen, free);
-	b->seen = NULL;
-}
-
-/* The names so far, apart from b->v (which moves as it grows): a
- * tsearch(3) tree, so that a large batch is not checked in quadratic
- * time. */
-struct seen_name {
-	const char *name;       /* the bytes after this struct */
-	unsigned long lineno;
-};
-
-static int seen_name_cmp(const void *x, const void *y)
-{
-	return strcmp(((const struct seen_name *)x)->name, ((const struct seen_name *)y)->name);
-}
-
-static const struct seen_name *seen_name_find(const struct hs_secret_batch *b, const char *name)
-{
-	const struct seen_name key = { .name = name };
-	void *const *found = tfind(&key, &b->seen, seen_name_cmp);
-
-	return found ? *found : NULL;
-}
-
-static void seen_name_add(struct hs_secret_batch *b, const char *name, unsigned long lineno)
-{
-	size_t len = strlen(name) + 1;
-	struct seen_name *s = malloc(sizeof(*s) + len);
-
-	if (!s)
-		hs_die(E_FAILURE, "out of memory");
-	s->name = memcpy(s + 1, name, len);
-	s->lineno = lineno;
-	if (!tsearch(s, &b->seen, seen_name_cmp))
-		hs_die(E_FAILURE, "out of memory");
+	hs_batch_seen_free(&b->seen);
 }
 
 int hs_secret_check(const struct hs_secret_tool *tool, const struct hs_secret_options *o,
@@ -272,14 +236,22 @@ static struct hs_secret_entry *append_entry(struct hs_secret_batch *b)
 	return e;
 }
 
+struct reading {
+	const struct hs_secret_tool *tool;
+	const struct hs_secret_options *o;
+	struct hs_secret_batch *b;
+};
+
 /* Check one "name:secret" line and add it to the batch. */
-static void check_line(const struct hs_secret_tool *tool, const struct hs_secret_options *o,
-		       struct hs_secret_batch *b, char *line, unsigned long lineno)
+static void check_line(void *ctx, char *line, unsigned long lineno)
 {
+	const struct reading *rd = ctx;
+	const struct hs_secret_tool *tool = rd->tool;
+	struct hs_secret_batch *b = rd->b;
 	char *secret = strchr(line, ':');
 	char shown[160];
 	struct hs_secret_entry *e;
-	const struct seen_name *seen;
+	unsigned long seen;
 	size_t len;
 	uid_t uid = 0;
 	int r;
@@ -302,15 +274,15 @@ static void check_line(const struct hs_secret_tool *tool, const struct hs_secret
 			hs_secret_line_error(b, lineno, "invalid %s name", tool->what);
 		return;
 	}
-	r = hs_secret_check(tool, o, &b->errors, lineno, line, secret);
+	r = hs_secret_check(tool, rd->o, &b->errors, lineno, line, secret);
 	if (r < 0)
 		return;
 	if (r == 1)
 		b->legacy = true;
-	seen = seen_name_find(b, line);
+	seen = hs_batch_seen_find(&b->seen, line);
 	if (seen) {
 		hs_secret_line_error(b, lineno, "%s '%s' already appears on line %lu", tool->what,
-				     line, seen->lineno);
+				     line, seen);
 		return;
 	}
 	if (tool->lookup(tool->ctx, b, line, lineno, &uid) < 0)
@@ -321,7 +293,7 @@ static void check_line(const struct hs_secret_tool *tool, const struct hs_secret
 		return;
 	}
 	e = append_entry(b);
-	seen_name_add(b, line, lineno);
+	hs_batch_seen_add(&b->seen, line, lineno);
 	strcpy(e->name, line);
 	e->uid = uid;
 	e->lineno = lineno;
@@ -339,27 +311,9 @@ static void check_line(const struct hs_secret_tool *tool, const struct hs_secret
 int hs_secret_read(FILE *in, const struct hs_secret_tool *tool,
 		   const struct hs_secret_options *o, struct hs_secret_batch *b)
 {
-	char line[LINE_MAX_BYTES + 1];
-	unsigned long lineno = 0;
-	size_t len;
-	int r;
+	struct reading rd = { tool, o, b };
 
-	while ((r = hs_batch_read_line(in, line, LINE_MAX_BYTES, &len)) != 0) {
-		lineno++;
-		if (r == -EIO) {
-			hs_warn("cannot read standard input: %s", hs_strerror(-errno));
-			b->errors++;
-			break;
-		}
-		if (r == -E2BIG)
-			hs_secret_line_error(b, lineno, "line too long");
-		else if (r == -EINVAL)
-			hs_secret_line_error(b, lineno, "line contains a NUL byte");
-		else
-			check_line(tool, o, b, line, lineno);
-		hs_wipe(line, sizeof(line));
-	}
-	hs_wipe(line, sizeof(line));
+	hs_batch_read_lines(in, "standard input", LINE_MAX_BYTES, &b->errors, check_line, &rd);
 	hs_batch_errors_done(b->errors);
 	if (b->errors > 0) {
 		hs_secret_wipe(b);

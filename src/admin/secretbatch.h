@@ -45,7 +45,7 @@ struct hs_secret_batch {
 	size_t bytes;
 	unsigned long errors;   /* per-line errors reported so far */
 	bool legacy;            /* a given hash uses a legacy method */
-	void *seen;             /* the names so far (secretbatch.c) */
+	void *seen;             /* the names so far (hs_batch_seen_add) */
 };
 
 struct hs_secret_tool {

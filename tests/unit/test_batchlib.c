@@ -114,6 +114,57 @@ static void test_read_line_limits(void **state)
 	fclose(in);
 }
 
+struct seen_lines {
+	char text[4][16];
+	unsigned long lineno[4];
+	int n;
+};
+
+static void keep_line(void *ctx, char *line, unsigned long lineno)
+{
+	struct seen_lines *got = ctx;
+
+	snprintf(got->text[got->n], sizeof(got->text[0]), "%s", line);
+	got->lineno[got->n++] = lineno;
+}
+
+/* The good lines reach fn with their numbers; the bad ones are counted. */
+static void test_read_lines(void **state)
+{
+	static const char input[] = "a:1\nabcdefghij\nnul\0byte\n\nlast";
+	FILE *in = fmemopen((void *)input, sizeof input - 1, "r");
+	struct seen_lines got = { .n = 0 };
+	unsigned long errors = 0;
+
+	(void)state;
+	assert_non_null(in);
+	hs_batch_read_lines(in, "test input", 8, &errors, keep_line, &got);
+	fclose(in);
+	assert_int_equal(errors, 2);
+	assert_int_equal(got.n, 3);
+	assert_string_equal(got.text[0], "a:1");
+	assert_int_equal(got.lineno[0], 1);
+	assert_string_equal(got.text[1], "");
+	assert_int_equal(got.lineno[1], 4);
+	assert_string_equal(got.text[2], "last");
+	assert_int_equal(got.lineno[2], 5);
+}
+
+static void test_seen_names(void **state)
+{
+	void *set = NULL;
+
+	(void)state;
+	assert_int_equal(hs_batch_seen_find(&set, "alice"), 0);
+	assert_int_equal(hs_batch_seen_add(&set, "alice", 3), 0);
+	assert_int_equal(hs_batch_seen_add(&set, "bob", 4), 0);
+	assert_int_equal(hs_batch_seen_add(&set, "alice", 9), 3);
+	assert_int_equal(hs_batch_seen_find(&set, "bob"), 4);
+	assert_int_equal(hs_batch_seen_find(&set, "carol"), 0);
+	hs_batch_seen_free(&set);
+	assert_null(set);
+}
+
 static atomic_int done[1000];
 
 static int mark(void *ctx, size_t i)
@@ -230,6 +281,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_subid_batch_same_as_pick),
 		cmocka_unit_test(test_read_line_limits),
+		cmocka_unit_test(test_read_lines),
+		cmocka_unit_test(test_seen_names),
 		cmocka_unit_test(test_parallel_for),
 		cmocka_unit_test_setup_teardown(test_home_reserve_and_build, tmp_dirs_setup,
 						tmp_dirs_teardown),
