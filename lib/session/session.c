@@ -45,18 +45,12 @@ extern char **environ;
 
 /* ---------------------------------------------------------------- env */
 
-void hs_session_env_init(struct hs_env *e)
-{
-	e->v = NULL;
-	e->n = e->cap = 0;
-}
-
 void hs_session_env_free(struct hs_env *e)
 {
 	for (size_t i = 0; i < e->n; i++)
 		free(e->v[i]);
 	free(e->v);
-	hs_session_env_init(e);
+	*e = (struct hs_env){ 0 };
 }
 
 static ssize_t env_find(const struct hs_env *e, const char *name, size_t len)
@@ -259,13 +253,6 @@ void hs_session_end(struct hs_session *s, int status)
 	s->have_cred = s->have_session = false;
 }
 
-const char *hs_session_strerror(const struct hs_session *s, int pam_status)
-{
-	const char *m = pam_strerror(s->pamh, pam_status);
-
-	return m ? m : "unknown PAM error";
-}
-
 int hs_session_set_groups(const char *name, gid_t gid, const gid_t *groups, size_t ngroups)
 {
 	int r = groups ? setgroups(ngroups, groups) : initgroups(name, gid);
@@ -362,8 +349,7 @@ static noreturn void child_main(const struct hs_child *c, int slave, const sigse
 	child_signals(c, caller_mask, caller_chld);
 	/* the core limit hs_privs_init() took away was the privileged
 	 * parent's protection, not the session's */
-	if (c->restore_core)
-		(void)setrlimit(RLIMIT_CORE, &c->core_limit);
+	(void)setrlimit(RLIMIT_CORE, &c->core_limit);
 	child_drop_privileges(c);
 	umask(c->umask);
 	child_chdir(c);
