@@ -374,7 +374,7 @@ static noreturn void child_main(const struct hs_child *c, int slave, const sigse
 struct relay {
 	int master;             /* -1 when closed */
 	bool stdin_open;
-	bool stdin_tty;
+	bool stdin_tty;         /* only pty_open sets it: pty_raw, pty_restore need it */
 	bool eof_pending;       /* stdin ended: send VEOF once inbuf is empty */
 	bool stdout_ok;
 	struct termios saved;   /* the caller's terminal, restored at the end */
@@ -650,8 +650,7 @@ static void session_stop_with_child(struct session_wait *w)
 {
 	pty_restore(&w->rl);
 	kill(getpid(), SIGSTOP);
-	if (w->c->tty == HS_CHILD_PTY)
-		pty_raw(&w->rl);
+	pty_raw(&w->rl);
 	kill(w->pid, SIGCONT);
 }
 
@@ -755,8 +754,7 @@ static void session_finish(struct session_wait *w, int *status)
 		pty_pump_out(&w->rl);
 		close(w->rl.master);
 	}
-	if (w->c->tty == HS_CHILD_PTY)
-		pty_restore(&w->rl);
+	pty_restore(&w->rl);
 	close(w->sfd);
 	if (w->killed)
 		say(w->c, " ...killed.\n");
@@ -795,8 +793,7 @@ int hs_session_run(const struct hs_child *c, int *status)
 		if (chdir("/") < 0) {
 			/* nothing depends on it */
 		}
-		if (c->tty == HS_CHILD_PTY)
-			pty_raw(&w.rl);
+		pty_raw(&w.rl);
 		session_wait_child(&w);
 		session_finish(&w, status);
 	}
