@@ -435,10 +435,12 @@ static int store_hash(pam_handle_t *pamh, const struct options *o, struct entry 
 	r = hs_userdir_read_shadow(e->udirfd, e->pw->pw_uid, curbuf, sizeof curbuf, &cur);
 	if (r < 0) {
 		pam_syslog(pamh, LOG_ERR, "cannot read %s: %s", path, hs_strerror(r));
-	} else if (rehash ? !hs_hash_consttime_streq(seen, cur.hash) : !prelim_unchanged(seen, cur.hash)) {
+	} else if (rehash ? !hs_hash_consttime_streq(seen, cur.hash)
+	                  : !prelim_unchanged(seen, cur.hash)) {
 		r = 1;
 	} else {
-		struct hs_shadow ns = { .hash = newhash, .lstchg = rehash ? cur.lstchg : hs_today() };
+		struct hs_shadow ns = { .hash = newhash,
+		                        .lstchg = rehash ? cur.lstchg : hs_today() };
 
 		r = hs_userdir_write_shadow(e->udirfd, e->pw->pw_uid, gid, &ns);
 		if (rehash && (r == -EACCES || r == -EPERM)) {
@@ -597,8 +599,8 @@ static void maybe_rehash(pam_handle_t *pamh, const struct options *o, struct ent
 	r = store_hash(pamh, o, e, gid, newhash, e->sh.hash, true);
 	hs_wipe(newhash, sizeof newhash);
 	if (r == 1)
-		pam_syslog(pamh, LOG_NOTICE, "rehash of %s skipped: password changed by another process",
-		           e->name);
+		pam_syslog(pamh, LOG_NOTICE,
+		           "rehash of %s skipped: password changed by another process", e->name);
 	else if (r == 0)
 		pam_syslog(pamh, LOG_NOTICE, "password of %s re-hashed to the current policy (%s)",
 		           e->name, p.prefix);

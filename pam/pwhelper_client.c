@@ -120,18 +120,13 @@ static unsigned int fd_limit(void)
 	return (unsigned int)rl.rlim_cur;
 }
 
-static int open_null(void)
-{
-	return above_stdio(open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY));
-}
-
 /* Start the helper (through the intermediate) with end[1], one end of a
  * new pipe or socketpair, as its standard fd number slot and /dev/null as
  * the other two.  end[1] is closed here; end[0] is left open for the
  * caller, unless this fails.  Returns the intermediate's pid, or -1. */
 static pid_t spawn_helper(const char *mode, const char *user, int end[2], int slot)
 {
-	_cleanup_close_ int null = open_null();
+	_cleanup_close_ int null = above_stdio(open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY));
 	struct child_args args = {
 		.argv = { "password-helper", (char *)mode, (char *)user, NULL },
 		.fds = { null, null, null },
