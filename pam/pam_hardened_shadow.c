@@ -235,9 +235,9 @@ enum source {
 	SRC_DIRECT,    /* we read the files */
 	SRC_HELPER,    /* no access: ask the setgid password helper */
 	SRC_UNKNOWN,   /* no such user (or an invalid name) */
-	SRC_NOENTRY,   /* in passwd, but no entry in the tree */
 	SRC_FOREIGN,   /* not in /etc/passwd: another NSS source's (LDAP), not ours */
-	SRC_ERROR,     /* hostile or unreadable entry: logged */
+	SRC_ERROR,     /* in passwd but no entry in the tree, or a hostile or
+	                * unreadable one: logged */
 };
 
 struct entry {
@@ -245,7 +245,6 @@ struct entry {
 	const struct passwd *pw;
 	int treefd, udirfd;
 	enum source src;
-	int err;                            /* for SRC_ERROR / SRC_NOENTRY */
 	char buf[HS_USERFILE_MAX + 2];
 	struct hs_shadow sh;                /* SRC_DIRECT */
 };
@@ -336,33 +335,32 @@ static void entry_load(pam_handle_t *pamh, const struct options *o, const char *
 		e->src = SRC_DIRECT;
 		return;
 	}
-	e->err = r;
+	bool denied = r == -EACCES || r == -EPERM;
+	bool no_dir = r == -ENOENT && e->treefd >= 0 && e->udirfd < 0;
 	/* a directory's account (passwd: files ldap) is the next module's,
 	 * without a log line, a dummy hash or a helper run at its logins.
 	 * /etc/passwd is read only where the tree gave no answer: a caller
 	 * without access to it (a screen locker: one scan before the helper
 	 * runs) or a name without a directory */
-	if ((r == -EACCES || r == -EPERM || (r == -ENOENT && e->treefd >= 0 && e->udirfd < 0)) &&
-	    !in_passwd_file(name)) {
+	if ((denied || no_dir) && !in_passwd_file(name)) {
 		e->src = SRC_FOREIGN;
 		if (o->debug)
 			pam_syslog(pamh, LOG_DEBUG, "%s is not in %s: left to the next module", name,
 			           HS_ETC_PASSWD);
 		return;
 	}
-	if (r == -EACCES || r == -EPERM) {
+	if (denied) {
 		e->src = SRC_HELPER;
 		if (o->debug)
 			pam_syslog(pamh, LOG_DEBUG, "no access to the entry of %s, asking %s", name,
 			           HS_PASSWORD_HELPER);
 		return;
 	}
-	if (r == -ENOENT && e->treefd >= 0 && e->udirfd < 0) {
-		e->src = SRC_NOENTRY;
+	e->src = SRC_ERROR;
+	if (no_dir) {
 		pam_syslog(pamh, LOG_ERR, "user %s has no entry in %s", name, HS_TREE_DIR);
 		return;
 	}
-	e->src = SRC_ERROR;
 	/* the tree, the user's directory or their shadow file */
 	hs_userdir_path(path, sizeof path, e->treefd < 0 ? NULL : name,
 	                e->udirfd < 0 ? NULL : HS_FILE_SHADOW);
@@ -742,7 +740,6 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 	case SRC_FOREIGN:
 		r = PAM_USER_UNKNOWN;
 		break;
-	case SRC_NOENTRY:
 	case SRC_ERROR:
 	default:
 		burn_time(pamh, &o, password);
