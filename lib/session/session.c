@@ -134,10 +134,9 @@ int hs_session_env_capture(struct hs_env *e, char *const *envp)
 			continue;
 		if (strnlen(*p, ENV_ENTRY_MAX) >= ENV_ENTRY_MAX)
 			continue;
-		/* the first of two same names is the one getenv() sees; a
-		 * second one is a classic way to smuggle a value past a check */
-		if (env_find(e, *p, nlen) >= 0)
-			continue;
+		/* not overwriting: the first of two same names is the one
+		 * getenv() sees; a second one is a classic way to smuggle a
+		 * value past a check */
 		char *copy = strdup(*p);
 		if (!copy || env_store(e, copy, nlen, false) < 0)
 			return -ENOMEM;
