@@ -811,11 +811,9 @@ PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const c
 	}
 	entry_load(pamh, &o, name, &e);
 	r = load_aging(pamh, &e, &lstchg, &aging);
-	bool foreign = e.src == SRC_FOREIGN;
-
-	entry_done(&e);
+	entry_done(&e);   /* closes and wipes; e.src stays */
 	if (r == PAM_USER_UNKNOWN) {
-		if (!foreign)
+		if (e.src != SRC_FOREIGN)
 			pam_syslog(pamh, LOG_ALERT, "could not identify user (from getpwnam(%s))",
 			           name);
 		return r;
