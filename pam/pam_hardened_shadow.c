@@ -49,9 +49,6 @@
 
 #define FAIL_DELAY_USEC (HS_FAIL_DELAY_MS * 1000u)   /* pam_unix's */
 #define MAX_PASSWD_TRIES 3         /* pam_unix's */
-/* A password change waits HS_LOCK_TIMEOUT_MS for the user's lock; a login
- * gives up a best-effort rehash after HS_REHASH_LOCK_TIMEOUT_MS: a login
- * must not hang for an optimisation, the next one will rehash. */
 /* Not the hash PRELIM verified against but a salted SHA-512-crypt of it
  * (prelim_fingerprint): the stored hash must not stay in memory while
  * the user types the new password. */
@@ -84,11 +81,12 @@ static const struct {
 	{ "$5$", "sha256" },   { "$2b$", "blowfish" },      { "$1$", "md5" },
 };
 
-/* The method word of a crypt prefix, or NULL. */
-static const char *word_of_prefix(const char *prefix)
+/* The method word of a crypt prefix (by_prefix), or s itself when it is
+ * a method word; NULL when it is neither. */
+static const char *method_word(const char *s, bool by_prefix)
 {
 	for (size_t i = 0; i < HS_ARRAY_SIZE(prefix_words); i++)
-		if (strcmp(prefix, prefix_words[i].prefix) == 0)
+		if (strcmp(s, by_prefix ? prefix_words[i].prefix : prefix_words[i].word) == 0)
 			return prefix_words[i].word;
 	return NULL;
 }
@@ -126,27 +124,19 @@ static void parse_options(pam_handle_t *pamh, int flags, int argc, const char **
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 		bool *flag = flag_option(o, a);
-		bool known = true;
 
-		if (flag) {
+		if (flag)
 			*flag = true;
-			if (flag == &o->audit)
-				o->debug = true;      /* as pam_unix */
-		} else if (strncmp(a, "prefix=", 7) == 0) {
+		else if (strncmp(a, "prefix=", 7) == 0)
 			o->prefix = a + 7;
-		} else if (strncmp(a, "rounds=", 7) == 0) {
+		else if (strncmp(a, "rounds=", 7) == 0)
 			o->rounds_arg = a + 7;
-		} else {
-			known = false;
-			for (size_t w = 0; w < HS_ARRAY_SIZE(prefix_words); w++)
-				if (strcmp(a, prefix_words[w].word) == 0) {
-					o->method = prefix_words[w].word;
-					known = true;
-				}
-		}
-		if (!known)
+		else if (method_word(a, false))
+			o->method = a;
+		else
 			pam_syslog(pamh, LOG_ERR, "unrecognized option [%s]", a);
 	}
+	o->debug = o->debug || o->audit;   /* as pam_unix */
 }
 
 /* Messages to the user: PAM_SILENT suppresses them, as in pam_unix. */
@@ -181,7 +171,7 @@ static int resolve_policy(pam_handle_t *pamh, const struct options *o, struct hs
 		return PAM_SERVICE_ERR;
 	}
 	if (o->prefix) {
-		word = word_of_prefix(o->prefix);
+		word = method_word(o->prefix, true);
 		if (!word) {
 			pam_syslog(pamh, LOG_ERR, "unknown hash prefix \"%s\" in prefix=: configuration error",
 			           o->prefix);
@@ -209,7 +199,7 @@ static int resolve_policy(pam_handle_t *pamh, const struct options *o, struct hs
 		if (r < 0)
 			return PAM_SERVICE_ERR;
 		if (o->rounds_arg) {
-			word = word_of_prefix(p->prefix);
+			word = method_word(p->prefix, true);
 			if (word)
 				r = hs_hash_policy_from_method(word, rounds, p);
 		}
@@ -245,9 +235,9 @@ enum source {
 	SRC_DIRECT,    /* we read the files */
 	SRC_HELPER,    /* no access: ask the setgid password helper */
 	SRC_UNKNOWN,   /* no such user (or an invalid name) */
-	SRC_NOENTRY,   /* in passwd, but no entry in the tree */
 	SRC_FOREIGN,   /* not in /etc/passwd: another NSS source's (LDAP), not ours */
-	SRC_ERROR,     /* hostile or unreadable entry: logged */
+	SRC_ERROR,     /* in passwd but no entry in the tree, or a hostile or
+	                * unreadable one: logged */
 };
 
 struct entry {
@@ -255,7 +245,6 @@ struct entry {
 	const struct passwd *pw;
 	int treefd, udirfd;
 	enum source src;
-	int err;                            /* for SRC_ERROR / SRC_NOENTRY */
 	char buf[HS_USERFILE_MAX + 2];
 	struct hs_shadow sh;                /* SRC_DIRECT */
 };
@@ -346,53 +335,91 @@ static void entry_load(pam_handle_t *pamh, const struct options *o, const char *
 		e->src = SRC_DIRECT;
 		return;
 	}
-	e->err = r;
+	bool denied = r == -EACCES || r == -EPERM;
+	bool no_dir = r == -ENOENT && e->treefd >= 0 && e->udirfd < 0;
 	/* a directory's account (passwd: files ldap) is the next module's,
 	 * without a log line, a dummy hash or a helper run at its logins.
 	 * /etc/passwd is read only where the tree gave no answer: a caller
 	 * without access to it (a screen locker: one scan before the helper
 	 * runs) or a name without a directory */
-	if ((r == -EACCES || r == -EPERM || (r == -ENOENT && e->treefd >= 0 && e->udirfd < 0)) &&
-	    !in_passwd_file(name)) {
+	if ((denied || no_dir) && !in_passwd_file(name)) {
 		e->src = SRC_FOREIGN;
 		if (o->debug)
 			pam_syslog(pamh, LOG_DEBUG, "%s is not in %s: left to the next module", name,
 			           HS_ETC_PASSWD);
 		return;
 	}
-	if (r == -EACCES || r == -EPERM) {
+	if (denied) {
 		e->src = SRC_HELPER;
 		if (o->debug)
 			pam_syslog(pamh, LOG_DEBUG, "no access to the entry of %s, asking %s", name,
 			           HS_PASSWORD_HELPER);
 		return;
 	}
-	if (r == -ENOENT && e->treefd >= 0 && e->udirfd < 0) {
-		e->src = SRC_NOENTRY;
+	e->src = SRC_ERROR;
+	if (no_dir) {
 		pam_syslog(pamh, LOG_ERR, "user %s has no entry in %s", name, HS_TREE_DIR);
 		return;
 	}
-	e->src = SRC_ERROR;
-	if (e->treefd < 0)
-		hs_userdir_path(path, sizeof path, NULL, NULL);
-	else if (e->udirfd < 0)
-		hs_userdir_path(path, sizeof path, name, NULL);
-	else
-		hs_userdir_path(path, sizeof path, name, HS_FILE_SHADOW);
+	/* the tree, the user's directory or their shadow file */
+	hs_userdir_path(path, sizeof path, e->treefd < 0 ? NULL : name,
+	                e->udirfd < 0 ? NULL : HS_FILE_SHADOW);
 	pam_syslog(pamh, LOG_ERR, "cannot read %s: %s", path, hs_strerror(r));
 }
 
-/* Take the user's write lock (lib/tree/userdir.h), then read the shadow file
- * again into buf/cur: what a writer replaces must be what is on disk now,
- * not what was read before the lock.  Returns 0 with the lock held when
- * the hash is still the one checked (unchanged(seen, hash)); without it,
- * 1 when someone changed the hash meanwhile, or a negative error
- * (logged). */
-static int lock_and_reread(pam_handle_t *pamh, struct entry *e, unsigned timeout_ms,
-                           bool (*unchanged)(const char *seen, const char *hash),
-                           const char *seen, char *buf, size_t size, struct hs_shadow *cur)
+/* What UPDATE compares the hash under the lock with: a SHA-512-crypt of
+ * the hash at the cheapest cost, under a fresh salt.  It tells a changed
+ * hash from the same one, and is worth nothing to whoever reads memory
+ * (the stored hash's own salt is hidden in it).  A field too long to be
+ * anything crypt made (or to be a passphrase for it) hides no password:
+ * it is kept as "=FIELD".  *out is malloc'd. */
+static int prelim_fingerprint(const char *hash, char **out)
 {
-	char path[HS_PATHBUF_USER], why[64];
+	struct hs_hash_policy p;
+	_cleanup_secret_buf_ struct hs_secret_buf fp = { malloc(HS_HASH_MAX + 2), HS_HASH_MAX + 2 };
+	int r;
+
+	if (!fp.p)
+		return -ENOMEM;
+	if (strlen(hash) >= CRYPT_OUTPUT_SIZE) {
+		snprintf(fp.p, fp.size, "=%s", hash);
+		r = 0;
+	} else {
+		r = hs_hash_policy_from_method("sha512", 1000, &p);
+		if (r == 0)
+			r = hs_hash_password(hash, &p, fp.p, fp.size);
+	}
+	if (r < 0)
+		return r;
+	*out = TAKE_PTR(fp.p);
+	return 0;
+}
+
+/* Is hash the one prelim_fingerprint made fp of? */
+static bool prelim_unchanged(const char *fp, const char *hash)
+{
+	if (fp[0] == '=')
+		return hs_hash_consttime_streq(fp + 1, hash);
+	return strlen(hash) < CRYPT_OUTPUT_SIZE && hs_hash_verify_password(hash, fp, false) == 1;
+}
+
+/* Store newhash as the user's hash under their write lock
+ * (lib/tree/userdir.h), after reading the shadow file again: what is
+ * replaced must be what is on disk now, not what was read before the
+ * lock, and only while it is still the hash that was checked, so that a
+ * change made meanwhile (root's passwd -l or chage -d, another change) is
+ * never undone.  A password change (rehash false) compares with PRELIM's
+ * fingerprint, waits HS_LOCK_TIMEOUT_MS for the lock and sets LSTCHG to
+ * today.  A rehash compares with the hash itself, keeps LSTCHG and gives
+ * up after HS_REHASH_LOCK_TIMEOUT_MS: a login must not hang for an
+ * optimisation, the next one will rehash.  Returns 0, 1 when someone
+ * changed the hash meanwhile, or a negative error (logged). */
+static int store_hash(pam_handle_t *pamh, const struct options *o, struct entry *e, gid_t gid,
+                      const char *newhash, const char *seen, bool rehash)
+{
+	unsigned timeout_ms = rehash ? HS_REHASH_LOCK_TIMEOUT_MS : HS_LOCK_TIMEOUT_MS;
+	char path[HS_PATHBUF_USER], why[64], curbuf[HS_USERFILE_MAX + 2];
+	struct hs_shadow cur;
 	int r;
 
 	r = hs_userdir_lock_at(e->treefd, e->name, &e->udirfd, timeout_ms);
@@ -402,17 +429,34 @@ static int lock_and_reread(pam_handle_t *pamh, struct entry *e, unsigned timeout
 		           hs_lock_strerror(r, timeout_ms, why, sizeof why));
 		return r;
 	}
-	r = hs_userdir_read_shadow(e->udirfd, e->pw->pw_uid, buf, size, cur);
-	if (r < 0)
-		pam_syslog(pamh, LOG_ERR, "cannot read %s: %s",
-		           hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW),
-		           hs_strerror(r));
-	else if (!unchanged(seen, cur->hash))
+	hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW);
+	r = hs_userdir_read_shadow(e->udirfd, e->pw->pw_uid, curbuf, sizeof curbuf, &cur);
+	if (r < 0) {
+		pam_syslog(pamh, LOG_ERR, "cannot read %s: %s", path, hs_strerror(r));
+	} else if (rehash ? !hs_hash_consttime_streq(seen, cur.hash)
+	                  : !prelim_unchanged(seen, cur.hash)) {
 		r = 1;
-	if (r != 0) {
-		(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
-		hs_wipe(buf, size);
+	} else {
+		struct hs_shadow ns = { .hash = newhash,
+		                        .lstchg = rehash ? cur.lstchg : hs_today() };
+
+		r = hs_userdir_write_shadow(e->udirfd, e->pw->pw_uid, gid, &ns);
+		if (rehash && (r == -EACCES || r == -EPERM)) {
+			if (o->debug)
+				pam_syslog(pamh, LOG_DEBUG, "rehash of %s skipped: %s", e->name,
+				           hs_strerror(r));
+		} else if (r < 0) {
+			pam_syslog(pamh, LOG_ERR, "cannot write %s: %s", path, hs_strerror(r));
+			/* The user sees the cause too (a full or read-only /etc
+			 * is theirs to report), not only libpam's "Authentication
+			 * token manipulation error"; an error, so even PAM_SILENT
+			 * shows it. */
+			if (!rehash)
+				pam_error(pamh, "cannot write %s: %s", path, hs_strerror(r));
+		}
 	}
+	(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
+	hs_wipe(curbuf, sizeof curbuf);
 	return r;
 }
 
@@ -521,7 +565,6 @@ static void maybe_rehash(pam_handle_t *pamh, const struct options *o, struct ent
 {
 	struct hs_hash_policy p;
 	char newhash[HS_HASH_MAX + 1];
-	char path[HS_PATH_FIELD_MAX];
 	gid_t gid;
 	int r;
 
@@ -549,38 +592,16 @@ static void maybe_rehash(pam_handle_t *pamh, const struct options *o, struct ent
 		pam_syslog(pamh, LOG_ERR, "rehash of %s failed: %s", e->name, hs_strerror(r));
 		return;
 	}
-	/* under the lock, and only if the hash is still the one the
-	 * password was verified against: a change made meanwhile (a new
-	 * password, root's lock) must not be undone by a rehash */
-	char curbuf[HS_USERFILE_MAX + 2];
-	struct hs_shadow cur;
-
-	r = lock_and_reread(pamh, e, HS_REHASH_LOCK_TIMEOUT_MS, hs_hash_consttime_streq, e->sh.hash,
-	                    curbuf, sizeof curbuf, &cur);
-	if (r != 0) {
-		hs_wipe(newhash, sizeof newhash);
-		if (r == 1)
-			pam_syslog(pamh, LOG_NOTICE,
-			           "rehash of %s skipped: password changed by another process", e->name);
-		return;
-	}
-	struct hs_shadow ns = { .hash = newhash, .lstchg = cur.lstchg };
-	r = hs_userdir_write_shadow(e->udirfd, e->pw->pw_uid, gid, &ns);
-	(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
+	/* only if the hash is still the one the password was verified
+	 * against: a new password or root's lock must not be undone */
+	r = store_hash(pamh, o, e, gid, newhash, e->sh.hash, true);
 	hs_wipe(newhash, sizeof newhash);
-	hs_wipe(curbuf, sizeof curbuf);
-	if (r == -EACCES || r == -EPERM) {
-		if (o->debug)
-			pam_syslog(pamh, LOG_DEBUG, "rehash of %s skipped: %s", e->name, hs_strerror(r));
-		return;
-	}
-	if (r < 0) {
-		pam_syslog(pamh, LOG_ERR, "cannot write %s: %s",
-		           hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW), hs_strerror(r));
-		return;
-	}
-	pam_syslog(pamh, LOG_NOTICE, "password of %s re-hashed to the current policy (%s)",
-	           e->name, p.prefix);
+	if (r == 1)
+		pam_syslog(pamh, LOG_NOTICE,
+		           "rehash of %s skipped: password changed by another process", e->name);
+	else if (r == 0)
+		pam_syslog(pamh, LOG_NOTICE, "password of %s re-hashed to the current policy (%s)",
+		           e->name, p.prefix);
 }
 
 /* pam_get_user(), or the status to return (logged with prio, msg). */
@@ -700,24 +721,13 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 		}
 		break;
 	case SRC_HELPER:
-		if (strlen(password) > HS_PASSWORD_MAX) {
-			r = PAM_AUTH_ERR;
-			break;
-		}
-		switch (hs_pwhelper_verify(name, password)) {
-		case HS_PWHELPER_OK:
-			r = PAM_SUCCESS;
-			break;
-		case HS_PWHELPER_MISMATCH:
-		case HS_PWHELPER_REFUSED:
-			r = PAM_AUTH_ERR;
-			break;
-		default:
+		/* an overlong password is refused without starting the helper */
+		r = hs_pwhelper_verify(name, password);
+		if (r == HS_PWHELPER_ERROR)
 			pam_syslog(pamh, LOG_ERR, "%s could not verify the password of %s",
 			           HS_PASSWORD_HELPER, name);
-			r = PAM_AUTHINFO_UNAVAIL;
-			break;
-		}
+		r = r == HS_PWHELPER_OK ? PAM_SUCCESS :
+		    r == HS_PWHELPER_ERROR ? PAM_AUTHINFO_UNAVAIL : PAM_AUTH_ERR;
 		break;
 	case SRC_UNKNOWN:
 		burn_time(pamh, &o, password);
@@ -730,7 +740,6 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 	case SRC_FOREIGN:
 		r = PAM_USER_UNKNOWN;
 		break;
-	case SRC_NOENTRY:
 	case SRC_ERROR:
 	default:
 		burn_time(pamh, &o, password);
@@ -750,8 +759,8 @@ PAM_EXTERN int pam_sm_setcred(pam_handle_t *pamh, int flags, int argc, const cha
 /* ---- account ---- */
 
 /* LSTCHG and aging (fail closed) for the user. */
-static int load_aging(pam_handle_t *pamh, const struct options *o, struct entry *e,
-                      long *lstchg, struct hs_aging *aging)
+static int load_aging(pam_handle_t *pamh, const struct entry *e, long *lstchg,
+                      struct hs_aging *aging)
 {
 	char path[HS_PATH_FIELD_MAX];
 	int r;
@@ -801,12 +810,10 @@ PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const c
 		return PAM_USER_UNKNOWN;
 	}
 	entry_load(pamh, &o, name, &e);
-	r = load_aging(pamh, &o, &e, &lstchg, &aging);
-	bool foreign = e.src == SRC_FOREIGN;
-
-	entry_done(&e);
+	r = load_aging(pamh, &e, &lstchg, &aging);
+	entry_done(&e);   /* closes and wipes; e.src stays */
 	if (r == PAM_USER_UNKNOWN) {
-		if (!foreign)
+		if (e.src != SRC_FOREIGN)
 			pam_syslog(pamh, LOG_ALERT, "could not identify user (from getpwnam(%s))",
 			           name);
 		return r;
@@ -853,42 +860,6 @@ static void cleanup_secret_data(pam_handle_t *pamh, void *data, int error_status
 	hs_free_secret(data);
 }
 
-/* What UPDATE compares the hash under the lock with: a SHA-512-crypt of
- * the hash at the cheapest cost, under a fresh salt.  It tells a changed
- * hash from the same one, and is worth nothing to whoever reads memory
- * (the stored hash's own salt is hidden in it).  A field too long to be
- * anything crypt made (or to be a passphrase for it) hides no password:
- * it is kept as "=FIELD".  *out is malloc'd. */
-static int prelim_fingerprint(const char *hash, char **out)
-{
-	struct hs_hash_policy p;
-	_cleanup_secret_buf_ struct hs_secret_buf fp = { malloc(HS_HASH_MAX + 2), HS_HASH_MAX + 2 };
-	int r;
-
-	if (!fp.p)
-		return -ENOMEM;
-	if (strlen(hash) >= CRYPT_OUTPUT_SIZE) {
-		snprintf(fp.p, fp.size, "=%s", hash);
-		r = 0;
-	} else {
-		r = hs_hash_policy_from_method("sha512", 1000, &p);
-		if (r == 0)
-			r = hs_hash_password(hash, &p, fp.p, fp.size);
-	}
-	if (r < 0)
-		return r;
-	*out = TAKE_PTR(fp.p);
-	return 0;
-}
-
-/* Is hash the one prelim_fingerprint made fp of? */
-static bool prelim_unchanged(const char *fp, const char *hash)
-{
-	if (fp[0] == '=')
-		return hs_hash_consttime_streq(fp + 1, hash);
-	return strlen(hash) < CRYPT_OUTPUT_SIZE && hs_hash_verify_password(hash, fp, false) == 1;
-}
-
 /* The change is over (done or failed): what PRELIM left for UPDATE goes,
  * wiped by cleanup_secret_data. */
 static void drop_change_data(pam_handle_t *pamh)
@@ -925,7 +896,7 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 	struct hs_aging aging;
 	const char *old = NULL;
 	_cleanup_secret_ char *owned = NULL;
-	long today = hs_today();
+	long lstchg, today = hs_today();
 	int r;
 
 	/* a configuration error shows before anyone types anything */
@@ -977,20 +948,15 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 		return r;
 	}
 
-	r = hs_userdir_aging_or_expired(e->udirfd, &aging);
-	if (r < 0) {
-		char path[HS_PATH_FIELD_MAX];
-		pam_syslog(pamh, LOG_ERR, "cannot read %s: %s; account treated as expired",
-		           hs_userdir_path(path, sizeof path, e->name, HS_FILE_AGING), hs_strerror(r));
-	}
+	(void)load_aging(pamh, e, &lstchg, &aging);   /* SRC_DIRECT: change_allowed */
 	if (iamroot)
 		return PAM_SUCCESS;
-	enum hs_acct_state state = hs_policy_account_state(e->sh.lstchg, &aging, today, NULL, NULL);
+	enum hs_acct_state state = hs_policy_account_state(lstchg, &aging, today, NULL, NULL);
 	if (state == HS_ACCT_EXPIRED || state == HS_ACCT_AUTHTOK_EXPIRED) {
 		pam_syslog(pamh, LOG_NOTICE, "user shadow entry expired");
 		return state == HS_ACCT_EXPIRED ? PAM_ACCT_EXPIRED : PAM_AUTHTOK_EXPIRED;
 	}
-	if (hs_policy_change_too_early(e->sh.lstchg, &aging, today)) {
+	if (hs_policy_change_too_early(lstchg, &aging, today)) {
 		remark(pamh, o, PAM_ERROR_MSG, "%s", MSG_WAIT_LONGER);
 		return PAM_AUTHTOK_ERR;
 	}
@@ -1024,7 +990,6 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	const char *new = NULL;
 	_cleanup_secret_ char *owned = NULL, *own_seen = NULL;
 	char newhash[HS_HASH_MAX + 1];
-	char path[HS_PATH_FIELD_MAX];
 	gid_t gid;
 	int r, tries;
 
@@ -1099,31 +1064,12 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	 * PRELIM checked it (root locked the account, another change won)
 	 * is not overwritten with one checked against the previous
 	 * password. */
-	char curbuf[HS_USERFILE_MAX + 2];
-	struct hs_shadow cur;
-
-	r = lock_and_reread(pamh, e, HS_LOCK_TIMEOUT_MS, prelim_unchanged, seen, curbuf,
-	                    sizeof curbuf, &cur);
-	if (r != 0) {
-		hs_wipe(newhash, sizeof newhash);
-		if (r == 1)
-			pam_syslog(pamh, LOG_NOTICE, "user password changed by another process");
-		return r == -HS_E_TIMEOUT ? PAM_AUTHTOK_LOCK_BUSY : PAM_AUTHTOK_ERR;
-	}
-	hs_wipe(curbuf, sizeof curbuf);
-	struct hs_shadow ns = { .hash = newhash, .lstchg = hs_today() };
-	r = hs_userdir_write_shadow(e->udirfd, e->pw->pw_uid, gid, &ns);
-	(void)hs_userdir_unlock_at(e->treefd, e->udirfd);
+	r = store_hash(pamh, o, e, gid, newhash, seen, false);
 	hs_wipe(newhash, sizeof newhash);
-	if (r < 0) {
-		hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW);
-		pam_syslog(pamh, LOG_ERR, "cannot write %s: %s", path, hs_strerror(r));
-		/* The user sees the cause too (a full or read-only /etc is
-		 * theirs to report), not only libpam's "Authentication token
-		 * manipulation error"; an error, so even PAM_SILENT shows it. */
-		pam_error(pamh, "cannot write %s: %s", path, hs_strerror(r));
-		return PAM_AUTHTOK_ERR;
-	}
+	if (r == 1)
+		pam_syslog(pamh, LOG_NOTICE, "user password changed by another process");
+	if (r != 0)
+		return r == -HS_E_TIMEOUT ? PAM_AUTHTOK_LOCK_BUSY : PAM_AUTHTOK_ERR;
 	pam_syslog(pamh, LOG_NOTICE, "password changed for %s", e->name);
 	return PAM_SUCCESS;
 }
@@ -1172,12 +1118,8 @@ PAM_EXTERN int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, cons
 	struct options o;
 
 	parse_options(pamh, flags, argc, argv, &o);
-	if (pam_get_item(pamh, PAM_USER, &item) != PAM_SUCCESS || !item || !*(const char *)item) {
-		pam_syslog(pamh, LOG_CRIT, "open_session - error recovering username");
-		return PAM_SESSION_ERR;
-	}
-	pw = pam_modutil_getpwnam(pamh, item);
-	if (!pw) {
+	if (pam_get_item(pamh, PAM_USER, &item) != PAM_SUCCESS || !item || !*(const char *)item ||
+	    !(pw = pam_modutil_getpwnam(pamh, item))) {
 		pam_syslog(pamh, LOG_CRIT, "open_session - error recovering username");
 		return PAM_SESSION_ERR;
 	}

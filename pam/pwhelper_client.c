@@ -120,18 +120,13 @@ static unsigned int fd_limit(void)
 	return (unsigned int)rl.rlim_cur;
 }
 
-static int open_null(void)
-{
-	return above_stdio(open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY));
-}
-
 /* Start the helper (through the intermediate) with end[1], one end of a
  * new pipe or socketpair, as its standard fd number slot and /dev/null as
  * the other two.  end[1] is closed here; end[0] is left open for the
  * caller, unless this fails.  Returns the intermediate's pid, or -1. */
 static pid_t spawn_helper(const char *mode, const char *user, int end[2], int slot)
 {
-	_cleanup_close_ int null = open_null();
+	_cleanup_close_ int null = above_stdio(open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY));
 	struct child_args args = {
 		.argv = { "password-helper", (char *)mode, (char *)user, NULL },
 		.fds = { null, null, null },
@@ -271,9 +266,9 @@ static int parse_account(char *answer, long *lstchg, struct hs_aging *aging)
 
 int hs_pwhelper_account(const char *user, long *lstchg, struct hs_aging *aging)
 {
-	char answer[ACCOUNT_ANSWER_MAX + 1];
+	char answer[ACCOUNT_ANSWER_MAX + 2], sink[256];
 	int pfd[2];
-	size_t len = 0;
+	ssize_t len;
 	pid_t pid;
 	int r;
 
@@ -284,32 +279,19 @@ int hs_pwhelper_account(const char *user, long *lstchg, struct hs_aging *aging)
 	pid = spawn_helper("account", user, pfd, STDOUT_FILENO);
 	if (pid < 0)
 		return HS_PWHELPER_ERROR;
-	/* read to EOF, keeping at most ACCOUNT_ANSWER_MAX bytes and noting
-	 * whether there was more */
-	bool too_long = false;
-	for (;;) {
-		char sink[256];
-		ssize_t n;
-
-		if (len < ACCOUNT_ANSWER_MAX)
-			n = read(pfd[0], answer + len, ACCOUNT_ANSWER_MAX - len);
-		else
-			n = read(pfd[0], sink, sizeof(sink));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (len < ACCOUNT_ANSWER_MAX)
-			len += (size_t)n;
-		else
-			too_long = true;
-	}
+	/* read to EOF: a byte past ACCOUNT_ANSWER_MAX says the answer is too
+	 * long, and the rest is drained, not cut off */
+	len = hs_read_full(pfd[0], answer, ACCOUNT_ANSWER_MAX + 1);
+	while (len > ACCOUNT_ANSWER_MAX && hs_read_full(pfd[0], sink, sizeof sink) > 0)
+		;
 	hs_close(pfd[0]);
 	r = wait_helper(pid);
 	if (r != HS_PWHELPER_OK)
 		return r;
+	if (len < 0 || len > ACCOUNT_ANSWER_MAX)
+		return HS_PWHELPER_ERROR;
 	answer[len] = '\0';
-	if (too_long || memchr(answer, '\0', len) || parse_account(answer, lstchg, aging) < 0)
+	if (memchr(answer, '\0', (size_t)len) || parse_account(answer, lstchg, aging) < 0)
 		return HS_PWHELPER_ERROR;
 	return HS_PWHELPER_OK;
 }

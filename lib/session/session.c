@@ -45,18 +45,12 @@ extern char **environ;
 
 /* ---------------------------------------------------------------- env */
 
-void hs_session_env_init(struct hs_env *e)
-{
-	e->v = NULL;
-	e->n = e->cap = 0;
-}
-
 void hs_session_env_free(struct hs_env *e)
 {
 	for (size_t i = 0; i < e->n; i++)
 		free(e->v[i]);
 	free(e->v);
-	hs_session_env_init(e);
+	*e = (struct hs_env){ 0 };
 }
 
 static ssize_t env_find(const struct hs_env *e, const char *name, size_t len)
@@ -140,10 +134,9 @@ int hs_session_env_capture(struct hs_env *e, char *const *envp)
 			continue;
 		if (strnlen(*p, ENV_ENTRY_MAX) >= ENV_ENTRY_MAX)
 			continue;
-		/* the first of two same names is the one getenv() sees; a
-		 * second one is a classic way to smuggle a value past a check */
-		if (env_find(e, *p, nlen) >= 0)
-			continue;
+		/* not overwriting: the first of two same names is the one
+		 * getenv() sees; a second one is a classic way to smuggle a
+		 * value past a check */
 		char *copy = strdup(*p);
 		if (!copy || env_store(e, copy, nlen, false) < 0)
 			return -ENOMEM;
@@ -259,13 +252,6 @@ void hs_session_end(struct hs_session *s, int status)
 	s->have_cred = s->have_session = false;
 }
 
-const char *hs_session_strerror(const struct hs_session *s, int pam_status)
-{
-	const char *m = pam_strerror(s->pamh, pam_status);
-
-	return m ? m : "unknown PAM error";
-}
-
 int hs_session_set_groups(const char *name, gid_t gid, const gid_t *groups, size_t ngroups)
 {
 	int r = groups ? setgroups(ngroups, groups) : initgroups(name, gid);
@@ -362,8 +348,7 @@ static noreturn void child_main(const struct hs_child *c, int slave, const sigse
 	child_signals(c, caller_mask, caller_chld);
 	/* the core limit hs_privs_init() took away was the privileged
 	 * parent's protection, not the session's */
-	if (c->restore_core)
-		(void)setrlimit(RLIMIT_CORE, &c->core_limit);
+	(void)setrlimit(RLIMIT_CORE, &c->core_limit);
 	child_drop_privileges(c);
 	umask(c->umask);
 	child_chdir(c);
@@ -388,7 +373,7 @@ static noreturn void child_main(const struct hs_child *c, int slave, const sigse
 struct relay {
 	int master;             /* -1 when closed */
 	bool stdin_open;
-	bool stdin_tty;
+	bool stdin_tty;         /* only pty_open sets it: pty_raw, pty_restore need it */
 	bool eof_pending;       /* stdin ended: send VEOF once inbuf is empty */
 	bool stdout_ok;
 	struct termios saved;   /* the caller's terminal, restored at the end */
@@ -664,8 +649,7 @@ static void session_stop_with_child(struct session_wait *w)
 {
 	pty_restore(&w->rl);
 	kill(getpid(), SIGSTOP);
-	if (w->c->tty == HS_CHILD_PTY)
-		pty_raw(&w->rl);
+	pty_raw(&w->rl);
 	kill(w->pid, SIGCONT);
 }
 
@@ -769,8 +753,7 @@ static void session_finish(struct session_wait *w, int *status)
 		pty_pump_out(&w->rl);
 		close(w->rl.master);
 	}
-	if (w->c->tty == HS_CHILD_PTY)
-		pty_restore(&w->rl);
+	pty_restore(&w->rl);
 	close(w->sfd);
 	if (w->killed)
 		say(w->c, " ...killed.\n");
@@ -809,8 +792,7 @@ int hs_session_run(const struct hs_child *c, int *status)
 		if (chdir("/") < 0) {
 			/* nothing depends on it */
 		}
-		if (c->tty == HS_CHILD_PTY)
-			pty_raw(&w.rl);
+		pty_raw(&w.rl);
 		session_wait_child(&w);
 		session_finish(&w, status);
 	}

@@ -32,13 +32,12 @@ struct hs_config;
 
 /* ---- environments ---- */
 
-/* A list of "NAME=VALUE" strings owned by the list. */
+/* A list of "NAME=VALUE" strings owned by the list; { 0 } is empty. */
 struct hs_env {
 	char **v;       /* NULL-terminated */
 	size_t n, cap;
 };
 
-void hs_session_env_init(struct hs_env *e);
 void hs_session_env_free(struct hs_env *e);
 
 /* hs_envname_valid() and hs_envname_unsafe() are in envname.h (the
@@ -106,8 +105,6 @@ int hs_session_open(struct hs_session *s, int flags, struct rlimit *core);
  * then pam_end(status).  Safe to call twice. */
 void hs_session_end(struct hs_session *s, int status);
 
-const char *hs_session_strerror(const struct hs_session *s, int pam_status);
-
 /* initgroups(name, gid), or setgroups(groups) when groups is not NULL.
  * 0 or -errno. */
 int hs_session_set_groups(const char *name, gid_t gid, const gid_t *groups, size_t ngroups);
@@ -141,9 +138,8 @@ struct hs_child {
 	bool verbose;           /* su/runuser: util-linux's messages when a signal
 	                         * ends the session or the child dies of one */
 	gid_t pty_gid;          /* group of the new pty (HS_CHILD_PTY); (gid_t)-1: gid */
-	bool restore_core;      /* give the child core_limit (the session's, from
-	                         * hs_session_open) */
-	struct rlimit core_limit;
+	struct rlimit core_limit;       /* the child's RLIMIT_CORE (the session's, from
+	                                 * hs_session_open) */
 };
 
 /* Run c and wait for it.  The parent keeps its root privileges, blocks

@@ -470,7 +470,6 @@ static void build_env(struct hs_env *env, const struct options *o, const struct 
 	char mail[4096];
 	int r = 0;
 
-	hs_session_env_init(env);
 	/* -p keeps the allow-list hs_privs_init() left (TERM, LANG,
 	 * LANGUAGE, LC_*, TZ, COLUMNS, LINES); nothing else ever reaches us */
 	if (o->preserve)
@@ -497,7 +496,7 @@ static void build_env(struct hs_env *env, const struct options *o, const struct 
 
 static noreturn void fail_session(struct hs_session *s, int r, const char *what)
 {
-	const char *msg = hs_session_strerror(s, r);
+	const char *msg = pam_strerror(s->pamh, r);
 
 	syslog(LOG_ERR, "%s: %s", what, msg);
 	fprintf(stderr, "%s: %s\n", PROG_NAME, msg);
@@ -559,17 +558,17 @@ static bool authenticate(struct hs_session *s, const struct options *o,
 		if (!may_retry(r, failcount, retries))
 			break;
 		syslog(LOG_NOTICE, "FAILED LOGIN %d ON %s%s FOR %s, %s", failcount, t->name, from,
-		       name, hs_session_strerror(s, r));
+		       name, pam_strerror(s->pamh, r));
 		fprintf(stderr, "Login incorrect\n\n");
 		/* the next try asks for the name again */
 		pam_set_item(s->pamh, PAM_USER, NULL);
 	}
 	if (r == PAM_MAXTRIES || failcount >= retries)
 		syslog(LOG_NOTICE, "TOO MANY LOGIN TRIES (%d) ON %s%s FOR %s, %s", failcount,
-		       t->name, from, name, hs_session_strerror(s, r));
+		       t->name, from, name, pam_strerror(s->pamh, r));
 	else
 		syslog(LOG_NOTICE, "FAILED LOGIN SESSION ON %s%s FOR %s, %s", t->name, from,
-		       name, hs_session_strerror(s, r));
+		       name, pam_strerror(s->pamh, r));
 	fprintf(stderr, "\nLogin incorrect\n");
 	hs_session_end(s, r);
 	return false;
@@ -582,7 +581,7 @@ int main(int argc, char **argv)
 	struct hs_session s;
 	struct hs_config *defs = NULL;
 	struct hs_child child = { 0 };
-	struct hs_env env;
+	struct hs_env env = { 0 };
 	struct passwd pw;
 	_cleanup_free_ char *pwbuf = NULL;
 	_cleanup_free_ char *arg0 = NULL;
@@ -626,8 +625,8 @@ int main(int argc, char **argv)
 
 	r = hs_session_start(&s, "login", o.user, t.name, NULL, o.host);
 	if (r != PAM_SUCCESS) {
-		syslog(LOG_ERR, "Couldn't initialize PAM: %s", hs_session_strerror(&s, r));
-		hs_die(E_FAILURE, "PAM failure, aborting: %s", hs_session_strerror(&s, r));
+		syslog(LOG_ERR, "Couldn't initialize PAM: %s", pam_strerror(s.pamh, r));
+		hs_die(E_FAILURE, "PAM failure, aborting: %s", pam_strerror(s.pamh, r));
 	}
 	set_user_prompt(&s, &o);
 	if (!authenticate(&s, &o, defs, &t, from, retries, delay))
@@ -640,7 +639,7 @@ int main(int argc, char **argv)
 	if (r != PAM_SUCCESS) {
 		const char *name = log_name(defs, pam_user(&s), shown, sizeof(shown));
 		syslog(LOG_NOTICE, "FAILED LOGIN ON %s%s FOR %s, %s", t.name, from, name,
-		       hs_session_strerror(&s, r));
+		       pam_strerror(s.pamh, r));
 		fail_session(&s, r, "account");
 	}
 	alarm(0);
@@ -700,7 +699,6 @@ int main(int argc, char **argv)
 	child.dir_fallback_root = hs_config_get_bool(defs, "DEFAULT_HOME", false);
 	child.tty = HS_CHILD_TAKE_TTY;
 	child.reset_signals = true;
-	child.restore_core = true;
 	child.core_limit = caller_core;   /* the session's, after pam_limits */
 	hs_config_free(defs);
 	defs = NULL;

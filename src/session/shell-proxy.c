@@ -51,7 +51,8 @@ static noreturn void shell_die(const char *fmt, ...)
 static size_t ask_helper(char *buf, size_t size)
 {
 	int pfd[2], status;
-	size_t len = 0;
+	char sink[256];
+	ssize_t len;
 	pid_t pid;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
@@ -74,29 +75,21 @@ static size_t ask_helper(char *buf, size_t size)
 		_exit(127);
 	}
 	close(pfd[1]);
-	for (;;) {
-		/* Past size - 1 bytes it is longer than any valid path: drain
-		 * the rest; len becomes size, which the caller refuses. */
-		bool full = len >= size - 1;
-		char sink[256];
-		ssize_t n = full ? read(pfd[0], sink, sizeof(sink))
-				 : read(pfd[0], buf + len, size - 1 - len);
-
-		if (n > 0)
-			len = full ? size : len + (size_t)n;
-		else if (n == 0 || errno != EINTR)
-			break;
-	}
+	/* size bytes are longer than any valid path: drain the rest; len
+	 * stays size, which the caller refuses */
+	len = hs_read_full(pfd[0], buf, size);
+	while (len == (ssize_t)size && hs_read_full(pfd[0], sink, sizeof(sink)) > 0)
+		;
 	close(pfd[0]);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR)
 			hs_die(1, "cannot wait for %s: %s", HS_SHELL_HELPER, strerror(errno));
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		if (len >= size)
-			return size;
+		if (len < 0 || (size_t)len == size)
+			return size;   /* unreadable or too long: refused */
 		buf[len] = '\0';
-		return len;
+		return (size_t)len;
 	}
 	/* The helper has already said what is wrong, in one line. */
 	if (WIFEXITED(status))

@@ -289,7 +289,6 @@ static void set_env(struct hs_env *env, const char *name, const char *value)
 static void build_env(struct hs_env *env, const struct hs_env *caller, const struct options *o,
                       const struct passwd *pw, const char *shell, const struct hs_config *defs)
 {
-	hs_session_env_init(env);
 	if (o->login) {
 		const char *term = hs_session_env_get(caller, "TERM");
 
@@ -395,7 +394,7 @@ static void authenticate(struct hs_session *s, const struct hs_config *defs, con
 	if (r != PAM_SUCCESS) {
 		char msg[128];
 
-		snprintf(msg, sizeof(msg), "%s", hs_session_strerror(s, r));
+		snprintf(msg, sizeof(msg), "%s", pam_strerror(s->pamh, r));
 		hs_session_end(s, r);
 		sleep((unsigned)hs_config_get_long(defs, "FAIL_DELAY", 0, 60, 1));
 		hs_die(E_FAILURE, "%s", msg);
@@ -471,7 +470,7 @@ static void open_session(struct hs_session *s, const struct options *o, const st
 	if (r != PAM_SUCCESS) {
 		char msg[128];
 
-		snprintf(msg, sizeof(msg), "%s", hs_session_strerror(s, r));
+		snprintf(msg, sizeof(msg), "%s", pam_strerror(s->pamh, r));
 		hs_session_end(s, r);
 		hs_die(E_FAILURE, "cannot open session: %s", msg);
 	}
@@ -507,7 +506,7 @@ static char **shell_argv(const struct options *o, const char *shell, int argc, c
 int su_main(int argc, char **argv, enum su_mode mode)
 {
 	struct options o = { 0 };
-	struct hs_env caller_env, env;
+	struct hs_env caller_env = { 0 }, env = { 0 };
 	struct hs_session s;
 	struct hs_child child = { 0 };
 	struct hs_config *defs = NULL;
@@ -528,7 +527,6 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	runuser = mode == RUNUSER_MODE;
 	/* Taken before hs_privs_init() replaces the environment: what
 	 * su hands on to the target (filtered, see hs_session_env_capture). */
-	hs_session_env_init(&caller_env);
 	if (hs_session_env_capture(&caller_env, environ) < 0)
 		hs_session_env_free(&caller_env);
 	caller_umask = umask(077);
@@ -562,7 +560,7 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	r = hs_session_start(&s, service, pw.pw_name, tty, from, NULL);
 	if (r != PAM_SUCCESS) {
 		log_attempt(defs, false, tty, from, pw.pw_name);
-		hs_die(E_FAILURE, "%s", hs_session_strerror(&s, r));
+		hs_die(E_FAILURE, "%s", pam_strerror(s.pamh, r));
 	}
 	if (!runuser)
 		authenticate(&s, defs, tty, from, pw.pw_name);
@@ -599,7 +597,6 @@ int su_main(int argc, char **argv, enum su_mode mode)
 		    HS_CHILD_NEW_SESSION;
 	child.forward_int_quit = o.pty || !same_session;
 	child.verbose = true;
-	child.restore_core = true;
 	child.core_limit = caller_core;   /* the session's, after pam_limits */
 	const struct group *tty_group = getgrnam("tty");
 	child.pty_gid = tty_group ? tty_group->gr_gid : (gid_t)-1;

@@ -60,10 +60,9 @@ static void test_names(void **state)
 
 static void test_set_get(void **state)
 {
-	struct hs_env e;
+	struct hs_env e = { 0 };
 
 	(void)state;
-	hs_session_env_init(&e);
 	assert_int_equal(hs_session_env_set(&e, "A", "1", true), 0);
 	assert_int_equal(hs_session_env_set(&e, "B", "2", true), 0);
 	assert_int_equal(hs_session_env_set(&e, "A", "3", false), 0);
@@ -89,14 +88,13 @@ static void test_capture(void **state)
 			 (char *)"IFS= ", (char *)"NOEQUALS", (char *)"=empty",
 			 (char *)"A B=space", (char *)"DUP=first", (char *)"DUP=second",
 			 (char *)"BASH_FUNC_f%%=() { id; }", (char *)"DISPLAY=:0", big, NULL };
-	struct hs_env e;
+	struct hs_env e = { 0 };
 
 	(void)state;
 	assert_non_null(big);
 	memset(big, 'x', 200 * 1024 - 1);
 	memcpy(big, "BIG=", 4);
 	big[200 * 1024 - 1] = '\0';
-	hs_session_env_init(&e);
 	assert_int_equal(hs_session_env_capture(&e, envp), 0);
 	assert_int_equal(e.n, 3);
 	assert_string_equal(hs_session_env_get(&e, "PATH"), "/usr/bin");
@@ -115,7 +113,6 @@ static void test_capture(void **state)
 		many[i] = malloc(16);
 		snprintf(many[i], 16, "V%d=x", i);
 	}
-	hs_session_env_init(&e);
 	assert_int_equal(hs_session_env_capture(&e, many), 0);
 	assert_int_equal(e.n, 4096);
 	hs_session_env_free(&e);
