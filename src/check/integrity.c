@@ -48,60 +48,35 @@
 /* ------------------------------------------------------------------ */
 /* output                                                             */
 
-/* Say one line of the report, counted in *count. */
-__attribute__((format(printf, 3, 0)))
-static void vsay(struct hs_integrity *a, unsigned long *count, const char *fmt, va_list ap)
-{
-	char *s = NULL;
-
-	(*count)++;
-	if (vasprintf(&s, fmt, ap) < 0) {
-		a->io.say(a->io.ctx, "out of memory");
-		return;
-	}
-	a->io.say(a->io.ctx, s);
-	free(s);
-}
-
-/* An error: always reported, counted. */
-__attribute__((format(printf, 2, 3)))
-static void problem(struct hs_integrity *a, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(a, &a->problems, fmt, ap);
-	va_end(ap);
-}
-
 static bool warnings_on(const struct hs_integrity *a)
 {
 	return !(a->flags & HS_INTEGRITY_NO_WARNINGS);
 }
 
-/* A warning: reported and counted unless -q / -S. */
-__attribute__((format(printf, 2, 3)))
-static void warning(struct hs_integrity *a, const char *fmt, ...)
+/* Say one line of the report, counted in *count; nothing when !on. */
+__attribute__((format(printf, 4, 5)))
+static void say(struct hs_integrity *a, unsigned long *count, bool on, const char *fmt, ...)
 {
+	char *s = NULL;
 	va_list ap;
 
-	if (!warnings_on(a))
+	if (!on)
 		return;
+	(*count)++;
 	va_start(ap, fmt);
-	vsay(a, &a->problems, fmt, ap);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
 	va_end(ap);
+	a->io.say(a->io.ctx, s ? s : "out of memory");
+	free(s);
 }
 
+/* An error: always reported, counted. */
+#define problem(a, ...) say((a), &(a)->problems, true, __VA_ARGS__)
+/* A warning: reported and counted unless -q / -S. */
+#define warning(a, ...) say((a), &(a)->problems, warnings_on(a), __VA_ARGS__)
 /* A repair that could not be made. */
-__attribute__((format(printf, 2, 3)))
-static void failed(struct hs_integrity *a, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(a, &a->failures, fmt, ap);
-	va_end(ap);
-}
+#define failed(a, ...) say((a), &(a)->failures, true, __VA_ARGS__)
 
 /* The end of a repair: the signals held back since its "yes" go through. */
 static void repairs_done(struct hs_integrity *a)
