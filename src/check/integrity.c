@@ -208,13 +208,6 @@ static bool any_bad_line(const struct hs_accountdb *db)
 	return false;
 }
 
-/* NIS compat lines ("+", "-name") are someone else's to check, as in
- * shadow-utils. */
-static bool nis_line(const struct hs_dbline *l)
-{
-	return l->len > 0 && (l->text[0] == '+' || l->text[0] == '-');
-}
-
 /* The first field of a line, NUL-terminated, at most HS_NAME_MAX*2 bytes. */
 static const char *first_field(const struct hs_dbline *l, char *buf, size_t size)
 {
@@ -255,15 +248,121 @@ static int replace_line(struct hs_integrity *a, struct hs_accountdb *db, size_t 
 	return 0;
 }
 
+/* How the messages name the entries of the four files (shadow-utils'
+ * words). */
+static const char *const entry_noun[] = {
+	[HS_DB_PASSWD] = "password", [HS_DB_SHADOW] = "shadow password",
+	[HS_DB_GROUP] = "group", [HS_DB_GSHADOW] = "shadow group",
+};
+
 /* "invalid ... entry" for a line that does not parse, with why. */
-static void report_bad_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i,
-			    const char *what)
+static void report_bad_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
 {
 	const struct hs_dbline *l = &db->lines[i];
 
-	problem(a, "invalid %s entry (line %lu: %s)", what, l->lineno,
+	problem(a, "invalid %s file entry (line %lu: %s)", entry_noun[db->kind], l->lineno,
 		l->len == 0 ? "empty line" : hs_strerror(l->err ? l->err : -HS_E_FORMAT));
 	offer_delete_line(a, db, i);
+}
+
+/* A passwd or group line that does not parse because of its name:
+ * shadow-utils reports the name and offers nothing.  True when l is one
+ * (reported). */
+static bool report_bad_name(struct hs_integrity *a, const struct hs_accountdb *db,
+			    const struct hs_dbline *l)
+{
+	const bool group = db->kind == HS_DB_GROUP;
+	char buf[SHOW_SIZE], name[2 * HS_NAME_MAX + 2];
+
+	if (l->err != -HS_E_NAME)
+		return false;
+	first_field(l, name, sizeof name);
+	if (group ? hs_names_group_valid(name) : hs_names_user_valid(name))
+		return false;
+	problem(a, "invalid %s name '%s'", group ? "group" : "user", show(name, buf));
+	return true;
+}
+
+/* A later line with a name already seen is dead (the lookups return the
+ * first): it is offered for deletion.  True when line i is one. */
+static bool offer_duplicate(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
+{
+	if (hs_accountdb_dup_name(db, i) < 0)
+		return false;
+	problem(a, "duplicate %s entry", entry_noun[db->kind]);
+	offer_delete_line(a, db, i);
+	return true;
+}
+
+/* A shadow or gshadow line (i of sh) whose name has no line in main (a
+ * main_bad line of that name is reported with main): offered for
+ * deletion.  True when line i is one. */
+static bool offer_orphan(struct hs_integrity *a, struct hs_accountdb *sh, size_t i,
+			 struct hs_accountdb *main, bool main_bad, const char *name)
+{
+	if (hs_accountdb_find(main, name) >= 0 || (main_bad && bad_line_named(main, name)))
+		return false;
+	problem(a, "no matching %s file entry in %s", entry_noun[main->kind], main->path);
+	offer_delete_line(a, sh, i);
+	return true;
+}
+
+/* The shadow (gshadow) line of passwd (group) line i of db.  A missing
+ * one is offered to be added, as shadow-utils does: the password field
+ * moves over ("!" when it was "x": no hash anywhere is no login), with
+ * today's date and login.defs' (defs) limits for a user, with the
+ * group's members (so the two agree) for a group.  Returns the index of
+ * the line that was there, or -1. */
+static long check_shadow_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i,
+			      struct hs_accountdb *sh, bool sh_bad, const struct hs_config *defs)
+{
+	const bool group = db->kind == HS_DB_GROUP;
+	const char *who = group ? "group" : "user";
+	union hs_dbrec rec = db->lines[i].rec, add;
+	const char **passwd = group ? &rec.gr.passwd : &rec.pw.passwd;
+	const char *name = group ? rec.gr.name : rec.pw.name;
+	const bool in_shadow = strcmp(*passwd, "x") == 0;
+	long j = hs_accountdb_find(sh, name);
+
+	if (j >= 0) {
+		if (!in_shadow)
+			warning(a, "%s %s has an entry in %s, but its password field in %s is "
+				"not set to 'x'", who, name, sh->path, db->path);
+		return j;
+	}
+	if (sh_bad && bad_line_named(sh, name))
+		return -1;      /* reported with the shadow file */
+	problem(a, "no matching %s file entry in %s", entry_noun[db->kind], sh->path);
+	if (!ask(a, "add %s '%s' in %s? ", who, name, sh->path))
+		return -1;
+	if (group)
+		add.gs = (struct hs_gshadow){
+			.name = name, .passwd = in_shadow ? "!" : *passwd,
+			.admins = "", .members = rec.gr.members,
+		};
+	else
+		add.sp = (struct hs_spwd){
+			.name = name,
+			.hash = in_shadow ? "!" : *passwd,
+			.lstchg = hs_today(),
+			.min = hs_config_get_long(defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1),
+			.max = hs_config_get_long(defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1),
+			.warn = hs_config_get_long(defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1),
+			.inact = HS_UNSET,
+			.expire = HS_UNSET,
+			.flag = "",
+		};
+	if (hs_accountdb_append(sh, &add) < 0) {
+		failed(a, "%s", sh->error);
+		return -1;
+	}
+	a->db_changed = true;
+	logged(a, "add %s %s to %s", who, name, sh->path);
+	if (!in_shadow) {
+		*passwd = "x";
+		replace_line(a, db, i, &rec);
+	}
+	return -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -356,37 +455,6 @@ static void check_home_shell(struct hs_integrity *a, const struct hs_passwd *p,
 		warning(a, "user '%s': program '%s' does not exist", p->name, show(p->shell, b2));
 }
 
-/* Add a shadow line for p, as shadow-utils' pwck does: the passwd field
- * moves to shadow ("!" when it was "x": no hash anywhere is no login),
- * today's date, login.defs' limits. */
-static void add_shadow_line(struct hs_integrity *a, struct hs_accountdb *pw, size_t pi,
-			    struct hs_accountdb *sp, const struct hs_config *defs)
-{
-	struct hs_passwd p = pw->lines[pi].rec.pw;
-	struct hs_spwd s = {
-		.name = p.name,
-		.hash = strcmp(p.passwd, "x") == 0 ? "!" : p.passwd,
-		.lstchg = hs_today(),
-		.min = hs_config_get_long(defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1),
-		.max = hs_config_get_long(defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1),
-		.warn = hs_config_get_long(defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1),
-		.inact = HS_UNSET,
-		.expire = HS_UNSET,
-		.flag = "",
-	};
-
-	if (hs_accountdb_append(sp, &s) < 0) {
-		failed(a, "%s", sp->error);
-		return;
-	}
-	a->db_changed = true;
-	logged(a, "add user %s to %s", p.name, sp->path);
-	if (strcmp(p.passwd, "x") != 0) {
-		p.passwd = "x";
-		replace_line(a, pw, pi, &p);
-	}
-}
-
 int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct hs_accountdb *sp,
 			const struct hs_config *defs)
 {
@@ -395,48 +463,26 @@ int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct 
 
 	for (size_t i = 0; i < n; i++) {
 		const struct hs_dbline *l = &pw->lines[i];
-		char buf[SHOW_SIZE], name[2 * HS_NAME_MAX + 2];
-		struct hs_passwd p;
+		const struct hs_passwd *p = &l->rec.pw;
 		long j;
 
-		if (l->deleted || nis_line(l))
+		/* NIS compat lines are someone else's to check, as in shadow-utils */
+		if (l->deleted || hs_records_nis_line(l->text, l->len))
 			continue;
 		if (!l->entry) {
-			if (l->err == -HS_E_NAME &&
-			    !hs_names_user_valid(first_field(l, name, sizeof name))) {
-				/* shadow-utils reports the name and offers nothing */
-				problem(a, "invalid user name '%s'", show(name, buf));
-				continue;
-			}
-			report_bad_line(a, pw, i, "password file");
+			if (!report_bad_name(a, pw, l))
+				report_bad_line(a, pw, i);
 			continue;
 		}
-		p = l->rec.pw;
-		if (hs_accountdb_dup_name(pw, i) >= 0) {
-			/* the first line is the one getpwnam() returns: the
-			 * later one is dead, offer it */
-			problem(a, "duplicate password entry");
-			offer_delete_line(a, pw, i);
+		if (offer_duplicate(a, pw, i))
 			continue;
-		}
 		j = hs_accountdb_dup_id(pw, i);
 		if (j >= 0)
 			warning(a, "user '%s': duplicate user ID %lu (also used by user '%s')",
-				p.name, (unsigned long)p.uid, pw->lines[j].rec.pw.name);
-		check_home_shell(a, &p, defs);
-		if (!sp)
-			continue;
-		j = hs_accountdb_find(sp, p.name);
-		if (j < 0) {
-			if (sp_bad && bad_line_named(sp, p.name))
-				continue;       /* reported with /etc/shadow */
-			problem(a, "no matching password file entry in %s", sp->path);
-			if (ask(a, "add user '%s' in %s? ", p.name, sp->path))
-				add_shadow_line(a, pw, i, sp, defs);
-		} else if (strcmp(p.passwd, "x") != 0) {
-			warning(a, "user %s has an entry in %s, but its password field in %s is "
-				"not set to 'x'", p.name, sp->path, pw->path);
-		}
+				p->name, (unsigned long)p->uid, pw->lines[j].rec.pw.name);
+		check_home_shell(a, p, defs);
+		if (sp)
+			(void)check_shadow_line(a, pw, i, sp, sp_bad, defs);
 	}
 	repairs_done(a);
 	return 0;
@@ -450,25 +496,16 @@ int hs_integrity_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct 
 
 	for (size_t i = 0; i < n; i++) {
 		const struct hs_dbline *l = &sp->lines[i];
-		const struct hs_spwd *s;
+		const struct hs_spwd *s = &l->rec.sp;
 
-		if (l->deleted || nis_line(l))
+		if (l->deleted || hs_records_nis_line(l->text, l->len))
 			continue;
 		if (!l->entry) {
-			report_bad_line(a, sp, i, "shadow password file");
+			report_bad_line(a, sp, i);
 			continue;
 		}
-		s = &l->rec.sp;
-		if (hs_accountdb_dup_name(sp, i) >= 0) {
-			problem(a, "duplicate shadow password entry");
-			offer_delete_line(a, sp, i);
+		if (offer_duplicate(a, sp, i) || offer_orphan(a, sp, i, pw, pw_bad, s->name))
 			continue;
-		}
-		if (hs_accountdb_find(pw, s->name) < 0 && !(pw_bad && bad_line_named(pw, s->name))) {
-			problem(a, "no matching password file entry in %s", pw->path);
-			offer_delete_line(a, sp, i);
-			continue;
-		}
 		if (s->lstchg != HS_UNSET && s->lstchg > today)
 			warning(a, "user %s: last password change in the future", s->name);
 	}
@@ -1293,13 +1330,11 @@ int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 /* A group or gshadow line whose only fault is in its name lists ("a
  * b" or "a,,b" as a member): the fixed fields parse when the lists are
  * cut off, so the bad names can be offered for deletion one by one
- * instead of the whole line.  lists[] point into *storage (freed by the
- * caller); the returned record has empty lists. */
+ * instead of the whole line.  The lists of rec point into storage, its
+ * other fields into fixed (both freed by salvage_free). */
 struct salvaged {
 	bool ok;
-	struct hs_group gr;
-	struct hs_gshadow gs;
-	char *lists[2];         /* group: [1] members; gshadow: [0] admins, [1] members */
+	union hs_dbrec rec;
 	char *storage, *fixed;
 	size_t storage_size, fixed_size;   /* parsing cuts both with NULs */
 };
@@ -1331,12 +1366,14 @@ static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salv
 	s->fixed_size = strlen(s->fixed) + 1;
 	t = s->storage;
 	t[cut[0]] = t[cut[1]] = t[cut[2]] = '\0';
-	s->lists[0] = t + cut[1] + 1;   /* gshadow's admins */
-	s->lists[1] = t + cut[2] + 1;
-	if (kind == HS_DB_GROUP)
-		s->ok = hs_records_group_parse(s->fixed, &s->gr) == 0;
-	else
-		s->ok = hs_records_gshadow_parse(s->fixed, &s->gs) == 0;
+	if (kind == HS_DB_GROUP) {
+		s->ok = hs_records_group_parse(s->fixed, &s->rec.gr) == 0;
+		s->rec.gr.members = t + cut[2] + 1;
+	} else {
+		s->ok = hs_records_gshadow_parse(s->fixed, &s->rec.gs) == 0;
+		s->rec.gs.admins = t + cut[1] + 1;
+		s->rec.gs.members = t + cut[2] + 1;
+	}
 }
 
 static void salvage_free(struct salvaged *s)
@@ -1361,15 +1398,16 @@ static bool raw_next(const char **cur, const char **e, size_t *n)
 	return true;
 }
 
-/* Which name list check_list looks at, as its messages name it (the
- * messages are shadow-utils' where it has them). */
+/* The name lists of a group and a gshadow line (admins first), as the
+ * messages name them (shadow-utils' words where it has them). */
 struct list_kind {
 	const char *file;       /* "group %s: ..." */
 	const char *role;       /* "no %suser", "delete %smember" */
 };
-static const struct list_kind L_GROUP_MEMBERS = { "group", "" };
-static const struct list_kind L_GSHADOW_ADMINS = { "shadow group", "administrative " };
-static const struct list_kind L_GSHADOW_MEMBERS = { "shadow group", "" };
+static const struct list_kind list_kinds[][2] = {
+	[HS_DB_GROUP] = { { "group", "" } },
+	[HS_DB_GSHADOW] = { { "shadow group", "administrative " }, { "shadow group", "" } },
+};
 
 /* Check one name list: every element must be a valid name and an
  * existing user; each one that is not is reported and offered for
@@ -1481,122 +1519,92 @@ out:
 	return r;
 }
 
-/* Add a gshadow line for g, as shadow-utils' grpck does, with g's members
- * (so the two agree) and the group's password field moved over ("!"
- * when it is "x"). */
-static void add_gshadow_line(struct hs_integrity *a, struct hs_accountdb *gr, size_t gi,
-			     struct hs_accountdb *gs)
+/* The record of group or gshadow line i, salvaged into sv when the line
+ * is invalid; false when there is nothing more to check (reported, or
+ * offered for deletion). */
+static bool list_line_record(struct hs_integrity *a, struct hs_accountdb *db, size_t i,
+			     struct salvaged *sv, union hs_dbrec *rec)
 {
-	struct hs_group g = gr->lines[gi].rec.gr;
-	struct hs_gshadow s = {
-		.name = g.name,
-		.passwd = strcmp(g.passwd, "x") == 0 ? "!" : g.passwd,
-		.admins = "",
-		.members = g.members,
-	};
-
-	if (hs_accountdb_append(gs, &s) < 0) {
-		failed(a, "%s", gs->error);
-		return;
-	}
-	a->db_changed = true;
-	logged(a, "add group %s to %s", g.name, gs->path);
-	if (strcmp(g.passwd, "x") != 0) {
-		g.passwd = "x";
-		replace_line(a, gr, gi, &g);
-	}
-}
-
-/* The record of group line i, salvaged when the line is invalid (into
- * sv); false when there is nothing more to check (reported, or offered
- * for deletion). */
-static bool group_line_record(struct hs_integrity *a, struct hs_accountdb *gr, size_t i,
-			      struct salvaged *sv, struct hs_group *g)
-{
-	const struct hs_dbline *l = &gr->lines[i];
-	char buf[SHOW_SIZE], name[2 * HS_NAME_MAX + 2];
+	const struct hs_dbline *l = &db->lines[i];
+	const bool group = db->kind == HS_DB_GROUP;
 
 	if (l->entry) {
-		*g = l->rec.gr;
-		if (hs_accountdb_dup_name(gr, i) < 0)
-			return true;
-		problem(a, "duplicate group entry");
-		offer_delete_line(a, gr, i);
+		*rec = l->rec;
+		return !offer_duplicate(a, db, i);
+	}
+	salvage(db->kind, l, sv);
+	if (!sv->ok && group && report_bad_name(a, db, l))
+		return false;
+	if (!sv->ok || hs_accountdb_find(db, group ? sv->rec.gr.name : sv->rec.gs.name) >= 0) {
+		report_bad_line(a, db, i);
 		return false;
 	}
-	salvage(HS_DB_GROUP, l, sv);
-	if (!sv->ok && l->err == -HS_E_NAME &&
-	    !hs_names_group_valid(first_field(l, name, sizeof name))) {
-		problem(a, "invalid group name '%s'", show(name, buf));
-		salvage_free(sv);
-		return false;
-	}
-	if (!sv->ok || hs_accountdb_find(gr, sv->gr.name) >= 0) {
-		salvage_free(sv);
-		report_bad_line(a, gr, i, "group file");
-		return false;
-	}
-	*g = sv->gr;
-	g->members = sv->lists[1];
+	*rec = sv->rec;
 	return true;
 }
 
-/* The group's line in /etc/gshadow: there, and agreeing with g. */
-static int check_group_gshadow(struct hs_integrity *a, struct hs_accountdb *gr, size_t i,
-			       struct hs_accountdb *gs, bool gs_bad, const struct hs_group *g)
+/* The name lists of group or gshadow line i (rec: its record, salvaged
+ * or not): each bad name is offered for deletion, and the line is
+ * written back without those deleted unless an invalid one was kept.
+ * True when the line is an entry (now), for the checks that follow. */
+static bool check_lists(struct hs_integrity *a, struct hs_accountdb *db, size_t i,
+			struct hs_accountdb *pw, union hs_dbrec *rec)
 {
-	long j = hs_accountdb_find(gs, g->name);
+	const bool group = db->kind == HS_DB_GROUP;
+	const struct list_kind *kinds = list_kinds[db->kind];
+	const char **lists[2] = { &rec->gs.admins, &rec->gs.members };
+	const char *name = group ? rec->gr.name : rec->gs.name;
+	const size_t n = group ? 1 : 2;
+	struct hs_buf out[2] = { { 0 }, { 0 } };
+	size_t unfixed = 0;
+	bool changed = false, built = true;
 
-	if (j < 0) {
-		if (gs_bad && bad_line_named(gs, g->name))
-			return 0;       /* reported with /etc/gshadow */
-		problem(a, "no matching group file entry in %s", gs->path);
-		if (ask(a, "add group '%s' in %s? ", g->name, gs->path))
-			add_gshadow_line(a, gr, i, gs);
-		return 0;
+	if (group)
+		lists[0] = &rec->gr.members;
+	for (size_t k = 0; k < n; k++)
+		changed |= check_list(a, pw, &kinds[k], name, *lists[k], &out[k], &unfixed);
+	if (changed && !unfixed) {
+		for (size_t k = 0; k < n; k++)
+			built = built && (*lists[k] = buf_str(&out[k])) != NULL;
+		if (built && replace_line(a, db, i, rec) == 0)
+			logged(a, "%s %s: members deleted in %s", kinds[0].file, name, db->path);
 	}
-	if (strcmp(g->passwd, "x") != 0)
-		warning(a, "group %s has an entry in %s, but its password field in %s is "
-			"not set to 'x'", g->name, gs->path, gr->path);
-	return compare_members(a, g, gs, (size_t)j) < 0 ? -ENOMEM : 0;
+	for (size_t k = 0; k < n; k++)
+		hs_strbuf_free(&out[k]);
+	/* still invalid: an invalid name was kept (reported), or the fault
+	 * lies elsewhere */
+	if (!db->lines[i].entry && !unfixed && !changed)
+		report_bad_line(a, db, i);
+	return db->lines[i].entry;
 }
 
 static int check_group_line(struct hs_integrity *a, struct hs_accountdb *gr,
 			    struct hs_accountdb *gs, struct hs_accountdb *pw, size_t i,
 			    bool gs_bad)
 {
-	struct hs_buf members = { 0 };
+	const struct hs_dbline *l = &gr->lines[i];
 	struct salvaged sv = { .ok = false };
-	struct hs_group g;
-	size_t unfixed = 0;
-	bool changed;
+	union hs_dbrec rec;
+	const struct hs_group *g;
+	bool entry;
 	long j;
 
-	if (gr->lines[i].deleted || nis_line(&gr->lines[i]))
+	if (l->deleted || hs_records_nis_line(l->text, l->len))
 		return 0;
-	if (!group_line_record(a, gr, i, &sv, &g))
-		return 0;
-	changed = check_list(a, pw, &L_GROUP_MEMBERS, g.name, g.members, &members, &unfixed);
-	if (changed && !unfixed) {
-		g.members = buf_str(&members);
-		if (g.members && replace_line(a, gr, i, &g) == 0)
-			logged(a, "group %s: members deleted in %s", g.name, gr->path);
-	}
-	hs_strbuf_free(&members);
+	entry = list_line_record(a, gr, i, &sv, &rec) && check_lists(a, gr, i, pw, &rec);
 	salvage_free(&sv);
-	if (!gr->lines[i].entry) {
-		/* still invalid: an invalid member was kept (reported), or
-		 * the fault lies elsewhere */
-		if (!unfixed && !changed)
-			report_bad_line(a, gr, i, "group file");
+	if (!entry)
 		return 0;
-	}
-	g = gr->lines[i].rec.gr;
+	g = &gr->lines[i].rec.gr;
 	j = hs_accountdb_dup_id(gr, i);
 	if (j >= 0)
 		warning(a, "group %s: duplicate group ID %lu (also used by group %s)",
-			g.name, (unsigned long)g.gid, gr->lines[j].rec.gr.name);
-	return gs ? check_group_gshadow(a, gr, i, gs, gs_bad, &g) : 0;
+			g->name, (unsigned long)g->gid, gr->lines[j].rec.gr.name);
+	/* a line it finds (j) leaves the group's line as it is */
+	j = gs ? check_shadow_line(a, gr, i, gs, gs_bad, NULL) : -1;
+	if (j >= 0 && compare_members(a, g, gs, (size_t)j) < 0)
+		return -ENOMEM;
+	return 0;
 }
 
 int hs_integrity_group(struct hs_integrity *a, struct hs_accountdb *gr, struct hs_accountdb *gs,
@@ -1620,53 +1628,15 @@ int hs_integrity_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct
 
 	for (size_t i = 0; i < n_lines; i++) {
 		const struct hs_dbline *l = &gs->lines[i];
-		struct hs_buf admins = { 0 }, members = { 0 };
 		struct salvaged sv = { .ok = false };
-		struct hs_gshadow s;
-		size_t unfixed = 0;
-		bool changed;
+		union hs_dbrec rec;
 
-		if (l->deleted || nis_line(l))
+		if (l->deleted || hs_records_nis_line(l->text, l->len))
 			continue;
-		if (!l->entry) {
-			salvage(HS_DB_GSHADOW, l, &sv);
-			if (!sv.ok || hs_accountdb_find(gs, sv.gs.name) >= 0) {
-				salvage_free(&sv);
-				report_bad_line(a, gs, i, "shadow group file");
-				continue;
-			}
-			s = sv.gs;
-			s.admins = sv.lists[0];
-			s.members = sv.lists[1];
-		} else {
-			s = l->rec.gs;
-			if (hs_accountdb_dup_name(gs, i) >= 0) {
-				problem(a, "duplicate shadow group entry");
-				offer_delete_line(a, gs, i);
-				continue;
-			}
-		}
-		if (hs_accountdb_find(gr, s.name) < 0 && !(gr_bad && bad_line_named(gr, s.name))) {
-			problem(a, "no matching group file entry in %s", gr->path);
-			offer_delete_line(a, gs, i);
-			salvage_free(&sv);
-			continue;
-		}
-		changed = check_list(a, pw, &L_GSHADOW_ADMINS, s.name, s.admins, &admins,
-				     &unfixed);
-		changed |= check_list(a, pw, &L_GSHADOW_MEMBERS, s.name, s.members, &members,
-				      &unfixed);
-		if (changed && !unfixed) {
-			s.admins = buf_str(&admins);
-			s.members = buf_str(&members);
-			if (s.admins && s.members && replace_line(a, gs, i, &s) == 0)
-				logged(a, "shadow group %s: members deleted in %s", s.name, gs->path);
-		}
-		hs_strbuf_free(&admins);
-		hs_strbuf_free(&members);
+		if (list_line_record(a, gs, i, &sv, &rec) &&
+		    !offer_orphan(a, gs, i, gr, gr_bad, rec.gs.name))
+			(void)check_lists(a, gs, i, pw, &rec);
 		salvage_free(&sv);
-		if (!gs->lines[i].entry && !unfixed && !changed)
-			report_bad_line(a, gs, i, "shadow group file");
 	}
 	repairs_done(a);
 	return 0;
@@ -1739,7 +1709,7 @@ static int live_items(struct hs_accountdb *db, struct sort_item **out, size_t *n
 
 		if (l->deleted)
 			continue;
-		if (nis_tail || nis_line(l)) {
+		if (nis_tail || hs_records_nis_line(l->text, l->len)) {
 			nis_tail = true;
 			items[n++] = (struct sort_item){ .line = i, .key = ULONG_MAX };
 			continue;
