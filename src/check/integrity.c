@@ -1042,12 +1042,21 @@ static int spec_index(const char *name)
 	return -1;
 }
 
-static void remove_entry(struct hs_integrity *a, int dirfd, const char *name, const char *path)
+/* Offer to remove dirfd/name (shown as path) and everything below it,
+ * under the user's lock when it is in u's directory; true when it was
+ * removed. */
+static bool offer_remove(struct hs_integrity *a, struct udir *u, int dirfd, const char *name,
+			 const char *path)
 {
-	int r = hs_walk_remove_tree_at(dirfd, name);
+	int r;
 
-	if (tree_repaired(a, r == -ENOENT ? 0 : r, "remove", path))
-		logged(a, "removed %s", path);
+	if (!ask(a, "remove it? ") || (u && !udir_lock(u)))
+		return false;
+	r = hs_walk_remove_tree_at(dirfd, name);
+	if (!tree_repaired(a, r == -ENOENT ? 0 : r, "remove", path))
+		return false;
+	logged(a, "removed %s", path);
+	return true;
 }
 
 /* Everything in a user's directory. */
@@ -1081,8 +1090,7 @@ static void check_udir_contents(struct udir *u)
 		else
 			problem(a, "%s: stray %s; only shadow, shell and aging belong in a user's "
 				"directory", path, type_noun(st.st_mode));
-		if (ask(a, "remove it? ") && udir_lock(u))
-			remove_entry(a, u->fd, name, path);
+		(void)offer_remove(a, u, u->fd, name, path);
 	}
 	free_names(names, n);
 	for (size_t k = 0; k < HS_ARRAY_SIZE(file_specs); k++) {
@@ -1154,13 +1162,8 @@ static void check_user(struct tree *tr, size_t pi)
 		goto create;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		unsigned long before = a->failures;
-
 		problem(a, "%s: is a %s, should be a directory", u.path, type_noun(st.st_mode));
-		if (!ask(a, "remove it? "))
-			return;
-		remove_entry(a, tr->fd, p->name, u.path);
-		if (a->failures != before)
+		if (!offer_remove(a, NULL, tr->fd, p->name, u.path))
 			return;
 		goto create;    /* the user has no directory now */
 	}
@@ -1219,14 +1222,12 @@ static void check_other_entry(struct tree *tr, const char *name)
 	}
 	if (name[0] == '.' || name[0] == ':') {
 		problem(a, "%s: left-over temporary %s", path, type_noun(st.st_mode));
-		if (ask(a, "remove it? "))
-			remove_entry(a, tr->fd, name, path);
+		(void)offer_remove(a, NULL, tr->fd, name, path);
 		return;
 	}
 	if (!hs_userdir_entry_is_user(name)) {
 		problem(a, "%s: stray %s; not a valid user name", path, type_noun(st.st_mode));
-		if (ask(a, "remove it? "))
-			remove_entry(a, tr->fd, name, path);
+		(void)offer_remove(a, NULL, tr->fd, name, path);
 		return;
 	}
 	if (bad_line_named(tr->pw, name)) {
@@ -1238,8 +1239,7 @@ static void check_other_entry(struct tree *tr, const char *name)
 	if (!S_ISDIR(st.st_mode)) {
 		problem(a, "%s: stray %s without a user in %s", path, type_noun(st.st_mode),
 			tr->pw->path);
-		if (ask(a, "remove it? "))
-			remove_entry(a, tr->fd, name, path);
+		(void)offer_remove(a, NULL, tr->fd, name, path);
 		return;
 	}
 	/* the NSS module serves it by name: the next account created with
