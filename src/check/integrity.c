@@ -541,10 +541,15 @@ static const struct file_spec {
 	bool root_owned;
 	mode_t mode;
 	const char *missing;    /* what a missing file means */
+	const char *expired;    /* appended to the problems that make it count as expired */
+	const char *nss_note;   /* appended to the problems the NSS module's fast path misses */
 } file_specs[] = {
-	{ HS_FILE_SHADOW, K_SHADOW, false, HS_SHADOW_MODE, "the user cannot log in with a password" },
-	{ HS_FILE_SHELL, K_SHELL, false, HS_SHELL_MODE, "the shell proxy cannot start a shell" },
-	{ HS_FILE_AGING, K_AGING, true, HS_AGING_MODE, "the account counts as expired" },
+	{ HS_FILE_SHADOW, K_SHADOW, false, HS_SHADOW_MODE, "the user cannot log in with a password",
+	  "", NSS_NOTE },
+	{ HS_FILE_SHELL, K_SHELL, false, HS_SHELL_MODE, "the shell proxy cannot start a shell",
+	  "", "" },
+	{ HS_FILE_AGING, K_AGING, true, HS_AGING_MODE, "the account counts as expired",
+	  "; the account counts as expired", "" },
 };
 
 /* The user's flock (hs_userdir_lock_at) around every repair in their
@@ -834,16 +839,6 @@ struct file_verdict {
 	bool root_held;         /* root's single-named copy: a chown will do */
 };
 
-static const char *expired_note(const struct file_spec *f)
-{
-	return f->kind == K_AGING ? "; the account counts as expired" : "";
-}
-
-static const char *nss_note(const struct file_spec *f)
-{
-	return f->kind == K_SHADOW ? NSS_NOTE : "";
-}
-
 /* Owner, mode, size and link count of a regular file. */
 static void check_file_inode(struct udir *u, const struct file_spec *f, const struct stat *st,
 			     const char *path, struct file_verdict *v)
@@ -852,7 +847,6 @@ static void check_file_inode(struct udir *u, const struct file_spec *f, const st
 	struct hs_integrity *a = tr->a;
 	const uid_t admin = tr->t->admin_uid;
 	const uid_t want_uid = f->root_owned ? admin : u->uid;
-	const char *effect = expired_note(f);
 	char have[128], want[128];
 
 	if (st->st_uid != want_uid) {
@@ -866,7 +860,7 @@ static void check_file_inode(struct udir *u, const struct file_spec *f, const st
 				uid_text(tr->pw, st->st_uid, have, sizeof have),
 				uid_text(tr->pw, want_uid, want, sizeof want),
 				f->kind == K_AGING ? "" : "; its contents cannot be trusted",
-				effect, nss_note(f));
+				f->expired, f->nss_note);
 			v->untrusted = true;
 		}
 	}
@@ -874,17 +868,17 @@ static void check_file_inode(struct udir *u, const struct file_spec *f, const st
 		/* the user reaches it: group or other write lets them edit
 		 * their own limits */
 		problem(a, "%s: mode is %04o, should be %04o; others may have written it%s",
-			path, (unsigned)(st->st_mode & 07777), (unsigned)f->mode, effect);
+			path, (unsigned)(st->st_mode & 07777), (unsigned)f->mode, f->expired);
 		v->untrusted = true;
 	}
 	if (st->st_size > HS_USERFILE_MAX) {
 		problem(a, "%s: size is %lld bytes, should be at most %d%s", path,
-			(long long)st->st_size, HS_USERFILE_MAX, effect);
+			(long long)st->st_size, HS_USERFILE_MAX, f->expired);
 		v->untrusted = true;
 	}
 	if (st->st_nlink != 1) {
 		problem(a, "%s: link count is %lu, should be 1%s", path,
-			(unsigned long)st->st_nlink, effect);
+			(unsigned long)st->st_nlink, f->expired);
 		/* a second name for aging is how an older copy comes back;
 		 * for the user's own shadow and shell the other name reaches
 		 * nothing the owner could not write anyway */
@@ -910,7 +904,7 @@ static bool read_file_content(struct udir *u, const struct file_spec *f, const s
 	}
 	r = parse_content(f->kind, buf, *len, c);
 	if (r < 0) {
-		problem(a, "%s: invalid contents (%s)%s", path, hs_strerror(r), expired_note(f));
+		problem(a, "%s: invalid contents (%s)%s", path, hs_strerror(r), f->expired);
 		v->untrusted = true;
 		return true;
 	}
@@ -984,7 +978,7 @@ static void check_file(struct udir *u, const struct file_spec *f, struct stat *s
 	snprintf(path, sizeof path, "%s/%s", u->path, f->name);
 	if (!S_ISREG(st->st_mode)) {
 		problem(tr->a, "%s: is a %s, should be a regular file%s", path,
-			type_noun(st->st_mode), expired_note(f));
+			type_noun(st->st_mode), f->expired);
 		v.untrusted = true;
 	} else {
 		check_file_inode(u, f, st, path, &v);
@@ -999,7 +993,7 @@ static void check_file(struct udir *u, const struct file_spec *f, struct stat *s
 		goto out;
 	check_meta(tr, u, u->fd, f->name, -1, path, st, &(struct want){
 		.check_uid = v.root_held, .uid = f->root_owned ? tr->t->admin_uid : u->uid,
-		.gid = tr->t->auth_gid, .mode = f->mode, .note = nss_note(f),
+		.gid = tr->t->auth_gid, .mode = f->mode, .note = f->nss_note,
 	});
 	if (c.ok)
 		check_file_values(u, f, path, &c);
