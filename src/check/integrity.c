@@ -1424,24 +1424,22 @@ static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, const st
 			name[n] = '\0';
 			valid = hs_names_user_valid(name);
 		}
-		if (!valid) {
-			hs_printable_len(e, n, sbuf, sizeof sbuf);
-			problem(a, "%s %s: invalid %smember name '%s'", k->file, group, k->role, sbuf);
-			if (ask(a, "delete %smember '%s'? ", k->role, sbuf)) {
-				changed = true;
-			} else {
-				(*unfixed)++;
-				(void)list_append(out, e, n);
-			}
+		if (valid && user_exists(pw, name)) {
+			(void)list_append(out, e, n);
 			continue;
 		}
-		if (!user_exists(pw, name)) {
-			problem(a, "%s %s: no %suser %s", k->file, group, k->role, name);
-			if (ask(a, "delete %smember '%s'? ", k->role, name)) {
-				changed = true;
-				continue;
-			}
+		/* a valid name is shown as it is */
+		hs_printable_len(e, n, sbuf, sizeof sbuf);
+		if (valid)
+			problem(a, "%s %s: no %suser %s", k->file, group, k->role, sbuf);
+		else
+			problem(a, "%s %s: invalid %smember name '%s'", k->file, group, k->role, sbuf);
+		if (ask(a, "delete %smember '%s'? ", k->role, sbuf)) {
+			changed = true;
+			continue;
 		}
+		if (!valid)
+			(*unfixed)++;
 		(void)list_append(out, e, n);
 	}
 	return changed;
@@ -1820,7 +1818,7 @@ int hs_integrity_files_open(struct hs_integrity_files *f, bool group, const char
 				       HS_DB_LENIENT);
 		if (r < 0) {
 			snprintf(f->error, sizeof f->error, "%s", f->set.error);
-			f->lock_failed = strncmp(f->set.error, "cannot lock", 11) == 0;
+			f->lock_failed = f->set.lock_failed;
 			return r;
 		}
 		f->db = hs_accountset_db(&f->set, k_main);
