@@ -208,19 +208,6 @@ static bool any_bad_line(const struct hs_accountdb *db)
 	return false;
 }
 
-/* The first field of a line, NUL-terminated, at most HS_NAME_MAX*2 bytes. */
-static const char *first_field(const struct hs_dbline *l, char *buf, size_t size)
-{
-	const char *colon = memchr(l->text, ':', l->len);
-	size_t n = colon ? (size_t)(colon - l->text) : l->len;
-
-	if (n >= size)
-		n = size - 1;
-	memcpy(buf, l->text, n);
-	buf[n] = '\0';
-	return buf;
-}
-
 /* Offer line i of db for deletion. */
 static void offer_delete_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
 {
@@ -272,11 +259,14 @@ static bool report_bad_name(struct hs_integrity *a, const struct hs_accountdb *d
 			    const struct hs_dbline *l)
 {
 	const bool group = db->kind == HS_DB_GROUP;
+	const char *colon = memchr(l->text, ':', l->len);
+	size_t n = colon ? (size_t)(colon - l->text) : l->len;
 	char buf[SHOW_SIZE], name[2 * HS_NAME_MAX + 2];
 
 	if (l->err != -HS_E_NAME)
 		return false;
-	first_field(l, name, sizeof name);
+	/* the first field, cut to fit */
+	snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name), l->text);
 	if (group ? hs_names_group_valid(name) : hs_names_user_valid(name))
 		return false;
 	problem(a, "invalid %s name '%s'", group ? "group" : "user", show(name, buf));
@@ -764,9 +754,9 @@ static int parse_content(enum file_kind kind, char *buf, size_t len, struct cont
 
 /* The shell a new or replaced `shell` file gets: the /etc/passwd shell
  * when it is a real one, else useradd's default. */
-static const char *fallback_shell(const struct udir *u)
+static const char *fallback_shell(const struct hs_passwd *p)
 {
-	const char *s = u->pw->shell;
+	const char *s = p->shell;
 
 	if (s[0] == '/' && strcmp(s, HS_SHELL_PROXY) != 0 && hs_records_field_valid(s) &&
 	    strlen(s) < HS_PATH_FIELD_MAX)
@@ -793,7 +783,7 @@ static int write_replacement(struct udir *u, enum file_kind kind)
 	case K_SHADOW:
 		return hs_userdir_write_shadow(u->fd, u->uid, auth, &s);
 	case K_SHELL:
-		return hs_userdir_write_shell(u->fd, u->uid, auth, fallback_shell(u));
+		return hs_userdir_write_shell(u->fd, u->uid, auth, fallback_shell(u->pw));
 	case K_AGING:
 		expired_aging(&ag);
 		return hs_userdir_write_aging(u->fd, auth, &ag);
@@ -807,7 +797,7 @@ static const char *replacement_text(struct udir *u, enum file_kind kind, char *b
 	case K_SHADOW:
 		return "a locked password (set a new one with passwd)";
 	case K_SHELL:
-		snprintf(buf, size, "the shell %s (change it with chsh)", fallback_shell(u));
+		snprintf(buf, size, "the shell %s (change it with chsh)", fallback_shell(u->pw));
 		return buf;
 	case K_AGING:
 		return "an aging file that keeps the account expired (set it with chage)";
@@ -1107,7 +1097,6 @@ static void create_udir(struct tree *tr, const struct hs_passwd *p, const char *
 {
 	struct hs_integrity *a = tr->a;
 	struct hs_shadow s = { .hash = "!", .lstchg = HS_UNSET };
-	struct udir u = { .tr = tr, .pw = p };
 	struct hs_aging ag;
 	int r;
 
@@ -1117,7 +1106,7 @@ static void create_udir(struct tree *tr, const struct hs_passwd *p, const char *
 	}
 	expired_aging(&ag);
 	r = hs_userdir_create(tr->fd, p->name, p->uid, tr->t->auth_gid, &s, &ag,
-			      fallback_shell(&u));
+			      fallback_shell(p));
 	if (tree_repaired(a, r, "create", path))
 		logged(a, "created %s (locked, expired)", path);
 }
