@@ -374,7 +374,13 @@ static int cmp_name_refs(const void *x, const void *y)
 	return c ? c : (a->n > b->n) - (a->n < b->n);
 }
 
-/* The names of a valid list, sorted for names_has; free s->v. */
+static void names_free(struct names *s)
+{
+	free(s->v);
+}
+#define _cleanup_names_ __attribute__((cleanup(names_free)))
+
+/* The names of a valid list, sorted for names_has; names_free them. */
 static int names_of_list(struct names *s, const char *list)
 {
 	const char *cur = list, *e;
@@ -1441,8 +1447,8 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 			   size_t si)
 {
 	struct hs_gshadow s = gs->lines[si].rec.gs;
-	struct names in_group = { 0 }, in_gshadow = { 0 };
-	struct hs_buf out = { 0 };
+	_cleanup_names_ struct names in_group = { 0 }, in_gshadow = { 0 };
+	_cleanup_strbuf_ struct hs_buf out = { 0 };
 	const char *cur, *e;
 	char m[SHOW_SIZE];      /* a member (valid names: shown as they are) */
 	bool changed = false;
@@ -1455,7 +1461,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 	if (r == 0)
 		r = names_of_list(&in_gshadow, s.members);
 	if (r < 0)
-		goto out;
+		return r;
 	/* gshadow's own members, in its order, minus those group lacks */
 	for (cur = s.members; cur && (n = hs_records_list_next(&cur, &e)) > 0; ) {
 		if (!names_has(&in_group, e, n)) {
@@ -1468,7 +1474,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 			}
 		}
 		if ((r = list_append(&out, e, n)) < 0)
-			goto out;
+			return r;
 	}
 	/* then those only group has, in group's order */
 	for (cur = g->members; cur && (n = hs_records_list_next(&cur, &e)) > 0; ) {
@@ -1480,24 +1486,18 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 		if (ask(a, "add '%s' to the members of '%s' in %s? ", m, g->name, gs->path)) {
 			changed = true;
 			if ((r = list_append(&out, e, n)) < 0)
-				goto out;
+				return r;
 		}
 	}
-	if (changed) {
-		s.members = buf_str(&out);
-		if (!s.members) {
-			r = -ENOMEM;
-			goto out;
-		}
-		if (replace_line(a, gs, si, &s) == 0)
-			logged(a, "group %s: members in %s made equal to %s", g->name, gs->path,
-			       HS_ETC_GROUP);
-	}
-out:
-	free(in_group.v);
-	free(in_gshadow.v);
-	hs_strbuf_free(&out);
-	return r;
+	if (!changed)
+		return 0;
+	s.members = buf_str(&out);
+	if (!s.members)
+		return -ENOMEM;
+	if (replace_line(a, gs, si, &s) == 0)
+		logged(a, "group %s: members in %s made equal to %s", g->name, gs->path,
+		       HS_ETC_GROUP);
+	return 0;
 }
 
 /* The record of group or gshadow line i, salvaged into sv when the line
