@@ -1242,7 +1242,8 @@ static void check_other_entry(struct tree *tr, const char *name)
 
 static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const struct hs_integrity_tree *t)
 {
-	struct tree tr = { .a = a, .t = t, .pw = pw, .fd = -1 };
+	struct tree tr = { .a = a, .t = t, .pw = pw };
+	_cleanup_close_ int fd = -1;
 	struct dirent **names = NULL;
 	struct stat st;
 	int n;
@@ -1258,10 +1259,9 @@ static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 		problem(a, "%s: is a %s, should be a directory", t->path, type_noun(st.st_mode));
 		return 0;
 	}
-	tr.fd = open(t->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (tr.fd < 0 || fstat(tr.fd, &st) < 0) {
+	tr.fd = fd = open(t->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		failed(a, "cannot open %s: %s", t->path, strerror(errno));
-		hs_close(tr.fd);
 		return 0;
 	}
 	if (t->tree_gid == HS_ANY_GID)
@@ -1288,20 +1288,17 @@ static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 	}
 	hs_cli_progress_end();
 	/* then everything else in the tree */
-	n = list_dir(tr.fd, &names);
-	if (n < 0) {
+	n = list_dir(fd, &names);
+	if (n < 0)
 		failed(a, "cannot read %s: %s", t->path, hs_strerror(n));
-	} else {
-		for (int i = 0; i < n; i++) {
-			const char *name = names[i]->d_name;
+	for (int i = 0; i < n; i++) {
+		const char *name = names[i]->d_name;
 
-			if (hs_userdir_entry_is_user(name) && hs_accountdb_find(pw, name) >= 0)
-				continue;       /* checked with its user */
-			check_other_entry(&tr, name);
-		}
-		free_names(names, n);
+		if (hs_userdir_entry_is_user(name) && hs_accountdb_find(pw, name) >= 0)
+			continue;       /* checked with its user */
+		check_other_entry(&tr, name);
 	}
-	hs_close(tr.fd);
+	free_names(names, n);
 	return 0;
 }
 
