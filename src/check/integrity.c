@@ -692,19 +692,6 @@ static void check_meta(struct tree *tr, struct udir *u, int dirfd, const char *n
 	}
 }
 
-/* One line ending in '\n' (optional for shell, as the 2012 code wrote
- * it), no other newline, no NUL: what lib/tree/userdir_*.c accepts. */
-static int frame_line(char *buf, size_t len, bool newline_optional)
-{
-	if (len > 0 && buf[len - 1] == '\n')
-		buf[--len] = '\0';
-	else if (!newline_optional)
-		return -HS_E_FORMAT;
-	if (memchr(buf, '\n', len) || strlen(buf) != len)
-		return -HS_E_FORMAT;
-	return 0;
-}
-
 /* Read the regular file st describes (same inode, at most
  * HS_USERFILE_MAX bytes) into buf (HS_USERFILE_MAX + 2 bytes). */
 static int read_same(int dirfd, const char *name, const struct stat *st, char *buf, size_t *len)
@@ -736,7 +723,8 @@ static int parse_content(enum file_kind kind, char *buf, size_t len, struct cont
 	struct hs_shadow s;
 	struct hs_aging ag;
 	const char *sh;
-	int r = frame_line(buf, len, kind == K_SHELL);
+	/* shell's newline is optional, as the 2012 code wrote it */
+	int r = hs_userdir_content_to_line(buf, len, kind == K_SHELL);
 
 	if (r < 0)
 		return r;
