@@ -91,9 +91,8 @@ static void repairs_done(struct hs_integrity *a)
 __attribute__((format(printf, 2, 3)))
 static bool ask(struct hs_integrity *a, const char *fmt, ...)
 {
-	char *prompt = NULL;
+	_cleanup_free_ char *prompt = NULL, *line = NULL;
 	va_list ap;
-	bool yes = false;
 
 	va_start(ap, fmt);
 	if (vasprintf(&prompt, fmt, ap) < 0)
@@ -102,21 +101,18 @@ static bool ask(struct hs_integrity *a, const char *fmt, ...)
 	if (!prompt)
 		return false;
 	if (a->flags & HS_INTEGRITY_READ_ONLY) {
-		char *line = NULL;
-
-		if (asprintf(&line, "%sNo", prompt) >= 0)
+		if (asprintf(&line, "%sNo", prompt) < 0)
+			line = NULL;
+		else
 			a->io.say(a->io.ctx, line);
-		free(line);
-	} else {
-		repairs_done(a);
-		yes = a->io.ask(a->io.ctx, prompt);
-		if (yes) {
-			hs_privs_block_signals(&a->saved_mask);
-			a->signals_blocked = true;
-		}
+		return false;
 	}
-	free(prompt);
-	return yes;
+	repairs_done(a);
+	if (!a->io.ask(a->io.ctx, prompt))
+		return false;
+	hs_privs_block_signals(&a->saved_mask);
+	a->signals_blocked = true;
+	return true;
 }
 
 /* Log a repair that was made (the administrator's audit trail). */
