@@ -1660,7 +1660,8 @@ static int reorder(struct hs_accountdb *db, const struct sort_item *items, size_
  * their order (key ULONG_MAX): only the lines before it are sorted. */
 static int live_items(struct hs_accountdb *db, struct sort_item **out, size_t *n_out)
 {
-	struct sort_item *items = calloc(db->n_lines ? db->n_lines : 1, sizeof *items);
+	_cleanup_free_ struct sort_item *items = calloc(db->n_lines ? db->n_lines : 1,
+							sizeof *items);
 	bool nis_tail = false;
 	size_t n = 0;
 
@@ -1677,7 +1678,6 @@ static int live_items(struct hs_accountdb *db, struct sort_item **out, size_t *n
 			continue;
 		}
 		if (!l->entry) {
-			free(items);
 			snprintf(db->error, sizeof db->error, "%s:%lu: not an entry", db->path,
 				 l->lineno);
 			return -HS_E_FORMAT;
@@ -1687,15 +1687,15 @@ static int live_items(struct hs_accountdb *db, struct sort_item **out, size_t *n
 			     : db->kind == HS_DB_GROUP ? (unsigned long)l->rec.gr.gid : 0;
 		n++;
 	}
-	*out = items;
+	*out = TAKE_PTR(items);
 	*n_out = n;
 	return 0;
 }
 
 int hs_integrity_sort(struct hs_accountdb *db, struct hs_accountdb *shadow)
 {
-	struct sort_item *mi = NULL, *si = NULL;
-	size_t *pos = NULL;
+	_cleanup_free_ struct sort_item *mi = NULL, *si = NULL;
+	_cleanup_free_ size_t *pos = NULL;
 	size_t mn = 0, sn = 0;
 	int r;
 
@@ -1703,15 +1703,13 @@ int hs_integrity_sort(struct hs_accountdb *db, struct hs_accountdb *shadow)
 	if (r == 0 && shadow)
 		r = live_items(shadow, &si, &sn);
 	if (r < 0)
-		goto out;
+		return r;
 	qsort(mi, mn, sizeof *mi, cmp_items);
 	if (shadow) {
 		/* the shadow file follows db; names db lacks go last, before NIS lines */
 		pos = calloc(db->n_lines ? db->n_lines : 1, sizeof *pos);
-		if (!pos) {
-			r = -ENOMEM;
-			goto out;
-		}
+		if (!pos)
+			return -ENOMEM;
 		for (size_t k = 0; k < mn; k++)
 			pos[mi[k].line] = k;
 		for (size_t i = 0; i < sn; i++) {
@@ -1730,10 +1728,6 @@ int hs_integrity_sort(struct hs_accountdb *db, struct hs_accountdb *shadow)
 	r = reorder(db, mi, mn);
 	if (r == 0 && shadow)
 		r = reorder(shadow, si, sn);
-out:
-	free(mi);
-	free(si);
-	free(pos);
 	return r;
 }
 
