@@ -517,9 +517,7 @@ struct tree {
 
 struct udir {
 	struct tree *tr;
-	const char *user;
-	const struct hs_passwd *pw;
-	uid_t uid;
+	const struct hs_passwd *pw;     /* the user */
 	int fd;
 	bool locked, lock_failed;
 	char path[HS_PATHBUF_MAX];
@@ -557,7 +555,7 @@ static bool udir_lock(struct udir *u)
 		return true;
 	if (u->lock_failed)
 		return false;
-	r = hs_userdir_lock_at(u->tr->fd, u->user, &u->fd, HS_LOCK_TIMEOUT_MS);
+	r = hs_userdir_lock_at(u->tr->fd, u->pw->name, &u->fd, HS_LOCK_TIMEOUT_MS);
 	if (r < 0) {
 		char why[64];
 
@@ -771,9 +769,9 @@ static int write_replacement(struct udir *u, enum file_kind kind)
 
 	switch (kind) {
 	case K_SHADOW:
-		return hs_userdir_write_shadow(u->fd, u->uid, auth, &s);
+		return hs_userdir_write_shadow(u->fd, u->pw->uid, auth, &s);
 	case K_SHELL:
-		return hs_userdir_write_shell(u->fd, u->uid, auth, fallback_shell(u->pw));
+		return hs_userdir_write_shell(u->fd, u->pw->uid, auth, fallback_shell(u->pw));
 	case K_AGING:
 		expired_aging(&ag);
 		return hs_userdir_write_aging(u->fd, auth, &ag);
@@ -826,7 +824,7 @@ static void check_file_inode(struct udir *u, const struct file_spec *f, const st
 	struct tree *tr = u->tr;
 	struct hs_integrity *a = tr->a;
 	const uid_t admin = tr->t->admin_uid;
-	const uid_t want_uid = f->root_owned ? admin : u->uid;
+	const uid_t want_uid = f->root_owned ? admin : u->pw->uid;
 	char have[128], want[128];
 
 	if (st->st_uid != want_uid) {
@@ -903,7 +901,7 @@ static bool offer_replacement(struct udir *u, const struct file_spec *f, struct 
 {
 	struct tree *tr = u->tr;
 	struct hs_integrity *a = tr->a;
-	const uid_t want_uid = f->root_owned ? tr->t->admin_uid : u->uid;
+	const uid_t want_uid = f->root_owned ? tr->t->admin_uid : u->pw->uid;
 	char rbuf[HS_PATHBUF_MAX];
 	int r;
 
@@ -933,11 +931,12 @@ static void check_file_values(struct udir *u, const struct file_spec *f, const c
 	char sb[SHOW_SIZE];
 
 	if (f->kind == K_SHADOW && c->lstchg != HS_UNSET && c->lstchg > hs_today())
-		warning(a, "user %s: last password change in the future", u->user);
+		warning(a, "user %s: last password change in the future", u->pw->name);
 	if (f->kind != K_SHELL)
 		return;
 	if (access(c->shell, F_OK) != 0)
-		warning(a, "user '%s': program '%s' does not exist", u->user, show(c->shell, sb));
+		warning(a, "user '%s': program '%s' does not exist", u->pw->name,
+			show(c->shell, sb));
 	else if (tr->t->shells && strcmp(u->pw->shell, HS_SHELL_PROXY) == 0 &&
 		 !hs_shells_contains(tr->t->shells, c->shell))
 		/* what the proxy starts must be a shell chsh would accept;
@@ -972,7 +971,7 @@ static void check_file(struct udir *u, const struct file_spec *f, struct stat *s
 	if (!S_ISREG(st->st_mode) || v.untrusted || st->st_nlink != 1)
 		goto out;
 	check_meta(tr, u, u->fd, f->name, -1, path, st, &(struct want){
-		.check_uid = v.root_held, .uid = f->root_owned ? tr->t->admin_uid : u->uid,
+		.check_uid = v.root_held, .uid = f->root_owned ? tr->t->admin_uid : u->pw->uid,
 		.gid = tr->t->auth_gid, .mode = f->mode, .note = f->nss_note,
 	});
 	if (c.ok)
@@ -1105,7 +1104,7 @@ static void check_user(struct tree *tr, size_t pi)
 {
 	struct hs_integrity *a = tr->a;
 	const struct hs_passwd *p = &tr->pw->lines[pi].rec.pw;
-	struct udir u = { .tr = tr, .user = p->name, .pw = p, .uid = p->uid, .fd = -1 };
+	struct udir u = { .tr = tr, .pw = p, .fd = -1 };
 	struct stat st, dst;
 
 	snprintf(u.path, sizeof u.path, "%s/%s", tr->t->path, p->name);
@@ -1122,7 +1121,6 @@ static void check_user(struct tree *tr, size_t pi)
 			/* replace may move the record: look again */
 			p = &tr->pw->lines[pi].rec.pw;
 			u.pw = p;
-			u.user = p->name;
 		}
 	}
 	if (fstatat(tr->fd, p->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
