@@ -707,7 +707,6 @@ static int read_same(int dirfd, const char *name, const struct stat *st, char *b
 
 /* What a readable file says, for the checks that follow. */
 struct content {
-	bool ok;
 	long lstchg;                            /* shadow */
 	char shell[HS_USERFILE_MAX + 2];        /* shell */
 };
@@ -886,7 +885,6 @@ static bool read_file_content(struct udir *u, const struct file_spec *f, const s
 		v->untrusted = true;
 		return true;
 	}
-	c->ok = true;
 	/* parse_content cut the buffer: read it again for a copy */
 	if (v->relink && read_same(u->fd, f->name, st, buf, len) < 0)
 		v->relink = false;
@@ -950,7 +948,7 @@ static void check_file(struct udir *u, const struct file_spec *f, struct stat *s
 	struct tree *tr = u->tr;
 	char path[SUBPATH_BUF];
 	char buf[HS_USERFILE_MAX + 2];
-	struct content c = { .ok = false };
+	struct content c = { .lstchg = HS_UNSET };
 	struct file_verdict v = { .untrusted = false };
 	size_t len = 0;
 
@@ -967,15 +965,15 @@ static void check_file(struct udir *u, const struct file_spec *f, struct stat *s
 	if (offer_replacement(u, f, st, path, buf, len, &v))
 		goto out;
 	/* declined: no chown or chmod on an inode that is not plainly the
-	 * user's (or root's) own single-named file */
+	 * user's (or root's) own single-named file.  Past this, the file
+	 * was read and parsed into c. */
 	if (!S_ISREG(st->st_mode) || v.untrusted || st->st_nlink != 1)
 		goto out;
 	check_meta(tr, u, u->fd, f->name, -1, path, st, &(struct want){
 		.check_uid = v.root_held, .uid = f->root_owned ? tr->t->admin_uid : u->pw->uid,
 		.gid = tr->t->auth_gid, .mode = f->mode, .note = f->nss_note,
 	});
-	if (c.ok)
-		check_file_values(u, f, path, &c);
+	check_file_values(u, f, path, &c);
 out:
 	hs_wipe(buf, sizeof buf);
 }
