@@ -1301,8 +1301,7 @@ int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 struct salvaged {
 	bool ok;
 	union hs_dbrec rec;
-	char *storage, *fixed;
-	size_t storage_size, fixed_size;   /* parsing cuts both with NULs */
+	struct hs_secret_buf storage, fixed;    /* parsing cuts both with NULs */
 };
 
 static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salvaged *s)
@@ -1321,22 +1320,23 @@ static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salv
 		}
 	if (colons != 3)
 		return;
-	s->storage = strndup(l->text, l->len);
-	s->storage_size = l->len + 1;
+	s->storage.p = strndup(l->text, l->len);
+	s->storage.size = l->len + 1;
 	/* the fixed fields with empty lists: "name:pw:gid:" / "name:pw::" */
-	if (asprintf(&s->fixed, "%.*s%s", (int)(kind == HS_DB_GROUP ? cut[2] : cut[1]) + 1,
+	if (asprintf(&s->fixed.p, "%.*s%s", (int)(kind == HS_DB_GROUP ? cut[2] : cut[1]) + 1,
 		     l->text, kind == HS_DB_GROUP ? "" : ":") < 0)
-		s->fixed = NULL;
-	if (!s->storage || !s->fixed)
+		s->fixed.p = NULL;
+	else
+		s->fixed.size = strlen(s->fixed.p) + 1;
+	if (!s->storage.p || !s->fixed.p)
 		return;
-	s->fixed_size = strlen(s->fixed) + 1;
-	t = s->storage;
+	t = s->storage.p;
 	t[cut[0]] = t[cut[1]] = t[cut[2]] = '\0';
 	if (kind == HS_DB_GROUP) {
-		s->ok = hs_records_group_parse(s->fixed, &s->rec.gr) == 0;
+		s->ok = hs_records_group_parse(s->fixed.p, &s->rec.gr) == 0;
 		s->rec.gr.members = t + cut[2] + 1;
 	} else {
-		s->ok = hs_records_gshadow_parse(s->fixed, &s->rec.gs) == 0;
+		s->ok = hs_records_gshadow_parse(s->fixed.p, &s->rec.gs) == 0;
 		s->rec.gs.admins = t + cut[1] + 1;
 		s->rec.gs.members = t + cut[2] + 1;
 	}
@@ -1345,8 +1345,8 @@ static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salv
 static void salvage_free(struct salvaged *s)
 {
 	/* gshadow's second field is a group's password hash */
-	hs_secret_buf_freep(&(struct hs_secret_buf){ s->storage, s->storage_size });
-	hs_secret_buf_freep(&(struct hs_secret_buf){ s->fixed, s->fixed_size });
+	hs_secret_buf_freep(&s->storage);
+	hs_secret_buf_freep(&s->fixed);
 }
 
 /* Split list on ',' without hs_records_list_next's assumption of a valid list:
