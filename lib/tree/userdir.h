@@ -33,6 +33,11 @@ int hs_userdir_read_shadow(int udirfd, uid_t owner, char *buf, size_t bufsize,
 int hs_userdir_read_aging(int udirfd, struct hs_aging *out);
 int hs_userdir_read_shell(int udirfd, uid_t owner, char *buf, size_t bufsize,
                           const char **shell_out);
+/* The readers' check of a file's contents (len bytes in buf, NUL-
+ * terminated): one line ending in exactly one '\n' (optional when
+ * newline_optional), no other newline and no NUL byte.  The newline is
+ * cut; on failure (-HS_E_FORMAT) buf is wiped.  pwck checks with it. */
+int hs_userdir_content_to_line(char *buf, size_t len, bool newline_optional);
 
 /* Fail-closed view of aging (DESIGN section 2): on any error reading
  * aging (missing, not root-owned, not regular, link count != 1, bad

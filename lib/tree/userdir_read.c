@@ -98,11 +98,8 @@ int hs_userdir_open(int treefd, const char *user, uid_t expected_uid, uid_t *own
 	return TAKE_FD(fd);
 }
 
-/* Turn the content of a per-user file into a single line: it must be one
- * line ending in exactly one '\n' (optional when newline_optional), with
- * no other newline and no NUL byte (a NUL would silently cut the line
- * short for the parser). */
-static int content_to_line(char *buf, size_t len, bool newline_optional)
+/* A NUL would silently cut the line short for the parser. */
+int hs_userdir_content_to_line(char *buf, size_t len, bool newline_optional)
 {
 	int r = 0;
 
@@ -136,7 +133,7 @@ static int read_line(int udirfd, const char *file, uid_t owner, bool newline_opt
 		r = hs_fileio_read_trusted_at(udirfd, file, &ex, buf, bufsize, &len, NULL);
 	if (r < 0)
 		return r;
-	return content_to_line(buf, len, newline_optional);
+	return hs_userdir_content_to_line(buf, len, newline_optional);
 }
 
 /* aging is root-owned: limits and expiry are the administrator's

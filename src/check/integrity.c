@@ -48,60 +48,35 @@
 /* ------------------------------------------------------------------ */
 /* output                                                             */
 
-/* Say one line of the report, counted in *count. */
-__attribute__((format(printf, 3, 0)))
-static void vsay(struct hs_integrity *a, unsigned long *count, const char *fmt, va_list ap)
-{
-	char *s = NULL;
-
-	(*count)++;
-	if (vasprintf(&s, fmt, ap) < 0) {
-		a->io.say(a->io.ctx, "out of memory");
-		return;
-	}
-	a->io.say(a->io.ctx, s);
-	free(s);
-}
-
-/* An error: always reported, counted. */
-__attribute__((format(printf, 2, 3)))
-static void problem(struct hs_integrity *a, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(a, &a->problems, fmt, ap);
-	va_end(ap);
-}
-
 static bool warnings_on(const struct hs_integrity *a)
 {
 	return !(a->flags & HS_INTEGRITY_NO_WARNINGS);
 }
 
-/* A warning: reported and counted unless -q / -S. */
-__attribute__((format(printf, 2, 3)))
-static void warning(struct hs_integrity *a, const char *fmt, ...)
+/* Say one line of the report, counted in *count; nothing when !on. */
+__attribute__((format(printf, 4, 5)))
+static void say(struct hs_integrity *a, unsigned long *count, bool on, const char *fmt, ...)
 {
+	char *s = NULL;
 	va_list ap;
 
-	if (!warnings_on(a))
+	if (!on)
 		return;
+	(*count)++;
 	va_start(ap, fmt);
-	vsay(a, &a->problems, fmt, ap);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
 	va_end(ap);
+	a->io.say(a->io.ctx, s ? s : "out of memory");
+	free(s);
 }
 
+/* An error: always reported, counted. */
+#define problem(a, ...) say((a), &(a)->problems, true, __VA_ARGS__)
+/* A warning: reported and counted unless -q / -S. */
+#define warning(a, ...) say((a), &(a)->problems, warnings_on(a), __VA_ARGS__)
 /* A repair that could not be made. */
-__attribute__((format(printf, 2, 3)))
-static void failed(struct hs_integrity *a, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(a, &a->failures, fmt, ap);
-	va_end(ap);
-}
+#define failed(a, ...) say((a), &(a)->failures, true, __VA_ARGS__)
 
 /* The end of a repair: the signals held back since its "yes" go through. */
 static void repairs_done(struct hs_integrity *a)
@@ -116,9 +91,8 @@ static void repairs_done(struct hs_integrity *a)
 __attribute__((format(printf, 2, 3)))
 static bool ask(struct hs_integrity *a, const char *fmt, ...)
 {
-	char *prompt = NULL;
+	_cleanup_free_ char *prompt = NULL, *line = NULL;
 	va_list ap;
-	bool yes = false;
 
 	va_start(ap, fmt);
 	if (vasprintf(&prompt, fmt, ap) < 0)
@@ -127,21 +101,18 @@ static bool ask(struct hs_integrity *a, const char *fmt, ...)
 	if (!prompt)
 		return false;
 	if (a->flags & HS_INTEGRITY_READ_ONLY) {
-		char *line = NULL;
-
-		if (asprintf(&line, "%sNo", prompt) >= 0)
+		if (asprintf(&line, "%sNo", prompt) < 0)
+			line = NULL;
+		else
 			a->io.say(a->io.ctx, line);
-		free(line);
-	} else {
-		repairs_done(a);
-		yes = a->io.ask(a->io.ctx, prompt);
-		if (yes) {
-			hs_privs_block_signals(&a->saved_mask);
-			a->signals_blocked = true;
-		}
+		return false;
 	}
-	free(prompt);
-	return yes;
+	repairs_done(a);
+	if (!a->io.ask(a->io.ctx, prompt))
+		return false;
+	hs_privs_block_signals(&a->saved_mask);
+	a->signals_blocked = true;
+	return true;
 }
 
 /* Log a repair that was made (the administrator's audit trail). */
@@ -233,26 +204,6 @@ static bool any_bad_line(const struct hs_accountdb *db)
 	return false;
 }
 
-/* NIS compat lines ("+", "-name") are someone else's to check, as in
- * shadow-utils. */
-static bool nis_line(const struct hs_dbline *l)
-{
-	return l->len > 0 && (l->text[0] == '+' || l->text[0] == '-');
-}
-
-/* The first field of a line, NUL-terminated, at most HS_NAME_MAX*2 bytes. */
-static const char *first_field(const struct hs_dbline *l, char *buf, size_t size)
-{
-	const char *colon = memchr(l->text, ':', l->len);
-	size_t n = colon ? (size_t)(colon - l->text) : l->len;
-
-	if (n >= size)
-		n = size - 1;
-	memcpy(buf, l->text, n);
-	buf[n] = '\0';
-	return buf;
-}
-
 /* Offer line i of db for deletion. */
 static void offer_delete_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
 {
@@ -280,15 +231,124 @@ static int replace_line(struct hs_integrity *a, struct hs_accountdb *db, size_t 
 	return 0;
 }
 
+/* How the messages name the entries of the four files (shadow-utils'
+ * words). */
+static const char *const entry_noun[] = {
+	[HS_DB_PASSWD] = "password", [HS_DB_SHADOW] = "shadow password",
+	[HS_DB_GROUP] = "group", [HS_DB_GSHADOW] = "shadow group",
+};
+
 /* "invalid ... entry" for a line that does not parse, with why. */
-static void report_bad_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i,
-			    const char *what)
+static void report_bad_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
 {
 	const struct hs_dbline *l = &db->lines[i];
 
-	problem(a, "invalid %s entry (line %lu: %s)", what, l->lineno,
+	problem(a, "invalid %s file entry (line %lu: %s)", entry_noun[db->kind], l->lineno,
 		l->len == 0 ? "empty line" : hs_strerror(l->err ? l->err : -HS_E_FORMAT));
 	offer_delete_line(a, db, i);
+}
+
+/* A passwd or group line that does not parse because of its name:
+ * shadow-utils reports the name and offers nothing.  True when l is one
+ * (reported). */
+static bool report_bad_name(struct hs_integrity *a, const struct hs_accountdb *db,
+			    const struct hs_dbline *l)
+{
+	const bool group = db->kind == HS_DB_GROUP;
+	const char *colon = memchr(l->text, ':', l->len);
+	size_t n = colon ? (size_t)(colon - l->text) : l->len;
+	char buf[SHOW_SIZE], name[2 * HS_NAME_MAX + 2];
+
+	if (l->err != -HS_E_NAME)
+		return false;
+	/* the first field, cut to fit */
+	snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name), l->text);
+	if (group ? hs_names_group_valid(name) : hs_names_user_valid(name))
+		return false;
+	problem(a, "invalid %s name '%s'", group ? "group" : "user", show(name, buf));
+	return true;
+}
+
+/* A later line with a name already seen is dead (the lookups return the
+ * first): it is offered for deletion.  True when line i is one. */
+static bool offer_duplicate(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
+{
+	if (hs_accountdb_dup_name(db, i) < 0)
+		return false;
+	problem(a, "duplicate %s entry", entry_noun[db->kind]);
+	offer_delete_line(a, db, i);
+	return true;
+}
+
+/* A shadow or gshadow line (i of sh) whose name has no line in main (a
+ * main_bad line of that name is reported with main): offered for
+ * deletion.  True when line i is one. */
+static bool offer_orphan(struct hs_integrity *a, struct hs_accountdb *sh, size_t i,
+			 struct hs_accountdb *main, bool main_bad, const char *name)
+{
+	if (hs_accountdb_find(main, name) >= 0 || (main_bad && bad_line_named(main, name)))
+		return false;
+	problem(a, "no matching %s file entry in %s", entry_noun[main->kind], main->path);
+	offer_delete_line(a, sh, i);
+	return true;
+}
+
+/* The shadow (gshadow) line of passwd (group) line i of db.  A missing
+ * one is offered to be added, as shadow-utils does: the password field
+ * moves over ("!" when it was "x": no hash anywhere is no login), with
+ * today's date and login.defs' (defs) limits for a user, with the
+ * group's members (so the two agree) for a group.  Returns the index of
+ * the line that was there, or -1. */
+static long check_shadow_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i,
+			      struct hs_accountdb *sh, bool sh_bad, const struct hs_config *defs)
+{
+	const bool group = db->kind == HS_DB_GROUP;
+	const char *who = group ? "group" : "user";
+	union hs_dbrec rec = db->lines[i].rec, add;
+	const char **passwd = group ? &rec.gr.passwd : &rec.pw.passwd;
+	const char *name = group ? rec.gr.name : rec.pw.name;
+	const bool in_shadow = strcmp(*passwd, "x") == 0;
+	long j = hs_accountdb_find(sh, name);
+
+	if (j >= 0) {
+		if (!in_shadow)
+			warning(a, "%s %s has an entry in %s, but its password field in %s is "
+				"not set to 'x'", who, name, sh->path, db->path);
+		return j;
+	}
+	if (sh_bad && bad_line_named(sh, name))
+		return -1;      /* reported with the shadow file */
+	problem(a, "no matching %s file entry in %s", entry_noun[db->kind], sh->path);
+	if (!ask(a, "add %s '%s' in %s? ", who, name, sh->path))
+		return -1;
+	if (group)
+		add.gs = (struct hs_gshadow){
+			.name = name, .passwd = in_shadow ? "!" : *passwd,
+			.admins = "", .members = rec.gr.members,
+		};
+	else
+		add.sp = (struct hs_spwd){
+			.name = name,
+			.hash = in_shadow ? "!" : *passwd,
+			.lstchg = hs_today(),
+			.min = hs_config_get_long(defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1),
+			.max = hs_config_get_long(defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1),
+			.warn = hs_config_get_long(defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1),
+			.inact = HS_UNSET,
+			.expire = HS_UNSET,
+			.flag = "",
+		};
+	if (hs_accountdb_append(sh, &add) < 0) {
+		failed(a, "%s", sh->error);
+		return -1;
+	}
+	a->db_changed = true;
+	logged(a, "add %s %s to %s", who, name, sh->path);
+	if (!in_shadow) {
+		*passwd = "x";
+		replace_line(a, db, i, &rec);
+	}
+	return -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -310,7 +370,13 @@ static int cmp_name_refs(const void *x, const void *y)
 	return c ? c : (a->n > b->n) - (a->n < b->n);
 }
 
-/* The names of a valid list, sorted for names_has; free s->v. */
+static void names_free(struct names *s)
+{
+	free(s->v);
+}
+#define _cleanup_names_ __attribute__((cleanup(names_free)))
+
+/* The names of a valid list, sorted for names_has; names_free them. */
 static int names_of_list(struct names *s, const char *list)
 {
 	const char *cur = list, *e;
@@ -381,37 +447,6 @@ static void check_home_shell(struct hs_integrity *a, const struct hs_passwd *p,
 		warning(a, "user '%s': program '%s' does not exist", p->name, show(p->shell, b2));
 }
 
-/* Add a shadow line for p, as shadow-utils' pwck does: the passwd field
- * moves to shadow ("!" when it was "x": no hash anywhere is no login),
- * today's date, login.defs' limits. */
-static void add_shadow_line(struct hs_integrity *a, struct hs_accountdb *pw, size_t pi,
-			    struct hs_accountdb *sp, const struct hs_config *defs)
-{
-	struct hs_passwd p = pw->lines[pi].rec.pw;
-	struct hs_spwd s = {
-		.name = p.name,
-		.hash = strcmp(p.passwd, "x") == 0 ? "!" : p.passwd,
-		.lstchg = hs_today(),
-		.min = hs_config_get_long(defs, "PASS_MIN_DAYS", -1, HS_DAYS_MAX, -1),
-		.max = hs_config_get_long(defs, "PASS_MAX_DAYS", -1, HS_DAYS_MAX, -1),
-		.warn = hs_config_get_long(defs, "PASS_WARN_AGE", -1, HS_DAYS_MAX, -1),
-		.inact = HS_UNSET,
-		.expire = HS_UNSET,
-		.flag = "",
-	};
-
-	if (hs_accountdb_append(sp, &s) < 0) {
-		failed(a, "%s", sp->error);
-		return;
-	}
-	a->db_changed = true;
-	logged(a, "add user %s to %s", p.name, sp->path);
-	if (strcmp(p.passwd, "x") != 0) {
-		p.passwd = "x";
-		replace_line(a, pw, pi, &p);
-	}
-}
-
 int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct hs_accountdb *sp,
 			const struct hs_config *defs)
 {
@@ -420,48 +455,26 @@ int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct 
 
 	for (size_t i = 0; i < n; i++) {
 		const struct hs_dbline *l = &pw->lines[i];
-		char buf[SHOW_SIZE], name[2 * HS_NAME_MAX + 2];
-		struct hs_passwd p;
+		const struct hs_passwd *p = &l->rec.pw;
 		long j;
 
-		if (l->deleted || nis_line(l))
+		/* NIS compat lines are someone else's to check, as in shadow-utils */
+		if (l->deleted || hs_records_nis_line(l->text, l->len))
 			continue;
 		if (!l->entry) {
-			if (l->err == -HS_E_NAME &&
-			    !hs_names_user_valid(first_field(l, name, sizeof name))) {
-				/* shadow-utils reports the name and offers nothing */
-				problem(a, "invalid user name '%s'", show(name, buf));
-				continue;
-			}
-			report_bad_line(a, pw, i, "password file");
+			if (!report_bad_name(a, pw, l))
+				report_bad_line(a, pw, i);
 			continue;
 		}
-		p = l->rec.pw;
-		if (hs_accountdb_dup_name(pw, i) >= 0) {
-			/* the first line is the one getpwnam() returns: the
-			 * later one is dead, offer it */
-			problem(a, "duplicate password entry");
-			offer_delete_line(a, pw, i);
+		if (offer_duplicate(a, pw, i))
 			continue;
-		}
 		j = hs_accountdb_dup_id(pw, i);
 		if (j >= 0)
 			warning(a, "user '%s': duplicate user ID %lu (also used by user '%s')",
-				p.name, (unsigned long)p.uid, pw->lines[j].rec.pw.name);
-		check_home_shell(a, &p, defs);
-		if (!sp)
-			continue;
-		j = hs_accountdb_find(sp, p.name);
-		if (j < 0) {
-			if (sp_bad && bad_line_named(sp, p.name))
-				continue;       /* reported with /etc/shadow */
-			problem(a, "no matching password file entry in %s", sp->path);
-			if (ask(a, "add user '%s' in %s? ", p.name, sp->path))
-				add_shadow_line(a, pw, i, sp, defs);
-		} else if (strcmp(p.passwd, "x") != 0) {
-			warning(a, "user %s has an entry in %s, but its password field in %s is "
-				"not set to 'x'", p.name, sp->path, pw->path);
-		}
+				p->name, (unsigned long)p->uid, pw->lines[j].rec.pw.name);
+		check_home_shell(a, p, defs);
+		if (sp)
+			(void)check_shadow_line(a, pw, i, sp, sp_bad, defs);
 	}
 	repairs_done(a);
 	return 0;
@@ -475,25 +488,16 @@ int hs_integrity_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct 
 
 	for (size_t i = 0; i < n; i++) {
 		const struct hs_dbline *l = &sp->lines[i];
-		const struct hs_spwd *s;
+		const struct hs_spwd *s = &l->rec.sp;
 
-		if (l->deleted || nis_line(l))
+		if (l->deleted || hs_records_nis_line(l->text, l->len))
 			continue;
 		if (!l->entry) {
-			report_bad_line(a, sp, i, "shadow password file");
+			report_bad_line(a, sp, i);
 			continue;
 		}
-		s = &l->rec.sp;
-		if (hs_accountdb_dup_name(sp, i) >= 0) {
-			problem(a, "duplicate shadow password entry");
-			offer_delete_line(a, sp, i);
+		if (offer_duplicate(a, sp, i) || offer_orphan(a, sp, i, pw, pw_bad, s->name))
 			continue;
-		}
-		if (hs_accountdb_find(pw, s->name) < 0 && !(pw_bad && bad_line_named(pw, s->name))) {
-			problem(a, "no matching password file entry in %s", pw->path);
-			offer_delete_line(a, sp, i);
-			continue;
-		}
 		if (s->lstchg != HS_UNSET && s->lstchg > today)
 			warning(a, "user %s: last password change in the future", s->name);
 	}
@@ -513,9 +517,7 @@ struct tree {
 
 struct udir {
 	struct tree *tr;
-	const char *user;
-	const struct hs_passwd *pw;
-	uid_t uid;
+	const struct hs_passwd *pw;     /* the user */
 	int fd;
 	bool locked, lock_failed;
 	char path[HS_PATHBUF_MAX];
@@ -529,10 +531,15 @@ static const struct file_spec {
 	bool root_owned;
 	mode_t mode;
 	const char *missing;    /* what a missing file means */
+	const char *expired;    /* appended to the problems that make it count as expired */
+	const char *nss_note;   /* appended to the problems the NSS module's fast path misses */
 } file_specs[] = {
-	{ HS_FILE_SHADOW, K_SHADOW, false, HS_SHADOW_MODE, "the user cannot log in with a password" },
-	{ HS_FILE_SHELL, K_SHELL, false, HS_SHELL_MODE, "the shell proxy cannot start a shell" },
-	{ HS_FILE_AGING, K_AGING, true, HS_AGING_MODE, "the account counts as expired" },
+	{ HS_FILE_SHADOW, K_SHADOW, false, HS_SHADOW_MODE, "the user cannot log in with a password",
+	  "", NSS_NOTE },
+	{ HS_FILE_SHELL, K_SHELL, false, HS_SHELL_MODE, "the shell proxy cannot start a shell",
+	  "", "" },
+	{ HS_FILE_AGING, K_AGING, true, HS_AGING_MODE, "the account counts as expired",
+	  "; the account counts as expired", "" },
 };
 
 /* The user's flock (hs_userdir_lock_at) around every repair in their
@@ -548,7 +555,7 @@ static bool udir_lock(struct udir *u)
 		return true;
 	if (u->lock_failed)
 		return false;
-	r = hs_userdir_lock_at(u->tr->fd, u->user, &u->fd, HS_LOCK_TIMEOUT_MS);
+	r = hs_userdir_lock_at(u->tr->fd, u->pw->name, &u->fd, HS_LOCK_TIMEOUT_MS);
 	if (r < 0) {
 		char why[64];
 
@@ -679,19 +686,6 @@ static void check_meta(struct tree *tr, struct udir *u, int dirfd, const char *n
 	}
 }
 
-/* One line ending in '\n' (optional for shell, as the 2012 code wrote
- * it), no other newline, no NUL: what lib/tree/userdir_*.c accepts. */
-static int frame_line(char *buf, size_t len, bool newline_optional)
-{
-	if (len > 0 && buf[len - 1] == '\n')
-		buf[--len] = '\0';
-	else if (!newline_optional)
-		return -HS_E_FORMAT;
-	if (memchr(buf, '\n', len) || strlen(buf) != len)
-		return -HS_E_FORMAT;
-	return 0;
-}
-
 /* Read the regular file st describes (same inode, at most
  * HS_USERFILE_MAX bytes) into buf (HS_USERFILE_MAX + 2 bytes). */
 static int read_same(int dirfd, const char *name, const struct stat *st, char *buf, size_t *len)
@@ -713,7 +707,6 @@ static int read_same(int dirfd, const char *name, const struct stat *st, char *b
 
 /* What a readable file says, for the checks that follow. */
 struct content {
-	bool ok;
 	long lstchg;                            /* shadow */
 	char shell[HS_USERFILE_MAX + 2];        /* shell */
 };
@@ -723,7 +716,8 @@ static int parse_content(enum file_kind kind, char *buf, size_t len, struct cont
 	struct hs_shadow s;
 	struct hs_aging ag;
 	const char *sh;
-	int r = frame_line(buf, len, kind == K_SHELL);
+	/* shell's newline is optional, as the 2012 code wrote it */
+	int r = hs_userdir_content_to_line(buf, len, kind == K_SHELL);
 
 	if (r < 0)
 		return r;
@@ -747,9 +741,9 @@ static int parse_content(enum file_kind kind, char *buf, size_t len, struct cont
 
 /* The shell a new or replaced `shell` file gets: the /etc/passwd shell
  * when it is a real one, else useradd's default. */
-static const char *fallback_shell(const struct udir *u)
+static const char *fallback_shell(const struct hs_passwd *p)
 {
-	const char *s = u->pw->shell;
+	const char *s = p->shell;
 
 	if (s[0] == '/' && strcmp(s, HS_SHELL_PROXY) != 0 && hs_records_field_valid(s) &&
 	    strlen(s) < HS_PATH_FIELD_MAX)
@@ -774,9 +768,9 @@ static int write_replacement(struct udir *u, enum file_kind kind)
 
 	switch (kind) {
 	case K_SHADOW:
-		return hs_userdir_write_shadow(u->fd, u->uid, auth, &s);
+		return hs_userdir_write_shadow(u->fd, u->pw->uid, auth, &s);
 	case K_SHELL:
-		return hs_userdir_write_shell(u->fd, u->uid, auth, fallback_shell(u));
+		return hs_userdir_write_shell(u->fd, u->pw->uid, auth, fallback_shell(u->pw));
 	case K_AGING:
 		expired_aging(&ag);
 		return hs_userdir_write_aging(u->fd, auth, &ag);
@@ -790,7 +784,7 @@ static const char *replacement_text(struct udir *u, enum file_kind kind, char *b
 	case K_SHADOW:
 		return "a locked password (set a new one with passwd)";
 	case K_SHELL:
-		snprintf(buf, size, "the shell %s (change it with chsh)", fallback_shell(u));
+		snprintf(buf, size, "the shell %s (change it with chsh)", fallback_shell(u->pw));
 		return buf;
 	case K_AGING:
 		return "an aging file that keeps the account expired (set it with chage)";
@@ -822,16 +816,6 @@ struct file_verdict {
 	bool root_held;         /* root's single-named copy: a chown will do */
 };
 
-static const char *expired_note(const struct file_spec *f)
-{
-	return f->kind == K_AGING ? "; the account counts as expired" : "";
-}
-
-static const char *nss_note(const struct file_spec *f)
-{
-	return f->kind == K_SHADOW ? NSS_NOTE : "";
-}
-
 /* Owner, mode, size and link count of a regular file. */
 static void check_file_inode(struct udir *u, const struct file_spec *f, const struct stat *st,
 			     const char *path, struct file_verdict *v)
@@ -839,8 +823,7 @@ static void check_file_inode(struct udir *u, const struct file_spec *f, const st
 	struct tree *tr = u->tr;
 	struct hs_integrity *a = tr->a;
 	const uid_t admin = tr->t->admin_uid;
-	const uid_t want_uid = f->root_owned ? admin : u->uid;
-	const char *effect = expired_note(f);
+	const uid_t want_uid = f->root_owned ? admin : u->pw->uid;
 	char have[128], want[128];
 
 	if (st->st_uid != want_uid) {
@@ -854,7 +837,7 @@ static void check_file_inode(struct udir *u, const struct file_spec *f, const st
 				uid_text(tr->pw, st->st_uid, have, sizeof have),
 				uid_text(tr->pw, want_uid, want, sizeof want),
 				f->kind == K_AGING ? "" : "; its contents cannot be trusted",
-				effect, nss_note(f));
+				f->expired, f->nss_note);
 			v->untrusted = true;
 		}
 	}
@@ -862,17 +845,17 @@ static void check_file_inode(struct udir *u, const struct file_spec *f, const st
 		/* the user reaches it: group or other write lets them edit
 		 * their own limits */
 		problem(a, "%s: mode is %04o, should be %04o; others may have written it%s",
-			path, (unsigned)(st->st_mode & 07777), (unsigned)f->mode, effect);
+			path, (unsigned)(st->st_mode & 07777), (unsigned)f->mode, f->expired);
 		v->untrusted = true;
 	}
 	if (st->st_size > HS_USERFILE_MAX) {
 		problem(a, "%s: size is %lld bytes, should be at most %d%s", path,
-			(long long)st->st_size, HS_USERFILE_MAX, effect);
+			(long long)st->st_size, HS_USERFILE_MAX, f->expired);
 		v->untrusted = true;
 	}
 	if (st->st_nlink != 1) {
 		problem(a, "%s: link count is %lu, should be 1%s", path,
-			(unsigned long)st->st_nlink, effect);
+			(unsigned long)st->st_nlink, f->expired);
 		/* a second name for aging is how an older copy comes back;
 		 * for the user's own shadow and shell the other name reaches
 		 * nothing the owner could not write anyway */
@@ -898,11 +881,10 @@ static bool read_file_content(struct udir *u, const struct file_spec *f, const s
 	}
 	r = parse_content(f->kind, buf, *len, c);
 	if (r < 0) {
-		problem(a, "%s: invalid contents (%s)%s", path, hs_strerror(r), expired_note(f));
+		problem(a, "%s: invalid contents (%s)%s", path, hs_strerror(r), f->expired);
 		v->untrusted = true;
 		return true;
 	}
-	c->ok = true;
 	/* parse_content cut the buffer: read it again for a copy */
 	if (v->relink && read_same(u->fd, f->name, st, buf, len) < 0)
 		v->relink = false;
@@ -917,7 +899,7 @@ static bool offer_replacement(struct udir *u, const struct file_spec *f, struct 
 {
 	struct tree *tr = u->tr;
 	struct hs_integrity *a = tr->a;
-	const uid_t want_uid = f->root_owned ? tr->t->admin_uid : u->uid;
+	const uid_t want_uid = f->root_owned ? tr->t->admin_uid : u->pw->uid;
 	char rbuf[HS_PATHBUF_MAX];
 	int r;
 
@@ -947,11 +929,12 @@ static void check_file_values(struct udir *u, const struct file_spec *f, const c
 	char sb[SHOW_SIZE];
 
 	if (f->kind == K_SHADOW && c->lstchg != HS_UNSET && c->lstchg > hs_today())
-		warning(a, "user %s: last password change in the future", u->user);
+		warning(a, "user %s: last password change in the future", u->pw->name);
 	if (f->kind != K_SHELL)
 		return;
 	if (access(c->shell, F_OK) != 0)
-		warning(a, "user '%s': program '%s' does not exist", u->user, show(c->shell, sb));
+		warning(a, "user '%s': program '%s' does not exist", u->pw->name,
+			show(c->shell, sb));
 	else if (tr->t->shells && strcmp(u->pw->shell, HS_SHELL_PROXY) == 0 &&
 		 !hs_shells_contains(tr->t->shells, c->shell))
 		/* what the proxy starts must be a shell chsh would accept;
@@ -965,14 +948,14 @@ static void check_file(struct udir *u, const struct file_spec *f, struct stat *s
 	struct tree *tr = u->tr;
 	char path[SUBPATH_BUF];
 	char buf[HS_USERFILE_MAX + 2];
-	struct content c = { .ok = false };
+	struct content c = { .lstchg = HS_UNSET };
 	struct file_verdict v = { .untrusted = false };
 	size_t len = 0;
 
 	snprintf(path, sizeof path, "%s/%s", u->path, f->name);
 	if (!S_ISREG(st->st_mode)) {
 		problem(tr->a, "%s: is a %s, should be a regular file%s", path,
-			type_noun(st->st_mode), expired_note(f));
+			type_noun(st->st_mode), f->expired);
 		v.untrusted = true;
 	} else {
 		check_file_inode(u, f, st, path, &v);
@@ -982,15 +965,15 @@ static void check_file(struct udir *u, const struct file_spec *f, struct stat *s
 	if (offer_replacement(u, f, st, path, buf, len, &v))
 		goto out;
 	/* declined: no chown or chmod on an inode that is not plainly the
-	 * user's (or root's) own single-named file */
+	 * user's (or root's) own single-named file.  Past this, the file
+	 * was read and parsed into c. */
 	if (!S_ISREG(st->st_mode) || v.untrusted || st->st_nlink != 1)
 		goto out;
 	check_meta(tr, u, u->fd, f->name, -1, path, st, &(struct want){
-		.check_uid = v.root_held, .uid = f->root_owned ? tr->t->admin_uid : u->uid,
-		.gid = tr->t->auth_gid, .mode = f->mode, .note = nss_note(f),
+		.check_uid = v.root_held, .uid = f->root_owned ? tr->t->admin_uid : u->pw->uid,
+		.gid = tr->t->auth_gid, .mode = f->mode, .note = f->nss_note,
 	});
-	if (c.ok)
-		check_file_values(u, f, path, &c);
+	check_file_values(u, f, path, &c);
 out:
 	hs_wipe(buf, sizeof buf);
 }
@@ -1030,12 +1013,21 @@ static int spec_index(const char *name)
 	return -1;
 }
 
-static void remove_entry(struct hs_integrity *a, int dirfd, const char *name, const char *path)
+/* Offer to remove dirfd/name (shown as path) and everything below it,
+ * under the user's lock when it is in u's directory; true when it was
+ * removed. */
+static bool offer_remove(struct hs_integrity *a, struct udir *u, int dirfd, const char *name,
+			 const char *path)
 {
-	int r = hs_walk_remove_tree_at(dirfd, name);
+	int r;
 
-	if (tree_repaired(a, r == -ENOENT ? 0 : r, "remove", path))
-		logged(a, "removed %s", path);
+	if (!ask(a, "remove it? ") || (u && !udir_lock(u)))
+		return false;
+	r = hs_walk_remove_tree_at(dirfd, name);
+	if (!tree_repaired(a, r == -ENOENT ? 0 : r, "remove", path))
+		return false;
+	logged(a, "removed %s", path);
+	return true;
 }
 
 /* Everything in a user's directory. */
@@ -1069,8 +1061,7 @@ static void check_udir_contents(struct udir *u)
 		else
 			problem(a, "%s: stray %s; only shadow, shell and aging belong in a user's "
 				"directory", path, type_noun(st.st_mode));
-		if (ask(a, "remove it? ") && udir_lock(u))
-			remove_entry(a, u->fd, name, path);
+		(void)offer_remove(a, u, u->fd, name, path);
 	}
 	free_names(names, n);
 	for (size_t k = 0; k < HS_ARRAY_SIZE(file_specs); k++) {
@@ -1093,7 +1084,6 @@ static void create_udir(struct tree *tr, const struct hs_passwd *p, const char *
 {
 	struct hs_integrity *a = tr->a;
 	struct hs_shadow s = { .hash = "!", .lstchg = HS_UNSET };
-	struct udir u = { .tr = tr, .pw = p };
 	struct hs_aging ag;
 	int r;
 
@@ -1103,7 +1093,7 @@ static void create_udir(struct tree *tr, const struct hs_passwd *p, const char *
 	}
 	expired_aging(&ag);
 	r = hs_userdir_create(tr->fd, p->name, p->uid, tr->t->auth_gid, &s, &ag,
-			      fallback_shell(&u));
+			      fallback_shell(p));
 	if (tree_repaired(a, r, "create", path))
 		logged(a, "created %s (locked, expired)", path);
 }
@@ -1112,7 +1102,7 @@ static void check_user(struct tree *tr, size_t pi)
 {
 	struct hs_integrity *a = tr->a;
 	const struct hs_passwd *p = &tr->pw->lines[pi].rec.pw;
-	struct udir u = { .tr = tr, .user = p->name, .pw = p, .uid = p->uid, .fd = -1 };
+	struct udir u = { .tr = tr, .pw = p, .fd = -1 };
 	struct stat st, dst;
 
 	snprintf(u.path, sizeof u.path, "%s/%s", tr->t->path, p->name);
@@ -1129,7 +1119,6 @@ static void check_user(struct tree *tr, size_t pi)
 			/* replace may move the record: look again */
 			p = &tr->pw->lines[pi].rec.pw;
 			u.pw = p;
-			u.user = p->name;
 		}
 	}
 	if (fstatat(tr->fd, p->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -1142,13 +1131,8 @@ static void check_user(struct tree *tr, size_t pi)
 		goto create;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		unsigned long before = a->failures;
-
 		problem(a, "%s: is a %s, should be a directory", u.path, type_noun(st.st_mode));
-		if (!ask(a, "remove it? "))
-			return;
-		remove_entry(a, tr->fd, p->name, u.path);
-		if (a->failures != before)
+		if (!offer_remove(a, NULL, tr->fd, p->name, u.path))
 			return;
 		goto create;    /* the user has no directory now */
 	}
@@ -1207,14 +1191,12 @@ static void check_other_entry(struct tree *tr, const char *name)
 	}
 	if (name[0] == '.' || name[0] == ':') {
 		problem(a, "%s: left-over temporary %s", path, type_noun(st.st_mode));
-		if (ask(a, "remove it? "))
-			remove_entry(a, tr->fd, name, path);
+		(void)offer_remove(a, NULL, tr->fd, name, path);
 		return;
 	}
 	if (!hs_userdir_entry_is_user(name)) {
 		problem(a, "%s: stray %s; not a valid user name", path, type_noun(st.st_mode));
-		if (ask(a, "remove it? "))
-			remove_entry(a, tr->fd, name, path);
+		(void)offer_remove(a, NULL, tr->fd, name, path);
 		return;
 	}
 	if (bad_line_named(tr->pw, name)) {
@@ -1226,8 +1208,7 @@ static void check_other_entry(struct tree *tr, const char *name)
 	if (!S_ISDIR(st.st_mode)) {
 		problem(a, "%s: stray %s without a user in %s", path, type_noun(st.st_mode),
 			tr->pw->path);
-		if (ask(a, "remove it? "))
-			remove_entry(a, tr->fd, name, path);
+		(void)offer_remove(a, NULL, tr->fd, name, path);
 		return;
 	}
 	/* the NSS module serves it by name: the next account created with
@@ -1241,7 +1222,8 @@ static void check_other_entry(struct tree *tr, const char *name)
 
 static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const struct hs_integrity_tree *t)
 {
-	struct tree tr = { .a = a, .t = t, .pw = pw, .fd = -1 };
+	struct tree tr = { .a = a, .t = t, .pw = pw };
+	_cleanup_close_ int fd = -1;
 	struct dirent **names = NULL;
 	struct stat st;
 	int n;
@@ -1257,10 +1239,9 @@ static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 		problem(a, "%s: is a %s, should be a directory", t->path, type_noun(st.st_mode));
 		return 0;
 	}
-	tr.fd = open(t->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (tr.fd < 0 || fstat(tr.fd, &st) < 0) {
+	tr.fd = fd = open(t->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		failed(a, "cannot open %s: %s", t->path, strerror(errno));
-		hs_close(tr.fd);
 		return 0;
 	}
 	if (t->tree_gid == HS_ANY_GID)
@@ -1287,20 +1268,17 @@ static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 	}
 	hs_cli_progress_end();
 	/* then everything else in the tree */
-	n = list_dir(tr.fd, &names);
-	if (n < 0) {
+	n = list_dir(fd, &names);
+	if (n < 0)
 		failed(a, "cannot read %s: %s", t->path, hs_strerror(n));
-	} else {
-		for (int i = 0; i < n; i++) {
-			const char *name = names[i]->d_name;
+	for (int i = 0; i < n; i++) {
+		const char *name = names[i]->d_name;
 
-			if (hs_userdir_entry_is_user(name) && hs_accountdb_find(pw, name) >= 0)
-				continue;       /* checked with its user */
-			check_other_entry(&tr, name);
-		}
-		free_names(names, n);
+		if (hs_userdir_entry_is_user(name) && hs_accountdb_find(pw, name) >= 0)
+			continue;       /* checked with its user */
+		check_other_entry(&tr, name);
 	}
-	hs_close(tr.fd);
+	free_names(names, n);
 	return 0;
 }
 
@@ -1318,15 +1296,12 @@ int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 /* A group or gshadow line whose only fault is in its name lists ("a
  * b" or "a,,b" as a member): the fixed fields parse when the lists are
  * cut off, so the bad names can be offered for deletion one by one
- * instead of the whole line.  lists[] point into *storage (freed by the
- * caller); the returned record has empty lists. */
+ * instead of the whole line.  The lists of rec point into storage, its
+ * other fields into fixed (both freed by salvage_free). */
 struct salvaged {
 	bool ok;
-	struct hs_group gr;
-	struct hs_gshadow gs;
-	char *lists[2];         /* group: [1] members; gshadow: [0] admins, [1] members */
-	char *storage, *fixed;
-	size_t storage_size, fixed_size;   /* parsing cuts both with NULs */
+	union hs_dbrec rec;
+	struct hs_secret_buf storage, fixed;    /* parsing cuts both with NULs */
 };
 
 static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salvaged *s)
@@ -1345,30 +1320,33 @@ static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salv
 		}
 	if (colons != 3)
 		return;
-	s->storage = strndup(l->text, l->len);
-	s->storage_size = l->len + 1;
+	s->storage.p = strndup(l->text, l->len);
+	s->storage.size = l->len + 1;
 	/* the fixed fields with empty lists: "name:pw:gid:" / "name:pw::" */
-	if (asprintf(&s->fixed, "%.*s%s", (int)(kind == HS_DB_GROUP ? cut[2] : cut[1]) + 1,
+	if (asprintf(&s->fixed.p, "%.*s%s", (int)(kind == HS_DB_GROUP ? cut[2] : cut[1]) + 1,
 		     l->text, kind == HS_DB_GROUP ? "" : ":") < 0)
-		s->fixed = NULL;
-	if (!s->storage || !s->fixed)
-		return;
-	s->fixed_size = strlen(s->fixed) + 1;
-	t = s->storage;
-	t[cut[0]] = t[cut[1]] = t[cut[2]] = '\0';
-	s->lists[0] = t + cut[1] + 1;   /* gshadow's admins */
-	s->lists[1] = t + cut[2] + 1;
-	if (kind == HS_DB_GROUP)
-		s->ok = hs_records_group_parse(s->fixed, &s->gr) == 0;
+		s->fixed.p = NULL;
 	else
-		s->ok = hs_records_gshadow_parse(s->fixed, &s->gs) == 0;
+		s->fixed.size = strlen(s->fixed.p) + 1;
+	if (!s->storage.p || !s->fixed.p)
+		return;
+	t = s->storage.p;
+	t[cut[0]] = t[cut[1]] = t[cut[2]] = '\0';
+	if (kind == HS_DB_GROUP) {
+		s->ok = hs_records_group_parse(s->fixed.p, &s->rec.gr) == 0;
+		s->rec.gr.members = t + cut[2] + 1;
+	} else {
+		s->ok = hs_records_gshadow_parse(s->fixed.p, &s->rec.gs) == 0;
+		s->rec.gs.admins = t + cut[1] + 1;
+		s->rec.gs.members = t + cut[2] + 1;
+	}
 }
 
 static void salvage_free(struct salvaged *s)
 {
 	/* gshadow's second field is a group's password hash */
-	hs_secret_buf_freep(&(struct hs_secret_buf){ s->storage, s->storage_size });
-	hs_secret_buf_freep(&(struct hs_secret_buf){ s->fixed, s->fixed_size });
+	hs_secret_buf_freep(&s->storage);
+	hs_secret_buf_freep(&s->fixed);
 }
 
 /* Split list on ',' without hs_records_list_next's assumption of a valid list:
@@ -1386,15 +1364,16 @@ static bool raw_next(const char **cur, const char **e, size_t *n)
 	return true;
 }
 
-/* Which name list check_list looks at, as its messages name it (the
- * messages are shadow-utils' where it has them). */
+/* The name lists of a group and a gshadow line (admins first), as the
+ * messages name them (shadow-utils' words where it has them). */
 struct list_kind {
 	const char *file;       /* "group %s: ..." */
 	const char *role;       /* "no %suser", "delete %smember" */
 };
-static const struct list_kind L_GROUP_MEMBERS = { "group", "" };
-static const struct list_kind L_GSHADOW_ADMINS = { "shadow group", "administrative " };
-static const struct list_kind L_GSHADOW_MEMBERS = { "shadow group", "" };
+static const struct list_kind list_kinds[][2] = {
+	[HS_DB_GROUP] = { { "group", "" } },
+	[HS_DB_GSHADOW] = { { "shadow group", "administrative " }, { "shadow group", "" } },
+};
 
 /* Check one name list: every element must be a valid name and an
  * existing user; each one that is not is reported and offered for
@@ -1417,24 +1396,22 @@ static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, const st
 			name[n] = '\0';
 			valid = hs_names_user_valid(name);
 		}
-		if (!valid) {
-			hs_printable_len(e, n, sbuf, sizeof sbuf);
-			problem(a, "%s %s: invalid %smember name '%s'", k->file, group, k->role, sbuf);
-			if (ask(a, "delete %smember '%s'? ", k->role, sbuf)) {
-				changed = true;
-			} else {
-				(*unfixed)++;
-				(void)list_append(out, e, n);
-			}
+		if (valid && user_exists(pw, name)) {
+			(void)list_append(out, e, n);
 			continue;
 		}
-		if (!user_exists(pw, name)) {
-			problem(a, "%s %s: no %suser %s", k->file, group, k->role, name);
-			if (ask(a, "delete %smember '%s'? ", k->role, name)) {
-				changed = true;
-				continue;
-			}
+		/* a valid name is shown as it is */
+		hs_printable_len(e, n, sbuf, sizeof sbuf);
+		if (valid)
+			problem(a, "%s %s: no %suser %s", k->file, group, k->role, sbuf);
+		else
+			problem(a, "%s %s: invalid %smember name '%s'", k->file, group, k->role, sbuf);
+		if (ask(a, "delete %smember '%s'? ", k->role, sbuf)) {
+			changed = true;
+			continue;
 		}
+		if (!valid)
+			(*unfixed)++;
 		(void)list_append(out, e, n);
 	}
 	return changed;
@@ -1447,8 +1424,8 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 			   size_t si)
 {
 	struct hs_gshadow s = gs->lines[si].rec.gs;
-	struct names in_group = { 0 }, in_gshadow = { 0 };
-	struct hs_buf out = { 0 };
+	_cleanup_names_ struct names in_group = { 0 }, in_gshadow = { 0 };
+	_cleanup_strbuf_ struct hs_buf out = { 0 };
 	const char *cur, *e;
 	char m[SHOW_SIZE];      /* a member (valid names: shown as they are) */
 	bool changed = false;
@@ -1461,7 +1438,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 	if (r == 0)
 		r = names_of_list(&in_gshadow, s.members);
 	if (r < 0)
-		goto out;
+		return r;
 	/* gshadow's own members, in its order, minus those group lacks */
 	for (cur = s.members; cur && (n = hs_records_list_next(&cur, &e)) > 0; ) {
 		if (!names_has(&in_group, e, n)) {
@@ -1474,7 +1451,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 			}
 		}
 		if ((r = list_append(&out, e, n)) < 0)
-			goto out;
+			return r;
 	}
 	/* then those only group has, in group's order */
 	for (cur = g->members; cur && (n = hs_records_list_next(&cur, &e)) > 0; ) {
@@ -1486,142 +1463,106 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 		if (ask(a, "add '%s' to the members of '%s' in %s? ", m, g->name, gs->path)) {
 			changed = true;
 			if ((r = list_append(&out, e, n)) < 0)
-				goto out;
+				return r;
 		}
 	}
-	if (changed) {
-		s.members = buf_str(&out);
-		if (!s.members) {
-			r = -ENOMEM;
-			goto out;
-		}
-		if (replace_line(a, gs, si, &s) == 0)
-			logged(a, "group %s: members in %s made equal to %s", g->name, gs->path,
-			       HS_ETC_GROUP);
-	}
-out:
-	free(in_group.v);
-	free(in_gshadow.v);
-	hs_strbuf_free(&out);
-	return r;
+	if (!changed)
+		return 0;
+	s.members = buf_str(&out);
+	if (!s.members)
+		return -ENOMEM;
+	if (replace_line(a, gs, si, &s) == 0)
+		logged(a, "group %s: members in %s made equal to %s", g->name, gs->path,
+		       HS_ETC_GROUP);
+	return 0;
 }
 
-/* Add a gshadow line for g, as shadow-utils' grpck does, with g's members
- * (so the two agree) and the group's password field moved over ("!"
- * when it is "x"). */
-static void add_gshadow_line(struct hs_integrity *a, struct hs_accountdb *gr, size_t gi,
-			     struct hs_accountdb *gs)
+/* The record of group or gshadow line i, salvaged into sv when the line
+ * is invalid; false when there is nothing more to check (reported, or
+ * offered for deletion). */
+static bool list_line_record(struct hs_integrity *a, struct hs_accountdb *db, size_t i,
+			     struct salvaged *sv, union hs_dbrec *rec)
 {
-	struct hs_group g = gr->lines[gi].rec.gr;
-	struct hs_gshadow s = {
-		.name = g.name,
-		.passwd = strcmp(g.passwd, "x") == 0 ? "!" : g.passwd,
-		.admins = "",
-		.members = g.members,
-	};
-
-	if (hs_accountdb_append(gs, &s) < 0) {
-		failed(a, "%s", gs->error);
-		return;
-	}
-	a->db_changed = true;
-	logged(a, "add group %s to %s", g.name, gs->path);
-	if (strcmp(g.passwd, "x") != 0) {
-		g.passwd = "x";
-		replace_line(a, gr, gi, &g);
-	}
-}
-
-/* The record of group line i, salvaged when the line is invalid (into
- * sv); false when there is nothing more to check (reported, or offered
- * for deletion). */
-static bool group_line_record(struct hs_integrity *a, struct hs_accountdb *gr, size_t i,
-			      struct salvaged *sv, struct hs_group *g)
-{
-	const struct hs_dbline *l = &gr->lines[i];
-	char buf[SHOW_SIZE], name[2 * HS_NAME_MAX + 2];
+	const struct hs_dbline *l = &db->lines[i];
+	const bool group = db->kind == HS_DB_GROUP;
 
 	if (l->entry) {
-		*g = l->rec.gr;
-		if (hs_accountdb_dup_name(gr, i) < 0)
-			return true;
-		problem(a, "duplicate group entry");
-		offer_delete_line(a, gr, i);
+		*rec = l->rec;
+		return !offer_duplicate(a, db, i);
+	}
+	salvage(db->kind, l, sv);
+	if (!sv->ok && group && report_bad_name(a, db, l))
+		return false;
+	if (!sv->ok || hs_accountdb_find(db, group ? sv->rec.gr.name : sv->rec.gs.name) >= 0) {
+		report_bad_line(a, db, i);
 		return false;
 	}
-	salvage(HS_DB_GROUP, l, sv);
-	if (!sv->ok && l->err == -HS_E_NAME &&
-	    !hs_names_group_valid(first_field(l, name, sizeof name))) {
-		problem(a, "invalid group name '%s'", show(name, buf));
-		salvage_free(sv);
-		return false;
-	}
-	if (!sv->ok || hs_accountdb_find(gr, sv->gr.name) >= 0) {
-		salvage_free(sv);
-		report_bad_line(a, gr, i, "group file");
-		return false;
-	}
-	*g = sv->gr;
-	g->members = sv->lists[1];
+	*rec = sv->rec;
 	return true;
 }
 
-/* The group's line in /etc/gshadow: there, and agreeing with g. */
-static int check_group_gshadow(struct hs_integrity *a, struct hs_accountdb *gr, size_t i,
-			       struct hs_accountdb *gs, bool gs_bad, const struct hs_group *g)
+/* The name lists of group or gshadow line i (rec: its record, salvaged
+ * or not): each bad name is offered for deletion, and the line is
+ * written back without those deleted unless an invalid one was kept.
+ * True when the line is an entry (now), for the checks that follow. */
+static bool check_lists(struct hs_integrity *a, struct hs_accountdb *db, size_t i,
+			struct hs_accountdb *pw, union hs_dbrec *rec)
 {
-	long j = hs_accountdb_find(gs, g->name);
+	const bool group = db->kind == HS_DB_GROUP;
+	const struct list_kind *kinds = list_kinds[db->kind];
+	const char **lists[2] = { &rec->gs.admins, &rec->gs.members };
+	const char *name = group ? rec->gr.name : rec->gs.name;
+	const size_t n = group ? 1 : 2;
+	struct hs_buf out[2] = { { 0 }, { 0 } };
+	size_t unfixed = 0;
+	bool changed = false, built = true;
 
-	if (j < 0) {
-		if (gs_bad && bad_line_named(gs, g->name))
-			return 0;       /* reported with /etc/gshadow */
-		problem(a, "no matching group file entry in %s", gs->path);
-		if (ask(a, "add group '%s' in %s? ", g->name, gs->path))
-			add_gshadow_line(a, gr, i, gs);
-		return 0;
+	if (group)
+		lists[0] = &rec->gr.members;
+	for (size_t k = 0; k < n; k++)
+		changed |= check_list(a, pw, &kinds[k], name, *lists[k], &out[k], &unfixed);
+	if (changed && !unfixed) {
+		for (size_t k = 0; k < n; k++)
+			built = built && (*lists[k] = buf_str(&out[k])) != NULL;
+		if (built && replace_line(a, db, i, rec) == 0)
+			logged(a, "%s %s: members deleted in %s", kinds[0].file, name, db->path);
 	}
-	if (strcmp(g->passwd, "x") != 0)
-		warning(a, "group %s has an entry in %s, but its password field in %s is "
-			"not set to 'x'", g->name, gs->path, gr->path);
-	return compare_members(a, g, gs, (size_t)j) < 0 ? -ENOMEM : 0;
+	for (size_t k = 0; k < n; k++)
+		hs_strbuf_free(&out[k]);
+	/* still invalid: an invalid name was kept (reported), or the fault
+	 * lies elsewhere */
+	if (!db->lines[i].entry && !unfixed && !changed)
+		report_bad_line(a, db, i);
+	return db->lines[i].entry;
 }
 
 static int check_group_line(struct hs_integrity *a, struct hs_accountdb *gr,
 			    struct hs_accountdb *gs, struct hs_accountdb *pw, size_t i,
 			    bool gs_bad)
 {
-	struct hs_buf members = { 0 };
+	const struct hs_dbline *l = &gr->lines[i];
 	struct salvaged sv = { .ok = false };
-	struct hs_group g;
-	size_t unfixed = 0;
-	bool changed;
+	union hs_dbrec rec;
+	const struct hs_group *g;
+	bool entry;
 	long j;
 
-	if (gr->lines[i].deleted || nis_line(&gr->lines[i]))
+	if (l->deleted || hs_records_nis_line(l->text, l->len))
 		return 0;
-	if (!group_line_record(a, gr, i, &sv, &g))
-		return 0;
-	changed = check_list(a, pw, &L_GROUP_MEMBERS, g.name, g.members, &members, &unfixed);
-	if (changed && !unfixed) {
-		g.members = buf_str(&members);
-		if (g.members && replace_line(a, gr, i, &g) == 0)
-			logged(a, "group %s: members deleted in %s", g.name, gr->path);
-	}
-	hs_strbuf_free(&members);
+	entry = list_line_record(a, gr, i, &sv, &rec) && check_lists(a, gr, i, pw, &rec);
 	salvage_free(&sv);
-	if (!gr->lines[i].entry) {
-		/* still invalid: an invalid member was kept (reported), or
-		 * the fault lies elsewhere */
-		if (!unfixed && !changed)
-			report_bad_line(a, gr, i, "group file");
+	if (!entry)
 		return 0;
-	}
-	g = gr->lines[i].rec.gr;
+	g = &gr->lines[i].rec.gr;
 	j = hs_accountdb_dup_id(gr, i);
 	if (j >= 0)
 		warning(a, "group %s: duplicate group ID %lu (also used by group %s)",
-			g.name, (unsigned long)g.gid, gr->lines[j].rec.gr.name);
-	return gs ? check_group_gshadow(a, gr, i, gs, gs_bad, &g) : 0;
+			g->name, (unsigned long)g->gid, gr->lines[j].rec.gr.name);
+	/* a line it finds (j) leaves the group's line as it is */
+	j = gs ? check_shadow_line(a, gr, i, gs, gs_bad, NULL) : -1;
+	if (j >= 0 && compare_members(a, g, gs, (size_t)j) < 0)
+		return -ENOMEM;
+	return 0;
 }
 
 int hs_integrity_group(struct hs_integrity *a, struct hs_accountdb *gr, struct hs_accountdb *gs,
@@ -1645,53 +1586,15 @@ int hs_integrity_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct
 
 	for (size_t i = 0; i < n_lines; i++) {
 		const struct hs_dbline *l = &gs->lines[i];
-		struct hs_buf admins = { 0 }, members = { 0 };
 		struct salvaged sv = { .ok = false };
-		struct hs_gshadow s;
-		size_t unfixed = 0;
-		bool changed;
+		union hs_dbrec rec;
 
-		if (l->deleted || nis_line(l))
+		if (l->deleted || hs_records_nis_line(l->text, l->len))
 			continue;
-		if (!l->entry) {
-			salvage(HS_DB_GSHADOW, l, &sv);
-			if (!sv.ok || hs_accountdb_find(gs, sv.gs.name) >= 0) {
-				salvage_free(&sv);
-				report_bad_line(a, gs, i, "shadow group file");
-				continue;
-			}
-			s = sv.gs;
-			s.admins = sv.lists[0];
-			s.members = sv.lists[1];
-		} else {
-			s = l->rec.gs;
-			if (hs_accountdb_dup_name(gs, i) >= 0) {
-				problem(a, "duplicate shadow group entry");
-				offer_delete_line(a, gs, i);
-				continue;
-			}
-		}
-		if (hs_accountdb_find(gr, s.name) < 0 && !(gr_bad && bad_line_named(gr, s.name))) {
-			problem(a, "no matching group file entry in %s", gr->path);
-			offer_delete_line(a, gs, i);
-			salvage_free(&sv);
-			continue;
-		}
-		changed = check_list(a, pw, &L_GSHADOW_ADMINS, s.name, s.admins, &admins,
-				     &unfixed);
-		changed |= check_list(a, pw, &L_GSHADOW_MEMBERS, s.name, s.members, &members,
-				      &unfixed);
-		if (changed && !unfixed) {
-			s.admins = buf_str(&admins);
-			s.members = buf_str(&members);
-			if (s.admins && s.members && replace_line(a, gs, i, &s) == 0)
-				logged(a, "shadow group %s: members deleted in %s", s.name, gs->path);
-		}
-		hs_strbuf_free(&admins);
-		hs_strbuf_free(&members);
+		if (list_line_record(a, gs, i, &sv, &rec) &&
+		    !offer_orphan(a, gs, i, gr, gr_bad, rec.gs.name))
+			(void)check_lists(a, gs, i, pw, &rec);
 		salvage_free(&sv);
-		if (!gs->lines[i].entry && !unfixed && !changed)
-			report_bad_line(a, gs, i, "shadow group file");
 	}
 	repairs_done(a);
 	return 0;
@@ -1753,7 +1656,8 @@ static int reorder(struct hs_accountdb *db, const struct sort_item *items, size_
  * their order (key ULONG_MAX): only the lines before it are sorted. */
 static int live_items(struct hs_accountdb *db, struct sort_item **out, size_t *n_out)
 {
-	struct sort_item *items = calloc(db->n_lines ? db->n_lines : 1, sizeof *items);
+	_cleanup_free_ struct sort_item *items = calloc(db->n_lines ? db->n_lines : 1,
+							sizeof *items);
 	bool nis_tail = false;
 	size_t n = 0;
 
@@ -1764,13 +1668,12 @@ static int live_items(struct hs_accountdb *db, struct sort_item **out, size_t *n
 
 		if (l->deleted)
 			continue;
-		if (nis_tail || nis_line(l)) {
+		if (nis_tail || hs_records_nis_line(l->text, l->len)) {
 			nis_tail = true;
 			items[n++] = (struct sort_item){ .line = i, .key = ULONG_MAX };
 			continue;
 		}
 		if (!l->entry) {
-			free(items);
 			snprintf(db->error, sizeof db->error, "%s:%lu: not an entry", db->path,
 				 l->lineno);
 			return -HS_E_FORMAT;
@@ -1780,15 +1683,15 @@ static int live_items(struct hs_accountdb *db, struct sort_item **out, size_t *n
 			     : db->kind == HS_DB_GROUP ? (unsigned long)l->rec.gr.gid : 0;
 		n++;
 	}
-	*out = items;
+	*out = TAKE_PTR(items);
 	*n_out = n;
 	return 0;
 }
 
 int hs_integrity_sort(struct hs_accountdb *db, struct hs_accountdb *shadow)
 {
-	struct sort_item *mi = NULL, *si = NULL;
-	size_t *pos = NULL;
+	_cleanup_free_ struct sort_item *mi = NULL, *si = NULL;
+	_cleanup_free_ size_t *pos = NULL;
 	size_t mn = 0, sn = 0;
 	int r;
 
@@ -1796,15 +1699,13 @@ int hs_integrity_sort(struct hs_accountdb *db, struct hs_accountdb *shadow)
 	if (r == 0 && shadow)
 		r = live_items(shadow, &si, &sn);
 	if (r < 0)
-		goto out;
+		return r;
 	qsort(mi, mn, sizeof *mi, cmp_items);
 	if (shadow) {
 		/* the shadow file follows db; names db lacks go last, before NIS lines */
 		pos = calloc(db->n_lines ? db->n_lines : 1, sizeof *pos);
-		if (!pos) {
-			r = -ENOMEM;
-			goto out;
-		}
+		if (!pos)
+			return -ENOMEM;
 		for (size_t k = 0; k < mn; k++)
 			pos[mi[k].line] = k;
 		for (size_t i = 0; i < sn; i++) {
@@ -1823,10 +1724,6 @@ int hs_integrity_sort(struct hs_accountdb *db, struct hs_accountdb *shadow)
 	r = reorder(db, mi, mn);
 	if (r == 0 && shadow)
 		r = reorder(shadow, si, sn);
-out:
-	free(mi);
-	free(si);
-	free(pos);
 	return r;
 }
 
@@ -1881,7 +1778,7 @@ int hs_integrity_files_open(struct hs_integrity_files *f, bool group, const char
 				       HS_DB_LENIENT);
 		if (r < 0) {
 			snprintf(f->error, sizeof f->error, "%s", f->set.error);
-			f->lock_failed = strncmp(f->set.error, "cannot lock", 11) == 0;
+			f->lock_failed = f->set.lock_failed;
 			return r;
 		}
 		f->db = hs_accountset_db(&f->set, k_main);
