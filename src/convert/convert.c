@@ -434,42 +434,47 @@ struct etc_commit {
 	struct hs_global_file f[3];
 	struct iovec iov[3];
 	size_t n;
-	struct hs_buf shells;
 };
 
-static void etc_commit_add(struct etc_commit *c, const char *path, const char *data, size_t len,
+static void etc_commit_add(struct etc_commit *c, const char *path, const struct hs_buf *data,
 			   gid_t gid, mode_t mode)
 {
-	c->iov[c->n] = (struct iovec){ .iov_base = (void *)(data ? data : ""), .iov_len = len };
+	c->iov[c->n] = (struct iovec){ .iov_base = data->data ? data->data : "",
+				       .iov_len = data->len };
 	c->f[c->n] = (struct hs_global_file){
 		.path = path, .iov = &c->iov[c->n], .n_iov = 1, .uid = 0, .gid = gid, .mode = mode,
 	};
 	c->n++;
 }
 
-/* /etc/shells with the proxy added (add) or every proxy line removed. */
-static int etc_commit_shells(struct etc_commit *c, struct hs_shells *s, bool add)
+/* Commit /etc/shadow when given (pwunconv), /etc/shells with the proxy
+ * added (to_tree) or removed when that changes it, and /etc/passwd when
+ * passwd_changed, in that order. */
+static int etc_commit(const struct hs_buf *shadow, gid_t shadow_gid, struct hs_shells *sh,
+		      bool to_tree, const struct hs_buf *passwd, bool passwd_changed)
 {
-	int r = add ? hs_shells_add(s, HS_SHELL_PROXY) : hs_shells_remove(s, HS_SHELL_PROXY);
-
-	if (r >= 0)
-		r = hs_shells_contents(s, &c->shells);
-	if (r < 0) {
-		hs_warn("cannot write %s: %s", HS_ETC_SHELLS, hs_strerror(r));
-		return r;
-	}
-	etc_commit_add(c, HS_ETC_SHELLS, c->shells.data, c->shells.len, 0, 0644);
-	return 0;
-}
-
-static int etc_commit_run(struct etc_commit *c)
-{
+	_cleanup_strbuf_ struct hs_buf shells = { 0 };
+	struct etc_commit c = { .n = 0 };
 	char err[600];
-	int r = hs_globalfile_commit(c->f, c->n, err, sizeof(err));
+	int r;
 
+	if (shadow)
+		etc_commit_add(&c, HS_ETC_SHADOW, shadow, shadow_gid, 0640);
+	if (hs_shells_contains(sh, HS_SHELL_PROXY) != to_tree) {
+		r = to_tree ? hs_shells_add(sh, HS_SHELL_PROXY) : hs_shells_remove(sh, HS_SHELL_PROXY);
+		if (r >= 0)
+			r = hs_shells_contents(sh, &shells);
+		if (r < 0) {
+			hs_warn("cannot write %s: %s", HS_ETC_SHELLS, hs_strerror(r));
+			return r;
+		}
+		etc_commit_add(&c, HS_ETC_SHELLS, &shells, 0, 0644);
+	}
+	if (passwd_changed)
+		etc_commit_add(&c, HS_ETC_PASSWD, passwd, 0, 0644);
+	r = hs_globalfile_commit(c.f, c.n, err, sizeof(err));
 	if (r < 0)
 		hs_warn("%s", err[0] ? err : hs_strerror(r));
-	hs_strbuf_free(&c->shells);
 	return r;
 }
 
@@ -483,8 +488,7 @@ static const char *const layout_groups[N_LAYOUT_GROUPS] = { HS_GROUP_TREE, HS_GR
 struct group_plan {
 	gid_t gid[N_LAYOUT_GROUPS];
 	bool create[N_LAYOUT_GROUPS];
-	bool shadow_group_found;
-	gid_t shadow_gid;
+	gid_t shadow_gid;           /* 0 without a "shadow" group */
 };
 
 static struct hs_config *load_logindefs(void)
@@ -541,10 +545,8 @@ static int plan_groups(struct group_plan *g, bool need_layout_groups)
 		else
 			g->create[k] = need_layout_groups;
 	}
-	if ((idx = hs_accountdb_find(&db, "shadow")) >= 0) {
-		g->shadow_group_found = true;
+	if ((idx = hs_accountdb_find(&db, "shadow")) >= 0)
 		g->shadow_gid = db.lines[idx].rec.gr.gid;
-	}
 	hs_accountdb_free(&db);
 	for (int k = 0; k < N_LAYOUT_GROUPS; k++) {
 		long gid;
@@ -788,42 +790,45 @@ static int tree_state(int etcfd, int *treefd_out, enum tree_state *state, bool *
 /* ---------------------------------------------------------------- */
 /* Reading the real shells back out of the tree */
 
+/* The real login shell of a proxy user, from the shell file in its
+ * directory ufd, into e->new_shell: a valid field, and not the proxy. */
+static int restore_shell(int ufd, struct pw_ent *e)
+{
+	char buf[USERBUF_SIZE];
+	const char *shell;
+	int r = hs_userdir_read_shell(ufd, e->pw.uid, buf, sizeof(buf), &shell);
+
+	if (r == 0 && (!hs_records_field_valid(shell) || strcmp(shell, HS_SHELL_PROXY) == 0))
+		r = -HS_E_FORMAT;
+	if (r == 0 && !(e->new_shell = strdup(shell)))
+		r = -ENOMEM;
+	return r;
+}
+
 /* For every passwd entry whose shell is the proxy, read the user's shell
  * file into new_shell.  Entries without a directory are an error: we could
  * not tell what their shell was. */
 static int collect_real_shells(int treefd, struct pwdb *pw, size_t *n_restored)
 {
 	char path[HS_PATHBUF_MAX];
-	char buf[USERBUF_SIZE];
 
 	*n_restored = 0;
 	for (size_t i = 0; i < pw->n; i++) {
 		struct pw_ent *e = &pw->ents[i];
 		_cleanup_close_ int ufd = -1;
-		const char *shell;
 		int r;
 
 		if (strcmp(e->pw.shell, HS_SHELL_PROXY) != 0)
 			continue;
 		ufd = hs_userdir_open(treefd, e->pw.name, e->pw.uid, NULL);
-		if (ufd < 0) {
-			hs_warn("cannot restore the login shell of %s: %s: %s", e->pw.name,
-				hs_userdir_path(path, sizeof(path), e->pw.name, NULL),
-				hs_strerror(ufd));
-			return ufd;
-		}
-		r = hs_userdir_read_shell(ufd, e->pw.uid, buf, sizeof(buf), &shell);
-		if (r == 0 && (!hs_records_field_valid(shell) || strcmp(shell, HS_SHELL_PROXY) == 0))
-			r = -HS_E_FORMAT;
+		r = ufd < 0 ? ufd : restore_shell(ufd, e);
 		if (r < 0) {
 			hs_warn("cannot restore the login shell of %s: %s: %s", e->pw.name,
-				hs_userdir_path(path, sizeof(path), e->pw.name, HS_FILE_SHELL),
+				hs_userdir_path(path, sizeof(path), e->pw.name,
+						ufd < 0 ? NULL : HS_FILE_SHELL),
 				hs_strerror(r));
 			return r;
 		}
-		e->new_shell = strdup(shell);
-		if (!e->new_shell)
-			return -ENOMEM;
 		(*n_restored)++;
 	}
 	return 0;
@@ -837,7 +842,6 @@ static int rollback_pwconv(int etcfd, int treefd)
 	struct pwdb pw = { 0 };
 	struct hs_shells sh = { 0 };
 	struct hs_buf b = { 0 };
-	struct etc_commit c = { .n = 0 };
 	bool changed = false;
 	size_t n;
 	int r;
@@ -849,14 +853,8 @@ static int rollback_pwconv(int etcfd, int treefd)
 		r = pwdb_render(&pw, false, &b, &changed);
 	if (r == 0)
 		r = shells_load(&sh);
-	if (r == 0 && hs_shells_contains(&sh, HS_SHELL_PROXY))
-		r = etc_commit_shells(&c, &sh, false);
-	if (r == 0 && changed)
-		etc_commit_add(&c, HS_ETC_PASSWD, b.data, b.len, 0, 0644);
 	if (r == 0)
-		r = etc_commit_run(&c);
-	else
-		hs_strbuf_free(&c.shells);
+		r = etc_commit(NULL, 0, &sh, false, &b, changed);
 	if (r == 0) {
 		r = remove_tree(etcfd, TREE_NAME);
 		if (r < 0)
@@ -1222,19 +1220,11 @@ static int convert_to_tree(bool from_tcb)
 		hs_warn("cannot sync %s: %s", ETC_DIR, hs_strerror(r));
 		goto commit_failed;
 	}
-	/* 5. /etc/shells and /etc/passwd, one transaction */
-	{
-		struct etc_commit c = { .n = 0 };
-
-		/* listed even when no account uses it yet: usermod
-		 * --self-service-shell may, and pam_shells wants it listed */
-		if (!hs_shells_contains(&sh, HS_SHELL_PROXY) && (r = etc_commit_shells(&c, &sh, true)) < 0)
-			goto commit_failed;
-		if (changed)
-			etc_commit_add(&c, HS_ETC_PASSWD, out.data, out.len, 0, 0644);
-		if ((r = etc_commit_run(&c)) < 0)
-			goto commit_failed;
-	}
+	/* 5. /etc/shells and /etc/passwd, one transaction.  The proxy is
+	 * listed even when no account uses it yet: usermod
+	 * --self-service-shell may, and pam_shells wants it listed. */
+	if ((r = etc_commit(NULL, 0, &sh, true, &out, changed)) < 0)
+		goto commit_failed;
 	/* 6. The old hashes.  From here on we only move forward. */
 	treefd = open_dir_ro(etcfd, TREE_NAME);
 	if (!from_tcb) {
@@ -1323,7 +1313,7 @@ static int render_shadow(int treefd, struct pwdb *pw, const struct hs_buf *nis,
 			 struct hs_buf *out, size_t *n_users)
 {
 	char path[HS_PATHBUF_MAX];
-	char buf[USERBUF_SIZE], shellbuf[USERBUF_SIZE];
+	char buf[USERBUF_SIZE];
 	const char *file = NULL;
 	size_t i;
 	int r = 0;
@@ -1342,7 +1332,6 @@ static int render_shadow(int treefd, struct pwdb *pw, const struct hs_buf *nis,
 		struct hs_shadow sh;
 		struct hs_aging ag;
 		struct hs_spwd sp;
-		const char *shell;
 		char *line = NULL;
 		bool proxy = strcmp(e->pw.shell, HS_SHELL_PROXY) == 0;
 
@@ -1363,19 +1352,9 @@ static int render_shadow(int treefd, struct pwdb *pw, const struct hs_buf *nis,
 		file = HS_FILE_AGING;
 		if ((r = hs_userdir_read_aging(ufd, &ag)) < 0)
 			goto fail;
-		if (proxy) {
-			file = HS_FILE_SHELL;
-			r = hs_userdir_read_shell(ufd, e->pw.uid, shellbuf, sizeof(shellbuf), &shell);
-			if (r == 0 && (!hs_records_field_valid(shell) || strcmp(shell, HS_SHELL_PROXY) == 0))
-				r = -HS_E_FORMAT;
-			if (r < 0)
-				goto fail;
-			e->new_shell = strdup(shell);
-			if (!e->new_shell) {
-				r = -ENOMEM;
-				goto fail;
-			}
-		}
+		file = HS_FILE_SHELL;
+		if (proxy && (r = restore_shell(ufd, e)) < 0)
+			goto fail;
 		file = HS_FILE_SHADOW;
 		sp = (struct hs_spwd){
 			.name = e->pw.name, .hash = sh.hash, .lstchg = sh.lstchg,
@@ -1515,18 +1494,8 @@ static int convert_to_classic(void)
 	/* 3. /etc/shadow (root:shadow 0640 as Debian ships it), /etc/shells
 	 * without the proxy and /etc/passwd with the real shells: one
 	 * transaction, so a failure leaves none of them changed. */
-	{
-		struct etc_commit c = { .n = 0 };
-
-		etc_commit_add(&c, HS_ETC_SHADOW, shadow.data, shadow.len,
-			       g.shadow_group_found ? g.shadow_gid : 0, 0640);
-		if (hs_shells_contains(&sh, HS_SHELL_PROXY) && (r = etc_commit_shells(&c, &sh, false)) < 0)
-			goto undo;
-		if (changed)
-			etc_commit_add(&c, HS_ETC_PASSWD, passwd.data, passwd.len, 0, 0644);
-		if ((r = etc_commit_run(&c)) < 0)
-			goto undo;
-	}
+	if ((r = etc_commit(&shadow, g.shadow_gid, &sh, false, &passwd, changed)) < 0)
+		goto undo;
 	/* 4. The tree goes, marker and all. */
 	hs_close(treefd);
 	treefd = -1;
