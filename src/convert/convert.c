@@ -571,56 +571,42 @@ static int plan_groups(struct group_plan *g, bool need_layout_groups)
  * touch are not ours to judge here, and they are written back verbatim. */
 static int create_groups(const struct group_plan *g)
 {
-	struct hs_accountdb dbs[2] = { HS_ACCOUNTDB_INIT, HS_ACCOUNTDB_INIT };
-	struct hs_accountdb *dirty[2];
-	size_t n_dirty = 0, failed = 0;
+	struct hs_accountdb grp = HS_ACCOUNTDB_INIT, gsh = HS_ACCOUNTDB_INIT;
+	struct hs_accountdb *const dbs[2] = { &grp, &gsh };
 	const char *path = HS_ETC_GROUP;
-	int r = 0;
+	size_t failed = 0;
+	long r;
 
 	if (!g->create[G_TREE] && !g->create[G_AUTH])
 		return 0;
-
-	for (int pass = 0; r == 0 && pass < 2; pass++) {
-		struct hs_accountdb *db = &dbs[pass];
-
-		path = pass == 0 ? HS_ETC_GROUP : HS_ETC_GSHADOW;
-		r = hs_accountdb_load(db, pass == 0 ? HS_DB_GROUP : HS_DB_GSHADOW, path,
-				      HS_DB_LENIENT | (pass == 1 ? HS_DB_MISSING_OK : 0));
-		if (r == 0 && !db->present)
-			break;  /* no gshadow on this system: nothing to add */
-		for (int k = 0; r == 0 && k < N_LAYOUT_GROUPS; k++) {
-			long ret;
-
-			if (!g->create[k])
-				continue;
-			if (pass == 0) {
-				struct hs_group gr = { layout_groups[k], "x", g->gid[k], "" };
-				ret = hs_accountdb_append(db, &gr);
-			} else {
-				struct hs_gshadow gs = { layout_groups[k], "!", "", "" };
-				/* a stale gshadow entry of that name stays the one */
-				if (hs_accountdb_find(db, layout_groups[k]) >= 0)
-					continue;
-				ret = hs_accountdb_append(db, &gs);
-			}
-			r = ret < 0 ? (int)ret : 0;
-		}
-		if (r == 0 && db->dirty)
-			dirty[n_dirty++] = db;
+	r = hs_accountdb_load(&grp, HS_DB_GROUP, path, HS_DB_LENIENT);
+	for (int k = 0; r >= 0 && k < N_LAYOUT_GROUPS; k++)
+		if (g->create[k])
+			r = hs_accountdb_append(&grp, &(struct hs_group){ layout_groups[k], "x",
+									  g->gid[k], "" });
+	if (r >= 0) {
+		path = HS_ETC_GSHADOW;
+		r = hs_accountdb_load(&gsh, HS_DB_GSHADOW, path, HS_DB_LENIENT | HS_DB_MISSING_OK);
 	}
+	/* without a gshadow on this system there is nothing to add; a stale
+	 * gshadow entry of that name stays the one */
+	for (int k = 0; r >= 0 && gsh.present && k < N_LAYOUT_GROUPS; k++)
+		if (g->create[k] && hs_accountdb_find(&gsh, layout_groups[k]) < 0)
+			r = hs_accountdb_append(&gsh, &(struct hs_gshadow){ layout_groups[k], "!",
+									    "", "" });
 	/* both files in one transaction: never a group without its gshadow
 	 * line after a crash */
-	if (r == 0) {
-		r = hs_accountdb_write_set(dirty, n_dirty, &failed);
+	if (r >= 0) {
+		r = hs_accountdb_write_set(dbs, gsh.dirty ? 2 : 1, &failed);
 		if (r < 0)
-			path = dirty[failed]->path;
+			path = dbs[failed]->path;
 	}
-	hs_accountdb_free(&dbs[0]);
-	hs_accountdb_free(&dbs[1]);
+	hs_accountdb_free(&grp);
+	hs_accountdb_free(&gsh);
 	if (r < 0) {
 		hs_warn("cannot add groups %s and %s to %s: %s", HS_GROUP_TREE, HS_GROUP_AUTH,
-			path, hs_strerror(r));
-		return r;
+			path, hs_strerror((int)r));
+		return (int)r;
 	}
 	for (int k = 0; k < N_LAYOUT_GROUPS; k++)
 		if (g->create[k])
