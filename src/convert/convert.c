@@ -196,8 +196,9 @@ static int pwdb_render(struct pwdb *db, bool to_tree, struct hs_buf *out, bool *
 struct sp_ent {
 	struct hs_spwd sp;
 	unsigned long lineno;   /* 0 for tcb */
-	char *copy;             /* tcb: the line sp points into */
-	size_t copy_size;       /* its size: parsing cuts it with NULs */
+	/* tcb: the file sp points into, wiped by size (parsing cuts it
+	 * with NULs) */
+	struct hs_secret_buf copy;
 };
 
 struct spdb {
@@ -213,8 +214,7 @@ static void spdb_free(struct spdb *db)
 	hs_accountdb_free(&db->file);
 	hs_strbuf_free(&db->nis);
 	for (size_t i = 0; i < db->n; i++)
-		hs_secret_buf_freep(&(struct hs_secret_buf){ db->ents[i].copy,
-							     db->ents[i].copy_size });
+		hs_secret_buf_freep(&db->ents[i].copy);
 	free(db->ents);
 	memset(db, 0, sizeof(*db));
 }
@@ -313,14 +313,13 @@ static DIR *list_dir(int dirfd, const char *path, int *err)
 static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const char *name)
 {
 	char path[NAME_MAX + 64];
-	char buf[USERBUF_SIZE];
 	struct hs_file_expect ex = { HS_ANY_UID, HS_ANY_GID, HS_USERFILE_MAX };
 	_cleanup_close_ int ufd = -1;
 	struct stat st;
 	const struct pw_ent *e;
 	struct sp_ent *se;
+	char *data;
 	size_t len;
-	char *nl;
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%s/%s", HS_ETC_TCB, name, TCB_SHADOW);
@@ -337,40 +336,34 @@ static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const
 		hs_warn("cannot open %s/%s: %s", HS_ETC_TCB, name, hs_strerror(ufd));
 		return ufd;
 	}
-	r = hs_fileio_read_trusted_at(ufd, TCB_SHADOW, &ex, buf, sizeof(buf), &len, &st);
-	if (r == 0 && st.st_uid != e->pw.uid && st.st_uid != 0)
-		r = -HS_E_OWNER;
-	if (r < 0) {
-		hs_warn("cannot read %s: %s", path, hs_strerror(r));
-		hs_wipe(buf, sizeof(buf));
-		return r;
-	}
-	if (len > 0 && buf[len - 1] == '\n')
-		buf[--len] = '\0';
-	nl = memchr(buf, '\n', len);
-	if (nl || len == 0) {
-		hs_wipe(buf, sizeof(buf));
-		hs_warn("%s: invalid entry: %s", path, len ? "more than one line" : "empty file");
-		return -HS_E_FORMAT;
-	}
 	if (db->n == db->cap) {
 		size_t ncap = db->cap ? 2 * db->cap : 256;
 		struct sp_ent *ne = realloc(db->ents, ncap * sizeof(*ne));
 
-		if (!ne) {
-			hs_wipe(buf, sizeof(buf));
+		if (!ne)
 			return -ENOMEM;
-		}
 		db->ents = ne;
 		db->cap = ncap;
 	}
+	r = hs_fileio_read_alloc_at(ufd, TCB_SHADOW, &ex, &data, &len, &st);
+	if (r < 0) {
+		hs_warn("cannot read %s: %s", path, hs_strerror(r));
+		return r;
+	}
 	/* counted at once, so that spdb_free wipes the copy whatever follows */
 	se = &db->ents[db->n++];
-	*se = (struct sp_ent){ .copy = strdup(buf), .copy_size = strlen(buf) + 1 };
-	hs_wipe(buf, sizeof(buf));
-	if (!se->copy)
-		return -ENOMEM;
-	r = hs_records_spwd_parse(se->copy, &se->sp);
+	*se = (struct sp_ent){ .copy = { data, len + 1 } };
+	if (st.st_uid != e->pw.uid && st.st_uid != 0) {
+		hs_warn("cannot read %s: %s", path, hs_strerror(-HS_E_OWNER));
+		return -HS_E_OWNER;
+	}
+	if (len > 0 && data[len - 1] == '\n')
+		data[--len] = '\0';
+	if (len == 0 || memchr(data, '\n', len)) {
+		hs_warn("%s: invalid entry: %s", path, len ? "more than one line" : "empty file");
+		return -HS_E_FORMAT;
+	}
+	r = hs_records_spwd_parse(data, &se->sp);
 	if (r < 0) {
 		hs_warn("%s: invalid entry: %s", path, hs_strerror(r));
 		return r;
@@ -1089,8 +1082,7 @@ static int pwconv_handle_tree_state(int etcfd, int *treefd, enum tree_state stat
 		r = rollback_pwconv(etcfd, *treefd);
 		if (r < 0)
 			return r;
-		hs_close(*treefd);
-		*treefd = -1;
+		hs_close(TAKE_FD(*treefd));
 		break;
 	}
 	*stop = false;
@@ -1483,8 +1475,7 @@ static int convert_to_classic(void)
 	if ((r = etc_commit(&shadow, g.shadow_gid, &sh, false, &passwd, changed)) < 0)
 		goto undo;
 	/* 4. The tree goes, marker and all. */
-	hs_close(treefd);
-	treefd = -1;
+	hs_close(TAKE_FD(treefd));
 	r = remove_tree(etcfd, TREE_NAME);
 	if (r < 0) {
 		/* The classic files are complete; only a directory is left. */
