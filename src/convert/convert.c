@@ -732,16 +732,10 @@ static int tree_state(int etcfd, int *treefd_out, enum tree_state *state, bool *
 
 	*treefd_out = -1;
 	*source_tcb = false;
-	if (fstatat(etcfd, TREE_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (errno != ENOENT) {
-			r = -errno;
-			hs_warn("cannot inspect %s: %s", HS_TREE_DIR, hs_strerror(r));
-			return r;
-		}
-		*state = TREE_ABSENT;
-		return 0;
-	}
+	*state = TREE_ABSENT;
 	treefd = open_dir_ro(etcfd, TREE_NAME);
+	if (treefd == -ENOENT)
+		return 0;
 	if (treefd >= 0 && (fstat(treefd, &st) < 0 || st.st_uid != 0)) {
 		hs_close(treefd);
 		treefd = -HS_E_OWNER;
@@ -1496,9 +1490,7 @@ undo:
 		remove_marker(treefd, HS_CONVERT_MARK_PWUNCONV);
 out:
 	hs_strbuf_free(&passwd);
-	if (shadow.data)
-		hs_wipe(shadow.data, shadow.len);
-	hs_strbuf_free(&shadow);
+	hs_strbuf_free(&shadow);    /* wipes the hashes */
 	hs_strbuf_free(&nis);
 	hs_shells_free(&sh);
 	pwdb_free(&pw);
