@@ -87,7 +87,6 @@
 struct pw_ent {
 	struct hs_passwd pw;
 	size_t line;        /* index in db.lines */
-	unsigned long lineno;
 	long sp;            /* index into the shadow records, -1 = none */
 	char *new_shell;    /* pwunconv: the restored shell (malloc'd) */
 	bool proxy;         /* pwconv: gets the proxy as login shell */
@@ -139,7 +138,6 @@ static int pwdb_load(struct pwdb *db)
 			continue;  /* blank or NIS line, kept verbatim */
 		e->pw = rec->pw;
 		e->line = i;
-		e->lineno = db->db.lines[i].lineno;
 		e->sp = -1;
 		db->ent_at[i] = (long)db->n++;
 	}
@@ -164,19 +162,17 @@ static int pwdb_render(struct pwdb *db, bool to_tree, struct hs_buf *out, bool *
 	*changed = false;
 	for (size_t i = 0; i < db->n; i++) {
 		const struct pw_ent *e = &db->ents[i];
-		struct hs_passwd p;
+		struct hs_passwd p = e->pw;
 
-		if ((!to_tree && !e->new_shell) ||
-		    (to_tree && !e->proxy && strcmp(e->pw.passwd, "x") == 0))
-			continue;
-		p = e->pw;
 		if (to_tree) {
 			p.passwd = "x";
 			if (e->proxy)
 				p.shell = HS_SHELL_PROXY;
-		} else {
+		} else if (e->new_shell) {
 			p.shell = e->new_shell;
 		}
+		if (strcmp(p.passwd, e->pw.passwd) == 0 && strcmp(p.shell, e->pw.shell) == 0)
+			continue;   /* the line stays as it is */
 		r = hs_accountdb_replace(&db->db, e->line, &p);
 		if (r < 0) {
 			hs_warn("%s", db->db.error);
@@ -1120,8 +1116,8 @@ static int pwconv_choose_proxies(struct pwdb *pw, const struct hs_shells *sh, si
 
 		if (strcmp(e->pw.shell, HS_SHELL_PROXY) == 0) {
 			hs_warn("%s:%lu: %s already has %s as login shell, but %s does not exist; "
-				"set the real shell first", HS_ETC_PASSWD, e->lineno, e->pw.name,
-				HS_SHELL_PROXY, HS_TREE_DIR);
+				"set the real shell first", HS_ETC_PASSWD,
+				pw->db.lines[e->line].lineno, e->pw.name, HS_SHELL_PROXY, HS_TREE_DIR);
 			return -HS_E_FORMAT;
 		}
 		/* the shell is not the proxy: refused above */
