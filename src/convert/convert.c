@@ -1142,10 +1142,10 @@ static int convert_to_tree(bool from_tcb)
 	_cleanup_close_ int treefd = -1;
 	char tmpname[64] = "";
 	enum tree_state state;
-	bool source_tcb, changed, stop, tree_in_place = false;
+	bool source_tcb, changed, stop;
 	size_t n_proxy = 0;
 	sigset_t saved;
-	int r;
+	int r, e;
 
 	r = convert_begin(&etcfd, &locks, lock_files_to_tree, HS_ARRAY_SIZE(lock_files_to_tree),
 			  &saved, &treefd, &state, &source_tcb);
@@ -1180,9 +1180,8 @@ static int convert_to_tree(bool from_tcb)
 		r = -errno;
 		hs_warn("cannot rename %s/%s to %s: %s", ETC_DIR, tmpname, HS_TREE_DIR,
 			hs_strerror(r));
-		goto commit_failed;
+		goto out;   /* which removes the temporary tree */
 	}
-	tree_in_place = true;
 	tmpname[0] = '\0';
 	if ((r = fsync_dir(etcfd)) < 0) {
 		hs_warn("cannot sync %s: %s", ETC_DIR, hs_strerror(r));
@@ -1221,18 +1220,13 @@ static int convert_to_tree(bool from_tcb)
 commit_failed:
 	/* /etc/passwd and /etc/shells are unchanged here (one transaction,
 	 * the last step that can fail), so undoing means the tree. */
-	if (tree_in_place) {
-		int e = remove_tree(etcfd, TREE_NAME);
-		if (e < 0)
-			hs_warn("cannot remove %s again: %s; run pwconv again to clean up",
-				HS_TREE_DIR, hs_strerror(e));
-	}
+	e = remove_tree(etcfd, TREE_NAME);
+	if (e < 0)
+		hs_warn("cannot remove %s again: %s; run pwconv again to clean up", HS_TREE_DIR,
+			hs_strerror(e));
 out:
-	if (tmpname[0]) {
-		int e = remove_tree(etcfd, tmpname);
-		if (e < 0)
-			hs_warn("cannot remove %s/%s: %s", ETC_DIR, tmpname, hs_strerror(e));
-	}
+	if (tmpname[0] && (e = remove_tree(etcfd, tmpname)) < 0)
+		hs_warn("cannot remove %s/%s: %s", ETC_DIR, tmpname, hs_strerror(e));
 	hs_strbuf_free(&out);
 	hs_shells_free(&sh);
 	spdb_free(&sp);
@@ -1391,7 +1385,7 @@ static int convert_to_classic(void)
 	_cleanup_close_ int etcfd = -1;
 	_cleanup_close_ int treefd = -1;
 	enum tree_state state;
-	bool source_tcb, changed, shadow_existed, marker_written = false;
+	bool source_tcb, changed, shadow_existed;
 	size_t n_users = 0;
 	sigset_t saved;
 	int r;
@@ -1419,7 +1413,6 @@ static int convert_to_classic(void)
 	case TREE_PWUNCONV:
 		/* Redo everything from the tree, which is still authoritative. */
 		hs_warn("finishing an interrupted pwunconv");
-		marker_written = true;
 		break;
 	case TREE_PWCONV:
 		if (source_tcb || shadow_existed) {
@@ -1451,7 +1444,7 @@ static int convert_to_classic(void)
 		goto out;
 
 	/* 2. Marker: from here on, a crash is finished by the next pwunconv. */
-	if (!marker_written) {
+	if (state != TREE_PWUNCONV) {
 		r = write_marker(treefd, HS_CONVERT_MARK_PWUNCONV, SOURCE_SHADOW);
 		if (r < 0) {
 			hs_warn("cannot write %s/%s: %s", HS_TREE_DIR, HS_CONVERT_MARK_PWUNCONV,
