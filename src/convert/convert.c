@@ -1042,14 +1042,13 @@ static int pwconv_finish_interrupted(int etcfd, int treefd)
 }
 
 /* pwconv over an existing tree: a refusal, nothing to do, or an
- * interrupted run to finish or roll back.  *stop: end here, returning
- * what this returns; otherwise the conversion starts (from scratch). */
+ * interrupted run to finish or roll back.  1 when the conversion starts
+ * (from scratch), otherwise what pwconv ends with. */
 static int pwconv_handle_tree_state(int etcfd, int *treefd, enum tree_state state,
-				    bool source_tcb, bool *stop)
+				    bool source_tcb)
 {
 	int r;
 
-	*stop = true;
 	switch (state) {
 	case TREE_ABSENT:
 		break;
@@ -1075,8 +1074,7 @@ static int pwconv_handle_tree_state(int etcfd, int *treefd, enum tree_state stat
 		hs_close(TAKE_FD(*treefd));
 		break;
 	}
-	*stop = false;
-	return 0;
+	return 1;
 }
 
 /* passwd, the hashes (from /etc/shadow or /etc/tcb) and /etc/shells, read
@@ -1142,7 +1140,7 @@ static int convert_to_tree(bool from_tcb)
 	_cleanup_close_ int treefd = -1;
 	char tmpname[64] = "";
 	enum tree_state state;
-	bool source_tcb, changed, stop;
+	bool source_tcb, changed;
 	size_t n_proxy = 0;
 	sigset_t saved;
 	int r, e;
@@ -1151,8 +1149,8 @@ static int convert_to_tree(bool from_tcb)
 			  &saved, &treefd, &state, &source_tcb);
 	if (r < 0)
 		return r;
-	r = pwconv_handle_tree_state(etcfd, &treefd, state, source_tcb, &stop);
-	if (stop)
+	r = pwconv_handle_tree_state(etcfd, &treefd, state, source_tcb);
+	if (r <= 0)
 		goto out;
 
 	/* 1. Read and validate everything; nothing has changed so far. */
