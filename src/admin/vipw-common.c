@@ -316,15 +316,14 @@ static void warn_unreadable(const struct user_ctx *c, const char *file, int r, c
  * replaces the file. */
 static int read_user(struct user_ctx *c, int udirfd, struct hs_spwd *sp)
 {
-	struct hs_shadow sh = { .hash = "!", .lstchg = HS_UNSET };
+	struct hs_shadow sh;
 	struct hs_aging ag;
 	const char *shell = "";
 	int r;
 
 	r = hs_userdir_read_shadow(udirfd, c->owner, c->rd_shadow, sizeof(c->rd_shadow), &sh);
 	if (r < 0) {
-		sh.hash = "!";
-		sh.lstchg = HS_UNSET;
+		sh = (struct hs_shadow){ .hash = "!", .lstchg = HS_UNSET };
 		warn_unreadable(c, HS_FILE_SHADOW, r, "a locked password");
 	}
 	r = hs_userdir_aging_or_expired(udirfd, &ag);
