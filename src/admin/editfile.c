@@ -152,7 +152,6 @@ fail:
 
 static volatile sig_atomic_t pending_sig;
 static sigset_t orig_mask, wait_mask;
-static bool signals_ready;
 static const int term_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
 
 static void record_signal(int sig)
@@ -173,8 +172,6 @@ void hs_edit_signals_init(void)
 	struct sigaction sa;
 	sigset_t block;
 
-	if (signals_ready)
-		return;
 	sigemptyset(&block);
 	memset(&sa, 0, sizeof(sa));
 	sigfillset(&sa.sa_mask);
@@ -197,14 +194,13 @@ void hs_edit_signals_init(void)
 	for (size_t i = 0; i < HS_ARRAY_SIZE(term_signals); i++)
 		sigdelset(&wait_mask, term_signals[i]);
 	sigdelset(&wait_mask, SIGCHLD);
-	signals_ready = true;
 }
 
 int hs_edit_signal_pending(void)
 {
 	sigset_t set;
 
-	if (pending_sig || !signals_ready)
+	if (pending_sig)
 		return pending_sig;
 	/* one that arrived while blocked (during a lock wait, say) and has
 	 * not reached its handler yet: no point starting an editor */
@@ -418,7 +414,6 @@ int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *e
 	pid_t pid, parent = getpid();
 	int status = 0, r;
 
-	hs_edit_signals_init();    /* a no-op after the first call */
 	hs_printable(cmd, shown, sizeof(shown));
 	if (hs_edit_signal_pending())
 		return -EINTR;
@@ -515,7 +510,6 @@ int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *e
 
 int hs_edit_ask(const char *question)
 {
-	hs_edit_signals_init();    /* a no-op after the first call */
 	for (;;) {
 		char line[64];
 		size_t n = 0;

@@ -42,7 +42,8 @@ struct hs_editor_env {
 void hs_editor_env_capture(struct hs_editor_env *e);
 void hs_editor_env_free(struct hs_editor_env *e);
 
-/* Install the recording handlers and block the signals (see above). */
+/* Install the recording handlers and block the signals (see above):
+ * once, before any other hs_edit* call. */
 void hs_edit_signals_init(void);
 /* The first of SIGHUP/SIGINT/SIGQUIT/SIGTERM received (or pending while
  * blocked), or 0. */

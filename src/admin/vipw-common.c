@@ -78,8 +78,7 @@ static void release_all(void)
 {
 	hs_editfile_remove(&copy);
 	hs_globalfile_unlock(&locks);
-	hs_close(userdir_fd);
-	userdir_fd = -1;
+	hs_close(TAKE_FD(userdir_fd));
 }
 
 /* Every exit without an install: nothing was written. */
@@ -246,13 +245,12 @@ static void edit_global(enum hs_db_kind kind, const char *path)
 	hs_privs_block_signals(&saved);
 	r = hs_accountdb_write(&ctx.db);
 	hs_privs_restore_signals(&saved);
+	hs_accountdb_free(&ctx.db);     /* keeps its error */
 	if (r < 0) {
 		hs_warn("%s", ctx.db.error);
 		syslog(LOG_ERR, "%s", ctx.db.error);
-		hs_accountdb_free(&ctx.db);
 		leave(E_FAILURE);
 	}
-	hs_accountdb_free(&ctx.db);
 	syslog(LOG_INFO, "file %s edited", path);
 }
 
@@ -318,15 +316,14 @@ static void warn_unreadable(const struct user_ctx *c, const char *file, int r, c
  * replaces the file. */
 static int read_user(struct user_ctx *c, int udirfd, struct hs_spwd *sp)
 {
-	struct hs_shadow sh = { .hash = "!", .lstchg = HS_UNSET };
+	struct hs_shadow sh;
 	struct hs_aging ag;
 	const char *shell = "";
 	int r;
 
 	r = hs_userdir_read_shadow(udirfd, c->owner, c->rd_shadow, sizeof(c->rd_shadow), &sh);
 	if (r < 0) {
-		sh.hash = "!";
-		sh.lstchg = HS_UNSET;
+		sh = (struct hs_shadow){ .hash = "!", .lstchg = HS_UNSET };
 		warn_unreadable(c, HS_FILE_SHADOW, r, "a locked password");
 	}
 	r = hs_userdir_aging_or_expired(udirfd, &ag);

@@ -87,7 +87,6 @@
 struct pw_ent {
 	struct hs_passwd pw;
 	size_t line;        /* index in db.lines */
-	unsigned long lineno;
 	long sp;            /* index into the shadow records, -1 = none */
 	char *new_shell;    /* pwunconv: the restored shell (malloc'd) */
 	bool proxy;         /* pwconv: gets the proxy as login shell */
@@ -139,7 +138,6 @@ static int pwdb_load(struct pwdb *db)
 			continue;  /* blank or NIS line, kept verbatim */
 		e->pw = rec->pw;
 		e->line = i;
-		e->lineno = db->db.lines[i].lineno;
 		e->sp = -1;
 		db->ent_at[i] = (long)db->n++;
 	}
@@ -164,19 +162,17 @@ static int pwdb_render(struct pwdb *db, bool to_tree, struct hs_buf *out, bool *
 	*changed = false;
 	for (size_t i = 0; i < db->n; i++) {
 		const struct pw_ent *e = &db->ents[i];
-		struct hs_passwd p;
+		struct hs_passwd p = e->pw;
 
-		if ((!to_tree && !e->new_shell) ||
-		    (to_tree && !e->proxy && strcmp(e->pw.passwd, "x") == 0))
-			continue;
-		p = e->pw;
 		if (to_tree) {
 			p.passwd = "x";
 			if (e->proxy)
 				p.shell = HS_SHELL_PROXY;
-		} else {
+		} else if (e->new_shell) {
 			p.shell = e->new_shell;
 		}
+		if (strcmp(p.passwd, e->pw.passwd) == 0 && strcmp(p.shell, e->pw.shell) == 0)
+			continue;   /* the line stays as it is */
 		r = hs_accountdb_replace(&db->db, e->line, &p);
 		if (r < 0) {
 			hs_warn("%s", db->db.error);
@@ -196,8 +192,9 @@ static int pwdb_render(struct pwdb *db, bool to_tree, struct hs_buf *out, bool *
 struct sp_ent {
 	struct hs_spwd sp;
 	unsigned long lineno;   /* 0 for tcb */
-	char *copy;             /* tcb: the line sp points into */
-	size_t copy_size;       /* its size: parsing cuts it with NULs */
+	/* tcb: the file sp points into, wiped by size (parsing cuts it
+	 * with NULs) */
+	struct hs_secret_buf copy;
 };
 
 struct spdb {
@@ -213,8 +210,7 @@ static void spdb_free(struct spdb *db)
 	hs_accountdb_free(&db->file);
 	hs_strbuf_free(&db->nis);
 	for (size_t i = 0; i < db->n; i++)
-		hs_secret_buf_freep(&(struct hs_secret_buf){ db->ents[i].copy,
-							     db->ents[i].copy_size });
+		hs_secret_buf_freep(&db->ents[i].copy);
 	free(db->ents);
 	memset(db, 0, sizeof(*db));
 }
@@ -313,14 +309,13 @@ static DIR *list_dir(int dirfd, const char *path, int *err)
 static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const char *name)
 {
 	char path[NAME_MAX + 64];
-	char buf[USERBUF_SIZE];
 	struct hs_file_expect ex = { HS_ANY_UID, HS_ANY_GID, HS_USERFILE_MAX };
 	_cleanup_close_ int ufd = -1;
 	struct stat st;
 	const struct pw_ent *e;
 	struct sp_ent *se;
+	char *data;
 	size_t len;
-	char *nl;
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%s/%s", HS_ETC_TCB, name, TCB_SHADOW);
@@ -337,40 +332,34 @@ static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const
 		hs_warn("cannot open %s/%s: %s", HS_ETC_TCB, name, hs_strerror(ufd));
 		return ufd;
 	}
-	r = hs_fileio_read_trusted_at(ufd, TCB_SHADOW, &ex, buf, sizeof(buf), &len, &st);
-	if (r == 0 && st.st_uid != e->pw.uid && st.st_uid != 0)
-		r = -HS_E_OWNER;
-	if (r < 0) {
-		hs_warn("cannot read %s: %s", path, hs_strerror(r));
-		hs_wipe(buf, sizeof(buf));
-		return r;
-	}
-	if (len > 0 && buf[len - 1] == '\n')
-		buf[--len] = '\0';
-	nl = memchr(buf, '\n', len);
-	if (nl || len == 0) {
-		hs_wipe(buf, sizeof(buf));
-		hs_warn("%s: invalid entry: %s", path, len ? "more than one line" : "empty file");
-		return -HS_E_FORMAT;
-	}
 	if (db->n == db->cap) {
 		size_t ncap = db->cap ? 2 * db->cap : 256;
 		struct sp_ent *ne = realloc(db->ents, ncap * sizeof(*ne));
 
-		if (!ne) {
-			hs_wipe(buf, sizeof(buf));
+		if (!ne)
 			return -ENOMEM;
-		}
 		db->ents = ne;
 		db->cap = ncap;
 	}
+	r = hs_fileio_read_alloc_at(ufd, TCB_SHADOW, &ex, &data, &len, &st);
+	if (r < 0) {
+		hs_warn("cannot read %s: %s", path, hs_strerror(r));
+		return r;
+	}
 	/* counted at once, so that spdb_free wipes the copy whatever follows */
 	se = &db->ents[db->n++];
-	*se = (struct sp_ent){ .copy = strdup(buf), .copy_size = strlen(buf) + 1 };
-	hs_wipe(buf, sizeof(buf));
-	if (!se->copy)
-		return -ENOMEM;
-	r = hs_records_spwd_parse(se->copy, &se->sp);
+	*se = (struct sp_ent){ .copy = { data, len + 1 } };
+	if (st.st_uid != e->pw.uid && st.st_uid != 0) {
+		hs_warn("cannot read %s: %s", path, hs_strerror(-HS_E_OWNER));
+		return -HS_E_OWNER;
+	}
+	if (len > 0 && data[len - 1] == '\n')
+		data[--len] = '\0';
+	if (len == 0 || memchr(data, '\n', len)) {
+		hs_warn("%s: invalid entry: %s", path, len ? "more than one line" : "empty file");
+		return -HS_E_FORMAT;
+	}
+	r = hs_records_spwd_parse(data, &se->sp);
 	if (r < 0) {
 		hs_warn("%s: invalid entry: %s", path, hs_strerror(r));
 		return r;
@@ -434,42 +423,47 @@ struct etc_commit {
 	struct hs_global_file f[3];
 	struct iovec iov[3];
 	size_t n;
-	struct hs_buf shells;
 };
 
-static void etc_commit_add(struct etc_commit *c, const char *path, const char *data, size_t len,
+static void etc_commit_add(struct etc_commit *c, const char *path, const struct hs_buf *data,
 			   gid_t gid, mode_t mode)
 {
-	c->iov[c->n] = (struct iovec){ .iov_base = (void *)(data ? data : ""), .iov_len = len };
+	c->iov[c->n] = (struct iovec){ .iov_base = data->data ? data->data : "",
+				       .iov_len = data->len };
 	c->f[c->n] = (struct hs_global_file){
 		.path = path, .iov = &c->iov[c->n], .n_iov = 1, .uid = 0, .gid = gid, .mode = mode,
 	};
 	c->n++;
 }
 
-/* /etc/shells with the proxy added (add) or every proxy line removed. */
-static int etc_commit_shells(struct etc_commit *c, struct hs_shells *s, bool add)
+/* Commit /etc/shadow when given (pwunconv), /etc/shells with the proxy
+ * added (to_tree) or removed when that changes it, and /etc/passwd when
+ * passwd_changed, in that order. */
+static int etc_commit(const struct hs_buf *shadow, gid_t shadow_gid, struct hs_shells *sh,
+		      bool to_tree, const struct hs_buf *passwd, bool passwd_changed)
 {
-	int r = add ? hs_shells_add(s, HS_SHELL_PROXY) : hs_shells_remove(s, HS_SHELL_PROXY);
-
-	if (r >= 0)
-		r = hs_shells_contents(s, &c->shells);
-	if (r < 0) {
-		hs_warn("cannot write %s: %s", HS_ETC_SHELLS, hs_strerror(r));
-		return r;
-	}
-	etc_commit_add(c, HS_ETC_SHELLS, c->shells.data, c->shells.len, 0, 0644);
-	return 0;
-}
-
-static int etc_commit_run(struct etc_commit *c)
-{
+	_cleanup_strbuf_ struct hs_buf shells = { 0 };
+	struct etc_commit c = { .n = 0 };
 	char err[600];
-	int r = hs_globalfile_commit(c->f, c->n, err, sizeof(err));
+	int r;
 
+	if (shadow)
+		etc_commit_add(&c, HS_ETC_SHADOW, shadow, shadow_gid, 0640);
+	if (hs_shells_contains(sh, HS_SHELL_PROXY) != to_tree) {
+		r = to_tree ? hs_shells_add(sh, HS_SHELL_PROXY) : hs_shells_remove(sh, HS_SHELL_PROXY);
+		if (r >= 0)
+			r = hs_shells_contents(sh, &shells);
+		if (r < 0) {
+			hs_warn("cannot write %s: %s", HS_ETC_SHELLS, hs_strerror(r));
+			return r;
+		}
+		etc_commit_add(&c, HS_ETC_SHELLS, &shells, 0, 0644);
+	}
+	if (passwd_changed)
+		etc_commit_add(&c, HS_ETC_PASSWD, passwd, 0, 0644);
+	r = hs_globalfile_commit(c.f, c.n, err, sizeof(err));
 	if (r < 0)
 		hs_warn("%s", err[0] ? err : hs_strerror(r));
-	hs_strbuf_free(&c->shells);
 	return r;
 }
 
@@ -483,8 +477,7 @@ static const char *const layout_groups[N_LAYOUT_GROUPS] = { HS_GROUP_TREE, HS_GR
 struct group_plan {
 	gid_t gid[N_LAYOUT_GROUPS];
 	bool create[N_LAYOUT_GROUPS];
-	bool shadow_group_found;
-	gid_t shadow_gid;
+	gid_t shadow_gid;           /* 0 without a "shadow" group */
 };
 
 static struct hs_config *load_logindefs(void)
@@ -541,10 +534,8 @@ static int plan_groups(struct group_plan *g, bool need_layout_groups)
 		else
 			g->create[k] = need_layout_groups;
 	}
-	if ((idx = hs_accountdb_find(&db, "shadow")) >= 0) {
-		g->shadow_group_found = true;
+	if ((idx = hs_accountdb_find(&db, "shadow")) >= 0)
 		g->shadow_gid = db.lines[idx].rec.gr.gid;
-	}
 	hs_accountdb_free(&db);
 	for (int k = 0; k < N_LAYOUT_GROUPS; k++) {
 		long gid;
@@ -569,56 +560,42 @@ static int plan_groups(struct group_plan *g, bool need_layout_groups)
  * touch are not ours to judge here, and they are written back verbatim. */
 static int create_groups(const struct group_plan *g)
 {
-	struct hs_accountdb dbs[2] = { HS_ACCOUNTDB_INIT, HS_ACCOUNTDB_INIT };
-	struct hs_accountdb *dirty[2];
-	size_t n_dirty = 0, failed = 0;
+	struct hs_accountdb grp = HS_ACCOUNTDB_INIT, gsh = HS_ACCOUNTDB_INIT;
+	struct hs_accountdb *const dbs[2] = { &grp, &gsh };
 	const char *path = HS_ETC_GROUP;
-	int r = 0;
+	size_t failed = 0;
+	long r;
 
 	if (!g->create[G_TREE] && !g->create[G_AUTH])
 		return 0;
-
-	for (int pass = 0; r == 0 && pass < 2; pass++) {
-		struct hs_accountdb *db = &dbs[pass];
-
-		path = pass == 0 ? HS_ETC_GROUP : HS_ETC_GSHADOW;
-		r = hs_accountdb_load(db, pass == 0 ? HS_DB_GROUP : HS_DB_GSHADOW, path,
-				      HS_DB_LENIENT | (pass == 1 ? HS_DB_MISSING_OK : 0));
-		if (r == 0 && !db->present)
-			break;  /* no gshadow on this system: nothing to add */
-		for (int k = 0; r == 0 && k < N_LAYOUT_GROUPS; k++) {
-			long ret;
-
-			if (!g->create[k])
-				continue;
-			if (pass == 0) {
-				struct hs_group gr = { layout_groups[k], "x", g->gid[k], "" };
-				ret = hs_accountdb_append(db, &gr);
-			} else {
-				struct hs_gshadow gs = { layout_groups[k], "!", "", "" };
-				/* a stale gshadow entry of that name stays the one */
-				if (hs_accountdb_find(db, layout_groups[k]) >= 0)
-					continue;
-				ret = hs_accountdb_append(db, &gs);
-			}
-			r = ret < 0 ? (int)ret : 0;
-		}
-		if (r == 0 && db->dirty)
-			dirty[n_dirty++] = db;
+	r = hs_accountdb_load(&grp, HS_DB_GROUP, path, HS_DB_LENIENT);
+	for (int k = 0; r >= 0 && k < N_LAYOUT_GROUPS; k++)
+		if (g->create[k])
+			r = hs_accountdb_append(&grp, &(struct hs_group){ layout_groups[k], "x",
+									  g->gid[k], "" });
+	if (r >= 0) {
+		path = HS_ETC_GSHADOW;
+		r = hs_accountdb_load(&gsh, HS_DB_GSHADOW, path, HS_DB_LENIENT | HS_DB_MISSING_OK);
 	}
+	/* without a gshadow on this system there is nothing to add; a stale
+	 * gshadow entry of that name stays the one */
+	for (int k = 0; r >= 0 && gsh.present && k < N_LAYOUT_GROUPS; k++)
+		if (g->create[k] && hs_accountdb_find(&gsh, layout_groups[k]) < 0)
+			r = hs_accountdb_append(&gsh, &(struct hs_gshadow){ layout_groups[k], "!",
+									    "", "" });
 	/* both files in one transaction: never a group without its gshadow
 	 * line after a crash */
-	if (r == 0) {
-		r = hs_accountdb_write_set(dirty, n_dirty, &failed);
+	if (r >= 0) {
+		r = hs_accountdb_write_set(dbs, gsh.dirty ? 2 : 1, &failed);
 		if (r < 0)
-			path = dirty[failed]->path;
+			path = dbs[failed]->path;
 	}
-	hs_accountdb_free(&dbs[0]);
-	hs_accountdb_free(&dbs[1]);
+	hs_accountdb_free(&grp);
+	hs_accountdb_free(&gsh);
 	if (r < 0) {
 		hs_warn("cannot add groups %s and %s to %s: %s", HS_GROUP_TREE, HS_GROUP_AUTH,
-			path, hs_strerror(r));
-		return r;
+			path, hs_strerror((int)r));
+		return (int)r;
 	}
 	for (int k = 0; k < N_LAYOUT_GROUPS; k++)
 		if (g->create[k])
@@ -751,16 +728,10 @@ static int tree_state(int etcfd, int *treefd_out, enum tree_state *state, bool *
 
 	*treefd_out = -1;
 	*source_tcb = false;
-	if (fstatat(etcfd, TREE_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (errno != ENOENT) {
-			r = -errno;
-			hs_warn("cannot inspect %s: %s", HS_TREE_DIR, hs_strerror(r));
-			return r;
-		}
-		*state = TREE_ABSENT;
-		return 0;
-	}
+	*state = TREE_ABSENT;
 	treefd = open_dir_ro(etcfd, TREE_NAME);
+	if (treefd == -ENOENT)
+		return 0;
 	if (treefd >= 0 && (fstat(treefd, &st) < 0 || st.st_uid != 0)) {
 		hs_close(treefd);
 		treefd = -HS_E_OWNER;
@@ -788,42 +759,45 @@ static int tree_state(int etcfd, int *treefd_out, enum tree_state *state, bool *
 /* ---------------------------------------------------------------- */
 /* Reading the real shells back out of the tree */
 
+/* The real login shell of a proxy user, from the shell file in its
+ * directory ufd, into e->new_shell: a valid field, and not the proxy. */
+static int restore_shell(int ufd, struct pw_ent *e)
+{
+	char buf[USERBUF_SIZE];
+	const char *shell;
+	int r = hs_userdir_read_shell(ufd, e->pw.uid, buf, sizeof(buf), &shell);
+
+	if (r == 0 && (!hs_records_field_valid(shell) || strcmp(shell, HS_SHELL_PROXY) == 0))
+		r = -HS_E_FORMAT;
+	if (r == 0 && !(e->new_shell = strdup(shell)))
+		r = -ENOMEM;
+	return r;
+}
+
 /* For every passwd entry whose shell is the proxy, read the user's shell
  * file into new_shell.  Entries without a directory are an error: we could
  * not tell what their shell was. */
 static int collect_real_shells(int treefd, struct pwdb *pw, size_t *n_restored)
 {
 	char path[HS_PATHBUF_MAX];
-	char buf[USERBUF_SIZE];
 
 	*n_restored = 0;
 	for (size_t i = 0; i < pw->n; i++) {
 		struct pw_ent *e = &pw->ents[i];
 		_cleanup_close_ int ufd = -1;
-		const char *shell;
 		int r;
 
 		if (strcmp(e->pw.shell, HS_SHELL_PROXY) != 0)
 			continue;
 		ufd = hs_userdir_open(treefd, e->pw.name, e->pw.uid, NULL);
-		if (ufd < 0) {
-			hs_warn("cannot restore the login shell of %s: %s: %s", e->pw.name,
-				hs_userdir_path(path, sizeof(path), e->pw.name, NULL),
-				hs_strerror(ufd));
-			return ufd;
-		}
-		r = hs_userdir_read_shell(ufd, e->pw.uid, buf, sizeof(buf), &shell);
-		if (r == 0 && (!hs_records_field_valid(shell) || strcmp(shell, HS_SHELL_PROXY) == 0))
-			r = -HS_E_FORMAT;
+		r = ufd < 0 ? ufd : restore_shell(ufd, e);
 		if (r < 0) {
 			hs_warn("cannot restore the login shell of %s: %s: %s", e->pw.name,
-				hs_userdir_path(path, sizeof(path), e->pw.name, HS_FILE_SHELL),
+				hs_userdir_path(path, sizeof(path), e->pw.name,
+						ufd < 0 ? NULL : HS_FILE_SHELL),
 				hs_strerror(r));
 			return r;
 		}
-		e->new_shell = strdup(shell);
-		if (!e->new_shell)
-			return -ENOMEM;
 		(*n_restored)++;
 	}
 	return 0;
@@ -837,7 +811,6 @@ static int rollback_pwconv(int etcfd, int treefd)
 	struct pwdb pw = { 0 };
 	struct hs_shells sh = { 0 };
 	struct hs_buf b = { 0 };
-	struct etc_commit c = { .n = 0 };
 	bool changed = false;
 	size_t n;
 	int r;
@@ -849,14 +822,8 @@ static int rollback_pwconv(int etcfd, int treefd)
 		r = pwdb_render(&pw, false, &b, &changed);
 	if (r == 0)
 		r = shells_load(&sh);
-	if (r == 0 && hs_shells_contains(&sh, HS_SHELL_PROXY))
-		r = etc_commit_shells(&c, &sh, false);
-	if (r == 0 && changed)
-		etc_commit_add(&c, HS_ETC_PASSWD, b.data, b.len, 0, 0644);
 	if (r == 0)
-		r = etc_commit_run(&c);
-	else
-		hs_strbuf_free(&c.shells);
+		r = etc_commit(NULL, 0, &sh, false, &b, changed);
 	if (r == 0) {
 		r = remove_tree(etcfd, TREE_NAME);
 		if (r < 0)
@@ -1075,14 +1042,13 @@ static int pwconv_finish_interrupted(int etcfd, int treefd)
 }
 
 /* pwconv over an existing tree: a refusal, nothing to do, or an
- * interrupted run to finish or roll back.  *stop: end here, returning
- * what this returns; otherwise the conversion starts (from scratch). */
+ * interrupted run to finish or roll back.  1 when the conversion starts
+ * (from scratch), otherwise what pwconv ends with. */
 static int pwconv_handle_tree_state(int etcfd, int *treefd, enum tree_state state,
-				    bool source_tcb, bool *stop)
+				    bool source_tcb)
 {
 	int r;
 
-	*stop = true;
 	switch (state) {
 	case TREE_ABSENT:
 		break;
@@ -1105,12 +1071,10 @@ static int pwconv_handle_tree_state(int etcfd, int *treefd, enum tree_state stat
 		r = rollback_pwconv(etcfd, *treefd);
 		if (r < 0)
 			return r;
-		hs_close(*treefd);
-		*treefd = -1;
+		hs_close(TAKE_FD(*treefd));
 		break;
 	}
-	*stop = false;
-	return 0;
+	return 1;
 }
 
 /* passwd, the hashes (from /etc/shadow or /etc/tcb) and /etc/shells, read
@@ -1150,8 +1114,8 @@ static int pwconv_choose_proxies(struct pwdb *pw, const struct hs_shells *sh, si
 
 		if (strcmp(e->pw.shell, HS_SHELL_PROXY) == 0) {
 			hs_warn("%s:%lu: %s already has %s as login shell, but %s does not exist; "
-				"set the real shell first", HS_ETC_PASSWD, e->lineno, e->pw.name,
-				HS_SHELL_PROXY, HS_TREE_DIR);
+				"set the real shell first", HS_ETC_PASSWD,
+				pw->db.lines[e->line].lineno, e->pw.name, HS_SHELL_PROXY, HS_TREE_DIR);
 			return -HS_E_FORMAT;
 		}
 		/* the shell is not the proxy: refused above */
@@ -1176,17 +1140,17 @@ static int convert_to_tree(bool from_tcb)
 	_cleanup_close_ int treefd = -1;
 	char tmpname[64] = "";
 	enum tree_state state;
-	bool source_tcb, changed, stop, tree_in_place = false;
+	bool source_tcb, changed;
 	size_t n_proxy = 0;
 	sigset_t saved;
-	int r;
+	int r, e;
 
 	r = convert_begin(&etcfd, &locks, lock_files_to_tree, HS_ARRAY_SIZE(lock_files_to_tree),
 			  &saved, &treefd, &state, &source_tcb);
 	if (r < 0)
 		return r;
-	r = pwconv_handle_tree_state(etcfd, &treefd, state, source_tcb, &stop);
-	if (stop)
+	r = pwconv_handle_tree_state(etcfd, &treefd, state, source_tcb);
+	if (r <= 0)
 		goto out;
 
 	/* 1. Read and validate everything; nothing has changed so far. */
@@ -1214,27 +1178,18 @@ static int convert_to_tree(bool from_tcb)
 		r = -errno;
 		hs_warn("cannot rename %s/%s to %s: %s", ETC_DIR, tmpname, HS_TREE_DIR,
 			hs_strerror(r));
-		goto commit_failed;
+		goto out;   /* which removes the temporary tree */
 	}
-	tree_in_place = true;
 	tmpname[0] = '\0';
 	if ((r = fsync_dir(etcfd)) < 0) {
 		hs_warn("cannot sync %s: %s", ETC_DIR, hs_strerror(r));
 		goto commit_failed;
 	}
-	/* 5. /etc/shells and /etc/passwd, one transaction */
-	{
-		struct etc_commit c = { .n = 0 };
-
-		/* listed even when no account uses it yet: usermod
-		 * --self-service-shell may, and pam_shells wants it listed */
-		if (!hs_shells_contains(&sh, HS_SHELL_PROXY) && (r = etc_commit_shells(&c, &sh, true)) < 0)
-			goto commit_failed;
-		if (changed)
-			etc_commit_add(&c, HS_ETC_PASSWD, out.data, out.len, 0, 0644);
-		if ((r = etc_commit_run(&c)) < 0)
-			goto commit_failed;
-	}
+	/* 5. /etc/shells and /etc/passwd, one transaction.  The proxy is
+	 * listed even when no account uses it yet: usermod
+	 * --self-service-shell may, and pam_shells wants it listed. */
+	if ((r = etc_commit(NULL, 0, &sh, true, &out, changed)) < 0)
+		goto commit_failed;
 	/* 6. The old hashes.  From here on we only move forward. */
 	treefd = open_dir_ro(etcfd, TREE_NAME);
 	if (!from_tcb) {
@@ -1263,18 +1218,13 @@ static int convert_to_tree(bool from_tcb)
 commit_failed:
 	/* /etc/passwd and /etc/shells are unchanged here (one transaction,
 	 * the last step that can fail), so undoing means the tree. */
-	if (tree_in_place) {
-		int e = remove_tree(etcfd, TREE_NAME);
-		if (e < 0)
-			hs_warn("cannot remove %s again: %s; run pwconv again to clean up",
-				HS_TREE_DIR, hs_strerror(e));
-	}
+	e = remove_tree(etcfd, TREE_NAME);
+	if (e < 0)
+		hs_warn("cannot remove %s again: %s; run pwconv again to clean up", HS_TREE_DIR,
+			hs_strerror(e));
 out:
-	if (tmpname[0]) {
-		int e = remove_tree(etcfd, tmpname);
-		if (e < 0)
-			hs_warn("cannot remove %s/%s: %s", ETC_DIR, tmpname, hs_strerror(e));
-	}
+	if (tmpname[0] && (e = remove_tree(etcfd, tmpname)) < 0)
+		hs_warn("cannot remove %s/%s: %s", ETC_DIR, tmpname, hs_strerror(e));
 	hs_strbuf_free(&out);
 	hs_shells_free(&sh);
 	spdb_free(&sp);
@@ -1323,7 +1273,7 @@ static int render_shadow(int treefd, struct pwdb *pw, const struct hs_buf *nis,
 			 struct hs_buf *out, size_t *n_users)
 {
 	char path[HS_PATHBUF_MAX];
-	char buf[USERBUF_SIZE], shellbuf[USERBUF_SIZE];
+	char buf[USERBUF_SIZE];
 	const char *file = NULL;
 	size_t i;
 	int r = 0;
@@ -1342,7 +1292,6 @@ static int render_shadow(int treefd, struct pwdb *pw, const struct hs_buf *nis,
 		struct hs_shadow sh;
 		struct hs_aging ag;
 		struct hs_spwd sp;
-		const char *shell;
 		char *line = NULL;
 		bool proxy = strcmp(e->pw.shell, HS_SHELL_PROXY) == 0;
 
@@ -1363,19 +1312,9 @@ static int render_shadow(int treefd, struct pwdb *pw, const struct hs_buf *nis,
 		file = HS_FILE_AGING;
 		if ((r = hs_userdir_read_aging(ufd, &ag)) < 0)
 			goto fail;
-		if (proxy) {
-			file = HS_FILE_SHELL;
-			r = hs_userdir_read_shell(ufd, e->pw.uid, shellbuf, sizeof(shellbuf), &shell);
-			if (r == 0 && (!hs_records_field_valid(shell) || strcmp(shell, HS_SHELL_PROXY) == 0))
-				r = -HS_E_FORMAT;
-			if (r < 0)
-				goto fail;
-			e->new_shell = strdup(shell);
-			if (!e->new_shell) {
-				r = -ENOMEM;
-				goto fail;
-			}
-		}
+		file = HS_FILE_SHELL;
+		if (proxy && (r = restore_shell(ufd, e)) < 0)
+			goto fail;
 		file = HS_FILE_SHADOW;
 		sp = (struct hs_spwd){
 			.name = e->pw.name, .hash = sh.hash, .lstchg = sh.lstchg,
@@ -1444,7 +1383,7 @@ static int convert_to_classic(void)
 	_cleanup_close_ int etcfd = -1;
 	_cleanup_close_ int treefd = -1;
 	enum tree_state state;
-	bool source_tcb, changed, shadow_existed, marker_written = false;
+	bool source_tcb, changed, shadow_existed;
 	size_t n_users = 0;
 	sigset_t saved;
 	int r;
@@ -1472,7 +1411,6 @@ static int convert_to_classic(void)
 	case TREE_PWUNCONV:
 		/* Redo everything from the tree, which is still authoritative. */
 		hs_warn("finishing an interrupted pwunconv");
-		marker_written = true;
 		break;
 	case TREE_PWCONV:
 		if (source_tcb || shadow_existed) {
@@ -1504,7 +1442,7 @@ static int convert_to_classic(void)
 		goto out;
 
 	/* 2. Marker: from here on, a crash is finished by the next pwunconv. */
-	if (!marker_written) {
+	if (state != TREE_PWUNCONV) {
 		r = write_marker(treefd, HS_CONVERT_MARK_PWUNCONV, SOURCE_SHADOW);
 		if (r < 0) {
 			hs_warn("cannot write %s/%s: %s", HS_TREE_DIR, HS_CONVERT_MARK_PWUNCONV,
@@ -1515,21 +1453,10 @@ static int convert_to_classic(void)
 	/* 3. /etc/shadow (root:shadow 0640 as Debian ships it), /etc/shells
 	 * without the proxy and /etc/passwd with the real shells: one
 	 * transaction, so a failure leaves none of them changed. */
-	{
-		struct etc_commit c = { .n = 0 };
-
-		etc_commit_add(&c, HS_ETC_SHADOW, shadow.data, shadow.len,
-			       g.shadow_group_found ? g.shadow_gid : 0, 0640);
-		if (hs_shells_contains(&sh, HS_SHELL_PROXY) && (r = etc_commit_shells(&c, &sh, false)) < 0)
-			goto undo;
-		if (changed)
-			etc_commit_add(&c, HS_ETC_PASSWD, passwd.data, passwd.len, 0, 0644);
-		if ((r = etc_commit_run(&c)) < 0)
-			goto undo;
-	}
+	if ((r = etc_commit(&shadow, g.shadow_gid, &sh, false, &passwd, changed)) < 0)
+		goto undo;
 	/* 4. The tree goes, marker and all. */
-	hs_close(treefd);
-	treefd = -1;
+	hs_close(TAKE_FD(treefd));
 	r = remove_tree(etcfd, TREE_NAME);
 	if (r < 0) {
 		/* The classic files are complete; only a directory is left. */
@@ -1550,9 +1477,7 @@ undo:
 		remove_marker(treefd, HS_CONVERT_MARK_PWUNCONV);
 out:
 	hs_strbuf_free(&passwd);
-	if (shadow.data)
-		hs_wipe(shadow.data, shadow.len);
-	hs_strbuf_free(&shadow);
+	hs_strbuf_free(&shadow);    /* wipes the hashes */
 	hs_strbuf_free(&nis);
 	hs_shells_free(&sh);
 	pwdb_free(&pw);

@@ -13,8 +13,8 @@
  * explain (which it refuses).
  *
  * Messages ("pwconv: /etc/shadow:12: invalid entry: ...") go to stderr
- * through hs_warn; the next-steps text goes to stdout.  Must run as root
- * (the caller checks). */
+ * through hs_warn; the next-steps text goes to stdout.  Runs for root
+ * only (hs_convert_main checks). */
 #ifndef HS_CONVERT_H
 #define HS_CONVERT_H
 
