@@ -453,7 +453,6 @@ static int change_password(const char *user, const struct options *o)
 			wipe_secrets();
 			return E_FAILURE;
 		}
-		conv.conv = hs_pamconv_script;
 		conv.appdata_ptr = &script;
 	} else {
 		/* prompts in the user's language (the environment was
