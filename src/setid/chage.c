@@ -94,22 +94,19 @@ static _Noreturn void usage(int status)
  * other bases are not. */
 static int parse_days(const char *s, long *out)
 {
-	long v = 0;
+	unsigned long v;
+	int r;
 
 	if (strcmp(s, "-1") == 0) {
 		*out = HS_UNSET;
 		return 0;
 	}
-	if (!*s)
-		return -HS_E_FORMAT;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -HS_E_FORMAT;
-		v = v * 10 + (*s - '0');
-		if (v > HS_DAYS_MAX)
-			return -HS_E_RANGE;
-	}
-	*out = v;
+	while (s[0] == '0' && s[1] != '\0')
+		s++;
+	r = hs_parse_ulong(s, 0, HS_DAYS_MAX, &v);
+	if (r < 0)
+		return r;
+	*out = (long)v;
 	return 0;
 }
 
