@@ -551,7 +551,7 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	_cleanup_close_ int udirfd = -1;
 	bool touch_shadow = o->delete || o->expire || o->lock || o->unlock;
 	bool touch_aging = o->set_min || o->set_max || o->set_warn || o->set_inact;
-	const char *name = pw->pw_name;
+	const char *name = pw->pw_name, *failed;
 	struct hs_shadow sh = { .hash = NULL, .lstchg = HS_UNSET };
 	struct hs_aging ag = { .min = HS_UNSET };
 	gid_t tree_gid, auth_gid;
@@ -623,24 +623,20 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	}
 
 	hs_privs_block_signals(&saved);
-	r = 0;
-	if (touch_shadow) {
-		r = hs_userdir_write_shadow(udirfd, pw->pw_uid, auth_gid, &sh);
-		if (r < 0)
-			hs_userdir_path(path, sizeof(path), name, HS_FILE_SHADOW);
-	}
+	r = touch_shadow ? hs_userdir_write_shadow(udirfd, pw->pw_uid, auth_gid, &sh) : 0;
+	failed = HS_FILE_SHADOW;
 	if (r == 0 && touch_aging) {
 		r = hs_userdir_write_aging(udirfd, auth_gid, &ag);
-		if (r < 0)
-			hs_userdir_path(path, sizeof(path), name, HS_FILE_AGING);
+		failed = HS_FILE_AGING;
 	}
 	hs_privs_restore_signals(&saved);
 	hs_wipe(hash, sizeof(hash));
 	audit_root_update(pw, o, &ag, r == 0);
 	if (r < 0) {
+		hs_userdir_path(path, sizeof(path), name, failed);
 		syslog(LOG_ERR, "cannot write %s: %s", path, hs_strerror(r));
 		hs_warn("cannot write %s: %s%s", path, hs_strerror(r),
-			touch_shadow && touch_aging && strstr(path, HS_FILE_AGING) ?
+			touch_shadow && strcmp(failed, HS_FILE_AGING) == 0 ?
 			" (the password itself was changed)" : "");
 		return E_FAILURE;
 	}
