@@ -57,10 +57,15 @@
 #define NLINK_RETRIES      50
 #define NLINK_RETRY_NSEC   1000000L
 
+/* The options that set a value, in the order of the fields they set:
+ * struct hs_aging's (-m -M -W -I -E), then the last change day (-d). */
+enum { SET_MIN, SET_MAX, SET_WARN, SET_INACT, SET_EXPIRE, SET_LSTCHG, N_SET };
+static const char set_letters[] = "mMWIEd";
+
 struct options {
 	bool list, iso;
-	bool set_lstchg, set_min, set_max, set_warn, set_inact, set_expire;
-	long lstchg, min, max, warn, inact, expire;
+	bool set[N_SET];        /* the option was given */
+	long value[N_SET];
 };
 
 static _Noreturn void usage(int status)
@@ -132,8 +137,10 @@ static long date_arg(const char *arg)
 
 static bool any_change_option(const struct options *o)
 {
-	return o->set_lstchg || o->set_min || o->set_max || o->set_warn || o->set_inact ||
-	       o->set_expire;
+	for (int k = 0; k < N_SET; k++)
+		if (o->set[k])
+			return true;
+	return false;
 }
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -153,41 +160,27 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, k;
 
 	while ((c = getopt_long(argc, argv, "d:E:hiI:lm:M:R:P:W:V", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			o->set_lstchg = true;
-			o->lstchg = date_arg(optarg);
-			break;
 		case 'E':
-			o->set_expire = true;
-			o->expire = date_arg(optarg);
+		case 'I':
+		case 'm':
+		case 'M':
+		case 'W':
+			k = (int)(strchr(set_letters, c) - set_letters);
+			o->set[k] = true;
+			o->value[k] = c == 'd' || c == 'E' ? date_arg(optarg) : days_arg(optarg);
 			break;
 		case 'h':
 			usage(E_SUCCESS);
 		case 'i':
 			o->iso = true;
 			break;
-		case 'I':
-			o->set_inact = true;
-			o->inact = days_arg(optarg);
-			break;
 		case 'l':
 			o->list = true;
-			break;
-		case 'm':
-			o->set_min = true;
-			o->min = days_arg(optarg);
-			break;
-		case 'M':
-			o->set_max = true;
-			o->max = days_arg(optarg);
-			break;
-		case 'W':
-			o->set_warn = true;
-			o->warn = days_arg(optarg);
 			break;
 		case 'R':
 		case 'P':
@@ -427,12 +420,12 @@ static void audit_changes(const struct options *o, bool interactive, uid_t uid)
 		const char *op;
 	} fields[] = {
 		{ interactive, HS_AUDIT_OP_AGE_ALL },
-		{ !interactive && o->set_max, HS_AUDIT_OP_AGE_MAX },
-		{ !interactive && o->set_min, HS_AUDIT_OP_AGE_MIN },
-		{ !interactive && o->set_lstchg, HS_AUDIT_OP_AGE_LAST },
-		{ !interactive && o->set_warn, HS_AUDIT_OP_AGE_WARN },
-		{ !interactive && o->set_inact, HS_AUDIT_OP_AGE_INACTIVE },
-		{ !interactive && o->set_expire, HS_AUDIT_OP_AGE_EXPIRE },
+		{ !interactive && o->set[SET_MAX], HS_AUDIT_OP_AGE_MAX },
+		{ !interactive && o->set[SET_MIN], HS_AUDIT_OP_AGE_MIN },
+		{ !interactive && o->set[SET_LSTCHG], HS_AUDIT_OP_AGE_LAST },
+		{ !interactive && o->set[SET_WARN], HS_AUDIT_OP_AGE_WARN },
+		{ !interactive && o->set[SET_INACT], HS_AUDIT_OP_AGE_INACTIVE },
+		{ !interactive && o->set[SET_EXPIRE], HS_AUDIT_OP_AGE_EXPIRE },
 	};
 
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
@@ -538,18 +531,12 @@ int main(int argc, char **argv)
 		ask_fields(pw.pw_name, &lstchg, &aging);
 		lock_user(treefd, &udirfd, pw.pw_name);
 	} else {
-		if (o.set_min)
-			aging.min = o.min;
-		if (o.set_max)
-			aging.max = o.max;
-		if (o.set_warn)
-			aging.warn = o.warn;
-		if (o.set_inact)
-			aging.inact = o.inact;
-		if (o.set_expire)
-			aging.expire = o.expire;
-		if (o.set_lstchg)
-			lstchg = o.lstchg;
+		long *fields[N_SET] = { &aging.min, &aging.max, &aging.warn, &aging.inact,
+					&aging.expire, &lstchg };
+
+		for (int k = 0; k < N_SET; k++)
+			if (o.set[k])
+				*fields[k] = o.value[k];
 	}
 
 	openlog("chage", LOG_PID, LOG_AUTHPRIV);
@@ -558,7 +545,7 @@ int main(int argc, char **argv)
 	 * root repairs an aging file that is missing or not trusted. */
 	r = hs_userdir_write_aging(udirfd, auth_gid, &aging);
 	r2 = 0;
-	if (r == 0 && (interactive || o.set_lstchg))
+	if (r == 0 && (interactive || o.set[SET_LSTCHG]))
 		r2 = write_lstchg(udirfd, &pw, auth_gid, lstchg);
 	hs_privs_restore_signals(&saved);
 	if (r < 0) {
