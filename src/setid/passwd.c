@@ -57,10 +57,14 @@
 /* --stdin: the longest password line accepted (bytes, without the newline). */
 #define STDIN_PASSWORD_MAX 512
 
+/* -n -x -w -i, in the order of the struct hs_aging fields they set. */
+enum { SET_MIN, SET_MAX, SET_WARN, SET_INACT, N_SET };
+static const char set_letters[] = "nxwi";
+
 struct options {
 	bool all, delete, expire, keep, lock, quiet, status, unlock, force, use_stdin;
-	bool set_min, set_max, set_warn, set_inact;
-	long min, max, warn, inact;
+	bool set[N_SET], set_aging;     /* set_aging: any of set[] */
+	long value[N_SET];
 	bool anyflag;   /* any root-only flag that changes the account */
 };
 
@@ -130,7 +134,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "version",     no_argument,       NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, k;
 
 	while ((c = getopt_long(argc, argv, "aAdefhi:kln:qr:R:sSuw:x:", longopts, NULL)) != -1) {
 		switch (c) {
@@ -150,18 +154,18 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'h':
 			usage(E_SUCCESS);
 		case 'i':
-			o->inact = day_count_arg(optarg);
-			o->set_inact = o->anyflag = true;
+		case 'n':
+		case 'w':
+		case 'x':
+			k = (int)(strchr(set_letters, c) - set_letters);
+			o->value[k] = day_count_arg(optarg);
+			o->set[k] = o->set_aging = o->anyflag = true;
 			break;
 		case 'k':
 			o->keep = true;
 			break;
 		case 'l':
 			o->lock = o->anyflag = true;
-			break;
-		case 'n':
-			o->min = day_count_arg(optarg);
-			o->set_min = o->anyflag = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -183,14 +187,6 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'u':
 			o->unlock = o->anyflag = true;
-			break;
-		case 'w':
-			o->warn = day_count_arg(optarg);
-			o->set_warn = o->anyflag = true;
-			break;
-		case 'x':
-			o->max = day_count_arg(optarg);
-			o->set_max = o->anyflag = true;
 			break;
 		case OPT_VERSION:
 			hs_print_version();
@@ -534,7 +530,7 @@ static void audit_root_update(const struct passwd *pw, const struct options *o,
 		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_PW_DELETED, NULL, pw->pw_uid, ok);
 	if (o->expire)
 		hs_auditlog_acct(AUDIT_USER_MGMT, HS_AUDIT_OP_PW_EXPIRED, NULL, pw->pw_uid, ok);
-	if (o->set_min || o->set_max || o->set_warn || o->set_inact) {
+	if (o->set_aging) {
 		snprintf(aging_op, sizeof aging_op, "%s min=%ld max=%ld warn=%ld inact=%ld",
 			 HS_AUDIT_OP_PW_AGING, ag->min, ag->max, ag->warn, ag->inact);
 		hs_auditlog_acct(AUDIT_USER_MGMT, aging_op, NULL, pw->pw_uid, ok);
@@ -550,7 +546,6 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	_cleanup_close_ int treefd = -1;
 	_cleanup_close_ int udirfd = -1;
 	bool touch_shadow = o->delete || o->expire || o->lock || o->unlock;
-	bool touch_aging = o->set_min || o->set_max || o->set_warn || o->set_inact;
 	const char *name = pw->pw_name, *failed;
 	struct hs_shadow sh = { .hash = NULL, .lstchg = HS_UNSET };
 	struct hs_aging ag = { .min = HS_UNSET };
@@ -603,7 +598,7 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 		if (o->expire)
 			sh.lstchg = 0;  /* force a change at the next login */
 	}
-	if (touch_aging) {
+	if (o->set_aging) {
 		r = hs_userdir_read_aging(udirfd, &ag);
 		if (r < 0) {
 			hs_warn("cannot read %s: %s (chage rewrites it)",
@@ -612,20 +607,17 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 			hs_wipe(hash, sizeof(hash));
 			return E_FAILURE;
 		}
-		if (o->set_min)
-			ag.min = o->min;
-		if (o->set_max)
-			ag.max = o->max;
-		if (o->set_warn)
-			ag.warn = o->warn;
-		if (o->set_inact)
-			ag.inact = o->inact;
+		long *fields[N_SET] = { &ag.min, &ag.max, &ag.warn, &ag.inact };
+
+		for (int k = 0; k < N_SET; k++)
+			if (o->set[k])
+				*fields[k] = o->value[k];
 	}
 
 	hs_privs_block_signals(&saved);
 	r = touch_shadow ? hs_userdir_write_shadow(udirfd, pw->pw_uid, auth_gid, &sh) : 0;
 	failed = HS_FILE_SHADOW;
-	if (r == 0 && touch_aging) {
+	if (r == 0 && o->set_aging) {
 		r = hs_userdir_write_aging(udirfd, auth_gid, &ag);
 		failed = HS_FILE_AGING;
 	}
