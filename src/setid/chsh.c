@@ -104,17 +104,12 @@ static int open_userdir(const char *name, uid_t uid, bool missing_ok)
 {
 	char path[HS_PATHBUF_USER];
 	_cleanup_close_ int treefd = hs_userdir_open_tree();
-	int fd;
+	int fd = treefd < 0 ? treefd : hs_userdir_open(treefd, name, uid, NULL);
 
-	if (treefd < 0) {
-		if (!(treefd == -ENOENT && missing_ok))
-			hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
-		return treefd;
-	}
-	fd = hs_userdir_open(treefd, name, uid, NULL);
+	/* the tree's path (no user) when it was the tree that failed */
 	if (fd < 0 && !(fd == -ENOENT && missing_ok))
-		hs_warn("cannot open %s: %s", hs_userdir_path(path, sizeof(path), name, NULL),
-			hs_strerror(fd));
+		hs_warn("cannot open %s: %s", hs_userdir_path(path, sizeof(path),
+			treefd < 0 ? NULL : name, NULL), hs_strerror(fd));
 	return fd;
 }
 

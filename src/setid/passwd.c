@@ -249,18 +249,13 @@ static int print_status(int treefd, const struct passwd *pw)
 	const char *status;
 	int r;
 
-	if (treefd == -ENOENT)
-		return print_status_unconverted(pw);
-	if (treefd < 0) {
-		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
-		return E_FAILURE;
-	}
-	udirfd = hs_userdir_open(treefd, pw->pw_name, pw->pw_uid, NULL);
+	udirfd = treefd < 0 ? treefd : hs_userdir_open(treefd, pw->pw_name, pw->pw_uid, NULL);
 	if (udirfd == -ENOENT)
 		return print_status_unconverted(pw);
 	if (udirfd < 0) {
-		hs_warn("cannot open %s: %s",
-			hs_userdir_path(path, sizeof(path), pw->pw_name, NULL), hs_strerror(udirfd));
+		/* the tree's path (no user) when it was the tree that failed */
+		hs_warn("cannot open %s: %s", hs_userdir_path(path, sizeof(path),
+			treefd < 0 ? NULL : pw->pw_name, NULL), hs_strerror(udirfd));
 		return E_FAILURE;
 	}
 	r = hs_userdir_read_shadow(udirfd, pw->pw_uid, buf, sizeof(buf), &sh);
@@ -559,14 +554,10 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 		return E_FAILURE;
 	}
 	treefd = hs_userdir_open_tree();
-	if (treefd < 0) {
-		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
-		return treefd == -ENOENT ? E_MISSING : E_FAILURE;
-	}
-	udirfd = hs_userdir_open(treefd, name, pw->pw_uid, NULL);
+	udirfd = treefd < 0 ? treefd : hs_userdir_open(treefd, name, pw->pw_uid, NULL);
 	if (udirfd < 0) {
-		hs_warn("cannot open %s: %s", hs_userdir_path(path, sizeof(path), name, NULL),
-			hs_strerror(udirfd));
+		hs_warn("cannot open %s: %s", hs_userdir_path(path, sizeof(path),
+			treefd < 0 ? NULL : name, NULL), hs_strerror(udirfd));
 		return udirfd == -ENOENT ? E_MISSING : E_FAILURE;
 	}
 	/* Held from the first read to the last rename (released when udirfd
