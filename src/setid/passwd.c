@@ -532,6 +532,7 @@ static void audit_root_update(const struct passwd *pw, const struct options *o,
 	}
 }
 
+/* Root's flags on pw's account; the exit status (hs_die for most failures). */
 static int root_update(const struct passwd *pw, const char *caller, const struct options *o)
 {
 	char buf[HS_USERFILE_MAX + 2];
@@ -549,17 +550,14 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	int r, status;
 
 	r = hs_userdir_layout_gids(&tree_gid, &auth_gid);
-	if (r < 0) {
-		hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
-		return E_FAILURE;
-	}
+	if (r < 0)
+		hs_die(E_FAILURE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 	treefd = hs_userdir_open_tree();
 	udirfd = treefd < 0 ? treefd : hs_userdir_open(treefd, name, pw->pw_uid, NULL);
-	if (udirfd < 0) {
-		hs_warn("cannot open %s: %s", hs_userdir_path(path, sizeof(path),
-			treefd < 0 ? NULL : name, NULL), hs_strerror(udirfd));
-		return udirfd == -ENOENT ? E_MISSING : E_FAILURE;
-	}
+	if (udirfd < 0)
+		hs_die(udirfd == -ENOENT ? E_MISSING : E_FAILURE, "cannot open %s: %s",
+		       hs_userdir_path(path, sizeof(path), treefd < 0 ? NULL : name, NULL),
+		       hs_strerror(udirfd));
 	/* Held from the first read to the last rename (released when udirfd
 	 * is closed): a password change by the user or another root tool
 	 * cannot land between our read and our write and be lost. */
@@ -573,12 +571,10 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	 * a file the user planted (symlink, hard link, FIFO) stops us here. */
 	if (touch_shadow) {
 		r = hs_userdir_read_shadow(udirfd, pw->pw_uid, buf, sizeof(buf), &sh);
-		if (r < 0) {
-			hs_warn("cannot read %s: %s",
-				hs_userdir_path(path, sizeof(path), name, HS_FILE_SHADOW),
-				hs_strerror(r));
-			return E_FAILURE;
-		}
+		if (r < 0)
+			hs_die(E_FAILURE, "cannot read %s: %s",
+			       hs_userdir_path(path, sizeof(path), name, HS_FILE_SHADOW),
+			       hs_strerror(r));
 		status = new_hash(sh.hash, o, hash, sizeof(hash));
 		hs_wipe(buf, sizeof(buf));
 		if (status != E_SUCCESS) {
@@ -618,10 +614,9 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	if (r < 0) {
 		hs_userdir_path(path, sizeof(path), name, failed);
 		syslog(LOG_ERR, "cannot write %s: %s", path, hs_strerror(r));
-		hs_warn("cannot write %s: %s%s", path, hs_strerror(r),
-			touch_shadow && strcmp(failed, HS_FILE_AGING) == 0 ?
-			" (the password itself was changed)" : "");
-		return E_FAILURE;
+		hs_die(E_FAILURE, "cannot write %s: %s%s", path, hs_strerror(r),
+		       touch_shadow && strcmp(failed, HS_FILE_AGING) == 0 ?
+		       " (the password itself was changed)" : "");
 	}
 	syslog(LOG_INFO, "password for '%s' changed by '%s'", name, caller);
 	if (!o->quiet)
