@@ -292,31 +292,21 @@ static void prompt_field(const char *prompt, const char *def, char *answer, size
 	snprintf(answer, size, "%s", start);
 }
 
-static long prompt_days(const char *prompt, long current)
+/* A day count, or a date (shown as YYYY-MM-DD, unset as -1). */
+static long prompt_value(const char *prompt, long current, bool date)
 {
 	char def[32], answer[ANSWER_MAX + 1];
 	long v;
 
-	snprintf(def, sizeof(def), "%ld", current);
-	prompt_field(prompt, def, answer, sizeof(answer));
-	if (parse_days(answer, &v) < 0)
-		hs_die(E_NOPERM, "error changing fields: invalid number '%s'", answer);
-	return v;
-}
-
-static long prompt_date(const char *prompt, long current)
-{
-	char def[32], answer[ANSWER_MAX + 1];
-	long v;
-
-	if (current < 0)
-		snprintf(def, sizeof(def), "-1");
-	else
+	if (date && current >= 0)
 		hs_policy_format_day_iso(current, def, sizeof(def));
+	else
+		snprintf(def, sizeof(def), "%ld", current);
 	prompt_field(prompt, def, answer, sizeof(answer));
-	/* only blanks were typed: Debian's chage refuses them here */
-	if (!answer[0] || hs_policy_parse_day(answer, &v) < 0)
-		hs_die(E_NOPERM, "error changing fields: invalid date '%s'", answer);
+	/* a date of only blanks: Debian's chage refuses it here */
+	if (date ? !answer[0] || hs_policy_parse_day(answer, &v) < 0 : parse_days(answer, &v) < 0)
+		hs_die(E_NOPERM, "error changing fields: invalid %s '%s'", date ? "date" : "number",
+		       answer);
 	return v;
 }
 
@@ -327,12 +317,12 @@ static void ask_fields(const char *user, long *lstchg, struct hs_aging *a)
 	printf("Changing the aging information for %s\n", user);
 	puts("Enter the new value, or press ENTER for the default");
 	puts("");
-	a->min = prompt_days("Minimum Password Age", a->min);
-	a->max = prompt_days("Maximum Password Age", a->max);
-	*lstchg = prompt_date("Last Password Change (YYYY-MM-DD)", *lstchg);
-	a->warn = prompt_days("Password Expiration Warning", a->warn);
-	a->inact = prompt_days("Password Inactive", a->inact);
-	a->expire = prompt_date("Account Expiration Date (YYYY-MM-DD)", a->expire);
+	a->min = prompt_value("Minimum Password Age", a->min, false);
+	a->max = prompt_value("Maximum Password Age", a->max, false);
+	*lstchg = prompt_value("Last Password Change (YYYY-MM-DD)", *lstchg, true);
+	a->warn = prompt_value("Password Expiration Warning", a->warn, false);
+	a->inact = prompt_value("Password Inactive", a->inact, false);
+	a->expire = prompt_value("Account Expiration Date (YYYY-MM-DD)", a->expire, true);
 }
 
 static void retry_pause(void)
