@@ -76,23 +76,16 @@ static bool shell_field_valid(const char *s)
 	return true;
 }
 
-static bool same_file(const struct stat *st, const char *path)
-{
-	struct stat other;
-
-	return stat(path, &other) == 0 && st->st_dev == other.st_dev &&
-	       st->st_ino == other.st_ino;
-}
-
 static bool is_proxy(const char *shell)
 {
-	struct stat st;
+	struct stat st, proxy;
 
 	if (strcmp(shell, HS_SHELL_PROXY) == 0)
 		return true;
 	/* another spelling of the same file ("//", a symlink, a hard link)
 	 * would make the proxy exec itself forever */
-	return stat(shell, &st) == 0 && same_file(&st, HS_SHELL_PROXY);
+	return stat(shell, &st) == 0 && stat(HS_SHELL_PROXY, &proxy) == 0 &&
+	       st.st_dev == proxy.st_dev && st.st_ino == proxy.st_ino;
 }
 
 /* ---- the user's directory and shell file ---- */
