@@ -325,11 +325,16 @@ static void ask_fields(const char *user, long *lstchg, struct hs_aging *a)
 	a->expire = prompt_value("Account Expiration Date (YYYY-MM-DD)", a->expire, true);
 }
 
-static void retry_pause(void)
+/* After a read that returned r: true, after a short pause, when the file
+ * was caught mid-rename (-HS_E_NLINK) and tries (counted here) remain. */
+static bool retry_nlink(int r, int *tries)
 {
 	struct timespec ts = { .tv_sec = 0, .tv_nsec = NLINK_RETRY_NSEC };
 
+	if (r != -HS_E_NLINK || (*tries)++ == NLINK_RETRIES)
+		return false;
 	nanosleep(&ts, NULL);
+	return true;
 }
 
 /* Read the user's shadow file into buf.  Dies naming the file. */
@@ -337,14 +342,11 @@ static void read_shadow(int udirfd, const struct passwd *pw, char *buf, size_t s
 			struct hs_shadow *sh)
 {
 	char path[HS_PATHBUF_USER];
-	int r;
+	int r, tries = 0;
 
-	for (int i = 0;; i++) {
+	do
 		r = hs_userdir_read_shadow(udirfd, pw->pw_uid, buf, size, sh);
-		if (r != -HS_E_NLINK || i == NLINK_RETRIES)
-			break;
-		retry_pause();
-	}
+	while (retry_nlink(r, &tries));
 	if (r < 0)
 		hs_die(E_NOPERM, "cannot read %s: %s",
 		       hs_userdir_path(path, sizeof(path), pw->pw_name, HS_FILE_SHADOW),
@@ -358,14 +360,11 @@ static void read_shadow(int udirfd, const struct passwd *pw, char *buf, size_t s
 static void read_aging(int udirfd, const char *user, struct hs_aging *a)
 {
 	char path[HS_PATHBUF_USER];
-	int r;
+	int r, tries = 0;
 
-	for (int i = 0;; i++) {
+	do
 		r = hs_userdir_aging_or_expired(udirfd, a);
-		if (r != -HS_E_NLINK || i == NLINK_RETRIES)
-			break;
-		retry_pause();
-	}
+	while (retry_nlink(r, &tries));
 	if (r < 0)
 		hs_warn("cannot read %s: %s; the account counts as expired until root "
 			"rewrites it", hs_userdir_path(path, sizeof(path), user, HS_FILE_AGING),
