@@ -374,25 +374,20 @@ static int read_stdin_secrets(bool may_need_current)
 {
 	int r;
 
-	r = read_stdin_line(secrets.new_password);
+	r = read_stdin_line(secrets.current);
 	if (r == 0) {
 		hs_warn("no password on standard input");
 		return -ENODATA;
 	}
-	if (r < 0 || !may_need_current)
-		return r;
-	r = read_stdin_line(secrets.current);
+	if (r > 0 && may_need_current)
+		r = read_stdin_line(secrets.new_password);      /* 0: there is one line */
 	if (r < 0)
 		return r;
-	if (r == 1) {
-		/* two lines: the first was the current password */
-		char tmp[STDIN_PASSWORD_MAX + 1];
-
-		memcpy(tmp, secrets.current, sizeof(tmp));
-		memcpy(secrets.current, secrets.new_password, sizeof(tmp));
-		memcpy(secrets.new_password, tmp, sizeof(tmp));
-		hs_wipe(tmp, sizeof(tmp));
-		secrets.have_current = true;
+	secrets.have_current = may_need_current && r == 1;
+	if (!secrets.have_current) {
+		/* one line: the new password */
+		memcpy(secrets.new_password, secrets.current, sizeof(secrets.current));
+		hs_wipe(secrets.current, sizeof(secrets.current));
 	}
 	return 0;
 }
