@@ -275,20 +275,19 @@ enum hs_hash_class hs_hash_classify(const char *hash)
 	}
 }
 
+/* Usable, or legacy and allowed. */
+static bool class_allowed(enum hs_hash_class c, bool allow_legacy)
+{
+	return c == HS_HASH_USABLE || (c == HS_HASH_LEGACY && allow_legacy);
+}
+
 bool hs_hash_verifiable(const char *hash, bool allow_legacy)
 {
 	/* empty = no password (the caller decides about nullok), '!' =
 	 * locked, '*' = no password login: none of them ever matches */
 	if (!hash || hash[0] == '\0' || hash[0] == '!' || hash[0] == '*')
 		return false;
-	switch (hs_hash_classify(hash)) {
-	case HS_HASH_USABLE:
-		return true;
-	case HS_HASH_LEGACY:
-		return allow_legacy;
-	default:
-		return false;
-	}
+	return class_allowed(hs_hash_classify(hash), allow_legacy);
 }
 
 int hs_hash_policy_check_legacy(const struct hs_hash_policy *p, bool allow_legacy,
@@ -306,16 +305,10 @@ int hs_hash_policy_check_legacy(const struct hs_hash_policy *p, bool allow_legac
 		*name = m ? m->defs_word : p->prefix;
 	/* libxcrypt's own verdict on a setting of this policy, so the rule
 	 * follows the library (and whatever it is built to call legacy) */
-	if (fixed_setting(p, setting) < 0)
+	if (fixed_setting(p, setting) < 0 ||
+	    !class_allowed(hs_hash_classify(setting), allow_legacy))
 		return -HS_E_METHOD;
-	switch (hs_hash_classify(setting)) {
-	case HS_HASH_USABLE:
-		return 0;
-	case HS_HASH_LEGACY:
-		return allow_legacy ? 0 : -HS_E_METHOD;
-	default:
-		return -HS_E_METHOD;
-	}
+	return 0;
 }
 
 int hs_hash_check_given(const char *hash, const char **problem)
@@ -339,11 +332,8 @@ int hs_hash_check_given(const char *hash, const char **problem)
 		return 0;
 	if (h[0] == '!')
 		h++;
-	if (h[0] != '$') {
-		*problem = "not a hash libxcrypt recognises (clear text?)";
-		return -1;
-	}
-	switch (crypt_checksalt(h)) {
+	/* without '$' (clear text, or a DES hash) it is no method of ours */
+	switch (h[0] == '$' ? crypt_checksalt(h) : CRYPT_SALT_INVALID) {
 	case CRYPT_SALT_OK:
 	case CRYPT_SALT_TOO_CHEAP:
 		return 0;

@@ -9,16 +9,11 @@
 
 #include "util.h"
 
-/* Free a conversation's reply array of n entries, wiping every answer
- * (they may be passwords).  NULL is fine.  A conversation function that
- * fails after allocating calls this before returning PAM_CONV_ERR. */
-void hs_pamconv_free_responses(struct pam_response *resp, int n);
-
 /* A conversation without a terminal (passwd --stdin, chpasswd): hidden
  * prompts are answered from the caller's secrets, information goes to
  * stdout, anything that would need a human (a visible prompt) fails the
  * conversation.  Pass a struct hs_pam_script as the pam_conv's
- * appdata_ptr and hs_pamconv_script as its conv. */
+ * appdata_ptr and hs_ttyconv (ttyconv.h) as its conv. */
 struct hs_pam_script {
 	/* The answer to a hidden prompt (PAM_PROMPT_ECHO_OFF), copied by the
 	 * conversation; NULL refuses the prompt and fails the conversation
@@ -29,8 +24,6 @@ struct hs_pam_script {
 	void (*error)(void *ctx, const char *text);
 	void *ctx;
 };
-int hs_pamconv_script(int num_msg, const struct pam_message **msg,
-                       struct pam_response **resp, void *appdata);
 
 /* Authenticate the caller for a self-service tool, as shadow-utils does:
  * pam_start(service, user) with our terminal conversation (ttyconv.h), then

@@ -194,14 +194,14 @@ static enum read_result read_answer(struct prompt_state *st, char *buf, size_t s
 	}
 }
 
-/* Ask one question; *answer is a malloc'd copy or NULL on failure. */
-static int ask(const char *prompt, bool hidden, char **answer)
+/* Ask one question; a malloc'd copy of the answer, or NULL. */
+static char *ask(const char *prompt, bool hidden)
 {
 	struct prompt_state st = { .fd = STDIN_FILENO };
 	char buf[PAM_MAX_RESP_SIZE];
+	char *answer = NULL;
 	enum read_result r;
 
-	*answer = NULL;
 	catch_signals(&st);
 	if (hidden)
 		echo_off(&st);
@@ -210,20 +210,36 @@ static int ask(const char *prompt, bool hidden, char **answer)
 	r = read_answer(&st, buf, sizeof buf);
 	end_prompt(&st, hidden);
 	if (r == READ_LINE)
-		*answer = strdup(buf);
+		answer = strdup(buf);
 	hs_wipe(buf, sizeof buf);
 	if (r == READ_TOO_LONG)
 		fprintf(stderr, "%s: answer too long (at most %d bytes)\n", hs_cli_prog(),
 			PAM_MAX_RESP_SIZE - 1);
-	return *answer ? PAM_SUCCESS : PAM_CONV_ERR;
+	return answer;
+}
+
+/* The script's answer to a prompt: hidden ones only, no script answers
+ * what only a person could. */
+static char *script_answer(const struct hs_pam_script *sc, int style, const char *prompt)
+{
+	const char *answer = style == PAM_PROMPT_ECHO_OFF ? sc->hidden(sc->ctx, prompt) : NULL;
+
+	return answer ? strdup(answer) : NULL;
+}
+
+static void free_responses(struct pam_response *resp, int n)
+{
+	for (int i = 0; i < n; i++)
+		hs_free_secret(resp[i].resp);
+	free(resp);
 }
 
 int hs_ttyconv(int num_msg, const struct pam_message **msg, struct pam_response **resp,
                void *appdata_ptr)
 {
+	const struct hs_pam_script *sc = appdata_ptr;
 	struct pam_response *replies;
 
-	(void)appdata_ptr;
 	if (num_msg <= 0 || num_msg > PAM_MAX_NUM_MSG || !msg || !resp)
 		return PAM_CONV_ERR;
 	replies = calloc((size_t)num_msg, sizeof *replies);
@@ -231,16 +247,21 @@ int hs_ttyconv(int num_msg, const struct pam_message **msg, struct pam_response 
 		return PAM_BUF_ERR;
 	for (int i = 0; i < num_msg; i++) {
 		const char *text = msg[i] && msg[i]->msg ? msg[i]->msg : "";
+		int style = msg[i] ? msg[i]->msg_style : -1;
 
-		switch (msg[i] ? msg[i]->msg_style : -1) {
+		switch (style) {
 		case PAM_PROMPT_ECHO_OFF:
 		case PAM_PROMPT_ECHO_ON:
-			if (ask(text, msg[i]->msg_style == PAM_PROMPT_ECHO_OFF,
-				&replies[i].resp) != PAM_SUCCESS)
+			replies[i].resp = sc ? script_answer(sc, style, text)
+					     : ask(text, style == PAM_PROMPT_ECHO_OFF);
+			if (!replies[i].resp)
 				goto fail;
 			break;
 		case PAM_ERROR_MSG:
-			fprintf(stderr, "%s\n", text);
+			if (sc && sc->error)
+				sc->error(sc->ctx, text);
+			else
+				fprintf(stderr, "%s\n", text);
 			break;
 		case PAM_TEXT_INFO:
 			fprintf(stdout, "%s\n", text);
@@ -253,6 +274,7 @@ int hs_ttyconv(int num_msg, const struct pam_message **msg, struct pam_response 
 	*resp = replies;
 	return PAM_SUCCESS;
 fail:
-	hs_pamconv_free_responses(replies, num_msg);
+	/* every answer wiped: they may be passwords */
+	free_responses(replies, num_msg);
 	return PAM_CONV_ERR;
 }

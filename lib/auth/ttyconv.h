@@ -13,7 +13,9 @@
 
 /* A pam_conv function.  Prompts go to stderr, answers come from stdin (a
  * terminal or not), PAM_TEXT_INFO goes to stdout and PAM_ERROR_MSG to
- * stderr, as libpam_misc does.  appdata_ptr is unused.
+ * stderr, as libpam_misc does.  appdata_ptr is NULL, or a struct
+ * hs_pam_script (pamconv.h) that answers in place of the terminal (passwd
+ * --stdin, chpasswd).
  *
  * While it waits for an answer, the asynchronous signals whose default
  * action ends the process (and that the program neither ignores nor

@@ -47,6 +47,7 @@
 #include "layout.h"
 #include "names.h"
 #include "pamconv.h"
+#include "ttyconv.h"
 #include "privs.h"
 #include "records.h"
 #include "secretbatch.h"
@@ -262,7 +263,7 @@ static int change_with_pam(const struct hs_secret_entry *e)
 {
 	struct hs_pam_script script = { .hidden = batch_answer, .error = batch_error,
 					.ctx = (void *)e };
-	struct pam_conv conv = { hs_pamconv_script, &script };
+	struct pam_conv conv = { hs_ttyconv, &script };
 	pam_handle_t *pamh = NULL;
 	int r;
 

@@ -241,11 +241,8 @@ int main(int argc, char **argv)
 		gid = (gid_t)id;
 	}
 	gi = hs_groupops_add(&s, name, gid, o.password, members, &stale);
-	if (gi < 0) {
-		hs_warn("%s", s.error);
-		hs_accountset_close(&s);
-		return E_GRP_UPDATE;
-	}
+	if (gi < 0)
+		grouptool_die_closing(&s, E_GRP_UPDATE, "%s", s.error);
 	if (stale)
 		hs_warn("warning: replaced a stale %s%s entry for '%s' (no such group in "
 			"%s%s)", prefix, hs_accountset_path(HS_AS_GSHADOW), name, prefix,
@@ -254,10 +251,8 @@ int main(int argc, char **argv)
 	bool gshadow = hs_accountset_db(&s, HS_AS_GSHADOW) != NULL;
 
 	if (hs_groupops_finish(&s, 0, &err, NULL, "new group: name=%s, GID=%lu", name,
-			       (unsigned long)gid) < 0) {
-		hs_report(&err);
-		return E_GRP_UPDATE;
-	}
+			       (unsigned long)gid) < 0)
+		hs_report_die(E_GRP_UPDATE, &err);
 	/* shadow-utils' three events, the last with an empty op */
 	hs_auditlog_acct(AUDIT_ADD_GROUP, HS_AUDIT_OP_GROUPADD_GROUP, NULL, gid, true);
 	if (gshadow)

@@ -125,10 +125,8 @@ int main(int argc, char **argv)
 	bool gshadow = hs_accountset_db(&s, HS_AS_GSHADOW) != NULL;
 
 	if (hs_groupops_finish(&s, hs_groupops_delete(&s, (size_t)gi), &err, NULL,
-			       "group '%s' removed (GID %lu)", name, (unsigned long)gid) < 0) {
-		hs_report(&err);
-		return E_GRP_UPDATE;
-	}
+			       "group '%s' removed (GID %lu)", name, (unsigned long)gid) < 0)
+		hs_report_die(E_GRP_UPDATE, &err);
 	/* shadow-utils' three events, the last with an empty op */
 	hs_auditlog_acct(AUDIT_DEL_GROUP, HS_AUDIT_OP_GROUPDEL_GROUP, NULL, gid, true);
 	if (gshadow)

@@ -219,10 +219,8 @@ int main(int argc, char **argv)
 			r = hs_groupops_set_admins(&s, (size_t)gi, "");
 		snprintf(what, sizeof(what), "members of group %s purged", group);
 	}
-	if (hs_groupops_finish(&s, r, &err, what, "%s", what) < 0) {
-		hs_report(&err);
-		return EXIT_GROUP_FILE;
-	}
+	if (hs_groupops_finish(&s, r, &err, what, "%s", what) < 0)
+		hs_report_die(EXIT_GROUP_FILE, &err);
 	closelog();
 	return EXIT_SUCCESS_;
 }

@@ -310,10 +310,8 @@ int main(int argc, char **argv)
 			&moved);
 	bool gshadow = hs_accountset_db(&s, HS_AS_GSHADOW) != NULL;
 
-	if (hs_groupops_finish(&s, r, &err, NULL, NULL) < 0) {
-		hs_report(&err);
-		return E_GRP_UPDATE;
-	}
+	if (hs_groupops_finish(&s, r, &err, NULL, NULL) < 0)
+		hs_report_die(E_GRP_UPDATE, &err);
 	if (changes[0]) {
 		audit_changes(old_name, old_gid, new_gid, gshadow);
 		syslog(LOG_INFO, "group changed: group %s/%lu%s%s", old_name,

@@ -57,10 +57,15 @@
 #define NLINK_RETRIES      50
 #define NLINK_RETRY_NSEC   1000000L
 
+/* The options that set a value, in the order of the fields they set:
+ * struct hs_aging's (-m -M -W -I -E), then the last change day (-d). */
+enum { SET_MIN, SET_MAX, SET_WARN, SET_INACT, SET_EXPIRE, SET_LSTCHG, N_SET };
+static const char set_letters[] = "mMWIEd";
+
 struct options {
 	bool list, iso;
-	bool set_lstchg, set_min, set_max, set_warn, set_inact, set_expire;
-	long lstchg, min, max, warn, inact, expire;
+	bool set[N_SET];        /* the option was given */
+	long value[N_SET];
 };
 
 static _Noreturn void usage(int status)
@@ -94,22 +99,19 @@ static _Noreturn void usage(int status)
  * other bases are not. */
 static int parse_days(const char *s, long *out)
 {
-	long v = 0;
+	unsigned long v;
+	int r;
 
 	if (strcmp(s, "-1") == 0) {
 		*out = HS_UNSET;
 		return 0;
 	}
-	if (!*s)
-		return -HS_E_FORMAT;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -HS_E_FORMAT;
-		v = v * 10 + (*s - '0');
-		if (v > HS_DAYS_MAX)
-			return -HS_E_RANGE;
-	}
-	*out = v;
+	while (s[0] == '0' && s[1] != '\0')
+		s++;
+	r = hs_parse_ulong(s, 0, HS_DAYS_MAX, &v);
+	if (r < 0)
+		return r;
+	*out = (long)v;
 	return 0;
 }
 
@@ -135,8 +137,10 @@ static long date_arg(const char *arg)
 
 static bool any_change_option(const struct options *o)
 {
-	return o->set_lstchg || o->set_min || o->set_max || o->set_warn || o->set_inact ||
-	       o->set_expire;
+	for (int k = 0; k < N_SET; k++)
+		if (o->set[k])
+			return true;
+	return false;
 }
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -156,41 +160,27 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, k;
 
 	while ((c = getopt_long(argc, argv, "d:E:hiI:lm:M:R:P:W:V", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			o->set_lstchg = true;
-			o->lstchg = date_arg(optarg);
-			break;
 		case 'E':
-			o->set_expire = true;
-			o->expire = date_arg(optarg);
+		case 'I':
+		case 'm':
+		case 'M':
+		case 'W':
+			k = (int)(strchr(set_letters, c) - set_letters);
+			o->set[k] = true;
+			o->value[k] = c == 'd' || c == 'E' ? date_arg(optarg) : days_arg(optarg);
 			break;
 		case 'h':
 			usage(E_SUCCESS);
 		case 'i':
 			o->iso = true;
 			break;
-		case 'I':
-			o->set_inact = true;
-			o->inact = days_arg(optarg);
-			break;
 		case 'l':
 			o->list = true;
-			break;
-		case 'm':
-			o->set_min = true;
-			o->min = days_arg(optarg);
-			break;
-		case 'M':
-			o->set_max = true;
-			o->max = days_arg(optarg);
-			break;
-		case 'W':
-			o->set_warn = true;
-			o->warn = days_arg(optarg);
 			break;
 		case 'R':
 		case 'P':
@@ -302,31 +292,21 @@ static void prompt_field(const char *prompt, const char *def, char *answer, size
 	snprintf(answer, size, "%s", start);
 }
 
-static long prompt_days(const char *prompt, long current)
+/* A day count, or a date (shown as YYYY-MM-DD, unset as -1). */
+static long prompt_value(const char *prompt, long current, bool date)
 {
 	char def[32], answer[ANSWER_MAX + 1];
 	long v;
 
-	snprintf(def, sizeof(def), "%ld", current);
-	prompt_field(prompt, def, answer, sizeof(answer));
-	if (parse_days(answer, &v) < 0)
-		hs_die(E_NOPERM, "error changing fields: invalid number '%s'", answer);
-	return v;
-}
-
-static long prompt_date(const char *prompt, long current)
-{
-	char def[32], answer[ANSWER_MAX + 1];
-	long v;
-
-	if (current < 0)
-		snprintf(def, sizeof(def), "-1");
-	else
+	if (date && current >= 0)
 		hs_policy_format_day_iso(current, def, sizeof(def));
+	else
+		snprintf(def, sizeof(def), "%ld", current);
 	prompt_field(prompt, def, answer, sizeof(answer));
-	/* only blanks were typed: Debian's chage refuses them here */
-	if (!answer[0] || hs_policy_parse_day(answer, &v) < 0)
-		hs_die(E_NOPERM, "error changing fields: invalid date '%s'", answer);
+	/* a date of only blanks: Debian's chage refuses it here */
+	if (date ? !answer[0] || hs_policy_parse_day(answer, &v) < 0 : parse_days(answer, &v) < 0)
+		hs_die(E_NOPERM, "error changing fields: invalid %s '%s'", date ? "date" : "number",
+		       answer);
 	return v;
 }
 
@@ -337,19 +317,24 @@ static void ask_fields(const char *user, long *lstchg, struct hs_aging *a)
 	printf("Changing the aging information for %s\n", user);
 	puts("Enter the new value, or press ENTER for the default");
 	puts("");
-	a->min = prompt_days("Minimum Password Age", a->min);
-	a->max = prompt_days("Maximum Password Age", a->max);
-	*lstchg = prompt_date("Last Password Change (YYYY-MM-DD)", *lstchg);
-	a->warn = prompt_days("Password Expiration Warning", a->warn);
-	a->inact = prompt_days("Password Inactive", a->inact);
-	a->expire = prompt_date("Account Expiration Date (YYYY-MM-DD)", a->expire);
+	a->min = prompt_value("Minimum Password Age", a->min, false);
+	a->max = prompt_value("Maximum Password Age", a->max, false);
+	*lstchg = prompt_value("Last Password Change (YYYY-MM-DD)", *lstchg, true);
+	a->warn = prompt_value("Password Expiration Warning", a->warn, false);
+	a->inact = prompt_value("Password Inactive", a->inact, false);
+	a->expire = prompt_value("Account Expiration Date (YYYY-MM-DD)", a->expire, true);
 }
 
-static void retry_pause(void)
+/* After a read that returned r: true, after a short pause, when the file
+ * was caught mid-rename (-HS_E_NLINK) and tries (counted here) remain. */
+static bool retry_nlink(int r, int *tries)
 {
 	struct timespec ts = { .tv_sec = 0, .tv_nsec = NLINK_RETRY_NSEC };
 
+	if (r != -HS_E_NLINK || (*tries)++ == NLINK_RETRIES)
+		return false;
 	nanosleep(&ts, NULL);
+	return true;
 }
 
 /* Read the user's shadow file into buf.  Dies naming the file. */
@@ -357,14 +342,11 @@ static void read_shadow(int udirfd, const struct passwd *pw, char *buf, size_t s
 			struct hs_shadow *sh)
 {
 	char path[HS_PATHBUF_USER];
-	int r;
+	int r, tries = 0;
 
-	for (int i = 0;; i++) {
+	do
 		r = hs_userdir_read_shadow(udirfd, pw->pw_uid, buf, size, sh);
-		if (r != -HS_E_NLINK || i == NLINK_RETRIES)
-			break;
-		retry_pause();
-	}
+	while (retry_nlink(r, &tries));
 	if (r < 0)
 		hs_die(E_NOPERM, "cannot read %s: %s",
 		       hs_userdir_path(path, sizeof(path), pw->pw_name, HS_FILE_SHADOW),
@@ -378,14 +360,11 @@ static void read_shadow(int udirfd, const struct passwd *pw, char *buf, size_t s
 static void read_aging(int udirfd, const char *user, struct hs_aging *a)
 {
 	char path[HS_PATHBUF_USER];
-	int r;
+	int r, tries = 0;
 
-	for (int i = 0;; i++) {
+	do
 		r = hs_userdir_aging_or_expired(udirfd, a);
-		if (r != -HS_E_NLINK || i == NLINK_RETRIES)
-			break;
-		retry_pause();
-	}
+	while (retry_nlink(r, &tries));
 	if (r < 0)
 		hs_warn("cannot read %s: %s; the account counts as expired until root "
 			"rewrites it", hs_userdir_path(path, sizeof(path), user, HS_FILE_AGING),
@@ -430,12 +409,12 @@ static void audit_changes(const struct options *o, bool interactive, uid_t uid)
 		const char *op;
 	} fields[] = {
 		{ interactive, HS_AUDIT_OP_AGE_ALL },
-		{ !interactive && o->set_max, HS_AUDIT_OP_AGE_MAX },
-		{ !interactive && o->set_min, HS_AUDIT_OP_AGE_MIN },
-		{ !interactive && o->set_lstchg, HS_AUDIT_OP_AGE_LAST },
-		{ !interactive && o->set_warn, HS_AUDIT_OP_AGE_WARN },
-		{ !interactive && o->set_inact, HS_AUDIT_OP_AGE_INACTIVE },
-		{ !interactive && o->set_expire, HS_AUDIT_OP_AGE_EXPIRE },
+		{ !interactive && o->set[SET_MAX], HS_AUDIT_OP_AGE_MAX },
+		{ !interactive && o->set[SET_MIN], HS_AUDIT_OP_AGE_MIN },
+		{ !interactive && o->set[SET_LSTCHG], HS_AUDIT_OP_AGE_LAST },
+		{ !interactive && o->set[SET_WARN], HS_AUDIT_OP_AGE_WARN },
+		{ !interactive && o->set[SET_INACT], HS_AUDIT_OP_AGE_INACTIVE },
+		{ !interactive && o->set[SET_EXPIRE], HS_AUDIT_OP_AGE_EXPIRE },
 	};
 
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
@@ -541,18 +520,12 @@ int main(int argc, char **argv)
 		ask_fields(pw.pw_name, &lstchg, &aging);
 		lock_user(treefd, &udirfd, pw.pw_name);
 	} else {
-		if (o.set_min)
-			aging.min = o.min;
-		if (o.set_max)
-			aging.max = o.max;
-		if (o.set_warn)
-			aging.warn = o.warn;
-		if (o.set_inact)
-			aging.inact = o.inact;
-		if (o.set_expire)
-			aging.expire = o.expire;
-		if (o.set_lstchg)
-			lstchg = o.lstchg;
+		long *fields[N_SET] = { &aging.min, &aging.max, &aging.warn, &aging.inact,
+					&aging.expire, &lstchg };
+
+		for (int k = 0; k < N_SET; k++)
+			if (o.set[k])
+				*fields[k] = o.value[k];
 	}
 
 	openlog("chage", LOG_PID, LOG_AUTHPRIV);
@@ -561,7 +534,7 @@ int main(int argc, char **argv)
 	 * root repairs an aging file that is missing or not trusted. */
 	r = hs_userdir_write_aging(udirfd, auth_gid, &aging);
 	r2 = 0;
-	if (r == 0 && (interactive || o.set_lstchg))
+	if (r == 0 && (interactive || o.set[SET_LSTCHG]))
 		r2 = write_lstchg(udirfd, &pw, auth_gid, lstchg);
 	hs_privs_restore_signals(&saved);
 	if (r < 0) {

@@ -76,23 +76,16 @@ static bool shell_field_valid(const char *s)
 	return true;
 }
 
-static bool same_file(const struct stat *st, const char *path)
-{
-	struct stat other;
-
-	return stat(path, &other) == 0 && st->st_dev == other.st_dev &&
-	       st->st_ino == other.st_ino;
-}
-
 static bool is_proxy(const char *shell)
 {
-	struct stat st;
+	struct stat st, proxy;
 
 	if (strcmp(shell, HS_SHELL_PROXY) == 0)
 		return true;
 	/* another spelling of the same file ("//", a symlink, a hard link)
 	 * would make the proxy exec itself forever */
-	return stat(shell, &st) == 0 && same_file(&st, HS_SHELL_PROXY);
+	return stat(shell, &st) == 0 && stat(HS_SHELL_PROXY, &proxy) == 0 &&
+	       st.st_dev == proxy.st_dev && st.st_ino == proxy.st_ino;
 }
 
 /* ---- the user's directory and shell file ---- */
@@ -104,17 +97,12 @@ static int open_userdir(const char *name, uid_t uid, bool missing_ok)
 {
 	char path[HS_PATHBUF_USER];
 	_cleanup_close_ int treefd = hs_userdir_open_tree();
-	int fd;
+	int fd = treefd < 0 ? treefd : hs_userdir_open(treefd, name, uid, NULL);
 
-	if (treefd < 0) {
-		if (!(treefd == -ENOENT && missing_ok))
-			hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
-		return treefd;
-	}
-	fd = hs_userdir_open(treefd, name, uid, NULL);
+	/* the tree's path (no user) when it was the tree that failed */
 	if (fd < 0 && !(fd == -ENOENT && missing_ok))
-		hs_warn("cannot open %s: %s", hs_userdir_path(path, sizeof(path), name, NULL),
-			hs_strerror(fd));
+		hs_warn("cannot open %s: %s", hs_userdir_path(path, sizeof(path),
+			treefd < 0 ? NULL : name, NULL), hs_strerror(fd));
 	return fd;
 }
 

@@ -57,10 +57,14 @@
 /* --stdin: the longest password line accepted (bytes, without the newline). */
 #define STDIN_PASSWORD_MAX 512
 
+/* -n -x -w -i, in the order of the struct hs_aging fields they set. */
+enum { SET_MIN, SET_MAX, SET_WARN, SET_INACT, N_SET };
+static const char set_letters[] = "nxwi";
+
 struct options {
 	bool all, delete, expire, keep, lock, quiet, status, unlock, force, use_stdin;
-	bool set_min, set_max, set_warn, set_inact;
-	long min, max, warn, inact;
+	bool set[N_SET], set_aging;     /* set_aging: any of set[] */
+	long value[N_SET];
 	bool anyflag;   /* any root-only flag that changes the account */
 };
 
@@ -130,7 +134,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "version",     no_argument,       NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, k;
 
 	while ((c = getopt_long(argc, argv, "aAdefhi:kln:qr:R:sSuw:x:", longopts, NULL)) != -1) {
 		switch (c) {
@@ -150,18 +154,18 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'h':
 			usage(E_SUCCESS);
 		case 'i':
-			o->inact = day_count_arg(optarg);
-			o->set_inact = o->anyflag = true;
+		case 'n':
+		case 'w':
+		case 'x':
+			k = (int)(strchr(set_letters, c) - set_letters);
+			o->value[k] = day_count_arg(optarg);
+			o->set[k] = o->set_aging = o->anyflag = true;
 			break;
 		case 'k':
 			o->keep = true;
 			break;
 		case 'l':
 			o->lock = o->anyflag = true;
-			break;
-		case 'n':
-			o->min = day_count_arg(optarg);
-			o->set_min = o->anyflag = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -183,14 +187,6 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'u':
 			o->unlock = o->anyflag = true;
-			break;
-		case 'w':
-			o->warn = day_count_arg(optarg);
-			o->set_warn = o->anyflag = true;
-			break;
-		case 'x':
-			o->max = day_count_arg(optarg);
-			o->set_max = o->anyflag = true;
 			break;
 		case OPT_VERSION:
 			hs_print_version();
@@ -253,18 +249,13 @@ static int print_status(int treefd, const struct passwd *pw)
 	const char *status;
 	int r;
 
-	if (treefd == -ENOENT)
-		return print_status_unconverted(pw);
-	if (treefd < 0) {
-		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
-		return E_FAILURE;
-	}
-	udirfd = hs_userdir_open(treefd, pw->pw_name, pw->pw_uid, NULL);
+	udirfd = treefd < 0 ? treefd : hs_userdir_open(treefd, pw->pw_name, pw->pw_uid, NULL);
 	if (udirfd == -ENOENT)
 		return print_status_unconverted(pw);
 	if (udirfd < 0) {
-		hs_warn("cannot open %s: %s",
-			hs_userdir_path(path, sizeof(path), pw->pw_name, NULL), hs_strerror(udirfd));
+		/* the tree's path (no user) when it was the tree that failed */
+		hs_warn("cannot open %s: %s", hs_userdir_path(path, sizeof(path),
+			treefd < 0 ? NULL : pw->pw_name, NULL), hs_strerror(udirfd));
 		return E_FAILURE;
 	}
 	r = hs_userdir_read_shadow(udirfd, pw->pw_uid, buf, sizeof(buf), &sh);
@@ -383,25 +374,20 @@ static int read_stdin_secrets(bool may_need_current)
 {
 	int r;
 
-	r = read_stdin_line(secrets.new_password);
+	r = read_stdin_line(secrets.current);
 	if (r == 0) {
 		hs_warn("no password on standard input");
 		return -ENODATA;
 	}
-	if (r < 0 || !may_need_current)
-		return r;
-	r = read_stdin_line(secrets.current);
+	if (r > 0 && may_need_current)
+		r = read_stdin_line(secrets.new_password);      /* 0: there is one line */
 	if (r < 0)
 		return r;
-	if (r == 1) {
-		/* two lines: the first was the current password */
-		char tmp[STDIN_PASSWORD_MAX + 1];
-
-		memcpy(tmp, secrets.current, sizeof(tmp));
-		memcpy(secrets.current, secrets.new_password, sizeof(tmp));
-		memcpy(secrets.new_password, tmp, sizeof(tmp));
-		hs_wipe(tmp, sizeof(tmp));
-		secrets.have_current = true;
+	secrets.have_current = may_need_current && r == 1;
+	if (!secrets.have_current) {
+		/* one line: the new password */
+		memcpy(secrets.new_password, secrets.current, sizeof(secrets.current));
+		hs_wipe(secrets.current, sizeof(secrets.current));
 	}
 	return 0;
 }
@@ -453,7 +439,6 @@ static int change_password(const char *user, const struct options *o)
 			wipe_secrets();
 			return E_FAILURE;
 		}
-		conv.conv = hs_pamconv_script;
 		conv.appdata_ptr = &script;
 	} else {
 		/* prompts in the user's language (the environment was
@@ -535,13 +520,14 @@ static void audit_root_update(const struct passwd *pw, const struct options *o,
 		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_PW_DELETED, NULL, pw->pw_uid, ok);
 	if (o->expire)
 		hs_auditlog_acct(AUDIT_USER_MGMT, HS_AUDIT_OP_PW_EXPIRED, NULL, pw->pw_uid, ok);
-	if (o->set_min || o->set_max || o->set_warn || o->set_inact) {
+	if (o->set_aging) {
 		snprintf(aging_op, sizeof aging_op, "%s min=%ld max=%ld warn=%ld inact=%ld",
 			 HS_AUDIT_OP_PW_AGING, ag->min, ag->max, ag->warn, ag->inact);
 		hs_auditlog_acct(AUDIT_USER_MGMT, aging_op, NULL, pw->pw_uid, ok);
 	}
 }
 
+/* Root's flags on pw's account; the exit status (hs_die for most failures). */
 static int root_update(const struct passwd *pw, const char *caller, const struct options *o)
 {
 	char buf[HS_USERFILE_MAX + 2];
@@ -551,8 +537,7 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	_cleanup_close_ int treefd = -1;
 	_cleanup_close_ int udirfd = -1;
 	bool touch_shadow = o->delete || o->expire || o->lock || o->unlock;
-	bool touch_aging = o->set_min || o->set_max || o->set_warn || o->set_inact;
-	const char *name = pw->pw_name;
+	const char *name = pw->pw_name, *failed;
 	struct hs_shadow sh = { .hash = NULL, .lstchg = HS_UNSET };
 	struct hs_aging ag = { .min = HS_UNSET };
 	gid_t tree_gid, auth_gid;
@@ -560,21 +545,14 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	int r, status;
 
 	r = hs_userdir_layout_gids(&tree_gid, &auth_gid);
-	if (r < 0) {
-		hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
-		return E_FAILURE;
-	}
+	if (r < 0)
+		hs_die(E_FAILURE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 	treefd = hs_userdir_open_tree();
-	if (treefd < 0) {
-		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
-		return treefd == -ENOENT ? E_MISSING : E_FAILURE;
-	}
-	udirfd = hs_userdir_open(treefd, name, pw->pw_uid, NULL);
-	if (udirfd < 0) {
-		hs_warn("cannot open %s: %s", hs_userdir_path(path, sizeof(path), name, NULL),
-			hs_strerror(udirfd));
-		return udirfd == -ENOENT ? E_MISSING : E_FAILURE;
-	}
+	udirfd = treefd < 0 ? treefd : hs_userdir_open(treefd, name, pw->pw_uid, NULL);
+	if (udirfd < 0)
+		hs_die(udirfd == -ENOENT ? E_MISSING : E_FAILURE, "cannot open %s: %s",
+		       hs_userdir_path(path, sizeof(path), treefd < 0 ? NULL : name, NULL),
+		       hs_strerror(udirfd));
 	/* Held from the first read to the last rename (released when udirfd
 	 * is closed): a password change by the user or another root tool
 	 * cannot land between our read and our write and be lost. */
@@ -588,12 +566,10 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	 * a file the user planted (symlink, hard link, FIFO) stops us here. */
 	if (touch_shadow) {
 		r = hs_userdir_read_shadow(udirfd, pw->pw_uid, buf, sizeof(buf), &sh);
-		if (r < 0) {
-			hs_warn("cannot read %s: %s",
-				hs_userdir_path(path, sizeof(path), name, HS_FILE_SHADOW),
-				hs_strerror(r));
-			return E_FAILURE;
-		}
+		if (r < 0)
+			hs_die(E_FAILURE, "cannot read %s: %s",
+			       hs_userdir_path(path, sizeof(path), name, HS_FILE_SHADOW),
+			       hs_strerror(r));
 		status = new_hash(sh.hash, o, hash, sizeof(hash));
 		hs_wipe(buf, sizeof(buf));
 		if (status != E_SUCCESS) {
@@ -604,7 +580,7 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 		if (o->expire)
 			sh.lstchg = 0;  /* force a change at the next login */
 	}
-	if (touch_aging) {
+	if (o->set_aging) {
 		r = hs_userdir_read_aging(udirfd, &ag);
 		if (r < 0) {
 			hs_warn("cannot read %s: %s (chage rewrites it)",
@@ -613,37 +589,29 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 			hs_wipe(hash, sizeof(hash));
 			return E_FAILURE;
 		}
-		if (o->set_min)
-			ag.min = o->min;
-		if (o->set_max)
-			ag.max = o->max;
-		if (o->set_warn)
-			ag.warn = o->warn;
-		if (o->set_inact)
-			ag.inact = o->inact;
+		long *fields[N_SET] = { &ag.min, &ag.max, &ag.warn, &ag.inact };
+
+		for (int k = 0; k < N_SET; k++)
+			if (o->set[k])
+				*fields[k] = o->value[k];
 	}
 
 	hs_privs_block_signals(&saved);
-	r = 0;
-	if (touch_shadow) {
-		r = hs_userdir_write_shadow(udirfd, pw->pw_uid, auth_gid, &sh);
-		if (r < 0)
-			hs_userdir_path(path, sizeof(path), name, HS_FILE_SHADOW);
-	}
-	if (r == 0 && touch_aging) {
+	r = touch_shadow ? hs_userdir_write_shadow(udirfd, pw->pw_uid, auth_gid, &sh) : 0;
+	failed = HS_FILE_SHADOW;
+	if (r == 0 && o->set_aging) {
 		r = hs_userdir_write_aging(udirfd, auth_gid, &ag);
-		if (r < 0)
-			hs_userdir_path(path, sizeof(path), name, HS_FILE_AGING);
+		failed = HS_FILE_AGING;
 	}
 	hs_privs_restore_signals(&saved);
 	hs_wipe(hash, sizeof(hash));
 	audit_root_update(pw, o, &ag, r == 0);
 	if (r < 0) {
+		hs_userdir_path(path, sizeof(path), name, failed);
 		syslog(LOG_ERR, "cannot write %s: %s", path, hs_strerror(r));
-		hs_warn("cannot write %s: %s%s", path, hs_strerror(r),
-			touch_shadow && touch_aging && strstr(path, HS_FILE_AGING) ?
-			" (the password itself was changed)" : "");
-		return E_FAILURE;
+		hs_die(E_FAILURE, "cannot write %s: %s%s", path, hs_strerror(r),
+		       touch_shadow && strcmp(failed, HS_FILE_AGING) == 0 ?
+		       " (the password itself was changed)" : "");
 	}
 	syslog(LOG_INFO, "password for '%s' changed by '%s'", name, caller);
 	if (!o->quiet)
