@@ -1,6 +1,6 @@
 /* What the self-service tools (chfn, chsh, passwd) share: who the caller
- * and the target account are, one /etc/passwd entry edited under the
- * lock, and a user's directory lock with the usual messages. */
+ * and the target account are, and one /etc/passwd entry edited under the
+ * lock. */
 #ifndef HS_PWEDIT_H
 #define HS_PWEDIT_H
 
