@@ -18,13 +18,9 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "fileio.h"
 #include "strbuf.h"
@@ -272,15 +268,12 @@ static int parse_config(const char *data, size_t len, const char *name, enum syn
 			line++;
 			n--;
 		}
-		bool bad = false;
-		for (size_t i = 0; i < n; i++) {
-			unsigned char ch = (unsigned char)line[i];
-			if ((ch < 0x20 && ch != '\t') || ch == 0x7f) {
-				bad = true;
-				break;
-			}
-		}
-		if (bad) {
+		/* the length of the prefix without a control character but tab */
+		size_t clean = 0;
+		while (clean < n && ((unsigned char)line[clean] >= 0x20 || line[clean] == '\t') &&
+		       line[clean] != 0x7f)
+			clean++;
+		if (clean < n) {
 			warnf(warn, ctx, name, it.lineno, "control character, line ignored");
 			continue;
 		}
