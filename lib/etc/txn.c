@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
