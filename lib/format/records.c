@@ -128,14 +128,9 @@ static int parse_unset_day(const char *s, bool empty_ok, unsigned bit, unsigned 
 	return parse_day(s, out);  /* "" is a format error there */
 }
 
-static bool day_ok(long v)
-{
-	return v >= 0 && v <= HS_DAYS_MAX;
-}
-
 static bool day_or_unset_ok(long v)
 {
-	return v == HS_UNSET || day_ok(v);
+	return v == HS_UNSET || (v >= 0 && v <= HS_DAYS_MAX);
 }
 
 /* Validate a comma-separated list of user names: "" or name(,name)*.
