@@ -146,10 +146,7 @@ static int config_set(struct hs_config *c, const char *key, size_t keylen,
 	return 0;
 }
 
-static void warnf(hs_config_warn_fn warn, void *ctx, const char *name,
-                  unsigned long lineno, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
+__attribute__((format(printf, 5, 6)))
 static void warnf(hs_config_warn_fn warn, void *ctx, const char *name,
                   unsigned long lineno, const char *fmt, ...)
 {
@@ -190,14 +187,11 @@ static int parse_line(struct hs_config *c, enum syntax syn, const char *s, size_
 	while (p < end && is_key_char(*p))
 		p++;
 	size_t keylen = (size_t)(p - key);
+	/* useradd's KEY=VALUE needs its '='; login.defs takes a bare KEY */
 	if (keylen == 0 || keylen > 64 ||
-	    (p < end && (syn == SYNTAX_USERADD ? *p != '=' : !is_blank(*p)))) {
+	    (syn == SYNTAX_USERADD ? p == end || *p != '=' : p < end && !is_blank(*p))) {
 		warnf(warn, ctx, name, lineno, "%s, line ignored",
 		      syn == SYNTAX_USERADD ? "expected KEY=VALUE" : "invalid key");
-		return 0;
-	}
-	if (syn == SYNTAX_USERADD && p == end) {
-		warnf(warn, ctx, name, lineno, "expected KEY=VALUE, line ignored");
 		return 0;
 	}
 	if (p < end)
