@@ -92,8 +92,7 @@ static const char *name_noun(enum hs_db_kind kind)
 	return kind == HS_DB_GROUP || kind == HS_DB_GSHADOW ? "group" : "user";
 }
 
-static void set_error(struct hs_accountdb *db, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+__attribute__((format(printf, 2, 3)))
 static void set_error(struct hs_accountdb *db, const char *fmt, ...)
 {
 	va_list ap;

@@ -14,8 +14,7 @@
 #include "strbuf.h"
 #include "util.h"
 
-static void set_error(struct hs_shells *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+__attribute__((format(printf, 2, 3)))
 static void set_error(struct hs_shells *s, const char *fmt, ...)
 {
 	va_list ap;
