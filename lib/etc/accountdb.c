@@ -92,8 +92,7 @@ static const char *name_noun(enum hs_db_kind kind)
 	return kind == HS_DB_GROUP || kind == HS_DB_GSHADOW ? "group" : "user";
 }
 
-static void set_error(struct hs_accountdb *db, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+__attribute__((format(printf, 2, 3)))
 static void set_error(struct hs_accountdb *db, const char *fmt, ...)
 {
 	va_list ap;
@@ -196,26 +195,6 @@ static size_t key_len(const char *text, size_t len)
 static bool key_is(const char *text, size_t len, const char *name, size_t nlen)
 {
 	return len > nlen && text[nlen] == ':' && memcmp(text, name, nlen) == 0;
-}
-
-/* Field n (0-based) of the text of line i, or NULL. */
-static const char *field_of(const struct hs_accountdb *db, size_t i, unsigned n, size_t *flen)
-{
-	const char *t, *end;
-	size_t len;
-
-	if (!maybe_live(db, i))
-		return NULL;
-	t = text_of(db, i, &len);
-	end = t + len;
-	for (; n > 0; n--) {
-		t = field_end(t, end);
-		if (t == end)
-			return NULL;
-		t++;
-	}
-	*flen = (size_t)(field_end(t, end) - t);
-	return t;
 }
 
 /* The uid/gid of line i (third field of passwd and group) when it is
@@ -977,11 +956,23 @@ const char *hs_accountdb_text(const struct hs_accountdb *db, size_t idx, size_t 
 }
 
 const char *hs_accountdb_field(const struct hs_accountdb *db, size_t idx, unsigned n,
-			       size_t *len)
+			       size_t *flen)
 {
-	if (!db || !db->lines || !len || idx >= db->n_lines)
+	const char *t, *end;
+	size_t len;
+
+	if (!db || !db->lines || !flen || idx >= db->n_lines || !maybe_live(db, idx))
 		return NULL;
-	return field_of(db, idx, n, len);
+	t = text_of(db, idx, &len);
+	end = t + len;
+	for (; n > 0; n--) {
+		t = field_end(t, end);
+		if (t == end)
+			return NULL;
+		t++;
+	}
+	*flen = (size_t)(field_end(t, end) - t);
+	return t;
 }
 
 bool hs_accountdb_id(const struct hs_accountdb *db, size_t idx, unsigned long *id)

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "globalfile.h"
 #include "layout.h"
@@ -259,49 +258,29 @@ static int list_apply(enum list_op op, const char **field, const char *name, con
 	return 1;
 }
 
-static int group_line_apply(struct hs_accountset *s, size_t gi, enum list_op op,
-                            const char *name, const char *new_name)
+/* op on the member list of line i of the group or the gshadow db f, and
+ * with admins_too on its admin list: 1 when the line changed, 0 when not. */
+static int list_line_apply(struct hs_accountset *s, enum hs_as_file f, size_t i, enum list_op op,
+                           const char *name, const char *new_name, bool admins_too)
 {
-	struct hs_accountdb *gr = &s->db[HS_AS_GROUP];
-	const union hs_dbrec *rec = hs_accountdb_get(gr, gi);
-	_cleanup_free_ char *members = NULL;
-	struct hs_group g;
-	int r;
-
-	if (!rec)
-		return 0;
-	g = rec->gr;
-	r = list_apply(op, &g.members, name, new_name, &members);
-	if (r <= 0)
-		return r < 0 ? set_error(s, HS_AS_GROUP, r) : 0;
-	r = hs_accountdb_replace(gr, gi, &g);
-	return r < 0 ? set_error(s, HS_AS_GROUP, r) : 1;
-}
-
-static int gshadow_line_apply(struct hs_accountset *s, size_t si, enum list_op op,
-                              const char *name, const char *new_name, bool admins_too)
-{
-	struct hs_accountdb *gs = &s->db[HS_AS_GSHADOW];
-	const union hs_dbrec *rec = hs_accountdb_get(gs, si);
+	const union hs_dbrec *rec = hs_accountdb_get(&s->db[f], i);
 	_cleanup_free_ char *members = NULL, *admins = NULL;
-	struct hs_gshadow g;
+	union hs_dbrec g;
 	int rm, ra = 0, r;
 
 	if (!rec)
 		return 0;
-	g = rec->gs;
-	rm = list_apply(op, &g.members, name, new_name, &members);
-	if (rm < 0)
-		return set_error(s, HS_AS_GSHADOW, rm);
-	if (admins_too) {
-		ra = list_apply(op, &g.admins, name, new_name, &admins);
-		if (ra < 0)
-			return set_error(s, HS_AS_GSHADOW, ra);
-	}
+	g = *rec;
+	rm = list_apply(op, f == HS_AS_GROUP ? &g.gr.members : &g.gs.members, name, new_name,
+			&members);
+	if (rm >= 0 && admins_too)
+		ra = list_apply(op, &g.gs.admins, name, new_name, &admins);
+	if (rm < 0 || ra < 0)
+		return set_error(s, f, rm < 0 ? rm : ra);
 	if (rm == 0 && ra == 0)
 		return 0;
-	r = hs_accountdb_replace(gs, si, &g);
-	return r < 0 ? set_error(s, HS_AS_GSHADOW, r) : 1;
+	r = hs_accountdb_replace(&s->db[f], i, &g);
+	return r < 0 ? set_error(s, f, r) : 1;
 }
 
 /* op on the member list of group gi and of its gshadow line. */
@@ -316,13 +295,13 @@ static int member_op(struct hs_accountset *s, size_t gi, enum list_op op, const 
 		long si = hs_accountdb_find(&s->db[HS_AS_GSHADOW], rec->gr.name);
 
 		if (si >= 0) {
-			rs = gshadow_line_apply(s, (size_t)si, op, user, NULL, false);
+			rs = list_line_apply(s, HS_AS_GSHADOW, (size_t)si, op, user, NULL, false);
 			if (rs < 0)
 				return rs;
 		}
 	}
 	/* rec may move once the group db changes: it is not used below */
-	rg = group_line_apply(s, gi, op, user, NULL);
+	rg = list_line_apply(s, HS_AS_GROUP, gi, op, user, NULL, false);
 	if (rg < 0)
 		return rg;
 	return rg || rs;
@@ -368,9 +347,8 @@ static int every_list_op(struct hs_accountset *s, enum list_op op, const char *n
 		for (long i = 0; (i = hs_accountdb_find_text(db, (size_t)i, name, nlen)) >= 0; i++) {
 			if (!may_name(db, (size_t)i, name, nlen))
 				continue;
-			r = lists[k] == HS_AS_GROUP
-				? group_line_apply(s, (size_t)i, op, name, new_name)
-				: gshadow_line_apply(s, (size_t)i, op, name, new_name, true);
+			r = list_line_apply(s, lists[k], (size_t)i, op, name, new_name,
+					    lists[k] == HS_AS_GSHADOW);
 			if (r < 0)
 				return r;
 			changed |= r;

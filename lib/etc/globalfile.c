@@ -95,7 +95,7 @@ static int open_pwd_lock(const char *path)
 static int take_pwd_lock(const char *path, int64_t deadline, int *fd_out)
 {
 	long step = HS_LOCK_POLL_MIN_NS;
-	int fd = open_pwd_lock(path);
+	_cleanup_close_ int fd = open_pwd_lock(path);
 
 	if (fd < 0)
 		return fd;
@@ -108,18 +108,13 @@ static int take_pwd_lock(const char *path, int64_t deadline, int *fd_out)
 			.l_pid = 0,      /* must be 0 for OFD locks */
 		};
 		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
-			*fd_out = fd;
+			*fd_out = TAKE_FD(fd);
 			return 0;
 		}
-		if (errno != EAGAIN && errno != EACCES && errno != EINTR) {
-			int e = -errno;
-			hs_close(fd);
-			return e;
-		}
-		if (!lock_backoff(deadline, &step)) {
-			hs_close(fd);
+		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
+			return -errno;
+		if (!lock_backoff(deadline, &step))
 			return -HS_E_TIMEOUT;
-		}
 	}
 }
 
@@ -239,21 +234,19 @@ static int try_file_lock(const char *pidpath, const char *lockpath)
 
 static int take_file_lock(const char *file, int64_t deadline, char **held)
 {
-	_cleanup_free_ char *pidpath = NULL;
+	_cleanup_free_ char *pidpath = NULL, *lockpath = NULL;
 	char suffix[32];
 	long step = HS_LOCK_POLL_MIN_NS;
 
 	snprintf(suffix, sizeof suffix, ".%ld", (long)getpid());
 	pidpath = path_with_suffix(file, suffix);
-	char *lockpath = path_with_suffix(file, ".lock");
-	if (!pidpath || !lockpath) {
-		free(lockpath);
+	lockpath = path_with_suffix(file, ".lock");
+	if (!pidpath || !lockpath)
 		return -ENOMEM;
-	}
 	for (;;) {
 		int r = try_file_lock(pidpath, lockpath);
 		if (r == 0) {
-			*held = lockpath;
+			*held = TAKE_PTR(lockpath);
 			return 0;
 		}
 		if (r != -HS_E_LOCKED || !lock_backoff(deadline, &step)) {
@@ -261,7 +254,6 @@ static int take_file_lock(const char *file, int64_t deadline, char **held)
 			 * the lock may carry our PID: do not leave it */
 			if (r == -HS_E_LOCKED && read_lock_pid(lockpath) == (long)getpid())
 				unlink(lockpath);
-			free(lockpath);
 			return r == -HS_E_LOCKED ? -HS_E_TIMEOUT : r;
 		}
 	}

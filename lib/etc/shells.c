@@ -2,13 +2,10 @@
 #include "shells.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "fileio.h"
 #include "globalfile.h"
@@ -17,8 +14,7 @@
 #include "strbuf.h"
 #include "util.h"
 
-static void set_error(struct hs_shells *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+__attribute__((format(printf, 2, 3)))
 static void set_error(struct hs_shells *s, const char *fmt, ...)
 {
 	va_list ap;

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +41,7 @@ struct identity {
 	long long mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
 };
 
-static void msg_set(char *buf, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+__attribute__((format(printf, 3, 4)))
 static void msg_set(char *buf, size_t size, const char *fmt, ...)
 {
 	va_list ap;
@@ -56,8 +54,7 @@ static void msg_set(char *buf, size_t size, const char *fmt, ...)
 }
 
 /* Append to a message that may already say something. */
-static void msg_add(char *buf, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+__attribute__((format(printf, 3, 4)))
 static void msg_add(char *buf, size_t size, const char *fmt, ...)
 {
 	size_t used = buf ? strnlen(buf, size) : 0;
@@ -75,7 +72,7 @@ static void msg_add(char *buf, size_t size, const char *fmt, ...)
 }
 
 /* Append one formatted line to the journal being built. */
-static int jprintf(struct hs_buf *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+__attribute__((format(printf, 2, 3)))
 static int jprintf(struct hs_buf *j, const char *fmt, ...)
 {
 	char line[2 * HS_PATHBUF_MAX];

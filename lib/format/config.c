@@ -18,13 +18,9 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "fileio.h"
 #include "strbuf.h"
@@ -150,10 +146,7 @@ static int config_set(struct hs_config *c, const char *key, size_t keylen,
 	return 0;
 }
 
-static void warnf(hs_config_warn_fn warn, void *ctx, const char *name,
-                  unsigned long lineno, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
+__attribute__((format(printf, 5, 6)))
 static void warnf(hs_config_warn_fn warn, void *ctx, const char *name,
                   unsigned long lineno, const char *fmt, ...)
 {
@@ -194,14 +187,11 @@ static int parse_line(struct hs_config *c, enum syntax syn, const char *s, size_
 	while (p < end && is_key_char(*p))
 		p++;
 	size_t keylen = (size_t)(p - key);
+	/* useradd's KEY=VALUE needs its '='; login.defs takes a bare KEY */
 	if (keylen == 0 || keylen > 64 ||
-	    (p < end && (syn == SYNTAX_USERADD ? *p != '=' : !is_blank(*p)))) {
+	    (syn == SYNTAX_USERADD ? p == end || *p != '=' : p < end && !is_blank(*p))) {
 		warnf(warn, ctx, name, lineno, "%s, line ignored",
 		      syn == SYNTAX_USERADD ? "expected KEY=VALUE" : "invalid key");
-		return 0;
-	}
-	if (syn == SYNTAX_USERADD && p == end) {
-		warnf(warn, ctx, name, lineno, "expected KEY=VALUE, line ignored");
 		return 0;
 	}
 	if (p < end)
@@ -272,15 +262,12 @@ static int parse_config(const char *data, size_t len, const char *name, enum syn
 			line++;
 			n--;
 		}
-		bool bad = false;
-		for (size_t i = 0; i < n; i++) {
-			unsigned char ch = (unsigned char)line[i];
-			if ((ch < 0x20 && ch != '\t') || ch == 0x7f) {
-				bad = true;
-				break;
-			}
-		}
-		if (bad) {
+		/* the length of the prefix without a control character but tab */
+		size_t clean = 0;
+		while (clean < n && ((unsigned char)line[clean] >= 0x20 || line[clean] == '\t') &&
+		       line[clean] != 0x7f)
+			clean++;
+		if (clean < n) {
 			warnf(warn, ctx, name, it.lineno, "control character, line ignored");
 			continue;
 		}

@@ -128,14 +128,9 @@ static int parse_unset_day(const char *s, bool empty_ok, unsigned bit, unsigned 
 	return parse_day(s, out);  /* "" is a format error there */
 }
 
-static bool day_ok(long v)
-{
-	return v >= 0 && v <= HS_DAYS_MAX;
-}
-
 static bool day_or_unset_ok(long v)
 {
-	return v == HS_UNSET || day_ok(v);
+	return v == HS_UNSET || (v >= 0 && v <= HS_DAYS_MAX);
 }
 
 /* Validate a comma-separated list of user names: "" or name(,name)*.
@@ -348,13 +343,10 @@ int hs_records_passwd_parse(char *line, struct hs_passwd *out)
 		return -HS_E_FORMAT;
 	if ((r = parse_id(f[2], &uid)) < 0 || (r = parse_id(f[3], &gid)) < 0)
 		return r;
-	out->name = f[0];
-	out->passwd = f[1];
-	out->uid = (uid_t)uid;
-	out->gid = (gid_t)gid;
-	out->gecos = f[4];
-	out->dir = f[5];
-	out->shell = f[6];
+	*out = (struct hs_passwd){
+		.name = f[0], .passwd = f[1], .uid = (uid_t)uid, .gid = (gid_t)gid,
+		.gecos = f[4], .dir = f[5], .shell = f[6],
+	};
 	return 0;
 }
 
@@ -395,10 +387,9 @@ int hs_records_group_parse(char *line, struct hs_group *out)
 		return r;
 	if ((r = check_name_list(f[3])) < 0)
 		return r;
-	out->name = f[0];
-	out->passwd = f[1];
-	out->gid = (gid_t)gid;
-	out->members = f[3];
+	*out = (struct hs_group){
+		.name = f[0], .passwd = f[1], .gid = (gid_t)gid, .members = f[3],
+	};
 	return 0;
 }
 
@@ -433,10 +424,9 @@ int hs_records_gshadow_parse(char *line, struct hs_gshadow *out)
 		return -HS_E_FORMAT;
 	if ((r = check_name_list(f[2])) < 0 || (r = check_name_list(f[3])) < 0)
 		return r;
-	out->name = f[0];
-	out->passwd = f[1];
-	out->admins = f[2];
-	out->members = f[3];
+	*out = (struct hs_gshadow){
+		.name = f[0], .passwd = f[1], .admins = f[2], .members = f[3],
+	};
 	return 0;
 }
 
@@ -575,9 +565,7 @@ int hs_records_subid_parse(char *line, struct hs_subid *out)
 		return r;
 	if ((r = check_subid_range(start, count)) < 0)
 		return r;
-	out->owner = f[0];
-	out->start = start;
-	out->count = count;
+	*out = (struct hs_subid){ .owner = f[0], .start = start, .count = count };
 	return 0;
 }
 
@@ -671,9 +659,8 @@ int hs_records_list_add(const char *list, const char *name, char **out)
 		return -EINVAL;
 	if (!hs_names_user_valid(name))
 		return -HS_E_NAME;
-	if (hs_records_list_contains(list, name))
-		return list_rebuild(list, NULL, NULL, out);
-	return list_rebuild(list, NULL, name, out);
+	/* a copy either way; name appended only when missing */
+	return list_rebuild(list, NULL, hs_records_list_contains(list, name) ? NULL : name, out);
 }
 
 int hs_records_list_remove(const char *list, const char *name, char **out)

@@ -42,7 +42,7 @@
 #include "cli.h"
 #include "config.h"
 #include "envname.h"
-#include "gshadow_read.h"
+#include "etc_read.h"
 #include "hash.h"
 #include "layout.h"
 #include "names.h"
@@ -440,9 +440,9 @@ static void authorize(const struct passwd *pw, const struct group *gr, const gid
 	if (getuid() == 0 || gr->gr_gid == pw->pw_gid || gid_in(groups, n_groups, gr->gr_gid) ||
 	    in_member_list(gr->gr_mem, pw->pw_name))
 		return;
-	r = hs_gshadow_read_group(HS_ETC_GSHADOW, gr->gr_name, &gshadow);
+	r = hs_etc_read_gshadow_group(HS_ETC_GSHADOW, gr->gr_name, &gshadow);
 	if (r < 0) {
-		hs_gshadow_read_entry_free(&gshadow);
+		hs_etc_read_gshadow_free(&gshadow);
 		hs_die(E_FAILURE, "cannot read %s: %s", HS_ETC_GSHADOW, hs_strerror(r));
 	}
 	gs = gshadow.found ? &gshadow.gs : NULL;
@@ -450,7 +450,7 @@ static void authorize(const struct passwd *pw, const struct group *gr, const gid
 		check_group_password(pw->pw_name, gr->gr_name,
 				     gs ? gs->passwd : (gr->gr_passwd ? gr->gr_passwd : ""));
 	/* wipes the hashes */
-	hs_gshadow_read_entry_free(&gshadow);
+	hs_etc_read_gshadow_free(&gshadow);
 }
 
 /* The shell: $SHELL unless a login shell, else the account's, else

@@ -43,7 +43,7 @@
 #include "layout.h"
 #include "privs.h"
 #include "records.h"
-#include "subid_read.h"
+#include "etc_read.h"
 #include "util.h"
 
 /* ---- ranges ---- */
@@ -167,7 +167,7 @@ int hs_subid_grants_load(const char *path, const char *name, unsigned long id,
 
 	g->r = NULL;
 	g->n = 0;
-	r = hs_subid_read(path, add_grant, &c);
+	r = hs_etc_read_subid(path, add_grant, &c);
 	if (r < 0) {
 		snprintf(err, errsize, "cannot read %s: %s", path, hs_strerror(r));
 		hs_subid_grants_free(g);

@@ -1,7 +1,6 @@
 /* Unit tests for the read-only readers the setuid programs use instead of
- * accountdb: lib/etc/subid_read.c (newuidmap, newgidmap) and
- * lib/etc/gshadow_read.c (newgrp, sg), and hs_fileio_read_alloc_path under
- * them: bad lines and lines with a NUL skipped, a name that is only a
+ * accountdb: lib/etc/etc_read.c (newuidmap, newgidmap, newgrp, sg), and
+ * hs_fileio_read_alloc_path under them: bad lines and lines with a NUL skipped, a name that is only a
  * prefix never matches, the first valid line wins, a planted symlink, FIFO
  * or directory is refused, a missing file is empty, the hashes are wiped. */
 #include <stdarg.h>
@@ -12,9 +11,8 @@
 
 #include "test_helpers.h"
 
-#include "gshadow_read.h"
+#include "etc_read.h"
 #include "layout.h"
-#include "subid_read.h"
 
 static char *path_in(const struct tmp_dirs *f, const char *name)
 {
@@ -60,7 +58,7 @@ static void test_subid_read(void **state)
 	struct seen s = { .n = 0 };
 
 	put_file(f->dfd, "subuid", text, sizeof text - 1, getuid(), getgid(), 0644);
-	assert_int_equal(hs_subid_read(path_in(f, "subuid"), collect, &s), 0);
+	assert_int_equal(hs_etc_read_subid(path_in(f, "subuid"), collect, &s), 0);
 	assert_int_equal(s.n, 3);
 	assert_string_equal(s.owners[0], "alice");
 	assert_int_equal(s.start[0], 100000);
@@ -72,27 +70,27 @@ static void test_subid_read(void **state)
 	/* the callback's non-zero value stops the walk and comes back */
 	memset(&s, 0, sizeof s);
 	s.stop_after = 2;
-	assert_int_equal(hs_subid_read(path_in(f, "subuid"), collect, &s), 42);
+	assert_int_equal(hs_etc_read_subid(path_in(f, "subuid"), collect, &s), 42);
 	assert_int_equal(s.n, 2);
 
 	/* missing: no lines */
 	memset(&s, 0, sizeof s);
-	assert_int_equal(hs_subid_read(path_in(f, "missing"), collect, &s), 0);
+	assert_int_equal(hs_etc_read_subid(path_in(f, "missing"), collect, &s), 0);
 	assert_int_equal(s.n, 0);
 
 	/* a planted symlink, a FIFO and a directory are refused, not read */
 	assert_int_equal(symlinkat("subuid", f->dfd, "link"), 0);
-	assert_int_equal(hs_subid_read(path_in(f, "link"), collect, &s), -HS_E_SYMLINK);
+	assert_int_equal(hs_etc_read_subid(path_in(f, "link"), collect, &s), -HS_E_SYMLINK);
 	assert_int_equal(mkfifoat(f->dfd, "fifo", 0644), 0);
 	GUARD_START();
-	assert_int_equal(hs_subid_read(path_in(f, "fifo"), collect, &s), -HS_E_NOTREG);
+	assert_int_equal(hs_etc_read_subid(path_in(f, "fifo"), collect, &s), -HS_E_NOTREG);
 	GUARD_END();
-	assert_true(hs_subid_read(f->path, collect, &s) < 0);
+	assert_true(hs_etc_read_subid(f->path, collect, &s) < 0);
 	assert_int_equal(s.n, 0);
 
-	assert_int_equal(hs_subid_read(NULL, collect, &s), -EINVAL);
-	assert_int_equal(hs_subid_read(path_in(f, "subuid"), NULL, &s), -EINVAL);
-	assert_int_equal(hs_subid_read(path_in(f, ".."), collect, &s), -EINVAL);
+	assert_int_equal(hs_etc_read_subid(NULL, collect, &s), -EINVAL);
+	assert_int_equal(hs_etc_read_subid(path_in(f, "subuid"), NULL, &s), -EINVAL);
+	assert_int_equal(hs_etc_read_subid(path_in(f, ".."), collect, &s), -EINVAL);
 }
 
 static void test_gshadow_read(void **state)
@@ -108,52 +106,52 @@ static void test_gshadow_read(void **state)
 	struct hs_gshadow_entry e = HS_GSHADOW_ENTRY_INIT;
 
 	put_file(f->dfd, "gshadow", text, sizeof text - 1, getuid(), getgid(), 0640);
-	assert_int_equal(hs_gshadow_read_group(path_in(f, "gshadow"), "alice", &e), 0);
+	assert_int_equal(hs_etc_read_gshadow_group(path_in(f, "gshadow"), "alice", &e), 0);
 	assert_true(e.found);
 	assert_string_equal(e.gs.name, "alice");
 	assert_string_equal(e.gs.passwd, "$6$first");
 	assert_string_equal(e.gs.admins, "root");
 	assert_string_equal(e.gs.members, "bob,carol");
-	hs_gshadow_read_entry_free(&e);
+	hs_etc_read_gshadow_free(&e);
 	assert_false(e.found);
 	assert_null(e.data);
 
 	/* the last line, without its newline */
-	assert_int_equal(hs_gshadow_read_group(path_in(f, "gshadow"), "wheel", &e), 0);
+	assert_int_equal(hs_etc_read_gshadow_group(path_in(f, "gshadow"), "wheel", &e), 0);
 	assert_true(e.found);
 	assert_string_equal(e.gs.passwd, "!");
 	assert_string_equal(e.gs.members, "");
-	hs_gshadow_read_entry_free(&e);
+	hs_etc_read_gshadow_free(&e);
 
 	/* a line with a NUL is skipped, not cut short at it */
-	assert_int_equal(hs_gshadow_read_group(path_in(f, "gshadow"), "staff", &e), 0);
+	assert_int_equal(hs_etc_read_gshadow_group(path_in(f, "gshadow"), "staff", &e), 0);
 	assert_false(e.found);
-	hs_gshadow_read_entry_free(&e);
+	hs_etc_read_gshadow_free(&e);
 
 	/* neither a prefix nor an extension of a listed name matches */
-	assert_int_equal(hs_gshadow_read_group(path_in(f, "gshadow"), "al", &e), 0);
+	assert_int_equal(hs_etc_read_gshadow_group(path_in(f, "gshadow"), "al", &e), 0);
 	assert_false(e.found);
-	hs_gshadow_read_entry_free(&e);
-	assert_int_equal(hs_gshadow_read_group(path_in(f, "gshadow"), "alice2", &e), 0);
+	hs_etc_read_gshadow_free(&e);
+	assert_int_equal(hs_etc_read_gshadow_group(path_in(f, "gshadow"), "alice2", &e), 0);
 	assert_false(e.found);
-	hs_gshadow_read_entry_free(&e);
+	hs_etc_read_gshadow_free(&e);
 
 	/* missing file: not found, no error */
-	assert_int_equal(hs_gshadow_read_group(path_in(f, "missing"), "alice", &e), 0);
+	assert_int_equal(hs_etc_read_gshadow_group(path_in(f, "missing"), "alice", &e), 0);
 	assert_false(e.found);
-	hs_gshadow_read_entry_free(&e);
+	hs_etc_read_gshadow_free(&e);
 
 	/* a planted symlink is refused */
 	assert_int_equal(symlinkat("gshadow", f->dfd, "glink"), 0);
-	assert_int_equal(hs_gshadow_read_group(path_in(f, "glink"), "alice", &e), -HS_E_SYMLINK);
+	assert_int_equal(hs_etc_read_gshadow_group(path_in(f, "glink"), "alice", &e), -HS_E_SYMLINK);
 	assert_false(e.found);
-	hs_gshadow_read_entry_free(&e);
+	hs_etc_read_gshadow_free(&e);
 
-	assert_int_equal(hs_gshadow_read_group(path_in(f, "gshadow"), "", &e), -EINVAL);
-	hs_gshadow_read_entry_free(&e);
-	assert_int_equal(hs_gshadow_read_group(NULL, "alice", &e), -EINVAL);
-	hs_gshadow_read_entry_free(&e);
-	hs_gshadow_read_entry_free(NULL);
+	assert_int_equal(hs_etc_read_gshadow_group(path_in(f, "gshadow"), "", &e), -EINVAL);
+	hs_etc_read_gshadow_free(&e);
+	assert_int_equal(hs_etc_read_gshadow_group(NULL, "alice", &e), -EINVAL);
+	hs_etc_read_gshadow_free(&e);
+	hs_etc_read_gshadow_free(NULL);
 }
 
 static void test_open_parent(void **state)
