@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "fileio.h"
-#include "globalfile.h"
 #include "layout.h"
 #include "records.h"
 #include "strbuf.h"
@@ -175,23 +174,5 @@ int hs_shells_contents(const struct hs_shells *s, struct hs_buf *out)
 		if (r == 0)
 			r = hs_strbuf_append(out, "\n", 1);
 	}
-	return r;
-}
-
-int hs_shells_write(struct hs_shells *s)
-{
-	struct hs_buf b = { 0 };
-	int r;
-
-	if (!s || !s->path)
-		return -EINVAL;
-	r = hs_shells_contents(s, &b);
-	/* the one writer (lib/etc/globalfile.h): owner and mode kept,
-	 * root:root 0644 for a new file */
-	if (r == 0)
-		r = hs_globalfile_replace(s->path, b.data ? b.data : "", b.len, 0, 0, 0644);
-	if (r < 0)
-		set_error(s, "cannot write %s: %s", s->path, hs_strerror(r));
-	hs_strbuf_free(&b);
 	return r;
 }

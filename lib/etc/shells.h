@@ -53,8 +53,5 @@ int hs_shells_remove(struct hs_shells *s, const char *shell);
  * caller that commits /etc/shells with other files, hs_globalfile_commit). */
 struct hs_buf;
 int hs_shells_contents(const struct hs_shells *s, struct hs_buf *out);
-/* Replace the file through the one writer (hs_globalfile_replace: backup
- * PATH-, atomic rename), keeping its owner and mode. */
-int hs_shells_write(struct hs_shells *s);
 
 #endif

@@ -16,6 +16,7 @@
 
 #include "globalfile.h"
 #include "shells.h"
+#include "strbuf.h"
 #include "test_helpers.h"
 
 static const char shells_text[] =
@@ -35,6 +36,20 @@ static char *path_in(const struct tmp_dirs *f, const char *name)
 
 	snprintf(buf, sizeof buf, "%s/%s", f->path, name);
 	return buf;
+}
+
+/* What pwconv does with the contents: one replace through the one writer
+ * (hs_globalfile_replace: owner and mode kept, root:root 0644 for a new
+ * file, the old contents kept as PATH-). */
+static int shells_write(const struct hs_shells *s)
+{
+	struct hs_buf b = { 0 };
+	int r = hs_shells_contents(s, &b);
+
+	if (r == 0)
+		r = hs_globalfile_replace(s->path, b.data ? b.data : "", b.len, 0, 0, 0644);
+	hs_strbuf_free(&b);
+	return r;
 }
 
 static void test_contains(void **state)
@@ -80,7 +95,7 @@ static void test_add_remove_write(void **state)
 	put_str(f->dfd, "shells", shells_text, 0, 42, 0604);
 	assert_int_equal(hs_shells_load(&s, path_in(f, "shells")), 0);
 	/* nothing changed: written back byte for byte */
-	assert_int_equal(hs_shells_write(&s), 0);
+	assert_int_equal(shells_write(&s), 0);
 	assert_string_equal(slurp(f->dfd, "shells"), shells_text);
 
 	assert_int_equal(hs_shells_add(&s, "/bin/bash"), 0);  /* already there */
@@ -90,7 +105,7 @@ static void test_add_remove_write(void **state)
 	assert_int_equal(hs_shells_add(&s, "relative"), -EINVAL);
 	assert_int_equal(hs_shells_add(&s, "/bin/x\n/bin/y"), -EINVAL);
 	assert_int_equal(hs_shells_add(&s, "/bin/\x1b"), -EINVAL);
-	assert_int_equal(hs_shells_write(&s), 0);
+	assert_int_equal(shells_write(&s), 0);
 	out = slurp(f->dfd, "shells");
 	assert_non_null(out);
 	{
@@ -114,7 +129,7 @@ static void test_add_remove_write(void **state)
 	assert_int_equal(hs_shells_remove(&s, "/usr/libexec/proxy"), 2);
 	assert_false(hs_shells_contains(&s, "/usr/libexec/proxy"));
 	assert_int_equal(hs_shells_remove(&s, "/usr/libexec/proxy"), 0);
-	assert_int_equal(hs_shells_write(&s), 0);
+	assert_int_equal(shells_write(&s), 0);
 	assert_string_equal(slurp(f->dfd, "shells"),
 			    "/bin/sh\n# /usr/libexec/proxy\n\n/bin/bash\n");
 	assert_string_equal(slurp(f->dfd, "shells-"),
@@ -132,7 +147,7 @@ static void test_missing_file(void **state)
 	assert_false(s.present);
 	assert_false(hs_shells_contains(&s, "/bin/sh"));
 	assert_int_equal(hs_shells_add(&s, "/usr/libexec/proxy"), 1);
-	assert_int_equal(hs_shells_write(&s), 0);
+	assert_int_equal(shells_write(&s), 0);
 	assert_string_equal(slurp(f->dfd, "shells"), "/usr/libexec/proxy\n");
 	assert_int_equal(fstatat(f->dfd, "shells", &st, 0), 0);
 	assert_int_equal(st.st_mode & 07777, 0644);
@@ -160,8 +175,7 @@ static void test_hostile_file(void **state)
 	assert_int_equal(unlinkat(f->dfd, "shells", 0), 0);
 	assert_int_equal(symlinkat("/tmp/hs-nonexistent-target", f->dfd, "shells"), 0);
 	assert_int_equal(hs_shells_add(&s, "/bin/zsh"), 1);
-	assert_int_equal(hs_shells_write(&s), -HS_E_SYMLINK);
-	assert_non_null(strstr(s.error, "cannot write"));
+	assert_int_equal(shells_write(&s), -HS_E_SYMLINK);
 	assert_int_equal(fstatat(f->dfd, "shells", &st, AT_SYMLINK_NOFOLLOW), 0);
 	assert_true(S_ISLNK(st.st_mode));
 	hs_shells_free(&s);
