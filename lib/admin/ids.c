@@ -123,15 +123,17 @@ int hs_idset_add_db(struct hs_idset *set, struct hs_accountdb *db)
 	return 0;
 }
 
-int hs_idset_add_owners(struct hs_idset *set, const char *dir)
+/* Add the owner of every entry of directory dir (not following links): the
+ * uids that still own something there, such as a deleted user's home or
+ * mail spool.  A missing or unreadable dir adds nothing and returns 0;
+ * -ENOMEM only. */
+static int add_owners(struct hs_idset *set, const char *dir)
 {
+	_cleanup_closedir_ DIR *d = opendir(dir);
 	struct dirent *de;
-	DIR *d = opendir(dir);
 	int r = 0;
 
-	if (!d)
-		return 0;
-	while (r == 0 && (de = readdir(d)) != NULL) {
+	while (d && r == 0 && (de = readdir(d)) != NULL) {
 		struct stat st;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -139,7 +141,6 @@ int hs_idset_add_owners(struct hs_idset *set, const char *dir)
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid != 0)
 			r = hs_idset_add(set, st.st_uid);
 	}
-	closedir(d);
 	return r;
 }
 
@@ -153,9 +154,9 @@ int hs_ids_add_leftover_owners(struct hs_idset *owners, const char *home, const 
 		return -ENOMEM;
 	if (slash && slash != parent) {
 		*slash = '\0';
-		r = hs_idset_add_owners(owners, parent);
+		r = add_owners(owners, parent);
 	}
-	return r == 0 && maildir ? hs_idset_add_owners(owners, maildir) : r;
+	return r == 0 && maildir ? add_owners(owners, maildir) : r;
 }
 
 int hs_ids_pick_unowned(struct hs_idset *used, const struct hs_idset *owners,
