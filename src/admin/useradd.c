@@ -528,14 +528,6 @@ struct useradd_work {
 	bool prepared;                  /* a prepared journal names the home */
 };
 
-static void work_set_ids(struct hs_txn_work *w, const struct stat *parent,
-			 const struct stat *self)
-{
-	w->parent = (struct hs_txn_id){ parent->st_dev, parent->st_ino };
-	if (self)
-		w->self = (struct hs_txn_id){ self->st_dev, self->st_ino };
-}
-
 /* The user's directory in the tree, with a locked hash, under a reserved
  * name for the commit to rename into place. */
 static int build_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_gid,
@@ -938,8 +930,8 @@ static int build_home(const struct useradd_plan *u, const struct hs_config *defs
 	*h = (struct hs_txn_work){
 		.kind = HS_TXN_HOME_NEW, .path = u->home, .tmp = uw->hb.tmp,
 		.uid = (uid_t)u->uid, .gid = (gid_t)u->gid, .mode = hs_homedir_mode(defs),
+		.parent = { uw->hb.parent.st_dev, uw->hb.parent.st_ino },
 	};
-	work_set_ids(h, &uw->hb.parent, NULL);
 	if (hs_globalfile_prepare(uw->w, uw->n + 1, err, sizeof(err)) < 0) {
 		hs_err_add(&uw->home_err, "cannot create directory %s: %s", u->home, err);
 		return E_HOMEDIR;
@@ -948,7 +940,7 @@ static int build_home(const struct useradd_plan *u, const struct hs_config *defs
 	r = hs_homedir_build(&uw->hb, u->home, skel, (uid_t)u->uid, (gid_t)u->gid, &uw->home_err);
 	if (r < 0)
 		return E_HOMEDIR;
-	work_set_ids(h, &uw->hb.parent, &uw->hb.built);
+	h->self = (struct hs_txn_id){ uw->hb.built.st_dev, uw->hb.built.st_ino };
 	uw->home = h;
 	uw->n++;
 	return r == HS_HOME_INCOMPLETE ? E_HOMEDIR : E_SUCCESS;

@@ -349,6 +349,7 @@ static int plan_home(struct hs_accountdb *pw, const struct userdel_account *a,
 	_cleanup_close_ int parentfd = -1;
 	const char *last, *other;
 	struct stat st;
+	int r;
 
 	if (!home)
 		return usertool_warn(E_HOMEDIR, "not removing directory %s: not an absolute path "
@@ -361,15 +362,16 @@ static int plan_home(struct hs_accountdb *pw, const struct userdel_account *a,
 		return usertool_warn(E_HOMEDIR, "not removing directory %s (would remove home of "
 				     "user %s)", dir, other);
 	parentfd = hs_homepath_parent_at(home, a->uid, &last);
-	if (parentfd < 0 && parentfd != -ENOENT)
+	r = parentfd;
+	if (parentfd >= 0)
+		r = fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	if (r == -ENOENT)
+		return usertool_warn(E_SUCCESS, "%s home directory (%s) not found", user, dir);
+	if (parentfd < 0)
 		return usertool_warn(E_HOMEDIR, "not removing directory %s: %s", dir,
-				     hs_homepath_parent_error(parentfd));
-	if (parentfd == -ENOENT || fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (parentfd == -ENOENT || errno == ENOENT)
-			return usertool_warn(E_SUCCESS, "%s home directory (%s) not found", user,
-					     dir);
-		return usertool_warn(E_HOMEDIR, "cannot remove %s: %s", dir, strerror(errno));
-	}
+				     hs_homepath_parent_error(r));
+	if (r < 0)
+		return usertool_warn(E_HOMEDIR, "cannot remove %s: %s", dir, hs_strerror(r));
 	if (!S_ISLNK(st.st_mode) && !S_ISDIR(st.st_mode))
 		return usertool_warn(E_HOMEDIR, "not removing %s: %s", dir,
 				     hs_strerror(-HS_E_NOTDIR));

@@ -665,7 +665,9 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 		return usertool_warn(E_HOMEDIR, "cannot move home directory %s into itself (%s)",
 				     old_dir, new_dir);
 	ofd = hs_homepath_parent_at(from, uid, &olast);
-	r = ofd < 0 ? ofd : fstatat(ofd, olast, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	r = ofd;
+	if (ofd >= 0)
+		r = fstatat(ofd, olast, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 	/* shadow-utils: nothing to move, and no new home is made */
 	if (r == -ENOENT)
 		return usertool_warn(E_SUCCESS, "The previous home directory (%s) does not exist; "
