@@ -181,6 +181,7 @@ void hs_idset_free(struct hs_idset *set)
 int hs_ids_pick(const struct hs_idset *used, const struct hs_id_range *r, bool system,
                 unsigned long preferred, unsigned long *out)
 {
+	unsigned long id;
 	size_t i;
 
 	if (r->min > r->max)
@@ -192,8 +193,7 @@ int hs_ids_pick(const struct hs_idset *used, const struct hs_id_range *r, bool s
 	}
 	if (system) {
 		/* highest free id, walking down through the used ids */
-		unsigned long id = r->max;
-
+		id = r->max;
 		i = lower_bound(used, r->max + 1);
 		for (;;) {
 			if (i == 0 || used->ids[i - 1] < id) {
@@ -218,17 +218,14 @@ int hs_ids_pick(const struct hs_idset *used, const struct hs_id_range *r, bool s
 		return 0;
 	}
 	/* the top is taken: the lowest gap */
-	{
-		unsigned long id = r->min;
-
-		for (i = lower_bound(used, r->min); i < used->n && used->ids[i] == id; i++) {
-			if (id == r->max)
-				return -EUSERS;
-			id++;
-		}
-		*out = id;
-		return 0;
+	id = r->min;
+	for (i = lower_bound(used, r->min); i < used->n && used->ids[i] == id; i++) {
+		if (id == r->max)
+			return -EUSERS;
+		id++;
 	}
+	*out = id;
+	return 0;
 }
 
 int hs_ids_pick_db(struct hs_accountdb *db, const struct hs_id_range *r, bool system,
