@@ -295,13 +295,13 @@ struct defaults {
 	unsigned long group;
 	const char *home, *expire, *shell, *skel, *usrskel, *mail_spool, *log_init;
 	long inactive;
-	const char *inactive_str;
 };
 
 static void load_defaults(struct hs_config **cfg, struct defaults *d)
 {
 	int r = hs_config_useradd_defaults_load(HS_ETC_USERADD, hs_cli_warn_at,
 					 (void *)hs_cli_prog(), cfg);
+	unsigned long days;
 	const char *s;
 
 	if (r < 0)
@@ -314,10 +314,10 @@ static void load_defaults(struct hs_config **cfg, struct defaults *d)
 		d->group = g ? g->gr_gid : 100;
 	}
 	d->home = hs_config_get_str(*cfg, "HOME", "/home");
-	d->inactive_str = hs_config_get_str(*cfg, "INACTIVE", "-1");
-	d->inactive = usertool_parse_inactive(d->inactive_str);
-	if (d->inactive < -1)
-		d->inactive = HS_UNSET;
+	/* "-1" or anything but a day count: none */
+	d->inactive = HS_UNSET;
+	if (hs_parse_ulong(hs_config_get_str(*cfg, "INACTIVE", "-1"), 0, HS_DAYS_MAX, &days) == 0)
+		d->inactive = (long)days;
 	d->expire = hs_config_get_str(*cfg, "EXPIRE", "");
 	d->shell = hs_config_get_str(*cfg, "SHELL", "/bin/sh");
 	d->skel = hs_config_get_str(*cfg, "SKEL", "/etc/skel");
@@ -376,13 +376,9 @@ static void defaults_check_values(struct default_kv kv[5])
 			hs_die(E_BAD_ARG, "invalid base directory '%s'", o.base);
 		snprintf(kv[1].value, sizeof(kv[1].value), "%s", o.base);
 	}
-	if (o.inactive) {
-		long v = usertool_parse_inactive(o.inactive);
-
-		if (v < -1)
-			hs_die(E_BAD_ARG, "invalid numeric argument '%s'", o.inactive);
-		snprintf(kv[2].value, sizeof(kv[2].value), "%ld", v);
-	}
+	if (o.inactive)
+		snprintf(kv[2].value, sizeof(kv[2].value), "%ld",
+			 usertool_parse_inactive(o.inactive));
 	if (o.expire) {
 		/* a date that parses is digits and '-': fit for the file */
 		(void)usertool_parse_expire(o.expire);
@@ -796,12 +792,7 @@ static void plan_choose_home(struct useradd_plan *u, const struct defaults *d)
 static void plan_choose_expiry(struct useradd_plan *u, const struct defaults *d)
 {
 	u->aging.expire = usertool_parse_expire(o.expire ? o.expire : d->expire);
-	u->aging.inact = d->inactive;
-	if (o.inactive) {
-		u->aging.inact = usertool_parse_inactive(o.inactive);
-		if (u->aging.inact < -1)
-			hs_die(E_BAD_ARG, "invalid numeric argument '%s'", o.inactive);
-	}
+	u->aging.inact = o.inactive ? usertool_parse_inactive(o.inactive) : d->inactive;
 }
 
 static void plan_check_arguments(struct useradd_plan *u, const struct defaults *d,

@@ -294,11 +294,8 @@ static void check_arguments(void)
 		hs_die(E_BAD_ARG, "invalid user name '%s'", o.login);
 	if (o.expire)
 		new_expire = usertool_parse_expire(o.expire);
-	if (o.inactive) {
+	if (o.inactive)
 		new_inactive = usertool_parse_inactive(o.inactive);
-		if (new_inactive < -1)
-			hs_die(E_BAD_ARG, "invalid numeric argument '%s'", o.inactive);
-	}
 	if (o.uid)
 		new_uid = (uid_t)usertool_parse_uid(o.uid);
 }

@@ -89,7 +89,7 @@ long usertool_parse_inactive(const char *s)
 	if (strcmp(s, "-1") == 0)
 		return HS_UNSET;
 	if (hs_parse_ulong(s, 0, HS_DAYS_MAX, &v) < 0)
-		return -2;
+		hs_die(E_BAD_ARG, "invalid numeric argument '%s'", s);
 	return (long)v;
 }
 

@@ -53,7 +53,8 @@ struct hs_config *usertool_load_logindefs(void);
 /* login.defs' MAIL_DIR (default /var/mail). */
 const char *usertool_mail_dir(const struct hs_config *cfg);
 
-/* -f: "-1" (HS_UNSET) or a day count; -2 when invalid. */
+/* -f: "-1" (HS_UNSET) or a day count, else exit 3 "invalid numeric
+ * argument". */
 long usertool_parse_inactive(const char *s);
 /* -e: a day number ("" and "-1": never), else exit 3 "invalid date". */
 long usertool_parse_expire(const char *s);
