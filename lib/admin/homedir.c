@@ -259,6 +259,12 @@ static void copy_skel(struct copy_ctx *c, int skelfd, int homefd)
 			hs_close(c->dst[d]);
 }
 
+/* "cannot create directory HOME: WHY" in *err; returns -1. */
+static int create_failed(struct hs_err *err, const char *home, const char *why)
+{
+	return hs_err_set(err, -1, "cannot create directory %s: %s", home, why);
+}
+
 int hs_homedir_reserve(const char *home, struct hs_homedir_build *b, struct hs_err *err)
 {
 	const char *last;
@@ -266,29 +272,24 @@ int hs_homedir_reserve(const char *home, struct hs_homedir_build *b, struct hs_e
 	int r;
 
 	b->parentfd = hs_homedir_open_parent(home, &last);
-	if (b->parentfd < 0) {
-		return hs_err_set(err, -1, "cannot create directory %s: %s", home,
-				  b->parentfd == -HS_E_OWNER ? "a directory above it is not root's "
-				  "or is writable by others" : hs_strerror(b->parentfd));
-	}
+	if (b->parentfd < 0)
+		return create_failed(err, home, b->parentfd == -HS_E_OWNER ? "a directory above "
+				     "it is not root's or is writable by others" :
+				     hs_strerror(b->parentfd));
 	if (fstatat(b->parentfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISLNK(st.st_mode)) {
-			return hs_err_set(err, -1, "cannot create directory %s: it exists as a "
-					  "symbolic link", home);
-		}
-		if (!S_ISDIR(st.st_mode)) {
-			return hs_err_set(err, -1, "cannot create directory %s: it exists and "
-					  "is not a directory", home);
-		}
+		if (S_ISLNK(st.st_mode))
+			return create_failed(err, home, "it exists as a symbolic link");
+		if (!S_ISDIR(st.st_mode))
+			return create_failed(err, home, "it exists and is not a directory");
 		hs_err_set(err, 0, "warning: the home directory %s already exists.", home);
 		hs_err_add(err, "Not copying any file from skel directory into it.");
 		return HS_HOME_EXISTED;
 	}
 	if (fstat(b->parentfd, &b->parent) < 0)
-		return hs_err_set(err, -1, "cannot create directory %s: %s", home, strerror(errno));
+		return create_failed(err, home, strerror(errno));
 	r = hs_tempname_reserved("new", last, b->tmp, sizeof(b->tmp));
 	if (r < 0)
-		return hs_err_set(err, -1, "cannot create directory %s: %s", home, hs_strerror(r));
+		return create_failed(err, home, hs_strerror(r));
 	return 0;
 }
 
@@ -301,15 +302,13 @@ int hs_homedir_build(struct hs_homedir_build *b, const char *home, const char *s
 	_cleanup_close_ int homefd = -1;
 	int r = 0;
 
-	if (hs_selabel_mkdirat(b->parentfd, b->tmp, home, 0700) < 0) {
-		return hs_err_set(err, -1, "cannot create directory %s: %s", home,
-				  strerror(errno));
-	}
+	if (hs_selabel_mkdirat(b->parentfd, b->tmp, home, 0700) < 0)
+		return create_failed(err, home, strerror(errno));
 	homefd = hs_fileio_open_dir_at(b->parentfd, b->tmp, &b->built);
 	if (homefd < 0 || b->built.st_uid != 0) {
 		(void)hs_walk_remove_tree_at(b->parentfd, b->tmp);
-		return hs_err_set(err, -1, "cannot create directory %s: %s", home,
-				  homefd < 0 ? hs_strerror(homefd) : "replaced while being created");
+		return create_failed(err, home, homefd < 0 ? hs_strerror(homefd) :
+				     "replaced while being created");
 	}
 	if (skel && skel[0]) {
 		_cleanup_close_ int skelfd = open(skel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

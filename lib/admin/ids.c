@@ -123,15 +123,17 @@ int hs_idset_add_db(struct hs_idset *set, struct hs_accountdb *db)
 	return 0;
 }
 
-int hs_idset_add_owners(struct hs_idset *set, const char *dir)
+/* Add the owner of every entry of directory dir (not following links): the
+ * uids that still own something there, such as a deleted user's home or
+ * mail spool.  A missing or unreadable dir adds nothing and returns 0;
+ * -ENOMEM only. */
+static int add_owners(struct hs_idset *set, const char *dir)
 {
+	_cleanup_closedir_ DIR *d = opendir(dir);
 	struct dirent *de;
-	DIR *d = opendir(dir);
 	int r = 0;
 
-	if (!d)
-		return 0;
-	while (r == 0 && (de = readdir(d)) != NULL) {
+	while (d && r == 0 && (de = readdir(d)) != NULL) {
 		struct stat st;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -139,7 +141,6 @@ int hs_idset_add_owners(struct hs_idset *set, const char *dir)
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid != 0)
 			r = hs_idset_add(set, st.st_uid);
 	}
-	closedir(d);
 	return r;
 }
 
@@ -153,9 +154,9 @@ int hs_ids_add_leftover_owners(struct hs_idset *owners, const char *home, const 
 		return -ENOMEM;
 	if (slash && slash != parent) {
 		*slash = '\0';
-		r = hs_idset_add_owners(owners, parent);
+		r = add_owners(owners, parent);
 	}
-	return r == 0 && maildir ? hs_idset_add_owners(owners, maildir) : r;
+	return r == 0 && maildir ? add_owners(owners, maildir) : r;
 }
 
 int hs_ids_pick_unowned(struct hs_idset *used, const struct hs_idset *owners,
@@ -180,6 +181,7 @@ void hs_idset_free(struct hs_idset *set)
 int hs_ids_pick(const struct hs_idset *used, const struct hs_id_range *r, bool system,
                 unsigned long preferred, unsigned long *out)
 {
+	unsigned long id;
 	size_t i;
 
 	if (r->min > r->max)
@@ -191,8 +193,7 @@ int hs_ids_pick(const struct hs_idset *used, const struct hs_id_range *r, bool s
 	}
 	if (system) {
 		/* highest free id, walking down through the used ids */
-		unsigned long id = r->max;
-
+		id = r->max;
 		i = lower_bound(used, r->max + 1);
 		for (;;) {
 			if (i == 0 || used->ids[i - 1] < id) {
@@ -217,17 +218,14 @@ int hs_ids_pick(const struct hs_idset *used, const struct hs_id_range *r, bool s
 		return 0;
 	}
 	/* the top is taken: the lowest gap */
-	{
-		unsigned long id = r->min;
-
-		for (i = lower_bound(used, r->min); i < used->n && used->ids[i] == id; i++) {
-			if (id == r->max)
-				return -EUSERS;
-			id++;
-		}
-		*out = id;
-		return 0;
+	id = r->min;
+	for (i = lower_bound(used, r->min); i < used->n && used->ids[i] == id; i++) {
+		if (id == r->max)
+			return -EUSERS;
+		id++;
 	}
+	*out = id;
+	return 0;
 }
 
 int hs_ids_pick_db(struct hs_accountdb *db, const struct hs_id_range *r, bool system,

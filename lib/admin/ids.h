@@ -33,11 +33,6 @@ struct hs_idset {
 int hs_idset_add_db(struct hs_idset *set, struct hs_accountdb *db);
 int hs_idset_add(struct hs_idset *set, unsigned long id);
 bool hs_idset_contains(const struct hs_idset *set, unsigned long id);
-/* Add the owner of every entry of directory dir (not following links): the
- * uids that still own something there, such as a deleted user's home or
- * mail spool.  A missing or unreadable dir adds nothing and returns 0;
- * -ENOMEM only. */
-int hs_idset_add_owners(struct hs_idset *set, const char *dir);
 void hs_idset_free(struct hs_idset *set);
 
 /* The uid reuse rule (docs/decisions.md) of useradd and newusers: a uid

@@ -61,34 +61,20 @@
 #include "cli.h"
 #include "config.h"
 #include "globalfile.h"
+#include "groupops.h"
 #include "homedir.h"
 #include "ids.h"
 #include "logrecords.h"
 #include "layout.h"
 #include "names.h"
-#include "policy.h"
 #include "privs.h"
 #include "records.h"
 #include "selabel.h"
 #include "shells.h"
 #include "txn.h"
 #include "userdir.h"
+#include "usertool-common.h"
 #include "util.h"
-
-/* shadow-utils' useradd(8) exit codes */
-#define E_SUCCESS     0
-#define E_PW_UPDATE   1   /* can't update password file */
-#define E_USAGE       2   /* invalid command syntax */
-#define E_BAD_ARG     3   /* invalid argument to option */
-#define E_UID_IN_USE  4   /* UID already in use (and no -o) */
-#define E_NOTFOUND    6   /* specified group doesn't exist */
-#define E_NAME_IN_USE 9   /* username or group name already in use */
-#define E_GRP_UPDATE  10  /* can't update group file */
-#define E_HOMEDIR     12  /* can't create home directory */
-#define E_SUB_UID_UPDATE 16  /* can't update the subordinate uid file */
-#define E_SUB_GID_UPDATE 18  /* can't update the subordinate gid file */
-
-#define DEFAULT_MAIL_DIR "/var/mail"
 
 /* ---- options ---- */
 
@@ -103,14 +89,11 @@ static struct {
 
 static _Noreturn void usage(int status)
 {
-	FILE *f = status == E_SUCCESS ? stdout : stderr;
+	char args[2 * NAME_MAX + 64];
 
-	fprintf(f,
-		"Usage: %s [options] LOGIN\n"
-		"       %s -D\n"
-		"       %s -D [options]\n"
-		"\n"
-		"Options:\n"
+	snprintf(args, sizeof args, "[options] LOGIN\n       %s -D\n       %s -D [options]",
+		 hs_cli_prog(), hs_cli_prog());
+	hs_cli_usage(status, args,
 		"      --badname                 do not check for bad names (not supported)\n"
 		"  -b, --base-dir BASE_DIR       base directory for the home directory of the\n"
 		"                                new account\n"
@@ -149,11 +132,8 @@ static _Noreturn void usage(int status)
 		"  -U, --user-group              create a group with the same name as the user\n"
 		"  -Z, --selinux-user SEUSER     use a specific SEUSER for the SELinux user mapping\n"
 		"      --selinux-range SERANGE   use a specific MLS range for the SELinux user mapping\n"
-		"                                (not supported)\n"
-		"      --version                 display the version and exit\n"
-		"\n",
-		hs_cli_prog(), hs_cli_prog(), hs_cli_prog());
-	exit(status);
+		"                                (not supported)\n",
+		"\n");
 }
 
 static void add_k_override(const char *arg)
@@ -238,12 +218,8 @@ static void parse_options(int argc, char **argv)
 		case 'U': o.user_group = true; other_than_d = true; break;
 		case 'R':
 		case 'P':
-			hs_die(E_USAGE, "option --%s is not supported; run useradd inside that "
-			       "root instead (chroot %s useradd ...)", c == 'R' ? "root" : "prefix",
-			       optarg);
 		case 'Z':
-			hs_die(E_USAGE, "SELinux user mappings (--selinux-user, "
-			       "--selinux-range) are not supported");
+			usertool_die_unsupported(c, optarg);
 		case OPT_BTRFS:
 			hs_die(E_USAGE, "option --btrfs-subvolume-home is not supported");
 		case OPT_BADNAME:
@@ -285,27 +261,6 @@ static void parse_options(int argc, char **argv)
 
 /* ---- argument checks ---- */
 
-/* shadow(5) day number from -e / EXPIRE: "" or "-1" = never, a day count,
- * or YYYY-MM-DD.  -1 on success with "never", -2 when invalid. */
-static long parse_date(const char *s)
-{
-	long day;
-
-	return hs_policy_parse_day(s, &day) < 0 ? -2 : day;
-}
-
-/* -f / INACTIVE: -1 or a day count; -2 when invalid. */
-static long parse_inactive(const char *s)
-{
-	unsigned long v;
-
-	if (strcmp(s, "-1") == 0)
-		return HS_UNSET;
-	if (hs_parse_ulong(s, 0, HS_DAYS_MAX, &v) < 0)
-		return -2;
-	return (long)v;
-}
-
 /* A shell must be empty or an absolute path without ':', ',' or control
  * characters (it goes into /etc/passwd and the shell file). */
 static bool shell_valid(const char *s)
@@ -320,52 +275,16 @@ static bool path_valid(const char *s)
 	return s[0] == '/' && hs_records_field_valid(s) && strlen(s) < HS_PATH_FIELD_MAX;
 }
 
-/* A numeric spelling (starts with a digit or a sign or blank): must parse
- * strictly as an id; otherwise it is a name. */
-static bool looks_numeric(const char *s)
-{
-	return (s[0] >= '0' && s[0] <= '9') || s[0] == '+' || s[0] == '-' || s[0] == ' ' ||
-	       s[0] == '\t';
-}
-
-/* Resolve GROUP (a name or a gid) in the group db: its index, -1 when it
- * does not exist, -2 when it is no valid name or number. */
-static long find_group(struct hs_accountdb *gr, const char *spec)
-{
-	unsigned long gid;
-
-	if (looks_numeric(spec)) {
-		if (hs_parse_ulong(spec, 0, HS_ID_MAX, &gid) < 0)
-			return -2;
-		return hs_accountdb_find_id(gr, gid);
-	}
-	if (!hs_names_group_valid(spec))
-		return -2;
-	return hs_accountdb_find(gr, spec);
-}
-
 /* ---- login.defs and /etc/default/useradd ---- */
 
+/* login.defs (none: the built-in defaults) and after it the -K lines:
+ * later lines win in the parser. */
 static struct hs_config *load_logindefs(void)
 {
-	_cleanup_free_ char *data = NULL;
-	struct hs_buf all = { 0 };
 	struct hs_config *cfg = NULL;
-	size_t len = 0;
-	int r;
+	int r = hs_groupops_logindefs(NULL, o.k_overrides.data, o.k_overrides.len,
+				      hs_cli_warn_at, NULL, &cfg);
 
-	r = hs_globalfile_read(HS_ETC_LOGIN_DEFS, &data, &len);
-	if (r < 0 && r != -ENOENT)      /* none: the built-in defaults */
-		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
-	/* -K KEY=VALUE: later lines win in the parser */
-	r = hs_strbuf_append(&all, data, r < 0 ? 0 : len);
-	r = r ?: hs_strbuf_append(&all, "\n", 1);
-	r = r ?: hs_strbuf_append(&all, o.k_overrides.data, o.k_overrides.len);
-	if (r < 0)
-		hs_die(E_PW_UPDATE, "out of memory");
-	r = hs_config_logindefs_parse(all.data, all.len, HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
-				      (void *)hs_cli_prog(), &cfg);
-	hs_strbuf_free(&all);
 	if (r < 0)
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
 	return cfg;
@@ -376,13 +295,13 @@ struct defaults {
 	unsigned long group;
 	const char *home, *expire, *shell, *skel, *usrskel, *mail_spool, *log_init;
 	long inactive;
-	const char *inactive_str;
 };
 
 static void load_defaults(struct hs_config **cfg, struct defaults *d)
 {
 	int r = hs_config_useradd_defaults_load(HS_ETC_USERADD, hs_cli_warn_at,
 					 (void *)hs_cli_prog(), cfg);
+	unsigned long days;
 	const char *s;
 
 	if (r < 0)
@@ -395,10 +314,10 @@ static void load_defaults(struct hs_config **cfg, struct defaults *d)
 		d->group = g ? g->gr_gid : 100;
 	}
 	d->home = hs_config_get_str(*cfg, "HOME", "/home");
-	d->inactive_str = hs_config_get_str(*cfg, "INACTIVE", "-1");
-	d->inactive = parse_inactive(d->inactive_str);
-	if (d->inactive < -1)
-		d->inactive = HS_UNSET;
+	/* "-1" or anything but a day count: none */
+	d->inactive = HS_UNSET;
+	if (hs_parse_ulong(hs_config_get_str(*cfg, "INACTIVE", "-1"), 0, HS_DAYS_MAX, &days) == 0)
+		d->inactive = (long)days;
 	d->expire = hs_config_get_str(*cfg, "EXPIRE", "");
 	d->shell = hs_config_get_str(*cfg, "SHELL", "/bin/sh");
 	d->skel = hs_config_get_str(*cfg, "SKEL", "/etc/skel");
@@ -435,7 +354,7 @@ static void defaults_resolve_group(struct default_kv *kv)
 
 	if (r < 0)
 		hs_die(E_GRP_UPDATE, "%s", gr.error);
-	gi = find_group(&gr, o.group);
+	gi = usertool_find_group(&gr, o.group);
 	if (gi >= 0)
 		snprintf(kv->value, sizeof(kv->value), "%lu",
 			 (unsigned long)hs_accountdb_get(&gr, (size_t)gi)->gr.gid);
@@ -457,16 +376,12 @@ static void defaults_check_values(struct default_kv kv[5])
 			hs_die(E_BAD_ARG, "invalid base directory '%s'", o.base);
 		snprintf(kv[1].value, sizeof(kv[1].value), "%s", o.base);
 	}
-	if (o.inactive) {
-		long v = parse_inactive(o.inactive);
-
-		if (v < -1)
-			hs_die(E_BAD_ARG, "invalid numeric argument '%s'", o.inactive);
-		snprintf(kv[2].value, sizeof(kv[2].value), "%ld", v);
-	}
+	if (o.inactive)
+		snprintf(kv[2].value, sizeof(kv[2].value), "%ld",
+			 usertool_parse_inactive(o.inactive));
 	if (o.expire) {
-		if (parse_date(o.expire) < -1 || !hs_records_field_valid(o.expire))
-			hs_die(E_BAD_ARG, "invalid date '%s'", o.expire);
+		/* a date that parses is digits and '-': fit for the file */
+		(void)usertool_parse_expire(o.expire);
 		snprintf(kv[3].value, sizeof(kv[3].value), "%s", o.expire);
 	}
 	if (o.shell) {
@@ -570,23 +485,6 @@ static int change_defaults(void)
 	return E_SUCCESS;
 }
 
-/* ---- the global files (lib/accountset: locks, load, ordered commit) ---- */
-
-/* shadow-utils' status for a failure concerning file f */
-static int file_status(enum hs_as_file f)
-{
-	if (f == HS_AS_SUBUID || f == HS_AS_SUBGID)
-		return f == HS_AS_SUBUID ? E_SUB_UID_UPDATE : E_SUB_GID_UPDATE;
-	return f == HS_AS_GROUP || f == HS_AS_GSHADOW ? E_GRP_UPDATE : E_PW_UPDATE;
-}
-
-/* A failure the library described in msg: said; returns status. */
-static int failed_with(int status, const char *msg)
-{
-	hs_warn("%s", msg);
-	return status;
-}
-
 /* ---- the home directory: lib/homedir (hs_homedir_reserve, hs_homedir_build) ---- */
 
 /* MAIL_DIR/USER, as shadow-utils with CREATE_MAIL_SPOOL=yes: an empty
@@ -594,7 +492,7 @@ static int failed_with(int status, const char *msg)
 static void create_mail_spool(const struct hs_config *defs, const char *user, uid_t uid,
 			      gid_t gid)
 {
-	const char *maildir = hs_config_get_str(defs, "MAIL_DIR", DEFAULT_MAIL_DIR);
+	const char *maildir = usertool_mail_dir(defs);
 	_cleanup_close_ int dfd = open(maildir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_close_ int fd = -1;
 	struct group *mail = getgrnam("mail");
@@ -626,14 +524,6 @@ struct useradd_work {
 	bool prepared;                  /* a prepared journal names the home */
 };
 
-static void work_set_ids(struct hs_txn_work *w, const struct stat *parent,
-			 const struct stat *self)
-{
-	w->parent = (struct hs_txn_id){ parent->st_dev, parent->st_ino };
-	if (self)
-		w->self = (struct hs_txn_id){ self->st_dev, self->st_ino };
-}
-
 /* The user's directory in the tree, with a locked hash, under a reserved
  * name for the commit to rename into place. */
 static int build_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_gid,
@@ -656,7 +546,7 @@ struct useradd_plan {
 	const char *name, *comment, *home, *shell, *hash;
 	bool classic, user_group, proxy, create_home;
 	bool uid_shared;        /* -o with a uid an account has */
-	size_t n_groups;        /* -G: the memberships staged */
+	size_t *groups, n_groups;       /* -G: the groups' lines */
 	unsigned long uid, gid;
 	struct hs_aging aging;
 	char *home_buf;         /* home, when built from the base directory */
@@ -668,38 +558,15 @@ struct useradd_plan {
  * every edit, in memory.  Each step returns E_SUCCESS, or the exit status
  * after saying why. ---- */
 
-/* -G: every supplementary group exists, checked before any edit. */
-static int plan_check_supplementary_groups(struct hs_accountdb *gr)
-{
-	_cleanup_free_ char *list = strdup(o.groups);
-	char *save = NULL;
-
-	if (!list) {
-		hs_warn("out of memory");
-		return E_PW_UPDATE;
-	}
-	for (char *g = strtok_r(list, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
-		if (find_group(gr, g) < 0) {
-			hs_warn("group '%s' does not exist", g);
-			return E_NOTFOUND;
-		}
-	}
-	return E_SUCCESS;
-}
-
 /* -g: a group name or gid that /etc/group has. */
 static int plan_resolve_primary_group(struct hs_accountdb *gr, struct useradd_plan *u)
 {
-	long gi = find_group(gr, o.group);
+	long gi = usertool_find_group(gr, o.group);
 
-	if (gi == -2) {
-		hs_warn("invalid group ID '%s'", o.group);
-		return E_BAD_ARG;
-	}
-	if (gi < 0) {
-		hs_warn("group '%s' does not exist", o.group);
-		return E_NOTFOUND;
-	}
+	if (gi == -2)
+		return usertool_warn(E_BAD_ARG, "invalid group ID '%s'", o.group);
+	if (gi < 0)
+		return usertool_warn(E_NOTFOUND, "group '%s' does not exist", o.group);
 	u->gid = hs_accountdb_get(gr, (size_t)gi)->gr.gid;
 	return E_SUCCESS;
 }
@@ -710,24 +577,19 @@ static int plan_check_against_accounts(struct hs_accountset *s, struct useradd_p
 	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
 	int status = E_SUCCESS;
 
-	if (hs_accountdb_find(pw, u->name) >= 0) {
-		hs_warn("user '%s' already exists", u->name);
-		return E_NAME_IN_USE;
-	}
+	if (hs_accountdb_find(pw, u->name) >= 0)
+		return usertool_warn(E_NAME_IN_USE, "user '%s' already exists", u->name);
 	u->uid_shared = o.uid && hs_accountdb_find_id(pw, u->uid) >= 0;
-	if (u->uid_shared && !o.non_unique) {
-		hs_warn("UID %lu is not unique", u->uid);
-		return E_UID_IN_USE;
-	}
-	if (u->user_group && hs_accountdb_find(gr, u->name) >= 0) {
-		hs_warn("group %s exists - if you want to add this user to that group, use -g.",
-			u->name);
-		return E_NAME_IN_USE;
-	}
+	if (u->uid_shared && !o.non_unique)
+		return usertool_warn(E_UID_IN_USE, "UID %lu is not unique", u->uid);
+	if (u->user_group && hs_accountdb_find(gr, u->name) >= 0)
+		return usertool_warn(E_NAME_IN_USE, "group %s exists - if you want to add this "
+				     "user to that group, use -g.", u->name);
 	if (o.group)
 		status = plan_resolve_primary_group(gr, u);
+	/* -G: every supplementary group exists, checked before any edit */
 	if (status == E_SUCCESS && o.groups)
-		status = plan_check_supplementary_groups(gr);
+		status = usertool_find_groups(gr, o.groups, &u->groups, &u->n_groups);
 	return status;
 }
 
@@ -739,7 +601,7 @@ static int plan_avoid_leftover_owner(struct hs_accountset *s, const struct hs_co
 {
 	struct hs_idset owners = HS_IDSET_INIT, used = HS_IDSET_INIT;
 	int r = hs_ids_add_leftover_owners(&owners, u->home,
-					   hs_config_get_str(defs, "MAIL_DIR", DEFAULT_MAIL_DIR));
+					   usertool_mail_dir(defs));
 
 	if (r == 0 && hs_idset_contains(&owners, u->uid)) {
 		r = hs_idset_add_db(&used, hs_accountset_db(s, HS_AS_PASSWD));
@@ -763,11 +625,10 @@ static int plan_pick_uid(struct hs_accountset *s, const struct hs_config *defs,
 				HS_IDS_NO_PREFERENCE, &u->uid);
 	if (r == 0)
 		r = plan_avoid_leftover_owner(s, defs, u, &range);
-	if (r < 0) {
-		hs_warn("Can't get unique %sUID (%s)", o.system ? "system " : "",
-			r == -EUSERS ? "no more available UIDs" : hs_strerror(r));
-		return E_UID_IN_USE;
-	}
+	if (r < 0)
+		return usertool_warn(E_UID_IN_USE, "Can't get unique %sUID (%s)",
+				     o.system ? "system " : "",
+				     r == -EUSERS ? "no more available UIDs" : hs_strerror(r));
 	return E_SUCCESS;
 }
 
@@ -782,11 +643,10 @@ static int plan_pick_user_group_gid(struct hs_accountdb *gr, const struct hs_con
 		u->gid = u->uid;
 	else
 		r = r ?: hs_ids_pick_db(gr, &range, o.system, u->uid, &u->gid);
-	if (r < 0) {
-		hs_warn("Can't get unique %sGID (%s)", o.system ? "system " : "",
-			r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
-		return E_GRP_UPDATE;
-	}
+	if (r < 0)
+		return usertool_warn(E_GRP_UPDATE, "Can't get unique %sGID (%s)",
+				     o.system ? "system " : "",
+				     r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
 	return E_SUCCESS;
 }
 
@@ -809,27 +669,18 @@ static int plan_stage_user_group(struct hs_accountset *s, const struct hs_config
 		return status;
 	g.gid = (gid_t)u->gid;
 	if (hs_accountdb_append(gr, &g) < 0)
-		return failed_with(E_GRP_UPDATE, gr->error);
+		return usertool_warn(E_GRP_UPDATE, "%s", gr->error);
 	if (gs && hs_accountdb_find(gs, u->name) < 0 && hs_accountdb_append(gs, &sg) < 0)
-		return failed_with(E_GRP_UPDATE, gs->error);
+		return usertool_warn(E_GRP_UPDATE, "%s", gs->error);
 	return E_SUCCESS;
 }
 
 /* -G: the memberships (every group was found by plan_check_against_accounts). */
 static int plan_stage_supplementary_groups(struct hs_accountset *s, struct useradd_plan *u)
 {
-	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
-	_cleanup_free_ char *list = NULL;
-	char *save = NULL;
-
-	if (!o.groups)
-		return E_SUCCESS;
-	list = strdup(o.groups);
-	for (char *g = list ? strtok_r(list, ",", &save) : NULL; g;
-	     g = strtok_r(NULL, ",", &save)) {
-		if (hs_accountset_add_member(s, (size_t)find_group(gr, g), u->name) < 0)
-			return failed_with(E_GRP_UPDATE, s->error);
-		u->n_groups++;
+	for (size_t i = 0; i < u->n_groups; i++) {
+		if (hs_accountset_add_member(s, u->groups[i], u->name) < 0)
+			return usertool_warn(E_GRP_UPDATE, "%s", s->error);
 	}
 	return E_SUCCESS;
 }
@@ -842,6 +693,7 @@ static int plan_stage_subid_range(struct hs_accountset *s, const struct hs_confi
 	struct hs_accountdb *db = hs_accountset_db(s, k);
 	struct hs_ids_subid_conf sc;
 	struct hs_subid sub = { .owner = u->name };
+	int status = usertool_file_status(k);
 	int r;
 
 	if (!db || !db->present)
@@ -850,18 +702,15 @@ static int plan_stage_subid_range(struct hs_accountset *s, const struct hs_confi
 	if (sc.count == 0 || hs_accountdb_find(db, u->name) >= 0)
 		return E_SUCCESS;
 	r = hs_ids_subid_pick(db, &sc, &sub.start);
-	if (r < 0) {
-		if (r == -EUSERS)
-			hs_warn("Can't get unique subordinate %s range",
-				k == HS_AS_SUBUID ? "UID" : "GID");
-		else
-			hs_warn("can't create subordinate %s IDs: %s",
-				k == HS_AS_SUBUID ? "user" : "group", hs_strerror(r));
-		return file_status(k);
-	}
+	if (r == -EUSERS)
+		return usertool_warn(status, "Can't get unique subordinate %s range",
+				     k == HS_AS_SUBUID ? "UID" : "GID");
+	if (r < 0)
+		return usertool_warn(status, "can't create subordinate %s IDs: %s",
+				     k == HS_AS_SUBUID ? "user" : "group", hs_strerror(r));
 	sub.count = sc.count;
 	if (hs_accountdb_append(db, &sub) < 0)
-		return failed_with(file_status(k), db->error);
+		return usertool_warn(status, "%s", db->error);
 	return E_SUCCESS;
 }
 
@@ -899,10 +748,10 @@ static int plan_stage_passwd_line(struct hs_accountset *s, const struct useradd_
 		};
 
 		if (hs_accountdb_append(sp, &e) < 0)
-			return failed_with(E_PW_UPDATE, sp->error);
+			return usertool_warn(E_PW_UPDATE, "%s", sp->error);
 	}
 	if (hs_accountdb_append(pw, &p) < 0)
-		return failed_with(E_BAD_ARG, pw->error);
+		return usertool_warn(E_BAD_ARG, "%s", pw->error);
 	return E_SUCCESS;
 }
 
@@ -942,17 +791,8 @@ static void plan_choose_home(struct useradd_plan *u, const struct defaults *d)
 /* -e -f, or EXPIRE and INACTIVE. */
 static void plan_choose_expiry(struct useradd_plan *u, const struct defaults *d)
 {
-	long expire = parse_date(o.expire ? o.expire : d->expire);
-
-	if (expire < -1)
-		hs_die(E_BAD_ARG, "invalid date '%s'", o.expire ? o.expire : d->expire);
-	u->aging.expire = expire;
-	u->aging.inact = d->inactive;
-	if (o.inactive) {
-		u->aging.inact = parse_inactive(o.inactive);
-		if (u->aging.inact < -1)
-			hs_die(E_BAD_ARG, "invalid numeric argument '%s'", o.inactive);
-	}
+	u->aging.expire = usertool_parse_expire(o.expire ? o.expire : d->expire);
+	u->aging.inact = o.inactive ? usertool_parse_inactive(o.inactive) : d->inactive;
 }
 
 static void plan_check_arguments(struct useradd_plan *u, const struct defaults *d,
@@ -961,8 +801,8 @@ static void plan_check_arguments(struct useradd_plan *u, const struct defaults *
 	u->name = name;
 	if (!hs_names_user_valid(u->name))
 		hs_die(E_BAD_ARG, "invalid user name '%s'", u->name);
-	if (o.uid && hs_parse_ulong(o.uid, 0, HS_ID_MAX, &u->uid) < 0)
-		hs_die(E_BAD_ARG, "invalid user ID '%s'", o.uid);
+	if (o.uid)
+		u->uid = usertool_parse_uid(o.uid);
 	u->comment = o.comment ? o.comment : "";
 	if (!hs_records_field_valid(u->comment) || strlen(u->comment) > HS_GECOS_MAX)
 		hs_die(E_BAD_ARG, "invalid comment '%s'", u->comment);
@@ -979,8 +819,7 @@ static void plan_check_arguments(struct useradd_plan *u, const struct defaults *
 	hs_records_aging_init_unset(&u->aging);
 	plan_choose_expiry(u, d);
 	u->hash = o.password ? o.password : "!";
-	if (!hs_records_field_valid(u->hash) || strlen(u->hash) > HS_HASH_MAX)
-		hs_die(E_BAD_ARG, "invalid field '%s'", u->hash);
+	usertool_check_hash(u->hash);
 }
 
 /* The private group, the primary group, the home, the aging limits, from
@@ -1053,7 +892,7 @@ static int plan_lock_and_stage(struct hs_accountset *set, const struct hs_config
 	int status;
 
 	if (hs_accountset_open(set, files, HS_DB_LAZY) < 0)
-		hs_die(set->lock_failed ? E_PW_UPDATE : file_status(set->failed), "%s",
+		hs_die(set->lock_failed ? E_PW_UPDATE : usertool_file_status(set->failed), "%s",
 		       set->error);
 	status = plan_stage_account(set, defs, u);
 	if (status != E_SUCCESS)
@@ -1082,8 +921,8 @@ static int build_home(const struct useradd_plan *u, const struct hs_config *defs
 	*h = (struct hs_txn_work){
 		.kind = HS_TXN_HOME_NEW, .path = u->home, .tmp = uw->hb.tmp,
 		.uid = (uid_t)u->uid, .gid = (gid_t)u->gid, .mode = hs_homedir_mode(defs),
+		.parent = { uw->hb.parent.st_dev, uw->hb.parent.st_ino },
 	};
-	work_set_ids(h, &uw->hb.parent, NULL);
 	if (hs_globalfile_prepare(uw->w, uw->n + 1, err, sizeof(err)) < 0) {
 		hs_err_add(&uw->home_err, "cannot create directory %s: %s", u->home, err);
 		return E_HOMEDIR;
@@ -1092,7 +931,7 @@ static int build_home(const struct useradd_plan *u, const struct hs_config *defs
 	r = hs_homedir_build(&uw->hb, u->home, skel, (uid_t)u->uid, (gid_t)u->gid, &uw->home_err);
 	if (r < 0)
 		return E_HOMEDIR;
-	work_set_ids(h, &uw->hb.parent, &uw->hb.built);
+	h->self = (struct hs_txn_id){ uw->hb.built.st_dev, uw->hb.built.st_ino };
 	uw->home = h;
 	uw->n++;
 	return r == HS_HOME_INCOMPLETE ? E_HOMEDIR : E_SUCCESS;
@@ -1114,18 +953,14 @@ static int apply_tree_dir_and_global_files(struct hs_accountset *set,
 		return E_PW_UPDATE;
 	if (u->create_home)
 		*home_status = build_home(u, defs, skel, uw);
-	hs_globalfile_set_work(uw->w, uw->n);
-	if (hs_accountset_commit(set) < 0) {
-		syslog(LOG_ERR, "%s", set->error);
-		hs_warn("%s", set->error);
+	if (usertool_commit(set, uw->w, uw->n) < 0) {
 		/* nothing was committed: no directory may stay (the commit
 		 * undid its work, unless it failed before it began) */
-		hs_globalfile_set_work(NULL, 0);
 		if (uw->tree)
 			(void)hs_userdir_drop_reserved(u->treefd, uw->tree_tmp);
 		if (uw->prepared)
 			(void)hs_globalfile_recover();
-		return file_status(set->failed);
+		return usertool_file_status(set->failed);
 	}
 	if (uw->tree && uw->tree->result < 0)
 		hs_warn("cannot create %s: %s", uw->tree_path, hs_strerror(uw->tree->result));
@@ -1149,11 +984,9 @@ static int apply_password(const struct useradd_plan *u)
 		return E_SUCCESS;
 	udir = hs_userdir_open(u->treefd, u->name, (uid_t)u->uid, NULL);
 	r = udir < 0 ? udir : hs_userdir_write_shadow(udir, (uid_t)u->uid, u->auth_gid, &sh);
-	if (r < 0) {
-		hs_warn("cannot write %s/%s/shadow: %s (the password stays locked)",
-			HS_TREE_DIR, u->name, hs_strerror(r));
-		return E_PW_UPDATE;
-	}
+	if (r < 0)
+		return usertool_warn(E_PW_UPDATE, "cannot write %s/%s/shadow: %s (the password "
+				     "stays locked)", HS_TREE_DIR, u->name, hs_strerror(r));
 	return E_SUCCESS;
 }
 
@@ -1204,33 +1037,6 @@ static void log_new_account(const struct useradd_plan *u)
 		syslog(LOG_INFO, "new group: name=%s, GID=%lu", u->name, u->gid);
 }
 
-/* Once the plan knows the account, the kernel holds useradd to its job
- * (Landlock): write /etc (the global files, their locks, the tree), the
- * home's parent (the new home has no inode yet), the mail spool
- * directory, lastlog and faillog (a reused uid's records); read the
- * skeleton.  With u NULL (-D), /etc only. */
-static void confine(const struct useradd_plan *u, const struct hs_config *defs,
-		    const struct defaults *d)
-{
-	char parent[HS_PATHBUF_MAX];
-	struct hs_confine_rule rules[5 + HS_HOME_CONFINE_RULES] = {
-		{ HS_ETC_DIR, HS_CONFINE_WRITE },
-	};
-
-	if (u) {
-		if (u->create_home)
-			hs_homedir_confine_rules(u->home, parent, sizeof parent, rules + 5);
-		rules[3] = (struct hs_confine_rule){ HS_LASTLOG_FILE,
-						     HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW };
-		rules[4] = (struct hs_confine_rule){ HS_FAILLOG_FILE,
-						     HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW };
-		rules[1] = (struct hs_confine_rule){ o.skel ? o.skel : d->skel, HS_CONFINE_READ };
-		rules[2] = (struct hs_confine_rule){
-			hs_config_get_str(defs, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE };
-	}
-	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_PW_UPDATE);
-}
-
 int main(int argc, char **argv)
 {
 	struct hs_accountset set = HS_ACCOUNTSET_INIT;
@@ -1241,29 +1047,25 @@ int main(int argc, char **argv)
 	int status, home_status = E_SUCCESS;
 	sigset_t saved;
 
-	hs_cli_set_prog(hs_privs_init(argc, argv, "useradd"));
-	/* this tool may have to finish (or undo) an interrupted command's
-	 * home and tree work, its own or another's */
-	hs_txn_work_enable();
+	usertool_init(argc, argv, "useradd");
 	parse_options(argc, argv);
-	if (!hs_privs_caller_is_root())
-		hs_die(E_PW_UPDATE, "Permission denied.");
-	openlog("useradd", LOG_PID, LOG_AUTHPRIV);
-	hs_auditlog_open();
+	usertool_start();
 	load_defaults(&ucfg, &d);
 	if (o.defaults) {
 		if (!o.base && !o.expire && !o.inactive && !o.group && !o.shell) {
 			show_defaults(&d);
 			return E_SUCCESS;
 		}
-		confine(NULL, NULL, &d);
+		usertool_confine(NULL, NULL, false, NULL, NULL);
 		return change_defaults();
 	}
 	defs = load_logindefs();
 	plan_check_arguments(&u, &d, argv[optind]);
 	(void)on_exit(audit_failure, argv[optind]);
 	plan_apply_logindefs(&u, defs, &d);
-	confine(&u, defs, &d);
+	/* the new home has no inode yet: its parent gets the rule */
+	usertool_confine(usertool_mail_dir(defs), o.skel ? o.skel : d.skel, true,
+			 u.create_home ? u.home : NULL, NULL);
 	plan_open_tree(&u, defs);
 	status = plan_lock_and_stage(&set, defs, &u);
 	if (status != E_SUCCESS)
@@ -1296,6 +1098,7 @@ int main(int argc, char **argv)
 	hs_config_free(ucfg);
 	closelog();
 	free(u.home_buf);
+	free(u.groups);
 	hs_close(u.treefd);
 	return status;
 }

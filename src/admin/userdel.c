@@ -48,28 +48,15 @@
 #include "auditlog.h"
 #include "cli.h"
 #include "config.h"
-#include "globalfile.h"
-#include "homedir.h"
 #include "homepath.h"
 #include "layout.h"
 #include "names.h"
 #include "privs.h"
-#include "procs.h"
 #include "records.h"
 #include "txn.h"
 #include "userdir.h"
+#include "usertool-common.h"
 #include "util.h"
-
-/* shadow-utils' userdel(8) exit codes */
-#define E_SUCCESS     0
-#define E_PW_UPDATE   1   /* can't update password file */
-#define E_USAGE       2   /* invalid command syntax */
-#define E_NOTFOUND    6   /* specified user doesn't exist */
-#define E_USER_BUSY   8   /* user currently logged in */
-#define E_GRP_UPDATE  10  /* can't update group file */
-#define E_HOMEDIR     12  /* can't remove home directory */
-
-#define DEFAULT_MAIL_DIR "/var/mail"
 
 static bool opt_force, opt_remove;
 
@@ -116,15 +103,9 @@ static const char *parse_options(int argc, char **argv)
 			opt_remove = true;
 			break;
 		case 'Z':
-			hs_die(E_USAGE, "SELinux user mappings (--selinux-user, "
-			       "--selinux-range) are not supported");
 		case 'R':
 		case 'P':
-			/* the other root has its own login.defs, groups and
-			 * tree; only running inside it gets them right */
-			hs_die(E_USAGE, "option --%s is not supported; run userdel inside that "
-			       "root instead (chroot %s userdel ...)", c == 'R' ? "root" : "prefix",
-			       optarg);
+			usertool_die_unsupported(c, optarg);
 		case OPT_VERSION:
 			hs_print_version();
 		default:
@@ -138,6 +119,27 @@ static const char *parse_options(int argc, char **argv)
 
 /* ---- USERDEL_CMD ---- */
 
+static _Noreturn void die_not_found(const char *name)
+{
+	hs_auditlog_acct(AUDIT_DEL_USER, HS_AUDIT_OP_DEL_NOT_FOUND, name, HS_AUDITLOG_NO_ID,
+			 false);
+	hs_die(E_NOTFOUND, "user '%s' does not exist", name);
+}
+
+/* A cheap early answer for a name that is not there, before USERDEL_CMD
+ * runs (only then: without it the answer under the locks is the same);
+ * the real decision is taken under the locks. */
+static void die_if_not_in_passwd(const char *name)
+{
+	struct hs_accountdb pre = HS_ACCOUNTDB_INIT;
+	bool absent = hs_accountdb_load(&pre, HS_DB_PASSWD, HS_ETC_PASSWD, HS_DB_LAZY) == 0 &&
+		      hs_accountdb_find(&pre, name) < 0;
+
+	hs_accountdb_free(&pre);
+	if (absent)
+		die_not_found(name);
+}
+
 /* shadow-utils runs login.defs' USERDEL_CMD with the login name before
  * deleting the account (to remove at jobs, print jobs ...).  Run before
  * any lock is taken, so the command may use account tools itself. */
@@ -148,6 +150,7 @@ static void run_userdel_cmd(const char *cmd, const char *user)
 
 	if (!cmd || !cmd[0])
 		return;
+	die_if_not_in_passwd(user);
 	if (cmd[0] != '/') {
 		hs_warn("USERDEL_CMD %s is not an absolute path, not running it", cmd);
 		return;
@@ -171,13 +174,6 @@ static void run_userdel_cmd(const char *cmd, const char *user)
 }
 
 /* ---- the global files (lib/accountset: locks, load, ordered commit) ---- */
-
-/* A failure the library described in msg: said; returns status. */
-static int failed_with(int status, const char *msg)
-{
-	hs_warn("%s", msg);
-	return status;
-}
 
 /* shadow-utils' status for a failure concerning file f */
 static int file_status(enum hs_as_file f)
@@ -230,12 +226,12 @@ static int drop_private_group(struct hs_accountset *s, const char *user, gid_t g
 	}
 	r = hs_accountdb_delete(gr, (size_t)gi);
 	if (r < 0)
-		return failed_with(r, gr->error);
+		return usertool_warn(r, "%s", gr->error);
 	if (gs) {
 		long si = hs_accountdb_find(gs, user);
 
 		if (si >= 0 && hs_accountdb_delete(gs, (size_t)si) < 0)
-			return failed_with(-EIO, gs->error);
+			return usertool_warn(-EIO, "%s", gs->error);
 	}
 	return 0;
 }
@@ -252,7 +248,7 @@ static int drop_subids(struct hs_accountset *s, enum hs_as_file f, const char *u
 		for (long i = hs_accountdb_find_next(db, owners[k], 0); i >= 0;
 		     i = hs_accountdb_find_next(db, owners[k], (size_t)i + 1)) {
 			if (hs_accountdb_delete(db, (size_t)i) < 0)
-				return failed_with(-EIO, db->error);
+				return usertool_warn(-EIO, "%s", db->error);
 		}
 	}
 	return 0;
@@ -299,20 +295,27 @@ static int plan_tree_dir(const char *user, struct userdel_work *uw)
 	if (treefd == -ENOENT)
 		return 0;       /* no tree: a classic system */
 	hs_userdir_path(uw->tree_path, sizeof(uw->tree_path), user, NULL);
-	if (treefd < 0) {
-		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(treefd));
-		return treefd;
-	}
+	if (treefd < 0)
+		return usertool_warn(treefd, "cannot open %s: %s", HS_TREE_DIR,
+				     hs_strerror(treefd));
 	if (fstatat(treefd, user, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;       /* gone already: a rerun */
-	if (!add_removal(uw, HS_TXN_TREE_DEL, uw->tree_path, treefd, &st)) {
-		hs_warn("cannot open %s: %s", HS_TREE_DIR, strerror(errno));
-		return -errno;
-	}
+	if (!add_removal(uw, HS_TXN_TREE_DEL, uw->tree_path, treefd, &st))
+		return usertool_warn(-errno, "cannot open %s: %s", HS_TREE_DIR, strerror(errno));
 	return 0;
 }
 
 /* ---- the home directory and the mail spool ---- */
+
+/* The account, from its /etc/passwd line: our own copies of the strings
+ * (the db's stay valid, but be plain). */
+struct userdel_account {
+	size_t idx;             /* the line */
+	char *user, *home;
+	char *norm_home;        /* hs_homepath_normalise(home) */
+	uid_t uid;
+	gid_t gid;
+};
 
 /* Is the home also another account's home? */
 static const char *home_shared_with(struct hs_accountdb *pw, const char *user, const char *home)
@@ -339,56 +342,44 @@ static const char *home_shared_with(struct hs_accountdb *pw, const char *user, c
  * is emptied, so a process of the user's (with -f) cannot add to it or
  * move things around in it; the removal never crosses into another mount,
  * and a mount inside refuses it.  Here: the checks, before the commit. */
-static int plan_home(struct hs_accountdb *pw, const char *user, uid_t uid, const char *home,
-		     const char *dir, struct userdel_work *uw)
+static int plan_home(struct hs_accountdb *pw, const struct userdel_account *a,
+		     struct userdel_work *uw)
 {
+	const char *home = a->norm_home, *dir = a->home, *user = a->user;
 	_cleanup_close_ int parentfd = -1;
 	const char *last, *other;
 	struct stat st;
+	int r;
 
-	if (!home) {
-		hs_warn("not removing directory %s: not an absolute path without '..'", dir);
-		return E_HOMEDIR;
-	}
-	if (!home[0]) {
-		hs_warn("not removing directory %s (would remove the root directory)", dir);
-		return E_HOMEDIR;
-	}
+	if (!home)
+		return usertool_warn(E_HOMEDIR, "not removing directory %s: not an absolute path "
+				     "without '..'", dir);
+	if (!home[0])
+		return usertool_warn(E_HOMEDIR, "not removing directory %s (would remove the "
+				     "root directory)", dir);
 	other = home_shared_with(pw, user, home);
-	if (other && !opt_force) {
-		hs_warn("not removing directory %s (would remove home of user %s)", dir, other);
-		return E_HOMEDIR;
-	}
-	parentfd = hs_homepath_parent_at(home, uid, &last);
-	if (parentfd == -ENOENT) {
-		hs_warn("%s home directory (%s) not found", user, dir);
-		return E_SUCCESS;
-	}
-	if (parentfd < 0) {
-		hs_warn("not removing directory %s: %s", dir, hs_homepath_parent_error(parentfd));
-		return E_HOMEDIR;
-	}
-	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (errno == ENOENT) {
-			hs_warn("%s home directory (%s) not found", user, dir);
-			return E_SUCCESS;
-		}
-		hs_warn("cannot remove %s: %s", dir, strerror(errno));
-		return E_HOMEDIR;
-	}
-	if (!S_ISLNK(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		hs_warn("not removing %s: %s", dir, hs_strerror(-HS_E_NOTDIR));
-		return E_HOMEDIR;
-	}
-	if (S_ISDIR(st.st_mode) && st.st_uid != uid && !opt_force) {
-		hs_warn("%s not owned by %s, not removing", dir, user);
-		return E_HOMEDIR;
-	}
+	if (other && !opt_force)
+		return usertool_warn(E_HOMEDIR, "not removing directory %s (would remove home of "
+				     "user %s)", dir, other);
+	parentfd = hs_homepath_parent_at(home, a->uid, &last);
+	r = parentfd;
+	if (parentfd >= 0)
+		r = fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	if (r == -ENOENT)
+		return usertool_warn(E_SUCCESS, "%s home directory (%s) not found", user, dir);
+	if (parentfd < 0)
+		return usertool_warn(E_HOMEDIR, "not removing directory %s: %s", dir,
+				     hs_homepath_parent_error(r));
+	if (r < 0)
+		return usertool_warn(E_HOMEDIR, "cannot remove %s: %s", dir, hs_strerror(r));
+	if (!S_ISLNK(st.st_mode) && !S_ISDIR(st.st_mode))
+		return usertool_warn(E_HOMEDIR, "not removing %s: %s", dir,
+				     hs_strerror(-HS_E_NOTDIR));
+	if (S_ISDIR(st.st_mode) && st.st_uid != a->uid && !opt_force)
+		return usertool_warn(E_HOMEDIR, "%s not owned by %s, not removing", dir, user);
 	uw->home = add_removal(uw, HS_TXN_HOME_DEL, home, parentfd, &st);
-	if (!uw->home) {
-		hs_warn("cannot remove %s: %s", dir, strerror(errno));
-		return E_HOMEDIR;
-	}
+	if (!uw->home)
+		return usertool_warn(E_HOMEDIR, "cannot remove %s: %s", dir, strerror(errno));
 	return E_SUCCESS;
 }
 
@@ -400,14 +391,12 @@ static int report_home(const char *user, const char *dir, const struct hs_txn_wo
 			syslog(LOG_INFO, "removed home directory '%s' of user '%s'", dir, user);
 		return E_SUCCESS;
 	}
-	if (w->result == -EXDEV || w->result == -ENAMETOOLONG) {
-		hs_warn("not removing directory %s: %s %s%s%s", dir,
-			w->result == -EXDEV ? "a file system is mounted at" :
-			"nested too deeply at", dir, w->where[0] ? "/" : "", w->where);
-		return E_HOMEDIR;
-	}
-	hs_warn("error removing directory %s: %s", dir, hs_strerror(w->result));
-	return E_HOMEDIR;
+	if (w->result == -EXDEV || w->result == -ENAMETOOLONG)
+		return usertool_warn(E_HOMEDIR, "not removing directory %s: %s %s%s%s", dir,
+				     w->result == -EXDEV ? "a file system is mounted at" :
+				     "nested too deeply at", dir, w->where[0] ? "/" : "", w->where);
+	return usertool_warn(E_HOMEDIR, "error removing directory %s: %s", dir,
+			     hs_strerror(w->result));
 }
 
 /* MAIL_DIR/USER: a regular file of the user's (or, with -f, anyone's);
@@ -415,7 +404,7 @@ static int report_home(const char *user, const char *dir, const struct hs_txn_wo
 static void plan_mail_spool(const struct hs_config *cfg, const char *user, uid_t uid,
 			    struct userdel_work *uw)
 {
-	const char *maildir = hs_config_get_str(cfg, "MAIL_DIR", DEFAULT_MAIL_DIR);
+	const char *maildir = usertool_mail_dir(cfg);
 	_cleanup_close_ int dirfd = -1;
 	char *path = uw->spool_path;
 	struct stat st;
@@ -451,29 +440,30 @@ static void plan_mail_spool(const struct hs_config *cfg, const char *user, uid_t
 
 /* Under the locks: every edit, in memory.  E_SUCCESS, or the exit status
  * after saying why. */
-static int edit_files(struct hs_accountset *s, const struct hs_config *cfg, size_t idx,
-		      const char *user, uid_t uid, gid_t gid)
+static int edit_files(struct hs_accountset *s, const struct hs_config *cfg,
+		      const struct userdel_account *a)
 {
+	const char *user = a->user;
 	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
 	struct hs_accountdb *sp = hs_accountset_db(s, HS_AS_SHADOW);
 	char uidstr[24];
 	bool uid_shared;
 
-	if (hs_accountdb_delete(pw, idx) < 0)
-		return failed_with(E_PW_UPDATE, pw->error);
+	if (hs_accountdb_delete(pw, a->idx) < 0)
+		return usertool_warn(E_PW_UPDATE, "%s", pw->error);
 	if (sp) {
 		long si = hs_accountdb_find(sp, user);
 
 		if (si >= 0 && hs_accountdb_delete(sp, (size_t)si) < 0)
-			return failed_with(E_PW_UPDATE, sp->error);
+			return usertool_warn(E_PW_UPDATE, "%s", sp->error);
 	}
 	if (hs_accountset_forget_user(s, user) < 0)
-		return failed_with(E_GRP_UPDATE, s->error);
+		return usertool_warn(E_GRP_UPDATE, "%s", s->error);
 	if (hs_config_get_bool(cfg, "USERGROUPS_ENAB", false) &&
-	    drop_private_group(s, user, gid) < 0)
+	    drop_private_group(s, user, a->gid) < 0)
 		return E_GRP_UPDATE;
-	uid_shared = hs_accountdb_find_id(pw, uid) >= 0;
-	snprintf(uidstr, sizeof(uidstr), "%lu", (unsigned long)uid);
+	uid_shared = hs_accountdb_find_id(pw, a->uid) >= 0;
+	snprintf(uidstr, sizeof(uidstr), "%lu", (unsigned long)a->uid);
 	if (drop_subids(s, HS_AS_SUBUID, user, uid_shared ? NULL : uidstr) < 0 ||
 	    drop_subids(s, HS_AS_SUBGID, user, uid_shared ? NULL : uidstr) < 0)
 		return E_PW_UPDATE;
@@ -524,164 +514,122 @@ static void audit_deleted(const struct userdel_audit *a, const char *user, uid_t
 		hs_auditlog_acct(AUDIT_DEL_USER, HS_AUDIT_OP_DEL_HOME, NULL, uid, true);
 }
 
-static _Noreturn void die_not_found(const char *name)
+/* Under the locks: the account named, or exit 6. */
+static void find_account(struct hs_accountset *s, const char *name, struct userdel_account *a)
 {
-	hs_auditlog_acct(AUDIT_DEL_USER, HS_AUDIT_OP_DEL_NOT_FOUND, name, HS_AUDITLOG_NO_ID,
-			 false);
-	hs_die(E_NOTFOUND, "user '%s' does not exist", name);
+	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
+	long idx = hs_accountdb_find(pw, name);
+	const struct hs_passwd *ent;
+
+	if (idx < 0) {
+		hs_accountset_close(s);
+		die_not_found(name);
+	}
+	ent = &hs_accountdb_get(pw, (size_t)idx)->pw;
+	a->idx = (size_t)idx;
+	a->user = strdup(ent->name);
+	a->home = strdup(ent->dir);
+	a->uid = ent->uid;
+	a->gid = ent->gid;
+	a->norm_home = a->home ? hs_homepath_normalise(a->home) : NULL;
+	if (!a->user || !a->home) {
+		hs_accountset_close(s);
+		hs_die(E_PW_UPDATE, "out of memory");
+	}
 }
 
-/* Once the account is found (USERDEL_CMD has run, unconfined), the
- * kernel holds userdel to its job (Landlock): write /etc (the global
- * files, their locks, the tree), the mail spool directory and, with -r,
- * the home and the right to remove it from its parent. */
-static void confine(const struct hs_config *cfg, const char *home)
+/* Every edit, in memory, and what the audit events will say of them. */
+static int plan_edits(struct hs_accountset *s, const struct hs_config *cfg,
+		      const struct userdel_account *a, struct userdel_audit *audit)
 {
-	char parent[HS_PATHBUF_MAX];
-	struct hs_confine_rule rules[2 + HS_HOME_CONFINE_RULES] = {
-		{ HS_ETC_DIR, HS_CONFINE_WRITE },
-		{ hs_config_get_str(cfg, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE },
-	};
+	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
+	struct hs_accountdb *gs = hs_accountset_db(s, HS_AS_GSHADOW);
+	bool had_group = hs_accountdb_find(gr, a->user) >= 0;
+	int status;
 
-	if (opt_remove)
-		hs_homedir_confine_rules(home, parent, sizeof parent, rules + 2);
-	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_PW_UPDATE);
+	audit->in_group = count_memberships(gr, a->user);
+	audit->in_gshadow = count_memberships(gs, a->user);
+	audit->gshadow = gs != NULL;
+	status = edit_files(s, cfg, a);
+	audit->private_group = had_group && hs_accountdb_find(gr, a->user) < 0;
+	return status;
+}
+
+/* The commit (see the top of the file for the order), then what became
+ * of the removals. */
+static int commit(struct hs_accountset *s, const struct userdel_account *a,
+		  struct userdel_work *uw, const struct userdel_audit *audit,
+		  int home_status)
+{
+	int r, status = E_SUCCESS;
+	sigset_t saved;
+
+	hs_privs_block_signals(&saved);
+	r = usertool_commit(s, uw->w, uw->n);
+	hs_privs_restore_signals(&saved);
+	if (r < 0)
+		return file_status(s->failed);
+	syslog(LOG_INFO, "delete user '%s'", a->user);
+	audit_deleted(audit, a->user, a->uid, opt_remove && home_status == E_SUCCESS && uw->home);
+	if (uw->n && uw->w[0].kind == HS_TXN_TREE_DEL && uw->w[0].result < 0)
+		status = usertool_warn(E_PW_UPDATE, "cannot remove %s: %s", uw->tree_path,
+				       hs_strerror(uw->w[0].result));
+	if (uw->spool && uw->spool->result < 0)
+		hs_warn("cannot remove %s: %s", uw->spool_path, hs_strerror(uw->spool->result));
+	if (opt_remove) {
+		int hs = home_status != E_SUCCESS ? home_status : report_home(a->user, a->home,
+									       uw->home);
+
+		if (hs != E_SUCCESS)
+			status = hs;
+	}
+	return status;
 }
 
 int main(int argc, char **argv)
 {
 	struct hs_accountset set = HS_ACCOUNTSET_INIT;
-	struct hs_config *cfg = NULL;
-	_cleanup_free_ char *user = NULL;
-	_cleanup_free_ char *home = NULL;
-	_cleanup_free_ char *norm_home = NULL;
+	struct userdel_account a = { .user = NULL };
 	struct userdel_work uw = { .n = 0 };
 	struct userdel_audit audit = { .in_group = 0 };
-	int home_status = E_SUCCESS;
-	const char *name, *userdel_cmd;
-	const struct hs_passwd *ent;
-	sigset_t saved;
-	pid_t busy;
-	long idx;
-	uid_t uid;
-	gid_t gid;
-	int r, status = E_SUCCESS;
+	int status, home_status = E_SUCCESS;
+	struct hs_config *cfg;
+	const char *name;
 
-	hs_cli_set_prog(hs_privs_init(argc, argv, "userdel"));
-	/* this tool may have to finish (or undo) an interrupted command's
-	 * home and tree work, its own or another's */
-	hs_txn_work_enable();
+	usertool_init(argc, argv, "userdel");
 	name = parse_options(argc, argv);
-	if (!hs_privs_caller_is_root())
-		hs_die(E_PW_UPDATE, "Permission denied.");
-	openlog("userdel", LOG_PID, LOG_AUTHPRIV);
-	hs_auditlog_open();
+	usertool_start();
 	/* an invalid name names no account, and never reaches a path */
 	if (!hs_names_user_valid(name))
 		die_not_found(name);
+	cfg = usertool_load_logindefs();
+	run_userdel_cmd(hs_config_get_str(cfg, "USERDEL_CMD", NULL), name);
 
-	r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, (void *)hs_cli_prog(),
-			      &cfg);
-	if (r < 0)
-		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
-
-	/* Cheap early answer for a name that is not there, before USERDEL_CMD
-	 * runs (only then: without it the answer under the locks below is the
-	 * same); the real decision is taken under the locks. */
-	userdel_cmd = hs_config_get_str(cfg, "USERDEL_CMD", NULL);
-	if (userdel_cmd && userdel_cmd[0]) {
-		struct hs_accountdb pre = HS_ACCOUNTDB_INIT;
-
-		if (hs_accountdb_load(&pre, HS_DB_PASSWD, HS_ETC_PASSWD, HS_DB_LAZY) == 0 &&
-		    hs_accountdb_find(&pre, name) < 0) {
-			hs_accountdb_free(&pre);
-			die_not_found(name);
-		}
-		hs_accountdb_free(&pre);
-		run_userdel_cmd(userdel_cmd, name);
-	}
-
-	r = hs_accountset_open(&set, HS_AS_ALL_FILES, HS_DB_LAZY);
-	if (r < 0)
+	if (hs_accountset_open(&set, HS_AS_ALL_FILES, HS_DB_LAZY) < 0)
 		hs_die(set.lock_failed ? E_PW_UPDATE : file_status(set.failed), "%s", set.error);
-	idx = hs_accountdb_find(hs_accountset_db(&set, HS_AS_PASSWD), name);
-	if (idx < 0) {
-		hs_accountset_close(&set);
-		die_not_found(name);
-	}
-	ent = &hs_accountdb_get(hs_accountset_db(&set, HS_AS_PASSWD), (size_t)idx)->pw;
-	/* our own copies: the db's strings stay valid, but be plain */
-	user = strdup(ent->name);
-	home = strdup(ent->dir);
-	uid = ent->uid;
-	gid = ent->gid;
-	norm_home = hs_homepath_normalise(home);
-	if (!user || !home) {
-		hs_accountset_close(&set);
-		hs_die(E_PW_UPDATE, "out of memory");
-	}
-
-	busy = opt_force ? 0 : hs_procs_user_busy(uid);
-	if (busy) {
-		hs_accountset_close(&set);
-		hs_die(E_USER_BUSY, "user %s is currently used by process %ld", user, (long)busy);
-	}
+	find_account(&set, name, &a);
+	if (!opt_force)
+		usertool_die_if_busy(&set, a.user, a.uid);
 	/* after the busy check: confined, it could not follow the
-	 * /proc/PID/root of processes outside its domain */
-	confine(cfg, home);
+	 * /proc/PID/root of processes outside its domain.  With -r, the home
+	 * and the right to remove it from its parent. */
+	usertool_confine(usertool_mail_dir(cfg), NULL, false, opt_remove ? a.home : NULL, NULL);
 
-	/* ---- every edit, in memory ---- */
-	audit.in_group = count_memberships(hs_accountset_db(&set, HS_AS_GROUP), user);
-	audit.in_gshadow = count_memberships(hs_accountset_db(&set, HS_AS_GSHADOW), user);
-	audit.gshadow = hs_accountset_db(&set, HS_AS_GSHADOW) != NULL;
-	audit.private_group = hs_accountdb_find(hs_accountset_db(&set, HS_AS_GROUP), user) >= 0;
-	status = edit_files(&set, cfg, (size_t)idx, user, uid, gid);
-	audit.private_group = audit.private_group &&
-			      hs_accountdb_find(hs_accountset_db(&set, HS_AS_GROUP), user) < 0;
-	if (status != E_SUCCESS) {
-		hs_accountset_close(&set);
-		return status;
-	}
-
-	/* ---- what goes with the account, checked and named ---- */
-	if (plan_tree_dir(user, &uw) < 0) {
-		hs_accountset_close(&set);
-		return E_PW_UPDATE;
-	}
-	if (opt_remove) {
-		plan_mail_spool(cfg, user, uid, &uw);
-		home_status = plan_home(hs_accountset_db(&set, HS_AS_PASSWD), user, uid,
-					norm_home, home, &uw);
-	}
-
-	/* ---- the commit: see the top of the file for the order ---- */
-	hs_privs_block_signals(&saved);
-	hs_globalfile_set_work(uw.w, uw.n);
-	if (hs_accountset_commit(&set) < 0) {
-		syslog(LOG_ERR, "%s", set.error);
-		hs_warn("%s", set.error);
-		hs_globalfile_set_work(NULL, 0);
-		hs_privs_restore_signals(&saved);
-		hs_accountset_close(&set);
-		return file_status(set.failed);
-	}
-	hs_privs_restore_signals(&saved);
-	syslog(LOG_INFO, "delete user '%s'", user);
-	audit_deleted(&audit, user, uid, opt_remove && home_status == E_SUCCESS && uw.home);
-	if (uw.n && uw.w[0].kind == HS_TXN_TREE_DEL && uw.w[0].result < 0) {
-		hs_warn("cannot remove %s: %s", uw.tree_path, hs_strerror(uw.w[0].result));
+	status = plan_edits(&set, cfg, &a, &audit);
+	/* what goes with the account, checked and named */
+	if (status == E_SUCCESS && plan_tree_dir(a.user, &uw) < 0)
 		status = E_PW_UPDATE;
+	if (status == E_SUCCESS && opt_remove) {
+		plan_mail_spool(cfg, a.user, a.uid, &uw);
+		home_status = plan_home(hs_accountset_db(&set, HS_AS_PASSWD), &a, &uw);
 	}
-	if (uw.spool && uw.spool->result < 0)
-		hs_warn("cannot remove %s: %s", uw.spool_path, hs_strerror(uw.spool->result));
-	if (opt_remove) {
-		int hs = home_status != E_SUCCESS ? home_status : report_home(user, home, uw.home);
-
-		if (hs != E_SUCCESS)
-			status = hs;
-	}
+	if (status == E_SUCCESS)
+		status = commit(&set, &a, &uw, &audit, home_status);
 	hs_accountset_close(&set);
 	hs_config_free(cfg);
 	closelog();
+	free(a.user);
+	free(a.home);
+	free(a.norm_home);
 	return status;
 }

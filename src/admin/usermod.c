@@ -39,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,36 +54,19 @@
 #include "cli.h"
 #include "config.h"
 #include "fileio.h"
-#include "homedir.h"
 #include "homepath.h"
 #include "logrecords.h"
 #include "layout.h"
 #include "names.h"
-#include "policy.h"
 #include "privs.h"
-#include "procs.h"
 #include "records.h"
 #include "shells.h"
 #include "userdir.h"
+#include "usertool-common.h"
 #include "util.h"
 #include "walk.h"
 #include "txn.h"
 
-/* shadow-utils' usermod exit codes */
-#define E_SUCCESS      0
-#define E_PW_UPDATE    1   /* can't update password file */
-#define E_USAGE        2   /* invalid command syntax */
-#define E_BAD_ARG      3   /* invalid argument to option */
-#define E_UID_IN_USE   4   /* UID already in use (and no -o) */
-#define E_NOTFOUND     6   /* specified user/group doesn't exist */
-#define E_USER_BUSY    8   /* user to modify is logged in */
-#define E_NAME_IN_USE  9   /* username already in use */
-#define E_GRP_UPDATE   10  /* can't update group file */
-#define E_HOMEDIR      12  /* unable to complete the move of the home directory */
-#define E_SUB_UID_UPDATE 16  /* can't update the subordinate uid file */
-#define E_SUB_GID_UPDATE 18  /* can't update the subordinate gid file */
-
-#define DEFAULT_MAIL_DIR "/var/mail"
 #define RESERVED_PREFIX ".usermod-l."
 
 static struct {
@@ -150,7 +134,6 @@ static _Noreturn void usage(int status)
 
 struct subid_range {
 	unsigned long first, last;
-	const char *arg;
 };
 
 /* The ranges of -v, -V, -w, -W, in the order given. */
@@ -176,7 +159,6 @@ static int parse_subid_range(const char *arg, struct subid_range *out)
 	    hs_parse_ulong(dash + 1, 0, HS_ID_MAX + 1, &out->last) < 0 ||
 	    out->first > out->last || out->last - out->first + 1 > HS_ID_MAX)
 		return -HS_E_RANGE;
-	out->arg = arg;
 	return 0;
 }
 
@@ -239,7 +221,6 @@ static void parse_options(int argc, char **argv)
 		{ "version",      no_argument,       NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned long v;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "abc:d:e:f:g:G:hl:Lmop:P:rR:s:u:Uv:V:w:W:Z:",
@@ -266,17 +247,11 @@ static void parse_options(int argc, char **argv)
 		case 'U': o.unlock = true; break;
 		case 'P':
 		case 'R':
-			/* the other root has its own login.defs, groups and
-			 * tree; only running inside it gets them right */
-			hs_die(E_USAGE, "option --%s is not supported; run usermod inside that "
-			       "root instead (chroot %s usermod ...)", c == 'R' ? "root" : "prefix",
-			       optarg);
+		case 'Z':
+			usertool_die_unsupported(c, optarg);
 		case 'v': case 'V': case 'w': case 'W':
 			add_subid_op(c, optarg);
 			break;
-		case 'Z':
-			hs_die(E_USAGE, "SELinux user mappings (--selinux-user, "
-			       "--selinux-range) are not supported");
 		case OPT_SELF_SERVICE: o.self_service = 1; break;
 		case OPT_NO_SELF_SERVICE: o.self_service = -1; break;
 		case OPT_VERSION:
@@ -302,44 +277,32 @@ static void parse_options(int argc, char **argv)
 			usage(E_USAGE);
 		}
 	}
+}
+
+/* Every value given, checked before anything is opened. */
+static void check_arguments(void)
+{
 	if (o.comment && !hs_records_field_valid(o.comment))
 		hs_die(E_BAD_ARG, "invalid field '%s'", o.comment);
 	if (o.home && (!hs_records_field_valid(o.home) || o.home[0] != '/'))
 		hs_die(E_BAD_ARG, "invalid field '%s'", o.home);
 	if (o.shell && (!hs_records_field_valid(o.shell) || (o.shell[0] && o.shell[0] != '/')))
 		hs_die(E_BAD_ARG, "invalid field '%s'", o.shell);
-	if (o.password && (!hs_records_field_valid(o.password) || strlen(o.password) > HS_HASH_MAX))
-		hs_die(E_BAD_ARG, "invalid field '%s'", o.password);
+	if (o.password)
+		usertool_check_hash(o.password);
 	if (o.login && !hs_names_user_valid(o.login))
 		hs_die(E_BAD_ARG, "invalid user name '%s'", o.login);
-	if (o.expire && hs_policy_parse_day(o.expire, &new_expire) < 0)
-		hs_die(E_BAD_ARG, "invalid date '%s'", o.expire);
-	if (o.inactive) {
-		if (strcmp(o.inactive, "-1") == 0)
-			new_inactive = HS_UNSET;
-		else if (hs_parse_ulong(o.inactive, 0, HS_DAYS_MAX, &v) == 0)
-			new_inactive = (long)v;
-		else
-			hs_die(E_BAD_ARG, "invalid numeric argument '%s'", o.inactive);
-	}
-	if (o.uid) {
-		if (hs_parse_ulong(o.uid, 0, HS_ID_MAX, &v) < 0)
-			hs_die(E_BAD_ARG, "invalid user ID '%s'", o.uid);
-		new_uid = (uid_t)v;
-	}
+	if (o.expire)
+		new_expire = usertool_parse_expire(o.expire);
+	if (o.inactive)
+		new_inactive = usertool_parse_inactive(o.inactive);
+	if (o.uid)
+		new_uid = (uid_t)usertool_parse_uid(o.uid);
 }
 
 /* ---- the global files (lib/accountset: locks, load, ordered commit) ---- */
 
 static struct hs_accountset set = HS_ACCOUNTSET_INIT;
-
-/* shadow-utils' status for a failure concerning file f */
-static int file_status(enum hs_as_file f)
-{
-	if (f == HS_AS_SUBUID || f == HS_AS_SUBGID)
-		return f == HS_AS_SUBUID ? E_SUB_UID_UPDATE : E_SUB_GID_UPDATE;
-	return f == HS_AS_GROUP || f == HS_AS_GSHADOW ? E_GRP_UPDATE : E_PW_UPDATE;
-}
 
 static _Noreturn void fail(int status)
 {
@@ -347,10 +310,15 @@ static _Noreturn void fail(int status)
 	exit(status);
 }
 
-/* A failure the library described in msg. */
-static _Noreturn void fail_with(int status, const char *msg)
+/* Say why ("prog: MESSAGE"), then fail. */
+static _Noreturn __attribute__((format(printf, 2, 3))) void fail_with(int status,
+									const char *fmt, ...)
 {
-	hs_warn("%s", msg);
+	va_list ap;
+
+	va_start(ap, fmt);
+	hs_vwarn(fmt, ap);
+	va_end(ap);
 	fail(status);
 }
 
@@ -369,18 +337,14 @@ static bool requested(const char **names, size_t n, const char *name)
 	return false;
 }
 
-/* -g and -G: a group name, or failing that a gid, that /etc/group has. */
+/* -g and -G: a group that /etc/group has (a spelling that is no valid
+ * name or number names none). */
 static const struct hs_group *find_group(struct hs_accountdb *gr, const char *spec)
 {
-	long gi = hs_names_group_valid(spec) ? hs_accountdb_find(gr, spec) : -1;
-	unsigned long gid;
+	long gi = usertool_find_group(gr, spec);
 
-	if (gi < 0 && hs_parse_ulong(spec, 0, HS_ID_MAX, &gid) == 0)
-		gi = hs_accountdb_find_id(gr, gid);
-	if (gi < 0) {
-		hs_warn("group '%s' does not exist", spec);
-		fail(E_NOTFOUND);
-	}
+	if (gi < 0)
+		fail_with(E_NOTFOUND, "group '%s' does not exist", spec);
 	return &hs_accountdb_get(gr, (size_t)gi)->gr;
 }
 
@@ -388,19 +352,19 @@ static const struct hs_group *find_group(struct hs_accountdb *gr, const char *sp
 static void edit_groups(const char *user)
 {
 	struct hs_accountdb *gr = db(HS_AS_GROUP);
-	_cleanup_free_ char *copy = strdup(o.groups);
+	_cleanup_free_ size_t *idx = NULL;
 	_cleanup_free_ const char **names = NULL;
-	char *tok, *save = NULL;
-	size_t n = 0;
+	size_t n;
+	int status = usertool_find_groups(gr, o.groups, &idx, &n);
 
-	names = calloc(strlen(o.groups) + 1, sizeof(*names));
+	if (status != E_SUCCESS)
+		fail(status);
+	names = calloc(n + 1, sizeof(*names));
 	changed.groups = calloc(gr->n_lines + 1, 1);
-	if (!copy || !names || !changed.groups) {
-		hs_warn("out of memory");
-		fail(E_PW_UPDATE);
-	}
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		names[n++] = find_group(gr, tok)->name;
+	if (!names || !changed.groups)
+		fail_with(E_PW_UPDATE, "out of memory");
+	for (size_t k = 0; k < n; k++)
+		names[k] = hs_accountdb_get(gr, idx[k])->gr.name;
 	for (size_t i = 0; i < gr->n_lines; i++) {
 		const union hs_dbrec *rec = hs_accountdb_get(gr, i);
 		bool named, member, want;
@@ -416,7 +380,7 @@ static void edit_groups(const char *user)
 		r = want ? hs_accountset_add_member(&set, i, user)
 			 : hs_accountset_remove_member(&set, i, user);
 		if (r < 0)
-			fail_with(E_GRP_UPDATE, set.error);
+			fail_with(E_GRP_UPDATE, "%s", set.error);
 	}
 }
 
@@ -501,25 +465,22 @@ static void edit_subids(const char *user, const char *new_name)
 		struct hs_accountdb *sub = db(files[k]);
 		const struct subid_ops *ops = &subid_ops[k];
 		const char *what = k ? "gid" : "uid";
+		int status = usertool_file_status(files[k]);
 
-		if (!sub && (ops->n_add || ops->n_del)) {
-			hs_warn("%s does not exist, you cannot use the flags %s or %s",
-				hs_accountset_path(files[k]), k ? "-w" : "-v", k ? "-W" : "-V");
-			fail(E_USAGE);
-		}
+		if (!sub && (ops->n_add || ops->n_del))
+			fail_with(E_USAGE, "%s does not exist, you cannot use the flags %s or %s",
+				  hs_accountset_path(files[k]), k ? "-w" : "-v", k ? "-W" : "-V");
 		for (size_t i = 0; i < ops->n_del; i++) {
-			if (subid_remove(sub, user, &ops->del[i]) < 0) {
-				hs_warn("failed to remove %s range %lu-%lu from '%s': %s", what,
-					ops->del[i].first, ops->del[i].last, sub->path, sub->error);
-				fail(file_status(files[k]));
-			}
+			if (subid_remove(sub, user, &ops->del[i]) < 0)
+				fail_with(status, "failed to remove %s range %lu-%lu from '%s': %s",
+					  what, ops->del[i].first, ops->del[i].last, sub->path,
+					  sub->error);
 		}
 		for (size_t i = 0; i < ops->n_add; i++) {
-			if (subid_add(sub, user, &ops->add[i]) < 0) {
-				hs_warn("failed to add %s range %lu-%lu to '%s': %s", what,
-					ops->add[i].first, ops->add[i].last, sub->path, sub->error);
-				fail(file_status(files[k]));
-			}
+			if (subid_add(sub, user, &ops->add[i]) < 0)
+				fail_with(status, "failed to add %s range %lu-%lu to '%s': %s",
+					  what, ops->add[i].first, ops->add[i].last, sub->path,
+					  sub->error);
 		}
 		for (long i = sub && new_name ? hs_accountdb_find_next(sub, user, 0) : -1; i >= 0;
 		     i = hs_accountdb_find_next(sub, user, (size_t)i + 1)) {
@@ -527,7 +488,7 @@ static void edit_subids(const char *user, const char *new_name)
 
 			e.owner = new_name;
 			if (hs_accountdb_replace(sub, (size_t)i, &e) < 0)
-				fail_with(file_status(files[k]), sub->error);
+				fail_with(status, "%s", sub->error);
 		}
 	}
 }
@@ -543,19 +504,16 @@ static const char *new_hash(const char *user, const char *hash, char *buf, size_
 	if (o.password) {
 		h = o.password;
 	} else if (o.lock && hash[0] != '!') {
-		if (snprintf(buf, size, "!%s", hash) >= (int)size) {
-			hs_warn("password hash of user %s is too long", user);
-			fail(E_PW_UPDATE);
-		}
+		if (snprintf(buf, size, "!%s", hash) >= (int)size)
+			fail_with(E_PW_UPDATE, "password hash of user %s is too long", user);
 		h = buf;
 	} else if (o.unlock && hash[0] == '!') {
 		if (hash[1] == '\0') {
 			/* shadow-utils: refusing is better than an account
 			 * without a password */
-			hs_warn("unlocking the user's password would result in a passwordless "
-				"account.\nYou should set a password with usermod -p to unlock "
-				"this user's password.");
-			fail(E_PW_UPDATE);
+			fail_with(E_PW_UPDATE, "unlocking the user's password would result in "
+				  "a passwordless account.\nYou should set a password with usermod "
+				  "-p to unlock this user's password.");
 		}
 		h = hash + 1;
 	}
@@ -693,59 +651,46 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 	_cleanup_close_ int nfd = -1;
 	const char *olast, *nlast;
 	struct stat st;
-	int st_err = 0;
+	int r;
 
-	if (!from || !to || !from[0] || !to[0]) {
-		hs_warn("cannot move home directory %s to %s: not an absolute path without '..'",
-			old_dir, new_dir);
-		return E_HOMEDIR;
-	}
+	if (!from || !to || !from[0] || !to[0])
+		return usertool_warn(E_HOMEDIR, "cannot move home directory %s to %s: not an "
+				     "absolute path without '..'", old_dir, new_dir);
 	if (strcmp(from, to) == 0)
 		return E_SUCCESS;
-	if (strncmp(to, from, strlen(from)) == 0 && to[strlen(from)] == '/') {
-		hs_warn("cannot move home directory %s into itself (%s)", old_dir, new_dir);
-		return E_HOMEDIR;
-	}
+	if (strncmp(to, from, strlen(from)) == 0 && to[strlen(from)] == '/')
+		return usertool_warn(E_HOMEDIR, "cannot move home directory %s into itself (%s)",
+				     old_dir, new_dir);
 	ofd = hs_homepath_parent_at(from, uid, &olast);
-	if (ofd >= 0 && fstatat(ofd, olast, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		st_err = -errno;
-	if (ofd == -ENOENT || st_err == -ENOENT) {
-		/* shadow-utils: nothing to move, and no new home is made */
-		hs_warn("The previous home directory (%s) does not exist; not moving it",
-			old_dir);
-		return E_SUCCESS;
-	}
-	if (ofd < 0) {
-		hs_warn("cannot move home directory %s: %s", old_dir, hs_homepath_parent_error(ofd));
-		return E_HOMEDIR;
-	}
-	if (st_err < 0) {
-		hs_warn("cannot move home directory %s: %s", old_dir, hs_strerror(st_err));
-		return E_HOMEDIR;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		hs_warn("The previous home directory (%s) was not a directory. It is not "
-			"removed and no home directories are created.", old_dir);
-		return E_HOMEDIR;
-	}
+	r = ofd;
+	if (ofd >= 0)
+		r = fstatat(ofd, olast, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	/* shadow-utils: nothing to move, and no new home is made */
+	if (r == -ENOENT)
+		return usertool_warn(E_SUCCESS, "The previous home directory (%s) does not exist; "
+				     "not moving it", old_dir);
+	if (r < 0)
+		return usertool_warn(E_HOMEDIR, "cannot move home directory %s: %s", old_dir,
+				     hs_homepath_parent_error(r));
+	if (!S_ISDIR(st.st_mode))
+		return usertool_warn(E_HOMEDIR, "The previous home directory (%s) was not a "
+				     "directory. It is not removed and no home directories are "
+				     "created.", old_dir);
 	nfd = hs_homepath_parent_at(to, uid, &nlast);
-	if (nfd < 0) {
-		hs_warn("cannot move home directory to %s: %s", new_dir, hs_homepath_parent_error(nfd));
-		return E_HOMEDIR;
-	}
-	if (renameat2(ofd, olast, nfd, nlast, RENAME_NOREPLACE) < 0) {
-		if (errno == EEXIST)
-			hs_warn("directory %s exists", new_dir);
-		else if (errno == EXDEV)
-			hs_warn("cannot move home directory %s to %s: they are on different file "
-				"systems, and usermod does not copy homes; copy it yourself, then "
-				"run usermod -d without -m", old_dir, new_dir);
-		else
-			hs_warn("cannot rename directory %s to %s: %s", old_dir, new_dir,
-				strerror(errno));
-		return E_HOMEDIR;
-	}
-	return E_SUCCESS;
+	if (nfd < 0)
+		return usertool_warn(E_HOMEDIR, "cannot move home directory to %s: %s", new_dir,
+				     hs_homepath_parent_error(nfd));
+	if (renameat2(ofd, olast, nfd, nlast, RENAME_NOREPLACE) == 0)
+		return E_SUCCESS;
+	if (errno == EEXIST)
+		return usertool_warn(E_HOMEDIR, "directory %s exists", new_dir);
+	if (errno == EXDEV)
+		return usertool_warn(E_HOMEDIR, "cannot move home directory %s to %s: they are "
+				     "on different file systems, and usermod does not copy homes; "
+				     "copy it yourself, then run usermod -d without -m", old_dir,
+				     new_dir);
+	return usertool_warn(E_HOMEDIR, "cannot rename directory %s to %s: %s", old_dir, new_dir,
+			     strerror(errno));
 }
 
 struct reown {
@@ -814,38 +759,28 @@ static int reown_home(const char *dir, struct reown *ro)
 	gid_t top_gid;
 	int r;
 
-	if (!home || !home[0]) {
-		hs_warn("not changing the owner of files in %s: not an absolute path "
-			"without '..'", dir);
-		return E_HOMEDIR;
-	}
+	if (!home || !home[0])
+		return usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: not an "
+				     "absolute path without '..'", dir);
 	pfd = hs_homepath_parent_at(home, ro->uid, &last);
 	if (pfd == -ENOENT)
 		return E_SUCCESS;
-	if (pfd < 0) {
-		hs_warn("not changing the owner of files in %s: %s", dir, hs_homepath_parent_error(pfd));
-		return E_HOMEDIR;
-	}
+	if (pfd < 0)
+		return usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: %s", dir,
+				     hs_homepath_parent_error(pfd));
 	if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? E_SUCCESS : E_HOMEDIR;
-	if (!S_ISDIR(st.st_mode)) {
-		hs_warn("not changing the owner of files in %s: not a directory", dir);
-		return E_HOMEDIR;
-	}
+	if (!S_ISDIR(st.st_mode))
+		return usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: not a "
+				     "directory", dir);
 	hfd = hs_fileio_open_dir_at(pfd, last, &st);
-	if (hfd < 0) {
-		hs_warn("not changing the owner of files in %s: %s", dir, hs_strerror(hfd));
-		return E_HOMEDIR;
-	}
-	if (st.st_uid != ro->old_uid && st.st_uid != ro->uid) {
-		hs_warn("%s is not owned by the user, not changing the owner of its files", dir);
-		return E_HOMEDIR;
-	}
-	r = hs_walk_take_away(hfd, &saved);
-	if (r < 0) {
-		hs_warn("not changing the owner of files in %s: %s", dir, hs_strerror(r));
-		return E_HOMEDIR;
-	}
+	if (hfd >= 0 && st.st_uid != ro->old_uid && st.st_uid != ro->uid)
+		return usertool_warn(E_HOMEDIR, "%s is not owned by the user, not changing the "
+				     "owner of its files", dir);
+	r = hfd < 0 ? hfd : hs_walk_take_away(hfd, &saved);
+	if (r < 0)
+		return usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: %s", dir,
+				     hs_strerror(r));
 	ro->home = dir;
 	r = hs_walk_below(hfd, &ops, ro);
 	if (r < 0) {
@@ -860,11 +795,9 @@ static int reown_home(const char *dir, struct reown *ro)
 		hs_warn("cannot hand %s back to its owner: %s", dir, hs_strerror(r));
 		ro->errors++;
 	}
-	if (ro->errors) {
-		hs_warn("failed to change ownership of %u entries in the home directory %s",
-			ro->errors, dir);
-		return E_HOMEDIR;
-	}
+	if (ro->errors)
+		return usertool_warn(E_HOMEDIR, "failed to change ownership of %u entries in the "
+				     "home directory %s", ro->errors, dir);
 	return E_SUCCESS;
 }
 
@@ -872,7 +805,7 @@ static int reown_home(const char *dir, struct reown *ro)
 static void reown_mail_spool(const struct hs_config *cfg, const char *user, uid_t old_uid,
 			     uid_t uid)
 {
-	const char *maildir = hs_config_get_str(cfg, "MAIL_DIR", DEFAULT_MAIL_DIR);
+	const char *maildir = usertool_mail_dir(cfg);
 	_cleanup_close_ int dfd = open(maildir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct stat st;
 
@@ -887,15 +820,13 @@ static void reown_mail_spool(const struct hs_config *cfg, const char *user, uid_
 
 /* ---- main ---- */
 
-/* Give the directory back to uid: the mode first, while it is still
- * root's, then the owner (a chown keeps a directory's setgid bit).  An
- * interruption in between leaves it root's, which any usermod on the
- * account hands back, never the user's without its setgid mode. */
+/* Give the directory back to uid (hs_walk_hand_back: the mode first,
+ * while it is still root's, then the owner).  An interruption in between
+ * leaves it root's, which any usermod on the account hands back, never
+ * the user's without its setgid mode. */
 static int hand_back(int udirfd, uid_t uid, gid_t auth_gid)
 {
-	if (fchmod(udirfd, HS_USERDIR_MODE) < 0 || fchown(udirfd, uid, auth_gid) < 0)
-		return -errno;
-	return 0;
+	return hs_walk_hand_back(udirfd, uid, auth_gid, HS_USERDIR_MODE);
 }
 
 /* Undo the taking away after a refusal: the files are as they were (a
@@ -976,21 +907,11 @@ static bool plan_changes_anything(void)
 static void plan_parse_request(int argc, char **argv, struct usermod_plan *p)
 {
 	parse_options(argc, argv);
-	if (!hs_privs_caller_is_root())
-		hs_die(E_PW_UPDATE, "Permission denied.");
-	openlog("usermod", LOG_PID, LOG_AUTHPRIV);
+	check_arguments();
+	usertool_start();
 	p->name = argv[optind];
 	if (!hs_names_user_valid(p->name))
 		hs_die(E_NOTFOUND, "user '%s' does not exist", p->name);
-}
-
-static void plan_load_logindefs(struct usermod_plan *p)
-{
-	int r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
-				  (void *)hs_cli_prog(), &p->cfg);
-
-	if (r < 0)
-		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
 }
 
 /* The files this change reads or edits: the group files for -g, -G and
@@ -1005,7 +926,8 @@ static void plan_lock_global_files(void)
 	if (o.login || changes_subids())
 		files |= HS_AS_SUBID_FILES;
 	if (hs_accountset_open(&set, files, HS_DB_LAZY) < 0)
-		hs_die(set.lock_failed ? E_PW_UPDATE : file_status(set.failed), "%s", set.error);
+		hs_die(set.lock_failed ? E_PW_UPDATE : usertool_file_status(set.failed), "%s",
+		       set.error);
 }
 
 /* The same usermod -l NEW OLD again after it stopped once /etc/passwd
@@ -1049,10 +971,8 @@ static void plan_take_current_account(struct usermod_plan *p)
 	p->ent = hs_accountdb_get(db(HS_AS_PASSWD), (size_t)p->idx)->pw;
 	p->user = strdup(p->ent.name);
 	p->old_home = strdup(p->ent.dir);
-	if (!p->user || !p->old_home) {
-		hs_warn("out of memory");
-		fail(E_PW_UPDATE);
-	}
+	if (!p->user || !p->old_home)
+		fail_with(E_PW_UPDATE, "out of memory");
 	p->old_uid = p->ent.uid;
 	p->old_gid = p->ent.gid;
 	if (o.login && strcmp(o.login, p->name) == 0)
@@ -1068,18 +988,14 @@ static void plan_find_account(struct usermod_plan *p)
 	p->final_name = o.login ? o.login : p->name;
 	snprintf(p->reserved, sizeof(p->reserved), RESERVED_PREFIX "%s", p->final_name);
 	p->treefd = hs_userdir_open_tree();
-	if (p->treefd < 0 && p->treefd != -ENOENT) {
-		hs_warn("cannot open %s: %s", HS_TREE_DIR, hs_strerror(p->treefd));
-		fail(E_PW_UPDATE);
-	}
+	if (p->treefd < 0 && p->treefd != -ENOENT)
+		fail_with(E_PW_UPDATE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(p->treefd));
 	if (p->idx < 0 && o.login && p->treefd >= 0)
 		plan_resume_rename_to_new_name(p);
 	if (p->idx >= 0 && p->treefd >= 0 && !o.login)
 		recover_rename_after_passwd(p);
-	if (p->idx < 0) {
-		hs_warn("user '%s' does not exist", p->name);
-		fail(E_NOTFOUND);
-	}
+	if (p->idx < 0)
+		fail_with(E_NOTFOUND, "user '%s' does not exist", p->name);
 	plan_take_current_account(p);
 }
 
@@ -1087,25 +1003,15 @@ static void plan_validate_against_accounts(struct usermod_plan *p)
 {
 	struct hs_accountdb *pw = db(HS_AS_PASSWD);
 
-	if (o.login && hs_accountdb_find(pw, o.login) >= 0) {
-		hs_warn("user '%s' already exists", o.login);
-		fail(E_NAME_IN_USE);
-	}
+	if (o.login && hs_accountdb_find(pw, o.login) >= 0)
+		fail_with(E_NAME_IN_USE, "user '%s' already exists", o.login);
 	p->new_uid_shared = o.uid && hs_accountdb_find_id(pw, new_uid) >= 0;
-	if (p->new_uid_shared && !o.non_unique) {
-		hs_warn("UID '%lu' already exists", (unsigned long)new_uid);
-		fail(E_UID_IN_USE);
-	}
+	if (p->new_uid_shared && !o.non_unique)
+		fail_with(E_UID_IN_USE, "UID '%lu' already exists", (unsigned long)new_uid);
 	if (o.group)
 		p->ent.gid = find_group(db(HS_AS_GROUP), o.group)->gid;
-	if (o.login || o.uid || o.move_home) {
-		pid_t busy = hs_procs_user_busy(p->old_uid);
-
-		if (busy) {
-			hs_warn("user %s is currently used by process %ld", p->user, (long)busy);
-			fail(E_USER_BUSY);
-		}
-	}
+	if (o.login || o.uid || o.move_home)
+		usertool_die_if_busy(&set, p->user, p->old_uid);
 }
 
 /* The user's directory, or OLD's under the reserved name when a rename
@@ -1143,16 +1049,13 @@ static void plan_open_userdir(struct usermod_plan *p)
 	/* root's: taken away by an interrupted usermod */
 	if (p->dir_owner != p->old_uid && p->dir_owner != 0 &&
 	    !(o.uid && p->dir_owner == new_uid)) {
-		hs_warn("%s is owned by uid %lu, not by the user",
-			hs_userdir_path(path, sizeof(path), p->user, NULL),
-			(unsigned long)p->dir_owner);
-		fail(E_PW_UPDATE);
+		fail_with(E_PW_UPDATE, "%s is owned by uid %lu, not by the user",
+				       hs_userdir_path(path, sizeof(path), p->user, NULL),
+				       (unsigned long)p->dir_owner);
 	}
 	r = hs_userdir_layout_gids(&tree_gid, &p->auth_gid);
-	if (r < 0) {
-		hs_warn("cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
-		fail(E_PW_UPDATE);
-	}
+	if (r < 0)
+		fail_with(E_PW_UPDATE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 }
 
 /* -l: neither NEW nor its reserved name may be in the tree already. */
@@ -1164,10 +1067,9 @@ static void plan_check_new_userdir_free(const struct usermod_plan *p)
 	if (!o.login || !p->have_dir || p->dir_is_reserved)
 		return;
 	if (fstatat(p->treefd, o.login, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-	    fstatat(p->treefd, p->reserved, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		hs_warn("%s already exists", hs_userdir_path(path, sizeof(path), o.login, NULL));
-		fail(E_NAME_IN_USE);
-	}
+	    fstatat(p->treefd, p->reserved, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		fail_with(E_NAME_IN_USE, "%s already exists",
+			  hs_userdir_path(path, sizeof(path), o.login, NULL));
 }
 
 /* The shell the account has now: its shell file's behind the proxy, else
@@ -1217,22 +1119,18 @@ static void plan_choose_shell(struct usermod_plan *p)
 
 	current = current_shell(p, p->shell_buf, sizeof(p->shell_buf), &file_shell);
 	shell = o.shell ? o.shell : current;
-	if (is_proxy(shell) && shell[0]) {
-		hs_warn("%s is the shell proxy, not a login shell", shell);
-		fail(E_BAD_ARG);
-	}
+	if (is_proxy(shell) && shell[0])
+		fail_with(E_BAD_ARG, "%s is the shell proxy, not a login shell", shell);
 	if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0)
-		fail_with(E_PW_UPDATE, shells.error);
+		fail_with(E_PW_UPDATE, "%s", shells.error);
 	listed = shell[0] && hs_shells_contains(&shells, shell);
 	behind = listed && p->have_dir && (o.uid ? new_uid : p->old_uid) != 0 &&
 		 wants_proxy(p, current);
 	hs_shells_free(&shells);
-	if (o.self_service > 0 && !behind) {
-		hs_warn("shell '%s' cannot be self-service: it needs a shell listed in %s, a "
-			"directory in %s and a uid other than 0", shell, HS_ETC_SHELLS,
-			HS_TREE_DIR);
-		fail(E_BAD_ARG);
-	}
+	if (o.self_service > 0 && !behind)
+		fail_with(E_BAD_ARG, "shell '%s' cannot be self-service: it needs a shell listed "
+			  "in %s, a directory in %s and a uid other than 0", shell, HS_ETC_SHELLS,
+			  HS_TREE_DIR);
 	passwd_shell = behind ? HS_SHELL_PROXY : shell;
 	p->shell_file_late = !behind && strcmp(p->ent.shell, HS_SHELL_PROXY) == 0;
 	if (p->have_dir) {
@@ -1313,11 +1211,9 @@ static void plan_stage_classic_secrets(struct usermod_plan *p)
 
 	if (si < 0) {
 		h = new_hash(p->user, p->ent.passwd, p->hbuf, sizeof(p->hbuf));
-		if (o.expire || o.inactive) {
-			hs_warn("user %s has no %s entry and no directory in %s",
-				p->user, HS_ETC_SHADOW, HS_TREE_DIR);
-			fail(E_PW_UPDATE);
-		}
+		if (o.expire || o.inactive)
+			fail_with(E_PW_UPDATE, "user %s has no %s entry and no directory in %s",
+					       p->user, HS_ETC_SHADOW, HS_TREE_DIR);
 		if (h)
 			p->ent.passwd = h;
 		return;
@@ -1335,7 +1231,7 @@ static void plan_stage_classic_secrets(struct usermod_plan *p)
 	if (o.inactive)
 		sp.inact = new_inactive;
 	if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0)
-		fail_with(E_PW_UPDATE, shadow->error);
+		fail_with(E_PW_UPDATE, "%s", shadow->error);
 }
 
 static void plan_stage_passwd_line(struct usermod_plan *p)
@@ -1353,7 +1249,7 @@ static void plan_stage_passwd_line(struct usermod_plan *p)
 	if (!p->have_dir && changes_secrets())
 		plan_stage_classic_secrets(p);
 	if (hs_accountdb_replace(pw, (size_t)p->idx, &p->ent) < 0)
-		fail_with(E_BAD_ARG, pw->error);
+		fail_with(E_BAD_ARG, "%s", pw->error);
 	/* the account has its new uid now: any other line with the old one
 	 * is another account's */
 	p->old_uid_shared = o.uid && hs_accountdb_find_id(pw, p->old_uid) >= 0;
@@ -1371,7 +1267,7 @@ static void plan_stage_other_files(const struct usermod_plan *p)
 
 		sp.name = o.login;
 		if (hs_accountdb_replace(shadow, (size_t)si, &sp) < 0)
-			fail_with(E_PW_UPDATE, shadow->error);
+			fail_with(E_PW_UPDATE, "%s", shadow->error);
 	}
 	if (o.groups)
 		edit_groups(p->user);
@@ -1387,7 +1283,7 @@ static void plan_stage_other_files(const struct usermod_plan *p)
 		}
 	}
 	if (o.login && hs_accountset_rename_user(&set, p->user, o.login) < 0)
-		fail_with(E_GRP_UPDATE, set.error);
+		fail_with(E_GRP_UPDATE, "%s", set.error);
 	edit_subids(p->user, o.login);
 }
 
@@ -1525,11 +1421,8 @@ static void apply_take_away_userdir(const struct usermod_plan *p, const sigset_t
 
 static void apply_commit_global_files(const sigset_t *saved)
 {
-	if (hs_accountset_commit(&set) < 0) {
-		syslog(LOG_ERR, "%s", set.error);
-		hs_warn("%s", set.error);
-		fail_unblocking(saved, file_status(set.failed));
-	}
+	if (usertool_commit(&set, NULL, 0) < 0)
+		fail_unblocking(saved, usertool_file_status(set.failed));
 }
 
 /* -l: the reserved name becomes NEW; then the directory goes back to the
@@ -1594,55 +1487,30 @@ static void apply_move_login_records(const struct usermod_plan *p)
 		hs_report(&err);
 }
 
-/* Once the account is found, the kernel holds usermod to its job
- * (Landlock): write /etc (the global files, their locks, the tree), the
- * mail spool directory, the current home (re-owned with -u or -g, moved
- * with -m) and the new one's parent; with -u, lastlog and faillog. */
-static void confine(const struct usermod_plan *p)
-{
-	char old_parent[HS_PATHBUF_MAX], new_parent[HS_PATHBUF_MAX];
-	struct hs_confine_rule rules[4 + 2 * HS_HOME_CONFINE_RULES] = {
-		{ HS_ETC_DIR, HS_CONFINE_WRITE },
-		{ hs_config_get_str(p->cfg, "MAIL_DIR", DEFAULT_MAIL_DIR), HS_CONFINE_WRITE },
-	};
-
-	if (o.uid) {
-		rules[2] = (struct hs_confine_rule){ HS_LASTLOG_FILE,
-						     HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW };
-		rules[3] = (struct hs_confine_rule){ HS_FAILLOG_FILE,
-						     HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW };
-	}
-	hs_homedir_confine_rules(p->old_home, old_parent, sizeof old_parent, rules + 4);
-	if (o.move_home)
-		hs_homedir_confine_rules(o.home, new_parent, sizeof new_parent,
-				      rules + 4 + HS_HOME_CONFINE_RULES);
-	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], E_PW_UPDATE);
-}
-
 int main(int argc, char **argv)
 {
 	struct usermod_plan p = { .treefd = -1, .udirfd = -1, .auth_gid = HS_ANY_GID };
 	sigset_t saved;
 	int status;
 
-	hs_cli_set_prog(hs_privs_init(argc, argv, "usermod"));
-	/* it may have to finish an interrupted command's home and tree work */
-	hs_txn_work_enable();
+	usertool_init(argc, argv, "usermod");
 	plan_parse_request(argc, argv, &p);
-	hs_auditlog_open();
 	if (!plan_changes_anything()) {
 		fprintf(stderr, "%s: no changes\n", hs_cli_prog());
 		return E_SUCCESS;
 	}
-	plan_load_logindefs(&p);
+	p.cfg = usertool_load_logindefs();
 	if (shell_already_set(&p))
 		return E_SUCCESS;
 	plan_lock_global_files();
 	plan_find_account(&p);
 	plan_validate_against_accounts(&p);
 	/* after the busy check: confined, it could not follow the
-	 * /proc/PID/root of processes outside its domain */
-	confine(&p);
+	 * /proc/PID/root of processes outside its domain.  The current home
+	 * is re-owned with -u or -g, moved with -m; -u moves the lastlog and
+	 * faillog records. */
+	usertool_confine(usertool_mail_dir(p.cfg), NULL, o.uid != NULL, p.old_home,
+			 o.move_home ? o.home : NULL);
 	plan_open_userdir(&p);
 	plan_check_new_userdir_free(&p);
 	/* uid 0 leaves the proxy as well (see plan_choose_shell) */
