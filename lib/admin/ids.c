@@ -280,51 +280,79 @@ void hs_ids_subid_conf(const struct hs_config *defs, bool uid, struct hs_ids_sub
 	                                               0, lim, 65536);
 }
 
-struct span {
-	unsigned long start, end;   /* [start, end) as 64-bit-safe values */
+/* [start, end) of one range of the file, 64-bit so start + count cannot wrap */
+struct hs_ids_subid_span {
+	unsigned long long start, end;
 };
 
 static int cmp_span(const void *a, const void *b)
 {
-	const struct span *x = a, *y = b;
+	const struct hs_ids_subid_span *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-int hs_ids_subid_pick(struct hs_accountdb *db, const struct hs_ids_subid_conf *c, unsigned long *start)
+int hs_ids_subid_batch_init(struct hs_ids_subid_batch *b, struct hs_accountdb *db,
+			    const struct hs_ids_subid_conf *c)
 {
-	_cleanup_free_ struct span *spans = NULL;
-	unsigned long long cand, last;
-	size_t n = 0;
-
-	if (c->count == 0)
-		return -EINVAL;
-	if (c->min > c->max || c->max - c->min + 1 < c->count)
-		return -EUSERS;
-	spans = calloc(db->n_lines ? db->n_lines : 1, sizeof(*spans));
-	if (!spans)
+	*b = (struct hs_ids_subid_batch){ .conf = *c, .cand = c->min };
+	b->spans = calloc(db->n_lines ? db->n_lines : 1, sizeof(*b->spans));
+	if (!b->spans)
 		return -ENOMEM;
 	for (size_t i = 0; i < db->n_lines; i++) {
 		const union hs_dbrec *rec = hs_accountdb_get(db, i);
 
 		if (!rec || db->kind != HS_DB_SUBID)
 			continue;
-		spans[n].start = rec->sub.start;
-		spans[n].end = rec->sub.start + rec->sub.count;  /* <= 2^32, fits */
-		n++;
+		b->spans[b->n].start = rec->sub.start;
+		b->spans[b->n].end = (unsigned long long)rec->sub.start + rec->sub.count;
+		b->n++;
 	}
-	qsort(spans, n, sizeof(*spans), cmp_span);
-	cand = c->min;
-	last = (unsigned long long)c->max + 1;   /* exclusive */
-	for (size_t i = 0; i < n; i++) {
-		if (spans[i].end <= cand)
-			continue;
-		if (spans[i].start >= cand + c->count)
-			break;
-		cand = spans[i].end;
-	}
-	if (cand + c->count > last)
-		return -EUSERS;
-	*start = (unsigned long)cand;
+	qsort(b->spans, b->n, sizeof(*b->spans), cmp_span);
 	return 0;
+}
+
+int hs_ids_subid_batch_next(struct hs_ids_subid_batch *b, unsigned long *start)
+{
+	const struct hs_ids_subid_conf *c = &b->conf;
+	unsigned long long last = (unsigned long long)c->max + 1;   /* exclusive */
+
+	if (c->count == 0)
+		return -EINVAL;
+	if (c->min > c->max || c->max - c->min + 1 < c->count)
+		return -EUSERS;
+	/* the scan goes on where the previous pick stopped: every span before
+	 * next ends at or below that pick, which ends at cand */
+	for (; b->next < b->n; b->next++) {
+		const struct hs_ids_subid_span *s = &b->spans[b->next];
+
+		if (s->end <= b->cand)
+			continue;
+		if (s->start >= b->cand + c->count)
+			break;
+		b->cand = s->end;
+	}
+	if (b->cand + c->count > last)
+		return -EUSERS;
+	*start = (unsigned long)b->cand;
+	b->cand += c->count;
+	return 0;
+}
+
+void hs_ids_subid_batch_free(struct hs_ids_subid_batch *b)
+{
+	free(b->spans);
+	b->spans = NULL;
+	b->n = b->next = 0;
+}
+
+int hs_ids_subid_pick(struct hs_accountdb *db, const struct hs_ids_subid_conf *c, unsigned long *start)
+{
+	struct hs_ids_subid_batch b;
+	int r = hs_ids_subid_batch_init(&b, db, c);
+
+	if (r == 0)
+		r = hs_ids_subid_batch_next(&b, start);
+	hs_ids_subid_batch_free(&b);
+	return r;
 }

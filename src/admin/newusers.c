@@ -75,7 +75,6 @@
 #include "records.h"
 #include "secretbatch.h"
 #include "shells.h"
-#include "subidbatch.h"
 #include "globalfile.h"
 #include "txn.h"
 #include "userdir.h"
@@ -481,7 +480,7 @@ struct ctx {
 	struct hs_shells shells;
 	struct hs_aging aging;  /* for new accounts */
 	long today;
-	struct hs_subid_batch subids[2];        /* /etc/subuid, /etc/subgid */
+	struct hs_ids_subid_batch subids[2];        /* /etc/subuid, /etc/subgid */
 	bool subids_ready[2];
 	/* the commit's work (lib/etc/txn.h): new users' directories and new
 	 * homes, built whole under reserved names before the commit point,
@@ -623,13 +622,13 @@ static int add_subids(struct ctx *c, struct line *l)
 		hs_ids_subid_conf(c->defs, k == 0, &sc);
 		if (sc.count == 0 || hs_accountdb_find(db, sub.owner) >= 0)
 			continue;
-		/* sorted once for the whole batch (src/admin/subidbatch.h) */
+		/* sorted once for the whole batch (hs_ids_subid_batch_init) */
 		if (!c->subids_ready[k]) {
-			if (hs_subid_batch_init(&c->subids[k], db, &sc) < 0)
+			if (hs_ids_subid_batch_init(&c->subids[k], db, &sc) < 0)
 				hs_die(E_FAILURE, "out of memory");
 			c->subids_ready[k] = true;
 		}
-		r = hs_subid_batch_next(&c->subids[k], &sub.start);
+		r = hs_ids_subid_batch_next(&c->subids[k], &sub.start);
 		if (r < 0) {
 			line_error(l, "can't find subordinate %s range: %s", k == 0 ? "user" : "group",
 				   r == -EUSERS ? "no more available ranges" : hs_strerror(r));
@@ -1331,8 +1330,8 @@ int main(int argc, char **argv)
 	hs_idset_free(&c.uids);
 	hs_idset_free(&c.gids);
 	hs_idset_free(&c.owners);
-	hs_subid_batch_free(&c.subids[0]);
-	hs_subid_batch_free(&c.subids[1]);
+	hs_ids_subid_batch_free(&c.subids[0]);
+	hs_ids_subid_batch_free(&c.subids[1]);
 	hs_shells_free(&c.shells);
 	hs_config_free(c.defs);
 	hs_close(c.treefd);

@@ -1,5 +1,5 @@
-/* Unit tests for the batch tools' library pieces: src/admin/subidbatch.c (the
- * same ranges as hs_ids_subid_pick, one after the other), src/admin/batchio.c
+/* Unit tests for the batch tools' library pieces: lib/admin/ids.c's subid
+ * batch (the same ranges as hs_ids_subid_pick, one after the other), src/admin/batchio.c
  * (line limits, parallel work and its first failure), lib/admin/homedir.c
  * (reserved and built root's, never through a symlink) and the legacy-method rule
  * of lib/auth/hash.c. */
@@ -16,10 +16,9 @@
 #include "hash.h"
 #include "homedir.h"
 #include "ids.h"
-#include "subidbatch.h"
 #include "test_helpers.h"
 
-/* ---- subidbatch ---- */
+/* ---- subid batch ---- */
 
 static void load_subids(struct hs_accountdb *db, const char *text)
 {
@@ -32,16 +31,16 @@ static void load_subids(struct hs_accountdb *db, const char *text)
 static void compare_picks(const char *text, const struct hs_ids_subid_conf *c, int n)
 {
 	struct hs_accountdb a = HS_ACCOUNTDB_INIT, bdb = HS_ACCOUNTDB_INIT;
-	struct hs_subid_batch b;
+	struct hs_ids_subid_batch b;
 
 	load_subids(&a, text);
 	load_subids(&bdb, text);
-	assert_int_equal(hs_subid_batch_init(&b, &bdb, c), 0);
+	assert_int_equal(hs_ids_subid_batch_init(&b, &bdb, c), 0);
 	for (int i = 0; i < n; i++) {
 		unsigned long one = 0, many = 0;
 		char owner[16];
 		struct hs_subid s = { .owner = owner, .count = c->count };
-		int r1 = hs_ids_subid_pick(&a, c, &one), r2 = hs_subid_batch_next(&b, &many);
+		int r1 = hs_ids_subid_pick(&a, c, &one), r2 = hs_ids_subid_batch_next(&b, &many);
 
 		assert_int_equal(r1, r2);
 		if (r1 < 0)
@@ -51,7 +50,7 @@ static void compare_picks(const char *text, const struct hs_ids_subid_conf *c, i
 		s.start = one;
 		assert_true(hs_accountdb_append(&a, &s) >= 0);
 	}
-	hs_subid_batch_free(&b);
+	hs_ids_subid_batch_free(&b);
 	hs_accountdb_free(&a);
 	hs_accountdb_free(&bdb);
 }
@@ -80,14 +79,14 @@ static void test_subid_batch_same_as_pick(void **state)
 	compare_picks(text, &small, 40);
 	/* no count, no range */
 	struct hs_accountdb db = HS_ACCOUNTDB_INIT;
-	struct hs_subid_batch b;
+	struct hs_ids_subid_batch b;
 	unsigned long s;
 	struct hs_ids_subid_conf zero = { .min = 1, .max = 10, .count = 0 };
 
 	load_subids(&db, "");
-	assert_int_equal(hs_subid_batch_init(&b, &db, &zero), 0);
-	assert_int_equal(hs_subid_batch_next(&b, &s), -EINVAL);
-	hs_subid_batch_free(&b);
+	assert_int_equal(hs_ids_subid_batch_init(&b, &db, &zero), 0);
+	assert_int_equal(hs_ids_subid_batch_next(&b, &s), -EINVAL);
+	hs_ids_subid_batch_free(&b);
 	hs_accountdb_free(&db);
 }
 
