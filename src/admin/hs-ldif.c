@@ -220,9 +220,7 @@ static void write_output(const struct hs_buf *ldif)
 		hs_die(E_FAILURE, "cannot create %s: %s", o.output, strerror(errno));
 	r = hs_write_full(fd, ldif->data, ldif->len);
 
-	if (r == 0 && o.output && fsync(fd) < 0)
-		r = -errno;
-	if (r == 0 && o.output && close(fd) < 0)
+	if (r == 0 && o.output && (fsync(fd) < 0 || close(fd) < 0))
 		r = -errno;
 	if (r < 0) {
 		if (o.output)
@@ -788,10 +786,7 @@ static int run_newusers(const struct hs_buf *batch)
 	int pipefd[2], status;
 	pid_t pid;
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		hs_die(E_FAILURE, "cannot run %s: %s", HS_NEWUSERS, strerror(errno));
-	pid = fork();
-	if (pid < 0)
+	if (pipe2(pipefd, O_CLOEXEC) < 0 || (pid = fork()) < 0)
 		hs_die(E_FAILURE, "cannot run %s: %s", HS_NEWUSERS, strerror(errno));
 	if (pid == 0) {
 		if (dup2(pipefd[0], STDIN_FILENO) < 0)
