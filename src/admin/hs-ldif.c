@@ -62,11 +62,12 @@
 static struct {
 	const char *base;       /* -b */
 	const char *output;     /* -o */
-	bool all, force, rfc2307bis, no_groups, no_containers;
-	bool import, allow_legacy;
-	bool system_users;      /* export: named users outside UID_MIN..UID_MAX */
-	bool system_groups;     /* import: primary groups outside GID_MIN..GID_MAX */
-	bool any_home;          /* import: homes outside useradd's HOME */
+	bool all, force, import;
+	/* the long-only flags: getopt_long sets them (int, as its flag is) */
+	int rfc2307bis, no_groups, no_containers, allow_legacy;
+	int system_users;       /* export: named users outside UID_MIN..UID_MAX */
+	int system_groups;      /* import: primary groups outside GID_MIN..GID_MAX */
+	int any_home;           /* import: homes outside useradd's HOME */
 	char **users;
 	int n_users;
 } o;
@@ -96,21 +97,20 @@ static _Noreturn void usage(int status)
 
 static void parse_options(int argc, char **argv)
 {
-	enum { OPT_VERSION = 256, OPT_RFC2307BIS, OPT_NO_GROUPS, OPT_NO_CONTAINERS,
-	       OPT_ALLOW_LEGACY, OPT_SYSTEM_USERS, OPT_SYSTEM_GROUPS, OPT_ANY_HOME };
+	enum { OPT_VERSION = 256 };
 	static const struct option longopts[] = {
 		{ "all",           no_argument,       NULL, 'a' },
-		{ "allow-legacy",  no_argument,       NULL, OPT_ALLOW_LEGACY },
-		{ "any-home",      no_argument,       NULL, OPT_ANY_HOME },
+		{ "allow-legacy",  no_argument,       &o.allow_legacy, 1 },
+		{ "any-home",      no_argument,       &o.any_home, 1 },
 		{ "base",          required_argument, NULL, 'b' },
 		{ "force",         no_argument,       NULL, 'f' },
 		{ "help",          no_argument,       NULL, 'h' },
-		{ "no-containers", no_argument,       NULL, OPT_NO_CONTAINERS },
-		{ "no-groups",     no_argument,       NULL, OPT_NO_GROUPS },
+		{ "no-containers", no_argument,       &o.no_containers, 1 },
+		{ "no-groups",     no_argument,       &o.no_groups, 1 },
 		{ "output",        required_argument, NULL, 'o' },
-		{ "rfc2307bis",    no_argument,       NULL, OPT_RFC2307BIS },
-		{ "system-groups", no_argument,       NULL, OPT_SYSTEM_GROUPS },
-		{ "system-users",  no_argument,       NULL, OPT_SYSTEM_USERS },
+		{ "rfc2307bis",    no_argument,       &o.rfc2307bis, 1 },
+		{ "system-groups", no_argument,       &o.system_groups, 1 },
+		{ "system-users",  no_argument,       &o.system_users, 1 },
 		{ "version",       no_argument,       NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -123,13 +123,7 @@ static void parse_options(int argc, char **argv)
 		case 'f': o.force = true; break;
 		case 'h': usage(E_SUCCESS);
 		case 'o': o.output = optarg; break;
-		case OPT_RFC2307BIS: o.rfc2307bis = true; break;
-		case OPT_NO_GROUPS: o.no_groups = true; break;
-		case OPT_NO_CONTAINERS: o.no_containers = true; break;
-		case OPT_ALLOW_LEGACY: o.allow_legacy = true; break;
-		case OPT_SYSTEM_USERS: o.system_users = true; break;
-		case OPT_SYSTEM_GROUPS: o.system_groups = true; break;
-		case OPT_ANY_HOME: o.any_home = true; break;
+		case 0: break;  /* a long-only flag, set */
 		case OPT_VERSION: hs_print_version();
 		default: usage(E_USAGE);
 		}
@@ -226,9 +220,7 @@ static void write_output(const struct hs_buf *ldif)
 		hs_die(E_FAILURE, "cannot create %s: %s", o.output, strerror(errno));
 	r = hs_write_full(fd, ldif->data, ldif->len);
 
-	if (r == 0 && o.output && fsync(fd) < 0)
-		r = -errno;
-	if (r == 0 && o.output && close(fd) < 0)
+	if (r == 0 && o.output && (fsync(fd) < 0 || close(fd) < 0))
 		r = -errno;
 	if (r < 0) {
 		if (o.output)
@@ -794,10 +786,7 @@ static int run_newusers(const struct hs_buf *batch)
 	int pipefd[2], status;
 	pid_t pid;
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		hs_die(E_FAILURE, "cannot run %s: %s", HS_NEWUSERS, strerror(errno));
-	pid = fork();
-	if (pid < 0)
+	if (pipe2(pipefd, O_CLOEXEC) < 0 || (pid = fork()) < 0)
 		hs_die(E_FAILURE, "cannot run %s: %s", HS_NEWUSERS, strerror(errno));
 	if (pid == 0) {
 		if (dup2(pipefd[0], STDIN_FILENO) < 0)
