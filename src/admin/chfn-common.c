@@ -238,16 +238,6 @@ static bool may_change(const struct hs_config *defs, enum field f)
 	return strchr(allowed, fields[f].letter) != NULL;
 }
 
-/* As shadow-utils: the PAM service "chfn" authenticates the caller (root
- * passes through pam_rootok). */
-static void authenticate(const char *caller)
-{
-	struct hs_err err = HS_ERR_INIT;
-
-	if (hs_pamconv_authenticate("chfn", caller, &err) < 0)
-		hs_report_die(E_NOPERM, &err);
-}
-
 /* ---- the interactive prompt ---- */
 
 static bool is_blank(char c)
@@ -440,7 +430,10 @@ int chfn_main(int argc, char **argv, enum chfn_mode mode)
 	}
 	check_fields(newv);     /* before asking for a password */
 
-	authenticate(me.pw_name);
+	/* as shadow-utils: the PAM service "chfn" authenticates the caller
+	 * (root passes through pam_rootok) */
+	if (hs_pamconv_authenticate("chfn", me.pw_name, &err) < 0)
+		hs_report_die(E_NOPERM, &err);
 	/* authenticated: from here the kernel lets chfn write /etc only */
 	hs_confine_to_etc(E_NOPERM);
 
