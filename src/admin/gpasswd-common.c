@@ -390,9 +390,8 @@ static int edit_group(struct hs_accountset *s, long gi, const char *group, const
 
 /* shadow-utils' audit event of the change: its syslog text as the op (for
  * -A and -M in its own words, one event each, administrators first), named
- * by the group.  A
- * password set, removed or restricted is AUDIT_USER_CHAUTHTOK, a
- * membership AUDIT_USER_ACCT (shadow-utils 4.13). */
+ * by the group.  A password set, removed or restricted is
+ * AUDIT_USER_CHAUTHTOK, a membership AUDIT_USER_ACCT (shadow-utils 4.13). */
 static void audit_change(const char *group, const char *what)
 {
 	char op[600];

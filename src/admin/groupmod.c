@@ -8,9 +8,8 @@
  * (lib/accountset: /etc/passwd with -g, /etc/group, /etc/gshadow), then
  * written as one transaction (lib/accountset, lib/txn), so a full disk
  * leaves the old group, not half of a new one, and a crash is finished by
- * the next tool.  -U and -a -U
- * write the same member list to /etc/group and /etc/gshadow, which
- * shadow-utils 4.13 does not. */
+ * the next tool.  -U and -a -U write the same member list to /etc/group
+ * and /etc/gshadow, which shadow-utils 4.13 does not. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
