@@ -174,32 +174,28 @@ static void split_gecos(const char *gecos, char *out[F_COUNT])
 {
 	_cleanup_free_ char *work = xstrdup(gecos);
 	_cleanup_free_ char *other = malloc(strlen(gecos) + 2);
-	char *cur = work, *next;
+	char *cur, *next;
+	bool other_started = false;     /* set even by an empty subfield */
 	int f = F_FULL;
 
 	if (!other)
 		hs_die(E_NOPERM, "out of memory");
 	other[0] = '\0';
-	while (cur && f < F_OTHER) {
+	for (cur = work; cur; cur = next) {
 		next = strchr(cur, ',');
 		if (next)
 			*next++ = '\0';
-		if (strchr(cur, '=')) {
-			if (other[0])
-				strcat(other, ",");
-			strcat(other, cur);
-		} else {
+		if (f < F_OTHER && !strchr(cur, '=')) {
 			out[f++] = xstrdup(cur);
+			continue;
 		}
-		cur = next;
+		if (other_started)
+			strcat(other, ",");
+		strcat(other, cur);
+		other_started = true;
 	}
 	for (; f < F_OTHER; f++)
 		out[f] = xstrdup("");
-	if (cur) {
-		if (other[0])
-			strcat(other, ",");
-		strcat(other, cur);
-	}
 	out[F_OTHER] = xstrdup(other);
 }
 
@@ -207,16 +203,12 @@ static void split_gecos(const char *gecos, char *out[F_COUNT])
  * writes it; NULL when longer than HS_GECOS_MAX. */
 static char *join_gecos(char *v[F_COUNT])
 {
-	size_t len = 0;
 	char *gecos;
+	size_t len;
 
-	for (int i = 0; i < F_COUNT; i++)
-		len += strlen(v[i]) + 1;
-	gecos = malloc(len + 1);
-	if (!gecos)
+	if (asprintf(&gecos, "%s,%s,%s,%s%s%s", v[F_FULL], v[F_ROOM], v[F_WORK], v[F_HOME],
+		     v[F_OTHER][0] ? "," : "", v[F_OTHER]) < 0)
 		hs_die(E_NOPERM, "out of memory");
-	snprintf(gecos, len + 1, "%s,%s,%s,%s%s%s", v[F_FULL], v[F_ROOM], v[F_WORK],
-		 v[F_HOME], v[F_OTHER][0] ? "," : "", v[F_OTHER]);
 	len = strlen(gecos);
 	while (len > 0 && gecos[len - 1] == ',')
 		gecos[--len] = '\0';
@@ -244,16 +236,6 @@ static bool may_change(const struct hs_config *defs, enum field f)
 	if (strcmp(allowed, "yes") == 0)
 		allowed = "rwh";
 	return strchr(allowed, fields[f].letter) != NULL;
-}
-
-/* As shadow-utils: the PAM service "chfn" authenticates the caller (root
- * passes through pam_rootok). */
-static void authenticate(const char *caller)
-{
-	struct hs_err err = HS_ERR_INIT;
-
-	if (hs_pamconv_authenticate("chfn", caller, &err) < 0)
-		hs_report_die(E_NOPERM, &err);
 }
 
 /* ---- the interactive prompt ---- */
@@ -448,7 +430,10 @@ int chfn_main(int argc, char **argv, enum chfn_mode mode)
 	}
 	check_fields(newv);     /* before asking for a password */
 
-	authenticate(me.pw_name);
+	/* as shadow-utils: the PAM service "chfn" authenticates the caller
+	 * (root passes through pam_rootok) */
+	if (hs_pamconv_authenticate("chfn", me.pw_name, &err) < 0)
+		hs_report_die(E_NOPERM, &err);
 	/* authenticated: from here the kernel lets chfn write /etc only */
 	hs_confine_to_etc(E_NOPERM);
 

@@ -390,23 +390,20 @@ static int edit_group(struct hs_accountset *s, long gi, const char *group, const
 
 /* shadow-utils' audit event of the change: its syslog text as the op (for
  * -A and -M in its own words, one event each, administrators first), named
- * by the group.  A
- * password set, removed or restricted is AUDIT_USER_CHAUTHTOK, a
- * membership AUDIT_USER_ACCT (shadow-utils 4.13). */
+ * by the group.  A password set, removed or restricted is
+ * AUDIT_USER_CHAUTHTOK, a membership AUDIT_USER_ACCT (shadow-utils 4.13). */
 static void audit_change(const char *group, const char *what)
 {
+	const char *lists[][2] = { { "administrators", o.admins }, { "members", o.members } };
 	char op[600];
 	int type = o.admins || o.members || o.add || o.del ? AUDIT_USER_ACCT
 							   : AUDIT_USER_CHAUTHTOK;
 
-	if (o.admins) {
-		snprintf(op, sizeof op, "administrators of group %s set by %s to %s", group,
-			 myname, o.admins);
-		hs_auditlog_acct(type, op, group, HS_AUDITLOG_NO_ID, true);
-	}
-	if (o.members) {
-		snprintf(op, sizeof op, "members of group %s set by %s to %s", group, myname,
-			 o.members);
+	for (size_t i = 0; i < HS_ARRAY_SIZE(lists); i++) {
+		if (!lists[i][1])
+			continue;
+		snprintf(op, sizeof op, "%s of group %s set by %s to %s", lists[i][0], group,
+			 myname, lists[i][1]);
 		hs_auditlog_acct(type, op, group, HS_AUDITLOG_NO_ID, true);
 	}
 	if (!o.admins && !o.members)

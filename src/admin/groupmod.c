@@ -8,9 +8,8 @@
  * (lib/accountset: /etc/passwd with -g, /etc/group, /etc/gshadow), then
  * written as one transaction (lib/accountset, lib/txn), so a full disk
  * leaves the old group, not half of a new one, and a crash is finished by
- * the next tool.  -U and -a -U
- * write the same member list to /etc/group and /etc/gshadow, which
- * shadow-utils 4.13 does not. */
+ * the next tool.  -U and -a -U write the same member list to /etc/group
+ * and /etc/gshadow, which shadow-utils 4.13 does not. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -265,7 +264,7 @@ int main(int argc, char **argv)
 {
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
 	struct hs_err err = HS_ERR_INIT;
-	_cleanup_free_ char *members = NULL, *old_name = NULL;
+	_cleanup_free_ char *members = NULL;
 	char changes[512] = "";
 	const char *name;
 	gid_t new_gid = 0, old_gid;
@@ -303,9 +302,6 @@ int main(int argc, char **argv)
 		members = new_member_list(&s, gi);
 
 	/* ---- the edits, in memory ---- */
-	old_name = strdup(name);
-	if (!old_name)
-		grouptool_die_closing(&s, E_GRP_UPDATE, "out of memory");
 	r = stage_edits(&s, (size_t)gi, members, old_gid, new_gid, changes, sizeof(changes),
 			&moved);
 	bool gshadow = hs_accountset_db(&s, HS_AS_GSHADOW) != NULL;
@@ -313,8 +309,8 @@ int main(int argc, char **argv)
 	if (hs_groupops_finish(&s, r, &err, NULL, NULL) < 0)
 		hs_report_die(E_GRP_UPDATE, &err);
 	if (changes[0]) {
-		audit_changes(old_name, old_gid, new_gid, gshadow);
-		syslog(LOG_INFO, "group changed: group %s/%lu%s%s", old_name,
+		audit_changes(name, old_gid, new_gid, gshadow);
+		syslog(LOG_INFO, "group changed: group %s/%lu%s%s", name,
 		       (unsigned long)old_gid, changes,
 		       moved > 0 ? " (and the primary group of its users)" : "");
 	}
