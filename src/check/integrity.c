@@ -1524,8 +1524,11 @@ static bool check_lists(struct hs_integrity *a, struct hs_accountdb *db, size_t 
 	if (changed && !unfixed) {
 		for (size_t k = 0; k < n; k++)
 			built = built && (*lists[k] = buf_str(&out[k])) != NULL;
+		/* the name from the new line: name may point into the text
+		 * replace_line has just freed (a line edited before) */
 		if (built && replace_line(a, db, i, rec) == 0)
-			logged(a, "%s %s: members deleted in %s", kinds[0].file, name, db->path);
+			logged(a, "%s %s: members deleted in %s", kinds[0].file,
+			       group ? db->lines[i].rec.gr.name : db->lines[i].rec.gs.name, db->path);
 	}
 	for (size_t k = 0; k < n; k++)
 		hs_strbuf_free(&out[k]);

@@ -10,6 +10,8 @@
 #include <cmocka.h>
 
 #include <grp.h>
+#include <stdio.h>
+#include <syslog.h>
 
 #include "integrity.h"
 #include "layout.h"
@@ -241,6 +243,65 @@ static void test_group_checks_and_repairs(void **state)
 	assert_int_equal(hs_integrity_group(&a, &gr, &gs, &pw), 0);
 	assert_int_equal(hs_integrity_gshadow(&a, &gs, &gr, &pw), 0);
 	assert_string_equal(text(&c), "");
+	hs_strbuf_free(&c.out);
+	hs_accountdb_free(&pw);
+	hs_accountdb_free(&gr);
+	hs_accountdb_free(&gs);
+}
+
+/* What logged() sends to syslog (the repairs' audit trail), caught here
+ * instead: the fortified vsyslog calls __vsyslog_chk. */
+static char syslog_text[4096];
+
+static void syslog_capture(const char *fmt, va_list ap)
+{
+	size_t n = strlen(syslog_text);
+
+	vsnprintf(syslog_text + n, sizeof syslog_text - n, fmt, ap);
+	n = strlen(syslog_text);
+	if (n + 1 < sizeof syslog_text)
+		strcpy(syslog_text + n, "\n");
+}
+
+#if defined(__USE_FORTIFY_LEVEL) && __USE_FORTIFY_LEVEL > 0
+void __vsyslog_chk(int pri, int flag, const char *fmt, va_list ap)
+{
+	(void)pri;
+	(void)flag;
+	syslog_capture(fmt, ap);
+}
+#else
+void vsyslog(int pri, const char *fmt, va_list ap)
+{
+	(void)pri;
+	syslog_capture(fmt, ap);
+}
+#endif
+
+/* A gshadow line edited twice (its members made equal to group's, then a
+ * bad admin deleted): the second edit frees the text of the first, and the
+ * log line must still name the group, not read the freed text. */
+static void test_gshadow_line_edited_twice(void **state)
+{
+	struct hs_accountdb pw = HS_ACCOUNTDB_INIT, gr = HS_ACCOUNTDB_INIT, gs = HS_ACCOUNTDB_INIT;
+	struct hs_integrity a;
+	struct capture c;
+
+	(void)state;
+	load(&pw, HS_DB_PASSWD, "/etc/passwd", users_text);
+	load(&gr, HS_DB_GROUP, "/etc/group", "grp7:x:6007:zz-nosuch-member\n");
+	load(&gs, HS_DB_GSHADOW, "/etc/gshadow",
+	     "grp7:!:zz-nosuch-admin:zz-nosuch-member,zz-only-here\n");
+	/* keep the member in group, delete zz-only-here from gshadow,
+	 * delete the admin, keep the member in gshadow */
+	audit_init(&a, &c, HS_INTEGRITY_SYSLOG, "nyyn");
+	syslog_text[0] = '\0';
+	assert_int_equal(hs_integrity_group(&a, &gr, &gs, &pw), 0);
+	assert_int_equal(hs_integrity_gshadow(&a, &gs, &gr, &pw), 0);
+	assert_int_equal(c.asked, 4);
+	assert_string_equal(serialized(&gs), "grp7:!::zz-nosuch-member\n");
+	assert_non_null(strstr(syslog_text,
+			       "shadow group grp7: members deleted in /etc/gshadow\n"));
 	hs_strbuf_free(&c.out);
 	hs_accountdb_free(&pw);
 	hs_accountdb_free(&gr);
@@ -495,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_passwd_read_only),
 		cmocka_unit_test(test_passwd_warnings_and_repairs),
 		cmocka_unit_test(test_group_checks_and_repairs),
+		cmocka_unit_test(test_gshadow_line_edited_twice),
 		cmocka_unit_test(test_huge_member_lists),
 		cmocka_unit_test(test_sort),
 		cmocka_unit_test_setup_teardown(test_tree_audit, tmp_dirs_setup, tmp_dirs_teardown),
