@@ -94,6 +94,8 @@ def test_cannot_update_exits_5(users):
     sb.sh("echo 'bad' >> /etc/group; mount --bind -o ro /etc/group /etc/group")
     res = grpck(sb, answers="y\n")
     assert res.returncode == 5 and "/etc/group" in res.stderr
+    # the line was not deleted: nothing may say the files were updated
+    assert "updated" not in res.stdout and "bad" in sb.read("/etc/group")
 
 
 # ---------------------------------------------------------------- the checks

@@ -126,6 +126,8 @@ def test_cannot_update_exits_5(tree):
     res = pwck(sb, "-q", answers="y\n")
     assert res.returncode == 5, res.stdout + res.stderr
     assert "/etc/passwd" in res.stderr
+    # the line was not deleted: nothing may say the files were updated
+    assert "updated" not in res.stdout and "bad line" in sb.read("/etc/passwd")
 
 
 # ---------------------------------------------------------------- classic checks
