@@ -281,9 +281,7 @@ static void entry_done(struct entry *e)
  * other sources. */
 static bool in_passwd_file(const char *name)
 {
-	const struct hs_file_expect ex = {
-		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
-	};
+	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
 	char key[HS_NAME_MAX + 2];
 	size_t len, klen = (size_t)snprintf(key, sizeof key, "%s:", name);
 	_cleanup_free_ char *data = NULL;

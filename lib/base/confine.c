@@ -12,6 +12,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "util.h"
+
 /* The Landlock ABI, defined here because Debian 12's kernel headers stop
  * at ABI 2 while the running kernel may know more; values are the
  * kernel's UAPI. */
@@ -109,15 +111,13 @@ static int restrict_self(int rsfd)
 int hs_confine_read_beneath(int dirfd)
 {
 	uint64_t handled;
-	int r, fd = ruleset_create(true, &handled);
+	_cleanup_close_ int fd = ruleset_create(true, &handled);
+	int r;
 
 	if (fd < 0)
 		return fd;
 	r = rule_add(fd, dirfd, LL_FS_READ_FILE | LL_FS_READ_DIR);
-	if (r == 0)
-		r = restrict_self(fd);
-	close(fd);
-	return r;
+	return r < 0 ? r : restrict_self(fd);
 }
 
 /* The Landlock rights an HS_CONFINE_* set stands for. */
@@ -151,7 +151,7 @@ static int path_rule_add(int rsfd, uint64_t handled, const char *path, unsigned 
 {
 	int flags = O_PATH | O_CLOEXEC | (access & HS_CONFINE_NOFOLLOW ? O_NOFOLLOW : 0);
 	uint64_t rights = rights_of(access) & handled;
-	int r, fd;
+	_cleanup_close_ int fd = -1;
 
 	if (!path)
 		return 0;
@@ -163,9 +163,7 @@ static int path_rule_add(int rsfd, uint64_t handled, const char *path, unsigned 
 	}
 	if (fd < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-	r = rule_add(rsfd, fd, rights);
-	close(fd);
-	return r;
+	return rule_add(rsfd, fd, rights);
 }
 
 static const struct hs_confine_rule base_rules[] = {
@@ -189,18 +187,16 @@ static const struct hs_confine_rule base_rules[] = {
 int hs_confine_paths(const struct hs_confine_rule *rules, size_t n)
 {
 	uint64_t handled;
-	int r = 0, fd = ruleset_create(false, &handled);
+	_cleanup_close_ int fd = ruleset_create(false, &handled);
+	int r = 0;
 
 	if (fd < 0)
 		return fd;
-	for (size_t i = 0; r == 0 && i < sizeof base_rules / sizeof base_rules[0]; i++)
+	for (size_t i = 0; r == 0 && i < HS_ARRAY_SIZE(base_rules); i++)
 		r = path_rule_add(fd, handled, base_rules[i].path, base_rules[i].access);
 	for (size_t i = 0; r == 0 && i < n; i++)
 		r = path_rule_add(fd, handled, rules[i].path, rules[i].access);
-	if (r == 0)
-		r = restrict_self(fd);
-	close(fd);
-	return r;
+	return r < 0 ? r : restrict_self(fd);
 }
 #else
 int hs_confine_read_beneath(int dirfd)
@@ -298,7 +294,7 @@ int hs_confine_helper(int dirfd)
 
 	if (fs < 0 && fs != -ENOSYS)
 		return fs;
-	sc = hs_confine_syscalls(helper_syscalls, sizeof helper_syscalls / sizeof helper_syscalls[0]);
+	sc = hs_confine_syscalls(helper_syscalls, HS_ARRAY_SIZE(helper_syscalls));
 	if (sc < 0 && sc != -ENOSYS)
 		return sc;
 	return fs == -ENOSYS && sc == -ENOSYS ? -ENOSYS : 0;

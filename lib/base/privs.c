@@ -165,22 +165,17 @@ static void sanitize_env(void)
 		abort();
 }
 
-/* Raise the soft limit to want (or as far as the hard limit allows). */
+/* Raise the soft limit to want (or as far as the hard limit allows).
+ * RLIM_INFINITY is rlim_t's largest value, so plain comparisons order it. */
+_Static_assert(RLIM_INFINITY == (rlim_t)-1, "RLIM_INFINITY is the largest rlim_t");
 static void raise_limit(int resource, rlim_t want)
 {
 	struct rlimit rl;
 
-	if (getrlimit(resource, &rl) < 0)
+	if (getrlimit(resource, &rl) < 0 || rl.rlim_cur >= want || rl.rlim_cur == rl.rlim_max)
 		return;
-	if (rl.rlim_cur != RLIM_INFINITY && (want == RLIM_INFINITY || rl.rlim_cur < want)) {
-		rlim_t target = want;
-		if (rl.rlim_max != RLIM_INFINITY && (target == RLIM_INFINITY || target > rl.rlim_max))
-			target = rl.rlim_max;
-		if (target != rl.rlim_cur) {
-			rl.rlim_cur = target;
-			setrlimit(resource, &rl);
-		}
-	}
+	rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
+	setrlimit(resource, &rl);
 }
 
 static void reset_limits(void)

@@ -829,9 +829,7 @@ static int load_finish(struct hs_accountdb *db, unsigned flags, int r)
 int hs_accountdb_load(struct hs_accountdb *db, enum hs_db_kind kind, const char *path,
 		      unsigned flags)
 {
-	const struct hs_file_expect ex = {
-		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
-	};
+	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
 	const char *data = NULL;
 	int r = load_start(db, kind, path);
 

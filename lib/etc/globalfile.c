@@ -410,9 +410,7 @@ void hs_globalfile_unlock(struct hs_locks *l)
 
 int hs_globalfile_read(const char *path, char **data, size_t *len)
 {
-	const struct hs_file_expect ex = {
-		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
-	};
+	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
 
 	if (!path)
 		return -EINVAL;

@@ -136,9 +136,7 @@ static void staged_name(char *buf, size_t size, const char *base)
  * old_data NULL: what BASE holds now). */
 static int write_backup(int dirfd, const char *base, const char *old_data, size_t old_len)
 {
-	const struct hs_file_expect ex = {
-		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
-	};
+	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
 	/* shadow and gshadow hold hashes: wiped when freed */
 	_cleanup_secret_buf_ struct hs_secret_buf read_back = { NULL, 0 };
 	char backup[160];
@@ -215,9 +213,7 @@ static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *
                      size_t installed, size_t n_files, const struct identity *ids,
                      int status, char *err, size_t err_size)
 {
-	const struct hs_file_expect ex = {
-		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
-	};
+	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
 
 	for (size_t i = 0; i < installed; i++) {
 		_cleanup_secret_buf_ struct hs_secret_buf old = { NULL, 0 };
@@ -275,9 +271,7 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 		return r;
 	}
 	if (id->present) {
-		const struct hs_file_expect ex = {
-			.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX,
-		};
+		const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
 
 		/* a target that is a symlink, a FIFO or hard-linked is
 		 * refused, as a read of it would be */

@@ -166,13 +166,17 @@ static int open_trusted(int dirfd, const char *name, const struct hs_file_expect
  * its end, so one read() that returns exactly st_size (< cap) bytes is the
  * whole file; anything else (a file that changed since fstat, /proc files
  * reporting size 0) takes the careful loop that also catches growth.
- * On success *st goes to st_out (if not NULL). */
-static int read_checked(int fd, const struct stat *st, char *buf, size_t cap, size_t *len,
+ * Takes the fd (or the error of its open) and closes it.  On success *st
+ * goes to st_out (if not NULL). */
+static int read_checked(int opened, const struct stat *st, char *buf, size_t cap, size_t *len,
 			struct stat *st_out)
 {
+	_cleanup_close_ int fd = opened;
 	ssize_t n;
 	char extra;
 
+	if (fd < 0)
+		return fd;
 	if ((uintmax_t)st->st_size > (uintmax_t)cap)
 		return -HS_E_TOOBIG;
 	do
@@ -205,11 +209,12 @@ static int read_checked(int fd, const struct stat *st, char *buf, size_t cap, si
 	return 0;
 }
 
-/* The cap a read into bufsize bytes may use: the content plus its NUL
- * must fit, and the caller's cap must leave room for that. */
-static int read_cap(const struct hs_file_expect *ex, size_t bufsize, size_t *cap)
+/* The cap a read into buf, bufsize bytes, may use: the content plus its
+ * NUL must fit, and the caller's cap must leave room for that. */
+static int read_cap(const struct hs_file_expect *ex, const char *buf, size_t bufsize,
+		    const size_t *len, size_t *cap)
 {
-	if (bufsize < 1 || !ex)
+	if (!buf || !len || bufsize < 1 || !ex)
 		return -EINVAL;
 	*cap = ex->max_size ? ex->max_size : bufsize - 1;
 	if (*cap > bufsize - 1)
@@ -220,20 +225,13 @@ static int read_cap(const struct hs_file_expect *ex, size_t bufsize, size_t *cap
 int hs_fileio_read_trusted_at(int dirfd, const char *name, const struct hs_file_expect *ex,
 		       char *buf, size_t bufsize, size_t *len, struct stat *st_out)
 {
-	_cleanup_close_ int fd = -1;
 	struct stat st;
 	size_t cap;
-	int r;
+	int r = read_cap(ex, buf, bufsize, len, &cap);
 
-	if (!buf || !len)
-		return -EINVAL;
-	r = read_cap(ex, bufsize, &cap);
 	if (r < 0)
 		return r;
-	fd = open_trusted(dirfd, name, ex, &st);
-	if (fd < 0)
-		return fd;
-	return read_checked(fd, &st, buf, cap, len, st_out);
+	return read_checked(open_trusted(dirfd, name, ex, &st), &st, buf, cap, len, st_out);
 }
 
 /* Open an absolute path for reading and check it (hs_fileio_read_trusted_path). */
@@ -272,20 +270,15 @@ static int open_path_trusted(const char *path, const struct hs_file_expect *ex, 
 int hs_fileio_read_trusted_path(const char *path, const struct hs_file_expect *ex,
 			 char *buf, size_t bufsize, size_t *len, struct stat *st_out)
 {
-	_cleanup_close_ int fd = -1;
 	struct stat st;
 	size_t cap;
-	int r;
+	int r = read_cap(ex, buf, bufsize, len, &cap);
 
-	if (!path || path[0] != '/' || !buf || !len)
-		return -EINVAL;
-	r = read_cap(ex, bufsize, &cap);
 	if (r < 0)
 		return r;
-	fd = open_path_trusted(path, ex, &st);
-	if (fd < 0)
-		return fd;
-	return read_checked(fd, &st, buf, cap, len, st_out);
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	return read_checked(open_path_trusted(path, ex, &st), &st, buf, cap, len, st_out);
 }
 
 int hs_fileio_read_alloc_at(int dirfd, const char *name, const struct hs_file_expect *ex,

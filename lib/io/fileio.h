@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "layout.h"  /* HS_GLOBALFILE_MAX */
+
 #define HS_ANY_UID ((uid_t)-1)
 #define HS_ANY_GID ((gid_t)-1)
 
@@ -19,6 +21,11 @@ struct hs_file_expect {
 	gid_t gid;
 	size_t max_size;
 };
+
+/* How a global account file (/etc/passwd and friends) is read: any owner,
+ * capped at HS_GLOBALFILE_MAX.  An initializer, so it adds no symbol. */
+#define HS_FILE_EXPECT_GLOBAL \
+	{ .uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX }
 
 /* Check an fstat result: regular file, link count 1, owner/group,
  * size cap.  Returns 0 or -HS_E_NOTREG/-HS_E_NLINK/-HS_E_OWNER/

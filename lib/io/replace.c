@@ -126,11 +126,11 @@ static int fill(int fd, const struct iovec *iov, size_t n, uid_t uid, gid_t gid,
 	 * not be allowed) to chown. */
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	if ((uid != HS_ANY_UID && st.st_uid != uid) || (gid != HS_ANY_GID && st.st_gid != gid)) {
-		if (fchown(fd, uid != HS_ANY_UID && st.st_uid != uid ? uid : (uid_t)-1,
-			   gid != HS_ANY_GID && st.st_gid != gid ? gid : (gid_t)-1) < 0)
-			return -errno;
-	}
+	/* HS_ANY_* is fchown's own "leave it" value */
+	uid = st.st_uid != uid ? uid : HS_ANY_UID;
+	gid = st.st_gid != gid ? gid : HS_ANY_GID;
+	if ((uid != HS_ANY_UID || gid != HS_ANY_GID) && fchown(fd, uid, gid) < 0)
+		return -errno;
 	/* after fchown, which clears set-id bits on regular files */
 	if (fchmod(fd, mode & 07777) < 0 || fsync(fd) < 0)
 		return -errno;

@@ -118,19 +118,71 @@ static int walk_entries(struct walker *w, const struct hs_walk_entry *e)
 	return r;
 }
 
+/* Check, open and hand on the entry e names (its path already in
+ * w->path).  Returns as visit() does. */
+static int visit_entry(struct walker *w, struct hs_walk_entry *e)
+{
+	_cleanup_close_ int fd = -1;
+	struct statx checked, opened;
+	bool top = e->depth == 0;
+	int r = 0;
+
+	if (statx(e->parentfd, e->name, WALK_STATX_FLAGS, WALK_STATX_MASK, &checked) < 0)
+		return errno == ENOENT && !top ? 0 : -errno;  /* gone meanwhile: nothing to do */
+	stat_from_statx(&e->st, &checked);
+	if (other_mount(w, &checked))
+		return refuse(w, e, HS_WALK_MOUNT, -EXDEV);
+	if (S_ISDIR(checked.stx_mode) && e->depth >= HS_WALK_MAX_DEPTH)
+		return refuse(w, e, HS_WALK_TOO_DEEP, -ENAMETOOLONG);
+	if (S_ISDIR(checked.stx_mode))
+		fd = openat(e->parentfd, e->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC |
+			    O_NONBLOCK | O_NOCTTY);
+	else
+		fd = openat(e->parentfd, e->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT && !top)
+			return 0;
+		if (errno == ELOOP || errno == ENOTDIR)
+			return refuse(w, e, HS_WALK_SWAPPED, -ESTALE);
+		return -errno;
+	}
+	/* act only on what was opened, and only if it is what was checked */
+	if (statx(fd, "", AT_EMPTY_PATH | WALK_STATX_FLAGS, WALK_STATX_MASK, &opened) < 0)
+		return -errno;
+	if (opened.stx_ino != checked.stx_ino ||
+	    opened.stx_dev_major != checked.stx_dev_major ||
+	    opened.stx_dev_minor != checked.stx_dev_minor ||
+	    (opened.stx_mode & S_IFMT) != (checked.stx_mode & S_IFMT))
+		return refuse(w, e, HS_WALK_SWAPPED, -ESTALE);
+	if (other_mount(w, &opened))
+		return refuse(w, e, HS_WALK_MOUNT, -EXDEV);
+	e->fd = fd;
+	stat_from_statx(&e->st, &opened);
+	if (S_ISDIR(e->st.st_mode)) {
+		r = w->ops->pre ? w->ops->pre(e, w->ctx) : HS_WALK_CONTINUE;
+		if (r == HS_WALK_CONTINUE)
+			r = walk_entries(w, e);
+		else if (r == HS_WALK_SKIP)
+			r = 0;
+		if (r == 0 && w->ops->post)
+			r = w->ops->post(e, w->ctx);
+	} else if (w->ops->post) {
+		r = w->ops->post(e, w->ctx);
+	}
+	return r == 0 ? 1 : r;
+}
+
 /* Visit parentfd/name.  Returns 1 when it was visited, 0 when it was
  * left alone (vanished, refused and skipped), or a negative error. */
 static int visit(struct walker *w, int parentfd, const char *name, unsigned depth)
 {
 	struct hs_walk_entry e = { .parentfd = parentfd, .name = name, .fd = -1,
 				   .depth = depth, .path = w->path };
-	struct statx checked, opened;
 	size_t saved_len = w->len;
 	size_t nlen = strlen(name);
-	bool top = depth == 0;
-	int fd = -1, r;
+	int r;
 
-	if (!top) {
+	if (depth > 0) {
 		if (w->len + nlen + 2 > sizeof(w->path))
 			return -ENAMETOOLONG;
 		if (w->len)
@@ -138,126 +190,60 @@ static int visit(struct walker *w, int parentfd, const char *name, unsigned dept
 		memcpy(w->path + w->len, name, nlen + 1);
 		w->len += nlen;
 	}
-	r = 0;
-	if (statx(parentfd, name, WALK_STATX_FLAGS, WALK_STATX_MASK, &checked) < 0) {
-		r = -errno;
-		if (r == -ENOENT && !top)
-			r = 0;          /* gone meanwhile: nothing to do */
-		goto out;
-	}
-	stat_from_statx(&e.st, &checked);
-	if (other_mount(w, &checked)) {
-		r = refuse(w, &e, HS_WALK_MOUNT, -EXDEV);
-		goto out;
-	}
-	if (S_ISDIR(checked.stx_mode) && depth >= HS_WALK_MAX_DEPTH) {
-		r = refuse(w, &e, HS_WALK_TOO_DEEP, -ENAMETOOLONG);
-		goto out;
-	}
-	if (S_ISDIR(checked.stx_mode))
-		fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC |
-			    O_NONBLOCK | O_NOCTTY);
-	else
-		fd = openat(parentfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		if (r == -ENOENT && !top)
-			r = 0;
-		else if (r == -ELOOP || r == -ENOTDIR)
-			r = refuse(w, &e, HS_WALK_SWAPPED, -ESTALE);
-		goto out;
-	}
-	/* act only on what was opened, and only if it is what was checked */
-	if (statx(fd, "", AT_EMPTY_PATH | WALK_STATX_FLAGS, WALK_STATX_MASK, &opened) < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (opened.stx_ino != checked.stx_ino ||
-	    opened.stx_dev_major != checked.stx_dev_major ||
-	    opened.stx_dev_minor != checked.stx_dev_minor ||
-	    (opened.stx_mode & S_IFMT) != (checked.stx_mode & S_IFMT)) {
-		r = refuse(w, &e, HS_WALK_SWAPPED, -ESTALE);
-		goto out;
-	}
-	if (other_mount(w, &opened)) {
-		r = refuse(w, &e, HS_WALK_MOUNT, -EXDEV);
-		goto out;
-	}
-	e.fd = fd;
-	stat_from_statx(&e.st, &opened);
-	if (S_ISDIR(e.st.st_mode)) {
-		r = w->ops->pre ? w->ops->pre(&e, w->ctx) : HS_WALK_CONTINUE;
-		if (r == HS_WALK_CONTINUE)
-			r = walk_entries(w, &e);
-		else if (r == HS_WALK_SKIP)
-			r = 0;
-		if (r == 0 && w->ops->post)
-			r = w->ops->post(&e, w->ctx);
-	} else if (w->ops->post) {
-		r = w->ops->post(&e, w->ctx);
-	}
-	if (r == 0)
-		r = 1;
-out:
-	hs_close(fd);
+	r = visit_entry(w, &e);
 	w->len = saved_len;
 	w->path[w->len] = '\0';
 	return r;
 }
 
-static struct walker *walker_new(int reffd, const struct hs_walk_ops *ops, void *ctx, int *err)
+/* Start a walk of the mount reffd is on. */
+static int walker_init(struct walker *w, int reffd, const struct hs_walk_ops *ops, void *ctx)
 {
-	struct walker *w = calloc(1, sizeof(*w));
 	struct statx sx;
 
-	if (!w) {
-		*err = -ENOMEM;
-		return NULL;
-	}
 	/* "." rather than AT_EMPTY_PATH so that AT_FDCWD works too */
-	if (statx(reffd, ".", AT_STATX_SYNC_AS_STAT, WALK_STATX_MASK, &sx) < 0) {
-		*err = -errno;
-		free(w);
-		return NULL;
-	}
+	if (statx(reffd, ".", AT_STATX_SYNC_AS_STAT, WALK_STATX_MASK, &sx) < 0)
+		return -errno;
 	w->ops = ops;
 	w->ctx = ctx;
 	w->dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
 	w->have_mnt_id = (sx.stx_mask & STATX_MNT_ID) != 0;
 	w->mnt_id = sx.stx_mnt_id;
-	return w;
+	return 0;
 }
 
 int hs_walk_at(int dirfd, const char *name, const struct hs_walk_ops *ops, void *ctx)
 {
-	struct walker *w;
+	_cleanup_free_ struct walker *w = NULL;
 	int r;
 
 	if (!hs_fileio_is_single_component(name))
 		return -EINVAL;
-	w = walker_new(dirfd, ops, ctx, &r);
+	w = calloc(1, sizeof(*w));
 	if (!w)
-		return r;
-	r = visit(w, dirfd, name, 0);
-	free(w);
+		return -ENOMEM;
+	r = walker_init(w, dirfd, ops, ctx);
+	if (r == 0)
+		r = visit(w, dirfd, name, 0);
 	return r < 0 ? r : 0;
 }
 
 int hs_walk_below(int fd, const struct hs_walk_ops *ops, void *ctx)
 {
 	struct hs_walk_entry top = { .parentfd = -1, .name = ".", .path = "", .fd = fd };
-	struct walker *w;
+	_cleanup_free_ struct walker *w = NULL;
 	int r;
 
 	if (fstat(fd, &top.st) < 0)
 		return -errno;
 	if (!S_ISDIR(top.st.st_mode))
 		return -ENOTDIR;
-	w = walker_new(fd, ops, ctx, &r);
+	w = calloc(1, sizeof(*w));
 	if (!w)
-		return r;
-	r = walk_entries(w, &top);
-	free(w);
+		return -ENOMEM;
+	r = walker_init(w, fd, ops, ctx);
+	if (r == 0)
+		r = walk_entries(w, &top);
 	return r < 0 ? r : 0;
 }
 
