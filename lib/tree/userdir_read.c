@@ -42,19 +42,6 @@ const char *hs_userdir_path(char *buf, size_t size, const char *user, const char
 	return buf;
 }
 
-const char *hs_userdir_confine_path(char *buf, size_t size, const char *user)
-{
-	uid_t r, e, s;
-
-	if (!hs_userdir_entry_is_user(user))
-		return NULL;
-	/* root may take the directory over (hs_userdir_take_over): a copy
-	 * built beside it and exchanged with it in the tree */
-	if (getresuid(&r, &e, &s) == 0 && r == 0 && e == 0 && s == 0)
-		return hs_userdir_path(buf, size, NULL, NULL);
-	return hs_userdir_path(buf, size, user, NULL);
-}
-
 int hs_userdir_open_tree(void)
 {
 	_cleanup_close_ int fd = -1;

@@ -161,6 +161,17 @@ static bool no_user_can_stop_us(void)
 	return getresuid(&ruid, &euid, &suid) == 0 && ruid == 0 && euid == 0 && suid == 0;
 }
 
+const char *hs_userdir_confine_path(char *buf, size_t size, const char *user)
+{
+	if (!hs_userdir_entry_is_user(user))
+		return NULL;
+	/* root may take the directory over (hs_userdir_take_over): a copy
+	 * built beside it and exchanged with it in the tree */
+	if (no_user_can_stop_us())
+		return hs_userdir_path(buf, size, NULL, NULL);
+	return hs_userdir_path(buf, size, user, NULL);
+}
+
 /* Is fd the directory at treefd/user?  1, 0, or a negative error. */
 static int still_at_path(int treefd, const char *user, int fd)
 {
