@@ -131,19 +131,16 @@ static int read_line(int udirfd, const char *file, uid_t owner, bool newline_opt
 static int aging_or_expired(int udirfd, const char *file, struct hs_aging *out)
 {
 	char buf[HS_USERFILE_MAX + 2];
-	struct hs_aging a;
 	int r;
 
 	r = read_line(udirfd, file, 0, false, buf, sizeof buf);
 	if (r == 0)
-		r = hs_records_aging_parse(buf, &a);
+		r = hs_records_aging_parse(buf, out);
 	if (r < 0) {
 		hs_records_aging_init_unset(out);
 		out->expire = 1;
-		return r;
 	}
-	*out = a;
-	return 0;
+	return r;
 }
 
 int hs_userdir_lookup(const char *user, char *buf, size_t bufsize, struct hs_shadow *shadow,

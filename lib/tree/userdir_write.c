@@ -302,7 +302,5 @@ int hs_userdir_lock_err(int treefd, const char *name, int *udirfd, unsigned time
 
 int hs_userdir_unlock(int udirfd)
 {
-	if (flock(udirfd, LOCK_UN) < 0)
-		return -errno;
-	return 0;
+	return flock(udirfd, LOCK_UN) < 0 ? -errno : 0;
 }
