@@ -191,9 +191,8 @@ static int still_at_path(int treefd, const char *user, int fd)
  * to open the new one), or a negative error. */
 static int take_over_if_held(int treefd, const char *user, int *udirfd, unsigned timeout_ms)
 {
-	int r;
+	int r = flock_until(treefd, LOCK_EX, timeout_ms);
 
-	r = flock_until(treefd, LOCK_EX, timeout_ms);
 	if (r < 0)
 		return r;
 	r = flock_until(*udirfd, LOCK_EX, 0);
@@ -212,9 +211,8 @@ static int take_over_if_held(int treefd, const char *user, int *udirfd, unsigned
  * owner. */
 static int reopen(int treefd, const char *user, uid_t owner, int *udirfd)
 {
-	int fd;
+	int fd = hs_userdir_open(treefd, user, owner, NULL);
 
-	fd = hs_userdir_open(treefd, user, owner, NULL);
 	if (fd < 0)
 		return fd;
 	hs_close(*udirfd);
