@@ -20,9 +20,7 @@
 #include "records.h"
 #include "util.h"
 
-static int fail(struct hs_accountset *s, enum hs_as_file f, int r, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
+__attribute__((format(printf, 4, 5)))
 static int fail(struct hs_accountset *s, enum hs_as_file f, int r, const char *fmt, ...)
 {
 	va_list ap;
@@ -167,9 +165,7 @@ long hs_groupops_add(struct hs_accountset *s, const char *name, gid_t gid, const
 		}
 	}
 	gi = hs_accountdb_append(gr, &g);
-	if (gi < 0)
-		return db_fail(s, HS_AS_GROUP, (int)gi);
-	return gi;
+	return gi < 0 ? db_fail(s, HS_AS_GROUP, (int)gi) : gi;
 }
 
 /* gi's gshadow line (made when missing) copied into *ns: its index, -1
