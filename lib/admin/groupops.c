@@ -20,9 +20,7 @@
 #include "records.h"
 #include "util.h"
 
-static int fail(struct hs_accountset *s, enum hs_as_file f, int r, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
+__attribute__((format(printf, 4, 5)))
 static int fail(struct hs_accountset *s, enum hs_as_file f, int r, const char *fmt, ...)
 {
 	va_list ap;
@@ -167,9 +165,7 @@ long hs_groupops_add(struct hs_accountset *s, const char *name, gid_t gid, const
 		}
 	}
 	gi = hs_accountdb_append(gr, &g);
-	if (gi < 0)
-		return db_fail(s, HS_AS_GROUP, (int)gi);
-	return gi;
+	return gi < 0 ? db_fail(s, HS_AS_GROUP, (int)gi) : gi;
 }
 
 /* gi's gshadow line (made when missing) copied into *ns: its index, -1
@@ -513,52 +509,36 @@ int hs_groupops_logindefs(const char *root, const char *overrides, size_t olen,
 
 	snprintf(path, sizeof(path), "%s%s", root ? root : "", HS_ETC_LOGIN_DEFS);
 	r = hs_globalfile_read(path, &data, &len);
-	if (r == -ENOENT) {
-		data = strdup("");
-		len = 0;
-		r = data ? 0 : -ENOMEM;
-	}
-	if (r < 0)
+	if (r < 0 && r != -ENOENT)
 		return r;
 	all = malloc(len + olen + 2);
 	if (!all)
 		return -ENOMEM;
-	memcpy(all, data, len);
+	if (len)
+		memcpy(all, data, len);
 	all[len] = '\n';
 	if (olen)
 		memcpy(all + len + 1, overrides, olen);
 	return hs_config_logindefs_parse(all, len + 1 + olen, path, warn, ctx, out);
 }
 
-/* ---- commit ---- */
-
-static int write_files(struct hs_accountset *s, struct hs_err *err, const char *what)
-{
-	sigset_t saved;
-	int r;
-
-	hs_privs_block_signals(&saved);
-	r = hs_accountset_commit(s);
-	hs_privs_restore_signals(&saved);
-	if (r < 0) {
-		if (what)
-			syslog(LOG_ERR, "%s failed: %s", what, s->error);
-		else
-			syslog(LOG_ERR, "%s", s->error);
-		return hs_err_set(err, r, "%s", s->error);
-	}
-	return 0;
-}
-
 int hs_groupops_finish(struct hs_accountset *s, int r, struct hs_err *err, const char *what,
 		       const char *fmt, ...)
 {
+	sigset_t saved;
 	va_list ap;
 
+	if (r >= 0) {
+		hs_privs_block_signals(&saved);
+		r = hs_accountset_commit(s);
+		hs_privs_restore_signals(&saved);
+		if (r < 0 && what)
+			syslog(LOG_ERR, "%s failed: %s", what, s->error);
+		else if (r < 0)
+			syslog(LOG_ERR, "%s", s->error);
+	}
 	if (r < 0)
 		hs_err_set(err, r, "%s", s->error);
-	else
-		r = write_files(s, err, what);
 	if (r >= 0 && fmt) {
 		va_start(ap, fmt);
 		vsyslog(LOG_INFO, fmt, ap);

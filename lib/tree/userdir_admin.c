@@ -60,7 +60,6 @@ static int make_private_dir(int treefd, const char *tag, const char *user, bool 
 			    char *tmp, size_t tmpsize)
 {
 	_cleanup_close_ int dfd = -1;
-	struct stat st;
 	int r;
 
 	for (int tries = 0; ; tries++) {
@@ -73,7 +72,7 @@ static int make_private_dir(int treefd, const char *tag, const char *user, bool 
 		if (errno != EEXIST || fixed || tries >= HS_TEMP_TRIES)
 			return -errno;
 	}
-	dfd = hs_fileio_open_dir_at(treefd, tmp, &st);
+	dfd = hs_fileio_open_dir_at(treefd, tmp, NULL);
 	if (dfd >= 0 && (fchown(dfd, 0, 0) < 0 || fchmod(dfd, 0700) < 0))
 		r = -errno;
 	else
@@ -325,10 +324,8 @@ static bool any_name(const char *name, void *ctx)
  * walker: the self-service programs that link this never walk a tree. */
 static bool remove_detached(int treefd, const char *name)
 {
-	_cleanup_close_ int fd = -1;
-	struct stat st;
+	_cleanup_close_ int fd = hs_fileio_open_dir_at(treefd, name, NULL);
 
-	fd = hs_fileio_open_dir_at(treefd, name, &st);
 	if (fd < 0)
 		return false;
 	if (fchown(fd, 0, 0) == 0 && fchmod(fd, 0700) == 0) {

@@ -42,19 +42,6 @@ const char *hs_userdir_path(char *buf, size_t size, const char *user, const char
 	return buf;
 }
 
-const char *hs_userdir_confine_path(char *buf, size_t size, const char *user)
-{
-	uid_t r, e, s;
-
-	if (!hs_userdir_entry_is_user(user))
-		return NULL;
-	/* root may take the directory over (hs_userdir_take_over): a copy
-	 * built beside it and exchanged with it in the tree */
-	if (getresuid(&r, &e, &s) == 0 && r == 0 && e == 0 && s == 0)
-		return hs_userdir_path(buf, size, NULL, NULL);
-	return hs_userdir_path(buf, size, user, NULL);
-}
-
 int hs_userdir_open_tree(void)
 {
 	_cleanup_close_ int fd = -1;
@@ -144,19 +131,16 @@ static int read_line(int udirfd, const char *file, uid_t owner, bool newline_opt
 static int aging_or_expired(int udirfd, const char *file, struct hs_aging *out)
 {
 	char buf[HS_USERFILE_MAX + 2];
-	struct hs_aging a;
 	int r;
 
 	r = read_line(udirfd, file, 0, false, buf, sizeof buf);
 	if (r == 0)
-		r = hs_records_aging_parse(buf, &a);
+		r = hs_records_aging_parse(buf, out);
 	if (r < 0) {
 		hs_records_aging_init_unset(out);
 		out->expire = 1;
-		return r;
 	}
-	*out = a;
-	return 0;
+	return r;
 }
 
 int hs_userdir_lookup(const char *user, char *buf, size_t bufsize, struct hs_shadow *shadow,

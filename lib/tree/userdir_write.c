@@ -161,6 +161,17 @@ static bool no_user_can_stop_us(void)
 	return getresuid(&ruid, &euid, &suid) == 0 && ruid == 0 && euid == 0 && suid == 0;
 }
 
+const char *hs_userdir_confine_path(char *buf, size_t size, const char *user)
+{
+	if (!hs_userdir_entry_is_user(user))
+		return NULL;
+	/* root may take the directory over (hs_userdir_take_over): a copy
+	 * built beside it and exchanged with it in the tree */
+	if (no_user_can_stop_us())
+		return hs_userdir_path(buf, size, NULL, NULL);
+	return hs_userdir_path(buf, size, user, NULL);
+}
+
 /* Is fd the directory at treefd/user?  1, 0, or a negative error. */
 static int still_at_path(int treefd, const char *user, int fd)
 {
@@ -180,9 +191,8 @@ static int still_at_path(int treefd, const char *user, int fd)
  * to open the new one), or a negative error. */
 static int take_over_if_held(int treefd, const char *user, int *udirfd, unsigned timeout_ms)
 {
-	int r;
+	int r = flock_until(treefd, LOCK_EX, timeout_ms);
 
-	r = flock_until(treefd, LOCK_EX, timeout_ms);
 	if (r < 0)
 		return r;
 	r = flock_until(*udirfd, LOCK_EX, 0);
@@ -201,9 +211,8 @@ static int take_over_if_held(int treefd, const char *user, int *udirfd, unsigned
  * owner. */
 static int reopen(int treefd, const char *user, uid_t owner, int *udirfd)
 {
-	int fd;
+	int fd = hs_userdir_open(treefd, user, owner, NULL);
 
-	fd = hs_userdir_open(treefd, user, owner, NULL);
 	if (fd < 0)
 		return fd;
 	hs_close(*udirfd);
@@ -291,7 +300,5 @@ int hs_userdir_lock_err(int treefd, const char *name, int *udirfd, unsigned time
 
 int hs_userdir_unlock(int udirfd)
 {
-	if (flock(udirfd, LOCK_UN) < 0)
-		return -errno;
-	return 0;
+	return flock(udirfd, LOCK_UN) < 0 ? -errno : 0;
 }
