@@ -253,6 +253,7 @@ static void test_group_checks_and_repairs(void **state)
  * instead: the fortified vsyslog calls __vsyslog_chk. */
 static char syslog_text[4096];
 
+__attribute__((format(printf, 1, 0)))
 static void syslog_capture(const char *fmt, va_list ap)
 {
 	size_t n = strlen(syslog_text);
