@@ -84,8 +84,11 @@ int hs_etc_read_gshadow_group(const char *path, const char *group, struct hs_gsh
 	glen = strlen(group);
 	r = read_file(path, &e->data, &e->len, &it);
 	while (r == 0 && !e->found && (line = next_line(&it)))
-		/* cheap name test first; parse only the candidate */
+		/* cheap name test first; parse only the candidate, and take it
+		 * only under its parsed name: a name from another NSS source
+		 * may hold a ':' ("alice:!" is no prefix of alice's line) */
 		e->found = strncmp(line, group, glen) == 0 && line[glen] == ':' &&
-			   hs_records_gshadow_parse(line, &e->gs) == 0;
+			   hs_records_gshadow_parse(line, &e->gs) == 0 &&
+			   strcmp(e->gs.name, group) == 0;
 	return r;
 }

@@ -135,6 +135,11 @@ static void test_gshadow_read(void **state)
 	assert_int_equal(hs_etc_read_gshadow_group(path_in(f, "gshadow"), "alice2", &e), 0);
 	assert_false(e.found);
 	hs_etc_read_gshadow_free(&e);
+	/* a name with a ':' (only another NSS source has one) is no
+	 * prefix of a line: it names no entry */
+	assert_int_equal(hs_etc_read_gshadow_group(path_in(f, "gshadow"), "alice:$6$first", &e), 0);
+	assert_false(e.found);
+	hs_etc_read_gshadow_free(&e);
 
 	/* missing file: not found, no error */
 	assert_int_equal(hs_etc_read_gshadow_group(path_in(f, "missing"), "alice", &e), 0);
