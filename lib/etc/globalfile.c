@@ -343,17 +343,56 @@ static int finish_interrupted_update(const char *pwd_lock_path, const char **fai
 	return 0;
 }
 
+/* This boot's id (the kernel makes a new one at each boot), or "" when
+ * /proc cannot tell. */
+static void read_boot_id(char *id, size_t size)
+{
+	_cleanup_close_ int fd = open("/proc/sys/kernel/random/boot_id",
+				      O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	ssize_t n = fd < 0 ? -1 : read(fd, id, size - 1);
+
+	if (n < 2 || id[n - 1] != '\n') {
+		id[0] = '\0';
+		return;
+	}
+	id[n - 1] = '\0';
+	if (strspn(id, "0123456789abcdef-") != (size_t)(n - 1))
+		id[0] = '\0';
+}
+
+static int clean_record(const char *boot_id, char *buf, size_t size)
+{
+	return snprintf(buf, size, "hardened-shadow: no interrupted update since boot %s\n",
+			boot_id);
+}
+
+/* Does .pwd.lock say that no tool of ours was interrupted since this
+ * boot?  *empty: it holds nothing (no need to empty it). */
+static bool lock_says_clean(int fd, const char *boot_id, bool *empty)
+{
+	char want[128], got[128];
+	int len = clean_record(boot_id, want, sizeof(want));
+	ssize_t n = pread(fd, got, sizeof(got), 0);
+
+	*empty = n == 0;
+	return boot_id[0] && n == len && memcmp(got, want, (size_t)len) == 0;
+}
+
 int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
                     const char *const files[], size_t n_files,
                     unsigned timeout_ms, const char **failed_path)
 {
 	int64_t deadline = monotonic_ns() + (int64_t)timeout_ms * 1000000;
 	const char *ignored;
+	bool clean, empty;
+	char dir[PATH_MAX];
+	const char *base;
 	int r;
 
 	l->pwd_lock_fd = -1;
 	l->n = 0;
 	memset(l->held, 0, sizeof l->held);
+	l->journal = NULL;
 	if (!pwd_lock_path)
 		pwd_lock_path = HS_ETC_PWD_LOCK;
 	if (!failed_path)
@@ -362,10 +401,20 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	if (n_files > HS_LOCK_MAX_FILES || (n_files > 0 && !files))
 		return -EINVAL;
 
+	r = split_dir(pwd_lock_path, dir, sizeof(dir), &base);
+	if (r < 0)
+		return r;
 	r = take_pwd_lock(pwd_lock_path, deadline, &l->pwd_lock_fd);
 	if (r < 0) {
 		l->pwd_lock_fd = -1;
 		return r;
+	}
+	/* from here until the release, a kill leaves the record out */
+	read_boot_id(l->boot_id, sizeof(l->boot_id));
+	clean = lock_says_clean(l->pwd_lock_fd, l->boot_id, &empty);
+	if (!empty && ftruncate(l->pwd_lock_fd, 0) < 0) {
+		r = -errno;
+		goto fail;
 	}
 	for (size_t i = 0; i < n_files; i++) {
 		*failed_path = files[i];
@@ -378,9 +427,12 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 			goto fail;
 		l->n++;
 	}
-	r = finish_interrupted_update(pwd_lock_path, failed_path);
+	r = clean ? 0 : finish_interrupted_update(pwd_lock_path, failed_path);
 	if (r < 0)
 		goto fail;
+	/* the release may write the record if no journal is left then */
+	if (asprintf(&l->journal, "%s/%s", dir, HS_TXN_JOURNAL) < 0)
+		l->journal = NULL;
 	*failed_path = NULL;
 	return 0;
 fail:
@@ -402,6 +454,16 @@ void hs_globalfile_unlock(struct hs_locks *l)
 			l->held[l->n] = NULL;
 		}
 	}
+	if (l->journal && l->boot_id[0] && l->pwd_lock_fd >= HS_LOCK_FD_MIN) {
+		struct stat st;
+		char rec[128];
+		int len = clean_record(l->boot_id, rec, sizeof(rec));
+
+		if (lstat(l->journal, &st) < 0 && errno == ENOENT)
+			(void)!pwrite(l->pwd_lock_fd, rec, (size_t)len, 0);
+	}
+	free(l->journal);
+	l->journal = NULL;
 	/* closing the last fd of the open file description drops the OFD lock */
 	if (l->pwd_lock_fd >= HS_LOCK_FD_MIN)
 		hs_close(l->pwd_lock_fd);

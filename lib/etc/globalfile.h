@@ -20,6 +20,8 @@ struct hs_locks {
 	int pwd_lock_fd;                       /* /etc/.pwd.lock, OFD write lock */
 	size_t n;                              /* number of FILE.lock held */
 	char *held[HS_LOCK_MAX_FILES];         /* paths of FILE.lock we created */
+	char *journal;                         /* set once nothing is left to finish */
+	char boot_id[40];                      /* this boot's, for the clean record */
 };
 #define HS_LOCKS_INIT { .pwd_lock_fd = -1 }
 
@@ -35,7 +37,15 @@ struct hs_locks {
  * different root (tests) passes its own paths; pwd_lock_path NULL means
  * HS_ETC_PWD_LOCK.  The .pwd.lock fd is O_CLOEXEC; note that an OFD lock
  * is shared with a child made by fork() until the child execs or closes
- * pwd_lock_fd. */
+ * pwd_lock_fd.
+ *
+ * Under the locks, before anything is read, what a killed tool left is
+ * finished or removed (lib/etc/txn.h).  Finding it takes a listing of the
+ * directory (and of the tree), so .pwd.lock records when there can be
+ * none: its holder empties it when it takes it and, releasing it with no
+ * journal pending, writes "hardened-shadow: no interrupted update since
+ * boot ID".  A holder killed in between leaves it empty, a power loss a
+ * record of another boot; either way the next holder looks. */
 int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
                     const char *const files[], size_t n_files,
                     unsigned timeout_ms, const char **failed_path);

@@ -218,10 +218,12 @@ def test_round_trip_10000_users(sb):
 def test_progress_only_on_a_terminal(sb):
     """On a terminal, pwconv and pwunconv say how far they are ("\\rpwconv: N/M users",
     a few times a second) and erase that line before their final message; through pipes
-    (test_round_trip_10000_users, stderr == "") nothing of it appears."""
+    (test_round_trip_10000_users, stderr == "") nothing of it appears.  Each open is
+    slowed by strace, so that a run lasts long enough for a report on any machine."""
     add_generated(sb, 6000)
+    slow = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "inject=openat:delay_enter=50"]
     for prog, name in ((PWCONV, "pwconv"), (PWUNCONV, "pwunconv")):
-        status, out = sb.pty_run([prog], [], timeout=300)
+        status, out = sb.pty_run(slow + [prog], [], timeout=300)
         assert status == 0, out
         shown = re.findall(r"\r%s: (\d+)/(\d+) users" % name, out)
         assert shown, out[:2000]

@@ -99,13 +99,16 @@ def dead_pid(sb):
 
 def test_lock_protocol_leftovers_are_swept(sb):
     # FILE.PID files of killed tools (ours or shadow-utils') are removed by the next tool
-    # that takes the locks; one whose process is alive stays
+    # that takes the locks and lists /etc; one whose process is alive stays.  A tool of
+    # ours killed under the locks leaves .pwd.lock empty, which makes the next one list
+    # (test_recovery_record.py); shadow-utils' leftovers wait for that or for a reboot.
     sb.use_hardened_tree()
     holder = sb.popen(["sleep", "60"])
     dead, live = dead_pid(sb), sb.ns_pid(holder.pid)
     for f in ("passwd", "shadow", "group", "gshadow"):
         sb.write("/etc/%s.%d" % (f, dead), "%d\0" % dead, mode=0o600)
     sb.write("/etc/group.%d" % live, "%d\0" % live, mode=0o600)
+    sb.write("/etc/.pwd.lock", "", mode=0o600)
     sb.run(["/usr/sbin/groupadd", "litter"])
     left = sorted(e for e in os.listdir(sb.root + "/etc") if re.match(r"^[a-z]+\.\d+$", e))
     holder.kill()

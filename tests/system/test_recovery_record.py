@@ -1,0 +1,96 @@
+"""The record in /etc/.pwd.lock that spares each tool its listing of /etc.
+
+Every tool that takes the global locks first finishes or removes what a killed tool left
+(the journal, staged files, temporaries, dead FILE.PID files, reserved directories in the
+tree).  Finding those takes a listing of /etc and of the tree, which cost groupadd about a
+tenth of its run.  So the holder of .pwd.lock empties it when it takes it, and writes
+"hardened-shadow: no interrupted update since boot ID" when it releases it with no journal
+left; a tool that finds this boot's record skips the listings.  These tests kill a tool
+between the two, fake a power loss (the record of another boot) and check that the next
+tool then looks and cleans, and that it does not look after a clean run."""
+
+import re
+
+import sandbox
+
+GROUPADD = "/usr/sbin/groupadd"
+PWD_LOCK = "/etc/.pwd.lock"
+RECORD = "hardened-shadow: no interrupted update since boot %s\n"
+# our temporaries in /etc: .BASE.XXXXXXXXXXXX, ..BASE.hs-txn.XXXXXXXXXXXX, .BASE.hs-txn
+LITTER = re.compile(r"^\.\.?(group|gshadow|passwd|shadow)(-|\.hs-txn)?(\.[A-Za-z0-9]{12})?$"
+                    r"|^\.hardened-shadow\.txn$")
+
+
+def boot_id(sb):
+    return sb.read("/proc/sys/kernel/random/boot_id").strip()
+
+
+def litter(sb):
+    return sorted(f for f in sb.run(["ls", "-A", "/etc"]).stdout.split() if LITTER.match(f))
+
+
+def listings(sb, argv):
+    """argv under strace: how many getdents64 calls it made (its listings)."""
+    res = sb.run(["strace", "-f", "-qq", "-e", "trace=getdents64", "-o", "/tmp/dents"] + argv)
+    assert res.returncode == 0, res
+    return len([l for l in sb.read("/tmp/dents").splitlines() if "getdents64(" in l])
+
+
+def group_names(sb):
+    return [l.split(":")[0] for l in sb.read("/etc/group").splitlines()]
+
+
+def test_a_clean_run_records_it_and_the_next_one_lists_nothing(sb):
+    sb.run([GROUPADD, "first"])
+    assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
+    assert listings(sb, [GROUPADD, "second"]) == 0
+    assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
+    assert "second" in group_names(sb)
+
+
+def test_without_the_record_the_tool_lists_etc(sb):
+    sb.write(PWD_LOCK, "", mode=0o600)
+    assert listings(sb, [GROUPADD, "first"]) > 0
+    assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
+
+
+def test_a_killed_tool_leaves_no_record_and_the_next_one_cleans_up(sb):
+    sb.run([GROUPADD, "first"])
+    # killed at its first rename: gshadow's new copy is under a random name, nothing
+    # installed; only a listing finds that name
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat:signal=SIGKILL:when=1", GROUPADD, "killed"], check=False)
+    assert res.returncode != 0, res
+    assert sb.read(PWD_LOCK) == ""
+    assert litter(sb), "the kill left nothing to clean up: the test proves nothing"
+    assert listings(sb, [GROUPADD, "after"]) > 0
+    assert litter(sb) == []
+    assert "killed" not in group_names(sb) and "after" in group_names(sb)
+    assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
+
+
+def test_the_record_of_another_boot_is_not_trusted(sb):
+    """A power loss: the record of the boot before, and a staged file the crash left."""
+    sb.run([GROUPADD, "first"])
+    sb.write(PWD_LOCK, RECORD % "00000000-0000-0000-0000-000000000000", mode=0o600)
+    sb.write("/etc/.group.hs-txn", sb.read("/etc/group") + "ghost:x:4242:\n", mode=0o644)
+    res = sb.run([GROUPADD, "after"])
+    assert "removed /etc/.group.hs-txn left by an interrupted update" in res.stderr
+    assert litter(sb) == []
+    assert "ghost" not in group_names(sb)
+    assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
+
+
+def test_a_record_with_anything_more_is_not_trusted(sb):
+    sb.write(PWD_LOCK, RECORD % boot_id(sb) + "x", mode=0o600)
+    sb.write("/etc/.gshadow.hs-txn", "stale\n", mode=0o640)
+    sb.run([GROUPADD, "after"])
+    assert litter(sb) == []
+    assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
+
+
+def test_shadow_utils_leaves_the_record_as_it_is(sb):
+    """lckpwdf() opens .pwd.lock without truncating it: Debian's tools keep our record."""
+    sb.run([GROUPADD, "first"])
+    sb.run([sandbox.CLASSIC_TOOLS_DIR + "/groupadd", "theirs"])
+    assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
