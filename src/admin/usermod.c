@@ -914,12 +914,17 @@ static void plan_parse_request(int argc, char **argv, struct usermod_plan *p)
 		hs_die(E_NOTFOUND, "user '%s' does not exist", p->name);
 }
 
-/* The files this change reads or edits: the group files for -g, -G and
- * -l (member lists), the subordinate id files for -v -V -w -W and -l
- * (their owner). */
+/* The files this change reads or edits: /etc/shadow for -L -U -p -e -f
+ * and -l (a classic account's secrets, the line's name), the group files
+ * for -g, -G and -l (member lists), the subordinate id files for -v -V -w
+ * -W and -l (their owner).  A file no option changes is neither locked
+ * nor read: usermod -c does not load every shadow line to keep them. */
 static void plan_lock_global_files(void)
 {
-	unsigned files = HS_AS_BIT(HS_AS_PASSWD) | HS_AS_BIT(HS_AS_SHADOW);
+	unsigned files = HS_AS_BIT(HS_AS_PASSWD);
+
+	if (changes_secrets() || o.login)
+		files |= HS_AS_BIT(HS_AS_SHADOW);
 
 	if (o.group || o.groups || o.login)
 		files |= HS_AS_GROUP_FILES;
