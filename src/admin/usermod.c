@@ -1512,9 +1512,11 @@ int main(int argc, char **argv)
 	plan_validate_against_accounts(&p);
 	/* after the busy check: confined, it could not follow the
 	 * /proc/PID/root of processes outside its domain.  The current home
-	 * is re-owned with -u or -g, moved with -m; -u moves the lastlog and
-	 * faillog records. */
-	usertool_confine(usertool_mail_dir(p.cfg), NULL, o.uid != NULL, p.old_home,
+	 * is re-owned with -u or -g, moved with -m; -u re-owns the mail spool
+	 * and moves the lastlog and faillog records.  Without those options
+	 * usermod may write only /etc (and the tree below it). */
+	usertool_confine(o.uid ? usertool_mail_dir(p.cfg) : NULL, NULL, o.uid != NULL,
+			 o.uid || o.group || o.move_home ? p.old_home : NULL,
 			 o.move_home ? o.home : NULL);
 	plan_open_userdir(&p);
 	plan_check_new_userdir_free(&p);

@@ -165,6 +165,26 @@ def test_useradd_writes_only_etc_the_home_parent_and_the_spool(sb):
 
 
 @needs_tools
+@pytest.mark.parametrize("option", [["-c", "Carol"], ["-u", "4242"]])
+def test_usermod_writes_the_home_and_spool_only_for_options_that_need_them(sb, option):
+    """-u re-owns the home and the mail spool, so it may write there; -c changes one field
+    of /etc/passwd, and the kernel refuses it everything else."""
+    sb.run(["/usr/sbin/useradd", "-m", "carol"])
+    probes = [("/etc/passwd", O_RDONLY), ("/home/carol/confine-probe", O_WRONLY_CREAT),
+              ("/var/mail/confine-probe", O_WRONLY_CREAT),
+              ("/root/.confine-probe", O_WRONLY_CREAT)]
+    got, res = probe(sb, ["/usr/sbin/usermod"] + option + ["carol"], "hs_accountdb_replace",
+                     probes)
+    sb.run(["rm", "-f", "/home/carol/confine-probe", "/var/mail/confine-probe"])
+    assert got[0][0] >= 0 and refused(got[3]), (got, res.stdout)
+    if option[0] == "-u":
+        assert got[1][0] >= 0 and got[2][0] >= 0, (got, res.stdout)
+    else:
+        assert refused(got[1]) and refused(got[2]), (got, res.stdout)
+    assert "exited normally" in res.stdout, res.stdout + res.stderr
+
+
+@needs_tools
 def test_newusers_writes_only_etc_and_the_parents_of_its_new_homes(sb):
     """Confined once the batch is read: /etc, and the directories where its new homes (and
     their missing parents) are made; the mail spool and the rest of the file system are
