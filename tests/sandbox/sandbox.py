@@ -1033,6 +1033,17 @@ class Sandbox(_Runner):
             new = text + ("" if text.endswith("\n") or not text else "\n") + line + "\n"
         self.write(path, new, mode=0o644)
 
+    def use_pwquality(self):
+        """/etc/pam.d/common-password as Debian writes it with libpam-pwquality's profile
+        on (pam_pwquality.so retry=3 before pam_unix), whatever the host's says: the
+        host's PAM files are left as they were when the package was installed."""
+        self.write("/etc/pam.d/common-password",
+                   "password\trequisite\t\t\tpam_pwquality.so retry=3\n"
+                   "password\t[success=1 default=ignore]\tpam_unix.so obscure use_authtok"
+                   " try_first_pass yescrypt\n"
+                   "password\trequisite\t\t\tpam_deny.so\n"
+                   "password\trequired\t\t\tpam_permit.so\n", mode=0o644)
+
     def use_pam_module(self, options_by_type=None):
         """Point the root's /etc/pam.d/common-{auth,account,password,session} at
         pam_hardened_shadow.so instead of pam_unix.so, keeping Debian's control

@@ -293,14 +293,6 @@ def test_login_matches_shadow_utils(login_roots):
 OLD_PW, NEW_PW = "Alice-old-pw-1", "Tulip-7-harbour-audit"
 
 
-COMMON_PASSWORD = (
-    "password\trequisite\t\t\tpam_pwquality.so retry=3\n"
-    "password\t[success=1 default=ignore]\tpam_unix.so obscure use_authtok try_first_pass"
-    " yescrypt\n"
-    "password\trequisite\t\t\tpam_deny.so\n"
-    "password\trequired\t\t\tpam_permit.so\n")
-
-
 @pytest.fixture
 def password_roots(base, audit_socket):
     """alice in both roots; ours on the tree and our PAM module, Debian's passwd (from
@@ -308,8 +300,7 @@ def password_roots(base, audit_socket):
     with sandbox.Sandbox(base, size="1g") as mine, sandbox.Sandbox(base, size="1g") as deb:
         for s in (mine, deb):
             s.add_classic_user("alice", password=OLD_PW)
-            # Debian's common-password with pwquality's profile on, whatever the host's
-            s.write("/etc/pam.d/common-password", COMMON_PASSWORD, mode=0o644)
+            s.use_pwquality()
             conf = "/etc/security/pwquality.conf"
             s.write(conf, (s.read(conf) if s.exists(conf) else "") + "dictcheck = 0\n")
         mine.set_login_defs("SHELL_PROXY", "yes")      # as before the opt-in

@@ -204,6 +204,7 @@ def test_planted_symlink_is_replaced_not_followed(tree):
 
 @pytest.fixture
 def pam(tree):
+    tree.use_pwquality()
     tree.use_pam_module()
     # Debian's pam_pwquality refuses every password when cracklib's dictionary is not
     # installed; turn only its dictionary check off, in the root.
