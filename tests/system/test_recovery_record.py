@@ -94,3 +94,24 @@ def test_shadow_utils_leaves_the_record_as_it_is(sb):
     sb.run([GROUPADD, "first"])
     sb.run([sandbox.CLASSIC_TOOLS_DIR + "/groupadd", "theirs"])
     assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
+
+
+def test_a_reserved_directory_keeps_the_record_out_until_it_is_swept(sb):
+    """useradd killed after building the new user's directory and before its journal
+    leaves .new.USER.XXXXXXXXXXXX and the tree's mark.  A tool without the tree work
+    (root's chfn, gpasswd) recovers /etc but cannot sweep the tree: it must not write the
+    record, or every later useradd skips the sweep and the directory stays until a reboot."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
+    ghost = "/etc/hardened-shadow/.new.ghost.AbCdEf012345"
+    # what the killed useradd left: an empty .pwd.lock, the directory, the mark
+    sb.write(PWD_LOCK, "", mode=0o600)
+    sb.run(["mkdir", "-m", "0700", ghost])
+    sb.write("/etc/hardened-shadow/.reserved", "", mode=0o600)
+    sb.run(["/usr/bin/chfn", "-f", "Bob", "bob"])
+    assert sb.exists(ghost), "chfn swept the tree: the test proves nothing"
+    sb.run(["/usr/sbin/useradd", "carol"])
+    assert not sb.exists(ghost)
+    assert not sb.exists("/etc/hardened-shadow/.reserved")
+    assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
