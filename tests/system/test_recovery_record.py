@@ -115,3 +115,21 @@ def test_a_reserved_directory_keeps_the_record_out_until_it_is_swept(sb):
     assert not sb.exists(ghost)
     assert not sb.exists("/etc/hardened-shadow/.reserved")
     assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
+
+
+def test_a_journal_is_finished_whatever_the_record_says(sb):
+    """A committed journal with this boot's record (an /etc copied back from a backup taken
+    while a tool ran): the next tool still finishes the change, before it writes its own."""
+    sb.run(["/usr/sbin/useradd", "bob"])
+    # killed at its first exchange: the journal is written, nothing installed
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:signal=SIGKILL:when=1", GROUPADD, "killed"],
+                 check=False)
+    assert res.returncode != 0, res
+    assert sb.exists("/etc/.hardened-shadow.txn"), "no journal: the test proves nothing"
+    sb.write(PWD_LOCK, RECORD % boot_id(sb), mode=0o600)
+    # chfn: no tree work, so no look for a journal before its own locking
+    sb.run(["/usr/bin/chfn", "-f", "Bob", "bob"])
+    assert "killed" in group_names(sb)
+    assert "killed" in [l.split(":")[0] for l in sb.read("/etc/gshadow").splitlines()]
+    assert litter(sb) == []
