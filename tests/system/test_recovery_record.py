@@ -133,3 +133,23 @@ def test_a_journal_is_finished_whatever_the_record_says(sb):
     assert "killed" in group_names(sb)
     assert "killed" in [l.split(":")[0] for l in sb.read("/etc/gshadow").splitlines()]
     assert litter(sb) == []
+
+
+def test_every_tree_tool_leaves_the_record_after_a_clean_run(sb):
+    """The tree's mark goes with the last reserved directory: a clean run of each tool that
+    makes one still records it, so the next tool skips its listings."""
+    sb.use_hardened_tree()
+    steps = [
+        ["/usr/sbin/useradd", "-m", "alice"],
+        ["/usr/sbin/newusers"],
+        ["/usr/sbin/usermod", "-l", "alicia", "alice"],
+        ["/usr/sbin/usermod", "-u", "4321", "alicia"],
+        ["/usr/sbin/userdel", "-r", "alicia"],
+        ["/usr/sbin/pwunconv"],
+        ["/usr/sbin/pwconv"],
+    ]
+    for argv in steps:
+        inp = "bob:Secret-1234:5001:5001::/home/bob:/bin/sh\n" if "newusers" in argv[0] else None
+        sb.run(argv, input=inp)
+        assert sb.read(PWD_LOCK) == RECORD % boot_id(sb), argv
+        assert not sb.exists("/etc/hardened-shadow/.reserved"), argv
