@@ -29,6 +29,7 @@
 #include "layout.h"
 #include "selabel.h"
 #include "txn.h"
+#include "userdir.h"
 #include "util.h"
 
 /* A lock fd is always moved above the standard streams, so a zeroed
@@ -378,6 +379,28 @@ static bool lock_says_clean(int fd, const char *boot_id, bool *empty)
 	return boot_id[0] && n == len && memcmp(got, want, (size_t)len) == 0;
 }
 
+/* May the release record "clean"?  Not while a journal is left (its work
+ * waits for a tool that can do it), nor while the tree's mark says a
+ * reserved directory may be left: a tool without the tree work (chfn,
+ * gpasswd) recovers /etc but cannot sweep the tree, and a record written
+ * then would spare every later tool that can its sweep. */
+static bool nothing_left(const char *etc_dir)
+{
+	char mark[PATH_MAX];
+	const char *const left[] = { HS_TXN_JOURNAL, mark };
+	_cleanup_close_ int dirfd = open(etc_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+
+	snprintf(mark, sizeof(mark), "%s/%s", strrchr(HS_TREE_DIR, '/') + 1,
+		 HS_TREE_RESERVED_MARK);
+	if (dirfd < 0)
+		return false;
+	for (size_t i = 0; i < HS_ARRAY_SIZE(left); i++)
+		if (fstatat(dirfd, left[i], &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+			return false;
+	return true;
+}
+
 int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
                     const char *const files[], size_t n_files,
                     unsigned timeout_ms, const char **failed_path)
@@ -392,7 +415,7 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	l->pwd_lock_fd = -1;
 	l->n = 0;
 	memset(l->held, 0, sizeof l->held);
-	l->journal = NULL;
+	l->etc_dir = NULL;
 	if (!pwd_lock_path)
 		pwd_lock_path = HS_ETC_PWD_LOCK;
 	if (!failed_path)
@@ -412,6 +435,15 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	/* from here until the release, a kill leaves the record out */
 	read_boot_id(l->boot_id, sizeof(l->boot_id));
 	clean = lock_says_clean(l->pwd_lock_fd, l->boot_id, &empty);
+	/* a journal is finished whatever the record says (an /etc copied
+	 * back from a backup in the same boot): one lookup, no listing */
+	if (clean) {
+		char journal[PATH_MAX + 32];
+		struct stat st;
+
+		snprintf(journal, sizeof(journal), "%s/%s", dir, HS_TXN_JOURNAL);
+		clean = lstat(journal, &st) < 0 && errno == ENOENT;
+	}
 	if (!empty && ftruncate(l->pwd_lock_fd, 0) < 0) {
 		r = -errno;
 		goto fail;
@@ -430,9 +462,8 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	r = clean ? 0 : finish_interrupted_update(pwd_lock_path, failed_path);
 	if (r < 0)
 		goto fail;
-	/* the release may write the record if no journal is left then */
-	if (asprintf(&l->journal, "%s/%s", dir, HS_TXN_JOURNAL) < 0)
-		l->journal = NULL;
+	/* the release may write the record if nothing is left then */
+	l->etc_dir = strdup(dir);
 	*failed_path = NULL;
 	return 0;
 fail:
@@ -454,16 +485,15 @@ void hs_globalfile_unlock(struct hs_locks *l)
 			l->held[l->n] = NULL;
 		}
 	}
-	if (l->journal && l->boot_id[0] && l->pwd_lock_fd >= HS_LOCK_FD_MIN) {
-		struct stat st;
+	if (l->etc_dir && l->boot_id[0] && l->pwd_lock_fd >= HS_LOCK_FD_MIN &&
+	    nothing_left(l->etc_dir)) {
 		char rec[128];
 		int len = clean_record(l->boot_id, rec, sizeof(rec));
 
-		if (lstat(l->journal, &st) < 0 && errno == ENOENT)
-			(void)!pwrite(l->pwd_lock_fd, rec, (size_t)len, 0);
+		(void)!pwrite(l->pwd_lock_fd, rec, (size_t)len, 0);
 	}
-	free(l->journal);
-	l->journal = NULL;
+	free(l->etc_dir);
+	l->etc_dir = NULL;
 	/* closing the last fd of the open file description drops the OFD lock */
 	if (l->pwd_lock_fd >= HS_LOCK_FD_MIN)
 		hs_close(l->pwd_lock_fd);

@@ -20,7 +20,7 @@ struct hs_locks {
 	int pwd_lock_fd;                       /* /etc/.pwd.lock, OFD write lock */
 	size_t n;                              /* number of FILE.lock held */
 	char *held[HS_LOCK_MAX_FILES];         /* paths of FILE.lock we created */
-	char *journal;                         /* set once nothing is left to finish */
+	char *etc_dir;                         /* set once nothing is left to finish */
 	char boot_id[40];                      /* this boot's, for the clean record */
 };
 #define HS_LOCKS_INIT { .pwd_lock_fd = -1 }
@@ -43,8 +43,8 @@ struct hs_locks {
  * finished or removed (lib/etc/txn.h).  Finding it takes a listing of the
  * directory (and of the tree), so .pwd.lock records when there can be
  * none: its holder empties it when it takes it and, releasing it with no
- * journal pending, writes "hardened-shadow: no interrupted update since
- * boot ID".  A holder killed in between leaves it empty, a power loss a
+ * journal pending and no reserved directory marked in the tree, writes
+ * "hardened-shadow: no interrupted update since boot ID".  A holder killed in between leaves it empty, a power loss a
  * record of another boot; either way the next holder looks. */
 int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
                     const char *const files[], size_t n_files,

@@ -94,3 +94,62 @@ def test_shadow_utils_leaves_the_record_as_it_is(sb):
     sb.run([GROUPADD, "first"])
     sb.run([sandbox.CLASSIC_TOOLS_DIR + "/groupadd", "theirs"])
     assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
+
+
+def test_a_reserved_directory_keeps_the_record_out_until_it_is_swept(sb):
+    """useradd killed after building the new user's directory and before its journal
+    leaves .new.USER.XXXXXXXXXXXX and the tree's mark.  A tool without the tree work
+    (root's chfn, gpasswd) recovers /etc but cannot sweep the tree: it must not write the
+    record, or every later useradd skips the sweep and the directory stays until a reboot."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
+    ghost = "/etc/hardened-shadow/.new.ghost.AbCdEf012345"
+    # what the killed useradd left: an empty .pwd.lock, the directory, the mark
+    sb.write(PWD_LOCK, "", mode=0o600)
+    sb.run(["mkdir", "-m", "0700", ghost])
+    sb.write("/etc/hardened-shadow/.reserved", "", mode=0o600)
+    sb.run(["/usr/bin/chfn", "-f", "Bob", "bob"])
+    assert sb.exists(ghost), "chfn swept the tree: the test proves nothing"
+    sb.run(["/usr/sbin/useradd", "carol"])
+    assert not sb.exists(ghost)
+    assert not sb.exists("/etc/hardened-shadow/.reserved")
+    assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
+
+
+def test_a_journal_is_finished_whatever_the_record_says(sb):
+    """A committed journal with this boot's record (an /etc copied back from a backup taken
+    while a tool ran): the next tool still finishes the change, before it writes its own."""
+    sb.run(["/usr/sbin/useradd", "bob"])
+    # killed at its first exchange: the journal is written, nothing installed
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:signal=SIGKILL:when=1", GROUPADD, "killed"],
+                 check=False)
+    assert res.returncode != 0, res
+    assert sb.exists("/etc/.hardened-shadow.txn"), "no journal: the test proves nothing"
+    sb.write(PWD_LOCK, RECORD % boot_id(sb), mode=0o600)
+    # chfn: no tree work, so no look for a journal before its own locking
+    sb.run(["/usr/bin/chfn", "-f", "Bob", "bob"])
+    assert "killed" in group_names(sb)
+    assert "killed" in [l.split(":")[0] for l in sb.read("/etc/gshadow").splitlines()]
+    assert litter(sb) == []
+
+
+def test_every_tree_tool_leaves_the_record_after_a_clean_run(sb):
+    """The tree's mark goes with the last reserved directory: a clean run of each tool that
+    makes one still records it, so the next tool skips its listings."""
+    sb.use_hardened_tree()
+    steps = [
+        ["/usr/sbin/useradd", "-m", "alice"],
+        ["/usr/sbin/newusers"],
+        ["/usr/sbin/usermod", "-l", "alicia", "alice"],
+        ["/usr/sbin/usermod", "-u", "4321", "alicia"],
+        ["/usr/sbin/userdel", "-r", "alicia"],
+        ["/usr/sbin/pwunconv"],
+        ["/usr/sbin/pwconv"],
+    ]
+    for argv in steps:
+        inp = "bob:Secret-1234:5001:5001::/home/bob:/bin/sh\n" if "newusers" in argv[0] else None
+        sb.run(argv, input=inp)
+        assert sb.read(PWD_LOCK) == RECORD % boot_id(sb), argv
+        assert not sb.exists("/etc/hardened-shadow/.reserved"), argv
