@@ -162,13 +162,8 @@ const char *hs_secret_check_legacy(const struct hs_hash_policy *policy, bool all
 
 void hs_secret_wipe(struct hs_secret_batch *b)
 {
-	for (size_t i = 0; i < b->n; i++) {
-		if (b->v[i].secret) {
-			hs_wipe(b->v[i].secret, b->v[i].secret_size);
-			free(b->v[i].secret);
-			b->v[i].secret = NULL;
-		}
-	}
+	for (size_t i = 0; i < b->n; i++)
+		hs_secret_buf_freep(&(struct hs_secret_buf){ b->v[i].secret, b->v[i].secret_size });
 	free(b->v);
 	b->v = NULL;
 	b->n = b->alloc = 0;
