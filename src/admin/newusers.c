@@ -1210,15 +1210,11 @@ static void free_batch(void)
 			hs_free_secret(l->hash);
 		hs_free_secret(l->old_hash);
 		free(l->old_shell);
-		if (l->text) {
-			hs_wipe(l->text, l->size);
-			free(l->text);
-		}
+		hs_secret_buf_freep(&(struct hs_secret_buf){ l->text, l->size });
 	}
 	free(b.v);
 	hs_batch_seen_free(&seen);
 	hs_batch_seen_free(&homes_seen);
-	memset(&b, 0, sizeof(b));
 }
 
 /* Everything the passes need from login.defs and the tree, before any
