@@ -457,9 +457,8 @@ static int hash_one(void *ctx, size_t i)
 		return -ENOMEM;
 	l->hash_owned = true;
 	r = hs_hash_password(pw, &o.policy, l->hash, HS_HASH_MAX + 1);
-	/* the clear text is not needed any more */
+	/* the clear text is not needed any more (the field reads as empty) */
 	hs_wipe(pw, strlen(pw));
-	pw[0] = '\0';
 	hs_cli_progress_step(atomic_fetch_add(&n_hashed, 1) + 1);
 	return r;
 }
