@@ -900,11 +900,11 @@ static int tree_update(struct ctx *c, struct line *l)
 		r = hs_userdir_read_shell(held.fd, l->uid, buf, sizeof(buf), &shell);
 		if (r == 0 && !(l->old_shell = strdup(shell)))
 			r = -ENOMEM;
-		hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHELL);
-		if (r == 0)
-			r = hs_userdir_write_shell(held.fd, l->uid, c->auth_gid, l->real_shell);
+		r = r ?: hs_userdir_write_shell(held.fd, l->uid, c->auth_gid, l->real_shell);
 		if (r < 0) {
-			hs_warn("line %lu: cannot update %s: %s", l->lineno, path, hs_strerror(r));
+			hs_warn("line %lu: cannot update %s: %s", l->lineno,
+				hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHELL),
+				hs_strerror(r));
 			return -1;
 		}
 		l->shell_written = true;
