@@ -76,7 +76,7 @@ void hs_secret_parse_options(int argc, char **argv, const struct hs_secret_tool 
 		{ "version",      no_argument,       NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool eflg = false, mflg = false, cflg = false, sflg = false;
+	bool eflg = false, mflg = false, cflg = false;
 	const char *rounds_arg = NULL;
 	int c;
 
@@ -100,7 +100,6 @@ void hs_secret_parse_options(int argc, char **argv, const struct hs_secret_tool 
 			       "instead (chroot %s %s)", c == 'P' ? "prefix" : "root", tool->name,
 			       tool->hint_shows_dir ? optarg : "DIR", tool->name);
 		case 's':
-			sflg = true;
 			rounds_arg = optarg;
 			break;
 		case OPT_ALLOW_LEGACY:
@@ -114,7 +113,7 @@ void hs_secret_parse_options(int argc, char **argv, const struct hs_secret_tool 
 	}
 	if (optind < argc)
 		usage(tool, E_USAGE);
-	check_flags(tool, eflg, mflg, cflg, sflg);
+	check_flags(tool, eflg, mflg, cflg, rounds_arg != NULL);
 	if (rounds_arg && hs_parse_ulong(rounds_arg, 1, 999999999UL, &o->rounds) < 0) {
 		hs_warn("invalid numeric argument '%s'", rounds_arg);
 		usage(tool, E_USAGE);
