@@ -237,7 +237,6 @@ static void parse_options(int argc, char **argv)
 static void choose_policy(const struct hs_config *defs)
 {
 	unsigned long rounds = 0;
-	int r;
 
 	if (o.method && strcasecmp(o.method, "NONE") == 0) {
 		o.none = true;
@@ -258,11 +257,9 @@ static void choose_policy(const struct hs_config *defs)
 			hs_warn("unsupported crypt method: %s", o.method);
 			usage(E_FAILURE);
 		}
-	} else {
-		r = hs_hash_policy_from_config(defs, &o.policy);
-		if (r < 0)
-			hs_die(E_FAILURE, "%s: unsupported ENCRYPT_METHOD %s", HS_ETC_LOGIN_DEFS,
-			       hs_config_get_str(defs, "ENCRYPT_METHOD", "?"));
+	} else if (hs_hash_policy_from_config(defs, &o.policy) < 0) {
+		hs_die(E_FAILURE, "%s: unsupported ENCRYPT_METHOD %s", HS_ETC_LOGIN_DEFS,
+		       hs_config_get_str(defs, "ENCRYPT_METHOD", "?"));
 	}
 	hs_secret_check_legacy(&o.policy, o.allow_legacy, secret_tool.legacy_where, E_FAILURE);
 }
