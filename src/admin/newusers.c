@@ -784,8 +784,8 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 			return -1;
 		if (same_shell && strcmp(p.shell, HS_SHELL_PROXY) == 0)
 			shell = HS_SHELL_PROXY;
-	} else if (l->hash && c->sp) {
-		long si = hs_accountdb_find(c->sp, p.name);
+	} else if (l->hash) {
+		long si = c->sp ? hs_accountdb_find(c->sp, p.name) : -1;
 		struct hs_spwd sp;
 
 		if (si >= 0) {
@@ -795,7 +795,7 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 			sp.minus_one &= ~1u;
 			if (hs_accountdb_replace(c->sp, (size_t)si, &sp) < 0)
 				return db_error(l, c->sp);
-		} else if (strcmp(p.passwd, "x") != 0) {
+		} else if (!c->sp || strcmp(p.passwd, "x") != 0) {
 			p.passwd = l->hash;     /* the hash lives in /etc/passwd */
 		} else {
 			sp = (struct hs_spwd){
@@ -806,8 +806,6 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 			if (hs_accountdb_append(c->sp, &sp) < 0)
 				return db_error(l, c->sp);
 		}
-	} else if (l->hash) {
-		p.passwd = l->hash;
 	}
 	if (l->f[F_GECOS][0])
 		p.gecos = l->f[F_GECOS];
