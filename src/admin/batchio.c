@@ -235,12 +235,10 @@ int hs_parallel_for(size_t n, int (*fn)(void *ctx, size_t i), void *ctx, size_t 
 		want = MAX_THREADS;
 	if (want > n)
 		want = n;
-	/* the calling thread is one of the workers */
-	for (size_t t = 1; t < want; t++) {
-		if (pthread_create(&tids[started], NULL, worker, &p) != 0)
-			break;      /* fewer threads: the work still gets done */
+	/* the calling thread is one of the workers; after a failed
+	 * pthread_create, fewer threads still get the work done */
+	while (started + 1 < want && pthread_create(&tids[started], NULL, worker, &p) == 0)
 		started++;
-	}
 	worker(&p);
 	for (size_t t = 0; t < started; t++)
 		pthread_join(tids[t], NULL);

@@ -237,7 +237,6 @@ static void parse_options(int argc, char **argv)
 static void choose_policy(const struct hs_config *defs)
 {
 	unsigned long rounds = 0;
-	int r;
 
 	if (o.method && strcasecmp(o.method, "NONE") == 0) {
 		o.none = true;
@@ -258,11 +257,9 @@ static void choose_policy(const struct hs_config *defs)
 			hs_warn("unsupported crypt method: %s", o.method);
 			usage(E_FAILURE);
 		}
-	} else {
-		r = hs_hash_policy_from_config(defs, &o.policy);
-		if (r < 0)
-			hs_die(E_FAILURE, "%s: unsupported ENCRYPT_METHOD %s", HS_ETC_LOGIN_DEFS,
-			       hs_config_get_str(defs, "ENCRYPT_METHOD", "?"));
+	} else if (hs_hash_policy_from_config(defs, &o.policy) < 0) {
+		hs_die(E_FAILURE, "%s: unsupported ENCRYPT_METHOD %s", HS_ETC_LOGIN_DEFS,
+		       hs_config_get_str(defs, "ENCRYPT_METHOD", "?"));
 	}
 	hs_secret_check_legacy(&o.policy, o.allow_legacy, secret_tool.legacy_where, E_FAILURE);
 }
@@ -457,9 +454,8 @@ static int hash_one(void *ctx, size_t i)
 		return -ENOMEM;
 	l->hash_owned = true;
 	r = hs_hash_password(pw, &o.policy, l->hash, HS_HASH_MAX + 1);
-	/* the clear text is not needed any more */
+	/* the clear text is not needed any more (the field reads as empty) */
 	hs_wipe(pw, strlen(pw));
-	pw[0] = '\0';
 	hs_cli_progress_step(atomic_fetch_add(&n_hashed, 1) + 1);
 	return r;
 }
@@ -788,8 +784,8 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 			return -1;
 		if (same_shell && strcmp(p.shell, HS_SHELL_PROXY) == 0)
 			shell = HS_SHELL_PROXY;
-	} else if (l->hash && c->sp) {
-		long si = hs_accountdb_find(c->sp, p.name);
+	} else if (l->hash) {
+		long si = c->sp ? hs_accountdb_find(c->sp, p.name) : -1;
 		struct hs_spwd sp;
 
 		if (si >= 0) {
@@ -799,7 +795,7 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 			sp.minus_one &= ~1u;
 			if (hs_accountdb_replace(c->sp, (size_t)si, &sp) < 0)
 				return db_error(l, c->sp);
-		} else if (strcmp(p.passwd, "x") != 0) {
+		} else if (!c->sp || strcmp(p.passwd, "x") != 0) {
 			p.passwd = l->hash;     /* the hash lives in /etc/passwd */
 		} else {
 			sp = (struct hs_spwd){
@@ -810,8 +806,6 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 			if (hs_accountdb_append(c->sp, &sp) < 0)
 				return db_error(l, c->sp);
 		}
-	} else if (l->hash) {
-		p.passwd = l->hash;
 	}
 	if (l->f[F_GECOS][0])
 		p.gecos = l->f[F_GECOS];
@@ -901,11 +895,11 @@ static int tree_update(struct ctx *c, struct line *l)
 		r = hs_userdir_read_shell(held.fd, l->uid, buf, sizeof(buf), &shell);
 		if (r == 0 && !(l->old_shell = strdup(shell)))
 			r = -ENOMEM;
-		hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHELL);
-		if (r == 0)
-			r = hs_userdir_write_shell(held.fd, l->uid, c->auth_gid, l->real_shell);
+		r = r ?: hs_userdir_write_shell(held.fd, l->uid, c->auth_gid, l->real_shell);
 		if (r < 0) {
-			hs_warn("line %lu: cannot update %s: %s", l->lineno, path, hs_strerror(r));
+			hs_warn("line %lu: cannot update %s: %s", l->lineno,
+				hs_userdir_path(path, sizeof(path), l->f[F_NAME], HS_FILE_SHELL),
+				hs_strerror(r));
 			return -1;
 		}
 		l->shell_written = true;
@@ -1210,15 +1204,11 @@ static void free_batch(void)
 			hs_free_secret(l->hash);
 		hs_free_secret(l->old_hash);
 		free(l->old_shell);
-		if (l->text) {
-			hs_wipe(l->text, l->size);
-			free(l->text);
-		}
+		hs_secret_buf_freep(&(struct hs_secret_buf){ l->text, l->size });
 	}
 	free(b.v);
 	hs_batch_seen_free(&seen);
 	hs_batch_seen_free(&homes_seen);
-	memset(&b, 0, sizeof(b));
 }
 
 /* Everything the passes need from login.defs and the tree, before any

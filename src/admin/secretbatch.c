@@ -76,7 +76,7 @@ void hs_secret_parse_options(int argc, char **argv, const struct hs_secret_tool 
 		{ "version",      no_argument,       NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool eflg = false, mflg = false, cflg = false, sflg = false;
+	bool eflg = false, mflg = false, cflg = false;
 	const char *rounds_arg = NULL;
 	int c;
 
@@ -100,7 +100,6 @@ void hs_secret_parse_options(int argc, char **argv, const struct hs_secret_tool 
 			       "instead (chroot %s %s)", c == 'P' ? "prefix" : "root", tool->name,
 			       tool->hint_shows_dir ? optarg : "DIR", tool->name);
 		case 's':
-			sflg = true;
 			rounds_arg = optarg;
 			break;
 		case OPT_ALLOW_LEGACY:
@@ -114,7 +113,7 @@ void hs_secret_parse_options(int argc, char **argv, const struct hs_secret_tool 
 	}
 	if (optind < argc)
 		usage(tool, E_USAGE);
-	check_flags(tool, eflg, mflg, cflg, sflg);
+	check_flags(tool, eflg, mflg, cflg, rounds_arg != NULL);
 	if (rounds_arg && hs_parse_ulong(rounds_arg, 1, 999999999UL, &o->rounds) < 0) {
 		hs_warn("invalid numeric argument '%s'", rounds_arg);
 		usage(tool, E_USAGE);
@@ -162,13 +161,8 @@ const char *hs_secret_check_legacy(const struct hs_hash_policy *policy, bool all
 
 void hs_secret_wipe(struct hs_secret_batch *b)
 {
-	for (size_t i = 0; i < b->n; i++) {
-		if (b->v[i].secret) {
-			hs_wipe(b->v[i].secret, b->v[i].secret_size);
-			free(b->v[i].secret);
-			b->v[i].secret = NULL;
-		}
-	}
+	for (size_t i = 0; i < b->n; i++)
+		hs_secret_buf_freep(&(struct hs_secret_buf){ b->v[i].secret, b->v[i].secret_size });
 	free(b->v);
 	b->v = NULL;
 	b->n = b->alloc = 0;
