@@ -108,14 +108,11 @@ static int identity_of(int dirfd, const char *base, struct identity *id, struct 
 	return 0;
 }
 
+/* an absent identity is all zero (identity_of, parse_journal_line) */
 static bool identity_equal(const struct identity *a, const struct identity *b)
 {
-	if (a->present != b->present)
-		return false;
-	if (!a->present)
-		return true;
-	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec &&
+	return a->present == b->present && a->dev == b->dev && a->ino == b->ino &&
+	       a->size == b->size && a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec &&
 	       a->ctime_sec == b->ctime_sec && a->ctime_nsec == b->ctime_nsec;
 }
 
