@@ -273,17 +273,14 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 		/* a target that is a symlink, a FIFO or hard-linked is
 		 * refused, as a read of it would be */
 		r = S_ISLNK(st.st_mode) ? -HS_E_SYMLINK : hs_fileio_check_stat(&st, &ex);
-		if (r < 0) {
-			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base,
-				hs_strerror(r));
-			return r;
-		}
 		uid = st.st_uid;
 		gid = st.st_gid;
 		mode = st.st_mode & 07777;
 	}
 	staged_name(staged_path, sizeof(staged_path), f->base);
-	r = hs_fileio_replace_iov_at(dirfd, staged_path, f->base, f->iov, f->n_iov, uid, gid, mode);
+	if (r == 0)
+		r = hs_fileio_replace_iov_at(dirfd, staged_path, f->base, f->iov, f->n_iov, uid,
+					     gid, mode);
 	if (r < 0) {
 		/* the administrator knows the file, not our staging name */
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base, hs_strerror(r));
