@@ -377,16 +377,26 @@ static int write_journal(int dirfd, const char *header, const struct hs_buf *lin
 	return r;
 }
 
-int hs_txn_prepare(int dirfd, const char *dir_path, const struct hs_txn_work *work,
-                   size_t n_work, char *err, size_t err_size)
+/* A journal of work only, the pieces undo[i] as "-@..." (undo may be NULL). */
+static int write_work_journal(int dirfd, const char *header, const struct hs_txn_work *work,
+                              const bool *undo, size_t n_work)
 {
 	_cleanup_strbuf_ struct hs_buf lines = { NULL, 0, 0 };
 	int r = 0;
 
-	for (size_t i = 0; r == 0 && i < n_work; i++)
-		r = format_work(&lines, &work[i]);
-	if (r == 0)
-		r = write_journal(dirfd, JOURNAL_PREPARED, &lines);
+	for (size_t i = 0; r == 0 && i < n_work; i++) {
+		if (undo && undo[i])
+			r = hs_strbuf_append(&lines, "-", 1);
+		r = r ?: format_work(&lines, &work[i]);
+	}
+	return r ?: write_journal(dirfd, header, &lines);
+}
+
+int hs_txn_prepare(int dirfd, const char *dir_path, const struct hs_txn_work *work,
+                   size_t n_work, char *err, size_t err_size)
+{
+	int r = write_work_journal(dirfd, JOURNAL_PREPARED, work, NULL, n_work);
+
 	if (r < 0)
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -787,16 +797,8 @@ static int remove_staged(int dirfd, const char *dir_path, const char *const base
 static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *work,
                      const bool *undo, size_t n_work, char *msg, size_t msg_size)
 {
-	_cleanup_strbuf_ struct hs_buf lines = { NULL, 0, 0 };
-	int r = 0;
+	int r = write_work_journal(dirfd, JOURNAL_HEADER, work, undo, n_work);
 
-	for (size_t i = 0; r == 0 && i < n_work; i++) {
-		if (undo[i])
-			r = hs_strbuf_append(&lines, "-", 1);
-		r = r ?: format_work(&lines, &work[i]);
-	}
-	if (r == 0)
-		r = write_journal(dirfd, JOURNAL_HEADER, &lines);
 	if (r < 0)
 		msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
