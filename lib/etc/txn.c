@@ -847,10 +847,10 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 			hs_strerror(r));
 		return r;
 	}
-	prepared = len >= strlen(JOURNAL_PREPARED) &&
-		   memcmp(data, JOURNAL_PREPARED, strlen(JOURNAL_PREPARED)) == 0;
+	/* data is NUL-terminated: a short one differs */
+	prepared = strncmp(data, JOURNAL_PREPARED, strlen(JOURNAL_PREPARED)) == 0;
 	hlen = strlen(prepared ? JOURNAL_PREPARED : JOURNAL_HEADER);
-	if (len < hlen || memcmp(data, prepared ? JOURNAL_PREPARED : JOURNAL_HEADER, hlen) != 0 ||
+	if (strncmp(data, prepared ? JOURNAL_PREPARED : JOURNAL_HEADER, hlen) != 0 ||
 	    memchr(data, '\0', len)) {
 		msg_set(msg, msg_size, "%s/%s: not a transaction journal; left alone", dir_path,
 			HS_TXN_JOURNAL);
