@@ -480,6 +480,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	_cleanup_strbuf_ struct hs_buf journal = { NULL, 0, 0 }, carried = { NULL, 0, 0 };
 	struct identity ids[HS_TXN_MAX_FILES];
 	size_t staged_count = 0, clen;
+	bool one;
 	int r;
 
 	if (n_files > HS_TXN_MAX_FILES) {
@@ -524,22 +525,12 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 
 	/* 2. the commit point.  One file needs no journal: its rename is the
 	 * commit point, and a crash before it leaves a staged file that the
-	 * recovery removes as never committed. */
-	if (n_files == 1 && n_work == 0 && clen == 0) {
-		r = install_one(dirfd, dir_path, files[0].base, files[0].old_data,
-				files[0].old_len, err, err_size);
-		if (r < 0)
-			goto unstage;
-		if (fsync(dirfd) < 0) {
-			r = -errno;
-			msg_set(err, err_size, "cannot sync %s: %s", dir_path, hs_strerror(r));
-			return r;
-		}
-		return 0;
-	}
-	/* owned by whoever may write the directory: root, in /etc */
-	r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal.data, journal.len, geteuid(),
-			       getegid(), 0600);
+	 * recovery removes as never committed.  The journal is owned by
+	 * whoever may write the directory: root, in /etc. */
+	one = n_files == 1 && n_work == 0 && clen == 0;
+	if (!one)
+		r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal.data, journal.len,
+				       geteuid(), getegid(), 0600);
 	if (r < 0) {
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -549,11 +540,13 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	/* 3. install.  A rename in one directory fails only for a target
 	 * that cannot be replaced (a mount point, chattr +i): then the files
 	 * already installed are put back from their backups and the whole
-	 * change is abandoned.  A crash from here on is finished by
-	 * hs_txn_recover. */
+	 * change is abandoned (one file: nothing was installed).  A crash
+	 * from here on is finished by hs_txn_recover. */
 	for (size_t i = 0; i < n_files; i++) {
 		r = install_one(dirfd, dir_path, files[i].base, files[i].old_data,
 				files[i].old_len, err, err_size);
+		if (r < 0 && one)
+			goto unstage;
 		if (r < 0) {
 			r = roll_back(dirfd, dir_path, files, i, n_files, ids, r, err, err_size);
 			/* the work too, unless the journal stays to finish it;
@@ -571,6 +564,8 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		msg_set(err, err_size, "cannot sync %s: %s", dir_path, hs_strerror(r));
 		return r;
 	}
+	if (one)
+		return 0;
 	/* the work: each piece that cannot be finished says so in its
 	 * result and is dropped (the change is committed); without the ops
 	 * the journal stays for a tool that has them */
