@@ -129,28 +129,31 @@ static void staged_name(char *buf, size_t size, const char *base)
 	snprintf(buf, size, ".%s%s", base, HS_TXN_SUFFIX);
 }
 
+/* Replace to with the contents, owner and mode of from. */
+static int copy_at(int dirfd, const char *from, const char *to)
+{
+	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
+	/* shadow and gshadow hold hashes: wiped when freed */
+	_cleanup_secret_buf_ struct hs_secret_buf data = { NULL, 0 };
+	struct stat st;
+	int r = hs_fileio_read_alloc_at(dirfd, from, &ex, &data.p, &data.size, &st);
+
+	return r ?: hs_fileio_replace_at(dirfd, to, data.p, data.size, st.st_uid, st.st_gid,
+					 st.st_mode & 07777);
+}
+
 /* Write the backup BASE- from old contents (same owner and mode as BASE;
  * old_data NULL: what BASE holds now). */
 static int write_backup(int dirfd, const char *base, const char *old_data, size_t old_len)
 {
-	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
-	/* shadow and gshadow hold hashes: wiped when freed */
-	_cleanup_secret_buf_ struct hs_secret_buf read_back = { NULL, 0 };
 	char backup[160];
 	struct stat st;
-	int r;
 
-	if (!old_data) {
-		/* not known to the caller: what the file holds now */
-		r = hs_fileio_read_alloc_at(dirfd, base, &ex, &read_back.p, &old_len, &st);
-		if (r < 0)
-			return r;
-		read_back.size = old_len;
-		old_data = read_back.p;
-	} else if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		return -errno;
-	}
 	snprintf(backup, sizeof(backup), "%s-", base);
+	if (!old_data)
+		return copy_at(dirfd, base, backup);
+	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
 	return hs_fileio_replace_at(dirfd, backup, old_data, old_len, st.st_uid, st.st_gid,
 				  st.st_mode & 07777);
 }
@@ -210,24 +213,15 @@ static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *
                      size_t installed, size_t n_files, const struct identity *ids,
                      int status, char *err, size_t err_size)
 {
-	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
-
 	for (size_t i = 0; i < installed; i++) {
-		_cleanup_secret_buf_ struct hs_secret_buf old = { NULL, 0 };
 		char backup[160];
-		size_t old_len = 0;
-		struct stat st;
 		int r;
 
 		if (!ids[i].present) {
 			r = unlinkat(dirfd, files[i].base, 0) < 0 ? -errno : 0;
 		} else {
 			snprintf(backup, sizeof(backup), "%s-", files[i].base);
-			r = hs_fileio_read_alloc_at(dirfd, backup, &ex, &old.p, &old_len, &st);
-			old.size = old_len;
-			if (r == 0)
-				r = hs_fileio_replace_at(dirfd, files[i].base, old.p, old_len,
-						       st.st_uid, st.st_gid, st.st_mode & 07777);
+			r = copy_at(dirfd, backup, files[i].base);
 		}
 		if (r < 0) {
 			msg_add(err, err_size,
