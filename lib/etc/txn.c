@@ -653,9 +653,6 @@ static int recover_one(int dirfd, const char *dir_path, const char *base,
 	return 1;
 }
 
-static int recover_journal(int dirfd, const char *dir_path, const char *const bases[],
-                           size_t n_bases, char *msg, size_t msg_size);
-
 /* Is entry a temporary file of one of our writes: the temp name of the
  * journal, or of BASE, its backup BASE- or its staged .BASE.hs-txn? */
 static bool is_temp_of(const char *entry, const char *const bases[], size_t n_bases)
@@ -728,36 +725,6 @@ static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[
 	}
 	closedir(d);
 	return changed;
-}
-
-int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], size_t n_bases,
-                   const struct hs_txn_litter *litter, char *msg, size_t msg_size)
-{
-	bool txn_seen = false;
-	int swept, r;
-
-	if (msg && msg_size)
-		msg[0] = '\0';
-	swept = sweep_temps(dirfd, dir_path, bases, n_bases, litter, &txn_seen, msg, msg_size);
-	if (swept < 0) {
-		msg_set(msg, msg_size, "cannot read %s: %s", dir_path, hs_strerror(swept));
-		return swept;
-	}
-	/* without the journal or a staged file there is nothing to finish
-	 * or drop */
-	r = txn_seen ? recover_journal(dirfd, dir_path, bases, n_bases, msg, msg_size) : 0;
-	if (r < 0)
-		return r;
-	/* after the journal: a reserved directory it named is in place now */
-	if (work_ops && work_ops->sweep) {
-		int n = work_ops->sweep(dirfd);
-
-		if (n > 0)
-			msg_add(msg, msg_size, "removed %d reserved director%s left in the tree "
-				"by interrupted commands", n, n == 1 ? "y" : "ies");
-		swept |= n > 0;
-	}
-	return r | swept;
 }
 
 /* Never committed: the staged files are garbage. */
@@ -893,4 +860,34 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 		return r;
 	}
 	return 1;
+}
+
+int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], size_t n_bases,
+                   const struct hs_txn_litter *litter, char *msg, size_t msg_size)
+{
+	bool txn_seen = false;
+	int swept, r;
+
+	if (msg && msg_size)
+		msg[0] = '\0';
+	swept = sweep_temps(dirfd, dir_path, bases, n_bases, litter, &txn_seen, msg, msg_size);
+	if (swept < 0) {
+		msg_set(msg, msg_size, "cannot read %s: %s", dir_path, hs_strerror(swept));
+		return swept;
+	}
+	/* without the journal or a staged file there is nothing to finish
+	 * or drop */
+	r = txn_seen ? recover_journal(dirfd, dir_path, bases, n_bases, msg, msg_size) : 0;
+	if (r < 0)
+		return r;
+	/* after the journal: a reserved directory it named is in place now */
+	if (work_ops && work_ops->sweep) {
+		int n = work_ops->sweep(dirfd);
+
+		if (n > 0)
+			msg_add(msg, msg_size, "removed %d reserved director%s left in the tree "
+				"by interrupted commands", n, n == 1 ? "y" : "ies");
+		swept |= n > 0;
+	}
+	return r | swept;
 }
