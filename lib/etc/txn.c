@@ -676,9 +676,7 @@ static bool is_temp_of(const char *entry, const char *const bases[], size_t n_ba
 	return false;
 }
 
-/* Remove the temp files a writer killed inside hs_fileio_replace_at left
- * (never renamed, so never part of any state).  Under the locks nobody
- * else of ours is writing them, and other suites use other names. */
+/* Is entry the journal or a staged file? */
 static bool is_txn_name(const char *entry, const char *const bases[], size_t n_bases)
 {
 	char staged[160];
@@ -693,7 +691,10 @@ static bool is_txn_name(const char *entry, const char *const bases[], size_t n_b
 	return false;
 }
 
-/* *txn_seen: the journal or a staged file is there (else there is
+/* Remove the temp files a writer killed inside hs_fileio_replace_at left
+ * (never renamed, so never part of any state).  Under the locks nobody
+ * else of ours is writing them, and other suites use other names.
+ * *txn_seen: the journal or a staged file is there (else there is
  * nothing for recover_journal to do). */
 static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[],
                        size_t n_bases, const struct hs_txn_litter *litter, bool *txn_seen,
