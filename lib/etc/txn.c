@@ -112,8 +112,9 @@ static int identity_of(int dirfd, const char *base, struct identity *id, struct 
 static bool identity_equal(const struct identity *a, const struct identity *b)
 {
 	return a->present == b->present && a->dev == b->dev && a->ino == b->ino &&
-	       a->size == b->size && a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec &&
-	       a->ctime_sec == b->ctime_sec && a->ctime_nsec == b->ctime_nsec;
+	       a->size == b->size && a->mtime_sec == b->mtime_sec &&
+	       a->mtime_nsec == b->mtime_nsec && a->ctime_sec == b->ctime_sec &&
+	       a->ctime_nsec == b->ctime_nsec;
 }
 
 /* The names below dirfd are ours to choose: a base is one plain component
