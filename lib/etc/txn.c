@@ -108,15 +108,13 @@ static int identity_of(int dirfd, const char *base, struct identity *id, struct 
 	return 0;
 }
 
+/* an absent identity is all zero (identity_of, parse_journal_line) */
 static bool identity_equal(const struct identity *a, const struct identity *b)
 {
-	if (a->present != b->present)
-		return false;
-	if (!a->present)
-		return true;
-	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec &&
-	       a->ctime_sec == b->ctime_sec && a->ctime_nsec == b->ctime_nsec;
+	return a->present == b->present && a->dev == b->dev && a->ino == b->ino &&
+	       a->size == b->size && a->mtime_sec == b->mtime_sec &&
+	       a->mtime_nsec == b->mtime_nsec && a->ctime_sec == b->ctime_sec &&
+	       a->ctime_nsec == b->ctime_nsec;
 }
 
 /* The names below dirfd are ours to choose: a base is one plain component
@@ -132,28 +130,31 @@ static void staged_name(char *buf, size_t size, const char *base)
 	snprintf(buf, size, ".%s%s", base, HS_TXN_SUFFIX);
 }
 
+/* Replace to with the contents, owner and mode of from. */
+static int copy_at(int dirfd, const char *from, const char *to)
+{
+	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
+	/* shadow and gshadow hold hashes: wiped when freed */
+	_cleanup_secret_buf_ struct hs_secret_buf data = { NULL, 0 };
+	struct stat st;
+	int r = hs_fileio_read_alloc_at(dirfd, from, &ex, &data.p, &data.size, &st);
+
+	return r ?: hs_fileio_replace_at(dirfd, to, data.p, data.size, st.st_uid, st.st_gid,
+					 st.st_mode & 07777);
+}
+
 /* Write the backup BASE- from old contents (same owner and mode as BASE;
  * old_data NULL: what BASE holds now). */
 static int write_backup(int dirfd, const char *base, const char *old_data, size_t old_len)
 {
-	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
-	/* shadow and gshadow hold hashes: wiped when freed */
-	_cleanup_secret_buf_ struct hs_secret_buf read_back = { NULL, 0 };
 	char backup[160];
 	struct stat st;
-	int r;
 
-	if (!old_data) {
-		/* not known to the caller: what the file holds now */
-		r = hs_fileio_read_alloc_at(dirfd, base, &ex, &read_back.p, &old_len, &st);
-		if (r < 0)
-			return r;
-		read_back.size = old_len;
-		old_data = read_back.p;
-	} else if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		return -errno;
-	}
 	snprintf(backup, sizeof(backup), "%s-", base);
+	if (!old_data)
+		return copy_at(dirfd, base, backup);
+	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
 	return hs_fileio_replace_at(dirfd, backup, old_data, old_len, st.st_uid, st.st_gid,
 				  st.st_mode & 07777);
 }
@@ -213,24 +214,15 @@ static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *
                      size_t installed, size_t n_files, const struct identity *ids,
                      int status, char *err, size_t err_size)
 {
-	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
-
 	for (size_t i = 0; i < installed; i++) {
-		_cleanup_secret_buf_ struct hs_secret_buf old = { NULL, 0 };
 		char backup[160];
-		size_t old_len = 0;
-		struct stat st;
 		int r;
 
 		if (!ids[i].present) {
 			r = unlinkat(dirfd, files[i].base, 0) < 0 ? -errno : 0;
 		} else {
 			snprintf(backup, sizeof(backup), "%s-", files[i].base);
-			r = hs_fileio_read_alloc_at(dirfd, backup, &ex, &old.p, &old_len, &st);
-			old.size = old_len;
-			if (r == 0)
-				r = hs_fileio_replace_at(dirfd, files[i].base, old.p, old_len,
-						       st.st_uid, st.st_gid, st.st_mode & 07777);
+			r = copy_at(dirfd, backup, files[i].base);
 		}
 		if (r < 0) {
 			msg_add(err, err_size,
@@ -276,17 +268,14 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 		/* a target that is a symlink, a FIFO or hard-linked is
 		 * refused, as a read of it would be */
 		r = S_ISLNK(st.st_mode) ? -HS_E_SYMLINK : hs_fileio_check_stat(&st, &ex);
-		if (r < 0) {
-			msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base,
-				hs_strerror(r));
-			return r;
-		}
 		uid = st.st_uid;
 		gid = st.st_gid;
 		mode = st.st_mode & 07777;
 	}
 	staged_name(staged_path, sizeof(staged_path), f->base);
-	r = hs_fileio_replace_iov_at(dirfd, staged_path, f->base, f->iov, f->n_iov, uid, gid, mode);
+	if (r == 0)
+		r = hs_fileio_replace_iov_at(dirfd, staged_path, f->base, f->iov, f->n_iov, uid,
+					     gid, mode);
 	if (r < 0) {
 		/* the administrator knows the file, not our staging name */
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base, hs_strerror(r));
@@ -383,16 +372,26 @@ static int write_journal(int dirfd, const char *header, const struct hs_buf *lin
 	return r;
 }
 
-int hs_txn_prepare(int dirfd, const char *dir_path, const struct hs_txn_work *work,
-                   size_t n_work, char *err, size_t err_size)
+/* A journal of work only, the pieces undo[i] as "-@..." (undo may be NULL). */
+static int write_work_journal(int dirfd, const char *header, const struct hs_txn_work *work,
+                              const bool *undo, size_t n_work)
 {
 	_cleanup_strbuf_ struct hs_buf lines = { NULL, 0, 0 };
 	int r = 0;
 
-	for (size_t i = 0; r == 0 && i < n_work; i++)
-		r = format_work(&lines, &work[i]);
-	if (r == 0)
-		r = write_journal(dirfd, JOURNAL_PREPARED, &lines);
+	for (size_t i = 0; r == 0 && i < n_work; i++) {
+		if (undo && undo[i])
+			r = hs_strbuf_append(&lines, "-", 1);
+		r = r ?: format_work(&lines, &work[i]);
+	}
+	return r ?: write_journal(dirfd, header, &lines);
+}
+
+int hs_txn_prepare(int dirfd, const char *dir_path, const struct hs_txn_work *work,
+                   size_t n_work, char *err, size_t err_size)
+{
+	int r = write_work_journal(dirfd, JOURNAL_PREPARED, work, NULL, n_work);
+
 	if (r < 0)
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -476,6 +475,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	_cleanup_strbuf_ struct hs_buf journal = { NULL, 0, 0 }, carried = { NULL, 0, 0 };
 	struct identity ids[HS_TXN_MAX_FILES];
 	size_t staged_count = 0, clen;
+	bool one;
 	int r;
 
 	if (n_files > HS_TXN_MAX_FILES) {
@@ -520,22 +520,12 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 
 	/* 2. the commit point.  One file needs no journal: its rename is the
 	 * commit point, and a crash before it leaves a staged file that the
-	 * recovery removes as never committed. */
-	if (n_files == 1 && n_work == 0 && clen == 0) {
-		r = install_one(dirfd, dir_path, files[0].base, files[0].old_data,
-				files[0].old_len, err, err_size);
-		if (r < 0)
-			goto unstage;
-		if (fsync(dirfd) < 0) {
-			r = -errno;
-			msg_set(err, err_size, "cannot sync %s: %s", dir_path, hs_strerror(r));
-			return r;
-		}
-		return 0;
-	}
-	/* owned by whoever may write the directory: root, in /etc */
-	r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal.data, journal.len, geteuid(),
-			       getegid(), 0600);
+	 * recovery removes as never committed.  The journal is owned by
+	 * whoever may write the directory: root, in /etc. */
+	one = n_files == 1 && n_work == 0 && clen == 0;
+	if (!one)
+		r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal.data, journal.len,
+				       geteuid(), getegid(), 0600);
 	if (r < 0) {
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -545,11 +535,13 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	/* 3. install.  A rename in one directory fails only for a target
 	 * that cannot be replaced (a mount point, chattr +i): then the files
 	 * already installed are put back from their backups and the whole
-	 * change is abandoned.  A crash from here on is finished by
-	 * hs_txn_recover. */
+	 * change is abandoned (one file: nothing was installed).  A crash
+	 * from here on is finished by hs_txn_recover. */
 	for (size_t i = 0; i < n_files; i++) {
 		r = install_one(dirfd, dir_path, files[i].base, files[i].old_data,
 				files[i].old_len, err, err_size);
+		if (r < 0 && one)
+			goto unstage;
 		if (r < 0) {
 			r = roll_back(dirfd, dir_path, files, i, n_files, ids, r, err, err_size);
 			/* the work too, unless the journal stays to finish it;
@@ -567,6 +559,8 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		msg_set(err, err_size, "cannot sync %s: %s", dir_path, hs_strerror(r));
 		return r;
 	}
+	if (one)
+		return 0;
 	/* the work: each piece that cannot be finished says so in its
 	 * result and is dropped (the change is committed); without the ops
 	 * the journal stays for a tool that has them */
@@ -660,9 +654,6 @@ static int recover_one(int dirfd, const char *dir_path, const char *base,
 	return 1;
 }
 
-static int recover_journal(int dirfd, const char *dir_path, const char *const bases[],
-                           size_t n_bases, char *msg, size_t msg_size);
-
 /* Is entry a temporary file of one of our writes: the temp name of the
  * journal, or of BASE, its backup BASE- or its staged .BASE.hs-txn? */
 static bool is_temp_of(const char *entry, const char *const bases[], size_t n_bases)
@@ -686,9 +677,7 @@ static bool is_temp_of(const char *entry, const char *const bases[], size_t n_ba
 	return false;
 }
 
-/* Remove the temp files a writer killed inside hs_fileio_replace_at left
- * (never renamed, so never part of any state).  Under the locks nobody
- * else of ours is writing them, and other suites use other names. */
+/* Is entry the journal or a staged file? */
 static bool is_txn_name(const char *entry, const char *const bases[], size_t n_bases)
 {
 	char staged[160];
@@ -703,7 +692,10 @@ static bool is_txn_name(const char *entry, const char *const bases[], size_t n_b
 	return false;
 }
 
-/* *txn_seen: the journal or a staged file is there (else there is
+/* Remove the temp files a writer killed inside hs_fileio_replace_at left
+ * (never renamed, so never part of any state).  Under the locks nobody
+ * else of ours is writing them, and other suites use other names.
+ * *txn_seen: the journal or a staged file is there (else there is
  * nothing for recover_journal to do). */
 static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[],
                        size_t n_bases, const struct hs_txn_litter *litter, bool *txn_seen,
@@ -737,36 +729,6 @@ static int sweep_temps(int dirfd, const char *dir_path, const char *const bases[
 	return changed;
 }
 
-int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], size_t n_bases,
-                   const struct hs_txn_litter *litter, char *msg, size_t msg_size)
-{
-	bool txn_seen = false;
-	int swept, r;
-
-	if (msg && msg_size)
-		msg[0] = '\0';
-	swept = sweep_temps(dirfd, dir_path, bases, n_bases, litter, &txn_seen, msg, msg_size);
-	if (swept < 0) {
-		msg_set(msg, msg_size, "cannot read %s: %s", dir_path, hs_strerror(swept));
-		return swept;
-	}
-	/* without the journal or a staged file there is nothing to finish
-	 * or drop */
-	r = txn_seen ? recover_journal(dirfd, dir_path, bases, n_bases, msg, msg_size) : 0;
-	if (r < 0)
-		return r;
-	/* after the journal: a reserved directory it named is in place now */
-	if (work_ops && work_ops->sweep) {
-		int n = work_ops->sweep(dirfd);
-
-		if (n > 0)
-			msg_add(msg, msg_size, "removed %d reserved director%s left in the tree "
-				"by interrupted commands", n, n == 1 ? "y" : "ies");
-		swept |= n > 0;
-	}
-	return r | swept;
-}
-
 /* Never committed: the staged files are garbage. */
 static int remove_staged(int dirfd, const char *dir_path, const char *const bases[],
                          size_t n_bases, char *msg, size_t msg_size)
@@ -793,16 +755,8 @@ static int remove_staged(int dirfd, const char *dir_path, const char *const base
 static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *work,
                      const bool *undo, size_t n_work, char *msg, size_t msg_size)
 {
-	_cleanup_strbuf_ struct hs_buf lines = { NULL, 0, 0 };
-	int r = 0;
+	int r = write_work_journal(dirfd, JOURNAL_HEADER, work, undo, n_work);
 
-	for (size_t i = 0; r == 0 && i < n_work; i++) {
-		if (undo[i])
-			r = hs_strbuf_append(&lines, "-", 1);
-		r = r ?: format_work(&lines, &work[i]);
-	}
-	if (r == 0)
-		r = write_journal(dirfd, JOURNAL_HEADER, &lines);
 	if (r < 0)
 		msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -851,10 +805,10 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 			hs_strerror(r));
 		return r;
 	}
-	prepared = len >= strlen(JOURNAL_PREPARED) &&
-		   memcmp(data, JOURNAL_PREPARED, strlen(JOURNAL_PREPARED)) == 0;
+	/* data is NUL-terminated: a short one differs */
+	prepared = strncmp(data, JOURNAL_PREPARED, strlen(JOURNAL_PREPARED)) == 0;
 	hlen = strlen(prepared ? JOURNAL_PREPARED : JOURNAL_HEADER);
-	if (len < hlen || memcmp(data, prepared ? JOURNAL_PREPARED : JOURNAL_HEADER, hlen) != 0 ||
+	if (strncmp(data, prepared ? JOURNAL_PREPARED : JOURNAL_HEADER, hlen) != 0 ||
 	    memchr(data, '\0', len)) {
 		msg_set(msg, msg_size, "%s/%s: not a transaction journal; left alone", dir_path,
 			HS_TXN_JOURNAL);
@@ -908,4 +862,34 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 		return r;
 	}
 	return 1;
+}
+
+int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], size_t n_bases,
+                   const struct hs_txn_litter *litter, char *msg, size_t msg_size)
+{
+	bool txn_seen = false;
+	int swept, r;
+
+	if (msg && msg_size)
+		msg[0] = '\0';
+	swept = sweep_temps(dirfd, dir_path, bases, n_bases, litter, &txn_seen, msg, msg_size);
+	if (swept < 0) {
+		msg_set(msg, msg_size, "cannot read %s: %s", dir_path, hs_strerror(swept));
+		return swept;
+	}
+	/* without the journal or a staged file there is nothing to finish
+	 * or drop */
+	r = txn_seen ? recover_journal(dirfd, dir_path, bases, n_bases, msg, msg_size) : 0;
+	if (r < 0)
+		return r;
+	/* after the journal: a reserved directory it named is in place now */
+	if (work_ops && work_ops->sweep) {
+		int n = work_ops->sweep(dirfd);
+
+		if (n > 0)
+			msg_add(msg, msg_size, "removed %d reserved director%s left in the tree "
+				"by interrupted commands", n, n == 1 ? "y" : "ies");
+		swept |= n > 0;
+	}
+	return r | swept;
 }

@@ -98,26 +98,12 @@ static int forward_new(struct hs_txn_work *w)
 	return r;
 }
 
-/* The parent of a piece that removes w->path, and *st of what is there:
- * the parent's fd; -ENOENT when the name is gone already (removed by an
- * interrupted run); -ESTALE when it is not what the journal names. */
-static int open_to_remove(const struct hs_txn_work *w, const char **last, struct stat *st)
-{
-	_cleanup_close_ int parentfd = open_parent(w, last);
-
-	if (parentfd < 0)
-		return parentfd;
-	if (fstatat(parentfd, *last, st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (!same_id(st, &w->self))
-		return -ESTALE;
-	return TAKE_FD(parentfd);
-}
-
-/* HOME_DEL: take path away (a directory), then remove it through the one
- * walker; a mount inside (or a too deep nest) refuses before anything
+/* DEL: remove path, if it is still what the journal names (gone already:
+ * removed by an interrupted run).  A user's directory goes through
+ * lib/tree; a home is taken away (a directory), then removed through the
+ * one walker: a mount inside (or a too deep nest) refuses before anything
  * goes, and it is handed back as it was. */
-static int forward_home_del(struct hs_txn_work *w)
+static int forward_del(struct hs_txn_work *w)
 {
 	_cleanup_close_ int parentfd = -1;
 	_cleanup_close_ int fd = -1;
@@ -126,9 +112,17 @@ static int forward_home_del(struct hs_txn_work *w)
 	struct stat st, saved;
 	int r;
 
-	parentfd = open_to_remove(w, &last, &st);
+	parentfd = open_parent(w, &last);
 	if (parentfd < 0)
-		return parentfd == -ENOENT ? 0 : parentfd;      /* removed already */
+		return parentfd == -ENOENT ? 0 : parentfd;
+	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!same_id(&st, &w->self))
+		return -ESTALE;
+	if (w->kind == HS_TXN_TREE_DEL) {
+		r = hs_userdir_remove(parentfd, last);
+		return r == -ENOENT ? 0 : r;
+	}
 	if (S_ISDIR(st.st_mode)) {
 		fd = hs_fileio_open_dir_at(parentfd, last, &st);
 		if (fd < 0)
@@ -149,21 +143,6 @@ static int forward_home_del(struct hs_txn_work *w)
 	return r;
 }
 
-/* TREE_DEL: the user's directory, if it is still the one named. */
-static int forward_tree_del(struct hs_txn_work *w)
-{
-	_cleanup_close_ int parentfd = -1;
-	const char *last;
-	struct stat st;
-	int r;
-
-	parentfd = open_to_remove(w, &last, &st);
-	if (parentfd < 0)
-		return parentfd == -ENOENT ? 0 : parentfd;
-	r = hs_userdir_remove(parentfd, last);
-	return r == -ENOENT ? 0 : r;
-}
-
 static int work_forward(struct hs_txn_work *w)
 {
 	switch (w->kind) {
@@ -171,9 +150,8 @@ static int work_forward(struct hs_txn_work *w)
 	case HS_TXN_HOME_NEW:
 		return forward_new(w);
 	case HS_TXN_TREE_DEL:
-		return forward_tree_del(w);
 	case HS_TXN_HOME_DEL:
-		return forward_home_del(w);
+		return forward_del(w);
 	}
 	return -EINVAL;
 }
