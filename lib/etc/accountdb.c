@@ -593,7 +593,7 @@ static void line_free(struct hs_dbline *l)
 	}
 }
 
-void hs_accountdb_free(struct hs_accountdb *db)
+static void db_free(struct hs_accountdb *db, bool unmap)
 {
 	char error[sizeof(db->error)];
 
@@ -602,7 +602,8 @@ void hs_accountdb_free(struct hs_accountdb *db)
 	for (size_t i = 0; db->built && (i = next_built(db, i)) < db->n_lines; i++)
 		line_free(&db->lines[i]);
 	if (db->mapped && db->len) {
-		munmap(db->data, db->len);
+		if (unmap)
+			munmap(db->data, db->len);
 	} else if (!db->mapped && db->data) {
 		hs_wipe(db->data, db->len);
 		free(db->data);
@@ -615,10 +616,10 @@ void hs_accountdb_free(struct hs_accountdb *db)
 		free(c);
 	}
 	free(db->lines);
-	if (db->starts_size)
-		munmap(db->starts, db->starts_size);
-	else
+	if (!db->starts_size)
 		free(db->starts);
+	else if (unmap)
+		munmap(db->starts, db->starts_size);
 	free(db->built);
 	free(db->by_name.slots);
 	free(db->by_id.slots);
@@ -626,6 +627,16 @@ void hs_accountdb_free(struct hs_accountdb *db)
 	memcpy(error, db->error, sizeof(error));
 	memset(db, 0, sizeof(*db));
 	memcpy(db->error, error, sizeof(error));
+}
+
+void hs_accountdb_free(struct hs_accountdb *db)
+{
+	db_free(db, true);
+}
+
+void hs_accountdb_free_at_exit(struct hs_accountdb *db)
+{
+	db_free(db, false);
 }
 
 /* Room for n lines in every per-line array.  The line array is calloc'd
