@@ -544,6 +544,6 @@ int hs_groupops_finish(struct hs_accountset *s, int r, struct hs_err *err, const
 		vsyslog(LOG_INFO, fmt, ap);
 		va_end(ap);
 	}
-	hs_accountset_close_at_exit(s);
+	hs_accountset_close(s);
 	return r < 0 ? -1 : 0;
 }

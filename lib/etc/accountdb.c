@@ -593,7 +593,7 @@ static void line_free(struct hs_dbline *l)
 	}
 }
 
-static void db_free(struct hs_accountdb *db, bool unmap)
+void hs_accountdb_free(struct hs_accountdb *db)
 {
 	char error[sizeof(db->error)];
 
@@ -602,8 +602,7 @@ static void db_free(struct hs_accountdb *db, bool unmap)
 	for (size_t i = 0; db->built && (i = next_built(db, i)) < db->n_lines; i++)
 		line_free(&db->lines[i]);
 	if (db->mapped && db->len) {
-		if (unmap)
-			munmap(db->data, db->len);
+		munmap(db->data, db->len);
 	} else if (!db->mapped && db->data) {
 		hs_wipe(db->data, db->len);
 		free(db->data);
@@ -616,10 +615,10 @@ static void db_free(struct hs_accountdb *db, bool unmap)
 		free(c);
 	}
 	free(db->lines);
-	if (!db->starts_size)
-		free(db->starts);
-	else if (unmap)
+	if (db->starts_size)
 		munmap(db->starts, db->starts_size);
+	else
+		free(db->starts);
 	free(db->built);
 	free(db->by_name.slots);
 	free(db->by_id.slots);
@@ -627,16 +626,6 @@ static void db_free(struct hs_accountdb *db, bool unmap)
 	memcpy(error, db->error, sizeof(error));
 	memset(db, 0, sizeof(*db));
 	memcpy(db->error, error, sizeof(error));
-}
-
-void hs_accountdb_free(struct hs_accountdb *db)
-{
-	db_free(db, true);
-}
-
-void hs_accountdb_free_at_exit(struct hs_accountdb *db)
-{
-	db_free(db, false);
 }
 
 /* Room for n lines in every per-line array.  The line array is calloc'd

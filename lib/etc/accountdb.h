@@ -159,11 +159,6 @@ int hs_accountdb_load_data(struct hs_accountdb *db, enum hs_db_kind kind, const 
 /* Wipes (the files may hold hashes) and frees everything; safe on a
  * zeroed or failed db. */
 void hs_accountdb_free(struct hs_accountdb *db);
-/* The same for a process about to exit: what may hold a hash is wiped
- * and freed, but the file's mapping and the line starts are left to the
- * kernel, whose teardown at exit costs less than munmap of their
- * populated pages (tens of microseconds for a tool at 10,000 users). */
-void hs_accountdb_free_at_exit(struct hs_accountdb *db);
 
 /* Index of the first live entry with this name (owner for HS_DB_SUBID) or
  * with this uid/gid (HS_DB_PASSWD, HS_DB_GROUP only), or -1. */

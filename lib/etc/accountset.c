@@ -50,10 +50,10 @@ const char *hs_accountset_path(enum hs_as_file f)
 	return f < HS_AS_COUNT ? as_files[f].path : NULL;
 }
 
-static void free_dbs(struct hs_accountset *s, void (*free_db)(struct hs_accountdb *))
+static void free_dbs(struct hs_accountset *s)
 {
 	for (int k = 0; k < HS_AS_COUNT; k++) {
-		free_db(&s->db[k]);
+		hs_accountdb_free(&s->db[k]);
 		s->used[k] = false;
 	}
 }
@@ -106,7 +106,7 @@ int hs_accountset_open(struct hs_accountset *s, unsigned files, unsigned load_fl
 		if (r < 0) {
 			s->failed = (enum hs_as_file)k;
 			snprintf(s->error, sizeof(s->error), "%s", s->db[k].error);
-			free_dbs(s, hs_accountdb_free);
+			free_dbs(s);
 			hs_globalfile_unlock(&s->locks);
 			return r;
 		}
@@ -174,13 +174,7 @@ void hs_accountset_unlock(struct hs_accountset *s)
 void hs_accountset_close(struct hs_accountset *s)
 {
 	hs_accountset_unlock(s);
-	free_dbs(s, hs_accountdb_free);
-}
-
-void hs_accountset_close_at_exit(struct hs_accountset *s)
-{
-	hs_accountset_unlock(s);
-	free_dbs(s, hs_accountdb_free_at_exit);
+	free_dbs(s);
 }
 
 /* ---- group membership ---- */

@@ -98,8 +98,6 @@ int hs_accountset_commit(struct hs_accountset *s);
  * release the locks and free (and wipe) everything.  Safe to call twice
  * and after a failed open. */
 void hs_accountset_close(struct hs_accountset *s);
-/* The same as the tool's last step before it exits (hs_accountdb_free_at_exit). */
-void hs_accountset_close_at_exit(struct hs_accountset *s);
 /* Release the locks but keep the loaded files (a tool that goes on with
  * slow work, e.g. removing a home, after the account change is done).
  * Flushes the caches first, like close. */

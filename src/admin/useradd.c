@@ -1086,7 +1086,7 @@ int main(int argc, char **argv)
 	reset_login_records(&u, defs);
 	log_new_account(&u);
 	audit_new_account(&u, hs_accountset_db(&set, HS_AS_GSHADOW) != NULL);
-	hs_accountset_close_at_exit(&set);
+	hs_accountset_close(&set);
 	/* after the locks: the mail spool */
 	if (hs_config_get_bool(ucfg, "CREATE_MAIL_SPOOL", false))
 		create_mail_spool(defs, u.name, (uid_t)u.uid, (gid_t)u.gid);

@@ -625,7 +625,7 @@ int main(int argc, char **argv)
 	}
 	if (status == E_SUCCESS)
 		status = commit(&set, &a, &uw, &audit, home_status);
-	hs_accountset_close_at_exit(&set);
+	hs_accountset_close(&set);
 	hs_config_free(cfg);
 	closelog();
 	free(a.user);

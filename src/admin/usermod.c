@@ -1556,7 +1556,7 @@ int main(int argc, char **argv)
 	if (o.move_home)
 		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_MOVE_HOME, NULL, p.ent.uid, true);
 
-	hs_accountset_close_at_exit(&set);
+	hs_accountset_close(&set);
 	hs_config_free(p.cfg);
 	closelog();
 	hs_close(p.udirfd);
