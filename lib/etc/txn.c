@@ -240,8 +240,9 @@ static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *
 }
 
 /* Stage one file of a transaction: check its target, write the staged
- * copy and the FILE- backup, and add its line to the journal.  *staged
- * tells the caller a staged copy exists (to remove on failure). */
+ * copy (install_one makes the FILE- backup) and add its line to the
+ * journal.  *staged tells the caller a staged copy exists (to remove on
+ * failure). */
 static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *f,
                      struct identity *id, bool *staged, struct hs_buf *journal,
                      char *err, size_t err_size)
@@ -317,7 +318,7 @@ static int format_work(struct hs_buf *journal, const struct hs_txn_work *w)
 {
 	if (w->kind < HS_TXN_TREE_NEW || w->kind > HS_TXN_HOME_DEL || !w->path ||
 	    w->path[0] != '/' || strchr(w->path, '\n') ||
-	    (work_is_new(w) && (!w->tmp || !base_ok(w->tmp + 1) || w->tmp[0] != '.')))
+	    (work_is_new(w) && (!w->tmp || w->tmp[0] != '.' || !base_ok(w->tmp + 1))))
 		return -EINVAL;
 	return jprintf(journal, "%s %lu %lu %lo %llu %llu %llu %llu %s %s\n", work_words[w->kind],
 		       (unsigned long)w->uid, (unsigned long)w->gid, (unsigned long)w->mode,
