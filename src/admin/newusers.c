@@ -1255,7 +1255,7 @@ static int run(struct ctx *c, FILE *input)
 {
 	unsigned files = HS_AS_BIT(HS_AS_PASSWD) | HS_AS_BIT(HS_AS_GROUP) |
 			 HS_AS_BIT(HS_AS_GSHADOW);
-	size_t failed = 0;
+	size_t failed = 0, n_to_hash = 0;
 	int r;
 
 	/* 1. every line alone */
@@ -1266,8 +1266,10 @@ static int run(struct ctx *c, FILE *input)
 	if (b.n == 0)
 		return E_SUCCESS;       /* nothing to do: no lock taken */
 	confine(c->defs);
-	/* 2. the passwords */
-	hs_cli_progress_start(b.n, "passwords");
+	/* 2. the passwords: the progress line counts those hashed */
+	for (size_t i = 0; i < b.n && !o.none; i++)
+		n_to_hash += b.v[i].f[F_PASSWD][0] != '\0';
+	hs_cli_progress_start(n_to_hash, "passwords");
 	r = hs_parallel_for(b.n, hash_one, NULL, &failed);
 	hs_cli_progress_end();
 	if (r < 0) {

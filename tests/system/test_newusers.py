@@ -404,11 +404,12 @@ def test_concurrent_with_useradd(tree):
 
 def test_progress_only_on_a_terminal(tree):
     """On a terminal newusers says how many passwords it has hashed ("\\rnewusers: N/M
-    passwords"; slow hashes make it appear) and erases the line; through pipes the same
-    kind of batch prints nothing at all."""
+    passwords"; slow hashes make it appear; M counts only the lines with a password) and
+    erases the line; through pipes the same kind of batch prints nothing at all."""
     argv = [NEWUSERS, "-c", "SHA512", "-s", "3000000"]
     tree.write("/root/batch", "".join("pg%d:pw-%d::::/home/pg%d:/bin/sh\n" % (i, i, i)
-                                      for i in range(3)), mode=0o600)
+                                      for i in range(3)) + "pg3:::::/home/pg3:/bin/sh\n",
+               mode=0o600)
     status, out = tree.pty_run(["/bin/sh", "-c", " ".join(argv) + " </root/batch"], [],
                                timeout=120)
     assert status == 0, out
