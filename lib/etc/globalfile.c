@@ -267,8 +267,14 @@ static int split_dir(const char *path, char *dir, size_t dir_size, const char **
 	const char *slash = strrchr(path, '/');
 	size_t n;
 
-	if (!slash)
-		return -EINVAL;
+	/* a bare name (pwck passwd) is in the current directory */
+	if (!slash) {
+		if (dir_size < 2)
+			return -ENAMETOOLONG;
+		strcpy(dir, ".");
+		*base = path;
+		return hs_fileio_is_single_component(path) ? 0 : -EINVAL;
+	}
 	n = slash == path ? 1 : (size_t)(slash - path);
 	if (n >= dir_size)
 		return -ENAMETOOLONG;

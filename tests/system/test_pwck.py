@@ -215,6 +215,17 @@ def test_file_arguments_check_the_copy_only(tree):
     assert sb.lstat(T + "/alice/shadow").st_mode & 0o777 == 0o644
 
 
+def test_relative_file_arguments_are_repaired_in_place(tree):
+    """`cd /tmp && pwck passwd` works on ./passwd as shadow-utils does: the repair is
+    written there (it used to fail with "Invalid argument", exit 5)."""
+    sb = tree
+    sb.sh("cp /etc/passwd /tmp/passwd; echo 'bad line' >> /tmp/passwd")
+    res = sb.run([PWCK, "-q", "passwd"], input="y\n", check=False, cwd="/tmp")
+    assert res.returncode == 2, res
+    assert "bad line" not in sb.read("/tmp/passwd")
+    assert sb.read("/tmp/passwd") == sb.read("/etc/passwd")
+
+
 def test_sort(sb):
     sb.add_classic_user("alice", password="alice-pw-1", uid=3000)
     sb.add_classic_user("bob", password="bob-pw-1", uid=2000)
