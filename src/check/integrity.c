@@ -1417,11 +1417,11 @@ static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, const st
 	return changed;
 }
 
-/* Make the gshadow member list of group g (at line si of gs) follow its
- * /etc/group list, name by name, as warnings (grpck -S silences them, as
- * in shadow-utils). */
-static int compare_members(struct hs_integrity *a, const struct hs_group *g, struct hs_accountdb *gs,
-			   size_t si)
+/* Make the gshadow member list of group g (of gr, at line si of gs)
+ * follow its group list, name by name, as warnings (grpck -S silences
+ * them, as in shadow-utils). */
+static int compare_members(struct hs_integrity *a, const struct hs_accountdb *gr,
+			   const struct hs_group *g, struct hs_accountdb *gs, size_t si)
 {
 	struct hs_gshadow s = gs->lines[si].rec.gs;
 	_cleanup_names_ struct names in_group = { 0 }, in_gshadow = { 0 };
@@ -1444,7 +1444,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 		if (!names_has(&in_group, e, n)) {
 			hs_printable_len(e, n, m, sizeof m);
 			warning(a, "'%s' is a member of the '%s' group in %s but not in %s",
-				m, g->name, gs->path, HS_ETC_GROUP);
+				m, g->name, gs->path, gr->path);
 			if (ask(a, "delete member '%s' from '%s' in %s? ", m, g->name, gs->path)) {
 				changed = true;
 				continue;
@@ -1459,7 +1459,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_group *g, str
 			continue;
 		hs_printable_len(e, n, m, sizeof m);
 		warning(a, "'%s' is a member of the '%s' group in %s but not in %s",
-			m, g->name, HS_ETC_GROUP, gs->path);
+			m, g->name, gr->path, gs->path);
 		if (ask(a, "add '%s' to the members of '%s' in %s? ", m, g->name, gs->path)) {
 			changed = true;
 			if ((r = list_append(&out, e, n)) < 0)
@@ -1563,7 +1563,7 @@ static int check_group_line(struct hs_integrity *a, struct hs_accountdb *gr,
 			g->name, (unsigned long)g->gid, gr->lines[j].rec.gr.name);
 	/* a line it finds (j) leaves the group's line as it is */
 	j = gs ? check_shadow_line(a, gr, i, gs, gs_bad, NULL) : -1;
-	if (j >= 0 && compare_members(a, g, gs, (size_t)j) < 0)
+	if (j >= 0 && compare_members(a, gr, g, gs, (size_t)j) < 0)
 		return -ENOMEM;
 	return 0;
 }

@@ -229,6 +229,11 @@ def test_file_arguments(users):
     assert res.returncode == 2
     assert "g4:x:3004:" in sb.read("/tmp/group").splitlines()
     assert sb.read_bytes("/etc/group") == before
+    # the member lists' messages name the files checked, not /etc/group
+    sb.sh("echo 'g5:x:3005:root' >> /tmp/group; echo 'g5:!::' >> /tmp/gshadow")
+    res = grpck(sb, "-r", "/tmp/group", "/tmp/gshadow")
+    assert "'root' is a member of the 'g5' group in /tmp/group but not in /tmp/gshadow" \
+        in res.stdout, res
 
 
 def test_sort(users):
