@@ -423,11 +423,8 @@ int hs_groupops_user_list(struct hs_accountset *s, const char *arg, bool use_nss
 		bad[0] = '\0';
 	if (!copy || !list)
 		return -ENOMEM;
-	if (arg[0] == '\0') {
-		*out = TAKE_PTR(list);
-		return 0;
-	}
-	for (cur = copy; cur; cur = next) {
+	/* an empty arg is the empty list, not one empty name */
+	for (cur = arg[0] ? copy : NULL; cur; cur = next) {
 		char *grown = NULL;
 
 		next = strchr(cur, ',');
