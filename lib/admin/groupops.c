@@ -475,10 +475,8 @@ int hs_groupops_add_override(char **buf, size_t *len, const char *arg)
 	if (!p)
 		return -ENOMEM;
 	*buf = p;
-	memcpy(p + *len, arg, klen);
-	p[*len + klen] = ' ';
-	memcpy(p + *len + klen + 1, eq + 1, vlen);
-	p[*len + klen + 1 + vlen] = '\n';
+	/* "KEY VALUE\n"; the NUL after it is not counted in *len */
+	snprintf(p + *len, klen + vlen + 3, "%.*s %s\n", (int)klen, arg, eq + 1);
 	*len += klen + vlen + 2;
 	return 0;
 }
