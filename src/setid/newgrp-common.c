@@ -378,29 +378,22 @@ static void parse_args(int argc, char **argv, bool *login, const char **group,
 		args++;
 		n--;
 	}
-	if (!is_sg) {
-		if (n > 0) {
-			if (args[0][0] == '-')
-				usage(E_FAILURE);
-			*group = args[0];
-		}
+	/* newgrp alone is the login group; sg needs a group */
+	if (n == 0 && !is_sg)
 		return;
-	}
 	if (n == 0 || args[0][0] == '-')
 		usage(E_FAILURE);
 	*group = args[0];
-	args++;
-	n--;
-	if (n == 0)
+	if (!is_sg || n == 1)
 		return;
 	/* "sg group -c command" (the man page) and "sg group command" (the
 	 * usage line) both work */
-	if (strcmp(args[0], "-c") == 0) {
-		if (n < 2)
+	if (strcmp(args[1], "-c") == 0) {
+		if (n < 3)
 			usage(E_FAILURE);
-		*command = args[1];
+		*command = args[2];
 	} else {
-		*command = args[0];
+		*command = args[1];
 	}
 }
 
