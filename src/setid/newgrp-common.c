@@ -166,7 +166,8 @@ static char *read_password(const char *prompt)
 	size_t len = 0;
 	int in = STDIN_FILENO, out = STDERR_FILENO;
 	_cleanup_close_ int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-	char *buf = malloc(PASS_MAX + 1);
+	_cleanup_secret_buf_ struct hs_secret_buf secret = { malloc(PASS_MAX + 1), PASS_MAX + 1 };
+	char *buf = secret.p;
 
 	if (!buf)
 		return NULL;
@@ -205,14 +206,11 @@ static char *read_password(const char *prompt)
 	}
 	for (size_t i = 0; i < HS_ARRAY_SIZE(prompt_signals); i++)
 		sigaction(prompt_signals[i], &old_sa[i], NULL);
-	if (interrupted || !got_line) {
-		hs_wipe(buf, PASS_MAX + 1);
-		free(buf);
+	if (interrupted || !got_line)
 		return NULL;
-	}
 	if (too_long)   /* cannot match; still verified for the time it costs */
 		hs_wipe(buf, PASS_MAX + 1);
-	return buf;
+	return TAKE_PTR(secret.p);
 }
 
 /* A non-member: ask for the group password and return only when it is
