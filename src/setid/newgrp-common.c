@@ -99,10 +99,7 @@ static _Noreturn void usage(int status)
 {
 	FILE *f = status == E_SUCCESS ? stdout : stderr;
 
-	if (is_sg)
-		fputs("Usage: sg group [[-c] command]\n", f);
-	else
-		fputs("Usage: newgrp [-] [group]\n", f);
+	fputs(is_sg ? "Usage: sg group [[-c] command]\n" : "Usage: newgrp [-] [group]\n", f);
 	if (status == E_SUCCESS)
 		fputs("\n"
 		      "  -, -l                         start a login shell\n"
