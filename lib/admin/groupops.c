@@ -72,12 +72,12 @@ static const struct hs_group *group_at(struct hs_accountset *s, size_t gi)
 	return rec ? &rec->gr : NULL;
 }
 
-/* Line gi of /etc/group becomes ng: 1 (changed) or an error. */
-static int group_put(struct hs_accountset *s, size_t gi, const struct hs_group *ng)
+/* Line idx of file f becomes rec: 1 (changed) or an error. */
+static int put(struct hs_accountset *s, enum hs_as_file f, size_t idx, const void *rec)
 {
-	int r = hs_accountdb_replace(&s->db[HS_AS_GROUP], gi, ng);
+	int r = hs_accountdb_replace(&s->db[f], idx, rec);
 
-	return r < 0 ? db_fail(s, HS_AS_GROUP, r) : 1;
+	return r < 0 ? db_fail(s, f, r) : 1;
 }
 
 long hs_groupops_gshadow_line(struct hs_accountset *s, size_t gi)
@@ -88,6 +88,7 @@ long hs_groupops_gshadow_line(struct hs_accountset *s, size_t gi)
 	struct hs_gshadow line;
 	struct hs_group ng;
 	long si;
+	int r;
 
 	if (!g)
 		return fail(s, HS_AS_GROUP, -ENOENT, "no group at line %zu of %s", gi + 1,
@@ -100,7 +101,6 @@ long hs_groupops_gshadow_line(struct hs_accountset *s, size_t gi)
 		 * edit; shadow-utils' groupadd -U and groupmod -U write only
 		 * /etc/group) gets /etc/group's, the list glibc uses */
 		struct hs_gshadow ns = hs_accountdb_get(gs, (size_t)si)->gs;
-		int r;
 
 		if (strcmp(ns.members, g->members) == 0)
 			return si;
@@ -119,16 +119,12 @@ long hs_groupops_gshadow_line(struct hs_accountset *s, size_t gi)
 	si = hs_accountdb_append(gs, &line);
 	if (si < 0)
 		return db_fail(s, HS_AS_GSHADOW, (int)si);
-	if (strcmp(g->passwd, "x") != 0) {
-		int r;
-
-		ng = *g;
-		ng.passwd = "x";
-		r = group_put(s, gi, &ng);
-		if (r < 0)
-			return r;
-	}
-	return si;
+	if (strcmp(g->passwd, "x") == 0)
+		return si;
+	ng = *g;
+	ng.passwd = "x";
+	r = put(s, HS_AS_GROUP, gi, &ng);
+	return r < 0 ? r : si;
 }
 
 long hs_groupops_add(struct hs_accountset *s, const char *name, gid_t gid, const char *hash,
@@ -179,14 +175,6 @@ static long gshadow_copy(struct hs_accountset *s, size_t gi, struct hs_gshadow *
 	return si;
 }
 
-/* Line si of /etc/gshadow becomes ns: 1 (changed) or an error. */
-static int gshadow_put(struct hs_accountset *s, long si, const struct hs_gshadow *ns)
-{
-	int r = hs_accountdb_replace(&s->db[HS_AS_GSHADOW], (size_t)si, ns);
-
-	return r < 0 ? db_fail(s, HS_AS_GSHADOW, r) : 1;
-}
-
 int hs_groupops_set_members(struct hs_accountset *s, size_t gi, const char *members)
 {
 	const struct hs_group *g;
@@ -200,7 +188,7 @@ int hs_groupops_set_members(struct hs_accountset *s, size_t gi, const char *memb
 		return (int)si;
 	if (si >= 0 && strcmp(ns.members, members) != 0) {
 		ns.members = members;
-		r = gshadow_put(s, si, &ns);
+		r = put(s, HS_AS_GSHADOW, (size_t)si, &ns);
 		if (r < 0)
 			return r;
 		changed = 1;
@@ -209,7 +197,7 @@ int hs_groupops_set_members(struct hs_accountset *s, size_t gi, const char *memb
 	if (strcmp(g->members, members) != 0) {
 		ng = *g;
 		ng.members = members;
-		r = group_put(s, gi, &ng);
+		r = put(s, HS_AS_GROUP, gi, &ng);
 		if (r < 0)
 			return r;
 		changed = 1;
@@ -260,7 +248,7 @@ int hs_groupops_remove_member(struct hs_accountset *s, size_t gi, const char *us
 		return fail(s, HS_AS_GSHADOW, r, "cannot update %s: %s",
 			    s->db[HS_AS_GSHADOW].path, hs_strerror(r));
 	ns.admins = admins;
-	return gshadow_put(s, si, &ns);
+	return put(s, HS_AS_GSHADOW, (size_t)si, &ns);
 }
 
 int hs_groupops_set_admins(struct hs_accountset *s, size_t gi, const char *admins)
@@ -278,7 +266,7 @@ int hs_groupops_set_admins(struct hs_accountset *s, size_t gi, const char *admin
 	if (strcmp(ns.admins, admins) == 0)
 		return 0;
 	ns.admins = admins;
-	return gshadow_put(s, si, &ns);
+	return put(s, HS_AS_GSHADOW, (size_t)si, &ns);
 }
 
 int hs_groupops_set_password(struct hs_accountset *s, size_t gi, const char *hash)
@@ -293,11 +281,11 @@ int hs_groupops_set_password(struct hs_accountset *s, size_t gi, const char *has
 	if (si >= 0) {
 		/* gshadow_line moved any password out of /etc/group already */
 		ns.passwd = hash;
-		return gshadow_put(s, si, &ns);
+		return put(s, HS_AS_GSHADOW, (size_t)si, &ns);
 	}
 	ng = *group_at(s, gi);
 	ng.passwd = hash;
-	return group_put(s, gi, &ng);
+	return put(s, HS_AS_GROUP, gi, &ng);
 }
 
 int hs_groupops_rename(struct hs_accountset *s, size_t gi, const char *new_name,
@@ -328,13 +316,13 @@ int hs_groupops_rename(struct hs_accountset *s, size_t gi, const char *new_name,
 		if (si < 0)
 			return (int)si;
 		ns.name = new_name;
-		r = gshadow_put(s, si, &ns);
+		r = put(s, HS_AS_GSHADOW, (size_t)si, &ns);
 		if (r < 0)
 			return r;
 	}
 	ng = *group_at(s, gi);
 	ng.name = new_name;
-	return group_put(s, gi, &ng);
+	return put(s, HS_AS_GROUP, gi, &ng);
 }
 
 int hs_groupops_set_gid(struct hs_accountset *s, size_t gi, gid_t gid)
@@ -348,7 +336,7 @@ int hs_groupops_set_gid(struct hs_accountset *s, size_t gi, gid_t gid)
 	if (ng.gid == gid)
 		return 0;
 	ng.gid = gid;
-	return group_put(s, gi, &ng);
+	return put(s, HS_AS_GROUP, gi, &ng);
 }
 
 int hs_groupops_delete(struct hs_accountset *s, size_t gi)
@@ -435,11 +423,8 @@ int hs_groupops_user_list(struct hs_accountset *s, const char *arg, bool use_nss
 		bad[0] = '\0';
 	if (!copy || !list)
 		return -ENOMEM;
-	if (arg[0] == '\0') {
-		*out = TAKE_PTR(list);
-		return 0;
-	}
-	for (cur = copy; cur; cur = next) {
+	/* an empty arg is the empty list, not one empty name */
+	for (cur = arg[0] ? copy : NULL; cur; cur = next) {
 		char *grown = NULL;
 
 		next = strchr(cur, ',');
@@ -490,10 +475,8 @@ int hs_groupops_add_override(char **buf, size_t *len, const char *arg)
 	if (!p)
 		return -ENOMEM;
 	*buf = p;
-	memcpy(p + *len, arg, klen);
-	p[*len + klen] = ' ';
-	memcpy(p + *len + klen + 1, eq + 1, vlen);
-	p[*len + klen + 1 + vlen] = '\n';
+	/* "KEY VALUE\n"; the NUL after it is not counted in *len */
+	snprintf(p + *len, klen + vlen + 3, "%.*s %s\n", (int)klen, arg, eq + 1);
 	*len += klen + vlen + 2;
 	return 0;
 }

@@ -99,10 +99,7 @@ static _Noreturn void usage(int status)
 {
 	FILE *f = status == E_SUCCESS ? stdout : stderr;
 
-	if (is_sg)
-		fputs("Usage: sg group [[-c] command]\n", f);
-	else
-		fputs("Usage: newgrp [-] [group]\n", f);
+	fputs(is_sg ? "Usage: sg group [[-c] command]\n" : "Usage: newgrp [-] [group]\n", f);
 	if (status == E_SUCCESS)
 		fputs("\n"
 		      "  -, -l                         start a login shell\n"
@@ -166,7 +163,8 @@ static char *read_password(const char *prompt)
 	size_t len = 0;
 	int in = STDIN_FILENO, out = STDERR_FILENO;
 	_cleanup_close_ int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-	char *buf = malloc(PASS_MAX + 1);
+	_cleanup_secret_buf_ struct hs_secret_buf secret = { malloc(PASS_MAX + 1), PASS_MAX + 1 };
+	char *buf = secret.p;
 
 	if (!buf)
 		return NULL;
@@ -205,14 +203,11 @@ static char *read_password(const char *prompt)
 	}
 	for (size_t i = 0; i < HS_ARRAY_SIZE(prompt_signals); i++)
 		sigaction(prompt_signals[i], &old_sa[i], NULL);
-	if (interrupted || !got_line) {
-		hs_wipe(buf, PASS_MAX + 1);
-		free(buf);
+	if (interrupted || !got_line)
 		return NULL;
-	}
 	if (too_long)   /* cannot match; still verified for the time it costs */
 		hs_wipe(buf, PASS_MAX + 1);
-	return buf;
+	return TAKE_PTR(secret.p);
 }
 
 /* A non-member: ask for the group password and return only when it is
@@ -378,29 +373,22 @@ static void parse_args(int argc, char **argv, bool *login, const char **group,
 		args++;
 		n--;
 	}
-	if (!is_sg) {
-		if (n > 0) {
-			if (args[0][0] == '-')
-				usage(E_FAILURE);
-			*group = args[0];
-		}
+	/* newgrp alone is the login group; sg needs a group */
+	if (n == 0 && !is_sg)
 		return;
-	}
 	if (n == 0 || args[0][0] == '-')
 		usage(E_FAILURE);
 	*group = args[0];
-	args++;
-	n--;
-	if (n == 0)
+	if (!is_sg || n == 1)
 		return;
 	/* "sg group -c command" (the man page) and "sg group command" (the
 	 * usage line) both work */
-	if (strcmp(args[0], "-c") == 0) {
-		if (n < 2)
+	if (strcmp(args[1], "-c") == 0) {
+		if (n < 3)
 			usage(E_FAILURE);
-		*command = args[1];
+		*command = args[2];
 	} else {
-		*command = args[0];
+		*command = args[1];
 	}
 }
 

@@ -70,9 +70,7 @@ int hs_idmap_parse(char *const *args, size_t n_args, struct hs_idmap_range *out)
 		if ((unsigned long long)v[0] + v[2] > HS_IDMAP_LIMIT ||
 		    (unsigned long long)v[1] + v[2] > HS_IDMAP_LIMIT)
 			return -HS_E_RANGE;
-		out[i].inside = v[0];
-		out[i].outside = v[1];
-		out[i].count = v[2];
+		out[i] = (struct hs_idmap_range){ .inside = v[0], .outside = v[1], .count = v[2] };
 	}
 	return (int)n;
 }
@@ -284,9 +282,7 @@ static int restrict_privileges(uid_t ruid, int cap, bool setfcap)
 	if (setfcap)
 		data[0].effective |= CAP_TO_MASK(CAP_SETFCAP);
 	data[0].permitted = data[0].effective;
-	if (syscall(SYS_capset, &hdr, data) < 0)
-		return -errno;
-	return 0;
+	return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
 }
 
 /* ---- the program ---- */
