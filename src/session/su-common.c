@@ -601,7 +601,6 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	const struct group *tty_group = getgrnam("tty");
 	child.pty_gid = tty_group ? tty_group->gr_gid : (gid_t)-1;
 	hs_config_free(defs);
-	defs = NULL;
 
 	r = hs_session_run(&child, &status);
 	if (r < 0) {
