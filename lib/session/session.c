@@ -136,9 +136,8 @@ int hs_session_env_capture(struct hs_env *e, char *const *envp)
 			continue;
 		/* not overwriting: the first of two same names is the one
 		 * getenv() sees; a second one is a classic way to smuggle a
-		 * value past a check */
-		char *copy = strdup(*p);
-		if (!copy || env_store(e, copy, nlen, false) < 0)
+		 * value past a check.  The name is valid: only -ENOMEM. */
+		if (hs_session_env_put(e, *p, false) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -788,10 +787,9 @@ int hs_session_run(const struct hs_child *c, int *status)
 	if (r == 0)
 		r = session_fork_child(&w, slave, &caller_mask, &caller_chld);
 	if (r == 0) {
-		/* not keeping the caller's directory (or a mount) busy */
-		if (chdir("/") < 0) {
-			/* nothing depends on it */
-		}
+		/* not keeping the caller's directory (or a mount) busy;
+		 * nothing depends on it */
+		(void)!chdir("/");
 		pty_raw(&w.rl);
 		session_wait_child(&w);
 		session_finish(&w, status);

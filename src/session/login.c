@@ -291,7 +291,6 @@ static void tty_policy(const struct hs_config *defs, struct terminal *t)
 
 	t->gid = (gid_t)-1;
 	t->perm = 0600;
-	t->root_gid = 0;
 	if (g && *g) {
 		struct group *gr = getgrnam(g);
 		if (gr)
@@ -301,8 +300,7 @@ static void tty_policy(const struct hs_config *defs, struct terminal *t)
 		else
 			syslog(LOG_WARNING, "TTYGROUP %s: no such group", g);
 	}
-	if (t->gid != (gid_t)-1)
-		t->root_gid = t->gid;
+	t->root_gid = t->gid != (gid_t)-1 ? t->gid : 0;
 	if (p && *p) {
 		errno = 0;
 		v = strtoul(p, &end, 8);
@@ -328,7 +326,6 @@ static void utmp_fill(struct utmpx *ut, const struct terminal *t, short type, co
 	struct timeval tv;
 	struct utmpx *u;
 	size_t n = strlen(t->name);
-	bool have_id = false;
 
 	memset(ut, 0, sizeof(*ut));
 	ut->ut_type = type;
@@ -338,19 +335,17 @@ static void utmp_fill(struct utmpx *ut, const struct terminal *t, short type, co
 	 * gives the id; otherwise the last four characters of the line,
 	 * as sshd and systemd spell it */
 	setutxent();
-	while ((u = getutxent()) != NULL) {
+	while ((u = getutxent()) != NULL)
 		if (u->ut_pid == getpid() &&
 		    (u->ut_type == INIT_PROCESS || u->ut_type == LOGIN_PROCESS ||
-		     u->ut_type == USER_PROCESS)) {
-			memcpy(ut->ut_id, u->ut_id, sizeof(ut->ut_id));
-			have_id = true;
+		     u->ut_type == USER_PROCESS))
 			break;
-		}
-	}
-	endutxent();
-	if (!have_id)
+	if (u)
+		memcpy(ut->ut_id, u->ut_id, sizeof(ut->ut_id));
+	else
 		copy_field(ut->ut_id, sizeof(ut->ut_id),
 			   n > sizeof(ut->ut_id) ? t->name + n - sizeof(ut->ut_id) : t->name);
+	endutxent();
 	ut->ut_pid = getpid();
 	if (host) {
 		copy_field(ut->ut_host, sizeof(ut->ut_host), host);
@@ -420,9 +415,7 @@ static const char *pam_user(struct hs_session *s)
 {
 	const void *item = NULL;
 
-	if (pam_get_item(s->pamh, PAM_USER, &item) != PAM_SUCCESS)
-		return NULL;
-	return item;
+	return pam_get_item(s->pamh, PAM_USER, &item) == PAM_SUCCESS ? item : NULL;
 }
 
 /* ---- hushed logins ---- */
@@ -701,7 +694,6 @@ int main(int argc, char **argv)
 	child.reset_signals = true;
 	child.core_limit = caller_core;   /* the session's, after pam_limits */
 	hs_config_free(defs);
-	defs = NULL;
 
 	r = hs_session_run(&child, &status);
 	if (r < 0) {

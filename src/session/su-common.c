@@ -146,12 +146,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, "c:fg:G:lmpPs:u:hVw:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			o->command = optarg;
-			o->session_command = false;
-			break;
 		case OPT_SESSION_COMMAND:
 			o->command = optarg;
-			o->session_command = true;
+			o->session_command = c == OPT_SESSION_COMMAND;
 			break;
 		case 'f':
 			o->fast = true;
@@ -601,7 +598,6 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	const struct group *tty_group = getgrnam("tty");
 	child.pty_gid = tty_group ? tty_group->gr_gid : (gid_t)-1;
 	hs_config_free(defs);
-	defs = NULL;
 
 	r = hs_session_run(&child, &status);
 	if (r < 0) {
