@@ -204,31 +204,26 @@ static bool any_bad_line(const struct hs_accountdb *db)
 	return false;
 }
 
+/* The outcome r of a change to db: a failure is reported (db's error)
+ * and counted; true when the change was made. */
+static bool db_changed(struct hs_integrity *a, struct hs_accountdb *db, long r)
+{
+	if (r < 0) {
+		failed(a, "%s", db->error);
+		return false;
+	}
+	a->db_changed = true;
+	return true;
+}
+
 /* Offer line i of db for deletion. */
 static void offer_delete_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
 {
 	char buf[SHOW_SIZE];
 
-	if (!ask(a, "delete line '%s'? ", show_line(&db->lines[i], buf)))
-		return;
-	if (hs_accountdb_delete(db, i) < 0) {
-		failed(a, "%s", db->error);
-		return;
-	}
-	a->db_changed = true;
-	logged(a, "delete line %lu of %s", db->lines[i].lineno, db->path);
-}
-
-static int replace_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i, const void *rec)
-{
-	int r = hs_accountdb_replace(db, i, rec);
-
-	if (r < 0) {
-		failed(a, "%s", db->error);
-		return r;
-	}
-	a->db_changed = true;
-	return 0;
+	if (ask(a, "delete line '%s'? ", show_line(&db->lines[i], buf)) &&
+	    db_changed(a, db, hs_accountdb_delete(db, i)))
+		logged(a, "delete line %lu of %s", db->lines[i].lineno, db->path);
 }
 
 /* How the messages name the entries of the four files (shadow-utils'
@@ -338,15 +333,12 @@ static long check_shadow_line(struct hs_integrity *a, struct hs_accountdb *db, s
 			.expire = HS_UNSET,
 			.flag = "",
 		};
-	if (hs_accountdb_append(sh, &add) < 0) {
-		failed(a, "%s", sh->error);
+	if (!db_changed(a, sh, hs_accountdb_append(sh, &add)))
 		return -1;
-	}
-	a->db_changed = true;
 	logged(a, "add %s %s to %s", who, name, sh->path);
 	if (!in_shadow) {
 		*passwd = "x";
-		replace_line(a, db, i, &rec);
+		(void)db_changed(a, db, hs_accountdb_replace(db, i, &rec));
 	}
 	return -1;
 }
@@ -1113,7 +1105,7 @@ static void check_user(struct tree *tr, size_t pi)
 			"to 'x'", p->name, tr->t->path, tr->pw->path);
 		if (ask(a, "set it to 'x'? ")) {
 			np.passwd = "x";
-			if (replace_line(a, tr->pw, pi, &np) == 0)
+			if (db_changed(a, tr->pw, hs_accountdb_replace(tr->pw, pi, &np)))
 				logged(a, "user %s: password field in %s set to 'x'", np.name,
 				       tr->pw->path);
 			/* replace may move the record: look again */
@@ -1471,7 +1463,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_accountdb *gr
 	s.members = buf_str(&out);
 	if (!s.members)
 		return -ENOMEM;
-	if (replace_line(a, gs, si, &s) == 0)
+	if (db_changed(a, gs, hs_accountdb_replace(gs, si, &s)))
 		logged(a, "group %s: members in %s made equal to %s", g->name, gs->path,
 		       HS_ETC_GROUP);
 	return 0;
@@ -1525,8 +1517,8 @@ static bool check_lists(struct hs_integrity *a, struct hs_accountdb *db, size_t 
 		for (size_t k = 0; k < n; k++)
 			built = built && (*lists[k] = buf_str(&out[k])) != NULL;
 		/* the name from the new line: name may point into the text
-		 * replace_line has just freed (a line edited before) */
-		if (built && replace_line(a, db, i, rec) == 0)
+		 * the replace has just freed (a line edited before) */
+		if (built && db_changed(a, db, hs_accountdb_replace(db, i, rec)))
 			logged(a, "%s %s: members deleted in %s", kinds[0].file,
 			       group ? db->lines[i].rec.gr.name : db->lines[i].rec.gs.name, db->path);
 	}
