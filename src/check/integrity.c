@@ -1734,7 +1734,7 @@ static void stdio_say(void *ctx, const char *line)
 
 static bool stdio_ask(void *ctx, const char *prompt)
 {
-	char *answer = NULL;
+	_cleanup_free_ char *answer = NULL;
 	size_t size = 0;
 	ssize_t n;
 	bool yes;
@@ -1744,7 +1744,6 @@ static bool stdio_ask(void *ctx, const char *prompt)
 	fflush(stdout);
 	n = getline(&answer, &size, stdin);
 	yes = n > 0 && (answer[0] == 'y' || answer[0] == 'Y');
-	free(answer);
 	if (!isatty(STDIN_FILENO))
 		fputs(yes ? "Yes\n" : "No\n", stdout);
 	else if (n <= 0)
