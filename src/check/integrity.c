@@ -525,13 +525,15 @@ static const struct file_spec {
 	const char *missing;    /* what a missing file means */
 	const char *expired;    /* appended to the problems that make it count as expired */
 	const char *nss_note;   /* appended to the problems the NSS module's fast path misses */
+	const char *replacement;        /* what replaces it, for the prompts (shell: formatted) */
 } file_specs[] = {
 	{ HS_FILE_SHADOW, K_SHADOW, false, HS_SHADOW_MODE, "the user cannot log in with a password",
-	  "", NSS_NOTE },
+	  "", NSS_NOTE, "a locked password (set a new one with passwd)" },
 	{ HS_FILE_SHELL, K_SHELL, false, HS_SHELL_MODE, "the shell proxy cannot start a shell",
-	  "", "" },
+	  "", "", NULL },
 	{ HS_FILE_AGING, K_AGING, true, HS_AGING_MODE, "the account counts as expired",
-	  "; the account counts as expired", "" },
+	  "; the account counts as expired", "",
+	  "an aging file that keeps the account expired (set it with chage)" },
 };
 
 /* The user's flock (hs_userdir_lock_at) around every repair in their
@@ -770,18 +772,13 @@ static int write_replacement(struct udir *u, enum file_kind kind)
 	return -EINVAL;
 }
 
-static const char *replacement_text(struct udir *u, enum file_kind kind, char *buf, size_t size)
+static const char *replacement_text(struct udir *u, const struct file_spec *f, char *buf,
+				    size_t size)
 {
-	switch (kind) {
-	case K_SHADOW:
-		return "a locked password (set a new one with passwd)";
-	case K_SHELL:
-		snprintf(buf, size, "the shell %s (change it with chsh)", fallback_shell(u->pw));
-		return buf;
-	case K_AGING:
-		return "an aging file that keeps the account expired (set it with chage)";
-	}
-	return "";
+	if (f->kind != K_SHELL)
+		return f->replacement;
+	snprintf(buf, size, "the shell %s (change it with chsh)", fallback_shell(u->pw));
+	return buf;
 }
 
 static void replace_file(struct udir *u, const struct file_spec *f, const struct stat *st,
@@ -897,7 +894,7 @@ static bool offer_replacement(struct udir *u, const struct file_spec *f, struct 
 
 	if (v->untrusted) {
 		if (!ask(a, "replace it with %s? ",
-			 replacement_text(u, f->kind, rbuf, sizeof rbuf)))
+			 replacement_text(u, f, rbuf, sizeof rbuf)))
 			return false;
 		replace_file(u, f, st, path);
 		return true;
@@ -1064,7 +1061,7 @@ static void check_udir_contents(struct udir *u)
 		snprintf(path, sizeof path, "%s/%s", u->path, file_specs[k].name);
 		problem(a, "%s: missing; %s", path, file_specs[k].missing);
 		if (ask(a, "create it with %s? ",
-			replacement_text(u, file_specs[k].kind, rbuf, sizeof rbuf)))
+			replacement_text(u, &file_specs[k], rbuf, sizeof rbuf)))
 			replace_file(u, &file_specs[k], NULL, path);
 	}
 }
