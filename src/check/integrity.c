@@ -1378,13 +1378,10 @@ static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, const st
 
 	while (raw_next(&cur, &e, &n)) {
 		char name[HS_NAME_MAX + 1], sbuf[SHOW_SIZE];
-		bool valid = n > 0 && n <= HS_NAME_MAX;
+		bool valid;
 
-		if (valid) {
-			memcpy(name, e, n);
-			name[n] = '\0';
-			valid = hs_names_user_valid(name);
-		}
+		snprintf(name, sizeof name, "%.*s", (int)n, e);
+		valid = n > 0 && n <= HS_NAME_MAX && hs_names_user_valid(name);
 		if (valid && user_exists(pw, name)) {
 			(void)list_append(out, e, n);
 			continue;
