@@ -1610,7 +1610,7 @@ static int cmp_items(const void *x, const void *y)
 static int reorder(struct hs_accountdb *db, const struct sort_item *items, size_t n)
 {
 	struct hs_accountdb fresh = HS_ACCOUNTDB_INIT;
-	struct hs_buf b = { 0 };
+	_cleanup_strbuf_ struct hs_buf b = { 0 };
 	int r = 0;
 
 	for (size_t i = 0; r == 0 && i < n; i++) {
@@ -1625,7 +1625,6 @@ static int reorder(struct hs_accountdb *db, const struct sort_item *items, size_
 					   b.len, HS_DB_LENIENT);
 	if (b.data)
 		hs_wipe(b.data, b.len);
-	hs_strbuf_free(&b);
 	if (r < 0) {
 		snprintf(db->error, sizeof db->error, "%s", fresh.error);
 		return r;
