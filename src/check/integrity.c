@@ -1209,7 +1209,8 @@ static void check_other_entry(struct tree *tr, const char *name)
 		logged(a, "removed %s (no such user)", path);
 }
 
-static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const struct hs_integrity_tree *t)
+/* Nothing is offered before check_meta: the early returns need no repairs_done(). */
+int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const struct hs_integrity_tree *t)
 {
 	struct tree tr = { .a = a, .t = t, .pw = pw };
 	_cleanup_close_ int fd = -1;
@@ -1268,15 +1269,8 @@ static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 		check_other_entry(&tr, name);
 	}
 	free_names(names, n);
-	return 0;
-}
-
-int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const struct hs_integrity_tree *t)
-{
-	int r = check_tree(a, pw, t);
-
 	repairs_done(a);
-	return r;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
