@@ -204,31 +204,26 @@ static bool any_bad_line(const struct hs_accountdb *db)
 	return false;
 }
 
+/* The outcome r of a change to db: a failure is reported (db's error)
+ * and counted; true when the change was made. */
+static bool db_changed(struct hs_integrity *a, struct hs_accountdb *db, long r)
+{
+	if (r < 0) {
+		failed(a, "%s", db->error);
+		return false;
+	}
+	a->db_changed = true;
+	return true;
+}
+
 /* Offer line i of db for deletion. */
 static void offer_delete_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
 {
 	char buf[SHOW_SIZE];
 
-	if (!ask(a, "delete line '%s'? ", show_line(&db->lines[i], buf)))
-		return;
-	if (hs_accountdb_delete(db, i) < 0) {
-		failed(a, "%s", db->error);
-		return;
-	}
-	a->db_changed = true;
-	logged(a, "delete line %lu of %s", db->lines[i].lineno, db->path);
-}
-
-static int replace_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i, const void *rec)
-{
-	int r = hs_accountdb_replace(db, i, rec);
-
-	if (r < 0) {
-		failed(a, "%s", db->error);
-		return r;
-	}
-	a->db_changed = true;
-	return 0;
+	if (ask(a, "delete line '%s'? ", show_line(&db->lines[i], buf)) &&
+	    db_changed(a, db, hs_accountdb_delete(db, i)))
+		logged(a, "delete line %lu of %s", db->lines[i].lineno, db->path);
 }
 
 /* How the messages name the entries of the four files (shadow-utils'
@@ -338,15 +333,12 @@ static long check_shadow_line(struct hs_integrity *a, struct hs_accountdb *db, s
 			.expire = HS_UNSET,
 			.flag = "",
 		};
-	if (hs_accountdb_append(sh, &add) < 0) {
-		failed(a, "%s", sh->error);
+	if (!db_changed(a, sh, hs_accountdb_append(sh, &add)))
 		return -1;
-	}
-	a->db_changed = true;
 	logged(a, "add %s %s to %s", who, name, sh->path);
 	if (!in_shadow) {
 		*passwd = "x";
-		replace_line(a, db, i, &rec);
+		(void)db_changed(a, db, hs_accountdb_replace(db, i, &rec));
 	}
 	return -1;
 }
@@ -533,13 +525,15 @@ static const struct file_spec {
 	const char *missing;    /* what a missing file means */
 	const char *expired;    /* appended to the problems that make it count as expired */
 	const char *nss_note;   /* appended to the problems the NSS module's fast path misses */
+	const char *replacement;        /* what replaces it, for the prompts (shell: formatted) */
 } file_specs[] = {
 	{ HS_FILE_SHADOW, K_SHADOW, false, HS_SHADOW_MODE, "the user cannot log in with a password",
-	  "", NSS_NOTE },
+	  "", NSS_NOTE, "a locked password (set a new one with passwd)" },
 	{ HS_FILE_SHELL, K_SHELL, false, HS_SHELL_MODE, "the shell proxy cannot start a shell",
-	  "", "" },
+	  "", "", NULL },
 	{ HS_FILE_AGING, K_AGING, true, HS_AGING_MODE, "the account counts as expired",
-	  "; the account counts as expired", "" },
+	  "; the account counts as expired", "",
+	  "an aging file that keeps the account expired (set it with chage)" },
 };
 
 /* The user's flock (hs_userdir_lock_at) around every repair in their
@@ -778,18 +772,13 @@ static int write_replacement(struct udir *u, enum file_kind kind)
 	return -EINVAL;
 }
 
-static const char *replacement_text(struct udir *u, enum file_kind kind, char *buf, size_t size)
+static const char *replacement_text(struct udir *u, const struct file_spec *f, char *buf,
+				    size_t size)
 {
-	switch (kind) {
-	case K_SHADOW:
-		return "a locked password (set a new one with passwd)";
-	case K_SHELL:
-		snprintf(buf, size, "the shell %s (change it with chsh)", fallback_shell(u->pw));
-		return buf;
-	case K_AGING:
-		return "an aging file that keeps the account expired (set it with chage)";
-	}
-	return "";
+	if (f->kind != K_SHELL)
+		return f->replacement;
+	snprintf(buf, size, "the shell %s (change it with chsh)", fallback_shell(u->pw));
+	return buf;
 }
 
 static void replace_file(struct udir *u, const struct file_spec *f, const struct stat *st,
@@ -905,7 +894,7 @@ static bool offer_replacement(struct udir *u, const struct file_spec *f, struct 
 
 	if (v->untrusted) {
 		if (!ask(a, "replace it with %s? ",
-			 replacement_text(u, f->kind, rbuf, sizeof rbuf)))
+			 replacement_text(u, f, rbuf, sizeof rbuf)))
 			return false;
 		replace_file(u, f, st, path);
 		return true;
@@ -1072,7 +1061,7 @@ static void check_udir_contents(struct udir *u)
 		snprintf(path, sizeof path, "%s/%s", u->path, file_specs[k].name);
 		problem(a, "%s: missing; %s", path, file_specs[k].missing);
 		if (ask(a, "create it with %s? ",
-			replacement_text(u, file_specs[k].kind, rbuf, sizeof rbuf)))
+			replacement_text(u, &file_specs[k], rbuf, sizeof rbuf)))
 			replace_file(u, &file_specs[k], NULL, path);
 	}
 }
@@ -1113,7 +1102,7 @@ static void check_user(struct tree *tr, size_t pi)
 			"to 'x'", p->name, tr->t->path, tr->pw->path);
 		if (ask(a, "set it to 'x'? ")) {
 			np.passwd = "x";
-			if (replace_line(a, tr->pw, pi, &np) == 0)
+			if (db_changed(a, tr->pw, hs_accountdb_replace(tr->pw, pi, &np)))
 				logged(a, "user %s: password field in %s set to 'x'", np.name,
 				       tr->pw->path);
 			/* replace may move the record: look again */
@@ -1220,7 +1209,8 @@ static void check_other_entry(struct tree *tr, const char *name)
 		logged(a, "removed %s (no such user)", path);
 }
 
-static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const struct hs_integrity_tree *t)
+/* Nothing is offered before check_meta: the early returns need no repairs_done(). */
+int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const struct hs_integrity_tree *t)
 {
 	struct tree tr = { .a = a, .t = t, .pw = pw };
 	_cleanup_close_ int fd = -1;
@@ -1279,15 +1269,8 @@ static int check_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 		check_other_entry(&tr, name);
 	}
 	free_names(names, n);
-	return 0;
-}
-
-int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const struct hs_integrity_tree *t)
-{
-	int r = check_tree(a, pw, t);
-
 	repairs_done(a);
-	return r;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1389,13 +1372,10 @@ static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, const st
 
 	while (raw_next(&cur, &e, &n)) {
 		char name[HS_NAME_MAX + 1], sbuf[SHOW_SIZE];
-		bool valid = n > 0 && n <= HS_NAME_MAX;
+		bool valid;
 
-		if (valid) {
-			memcpy(name, e, n);
-			name[n] = '\0';
-			valid = hs_names_user_valid(name);
-		}
+		snprintf(name, sizeof name, "%.*s", (int)n, e);
+		valid = n > 0 && n <= HS_NAME_MAX && hs_names_user_valid(name);
 		if (valid && user_exists(pw, name)) {
 			(void)list_append(out, e, n);
 			continue;
@@ -1471,7 +1451,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_accountdb *gr
 	s.members = buf_str(&out);
 	if (!s.members)
 		return -ENOMEM;
-	if (replace_line(a, gs, si, &s) == 0)
+	if (db_changed(a, gs, hs_accountdb_replace(gs, si, &s)))
 		logged(a, "group %s: members in %s made equal to %s", g->name, gs->path,
 		       HS_ETC_GROUP);
 	return 0;
@@ -1525,8 +1505,8 @@ static bool check_lists(struct hs_integrity *a, struct hs_accountdb *db, size_t 
 		for (size_t k = 0; k < n; k++)
 			built = built && (*lists[k] = buf_str(&out[k])) != NULL;
 		/* the name from the new line: name may point into the text
-		 * replace_line has just freed (a line edited before) */
-		if (built && replace_line(a, db, i, rec) == 0)
+		 * the replace has just freed (a line edited before) */
+		if (built && db_changed(a, db, hs_accountdb_replace(db, i, rec)))
 			logged(a, "%s %s: members deleted in %s", kinds[0].file,
 			       group ? db->lines[i].rec.gr.name : db->lines[i].rec.gs.name, db->path);
 	}
@@ -1624,7 +1604,7 @@ static int cmp_items(const void *x, const void *y)
 static int reorder(struct hs_accountdb *db, const struct sort_item *items, size_t n)
 {
 	struct hs_accountdb fresh = HS_ACCOUNTDB_INIT;
-	struct hs_buf b = { 0 };
+	_cleanup_strbuf_ struct hs_buf b = { 0 };
 	int r = 0;
 
 	for (size_t i = 0; r == 0 && i < n; i++) {
@@ -1639,7 +1619,6 @@ static int reorder(struct hs_accountdb *db, const struct sort_item *items, size_
 					   b.len, HS_DB_LENIENT);
 	if (b.data)
 		hs_wipe(b.data, b.len);
-	hs_strbuf_free(&b);
 	if (r < 0) {
 		snprintf(db->error, sizeof db->error, "%s", fresh.error);
 		return r;
@@ -1742,7 +1721,7 @@ static void stdio_say(void *ctx, const char *line)
 
 static bool stdio_ask(void *ctx, const char *prompt)
 {
-	char *answer = NULL;
+	_cleanup_free_ char *answer = NULL;
 	size_t size = 0;
 	ssize_t n;
 	bool yes;
@@ -1752,7 +1731,6 @@ static bool stdio_ask(void *ctx, const char *prompt)
 	fflush(stdout);
 	n = getline(&answer, &size, stdin);
 	yes = n > 0 && (answer[0] == 'y' || answer[0] == 'Y');
-	free(answer);
 	if (!isatty(STDIN_FILENO))
 		fputs(yes ? "Yes\n" : "No\n", stdout);
 	else if (n <= 0)
