@@ -842,11 +842,9 @@ static int rollback_pwconv(int etcfd, int treefd)
 /* ---------------------------------------------------------------- */
 /* pwconv */
 
-static const char *const lock_files_to_tree[] = {
+/* pwconv locks them all; pwunconv only the first two (it adds no group) */
+static const char *const lock_files[] = {
 	HS_ETC_PASSWD, HS_ETC_SHADOW, HS_ETC_GROUP, HS_ETC_GSHADOW,
-};
-static const char *const lock_files_to_classic[] = {
-	HS_ETC_PASSWD, HS_ETC_SHADOW,
 };
 
 /* The per-user records pwconv writes for one passwd entry. */
@@ -993,8 +991,8 @@ static void convert_end(struct hs_locks *locks, sigset_t *saved)
 /* The start of both directions: /etc opened, the locks taken, the
  * signals blocked, leftovers of a crashed run removed, the tree's state.
  * 0, or negative with nothing left held (reported). */
-static int convert_begin(int *etcfd, struct hs_locks *locks, const char *const files[], size_t n,
-			 sigset_t *saved, int *treefd, enum tree_state *state, bool *source_tcb)
+static int convert_begin(int *etcfd, struct hs_locks *locks, bool to_tree, sigset_t *saved,
+			 int *treefd, enum tree_state *state, bool *source_tcb)
 {
 	const char *failed = NULL;
 	int r;
@@ -1004,7 +1002,8 @@ static int convert_begin(int *etcfd, struct hs_locks *locks, const char *const f
 		hs_warn("cannot open %s: %s", ETC_DIR, hs_strerror(*etcfd));
 		return *etcfd;
 	}
-	r = hs_globalfile_lock(locks, NULL, files, n, HS_LOCK_TIMEOUT_MS, &failed);
+	r = hs_globalfile_lock(locks, NULL, lock_files, to_tree ? HS_ARRAY_SIZE(lock_files) : 2,
+			       HS_LOCK_TIMEOUT_MS, &failed);
 	if (r < 0)
 		return hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
 	/* Signals wait from here to the end, after the locks are released
@@ -1145,8 +1144,7 @@ static int convert_to_tree(bool from_tcb)
 	sigset_t saved;
 	int r, e;
 
-	r = convert_begin(&etcfd, &locks, lock_files_to_tree, HS_ARRAY_SIZE(lock_files_to_tree),
-			  &saved, &treefd, &state, &source_tcb);
+	r = convert_begin(&etcfd, &locks, true, &saved, &treefd, &state, &source_tcb);
 	if (r < 0)
 		return r;
 	r = pwconv_handle_tree_state(etcfd, &treefd, state, source_tcb);
@@ -1388,9 +1386,7 @@ static int convert_to_classic(void)
 	sigset_t saved;
 	int r;
 
-	r = convert_begin(&etcfd, &locks, lock_files_to_classic,
-			  HS_ARRAY_SIZE(lock_files_to_classic), &saved, &treefd, &state,
-			  &source_tcb);
+	r = convert_begin(&etcfd, &locks, false, &saved, &treefd, &state, &source_tcb);
 	if (r < 0)
 		return r;
 	shadow_existed = file_exists_at(etcfd, SHADOW_NAME);
