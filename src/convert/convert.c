@@ -1210,8 +1210,7 @@ static int convert_to_tree(bool from_tcb)
 	hs_globalfile_flush_caches("passwd");
 	hs_globalfile_flush_caches("shadow");
 	print_next_steps(pw.n, n_proxy, from_tcb);
-	r = 0;
-	goto out;
+	goto out;   /* r is 0 */
 
 commit_failed:
 	/* /etc/passwd and /etc/shells are unchanged here (one transaction,
@@ -1449,8 +1448,11 @@ static int convert_to_classic(void)
 	/* 3. /etc/shadow (root:shadow 0640 as Debian ships it), /etc/shells
 	 * without the proxy and /etc/passwd with the real shells: one
 	 * transaction, so a failure leaves none of them changed. */
-	if ((r = etc_commit(&shadow, g.shadow_gid, &sh, false, &passwd, changed)) < 0)
-		goto undo;
+	if ((r = etc_commit(&shadow, g.shadow_gid, &sh, false, &passwd, changed)) < 0) {
+		if (state != TREE_PWUNCONV)
+			remove_marker(treefd, HS_CONVERT_MARK_PWUNCONV);
+		goto out;
+	}
 	/* 4. The tree goes, marker and all. */
 	hs_close(TAKE_FD(treefd));
 	r = remove_tree(etcfd, TREE_NAME);
@@ -1466,11 +1468,6 @@ static int convert_to_classic(void)
 	       "Put pam_unix.so back in /etc/pam.d and \"shadow: files\" in /etc/nsswitch.conf.\n",
 	       hs_cli_prog(), n_users, HS_ETC_SHADOW, HS_TREE_DIR);
 	r = 0;
-	goto out;
-
-undo:
-	if (state != TREE_PWUNCONV)
-		remove_marker(treefd, HS_CONVERT_MARK_PWUNCONV);
 out:
 	hs_strbuf_free(&passwd);
 	hs_strbuf_free(&shadow);    /* wipes the hashes */
