@@ -650,7 +650,8 @@ static int cleanup_leftovers(int etcfd)
  * way under a temp name, and remove it without following anything. */
 static int remove_tree(int etcfd, const char *name)
 {
-	char tmp[sizeof(HS_CONVERT_TMP_PREFIX) + 8];
+	char tmp[sizeof(HS_CONVERT_TMP_PREFIX) + 8] = HS_CONVERT_TMP_PREFIX;
+	size_t plen = strlen(HS_CONVERT_TMP_PREFIX);
 	_cleanup_close_ int fd = open_dir_ro(etcfd, name);
 	int r = 0;
 
@@ -659,13 +660,12 @@ static int remove_tree(int etcfd, const char *name)
 	/* No user may traverse into it while it is emptied. */
 	if (fchown(fd, 0, 0) < 0 || fchmod(fd, 0700) < 0)
 		return -errno;
-	if (strncmp(name, HS_CONVERT_TMP_PREFIX, strlen(HS_CONVERT_TMP_PREFIX)) != 0) {
+	if (strncmp(name, HS_CONVERT_TMP_PREFIX, plen) != 0) {
+		/* new random characters after the prefix; tmp's tail stays NUL */
 		for (int tries = 0;; tries++) {
-			memcpy(tmp, HS_CONVERT_TMP_PREFIX, strlen(HS_CONVERT_TMP_PREFIX));
-			r = hs_random_alnum(tmp + strlen(HS_CONVERT_TMP_PREFIX), 6);
+			r = hs_random_alnum(tmp + plen, 6);
 			if (r < 0)
 				return r;
-			tmp[strlen(HS_CONVERT_TMP_PREFIX) + 6] = '\0';
 			if (renameat2(etcfd, name, etcfd, tmp, RENAME_NOREPLACE) == 0)
 				break;
 			if (errno != EEXIST || tries > 100)
