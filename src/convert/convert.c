@@ -121,9 +121,8 @@ static int pwdb_load(struct pwdb *db)
 	db->ents = calloc(db->db.n_entries ? db->db.n_entries : 1, sizeof(*db->ents));
 	db->ent_at = calloc(db->db.n_lines ? db->db.n_lines : 1, sizeof(*db->ent_at));
 	if (!db->ents || !db->ent_at) {
-		r = -ENOMEM;
-		hs_warn("cannot read %s: %s", HS_ETC_PASSWD, hs_strerror(r));
-		return r;
+		hs_warn("cannot read %s: %s", HS_ETC_PASSWD, hs_strerror(-ENOMEM));
+		return -ENOMEM;
 	}
 	db->n_before_nis = SIZE_MAX;
 	for (size_t i = 0; i < db->db.n_lines; i++) {
@@ -252,9 +251,8 @@ static int spdb_load_shadow(struct spdb *db, struct pwdb *pw)
 	db->present = true;
 	db->ents = calloc(db->file.n_lines ? db->file.n_lines : 1, sizeof(*db->ents));
 	if (!db->ents) {
-		r = -ENOMEM;
-		hs_warn("cannot read %s: %s", HS_ETC_SHADOW, hs_strerror(r));
-		return r;
+		hs_warn("cannot read %s: %s", HS_ETC_SHADOW, hs_strerror(-ENOMEM));
+		return -ENOMEM;
 	}
 	for (size_t i = 0; i < db->file.n_lines; i++) {
 		const struct hs_dbline *l = &db->file.lines[i];
@@ -386,13 +384,10 @@ static int spdb_load_tcb(struct spdb *db, struct pwdb *pw, int etcfd)
 		return r;
 	db->present = true;
 	errno = 0;
-	while ((de = readdir(d))) {
+	while (r == 0 && (de = readdir(d))) {
 		/* tcb keeps its own housekeeping under dot names */
-		if (de->d_name[0] == '.')
-			continue;
-		r = spdb_load_tcb_user(db, pw, tcbfd, de->d_name);
-		if (r < 0)
-			break;
+		if (de->d_name[0] != '.')
+			r = spdb_load_tcb_user(db, pw, tcbfd, de->d_name);
 		errno = 0;
 	}
 	if (r == 0 && errno) {
@@ -1244,14 +1239,11 @@ static int check_tree_entries(int treefd, struct pwdb *pw)
 	if (!d)
 		return r;
 	errno = 0;
-	while ((de = readdir(d))) {
-		if (!hs_userdir_entry_is_user(de->d_name))
-			continue;
-		if (!pwdb_find(pw, de->d_name)) {
+	while (r == 0 && (de = readdir(d))) {
+		if (hs_userdir_entry_is_user(de->d_name) && !pwdb_find(pw, de->d_name)) {
 			hs_warn("%s/%s: user %s is not in %s; remove the directory or add the user first",
 				HS_TREE_DIR, de->d_name, de->d_name, HS_ETC_PASSWD);
 			r = -HS_E_FORMAT;
-			break;
 		}
 		errno = 0;
 	}
