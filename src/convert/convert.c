@@ -1147,13 +1147,10 @@ static int convert_to_tree(bool from_tcb)
 		goto out;
 
 	/* 1. Read and validate everything; nothing has changed so far. */
-	if ((r = pwconv_read_sources(from_tcb, etcfd, &pw, &sp, &sh)) < 0)
-		goto out;
-	if ((r = pwconv_choose_proxies(&pw, &sh, &n_proxy)) < 0)
-		goto out;
-	if ((r = plan_groups(&g, true)) < 0)
-		goto out;
-	if ((r = pwdb_render(&pw, true, &out, &changed)) < 0)
+	if ((r = pwconv_read_sources(from_tcb, etcfd, &pw, &sp, &sh)) < 0 ||
+	    (r = pwconv_choose_proxies(&pw, &sh, &n_proxy)) < 0 ||
+	    (r = plan_groups(&g, true)) < 0 ||
+	    (r = pwdb_render(&pw, true, &out, &changed)) < 0)
 		goto out;
 
 	/* 2. The whole new tree, under a name nobody reads. */
@@ -1414,18 +1411,13 @@ static int convert_to_classic(void)
 	}
 
 	/* 1. Read everything. */
-	if ((r = pwdb_load(&pw)) < 0)
-		goto out;
-	if ((r = check_tree_entries(treefd, &pw)) < 0)
-		goto out;
-	if ((r = read_nis_shadow(treefd, &nis)) < 0 ||
-	    (r = render_shadow(treefd, &pw, &nis, &shadow, &n_users)) < 0)
-		goto out;
-	if ((r = pwdb_render(&pw, false, &passwd, &changed)) < 0)
-		goto out;
-	if ((r = plan_groups(&g, false)) < 0)
-		goto out;
-	if ((r = shells_load(&sh)) < 0)
+	if ((r = pwdb_load(&pw)) < 0 ||
+	    (r = check_tree_entries(treefd, &pw)) < 0 ||
+	    (r = read_nis_shadow(treefd, &nis)) < 0 ||
+	    (r = render_shadow(treefd, &pw, &nis, &shadow, &n_users)) < 0 ||
+	    (r = pwdb_render(&pw, false, &passwd, &changed)) < 0 ||
+	    (r = plan_groups(&g, false)) < 0 ||
+	    (r = shells_load(&sh)) < 0)
 		goto out;
 
 	/* 2. Marker: from here on, a crash is finished by the next pwunconv. */
