@@ -197,7 +197,6 @@ struct sp_ent {
 };
 
 struct spdb {
-	bool present;
 	struct hs_accountdb file;   /* /etc/shadow */
 	struct hs_buf nis;          /* its NIS compat lines, each with its newline */
 	struct sp_ent *ents;
@@ -248,7 +247,6 @@ static int spdb_load_shadow(struct spdb *db, struct pwdb *pw)
 		hs_warn("%s", db->file.error);
 		return r;
 	}
-	db->present = true;
 	db->ents = calloc(db->file.n_lines ? db->file.n_lines : 1, sizeof(*db->ents));
 	if (!db->ents) {
 		hs_warn("cannot read %s: %s", HS_ETC_SHADOW, hs_strerror(-ENOMEM));
@@ -382,7 +380,6 @@ static int spdb_load_tcb(struct spdb *db, struct pwdb *pw, int etcfd)
 	}
 	if (!(d = list_dir(tcbfd, HS_ETC_TCB, &r)))
 		return r;
-	db->present = true;
 	errno = 0;
 	while (r == 0 && (de = readdir(d))) {
 		/* tcb keeps its own housekeeping under dot names */
