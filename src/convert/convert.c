@@ -121,9 +121,8 @@ static int pwdb_load(struct pwdb *db)
 	db->ents = calloc(db->db.n_entries ? db->db.n_entries : 1, sizeof(*db->ents));
 	db->ent_at = calloc(db->db.n_lines ? db->db.n_lines : 1, sizeof(*db->ent_at));
 	if (!db->ents || !db->ent_at) {
-		r = -ENOMEM;
-		hs_warn("cannot read %s: %s", HS_ETC_PASSWD, hs_strerror(r));
-		return r;
+		hs_warn("cannot read %s: %s", HS_ETC_PASSWD, hs_strerror(-ENOMEM));
+		return -ENOMEM;
 	}
 	db->n_before_nis = SIZE_MAX;
 	for (size_t i = 0; i < db->db.n_lines; i++) {
@@ -198,7 +197,6 @@ struct sp_ent {
 };
 
 struct spdb {
-	bool present;
 	struct hs_accountdb file;   /* /etc/shadow */
 	struct hs_buf nis;          /* its NIS compat lines, each with its newline */
 	struct sp_ent *ents;
@@ -249,12 +247,10 @@ static int spdb_load_shadow(struct spdb *db, struct pwdb *pw)
 		hs_warn("%s", db->file.error);
 		return r;
 	}
-	db->present = true;
 	db->ents = calloc(db->file.n_lines ? db->file.n_lines : 1, sizeof(*db->ents));
 	if (!db->ents) {
-		r = -ENOMEM;
-		hs_warn("cannot read %s: %s", HS_ETC_SHADOW, hs_strerror(r));
-		return r;
+		hs_warn("cannot read %s: %s", HS_ETC_SHADOW, hs_strerror(-ENOMEM));
+		return -ENOMEM;
 	}
 	for (size_t i = 0; i < db->file.n_lines; i++) {
 		const struct hs_dbline *l = &db->file.lines[i];
@@ -384,15 +380,11 @@ static int spdb_load_tcb(struct spdb *db, struct pwdb *pw, int etcfd)
 	}
 	if (!(d = list_dir(tcbfd, HS_ETC_TCB, &r)))
 		return r;
-	db->present = true;
 	errno = 0;
-	while ((de = readdir(d))) {
+	while (r == 0 && (de = readdir(d))) {
 		/* tcb keeps its own housekeeping under dot names */
-		if (de->d_name[0] == '.')
-			continue;
-		r = spdb_load_tcb_user(db, pw, tcbfd, de->d_name);
-		if (r < 0)
-			break;
+		if (de->d_name[0] != '.')
+			r = spdb_load_tcb_user(db, pw, tcbfd, de->d_name);
 		errno = 0;
 	}
 	if (r == 0 && errno) {
@@ -650,7 +642,8 @@ static int cleanup_leftovers(int etcfd)
  * way under a temp name, and remove it without following anything. */
 static int remove_tree(int etcfd, const char *name)
 {
-	char tmp[sizeof(HS_CONVERT_TMP_PREFIX) + 8];
+	char tmp[sizeof(HS_CONVERT_TMP_PREFIX) + 8] = HS_CONVERT_TMP_PREFIX;
+	size_t plen = strlen(HS_CONVERT_TMP_PREFIX);
 	_cleanup_close_ int fd = open_dir_ro(etcfd, name);
 	int r = 0;
 
@@ -659,13 +652,12 @@ static int remove_tree(int etcfd, const char *name)
 	/* No user may traverse into it while it is emptied. */
 	if (fchown(fd, 0, 0) < 0 || fchmod(fd, 0700) < 0)
 		return -errno;
-	if (strncmp(name, HS_CONVERT_TMP_PREFIX, strlen(HS_CONVERT_TMP_PREFIX)) != 0) {
+	if (strncmp(name, HS_CONVERT_TMP_PREFIX, plen) != 0) {
+		/* new random characters after the prefix; tmp's tail stays NUL */
 		for (int tries = 0;; tries++) {
-			memcpy(tmp, HS_CONVERT_TMP_PREFIX, strlen(HS_CONVERT_TMP_PREFIX));
-			r = hs_random_alnum(tmp + strlen(HS_CONVERT_TMP_PREFIX), 6);
+			r = hs_random_alnum(tmp + plen, 6);
 			if (r < 0)
 				return r;
-			tmp[strlen(HS_CONVERT_TMP_PREFIX) + 6] = '\0';
 			if (renameat2(etcfd, name, etcfd, tmp, RENAME_NOREPLACE) == 0)
 				break;
 			if (errno != EEXIST || tries > 100)
@@ -842,11 +834,9 @@ static int rollback_pwconv(int etcfd, int treefd)
 /* ---------------------------------------------------------------- */
 /* pwconv */
 
-static const char *const lock_files_to_tree[] = {
+/* pwconv locks them all; pwunconv only the first two (it adds no group) */
+static const char *const lock_files[] = {
 	HS_ETC_PASSWD, HS_ETC_SHADOW, HS_ETC_GROUP, HS_ETC_GSHADOW,
-};
-static const char *const lock_files_to_classic[] = {
-	HS_ETC_PASSWD, HS_ETC_SHADOW,
 };
 
 /* The per-user records pwconv writes for one passwd entry. */
@@ -993,8 +983,8 @@ static void convert_end(struct hs_locks *locks, sigset_t *saved)
 /* The start of both directions: /etc opened, the locks taken, the
  * signals blocked, leftovers of a crashed run removed, the tree's state.
  * 0, or negative with nothing left held (reported). */
-static int convert_begin(int *etcfd, struct hs_locks *locks, const char *const files[], size_t n,
-			 sigset_t *saved, int *treefd, enum tree_state *state, bool *source_tcb)
+static int convert_begin(int *etcfd, struct hs_locks *locks, bool to_tree, sigset_t *saved,
+			 int *treefd, enum tree_state *state, bool *source_tcb)
 {
 	const char *failed = NULL;
 	int r;
@@ -1004,7 +994,8 @@ static int convert_begin(int *etcfd, struct hs_locks *locks, const char *const f
 		hs_warn("cannot open %s: %s", ETC_DIR, hs_strerror(*etcfd));
 		return *etcfd;
 	}
-	r = hs_globalfile_lock(locks, NULL, files, n, HS_LOCK_TIMEOUT_MS, &failed);
+	r = hs_globalfile_lock(locks, NULL, lock_files, to_tree ? HS_ARRAY_SIZE(lock_files) : 2,
+			       HS_LOCK_TIMEOUT_MS, &failed);
 	if (r < 0)
 		return hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
 	/* Signals wait from here to the end, after the locks are released
@@ -1145,8 +1136,7 @@ static int convert_to_tree(bool from_tcb)
 	sigset_t saved;
 	int r, e;
 
-	r = convert_begin(&etcfd, &locks, lock_files_to_tree, HS_ARRAY_SIZE(lock_files_to_tree),
-			  &saved, &treefd, &state, &source_tcb);
+	r = convert_begin(&etcfd, &locks, true, &saved, &treefd, &state, &source_tcb);
 	if (r < 0)
 		return r;
 	r = pwconv_handle_tree_state(etcfd, &treefd, state, source_tcb);
@@ -1154,13 +1144,10 @@ static int convert_to_tree(bool from_tcb)
 		goto out;
 
 	/* 1. Read and validate everything; nothing has changed so far. */
-	if ((r = pwconv_read_sources(from_tcb, etcfd, &pw, &sp, &sh)) < 0)
-		goto out;
-	if ((r = pwconv_choose_proxies(&pw, &sh, &n_proxy)) < 0)
-		goto out;
-	if ((r = plan_groups(&g, true)) < 0)
-		goto out;
-	if ((r = pwdb_render(&pw, true, &out, &changed)) < 0)
+	if ((r = pwconv_read_sources(from_tcb, etcfd, &pw, &sp, &sh)) < 0 ||
+	    (r = pwconv_choose_proxies(&pw, &sh, &n_proxy)) < 0 ||
+	    (r = plan_groups(&g, true)) < 0 ||
+	    (r = pwdb_render(&pw, true, &out, &changed)) < 0)
 		goto out;
 
 	/* 2. The whole new tree, under a name nobody reads. */
@@ -1212,8 +1199,7 @@ static int convert_to_tree(bool from_tcb)
 	hs_globalfile_flush_caches("passwd");
 	hs_globalfile_flush_caches("shadow");
 	print_next_steps(pw.n, n_proxy, from_tcb);
-	r = 0;
-	goto out;
+	goto out;   /* r is 0 */
 
 commit_failed:
 	/* /etc/passwd and /etc/shells are unchanged here (one transaction,
@@ -1247,14 +1233,11 @@ static int check_tree_entries(int treefd, struct pwdb *pw)
 	if (!d)
 		return r;
 	errno = 0;
-	while ((de = readdir(d))) {
-		if (!hs_userdir_entry_is_user(de->d_name))
-			continue;
-		if (!pwdb_find(pw, de->d_name)) {
+	while (r == 0 && (de = readdir(d))) {
+		if (hs_userdir_entry_is_user(de->d_name) && !pwdb_find(pw, de->d_name)) {
 			hs_warn("%s/%s: user %s is not in %s; remove the directory or add the user first",
 				HS_TREE_DIR, de->d_name, de->d_name, HS_ETC_PASSWD);
 			r = -HS_E_FORMAT;
-			break;
 		}
 		errno = 0;
 	}
@@ -1388,9 +1371,7 @@ static int convert_to_classic(void)
 	sigset_t saved;
 	int r;
 
-	r = convert_begin(&etcfd, &locks, lock_files_to_classic,
-			  HS_ARRAY_SIZE(lock_files_to_classic), &saved, &treefd, &state,
-			  &source_tcb);
+	r = convert_begin(&etcfd, &locks, false, &saved, &treefd, &state, &source_tcb);
 	if (r < 0)
 		return r;
 	shadow_existed = file_exists_at(etcfd, SHADOW_NAME);
@@ -1427,18 +1408,13 @@ static int convert_to_classic(void)
 	}
 
 	/* 1. Read everything. */
-	if ((r = pwdb_load(&pw)) < 0)
-		goto out;
-	if ((r = check_tree_entries(treefd, &pw)) < 0)
-		goto out;
-	if ((r = read_nis_shadow(treefd, &nis)) < 0 ||
-	    (r = render_shadow(treefd, &pw, &nis, &shadow, &n_users)) < 0)
-		goto out;
-	if ((r = pwdb_render(&pw, false, &passwd, &changed)) < 0)
-		goto out;
-	if ((r = plan_groups(&g, false)) < 0)
-		goto out;
-	if ((r = shells_load(&sh)) < 0)
+	if ((r = pwdb_load(&pw)) < 0 ||
+	    (r = check_tree_entries(treefd, &pw)) < 0 ||
+	    (r = read_nis_shadow(treefd, &nis)) < 0 ||
+	    (r = render_shadow(treefd, &pw, &nis, &shadow, &n_users)) < 0 ||
+	    (r = pwdb_render(&pw, false, &passwd, &changed)) < 0 ||
+	    (r = plan_groups(&g, false)) < 0 ||
+	    (r = shells_load(&sh)) < 0)
 		goto out;
 
 	/* 2. Marker: from here on, a crash is finished by the next pwunconv. */
@@ -1453,8 +1429,11 @@ static int convert_to_classic(void)
 	/* 3. /etc/shadow (root:shadow 0640 as Debian ships it), /etc/shells
 	 * without the proxy and /etc/passwd with the real shells: one
 	 * transaction, so a failure leaves none of them changed. */
-	if ((r = etc_commit(&shadow, g.shadow_gid, &sh, false, &passwd, changed)) < 0)
-		goto undo;
+	if ((r = etc_commit(&shadow, g.shadow_gid, &sh, false, &passwd, changed)) < 0) {
+		if (state != TREE_PWUNCONV)
+			remove_marker(treefd, HS_CONVERT_MARK_PWUNCONV);
+		goto out;
+	}
 	/* 4. The tree goes, marker and all. */
 	hs_close(TAKE_FD(treefd));
 	r = remove_tree(etcfd, TREE_NAME);
@@ -1470,11 +1449,6 @@ static int convert_to_classic(void)
 	       "Put pam_unix.so back in /etc/pam.d and \"shadow: files\" in /etc/nsswitch.conf.\n",
 	       hs_cli_prog(), n_users, HS_ETC_SHADOW, HS_TREE_DIR);
 	r = 0;
-	goto out;
-
-undo:
-	if (state != TREE_PWUNCONV)
-		remove_marker(treefd, HS_CONVERT_MARK_PWUNCONV);
 out:
 	hs_strbuf_free(&passwd);
 	hs_strbuf_free(&shadow);    /* wipes the hashes */
