@@ -562,12 +562,11 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 			if (o.password)
 				sh.lstchg = hs_today();
 			r = hs_userdir_write_shadow(udirfd, owner, auth_gid, &sh);
-			hs_wipe(buf, sizeof(buf));
-			hs_wipe(hbuf, sizeof(hbuf));
-			if (r < 0)
-				fail(userfile_error("write", user, HS_FILE_SHADOW, r));
 		}
 		hs_wipe(buf, sizeof(buf));
+		hs_wipe(hbuf, sizeof(hbuf));
+		if (r < 0)
+			fail(userfile_error("write", user, HS_FILE_SHADOW, r));
 	}
 	if (o.expire || o.inactive) {
 		/* an untrusted aging file keeps its fail-closed values for
