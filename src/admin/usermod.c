@@ -1089,8 +1089,6 @@ static const char *current_shell(const struct usermod_plan *p, char *file_buf, s
 	if (p->have_dir)
 		r = hs_userdir_read_shell(p->udirfd, p->dir_owner ? p->dir_owner : p->old_uid,
 					  file_buf, size, file_shell);
-	if (r < 0)
-		*file_shell = NULL;
 	if (!proxied)
 		return p->ent.shell;
 	if (r < 0 && !o.shell)
