@@ -843,12 +843,10 @@ static void undo_take_away(int udirfd, uid_t uid, gid_t auth_gid)
 /* Did a usermod -l to new_name (uid in /etc/passwd) stop after
  * /etc/passwd had the new name?  Its directory then waits under the
  * reserved name, or is new_name's but still taken away (root's). */
-static bool rename_unfinished(int treefd, const char *new_name, uid_t uid)
+static bool rename_unfinished(int treefd, const char *new_name, const char *reserved, uid_t uid)
 {
-	char reserved[sizeof(RESERVED_PREFIX) + HS_NAME_MAX + 1];
 	struct stat st;
 
-	snprintf(reserved, sizeof(reserved), RESERVED_PREFIX "%s", new_name);
 	if (fstatat(treefd, reserved, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return true;
 	return uid != 0 && fstatat(treefd, new_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -941,8 +939,8 @@ static void plan_resume_rename_to_new_name(struct usermod_plan *p)
 	struct hs_accountdb *pw = db(HS_AS_PASSWD);
 	long ni = hs_accountdb_find(pw, o.login);
 
-	if (ni >= 0 &&
-	    rename_unfinished(p->treefd, o.login, hs_accountdb_get(pw, (size_t)ni)->pw.uid)) {
+	if (ni >= 0 && rename_unfinished(p->treefd, o.login, p->reserved,
+					 hs_accountdb_get(pw, (size_t)ni)->pw.uid)) {
 		p->name = o.login;
 		o.login = NULL;
 		p->final_name = p->name;
@@ -959,7 +957,7 @@ static void recover_rename_after_passwd(struct usermod_plan *p)
 	char path[HS_PATHBUF_USER];
 	struct stat st;
 
-	snprintf(p->reserved, sizeof(p->reserved), RESERVED_PREFIX "%s", p->name);
+	/* p->reserved is p->name's: without -l, p->name is the final name */
 	if (fstatat(p->treefd, p->name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
 		return;
 	fd = hs_fileio_open_dir_at(p->treefd, p->reserved, &st);
