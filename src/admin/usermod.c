@@ -1393,7 +1393,7 @@ static void apply_move_home(const struct usermod_plan *p, const sigset_t *saved)
 static void apply_take_away_userdir(const struct usermod_plan *p, const sigset_t *saved)
 {
 	char path[HS_PATHBUF_USER];
-	int r;
+	int r = 0;
 
 	if (!p->have_dir || !p->restructure)
 		return;
@@ -1402,27 +1402,19 @@ static void apply_take_away_userdir(const struct usermod_plan *p, const sigset_t
 		hs_warn("cannot take %s away from the user: %s", path, strerror(errno));
 		fail_unblocking(saved, E_PW_UPDATE);
 	}
-	if (o.uid) {
+	if (o.uid)
 		r = reown_userdir(p->udirfd, p->user, p->old_uid, new_uid);
-		if (r < 0) {
-			hs_warn("cannot change the owner of the files in %s: %s", path,
-				hs_strerror(r));
-			undo_take_away(p->udirfd, p->old_uid, p->auth_gid);
-			fail_unblocking(saved, E_PW_UPDATE);
-		}
+	if (r < 0) {
+		hs_warn("cannot change the owner of the files in %s: %s", path, hs_strerror(r));
+	} else if (o.login && !p->dir_is_reserved &&
+		   renameat2(p->treefd, p->user, p->treefd, p->reserved, RENAME_NOREPLACE) < 0) {
+		r = -errno;
+		hs_warn("cannot rename %s: %s", path, strerror(-r));
 	}
-	if (o.login && !p->dir_is_reserved &&
-	    renameat2(p->treefd, p->user, p->treefd, p->reserved, RENAME_NOREPLACE) < 0) {
-		hs_warn("cannot rename %s: %s", path, strerror(errno));
+	if (r < 0) {
 		undo_take_away(p->udirfd, p->old_uid, p->auth_gid);
 		fail_unblocking(saved, E_PW_UPDATE);
 	}
-}
-
-static void apply_commit_global_files(const sigset_t *saved)
-{
-	if (usertool_commit(&set, NULL, 0) < 0)
-		fail_unblocking(saved, usertool_file_status(set.failed));
 }
 
 /* -l: the reserved name becomes NEW; then the directory goes back to the
@@ -1533,7 +1525,8 @@ int main(int argc, char **argv)
 	apply_userdir_files(&p);
 	apply_move_home(&p, &saved);
 	apply_take_away_userdir(&p, &saved);
-	apply_commit_global_files(&saved);
+	if (usertool_commit(&set, NULL, 0) < 0)
+		fail_unblocking(&saved, usertool_file_status(set.failed));
 	status = apply_late_shell_file(&p);
 	if (apply_hand_back_userdir(&p) != E_SUCCESS)
 		status = E_PW_UPDATE;
