@@ -774,17 +774,14 @@ static void plan_choose_home(struct useradd_plan *u, const struct defaults *d)
 {
 	const char *base = o.base ? o.base : d->home;
 
-	if (o.home) {
-		u->home_buf = strdup(o.home);
-	} else {
-		if (asprintf(&u->home_buf, "%s%s%s", base,
-			     base[0] && base[strlen(base) - 1] == '/' ? "" : "/", u->name) < 0)
-			u->home_buf = NULL;
-		if (u->home_buf && !path_valid(u->home_buf))
-			hs_die(E_BAD_ARG, "invalid home directory '%s'", u->home_buf);
-	}
-	if (!u->home_buf)
+	u->home = o.home;
+	if (o.home)
+		return;
+	if (asprintf(&u->home_buf, "%s%s%s", base,
+		     base[0] && base[strlen(base) - 1] == '/' ? "" : "/", u->name) < 0)
 		hs_die(E_PW_UPDATE, "out of memory");
+	if (!path_valid(u->home_buf))
+		hs_die(E_BAD_ARG, "invalid home directory '%s'", u->home_buf);
 	u->home = u->home_buf;
 }
 
