@@ -785,13 +785,6 @@ static void plan_choose_home(struct useradd_plan *u, const struct defaults *d)
 	u->home = u->home_buf;
 }
 
-/* -e -f, or EXPIRE and INACTIVE. */
-static void plan_choose_expiry(struct useradd_plan *u, const struct defaults *d)
-{
-	u->aging.expire = usertool_parse_expire(o.expire ? o.expire : d->expire);
-	u->aging.inact = o.inactive ? usertool_parse_inactive(o.inactive) : d->inactive;
-}
-
 static void plan_check_arguments(struct useradd_plan *u, const struct defaults *d,
 				 const char *name)
 {
@@ -814,7 +807,9 @@ static void plan_check_arguments(struct useradd_plan *u, const struct defaults *
 	if (u->shell[0] && access(u->shell, X_OK) < 0)
 		hs_warn("Warning: missing or non-executable shell '%s'", u->shell);
 	hs_records_aging_init_unset(&u->aging);
-	plan_choose_expiry(u, d);
+	/* -e -f, or EXPIRE and INACTIVE */
+	u->aging.expire = usertool_parse_expire(o.expire ? o.expire : d->expire);
+	u->aging.inact = o.inactive ? usertool_parse_inactive(o.inactive) : d->inactive;
 	u->hash = o.password ? o.password : "!";
 	usertool_check_hash(u->hash);
 }
