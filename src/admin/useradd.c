@@ -1036,6 +1036,7 @@ int main(int argc, char **argv)
 	struct defaults d;
 	struct useradd_plan u = { .treefd = -1 };
 	struct useradd_work uw = { .hb.parentfd = -1, .home_err = HS_ERR_INIT };
+	const char *skel;
 	int status, home_status = E_SUCCESS;
 	sigset_t saved;
 
@@ -1055,17 +1056,16 @@ int main(int argc, char **argv)
 	plan_check_arguments(&u, &d, argv[optind]);
 	(void)on_exit(audit_failure, argv[optind]);
 	plan_apply_logindefs(&u, defs, &d);
+	skel = o.skel ? o.skel : d.skel;
 	/* the new home has no inode yet: its parent gets the rule */
-	usertool_confine(usertool_mail_dir(defs), o.skel ? o.skel : d.skel, true,
-			 u.create_home ? u.home : NULL, NULL);
+	usertool_confine(usertool_mail_dir(defs), skel, true, u.create_home ? u.home : NULL, NULL);
 	plan_open_tree(&u, defs);
 	status = plan_lock_and_stage(&set, defs, &u);
 	if (status != E_SUCCESS)
 		return status;
 
 	hs_privs_block_signals(&saved);
-	status = apply_tree_dir_and_global_files(&set, &u, defs, o.skel ? o.skel : d.skel, &uw,
-						 &home_status);
+	status = apply_tree_dir_and_global_files(&set, &u, defs, skel, &uw, &home_status);
 	hs_close(uw.hb.parentfd);
 	hs_report(&uw.home_err);
 	if (status != E_SUCCESS) {
