@@ -774,25 +774,15 @@ static void plan_choose_home(struct useradd_plan *u, const struct defaults *d)
 {
 	const char *base = o.base ? o.base : d->home;
 
-	if (o.home) {
-		u->home_buf = strdup(o.home);
-	} else {
-		if (asprintf(&u->home_buf, "%s%s%s", base,
-			     base[0] && base[strlen(base) - 1] == '/' ? "" : "/", u->name) < 0)
-			u->home_buf = NULL;
-		if (u->home_buf && !path_valid(u->home_buf))
-			hs_die(E_BAD_ARG, "invalid home directory '%s'", u->home_buf);
-	}
-	if (!u->home_buf)
+	u->home = o.home;
+	if (o.home)
+		return;
+	if (asprintf(&u->home_buf, "%s%s%s", base,
+		     base[0] && base[strlen(base) - 1] == '/' ? "" : "/", u->name) < 0)
 		hs_die(E_PW_UPDATE, "out of memory");
+	if (!path_valid(u->home_buf))
+		hs_die(E_BAD_ARG, "invalid home directory '%s'", u->home_buf);
 	u->home = u->home_buf;
-}
-
-/* -e -f, or EXPIRE and INACTIVE. */
-static void plan_choose_expiry(struct useradd_plan *u, const struct defaults *d)
-{
-	u->aging.expire = usertool_parse_expire(o.expire ? o.expire : d->expire);
-	u->aging.inact = o.inactive ? usertool_parse_inactive(o.inactive) : d->inactive;
 }
 
 static void plan_check_arguments(struct useradd_plan *u, const struct defaults *d,
@@ -817,7 +807,9 @@ static void plan_check_arguments(struct useradd_plan *u, const struct defaults *
 	if (u->shell[0] && access(u->shell, X_OK) < 0)
 		hs_warn("Warning: missing or non-executable shell '%s'", u->shell);
 	hs_records_aging_init_unset(&u->aging);
-	plan_choose_expiry(u, d);
+	/* -e -f, or EXPIRE and INACTIVE */
+	u->aging.expire = usertool_parse_expire(o.expire ? o.expire : d->expire);
+	u->aging.inact = o.inactive ? usertool_parse_inactive(o.inactive) : d->inactive;
 	u->hash = o.password ? o.password : "!";
 	usertool_check_hash(u->hash);
 }
@@ -1044,6 +1036,7 @@ int main(int argc, char **argv)
 	struct defaults d;
 	struct useradd_plan u = { .treefd = -1 };
 	struct useradd_work uw = { .hb.parentfd = -1, .home_err = HS_ERR_INIT };
+	const char *skel;
 	int status, home_status = E_SUCCESS;
 	sigset_t saved;
 
@@ -1063,17 +1056,16 @@ int main(int argc, char **argv)
 	plan_check_arguments(&u, &d, argv[optind]);
 	(void)on_exit(audit_failure, argv[optind]);
 	plan_apply_logindefs(&u, defs, &d);
+	skel = o.skel ? o.skel : d.skel;
 	/* the new home has no inode yet: its parent gets the rule */
-	usertool_confine(usertool_mail_dir(defs), o.skel ? o.skel : d.skel, true,
-			 u.create_home ? u.home : NULL, NULL);
+	usertool_confine(usertool_mail_dir(defs), skel, true, u.create_home ? u.home : NULL, NULL);
 	plan_open_tree(&u, defs);
 	status = plan_lock_and_stage(&set, defs, &u);
 	if (status != E_SUCCESS)
 		return status;
 
 	hs_privs_block_signals(&saved);
-	status = apply_tree_dir_and_global_files(&set, &u, defs, o.skel ? o.skel : d.skel, &uw,
-						 &home_status);
+	status = apply_tree_dir_and_global_files(&set, &u, defs, skel, &uw, &home_status);
 	hs_close(uw.hb.parentfd);
 	hs_report(&uw.home_err);
 	if (status != E_SUCCESS) {

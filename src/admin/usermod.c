@@ -562,12 +562,11 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 			if (o.password)
 				sh.lstchg = hs_today();
 			r = hs_userdir_write_shadow(udirfd, owner, auth_gid, &sh);
-			hs_wipe(buf, sizeof(buf));
-			hs_wipe(hbuf, sizeof(hbuf));
-			if (r < 0)
-				fail(userfile_error("write", user, HS_FILE_SHADOW, r));
 		}
 		hs_wipe(buf, sizeof(buf));
+		hs_wipe(hbuf, sizeof(hbuf));
+		if (r < 0)
+			fail(userfile_error("write", user, HS_FILE_SHADOW, r));
 	}
 	if (o.expire || o.inactive) {
 		/* an untrusted aging file keeps its fail-closed values for
@@ -844,12 +843,10 @@ static void undo_take_away(int udirfd, uid_t uid, gid_t auth_gid)
 /* Did a usermod -l to new_name (uid in /etc/passwd) stop after
  * /etc/passwd had the new name?  Its directory then waits under the
  * reserved name, or is new_name's but still taken away (root's). */
-static bool rename_unfinished(int treefd, const char *new_name, uid_t uid)
+static bool rename_unfinished(int treefd, const char *new_name, const char *reserved, uid_t uid)
 {
-	char reserved[sizeof(RESERVED_PREFIX) + HS_NAME_MAX + 1];
 	struct stat st;
 
-	snprintf(reserved, sizeof(reserved), RESERVED_PREFIX "%s", new_name);
 	if (fstatat(treefd, reserved, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return true;
 	return uid != 0 && fstatat(treefd, new_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -942,8 +939,8 @@ static void plan_resume_rename_to_new_name(struct usermod_plan *p)
 	struct hs_accountdb *pw = db(HS_AS_PASSWD);
 	long ni = hs_accountdb_find(pw, o.login);
 
-	if (ni >= 0 &&
-	    rename_unfinished(p->treefd, o.login, hs_accountdb_get(pw, (size_t)ni)->pw.uid)) {
+	if (ni >= 0 && rename_unfinished(p->treefd, o.login, p->reserved,
+					 hs_accountdb_get(pw, (size_t)ni)->pw.uid)) {
 		p->name = o.login;
 		o.login = NULL;
 		p->final_name = p->name;
@@ -960,7 +957,7 @@ static void recover_rename_after_passwd(struct usermod_plan *p)
 	char path[HS_PATHBUF_USER];
 	struct stat st;
 
-	snprintf(p->reserved, sizeof(p->reserved), RESERVED_PREFIX "%s", p->name);
+	/* p->reserved is p->name's: without -l, p->name is the final name */
 	if (fstatat(p->treefd, p->name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
 		return;
 	fd = hs_fileio_open_dir_at(p->treefd, p->reserved, &st);
@@ -1090,8 +1087,6 @@ static const char *current_shell(const struct usermod_plan *p, char *file_buf, s
 	if (p->have_dir)
 		r = hs_userdir_read_shell(p->udirfd, p->dir_owner ? p->dir_owner : p->old_uid,
 					  file_buf, size, file_shell);
-	if (r < 0)
-		*file_shell = NULL;
 	if (!proxied)
 		return p->ent.shell;
 	if (r < 0 && !o.shell)
@@ -1398,7 +1393,7 @@ static void apply_move_home(const struct usermod_plan *p, const sigset_t *saved)
 static void apply_take_away_userdir(const struct usermod_plan *p, const sigset_t *saved)
 {
 	char path[HS_PATHBUF_USER];
-	int r;
+	int r = 0;
 
 	if (!p->have_dir || !p->restructure)
 		return;
@@ -1407,27 +1402,19 @@ static void apply_take_away_userdir(const struct usermod_plan *p, const sigset_t
 		hs_warn("cannot take %s away from the user: %s", path, strerror(errno));
 		fail_unblocking(saved, E_PW_UPDATE);
 	}
-	if (o.uid) {
+	if (o.uid)
 		r = reown_userdir(p->udirfd, p->user, p->old_uid, new_uid);
-		if (r < 0) {
-			hs_warn("cannot change the owner of the files in %s: %s", path,
-				hs_strerror(r));
-			undo_take_away(p->udirfd, p->old_uid, p->auth_gid);
-			fail_unblocking(saved, E_PW_UPDATE);
-		}
+	if (r < 0) {
+		hs_warn("cannot change the owner of the files in %s: %s", path, hs_strerror(r));
+	} else if (o.login && !p->dir_is_reserved &&
+		   renameat2(p->treefd, p->user, p->treefd, p->reserved, RENAME_NOREPLACE) < 0) {
+		r = -errno;
+		hs_warn("cannot rename %s: %s", path, strerror(-r));
 	}
-	if (o.login && !p->dir_is_reserved &&
-	    renameat2(p->treefd, p->user, p->treefd, p->reserved, RENAME_NOREPLACE) < 0) {
-		hs_warn("cannot rename %s: %s", path, strerror(errno));
+	if (r < 0) {
 		undo_take_away(p->udirfd, p->old_uid, p->auth_gid);
 		fail_unblocking(saved, E_PW_UPDATE);
 	}
-}
-
-static void apply_commit_global_files(const sigset_t *saved)
-{
-	if (usertool_commit(&set, NULL, 0) < 0)
-		fail_unblocking(saved, usertool_file_status(set.failed));
 }
 
 /* -l: the reserved name becomes NEW; then the directory goes back to the
@@ -1538,7 +1525,8 @@ int main(int argc, char **argv)
 	apply_userdir_files(&p);
 	apply_move_home(&p, &saved);
 	apply_take_away_userdir(&p, &saved);
-	apply_commit_global_files(&saved);
+	if (usertool_commit(&set, NULL, 0) < 0)
+		fail_unblocking(&saved, usertool_file_status(set.failed));
 	status = apply_late_shell_file(&p);
 	if (apply_hand_back_userdir(&p) != E_SUCCESS)
 		status = E_PW_UPDATE;
