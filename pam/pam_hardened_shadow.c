@@ -636,17 +636,25 @@ static void sleep_fail_delay(void)
 		;
 }
 
-/* hs_hash_verify_password for a user-driven process: one guess of this user
- * at a time (the guess lock the password helper takes too), and a
- * mismatch holds the lock through the failure delay.  The guess lock is
- * not the writers' lock: stopping this process delays only the user's
- * own guesses.  Returns 1, 0, or a negative error (logged). */
-static int verify_one_guess_at_a_time(pam_handle_t *pamh, const struct options *o,
-                                      const struct entry *e, const char *password)
+/* The password against the entry's hash (SRC_DIRECT); one that cannot
+ * match still costs a verification's time.  In a user-driven process,
+ * one guess of this user at a time (the guess lock the password helper
+ * takes too), and a mismatch holds the lock through the failure delay.
+ * The guess lock is not the writers' lock: stopping this process delays
+ * only the user's own guesses.  Returns 1, 0, or a negative error
+ * (logged). */
+static int check_password(pam_handle_t *pamh, const struct options *o, const struct entry *e,
+                          const char *password)
 {
 	char path[HS_PATH_FIELD_MAX];
 	int fd, r;
 
+	if (strlen(password) > HS_PASSWORD_MAX || !hs_hash_verifiable(e->sh.hash, o->allow_legacy)) {
+		burn_time(pamh, o, password);
+		return 0;
+	}
+	if (!user_driven())
+		return hs_hash_verify_password(password, e->sh.hash, o->allow_legacy);
 	fd = hs_userdir_guess_lock(e->udirfd, HS_LOCK_TIMEOUT_MS);
 	if (fd < 0) {
 		pam_syslog(pamh, LOG_ERR, "cannot lock %s: %s",
@@ -675,7 +683,7 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 		return r;
 	entry_load(pamh, &o, name, &e);
 	/* a user-driven process's direct check delays under the guess lock
-	 * instead (verify_one_guess_at_a_time) */
+	 * instead (check_password) */
 	if (!o.nodelay && !(e.src == SRC_DIRECT && user_driven()))
 		pam_fail_delay(pamh, FAIL_DELAY_USEC);
 
@@ -698,18 +706,12 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 
 	switch (e.src) {
 	case SRC_DIRECT:
-		if (strlen(password) > HS_PASSWORD_MAX || !hs_hash_verifiable(e.sh.hash, o.allow_legacy)) {
-			if (e.sh.hash[0] != '\0' && e.sh.hash[0] != '!' && e.sh.hash[0] != '*' &&
-			    !hs_hash_verifiable(e.sh.hash, o.allow_legacy))
-				pam_syslog(pamh, LOG_NOTICE,
-				           "the password hash \"%.6s\" of %s is legacy or unknown to libcrypt",
-				           e.sh.hash, name);
-			burn_time(pamh, &o, password);
-			r = PAM_AUTH_ERR;
-			break;
-		}
-		r = user_driven() ? verify_one_guess_at_a_time(pamh, &o, &e, password)
-		                  : hs_hash_verify_password(password, e.sh.hash, o.allow_legacy);
+		if (e.sh.hash[0] != '\0' && e.sh.hash[0] != '!' && e.sh.hash[0] != '*' &&
+		    !hs_hash_verifiable(e.sh.hash, o.allow_legacy))
+			pam_syslog(pamh, LOG_NOTICE,
+			           "the password hash \"%.6s\" of %s is legacy or unknown to libcrypt",
+			           e.sh.hash, name);
+		r = check_password(pamh, &o, &e, password);
 		if (r == 1) {
 			r = PAM_SUCCESS;
 			if (o.rehash)
@@ -913,14 +915,7 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 			pam_syslog(pamh, LOG_NOTICE, "password - (old) token not obtained");
 			return r;
 		}
-		if (strlen(old) > HS_PASSWORD_MAX || !hs_hash_verifiable(e->sh.hash, o->allow_legacy)) {
-			burn_time(pamh, o, old);
-			r = 0;
-		} else if (user_driven()) {
-			r = verify_one_guess_at_a_time(pamh, o, e, old);
-		} else {
-			r = hs_hash_verify_password(old, e->sh.hash, o->allow_legacy);
-		}
+		r = check_password(pamh, o, e, old);
 		if (r != 1) {
 			log_auth_failure(pamh, e->name);
 			return r < 0 ? PAM_AUTHINFO_UNAVAIL : PAM_AUTH_ERR;
