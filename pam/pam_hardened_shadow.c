@@ -496,16 +496,14 @@ static void log_auth_failure(pam_handle_t *pamh, const char *name)
  * leave the PAM items alone).  *out is a malloc'd copy to wipe. */
 static int prompt_secret(pam_handle_t *pamh, const char *prompt, char **out)
 {
-	char *resp = NULL;
+	_cleanup_secret_ char *resp = NULL;
 	int r = pam_prompt(pamh, PAM_PROMPT_ECHO_OFF, &resp, "%s", prompt);
 
-	if (r != PAM_SUCCESS) {
-		hs_free_secret(resp);
+	if (r != PAM_SUCCESS)
 		return r;
-	}
 	if (!resp)
 		return PAM_CONV_ERR;
-	*out = resp;
+	*out = TAKE_PTR(resp);
 	return PAM_SUCCESS;
 }
 
@@ -537,19 +535,17 @@ static int get_password(pam_handle_t *pamh, const struct options *o, int item, b
 	else if (!chauthtok)
 		r = prompt_secret(pamh, "Password: ", owned);
 	else {
-		_cleanup_secret_ char *again = NULL;
+		_cleanup_secret_ char *new = NULL, *again = NULL;
 
-		r = prompt_secret(pamh, "New password: ", owned);
+		r = prompt_secret(pamh, "New password: ", &new);
 		if (r == PAM_SUCCESS)
 			r = prompt_secret(pamh, "Retype new password: ", &again);
-		if (r == PAM_SUCCESS && strcmp(*owned, again) != 0) {
+		if (r == PAM_SUCCESS && strcmp(new, again) != 0) {
 			pam_error(pamh, "%s", MSG_MISMATCH);
 			r = PAM_TRY_AGAIN;
 		}
-		if (r != PAM_SUCCESS) {
-			hs_free_secret(*owned);
-			*owned = NULL;
-		}
+		if (r == PAM_SUCCESS)
+			*owned = TAKE_PTR(new);
 	}
 	if (r == PAM_SUCCESS)
 		*tok = *owned;
@@ -895,7 +891,7 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 	struct hs_hash_policy policy;
 	struct hs_aging aging;
 	const char *old = NULL;
-	_cleanup_secret_ char *owned = NULL;
+	_cleanup_secret_ char *owned = NULL, *seen = NULL;
 	long lstchg, today = hs_today();
 	int r;
 
@@ -931,15 +927,13 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 	}
 	/* remember what we verified against: UPDATE refuses to overwrite a
 	 * hash someone else changed in between */
-	char *seen = NULL;
 	if (prelim_fingerprint(e->sh.hash, &seen) < 0)
 		return PAM_BUF_ERR;
 	entry_forget_hash(e);
 	r = pam_set_data(pamh, DATA_PRELIM_HASH, seen, cleanup_secret_data);
-	if (r != PAM_SUCCESS) {
-		hs_free_secret(seen);
+	if (r != PAM_SUCCESS)
 		return r;
-	}
+	seen = NULL;   /* libpam's now: cleanup_secret_data wipes it */
 
 	(void)load_aging(pamh, e, &lstchg, &aging);   /* SRC_DIRECT: change_allowed */
 	if (iamroot)
