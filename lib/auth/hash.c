@@ -427,12 +427,11 @@ static bool parse_cost(const char *h, const char *prefix, uint64_t *cost)
 		if (k < 0)
 			return false;
 		s += k;
-		if ((k = yescrypt_decode_uint32(s, 1, &nlog2)) < 0 || nlog2 > 63)
+		/* nlog2 + 31 <= 63: N * r, r at most 2^30, fits in 64 bits */
+		if ((k = yescrypt_decode_uint32(s, 1, &nlog2)) < 0 || nlog2 + 31 > 63)
 			return false;
 		s += k;
 		if ((k = yescrypt_decode_uint32(s, 1, &r)) < 0 || r > (1u << 30))
-			return false;
-		if (nlog2 + 31 > 63)
 			return false;
 		*cost = ((uint64_t)1 << nlog2) * r;
 		return true;
