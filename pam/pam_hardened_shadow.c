@@ -496,16 +496,14 @@ static void log_auth_failure(pam_handle_t *pamh, const char *name)
  * leave the PAM items alone).  *out is a malloc'd copy to wipe. */
 static int prompt_secret(pam_handle_t *pamh, const char *prompt, char **out)
 {
-	char *resp = NULL;
+	_cleanup_secret_ char *resp = NULL;
 	int r = pam_prompt(pamh, PAM_PROMPT_ECHO_OFF, &resp, "%s", prompt);
 
-	if (r != PAM_SUCCESS) {
-		hs_free_secret(resp);
+	if (r != PAM_SUCCESS)
 		return r;
-	}
 	if (!resp)
 		return PAM_CONV_ERR;
-	*out = resp;
+	*out = TAKE_PTR(resp);
 	return PAM_SUCCESS;
 }
 
@@ -537,19 +535,17 @@ static int get_password(pam_handle_t *pamh, const struct options *o, int item, b
 	else if (!chauthtok)
 		r = prompt_secret(pamh, "Password: ", owned);
 	else {
-		_cleanup_secret_ char *again = NULL;
+		_cleanup_secret_ char *new = NULL, *again = NULL;
 
-		r = prompt_secret(pamh, "New password: ", owned);
+		r = prompt_secret(pamh, "New password: ", &new);
 		if (r == PAM_SUCCESS)
 			r = prompt_secret(pamh, "Retype new password: ", &again);
-		if (r == PAM_SUCCESS && strcmp(*owned, again) != 0) {
+		if (r == PAM_SUCCESS && strcmp(new, again) != 0) {
 			pam_error(pamh, "%s", MSG_MISMATCH);
 			r = PAM_TRY_AGAIN;
 		}
-		if (r != PAM_SUCCESS) {
-			hs_free_secret(*owned);
-			*owned = NULL;
-		}
+		if (r == PAM_SUCCESS)
+			*owned = TAKE_PTR(new);
 	}
 	if (r == PAM_SUCCESS)
 		*tok = *owned;
@@ -636,17 +632,25 @@ static void sleep_fail_delay(void)
 		;
 }
 
-/* hs_hash_verify_password for a user-driven process: one guess of this user
- * at a time (the guess lock the password helper takes too), and a
- * mismatch holds the lock through the failure delay.  The guess lock is
- * not the writers' lock: stopping this process delays only the user's
- * own guesses.  Returns 1, 0, or a negative error (logged). */
-static int verify_one_guess_at_a_time(pam_handle_t *pamh, const struct options *o,
-                                      const struct entry *e, const char *password)
+/* The password against the entry's hash (SRC_DIRECT); one that cannot
+ * match still costs a verification's time.  In a user-driven process,
+ * one guess of this user at a time (the guess lock the password helper
+ * takes too), and a mismatch holds the lock through the failure delay.
+ * The guess lock is not the writers' lock: stopping this process delays
+ * only the user's own guesses.  Returns 1, 0, or a negative error
+ * (logged). */
+static int check_password(pam_handle_t *pamh, const struct options *o, const struct entry *e,
+                          const char *password)
 {
 	char path[HS_PATH_FIELD_MAX];
 	int fd, r;
 
+	if (strlen(password) > HS_PASSWORD_MAX || !hs_hash_verifiable(e->sh.hash, o->allow_legacy)) {
+		burn_time(pamh, o, password);
+		return 0;
+	}
+	if (!user_driven())
+		return hs_hash_verify_password(password, e->sh.hash, o->allow_legacy);
 	fd = hs_userdir_guess_lock(e->udirfd, HS_LOCK_TIMEOUT_MS);
 	if (fd < 0) {
 		pam_syslog(pamh, LOG_ERR, "cannot lock %s: %s",
@@ -675,7 +679,7 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 		return r;
 	entry_load(pamh, &o, name, &e);
 	/* a user-driven process's direct check delays under the guess lock
-	 * instead (verify_one_guess_at_a_time) */
+	 * instead (check_password) */
 	if (!o.nodelay && !(e.src == SRC_DIRECT && user_driven()))
 		pam_fail_delay(pamh, FAIL_DELAY_USEC);
 
@@ -698,18 +702,12 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 
 	switch (e.src) {
 	case SRC_DIRECT:
-		if (strlen(password) > HS_PASSWORD_MAX || !hs_hash_verifiable(e.sh.hash, o.allow_legacy)) {
-			if (e.sh.hash[0] != '\0' && e.sh.hash[0] != '!' && e.sh.hash[0] != '*' &&
-			    !hs_hash_verifiable(e.sh.hash, o.allow_legacy))
-				pam_syslog(pamh, LOG_NOTICE,
-				           "the password hash \"%.6s\" of %s is legacy or unknown to libcrypt",
-				           e.sh.hash, name);
-			burn_time(pamh, &o, password);
-			r = PAM_AUTH_ERR;
-			break;
-		}
-		r = user_driven() ? verify_one_guess_at_a_time(pamh, &o, &e, password)
-		                  : hs_hash_verify_password(password, e.sh.hash, o.allow_legacy);
+		if (e.sh.hash[0] != '\0' && e.sh.hash[0] != '!' && e.sh.hash[0] != '*' &&
+		    !hs_hash_verifiable(e.sh.hash, o.allow_legacy))
+			pam_syslog(pamh, LOG_NOTICE,
+			           "the password hash \"%.6s\" of %s is legacy or unknown to libcrypt",
+			           e.sh.hash, name);
+		r = check_password(pamh, &o, &e, password);
 		if (r == 1) {
 			r = PAM_SUCCESS;
 			if (o.rehash)
@@ -893,7 +891,7 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 	struct hs_hash_policy policy;
 	struct hs_aging aging;
 	const char *old = NULL;
-	_cleanup_secret_ char *owned = NULL;
+	_cleanup_secret_ char *owned = NULL, *seen = NULL;
 	long lstchg, today = hs_today();
 	int r;
 
@@ -913,14 +911,7 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 			pam_syslog(pamh, LOG_NOTICE, "password - (old) token not obtained");
 			return r;
 		}
-		if (strlen(old) > HS_PASSWORD_MAX || !hs_hash_verifiable(e->sh.hash, o->allow_legacy)) {
-			burn_time(pamh, o, old);
-			r = 0;
-		} else if (user_driven()) {
-			r = verify_one_guess_at_a_time(pamh, o, e, old);
-		} else {
-			r = hs_hash_verify_password(old, e->sh.hash, o->allow_legacy);
-		}
+		r = check_password(pamh, o, e, old);
 		if (r != 1) {
 			log_auth_failure(pamh, e->name);
 			return r < 0 ? PAM_AUTHINFO_UNAVAIL : PAM_AUTH_ERR;
@@ -936,15 +927,13 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 	}
 	/* remember what we verified against: UPDATE refuses to overwrite a
 	 * hash someone else changed in between */
-	char *seen = NULL;
 	if (prelim_fingerprint(e->sh.hash, &seen) < 0)
 		return PAM_BUF_ERR;
 	entry_forget_hash(e);
 	r = pam_set_data(pamh, DATA_PRELIM_HASH, seen, cleanup_secret_data);
-	if (r != PAM_SUCCESS) {
-		hs_free_secret(seen);
+	if (r != PAM_SUCCESS)
 		return r;
-	}
+	seen = NULL;   /* libpam's now: cleanup_secret_data wipes it */
 
 	(void)load_aging(pamh, e, &lstchg, &aging);   /* SRC_DIRECT: change_allowed */
 	if (iamroot)

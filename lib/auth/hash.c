@@ -174,33 +174,25 @@ static int fixed_setting(const struct hs_hash_policy *p, char setting[CRYPT_GENS
 	return make_setting(p, fixed, (int)sizeof fixed, setting, CRYPT_GENSALT_OUTPUT_SIZE);
 }
 
-/* Run crypt_rn into a heap crypt_data.  Returns it (caller wipes and
- * frees with free_crypt_data) or NULL; *err gets the reason. */
-static struct crypt_data *run_crypt(const char *password, const char *setting, int *err)
+/* Run crypt_rn into a heap crypt_data put in *cd, which the caller
+ * declares _cleanup_secret_buf_: it holds the password's hash, and is
+ * wiped on every path.  Returns the hash, or NULL with *err set. */
+static const char *run_crypt(const char *password, const char *setting,
+                             struct hs_secret_buf *cd, int *err)
 {
-	/* the crypt_data holds the password's hash: wiped on every path */
-	_cleanup_secret_buf_ struct hs_secret_buf cd = { calloc(1, sizeof(struct crypt_data)),
-							 sizeof(struct crypt_data) };
-
-	if (!cd.p) {
+	cd->size = sizeof(struct crypt_data);
+	cd->p = calloc(1, cd->size);
+	if (!cd->p) {
 		*err = -ENOMEM;
 		return NULL;
 	}
 	errno = 0;
-	const char *h = crypt_rn(password, setting, cd.p, (int)cd.size);
+	const char *h = crypt_rn(password, setting, cd->p, (int)cd->size);
 	if (!h || h[0] == '*') {
 		*err = errno == ENOMEM ? -ENOMEM : -HS_E_METHOD;
 		return NULL;
 	}
-	return (struct crypt_data *)(void *)TAKE_PTR(cd.p);
-}
-
-static void free_crypt_data(struct crypt_data *cd)
-{
-	if (!cd)
-		return;
-	hs_wipe(cd, sizeof *cd);
-	free(cd);
+	return h;
 }
 
 int hs_hash_password(const char *password, const struct hs_hash_policy *p,
@@ -229,18 +221,15 @@ int hs_hash_password(const char *password, const struct hs_hash_policy *p,
 	if (r < 0)
 		return r;
 
-	struct crypt_data *cd = run_crypt(password, setting, &r);
-	if (!cd)
+	_cleanup_secret_buf_ struct hs_secret_buf cd = { NULL, 0 };
+	const char *h = run_crypt(password, setting, &cd, &r);
+	if (!h)
 		return r;
-	size_t len = strlen(cd->output);
-	if (len >= outsize || len > HS_HASH_MAX) {
-		r = -ERANGE;
-	} else {
-		memcpy(out, cd->output, len + 1);
-		r = 0;
-	}
-	free_crypt_data(cd);
-	return r;
+	size_t len = strlen(h);
+	if (len >= outsize || len > HS_HASH_MAX)
+		return -ERANGE;
+	memcpy(out, h, len + 1);
+	return 0;
 }
 
 bool hs_hash_consttime_streq(const char *a, const char *b)
@@ -350,16 +339,15 @@ int hs_hash_check_given(const char *hash, const char **problem)
 
 int hs_hash_verify_password(const char *password, const char *hash, bool allow_legacy)
 {
+	_cleanup_secret_buf_ struct hs_secret_buf cd = { NULL, 0 };
 	int r;
 
 	if (!password || !hs_hash_verifiable(hash, allow_legacy))
 		return 0;
-	struct crypt_data *cd = run_crypt(password, hash, &r);
-	if (!cd)
+	const char *h = run_crypt(password, hash, &cd, &r);
+	if (!h)
 		return r == -ENOMEM ? r : 0;
-	r = hs_hash_consttime_streq(cd->output, hash) ? 1 : 0;
-	free_crypt_data(cd);
-	return r;
+	return hs_hash_consttime_streq(h, hash) ? 1 : 0;
 }
 
 void hs_hash_dummy_verify(const char *password, const struct hs_hash_policy *p)
@@ -367,25 +355,22 @@ void hs_hash_dummy_verify(const char *password, const struct hs_hash_policy *p)
 	/* A fixed salt: the point is only to spend the same work as a
 	 * real verification of a hash made under policy p. */
 	char setting[CRYPT_GENSALT_OUTPUT_SIZE];
+	_cleanup_secret_buf_ struct hs_secret_buf cd = { NULL, 0 };
 	struct hs_hash_policy def;
 	int r;
 
-	if (!p) {
-		hs_hash_policy_default(&def);
-		p = &def;
-	}
-	if (fixed_setting(p, setting) < 0) {
+	/* no policy, or one libxcrypt cannot set up: its preferred method */
+	if (!p || fixed_setting(p, setting) < 0) {
 		hs_hash_policy_default(&def);
 		if (fixed_setting(&def, setting) < 0)
 			return;
 	}
-	struct crypt_data *cd = run_crypt(password ? password : "", setting, &r);
-	if (!cd)
+	const char *h = run_crypt(password ? password : "", setting, &cd, &r);
+	if (!h)
 		return;
 	/* compare like the real path does; the result is meaningless */
-	volatile bool same = hs_hash_consttime_streq(cd->output, setting);
+	volatile bool same = hs_hash_consttime_streq(h, setting);
 	(void)same;
-	free_crypt_data(cd);
 }
 
 static int itoa64_index(char ch)
@@ -442,12 +427,11 @@ static bool parse_cost(const char *h, const char *prefix, uint64_t *cost)
 		if (k < 0)
 			return false;
 		s += k;
-		if ((k = yescrypt_decode_uint32(s, 1, &nlog2)) < 0 || nlog2 > 63)
+		/* nlog2 + 31 <= 63: N * r, r at most 2^30, fits in 64 bits */
+		if ((k = yescrypt_decode_uint32(s, 1, &nlog2)) < 0 || nlog2 + 31 > 63)
 			return false;
 		s += k;
 		if ((k = yescrypt_decode_uint32(s, 1, &r)) < 0 || r > (1u << 30))
-			return false;
-		if (nlog2 + 31 > 63)
 			return false;
 		*cost = ((uint64_t)1 << nlog2) * r;
 		return true;

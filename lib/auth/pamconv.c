@@ -23,10 +23,8 @@ int hs_pamconv_authenticate(const char *service, const char *user, struct hs_err
 
 		hs_err_set(err, -1, "PAM: %s", why);
 		syslog(LOG_ERR, "%s", why);
-		if (pamh)
-			pam_end(pamh, r);
-		return -1;
 	}
-	pam_end(pamh, r);
-	return 0;
+	if (pamh)
+		pam_end(pamh, r);
+	return r == PAM_SUCCESS ? 0 : -1;
 }

@@ -25,22 +25,23 @@ static long days_until(long lstchg, long max, long today)
 enum hs_acct_state hs_policy_account_state(long lstchg, const struct hs_aging *a, long today,
                                     long *days_left, bool *forced_by_admin)
 {
-	long since;
+	long since, unused_days;
+	bool unused_admin;
 
-	if (days_left)
-		*days_left = -1;
-	if (forced_by_admin)
-		*forced_by_admin = false;
+	if (!days_left)
+		days_left = &unused_days;
+	if (!forced_by_admin)
+		forced_by_admin = &unused_admin;
+	*days_left = -1;
+	*forced_by_admin = false;
 	if (!a)
 		return HS_ACCT_EXPIRED;   /* no aging data: fail closed */
 
 	if (a->expire != HS_UNSET && today >= a->expire)
 		return HS_ACCT_EXPIRED;
 	if (lstchg == 0) {
-		if (days_left)
-			*days_left = 0;
-		if (forced_by_admin)
-			*forced_by_admin = true;
+		*days_left = 0;
+		*forced_by_admin = true;
 		return HS_ACCT_NEW_AUTHTOK_REQD;
 	}
 	if (today < lstchg)
@@ -51,15 +52,13 @@ enum hs_acct_state hs_policy_account_state(long lstchg, const struct hs_aging *a
 	since = today - lstchg;
 	if (a->max != HS_UNSET && a->inact != HS_UNSET && since > a->max && since > a->inact &&
 	    since > (long long)a->max + a->inact) {
-		if (days_left)
-			*days_left = days_until(lstchg, a->max, today);
+		*days_left = days_until(lstchg, a->max, today);
 		return HS_ACCT_AUTHTOK_EXPIRED;
 	}
 	if (a->max != HS_UNSET && since > a->max)
 		return HS_ACCT_NEW_AUTHTOK_REQD;
 	if (a->max != HS_UNSET && a->warn != HS_UNSET && since > a->max - a->warn) {
-		if (days_left)
-			*days_left = days_until(lstchg, a->max, today);
+		*days_left = days_until(lstchg, a->max, today);
 		return HS_ACCT_WARN;
 	}
 	return HS_ACCT_OK;
