@@ -632,10 +632,13 @@ static void sleep_fail_delay(void)
 		;
 }
 
-/* The password against the entry's hash (SRC_DIRECT); one that cannot
- * match still costs a verification's time.  In a user-driven process,
- * one guess of this user at a time (the guess lock the password helper
- * takes too), and a mismatch holds the lock through the failure delay.
+/* The password against the entry's hash (SRC_DIRECT), or, when it cannot
+ * match (an overlong password, a locked or unverifiable hash), a
+ * verification's time spent for nothing.  In a user-driven process, one
+ * guess of this user at a time (the guess lock the password helper takes
+ * too), and a failure holds the lock through the failure delay, whether
+ * the hash could match or not: a locked account must not answer su's
+ * caller sooner than a wrong password (pam_fail_delay is not set there).
  * The guess lock is not the writers' lock: stopping this process delays
  * only the user's own guesses.  Returns 1, 0, or a negative error
  * (logged). */
@@ -643,14 +646,16 @@ static int check_password(pam_handle_t *pamh, const struct options *o, const str
                           const char *password)
 {
 	char path[HS_PATH_FIELD_MAX];
+	bool can_match = strlen(password) <= HS_PASSWORD_MAX &&
+	                 hs_hash_verifiable(e->sh.hash, o->allow_legacy);
 	int fd, r;
 
-	if (strlen(password) > HS_PASSWORD_MAX || !hs_hash_verifiable(e->sh.hash, o->allow_legacy)) {
+	if (!user_driven()) {
+		if (can_match)
+			return hs_hash_verify_password(password, e->sh.hash, o->allow_legacy);
 		burn_time(pamh, o, password);
 		return 0;
 	}
-	if (!user_driven())
-		return hs_hash_verify_password(password, e->sh.hash, o->allow_legacy);
 	fd = hs_userdir_guess_lock(e->udirfd, HS_LOCK_TIMEOUT_MS);
 	if (fd < 0) {
 		pam_syslog(pamh, LOG_ERR, "cannot lock %s: %s",
@@ -658,7 +663,12 @@ static int check_password(pam_handle_t *pamh, const struct options *o, const str
 		           fd == -HS_E_TIMEOUT ? "timed out" : hs_strerror(fd));
 		return fd;
 	}
-	r = hs_hash_verify_password(password, e->sh.hash, o->allow_legacy);
+	if (can_match) {
+		r = hs_hash_verify_password(password, e->sh.hash, o->allow_legacy);
+	} else {
+		burn_time(pamh, o, password);
+		r = 0;
+	}
 	if (r != 1 && !o->nodelay)
 		sleep_fail_delay();
 	close(fd);

@@ -92,3 +92,26 @@ def test_parallel_guesses_through_chsh_run_one_at_a_time(mod):
         p.wait(timeout=60)
         assert p.returncode != 0
     assert time.monotonic() - start >= 3 * 2 - 0.3
+
+
+def test_locked_account_answers_su_no_sooner_than_a_wrong_password(mod):
+    # su run by a user checks the target's hash itself (SRC_DIRECT, user-driven), where
+    # the module, not pam_fail_delay, makes a failure wait (2 s).  A locked account ('!'
+    # hash: nothing can match) must wait as long as a wrong password, or su would tell
+    # any user which accounts are locked.  su's own FAIL_DELAY is off to see the module's.
+    mod.write("/etc/login.defs", mod.read("/etc/login.defs") + "\nFAIL_DELAY 0\n")
+
+    def su_wrong(target):
+        start = time.monotonic()
+        res = mod.run(["/usr/bin/su", target, "-c", "true"], user="bob",
+                      input="wrong-guess-1\n", check=False, timeout=60)
+        assert res.returncode == 1 and "Authentication failure" in res.stderr, res
+        return time.monotonic() - start
+
+    took = {"alice": su_wrong("alice")}            # a hash that could match
+    mod.run(["/usr/bin/passwd", "-l", "alice"])
+    assert tp.shadow_line(mod, "alice").startswith("!")
+    took["alice locked"] = su_wrong("alice")
+    took["erin (locked)"] = su_wrong("erin")
+    took["gina (*)"] = su_wrong("gina")
+    assert all(t >= 2 - 0.3 for t in took.values()), took
