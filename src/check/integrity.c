@@ -1453,7 +1453,7 @@ static int compare_members(struct hs_integrity *a, const struct hs_accountdb *gr
 		return -ENOMEM;
 	if (db_changed(a, gs, hs_accountdb_replace(gs, si, &s)))
 		logged(a, "group %s: members in %s made equal to %s", g->name, gs->path,
-		       HS_ETC_GROUP);
+		       gr->path);
 	return 0;
 }
 

@@ -234,6 +234,13 @@ def test_file_arguments(users):
     res = grpck(sb, "-r", "/tmp/group", "/tmp/gshadow")
     assert "'root' is a member of the 'g5' group in /tmp/group but not in /tmp/gshadow" \
         in res.stdout, res
+    # and so does the log of the repair
+    sb.syslog(clear=True)
+    res = grpck(sb, "/tmp/group", "/tmp/gshadow", answers="y\n")
+    assert "g5:!::root" in lines(sb, "/tmp/gshadow"), res
+    logged = [l for l in sb.syslog() if "made equal to" in l]
+    assert logged and all("group g5: members in /tmp/gshadow made equal to /tmp/group" in l
+                          and "/etc/group" not in l for l in logged), logged
 
 
 def test_sort(users):
