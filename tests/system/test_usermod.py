@@ -146,6 +146,18 @@ def test_comment_home_gid(two):
     assert entry(sb, "/etc/passwd", "bob") is not None
 
 
+def test_only_options_that_change_shadow_lock_it(sb):
+    """On classic files, usermod -c neither locks nor reads /etc/shadow; -L, which
+    changes the account's shadow line, locks and reads it."""
+    sb.add_classic_user("carol", password="carol-pw-1")
+    for args, locks_shadow in ((["-c", "Carol C"], False), (["-L"], True)):
+        sb.run(["strace", "-f", "-qq", "-o", "/tmp/trace", "-e", "trace=link,openat",
+                USERMOD] + args + ["carol"])
+        trace = sb.read("/tmp/trace")
+        assert ('"/etc/shadow.lock"' in trace) == locks_shadow, (args, trace)
+        assert ('"shadow"' in trace) == locks_shadow, (args, trace)
+
+
 def test_expire_and_inactive_in_aging(two):
     sb = two
     res = run(sb, ["-e", "2030-01-02", "-f", "7", "alice"])
