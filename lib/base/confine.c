@@ -7,6 +7,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -146,7 +147,8 @@ static uint64_t rights_of(unsigned access)
 
 /* One rule: a path that is not there is skipped (/lib64, a home not made
  * yet); a file gets only the rights that apply to files.  Most rules name
- * directories: an O_DIRECTORY open says which it is without an fstat. */
+ * directories: an O_DIRECTORY open says which it is without an fstat, and
+ * a rule known to name a file (HS_CONFINE_FILE) skips that try. */
 static int path_rule_add(int rsfd, uint64_t handled, const char *path, unsigned access)
 {
 	int flags = O_PATH | O_CLOEXEC | (access & HS_CONFINE_NOFOLLOW ? O_NOFOLLOW : 0);
@@ -155,8 +157,8 @@ static int path_rule_add(int rsfd, uint64_t handled, const char *path, unsigned 
 
 	if (!path)
 		return 0;
-	fd = open(path, flags | O_DIRECTORY);
-	if (fd < 0 && errno == ENOTDIR) {
+	fd = access & HS_CONFINE_FILE ? -1 : open(path, flags | O_DIRECTORY);
+	if (access & HS_CONFINE_FILE || (fd < 0 && errno == ENOTDIR)) {
 		fd = open(path, flags);
 		rights &= LL_FS_FILE_RIGHTS;
 		/* replaced by a directory in between: it gets a file's rights */
@@ -166,21 +168,39 @@ static int path_rule_add(int rsfd, uint64_t handled, const char *path, unsigned 
 	return rule_add(rsfd, fd, rights);
 }
 
+/* A top-level directory that merged /usr made a symlink into /usr ("usr/bin"):
+ * the rules on /usr and /usr/lib already cover where it leads. */
+static bool is_link_into_usr(const char *path)
+{
+	char target[16];
+	ssize_t n = readlink(path, target, sizeof target);
+
+	return n > 4 && (size_t)n < sizeof target &&
+	       (memcmp(target, "usr/", 4) == 0 || memcmp(target, "/usr/", 5) == 0);
+}
+
+#define HS_CONFINE_USR_LINK (1u << 30)  /* base rule: skipped under merged /usr */
+
 static const struct hs_confine_rule base_rules[] = {
 	{ "/usr", HS_CONFINE_READ }, { "/etc", HS_CONFINE_READ },
-	{ "/bin", HS_CONFINE_READ }, { "/sbin", HS_CONFINE_READ },
-	{ "/lib", HS_CONFINE_EXEC }, { "/lib64", HS_CONFINE_EXEC },
-	{ "/lib32", HS_CONFINE_EXEC }, { "/usr/lib", HS_CONFINE_EXEC },
+	{ "/bin", HS_CONFINE_READ | HS_CONFINE_USR_LINK },
+	{ "/sbin", HS_CONFINE_READ | HS_CONFINE_USR_LINK },
+	{ "/lib", HS_CONFINE_EXEC | HS_CONFINE_USR_LINK },
+	{ "/lib64", HS_CONFINE_EXEC | HS_CONFINE_USR_LINK },
+	{ "/lib32", HS_CONFINE_EXEC | HS_CONFINE_USR_LINK }, { "/usr/lib", HS_CONFINE_EXEC },
 	{ "/proc", HS_CONFINE_READ }, { "/sys", HS_CONFINE_READ },
-	{ "/dev/null", HS_CONFINE_DEVICE }, { "/dev/zero", HS_CONFINE_READ },
-	{ "/dev/urandom", HS_CONFINE_READ }, { "/dev/random", HS_CONFINE_READ },
-	{ "/dev/tty", HS_CONFINE_DEVICE },
+	{ "/dev/null", HS_CONFINE_DEVICE | HS_CONFINE_FILE },
+	{ "/dev/zero", HS_CONFINE_READ | HS_CONFINE_FILE },
+	{ "/dev/urandom", HS_CONFINE_READ | HS_CONFINE_FILE },
+	{ "/dev/random", HS_CONFINE_READ | HS_CONFINE_FILE },
+	{ "/dev/tty", HS_CONFINE_DEVICE | HS_CONFINE_FILE },
 	/* the process's own security attributes (SELinux file contexts):
 	 * libselinux's setfscreatecon writes the calling thread's, a
 	 * directory of its own (/proc/PID/task/TID/attr), not /proc/PID/attr */
 	{ "/proc/self/attr", HS_CONFINE_WRITE }, { "/proc/thread-self/attr", HS_CONFINE_WRITE },
 	/* the cache flush after a commit (hs_globalfile_flush_caches) */
-	{ "/usr/sbin/nscd", HS_CONFINE_EXEC }, { "/usr/sbin/sss_cache", HS_CONFINE_EXEC },
+	{ "/usr/sbin/nscd", HS_CONFINE_EXEC | HS_CONFINE_FILE },
+	{ "/usr/sbin/sss_cache", HS_CONFINE_EXEC | HS_CONFINE_FILE },
 	{ "/var/lib/sss", HS_CONFINE_WRITE },
 };
 
@@ -192,8 +212,12 @@ int hs_confine_paths(const struct hs_confine_rule *rules, size_t n)
 
 	if (fd < 0)
 		return fd;
-	for (size_t i = 0; r == 0 && i < HS_ARRAY_SIZE(base_rules); i++)
-		r = path_rule_add(fd, handled, base_rules[i].path, base_rules[i].access);
+	for (size_t i = 0; r == 0 && i < HS_ARRAY_SIZE(base_rules); i++) {
+		const struct hs_confine_rule *b = &base_rules[i];
+
+		if (!(b->access & HS_CONFINE_USR_LINK) || !is_link_into_usr(b->path))
+			r = path_rule_add(fd, handled, b->path, b->access);
+	}
 	for (size_t i = 0; r == 0 && i < n; i++)
 		r = path_rule_add(fd, handled, rules[i].path, rules[i].access);
 	return r < 0 ? r : restrict_self(fd);

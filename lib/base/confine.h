@@ -37,6 +37,8 @@ int hs_confine_read_beneath(int dirfd);
                                         * file (a walk from / to a home) */
 #define HS_CONFINE_UNLINK   (1u << 7)  /* remove files and symlinks (a home
                                         * that is a symlink) */
+#define HS_CONFINE_FILE     (1u << 8)  /* the path is a file, not a directory
+                                        * (saves a system call) */
 
 struct hs_confine_rule {
 	const char *path;   /* absolute; NULL or missing: the rule is skipped */

@@ -202,8 +202,17 @@ static void test_syscall_allow_list(void **state)
 enum tool_probe {
 	T_WRITE_INSIDE, T_CREATE_INSIDE, T_REMOVE_INSIDE, T_READ_ETC, T_WRITE_ETC, T_READ_OUTSIDE,
 	T_WRITE_OUTSIDE, T_WRITE_VIA_SYMLINK, T_WRITE_VIA_LINKED_HOME, T_MKDIR_PARENT,
-	T_RMDIR_PARENT, T_CREATE_PARENT, T_EXEC, N_TOOL_PROBES
+	T_RMDIR_PARENT, T_CREATE_PARENT, T_READ_BIN, T_READ_LOADER, T_EXEC, N_TOOL_PROBES
 };
+
+/* the program loader, by the name the kernel uses to run a program */
+#if defined(__x86_64__)
+#define HS_TEST_LOADER "/lib64/ld-linux-x86-64.so.2"
+#elif defined(__aarch64__)
+#define HS_TEST_LOADER "/lib/ld-linux-aarch64.so.1"
+#else
+#define HS_TEST_LOADER "/lib/ld-linux.so.2"
+#endif
 
 static int try_create_remove(const char *path)
 {
@@ -257,6 +266,10 @@ static void tool_probes(const char *parent, int got[N_TOOL_PROBES])
 	got[T_RMDIR_PARENT] = rmdir(path) < 0 ? errno : 0;
 	snprintf(path, sizeof path, "%s/file", parent);
 	got[T_CREATE_PARENT] = try_create_remove(path);
+	/* through the top-level names, which merged /usr makes symlinks that
+	 * need no rules of their own */
+	got[T_READ_BIN] = try_open(AT_FDCWD, "/bin/sh", O_RDONLY);
+	got[T_READ_LOADER] = try_open(AT_FDCWD, HS_TEST_LOADER, O_RDONLY);
 	execve("/bin/true", argv, argv + 1);
 	got[T_EXEC] = errno;
 }
@@ -318,6 +331,8 @@ static void test_tool_confinement_is_enforced_by_the_kernel(void **state)
 	assert_int_equal(got[T_READ_ETC], 0);
 	assert_int_equal(got[T_MKDIR_PARENT], 0);
 	assert_int_equal(got[T_RMDIR_PARENT], 0);
+	assert_int_equal(got[T_READ_BIN], 0);
+	assert_int_equal(got[T_READ_LOADER], 0);
 	/* and nothing else, whatever path leads there */
 	assert_int_equal(got[T_WRITE_ETC], EACCES);
 	assert_int_equal(got[T_READ_OUTSIDE], EACCES);
