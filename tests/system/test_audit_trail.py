@@ -226,6 +226,37 @@ def test_every_admin_event_is_sent(roots):
     assert events[1].fields["exe"] == "/usr/sbin/useradd"
 
 
+def traced_on_terminal(sb, argv):
+    """argv on a terminal under strace; its events and the terminal's name."""
+    cmd = ["strace", "-f", "-qq", "-e", "signal=none", "-e", "trace=sendto,sendmsg",
+           "-e", "inject=sendto,sendmsg:error=ECONNREFUSED", "-xx", "-s", "8192",
+           "-o", audittrace.TRACE] + argv
+    with Pty(sb, cmd) as p:
+        p.wait()
+    events = audittrace.parse(sb.read(audittrace.TRACE))
+    sb.run(["rm", "-f", audittrace.TRACE])
+    return events, p.tty
+
+
+def test_admin_tools_on_a_terminal_name_it(roots):
+    """Run from a terminal, each event names it (terminal=pts/N, and the host, which
+    libaudit adds then) as shadow-utils' do.  Ours finds the terminal once, not for
+    every event as libaudit would: an event per changed attribute must not lose it."""
+    mine, deb = roots
+    failures = []
+    for tool, args in (("groupadd", ["g1"]), ("useradd", ["-G", "g1", "tess"]),
+                       ("gpasswd", ["-d", "tess", "g1"]), ("userdel", ["tess"])):
+        got, tty_ours = traced_on_terminal(mine, [ours(tool)] + args)
+        want, tty_deb = traced_on_terminal(deb, [debian(tool)] + args)
+        assert tty_ours == tty_deb
+        got, want = own(got), debian_expected(tool, own(want))
+        assert want and all(e.fields["terminal"] == tty_deb[len("/dev/"):] for e in want)
+        if [comparable(e) for e in got] != [comparable(e) for e in want]:
+            failures.append("%s:\n ours:\n%s\n shadow-utils:\n%s" % (
+                tool, audittrace.show(got), audittrace.show(want)))
+    assert not failures, "\n".join(failures)
+
+
 LOGIN_PW = "Alice-login-pw-1"
 
 
