@@ -884,8 +884,7 @@ static int plan_lock_and_stage(struct hs_accountset *set, const struct hs_config
 	int status;
 
 	if (hs_accountset_open(set, files, HS_DB_LAZY) < 0)
-		hs_die(set->lock_failed ? E_PW_UPDATE : usertool_file_status(set->failed), "%s",
-		       set->error);
+		hs_die(usertool_file_status(set->failed), "%s", set->error);
 	status = plan_stage_account(set, defs, u);
 	if (status != E_SUCCESS)
 		hs_accountset_close(set);

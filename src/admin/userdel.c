@@ -175,13 +175,6 @@ static void run_userdel_cmd(const char *cmd, const char *user)
 
 /* ---- the global files (lib/accountset: locks, load, ordered commit) ---- */
 
-/* shadow-utils' status for a failure concerning file f */
-static int file_status(enum hs_as_file f)
-{
-	return f == HS_AS_SUBGID || f == HS_AS_GROUP || f == HS_AS_GSHADOW ? E_GRP_UPDATE
-									   : E_PW_UPDATE;
-}
-
 /* shadow-utils' remove_usergroup(): the group named like the user goes
  * when it is the user's primary group, has no other members and is nobody
  * else's primary group.  Unlike shadow-utils, -f does not remove a group
@@ -568,7 +561,7 @@ static int commit(struct hs_accountset *s, const struct userdel_account *a,
 	r = usertool_commit(s, uw->w, uw->n);
 	hs_privs_restore_signals(&saved);
 	if (r < 0)
-		return file_status(s->failed);
+		return usertool_file_status(s->failed);
 	syslog(LOG_INFO, "delete user '%s'", a->user);
 	audit_deleted(audit, a->user, a->uid, opt_remove && home_status == E_SUCCESS && uw->home);
 	if (uw->n && uw->w[0].kind == HS_TXN_TREE_DEL && uw->w[0].result < 0)
@@ -606,7 +599,7 @@ int main(int argc, char **argv)
 	run_userdel_cmd(hs_config_get_str(cfg, "USERDEL_CMD", NULL), name);
 
 	if (hs_accountset_open(&set, HS_AS_ALL_FILES, HS_DB_LAZY) < 0)
-		hs_die(set.lock_failed ? E_PW_UPDATE : file_status(set.failed), "%s", set.error);
+		hs_die(usertool_file_status(set.failed), "%s", set.error);
 	find_account(&set, name, &a);
 	if (!opt_force)
 		usertool_die_if_busy(&set, a.user, a.uid);

@@ -928,8 +928,7 @@ static void plan_lock_global_files(void)
 	if (o.login || changes_subids())
 		files |= HS_AS_SUBID_FILES;
 	if (hs_accountset_open(&set, files, HS_DB_LAZY) < 0)
-		hs_die(set.lock_failed ? E_PW_UPDATE : usertool_file_status(set.failed), "%s",
-		       set.error);
+		hs_die(usertool_file_status(set.failed), "%s", set.error);
 }
 
 /* The same usermod -l NEW OLD again after it stopped once /etc/passwd

@@ -120,6 +120,22 @@ def test_unknown_user_exits_6(two):
     assert two.read_bytes("/etc/passwd") == before
 
 
+@pytest.mark.parametrize("path,status", [("/etc/subuid", 16), ("/etc/subgid", 18)])
+def test_subordinate_id_file_failure_exits_as_shadow_utils(two, path, status):
+    """A subordinate id file userdel cannot use (here: hard-linked, so it is refused)
+    exits 16 or 18, as shadow-utils' userdel(8) and our useradd and usermod do, and
+    nothing changes."""
+    before = {f: two.read_bytes(f) for f in ("/etc/passwd", "/etc/group", path)}
+    two.run(["ln", path, "/root/extra-link"])
+    try:
+        res = run(two, ["alice"])
+    finally:
+        two.run(["rm", "/root/extra-link"])
+    assert res.returncode == status, res.stderr
+    assert path in res.stderr
+    assert {f: two.read_bytes(f) for f in before} == before
+
+
 def test_usage_and_refused_options(two):
     sb = two
     assert run(sb, []).returncode == 2
