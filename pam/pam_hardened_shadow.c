@@ -658,9 +658,12 @@ static int check_password(pam_handle_t *pamh, const struct options *o, const str
 	}
 	fd = hs_userdir_guess_lock(e->udirfd, HS_LOCK_TIMEOUT_MS);
 	if (fd < 0) {
-		pam_syslog(pamh, LOG_ERR, "cannot lock %s: %s",
+		char why[64];
+
+		pam_syslog(pamh, LOG_ERR, "cannot lock %s for a password check: %s%s",
 		           hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW),
-		           fd == -HS_E_TIMEOUT ? "timed out" : hs_strerror(fd));
+		           hs_lock_strerror(fd, HS_LOCK_TIMEOUT_MS, why, sizeof why),
+		           fd == -HS_E_TIMEOUT ? " (another password check of this user holds it)" : "");
 		return fd;
 	}
 	if (can_match) {
