@@ -775,20 +775,20 @@ static bool naive_holds(const char *t, size_t len, const char *s, size_t slen)
 	return false;
 }
 
-/* The word-at-a-time line split against a byte loop: every length up to
- * 70 (so every alignment of the 8-byte words and of the tail), with and
- * without a last newline, blank lines, NIS lines and NUL bytes. */
+/* The block-at-a-time line split against a byte loop: every length up to
+ * 200 (so every alignment of the 16- and 64-byte blocks and of the tail),
+ * with and without a last newline, blank lines, NIS lines and NUL bytes. */
 static void test_split_matches_naive(void **state)
 {
 	/* and bytes with the top bit set, one of them 0x0a | 0x80: the word
 	 * scan must not take it (or a neighbour) for a newline */
 	static const char alphabet[] = "ab:\n\n+-\0" "\x8a" "\xff" "\x0b" "\xc3";
 	unsigned seed = 777;
-	char data[80];
+	char data[210];
 
 	(void)state;
-	for (size_t len = 0; len <= 70; len++) {
-		for (unsigned round = 0; round < 40; round++) {
+	for (size_t len = 0; len <= 200; len++) {
+		for (unsigned round = 0; round < 20; round++) {
 			struct hs_accountdb db;
 			size_t start = 0, n = 0;
 
@@ -841,6 +841,20 @@ static void test_split_matches_naive(void **state)
 	}
 	hs_accountdb_free(&db);
 	hs_strbuf_free(&big);
+	/* nothing but newlines, past 4,080 bytes: the count keeps one byte per
+	 * position and must add them up before 255 blocks overflow one */
+	for (size_t len = 4070; len <= 4100; len += 5) {
+		char *nl = malloc(len);
+
+		assert_non_null(nl);
+		memset(nl, '\n', len);
+		assert_int_equal(hs_accountdb_load_data(&db, HS_DB_GROUP, "/nonexistent/group", nl,
+							len, HS_DB_LAZY), 0);
+		assert_int_equal(db.n_lines, len);
+		assert_int_equal(db.n_entries, 0);
+		hs_accountdb_free(&db);
+		free(nl);
+	}
 }
 
 /* A file big enough for the starts' own mapping, loaded from disk (the
