@@ -136,6 +136,23 @@ def test_subordinate_id_file_failure_exits_as_shadow_utils(two, path, status):
     assert {f: two.read_bytes(f) for f in before} == before
 
 
+def test_failure_of_no_one_file_exits_1(two):
+    """A commit that fails on no one file (the journal's rename, made to fail) exits 1,
+    the password file's code, not the code of whichever file the commit writes first
+    (/etc/subuid, 16, for a user with subordinate ids)."""
+    # where the journal's rename falls among the renameat calls of deleting bob
+    two.run(["strace", "-f", "-qq", "-e", "trace=renameat", "-o", "/tmp/renames", USERDEL,
+             "bob"])
+    calls = [l for l in two.read("/tmp/renames").splitlines() if "renameat(" in l]
+    nth = 1 + next(i for i, l in enumerate(calls) if '".hardened-shadow.txn")' in l)
+    before = {f: two.read_bytes(f) for f in ("/etc/passwd", "/etc/group", "/etc/subuid")}
+    res = two.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=renameat", "-e",
+                   "inject=renameat:error=EIO:when=%d" % nth, USERDEL, "alice"], check=False)
+    assert res.returncode == 1, res.stderr
+    assert "/etc/.hardened-shadow.txn" in res.stderr
+    assert {f: two.read_bytes(f) for f in before} == before
+
+
 def test_usage_and_refused_options(two):
     sb = two
     assert run(sb, []).returncode == 2
