@@ -262,6 +262,10 @@ static int parse_config(const char *data, size_t len, const char *name, enum syn
 			line++;
 			n--;
 		}
+		/* a comment says nothing: its bytes are not even looked at
+		 * (most of Debian's login.defs) */
+		if (n == 0 || line[0] == '#')
+			continue;
 		/* the length of the prefix without a control character but tab */
 		size_t clean = 0;
 		while (clean < n && ((unsigned char)line[clean] >= 0x20 || line[clean] == '\t') &&
@@ -271,8 +275,6 @@ static int parse_config(const char *data, size_t len, const char *name, enum syn
 			warnf(warn, ctx, name, it.lineno, "control character, line ignored");
 			continue;
 		}
-		if (n == 0 || line[0] == '#')
-			continue;
 		int r = parse_line(c, syn, line, n, name, it.lineno, warn, ctx);
 		if (r < 0) {
 			hs_config_free(c);

@@ -159,7 +159,8 @@ static void test_logindefs_hostile(void **state)
 	hs_config_free(c);
 
 	/* control characters (escape sequences, vertical tab, DEL) */
-	static const char ctl[] = "MAIL_DIR /var/\x1b[31mmail\nTTYGROUP t\vty\nSU_NAME s\x7fu\nUMASK 077\n";
+	static const char ctl[] = "MAIL_DIR /var/\x1b[31mmail\nTTYGROUP t\vty\nSU_NAME s\x7fu\nUMASK 077\n"
+				  "# a comment with \x1b[31m in it is only a comment\n";
 	c = ld(ctl, sizeof ctl - 1, &w);
 	assert_int_equal(w.n, 3);
 	assert_false(hs_config_has(c, "MAIL_DIR"));
