@@ -6,9 +6,6 @@
 
 #if HS_WITH_LIBAUDIT
 #include <libaudit.h>
-#include <stdbool.h>
-#include <string.h>
-#include <unistd.h>
 
 /* -1: not tried yet; -2: tried, no audit here (kernel without it). */
 static int auditlog_fd = -1;
@@ -31,35 +28,12 @@ void hs_auditlog_open(void)
 	auditlog_fd = fd >= 0 ? fd : -2;
 }
 
-/* The terminal libaudit would name for tty NULL: the first of fds 0-2 that
- * is one, without "/dev/", in libaudit's 20 bytes; "" for none (its "?").
- * Found once: libaudit asks the three fds again for every event. */
-static const char *own_tty(void)
-{
-	static char name[20];
-	static bool known;
-
-	if (known)
-		return name;
-	known = true;
-	for (int i = 0; i <= 2; i++)
-		if (isatty(i) && ttyname_r(i, name, sizeof(name)) == 0) {
-			if (strncmp(name, "/dev/", 5) == 0)
-				memmove(name, name + 5, strlen(name + 5) + 1);
-			return name;
-		}
-	name[0] = '\0';
-	return name;
-}
-
 void hs_auditlog_session(int type, const char *op, const char *name, unsigned long id,
                          const char *host, const char *tty, bool ok)
 {
 	hs_auditlog_open();
 	if (auditlog_fd < 0)
 		return;
-	if (!tty)
-		tty = own_tty();
 	/* libaudit writes id= only without a name, as shadow-utils uses it. */
 	const char *acct = id == HS_AUDITLOG_NO_ID ? name : NULL;
 	unsigned int audit_id = id == HS_AUDITLOG_NO_ID ? (unsigned int)-1 : (unsigned int)id;

@@ -168,15 +168,24 @@ static int path_rule_add(int rsfd, uint64_t handled, const char *path, unsigned 
 	return rule_add(rsfd, fd, rights);
 }
 
-/* A top-level directory that merged /usr made a symlink into /usr ("usr/bin"):
- * the rules on /usr and /usr/lib already cover where it leads. */
+/* Is path (/bin, /sbin, /lib) merged /usr's symlink to /usr + path?  The
+ * rules on /usr (read) and /usr/lib (run) then cover where it leads.
+ * /lib64 and /lib32 keep their rules: /usr/lib64 and /usr/lib32 may hold
+ * a program loader, which needs the right to run. */
 static bool is_link_into_usr(const char *path)
 {
 	char target[16];
 	ssize_t n = readlink(path, target, sizeof target);
+	size_t plen = strlen(path);
+	const char *t = target;
 
-	return n > 4 && (size_t)n < sizeof target &&
-	       (memcmp(target, "usr/", 4) == 0 || memcmp(target, "/usr/", 5) == 0);
+	if (n < 0 || (size_t)n >= sizeof target)
+		return false;
+	if (t[0] == '/') {
+		t++;
+		n--;
+	}
+	return (size_t)n == 3 + plen && memcmp(t, "usr", 3) == 0 && memcmp(t + 3, path, plen) == 0;
 }
 
 #define HS_CONFINE_USR_LINK (1u << 30)  /* base rule: skipped under merged /usr */
@@ -186,8 +195,7 @@ static const struct hs_confine_rule base_rules[] = {
 	{ "/bin", HS_CONFINE_READ | HS_CONFINE_USR_LINK },
 	{ "/sbin", HS_CONFINE_READ | HS_CONFINE_USR_LINK },
 	{ "/lib", HS_CONFINE_EXEC | HS_CONFINE_USR_LINK },
-	{ "/lib64", HS_CONFINE_EXEC | HS_CONFINE_USR_LINK },
-	{ "/lib32", HS_CONFINE_EXEC | HS_CONFINE_USR_LINK }, { "/usr/lib", HS_CONFINE_EXEC },
+	{ "/lib64", HS_CONFINE_EXEC }, { "/lib32", HS_CONFINE_EXEC }, { "/usr/lib", HS_CONFINE_EXEC },
 	{ "/proc", HS_CONFINE_READ }, { "/sys", HS_CONFINE_READ },
 	{ "/dev/null", HS_CONFINE_DEVICE | HS_CONFINE_FILE },
 	{ "/dev/zero", HS_CONFINE_READ | HS_CONFINE_FILE },

@@ -240,8 +240,8 @@ def traced_on_terminal(sb, argv):
 
 def test_admin_tools_on_a_terminal_name_it(roots):
     """Run from a terminal, each event names it (terminal=pts/N, and the host, which
-    libaudit adds then) as shadow-utils' do.  Ours finds the terminal once, not for
-    every event as libaudit would: an event per changed attribute must not lose it."""
+    libaudit adds then) as shadow-utils' do, in every event of a change that sends one
+    per attribute."""
     mine, deb = roots
     failures = []
     for tool, args in (("groupadd", ["g1"]), ("useradd", ["-G", "g1", "tess"]),

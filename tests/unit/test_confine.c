@@ -202,7 +202,8 @@ static void test_syscall_allow_list(void **state)
 enum tool_probe {
 	T_WRITE_INSIDE, T_CREATE_INSIDE, T_REMOVE_INSIDE, T_READ_ETC, T_WRITE_ETC, T_READ_OUTSIDE,
 	T_WRITE_OUTSIDE, T_WRITE_VIA_SYMLINK, T_WRITE_VIA_LINKED_HOME, T_MKDIR_PARENT,
-	T_RMDIR_PARENT, T_CREATE_PARENT, T_READ_BIN, T_READ_LOADER, T_EXEC, N_TOOL_PROBES
+	T_RMDIR_PARENT, T_CREATE_PARENT, T_READ_BIN, T_READ_LOADER, T_RUN_ALLOWED, T_EXEC,
+	N_TOOL_PROBES
 };
 
 /* the program loader, by the name the kernel uses to run a program */
@@ -213,6 +214,22 @@ enum tool_probe {
 #else
 #define HS_TEST_LOADER "/lib/ld-linux.so.2"
 #endif
+
+/* path run in a child: its exit status, or -1 */
+static int run_status(const char *path)
+{
+	char *const argv[] = { (char *)path, NULL };
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execve(path, argv, argv + 1);
+		_exit(126);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
 
 static int try_create_remove(const char *path)
 {
@@ -226,7 +243,7 @@ static int try_create_remove(const char *path)
 static void tool_probes(const char *parent, int got[N_TOOL_PROBES])
 {
 	char home[100], linked[100], via[120], path[160];
-	char *const argv[] = { (char *)"true", NULL };
+	char *const argv[] = { (char *)"false", NULL };
 
 	snprintf(home, sizeof home, "%s/home", parent);
 	snprintf(linked, sizeof linked, "%s/linked", parent);
@@ -237,6 +254,9 @@ static void tool_probes(const char *parent, int got[N_TOOL_PROBES])
 			{ linked, HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW },
 			{ parent, HS_CONFINE_ENTRIES },
 			{ "/nonexistent/skipped", HS_CONFINE_WRITE },
+			/* a program a rule lets it run (nscd, say): it and its
+			 * loader, through whatever link leads there */
+			{ "/usr/bin/true", HS_CONFINE_EXEC | HS_CONFINE_FILE },
 		};
 		int r = hs_confine_paths(rules, sizeof rules / sizeof rules[0]);
 
@@ -270,7 +290,9 @@ static void tool_probes(const char *parent, int got[N_TOOL_PROBES])
 	 * need no rules of their own */
 	got[T_READ_BIN] = try_open(AT_FDCWD, "/bin/sh", O_RDONLY);
 	got[T_READ_LOADER] = try_open(AT_FDCWD, HS_TEST_LOADER, O_RDONLY);
-	execve("/bin/true", argv, argv + 1);
+	got[T_RUN_ALLOWED] = run_status("/bin/true");
+	/* any other program is refused */
+	execve("/bin/false", argv, argv + 1);
 	got[T_EXEC] = errno;
 }
 
@@ -333,6 +355,7 @@ static void test_tool_confinement_is_enforced_by_the_kernel(void **state)
 	assert_int_equal(got[T_RMDIR_PARENT], 0);
 	assert_int_equal(got[T_READ_BIN], 0);
 	assert_int_equal(got[T_READ_LOADER], 0);
+	assert_int_equal(got[T_RUN_ALLOWED], 0);
 	/* and nothing else, whatever path leads there */
 	assert_int_equal(got[T_WRITE_ETC], EACCES);
 	assert_int_equal(got[T_READ_OUTSIDE], EACCES);
