@@ -136,6 +136,21 @@ def test_subordinate_id_file_failure_exits_as_shadow_utils(two, path, status):
     assert {f: two.read_bytes(f) for f in before} == before
 
 
+@pytest.mark.parametrize("path,status", [("/etc/passwd", 1), ("/etc/group", 10),
+                                         ("/etc/subuid", 16), ("/etc/subgid", 18)])
+def test_lock_failure_exits_with_its_files_code(two, path, status):
+    """A lock that cannot be taken (a symlink planted at FILE.lock, refused at once)
+    exits with its file's code, as shadow-utils' open_files() does."""
+    two.run(["ln", "-s", "/nonexistent", path + ".lock"])
+    try:
+        res = run(two, ["alice"])
+    finally:
+        two.run(["rm", path + ".lock"])
+    assert res.returncode == status, res.stderr
+    assert "cannot lock %s" % path in res.stderr
+    assert two.getpwnam("alice")
+
+
 def test_failure_of_no_one_file_exits_1(two):
     """A commit that fails on no one file (the journal's rename, made to fail) exits 1,
     the password file's code, not the code of whichever file the commit writes first
