@@ -332,12 +332,37 @@ void hs_privs_restore_signals(const sigset_t *saved)
 	sigprocmask(SIG_SETMASK, saved, NULL);
 }
 
+/* The cgroup v2 freezer stops every process of a cgroup without a signal,
+ * and systemd delegates cgroups to users (a desktop terminal's scope,
+ * systemd-run --user): a caller could freeze us in theirs.  Move to the
+ * root cgroup, which only root may freeze (Debian's unified hierarchy, or
+ * the hybrid one's unified part).  Best effort: where neither can be
+ * written (no cgroup v2; a container whose root cgroup is not ours) we
+ * stay where we are. */
+static void leave_callers_cgroup(void)
+{
+	static const char *const procs[] = { "/sys/fs/cgroup/cgroup.procs",
+					     "/sys/fs/cgroup/unified/cgroup.procs" };
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(procs); i++) {
+		int fd = open(procs[i], O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd < 0)
+			continue;
+		/* "0": the writing process */
+		(void)!write(fd, "0", 1);
+		close(fd);
+		return;
+	}
+}
+
 int hs_privs_unstoppable(void)
 {
 	static const int stops[] = { SIGTSTP, SIGTTIN, SIGTTOU };
 
 	if (setresuid(0, 0, 0) < 0)
 		return -errno;
+	leave_callers_cgroup();
 	for (size_t i = 0; i < HS_ARRAY_SIZE(stops); i++)
 		if (signal(stops[i], SIG_IGN) == SIG_ERR)
 			return -errno;

@@ -35,8 +35,9 @@ void hs_privs_restore_signals(const sigset_t *saved);
  * signal nor stop.  Real and saved uid become 0 as well (kill(2) then
  * needs root), and the terminal's stop signals are ignored (^Z, or a
  * background job reading or writing the terminal, stop a process
- * whatever its uids).  It stays non-dumpable (hs_privs_init), so it
- * cannot be traced either.  Returns 0 or -errno. */
+ * whatever its uids).  It leaves the caller's cgroup for the root one,
+ * whose freezer only root may use.  It stays non-dumpable (hs_privs_init),
+ * so it cannot be traced either.  Returns 0 or -errno. */
 int hs_privs_unstoppable(void);
 
 /* Raise (on) or lower CAP_AUDIT_WRITE in the effective set, around the

@@ -376,6 +376,91 @@ def test_setuid_gpasswd_cannot_be_stopped_holding_pwd_lock(sb, build_dir):
                      if l.startswith("proj:")][0]
 
 
+def cgroup2_mount():
+    """Where the host's cgroup v2 hierarchy is mounted (Debian's unified one, or the
+    hybrid layout's /sys/fs/cgroup/unified), or None."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            w = line.split()
+            if w[w.index("-") + 1] == "cgroup2":
+                return w[4]
+    return None
+
+
+@pytest.fixture
+def delegated_cgroup(sb):
+    """A cgroup v2 of alice's own, as systemd delegates one to a user (a desktop
+    terminal's scope, systemd-run --user): its name; the hierarchy is mounted in the
+    root at /sys/fs/cgroup, as on Debian."""
+    host = cgroup2_mount()
+    if host is None:
+        pytest.skip("no cgroup v2 hierarchy on this machine")
+    sb.add_classic_user("alice", password="alice-pw-1")
+    inside = os.path.join(sb.root, "sys/fs/cgroup")
+    os.makedirs(inside, exist_ok=True)
+    sandbox._mount("cgroup2", inside, "cgroup2")
+    name = "hs-test-freeze-%d" % os.getpid()
+    path = os.path.join(host, name)
+    os.mkdir(path)
+    try:
+        for f in ("", "cgroup.procs", "cgroup.threads", "cgroup.freeze"):
+            os.chown(os.path.join(path, f), sb.getpwnam("alice").uid, -1)
+        yield name
+    finally:
+        with open(os.path.join(path, "cgroup.freeze"), "w") as f:
+            f.write("0")
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                os.rmdir(path)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+
+def test_setuid_gpasswd_cannot_be_frozen_holding_pwd_lock(sb, build_dir, delegated_cgroup):
+    """The cgroup freezer stops a process without a signal.  alice starts setuid gpasswd
+    in her own cgroup and freezes that cgroup while gpasswd holds /etc/.pwd.lock (strace
+    holds it 3 s in its rename): gpasswd has left her cgroup for the root one, so it goes
+    on, and root's useradd, which waits for the lock, goes through at once (frozen, it
+    would wait out its 15 s and fail)."""
+    name = delegated_cgroup
+    sb.add_classic_user("bob", password="bob-pw-1")
+    sb.run(["/usr/sbin/groupadd", "proj"])
+    install_setuid(sb, build_dir, "gpasswd")
+    sb.run(["/usr/bin/gpasswd", "-A", "alice", "proj"])
+    freeze = "/sys/fs/cgroup/%s/cgroup.freeze" % name
+    # the traced shell puts itself in alice's cgroup, then becomes her gpasswd
+    cmd, _ = sb._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+                       "inject=rename,renameat,renameat2:delay_enter=3000000:when=1",
+                       "/bin/sh", "-c", 'echo 0 > /sys/fs/cgroup/%s/cgroup.procs && exec "$@"'
+                       % name, "sh"] +
+                      as_user(sb, "alice", ["/usr/bin/gpasswd", "-a", "bob", "proj"]),
+                      None, "/")
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
+                            start_new_session=True, text=True)
+    pid = tracee_of(proc.pid, "gpasswd")
+    try:
+        deadline = time.monotonic() + 30
+        while not (in_rename(pid) and holds_pwd_lock(sb)):
+            assert time.monotonic() < deadline and proc.poll() is None, "never held the lock"
+            time.sleep(0.02)
+        sb.run(["/bin/sh", "-c", "echo 1 > " + freeze], user="alice")
+        start = time.monotonic()
+        res = sb.run(["/usr/sbin/useradd", "zed"], check=False, timeout=30)
+        took = time.monotonic() - start
+    finally:
+        sb.run(["/bin/sh", "-c", "echo 0 > " + freeze])
+        out, err = resume(proc, pid)
+    assert res.returncode == 0 and took < 10, (res.stderr, took)
+    assert proc.returncode == 0, err
+    assert "bob" in [l for l in sb.read("/etc/group").splitlines()
+                     if l.startswith("proj:")][0]
+
+
 def batch_lines(fmt):
     h = sandbox._crypt("Tulip-batch-1", "$6$")
     return "".join(fmt % (name, h) for name in ("alice", "bob"))
