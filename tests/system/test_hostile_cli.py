@@ -1,6 +1,6 @@
 """Hostile callers of the command-line tools, the cases a sweep over every program found
 wrong: control characters in a quoted argument (one line per message, whatever the
-argument holds)."""
+argument holds) and passwd's status line failing after its change is made."""
 
 import pytest
 
@@ -45,3 +45,11 @@ def test_a_control_character_in_an_argument_stays_on_the_message_line(tsb, argv,
     assert "\x1b" not in res.stderr and ("\\x0a" in res.stderr or "\\x1b" in res.stderr)
     assert state(tsb) == before
 
+
+@pytest.mark.parametrize("redirect", [">&-", ">/dev/full"])
+def test_passwd_says_the_change_was_made_when_its_status_line_fails(tsb, redirect):
+    res = tsb.sh("/usr/bin/passwd -l alice %s" % redirect, check=False)
+    assert res.returncode == 0, res
+    assert res.stderr.startswith("passwd: cannot write to standard output: ")
+    assert res.stderr.endswith(" (the change was made)\n")
+    assert tsb.read(TREE + "/alice/shadow").startswith("!")
