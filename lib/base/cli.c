@@ -97,11 +97,34 @@ void hs_cli_progress_end(void)
 	progress.on = false;
 }
 
+/* Every message is one line: the arguments a message quotes (a user
+ * name, a comment, a date) come from the caller, and a newline or an
+ * escape sequence in them would forge a second line or drive the
+ * terminal.  Control bytes go out as \xNN, as hs_printable shows them;
+ * other bytes stay, so UTF-8 names read as they are. */
 void hs_vwarn(const char *fmt, va_list ap)
 {
+	char *msg = NULL;
+	va_list again;
+
 	progress_erase();
 	fprintf(stderr, "%s: ", prog_name);
-	vfprintf(stderr, fmt, ap);
+	va_copy(again, ap);
+	if (vasprintf(&msg, fmt, again) < 0) {
+		/* out of memory: the message as it is beats none */
+		msg = NULL;
+		vfprintf(stderr, fmt, ap);
+	}
+	va_end(again);
+	for (const char *p = msg; p && *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c < 0x20 || c == 0x7f)
+			fprintf(stderr, "\\x%02x", c);
+		else
+			fputc(c, stderr);
+	}
+	free(msg);
 	fputc('\n', stderr);
 }
 

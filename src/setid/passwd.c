@@ -616,7 +616,13 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 	syslog(LOG_INFO, "password for '%s' changed by '%s'", name, caller);
 	if (!o->quiet)
 		printf("%s: password changed.\n", hs_cli_prog());
-	return finish_output(E_SUCCESS);
+	/* The change is on disk: a status line that cannot be written
+	 * (stdout closed, a full disk) is worth a warning, not exit 3,
+	 * which tells a script that nothing was done. */
+	if (fflush(stdout) != 0 || ferror(stdout))
+		hs_warn("cannot write to standard output: %s (the change was made)",
+			hs_strerror(-errno));
+	return E_SUCCESS;
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,55 @@
+"""Hostile callers of the command-line tools, the cases a sweep over every program found
+wrong: control characters in a quoted argument (one line per message, whatever the
+argument holds) and passwd's status line failing after its change is made."""
+
+import pytest
+
+TREE = "/etc/hardened-shadow"
+STATE = ("cat /etc/passwd /etc/group /etc/gshadow; "
+         "for f in %s/*/*; do echo \"== $f\"; cat \"$f\"; done" % TREE)
+
+
+@pytest.fixture
+def tsb(sb):
+    sb.add_classic_user("alice", password="alice-pw-1")
+    sb.use_hardened_tree()
+    return sb
+
+
+def state(sb):
+    return sb.sh(STATE).stdout
+
+
+# Each quotes the hostile argument in its message: a newline there made a second line
+# ("b'"), an ESC a terminal escape sequence.
+QUOTING = [
+    (["/usr/sbin/useradd", "-c", "a\nb", "carol"], 3),
+    (["/usr/sbin/useradd", "-d", "/home/\x1b[2Jx", "carol"], 3),
+    (["/usr/sbin/useradd", "--", "a\nb"], 3),
+    (["/usr/sbin/usermod", "-s", "/bin/\nsh", "alice"], 3),
+    (["/usr/sbin/usermod", "-G", "a\nb", "alice"], 6),
+    (["/usr/sbin/usermod", "-c", "x", "--", "a\nb"], 6),
+    (["/usr/sbin/userdel", "--", "a\nb"], 6),
+    (["/usr/bin/chage", "-E", "a\nb", "alice"], 1),
+    (["/usr/bin/chage", "-m", "1", "--", "a\nb"], 1),
+    (["/usr/bin/passwd", "-n", "1", "--", "a\nb"], 1),
+]
+
+
+@pytest.mark.parametrize("argv,status", QUOTING, ids=lambda v: repr(v)[:40])
+def test_a_control_character_in_an_argument_stays_on_the_message_line(tsb, argv, status):
+    before = state(tsb)
+    res = tsb.run(argv, check=False)
+    assert res.returncode == status, res
+    assert len(res.stderr.splitlines()) == 1, res.stderr
+    assert "\x1b" not in res.stderr and ("\\x0a" in res.stderr or "\\x1b" in res.stderr)
+    assert state(tsb) == before
+
+
+@pytest.mark.parametrize("redirect", [">&-", ">/dev/full"])
+def test_passwd_says_the_change_was_made_when_its_status_line_fails(tsb, redirect):
+    res = tsb.sh("/usr/bin/passwd -l alice %s" % redirect, check=False)
+    assert res.returncode == 0, res
+    assert res.stderr.startswith("passwd: cannot write to standard output: ")
+    assert res.stderr.endswith(" (the change was made)\n")
+    assert tsb.read(TREE + "/alice/shadow").startswith("!")
