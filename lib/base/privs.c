@@ -178,11 +178,26 @@ static void raise_limit(int resource, rlim_t want)
 	setrlimit(resource, &rl);
 }
 
+/* SIGXFSZ as the caller left it, when reset_limits had to change it */
+static struct sigaction caller_xfsz;
+static bool xfsz_changed;
+
 static void reset_limits(void)
 {
+	struct rlimit fsize;
+
 	/* a small RLIMIT_FSIZE would truncate a rewrite of /etc/passwd;
 	 * CPU/AS/DATA could kill us halfway through a change */
 	raise_limit(RLIMIT_FSIZE, RLIM_INFINITY);
+	/* A hard limit below it (ulimit -f sets both) cannot be lifted
+	 * without CAP_SYS_RESOURCE: a write past it then fails with EFBIG,
+	 * which the tool reports with nothing replaced, where SIGXFSZ would
+	 * kill it halfway, mute. */
+	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY) {
+		const struct sigaction ign = { .sa_handler = SIG_IGN };
+
+		xfsz_changed = sigaction(SIGXFSZ, &ign, &caller_xfsz) == 0;
+	}
 	raise_limit(RLIMIT_CPU, RLIM_INFINITY);
 	raise_limit(RLIMIT_AS, RLIM_INFINITY);
 	raise_limit(RLIMIT_DATA, RLIM_INFINITY);
@@ -317,6 +332,12 @@ void hs_privs_audit_drop(void)
 	if (caps(SYS_capset, data) < 0)
 		abort();
 	audit_cap_held = false;
+}
+
+void hs_privs_restore_caller_signals(void)
+{
+	if (xfsz_changed)
+		sigaction(SIGXFSZ, &caller_xfsz, NULL);
 }
 
 void hs_privs_block_signals(sigset_t *saved)

@@ -14,7 +14,8 @@
  *  - reset RLIMIT_FSIZE, RLIMIT_CPU, RLIMIT_AS, RLIMIT_DATA (soft to
  *    infinity, else to the hard limit), RLIMIT_NOFILE (soft to at least
  *    1024), RLIMIT_STACK (soft to at least 8 MiB) where raisable;
- *    set the soft RLIMIT_CORE to 0 (the hard limit stays);
+ *    set the soft RLIMIT_CORE to 0 (the hard limit stays); where
+ *    RLIMIT_FSIZE stays finite, ignore SIGXFSZ (writes fail with EFBIG);
  *  - a caller who is not root may hold CAP_AUDIT_WRITE (the file
  *    capability of passwd and chage) and nothing else: any other
  *    capability -> exit(1) with a message.  CAP_AUDIT_WRITE is lowered
@@ -24,6 +25,10 @@
  * Returns the program name to use in messages (basename of argv[0], or
  * fallback when missing). */
 const char *hs_privs_init(int argc, char **argv, const char *fallback_name);
+
+/* Give back what hs_privs_init changed of the caller's signal actions
+ * (SIGXFSZ), in a child that hands them on to a session (su, runuser). */
+void hs_privs_restore_caller_signals(void);
 
 /* Block every catchable signal (saving the old mask) around the commit of
  * a change, then restore it. */

@@ -287,8 +287,10 @@ static void child_signals(const struct hs_child *c, const sigset_t *caller_mask,
 		return;
 	}
 	/* su and runuser hand on what the caller had (nohup su -c ... keeps
-	 * SIGHUP ignored); the parent only touched SIGCHLD */
+	 * SIGHUP ignored); the parent only touched SIGCHLD (and SIGXFSZ,
+	 * hs_privs_init) */
 	sigaction(SIGCHLD, caller_chld, NULL);
+	hs_privs_restore_caller_signals();
 	sigprocmask(SIG_SETMASK, caller_mask, NULL);
 }
 

@@ -53,3 +53,33 @@ def test_passwd_says_the_change_was_made_when_its_status_line_fails(tsb, redirec
     assert res.stderr.startswith("passwd: cannot write to standard output: ")
     assert res.stderr.endswith(" (the change was made)\n")
     assert tsb.read(TREE + "/alice/shadow").startswith("!")
+
+
+# A hard RLIMIT_FSIZE (ulimit -f sets the soft and the hard one) that the tool cannot
+# lift: the write past it fails with EFBIG, reported in one line, nothing replaced;
+# SIGXFSZ used to kill the tool without a word (exit 153).
+FSIZE = [
+    ("ulimit -f 1; exec", "usermod -c x alice", 1, "cannot write /etc/passwd: File too large"),
+    ("ulimit -f 1; exec", "groupadd proj", 10, "cannot write /etc/gshadow: File too large"),
+    # one byte: not even the two of the lock file's PID
+    ("exec prlimit --fsize=1", "useradd carol", 1, "cannot lock /etc/passwd: File too large"),
+]
+
+
+@pytest.mark.parametrize("limit,cmd,status,message", FSIZE, ids=lambda v: str(v)[:20])
+def test_a_hard_file_size_limit_is_an_error_not_a_kill(tsb, limit, cmd, status, message):
+    before = state(tsb)
+    res = tsb.sh("%s /usr/sbin/%s" % (limit, cmd), check=False)
+    assert res.returncode == status, res
+    assert res.stderr.splitlines() == [cmd.split()[0] + ": " + message], res.stderr
+    assert state(tsb) == before
+
+
+def test_su_hands_the_callers_sigxfsz_on_to_the_session(tsb):
+    """su ignores SIGXFSZ for itself under such a limit; the session gets it back as
+    the caller had it (default, so a shell there is killed past the limit as usual)."""
+    script = "ulimit -f 1; exec /usr/bin/su -c 'grep SigIgn /proc/self/status' alice"
+    res = tsb.sh(script, check=False)
+    assert res.returncode == 0, res
+    ignored = int(res.stdout.split()[1], 16)
+    assert not ignored & (1 << (25 - 1)), res.stdout     # SIGXFSZ is signal 25
