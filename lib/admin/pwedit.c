@@ -17,14 +17,12 @@
 int hs_pwedit_who(const char *arg, struct passwd *me, char **mebuf, struct passwd *pw,
 		  char **pwbuf, struct hs_err *err)
 {
-	int r = hs_account_getpwuid(getuid(), me, mebuf);
+	char why[128];
+	int r = hs_account_caller(me, mebuf, why, sizeof why);
 
 	*pwbuf = NULL;
-	if (r < 0) {
-		syslog(LOG_WARNING, "Cannot determine the user name of the caller (UID %lu)",
-		       (unsigned long)getuid());
-		return hs_err_set(err, r, "Cannot determine your user name.");
-	}
+	if (r < 0)
+		return hs_err_set(err, r, "%s", why);
 	if (!arg) {
 		*pw = *me;
 		return 0;

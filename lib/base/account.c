@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -78,6 +80,21 @@ int hs_account_getpwnam(const char *name, struct passwd *pw, char **buf)
 int hs_account_getpwuid(uid_t uid, struct passwd *pw, char **buf)
 {
 	return lookup(PW_UID, NULL, uid, pw, buf);
+}
+
+int hs_account_caller(struct passwd *pw, char **buf, char *msg, size_t size)
+{
+	char why[64];
+	int r = hs_account_getpwuid(getuid(), pw, buf);
+
+	if (r == 0)
+		return 0;
+	syslog(LOG_WARNING, "Cannot determine the user name of the caller (UID %lu)",
+	       (unsigned long)getuid());
+	/* shadow-utils' words; the cause too, unless it is "no such user" */
+	snprintf(why, sizeof why, " (%s)", hs_strerror(r));
+	snprintf(msg, size, "Cannot determine your user name.%s", r == -ENOENT ? "" : why);
+	return r;
 }
 
 int hs_account_getgrnam(const char *name, struct group *gr, char **buf)

@@ -415,6 +415,7 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
 	struct hs_err err = HS_ERR_INIT;
 	_cleanup_free_ char *mebuf = NULL;
+	char why[128];
 	char hash[HS_HASH_MAX + 1] = "", shown[160], what[600];
 	struct passwd me;
 	const char *group;
@@ -437,12 +438,8 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 		       : "this gpasswd is built for group administrators but is not installed "
 			 "setuid root");
 	}
-	r = hs_account_getpwuid(getuid(), &me, &mebuf);
-	if (r < 0) {
-		syslog(LOG_WARNING, "Cannot determine the user name of the caller (UID %lu)",
-		       (unsigned long)getuid());
-		hs_die(E_NOPERM, "Cannot determine your user name.");
-	}
+	if (hs_account_caller(&me, &mebuf, why, sizeof why) < 0)
+		hs_die(E_NOPERM, "%s", why);
 	myname = me.pw_name;
 	if (!hs_names_group_valid(group))
 		hs_die(E_BAD_ARG, "group '%s' does not exist in %s",

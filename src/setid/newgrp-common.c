@@ -469,6 +469,7 @@ int newgrp_main(int argc, char **argv, enum newgrp_mode mode)
 	 * hs_privs_init replaces environ */
 	char **envp = environ;
 	_cleanup_free_ char *pwbuf = NULL;
+	char why[128];
 	_cleanup_free_ char *grbuf = NULL;
 	_cleanup_free_ gid_t *groups = NULL;
 	_cleanup_free_ char *argv0 = NULL;
@@ -477,7 +478,6 @@ int newgrp_main(int argc, char **argv, enum newgrp_mode mode)
 	bool login = false;
 	const char *group = NULL, *command = NULL, *shell;
 	size_t n_groups = 0;
-	int r;
 
 	is_sg = mode == SG_MODE;
 	/* before hs_privs_init changes them */
@@ -493,12 +493,8 @@ int newgrp_main(int argc, char **argv, enum newgrp_mode mode)
 	if (argc == 2 && strcmp(argv[1], "--version") == 0)
 		hs_print_version();
 
-	r = hs_account_getpwuid(getuid(), &pw, &pwbuf);
-	if (r < 0) {
-		syslog(LOG_WARNING, "Cannot determine the user name of the caller (UID %lu)",
-		       (unsigned long)getuid());
-		hs_die(E_FAILURE, "Cannot determine your user name.");
-	}
+	if (hs_account_caller(&pw, &pwbuf, why, sizeof why) < 0)
+		hs_die(E_FAILURE, "%s", why);
 
 	parse_args(argc, argv, &login, &group, &command);
 	lookup_group(group, &pw, &gr, &grbuf);

@@ -629,6 +629,7 @@ int main(int argc, char **argv)
 {
 	struct options o = { .all = false };
 	_cleanup_free_ char *mebuf = NULL;
+	char why[128];
 	_cleanup_free_ char *pwbuf = NULL;
 	struct passwd me, pw;
 	const char *name;
@@ -642,11 +643,9 @@ int main(int argc, char **argv)
 
 	/* Who the caller is comes from the real uid, never from $USER or
 	 * $LOGNAME (hs_privs_init dropped them anyway). */
-	r = hs_account_getpwuid(getuid(), &me, &mebuf);
+	r = hs_account_caller(&me, &mebuf, why, sizeof why);
 	if (r < 0) {
-		hs_warn("Cannot determine your user name.");
-		syslog(LOG_WARNING, "Cannot determine the user name of the caller (UID %lu)",
-		       (unsigned long)getuid());
+		hs_warn("%s", why);
 		return E_NOPERM;
 	}
 	name = optind < argc ? argv[optind] : me.pw_name;

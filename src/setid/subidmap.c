@@ -395,6 +395,7 @@ int hs_subidmap_main(int argc, char **argv, enum hs_idmap_kind kind)
 	static char text[HS_IDMAP_MAX_RANGES * 34 + 1];
 	struct hs_subid_grants grants = HS_SUBID_GRANTS_INIT;
 	_cleanup_free_ char *pwbuf = NULL;
+	char why[128];
 	_cleanup_close_ int procfd = -1;
 	char err[600], shown[64];
 	struct passwd pw;
@@ -426,12 +427,8 @@ int hs_subidmap_main(int argc, char **argv, enum hs_idmap_kind kind)
 		usage(&p, 1);
 	}
 
-	r = hs_account_getpwuid(getuid(), &pw, &pwbuf);
-	if (r < 0) {
-		syslog(LOG_WARNING, "Cannot determine the user name of the caller (UID %lu)",
-		       (unsigned long)getuid());
-		hs_die(1, "Cannot determine your user name.");
-	}
+	if (hs_account_caller(&pw, &pwbuf, why, sizeof why) < 0)
+		hs_die(1, "%s", why);
 
 	/* /proc/PID belongs to the target's effective uid and gid (root when
 	 * it is not dumpable, e.g. while it runs a set-id program) */

@@ -83,3 +83,12 @@ def test_su_hands_the_callers_sigxfsz_on_to_the_session(tsb):
     assert res.returncode == 0, res
     ignored = int(res.stdout.split()[1], 16)
     assert not ignored & (1 << (25 - 1)), res.stdout     # SIGXFSZ is signal 25
+
+
+def test_who_the_caller_is_fails_with_its_cause(tsb):
+    """Too few descriptors for the user lookup: shadow-utils' message, with the cause
+    (it used to read as if the caller had no account)."""
+    res = tsb.sh("exec prlimit --nofile=4 /usr/bin/passwd -S", user="alice", check=False)
+    assert res.returncode != 0
+    assert res.stderr.splitlines() == [
+        "passwd: Cannot determine your user name. (Too many open files)"], res.stderr
