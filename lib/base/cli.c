@@ -102,6 +102,19 @@ void hs_cli_progress_end(void)
  * escape sequence in them would forge a second line or drive the
  * terminal.  Control bytes go out as \xNN, as hs_printable shows them;
  * other bytes stay, so UTF-8 names read as they are. */
+static void put_line(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == 0x7f)
+			fprintf(stderr, "\\x%02x", c);
+		else
+			fputc(c, stderr);
+	}
+	fputc('\n', stderr);
+}
+
 void hs_vwarn(const char *fmt, va_list ap)
 {
 	char *msg = NULL;
@@ -116,16 +129,8 @@ void hs_vwarn(const char *fmt, va_list ap)
 		vfprintf(stderr, fmt, ap);
 	}
 	va_end(again);
-	for (const char *p = msg; p && *p; p++) {
-		unsigned char c = (unsigned char)*p;
-
-		if (c < 0x20 || c == 0x7f)
-			fprintf(stderr, "\\x%02x", c);
-		else
-			fputc(c, stderr);
-	}
+	put_line(msg ? msg : "", msg ? strlen(msg) : 0);
 	free(msg);
-	fputc('\n', stderr);
 }
 
 void hs_warn(const char *fmt, ...)
@@ -173,7 +178,8 @@ void hs_cli_warn_at(void *ctx, const char *path, unsigned long lineno, const cha
 	const char *prog = ctx ? (const char *)ctx : prog_name;
 
 	progress_erase();
-	fprintf(stderr, "%s: %s:%lu: %s\n", prog, path ? path : "(config)", lineno, message);
+	fprintf(stderr, "%s: %s:%lu: ", prog, path ? path : "(config)", lineno);
+	put_line(message, strlen(message));
 }
 
 void hs_report(const struct hs_err *err)
@@ -186,7 +192,8 @@ void hs_report(const struct hs_err *err)
 	for (;;) {
 		const char *nl = strchr(line, '\n');
 		int len = nl ? (int)(nl - line) : (int)strlen(line);
-		fprintf(stderr, "%s: %.*s\n", prog_name, len, line);
+		fprintf(stderr, "%s: ", prog_name);
+		put_line(line, (size_t)len);
 		/* one log record per line, as each was one message before */
 		if (err->log_level >= 0)
 			syslog(err->log_level, "%.*s", len, line);

@@ -129,6 +129,11 @@ static void test_report_prefixes_each_line(void **state)
 	report_output(&e, out, sizeof out);
 	assert_string_equal(out, "progname: user 'bob' does not exist\n"
 	                         "progname: second line\n");
+	/* a quoted argument cannot add a line of its own or drive the
+	 * terminal: its control bytes show as \xNN */
+	hs_err_set(&e, -EINVAL, "invalid name '%s'", "a\tb\x1b[2J\x7f");
+	report_output(&e, out, sizeof out);
+	assert_string_equal(out, "progname: invalid name 'a\\x09b\\x1b[2J\\x7f'\n");
 }
 
 static void test_report_die_status(void **state)
