@@ -79,6 +79,22 @@ def install_sshd_pam_file(sb):
     sb.write("/etc/pam.d/sshd", conf, mode=0o644)
 
 
+def diverted_paths(source_dir):
+    with open(os.path.join(source_dir, "debian", "diversions")) as f:
+        return [l.strip() for l in f if l.strip() and not l.startswith("#")]
+
+
+def stock_modes(sb, paths):
+    """Owner, group and mode of each of Debian's files (dpkg -V compares only their
+    contents)."""
+    out = {}
+    for p in paths:
+        if sb.exists(p):
+            st = sb.lstat(p)
+            out[p] = (st.st_mode, st.st_uid, st.st_gid)
+    return out
+
+
 def config_snapshot(sb):
     return {p: sb.read_bytes(p) if sb.exists(p) else None for p in CONFIG}
 
@@ -112,6 +128,8 @@ def test_package_life_cycle(pkg, build_dir):
     sb.write("/etc/shadow", sb.read("/etc/shadow") + nis_line, mode=0o640,
              gid=sb.getgrnam("shadow")[1])
     stock_passwd = sb.read_bytes("/usr/bin/passwd")
+    stock = stock_modes(sb, diverted_paths(pkg.base.source_dir))
+    assert stock["/usr/bin/passwd"][0] & 0o7777 == 0o4755
 
     with open(deb, "rb") as f:
         sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
@@ -232,6 +250,10 @@ def test_package_life_cycle(pkg, build_dir):
 
     ok, out = stock_files_intact(sb)
     assert ok, out
+    # with their modes: dpkg gave the updates of passwd, diverted to .distrib, the
+    # statoverrides of our files of the same name (passwd setgid hardened-shadow, not
+    # setuid root, would leave users unable to change their password)
+    assert stock_modes(sb, stock) == stock
     if not updates:
         assert sb.read_bytes("/usr/bin/passwd") == stock_passwd
     assert run(sb, ["dpkg-divert", "--list", "hardened-shadow"]).stdout == ""
