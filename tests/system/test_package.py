@@ -341,3 +341,41 @@ def test_enable_refuses_what_would_lock_everyone_out(pkg):
     assert ok, out
     res = run(sb, ["hardened-shadow-enable", "--bogus"], check=False)
     assert res.returncode == 1 and "unknown argument" in res.stderr, res.stderr
+
+
+def test_package_removable_after_sysusers_made_an_account(pkg):
+    """A package installed on the converted system makes a system user with
+    systemd-sysusers, which writes it to a new /etc/shadow next to the tree.
+    hardened-shadow-disable carries that account back and the package can be purged;
+    a name in both the tree and /etc/shadow is still refused, changing nothing."""
+    sb = pkg
+    if not sb.exists("/usr/bin/systemd-sysusers"):
+        pytest.skip("systemd-sysusers is not installed")
+    deb = the_deb(pkg.base.source_dir)
+    sb.add_classic_user("alice", password=ALICE_PW)
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    run(sb, ["hardened-shadow-enable"])
+    sb.write("/usr/lib/sysusers.d/hs-test-svc.conf", 'u hs-test-svc - "Svc" /nonexistent\n')
+    run(sb, ["systemd-sysusers", "hs-test-svc.conf"])
+    assert sb.exists("/etc/shadow") and sb.exists("/etc/hardened-shadow/alice")
+    # the ambiguous state: alice in both
+    sysusers_shadow = sb.read_bytes("/etc/shadow")
+    sb.write("/etc/shadow", sysusers_shadow + b"alice:$6$x$y:20000:0:99999:7:::\n", mode=0)
+    before = config_snapshot(sb)
+    res = run(sb, ["hardened-shadow-disable"], check=False)
+    assert res.returncode == 1 and "hold alice" in res.stderr, res.stdout + res.stderr
+    assert config_snapshot(sb) == before
+    sb.write("/etc/shadow", sysusers_shadow, mode=0)
+    res = run(sb, ["hardened-shadow-disable", "--dry-run"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    res = run(sb, ["hardened-shadow-disable"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert not sb.exists("/etc/hardened-shadow")
+    names = [l.split(":")[0] for l in sb.read("/etc/shadow").splitlines()]
+    assert "hs-test-svc" in names and "alice" in names
+    res = run(sb, ["apt-get", "purge", "-y", "hardened-shadow"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
