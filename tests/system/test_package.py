@@ -95,6 +95,17 @@ def stock_modes(sb, paths):
     return out
 
 
+def setid_distrib(sb):
+    """Debian's programs diverted to .distrib that still have a setuid or setgid bit."""
+    out = []
+    for p in ("/usr/bin/passwd", "/usr/bin/chsh", "/usr/bin/chfn", "/usr/bin/gpasswd",
+              "/usr/bin/chage", "/usr/bin/newgrp", "/bin/su", "/usr/bin/newuidmap"):
+        d = p + ".distrib"
+        if sb.exists(d) and sb.lstat(d).st_mode & 0o6000:
+            out.append(d)
+    return out
+
+
 def config_snapshot(sb):
     return {p: sb.read_bytes(p) if sb.exists(p) else None for p in CONFIG}
 
@@ -142,6 +153,10 @@ def test_package_life_cycle(pkg, build_dir):
     diversions = run(sb, ["dpkg-divert", "--list", "hardened-shadow"]).stdout
     for path in ("/usr/bin/passwd", "/bin/login", "/bin/su", "/usr/share/man/man1/passwd.1.gz"):
         assert "diversion of %s to %s.distrib by hardened-shadow" % (path, path) in diversions
+    # Debian's setuid programs are not left setuid under their new names: users could
+    # still run the code the package takes out of the trusted base
+    assert sb.exists("/usr/bin/chfn.distrib")
+    assert setid_distrib(sb) == []
     tree_gid = sb.getgrnam("hardened-shadow")[1]
     st = sb.lstat("/usr/bin/passwd")
     assert (st.st_mode & 0o7777, st.st_uid, st.st_gid) == (0o2711, 0, tree_gid)
@@ -229,6 +244,18 @@ def test_package_life_cycle(pkg, build_dir):
         res = run(sb, ["dpkg", "-i"] + updates, check=False)
         assert res.returncode == 0, res.stdout + res.stderr
         assert sb.read_bytes("/usr/bin/passwd") == ours
+        # the updates' files lost their bits too (our file trigger)
+        assert setid_distrib(sb) == []
+    # uidmap installed after us (rootless containers): its setuid newuidmap lands in
+    # .distrib, loses its bit while diverted and gets it back after the purge
+    uidmap = sorted(glob.glob(ARCHIVES + "/uidmap_*.deb") + glob.glob(ARCHIVES + "/libsubid4_*.deb"))
+    if len(uidmap) == 2 and not sb.exists("/usr/bin/newuidmap.distrib"):
+        res = run(sb, ["dpkg", "-i"] + uidmap, check=False)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert sb.exists("/usr/bin/newuidmap.distrib")
+        assert setid_distrib(sb) == []
+    else:
+        uidmap = []
         ok, out = authenticates(sb, "alice", ALICE_NEW)
         assert ok, out
 
@@ -254,6 +281,9 @@ def test_package_life_cycle(pkg, build_dir):
     # statoverrides of our files of the same name (passwd setgid hardened-shadow, not
     # setuid root, would leave users unable to change their password)
     assert stock_modes(sb, stock) == stock
+    if uidmap:
+        st = sb.lstat("/usr/bin/newuidmap")
+        assert (st.st_mode & 0o7777, st.st_uid) == (0o4755, 0)
     if not updates:
         assert sb.read_bytes("/usr/bin/passwd") == stock_passwd
     assert run(sb, ["dpkg-divert", "--list", "hardened-shadow"]).stdout == ""
