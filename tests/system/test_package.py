@@ -409,3 +409,30 @@ def test_package_removable_after_sysusers_made_an_account(pkg):
     assert res.returncode == 0, res.stdout + res.stderr
     ok, out = authenticates(sb, "alice", ALICE_PW)
     assert ok, out
+
+
+def test_configure_stopped_after_an_override_leaves_none_behind(pkg):
+    """postinst stopped right after adding a statoverride (a crash; here the tool fails
+    once it has added /usr/bin/passwd's), then configured again: the override is known
+    as ours, and the purge removes it.  Left behind, dpkg would give Debian's next
+    passwd root:hardened-shadow 2711 in place of setuid root."""
+    sb = pkg
+    deb = the_deb(pkg.base.source_dir)
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    real = "/usr/bin/dpkg-statoverride"
+    sb.run(["cp", "-p", real, "/root/dpkg-statoverride.real"])
+    sb.write(real, "#!/bin/sh\n/root/dpkg-statoverride.real \"$@\" || exit\n"
+             "case \"$*\" in *--add*/usr/bin/passwd) exit 1 ;; esac\n", mode=0o755)
+    res = run(sb, ["dpkg", "-i", "/root/" + os.path.basename(deb)], check=False)
+    assert res.returncode != 0, res.stdout + res.stderr
+    sb.run(["cp", "-p", "/root/dpkg-statoverride.real", real])
+    res = run(sb, ["dpkg", "--configure", "-a"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    st = sb.lstat("/usr/bin/passwd")
+    assert (st.st_mode & 0o7777, st.st_uid) == (0o2711, 0)
+    res = run(sb, ["dpkg", "--purge", "hardened-shadow"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "keeping the administrator's" not in res.stdout + res.stderr
+    assert run(sb, ["dpkg-statoverride", "--list", "/usr/bin/passwd"],
+               check=False).stdout == ""
