@@ -436,3 +436,37 @@ def test_configure_stopped_after_an_override_leaves_none_behind(pkg):
     assert "keeping the administrator's" not in res.stdout + res.stderr
     assert run(sb, ["dpkg-statoverride", "--list", "/usr/bin/passwd"],
                check=False).stdout == ""
+
+
+def test_disable_keeps_the_shadow_sources_it_did_not_add(pkg):
+    """hardened-shadow-disable run again after a complete disable, or on a system never
+    converted, has nothing to do: it kept the shadow: line's other sources (systemd) only
+    while it had its saved copy of the line, and otherwise wrote "shadow: files".  The
+    same for enable over a shadow: line the administrator pointed at hardened_shadow."""
+    sb = pkg
+    deb = the_deb(pkg.base.source_dir)
+    sb.add_classic_user("alice", password=ALICE_PW)
+    sb.set_nsswitch_shadow("files systemd")
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    before = config_snapshot(sb)
+    res = run(sb, ["hardened-shadow-disable"])
+    assert res.stdout == "", res.stdout
+    assert config_snapshot(sb) == before
+    run(sb, ["hardened-shadow-enable"])
+    assert shadow_sources(sb) == ["hardened_shadow", "systemd"]
+    run(sb, ["hardened-shadow-disable"])
+    assert shadow_sources(sb) == ["files", "systemd"]
+    before = config_snapshot(sb)
+    res = run(sb, ["hardened-shadow-disable"])
+    assert res.stdout == "", res.stdout
+    assert config_snapshot(sb) == before
+    # the administrator's own line naming us, without a saved copy of the original
+    sb.set_nsswitch_shadow("hardened_shadow files systemd")
+    run(sb, ["hardened-shadow-enable"])
+    assert shadow_sources(sb) == ["hardened_shadow", "systemd"]
+    run(sb, ["hardened-shadow-disable"])
+    assert shadow_sources(sb) == ["files", "systemd"]
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
