@@ -470,3 +470,28 @@ def test_disable_keeps_the_shadow_sources_it_did_not_add(pkg):
     assert shadow_sources(sb) == ["files", "systemd"]
     ok, out = authenticates(sb, "alice", ALICE_PW)
     assert ok, out
+
+
+def test_removal_refused_while_common_files_use_the_module(pkg):
+    """The profile enabled by hand in pam-auth-update (its menu lists it), the system not
+    converted: removal would leave common-* naming a module that is gone, and take away
+    hardened-shadow-disable, which switches them back.  prerm refuses; after disable the
+    package goes and pam_unix authenticates."""
+    sb = pkg
+    deb = the_deb(pkg.base.source_dir)
+    sb.add_classic_user("alice", password=ALICE_PW)
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    run(sb, ["pam-auth-update", "--package", "--enable", "hardened-shadow", "--disable", "unix"])
+    assert "pam_hardened_shadow.so" in sb.read("/etc/pam.d/common-auth")
+    res = run(sb, ["apt-get", "remove", "-y", "hardened-shadow"], check=False)
+    assert res.returncode != 0, res.stdout + res.stderr
+    assert "run hardened-shadow-disable first" in res.stdout + res.stderr
+    assert sb.exists("/usr/sbin/hardened-shadow-disable")
+    run(sb, ["hardened-shadow-disable"])
+    res = run(sb, ["apt-get", "purge", "-y", "hardened-shadow"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "pam_unix.so" in sb.read("/etc/pam.d/common-auth")
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
