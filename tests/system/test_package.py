@@ -495,3 +495,37 @@ def test_removal_refused_while_common_files_use_the_module(pkg):
     assert "pam_unix.so" in sb.read("/etc/pam.d/common-auth")
     ok, out = authenticates(sb, "alice", ALICE_PW)
     assert ok, out
+
+
+def test_shadowconfig_runs_debians_tools(pkg):
+    """passwd's shadowconfig runs pwconv and pwunconv by name, which are ours once the
+    package is installed: `shadowconfig on` (by hand, or passwd's postinst on a fresh
+    install of passwd) converted the system to the tree without switching NSS and PAM,
+    and no account could log in.  It now runs with Debian's tools while the system is not
+    converted, has nothing to do when it is, and `off` is refused then."""
+    sb = pkg
+    deb = the_deb(pkg.base.source_dir)
+    sb.add_classic_user("alice", password=ALICE_PW)
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    res = run(sb, ["shadowconfig", "on"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Shadow passwords are now on" in res.stdout, res.stdout
+    assert not sb.exists("/etc/hardened-shadow") and sb.exists("/etc/shadow")
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
+    run(sb, ["hardened-shadow-enable"])
+    before = config_snapshot(sb)
+    res = run(sb, ["shadowconfig", "off"], check=False)
+    assert res.returncode == 1 and "hardened-shadow-disable" in res.stderr, res.stderr
+    res = run(sb, ["shadowconfig", "on"], check=False)
+    assert res.returncode == 0 and "nothing to do" in res.stdout, res.stdout + res.stderr
+    assert config_snapshot(sb) == before and sb.exists("/etc/hardened-shadow/alice")
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
+    run(sb, ["hardened-shadow-disable"])
+    res = run(sb, ["apt-get", "purge", "-y", "hardened-shadow"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    ok, out = stock_files_intact(sb)
+    assert ok, out
