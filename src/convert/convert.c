@@ -1248,12 +1248,92 @@ static int check_tree_entries(int treefd, struct pwdb *pw)
 	return r;
 }
 
+/* /etc/shadow next to the tree.  On a converted system systemd-sysusers
+ * (and shadow-utils' useradd) write the accounts they create there, mode
+ * 0000 and locked: those users have no directory in the tree, and their
+ * lines go into the new /etc/shadow as they are (without them the system
+ * could not be converted back, nor the package removed).  In a tree
+ * without a marker, a line for a name the tree also holds, or a NIS line,
+ * is a state we cannot explain (which hash is the real one?): refused.
+ * After an interrupted pwunconv the file may be the one it wrote; the tree
+ * stays authoritative for the users it holds. */
+static int load_foreign_shadow(int treefd, struct pwdb *pw, struct spdb *sp, bool clean)
+{
+	int r = spdb_load_shadow(sp, pw);
+
+	if (r < 0 || !clean)
+		return r;
+	for (size_t i = 0; i < pw->n; i++) {
+		const struct pw_ent *e = &pw->ents[i];
+
+		if (e->sp >= 0 && file_exists_at(treefd, e->pw.name)) {
+			hs_warn("both %s and %s hold %s: the system is half converted; "
+				"move one of them away by hand (pwconv does not guess either)",
+				HS_TREE_DIR, HS_ETC_SHADOW, e->pw.name);
+			return -EEXIST;
+		}
+	}
+	if (sp->nis.len) {
+		hs_warn("both %s and %s hold NIS lines: the system is half converted; "
+			"move one of them away by hand (pwconv does not guess either)",
+			HS_TREE_DIR, HS_ETC_SHADOW);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+/* The commit keeps an existing file's owner and mode, and systemd-sysusers
+ * makes /etc/shadow root's 0000: unix_chkpwd (setgid shadow, a screen
+ * locker's check) could not read the result.  Give that file what a new
+ * /etc/shadow gets (root:shadow 0640, as on Debian) before it is
+ * replaced; it holds only the accounts of those tools. */
+static int foreign_shadow_mode(int etcfd, gid_t shadow_gid)
+{
+	_cleanup_close_ int fd = openat(etcfd, SHADOW_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	int r = 0;
+
+	if (fd < 0 || fstat(fd, &st) < 0 ||
+	    (S_ISREG(st.st_mode) &&
+	     (((st.st_uid != 0 || st.st_gid != shadow_gid) && fchown(fd, 0, shadow_gid) < 0) ||
+	      ((st.st_mode & 07777) != 0640 && fchmod(fd, 0640) < 0))))
+		r = -errno;
+	else if (!S_ISREG(st.st_mode))
+		r = -HS_E_FORMAT;
+	if (r < 0)
+		hs_warn("cannot give %s root:shadow 0640: %s", HS_ETC_SHADOW, hs_strerror(r));
+	return r;
+}
+
+/* A user without a directory: the line foreign (/etc/shadow next to the
+ * tree) has for them, or none (a warning says so). */
+static int render_foreign(const struct pw_ent *e, const struct spdb *foreign,
+			  struct hs_buf *out, size_t *n_users)
+{
+	char *line = NULL;
+	int r;
+
+	if (e->sp < 0) {
+		hs_warn("%s has no directory in %s: no %s entry written", e->pw.name,
+			HS_TREE_DIR, HS_ETC_SHADOW);
+		return 0;
+	}
+	r = hs_records_spwd_format(&foreign->ents[e->sp].sp, &line);
+	if (r < 0)
+		return r;
+	r = hs_strbuf_append(out, line, strlen(line));
+	hs_free_secret(line);
+	if (r == 0)
+		(*n_users)++;
+	return r;
+}
+
 /* Build the new /etc/shadow (in passwd order, unset fields empty as
  * shadow-utils writes them) and collect the real shells of the proxy
  * users.  Any unreadable file is an error naming it: the tree is the only
  * copy of those hashes. */
-static int render_shadow(int treefd, struct pwdb *pw, const struct hs_buf *nis,
-			 struct hs_buf *out, size_t *n_users)
+static int render_shadow(int treefd, struct pwdb *pw, const struct spdb *foreign,
+			 const struct hs_buf *nis, struct hs_buf *out, size_t *n_users)
 {
 	char path[HS_PATHBUF_MAX];
 	char buf[USERBUF_SIZE];
@@ -1281,8 +1361,8 @@ static int render_shadow(int treefd, struct pwdb *pw, const struct hs_buf *nis,
 		file = NULL;
 		ufd = hs_userdir_open(treefd, e->pw.name, e->pw.uid, NULL);
 		if (ufd == -ENOENT && !proxy) {
-			hs_warn("%s has no directory in %s: no %s entry written", e->pw.name,
-				HS_TREE_DIR, HS_ETC_SHADOW);
+			if ((r = render_foreign(e, foreign, out, n_users)) < 0)
+				return r;
 			continue;
 		}
 		if (ufd < 0) {
@@ -1363,6 +1443,7 @@ static int convert_to_classic(void)
 	struct hs_shells sh = { 0 };
 	struct group_plan g;
 	struct hs_buf shadow = { 0 }, passwd = { 0 }, nis = { 0 };
+	struct spdb foreign = { 0 };
 	_cleanup_close_ int etcfd = -1;
 	_cleanup_close_ int treefd = -1;
 	enum tree_state state;
@@ -1381,13 +1462,7 @@ static int convert_to_classic(void)
 		r = 0;
 		goto out;
 	case TREE_CLEAN:
-		if (shadow_existed) {
-			hs_warn("both %s and %s exist: the system is half converted; "
-				"move one of them away by hand (pwconv does not guess either)",
-				HS_TREE_DIR, HS_ETC_SHADOW);
-			r = -EEXIST;
-			goto out;
-		}
+		/* an /etc/shadow beside it is checked once both are read */
 		break;
 	case TREE_PWUNCONV:
 		/* Redo everything from the tree, which is still authoritative. */
@@ -1409,9 +1484,20 @@ static int convert_to_classic(void)
 
 	/* 1. Read everything. */
 	if ((r = pwdb_load(&pw)) < 0 ||
-	    (r = check_tree_entries(treefd, &pw)) < 0 ||
-	    (r = read_nis_shadow(treefd, &nis)) < 0 ||
-	    (r = render_shadow(treefd, &pw, &nis, &shadow, &n_users)) < 0 ||
+	    (r = check_tree_entries(treefd, &pw)) < 0)
+		goto out;
+	/* after an interrupted run the file may be anything we wrote or
+	 * found: what it has that we cannot read is not carried over */
+	if (shadow_existed &&
+	    (r = load_foreign_shadow(treefd, &pw, &foreign, state == TREE_CLEAN)) < 0) {
+		if (state == TREE_CLEAN)
+			goto out;
+		spdb_free(&foreign);
+		for (size_t i = 0; i < pw.n; i++)
+			pw.ents[i].sp = -1;
+	}
+	if ((r = read_nis_shadow(treefd, &nis)) < 0 ||
+	    (r = render_shadow(treefd, &pw, &foreign, &nis, &shadow, &n_users)) < 0 ||
 	    (r = pwdb_render(&pw, false, &passwd, &changed)) < 0 ||
 	    (r = plan_groups(&g, false)) < 0 ||
 	    (r = shells_load(&sh)) < 0)
@@ -1429,7 +1515,8 @@ static int convert_to_classic(void)
 	/* 3. /etc/shadow (root:shadow 0640 as Debian ships it), /etc/shells
 	 * without the proxy and /etc/passwd with the real shells: one
 	 * transaction, so a failure leaves none of them changed. */
-	if ((r = etc_commit(&shadow, g.shadow_gid, &sh, false, &passwd, changed)) < 0) {
+	if ((shadow_existed && (r = foreign_shadow_mode(etcfd, g.shadow_gid)) < 0) ||
+	    (r = etc_commit(&shadow, g.shadow_gid, &sh, false, &passwd, changed)) < 0) {
 		if (state != TREE_PWUNCONV)
 			remove_marker(treefd, HS_CONVERT_MARK_PWUNCONV);
 		goto out;
@@ -1453,6 +1540,7 @@ out:
 	hs_strbuf_free(&passwd);
 	hs_strbuf_free(&shadow);    /* wipes the hashes */
 	hs_strbuf_free(&nis);
+	spdb_free(&foreign);
 	hs_shells_free(&sh);
 	pwdb_free(&pw);
 	convert_end(&locks, &saved);

@@ -383,6 +383,31 @@ def test_half_converted_is_refused_by_both(sb):
     assert sorted(os.listdir(hp(sb, TREE))) == tree_before
 
 
+def test_accounts_sysusers_made_on_a_converted_system_are_carried_back(sb):
+    """systemd-sysusers (a package's postinst) creates /etc/shadow next to the tree for
+    its new accounts, which have no directory there.  pwunconv carries their lines over
+    as they are; without that nothing could convert the system back (and
+    hardened-shadow-disable, and with it the package's removal, stayed refused)."""
+    if not sb.exists("/usr/bin/systemd-sysusers"):
+        pytest.skip("systemd-sysusers is not installed")
+    sb.add_classic_user("alice", password="pw")
+    alice = parse_shadow(sb.read("/etc/shadow"))["alice"]
+    sb.run([PWCONV])
+    sb.write("/usr/lib/sysusers.d/hs-test-svc.conf", 'u hs-test-svc - "Svc" /nonexistent\n')
+    sb.run(["/usr/bin/systemd-sysusers", "hs-test-svc.conf"])
+    svc_line = [l for l in sb.read("/etc/shadow").splitlines() if l.startswith("hs-test-svc:")]
+    assert len(svc_line) == 1 and svc_line[0].split(":")[1] == "!*", sb.read("/etc/shadow")
+    assert not sb.exists(TREE + "/hs-test-svc")
+    res = sb.run([PWUNCONV])
+    assert not sb.exists(TREE)
+    text = sb.read("/etc/shadow")
+    assert svc_line[0] + "\n" in text, text
+    assert parse_shadow(text)["alice"] == alice
+    st = sb.lstat("/etc/shadow")
+    assert stat.S_IMODE(st.st_mode) == 0o640, oct(st.st_mode)
+    assert "hs-test-svc has no directory" not in res.stderr, res.stderr
+
+
 def test_nothing_to_do(sb):
     res = sb.run([PWUNCONV])
     assert "nothing to do" in res.stderr

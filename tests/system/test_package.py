@@ -79,6 +79,33 @@ def install_sshd_pam_file(sb):
     sb.write("/etc/pam.d/sshd", conf, mode=0o644)
 
 
+def diverted_paths(source_dir):
+    with open(os.path.join(source_dir, "debian", "diversions")) as f:
+        return [l.strip() for l in f if l.strip() and not l.startswith("#")]
+
+
+def stock_modes(sb, paths):
+    """Owner, group and mode of each of Debian's files (dpkg -V compares only their
+    contents)."""
+    out = {}
+    for p in paths:
+        if sb.exists(p):
+            st = sb.lstat(p)
+            out[p] = (st.st_mode, st.st_uid, st.st_gid)
+    return out
+
+
+def setid_distrib(sb):
+    """Debian's programs diverted to .distrib that still have a setuid or setgid bit."""
+    out = []
+    for p in ("/usr/bin/passwd", "/usr/bin/chsh", "/usr/bin/chfn", "/usr/bin/gpasswd",
+              "/usr/bin/chage", "/usr/bin/newgrp", "/bin/su", "/usr/bin/newuidmap"):
+        d = p + ".distrib"
+        if sb.exists(d) and sb.lstat(d).st_mode & 0o6000:
+            out.append(d)
+    return out
+
+
 def config_snapshot(sb):
     return {p: sb.read_bytes(p) if sb.exists(p) else None for p in CONFIG}
 
@@ -112,6 +139,8 @@ def test_package_life_cycle(pkg, build_dir):
     sb.write("/etc/shadow", sb.read("/etc/shadow") + nis_line, mode=0o640,
              gid=sb.getgrnam("shadow")[1])
     stock_passwd = sb.read_bytes("/usr/bin/passwd")
+    stock = stock_modes(sb, diverted_paths(pkg.base.source_dir))
+    assert stock["/usr/bin/passwd"][0] & 0o7777 == 0o4755
 
     with open(deb, "rb") as f:
         sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
@@ -124,6 +153,10 @@ def test_package_life_cycle(pkg, build_dir):
     diversions = run(sb, ["dpkg-divert", "--list", "hardened-shadow"]).stdout
     for path in ("/usr/bin/passwd", "/bin/login", "/bin/su", "/usr/share/man/man1/passwd.1.gz"):
         assert "diversion of %s to %s.distrib by hardened-shadow" % (path, path) in diversions
+    # Debian's setuid programs are not left setuid under their new names: users could
+    # still run the code the package takes out of the trusted base
+    assert sb.exists("/usr/bin/chfn.distrib")
+    assert setid_distrib(sb) == []
     tree_gid = sb.getgrnam("hardened-shadow")[1]
     st = sb.lstat("/usr/bin/passwd")
     assert (st.st_mode & 0o7777, st.st_uid, st.st_gid) == (0o2711, 0, tree_gid)
@@ -211,6 +244,18 @@ def test_package_life_cycle(pkg, build_dir):
         res = run(sb, ["dpkg", "-i"] + updates, check=False)
         assert res.returncode == 0, res.stdout + res.stderr
         assert sb.read_bytes("/usr/bin/passwd") == ours
+        # the updates' files lost their bits too (our file trigger)
+        assert setid_distrib(sb) == []
+    # uidmap installed after us (rootless containers): its setuid newuidmap lands in
+    # .distrib, loses its bit while diverted and gets it back after the purge
+    uidmap = sorted(glob.glob(ARCHIVES + "/uidmap_*.deb") + glob.glob(ARCHIVES + "/libsubid4_*.deb"))
+    if len(uidmap) == 2 and not sb.exists("/usr/bin/newuidmap.distrib"):
+        res = run(sb, ["dpkg", "-i"] + uidmap, check=False)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert sb.exists("/usr/bin/newuidmap.distrib")
+        assert setid_distrib(sb) == []
+    else:
+        uidmap = []
         ok, out = authenticates(sb, "alice", ALICE_NEW)
         assert ok, out
 
@@ -232,6 +277,13 @@ def test_package_life_cycle(pkg, build_dir):
 
     ok, out = stock_files_intact(sb)
     assert ok, out
+    # with their modes: dpkg gave the updates of passwd, diverted to .distrib, the
+    # statoverrides of our files of the same name (passwd setgid hardened-shadow, not
+    # setuid root, would leave users unable to change their password)
+    assert stock_modes(sb, stock) == stock
+    if uidmap:
+        st = sb.lstat("/usr/bin/newuidmap")
+        assert (st.st_mode & 0o7777, st.st_uid) == (0o4755, 0)
     if not updates:
         assert sb.read_bytes("/usr/bin/passwd") == stock_passwd
     assert run(sb, ["dpkg-divert", "--list", "hardened-shadow"]).stdout == ""
@@ -319,3 +371,161 @@ def test_enable_refuses_what_would_lock_everyone_out(pkg):
     assert ok, out
     res = run(sb, ["hardened-shadow-enable", "--bogus"], check=False)
     assert res.returncode == 1 and "unknown argument" in res.stderr, res.stderr
+
+
+def test_package_removable_after_sysusers_made_an_account(pkg):
+    """A package installed on the converted system makes a system user with
+    systemd-sysusers, which writes it to a new /etc/shadow next to the tree.
+    hardened-shadow-disable carries that account back and the package can be purged;
+    a name in both the tree and /etc/shadow is still refused, changing nothing."""
+    sb = pkg
+    if not sb.exists("/usr/bin/systemd-sysusers"):
+        pytest.skip("systemd-sysusers is not installed")
+    deb = the_deb(pkg.base.source_dir)
+    sb.add_classic_user("alice", password=ALICE_PW)
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    run(sb, ["hardened-shadow-enable"])
+    sb.write("/usr/lib/sysusers.d/hs-test-svc.conf", 'u hs-test-svc - "Svc" /nonexistent\n')
+    run(sb, ["systemd-sysusers", "hs-test-svc.conf"])
+    assert sb.exists("/etc/shadow") and sb.exists("/etc/hardened-shadow/alice")
+    # the ambiguous state: alice in both
+    sysusers_shadow = sb.read_bytes("/etc/shadow")
+    sb.write("/etc/shadow", sysusers_shadow + b"alice:$6$x$y:20000:0:99999:7:::\n", mode=0)
+    before = config_snapshot(sb)
+    res = run(sb, ["hardened-shadow-disable"], check=False)
+    assert res.returncode == 1 and "hold alice" in res.stderr, res.stdout + res.stderr
+    assert config_snapshot(sb) == before
+    sb.write("/etc/shadow", sysusers_shadow, mode=0)
+    res = run(sb, ["hardened-shadow-disable", "--dry-run"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    res = run(sb, ["hardened-shadow-disable"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert not sb.exists("/etc/hardened-shadow")
+    names = [l.split(":")[0] for l in sb.read("/etc/shadow").splitlines()]
+    assert "hs-test-svc" in names and "alice" in names
+    res = run(sb, ["apt-get", "purge", "-y", "hardened-shadow"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
+
+
+def test_configure_stopped_after_an_override_leaves_none_behind(pkg):
+    """postinst stopped right after adding a statoverride (a crash; here the tool fails
+    once it has added /usr/bin/passwd's), then configured again: the override is known
+    as ours, and the purge removes it.  Left behind, dpkg would give Debian's next
+    passwd root:hardened-shadow 2711 in place of setuid root."""
+    sb = pkg
+    deb = the_deb(pkg.base.source_dir)
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    real = "/usr/bin/dpkg-statoverride"
+    sb.run(["cp", "-p", real, "/root/dpkg-statoverride.real"])
+    sb.write(real, "#!/bin/sh\n/root/dpkg-statoverride.real \"$@\" || exit\n"
+             "case \"$*\" in *--add*/usr/bin/passwd) exit 1 ;; esac\n", mode=0o755)
+    res = run(sb, ["dpkg", "-i", "/root/" + os.path.basename(deb)], check=False)
+    assert res.returncode != 0, res.stdout + res.stderr
+    sb.run(["cp", "-p", "/root/dpkg-statoverride.real", real])
+    res = run(sb, ["dpkg", "--configure", "-a"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    st = sb.lstat("/usr/bin/passwd")
+    assert (st.st_mode & 0o7777, st.st_uid) == (0o2711, 0)
+    res = run(sb, ["dpkg", "--purge", "hardened-shadow"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "keeping the administrator's" not in res.stdout + res.stderr
+    assert run(sb, ["dpkg-statoverride", "--list", "/usr/bin/passwd"],
+               check=False).stdout == ""
+
+
+def test_disable_keeps_the_shadow_sources_it_did_not_add(pkg):
+    """hardened-shadow-disable run again after a complete disable, or on a system never
+    converted, has nothing to do: it kept the shadow: line's other sources (systemd) only
+    while it had its saved copy of the line, and otherwise wrote "shadow: files".  The
+    same for enable over a shadow: line the administrator pointed at hardened_shadow."""
+    sb = pkg
+    deb = the_deb(pkg.base.source_dir)
+    sb.add_classic_user("alice", password=ALICE_PW)
+    sb.set_nsswitch_shadow("files systemd")
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    before = config_snapshot(sb)
+    res = run(sb, ["hardened-shadow-disable"])
+    assert res.stdout == "", res.stdout
+    assert config_snapshot(sb) == before
+    run(sb, ["hardened-shadow-enable"])
+    assert shadow_sources(sb) == ["hardened_shadow", "systemd"]
+    run(sb, ["hardened-shadow-disable"])
+    assert shadow_sources(sb) == ["files", "systemd"]
+    before = config_snapshot(sb)
+    res = run(sb, ["hardened-shadow-disable"])
+    assert res.stdout == "", res.stdout
+    assert config_snapshot(sb) == before
+    # the administrator's own line naming us, without a saved copy of the original
+    sb.set_nsswitch_shadow("hardened_shadow files systemd")
+    run(sb, ["hardened-shadow-enable"])
+    assert shadow_sources(sb) == ["hardened_shadow", "systemd"]
+    run(sb, ["hardened-shadow-disable"])
+    assert shadow_sources(sb) == ["files", "systemd"]
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
+
+
+def test_removal_refused_while_common_files_use_the_module(pkg):
+    """The profile enabled by hand in pam-auth-update (its menu lists it), the system not
+    converted: removal would leave common-* naming a module that is gone, and take away
+    hardened-shadow-disable, which switches them back.  prerm refuses; after disable the
+    package goes and pam_unix authenticates."""
+    sb = pkg
+    deb = the_deb(pkg.base.source_dir)
+    sb.add_classic_user("alice", password=ALICE_PW)
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    run(sb, ["pam-auth-update", "--package", "--enable", "hardened-shadow", "--disable", "unix"])
+    assert "pam_hardened_shadow.so" in sb.read("/etc/pam.d/common-auth")
+    res = run(sb, ["apt-get", "remove", "-y", "hardened-shadow"], check=False)
+    assert res.returncode != 0, res.stdout + res.stderr
+    assert "run hardened-shadow-disable first" in res.stdout + res.stderr
+    assert sb.exists("/usr/sbin/hardened-shadow-disable")
+    run(sb, ["hardened-shadow-disable"])
+    res = run(sb, ["apt-get", "purge", "-y", "hardened-shadow"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "pam_unix.so" in sb.read("/etc/pam.d/common-auth")
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
+
+
+def test_shadowconfig_runs_debians_tools(pkg):
+    """passwd's shadowconfig runs pwconv and pwunconv by name, which are ours once the
+    package is installed: `shadowconfig on` (by hand, or passwd's postinst on a fresh
+    install of passwd) converted the system to the tree without switching NSS and PAM,
+    and no account could log in.  It now runs with Debian's tools while the system is not
+    converted, has nothing to do when it is, and `off` is refused then."""
+    sb = pkg
+    deb = the_deb(pkg.base.source_dir)
+    sb.add_classic_user("alice", password=ALICE_PW)
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    res = run(sb, ["shadowconfig", "on"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Shadow passwords are now on" in res.stdout, res.stdout
+    assert not sb.exists("/etc/hardened-shadow") and sb.exists("/etc/shadow")
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
+    run(sb, ["hardened-shadow-enable"])
+    before = config_snapshot(sb)
+    res = run(sb, ["shadowconfig", "off"], check=False)
+    assert res.returncode == 1 and "hardened-shadow-disable" in res.stderr, res.stderr
+    res = run(sb, ["shadowconfig", "on"], check=False)
+    assert res.returncode == 0 and "nothing to do" in res.stdout, res.stdout + res.stderr
+    assert config_snapshot(sb) == before and sb.exists("/etc/hardened-shadow/alice")
+    ok, out = authenticates(sb, "alice", ALICE_PW)
+    assert ok, out
+    run(sb, ["hardened-shadow-disable"])
+    res = run(sb, ["apt-get", "purge", "-y", "hardened-shadow"], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    ok, out = stock_files_intact(sb)
+    assert ok, out
