@@ -65,6 +65,14 @@ def authenticates(sb, user, pw, service="login"):
     return status == 0 and "successfully authenticated" in out, out
 
 
+def install_the_deb(sb):
+    """The built package, installed into the root with apt-get."""
+    deb = the_deb(sb.base.source_dir)
+    with open(deb, "rb") as f:
+        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
+    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+
+
 def install_sshd_pam_file(sb):
     """sshd's PAM stack, /etc/pam.d/sshd as Debian's openssh-server ships it, taken out of
     the package that tools/install-deps downloads into apt's cache (the host gets no
@@ -326,11 +334,8 @@ def test_enable_stopped_half_way_leaves_a_working_system(pkg):
     interruption there) leaves the tree in place and pam_unix in common-*: every account
     still authenticates (pam_unix through our NSS module), and a second run finishes."""
     sb = pkg
-    deb = the_deb(pkg.base.source_dir)
     sb.add_classic_user("alice", password=ALICE_PW)
-    with open(deb, "rb") as f:
-        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
-    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    install_the_deb(sb)
     real = sb.read_bytes("/usr/sbin/pam-auth-update")
     sb.write("/usr/sbin/pam-auth-update", "#!/bin/sh\nexit 1\n", mode=0o755)
     res = run(sb, ["hardened-shadow-enable"], check=False)
@@ -351,11 +356,8 @@ def test_enable_refuses_what_would_lock_everyone_out(pkg):
     """With the PAM module gone, switching common-* to it would lock every account out:
     the dry run names the problem and fails, and enable stops before changing anything."""
     sb = pkg
-    deb = the_deb(pkg.base.source_dir)
     sb.add_classic_user("alice", password=ALICE_PW)
-    with open(deb, "rb") as f:
-        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
-    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    install_the_deb(sb)
     module = run(sb, ["dpkg", "-L", "hardened-shadow"]).stdout.split()
     module = [p for p in module if p.endswith("/pam_hardened_shadow.so")][0]
     run(sb, ["mv", module, "/root/"])
@@ -381,11 +383,8 @@ def test_package_removable_after_sysusers_made_an_account(pkg):
     sb = pkg
     if not sb.exists("/usr/bin/systemd-sysusers"):
         pytest.skip("systemd-sysusers is not installed")
-    deb = the_deb(pkg.base.source_dir)
     sb.add_classic_user("alice", password=ALICE_PW)
-    with open(deb, "rb") as f:
-        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
-    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    install_the_deb(sb)
     run(sb, ["hardened-shadow-enable"])
     sb.write("/usr/lib/sysusers.d/hs-test-svc.conf", 'u hs-test-svc - "Svc" /nonexistent\n')
     run(sb, ["systemd-sysusers", "hs-test-svc.conf"])
@@ -444,12 +443,9 @@ def test_disable_keeps_the_shadow_sources_it_did_not_add(pkg):
     while it had its saved copy of the line, and otherwise wrote "shadow: files".  The
     same for enable over a shadow: line the administrator pointed at hardened_shadow."""
     sb = pkg
-    deb = the_deb(pkg.base.source_dir)
     sb.add_classic_user("alice", password=ALICE_PW)
     sb.set_nsswitch_shadow("files systemd")
-    with open(deb, "rb") as f:
-        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
-    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    install_the_deb(sb)
     before = config_snapshot(sb)
     res = run(sb, ["hardened-shadow-disable"])
     assert res.stdout == "", res.stdout
@@ -478,11 +474,8 @@ def test_removal_refused_while_common_files_use_the_module(pkg):
     hardened-shadow-disable, which switches them back.  prerm refuses; after disable the
     package goes and pam_unix authenticates."""
     sb = pkg
-    deb = the_deb(pkg.base.source_dir)
     sb.add_classic_user("alice", password=ALICE_PW)
-    with open(deb, "rb") as f:
-        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
-    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    install_the_deb(sb)
     run(sb, ["pam-auth-update", "--package", "--enable", "hardened-shadow", "--disable", "unix"])
     assert "pam_hardened_shadow.so" in sb.read("/etc/pam.d/common-auth")
     res = run(sb, ["apt-get", "remove", "-y", "hardened-shadow"], check=False)
@@ -504,11 +497,8 @@ def test_shadowconfig_runs_debians_tools(pkg):
     and no account could log in.  It now runs with Debian's tools while the system is not
     converted, has nothing to do when it is, and `off` is refused then."""
     sb = pkg
-    deb = the_deb(pkg.base.source_dir)
     sb.add_classic_user("alice", password=ALICE_PW)
-    with open(deb, "rb") as f:
-        sb.write("/root/" + os.path.basename(deb), f.read(), mode=0o644)
-    run(sb, ["apt-get", "install", "-y", "/root/" + os.path.basename(deb)])
+    install_the_deb(sb)
     res = run(sb, ["shadowconfig", "on"], check=False)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "Shadow passwords are now on" in res.stdout, res.stdout
