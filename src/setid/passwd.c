@@ -18,6 +18,7 @@
 #include <locale.h>
 #include <pwd.h>
 #include <shadow.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -470,6 +471,8 @@ static int change_password(const char *user, const struct options *o)
 		return E_PAM;
 	}
 	pam_end(pamh, PAM_SUCCESS);
+	/* changed: a pipe nobody reads must not make it exit 141 */
+	signal(SIGPIPE, SIG_IGN);
 	if (!o->quiet)
 		fputs("passwd: password updated successfully\n", stderr);
 	return E_SUCCESS;
@@ -614,11 +617,13 @@ static int root_update(const struct passwd *pw, const char *caller, const struct
 		       " (the password itself was changed)" : "");
 	}
 	syslog(LOG_INFO, "password for '%s' changed by '%s'", name, caller);
+	/* The change is on disk: a status line that cannot be written
+	 * (stdout closed, a full disk, a pipe nobody reads: no SIGPIPE
+	 * then) is worth a warning, not exit 3 or 141, which tell a script
+	 * that nothing was done. */
+	signal(SIGPIPE, SIG_IGN);
 	if (!o->quiet)
 		printf("%s: password changed.\n", hs_cli_prog());
-	/* The change is on disk: a status line that cannot be written
-	 * (stdout closed, a full disk) is worth a warning, not exit 3,
-	 * which tells a script that nothing was done. */
 	if (fflush(stdout) != 0 || ferror(stdout))
 		hs_warn("cannot write to standard output: %s (the change was made)",
 			hs_strerror(-errno));

@@ -92,3 +92,21 @@ def test_who_the_caller_is_fails_with_its_cause(tsb):
     assert res.returncode != 0
     assert res.stderr.splitlines() == [
         "passwd: Cannot determine your user name. (Too many open files)"], res.stderr
+
+
+def test_passwd_to_a_pipe_nobody_reads_exits_0_after_its_change(tsb):
+    """passwd -l with stdout a pipe whose reader is gone: SIGPIPE used to end it with
+    141 after the lock was written; it warns and exits 0 as for a closed stdout."""
+    script = ("import os, subprocess\n"
+              "r, w = os.pipe()\n"
+              "os.close(r)\n"
+              "p = subprocess.run(['/usr/bin/passwd', '-l', 'alice'], stdout=w,\n"
+              "                   stderr=subprocess.PIPE, text=True)\n"
+              "print(p.returncode)\n"
+              "print(p.stderr, end='')\n")
+    res = tsb.run(["/usr/bin/python3", "-c", script])
+    status, *err = res.stdout.splitlines()
+    assert status == "0", res.stdout
+    assert err == ["passwd: cannot write to standard output: Broken pipe "
+                   "(the change was made)"], res.stdout
+    assert tsb.read(TREE + "/alice/shadow").startswith("!")
