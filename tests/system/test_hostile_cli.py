@@ -94,19 +94,35 @@ def test_who_the_caller_is_fails_with_its_cause(tsb):
         "passwd: Cannot determine your user name. (Too many open files)"], res.stderr
 
 
+def to_a_pipe_nobody_reads(sb, argv):
+    """argv run with stdout a pipe whose reader is gone: (exit status, stderr lines)."""
+    script = ("import os, subprocess, sys\n"
+              "r, w = os.pipe()\n"
+              "os.close(r)\n"
+              "p = subprocess.run(sys.argv[1:], stdout=w, stderr=subprocess.PIPE, text=True)\n"
+              "print(p.returncode)\n"
+              "print(p.stderr, end='')\n")
+    res = sb.run(["/usr/bin/python3", "-c", script] + argv)
+    status, *err = res.stdout.splitlines()
+    return status, err
+
+
 def test_passwd_to_a_pipe_nobody_reads_exits_0_after_its_change(tsb):
     """passwd -l with stdout a pipe whose reader is gone: SIGPIPE used to end it with
     141 after the lock was written; it warns and exits 0 as for a closed stdout."""
-    script = ("import os, subprocess\n"
-              "r, w = os.pipe()\n"
-              "os.close(r)\n"
-              "p = subprocess.run(['/usr/bin/passwd', '-l', 'alice'], stdout=w,\n"
-              "                   stderr=subprocess.PIPE, text=True)\n"
-              "print(p.returncode)\n"
-              "print(p.stderr, end='')\n")
-    res = tsb.run(["/usr/bin/python3", "-c", script])
-    status, *err = res.stdout.splitlines()
-    assert status == "0", res.stdout
+    status, err = to_a_pipe_nobody_reads(tsb, ["/usr/bin/passwd", "-l", "alice"])
+    assert status == "0", err
     assert err == ["passwd: cannot write to standard output: Broken pipe "
-                   "(the change was made)"], res.stdout
+                   "(the change was made)"], err
     assert tsb.read(TREE + "/alice/shadow").startswith("!")
+
+
+def test_pwunconv_and_pwconv_to_a_pipe_nobody_reads_exit_0(tsb):
+    """Their report went to a pipe nobody reads: SIGPIPE, held back with the other
+    signals during the conversion, ended them with 141 once it was done."""
+    status, err = to_a_pipe_nobody_reads(tsb, ["/usr/sbin/pwunconv"])
+    assert status == "0", err
+    assert not tsb.exists(TREE) and tsb.exists("/etc/shadow")
+    status, err = to_a_pipe_nobody_reads(tsb, ["/usr/sbin/pwconv"])
+    assert status == "0", err
+    assert tsb.exists(TREE + "/alice/shadow") and not tsb.exists("/etc/shadow")
