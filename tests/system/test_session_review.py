@@ -1,0 +1,45 @@
+"""Findings of a review of the session programs (login, su, runuser, newgrp/sg), each
+compared with what Debian's util-linux su and shadow-utils' login and newgrp do:
+
+- newgrp and sg hand the caller's SIGXFSZ action back to the shell, as su does: under a
+  `ulimit -f` the privileged part ignores SIGXFSZ for itself (hs_privs_init), and an
+  ignored signal survives execve, so every program in the new shell used to get EFBIG
+  where the caller's would have been killed."""
+
+import pytest
+
+import sandbox
+
+DEBIAN_SU = "/usr/local/bin/hs-test-debian-su"
+PW = {"alice": "Alice-rv-pw-1", "bob": "Bob-rv-pw-2"}
+SHELL_PROMPT = r"\$ $"
+
+
+@pytest.fixture(scope="module")
+def sb(base):
+    with sandbox.Sandbox(base, size="512m") as s:
+        with open("/usr/bin/su", "rb") as f:
+            s.write(DEBIAN_SU, f.read(), mode=0o4755)
+        for name in PW:
+            s.add_classic_user(name, password=PW[name])
+        s.run(["/usr/sbin/groupadd", "-g", "2001", "devs"])
+        s.run(["/usr/sbin/usermod", "-aG", "devs", "alice"])
+        s.use_hardened_tree()
+        s.use_pam_module(options_by_type={"auth": "nullok nodelay"})
+        s.write("/etc/login.defs", s.read("/etc/login.defs") +
+                "\nFAIL_DELAY 0\nLOGIN_RETRIES 1\n")
+        pam_login = s.read("/etc/pam.d/login")
+        s.write("/etc/pam.d/login", pam_login.replace("delay=3000000", "delay=0"))
+        yield s
+
+
+def sigign(text):
+    return int(next(l for l in text.splitlines() if l.startswith("SigIgn:")).split()[1], 16)
+
+
+@pytest.mark.parametrize("prog", ["/usr/bin/sg devs -c", "/usr/bin/newgrp devs <<<"])
+def test_newgrp_hands_the_callers_sigxfsz_back(sb, prog):
+    res = sb.run(["/bin/bash", "-c", "ulimit -f 1; exec %s 'grep SigIgn /proc/self/status'"
+                  % prog], user="alice", check=False)
+    assert res.returncode == 0, res
+    assert not sigign(res.stdout) & (1 << (25 - 1)), res.stdout    # SIGXFSZ is 25
