@@ -450,9 +450,11 @@ static void reset_session_limits(void)
 
 /* Groups, the limits, then the PAM session (with its messages only for
  * an interactive login shell).  *core: the caller's RLIMIT_CORE in, the
- * session's out (the child's; the parent takes 0 back). */
+ * session's out (the child's; the parent takes 0 back); *mask likewise
+ * the caller's umask in, what pam_umask left out. */
 static void open_session(struct hs_session *s, const struct options *o, const struct passwd *pw,
-                         gid_t gid, const gid_t *groups, size_t ngroups, struct rlimit *core)
+                         gid_t gid, const gid_t *groups, size_t ngroups, struct rlimit *core,
+                         mode_t *mask)
 {
 	int r = hs_session_set_groups(pw->pw_name, gid, ngroups ? groups : NULL, ngroups);
 
@@ -463,7 +465,7 @@ static void open_session(struct hs_session *s, const struct options *o, const st
 	if (!o->login || o->command)
 		s->suppress_info = true;
 	reset_session_limits();
-	r = hs_session_open(s, 0, core);
+	r = hs_session_open(s, 0, core, mask);
 	if (r != PAM_SUCCESS) {
 		char msg[128];
 
@@ -572,7 +574,8 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	if (!o.user)
 		shell = choose_shell(&o, &caller_env, &pw, caller_root);
 
-	open_session(&s, &o, &pw, gid, groups, ngroups, &caller_core);
+	/* the session's umask: the caller's, unless pam_umask sets one */
+	open_session(&s, &o, &pw, gid, groups, ngroups, &caller_core, &caller_umask);
 
 	build_env(&env, &caller_env, &o, &pw, shell, defs);
 	cargv = o.user ? argv + optind : shell_argv(&o, shell, argc, argv, &arg0);
@@ -588,7 +591,7 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	child.gid = gid;
 	child.argv = cargv;
 	child.envp = env.v ? env.v : (char *[]){ NULL };
-	child.umask = caller_umask;
+	child.umask = caller_umask;      /* the caller's, or pam_umask's */
 	child.dir = o.login ? pw.pw_dir : NULL;
 	child.tty = o.pty ? HS_CHILD_PTY : same_session ? HS_CHILD_SAME_SESSION :
 		    HS_CHILD_NEW_SESSION;

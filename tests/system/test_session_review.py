@@ -4,11 +4,15 @@ compared with what Debian's util-linux su and shadow-utils' login and newgrp do:
 - newgrp and sg hand the caller's SIGXFSZ action back to the shell, as su does: under a
   `ulimit -f` the privileged part ignores SIGXFSZ for itself (hs_privs_init), and an
   ignored signal survives execve, so every program in the new shell used to get EFBIG
-  where the caller's would have been killed."""
+  where the caller's would have been killed;
+- pam_umask in the session stack decides the session's umask, for su (util-linux su
+  leaves the umask to PAM) and for login (shadow-utils' login sets UMASK before PAM, so
+  pam_umask has the last word); the child used to set its own afterwards."""
 
 import pytest
 
 import sandbox
+from ptyproc import Pty
 
 DEBIAN_SU = "/usr/local/bin/hs-test-debian-su"
 PW = {"alice": "Alice-rv-pw-1", "bob": "Bob-rv-pw-2"}
@@ -43,3 +47,35 @@ def test_newgrp_hands_the_callers_sigxfsz_back(sb, prog):
                   % prog], user="alice", check=False)
     assert res.returncode == 0, res
     assert not sigign(res.stdout) & (1 << (25 - 1)), res.stdout    # SIGXFSZ is 25
+
+
+def _with_pam_umask(sb, service):
+    text = sb.read("/etc/pam.d/" + service)
+    sb.write("/etc/pam.d/" + service, text + "session optional pam_umask.so umask=0027\n")
+    return text
+
+
+@pytest.mark.parametrize("su", ["/usr/bin/su", DEBIAN_SU])
+def test_su_session_umask_is_pam_umasks(sb, su):
+    old = _with_pam_umask(sb, "su")
+    try:
+        res = sb.run(["/bin/sh", "-c", "umask 022; exec %s -c umask bob" % su], check=False)
+    finally:
+        sb.write("/etc/pam.d/su", old)
+    assert res.returncode == 0, res
+    assert res.stdout.strip() == "0027", res
+
+
+def test_login_session_umask_is_pam_umasks(sb):
+    old = _with_pam_umask(sb, "login")
+    try:
+        with Pty(sb, ["/usr/bin/login", "bob"]) as p:
+            p.expect("Password: ")
+            p.send(PW["bob"] + "\n")
+            p.expect(SHELL_PROMPT)
+            p.send('echo "UMASK=$(umask)"; exit\n')
+            p.expect(r"UMASK=(\d+)")
+            out = p.output
+    finally:
+        sb.write("/etc/pam.d/login", old)
+    assert "UMASK=0027" in out, out
