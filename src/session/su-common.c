@@ -30,9 +30,11 @@
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
+#include <utmpx.h>
 
 #include <security/pam_appl.h>
 
@@ -56,6 +58,9 @@ static bool runuser;
 #define DEFAULT_USER   "root"
 
 #define E_FAILURE      1
+
+/* util-linux's _PATH_BTMP (glibc has no name for it) */
+#define BTMP_FILE      "/var/log/btmp"
 
 /* -G may be given this many times. */
 #define MAX_SUPP_GROUPS 64
@@ -265,6 +270,33 @@ static void sulog(const struct hs_config *defs, bool ok, const char *tty, const 
 		syslog(LOG_WARNING, "cannot write %s: %m", path);
 }
 
+/* A refused su in btmp (lastb), when that file exists, as util-linux's su
+ * writes it: the target's name, the terminal ("pts/3") and its number
+ * ("3") as the id. */
+static void btmp_failure(const char *tty, const char *to)
+{
+	struct utmpx ut;
+	struct timeval tv;
+
+	memset(&ut, 0, sizeof(ut));
+	ut.ut_type = LOGIN_PROCESS;
+	ut.ut_pid = getpid();
+	strncpy(ut.ut_user, to, sizeof(ut.ut_user));    /* no NUL needed when full */
+	if (tty) {
+		size_t n = strlen(tty), digits = 0;
+
+		strncpy(ut.ut_line, tty, sizeof(ut.ut_line));
+		while (digits < n && tty[n - digits - 1] >= '0' && tty[n - digits - 1] <= '9')
+			digits++;
+		strncpy(ut.ut_id, tty + n - digits, sizeof(ut.ut_id));
+	}
+	gettimeofday(&tv, NULL);
+	ut.ut_tv.tv_sec = (int32_t)tv.tv_sec;
+	ut.ut_tv.tv_usec = (int32_t)tv.tv_usec;
+	/* updwtmpx() does not create the file: no btmp, no record */
+	updwtmpx(BTMP_FILE, &ut);
+}
+
 static void log_attempt(const struct hs_config *defs, bool ok, const char *tty,
                         const char *from, const char *to)
 {
@@ -390,6 +422,8 @@ static void authenticate(struct hs_session *s, const struct hs_config *defs, con
 	log_attempt(defs, r == PAM_SUCCESS, tty, from, to);
 	if (r != PAM_SUCCESS) {
 		char msg[128];
+
+		btmp_failure(tty, to);
 
 		snprintf(msg, sizeof(msg), "%s", pam_strerror(s->pamh, r));
 		hs_session_end(s, r);

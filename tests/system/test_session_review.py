@@ -7,7 +7,10 @@ compared with what Debian's util-linux su and shadow-utils' login and newgrp do:
   where the caller's would have been killed;
 - pam_umask in the session stack decides the session's umask, for su (util-linux su
   leaves the umask to PAM) and for login (shadow-utils' login sets UMASK before PAM, so
-  pam_umask has the last word); the child used to set its own afterwards."""
+  pam_umask has the last word); the child used to set its own afterwards;
+- a refused su is written to btmp, as util-linux's su writes it."""
+
+import re
 
 import pytest
 
@@ -79,3 +82,32 @@ def test_login_session_umask_is_pam_umasks(sb):
     finally:
         sb.write("/etc/pam.d/login", old)
     assert "UMASK=0027" in out, out
+
+
+def _btmp(sb):
+    """utmpdump's records of /var/log/btmp as (type, user, line, id)."""
+    out = sb.run(["/usr/bin/utmpdump", "/var/log/btmp"], check=False).stdout
+    recs = []
+    for line in out.splitlines():
+        f = [x.strip() for x in re.findall(r"\[([^\]]*)\]", line)]
+        if len(f) >= 5:
+            recs.append((int(f[0]), f[3], f[4], f[2]))
+    return recs
+
+
+@pytest.mark.parametrize("su", ["/usr/bin/su", DEBIAN_SU])
+def test_refused_su_is_recorded_in_btmp(sb, su):
+    """util-linux's su writes a refused su to btmp (lastb), as login does."""
+    sb.write("/var/log/btmp", "", mode=0o660, gid=sb.getgrnam("utmp")[1])
+    res = sb.run([su, "-c", "true", "bob"], user="alice", input="wrong-password\n",
+                 check=False)
+    assert res.returncode == 1, res
+    assert _btmp(sb) == [(6, "bob", "", "")], sb.run(["/usr/bin/utmpdump",
+                                                       "/var/log/btmp"]).stdout
+    # on a terminal: its name, and its number as the id
+    sb.write("/var/log/btmp", "", mode=0o660, gid=sb.getgrnam("utmp")[1])
+    sb.pty_run([su, "-c", "true", "bob"], [("Password: ", "wrong-password\n")],
+               user="alice")
+    recs = _btmp(sb)
+    assert len(recs) == 1 and recs[0][:2] == (6, "bob"), recs
+    assert re.fullmatch(r"pts/\d+", recs[0][2]) and recs[0][2] == "pts/" + recs[0][3], recs
