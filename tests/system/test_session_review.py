@@ -8,7 +8,8 @@ compared with what Debian's util-linux su and shadow-utils' login and newgrp do:
 - pam_umask in the session stack decides the session's umask, for su (util-linux su
   leaves the umask to PAM) and for login (shadow-utils' login sets UMASK before PAM, so
   pam_umask has the last word); the child used to set its own afterwards;
-- a refused su is written to btmp, as util-linux's su writes it."""
+- a refused su is written to btmp, as util-linux's su writes it;
+- su(1) names the one difference found undocumented: only fds 0-2 reach the session."""
 
 import re
 
@@ -111,3 +112,14 @@ def test_refused_su_is_recorded_in_btmp(sb, su):
     recs = _btmp(sb)
     assert len(recs) == 1 and recs[0][:2] == (6, "bob"), recs
     assert re.fullmatch(r"pts/\d+", recs[0][2]) and recs[0][2] == "pts/" + recs[0][3], recs
+
+
+@pytest.mark.parametrize("su,passed", [("/usr/bin/su", False), (DEBIAN_SU, True)])
+def test_only_the_standard_fds_reach_the_session(sb, su, passed):
+    """A difference su(1) names: root's descriptor 3 (a file only root may read) does not reach
+    the target's command, where util-linux's su hands it on."""
+    sb.write("/root/secret", "SECRET-7\n", mode=0o600)
+    res = sb.run(["/bin/bash", "-c", "exec 3</root/secret; exec %s -c 'cat <&3' bob" % su],
+                 check=False)
+    assert (res.returncode == 0) == passed, res
+    assert ("SECRET-7" in res.stdout) == passed, res
