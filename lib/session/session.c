@@ -218,9 +218,10 @@ int hs_session_start(struct hs_session *s, const char *service, const char *user
 	return r;
 }
 
-int hs_session_open(struct hs_session *s, int flags, struct rlimit *core)
+int hs_session_open(struct hs_session *s, int flags, struct rlimit *core, mode_t *mask)
 {
 	struct rlimit parent_core;
+	mode_t parent_mask = umask(*mask);
 	int r;
 
 	(void)setrlimit(RLIMIT_CORE, core);
@@ -235,6 +236,7 @@ int hs_session_open(struct hs_session *s, int flags, struct rlimit *core)
 	parent_core = *core;
 	parent_core.rlim_cur = 0;
 	(void)setrlimit(RLIMIT_CORE, &parent_core);
+	*mask = umask(parent_mask);
 	return r;
 }
 

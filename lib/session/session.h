@@ -98,8 +98,12 @@ int hs_session_start(struct hs_session *s, const char *service, const char *user
  * session modules start from, as they would without hs_privs_init's 0;
  * the session's out, after pam_limits had the last word, for the child
  * (hs_child.core_limit).  On return this process's own soft limit is 0
- * again: the root parent writes no core file. */
-int hs_session_open(struct hs_session *s, int flags, struct rlimit *core);
+ * again: the root parent writes no core file.
+ * *mask: the umask the session starts with in (the caller's for su, UMASK
+ * for login), the one PAM's session modules left out (pam_umask has the
+ * last word, as under util-linux su and shadow-utils' login), for
+ * hs_child.umask; this process's own umask is given back. */
+int hs_session_open(struct hs_session *s, int flags, struct rlimit *core, mode_t *mask);
 
 /* pam_close_session and pam_setcred(PAM_DELETE_CRED) for what was opened,
  * then pam_end(status).  Safe to call twice. */

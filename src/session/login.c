@@ -585,6 +585,7 @@ int main(int argc, char **argv)
 	int r, status;
 	bool quiet;
 	struct rlimit caller_core;
+	mode_t session_umask;
 
 	hs_session_tool_init(argc, argv, PROG_NAME, &caller_core);
 
@@ -653,8 +654,11 @@ int main(int argc, char **argv)
 		hs_die(E_FAILURE, "groups initialization failed: %s", hs_strerror(r));
 	}
 	/* pam_limits sets the session's core limit, from the caller's as
-	 * under util-linux; the child gets what it set */
-	r = hs_session_open(&s, quiet ? PAM_SILENT : 0, &caller_core);
+	 * under util-linux; the child gets what it set.  UMASK is the
+	 * session's umask unless pam_umask sets one: shadow-utils' login
+	 * sets UMASK before PAM, so pam_umask has the last word */
+	session_umask = (mode_t)hs_config_get_long(defs, "UMASK", 0, 0777, 022);
+	r = hs_session_open(&s, quiet ? PAM_SILENT : 0, &caller_core, &session_umask);
 	if (r != PAM_SUCCESS)
 		fail_session(&s, r, "session");
 
@@ -686,7 +690,7 @@ int main(int argc, char **argv)
 	child.path = shell;
 	child.argv = cargv;
 	child.envp = env.v;
-	child.umask = (mode_t)hs_config_get_long(defs, "UMASK", 0, 0777, 022);
+	child.umask = session_umask;   /* UMASK, or pam_umask's */
 	child.dir = pw.pw_dir;
 	child.dir_required = true;
 	child.dir_fallback_root = hs_config_get_bool(defs, "DEFAULT_HOME", false);

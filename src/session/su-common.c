@@ -30,9 +30,11 @@
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
+#include <utmpx.h>
 
 #include <security/pam_appl.h>
 
@@ -56,6 +58,9 @@ static bool runuser;
 #define DEFAULT_USER   "root"
 
 #define E_FAILURE      1
+
+/* util-linux's _PATH_BTMP (glibc has no name for it) */
+#define BTMP_FILE      "/var/log/btmp"
 
 /* -G may be given this many times. */
 #define MAX_SUPP_GROUPS 64
@@ -265,6 +270,33 @@ static void sulog(const struct hs_config *defs, bool ok, const char *tty, const 
 		syslog(LOG_WARNING, "cannot write %s: %m", path);
 }
 
+/* A refused su in btmp (lastb), when that file exists, as util-linux's su
+ * writes it: the target's name, the terminal ("pts/3") and its number
+ * ("3") as the id. */
+static void btmp_failure(const char *tty, const char *to)
+{
+	struct utmpx ut;
+	struct timeval tv;
+
+	memset(&ut, 0, sizeof(ut));
+	ut.ut_type = LOGIN_PROCESS;
+	ut.ut_pid = getpid();
+	strncpy(ut.ut_user, to, sizeof(ut.ut_user));    /* no NUL needed when full */
+	if (tty) {
+		size_t n = strlen(tty), digits = 0;
+
+		strncpy(ut.ut_line, tty, sizeof(ut.ut_line));
+		while (digits < n && tty[n - digits - 1] >= '0' && tty[n - digits - 1] <= '9')
+			digits++;
+		strncpy(ut.ut_id, tty + n - digits, sizeof(ut.ut_id));
+	}
+	gettimeofday(&tv, NULL);
+	ut.ut_tv.tv_sec = (int32_t)tv.tv_sec;
+	ut.ut_tv.tv_usec = (int32_t)tv.tv_usec;
+	/* updwtmpx() does not create the file: no btmp, no record */
+	updwtmpx(BTMP_FILE, &ut);
+}
+
 static void log_attempt(const struct hs_config *defs, bool ok, const char *tty,
                         const char *from, const char *to)
 {
@@ -391,6 +423,8 @@ static void authenticate(struct hs_session *s, const struct hs_config *defs, con
 	if (r != PAM_SUCCESS) {
 		char msg[128];
 
+		btmp_failure(tty, to);
+
 		snprintf(msg, sizeof(msg), "%s", pam_strerror(s->pamh, r));
 		hs_session_end(s, r);
 		sleep((unsigned)hs_config_get_long(defs, "FAIL_DELAY", 0, 60, 1));
@@ -450,9 +484,11 @@ static void reset_session_limits(void)
 
 /* Groups, the limits, then the PAM session (with its messages only for
  * an interactive login shell).  *core: the caller's RLIMIT_CORE in, the
- * session's out (the child's; the parent takes 0 back). */
+ * session's out (the child's; the parent takes 0 back); *mask likewise
+ * the caller's umask in, what pam_umask left out. */
 static void open_session(struct hs_session *s, const struct options *o, const struct passwd *pw,
-                         gid_t gid, const gid_t *groups, size_t ngroups, struct rlimit *core)
+                         gid_t gid, const gid_t *groups, size_t ngroups, struct rlimit *core,
+                         mode_t *mask)
 {
 	int r = hs_session_set_groups(pw->pw_name, gid, ngroups ? groups : NULL, ngroups);
 
@@ -463,7 +499,7 @@ static void open_session(struct hs_session *s, const struct options *o, const st
 	if (!o->login || o->command)
 		s->suppress_info = true;
 	reset_session_limits();
-	r = hs_session_open(s, 0, core);
+	r = hs_session_open(s, 0, core, mask);
 	if (r != PAM_SUCCESS) {
 		char msg[128];
 
@@ -572,7 +608,8 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	if (!o.user)
 		shell = choose_shell(&o, &caller_env, &pw, caller_root);
 
-	open_session(&s, &o, &pw, gid, groups, ngroups, &caller_core);
+	/* the session's umask: the caller's, unless pam_umask sets one */
+	open_session(&s, &o, &pw, gid, groups, ngroups, &caller_core, &caller_umask);
 
 	build_env(&env, &caller_env, &o, &pw, shell, defs);
 	cargv = o.user ? argv + optind : shell_argv(&o, shell, argc, argv, &arg0);
@@ -588,7 +625,7 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	child.gid = gid;
 	child.argv = cargv;
 	child.envp = env.v ? env.v : (char *[]){ NULL };
-	child.umask = caller_umask;
+	child.umask = caller_umask;      /* the caller's, or pam_umask's */
 	child.dir = o.login ? pw.pw_dir : NULL;
 	child.tty = o.pty ? HS_CHILD_PTY : same_session ? HS_CHILD_SAME_SESSION :
 		    HS_CHILD_NEW_SESSION;

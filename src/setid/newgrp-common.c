@@ -86,13 +86,17 @@ static void save_caller_state(void)
 	umask(saved_umask);
 }
 
-/* Still as root (the core limit's hard value may have to go back up). */
+/* Still as root (the core limit's hard value may have to go back up).
+ * SIGXFSZ too: under a `ulimit -f` hs_privs_init ignores it for us, and
+ * an ignored signal survives execve, so the shell and everything it runs
+ * would get EFBIG where the caller's programs are killed. */
 static void restore_caller_state(void)
 {
 	for (size_t i = 0; i < HS_ARRAY_SIZE(saved_resources); i++)
 		if (saved_limit_ok[i])
 			(void)setrlimit(saved_resources[i], &saved_limits[i]);
 	umask(saved_umask);
+	hs_privs_restore_caller_signals();
 }
 
 static _Noreturn void usage(int status)
