@@ -137,6 +137,11 @@ static void parse_options(pam_handle_t *pamh, int flags, int argc, const char **
 			pam_syslog(pamh, LOG_ERR, "unrecognized option [%s]", a);
 	}
 	o->debug = o->debug || o->audit;   /* as pam_unix */
+	/* The application's word beats the line's: sshd passes this flag
+	 * when PermitEmptyPasswords is no, and pam_unix then ignores nullok
+	 * too (it applies the flag after the options). */
+	if (flags & PAM_DISALLOW_NULL_AUTHTOK)
+		o->nullok = false;
 }
 
 /* Messages to the user: PAM_SILENT suppresses them, as in pam_unix. */
