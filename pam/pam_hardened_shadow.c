@@ -137,6 +137,11 @@ static void parse_options(pam_handle_t *pamh, int flags, int argc, const char **
 			pam_syslog(pamh, LOG_ERR, "unrecognized option [%s]", a);
 	}
 	o->debug = o->debug || o->audit;   /* as pam_unix */
+	/* The application's word beats the line's: sshd passes this flag
+	 * when PermitEmptyPasswords is no, and pam_unix then ignores nullok
+	 * too (it applies the flag after the options). */
+	if (flags & PAM_DISALLOW_NULL_AUTHTOK)
+		o->nullok = false;
 }
 
 /* Messages to the user: PAM_SILENT suppresses them, as in pam_unix. */
@@ -908,6 +913,9 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 	long lstchg, today = hs_today();
 	int r;
 
+	/* what an earlier pam_chauthtok on this handle left (its PRELIM
+	 * passed, another module's failed) must not vouch for this one */
+	drop_change_data(pamh);
 	/* a configuration error shows before anyone types anything */
 	r = change_allowed(pamh, o, e, &policy);
 	if (r != PAM_SUCCESS)
@@ -943,23 +951,29 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 	if (prelim_fingerprint(e->sh.hash, &seen) < 0)
 		return PAM_BUF_ERR;
 	entry_forget_hash(e);
+
+	(void)load_aging(pamh, e, &lstchg, &aging);   /* SRC_DIRECT: change_allowed */
+	if (!iamroot) {
+		enum hs_acct_state state = hs_policy_account_state(lstchg, &aging, today, NULL, NULL);
+
+		if (state == HS_ACCT_EXPIRED || state == HS_ACCT_AUTHTOK_EXPIRED) {
+			pam_syslog(pamh, LOG_NOTICE, "user shadow entry expired");
+			return state == HS_ACCT_EXPIRED ? PAM_ACCT_EXPIRED : PAM_AUTHTOK_EXPIRED;
+		}
+		if (hs_policy_change_too_early(lstchg, &aging, today)) {
+			remark(pamh, o, PAM_ERROR_MSG, "%s", MSG_WAIT_LONGER);
+			return PAM_AUTHTOK_ERR;
+		}
+	}
+	/* Only now, every check passed: the fingerprint is also UPDATE's
+	 * proof that this PRELIM let the change through.  libpam runs UPDATE
+	 * whenever the PRELIM stack as a whole passed, so a line whose
+	 * PRELIM failed (optional, or [default=ignore] made up for by a
+	 * later module) still gets UPDATE. */
 	r = pam_set_data(pamh, DATA_PRELIM_HASH, seen, cleanup_secret_data);
 	if (r != PAM_SUCCESS)
 		return r;
 	seen = NULL;   /* libpam's now: cleanup_secret_data wipes it */
-
-	(void)load_aging(pamh, e, &lstchg, &aging);   /* SRC_DIRECT: change_allowed */
-	if (iamroot)
-		return PAM_SUCCESS;
-	enum hs_acct_state state = hs_policy_account_state(lstchg, &aging, today, NULL, NULL);
-	if (state == HS_ACCT_EXPIRED || state == HS_ACCT_AUTHTOK_EXPIRED) {
-		pam_syslog(pamh, LOG_NOTICE, "user shadow entry expired");
-		return state == HS_ACCT_EXPIRED ? PAM_ACCT_EXPIRED : PAM_AUTHTOK_EXPIRED;
-	}
-	if (hs_policy_change_too_early(lstchg, &aging, today)) {
-		remark(pamh, o, PAM_ERROR_MSG, "%s", MSG_WAIT_LONGER);
-		return PAM_AUTHTOK_ERR;
-	}
 	return PAM_SUCCESS;
 }
 
@@ -983,7 +997,8 @@ static bool new_password_acceptable(pam_handle_t *pamh, const struct options *o,
 	return true;
 }
 
-static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct entry *e)
+static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct entry *e,
+                            bool iamroot)
 {
 	struct hs_hash_policy policy;
 	const void *old = NULL, *seen = NULL;
@@ -996,9 +1011,18 @@ static int chauthtok_update(pam_handle_t *pamh, const struct options *o, struct 
 	r = change_allowed(pamh, o, e, &policy);
 	if (r != PAM_SUCCESS)
 		return r;
-	/* without PRELIM's fingerprint (a stack that skipped it), the hash
-	 * read now is the one a change must not overwrite */
+	/* Without PRELIM's fingerprint our PRELIM refused the change (wrong
+	 * current password, too early, expired) and libpam went on with the
+	 * rest of the stack: only root, who needs no current password, may
+	 * change it then, and the hash read now is the one a change must not
+	 * overwrite.  pam_unix refuses the same way (it checks the current
+	 * password and the aging again in UPDATE). */
 	if (pam_get_data(pamh, DATA_PRELIM_HASH, &seen) != PAM_SUCCESS || !seen) {
+		if (!iamroot) {
+			pam_syslog(pamh, LOG_NOTICE, "user %s not authenticated: password not changed",
+			           e->name);
+			return PAM_AUTH_ERR;
+		}
 		if (prelim_fingerprint(e->sh.hash, &own_seen) < 0)
 			return PAM_BUF_ERR;
 		seen = own_seen;
@@ -1098,7 +1122,7 @@ PAM_EXTERN int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc, const c
 	if (flags & PAM_PRELIM_CHECK)
 		r = chauthtok_prelim(pamh, &o, &e, iamroot);
 	else if (flags & PAM_UPDATE_AUTHTOK) {
-		r = chauthtok_update(pamh, &o, &e);
+		r = chauthtok_update(pamh, &o, &e, iamroot);
 		drop_change_data(pamh);
 	}
 	else {
