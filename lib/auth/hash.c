@@ -300,6 +300,30 @@ int hs_hash_policy_check_legacy(const struct hs_hash_policy *p, bool allow_legac
 	return 0;
 }
 
+/* Is the hash part of h complete?  crypt_checksalt judges only the prefix
+ * and the setting: "$6$abc", or a hash cut short in a copy, passes it, and
+ * then no password ever matches.  For the methods whose hash part has a
+ * fixed length (crypt(5)), that many characters of crypt's alphabet must
+ * follow the last '$'; other methods are left to libxcrypt. */
+static bool hash_part_complete(const char *h)
+{
+	static const struct { const char *prefix; size_t len; } parts[] = {
+		{ "$y$", 43 }, { "$gy$", 43 }, { "$7$", 43 }, { "$6$", 86 }, { "$5$", 43 },
+		{ "$1$", 22 }, { "$2b$", 53 }, { "$2a$", 53 }, { "$2y$", 53 },
+	};
+	const char *last = strrchr(h, '$');
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(parts); i++) {
+		if (strncmp(h, parts[i].prefix, strlen(parts[i].prefix)) != 0)
+			continue;
+		/* bcrypt: "$2b$NN$" then 22 characters of salt and 31 of hash */
+		return strlen(last + 1) == parts[i].len &&
+		       strspn(last + 1, "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				   "abcdefghijklmnopqrstuvwxyz") == parts[i].len;
+	}
+	return true;
+}
+
 int hs_hash_check_given(const char *hash, const char **problem)
 {
 	const char *h = hash;
@@ -325,6 +349,10 @@ int hs_hash_check_given(const char *hash, const char **problem)
 	switch (h[0] == '$' ? crypt_checksalt(h) : CRYPT_SALT_INVALID) {
 	case CRYPT_SALT_OK:
 	case CRYPT_SALT_TOO_CHEAP:
+		if (!hash_part_complete(h)) {
+			*problem = "the hash is cut short (no password could match it)";
+			return -1;
+		}
 		return 0;
 	case CRYPT_SALT_METHOD_LEGACY:
 		return 1;

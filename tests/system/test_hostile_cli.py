@@ -126,3 +126,15 @@ def test_pwunconv_and_pwconv_to_a_pipe_nobody_reads_exit_0(tsb):
     status, err = to_a_pipe_nobody_reads(tsb, ["/usr/sbin/pwconv"])
     assert status == "0", err
     assert tsb.exists(TREE + "/alice/shadow") and not tsb.exists("/etc/shadow")
+
+
+@pytest.mark.parametrize("given", ["$6$abc", "$6$", "$y$j9T$", "$2b$05$abc"])
+def test_chpasswd_refuses_a_hash_cut_short(tsb, given):
+    """chpasswd -e with a hash that is only its method's prefix, or cut short: it used
+    to be written, and no password could ever match it (the account locked out without
+    a word)."""
+    before = state(tsb)
+    res = tsb.run(["/usr/sbin/chpasswd", "-e"], input="alice:%s\n" % given, check=False)
+    assert res.returncode == 1, res
+    assert "line 1" in res.stderr and "cut short" in res.stderr, res.stderr
+    assert state(tsb) == before

@@ -145,7 +145,30 @@ static void test_every_method_roundtrip(void **state)
 		/* fresh salt every time */
 		assert_int_equal(hs_hash_password("correct horse", &p, h2, sizeof h2), 0);
 		assert_string_not_equal(h, h2);
+
+		/* given already hashed (chpasswd -e): whole, or locked with '!',
+		 * it is taken; cut short by a character, or a character
+		 * outside crypt's alphabet, it is refused (no password could
+		 * match it); a legacy method is the caller's opt-in */
+		const char *problem;
+		char locked[HS_HASH_MAX + 2];
+
+		snprintf(locked, sizeof locked, "!%s", h);
+		assert_int_equal(hs_hash_check_given(h, &problem), strong ? 0 : 1);
+		assert_int_equal(hs_hash_check_given(locked, &problem), strong ? 0 : 1);
+		h[strlen(h) - 1] = '\0';
+		assert_int_equal(hs_hash_check_given(h, &problem), strong ? -1 : 1);
+		strcpy(h, h2);
+		h[strlen(h) - 1] = '%';
+		assert_int_equal(hs_hash_check_given(h, &problem), strong ? -1 : 1);
+		if (strong)
+			assert_string_equal(problem, "the hash is cut short (no password could match it)");
 	}
+	const char *problem;
+	assert_int_equal(hs_hash_check_given("$6$abc", &problem), -1);
+	assert_int_equal(hs_hash_check_given("$6$", &problem), -1);
+	assert_int_equal(hs_hash_check_given("$y$j9T$abc$", &problem), -1);
+	assert_int_equal(hs_hash_check_given("*", &problem), 0);
 }
 
 static void test_hash_costs_in_output(void **state)
