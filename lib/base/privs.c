@@ -360,7 +360,7 @@ void hs_privs_restore_signals(const sigset_t *saved)
  * the hybrid one's unified part).  Best effort: where neither can be
  * written (no cgroup v2; a container whose root cgroup is not ours) we
  * stay where we are. */
-static void leave_callers_cgroup(void)
+void hs_privs_leave_callers_cgroup(void)
 {
 	static const char *const procs[] = { "/sys/fs/cgroup/cgroup.procs",
 					     "/sys/fs/cgroup/unified/cgroup.procs" };
@@ -383,7 +383,7 @@ int hs_privs_unstoppable(void)
 
 	if (setresuid(0, 0, 0) < 0)
 		return -errno;
-	leave_callers_cgroup();
+	hs_privs_leave_callers_cgroup();
 	for (size_t i = 0; i < HS_ARRAY_SIZE(stops); i++)
 		if (signal(stops[i], SIG_IGN) == SIG_ERR)
 			return -errno;

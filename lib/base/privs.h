@@ -44,6 +44,9 @@ void hs_privs_restore_signals(const sigset_t *saved);
  * whose freezer only root may use.  It stays non-dumpable (hs_privs_init),
  * so it cannot be traced either.  Returns 0 or -errno. */
 int hs_privs_unstoppable(void);
+/* Its cgroup step alone, for a program that confines itself with Landlock
+ * (which refuses the write to /sys) before it becomes unstoppable. */
+void hs_privs_leave_callers_cgroup(void);
 
 /* Raise (on) or lower CAP_AUDIT_WRITE in the effective set, around the
  * sends of an audit event: the kernel checks the sender's effective set at

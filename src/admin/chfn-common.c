@@ -434,6 +434,10 @@ int chfn_main(int argc, char **argv, enum chfn_mode mode)
 	 * (root passes through pam_rootok) */
 	if (hs_pamconv_authenticate("chfn", me.pw_name, &err) < 0)
 		hs_report_die(E_NOPERM, &err);
+	/* out of a cgroup the caller may freeze (hs_privs_unstoppable) now:
+	 * once confined, chfn may not write to /sys */
+	if (!amroot)
+		hs_privs_leave_callers_cgroup();
 	/* authenticated: from here the kernel lets chfn write /etc only */
 	hs_confine_to_etc(E_NOPERM);
 

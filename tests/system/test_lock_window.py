@@ -423,29 +423,34 @@ def delegated_cgroup(sb):
                 time.sleep(0.1)
 
 
-def test_setuid_gpasswd_cannot_be_frozen_holding_pwd_lock(sb, build_dir, delegated_cgroup):
+@pytest.mark.parametrize("tool", ["gpasswd", "chfn"])
+def test_setuid_tool_cannot_be_frozen_holding_pwd_lock(sb, build_dir, delegated_cgroup, tool):
     """The cgroup freezer stops a process without a signal.  alice starts setuid gpasswd
-    in her own cgroup and freezes that cgroup while gpasswd holds /etc/.pwd.lock (strace
-    holds it 3 s in its rename): gpasswd has left her cgroup for the root one, so it goes
-    on, and root's useradd, which waits for the lock, goes through at once (frozen, it
-    would wait out its 15 s and fail)."""
+    (or chfn, which confines itself before it locks) in her own cgroup and freezes that
+    cgroup while the tool holds /etc/.pwd.lock (strace holds it 3 s in its rename): the
+    tool has left her cgroup for the root one, so it goes on, and root's useradd, which
+    waits for the lock, goes through at once (frozen, it would wait out its 15 s and
+    fail)."""
     name = delegated_cgroup
     sb.add_classic_user("bob", password="bob-pw-1")
     sb.run(["/usr/sbin/groupadd", "proj"])
-    install_setuid(sb, build_dir, "gpasswd")
+    install_setuid(sb, build_dir, tool)
     sb.run(["/usr/bin/gpasswd", "-A", "alice", "proj"])
+    argv, data = {"gpasswd": (["/usr/bin/gpasswd", "-a", "bob", "proj"], ""),
+                  "chfn": (["/usr/bin/chfn", "-r", "13"], "alice-pw-1\n")}[tool]
     freeze = "/sys/fs/cgroup/%s/cgroup.freeze" % name
-    # the traced shell puts itself in alice's cgroup, then becomes her gpasswd
+    # the traced shell puts itself in alice's cgroup, then becomes her tool
     cmd, _ = sb._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
                        "inject=rename,renameat,renameat2:delay_enter=3000000:when=1",
                        "/bin/sh", "-c", 'echo 0 > /sys/fs/cgroup/%s/cgroup.procs && exec "$@"'
-                       % name, "sh"] +
-                      as_user(sb, "alice", ["/usr/bin/gpasswd", "-a", "bob", "proj"]),
-                      None, "/")
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       % name, "sh"] + as_user(sb, "alice", argv), None, "/")
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
                             start_new_session=True, text=True)
-    pid = tracee_of(proc.pid, "gpasswd")
+    proc.stdin.write(data)
+    proc.stdin.close()
+    proc.stdin = None
+    pid = tracee_of(proc.pid, tool)
     try:
         deadline = time.monotonic() + 30
         while not (in_rename(pid) and holds_pwd_lock(sb)):
@@ -460,8 +465,12 @@ def test_setuid_gpasswd_cannot_be_frozen_holding_pwd_lock(sb, build_dir, delegat
         out, err = resume(proc, pid)
     assert res.returncode == 0 and took < 10, (res.stderr, took)
     assert proc.returncode == 0, err
-    assert "bob" in [l for l in sb.read("/etc/group").splitlines()
-                     if l.startswith("proj:")][0]
+    if tool == "gpasswd":
+        assert "bob" in [l for l in sb.read("/etc/group").splitlines()
+                         if l.startswith("proj:")][0]
+    else:
+        assert ",13" in [l for l in sb.read("/etc/passwd").splitlines()
+                         if l.startswith("alice:")][0]
 
 
 def batch_lines(fmt):
