@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -350,6 +351,17 @@ void hs_privs_block_signals(sigset_t *saved)
 
 void hs_privs_restore_signals(const sigset_t *saved)
 {
+	const struct timespec now = { 0, 0 };
+	sigset_t pipe;
+
+	/* A report written meanwhile to a pipe nobody reads already failed
+	 * with EPIPE; its SIGPIPE, pending, would end the tool (141) after
+	 * its change was made, before its own status. */
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	if (!sigismember(saved, SIGPIPE))
+		while (sigtimedwait(&pipe, NULL, &now) == SIGPIPE)
+			;
 	sigprocmask(SIG_SETMASK, saved, NULL);
 }
 

@@ -977,9 +977,8 @@ static void convert_end(struct hs_locks *locks, sigset_t *saved)
 	hs_globalfile_unlock(locks);
 	fflush(stdout);
 	fflush(stderr);
-	/* a report to a pipe nobody reads left SIGPIPE pending: the work is
-	 * done (or undone), and 141 would tell a script it was not */
-	signal(SIGPIPE, SIG_IGN);
+	/* a SIGPIPE from the report is dropped there (141 would tell a
+	 * script the conversion was not made) */
 	hs_privs_restore_signals(saved);
 }
 
