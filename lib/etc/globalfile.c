@@ -440,16 +440,10 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	}
 	/* from here until the release, a kill leaves the record out */
 	read_boot_id(l->boot_id, sizeof(l->boot_id));
-	clean = lock_says_clean(l->pwd_lock_fd, l->boot_id, &empty);
-	/* a journal is finished whatever the record says (an /etc copied
-	 * back from a backup in the same boot): one lookup, no listing */
-	if (clean) {
-		char journal[PATH_MAX + 32];
-		struct stat st;
-
-		snprintf(journal, sizeof(journal), "%s/%s", dir, HS_TXN_JOURNAL);
-		clean = lstat(journal, &st) < 0 && errno == ENOENT;
-	}
+	/* a journal or the tree's mark is dealt with whatever the record
+	 * says (an /etc copied back from a backup in the same boot, a tool
+	 * from before the record killed meanwhile): lookups, no listing */
+	clean = lock_says_clean(l->pwd_lock_fd, l->boot_id, &empty) && nothing_left(dir);
 	if (!empty && ftruncate(l->pwd_lock_fd, 0) < 0) {
 		r = -errno;
 		goto fail;

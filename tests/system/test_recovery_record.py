@@ -117,6 +117,22 @@ def test_a_reserved_directory_keeps_the_record_out_until_it_is_swept(sb):
     assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
 
 
+def test_a_reserved_directory_is_swept_whatever_the_record_says(sb):
+    """This boot's record next to the tree's mark (an /etc restored in the same boot, a
+    tool from before the record killed meanwhile): the mark is looked up at locking, so
+    the next tree tool still sweeps the reserved directory."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    ghost = "/etc/hardened-shadow/.new.ghost.AbCdEf012345"
+    sb.run(["mkdir", "-m", "0700", ghost])
+    sb.write("/etc/hardened-shadow/.reserved", "", mode=0o600)
+    sb.write(PWD_LOCK, RECORD % boot_id(sb), mode=0o600)
+    sb.run(["/usr/sbin/useradd", "carol"])
+    assert not sb.exists(ghost)
+    assert not sb.exists("/etc/hardened-shadow/.reserved")
+    assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
+
+
 def test_a_journal_is_finished_whatever_the_record_says(sb):
     """A committed journal with this boot's record (an /etc copied back from a backup taken
     while a tool ran): the next tool still finishes the change, before it writes its own."""
