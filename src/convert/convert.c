@@ -798,7 +798,31 @@ static int collect_real_shells(int treefd, struct pwdb *pw, size_t *n_restored)
 /* Undo an interrupted pwconv: real shells back into /etc/passwd, the proxy
  * out of /etc/shells, the tree removed.  /etc/shadow (or /etc/tcb) was never
  * touched, so the classic system is whole again. */
-static int rollback_pwconv(int etcfd, int treefd)
+/* Before the tree goes: does /etc/shadow still hold every user the tree
+ * holds?  pwconv removes it only at its end, but a tool may write a new
+ * one between an interrupted pwconv and the next run (systemd-sysusers,
+ * for the accounts it creates): removing the tree then would lose every
+ * hash it alone holds. */
+static int shadow_still_whole(int treefd, struct pwdb *pw)
+{
+	struct spdb sp = { 0 };
+	int r = spdb_load_shadow(&sp, pw);
+
+	for (size_t i = 0; r == 0 && i < pw->n; i++)
+		if (pw->ents[i].sp < 0 && file_exists_at(treefd, pw->ents[i].pw.name)) {
+			hs_warn("cannot roll back the interrupted pwconv: %s has no line for %s, "
+				"whose hash only %s holds (another program wrote %s since); "
+				"move %s away and run pwconv again", HS_ETC_SHADOW,
+				pw->ents[i].pw.name, HS_TREE_DIR, HS_ETC_SHADOW, HS_ETC_SHADOW);
+			r = -EEXIST;
+		}
+	spdb_free(&sp);
+	for (size_t i = 0; i < pw->n; i++)
+		pw->ents[i].sp = -1;
+	return r;
+}
+
+static int rollback_pwconv(int etcfd, int treefd, bool from_tcb)
 {
 	struct pwdb pw = { 0 };
 	struct hs_shells sh = { 0 };
@@ -808,6 +832,8 @@ static int rollback_pwconv(int etcfd, int treefd)
 	int r;
 
 	r = pwdb_load(&pw);
+	if (r == 0 && !from_tcb)
+		r = shadow_still_whole(treefd, &pw);
 	if (r == 0)
 		r = collect_real_shells(treefd, &pw, &n);
 	if (r == 0)
@@ -1061,7 +1087,7 @@ static int pwconv_handle_tree_state(int etcfd, int *treefd, enum tree_state stat
 	case TREE_PWCONV:
 		if (!source_tcb && !file_exists_at(etcfd, SHADOW_NAME))
 			return pwconv_finish_interrupted(etcfd, *treefd);
-		r = rollback_pwconv(etcfd, *treefd);
+		r = rollback_pwconv(etcfd, *treefd, source_tcb);
 		if (r < 0)
 			return r;
 		hs_close(TAKE_FD(*treefd));
@@ -1472,7 +1498,7 @@ static int convert_to_classic(void)
 		break;
 	case TREE_PWCONV:
 		if (source_tcb || shadow_existed) {
-			r = rollback_pwconv(etcfd, treefd);
+			r = rollback_pwconv(etcfd, treefd, source_tcb);
 			goto out;
 		}
 		/* pwconv had finished all but dropping its marker. */

@@ -701,3 +701,23 @@ def test_commit_failure_is_rolled_back(sb, which):
     assert res.returncode == 1, res.stderr
     assert "cannot write /etc/%s: Input/output error" % which in res.stderr
     assert_unchanged(sb, before)
+
+
+@pytest.mark.parametrize("tool", [PWCONV, PWUNCONV])
+def test_a_new_shadow_after_an_interrupted_pwconv_does_not_cost_the_tree(sb, tool):
+    """pwconv killed after removing /etc/shadow, before its marker: another program then
+    writes a new /etc/shadow (systemd-sysusers does, for its accounts).  The next run
+    used to take that file for the one pwconv never removed and roll back, removing the
+    tree with every hash it alone held.  It refuses, and the tree stays."""
+    orig_shadow, _ = crash_setup(sb, n=20)
+    sb.run([PWCONV])
+    # what pwconv killed between its last two steps leaves: the tree with its marker,
+    # /etc/shadow gone
+    sb.write(TREE + "/.pwconv-incomplete", "shadow\n", mode=0o600)
+    sb.write("/etc/shadow", "root:*:19000:0:99999:7:::\n", mode=0o640)
+    res = sb.run([tool], check=False)
+    assert res.returncode != 0, res
+    assert "cannot roll back the interrupted pwconv" in res.stderr, res.stderr
+    assert sb.exists(TREE + "/bob/shadow")
+    got = parse_shadow(sb.run(["getent", "shadow", "bob"]).stdout)
+    assert got["bob"][0] == orig_shadow["bob"][0]
