@@ -314,12 +314,13 @@ def in_rename(pid):
     return in_syscall(pid, ("82", "264", "316"))
 
 
-def user_cannot_stop_while_locked(sb, user, tool, argv, data):
-    """Run tool as user, held by strace in its locked section (a delay before its
-    rename); the user tries to stop it as they may stop their own processes."""
+def held_in_its_lock(sb, tool, argv, data):
+    """Start argv (which runs tool) held by strace in its locked section (a delay
+    before its first rename), data on its stdin; (the strace process, tool's pid) once
+    tool holds /etc/.pwd.lock."""
     cmd, _ = sb._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
-                       "inject=rename,renameat,renameat2:delay_enter=3000000:when=1"] +
-                      as_user(sb, user, argv), None, "/")
+                       "inject=rename,renameat,renameat2:delay_enter=3000000:when=1"] + argv,
+                      None, "/")
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
                             start_new_session=True, text=True)
@@ -332,6 +333,13 @@ def user_cannot_stop_while_locked(sb, user, tool, argv, data):
         if time.monotonic() > deadline or proc.poll() is not None:
             raise AssertionError("never held the lock: %r" % (resume(proc, pid),))
         time.sleep(0.02)
+    return proc, pid
+
+
+def user_cannot_stop_while_locked(sb, user, tool, argv, data):
+    """Run tool as user, held by strace in its locked section (a delay before its
+    rename); the user tries to stop it as they may stop their own processes."""
+    proc, pid = held_in_its_lock(sb, tool, as_user(sb, user, argv), data)
     tries = [sb.run(["/bin/kill", "-" + sig, str(sb.ns_pid(pid))], user=user, check=False)
              for sig in ("STOP", "TSTP", "TTOU")]
     out, err = resume(proc, pid)
@@ -440,22 +448,10 @@ def test_setuid_tool_cannot_be_frozen_holding_pwd_lock(sb, build_dir, delegated_
                   "chfn": (["/usr/bin/chfn", "-r", "13"], "alice-pw-1\n")}[tool]
     freeze = "/sys/fs/cgroup/%s/cgroup.freeze" % name
     # the traced shell puts itself in alice's cgroup, then becomes her tool
-    cmd, _ = sb._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
-                       "inject=rename,renameat,renameat2:delay_enter=3000000:when=1",
-                       "/bin/sh", "-c", 'echo 0 > /sys/fs/cgroup/%s/cgroup.procs && exec "$@"'
-                       % name, "sh"] + as_user(sb, "alice", argv), None, "/")
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
-                            start_new_session=True, text=True)
-    proc.stdin.write(data)
-    proc.stdin.close()
-    proc.stdin = None
-    pid = tracee_of(proc.pid, tool)
+    proc, pid = held_in_its_lock(sb, tool, [
+        "/bin/sh", "-c", 'echo 0 > /sys/fs/cgroup/%s/cgroup.procs && exec "$@"' % name,
+        "sh"] + as_user(sb, "alice", argv), data)
     try:
-        deadline = time.monotonic() + 30
-        while not (in_rename(pid) and holds_pwd_lock(sb)):
-            assert time.monotonic() < deadline and proc.poll() is None, "never held the lock"
-            time.sleep(0.02)
         sb.run(["/bin/sh", "-c", "echo 1 > " + freeze], user="alice")
         start = time.monotonic()
         res = sb.run(["/usr/sbin/useradd", "zed"], check=False, timeout=30)
