@@ -200,7 +200,7 @@ struct spdb {
 	struct hs_accountdb file;   /* /etc/shadow */
 	struct hs_buf nis;          /* its NIS compat lines, each with its newline */
 	struct sp_ent *ents;
-	size_t n, cap;
+	size_t n;
 };
 
 static void spdb_free(struct spdb *db)
@@ -328,15 +328,6 @@ static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const
 		hs_warn("cannot open %s/%s: %s", HS_ETC_TCB, name, hs_strerror(ufd));
 		return ufd;
 	}
-	if (db->n == db->cap) {
-		size_t ncap = db->cap ? 2 * db->cap : 256;
-		struct sp_ent *ne = realloc(db->ents, ncap * sizeof(*ne));
-
-		if (!ne)
-			return -ENOMEM;
-		db->ents = ne;
-		db->cap = ncap;
-	}
 	r = hs_fileio_read_alloc_at(ufd, TCB_SHADOW, &ex, &data, &len, &st);
 	if (r < 0) {
 		hs_warn("cannot read %s: %s", path, hs_strerror(r));
@@ -378,6 +369,11 @@ static int spdb_load_tcb(struct spdb *db, struct pwdb *pw, int etcfd)
 		hs_warn("cannot open %s: %s", HS_ETC_TCB, hs_strerror(tcbfd));
 		return tcbfd;
 	}
+	/* one entry per passwd user (the directory names differ), and the
+	 * one that is refused */
+	db->ents = calloc(pw->n + 1, sizeof(*db->ents));
+	if (!db->ents)
+		return -ENOMEM;
 	if (!(d = list_dir(tcbfd, HS_ETC_TCB, &r)))
 		return r;
 	errno = 0;
