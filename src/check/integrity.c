@@ -1156,12 +1156,11 @@ static void check_other_entry(struct tree *tr, const char *name)
 	if (fstatat(tr->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
 	snprintf(path, sizeof path, "%s/%s", tr->t->path, show(name, sbuf));
-	if (strcmp(name, HS_CONVERT_MARK_PWCONV) == 0) {
-		problem(a, "%s: pwconv was interrupted; run pwconv again to finish it", path);
-		return;
-	}
-	if (strcmp(name, HS_CONVERT_MARK_PWUNCONV) == 0) {
-		problem(a, "%s: pwunconv was interrupted; run pwunconv again to finish it", path);
+	if (strcmp(name, HS_CONVERT_MARK_PWCONV) == 0 ||
+	    strcmp(name, HS_CONVERT_MARK_PWUNCONV) == 0) {
+		const char *tool = strcmp(name, HS_CONVERT_MARK_PWCONV) == 0 ? "pwconv" : "pwunconv";
+
+		problem(a, "%s: %s was interrupted; run %s again to finish it", path, tool, tool);
 		return;
 	}
 	/* the tree's mark of reserved directories (lib/tree/userdir_admin.c):
@@ -1660,10 +1659,9 @@ static int live_items(struct hs_accountdb *db, struct sort_item **out, size_t *n
 				 l->lineno);
 			return -HS_E_FORMAT;
 		}
-		items[n].line = i;
-		items[n].key = db->kind == HS_DB_PASSWD ? (unsigned long)l->rec.pw.uid
-			     : db->kind == HS_DB_GROUP ? (unsigned long)l->rec.gr.gid : 0;
-		n++;
+		/* the uid or gid; 0 in the shadow files */
+		items[n] = (struct sort_item){ .line = i, .key = 0 };
+		(void)hs_accountdb_id(db, i, &items[n++].key);
 	}
 	*out = TAKE_PTR(items);
 	*n_out = n;

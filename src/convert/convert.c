@@ -200,7 +200,7 @@ struct spdb {
 	struct hs_accountdb file;   /* /etc/shadow */
 	struct hs_buf nis;          /* its NIS compat lines, each with its newline */
 	struct sp_ent *ents;
-	size_t n, cap;
+	size_t n;
 };
 
 static void spdb_free(struct spdb *db)
@@ -328,15 +328,6 @@ static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const
 		hs_warn("cannot open %s/%s: %s", HS_ETC_TCB, name, hs_strerror(ufd));
 		return ufd;
 	}
-	if (db->n == db->cap) {
-		size_t ncap = db->cap ? 2 * db->cap : 256;
-		struct sp_ent *ne = realloc(db->ents, ncap * sizeof(*ne));
-
-		if (!ne)
-			return -ENOMEM;
-		db->ents = ne;
-		db->cap = ncap;
-	}
 	r = hs_fileio_read_alloc_at(ufd, TCB_SHADOW, &ex, &data, &len, &st);
 	if (r < 0) {
 		hs_warn("cannot read %s: %s", path, hs_strerror(r));
@@ -378,6 +369,11 @@ static int spdb_load_tcb(struct spdb *db, struct pwdb *pw, int etcfd)
 		hs_warn("cannot open %s: %s", HS_ETC_TCB, hs_strerror(tcbfd));
 		return tcbfd;
 	}
+	/* one entry per passwd user (the directory names differ), and the
+	 * one that is refused */
+	db->ents = calloc(pw->n + 1, sizeof(*db->ents));
+	if (!db->ents)
+		return -ENOMEM;
 	if (!(d = list_dir(tcbfd, HS_ETC_TCB, &r)))
 		return r;
 	errno = 0;
@@ -692,11 +688,19 @@ static int write_marker(int treefd, const char *name, const char *content)
 	return hs_fileio_replace_at(treefd, name, content, strlen(content), 0, 0, 0600);
 }
 
-static int remove_marker(int treefd, const char *name)
+/* Remove a marker (treefd < 0: the error opening the tree); a failure
+ * is reported, followed by tail, unless tail is NULL. */
+static int remove_marker(int treefd, const char *name, const char *tail)
 {
-	if (unlinkat(treefd, name, 0) < 0 && errno != ENOENT)
-		return -errno;
-	return fsync_dir(treefd);
+	int r = treefd < 0 ? treefd : 0;
+
+	if (r == 0 && unlinkat(treefd, name, 0) < 0 && errno != ENOENT)
+		r = -errno;
+	if (r == 0)
+		r = fsync_dir(treefd);
+	if (r < 0 && tail)
+		hs_warn("cannot remove %s/%s: %s%s", HS_TREE_DIR, name, hs_strerror(r), tail);
+	return r;
 }
 
 static bool file_exists_at(int dirfd, const char *name)
@@ -869,17 +873,13 @@ static const char *const lock_files[] = {
 static void records_for(const struct pw_ent *e, const struct spdb *sp, long today,
 			const long defaults[3], struct hs_shadow *sh, struct hs_aging *ag)
 {
-	hs_records_aging_init_unset(ag);
 	if (e->sp >= 0) {
 		const struct hs_spwd *s = &sp->ents[e->sp].sp;
 
 		sh->hash = s->hash;
 		sh->lstchg = s->lstchg;
-		ag->min = s->min;
-		ag->max = s->max;
-		ag->warn = s->warn;
-		ag->inact = s->inact;
-		ag->expire = s->expire;
+		*ag = (struct hs_aging){ .min = s->min, .max = s->max, .warn = s->warn,
+					 .inact = s->inact, .expire = s->expire };
 		/* the reserved field, kept for pwunconv (checked by the parser) */
 		snprintf(ag->flag, sizeof(ag->flag), "%s", s->flag);
 		/* As shadow-utils' pwconv: a real password still in /etc/passwd
@@ -896,9 +896,8 @@ static void records_for(const struct pw_ent *e, const struct spdb *sp, long toda
 	 * becomes the locked "!". */
 	sh->hash = strcmp(e->pw.passwd, "x") == 0 ? "!" : e->pw.passwd;
 	sh->lstchg = today;
-	ag->min = defaults[0];
-	ag->max = defaults[1];
-	ag->warn = defaults[2];
+	*ag = (struct hs_aging){ .min = defaults[0], .max = defaults[1], .warn = defaults[2],
+				 .inact = HS_UNSET, .expire = HS_UNSET };
 }
 
 /* The shell file of a user: the passwd shell, or what an empty (or
@@ -1050,12 +1049,9 @@ static int pwconv_finish_interrupted(int etcfd, int treefd)
 		hs_warn("cannot remove %s-: %s", HS_ETC_SHADOW, hs_strerror(r));
 		return r;
 	}
-	r = remove_marker(treefd, HS_CONVERT_MARK_PWCONV);
-	if (r < 0) {
-		hs_warn("cannot remove %s/%s: %s", HS_TREE_DIR, HS_CONVERT_MARK_PWCONV,
-			hs_strerror(r));
+	r = remove_marker(treefd, HS_CONVERT_MARK_PWCONV, "");
+	if (r < 0)
 		return r;
-	}
 	hs_warn("finished an interrupted conversion");
 	return 0;
 }
@@ -1218,12 +1214,9 @@ static int convert_to_tree(bool from_tcb)
 		fsync_dir(etcfd);
 	}
 	/* 7. Done. */
-	r = treefd < 0 ? treefd : remove_marker(treefd, HS_CONVERT_MARK_PWCONV);
-	if (r < 0) {
-		hs_warn("cannot remove %s/%s: %s; run pwconv again to finish", HS_TREE_DIR,
-			HS_CONVERT_MARK_PWCONV, hs_strerror(r));
+	r = remove_marker(treefd, HS_CONVERT_MARK_PWCONV, "; run pwconv again to finish");
+	if (r < 0)
 		goto out;
-	}
 	hs_globalfile_flush_caches("passwd");
 	hs_globalfile_flush_caches("shadow");
 	print_next_steps(pw.n, n_proxy, from_tcb);
@@ -1288,26 +1281,21 @@ static int check_tree_entries(int treefd, struct pwdb *pw)
 static int load_foreign_shadow(int treefd, struct pwdb *pw, struct spdb *sp, bool clean)
 {
 	int r = spdb_load_shadow(sp, pw);
+	const char *both = NULL;        /* what both hold */
 
 	if (r < 0 || !clean)
 		return r;
-	for (size_t i = 0; i < pw->n; i++) {
-		const struct pw_ent *e = &pw->ents[i];
-
-		if (e->sp >= 0 && file_exists_at(treefd, e->pw.name)) {
-			hs_warn("both %s and %s hold %s: the system is half converted; "
-				"move one of them away by hand (pwconv does not guess either)",
-				HS_TREE_DIR, HS_ETC_SHADOW, e->pw.name);
-			return -EEXIST;
-		}
-	}
-	if (sp->nis.len) {
-		hs_warn("both %s and %s hold NIS lines: the system is half converted; "
-			"move one of them away by hand (pwconv does not guess either)",
-			HS_TREE_DIR, HS_ETC_SHADOW);
-		return -EEXIST;
-	}
-	return 0;
+	for (size_t i = 0; !both && i < pw->n; i++)
+		if (pw->ents[i].sp >= 0 && file_exists_at(treefd, pw->ents[i].pw.name))
+			both = pw->ents[i].pw.name;
+	if (!both && sp->nis.len)
+		both = "NIS lines";
+	if (!both)
+		return 0;
+	hs_warn("both %s and %s hold %s: the system is half converted; "
+		"move one of them away by hand (pwconv does not guess either)",
+		HS_TREE_DIR, HS_ETC_SHADOW, both);
+	return -EEXIST;
 }
 
 /* The commit keeps an existing file's owner and mode, and systemd-sysusers
@@ -1333,23 +1321,14 @@ static int foreign_shadow_mode(int etcfd, gid_t shadow_gid)
 	return r;
 }
 
-/* A user without a directory: the line foreign (/etc/shadow next to the
- * tree) has for them, or none (a warning says so). */
-static int render_foreign(const struct pw_ent *e, const struct spdb *foreign,
-			  struct hs_buf *out, size_t *n_users)
+/* Append the /etc/shadow line of sp to out, counted in *n_users. */
+static int append_spwd(struct hs_buf *out, const struct hs_spwd *sp, size_t *n_users)
 {
 	char *line = NULL;
-	int r;
+	int r = hs_records_spwd_format(sp, &line);
 
-	if (e->sp < 0) {
-		hs_warn("%s has no directory in %s: no %s entry written", e->pw.name,
-			HS_TREE_DIR, HS_ETC_SHADOW);
-		return 0;
-	}
-	r = hs_records_spwd_format(&foreign->ents[e->sp].sp, &line);
-	if (r < 0)
-		return r;
-	r = hs_strbuf_append(out, line, strlen(line));
+	if (r == 0)
+		r = hs_strbuf_append(out, line, strlen(line));
 	hs_free_secret(line);
 	if (r == 0)
 		(*n_users)++;
@@ -1383,13 +1362,19 @@ static int render_shadow(int treefd, struct pwdb *pw, const struct spdb *foreign
 		struct hs_shadow sh;
 		struct hs_aging ag;
 		struct hs_spwd sp;
-		char *line = NULL;
 		bool proxy = strcmp(e->pw.shell, HS_SHELL_PROXY) == 0;
 
 		file = NULL;
 		ufd = hs_userdir_open(treefd, e->pw.name, e->pw.uid, NULL);
+		/* a user without a directory: the line foreign (/etc/shadow next
+		 * to the tree) has for them, or none (a warning says so) */
+		if (ufd == -ENOENT && !proxy && e->sp < 0) {
+			hs_warn("%s has no directory in %s: no %s entry written", e->pw.name,
+				HS_TREE_DIR, HS_ETC_SHADOW);
+			continue;
+		}
 		if (ufd == -ENOENT && !proxy) {
-			if ((r = render_foreign(e, foreign, out, n_users)) < 0)
+			if ((r = append_spwd(out, &foreign->ents[e->sp].sp, n_users)) < 0)
 				return r;
 			continue;
 		}
@@ -1412,15 +1397,10 @@ static int render_shadow(int treefd, struct pwdb *pw, const struct spdb *foreign
 			.min = ag.min, .max = ag.max, .warn = ag.warn, .inact = ag.inact,
 			.expire = ag.expire, .flag = ag.flag, .minus_one = 0,
 		};
-		r = hs_records_spwd_format(&sp, &line);
+		r = append_spwd(out, &sp, n_users);
 		hs_wipe(buf, sizeof(buf));
 		if (r < 0)
 			goto fail;
-		r = hs_strbuf_append(out, line, strlen(line));
-		hs_free_secret(line);
-		if (r < 0)
-			goto fail;
-		(*n_users)++;
 		hs_cli_progress_step(i + 1);
 	}
 	hs_cli_progress_end();
@@ -1502,11 +1482,8 @@ static int convert_to_classic(void)
 			goto out;
 		}
 		/* pwconv had finished all but dropping its marker. */
-		if ((r = remove_marker(treefd, HS_CONVERT_MARK_PWCONV)) < 0) {
-			hs_warn("cannot remove %s/%s: %s", HS_TREE_DIR, HS_CONVERT_MARK_PWCONV,
-				hs_strerror(r));
+		if ((r = remove_marker(treefd, HS_CONVERT_MARK_PWCONV, "")) < 0)
 			goto out;
-		}
 		break;
 	}
 
@@ -1546,7 +1523,7 @@ static int convert_to_classic(void)
 	if ((shadow_existed && (r = foreign_shadow_mode(etcfd, g.shadow_gid)) < 0) ||
 	    (r = etc_commit(&shadow, g.shadow_gid, &sh, false, &passwd, changed)) < 0) {
 		if (state != TREE_PWUNCONV)
-			remove_marker(treefd, HS_CONVERT_MARK_PWUNCONV);
+			remove_marker(treefd, HS_CONVERT_MARK_PWUNCONV, NULL);
 		goto out;
 	}
 	/* 4. The tree goes, marker and all. */
