@@ -20,16 +20,27 @@ struct hs_file_expect {
 	uid_t uid;
 	gid_t gid;
 	size_t max_size;
+	/* A root-owned file may have other names.  Only for a read-only
+	 * reader of a file in a directory no user can write (/etc): a user
+	 * can add a name elsewhere wherever fs.protected_hardlinks is 0, and
+	 * that name changes nothing the one in /etc holds. */
+	bool root_links_ok;
 };
 
 /* How a global account file (/etc/passwd and friends) is read: any owner,
  * capped at HS_GLOBALFILE_MAX.  An initializer, so it adds no symbol. */
 #define HS_FILE_EXPECT_GLOBAL \
 	{ .uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX }
+/* The same for a program that only reads it (newuidmap, newgrp): a hard
+ * link a user made elsewhere to the root-owned file must not refuse the
+ * read to every user.  The writers keep refusing one (txn.c). */
+#define HS_FILE_EXPECT_GLOBAL_READ \
+	{ .uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX, \
+	  .root_links_ok = true }
 
-/* Check an fstat result: regular file, link count 1, owner/group,
- * size cap.  Returns 0 or -HS_E_NOTREG/-HS_E_NLINK/-HS_E_OWNER/
- * -HS_E_GROUP/-HS_E_TOOBIG. */
+/* Check an fstat result: regular file, link count 1 (or more, for a
+ * root-owned file, with root_links_ok), owner/group, size cap.  Returns 0
+ * or -HS_E_NOTREG/-HS_E_NLINK/-HS_E_OWNER/-HS_E_GROUP/-HS_E_TOOBIG. */
 int hs_fileio_check_stat(const struct stat *st, const struct hs_file_expect *ex);
 
 /* Open dirfd/name with O_RDONLY|O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC|O_NOCTTY
