@@ -31,7 +31,7 @@ struct hs_file_expect {
  * capped at HS_GLOBALFILE_MAX.  An initializer, so it adds no symbol. */
 #define HS_FILE_EXPECT_GLOBAL \
 	{ .uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX }
-/* The same for a program that only reads it (newuidmap, newgrp): a hard
+/* The same for a program that only reads it (newuidmap, newgrp, /etc/shells): a hard
  * link a user made elsewhere to the root-owned file must not refuse the
  * read to every user.  The writers keep refusing one (txn.c). */
 #define HS_FILE_EXPECT_GLOBAL_READ \
