@@ -14,7 +14,7 @@
  * a missing file has none. */
 static int read_file(const char *path, char **data, size_t *len, struct hs_line_iter *it)
 {
-	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL_READ;
+	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
 	int r = hs_fileio_read_alloc_path(path, &ex, data, len);
 
 	hs_strbuf_lines_init(it, *data, r < 0 ? 0 : *len);

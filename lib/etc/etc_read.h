@@ -7,9 +7,7 @@
  *
  * Both read path as a regular file, last component not a symlink, at most
  * HS_GLOBALFILE_MAX bytes; a missing file has no lines.  A root-owned file
- * may have other names (HS_FILE_EXPECT_GLOBAL_READ): where
- * fs.protected_hardlinks is 0 any user can make one, and it must not cost
- * every user their ranges or their group.  A line that does
+ * may have other names (HS_FILE_EXPECT_GLOBAL).  A line that does
  * not parse, or that holds a NUL, is skipped: one bad line must not cost
  * the other users their ranges or their group, and shadow-utils skips it
  * too. */

@@ -60,7 +60,7 @@ int hs_shells_load(struct hs_shells *s, const char *path)
 {
 	/* a read, not a global-file operation: su and chsh need no lock
 	 * and no writer to check a shell */
-	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL_READ;
+	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
 	struct hs_line_iter it;
 	const char *line;
 	size_t llen;

@@ -20,21 +20,19 @@ struct hs_file_expect {
 	uid_t uid;
 	gid_t gid;
 	size_t max_size;
-	/* A root-owned file may have other names.  Only for a read-only
-	 * reader of a file in a directory no user can write (/etc): a user
-	 * can add a name elsewhere wherever fs.protected_hardlinks is 0, and
-	 * that name changes nothing the one in /etc holds. */
+	/* A root-owned file may have other names: only for a file in a
+	 * directory no user can write (/etc, /var/log). */
 	bool root_links_ok;
 };
 
-/* How a global account file (/etc/passwd and friends) is read: any owner,
- * capped at HS_GLOBALFILE_MAX.  An initializer, so it adds no symbol. */
+/* How a global account file (/etc/passwd and friends, /etc/shells) is read
+ * and replaced: any owner, capped at HS_GLOBALFILE_MAX, and a root-owned
+ * file may have other names.  Where fs.protected_hardlinks is 0 any user
+ * can hard-link it into a directory of theirs; that name changes nothing
+ * the one in /etc holds (a replace gives /etc a new inode), so it must not
+ * stop root's tools or refuse every user their ranges, groups or shells
+ * (DESIGN §11).  An initializer, so it adds no symbol. */
 #define HS_FILE_EXPECT_GLOBAL \
-	{ .uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX }
-/* The same for a program that only reads it (newuidmap, newgrp, /etc/shells): a hard
- * link a user made elsewhere to the root-owned file must not refuse the
- * read to every user.  The writers keep refusing one (txn.c). */
-#define HS_FILE_EXPECT_GLOBAL_READ \
 	{ .uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX, \
 	  .root_links_ok = true }
 
