@@ -6,7 +6,8 @@
  * writer and no transaction code.
  *
  * Both read path as a regular file, last component not a symlink, at most
- * HS_GLOBALFILE_MAX bytes; a missing file has no lines.  A line that does
+ * HS_GLOBALFILE_MAX bytes; a missing file has no lines.  A root-owned file
+ * may have other names (HS_FILE_EXPECT_GLOBAL).  A line that does
  * not parse, or that holds a NUL, is skipped: one bad line must not cost
  * the other users their ranges or their group, and shadow-utils skips it
  * too. */

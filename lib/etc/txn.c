@@ -266,8 +266,8 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 	if (id->present) {
 		const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
 
-		/* a target that is a symlink, a FIFO or hard-linked is
-		 * refused, as a read of it would be */
+		/* a target that is a symlink, a FIFO or another owner's
+		 * hard-linked file is refused, as a read of it would be */
 		r = S_ISLNK(st.st_mode) ? -HS_E_SYMLINK : hs_fileio_check_stat(&st, &ex);
 		uid = st.st_uid;
 		gid = st.st_gid;
@@ -444,6 +444,7 @@ static int read_carried(int dirfd, struct hs_buf *carried)
 {
 	const struct hs_file_expect ex = {
 		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
+		.root_links_ok = true,  /* in /etc, as the files it names */
 	};
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
@@ -788,6 +789,7 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 {
 	const struct hs_file_expect ex = {
 		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
+		.root_links_ok = true,  /* in /etc, as the files it names */
 	};
 	/* its own and some carried from a journal before it: one per line at most */
 	_cleanup_free_ struct hs_txn_work *work = NULL;

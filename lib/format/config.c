@@ -301,8 +301,11 @@ int hs_config_useradd_defaults_parse(const char *data, size_t len, const char *n
 static int load_config(const char *path, enum syntax syn, hs_config_warn_fn warn,
                        void *ctx, struct hs_config **out)
 {
+	/* a root-owned file's other names as for the account files
+	 * (HS_FILE_EXPECT_GLOBAL): login.defs lives in /etc */
 	const struct hs_file_expect ex = {
 		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_CONFIG_FILE_MAX,
+		.root_links_ok = true,
 	};
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;

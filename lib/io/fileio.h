@@ -20,16 +20,25 @@ struct hs_file_expect {
 	uid_t uid;
 	gid_t gid;
 	size_t max_size;
+	/* A root-owned file may have other names: only for a file in a
+	 * directory no user can write (/etc, /var/log). */
+	bool root_links_ok;
 };
 
-/* How a global account file (/etc/passwd and friends) is read: any owner,
- * capped at HS_GLOBALFILE_MAX.  An initializer, so it adds no symbol. */
+/* How a global account file (/etc/passwd and friends, /etc/shells) is read
+ * and replaced: any owner, capped at HS_GLOBALFILE_MAX, and a root-owned
+ * file may have other names.  Where fs.protected_hardlinks is 0 any user
+ * can hard-link it into a directory of theirs; that name changes nothing
+ * the one in /etc holds (a replace gives /etc a new inode), so it must not
+ * stop root's tools or refuse every user their ranges, groups or shells
+ * (DESIGN §11).  An initializer, so it adds no symbol. */
 #define HS_FILE_EXPECT_GLOBAL \
-	{ .uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX }
+	{ .uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_GLOBALFILE_MAX, \
+	  .root_links_ok = true }
 
-/* Check an fstat result: regular file, link count 1, owner/group,
- * size cap.  Returns 0 or -HS_E_NOTREG/-HS_E_NLINK/-HS_E_OWNER/
- * -HS_E_GROUP/-HS_E_TOOBIG. */
+/* Check an fstat result: regular file, link count 1 (or more, for a
+ * root-owned file, with root_links_ok), owner/group, size cap.  Returns 0
+ * or -HS_E_NOTREG/-HS_E_NLINK/-HS_E_OWNER/-HS_E_GROUP/-HS_E_TOOBIG. */
 int hs_fileio_check_stat(const struct stat *st, const struct hs_file_expect *ex);
 
 /* Open dirfd/name with O_RDONLY|O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC|O_NOCTTY

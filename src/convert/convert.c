@@ -305,7 +305,7 @@ static DIR *list_dir(int dirfd, const char *path, int *err)
 static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const char *name)
 {
 	char path[NAME_MAX + 64];
-	struct hs_file_expect ex = { HS_ANY_UID, HS_ANY_GID, HS_USERFILE_MAX };
+	struct hs_file_expect ex = { .uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_USERFILE_MAX };
 	_cleanup_close_ int ufd = -1;
 	struct stat st;
 	const struct pw_ent *e;
@@ -672,7 +672,7 @@ static int remove_tree(int etcfd, const char *name)
 static int read_marker(int treefd, const char *name, bool *source_tcb)
 {
 	char buf[64];
-	struct hs_file_expect ex = { 0, HS_ANY_GID, 32 };
+	struct hs_file_expect ex = { .uid = 0, .gid = HS_ANY_GID, .max_size = 32 };
 	size_t len;
 	int r = hs_fileio_read_trusted_at(treefd, name, &ex, buf, sizeof(buf), &len, NULL);
 
@@ -1416,7 +1416,7 @@ fail:
  * or an error naming it. */
 static int read_nis_shadow(int treefd, struct hs_buf *nis)
 {
-	const struct hs_file_expect ex = { 0, 0, HS_GLOBALFILE_MAX };
+	const struct hs_file_expect ex = { .uid = 0, .gid = 0, .max_size = HS_GLOBALFILE_MAX };
 	char *data = NULL;
 	size_t len;
 	int r = hs_fileio_read_alloc_at(treefd, HS_CONVERT_NIS_SHADOW, &ex, &data, &len, NULL);

@@ -41,6 +41,7 @@
 #include "account.h"
 #include "cli.h"
 #include "config.h"
+#include "fileio.h"
 #include "layout.h"
 #include "names.h"
 #include "session.h"
@@ -242,23 +243,32 @@ static bool shell_listed(const char *shell)
 static void sulog(const struct hs_config *defs, bool ok, const char *tty, const char *from,
                   const char *to)
 {
-	const char *path = hs_config_get_str(defs, "SULOG_FILE", NULL);
+	const char *path = hs_config_get_str(defs, "SULOG_FILE", NULL), *base;
 	char line[256];
-	struct stat st;
+	struct stat st, dst;
 	struct tm tm;
 	time_t now = time(NULL);
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int dirfd = -1, fd = -1;
+	bool root_dir;
 	int n;
 
 	if (!path || path[0] != '/')
 		return;
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
-		  O_CLOEXEC, 0600);
+	dirfd = hs_fileio_open_parent(path, &base);
+	fd = dirfd < 0 ? -1 : openat(dirfd, base, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW |
+				     O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0600);
 	if (fd < 0) {
+		errno = dirfd < 0 ? -dirfd : errno;
 		syslog(LOG_WARNING, "cannot open %s: %m", path);
 		return;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_nlink != 1) {
+	/* Another name of the log counts against it only where a user could
+	 * have planted the log's name as a link to some file of root's: in a
+	 * directory only root writes (/var/log), a user's link elsewhere
+	 * (fs.protected_hardlinks 0) must not silence the log. */
+	root_dir = fstat(dirfd, &dst) == 0 && dst.st_uid == 0 && !(dst.st_mode & 022);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_nlink != 1 && !root_dir)) {
 		syslog(LOG_WARNING, "%s is not a regular file of root's: not written", path);
 		return;
 	}

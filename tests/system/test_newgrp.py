@@ -145,6 +145,19 @@ def test_member_through_gshadow_only(gsb):
     assert (res.returncode, res.stdout) == (0, "gsonly\n"), res.stderr
 
 
+def test_hard_link_to_gshadow_elsewhere(gsb):
+    """Where fs.protected_hardlinks is 0 (the kernel's own default), any user may hard-link
+    /etc/gshadow into a directory of theirs on the same file system: a second name that
+    changes nothing in /etc must not refuse sg to every member listed there.  Root makes
+    the link a user could make there (the host's sysctl is not ours to change)."""
+    gsb.run(["/bin/ln", "/etc/gshadow", "/var/tmp/alice-gshadow"])
+    try:
+        res = run(gsb, [SG, "gsonly", "-c", "id -gn"], user="carol")
+        assert (res.returncode, res.stdout, res.stderr) == (0, "gsonly\n", "")
+    finally:
+        gsb.run(["/bin/rm", "-f", "/var/tmp/alice-gshadow"])
+
+
 def test_primary_group_needs_no_password(gsb):
     res = run(gsb, [SG, "bob", "-c", "id -gn"], user="bob")
     assert (res.returncode, res.stdout) == (0, "bob\n"), res.stderr

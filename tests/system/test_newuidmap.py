@@ -226,6 +226,31 @@ def test_refused_ranges(msb, child, prog, args, message):
         assert "refused: alice" in "\n".join(msb.syslog())
 
 
+def test_hard_link_to_subuid_elsewhere(msb, child):
+    """Where fs.protected_hardlinks is 0 (the kernel's own default), any user may hard-link
+    /etc/subuid and /etc/subgid into a directory of theirs on the same file system.  The
+    second name changes nothing the file in /etc holds, so it must not cost every user
+    their ranges.  The host's sysctl is not ours to change: root makes the links a user
+    could make there."""
+    uid, gid = ids(msb, "alice")
+    links = ["/var/tmp/alice-subuid", "/var/tmp/alice-subgid"]
+    msb.run(["/bin/ln", "/etc/subuid", links[0]])
+    msb.run(["/bin/ln", "/etc/subgid", links[1]])
+    try:
+        c = child()
+        res = run(msb, [NEWUIDMAP, c.nspid, 0, uid, 1, 1, 100000, 10])
+        assert (res.returncode, res.stderr) == (0, "")
+        res = run(msb, [NEWGIDMAP, c.nspid, 0, gid, 1, 1, 100000, 10])
+        assert (res.returncode, res.stderr) == (0, "")
+        assert c.maps() == ([(0, uid, 1), (1, 100000, 10)], [(0, gid, 1), (1, 100000, 10)])
+        # still only alice's ranges
+        c = child()
+        res = run(msb, [NEWUIDMAP, c.nspid, 0, 200000, 10])
+        assert res.returncode == 1 and "not allowed" in res.stderr
+    finally:
+        msb.run(["/bin/rm", "-f"] + links)
+
+
 def test_someone_elses_process(msb, child):
     uid, _ = ids(msb, "alice")
     bobs = child("bob")

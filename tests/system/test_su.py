@@ -155,6 +155,32 @@ def test_su_wrong_password(sb):
     assert r.returncode == 1 and "su: user nosuch does not exist" in r.stderr, r
 
 
+@pytest.mark.parametrize("logdir", ["/var/log", "/var/tmp"])
+def test_sulog_with_another_name(sb, logdir):
+    """A second name of the su log, which any user can make where fs.protected_hardlinks
+    is 0 (root makes it here), must not silence the log: /var/log is root's alone, so the
+    name there is still root's file.  In a directory others write (/var/tmp) the name
+    itself may be a user's link to some file of root's: such a log is not written."""
+    path = logdir + "/sulog-links"
+    defs = sb.read("/etc/login.defs")
+    sb.write(path, "", mode=0o600)
+    sb.run(["/bin/ln", path, "/var/tmp/bobs-name"])
+    sb.write("/etc/login.defs", defs.replace("SULOG_FILE %s" % SULOG, "SULOG_FILE " + path))
+    try:
+        log(sb)
+        r = su_as(sb, "bob", ["alice", "-c", "true"], PW["bob"])
+        assert r.returncode == 1, r
+        written = sb.read(path)
+        if logdir == "/var/log":
+            assert re.fullmatch(r"SU \d\d/\d\d \d\d:\d\d - \?\?\? bob-alice\n", written)
+        else:
+            assert written == ""
+            assert any("is not a regular file of root's: not written" in l for l in log(sb))
+    finally:
+        sb.write("/etc/login.defs", defs)
+        sb.run(["/bin/rm", "-f", path, "/var/tmp/bobs-name"])
+
+
 def test_su_forces_change_of_expired_password(sb):
     with Pty(sb, [SU, "dave", "-c", 'echo "who=$(id -un)"'], user="bob") as p:
         p.expect("Password: ")

@@ -266,6 +266,17 @@ def test_missing_shell_only_warns(tsb):
     assert tsb.getpwnam("w").shell == "/bin/no-such-shell"
 
 
+def test_hard_link_to_etc_shells_elsewhere(tsb):
+    """Where fs.protected_hardlinks is 0 (the kernel's own default), any user may hard-link
+    /etc/shells into a directory of theirs on the same file system.  That name changes
+    nothing in /etc, so it must not refuse root's useradd (DESIGN §11), nor chsh and su
+    their list.  Root makes the link a user could make there."""
+    tsb.run(["/bin/ln", "/etc/shells", "/var/tmp/alice-shells"])
+    r = run(tsb, ["-s", "/bin/bash", "w"])
+    assert (r.returncode, r.stderr) == (0, "")
+    assert tsb.getpwnam("w").shell in (PROXY, "/bin/bash")
+
+
 def test_non_root_refused(tsb):
     r = tsb.run([USERADD, "zed"], user="alice", check=False)
     assert r.returncode == 1

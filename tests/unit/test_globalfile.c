@@ -717,14 +717,30 @@ static void test_global_replace_refuses_symlink(void **state)
 	assert_int_equal(hs_globalfile_replace(f->passwd, "x\n", 2, 0, 0, 0644), -HS_E_NOTREG);
 	unlink(f->passwd);
 
-	/* a hard-linked file (link count 2) is refused */
+	/* a hard-linked file (link count 2) of another owner than root is
+	 * refused (a user's file linked in) */
 	write_file(f->passwd, "a\n", 2, 0644);
 	char hard[PATH_MAX];
 	PATHF(hard, "%s/hard", f->dir);
 	assert_int_equal(link(f->passwd, hard), 0);
+	if (geteuid() == 0)
+		assert_int_equal(chown(f->passwd, 1, (gid_t)-1), 0);
 	assert_int_equal(hs_globalfile_replace(f->passwd, "x\n", 2, 0, 0, 0644), -HS_E_NLINK);
 	c = slurp_path(hard, &len);
 	assert_string_equal(c, "a\n");
+	if (geteuid() != 0)
+		return;
+	/* root's is replaced: the other name (a user's link, where
+	 * fs.protected_hardlinks is 0) keeps the old inode, the path gets
+	 * a new one of its own */
+	assert_int_equal(chown(f->passwd, 0, (gid_t)-1), 0);
+	assert_int_equal(hs_globalfile_replace(f->passwd, "x\n", 2, 0, 0, 0644), 0);
+	c = slurp_path(hard, &len);
+	assert_string_equal(c, "a\n");
+	c = slurp_path(f->passwd, &len);
+	assert_string_equal(c, "x\n");
+	assert_int_equal(stat(f->passwd, &st), 0);
+	assert_int_equal(st.st_nlink, 1);
 }
 
 /* Child: RLIMIT_FSIZE far below the new contents. */
