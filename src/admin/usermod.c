@@ -754,6 +754,7 @@ static int reown_home(const char *dir, struct reown *ro)
 	_cleanup_close_ int hfd = -1;
 	const char *last;
 	struct stat st, saved;
+	sigset_t sigs;
 	uid_t top_uid;
 	gid_t top_gid;
 	int r;
@@ -776,10 +777,16 @@ static int reown_home(const char *dir, struct reown *ro)
 	if (hfd >= 0 && st.st_uid != ro->old_uid && st.st_uid != ro->uid)
 		return usertool_warn(E_HOMEDIR, "%s is not owned by the user, not changing the "
 				     "owner of its files", dir);
+	/* from the take-away to the hand-back no signal may end us: a Ctrl-C
+	 * or a SIGTERM half-way would leave the home root's 0700 for good,
+	 * and a rerun (the uid already the new one) would not look at it */
+	hs_privs_block_signals(&sigs);
 	r = hfd < 0 ? hfd : hs_walk_take_away(hfd, &saved);
-	if (r < 0)
+	if (r < 0) {
+		hs_privs_restore_signals(&sigs);
 		return usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: %s", dir,
 				     hs_strerror(r));
+	}
 	ro->home = dir;
 	r = hs_walk_below(hfd, &ops, ro);
 	if (r < 0) {
@@ -794,6 +801,7 @@ static int reown_home(const char *dir, struct reown *ro)
 		hs_warn("cannot hand %s back to its owner: %s", dir, hs_strerror(r));
 		ro->errors++;
 	}
+	hs_privs_restore_signals(&sigs);
 	if (ro->errors)
 		return usertool_warn(E_HOMEDIR, "failed to change ownership of %u entries in the "
 				     "home directory %s", ro->errors, dir);
