@@ -642,7 +642,7 @@ static int reown_userdir(int udirfd, const char *user, uid_t old_uid, uid_t uid)
 /* -d -m: rename the home, on the same file system only.  A copy across
  * file systems would have to recreate every file of a hostile tree
  * without following anything; we refuse it and say so instead. */
-static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
+static int move_home(const char *old_dir, const char *new_dir, uid_t uid, bool *moved)
 {
 	_cleanup_free_ char *from = hs_homepath_normalise(old_dir);
 	_cleanup_free_ char *to = hs_homepath_normalise(new_dir);
@@ -679,8 +679,10 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 	if (nfd < 0)
 		return usertool_warn(E_HOMEDIR, "cannot move home directory to %s: %s", new_dir,
 				     hs_homepath_parent_error(nfd));
-	if (renameat2(ofd, olast, nfd, nlast, RENAME_NOREPLACE) == 0)
+	if (renameat2(ofd, olast, nfd, nlast, RENAME_NOREPLACE) == 0) {
+		*moved = true;
 		return E_SUCCESS;
+	}
 	if (errno == EEXIST)
 		return usertool_warn(E_HOMEDIR, "directory %s exists", new_dir);
 	if (errno == EXDEV)
@@ -889,6 +891,8 @@ struct usermod_plan {
 	bool new_uid_shared;    /* -u with -o: another account has the new uid */
 	int treefd, udirfd;
 	bool have_dir, dir_is_reserved;
+	bool home_moved;        /* -m renamed the home (before the commit) */
+	struct stat passwd_before;      /* /etc/passwd as it was before the commit */
 	uid_t dir_owner;
 	gid_t auth_gid;
 	const char *shell_file; /* the new contents of the user's shell file */
@@ -1384,20 +1388,44 @@ static int apply_late_shell_file(const struct usermod_plan *p)
 	return r < 0 ? userfile_error("write", p->user, HS_FILE_SHELL, r) : E_SUCCESS;
 }
 
-static void apply_move_home(const struct usermod_plan *p, const sigset_t *saved)
+static void apply_move_home(struct usermod_plan *p, const sigset_t *saved)
 {
 	int status;
 
 	if (!o.move_home)
 		return;
-	status = move_home(p->old_home, o.home, p->old_uid);
+	if (stat(HS_ETC_PASSWD, &p->passwd_before) < 0)
+		memset(&p->passwd_before, 0, sizeof(p->passwd_before));
+	status = move_home(p->old_home, o.home, p->old_uid, &p->home_moved);
 	if (status != E_SUCCESS)
 		fail_unblocking(saved, status);
 }
 
+/* A failure before the commit point (a full /etc): /etc/passwd still
+ * names the old home, so the home goes back there.  A commit that failed
+ * after its point (a journal left, /etc/passwd replaced) keeps it moved,
+ * as /etc/passwd will name the new one. */
+static void undo_move_home(struct usermod_plan *p)
+{
+	struct stat st;
+	bool moved_back = false;
+
+	if (!p->home_moved)
+		return;
+	if (faccessat(AT_FDCWD, HS_ETC_DIR "/" HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    stat(HS_ETC_PASSWD, &st) < 0 || st.st_dev != p->passwd_before.st_dev ||
+	    st.st_ino != p->passwd_before.st_ino)
+		return;
+	if (move_home(o.home, p->old_home, p->old_uid, &moved_back) == E_SUCCESS && moved_back)
+		p->home_moved = false;
+	else
+		hs_warn("the home directory is left at %s; /etc/passwd names %s", o.home,
+			p->old_home);
+}
+
 /* -l -u: take the directory away from the user, give its files the new
  * uid, put it under the reserved name. */
-static void apply_take_away_userdir(const struct usermod_plan *p, const sigset_t *saved)
+static void apply_take_away_userdir(struct usermod_plan *p, const sigset_t *saved)
 {
 	char path[HS_PATHBUF_USER];
 	int r = 0;
@@ -1407,6 +1435,7 @@ static void apply_take_away_userdir(const struct usermod_plan *p, const sigset_t
 	hs_userdir_path(path, sizeof(path), p->user, NULL);
 	if (fchown(p->udirfd, 0, 0) < 0 || fchmod(p->udirfd, 0700) < 0) {
 		hs_warn("cannot take %s away from the user: %s", path, strerror(errno));
+		undo_move_home(p);
 		fail_unblocking(saved, E_PW_UPDATE);
 	}
 	if (o.uid)
@@ -1420,6 +1449,7 @@ static void apply_take_away_userdir(const struct usermod_plan *p, const sigset_t
 	}
 	if (r < 0) {
 		undo_take_away(p->udirfd, p->old_uid, p->auth_gid);
+		undo_move_home(p);
 		fail_unblocking(saved, E_PW_UPDATE);
 	}
 }
@@ -1532,8 +1562,10 @@ int main(int argc, char **argv)
 	apply_userdir_files(&p);
 	apply_move_home(&p, &saved);
 	apply_take_away_userdir(&p, &saved);
-	if (usertool_commit(&set, NULL, 0) < 0)
+	if (usertool_commit(&set, NULL, 0) < 0) {
+		undo_move_home(&p);
 		fail_unblocking(&saved, usertool_file_status(set.failed));
+	}
 	status = apply_late_shell_file(&p);
 	if (apply_hand_back_userdir(&p) != E_SUCCESS)
 		status = E_PW_UPDATE;
