@@ -53,10 +53,44 @@ void hs_homedir_confine_rules(const char *home, char *buf, size_t size,
 	out[1] = (struct hs_confine_rule){ buf, parent_access };
 }
 
+/* Make the missing directories of parent, each below the one opened
+ * before it (fd, trusted: root's and not writable by others), never
+ * through a symlink, its mode set through its own fd.  Only root can add
+ * to a trusted directory, so nobody can swap what we just made. */
+static int make_missing(int fd, char *rest)
+{
+	_cleanup_close_ int cur = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	char *comp, *save = NULL;
+
+	if (cur < 0)
+		return -errno;
+	for (comp = strtok_r(rest, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		struct stat st;
+		bool made = hs_selabel_mkdirat(cur, comp, NULL, 0755) == 0;
+		int next;
+
+		if (!made && errno != EEXIST)
+			return -errno;
+		next = hs_fileio_open_dir_at(cur, comp, &st);
+		if (next < 0)
+			return next;
+		hs_close(cur);
+		cur = next;
+		/* our umask is 077 (hs_privs_init): set the mode */
+		if (made && st.st_uid == 0 && fchmod(cur, 0755) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 int hs_homedir_open_parent(const char *home, const char **last)
 {
 	const char *slash = home ? strrchr(home, '/') : NULL;
 	_cleanup_free_ char *parent = NULL;
+	_cleanup_free_ char *have = NULL;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int r;
 
 	/* the home itself must be one plain name below its parent: not "",
 	 * "." or "..", checked before any parent is made */
@@ -65,24 +99,33 @@ int hs_homedir_open_parent(const char *home, const char **last)
 	*last = slash + 1;
 	/* the parent of "/x" is "/" */
 	parent = strndup(home, slash == home ? 1 : (size_t)(slash - home));
-	if (!parent)
+	have = parent ? strdup(parent) : NULL;
+	if (!have)
 		return -ENOMEM;
-	for (char *p = parent + 1; ; p++) {
-		if (*p == '/' || *p == '\0') {
-			char saved = *p;
+	/* the part of the path that exists must be root's before anything
+	 * is made below it: made by path below a user's directory, a new
+	 * directory could be swapped for a symlink before its chmod */
+	while (stat(have, &st) < 0) {
+		char *cut = strrchr(have, '/');
 
-			*p = '\0';
-			/* our umask is 077 (hs_privs_init): set the mode */
-			if (hs_selabel_mkdirat(AT_FDCWD, parent, NULL, 0755) == 0) {
-				if (chmod(parent, 0755) < 0)
-					return -errno;
-			} else if (errno != EEXIST) {
-				return -errno;
-			}
-			*p = saved;
-			if (!saved)
-				break;
-		}
+		if ((errno != ENOENT && errno != ENOTDIR) || strcmp(have, "/") == 0)
+			return -errno;
+		cut[cut == have ? 1 : 0] = '\0';
+	}
+	if (strcmp(have, parent) != 0) {
+		fd = hs_homepath_open_trusted_dir(have, (uid_t)-1, true);
+		if (fd < 0)
+			return fd;
+		r = make_missing(fd, parent + (strcmp(have, "/") == 0 ? 1 : strlen(have)));
+		if (r < 0)
+			return r;
+		/* make_missing cut it into pieces */
+		hs_close(fd);
+		fd = -1;
+		free(parent);
+		parent = strndup(home, slash == home ? 1 : (size_t)(slash - home));
+		if (!parent)
+			return -ENOMEM;
 	}
 	/* new homes go below directories only root controls */
 	return hs_homepath_open_trusted_dir(parent, (uid_t)-1, true);

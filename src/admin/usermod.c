@@ -21,7 +21,8 @@
  *   5. with -l the reserved name is renamed to NEW (RENAME_NOREPLACE);
  *      then the directory is handed back (uid:auth 02710);
  *   6. with -u, the home's files and the mail spool owned by the old uid are
- *      re-owned.
+ *      re-owned (signals wait meanwhile; a rerun finishes a killed walk, see
+ *      TAKEN_XATTR).
  *
  * Why this order for -l: at no instant is there a directory under a user
  * name that /etc/passwd does not have.  Until step 4 /etc/passwd has OLD
@@ -45,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -642,7 +644,7 @@ static int reown_userdir(int udirfd, const char *user, uid_t old_uid, uid_t uid)
 /* -d -m: rename the home, on the same file system only.  A copy across
  * file systems would have to recreate every file of a hostile tree
  * without following anything; we refuse it and say so instead. */
-static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
+static int move_home(const char *old_dir, const char *new_dir, uid_t uid, bool *moved)
 {
 	_cleanup_free_ char *from = hs_homepath_normalise(old_dir);
 	_cleanup_free_ char *to = hs_homepath_normalise(new_dir);
@@ -679,8 +681,10 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid)
 	if (nfd < 0)
 		return usertool_warn(E_HOMEDIR, "cannot move home directory to %s: %s", new_dir,
 				     hs_homepath_parent_error(nfd));
-	if (renameat2(ofd, olast, nfd, nlast, RENAME_NOREPLACE) == 0)
+	if (renameat2(ofd, olast, nfd, nlast, RENAME_NOREPLACE) == 0) {
+		*moved = true;
 		return E_SUCCESS;
+	}
 	if (errno == EEXIST)
 		return usertool_warn(E_HOMEDIR, "directory %s exists", new_dir);
 	if (errno == EXDEV)
@@ -741,6 +745,44 @@ static int reown_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why
 	return 0;
 }
 
+/* While the home is taken away it carries what it was and whose files
+ * are re-owned, in an attribute only root can set: a run killed half-way
+ * (SIGKILL, a crash) left it root's 0700, and the same usermod again,
+ * which finds the uid already the new one, finishes the walk and hands it
+ * back from this record.  A file system without such attributes goes
+ * without the record. */
+#define TAKEN_XATTR "trusted.hardened-shadow.home-taken"
+
+struct taken {
+	unsigned long old_uid, old_gid, uid, gid, mode;
+};
+
+static void taken_record(int fd, const struct reown *ro, const struct stat *st)
+{
+	char buf[128];
+	int n = snprintf(buf, sizeof(buf), "%lu %lu %lu %lu %lo", (unsigned long)ro->old_uid,
+			 (unsigned long)ro->old_gid, (unsigned long)st->st_uid,
+			 (unsigned long)st->st_gid, (unsigned long)(st->st_mode & 07777));
+
+	(void)fsetxattr(fd, TAKEN_XATTR, buf, (size_t)n, 0);
+}
+
+/* The record of an interrupted run, on a home that is still root's. */
+static bool taken_read(int fd, const struct stat *st, struct taken *t)
+{
+	char buf[128], extra;
+	ssize_t n;
+
+	if (st->st_uid != 0)
+		return false;
+	n = fgetxattr(fd, TAKEN_XATTR, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return sscanf(buf, "%lu %lu %lu %lu %lo%c", &t->old_uid, &t->old_gid, &t->uid, &t->gid,
+		      &t->mode, &extra) == 5 && t->mode <= 07777;
+}
+
 /* -u (and -g): the home's files owned by the old uid (old gid) get the new
  * one, as shadow-utils does, through the one walker (lib/io/walk.h): the
  * home is taken away from the user for the whole walk, nothing is
@@ -754,32 +796,61 @@ static int reown_home(const char *dir, struct reown *ro)
 	_cleanup_close_ int hfd = -1;
 	const char *last;
 	struct stat st, saved;
+	struct taken t;
+	bool recovering = false;
+	/* a rerun of -u with the uid it has: only a record is looked for */
+	bool rerun = ro->old_uid == ro->uid && ro->old_gid == ro->gid;
+	sigset_t sigs;
 	uid_t top_uid;
 	gid_t top_gid;
 	int r;
 
 	if (!home || !home[0])
-		return usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: not an "
+		return rerun ? E_SUCCESS : usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: not an "
 				     "absolute path without '..'", dir);
 	pfd = hs_homepath_parent_at(home, ro->uid, &last);
 	if (pfd == -ENOENT)
 		return E_SUCCESS;
 	if (pfd < 0)
-		return usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: %s", dir,
-				     hs_homepath_parent_error(pfd));
+		return rerun ? E_SUCCESS : usertool_warn(E_HOMEDIR, "not changing the owner of "
+							 "files in %s: %s", dir,
+							 hs_homepath_parent_error(pfd));
 	if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? E_SUCCESS : E_HOMEDIR;
+		return errno == ENOENT || rerun ? E_SUCCESS : E_HOMEDIR;
 	if (!S_ISDIR(st.st_mode))
-		return usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: not a "
+		return rerun ? E_SUCCESS : usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: not a "
 				     "directory", dir);
 	hfd = hs_fileio_open_dir_at(pfd, last, &st);
+	if (hfd >= 0 && taken_read(hfd, &st, &t)) {
+		/* left taken away by an interrupted run: its files are the
+		 * old uid's of then, and it goes back as it was */
+		hs_warn("finishing the interrupted change of owner of %s", dir);
+		ro->old_uid = (uid_t)t.old_uid;
+		ro->old_gid = (gid_t)t.old_gid;
+		st.st_uid = (uid_t)t.uid;
+		st.st_gid = (gid_t)t.gid;
+		st.st_mode = (mode_t)t.mode | S_IFDIR;
+		recovering = true;
+	} else if (rerun) {
+		return E_SUCCESS;       /* nothing left to do */
+	}
 	if (hfd >= 0 && st.st_uid != ro->old_uid && st.st_uid != ro->uid)
 		return usertool_warn(E_HOMEDIR, "%s is not owned by the user, not changing the "
 				     "owner of its files", dir);
+	/* from the take-away to the hand-back no signal may end us: a Ctrl-C
+	 * or a SIGTERM half-way would leave the home root's 0700 for good,
+	 * and a rerun (the uid already the new one) would not look at it */
+	hs_privs_block_signals(&sigs);
+	if (hfd >= 0 && !recovering)
+		taken_record(hfd, ro, &st);
 	r = hfd < 0 ? hfd : hs_walk_take_away(hfd, &saved);
-	if (r < 0)
+	if (r == 0 && recovering)
+		saved = st;
+	if (r < 0) {
+		hs_privs_restore_signals(&sigs);
 		return usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: %s", dir,
 				     hs_strerror(r));
+	}
 	ro->home = dir;
 	r = hs_walk_below(hfd, &ops, ro);
 	if (r < 0) {
@@ -793,7 +864,10 @@ static int reown_home(const char *dir, struct reown *ro)
 	if (r < 0) {
 		hs_warn("cannot hand %s back to its owner: %s", dir, hs_strerror(r));
 		ro->errors++;
+	} else {
+		(void)fremovexattr(hfd, TAKEN_XATTR);
 	}
+	hs_privs_restore_signals(&sigs);
 	if (ro->errors)
 		return usertool_warn(E_HOMEDIR, "failed to change ownership of %u entries in the "
 				     "home directory %s", ro->errors, dir);
@@ -881,6 +955,8 @@ struct usermod_plan {
 	bool new_uid_shared;    /* -u with -o: another account has the new uid */
 	int treefd, udirfd;
 	bool have_dir, dir_is_reserved;
+	bool home_moved;        /* -m renamed the home (before the commit) */
+	struct stat passwd_before;      /* /etc/passwd as it was before the commit */
 	uid_t dir_owner;
 	gid_t auth_gid;
 	const char *shell_file; /* the new contents of the user's shell file */
@@ -1376,20 +1452,44 @@ static int apply_late_shell_file(const struct usermod_plan *p)
 	return r < 0 ? userfile_error("write", p->user, HS_FILE_SHELL, r) : E_SUCCESS;
 }
 
-static void apply_move_home(const struct usermod_plan *p, const sigset_t *saved)
+static void apply_move_home(struct usermod_plan *p, const sigset_t *saved)
 {
 	int status;
 
 	if (!o.move_home)
 		return;
-	status = move_home(p->old_home, o.home, p->old_uid);
+	if (stat(HS_ETC_PASSWD, &p->passwd_before) < 0)
+		memset(&p->passwd_before, 0, sizeof(p->passwd_before));
+	status = move_home(p->old_home, o.home, p->old_uid, &p->home_moved);
 	if (status != E_SUCCESS)
 		fail_unblocking(saved, status);
 }
 
+/* A failure before the commit point (a full /etc): /etc/passwd still
+ * names the old home, so the home goes back there.  A commit that failed
+ * after its point (a journal left, /etc/passwd replaced) keeps it moved,
+ * as /etc/passwd will name the new one. */
+static void undo_move_home(struct usermod_plan *p)
+{
+	struct stat st;
+	bool moved_back = false;
+
+	if (!p->home_moved)
+		return;
+	if (faccessat(AT_FDCWD, HS_ETC_DIR "/" HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    stat(HS_ETC_PASSWD, &st) < 0 || st.st_dev != p->passwd_before.st_dev ||
+	    st.st_ino != p->passwd_before.st_ino)
+		return;
+	if (move_home(o.home, p->old_home, p->old_uid, &moved_back) == E_SUCCESS && moved_back)
+		p->home_moved = false;
+	else
+		hs_warn("the home directory is left at %s; /etc/passwd names %s", o.home,
+			p->old_home);
+}
+
 /* -l -u: take the directory away from the user, give its files the new
  * uid, put it under the reserved name. */
-static void apply_take_away_userdir(const struct usermod_plan *p, const sigset_t *saved)
+static void apply_take_away_userdir(struct usermod_plan *p, const sigset_t *saved)
 {
 	char path[HS_PATHBUF_USER];
 	int r = 0;
@@ -1399,6 +1499,7 @@ static void apply_take_away_userdir(const struct usermod_plan *p, const sigset_t
 	hs_userdir_path(path, sizeof(path), p->user, NULL);
 	if (fchown(p->udirfd, 0, 0) < 0 || fchmod(p->udirfd, 0700) < 0) {
 		hs_warn("cannot take %s away from the user: %s", path, strerror(errno));
+		undo_move_home(p);
 		fail_unblocking(saved, E_PW_UPDATE);
 	}
 	if (o.uid)
@@ -1412,6 +1513,7 @@ static void apply_take_away_userdir(const struct usermod_plan *p, const sigset_t
 	}
 	if (r < 0) {
 		undo_take_away(p->udirfd, p->old_uid, p->auth_gid);
+		undo_move_home(p);
 		fail_unblocking(saved, E_PW_UPDATE);
 	}
 }
@@ -1447,6 +1549,9 @@ static int apply_hand_back_userdir(const struct usermod_plan *p)
 	return status;
 }
 
+/* -u was given (perhaps with the uid the account has already) */
+static bool uid_asked;
+
 /* -u, or -g to another group: the home's files and the mail spool follow,
  * after the locks are released. */
 static int apply_reown_home(const struct usermod_plan *p, int status)
@@ -1457,13 +1562,15 @@ static int apply_reown_home(const struct usermod_plan *p, int status)
 	};
 	int hs;
 
-	if (!o.uid && !(o.group && p->ent.gid != p->old_gid))
+	/* -u with the uid it has already: a rerun, which finishes what an
+	 * interrupted one left (see TAKEN_XATTR) */
+	if (!o.uid && !(o.group && p->ent.gid != p->old_gid) && !uid_asked)
 		return status;
 	hs = reown_home(o.home && o.move_home ? o.home : p->old_home, &ro);
 	if (hs != E_SUCCESS && status == E_SUCCESS)
 		status = hs;
-	if (o.uid)
-		reown_mail_spool(p->cfg, p->user, p->old_uid, new_uid);
+	if (ro.old_uid != ro.uid)
+		reown_mail_spool(p->cfg, p->user, ro.old_uid, ro.uid);
 	return status;
 }
 
@@ -1494,6 +1601,7 @@ int main(int argc, char **argv)
 	if (shell_already_set(&p))
 		return E_SUCCESS;
 	plan_lock_global_files();
+	uid_asked = o.uid != NULL;
 	plan_find_account(&p);
 	plan_validate_against_accounts(&p);
 	/* after the busy check: confined, it could not follow the
@@ -1501,8 +1609,8 @@ int main(int argc, char **argv)
 	 * is re-owned with -u or -g, moved with -m; -u re-owns the mail spool
 	 * and moves the lastlog and faillog records.  Without those options
 	 * usermod may write only /etc (and the tree below it). */
-	usertool_confine(o.uid ? usertool_mail_dir(p.cfg) : NULL, NULL, o.uid != NULL,
-			 o.uid || o.group || o.move_home ? p.old_home : NULL,
+	usertool_confine(uid_asked ? usertool_mail_dir(p.cfg) : NULL, NULL, o.uid != NULL,
+			 uid_asked || o.group || o.move_home ? p.old_home : NULL,
 			 o.move_home ? o.home : NULL);
 	plan_open_userdir(&p);
 	plan_check_new_userdir_free(&p);
@@ -1524,8 +1632,10 @@ int main(int argc, char **argv)
 	apply_userdir_files(&p);
 	apply_move_home(&p, &saved);
 	apply_take_away_userdir(&p, &saved);
-	if (usertool_commit(&set, NULL, 0) < 0)
+	if (usertool_commit(&set, NULL, 0) < 0) {
+		undo_move_home(&p);
 		fail_unblocking(&saved, usertool_file_status(set.failed));
+	}
 	status = apply_late_shell_file(&p);
 	if (apply_hand_back_userdir(&p) != E_SUCCESS)
 		status = E_PW_UPDATE;

@@ -42,3 +42,26 @@ def test_passwd_and_chpasswd_name_the_full_disk(base):
         res = tp.run(sb, [tp.PASSWD, "--stdin", "alice"], input="Tulip-full-8\n")
         assert res.returncode == 0, res
         assert tp.verify("Tulip-full-8", tp.hash_of(sb, "alice"))
+
+
+def test_usermod_m_with_a_full_etc_leaves_the_home_where_passwd_says(base):
+    """usermod -d NEW -m renames the home before the global files are written.  With /etc
+    full their commit fails, and usermod used to exit leaving the home at NEW while
+    /etc/passwd still names the old one: the user logged in to no home.  A commit that
+    fails now puts the home back."""
+    with sandbox.Sandbox(base, size="48m") as sb:
+        sb.add_classic_user("alice", password="alice-pw-1")
+        sb.use_hardened_tree()
+        sb.sh("echo mine >/home/alice/f && chown alice /home/alice/f")
+        fill(sb)
+        res = sb.run(["/usr/sbin/usermod", "-d", "/home/alice2", "-m", "alice"], check=False)
+        assert res.returncode != 0, res
+        assert "No space left on device" in res.stderr, res
+        assert sb.getpwnam("alice").home == "/home/alice"
+        assert sb.read("/home/alice/f") == "mine\n"
+        assert not sb.exists("/home/alice2")
+        sb.run(["rm", "-f", "/fill", "/fill2", "/fill3"])
+        res = sb.run(["/usr/sbin/usermod", "-d", "/home/alice2", "-m", "alice"], check=False)
+        assert res.returncode == 0, res
+        assert sb.getpwnam("alice").home == "/home/alice2"
+        assert sb.read("/home/alice2/f") == "mine\n"

@@ -469,3 +469,19 @@ def test_no_free_subordinate_range(tsb):
     assert theirs.returncode == 16
     assert sb.read_bytes("/etc/passwd") == before
     assert not sb.exists(TREE + "/nosub")
+
+
+
+def test_missing_parents_are_not_made_below_a_users_directory(tsb):
+    """useradd -m makes the missing directories above a new home.  It used to mkdir() and
+    chmod() each one by path before checking that the path above was root's: with a
+    home nested in alice's (-d /home/alice/x/bob), root made /home/alice/x, and alice,
+    who may rename in her home, could swap it for a symlink between the mkdir and the
+    chmod(0755), which followed it to any file of root's.  Now nothing is made below a
+    directory that is not root's, and what is made is made and set through directory
+    fds, following no link."""
+    sb = tsb
+    r = run(sb, ["-m", "-d", "/home/alice/x/bob", "bob"])
+    assert r.returncode == 12, r.stderr
+    assert "not root's" in r.stderr, r.stderr
+    assert not sb.exists("/home/alice/x")

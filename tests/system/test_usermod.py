@@ -5,6 +5,7 @@ directory renamed, memberships renamed, the password still works under the new n
 -l renaming them)."""
 
 import os
+import signal
 import time
 
 import pytest
@@ -466,6 +467,67 @@ def test_renumber_does_not_cross_mounts(two):
         assert sb.lstat("/home/alice").st_uid == 4242
     finally:
         sb.sh("umount /home/alice/mnt", check=False)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_during_reown_leaves_the_home_handed_back(two, sig):
+    """usermod -u takes the home away (root:root 0700) while it re-owns the files, after
+    the global files are written.  A Ctrl-C (or a SIGTERM) during that walk used to kill
+    it there: the home stayed root's 0700 for good, and the same usermod again (the uid
+    already the new one) exited 0 without looking at it.  The walk now finishes first."""
+    sb = two
+    sb.sh("mkdir /home/alice/d && cd /home/alice/d && seq 1 20000 | xargs touch && "
+          "chown -R alice:alice /home/alice && chmod 750 /home/alice")
+    p = sb.popen([USERMOD, "-u", "4242", "alice"], stdout=-1, stderr=-1)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and p.poll() is None and \
+            sb.lstat("/home/alice").st_uid != 0:
+        time.sleep(0.0005)
+    if p.poll() is not None:
+        pytest.skip("usermod finished before the home was seen taken away")
+    os.killpg(p.pid, sig)
+    p.communicate(timeout=60)
+    st = sb.lstat("/home/alice")
+    assert (st.st_uid, st.st_mode & 0o7777) == (4242, 0o750), (st.st_uid, oct(st.st_mode))
+    assert sb.lstat("/home/alice/d").st_uid == 4242
+    assert sb.lstat("/home/alice/d/20000").st_uid == 4242
+    assert sb.getpwnam("alice").uid == 4242
+
+
+def test_kill_during_reown_is_finished_by_a_rerun(two):
+    """SIGKILL while usermod -u re-owns the home (taken away: root:root 0700), after the
+    global files have the new uid.  The same usermod again found the uid already 4242,
+    did nothing and exited 0: the home stayed root's 0700 for good and half its files
+    kept the old uid.  Now the rerun finishes the walk and hands the home back."""
+    sb = two
+    old = sb.getpwnam("alice").uid
+    sb.sh("mkdir /home/alice/d && cd /home/alice/d && seq 1 20000 | xargs touch && "
+          "chown -R alice:alice /home/alice && chmod 750 /home/alice && "
+          ": >/var/mail/alice && chown alice:mail /var/mail/alice")
+    p = sb.popen([USERMOD, "-u", "4242", "alice"], stdout=-1, stderr=-1)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and p.poll() is None and \
+            sb.lstat("/home/alice").st_uid != 0:
+        time.sleep(0.0005)
+    if p.poll() is not None:
+        pytest.skip("usermod finished before the home was seen taken away")
+    os.killpg(p.pid, signal.SIGKILL)
+    p.communicate(timeout=60)
+    assert sb.getpwnam("alice").uid == 4242
+    assert sb.lstat("/home/alice").st_uid == 0
+    res = run(sb, ["-u", "4242", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert "finishing the interrupted change of owner of /home/alice" in res.stderr
+    st = sb.lstat("/home/alice")
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (4242, sb.getpwnam("alice").gid,
+                                                          0o750)
+    left = [n for n in os.listdir(sb.root + "/home/alice/d")
+            if sb.lstat("/home/alice/d/" + n).st_uid == old]
+    assert left == []
+    assert sb.lstat("/var/mail/alice").st_uid == 4242
+    # and a rerun with nothing left to do says nothing
+    res = run(sb, ["-u", "4242", "alice"])
+    assert (res.returncode, res.stderr) == (0, "")
 
 
 def test_home_without_move(two):
