@@ -68,6 +68,7 @@
 #include "config.h"
 #include "hash.h"
 #include "homedir.h"
+#include "homepath.h"
 #include "ids.h"
 #include "layout.h"
 #include "names.h"
@@ -268,12 +269,7 @@ static void choose_policy(const struct hs_config *defs)
 
 static bool all_digits(const char *s)
 {
-	if (!s[0])
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
+	return s[0] && s[strspn(s, "0123456789")] == '\0';
 }
 
 /* A uid or gid field: empty, a number strictly decimal (no sign, blank or
@@ -290,18 +286,12 @@ static bool id_field_valid(const char *s, bool (*name_valid)(const char *name))
  * reads as /home/x but is made in /root), no "//", no trailing "/". */
 static bool home_valid(const char *s)
 {
+	_cleanup_free_ char *plain = NULL;
+
 	if (s[0] != '/' || !hs_records_field_valid(s) || strlen(s) >= HS_PATH_FIELD_MAX)
 		return false;
-	for (const char *p = s; *p == '/'; ) {
-		size_t len = strcspn(p + 1, "/");
-		char part[HS_PATH_FIELD_MAX];
-
-		snprintf(part, sizeof(part), "%.*s", (int)len, p + 1);
-		if (!hs_fileio_is_single_component(part))
-			return false;
-		p += 1 + len;
-	}
-	return true;
+	plain = hs_homepath_normalise(s);
+	return plain && strcmp(plain, s) == 0;
 }
 
 /* Empty (passwd(5): /bin/sh) or an absolute path without ':', ',' or
