@@ -79,12 +79,11 @@
 #include "globalfile.h"
 #include "txn.h"
 #include "userdir.h"
+#include "usertool-common.h"
 #include "util.h"
 #include "walk.h"
 
-#define E_SUCCESS 0
 #define E_FAILURE 1
-#define DEFAULT_MAIL_DIR "/var/mail"
 
 /* Longest input line: the fields' own limits (name 32, password 512,
  * GECOS 1024, two paths of 4096) and the colons fit. */
@@ -500,7 +499,7 @@ static int add_leftover_owners(struct ctx *c, const struct line *l)
 	if (c->owners_home && same_parent(c->owners_home, home))
 		return 0;
 	r = hs_ids_add_leftover_owners(&c->owners, home, c->owners_home ? NULL :
-				       hs_config_get_str(c->defs, "MAIL_DIR", DEFAULT_MAIL_DIR));
+				       usertool_mail_dir(c->defs));
 	c->owners_home = home;
 	return r;
 }
@@ -1143,8 +1142,7 @@ static void confine(const struct hs_config *defs)
 	if (!rules)
 		hs_die(E_FAILURE, "out of memory");
 	rules[0] = (struct hs_confine_rule){ HS_ETC_DIR, HS_CONFINE_WRITE };
-	rules[1] = (struct hs_confine_rule){ hs_config_get_str(defs, "MAIL_DIR", DEFAULT_MAIL_DIR),
-					     HS_CONFINE_READ };
+	rules[1] = (struct hs_confine_rule){ usertool_mail_dir(defs), HS_CONFINE_READ };
 	rules[2] = (struct hs_confine_rule){ "/", HS_CONFINE_LIST };
 	for (size_t i = 0; i < b.n; i++) {
 		struct hs_confine_rule home[HS_HOME_CONFINE_RULES];
@@ -1205,11 +1203,9 @@ static void free_batch(void)
  * input is read. */
 static void setup(struct ctx *c)
 {
-	int r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
-					 (void *)hs_cli_prog(), &c->defs);
+	int r;
 
-	if (r < 0)
-		hs_die(E_FAILURE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
+	c->defs = usertool_load_logindefs();
 	choose_policy(c->defs);
 	hs_records_aging_init_unset(&c->aging);
 	if (!o.system) {
@@ -1292,9 +1288,8 @@ int main(int argc, char **argv)
 	FILE *input = stdin;
 	int status;
 
-	hs_cli_set_prog(hs_privs_init(argc, argv, "newusers"));
 	/* it may have to finish an interrupted command's home and tree work */
-	hs_txn_work_enable();
+	usertool_init(argc, argv, "newusers");
 	parse_options(argc, argv);
 	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");
