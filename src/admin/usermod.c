@@ -853,16 +853,6 @@ static bool rename_unfinished(int treefd, const char *new_name, const char *rese
 	       S_ISDIR(st.st_mode) && st.st_uid == 0;
 }
 
-static bool is_proxy(const char *shell)
-{
-	struct stat a, b;
-
-	if (strcmp(shell, HS_SHELL_PROXY) == 0)
-		return true;
-	return stat(shell, &a) == 0 && stat(HS_SHELL_PROXY, &b) == 0 &&
-	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 /* ---- the plan: everything is decided, and staged in memory, before
  * anything is written ---- */
 
@@ -1118,7 +1108,7 @@ static void plan_choose_shell(struct usermod_plan *p)
 
 	current = current_shell(p, p->shell_buf, sizeof(p->shell_buf), &file_shell);
 	shell = o.shell ? o.shell : current;
-	if (is_proxy(shell) && shell[0])
+	if (hs_shells_is_proxy(shell) && shell[0])
 		fail_with(E_BAD_ARG, "%s is the shell proxy, not a login shell", shell);
 	if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0)
 		fail_with(E_PW_UPDATE, "%s", shells.error);
