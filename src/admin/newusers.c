@@ -1102,11 +1102,7 @@ static int commit(struct ctx *c)
 		hs_privs_restore_signals(&saved);
 		return -1;
 	}
-	hs_globalfile_set_work(c->work, c->n_work);
-	if (hs_accountset_commit(&c->s) < 0) {
-		hs_globalfile_set_work(NULL, 0);
-		syslog(LOG_ERR, "%s", c->s.error);
-		hs_warn("%s", c->s.error);
+	if (usertool_commit(&c->s, c->work, c->n_work) < 0) {
 		undo(c);
 		hs_privs_restore_signals(&saved);
 		return -1;
