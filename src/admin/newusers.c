@@ -81,7 +81,6 @@
 #include "userdir.h"
 #include "usertool-common.h"
 #include "util.h"
-#include "walk.h"
 
 #define E_FAILURE 1
 
