@@ -286,7 +286,7 @@ static struct hs_config *load_logindefs(void)
 /* shadow-utils' built-in values when /etc/default/useradd lacks a key */
 struct defaults {
 	unsigned long group;
-	const char *home, *expire, *shell, *skel, *usrskel, *mail_spool, *log_init;
+	const char *home, *expire, *shell, *skel, *mail_spool, *log_init;
 	long inactive;
 };
 
@@ -314,7 +314,6 @@ static void load_defaults(struct hs_config **cfg, struct defaults *d)
 	d->expire = hs_config_get_str(*cfg, "EXPIRE", "");
 	d->shell = hs_config_get_str(*cfg, "SHELL", "/bin/sh");
 	d->skel = hs_config_get_str(*cfg, "SKEL", "/etc/skel");
-	d->usrskel = hs_config_get_str(*cfg, "USRSKEL", "/usr/etc/skel");
 	d->mail_spool = hs_config_get_str(*cfg, "CREATE_MAIL_SPOOL", "no");
 	d->log_init = hs_config_get_str(*cfg, "LOG_INIT", "yes");
 }
