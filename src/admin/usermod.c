@@ -1438,7 +1438,7 @@ static int apply_hand_back_userdir(const struct usermod_plan *p)
 }
 
 /* -u, or -g to another group: the home's files and the mail spool follow,
- * after the locks are released. */
+ * after the locks are released; the audit event says so. */
 static int apply_reown_home(const struct usermod_plan *p, int status)
 {
 	struct reown ro = {
@@ -1454,6 +1454,7 @@ static int apply_reown_home(const struct usermod_plan *p, int status)
 		status = hs;
 	if (o.uid)
 		reown_mail_spool(p->cfg, p->user, p->old_uid, new_uid);
+	hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_HOME_OWNER, NULL, p->ent.uid, true);
 	return status;
 }
 
@@ -1527,9 +1528,6 @@ int main(int argc, char **argv)
 	hs_accountset_unlock(&set);
 	status = apply_reown_home(&p, status);
 	apply_move_login_records(&p);
-	if (o.uid || (o.group && p.ent.gid != p.old_gid))
-		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_HOME_OWNER, NULL, p.ent.uid,
-				 true);
 	if (o.move_home)
 		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_MOVE_HOME, NULL, p.ent.uid, true);
 
