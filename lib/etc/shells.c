@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fileio.h"
 #include "layout.h"
@@ -111,6 +112,18 @@ bool hs_shells_contains(const struct hs_shells *s, const char *shell)
 		if (line_is(&s->lines[i], shell, n))
 			return true;
 	return false;
+}
+
+bool hs_shells_is_proxy(const char *shell)
+{
+	struct stat st, proxy;
+
+	if (strcmp(shell, HS_SHELL_PROXY) == 0)
+		return true;
+	/* another spelling of the same file ("//", a symlink, a hard link)
+	 * would make the proxy exec itself forever */
+	return stat(shell, &st) == 0 && stat(HS_SHELL_PROXY, &proxy) == 0 &&
+	       st.st_dev == proxy.st_dev && st.st_ino == proxy.st_ino;
 }
 
 int hs_shells_add(struct hs_shells *s, const char *shell)

@@ -41,6 +41,9 @@ void hs_shells_free(struct hs_shells *s);
 
 /* Is shell listed?  "" never is. */
 bool hs_shells_contains(const struct hs_shells *s, const char *shell);
+/* Is shell the shell proxy (HS_SHELL_PROXY), in that spelling or another
+ * of the same file? */
+bool hs_shells_is_proxy(const char *shell);
 
 /* Append shell (an absolute path with no control character, ':' or
  * newline) unless listed already: 1 added, 0 already there, or < 0. */

@@ -68,6 +68,7 @@
 #include "config.h"
 #include "hash.h"
 #include "homedir.h"
+#include "homepath.h"
 #include "ids.h"
 #include "layout.h"
 #include "names.h"
@@ -78,12 +79,10 @@
 #include "globalfile.h"
 #include "txn.h"
 #include "userdir.h"
+#include "usertool-common.h"
 #include "util.h"
-#include "walk.h"
 
-#define E_SUCCESS 0
 #define E_FAILURE 1
-#define DEFAULT_MAIL_DIR "/var/mail"
 
 /* Longest input line: the fields' own limits (name 32, password 512,
  * GECOS 1024, two paths of 4096) and the colons fit. */
@@ -268,12 +267,7 @@ static void choose_policy(const struct hs_config *defs)
 
 static bool all_digits(const char *s)
 {
-	if (!s[0])
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
+	return s[0] && s[strspn(s, "0123456789")] == '\0';
 }
 
 /* A uid or gid field: empty, a number strictly decimal (no sign, blank or
@@ -290,18 +284,12 @@ static bool id_field_valid(const char *s, bool (*name_valid)(const char *name))
  * reads as /home/x but is made in /root), no "//", no trailing "/". */
 static bool home_valid(const char *s)
 {
+	_cleanup_free_ char *plain = NULL;
+
 	if (s[0] != '/' || !hs_records_field_valid(s) || strlen(s) >= HS_PATH_FIELD_MAX)
 		return false;
-	for (const char *p = s; *p == '/'; ) {
-		size_t len = strcspn(p + 1, "/");
-		char part[HS_PATH_FIELD_MAX];
-
-		snprintf(part, sizeof(part), "%.*s", (int)len, p + 1);
-		if (!hs_fileio_is_single_component(part))
-			return false;
-		p += 1 + len;
-	}
-	return true;
+	plain = hs_homepath_normalise(s);
+	return plain && strcmp(plain, s) == 0;
 }
 
 /* Empty (passwd(5): /bin/sh) or an absolute path without ':', ',' or
@@ -510,7 +498,7 @@ static int add_leftover_owners(struct ctx *c, const struct line *l)
 	if (c->owners_home && same_parent(c->owners_home, home))
 		return 0;
 	r = hs_ids_add_leftover_owners(&c->owners, home, c->owners_home ? NULL :
-				       hs_config_get_str(c->defs, "MAIL_DIR", DEFAULT_MAIL_DIR));
+				       usertool_mail_dir(c->defs));
 	c->owners_home = home;
 	return r;
 }
@@ -1113,11 +1101,7 @@ static int commit(struct ctx *c)
 		hs_privs_restore_signals(&saved);
 		return -1;
 	}
-	hs_globalfile_set_work(c->work, c->n_work);
-	if (hs_accountset_commit(&c->s) < 0) {
-		hs_globalfile_set_work(NULL, 0);
-		syslog(LOG_ERR, "%s", c->s.error);
-		hs_warn("%s", c->s.error);
+	if (usertool_commit(&c->s, c->work, c->n_work) < 0) {
 		undo(c);
 		hs_privs_restore_signals(&saved);
 		return -1;
@@ -1153,8 +1137,7 @@ static void confine(const struct hs_config *defs)
 	if (!rules)
 		hs_die(E_FAILURE, "out of memory");
 	rules[0] = (struct hs_confine_rule){ HS_ETC_DIR, HS_CONFINE_WRITE };
-	rules[1] = (struct hs_confine_rule){ hs_config_get_str(defs, "MAIL_DIR", DEFAULT_MAIL_DIR),
-					     HS_CONFINE_READ };
+	rules[1] = (struct hs_confine_rule){ usertool_mail_dir(defs), HS_CONFINE_READ };
 	rules[2] = (struct hs_confine_rule){ "/", HS_CONFINE_LIST };
 	for (size_t i = 0; i < b.n; i++) {
 		struct hs_confine_rule home[HS_HOME_CONFINE_RULES];
@@ -1215,11 +1198,9 @@ static void free_batch(void)
  * input is read. */
 static void setup(struct ctx *c)
 {
-	int r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at,
-					 (void *)hs_cli_prog(), &c->defs);
+	int r;
 
-	if (r < 0)
-		hs_die(E_FAILURE, "cannot read %s: %s", HS_ETC_LOGIN_DEFS, hs_strerror(r));
+	c->defs = usertool_load_logindefs();
 	choose_policy(c->defs);
 	hs_records_aging_init_unset(&c->aging);
 	if (!o.system) {
@@ -1302,9 +1283,8 @@ int main(int argc, char **argv)
 	FILE *input = stdin;
 	int status;
 
-	hs_cli_set_prog(hs_privs_init(argc, argv, "newusers"));
 	/* it may have to finish an interrupted command's home and tree work */
-	hs_txn_work_enable();
+	usertool_init(argc, argv, "newusers");
 	parse_options(argc, argv);
 	if (!hs_privs_caller_is_root())
 		hs_die(E_FAILURE, "Permission denied.");

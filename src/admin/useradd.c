@@ -84,7 +84,8 @@ static struct {
 	bool defaults, create_home, no_create_home, no_user_group, user_group;
 	bool non_unique, system, subids_for_system, no_log_init;
 	int self_service;       /* --self-service-shell 1, --no-self-service-shell -1 */
-	struct hs_buf k_overrides;      /* "KEY VALUE\n" lines from -K, appended to login.defs */
+	char *k_overrides;      /* "KEY VALUE\n" lines from -K, appended to login.defs */
+	size_t k_len;
 } o;
 
 static _Noreturn void usage(int status)
@@ -136,21 +137,6 @@ static _Noreturn void usage(int status)
 		"\n");
 }
 
-static void add_k_override(const char *arg)
-{
-	const char *eq = strchr(arg, '=');
-	int r;
-
-	if (!eq || eq == arg || strchr(arg, '\n') || strpbrk(arg, " \t#\""))
-		hs_die(E_BAD_ARG, "-K requires KEY=VALUE");
-	r = hs_strbuf_append(&o.k_overrides, arg, (size_t)(eq - arg));
-	r = r ?: hs_strbuf_append(&o.k_overrides, " ", 1);
-	r = r ?: hs_strbuf_append(&o.k_overrides, eq + 1, strlen(eq + 1));
-	r = r ?: hs_strbuf_append(&o.k_overrides, "\n", 1);
-	if (r < 0)
-		hs_die(E_PW_UPDATE, "out of memory");
-}
-
 static void parse_options(int argc, char **argv)
 {
 	enum { OPT_VERSION = 256, OPT_BTRFS, OPT_BADNAME, OPT_SELF_SERVICE, OPT_NO_SELF_SERVICE };
@@ -189,7 +175,7 @@ static void parse_options(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	bool other_than_d = false;      /* an option -D does not take */
-	int c;
+	int c, r;
 
 	while ((c = getopt_long(argc, argv, "b:c:d:De:f:Fg:G:hk:K:lmMNop:rR:P:s:u:UZ:",
 				longopts, NULL)) != -1) {
@@ -205,7 +191,14 @@ static void parse_options(int argc, char **argv)
 		case 'G': o.groups = optarg; other_than_d = true; break;
 		case 'h': usage(E_SUCCESS);
 		case 'k': o.skel = optarg; other_than_d = true; break;
-		case 'K': add_k_override(optarg); other_than_d = true; break;
+		case 'K':
+			r = hs_groupops_add_override(&o.k_overrides, &o.k_len, optarg);
+			if (r == -ENOMEM)
+				hs_die(E_PW_UPDATE, "out of memory");
+			if (r < 0)
+				hs_die(E_BAD_ARG, "-K requires KEY=VALUE");
+			other_than_d = true;
+			break;
 		case 'l': o.no_log_init = true; break;
 		case 'm': o.create_home = true; other_than_d = true; break;
 		case 'M': o.no_create_home = true; other_than_d = true; break;
@@ -282,7 +275,7 @@ static bool path_valid(const char *s)
 static struct hs_config *load_logindefs(void)
 {
 	struct hs_config *cfg = NULL;
-	int r = hs_groupops_logindefs(NULL, o.k_overrides.data, o.k_overrides.len,
+	int r = hs_groupops_logindefs(NULL, o.k_overrides, o.k_len,
 				      hs_cli_warn_at, NULL, &cfg);
 
 	if (r < 0)
@@ -293,7 +286,7 @@ static struct hs_config *load_logindefs(void)
 /* shadow-utils' built-in values when /etc/default/useradd lacks a key */
 struct defaults {
 	unsigned long group;
-	const char *home, *expire, *shell, *skel, *usrskel, *mail_spool, *log_init;
+	const char *home, *expire, *shell, *skel, *mail_spool, *log_init;
 	long inactive;
 };
 
@@ -321,7 +314,6 @@ static void load_defaults(struct hs_config **cfg, struct defaults *d)
 	d->expire = hs_config_get_str(*cfg, "EXPIRE", "");
 	d->shell = hs_config_get_str(*cfg, "SHELL", "/bin/sh");
 	d->skel = hs_config_get_str(*cfg, "SKEL", "/etc/skel");
-	d->usrskel = hs_config_get_str(*cfg, "USRSKEL", "/usr/etc/skel");
 	d->mail_spool = hs_config_get_str(*cfg, "CREATE_MAIL_SPOOL", "no");
 	d->log_init = hs_config_get_str(*cfg, "LOG_INIT", "yes");
 }
@@ -1084,7 +1076,7 @@ int main(int argc, char **argv)
 	if (status == E_SUCCESS)
 		status = home_status;
 
-	hs_strbuf_free(&o.k_overrides);
+	free(o.k_overrides);
 	hs_config_free(defs);
 	hs_config_free(ucfg);
 	closelog();

@@ -927,16 +927,6 @@ static bool rename_unfinished(int treefd, const char *new_name, const char *rese
 	       S_ISDIR(st.st_mode) && st.st_uid == 0;
 }
 
-static bool is_proxy(const char *shell)
-{
-	struct stat a, b;
-
-	if (strcmp(shell, HS_SHELL_PROXY) == 0)
-		return true;
-	return stat(shell, &a) == 0 && stat(HS_SHELL_PROXY, &b) == 0 &&
-	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 /* ---- the plan: everything is decided, and staged in memory, before
  * anything is written ---- */
 
@@ -1194,7 +1184,7 @@ static void plan_choose_shell(struct usermod_plan *p)
 
 	current = current_shell(p, p->shell_buf, sizeof(p->shell_buf), &file_shell);
 	shell = o.shell ? o.shell : current;
-	if (is_proxy(shell) && shell[0])
+	if (hs_shells_is_proxy(shell) && shell[0])
 		fail_with(E_BAD_ARG, "%s is the shell proxy, not a login shell", shell);
 	if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0)
 		fail_with(E_PW_UPDATE, "%s", shells.error);
@@ -1553,7 +1543,7 @@ static int apply_hand_back_userdir(const struct usermod_plan *p)
 static bool uid_asked;
 
 /* -u, or -g to another group: the home's files and the mail spool follow,
- * after the locks are released. */
+ * after the locks are released; the audit event says so. */
 static int apply_reown_home(const struct usermod_plan *p, int status)
 {
 	struct reown ro = {
@@ -1571,6 +1561,10 @@ static int apply_reown_home(const struct usermod_plan *p, int status)
 		status = hs;
 	if (ro.old_uid != ro.uid)
 		reown_mail_spool(p->cfg, p->user, ro.old_uid, ro.uid);
+	/* a rerun with nothing left to finish changed no owner */
+	if (ro.old_uid != ro.uid || ro.old_gid != ro.gid)
+		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_HOME_OWNER, NULL, p->ent.uid,
+				 true);
 	return status;
 }
 
@@ -1647,9 +1641,6 @@ int main(int argc, char **argv)
 	hs_accountset_unlock(&set);
 	status = apply_reown_home(&p, status);
 	apply_move_login_records(&p);
-	if (o.uid || (o.group && p.ent.gid != p.old_gid))
-		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_HOME_OWNER, NULL, p.ent.uid,
-				 true);
 	if (o.move_home)
 		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_MOVE_HOME, NULL, p.ent.uid, true);
 

@@ -1,6 +1,7 @@
 /* What useradd, usermod and userdel share: shadow-utils' exit codes, the
  * start of a run, the options none of them supports, the account fields
- * they parse in the same words, the busy check and the confinement. */
+ * they parse in the same words, the busy check and the confinement.
+ * newusers uses the start and login.defs' loading. */
 #ifndef HS_USERTOOL_COMMON_H
 #define HS_USERTOOL_COMMON_H
 

@@ -76,18 +76,6 @@ static bool shell_field_valid(const char *s)
 	return true;
 }
 
-static bool is_proxy(const char *shell)
-{
-	struct stat st, proxy;
-
-	if (strcmp(shell, HS_SHELL_PROXY) == 0)
-		return true;
-	/* another spelling of the same file ("//", a symlink, a hard link)
-	 * would make the proxy exec itself forever */
-	return stat(shell, &st) == 0 && stat(HS_SHELL_PROXY, &proxy) == 0 &&
-	       st.st_dev == proxy.st_dev && st.st_ino == proxy.st_ino;
-}
-
 /* ---- the user's directory and shell file ---- */
 
 /* Open USER's directory in the tree.  -ENOENT (no tree, or no directory for
@@ -239,7 +227,7 @@ static void check_shell(const char *shell, const struct hs_shells *shells)
 	if (shell[0] != '/')
 		hs_die(E_FAILURE, "%s is an invalid shell%s", shown,
 		       amroot ? ": not an absolute path" : "");
-	if (is_proxy(shell))
+	if (hs_shells_is_proxy(shell))
 		hs_die(E_FAILURE, "%s is an invalid shell%s", shown,
 		       amroot ? ": it is the shell proxy itself" : "");
 
