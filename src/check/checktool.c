@@ -148,9 +148,22 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 			return HS_CHECK_CANTSORT;
 		}
 	} else {
+		struct hs_accountdb companion = HS_ACCOUNTDB_INIT;
+
+		/* read, not locked: a name that appears meanwhile is only a
+		 * stale report */
+		r = hs_accountdb_load(&companion, t->companion_kind, t->companion,
+				      HS_DB_LENIENT | HS_DB_MISSING_OK);
+		if (r < 0) {
+			hs_warn("%s", companion.error);
+			hs_accountdb_free(&companion);
+			hs_integrity_files_close(&f);
+			return HS_CHECK_CANTOPEN;
+		}
 		a.flags = (o.read_only ? HS_INTEGRITY_READ_ONLY : 0) |
 			  (o.quiet ? HS_INTEGRITY_NO_WARNINGS : 0) | HS_INTEGRITY_SYSLOG;
-		r = t->run(&a, &f, &o);
+		r = t->run(&a, &f, &companion, &o);
+		hs_accountdb_free(&companion);
 		if (r < 0) {
 			hs_warn("%s", hs_strerror(r));
 			hs_integrity_files_close(&f);

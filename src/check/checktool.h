@@ -28,10 +28,20 @@ struct hs_check_tool {
 	/* prints the usage to stdout (status 0) or stderr and exits
 	 * (called through show_usage, which tells the compiler) */
 	void (*usage)(int status);
-	/* The checks (a->flags set), when not sorting: 0, or negative to
-	 * stop with exit 5 (the error is reported by the caller). */
+	/* The other account file the checks look names or ids up in
+	 * (grpck: members in /etc/passwd; pwck: primary groups in
+	 * /etc/group, through getgrgid).  It is loaded before the checks,
+	 * leniently; a missing one is empty, but one that cannot be read
+	 * (a FIFO, a directory, too large) stops the run with exit 3:
+	 * glibc's files source would block on a FIFO for ever, and an
+	 * unreadable file would make every name in it look missing. */
+	const char *companion;
+	enum hs_db_kind companion_kind;
+	/* The checks (a->flags set), when not sorting, with the companion
+	 * loaded: 0, or negative to stop with exit 5 (the error is reported
+	 * by the caller). */
 	int (*run)(struct hs_integrity *a, struct hs_integrity_files *f,
-		     const struct hs_check_opts *o);
+		   struct hs_accountdb *companion, const struct hs_check_opts *o);
 };
 
 /* Returns the exit status; bad usage and a caller who is not root exit. */

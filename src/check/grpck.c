@@ -32,20 +32,15 @@ static _Noreturn void usage(int status)
 }
 
 /* /etc/group, then /etc/gshadow; members are looked up in /etc/passwd */
-static int run_checks(struct hs_integrity *a, struct hs_integrity_files *f, const struct hs_check_opts *o)
+static int run_checks(struct hs_integrity *a, struct hs_integrity_files *f,
+		      struct hs_accountdb *pw, const struct hs_check_opts *o)
 {
-	struct hs_accountdb pw = HS_ACCOUNTDB_INIT;
-	bool have_pw;
 	int r;
 
-	/* the users, for the member checks: read, not locked (a member that
-	 * appears meanwhile is only a stale report) */
-	have_pw = hs_accountdb_load(&pw, HS_DB_PASSWD, HS_ETC_PASSWD,
-				    HS_DB_LENIENT | HS_DB_MISSING_OK) == 0;
-	r = hs_integrity_group(a, f->db, f->shadow, have_pw ? &pw : NULL);
+	(void)o;
+	r = hs_integrity_group(a, f->db, f->shadow, pw);
 	if (r == 0 && f->shadow)
-		r = hs_integrity_gshadow(a, f->shadow, f->db, have_pw ? &pw : NULL);
-	hs_accountdb_free(&pw);
+		r = hs_integrity_gshadow(a, f->shadow, f->db, pw);
 	return r;
 }
 
@@ -53,6 +48,7 @@ int main(int argc, char **argv)
 {
 	static const struct hs_check_tool tool = {
 		.name = "grpck", .group = true, .usage = usage, .run = run_checks,
+		.companion = HS_ETC_PASSWD, .companion_kind = HS_DB_PASSWD,
 	};
 
 	return hs_check_main(&tool, argc, argv);

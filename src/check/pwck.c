@@ -51,13 +51,16 @@ static void tree_params(struct hs_integrity_tree *t, struct hs_shells *shells)
 }
 
 /* /etc/passwd, /etc/shadow, then (for the system's files) the tree */
-static int run_checks(struct hs_integrity *a, struct hs_integrity_files *f, const struct hs_check_opts *o)
+static int run_checks(struct hs_integrity *a, struct hs_integrity_files *f,
+		      struct hs_accountdb *groups, const struct hs_check_opts *o)
 {
 	struct hs_config *defs = NULL;
 	struct hs_shells shells = { 0 };
 	struct hs_integrity_tree t;
 	int r;
 
+	/* loaded only to know that getgrgid() will read a regular file */
+	(void)groups;
 	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs) < 0)
 		defs = NULL;
 	r = hs_integrity_passwd(a, f->db, f->shadow, defs);
@@ -79,6 +82,7 @@ int main(int argc, char **argv)
 {
 	static const struct hs_check_tool tool = {
 		.name = "pwck", .group = false, .usage = usage, .run = run_checks,
+		.companion = HS_ETC_GROUP, .companion_kind = HS_DB_GROUP,
 	};
 
 	return hs_check_main(&tool, argc, argv);

@@ -193,6 +193,27 @@ def test_invalid_member_names_are_offered_one_by_one(users):
     assert grpck(sb, "-r").returncode == 0
 
 
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_unreadable_passwd_stops_before_any_member_check(users, kind):
+    """The members are looked up in /etc/passwd: one that is a FIFO blocked grpck for ever
+    (glibc's getpwnam opened it), and one that is a directory made every member look
+    missing, so a "y" deleted them all.  Now: exit 3, the reason, nothing changed."""
+    sb = users
+    append(sb, "/etc/group", "team:x:3010:alice,bob\n")
+    append(sb, "/etc/gshadow", "team:!::alice,bob\n")
+    before = (sb.read_bytes("/etc/group"), sb.read_bytes("/etc/gshadow"))
+    sb.sh("mv /etc/passwd /etc/passwd.real; "
+          + ("mkfifo -m 644 /etc/passwd" if kind == "fifo" else "mkdir /etc/passwd"))
+    for args, answers in ((["-r"], None), ([], "y\n" * 10)):
+        res = sb.run([GRPCK, *args], input=answers, check=False, timeout=20)
+        assert res.returncode == 3, res
+        assert res.stderr == "grpck: cannot read /etc/passwd: is not a regular file\n"
+        assert res.stdout == ""
+    assert (sb.read_bytes("/etc/group"), sb.read_bytes("/etc/gshadow")) == before
+    sb.sh("rmdir /etc/passwd || rm /etc/passwd; mv /etc/passwd.real /etc/passwd")
+    assert grpck(sb, "-r").returncode == 0
+
+
 def test_duplicate_gids_are_warnings(users):
     sb = users
     append(sb, "/etc/group", "twin:x:2001:\n")          # alice's private gid

@@ -475,6 +475,24 @@ def test_passwd_field_markers_and_interrupted_commands(tree):
     assert sb.exists(f"{T}/.pwconv-incomplete") and sb.exists(f"{T}/.usermod-l.newname")
 
 
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_unreadable_group_file_stops_the_run(tree, kind):
+    """Primary groups are looked up through getgrgid, which reads /etc/group: a FIFO there
+    blocked pwck for ever, a directory made every user's group look missing.  Now: exit 3
+    with the reason, and nothing checked or changed."""
+    sb = tree
+    before = snapshot(sb, "/etc")
+    sb.sh("mv /etc/group /etc/group.real; "
+          + ("mkfifo -m 644 /etc/group" if kind == "fifo" else "mkdir /etc/group"))
+    for args, answers in ((["-r"], None), ([], "y\n" * 10)):
+        res = sb.run([PWCK, *args], input=answers, check=False, timeout=20)
+        assert res.returncode == 3, res
+        assert res.stderr == "pwck: cannot read /etc/group: is not a regular file\n"
+        assert res.stdout == ""
+    sb.sh("rmdir /etc/group || rm /etc/group; mv /etc/group.real /etc/group")
+    assert snapshot(sb, "/etc") == before
+
+
 def test_warnings_only_without_q(tree):
     sb = tree
     # a shell file naming an unlisted program for a proxy user; a future change date
