@@ -783,6 +783,15 @@ static bool taken_read(int fd, const struct stat *st, struct taken *t)
 		      &t->mode, &extra) == 5 && t->mode <= 07777;
 }
 
+/* A home whose files are not re-owned: said, unless this is a rerun that
+ * only looks for an interrupted one's record. */
+static int not_reowning(bool rerun, const char *dir, const char *why)
+{
+	if (rerun)
+		return E_SUCCESS;
+	return usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: %s", dir, why);
+}
+
 /* -u (and -g): the home's files owned by the old uid (old gid) get the new
  * one, as shadow-utils does, through the one walker (lib/io/walk.h): the
  * home is taken away from the user for the whole walk, nothing is
@@ -806,20 +815,16 @@ static int reown_home(const char *dir, struct reown *ro)
 	int r;
 
 	if (!home || !home[0])
-		return rerun ? E_SUCCESS : usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: not an "
-				     "absolute path without '..'", dir);
+		return not_reowning(rerun, dir, "not an absolute path without '..'");
 	pfd = hs_homepath_parent_at(home, ro->uid, &last);
 	if (pfd == -ENOENT)
 		return E_SUCCESS;
 	if (pfd < 0)
-		return rerun ? E_SUCCESS : usertool_warn(E_HOMEDIR, "not changing the owner of "
-							 "files in %s: %s", dir,
-							 hs_homepath_parent_error(pfd));
+		return not_reowning(rerun, dir, hs_homepath_parent_error(pfd));
 	if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT || rerun ? E_SUCCESS : E_HOMEDIR;
 	if (!S_ISDIR(st.st_mode))
-		return rerun ? E_SUCCESS : usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: not a "
-				     "directory", dir);
+		return not_reowning(rerun, dir, "not a directory");
 	hfd = hs_fileio_open_dir_at(pfd, last, &st);
 	if (hfd >= 0 && taken_read(hfd, &st, &t)) {
 		/* left taken away by an interrupted run: its files are the
