@@ -216,11 +216,58 @@ static bool db_changed(struct hs_integrity *a, struct hs_accountdb *db, long r)
 	return true;
 }
 
-/* Offer line i of db for deletion. */
+/* Field n (0 = the name) of a line as the file spells it, or NULL. */
+static const char *raw_field(const struct hs_dbline *l, unsigned n, size_t *len)
+{
+	const char *p = l->text, *end = l->text + l->len, *colon;
+
+	for (; n > 0; n--) {
+		colon = memchr(p, ':', (size_t)(end - p));
+		if (!colon)
+			return NULL;
+		p = colon + 1;
+	}
+	colon = memchr(p, ':', (size_t)(end - p));
+	*len = colon ? (size_t)(colon - p) : (size_t)(end - p);
+	return p;
+}
+
+/* Is the line root's: named root, or (passwd, group) with id 0 however
+ * spelled (" 0", "00", "0\r")?  Also for a line that does not parse. */
+static bool root_line(const struct hs_accountdb *db, const struct hs_dbline *l)
+{
+	size_t n, zeros = 0;
+	const char *f = raw_field(l, 0, &n);
+
+	while (n > 0 && (f[n - 1] == '\r' || f[n - 1] == ' ' || f[n - 1] == '\t'))
+		n--;
+	if (n == 4 && memcmp(f, "root", 4) == 0)
+		return true;
+	if (db->kind != HS_DB_PASSWD && db->kind != HS_DB_GROUP)
+		return false;
+	f = raw_field(l, 2, &n);
+	for (size_t k = 0; f && k < n; k++) {
+		if (f[k] == '0')
+			zeros++;
+		else if (!strchr(" \t\r+", f[k]))
+			return false;
+	}
+	return zeros > 0;
+}
+
+/* Offer line i of db for deletion; root's line never is (a "yes" too
+ * many would take root's account away): an editor fixes it. */
 static void offer_delete_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
 {
 	char buf[SHOW_SIZE];
 
+	if (root_line(db, &db->lines[i])) {
+		problem(a, "%s: line %lu: root's entry is not deleted; fix it by hand with %s", db->path,
+			db->lines[i].lineno, db->kind == HS_DB_PASSWD ? "vipw"
+			: db->kind == HS_DB_SHADOW ? "vipw -s"
+			: db->kind == HS_DB_GROUP ? "vigr" : "vigr -s");
+		return;
+	}
 	if (ask(a, "delete line '%s'? ", show_line(&db->lines[i], buf)) &&
 	    db_changed(a, db, hs_accountdb_delete(db, i)))
 		logged(a, "delete line %lu of %s", db->lines[i].lineno, db->path);

@@ -338,3 +338,23 @@ def test_member_line_over_64k(sb):
     assert entry(sb, "/etc/gshadow", "wide") == "wide:!::" + ",".join(names)
     assert [l for l in lines(sb, "/etc/group") if not l.startswith("wide:")] == before
     assert grpck(sb, "-r").returncode == 0
+
+
+# ---------------------------------------------------------------- root's line
+
+def test_roots_group_line_is_never_offered_for_deletion(users):
+    sb = users
+    sb.sh("sed -i 's/^root:x:0:.*/root:x:0::extra/' /etc/group;"
+          "sed -i 's/^root:.*/root:x/' /etc/gshadow;"
+          "echo 'wheel0:x: 0 :' >> /etc/group; echo 'bad' >> /etc/group")
+    before = {p: sb.read_bytes(p) for p in ("/etc/group", "/etc/gshadow")}
+    res = grpck(sb, "-r")
+    out = res.stdout.splitlines()
+    assert res.returncode == 2
+    assert "/etc/group: line 1: root's entry is not deleted; fix it by hand with vigr" in out
+    assert "/etc/gshadow: line 1: root's entry is not deleted; fix it by hand with vigr -s" \
+        in out
+    assert [l for l in out if l.startswith("delete line")] == ["delete line 'bad'? No"], out
+    res = grpck(sb, answers="y\n" * 20)
+    assert sb.read_bytes("/etc/group") == before["/etc/group"].replace(b"bad\n", b"")
+    assert sb.read_bytes("/etc/gshadow") == before["/etc/gshadow"]

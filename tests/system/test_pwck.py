@@ -597,3 +597,53 @@ def test_progress_over_a_big_tree_only_on_a_terminal(sb):
     assert re.search(r"\rpwck: \d+/\d+ users\r\x1b\[K" + re.escape(finding), out), out[-2000:]
     # with the progress taken out, the terminal saw what the pipe got
     assert re.sub(r"(\rpwck: \d+/\d+ users)+\r\x1b\[K", "", out) == piped.stdout
+
+
+# ---------------------------------------------------------------- root's line
+
+@pytest.fixture
+def classic(sb):
+    sb.add_classic_user("alice", password="alice-pw-1")
+    res = pwck(sb, "-q", "-r")
+    assert (res.returncode, res.stdout) == (0, ""), res.stdout
+    return sb
+
+
+def test_roots_line_is_never_offered_for_deletion(classic):
+    """Root's line broken beyond a repair (and a duplicate root line, a uid-0 line that
+    does not parse, root's orphaned shadow line): reported, the admin sent to vipw, and a
+    "y" to every question leaves all of them in place."""
+    sb = classic
+    # a second root line: dead (getpwnam finds the first), yet kept
+    sb.sh("echo 'root:x:0:0:second:/root:/bin/sh' >> /etc/passwd")
+    n = len(sb.read_bytes("/etc/passwd").splitlines())
+    res = pwck(sb, "-q", answers="y\n" * 20)
+    assert res.returncode == 2
+    assert res.stdout.splitlines()[:2] == [
+        "duplicate password entry",
+        f"/etc/passwd: line {n}: root's entry is not deleted; fix it by hand with vipw"]
+    assert "delete line" not in res.stdout
+    sb.sh("sed -i '$d' /etc/passwd")
+    # root's line and a uid-0 line that do not parse
+    sb.sh("sed -i 's/^root:x:0:0:/root:x:0:0:extra:/' /etc/passwd;"
+          "echo 'toor:x:00 :0::/root:/bin/sh' >> /etc/passwd;"
+          "echo 'bad line' >> /etc/passwd")
+    before = sb.read_bytes("/etc/passwd")
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2
+    out = res.stdout.splitlines()
+    n = len(before.splitlines())
+    assert "/etc/passwd: line 1: root's entry is not deleted; fix it by hand with vipw" in out
+    assert (f"/etc/passwd: line {n - 1}: root's entry is not deleted; fix it by hand with "
+            "vipw") in out
+    assert [l for l in out if l.startswith("delete line")] == ["delete line 'bad line'? No"]
+    res = pwck(sb, "-q", answers="y\n" * 20)
+    assert res.returncode == 2
+    assert sb.read_bytes("/etc/passwd") == before.replace(b"bad line\n", b"")
+    # root's shadow line without a passwd line: kept as well
+    sb.sh("sed -i '/^root:/d' /etc/passwd")
+    shadow = sb.read_bytes("/etc/shadow")
+    res = pwck(sb, "-q", answers="y\n" * 20)
+    assert "/etc/shadow: line 1: root's entry is not deleted; fix it by hand with vipw -s" \
+        in res.stdout.splitlines(), res.stdout
+    assert sb.read_bytes("/etc/shadow") == shadow
