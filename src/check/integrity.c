@@ -290,6 +290,133 @@ static void report_bad_line(struct hs_integrity *a, struct hs_accountdb *db, siz
 	offer_delete_line(a, db, i);
 }
 
+/* ------------------------------------------------------------------ */
+/* repairs that keep the entry                                        */
+
+/* A defect that glibc's and shadow-utils' parsers read past, so the
+ * mended line says what the file said to them (docs/decisions.md): a
+ * fix mends the first one it finds in t (in place; the text only
+ * shrinks), says what it was and what the repair is, or returns false. */
+typedef bool line_fix(enum hs_db_kind kind, char *t, size_t *len, char *what, char *offer,
+		      size_t size);
+
+/* a file copied from Windows: shadow-utils reads "/bin/bash\r" */
+static bool fix_cr(enum hs_db_kind kind, char *t, size_t *len, char *what, char *offer,
+		   size_t size)
+{
+	(void)kind;
+	if (*len == 0 || t[*len - 1] != '\r')
+		return false;
+	(*len)--;
+	snprintf(what, size, "ends with a carriage return");
+	snprintf(offer, size, "strip it");
+	return true;
+}
+
+/* The numeric fields strtol reads for both parsers, by kind and field. */
+static const char *const number_names[][8] = {
+	[HS_DB_PASSWD] = { [2] = "user ID", [3] = "group ID" },
+	[HS_DB_SHADOW] = { [2] = "last change", [3] = "minimum age", [4] = "maximum age",
+			   [5] = "warning period", [6] = "inactivity period",
+			   [7] = "expiration date" },
+	[HS_DB_GROUP] = { [2] = "group ID" },
+};
+
+/* " 1000", "+1000", "01000": leading blanks, a plus sign and leading
+ * zeros are what strtol skips; trailing bytes make both parsers refuse
+ * the line, so they are no mendable defect. */
+static bool fix_number(enum hs_db_kind kind, char *t, size_t *len, char *what, char *offer,
+		       size_t size)
+{
+	char *f = t, *end = t + *len;
+
+	for (unsigned n = 0; kind < HS_ARRAY_SIZE(number_names) && n < 8 && f; n++) {
+		char *colon = memchr(f, ':', (size_t)(end - f));
+		size_t fl = colon ? (size_t)(colon - f) : (size_t)(end - f), k = 0, d;
+		char sb[SHOW_SIZE];
+
+		if (number_names[kind][n]) {
+			while (k < fl && (f[k] == ' ' || f[k] == '\t'))
+				k++;
+			k += k < fl && f[k] == '+';
+			for (d = k; d < fl && f[d] >= '0' && f[d] <= '9'; d++)
+				;
+			while (d == fl && k + 1 < fl && f[k] == '0')
+				k++;
+			if (d == fl && k < fl && k > 0) {
+				hs_printable_len(f, fl, sb, sizeof sb);
+				snprintf(what, size, "the %s '%s' is not a plain decimal number",
+					 number_names[kind][n], sb);
+				snprintf(offer, size, "write it as %.*s", (int)(fl - k), f + k);
+				memmove(f, f + k, (size_t)(end - f) - k);
+				*len -= k;
+				return true;
+			}
+		}
+		f = colon ? colon + 1 : NULL;
+	}
+	return false;
+}
+
+/* Parse t as a record of kind; its name, or NULL. */
+static const char *parse_record(enum hs_db_kind kind, char *t, union hs_dbrec *rec)
+{
+	switch (kind) {
+	case HS_DB_PASSWD:
+		return hs_records_passwd_parse(t, &rec->pw) == 0 ? rec->pw.name : NULL;
+	case HS_DB_SHADOW:
+		return hs_records_spwd_parse(t, &rec->sp) == 0 ? rec->sp.name : NULL;
+	case HS_DB_GROUP:
+		return hs_records_group_parse(t, &rec->gr) == 0 ? rec->gr.name : NULL;
+	case HS_DB_GSHADOW:
+		return hs_records_gshadow_parse(t, &rec->gs) == 0 ? rec->gs.name : NULL;
+	default:
+		return NULL;
+	}
+}
+
+/* Line i of db does not parse.  When every defect it has is one of
+ * fixes and the mended line is an entry no other line names, each
+ * defect is reported and its repair offered (never the deletion of the
+ * line); all accepted, the line is replaced by the mended entry.  True
+ * when that was so (line i is an entry now if it was repaired); false:
+ * the line is the caller's to report. */
+#define LINE_FIXES_MAX 16
+static bool offer_line_repairs(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
+{
+	static line_fix *const fixes[] = { fix_cr, fix_number };
+	_cleanup_secret_buf_ struct hs_secret_buf w = { 0 };
+	const unsigned long lineno = db->lines[i].lineno;
+	char what[LINE_FIXES_MAX][SHOW_SIZE], offer[LINE_FIXES_MAX][SHOW_SIZE];
+	size_t len = db->lines[i].len, n = 0;
+	union hs_dbrec rec;
+	const char *name;
+	bool yes = true;
+
+	if (memchr(db->lines[i].text, '\0', len) || !(w.p = malloc(len + 1)))
+		return false;
+	w.size = len + 1;
+	memcpy(w.p, db->lines[i].text, len);
+	for (size_t f = 0; f < HS_ARRAY_SIZE(fixes) && n < LINE_FIXES_MAX; )
+		if (fixes[f](db->kind, w.p, &len, what[n], offer[n], sizeof what[n]))
+			n++;
+		else
+			f++;
+	w.p[len] = '\0';
+	if (n == 0 || !(name = parse_record(db->kind, w.p, &rec)) ||
+	    hs_accountdb_find(db, name) >= 0)
+		return false;
+	for (size_t k = 0; k < n; k++) {
+		problem(a, "%s: line %lu: %s", db->path, lineno, what[k]);
+		/* after a "no" the line stays as it is: nothing more to ask */
+		if (yes || (a->flags & HS_INTEGRITY_READ_ONLY))
+			yes = ask(a, "%s? ", offer[k]) && yes;
+	}
+	if (yes && db_changed(a, db, hs_accountdb_replace(db, i, &rec)))
+		logged(a, "%s: line %lu mended", db->path, lineno);
+	return true;
+}
+
 /* A passwd or group line that does not parse because of its name:
  * shadow-utils reports the name and offers nothing.  True when l is one
  * (reported). */
@@ -500,11 +627,13 @@ int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct 
 		/* NIS compat lines are someone else's to check, as in shadow-utils */
 		if (l->deleted || hs_records_nis_line(l->text, l->len))
 			continue;
-		if (!l->entry) {
+		if (!l->entry && !offer_line_repairs(a, pw, i)) {
 			if (!report_bad_name(a, pw, l))
 				report_bad_line(a, pw, i);
 			continue;
 		}
+		if (!l->entry)
+			continue;       /* a repair declined */
 		if (offer_duplicate(a, pw, i))
 			continue;
 		j = hs_accountdb_dup_id(pw, i);
@@ -531,10 +660,10 @@ int hs_integrity_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct 
 
 		if (l->deleted || hs_records_nis_line(l->text, l->len))
 			continue;
-		if (!l->entry) {
+		if (!l->entry && !offer_line_repairs(a, sp, i))
 			report_bad_line(a, sp, i);
+		if (!l->entry)
 			continue;
-		}
 		if (offer_duplicate(a, sp, i) || offer_orphan(a, sp, i, pw, pw_bad, s->name))
 			continue;
 		if (s->lstchg != HS_UNSET && s->lstchg > today)
@@ -1512,6 +1641,10 @@ static bool list_line_record(struct hs_integrity *a, struct hs_accountdb *db, si
 	const struct hs_dbline *l = &db->lines[i];
 	const bool group = db->kind == HS_DB_GROUP;
 
+	if (!l->entry && offer_line_repairs(a, db, i)) {
+		*rec = l->rec;
+		return l->entry;
+	}
 	if (l->entry) {
 		*rec = l->rec;
 		return !offer_duplicate(a, db, i);

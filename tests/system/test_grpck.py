@@ -340,7 +340,51 @@ def test_member_line_over_64k(sb):
     assert grpck(sb, "-r").returncode == 0
 
 
-# ---------------------------------------------------------------- root's line
+# ---------------------------------------------------------------- repairs that keep the entry
+
+def test_crlf_files_are_mended_never_deleted(users):
+    """CRLF /etc/group and /etc/gshadow: every line reported ("ends with a carriage
+    return"), the repair offered is to strip it; no line and no member ("alice\\r") is
+    offered for deletion."""
+    sb = users
+    append(sb, "/etc/group", "g1:x:3001:alice,bob\n")
+    append(sb, "/etc/gshadow", "g1:!:carol:alice,bob\n")
+    paths = ("/etc/group", "/etc/gshadow")
+    before = {p: sb.read_bytes(p) for p in paths}
+    n = {p: len(before[p].splitlines()) for p in paths}
+    sb.sh("sed -i 's/$/\\r/' /etc/group /etc/gshadow")
+    crlf = {p: sb.read_bytes(p) for p in paths}
+    res = grpck(sb, "-r")
+    assert res.returncode == 2
+    out = res.stdout.splitlines()
+    for p in paths:
+        for i in range(1, n[p] + 1):
+            assert f"{p}: line {i}: ends with a carriage return" in out, (p, i, res.stdout)
+    assert out.count("strip it? No") == n["/etc/group"] + n["/etc/gshadow"]
+    assert "delete" not in res.stdout and "invalid" not in res.stdout, res.stdout
+    res = grpck(sb, answers="n\n" * 200)
+    assert res.returncode == 2 and "delete" not in res.stdout and "add " not in res.stdout
+    assert {p: sb.read_bytes(p) for p in paths} == crlf
+    res = grpck(sb, answers="y\n" * 200)
+    assert res.returncode == 2 and "delete" not in res.stdout, res.stdout
+    assert res.stdout.splitlines()[-1] == "grpck: the files have been updated"
+    assert {p: sb.read_bytes(p) for p in paths} == before
+    res = grpck(sb, "-r")
+    assert (res.returncode, res.stdout) == (0, ""), res.stdout
+
+
+def test_crlf_on_one_line_with_a_missing_member(users):
+    """The mended line is then checked like any other: its unknown member is offered."""
+    sb = users
+    append(sb, "/etc/group", "g1:x:3001:alice,nosuch\r\n")
+    append(sb, "/etc/gshadow", "g1:!::alice,nosuch\n")
+    res = grpck(sb, answers="y\n" * 10)
+    assert res.returncode == 2
+    assert "/etc/group: line" in res.stdout and "strip it? Yes" in res.stdout
+    assert entry(sb, "/etc/group", "g1") == "g1:x:3001:alice"
+    assert entry(sb, "/etc/gshadow", "g1") == "g1:!::alice"
+    assert b"\r" not in sb.read_bytes("/etc/group")
+
 
 def test_roots_group_line_is_never_offered_for_deletion(users):
     sb = users
