@@ -979,6 +979,7 @@ struct file_verdict {
 	bool untrusted;         /* replace it, never read or chown it */
 	bool relink;            /* trusted, but another name reaches it */
 	bool root_held;         /* root's single-named copy: a chown will do */
+	bool cr;                /* trusted, valid once its carriage return goes */
 };
 
 /* Owner, mode, size and link count of a regular file. */
@@ -1031,6 +1032,31 @@ static void check_file_inode(struct udir *u, const struct file_spec *f, const st
 	}
 }
 
+/* A file edited on Windows ("...\r\n"): read it again into buf without
+ * the carriage return before its end; true when that parses (into c),
+ * with buf holding the mended contents. */
+static bool strip_cr(struct udir *u, const struct file_spec *f, const struct stat *st,
+		     char *buf, size_t *len, struct content *c)
+{
+	char copy[HS_USERFILE_MAX + 2];
+	size_t n;
+	bool ok;
+
+	if (read_same(u->fd, f->name, st, buf, len) < 0)
+		return false;
+	n = *len;
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	if (n == 0 || buf[n - 1] != '\r')
+		return false;
+	memmove(buf + n - 1, buf + n, *len - n + 1);
+	*len -= 1;
+	memcpy(copy, buf, *len + 1);
+	ok = parse_content(f->kind, copy, *len, c) == 0;
+	hs_wipe(copy, sizeof copy);
+	return ok;
+}
+
 /* A trusted file's contents, parsed into c; buf keeps them whole for a
  * relink.  false when it cannot be read (reported). */
 static bool read_file_content(struct udir *u, const struct file_spec *f, const struct stat *st,
@@ -1045,6 +1071,11 @@ static bool read_file_content(struct udir *u, const struct file_spec *f, const s
 		return false;
 	}
 	r = parse_content(f->kind, buf, *len, c);
+	if (r < 0 && strip_cr(u, f, st, buf, len, c)) {
+		problem(a, "%s: line 1: ends with a carriage return", path);
+		v->cr = true;
+		return true;
+	}
 	if (r < 0) {
 		problem(a, "%s: invalid contents (%s)%s", path, hs_strerror(r), f->expired);
 		v->untrusted = true;
@@ -1075,13 +1106,14 @@ static bool offer_replacement(struct udir *u, const struct file_spec *f, struct 
 		replace_file(u, f, st, path);
 		return true;
 	}
-	if (!v->relink ||
-	    !ask(a, "replace it with a copy of itself (ends the other link)? ") || !udir_lock(u))
+	/* the copy without the carriage return ends another link too */
+	if (!(v->cr ? ask(a, "strip it? ") : v->relink &&
+	      ask(a, "replace it with a copy of itself (ends the other link)? ")) || !udir_lock(u))
 		return false;
 	r = hs_fileio_replace_at(u->fd, f->name, buf, len, want_uid, tr->t->auth_gid, f->mode);
 	if (!tree_repaired(a, r, "replace", path))
 		return false;
-	logged(a, "%s: copied to end its other link", path);
+	logged(a, "%s: %s", path, v->cr ? "carriage return stripped" : "copied to end its other link");
 	return true;
 }
 

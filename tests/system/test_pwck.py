@@ -744,3 +744,33 @@ def test_numbers_strtol_reads_are_mended(classic):
     lines = sb.read("/etc/passwd").splitlines()
     assert "bob:x:2002:2002::/:/bin/sh" in lines and not any("carl" in l for l in lines)
     assert "bob:!:19000:0:99999:7:::" in sb.read("/etc/shadow").splitlines()
+
+
+def test_crlf_files_in_the_tree_are_mended(tree):
+    sb = tree
+    a = uid(sb, "alice")
+    ag = auth_gid(sb)
+    files = {f"{T}/alice/shadow": sb.read_bytes(f"{T}/alice/shadow"),
+             f"{T}/alice/shell": sb.read_bytes(f"{T}/alice/shell"),
+             f"{T}/alice/aging": sb.read_bytes(f"{T}/alice/aging")}
+    for p in files:
+        sb.sh(f"sed -i 's/$/\\r/' {p}")
+    crlf = snapshot(sb)
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2
+    out = res.stdout.splitlines()
+    for p in files:
+        assert f"{p}: line 1: ends with a carriage return" in out, res.stdout
+    assert out.count("strip it? No") == 3
+    assert "replace" not in res.stdout and "invalid" not in res.stdout
+    res = pwck(sb, "-q", answers="n\n" * 10)
+    assert snapshot(sb) == crlf
+    res = pwck(sb, "-q", answers="y\n" * 10)
+    assert res.returncode == 2 and "replace" not in res.stdout
+    for p, data in files.items():
+        assert sb.read_bytes(p) == data, p
+    st = sb.lstat(f"{T}/alice/shadow")
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (a, ag, 0o640)
+    assert sb.lstat(f"{T}/alice/aging").st_uid == 0
+    res = pwck(sb, "-q", "-r")
+    assert (res.returncode, res.stdout) == (0, ""), res.stdout
