@@ -1510,7 +1510,8 @@ static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salv
 		}
 	if (colons != 3)
 		return;
-	s->storage.p = strndup(l->text, l->len);
+	/* a CR that ends the line is no part of the last name */
+	s->storage.p = strndup(l->text, l->len - (l->text[l->len - 1] == '\r'));
 	s->storage.size = l->len + 1;
 	/* the fixed fields with empty lists: "name:pw:gid:" / "name:pw::" */
 	if (asprintf(&s->fixed.p, "%.*s%s", (int)(kind == HS_DB_GROUP ? cut[2] : cut[1]) + 1,
@@ -1688,6 +1689,9 @@ static bool list_line_record(struct hs_integrity *a, struct hs_accountdb *db, si
 		report_bad_line(a, db, i);
 		return false;
 	}
+	if (l->text[l->len - 1] == '\r')
+		problem(a, "%s: line %lu: ends with a carriage return, which a repair of its "
+			"names strips", db->path, l->lineno);
 	*rec = sv->rec;
 	return true;
 }

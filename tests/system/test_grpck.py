@@ -386,6 +386,25 @@ def test_crlf_on_one_line_with_a_missing_member(users):
     assert b"\r" not in sb.read_bytes("/etc/group")
 
 
+def test_crlf_with_an_invalid_member_name(users):
+    """Not mendable as a whole (a blank in a name): the names are offered one by one, and
+    the last one is "alice", not "alice\\r"."""
+    sb = users
+    append(sb, "/etc/group", "g2:x:3002:bad name,alice\r\n")
+    append(sb, "/etc/gshadow", "g2:!::alice\n")
+    res = grpck(sb, "-r")
+    out = res.stdout.splitlines()
+    n = len(lines(sb, "/etc/group"))
+    assert (f"/etc/group: line {n}: ends with a carriage return, which a repair of its "
+            "names strips") in out, res.stdout
+    assert "delete member 'bad name'? No" in out
+    assert "alice" not in res.stdout
+    res = grpck(sb, answers="y\n" * 5)
+    assert res.returncode == 2
+    assert sb.read_bytes("/etc/group").endswith(b"\ng2:x:3002:alice\n")
+    assert grpck(sb, "-r").returncode == 0
+
+
 def test_roots_group_line_is_never_offered_for_deletion(users):
     sb = users
     sb.sh("sed -i 's/^root:x:0:.*/root:x:0::extra/' /etc/group;"
