@@ -216,11 +216,58 @@ static bool db_changed(struct hs_integrity *a, struct hs_accountdb *db, long r)
 	return true;
 }
 
-/* Offer line i of db for deletion. */
+/* Field n (0 = the name) of a line as the file spells it, or NULL. */
+static const char *raw_field(const struct hs_dbline *l, unsigned n, size_t *len)
+{
+	const char *p = l->text, *end = l->text + l->len, *colon;
+
+	for (; n > 0; n--) {
+		colon = memchr(p, ':', (size_t)(end - p));
+		if (!colon)
+			return NULL;
+		p = colon + 1;
+	}
+	colon = memchr(p, ':', (size_t)(end - p));
+	*len = colon ? (size_t)(colon - p) : (size_t)(end - p);
+	return p;
+}
+
+/* Is the line root's: named root, or (passwd, group) with id 0 however
+ * spelled (" 0", "00", "0\r")?  Also for a line that does not parse. */
+static bool root_line(const struct hs_accountdb *db, const struct hs_dbline *l)
+{
+	size_t n, zeros = 0;
+	const char *f = raw_field(l, 0, &n);
+
+	while (n > 0 && (f[n - 1] == '\r' || f[n - 1] == ' ' || f[n - 1] == '\t'))
+		n--;
+	if (n == 4 && memcmp(f, "root", 4) == 0)
+		return true;
+	if (db->kind != HS_DB_PASSWD && db->kind != HS_DB_GROUP)
+		return false;
+	f = raw_field(l, 2, &n);
+	for (size_t k = 0; f && k < n; k++) {
+		if (f[k] == '0')
+			zeros++;
+		else if (!strchr(" \t\r+", f[k]))
+			return false;
+	}
+	return zeros > 0;
+}
+
+/* Offer line i of db for deletion; root's line never is (a "yes" too
+ * many would take root's account away): an editor fixes it. */
 static void offer_delete_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
 {
 	char buf[SHOW_SIZE];
 
+	if (root_line(db, &db->lines[i])) {
+		problem(a, "%s: line %lu: root's entry is not deleted; fix it by hand with %s", db->path,
+			db->lines[i].lineno, db->kind == HS_DB_PASSWD ? "vipw"
+			: db->kind == HS_DB_SHADOW ? "vipw -s"
+			: db->kind == HS_DB_GROUP ? "vigr" : "vigr -s");
+		return;
+	}
 	if (ask(a, "delete line '%s'? ", show_line(&db->lines[i], buf)) &&
 	    db_changed(a, db, hs_accountdb_delete(db, i)))
 		logged(a, "delete line %lu of %s", db->lines[i].lineno, db->path);
@@ -241,6 +288,133 @@ static void report_bad_line(struct hs_integrity *a, struct hs_accountdb *db, siz
 	problem(a, "invalid %s file entry (line %lu: %s)", entry_noun[db->kind], l->lineno,
 		l->len == 0 ? "empty line" : hs_strerror(l->err ? l->err : -HS_E_FORMAT));
 	offer_delete_line(a, db, i);
+}
+
+/* ------------------------------------------------------------------ */
+/* repairs that keep the entry                                        */
+
+/* A defect that glibc's and shadow-utils' parsers read past, so the
+ * mended line says what the file said to them (docs/decisions.md): a
+ * fix mends the first one it finds in t (in place; the text only
+ * shrinks), says what it was and what the repair is, or returns false. */
+typedef bool line_fix(enum hs_db_kind kind, char *t, size_t *len, char *what, char *offer,
+		      size_t size);
+
+/* a file copied from Windows: shadow-utils reads "/bin/bash\r" */
+static bool fix_cr(enum hs_db_kind kind, char *t, size_t *len, char *what, char *offer,
+		   size_t size)
+{
+	(void)kind;
+	if (*len == 0 || t[*len - 1] != '\r')
+		return false;
+	(*len)--;
+	snprintf(what, size, "ends with a carriage return");
+	snprintf(offer, size, "strip it");
+	return true;
+}
+
+/* The numeric fields strtol reads for both parsers, by kind and field. */
+static const char *const number_names[][8] = {
+	[HS_DB_PASSWD] = { [2] = "user ID", [3] = "group ID" },
+	[HS_DB_SHADOW] = { [2] = "last change", [3] = "minimum age", [4] = "maximum age",
+			   [5] = "warning period", [6] = "inactivity period",
+			   [7] = "expiration date" },
+	[HS_DB_GROUP] = { [2] = "group ID" },
+};
+
+/* " 1000", "+1000", "01000": leading blanks, a plus sign and leading
+ * zeros are what strtol skips; trailing bytes make both parsers refuse
+ * the line, so they are no mendable defect. */
+static bool fix_number(enum hs_db_kind kind, char *t, size_t *len, char *what, char *offer,
+		       size_t size)
+{
+	char *f = t, *end = t + *len;
+
+	for (unsigned n = 0; kind < HS_ARRAY_SIZE(number_names) && n < 8 && f; n++) {
+		char *colon = memchr(f, ':', (size_t)(end - f));
+		size_t fl = colon ? (size_t)(colon - f) : (size_t)(end - f), k = 0, d;
+		char sb[SHOW_SIZE];
+
+		if (number_names[kind][n]) {
+			while (k < fl && (f[k] == ' ' || f[k] == '\t'))
+				k++;
+			k += k < fl && f[k] == '+';
+			for (d = k; d < fl && f[d] >= '0' && f[d] <= '9'; d++)
+				;
+			while (d == fl && k + 1 < fl && f[k] == '0')
+				k++;
+			if (d == fl && k < fl && k > 0) {
+				hs_printable_len(f, fl, sb, sizeof sb);
+				snprintf(what, size, "the %s '%s' is not a plain decimal number",
+					 number_names[kind][n], sb);
+				snprintf(offer, size, "write it as %.*s", (int)(fl - k), f + k);
+				memmove(f, f + k, (size_t)(end - f) - k);
+				*len -= k;
+				return true;
+			}
+		}
+		f = colon ? colon + 1 : NULL;
+	}
+	return false;
+}
+
+/* Parse t as a record of kind; its name, or NULL. */
+static const char *parse_record(enum hs_db_kind kind, char *t, union hs_dbrec *rec)
+{
+	switch (kind) {
+	case HS_DB_PASSWD:
+		return hs_records_passwd_parse(t, &rec->pw) == 0 ? rec->pw.name : NULL;
+	case HS_DB_SHADOW:
+		return hs_records_spwd_parse(t, &rec->sp) == 0 ? rec->sp.name : NULL;
+	case HS_DB_GROUP:
+		return hs_records_group_parse(t, &rec->gr) == 0 ? rec->gr.name : NULL;
+	case HS_DB_GSHADOW:
+		return hs_records_gshadow_parse(t, &rec->gs) == 0 ? rec->gs.name : NULL;
+	default:
+		return NULL;
+	}
+}
+
+/* Line i of db does not parse.  When every defect it has is one of
+ * fixes and the mended line is an entry no other line names, each
+ * defect is reported and its repair offered (never the deletion of the
+ * line); all accepted, the line is replaced by the mended entry.  True
+ * when that was so (line i is an entry now if it was repaired); false:
+ * the line is the caller's to report. */
+#define LINE_FIXES_MAX 16
+static bool offer_line_repairs(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
+{
+	static line_fix *const fixes[] = { fix_cr, fix_number };
+	_cleanup_secret_buf_ struct hs_secret_buf w = { 0 };
+	const unsigned long lineno = db->lines[i].lineno;
+	char what[LINE_FIXES_MAX][SHOW_SIZE], offer[LINE_FIXES_MAX][SHOW_SIZE];
+	size_t len = db->lines[i].len, n = 0;
+	union hs_dbrec rec;
+	const char *name;
+	bool yes = true;
+
+	if (memchr(db->lines[i].text, '\0', len) || !(w.p = malloc(len + 1)))
+		return false;
+	w.size = len + 1;
+	memcpy(w.p, db->lines[i].text, len);
+	for (size_t f = 0; f < HS_ARRAY_SIZE(fixes) && n < LINE_FIXES_MAX; )
+		if (fixes[f](db->kind, w.p, &len, what[n], offer[n], sizeof what[n]))
+			n++;
+		else
+			f++;
+	w.p[len] = '\0';
+	if (n == 0 || !(name = parse_record(db->kind, w.p, &rec)) ||
+	    hs_accountdb_find(db, name) >= 0)
+		return false;
+	for (size_t k = 0; k < n; k++) {
+		problem(a, "%s: line %lu: %s", db->path, lineno, what[k]);
+		/* after a "no" the line stays as it is: nothing more to ask */
+		if (yes || (a->flags & HS_INTEGRITY_READ_ONLY))
+			yes = ask(a, "%s? ", offer[k]) && yes;
+	}
+	if (yes && db_changed(a, db, hs_accountdb_replace(db, i, &rec)))
+		logged(a, "%s: line %lu mended", db->path, lineno);
+	return true;
 }
 
 /* A passwd or group line that does not parse because of its name:
@@ -453,11 +627,13 @@ int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct 
 		/* NIS compat lines are someone else's to check, as in shadow-utils */
 		if (l->deleted || hs_records_nis_line(l->text, l->len))
 			continue;
-		if (!l->entry) {
+		if (!l->entry && !offer_line_repairs(a, pw, i)) {
 			if (!report_bad_name(a, pw, l))
 				report_bad_line(a, pw, i);
 			continue;
 		}
+		if (!l->entry)
+			continue;       /* a repair declined */
 		if (offer_duplicate(a, pw, i))
 			continue;
 		j = hs_accountdb_dup_id(pw, i);
@@ -484,10 +660,10 @@ int hs_integrity_shadow(struct hs_integrity *a, struct hs_accountdb *sp, struct 
 
 		if (l->deleted || hs_records_nis_line(l->text, l->len))
 			continue;
-		if (!l->entry) {
+		if (!l->entry && !offer_line_repairs(a, sp, i))
 			report_bad_line(a, sp, i);
+		if (!l->entry)
 			continue;
-		}
 		if (offer_duplicate(a, sp, i) || offer_orphan(a, sp, i, pw, pw_bad, s->name))
 			continue;
 		if (s->lstchg != HS_UNSET && s->lstchg > today)
@@ -803,6 +979,7 @@ struct file_verdict {
 	bool untrusted;         /* replace it, never read or chown it */
 	bool relink;            /* trusted, but another name reaches it */
 	bool root_held;         /* root's single-named copy: a chown will do */
+	bool cr;                /* trusted, valid once its carriage return goes */
 };
 
 /* Owner, mode, size and link count of a regular file. */
@@ -855,6 +1032,31 @@ static void check_file_inode(struct udir *u, const struct file_spec *f, const st
 	}
 }
 
+/* A file edited on Windows ("...\r\n"): read it again into buf without
+ * the carriage return before its end; true when that parses (into c),
+ * with buf holding the mended contents. */
+static bool strip_cr(struct udir *u, const struct file_spec *f, const struct stat *st,
+		     char *buf, size_t *len, struct content *c)
+{
+	char copy[HS_USERFILE_MAX + 2];
+	size_t n;
+	bool ok;
+
+	if (read_same(u->fd, f->name, st, buf, len) < 0)
+		return false;
+	n = *len;
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	if (n == 0 || buf[n - 1] != '\r')
+		return false;
+	memmove(buf + n - 1, buf + n, *len - n + 1);
+	*len -= 1;
+	memcpy(copy, buf, *len + 1);
+	ok = parse_content(f->kind, copy, *len, c) == 0;
+	hs_wipe(copy, sizeof copy);
+	return ok;
+}
+
 /* A trusted file's contents, parsed into c; buf keeps them whole for a
  * relink.  false when it cannot be read (reported). */
 static bool read_file_content(struct udir *u, const struct file_spec *f, const struct stat *st,
@@ -869,6 +1071,11 @@ static bool read_file_content(struct udir *u, const struct file_spec *f, const s
 		return false;
 	}
 	r = parse_content(f->kind, buf, *len, c);
+	if (r < 0 && strip_cr(u, f, st, buf, len, c)) {
+		problem(a, "%s: line 1: ends with a carriage return", path);
+		v->cr = true;
+		return true;
+	}
 	if (r < 0) {
 		problem(a, "%s: invalid contents (%s)%s", path, hs_strerror(r), f->expired);
 		v->untrusted = true;
@@ -899,13 +1106,14 @@ static bool offer_replacement(struct udir *u, const struct file_spec *f, struct 
 		replace_file(u, f, st, path);
 		return true;
 	}
-	if (!v->relink ||
-	    !ask(a, "replace it with a copy of itself (ends the other link)? ") || !udir_lock(u))
+	/* the copy without the carriage return ends another link too */
+	if (!(v->cr ? ask(a, "strip it? ") : v->relink &&
+	      ask(a, "replace it with a copy of itself (ends the other link)? ")) || !udir_lock(u))
 		return false;
 	r = hs_fileio_replace_at(u->fd, f->name, buf, len, want_uid, tr->t->auth_gid, f->mode);
 	if (!tree_repaired(a, r, "replace", path))
 		return false;
-	logged(a, "%s: copied to end its other link", path);
+	logged(a, "%s: %s", path, v->cr ? "carriage return stripped" : "copied to end its other link");
 	return true;
 }
 
@@ -1302,7 +1510,8 @@ static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salv
 		}
 	if (colons != 3)
 		return;
-	s->storage.p = strndup(l->text, l->len);
+	/* a CR that ends the line is no part of the last name */
+	s->storage.p = strndup(l->text, l->len - (l->text[l->len - 1] == '\r'));
 	s->storage.size = l->len + 1;
 	/* the fixed fields with empty lists: "name:pw:gid:" / "name:pw::" */
 	if (asprintf(&s->fixed.p, "%.*s%s", (int)(kind == HS_DB_GROUP ? cut[2] : cut[1]) + 1,
@@ -1465,6 +1674,10 @@ static bool list_line_record(struct hs_integrity *a, struct hs_accountdb *db, si
 	const struct hs_dbline *l = &db->lines[i];
 	const bool group = db->kind == HS_DB_GROUP;
 
+	if (!l->entry && offer_line_repairs(a, db, i)) {
+		*rec = l->rec;
+		return l->entry;
+	}
 	if (l->entry) {
 		*rec = l->rec;
 		return !offer_duplicate(a, db, i);
@@ -1476,6 +1689,9 @@ static bool list_line_record(struct hs_integrity *a, struct hs_accountdb *db, si
 		report_bad_line(a, db, i);
 		return false;
 	}
+	if (l->text[l->len - 1] == '\r')
+		problem(a, "%s: line %lu: ends with a carriage return, which a repair of its "
+			"names strips", db->path, l->lineno);
 	*rec = sv->rec;
 	return true;
 }

@@ -338,3 +338,86 @@ def test_member_line_over_64k(sb):
     assert entry(sb, "/etc/gshadow", "wide") == "wide:!::" + ",".join(names)
     assert [l for l in lines(sb, "/etc/group") if not l.startswith("wide:")] == before
     assert grpck(sb, "-r").returncode == 0
+
+
+# ---------------------------------------------------------------- repairs that keep the entry
+
+def test_crlf_files_are_mended_never_deleted(users):
+    """CRLF /etc/group and /etc/gshadow: every line reported ("ends with a carriage
+    return"), the repair offered is to strip it; no line and no member ("alice\\r") is
+    offered for deletion."""
+    sb = users
+    append(sb, "/etc/group", "g1:x:3001:alice,bob\n")
+    append(sb, "/etc/gshadow", "g1:!:carol:alice,bob\n")
+    paths = ("/etc/group", "/etc/gshadow")
+    before = {p: sb.read_bytes(p) for p in paths}
+    n = {p: len(before[p].splitlines()) for p in paths}
+    sb.sh("sed -i 's/$/\\r/' /etc/group /etc/gshadow")
+    crlf = {p: sb.read_bytes(p) for p in paths}
+    res = grpck(sb, "-r")
+    assert res.returncode == 2
+    out = res.stdout.splitlines()
+    for p in paths:
+        for i in range(1, n[p] + 1):
+            assert f"{p}: line {i}: ends with a carriage return" in out, (p, i, res.stdout)
+    assert out.count("strip it? No") == n["/etc/group"] + n["/etc/gshadow"]
+    assert "delete" not in res.stdout and "invalid" not in res.stdout, res.stdout
+    res = grpck(sb, answers="n\n" * 200)
+    assert res.returncode == 2 and "delete" not in res.stdout and "add " not in res.stdout
+    assert {p: sb.read_bytes(p) for p in paths} == crlf
+    res = grpck(sb, answers="y\n" * 200)
+    assert res.returncode == 2 and "delete" not in res.stdout, res.stdout
+    assert res.stdout.splitlines()[-1] == "grpck: the files have been updated"
+    assert {p: sb.read_bytes(p) for p in paths} == before
+    res = grpck(sb, "-r")
+    assert (res.returncode, res.stdout) == (0, ""), res.stdout
+
+
+def test_crlf_on_one_line_with_a_missing_member(users):
+    """The mended line is then checked like any other: its unknown member is offered."""
+    sb = users
+    append(sb, "/etc/group", "g1:x:3001:alice,nosuch\r\n")
+    append(sb, "/etc/gshadow", "g1:!::alice,nosuch\n")
+    res = grpck(sb, answers="y\n" * 10)
+    assert res.returncode == 2
+    assert "/etc/group: line" in res.stdout and "strip it? Yes" in res.stdout
+    assert entry(sb, "/etc/group", "g1") == "g1:x:3001:alice"
+    assert entry(sb, "/etc/gshadow", "g1") == "g1:!::alice"
+    assert b"\r" not in sb.read_bytes("/etc/group")
+
+
+def test_crlf_with_an_invalid_member_name(users):
+    """Not mendable as a whole (a blank in a name): the names are offered one by one, and
+    the last one is "alice", not "alice\\r"."""
+    sb = users
+    append(sb, "/etc/group", "g2:x:3002:bad name,alice\r\n")
+    append(sb, "/etc/gshadow", "g2:!::alice\n")
+    res = grpck(sb, "-r")
+    out = res.stdout.splitlines()
+    n = len(lines(sb, "/etc/group"))
+    assert (f"/etc/group: line {n}: ends with a carriage return, which a repair of its "
+            "names strips") in out, res.stdout
+    assert "delete member 'bad name'? No" in out
+    assert "alice" not in res.stdout
+    res = grpck(sb, answers="y\n" * 5)
+    assert res.returncode == 2
+    assert sb.read_bytes("/etc/group").endswith(b"\ng2:x:3002:alice\n")
+    assert grpck(sb, "-r").returncode == 0
+
+
+def test_roots_group_line_is_never_offered_for_deletion(users):
+    sb = users
+    sb.sh("sed -i 's/^root:x:0:.*/root:x:0::extra/' /etc/group;"
+          "sed -i 's/^root:.*/root:x/' /etc/gshadow;"
+          "echo 'wheel0:x: 0 :' >> /etc/group; echo 'bad' >> /etc/group")
+    before = {p: sb.read_bytes(p) for p in ("/etc/group", "/etc/gshadow")}
+    res = grpck(sb, "-r")
+    out = res.stdout.splitlines()
+    assert res.returncode == 2
+    assert "/etc/group: line 1: root's entry is not deleted; fix it by hand with vigr" in out
+    assert "/etc/gshadow: line 1: root's entry is not deleted; fix it by hand with vigr -s" \
+        in out
+    assert [l for l in out if l.startswith("delete line")] == ["delete line 'bad'? No"], out
+    res = grpck(sb, answers="y\n" * 20)
+    assert sb.read_bytes("/etc/group") == before["/etc/group"].replace(b"bad\n", b"")
+    assert sb.read_bytes("/etc/gshadow") == before["/etc/gshadow"]

@@ -597,3 +597,180 @@ def test_progress_over_a_big_tree_only_on_a_terminal(sb):
     assert re.search(r"\rpwck: \d+/\d+ users\r\x1b\[K" + re.escape(finding), out), out[-2000:]
     # with the progress taken out, the terminal saw what the pipe got
     assert re.sub(r"(\rpwck: \d+/\d+ users)+\r\x1b\[K", "", out) == piped.stdout
+
+
+# ---------------------------------------------------------------- repairs that keep the entry
+
+def _crlf(sb, path, only=None):
+    """Give every line of path (or only the line starting with `only`) a CR before its
+    newline, as a copy from Windows has."""
+    pat = f"/^{only}/" if only else ""
+    sb.sh(f"sed -i '{pat}s/$/\\r/' {path}")
+
+
+@pytest.fixture
+def classic(sb):
+    sb.add_classic_user("alice", password="alice-pw-1")
+    res = pwck(sb, "-q", "-r")
+    assert (res.returncode, res.stdout) == (0, ""), res.stdout
+    return sb
+
+
+def test_crlf_files_are_mended_never_deleted(classic):
+    """A CRLF /etc/passwd and /etc/shadow (every line, root's included): each line is
+    reported with its own message and the repair offered is to strip the CR -- never to
+    delete the line."""
+    sb = classic
+    before = {p: sb.read_bytes(p) for p in ("/etc/passwd", "/etc/shadow")}
+    n = {p: len(before[p].splitlines()) for p in before}
+    for p in before:
+        _crlf(sb, p)
+    # Debian's reads the passwd lines (the shell is '/bin/bash\r'), but its shadow
+    # parser refuses the CR after the last (numeric) field: it offers to delete every
+    # shadow line, root's included
+    deb = sb.run([DEB_PWCK, "-r"], check=False)
+    assert "invalid password file entry" not in deb.stdout
+    assert "invalid shadow password file entry" in deb.stdout
+    assert "delete line 'root:" in deb.stdout
+    res = pwck(sb, "-r")
+    assert res.returncode == 2, res.stdout + res.stderr
+    out = res.stdout.splitlines()
+    for p in before:
+        for i in range(1, n[p] + 1):
+            assert f"{p}: line {i}: ends with a carriage return" in out, (p, i, res.stdout)
+    assert out.count("strip it? No") == n["/etc/passwd"] + n["/etc/shadow"]
+    assert "delete" not in res.stdout and "invalid" not in res.stdout
+    # "n" to everything: nothing changes, nothing else is asked
+    crlf = {p: sb.read_bytes(p) for p in before}
+    res = pwck(sb, answers="n\n" * 100)
+    assert res.returncode == 2 and "delete" not in res.stdout and "add user" not in res.stdout
+    assert res.stdout.splitlines()[-1] == "pwck: no changes"
+    assert {p: sb.read_bytes(p) for p in before} == crlf
+    # "y" to everything: exactly the files as they were before the CRs
+    res = pwck(sb, answers="y\n" * 100)
+    assert res.returncode == 2 and "delete" not in res.stdout, res.stdout
+    assert res.stdout.splitlines()[-1] == "pwck: the files have been updated"
+    assert {p: sb.read_bytes(p) for p in before} == before
+    res = pwck(sb, "-q", "-r")
+    assert (res.returncode, res.stdout) == (0, ""), res.stdout
+
+
+def test_crlf_on_roots_line_only(classic):
+    sb = classic
+    before = sb.read_bytes("/etc/passwd")
+    _crlf(sb, "/etc/passwd", only="root:")
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2
+    assert res.stdout == ("/etc/passwd: line 1: ends with a carriage return\n"
+                          "strip it? No\npwck: no changes\n"), res.stdout
+    res = pwck(sb, "-q", answers="y\n")
+    assert res.returncode == 2 and sb.read_bytes("/etc/passwd") == before
+    assert pwck(sb, "-q", "-r").returncode == 0
+
+
+def test_crlf_one_line_declined_then_accepted(classic):
+    sb = classic
+    before = sb.read_bytes("/etc/passwd")
+    _crlf(sb, "/etc/passwd", only="alice:")
+    crlf = sb.read_bytes("/etc/passwd")
+    res = pwck(sb, "-q", answers="n\n" + "y\n" * 10)
+    assert res.returncode == 2 and "delete" not in res.stdout
+    assert res.stdout.count("? ") == 1
+    assert sb.read_bytes("/etc/passwd") == crlf
+    res = pwck(sb, "-q", answers="y\n" + "n\n" * 10)
+    assert res.returncode == 2 and sb.read_bytes("/etc/passwd") == before
+
+
+def test_roots_line_is_never_offered_for_deletion(classic):
+    """Root's line broken beyond a repair (and a duplicate root line, a uid-0 line that
+    does not parse, root's orphaned shadow line): reported, the admin sent to vipw, and a
+    "y" to every question leaves all of them in place."""
+    sb = classic
+    # a second root line: dead (getpwnam finds the first), yet kept
+    sb.sh("echo 'root:x:0:0:second:/root:/bin/sh' >> /etc/passwd")
+    n = len(sb.read_bytes("/etc/passwd").splitlines())
+    res = pwck(sb, "-q", answers="y\n" * 20)
+    assert res.returncode == 2
+    assert res.stdout.splitlines()[:2] == [
+        "duplicate password entry",
+        f"/etc/passwd: line {n}: root's entry is not deleted; fix it by hand with vipw"]
+    assert "delete line" not in res.stdout
+    sb.sh("sed -i '$d' /etc/passwd")
+    # root's line and a uid-0 line that do not parse
+    sb.sh("sed -i 's/^root:x:0:0:/root:x:0:0:extra:/' /etc/passwd;"
+          "echo 'toor:x:00 :0::/root:/bin/sh' >> /etc/passwd;"
+          "echo 'bad line' >> /etc/passwd")
+    before = sb.read_bytes("/etc/passwd")
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2
+    out = res.stdout.splitlines()
+    n = len(before.splitlines())
+    assert "/etc/passwd: line 1: root's entry is not deleted; fix it by hand with vipw" in out
+    assert (f"/etc/passwd: line {n - 1}: root's entry is not deleted; fix it by hand with "
+            "vipw") in out
+    assert [l for l in out if l.startswith("delete line")] == ["delete line 'bad line'? No"]
+    res = pwck(sb, "-q", answers="y\n" * 20)
+    assert res.returncode == 2
+    assert sb.read_bytes("/etc/passwd") == before.replace(b"bad line\n", b"")
+    # root's shadow line without a passwd line: kept as well
+    sb.sh("sed -i '/^root:/d' /etc/passwd")
+    shadow = sb.read_bytes("/etc/shadow")
+    res = pwck(sb, "-q", answers="y\n" * 20)
+    assert "/etc/shadow: line 1: root's entry is not deleted; fix it by hand with vipw -s" \
+        in res.stdout.splitlines(), res.stdout
+    assert sb.read_bytes("/etc/shadow") == shadow
+
+
+def test_numbers_strtol_reads_are_mended(classic):
+    """" 2002", "+2002" and "02002" are the number 2002 to glibc and to shadow-utils: the
+    field is rewritten, the line kept.  A trailing blank makes both refuse the line: it
+    stays invalid."""
+    sb = classic
+    sb.sh("echo 'bob:x: 2002:+02002::/:/bin/sh' >> /etc/passwd;"
+          "echo 'bob:!:019000:0:99999:7:::' >> /etc/shadow;"
+          "echo 'carl:x:2003 :2003::/:/bin/sh' >> /etc/passwd")
+    res = pwck(sb, "-q", "-r")
+    out = res.stdout.splitlines()
+    n = len(sb.read_bytes("/etc/passwd").splitlines())
+    assert f"/etc/passwd: line {n - 1}: the user ID ' 2002' is not a plain decimal number" \
+        in out
+    assert "write it as 2002? No" in out
+    assert (f"/etc/passwd: line {n - 1}: the group ID '+02002' is not a plain decimal "
+            "number") in out
+    assert "write it as 19000? No" in out
+    assert f"invalid password file entry (line {n}: has an invalid format)" in out
+    res = pwck(sb, "-q", answers="y\n" * 10)
+    assert res.returncode == 2
+    lines = sb.read("/etc/passwd").splitlines()
+    assert "bob:x:2002:2002::/:/bin/sh" in lines and not any("carl" in l for l in lines)
+    assert "bob:!:19000:0:99999:7:::" in sb.read("/etc/shadow").splitlines()
+
+
+def test_crlf_files_in_the_tree_are_mended(tree):
+    sb = tree
+    a = uid(sb, "alice")
+    ag = auth_gid(sb)
+    files = {f"{T}/alice/shadow": sb.read_bytes(f"{T}/alice/shadow"),
+             f"{T}/alice/shell": sb.read_bytes(f"{T}/alice/shell"),
+             f"{T}/alice/aging": sb.read_bytes(f"{T}/alice/aging")}
+    for p in files:
+        sb.sh(f"sed -i 's/$/\\r/' {p}")
+    crlf = snapshot(sb)
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2
+    out = res.stdout.splitlines()
+    for p in files:
+        assert f"{p}: line 1: ends with a carriage return" in out, res.stdout
+    assert out.count("strip it? No") == 3
+    assert "replace" not in res.stdout and "invalid" not in res.stdout
+    res = pwck(sb, "-q", answers="n\n" * 10)
+    assert snapshot(sb) == crlf
+    res = pwck(sb, "-q", answers="y\n" * 10)
+    assert res.returncode == 2 and "replace" not in res.stdout
+    for p, data in files.items():
+        assert sb.read_bytes(p) == data, p
+    st = sb.lstat(f"{T}/alice/shadow")
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (a, ag, 0o640)
+    assert sb.lstat(f"{T}/alice/aging").st_uid == 0
+    res = pwck(sb, "-q", "-r")
+    assert (res.returncode, res.stdout) == (0, ""), res.stdout
