@@ -122,10 +122,11 @@ def test_unknown_user_exits_6(two):
 
 @pytest.mark.parametrize("path,status", [("/etc/subuid", 16), ("/etc/subgid", 18)])
 def test_subordinate_id_file_failure_exits_as_shadow_utils(two, path, status):
-    """A subordinate id file userdel cannot use (here: hard-linked, so it is refused)
-    exits 16 or 18, as shadow-utils' userdel(8) and our useradd and usermod do, and
-    nothing changes."""
+    """A subordinate id file userdel cannot use (here: a user's file with another name,
+    refused; root's may have other names) exits 16 or 18, as shadow-utils' userdel(8)
+    and our useradd and usermod do, and nothing changes."""
     before = {f: two.read_bytes(f) for f in ("/etc/passwd", "/etc/group", path)}
+    two.run(["chown", "nobody", path])
     two.run(["ln", path, "/root/extra-link"])
     try:
         res = run(two, ["alice"])
