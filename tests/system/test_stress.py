@@ -343,6 +343,8 @@ def judge(sb, logs, kills, before, kill):  # noqa: C901 (one flat list of checks
         last_kill = -10
         for n, (tag, rc, secs, text) in enumerate(ops):
             counts[worker] = counts.get(worker, 0) + 1
+            if kill and "killed by signal 9" in " ".join(text):
+                rc = 137        # the killer hit vipw's child before it ran the editor
             if rc == 137:
                 last_kill = n
             # a command soon after a killed one may fail for its sake (its user or group
