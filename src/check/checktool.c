@@ -124,7 +124,8 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 		hs_die(HS_CHECK_CANTOPEN, "Permission denied.");
 	/* A run that locks may have to finish an interrupted command's home
 	 * and tree work (and does so at once, before it confines itself);
-	 * -r takes no lock and only reports a pending journal. */
+	 * -r takes only a reader's hold on .pwd.lock (waiting for a moment
+	 * between writers) and only reports a pending journal. */
 	if (!o.read_only)
 		hs_txn_work_enable();
 	openlog(t->name, LOG_PID, LOG_AUTHPRIV);
@@ -139,6 +140,9 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 			syslog(LOG_WARNING, "%s", f.error);
 		return f.lock_failed ? HS_CHECK_CANTLOCK : HS_CHECK_CANTOPEN;
 	}
+	if (f.read_unlocked)
+		hs_warn("%s held by another program for %u s; checking while it may be "
+			"changing the files", HS_ETC_PWD_LOCK, HS_LOCK_TIMEOUT_MS / 1000);
 
 	if (o.sort) {
 		r = hs_integrity_sort(f.db, f.shadow);
@@ -171,8 +175,10 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 		}
 	}
 
-	/* without locks (-r) nothing finishes an interrupted transaction of
-	 * the global files (lib/etc/txn.h): what was read may be half of it */
+	/* without the writers' locks (-r) nothing finishes an interrupted
+	 * transaction of the global files (lib/etc/txn.h): what was read may
+	 * be half of it.  Under the reader's hold no writer is running, so a
+	 * journal here was left by a killed one. */
 	if (o.read_only && !o.file) {
 		struct stat st;
 

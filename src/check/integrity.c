@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -1227,6 +1228,24 @@ static bool offer_remove(struct hs_integrity *a, struct udir *u, int dirfd, cons
 	return true;
 }
 
+/* Is the temporary name still there with no writer at work?  Every
+ * writer of the directory holds its lock (an exclusive flock) from before
+ * it creates a temporary until after its rename: a shared hold that
+ * cannot be had now means a writer (root's or the user's own passwd or
+ * chsh) is in that window, and its temporary is not a left-over.  Never
+ * waits: a user who holds the lock on purpose only hides their own
+ * temporaries, which their next writer sweeps (DESIGN section 11). */
+static bool temp_is_left_over(struct udir *u, const char *name, struct stat *st)
+{
+	bool there;
+
+	if (flock(u->fd, LOCK_SH | LOCK_NB) < 0)
+		return false;
+	there = fstatat(u->fd, name, st, AT_SYMLINK_NOFOLLOW) == 0;
+	(void)flock(u->fd, LOCK_UN);
+	return there;
+}
+
 /* Everything in a user's directory. */
 static void check_udir_contents(struct udir *u)
 {
@@ -1252,6 +1271,8 @@ static void check_udir_contents(struct udir *u)
 			check_file(u, &file_specs[k], &st);
 			continue;
 		}
+		if (name[0] == '.' && !u->locked && !temp_is_left_over(u, name, &st))
+			continue;
 		snprintf(path, sizeof path, "%s/%s", u->path, show(name, sbuf));
 		if (name[0] == '.')
 			problem(a, "%s: left-over temporary %s", path, type_noun(st.st_mode));
@@ -1985,6 +2006,20 @@ int hs_integrity_files_open(struct hs_integrity_files *f, bool group, const char
 	n = paths[1] ? 2 : 1;
 	if (!path && access(paths[1], F_OK) < 0 && errno == ENOENT)
 		n = 1;          /* a system without the shadow file */
+	if (!lock && !path) {
+		/* -r on the system files: between two writers, never inside
+		 * one (its journal and reserved directories are not left-overs);
+		 * a writer that holds on past the timeout (an editor under
+		 * shadow-utils' vipw) does not stop a read-only report */
+		r = hs_globalfile_read_lock(&f->locks, NULL, HS_LOCK_TIMEOUT_MS);
+		if (r == -HS_E_TIMEOUT)
+			f->read_unlocked = true;
+		else if (r < 0) {
+			snprintf(f->error, sizeof f->error, "cannot open %s: %s", HS_ETC_PWD_LOCK,
+				 hs_strerror(r));
+			return r;
+		}
+	}
 	if (lock) {
 		r = hs_globalfile_lock(&f->locks, NULL, paths, n, HS_LOCK_TIMEOUT_MS, &lock_failed);
 		if (r < 0) {

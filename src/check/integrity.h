@@ -128,6 +128,7 @@ struct hs_integrity_files {
 	struct hs_accountdb *db;        /* passwd or group */
 	struct hs_accountdb *shadow;    /* shadow or gshadow; NULL: not checked */
 	bool lock_failed;               /* the open failed on a lock (exit 4) */
+	bool read_unlocked;             /* -r: a writer held on; read without */
 	char error[600];                /* why the open or the commit failed */
 	/* private */
 	bool use_set;
@@ -140,7 +141,9 @@ struct hs_integrity_files {
  * the system files, the shadow file only when it exists (through
  * lib/accountset when locking).  Otherwise the files given (shadow_path
  * NULL: no shadow file is checked), both of which must exist.  lock:
- * take the locks (DESIGN §4); read-only runs take none.  Returns 0 or a
+ * take the locks (DESIGN §4); read-only runs on the system files wait for
+ * a moment between writers (hs_globalfile_read_lock), and read anyway,
+ * with read_unlocked set, when none comes within the lock timeout.  Returns 0 or a
  * negative error with f->error (and f->lock_failed) set. */
 int hs_integrity_files_open(struct hs_integrity_files *f, bool group, const char *path,
                         const char *shadow_path, bool lock);
