@@ -54,12 +54,11 @@ void hs_globalfile_unlock(struct hs_locks *l);
 /* A reader's hold on /etc/.pwd.lock: an fcntl read lock on the whole file
  * (OFD), which every writer's write lock (ours, lckpwdf(), sysusers)
  * conflicts with, while other readers share it.  For a read-only check
- * that must see the files and the tree between two writers, never one
- * writer's work in progress (its journal, staged files, reserved
- * directories).  No FILE.lock is taken, nothing is recovered or written;
- * a missing lock file is no writer (nothing is held).  Waits like
- * hs_globalfile_lock, then -HS_E_TIMEOUT; release with
- * hs_globalfile_unlock. */
+ * that must tell a writer's work in progress (its journal, staged files,
+ * reserved directories) from what a killed one left.  No FILE.lock is
+ * taken, nothing is recovered or written; a missing lock file is no
+ * writer (nothing is held).  Waits like hs_globalfile_lock (timeout_ms 0:
+ * one try), then -HS_E_TIMEOUT; release with hs_globalfile_unlock. */
 int hs_globalfile_read_lock(struct hs_locks *l, const char *pwd_lock_path,
 			    unsigned timeout_ms);
 

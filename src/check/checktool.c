@@ -1,6 +1,7 @@
 /* pwck's and grpck's common main; see checktool.h. */
 #include "checktool.h"
 
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -124,8 +125,7 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 		hs_die(HS_CHECK_CANTOPEN, "Permission denied.");
 	/* A run that locks may have to finish an interrupted command's home
 	 * and tree work (and does so at once, before it confines itself);
-	 * -r takes only a reader's hold on .pwd.lock (waiting for a moment
-	 * between writers) and only reports a pending journal. */
+	 * -r takes no lock and only reports a pending journal. */
 	if (!o.read_only)
 		hs_txn_work_enable();
 	openlog(t->name, LOG_PID, LOG_AUTHPRIV);
@@ -140,9 +140,6 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 			syslog(LOG_WARNING, "%s", f.error);
 		return f.lock_failed ? HS_CHECK_CANTLOCK : HS_CHECK_CANTOPEN;
 	}
-	if (f.read_unlocked)
-		hs_warn("%s held by another program for %u s; checking while it may be "
-			"changing the files", HS_ETC_PWD_LOCK, HS_LOCK_TIMEOUT_MS / 1000);
 
 	if (o.sort) {
 		r = hs_integrity_sort(f.db, f.shadow);
@@ -177,12 +174,12 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 
 	/* without the writers' locks (-r) nothing finishes an interrupted
 	 * transaction of the global files (lib/etc/txn.h): what was read may
-	 * be half of it.  Under the reader's hold no writer is running, so a
-	 * journal here was left by a killed one. */
+	 * be half of it.  A running writer's journal is its work in progress;
+	 * one there with no writer was left by a killed one. */
 	if (o.read_only && !o.file) {
-		struct stat st;
+		_cleanup_close_ int etcfd = open(HS_ETC_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-		if (lstat("/etc/" HS_TXN_JOURNAL, &st) == 0) {
+		if (etcfd >= 0 && hs_integrity_left_by_no_writer(etcfd, HS_TXN_JOURNAL)) {
 			printf("/etc/%s: an interrupted update of the account files is pending; "
 			       "run %s without -r (or any tool that changes accounts) to finish it\n",
 			       HS_TXN_JOURNAL, t->name);

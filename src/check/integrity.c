@@ -1246,6 +1246,19 @@ static bool temp_is_left_over(struct udir *u, const char *name, struct stat *st)
 	return there;
 }
 
+bool hs_integrity_left_by_no_writer(int dirfd, const char *name)
+{
+	struct hs_locks l;
+	struct stat st;
+	bool there;
+
+	if (hs_globalfile_read_lock(&l, NULL, 0) < 0)
+		return false;
+	there = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	hs_globalfile_unlock(&l);
+	return there;
+}
+
 /* Everything in a user's directory. */
 static void check_udir_contents(struct udir *u)
 {
@@ -1400,6 +1413,11 @@ static void check_other_entry(struct tree *tr, const char *name)
 	/* /etc/shadow's NIS lines, root's, for pwunconv (which checks them) */
 	if (strcmp(name, HS_CONVERT_NIS_SHADOW) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_uid == 0 && st.st_nlink == 1 && !(st.st_mode & 077))
+		return;
+	/* a running useradd's or usermod's directory under a reserved name */
+	if ((name[0] == '.' || name[0] == ':' ||
+	     strncmp(name, USERMOD_L_PREFIX, strlen(USERMOD_L_PREFIX)) == 0) &&
+	    (a->flags & HS_INTEGRITY_READ_ONLY) && !hs_integrity_left_by_no_writer(tr->fd, name))
 		return;
 	if (strncmp(name, USERMOD_L_PREFIX, strlen(USERMOD_L_PREFIX)) == 0) {
 		problem(a, "%s: left over by an interrupted usermod -l; run the same usermod -l "
@@ -2006,20 +2024,6 @@ int hs_integrity_files_open(struct hs_integrity_files *f, bool group, const char
 	n = paths[1] ? 2 : 1;
 	if (!path && access(paths[1], F_OK) < 0 && errno == ENOENT)
 		n = 1;          /* a system without the shadow file */
-	if (!lock && !path) {
-		/* -r on the system files: between two writers, never inside
-		 * one (its journal and reserved directories are not left-overs);
-		 * a writer that holds on past the timeout (an editor under
-		 * shadow-utils' vipw) does not stop a read-only report */
-		r = hs_globalfile_read_lock(&f->locks, NULL, HS_LOCK_TIMEOUT_MS);
-		if (r == -HS_E_TIMEOUT)
-			f->read_unlocked = true;
-		else if (r < 0) {
-			snprintf(f->error, sizeof f->error, "cannot open %s: %s", HS_ETC_PWD_LOCK,
-				 hs_strerror(r));
-			return r;
-		}
-	}
 	if (lock) {
 		r = hs_globalfile_lock(&f->locks, NULL, paths, n, HS_LOCK_TIMEOUT_MS, &lock_failed);
 		if (r < 0) {

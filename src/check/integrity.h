@@ -115,6 +115,14 @@ int hs_integrity_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct
  * an entry.  Marks both dirty. */
 int hs_integrity_sort(struct hs_accountdb *db, struct hs_accountdb *shadow);
 
+/* For a run without the writers' locks (-r): is dirfd/name there with no
+ * writer at work?  A writer (useradd, usermod, a shadow-utils tool) holds
+ * /etc/.pwd.lock from before its journal, staged files and reserved
+ * directories exist until after they are gone, so what it has in progress
+ * is no left-over.  The read lock is tried once, never waited for, and
+ * held only for the look: a long -r run must not hold the writers off. */
+bool hs_integrity_left_by_no_writer(int dirfd, const char *name);
+
 /* The io of the programs: say prints the line on stdout; ask prints the
  * prompt, reads a line from stdin (an answer starting with y or Y is yes;
  * end of file is no) and, when stdin is not a terminal, prints the
@@ -128,7 +136,6 @@ struct hs_integrity_files {
 	struct hs_accountdb *db;        /* passwd or group */
 	struct hs_accountdb *shadow;    /* shadow or gshadow; NULL: not checked */
 	bool lock_failed;               /* the open failed on a lock (exit 4) */
-	bool read_unlocked;             /* -r: a writer held on; read without */
 	char error[600];                /* why the open or the commit failed */
 	/* private */
 	bool use_set;
@@ -141,9 +148,7 @@ struct hs_integrity_files {
  * the system files, the shadow file only when it exists (through
  * lib/accountset when locking).  Otherwise the files given (shadow_path
  * NULL: no shadow file is checked), both of which must exist.  lock:
- * take the locks (DESIGN §4); read-only runs on the system files wait for
- * a moment between writers (hs_globalfile_read_lock), and read anyway,
- * with read_unlocked set, when none comes within the lock timeout.  Returns 0 or a
+ * take the locks (DESIGN §4); read-only runs take none.  Returns 0 or a
  * negative error with f->error (and f->lock_failed) set. */
 int hs_integrity_files_open(struct hs_integrity_files *f, bool group, const char *path,
                         const char *shadow_path, bool lock);
