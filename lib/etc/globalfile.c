@@ -119,6 +119,51 @@ static int take_pwd_lock(const char *path, int64_t deadline, int *fd_out)
 	}
 }
 
+int hs_globalfile_read_lock(struct hs_locks *l, const char *pwd_lock_path,
+			    unsigned timeout_ms)
+{
+	int64_t deadline = monotonic_ns() + (int64_t)timeout_ms * 1000000;
+	long step = HS_LOCK_POLL_MIN_NS;
+	struct stat st;
+	_cleanup_close_ int fd = -1;
+
+	*l = (struct hs_locks)HS_LOCKS_INIT;
+	/* read access is enough for a read lock, and a reader creates nothing */
+	fd = open(pwd_lock_path ? pwd_lock_path : HS_ETC_PWD_LOCK,
+		  O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : errno == ELOOP ? -HS_E_SYMLINK : -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -HS_E_NOTREG;
+	if (fd < HS_LOCK_FD_MIN) {
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, HS_LOCK_FD_MIN);
+
+		if (high < 0)
+			return -errno;
+		hs_close(fd);
+		fd = high;
+	}
+	for (;;) {
+		struct flock fl = {
+			.l_type = F_RDLCK,
+			.l_whence = SEEK_SET,
+			.l_start = 0,
+			.l_len = 0,
+			.l_pid = 0,
+		};
+		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
+			l->pwd_lock_fd = TAKE_FD(fd);
+			return 0;
+		}
+		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
+			return -errno;
+		if (!lock_backoff(deadline, &step))
+			return -HS_E_TIMEOUT;
+	}
+}
+
 static char *path_with_suffix(const char *path, const char *suffix)
 {
 	char *s = NULL;

@@ -51,6 +51,17 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
                     unsigned timeout_ms, const char **failed_path);
 void hs_globalfile_unlock(struct hs_locks *l);
 
+/* A reader's hold on /etc/.pwd.lock: an fcntl read lock on the whole file
+ * (OFD), which every writer's write lock (ours, lckpwdf(), sysusers)
+ * conflicts with, while other readers share it.  For a read-only check
+ * that must tell a writer's work in progress (its journal, staged files,
+ * reserved directories) from what a killed one left.  No FILE.lock is
+ * taken, nothing is recovered or written; a missing lock file is no
+ * writer (nothing is held).  Waits like hs_globalfile_lock (timeout_ms 0:
+ * one try), then -HS_E_TIMEOUT; release with hs_globalfile_unlock. */
+int hs_globalfile_read_lock(struct hs_locks *l, const char *pwd_lock_path,
+			    unsigned timeout_ms);
+
 /* Read a global file whole (regular, not a symlink, at most
  * HS_GLOBALFILE_MAX).  *data is malloc'd and NUL-terminated. */
 int hs_globalfile_read(const char *path, char **data, size_t *len);

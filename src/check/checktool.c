@@ -1,6 +1,7 @@
 /* pwck's and grpck's common main; see checktool.h. */
 #include "checktool.h"
 
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -171,12 +172,14 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 		}
 	}
 
-	/* without locks (-r) nothing finishes an interrupted transaction of
-	 * the global files (lib/etc/txn.h): what was read may be half of it */
+	/* without the writers' locks (-r) nothing finishes an interrupted
+	 * transaction of the global files (lib/etc/txn.h): what was read may
+	 * be half of it.  A running writer's journal is its work in progress;
+	 * one there with no writer was left by a killed one. */
 	if (o.read_only && !o.file) {
-		struct stat st;
+		_cleanup_close_ int etcfd = open(HS_ETC_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-		if (lstat("/etc/" HS_TXN_JOURNAL, &st) == 0) {
+		if (etcfd >= 0 && hs_integrity_left_by_no_writer(etcfd, HS_TXN_JOURNAL)) {
 			printf("/etc/%s: an interrupted update of the account files is pending; "
 			       "run %s without -r (or any tool that changes accounts) to finish it\n",
 			       HS_TXN_JOURNAL, t->name);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -1227,6 +1228,37 @@ static bool offer_remove(struct hs_integrity *a, struct udir *u, int dirfd, cons
 	return true;
 }
 
+/* Is the temporary name still there with no writer at work?  Every
+ * writer of the directory holds its lock (an exclusive flock) from before
+ * it creates a temporary until after its rename: a shared hold that
+ * cannot be had now means a writer (root's or the user's own passwd or
+ * chsh) is in that window, and its temporary is not a left-over.  Never
+ * waits: a user who holds the lock on purpose only hides their own
+ * temporaries, which their next writer sweeps (DESIGN section 11). */
+static bool temp_is_left_over(struct udir *u, const char *name, struct stat *st)
+{
+	bool there;
+
+	if (flock(u->fd, LOCK_SH | LOCK_NB) < 0)
+		return false;
+	there = fstatat(u->fd, name, st, AT_SYMLINK_NOFOLLOW) == 0;
+	(void)flock(u->fd, LOCK_UN);
+	return there;
+}
+
+bool hs_integrity_left_by_no_writer(int dirfd, const char *name)
+{
+	struct hs_locks l;
+	struct stat st;
+	bool there;
+
+	if (hs_globalfile_read_lock(&l, NULL, 0) < 0)
+		return false;
+	there = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	hs_globalfile_unlock(&l);
+	return there;
+}
+
 /* Everything in a user's directory. */
 static void check_udir_contents(struct udir *u)
 {
@@ -1252,6 +1284,8 @@ static void check_udir_contents(struct udir *u)
 			check_file(u, &file_specs[k], &st);
 			continue;
 		}
+		if (name[0] == '.' && !u->locked && !temp_is_left_over(u, name, &st))
+			continue;
 		snprintf(path, sizeof path, "%s/%s", u->path, show(name, sbuf));
 		if (name[0] == '.')
 			problem(a, "%s: left-over temporary %s", path, type_noun(st.st_mode));
@@ -1379,6 +1413,11 @@ static void check_other_entry(struct tree *tr, const char *name)
 	/* /etc/shadow's NIS lines, root's, for pwunconv (which checks them) */
 	if (strcmp(name, HS_CONVERT_NIS_SHADOW) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_uid == 0 && st.st_nlink == 1 && !(st.st_mode & 077))
+		return;
+	/* a running useradd's or usermod's directory under a reserved name */
+	if ((name[0] == '.' || name[0] == ':' ||
+	     strncmp(name, USERMOD_L_PREFIX, strlen(USERMOD_L_PREFIX)) == 0) &&
+	    (a->flags & HS_INTEGRITY_READ_ONLY) && !hs_integrity_left_by_no_writer(tr->fd, name))
 		return;
 	if (strncmp(name, USERMOD_L_PREFIX, strlen(USERMOD_L_PREFIX)) == 0) {
 		problem(a, "%s: left over by an interrupted usermod -l; run the same usermod -l "

@@ -115,6 +115,14 @@ int hs_integrity_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct
  * an entry.  Marks both dirty. */
 int hs_integrity_sort(struct hs_accountdb *db, struct hs_accountdb *shadow);
 
+/* For a run without the writers' locks (-r): is dirfd/name there with no
+ * writer at work?  A writer (useradd, usermod, a shadow-utils tool) holds
+ * /etc/.pwd.lock from before its journal, staged files and reserved
+ * directories exist until after they are gone, so what it has in progress
+ * is no left-over.  The read lock is tried once, never waited for, and
+ * held only for the look: a long -r run must not hold the writers off. */
+bool hs_integrity_left_by_no_writer(int dirfd, const char *name);
+
 /* The io of the programs: say prints the line on stdout; ask prints the
  * prompt, reads a line from stdin (an answer starting with y or Y is yes;
  * end of file is no) and, when stdin is not a terminal, prints the

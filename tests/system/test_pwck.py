@@ -5,9 +5,12 @@ link, link count 2, aging not root-owned, stray file, temporary leftovers, missi
 directory, directory without a user), reported read-only with path / what / what it
 should be, then repaired (or declined) without following anything planted."""
 
+import fcntl
 import os
 import re
 import stat
+import subprocess
+import time
 
 import pytest
 
@@ -774,3 +777,61 @@ def test_crlf_files_in_the_tree_are_mended(tree):
     assert sb.lstat(f"{T}/alice/aging").st_uid == 0
     res = pwck(sb, "-q", "-r")
     assert (res.returncode, res.stdout) == (0, ""), res.stdout
+
+
+# ---------------------------------------------------------------- next to a writer
+
+def exchange_index(sb, argv):
+    """Which renameat2() of argv puts the new /etc/passwd in place (lib/etc/txn.c
+    exchanges it with its staged file after writing the journal); argv is run once."""
+    sb.run(["/usr/bin/strace", "-f", "-o", "/tmp/renames", "-e", "trace=renameat2"] + argv)
+    calls = [l for l in sb.read("/tmp/renames").splitlines() if "renameat2(" in l]
+    return 1 + next(i for i, l in enumerate(calls)
+                    if l.rstrip().endswith('"passwd", RENAME_EXCHANGE) = 0'))
+
+
+@pytest.mark.parametrize("tool", ["pwck", "grpck"])
+def test_read_only_check_is_not_fooled_by_a_running_writer(tree, tool):
+    """-r next to a useradd -m that is between its commit point and its last rename
+    (strace holds it there 2 s): the journal, the staged files and the directory built
+    under a reserved name are that command's work in progress, not "an interrupted
+    update" or "left-over temporary" entries.  -r waits for the writers' lock (as a
+    reader: two -r runs do not wait for each other), then reports a clean state."""
+    sb = tree
+    n = exchange_index(sb, ["/usr/sbin/useradd", "-m", "probe"])
+    sb.run(["/usr/sbin/userdel", "-r", "probe"])
+    slow = sb.popen(["/usr/bin/strace", "-f", "-o", "/dev/null", "-e", "trace=renameat2",
+                     "-e", "inject=renameat2:delay_enter=2000000:when=%d" % n,
+                     "/usr/sbin/useradd", "-m", "slow"],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    journal = os.path.join(sb.root, "etc/.hardened-shadow.txn")
+    deadline = time.monotonic() + 20
+    while not os.path.exists(journal):
+        assert time.monotonic() < deadline and slow.poll() is None, slow.communicate()
+        time.sleep(0.01)
+    res = sb.run(["/usr/sbin/" + tool, "-q", "-r"], check=False)
+    out, err = slow.communicate(timeout=30)
+    assert slow.returncode == 0, (out, err)
+    assert (res.returncode, res.stdout, res.stderr) == (0, "", ""), res
+
+
+def test_temporary_of_a_writer_in_its_window_is_not_a_left_over(tree):
+    """A temporary in a user's directory while a writer holds the directory's lock
+    (here the test holds the flock, as passwd, chsh and root's writers do from before
+    they create their temporary until after the rename) is that writer's work in
+    progress: pwck -r does not call it a left-over, nor wait.  The same file with the
+    lock free is one."""
+    sb = tree
+    temp = "%s/alice/.shadow.AbCdEfGh1234" % T
+    sb.write(temp, "x:1:\n", mode=0o640, uid=uid(sb, "alice"), gid=auth_gid(sb))
+    fd = os.open(os.path.join(sb.root, T.lstrip("/"), "alice"), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        start = time.monotonic()
+        res = pwck(sb, "-q", "-r")
+        assert (res.returncode, res.stdout, res.stderr) == (0, "", ""), res
+        assert time.monotonic() - start < 5
+    finally:
+        os.close(fd)
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2 and "%s: left-over temporary regular file" % temp in res.stdout
