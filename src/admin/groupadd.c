@@ -195,8 +195,6 @@ int main(int argc, char **argv)
 	int r;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "groupadd"));
-	/* it may have to finish an interrupted command's home and tree work */
-	hs_txn_work_enable();
 	parse_options(argc, argv);
 	openlog("groupadd", LOG_PID, LOG_AUTHPRIV);
 	hs_auditlog_open();
@@ -220,6 +218,13 @@ int main(int argc, char **argv)
 		hs_die(E_GRP_UPDATE, "Permission denied.");
 	if (prefix[0])
 		prefix = trust_prefix(prefix, prefix_buf, sizeof(prefix_buf));
+	/* An interrupted command's home and tree work is finished here, but
+	 * never a prefix's: its journal names paths of that root, which are
+	 * this system's paths to us (an image's root-owned journal could hand
+	 * /etc/sudoers.d to anyone), and the prefix's own tree is not ours to
+	 * sweep either.  There the work is kept for a tool run inside it. */
+	if (!prefix[0])
+		hs_txn_work_enable();
 	r = hs_groupops_logindefs(prefix, o.k_overrides, o.k_len, hs_cli_warn_at, NULL,
 				  &defs);
 	if (r < 0)

@@ -279,6 +279,30 @@ def test_prefix_through_an_administrators_symlink_works(sb):
     assert grouptools.snapshot(sb, HOST) == before
 
 
+def test_prefix_journal_does_no_work_on_this_system(sb):
+    """A committed journal in the image (root's, as an unpacked image's files are) names
+    this system's paths: finishing its work would hand /etc/victim-new to uid 4242 mode
+    0777 and remove /etc/victim-del.  Only the image's own files are groupadd's."""
+    make_root(sb, "/srv/img")
+    sb.sh("set -e; rm -rf /etc/victim-new /etc/victim-del; mkdir -p /etc/victim-new "
+          "/etc/victim-del/sub; echo keep > /etc/victim-del/sub/f; "
+          "E=$(stat -c '%d %i' /etc); N=$(stat -c '%d %i' /etc/victim-new); "
+          "D=$(stat -c '%d %i' /etc/victim-del); "
+          "printf 'hardened-shadow transaction 1\\n@home-new 4242 4242 777 %s %s .hs-x "
+          "/etc/victim-new\\n@home-del 0 0 755 %s %s - /etc/victim-del\\n' "
+          "\"$E\" \"$N\" \"$E\" \"$D\" > /srv/img/etc/.hardened-shadow.txn; "
+          "chmod 600 /srv/img/etc/.hardened-shadow.txn")
+    before = grouptools.snapshot(sb, HOST)
+    r = run(sb, ["-P", "/srv/img", "hs-j"])
+    assert r.returncode == 0, r.stderr
+    st = sb.lstat("/etc/victim-new")
+    assert (st.st_uid, st.st_mode & 0o7777) == (0, 0o755)
+    assert sb.read("/etc/victim-del/sub/f") == "keep\n"
+    assert "hs-j" in grouptools.table(sb, "/srv/img/etc/group")
+    assert grouptools.snapshot(sb, HOST) == before
+    sb.sh("rm -rf /etc/victim-new /etc/victim-del")
+
+
 def test_prefix_hostile_files_inside(sb):
     """The image's etc is root's but its files are hostile: symlinks out, a FIFO."""
     make_root(sb, "/srv/img")
