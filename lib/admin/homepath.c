@@ -113,6 +113,11 @@ int hs_homepath_open_root_dir(const char *dir, char **resolved)
 		if (c != '/' && c != '\0')
 			continue;
 		*p = '\0';
+		/* a symlink only root made: in a sticky directory (/tmp) a
+		 * user's link to / would pass every check after it (the
+		 * kernel refuses it only with fs.protected_symlinks) */
+		if (p > copy + 1 && lstat(copy, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != 0)
+			return -HS_E_OWNER;
 		if (stat(p == copy + 1 ? "/" : copy, &st) < 0)
 			return -errno;
 		*p = c;

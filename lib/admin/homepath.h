@@ -35,7 +35,8 @@ int hs_homepath_open_trusted_dir(const char *dir, uid_t refused_uid, bool root_o
  * root_only on its resolved path, and also every directory the name itself
  * goes through (as the kernel's lookup follows it) root's and not writable
  * by group or others unless sticky, so that a symlink a user planted on the
- * way (her ~/rootfs -> /) is refused even though it leads to root's
+ * way (her ~/rootfs -> /, or her /tmp/x -> / in sticky /tmp: a link on the
+ * way must be root's) is refused even though it leads to root's
  * directories.  Returns the fd and *resolved (malloc'd, the path without
  * symlinks: nobody but root can change what it names), -HS_E_OWNER for an
  * untrusted step, or another negative error. */

@@ -266,6 +266,10 @@ def test_prefix_a_user_controls_is_refused(sb):
           "chown -h alice: /home/alice/rootfs")
     r = run(sb, ["-P", "/home/alice/rootfs", "hs-esc"])
     assert r.returncode == 10 and "refusing prefix" in r.stderr, r.stderr
+    # her link in sticky /tmp (the kernel's protected_symlinks aside, which may be off)
+    sb.sh("rm -f /tmp/alice-root; ln -s / /tmp/alice-root; chown -h alice: /tmp/alice-root")
+    r = run(sb, ["-P", "/tmp/alice-root", "hs-esc"])
+    assert r.returncode == 10 and "refusing prefix" in r.stderr, r.stderr
     assert grouptools.snapshot(sb, HOST) == before
 
 
