@@ -92,6 +92,51 @@ int hs_homepath_open_trusted_dir(const char *dir, uid_t refused_uid, bool root_o
 	}
 }
 
+int hs_homepath_open_root_dir(const char *dir, char **resolved)
+{
+	_cleanup_free_ char *copy = NULL;
+	_cleanup_free_ char *real = NULL;
+	int fd;
+
+	*resolved = NULL;
+	if (dir[0] != '/')
+		return -EINVAL;
+	copy = strdup(dir);
+	if (!copy)
+		return -ENOMEM;
+	/* each directory a component is looked up in, as named: "/", "/a",
+	 * "/a/b", ... (stat follows a link as the lookup will) */
+	for (char *p = copy + 1; ; p++) {
+		char c = *p;
+		struct stat st;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
+		/* a symlink only root made: in a sticky directory (/tmp) a
+		 * user's link to / would pass every check after it (the
+		 * kernel refuses it only with fs.protected_symlinks) */
+		if (p > copy + 1 && lstat(copy, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != 0)
+			return -HS_E_OWNER;
+		if (stat(p == copy + 1 ? "/" : copy, &st) < 0)
+			return -errno;
+		*p = c;
+		if (!S_ISDIR(st.st_mode))
+			return -ENOTDIR;
+		if (!dir_is_trusted(&st, (uid_t)-1, true))
+			return -HS_E_OWNER;
+		if (!c)
+			break;
+	}
+	real = realpath(dir, NULL);
+	if (!real)
+		return -errno;
+	fd = hs_homepath_open_trusted_dir(real, (uid_t)-1, true);
+	if (fd >= 0)
+		*resolved = TAKE_PTR(real);
+	return fd;
+}
+
 int hs_homepath_parent_at(const char *path, uid_t uid, const char **last)
 {
 	const char *slash = strrchr(path, '/');

@@ -30,6 +30,18 @@ int hs_homepath_parent_at(const char *path, uid_t uid, const char **last);
  * step, or another negative error. */
 int hs_homepath_open_trusted_dir(const char *dir, uid_t refused_uid, bool root_only);
 
+/* A directory an administrator names for root to write below (groupadd
+ * --prefix, a root being built): hs_homepath_open_trusted_dir with
+ * root_only on its resolved path, and also every directory the name itself
+ * goes through (as the kernel's lookup follows it) root's and not writable
+ * by group or others unless sticky, so that a symlink a user planted on the
+ * way (her ~/rootfs -> /, or her /tmp/x -> / in sticky /tmp: a link on the
+ * way must be root's) is refused even though it leads to root's
+ * directories.  Returns the fd and *resolved (malloc'd, the path without
+ * symlinks: nobody but root can change what it names), -HS_E_OWNER for an
+ * untrusted step, or another negative error. */
+int hs_homepath_open_root_dir(const char *dir, char **resolved);
+
 /* The message for a failure of hs_homepath_parent_at. */
 const char *hs_homepath_parent_error(int r);
 

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -26,7 +27,9 @@
 #include "cli.h"
 #include "confine.h"
 #include "config.h"
+#include "fileio.h"
 #include "groupops.h"
+#include "homepath.h"
 #include "grouptool-common.h"
 #include "ids.h"
 #include "names.h"
@@ -141,6 +144,42 @@ static const char *check_prefix(const char *p, char *buf, size_t size)
 	return buf;
 }
 
+/* The prefix is the administrator's choice, but what lies below it may be
+ * a user's (a root she owns) or an untrusted image's (its symlinks and
+ * files unpacked by root): DIR, every directory on the way to it (as named
+ * and as resolved) and DIR/etc must be root's and writable by nobody else,
+ * and DIR/etc must be a directory, not a symlink.  Then nobody but root can
+ * change what the paths below name while we work.  Returns the resolved
+ * prefix ("" for "/"). */
+static const char *trust_prefix(const char *p, char *buf, size_t size)
+{
+	_cleanup_free_ char *resolved = NULL;
+	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int etcfd = -1;
+	struct stat st;
+
+	fd = hs_homepath_open_root_dir(p, &resolved);
+	if (fd == -HS_E_OWNER)
+		hs_die(E_GRP_UPDATE, "refusing prefix %s: it or a directory on the way to it is "
+		       "not root's or is writable by others than root", p);
+	if (fd < 0)
+		hs_die(E_GRP_UPDATE, "cannot use prefix %s: %s", p, hs_strerror(fd));
+	if (strcmp(resolved, "/") == 0)
+		return "";
+	if (strlen(resolved) > PREFIX_MAX || !hs_records_field_valid(resolved))
+		hs_die(E_BAD_ARG, "invalid prefix directory '%s' (resolved, longer than %d bytes "
+		       "or with a control character or ':')", p, PREFIX_MAX);
+	etcfd = hs_fileio_open_dir_at(fd, "etc", &st);
+	if (etcfd < 0)
+		hs_die(E_GRP_UPDATE, "refusing prefix %s: %s%s: %s", p, resolved, HS_ETC_DIR,
+		       hs_strerror(etcfd));
+	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		hs_die(E_GRP_UPDATE, "refusing prefix %s: %s%s is not root's or is writable by "
+		       "others than root", p, resolved, HS_ETC_DIR);
+	snprintf(buf, size, "%s", resolved);
+	return buf;
+}
+
 int main(int argc, char **argv)
 {
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
@@ -156,8 +195,6 @@ int main(int argc, char **argv)
 	int r;
 
 	hs_cli_set_prog(hs_privs_init(argc, argv, "groupadd"));
-	/* it may have to finish an interrupted command's home and tree work */
-	hs_txn_work_enable();
 	parse_options(argc, argv);
 	openlog("groupadd", LOG_PID, LOG_AUTHPRIV);
 	hs_auditlog_open();
@@ -179,6 +216,15 @@ int main(int argc, char **argv)
 	prefix = check_prefix(o.prefix, prefix_buf, sizeof(prefix_buf));
 	if (!hs_privs_caller_is_root())
 		hs_die(E_GRP_UPDATE, "Permission denied.");
+	if (prefix[0])
+		prefix = trust_prefix(prefix, prefix_buf, sizeof(prefix_buf));
+	/* An interrupted command's home and tree work is finished here, but
+	 * never a prefix's: its journal names paths of that root, which are
+	 * this system's paths to us (an image's root-owned journal could hand
+	 * /etc/sudoers.d to anyone), and the prefix's own tree is not ours to
+	 * sweep either.  There the work is kept for a tool run inside it. */
+	if (!prefix[0])
+		hs_txn_work_enable();
 	r = hs_groupops_logindefs(prefix, o.k_overrides, o.k_len, hs_cli_warn_at, NULL,
 				  &defs);
 	if (r < 0)

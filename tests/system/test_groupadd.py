@@ -224,6 +224,103 @@ def test_prefix_writes_the_other_root(sb):
     assert r.returncode == 3
 
 
+# ---------------------------------------------------------------- --prefix of a hostile root
+# The prefix may be an image unpacked from an untrusted source (its files root's, their
+# content and symlinks the image's) or a directory a user owns.  groupadd must neither
+# write through it outside the prefix nor act on what it says about the host.
+
+def make_root(sb, root, owner="root"):
+    sb.sh("set -e; rm -rf %s; mkdir -p %s/etc; cd /etc; cp -p passwd group gshadow "
+          "login.defs %s/etc/; chown %s: %s %s/etc" % (root, root, root, owner, root, root))
+
+
+HOST = ("/etc/group", "/etc/gshadow", "/etc/passwd", "/etc/shadow")
+
+
+@pytest.mark.parametrize("target", ["/etc", "../../../etc", "/"])
+def test_prefix_etc_symlink_out_is_refused(sb, target):
+    sb.sh("set -e; rm -rf /srv/img; mkdir -p /srv/img; ln -s %s /srv/img/etc" % target)
+    before = grouptools.snapshot(sb, HOST)
+    r = run(sb, ["-P", "/srv/img", "hs-esc"])
+    assert r.returncode == 10, r.stderr
+    assert "/srv/img/etc" in r.stderr and "symbolic link" in r.stderr, r.stderr
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+    assert grouptools.snapshot(sb, HOST) == before
+
+
+def test_prefix_a_user_controls_is_refused(sb):
+    # alice owns the root (or only its etc): she could swap either for a symlink to /etc
+    # at any moment, so groupadd refuses to write there at all
+    before = grouptools.snapshot(sb, HOST)
+    sb.sh("mkdir -p /home/alice && chown alice: /home/alice")
+    for root, owner in (("/home/alice/rootfs", "alice"), ("/srv/img", "root")):
+        make_root(sb, root, owner)
+    sb.sh("chown alice: /srv/img/etc")
+    for prefix in ("/home/alice/rootfs", "/srv/img"):
+        r = run(sb, ["-P", prefix, "hs-esc"])
+        assert r.returncode == 10, r.stderr
+        assert "refusing prefix" in r.stderr and "root" in r.stderr, r.stderr
+        assert "hs-esc" not in sb.read(prefix + "/etc/group")
+    # her own directory as a symlink to / (or her rootfs to /): not this system's /etc
+    sb.sh("rm -rf /home/alice/rootfs; ln -s / /home/alice/rootfs; "
+          "chown -h alice: /home/alice/rootfs")
+    r = run(sb, ["-P", "/home/alice/rootfs", "hs-esc"])
+    assert r.returncode == 10 and "refusing prefix" in r.stderr, r.stderr
+    # her link in sticky /tmp (the kernel's protected_symlinks aside, which may be off)
+    sb.sh("rm -f /tmp/alice-root; ln -s / /tmp/alice-root; chown -h alice: /tmp/alice-root")
+    r = run(sb, ["-P", "/tmp/alice-root", "hs-esc"])
+    assert r.returncode == 10 and "refusing prefix" in r.stderr, r.stderr
+    assert grouptools.snapshot(sb, HOST) == before
+
+
+def test_prefix_through_an_administrators_symlink_works(sb):
+    make_root(sb, "/srv/newroot")
+    sb.sh("ln -sfn /srv/newroot /srv/link")
+    before = grouptools.snapshot(sb, HOST)
+    r = run(sb, ["-P", "/srv/link", "hs-ok"])
+    assert r.returncode == 0, r.stderr
+    assert "hs-ok" in grouptools.table(sb, "/srv/newroot/etc/group")
+    assert grouptools.snapshot(sb, HOST) == before
+
+
+def test_prefix_journal_does_no_work_on_this_system(sb):
+    """A committed journal in the image (root's, as an unpacked image's files are) names
+    this system's paths: finishing its work would hand /etc/victim-new to uid 4242 mode
+    0777 and remove /etc/victim-del.  Only the image's own files are groupadd's."""
+    make_root(sb, "/srv/img")
+    sb.sh("set -e; rm -rf /etc/victim-new /etc/victim-del; mkdir -p /etc/victim-new "
+          "/etc/victim-del/sub; echo keep > /etc/victim-del/sub/f; "
+          "E=$(stat -c '%d %i' /etc); N=$(stat -c '%d %i' /etc/victim-new); "
+          "D=$(stat -c '%d %i' /etc/victim-del); "
+          "printf 'hardened-shadow transaction 1\\n@home-new 4242 4242 777 %s %s .hs-x "
+          "/etc/victim-new\\n@home-del 0 0 755 %s %s - /etc/victim-del\\n' "
+          "\"$E\" \"$N\" \"$E\" \"$D\" > /srv/img/etc/.hardened-shadow.txn; "
+          "chmod 600 /srv/img/etc/.hardened-shadow.txn")
+    before = grouptools.snapshot(sb, HOST)
+    r = run(sb, ["-P", "/srv/img", "hs-j"])
+    assert r.returncode == 0, r.stderr
+    st = sb.lstat("/etc/victim-new")
+    assert (st.st_uid, st.st_mode & 0o7777) == (0, 0o755)
+    assert sb.read("/etc/victim-del/sub/f") == "keep\n"
+    assert "hs-j" in grouptools.table(sb, "/srv/img/etc/group")
+    assert grouptools.snapshot(sb, HOST) == before
+    sb.sh("rm -rf /etc/victim-new /etc/victim-del")
+
+
+def test_prefix_hostile_files_inside(sb):
+    """The image's etc is root's but its files are hostile: symlinks out, a FIFO."""
+    make_root(sb, "/srv/img")
+    before = grouptools.snapshot(sb, HOST)
+    sb.sh("cd /srv/img/etc && rm group && ln -s /etc/group group")
+    r = run(sb, ["-P", "/srv/img", "hs-h1"], timeout=30)
+    assert r.returncode == 10 and "/srv/img/etc/group" in r.stderr, r.stderr
+    make_root(sb, "/srv/img")
+    sb.sh("cd /srv/img/etc && rm login.defs && mkfifo login.defs")
+    r = run(sb, ["-P", "/srv/img", "hs-h2"], timeout=30)
+    assert r.returncode == 10 and "login.defs" in r.stderr, r.stderr
+    assert grouptools.snapshot(sb, HOST) == before
+
+
 # ---------------------------------------------------------------- concurrency
 
 def test_same_name_at_once_exactly_one_wins(sb):
