@@ -879,19 +879,40 @@ static int reown_home(const char *dir, struct reown *ro)
 	return E_SUCCESS;
 }
 
-/* -u: MAIL_DIR/USER, a regular file of the old uid's; a link is left. */
+/* -u: MAIL_DIR/USER, a regular file of the old uid's with one link.  Whoever
+ * can write MAIL_DIR (group mail on Debian) can swap the name or plant a
+ * hard link to another file there, so the owner changes through the entry
+ * opened and checked (O_PATH: opening a planted device or FIFO does
+ * nothing), never through the name again.  Anything else is left, and
+ * said. */
 static void reown_mail_spool(const struct hs_config *cfg, const char *user, uid_t old_uid,
 			     uid_t uid)
 {
 	const char *maildir = usertool_mail_dir(cfg);
 	_cleanup_close_ int dfd = open(maildir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int fd = -1;
+	const char *why = NULL;
 	struct stat st;
 
-	if (dfd < 0 || fstatat(dfd, user, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (dfd >= 0)
+		fd = openat(dfd, user, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (errno != ENOENT)
+			hs_warn("failed to change mailbox owner of %s/%s: %s", maildir, user,
+				strerror(errno));
 		return;
-	if (!S_ISREG(st.st_mode) || st.st_uid != old_uid)
+	}
+	if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (st.st_uid != old_uid)
+		why = "not owned by the old user ID";
+	else if (st.st_nlink != 1)
+		why = "more than one link";
+	if (why) {
+		hs_warn("not changing the owner of mail spool %s/%s: %s", maildir, user, why);
 		return;
-	if (fchownat(dfd, user, uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0)
+	}
+	if (fchownat(fd, "", uid, (gid_t)-1, AT_EMPTY_PATH) < 0)
 		hs_warn("failed to change mailbox owner of %s/%s: %s", maildir, user,
 			strerror(errno));
 }
