@@ -549,30 +549,55 @@ def plant_spool(sb, kind):
         sb.sh("ln /var/mail/alice /var/lib/hs-second-link")
 
 
+@pytest.mark.parametrize("args", [["-u", "4242"], ["-l", "alice2"]])
 @pytest.mark.parametrize("kind", ["hardlink", "symlink", "two-links"])
-def test_uid_leaves_a_planted_spool_alone(two, kind):
+def test_planted_spool_left_alone(two, kind, args):
     """usermod -u checked /var/mail/alice with fstatat, then changed the owner by name
     with no link count check: a file of alice's with a second link elsewhere was given
     away, and a symlink or another file was left without a word.  Now the spool is
-    opened (O_PATH|O_NOFOLLOW), checked (regular, the old uid's, one link) and re-owned
-    through that fd; anything else is left, in one line naming it."""
+    opened (O_PATH|O_NOFOLLOW), checked (regular, the user's, one link) and re-owned or
+    linked under the new name through that fd; anything else is left, in one line
+    naming it."""
     sb = two
     old = sb.getpwnam("alice").uid
     plant_spool(sb, kind)
     before = sb.lstat("/var/mail/alice")
-    res = run(sb, ["-u", "4242", "alice"])
+    res = run(sb, args + ["alice"])
     assert res.returncode == 0, res.stderr
-    assert sb.getpwnam("alice").uid == 4242
     st = sb.lstat(VICTIM)
     assert (st.st_uid, st.st_mode & 0o7777) == (0, 0o600)
     assert sb.read(VICTIM) == "secret\n"
     after = sb.lstat("/var/mail/alice")
     assert (after.st_ino, after.st_uid) == (before.st_ino, before.st_uid)
+    assert not sb.exists("/var/mail/alice2")
     if kind == "two-links":
         assert after.st_uid == old
     said = [l for l in res.stderr.splitlines() if "/var/mail/alice" in l]
-    assert len(said) == 1 and said[0].startswith("usermod: not changing the owner of mail "
-                                                 "spool /var/mail/alice: "), res.stderr
+    assert len(said) == 1 and said[0].startswith("usermod: leaving mail spool "
+                                                 "/var/mail/alice as it is: "), res.stderr
+
+
+def test_login_renames_the_spool(two):
+    """usermod -l renames MAIL_DIR/USER as Debian's shadow-utils usermod does (it links
+    the new name and unlinks the old); with -u as well the spool gets the new owner."""
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    sb.write("/var/mail/alice", "From x\n", mode=0o660, uid=uid,
+             gid=sb.getgrnam("mail")[1])
+    ino = sb.lstat("/var/mail/alice").st_ino
+    res = run(sb, ["-l", "alice2", "-u", "4242", "alice"])
+    assert (res.returncode, res.stderr) == (0, "")
+    assert not sb.exists("/var/mail/alice")
+    st = sb.lstat("/var/mail/alice2")
+    assert (st.st_ino, st.st_uid, st.st_nlink, st.st_mode & 0o7777) == (ino, 4242, 1, 0o660)
+    # a spool under the new name already: both stay, and it is said
+    sb.write("/var/mail/alice3", "other\n", mode=0o600)
+    res = run(sb, ["-l", "alice3", "alice2"])
+    assert res.returncode == 0, res.stderr
+    assert res.stderr == ("usermod: failed to rename mailbox /var/mail/alice2 to alice3: "
+                          "File exists\n")
+    assert sb.read("/var/mail/alice3") == "other\n"
+    assert sb.lstat("/var/mail/alice2").st_ino == ino
 
 
 SWAPPER = """
