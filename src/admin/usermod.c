@@ -1580,7 +1580,8 @@ static int apply_hand_back_userdir(const struct usermod_plan *p)
 static bool uid_asked;
 
 /* -u, or -g to another group: the home's files and the mail spool follow,
- * after the locks are released; the audit event says so. */
+ * after the locks are released; the audit event says so.  -l renames the
+ * spool. */
 static int apply_reown_home(const struct usermod_plan *p, int status)
 {
 	struct reown ro = {
@@ -1591,25 +1592,22 @@ static int apply_reown_home(const struct usermod_plan *p, int status)
 
 	/* -u with the uid it has already: a rerun, which finishes what an
 	 * interrupted one left (see TAKEN_XATTR) */
-	if (!o.uid && !(o.group && p->ent.gid != p->old_gid) && !uid_asked)
+	if (!o.uid && !(o.group && p->ent.gid != p->old_gid) && !uid_asked) {
+		if (o.login)
+			move_mail_spool(p->cfg, p->user, ro.old_uid, ro.old_uid, o.login);
 		return status;
+	}
 	hs = reown_home(o.home && o.move_home ? o.home : p->old_home, &ro);
 	if (hs != E_SUCCESS && status == E_SUCCESS)
 		status = hs;
+	/* after the walk: a rerun's old uid is the interrupted run's */
+	if (ro.old_uid != ro.uid || o.login)
+		move_mail_spool(p->cfg, p->user, ro.old_uid, ro.uid, o.login);
 	/* a rerun with nothing left to finish changed no owner */
 	if (ro.old_uid != ro.uid || ro.old_gid != ro.gid)
 		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_HOME_OWNER, NULL, p->ent.uid,
 				 true);
 	return status;
-}
-
-/* -u, -l: the mail spool follows (after the locks are released). */
-static void apply_move_mail_spool(const struct usermod_plan *p)
-{
-	uid_t uid = o.uid ? new_uid : p->old_uid;
-
-	if (uid != p->old_uid || o.login)
-		move_mail_spool(p->cfg, p->user, p->old_uid, uid, o.login);
 }
 
 /* -u: the lastlog and faillog records follow the uid, as shadow-utils'
@@ -1685,7 +1683,6 @@ int main(int argc, char **argv)
 	audit_changes(&p, db(HS_AS_GSHADOW) != NULL);
 	hs_accountset_unlock(&set);
 	status = apply_reown_home(&p, status);
-	apply_move_mail_spool(&p);
 	apply_move_login_records(&p);
 	if (o.move_home)
 		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_MOVE_HOME, NULL, p.ent.uid, true);
