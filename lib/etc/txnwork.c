@@ -100,9 +100,10 @@ static int forward_new(struct hs_txn_work *w)
 
 /* DEL: remove path, if it is still what the journal names (gone already:
  * removed by an interrupted run).  A user's directory goes through
- * lib/tree; a home is taken away (a directory), then removed through the
- * one walker: a mount inside (or a too deep nest) refuses before anything
- * goes, and it is handed back as it was. */
+ * lib/tree; a file or a symlink loses its name only; a home directory
+ * is taken away, then removed through the one walker: a mount inside (or
+ * a too deep nest) refuses before anything goes, and it is handed back as
+ * it was. */
 static int forward_del(struct hs_txn_work *w)
 {
 	_cleanup_close_ int parentfd = -1;
@@ -123,18 +124,25 @@ static int forward_del(struct hs_txn_work *w)
 		r = hs_userdir_remove(parentfd, last);
 		return r == -ENOENT ? 0 : r;
 	}
-	if (S_ISDIR(st.st_mode)) {
-		fd = hs_fileio_open_dir_at(parentfd, last, &st);
-		if (fd < 0)
-			return fd;
-		if (!same_id(&st, &w->self))
-			return -ESTALE;
-		r = hs_walk_take_away(fd, &saved);
-		if (r < 0)
-			return r;
+	if (!S_ISDIR(st.st_mode)) {
+		/* a file or a symlink (a spool, a home that is a link): the
+		 * name alone goes, never a tree swapped in under it since the
+		 * check (EISDIR) */
+		if (unlinkat(parentfd, last, 0) < 0)
+			return errno == ENOENT ? 0 : -errno;
+		(void)fsync(parentfd);
+		return 0;
 	}
+	fd = hs_fileio_open_dir_at(parentfd, last, &st);
+	if (fd < 0)
+		return fd;
+	if (!same_id(&st, &w->self))
+		return -ESTALE;
+	r = hs_walk_take_away(fd, &saved);
+	if (r < 0)
+		return r;
 	r = hs_walk_remove_at(parentfd, last, &where);
-	if ((r == -EXDEV || r == -ENAMETOOLONG) && fd >= 0) {
+	if (r == -EXDEV || r == -ENAMETOOLONG) {
 		(void)hs_walk_hand_back(fd, w->uid, w->gid, w->mode);
 		snprintf(w->where, sizeof(w->where), "%s", where ? where : "");
 	}

@@ -63,6 +63,7 @@
 
 #include "accountdb.h"
 #include "accountset.h"
+#include "groupops.h"
 #include "batchio.h"
 #include "cli.h"
 #include "config.h"
@@ -648,15 +649,12 @@ static int add_user(struct ctx *c, struct line *l)
 	if (hs_idset_add(&c->uids, uid) < 0)
 		hs_die(E_FAILURE, "out of memory");
 	if (group) {
-		struct hs_group g = { .name = group, .passwd = "x",
-				      .gid = (gid_t)gid, .members = "" };
-		struct hs_gshadow gsh = { .name = group, .passwd = "!",
-					  .admins = "", .members = "" };
-
-		if (hs_accountdb_append(c->gr, &g) < 0)
-			return db_error(l, c->gr);
-		if (c->gs && hs_accountdb_append(c->gs, &gsh) < 0)
-			return db_error(l, c->gs);
+		/* as groupadd makes it (resolve_gid refused a gshadow line
+		 * left over for the name, as shadow-utils' newusers does) */
+		if (hs_groupops_add(&c->s, group, (gid_t)gid, NULL, NULL, NULL) < 0) {
+			line_error(l, "%s", c->s.error);
+			return -1;
+		}
 		if (hs_idset_add(&c->gids, gid) < 0)
 			hs_die(E_FAILURE, "out of memory");
 		l->new_group = true;

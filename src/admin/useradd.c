@@ -642,28 +642,27 @@ static int plan_pick_user_group_gid(struct hs_accountdb *gr, const struct hs_con
 	return E_SUCCESS;
 }
 
-/* USERGROUPS_ENAB, -U: the private group, in group and gshadow. */
+/* USERGROUPS_ENAB, -U: the private group, in group and gshadow, as groupadd
+ * makes a group (lib/admin/groupops.h): a gshadow line left over for the
+ * name without a group line is replaced, never inherited with its
+ * password, administrators and members. */
 static int plan_stage_user_group(struct hs_accountset *s, const struct hs_config *defs,
 				 struct useradd_plan *u)
 {
-	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
-	struct hs_accountdb *gs = hs_accountset_db(s, HS_AS_GSHADOW);
-	struct hs_group g = { .name = u->name, .passwd = "x",
-			      .members = "" };
-	struct hs_gshadow sg = { .name = u->name, .passwd = "!",
-				 .admins = "", .members = "" };
+	bool stale;
 	int status;
 
 	if (!u->user_group)
 		return E_SUCCESS;
-	status = plan_pick_user_group_gid(gr, defs, u);
+	status = plan_pick_user_group_gid(hs_accountset_db(s, HS_AS_GROUP), defs, u);
 	if (status != E_SUCCESS)
 		return status;
-	g.gid = (gid_t)u->gid;
-	if (hs_accountdb_append(gr, &g) < 0)
-		return usertool_warn(E_GRP_UPDATE, "%s", gr->error);
-	if (gs && hs_accountdb_find(gs, u->name) < 0 && hs_accountdb_append(gs, &sg) < 0)
-		return usertool_warn(E_GRP_UPDATE, "%s", gs->error);
+	if (hs_groupops_add(s, u->name, (gid_t)u->gid, NULL, NULL, &stale) < 0)
+		return usertool_warn(E_GRP_UPDATE, "%s", s->error);
+	if (stale)
+		hs_warn("warning: replaced a stale %s entry for '%s' (no such group in %s)",
+			hs_accountset_path(HS_AS_GSHADOW), u->name,
+			hs_accountset_path(HS_AS_GROUP));
 	return E_SUCCESS;
 }
 

@@ -879,21 +879,53 @@ static int reown_home(const char *dir, struct reown *ro)
 	return E_SUCCESS;
 }
 
-/* -u: MAIL_DIR/USER, a regular file of the old uid's; a link is left. */
-static void reown_mail_spool(const struct hs_config *cfg, const char *user, uid_t old_uid,
-			     uid_t uid)
+/* -u, -l: MAIL_DIR/USER follows, as shadow-utils' usermod moves it: a new
+ * owner with -u, the new name with -l.  Only a regular file of the old
+ * uid's with one link.  Whoever can write MAIL_DIR (group mail on Debian)
+ * can swap the name or plant a hard link to another file there, so the
+ * entry is opened (O_PATH: a planted device or FIFO is not opened for
+ * I/O), checked, then re-owned and linked under the new name through that
+ * fd, never through the name again; the old name goes only while it still
+ * is that file.  Anything else is left, and said. */
+static void move_mail_spool(const struct hs_config *cfg, const char *user, uid_t old_uid,
+			    uid_t uid, const char *new_name)
 {
 	const char *maildir = usertool_mail_dir(cfg);
 	_cleanup_close_ int dfd = open(maildir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct stat st;
+	_cleanup_close_ int fd = -1;
+	const char *why = NULL;
+	struct stat st, now;
 
-	if (dfd < 0 || fstatat(dfd, user, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (dfd >= 0)
+		fd = openat(dfd, user, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (errno != ENOENT)
+			hs_warn("cannot open mail spool %s/%s: %s", maildir, user, strerror(errno));
 		return;
-	if (!S_ISREG(st.st_mode) || st.st_uid != old_uid)
+	}
+	if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (st.st_uid != old_uid)
+		why = "not owned by the user";
+	else if (st.st_nlink != 1)
+		why = "more than one link";
+	if (why) {
+		hs_warn("leaving mail spool %s/%s as it is: %s", maildir, user, why);
 		return;
-	if (fchownat(dfd, user, uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0)
+	}
+	if (uid != old_uid && fchownat(fd, "", uid, (gid_t)-1, AT_EMPTY_PATH) < 0)
 		hs_warn("failed to change mailbox owner of %s/%s: %s", maildir, user,
 			strerror(errno));
+	if (!new_name)
+		return;
+	if (linkat(fd, "", dfd, new_name, AT_EMPTY_PATH) < 0) {
+		hs_warn("failed to rename mailbox %s/%s to %s: %s", maildir, user, new_name,
+			strerror(errno));
+		return;
+	}
+	if (fstatat(dfd, user, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st.st_dev &&
+	    now.st_ino == st.st_ino && unlinkat(dfd, user, 0) < 0)
+		hs_warn("cannot remove %s/%s: %s", maildir, user, strerror(errno));
 }
 
 /* ---- main ---- */
@@ -1548,7 +1580,8 @@ static int apply_hand_back_userdir(const struct usermod_plan *p)
 static bool uid_asked;
 
 /* -u, or -g to another group: the home's files and the mail spool follow,
- * after the locks are released; the audit event says so. */
+ * after the locks are released; the audit event says so.  -l renames the
+ * spool. */
 static int apply_reown_home(const struct usermod_plan *p, int status)
 {
 	struct reown ro = {
@@ -1559,13 +1592,17 @@ static int apply_reown_home(const struct usermod_plan *p, int status)
 
 	/* -u with the uid it has already: a rerun, which finishes what an
 	 * interrupted one left (see TAKEN_XATTR) */
-	if (!o.uid && !(o.group && p->ent.gid != p->old_gid) && !uid_asked)
+	if (!o.uid && !(o.group && p->ent.gid != p->old_gid) && !uid_asked) {
+		if (o.login)
+			move_mail_spool(p->cfg, p->user, ro.old_uid, ro.old_uid, o.login);
 		return status;
+	}
 	hs = reown_home(o.home && o.move_home ? o.home : p->old_home, &ro);
 	if (hs != E_SUCCESS && status == E_SUCCESS)
 		status = hs;
-	if (ro.old_uid != ro.uid)
-		reown_mail_spool(p->cfg, p->user, ro.old_uid, ro.uid);
+	/* after the walk: a rerun's old uid is the interrupted run's */
+	if (ro.old_uid != ro.uid || o.login)
+		move_mail_spool(p->cfg, p->user, ro.old_uid, ro.uid, o.login);
 	/* a rerun with nothing left to finish changed no owner */
 	if (ro.old_uid != ro.uid || ro.old_gid != ro.gid)
 		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_HOME_OWNER, NULL, p->ent.uid,
@@ -1606,9 +1643,10 @@ int main(int argc, char **argv)
 	/* after the busy check: confined, it could not follow the
 	 * /proc/PID/root of processes outside its domain.  The current home
 	 * is re-owned with -u or -g, moved with -m; -u re-owns the mail spool
-	 * and moves the lastlog and faillog records.  Without those options
-	 * usermod may write only /etc (and the tree below it). */
-	usertool_confine(uid_asked ? usertool_mail_dir(p.cfg) : NULL, NULL, o.uid != NULL,
+	 * (-l renames it) and moves the lastlog and faillog records.  Without
+	 * those options usermod may write only /etc (and the tree below it). */
+	usertool_confine(uid_asked || o.login ? usertool_mail_dir(p.cfg) : NULL, NULL,
+			 o.uid != NULL,
 			 uid_asked || o.group || o.move_home ? p.old_home : NULL,
 			 o.move_home ? o.home : NULL);
 	plan_open_userdir(&p);

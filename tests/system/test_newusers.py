@@ -200,6 +200,21 @@ def test_bad_line_changes_nothing(shared_tree, line, message):
     assert state(tree) == before
 
 
+def test_stale_gshadow_line_refuses_the_new_group(tree):
+    """A gshadow line without a group must not pass its password and administrators to
+    a group newusers makes: the line is refused, as shadow-utils' newusers refuses it."""
+    sb = tree
+    sb.write("/etc/gshadow", sb.read("/etc/gshadow") + "carl:$6$abc$def:mallory:mallory\n",
+             mode=0o640, gid=sb.getgrnam("shadow")[1])
+    before = state(sb)
+    res = run(sb, CHEAP, input=b"carl:pw-carl-1:::::\n")
+    err = res.stderr.decode()
+    assert res.returncode == 1, res
+    assert err.startswith("newusers: line 1: group 'carl' is a shadow group, but does not "
+                          "exist in /etc/group\n"), err
+    assert state(sb) == before
+
+
 def test_hostile_input(shared_tree):
     tree = shared_tree
     before = state(tree)

@@ -439,6 +439,24 @@ def test_next_to_debians_useradd(tsb):
     assert len(subs) == len(set(subs))
 
 
+def test_private_group_does_not_inherit_a_stale_gshadow_line(tsb):
+    """A gshadow line without a group (an interrupted tool, a hand edit): useradd -U kept
+    it for the new private group, whose password and administrator (mallory, also a
+    member) then passed to the new group.  Now useradd makes the group as groupadd does
+    (the line replaced by a fresh one, with a warning), as shadow-utils' sgr_update
+    replaces it."""
+    sb = tsb
+    sb.write("/etc/gshadow", sb.read("/etc/gshadow") + "staleg:$6$abc$def:mallory:mallory\n",
+             mode=0o640, gid=sb.getgrnam("shadow")[1])
+    r = run(sb, ["-U", "staleg"])
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ("useradd: warning: replaced a stale /etc/gshadow entry for 'staleg' "
+                        "(no such group in /etc/group)\n")
+    assert entry(sb, "/etc/gshadow", "staleg") == ["staleg", "!", "", ""]
+    assert [l.split(":")[0] for l in lines(sb, "/etc/gshadow")].count("staleg") == 1
+    assert entry(sb, "/etc/group", "staleg")[1:] == ["x", str(sb.getpwnam("staleg").gid), ""]
+
+
 def test_mail_spool(tsb):
     sb = tsb
     sb.write("/etc/default/useradd", sb.read("/etc/default/useradd") + "CREATE_MAIL_SPOOL=yes\n")

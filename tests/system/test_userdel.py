@@ -315,6 +315,80 @@ def test_remove_home_and_mail_spool(two):
     assert sb.exists("/home/bob")
 
 
+VICTIM = "/var/lib/hs-victim"
+
+
+@pytest.mark.parametrize("kind", ["hardlink", "symlink"])
+def test_remove_leaves_a_planted_spool_target_alone(two, kind):
+    """/var/mail/alice as whoever can write the mail directory leaves it: a hard link to a
+    root file (root makes it: the host keeps fs.protected_hardlinks=1) is not alice's and
+    is refused in one line naming it, as shadow-utils refuses a spool the user does not
+    own; a symlink loses the link only.  The root file keeps its owner and content."""
+    sb = two
+    sb.write(VICTIM, "secret\n", mode=0o600)
+    sb.sh("ln %s %s /var/mail/alice" % ("" if kind == "hardlink" else "-s", VICTIM))
+    res = run(sb, ["-r", "alice"])
+    assert sb.getpwnam("alice") is None
+    st = sb.lstat(VICTIM)
+    assert (st.st_uid, st.st_mode & 0o7777, st.st_nlink) == \
+        (0, 0o600, 2 if kind == "hardlink" else 1)
+    assert sb.read(VICTIM) == "secret\n"
+    said = [l for l in res.stderr.splitlines() if "/var/mail/alice" in l]
+    if kind == "hardlink":
+        assert said == ["userdel: /var/mail/alice not owned by alice, not removing"], \
+            res.stderr
+    else:
+        assert said == [] and not sb.exists("/var/mail/alice"), res.stderr
+
+
+SWAPPER = """
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = b"/var/mail/alice", b"/var/mail/.decoy"
+on = False
+while True:
+    if os.path.exists("/run/hs-swap") != on:
+        on = not on
+        os.write(1, b"on\\n" if on else b"off\\n")
+    if on:
+        libc.renameat2(-100, a, -100, b, 2)     # RENAME_EXCHANGE
+    else:
+        time.sleep(0.001)
+"""
+
+# after a run: the decoy directory back at .decoy, no spool
+SETTLE = ("if [ -d /var/mail/alice ]; then rm -f /var/mail/.decoy && "
+          "mv -T /var/mail/alice /var/mail/.decoy; fi; rm -f /var/mail/alice; "
+          "cp /var/lib/passwd /var/lib/group /var/lib/gshadow /etc/")
+
+
+def test_remove_spool_swapped_for_a_directory(two):
+    """The name swapped between the commit's check and the removal: a member of group mail
+    exchanges /var/mail/alice (alice's spool) with a root directory in the mail directory
+    (an exchange in one directory needs no write access to the directory moved).  The
+    removal went through the walker, which removed the whole tree under the name; now a
+    name checked as a file is unlinked as a file (EISDIR for a directory)."""
+    sb = two
+    sb.sh("mkdir -m 755 /var/mail/.decoy && echo keep >/var/mail/.decoy/precious")
+    sb.sh("cp /etc/passwd /etc/group /etc/gshadow /var/lib/")
+    uid = sb.getpwnam("alice").uid
+    swapper = sb.popen(["/usr/bin/python3", "-c", SWAPPER], stdout=-1)
+    try:
+        for i in range(150):
+            sb.write("/var/mail/alice", "From x\n", mode=0o600, uid=uid)
+            sb.write("/run/hs-swap", "")
+            assert swapper.stdout.readline() == b"on\n"
+            run(sb, ["-r", "alice"])
+            sb.sh("rm /run/hs-swap")
+            assert swapper.stdout.readline() == b"off\n"
+            sb.sh(SETTLE)
+            kept = sb.sh("test -f /var/mail/.decoy/precious", check=False).returncode == 0
+            assert kept, "run %d removed the root directory" % i
+    finally:
+        os.killpg(swapper.pid, signal.SIGKILL)
+        swapper.wait()
+
+
 def test_home_symlink_to_etc_removes_the_link_only(sb):
     sb.add_classic_user("evil", home="/home/evil", create_home=False)
     sb.use_hardened_tree()

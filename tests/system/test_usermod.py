@@ -530,6 +530,108 @@ def test_kill_during_reown_is_finished_by_a_rerun(two):
     assert (res.returncode, res.stderr) == (0, "")
 
 
+# ---------------------------------------------------------------- -u: the mail spool
+
+VICTIM = "/var/lib/hs-victim"
+
+
+def plant_spool(sb, kind):
+    """/var/mail/alice as whoever can write the mail directory leaves it (group mail on
+    Debian): a hard link to a root file (root makes it: the host keeps
+    fs.protected_hardlinks=1), a symlink to it, or a second link to a file of alice's."""
+    sb.write(VICTIM, "secret\n", mode=0o600)
+    if kind == "hardlink":
+        sb.sh("ln %s /var/mail/alice" % VICTIM)
+    elif kind == "symlink":
+        sb.sh("ln -s %s /var/mail/alice" % VICTIM)
+    else:
+        sb.write("/var/mail/alice", "From x\n", mode=0o600, uid=sb.getpwnam("alice").uid)
+        sb.sh("ln /var/mail/alice /var/lib/hs-second-link")
+
+
+@pytest.mark.parametrize("args", [["-u", "4242"], ["-l", "alice2"]])
+@pytest.mark.parametrize("kind", ["hardlink", "symlink", "two-links"])
+def test_planted_spool_left_alone(two, kind, args):
+    """usermod -u checked /var/mail/alice with fstatat, then changed the owner by name
+    with no link count check: a file of alice's with a second link elsewhere was given
+    away, and a symlink or another file was left without a word.  Now the spool is
+    opened (O_PATH|O_NOFOLLOW), checked (regular, the user's, one link) and re-owned or
+    linked under the new name through that fd; anything else is left, in one line
+    naming it."""
+    sb = two
+    old = sb.getpwnam("alice").uid
+    plant_spool(sb, kind)
+    before = sb.lstat("/var/mail/alice")
+    res = run(sb, args + ["alice"])
+    assert res.returncode == 0, res.stderr
+    st = sb.lstat(VICTIM)
+    assert (st.st_uid, st.st_mode & 0o7777) == (0, 0o600)
+    assert sb.read(VICTIM) == "secret\n"
+    after = sb.lstat("/var/mail/alice")
+    assert (after.st_ino, after.st_uid) == (before.st_ino, before.st_uid)
+    assert not sb.exists("/var/mail/alice2")
+    if kind == "two-links":
+        assert after.st_uid == old
+    said = [l for l in res.stderr.splitlines() if "/var/mail/alice" in l]
+    assert len(said) == 1 and said[0].startswith("usermod: leaving mail spool "
+                                                 "/var/mail/alice as it is: "), res.stderr
+
+
+def test_login_renames_the_spool(two):
+    """usermod -l renames MAIL_DIR/USER as Debian's shadow-utils usermod does (it links
+    the new name and unlinks the old); with -u as well the spool gets the new owner."""
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    sb.write("/var/mail/alice", "From x\n", mode=0o660, uid=uid,
+             gid=sb.getgrnam("mail")[1])
+    ino = sb.lstat("/var/mail/alice").st_ino
+    res = run(sb, ["-l", "alice2", "-u", "4242", "alice"])
+    assert (res.returncode, res.stderr) == (0, "")
+    assert not sb.exists("/var/mail/alice")
+    st = sb.lstat("/var/mail/alice2")
+    assert (st.st_ino, st.st_uid, st.st_nlink, st.st_mode & 0o7777) == (ino, 4242, 1, 0o660)
+    # a spool under the new name already: both stay, and it is said
+    sb.write("/var/mail/alice3", "other\n", mode=0o600)
+    res = run(sb, ["-l", "alice3", "alice2"])
+    assert res.returncode == 0, res.stderr
+    assert res.stderr == ("usermod: failed to rename mailbox /var/mail/alice2 to alice3: "
+                          "File exists\n")
+    assert sb.read("/var/mail/alice3") == "other\n"
+    assert sb.lstat("/var/mail/alice2").st_ino == ino
+
+
+SWAPPER = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = b"/var/mail/alice", b"/var/mail/.decoy"
+os.write(1, b"go\\n")
+while True:
+    libc.renameat2(-100, a, -100, b, 2)     # RENAME_EXCHANGE
+"""
+
+
+def test_uid_spool_swapped_under_usermod(two):
+    """The name swapped between the check and the change of owner: a process that can
+    write the mail directory exchanges /var/mail/alice (alice's own spool) with a hard
+    link to a root file, again and again.  Checked by name and chowned by name, the root
+    file was given to alice within some 30 runs; through the opened fd it never is."""
+    sb = two
+    sb.write(VICTIM, "secret\n", mode=0o600)
+    sb.write("/var/mail/alice", "", mode=0o660, uid=sb.getpwnam("alice").uid)
+    sb.sh("ln %s /var/mail/.decoy" % VICTIM)
+    uids = [4242, sb.getpwnam("alice").uid]
+    swapper = sb.popen(["/usr/bin/python3", "-c", SWAPPER], stdout=-1)
+    try:
+        assert swapper.stdout.readline() == b"go\n"
+        for i in range(200):
+            res = run(sb, ["-u", str(uids[i % 2]), "alice"])
+            assert res.returncode == 0, res.stderr
+            assert sb.lstat(VICTIM).st_uid == 0, "run %d gave the root file away" % i
+    finally:
+        os.killpg(swapper.pid, signal.SIGKILL)
+        swapper.wait()
+
+
 def test_home_without_move(two):
     sb = two
     res = run(sb, ["-d", "/home/elsewhere", "alice"])
