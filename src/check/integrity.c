@@ -1104,6 +1104,13 @@ static bool offer_replacement(struct udir *u, const struct file_spec *f, struct 
 	int r;
 
 	if (v->untrusted) {
+		/* only root writes root's directory: an administrator's
+		 * mistake, not an attack, and a locked password or an expired
+		 * aging would lock root out */
+		if (u->pw->uid == 0) {
+			problem(a, "%s: root's file is not replaced; fix it by hand", path);
+			return false;
+		}
 		if (!ask(a, "replace it with %s? ",
 			 replacement_text(u, f, rbuf, sizeof rbuf)))
 			return false;
@@ -1377,6 +1384,11 @@ static void check_user(struct tree *tr, size_t pi)
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		problem(a, "%s: is a %s, should be a directory", u.path, type_noun(st.st_mode));
+		/* a locked root is one "y" too many away: root fixes its own */
+		if (p->uid == 0) {
+			problem(a, "%s: root's directory is not removed; fix it by hand", u.path);
+			return;
+		}
 		if (!offer_remove(a, NULL, tr->fd, p->name, u.path))
 			return;
 		goto create;    /* the user has no directory now */

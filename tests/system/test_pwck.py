@@ -897,3 +897,45 @@ def test_user_in_both_shadow_and_tree_is_reported(tree):
     assert res.returncode == 2 and "? " not in res.stdout, res.stdout
     assert (snapshot(sb), sb.read_bytes("/etc/shadow")) == before
 
+
+# ---------------------------------------------------------- root's own files in the tree
+
+def test_roots_untrusted_files_are_never_replaced(tree):
+    """Root's shadow owned by another user, root's aging with a second link: reported,
+    with the file and the fault named, and the administrator sent to fix them by hand.
+    A locked password or an expired aging would lock root out, so a "y" to everything
+    leaves both as they are.  (Only root writes root's directory: an admin's mistake.)"""
+    sb = tree
+    a = uid(sb, "alice")
+    sb.sh(f"chown alice {T}/root/shadow; ln {T}/root/aging /root/aging-copy")
+    before = snapshot(sb)
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2
+    out = res.stdout.splitlines()
+    assert out == [
+        f"{T}/root/aging: link count is 2, should be 1; the account counts as expired",
+        f"{T}/root/aging: root's file is not replaced; fix it by hand",
+        f"{T}/root/shadow: owner is alice ({a}), should be root (0); its contents cannot "
+        f"be trusted{NSS_NOTE}",
+        f"{T}/root/shadow: root's file is not replaced; fix it by hand",
+        "pwck: no changes"], res.stdout
+    res = pwck(sb, "-q", answers="y\n" * 40)
+    assert res.returncode == 2 and "? " not in res.stdout, res.stdout
+    assert snapshot(sb) == before
+
+
+def test_roots_directory_is_never_removed(tree):
+    """Root's directory replaced by a symbolic link (to where it was moved): reported,
+    never removed and recreated locked."""
+    sb = tree
+    sb.sh(f"mv {T}/root /root/tree-root; ln -s /root/tree-root {T}/root")
+    before = snapshot(sb)
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2
+    assert res.stdout.splitlines() == [
+        f"{T}/root: is a symbolic link, should be a directory",
+        f"{T}/root: root's directory is not removed; fix it by hand",
+        "pwck: no changes"], res.stdout
+    res = pwck(sb, "-q", answers="y\n" * 40)
+    assert res.returncode == 2 and "? " not in res.stdout, res.stdout
+    assert snapshot(sb) == before
