@@ -486,6 +486,9 @@ static long check_shadow_line(struct hs_integrity *a, struct hs_accountdb *db, s
 				"not set to 'x'", who, name, sh->path, db->path);
 		return j;
 	}
+	/* a user of the tree needs no line: hs_integrity_tree judges */
+	if (a->flags & HS_INTEGRITY_TREE)
+		return -1;
 	if (sh_bad && bad_line_named(sh, name))
 		return -1;      /* reported with the shadow file */
 	problem(a, "no matching %s file entry in %s", entry_noun[db->kind], sh->path);
@@ -1101,6 +1104,13 @@ static bool offer_replacement(struct udir *u, const struct file_spec *f, struct 
 	int r;
 
 	if (v->untrusted) {
+		/* only root writes root's directory: an administrator's
+		 * mistake, not an attack, and a locked password or an expired
+		 * aging would lock root out */
+		if (u->pw->uid == 0) {
+			problem(a, "%s: root's file is not replaced; fix it by hand", path);
+			return false;
+		}
 		if (!ask(a, "replace it with %s? ",
 			 replacement_text(u, f, rbuf, sizeof rbuf)))
 			return false;
@@ -1335,8 +1345,19 @@ static void check_user(struct tree *tr, size_t pi)
 	const struct hs_passwd *p = &tr->pw->lines[pi].rec.pw;
 	struct udir u = { .tr = tr, .pw = p, .fd = -1 };
 	struct stat st, dst;
+	const bool in_shadow = tr->t->shadow && hs_accountdb_find(tr->t->shadow, p->name) >= 0;
+	int there = fstatat(tr->fd, p->name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
 
 	snprintf(u.path, sizeof u.path, "%s/%s", tr->t->path, p->name);
+	/* the password lives in one place: the tree, or where another tool
+	 * (shadow-utils' useradd, systemd-sysusers) put it, /etc/shadow or
+	 * /etc/passwd's field.  Such an account needs no directory. */
+	if (there == ENOENT && (in_shadow || strcmp(p->passwd, "x") != 0))
+		return;
+	if (there == 0 && in_shadow)
+		problem(a, "user %s has both a line in %s and the directory %s; getspnam() "
+			"returns the one nsswitch.conf names first: remove the other by hand",
+			p->name, tr->t->shadow->path, u.path);
 	if (strcmp(p->passwd, "x") != 0) {
 		struct hs_passwd np = *p;
 
@@ -1352,9 +1373,9 @@ static void check_user(struct tree *tr, size_t pi)
 			u.pw = p;
 		}
 	}
-	if (fstatat(tr->fd, p->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (errno != ENOENT) {
-			failed(a, "cannot examine %s: %s", u.path, strerror(errno));
+	if (there != 0) {
+		if (there != ENOENT) {
+			failed(a, "cannot examine %s: %s", u.path, strerror(there));
 			return;
 		}
 		problem(a, "%s: missing; user '%s' in %s has no directory and cannot log in",
@@ -1363,6 +1384,11 @@ static void check_user(struct tree *tr, size_t pi)
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		problem(a, "%s: is a %s, should be a directory", u.path, type_noun(st.st_mode));
+		/* a locked root is one "y" too many away: root fixes its own */
+		if (p->uid == 0) {
+			problem(a, "%s: root's directory is not removed; fix it by hand", u.path);
+			return;
+		}
 		if (!offer_remove(a, NULL, tr->fd, p->name, u.path))
 			return;
 		goto create;    /* the user has no directory now */

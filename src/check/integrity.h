@@ -50,6 +50,9 @@ enum {
 	HS_INTEGRITY_READ_ONLY = 1 << 0,    /* -r: report only, every answer is "No" */
 	HS_INTEGRITY_NO_WARNINGS = 1 << 1,  /* pwck -q, grpck -S: errors only */
 	HS_INTEGRITY_SYSLOG = 1 << 2,       /* log every repair made (LOG_AUTHPRIV) */
+	/* pwck: there is a tree, so a user without a shadow line is
+	 * hs_integrity_tree's to judge (its password may live there) */
+	HS_INTEGRITY_TREE = 1 << 3,
 };
 
 struct hs_integrity {
@@ -70,7 +73,8 @@ struct hs_integrity {
 /* pwck: /etc/passwd (pw) line by line: syntax, duplicate names (a later
  * line with a name already seen is offered for deletion) and user ids,
  * invalid names, missing groups, homes and shells (warnings), and, when
- * sp is not NULL, a matching /etc/shadow line (offered to be added).
+ * sp is not NULL, a matching /etc/shadow line (offered to be added; with
+ * HS_INTEGRITY_TREE a missing one is left to hs_integrity_tree).
  * defs (login.defs, may be NULL) gives NONEXISTENT and the PASS_* values
  * of an added shadow line.  Returns 0 or a negative error (ENOMEM).
  * Each hs_integrity_* that may repair gives the signals back before it
@@ -87,6 +91,9 @@ struct hs_integrity_tree {
 	uid_t admin_uid;                /* 0: owner of the tree and of every aging */
 	gid_t tree_gid, auth_gid;       /* HS_ANY_GID: the group does not exist */
 	const struct hs_shells *shells; /* /etc/shells for the shell files, or NULL */
+	/* /etc/shadow, or NULL: a user with a line there (or a hash in
+	 * passwd's field) needs no directory, and one with both is reported */
+	struct hs_accountdb *shadow;
 };
 
 /* pwck: the tree against /etc/passwd: the tree directory, one directory

@@ -12,6 +12,7 @@
  * made at once (each atomic), and the global files are written at the
  * end, /etc/shadow before /etc/passwd. */
 #include <errno.h>
+#include <sys/stat.h>
 
 #include "integrity.h"
 #include "checktool.h"
@@ -57,18 +58,22 @@ static int run_checks(struct hs_integrity *a, struct hs_integrity_files *f,
 	struct hs_config *defs = NULL;
 	struct hs_shells shells = { 0 };
 	struct hs_integrity_tree t;
+	struct stat st;
 	int r;
 
 	/* loaded only to know that getgrgid() will read a regular file */
 	(void)groups;
 	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs) < 0)
 		defs = NULL;
+	/* the tree belongs to the system's /etc/passwd, not to a copy */
+	if (!o->file && (lstat(HS_TREE_DIR, &st) == 0 || errno != ENOENT))
+		a->flags |= HS_INTEGRITY_TREE;
 	r = hs_integrity_passwd(a, f->db, f->shadow, defs);
 	if (r == 0 && f->shadow)
 		r = hs_integrity_shadow(a, f->shadow, f->db);
-	/* the tree belongs to the system's /etc/passwd, not to a copy */
-	if (r == 0 && !o->file) {
+	if (r == 0 && (a->flags & HS_INTEGRITY_TREE)) {
 		tree_params(&t, &shells);
+		t.shadow = f->shadow;
 		r = hs_integrity_tree(a, f->db, &t);
 		if (r == -ENOENT)
 			r = 0;          /* not converted: a classic system */

@@ -835,3 +835,107 @@ def test_temporary_of_a_writer_in_its_window_is_not_a_left_over(tree):
         os.close(fd)
     res = pwck(sb, "-q", "-r")
     assert res.returncode == 2 and "%s: left-over temporary regular file" % temp in res.stdout
+
+
+# ------------------------------------------- another tool's /etc/shadow beside the tree
+
+CLASSIC_USERADD = "/usr/libexec/hs-test/shadow-utils/useradd"
+
+
+def foreign_shadow(sb):
+    """What another tool leaves on a converted root: Debian's useradd writes /etc/shadow
+    when there is one (as systemd-sysusers makes it), with a line for its account only;
+    without one it puts the password in /etc/passwd's field."""
+    sb.run([CLASSIC_USERADD, "-M", "-p", "$6$salt$inpasswd", "cl0"])
+    sb.sh("install -m 0640 -g shadow /dev/null /etc/shadow")
+    sb.run([CLASSIC_USERADD, "-M", "-p", "$6$salt$foreignhash", "cl1"])
+    assert [l.split(":")[0] for l in sb.read("/etc/shadow").splitlines()] == ["cl1"]
+
+
+def test_foreign_shadow_beside_the_tree(tree):
+    """Debian's useradd (or systemd-sysusers) on a converted root puts its account in
+    /etc/shadow or /etc/passwd.  The tree's users need no line there and the foreign
+    accounts need no directory (docs/decisions.md): -r is clean, and a "y" to
+    everything adds no "!" line (which, with "shadow: files hardened_shadow", would lock
+    the tree's users out) and no locked directory (which would shadow the foreign
+    hash with "shadow: hardened_shadow files")."""
+    sb = tree
+    foreign_shadow(sb)
+    res = pwck(sb, "-q", "-r")
+    assert (res.returncode, res.stdout, res.stderr) == (0, "", ""), res.stdout
+    before = (snapshot(sb), sb.read_bytes("/etc/passwd"), sb.read_bytes("/etc/shadow"))
+    res = pwck(sb, "-q", answers="y\n" * 40)
+    assert (res.returncode, res.stdout) == (0, ""), res.stdout
+    assert (snapshot(sb), sb.read_bytes("/etc/passwd"), sb.read_bytes("/etc/shadow")) \
+        == before
+    # a real problem is still one, reported once: dave has neither
+    sb.sh(f"rm -r {T}/dave")
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2
+    assert res.stdout.splitlines() == [
+        f"{T}/dave: missing; user 'dave' in /etc/passwd has no directory and cannot "
+        "log in",
+        "create it with a locked password and an expired aging? No",
+        "pwck: no changes"], res.stdout
+
+
+def test_user_in_both_shadow_and_tree_is_reported(tree):
+    """alice in the tree and in /etc/shadow: which hash getspnam() returns depends on
+    nsswitch.conf's order.  Reported; pwck cannot know which one is meant, so it
+    offers to remove neither."""
+    sb = tree
+    foreign_shadow(sb)
+    sb.sh("echo 'alice:$6$salt$other:19000:0:99999:7:::' >> /etc/shadow")
+    before = (snapshot(sb), sb.read_bytes("/etc/shadow"))
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2
+    assert res.stdout.splitlines() == [
+        f"user alice has both a line in /etc/shadow and the directory {T}/alice; "
+        "getspnam() returns the one nsswitch.conf names first: remove the other by hand",
+        "pwck: no changes"], res.stdout
+    res = pwck(sb, "-q", answers="y\n" * 40)
+    assert res.returncode == 2 and "? " not in res.stdout, res.stdout
+    assert (snapshot(sb), sb.read_bytes("/etc/shadow")) == before
+
+
+# ---------------------------------------------------------- root's own files in the tree
+
+def test_roots_untrusted_files_are_never_replaced(tree):
+    """Root's shadow owned by another user, root's aging with a second link: reported,
+    with the file and the fault named, and the administrator sent to fix them by hand.
+    A locked password or an expired aging would lock root out, so a "y" to everything
+    leaves both as they are.  (Only root writes root's directory: an admin's mistake.)"""
+    sb = tree
+    a = uid(sb, "alice")
+    sb.sh(f"chown alice {T}/root/shadow; ln {T}/root/aging /root/aging-copy")
+    before = snapshot(sb)
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2
+    out = res.stdout.splitlines()
+    assert out == [
+        f"{T}/root/aging: link count is 2, should be 1; the account counts as expired",
+        f"{T}/root/aging: root's file is not replaced; fix it by hand",
+        f"{T}/root/shadow: owner is alice ({a}), should be root (0); its contents cannot "
+        f"be trusted{NSS_NOTE}",
+        f"{T}/root/shadow: root's file is not replaced; fix it by hand",
+        "pwck: no changes"], res.stdout
+    res = pwck(sb, "-q", answers="y\n" * 40)
+    assert res.returncode == 2 and "? " not in res.stdout, res.stdout
+    assert snapshot(sb) == before
+
+
+def test_roots_directory_is_never_removed(tree):
+    """Root's directory replaced by a symbolic link (to where it was moved): reported,
+    never removed and recreated locked."""
+    sb = tree
+    sb.sh(f"mv {T}/root /root/tree-root; ln -s /root/tree-root {T}/root")
+    before = snapshot(sb)
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2
+    assert res.stdout.splitlines() == [
+        f"{T}/root: is a symbolic link, should be a directory",
+        f"{T}/root: root's directory is not removed; fix it by hand",
+        "pwck: no changes"], res.stdout
+    res = pwck(sb, "-q", answers="y\n" * 40)
+    assert res.returncode == 2 and "? " not in res.stdout, res.stdout
+    assert snapshot(sb) == before

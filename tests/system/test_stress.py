@@ -476,14 +476,10 @@ def judge(sb, logs, kills, before, kill):  # noqa: C901 (one flat list of checks
 
 def check_noise(line):
     """A line of pwck/grpck -r that is a real complaint: not about a missing home (no
-    loop makes homes), not a question, and not pwck's "no matching password file entry
-    in /etc/shadow" for the tree's users once shadow-utils' useradd or sysusers has
-    made an /etc/shadow beside the tree (a known limit of pwck, see the report)."""
-    if re.search(r"directory '[^']*' does not exist|\? No$|no changes$|"
-                 r"no matching password file entry in /etc/shadow", line):
-        return False
-    # the accounts of shadow-utils' useradd and sysusers have no directory (foreign)
-    if re.search(r"(user '?|/etc/hardened-shadow/)(cl|sy)[0-9]+\b", line):
+    loop makes homes) and not a question.  The accounts of shadow-utils' useradd and
+    sysusers (in /etc/shadow, no directory) and the tree's users (no /etc/shadow line)
+    are no complaint either: pwck knows where each password lives."""
+    if re.search(r"directory '[^']*' does not exist|\? No$|no changes$", line):
         return False
     return bool(line.strip())
 
