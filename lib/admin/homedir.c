@@ -57,14 +57,17 @@ void hs_homedir_confine_rules(const char *home, char *buf, size_t size,
  * before it (fd, trusted: root's and not writable by others), never
  * through a symlink, its mode set through its own fd.  Only root can add
  * to a trusted directory, so nobody can swap what we just made. */
-static int make_missing(int fd, char *rest)
+static int make_missing(int fd, const char *rest)
 {
 	_cleanup_close_ int cur = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	_cleanup_free_ char *names = strdup(rest);     /* strtok_r cuts it */
 	char *comp, *save = NULL;
 
 	if (cur < 0)
 		return -errno;
-	for (comp = strtok_r(rest, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+	if (!names)
+		return -ENOMEM;
+	for (comp = strtok_r(names, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
 		struct stat st;
 		bool made = hs_selabel_mkdirat(cur, comp, NULL, 0755) == 0;
 		int next;
@@ -88,9 +91,7 @@ int hs_homedir_open_parent(const char *home, const char **last)
 	const char *slash = home ? strrchr(home, '/') : NULL;
 	_cleanup_free_ char *parent = NULL;
 	_cleanup_free_ char *have = NULL;
-	_cleanup_close_ int fd = -1;
 	struct stat st;
-	int r;
 
 	/* the home itself must be one plain name below its parent: not "",
 	 * "." or "..", checked before any parent is made */
@@ -113,19 +114,14 @@ int hs_homedir_open_parent(const char *home, const char **last)
 		cut[cut == have ? 1 : 0] = '\0';
 	}
 	if (strcmp(have, parent) != 0) {
-		fd = hs_homepath_open_trusted_dir(have, (uid_t)-1, true);
+		_cleanup_close_ int fd = hs_homepath_open_trusted_dir(have, (uid_t)-1, true);
+		int r;
+
 		if (fd < 0)
 			return fd;
 		r = make_missing(fd, parent + (strcmp(have, "/") == 0 ? 1 : strlen(have)));
 		if (r < 0)
 			return r;
-		/* make_missing cut it into pieces */
-		hs_close(fd);
-		fd = -1;
-		free(parent);
-		parent = strndup(home, slash == home ? 1 : (size_t)(slash - home));
-		if (!parent)
-			return -ENOMEM;
 	}
 	/* new homes go below directories only root controls */
 	return hs_homepath_open_trusted_dir(parent, (uid_t)-1, true);

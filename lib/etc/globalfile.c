@@ -70,12 +70,12 @@ static bool lock_backoff(int64_t deadline, long *step_ns)
 	return true;
 }
 
-static int open_pwd_lock(const char *path)
+/* The lock file just opened (fd, or -1 with errno from the open): a
+ * regular file, moved above the standard streams.  Returns the fd. */
+static int checked_pwd_lock_fd(int opened)
 {
+	_cleanup_close_ int fd = opened;
 	struct stat st;
-	_cleanup_close_ int fd = hs_selabel_openat(AT_FDCWD, path, NULL, O_RDWR | O_CREAT |
-						   O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
-						   0600);
 
 	if (fd < 0)
 		return errno == ELOOP ? -HS_E_SYMLINK : -errno;
@@ -93,25 +93,22 @@ static int open_pwd_lock(const char *path)
 	return TAKE_FD(fd);
 }
 
-static int take_pwd_lock(const char *path, int64_t deadline, int *fd_out)
+/* An OFD lock of type (F_WRLCK, F_RDLCK) on the whole of fd, as
+ * lckpwdf() locks it, polled until the deadline. */
+static int poll_ofd_lock(int fd, short type, int64_t deadline)
 {
 	long step = HS_LOCK_POLL_MIN_NS;
-	_cleanup_close_ int fd = open_pwd_lock(path);
 
-	if (fd < 0)
-		return fd;
 	for (;;) {
 		struct flock fl = {
-			.l_type = F_WRLCK,
+			.l_type = type,
 			.l_whence = SEEK_SET,
 			.l_start = 0,
 			.l_len = 0,      /* whole file, as lckpwdf() locks it */
 			.l_pid = 0,      /* must be 0 for OFD locks */
 		};
-		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
-			*fd_out = TAKE_FD(fd);
+		if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
 			return 0;
-		}
 		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
 			return -errno;
 		if (!lock_backoff(deadline, &step))
@@ -119,49 +116,41 @@ static int take_pwd_lock(const char *path, int64_t deadline, int *fd_out)
 	}
 }
 
+static int take_pwd_lock(const char *path, int64_t deadline, int *fd_out)
+{
+	_cleanup_close_ int fd = checked_pwd_lock_fd(
+		hs_selabel_openat(AT_FDCWD, path, NULL, O_RDWR | O_CREAT | O_CLOEXEC |
+				  O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600));
+	int r;
+
+	if (fd < 0)
+		return fd;
+	r = poll_ofd_lock(fd, F_WRLCK, deadline);
+	if (r == 0)
+		*fd_out = TAKE_FD(fd);
+	return r;
+}
+
 int hs_globalfile_read_lock(struct hs_locks *l, const char *pwd_lock_path,
 			    unsigned timeout_ms)
 {
 	int64_t deadline = monotonic_ns() + (int64_t)timeout_ms * 1000000;
-	long step = HS_LOCK_POLL_MIN_NS;
-	struct stat st;
 	_cleanup_close_ int fd = -1;
+	int r;
 
 	*l = (struct hs_locks)HS_LOCKS_INIT;
 	/* read access is enough for a read lock, and a reader creates nothing */
 	fd = open(pwd_lock_path ? pwd_lock_path : HS_ETC_PWD_LOCK,
 		  O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	fd = checked_pwd_lock_fd(fd);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : errno == ELOOP ? -HS_E_SYMLINK : -errno;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -HS_E_NOTREG;
-	if (fd < HS_LOCK_FD_MIN) {
-		int high = fcntl(fd, F_DUPFD_CLOEXEC, HS_LOCK_FD_MIN);
-
-		if (high < 0)
-			return -errno;
-		hs_close(fd);
-		fd = high;
-	}
-	for (;;) {
-		struct flock fl = {
-			.l_type = F_RDLCK,
-			.l_whence = SEEK_SET,
-			.l_start = 0,
-			.l_len = 0,
-			.l_pid = 0,
-		};
-		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
-			l->pwd_lock_fd = TAKE_FD(fd);
-			return 0;
-		}
-		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
-			return -errno;
-		if (!lock_backoff(deadline, &step))
-			return -HS_E_TIMEOUT;
-	}
+		return fd;
+	r = poll_ofd_lock(fd, F_RDLCK, deadline);
+	if (r == 0)
+		l->pwd_lock_fd = TAKE_FD(fd);
+	return r;
 }
 
 static char *path_with_suffix(const char *path, const char *suffix)

@@ -980,6 +980,7 @@ struct usermod_plan {
 	bool restructure;       /* -l or -u: the user's directory is taken away */
 	bool old_uid_shared;    /* -u: another account keeps the old uid */
 	bool new_uid_shared;    /* -u with -o: another account has the new uid */
+	bool uid_asked;         /* -u was given, perhaps with the uid it has (a rerun) */
 	int treefd, udirfd;
 	bool have_dir, dir_is_reserved;
 	bool home_moved;        /* -m renamed the home (before the commit) */
@@ -1576,9 +1577,6 @@ static int apply_hand_back_userdir(const struct usermod_plan *p)
 	return status;
 }
 
-/* -u was given (perhaps with the uid the account has already) */
-static bool uid_asked;
-
 /* -u, or -g to another group: the home's files and the mail spool follow,
  * after the locks are released; the audit event says so.  -l renames the
  * spool. */
@@ -1592,7 +1590,7 @@ static int apply_reown_home(const struct usermod_plan *p, int status)
 
 	/* -u with the uid it has already: a rerun, which finishes what an
 	 * interrupted one left (see TAKEN_XATTR) */
-	if (!o.uid && !(o.group && p->ent.gid != p->old_gid) && !uid_asked) {
+	if (!p->uid_asked && !(o.group && p->ent.gid != p->old_gid)) {
 		if (o.login)
 			move_mail_spool(p->cfg, p->user, ro.old_uid, ro.old_uid, o.login);
 		return status;
@@ -1637,7 +1635,8 @@ int main(int argc, char **argv)
 	if (shell_already_set(&p))
 		return E_SUCCESS;
 	plan_lock_global_files();
-	uid_asked = o.uid != NULL;
+	/* before plan_find_account drops a -u that changes nothing */
+	p.uid_asked = o.uid != NULL;
 	plan_find_account(&p);
 	plan_validate_against_accounts(&p);
 	/* after the busy check: confined, it could not follow the
@@ -1645,9 +1644,9 @@ int main(int argc, char **argv)
 	 * is re-owned with -u or -g, moved with -m; -u re-owns the mail spool
 	 * (-l renames it) and moves the lastlog and faillog records.  Without
 	 * those options usermod may write only /etc (and the tree below it). */
-	usertool_confine(uid_asked || o.login ? usertool_mail_dir(p.cfg) : NULL, NULL,
+	usertool_confine(p.uid_asked || o.login ? usertool_mail_dir(p.cfg) : NULL, NULL,
 			 o.uid != NULL,
-			 uid_asked || o.group || o.move_home ? p.old_home : NULL,
+			 p.uid_asked || o.group || o.move_home ? p.old_home : NULL,
 			 o.move_home ? o.home : NULL);
 	plan_open_userdir(&p);
 	plan_check_new_userdir_free(&p);

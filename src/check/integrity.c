@@ -263,8 +263,8 @@ static void offer_delete_line(struct hs_integrity *a, struct hs_accountdb *db, s
 	char buf[SHOW_SIZE];
 
 	if (root_line(db, &db->lines[i])) {
-		problem(a, "%s: line %lu: root's entry is not deleted; fix it by hand with %s", db->path,
-			db->lines[i].lineno, db->kind == HS_DB_PASSWD ? "vipw"
+		problem(a, "%s: line %lu: root's entry is not deleted; fix it by hand with %s",
+			db->path, db->lines[i].lineno, db->kind == HS_DB_PASSWD ? "vipw"
 			: db->kind == HS_DB_SHADOW ? "vipw -s"
 			: db->kind == HS_DB_GROUP ? "vigr" : "vigr -s");
 		return;
@@ -1124,7 +1124,8 @@ static bool offer_replacement(struct udir *u, const struct file_spec *f, struct 
 	r = hs_fileio_replace_at(u->fd, f->name, buf, len, want_uid, tr->t->auth_gid, f->mode);
 	if (!tree_repaired(a, r, "replace", path))
 		return false;
-	logged(a, "%s: %s", path, v->cr ? "carriage return stripped" : "copied to end its other link");
+	logged(a, "%s: %s", path,
+	       v->cr ? "carriage return stripped" : "copied to end its other link");
 	return true;
 }
 
@@ -1426,7 +1427,8 @@ static void check_other_entry(struct tree *tr, const char *name)
 	snprintf(path, sizeof path, "%s/%s", tr->t->path, show(name, sbuf));
 	if (strcmp(name, HS_CONVERT_MARK_PWCONV) == 0 ||
 	    strcmp(name, HS_CONVERT_MARK_PWUNCONV) == 0) {
-		const char *tool = strcmp(name, HS_CONVERT_MARK_PWCONV) == 0 ? "pwconv" : "pwunconv";
+		const char *tool =
+			strcmp(name, HS_CONVERT_MARK_PWCONV) == 0 ? "pwconv" : "pwunconv";
 
 		problem(a, "%s: %s was interrupted; run %s again to finish it", path, tool, tool);
 		return;

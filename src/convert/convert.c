@@ -305,7 +305,9 @@ static DIR *list_dir(int dirfd, const char *path, int *err)
 static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const char *name)
 {
 	char path[NAME_MAX + 64];
-	struct hs_file_expect ex = { .uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_USERFILE_MAX };
+	struct hs_file_expect ex = {
+		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = HS_USERFILE_MAX,
+	};
 	_cleanup_close_ int ufd = -1;
 	struct stat st;
 	const struct pw_ent *e;

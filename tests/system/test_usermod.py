@@ -469,6 +469,18 @@ def test_renumber_does_not_cross_mounts(two):
         sb.sh("umount /home/alice/mnt", check=False)
 
 
+def reown_caught_mid_walk(sb):
+    """usermod -u 4242 alice, running, with her home taken away (root's) for the walk."""
+    p = sb.popen([USERMOD, "-u", "4242", "alice"], stdout=-1, stderr=-1)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and p.poll() is None and \
+            sb.lstat("/home/alice").st_uid != 0:
+        time.sleep(0.0005)
+    if p.poll() is not None:
+        pytest.skip("usermod finished before the home was seen taken away")
+    return p
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_during_reown_leaves_the_home_handed_back(two, sig):
     """usermod -u takes the home away (root:root 0700) while it re-owns the files, after
@@ -478,13 +490,7 @@ def test_signal_during_reown_leaves_the_home_handed_back(two, sig):
     sb = two
     sb.sh("mkdir /home/alice/d && cd /home/alice/d && seq 1 20000 | xargs touch && "
           "chown -R alice:alice /home/alice && chmod 750 /home/alice")
-    p = sb.popen([USERMOD, "-u", "4242", "alice"], stdout=-1, stderr=-1)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and p.poll() is None and \
-            sb.lstat("/home/alice").st_uid != 0:
-        time.sleep(0.0005)
-    if p.poll() is not None:
-        pytest.skip("usermod finished before the home was seen taken away")
+    p = reown_caught_mid_walk(sb)
     os.killpg(p.pid, sig)
     p.communicate(timeout=60)
     st = sb.lstat("/home/alice")
@@ -504,13 +510,7 @@ def test_kill_during_reown_is_finished_by_a_rerun(two):
     sb.sh("mkdir /home/alice/d && cd /home/alice/d && seq 1 20000 | xargs touch && "
           "chown -R alice:alice /home/alice && chmod 750 /home/alice && "
           ": >/var/mail/alice && chown alice:mail /var/mail/alice")
-    p = sb.popen([USERMOD, "-u", "4242", "alice"], stdout=-1, stderr=-1)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and p.poll() is None and \
-            sb.lstat("/home/alice").st_uid != 0:
-        time.sleep(0.0005)
-    if p.poll() is not None:
-        pytest.skip("usermod finished before the home was seen taken away")
+    p = reown_caught_mid_walk(sb)
     os.killpg(p.pid, signal.SIGKILL)
     p.communicate(timeout=60)
     assert sb.getpwnam("alice").uid == 4242

@@ -207,12 +207,16 @@ static void test_read_symlinks(void **state)
 	assert_int_equal(symlinkat(f->outside, f->dfd, "to-dir"), 0);
 
 	const char *links[] = { "to-file", "to-passwd", "dangling", "to-outside", "to-dir" };
-	const struct hs_file_expect any = { .uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = 1 << 20 };
+	const struct hs_file_expect any = {
+		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = 1 << 20,
+	};
 	for (size_t i = 0; i < HS_ARRAY_SIZE(links); i++) {
 		char buf[1 << 12];
 		size_t len;
 		char *data = NULL;
-		const struct hs_file_expect small = { .uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = 4000 };
+		const struct hs_file_expect small = {
+			.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = 4000,
+		};
 
 		assert_int_equal(read_a(f->dfd, links[i]), -HS_E_SYMLINK);
 		assert_int_equal(alloc_a(f->dfd, links[i]), -HS_E_SYMLINK);
@@ -397,7 +401,9 @@ static void test_read_sizes(void **state)
 static void test_read_sparse_huge(void **state)
 {
 	struct tmp_dirs *f = *state;
-	const struct hs_file_expect global = { .uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = 256u << 20 };
+	const struct hs_file_expect global = {
+		.uid = HS_ANY_UID, .gid = HS_ANY_GID, .max_size = 256u << 20,
+	};
 	char *data = NULL;
 	size_t len;
 	int fd;
