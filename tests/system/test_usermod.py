@@ -354,6 +354,23 @@ def test_move_home_symlink_refused(two):
     assert sb.getpwnam("alice").home == "/home/alice"
 
 
+def test_move_home_through_the_users_link_refused(two):
+    """usermod -d -m checks the new home's parent as the kernel resolves it, with no step
+    the user's: alice's own symlink in sticky /tmp (/tmp/alice-homes -> /etc/cron.d) is no
+    step of the resolved path, so -d /tmp/alice-homes/alice -m moved her home into
+    /etc/cron.d (the kernel refuses the link only with fs.protected_symlinks).  A link
+    on the way must be root's."""
+    sb = two
+    sb.sh("mkdir -p /etc/cron.d; rm -f /tmp/alice-homes; ln -s /etc/cron.d /tmp/alice-homes; "
+          "chown -h alice: /tmp/alice-homes")
+    res = run(sb, ["-d", "/tmp/alice-homes/alice", "-m", "alice"])
+    assert res.returncode == 12, res.stderr
+    assert len(res.stderr.splitlines()) == 1, res.stderr
+    assert not sb.exists("/etc/cron.d/alice")
+    assert sb.exists("/home/alice")
+    assert sb.getpwnam("alice").home == "/home/alice"
+
+
 # ---------------------------------------------------------------- hostile tree, interruption
 
 def test_renumber_with_planted_links_in_tree(two):
