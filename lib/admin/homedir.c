@@ -86,6 +86,14 @@ static int make_missing(int fd, const char *rest)
 	return 0;
 }
 
+/* dir, root's as named and as resolved (hs_homepath_open_root_dir) */
+static int open_root_dir(const char *dir)
+{
+	_cleanup_free_ char *resolved = NULL;
+
+	return hs_homepath_open_root_dir(dir, &resolved);
+}
+
 int hs_homedir_open_parent(const char *home, const char **last)
 {
 	const char *slash = home ? strrchr(home, '/') : NULL;
@@ -105,7 +113,10 @@ int hs_homedir_open_parent(const char *home, const char **last)
 		return -ENOMEM;
 	/* the part of the path that exists must be root's before anything
 	 * is made below it: made by path below a user's directory, a new
-	 * directory could be swapped for a symlink before its chmod */
+	 * directory could be swapped for a symlink before its chmod.  Root's
+	 * as named too, not only as resolved (hs_homepath_open_root_dir): a
+	 * user's link in sticky /tmp to /etc/cron.d leads to root's
+	 * directories, and the home would be made there */
 	while (stat(have, &st) < 0) {
 		char *cut = strrchr(have, '/');
 
@@ -114,7 +125,7 @@ int hs_homedir_open_parent(const char *home, const char **last)
 		cut[cut == have ? 1 : 0] = '\0';
 	}
 	if (strcmp(have, parent) != 0) {
-		_cleanup_close_ int fd = hs_homepath_open_trusted_dir(have, (uid_t)-1, true);
+		_cleanup_close_ int fd = open_root_dir(have);
 		int r;
 
 		if (fd < 0)
@@ -124,7 +135,7 @@ int hs_homedir_open_parent(const char *home, const char **last)
 			return r;
 	}
 	/* new homes go below directories only root controls */
-	return hs_homepath_open_trusted_dir(parent, (uid_t)-1, true);
+	return open_root_dir(parent);
 }
 
 struct copy_ctx {

@@ -137,6 +137,31 @@ int hs_homepath_open_root_dir(const char *dir, char **resolved)
 	return fd;
 }
 
+/* Is every symlink dir goes through as named root's?  0, -HS_E_OWNER, or
+ * -ENOMEM.  The walk after realpath sees only where links lead: a user's
+ * link in sticky /tmp to a directory of root's (/etc/cron.d) is no step
+ * of it (the kernel refuses to follow it only with fs.protected_symlinks). */
+static int links_on_the_way_root(const char *dir)
+{
+	_cleanup_free_ char *copy = strdup(dir);
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *p = copy + 1; ; p++) {
+		char c = *p;
+		struct stat st;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
+		if (p > copy + 1 && lstat(copy, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != 0)
+			return -HS_E_OWNER;
+		*p = c;
+		if (!c)
+			return 0;
+	}
+}
+
 int hs_homepath_parent_at(const char *path, uid_t uid, const char **last)
 {
 	const char *slash = strrchr(path, '/');
@@ -148,12 +173,18 @@ int hs_homepath_parent_at(const char *path, uid_t uid, const char **last)
 	copy = strndup(path, (size_t)(slash - path));
 	if (!copy)
 		return -ENOMEM;
+	if (copy[0] == '/') {
+		int r = links_on_the_way_root(copy);
+
+		if (r < 0)
+			return r;
+	}
 	/* root's own home: uid 0 refuses no owner */
 	return hs_homepath_open_trusted_dir(copy, uid == 0 ? (uid_t)-1 : uid, false);
 }
 
 const char *hs_homepath_parent_error(int r)
 {
-	return r == -HS_E_OWNER ? "a directory above it is writable by someone other than root"
+	return r == -HS_E_OWNER ? "a directory or link above it is not root's or is writable by others"
 				: hs_strerror(r);
 }

@@ -16,7 +16,8 @@ char *hs_homepath_normalise(const char *dir);
 
 /* Open the directory holding the last component of path (normalised, not
  * "/"): resolved by the kernel (an administrator's /home -> /srv/home is
- * fine), then walked again from / without following anything, no step
+ * fine; a symlink on the way as named must be root's), then walked
+ * again from / without following anything, no step
  * owned by uid (unless uid is 0) or writable by group or others unless
  * sticky.  Returns the fd and *last (inside path), -HS_E_OWNER for an
  * untrusted step, or another negative error. */

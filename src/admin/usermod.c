@@ -699,17 +699,24 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid, bool *
 struct reown {
 	uid_t old_uid, uid;
 	gid_t old_gid, gid;     /* gid == old_gid: groups stay */
+	/* finishing an interrupted run (TAKEN_XATTR): the ids it was giving
+	 * the files, which follow too; (uid_t)-1 and (gid_t)-1 otherwise */
+	uid_t mid_uid;
+	gid_t mid_gid;
 	const char *home;       /* for messages */
 	unsigned errors;
 };
 
 static uid_t reown_uid(const struct reown *ro, const struct stat *st)
 {
-	return st->st_uid == ro->old_uid ? ro->uid : (uid_t)-1;
+	return st->st_uid == ro->old_uid || (ro->mid_uid != (uid_t)-1 && st->st_uid == ro->mid_uid)
+	       ? ro->uid : (uid_t)-1;
 }
 
 static gid_t reown_gid(const struct reown *ro, const struct stat *st)
 {
+	if (ro->mid_gid != (gid_t)-1 && st->st_gid == ro->mid_gid && st->st_gid != ro->gid)
+		return ro->gid;
 	return (ro->gid != ro->old_gid && st->st_gid == ro->old_gid) ? ro->gid : (gid_t)-1;
 }
 
@@ -830,6 +837,14 @@ static int reown_home(const char *dir, struct reown *ro)
 		/* left taken away by an interrupted run: its files are the
 		 * old uid's of then, and it goes back as it was */
 		hs_warn("finishing the interrupted change of owner of %s", dir);
+		/* what it gave some files already is what /etc/passwd held
+		 * before this run (written before its walk): those follow too
+		 * when this run asks for yet another id, or they would keep an
+		 * id no account has, whose next owner would get them */
+		if (ro->old_uid != (uid_t)t.old_uid && ro->old_uid != ro->uid)
+			ro->mid_uid = ro->old_uid;
+		if (ro->old_gid != (gid_t)t.old_gid && ro->old_gid != ro->gid)
+			ro->mid_gid = ro->old_gid;
 		ro->old_uid = (uid_t)t.old_uid;
 		ro->old_gid = (gid_t)t.old_gid;
 		st.st_uid = (uid_t)t.uid;
@@ -1585,6 +1600,7 @@ static int apply_reown_home(const struct usermod_plan *p, int status)
 	struct reown ro = {
 		.old_uid = p->old_uid, .uid = o.uid ? new_uid : p->old_uid,
 		.old_gid = p->old_gid, .gid = p->ent.gid,
+		.mid_uid = (uid_t)-1, .mid_gid = (gid_t)-1,
 	};
 	int hs;
 

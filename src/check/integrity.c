@@ -1091,6 +1091,24 @@ static bool read_file_content(struct udir *u, const struct file_spec *f, const s
 	return true;
 }
 
+/* Under the directory's lock: is name still the file read into the copy
+ * (st)?  The question may wait long, and the user's passwd or chsh may
+ * replace the file meanwhile: writing the copy then would undo that
+ * change (an old hash back).  Said when not. */
+static bool still_as_read(struct udir *u, const char *name, const struct stat *st,
+			  const char *path)
+{
+	struct stat now;
+
+	if (fstatat(u->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
+	    now.st_ino == st->st_ino && now.st_size == st->st_size &&
+	    now.st_mtim.tv_sec == st->st_mtim.tv_sec && now.st_mtim.tv_nsec == st->st_mtim.tv_nsec)
+		return true;
+	failed(u->tr->a, "%s changed while being checked; not repaired, run the check again",
+	       path);
+	return false;
+}
+
 /* Offer to replace an untrusted file, or to copy a relinked one; true
  * when the file was replaced (nothing is left to check). */
 static bool offer_replacement(struct udir *u, const struct file_spec *f, struct stat *st,
@@ -1119,7 +1137,8 @@ static bool offer_replacement(struct udir *u, const struct file_spec *f, struct 
 	}
 	/* the copy without the carriage return ends another link too */
 	if (!(v->cr ? ask(a, "strip it? ") : v->relink &&
-	      ask(a, "replace it with a copy of itself (ends the other link)? ")) || !udir_lock(u))
+	      ask(a, "replace it with a copy of itself (ends the other link)? ")) || !udir_lock(u) ||
+	    !still_as_read(u, f->name, st, path))
 		return false;
 	r = hs_fileio_replace_at(u->fd, f->name, buf, len, want_uid, tr->t->auth_gid, f->mode);
 	if (!tree_repaired(a, r, "replace", path))

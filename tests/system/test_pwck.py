@@ -779,6 +779,35 @@ def test_crlf_files_in_the_tree_are_mended(tree):
     assert (res.returncode, res.stdout) == (0, ""), res.stdout
 
 
+def test_mended_file_changed_before_the_answer_is_kept(tree):
+    """pwck read alice's shadow file (its line ending in a carriage return), asked
+    "strip it?", and on the answer wrote what it had read, minus the CR.  A password
+    change of alice's while the question waited (passwd replaces the file) was undone:
+    her old hash came back.  A file replaced since it was read is not repaired, and
+    that is said."""
+    sb = tree
+    p = f"{T}/alice/shadow"
+    sb.sh(f"sed -i 's/$/\\r/' {p}")
+    new = b"!new-hash:19500:\n"
+    proc = sb.popen([PWCK, "-q"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE)
+    out = b""
+    deadline = time.monotonic() + 30
+    while b"strip it? " not in out and time.monotonic() < deadline:
+        chunk = os.read(proc.stdout.fileno(), 4096)
+        if not chunk:
+            break
+        out += chunk
+    assert b"strip it? " in out, out
+    # the user's own writer: a new file renamed over the old one
+    sb.write(f"{T}/alice/.pw-new", new, mode=0o640, uid=uid(sb, "alice"), gid=auth_gid(sb))
+    sb.sh(f"mv -T {T}/alice/.pw-new {p}")
+    rest, err = proc.communicate(b"y\n" * 10, timeout=60)
+    out += rest
+    assert sb.read_bytes(p) == new, out.decode()
+    assert b"changed while being checked" in out + err, (out + err).decode()
+
+
 # ---------------------------------------------------------------- next to a writer
 
 def exchange_index(sb, argv):

@@ -503,3 +503,21 @@ def test_missing_parents_are_not_made_below_a_users_directory(tsb):
     assert r.returncode == 12, r.stderr
     assert "not root's" in r.stderr, r.stderr
     assert not sb.exists("/home/alice/x")
+
+
+@pytest.mark.parametrize("below", ["", "/new"])
+def test_home_through_a_users_link_in_tmp_refused(tsb, below):
+    """The parent of a new home was checked as the kernel resolved it: alice's symlink in
+    sticky /tmp to a directory of root's (/tmp/alice-homes -> /etc/cron.d) passed, and
+    useradd -m -d /tmp/alice-homes/bob made bob's home (and any missing parent) in
+    /etc/cron.d, owned by bob (the kernel refuses the link only with
+    fs.protected_symlinks, which may be off).  As for groupadd --prefix, a link on the
+    way must be root's."""
+    sb = tsb
+    sb.sh("mkdir -p /etc/cron.d; rm -f /tmp/alice-homes; ln -s /etc/cron.d /tmp/alice-homes; "
+          "chown -h alice: /tmp/alice-homes")
+    r = run(sb, ["-m", "-d", "/tmp/alice-homes%s/bob" % below, "bob"], check=False)
+    assert r.returncode == 12, r.stderr
+    assert "not root's" in r.stderr, r.stderr
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+    assert not sb.exists("/etc/cron.d/bob") and not sb.exists("/etc/cron.d/new")

@@ -354,6 +354,23 @@ def test_move_home_symlink_refused(two):
     assert sb.getpwnam("alice").home == "/home/alice"
 
 
+def test_move_home_through_the_users_link_refused(two):
+    """usermod -d -m checks the new home's parent as the kernel resolves it, with no step
+    the user's: alice's own symlink in sticky /tmp (/tmp/alice-homes -> /etc/cron.d) is no
+    step of the resolved path, so -d /tmp/alice-homes/alice -m moved her home into
+    /etc/cron.d (the kernel refuses the link only with fs.protected_symlinks).  A link
+    on the way must be root's."""
+    sb = two
+    sb.sh("mkdir -p /etc/cron.d; rm -f /tmp/alice-homes; ln -s /etc/cron.d /tmp/alice-homes; "
+          "chown -h alice: /tmp/alice-homes")
+    res = run(sb, ["-d", "/tmp/alice-homes/alice", "-m", "alice"])
+    assert res.returncode == 12, res.stderr
+    assert len(res.stderr.splitlines()) == 1, res.stderr
+    assert not sb.exists("/etc/cron.d/alice")
+    assert sb.exists("/home/alice")
+    assert sb.getpwnam("alice").home == "/home/alice"
+
+
 # ---------------------------------------------------------------- hostile tree, interruption
 
 def test_renumber_with_planted_links_in_tree(two):
@@ -528,6 +545,44 @@ def test_kill_during_reown_is_finished_by_a_rerun(two):
     # and a rerun with nothing left to do says nothing
     res = run(sb, ["-u", "4242", "alice"])
     assert (res.returncode, res.stderr) == (0, "")
+
+
+def test_kill_during_reown_then_another_uid(two):
+    """SIGKILL while usermod -u 4242 re-owns the home, then usermod -u 5555 (not the same
+    command again).  The record of the killed run named only the files' old uid: the
+    second run re-owned those to 5555 and left every file the killed run had already
+    given 4242 with 4242, a uid no account has any more, whose next owner would get
+    alice's files.  The interrupted run's uid (the account's before this run) is
+    re-owned as well."""
+    sb = two
+    old = sb.getpwnam("alice").uid
+    sb.sh("mkdir /home/alice/d && cd /home/alice/d && seq 1 20000 | xargs touch && "
+          "chown -R alice:alice /home/alice && chmod 750 /home/alice")
+    p = sb.popen([USERMOD, "-u", "4242", "alice"], stdout=-1, stderr=-1)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and p.poll() is None and \
+            sb.lstat("/home/alice").st_uid != 0:
+        time.sleep(0.0005)
+    if p.poll() is not None:
+        pytest.skip("usermod finished before the home was seen taken away")
+    # let the walk give some files 4242 before it is killed
+    time.sleep(0.05)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.communicate(timeout=60)
+    if sb.lstat("/home/alice").st_uid != 0:
+        pytest.skip("usermod finished before it was killed")
+    owners = {sb.lstat("/home/alice/d/" + n).st_uid
+              for n in os.listdir(sb.root + "/home/alice/d")}
+    if 4242 not in owners:
+        pytest.skip("killed before the walk re-owned any file")
+    res = run(sb, ["-u", "5555", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert "finishing the interrupted change of owner of /home/alice" in res.stderr
+    st = sb.lstat("/home/alice")
+    assert (st.st_uid, st.st_mode & 0o7777) == (5555, 0o750)
+    left = sorted({sb.lstat("/home/alice/d/" + n).st_uid
+                   for n in os.listdir(sb.root + "/home/alice/d")})
+    assert left == [5555], "files left with uids %s (was %d)" % (left, old)
 
 
 # ---------------------------------------------------------------- -u: the mail spool
