@@ -613,8 +613,17 @@ static int parse_journal_line(char *line, char **base, struct identity *id)
 	return 0;
 }
 
-static int recover_one(int dirfd, const char *dir_path, const char *base,
-                       const struct identity *want, char *msg, size_t msg_size)
+/* What the recovery finds of one file of a committed journal. */
+enum file_state {
+	FILE_INSTALLED,         /* the staged file is gone: in place */
+	FILE_BACKUP_PENDING,    /* exchanged: the old file is under the staged name */
+	FILE_INSTALLABLE,       /* the file is as the journal found it */
+	FILE_CHANGED,           /* changed since by a tool that does not know the journal */
+};
+
+/* Classify base without changing anything: an enum file_state or -errno. */
+static int classify_one(int dirfd, const char *dir_path, const char *base,
+                        const struct identity *want, char *msg, size_t msg_size)
 {
 	char staged[160];
 	struct identity now;
@@ -623,7 +632,7 @@ static int recover_one(int dirfd, const char *dir_path, const char *base,
 
 	staged_name(staged, sizeof(staged), base);
 	if (fstatat(dirfd, staged, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : -errno;    /* installed already */
+		return errno == ENOENT ? FILE_INSTALLED : -errno;
 	if (!S_ISREG(st.st_mode)) {
 		msg_add(msg, msg_size, "%s/%s is not a regular file; left alone", dir_path,
 			staged);
@@ -632,21 +641,37 @@ static int recover_one(int dirfd, const char *dir_path, const char *base,
 	r = identity_of(dirfd, base, &now, NULL);
 	if (r < 0)
 		return r;
-	if (want->present && st.st_dev == want->dev && st.st_ino == want->ino) {
-		/* killed between the exchange and the rename of the old file
-		 * to its backup: the new file is in place */
-		char backup[160];
+	/* killed between the exchange and the rename of the old file to
+	 * its backup: the new file is in place */
+	if (want->present && st.st_dev == want->dev && st.st_ino == want->ino)
+		return FILE_BACKUP_PENDING;
+	return identity_equal(&now, want) ? FILE_INSTALLABLE : FILE_CHANGED;
+}
 
+/* Act on a file classified so.  changed: NULL, or a file of the journal
+ * that was changed since, which drops an installable update too. */
+static int recover_one(int dirfd, const char *dir_path, const char *base, int state,
+                       const char *changed, char *msg, size_t msg_size)
+{
+	char staged[160], backup[160];
+	int r;
+
+	staged_name(staged, sizeof(staged), base);
+	if (state == FILE_INSTALLED)
+		return 0;
+	if (state == FILE_BACKUP_PENDING) {
 		snprintf(backup, sizeof(backup), "%s-", base);
 		return renameat(dirfd, staged, dirfd, backup) < 0 ? -errno : 0;
 	}
-	if (!identity_equal(&now, want)) {
-		/* someone who does not know the journal changed the file
-		 * after the crash: theirs is the newer state */
+	if (changed) {
+		/* theirs is the newer state, and half of ours must not join it */
 		(void)unlinkat(dirfd, staged, 0);
-		msg_add(msg, msg_size,
-			"dropped an interrupted update of %s/%s: the file was changed since",
-			dir_path, base);
+		if (state == FILE_CHANGED)
+			msg_add(msg, msg_size, "dropped an interrupted update of %s/%s: the "
+				"file was changed since", dir_path, base);
+		else
+			msg_add(msg, msg_size, "dropped an interrupted update of %s/%s: %s/%s "
+				"was changed since", dir_path, base, dir_path, changed);
 		return 1;
 	}
 	r = install_one(dirfd, dir_path, base, NULL, 0, msg, msg_size);
@@ -784,6 +809,14 @@ static void recover_work(struct hs_txn_work *work, const bool *undo, size_t n_wo
 	run_work(work, undo, n_work, msg, msg_size);
 }
 
+/* Finish or drop what the journal names.  A committed journal is rolled
+ * forward: every staged file installed, its work finished.  But if a tool
+ * that does not know the journal changed one of its files since, the
+ * change goes back where it still can: files already exchanged stay
+ * (their backup renames are finished), every other staged file is dropped
+ * and all the work is undone, as for a prepared journal, so no half of
+ * the change (a gshadow line, a tree directory) joins the other tool's
+ * state.  A first pass classifies every file before anything changes. */
 static int recover_journal(int dirfd, const char *dir_path, const char *const bases[],
                            size_t n_bases, char *msg, size_t msg_size)
 {
@@ -795,7 +828,11 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	_cleanup_free_ struct hs_txn_work *work = NULL;
 	_cleanup_free_ bool *undo = NULL;
 	_cleanup_free_ char *data = NULL;
-	size_t len = 0, n_work = 0, hlen, n_lines = 1;
+	/* the files, classified in a first pass that changes nothing */
+	_cleanup_free_ char **base = NULL;
+	_cleanup_free_ int *state = NULL;
+	const char *changed_file = NULL;
+	size_t len = 0, n_work = 0, n_files = 0, hlen, n_lines = 1;
 	bool prepared;
 	char *cur, *nl;
 	int r, changed = 0;
@@ -821,11 +858,12 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 		n_lines++;
 	work = calloc(n_lines, sizeof(*work));
 	undo = calloc(n_lines, sizeof(*undo));
-	if (!work || !undo)
+	base = calloc(n_lines, sizeof(*base));
+	state = calloc(n_lines, sizeof(*state));
+	if (!work || !undo || !base || !state)
 		return -ENOMEM;
 	for (cur = data + hlen; *cur; cur = nl + 1) {
 		struct identity want;
-		char *base = NULL;
 
 		nl = strchr(cur, '\n');
 		if (!nl)
@@ -835,7 +873,7 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 		if (cur[0] == '-')
 			cur++;
 		if (cur[0] == '@' ? parse_work_line(cur, &work[n_work]) < 0
-				  : prepared || parse_journal_line(cur, &base, &want) < 0) {
+				  : prepared || parse_journal_line(cur, &base[n_files], &want) < 0) {
 			msg_add(msg, msg_size, "%s/%s: bad line skipped", dir_path,
 				HS_TXN_JOURNAL);
 			continue;
@@ -844,10 +882,25 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 			n_work++;
 			continue;
 		}
-		r = recover_one(dirfd, dir_path, base, &want, msg, msg_size);
+		r = classify_one(dirfd, dir_path, base[n_files], &want, msg, msg_size);
 		if (r < 0) {
 			msg_add(msg, msg_size, "cannot finish the update of %s/%s: %s", dir_path,
-				base, hs_strerror(r));
+				base[n_files], hs_strerror(r));
+			return r;
+		}
+		if (r == FILE_CHANGED && !changed_file)
+			changed_file = base[n_files];
+		state[n_files++] = r;
+	}
+	/* a file changed since: the rest of the change is dropped where it
+	 * still can be, and its work undone */
+	for (size_t i = 0; changed_file && i < n_work; i++)
+		undo[i] = true;
+	for (size_t i = 0; i < n_files; i++) {
+		r = recover_one(dirfd, dir_path, base[i], state[i], changed_file, msg, msg_size);
+		if (r < 0) {
+			msg_add(msg, msg_size, "cannot finish the update of %s/%s: %s", dir_path,
+				base[i], hs_strerror(r));
 			return r;
 		}
 		changed |= r;

@@ -169,3 +169,41 @@ def test_every_tree_tool_leaves_the_record_after_a_clean_run(sb):
         sb.run(argv, input=inp)
         assert sb.read(PWD_LOCK) == RECORD % boot_id(sb), argv
         assert not sb.exists("/etc/hardened-shadow/.reserved"), argv
+
+
+def test_a_file_changed_since_drops_the_rest_of_the_change(sb):
+    """useradd -m killed at its first install exchange, after its journal: nothing is
+    installed yet.  Then shadow-utils' usermod, which knows no journal and breaks the killed
+    tool's stale lock, changes a user, so /etc/passwd is newer than the journal.  The next
+    tool must keep that and drop all of the killed change: not /etc/passwd alone while the
+    private group goes into /etc/group and /etc/gshadow and the user's directory into the
+    tree (a group with no user, a directory with no passwd line)."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    pwck_before = sb.run(["/usr/sbin/pwck", "-r"], check=False)
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:signal=SIGKILL:when=1",
+                  "/usr/sbin/useradd", "-m", "killed"], check=False)
+    assert res.returncode != 0, res
+    assert sb.read("/etc/.hardened-shadow.txn").startswith("hardened-shadow transaction 1\n")
+    assert sb.exists("/etc/.gshadow.hs-txn") and sb.exists("/etc/.passwd.hs-txn")
+    sb.run(["/usr/libexec/hs-test/shadow-utils/usermod", "-c", "Foreign", "bob"])
+    res = sb.run([GROUPADD, "after"])
+    assert ("dropped an interrupted update of /etc/gshadow: /etc/passwd was changed since"
+            in res.stderr), res
+    assert "/etc/passwd: the file was changed since" in res.stderr, res
+    assert "undid the unfinished creation of /etc/hardened-shadow/killed" in res.stderr, res
+    assert "finished" not in res.stderr.replace("unfinished", ""), res
+    passwd = sb.read("/etc/passwd")
+    assert ":Foreign:" in passwd and "killed" not in passwd
+    assert "killed" not in group_names(sb) and "after" in group_names(sb)
+    assert "killed" not in [l.split(":")[0] for l in sb.read("/etc/gshadow").splitlines()]
+    tree = sb.run(["ls", "-A", "/etc/hardened-shadow"]).stdout.split()
+    assert "killed" not in tree and ".reserved" not in tree
+    assert not [f for f in tree if f.startswith(".new.")]
+    assert not sb.exists("/home/killed")
+    assert litter(sb) == []
+    # pwck finds nothing it did not find before (homes that were never made)
+    res = sb.run(["/usr/sbin/pwck", "-r"], check=False)
+    assert (res.returncode, res.stdout, res.stderr) == (
+        pwck_before.returncode, pwck_before.stdout, pwck_before.stderr), res

@@ -205,7 +205,26 @@ static void test_file_changed_since_crash_keeps_the_newer_version(void **state)
 	(void)unlinkat(f->dfd, "group", 0);
 	put_str(f->dfd, "group", "root:x:0:\nsysusers:x:999:\n", getuid(), getgid(), 0644);
 	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof msg), 1);
-	assert_non_null(strstr(msg, "dropped an interrupted update"));
+	assert_non_null(strstr(msg, "/group: the file was changed since"));
+	assert_string_equal(slurp(f->dfd, "group"), "root:x:0:\nsysusers:x:999:\n");
+	/* and the rest of the change is dropped with it: no user without
+	 * its group */
+	assert_non_null(strstr(msg, "/passwd: "));
+	assert_non_null(strstr(msg, "/group was changed since"));
+	assert_string_equal(slurp(f->dfd, "passwd"), "root:x:0:0::/root:/bin/sh\n");
+	assert_clean(f->dfd);
+}
+
+/* A file installed before the crash cannot be taken back: it stays. */
+static void test_file_changed_since_keeps_what_was_installed(void **state)
+{
+	struct tmp_dirs *f = *state;
+	char msg[512] = "";
+
+	crash_after(f, 1);
+	(void)unlinkat(f->dfd, "group", 0);
+	put_str(f->dfd, "group", "root:x:0:\nsysusers:x:999:\n", getuid(), getgid(), 0644);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof msg), 1);
 	assert_string_equal(slurp(f->dfd, "group"), "root:x:0:\nsysusers:x:999:\n");
 	assert_string_equal(slurp(f->dfd, "passwd"),
 			    "root:x:0:0::/root:/bin/sh\nbob:x:1000:1000::/home/bob:/bin/sh\n");
@@ -748,6 +767,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_crash_after_commit_point_is_finished, setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_file_changed_since_crash_keeps_the_newer_version,
+						setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_file_changed_since_keeps_what_was_installed,
 						setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_journal_is_left_alone, setup,
 						tmp_dirs_teardown),
