@@ -92,56 +92,15 @@ int hs_homepath_open_trusted_dir(const char *dir, uid_t refused_uid, bool root_o
 	}
 }
 
-int hs_homepath_open_root_dir(const char *dir, char **resolved)
-{
-	_cleanup_free_ char *copy = NULL;
-	_cleanup_free_ char *real = NULL;
-	int fd;
-
-	*resolved = NULL;
-	if (dir[0] != '/')
-		return -EINVAL;
-	copy = strdup(dir);
-	if (!copy)
-		return -ENOMEM;
-	/* each directory a component is looked up in, as named: "/", "/a",
-	 * "/a/b", ... (stat follows a link as the lookup will) */
-	for (char *p = copy + 1; ; p++) {
-		char c = *p;
-		struct stat st;
-
-		if (c != '/' && c != '\0')
-			continue;
-		*p = '\0';
-		/* a symlink only root made: in a sticky directory (/tmp) a
-		 * user's link to / would pass every check after it (the
-		 * kernel refuses it only with fs.protected_symlinks) */
-		if (p > copy + 1 && lstat(copy, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != 0)
-			return -HS_E_OWNER;
-		if (stat(p == copy + 1 ? "/" : copy, &st) < 0)
-			return -errno;
-		*p = c;
-		if (!S_ISDIR(st.st_mode))
-			return -ENOTDIR;
-		if (!dir_is_trusted(&st, (uid_t)-1, true))
-			return -HS_E_OWNER;
-		if (!c)
-			break;
-	}
-	real = realpath(dir, NULL);
-	if (!real)
-		return -errno;
-	fd = hs_homepath_open_trusted_dir(real, (uid_t)-1, true);
-	if (fd >= 0)
-		*resolved = TAKE_PTR(real);
-	return fd;
-}
-
-/* Is every symlink dir goes through as named root's?  0, -HS_E_OWNER, or
- * -ENOMEM.  The walk after realpath sees only where links lead: a user's
- * link in sticky /tmp to a directory of root's (/etc/cron.d) is no step
- * of it (the kernel refuses to follow it only with fs.protected_symlinks). */
-static int links_on_the_way_root(const char *dir)
+/* Each directory a component of dir (absolute) is looked up in, as named:
+ * "/", "/a", "/a/b", ...  Every symlink among them must be root's: the
+ * walk after realpath sees only where links lead, and a user's link in
+ * sticky /tmp to a directory of root's (/etc/cron.d, or /) passes every
+ * check after it (the kernel refuses to follow it only with
+ * fs.protected_symlinks).  With dirs_too, each must also be a directory
+ * (stat follows a link as the lookup will) root's and writable by nobody
+ * else.  0, -HS_E_OWNER, -ENOTDIR, or another negative error. */
+static int check_steps_as_named(const char *dir, bool dirs_too)
 {
 	_cleanup_free_ char *copy = strdup(dir);
 
@@ -156,10 +115,36 @@ static int links_on_the_way_root(const char *dir)
 		*p = '\0';
 		if (p > copy + 1 && lstat(copy, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != 0)
 			return -HS_E_OWNER;
+		if (dirs_too && stat(p == copy + 1 ? "/" : copy, &st) < 0)
+			return -errno;
 		*p = c;
+		if (dirs_too && !S_ISDIR(st.st_mode))
+			return -ENOTDIR;
+		if (dirs_too && !dir_is_trusted(&st, (uid_t)-1, true))
+			return -HS_E_OWNER;
 		if (!c)
 			return 0;
 	}
+}
+
+int hs_homepath_open_root_dir(const char *dir, char **resolved)
+{
+	_cleanup_free_ char *real = NULL;
+	int fd;
+
+	*resolved = NULL;
+	if (dir[0] != '/')
+		return -EINVAL;
+	fd = check_steps_as_named(dir, true);
+	if (fd < 0)
+		return fd;
+	real = realpath(dir, NULL);
+	if (!real)
+		return -errno;
+	fd = hs_homepath_open_trusted_dir(real, (uid_t)-1, true);
+	if (fd >= 0)
+		*resolved = TAKE_PTR(real);
+	return fd;
 }
 
 int hs_homepath_parent_at(const char *path, uid_t uid, const char **last)
@@ -174,7 +159,7 @@ int hs_homepath_parent_at(const char *path, uid_t uid, const char **last)
 	if (!copy)
 		return -ENOMEM;
 	if (copy[0] == '/') {
-		int r = links_on_the_way_root(copy);
+		int r = check_steps_as_named(copy, false);
 
 		if (r < 0)
 			return r;

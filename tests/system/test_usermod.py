@@ -558,13 +558,7 @@ def test_kill_during_reown_then_another_uid(two):
     old = sb.getpwnam("alice").uid
     sb.sh("mkdir /home/alice/d && cd /home/alice/d && seq 1 20000 | xargs touch && "
           "chown -R alice:alice /home/alice && chmod 750 /home/alice")
-    p = sb.popen([USERMOD, "-u", "4242", "alice"], stdout=-1, stderr=-1)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and p.poll() is None and \
-            sb.lstat("/home/alice").st_uid != 0:
-        time.sleep(0.0005)
-    if p.poll() is not None:
-        pytest.skip("usermod finished before the home was seen taken away")
+    p = reown_caught_mid_walk(sb)
     # let the walk give some files 4242 before it is killed
     time.sleep(0.05)
     os.killpg(p.pid, signal.SIGKILL)
