@@ -893,9 +893,33 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 		state[n_files++] = r;
 	}
 	/* a file changed since: the rest of the change is dropped where it
-	 * still can be, and its work undone */
+	 * still can be, and its work undone.  The exchanges finished, the
+	 * journal says so first (a prepared one, the work alone) before a
+	 * staged file goes: killed after that, this run's drops would look
+	 * like installs to the next, which would finish the work (remove a
+	 * home whose passwd line stays). */
 	for (size_t i = 0; changed_file && i < n_work; i++)
 		undo[i] = true;
+	for (size_t i = 0; changed_file && i < n_files; i++) {
+		if (state[i] != FILE_BACKUP_PENDING)
+			continue;
+		r = recover_one(dirfd, dir_path, base[i], state[i], changed_file, msg, msg_size);
+		if (r < 0) {
+			msg_add(msg, msg_size, "cannot finish the update of %s/%s: %s", dir_path,
+				base[i], hs_strerror(r));
+			return r;
+		}
+		state[i] = FILE_INSTALLED;
+	}
+	if (changed_file && !prepared) {
+		r = write_work_journal(dirfd, JOURNAL_PREPARED, work, NULL, n_work);
+		if (r < 0) {
+			msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path,
+				HS_TXN_JOURNAL, hs_strerror(r));
+			return r;
+		}
+		prepared = true;
+	}
 	for (size_t i = 0; i < n_files; i++) {
 		r = recover_one(dirfd, dir_path, base[i], state[i], changed_file, msg, msg_size);
 		if (r < 0) {
