@@ -439,7 +439,9 @@ static void run_work(struct hs_txn_work *work, const bool *skip, size_t n_work, 
 /* The work of a journal that a tool without the work ops left (its
  * recovery keeps it): a commit of such a tool must not lose it when it
  * writes its own journal.  Appends its work lines to carried: a prepared
- * journal's as "-@..." (to undo), a committed one's as they are. */
+ * journal's as "-@..." (to undo), a committed one's as "+@...": work of
+ * a change whose files are all in place, finished even if the carrying
+ * change is dropped. */
 static int read_carried(int dirfd, struct hs_buf *carried)
 {
 	const struct hs_file_expect ex = {
@@ -458,11 +460,11 @@ static int read_carried(int dirfd, struct hs_buf *carried)
 	prepared = strncmp(data, JOURNAL_PREPARED, strlen(JOURNAL_PREPARED)) == 0;
 	for (cur = data; (nl = strchr(cur, '\n')) != NULL; cur = nl + 1) {
 		bool undo = cur[0] == '-' || prepared;
-		const char *line = cur[0] == '-' ? cur + 1 : cur;
+		const char *line = cur[0] == '-' || cur[0] == '+' ? cur + 1 : cur;
 
 		if (line[0] != '@')
 			continue;
-		if ((undo && hs_strbuf_append(carried, "-", 1) < 0) ||
+		if (hs_strbuf_append(carried, undo ? "-" : "+", 1) < 0 ||
 		    hs_strbuf_append(carried, line, (size_t)(nl + 1 - line)) < 0)
 			return -ENOMEM;
 	}
@@ -827,6 +829,8 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	/* its own and some carried from a journal before it: one per line at most */
 	_cleanup_free_ struct hs_txn_work *work = NULL;
 	_cleanup_free_ bool *undo = NULL;
+	/* carried[i]: work of an earlier change, whose files are in place */
+	_cleanup_free_ bool *carried = NULL;
 	_cleanup_free_ char *data = NULL;
 	/* the files, classified in a first pass that changes nothing */
 	_cleanup_free_ char **base = NULL;
@@ -858,9 +862,10 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 		n_lines++;
 	work = calloc(n_lines, sizeof(*work));
 	undo = calloc(n_lines, sizeof(*undo));
+	carried = calloc(n_lines, sizeof(*carried));
 	base = calloc(n_lines, sizeof(*base));
 	state = calloc(n_lines, sizeof(*state));
-	if (!work || !undo || !base || !state)
+	if (!work || !undo || !carried || !base || !state)
 		return -ENOMEM;
 	for (cur = data + hlen; *cur; cur = nl + 1) {
 		struct identity want;
@@ -870,7 +875,8 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 			break;          /* written whole or not at all: cannot happen */
 		*nl = '\0';
 		undo[n_work] = prepared || cur[0] == '-';
-		if (cur[0] == '-')
+		carried[n_work] = cur[0] == '+';
+		if (cur[0] == '-' || (cur[0] == '+' && cur[1] == '@'))
 			cur++;
 		if (cur[0] == '@' ? parse_work_line(cur, &work[n_work]) < 0
 				  : prepared || parse_journal_line(cur, &base[n_files], &want) < 0) {
@@ -893,9 +899,33 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 		state[n_files++] = r;
 	}
 	/* a file changed since: the rest of the change is dropped where it
-	 * still can be, and its work undone */
+	 * still can be, and its work undone (not the work it carried: that
+	 * change is in place).  The exchanges finished, the journal says so
+	 * first (the work alone, each piece to undo or finish) before a
+	 * staged file goes: killed after that, this run's drops would look
+	 * like installs to the next, which would finish the work (remove a
+	 * home whose passwd line stays). */
 	for (size_t i = 0; changed_file && i < n_work; i++)
-		undo[i] = true;
+		undo[i] = undo[i] || !carried[i];
+	for (size_t i = 0; changed_file && i < n_files; i++) {
+		if (state[i] != FILE_BACKUP_PENDING)
+			continue;
+		r = recover_one(dirfd, dir_path, base[i], state[i], changed_file, msg, msg_size);
+		if (r < 0) {
+			msg_add(msg, msg_size, "cannot finish the update of %s/%s: %s", dir_path,
+				base[i], hs_strerror(r));
+			return r;
+		}
+		state[i] = FILE_INSTALLED;
+	}
+	if (changed_file) {
+		r = write_work_journal(dirfd, JOURNAL_HEADER, work, undo, n_work);
+		if (r < 0) {
+			msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path,
+				HS_TXN_JOURNAL, hs_strerror(r));
+			return r;
+		}
+	}
 	for (size_t i = 0; i < n_files; i++) {
 		r = recover_one(dirfd, dir_path, base[i], state[i], changed_file, msg, msg_size);
 		if (r < 0) {
@@ -905,7 +935,9 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 		}
 		changed |= r;
 	}
-	if (prepared)
+	/* a journal of work alone names no staged file: any left is a
+	 * dropped one of a run killed after rewriting it */
+	if (prepared || n_files == 0)
 		changed |= remove_staged(dirfd, dir_path, bases, n_bases, msg, msg_size);
 	if (!work_ops && n_work)
 		return prepared ? changed : keep_work(dirfd, dir_path, work, undo, n_work, msg,

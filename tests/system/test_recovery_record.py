@@ -207,3 +207,63 @@ def test_a_file_changed_since_drops_the_rest_of_the_change(sb):
     res = sb.run(["/usr/sbin/pwck", "-r"], check=False)
     assert (res.returncode, res.stdout, res.stderr) == (
         pwck_before.returncode, pwck_before.stdout, pwck_before.stderr), res
+
+
+def test_a_recovery_killed_after_dropping_the_change_does_not_finish_it(sb):
+    """userdel -r killed at its first install exchange, after its journal; shadow-utils'
+    usermod then changes /etc/passwd.  The next tool drops the whole change (the user keeps
+    the passwd line, the home and the tree directory stay) but is killed itself just before
+    it removes the journal, every staged file gone already.  The tool after it must not take
+    that journal for one whose files were all installed and finish its work: remove the
+    home and the directory of a user whose passwd line is still in place."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    sb.run(["/usr/sbin/useradd", "-m", "victim"])
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:signal=SIGKILL:when=1",
+                  "/usr/sbin/userdel", "-r", "victim"], check=False)
+    assert res.returncode != 0, res
+    assert sb.exists("/etc/.passwd.hs-txn")
+    sb.run(["/usr/libexec/hs-test/shadow-utils/usermod", "-c", "Foreign", "bob"])
+    # its unlinks: the five staged files (subuid, subgid, gshadow, group, passwd), the journal
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=unlinkat:signal=SIGKILL:when=6",
+                  GROUPADD, "first"], check=False)
+    assert res.returncode != 0, res
+    assert not sb.exists("/etc/.passwd.hs-txn") and sb.exists("/etc/.hardened-shadow.txn")
+    sb.run([GROUPADD, "after"])
+    assert "victim:" in sb.read("/etc/passwd")
+    assert sb.exists("/home/victim")
+    assert "victim" in sb.run(["ls", "-A", "/etc/hardened-shadow"]).stdout.split()
+    assert litter(sb) == []
+
+
+def test_a_file_changed_since_keeps_the_work_carried_from_a_finished_change(sb):
+    """useradd -m alice killed after its files were all installed, before its directories
+    were renamed into place: alice's passwd line is in.  chsh, which cannot do that work,
+    carries it on in its own journal and is killed at its first install exchange; then
+    shadow-utils' usermod changes /etc/passwd.  The next tool drops chsh's change, but the
+    work it carried is alice's, whose change was finished: her directory in the tree and her
+    home are put in place, not removed while her passwd line stays."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    # its exchanges: subuid, subgid, gshadow, group, passwd; then alice's directory
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:signal=SIGKILL:when=6",
+                  "/usr/sbin/useradd", "-m", "alice"], check=False)
+    assert res.returncode != 0, res
+    assert "alice:" in sb.read("/etc/passwd")
+    assert "@tree-new" in sb.read("/etc/.hardened-shadow.txn")
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:signal=SIGKILL:when=1",
+                  "/usr/bin/chsh", "-s", "/bin/bash", "bob"], check=False)
+    assert res.returncode != 0, res
+    assert sb.exists("/etc/.passwd.hs-txn")
+    sb.run(["/usr/libexec/hs-test/shadow-utils/usermod", "-c", "Foreign", "bob"])
+    res = sb.run([GROUPADD, "after"])
+    assert "dropped an interrupted update of /etc/passwd" in res.stderr, res
+    passwd = sb.read("/etc/passwd")
+    assert ":Foreign:" in passwd and "alice:" in passwd
+    assert "alice" in sb.run(["ls", "-A", "/etc/hardened-shadow"]).stdout.split()
+    assert sb.exists("/home/alice")
+    assert litter(sb) == []
