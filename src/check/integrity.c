@@ -1352,11 +1352,16 @@ static void create_udir(struct tree *tr, const struct hs_passwd *p, const char *
 		failed(a, "cannot create %s: group %s does not exist", path, HS_GROUP_AUTH);
 		return;
 	}
-	expired_aging(&ag);
+	/* root's never expired: that would refuse its key logins too (the
+	 * account stage), where a locked password refuses only the password */
+	if (p->uid == 0)
+		hs_records_aging_init_unset(&ag);
+	else
+		expired_aging(&ag);
 	r = hs_userdir_create(tr->fd, p->name, p->uid, tr->t->auth_gid, &s, &ag,
 			      fallback_shell(p));
 	if (tree_repaired(a, r, "create", path))
-		logged(a, "created %s (locked, expired)", path);
+		logged(a, "created %s (locked%s)", path, p->uid == 0 ? "" : ", expired");
 }
 
 static void check_user(struct tree *tr, size_t pi)
@@ -1430,7 +1435,8 @@ static void check_user(struct tree *tr, size_t pi)
 	hs_close(u.fd);
 	return;
 create:
-	if (ask(a, "create it with a locked password and an expired aging? "))
+	if (ask(a, p->uid == 0 ? "create it with a locked password? "
+		: "create it with a locked password and an expired aging? "))
 		create_udir(tr, p, u.path);
 }
 

@@ -968,3 +968,20 @@ def test_roots_directory_is_never_removed(tree):
     res = pwck(sb, "-q", answers="y\n" * 40)
     assert res.returncode == 2 and "? " not in res.stdout, res.stdout
     assert snapshot(sb) == before
+
+
+def test_roots_missing_directory_is_made_without_an_expiry(tree):
+    """Root with no directory in the tree: the one made for it has a locked password but
+    no expiry.  An expired aging (what another user's gets) would also refuse root's key
+    logins at PAM's account stage, one "y" too many away from locking root out."""
+    sb = tree
+    sb.sh(f"rm -r {T}/root")
+    res = pwck(sb, "-q", "-r")
+    assert "create it with a locked password? No" in res.stdout.splitlines(), res.stdout
+    res = pwck(sb, "-q", answers="y\n" * 40)
+    assert res.returncode == 2, res.stdout
+    assert sb.read(f"{T}/root/shadow").split(":")[0] == "!"
+    aging = sb.read(f"{T}/root/aging").rstrip("\n").split(":")
+    assert aging[4] == "-1", aging          # expire: unset
+    res = pwck(sb, "-q", "-r")
+    assert f"{T}/root" not in res.stdout, res.stdout
