@@ -589,6 +589,15 @@ class _Runner:
         finally:
             os.close(fd)
 
+    def modes(self, paths):
+        """{path: (st_mode, st_uid, st_gid)} of those of paths that exist in the root."""
+        out = {}
+        for p in paths:
+            if self.exists(p):
+                st = self.lstat(p)
+                out[p] = (st.st_mode, st.st_uid, st.st_gid)
+        return out
+
     def exists(self, path):
         try:
             self.lstat(path)

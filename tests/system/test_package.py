@@ -95,12 +95,7 @@ def diverted_paths(source_dir):
 def stock_modes(sb, paths):
     """Owner, group and mode of each of Debian's files (dpkg -V compares only their
     contents)."""
-    out = {}
-    for p in paths:
-        if sb.exists(p):
-            st = sb.lstat(p)
-            out[p] = (st.st_mode, st.st_uid, st.st_gid)
-    return out
+    return sb.modes(paths)
 
 
 def setid_distrib(sb):

@@ -218,12 +218,7 @@ def setup_root(sb):
 
 
 def modes(sb):
-    out = {}
-    for p in ["/etc/" + f for f in consistency.GLOBAL_FILES] + [consistency.TREE]:
-        if sb.exists(p):
-            st = sb.lstat(p)
-            out[p] = (st.st_uid, st.st_gid, st.st_mode)
-    return out
+    return sb.modes(["/etc/" + f for f in consistency.GLOBAL_FILES] + [consistency.TREE])
 
 
 def descendants(pid):
