@@ -452,10 +452,7 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	const char *base;
 	int r;
 
-	l->pwd_lock_fd = -1;
-	l->n = 0;
-	memset(l->held, 0, sizeof l->held);
-	l->etc_dir = NULL;
+	*l = (struct hs_locks)HS_LOCKS_INIT;
 	if (!pwd_lock_path)
 		pwd_lock_path = HS_ETC_PWD_LOCK;
 	if (!failed_path)

@@ -568,6 +568,83 @@ static void kill_at_every_syscall(struct tmp_dirs *f, size_t n_files)
 	assert_true(at < 5000);
 }
 
+/* The recovery of a change one of whose files was changed since, killed
+ * at every syscall stop (entry and exit) and then run again: the end
+ * state is the one an uninterrupted recovery reaches, the other tool's
+ * file stays and nothing is left.  Returns true when the child recovery
+ * finished before stop `at`. */
+static bool recover_killed_at(struct tmp_dirs *f, unsigned at)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char msg[1024];
+
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+			_exit(77);
+		raise(SIGSTOP);
+		_exit(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof msg) >= 0 ? 0 : 3);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		return true;
+	for (unsigned stop = 0;; stop++) {
+		if (stop == at) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &status, 0) == pid && !WIFSIGNALED(status) &&
+			       !WIFEXITED(status))
+				;
+			return false;
+		}
+		assert_int_equal(ptrace(PTRACE_SYSCALL, pid, NULL, NULL), 0);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (WIFEXITED(status)) {
+			assert_int_equal(WEXITSTATUS(status), 0);
+			return true;
+		}
+	}
+}
+
+static void test_killed_recovery_of_a_changed_file(void **state)
+{
+	struct tmp_dirs *f = *state;
+	static const char theirs[] = "sysusers:x:999:\n";
+
+	/* installed 0: group was changed since, passwd stays old;
+	 * installed 1: group is in place, passwd was changed since */
+	for (size_t installed = 0; installed <= 1; installed++) {
+		const char *other = installed ? "passwd" : "group";
+		unsigned at;
+
+		for (at = 1; at < 5000; at++) {
+			char msg[1024] = "";
+			bool done;
+
+			reset_dir(f);
+			crash_after(f, installed);
+			assert_int_equal(unlinkat(f->dfd, other, 0), 0);
+			put_str(f->dfd, other, theirs, getuid(), getgid(), 0644);
+			done = recover_killed_at(f, at);
+			assert_true(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg,
+						   sizeof msg) >= 0);
+			assert_string_equal(slurp(f->dfd, other), theirs);
+			if (installed)
+				assert_string_equal(slurp(f->dfd, "group"),
+						    "root:x:0:\nbob:x:1000:\n");
+			else
+				assert_string_equal(slurp(f->dfd, "passwd"),
+						    "root:x:0:0::/root:/bin/sh\n");
+			assert_clean(f->dfd);
+			if (done)
+				break;
+		}
+		assert_true(at > 10);
+		assert_true(at < 5000);
+	}
+}
+
 static void test_kill_at_every_syscall_one_file(void **state)
 {
 	kill_at_every_syscall(*state, 1);
@@ -798,6 +875,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kill_at_every_syscall_one_file, setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_kill_at_every_syscall_two_files, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_killed_recovery_of_a_changed_file, setup,
 						tmp_dirs_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
