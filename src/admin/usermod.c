@@ -816,7 +816,6 @@ static int reown_home(const char *dir, struct reown *ro)
 	bool recovering = false;
 	/* a rerun of -u with the uid it has: only a record is looked for */
 	bool rerun = ro->old_uid == ro->uid && ro->old_gid == ro->gid;
-	sigset_t sigs;
 	uid_t top_uid;
 	gid_t top_gid;
 	int r;
@@ -857,20 +856,16 @@ static int reown_home(const char *dir, struct reown *ro)
 	if (hfd >= 0 && st.st_uid != ro->old_uid && st.st_uid != ro->uid)
 		return usertool_warn(E_HOMEDIR, "%s is not owned by the user, not changing the "
 				     "owner of its files", dir);
-	/* from the take-away to the hand-back no signal may end us: a Ctrl-C
-	 * or a SIGTERM half-way would leave the home root's 0700 for good,
-	 * and a rerun (the uid already the new one) would not look at it */
-	hs_privs_block_signals(&sigs);
+	/* the caller blocks the signals: a Ctrl-C or a SIGTERM half-way
+	 * would leave the home root's 0700 for good */
 	if (hfd >= 0 && !recovering)
 		taken_record(hfd, ro, &st);
 	r = hfd < 0 ? hfd : hs_walk_take_away(hfd, &saved);
 	if (r == 0 && recovering)
 		saved = st;
-	if (r < 0) {
-		hs_privs_restore_signals(&sigs);
+	if (r < 0)
 		return usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: %s", dir,
 				     hs_strerror(r));
-	}
 	ro->home = dir;
 	r = hs_walk_below(hfd, &ops, ro);
 	if (r < 0) {
@@ -887,7 +882,6 @@ static int reown_home(const char *dir, struct reown *ro)
 	} else {
 		(void)fremovexattr(hfd, TAKEN_XATTR);
 	}
-	hs_privs_restore_signals(&sigs);
 	if (ro->errors)
 		return usertool_warn(E_HOMEDIR, "failed to change ownership of %u entries in the "
 				     "home directory %s", ro->errors, dir);
@@ -1691,16 +1685,19 @@ int main(int argc, char **argv)
 	status = apply_late_shell_file(&p);
 	if (apply_hand_back_userdir(&p) != E_SUCCESS)
 		status = E_PW_UPDATE;
-	hs_privs_restore_signals(&saved);
 	hs_wipe(p.hbuf, sizeof(p.hbuf));
 	syslog(LOG_INFO, "change user '%s'%s%s", p.user, o.login ? " to " : "",
 	       o.login ? o.login : "");
 	audit_changes(&p, db(HS_AS_GSHADOW) != NULL);
 	hs_accountset_unlock(&set);
+	/* still with the signals waiting: one that came during the commit
+	 * would end us here, with /etc/passwd naming the new uid and the
+	 * home's files keeping the old one, which a rerun cannot tell */
 	status = apply_reown_home(&p, status);
 	apply_move_login_records(&p);
 	if (o.move_home)
 		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_MOVE_HOME, NULL, p.ent.uid, true);
+	hs_privs_restore_signals(&saved);
 
 	hs_accountset_close(&set);
 	hs_config_free(p.cfg);

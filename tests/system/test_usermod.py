@@ -517,6 +517,24 @@ def test_signal_during_reown_leaves_the_home_handed_back(two, sig):
     assert sb.getpwnam("alice").uid == 4242
 
 
+def test_signal_during_the_commit_still_reowns_the_home(two):
+    """A Ctrl-C (here a SIGTERM strace sends as usermod -u enters a rename of the commit)
+    waits while the global files are written, and was delivered as soon as the signals
+    were given back: after the commit, before the home's files were re-owned.  They kept
+    the old uid, and the same usermod again (the uid already the new one) found nothing
+    to finish.  The signal now waits for the re-own too."""
+    sb = two
+    old = sb.getpwnam("alice").uid
+    sb.sh("mkdir /home/alice/d && touch /home/alice/d/f && chown -R alice:alice /home/alice")
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=renameat2",
+                  "-e", "inject=renameat2:signal=SIGTERM:when=1", "--",
+                  USERMOD, "-u", "4242", "alice"], check=False)
+    assert sb.getpwnam("alice").uid == 4242, res
+    assert sb.lstat("/home/alice").st_uid == 4242, res
+    assert sb.lstat("/home/alice/d/f").st_uid == 4242, (old, res)
+    assert res.returncode == -signal.SIGTERM, res       # then it ends as asked
+
+
 def test_kill_during_reown_is_finished_by_a_rerun(two):
     """SIGKILL while usermod -u re-owns the home (taken away: root:root 0700), after the
     global files have the new uid.  The same usermod again found the uid already 4242,
