@@ -659,24 +659,53 @@ int hs_globalfile_replace(const char *path, const char *data, size_t len,
  * parameters, so the tests can run stand-ins. */
 void hs_flush_caches_with(const char *nscd, const char *sss_cache, const char *db);
 
+/* The cache program starts with no signal blocked and every one at its
+ * default action, whatever the tool holds at that moment (signals waiting
+ * out a commit, SIGXFSZ or SIGPIPE ignored: hs_privs_init). */
+static int spawn_attr_clean_signals(posix_spawnattr_t *at)
+{
+	sigset_t none, all;
+
+	sigemptyset(&none);
+	sigfillset(&all);
+	sigdelset(&all, SIGKILL);
+	sigdelset(&all, SIGSTOP);
+	if (posix_spawnattr_init(at) != 0)
+		return -1;
+	if (posix_spawnattr_setsigmask(at, &none) != 0 ||
+	    posix_spawnattr_setsigdefault(at, &all) != 0 ||
+	    posix_spawnattr_setflags(at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) != 0) {
+		posix_spawnattr_destroy(at);
+		return -1;
+	}
+	return 0;
+}
+
 static void run_quietly(const char *prog, char *const argv[])
 {
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
 	char *const envp[] = { NULL };
 	pid_t pid;
 
 	if (access(prog, X_OK) < 0)
 		return;
-	if (posix_spawn_file_actions_init(&fa) != 0)
+	if (spawn_attr_clean_signals(&at) < 0)
 		return;
+	if (posix_spawn_file_actions_init(&fa) != 0) {
+		posix_spawnattr_destroy(&at);
+		return;
+	}
 	if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) != 0 ||
 	    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) != 0 ||
 	    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0) != 0) {
 		posix_spawn_file_actions_destroy(&fa);
+		posix_spawnattr_destroy(&at);
 		return;
 	}
-	int r = posix_spawn(&pid, prog, &fa, NULL, argv, envp);
+	int r = posix_spawn(&pid, prog, &fa, &at, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
 	if (r != 0)
 		return;
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
