@@ -101,18 +101,45 @@ void hs_cli_progress_end(void)
  * name, a comment, a date) come from the caller, and a newline or an
  * escape sequence in them would forge a second line or drive the
  * terminal.  Control bytes go out as \xNN, as hs_printable shows them;
- * other bytes stay, so UTF-8 names read as they are. */
-static void put_line(const char *s, size_t len)
+ * other bytes stay, so UTF-8 names read as they are.
+ * The line is gathered first and written at once: stderr is unbuffered,
+ * and a line written a byte at a time is torn by any other writer of the
+ * same terminal or log (only one longer than the buffer goes in parts). */
+struct line {
+	char buf[4096];
+	size_t len;
+};
+
+static void line_add(struct line *l, const char *s, size_t len, bool escape)
 {
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		if (c < 0x20 || c == 0x7f)
-			fprintf(stderr, "\\x%02x", c);
+		if (l->len + 5 > sizeof l->buf) {
+			fwrite(l->buf, 1, l->len, stderr);
+			l->len = 0;
+		}
+		if (escape && (c < 0x20 || c == 0x7f))
+			l->len += (size_t)snprintf(l->buf + l->len, 5, "\\x%02x", c);
 		else
-			fputc(c, stderr);
+			l->buf[l->len++] = (char)c;
 	}
-	fputc('\n', stderr);
+}
+
+/* "PROG: [WHERE: ]S\n", S's control bytes escaped */
+static void put_line(const char *prog, const char *where, const char *s, size_t len)
+{
+	struct line l = { .len = 0 };
+
+	line_add(&l, prog, strlen(prog), false);
+	line_add(&l, ": ", 2, false);
+	if (where) {
+		line_add(&l, where, strlen(where), false);
+		line_add(&l, ": ", 2, false);
+	}
+	line_add(&l, s, len, true);
+	line_add(&l, "\n", 1, false);
+	fwrite(l.buf, 1, l.len, stderr);
 }
 
 void hs_vwarn(const char *fmt, va_list ap)
@@ -121,16 +148,17 @@ void hs_vwarn(const char *fmt, va_list ap)
 	va_list again;
 
 	progress_erase();
-	fprintf(stderr, "%s: ", prog_name);
 	va_copy(again, ap);
 	if (vasprintf(&msg, fmt, again) < 0) {
 		/* out of memory: the message as it is beats none */
-		msg = NULL;
+		fprintf(stderr, "%s: ", prog_name);
 		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	} else {
+		put_line(prog_name, NULL, msg, strlen(msg));
+		free(msg);
 	}
 	va_end(again);
-	put_line(msg ? msg : "", msg ? strlen(msg) : 0);
-	free(msg);
 }
 
 void hs_warn(const char *fmt, ...)
@@ -176,10 +204,11 @@ void hs_confine_to_etc(int status)
 void hs_cli_warn_at(void *ctx, const char *path, unsigned long lineno, const char *message)
 {
 	const char *prog = ctx ? (const char *)ctx : prog_name;
+	char where[4096];
 
 	progress_erase();
-	fprintf(stderr, "%s: %s:%lu: ", prog, path ? path : "(config)", lineno);
-	put_line(message, strlen(message));
+	snprintf(where, sizeof where, "%s:%lu", path ? path : "(config)", lineno);
+	put_line(prog, where, message, strlen(message));
 }
 
 void hs_report(const struct hs_err *err)
@@ -192,8 +221,7 @@ void hs_report(const struct hs_err *err)
 	for (;;) {
 		const char *nl = strchr(line, '\n');
 		int len = nl ? (int)(nl - line) : (int)strlen(line);
-		fprintf(stderr, "%s: ", prog_name);
-		put_line(line, (size_t)len);
+		put_line(prog_name, NULL, line, (size_t)len);
 		/* one log record per line, as each was one message before */
 		if (err->log_level >= 0)
 			syslog(err->log_level, "%.*s", len, line);

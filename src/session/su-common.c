@@ -267,8 +267,9 @@ static void sulog(const struct hs_config *defs, bool ok, const char *tty, const 
 	 * directory only root writes (/var/log), a user's link elsewhere
 	 * (fs.protected_hardlinks 0) must not silence the log. */
 	root_dir = fstat(dirfd, &dst) == 0 && dst.st_uid == 0 && !(dst.st_mode & 022);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_nlink != 1 && !root_dir)) {
+	if (fstat(fd, &st) < 0 ||
+	    hs_fileio_check_stat(&st, &(const struct hs_file_expect){
+		    .uid = 0, .gid = HS_ANY_GID, .root_links_ok = root_dir }) < 0) {
 		syslog(LOG_WARNING, "%s is not a regular file of root's: not written", path);
 		return;
 	}

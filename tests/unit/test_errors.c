@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -134,6 +135,49 @@ static void test_report_prefixes_each_line(void **state)
 	hs_err_set(&e, -EINVAL, "invalid name '%s'", "a\tb\x1b[2J\x7f");
 	report_output(&e, out, sizeof out);
 	assert_string_equal(out, "progname: invalid name 'a\\x09b\\x1b[2J\\x7f'\n");
+}
+
+/* Each message goes out in one write: stderr is unbuffered, and a line
+ * written a byte at a time is torn apart by another writer of the same
+ * terminal or log (tools run in parallel, a child's output).  A datagram
+ * socket as stderr keeps each write(2) as one datagram. */
+static void test_message_is_one_write(void **state)
+{
+	(void)state;
+	struct hs_err e = HS_ERR_INIT;
+	char out[256];
+	int sv[2], st;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0);
+	hs_err_set(&e, -EINVAL, "first\nsecond \x1b");
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(sv[1], STDERR_FILENO);
+		hs_cli_set_prog("progname");
+		hs_warn("bad name '%s'", "a\tb");
+		hs_report(&e);
+		hs_cli_warn_at(NULL, "/etc/x", 7, "odd\x7f");
+		_exit(0);
+	}
+	close(sv[1]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	static const char *const want[] = {
+		"progname: bad name 'a\\x09b'\n",
+		"progname: first\n",
+		"progname: second \\x1b\n",
+		"progname: /etc/x:7: odd\\x7f\n",
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		ssize_t n = recv(sv[0], out, sizeof out - 1, MSG_DONTWAIT);
+
+		assert_true(n > 0);
+		out[n] = '\0';
+		assert_string_equal(out, want[i]);
+	}
+	assert_true(recv(sv[0], out, sizeof out, MSG_DONTWAIT) < 0);
+	close(sv[0]);
 }
 
 static void test_report_die_status(void **state)
@@ -279,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_err_overlong_is_cut),
 		cmocka_unit_test(test_err_add_lines),
 		cmocka_unit_test(test_report_prefixes_each_line),
+		cmocka_unit_test(test_message_is_one_write),
 		cmocka_unit_test(test_report_die_status),
 		cmocka_unit_test(test_take_fd),
 		cmocka_unit_test(test_take_ptr),
