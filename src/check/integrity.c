@@ -217,10 +217,11 @@ static bool db_changed(struct hs_integrity *a, struct hs_accountdb *db, long r)
 	return true;
 }
 
-/* Field n (0 = the name) of a line as the file spells it, or NULL. */
-static const char *raw_field(const struct hs_dbline *l, unsigned n, size_t *len)
+/* Field n (0 = the name) of the line text[0..len) as the file spells
+ * it, or NULL. */
+static const char *raw_field(const char *text, size_t len, unsigned n, size_t *flen)
 {
-	const char *p = l->text, *end = l->text + l->len, *colon;
+	const char *p = text, *end = text + len, *colon;
 
 	for (; n > 0; n--) {
 		colon = memchr(p, ':', (size_t)(end - p));
@@ -229,7 +230,7 @@ static const char *raw_field(const struct hs_dbline *l, unsigned n, size_t *len)
 		p = colon + 1;
 	}
 	colon = memchr(p, ':', (size_t)(end - p));
-	*len = colon ? (size_t)(colon - p) : (size_t)(end - p);
+	*flen = colon ? (size_t)(colon - p) : (size_t)(end - p);
 	return p;
 }
 
@@ -238,7 +239,7 @@ static const char *raw_field(const struct hs_dbline *l, unsigned n, size_t *len)
 static bool root_line(const struct hs_accountdb *db, const struct hs_dbline *l)
 {
 	size_t n, zeros = 0;
-	const char *f = raw_field(l, 0, &n);
+	const char *f = raw_field(l->text, l->len, 0, &n);
 
 	while (n > 0 && (f[n - 1] == '\r' || f[n - 1] == ' ' || f[n - 1] == '\t'))
 		n--;
@@ -246,7 +247,7 @@ static bool root_line(const struct hs_accountdb *db, const struct hs_dbline *l)
 		return true;
 	if (db->kind != HS_DB_PASSWD && db->kind != HS_DB_GROUP)
 		return false;
-	f = raw_field(l, 2, &n);
+	f = raw_field(l->text, l->len, 2, &n);
 	for (size_t k = 0; f && k < n; k++) {
 		if (f[k] == '0')
 			zeros++;
@@ -329,32 +330,32 @@ static const char *const number_names[][8] = {
 static bool fix_number(enum hs_db_kind kind, char *t, size_t *len, char *what, char *offer,
 		       size_t size)
 {
-	char *f = t, *end = t + *len;
+	for (unsigned n = 0; kind < HS_ARRAY_SIZE(number_names) && n < 8; n++) {
+		size_t fl, k = 0, d;
+		const char *field = raw_field(t, *len, n, &fl);
+		char sb[SHOW_SIZE], *f;
 
-	for (unsigned n = 0; kind < HS_ARRAY_SIZE(number_names) && n < 8 && f; n++) {
-		char *colon = memchr(f, ':', (size_t)(end - f));
-		size_t fl = colon ? (size_t)(colon - f) : (size_t)(end - f), k = 0, d;
-		char sb[SHOW_SIZE];
-
-		if (number_names[kind][n]) {
-			while (k < fl && (f[k] == ' ' || f[k] == '\t'))
-				k++;
-			k += k < fl && f[k] == '+';
-			for (d = k; d < fl && f[d] >= '0' && f[d] <= '9'; d++)
-				;
-			while (d == fl && k + 1 < fl && f[k] == '0')
-				k++;
-			if (d == fl && k < fl && k > 0) {
-				hs_printable_len(f, fl, sb, sizeof sb);
-				snprintf(what, size, "the %s '%s' is not a plain decimal number",
-					 number_names[kind][n], sb);
-				snprintf(offer, size, "write it as %.*s", (int)(fl - k), f + k);
-				memmove(f, f + k, (size_t)(end - f) - k);
-				*len -= k;
-				return true;
-			}
+		if (!field)
+			break;
+		f = t + (field - t);    /* t is ours to mend */
+		if (!number_names[kind][n])
+			continue;
+		while (k < fl && (f[k] == ' ' || f[k] == '\t'))
+			k++;
+		k += k < fl && f[k] == '+';
+		for (d = k; d < fl && f[d] >= '0' && f[d] <= '9'; d++)
+			;
+		while (d == fl && k + 1 < fl && f[k] == '0')
+			k++;
+		if (d == fl && k < fl && k > 0) {
+			hs_printable_len(f, fl, sb, sizeof sb);
+			snprintf(what, size, "the %s '%s' is not a plain decimal number",
+				 number_names[kind][n], sb);
+			snprintf(offer, size, "write it as %.*s", (int)(fl - k), f + k);
+			memmove(f, f + k, (size_t)(t + *len - f) - k);
+			*len -= k;
+			return true;
 		}
-		f = colon ? colon + 1 : NULL;
 	}
 	return false;
 }

@@ -4,9 +4,9 @@
  * with CAP_SETUID / CAP_SETGID in the parent namespace write a map that
  * names ids other than the writer's own.  Everything it is given is the
  * caller's: the pid, the ranges, fds, the environment.  So it
- *   - pins the target process before looking at it (pidfd, then /proc/PID,
- *     then a liveness check on the pidfd), so a reused pid cannot redirect
- *     the write to a stranger's process;
+ *   - pins the target process before looking at it: everything goes
+ *     through one /proc/PID directory fd, which stays bound to the process
+ *     it was opened for, so a pid reused later cannot redirect the write;
  *   - checks that the caller owns the target, as shadow-utils does;
  *   - checks every range against /etc/subuid or /etc/subgid, and for
  *     overflow and overlap, before anything is written;
@@ -26,11 +26,9 @@
 #include <linux/magic.h>
 #include <limits.h>
 #include <pwd.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -242,22 +240,21 @@ int hs_idmap_open_target(const char *arg, pid_t *pid)
 		return -EINVAL;
 	*pid = (pid_t)v;
 
+	/* /proc/PID is the process that has the pid now, as a pidfd taken
+	 * now would be: what the caller meant is theirs to know, and the
+	 * owner checks below hold whichever it is.  The directory fd then
+	 * stays bound to that process (once it is reaped, lookups under the
+	 * fd fail with ESRCH; a later process with the same number gets a
+	 * new directory).  A thread id names its thread, whose user
+	 * namespace is its process's, as in shadow-utils; no pidfd, so no
+	 * dependence on pidfd_open, which a thread id or a seccomp filter
+	 * refuses. */
 	char path[32];
-	_cleanup_close_ int pidfd = pidfd_open(*pid, 0);
-	if (pidfd < 0)
-		return -errno;
 	snprintf(path, sizeof path, "/proc/%lu", v);
-	_cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dir < 0)
-		return -errno;
-	/* The pidfd was taken first.  If its process is still there (alive
-	 * or a zombie: either way its pid cannot be reused yet), the
-	 * directory opened after it is that process's; the directory fd
-	 * then stays bound to it (a later process with the same number gets
-	 * a new /proc entry; ours reports ESRCH). */
-	if (pidfd_send_signal(pidfd, 0, NULL, 0) < 0)
-		return -errno;
-	return TAKE_FD(dir);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	return fd;
 }
 
 /* ---- privileges for the write ---- */

@@ -37,19 +37,34 @@ pivot_root . .
 umount -l .
 cd /
 exec /usr/bin/setpriv --reuid="$2" --regid="$3" --init-groups -- \
-    /usr/bin/unshare --user -- /bin/sh -c 'read go; id -u; id -g; cat /proc/self/setgroups'
+    /usr/bin/unshare --user -- "$4" -c "$5"
 '''
+SH_INNER = "read go; id -u; id -g; cat /proc/self/setgroups"
+# a second thread prints its thread id, and both wait for go()
+THREADS_INNER = r"""
+import os, sys, threading
+go = threading.Event()
+def wait():
+    print(threading.get_native_id(), flush=True)
+    go.wait()
+t = threading.Thread(target=wait)
+t.start()
+sys.stdin.readline()
+go.set()
+t.join()
+print(os.getuid(), os.getgid())
+"""
 
 
 class NsChild:
     """A process of user in a new user namespace, waiting for go()."""
 
-    def __init__(self, sb, user):
+    def __init__(self, sb, user, shell="/bin/sh", inner=SH_INNER):
         pw = sb.getpwnam(user)
         sb.enter_pid_namespace()
         self.proc = subprocess.Popen(
             ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", CHILD,
-             "sh", sb.root, str(pw.uid), str(pw.gid)],
+             "sh", sb.root, str(pw.uid), str(pw.gid), shell, inner],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True, text=True)
         self.pid = self.proc.pid
@@ -107,8 +122,8 @@ def msb(base):
 def child(msb):
     made = []
 
-    def make(user="alice"):
-        c = NsChild(msb, user)
+    def make(user="alice", **kw):
+        c = NsChild(msb, user, **kw)
         made.append(c)
         return c
     yield make
@@ -164,6 +179,21 @@ def test_grant_by_uid_and_spanning_adjacent_lines(msb, child):
     res = run(msb, [NEWUIDMAP, c.nspid, 0, 100000, 65546])
     assert res.returncode == 0, res.stderr
     assert c.maps()[0] == [(0, 100000, 65546)]
+
+
+def test_thread_id_target(msb, child):
+    """A thread id names its thread's process, as in shadow-utils (pidfd_open refuses
+    one)."""
+    uid, gid = ids(msb, "alice")
+    c = child(shell="/usr/bin/python3", inner=THREADS_INNER)
+    tid = int(c.proc.stdout.readline())
+    assert tid != c.nspid
+    res = run(msb, [NEWUIDMAP, tid, 0, uid, 1])
+    assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
+    res = run(msb, [NEWGIDMAP, tid, 0, gid, 1])
+    assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
+    assert c.maps() == ([(0, uid, 1)], [(0, gid, 1)])
+    assert c.go() == ["0", "0"]
 
 
 def test_fd_target(msb, child):
