@@ -108,13 +108,19 @@ static int identity_of(int dirfd, const char *base, struct identity *id, struct 
 	return 0;
 }
 
-/* an absent identity is all zero (identity_of, parse_journal_line) */
+/* Is the file still the one the journal found?  An absent identity is
+ * all zero (identity_of, parse_journal_line).  A tool that replaces the
+ * file gives the name a new inode; one that writes in place changes its
+ * mtime (and mostly its size); only root could set the mtime back.  The
+ * ctime is recorded (the format stays) but not compared: a hard link
+ * made or removed elsewhere changes it, and where fs.protected_hardlinks
+ * is 0 any user may link /etc/passwd into a directory of theirs, which
+ * would make the recovery drop a committed change. */
 static bool identity_equal(const struct identity *a, const struct identity *b)
 {
 	return a->present == b->present && a->dev == b->dev && a->ino == b->ino &&
 	       a->size == b->size && a->mtime_sec == b->mtime_sec &&
-	       a->mtime_nsec == b->mtime_nsec && a->ctime_sec == b->ctime_sec &&
-	       a->ctime_nsec == b->ctime_nsec;
+	       a->mtime_nsec == b->mtime_nsec;
 }
 
 /* The names below dirfd are ours to choose: a base is one plain component
