@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+import grouptools
 import sandbox
 
 GROUPADD = "/usr/sbin/groupadd"
@@ -366,4 +367,67 @@ def test_a_write_in_place_after_a_crash_is_still_a_change(sb):
     assert "killed" not in group_names(sb)
     assert "killed" not in sb.run(["ls", "-A", "/etc/hardened-shadow"]).stdout.split()
     assert not sb.exists("/home/killed")
+    assert litter(sb) == []
+
+
+def test_a_rolled_back_change_killed_keeps_the_work_it_carried(sb):
+    """useradd -m alice killed after her files were all installed, before her directories
+    were renamed into place; chfn, which cannot do that work, carries it in its own journal,
+    but /etc/passwd is a mount point (a rename over it fails), so chfn rolls its change back
+    and is killed right after its own journal is gone, before the work it carried is written
+    back.  That work is alice's, whose change is in place: the next tool must still put her
+    directory in the tree and her home in place, not sweep the directory as a killed tool's
+    leftover and leave the home under its reserved name for ever."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    # its exchanges: subuid, subgid, gshadow, group, passwd; then alice's directory
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:signal=SIGKILL:when=6",
+                  "/usr/sbin/useradd", "-m", "alice"], check=False)
+    assert res.returncode != 0, res
+    assert "alice:" in sb.read("/etc/passwd")
+    assert "@home-new" in sb.read("/etc/.hardened-shadow.txn")
+    passwd = sb.read("/etc/passwd")
+    with grouptools.bind_mounted(sb.root + "/etc/passwd"):
+        # chfn writes a journal three times: the work alone (its recovery), its change, and
+        # after the failed exchange the carried work again; killed at that one's link
+        res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                      "-e", "inject=linkat:signal=SIGKILL:when=4",
+                      "/usr/bin/chfn", "-f", "Bob", "bob"], check=False)
+    assert res.returncode == 128 + 9 or res.returncode == -9, res
+    assert sb.read("/etc/passwd") == passwd
+    res = sb.run([GROUPADD, "after"])
+    assert "alice" in sb.run(["ls", "-A", "/etc/hardened-shadow"]).stdout.split(), res
+    assert sb.exists("/home/alice"), res
+    assert sb.lstat("/home/alice").st_uid == sb.getpwnam("alice").uid
+    assert not [f for f in sb.run(["ls", "-A", "/home"]).stdout.split()
+                if f.startswith(".new.")]
+    assert not sb.exists("/etc/hardened-shadow/.reserved")
+    assert litter(sb) == []
+
+
+def test_a_rolled_back_useradd_killed_leaves_no_home_behind(sb):
+    """useradd -m carol with /etc/passwd a mount point: the exchange of passwd fails, the
+    files installed before it are put back and the change is undone.  Killed while it
+    removes the directories it built: the home under its reserved name beside /home/carol
+    is named by the journal alone (no sweep looks for it), so the journal must still name
+    it then, and the next tool removes it."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    before = {p: sb.read(p) for p in ("/etc/passwd", "/etc/group", "/etc/gshadow")}
+    with grouptools.bind_mounted(sb.root + "/etc/passwd"):
+        # its unlinks after the failed exchange: the staged passwd, (the journal,) then the
+        # files of carol's directory in the tree; killed at the second of those
+        res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                      "-e", "inject=unlinkat:signal=SIGKILL:when=3",
+                      "/usr/sbin/useradd", "-m", "carol"], check=False)
+    assert res.returncode == 128 + 9 or res.returncode == -9, res
+    assert [f for f in sb.run(["ls", "-A", "/home"]).stdout.split() if f.startswith(".new.")]
+    sb.run([GROUPADD, "after"])
+    assert not [f for f in sb.run(["ls", "-A", "/home"]).stdout.split()
+                if f.startswith(".new.") or f == "carol"]
+    tree = sb.run(["ls", "-A", "/etc/hardened-shadow"]).stdout.split()
+    assert "carol" not in tree and not [f for f in tree if f.startswith(".")]
+    for path, text in before.items():
+        assert "carol" not in sb.read(path), path
     assert litter(sb) == []
