@@ -108,13 +108,19 @@ static int identity_of(int dirfd, const char *base, struct identity *id, struct 
 	return 0;
 }
 
-/* an absent identity is all zero (identity_of, parse_journal_line) */
+/* Is the file still the one the journal found?  An absent identity is
+ * all zero (identity_of, parse_journal_line).  A tool that replaces the
+ * file gives the name a new inode; one that writes in place changes its
+ * mtime (and mostly its size); only root could set the mtime back.  The
+ * ctime is recorded (the format stays) but not compared: a hard link
+ * made or removed elsewhere changes it, and where fs.protected_hardlinks
+ * is 0 any user may link /etc/passwd into a directory of theirs, which
+ * would make the recovery drop a committed change. */
 static bool identity_equal(const struct identity *a, const struct identity *b)
 {
 	return a->present == b->present && a->dev == b->dev && a->ino == b->ino &&
 	       a->size == b->size && a->mtime_sec == b->mtime_sec &&
-	       a->mtime_nsec == b->mtime_nsec && a->ctime_sec == b->ctime_sec &&
-	       a->ctime_nsec == b->ctime_nsec;
+	       a->mtime_nsec == b->mtime_nsec;
 }
 
 /* The names below dirfd are ours to choose: a base is one plain component
@@ -207,9 +213,10 @@ static void unstage(int dirfd, const struct hs_txn_file *files, size_t from, siz
 
 /* files[0..installed) are in place, the rest staged: put the installed
  * ones back as they were (from BASE-, or removed when they did not
- * exist), drop the staged ones and the journal.  If a file cannot be put
- * back, everything stays for hs_txn_recover to finish instead: half a
- * change must never be left without its journal.  Returns status. */
+ * exist) and drop the staged ones; the caller then drops the journal
+ * (drop_journal).  If a file cannot be put back, everything stays for
+ * hs_txn_recover to finish instead: half a change must never be left
+ * without its journal.  Returns 0 when all is back, else status. */
 static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *files,
                      size_t installed, size_t n_files, const struct identity *ids,
                      int status, char *err, size_t err_size)
@@ -233,10 +240,8 @@ static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *
 	}
 	unstage(dirfd, files, installed, n_files);
 	(void)fsync(dirfd);
-	if (unlinkat(dirfd, HS_TXN_JOURNAL, 0) == 0)
-		(void)fsync(dirfd);
 	msg_add(err, err_size, "nothing was changed");
-	return status;
+	return 0;
 }
 
 /* Stage one file of a transaction: check its target, write the staged
@@ -407,6 +412,45 @@ static void undo_work(struct hs_txn_work *work, size_t n_work)
 			(void)work_ops->back(&work[i]);
 }
 
+static void unlink_journal(int dirfd)
+{
+	if (unlinkat(dirfd, HS_TXN_JOURNAL, 0) == 0)
+		(void)fsync(dirfd);
+}
+
+/* The journal of a change rolled back after its commit point (its files
+ * back, its staged files gone).  It first becomes a journal of work
+ * alone: the change's own work to undo, the work it carried (from a
+ * journal a tool without the work ops left) as it was.  So a kill
+ * anywhere from here on loses none of it: not the carried work of an
+ * earlier change that is in place (its tree directory would be swept as
+ * a leftover, its home left under the reserved name), not the name of a
+ * home built beside its place, which only the journal knows.  Then the
+ * own work is undone and, with nothing carried, the journal goes.  If it
+ * cannot be rewritten: without own work the old journal stays (its
+ * staged files are gone, so a recovery finishes only the carried work),
+ * with some it goes, as a journal naming files would finish that work. */
+static void drop_journal(int dirfd, struct hs_txn_work *work, size_t n_work,
+                         const struct hs_buf *carried)
+{
+	_cleanup_strbuf_ struct hs_buf lines = { NULL, 0, 0 };
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < n_work; i++) {
+		r = hs_strbuf_append(&lines, "-", 1);
+		r = r ?: format_work(&lines, &work[i]);
+	}
+	if (r == 0 && carried->len)
+		r = hs_strbuf_append(&lines, carried->data, carried->len);
+	if (r == 0 && lines.len)
+		r = write_journal(dirfd, JOURNAL_HEADER, &lines);
+	if (!lines.len || (r < 0 && n_work))
+		unlink_journal(dirfd);
+	undo_work(work, n_work);
+	if (r == 0 && n_work && !carried->len)
+		unlink_journal(dirfd);
+}
+
 /* Finish the work of a committed change (but the pieces skip[i] says;
  * skip may be NULL): the tree first, then the homes (the account exists
  * before its home is handed over, and the user's directory goes with the
@@ -547,14 +591,11 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		if (r < 0 && one)
 			goto unstage;
 		if (r < 0) {
-			r = roll_back(dirfd, dir_path, files, i, n_files, ids, r, err, err_size);
 			/* the work too, unless the journal stays to finish it;
 			 * the work carried from before stays */
-			if (faccessat(dirfd, HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
-				undo_work(work, n_work);
-				if (clen)
-					(void)write_journal(dirfd, JOURNAL_HEADER, &carried);
-			}
+			if (roll_back(dirfd, dir_path, files, i, n_files, ids, r, err,
+				      err_size) == 0)
+				drop_journal(dirfd, work, n_work, &carried);
 			return r;
 		}
 	}

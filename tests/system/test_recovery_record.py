@@ -9,8 +9,13 @@ left; a tool that finds this boot's record skips the listings.  These tests kill
 between the two, fake a power loss (the record of another boot) and check that the next
 tool then looks and cleans, and that it does not look after a clean run."""
 
+import os
 import re
+import time
 
+import pytest
+
+import grouptools
 import sandbox
 
 GROUPADD = "/usr/sbin/groupadd"
@@ -266,4 +271,163 @@ def test_a_file_changed_since_keeps_the_work_carried_from_a_finished_change(sb):
     assert ":Foreign:" in passwd and "alice:" in passwd
     assert "alice" in sb.run(["ls", "-A", "/etc/hardened-shadow"]).stdout.split()
     assert sb.exists("/home/alice")
+    assert litter(sb) == []
+
+
+def killed_useradd(sb, before=None):
+    """useradd -m killed at its first install exchange, after its journal: the change is
+    committed, nothing is installed yet, the staged files wait for the next tool.
+    before(): run just before it."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    if before:
+        before()
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:signal=SIGKILL:when=1",
+                  "/usr/sbin/useradd", "-m", "killed"], check=False)
+    assert res.returncode != 0, res
+    assert sb.read("/etc/.hardened-shadow.txn").startswith("hardened-shadow transaction 1\n")
+    assert sb.exists("/etc/.group.hs-txn") and sb.exists("/etc/.passwd.hs-txn")
+
+
+def ln_as(sb, user, path, link):
+    """`ln path link` run by user, a real unprivileged uid.  Where fs.protected_hardlinks
+    is 0 (the kernel's own default) any user may link any file; the host's sysctl is not
+    ours to change, so where it is 1 the ln alone gets CAP_FOWNER, which is what passes
+    the kernel's check (may_linkat) for a file the user does not own."""
+    pw = sb.getpwnam(user)
+    if not sb.exists(os.path.dirname(link)):
+        sb.run(["/bin/mkdir", os.path.dirname(link)], user=user)
+    caps = []
+    if sb.read("/proc/sys/fs/protected_hardlinks").strip() != "0":
+        caps = ["--inh-caps=+fowner", "--ambient-caps=+fowner"]
+    sb.run(["/usr/bin/setpriv", "--reuid=%d" % pw.uid, "--regid=%d" % pw.gid,
+            "--init-groups"] + caps + ["--", "/bin/ln", path, link])
+
+
+def assert_killed_user_complete(sb):
+    assert "killed:" in sb.read("/etc/passwd")
+    assert "killed" in group_names(sb)
+    assert "killed" in [l.split(":")[0] for l in sb.read("/etc/gshadow").splitlines()]
+    assert "killed" in sb.run(["ls", "-A", "/etc/hardened-shadow"]).stdout.split()
+    assert sb.exists("/home/killed")
+    assert litter(sb) == []
+
+
+LINKED = ["/etc/passwd", "/etc/group", "/etc/gshadow", "/etc/.group.hs-txn"]
+
+
+@pytest.mark.parametrize("path", LINKED)
+def test_a_users_link_after_a_crash_drops_nothing(sb, path):
+    """A hard link changes the file's ctime, not the file.  Where fs.protected_hardlinks is
+    0 a user may link /etc/passwd (or a staged file) into a directory of theirs between a
+    killed tool and the next one: the recovery must still finish the committed change, not
+    take the file for one a foreign tool rewrote and drop the change (the new user's
+    group line, directory and home undone)."""
+    sb.add_classic_user("alice", create_home=False)
+    killed_useradd(sb)
+    before = sb.lstat(path if "hs-txn" not in path else "/etc/group")
+    ln_as(sb, "alice", path, "/var/tmp/alice/link")
+    assert sb.lstat("/var/tmp/alice/link").st_nlink == 2
+    res = sb.run([GROUPADD, "after"])
+    assert "dropped" not in res.stderr and "undid" not in res.stderr, res
+    assert "finished an interrupted update of /etc/passwd" in res.stderr, res
+    assert_killed_user_complete(sb)
+    assert "after" in group_names(sb)
+    assert before.st_ino != sb.lstat("/etc/group").st_ino
+
+
+def test_a_users_link_removed_after_a_crash_drops_nothing(sb):
+    """The link made before the tool ran and removed after it was killed: the ctime moves
+    again, the file is the same."""
+    sb.add_classic_user("alice", create_home=False)
+    killed_useradd(sb, lambda: ln_as(sb, "alice", "/etc/passwd", "/var/tmp/alice/link"))
+    assert sb.lstat("/etc/passwd").st_nlink == 2
+    sb.run(["/bin/rm", "/var/tmp/alice/link"], user="alice")
+    res = sb.run([GROUPADD, "after"])
+    assert "dropped" not in res.stderr and "undid" not in res.stderr, res
+    assert_killed_user_complete(sb)
+
+
+def test_a_write_in_place_after_a_crash_is_still_a_change(sb):
+    """A foreign write into the file itself (same inode, same size: only the mtime tells)
+    still drops the rest of the change."""
+    killed_useradd(sb)
+    passwd = sb.read("/etc/passwd")
+    at = passwd.index("\nbob:") + 1
+    before = sb.lstat("/etc/passwd")
+    time.sleep(0.05)     # past the coarse clock's tick of the journal's record
+    sb.sh("printf B | dd of=/etc/passwd bs=1 seek=%d conv=notrunc status=none" % at)
+    after = sb.lstat("/etc/passwd")
+    assert (after.st_ino, after.st_size) == (before.st_ino, before.st_size)
+    res = sb.run([GROUPADD, "after"])
+    assert "/etc/passwd: the file was changed since" in res.stderr, res
+    assert "undid the unfinished creation of /etc/hardened-shadow/killed" in res.stderr, res
+    assert "Bob:" in sb.read("/etc/passwd") and "killed" not in sb.read("/etc/passwd")
+    assert "killed" not in group_names(sb)
+    assert "killed" not in sb.run(["ls", "-A", "/etc/hardened-shadow"]).stdout.split()
+    assert not sb.exists("/home/killed")
+    assert litter(sb) == []
+
+
+def test_a_rolled_back_change_killed_keeps_the_work_it_carried(sb):
+    """useradd -m alice killed after her files were all installed, before her directories
+    were renamed into place; chfn, which cannot do that work, carries it in its own journal,
+    but /etc/passwd is a mount point (a rename over it fails), so chfn rolls its change back
+    and is killed right after its own journal is gone, before the work it carried is written
+    back.  That work is alice's, whose change is in place: the next tool must still put her
+    directory in the tree and her home in place, not sweep the directory as a killed tool's
+    leftover and leave the home under its reserved name for ever."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    # its exchanges: subuid, subgid, gshadow, group, passwd; then alice's directory
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:signal=SIGKILL:when=6",
+                  "/usr/sbin/useradd", "-m", "alice"], check=False)
+    assert res.returncode != 0, res
+    assert "alice:" in sb.read("/etc/passwd")
+    assert "@home-new" in sb.read("/etc/.hardened-shadow.txn")
+    passwd = sb.read("/etc/passwd")
+    with grouptools.bind_mounted(sb.root + "/etc/passwd"):
+        # chfn writes a journal three times: the work alone (its recovery), its change, and
+        # after the failed exchange the carried work again; killed at that one's link
+        res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                      "-e", "inject=linkat:signal=SIGKILL:when=4",
+                      "/usr/bin/chfn", "-f", "Bob", "bob"], check=False)
+    assert res.returncode == 128 + 9 or res.returncode == -9, res
+    assert sb.read("/etc/passwd") == passwd
+    res = sb.run([GROUPADD, "after"])
+    assert "alice" in sb.run(["ls", "-A", "/etc/hardened-shadow"]).stdout.split(), res
+    assert sb.exists("/home/alice"), res
+    assert sb.lstat("/home/alice").st_uid == sb.getpwnam("alice").uid
+    assert not [f for f in sb.run(["ls", "-A", "/home"]).stdout.split()
+                if f.startswith(".new.")]
+    assert not sb.exists("/etc/hardened-shadow/.reserved")
+    assert litter(sb) == []
+
+
+def test_a_rolled_back_useradd_killed_leaves_no_home_behind(sb):
+    """useradd -m carol with /etc/passwd a mount point: the exchange of passwd fails, the
+    files installed before it are put back and the change is undone.  Killed while it
+    removes the directories it built: the home under its reserved name beside /home/carol
+    is named by the journal alone (no sweep looks for it), so the journal must still name
+    it then, and the next tool removes it."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    before = {p: sb.read(p) for p in ("/etc/passwd", "/etc/group", "/etc/gshadow")}
+    with grouptools.bind_mounted(sb.root + "/etc/passwd"):
+        # its unlinks after the failed exchange: the staged passwd, (the journal,) then the
+        # files of carol's directory in the tree; killed at the second of those
+        res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                      "-e", "inject=unlinkat:signal=SIGKILL:when=3",
+                      "/usr/sbin/useradd", "-m", "carol"], check=False)
+    assert res.returncode == 128 + 9 or res.returncode == -9, res
+    assert [f for f in sb.run(["ls", "-A", "/home"]).stdout.split() if f.startswith(".new.")]
+    sb.run([GROUPADD, "after"])
+    assert not [f for f in sb.run(["ls", "-A", "/home"]).stdout.split()
+                if f.startswith(".new.") or f == "carol"]
+    tree = sb.run(["ls", "-A", "/etc/hardened-shadow"]).stdout.split()
+    assert "carol" not in tree and not [f for f in tree if f.startswith(".")]
+    for path, text in before.items():
+        assert "carol" not in sb.read(path), path
     assert litter(sb) == []
