@@ -852,6 +852,40 @@ static void recover_work(struct hs_txn_work *work, const bool *undo, size_t n_wo
 	run_work(work, undo, n_work, msg, msg_size);
 }
 
+/* A file of the journal's change was changed since (changed_file): the
+ * rest of the change is dropped where it still can be, and its work
+ * undone (not the work it carried: that change is in place).  The
+ * exchanges finished, the journal says so first (the work alone, each
+ * piece to undo or finish) before a staged file goes: killed after that,
+ * this run's drops would look like installs to the next, which would
+ * finish the work (remove a home whose passwd line stays). */
+static int drop_the_rest(int dirfd, const char *dir_path, char **base, int *state,
+                         size_t n_files, const char *changed_file, struct hs_txn_work *work,
+                         bool *undo, const bool *carried, size_t n_work, char *msg,
+                         size_t msg_size)
+{
+	int r;
+
+	for (size_t i = 0; i < n_work; i++)
+		undo[i] = undo[i] || !carried[i];
+	for (size_t i = 0; i < n_files; i++) {
+		if (state[i] != FILE_BACKUP_PENDING)
+			continue;
+		r = recover_one(dirfd, dir_path, base[i], state[i], changed_file, msg, msg_size);
+		if (r < 0) {
+			msg_add(msg, msg_size, "cannot finish the update of %s/%s: %s", dir_path,
+				base[i], hs_strerror(r));
+			return r;
+		}
+		state[i] = FILE_INSTALLED;
+	}
+	r = write_work_journal(dirfd, JOURNAL_HEADER, work, undo, n_work);
+	if (r < 0)
+		msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
+			hs_strerror(r));
+	return r;
+}
+
 /* Finish or drop what the journal names.  A committed journal is rolled
  * forward: every staged file installed, its work finished.  But if a tool
  * that does not know the journal changed one of its files since, the
@@ -939,33 +973,11 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 			changed_file = base[n_files];
 		state[n_files++] = r;
 	}
-	/* a file changed since: the rest of the change is dropped where it
-	 * still can be, and its work undone (not the work it carried: that
-	 * change is in place).  The exchanges finished, the journal says so
-	 * first (the work alone, each piece to undo or finish) before a
-	 * staged file goes: killed after that, this run's drops would look
-	 * like installs to the next, which would finish the work (remove a
-	 * home whose passwd line stays). */
-	for (size_t i = 0; changed_file && i < n_work; i++)
-		undo[i] = undo[i] || !carried[i];
-	for (size_t i = 0; changed_file && i < n_files; i++) {
-		if (state[i] != FILE_BACKUP_PENDING)
-			continue;
-		r = recover_one(dirfd, dir_path, base[i], state[i], changed_file, msg, msg_size);
-		if (r < 0) {
-			msg_add(msg, msg_size, "cannot finish the update of %s/%s: %s", dir_path,
-				base[i], hs_strerror(r));
-			return r;
-		}
-		state[i] = FILE_INSTALLED;
-	}
 	if (changed_file) {
-		r = write_work_journal(dirfd, JOURNAL_HEADER, work, undo, n_work);
-		if (r < 0) {
-			msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path,
-				HS_TXN_JOURNAL, hs_strerror(r));
+		r = drop_the_rest(dirfd, dir_path, base, state, n_files, changed_file, work, undo,
+				  carried, n_work, msg, msg_size);
+		if (r < 0)
 			return r;
-		}
 	}
 	for (size_t i = 0; i < n_files; i++) {
 		r = recover_one(dirfd, dir_path, base[i], state[i], changed_file, msg, msg_size);
