@@ -64,6 +64,7 @@ complexity: deps
 
 check: deps
 	$(MAKE) lint
+	$(MAKE) complexity
 	$(MAKE) unit
 	$(MAKE) asan
 	$(MAKE) fuzz-build
