@@ -1,5 +1,6 @@
 #include "logrecords.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <lastlog.h>
@@ -7,10 +8,13 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+#include <utmpx.h>
 
 #include "config.h"
+#include "fileio.h"
 #include "layout.h"
 #include "util.h"
 
@@ -125,4 +129,105 @@ int hs_logrecords_move(const struct hs_config *defs, uid_t old_uid, uid_t new_ui
 		       bool old_shared, bool new_shared, struct hs_err *err)
 {
 	return move_records(defs, old_uid, new_uid, old_shared, new_shared, err);
+}
+
+/* ---- wtmp, btmp, sulog: appended without a lock (logrecords.h) ---- */
+
+static void copy_field(char *dst, size_t size, const char *src)
+{
+	memset(dst, 0, size);
+	if (src)
+		strncpy(dst, src, size);  /* utmp fields need no NUL when full */
+}
+
+void hs_logrecords_utmp_fill(struct utmpx *ut, short type, const char *user, const char *line,
+			     const char *id, const char *host)
+{
+	struct timeval tv;
+
+	memset(ut, 0, sizeof(*ut));
+	ut->ut_type = type;
+	ut->ut_pid = getpid();
+	copy_field(ut->ut_user, sizeof(ut->ut_user), user);
+	copy_field(ut->ut_line, sizeof(ut->ut_line), line);
+	copy_field(ut->ut_id, sizeof(ut->ut_id), id);
+	if (host) {
+		copy_field(ut->ut_host, sizeof(ut->ut_host), host);
+		if (inet_pton(AF_INET, host, ut->ut_addr_v6) != 1)
+			(void)inet_pton(AF_INET6, host, ut->ut_addr_v6);
+	}
+	gettimeofday(&tv, NULL);
+	ut->ut_tv.tv_sec = (int32_t)tv.tv_sec;
+	ut->ut_tv.tv_usec = (int32_t)tv.tv_usec;
+}
+
+/* path opened for appending (see hs_logrecords_append): the fd, or -errno
+ * or -HS_E_*. */
+static int open_log(const char *path, bool create)
+{
+	const char *base;
+	struct stat st, dst;
+	_cleanup_close_ int dirfd = -1, fd = -1;
+	int r;
+
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	dirfd = hs_fileio_open_parent(path, &base);
+	if (dirfd < 0)
+		return dirfd;
+	fd = openat(dirfd, base, O_WRONLY | O_APPEND | (create ? O_CREAT : 0) | O_NOFOLLOW |
+		    O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	/* Another name of the log counts against it only where a user could
+	 * have planted the log's name as a link to some file of root's: in a
+	 * directory only root writes (/var/log), a user's link elsewhere
+	 * (fs.protected_hardlinks 0) must not silence the log. */
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	r = hs_fileio_check_stat(&st, &(const struct hs_file_expect){
+		.uid = 0, .gid = HS_ANY_GID,
+		.root_links_ok = fstat(dirfd, &dst) == 0 && dst.st_uid == 0 &&
+				 !(dst.st_mode & 022) });
+	return r < 0 ? r : TAKE_FD(fd);
+}
+
+/* One write(2) of the whole: a second one after a short write could land
+ * after another writer's record. */
+static int write_once(int fd, const void *data, size_t size)
+{
+	ssize_t n = write(fd, data, size);
+
+	return n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
+}
+
+int hs_logrecords_append(const char *path, const void *rec, size_t size, bool create)
+{
+	_cleanup_close_ int fd = open_log(path, create);
+
+	return fd < 0 ? fd : write_once(fd, rec, size);
+}
+
+int hs_logrecords_append_utmp(const char *path, const struct utmpx *ut)
+{
+	struct utmpx recs[2];
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	_cleanup_close_ int fd = open_log(path, false);
+	bool held;
+
+	if (fd < 0)
+		return fd;
+	/* A glibc writer holding its lock may have taken the end of the file
+	 * already and write there when it goes on (someone may have stopped
+	 * it between the two): an empty record goes first, for it to
+	 * overwrite instead of ours.  last(1) skips an empty record. */
+	held = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type == F_WRLCK;
+	memset(&recs[0], 0, sizeof(recs[0]));
+	recs[1] = *ut;
+	return held ? write_once(fd, recs, sizeof(recs)) : write_once(fd, ut, sizeof(*ut));
+}
+
+int hs_logrecords_failure(const struct hs_config *defs, const struct utmpx *ut)
+{
+	return hs_logrecords_append_utmp(hs_config_get_str(defs, "FTMP_FILE", HS_BTMP_FILE), ut);
 }

@@ -10,10 +10,12 @@
 #define HS_LOGRECORDS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 struct hs_config;
 struct hs_err;
+struct utmpx;
 
 /* Zero uid's records where the files hold them (a deleted user's last
  * login and failures are not the new account's).  0, or -errno with *err
@@ -30,5 +32,44 @@ int hs_logrecords_reset(const struct hs_config *defs, uid_t uid, struct hs_err *
  * be written. */
 int hs_logrecords_move(const struct hs_config *defs, uid_t old_uid, uid_t new_uid,
 		       bool old_shared, bool new_shared, struct hs_err *err);
+
+/* The login records that su and login append to logs others append to as
+ * well (wtmp, btmp, su's SULOG_FILE).  glibc's updwtmpx() holds an fcntl
+ * lock on the whole file while it writes, and every other writer waits
+ * for that lock up to 10 s, then drops its record.  su runs with the
+ * caller's real uid, so the caller may stop it (SIGSTOP, or a cgroup
+ * freezer the caller owns) at any instant, that lock held: every other
+ * user's login and su failures would be lost meanwhile.  These writers
+ * hold no lock: one write(2) of the whole record to an O_APPEND descriptor,
+ * which the kernel places at the end as one piece, as OpenSSH writes btmp.
+ * Stopped anywhere, they hold nothing another writer waits for, and they
+ * wait for no one (a stopped updwtmpx() elsewhere cannot hold them up). */
+
+/* Fill *ut: type, user, the terminal line ("pts/3", NULL: none), its id
+ * (NULL: none), the remote host (NULL: none; a numeric one also goes into
+ * ut_addr_v6, no name is looked up), this process and the time now.  A
+ * string is cut to its field (utmp needs no NUL in a full field). */
+void hs_logrecords_utmp_fill(struct utmpx *ut, short type, const char *user, const char *line,
+			     const char *id, const char *host);
+
+/* Append size bytes to path (an absolute path, its last component never
+ * followed) in one write(2), without a lock.  The file must be a regular
+ * file of root's, with one link unless its directory is root's alone
+ * (/var/log).  create: make it (0600) when missing; otherwise a missing file
+ * is -ENOENT and nothing is written, as updwtmpx() never creates wtmp or
+ * btmp.  0, -errno (-EIO: a short write), or hs_fileio_check_stat's -HS_E_*. */
+int hs_logrecords_append(const char *path, const void *rec, size_t size, bool create);
+
+/* The same for a utmp record (wtmp, btmp; never created).  While a glibc
+ * writer holds its lock, which it may have been stopped with between
+ * taking the end of the file and writing there, an empty record goes
+ * first in the same write, for that writer to overwrite instead of ours
+ * (otherwise left: last(1) skips it, lastb(1) shows a blank line). */
+int hs_logrecords_append_utmp(const char *path, const struct utmpx *ut);
+
+/* A refused login or su appended to login.defs' FTMP_FILE (default
+ * /var/log/btmp, lastb's), when that file exists.  As
+ * hs_logrecords_append; -EINVAL for an FTMP_FILE that is not absolute. */
+int hs_logrecords_failure(const struct hs_config *defs, const struct utmpx *ut);
 
 #endif

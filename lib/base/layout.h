@@ -52,6 +52,9 @@
  * login without PAM): useradd only resets a new account's records. */
 #define HS_LASTLOG_FILE    "/var/log/lastlog"
 #define HS_FAILLOG_FILE    "/var/log/faillog"
+/* Failed logins (lastb) where login.defs names no FTMP_FILE: util-linux's
+ * _PATH_BTMP (glibc has no name for it). */
+#define HS_BTMP_FILE       "/var/log/btmp"
 
 /* Global files are read whole; this caps hostile growth (a 100,000-user
  * /etc/passwd is about 8 MiB). */

@@ -22,7 +22,6 @@
  *
  * Options, messages and login.defs keys follow util-linux's and
  * shadow-utils' login(1); login(1) of this package lists the differences. */
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +38,6 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <syslog.h>
 #include <termios.h>
 #include <unistd.h>
@@ -52,6 +50,7 @@
 #include "cli.h"
 #include "config.h"
 #include "layout.h"
+#include "logrecords.h"
 #include "names.h"
 #include "session.h"
 #include "util.h"
@@ -313,24 +312,13 @@ static void tty_policy(const struct hs_config *defs, struct terminal *t)
 
 /* ---- utmp, wtmp, btmp ---- */
 
-static void copy_field(char *dst, size_t size, const char *src)
-{
-	memset(dst, 0, size);
-	if (src)
-		strncpy(dst, src, size);  /* utmp fields need no NUL when full */
-}
-
 static void utmp_fill(struct utmpx *ut, const struct terminal *t, short type, const char *user,
                       const char *host)
 {
-	struct timeval tv;
 	struct utmpx *u;
+	char id[sizeof(ut->ut_id) + 1] = "";
 	size_t n = strlen(t->name);
 
-	memset(ut, 0, sizeof(*ut));
-	ut->ut_type = type;
-	copy_field(ut->ut_user, sizeof(ut->ut_user), user);
-	copy_field(ut->ut_line, sizeof(ut->ut_line), t->name);
 	/* the entry getty (or whoever started us) made for this process
 	 * gives the id; otherwise the last four characters of the line,
 	 * as sshd and systemd spell it */
@@ -341,47 +329,44 @@ static void utmp_fill(struct utmpx *ut, const struct terminal *t, short type, co
 		     u->ut_type == USER_PROCESS))
 			break;
 	if (u)
-		memcpy(ut->ut_id, u->ut_id, sizeof(ut->ut_id));
+		memcpy(id, u->ut_id, sizeof(ut->ut_id));
 	else
-		copy_field(ut->ut_id, sizeof(ut->ut_id),
-			   n > sizeof(ut->ut_id) ? t->name + n - sizeof(ut->ut_id) : t->name);
+		memcpy(id, n > sizeof(ut->ut_id) ? t->name + n - sizeof(ut->ut_id) : t->name,
+		       n > sizeof(ut->ut_id) ? sizeof(ut->ut_id) : n);
 	endutxent();
-	ut->ut_pid = getpid();
-	if (host) {
-		copy_field(ut->ut_host, sizeof(ut->ut_host), host);
-		/* a numeric -h also goes into ut_addr_v6; no name lookups */
-		if (inet_pton(AF_INET, host, ut->ut_addr_v6) != 1)
-			(void)inet_pton(AF_INET6, host, ut->ut_addr_v6);
-	}
-	gettimeofday(&tv, NULL);
-	ut->ut_tv.tv_sec = (int32_t)tv.tv_sec;
-	ut->ut_tv.tv_usec = (int32_t)tv.tv_usec;
+	hs_logrecords_utmp_fill(ut, type, user, t->name, id, host);
 }
 
-/* The login of user, or with user NULL the logout, in utmp and wtmp. */
+/* The login of user, or with user NULL the logout, in utmp and wtmp.
+ * utmp is updated in place under glibc's lock; wtmp, which others append
+ * to, gets its record without one (logrecords.h). */
 static void utmp_write(const struct terminal *t, const char *user, const char *host)
 {
 	struct utmpx ut;
+	int r;
 
 	utmp_fill(&ut, t, user ? USER_PROCESS : DEAD_PROCESS, user, host);
 	setutxent();
 	if (!pututxline(&ut) && user)
 		syslog(LOG_WARNING, "cannot write %s: %m", _PATH_UTMP);
 	endutxent();
-	updwtmpx(_PATH_WTMP, &ut);
+	r = hs_logrecords_append_utmp(_PATH_WTMP, &ut);
+	if (r < 0 && r != -ENOENT)
+		syslog(LOG_WARNING, "cannot append to %s: %s", _PATH_WTMP, hs_strerror(r));
 }
 
 /* A failed try in FTMP_FILE (btmp), when that file exists. */
 static void btmp_failure(const struct hs_config *defs, const struct terminal *t,
                          const char *user, const char *host)
 {
-	const char *path = hs_config_get_str(defs, "FTMP_FILE", "/var/log/btmp");
 	struct utmpx ut;
+	int r;
 
-	if (!path || path[0] != '/' || access(path, F_OK) != 0)
-		return;
 	utmp_fill(&ut, t, LOGIN_PROCESS, user, host);
-	updwtmpx(path, &ut);
+	r = hs_logrecords_failure(defs, &ut);
+	if (r < 0 && r != -ENOENT)
+		syslog(LOG_WARNING, "cannot append to %s: %s",
+		       hs_config_get_str(defs, "FTMP_FILE", HS_BTMP_FILE), hs_strerror(r));
 }
 
 /* ---- logging ---- */

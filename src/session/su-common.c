@@ -18,7 +18,6 @@
  * included); 126 when the command cannot be executed; 127 when it is not
  * found. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <pwd.h>
@@ -30,7 +29,6 @@
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,8 +39,8 @@
 #include "account.h"
 #include "cli.h"
 #include "config.h"
-#include "fileio.h"
 #include "layout.h"
+#include "logrecords.h"
 #include "names.h"
 #include "session.h"
 #include "shells.h"
@@ -59,9 +57,6 @@ static bool runuser;
 #define DEFAULT_USER   "root"
 
 #define E_FAILURE      1
-
-/* util-linux's _PATH_BTMP (glibc has no name for it) */
-#define BTMP_FILE      "/var/log/btmp"
 
 /* -G may be given this many times. */
 #define MAX_SUPP_GROUPS 64
@@ -239,73 +234,59 @@ static bool shell_listed(const char *shell)
 	return listed;
 }
 
+/* A failed append to one of the logs, in the system log. */
+static void log_unwritten(const char *path, int r)
+{
+	if (r == -HS_E_NOTREG || r == -HS_E_NLINK || r == -HS_E_OWNER)
+		syslog(LOG_WARNING, "%s is not a regular file of root's: not written", path);
+	else
+		syslog(LOG_WARNING, "cannot append to %s: %s", path, hs_strerror(r));
+}
+
 /* shadow-utils' sulog line: "SU MM/DD HH:MM + TTY CALLER-TARGET". */
 static void sulog(const struct hs_config *defs, bool ok, const char *tty, const char *from,
                   const char *to)
 {
-	const char *path = hs_config_get_str(defs, "SULOG_FILE", NULL), *base;
+	const char *path = hs_config_get_str(defs, "SULOG_FILE", NULL);
 	char line[256];
-	struct stat st, dst;
 	struct tm tm;
 	time_t now = time(NULL);
-	_cleanup_close_ int dirfd = -1, fd = -1;
-	bool root_dir;
-	int n;
+	int n, r;
 
 	if (!path || path[0] != '/')
 		return;
-	dirfd = hs_fileio_open_parent(path, &base);
-	fd = dirfd < 0 ? -1 : openat(dirfd, base, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW |
-				     O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		errno = dirfd < 0 ? -dirfd : errno;
-		syslog(LOG_WARNING, "cannot open %s: %m", path);
-		return;
-	}
-	/* Another name of the log counts against it only where a user could
-	 * have planted the log's name as a link to some file of root's: in a
-	 * directory only root writes (/var/log), a user's link elsewhere
-	 * (fs.protected_hardlinks 0) must not silence the log. */
-	root_dir = fstat(dirfd, &dst) == 0 && dst.st_uid == 0 && !(dst.st_mode & 022);
-	if (fstat(fd, &st) < 0 ||
-	    hs_fileio_check_stat(&st, &(const struct hs_file_expect){
-		    .uid = 0, .gid = HS_ANY_GID, .root_links_ok = root_dir }) < 0) {
-		syslog(LOG_WARNING, "%s is not a regular file of root's: not written", path);
-		return;
-	}
 	localtime_r(&now, &tm);
 	n = snprintf(line, sizeof(line), "SU %02d/%02d %02d:%02d %c %s %s-%s\n", tm.tm_mon + 1,
 		     tm.tm_mday, tm.tm_hour, tm.tm_min, ok ? '+' : '-', tty ? tty : "???",
 		     from ? from : "???", to);
-	if (n > 0 && (size_t)n < sizeof(line) && hs_write_full(fd, line, (size_t)n) < 0)
-		syslog(LOG_WARNING, "cannot write %s: %m", path);
+	if (n <= 0 || (size_t)n >= sizeof(line))
+		return;
+	r = hs_logrecords_append(path, line, (size_t)n, true);
+	if (r < 0)
+		log_unwritten(path, r);
 }
 
-/* A refused su in btmp (lastb), when that file exists, as util-linux's su
- * writes it: the target's name, the terminal ("pts/3") and its number
- * ("3") as the id. */
-static void btmp_failure(const char *tty, const char *to)
+/* A refused su in FTMP_FILE (btmp, lastb's), when that file exists, as
+ * util-linux's su writes it to btmp: the target's name, the terminal
+ * ("pts/3") and its number ("3") as the id.  Appended without a lock
+ * (logrecords.h): the caller may stop su at any instant. */
+static void btmp_failure(const struct hs_config *defs, const char *tty, const char *to)
 {
 	struct utmpx ut;
-	struct timeval tv;
+	const char *id = NULL;
+	int r;
 
-	memset(&ut, 0, sizeof(ut));
-	ut.ut_type = LOGIN_PROCESS;
-	ut.ut_pid = getpid();
-	strncpy(ut.ut_user, to, sizeof(ut.ut_user));    /* no NUL needed when full */
 	if (tty) {
 		size_t n = strlen(tty), digits = 0;
 
-		strncpy(ut.ut_line, tty, sizeof(ut.ut_line));
 		while (digits < n && tty[n - digits - 1] >= '0' && tty[n - digits - 1] <= '9')
 			digits++;
-		strncpy(ut.ut_id, tty + n - digits, sizeof(ut.ut_id));
+		id = tty + n - digits;
 	}
-	gettimeofday(&tv, NULL);
-	ut.ut_tv.tv_sec = (int32_t)tv.tv_sec;
-	ut.ut_tv.tv_usec = (int32_t)tv.tv_usec;
-	/* updwtmpx() does not create the file: no btmp, no record */
-	updwtmpx(BTMP_FILE, &ut);
+	hs_logrecords_utmp_fill(&ut, LOGIN_PROCESS, to, tty, id, NULL);
+	r = hs_logrecords_failure(defs, &ut);
+	if (r < 0 && r != -ENOENT)
+		log_unwritten(hs_config_get_str(defs, "FTMP_FILE", HS_BTMP_FILE), r);
 }
 
 static void log_attempt(const struct hs_config *defs, bool ok, const char *tty,
@@ -434,7 +415,7 @@ static void authenticate(struct hs_session *s, const struct hs_config *defs, con
 	if (r != PAM_SUCCESS) {
 		char msg[128];
 
-		btmp_failure(tty, to);
+		btmp_failure(defs, tty, to);
 
 		snprintf(msg, sizeof(msg), "%s", pam_strerror(s->pamh, r));
 		hs_session_end(s, r);

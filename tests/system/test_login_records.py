@@ -1,0 +1,237 @@
+"""The login records su and login append to logs others share: btmp (FTMP_FILE), wtmp.
+
+- su and login both honour login.defs' FTMP_FILE for a refused try (su wrote a fixed
+  /var/log/btmp);
+- a caller who stops su anywhere in its failed-try record holds up no one: su runs with
+  the caller's real uid, so the caller may stop it at any instant, and glibc's updwtmpx()
+  held an fcntl lock on the whole of btmp while it wrote.  Every other writer (another
+  user's login or su) then waited for that lock 10 s and dropped its record: the stopped
+  su hid everyone else's failures.  The records are now appended in one write to an
+  O_APPEND descriptor, with no lock held;
+- nor does a stopped util-linux su (a glibc writer a user can stop) hold up our login and
+  su any more, nor overwrite their records when it goes on at the end it took before: an
+  empty record goes first while a writer holds the lock.
+
+Every syscall su makes on the log is a stop point, found from a trace of the same su
+(strace as root injects the SIGSTOP the caller could send at that instant)."""
+
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+import sandbox
+from ptyproc import Pty
+
+SU = "/usr/bin/su"
+DEBIAN_SU = "/usr/local/bin/hs-test-debian-su"
+LOGIN = "/usr/bin/login"
+BTMP = "/var/log/btmp"
+OTHER_BTMP = "/var/log/failed-logins"
+PW = {"alice": "Alice-rec-pw-1", "bob": "Bob-rec-pw-2", "carol": "Carol-rec-pw-3"}
+# glibc gives up on a held lock after 10 s; a record within this is not held up
+PROMPT_S = 5.0
+SYSCALL = re.compile(r"^(\d+)\s+([a-z0-9_]+)\((.*)")
+
+
+@pytest.fixture(scope="module")
+def sb(base):
+    """alice, bob and carol, converted; PAM on our module without failure delays."""
+    with sandbox.Sandbox(base, size="512m") as s:
+        with open("/usr/bin/su", "rb") as f:      # the host's: util-linux's
+            s.write(DEBIAN_SU, f.read(), mode=0o4755)
+        for name in PW:
+            s.add_classic_user(name, password=PW[name])
+        s.use_hardened_tree()
+        s.use_pam_module(options_by_type={"auth": "nullok nodelay"})
+        pam_login = s.read("/etc/pam.d/login")
+        s.write("/etc/pam.d/login", pam_login.replace("delay=3000000", "delay=0"))
+        s.hs_defs = s.read("/etc/login.defs") + "\nFAIL_DELAY 0\nLOGIN_RETRIES 1\n"
+        s.write("/etc/login.defs", s.hs_defs)
+        yield s
+
+
+def fresh_log(sb, path):
+    """An empty btmp as Debian ships it: root:utmp 0660."""
+    sb.write(path, "", mode=0o660, gid=sb.getgrnam("utmp")[1])
+
+
+def records(sb, path):
+    """utmpdump's records of path as (type, user, line)."""
+    out = sb.run(["/usr/bin/utmpdump", path], check=False).stdout
+    recs = []
+    for line in out.splitlines():
+        f = [x.strip() for x in re.findall(r"\[([^\]]*)\]", line)]
+        if len(f) >= 5:
+            recs.append((int(f[0]), f[3], f[4]))
+    return recs
+
+
+def as_user(sb, name, argv):
+    pw = sb.getpwnam(name)
+    return ["/usr/bin/setpriv", "--reuid=%d" % pw.uid, "--regid=%d" % pw.gid,
+            "--init-groups", "--"] + argv
+
+
+def refused_login(sb, name):
+    """A wrong password for name at login on a terminal; seconds until "Login incorrect"."""
+    with Pty(sb, [LOGIN, name]) as p:
+        p.expect("Password: ")
+        start = time.monotonic()
+        p.send("not-the-password\n")
+        p.expect("Login incorrect", timeout=30)
+        took = time.monotonic() - start
+        assert p.wait(timeout=30) == 1
+    return took
+
+
+def refused_su(sb, caller, target):
+    """caller's su to target with a wrong password; seconds it took."""
+    start = time.monotonic()
+    res = sb.run([SU, "-c", "true", target], user=caller, input="not-the-password\n",
+                 check=False, timeout=30)
+    assert res.returncode == 1 and "Authentication failure" in res.stderr, res
+    return time.monotonic() - start
+
+
+# ---------------------------------------------------------------- FTMP_FILE
+
+
+def test_ftmp_file_is_honoured_by_su_and_login(sb):
+    """login.defs' FTMP_FILE is where a refused su goes, as a refused login: one place for
+    the administrator to name (su wrote /var/log/btmp whatever FTMP_FILE said)."""
+    sb.write("/etc/login.defs", sb.hs_defs + "FTMP_FILE %s\n" % OTHER_BTMP)
+    try:
+        fresh_log(sb, BTMP)
+        fresh_log(sb, OTHER_BTMP)
+        refused_su(sb, "alice", "bob")
+        refused_login(sb, "carol")
+        assert records(sb, BTMP) == [], records(sb, BTMP)
+        recs = records(sb, OTHER_BTMP)
+        assert [r[:2] for r in recs] == [(6, "bob"), (6, "carol")], recs
+        # no such file: no record, and nothing made (as for btmp itself)
+        sb.run(["/bin/rm", "-f", OTHER_BTMP])
+        refused_su(sb, "alice", "bob")
+        refused_login(sb, "carol")
+        assert not sb.exists(OTHER_BTMP)
+        assert records(sb, BTMP) == [], records(sb, BTMP)
+    finally:
+        sb.write("/etc/login.defs", sb.hs_defs)
+
+
+# ---------------------------------------------------------------- a stopped su
+
+
+def stop_points(sb, su):
+    """The syscalls alice's refused su makes on btmp, as (name, ordinal of that name)."""
+    fresh_log(sb, BTMP)
+    sb.run(["strace", "-f", "-qq", "-y", "-P", BTMP, "-o", "/tmp/trace"] +
+           as_user(sb, "alice", [su, "-c", "true", "bob"]), input="not-bobs\n", check=False)
+    seen, points = {}, []
+    for m in filter(None, map(SYSCALL.match, sb.read("/tmp/trace").splitlines())):
+        name = m.group(2)
+        seen[name] = seen.get(name, 0) + 1
+        points.append((name, seen[name]))
+    assert any(p[0] == "write" for p in points), sb.read("/tmp/trace")
+    assert records(sb, BTMP) == [(6, "bob", "")], records(sb, BTMP)
+    return points
+
+
+def stopped_su(sb, su, point):
+    """alice's refused su, stopped by SIGSTOP at point (strace delivers it as she could:
+    su has her real uid).  The strace process and su's pid."""
+    name, nth = point
+    cmd, _ = sb._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-P", BTMP, "-e",
+                       "inject=%s:signal=SIGSTOP:when=%d" % (name, nth)] +
+                      as_user(sb, "alice", [su, "-c", "true", "bob"]), None, "/")
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
+                            start_new_session=True, text=True)
+    proc.stdin.write("not-bobs\n")
+    proc.stdin.close()
+    proc.stdin = None
+    deadline = time.monotonic() + 30
+    since = {}
+    while time.monotonic() < deadline:
+        # every syscall strace looks at is a short tracing stop too: stopped for good
+        # is stopped for a while
+        now = time.monotonic()
+        for pid in descendants(proc.pid):
+            if comm(pid) != os.path.basename(su)[:15] or state(pid) not in ("t", "T"):
+                since.pop(pid, None)
+            elif now - since.setdefault(pid, now) > 0.3:
+                return proc, pid
+        if proc.poll() is not None:
+            raise AssertionError("su ended before %s: %r" % (point, proc.communicate()))
+        time.sleep(0.01)
+    raise AssertionError("su never stopped at %s" % (point,))
+
+
+def descendants(pid):
+    out = []
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            kids = [int(k) for k in f.read().split()]
+    except (FileNotFoundError, ProcessLookupError):
+        return out
+    for k in kids:
+        out += [k] + descendants(k)
+    return out
+
+
+def comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def state(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def resume(proc, pid):
+    """SIGCONT until it ends (under strace the SIGSTOP may still be on its way)."""
+    for _ in range(120):
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+        try:
+            return proc.communicate(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            continue
+    raise AssertionError("the resumed su never ended")
+
+
+@pytest.mark.parametrize("su", [SU, DEBIAN_SU])
+def test_stopped_su_holds_up_no_other_record(sb, su):
+    """alice stops her refused su at each of its syscalls on btmp; meanwhile carol's refused
+    login and bob's refused su are recorded at once, and alice's own record follows when
+    she lets su go on.  util-linux's su, stopped inside updwtmpx() with btmp's lock held,
+    no longer holds up our login and su either: they wait for no one's lock."""
+    for point in stop_points(sb, su):
+        fresh_log(sb, BTMP)
+        proc, pid = stopped_su(sb, su, point)
+        try:
+            took_login = refused_login(sb, "carol")
+            took_su = refused_su(sb, "bob", "carol")
+            recs = records(sb, BTMP)
+        finally:
+            resume(proc, pid)
+        assert took_login < PROMPT_S and took_su < PROMPT_S, (point, took_login, took_su)
+        others = sorted(r[1] for r in recs if r[1] == "carol")
+        assert others == ["carol", "carol"], (point, recs)
+        # a stopped updwtmpx() writes at the end it took before it stopped: over the
+        # empty record each of ours put first while its lock was held
+        assert sorted(r[1] for r in records(sb, BTMP) if r[0] != 0) == \
+            ["bob", "carol", "carol"], (point, records(sb, BTMP))
+

@@ -1,0 +1,206 @@
+/* Unit tests for the login records of lib/admin/logrecords.c that su and
+ * login append (wtmp, btmp, SULOG_FILE): appended whole while another
+ * process holds the fcntl lock glibc's updwtmpx() takes (the writer waits
+ * for no one and holds nothing), out of the way of that process's write at
+ * the end it took before, never created unless asked, never through
+ * a symlink, a FIFO or a file that is not root's; FTMP_FILE names btmp.
+ * Files live in a mkdtemp directory (root's, 0700). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utmpx.h>
+
+#include "config.h"
+#include "logrecords.h"
+#include "test_helpers.h"
+
+static char *path_in(const struct tmp_dirs *f, const char *name)
+{
+	static char buf[128];
+
+	snprintf(buf, sizeof buf, "%s/%s", f->path, name);
+	return buf;
+}
+
+static off_t size_of(const struct tmp_dirs *f, const char *name)
+{
+	struct stat st;
+
+	assert_int_equal(fstatat(f->dfd, name, &st, AT_SYMLINK_NOFOLLOW), 0);
+	return st.st_size;
+}
+
+static void test_fill(void **state)
+{
+	struct utmpx ut;
+
+	(void)state;
+	hs_logrecords_utmp_fill(&ut, LOGIN_PROCESS, "a-user-name-of-more-than-32-bytes-x", "pts/3",
+				"3", "192.0.2.7");
+	assert_int_equal(ut.ut_type, LOGIN_PROCESS);
+	assert_int_equal(ut.ut_pid, getpid());
+	/* cut to the field, no NUL needed when full */
+	assert_memory_equal(ut.ut_user, "a-user-name-of-more-than-32-bytes-x", sizeof(ut.ut_user));
+	assert_string_equal(ut.ut_line, "pts/3");
+	assert_string_equal(ut.ut_id, "3");
+	assert_string_equal(ut.ut_host, "192.0.2.7");
+	assert_memory_equal(ut.ut_addr_v6, "\xc0\x00\x02\x07", 4);
+	assert_true(ut.ut_tv.tv_sec > 0);
+	hs_logrecords_utmp_fill(&ut, DEAD_PROCESS, NULL, "tty1", NULL, "host.example");
+	assert_string_equal(ut.ut_user, "");
+	assert_string_equal(ut.ut_id, "");
+	assert_int_equal(ut.ut_addr_v6[0], 0);
+}
+
+/* Another writer (glibc's updwtmpx(), stopped by whoever could) holds the
+ * whole file's write lock: the records still go in, at once, each behind
+ * an empty one that the other writer overwrites when it goes on at the end
+ * it took before; without the lock, one record alone. */
+static void test_append_under_anothers_lock(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct utmpx ut, got[5];
+	int ready[2], done[2], fd;
+	char c;
+
+	if (geteuid() != 0)
+		skip();
+	put_str(f->dfd, "btmp", "", 0, 0, 0660);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(done), 0);
+	pid_t pid = fork_child();
+	if (pid == 0) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		struct utmpx theirs;
+
+		fd = openat(f->dfd, "btmp", O_WRONLY);
+		if (fd < 0 || fcntl(fd, F_SETLK, &fl) < 0 || write(ready[1], "x", 1) != 1)
+			_exit(1);
+		if (read(done[0], &c, 1) != 1)
+			_exit(2);
+		/* updwtmpx() going on: the end it took before it stopped */
+		hs_logrecords_utmp_fill(&theirs, LOGIN_PROCESS, "theirs", "pts/9", "9", NULL);
+		_exit(pwrite(fd, &theirs, sizeof(theirs), 0) == sizeof(theirs) ? 0 : 3);
+	}
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	GUARD_START();
+	hs_logrecords_utmp_fill(&ut, LOGIN_PROCESS, "alice", "pts/1", "1", NULL);
+	assert_int_equal(hs_logrecords_append_utmp(path_in(f, "btmp"), &ut), 0);
+	hs_logrecords_utmp_fill(&ut, LOGIN_PROCESS, "bob", "pts/2", "2", NULL);
+	assert_int_equal(hs_logrecords_append_utmp(path_in(f, "btmp"), &ut), 0);
+	GUARD_END();
+	assert_int_equal(write(done[1], "x", 1), 1);
+	assert_int_equal(wait_status(pid), 0);
+	/* the lock is gone: one record */
+	hs_logrecords_utmp_fill(&ut, LOGIN_PROCESS, "carol", "pts/3", "3", NULL);
+	assert_int_equal(hs_logrecords_append_utmp(path_in(f, "btmp"), &ut), 0);
+	assert_int_equal(size_of(f, "btmp"), 5 * (off_t)sizeof(ut));
+	fd = openat(f->dfd, "btmp", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(hs_read_full(fd, got, sizeof(got)), (ssize_t)sizeof(got));
+	close(fd);
+	assert_string_equal(got[0].ut_user, "theirs");
+	assert_string_equal(got[1].ut_user, "alice");
+	assert_int_equal(got[2].ut_type, EMPTY);
+	assert_string_equal(got[3].ut_user, "bob");
+	assert_string_equal(got[4].ut_user, "carol");
+	for (int i = 0; i < 2; i++) {
+		close(ready[i]);
+		close(done[i]);
+	}
+}
+
+static void test_missing_and_created(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct stat st;
+
+	if (geteuid() != 0)
+		skip();
+	/* btmp and wtmp are never made: no file, no record */
+	assert_int_equal(hs_logrecords_append(path_in(f, "btmp"), "rec", 3, false), -ENOENT);
+	assert_int_equal(faccessat(f->dfd, "btmp", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	/* the su log is, root's and 0600 */
+	assert_int_equal(hs_logrecords_append(path_in(f, "sulog"), "line\n", 5, true), 0);
+	assert_int_equal(hs_logrecords_append(path_in(f, "sulog"), "two\n", 4, true), 0);
+	assert_string_equal(slurp(f->dfd, "sulog"), "line\ntwo\n");
+	assert_int_equal(fstatat(f->dfd, "sulog", &st, 0), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(hs_logrecords_append("relative/btmp", "rec", 3, false), -EINVAL);
+}
+
+static void test_hostile_files(void **state)
+{
+	struct tmp_dirs *f = *state;
+
+	if (geteuid() != 0)
+		skip();
+	/* a symlink is not followed, even to a file of root's */
+	put_str(f->ofd, "target", "", 0, 0, 0600);
+	char target[128];
+	snprintf(target, sizeof target, "%s/target", f->outside);
+	assert_int_equal(symlinkat(target, f->dfd, "btmp"), 0);
+	assert_true(hs_logrecords_append(path_in(f, "btmp"), "rec", 3, true) < 0);
+	assert_int_equal(size_of(f, "btmp"), (off_t)strlen(target));
+	assert_int_equal(unlinkat(f->dfd, "btmp", 0), 0);
+	/* a FIFO neither blocks nor is written */
+	assert_int_equal(mkfifoat(f->dfd, "btmp", 0600), 0);
+	GUARD_START();
+	assert_int_equal(hs_logrecords_append(path_in(f, "btmp"), "rec", 3, false), -ENXIO);
+	GUARD_END();
+	assert_int_equal(unlinkat(f->dfd, "btmp", 0), 0);
+	/* a user's file */
+	put_str(f->dfd, "btmp", "", 1000, 1000, 0666);
+	assert_int_equal(hs_logrecords_append(path_in(f, "btmp"), "rec", 3, false), -HS_E_OWNER);
+	assert_int_equal(size_of(f, "btmp"), 0);
+	/* a directory */
+	assert_int_equal(unlinkat(f->dfd, "btmp", 0), 0);
+	assert_int_equal(mkdirat(f->dfd, "btmp", 0700), 0);
+	assert_true(hs_logrecords_append(path_in(f, "btmp"), "rec", 3, false) < 0);
+	assert_int_equal(unlinkat(f->dfd, "btmp", AT_REMOVEDIR), 0);
+}
+
+static void test_ftmp_file(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_config *defs = NULL;
+	struct utmpx ut;
+	char text[256];
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(text, sizeof text, "FTMP_FILE %s\n", path_in(f, "failures"));
+	assert_int_equal(hs_config_logindefs_parse(text, strlen(text), "login.defs", NULL, NULL,
+						   &defs), 0);
+	put_str(f->dfd, "failures", "", 0, 0, 0660);
+	hs_logrecords_utmp_fill(&ut, LOGIN_PROCESS, "carol", "tty2", "2", NULL);
+	assert_int_equal(hs_logrecords_failure(defs, &ut), 0);
+	assert_int_equal(size_of(f, "failures"), (off_t)sizeof(ut));
+	hs_config_free(defs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fill),
+		cmocka_unit_test_setup_teardown(test_append_under_anothers_lock, tmp_dirs_setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_missing_and_created, tmp_dirs_setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_files, tmp_dirs_setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_ftmp_file, tmp_dirs_setup, tmp_dirs_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
