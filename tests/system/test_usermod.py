@@ -487,11 +487,12 @@ def test_renumber_does_not_cross_mounts(two):
 
 
 def reown_caught_mid_walk(sb):
-    """usermod -u 4242 alice, running, with her home taken away (root's) for the walk."""
+    """usermod -u 4242 alice, running, with her home taken away (root's) for the walk:
+    /etc/passwd already has the new uid (the home is taken away before the commit)."""
     p = sb.popen([USERMOD, "-u", "4242", "alice"], stdout=-1, stderr=-1)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and p.poll() is None and \
-            sb.lstat("/home/alice").st_uid != 0:
+            (sb.lstat("/home/alice").st_uid != 0 or sb.getpwnam("alice").uid != 4242):
         time.sleep(0.0005)
     if p.poll() is not None:
         pytest.skip("usermod finished before the home was seen taken away")
