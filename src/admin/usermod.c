@@ -781,7 +781,15 @@ static void taken_record(int fd, const char *dir, const struct reown *ro,
 			 (unsigned long)ro->old_gid, (unsigned long)st->st_uid,
 			 (unsigned long)st->st_gid, (unsigned long)(st->st_mode & 07777));
 
-	(void)fsetxattr(fd, TAKEN_XATTR, buf, (size_t)n, 0);
+	/* Not refused: homes on file systems without trusted attributes
+	 * (NFS, CIFS, most FUSE) could not be re-owned at all, where
+	 * shadow-utils does; the walk runs with the catchable signals
+	 * blocked, so only a SIGKILL or a crash is not finished, and this
+	 * line says what an administrator then finds. */
+	if (fsetxattr(fd, TAKEN_XATTR, buf, (size_t)n, 0) < 0)
+		hs_warn("warning: cannot record the change of owner on %s: %s; if usermod is "
+			"killed before it ends, the home stays root's 0700 and running it again "
+			"does not finish it", dir, strerror(errno));
 }
 
 /* The record of an interrupted run, on a home that is still root's. */
