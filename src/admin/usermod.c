@@ -643,6 +643,22 @@ static int reown_userdir(int udirfd, const char *user, uid_t old_uid, uid_t uid)
 
 /* ---- the home directory ---- */
 
+static bool home_left_taken(const char *dir, uid_t uid);
+
+/* Is the home already at to (normalised): a directory of uid's, or one an
+ * interrupted -u -d -m left taken away with its record? */
+static bool moved_already(const char *to, uid_t uid)
+{
+	_cleanup_close_ int nfd = -1;
+	const char *nlast;
+	struct stat st;
+
+	nfd = hs_homepath_parent_at(to, uid, &nlast);
+	if (nfd < 0 || fstatat(nfd, nlast, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	return st.st_uid == uid || (st.st_uid == 0 && home_left_taken(to, uid));
+}
+
 /* -d -m: rename the home, on the same file system only.  A copy across
  * file systems would have to recreate every file of a hostile tree
  * without following anything; we refuse it and say so instead. */
@@ -668,6 +684,13 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid, bool *
 	r = ofd;
 	if (ofd >= 0)
 		r = fstatat(ofd, olast, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	/* a run killed between the rename and the commit left the home at
+	 * new_dir, /etc/passwd naming old_dir: this one finishes it */
+	if (r == -ENOENT && moved_already(to, uid)) {
+		hs_warn("finishing the interrupted move of the home directory %s to %s", old_dir,
+			new_dir);
+		return E_SUCCESS;
+	}
 	/* shadow-utils: nothing to move, and no new home is made */
 	if (r == -ENOENT)
 		return usertool_warn(E_SUCCESS, "The previous home directory (%s) does not exist; "

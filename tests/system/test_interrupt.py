@@ -818,6 +818,8 @@ ROWS = [
     Row("usermod-u", ["/usr/sbin/usermod", "-u", "2345", "alice"], setup=with_home,
         homes=("/home/alice", "/var/mail/alice"), taken_away=True, known=(),
         recover_homes=True),
+    Row("usermod-d-m", ["/usr/sbin/usermod", "-d", "/home/alice2", "-m", "alice"],
+        setup=with_home, homes=("/home/alice", "/home/alice2"), recover_homes=True),
     # alice's shell is /bin/bash (add_classic_user): a listed shell that changes it
     Row("usermod-s-listed", ["/usr/sbin/usermod", "-s", "/bin/sh", "alice"]),
     Row("usermod-s-restricted", ["/usr/sbin/usermod", "-s", "/usr/sbin/nologin", "alice"]),
@@ -1268,6 +1270,31 @@ def test_usermod_u_killed_before_passwd_is_handed_back_by_any_usermod(sb):
     assert home_owners(sb, "/home/alice") == want, rr.stderr
     assert sb.lstat("/var/mail/alice").st_uid == uid
     assert not [a for a in os.listxattr(_host(sb, "/home/alice")) if "hardened" in a]
+    consistency.assert_consistent(sb, allow=consistency.GARBAGE)
+
+
+def test_usermod_d_m_killed_between_rename_and_commit_is_finished_by_a_rerun(sb):
+    """src/admin/usermod.c renames /home/alice to /home/alice2, then commits /etc/passwd.
+    SIGKILL at the first step after the rename: the home is at /home/alice2 and
+    /etc/passwd names /home/alice.  The same `usermod -d /home/alice2 -m alice` again
+    said 'The previous home directory (/home/alice) does not exist; not moving it' (as
+    if the home were lost) and only then wrote /etc/passwd.  It now sees the home already
+    moved, says it finishes the move and names /home/alice2."""
+    r = row("usermod-d-m")
+    raw, old, new, steps = start(sb, r)
+    i = next(i for i, s in enumerate(steps)
+             if re.search(r'rename\w*\(\d+</home>, "alice", \d+</home>, "alice2"', s[2]))
+    restore(sb, raw, new)
+    res = inject(sb, r, steps[i + 1], "SIGKILL")
+    assert res.returncode == -9, res.stderr
+    assert sb.getpwnam("alice").home == "/home/alice"
+    assert sb.exists("/home/alice2/sub/deep") and not sb.exists("/home/alice")
+    rr = run(sb, r.argv)
+    assert rr.returncode == 0, rr.stderr
+    assert rr.stderr == ("usermod: finishing the interrupted move of the home directory "
+                         "/home/alice to /home/alice2\n"), rr.stderr
+    assert sb.getpwnam("alice").home == "/home/alice2"
+    assert not same_as(row_snapshot(sb, r), new, ())
     consistency.assert_consistent(sb, allow=consistency.GARBAGE)
 
 
