@@ -1816,9 +1816,12 @@ int main(int argc, char **argv)
 	p.uid_asked = o.uid != NULL;
 	plan_find_account(&p);
 	plan_validate_against_accounts(&p);
-	/* any usermod on the account finishes what an interrupted -u left
-	 * (see TAKEN_XATTR); -u and -g look for it anyway */
-	p.home_left_taken = !p.uid_asked && home_left_taken(p.old_home, p.old_uid);
+	/* a usermod that works on the home (-u, -g, -m) finishes what an
+	 * interrupted -u left (see TAKEN_XATTR).  The others never look at
+	 * it: -c or -aG must not hang on a dead NFS home or mount an
+	 * automounted one, and they stay confined to /etc. */
+	p.home_left_taken = !p.uid_asked && (o.group || o.move_home) &&
+			    home_left_taken(p.old_home, p.old_uid);
 	/* after the busy check: confined, it could not follow the
 	 * /proc/PID/root of processes outside its domain.  The current home
 	 * is re-owned with -u or -g, moved with -m; -u re-owns the mail spool

@@ -1217,7 +1217,7 @@ HOME_WALK = r'fchownat\(\d+</home/alice/[^>]+>, "", 2345,'
 
 
 @pytest.mark.parametrize("rerun", [["/usr/sbin/usermod", "-u", "2345", "alice"],
-                                   ["/usr/sbin/usermod", "-c", "any change", "alice"]],
+                                   ["/usr/sbin/usermod", "-g", "GID", "alice"]],
                          ids=["same", "other"])
 def test_usermod_u_killed_after_passwd_before_the_walk_is_finished_by_a_rerun(sb, rerun):
     """src/admin/usermod.c wrote /etc/passwd (alice now 2345), handed the tree directory
@@ -1226,8 +1226,8 @@ def test_usermod_u_killed_after_passwd_before_the_walk_is_finished_by_a_rerun(sb
     every file of /home/alice and the spool kept the old uid, free for the next useradd,
     which got alice's whole home, and nothing said so; the same `usermod -u 2345 alice`
     again found the uid already 2345 and did nothing.  Now the home is taken away and
-    marked before the commit: the same usermod again (or any usermod on the account)
-    finishes the walk."""
+    marked before the commit: the same usermod again (or any usermod that works on the
+    home: -g here) finishes the walk."""
     r = row("usermod-u")
     raw, old, new, steps = start(sb, r)
     want = home_owners(sb, "/home/alice")
@@ -1240,7 +1240,7 @@ def test_usermod_u_killed_after_passwd_before_the_walk_is_finished_by_a_rerun(sb
         res = inject(sb, r, step, "SIGKILL")
         assert res.returncode == -9, (step[2], res.stderr)
         assert sb.getpwnam("alice").uid == 2345, step[2]
-        rr = run(sb, rerun)
+        rr = run(sb, [str(sb.getpwnam("alice").gid) if a == "GID" else a for a in rerun])
         assert rr.returncode == 0, (step[2], rr.stderr)
         got = home_owners(sb, "/home/alice")
         if got != want or sb.lstat("/var/mail/alice").st_uid != 2345:
@@ -1253,8 +1253,8 @@ def test_usermod_u_killed_after_passwd_before_the_walk_is_finished_by_a_rerun(sb
 def test_usermod_u_killed_before_passwd_is_handed_back_by_any_usermod(sb):
     """usermod -u now takes the home away and marks it before /etc/passwd is written.
     SIGKILL on entering the install of the new /etc/passwd: alice keeps her uid, her home
-    is root's 0700 with the mark.  Any usermod on the account (here -c) hands it back as
-    it was, her files untouched, the mark gone."""
+    is root's 0700 with the mark.  Any usermod that works on the home (here -g) hands it
+    back as it was, her files untouched, the mark gone."""
     r = row("usermod-u")
     raw, old, new, steps = start(sb, r)
     restore(sb, raw, new)
@@ -1265,7 +1265,12 @@ def test_usermod_u_killed_before_passwd_is_handed_back_by_any_usermod(sb):
     assert sb.getpwnam("alice").uid == uid
     st = sb.lstat("/home/alice")
     assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o700)
+    # a usermod that does not work on the home leaves it alone (a dead NFS home must not
+    # hang usermod -c); one that does (-g, even to the same group) hands it back
     rr = run(sb, ["/usr/sbin/usermod", "-c", "any change", "alice"])
+    assert rr.returncode == 0, rr.stderr
+    assert sb.lstat("/home/alice").st_uid == 0
+    rr = run(sb, ["/usr/sbin/usermod", "-g", str(sb.getpwnam("alice").gid), "alice"])
     assert rr.returncode == 0, rr.stderr
     assert home_owners(sb, "/home/alice") == want, rr.stderr
     assert sb.lstat("/var/mail/alice").st_uid == uid
