@@ -15,14 +15,15 @@
  *   3. with -l or -u, the user's directory is restructured (DESIGN §3): it
  *      is taken away from the user (root:root 0700); with -u shadow and
  *      shell get the new uid; with -l it is renamed to the reserved name
- *      ".usermod-l.NEW" (RENAME_NOREPLACE);
+ *      ".usermod-l.NEW" (RENAME_NOREPLACE); with -u (or -g) the home is
+ *      taken away too, and marked (TAKEN_XATTR);
  *   4. the global files (lib/accountset: one transaction, /etc/passwd
  *      last);
  *   5. with -l the reserved name is renamed to NEW (RENAME_NOREPLACE);
  *      then the directory is handed back (uid:auth 02710);
  *   6. with -u, the home's files and the mail spool owned by the old uid are
- *      re-owned (signals wait meanwhile; a rerun finishes a killed walk, see
- *      TAKEN_XATTR).
+ *      re-owned, and the home handed back (signals wait meanwhile; a rerun
+ *      finishes a run killed from step 4 on, see TAKEN_XATTR).
  *
  * Why this order for -l: at no instant is there a directory under a user
  * name that /etc/passwd does not have.  Until step 4 /etc/passwd has OLD
@@ -590,10 +591,11 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 }
 
 /* -u: give shadow and shell (regular, one link, owned by the old or the new
- * uid) to the new uid.  The directory is root's at this point, so nobody
- * else changes it while we look; everything is relative to its fd and
- * nothing is followed.  Any other entry but aging is left alone with a
- * warning (pwck reports strays). */
+ * uid, or by anyone when old_uid is HS_ANY_UID) to the new uid.  The
+ * directory is root's at this point, so nobody else changes it while we
+ * look; everything is relative to its fd and nothing is followed.  Any
+ * other entry but aging is left alone with a warning (pwck reports
+ * strays). */
 static int reown_userdir_pass(int udirfd, const char *user, uid_t old_uid, uid_t uid,
 			      bool apply)
 {
@@ -620,7 +622,7 @@ static int reown_userdir_pass(int udirfd, const char *user, uid_t old_uid, uid_t
 		if (fstatat(udirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			return -errno;
 		if (!S_ISREG(st.st_mode) || st.st_nlink != 1 ||
-		    (st.st_uid != old_uid && st.st_uid != uid)) {
+		    (old_uid != HS_ANY_UID && st.st_uid != old_uid && st.st_uid != uid)) {
 			hs_warn("%s is not a regular file of the user's with one link", path);
 			return -HS_E_NOTREG;
 		}
@@ -640,6 +642,22 @@ static int reown_userdir(int udirfd, const char *user, uid_t old_uid, uid_t uid)
 }
 
 /* ---- the home directory ---- */
+
+static bool home_left_taken(const char *dir, uid_t uid);
+
+/* Is the home already at to (normalised): a directory of uid's, or one an
+ * interrupted -u -d -m left taken away with its record? */
+static bool moved_already(const char *to, uid_t uid)
+{
+	_cleanup_close_ int nfd = -1;
+	const char *nlast;
+	struct stat st;
+
+	nfd = hs_homepath_parent_at(to, uid, &nlast);
+	if (nfd < 0 || fstatat(nfd, nlast, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	return st.st_uid == uid || (st.st_uid == 0 && home_left_taken(to, uid));
+}
 
 /* -d -m: rename the home, on the same file system only.  A copy across
  * file systems would have to recreate every file of a hostile tree
@@ -666,6 +684,13 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid, bool *
 	r = ofd;
 	if (ofd >= 0)
 		r = fstatat(ofd, olast, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	/* a run killed between the rename and the commit left the home at
+	 * new_dir, /etc/passwd naming old_dir: this one finishes it */
+	if (r == -ENOENT && moved_already(to, uid)) {
+		hs_warn("finishing the interrupted move of the home directory %s to %s", old_dir,
+			new_dir);
+		return E_SUCCESS;
+	}
 	/* shadow-utils: nothing to move, and no new home is made */
 	if (r == -ENOENT)
 		return usertool_warn(E_SUCCESS, "The previous home directory (%s) does not exist; "
@@ -753,25 +778,41 @@ static int reown_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why
 }
 
 /* While the home is taken away it carries what it was and whose files
- * are re-owned, in an attribute only root can set: a run killed half-way
- * (SIGKILL, a crash) left it root's 0700, and the same usermod again,
- * which finds the uid already the new one, finishes the walk and hands it
- * back from this record.  A file system without such attributes goes
- * without the record. */
+ * are re-owned, in an attribute only root can set.  It is set, and the
+ * home taken away, before the global files are committed: a run killed
+ * (SIGKILL, a crash) after /etc/passwd has the new uid, whether before
+ * the walk or half-way through it, left the home root's 0700 with this
+ * record, and the same usermod again, which finds the uid already the new
+ * one, finishes the walk and hands it back from it (were it set only
+ * after the commit, a kill in between left every file with the old uid,
+ * free for the next account, and nothing to say so).  A run killed
+ * before the commit left the record too: /etc/passwd still has the old
+ * uid, and the next usermod on the account hands the home back as it
+ * was (usermod -u again re-owns it).  A file system without such
+ * attributes goes without the record, and says so. */
 #define TAKEN_XATTR "trusted.hardened-shadow.home-taken"
 
 struct taken {
 	unsigned long old_uid, old_gid, uid, gid, mode;
 };
 
-static void taken_record(int fd, const struct reown *ro, const struct stat *st)
+static void taken_record(int fd, const char *dir, const struct reown *ro,
+			 const struct stat *st)
 {
 	char buf[128];
 	int n = snprintf(buf, sizeof(buf), "%lu %lu %lu %lu %lo", (unsigned long)ro->old_uid,
 			 (unsigned long)ro->old_gid, (unsigned long)st->st_uid,
 			 (unsigned long)st->st_gid, (unsigned long)(st->st_mode & 07777));
 
-	(void)fsetxattr(fd, TAKEN_XATTR, buf, (size_t)n, 0);
+	/* Not refused: homes on file systems without trusted attributes
+	 * (NFS, CIFS, most FUSE) could not be re-owned at all, where
+	 * shadow-utils does; the walk runs with the catchable signals
+	 * blocked, so only a SIGKILL or a crash is not finished, and this
+	 * line says what an administrator then finds. */
+	if (fsetxattr(fd, TAKEN_XATTR, buf, (size_t)n, 0) < 0)
+		hs_warn("warning: cannot record the change of owner on %s: %s; if usermod is "
+			"killed before it ends, the home stays root's 0700 and running it again "
+			"does not finish it", dir, strerror(errno));
 }
 
 /* The record of an interrupted run, on a home that is still root's. */
@@ -790,6 +831,27 @@ static bool taken_read(int fd, const struct stat *st, struct taken *t)
 		      &t->mode, &extra) == 5 && t->mode <= 07777;
 }
 
+/* Is the home at dir (the account's, before this run) left taken away,
+ * with a record, by an interrupted run?  Looked at before usermod
+ * confines itself, so that any usermod on the account finishes it. */
+static bool home_left_taken(const char *dir, uid_t uid)
+{
+	_cleanup_free_ char *home = hs_homepath_normalise(dir);
+	_cleanup_close_ int pfd = -1;
+	_cleanup_close_ int hfd = -1;
+	const char *last;
+	struct stat st;
+	struct taken t;
+
+	if (!home || !home[0])
+		return false;
+	pfd = hs_homepath_parent_at(home, uid, &last);
+	if (pfd < 0 || fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	hfd = hs_fileio_open_dir_at(pfd, last, &st);
+	return hfd >= 0 && taken_read(hfd, &st, &t);
+}
+
 /* A home whose files are not re-owned: said, unless this is a rerun that
  * only looks for an interrupted one's record. */
 static int not_reowning(bool rerun, const char *dir, const char *why)
@@ -799,38 +861,51 @@ static int not_reowning(bool rerun, const char *dir, const char *why)
 	return usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: %s", dir, why);
 }
 
-/* -u (and -g): the home's files owned by the old uid (old gid) get the new
- * one, as shadow-utils does, through the one walker (lib/io/walk.h): the
- * home is taken away from the user for the whole walk, nothing is
- * followed, mount points and files with more than one link are left
- * alone with a warning each. */
-static int reown_home(const char *dir, struct reown *ro)
+/* The home, between its taking away (before the commit) and its walk
+ * (after it). */
+struct home_taken {
+	int hfd;                /* -1: no walk */
+	bool fresh;             /* taken away by this run (given back if the
+				 * commit fails) */
+	struct stat saved;      /* its owner and mode before */
+	int status;             /* a refusal, said already */
+};
+
+/* -u (and -g), before the commit: the home is taken away from the user
+ * (root:root 0700) with its record (TAKEN_XATTR), or found left so by an
+ * interrupted run, whose record then says which files are re-owned. */
+static void reown_home_take(const char *dir, struct reown *ro, struct home_taken *ht)
 {
-	static const struct hs_walk_ops ops = { .post = reown_visit, .refused = reown_refused };
 	_cleanup_free_ char *home = hs_homepath_normalise(dir);
 	_cleanup_close_ int pfd = -1;
 	_cleanup_close_ int hfd = -1;
 	const char *last;
-	struct stat st, saved;
+	struct stat st;
 	struct taken t;
-	bool recovering = false;
 	/* a rerun of -u with the uid it has: only a record is looked for */
 	bool rerun = ro->old_uid == ro->uid && ro->old_gid == ro->gid;
-	uid_t top_uid;
-	gid_t top_gid;
 	int r;
 
-	if (!home || !home[0])
-		return not_reowning(rerun, dir, "not an absolute path without '..'");
+	*ht = (struct home_taken){ .hfd = -1, .status = E_SUCCESS };
+	if (!home || !home[0]) {
+		ht->status = not_reowning(rerun, dir, "not an absolute path without '..'");
+		return;
+	}
 	pfd = hs_homepath_parent_at(home, ro->uid, &last);
 	if (pfd == -ENOENT)
-		return E_SUCCESS;
-	if (pfd < 0)
-		return not_reowning(rerun, dir, hs_homepath_parent_error(pfd));
-	if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT || rerun ? E_SUCCESS : E_HOMEDIR;
-	if (!S_ISDIR(st.st_mode))
-		return not_reowning(rerun, dir, "not a directory");
+		return;
+	if (pfd < 0) {
+		ht->status = not_reowning(rerun, dir, hs_homepath_parent_error(pfd));
+		return;
+	}
+	if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		ht->status = errno == ENOENT || rerun ? E_SUCCESS : E_HOMEDIR;
+		return;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		ht->status = not_reowning(rerun, dir, "not a directory");
+		return;
+	}
 	hfd = hs_fileio_open_dir_at(pfd, last, &st);
 	if (hfd >= 0 && taken_read(hfd, &st, &t)) {
 		/* left taken away by an interrupted run: its files are the
@@ -846,42 +921,86 @@ static int reown_home(const char *dir, struct reown *ro)
 			ro->mid_gid = ro->old_gid;
 		ro->old_uid = (uid_t)t.old_uid;
 		ro->old_gid = (gid_t)t.old_gid;
-		st.st_uid = (uid_t)t.uid;
-		st.st_gid = (gid_t)t.gid;
-		st.st_mode = (mode_t)t.mode | S_IFDIR;
-		recovering = true;
-	} else if (rerun) {
-		return E_SUCCESS;       /* nothing left to do */
+		ht->saved = st;
+		ht->saved.st_uid = (uid_t)t.uid;
+		ht->saved.st_gid = (gid_t)t.gid;
+		ht->saved.st_mode = (mode_t)t.mode | S_IFDIR;
+		ht->hfd = hfd;
+		hfd = -1;
+		return;
 	}
-	if (hfd >= 0 && st.st_uid != ro->old_uid && st.st_uid != ro->uid)
-		return usertool_warn(E_HOMEDIR, "%s is not owned by the user, not changing the "
-				     "owner of its files", dir);
+	if (rerun)
+		return;         /* nothing left to do */
+	if (hfd >= 0 && st.st_uid != ro->old_uid && st.st_uid != ro->uid) {
+		ht->status = usertool_warn(E_HOMEDIR, "%s is not owned by the user, not changing "
+					   "the owner of its files", dir);
+		return;
+	}
 	/* the caller blocks the signals: a Ctrl-C or a SIGTERM half-way
 	 * would leave the home root's 0700 for good */
-	if (hfd >= 0 && !recovering)
-		taken_record(hfd, ro, &st);
-	r = hfd < 0 ? hfd : hs_walk_take_away(hfd, &saved);
-	if (r == 0 && recovering)
-		saved = st;
+	if (hfd >= 0)
+		taken_record(hfd, dir, ro, &st);
+	r = hfd < 0 ? hfd : hs_walk_take_away(hfd, &ht->saved);
+	if (r < 0) {
+		if (hfd >= 0)
+			(void)fremovexattr(hfd, TAKEN_XATTR);
+		ht->status = usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: %s",
+					   dir, hs_strerror(r));
+		return;
+	}
+	ht->fresh = true;
+	ht->hfd = hfd;
+	hfd = -1;
+}
+
+/* The commit failed before its point: a home this run took away goes
+ * back as it was (one left by an interrupted run keeps its record). */
+static void reown_home_untake(const char *dir, struct home_taken *ht)
+{
+	int r;
+
+	if (ht->hfd < 0 || !ht->fresh)
+		return;
+	r = hs_walk_hand_back(ht->hfd, ht->saved.st_uid, ht->saved.st_gid, ht->saved.st_mode);
 	if (r < 0)
-		return usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: %s", dir,
-				     hs_strerror(r));
+		hs_warn("cannot hand %s back to its owner: %s", dir, hs_strerror(r));
+	else
+		(void)fremovexattr(ht->hfd, TAKEN_XATTR);
+}
+
+/* -u (and -g), after the commit: the home's files owned by the old uid
+ * (old gid) get the new one, as shadow-utils does, through the one walker
+ * (lib/io/walk.h): the home is taken away from the user for the whole
+ * walk, nothing is followed, mount points and files with more than one
+ * link are left alone with a warning each. */
+static int reown_home(const char *dir, struct reown *ro, struct home_taken *ht)
+{
+	static const struct hs_walk_ops ops = { .post = reown_visit, .refused = reown_refused };
+	const struct stat *saved = &ht->saved;
+	uid_t top_uid;
+	gid_t top_gid;
+	int r;
+
+	if (ht->hfd < 0)
+		return ht->status;
 	ro->home = dir;
-	r = hs_walk_below(hfd, &ops, ro);
+	r = hs_walk_below(ht->hfd, &ops, ro);
 	if (r < 0) {
 		hs_warn("cannot change the owner of files in %s: %s", dir, hs_strerror(r));
 		ro->errors++;
 	}
 	/* handed back last, to the new owner */
-	top_uid = reown_uid(ro, &saved) != (uid_t)-1 ? ro->uid : saved.st_uid;
-	top_gid = reown_gid(ro, &saved) != (gid_t)-1 ? ro->gid : saved.st_gid;
-	r = hs_walk_hand_back(hfd, top_uid, top_gid, saved.st_mode);
+	top_uid = reown_uid(ro, saved) != (uid_t)-1 ? ro->uid : saved->st_uid;
+	top_gid = reown_gid(ro, saved) != (gid_t)-1 ? ro->gid : saved->st_gid;
+	r = hs_walk_hand_back(ht->hfd, top_uid, top_gid, saved->st_mode);
 	if (r < 0) {
 		hs_warn("cannot hand %s back to its owner: %s", dir, hs_strerror(r));
 		ro->errors++;
 	} else {
-		(void)fremovexattr(hfd, TAKEN_XATTR);
+		(void)fremovexattr(ht->hfd, TAKEN_XATTR);
 	}
+	hs_close(ht->hfd);
+	ht->hfd = -1;
 	if (ro->errors)
 		return usertool_warn(E_HOMEDIR, "failed to change ownership of %u entries in the "
 				     "home directory %s", ro->errors, dir);
@@ -914,7 +1033,8 @@ static void move_mail_spool(const struct hs_config *cfg, const char *user, uid_t
 	}
 	if (!S_ISREG(st.st_mode))
 		why = "not a regular file";
-	else if (st.st_uid != old_uid)
+	/* the new uid's already: a run killed after it, finished now */
+	else if (st.st_uid != old_uid && st.st_uid != uid)
 		why = "not owned by the user";
 	else if (st.st_nlink != 1)
 		why = "more than one link";
@@ -922,7 +1042,7 @@ static void move_mail_spool(const struct hs_config *cfg, const char *user, uid_t
 		hs_warn("leaving mail spool %s/%s as it is: %s", maildir, user, why);
 		return;
 	}
-	if (uid != old_uid && fchownat(fd, "", uid, (gid_t)-1, AT_EMPTY_PATH) < 0)
+	if (st.st_uid != uid && fchownat(fd, "", uid, (gid_t)-1, AT_EMPTY_PATH) < 0)
 		hs_warn("failed to change mailbox owner of %s/%s: %s", maildir, user,
 			strerror(errno));
 	if (!new_name)
@@ -993,6 +1113,10 @@ struct usermod_plan {
 	int treefd, udirfd;
 	bool have_dir, dir_is_reserved;
 	bool home_moved;        /* -m renamed the home (before the commit) */
+	bool home_left_taken;   /* an interrupted -u left the home taken away */
+	bool reowning;          /* -u, -g, or the above: the home's files follow */
+	struct reown ro;        /* whose files they are and whose they become */
+	struct home_taken ht;   /* the home, taken away before the commit */
 	struct stat passwd_before;      /* /etc/passwd as it was before the commit */
 	uid_t dir_owner;
 	gid_t auth_gid;
@@ -1495,27 +1619,30 @@ static void apply_move_home(struct usermod_plan *p, const sigset_t *saved)
 
 	if (!o.move_home)
 		return;
-	if (stat(HS_ETC_PASSWD, &p->passwd_before) < 0)
-		memset(&p->passwd_before, 0, sizeof(p->passwd_before));
 	status = move_home(p->old_home, o.home, p->old_uid, &p->home_moved);
 	if (status != E_SUCCESS)
 		fail_unblocking(saved, status);
 }
 
-/* A failure before the commit point (a full /etc): /etc/passwd still
- * names the old home, so the home goes back there.  A commit that failed
- * after its point (a journal left, /etc/passwd replaced) keeps it moved,
- * as /etc/passwd will name the new one. */
-static void undo_move_home(struct usermod_plan *p)
+/* Did a failed commit pass its point (a journal left, /etc/passwd
+ * replaced)?  Then /etc/passwd will have the change. */
+static bool commit_passed_its_point(const struct usermod_plan *p)
 {
 	struct stat st;
+
+	return faccessat(AT_FDCWD, HS_ETC_DIR "/" HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	       stat(HS_ETC_PASSWD, &st) < 0 || st.st_dev != p->passwd_before.st_dev ||
+	       st.st_ino != p->passwd_before.st_ino;
+}
+
+/* A failure before the commit point (a full /etc): /etc/passwd still
+ * names the old home, so the home goes back there.  A commit that failed
+ * after its point keeps it moved, as /etc/passwd will name the new one. */
+static void undo_move_home(struct usermod_plan *p)
+{
 	bool moved_back = false;
 
-	if (!p->home_moved)
-		return;
-	if (faccessat(AT_FDCWD, HS_ETC_DIR "/" HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
-	    stat(HS_ETC_PASSWD, &st) < 0 || st.st_dev != p->passwd_before.st_dev ||
-	    st.st_ino != p->passwd_before.st_ino)
+	if (!p->home_moved || commit_passed_its_point(p))
 		return;
 	if (move_home(o.home, p->old_home, p->old_uid, &moved_back) == E_SUCCESS && moved_back)
 		p->home_moved = false;
@@ -1565,10 +1692,15 @@ static int apply_hand_back_userdir(const struct usermod_plan *p)
 	if (!p->have_dir)
 		return E_SUCCESS;
 	if (!p->restructure) {
-		/* left taken away by an interrupted run: hand it back */
-		if (p->dir_owner == 0 && p->old_uid != 0 &&
-		    hand_back(p->udirfd, p->old_uid, p->auth_gid) < 0)
-			status = E_PW_UPDATE;
+		/* left taken away by an interrupted run: hand it back, with
+		 * shadow and shell the account's (a -u killed before its
+		 * commit gave them the uid it did not get); the directory is
+		 * root's, so nobody else put them there */
+		if (p->dir_owner == 0 && p->old_uid != 0) {
+			(void)reown_userdir(p->udirfd, p->user, HS_ANY_UID, p->old_uid);
+			if (hand_back(p->udirfd, p->old_uid, p->auth_gid) < 0)
+				status = E_PW_UPDATE;
+		}
 		return status;
 	}
 	if (o.login && renameat2(p->treefd, p->reserved, p->treefd, o.login, RENAME_NOREPLACE) < 0) {
@@ -1586,33 +1718,68 @@ static int apply_hand_back_userdir(const struct usermod_plan *p)
 	return status;
 }
 
-/* -u, or -g to another group: the home's files and the mail spool follow,
- * after the locks are released; the audit event says so.  -l renames the
- * spool. */
-static int apply_reown_home(const struct usermod_plan *p, int status)
+/* The home whose files are re-owned: where it is once -m moved it. */
+static const char *reown_home_dir(const struct usermod_plan *p)
 {
-	struct reown ro = {
+	return o.home && o.move_home ? o.home : p->old_home;
+}
+
+/* -u, or -g to another group, before the commit: the home is taken away
+ * and marked (see TAKEN_XATTR), so that a kill from the commit on is
+ * finished by the next usermod on the account.  So is a home an
+ * interrupted run left taken away, whatever this run changes. */
+static void apply_take_away_home(struct usermod_plan *p)
+{
+	p->ro = (struct reown){
 		.old_uid = p->old_uid, .uid = o.uid ? new_uid : p->old_uid,
 		.old_gid = p->old_gid, .gid = p->ent.gid,
 		.mid_uid = (uid_t)-1, .mid_gid = (gid_t)-1,
 	};
-	int hs;
-
+	p->ht = (struct home_taken){ .hfd = -1, .status = E_SUCCESS };
 	/* -u with the uid it has already: a rerun, which finishes what an
 	 * interrupted one left (see TAKEN_XATTR) */
-	if (!p->uid_asked && !(o.group && p->ent.gid != p->old_gid)) {
+	p->reowning = p->uid_asked || (o.group && p->ent.gid != p->old_gid) ||
+		      p->home_left_taken;
+	if (p->reowning)
+		reown_home_take(reown_home_dir(p), &p->ro, &p->ht);
+}
+
+/* The commit failed: before its point the home goes back as it was;
+ * after it /etc/passwd will have the new uid, and the home stays taken
+ * away and marked for the next usermod to finish. */
+static void undo_take_away_home(struct usermod_plan *p)
+{
+	if (!p->reowning || p->ht.hfd < 0)
+		return;
+	if (!commit_passed_its_point(p))
+		reown_home_untake(reown_home_dir(p), &p->ht);
+	else
+		hs_warn("%s stays root's until usermod runs again on the account",
+			reown_home_dir(p));
+}
+
+/* -u, or -g to another group: the home's files and the mail spool follow,
+ * after the locks are released; the audit event says so.  -l renames the
+ * spool. */
+static int apply_reown_home(struct usermod_plan *p, int status)
+{
+	struct reown *ro = &p->ro;
+	int hs;
+
+	if (!p->reowning) {
 		if (o.login)
-			move_mail_spool(p->cfg, p->user, ro.old_uid, ro.old_uid, o.login);
+			move_mail_spool(p->cfg, p->user, ro->old_uid, ro->old_uid, o.login);
 		return status;
 	}
-	hs = reown_home(o.home && o.move_home ? o.home : p->old_home, &ro);
+	/* while the home is still marked, so that a kill after it is
+	 * finished too; a rerun's old uid is the interrupted run's */
+	if (ro->old_uid != ro->uid || o.login)
+		move_mail_spool(p->cfg, p->user, ro->old_uid, ro->uid, o.login);
+	hs = reown_home(reown_home_dir(p), ro, &p->ht);
 	if (hs != E_SUCCESS && status == E_SUCCESS)
 		status = hs;
-	/* after the walk: a rerun's old uid is the interrupted run's */
-	if (ro.old_uid != ro.uid || o.login)
-		move_mail_spool(p->cfg, p->user, ro.old_uid, ro.uid, o.login);
 	/* a rerun with nothing left to finish changed no owner */
-	if (ro.old_uid != ro.uid || ro.old_gid != ro.gid)
+	if (ro->old_uid != ro->uid || ro->old_gid != ro->gid)
 		hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, HS_AUDIT_OP_HOME_OWNER, NULL, p->ent.uid,
 				 true);
 	return status;
@@ -1649,14 +1816,21 @@ int main(int argc, char **argv)
 	p.uid_asked = o.uid != NULL;
 	plan_find_account(&p);
 	plan_validate_against_accounts(&p);
+	/* a usermod that works on the home (-u, -g, -m) finishes what an
+	 * interrupted -u left (see TAKEN_XATTR).  The others never look at
+	 * it: -c or -aG must not hang on a dead NFS home or mount an
+	 * automounted one, and they stay confined to /etc. */
+	p.home_left_taken = !p.uid_asked && (o.group || o.move_home) &&
+			    home_left_taken(p.old_home, p.old_uid);
 	/* after the busy check: confined, it could not follow the
 	 * /proc/PID/root of processes outside its domain.  The current home
 	 * is re-owned with -u or -g, moved with -m; -u re-owns the mail spool
 	 * (-l renames it) and moves the lastlog and faillog records.  Without
 	 * those options usermod may write only /etc (and the tree below it). */
-	usertool_confine(p.uid_asked || o.login ? usertool_mail_dir(p.cfg) : NULL, NULL,
-			 o.uid != NULL,
-			 p.uid_asked || o.group || o.move_home ? p.old_home : NULL,
+	usertool_confine(p.uid_asked || o.login || p.home_left_taken ?
+			 usertool_mail_dir(p.cfg) : NULL, NULL, o.uid != NULL,
+			 p.uid_asked || o.group || o.move_home || p.home_left_taken ?
+			 p.old_home : NULL,
 			 o.move_home ? o.home : NULL);
 	plan_open_userdir(&p);
 	plan_check_new_userdir_free(&p);
@@ -1675,10 +1849,15 @@ int main(int argc, char **argv)
 
 	apply_lock_userdir(&p);
 	hs_privs_block_signals(&saved);
+	/* to tell a failed commit before its point from one after it */
+	if (stat(HS_ETC_PASSWD, &p.passwd_before) < 0)
+		memset(&p.passwd_before, 0, sizeof(p.passwd_before));
 	apply_userdir_files(&p);
 	apply_move_home(&p, &saved);
 	apply_take_away_userdir(&p, &saved);
+	apply_take_away_home(&p);
 	if (usertool_commit(&set, NULL, 0) < 0) {
+		undo_take_away_home(&p);
 		undo_move_home(&p);
 		fail_unblocking(&saved, usertool_file_status(set.failed));
 	}

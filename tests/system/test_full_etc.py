@@ -3,6 +3,8 @@ system is full, in the message they see, not only libpam's "Authentication token
 manipulation error"; the stored hash is unchanged and no temporary file is left."""
 
 
+import os
+
 import sandbox
 import test_passwd as tp
 
@@ -65,3 +67,27 @@ def test_usermod_m_with_a_full_etc_leaves_the_home_where_passwd_says(base):
         assert res.returncode == 0, res
         assert sb.getpwnam("alice").home == "/home/alice2"
         assert sb.read("/home/alice2/f") == "mine\n"
+
+
+def test_usermod_u_with_a_full_etc_hands_the_home_back(base):
+    """usermod -u takes the home away (root:root 0700, marked) before the global files are
+    written, so that a kill after them is finished by the next usermod.  A commit that
+    fails (a full /etc) hands it back as it was, unmarked, its files untouched."""
+    with sandbox.Sandbox(base, size="48m") as sb:
+        sb.add_classic_user("alice", password="alice-pw-1")
+        sb.use_hardened_tree()
+        uid = sb.getpwnam("alice").uid
+        sb.sh("echo mine >/home/alice/f && chown alice /home/alice/f && chmod 750 /home/alice")
+        fill(sb)
+        res = sb.run(["/usr/sbin/usermod", "-u", "4242", "alice"], check=False)
+        assert res.returncode != 0, res
+        assert "No space left on device" in res.stderr, res
+        assert sb.getpwnam("alice").uid == uid
+        st = sb.lstat("/home/alice")
+        assert (st.st_uid, st.st_mode & 0o7777) == (uid, 0o750)
+        assert sb.lstat("/home/alice/f").st_uid == uid
+        assert not [a for a in os.listxattr(sb.root + "/home/alice") if "hardened" in a]
+        sb.run(["rm", "-f", "/fill", "/fill2", "/fill3"])
+        res = sb.run(["/usr/sbin/usermod", "-u", "4242", "alice"], check=False)
+        assert res.returncode == 0, res
+        assert sb.lstat("/home/alice/f").st_uid == 4242

@@ -624,8 +624,12 @@ class Row:
                  recover="rerun", recover_ok=(0,), taken_away=False, classic=False,
                  known=(), rc=0, passwords=None, locked_first=False, group_passwords=None,
                  script=None, env=None, follow=True, broken=(), broken_kinds=(),
-                 stepwise=False, complete=False, trace_extra=(), max_points=MAX_POINTS):
+                 stepwise=False, complete=False, trace_extra=(), max_points=MAX_POINTS,
+                 recover_homes=False):
         self.id = id
+        # The recovery (d) must leave the homes as the complete command does too (their
+        # contents, owners and modes), not only the global files and the tree.
+        self.recover_homes = recover_homes
         # After a kill, the next tool that takes the global locks (NEXT_TOOL, which changes
         # nothing itself) must leave the complete old or the complete new state: global
         # files, tree directory and homes (their contents, owners and modes), with no
@@ -812,7 +816,10 @@ ROWS = [
         pending=("alice", "alice2"), taken_away=True, recover_ok=(0, 6),
         known=()),
     Row("usermod-u", ["/usr/sbin/usermod", "-u", "2345", "alice"], setup=with_home,
-        homes=("/home/alice", "/var/mail/alice"), taken_away=True, known=()),
+        homes=("/home/alice", "/var/mail/alice"), taken_away=True, known=(),
+        recover_homes=True),
+    Row("usermod-d-m", ["/usr/sbin/usermod", "-d", "/home/alice2", "-m", "alice"],
+        setup=with_home, homes=("/home/alice", "/home/alice2"), recover_homes=True),
     # alice's shell is /bin/bash (add_classic_user): a listed shell that changes it
     Row("usermod-s-listed", ["/usr/sbin/usermod", "-s", "/bin/sh", "alice"]),
     Row("usermod-s-restricted", ["/usr/sbin/usermod", "-s", "/usr/sbin/nologin", "alice"]),
@@ -1034,7 +1041,8 @@ def check_kill(sb, row, old, new, fails, sigint=False, atomic=False):
                   [rr.stdout + rr.stderr, str(rep)])
         return None
     after = row_snapshot(sb, row)
-    bad = same_as(after, new, () if row.complete else homes, locked_first=row.locked_first)
+    bad = same_as(after, new, () if row.complete or row.recover_homes else homes,
+                  locked_first=row.locked_first)
     if bad:
         fails.add("recovery did not reach the new state", bad + [rr.stderr])
     bad = consistency.check(sb).unexpected(consistency.GARBAGE)
@@ -1180,6 +1188,118 @@ def test_usermod_u_killed_between_chown_and_chmod_is_repaired_by_a_rerun(sb):
     kill_at(sb, r, HAND_BACK.upto.pattern)
     res = run(sb, r.argv)
     assert res.returncode == 0, res.stderr
+    consistency.assert_consistent(sb, allow=consistency.GARBAGE)
+
+
+def steps_between(steps, after, upto):
+    """The steps after the first one matching `after`, up to the first one matching
+    `upto` (included)."""
+    i = next(i for i, s in enumerate(steps) if re.search(after, s[2]))
+    out = []
+    for s in steps[i + 1:]:
+        out.append(s)
+        if re.search(upto, s[2]):
+            return out
+    raise LookupError("no step matches %s after %s" % (upto, after))
+
+
+def home_owners(sb, home):
+    """{path: (uid, gid, mode)} of home and everything below it."""
+    out = {}
+    for path, e in snapshot(sb, (home,)).items():
+        if path == home or path.startswith(home + "/"):
+            out[path] = e[1:4]
+    return out
+
+
+# the walk of usermod -u: the first file of the home given the new uid
+HOME_WALK = r'fchownat\(\d+</home/alice/[^>]+>, "", 2345,'
+
+
+@pytest.mark.parametrize("rerun", [["/usr/sbin/usermod", "-u", "2345", "alice"],
+                                   ["/usr/sbin/usermod", "-g", "GID", "alice"]],
+                         ids=["same", "other"])
+def test_usermod_u_killed_after_passwd_before_the_walk_is_finished_by_a_rerun(sb, rerun):
+    """src/admin/usermod.c wrote /etc/passwd (alice now 2345), handed the tree directory
+    back and released the locks, and only then took the home away and marked it
+    (trusted.hardened-shadow.home-taken) for the walk.  SIGKILL at any step in between:
+    every file of /home/alice and the spool kept the old uid, free for the next useradd,
+    which got alice's whole home, and nothing said so; the same `usermod -u 2345 alice`
+    again found the uid already 2345 and did nothing.  Now the home is taken away and
+    marked before the commit: the same usermod again (or any usermod that works on the
+    home: -g here) finishes the walk."""
+    r = row("usermod-u")
+    raw, old, new, steps = start(sb, r)
+    want = home_owners(sb, "/home/alice")
+    assert want and all(v[0] == 2345 for v in want.values()), want
+    points = steps_between(steps, installs("passwd"), HOME_WALK)
+    cur = new
+    bad = []
+    for step in points:
+        restore(sb, raw, cur)
+        res = inject(sb, r, step, "SIGKILL")
+        assert res.returncode == -9, (step[2], res.stderr)
+        assert sb.getpwnam("alice").uid == 2345, step[2]
+        rr = run(sb, [str(sb.getpwnam("alice").gid) if a == "GID" else a for a in rerun])
+        assert rr.returncode == 0, (step[2], rr.stderr)
+        got = home_owners(sb, "/home/alice")
+        if got != want or sb.lstat("/var/mail/alice").st_uid != 2345:
+            bad.append("%s: %s" % (step[2], sorted(set(got.items()) - set(want.items()))[:3]))
+        consistency.assert_consistent(sb, allow=consistency.GARBAGE)
+        cur = snapshot(sb, r.homes)
+    assert not bad, "\n".join(bad)
+
+
+def test_usermod_u_killed_before_passwd_is_handed_back_by_any_usermod(sb):
+    """usermod -u now takes the home away and marks it before /etc/passwd is written.
+    SIGKILL on entering the install of the new /etc/passwd: alice keeps her uid, her home
+    is root's 0700 with the mark.  Any usermod that works on the home (here -g) hands it
+    back as it was, her files untouched, the mark gone."""
+    r = row("usermod-u")
+    raw, old, new, steps = start(sb, r)
+    restore(sb, raw, new)
+    uid = sb.getpwnam("alice").uid
+    want = home_owners(sb, "/home/alice")
+    step = next(s for s in steps if re.search(installs("passwd"), s[2]))
+    assert inject(sb, r, step, "SIGKILL").returncode == -9
+    assert sb.getpwnam("alice").uid == uid
+    st = sb.lstat("/home/alice")
+    assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o700)
+    # a usermod that does not work on the home leaves it alone (a dead NFS home must not
+    # hang usermod -c); one that does (-g, even to the same group) hands it back
+    rr = run(sb, ["/usr/sbin/usermod", "-c", "any change", "alice"])
+    assert rr.returncode == 0, rr.stderr
+    assert sb.lstat("/home/alice").st_uid == 0
+    rr = run(sb, ["/usr/sbin/usermod", "-g", str(sb.getpwnam("alice").gid), "alice"])
+    assert rr.returncode == 0, rr.stderr
+    assert home_owners(sb, "/home/alice") == want, rr.stderr
+    assert sb.lstat("/var/mail/alice").st_uid == uid
+    assert not [a for a in os.listxattr(_host(sb, "/home/alice")) if "hardened" in a]
+    consistency.assert_consistent(sb, allow=consistency.GARBAGE)
+
+
+def test_usermod_d_m_killed_between_rename_and_commit_is_finished_by_a_rerun(sb):
+    """src/admin/usermod.c renames /home/alice to /home/alice2, then commits /etc/passwd.
+    SIGKILL at the first step after the rename: the home is at /home/alice2 and
+    /etc/passwd names /home/alice.  The same `usermod -d /home/alice2 -m alice` again
+    said 'The previous home directory (/home/alice) does not exist; not moving it' (as
+    if the home were lost) and only then wrote /etc/passwd.  It now sees the home already
+    moved, says it finishes the move and names /home/alice2."""
+    r = row("usermod-d-m")
+    raw, old, new, steps = start(sb, r)
+    i = next(i for i, s in enumerate(steps)
+             if re.search(r'rename\w*\(\d+</home>, "alice", \d+</home>, "alice2"', s[2]))
+    restore(sb, raw, new)
+    res = inject(sb, r, steps[i + 1], "SIGKILL")
+    assert res.returncode == -9, res.stderr
+    assert sb.getpwnam("alice").home == "/home/alice"
+    assert sb.exists("/home/alice2/sub/deep") and not sb.exists("/home/alice")
+    rr = run(sb, r.argv)
+    assert rr.returncode == 0, rr.stderr
+    assert rr.stderr == ("usermod: finishing the interrupted move of the home directory "
+                         "/home/alice to /home/alice2\n"), rr.stderr
+    assert sb.getpwnam("alice").home == "/home/alice2"
+    assert not same_as(row_snapshot(sb, r), new, ())
     consistency.assert_consistent(sb, allow=consistency.GARBAGE)
 
 

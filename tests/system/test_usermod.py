@@ -487,11 +487,12 @@ def test_renumber_does_not_cross_mounts(two):
 
 
 def reown_caught_mid_walk(sb):
-    """usermod -u 4242 alice, running, with her home taken away (root's) for the walk."""
+    """usermod -u 4242 alice, running, with her home taken away (root's) for the walk:
+    /etc/passwd already has the new uid (the home is taken away before the commit)."""
     p = sb.popen([USERMOD, "-u", "4242", "alice"], stdout=-1, stderr=-1)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and p.poll() is None and \
-            sb.lstat("/home/alice").st_uid != 0:
+            (sb.lstat("/home/alice").st_uid != 0 or sb.getpwnam("alice").uid != 4242):
         time.sleep(0.0005)
     if p.poll() is not None:
         pytest.skip("usermod finished before the home was seen taken away")
@@ -595,6 +596,27 @@ def test_kill_during_reown_then_another_uid(two):
     left = sorted({sb.lstat("/home/alice/d/" + n).st_uid
                    for n in os.listdir(sb.root + "/home/alice/d")})
     assert left == [5555], "files left with uids %s (was %d)" % (left, old)
+
+
+def test_reown_without_a_record_says_so(two):
+    """usermod -u marks the home it takes away (trusted.hardened-shadow.home-taken), so
+    that a run killed half-way is finished by the next one.  On a file system without
+    trusted attributes (here: fsetxattr fails as there) the mark failed without a word,
+    and a kill then left the home root's 0700 with nothing to finish it.  usermod still
+    re-owns the home (shadow-utils does, and refusing would make -u impossible for homes
+    on NFS), and says in one line what a kill would leave."""
+    sb = two
+    sb.sh("touch /home/alice/f && chown -R alice:alice /home/alice")
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=fsetxattr",
+                  "-e", "inject=fsetxattr:error=EOPNOTSUPP", "--",
+                  USERMOD, "-u", "4242", "alice"], check=False)
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.splitlines() == [
+        "usermod: warning: cannot record the change of owner on /home/alice: Operation not "
+        "supported; if usermod is killed before it ends, the home stays root's 0700 and "
+        "running it again does not finish it"], res.stderr
+    assert sb.lstat("/home/alice").st_uid == 4242
+    assert sb.lstat("/home/alice/f").st_uid == 4242
 
 
 # ---------------------------------------------------------------- -u: the mail spool
