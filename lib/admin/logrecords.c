@@ -210,21 +210,29 @@ int hs_logrecords_append(const char *path, const void *rec, size_t size, bool cr
 
 int hs_logrecords_append_utmp(const char *path, const struct utmpx *ut)
 {
-	struct utmpx recs[2];
+	/* at most: the rest of a partial record, an empty one, ours */
+	char buf[3 * sizeof(struct utmpx)] = { 0 };
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	_cleanup_close_ int fd = open_log(path, false);
-	bool held;
+	struct stat st;
+	size_t n = 0;
 
 	if (fd < 0)
 		return fd;
+	/* A record cut short (a full disk, a crash) leaves the file off the
+	 * record size: ours would be misread, and glibc's next writer cuts
+	 * the file back to the record size, through ours.  Zeros complete
+	 * the cut record instead. */
+	if (fstat(fd, &st) == 0 && st.st_size % (off_t)sizeof(*ut))
+		n = sizeof(*ut) - (size_t)(st.st_size % (off_t)sizeof(*ut));
 	/* A glibc writer holding its lock may have taken the end of the file
 	 * already and write there when it goes on (someone may have stopped
 	 * it between the two): an empty record goes first, for it to
 	 * overwrite instead of ours.  last(1) skips an empty record. */
-	held = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type == F_WRLCK;
-	memset(&recs[0], 0, sizeof(recs[0]));
-	recs[1] = *ut;
-	return held ? write_once(fd, recs, sizeof(recs)) : write_once(fd, ut, sizeof(*ut));
+	if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type == F_WRLCK)
+		n += sizeof(*ut);
+	memcpy(buf + n, ut, sizeof(*ut));
+	return write_once(fd, buf, n + sizeof(*ut));
 }
 
 int hs_logrecords_failure(const struct hs_config *defs, const struct utmpx *ut)

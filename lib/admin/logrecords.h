@@ -64,7 +64,9 @@ int hs_logrecords_append(const char *path, const void *rec, size_t size, bool cr
  * writer holds its lock, which it may have been stopped with between
  * taking the end of the file and writing there, an empty record goes
  * first in the same write, for that writer to overwrite instead of ours
- * (otherwise left: last(1) skips it, lastb(1) shows a blank line). */
+ * (otherwise left: last(1) skips it, lastb(1) shows a blank line).  After a
+ * record cut short (a full disk, a crash), zeros complete it first, so ours
+ * starts at a multiple of the record size. */
 int hs_logrecords_append_utmp(const char *path, const struct utmpx *ut);
 
 /* A refused login or su appended to login.defs' FTMP_FILE (default

@@ -119,6 +119,31 @@ static void test_append_under_anothers_lock(void **state)
 	}
 }
 
+/* A record cut short before (a full disk, a crash): ours goes in at the
+ * record size, behind zeros that complete the cut one, so last(1) reads it
+ * and glibc's next writer, which cuts the file back to the record size,
+ * does not cut through it. */
+static void test_append_after_a_cut_record(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct utmpx ut, got[2];
+	int fd;
+
+	if (geteuid() != 0)
+		skip();
+	put_str(f->dfd, "wtmp", "cut record", 0, 0, 0664);
+	hs_logrecords_utmp_fill(&ut, USER_PROCESS, "alice", "pts/1", "1", NULL);
+	assert_int_equal(hs_logrecords_append_utmp(path_in(f, "wtmp"), &ut), 0);
+	assert_int_equal(size_of(f, "wtmp"), 2 * (off_t)sizeof(ut));
+	fd = openat(f->dfd, "wtmp", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(hs_read_full(fd, got, sizeof(got)), (ssize_t)sizeof(got));
+	close(fd);
+	assert_memory_equal(&got[0], "cut record", 10);
+	assert_string_equal(got[1].ut_user, "alice");
+	assert_int_equal(got[1].ut_type, USER_PROCESS);
+}
+
 static void test_missing_and_created(void **state)
 {
 	struct tmp_dirs *f = *state;
@@ -194,6 +219,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fill),
 		cmocka_unit_test_setup_teardown(test_append_under_anothers_lock, tmp_dirs_setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_append_after_a_cut_record, tmp_dirs_setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_missing_and_created, tmp_dirs_setup,
 						tmp_dirs_teardown),
