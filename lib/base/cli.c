@@ -228,9 +228,14 @@ void hs_report(const struct hs_err *err)
 		const char *nl = strchr(line, '\n');
 		int len = nl ? (int)(nl - line) : (int)strlen(line);
 		put_line(prog_name, NULL, line, (size_t)len);
-		/* one log record per line, as each was one message before */
-		if (err->log_level >= 0)
-			syslog(err->log_level, "%.*s", len, line);
+		/* one log record per line, as each was one message before,
+		 * escaped as on the terminal: the admin reads the log there */
+		if (err->log_level >= 0) {
+			char shown[4 * HS_ERR_MSG_MAX + 4];
+
+			syslog(err->log_level, "%s",
+			       hs_printable_len(line, (size_t)len, shown, sizeof shown));
+		}
 		if (!nl)
 			break;
 		line = nl + 1;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -165,6 +166,11 @@ static void message_output(int how, const char *s, char *out, size_t size)
 		} else if (how == 1) {
 			hs_err_set(&e, -EINVAL, "bad '%s'", s);
 			hs_report(&e);
+		} else if (how == 3) {
+			/* LOG_PERROR: glibc copies the record to stderr */
+			openlog("log", LOG_PERROR, LOG_USER);
+			hs_err_setl(&e, -EINVAL, LOG_ERR, "bad '%s'", s);
+			hs_report(&e);
 		} else {
 			hs_cli_warn_at(NULL, s, 3, s);
 		}
@@ -190,6 +196,12 @@ static void test_messages_share_the_rule(void **state)
 		assert_string_equal(out, want);
 		message_output(1, cases[i].in, out, sizeof out);
 		assert_string_equal(out, want);
+		/* the syslog record of a logged report, the same */
+		message_output(3, cases[i].in, out, sizeof out);
+		snprintf(want, sizeof want, "prog: bad '%s'\nlog: bad '%s'\n", cases[i].want,
+			 cases[i].want);
+		assert_string_equal(out, want);
+		snprintf(want, sizeof want, "prog: bad '%s'\n", cases[i].want);
 		/* the file name of a line report is escaped too */
 		message_output(2, cases[i].in, out, sizeof out);
 		snprintf(want, sizeof want, "prog: %s:3: %s\n", cases[i].want, cases[i].want);
