@@ -100,8 +100,8 @@ void hs_cli_progress_end(void)
 /* Every message is one line: the arguments a message quotes (a user
  * name, a comment, a date) come from the caller, and a newline or an
  * escape sequence in them would forge a second line or drive the
- * terminal.  Control bytes go out as \xNN, as hs_printable shows them;
- * other bytes stay, so UTF-8 names read as they are.
+ * terminal.  What is not a printable character goes out as \xNN, by the
+ * one rule of hs_printable_char, so UTF-8 names read as they are.
  * The line is gathered first and written at once: stderr is unbuffered,
  * and a line written a byte at a time is torn by any other writer of the
  * same terminal or log (only one longer than the buffer goes in parts). */
@@ -112,21 +112,27 @@ struct line {
 
 static void line_add(struct line *l, const char *s, size_t len, bool escape)
 {
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
+	for (size_t i = 0; i < len;) {
+		/* a character whole, or one byte to copy or escape */
+		size_t n = escape ? hs_printable_char(s + i, len - i) : 1;
 
 		if (l->len + 5 > sizeof l->buf) {
 			fwrite(l->buf, 1, l->len, stderr);
 			l->len = 0;
 		}
-		if (escape && (c < 0x20 || c == 0x7f))
-			l->len += (size_t)snprintf(l->buf + l->len, 5, "\\x%02x", c);
-		else
-			l->buf[l->len++] = (char)c;
+		if (n == 0) {
+			l->len += (size_t)snprintf(l->buf + l->len, 5, "\\x%02x",
+						   (unsigned char)s[i]);
+			i++;
+		} else {
+			memcpy(l->buf + l->len, s + i, n);
+			l->len += n;
+			i += n;
+		}
 	}
 }
 
-/* "PROG: [WHERE: ]S\n", S's control bytes escaped */
+/* "PROG: [WHERE: ]S\n", WHERE's and S's control bytes escaped */
 static void put_line(const char *prog, const char *where, const char *s, size_t len)
 {
 	struct line l = { .len = 0 };
@@ -134,7 +140,7 @@ static void put_line(const char *prog, const char *where, const char *s, size_t 
 	line_add(&l, prog, strlen(prog), false);
 	line_add(&l, ": ", 2, false);
 	if (where) {
-		line_add(&l, where, strlen(where), false);
+		line_add(&l, where, strlen(where), true);
 		line_add(&l, ": ", 2, false);
 	}
 	line_add(&l, s, len, true);
@@ -222,9 +228,14 @@ void hs_report(const struct hs_err *err)
 		const char *nl = strchr(line, '\n');
 		int len = nl ? (int)(nl - line) : (int)strlen(line);
 		put_line(prog_name, NULL, line, (size_t)len);
-		/* one log record per line, as each was one message before */
-		if (err->log_level >= 0)
-			syslog(err->log_level, "%.*s", len, line);
+		/* one log record per line, as each was one message before,
+		 * escaped as on the terminal: the admin reads the log there */
+		if (err->log_level >= 0) {
+			char shown[4 * HS_ERR_MSG_MAX + 4];
+
+			syslog(err->log_level, "%s",
+			       hs_printable_len(line, (size_t)len, shown, sizeof shown));
+		}
 		if (!nl)
 			break;
 		line = nl + 1;
@@ -260,26 +271,93 @@ const char *hs_printable(const char *s, char *out, size_t size)
 	return hs_printable_len(s, strlen(s), out, size);
 }
 
+/* One rule for everything the programs show: printable ASCII, and UTF-8
+ * that decodes to a printable character, stay as they are; the rest is
+ * escaped byte by byte.  Escaped are C0 and DEL; C1 (U+0080..U+009F) both
+ * as UTF-8 (C2 80..C2 9F: C2 9B is CSI to a UTF-8 terminal) and as a raw
+ * byte 0x80..0x9F (CSI to the Linux console outside UTF-8 mode and to an
+ * xterm with 8-bit controls); every byte that does not begin a well-formed
+ * sequence (a stray continuation byte, a truncated sequence, an overlong
+ * form, a surrogate, past U+10FFFF), since a terminal in another charset
+ * may take it for a control; and the characters that move or reorder the
+ * text around them on a terminal that honours them: the bidirectional
+ * marks, embeddings, overrides and isolates (U+200E, U+200F, U+202A..
+ * U+202E, U+2066..U+2069) and the line and paragraph separators (U+2028,
+ * U+2029), which would let a name show as another or the message look
+ * like two. */
+size_t hs_printable_char(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned long v, min;
+	size_t n;
+
+	if (len == 0)
+		return 0;
+	if (u[0] < 0x80)
+		return u[0] >= 0x20 && u[0] != 0x7f;
+	if (u[0] >= 0xc2 && u[0] <= 0xdf) {
+		n = 2; v = u[0] & 0x1f; min = 0xa0;     /* below: C1 */
+	} else if (u[0] >= 0xe0 && u[0] <= 0xef) {
+		n = 3; v = u[0] & 0x0f; min = 0x800;
+	} else if (u[0] >= 0xf0 && u[0] <= 0xf4) {
+		n = 4; v = u[0] & 0x07; min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (len < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((u[i] & 0xc0) != 0x80)
+			return 0;
+		v = (v << 6) | (u[i] & 0x3f);
+	}
+	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	if (v == 0x200e || v == 0x200f || (v >= 0x2028 && v <= 0x202e) ||
+	    (v >= 0x2066 && v <= 0x2069))
+		return 0;
+	return n;
+}
+
 const char *hs_printable_len(const char *s, size_t len, char *out, size_t size)
 {
 	size_t o = 0;
 
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		bool plain = c >= 0x20 && c < 0x7f;
+	for (size_t i = 0; i < len;) {
+		size_t n = hs_printable_char(s + i, len - i);
 
-		/* keep room for "..." and the NUL */
-		if (o + (plain ? 1 : 4) + 4 > size) {
+		/* keep room for "..." and the NUL; a character is never cut */
+		if (o + (n ? n : 4) + 4 > size) {
 			memcpy(out + o, "...", 4);
 			return out;
 		}
-		if (plain) {
-			out[o++] = (char)c;
+		if (n) {
+			memcpy(out + o, s + i, n);
+			o += n;
+			i += n;
 		} else {
-			snprintf(out + o, 5, "\\x%02x", c);
+			snprintf(out + o, 5, "\\x%02x", (unsigned char)s[i]);
 			o += 4;
+			i++;
 		}
 	}
 	out[o] = '\0';
 	return out;
+}
+
+void hs_fputs_printable(const char *s, FILE *f)
+{
+	size_t len = strlen(s);
+
+	for (size_t i = 0; i < len;) {
+		size_t n = hs_printable_char(s + i, len - i);
+
+		if (n) {
+			fwrite(s + i, 1, n, f);
+			i += n;
+		} else {
+			fprintf(f, "\\x%02x", (unsigned char)s[i]);
+			i++;
+		}
+	}
 }

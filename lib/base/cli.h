@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdnoreturn.h>
 
 /* Set once from main() (the value hs_privs_init returns, or argv[0]'s
@@ -36,12 +37,23 @@ noreturn void hs_report_die(int status, const struct hs_err *err);
  * after 15 s" or "prog: cannot lock PATH: <hs_strerror(r)>".  Returns r. */
 int hs_warn_lock(const char *path, int r, unsigned timeout_ms);
 
-/* A copy of s fit for a terminal or a log: bytes outside printable ASCII
+/* Length of the character at s (at most len bytes) when a terminal may
+ * be shown it as it is: 1 for printable ASCII, 2 to 4 for well-formed
+ * UTF-8 of a printable character; 0 when s[0] must go out as \xNN (C0,
+ * DEL, C1 as UTF-8 or as a raw byte, bytes that are not well-formed UTF-8,
+ * bidirectional controls).  The one rule of every function below and of
+ * hs_warn, hs_die, hs_report and hs_cli_warn_at. */
+size_t hs_printable_char(const char *s, size_t len);
+
+/* A copy of s fit for a terminal or a log: what hs_printable_char refuses
  * as \xNN, so a hostile argument cannot send escape sequences; cut with
- * "..." when out is too small.  Returns out. */
+ * "..." (never inside a character) when out is too small.  Returns out. */
 const char *hs_printable(const char *s, char *out, size_t size);
 /* The same for len bytes at s, which may hold any byte, NUL included. */
 const char *hs_printable_len(const char *s, size_t len, char *out, size_t size);
+/* s on f by the same rule, uncut: for a field of any length a program
+ * prints to the terminal itself (a listing). */
+void hs_fputs_printable(const char *s, FILE *f);
 
 /* Progress of a long run (pwconv over 100,000 users): "\rprog: N/TOTAL
  * WHAT" on stderr, at most five times a second and not in the first

@@ -133,11 +133,16 @@ void hs_batch_line_error(unsigned long *count, unsigned long lineno, const char 
 
 	if (++*count > HS_BATCH_ERRORS_SHOWN)
 		return;
-	fprintf(stderr, "%s: line %lu: ", hs_cli_prog(), lineno);
+	char *msg = NULL;
+
+	/* the message quotes the line's fields, which came from whoever
+	 * wrote the batch: hs_warn's escaping, not a raw vfprintf */
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	va_end(ap);
-	fputc('\n', stderr);
+	hs_warn("line %lu: %s", lineno, msg ? msg : "out of memory");
+	free(msg);
 }
 
 void hs_batch_errors_done(unsigned long count)

@@ -283,7 +283,7 @@ static void prompt_fields(const char *name, const char *gecos, const struct hs_c
 	char shown[256];
 
 	split_gecos(gecos, cur);
-	printf("Changing the user information for %s\n", name);
+	printf("Changing the user information for %s\n", hs_printable(name, shown, sizeof(shown)));
 	puts("Enter the new value, or press ENTER for the default");
 	for (int f = F_FULL; f < F_COUNT; f++) {
 		if (may_change(defs, f))
@@ -411,8 +411,11 @@ int chfn_main(int argc, char **argv, enum chfn_mode mode)
 
 	if (!amroot) {
 		if (pw.pw_uid != getuid()) {
-			syslog(LOG_WARNING, "can't change gecos for '%s'", name);
-			fprintf(stderr, "You may not change the user information for %s.\n", name);
+			char shown[HS_NAME_MAX * 4 + 8];
+
+			hs_printable(name, shown, sizeof(shown));
+			syslog(LOG_WARNING, "can't change gecos for '%s'", shown);
+			fprintf(stderr, "You may not change the user information for %s.\n", shown);
 			return E_NOPERM;
 		}
 		r = hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, NULL, NULL, &defs);

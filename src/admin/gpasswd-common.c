@@ -222,7 +222,9 @@ static void new_password(const char *group, char *hash, size_t hsize)
 		       "ENCRYPT_METHOD", ""), HS_ETC_LOGIN_DEFS, hs_strerror(r));
 	hs_config_free(defs);
 
-	printf("Changing the password for group %s\n", group);
+	char shown[HS_NAME_MAX * 4 + 8];
+
+	printf("Changing the password for group %s\n", hs_printable(group, shown, sizeof(shown)));
 	for (retries = 0; retries < RETRIES; retries++) {
 		bool same;
 
@@ -337,12 +339,14 @@ static int edit_group(struct hs_accountset *s, long gi, const char *group, const
                       char *what, size_t what_size)
 {
 	_cleanup_free_ char *admins = NULL, *members = NULL;
+	char su[HS_NAME_MAX * 4 + 8], sg[HS_NAME_MAX * 4 + 8];
 	int r;
 
 	if (o.add) {
 		if (!hs_groupops_user_exists(s, o.add, true))
 			grouptool_die_closing(s, E_BAD_ARG, "user '%s' does not exist", o.add);
-		printf("Adding user %s to group %s\n", o.add, group);
+		printf("Adding user %s to group %s\n", hs_printable(o.add, su, sizeof(su)),
+		       hs_printable(group, sg, sizeof(sg)));
 		r = hs_groupops_add_member(s, (size_t)gi, o.add);
 		snprintf(what, what_size, "user %s added by %s to group %s", o.add, myname,
 			 group);
@@ -353,7 +357,8 @@ static int edit_group(struct hs_accountset *s, long gi, const char *group, const
 			hs_accountset_db(s, HS_AS_GROUP)->lines[gi].rec.gr.members, o.del) ||
 			(si >= 0 && hs_records_list_contains(gs->lines[si].rec.gs.members, o.del));
 
-		printf("Removing user %s from group %s\n", o.del, group);
+		printf("Removing user %s from group %s\n", hs_printable(o.del, su, sizeof(su)),
+		       hs_printable(group, sg, sizeof(sg)));
 		if (!member)
 			grouptool_die_closing(s, E_BAD_ARG, "user '%s' is not a member of '%s'",
 					      o.del, group);

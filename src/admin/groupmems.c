@@ -112,7 +112,9 @@ static void print_members(const char *list)
 	bool first = true;
 
 	while ((len = hs_records_list_next(&cur, &elem)) > 0) {
-		printf("%s%.*s ", first ? "" : " ", (int)len, elem);
+		char shown[HS_NAME_MAX * 4 + 8];
+
+		printf("%s%s ", first ? "" : " ", hs_printable_len(elem, len, shown, sizeof(shown)));
 		first = false;
 	}
 	if (!first)

@@ -612,17 +612,21 @@ static _Noreturn __attribute__((format(printf, 3, 4)))
 void entry_die(const struct hs_ldif_entry *e, const char *user, const char *fmt, ...)
 {
 	char shown[160];
+	char *msg = NULL;
 	va_list ap;
 
-	if (user)
-		fprintf(stderr, "%s: line %lu: user '%s': ", hs_cli_prog(), e->lineno, user);
-	else
-		fprintf(stderr, "%s: line %lu: %s: ", hs_cli_prog(), e->lineno,
-			hs_printable(e->dn, shown, sizeof(shown)));
+	/* the message may quote the entry's values, which the directory's
+	 * users may have written: hs_warn's escaping, not a raw vfprintf */
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	va_end(ap);
-	fputc('\n', stderr);
+	if (user)
+		hs_warn("line %lu: user '%s': %s", e->lineno, user, msg ? msg : "out of memory");
+	else
+		hs_warn("line %lu: %s: %s", e->lineno, hs_printable(e->dn, shown, sizeof(shown)),
+			msg ? msg : "out of memory");
+	free(msg);
 	exit(E_FAILURE);
 }
 

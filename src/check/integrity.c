@@ -2019,10 +2019,14 @@ int hs_integrity_sort(struct hs_accountdb *db, struct hs_accountdb *shadow)
 /* ------------------------------------------------------------------ */
 /* the programs' io and files                                         */
 
+/* Each value a report quotes is already shown through hs_printable; the
+ * line goes out by the same rule once more (which leaves escaped text as
+ * it is), so that no argument a check forgot to show reaches the
+ * terminal raw. */
 static void stdio_say(void *ctx, const char *line)
 {
 	hs_cli_progress_erase();
-	fputs(line, stdout);
+	hs_fputs_printable(line, stdout);
 	fputc('\n', stdout);
 }
 
@@ -2034,7 +2038,7 @@ static bool stdio_ask(void *ctx, const char *prompt)
 	bool yes;
 
 	hs_cli_progress_erase();
-	fputs(prompt, stdout);
+	hs_fputs_printable(prompt, stdout);
 	fflush(stdout);
 	n = getline(&answer, &size, stdin);
 	yes = n > 0 && (answer[0] == 'y' || answer[0] == 'Y');

@@ -314,7 +314,9 @@ static long prompt_value(const char *prompt, long current, bool date)
  * default, in its order. */
 static void ask_fields(const char *user, long *lstchg, struct hs_aging *a)
 {
-	printf("Changing the aging information for %s\n", user);
+	char shown[HS_NAME_MAX * 4 + 8];
+
+	printf("Changing the aging information for %s\n", hs_printable(user, shown, sizeof(shown)));
 	puts("Enter the new value, or press ENTER for the default");
 	puts("");
 	a->min = prompt_value("Minimum Password Age", a->min, false);

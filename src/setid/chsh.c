@@ -175,7 +175,7 @@ static char *prompt_shell(const char *name, const char *current)
 	char line[HS_PATH_FIELD_MAX + 2];
 	char *start, *end, *nl;
 
-	printf("Changing the login shell for %s\n", name);
+	printf("Changing the login shell for %s\n", hs_printable(name, shown, sizeof(shown)));
 	puts("Enter the new value, or press ENTER for the default");
 	printf("\tLogin Shell [%s]: ", hs_printable(current, shown, sizeof(shown)));
 	fflush(stdout);
@@ -416,14 +416,17 @@ int main(int argc, char **argv)
 	 * proxy: anything else in /etc/passwd is root's restriction (and a
 	 * setgid program could not write /etc/passwd anyway). */
 	if (!amroot && (pw.pw_uid != getuid() || !proxied)) {
-		syslog(LOG_WARNING, "can't change shell for '%s'", name);
+		char who[HS_NAME_MAX * 4 + 8];
+
+		hs_printable(name, who, sizeof(who));
+		syslog(LOG_WARNING, "can't change shell for '%s'", who);
 		if (pw.pw_uid == getuid())
 			/* one line that says why, where shadow-utils' says
 			 * only that */
 			fprintf(stderr, "You may not change the shell for '%s': root sets it "
-				"(it is not self-service).\n", name);
+				"(it is not self-service).\n", who);
 		else
-			fprintf(stderr, "You may not change the shell for '%s'.\n", name);
+			fprintf(stderr, "You may not change the shell for '%s'.\n", who);
 		return E_FAILURE;
 	}
 	authenticate(me.pw_name);

@@ -212,14 +212,15 @@ static const char *hash_status(const char *hash)
  * database if it answers, else from the passwd field. */
 static int print_status_unconverted(const struct passwd *pw)
 {
-	char date[32];
+	char date[32], shown[HS_NAME_MAX * 4 + 8];
 	/* the _r call into a buffer of ours, wiped after use: glibc's static
 	 * getspnam buffer would keep the hash until the process ends */
 	char spbuf[HS_USERFILE_MAX + HS_NAME_MAX + 64];
 	struct spwd spw, *sp = NULL;
 
 	if (getspnam_r(pw->pw_name, &spw, spbuf, sizeof(spbuf), &sp) == 0 && sp) {
-		printf("%s %s %s %ld %ld %ld %ld\n", pw->pw_name, hash_status(sp->sp_pwdp),
+		printf("%s %s %s %ld %ld %ld %ld\n", hs_printable(pw->pw_name, shown, sizeof(shown)),
+		       hash_status(sp->sp_pwdp),
 		       hs_policy_format_day_iso(sp->sp_lstchg, date, sizeof(date)),
 		       sp->sp_min, sp->sp_max, sp->sp_warn, sp->sp_inact);
 		hs_wipe(spbuf, sizeof(spbuf));
@@ -230,7 +231,7 @@ static int print_status_unconverted(const struct passwd *pw)
 		hs_warn("malformed password data obtained for user %s", pw->pw_name);
 		return E_FAILURE;
 	}
-	printf("%s %s\n", pw->pw_name, hash_status(pw->pw_passwd));
+	printf("%s %s\n", hs_printable(pw->pw_name, shown, sizeof(shown)), hash_status(pw->pw_passwd));
 	return E_SUCCESS;
 }
 
@@ -243,7 +244,7 @@ static int print_status(int treefd, const struct passwd *pw)
 {
 	char buf[HS_USERFILE_MAX + 2];
 	char path[HS_PATHBUF_USER];
-	char date[32];
+	char date[32], shown[HS_NAME_MAX * 4 + 8];
 	_cleanup_close_ int udirfd = -1;
 	struct hs_shadow sh;
 	struct hs_aging ag;
@@ -275,7 +276,7 @@ static int print_status(int treefd, const struct passwd *pw)
 			hs_strerror(r));
 		return E_FAILURE;
 	}
-	printf("%s %s %s %ld %ld %ld %ld\n", pw->pw_name, status,
+	printf("%s %s %s %ld %ld %ld %ld\n", hs_printable(pw->pw_name, shown, sizeof(shown)), status,
 	       hs_policy_format_day_iso(sh.lstchg, date, sizeof(date)),
 	       ag.min, ag.max, ag.warn, ag.inact);
 	return E_SUCCESS;

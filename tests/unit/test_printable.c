@@ -1,0 +1,238 @@
+/* Unit tests for the one escaping rule of everything the programs show
+ * (hs_printable_char in lib/base/cli.c): hs_printable, hs_printable_len,
+ * hs_fputs_printable and the messages of hs_warn / hs_report /
+ * hs_cli_warn_at must all keep UTF-8 text readable and let no C0, DEL or
+ * C1 control through, in UTF-8 or as a raw byte, nor any byte of a
+ * sequence that is not well-formed UTF-8. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "util.h"
+
+/* Each case: input, what every printer must show. */
+static const struct {
+	const char *in;
+	const char *want;
+} cases[] = {
+	/* plain ASCII is untouched, C0 and DEL escaped as before */
+	{ "alice", "alice" },
+	{ "a\tb\x1b[2J\x7f", "a\\x09b\\x1b[2J\\x7f" },
+	/* C1 CSI as UTF-8 (U+009B) and as a raw byte */
+	{ "x\xc2\x9b" "31mX", "x\\xc2\\x9b31mX" },
+	{ "x\x9b" "31mX", "x\\x9b31mX" },
+	/* the whole C1 range, both ends, both encodings */
+	{ "\xc2\x80\xc2\x9f\x80\x9f", "\\xc2\\x80\\xc2\\x9f\\x80\\x9f" },
+	/* U+00A0 and U+00E9 are the first characters past C1: readable */
+	{ "\xc2\xa0\xc3\xa9", "\xc2\xa0\xc3\xa9" },
+	/* valid multibyte text stays readable: é, CJK, an emoji */
+	{ "Jos\xc3\xa9", "Jos\xc3\xa9" },
+	{ "\xe6\x97\xa5\xe6\x9c\xac", "\xe6\x97\xa5\xe6\x9c\xac" },
+	{ "\xf0\x9f\x8e\x89!", "\xf0\x9f\x8e\x89!" },
+	/* truncated sequences: at the end, and cut by an ASCII byte */
+	{ "a\xe6\x97", "a\\xe6\\x97" },
+	{ "\xe6\x97" "A", "\\xe6\\x97A" },
+	{ "\xf0\x9f\x8e", "\\xf0\\x9f\\x8e" },
+	{ "\xc3", "\\xc3" },
+	/* a lone continuation byte, and one past a complete character */
+	{ "\xa9", "\\xa9" },
+	{ "\xc3\xa9\xa9", "\xc3\xa9\\xa9" },
+	/* overlong forms: '/' in two and three bytes, CSI in three, NUL */
+	{ "\xc0\xaf", "\\xc0\\xaf" },
+	{ "\xe0\x80\xaf", "\\xe0\\x80\\xaf" },
+	{ "\xe0\x82\x9b", "\\xe0\\x82\\x9b" },
+	{ "\xc0\x80", "\\xc0\\x80" },
+	{ "\xf0\x80\x80\xaf", "\\xf0\\x80\\x80\\xaf" },
+	/* a surrogate, past U+10FFFF, bytes that never occur in UTF-8 */
+	{ "\xed\xa0\x80", "\\xed\\xa0\\x80" },
+	{ "\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80" },
+	{ "\xf5\xfe\xff", "\\xf5\\xfe\\xff" },
+	/* Latin-1 text that is not UTF-8 shows escaped, not as mojibake */
+	{ "Jos\xe9", "Jos\\xe9" },
+	/* bidirectional override and isolate, line separator */
+	{ "a\xe2\x80\xae" "b", "a\\xe2\\x80\\xaeb" },
+	{ "a\xe2\x81\xa6" "b", "a\\xe2\\x81\\xa6b" },
+	{ "a\xe2\x80\xa8" "b", "a\\xe2\\x80\\xa8b" },
+	/* the characters beside them stay: U+2027, U+2030, U+2070 */
+	{ "\xe2\x80\xa7\xe2\x80\xb0\xe2\x81\xb0", "\xe2\x80\xa7\xe2\x80\xb0\xe2\x81\xb0" },
+};
+
+static void test_printable_cases(void **state)
+{
+	(void)state;
+	char out[256];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		assert_string_equal(hs_printable(cases[i].in, out, sizeof out), cases[i].want);
+		assert_string_equal(hs_printable_len(cases[i].in, strlen(cases[i].in), out,
+						     sizeof out), cases[i].want);
+	}
+}
+
+static void test_printable_char(void **state)
+{
+	(void)state;
+
+	assert_int_equal(hs_printable_char("a", 1), 1);
+	assert_int_equal(hs_printable_char("\x1b", 1), 0);
+	assert_int_equal(hs_printable_char("\xc3\xa9", 2), 2);
+	assert_int_equal(hs_printable_char("\xe6\x97\xa5", 3), 3);
+	assert_int_equal(hs_printable_char("\xf0\x9f\x8e\x89", 4), 4);
+	assert_int_equal(hs_printable_char("\xc2\x9b", 2), 0);
+	assert_int_equal(hs_printable_char("\x9b", 1), 0);
+	/* the length given bounds the look: no read past it */
+	assert_int_equal(hs_printable_char("\xc3\xa9", 1), 0);
+	assert_int_equal(hs_printable_char("\xf0\x9f\x8e\x89", 3), 0);
+	assert_int_equal(hs_printable_char("a", 0), 0);
+}
+
+/* NUL and bytes past it are shown when a length is given (a file line) */
+static void test_printable_len_nul(void **state)
+{
+	(void)state;
+	char out[64];
+
+	assert_string_equal(hs_printable_len("a\0\xc2\x9b\xc3\xa9", 6, out, sizeof out),
+			    "a\\x00\\xc2\\x9b\xc3\xa9");
+}
+
+/* Cutting never splits a character, escaped or not, and always ends with
+ * "..." and the NUL inside the buffer. */
+static void test_printable_cut(void **state)
+{
+	(void)state;
+	char out[16];
+
+	memset(out, 'Z', sizeof out);
+	/* 3 x "日" = 9 bytes; a 4th would leave no room for "..." */
+	hs_printable("\xe6\x97\xa5\xe6\x97\xa5\xe6\x97\xa5\xe6\x97\xa5", out, 15);
+	assert_string_equal(out, "\xe6\x97\xa5\xe6\x97\xa5\xe6\x97\xa5...");
+	assert_int_equal(out[15], 'Z');
+	/* escaped bytes are cut whole too */
+	hs_printable("\x9b\x9b\x9b\x9b", out, 11);
+	assert_string_equal(out, "\\x9b...");
+	for (size_t size = 4; size <= sizeof out; size++) {
+		char buf[sizeof out];
+
+		hs_printable("\xc3\xa9\xc2\x9b\xe6\x97\xa5\xf0\x9f\x8e\x89", buf, size);
+		assert_true(strlen(buf) < size);
+	}
+}
+
+static void test_fputs_printable(void **state)
+{
+	(void)state;
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *buf = NULL;
+		size_t size = 0;
+		FILE *f = open_memstream(&buf, &size);
+
+		assert_non_null(f);
+		hs_fputs_printable(cases[i].in, f);
+		assert_int_equal(fclose(f), 0);
+		assert_string_equal(buf, cases[i].want);
+		free(buf);
+	}
+}
+
+/* What hs_warn, hs_report and hs_cli_warn_at write for a message quoting
+ * s, from a child whose stderr is a pipe. */
+static void message_output(int how, const char *s, char *out, size_t size)
+{
+	int p[2], st;
+
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct hs_err e = HS_ERR_INIT;
+
+		dup2(p[1], STDERR_FILENO);
+		hs_cli_set_prog("prog");
+		if (how == 0) {
+			hs_warn("bad '%s'", s);
+		} else if (how == 1) {
+			hs_err_set(&e, -EINVAL, "bad '%s'", s);
+			hs_report(&e);
+		} else if (how == 3) {
+			/* LOG_PERROR: glibc copies the record to stderr */
+			openlog("log", LOG_PERROR, LOG_USER);
+			hs_err_setl(&e, -EINVAL, LOG_ERR, "bad '%s'", s);
+			hs_report(&e);
+		} else {
+			hs_cli_warn_at(NULL, s, 3, s);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	ssize_t n = hs_read_full(p[0], out, size - 1);
+	assert_true(n >= 0);
+	out[n] = '\0';
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static void test_messages_share_the_rule(void **state)
+{
+	(void)state;
+	char out[1024], want[1024];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		message_output(0, cases[i].in, out, sizeof out);
+		snprintf(want, sizeof want, "prog: bad '%s'\n", cases[i].want);
+		assert_string_equal(out, want);
+		message_output(1, cases[i].in, out, sizeof out);
+		assert_string_equal(out, want);
+		/* the syslog record of a logged report, the same */
+		message_output(3, cases[i].in, out, sizeof out);
+		snprintf(want, sizeof want, "prog: bad '%s'\nlog: bad '%s'\n", cases[i].want,
+			 cases[i].want);
+		assert_string_equal(out, want);
+		snprintf(want, sizeof want, "prog: bad '%s'\n", cases[i].want);
+		/* the file name of a line report is escaped too */
+		message_output(2, cases[i].in, out, sizeof out);
+		snprintf(want, sizeof want, "prog: %s:3: %s\n", cases[i].want, cases[i].want);
+		assert_string_equal(out, want);
+	}
+}
+
+/* A message longer than the line buffer goes out in parts, and a
+ * character on the seam is still written whole and unescaped. */
+static void test_long_message_keeps_characters(void **state)
+{
+	(void)state;
+	static char in[3 * 3000 + 1], out[16384], want[16384];
+
+	for (size_t i = 0; i < 3000; i++)
+		memcpy(in + 3 * i, "\xe6\x97\xa5", 3);
+	message_output(0, in, out, sizeof out);
+	snprintf(want, sizeof want, "prog: bad '%s'\n", in);
+	assert_string_equal(out, want);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_printable_cases),
+		cmocka_unit_test(test_printable_char),
+		cmocka_unit_test(test_printable_len_nul),
+		cmocka_unit_test(test_printable_cut),
+		cmocka_unit_test(test_fputs_printable),
+		cmocka_unit_test(test_messages_share_the_rule),
+		cmocka_unit_test(test_long_message_keeps_characters),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
