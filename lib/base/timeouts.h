@@ -15,6 +15,12 @@
  * delay root's change to their account by more than this. */
 #define HS_TAKE_OVER_MS            1000u
 
+/* pwck -r and grpck -r take the writers' lock as readers only to confirm
+ * what they read (src/check/integrity.h): they poll for it while a writer
+ * holds it, at most this long in all in one run, then report what they
+ * can without it. */
+#define HS_CHECK_CONFIRM_WAIT_MS   3000u
+
 /* The PAM module's opportunistic re-hash after a login: optional work,
  * so it gives up sooner than a password change would. */
 #define HS_REHASH_LOCK_TIMEOUT_MS  5000u

@@ -1,6 +1,7 @@
 /* pwck's and grpck's common main; see checktool.h. */
 #include "checktool.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -15,7 +16,12 @@
 #include "txn.h"
 #include "layout.h"
 #include "privs.h"
+#include "timeouts.h"
 #include "util.h"
+
+/* -r: how often the files are read again when a writer changed them
+ * while they were read (then the last reading is checked, unconfirmed) */
+#define CONFIRM_READS 10
 
 /* t->usage exits; a noreturn function pointer type is spelled differently
  * by gcc, clang and cppcheck, so this wrapper says it once. */
@@ -111,9 +117,58 @@ static void confine(const struct hs_check_opts *o)
 	hs_confine_or_die(rules, sizeof rules / sizeof rules[0], HS_CHECK_CANTOPEN);
 }
 
+/* The two files and the companion (not for -s).  -r on the system's
+ * files reads them again until no writer changed any of them meanwhile
+ * (src/check/integrity.h, hs_integrity_view): files read while a writer
+ * replaced them one by one are half of its change.  Returns 0, or
+ * -HS_E_LOCKED / another negative error after saying why. */
+static int open_files(const struct hs_check_tool *t, const struct hs_check_opts *o,
+		      struct hs_integrity_files *f, struct hs_accountdb *companion,
+		      struct hs_integrity_view *v)
+{
+	for (int tries = 0;; tries++) {
+		int r;
+
+		hs_integrity_ids_read(&v->ids);
+		r = hs_integrity_files_open(f, t->group, o->file, o->file ? o->shadow : NULL,
+					    !o->read_only);
+		if (r < 0) {
+			hs_warn("%s", f->error);
+			if (f->lock_failed)
+				syslog(LOG_WARNING, "%s", f->error);
+			return f->lock_failed ? -HS_E_LOCKED : -EIO;
+		}
+		if (o->sort)
+			return 0;
+		/* without -r: read, not locked: a name that appears meanwhile
+		 * is only a stale report */
+		r = hs_accountdb_load(companion, t->companion_kind, t->companion,
+				      HS_DB_LENIENT | HS_DB_MISSING_OK);
+		if (r < 0) {
+			hs_warn("%s", companion->error);
+			hs_accountdb_free(companion);
+			hs_integrity_files_close(f);
+			return r;
+		}
+		v->pw = t->group ? companion : f->db;
+		v->sp = t->group ? NULL : f->shadow;
+		v->gr = t->group ? f->db : companion;
+		if (!o->read_only || o->file || hs_integrity_view_confirm(v) != HS_INTEGRITY_CHANGED)
+			return 0;
+		if (tries == CONFIRM_READS) {
+			v->busy = true;
+			return 0;
+		}
+		hs_accountdb_free(companion);
+		hs_integrity_files_close(f);
+	}
+}
+
 int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 {
 	struct hs_integrity a = { .io = hs_integrity_stdio };
+	struct hs_accountdb companion = HS_ACCOUNTDB_INIT;
+	struct hs_integrity_view view;
 	struct hs_check_opts o = { 0 };
 	struct hs_integrity_files f;
 	sigset_t saved;
@@ -133,13 +188,13 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	confine(&o);
 
-	r = hs_integrity_files_open(&f, t->group, o.file, o.file ? o.shadow : NULL, !o.read_only);
-	if (r < 0) {
-		hs_warn("%s", f.error);
-		if (f.lock_failed)
-			syslog(LOG_WARNING, "%s", f.error);
-		return f.lock_failed ? HS_CHECK_CANTLOCK : HS_CHECK_CANTOPEN;
-	}
+	hs_integrity_view_init(&view);
+	r = open_files(t, &o, &f, &companion, &view);
+	if (r < 0)
+		return r == -HS_E_LOCKED ? HS_CHECK_CANTLOCK : HS_CHECK_CANTOPEN;
+	/* -r on the system's files: confirmed against running writers */
+	if (o.read_only && !o.file)
+		a.view = &view;
 
 	if (o.sort) {
 		r = hs_integrity_sort(f.db, f.shadow);
@@ -149,28 +204,27 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 			return HS_CHECK_CANTSORT;
 		}
 	} else {
-		struct hs_accountdb companion = HS_ACCOUNTDB_INIT;
-
-		/* read, not locked: a name that appears meanwhile is only a
-		 * stale report */
-		r = hs_accountdb_load(&companion, t->companion_kind, t->companion,
-				      HS_DB_LENIENT | HS_DB_MISSING_OK);
-		if (r < 0) {
-			hs_warn("%s", companion.error);
-			hs_accountdb_free(&companion);
-			hs_integrity_files_close(&f);
-			return HS_CHECK_CANTOPEN;
-		}
 		a.flags = (o.read_only ? HS_INTEGRITY_READ_ONLY : 0) |
 			  (o.quiet ? HS_INTEGRITY_NO_WARNINGS : 0) | HS_INTEGRITY_SYSLOG;
 		r = t->run(&a, &f, &companion, &o);
-		hs_accountdb_free(&companion);
 		if (r < 0) {
 			hs_warn("%s", hs_strerror(r));
+			hs_accountdb_free(&companion);
+			hs_integrity_view_free(&view);
 			hs_integrity_files_close(&f);
 			return HS_CHECK_CANTUPDATE;
 		}
 	}
+	hs_accountdb_free(&companion);
+	hs_integrity_view_free(&view);
+	if (view.busy)
+		hs_warn("the writers' lock %s stayed busy, or the account files kept changing: "
+			"what a writer was changing may be misreported; run %s -r again",
+			HS_ETC_PWD_LOCK, t->name);
+	if (view.unconfirmed)
+		hs_warn("%lu %s changed at every look and %s not reported; run %s -r again",
+			view.unconfirmed, view.unconfirmed == 1 ? "entry" : "entries",
+			view.unconfirmed == 1 ? "is" : "are", t->name);
 
 	/* without the writers' locks (-r) nothing finishes an interrupted
 	 * transaction of the global files (lib/etc/txn.h): what was read may

@@ -20,6 +20,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "account.h"
@@ -31,6 +32,8 @@
 #include "names.h"
 #include "privs.h"
 #include "records.h"
+#include "strbuf.h"
+#include "timeouts.h"
 #include "userdir.h"
 #include "util.h"
 
@@ -54,6 +57,48 @@ static bool warnings_on(const struct hs_integrity *a)
 	return !(a->flags & HS_INTEGRITY_NO_WARNINGS);
 }
 
+/* One line out, or into the held report (an allocation failure there
+ * only costs the line's place: it is said at once). */
+static void emit(struct hs_integrity *a, const char *line)
+{
+	if (a->held && hs_strbuf_append(a->held, line, strlen(line) + 1) == 0)
+		return;
+	a->io.say(a->io.ctx, line);
+}
+
+/* Hold the report of one entry back (its lines and counts). */
+static void hold_begin(struct hs_integrity *a, struct hs_buf *b)
+{
+	*b = (struct hs_buf){ 0 };
+	a->held = b;
+	a->held_problems = a->problems;
+	a->held_failures = a->failures;
+}
+
+/* Anything held? */
+static bool held_any(const struct hs_integrity *a)
+{
+	return a->held && a->held->len > 0;
+}
+
+/* Say what was held (confirmed) or drop it with its counts. */
+static void hold_end(struct hs_integrity *a, bool say_it)
+{
+	struct hs_buf *b = a->held;
+
+	a->held = NULL;
+	if (!b)
+		return;
+	if (say_it) {
+		for (size_t off = 0; off < b->len; off += strlen(b->data + off) + 1)
+			a->io.say(a->io.ctx, b->data + off);
+	} else {
+		a->problems = a->held_problems;
+		a->failures = a->held_failures;
+	}
+	hs_strbuf_free(b);
+}
+
 /* Say one line of the report, counted in *count; nothing when !on. */
 __attribute__((format(printf, 4, 5)))
 static void say(struct hs_integrity *a, unsigned long *count, bool on, const char *fmt, ...)
@@ -68,7 +113,7 @@ static void say(struct hs_integrity *a, unsigned long *count, bool on, const cha
 	if (vasprintf(&s, fmt, ap) < 0)
 		s = NULL;
 	va_end(ap);
-	a->io.say(a->io.ctx, s ? s : "out of memory");
+	emit(a, s ? s : "out of memory");
 	free(s);
 }
 
@@ -105,7 +150,7 @@ static bool ask(struct hs_integrity *a, const char *fmt, ...)
 		if (asprintf(&line, "%sNo", prompt) < 0)
 			line = NULL;
 		else
-			a->io.say(a->io.ctx, line);
+			emit(a, line);
 		return false;
 	}
 	repairs_done(a);
@@ -592,6 +637,206 @@ static const char *buf_str(struct hs_buf *b)
 }
 
 /* ------------------------------------------------------------------ */
+/* -r next to running writers (integrity.h, hs_integrity_view)        */
+
+/* how often a busy writers' lock is tried again */
+#define CONFIRM_POLL_NS (1000 * 1000L)
+/* how often an entry is checked again when it, or a file it was checked
+ * against, changed meanwhile: more is a user changing their own entry
+ * without end, whose report is then left out (and counted) */
+#define CONFIRM_TRIES 8
+
+static const char *const view_paths[4] = {
+	HS_ETC_PASSWD, HS_ETC_SHADOW, HS_ETC_GROUP, HS_ETC_GSHADOW,
+};
+
+/* what a stat() shows of an entry, or why there is none */
+struct ident {
+	int err;
+	struct stat st;
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool same_stat(const struct stat *x, const struct stat *y)
+{
+	return x->st_dev == y->st_dev && x->st_ino == y->st_ino && x->st_mode == y->st_mode &&
+	       x->st_uid == y->st_uid && x->st_gid == y->st_gid &&
+	       x->st_nlink == y->st_nlink && x->st_size == y->st_size &&
+	       x->st_mtim.tv_sec == y->st_mtim.tv_sec &&
+	       x->st_mtim.tv_nsec == y->st_mtim.tv_nsec &&
+	       x->st_ctim.tv_sec == y->st_ctim.tv_sec && x->st_ctim.tv_nsec == y->st_ctim.tv_nsec;
+}
+
+static void ident_at(int dirfd, const char *name, int flags, struct ident *id)
+{
+	id->err = fstatat(dirfd, name, &id->st, flags) == 0 ? 0 : errno;
+	if (id->err)
+		memset(&id->st, 0, sizeof id->st);
+}
+
+static bool same_ident(const struct ident *x, const struct ident *y)
+{
+	return x->err == y->err && (x->err || same_stat(&x->st, &y->st));
+}
+
+void hs_integrity_view_init(struct hs_integrity_view *v)
+{
+	memset(v, 0, sizeof *v);
+	for (size_t i = 0; i < HS_ARRAY_SIZE(v->own); i++)
+		v->own[i] = (struct hs_accountdb)HS_ACCOUNTDB_INIT;
+	v->wait_left_ns = (int64_t)HS_CHECK_CONFIRM_WAIT_MS * 1000000;
+}
+
+void hs_integrity_ids_read(struct hs_integrity_ids *ids)
+{
+	for (size_t i = 0; i < HS_ARRAY_SIZE(view_paths); i++) {
+		ids->err[i] = stat(view_paths[i], &ids->st[i]) == 0 ? 0 : errno;
+		if (ids->err[i])
+			memset(&ids->st[i], 0, sizeof ids->st[i]);
+	}
+}
+
+static bool same_ids(const struct hs_integrity_ids *x, const struct hs_integrity_ids *y)
+{
+	for (size_t i = 0; i < HS_ARRAY_SIZE(view_paths); i++)
+		if (x->err[i] != y->err[i] || (!x->err[i] && !same_stat(&x->st[i], &y->st[i])))
+			return false;
+	return true;
+}
+
+/* The writers' lock as a reader: tried at once, then polled (a waiter
+ * in the kernel's queue is no better: a writer is never made to wait for
+ * a reader that only wants in) while the run's wait lasts. */
+static bool probe_lock(struct hs_integrity_view *v, struct hs_locks *l)
+{
+	for (;;) {
+		int r = hs_globalfile_read_lock(l, NULL, 0);
+		int64_t t0;
+
+		if (r == 0)
+			return true;
+		if (r != -HS_E_TIMEOUT || v->wait_left_ns <= 0)
+			return false;
+		t0 = now_ns();
+		(void)nanosleep(&(struct timespec){ .tv_nsec = CONFIRM_POLL_NS }, NULL);
+		v->wait_left_ns -= now_ns() - t0;
+	}
+}
+
+enum hs_integrity_confirm hs_integrity_view_confirm(struct hs_integrity_view *v)
+{
+	struct hs_integrity_ids now;
+	struct hs_locks l;
+
+	if (!probe_lock(v, &l)) {
+		v->busy = true;
+		return HS_INTEGRITY_BUSY;
+	}
+	hs_integrity_ids_read(&now);
+	hs_globalfile_unlock(&l);
+	return same_ids(&now, &v->ids) ? HS_INTEGRITY_CONFIRMED : HS_INTEGRITY_CHANGED;
+}
+
+void hs_integrity_view_free(struct hs_integrity_view *v)
+{
+	for (size_t i = 0; i < HS_ARRAY_SIZE(v->own); i++)
+		hs_accountdb_free(&v->own[i]);
+}
+
+/* The files changed since the view's were read: read them again (never
+ * under the lock) until they are confirmed.  BUSY (and v->busy) when the
+ * lock stays busy, or the files cannot be read or change at every look. */
+static enum hs_integrity_confirm view_reload(struct hs_integrity_view *v)
+{
+	static const enum hs_db_kind kinds[3] = { HS_DB_PASSWD, HS_DB_SHADOW, HS_DB_GROUP };
+	enum hs_integrity_confirm c = HS_INTEGRITY_CHANGED;
+
+	for (int tries = 0; tries < CONFIRM_TRIES && c == HS_INTEGRITY_CHANGED; tries++) {
+		struct hs_accountdb fresh[3] = { HS_ACCOUNTDB_INIT, HS_ACCOUNTDB_INIT,
+						 HS_ACCOUNTDB_INIT };
+		struct hs_integrity_ids ids;
+		int r = 0;
+
+		hs_integrity_ids_read(&ids);
+		for (size_t i = 0; i < 3 && r == 0; i++)
+			r = hs_accountdb_load(&fresh[i], kinds[i], view_paths[i],
+					      HS_DB_LENIENT | HS_DB_MISSING_OK);
+		if (r < 0) {
+			for (size_t i = 0; i < 3; i++)
+				hs_accountdb_free(&fresh[i]);
+			v->busy = true;
+			return HS_INTEGRITY_BUSY;
+		}
+		hs_integrity_view_free(v);
+		for (size_t i = 0; i < 3; i++)
+			v->own[i] = fresh[i];
+		v->pw = &v->own[0];
+		v->sp = v->own[1].present ? &v->own[1] : NULL;
+		v->gr = &v->own[2];
+		v->ids = ids;
+		c = hs_integrity_view_confirm(v);
+	}
+	if (c == HS_INTEGRITY_CHANGED)
+		v->busy = true;         /* changed at every look: a writer at work */
+	return c == HS_INTEGRITY_CONFIRMED ? c : HS_INTEGRITY_BUSY;
+}
+
+typedef void entry_check(struct hs_integrity *a, void *ctx);
+typedef void entry_ident(void *ctx, struct ident *id);
+
+/* Check one entry against the view's files with its report held back,
+ * and say the report only when it holds: the entry the same (ident)
+ * before the check and before and after a confirmation that the files
+ * are the view's with no writer at work.  A changed entry is checked
+ * again, against files read again if they changed.  An entry that
+ * changes at every look is counted in view->unconfirmed, not reported;
+ * when the writers' lock stays busy past the run's wait, the report is
+ * said as it is (view->busy tells). */
+static void check_confirmed(struct hs_integrity *a, entry_check *check, entry_ident *ident,
+			    void *ctx)
+{
+	struct hs_integrity_view *v = a->view;
+
+	for (int tries = 0; tries < CONFIRM_TRIES; tries++) {
+		enum hs_integrity_confirm c;
+		struct ident before, after;
+		struct hs_buf held;
+
+		ident(ctx, &before);
+		hold_begin(a, &held);
+		check(a, ctx);
+		if (!held_any(a)) {
+			hold_end(a, false);
+			return;
+		}
+		ident(ctx, &after);
+		if (!same_ident(&before, &after)) {
+			hold_end(a, false);
+			continue;
+		}
+		c = hs_integrity_view_confirm(v);
+		if (c == HS_INTEGRITY_CONFIRMED)
+			ident(ctx, &after);
+		if (c == HS_INTEGRITY_BUSY ||
+		    (c == HS_INTEGRITY_CONFIRMED && same_ident(&before, &after))) {
+			hold_end(a, true);
+			return;
+		}
+		hold_end(a, false);
+		if (c == HS_INTEGRITY_CHANGED)
+			(void)view_reload(v);
+	}
+	v->unconfirmed++;
+}
+
+/* ------------------------------------------------------------------ */
 /* /etc/passwd and /etc/shadow                                        */
 
 static bool user_exists(struct hs_accountdb *pw, const char *name)
@@ -610,12 +855,49 @@ static void check_home_shell(struct hs_integrity *a, const struct hs_passwd *p,
 
 	if (!warnings_on(a))
 		return;
-	if (getgrgid(p->gid) == NULL)
+	/* -r: the group file read with passwd, then other NSS sources */
+	if ((!a->view || !a->view->gr || hs_accountdb_find_id(a->view->gr, p->gid) < 0) &&
+	    getgrgid(p->gid) == NULL)
 		warning(a, "user '%s': no group %lu", p->name, (unsigned long)p->gid);
 	if (access(p->dir, F_OK) != 0 && strcmp(p->dir, nonexistent) != 0)
 		warning(a, "user '%s': directory '%s' does not exist", p->name, show(p->dir, b1));
 	if (p->shell[0] && access(p->shell, F_OK) != 0)
 		warning(a, "user '%s': program '%s' does not exist", p->name, show(p->shell, b2));
+}
+
+struct home_ctx {
+	struct hs_integrity_view *v;
+	const char *name;
+	const struct hs_config *defs;
+};
+
+/* the user's line in the view, or NULL */
+static const struct hs_passwd *view_user(struct hs_integrity_view *v, const char *name)
+{
+	long i = hs_accountdb_find(v->pw, name);
+
+	return i < 0 ? NULL : &v->pw->lines[i].rec.pw;
+}
+
+static void home_check(struct hs_integrity *a, void *ctx)
+{
+	struct home_ctx *h = ctx;
+	const struct hs_passwd *p = view_user(h->v, h->name);
+
+	if (p)
+		check_home_shell(a, p, h->defs);
+}
+
+/* what the home and shell checks see: whether each is there */
+static void home_ident(void *ctx, struct ident *id)
+{
+	struct home_ctx *h = ctx;
+	const struct hs_passwd *p = view_user(h->v, h->name);
+
+	memset(id, 0, sizeof *id);
+	if (!p)
+		return;
+	id->err = (access(p->dir, F_OK) == 0 ? 1 : 2) | (access(p->shell, F_OK) == 0 ? 4 : 8);
 }
 
 int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct hs_accountdb *sp,
@@ -645,7 +927,11 @@ int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct 
 		if (j >= 0)
 			warning(a, "user '%s': duplicate user ID %lu (also used by user '%s')",
 				p->name, (unsigned long)p->uid, pw->lines[j].rec.pw.name);
-		check_home_shell(a, p, defs);
+		if (a->view)
+			check_confirmed(a, home_check, home_ident,
+					&(struct home_ctx){ .v = a->view, .name = p->name, .defs = defs });
+		else
+			check_home_shell(a, p, defs);
 		if (sp)
 			(void)check_shadow_line(a, pw, i, sp, sp_bad, defs);
 	}
@@ -1509,6 +1795,51 @@ static void check_other_entry(struct tree *tr, const char *name)
 		logged(a, "removed %s (no such user)", path);
 }
 
+struct entry_ctx {
+	struct tree *tr;
+	const char *name;
+	bool from_passwd;       /* a user of the passwd read first */
+};
+
+/* One entry of the tree, by name, against the view's files. */
+static void entry_check_view(struct hs_integrity *a, void *ctx)
+{
+	struct entry_ctx *e = ctx;
+	struct hs_integrity_tree t = *e->tr->t;
+	struct tree cur = *e->tr;
+	long i;
+
+	t.shadow = a->view->sp;
+	cur.t = &t;
+	cur.pw = a->view->pw;
+	i = hs_accountdb_find(cur.pw, e->name);
+	if (i >= 0 && (e->from_passwd || hs_userdir_entry_is_user(e->name)))
+		check_user(&cur, (size_t)i);
+	else
+		check_other_entry(&cur, e->name);
+}
+
+static void entry_ident_view(void *ctx, struct ident *id)
+{
+	struct entry_ctx *e = ctx;
+
+	ident_at(e->tr->fd, e->name, AT_SYMLINK_NOFOLLOW, id);
+}
+
+/* One entry of the tree: at once, or confirmed (-r). */
+static void check_entry(struct tree *tr, const char *name, long pi)
+{
+	if (!tr->a->view) {
+		if (pi >= 0)
+			check_user(tr, (size_t)pi);
+		else
+			check_other_entry(tr, name);
+		return;
+	}
+	check_confirmed(tr->a, entry_check_view, entry_ident_view,
+			&(struct entry_ctx){ .tr = tr, .name = name, .from_passwd = pi >= 0 });
+}
+
 /* Nothing is offered before check_meta: the early returns need no repairs_done(). */
 int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const struct hs_integrity_tree *t)
 {
@@ -1554,7 +1885,7 @@ int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 		hs_cli_progress_step(i + 1);
 		if (l->deleted || !l->entry || hs_accountdb_dup_name(pw, i) >= 0)
 			continue;
-		check_user(&tr, i);
+		check_entry(&tr, l->rec.pw.name, (long)i);
 	}
 	hs_cli_progress_end();
 	/* then everything else in the tree */
@@ -1566,7 +1897,7 @@ int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 
 		if (hs_userdir_entry_is_user(name) && hs_accountdb_find(pw, name) >= 0)
 			continue;       /* checked with its user */
-		check_other_entry(&tr, name);
+		check_entry(&tr, name, -1);
 	}
 	free_names(names, n);
 	repairs_done(a);

@@ -27,6 +27,8 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "accountdb.h"
@@ -55,9 +57,15 @@ enum {
 	HS_INTEGRITY_TREE = 1 << 3,
 };
 
+struct hs_integrity_view;
+
 struct hs_integrity {
 	unsigned flags;
 	struct hs_integrity_io io;
+	/* -r on the system's files (hs_integrity_view below): what the
+	 * tree and the homes show is reported only once it is confirmed
+	 * against the current files with no writer at work; NULL: at once */
+	struct hs_integrity_view *view;
 	/* results */
 	unsigned long problems;         /* errors and warnings reported (exit 2) */
 	unsigned long failures;         /* repairs that could not be made (exit 5) */
@@ -68,6 +76,10 @@ struct hs_integrity {
 	 * repair half-way, yet still works at every prompt */
 	bool signals_blocked;
 	sigset_t saved_mask;
+	/* private: the report of one entry held back until it is
+	 * confirmed (NULL: said at once), and the counts before it */
+	struct hs_buf *held;
+	unsigned long held_problems, held_failures;
 };
 
 /* pwck: /etc/passwd (pw) line by line: syntax, duplicate names (a later
@@ -121,6 +133,58 @@ int hs_integrity_gshadow(struct hs_integrity *a, struct hs_accountdb *gs, struct
  * Refuses (-HS_E_FORMAT, nothing changed) a file with a line that is not
  * an entry.  Marks both dirty. */
 int hs_integrity_sort(struct hs_accountdb *db, struct hs_accountdb *shadow);
+
+/* A run without the writers' locks (-r) next to running writers.  A
+ * writer (ours, a shadow-utils tool, sysusers) holds /etc/.pwd.lock
+ * while it replaces the global files one by one and then renames,
+ * creates or removes what goes with them (a user's directory, a home),
+ * so files read without the lock may be half of its change: a passwd
+ * from before a useradd and a tree from after it show a directory
+ * without a user, a group from before a userdel and a passwd from after
+ * it a member who does not exist.  So -r reads the four files, then
+ * takes the lock as a reader (polling, never waiting in the queue) only
+ * to see that none of them changed: then what it read is one state, the
+ * files as no writer was changing them.  Each report about an entry
+ * outside them (a tree entry, a home) is confirmed the same way, the
+ * entry seen the same before and after the look; a changed file is read
+ * again and the entry checked again against it.  The lock is held for
+ * a few stat()s of /etc, never while anything a user controls is
+ * looked at, so a writer waits microseconds at most. */
+struct hs_integrity_ids {
+	struct stat st[4];      /* passwd, shadow, group, gshadow */
+	int err[4];             /* 0 or the errno of their stat() */
+};
+
+struct hs_integrity_view {
+	/* the files as last confirmed (or as read, when busy) */
+	struct hs_accountdb *pw, *sp, *gr;      /* sp, gr: NULL if none */
+	struct hs_integrity_ids ids;
+	/* how long the confirmations may still wait for the lock in all */
+	int64_t wait_left_ns;
+	/* the lock could not be had in time: the files read were not
+	 * confirmed, or entries were left unreported */
+	bool busy;
+	unsigned long unconfirmed;      /* entries not reported for it */
+	/* private: the files read again by a confirmation */
+	struct hs_accountdb own[3];
+	bool own_loaded;
+};
+
+enum hs_integrity_confirm {
+	HS_INTEGRITY_CONFIRMED,         /* nothing changed, no writer at work */
+	HS_INTEGRITY_CHANGED,           /* a file changed since its ids were read */
+	HS_INTEGRITY_BUSY,              /* the lock could not be had in time */
+};
+
+/* Fill v's defaults: no file read, the whole wait (HS_CHECK_CONFIRM_WAIT_MS) left. */
+void hs_integrity_view_init(struct hs_integrity_view *v);
+/* The ids of the four files now (read them before the files). */
+void hs_integrity_ids_read(struct hs_integrity_ids *ids);
+/* Are the files still those of v->ids, with no writer at work?  Takes
+ * the writers' lock as a reader for the look; sets v->busy on BUSY. */
+enum hs_integrity_confirm hs_integrity_view_confirm(struct hs_integrity_view *v);
+/* Free the files the view read itself. */
+void hs_integrity_view_free(struct hs_integrity_view *v);
 
 /* For a run without the writers' locks (-r): is dirfd/name there with no
  * writer at work?  A writer (useradd, usermod, a shadow-utils tool) holds

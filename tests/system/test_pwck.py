@@ -978,3 +978,107 @@ def test_roots_missing_directory_is_made_without_an_expiry(tree):
     assert aging[4] == "-1", aging          # expire: unset
     res = pwck(sb, "-q", "-r")
     assert f"{T}/root" not in res.stdout, res.stdout
+
+
+# ------------------------------------------------------------ next to a loop of writers
+
+RACE_SECONDS = 3
+
+RACE_WRITER = r"""
+end=$(( $(date +%s) + SECS ))
+i=0
+while [ $(date +%s) -lt $end ]; do
+    i=$((i+1))
+    useradd -m -G crew racer >/dev/null 2>&1 || echo "@ useradd $?"
+    usermod -l racer2 racer >/dev/null 2>&1 || echo "@ usermod-l $?"
+    usermod -l racer racer2 >/dev/null 2>&1 || echo "@ usermod-l-back $?"
+    userdel -r racer >/dev/null 2>&1 || echo "@ userdel $?"
+    printf 'nu:Pw-nu-1:::nu:/nonexistent:/bin/sh\n' | newusers >/dev/null 2>&1 ||
+        echo "@ newusers $?"
+    userdel nu >/dev/null 2>&1 || echo "@ userdel-nu $?"
+done
+echo "@ rounds $i"
+"""
+
+RACE_READER = r"""
+end=$(( $(date +%s) + SECS ))
+while [ $(date +%s) -lt $end ]; do
+    pwck -r; echo "@ pwck $?"
+    grpck -r; echo "@ grpck $?"
+done
+"""
+
+
+def test_read_only_checks_next_to_a_useradd_userdel_loop(tree):
+    """pwck -r and grpck -r in a loop next to a loop of our useradd -m -G,
+    usermod -l (there and back), userdel -r and newusers.  Every state the
+    writers leave between two commands is the state before them, which the
+    readers judge alone first; so every other line a reader prints is a false
+    alarm: a monitoring job would page someone for a directory it read before
+    /etc/passwd was committed, a member of a group read before userdel removed
+    it, a directory usermod -l had taken away, a home read before its rename.
+    The real problems
+    planted first (a directory without a user, a user without a directory, a
+    member without a user) are reported by every run, writers or not."""
+    sb = tree
+    sb.run(["/usr/sbin/groupadd", "crew"])
+    sb.sh(f"mkdir -m 2710 {T}/ghost; rm -r {T}/erin; gpasswd -a erin crew >/dev/null; "
+          r"sed -i 's/^crew:x:\([0-9]*\):erin$/crew:x:\1:erin,phantom/' /etc/group")
+    quiet = {}
+    for tool in ("pwck", "grpck"):
+        res = sb.run(["/usr/sbin/" + tool, "-r"], check=False)
+        assert res.stderr == "", res
+        quiet[tool] = (res.returncode, res.stdout)
+    assert f"{T}/ghost: directory without a user" in quiet["pwck"][1]
+    assert f"{T}/erin: missing; user 'erin'" in quiet["pwck"][1]
+    assert "group crew: no user phantom" in quiet["grpck"][1]
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+    writer = sb.popen(["/bin/sh", "-c", RACE_WRITER.replace("SECS", str(RACE_SECONDS))],
+                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    reader = sb.popen(["/bin/sh", "-c", RACE_READER.replace("SECS", str(RACE_SECONDS))],
+                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    rout, _ = reader.communicate(timeout=RACE_SECONDS + 60)
+    wout, _ = writer.communicate(timeout=RACE_SECONDS + 60)
+    wlines = wout.splitlines()
+    assert len(wlines) == 1 and wlines[0].startswith("@ rounds "), wout
+    runs, alarms, out = 0, [], []
+    for line in rout.splitlines():
+        if not line.startswith("@ "):
+            out.append(line)
+            continue
+        runs += 1
+        tool, rc = line.split()[1:]
+        if (int(rc), "".join(l + "\n" for l in out)) != quiet[tool]:
+            alarms += ["%s -r exited %s: %s" % (tool, rc, l) for l in out
+                       if l not in quiet[tool][1].splitlines()] or \
+                      ["%s -r exited %s" % (tool, rc)]
+        out = []
+    print("writer %s, reader runs %d, false alarms %d" % (wlines[0], runs, len(alarms)))
+    assert runs and not alarms, "\n".join(sorted(set(alarms)))
+    for tool in ("pwck", "grpck"):
+        res = sb.run(["/usr/sbin/" + tool, "-r"], check=False)
+        assert (res.returncode, res.stdout, res.stderr) == quiet[tool] + ("",), res
+
+
+def test_read_only_checks_next_to_a_writer_that_keeps_the_lock(tree):
+    """A writer that keeps /etc/.pwd.lock (an editor left open in vipw, a pwck
+    without -r on a big tree): -r waits for it a bounded time only, then reports what
+    it finds (real problems are not hidden by a lock) and says on stderr that what a
+    writer was changing may be misreported.  It never takes a lock that would make
+    the writer wait."""
+    sb = tree
+    sb.sh(f"mkdir -m 2710 {T}/ghost")
+    fd = os.open(os.path.join(sb.root, "etc/.pwd.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX)
+        start = time.monotonic()
+        res = pwck(sb, "-q", "-r")
+        assert time.monotonic() - start < 12
+        assert ("pwck: the writers' lock /etc/.pwd.lock stayed busy" in res.stderr
+                and "run pwck -r again" in res.stderr), res
+        assert res.returncode == 2, res
+        assert f"{T}/ghost: directory without a user" in res.stdout, res
+    finally:
+        os.close(fd)
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2 and res.stderr == "", res
