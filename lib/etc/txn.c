@@ -837,19 +837,71 @@ static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *
 	return r < 0 ? r : 1;
 }
 
-/* The journal's work, parsed: each piece undone (undo[i]: prepared, or
- * carried from a prepared journal) or finished, and said. */
-static void recover_work(struct hs_txn_work *work, const bool *undo, size_t n_work, char *msg,
-                         size_t msg_size)
+/* A piece of a committed journal that passwd no longer wants (the
+ * account gone or its home moved since): undone, or left (a home passwd
+ * names again), and said. */
+static void revert_one(struct hs_txn_work *w, enum hs_txn_verdict v, const char *dir_path,
+                       char *msg, size_t msg_size)
 {
-	for (size_t i = 0; i < n_work; i++) {
-		if (!undo[i])
-			continue;
-		undo_work(&work[i], 1);
-		if (work_is_new(&work[i]))
-			msg_add(msg, msg_size, "undid the unfinished creation of %s", work[i].path);
+	if (v == HS_TXN_CLAIMED) {
+		msg_add(msg, msg_size, "left %s: %s/passwd names it as a home again", w->path,
+			dir_path);
+		return;
 	}
-	run_work(work, undo, n_work, msg, msg_size);
+	w->result = work_ops->revert ? work_ops->revert(w) : -ENOSYS;
+	if (w->result < 0)
+		msg_add(msg, msg_size, "cannot undo the creation of %s: %s", w->path,
+			w->result == -ESTALE ? "it or its directory was replaced since; left alone"
+					     : hs_strerror(w->result));
+	else if (w->result > 0)
+		msg_add(msg, msg_size, "left %s as it is: it was handed to uid %lu before %s/"
+			"passwd stopped naming it", w->path, (unsigned long)w->uid, dir_path);
+	else
+		msg_add(msg, msg_size, "undid the creation of %s: %s/passwd no longer names it "
+			"for uid %lu", w->path, dir_path, (unsigned long)w->uid);
+}
+
+/* The journal's work, parsed: each piece undone (undo[i]: prepared, or
+ * carried from a prepared journal) or finished, and said.  What a
+ * committed journal would finish is checked against passwd first
+ * (work_ops->check): a tool that does not know the journal may have
+ * deleted the account meanwhile and given its uid to another.  0, or a
+ * negative error when passwd cannot be read: the journal stays as it is
+ * (its files are in place), as for any recovery that fails, and no
+ * piece is finished without the check. */
+static int recover_work(const char *dir_path, struct hs_txn_work *work,
+                        const bool *undo, size_t n_work, char *msg, size_t msg_size)
+{
+	_cleanup_free_ enum hs_txn_verdict *verdict = NULL;
+	_cleanup_free_ bool *skip = NULL;
+	int r = 0;
+
+	if (n_work == 0)
+		return 0;
+	verdict = calloc(n_work, sizeof(*verdict));
+	skip = calloc(n_work, sizeof(*skip));
+	if (!verdict || !skip)
+		r = -ENOMEM;
+	else if (work_ops->check)
+		r = work_ops->check(dir_path, work, undo, n_work, verdict);
+	if (r < 0) {
+		msg_add(msg, msg_size, "cannot check the work of an interrupted command against "
+			"%s/passwd: %s", dir_path, hs_strerror(r));
+		return r;
+	}
+	for (size_t i = 0; i < n_work; i++) {
+		skip[i] = undo[i] || verdict[i] != HS_TXN_FINISH;
+		if (undo[i]) {
+			undo_work(&work[i], 1);
+			if (work_is_new(&work[i]))
+				msg_add(msg, msg_size, "undid the unfinished creation of %s",
+					work[i].path);
+		} else if (skip[i]) {
+			revert_one(&work[i], verdict[i], dir_path, msg, msg_size);
+		}
+	}
+	run_work(work, skip, n_work, msg, msg_size);
+	return 0;
 }
 
 /* A file of the journal's change was changed since (changed_file): the
@@ -995,7 +1047,9 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	if (!work_ops && n_work)
 		return prepared ? changed : keep_work(dirfd, dir_path, work, undo, n_work, msg,
 						      msg_size);
-	recover_work(work, undo, n_work, msg, msg_size);
+	r = recover_work(dir_path, work, undo, n_work, msg, msg_size);
+	if (r < 0)
+		return r;
 	if (fsync(dirfd) < 0 || unlinkat(dirfd, HS_TXN_JOURNAL, 0) < 0 || fsync(dirfd) < 0) {
 		r = -errno;
 		msg_add(msg, msg_size, "cannot remove %s/%s: %s", dir_path, HS_TXN_JOURNAL,

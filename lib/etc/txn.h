@@ -87,6 +87,16 @@ struct hs_txn_work {
 					 * entry below path */
 };
 
+/* What a recovery's check (hs_txn_work_ops.check) says of a piece. */
+enum hs_txn_verdict {
+	HS_TXN_FINISH = 0,      /* passwd still wants it: finish it */
+	HS_TXN_ORPHANED,        /* NEW: passwd no longer names path for uid (the
+				 * account was deleted or moved by a tool that
+				 * does not know the journal): undo it */
+	HS_TXN_CLAIMED,         /* HOME_DEL: passwd names path as a home again:
+				 * leave it */
+};
+
 /* The part of the work that walks trees and renames directories, which
  * setid programs must not link: a program that may have to finish it
  * (the root tools) calls hs_txn_work_enable (txnwork.c) once, at its
@@ -98,6 +108,15 @@ struct hs_txn_work_ops {
 	int (*back)(struct hs_txn_work *w);     /* undo one (before the commit point) */
 	int (*sweep)(int dirfd);                /* the stale reserved directories of the
 						 * tree below dirfd: how many removed */
+	/* A recovery only, for the pieces not to be undone anyway (undo[i]):
+	 * dir_path/passwd against each piece, into verdict[i].  0, or a
+	 * negative error (passwd unreadable: the recovery fails, the
+	 * journal stays). */
+	int (*check)(const char *dir_path, const struct hs_txn_work *work, const bool *undo,
+		     size_t n_work, enum hs_txn_verdict *verdict);
+	/* undo an ORPHANED piece: its reserved build, or what it put at path
+	 * (0); 1: left, a home handed over already; or -errno */
+	int (*revert)(struct hs_txn_work *w);
 };
 void hs_txn_set_work_ops(const struct hs_txn_work_ops *ops);
 void hs_txn_work_enable(void);
@@ -140,9 +159,10 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 
 /* Finish or discard what an interrupted commit left below dirfd: with a
  * journal, install every staged file whose target is still the one the
- * journal names (else drop it), finish its work (when enabled; else keep
- * the journal for it), then remove the journal; a prepared journal: undo
- * its work and remove the staged files; without one,
+ * journal names (else drop it), finish its work (when enabled, each
+ * piece checked against dir_path/passwd first: hs_txn_work_ops.check;
+ * else keep the journal for it), then remove the journal; a prepared
+ * journal: undo its work and remove the staged files; without one,
  * remove staged files of the given base names (never committed).  Either
  * way, remove the temp files (lib/io/tempname.h) of a replace that was
  * killed before its rename: of each base, its backup BASE-, its staged

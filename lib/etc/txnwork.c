@@ -15,6 +15,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "accountdb.h"
 #include "fileio.h"
 #include "globalfile.h"
 #include "layout.h"
@@ -189,6 +190,130 @@ static int work_back(struct hs_txn_work *w)
 	return r;
 }
 
+/* A committed NEW piece whose account is gone (work_check): the build
+ * still under its reserved name goes as before the commit point; one put
+ * at path goes if it is still the one the journal built (self).  The
+ * user's directory in the tree goes even when handed over (userdel
+ * removes it with the account: it holds the account's hash, no files of
+ * the user's).  A home handed over already is the account's, maybe with
+ * its files: it stays, as a userdel without -r leaves it (1).  One still
+ * root's is taken away (root's 0700) first and stays so if a mount inside
+ * refuses its removal. */
+static int work_revert(struct hs_txn_work *w)
+{
+	_cleanup_close_ int parentfd = -1;
+	_cleanup_close_ int fd = -1;
+	const char *last;
+	struct stat st, saved;
+	int r;
+
+	parentfd = open_parent(w, &last);
+	if (parentfd < 0)
+		return parentfd == -ENOENT ? 0 : parentfd;
+	if (fstatat(parentfd, w->tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+		return work_back(w);
+	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if ((!w->self.dev && !w->self.ino) || !same_id(&st, &w->self))
+		return -ESTALE;
+	if (w->kind == HS_TXN_TREE_NEW) {
+		r = hs_userdir_remove(parentfd, last);
+		return r == -ENOENT ? 0 : r;
+	}
+	fd = hs_fileio_open_dir_at(parentfd, last, &st);
+	if (fd < 0)
+		return fd;
+	if (!same_id(&st, &w->self))
+		return -ESTALE;
+	if (st.st_uid == w->uid && w->uid != 0)
+		return 1;
+	r = hs_walk_take_away(fd, &saved);
+	if (r == 0)
+		r = hs_walk_remove_tree_at(parentfd, last);
+	if (r == 0)
+		(void)fsync(parentfd);
+	return r;
+}
+
+/* Is the passwd line idx (-1: none) one of uid? */
+static bool line_of_uid(const struct hs_accountdb *db, long idx, uid_t uid)
+{
+	unsigned long id;
+
+	return idx >= 0 && hs_accountdb_id(db, (size_t)idx, &id) && id == (unsigned long)uid;
+}
+
+/* Does a live passwd line name path as its home, exactly as the journal
+ * has it (useradd and newusers journal the field as written; userdel the
+ * normalised path, which a line written since mostly spells the same)?
+ * uid (uid_t)-1: any user's. */
+static bool home_named(const struct hs_accountdb *db, const char *path, uid_t uid)
+{
+	size_t plen = strlen(path), len;
+
+	for (long i = hs_accountdb_find_text(db, 0, path, plen); i >= 0;
+	     i = hs_accountdb_find_text(db, (size_t)i + 1, path, plen)) {
+		const char *dir = hs_accountdb_field(db, (size_t)i, 5, &len);
+
+		if (dir && len == plen && memcmp(dir, path, plen) == 0 &&
+		    (uid == (uid_t)-1 || line_of_uid(db, i, uid)))
+			return true;
+	}
+	return false;
+}
+
+static enum hs_txn_verdict verdict_of(struct hs_accountdb *db, const struct hs_txn_work *w)
+{
+	switch (w->kind) {
+	case HS_TXN_TREE_NEW:
+		return line_of_uid(db, hs_accountdb_find(db, strrchr(w->path, '/') + 1), w->uid) ?
+		       HS_TXN_FINISH : HS_TXN_ORPHANED;
+	case HS_TXN_HOME_NEW:
+		return home_named(db, w->path, w->uid) ? HS_TXN_FINISH : HS_TXN_ORPHANED;
+	case HS_TXN_HOME_DEL:
+		return home_named(db, w->path, (uid_t)-1) ? HS_TXN_CLAIMED : HS_TXN_FINISH;
+	case HS_TXN_TREE_DEL:
+		/* it holds the old account's hash: a user made since under
+		 * that name must not inherit it */
+		break;
+	}
+	return HS_TXN_FINISH;
+}
+
+/* A journal's work waits, committed, for the next tool that locks; a tool
+ * that does not know the journal (shadow-utils, vipw by hand) may have
+ * changed /etc/passwd meanwhile.  The work names no account, only paths
+ * and a uid, so passwd as it is now decides: a new user's directory is
+ * put in place only while passwd has that user with that uid, a home only
+ * while passwd names it as the home of that uid; else the account was
+ * deleted (its uid perhaps given to someone else since) or its home moved,
+ * and the piece is undone.  A home passwd names again is not removed.
+ * A line that does not parse where a name is looked up confirms nothing:
+ * its piece is undone too.  A passwd that cannot be read fails the
+ * recovery (every tool would fail on it anyway), the work unfinished. */
+static int work_check(const char *dir_path, const struct hs_txn_work *work, const bool *undo,
+                      size_t n_work, enum hs_txn_verdict *verdict)
+{
+	struct hs_accountdb db = HS_ACCOUNTDB_INIT;
+	char path[PATH_MAX];
+	size_t i;
+	int r;
+
+	for (i = 0; i < n_work && undo[i]; i++)
+		;
+	if (i == n_work)
+		return 0;
+	if ((size_t)snprintf(path, sizeof(path), "%s/passwd", dir_path) >= sizeof(path))
+		return -ENAMETOOLONG;
+	r = hs_accountdb_load(&db, HS_DB_PASSWD, path, HS_DB_LAZY);
+	if (r < 0)
+		return r;
+	for (i = 0; i < n_work; i++)
+		verdict[i] = undo[i] ? HS_TXN_FINISH : verdict_of(&db, &work[i]);
+	hs_accountdb_free(&db);
+	return 0;
+}
+
 /* The tree's reserved directories (.new.USER.*, .del.USER.*) are made
  * only under the global locks, which the caller holds, and a committed
  * journal's were put in place before this runs: every one left is a
@@ -267,6 +392,7 @@ void hs_txn_work_enable(void)
 {
 	static const struct hs_txn_work_ops ops = {
 		.forward = work_forward, .back = work_back, .sweep = work_sweep,
+		.check = work_check, .revert = work_revert,
 	};
 
 	hs_txn_set_work_ops(&ops);

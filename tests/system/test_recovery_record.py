@@ -258,7 +258,7 @@ def test_a_file_changed_since_keeps_the_work_carried_from_a_finished_change(sb):
                   "/usr/sbin/useradd", "-m", "alice"], check=False)
     assert res.returncode != 0, res
     assert "alice:" in sb.read("/etc/passwd")
-    assert "@tree-new" in sb.read("/etc/.hardened-shadow.txn")
+    assert sb.exists("/etc/.hardened-shadow.txn"), res
     res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
                   "-e", "inject=renameat2:signal=SIGKILL:when=1",
                   "/usr/bin/chsh", "-s", "/bin/bash", "bob"], check=False)
@@ -431,3 +431,161 @@ def test_a_rolled_back_useradd_killed_leaves_no_home_behind(sb):
     for path, text in before.items():
         assert "carol" not in sb.read(path), path
     assert litter(sb) == []
+
+
+CLASSIC = "/usr/libexec/hs-test/shadow-utils/"
+
+
+# where useradd -m alice is killed after its files were all installed (its exchanges:
+# subuid, subgid, gshadow, group, passwd): at the rename of her directory in the tree, at
+# the rename of her home, or when all is done but the journal's removal (its unlinks: the
+# tree's mark, the journal)
+KILLS = ["renameat2:when=6", "renameat2:when=7", "unlinkat:when=2"]
+
+
+def killed_useradd_m_alice(sb, kill):
+    """useradd -m alice killed at `kill` (KILLS): the journal still names all the work, some
+    of it maybe done.  Returns alice's uid."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=%s:signal=SIGKILL" % kill,
+                  "/usr/sbin/useradd", "-m", "alice"], check=False)
+    assert res.returncode != 0, res
+    assert "alice:" in sb.read("/etc/passwd")
+    journal = sb.read("/etc/.hardened-shadow.txn")
+    assert "@home-new" in journal and "@tree-new" in journal, journal
+    assert sb.exists("/etc/hardened-shadow/alice") == (kill != KILLS[0])
+    assert sb.exists("/home/alice") == (kill == KILLS[2])
+    return sb.getpwnam("alice").uid
+
+
+def reserved_left(sb):
+    return ([f for f in sb.run(["ls", "-A", "/home"]).stdout.split() if f.startswith(".")] +
+            [f for f in sb.run(["ls", "-A", "/etc/hardened-shadow"]).stdout.split()
+             if f.startswith(".")])
+
+
+@pytest.mark.parametrize("kill", KILLS[:2])
+def test_the_work_of_a_user_deleted_since_goes_to_nobody_else(sb, kill):
+    """useradd -m alice killed with her home (and maybe her directory in the tree) still to
+    be put in place and handed to her uid.  Then shadow-utils, which knows no journal,
+    deletes alice and adds mallory, who gets alice's uid.  The next tool must not finish
+    the work: that would give /home/alice and the tree's alice to mallory's uid (a later
+    useradd -m alice would find a home mallory owns and filled).  It undoes it and says
+    so."""
+    uid = killed_useradd_m_alice(sb, kill)
+    sb.run([CLASSIC + "userdel", "alice"])
+    sb.run([CLASSIC + "useradd", "mallory"])
+    assert sb.getpwnam("mallory").uid == uid
+    res = sb.run([GROUPADD, "after"])
+    assert "finished creating" not in res.stderr, res
+    assert ("undid the creation of /home/alice: /etc/passwd no longer names it for uid %d"
+            % uid) in res.stderr, res
+    assert ("undid the creation of /etc/hardened-shadow/alice: /etc/passwd no longer names "
+            "it for uid %d" % uid) in res.stderr, res
+    for path in ("/home/alice", "/etc/hardened-shadow/alice"):
+        assert not sb.exists(path), path
+    assert reserved_left(sb) == []
+    assert not sb.exists("/etc/.hardened-shadow.txn")
+    assert litter(sb) == []
+    # and alice, made again, gets a home of her own
+    sb.run(["/usr/sbin/useradd", "-m", "alice"])
+    alice = sb.getpwnam("alice")
+    assert alice.uid != uid
+    assert sb.lstat("/home/alice").st_uid == alice.uid
+    assert sb.lstat("/etc/hardened-shadow/alice").st_uid == alice.uid
+
+
+def test_a_home_handed_over_before_the_user_was_deleted_stays(sb):
+    """The same, but useradd was killed only before it removed its journal: the home was
+    alice's already (her files may be in it), so it stays, as shadow-utils' userdel
+    without -r leaves a home, and as it would be had nothing been killed.  Her directory
+    in the tree (no files of hers, her hash) goes, as our userdel removes it."""
+    uid = killed_useradd_m_alice(sb, KILLS[2])
+    sb.write("/home/alice/mine", "data\n")
+    sb.run([CLASSIC + "userdel", "alice"])
+    sb.run([CLASSIC + "useradd", "mallory"])
+    res = sb.run([GROUPADD, "after"])
+    assert "finished creating" not in res.stderr, res
+    assert ("left /home/alice as it is: it was handed to uid %d before /etc/passwd stopped "
+            "naming it" % uid) in res.stderr, res
+    assert ("undid the creation of /etc/hardened-shadow/alice: /etc/passwd no longer names "
+            "it for uid %d" % uid) in res.stderr, res
+    assert sb.read("/home/alice/mine") == "data\n"
+    assert not sb.exists("/etc/hardened-shadow/alice")
+    assert reserved_left(sb) == []
+    assert not sb.exists("/etc/.hardened-shadow.txn")
+
+
+@pytest.mark.parametrize("kill", KILLS)
+def test_the_work_of_a_user_still_there_is_finished(sb, kill):
+    """The same kill with nothing changed since: the next tool finishes the work."""
+    uid = killed_useradd_m_alice(sb, kill)
+    res = sb.run([GROUPADD, "after"])
+    assert "finished creating /home/alice" in res.stderr, res
+    assert "undid" not in res.stderr, res
+    assert sb.lstat("/home/alice").st_uid == uid
+    assert sb.lstat("/etc/hardened-shadow/alice").st_uid == uid
+    assert reserved_left(sb) == []
+    assert not sb.exists("/etc/.hardened-shadow.txn")
+
+
+def test_a_home_moved_since_is_not_handed_over(sb):
+    """shadow-utils' usermod -d points alice's passwd line elsewhere before the work is
+    finished: passwd no longer names /home/alice, so the home built for it is removed, not
+    handed over; her directory in the tree (passwd still has alice with her uid) is put in
+    place."""
+    uid = killed_useradd_m_alice(sb, KILLS[0])
+    sb.run([CLASSIC + "usermod", "-d", "/home/elsewhere", "alice"])
+    res = sb.run([GROUPADD, "after"])
+    assert "finished creating /etc/hardened-shadow/alice" in res.stderr, res
+    assert ("undid the creation of /home/alice: /etc/passwd no longer names it for uid %d"
+            % uid) in res.stderr, res
+    assert not sb.exists("/home/alice")
+    assert sb.lstat("/etc/hardened-shadow/alice").st_uid == uid
+    assert reserved_left(sb) == []
+
+
+def test_a_home_named_again_since_is_not_removed(sb):
+    """userdel -r victim killed after its files were installed, before the home went; then
+    shadow-utils' useradd makes victim again with that home (it exists: shadow-utils takes
+    it as it is).  The next tool finishes the removal of the old directory in the tree (it
+    holds the old account's hash) but leaves the home passwd names again."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    sb.run(["/usr/sbin/useradd", "-m", "victim"])
+    sb.write("/home/victim/keep", "data\n")
+    # its exchanges: subuid, subgid, gshadow, group, passwd; then the tree's rename of
+    # victim's directory to a reserved name
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:signal=SIGKILL:when=6",
+                  "/usr/sbin/userdel", "-r", "victim"], check=False)
+    assert res.returncode != 0, res
+    assert "victim:" not in sb.read("/etc/passwd")
+    assert "@home-del" in sb.read("/etc/.hardened-shadow.txn")
+    sb.run([CLASSIC + "useradd", "-d", "/home/victim", "victim"])
+    res = sb.run([GROUPADD, "after"])
+    assert "finished removing /etc/hardened-shadow/victim" in res.stderr, res
+    assert ("left /home/victim: /etc/passwd names it as a home again" in res.stderr), res
+    assert sb.read("/home/victim/keep") == "data\n"
+    assert not sb.exists("/etc/hardened-shadow/victim")
+    assert not sb.exists("/etc/.hardened-shadow.txn")
+
+
+def test_work_that_passwd_cannot_confirm_is_undone(sb):
+    """alice's passwd line does not parse when the next tool recovers (a hand edit since):
+    it does not confirm the account, so her directory and home are not handed to the uid
+    but undone, and said."""
+    uid = killed_useradd_m_alice(sb, KILLS[0])
+    passwd = sb.read("/etc/passwd")
+    line = [l for l in passwd.splitlines() if l.startswith("alice:")][0]
+    sb.write("/etc/passwd", passwd.replace(line, line.replace(":%d:" % uid, ":x%d:" % uid)))
+    res = sb.run([GROUPADD, "after"])
+    assert "finished creating" not in res.stderr, res
+    assert "undid the creation of /home/alice" in res.stderr, res
+    assert "undid the creation of /etc/hardened-shadow/alice" in res.stderr, res
+    for path in ("/home/alice", "/etc/hardened-shadow/alice"):
+        assert not sb.exists(path), path
+    assert reserved_left(sb) == []
+    assert not sb.exists("/etc/.hardened-shadow.txn")

@@ -676,6 +676,16 @@ static void home_work(struct tmp_dirs *f, struct hs_txn_work *w, char *path, siz
 	};
 }
 
+/* passwd with a line of the work's uid (home_work) naming home */
+static void put_passwd_home(struct tmp_dirs *f, const char *home)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line), "root:x:0:0::/root:/bin/sh\nbob:x:%lu:%lu::%s:/bin/sh\n",
+		 (unsigned long)getuid(), (unsigned long)getgid(), home);
+	put_str(f->dfd, "passwd", line, getuid(), getgid(), 0644);
+}
+
 static void assert_home_made(struct tmp_dirs *f)
 {
 	struct stat st;
@@ -740,10 +750,38 @@ static void test_work_left_for_a_root_tool(void **state)
 	assert_int_equal(fstatat(f->ofd, HOME_TMP, &st, AT_SYMLINK_NOFOLLOW), 0);
 	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
 	assert_int_equal(fstatat(f->dfd, HS_TXN_JOURNAL, &st, AT_SYMLINK_NOFOLLOW), 0);
+	/* the home the journal names is bob's in passwd */
+	put_passwd_home(f, path);
 	hs_txn_work_enable();
 	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
 	assert_non_null(strstr(msg, "finished creating"));
 	assert_home_made(f);
+	assert_clean(f->dfd);
+}
+
+/* The same, but passwd was changed meanwhile by a tool that knows no
+ * journal (the account deleted, its uid given to another, its home
+ * moved): no line of that uid names the home, so the recovery undoes the
+ * work instead of handing the home to the uid. */
+static void test_work_of_a_home_passwd_no_longer_names_is_undone(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct two_files t;
+	struct hs_txn_work w;
+	char path[128], err[256], msg[1024];
+	struct stat st;
+
+	hs_txn_set_work_ops(NULL);
+	prepare(&t);
+	home_work(f, &w, path, sizeof(path));
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
+	hs_txn_work_enable();
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
+	assert_null(strstr(msg, "finished creating"));
+	assert_non_null(strstr(msg, "undid the creation of"));
+	assert_int_not_equal(fstatat(f->ofd, HOME_TMP, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_not_equal(fstatat(f->ofd, "bob", &st, AT_SYMLINK_NOFOLLOW), 0);
 	assert_clean(f->dfd);
 }
 
@@ -862,6 +900,8 @@ int main(void)
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_work_left_for_a_root_tool, setup,
 						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_work_of_a_home_passwd_no_longer_names_is_undone,
+						setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_prepared_work_survives_a_setid_commit, setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_unmarked_tree_is_not_listed, setup,
