@@ -179,8 +179,9 @@ int hs_userdir_guess_lock(int udirfd, unsigned timeout_ms);
  * opened to write, and never written).  Per caller and target: no file
  * to create, nothing another caller holds.  Only that user can open the
  * file besides root, to hold bytes of it (their own account).  On a
- * read-only tree, where nothing opens to write, an exclusive flock on the
- * file, one lock for every such caller of that user. */
+ * read-only tree, or where an LSM policy (SELinux) lets the process only
+ * read it, nothing opens to write: an exclusive flock on the file then,
+ * one lock for every such caller of that user. */
 int hs_userdir_guess_lock_for(int udirfd, uid_t caller, unsigned timeout_ms);
 
 /* Create USER's directory complete with all three files, atomically: it is

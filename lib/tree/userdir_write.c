@@ -205,9 +205,9 @@ int hs_userdir_guess_lock_for(int udirfd, uid_t caller, unsigned timeout_ms)
 	/* a record lock to write needs a descriptor open to write; it
 	 * never writes */
 	fd = openat(udirfd, HS_FILE_SHADOW, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0 && errno == EROFS) {
-		/* a read-only tree: the whole file, as one lock for every
-		 * such caller */
+	if (fd < 0 && (errno == EROFS || errno == EACCES || errno == EPERM)) {
+		/* a read-only tree, or a policy (SELinux) that lets us only
+		 * read it: the whole file, one lock for every such caller */
 		fd = openat(udirfd, HS_FILE_SHADOW,
 		            O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0)
