@@ -228,6 +228,12 @@ def test_stopped_su_delays_only_its_callers_guesses(mod, caller):
         assert res.returncode != 0, res
         assert 2 - 0.3 <= took < 5, (took, res)
         assert not any("cannot lock" in l for l in mod.syslog()), mod.syslog()
+        # nor her screen locker's password helper (its deadline is 60 s)
+        start = time.monotonic()
+        res = mod.run([HELPER, "verify", "alice"], user="alice", input=ALICE_PW.encode(),
+                      check=False, timeout=90)
+        assert res.returncode == 0, res
+        assert time.monotonic() - start < 5, res
 
         # the caller's own next guess (alice's password, right this time) waits for the
         # stopped one, and goes through once that one ends
