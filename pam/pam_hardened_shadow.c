@@ -637,16 +637,46 @@ static void sleep_fail_delay(void)
 		;
 }
 
+/* The guess lock of this process's caller (the real uid), never the
+ * target's: su runs with its caller's real uid, so the caller may stop
+ * it while it holds the lock, and that must delay only the caller's own
+ * guesses, not another user's su of the same target, nor the target's
+ * own passwd.  The caller's own directory's lock (the one the password
+ * helper and the caller's setgid passwd and chsh take: one guess of this
+ * caller at a time, whoever the target), or, for a caller without a
+ * directory, one per caller on the target's shadow file.  path names the
+ * file, for the log.  Returns the locked fd or a negative error. */
+static int lock_caller_guesses(pam_handle_t *pamh, const struct entry *e, char *path,
+                               size_t size)
+{
+	uid_t caller = getuid();
+	const struct passwd *pw;
+	_cleanup_close_ int dirfd = -1;
+
+	if (e->pw->pw_uid == caller) {
+		hs_userdir_path(path, size, e->name, HS_FILE_AGING);
+		return hs_userdir_guess_lock(e->udirfd, HS_LOCK_TIMEOUT_MS);
+	}
+	pw = pam_modutil_getpwuid(pamh, caller);
+	if (pw && pw->pw_name)
+		dirfd = hs_userdir_open(e->treefd, pw->pw_name, caller, NULL);
+	if (dirfd >= 0) {
+		hs_userdir_path(path, size, pw->pw_name, HS_FILE_AGING);
+		return hs_userdir_guess_lock(dirfd, HS_LOCK_TIMEOUT_MS);
+	}
+	hs_userdir_path(path, size, e->name, HS_FILE_SHADOW);
+	return hs_userdir_guess_lock_for(e->udirfd, caller, HS_LOCK_TIMEOUT_MS);
+}
+
 /* The password against the entry's hash (SRC_DIRECT), or, when it cannot
  * match (an overlong password, a locked or unverifiable hash), a
  * verification's time spent for nothing.  In a user-driven process, one
- * guess of this user at a time (the guess lock the password helper takes
- * too), and a failure holds the lock through the failure delay, whether
- * the hash could match or not: a locked account must not answer su's
- * caller sooner than a wrong password (pam_fail_delay is not set there).
- * The guess lock is not the writers' lock: stopping this process delays
- * only the user's own guesses.  Returns 1, 0, or a negative error
- * (logged). */
+ * guess of this caller at a time (lock_caller_guesses), and a failure
+ * holds the lock through the failure delay, whether the hash could match
+ * or not: a locked account must not answer su's caller sooner than a
+ * wrong password (pam_fail_delay is not set there).  The guess lock is
+ * not the writers' lock: stopping this process delays only the caller's
+ * own guesses.  Returns 1, 0, or a negative error (logged). */
 static int check_password(pam_handle_t *pamh, const struct options *o, const struct entry *e,
                           const char *password)
 {
@@ -661,14 +691,14 @@ static int check_password(pam_handle_t *pamh, const struct options *o, const str
 		burn_time(pamh, o, password);
 		return 0;
 	}
-	fd = hs_userdir_guess_lock(e->udirfd, HS_LOCK_TIMEOUT_MS);
+	fd = lock_caller_guesses(pamh, e, path, sizeof path);
 	if (fd < 0) {
 		char why[64];
 
-		pam_syslog(pamh, LOG_ERR, "cannot lock %s for a password check: %s%s",
-		           hs_userdir_path(path, sizeof path, e->name, HS_FILE_SHADOW),
+		pam_syslog(pamh, LOG_ERR, "cannot lock %s for a password check: %s%s", path,
 		           hs_lock_strerror(fd, HS_LOCK_TIMEOUT_MS, why, sizeof why),
-		           fd == -HS_E_TIMEOUT ? " (another password check of this user holds it)" : "");
+		           fd == -HS_E_TIMEOUT ? " (another password check by this caller holds it)" :
+		                                 "");
 		return fd;
 	}
 	if (can_match) {

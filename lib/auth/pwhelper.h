@@ -13,12 +13,13 @@
  *   account: stdout gets "LSTCHG:MIN:MAX:WARN:INACT:EXPIRE:\n" with
  *           aging read fail-closed (hs_userdir_aging_or_expired).
  *   exit:   HS_PWHELPER_OK, _MISMATCH, _REFUSED, _ERROR.
- * Rate limit: at most one verification per user at a time (the guess lock,
- * an exclusive flock on the user's shadow file, not the writers' lock on
- * the directory) and a failure costs HS_FAIL_DELAY_MS (timeouts.h) before
- * the answer.  The caller may kill its own helper once the hash is done and
- * so skip the delay (docs/decisions.md): what stays is one hash at a time
- * per user, however many helpers are started. */
+ * Rate limit: at most one verification per caller at a time (the guess
+ * lock, hs_userdir_guess_lock: an exclusive flock on the caller's aging
+ * file, not the writers' lock on the directory) and a failure costs
+ * HS_FAIL_DELAY_MS (timeouts.h) before the answer.  The caller may kill its
+ * own helper once the hash is done and so skip the delay
+ * (docs/decisions.md): what stays is one hash at a time per caller, however
+ * many helpers are started. */
 #ifndef HS_PWHELPER_H
 #define HS_PWHELPER_H
 

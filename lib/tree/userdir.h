@@ -155,14 +155,34 @@ bool hs_userdir_sweep_take_over(int treefd, const char *user);
  * take-over that was killed before its exchange left it frozen. */
 void hs_userdir_thaw(int udirfd);
 
-/* The per-user guess lock: one password verification of USER at a time,
- * through the failure delay, on every path the user drives (the password
- * helper, setgid passwd and chsh through the PAM module).  An exclusive
- * flock on the user's shadow file, not on the directory: writers never
- * take it, so a user who stops a process that holds it delays their own
- * guesses and nothing of root's.  Polls like hs_userdir_lock.  Returns the
- * locked fd (close it to release), -HS_E_TIMEOUT, or a negative error. */
+/* The guess locks: password verifications in a process a user drives (the
+ * password helper; setgid passwd and chsh, setuid su through the PAM
+ * module) run one at a time per caller, through the failure delay, so a
+ * caller cannot run guesses in parallel and kill each once its answer
+ * shows.  The lock is the caller's, not the target's: a caller who stops
+ * a process that holds it delays only their own guesses, never another
+ * caller's (su TARGET, or TARGET's own passwd), and never root's writers
+ * (they never take it).  Both poll like hs_userdir_lock and return the
+ * locked fd (close it to release), -HS_E_TIMEOUT, or a negative error.
+ *
+ * hs_userdir_guess_lock: the caller's own, on udirfd, the caller's
+ * directory: an exclusive flock on its aging file, checked to be root's
+ * (regular, one link).  Not shadow: the caller's passwd gives that a new
+ * inode at each change, and a guess under each inode would run beside the
+ * others. */
 int hs_userdir_guess_lock(int udirfd, unsigned timeout_ms);
+/* hs_userdir_guess_lock_for: for a caller without a directory of their own
+ * (a directory's account, a system account without one, a uid without a
+ * name) guessing the password of the user whose directory udirfd is:
+ * byte number caller of that user's shadow file, record-locked (an open
+ * file description lock, F_OFD_SETLK, for writing: the descriptor is
+ * opened to write, and never written).  Per caller and target: no file
+ * to create, nothing another caller holds.  Only that user can open the
+ * file besides root, to hold bytes of it (their own account).  On a
+ * read-only tree, or where an LSM policy (SELinux) lets the process only
+ * read it, nothing opens to write: an exclusive flock on the file then,
+ * one lock for every such caller of that user. */
+int hs_userdir_guess_lock_for(int udirfd, uid_t caller, unsigned timeout_ms);
 
 /* Create USER's directory complete with all three files, atomically: it is
  * built as root:root 0700 under a reserved temporary name, then given to

@@ -99,10 +99,26 @@ static bool is_leftover(const char *name, void *ctx)
 	return false;
 }
 
-/* Take a flock (op LOCK_EX or LOCK_SH) on fd by polling LOCK_NB until
- * the deadline: no alarm(), so it is safe in the PAM module, whose
- * process's signal handlers and timers are not ours to touch. */
-static int flock_until(int fd, int op, unsigned timeout_ms)
+/* One try of a lock: a flock (op LOCK_EX or LOCK_SH) on fd, or, when
+ * range is given, an open file description's record lock on it.  0, or
+ * -errno (-EWOULDBLOCK when someone else holds it). */
+static int try_lock(int fd, int op, const struct flock *range)
+{
+	if (range) {
+		struct flock fl = *range;
+
+		if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+			return 0;
+		/* a conflicting record lock: POSIX allows either */
+		return errno == EACCES || errno == EAGAIN ? -EWOULDBLOCK : -errno;
+	}
+	return flock(fd, op | LOCK_NB) == 0 ? 0 : -errno;
+}
+
+/* Take the lock try_lock names by polling until the deadline: no
+ * alarm(), so it is safe in the PAM module, whose process's signal
+ * handlers and timers are not ours to touch. */
+static int lock_until(int fd, int op, const struct flock *range, unsigned timeout_ms)
 {
 	struct timespec deadline;
 
@@ -111,18 +127,24 @@ static int flock_until(int fd, int op, unsigned timeout_ms)
 	hs_timespec_add_ms(&deadline, timeout_ms);
 	for (;;) {
 		struct timespec pause = { .tv_sec = 0, .tv_nsec = HS_LOCK_POLL_NSEC };
+		int r = try_lock(fd, op, range);
 
-		if (flock(fd, op | LOCK_NB) == 0)
+		if (r == 0)
 			return 0;
-		if (errno == EINTR)
+		if (r == -EINTR)
 			continue;
-		if (errno != EWOULDBLOCK)
-			return -errno;
+		if (r != -EWOULDBLOCK)
+			return r;
 		if (deadline_passed(&deadline))
 			return -HS_E_TIMEOUT;
 		/* an interrupted sleep only makes the next try earlier */
 		(void)nanosleep(&pause, NULL);
 	}
+}
+
+static int flock_until(int fd, int op, unsigned timeout_ms)
+{
+	return lock_until(fd, op, NULL, timeout_ms);
 }
 
 int hs_userdir_lock(int udirfd, unsigned timeout_ms)
@@ -139,15 +161,67 @@ int hs_userdir_lock(int udirfd, unsigned timeout_ms)
 
 int hs_userdir_guess_lock(int udirfd, unsigned timeout_ms)
 {
+	/* root's file, which the user's tools never replace: a caller who
+	 * could give the lock a new inode (as passwd gives shadow one) would
+	 * run a guess under each */
+	const struct hs_file_expect ex = { .uid = 0, .gid = HS_ANY_GID };
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int r;
+
+	if (udirfd < 0)
+		return -EBADF;
+	fd = openat(udirfd, HS_FILE_AGING, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	r = hs_fileio_check_stat(&st, &ex);
+	if (r == 0)
+		r = flock_until(fd, LOCK_EX, timeout_ms);
+	return r < 0 ? r : TAKE_FD(fd);
+}
+
+/* The target's shadow as hs_userdir_guess_lock_for locks it: a regular
+ * file (the user may have put anything there), whoever's. */
+static int check_regular(int fd)
+{
+	const struct hs_file_expect ex = { .uid = HS_ANY_UID, .gid = HS_ANY_GID };
+	struct stat st;
+
+	return fstat(fd, &st) < 0 ? -errno : hs_fileio_check_stat(&st, &ex);
+}
+
+int hs_userdir_guess_lock_for(int udirfd, uid_t caller, unsigned timeout_ms)
+{
+	const struct flock range = {
+		.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)caller, .l_len = 1,
+	};
 	_cleanup_close_ int fd = -1;
 	int r;
 
 	if (udirfd < 0)
 		return -EBADF;
-	fd = openat(udirfd, HS_FILE_SHADOW, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	/* a record lock to write needs a descriptor open to write; it
+	 * never writes */
+	fd = openat(udirfd, HS_FILE_SHADOW, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 && (errno == EROFS || errno == EACCES || errno == EPERM)) {
+		/* a read-only tree, or a policy (SELinux) that lets us only
+		 * read it: the whole file, one lock for every such caller */
+		fd = openat(udirfd, HS_FILE_SHADOW,
+		            O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			return -errno;
+		r = check_regular(fd);
+		if (r == 0)
+			r = flock_until(fd, LOCK_EX, timeout_ms);
+		return r < 0 ? r : TAKE_FD(fd);
+	}
 	if (fd < 0)
 		return -errno;
-	r = flock_until(fd, LOCK_EX, timeout_ms);
+	r = check_regular(fd);
+	if (r == 0)
+		r = lock_until(fd, 0, &range, timeout_ms);
 	return r < 0 ? r : TAKE_FD(fd);
 }
 

@@ -12,9 +12,10 @@
  *     that uid's account name, and is only a cross-check;
  *   - the password comes from stdin, bounded, never argv or the
  *     environment;
- *   - guesses are serialized per user by the guess lock (an exclusive
- *     flock on the user's shadow file, not the writers' lock), held
- *     through the failure delay. */
+ *   - guesses are serialized per caller by the guess lock (an exclusive
+ *     flock on the caller's aging file, not the writers' lock), held
+ *     through the failure delay: the lock su and setgid passwd take for
+ *     this caller too (lib/tree/userdir.h). */
 #include <errno.h>
 #include <pwd.h>
 #include <signal.h>
@@ -173,9 +174,10 @@ static void read_own_shadow(int udirfd, const char *user, uid_t uid, struct hs_s
 	}
 }
 
-/* Hold the user's guess lock: one verification per user at a time,
- * across every helper and every caller.  It is not the writers' lock, so
- * a caller who stops the helper here delays only their own guesses. */
+/* Hold the caller's guess lock: one verification of this caller at a
+ * time, across every helper, su and passwd they run.  It is not the
+ * writers' lock, so a caller who stops the helper here delays only their
+ * own guesses. */
 static int lock_guesses(int udirfd, const char *user)
 {
 	char path[HS_PATHBUF_USER], why[64];
@@ -183,7 +185,7 @@ static int lock_guesses(int udirfd, const char *user)
 
 	if (fd < 0)
 		hs_die(HS_PWHELPER_ERROR, "cannot lock %s: %s",
-		       hs_userdir_path(path, sizeof(path), user, HS_FILE_SHADOW),
+		       hs_userdir_path(path, sizeof(path), user, HS_FILE_AGING),
 		       hs_lock_strerror(fd, HELPER_DEADLINE * 1000u, why, sizeof why));
 	/* from here on, nothing the caller does may shorten the delay */
 	alarm(0);

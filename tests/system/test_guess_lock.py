@@ -1,10 +1,14 @@
-"""Nothing a user holds while guessing delays root, and guesses run one at a time.
+"""Nothing a user holds while guessing delays root, nor another user; guesses run one at a
+time per caller.
 
 The password helper and the PAM module's checks in processes the user drives (setgid
-passwd, chsh) serialize a user's guesses with the guess lock, an flock on the user's
-shadow file held through the failure delay.  Writers take the directory's lock, not that
-one: a user who stops their helper or passwd in the middle of a failed guess delays only
-their own next guess, and root's passwd -l, chage -E 0 and usermod -L land at once."""
+passwd, chsh, setuid su) serialize a caller's guesses with the caller's guess lock, an
+flock on the caller's aging file (root's), held through the failure delay; a caller
+without a directory of their own takes a byte of the target's shadow file instead.
+Writers take the directory's lock, not that one: a user who stops their helper, passwd or
+su in the middle of a failed guess delays only their own next guess; root's passwd -l,
+chage -E 0 and usermod -L land at once, and another user's su of the same account, and
+that account's own passwd, run at once."""
 
 import os
 import subprocess
@@ -12,7 +16,10 @@ import time
 
 import pytest
 
+import sandbox
+import test_lock_window as tlw
 import test_passwd as tp
+from ptyproc import Pty
 
 # the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
 pytestmark = pytest.mark.usefixtures("shell_proxy_on")
@@ -115,3 +122,160 @@ def test_locked_account_answers_su_no_sooner_than_a_wrong_password(mod):
     took["erin (locked)"] = su_wrong("erin")
     took["gina (*)"] = su_wrong("gina")
     assert all(t >= 2 - 0.3 for t in took.values()), took
+
+
+# ---- su: the lock is the caller's, not the target's ----
+#
+# su runs with its caller's real uid, so the caller may stop it while it holds its guess
+# lock.  With one lock per target, bob's stopped `su alice` made every other su of
+# alice (su root alike) and alice's own passwd wait 15 s and fail ("cannot lock ...
+# timed out").
+
+SU = "/usr/bin/su"
+ALICE_PW = "alice-old-1"
+# a line only the shell's output contains (the terminal echo shows $((...)) unexpanded)
+DONE = 'echo "DONE$((6*7))"'
+
+
+def stopped_in_failure_delay(sb, caller, target):
+    """caller's `su target` with a wrong password, stopped by strace (root) at its first
+    clock_nanosleep: the module's failure delay, under the guess lock.  (strace process,
+    su's pid)."""
+    cmd, _ = sb._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+                       "inject=clock_nanosleep:signal=SIGSTOP:when=1",
+                       "/usr/bin/setpriv", "--reuid=%d" % sb.getpwnam(caller).uid,
+                       "--regid=%d" % sb.getpwnam(caller).gid, "--init-groups", "--",
+                       SU, target, "-c", "true"], None, "/")
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
+                            start_new_session=True, text=True)
+    proc.stdin.write("wrong-guess-1\n")
+    proc.stdin.close()
+    proc.stdin = None
+    return proc, tlw.tracee_of(proc.pid, "su")
+
+
+def holds_any_lock(pid, ino):
+    """Does pid hold a flock, or does anyone hold a record lock of an open file
+    description (/proc/locks shows no pid for those) on inode ino?"""
+    with open("/proc/locks") as f:
+        for line in f:
+            w = line.split()
+            if len(w) >= 6 and w[1] == "FLOCK" and w[4] == str(pid):
+                return True
+            if len(w) >= 6 and w[1] == "OFDLCK" and w[5].endswith(":%d" % ino):
+                return True
+    return False
+
+
+def wait_stopped_holding(sb, proc, pid, target, timeout=30):
+    """Until su pid is stopped holding a lock (its guess lock: stopped in the delay)."""
+    ino = os.stat(os.path.join(sb.root, tp.TREE.lstrip("/"), target, "shadow")).st_ino
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            proc.wait(timeout=30)
+            raise AssertionError("su ended first: %r" % (proc.communicate(),))
+        if state in "tT" and holds_any_lock(pid, ino):
+            return
+        time.sleep(0.02)
+    raise AssertionError("su %d never stopped holding a lock" % pid)
+
+
+def su_on_pty(sb, caller, target, password):
+    """caller's `su target` on a terminal, once the password is typed."""
+    p = Pty(sb, [SU, target, "-c", DONE], user=caller)
+    p.expect(r"Password: ?")
+    p.send(password + "\n")
+    return p
+
+
+def still_waiting(p, seconds):
+    """Has p shown no result within seconds (without killing it)?"""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        p._pump(deadline)
+    return "DONE42" not in p.output[p.pos:] and p.proc.poll() is None
+
+
+@pytest.mark.parametrize("caller", ["bob", "zed"])
+def test_stopped_su_delays_only_its_callers_guesses(mod, caller):
+    # zed has no directory in the tree (as a directory service's account): a lock per
+    # caller on alice's shadow file
+    mod.write("/etc/passwd", mod.read("/etc/passwd") + "zed:x:4242:4242::/:/bin/sh\n")
+    proc, pid = stopped_in_failure_delay(mod, caller, "alice")
+    second = None
+    try:
+        wait_stopped_holding(mod, proc, pid, "alice")
+
+        # carol's su alice with alice's password: at once, not after 15 s and a failure
+        start = time.monotonic()
+        with su_on_pty(mod, "carol", "alice", ALICE_PW) as p:
+            p.expect(r"DONE42", timeout=30)
+            assert p.wait(timeout=30) == 0, p.output
+        took = time.monotonic() - start
+        assert took < 5, (took, p.output)
+
+        # alice's own passwd: its current-password check (a wrong one: her shadow file
+        # keeps its inode) is answered after its own failure delay, not after 15 s
+        start = time.monotonic()
+        res = mod.run([tp.PASSWD, "--stdin"], user="alice",
+                      input="wrong-current-1\nTulip-alice-new-7\n", check=False, timeout=60)
+        took = time.monotonic() - start
+        assert res.returncode != 0, res
+        assert 2 - 0.3 <= took < 5, (took, res)
+        assert not any("cannot lock" in l for l in mod.syslog()), mod.syslog()
+        # nor her screen locker's password helper (its deadline is 60 s)
+        start = time.monotonic()
+        res = mod.run([HELPER, "verify", "alice"], user="alice", input=ALICE_PW.encode(),
+                      check=False, timeout=90)
+        assert res.returncode == 0, res
+        assert time.monotonic() - start < 5, res
+
+        # the caller's own next guess (alice's password, right this time) waits for the
+        # stopped one, and goes through once that one ends
+        second = su_on_pty(mod, caller, "alice", ALICE_PW)
+        assert still_waiting(second, 4), second.output
+    finally:
+        out, err = tlw.resume(proc, pid)
+        if second is not None:
+            try:
+                second.expect(r"DONE42", timeout=30)
+                assert second.wait(timeout=30) == 0, second.output
+            finally:
+                second.close()
+    assert proc.returncode != 0, (out, err)
+
+
+def test_a_new_password_gives_the_caller_no_second_lock(mod):
+    # The caller's lock is on a file of theirs that their own tools never replace.  On
+    # their shadow file it would not hold: frank checks his current password in passwd
+    # (the lock is free then), waits at the new-password prompt, starts a guess at
+    # alice, and then lets passwd write: a new shadow inode, a new lock, and his next
+    # guess would run beside the first.
+    with Pty(mod, [tp.PASSWD], user="frank") as pw:
+        pw.expect(r"Current password: ")
+        pw.send("frank-old-1\n")
+        pw.expect(r"New password: ")
+        proc, pid = stopped_in_failure_delay(mod, "frank", "alice")
+        second = None
+        try:
+            wait_stopped_holding(mod, proc, pid, "alice")
+            pw.send("Tulip-frank-new-7\n")
+            pw.expect(r"Retype new password: ")
+            pw.send("Tulip-frank-new-7\n")
+            assert pw.wait(timeout=30) == 0, pw.output
+            assert tp.verify("Tulip-frank-new-7", tp.hash_of(mod, "frank"))
+            second = su_on_pty(mod, "frank", "alice", ALICE_PW)
+            assert still_waiting(second, 4), second.output
+        finally:
+            out, err = tlw.resume(proc, pid)
+            if second is not None:
+                try:
+                    second.expect(r"DONE42", timeout=30)
+                    assert second.wait(timeout=30) == 0, second.output
+                finally:
+                    second.close()

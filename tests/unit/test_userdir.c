@@ -841,6 +841,51 @@ static void test_lock_bad_fd(void **state)
 	close(p);
 }
 
+/* The guess locks: the caller's own (a flock on its root-owned aging
+ * file) and, for a caller without a directory, one byte of the target's
+ * shadow per caller uid; neither is the writers' lock. */
+static void test_guess_locks(void **state)
+{
+	struct tmp_dirs *f = *state;
+	int u, g1, g2, b1, b2, c1;
+
+	make_alice(f);
+	u = open_alice(f);
+	g1 = hs_userdir_guess_lock(u, 0);
+	assert_true(g1 >= 0);
+	assert_int_equal(hs_userdir_guess_lock(u, 0), -HS_E_TIMEOUT);
+	/* writers never wait for a guess */
+	assert_int_equal(hs_userdir_lock(u, 0), 0);
+	assert_int_equal(hs_userdir_unlock(u), 0);
+
+	/* one byte per caller: the same caller waits, another does not, and
+	 * neither waits for the owner's own lock */
+	b1 = hs_userdir_guess_lock_for(u, UID_BOB, 0);
+	assert_true(b1 >= 0);
+	assert_int_equal(hs_userdir_guess_lock_for(u, UID_BOB, 0), -HS_E_TIMEOUT);
+	c1 = hs_userdir_guess_lock_for(u, UID_BOB + 1, 0);
+	assert_true(c1 >= 0);
+	close(b1);
+	b2 = hs_userdir_guess_lock_for(u, UID_BOB, 0);
+	assert_true(b2 >= 0);
+	close(b2);
+	close(c1);
+	close(g1);
+	g2 = hs_userdir_guess_lock(u, 0);
+	assert_true(g2 >= 0);
+	close(g2);
+
+	/* an aging file the user could replace is no lock: a new inode
+	 * would be a second one */
+	assert_int_equal(fchownat(u, HS_FILE_AGING, UID_ALICE, GID_AUTH, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(hs_userdir_guess_lock(u, 0), -HS_E_OWNER);
+	assert_int_equal(unlinkat(u, HS_FILE_AGING, 0), 0);
+	assert_int_equal(hs_userdir_guess_lock(u, 0), -ENOENT);
+	assert_int_equal(hs_userdir_guess_lock(-1, 0), -EBADF);
+	assert_int_equal(hs_userdir_guess_lock_for(-1, UID_BOB, 0), -EBADF);
+	close(u);
+}
+
 /* ---- groups ---- */
 
 static void test_layout_gids(void **state)
@@ -887,6 +932,7 @@ int main(void)
 		T(test_lock_times_out),
 		T(test_lock_waits_for_release),
 		T(test_lock_bad_fd),
+		T(test_guess_locks),
 		cmocka_unit_test(test_layout_gids),
 	};
 
