@@ -797,8 +797,10 @@ static enum hs_integrity_confirm view_reload(struct hs_integrity_view *v)
 		v->ids = ids;
 		c = hs_integrity_view_confirm(v);
 	}
-	if (c == HS_INTEGRITY_CHANGED)
+	if (c == HS_INTEGRITY_CHANGED) {
 		v->busy = true;         /* changed at every look: a writer at work */
+		v->changing = true;
+	}
 	return c == HS_INTEGRITY_CONFIRMED ? c : HS_INTEGRITY_BUSY;
 }
 
@@ -811,8 +813,9 @@ typedef void entry_ident(void *ctx, struct ident *id);
  * are the view's with no writer at work.  A changed entry is checked
  * again, against files read again if they changed.  An entry that
  * changes at every look is counted in view->unconfirmed, not reported;
- * when the writers' lock stays busy past the run's wait, the report is
- * said as it is (view->busy tells). */
+ * when the writers' lock stays busy past the run's wait, or the files
+ * change at every look (view->changing), the report is said as it is
+ * (view->busy tells). */
 static void check_confirmed(struct hs_integrity *a, entry_check *check, entry_ident *ident,
 			    void *ctx)
 {
@@ -835,7 +838,7 @@ static void check_confirmed(struct hs_integrity *a, entry_check *check, entry_id
 			hold_end(a, false);
 			continue;
 		}
-		c = hs_integrity_view_confirm(v);
+		c = v->changing ? HS_INTEGRITY_BUSY : hs_integrity_view_confirm(v);
 		if (c == HS_INTEGRITY_CONFIRMED)
 			ident(ctx, &after);
 		if (c == HS_INTEGRITY_BUSY ||
@@ -845,7 +848,7 @@ static void check_confirmed(struct hs_integrity *a, entry_check *check, entry_id
 		}
 		hold_end(a, false);
 		if (c == HS_INTEGRITY_CHANGED)
-			(void)view_reload(v);
+			(void)view_reload(v);   /* changing: said next time */
 	}
 	v->unconfirmed++;
 }

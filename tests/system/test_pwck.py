@@ -1120,3 +1120,43 @@ def test_read_only_checks_next_to_hard_links_of_the_account_files(tree):
     assert f"{T}/ghost: directory without a user" in res.stdout, res
     assert (res.returncode, res.stderr) == (2, ""), res
     assert took < 12, took
+
+
+# /etc/passwd replaced without end, each time under the writers' lock, held briefly
+CHANGING_WRITER = r"""
+import fcntl, os, sys
+data = open("/etc/passwd", "rb").read()
+lockfd = os.open("/etc/.pwd.lock", os.O_RDWR | os.O_CREAT, 0o600)
+print("writing", flush=True)
+while True:
+    with open("/etc/passwd.hs-test", "wb") as f:
+        f.write(data)
+    fcntl.lockf(lockfd, fcntl.LOCK_EX)
+    os.rename("/etc/passwd.hs-test", "/etc/passwd")
+    fcntl.lockf(lockfd, fcntl.LOCK_UN)
+"""
+
+
+def test_read_only_checks_next_to_a_writer_that_changes_the_files_at_every_look(tree):
+    """A writer that replaces /etc/passwd again and again, under the writers' lock but
+    never holding it long (a setuid chfn run in a loop by a user, where the build makes
+    chfn setuid; a provisioning loop): -r found the files changed at every look, read
+    them again eight times per look, eight looks per report, and then left each real
+    problem out as "changed at every look", exit 0.  Files that change at every look are
+    a writer at work, as a lock that stays busy is: from then on the reports are said as
+    found, with the warning on stderr, and the files are not read again."""
+    sb = tree
+    sb.sh(f"mkdir -m 2710 {T}/ghost")
+    # a big /etc/group: each reading takes longer than the writer's round
+    sb.sh("seq 100000 160000 | sed 's/.*/g&:x:&:/' >> /etc/group")
+    writer = sb.popen(["/usr/bin/python3", "-c", CHANGING_WRITER],
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert writer.stdout.readline() == "writing\n"
+    try:
+        res = pwck(sb, "-q", "-r")
+    finally:
+        writer.kill()
+        writer.communicate(timeout=30)
+    assert f"{T}/ghost: directory without a user" in res.stdout, res
+    assert res.returncode == 2, res
+    assert "changed at every look" not in res.stderr, res
