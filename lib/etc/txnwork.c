@@ -243,19 +243,69 @@ static bool line_of_uid(const struct hs_accountdb *db, long idx, uid_t uid)
 	return idx >= 0 && hs_accountdb_id(db, (size_t)idx, &id) && id == (unsigned long)uid;
 }
 
-/* Does a live passwd line name path as its home, exactly as the journal
- * has it (useradd and newusers journal the field as written; userdel the
- * normalised path, which a line written since mostly spells the same)?
- * uid (uid_t)-1: any user's. */
+/* The next component of p[0..len) from *pos on, skipping '/' and '.'
+ * (hs_homepath_normalise's rule, in lib/admin above this layer); false
+ * at the end. */
+static bool next_component(const char *p, size_t len, size_t *pos, const char **c, size_t *clen)
+{
+	for (;;) {
+		size_t start;
+
+		while (*pos < len && p[*pos] == '/')
+			(*pos)++;
+		if (*pos == len)
+			return false;
+		start = *pos;
+		while (*pos < len && p[*pos] != '/')
+			(*pos)++;
+		if (*pos - start == 1 && p[start] == '.')
+			continue;
+		*c = p + start;
+		*clen = *pos - start;
+		return true;
+	}
+}
+
+/* Do the absolute paths a and b name the same directory however spelt
+ * ("/home/x", "/home/x/", "/home//./x")?  A ".." matches nothing. */
+static bool same_home_path(const char *a, size_t alen, const char *b, size_t blen)
+{
+	size_t i = 0, j = 0;
+
+	if (!alen || !blen || a[0] != '/' || b[0] != '/')
+		return false;
+	for (;;) {
+		const char *ca = NULL, *cb = NULL;
+		size_t la = 0, lb = 0;
+		bool ma = next_component(a, alen, &i, &ca, &la);
+		bool mb = next_component(b, blen, &j, &cb, &lb);
+
+		if (!ma || !mb)
+			return ma == mb;
+		if (la != lb || memcmp(ca, cb, la) != 0 || (la == 2 && ca[0] == '.' && ca[1] == '.'))
+			return false;
+	}
+}
+
+/* Does a live passwd line name path as its home, however spelt (useradd
+ * and newusers journal the field as written, userdel the normalised
+ * path, and userdel's own check of a shared home compares them
+ * normalised)?  uid (uid_t)-1: any user's.  Only the lines that hold the
+ * path's last component are looked at. */
 static bool home_named(const struct hs_accountdb *db, const char *path, uid_t uid)
 {
-	size_t plen = strlen(path), len;
+	size_t plen = strlen(path), pos = 0, klen = plen, len;
+	const char *key = path, *c;
 
-	for (long i = hs_accountdb_find_text(db, 0, path, plen); i >= 0;
-	     i = hs_accountdb_find_text(db, (size_t)i + 1, path, plen)) {
+	while (next_component(path, plen, &pos, &c, &len)) {
+		key = c;
+		klen = len;
+	}
+	for (long i = hs_accountdb_find_text(db, 0, key, klen); i >= 0;
+	     i = hs_accountdb_find_text(db, (size_t)i + 1, key, klen)) {
 		const char *dir = hs_accountdb_field(db, (size_t)i, 5, &len);
 
-		if (dir && len == plen && memcmp(dir, path, plen) == 0 &&
+		if (dir && same_home_path(dir, len, path, plen) &&
 		    (uid == (uid_t)-1 || line_of_uid(db, i, uid)))
 			return true;
 	}

@@ -794,15 +794,17 @@ static int reown_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why
 
 struct taken {
 	unsigned long old_uid, old_gid, uid, gid, mode;
+	unsigned long new_uid;  /* the uid the run gave */
 };
 
 static void taken_record(int fd, const char *dir, const struct reown *ro,
 			 const struct stat *st)
 {
 	char buf[128];
-	int n = snprintf(buf, sizeof(buf), "%lu %lu %lu %lu %lo", (unsigned long)ro->old_uid,
+	int n = snprintf(buf, sizeof(buf), "%lu %lu %lu %lu %lo %lu", (unsigned long)ro->old_uid,
 			 (unsigned long)ro->old_gid, (unsigned long)st->st_uid,
-			 (unsigned long)st->st_gid, (unsigned long)(st->st_mode & 07777));
+			 (unsigned long)st->st_gid, (unsigned long)(st->st_mode & 07777),
+			 (unsigned long)ro->uid);
 
 	/* Not refused: homes on file systems without trusted attributes
 	 * (NFS, CIFS, most FUSE) could not be re-owned at all, where
@@ -815,11 +817,18 @@ static void taken_record(int fd, const char *dir, const struct reown *ro,
 			"does not finish it", dir, strerror(errno));
 }
 
-/* The record of an interrupted run, on a home that is still root's. */
-static bool taken_read(int fd, const struct stat *st, struct taken *t)
+/* The record of an interrupted run on the account whose uid in
+ * /etc/passwd is now uid, on a home that is still root's.  A home two
+ * accounts share carries the record of a run on either: only the one
+ * that has the uid the run took (killed before its commit) or gave
+ * (after it) finishes it, or the files of one would go to the other.  A
+ * record without the uid given (written before it was recorded) is taken
+ * only by the uid it took. */
+static bool taken_read(int fd, const struct stat *st, uid_t uid, struct taken *t)
 {
 	char buf[128], extra;
 	ssize_t n;
+	int fields;
 
 	if (st->st_uid != 0)
 		return false;
@@ -827,8 +836,12 @@ static bool taken_read(int fd, const struct stat *st, struct taken *t)
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
-	return sscanf(buf, "%lu %lu %lu %lu %lo%c", &t->old_uid, &t->old_gid, &t->uid, &t->gid,
-		      &t->mode, &extra) == 5 && t->mode <= 07777;
+	t->new_uid = (unsigned long)-1;
+	fields = sscanf(buf, "%lu %lu %lu %lu %lo %lu%c", &t->old_uid, &t->old_gid, &t->uid,
+			&t->gid, &t->mode, &t->new_uid, &extra);
+	if ((fields != 5 && fields != 6) || t->mode > 07777)
+		return false;
+	return t->old_uid == (unsigned long)uid || t->new_uid == (unsigned long)uid;
 }
 
 /* Is the home at dir (the account's, before this run) left taken away,
@@ -849,7 +862,7 @@ static bool home_left_taken(const char *dir, uid_t uid)
 	if (pfd < 0 || fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
 		return false;
 	hfd = hs_fileio_open_dir_at(pfd, last, &st);
-	return hfd >= 0 && taken_read(hfd, &st, &t);
+	return hfd >= 0 && taken_read(hfd, &st, uid, &t);
 }
 
 /* A home whose files are not re-owned: said, unless this is a rerun that
@@ -907,7 +920,8 @@ static void reown_home_take(const char *dir, struct reown *ro, struct home_taken
 		return;
 	}
 	hfd = hs_fileio_open_dir_at(pfd, last, &st);
-	if (hfd >= 0 && taken_read(hfd, &st, &t)) {
+	/* the account's uid in /etc/passwd, before this run */
+	if (hfd >= 0 && taken_read(hfd, &st, ro->old_uid, &t)) {
 		/* left taken away by an interrupted run: its files are the
 		 * old uid's of then, and it goes back as it was */
 		hs_warn("finishing the interrupted change of owner of %s", dir);
@@ -1819,9 +1833,12 @@ int main(int argc, char **argv)
 	/* a usermod that works on the home (-u, -g, -m) finishes what an
 	 * interrupted -u left (see TAKEN_XATTR).  The others never look at
 	 * it: -c or -aG must not hang on a dead NFS home or mount an
-	 * automounted one, and they stay confined to /etc. */
+	 * automounted one, and they stay confined to /etc.  With -d NEW -m
+	 * the home may be at NEW already: a -u -d NEW -m killed in its
+	 * commit moved it there and marked it. */
 	p.home_left_taken = !p.uid_asked && (o.group || o.move_home) &&
-			    home_left_taken(p.old_home, p.old_uid);
+			    (home_left_taken(p.old_home, p.old_uid) ||
+			     (o.move_home && o.home && home_left_taken(o.home, p.old_uid)));
 	/* after the busy check: confined, it could not follow the
 	 * /proc/PID/root of processes outside its domain.  The current home
 	 * is re-owned with -u or -g, moved with -m; -u re-owns the mail spool

@@ -157,6 +157,7 @@ static int open_files(const struct hs_check_tool *t, const struct hs_check_opts 
 			return 0;
 		if (tries == CONFIRM_READS) {
 			v->busy = true;
+			v->changing = true;
 			return 0;
 		}
 		hs_accountdb_free(companion);

@@ -703,10 +703,24 @@ void hs_integrity_ids_read(struct hs_integrity_ids *ids)
 	}
 }
 
+/* Is an account file still the one read?  A writer replaces it (a new
+ * inode) or, a foreign one, writes it in place (its mtime, mostly its
+ * size); root alone changes its owner or mode.  Its link count and ctime
+ * are not looked at: where fs.protected_hardlinks is 0 any user may link
+ * /etc/passwd into a directory of theirs without end, and every
+ * confirmation would fail, every report be left out (as in lib/etc/txn.c,
+ * identity_equal). */
+static bool same_file(const struct stat *x, const struct stat *y)
+{
+	return x->st_dev == y->st_dev && x->st_ino == y->st_ino && x->st_mode == y->st_mode &&
+	       x->st_uid == y->st_uid && x->st_gid == y->st_gid && x->st_size == y->st_size &&
+	       x->st_mtim.tv_sec == y->st_mtim.tv_sec && x->st_mtim.tv_nsec == y->st_mtim.tv_nsec;
+}
+
 static bool same_ids(const struct hs_integrity_ids *x, const struct hs_integrity_ids *y)
 {
 	for (size_t i = 0; i < HS_ARRAY_SIZE(view_paths); i++)
-		if (x->err[i] != y->err[i] || (!x->err[i] && !same_stat(&x->st[i], &y->st[i])))
+		if (x->err[i] != y->err[i] || (!x->err[i] && !same_file(&x->st[i], &y->st[i])))
 			return false;
 	return true;
 }
@@ -783,8 +797,10 @@ static enum hs_integrity_confirm view_reload(struct hs_integrity_view *v)
 		v->ids = ids;
 		c = hs_integrity_view_confirm(v);
 	}
-	if (c == HS_INTEGRITY_CHANGED)
+	if (c == HS_INTEGRITY_CHANGED) {
 		v->busy = true;         /* changed at every look: a writer at work */
+		v->changing = true;
+	}
 	return c == HS_INTEGRITY_CONFIRMED ? c : HS_INTEGRITY_BUSY;
 }
 
@@ -797,8 +813,9 @@ typedef void entry_ident(void *ctx, struct ident *id);
  * are the view's with no writer at work.  A changed entry is checked
  * again, against files read again if they changed.  An entry that
  * changes at every look is counted in view->unconfirmed, not reported;
- * when the writers' lock stays busy past the run's wait, the report is
- * said as it is (view->busy tells). */
+ * when the writers' lock stays busy past the run's wait, or the files
+ * change at every look (view->changing), the report is said as it is
+ * (view->busy tells). */
 static void check_confirmed(struct hs_integrity *a, entry_check *check, entry_ident *ident,
 			    void *ctx)
 {
@@ -821,7 +838,7 @@ static void check_confirmed(struct hs_integrity *a, entry_check *check, entry_id
 			hold_end(a, false);
 			continue;
 		}
-		c = hs_integrity_view_confirm(v);
+		c = v->changing ? HS_INTEGRITY_BUSY : hs_integrity_view_confirm(v);
 		if (c == HS_INTEGRITY_CONFIRMED)
 			ident(ctx, &after);
 		if (c == HS_INTEGRITY_BUSY ||
@@ -831,7 +848,7 @@ static void check_confirmed(struct hs_integrity *a, entry_check *check, entry_id
 		}
 		hold_end(a, false);
 		if (c == HS_INTEGRITY_CHANGED)
-			(void)view_reload(v);
+			(void)view_reload(v);   /* changing: said next time */
 	}
 	v->unconfirmed++;
 }

@@ -164,6 +164,11 @@ struct hs_integrity_view {
 	/* the lock could not be had in time: the files read were not
 	 * confirmed, or entries were left unreported */
 	bool busy;
+	/* the files changed at every look: a writer at work, as with a lock
+	 * that stays busy; the reports are said as found from then on, and
+	 * the files not read again (a writer without end must neither hide
+	 * them nor make the run read the files without end) */
+	bool changing;
 	unsigned long unconfirmed;      /* entries not reported for it */
 	/* private: the files read again by a confirmation */
 	struct hs_accountdb own[3];

@@ -10,6 +10,7 @@ import os
 import re
 import stat
 import subprocess
+import threading
 import time
 
 import pytest
@@ -1082,3 +1083,80 @@ def test_read_only_checks_next_to_a_writer_that_keeps_the_lock(tree):
         os.close(fd)
     res = pwck(sb, "-q", "-r")
     assert res.returncode == 2 and res.stderr == "", res
+
+
+def test_read_only_checks_next_to_hard_links_of_the_account_files(tree):
+    """Where fs.protected_hardlinks is 0 any user may hard-link /etc/passwd into a
+    directory of theirs on the same file system (here the test links and unlinks it
+    without end, as such a user would).  -r took a change of its link count or ctime
+    for a writer's change: every confirmation failed, each report was checked again
+    and again against files read again, and then left out as "changed at every look",
+    with exit 0: a user hid every real problem from pwck -r (and made it read the files
+    dozens of times per problem).  A writer replaces the files (a new inode) or changes
+    their size and mtime; only those tell a change now, as in lib/etc/txn.c's
+    recovery."""
+    sb = tree
+    sb.sh(f"mkdir -m 2710 {T}/ghost")
+    src = os.path.join(sb.root, "etc/passwd")
+    dst = os.path.join(sb.root, "home/alice/passwd-link")
+    stop = threading.Event()
+
+    def churn():
+        while not stop.is_set():
+            os.link(src, dst)
+            os.unlink(dst)
+
+    os.link(src, dst)       # on the same file system
+    os.unlink(dst)
+    t = threading.Thread(target=churn)
+    t.start()
+    try:
+        start = time.monotonic()
+        res = pwck(sb, "-q", "-r")
+        took = time.monotonic() - start
+    finally:
+        stop.set()
+        t.join()
+    assert f"{T}/ghost: directory without a user" in res.stdout, res
+    assert (res.returncode, res.stderr) == (2, ""), res
+    assert took < 12, took
+
+
+# /etc/passwd replaced without end, each time under the writers' lock, held briefly
+CHANGING_WRITER = r"""
+import fcntl, os, sys
+data = open("/etc/passwd", "rb").read()
+lockfd = os.open("/etc/.pwd.lock", os.O_RDWR | os.O_CREAT, 0o600)
+print("writing", flush=True)
+while True:
+    with open("/etc/passwd.hs-test", "wb") as f:
+        f.write(data)
+    fcntl.lockf(lockfd, fcntl.LOCK_EX)
+    os.rename("/etc/passwd.hs-test", "/etc/passwd")
+    fcntl.lockf(lockfd, fcntl.LOCK_UN)
+"""
+
+
+def test_read_only_checks_next_to_a_writer_that_changes_the_files_at_every_look(tree):
+    """A writer that replaces /etc/passwd again and again, under the writers' lock but
+    never holding it long (a setuid chfn run in a loop by a user, where the build makes
+    chfn setuid; a provisioning loop): -r found the files changed at every look, read
+    them again eight times per look, eight looks per report, and then left each real
+    problem out as "changed at every look", exit 0.  Files that change at every look are
+    a writer at work, as a lock that stays busy is: from then on the reports are said as
+    found, with the warning on stderr, and the files are not read again."""
+    sb = tree
+    sb.sh(f"mkdir -m 2710 {T}/ghost")
+    # a big /etc/group: each reading takes longer than the writer's round
+    sb.sh("seq 100000 160000 | sed 's/.*/g&:x:&:/' >> /etc/group")
+    writer = sb.popen(["/usr/bin/python3", "-c", CHANGING_WRITER],
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert writer.stdout.readline() == "writing\n"
+    try:
+        res = pwck(sb, "-q", "-r")
+    finally:
+        writer.kill()
+        writer.communicate(timeout=30)
+    assert f"{T}/ghost: directory without a user" in res.stdout, res
+    assert res.returncode == 2, res
+    assert "changed at every look" not in res.stderr, res

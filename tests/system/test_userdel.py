@@ -519,3 +519,29 @@ def test_rerun_after_a_lost_directory_finishes(two):
     res = run(sb, ["alice"])
     assert res.returncode == 0, res.stderr
     assert "alice" not in names(sb, "/etc/passwd")
+
+
+@pytest.mark.parametrize("spelt", ["/home/alice", "/home/alice/", "/home//alice"])
+def test_killed_r_f_recovery_leaves_a_home_another_line_names_however_spelt(two, spelt):
+    """userdel -r -f alice while bob's line names her home too (-f removes a shared
+    home, as shadow-utils' does), killed after its commit, before the home's removal.
+    The journal does not record -f: the recovery leaves a home a passwd line names
+    (lib/etc/txnwork.c; docs/decisions.md).  It compared the line's field with the
+    journal's path byte for byte, while userdel itself compares them normalised: bob's
+    "/home/alice/" did not count, and the recovery removed the home bob's line names.
+    Every spelling of the path counts now."""
+    sb = two
+    assert sb.run(["/usr/sbin/usermod", "-d", spelt, "bob"], check=False).returncode == 0
+    sb.sh("touch /home/alice/keep")
+    # the 6th renameat2: the tree directory's, the first step after the commit
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=renameat2",
+                  "-e", "inject=renameat2:signal=SIGKILL:when=6", "--",
+                  USERDEL, "-r", "-f", "alice"], check=False)
+    assert res.returncode != 0, res
+    assert "alice" not in names(sb, "/etc/passwd")
+    assert sb.exists("/etc/.hardened-shadow.txn")
+    rec = sb.run(["/usr/sbin/usermod", "-c", "x", "bob"], check=False)
+    assert rec.returncode == 0, rec.stderr
+    assert not sb.exists("/etc/.hardened-shadow.txn")
+    assert sb.exists("/home/alice/keep"), rec.stderr
+    assert "/etc/passwd names it as a home again" in rec.stderr, rec.stderr

@@ -598,6 +598,61 @@ def test_kill_during_reown_then_another_uid(two):
     assert left == [5555], "files left with uids %s (was %d)" % (left, old)
 
 
+def kill_at_rename(sb, args, when):
+    """usermod ARGS killed (SIGKILL) on entering its WHEN-th renameat2."""
+    return sb.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=renameat2",
+                   "-e", "inject=renameat2:signal=SIGKILL:when=%d" % when, "--",
+                   USERMOD] + args, check=False)
+
+
+def test_left_taken_home_is_not_finished_for_another_account(two):
+    """bob shares alice's home.  usermod -u 4242 alice killed in its commit left the home
+    root's 0700 with its record (alice's old uid).  A usermod that works on bob's home
+    (-g) found the record, took its old uid for bob's and "finished" it: every file of
+    alice's, and the home itself, went to bob.  The record now names the uid it gives
+    too, and only the account that has one of the two finishes it; another account's
+    usermod leaves the home alone, and alice's own hands it back."""
+    sb = two
+    alice, bob = sb.getpwnam("alice"), sb.getpwnam("bob")
+    sb.sh("touch /home/alice/f && chown -R alice:alice /home/alice && chmod 750 /home/alice")
+    assert run(sb, ["-d", "/home/alice", "bob"]).returncode == 0
+    res = kill_at_rename(sb, ["-u", "4242", "alice"], 1)
+    assert res.returncode != 0, res
+    assert sb.lstat("/home/alice").st_uid == 0
+    res = run(sb, ["-g", str(bob.gid), "bob"])
+    assert sb.lstat("/home/alice").st_uid != bob.uid, res.stderr
+    assert sb.lstat("/home/alice/f").st_uid != bob.uid, res.stderr
+    uid = sb.getpwnam("alice").uid
+    res = run(sb, ["-u", "4242", "alice"])
+    assert res.returncode == 0, res.stderr
+    st = sb.lstat("/home/alice")
+    assert (st.st_uid, st.st_mode & 0o7777) == (4242, 0o750), (uid, res.stderr)
+    assert sb.lstat("/home/alice/f").st_uid == 4242
+
+
+def test_d_m_rerun_after_a_killed_u_d_m_hands_the_home_back(two):
+    """usermod -u 4242 -d /home/alice2 -m alice killed in its commit (after the rename):
+    the home at /home/alice2, root's 0700 and marked, /etc/passwd as before.  The rerun
+    `usermod -d /home/alice2 -m alice` said it finished the move and named the new home,
+    but only looked for a mark at the old path: the home stayed root's 0700, alice locked
+    out of it.  It now finishes the interrupted change of owner too (here: hands the
+    home back as it was)."""
+    sb = two
+    alice = sb.getpwnam("alice")
+    sb.sh("touch /home/alice/f && chown -R alice:alice /home/alice && chmod 750 /home/alice")
+    res = kill_at_rename(sb, ["-u", "4242", "-d", "/home/alice2", "-m", "alice"], 2)
+    assert res.returncode != 0, res
+    if sb.getpwnam("alice").home != "/home/alice":
+        pytest.skip("killed after the commit")
+    assert sb.lstat("/home/alice2").st_uid == 0
+    res = run(sb, ["-d", "/home/alice2", "-m", "alice"])
+    assert res.returncode == 0, res.stderr
+    assert sb.getpwnam("alice").home == "/home/alice2"
+    st = sb.lstat("/home/alice2")
+    assert (st.st_uid, st.st_mode & 0o7777) == (alice.uid, 0o750), res.stderr
+    assert sb.lstat("/home/alice2/f").st_uid == alice.uid
+
+
 def test_reown_without_a_record_says_so(two):
     """usermod -u marks the home it takes away (trusted.hardened-shadow.home-taken), so
     that a run killed half-way is finished by the next one.  On a file system without
