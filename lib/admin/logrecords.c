@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -193,12 +194,36 @@ static int open_log(const char *path, bool create)
 }
 
 /* One write(2) of the whole: a second one after a short write could land
- * after another writer's record. */
+ * after another writer's record.  RLIMIT_FSIZE is the caller's (su's),
+ * soft and hard (ulimit -f sets both; hs_privs_init lifts only the soft
+ * one): set just past the log's size, which anyone may stat, it would cut
+ * the write short, and a cut record shifts every record other writers
+ * append after it (sshd pads nothing) off the record size, a cut line
+ * swallows the next one.  It is lifted around the write, or where it
+ * cannot be (no CAP_SYS_RESOURCE), nothing is written that it would cut:
+ * -EFBIG. */
 static int write_once(int fd, const void *data, size_t size)
 {
-	ssize_t n = write(fd, data, size);
+	const struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+	struct rlimit caller;
+	bool lifted = false;
+	struct stat st;
+	ssize_t n;
 
-	return n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
+	if (getrlimit(RLIMIT_FSIZE, &caller) < 0)
+		return -errno;
+	if (caller.rlim_cur != RLIM_INFINITY) {
+		lifted = setrlimit(RLIMIT_FSIZE, &unlimited) == 0;
+		if (!lifted && (fstat(fd, &st) < 0 || st.st_size < 0 ||
+				(rlim_t)st.st_size + size > caller.rlim_cur))
+			return -EFBIG;
+	}
+	n = write(fd, data, size);
+	int r = n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
+
+	if (lifted)
+		(void)setrlimit(RLIMIT_FSIZE, &caller);
+	return r;
 }
 
 int hs_logrecords_append(const char *path, const void *rec, size_t size, bool create)

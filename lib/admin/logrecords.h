@@ -57,7 +57,9 @@ void hs_logrecords_utmp_fill(struct utmpx *ut, short type, const char *user, con
  * file of root's, with one link unless its directory is root's alone
  * (/var/log).  create: make it (0600) when missing; otherwise a missing file
  * is -ENOENT and nothing is written, as updwtmpx() never creates wtmp or
- * btmp.  0, -errno (-EIO: a short write), or hs_fileio_check_stat's -HS_E_*. */
+ * btmp.  The caller's RLIMIT_FSIZE is lifted for the write; where it
+ * cannot be, a write it would cut is not made (-EFBIG).  0, -errno (-EIO:
+ * a short write), or hs_fileio_check_stat's -HS_E_*. */
 int hs_logrecords_append(const char *path, const void *rec, size_t size, bool create);
 
 /* The same for a utmp record (wtmp, btmp; never created).  While a glibc
