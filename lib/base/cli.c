@@ -156,10 +156,13 @@ void hs_vwarn(const char *fmt, va_list ap)
 	progress_erase();
 	va_copy(again, ap);
 	if (vasprintf(&msg, fmt, again) < 0) {
-		/* out of memory: the message as it is beats none */
-		fprintf(stderr, "%s: ", prog_name);
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
+		/* out of memory (a caller's small RLIMIT_AS, a huge
+		 * argument): the message cut to a buffer of the stack beats
+		 * none, and goes out by the same rule, never raw */
+		char cut[1024];
+		int n = vsnprintf(cut, sizeof cut, fmt, ap);
+
+		put_line(prog_name, NULL, cut, n < 0 ? 0 : strlen(cut));
 	} else {
 		put_line(prog_name, NULL, msg, strlen(msg));
 		free(msg);
