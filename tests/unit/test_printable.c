@@ -65,6 +65,10 @@ static const struct {
 	{ "a\xe2\x80\xae" "b", "a\\xe2\\x80\\xaeb" },
 	{ "a\xe2\x81\xa6" "b", "a\\xe2\\x81\\xa6b" },
 	{ "a\xe2\x80\xa8" "b", "a\\xe2\\x80\\xa8b" },
+	/* the Arabic letter mark, the one Bidi_Control character outside
+	 * U+200E..U+2069; the Arabic semicolon before it stays */
+	{ "a\xd8\x9c" "b", "a\\xd8\\x9cb" },
+	{ "\xd8\x9b", "\xd8\x9b" },
 	/* the characters beside them stay: U+2027, U+2030, U+2070 */
 	{ "\xe2\x80\xa7\xe2\x80\xb0\xe2\x81\xb0", "\xe2\x80\xa7\xe2\x80\xb0\xe2\x81\xb0" },
 };
