@@ -62,6 +62,12 @@ void hs_logrecords_utmp_fill(struct utmpx *ut, short type, const char *user, con
  * a short write), or hs_fileio_check_stat's -HS_E_*. */
 int hs_logrecords_append(const char *path, const void *rec, size_t size, bool create);
 
+/* The same for one line of text (su's SULOG_FILE): line holds len bytes,
+ * the last of them its only newline (else -EINVAL), at most 1024.  After
+ * a line cut short, a newline ends it first, in the same write, so ours
+ * starts a line. */
+int hs_logrecords_append_line(const char *path, const char *line, size_t len, bool create);
+
 /* The same for a utmp record (wtmp, btmp; never created).  While a glibc
  * writer holds its lock, which it may have been stopped with between
  * taking the end of the file and writing there, an empty record goes

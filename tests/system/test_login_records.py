@@ -282,3 +282,21 @@ def test_callers_file_size_limit_cuts_no_record(sb):
             records(sb, BTMP)
     finally:
         sb.write("/etc/login.defs", sb.hs_defs)
+
+
+def test_sulog_line_after_a_cut_one_starts_a_line(sb):
+    """A SULOG_FILE line cut short before (a crash, a full disk, su killed by its caller
+    inside its write): the next su's line goes on a line of its own, not on the end of the
+    cut one, where a reader of lines ("^SU ") would miss it."""
+    sb.write("/etc/login.defs", sb.hs_defs + "SULOG_FILE %s\n" % SULOG)
+    try:
+        sb.write(SULOG, "SU 12/06 12:00 - ??? alice-b", mode=0o600)
+        refused_su(sb, "bob", "carol")
+        lines = sb.read(SULOG).split("\n")
+        assert lines[0] == "SU 12/06 12:00 - ??? alice-b" and lines[2] == "", lines
+        assert re.match(r"^SU \d\d/\d\d \d\d:\d\d - \?\?\? bob-carol$", lines[1]), lines
+        # a whole line before: nothing added
+        refused_su(sb, "bob", "alice")
+        assert len(sb.read(SULOG).split("\n")) == 4, sb.read(SULOG)
+    finally:
+        sb.write("/etc/login.defs", sb.hs_defs)

@@ -197,6 +197,28 @@ static void test_append_under_callers_fsize(void **state)
 	assert_int_equal(in_child(append_under_fsize, f), 0);
 }
 
+/* su's log: a line cut short before is ended by a newline in the same
+ * write, so the next caller's line starts a line; a line with another
+ * newline inside (a forged second line) is refused. */
+static void test_append_line_after_a_cut_one(void **state)
+{
+	struct tmp_dirs *f = *state;
+
+	if (geteuid() != 0)
+		skip();
+	put_str(f->dfd, "sulog", "SU 12/06 12:00 - pts/1 alice-b", 0, 0, 0600);
+	assert_int_equal(hs_logrecords_append_line(path_in(f, "sulog"), "two\n", 4, false), 0);
+	assert_int_equal(hs_logrecords_append_line(path_in(f, "sulog"), "three\n", 6, false), 0);
+	assert_string_equal(slurp(f->dfd, "sulog"), "SU 12/06 12:00 - pts/1 alice-b\ntwo\nthree\n");
+	assert_int_equal(hs_logrecords_append_line(path_in(f, "sulog"), "a\nb\n", 4, false),
+			 -EINVAL);
+	assert_int_equal(hs_logrecords_append_line(path_in(f, "sulog"), "no newline", 10, false),
+			 -EINVAL);
+	/* an empty file, made when asked */
+	assert_int_equal(hs_logrecords_append_line(path_in(f, "new"), "one\n", 4, true), 0);
+	assert_string_equal(slurp(f->dfd, "new"), "one\n");
+}
+
 static void test_missing_and_created(void **state)
 {
 	struct tmp_dirs *f = *state;
@@ -276,6 +298,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_append_after_a_cut_record, tmp_dirs_setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_append_under_callers_fsize, tmp_dirs_setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_append_line_after_a_cut_one, tmp_dirs_setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_missing_and_created, tmp_dirs_setup,
 						tmp_dirs_teardown),
