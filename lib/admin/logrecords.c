@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -161,9 +162,9 @@ void hs_logrecords_utmp_fill(struct utmpx *ut, short type, const char *user, con
 	ut->ut_tv.tv_usec = (int32_t)tv.tv_usec;
 }
 
-/* path opened for appending (see hs_logrecords_append): the fd, or -errno
- * or -HS_E_*. */
-static int open_log(const char *path, bool create)
+/* path opened for appending (see hs_logrecords_append), O_WRONLY or, to
+ * read its end too, O_RDWR (mode): the fd, or -errno or -HS_E_*. */
+static int open_log(const char *path, bool create, int mode)
 {
 	const char *base;
 	struct stat st, dst;
@@ -175,7 +176,7 @@ static int open_log(const char *path, bool create)
 	dirfd = hs_fileio_open_parent(path, &base);
 	if (dirfd < 0)
 		return dirfd;
-	fd = openat(dirfd, base, O_WRONLY | O_APPEND | (create ? O_CREAT : 0) | O_NOFOLLOW |
+	fd = openat(dirfd, base, mode | O_APPEND | (create ? O_CREAT : 0) | O_NOFOLLOW |
 		    O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
@@ -193,19 +194,71 @@ static int open_log(const char *path, bool create)
 }
 
 /* One write(2) of the whole: a second one after a short write could land
- * after another writer's record. */
+ * after another writer's record.  RLIMIT_FSIZE is the caller's (su's),
+ * soft and hard (ulimit -f sets both; hs_privs_init lifts only the soft
+ * one): set just past the log's size, which anyone may stat, it would cut
+ * the write short, and a cut record shifts every record other writers
+ * append after it (sshd pads nothing) off the record size, a cut line
+ * swallows the next one.  It is lifted around the write, or where it
+ * cannot be (no CAP_SYS_RESOURCE), nothing is written that it would cut:
+ * -EFBIG. */
 static int write_once(int fd, const void *data, size_t size)
 {
-	ssize_t n = write(fd, data, size);
+	const struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+	struct rlimit caller;
+	bool lifted = false;
+	struct stat st;
+	ssize_t n;
 
-	return n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
+	if (getrlimit(RLIMIT_FSIZE, &caller) < 0)
+		return -errno;
+	if (caller.rlim_cur != RLIM_INFINITY) {
+		lifted = setrlimit(RLIMIT_FSIZE, &unlimited) == 0;
+		if (!lifted && (fstat(fd, &st) < 0 || st.st_size < 0 ||
+				(rlim_t)st.st_size + size > caller.rlim_cur))
+			return -EFBIG;
+	}
+	n = write(fd, data, size);
+	int r = n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
+
+	if (lifted)
+		(void)setrlimit(RLIMIT_FSIZE, &caller);
+	return r;
 }
 
 int hs_logrecords_append(const char *path, const void *rec, size_t size, bool create)
 {
-	_cleanup_close_ int fd = open_log(path, create);
+	_cleanup_close_ int fd = open_log(path, create, O_WRONLY);
 
 	return fd < 0 ? fd : write_once(fd, rec, size);
+}
+
+/* su's line is shorter (shadow-utils' format, two names of at most 32) */
+#define APPEND_LINE_MAX 1024
+
+int hs_logrecords_append_line(const char *path, const char *line, size_t len, bool create)
+{
+	char buf[APPEND_LINE_MAX + 1];
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	size_t n = 0;
+	char last;
+
+	if (!line || len == 0 || len > APPEND_LINE_MAX || line[len - 1] != '\n' ||
+	    memchr(line, '\n', len - 1))
+		return -EINVAL;
+	fd = open_log(path, create, O_RDWR);
+	if (fd < 0)
+		return fd;
+	/* A line cut short before (a crash, a full disk, a writer killed
+	 * inside its write) would run on into ours: a reader of lines
+	 * would take the next caller's su for part of the cut one.  A
+	 * newline ends the cut line first, in the same write. */
+	if (fstat(fd, &st) == 0 && st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) == 1 &&
+	    last != '\n')
+		buf[n++] = '\n';
+	memcpy(buf + n, line, len);
+	return write_once(fd, buf, n + len);
 }
 
 int hs_logrecords_append_utmp(const char *path, const struct utmpx *ut)
@@ -213,7 +266,7 @@ int hs_logrecords_append_utmp(const char *path, const struct utmpx *ut)
 	/* at most: the rest of a partial record, an empty one, ours */
 	char buf[3 * sizeof(struct utmpx)] = { 0 };
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	_cleanup_close_ int fd = open_log(path, false);
+	_cleanup_close_ int fd = open_log(path, false, O_WRONLY);
 	struct stat st;
 	size_t n = 0;
 

@@ -57,8 +57,16 @@ void hs_logrecords_utmp_fill(struct utmpx *ut, short type, const char *user, con
  * file of root's, with one link unless its directory is root's alone
  * (/var/log).  create: make it (0600) when missing; otherwise a missing file
  * is -ENOENT and nothing is written, as updwtmpx() never creates wtmp or
- * btmp.  0, -errno (-EIO: a short write), or hs_fileio_check_stat's -HS_E_*. */
+ * btmp.  The caller's RLIMIT_FSIZE is lifted for the write; where it
+ * cannot be, a write it would cut is not made (-EFBIG).  0, -errno (-EIO:
+ * a short write), or hs_fileio_check_stat's -HS_E_*. */
 int hs_logrecords_append(const char *path, const void *rec, size_t size, bool create);
+
+/* The same for one line of text (su's SULOG_FILE): line holds len bytes,
+ * the last of them its only newline (else -EINVAL), at most 1024.  After
+ * a line cut short, a newline ends it first, in the same write, so ours
+ * starts a line. */
+int hs_logrecords_append_line(const char *path, const char *line, size_t len, bool create);
 
 /* The same for a utmp record (wtmp, btmp; never created).  While a glibc
  * writer holds its lock, which it may have been stopped with between

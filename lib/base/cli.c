@@ -156,10 +156,13 @@ void hs_vwarn(const char *fmt, va_list ap)
 	progress_erase();
 	va_copy(again, ap);
 	if (vasprintf(&msg, fmt, again) < 0) {
-		/* out of memory: the message as it is beats none */
-		fprintf(stderr, "%s: ", prog_name);
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
+		/* out of memory (a caller's small RLIMIT_AS, a huge
+		 * argument): the message cut to a buffer of the stack beats
+		 * none, and goes out by the same rule, never raw */
+		char cut[1024];
+		int n = vsnprintf(cut, sizeof cut, fmt, ap);
+
+		put_line(prog_name, NULL, cut, n < 0 ? 0 : strlen(cut));
 	} else {
 		put_line(prog_name, NULL, msg, strlen(msg));
 		free(msg);
@@ -281,10 +284,10 @@ const char *hs_printable(const char *s, char *out, size_t size)
  * form, a surrogate, past U+10FFFF), since a terminal in another charset
  * may take it for a control; and the characters that move or reorder the
  * text around them on a terminal that honours them: the bidirectional
- * marks, embeddings, overrides and isolates (U+200E, U+200F, U+202A..
- * U+202E, U+2066..U+2069) and the line and paragraph separators (U+2028,
- * U+2029), which would let a name show as another or the message look
- * like two. */
+ * marks, embeddings, overrides and isolates (Unicode's Bidi_Control:
+ * U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069) and the line
+ * and paragraph separators (U+2028, U+2029), which would let a name show
+ * as another or the message look like two. */
 size_t hs_printable_char(const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -313,7 +316,7 @@ size_t hs_printable_char(const char *s, size_t len)
 	}
 	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
 		return 0;
-	if (v == 0x200e || v == 0x200f || (v >= 0x2028 && v <= 0x202e) ||
+	if (v == 0x061c || v == 0x200e || v == 0x200f || (v >= 0x2028 && v <= 0x202e) ||
 	    (v >= 0x2066 && v <= 0x2069))
 		return 0;
 	return n;

@@ -261,7 +261,7 @@ static void sulog(const struct hs_config *defs, bool ok, const char *tty, const 
 		     from ? from : "???", to);
 	if (n <= 0 || (size_t)n >= sizeof(line))
 		return;
-	r = hs_logrecords_append(path, line, (size_t)n, true);
+	r = hs_logrecords_append_line(path, line, (size_t)n, true);
 	if (r < 0)
 		log_unwritten(path, r);
 }

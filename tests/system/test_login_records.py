@@ -235,3 +235,68 @@ def test_stopped_su_holds_up_no_other_record(sb, su):
         assert sorted(r[1] for r in records(sb, BTMP) if r[0] != 0) == \
             ["bob", "carol", "carol"], (point, records(sb, BTMP))
 
+
+# ---------------------------------------------------------------- RLIMIT_FSIZE
+
+
+SULOG = "/var/log/sulog"
+
+
+def su_under_fsize(sb, limit, caller="alice", target="bob"):
+    """caller's refused su to target with RLIMIT_FSIZE (soft and hard, as ulimit -f sets
+    them) at limit bytes: the caller's own limit, which su inherits."""
+    res = sb.run(["/usr/bin/prlimit", "--fsize=%d:%d" % (limit, limit), "--"] +
+                 as_user(sb, caller, [SU, "-c", "true", target]),
+                 input="not-the-password\n", check=False, timeout=30)
+    assert res.returncode == 1 and "Authentication failure" in res.stderr, res
+
+
+def test_callers_file_size_limit_cuts_no_record(sb):
+    """alice sets her RLIMIT_FSIZE (soft and hard) a few bytes past the logs' size, which any
+    user may stat, before a refused su: the record must go in whole or not at all.  A cut
+    one (glibc's updwtmpx() truncated it away, one write(2) leaves it) shifts every record
+    another writer appends after it (sshd's failures, which pad nothing) off the record
+    size, so lastb misreads them all; a cut SULOG_FILE line swallows the next caller's.
+    su lifts the limit for the write where it holds CAP_SYS_RESOURCE; where it does not
+    (a container's bounding set), it writes nothing and says so in the log."""
+    sb.write("/etc/login.defs", sb.hs_defs + "SULOG_FILE %s\n" % SULOG)
+    try:
+        fresh_log(sb, BTMP)
+        sb.write(SULOG, "", mode=0o600)
+        sb.syslog(clear=True)
+        su_under_fsize(sb, 10)
+        size = sb.lstat(BTMP).st_size
+        assert size in (0, 384), size
+        lines = sb.read(SULOG).splitlines(keepends=True)
+        assert len(lines) == (size != 0), lines
+        if size == 0:
+            logged = sb.syslog()
+            assert any("cannot append to %s: File too large" % BTMP in m for m in logged), \
+                logged
+        refused_su(sb, "bob", "carol")
+        lines = sb.read(SULOG).splitlines(keepends=True)
+        assert all(re.match(r"^SU \d\d/\d\d \d\d:\d\d - \?\?\? [a-z]+-[a-z]+\n$", l)
+                   for l in lines), lines
+        assert [l.split()[-1] for l in lines] == ["alice-bob"] * (size != 0) + ["bob-carol"]
+        assert [r[1] for r in records(sb, BTMP)] == ["bob"] * (size != 0) + ["carol"], \
+            records(sb, BTMP)
+    finally:
+        sb.write("/etc/login.defs", sb.hs_defs)
+
+
+def test_sulog_line_after_a_cut_one_starts_a_line(sb):
+    """A SULOG_FILE line cut short before (a crash, a full disk, su killed by its caller
+    inside its write): the next su's line goes on a line of its own, not on the end of the
+    cut one, where a reader of lines ("^SU ") would miss it."""
+    sb.write("/etc/login.defs", sb.hs_defs + "SULOG_FILE %s\n" % SULOG)
+    try:
+        sb.write(SULOG, "SU 12/06 12:00 - ??? alice-b", mode=0o600)
+        refused_su(sb, "bob", "carol")
+        lines = sb.read(SULOG).split("\n")
+        assert lines[0] == "SU 12/06 12:00 - ??? alice-b" and lines[2] == "", lines
+        assert re.match(r"^SU \d\d/\d\d \d\d:\d\d - \?\?\? bob-carol$", lines[1]), lines
+        # a whole line before: nothing added
+        refused_su(sb, "bob", "alice")
+        assert len(sb.read(SULOG).split("\n")) == 4, sb.read(SULOG)
+    finally:
+        sb.write("/etc/login.defs", sb.hs_defs)

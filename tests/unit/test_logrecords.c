@@ -15,6 +15,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utmpx.h>
@@ -144,6 +146,79 @@ static void test_append_after_a_cut_record(void **state)
 	assert_int_equal(got[1].ut_type, USER_PROCESS);
 }
 
+/* The caller's RLIMIT_FSIZE, soft and hard (ulimit -f), a few bytes past
+ * the logs' size: each record or line goes in whole (the limit lifted for
+ * the write, where the process may: CAP_SYS_RESOURCE) or not at all
+ * (-EFBIG), never cut, and the caller's limit is left as it was.  One that
+ * it does not cut needs no lifting. */
+static int append_under_fsize(void *arg)
+{
+	const struct tmp_dirs *f = arg;
+	const struct rlimit small = { 10, 10 }, fits = { 4096, 4096 };
+	const struct sigaction ign = { .sa_handler = SIG_IGN };
+	struct rlimit now;
+	struct utmpx ut;
+	int r;
+
+	/* as hs_privs_init does for a limit it cannot lift */
+	if (sigaction(SIGXFSZ, &ign, NULL) < 0 || setrlimit(RLIMIT_FSIZE, &fits) < 0)
+		return 10;
+	r = hs_logrecords_append(path_in(f, "sulog"), "SU 12/06 12:00 - pts/2 bob-carol\n", 33,
+				 true);
+	if (r != 0 || size_of(f, "sulog") != 33)
+		return 11;
+	if (setrlimit(RLIMIT_FSIZE, &small) < 0)
+		return 12;
+	hs_logrecords_utmp_fill(&ut, LOGIN_PROCESS, "alice", "pts/1", "1", NULL);
+	r = hs_logrecords_append_utmp(path_in(f, "btmp"), &ut);
+	if (r != 0 && r != -EFBIG)
+		return 13;
+	if (size_of(f, "btmp") != (r == 0 ? (off_t)sizeof(ut) : 0))
+		return 14;
+	r = hs_logrecords_append(path_in(f, "sulog"), "SU 12/06 12:01 - pts/1 alice-bob\n", 33,
+				 true);
+	if (r != 0 && r != -EFBIG)
+		return 15;
+	if (size_of(f, "sulog") != (r == 0 ? 66 : 33))
+		return 16;
+	if (getrlimit(RLIMIT_FSIZE, &now) < 0 || now.rlim_cur != 10 || now.rlim_max != 10)
+		return 17;
+	return 0;
+}
+
+static void test_append_under_callers_fsize(void **state)
+{
+	struct tmp_dirs *f = *state;
+
+	if (geteuid() != 0)
+		skip();
+	put_str(f->dfd, "btmp", "", 0, 0, 0660);
+	put_str(f->dfd, "sulog", "", 0, 0, 0600);
+	assert_int_equal(in_child(append_under_fsize, f), 0);
+}
+
+/* su's log: a line cut short before is ended by a newline in the same
+ * write, so the next caller's line starts a line; a line with another
+ * newline inside (a forged second line) is refused. */
+static void test_append_line_after_a_cut_one(void **state)
+{
+	struct tmp_dirs *f = *state;
+
+	if (geteuid() != 0)
+		skip();
+	put_str(f->dfd, "sulog", "SU 12/06 12:00 - pts/1 alice-b", 0, 0, 0600);
+	assert_int_equal(hs_logrecords_append_line(path_in(f, "sulog"), "two\n", 4, false), 0);
+	assert_int_equal(hs_logrecords_append_line(path_in(f, "sulog"), "three\n", 6, false), 0);
+	assert_string_equal(slurp(f->dfd, "sulog"), "SU 12/06 12:00 - pts/1 alice-b\ntwo\nthree\n");
+	assert_int_equal(hs_logrecords_append_line(path_in(f, "sulog"), "a\nb\n", 4, false),
+			 -EINVAL);
+	assert_int_equal(hs_logrecords_append_line(path_in(f, "sulog"), "no newline", 10, false),
+			 -EINVAL);
+	/* an empty file, made when asked */
+	assert_int_equal(hs_logrecords_append_line(path_in(f, "new"), "one\n", 4, true), 0);
+	assert_string_equal(slurp(f->dfd, "new"), "one\n");
+}
+
 static void test_missing_and_created(void **state)
 {
 	struct tmp_dirs *f = *state;
@@ -221,6 +296,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_append_under_anothers_lock, tmp_dirs_setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_append_after_a_cut_record, tmp_dirs_setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_append_under_callers_fsize, tmp_dirs_setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_append_line_after_a_cut_one, tmp_dirs_setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_missing_and_created, tmp_dirs_setup,
 						tmp_dirs_teardown),

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -64,6 +65,10 @@ static const struct {
 	{ "a\xe2\x80\xae" "b", "a\\xe2\\x80\\xaeb" },
 	{ "a\xe2\x81\xa6" "b", "a\\xe2\\x81\\xa6b" },
 	{ "a\xe2\x80\xa8" "b", "a\\xe2\\x80\\xa8b" },
+	/* the Arabic letter mark, the one Bidi_Control character outside
+	 * U+200E..U+2069; the Arabic semicolon before it stays */
+	{ "a\xd8\x9c" "b", "a\\xd8\\x9cb" },
+	{ "\xd8\x9b", "\xd8\x9b" },
 	/* the characters beside them stay: U+2027, U+2030, U+2070 */
 	{ "\xe2\x80\xa7\xe2\x80\xb0\xe2\x81\xb0", "\xe2\x80\xa7\xe2\x80\xb0\xe2\x81\xb0" },
 };
@@ -223,6 +228,50 @@ static void test_long_message_keeps_characters(void **state)
 	assert_string_equal(out, want);
 }
 
+/* Out of memory (vasprintf fails: a small RLIMIT_AS, a huge argument),
+ * the message still goes out by the rule, cut, never raw. */
+static void test_message_out_of_memory(void **state)
+{
+	(void)state;
+	const size_t big = 32u << 20;
+	char path[] = "/tmp/hs-test-printable-XXXXXX", head[8192];
+	int fd = mkstemp(path), st;
+
+	assert_true(fd >= 0);
+	unlink(path);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *s = malloc(big + 1);
+		unsigned long pages = 0;
+		FILE *f = fopen("/proc/self/statm", "r");
+
+		if (!s || !f || fscanf(f, "%lu", &pages) != 1)
+			_exit(2);
+		fclose(f);
+		for (size_t i = 0; i + 4 <= big; i += 4)
+			memcpy(s + i, "\x1b[2J", 4);
+		s[big] = '\0';
+		/* room for stdio, not for another copy of s */
+		struct rlimit as = { 0, 0 };
+		as.rlim_cur = as.rlim_max = pages * (rlim_t)sysconf(_SC_PAGESIZE) + (4u << 20);
+		if (setrlimit(RLIMIT_AS, &as) < 0 || malloc(big) != NULL)
+			_exit(3);
+		dup2(fd, STDERR_FILENO);
+		hs_cli_set_prog("prog");
+		hs_warn("bad '%s'", s);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	ssize_t n = pread(fd, head, sizeof head - 1, 0);
+	close(fd);
+	assert_true(n > 20);
+	head[n] = '\0';
+	assert_null(memchr(head, 0x1b, (size_t)n));
+	assert_memory_equal(head, "prog: bad '\\x1b[2J\\x1b[2J", 25);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_fputs_printable),
 		cmocka_unit_test(test_messages_share_the_rule),
 		cmocka_unit_test(test_long_message_keeps_characters),
+		cmocka_unit_test(test_message_out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
