@@ -651,21 +651,21 @@ static int lock_caller_guesses(pam_handle_t *pamh, const struct entry *e, char *
 {
 	uid_t caller = getuid();
 	const struct passwd *pw;
-	_cleanup_close_ int dirfd = -1;
+	bool own;
+	int fd;
 
 	if (e->pw->pw_uid == caller) {
 		hs_userdir_path(path, size, e->name, HS_FILE_AGING);
 		return hs_userdir_guess_lock(e->udirfd, HS_LOCK_TIMEOUT_MS);
 	}
 	pw = pam_modutil_getpwuid(pamh, caller);
-	if (pw && pw->pw_name)
-		dirfd = hs_userdir_open(e->treefd, pw->pw_name, caller, NULL);
-	if (dirfd >= 0) {
+	fd = hs_userdir_guess_lock_caller(e->treefd, pw ? pw->pw_name : NULL, caller, e->udirfd,
+	                                  HS_FILE_SHADOW, HS_LOCK_TIMEOUT_MS, &own);
+	if (own)
 		hs_userdir_path(path, size, pw->pw_name, HS_FILE_AGING);
-		return hs_userdir_guess_lock(dirfd, HS_LOCK_TIMEOUT_MS);
-	}
-	hs_userdir_path(path, size, e->name, HS_FILE_SHADOW);
-	return hs_userdir_guess_lock_for(e->udirfd, caller, HS_LOCK_TIMEOUT_MS);
+	else
+		hs_userdir_path(path, size, e->name, HS_FILE_SHADOW);
+	return fd;
 }
 
 /* The password against the entry's hash (SRC_DIRECT), or, when it cannot

@@ -29,6 +29,10 @@
  * password helper and in the PAM module. */
 #define HS_FAIL_DELAY_MS           2000u
 
+/* newgrp and sg: a wrong group password costs this long (shadow-utils'
+ * sleep(1)), under the caller's guess lock. */
+#define HS_NEWGRP_FAIL_DELAY_MS    1000u
+
 /* The session parent: a child still there this long after the first
  * forwarded signal is killed; a closing pseudo-terminal is drained this
  * long. */

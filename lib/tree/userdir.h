@@ -157,12 +157,13 @@ void hs_userdir_thaw(int udirfd);
 
 /* The guess locks: password verifications in a process a user drives (the
  * password helper; setgid passwd and chsh, setuid su through the PAM
- * module) run one at a time per caller, through the failure delay, so a
+ * module; setuid newgrp and sg for a group password) run one at a time
+ * per caller, through the failure delay, so a
  * caller cannot run guesses in parallel and kill each once its answer
  * shows.  The lock is the caller's, not the target's: a caller who stops
  * a process that holds it delays only their own guesses, never another
  * caller's (su TARGET, or TARGET's own passwd), and never root's writers
- * (they never take it).  Both poll like hs_userdir_lock and return the
+ * (they never take it).  All poll like hs_userdir_lock and return the
  * locked fd (close it to release), -HS_E_TIMEOUT, or a negative error.
  *
  * hs_userdir_guess_lock: the caller's own, on udirfd, the caller's
@@ -171,18 +172,27 @@ void hs_userdir_thaw(int udirfd);
  * inode at each change, and a guess under each inode would run beside the
  * others. */
 int hs_userdir_guess_lock(int udirfd, unsigned timeout_ms);
-/* hs_userdir_guess_lock_for: for a caller without a directory of their own
- * (a directory's account, a system account without one, a uid without a
- * name) guessing the password of the user whose directory udirfd is:
- * byte number caller of that user's shadow file, record-locked (an open
- * file description lock, F_OFD_SETLK, for writing: the descriptor is
- * opened to write, and never written).  Per caller and target: no file
- * to create, nothing another caller holds.  Only that user can open the
- * file besides root, to hold bytes of it (their own account).  On a
- * read-only tree, or where an LSM policy (SELinux) lets the process only
- * read it, nothing opens to write: an exclusive flock on the file then,
- * one lock for every such caller of that user. */
-int hs_userdir_guess_lock_for(int udirfd, uid_t caller, unsigned timeout_ms);
+/* hs_userdir_guess_lock_for: for a caller without a directory of their
+ * own (a directory's account, a system account without one, a uid without
+ * a name): byte number caller of dirfd/file, record-locked (an open file
+ * description lock, F_OFD_SETLK, for writing: the descriptor is opened to
+ * write, and never written).  Per caller and file: no file to create,
+ * nothing another caller holds.  The file is one only root and few others
+ * can open: the PAM module passes the target's shadow (only the target
+ * opens it besides root, to hold bytes of it: their own account); newgrp
+ * passes /etc/gshadow (root's; the shadow group may read it).  Where an
+ * LSM policy (SELinux) or a read-only file system lets the process only
+ * read the file, nothing opens to write: an exclusive flock on the file
+ * then, one lock for every such caller of that file. */
+int hs_userdir_guess_lock_for(int dirfd, const char *file, uid_t caller, unsigned timeout_ms);
+/* hs_userdir_guess_lock_caller: the one choice of the caller's lock.  The
+ * caller's own directory's lock (hs_userdir_guess_lock on the directory
+ * of name, below treefd, owned by caller; *own true), whoever the target:
+ * one guess of this caller at a time, in every program.  A caller without
+ * one (no tree: treefd < 0; no name; no directory) takes
+ * hs_userdir_guess_lock_for(dirfd, file, caller) instead (*own false). */
+int hs_userdir_guess_lock_caller(int treefd, const char *name, uid_t caller, int dirfd,
+                                 const char *file, unsigned timeout_ms, bool *own);
 
 /* Create USER's directory complete with all three files, atomically: it is
  * built as root:root 0700 under a reserved temporary name, then given to

@@ -182,8 +182,8 @@ int hs_userdir_guess_lock(int udirfd, unsigned timeout_ms)
 	return r < 0 ? r : TAKE_FD(fd);
 }
 
-/* The target's shadow as hs_userdir_guess_lock_for locks it: a regular
- * file (the user may have put anything there), whoever's. */
+/* The file hs_userdir_guess_lock_for locks: a regular file (a user's
+ * shadow may be anything its owner put there), whoever's. */
 static int check_regular(int fd)
 {
 	const struct hs_file_expect ex = { .uid = HS_ANY_UID, .gid = HS_ANY_GID };
@@ -192,7 +192,7 @@ static int check_regular(int fd)
 	return fstat(fd, &st) < 0 ? -errno : hs_fileio_check_stat(&st, &ex);
 }
 
-int hs_userdir_guess_lock_for(int udirfd, uid_t caller, unsigned timeout_ms)
+int hs_userdir_guess_lock_for(int dirfd, const char *file, uid_t caller, unsigned timeout_ms)
 {
 	const struct flock range = {
 		.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)caller, .l_len = 1,
@@ -200,16 +200,15 @@ int hs_userdir_guess_lock_for(int udirfd, uid_t caller, unsigned timeout_ms)
 	_cleanup_close_ int fd = -1;
 	int r;
 
-	if (udirfd < 0)
+	if (dirfd < 0)
 		return -EBADF;
 	/* a record lock to write needs a descriptor open to write; it
 	 * never writes */
-	fd = openat(udirfd, HS_FILE_SHADOW, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	fd = openat(dirfd, file, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0 && (errno == EROFS || errno == EACCES || errno == EPERM)) {
 		/* a read-only tree, or a policy (SELinux) that lets us only
 		 * read it: the whole file, one lock for every such caller */
-		fd = openat(udirfd, HS_FILE_SHADOW,
-		            O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0)
 			return -errno;
 		r = check_regular(fd);
@@ -223,6 +222,19 @@ int hs_userdir_guess_lock_for(int udirfd, uid_t caller, unsigned timeout_ms)
 	if (r == 0)
 		r = lock_until(fd, 0, &range, timeout_ms);
 	return r < 0 ? r : TAKE_FD(fd);
+}
+
+int hs_userdir_guess_lock_caller(int treefd, const char *name, uid_t caller, int dirfd,
+                                 const char *file, unsigned timeout_ms, bool *own)
+{
+	_cleanup_close_ int udirfd = -1;
+
+	if (treefd >= 0 && name)
+		udirfd = hs_userdir_open(treefd, name, caller, NULL);
+	*own = udirfd >= 0;
+	if (udirfd >= 0)
+		return hs_userdir_guess_lock(udirfd, timeout_ms);
+	return hs_userdir_guess_lock_for(dirfd, file, caller, timeout_ms);
 }
 
 /* Can no user signal this process?  Only then may it hold the tree lock:

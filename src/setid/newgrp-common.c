@@ -9,7 +9,9 @@
  * (its gid is among the caller's groups or is their login group, or their
  * name is in the member list of /etc/group or /etc/gshadow) without a
  * password; anyone else only with the group password of /etc/gshadow (or
- * of /etc/group when gshadow has no entry), verified with libxcrypt.  A
+ * of /etc/group when gshadow has no entry), verified with libxcrypt, one
+ * guess of the caller's at a time, a wrong one costing a delay that a
+ * kill does not shorten (check_group_password).  A
  * group without a usable password refuses non-members.  The supplementary
  * groups are kept and the new group is added to them.
  *
@@ -19,7 +21,7 @@
  * resource limits and umask come back before the shell is executed.  The
  * shell replaces this process: no root process waits behind the session
  * (shadow-utils' parent that logs "returned to group" is left out on
- * purpose).
+ * purpose; a password check's guard, start_guard, has ended before).
  *
  * Messages and exit codes follow shadow-utils 4.13's newgrp(1); where we
  * differ, newgrp(1) of this package says so. */
@@ -33,9 +35,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <syslog.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "account.h"
@@ -49,6 +54,8 @@
 #include "privs.h"
 #include "records.h"
 #include "newgrp-common.h"
+#include "timeouts.h"
+#include "userdir.h"
 #include "util.h"
 
 #define E_SUCCESS     0
@@ -214,18 +221,138 @@ static char *read_password(const char *prompt)
 	return TAKE_PTR(secret.p);
 }
 
+/* ---- one guess at a time per caller ---- */
+
+/* The caller's guess lock (docs/decisions.md, "Guesses are serialized per
+ * caller, not per target"), the one the password helper and the PAM
+ * module take: the flock on the aging file of the caller's own directory
+ * in the tree, so one guess of this caller at a time, whether at a group
+ * password or a user's.  A caller without a directory (no tree, or none
+ * of theirs) locks the byte numbered by their uid of /etc/gshadow: root's
+ * file, opened by us (root) to lock and never written; only root and the
+ * shadow group can open it to hold bytes of it, nothing is created, and
+ * no other caller's newgrp waits for it.  -ENOENT when there is no
+ * /etc/gshadow: every group password is then in the world-readable
+ * /etc/group, open to guessing offline; nothing to serialize.  The locked
+ * fd (O_CLOEXEC: the shell does not inherit it), or dies. */
+static int lock_guesses(const struct passwd *pw)
+{
+	const char *base;
+	_cleanup_close_ int treefd = hs_userdir_open_tree();
+	_cleanup_close_ int etcfd = hs_fileio_open_parent(HS_ETC_GSHADOW, &base);
+	bool own = false;
+	char why[64];
+	int fd;
+
+	if (etcfd < 0)
+		hs_die(E_FAILURE, "cannot open %s: %s", HS_ETC_GSHADOW, hs_strerror(etcfd));
+	fd = hs_userdir_guess_lock_caller(treefd, pw->pw_name, pw->pw_uid, etcfd, base,
+					  HS_LOCK_TIMEOUT_MS, &own);
+	if (fd == -ENOENT && !own)
+		return fd;
+	if (fd < 0) {
+		char path[HS_PATHBUF_USER];
+
+		hs_die(E_FAILURE, "cannot lock %s for a password check: %s",
+		       own ? hs_userdir_path(path, sizeof path, pw->pw_name, HS_FILE_AGING) :
+			     HS_ETC_GSHADOW,
+		       hs_lock_strerror(fd, HS_LOCK_TIMEOUT_MS, why, sizeof why));
+	}
+	return fd;
+}
+
+/* Sleep until ms milliseconds from now, whatever interrupts the sleep. */
+static void sleep_whole(unsigned ms)
+{
+	struct timespec until;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &until) < 0)
+		return;
+	hs_timespec_add_ms(&until, ms);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+		;
+}
+
+/* The guard: a child that shares the lock (fork shares the open file
+ * description, and with it the flock or record lock) and keeps it through
+ * the failure delay.  We run with the caller's real uid, so the caller may
+ * kill us, or stop us, the moment the hash is done (a success shows at
+ * once: the shell starts); the guard is out of their reach (every uid
+ * root: no signal of theirs; its own session: no signal of their
+ * terminal), so a killed guess still costs the delay before their next
+ * one.  It waits for one byte on sock: 'S' (success) ends it at once;
+ * anything else, or our end closing (we were killed), starts the delay.
+ * It says 'R' once it is out of reach: no guess is checked before.
+ * Returns its pid and *sock, or dies. */
+static pid_t start_guard(int *sock)
+{
+	int sv[2];
+	pid_t pid;
+	char c = 0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		hs_die(E_FAILURE, "socketpair: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		hs_die(E_FAILURE, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(sv[0]);
+		if (setresuid(0, 0, 0) < 0 || setsid() < 0)
+			_exit(E_FAILURE);
+		/* nothing of the caller's stays open: their terminal closes
+		 * when they are done with it */
+		for (int fd = 0; fd <= STDERR_FILENO; fd++)
+			close(fd);
+		/* no SIGPIPE here or below: a peer gone is an answer */
+		if (send(sv[1], "R", 1, MSG_NOSIGNAL) != 1)
+			_exit(E_FAILURE);
+		while (read(sv[1], &c, 1) < 0 && errno == EINTR)
+			;
+		if (c != 'S')
+			sleep_whole(HS_NEWGRP_FAIL_DELAY_MS);
+		/* the lock goes with the guard's copy of its fd */
+		_exit(E_SUCCESS);
+	}
+	close(sv[1]);
+	while (read(sv[0], &c, 1) < 0 && errno == EINTR)
+		;
+	if (c != 'R')
+		hs_die(E_FAILURE, "cannot start the failure delay");
+	*sock = sv[0];
+	return pid;
+}
+
+/* Tell the guard the verdict and wait for it: at once after a success,
+ * after the failure delay otherwise. */
+static void end_guard(pid_t pid, int sock, bool ok)
+{
+	int status;
+
+	(void)send(sock, ok ? "S" : "F", 1, MSG_NOSIGNAL);
+	close(sock);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
 /* A non-member: ask for the group password and return only when it is
- * right. */
-static void check_group_password(const char *user, const char *group, const char *hash)
+ * right.  One guess of this caller at a time (lock_guesses), and a
+ * failure holds the lock through the delay, in a guard the caller cannot
+ * kill (start_guard). */
+static void check_group_password(const struct passwd *pw, const char *group, const char *hash)
 {
 	/* wiped whole: a typed NUL byte would stop a strlen() */
 	_cleanup_secret_buf_ struct hs_secret_buf secret = { read_password("Password: "),
 							     PASS_MAX + 1 };
 	const char *pass = secret.p;
 	bool ok = false;
+	int lockfd, sock = -1;
+	pid_t guard = -1;
 
 	if (!pass)
 		exit(E_FAILURE);
+	lockfd = lock_guesses(pw);
+	if (lockfd >= 0)
+		guard = start_guard(&sock);
 	/* empty, '!' (locked) and '*' mean no password: nobody gets in */
 	if (hash[0] != '\0' && hash[0] != '!' && hash[0] != '*') {
 		ok = hs_hash_verify_password(pass, hash, false) == 1;
@@ -236,10 +363,15 @@ static void check_group_password(const char *user, const char *group, const char
 		hs_hash_policy_default(&def);
 		hs_hash_dummy_verify(pass, &def);
 	}
+	if (guard > 0)
+		end_guard(guard, sock, ok);
+	else if (!ok)
+		sleep_whole(HS_NEWGRP_FAIL_DELAY_MS);
+	if (lockfd >= 0)
+		close(lockfd);
 	if (!ok) {
 		hs_secret_buf_freep(&secret);   /* exit() runs no cleanup */
-		syslog(LOG_INFO, "Invalid password for group '%s' from '%s'", group, user);
-		sleep(1);
+		syslog(LOG_INFO, "Invalid password for group '%s' from '%s'", group, pw->pw_name);
 		fputs("Invalid password.\n", stderr);
 		exit(E_FAILURE);
 	}
@@ -439,7 +571,7 @@ static void authorize(const struct passwd *pw, const struct group *gr, const gid
 	}
 	gs = gshadow.found ? &gshadow.gs : NULL;
 	if (!gs || !hs_records_list_contains(gs->members, pw->pw_name))
-		check_group_password(pw->pw_name, gr->gr_name,
+		check_group_password(pw, gr->gr_name,
 				     gs ? gs->passwd : (gr->gr_passwd ? gr->gr_passwd : ""));
 	/* wipes the hashes */
 	hs_etc_read_gshadow_free(&gshadow);

@@ -860,13 +860,13 @@ static void test_guess_locks(void **state)
 
 	/* one byte per caller: the same caller waits, another does not, and
 	 * neither waits for the owner's own lock */
-	b1 = hs_userdir_guess_lock_for(u, UID_BOB, 0);
+	b1 = hs_userdir_guess_lock_for(u, HS_FILE_SHADOW, UID_BOB, 0);
 	assert_true(b1 >= 0);
-	assert_int_equal(hs_userdir_guess_lock_for(u, UID_BOB, 0), -HS_E_TIMEOUT);
-	c1 = hs_userdir_guess_lock_for(u, UID_BOB + 1, 0);
+	assert_int_equal(hs_userdir_guess_lock_for(u, HS_FILE_SHADOW, UID_BOB, 0), -HS_E_TIMEOUT);
+	c1 = hs_userdir_guess_lock_for(u, HS_FILE_SHADOW, UID_BOB + 1, 0);
 	assert_true(c1 >= 0);
 	close(b1);
-	b2 = hs_userdir_guess_lock_for(u, UID_BOB, 0);
+	b2 = hs_userdir_guess_lock_for(u, HS_FILE_SHADOW, UID_BOB, 0);
 	assert_true(b2 >= 0);
 	close(b2);
 	close(c1);
@@ -882,7 +882,40 @@ static void test_guess_locks(void **state)
 	assert_int_equal(unlinkat(u, HS_FILE_AGING, 0), 0);
 	assert_int_equal(hs_userdir_guess_lock(u, 0), -ENOENT);
 	assert_int_equal(hs_userdir_guess_lock(-1, 0), -EBADF);
-	assert_int_equal(hs_userdir_guess_lock_for(-1, UID_BOB, 0), -EBADF);
+	assert_int_equal(hs_userdir_guess_lock_for(-1, HS_FILE_SHADOW, UID_BOB, 0), -EBADF);
+	close(u);
+}
+
+/* The caller's lock as every program chooses it: their directory's when
+ * they have one (whatever file the fallback names), else the byte. */
+static void test_guess_lock_caller(void **state)
+{
+	struct tmp_dirs *f = *state;
+	bool own = false;
+	int u, g, b;
+
+	make_alice(f);
+	u = open_alice(f);
+	g = hs_userdir_guess_lock_caller(f->dfd, "alice", UID_ALICE, u, HS_FILE_SHADOW, 0, &own);
+	assert_true(g >= 0);
+	assert_true(own);
+	assert_int_equal(hs_userdir_guess_lock(u, 0), -HS_E_TIMEOUT);
+	assert_int_equal(hs_userdir_guess_lock_caller(f->dfd, "alice", UID_ALICE, -1, NULL, 0,
+	                                              &own), -HS_E_TIMEOUT);
+	close(g);
+
+	/* no directory (bob has none, no name, no tree): one byte per uid */
+	b = hs_userdir_guess_lock_caller(f->dfd, "bob", UID_BOB, u, HS_FILE_SHADOW, 0, &own);
+	assert_true(b >= 0);
+	assert_false(own);
+	assert_int_equal(hs_userdir_guess_lock_caller(-1, NULL, UID_BOB, u, HS_FILE_SHADOW, 0, &own),
+	                 -HS_E_TIMEOUT);
+	assert_false(own);
+	/* a directory owned by someone else is not the caller's */
+	assert_int_equal(hs_userdir_guess_lock_caller(f->dfd, "alice", UID_BOB, u, HS_FILE_SHADOW, 0,
+	                                              &own), -HS_E_TIMEOUT);
+	assert_false(own);
+	close(b);
 	close(u);
 }
 
@@ -933,6 +966,7 @@ int main(void)
 		T(test_lock_waits_for_release),
 		T(test_lock_bad_fd),
 		T(test_guess_locks),
+		T(test_guess_lock_caller),
 		cmocka_unit_test(test_layout_gids),
 	};
 
