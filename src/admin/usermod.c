@@ -846,7 +846,8 @@ static bool taken_read(int fd, const struct stat *st, uid_t uid, struct taken *t
 
 /* Is the home at dir (the account's, before this run) left taken away,
  * with a record, by an interrupted run?  Looked at before usermod
- * confines itself, so that any usermod on the account finishes it. */
+ * confines itself, so that a usermod that works on the home (-g, -m)
+ * finishes it. */
 static bool home_left_taken(const char *dir, uid_t uid)
 {
 	_cleanup_free_ char *home = hs_homepath_normalise(dir);
