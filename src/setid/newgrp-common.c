@@ -279,7 +279,7 @@ static void sleep_whole(unsigned ms)
  * kill us, or stop us, the moment the hash is done (a success shows at
  * once: the shell starts); the guard is out of their reach (every uid
  * root: no signal of theirs; its own session: no signal of their
- * terminal), so a killed guess still costs the delay before their next
+ * terminal; the root cgroup: no cgroup.kill or freezer of theirs), so a killed guess still costs the delay before their next
  * one.  It waits for one byte on sock: 'S' (success) ends it at once;
  * anything else, or our end closing (we were killed), starts the delay.
  * It says 'R' once it is out of reach: no guess is checked before.
@@ -299,6 +299,9 @@ static pid_t start_guard(int *sock)
 		close(sv[0]);
 		if (setresuid(0, 0, 0) < 0 || setsid() < 0)
 			_exit(E_FAILURE);
+		/* nor through a cgroup of theirs: cgroup.kill there would
+		 * end the delay, its freezer hold the lock */
+		hs_privs_leave_callers_cgroup();
 		/* nothing of the caller's stays open: their terminal closes
 		 * when they are done with it */
 		for (int fd = 0; fd <= STDERR_FILENO; fd++)

@@ -9,6 +9,7 @@ write nothing at the user's path and fails; root's changes stand.
 
 Every syscall kind of the window is a stop point, found from a trace of the same tool."""
 
+import contextlib
 import os
 import re
 import shutil
@@ -395,15 +396,14 @@ def cgroup2_mount():
     return None
 
 
-@pytest.fixture
-def delegated_cgroup(sb):
-    """A cgroup v2 of alice's own, as systemd delegates one to a user (a desktop
-    terminal's scope, systemd-run --user): its name; the hierarchy is mounted in the
-    root at /sys/fs/cgroup, as on Debian."""
+@contextlib.contextmanager
+def cgroup_of(sb, user):
+    """A cgroup v2 of user's own, as systemd delegates one to a user (a desktop terminal's
+    scope, systemd-run --user): its name; the hierarchy is mounted in the root at
+    /sys/fs/cgroup, as on Debian.  user may freeze it and kill everything in it."""
     host = cgroup2_mount()
     if host is None:
         pytest.skip("no cgroup v2 hierarchy on this machine")
-    sb.add_classic_user("alice", password="alice-pw-1")
     inside = os.path.join(sb.root, "sys/fs/cgroup")
     name = "hs-test-freeze-%d" % os.getpid()
     path = os.path.join(host, name)
@@ -412,10 +412,11 @@ def delegated_cgroup(sb):
         sandbox._mount("cgroup2", inside, "cgroup2")
         os.mkdir(path)
     except OSError as e:
-        pytest.skip("cannot make a cgroup for alice here: %s" % e)
+        pytest.skip("cannot make a cgroup for %s here: %s" % (user, e))
     try:
-        for f in ("", "cgroup.procs", "cgroup.threads", "cgroup.freeze"):
-            os.chown(os.path.join(path, f), sb.getpwnam("alice").uid, -1)
+        for f in ("", "cgroup.procs", "cgroup.threads", "cgroup.freeze", "cgroup.kill"):
+            if os.path.exists(os.path.join(path, f)):
+                os.chown(os.path.join(path, f), sb.getpwnam(user).uid, -1)
         yield name
     finally:
         with open(os.path.join(path, "cgroup.freeze"), "w") as f:
@@ -429,6 +430,14 @@ def delegated_cgroup(sb):
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
+
+
+@pytest.fixture
+def delegated_cgroup(sb):
+    """alice, and a cgroup of hers (cgroup_of)."""
+    sb.add_classic_user("alice", password="alice-pw-1")
+    with cgroup_of(sb, "alice") as name:
+        yield name
 
 
 @pytest.mark.parametrize("tool", ["gpasswd", "chfn"])

@@ -156,6 +156,38 @@ def test_a_killed_guess_still_costs_the_delay(gs, how):
     assert time.monotonic() - killed >= DELAY - SLACK
 
 
+def test_a_guess_killed_through_its_cgroup_still_costs_the_delay(gs):
+    # systemd delegates a cgroup to each user; cgroup.kill there SIGKILLs everything in
+    # it, whatever its uids.  bob's wrong guess runs in his cgroup; once it is checking he
+    # kills the cgroup.  The guard has left it for the root cgroup, so it keeps the lock
+    # through the delay and his next guess is answered no sooner.
+    ino = lock_inode(gs, "bob")
+    with tlw.cgroup_of(gs, "bob") as name:
+        procs = "/sys/fs/cgroup/%s/cgroup.procs" % name
+        pw = gs.getpwnam("bob")
+        argv = ["/bin/sh", "-c", 'echo 0 > %s && exec "$@"' % procs, "sh", "/usr/bin/setpriv",
+                "--reuid=%d" % pw.uid, "--regid=%d" % pw.gid, "--init-groups", "--",
+                SG, "devs", "-c", "echo DONE"]
+        cmd, _ = gs._wrap(argv, None, "/")
+        first = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
+                                 start_new_session=True, text=True)
+        first.stdin.write("wrong-guess-1\n")
+        first.stdin.close()
+        first.stdin = None
+        # the shell and setpriv exec: the Popen's pid is sg's
+        wait_until(lambda: guard_of(first.pid) is not None and lock_held(ino),
+                   "sg never started its guard holding the lock")
+        gs.run(["/bin/sh", "-c", "echo 1 > /sys/fs/cgroup/%s/cgroup.kill" % name],
+               user="bob")
+        killed = time.monotonic()
+        first.communicate(timeout=30)
+        second, _ = start_sg(gs, "bob", DEVS_PW)
+        out, err = second.communicate(timeout=60)
+    assert second.returncode == 0 and out == "DONE\n", (out, err)
+    assert time.monotonic() - killed >= DELAY - SLACK
+
+
 def test_stopped_sg_delays_only_its_callers_guesses(gs):
     # alice's sg, stopped (by strace, as root: precisely) with her lock held, right before
     # it starts its guard; carol's sg of the same group does not wait for it, alice's
