@@ -155,6 +155,15 @@ bool hs_userdir_sweep_take_over(int treefd, const char *user);
  * take-over that was killed before its exchange left it frozen. */
 void hs_userdir_thaw(int udirfd);
 
+/* Lock fd by polling until timeout_ms pass (no alarm(): safe in the PAM
+ * module, whose process's signal handlers and timers are not ours): a
+ * flock (op LOCK_EX or LOCK_SH) or, when range is given, an open file
+ * description's record lock on that range.  0, -HS_E_TIMEOUT or -errno.
+ * (userdir_lock.c, with the guess locks: the writers' lock and the
+ * checkers' locks share it, the checkers link none of the writers.) */
+struct flock;
+int hs_userdir_lock_until(int fd, int op, const struct flock *range, unsigned timeout_ms);
+
 /* The guess locks: password verifications in a process a user drives (the
  * password helper; setgid passwd and chsh, setuid su through the PAM
  * module; setuid newgrp and sg for a group password) run one at a time

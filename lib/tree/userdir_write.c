@@ -16,10 +16,6 @@
 #include "tempname.h"
 #include "util.h"
 
-/* Poll interval of hs_userdir_lock: short next to a password change or a
- * helper's 2 s failure delay, long enough not to spin. */
-#define HS_LOCK_POLL_NSEC (20 * 1000 * 1000L)
-
 /* Replace one file with the line a formatter made (formatted is its
  * result); the line is wiped and freed. */
 static int write_line(int udirfd, const char *file, int formatted, char *line, uid_t uid,
@@ -70,16 +66,6 @@ int hs_userdir_write_aging(int udirfd, gid_t auth_gid, const struct hs_aging *r)
 	return write_line(udirfd, HS_FILE_AGING, e, line, 0, auth_gid, HS_AGING_MODE);
 }
 
-static bool deadline_passed(const struct timespec *deadline)
-{
-	struct timespec now;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &now) < 0)
-		return true;
-	return now.tv_sec > deadline->tv_sec ||
-	       (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
-}
-
 /* Remove what writers killed between placing a temporary file and
  * renaming it left behind (".shadow.XXXXXXXXXXXX" ...).  Every writer of
  * the directory holds the lock from its temporary file to its rename, so
@@ -99,52 +85,9 @@ static bool is_leftover(const char *name, void *ctx)
 	return false;
 }
 
-/* One try of a lock: a flock (op LOCK_EX or LOCK_SH) on fd, or, when
- * range is given, an open file description's record lock on it.  0, or
- * -errno (-EWOULDBLOCK when someone else holds it). */
-static int try_lock(int fd, int op, const struct flock *range)
-{
-	if (range) {
-		struct flock fl = *range;
-
-		if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
-			return 0;
-		/* a conflicting record lock: POSIX allows either */
-		return errno == EACCES || errno == EAGAIN ? -EWOULDBLOCK : -errno;
-	}
-	return flock(fd, op | LOCK_NB) == 0 ? 0 : -errno;
-}
-
-/* Take the lock try_lock names by polling until the deadline: no
- * alarm(), so it is safe in the PAM module, whose process's signal
- * handlers and timers are not ours to touch. */
-static int lock_until(int fd, int op, const struct flock *range, unsigned timeout_ms)
-{
-	struct timespec deadline;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &deadline) < 0)
-		return -errno;
-	hs_timespec_add_ms(&deadline, timeout_ms);
-	for (;;) {
-		struct timespec pause = { .tv_sec = 0, .tv_nsec = HS_LOCK_POLL_NSEC };
-		int r = try_lock(fd, op, range);
-
-		if (r == 0)
-			return 0;
-		if (r == -EINTR)
-			continue;
-		if (r != -EWOULDBLOCK)
-			return r;
-		if (deadline_passed(&deadline))
-			return -HS_E_TIMEOUT;
-		/* an interrupted sleep only makes the next try earlier */
-		(void)nanosleep(&pause, NULL);
-	}
-}
-
 static int flock_until(int fd, int op, unsigned timeout_ms)
 {
-	return lock_until(fd, op, NULL, timeout_ms);
+	return hs_userdir_lock_until(fd, op, NULL, timeout_ms);
 }
 
 int hs_userdir_lock(int udirfd, unsigned timeout_ms)
@@ -157,84 +100,6 @@ int hs_userdir_lock(int udirfd, unsigned timeout_ms)
 	if (r == 0)
 		(void)hs_fileio_unlink_matching(udirfd, is_leftover, NULL);
 	return r;
-}
-
-int hs_userdir_guess_lock(int udirfd, unsigned timeout_ms)
-{
-	/* root's file, which the user's tools never replace: a caller who
-	 * could give the lock a new inode (as passwd gives shadow one) would
-	 * run a guess under each */
-	const struct hs_file_expect ex = { .uid = 0, .gid = HS_ANY_GID };
-	_cleanup_close_ int fd = -1;
-	struct stat st;
-	int r;
-
-	if (udirfd < 0)
-		return -EBADF;
-	fd = openat(udirfd, HS_FILE_AGING, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	r = hs_fileio_check_stat(&st, &ex);
-	if (r == 0)
-		r = flock_until(fd, LOCK_EX, timeout_ms);
-	return r < 0 ? r : TAKE_FD(fd);
-}
-
-/* The file hs_userdir_guess_lock_for locks: a regular file (a user's
- * shadow may be anything its owner put there), whoever's. */
-static int check_regular(int fd)
-{
-	const struct hs_file_expect ex = { .uid = HS_ANY_UID, .gid = HS_ANY_GID };
-	struct stat st;
-
-	return fstat(fd, &st) < 0 ? -errno : hs_fileio_check_stat(&st, &ex);
-}
-
-int hs_userdir_guess_lock_for(int dirfd, const char *file, uid_t caller, unsigned timeout_ms)
-{
-	const struct flock range = {
-		.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)caller, .l_len = 1,
-	};
-	_cleanup_close_ int fd = -1;
-	int r;
-
-	if (dirfd < 0)
-		return -EBADF;
-	/* a record lock to write needs a descriptor open to write; it
-	 * never writes */
-	fd = openat(dirfd, file, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0 && (errno == EROFS || errno == EACCES || errno == EPERM)) {
-		/* a read-only tree, or a policy (SELinux) that lets us only
-		 * read it: the whole file, one lock for every such caller */
-		fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-		if (fd < 0)
-			return -errno;
-		r = check_regular(fd);
-		if (r == 0)
-			r = flock_until(fd, LOCK_EX, timeout_ms);
-		return r < 0 ? r : TAKE_FD(fd);
-	}
-	if (fd < 0)
-		return -errno;
-	r = check_regular(fd);
-	if (r == 0)
-		r = lock_until(fd, 0, &range, timeout_ms);
-	return r < 0 ? r : TAKE_FD(fd);
-}
-
-int hs_userdir_guess_lock_caller(int treefd, const char *name, uid_t caller, int dirfd,
-                                 const char *file, unsigned timeout_ms, bool *own)
-{
-	_cleanup_close_ int udirfd = -1;
-
-	if (treefd >= 0 && name)
-		udirfd = hs_userdir_open(treefd, name, caller, NULL);
-	*own = udirfd >= 0;
-	if (udirfd >= 0)
-		return hs_userdir_guess_lock(udirfd, timeout_ms);
-	return hs_userdir_guess_lock_for(dirfd, file, caller, timeout_ms);
 }
 
 /* Can no user signal this process?  Only then may it hold the tree lock:
