@@ -37,6 +37,7 @@
 
 #include "config.h"
 #include "fileio.h"
+#include "guessguard.h"
 #include "hash.h"
 #include "layout.h"
 #include "names.h"
@@ -625,18 +626,6 @@ static bool user_driven(void)
 	return getuid() != 0;
 }
 
-/* Sleep the whole failure delay: an interrupted sleep does not shorten it. */
-static void sleep_fail_delay(void)
-{
-	struct timespec until;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &until) < 0)
-		return;
-	until.tv_sec += FAIL_DELAY_USEC / 1000000u;
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-		;
-}
-
 /* The guess lock of this process's caller (the real uid), never the
  * target's: su runs with its caller's real uid, so the caller may stop
  * it while it holds the lock, and that must delay only the caller's own
@@ -674,13 +663,17 @@ static int lock_caller_guesses(pam_handle_t *pamh, const struct entry *e, char *
  * guess of this caller at a time (lock_caller_guesses), and a failure
  * holds the lock through the failure delay, whether the hash could match
  * or not: a locked account must not answer su's caller sooner than a
- * wrong password (pam_fail_delay is not set there).  The guess lock is
+ * wrong password (pam_fail_delay is not set there).  In a setuid-root
+ * process a guard the caller cannot kill holds it (guessguard.h); in a
+ * setgid one (passwd, chsh) the caller can end the delay with the
+ * process, but guesses only their own password there.  The guess lock is
  * not the writers' lock: stopping this process delays only the caller's
  * own guesses.  Returns 1, 0, or a negative error (logged). */
 static int check_password(pam_handle_t *pamh, const struct options *o, const struct entry *e,
                           const char *password)
 {
 	char path[HS_PATH_FIELD_MAX];
+	struct hs_guessguard guard = HS_GUESSGUARD_INIT;
 	bool can_match = strlen(password) <= HS_PASSWORD_MAX &&
 	                 hs_hash_verifiable(e->sh.hash, o->allow_legacy);
 	int fd, r;
@@ -701,14 +694,24 @@ static int check_password(pam_handle_t *pamh, const struct options *o, const str
 		                                 "");
 		return fd;
 	}
+	/* a setuid-root process (su, chfn, sudo): the delay outlives a kill */
+	if (!o->nodelay && geteuid() == 0) {
+		int g = hs_guessguard_start(&guard, fd, HS_FAIL_DELAY_MS);
+
+		if (g < 0)
+			pam_syslog(pamh, LOG_WARNING, "cannot start the failure delay's guard: %s",
+			           hs_strerror(g));
+	}
 	if (can_match) {
 		r = hs_hash_verify_password(password, e->sh.hash, o->allow_legacy);
 	} else {
 		burn_time(pamh, o, password);
 		r = 0;
 	}
-	if (r != 1 && !o->nodelay)
-		sleep_fail_delay();
+	if (guard.pid > 0)
+		hs_guessguard_end(&guard, r == 1);
+	else if (r != 1 && !o->nodelay)
+		hs_sleep_whole_ms(HS_FAIL_DELAY_MS);
 	close(fd);
 	return r;
 }

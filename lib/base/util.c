@@ -71,6 +71,17 @@ void hs_timespec_add_ms(struct timespec *t, unsigned ms)
 	}
 }
 
+void hs_sleep_whole_ms(unsigned ms)
+{
+	struct timespec until;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &until) < 0)
+		return;
+	hs_timespec_add_ms(&until, ms);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+		;
+}
+
 const char *hs_lock_strerror(int r, unsigned timeout_ms, char *buf, size_t size)
 {
 	if (r != -HS_E_TIMEOUT)

@@ -43,6 +43,10 @@ const char *hs_strerror(int negative_err);
 struct timespec;
 void hs_timespec_add_ms(struct timespec *t, unsigned ms);
 
+/* Sleep ms milliseconds on the monotonic clock: a signal that interrupts
+ * the sleep does not shorten it (failure delays). */
+void hs_sleep_whole_ms(unsigned ms);
+
 /* The phrase for a failed lock with a deadline of timeout_ms: "timed out
  * after 15 s" (or "after 200 ms" for a deadline that is not whole seconds)
  * for -HS_E_TIMEOUT, in buf; hs_strerror(r) otherwise. */

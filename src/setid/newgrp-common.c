@@ -21,7 +21,7 @@
  * resource limits and umask come back before the shell is executed.  The
  * shell replaces this process: no root process waits behind the session
  * (shadow-utils' parent that logs "returned to group" is left out on
- * purpose; a password check's guard, start_guard, has ended before).
+ * purpose; a password check's guard (guessguard.h) has ended before).
  *
  * Messages and exit codes follow shadow-utils 4.13's newgrp(1); where we
  * differ, newgrp(1) of this package says so. */
@@ -35,9 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <syslog.h>
 #include <termios.h>
 #include <time.h>
@@ -48,6 +46,7 @@
 #include "config.h"
 #include "envname.h"
 #include "etc_read.h"
+#include "guessguard.h"
 #include "hash.h"
 #include "layout.h"
 #include "names.h"
@@ -261,86 +260,10 @@ static int lock_guesses(const struct passwd *pw)
 	return fd;
 }
 
-/* Sleep until ms milliseconds from now, whatever interrupts the sleep. */
-static void sleep_whole(unsigned ms)
-{
-	struct timespec until;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &until) < 0)
-		return;
-	hs_timespec_add_ms(&until, ms);
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-		;
-}
-
-/* The guard: a child that shares the lock (fork shares the open file
- * description, and with it the flock or record lock) and keeps it through
- * the failure delay.  We run with the caller's real uid, so the caller may
- * kill us, or stop us, the moment the hash is done (a success shows at
- * once: the shell starts); the guard is out of their reach (every uid
- * root: no signal of theirs; its own session: no signal of their
- * terminal; the root cgroup: no cgroup.kill or freezer of theirs), so a killed guess still costs the delay before their next
- * one.  It waits for one byte on sock: 'S' (success) ends it at once;
- * anything else, or our end closing (we were killed), starts the delay.
- * It says 'R' once it is out of reach: no guess is checked before.
- * Returns its pid and *sock, or dies. */
-static pid_t start_guard(int *sock)
-{
-	int sv[2];
-	pid_t pid;
-	char c = 0;
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		hs_die(E_FAILURE, "socketpair: %s", strerror(errno));
-	pid = fork();
-	if (pid < 0)
-		hs_die(E_FAILURE, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		close(sv[0]);
-		if (setresuid(0, 0, 0) < 0 || setsid() < 0)
-			_exit(E_FAILURE);
-		/* nor through a cgroup of theirs: cgroup.kill there would
-		 * end the delay, its freezer hold the lock */
-		hs_privs_leave_callers_cgroup();
-		/* nothing of the caller's stays open: their terminal closes
-		 * when they are done with it */
-		for (int fd = 0; fd <= STDERR_FILENO; fd++)
-			close(fd);
-		/* no SIGPIPE here or below: a peer gone is an answer */
-		if (send(sv[1], "R", 1, MSG_NOSIGNAL) != 1)
-			_exit(E_FAILURE);
-		while (read(sv[1], &c, 1) < 0 && errno == EINTR)
-			;
-		if (c != 'S')
-			sleep_whole(HS_NEWGRP_FAIL_DELAY_MS);
-		/* the lock goes with the guard's copy of its fd */
-		_exit(E_SUCCESS);
-	}
-	close(sv[1]);
-	while (read(sv[0], &c, 1) < 0 && errno == EINTR)
-		;
-	if (c != 'R')
-		hs_die(E_FAILURE, "cannot start the failure delay");
-	*sock = sv[0];
-	return pid;
-}
-
-/* Tell the guard the verdict and wait for it: at once after a success,
- * after the failure delay otherwise. */
-static void end_guard(pid_t pid, int sock, bool ok)
-{
-	int status;
-
-	(void)send(sock, ok ? "S" : "F", 1, MSG_NOSIGNAL);
-	close(sock);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-}
-
 /* A non-member: ask for the group password and return only when it is
  * right.  One guess of this caller at a time (lock_guesses), and a
  * failure holds the lock through the delay, in a guard the caller cannot
- * kill (start_guard). */
+ * kill (guessguard.h). */
 static void check_group_password(const struct passwd *pw, const char *group, const char *hash)
 {
 	/* wiped whole: a typed NUL byte would stop a strlen() */
@@ -348,14 +271,17 @@ static void check_group_password(const struct passwd *pw, const char *group, con
 							     PASS_MAX + 1 };
 	const char *pass = secret.p;
 	bool ok = false;
-	int lockfd, sock = -1;
-	pid_t guard = -1;
+	struct hs_guessguard guard = HS_GUESSGUARD_INIT;
+	int lockfd, r;
 
 	if (!pass)
 		exit(E_FAILURE);
 	lockfd = lock_guesses(pw);
-	if (lockfd >= 0)
-		guard = start_guard(&sock);
+	if (lockfd >= 0) {
+		r = hs_guessguard_start(&guard, lockfd, HS_NEWGRP_FAIL_DELAY_MS);
+		if (r < 0)
+			hs_die(E_FAILURE, "cannot start the failure delay: %s", hs_strerror(r));
+	}
 	/* empty, '!' (locked) and '*' mean no password: nobody gets in */
 	if (hash[0] != '\0' && hash[0] != '!' && hash[0] != '*') {
 		ok = hs_hash_verify_password(pass, hash, false) == 1;
@@ -366,10 +292,10 @@ static void check_group_password(const struct passwd *pw, const char *group, con
 		hs_hash_policy_default(&def);
 		hs_hash_dummy_verify(pass, &def);
 	}
-	if (guard > 0)
-		end_guard(guard, sock, ok);
+	if (lockfd >= 0)
+		hs_guessguard_end(&guard, ok);
 	else if (!ok)
-		sleep_whole(HS_NEWGRP_FAIL_DELAY_MS);
+		hs_sleep_whole_ms(HS_NEWGRP_FAIL_DELAY_MS);
 	if (lockfd >= 0)
 		close(lockfd);
 	if (!ok) {

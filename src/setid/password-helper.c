@@ -192,19 +192,6 @@ static int lock_guesses(int udirfd, const char *user)
 	return fd;
 }
 
-/* Sleep the whole failure delay: signals that interrupt the sleep do not
- * shorten it (an absolute deadline on the monotonic clock). */
-static void failure_delay(void)
-{
-	struct timespec until;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &until) < 0)
-		abort();
-	hs_timespec_add_ms(&until, HS_FAIL_DELAY_MS);
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) != 0)
-		;
-}
-
 static int do_verify(const char *user, uid_t uid)
 {
 	_cleanup_close_ int udirfd = -1;
@@ -225,7 +212,7 @@ static int do_verify(const char *user, uid_t uid)
 		return HS_PWHELPER_OK;
 	syslog(LOG_NOTICE, "authentication failure for %s (uid %lu)", user, (unsigned long)uid);
 	/* still holding the lock: the next guess waits for this delay too */
-	failure_delay();
+	hs_sleep_whole_ms(HS_FAIL_DELAY_MS);
 	return HS_PWHELPER_MISMATCH;
 }
 

@@ -42,6 +42,7 @@ def start_as(sb, user, argv, data):
                             start_new_session=True)
     proc.stdin.write(data)
     proc.stdin.close()
+    proc.stdin = None
     return proc
 
 
@@ -139,10 +140,10 @@ DONE = 'echo "DONE$((6*7))"'
 
 def stopped_in_failure_delay(sb, caller, target):
     """caller's `su target` with a wrong password, stopped by strace (root) at its first
-    clock_nanosleep: the module's failure delay, under the guess lock.  (strace process,
-    su's pid)."""
+    wait4: waiting for its guard through the module's failure delay, under the guess
+    lock.  (strace process, su's pid)."""
     cmd, _ = sb._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
-                       "inject=clock_nanosleep:signal=SIGSTOP:when=1",
+                       "inject=wait4:signal=SIGSTOP:when=1",
                        "/usr/bin/setpriv", "--reuid=%d" % sb.getpwnam(caller).uid,
                        "--regid=%d" % sb.getpwnam(caller).gid, "--init-groups", "--",
                        SU, target, "-c", "true"], None, "/")
@@ -248,6 +249,69 @@ def test_stopped_su_delays_only_its_callers_guesses(mod, caller):
             finally:
                 second.close()
     assert proc.returncode != 0, (out, err)
+
+
+def past_its_hash(pid):
+    """Has su pid checked the hash: is it sleeping out the failure delay (clock_nanosleep,
+    230) or waiting for the guard that does (wait4, 61)?"""
+    try:
+        with open("/proc/%d/syscall" % pid) as f:
+            return f.read().split()[0] in ("230", "61")
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def guard_of(pid):
+    """su's guard: its child in a session of its own, or None."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            for c in (int(c) for c in f.read().split()):
+                with open("/proc/%d/stat" % c) as g:
+                    if int(g.read().rsplit(")", 1)[1].split()[3]) == c:
+                        return c
+    except (FileNotFoundError, ProcessLookupError, ValueError):
+        pass
+    return None
+
+
+def kill_as(sb, user, target):
+    """user's `kill -KILL target` (a pid, or -pgid): did it go through?"""
+    pw = sb.getpwnam(user)
+    return subprocess.run(["setpriv", "--reuid=%d" % pw.uid, "--regid=%d" % pw.gid,
+                           "--clear-groups", "kill", "-KILL", "--", str(target)],
+                          capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("caller", ["bob", "zed"])
+def test_a_killed_su_guess_still_costs_the_delay(mod, caller):
+    # su is setuid root but runs with its caller's real uid, so the caller may kill it
+    # the moment its hash is checked: a right guess answers at once, so no answer yet is
+    # a wrong one.  Killing it then used to free the guess lock at once, for one guess
+    # per hash time instead of one per hash and 2 s.  The lock now stays with su's guard,
+    # which the caller cannot signal, until the delay is over; the caller's next guess
+    # (the right password) is answered no sooner.  zed has no directory: the lock is
+    # his byte of alice's shadow file.
+    mod.write("/etc/passwd", mod.read("/etc/passwd") + "zed:x:4242:4242::/:/bin/sh\n")
+    first = start_as(mod, caller, [SU, "alice", "-c", "true"], b"wrong-guess-1\n")
+    pid = first.pid
+    deadline = time.monotonic() + 30
+    while not past_its_hash(pid):
+        assert first.poll() is None, first.communicate()
+        assert time.monotonic() < deadline, "su never reached its failure delay"
+        time.sleep(0.005)
+    guard = guard_of(pid)
+    assert kill_as(mod, caller, -pid)       # su's process group, as its caller may
+    killed = time.monotonic()
+    first.communicate(timeout=30)
+    assert first.returncode == -9
+    # the guard (every uid root, a session of its own) is out of the caller's reach
+    guard_kill_refused = guard is not None and not kill_as(mod, caller, guard)
+    second = start_as(mod, caller, [SU, "alice", "-c", "echo DONE"],
+                      (ALICE_PW + "\n").encode())
+    out, err = second.communicate(timeout=60)
+    assert second.returncode == 0 and out == b"DONE\n", (out, err)
+    assert time.monotonic() - killed >= 2 - 0.5
+    assert guard_kill_refused
 
 
 def test_a_new_password_gives_the_caller_no_second_lock(mod):

@@ -1,0 +1,95 @@
+/* The guess guard (guessguard.h).  It may start inside any setuid-root
+ * application that loaded the PAM module, threads and all: the child
+ * calls nothing but system calls and never returns into the
+ * application's code (_exit). */
+#include <errno.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "guessguard.h"
+#include "privs.h"
+#include "util.h"
+
+/* Close every fd but keep1 and keep2 (keep1 < keep2). */
+static void close_all_but(int keep1, int keep2)
+{
+	if (keep1 > 0)
+		(void)close_range(0, (unsigned)keep1 - 1, 0);
+	if (keep2 > keep1 + 1)
+		(void)close_range((unsigned)keep1 + 1, (unsigned)keep2 - 1, 0);
+	(void)close_range((unsigned)keep2 + 1, ~0U, 0);
+}
+
+/* The guard's life: out of reach, 'R' to say so, then one byte of
+ * verdict; 'S' ends it at once, anything else (or the checker gone
+ * without a word) costs the delay. */
+static _Noreturn void guard_main(int sock, int lockfd, unsigned delay_ms)
+{
+	char c = 0;
+
+	if (setresuid(0, 0, 0) < 0 || setsid() < 0)
+		_exit(1);
+	hs_privs_leave_callers_cgroup();
+	/* nothing of the caller's or the application's stays open: their
+	 * terminal, sockets and files close when they are done with them */
+	close_all_but(sock < lockfd ? sock : lockfd, sock < lockfd ? lockfd : sock);
+	/* MSG_NOSIGNAL: a peer gone is an answer, not a SIGPIPE */
+	if (send(sock, "R", 1, MSG_NOSIGNAL) != 1)
+		_exit(1);
+	while (read(sock, &c, 1) < 0 && errno == EINTR)
+		;
+	if (c != 'S')
+		hs_sleep_whole_ms(delay_ms);
+	/* the lock goes with the guard's copy of its fd */
+	_exit(0);
+}
+
+int hs_guessguard_start(struct hs_guessguard *g, int lockfd, unsigned delay_ms)
+{
+	int sv[2];
+	char c = 0;
+	ssize_t n;
+
+	g->pid = -1;
+	g->sock = -1;
+	if (geteuid() != 0)
+		return -EPERM;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	g->pid = fork();
+	if (g->pid < 0) {
+		int e = errno;
+
+		close(sv[0]);
+		close(sv[1]);
+		return -e;
+	}
+	if (g->pid == 0)
+		guard_main(sv[1], lockfd, delay_ms);
+	close(sv[1]);
+	g->sock = sv[0];
+	while ((n = read(g->sock, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 1 && c == 'R')
+		return 0;
+	/* it could not get out of reach: it has ended (or ends now) */
+	hs_guessguard_end(g, true);
+	return -ECHILD;
+}
+
+void hs_guessguard_end(struct hs_guessguard *g, bool right)
+{
+	int status;
+
+	if (g->pid <= 0)
+		return;
+	(void)send(g->sock, right ? "S" : "F", 1, MSG_NOSIGNAL);
+	close(g->sock);
+	/* ECHILD: the application reaps its children itself (a SIGCHLD
+	 * handler); the guard still keeps the lock through its delay */
+	while (waitpid(g->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	g->pid = -1;
+	g->sock = -1;
+}

@@ -1,0 +1,136 @@
+/* The guess guard (lib/auth/guessguard.c): it keeps the guess lock through
+ * the delay after a wrong guess, and after the checker dies without a
+ * verdict; a right guess ends it at once; it is in a session of its own.
+ * Needs root (the guard sets every uid to 0). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <sys/file.h>
+#include <time.h>
+
+#include "test_helpers.h"
+#include "guessguard.h"
+
+#define DELAY_MS 300u
+
+static char lockpath[] = "/tmp/hs-test-guessguard-XXXXXX";
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1000.0 + (double)t.tv_nsec / 1e6;
+}
+
+/* The lock file, opened anew and flocked (the guess lock). */
+static int take_lock(void)
+{
+	int fd = open(lockpath, O_RDWR | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	return fd;
+}
+
+static bool lock_is_free(void)
+{
+	int fd = open(lockpath, O_RDWR | O_CLOEXEC);
+	bool free_now;
+
+	assert_true(fd >= 0);
+	free_now = flock(fd, LOCK_EX | LOCK_NB) == 0;
+	close(fd);
+	return free_now;
+}
+
+static void test_right_guess_ends_it_at_once(void **state)
+{
+	struct hs_guessguard g = HS_GUESSGUARD_INIT;
+	int fd = take_lock();
+	double t;
+
+	(void)state;
+	assert_int_equal(hs_guessguard_start(&g, fd, DELAY_MS), 0);
+	assert_true(g.pid > 0);
+	assert_int_equal(getsid(g.pid), g.pid);   /* out of our terminal's reach */
+	t = now_ms();
+	hs_guessguard_end(&g, true);
+	assert_true(now_ms() - t < DELAY_MS / 2);
+	assert_int_equal(g.pid, -1);
+	close(fd);
+	assert_true(lock_is_free());
+	hs_guessguard_end(&g, false);            /* a second end does nothing */
+}
+
+static void test_wrong_guess_costs_the_delay(void **state)
+{
+	struct hs_guessguard g = HS_GUESSGUARD_INIT;
+	int fd = take_lock();
+	double t;
+
+	(void)state;
+	assert_int_equal(hs_guessguard_start(&g, fd, DELAY_MS), 0);
+	t = now_ms();
+	hs_guessguard_end(&g, false);
+	assert_true(now_ms() - t >= DELAY_MS - 10);
+	close(fd);
+	assert_true(lock_is_free());
+}
+
+static void test_killed_checker_still_costs_the_delay(void **state)
+{
+	pid_t pid;
+	int status;
+	double t;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct hs_guessguard g = HS_GUESSGUARD_INIT;
+		int fd = open(lockpath, O_RDWR | O_CLOEXEC);
+
+		if (fd < 0 || flock(fd, LOCK_EX) < 0 || hs_guessguard_start(&g, fd, DELAY_MS) < 0)
+			_exit(1);
+		raise(SIGKILL);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	t = now_ms();
+	assert_false(lock_is_free());            /* the guard keeps it */
+	while (!lock_is_free()) {
+		assert_true(now_ms() - t < 10 * DELAY_MS);
+		usleep(5000);
+	}
+	assert_true(now_ms() - t >= DELAY_MS - 50);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_right_guess_ends_it_at_once),
+		cmocka_unit_test(test_wrong_guess_costs_the_delay),
+		cmocka_unit_test(test_killed_checker_still_costs_the_delay),
+	};
+	int fd, r;
+
+	if (geteuid() != 0) {
+		struct hs_guessguard g = HS_GUESSGUARD_INIT;
+
+		/* without root there is no guard, and the caller is told */
+		if (hs_guessguard_start(&g, 0, DELAY_MS) != -EPERM || g.pid != -1)
+			return 1;
+		fprintf(stderr, "test_guessguard: needs root (the guard's uids)\n");
+		return 77;
+	}
+	fd = mkstemp(lockpath);
+	if (fd < 0)
+		return 1;
+	close(fd);
+	r = cmocka_run_group_tests(tests, NULL, NULL);
+	unlink(lockpath);
+	return r;
+}
