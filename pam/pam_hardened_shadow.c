@@ -694,13 +694,16 @@ static int check_password(pam_handle_t *pamh, const struct options *o, const str
 		                                 "");
 		return fd;
 	}
-	/* a setuid-root process (su, chfn, sudo): the delay outlives a kill */
+	/* a setuid-root process (su, chfn, sudo): the delay outlives a kill.
+	 * Without its guard no hash is checked: a caller who made the fork
+	 * fail would otherwise be back to one guess per hash time. */
 	if (!o->nodelay && geteuid() == 0) {
-		int g = hs_guessguard_start(&guard, fd, HS_FAIL_DELAY_MS);
-
-		if (g < 0)
-			pam_syslog(pamh, LOG_WARNING, "cannot start the failure delay's guard: %s",
-			           hs_strerror(g));
+		r = hs_guessguard_start(&guard, fd, HS_FAIL_DELAY_MS);
+		if (r < 0) {
+			pam_syslog(pamh, LOG_ERR, "cannot start the failure delay: %s", hs_strerror(r));
+			close(fd);
+			return r;
+		}
 	}
 	if (can_match) {
 		r = hs_hash_verify_password(password, e->sh.hash, o->allow_legacy);

@@ -314,6 +314,30 @@ def test_a_killed_su_guess_still_costs_the_delay(mod, caller):
     assert guard_kill_refused
 
 
+def test_su_checks_no_password_without_its_guard(mod):
+    # Were the guard optional, a caller who made su's fork fail would be back to one
+    # guess per hash time.  Without it su checks nothing: alice's right password, typed
+    # by bob, is refused while the fork fails (strace, root, makes it fail).
+    bob = mod.getpwnam("bob")
+    cmd, _ = mod._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+                        "inject=clone,clone3,fork,vfork:error=EAGAIN:when=1",
+                        "/usr/bin/setpriv", "--reuid=%d" % bob.uid, "--regid=%d" % bob.gid,
+                        "--init-groups", "--", SU, "alice", "-c", "echo DONE"], None, "/")
+    before = len(mod.syslog())
+    res = subprocess.run(cmd, input=ALICE_PW + "\n", capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    log = mod.syslog()[before:]
+    assert res.returncode != 0 and "DONE" not in res.stdout, res
+    # refused by the module (no session was opened: the shell's own fork, also made to
+    # fail, is not what stopped it)
+    assert any("cannot start the failure delay" in l for l in log), log
+    assert not any("session opened" in l for l in log), log
+    # and with the fork working, the same password goes through
+    res = start_as(mod, "bob", [SU, "alice", "-c", "echo DONE"], (ALICE_PW + "\n").encode())
+    out, err = res.communicate(timeout=60)
+    assert res.returncode == 0 and out == b"DONE\n", (out, err)
+
+
 def test_a_new_password_gives_the_caller_no_second_lock(mod):
     # The caller's lock is on a file of theirs that their own tools never replace.  On
     # their shadow file it would not hold: frank checks his current password in passwd
