@@ -643,21 +643,7 @@ static int reown_userdir(int udirfd, const char *user, uid_t old_uid, uid_t uid)
 
 /* ---- the home directory ---- */
 
-static bool home_left_taken(const char *dir, uid_t uid);
-
-/* Is the home already at to (normalised): a directory of uid's, or one an
- * interrupted -u -d -m left taken away with its record? */
-static bool moved_already(const char *to, uid_t uid)
-{
-	_cleanup_close_ int nfd = -1;
-	const char *nlast;
-	struct stat st;
-
-	nfd = hs_homepath_parent_at(to, uid, &nlast);
-	if (nfd < 0 || fstatat(nfd, nlast, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-		return false;
-	return st.st_uid == uid || (st.st_uid == 0 && home_left_taken(to, uid));
-}
+static bool moved_already(const char *to, uid_t uid);
 
 /* -d -m: rename the home, on the same file system only.  A copy across
  * file systems would have to recreate every file of a hostile tree
@@ -890,6 +876,19 @@ static bool home_left_taken(const char *dir, uid_t uid)
 
 	hfd = open_home(dir, uid, &st, &why);
 	return hfd >= 0 && taken_read(hfd, &st, uid, &t);
+}
+
+/* Is the home already at to (normalised): a directory of uid's, or one an
+ * interrupted -u -d -m left taken away with its record? */
+static bool moved_already(const char *to, uid_t uid)
+{
+	_cleanup_close_ int hfd = -1;
+	const char *why;
+	struct stat st;
+	struct taken t;
+
+	hfd = open_home(to, uid, &st, &why);
+	return hfd >= 0 && (st.st_uid == uid || taken_read(hfd, &st, uid, &t));
 }
 
 /* A home whose files are not re-owned: said, unless this is a rerun that
