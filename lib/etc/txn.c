@@ -37,8 +37,7 @@ void hs_txn_set_work_ops(const struct hs_txn_work_ops *ops)
 
 struct identity {
 	bool present;
-	unsigned long long dev, ino, size;
-	long long mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
+	struct stat st;         /* the journal keeps dev, ino, size, mtime, ctime */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -87,40 +86,23 @@ static int jprintf(struct hs_buf *j, const char *fmt, ...)
 	return hs_strbuf_append(j, line, (size_t)n);
 }
 
-/* st (may be NULL): the whole stat of a present base. */
-static int identity_of(int dirfd, const char *base, struct identity *id, struct stat *st_out)
+static int identity_of(int dirfd, const char *base, struct identity *id)
 {
-	struct stat st;
-
 	memset(id, 0, sizeof(*id));
-	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(dirfd, base, &id->st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if (st_out)
-		*st_out = st;
 	id->present = true;
-	id->dev = st.st_dev;
-	id->ino = st.st_ino;
-	id->size = (unsigned long long)st.st_size;
-	id->mtime_sec = st.st_mtim.tv_sec;
-	id->mtime_nsec = st.st_mtim.tv_nsec;
-	id->ctime_sec = st.st_ctim.tv_sec;
-	id->ctime_nsec = st.st_ctim.tv_nsec;
 	return 0;
 }
 
-/* Is the file still the one the journal found?  An absent identity is
- * all zero (identity_of, parse_journal_line).  A tool that replaces the
- * file gives the name a new inode; one that writes in place changes its
- * mtime (and mostly its size); only root could set the mtime back.  The
- * ctime is recorded (the format stays) but not compared: a hard link
- * made or removed elsewhere changes it, and where fs.protected_hardlinks
- * is 0 any user may link /etc/passwd into a directory of theirs, which
- * would make the recovery drop a committed change. */
-static bool identity_equal(const struct identity *a, const struct identity *b)
+/* Is the file still the one the journal found?  The ctime is recorded
+ * (the format stays) but not compared (hs_fileio_same_version): a user's
+ * hard link to /etc/passwd would make the recovery drop a committed
+ * change. */
+static bool identity_equal(const struct identity *now, const struct identity *want)
 {
-	return a->present == b->present && a->dev == b->dev && a->ino == b->ino &&
-	       a->size == b->size && a->mtime_sec == b->mtime_sec &&
-	       a->mtime_nsec == b->mtime_nsec;
+	return now->present == want->present &&
+	       (!now->present || hs_fileio_same_version(&want->st, &now->st));
 }
 
 /* The names below dirfd are ours to choose: a base is one plain component
@@ -256,14 +238,14 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 	uid_t uid = f->uid;
 	gid_t gid = f->gid;
 	mode_t mode = f->mode;
-	struct stat st;
+	const struct stat *st = &id->st;
 	int r;
 
 	if (!base_ok(f->base)) {
 		msg_set(err, err_size, "invalid file name in a transaction");
 		return -EINVAL;
 	}
-	r = identity_of(dirfd, f->base, id, &st);
+	r = identity_of(dirfd, f->base, id);
 	if (r < 0) {
 		msg_set(err, err_size, "cannot stat %s/%s: %s", dir_path, f->base, hs_strerror(r));
 		return r;
@@ -273,10 +255,10 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 
 		/* a target that is a symlink, a FIFO or another owner's
 		 * hard-linked file is refused, as a read of it would be */
-		r = S_ISLNK(st.st_mode) ? -HS_E_SYMLINK : hs_fileio_check_stat(&st, &ex);
-		uid = st.st_uid;
-		gid = st.st_gid;
-		mode = st.st_mode & 07777;
+		r = S_ISLNK(st->st_mode) ? -HS_E_SYMLINK : hs_fileio_check_stat(st, &ex);
+		uid = st->st_uid;
+		gid = st->st_gid;
+		mode = st->st_mode & 07777;
 	}
 	staged_name(staged_path, sizeof(staged_path), f->base);
 	if (r == 0)
@@ -290,8 +272,10 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 	*staged = true;
 	if (id->present) {
 		r = jprintf(journal, "%s %llu %llu %llu %lld.%09lld %lld.%09lld\n", f->base,
-			    id->dev, id->ino, id->size, id->mtime_sec, id->mtime_nsec,
-			    id->ctime_sec, id->ctime_nsec);
+			    (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+			    (unsigned long long)st->st_size, (long long)st->st_mtim.tv_sec,
+			    (long long)st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec,
+			    (long long)st->st_ctim.tv_nsec);
 	} else {
 		r = jprintf(journal, "%s absent\n", f->base);
 	}
@@ -637,6 +621,8 @@ unstage:
 static int parse_journal_line(char *line, char **base, struct identity *id)
 {
 	char *sp = strchr(line, ' ');
+	unsigned long long dev, ino, size;
+	long long msec, mnsec, csec, cnsec;
 	char extra;
 
 	memset(id, 0, sizeof(*id));
@@ -649,10 +635,14 @@ static int parse_journal_line(char *line, char **base, struct identity *id)
 	if (strcmp(sp + 1, "absent") == 0)
 		return 0;
 	id->present = true;
-	if (sscanf(sp + 1, "%llu %llu %llu %lld.%lld %lld.%lld%c", &id->dev, &id->ino, &id->size,
-		   &id->mtime_sec, &id->mtime_nsec, &id->ctime_sec, &id->ctime_nsec,
-		   &extra) != 7)
+	if (sscanf(sp + 1, "%llu %llu %llu %lld.%lld %lld.%lld%c", &dev, &ino, &size, &msec,
+		   &mnsec, &csec, &cnsec, &extra) != 7)
 		return -HS_E_FORMAT;
+	id->st.st_dev = (dev_t)dev;
+	id->st.st_ino = (ino_t)ino;
+	id->st.st_size = (off_t)size;
+	id->st.st_mtim = (struct timespec){ (time_t)msec, (long)mnsec };
+	id->st.st_ctim = (struct timespec){ (time_t)csec, (long)cnsec };
 	return 0;
 }
 
@@ -681,12 +671,12 @@ static int classify_one(int dirfd, const char *dir_path, const char *base,
 			staged);
 		return -HS_E_NOTREG;
 	}
-	r = identity_of(dirfd, base, &now, NULL);
+	r = identity_of(dirfd, base, &now);
 	if (r < 0)
 		return r;
 	/* killed between the exchange and the rename of the old file to
 	 * its backup: the new file is in place */
-	if (want->present && st.st_dev == want->dev && st.st_ino == want->ino)
+	if (want->present && st.st_dev == want->st.st_dev && st.st_ino == want->st.st_ino)
 		return FILE_BACKUP_PENDING;
 	return identity_equal(&now, want) ? FILE_INSTALLABLE : FILE_CHANGED;
 }

@@ -99,36 +99,32 @@ static int forward_new(struct hs_txn_work *w)
 	return r;
 }
 
-/* DEL: remove path, if it is still what the journal names (gone already:
- * removed by an interrupted run).  A user's directory goes through
- * lib/tree; a file or a symlink loses its name only; a home directory
- * is taken away, then removed through the one walker: a mount inside (or
- * a too deep nest) refuses before anything goes, and it is handed back as
- * it was. */
-static int forward_del(struct hs_txn_work *w)
+/* Remove path (parentfd/last) if it is still the journal's w->self (gone
+ * already: removed by an interrupted run).  A user's directory goes
+ * through lib/tree; a home directory is taken away, then removed through
+ * the one walker: a mount inside (or a too deep nest) refuses before
+ * anything goes.  undo: a NEW piece reverted (work_revert), else a DEL
+ * one finished (forward_del); they differ where marked. */
+static int remove_self(struct hs_txn_work *w, int parentfd, const char *last, bool undo)
 {
-	_cleanup_close_ int parentfd = -1;
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *where = NULL;
-	const char *last;
 	struct stat st, saved;
 	int r;
 
-	parentfd = open_parent(w, &last);
-	if (parentfd < 0)
-		return parentfd == -ENOENT ? 0 : parentfd;
 	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if (!same_id(&st, &w->self))
+	/* a self never recorded (all zero: work_back's case) matches nothing */
+	if ((!w->self.dev && !w->self.ino) || !same_id(&st, &w->self))
 		return -ESTALE;
-	if (w->kind == HS_TXN_TREE_DEL) {
+	if (w->kind == HS_TXN_TREE_DEL || w->kind == HS_TXN_TREE_NEW) {
 		r = hs_userdir_remove(parentfd, last);
 		return r == -ENOENT ? 0 : r;
 	}
-	if (!S_ISDIR(st.st_mode)) {
+	if (!undo && !S_ISDIR(st.st_mode)) {
 		/* a file or a symlink (a spool, a home that is a link): the
 		 * name alone goes, never a tree swapped in under it since the
-		 * check (EISDIR) */
+		 * check (EISDIR); an undo never finds one: it built a directory */
 		if (unlinkat(parentfd, last, 0) < 0)
 			return errno == ENOENT ? 0 : -errno;
 		(void)fsync(parentfd);
@@ -139,17 +135,34 @@ static int forward_del(struct hs_txn_work *w)
 		return fd;
 	if (!same_id(&st, &w->self))
 		return -ESTALE;
+	/* undo: a home handed over already is the account's (work_revert) */
+	if (undo && st.st_uid == w->uid && w->uid != 0)
+		return 1;
 	r = hs_walk_take_away(fd, &saved);
 	if (r < 0)
 		return r;
 	r = hs_walk_remove_at(parentfd, last, &where);
-	if (r == -EXDEV || r == -ENAMETOOLONG) {
+	if (!undo && (r == -EXDEV || r == -ENAMETOOLONG)) {
 		(void)hs_walk_hand_back(fd, w->uid, w->gid, w->mode);
 		snprintf(w->where, sizeof(w->where), "%s", where ? where : "");
 	}
 	if (r == 0)
 		(void)fsync(parentfd);
 	return r;
+}
+
+/* DEL: remove path, if it is still what the journal names; a file or a
+ * symlink loses its name only; a home refused by a mount inside is
+ * handed back as it was. */
+static int forward_del(struct hs_txn_work *w)
+{
+	_cleanup_close_ int parentfd = -1;
+	const char *last;
+
+	parentfd = open_parent(w, &last);
+	if (parentfd < 0)
+		return parentfd == -ENOENT ? 0 : parentfd;
+	return remove_self(w, parentfd, last, false);
 }
 
 static int work_forward(struct hs_txn_work *w)
@@ -202,37 +215,15 @@ static int work_back(struct hs_txn_work *w)
 static int work_revert(struct hs_txn_work *w)
 {
 	_cleanup_close_ int parentfd = -1;
-	_cleanup_close_ int fd = -1;
 	const char *last;
-	struct stat st, saved;
-	int r;
+	struct stat st;
 
 	parentfd = open_parent(w, &last);
 	if (parentfd < 0)
 		return parentfd == -ENOENT ? 0 : parentfd;
 	if (fstatat(parentfd, w->tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
 		return work_back(w);
-	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if ((!w->self.dev && !w->self.ino) || !same_id(&st, &w->self))
-		return -ESTALE;
-	if (w->kind == HS_TXN_TREE_NEW) {
-		r = hs_userdir_remove(parentfd, last);
-		return r == -ENOENT ? 0 : r;
-	}
-	fd = hs_fileio_open_dir_at(parentfd, last, &st);
-	if (fd < 0)
-		return fd;
-	if (!same_id(&st, &w->self))
-		return -ESTALE;
-	if (st.st_uid == w->uid && w->uid != 0)
-		return 1;
-	r = hs_walk_take_away(fd, &saved);
-	if (r == 0)
-		r = hs_walk_remove_tree_at(parentfd, last);
-	if (r == 0)
-		(void)fsync(parentfd);
-	return r;
+	return remove_self(w, parentfd, last, true);
 }
 
 /* Is the passwd line idx (-1: none) one of uid? */

@@ -28,6 +28,13 @@
 #define HS_OPEN_TRUSTED (O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
 
 
+bool hs_fileio_same_version(const struct stat *then, const struct stat *now)
+{
+	return then->st_dev == now->st_dev && then->st_ino == now->st_ino &&
+	       then->st_size == now->st_size && then->st_mtim.tv_sec == now->st_mtim.tv_sec &&
+	       then->st_mtim.tv_nsec == now->st_mtim.tv_nsec;
+}
+
 bool hs_fileio_is_single_component(const char *name)
 {
 	if (!name || !name[0])

@@ -119,4 +119,12 @@ int hs_fileio_open_dir_at(int dirfd, const char *name, struct stat *st_out);
 /* Is name a single, non-empty path component (no '/', not "." or "..")? */
 bool hs_fileio_is_single_component(const char *name);
 
+/* Is now the file then was, unchanged: the same inode, size and mtime?  A
+ * writer that replaces a file gives the name a new inode; one that writes
+ * in place changes its mtime (and mostly its size); only root could set
+ * the mtime back.  The ctime (and the link count) is not compared: where
+ * fs.protected_hardlinks is 0 any user may link /etc/passwd into a
+ * directory of theirs, which changes it, as often as they like. */
+bool hs_fileio_same_version(const struct stat *then, const struct stat *now);
+
 #endif

@@ -643,21 +643,7 @@ static int reown_userdir(int udirfd, const char *user, uid_t old_uid, uid_t uid)
 
 /* ---- the home directory ---- */
 
-static bool home_left_taken(const char *dir, uid_t uid);
-
-/* Is the home already at to (normalised): a directory of uid's, or one an
- * interrupted -u -d -m left taken away with its record? */
-static bool moved_already(const char *to, uid_t uid)
-{
-	_cleanup_close_ int nfd = -1;
-	const char *nlast;
-	struct stat st;
-
-	nfd = hs_homepath_parent_at(to, uid, &nlast);
-	if (nfd < 0 || fstatat(nfd, nlast, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-		return false;
-	return st.st_uid == uid || (st.st_uid == 0 && home_left_taken(to, uid));
-}
+static bool moved_already(const char *to, uid_t uid);
 
 /* -d -m: rename the home, on the same file system only.  A copy across
  * file systems would have to recreate every file of a hostile tree
@@ -844,26 +830,65 @@ static bool taken_read(int fd, const struct stat *st, uid_t uid, struct taken *t
 	return t->old_uid == (unsigned long)uid || t->new_uid == (unsigned long)uid;
 }
 
+/* The home at dir, below a parent trusted for uid, opened without
+ * following anything: its fd and *st, or a negative error and *why to
+ * say (NULL: nothing, as for a home that does not exist). */
+static int open_home(const char *dir, uid_t uid, struct stat *st, const char **why)
+{
+	_cleanup_free_ char *home = hs_homepath_normalise(dir);
+	_cleanup_close_ int pfd = -1;
+	const char *last;
+	int r;
+
+	*why = NULL;
+	if (!home || !home[0]) {
+		*why = "not an absolute path without '..'";
+		return -EINVAL;
+	}
+	pfd = hs_homepath_parent_at(home, uid, &last);
+	if (pfd < 0) {
+		if (pfd != -ENOENT)
+			*why = hs_homepath_parent_error(pfd);
+		return pfd;
+	}
+	if (fstatat(pfd, last, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISDIR(st->st_mode)) {
+		*why = "not a directory";
+		return -ENOTDIR;
+	}
+	r = hs_fileio_open_dir_at(pfd, last, st);
+	if (r < 0)
+		*why = hs_strerror(r);
+	return r;
+}
+
 /* Is the home at dir (the account's, before this run) left taken away,
  * with a record, by an interrupted run?  Looked at before usermod
  * confines itself, so that a usermod that works on the home (-g, -m)
  * finishes it. */
 static bool home_left_taken(const char *dir, uid_t uid)
 {
-	_cleanup_free_ char *home = hs_homepath_normalise(dir);
-	_cleanup_close_ int pfd = -1;
 	_cleanup_close_ int hfd = -1;
-	const char *last;
+	const char *why;
 	struct stat st;
 	struct taken t;
 
-	if (!home || !home[0])
-		return false;
-	pfd = hs_homepath_parent_at(home, uid, &last);
-	if (pfd < 0 || fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-		return false;
-	hfd = hs_fileio_open_dir_at(pfd, last, &st);
+	hfd = open_home(dir, uid, &st, &why);
 	return hfd >= 0 && taken_read(hfd, &st, uid, &t);
+}
+
+/* Is the home already at to (normalised): a directory of uid's, or one an
+ * interrupted -u -d -m left taken away with its record? */
+static bool moved_already(const char *to, uid_t uid)
+{
+	_cleanup_close_ int hfd = -1;
+	const char *why;
+	struct stat st;
+	struct taken t;
+
+	hfd = open_home(to, uid, &st, &why);
+	return hfd >= 0 && (st.st_uid == uid || taken_read(hfd, &st, uid, &t));
 }
 
 /* A home whose files are not re-owned: said, unless this is a rerun that
@@ -890,10 +915,8 @@ struct home_taken {
  * interrupted run, whose record then says which files are re-owned. */
 static void reown_home_take(const char *dir, struct reown *ro, struct home_taken *ht)
 {
-	_cleanup_free_ char *home = hs_homepath_normalise(dir);
-	_cleanup_close_ int pfd = -1;
 	_cleanup_close_ int hfd = -1;
-	const char *last;
+	const char *why;
 	struct stat st;
 	struct taken t;
 	/* a rerun of -u with the uid it has: only a record is looked for */
@@ -901,28 +924,14 @@ static void reown_home_take(const char *dir, struct reown *ro, struct home_taken
 	int r;
 
 	*ht = (struct home_taken){ .hfd = -1, .status = E_SUCCESS };
-	if (!home || !home[0]) {
-		ht->status = not_reowning(rerun, dir, "not an absolute path without '..'");
+	hfd = open_home(dir, ro->uid, &st, &why);
+	if (hfd < 0) {
+		ht->status = why ? not_reowning(rerun, dir, why) :
+			     hfd == -ENOENT || rerun ? E_SUCCESS : E_HOMEDIR;
 		return;
 	}
-	pfd = hs_homepath_parent_at(home, ro->uid, &last);
-	if (pfd == -ENOENT)
-		return;
-	if (pfd < 0) {
-		ht->status = not_reowning(rerun, dir, hs_homepath_parent_error(pfd));
-		return;
-	}
-	if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		ht->status = errno == ENOENT || rerun ? E_SUCCESS : E_HOMEDIR;
-		return;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		ht->status = not_reowning(rerun, dir, "not a directory");
-		return;
-	}
-	hfd = hs_fileio_open_dir_at(pfd, last, &st);
 	/* the account's uid in /etc/passwd, before this run */
-	if (hfd >= 0 && taken_read(hfd, &st, ro->old_uid, &t)) {
+	if (taken_read(hfd, &st, ro->old_uid, &t)) {
 		/* left taken away by an interrupted run: its files are the
 		 * old uid's of then, and it goes back as it was */
 		hs_warn("finishing the interrupted change of owner of %s", dir);
@@ -946,21 +955,18 @@ static void reown_home_take(const char *dir, struct reown *ro, struct home_taken
 	}
 	if (rerun)
 		return;         /* nothing left to do */
-	if (hfd >= 0 && st.st_uid != ro->old_uid && st.st_uid != ro->uid) {
+	if (st.st_uid != ro->old_uid && st.st_uid != ro->uid) {
 		ht->status = usertool_warn(E_HOMEDIR, "%s is not owned by the user, not changing "
 					   "the owner of its files", dir);
 		return;
 	}
 	/* the caller blocks the signals: a Ctrl-C or a SIGTERM half-way
 	 * would leave the home root's 0700 for good */
-	if (hfd >= 0)
-		taken_record(hfd, dir, ro, &st);
-	r = hfd < 0 ? hfd : hs_walk_take_away(hfd, &ht->saved);
+	taken_record(hfd, dir, ro, &st);
+	r = hs_walk_take_away(hfd, &ht->saved);
 	if (r < 0) {
-		if (hfd >= 0)
-			(void)fremovexattr(hfd, TAKEN_XATTR);
-		ht->status = usertool_warn(E_HOMEDIR, "not changing the owner of files in %s: %s",
-					   dir, hs_strerror(r));
+		(void)fremovexattr(hfd, TAKEN_XATTR);
+		ht->status = not_reowning(false, dir, hs_strerror(r));
 		return;
 	}
 	ht->fresh = true;

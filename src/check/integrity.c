@@ -703,18 +703,14 @@ void hs_integrity_ids_read(struct hs_integrity_ids *ids)
 	}
 }
 
-/* Is an account file still the one read?  A writer replaces it (a new
- * inode) or, a foreign one, writes it in place (its mtime, mostly its
- * size); root alone changes its owner or mode.  Its link count and ctime
- * are not looked at: where fs.protected_hardlinks is 0 any user may link
- * /etc/passwd into a directory of theirs without end, and every
- * confirmation would fail, every report be left out (as in lib/etc/txn.c,
- * identity_equal). */
+/* Is an account file still the one read (hs_fileio_same_version), its
+ * owner and mode too (root alone changes them)?  Not its link count or
+ * ctime: a user linking /etc/passwd without end would make every
+ * confirmation fail, every report be left out. */
 static bool same_file(const struct stat *x, const struct stat *y)
 {
-	return x->st_dev == y->st_dev && x->st_ino == y->st_ino && x->st_mode == y->st_mode &&
-	       x->st_uid == y->st_uid && x->st_gid == y->st_gid && x->st_size == y->st_size &&
-	       x->st_mtim.tv_sec == y->st_mtim.tv_sec && x->st_mtim.tv_nsec == y->st_mtim.tv_nsec;
+	return hs_fileio_same_version(x, y) && x->st_mode == y->st_mode &&
+	       x->st_uid == y->st_uid && x->st_gid == y->st_gid;
 }
 
 static bool same_ids(const struct hs_integrity_ids *x, const struct hs_integrity_ids *y)
@@ -1404,9 +1400,8 @@ static bool still_as_read(struct udir *u, const char *name, const struct stat *s
 {
 	struct stat now;
 
-	if (fstatat(u->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
-	    now.st_ino == st->st_ino && now.st_size == st->st_size &&
-	    now.st_mtim.tv_sec == st->st_mtim.tv_sec && now.st_mtim.tv_nsec == st->st_mtim.tv_nsec)
+	if (fstatat(u->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    hs_fileio_same_version(st, &now))
 		return true;
 	failed(u->tr->a, "%s changed while being checked; not repaired, run the check again",
 	       path);
