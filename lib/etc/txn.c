@@ -52,22 +52,64 @@ static void msg_set(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Append to a message that may already say something. */
+/* Room kept at the end of a message for the tail "; ... and N more". */
+#define MSG_MORE_ROOM sizeof("; ... and 18446744073709551615 more")
+
+/* How many pieces msg_add left out of buf[0..used), told by its tail
+ * "... and N more" (after "; ", or alone); *at: where that tail starts.
+ * Once a piece is left out, every later one is too, so the tail stays
+ * last. */
+static unsigned long msg_left_out(const char *buf, size_t used, size_t *at)
+{
+	static const char head[] = "... and ";
+	unsigned long n;
+	int end = 0;
+
+	for (size_t i = used; i-- > 0;) {
+		if (strncmp(buf + i, head, sizeof(head) - 1) != 0)
+			continue;
+		if (i != 0 && (i < 2 || memcmp(buf + i - 2, "; ", 2) != 0))
+			return 0;
+		if (sscanf(buf + i + sizeof(head) - 1, "%lu more%n", &n, &end) != 1 ||
+		    (size_t)end != used - i - (sizeof(head) - 1) || n == 0)
+			return 0;
+		*at = i < 2 ? 0 : i - 2;
+		return n;
+	}
+	return 0;
+}
+
+/* Append a piece to a message that may already say something.  A piece
+ * that does not fit whole (a long recovery: one piece per home of a
+ * newusers batch) is not cut mid-word: it and every later one are
+ * counted in a last "; ... and N more" (a message stays one line). */
 __attribute__((format(printf, 3, 4)))
 static void msg_add(char *buf, size_t size, const char *fmt, ...)
 {
-	size_t used = buf ? strnlen(buf, size) : 0;
+	size_t used = buf ? strnlen(buf, size) : 0, at = used;
+	unsigned long left_out;
 	va_list ap;
+	int need;
 
-	if (!buf || used + 3 >= size)
+	if (!buf || used + 1 >= size)
 		return;
-	if (used) {
-		memcpy(buf + used, "; ", 3);
-		used += 2;
-	}
+	left_out = msg_left_out(buf, used, &at);
 	va_start(ap, fmt);
-	vsnprintf(buf + used, size - used, fmt, ap);
+	need = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
+	if (need < 0)
+		return;
+	if (!left_out && used + 2 + (size_t)need + MSG_MORE_ROOM <= size) {
+		if (used) {
+			memcpy(buf + used, "; ", 3);
+			used += 2;
+		}
+		va_start(ap, fmt);
+		vsnprintf(buf + used, size - used, fmt, ap);
+		va_end(ap);
+		return;
+	}
+	snprintf(buf + at, size - at, "%s... and %lu more", at ? "; " : "", left_out + 1);
 }
 
 /* Append one formatted line to the journal being built. */

@@ -812,6 +812,61 @@ static void test_prepared_work_survives_a_setid_commit(void **state)
 	assert_clean(f->dfd);
 }
 
+/* A recovery with more to say than its message holds (a newusers batch
+ * killed after its commit: one piece per home): every piece said is said
+ * whole, and the rest is counted in a last "... and N more", not cut
+ * mid-word at the buffer's end. */
+#define N_HOMES 60
+static void test_long_recovery_message_is_cut_between_pieces(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct two_files t;
+	struct hs_txn_work w[N_HOMES];
+	char paths[N_HOMES][128], tmps[N_HOMES][32], err[256], msg[1024];
+	struct stat parent;
+	unsigned long more = 0;
+	size_t said = 0, len;
+	char *piece, *next, *tail;
+
+	hs_txn_set_work_ops(NULL);
+	prepare(&t);
+	assert_int_equal(fstat(f->ofd, &parent), 0);
+	for (size_t i = 0; i < N_HOMES; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/user%02zu", f->outside, i);
+		snprintf(tmps[i], sizeof(tmps[i]), ".new.user%02zu.AbCdEfGhIjKl", i);
+		w[i] = (struct hs_txn_work){
+			.kind = HS_TXN_HOME_NEW, .path = paths[i], .tmp = tmps[i],
+			.uid = 4242, .gid = 4242, .mode = 0750,
+			.parent = { parent.st_dev, parent.st_ino }, .self = { 1, 1 },
+		};
+	}
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, w, N_HOMES, err,
+				       sizeof err), 0);
+	hs_txn_work_enable();
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
+	len = strlen(msg);
+	assert_true(len < sizeof(msg) - 1);
+	tail = strrchr(msg, ';');
+	assert_non_null(tail);
+	assert_int_equal(sscanf(tail, "; ... and %lu more", &more), 1);
+	assert_true(more > 0);
+	*tail = '\0';
+	for (piece = msg; piece; piece = next) {
+		next = strstr(piece, "; ");
+		if (next) {
+			*next = '\0';
+			next += 2;
+		}
+		/* whole: "undid the creation of PATH: DIR/passwd no longer names it
+		 * for uid 4242" */
+		assert_non_null(strstr(piece, "undid the creation of "));
+		assert_non_null(strstr(piece, " for uid 4242"));
+		said++;
+	}
+	assert_int_equal(said + more, N_HOMES);
+	assert_clean(f->dfd);
+}
+
 static int plant_reserved_dirs(struct tmp_dirs *f)
 {
 	const char *tree = strrchr(HS_TREE_DIR, '/') + 1;
@@ -901,6 +956,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_work_left_for_a_root_tool, setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_work_of_a_home_passwd_no_longer_names_is_undone,
+						setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_long_recovery_message_is_cut_between_pieces,
 						setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_prepared_work_survives_a_setid_commit, setup,
 						tmp_dirs_teardown),
