@@ -49,6 +49,8 @@ const char *hs_strerror(int negative_err)
 		return "unknown or refused hashing method";
 	case HS_E_TAKEN:
 		return "was taken over by root meanwhile";
+	case HS_E_CHANGED:
+		return "changed meanwhile, by a program that ignores the locks";
 	default:
 		break;
 	}

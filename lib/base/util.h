@@ -32,6 +32,7 @@ enum {
 	HS_E_LOCKED,   /* lock held by another live process */
 	HS_E_METHOD,   /* unknown or refused hashing method */
 	HS_E_TAKEN,    /* a user's directory taken over by root meanwhile */
+	HS_E_CHANGED,  /* a file changed under us by one that ignores the locks */
 	HS_E_LAST
 };
 

@@ -1,7 +1,9 @@
 /* The line-file model of the global account files (see accountdb.h).
  *
  * data is the file as it is on disk (a read-only mapping, so loading copies
- * nothing) and starts say where each line begins in it: 4 bytes a line, since
+ * nothing; cut short under us by a program that ignores the locks, it reads
+ * as zeros instead of raising SIGBUS, and the load or the commit refuses
+ * it: fileio.h, txn.h's expect) and starts say where each line begins in it: 4 bytes a line, since
  * every page a tool touches for the first time costs it a page fault.  A line
  * becomes a record only when it is asked for (build): its bytes are copied
  * into the arena `chunks` (freed, wiped, only with the db, which keeps a
@@ -605,7 +607,7 @@ void hs_accountdb_free(struct hs_accountdb *db)
 	for (size_t i = 0; db->built && (i = next_built(db, i)) < db->n_lines; i++)
 		line_free(&db->lines[i]);
 	if (db->mapped && db->len) {
-		munmap(db->data, db->len);
+		hs_fileio_unmap(db->data, db->len);
 	} else if (!db->mapped && db->data) {
 		hs_wipe(db->data, db->len);
 		free(db->data);
@@ -845,6 +847,11 @@ static int load_finish(struct hs_accountdb *db, unsigned flags, int r)
 		set_error(db, "cannot read %s: %s", db_path(db), hs_strerror(r));
 	else if (!(flags & HS_DB_LAZY))
 		r = check_all(db, flags);
+	/* cut short under us after all (fileio.h): what was read is zeros */
+	if (r >= 0 && db->mapped && hs_fileio_map_torn(db->data)) {
+		r = -HS_E_CHANGED;
+		set_error(db, "cannot read %s: %s", db_path(db), hs_strerror(r));
+	}
 	if (r < 0)
 		hs_accountdb_free(db);
 	return r;
@@ -859,7 +866,7 @@ int hs_accountdb_load(struct hs_accountdb *db, enum hs_db_kind kind, const char 
 
 	if (r < 0)
 		return r;
-	r = hs_fileio_map_path(path, &ex, &data, &db->len);
+	r = hs_fileio_map_path(path, &ex, &data, &db->len, &db->on_disk);
 	db->data = (char *)data;
 	if (r == -ENOENT && (flags & HS_DB_MISSING_OK)) {
 		db->data = (char *)"";
@@ -1323,11 +1330,21 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 			r = -EINVAL;
 			goto out;
 		}
+		/* a mapping cut short (fileio.h) holds zeros, not the file */
+		if (db->mapped && hs_fileio_map_torn(db->data)) {
+			r = -HS_E_CHANGED;
+			set_error(db, "cannot write %s: %s", db->path, hs_strerror(r));
+			*failed = i;
+			goto out;
+		}
 		files[i] = (struct hs_global_file){
 			.path = db->path, .uid = db->default_uid, .gid = db->default_gid,
 			.mode = db->default_mode,
 			.old_data = db->data_on_disk ? db->data : NULL,
 			.old_len = db->data_on_disk ? db->len : 0,
+			/* the file must still be the one mapped: nobody
+			 * rewrote it in place under the lines we pass on */
+			.expect = db->data_on_disk && db->mapped && db->present ? &db->on_disk : NULL,
 		};
 		r = pieces_alloc(db, &iovs[i], &files[i].n_iov, &total);
 		files[i].iov = iovs[i];

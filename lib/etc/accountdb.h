@@ -40,6 +40,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "globalfile.h"
@@ -133,6 +134,7 @@ struct hs_accountdb {
 	                         * appended lines are written before it */
 	bool mapped;
 	bool data_on_disk;      /* data is what the file holds (loaded, not written since) */
+	struct stat on_disk;    /* the file as mapped (hs_fileio_map_path) */
 	size_t starts_size;     /* bytes mapped for starts (0: malloc'd) */
 	uint32_t *starts;       /* where each line as loaded starts in data, and
 	                         * one past the end of the last (see loaded_text) */

@@ -625,6 +625,7 @@ int hs_globalfile_commit(const struct hs_global_file *files, size_t n, char *err
 		tf[i].n_iov = f->n_iov;
 		tf[i].old_data = f->old_data;
 		tf[i].old_len = f->old_len;
+		tf[i].expect = f->expect;
 		tf[i].uid = f->uid;
 		tf[i].gid = f->gid;
 		tf[i].mode = f->mode & 07777;

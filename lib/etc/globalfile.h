@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "strbuf.h"
@@ -87,6 +88,8 @@ struct hs_global_file {
 	size_t n_iov;
 	const char *old_data;           /* what PATH holds now, or NULL */
 	size_t old_len;
+	const struct stat *expect;      /* PATH as it was read (NULL: no check):
+	                                 * another one fails with -HS_E_CHANGED */
 	uid_t uid;                      /* for a file that does not exist yet */
 	gid_t gid;
 	mode_t mode;

@@ -268,6 +268,12 @@ static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *
 	return 0;
 }
 
+/* Is id the file as the caller read it (hs_fileio_same_version)? */
+static bool is_expected(const struct identity *id, const struct stat *st)
+{
+	return id->present && hs_fileio_same_version(st, &id->st);
+}
+
 /* Stage one file of a transaction: check its target, write the staged
  * copy (install_one makes the FILE- backup) and add its line to the
  * journal.  *staged tells the caller a staged copy exists (to remove on
@@ -302,10 +308,22 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 		gid = st->st_gid;
 		mode = st->st_mode & 07777;
 	}
+	if (r == 0 && f->expect && !is_expected(id, f->expect))
+		r = -HS_E_CHANGED;
 	staged_name(staged_path, sizeof(staged_path), f->base);
-	if (r == 0)
+	if (r == 0) {
 		r = hs_fileio_replace_iov_at(dirfd, staged_path, f->base, f->iov, f->n_iov, uid,
 					     gid, mode);
+		*staged = r == 0;
+	}
+	/* the pieces may come from a mapping of base: rewritten in place (or
+	 * cut short, EFAULT) while they were copied, the copy is no good */
+	if (f->expect && (r == 0 || r == -EFAULT)) {
+		struct identity now;
+
+		if (identity_of(dirfd, f->base, &now) < 0 || !is_expected(&now, f->expect))
+			r = -HS_E_CHANGED;
+	}
 	if (r < 0) {
 		/* the administrator knows the file, not our staging name */
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base, hs_strerror(r));

@@ -32,6 +32,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -46,6 +47,9 @@ struct hs_txn_file {
 	const char *old_data;           /* what BASE holds, for the backup BASE-;
 	                                 * NULL: read what the file holds */
 	size_t old_len;
+	const struct stat *expect;      /* BASE as the caller read it (NULL: no
+	                                 * check): the staged copy is made only
+	                                 * from that file, else -HS_E_CHANGED */
 	uid_t uid;                      /* owner and mode when BASE does not exist */
 	gid_t gid;                      /* yet; an existing file keeps its own */
 	mode_t mode;

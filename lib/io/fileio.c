@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -414,13 +415,91 @@ int hs_fileio_unlink_matching(int dirfd, bool (*match)(const char *name, void *c
 	return removed;
 }
 
+/* The mappings of hs_fileio_map_path.  Our writers replace the global
+ * files by rename, never in place, but a program that ignores our locks
+ * (": > /etc/group", an editor saving in place) may cut one short under
+ * us, and a mapped page past the new end raises SIGBUS when touched.  The
+ * handler puts zero pages in place of the whole mapping and marks it torn:
+ * the access goes on, the loader refuses a torn mapping, and the commit
+ * refuses a file whose identity changed since it was mapped (the zeros
+ * are never written).  The kernel's own reads of such a page (writev)
+ * fail with EFAULT, without a signal. */
+#define MAP_GUARDS 32
+static struct map_guard {
+	uintptr_t start, end;           /* whole pages */
+	volatile sig_atomic_t used, torn;
+} guards[MAP_GUARDS];
+static struct sigaction prior_bus;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uctx)
+{
+	uintptr_t a = (uintptr_t)si->si_addr;
+	int saved = errno;
+
+	(void)uctx;
+	for (size_t i = 0; si->si_code > 0 && i < MAP_GUARDS; i++) {
+		struct map_guard *g = &guards[i];
+
+		if (!g->used || a < g->start || a >= g->end)
+			continue;
+		if (mmap((void *)g->start, g->end - g->start, PROT_READ,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+			break;
+		g->torn = 1;
+		errno = saved;
+		return;         /* the access is made again, on a zero page */
+	}
+	/* not ours: what it would have been (the fault comes again; a sent
+	 * signal is sent again) */
+	sigaction(sig, &prior_bus, NULL);
+	if (si->si_code <= 0)
+		raise(sig);
+	errno = saved;
+}
+
+static struct map_guard *guard_of(const char *data)
+{
+	for (size_t i = 0; data && i < MAP_GUARDS; i++)
+		if (guards[i].used && guards[i].start == (uintptr_t)data)
+			return &guards[i];
+	return NULL;
+}
+
+static int guard_add(void *p, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO }, prior;
+
+	/* at every map: whoever set another handler meanwhile is the one
+	 * a SIGBUS that is not ours goes to */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGBUS, &sa, &prior) < 0)
+		return -errno;
+	if (!(prior.sa_flags & SA_SIGINFO) || prior.sa_sigaction != on_sigbus)
+		prior_bus = prior;
+	for (size_t i = 0; i < MAP_GUARDS; i++) {
+		struct map_guard *g = &guards[i];
+
+		if (g->used)
+			continue;
+		g->torn = 0;
+		g->start = (uintptr_t)p;
+		g->end = (uintptr_t)p + (len + page - 1) / page * page;
+		g->used = 1;
+		return 0;
+	}
+	return -ENOMEM;
+}
+
 int hs_fileio_map_path(const char *path, const struct hs_file_expect *ex, const char **data,
-                     size_t *len)
+                     size_t *len, struct stat *st_out)
 {
 	_cleanup_close_ int dirfd = -1, fd = -1;
 	const char *base;
 	struct stat st;
 	void *p;
+	int r;
 
 	if (!data || !len || !ex)
 		return -EINVAL;
@@ -430,6 +509,8 @@ int hs_fileio_map_path(const char *path, const struct hs_file_expect *ex, const 
 	fd = open_trusted(dirfd, base, ex, &st);
 	if (fd < 0)
 		return fd;
+	if (st_out)
+		*st_out = st;
 	*len = (size_t)st.st_size;   /* within ex->max_size: check_opened */
 	if (*len == 0) {
 		*data = "";
@@ -440,6 +521,29 @@ int hs_fileio_map_path(const char *path, const struct hs_file_expect *ex, const 
 	p = mmap(NULL, *len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
+	r = guard_add(p, *len);
+	if (r < 0) {
+		munmap(p, *len);
+		return r;
+	}
 	*data = p;
 	return 0;
+}
+
+bool hs_fileio_map_torn(const char *data)
+{
+	const struct map_guard *g = guard_of(data);
+
+	return g && g->torn;
+}
+
+void hs_fileio_unmap(const char *data, size_t len)
+{
+	struct map_guard *g = guard_of(data);
+
+	if (!data || !len)
+		return;
+	if (g)
+		g->used = 0;
+	munmap((void *)data, len);
 }

@@ -78,12 +78,17 @@ int hs_fileio_read_alloc_path(const char *path, const struct hs_file_expect *ex,
 
 /* Map path's last component (opened as hs_fileio_read_alloc_path opens it)
  * read-only, without copying it: *data (not NUL-terminated) is *len bytes,
- * to munmap(*data, *len) when *len > 0.  For files that are only ever
- * replaced by rename, never rewritten in place: the global account files,
- * read under their locks. */
+ * to give back with hs_fileio_unmap(*data, *len); *st_out (may be NULL) is
+ * the file as it was opened.  For files that our writers only ever replace
+ * by rename, never rewrite in place: the global account files, read under
+ * their locks.  A program that ignores the locks and cuts the file short
+ * meanwhile raises no SIGBUS here: the mapping becomes zeros and
+ * hs_fileio_map_torn(*data) true (check it, and the file's identity
+ * against *st_out, before trusting what was read). */
 int hs_fileio_map_path(const char *path, const struct hs_file_expect *ex, const char **data,
-                     size_t *len);
-
+                     size_t *len, struct stat *st_out);
+bool hs_fileio_map_torn(const char *data);
+void hs_fileio_unmap(const char *data, size_t len);
 /* A DIR listing dirfd's directory through a descriptor of its own ("."
  * opened again): a dup would share, and move, the caller's offset.  NULL
  * with errno set; nothing is left open then. */
