@@ -3,8 +3,9 @@
  * data is the file as it is on disk (a read-only mapping, so loading copies
  * nothing; cut short under us by a program that ignores the locks, it reads
  * as zeros instead of raising SIGBUS, and the load or the commit refuses
- * it: fileio.h, txn.h's expect) and starts say where each line begins in it: 4 bytes a line, since
- * every page a tool touches for the first time costs it a page fault.  A line
+ * it: fileio.h, txn.h's expect) and starts say where each line begins in
+ * it: 4 bytes a line, since every page a tool touches for the first time
+ * costs it a page fault.  A line
  * becomes a record only when it is asked for (build): its bytes are copied
  * into the arena `chunks` (freed, wiped, only with the db, which keeps a
  * record's strings valid after a replace or a delete) and parsed there.  A

@@ -468,7 +468,6 @@ static struct map_guard *guard_of(const char *data)
 static int guard_add(void *p, size_t len)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-
 	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO }, prior;
 
 	/* at every map: whoever set another handler meanwhile is the one
@@ -486,6 +485,8 @@ static int guard_add(void *p, size_t len)
 		g->torn = 0;
 		g->start = (uintptr_t)p;
 		g->end = (uintptr_t)p + (len + page - 1) / page * page;
+		/* the handler must not see used before start and end */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		g->used = 1;
 		return 0;
 	}
