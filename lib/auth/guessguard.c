@@ -4,6 +4,7 @@
  * application's code (_exit). */
 #include <errno.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -11,14 +12,23 @@
 #include "privs.h"
 #include "util.h"
 
-/* Close every fd but keep1 and keep2 (keep1 < keep2). */
+/* Close every fd but keep1 and keep2 (keep1 < keep2); one by one where
+ * close_range fails (a kernel before 5.9, an application's seccomp
+ * filter), up to the hard fd limit, at most 65536. */
 static void close_all_but(int keep1, int keep2)
 {
-	if (keep1 > 0)
-		(void)close_range(0, (unsigned)keep1 - 1, 0);
-	if (keep2 > keep1 + 1)
-		(void)close_range((unsigned)keep1 + 1, (unsigned)keep2 - 1, 0);
-	(void)close_range((unsigned)keep2 + 1, ~0U, 0);
+	struct rlimit rl;
+	unsigned max = 65536;
+
+	if ((keep1 == 0 || close_range(0, (unsigned)keep1 - 1, 0) == 0) &&
+	    (keep2 == keep1 + 1 || close_range((unsigned)keep1 + 1, (unsigned)keep2 - 1, 0) == 0) &&
+	    close_range((unsigned)keep2 + 1, ~0U, 0) == 0)
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max < max)
+		max = (unsigned)rl.rlim_max;
+	for (unsigned fd = 0; fd < max; fd++)
+		if ((int)fd != keep1 && (int)fd != keep2)
+			(void)close((int)fd);
 }
 
 /* The guard's life: out of reach, 'R' to say so, then one byte of

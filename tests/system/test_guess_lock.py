@@ -359,6 +359,52 @@ def test_su_killed_during_its_hash_still_costs_the_delay(mod):
     assert time.monotonic() - killed >= 2 - 0.05
 
 
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(c) for c in f.read().split()]
+    except (FileNotFoundError, ProcessLookupError):
+        return []
+
+
+def comm_of(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def test_the_guard_keeps_no_fd_of_the_caller_without_close_range(mod):
+    # Where close_range fails (an old kernel, an application's seccomp filter; strace,
+    # root, makes it fail here) the guard closes its fds one by one: it used to keep the
+    # caller's stdin, stdout and stderr (a pipe's reader waiting for its end) and every
+    # other fd of su through the delay.
+    bob = mod.getpwnam("bob")
+    cmd, _ = mod._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+                        "inject=close_range:error=ENOSYS",
+                        "/usr/bin/setpriv", "--reuid=%d" % bob.uid, "--regid=%d" % bob.gid,
+                        "--init-groups", "--", SU, "alice", "-c", "true"], None, "/")
+    first = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"})
+    first.stdin.write(b"wrong-guess-1\n")
+    first.stdin.close()
+    first.stdin = None
+    deadline = time.monotonic() + 30
+    su = None
+    while su is None:
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+        su = next((c for c in children(first.pid) if comm_of(c) == "su"), None)
+        time.sleep(0.005)
+    # strace's child (after its own short-lived probes) is setpriv, which became su
+    guard = guard_in(su, first, "61")
+    fds = sorted(os.readlink("/proc/%d/fd/%s" % (guard, fd))
+                 for fd in os.listdir("/proc/%d/fd" % guard))
+    first.communicate(timeout=30)
+    # the guess lock and the guard's socket
+    assert len(fds) == 2 and fds[0].endswith("/bob/aging"), fds
+
+
 def test_su_checks_no_password_without_its_guard(mod):
     # Were the guard optional, a caller who made su's fork fail would be back to one
     # guess per hash time.  Without it su checks nothing: alice's right password, typed
