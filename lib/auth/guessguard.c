@@ -3,6 +3,7 @@
  * calls nothing but system calls and never returns into the
  * application's code (_exit). */
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -31,6 +32,20 @@ static void close_all_but(int keep1, int keep2)
 			(void)close((int)fd);
 }
 
+/* Not the first victim of a memory shortage the caller brings about: su
+ * inherits their oom_score_adj (up to 1000, which they may set), and the
+ * kernel's OOM killer would end the guard, and the delay, before
+ * anything of theirs.  The guard is root's: the default. */
+static void reset_oom_score(void)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return;
+	(void)!write(fd, "0", 1);
+	close(fd);
+}
+
 /* The guard's life: out of reach, 'R' to say so, then one byte of
  * verdict; 'S' ends it at once, anything else (or the checker gone
  * without a word) costs the delay. */
@@ -41,6 +56,7 @@ static _Noreturn void guard_main(int sock, int lockfd, unsigned delay_ms)
 	if (setresuid(0, 0, 0) < 0 || setsid() < 0)
 		_exit(1);
 	hs_privs_leave_callers_cgroup();
+	reset_oom_score();
 	/* nothing of the caller's or the application's stays open: their
 	 * terminal, sockets and files close when they are done with them */
 	close_all_but(sock < lockfd ? sock : lockfd, sock < lockfd ? lockfd : sock);

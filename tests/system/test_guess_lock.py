@@ -359,6 +359,18 @@ def test_su_killed_during_its_hash_still_costs_the_delay(mod):
     assert time.monotonic() - killed >= 2 - 0.05
 
 
+def test_the_guard_is_not_the_callers_first_oom_victim(mod):
+    # oom_score_adj survives su's exec: a caller who raised theirs to 1000 made the guard
+    # the OOM killer's first victim, and a memory shortage of theirs the end of the delay.
+    first = start_as(mod, "bob", ["/bin/sh", "-c", "echo 1000 >/proc/self/oom_score_adj &&"
+                                  " exec %s alice -c true" % SU], b"wrong-guess-1\n")
+    guard = guard_in(first.pid, first, "61")
+    with open("/proc/%d/oom_score_adj" % guard) as f:
+        adj = f.read().strip()
+    first.communicate(timeout=30)
+    assert adj == "0"
+
+
 def children(pid):
     try:
         with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
