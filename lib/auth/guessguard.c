@@ -4,6 +4,7 @@
  * application's code (_exit). */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -46,6 +47,17 @@ static void reset_oom_score(void)
 	close(fd);
 }
 
+/* No handler of the application's runs in the guard (a signal from root:
+ * shutdown, pkill): every disposition back to the default.  glibc refuses
+ * its own internal signals; that is harmless. */
+static void default_signals(void)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	for (int sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &dfl, NULL);
+}
+
 /* The guard's life: out of reach, 'R' to say so, then one byte of
  * verdict; 'S' ends it at once, anything else (or the checker gone
  * without a word) costs the delay. */
@@ -53,6 +65,7 @@ static _Noreturn void guard_main(int sock, int lockfd, unsigned delay_ms)
 {
 	char c = 0;
 
+	default_signals();
 	if (setresuid(0, 0, 0) < 0 || setsid() < 0)
 		_exit(1);
 	hs_privs_leave_callers_cgroup();
