@@ -3,7 +3,10 @@
  * calls nothing but system calls and never returns into the
  * application's code (_exit). */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -11,14 +14,48 @@
 #include "privs.h"
 #include "util.h"
 
-/* Close every fd but keep1 and keep2 (keep1 < keep2). */
+/* Close every fd but keep1 and keep2 (keep1 < keep2); one by one where
+ * close_range fails (a kernel before 5.9, an application's seccomp
+ * filter), up to the hard fd limit, at most 65536. */
 static void close_all_but(int keep1, int keep2)
 {
-	if (keep1 > 0)
-		(void)close_range(0, (unsigned)keep1 - 1, 0);
-	if (keep2 > keep1 + 1)
-		(void)close_range((unsigned)keep1 + 1, (unsigned)keep2 - 1, 0);
-	(void)close_range((unsigned)keep2 + 1, ~0U, 0);
+	struct rlimit rl;
+	unsigned max = 65536;
+
+	if ((keep1 == 0 || close_range(0, (unsigned)keep1 - 1, 0) == 0) &&
+	    (keep2 == keep1 + 1 || close_range((unsigned)keep1 + 1, (unsigned)keep2 - 1, 0) == 0) &&
+	    close_range((unsigned)keep2 + 1, ~0U, 0) == 0)
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max < max)
+		max = (unsigned)rl.rlim_max;
+	for (unsigned fd = 0; fd < max; fd++)
+		if ((int)fd != keep1 && (int)fd != keep2)
+			(void)close((int)fd);
+}
+
+/* Not the first victim of a memory shortage the caller brings about: su
+ * inherits their oom_score_adj (up to 1000, which they may set), and the
+ * kernel's OOM killer would end the guard, and the delay, before
+ * anything of theirs.  The guard is root's: the default. */
+static void reset_oom_score(void)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return;
+	(void)!write(fd, "0", 1);
+	close(fd);
+}
+
+/* No handler of the application's runs in the guard (a signal from root:
+ * shutdown, pkill): every disposition back to the default.  glibc refuses
+ * its own internal signals; that is harmless. */
+static void default_signals(void)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	for (int sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &dfl, NULL);
 }
 
 /* The guard's life: out of reach, 'R' to say so, then one byte of
@@ -28,9 +65,11 @@ static _Noreturn void guard_main(int sock, int lockfd, unsigned delay_ms)
 {
 	char c = 0;
 
+	default_signals();
 	if (setresuid(0, 0, 0) < 0 || setsid() < 0)
 		_exit(1);
 	hs_privs_leave_callers_cgroup();
+	reset_oom_score();
 	/* nothing of the caller's or the application's stays open: their
 	 * terminal, sockets and files close when they are done with them */
 	close_all_but(sock < lockfd ? sock : lockfd, sock < lockfd ? lockfd : sock);

@@ -305,13 +305,116 @@ def test_a_killed_su_guess_still_costs_the_delay(mod, caller):
     first.communicate(timeout=30)
     assert first.returncode == -9
     # the guard (every uid root, a session of its own) is out of the caller's reach
-    guard_kill_refused = guard is not None and not kill_as(mod, caller, guard)
+    # refused for want of permission, not because the guard has already gone
+    guard_kill_refused = guard is not None and not kill_as(mod, caller, guard) and \
+        os.path.exists("/proc/%d" % guard)
     second = start_as(mod, caller, [SU, "alice", "-c", "echo DONE"],
                       (ALICE_PW + "\n").encode())
     out, err = second.communicate(timeout=60)
     assert second.returncode == 0 and out == b"DONE\n", (out, err)
     assert time.monotonic() - killed >= 2 - 0.5
     assert guard_kill_refused
+
+
+def syscall_of(pid):
+    """The system call pid is in, as /proc/PID/syscall names it ("0": read, "230":
+    clock_nanosleep, "running"), or None once it has gone."""
+    try:
+        with open("/proc/%d/syscall" % pid) as f:
+            return f.read().split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+
+
+def guard_in(pid, proc, call):
+    """su pid's guard once it waits for su's verdict (call "0", its read), or once su has
+    given the verdict and waits for it (call "61", su's wait4): the guard has left the
+    caller's reach and closed its fds before either."""
+    deadline = time.monotonic() + 30
+    while True:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "su's guard never got to system call " + call
+        guard = guard_of(pid)
+        if guard is not None and syscall_of(guard if call == "0" else pid) == call:
+            return guard
+        time.sleep(0.001)
+
+
+def test_su_killed_during_its_hash_still_costs_the_delay(mod):
+    # The caller stops su while it checks the hash (no verdict sent yet) and kills it:
+    # the guard sees su's end of its socket close without a word and keeps the lock
+    # through the whole delay from then on.
+    first = start_as(mod, "bob", [SU, "alice", "-c", "true"], b"wrong-guess-1\n")
+    pid = first.pid
+    guard_in(pid, first, "0")
+    assert subprocess.run(["kill", "-STOP", str(pid)]).returncode == 0
+    assert syscall_of(pid) != "61", "su had its verdict before it was stopped"
+    assert kill_as(mod, "bob", -pid)
+    killed = time.monotonic()
+    first.communicate(timeout=30)
+    second = start_as(mod, "bob", [SU, "alice", "-c", "echo DONE"],
+                      (ALICE_PW + "\n").encode())
+    out, err = second.communicate(timeout=60)
+    assert second.returncode == 0 and out == b"DONE\n", (out, err)
+    assert time.monotonic() - killed >= 2 - 0.05
+
+
+def test_the_guard_is_not_the_callers_first_oom_victim(mod):
+    # oom_score_adj survives su's exec: a caller who raised theirs to 1000 made the guard
+    # the OOM killer's first victim, and a memory shortage of theirs the end of the delay.
+    first = start_as(mod, "bob", ["/bin/sh", "-c", "echo 1000 >/proc/self/oom_score_adj &&"
+                                  " exec %s alice -c true" % SU], b"wrong-guess-1\n")
+    guard = guard_in(first.pid, first, "61")
+    with open("/proc/%d/oom_score_adj" % guard) as f:
+        adj = f.read().strip()
+    first.communicate(timeout=30)
+    assert adj == "0"
+
+
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(c) for c in f.read().split()]
+    except (FileNotFoundError, ProcessLookupError):
+        return []
+
+
+def comm_of(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def test_the_guard_keeps_no_fd_of_the_caller_without_close_range(mod):
+    # Where close_range fails (an old kernel, an application's seccomp filter; strace,
+    # root, makes it fail here) the guard closes its fds one by one: it used to keep the
+    # caller's stdin, stdout and stderr (a pipe's reader waiting for its end) and every
+    # other fd of su through the delay.
+    bob = mod.getpwnam("bob")
+    cmd, _ = mod._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+                        "inject=close_range:error=ENOSYS",
+                        "/usr/bin/setpriv", "--reuid=%d" % bob.uid, "--regid=%d" % bob.gid,
+                        "--init-groups", "--", SU, "alice", "-c", "true"], None, "/")
+    first = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"})
+    first.stdin.write(b"wrong-guess-1\n")
+    first.stdin.close()
+    first.stdin = None
+    deadline = time.monotonic() + 30
+    su = None
+    while su is None:
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+        su = next((c for c in children(first.pid) if comm_of(c) == "su"), None)
+        time.sleep(0.005)
+    # strace's child (after its own short-lived probes) is setpriv, which became su
+    guard = guard_in(su, first, "61")
+    fds = sorted(os.readlink("/proc/%d/fd/%s" % (guard, fd))
+                 for fd in os.listdir("/proc/%d/fd" % guard))
+    first.communicate(timeout=30)
+    # the guess lock and the guard's socket
+    assert len(fds) == 2 and fds[0].endswith("/bob/aging"), fds
 
 
 def test_su_checks_no_password_without_its_guard(mod):

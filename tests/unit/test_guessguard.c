@@ -16,6 +16,17 @@
 #define DELAY_MS 300u
 
 static char lockpath[] = "/tmp/hs-test-guessguard-XXXXXX";
+static char markpath[] = "/tmp/hs-test-guessguard-mark-XXXXXX";
+
+/* The application's handler: it leaves a mark wherever it runs. */
+static void app_handler(int sig)
+{
+	int fd = open(markpath, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+
+	(void)sig;
+	if (fd >= 0)
+		close(fd);
+}
 
 static double now_ms(void)
 {
@@ -108,12 +119,30 @@ static void test_killed_checker_still_costs_the_delay(void **state)
 	assert_true(now_ms() - t >= DELAY_MS - 50);
 }
 
+static void test_no_handler_of_the_application_runs_in_the_guard(void **state)
+{
+	struct sigaction sa = { .sa_handler = app_handler }, old;
+	struct hs_guessguard g = HS_GUESSGUARD_INIT;
+	int fd = take_lock();
+
+	(void)state;
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+	assert_int_equal(hs_guessguard_start(&g, fd, DELAY_MS), 0);
+	/* root's signal (a shutdown, a pkill of the application's name) */
+	assert_int_equal(kill(g.pid, SIGUSR1), 0);
+	hs_guessguard_end(&g, false);
+	assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
+	close(fd);
+	assert_int_equal(access(markpath, F_OK), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_right_guess_ends_it_at_once),
 		cmocka_unit_test(test_wrong_guess_costs_the_delay),
 		cmocka_unit_test(test_killed_checker_still_costs_the_delay),
+		cmocka_unit_test(test_no_handler_of_the_application_runs_in_the_guard),
 	};
 	int fd, r;
 
@@ -130,7 +159,14 @@ int main(void)
 	if (fd < 0)
 		return 1;
 	close(fd);
+	/* a name of our own; the file itself is the handler's to make */
+	fd = mkstemp(markpath);
+	if (fd < 0)
+		return 1;
+	close(fd);
+	unlink(markpath);
 	r = cmocka_run_group_tests(tests, NULL, NULL);
 	unlink(lockpath);
+	unlink(markpath);
 	return r;
 }
