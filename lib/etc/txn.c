@@ -422,9 +422,10 @@ static int write_journal(int dirfd, const char *header, const struct hs_buf *lin
 	return r;
 }
 
-/* A journal of work only, the pieces undo[i] as "-@..." (undo may be NULL). */
+/* A journal of work only, the pieces undo[i] as "-@..." (undo may be NULL),
+ * then the lines carried (may be NULL). */
 static int write_work_journal(int dirfd, const char *header, const struct hs_txn_work *work,
-                              const bool *undo, size_t n_work)
+                              const bool *undo, size_t n_work, const struct hs_buf *carried)
 {
 	_cleanup_strbuf_ struct hs_buf lines = { NULL, 0, 0 };
 	int r = 0;
@@ -434,13 +435,21 @@ static int write_work_journal(int dirfd, const char *header, const struct hs_txn
 			r = hs_strbuf_append(&lines, "-", 1);
 		r = r ?: format_work(&lines, &work[i]);
 	}
+	if (r == 0 && carried)
+		r = hs_strbuf_append(&lines, carried->data, carried->len);
 	return r ?: write_journal(dirfd, header, &lines);
 }
+
+static int read_carried(int dirfd, struct hs_buf *carried);
 
 int hs_txn_prepare(int dirfd, const char *dir_path, const struct hs_txn_work *work,
                    size_t n_work, char *err, size_t err_size)
 {
-	int r = write_work_journal(dirfd, JOURNAL_PREPARED, work, NULL, n_work);
+	/* the work a recovery left for the next tool goes on */
+	_cleanup_strbuf_ struct hs_buf carried = { NULL, 0, 0 };
+	int r = read_carried(dirfd, &carried);
+
+	r = r ?: write_work_journal(dirfd, JOURNAL_PREPARED, work, NULL, n_work, &carried);
 
 	if (r < 0)
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
@@ -448,12 +457,18 @@ int hs_txn_prepare(int dirfd, const char *dir_path, const struct hs_txn_work *wo
 	return r;
 }
 
-/* Undo the NEW pieces of work that was never committed. */
-static void undo_work(struct hs_txn_work *work, size_t n_work)
+/* Undo the NEW pieces of work that was never committed: true if all are. */
+static bool undo_work(struct hs_txn_work *work, size_t n_work)
 {
-	for (size_t i = 0; i < n_work; i++)
-		if (work_is_new(&work[i]) && work_ops)
-			(void)work_ops->back(&work[i]);
+	bool all = true;
+
+	for (size_t i = 0; i < n_work; i++) {
+		if (!work_is_new(&work[i]) || !work_ops)
+			continue;
+		work[i].result = work_ops->back(&work[i]);
+		all = all && work[i].result >= 0;
+	}
+	return all;
 }
 
 static void unlink_journal(int dirfd)
@@ -470,7 +485,8 @@ static void unlink_journal(int dirfd)
  * earlier change that is in place (its tree directory would be swept as
  * a leftover, its home left under the reserved name), not the name of a
  * home built beside its place, which only the journal knows.  Then the
- * own work is undone and, with nothing carried, the journal goes.  If it
+ * own work is undone and, with nothing carried and nothing that could
+ * not be undone, the journal goes.  If it
  * cannot be rewritten: without own work the old journal stays (its
  * staged files are gone, so a recovery finishes only the carried work),
  * with some it goes, as a journal naming files would finish that work. */
@@ -490,8 +506,7 @@ static void drop_journal(int dirfd, struct hs_txn_work *work, size_t n_work,
 		r = write_journal(dirfd, JOURNAL_HEADER, &lines);
 	if (!lines.len || (r < 0 && n_work))
 		unlink_journal(dirfd);
-	undo_work(work, n_work);
-	if (r == 0 && n_work && !carried->len)
+	if (undo_work(work, n_work) && r == 0 && n_work && !carried->len)
 		unlink_journal(dirfd);
 }
 
@@ -547,10 +562,11 @@ static int read_carried(int dirfd, struct hs_buf *carried)
 		return r == -ENOENT ? 0 : r;
 	prepared = strncmp(data, JOURNAL_PREPARED, strlen(JOURNAL_PREPARED)) == 0;
 	for (cur = data; (nl = strchr(cur, '\n')) != NULL; cur = nl + 1) {
-		bool undo = cur[0] == '-' || prepared;
+		bool undo = cur[0] == '-' || (prepared && cur[0] != '+');
 		const char *line = cur[0] == '-' || cur[0] == '+' ? cur + 1 : cur;
 
-		if (line[0] != '@')
+		/* with the ops, a prepared journal is the caller's own */
+		if (line[0] != '@' || (prepared && work_ops && line == cur))
 			continue;
 		if (hs_strbuf_append(carried, undo ? "-" : "+", 1) < 0 ||
 		    hs_strbuf_append(carried, line, (size_t)(nl + 1 - line)) < 0)
@@ -576,7 +592,14 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	}
 	if (n_files == 0 && n_work == 0)
 		return 0;
-	/* 1. stage */
+	/* 1. stage; a journal left for the work (by a tool without it, or a
+	 * recovery that could not do it) goes on */
+	r = read_carried(dirfd, &carried);
+	if (r < 0) {
+		msg_set(err, err_size, "cannot read %s/%s: %s", dir_path, HS_TXN_JOURNAL,
+			hs_strerror(r));
+		goto unstage;
+	}
 	r = hs_strbuf_append(&journal, JOURNAL_HEADER, strlen(JOURNAL_HEADER));
 	if (r < 0)
 		goto unstage;
@@ -597,17 +620,9 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 			goto unstage;
 		}
 	}
-	/* a journal left for the work (by a tool without it) goes on */
-	if (!work_ops) {
-		r = read_carried(dirfd, &carried);
-		if (r == 0)
-			r = hs_strbuf_append(&journal, carried.data, carried.len);
-		if (r < 0) {
-			msg_set(err, err_size, "cannot read %s/%s: %s", dir_path, HS_TXN_JOURNAL,
-				hs_strerror(r));
-			goto unstage;
-		}
-	}
+	r = hs_strbuf_append(&journal, carried.data, carried.len);
+	if (r < 0)
+		goto unstage;
 	clen = carried.len;
 
 	/* 2. the commit point.  One file needs no journal: its rename is the
@@ -657,7 +672,12 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	if ((n_work || clen) && !work_ops)
 		return 0;
 
-	/* 4. done */
+	/* 4. done; the journal keeps the work carried (if it cannot, all of
+	 * it stays: its own work done again changes nothing) */
+	if (clen) {
+		(void)write_journal(dirfd, JOURNAL_HEADER, &carried);
+		return 0;
+	}
 	if (unlinkat(dirfd, HS_TXN_JOURNAL, 0) < 0 || fsync(dirfd) < 0) {
 		r = -errno;
 		msg_set(err, err_size, "cannot remove %s/%s: %s", dir_path, HS_TXN_JOURNAL,
@@ -668,11 +688,13 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 
 unstage:
 	unstage(dirfd, files, 0, staged_count);
-	/* never committed: the work is undone and a prepared journal goes */
-	if (n_work) {
-		undo_work(work, n_work);
-		if (unlinkat(dirfd, HS_TXN_JOURNAL, 0) == 0)
-			(void)fsync(dirfd);
+	/* never committed: the work is undone and the prepared journal goes
+	 * (but for the work carried), unless a piece could not be undone */
+	if (n_work && undo_work(work, n_work)) {
+		if (carried.len)
+			(void)write_journal(dirfd, JOURNAL_HEADER, &carried);
+		else
+			unlink_journal(dirfd);
 	}
 	return r;
 }
@@ -870,12 +892,21 @@ static int remove_staged(int dirfd, const char *dir_path, const char *const base
 	return changed;
 }
 
+/* Did a piece fail for a cause that may pass?  One found replaced or
+ * gone, or a home a mount inside keeps (handed back), is final, as in a
+ * run not interrupted. */
+static bool work_failed_for_now(int r)
+{
+	return r < 0 && r != -ESTALE && r != -EEXIST && r != -ENOENT && r != -EXDEV &&
+	       r != -ENAMETOOLONG;
+}
+
 /* A committed journal whose work no run here can do: keep only the work
  * (the files are installed) for a tool that can. */
 static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *work,
                      const bool *undo, size_t n_work, char *msg, size_t msg_size)
 {
-	int r = write_work_journal(dirfd, JOURNAL_HEADER, work, undo, n_work);
+	int r = write_work_journal(dirfd, JOURNAL_HEADER, work, undo, n_work, NULL);
 
 	if (r < 0)
 		msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
@@ -943,7 +974,10 @@ static int recover_work(const char *dir_path, struct hs_txn_work *work,
 		skip[i] = undo[i] || verdict[i] != HS_TXN_FINISH;
 		if (undo[i]) {
 			undo_work(&work[i], 1);
-			if (work_is_new(&work[i]))
+			if (work[i].result < 0)
+				msg_add(msg, msg_size, "cannot undo the unfinished creation of %s: %s",
+					work[i].path, hs_strerror(work[i].result));
+			else if (work_is_new(&work[i]))
 				msg_add(msg, msg_size, "undid the unfinished creation of %s",
 					work[i].path);
 		} else if (skip[i]) {
@@ -981,7 +1015,7 @@ static int drop_the_rest(int dirfd, const char *dir_path, char **base, int *stat
 		}
 		state[i] = FILE_INSTALLED;
 	}
-	r = write_work_journal(dirfd, JOURNAL_HEADER, work, undo, n_work);
+	r = write_work_journal(dirfd, JOURNAL_HEADER, work, undo, n_work, NULL);
 	if (r < 0)
 		msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -1013,7 +1047,7 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	_cleanup_free_ char **base = NULL;
 	_cleanup_free_ int *state = NULL;
 	const char *changed_file = NULL;
-	size_t len = 0, n_work = 0, n_files = 0, hlen, n_lines = 1;
+	size_t len = 0, n_work = 0, n_files = 0, hlen, n_lines = 1, n_left = 0;
 	bool prepared;
 	char *cur, *nl;
 	int r, changed = 0;
@@ -1051,7 +1085,7 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 		if (!nl)
 			break;          /* written whole or not at all: cannot happen */
 		*nl = '\0';
-		undo[n_work] = prepared || cur[0] == '-';
+		undo[n_work] = cur[0] == '-' || (prepared && cur[0] != '+');
 		carried[n_work] = cur[0] == '+';
 		if (cur[0] == '-' || (cur[0] == '+' && cur[1] == '@'))
 			cur++;
@@ -1100,6 +1134,16 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	r = recover_work(dir_path, work, undo, n_work, msg, msg_size);
 	if (r < 0)
 		return r;
+	/* a piece that could not be done (no space, the tool's confinement)
+	 * stays for the next tool; the ones done are not redone */
+	for (size_t i = 0; i < n_work; i++) {
+		if (work_failed_for_now(work[i].result)) {
+			undo[n_left] = undo[i];
+			work[n_left++] = work[i];
+		}
+	}
+	if (n_left)
+		return keep_work(dirfd, dir_path, work, undo, n_left, msg, msg_size);
 	if (fsync(dirfd) < 0 || unlinkat(dirfd, HS_TXN_JOURNAL, 0) < 0 || fsync(dirfd) < 0) {
 		r = -errno;
 		msg_add(msg, msg_size, "cannot remove %s/%s: %s", dir_path, HS_TXN_JOURNAL,
@@ -1127,8 +1171,10 @@ int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], s
 	r = txn_seen ? recover_journal(dirfd, dir_path, bases, n_bases, msg, msg_size) : 0;
 	if (r < 0)
 		return r;
-	/* after the journal: a reserved directory it named is in place now */
-	if (work_ops && work_ops->sweep) {
+	/* after the journal: a reserved directory it named is in place now
+	 * (unless it is left for the next tool) */
+	if (work_ops && work_ops->sweep &&
+	    faccessat(dirfd, HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) != 0) {
 		int n = work_ops->sweep(dirfd);
 
 		if (n > 0)

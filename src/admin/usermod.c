@@ -1139,6 +1139,7 @@ struct usermod_plan {
 	struct reown ro;        /* whose files they are and whose they become */
 	struct home_taken ht;   /* the home, taken away before the commit */
 	struct stat passwd_before;      /* /etc/passwd as it was before the commit */
+	struct stat journal_before;     /* the journal a recovery left, if any */
 	uid_t dir_owner;
 	gid_t auth_gid;
 	const char *shell_file; /* the new contents of the user's shell file */
@@ -1645,13 +1646,15 @@ static void apply_move_home(struct usermod_plan *p, const sigset_t *saved)
 		fail_unblocking(saved, status);
 }
 
-/* Did a failed commit pass its point (a journal left, /etc/passwd
- * replaced)?  Then /etc/passwd will have the change. */
+/* Did a failed commit pass its point (a journal left, but for the one a
+ * recovery left for the next tool; /etc/passwd replaced)?  Then
+ * /etc/passwd will have the change. */
 static bool commit_passed_its_point(const struct usermod_plan *p)
 {
 	struct stat st;
 
-	return faccessat(AT_FDCWD, HS_ETC_DIR "/" HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	return (stat(HS_ETC_DIR "/" HS_TXN_JOURNAL, &st) == 0 &&
+		(st.st_dev != p->journal_before.st_dev || st.st_ino != p->journal_before.st_ino)) ||
 	       stat(HS_ETC_PASSWD, &st) < 0 || st.st_dev != p->passwd_before.st_dev ||
 	       st.st_ino != p->passwd_before.st_ino;
 }
@@ -1876,6 +1879,8 @@ int main(int argc, char **argv)
 	/* to tell a failed commit before its point from one after it */
 	if (stat(HS_ETC_PASSWD, &p.passwd_before) < 0)
 		memset(&p.passwd_before, 0, sizeof(p.passwd_before));
+	if (stat(HS_ETC_DIR "/" HS_TXN_JOURNAL, &p.journal_before) < 0)
+		memset(&p.journal_before, 0, sizeof(p.journal_before));
 	apply_userdir_files(&p);
 	apply_move_home(&p, &saved);
 	apply_take_away_userdir(&p, &saved);

@@ -589,3 +589,61 @@ def test_work_that_passwd_cannot_confirm_is_undone(sb):
         assert not sb.exists(path), path
     assert reserved_left(sb) == []
     assert not sb.exists("/etc/.hardened-shadow.txn")
+
+
+def test_work_the_recovery_cannot_do_is_left_for_the_next_tool(sb):
+    """useradd -m alice killed with her home still under its reserved name (root's 0700).
+    The next tool's rename of it fails (ENOSPC; then its confinement refuses it): that piece
+    must stay in the journal, said so, while her directory in the tree, put in place by the same recovery, is not redone.
+    A later tool with everything working then gives alice her home; before, the journal
+    went anyway and the home stayed under the reserved name, with no record of it."""
+    uid = killed_useradd_m_alice(sb, KILLS[0])
+    # the recovery's renames: alice's directory in the tree, then her home
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:error=ENOSPC:when=2",
+                  GROUPADD, "after"], check=False)
+    assert "finished creating /etc/hardened-shadow/alice" in res.stderr, res
+    assert "cannot finish creating /home/alice: No space left on device" in res.stderr, res
+    # said once by its early, unconfined recovery and once by the one at its own locking
+    # (confined away from /home: Permission denied), each in one line
+    for line in res.stderr.splitlines():
+        assert line.endswith("is left in /etc/.hardened-shadow.txn for the next root "
+                             "account tool"), res
+    assert not sb.exists("/home/alice")
+    journal = sb.read("/etc/.hardened-shadow.txn")
+    assert "@home-new" in journal and "@tree-new" not in journal, journal
+    res = sb.run([GROUPADD, "later"])
+    assert "finished creating /home/alice" in res.stderr, res
+    assert "/etc/hardened-shadow/alice" not in res.stderr, res
+    assert sb.lstat("/home/alice").st_uid == uid
+    assert sb.lstat("/etc/hardened-shadow/alice").st_uid == uid
+    assert reserved_left(sb) == []
+    assert not sb.exists("/etc/.hardened-shadow.txn")
+
+
+def test_a_home_that_cannot_be_undone_keeps_its_journal(sb):
+    """useradd -m alice fails before its commit point (/etc full: its first staged file),
+    and the removal of the home it built under a reserved name fails too (the listing of
+    it: EIO).  The prepared journal, the only record of that name, must stay for the next
+    tool, which removes the home; it used to go anyway, leaving the home for good."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    # where: a run like it, traced (the same calls in the same order)
+    sb.run(["strace", "-f", "-qq", "-o", "/tmp/trace", "-e", "trace=renameat,getdents64",
+            "/usr/sbin/useradd", "-m", "carol"])
+    trace = sb.read("/tmp/trace").splitlines()
+    staged = [i for i, l in enumerate(trace) if ".subuid.hs-txn" in l][0]
+    renames = len([l for l in trace[:staged + 1] if "renameat(" in l])
+    listings = len([l for l in trace[:staged] if "getdents64" in l])
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat:error=ENOSPC:when=%d" % renames,
+                  "-e", "inject=getdents64:error=EIO:when=%d+" % (listings + 1),
+                  "/usr/sbin/useradd", "-m", "alice"], check=False)
+    assert res.returncode != 0, res
+    assert "alice:" not in sb.read("/etc/passwd")
+    assert [f for f in reserved_left(sb) if f.startswith(".new.alice.")], reserved_left(sb)
+    assert sb.exists("/etc/.hardened-shadow.txn"), res
+    res = sb.run([GROUPADD, "after"])
+    assert "undid the unfinished creation of /home/alice" in res.stderr, res
+    assert reserved_left(sb) == []
+    assert not sb.exists("/etc/.hardened-shadow.txn")
