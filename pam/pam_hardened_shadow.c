@@ -24,6 +24,7 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
+#include <utmpx.h>
 
 #define PAM_SM_AUTH
 #define PAM_SM_ACCOUNT
@@ -40,6 +41,7 @@
 #include "guessguard.h"
 #include "hash.h"
 #include "layout.h"
+#include "logrecords.h"
 #include "names.h"
 #include "policy.h"
 #include "pwhelper.h"
@@ -481,12 +483,37 @@ static int write_gid(pam_handle_t *pamh, gid_t *gid)
 	return r;
 }
 
+/* The name logged in on the terminal (PAM_TTY, else stdin's) in utmp, as
+ * pam_modutil_getlogin() finds it, but without glibc's lock on utmp, which
+ * a user's stopped utempter may hold: getutxline() waited 10 s for it, in
+ * every login's session and every refused login and su (logrecords.h).
+ * NULL: none. */
+static const char *tty_login(pam_handle_t *pamh, char *buf, size_t size)
+{
+	const void *item = NULL;
+	const char *tty;
+	struct utmpx ut;
+
+	if (pam_get_item(pamh, PAM_TTY, &item) != PAM_SUCCESS || !item)
+		item = ttyname(STDIN_FILENO);
+	tty = item;
+	if (!tty)
+		return NULL;
+	if (strncmp(tty, "/dev/", 5) == 0)
+		tty += 5;
+	if (hs_logrecords_utmp_find(_PATH_UTMP, 0, tty, &ut) < 0)
+		return NULL;
+	snprintf(buf, size, "%.*s", (int)sizeof(ut.ut_user), ut.ut_user);
+	return buf;
+}
+
 /* ---- auth ---- */
 
 static void log_auth_failure(pam_handle_t *pamh, const char *name)
 {
 	const void *tty = NULL, *ruser = NULL, *rhost = NULL;
-	const char *login = pam_modutil_getlogin(pamh);
+	char buf[sizeof(((struct utmpx *)0)->ut_user) + 1];
+	const char *login = tty_login(pamh, buf, sizeof(buf));
 
 	pam_get_item(pamh, PAM_TTY, &tty);
 	pam_get_item(pamh, PAM_RUSER, &ruser);
@@ -1174,6 +1201,7 @@ PAM_EXTERN int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, cons
 {
 	const void *item = NULL;
 	const struct passwd *pw;
+	char buf[sizeof(((struct utmpx *)0)->ut_user) + 1];
 	const char *login;
 	struct options o;
 
@@ -1183,7 +1211,7 @@ PAM_EXTERN int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, cons
 		pam_syslog(pamh, LOG_CRIT, "open_session - error recovering username");
 		return PAM_SESSION_ERR;
 	}
-	login = pam_modutil_getlogin(pamh);
+	login = tty_login(pamh, buf, sizeof(buf));
 	pam_syslog(pamh, LOG_INFO, "session opened for user %s(uid=%u) by %s(uid=%u)",
 	           (const char *)item, (unsigned)pw->pw_uid, login ? login : "",
 	           (unsigned)getuid());

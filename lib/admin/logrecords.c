@@ -193,7 +193,8 @@ static int open_log(const char *path, bool create, int mode)
 	return r < 0 ? r : TAKE_FD(fd);
 }
 
-/* One write(2) of the whole: a second one after a short write could land
+/* One write(2) of the whole (at < 0: at the end of fd, O_APPEND; else one
+ * pwrite(2) there): a second one after a short write could land
  * after another writer's record.  RLIMIT_FSIZE is the caller's (su's),
  * soft and hard (ulimit -f sets both; hs_privs_init lifts only the soft
  * one): set just past the log's size, which anyone may stat, it would cut
@@ -202,23 +203,25 @@ static int open_log(const char *path, bool create, int mode)
  * swallows the next one.  It is lifted around the write, or where it
  * cannot be (no CAP_SYS_RESOURCE), nothing is written that it would cut:
  * -EFBIG. */
-static int write_once(int fd, const void *data, size_t size)
+static int write_once(int fd, const void *data, size_t size, off_t at)
 {
 	const struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
 	struct rlimit caller;
 	bool lifted = false;
 	struct stat st;
+	off_t start = at;
 	ssize_t n;
 
 	if (getrlimit(RLIMIT_FSIZE, &caller) < 0)
 		return -errno;
 	if (caller.rlim_cur != RLIM_INFINITY) {
 		lifted = setrlimit(RLIMIT_FSIZE, &unlimited) == 0;
-		if (!lifted && (fstat(fd, &st) < 0 || st.st_size < 0 ||
-				(rlim_t)st.st_size + size > caller.rlim_cur))
+		if (!lifted && at < 0)
+			start = fstat(fd, &st) < 0 ? -1 : st.st_size;
+		if (!lifted && (start < 0 || (rlim_t)start + size > caller.rlim_cur))
 			return -EFBIG;
 	}
-	n = write(fd, data, size);
+	n = at < 0 ? write(fd, data, size) : pwrite(fd, data, size, at);
 	int r = n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
 
 	if (lifted)
@@ -230,7 +233,7 @@ int hs_logrecords_append(const char *path, const void *rec, size_t size, bool cr
 {
 	_cleanup_close_ int fd = open_log(path, create, O_WRONLY);
 
-	return fd < 0 ? fd : write_once(fd, rec, size);
+	return fd < 0 ? fd : write_once(fd, rec, size, -1);
 }
 
 /* su's line is shorter (shadow-utils' format, two names of at most 32) */
@@ -258,20 +261,17 @@ int hs_logrecords_append_line(const char *path, const char *line, size_t len, bo
 	    last != '\n')
 		buf[n++] = '\n';
 	memcpy(buf + n, line, len);
-	return write_once(fd, buf, n + len);
+	return write_once(fd, buf, n + len, -1);
 }
 
-int hs_logrecords_append_utmp(const char *path, const struct utmpx *ut)
+static int append_utmp(int fd, const struct utmpx *ut)
 {
 	/* at most: the rest of a partial record, an empty one, ours */
 	char buf[3 * sizeof(struct utmpx)] = { 0 };
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	_cleanup_close_ int fd = open_log(path, false, O_WRONLY);
 	struct stat st;
 	size_t n = 0;
 
-	if (fd < 0)
-		return fd;
 	/* A record cut short (a full disk, a crash) leaves the file off the
 	 * record size: ours would be misread, and glibc's next writer cuts
 	 * the file back to the record size, through ours.  Zeros complete
@@ -285,7 +285,104 @@ int hs_logrecords_append_utmp(const char *path, const struct utmpx *ut)
 	if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type == F_WRLCK)
 		n += sizeof(*ut);
 	memcpy(buf + n, ut, sizeof(*ut));
-	return write_once(fd, buf, n + sizeof(*ut));
+	return write_once(fd, buf, n + sizeof(*ut), -1);
+}
+
+int hs_logrecords_append_utmp(const char *path, const struct utmpx *ut)
+{
+	_cleanup_close_ int fd = open_log(path, false, O_WRONLY);
+
+	return fd < 0 ? fd : append_utmp(fd, ut);
+}
+
+/* ---- utmp: updated in place without waiting for a lock ---- */
+
+static bool is_process(short type)
+{
+	return type == INIT_PROCESS || type == LOGIN_PROCESS || type == USER_PROCESS ||
+	       type == DEAD_PROCESS;
+}
+
+/* The offset of the first whole record of fd (up to its size now) that
+ * matches: ut's slot as glibc's pututxline() finds it (ut non-NULL: a
+ * process entry of the same ut_id, or ut_line where either id is empty),
+ * else pid's live entry (line NULL) or line's (as getutxline() finds it),
+ * copied to *found.  -ENOENT: none. */
+static off_t find_utmp(int fd, const struct utmpx *ut, pid_t pid, const char *line,
+		       struct utmpx *found)
+{
+	struct utmpx recs[32];
+	struct stat st;
+	off_t end, off = 0;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	end = st.st_size - st.st_size % (off_t)sizeof(recs[0]);
+	while (off < end) {
+		size_t want = (size_t)(end - off) < sizeof(recs) ? (size_t)(end - off) : sizeof(recs);
+		ssize_t n = pread(fd, recs, want, off);
+
+		if (n < (ssize_t)sizeof(recs[0]))
+			return n < 0 ? -errno : -ENOENT;   /* cut meanwhile */
+		for (size_t i = 0; i < (size_t)n / sizeof(recs[0]); i++, off += sizeof(recs[0])) {
+			const struct utmpx *u = &recs[i];
+			bool match;
+
+			if (ut)
+				match = is_process(u->ut_type) &&
+					(u->ut_id[0] && ut->ut_id[0] ?
+					 !strncmp(u->ut_id, ut->ut_id, sizeof(u->ut_id)) :
+					 !strncmp(u->ut_line, ut->ut_line, sizeof(u->ut_line)));
+			else if (line)
+				match = (u->ut_type == LOGIN_PROCESS || u->ut_type == USER_PROCESS) &&
+					!strncmp(u->ut_line, line, sizeof(u->ut_line));
+			else
+				match = u->ut_pid == pid && is_process(u->ut_type) &&
+					u->ut_type != DEAD_PROCESS;
+			if (match) {
+				*found = *u;
+				return off;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int hs_logrecords_utmp_find(const char *path, pid_t pid, const char *line, struct utmpx *found)
+{
+	_cleanup_close_ int fd = open_log(path, false, O_RDONLY);
+	off_t off = fd < 0 ? fd : find_utmp(fd, NULL, pid, line, found);
+
+	return off < 0 ? (int)off : 0;
+}
+
+int hs_logrecords_put_utmp(const char *path, const struct utmpx *ut)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	_cleanup_close_ int fd = -1;
+	struct utmpx old;
+	off_t off;
+	int flags;
+
+	if (!is_process(ut->ut_type))
+		return -EINVAL;
+	fd = open_log(path, false, O_RDWR);
+	if (fd < 0)
+		return fd;
+	/* Polite to glibc's readers and writers while no one holds a lock
+	 * (they then never see ours half written, nor take the end we
+	 * append at); never waited for.  Closing fd lets it go. */
+	(void)fcntl(fd, F_SETLK, &fl);
+	off = find_utmp(fd, ut, 0, NULL, &old);
+	if (off == -ENOENT)
+		return append_utmp(fd, ut);
+	if (off < 0)
+		return (int)off;
+	/* pwrite(2) on an O_APPEND descriptor writes at the end */
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_APPEND) < 0)
+		return -errno;
+	return write_once(fd, ut, sizeof(*ut), off);
 }
 
 int hs_logrecords_failure(const struct hs_config *defs, const struct utmpx *ut)

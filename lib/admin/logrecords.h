@@ -77,6 +77,27 @@ int hs_logrecords_append_line(const char *path, const char *line, size_t len, bo
  * starts at a multiple of the record size. */
 int hs_logrecords_append_utmp(const char *path, const struct utmpx *ut);
 
+/* utmp (path: _PATH_UTMP) is a file of slots, updated in place, and glibc's
+ * getutxent() and pututxline() wait up to 10 s for its fcntl lock, then
+ * give up.  utempter (setgid utmp, started by a user's terminal emulator)
+ * and util-linux's su hold that lock with a user's real uid: stopped, they
+ * made login wait 10 s for each read and write of utmp and lose its entry.
+ * These read and write it without waiting for any lock. */
+
+/* line NULL: pid's live entry in utmp (INIT_, LOGIN_ or USER_PROCESS; the
+ * one getty made for login); else line's ("pts/3": LOGIN_ or USER_PROCESS,
+ * as getutxline() finds it, the name pam_modutil_getlogin() gives).  The
+ * first, into *found: 0, -ENOENT (none), or as hs_logrecords_append. */
+int hs_logrecords_utmp_find(const char *path, pid_t pid, const char *line, struct utmpx *found);
+
+/* *ut (INIT_, LOGIN_, USER_ or DEAD_PROCESS, else -EINVAL) into its slot,
+ * which pututxline() would have chosen: the first whole record of a
+ * process of the same ut_id (ut_line where an id is empty), in one
+ * pwrite(2); with none, appended as by hs_logrecords_append_utmp.  glibc's
+ * lock is taken when free, never waited for.  0, or as
+ * hs_logrecords_append (never created). */
+int hs_logrecords_put_utmp(const char *path, const struct utmpx *ut);
+
 /* A refused login or su appended to login.defs' FTMP_FILE (default
  * /var/log/btmp, lastb's), when that file exists.  As
  * hs_logrecords_append; -EINVAL for an FTMP_FILE that is not absolute. */

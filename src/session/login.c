@@ -315,41 +315,33 @@ static void tty_policy(const struct hs_config *defs, struct terminal *t)
 static void utmp_fill(struct utmpx *ut, const struct terminal *t, short type, const char *user,
                       const char *host)
 {
-	struct utmpx *u;
+	struct utmpx u;
 	char id[sizeof(ut->ut_id) + 1] = "";
 	size_t n = strlen(t->name);
 
 	/* the entry getty (or whoever started us) made for this process
 	 * gives the id; otherwise the last four characters of the line,
-	 * as sshd and systemd spell it */
-	setutxent();
-	while ((u = getutxent()) != NULL)
-		if (u->ut_pid == getpid() &&
-		    (u->ut_type == INIT_PROCESS || u->ut_type == LOGIN_PROCESS ||
-		     u->ut_type == USER_PROCESS))
-			break;
-	if (u)
-		memcpy(id, u->ut_id, sizeof(ut->ut_id));
+	 * as sshd and systemd spell it.  Read without glibc's lock, which a
+	 * stopped utempter may hold (logrecords.h). */
+	if (hs_logrecords_utmp_find(_PATH_UTMP, getpid(), NULL, &u) == 0)
+		memcpy(id, u.ut_id, sizeof(ut->ut_id));
 	else
 		memcpy(id, n > sizeof(ut->ut_id) ? t->name + n - sizeof(ut->ut_id) : t->name,
 		       n > sizeof(ut->ut_id) ? sizeof(ut->ut_id) : n);
-	endutxent();
 	hs_logrecords_utmp_fill(ut, type, user, t->name, id, host);
 }
 
-/* The login of user, or with user NULL the logout, in utmp and wtmp.
- * utmp is updated in place under glibc's lock; wtmp, which others append
- * to, gets its record without one (logrecords.h). */
+/* The login of user, or with user NULL the logout, in utmp and wtmp:
+ * utmp in place, wtmp appended, neither waiting for a lock (logrecords.h). */
 static void utmp_write(const struct terminal *t, const char *user, const char *host)
 {
 	struct utmpx ut;
 	int r;
 
 	utmp_fill(&ut, t, user ? USER_PROCESS : DEAD_PROCESS, user, host);
-	setutxent();
-	if (!pututxline(&ut) && user)
-		syslog(LOG_WARNING, "cannot write %s: %m", _PATH_UTMP);
-	endutxent();
+	r = hs_logrecords_put_utmp(_PATH_UTMP, &ut);
+	if (r < 0 && user)
+		syslog(LOG_WARNING, "cannot write %s: %s", _PATH_UTMP, hs_strerror(r));
 	r = hs_logrecords_append_utmp(_PATH_WTMP, &ut);
 	if (r < 0 && r != -ENOENT)
 		syslog(LOG_WARNING, "cannot append to %s: %s", _PATH_WTMP, hs_strerror(r));

@@ -300,3 +300,94 @@ def test_sulog_line_after_a_cut_one_starts_a_line(sb):
         assert len(sb.read(SULOG).split("\n")) == 4, sb.read(SULOG)
     finally:
         sb.write("/etc/login.defs", sb.hs_defs)
+
+
+# ---------------------------------------------------------------- utmp: a stopped utempter
+
+
+UTEMPTER = "/usr/lib/x86_64-linux-gnu/utempter/utempter"
+UTMP = "/run/utmp"      # _PATH_UTMP, /var/run/utmp
+# bob's own terminal (a pty master he opened) on utempter's stdin, as a terminal emulator
+# starts it: utempter (setgid utmp) adds his entry to utmp with glibc's pututline()
+UTEMPTER_ADD = ("import fcntl, os, struct\n"
+                "m = os.open('/dev/pts/ptmx', os.O_RDWR | os.O_NOCTTY)\n"
+                "fcntl.ioctl(m, 0x40045431, struct.pack('i', 0))\n"
+                "os.dup2(m, 0)\n"
+                "os.execv(%r, [%r, 'add', 'evil.example'])\n" % (UTEMPTER, UTEMPTER))
+
+
+def stopped_utempter(sb):
+    """bob's utempter, stopped at its write to utmp: inside pututline(), glibc's lock on
+    the whole of utmp held (strace delivers the SIGSTOP bob could send: it has his real
+    uid).  The strace process and utempter's pid."""
+    cmd, _ = sb._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-P", UTMP, "-e",
+                       "inject=write:signal=SIGSTOP:when=1"] +
+                      as_user(sb, "bob", ["/usr/bin/python3", "-c", UTEMPTER_ADD]), None, "/")
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
+                            start_new_session=True, text=True)
+    deadline = time.monotonic() + 30
+    since = {}
+    while time.monotonic() < deadline:
+        now = time.monotonic()
+        for pid in descendants(proc.pid):
+            if comm(pid) != "utempter" or state(pid) not in ("t", "T"):
+                since.pop(pid, None)
+            elif now - since.setdefault(pid, now) > 0.3:
+                return proc, pid
+        if proc.poll() is not None:
+            raise AssertionError("utempter ended: %r" % (proc.communicate(),))
+        time.sleep(0.01)
+    raise AssertionError("utempter never stopped")
+
+
+def utmp_records(sb):
+    """utmpdump's records of utmp as (type, pid, id, user, line, host)."""
+    out = sb.run(["/usr/bin/utmpdump", UTMP], check=False).stdout
+    recs = []
+    for line in out.splitlines():
+        f = [x.strip() for x in re.findall(r"\[([^\]]*)\]", line)]
+        if len(f) >= 6:
+            recs.append((int(f[0]), int(f[1]), f[2], f[3], f[4], f[5]))
+    return recs
+
+
+@pytest.mark.skipif(not os.path.exists(UTEMPTER), reason="libutempter0 not installed")
+def test_stopped_utempter_holds_up_no_utmp_entry(sb):
+    """bob stops his utempter (setgid utmp, which any user's terminal emulator starts)
+    inside pututline(), glibc's lock on utmp held.  carol's login on another terminal is
+    not held up (glibc's getutxent() and pututline() waited 10 s each for that lock, then
+    dropped the entry; the PAM module's getutxline() for the log's logname waited too):
+    utmp holds her entry during her session, and her logout marks the same slot dead;
+    alice's refused login is not held up either; bob's entry follows when he lets
+    utempter go on."""
+    sb.write(UTMP, "", mode=0o664, gid=sb.getgrnam("utmp")[1])
+    proc, pid = stopped_utempter(sb)
+    try:
+        with Pty(sb, [LOGIN, "carol"]) as p:
+            p.expect("Password: ")
+            start = time.monotonic()
+            p.send(PW["carol"] + "\n")
+            p.send("echo DONE$((6*7))\n")
+            p.expect("DONE42", timeout=60)
+            took_login = time.monotonic() - start
+            during = utmp_records(sb)     # who would wait for the lock too
+            start = time.monotonic()
+            p.send("exit\n")
+            assert p.wait(timeout=60) == 0
+            took_logout = time.monotonic() - start
+        line = p.tty[len("/dev/"):]
+        after = utmp_records(sb)
+        took_refused = refused_login(sb, "alice")     # the log names the tty's user
+    finally:
+        resume(proc, pid)
+    assert took_login < PROMPT_S and took_logout < PROMPT_S, (took_login, took_logout)
+    assert took_refused < PROMPT_S, took_refused
+    assert [r[0] for r in during if r[4] == line and r[3] == "carol"] == [7], during
+    # one slot for the line, USER_PROCESS at login, DEAD_PROCESS at logout, in place
+    mine = [r for r in after if r[4] == line]
+    assert len(mine) == 1 and mine[0][0] == 8 and mine[0][1] == p.nspid, after
+    final = utmp_records(sb)
+    assert [r for r in final if r[4] == line] == mine, final
+    assert any(r[0] == 7 and r[3] == "bob" and r[5] == "evil.example" for r in final), final
+    assert not re.search(r"^carol\s", sb.run(["who"]).stdout, re.M)

@@ -3,7 +3,8 @@
  * process holds the fcntl lock glibc's updwtmpx() takes (the writer waits
  * for no one and holds nothing), out of the way of that process's write at
  * the end it took before, never created unless asked, never through
- * a symlink, a FIFO or a file that is not root's; FTMP_FILE names btmp.
+ * a symlink, a FIFO or a file that is not root's; FTMP_FILE names btmp;
+ * utmp updated in its slot, found and written while another holds the lock.
  * Files live in a mkdtemp directory (root's, 0700). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -121,6 +122,81 @@ static void test_append_under_anothers_lock(void **state)
 	}
 }
 
+/* utmp while another process holds glibc's lock (a stopped utempter): pid's
+ * entry (getty's) is found, login's USER_PROCESS and DEAD_PROCESS go into
+ * that slot in place, an entry with no slot is appended (behind zeros for
+ * a cut record and an empty record for the lock holder's write at the end
+ * it took), nothing waits.  Without the lock, ours is taken and let go. */
+static void test_put_utmp_under_anothers_lock(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct utmpx ut, got[6], init[2];
+	int ready[2], done[2], fd;
+	char c;
+
+	if (geteuid() != 0)
+		skip();
+	hs_logrecords_utmp_fill(&init[0], USER_PROCESS, "bob", "pts/2", "ts/2", NULL);
+	hs_logrecords_utmp_fill(&init[1], LOGIN_PROCESS, "LOGIN", "pts/1", "ts/1", NULL);
+	init[0].ut_pid = 1;
+	init[1].ut_pid = 4242;
+	put_str(f->dfd, "utmp", "", 0, 0, 0664);
+	fd = openat(f->dfd, "utmp", O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, init, sizeof(init)), (ssize_t)sizeof(init));
+	assert_int_equal(write(fd, "cut", 3), 3);
+	close(fd);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(done), 0);
+	pid_t pid = fork_child();
+	if (pid == 0) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+		fd = openat(f->dfd, "utmp", O_RDWR);
+		if (fd < 0 || fcntl(fd, F_SETLK, &fl) < 0 || write(ready[1], "x", 1) != 1)
+			_exit(1);
+		_exit(read(done[0], &c, 1) == 1 ? 0 : 2);
+	}
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	GUARD_START();
+	assert_int_equal(hs_logrecords_utmp_find(path_in(f, "utmp"), 4242, NULL, &ut), 0);
+	assert_memory_equal(ut.ut_id, "ts/1", 4);
+	assert_int_equal(hs_logrecords_utmp_find(path_in(f, "utmp"), 4243, NULL, &ut), -ENOENT);
+	assert_int_equal(hs_logrecords_utmp_find(path_in(f, "utmp"), 0, "pts/2", &ut), 0);
+	assert_string_equal(ut.ut_user, "bob");
+	hs_logrecords_utmp_fill(&ut, USER_PROCESS, "alice", "pts/1", "ts/1", NULL);
+	assert_int_equal(hs_logrecords_put_utmp(path_in(f, "utmp"), &ut), 0);
+	assert_int_equal(size_of(f, "utmp"), 2 * (off_t)sizeof(ut) + 3);
+	hs_logrecords_utmp_fill(&ut, USER_PROCESS, "carol", "pts/3", "ts/3", NULL);
+	assert_int_equal(hs_logrecords_put_utmp(path_in(f, "utmp"), &ut), 0);
+	hs_logrecords_utmp_fill(&ut, DEAD_PROCESS, NULL, "pts/1", "ts/1", NULL);
+	assert_int_equal(hs_logrecords_put_utmp(path_in(f, "utmp"), &ut), 0);
+	hs_logrecords_utmp_fill(&ut, BOOT_TIME, NULL, NULL, NULL, NULL);
+	assert_int_equal(hs_logrecords_put_utmp(path_in(f, "utmp"), &ut), -EINVAL);
+	GUARD_END();
+	assert_int_equal(write(done[1], "x", 1), 1);
+	assert_int_equal(wait_status(pid), 0);
+	/* the lock free: the slot found again, nothing appended */
+	hs_logrecords_utmp_fill(&ut, USER_PROCESS, "dave", "pts/3", "ts/3", NULL);
+	assert_int_equal(hs_logrecords_put_utmp(path_in(f, "utmp"), &ut), 0);
+	assert_int_equal(size_of(f, "utmp"), 5 * (off_t)sizeof(ut));
+	fd = openat(f->dfd, "utmp", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(hs_read_full(fd, got, sizeof(got)), 5 * (ssize_t)sizeof(ut));
+	close(fd);
+	assert_string_equal(got[0].ut_user, "bob");
+	assert_int_equal(got[1].ut_type, DEAD_PROCESS);
+	assert_memory_equal(got[1].ut_id, "ts/1", 4);
+	assert_int_equal(got[1].ut_pid, getpid());
+	assert_memory_equal(&got[2], "cut", 3);
+	assert_int_equal(got[3].ut_type, EMPTY);
+	assert_string_equal(got[4].ut_user, "dave");
+	for (int i = 0; i < 2; i++) {
+		close(ready[i]);
+		close(done[i]);
+	}
+}
+
 /* A record cut short before (a full disk, a crash): ours goes in at the
  * record size, behind zeros that complete the cut one, so last(1) reads it
  * and glibc's next writer, which cuts the file back to the record size,
@@ -181,6 +257,11 @@ static int append_under_fsize(void *arg)
 		return 15;
 	if (size_of(f, "sulog") != (r == 0 ? 66 : 33))
 		return 16;
+	/* utmp in place: its slot, past the limit too, written whole or not at all */
+	hs_logrecords_utmp_fill(&ut, DEAD_PROCESS, NULL, "pts/1", "ts/1", NULL);
+	r = hs_logrecords_put_utmp(path_in(f, "utmp"), &ut);
+	if ((r != 0 && r != -EFBIG) || size_of(f, "utmp") != 2 * (off_t)sizeof(ut))
+		return 18;
 	if (getrlimit(RLIMIT_FSIZE, &now) < 0 || now.rlim_cur != 10 || now.rlim_max != 10)
 		return 17;
 	return 0;
@@ -189,12 +270,26 @@ static int append_under_fsize(void *arg)
 static void test_append_under_callers_fsize(void **state)
 {
 	struct tmp_dirs *f = *state;
+	struct utmpx ut, got[2];
+	int fd;
 
 	if (geteuid() != 0)
 		skip();
 	put_str(f->dfd, "btmp", "", 0, 0, 0660);
 	put_str(f->dfd, "sulog", "", 0, 0, 0600);
+	hs_logrecords_utmp_fill(&ut, USER_PROCESS, "bob", "pts/2", "ts/2", NULL);
+	assert_int_equal(hs_logrecords_append_utmp(path_in(f, "utmp"), &ut), -ENOENT);
+	put_str(f->dfd, "utmp", "", 0, 0, 0664);
+	assert_int_equal(hs_logrecords_append_utmp(path_in(f, "utmp"), &ut), 0);
+	hs_logrecords_utmp_fill(&ut, USER_PROCESS, "alice", "pts/1", "ts/1", NULL);
+	assert_int_equal(hs_logrecords_append_utmp(path_in(f, "utmp"), &ut), 0);
 	assert_int_equal(in_child(append_under_fsize, f), 0);
+	fd = openat(f->dfd, "utmp", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(hs_read_full(fd, got, sizeof(got)), (ssize_t)sizeof(got));
+	close(fd);
+	assert_true(got[1].ut_type == DEAD_PROCESS ||
+		    (got[1].ut_type == USER_PROCESS && !strcmp(got[1].ut_user, "alice")));
 }
 
 /* su's log: a line cut short before is ended by a newline in the same
@@ -294,6 +389,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fill),
 		cmocka_unit_test_setup_teardown(test_append_under_anothers_lock, tmp_dirs_setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_put_utmp_under_anothers_lock, tmp_dirs_setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_append_after_a_cut_record, tmp_dirs_setup,
 						tmp_dirs_teardown),
