@@ -575,6 +575,28 @@ static int read_carried(int dirfd, struct hs_buf *carried)
 	return 0;
 }
 
+bool hs_txn_files_pending(int dirfd)
+{
+	const struct hs_file_expect ex = {
+		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
+		.root_links_ok = true,
+	};
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	char *cur, *nl;
+	int r = hs_fileio_read_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
+
+	if (r == -ENOENT)
+		return false;
+	/* unreadable: it may name files, as before it was carried */
+	if (r < 0 || strncmp(data, JOURNAL_HEADER, strlen(JOURNAL_HEADER)) != 0)
+		return r < 0;
+	for (cur = data + strlen(JOURNAL_HEADER); (nl = strchr(cur, '\n')) != NULL; cur = nl + 1)
+		if (cur[0] != '@' && cur[0] != '+' && cur[0] != '-')
+			return true;
+	return false;
+}
+
 int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
                   size_t n_files, struct hs_txn_work *work, size_t n_work, char *err,
                   size_t err_size)

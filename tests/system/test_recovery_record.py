@@ -647,3 +647,31 @@ def test_a_home_that_cannot_be_undone_keeps_its_journal(sb):
     assert "undid the unfinished creation of /home/alice" in res.stderr, res
     assert reserved_left(sb) == []
     assert not sb.exists("/etc/.hardened-shadow.txn")
+
+
+def journal_left_for_good(sb):
+    """A journal a recovery keeps at every run: useradd -m alice killed, her home under
+    its reserved name made a mount point (its rename: EBUSY, an error that may pass)."""
+    killed_useradd_m_alice(sb, KILLS[0])
+    home = [f for f in reserved_left(sb) if f.startswith(".new.alice.")
+            and sb.exists("/home/" + f)][0]
+    sb.sh("mount --bind /home/%s /home/%s" % (home, home))
+    res = sb.run([GROUPADD, "after"])
+    assert "for the next root account tool" in res.stderr, res
+    assert "@home-new" in sb.read("/etc/.hardened-shadow.txn")
+
+
+def test_usermod_rolled_back_beside_a_kept_journal_moves_the_home_back(sb):
+    """usermod -d -m carol whose install of /etc/passwd fails (a mount point: the change is
+    rolled back, /etc/passwd names the old home), while a journal left for the next tool
+    is carried.  The roll-back rewrites that journal, which usermod took for its commit
+    having passed its point: it left the home moved to where /etc/passwd does not say."""
+    journal_left_for_good(sb)
+    sb.run(["/usr/sbin/useradd", "-m", "carol"])
+    sb.sh("mount --bind /etc/passwd /etc/passwd")
+    res = sb.run(["/usr/sbin/usermod", "-d", "/home/carol2", "-m", "carol"], check=False)
+    assert res.returncode != 0, res
+    assert sb.getpwnam("carol").home == "/home/carol", res
+    assert sb.exists("/home/carol") and not sb.exists("/home/carol2"), res.stderr
+    assert sb.lstat("/home/carol").st_uid == sb.getpwnam("carol").uid, res
+    assert "@home-new" in sb.read("/etc/.hardened-shadow.txn")
