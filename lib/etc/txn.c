@@ -605,7 +605,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	_cleanup_strbuf_ struct hs_buf journal = { NULL, 0, 0 }, carried = { NULL, 0, 0 };
 	struct identity ids[HS_TXN_MAX_FILES];
 	size_t staged_count = 0, clen;
-	bool one;
+	bool one, carried_read = false;
 	int r;
 
 	if (n_files > HS_TXN_MAX_FILES) {
@@ -622,6 +622,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 			hs_strerror(r));
 		goto unstage;
 	}
+	carried_read = true;
 	r = hs_strbuf_append(&journal, JOURNAL_HEADER, strlen(JOURNAL_HEADER));
 	if (r < 0)
 		goto unstage;
@@ -711,8 +712,10 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 unstage:
 	unstage(dirfd, files, 0, staged_count);
 	/* never committed: the work is undone and the prepared journal goes
-	 * (but for the work carried), unless a piece could not be undone */
-	if (n_work && undo_work(work, n_work)) {
+	 * (but for the work carried), unless a piece could not be undone or
+	 * the journal could not be read (it may carry work: it stays, and the
+	 * next recovery undoes the pieces undone here again, to no effect) */
+	if (n_work && undo_work(work, n_work) && carried_read) {
 		if (carried.len)
 			(void)write_journal(dirfd, JOURNAL_HEADER, &carried);
 		else

@@ -675,3 +675,26 @@ def test_usermod_rolled_back_beside_a_kept_journal_moves_the_home_back(sb):
     assert sb.exists("/home/carol") and not sb.exists("/home/carol2"), res.stderr
     assert sb.lstat("/home/carol").st_uid == sb.getpwnam("carol").uid, res
     assert "@home-new" in sb.read("/etc/.hardened-shadow.txn")
+
+
+def test_a_journal_that_cannot_be_read_at_the_commit_is_not_removed(sb):
+    """useradd -m carol beside a journal left for the next tool (alice's home).  Her commit
+    cannot read that journal to carry it (EIO): it fails, undoes carol's home, and must
+    leave the journal, the only record of alice's home under its reserved name; it used
+    to remove it (nothing carried, so nothing to keep)."""
+    journal_left_for_good(sb)
+    # where: a run like it, traced; its last open of the journal is its commit's
+    sb.run(["strace", "-qq", "-o", "/tmp/trace", "-e", "trace=openat",
+            "/usr/sbin/useradd", "-m", "dave"])
+    opens = [l for l in sb.read("/tmp/trace").splitlines() if "openat(" in l]
+    nth = max(i for i, l in enumerate(opens) if '".hardened-shadow.txn"' in l) + 1
+    assert "@home-new" in sb.read("/etc/.hardened-shadow.txn")
+    res = sb.run(["strace", "-qq", "-o", "/dev/null",
+                  "-e", "inject=openat:error=EIO:when=%d" % nth,
+                  "/usr/sbin/useradd", "-m", "carol"], check=False)
+    assert res.returncode != 0, res
+    assert "cannot read /etc/.hardened-shadow.txn: Input/output error" in res.stderr, res
+    assert "carol:" not in sb.read("/etc/passwd")
+    assert not [f for f in reserved_left(sb) if f.startswith(".new.carol.")], reserved_left(sb)
+    journal = sb.read("/etc/.hardened-shadow.txn")
+    assert "@home-new " in journal and journal.endswith(" /home/alice\n"), (journal, res)
