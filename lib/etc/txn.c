@@ -575,6 +575,28 @@ static int read_carried(int dirfd, struct hs_buf *carried)
 	return 0;
 }
 
+bool hs_txn_files_pending(int dirfd)
+{
+	const struct hs_file_expect ex = {
+		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
+		.root_links_ok = true,
+	};
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	char *cur, *nl;
+	int r = hs_fileio_read_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
+
+	if (r == -ENOENT)
+		return false;
+	/* unreadable: it may name files, as before it was carried */
+	if (r < 0 || strncmp(data, JOURNAL_HEADER, strlen(JOURNAL_HEADER)) != 0)
+		return r < 0;
+	for (cur = data + strlen(JOURNAL_HEADER); (nl = strchr(cur, '\n')) != NULL; cur = nl + 1)
+		if (cur[0] != '@' && cur[0] != '+' && cur[0] != '-')
+			return true;
+	return false;
+}
+
 int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
                   size_t n_files, struct hs_txn_work *work, size_t n_work, char *err,
                   size_t err_size)
@@ -583,7 +605,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	_cleanup_strbuf_ struct hs_buf journal = { NULL, 0, 0 }, carried = { NULL, 0, 0 };
 	struct identity ids[HS_TXN_MAX_FILES];
 	size_t staged_count = 0, clen;
-	bool one;
+	bool one, carried_read = false;
 	int r;
 
 	if (n_files > HS_TXN_MAX_FILES) {
@@ -600,6 +622,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 			hs_strerror(r));
 		goto unstage;
 	}
+	carried_read = true;
 	r = hs_strbuf_append(&journal, JOURNAL_HEADER, strlen(JOURNAL_HEADER));
 	if (r < 0)
 		goto unstage;
@@ -689,8 +712,10 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 unstage:
 	unstage(dirfd, files, 0, staged_count);
 	/* never committed: the work is undone and the prepared journal goes
-	 * (but for the work carried), unless a piece could not be undone */
-	if (n_work && undo_work(work, n_work)) {
+	 * (but for the work carried), unless a piece could not be undone or
+	 * the journal could not be read (it may carry work: it stays, and the
+	 * next recovery undoes the pieces undone here again, to no effect) */
+	if (n_work && undo_work(work, n_work) && carried_read) {
 		if (carried.len)
 			(void)write_journal(dirfd, JOURNAL_HEADER, &carried);
 		else

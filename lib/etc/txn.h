@@ -161,6 +161,12 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
                   size_t n_files, struct hs_txn_work *work, size_t n_work, char *err,
                   size_t err_size);
 
+/* Does dirfd hold the journal of a change past its commit point, naming
+ * files a recovery installs?  Not one of work alone: work a recovery left
+ * for the next tool, carried by every commit, or the work of a change
+ * rolled back.  An unreadable journal may name files (true). */
+bool hs_txn_files_pending(int dirfd);
+
 /* Finish or discard what an interrupted commit left below dirfd: with a
  * journal, install every staged file whose target is still the one the
  * journal names (else drop it), finish its work (when enabled, each

@@ -1139,7 +1139,6 @@ struct usermod_plan {
 	struct reown ro;        /* whose files they are and whose they become */
 	struct home_taken ht;   /* the home, taken away before the commit */
 	struct stat passwd_before;      /* /etc/passwd as it was before the commit */
-	struct stat journal_before;     /* the journal a recovery left, if any */
 	uid_t dir_owner;
 	gid_t auth_gid;
 	const char *shell_file; /* the new contents of the user's shell file */
@@ -1646,17 +1645,17 @@ static void apply_move_home(struct usermod_plan *p, const sigset_t *saved)
 		fail_unblocking(saved, status);
 }
 
-/* Did a failed commit pass its point (a journal left, but for the one a
- * recovery left for the next tool; /etc/passwd replaced)?  Then
+/* Did a failed commit pass its point (a journal naming files left, not
+ * one of work alone: a recovery's left for the next tool, which every
+ * commit carries and a roll-back rewrites; /etc/passwd replaced)?  Then
  * /etc/passwd will have the change. */
 static bool commit_passed_its_point(const struct usermod_plan *p)
 {
+	_cleanup_close_ int etcfd = open(HS_ETC_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct stat st;
 
-	return (stat(HS_ETC_DIR "/" HS_TXN_JOURNAL, &st) == 0 &&
-		(st.st_dev != p->journal_before.st_dev || st.st_ino != p->journal_before.st_ino)) ||
-	       stat(HS_ETC_PASSWD, &st) < 0 || st.st_dev != p->passwd_before.st_dev ||
-	       st.st_ino != p->passwd_before.st_ino;
+	return etcfd < 0 || hs_txn_files_pending(etcfd) || stat(HS_ETC_PASSWD, &st) < 0 ||
+	       st.st_dev != p->passwd_before.st_dev || st.st_ino != p->passwd_before.st_ino;
 }
 
 /* A failure before the commit point (a full /etc): /etc/passwd still
@@ -1879,8 +1878,6 @@ int main(int argc, char **argv)
 	/* to tell a failed commit before its point from one after it */
 	if (stat(HS_ETC_PASSWD, &p.passwd_before) < 0)
 		memset(&p.passwd_before, 0, sizeof(p.passwd_before));
-	if (stat(HS_ETC_DIR "/" HS_TXN_JOURNAL, &p.journal_before) < 0)
-		memset(&p.journal_before, 0, sizeof(p.journal_before));
 	apply_userdir_files(&p);
 	apply_move_home(&p, &saved);
 	apply_take_away_userdir(&p, &saved);

@@ -647,3 +647,54 @@ def test_a_home_that_cannot_be_undone_keeps_its_journal(sb):
     assert "undid the unfinished creation of /home/alice" in res.stderr, res
     assert reserved_left(sb) == []
     assert not sb.exists("/etc/.hardened-shadow.txn")
+
+
+def journal_left_for_good(sb):
+    """A journal a recovery keeps at every run: useradd -m alice killed, her home under
+    its reserved name made a mount point (its rename: EBUSY, an error that may pass)."""
+    killed_useradd_m_alice(sb, KILLS[0])
+    home = [f for f in reserved_left(sb) if f.startswith(".new.alice.")
+            and sb.exists("/home/" + f)][0]
+    sb.sh("mount --bind /home/%s /home/%s" % (home, home))
+    res = sb.run([GROUPADD, "after"])
+    assert "for the next root account tool" in res.stderr, res
+    assert "@home-new" in sb.read("/etc/.hardened-shadow.txn")
+
+
+def test_usermod_rolled_back_beside_a_kept_journal_moves_the_home_back(sb):
+    """usermod -d -m carol whose install of /etc/passwd fails (a mount point: the change is
+    rolled back, /etc/passwd names the old home), while a journal left for the next tool
+    is carried.  The roll-back rewrites that journal, which usermod took for its commit
+    having passed its point: it left the home moved to where /etc/passwd does not say."""
+    journal_left_for_good(sb)
+    sb.run(["/usr/sbin/useradd", "-m", "carol"])
+    sb.sh("mount --bind /etc/passwd /etc/passwd")
+    res = sb.run(["/usr/sbin/usermod", "-d", "/home/carol2", "-m", "carol"], check=False)
+    assert res.returncode != 0, res
+    assert sb.getpwnam("carol").home == "/home/carol", res
+    assert sb.exists("/home/carol") and not sb.exists("/home/carol2"), res.stderr
+    assert sb.lstat("/home/carol").st_uid == sb.getpwnam("carol").uid, res
+    assert "@home-new" in sb.read("/etc/.hardened-shadow.txn")
+
+
+def test_a_journal_that_cannot_be_read_at_the_commit_is_not_removed(sb):
+    """useradd -m carol beside a journal left for the next tool (alice's home).  Her commit
+    cannot read that journal to carry it (EIO): it fails, undoes carol's home, and must
+    leave the journal, the only record of alice's home under its reserved name; it used
+    to remove it (nothing carried, so nothing to keep)."""
+    journal_left_for_good(sb)
+    # where: a run like it, traced; its last open of the journal is its commit's
+    sb.run(["strace", "-qq", "-o", "/tmp/trace", "-e", "trace=openat",
+            "/usr/sbin/useradd", "-m", "dave"])
+    opens = [l for l in sb.read("/tmp/trace").splitlines() if "openat(" in l]
+    nth = max(i for i, l in enumerate(opens) if '".hardened-shadow.txn"' in l) + 1
+    assert "@home-new" in sb.read("/etc/.hardened-shadow.txn")
+    res = sb.run(["strace", "-qq", "-o", "/dev/null",
+                  "-e", "inject=openat:error=EIO:when=%d" % nth,
+                  "/usr/sbin/useradd", "-m", "carol"], check=False)
+    assert res.returncode != 0, res
+    assert "cannot read /etc/.hardened-shadow.txn: Input/output error" in res.stderr, res
+    assert "carol:" not in sb.read("/etc/passwd")
+    assert not [f for f in reserved_left(sb) if f.startswith(".new.carol.")], reserved_left(sb)
+    journal = sb.read("/etc/.hardened-shadow.txn")
+    assert "@home-new " in journal and journal.endswith(" /home/alice\n"), (journal, res)
