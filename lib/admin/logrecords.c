@@ -306,8 +306,9 @@ static bool is_process(short type)
 /* The offset of the first whole record of fd (up to its size now) that
  * matches: ut's slot as glibc's pututxline() finds it (ut non-NULL: a
  * process entry of the same ut_id, or ut_line where either id is empty),
- * else pid's live entry (line NULL) or line's (as getutxline() finds it),
- * copied to *found.  -ENOENT: none. */
+ * else pid's live entry (pid > 0; a USER_PROCESS one only on line, unless
+ * line is NULL) or line's (as getutxline() finds it), copied to *found.
+ * -ENOENT: none. */
 static off_t find_utmp(int fd, const struct utmpx *ut, pid_t pid, const char *line,
 		       struct utmpx *found)
 {
@@ -333,12 +334,15 @@ static off_t find_utmp(int fd, const struct utmpx *ut, pid_t pid, const char *li
 					(u->ut_id[0] && ut->ut_id[0] ?
 					 !strncmp(u->ut_id, ut->ut_id, sizeof(u->ut_id)) :
 					 !strncmp(u->ut_line, ut->ut_line, sizeof(u->ut_line)));
-			else if (line)
-				match = (u->ut_type == LOGIN_PROCESS || u->ut_type == USER_PROCESS) &&
-					!strncmp(u->ut_line, line, sizeof(u->ut_line));
-			else
+			else if (pid > 0)
 				match = u->ut_pid == pid && is_process(u->ut_type) &&
-					u->ut_type != DEAD_PROCESS;
+					u->ut_type != DEAD_PROCESS &&
+					(!line || u->ut_type != USER_PROCESS ||
+					 !strncmp(u->ut_line, line, sizeof(u->ut_line)));
+			else
+				match = line && (u->ut_type == LOGIN_PROCESS ||
+						 u->ut_type == USER_PROCESS) &&
+					!strncmp(u->ut_line, line, sizeof(u->ut_line));
 			if (match) {
 				*found = *u;
 				return off;

@@ -84,10 +84,14 @@ int hs_logrecords_append_utmp(const char *path, const struct utmpx *ut);
  * made login wait 10 s for each read and write of utmp and lose its entry.
  * These read and write it without waiting for any lock. */
 
-/* line NULL: pid's live entry in utmp (INIT_, LOGIN_ or USER_PROCESS; the
- * one getty made for login); else line's ("pts/3": LOGIN_ or USER_PROCESS,
- * as getutxline() finds it, the name pam_modutil_getlogin() gives).  The
- * first, into *found: 0, -ENOENT (none), or as hs_logrecords_append. */
+/* pid > 0: pid's live entry in utmp (INIT_ or LOGIN_PROCESS, init's or the
+ * one getty made for login, on any line: getty may name the terminal by
+ * a link; USER_PROCESS only on line, "tty3", unless line is NULL: the stale
+ * entry of a user's utempter for another pty, its process gone and its pid
+ * reused by getty, is not login's).  pid 0: line's
+ * ("pts/3": LOGIN_ or USER_PROCESS, as getutxline() finds it, the name
+ * pam_modutil_getlogin() gives).  The first, into *found: 0, -ENOENT
+ * (none), or as hs_logrecords_append. */
 int hs_logrecords_utmp_find(const char *path, pid_t pid, const char *line, struct utmpx *found);
 
 /* *ut (INIT_, LOGIN_, USER_ or DEAD_PROCESS, else -EINVAL) into its slot,

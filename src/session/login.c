@@ -320,10 +320,11 @@ static void utmp_fill(struct utmpx *ut, const struct terminal *t, short type, co
 	size_t n = strlen(t->name);
 
 	/* the entry getty (or whoever started us) made for this process
-	 * gives the id; otherwise the last four characters of the line,
-	 * as sshd and systemd spell it.  Read without glibc's lock, which a
-	 * stopped utempter may hold (logrecords.h). */
-	if (hs_logrecords_utmp_find(_PATH_UTMP, getpid(), NULL, &u) == 0)
+	 * gives the id (a USER_PROCESS one only on this line: logrecords.h);
+	 * otherwise the last four characters of the line, as sshd and
+	 * systemd spell it.  Read without glibc's lock, which a stopped
+	 * utempter may hold (logrecords.h). */
+	if (hs_logrecords_utmp_find(_PATH_UTMP, getpid(), t->name, &u) == 0)
 		memcpy(id, u.ut_id, sizeof(ut->ut_id));
 	else
 		memcpy(id, n > sizeof(ut->ut_id) ? t->name + n - sizeof(ut->ut_id) : t->name,

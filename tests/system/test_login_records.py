@@ -391,3 +391,47 @@ def test_stopped_utempter_holds_up_no_utmp_entry(sb):
     assert [r for r in final if r[4] == line] == mine, final
     assert any(r[0] == 7 and r[3] == "bob" and r[5] == "evil.example" for r in final), final
     assert not re.search(r"^carol\s", sb.run(["who"]).stdout, re.M)
+
+
+# ---------------------------------------------------------------- utmp: a stale entry of a reused pid
+
+# struct utmp on Linux (x86_64, i386, arm64 alike): type, pid, line, id, user, host, exit,
+# session, tv, addr_v6, unused
+UTMP_REC = "<h2xi32s4s32s256shhiii4i20x"
+# as root, before login starts with the same pid (getty's exec): an entry of a user's old
+# utempter whose pid that was (it never ran "del": a killed terminal emulator), in a slot
+# before getty's LOGIN_PROCESS entry for this terminal
+PLANT_THEN_LOGIN = (
+    "import os, struct, sys\n"
+    "line = os.ttyname(0)[len('/dev/'):]\n"
+    "def rec(t, id, user, l, host):\n"
+    "    return struct.pack(%r, t, os.getpid(), l.encode(), id.encode(), user.encode(),\n"
+    "                       host.encode(), 0, 0, 0, 1, 0, 0, 0, 0, 0)\n"
+    "with open(%r, 'ab') as f:\n"
+    "    f.write(rec(7, 's/99', 'bob', 'pts/99', 'evil.example'))\n"
+    "    f.write(rec(6, 'GTY1', 'LOGIN', line, ''))\n"
+    "os.execv(%r, [%r, 'carol'])\n" % (UTMP_REC, UTMP, LOGIN, LOGIN))
+
+
+def test_stale_entry_of_a_reused_pid_is_not_logins_slot(sb):
+    """bob's utempter entry for pts/99 outlived its process (his terminal emulator was
+    killed); its pid is getty's now, and login's after getty's exec.  login takes the id of
+    getty's entry for its own terminal, not of bob's stale entry for another line that
+    happens to come first: in bob's slot carol's entry would be overwritten by the next
+    writer of pts/99 (sshd, utempter: the same id), and getty's slot would say LOGIN."""
+    sb.write(UTMP, "", mode=0o664, gid=sb.getgrnam("utmp")[1])
+    with Pty(sb, ["/usr/bin/python3", "-c", PLANT_THEN_LOGIN]) as p:
+        p.expect("Password: ")
+        p.send(PW["carol"] + "\n")
+        p.send("echo DONE$((6*7))\n")
+        p.expect("DONE42", timeout=60)
+        during = utmp_records(sb)
+        p.send("exit\n")
+        assert p.wait(timeout=60) == 0
+    after = utmp_records(sb)
+    line = p.tty[len("/dev/"):]
+    assert during[0] == (7, p.nspid, "s/99", "bob", "pts/99", "evil.example"), during
+    assert during[1][:5] == (7, p.nspid, "GTY1", "carol", line), during
+    assert len(during) == 2, during
+    assert after[0] == during[0] and after[1][:3] == (8, p.nspid, "GTY1"), after
+    assert len(after) == 2, after

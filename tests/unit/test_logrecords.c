@@ -161,6 +161,14 @@ static void test_put_utmp_under_anothers_lock(void **state)
 	GUARD_START();
 	assert_int_equal(hs_logrecords_utmp_find(path_in(f, "utmp"), 4242, NULL, &ut), 0);
 	assert_memory_equal(ut.ut_id, "ts/1", 4);
+	assert_int_equal(hs_logrecords_utmp_find(path_in(f, "utmp"), 4242, "pts/1", &ut), 0);
+	assert_memory_equal(ut.ut_id, "ts/1", 4);
+	/* getty's (LOGIN_PROCESS) counts on any line: getty may name it by a link */
+	assert_int_equal(hs_logrecords_utmp_find(path_in(f, "utmp"), 4242, "ttyS0", &ut), 0);
+	assert_memory_equal(ut.ut_id, "ts/1", 4);
+	/* a stale USER_PROCESS entry of pid 1 (bob's) on another line is not pid 1's */
+	assert_int_equal(hs_logrecords_utmp_find(path_in(f, "utmp"), 1, "pts/1", &ut), -ENOENT);
+	assert_int_equal(hs_logrecords_utmp_find(path_in(f, "utmp"), 1, "pts/2", &ut), 0);
 	assert_int_equal(hs_logrecords_utmp_find(path_in(f, "utmp"), 4243, NULL, &ut), -ENOENT);
 	assert_int_equal(hs_logrecords_utmp_find(path_in(f, "utmp"), 0, "pts/2", &ut), 0);
 	assert_string_equal(ut.ut_user, "bob");
