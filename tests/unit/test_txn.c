@@ -785,6 +785,36 @@ static void test_work_of_a_home_passwd_no_longer_names_is_undone(void **state)
 	assert_clean(f->dfd);
 }
 
+/* A passwd without root's line is one an editor is saving in place (cut
+ * short first): it names nobody, and would have every committed piece
+ * undone.  The recovery waits instead, the journal as it was, and
+ * finishes the work once passwd is whole again. */
+static void test_work_is_not_judged_by_a_passwd_cut_short(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct two_files t;
+	struct hs_txn_work w;
+	char path[128], err[256], msg[1024];
+	struct stat st;
+
+	hs_txn_set_work_ops(NULL);
+	prepare(&t);
+	home_work(f, &w, path, sizeof(path));
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
+	put_passwd_home(f, path);
+	assert_int_equal(renameat(f->dfd, "passwd", f->dfd, "passwd.whole"), 0);
+	put_str(f->dfd, "passwd", "", getuid(), getgid(), 0644);
+	hs_txn_work_enable();
+	assert_true(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)) < 0);
+	assert_non_null(strstr(msg, "cannot check the work"));
+	assert_int_equal(fstatat(f->ofd, HOME_TMP, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(fstatat(f->dfd, HS_TXN_JOURNAL, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(renameat(f->dfd, "passwd.whole", f->dfd, "passwd"), 0);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
+	assert_non_null(strstr(msg, "finished creating"));
+	assert_home_made(f);
+}
+
 /* A killed useradd -m left a prepared journal; a setid tool (no work)
  * commits before any root tool runs: its journal must keep the undo. */
 static void test_prepared_work_survives_a_setid_commit(void **state)
@@ -956,6 +986,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_work_left_for_a_root_tool, setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_work_of_a_home_passwd_no_longer_names_is_undone,
+						setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_work_is_not_judged_by_a_passwd_cut_short,
 						setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_long_recovery_message_is_cut_between_pieces,
 						setup, tmp_dirs_teardown),
