@@ -235,9 +235,16 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 		_cleanup_close_ int etcfd = open(HS_ETC_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 		if (etcfd >= 0 && hs_integrity_left_by_no_writer(etcfd, HS_TXN_JOURNAL)) {
-			printf("/etc/%s: an interrupted update of the account files is pending; "
-			       "run %s without -r (or any tool that changes accounts) to finish it\n",
-			       HS_TXN_JOURNAL, t->name);
+			/* work alone: the files are whole, and the tools that
+			 * retry it say why it cannot be done */
+			if (hs_txn_files_pending(etcfd))
+				printf("/etc/%s: an interrupted update of the account files is "
+				       "pending; run %s without -r (or any tool that changes "
+				       "accounts) to finish it\n", HS_TXN_JOURNAL, t->name);
+			else
+				printf("/etc/%s: work on homes or the tree that an interrupted "
+				       "command left is pending; any tool that changes accounts "
+				       "retries it and says what stops it\n", HS_TXN_JOURNAL);
 			a.problems++;
 		}
 	}

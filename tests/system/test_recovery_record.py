@@ -612,6 +612,12 @@ def test_work_the_recovery_cannot_do_is_left_for_the_next_tool(sb):
     assert not sb.exists("/home/alice")
     journal = sb.read("/etc/.hardened-shadow.txn")
     assert "@home-new" in journal and "@tree-new" not in journal, journal
+    # pwck -r reports the work left, without the advice to finish an update of the
+    # files, which are whole (pwck without -r would only retry the work)
+    res = sb.run(["/usr/sbin/pwck", "-r"], check=False)
+    assert "work on homes or the tree that an interrupted command left is pending" \
+        in res.stdout, res
+    assert "interrupted update of the account files" not in res.stdout, res
     res = sb.run([GROUPADD, "later"])
     assert "finished creating /home/alice" in res.stderr, res
     assert "/etc/hardened-shadow/alice" not in res.stderr, res
