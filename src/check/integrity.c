@@ -34,6 +34,7 @@
 #include "records.h"
 #include "strbuf.h"
 #include "timeouts.h"
+#include "txn.h"
 #include "userdir.h"
 #include "util.h"
 
@@ -1777,6 +1778,15 @@ static void check_other_entry(struct tree *tr, const char *name)
 		return;
 	}
 	if (name[0] == '.' || name[0] == ':') {
+		/* while a journal is left, a reserved directory may be the
+		 * user's directory its work still puts in place (as the tree's
+		 * sweep, never removed then) */
+		if (faccessat(AT_FDCWD, HS_ETC_DIR "/" HS_TXN_JOURNAL, F_OK,
+			      AT_SYMLINK_NOFOLLOW) == 0) {
+			problem(a, "%s: temporary %s, kept while /etc/%s holds the work of an "
+				"interrupted command", path, type_noun(st.st_mode), HS_TXN_JOURNAL);
+			return;
+		}
 		problem(a, "%s: left-over temporary %s", path, type_noun(st.st_mode));
 		(void)offer_remove(a, NULL, tr->fd, name, path);
 		return;

@@ -627,6 +627,29 @@ def test_work_the_recovery_cannot_do_is_left_for_the_next_tool(sb):
     assert not sb.exists("/etc/.hardened-shadow.txn")
 
 
+def test_pwck_keeps_a_reserved_directory_the_journal_still_names(sb):
+    """The recovery could not put alice's directory in the tree in place (ENOSPC), so the
+    journal keeps that work and the directory stays under its reserved name, holding her
+    hash.  pwck (not -r), whose own recovery fails the same way, must not offer it for
+    removal as a left-over: answered yes, it used to remove it, and the next tool could
+    no longer give alice her directory."""
+    uid = killed_useradd_m_alice(sb, KILLS[0])
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:error=ENOSPC", GROUPADD, "after"],
+                 check=False)
+    assert "cannot finish creating /etc/hardened-shadow/alice" in res.stderr, res
+    kept = [f for f in reserved_left(sb) if f.startswith(".new.alice")]
+    assert kept, (reserved_left(sb), res)
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:error=ENOSPC", "/usr/sbin/pwck"],
+                 input="y\n" * 20, check=False)
+    assert "kept while /etc/.hardened-shadow.txn holds the work" in res.stdout, res
+    assert [f for f in reserved_left(sb) if f.startswith(".new.alice")] == kept
+    res = sb.run([GROUPADD, "later"])
+    assert "finished creating /etc/hardened-shadow/alice" in res.stderr, res
+    assert sb.lstat("/etc/hardened-shadow/alice").st_uid == uid
+
+
 def test_a_home_that_cannot_be_undone_keeps_its_journal(sb):
     """useradd -m alice fails before its commit point (/etc full: its first staged file),
     and the removal of the home it built under a reserved name fails too (the listing of
