@@ -90,13 +90,13 @@ def descendants(pid):
     out = []
     try:
         tasks = os.listdir("/proc/%d/task" % pid)
-    except FileNotFoundError:   # it ended meanwhile
+    except (FileNotFoundError, ProcessLookupError):   # it ended meanwhile
         return out
     for task in tasks:
         try:
             with open("/proc/%d/task/%s/children" % (pid, task)) as f:
                 kids = [int(k) for k in f.read().split()]
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):
             continue
         for k in kids:
             out += [k] + descendants(k)
