@@ -46,6 +46,7 @@ import pytest
 
 import consistency
 import test_passwd as tp
+from test_lock_window import descendants
 
 pytestmark = pytest.mark.usefixtures("shell_proxy_on")
 
@@ -219,23 +220,6 @@ def setup_root(sb):
 
 def modes(sb):
     return sb.modes(["/etc/" + f for f in consistency.GLOBAL_FILES] + [consistency.TREE])
-
-
-def descendants(pid):
-    out = []
-    try:
-        tasks = os.listdir("/proc/%d/task" % pid)
-    except FileNotFoundError:
-        return out
-    for task in tasks:
-        try:
-            with open("/proc/%d/task/%s/children" % (pid, task)) as f:
-                kids = [int(k) for k in f.read().split()]
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        for k in kids:
-            out += [k] + descendants(k)
-    return out
 
 
 def killable(sb, pid):

@@ -20,6 +20,7 @@ import pytest
 
 import consistency
 import sandbox
+from test_lock_window import descendants
 
 GROUPS = ["team%02d" % i for i in range(60)]
 
@@ -64,23 +65,6 @@ def nth_call(sb, argv, syscall, path):
     if found is None:
         raise AssertionError("no %s on %s in %r" % (syscall, path, text))
     return found
-
-
-def descendants(pid):
-    out = []
-    try:
-        tasks = os.listdir("/proc/%d/task" % pid)
-    except FileNotFoundError:
-        return out
-    for task in tasks:
-        try:
-            with open("/proc/%d/task/%s/children" % (pid, task)) as f:
-                kids = [int(k) for k in f.read().split()]
-        except FileNotFoundError:
-            continue
-        for k in kids:
-            out += [k] + descendants(k)
-    return out
 
 
 def state_of(pid):
