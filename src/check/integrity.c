@@ -33,6 +33,7 @@
 #include "privs.h"
 #include "records.h"
 #include "strbuf.h"
+#include "tempname.h"
 #include "timeouts.h"
 #include "txn.h"
 #include "userdir.h"
@@ -1780,8 +1781,10 @@ static void check_other_entry(struct tree *tr, const char *name)
 	if (name[0] == '.' || name[0] == ':') {
 		/* while a journal is left, a reserved directory may be the
 		 * user's directory its work still puts in place (as the tree's
-		 * sweep, never removed then) */
-		if (faccessat(AT_FDCWD, HS_ETC_DIR "/" HS_TXN_JOURNAL, F_OK,
+		 * sweep, never removed then); no other temporary is a
+		 * journal's, and one kept would be kept as long as it is */
+		if (S_ISDIR(st.st_mode) && hs_tempname_is_reserved(name) &&
+		    faccessat(AT_FDCWD, HS_ETC_DIR "/" HS_TXN_JOURNAL, F_OK,
 			      AT_SYMLINK_NOFOLLOW) == 0) {
 			problem(a, "%s: temporary %s, kept while /etc/%s holds the work of an "
 				"interrupted command", path, type_noun(st.st_mode), HS_TXN_JOURNAL);

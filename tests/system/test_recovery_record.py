@@ -650,6 +650,31 @@ def test_pwck_keeps_a_reserved_directory_the_journal_still_names(sb):
     assert sb.lstat("/etc/hardened-shadow/alice").st_uid == uid
 
 
+def test_pwck_keeps_only_reserved_directories_while_a_journal_is_left(sb):
+    """A journal kept for work (alice's directory in the tree, ENOSPC) can only put a
+    reserved directory (.new.USER.*) in place.  Other temporaries at the top of the tree
+    (a file, a ':' name) are no journal's: pwck must still offer them for removal as
+    left-overs, not keep them for as long as the journal stays."""
+    killed_useradd_m_alice(sb, KILLS[0])
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:error=ENOSPC", GROUPADD, "after"],
+                 check=False)
+    assert "cannot finish creating /etc/hardened-shadow/alice" in res.stderr, res
+    kept = [f for f in reserved_left(sb) if f.startswith(".new.alice")]
+    assert kept, (reserved_left(sb), res)
+    sb.write("/etc/hardened-shadow/.stray", "x\n", mode=0o600)
+    sb.write("/etc/hardened-shadow/:stray", "x\n", mode=0o600)
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:error=ENOSPC", "/usr/sbin/pwck"],
+                 input="y\n" * 20, check=False)
+    assert sb.exists("/etc/.hardened-shadow.txn"), res
+    assert "/etc/hardened-shadow/.stray: left-over temporary regular file" in res.stdout, res
+    assert "/etc/hardened-shadow/:stray: left-over temporary regular file" in res.stdout, res
+    assert not sb.exists("/etc/hardened-shadow/.stray"), res
+    assert not sb.exists("/etc/hardened-shadow/:stray"), res
+    assert [f for f in reserved_left(sb) if f.startswith(".new.alice")] == kept
+
+
 def test_a_home_that_cannot_be_undone_keeps_its_journal(sb):
     """useradd -m alice fails before its commit point (/etc full: its first staged file),
     and the removal of the home it built under a reserved name fails too (the listing of
