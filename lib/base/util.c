@@ -51,6 +51,8 @@ const char *hs_strerror(int negative_err)
 		return "was taken over by root meanwhile";
 	case HS_E_CHANGED:
 		return "changed meanwhile, by a program that ignores the locks";
+	case HS_E_PARTIAL:
+		return "has no root line or no final newline: half written?";
 	default:
 		break;
 	}

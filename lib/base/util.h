@@ -33,6 +33,7 @@ enum {
 	HS_E_METHOD,   /* unknown or refused hashing method */
 	HS_E_TAKEN,    /* a user's directory taken over by root meanwhile */
 	HS_E_CHANGED,  /* a file changed under us by one that ignores the locks */
+	HS_E_PARTIAL,  /* a file seen half written: no root line or final newline */
 	HS_E_LAST
 };
 

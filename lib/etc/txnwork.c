@@ -332,8 +332,9 @@ static enum hs_txn_verdict verdict_of(struct hs_accountdb *db, const struct hs_t
  * A line that does not parse where a name is looked up confirms nothing:
  * its piece is undone too.  A passwd that cannot be read fails the
  * recovery (every tool would fail on it anyway), the work unfinished;
- * so does one without root's line, which no system has: an editor that
- * saves in place has cut it short, and would have every piece undone. */
+ * so does one without a line of uid 0 or without a final newline: an
+ * editor that saves in place cuts it short first and writes it in pieces,
+ * and what it has not written yet would have its pieces undone. */
 static int work_check(const char *dir_path, const struct hs_txn_work *work, const bool *undo,
                       size_t n_work, enum hs_txn_verdict *verdict)
 {
@@ -351,9 +352,10 @@ static int work_check(const char *dir_path, const struct hs_txn_work *work, cons
 	r = hs_accountdb_load(&db, HS_DB_PASSWD, path, HS_DB_LAZY);
 	if (r < 0)
 		return r;
-	if (hs_accountdb_find_id(&db, 0) < 0) {
+	/* data and len: the file as read, this layer's own */
+	if (hs_accountdb_find_id(&db, 0) < 0 || db.len == 0 || db.data[db.len - 1] != '\n') {
 		hs_accountdb_free(&db);
-		return -HS_E_FORMAT;
+		return -HS_E_PARTIAL;
 	}
 	for (i = 0; i < n_work; i++)
 		verdict[i] = undo[i] ? HS_TXN_FINISH : verdict_of(&db, &work[i]);

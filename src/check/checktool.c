@@ -243,8 +243,8 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 				       "accounts) to finish it\n", HS_TXN_JOURNAL, t->name);
 			else
 				printf("/etc/%s: work on homes or the tree that an interrupted "
-				       "command left is pending; any tool that changes accounts "
-				       "retries it and says what stops it\n", HS_TXN_JOURNAL);
+				       "command left is pending; the next root tool that changes "
+				       "accounts retries it and says what stops it\n", HS_TXN_JOURNAL);
 			a.problems++;
 		}
 	}

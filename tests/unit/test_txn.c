@@ -803,10 +803,14 @@ static void test_work_is_not_judged_by_a_passwd_cut_short(void **state)
 	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
 	put_passwd_home(f, path);
 	assert_int_equal(renameat(f->dfd, "passwd", f->dfd, "passwd.whole"), 0);
-	put_str(f->dfd, "passwd", "", getuid(), getgid(), 0644);
 	hs_txn_work_enable();
+	/* cut short, then written up to the middle of bob's line */
+	put_str(f->dfd, "passwd", "", getuid(), getgid(), 0644);
 	assert_true(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)) < 0);
 	assert_non_null(strstr(msg, "cannot check the work"));
+	assert_non_null(strstr(msg, "no root line or no final newline"));
+	put_str(f->dfd, "passwd", "root:x:0:0::/root:/bin/sh\nbob:x:", getuid(), getgid(), 0644);
+	assert_true(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)) < 0);
 	assert_int_equal(fstatat(f->ofd, HOME_TMP, &st, AT_SYMLINK_NOFOLLOW), 0);
 	assert_int_equal(fstatat(f->dfd, HS_TXN_JOURNAL, &st, AT_SYMLINK_NOFOLLOW), 0);
 	assert_int_equal(renameat(f->dfd, "passwd.whole", f->dfd, "passwd"), 0);
