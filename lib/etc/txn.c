@@ -510,6 +510,17 @@ static void drop_journal(int dirfd, struct hs_txn_work *work, size_t n_work,
 		unlink_journal(dirfd);
 }
 
+/* Did a piece fail for a cause that may pass?  One found replaced or
+ * gone, or a home that a mount or what else the user has inside keeps
+ * (handed back, where said), is final, as in a run not interrupted. */
+static bool work_failed_for_now(const struct hs_txn_work *w)
+{
+	int r = w->result;
+
+	return r < 0 && r != -ESTALE && r != -EEXIST && r != -ENOENT && r != -EXDEV &&
+	       r != -ENAMETOOLONG && !w->where[0];
+}
+
 /* Finish the work of a committed change (but the pieces skip[i] says;
  * skip may be NULL): the tree first, then the homes (the account exists
  * before its home is handed over, and the user's directory goes with the
@@ -524,7 +535,14 @@ static void run_work(struct hs_txn_work *work, const bool *skip, size_t n_work, 
 			if ((skip && skip[i]) || work_is_tree(w) != (pass == 0))
 				continue;
 			w->result = work_ops ? work_ops->forward(w) : -ENOSYS;
-			if (w->result < 0)
+			if (w->result < 0 && w->where[0])
+				/* as userdel -r says it */
+				msg_add(msg, msg_size, "not removing %s: %s at %s/%s; it is left as "
+					"it was", w->path, w->result == -EXDEV ?
+					"a file system is mounted" : w->result == -ENAMETOOLONG ?
+					"nested too deeply" : hs_strerror(w->result), w->path,
+					w->where);
+			else if (w->result < 0)
 				msg_add(msg, msg_size, "cannot %s %s: %s",
 					work_is_new(w) ? "finish creating" : "finish removing",
 					w->path, w->result == -ESTALE ?
@@ -917,15 +935,6 @@ static int remove_staged(int dirfd, const char *dir_path, const char *const base
 	return changed;
 }
 
-/* Did a piece fail for a cause that may pass?  One found replaced or
- * gone, or a home a mount inside keeps (handed back), is final, as in a
- * run not interrupted. */
-static bool work_failed_for_now(int r)
-{
-	return r < 0 && r != -ESTALE && r != -EEXIST && r != -ENOENT && r != -EXDEV &&
-	       r != -ENAMETOOLONG;
-}
-
 /* A committed journal whose work no run here can do: keep only the work
  * (the files are installed) for a tool that can. */
 static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *work,
@@ -1162,7 +1171,7 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	/* a piece that could not be done (no space, the tool's confinement)
 	 * stays for the next tool; the ones done are not redone */
 	for (size_t i = 0; i < n_work; i++) {
-		if (work_failed_for_now(work[i].result)) {
+		if (work_failed_for_now(&work[i])) {
 			undo[n_left] = undo[i];
 			work[n_left++] = work[i];
 		}
