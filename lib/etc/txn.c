@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -510,6 +511,39 @@ static void drop_journal(int dirfd, struct hs_txn_work *work, size_t n_work,
 		unlink_journal(dirfd);
 }
 
+/* Did a piece fail for a cause that may pass?  One found replaced or
+ * gone, or a home that a mount or what else the user has inside keeps
+ * (handed back, where said), is final, as in a run not interrupted. */
+static bool work_failed_for_now(const struct hs_txn_work *w)
+{
+	int r = w->result;
+
+	return r < 0 && r != -ESTALE && r != -EEXIST && r != -ENOENT && r != -EXDEV &&
+	       r != -ENAMETOOLONG && !w->where[0];
+}
+
+/* The reserved directory a NEW piece built, while it is still there:
+ * what a failure to finish or undo it is about (" (built as PATH)"), so
+ * that the message names what to fix; else "". */
+static const char *built_as(const struct hs_txn_work *w, char *buf, size_t size)
+{
+	static const char pre[] = " (built as ";
+	const char *slash = strrchr(w->path, '/');
+	struct stat st;
+	int n;
+
+	if (!work_is_new(w) || !w->tmp || !slash)
+		return "";
+	n = snprintf(buf, size, "%s%.*s/%s)", pre, (int)(slash - w->path), w->path, w->tmp);
+	if (n < 0 || (size_t)n >= size)
+		return "";
+	buf[n - 1] = '\0';
+	if (fstatat(AT_FDCWD, buf + strlen(pre), &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return "";
+	buf[n - 1] = ')';
+	return buf;
+}
+
 /* Finish the work of a committed change (but the pieces skip[i] says;
  * skip may be NULL): the tree first, then the homes (the account exists
  * before its home is handed over, and the user's directory goes with the
@@ -520,14 +554,22 @@ static void run_work(struct hs_txn_work *work, const bool *skip, size_t n_work, 
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < n_work; i++) {
 			struct hs_txn_work *w = &work[i];
+			char tmp[PATH_MAX + 16];
 
 			if ((skip && skip[i]) || work_is_tree(w) != (pass == 0))
 				continue;
 			w->result = work_ops ? work_ops->forward(w) : -ENOSYS;
-			if (w->result < 0)
-				msg_add(msg, msg_size, "cannot %s %s: %s",
+			if (w->result < 0 && w->where[0])
+				/* as userdel -r says it */
+				msg_add(msg, msg_size, "not removing %s: %s at %s/%s; it is left as "
+					"it was", w->path, w->result == -EXDEV ?
+					"a file system is mounted" : w->result == -ENAMETOOLONG ?
+					"nested too deeply" : hs_strerror(w->result), w->path,
+					w->where);
+			else if (w->result < 0)
+				msg_add(msg, msg_size, "cannot %s %s%s: %s",
 					work_is_new(w) ? "finish creating" : "finish removing",
-					w->path, w->result == -ESTALE ?
+					w->path, built_as(w, tmp, sizeof(tmp)), w->result == -ESTALE ?
 					"it or its directory was replaced since; left alone" :
 					w->result == -EEXIST ?
 					"something else has that name now; the copy made for "
@@ -917,25 +959,20 @@ static int remove_staged(int dirfd, const char *dir_path, const char *const base
 	return changed;
 }
 
-/* Did a piece fail for a cause that may pass?  One found replaced or
- * gone, or a home a mount inside keeps (handed back), is final, as in a
- * run not interrupted. */
-static bool work_failed_for_now(int r)
-{
-	return r < 0 && r != -ESTALE && r != -EEXIST && r != -ENOENT && r != -EXDEV &&
-	       r != -ENAMETOOLONG;
-}
-
 /* A committed journal whose work no run here can do: keep only the work
  * (the files are installed) for a tool that can. */
 static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *work,
-                     const bool *undo, size_t n_work, char *msg, size_t msg_size)
+                     const bool *undo, size_t n_work, bool failed, char *msg,
+                     size_t msg_size)
 {
 	int r = write_work_journal(dirfd, JOURNAL_HEADER, work, undo, n_work, NULL);
 
 	if (r < 0)
 		msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
+	else if (failed)
+		msg_add(msg, msg_size, "what failed is left in %s/%s: once its cause is fixed, "
+			"the next root account tool finishes it", dir_path, HS_TXN_JOURNAL);
 	else
 		msg_add(msg, msg_size, "the home and tree work of an interrupted command is "
 			"left in %s/%s for the next root account tool", dir_path,
@@ -998,10 +1035,13 @@ static int recover_work(const char *dir_path, struct hs_txn_work *work,
 	for (size_t i = 0; i < n_work; i++) {
 		skip[i] = undo[i] || verdict[i] != HS_TXN_FINISH;
 		if (undo[i]) {
+			char tmp[PATH_MAX + 16];
+
 			undo_work(&work[i], 1);
 			if (work[i].result < 0)
-				msg_add(msg, msg_size, "cannot undo the unfinished creation of %s: %s",
-					work[i].path, hs_strerror(work[i].result));
+				msg_add(msg, msg_size, "cannot undo the unfinished creation of %s%s: %s",
+					work[i].path, built_as(&work[i], tmp, sizeof(tmp)),
+					hs_strerror(work[i].result));
 			else if (work_is_new(&work[i]))
 				msg_add(msg, msg_size, "undid the unfinished creation of %s",
 					work[i].path);
@@ -1154,21 +1194,21 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	if (prepared || n_files == 0)
 		changed |= remove_staged(dirfd, dir_path, bases, n_bases, msg, msg_size);
 	if (!work_ops && n_work)
-		return prepared ? changed : keep_work(dirfd, dir_path, work, undo, n_work, msg,
-						      msg_size);
+		return prepared ? changed : keep_work(dirfd, dir_path, work, undo, n_work, false,
+						      msg, msg_size);
 	r = recover_work(dir_path, work, undo, n_work, msg, msg_size);
 	if (r < 0)
 		return r;
 	/* a piece that could not be done (no space, the tool's confinement)
 	 * stays for the next tool; the ones done are not redone */
 	for (size_t i = 0; i < n_work; i++) {
-		if (work_failed_for_now(work[i].result)) {
+		if (work_failed_for_now(&work[i])) {
 			undo[n_left] = undo[i];
 			work[n_left++] = work[i];
 		}
 	}
 	if (n_left)
-		return keep_work(dirfd, dir_path, work, undo, n_left, msg, msg_size);
+		return keep_work(dirfd, dir_path, work, undo, n_left, true, msg, msg_size);
 	if (fsync(dirfd) < 0 || unlinkat(dirfd, HS_TXN_JOURNAL, 0) < 0 || fsync(dirfd) < 0) {
 		r = -errno;
 		msg_add(msg, msg_size, "cannot remove %s/%s: %s", dir_path, HS_TXN_JOURNAL,

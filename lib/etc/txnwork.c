@@ -103,8 +103,10 @@ static int forward_new(struct hs_txn_work *w)
  * already: removed by an interrupted run).  A user's directory goes
  * through lib/tree; a home directory is taken away, then removed through
  * the one walker: a mount inside (or a too deep nest) refuses before
- * anything goes.  undo: a NEW piece reverted (work_revert), else a DEL
- * one finished (forward_del); they differ where marked. */
+ * anything goes; a DEL one is handed back then, as when an entry inside
+ * refuses root (HS_WALK_DENIED: a user's FUSE mount), said in w->where.
+ * undo: a NEW piece reverted (work_revert), else a DEL one finished
+ * (forward_del); they differ where marked. */
 static int remove_self(struct hs_txn_work *w, int parentfd, const char *last, bool undo)
 {
 	_cleanup_close_ int fd = -1;
@@ -142,7 +144,9 @@ static int remove_self(struct hs_txn_work *w, int parentfd, const char *last, bo
 	if (r < 0)
 		return r;
 	r = hs_walk_remove_at(parentfd, last, &where);
-	if (!undo && (r == -EXDEV || r == -ENAMETOOLONG)) {
+	/* refused by what the user has inside (where: below last) or a mount
+	 * there: final, as for a run not interrupted */
+	if (!undo && (r == -EXDEV || r == -ENAMETOOLONG || (where && where[0] && r != -ESTALE))) {
 		(void)hs_walk_hand_back(fd, w->uid, w->gid, w->mode);
 		snprintf(w->where, sizeof(w->where), "%s", where ? where : "");
 	}

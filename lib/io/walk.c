@@ -75,6 +75,13 @@ static int refuse(struct walker *w, struct hs_walk_entry *e, enum hs_walk_refusa
 
 static int visit(struct walker *w, int parentfd, const char *name, unsigned depth);
 
+/* An error of an entry below the top that a file system of the user's
+ * there can cause (HS_WALK_DENIED): refused, as a mount point is. */
+static bool denied(int err, unsigned depth)
+{
+	return depth > 0 && (err == EACCES || err == EPERM || err == ENOTCONN || err == ELOOP);
+}
+
 /* The entries of the opened directory e; with rescan, again until a pass
  * finds nothing it did not refuse. */
 static int walk_entries(struct walker *w, const struct hs_walk_entry *e)
@@ -127,8 +134,11 @@ static int visit_entry(struct walker *w, struct hs_walk_entry *e)
 	bool top = e->depth == 0;
 	int r = 0;
 
-	if (statx(e->parentfd, e->name, WALK_STATX_FLAGS, WALK_STATX_MASK, &checked) < 0)
+	if (statx(e->parentfd, e->name, WALK_STATX_FLAGS, WALK_STATX_MASK, &checked) < 0) {
+		if (denied(errno, e->depth))
+			return refuse(w, e, HS_WALK_DENIED, -errno);
 		return errno == ENOENT && !top ? 0 : -errno;  /* gone meanwhile: nothing to do */
+	}
 	stat_from_statx(&e->st, &checked);
 	if (other_mount(w, &checked))
 		return refuse(w, e, HS_WALK_MOUNT, -EXDEV);
@@ -144,11 +154,13 @@ static int visit_entry(struct walker *w, struct hs_walk_entry *e)
 			return 0;
 		if (errno == ELOOP || errno == ENOTDIR)
 			return refuse(w, e, HS_WALK_SWAPPED, -ESTALE);
+		if (denied(errno, e->depth))
+			return refuse(w, e, HS_WALK_DENIED, -errno);
 		return -errno;
 	}
 	/* act only on what was opened, and only if it is what was checked */
 	if (statx(fd, "", AT_EMPTY_PATH | WALK_STATX_FLAGS, WALK_STATX_MASK, &opened) < 0)
-		return -errno;
+		return denied(errno, e->depth) ? refuse(w, e, HS_WALK_DENIED, -errno) : -errno;
 	if (opened.stx_ino != checked.stx_ino ||
 	    opened.stx_dev_major != checked.stx_dev_major ||
 	    opened.stx_dev_minor != checked.stx_dev_minor ||
@@ -299,12 +311,13 @@ static int remove_refused(const struct hs_walk_entry *e, enum hs_walk_refusal wh
 
 static int remove_post(const struct hs_walk_entry *e, void *ctx)
 {
-	(void)ctx;
 	/* by name, relative to the opened parent: an unlink only ever
 	 * takes an entry out of that directory, whatever it names now */
 	if (unlinkat(e->parentfd, e->name, S_ISDIR(e->st.st_mode) ? AT_REMOVEDIR : 0) < 0) {
 		if (errno == ENOENT && e->depth > 0)
 			return 0;
+		if (denied(errno, e->depth))
+			return remove_refused(e, HS_WALK_DENIED, -errno, ctx);
 		return -errno;
 	}
 	return 0;

@@ -49,6 +49,9 @@ enum hs_walk_refusal {
 	HS_WALK_MOUNT = 1,      /* a mount point: -EXDEV */
 	HS_WALK_TOO_DEEP,       /* a directory below HS_WALK_MAX_DEPTH: -ENAMETOOLONG */
 	HS_WALK_SWAPPED,        /* replaced between the check and the open: -ESTALE */
+	HS_WALK_DENIED,         /* below the top, an entry root may not stat, open or
+				 * remove (a user's FUSE mount: -EACCES, or -ENOTCONN
+				 * once its daemon died; -EPERM, -ELOOP): its error */
 };
 
 /* Return values of the pre callback. */
@@ -99,7 +102,9 @@ int hs_walk_hand_back(int fd, uid_t uid, gid_t gid, mode_t mode);
  * tree is checked first and nothing is removed when it holds a mount
  * point (-EXDEV) or nests too deeply (-ENAMETOOLONG); a name that is a
  * symlink loses the link only.  Where the offending entry is, is put in
- * *where (malloc'd path below name, may be NULL). */
+ * *where (malloc'd path below name, may be NULL): it is set only for a
+ * refusal (hs_walk_refusal), also for an entry below name that cannot be
+ * removed for a reason of HS_WALK_DENIED's. */
 int hs_walk_remove_tree_at(int dirfd, const char *name);
 int hs_walk_remove_at(int dirfd, const char *name, char **where);
 

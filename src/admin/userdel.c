@@ -384,10 +384,12 @@ static int report_home(const char *user, const char *dir, const struct hs_txn_wo
 			syslog(LOG_INFO, "removed home directory '%s' of user '%s'", dir, user);
 		return E_SUCCESS;
 	}
-	if (w->result == -EXDEV || w->result == -ENAMETOOLONG)
-		return usertool_warn(E_HOMEDIR, "not removing directory %s: %s %s%s%s", dir,
-				     w->result == -EXDEV ? "a file system is mounted at" :
-				     "nested too deeply at", dir, w->where[0] ? "/" : "", w->where);
+	/* a mount or what else the user has inside (where) keeps it */
+	if (w->result == -EXDEV || w->result == -ENAMETOOLONG || w->where[0])
+		return usertool_warn(E_HOMEDIR, "not removing directory %s: %s at %s%s%s", dir,
+				     w->result == -EXDEV ? "a file system is mounted" :
+				     w->result == -ENAMETOOLONG ? "nested too deeply" :
+				     hs_strerror(w->result), dir, w->where[0] ? "/" : "", w->where);
 	return usertool_warn(E_HOMEDIR, "error removing directory %s: %s", dir,
 			     hs_strerror(w->result));
 }

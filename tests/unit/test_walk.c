@@ -57,7 +57,7 @@ static int seen_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why,
 {
 	struct seen *s = ctx;
 
-	assert_true(why >= 1 && why <= 3);
+	assert_true(why >= 1 && why <= 4);
 	assert_int_equal(e->fd, -1);
 	assert_true(err < 0);
 	s->refused[why]++;
