@@ -232,14 +232,18 @@ def test_rewritten_in_place_after_the_load(sb, tool):
 
 
 # A tool that writes lines it copied out of the file it loaded: pwck -s and grpck -s
-# sort a copy of their lines.
-# Stopped when it puts its first staged copy in place (its first linkat), the file rewritten in place with a line
+# sort a copy of their lines, vipw and vigr install the edited copy of what they showed.
+# Stopped when it puts its first staged copy in place (its first linkat: no other process
+# of theirs, the editor's included, makes one), the file rewritten in place with a line
 # more: what it writes is made from the old lines, so it writes nothing and says so in one
 # line; the file keeps the other program's content.
 REWRITES = {
     # tool: the file rewritten, the line added, an editor's sed script (vipw, vigr)
     "pwck": ("/etc/passwd", "edited:x:4711:4711::/nonexistent:/usr/sbin/nologin\n", None),
     "grpck": ("/etc/group", "edited:x:4711:\n", None),
+    "vipw": ("/etc/passwd", "edited:x:4711:4711::/nonexistent:/usr/sbin/nologin\n",
+             r"s/^alice:\([^:]*\):\([^:]*\):\([^:]*\):[^:]*:/alice:\1:\2:\3:Alice Edited:/"),
+    "vigr": ("/etc/group", "edited:x:4711:\n", r"s/^\(team01:[^:]*:[^:]*:\).*/\1alice,bob/"),
 }
 
 
