@@ -876,6 +876,7 @@ int hs_accountdb_load(struct hs_accountdb *db, enum hs_db_kind kind, const char 
 	} else if (r == 0) {
 		db->present = true;
 		db->data_on_disk = true;
+		db->expect_on_disk = true;
 		db->mapped = true;
 	}
 	return load_finish(db, flags, r);
@@ -899,6 +900,12 @@ int hs_accountdb_load_data(struct hs_accountdb *db, enum hs_db_kind kind, const 
 		db->present = true;
 	}
 	return load_finish(db, flags, db->data ? 0 : -ENOMEM);
+}
+
+void hs_accountdb_expect_as(struct hs_accountdb *db, const struct hs_accountdb *read)
+{
+	db->expect_on_disk = read->expect_on_disk;
+	db->on_disk = read->on_disk;
 }
 
 /* ---------------------------------------------------------------- */
@@ -1343,9 +1350,10 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 			.mode = db->default_mode,
 			.old_data = db->data_on_disk ? db->data : NULL,
 			.old_len = db->data_on_disk ? db->len : 0,
-			/* the file must still be the one mapped: nobody
-			 * rewrote it in place under the lines we pass on */
-			.expect = db->data_on_disk && db->mapped && db->present ? &db->on_disk : NULL,
+			/* the file must still be the one the lines came from
+			 * (mapped, or hs_accountdb_expect_as): nobody rewrote
+			 * it in place under the lines we pass on */
+			.expect = db->expect_on_disk ? &db->on_disk : NULL,
 		};
 		r = pieces_alloc(db, &iovs[i], &files[i].n_iov, &total);
 		files[i].iov = iovs[i];
@@ -1367,6 +1375,7 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 	for (i = 0; i < n; i++) {
 		dbs[i]->present = true;
 		dbs[i]->data_on_disk = false;
+		dbs[i]->expect_on_disk = false;
 	}
 out:
 	for (i = 0; i < n; i++)

@@ -134,6 +134,8 @@ struct hs_accountdb {
 	                         * appended lines are written before it */
 	bool mapped;
 	bool data_on_disk;      /* data is what the file holds (loaded, not written since) */
+	bool expect_on_disk;    /* the write goes ahead only while path is still on_disk
+	                         * (loaded, or hs_accountdb_expect_as; not written since) */
 	struct stat on_disk;    /* the file as mapped (hs_fileio_map_path) */
 	size_t starts_size;     /* bytes mapped for starts (0: malloc'd) */
 	uint32_t *starts;       /* where each line as loaded starts in data, and
@@ -158,6 +160,11 @@ int hs_accountdb_load(struct hs_accountdb *db, enum hs_db_kind kind, const char 
  * only names the file in messages and is where hs_accountdb_write goes. */
 int hs_accountdb_load_data(struct hs_accountdb *db, enum hs_db_kind kind, const char *path,
                            const char *data, size_t len, unsigned flags);
+/* db's lines were made from what `read` loaded from the file (a reorder, a
+ * checked edit): its write, like read's, replaces the file only while it
+ * is still the one read was loaded from, else -HS_E_CHANGED.  Nothing is
+ * checked when read was not loaded from a file or was written since. */
+void hs_accountdb_expect_as(struct hs_accountdb *db, const struct hs_accountdb *read);
 /* Wipes (the files may hold hashes) and frees everything; safe on a
  * zeroed or failed db. */
 void hs_accountdb_free(struct hs_accountdb *db);

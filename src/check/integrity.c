@@ -2288,6 +2288,8 @@ static int reorder(struct hs_accountdb *db, const struct sort_item *items, size_
 		return r;
 	}
 	fresh.present = db->present;
+	/* an in-place edit since db was loaded is not overwritten */
+	hs_accountdb_expect_as(&fresh, db);
 	fresh.default_uid = db->default_uid;
 	fresh.default_gid = db->default_gid;
 	fresh.default_mode = db->default_mode;

@@ -75,7 +75,7 @@ def state_of(pid):
         return None
 
 
-NUMBERS = {"close": "3", "mmap": "9"}      # x86-64
+NUMBERS = {"close": "3", "mmap": "9", "linkat": "265"}      # x86-64
 
 
 def held(pid, syscall):
@@ -93,13 +93,13 @@ def held(pid, syscall):
     return True
 
 
-def stopped_at(sb, argv, syscall, nth):
+def stopped_at(sb, argv, syscall, nth, env=None):
     """Start argv under strace, stopped (SIGSTOP) at the nth call of syscall; (the strace
     process, the tool's pid) once the tool is stopped there."""
     cmd, _ = sb._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
                        "inject=%s:signal=SIGSTOP:when=%d" % (syscall, nth)] + argv, None, "/")
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
+                            stderr=subprocess.PIPE, env=dict(env or {}, PATH="/usr/bin:/bin"),
                             start_new_session=True, text=True)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -225,6 +225,50 @@ def test_rewritten_in_place_after_the_load(sb, tool):
     assert 0 < proc.returncode < 128, (proc.returncode, err)
     prog = os.path.basename(argv[0])
     assert err == "%s: cannot write %s: %s\n" % (prog, path, CHANGED), err
+    assert sb.read(path) == edited
+    for p in FILES:
+        if p != path:
+            assert sb.read(p) == before[p], p
+
+
+# A tool that writes lines it copied out of the file it loaded: pwck -s and grpck -s
+# sort a copy of their lines, vipw and vigr install the edited copy of what they showed.
+# Stopped when it puts its first staged copy in place (its first linkat: no other process
+# of theirs, the editor's included, makes one), the file rewritten in place with a line
+# more: what it writes is made from the old lines, so it writes nothing and says so in one
+# line; the file keeps the other program's content.
+REWRITES = {
+    # tool: the file rewritten, the line added, an editor's sed script (vipw, vigr)
+    "pwck": ("/etc/passwd", "edited:x:4711:4711::/nonexistent:/usr/sbin/nologin\n", None),
+    "grpck": ("/etc/group", "edited:x:4711:\n", None),
+    "vipw": ("/etc/passwd", "edited:x:4711:4711::/nonexistent:/usr/sbin/nologin\n",
+             r"s/^alice:\([^:]*\):\([^:]*\):\([^:]*\):[^:]*:/alice:\1:\2:\3:Alice Edited:/"),
+    "vigr": ("/etc/group", "edited:x:4711:\n", r"s/^\(team01:[^:]*:[^:]*:\).*/\1alice,bob/"),
+}
+
+
+@pytest.mark.parametrize("tool", sorted(REWRITES))
+def test_rewritten_in_place_under_a_copy(sb, tool):
+    from test_vipw import ACTION, ED, setup_editor
+
+    path, line, script = REWRITES[tool]
+    if script:
+        argv, env = ["/usr/sbin/" + tool], {"EDITOR": ED}
+        setup_editor(sb)
+        sb.write(ACTION, "sed -i '%s' \"$1\"\n" % script)
+    else:
+        argv, env = ["/usr/sbin/" + tool, "-s"], None
+    before = {p: sb.read(p) for p in FILES}
+    edited = before[path] + line
+    proc, pid = stopped_at(sb, argv, "linkat", 1, env=env)
+    try:
+        with open(os.path.join(sb.root, path.lstrip("/")), "r+") as f:
+            f.truncate(0)
+            f.write(edited)
+    finally:
+        out, err = resume(proc, pid)
+    assert 0 < proc.returncode < 128, (proc.returncode, err)
+    assert err == "%s: cannot write %s: %s\n" % (tool, path, CHANGED), err
     assert sb.read(path) == edited
     for p in FILES:
         if p != path:
