@@ -36,6 +36,7 @@
 
 #include <crypt.h>
 
+#include "cli.h"
 #include "config.h"
 #include "fileio.h"
 #include "guessguard.h"
@@ -509,20 +510,32 @@ static const char *tty_login(pam_handle_t *pamh, char *buf, size_t size)
 
 /* ---- auth ---- */
 
+/* PAM item it, escaped for the log (hs_printable): the application, or
+ * a user through it, chose it; "" when unset. */
+static const char *item_shown(pam_handle_t *pamh, int it, char *buf, size_t size)
+{
+	const void *v = NULL;
+
+	if (pam_get_item(pamh, it, &v) != PAM_SUCCESS || !v)
+		return "";
+	return hs_printable(v, buf, size);
+}
+
 static void log_auth_failure(pam_handle_t *pamh, const char *name)
 {
-	const void *tty = NULL, *ruser = NULL, *rhost = NULL;
 	char buf[sizeof(((struct utmpx *)0)->ut_user) + 1];
-	const char *login = tty_login(pamh, buf, sizeof(buf));
+	char login[4 * sizeof(buf)], tty[128], ruser[128], rhost[256], user[128];
+	const char *who = tty_login(pamh, buf, sizeof(buf));
 
-	pam_get_item(pamh, PAM_TTY, &tty);
-	pam_get_item(pamh, PAM_RUSER, &ruser);
-	pam_get_item(pamh, PAM_RHOST, &rhost);
+	/* utmp's name is what a member of group utmp wrote there */
+	hs_printable(who ? who : "", login, sizeof(login));
 	pam_syslog(pamh, LOG_NOTICE,
 	           "authentication failure; logname=%s uid=%u euid=%u tty=%s ruser=%s rhost=%s  user=%s",
-	           login ? login : "", (unsigned)getuid(), (unsigned)geteuid(),
-	           tty ? (const char *)tty : "", ruser ? (const char *)ruser : "",
-	           rhost ? (const char *)rhost : "", name);
+	           login, (unsigned)getuid(), (unsigned)geteuid(),
+	           item_shown(pamh, PAM_TTY, tty, sizeof(tty)),
+	           item_shown(pamh, PAM_RUSER, ruser, sizeof(ruser)),
+	           item_shown(pamh, PAM_RHOST, rhost, sizeof(rhost)),
+	           hs_printable(name, user, sizeof(user)));
 }
 
 /* Read one password with our own prompt, for not_set_pass (which must

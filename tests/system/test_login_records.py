@@ -435,3 +435,36 @@ def test_stale_entry_of_a_reused_pid_is_not_logins_slot(sb):
     assert len(during) == 2, during
     assert after[0] == during[0] and after[1][:3] == (8, p.nspid, "GTY1"), after
     assert len(after) == 2, after
+
+
+PLANT_THEN_SU = (
+    "import os, struct\n"
+    "line = os.ttyname(0)[len('/dev/'):]\n"
+    "with open(%r, 'ab') as f:\n"
+    "    f.write(struct.pack(%r, 7, os.getpid(), line.encode(), b'x9', b'ev\\x1b[2Jil',\n"
+    "                        b'', 0, 0, 0, 1, 0, 0, 0, 0, 0))\n"
+    "os.setgroups([])\n"
+    "os.setresgid(%d, %d, %d)\n"
+    "os.setresuid(%d, %d, %d)\n"
+    "os.execv('/usr/bin/su', ['su', 'bob', '-c', 'true'])\n")
+
+
+def test_failure_log_escapes_what_others_chose(sb):
+    """The module's "authentication failure" line names the utmp entry's user of the
+    terminal (what a member of group utmp, or any program writing utmp, put there) and
+    the application's PAM items.  An escape sequence there must reach the log escaped,
+    like every other message of the suite, not as raw bytes for whoever reads the log on
+    a terminal."""
+    sb.write(UTMP, "", mode=0o664, gid=sb.getgrnam("utmp")[1])
+    alice = sb.getpwnam("alice")
+    script = PLANT_THEN_SU % ((UTMP, UTMP_REC) + (alice.gid,) * 3 + (alice.uid,) * 3)
+    sb.syslog(clear=True)
+    with Pty(sb, ["/usr/bin/python3", "-c", script]) as p:
+        p.expect("Password: ")
+        p.send("wrong-guess-1\n")
+        p.expect("Authentication failure", timeout=60)
+        p.wait(timeout=60)
+    failures = [l for l in sb.syslog() if "authentication failure; logname=" in l]
+    assert failures, sb.syslog()
+    assert all("\x1b" not in l for l in failures), failures
+    assert any("logname=ev\\x1b[2Jil " in l for l in failures), failures
