@@ -16,7 +16,6 @@ import time
 
 import pytest
 
-import sandbox
 import test_lock_window as tlw
 import test_passwd as tp
 from ptyproc import Pty
@@ -138,15 +137,20 @@ ALICE_PW = "alice-old-1"
 DONE = 'echo "DONE$((6*7))"'
 
 
+def traced_su(sb, caller, inject, argv):
+    """The command for caller's `su ARGV` under strace (root) with inject= inject."""
+    pw = sb.getpwnam(caller)
+    cmd, _ = sb._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "inject=" + inject,
+                       "/usr/bin/setpriv", "--reuid=%d" % pw.uid, "--regid=%d" % pw.gid,
+                       "--init-groups", "--", SU] + argv, None, "/")
+    return cmd
+
+
 def stopped_in_failure_delay(sb, caller, target):
     """caller's `su target` with a wrong password, stopped by strace (root) at its first
     wait4: waiting for its guard through the module's failure delay, under the guess
     lock.  (strace process, su's pid)."""
-    cmd, _ = sb._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
-                       "inject=wait4:signal=SIGSTOP:when=1",
-                       "/usr/bin/setpriv", "--reuid=%d" % sb.getpwnam(caller).uid,
-                       "--regid=%d" % sb.getpwnam(caller).gid, "--init-groups", "--",
-                       SU, target, "-c", "true"], None, "/")
+    cmd = traced_su(sb, caller, "wait4:signal=SIGSTOP:when=1", [target, "-c", "true"])
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
                             start_new_session=True, text=True)
@@ -251,27 +255,20 @@ def test_stopped_su_delays_only_its_callers_guesses(mod, caller):
     assert proc.returncode != 0, (out, err)
 
 
+def syscall_of(pid):
+    """The system call pid is in, as /proc/PID/syscall names it ("0": read, "230":
+    clock_nanosleep, "running"), or None once it has gone."""
+    try:
+        with open("/proc/%d/syscall" % pid) as f:
+            return f.read().split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+
+
 def past_its_hash(pid):
     """Has su pid checked the hash: is it sleeping out the failure delay (clock_nanosleep,
     230) or waiting for the guard that does (wait4, 61)?"""
-    try:
-        with open("/proc/%d/syscall" % pid) as f:
-            return f.read().split()[0] in ("230", "61")
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-
-
-def guard_of(pid):
-    """su's guard: its child in a session of its own, or None."""
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            for c in (int(c) for c in f.read().split()):
-                with open("/proc/%d/stat" % c) as g:
-                    if int(g.read().rsplit(")", 1)[1].split()[3]) == c:
-                        return c
-    except (FileNotFoundError, ProcessLookupError, ValueError):
-        pass
-    return None
+    return syscall_of(pid) in ("230", "61")
 
 
 def kill_as(sb, user, target):
@@ -299,7 +296,7 @@ def test_a_killed_su_guess_still_costs_the_delay(mod, caller):
         assert first.poll() is None, first.communicate()
         assert time.monotonic() < deadline, "su never reached its failure delay"
         time.sleep(0.005)
-    guard = guard_of(pid)
+    guard = tlw.guard_of(pid)
     assert kill_as(mod, caller, -pid)       # su's process group, as its caller may
     killed = time.monotonic()
     first.communicate(timeout=30)
@@ -316,16 +313,6 @@ def test_a_killed_su_guess_still_costs_the_delay(mod, caller):
     assert guard_kill_refused
 
 
-def syscall_of(pid):
-    """The system call pid is in, as /proc/PID/syscall names it ("0": read, "230":
-    clock_nanosleep, "running"), or None once it has gone."""
-    try:
-        with open("/proc/%d/syscall" % pid) as f:
-            return f.read().split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return None
-
-
 def guard_in(pid, proc, call):
     """su pid's guard once it waits for su's verdict (call "0", its read), or once su has
     given the verdict and waits for it (call "61", su's wait4): the guard has left the
@@ -334,7 +321,7 @@ def guard_in(pid, proc, call):
     while True:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "su's guard never got to system call " + call
-        guard = guard_of(pid)
+        guard = tlw.guard_of(pid)
         if guard is not None and syscall_of(guard if call == "0" else pid) == call:
             return guard
         time.sleep(0.001)
@@ -371,32 +358,12 @@ def test_the_guard_is_not_the_callers_first_oom_victim(mod):
     assert adj == "0"
 
 
-def children(pid):
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            return [int(c) for c in f.read().split()]
-    except (FileNotFoundError, ProcessLookupError):
-        return []
-
-
-def comm_of(pid):
-    try:
-        with open("/proc/%d/comm" % pid) as f:
-            return f.read().strip()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-
-
 def test_the_guard_keeps_no_fd_of_the_caller_without_close_range(mod):
     # Where close_range fails (an old kernel, an application's seccomp filter; strace,
     # root, makes it fail here) the guard closes its fds one by one: it used to keep the
     # caller's stdin, stdout and stderr (a pipe's reader waiting for its end) and every
     # other fd of su through the delay.
-    bob = mod.getpwnam("bob")
-    cmd, _ = mod._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
-                        "inject=close_range:error=ENOSYS",
-                        "/usr/bin/setpriv", "--reuid=%d" % bob.uid, "--regid=%d" % bob.gid,
-                        "--init-groups", "--", SU, "alice", "-c", "true"], None, "/")
+    cmd = traced_su(mod, "bob", "close_range:error=ENOSYS", ["alice", "-c", "true"])
     first = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"})
     first.stdin.write(b"wrong-guess-1\n")
@@ -406,7 +373,7 @@ def test_the_guard_keeps_no_fd_of_the_caller_without_close_range(mod):
     su = None
     while su is None:
         assert first.poll() is None and time.monotonic() < deadline, first.communicate()
-        su = next((c for c in children(first.pid) if comm_of(c) == "su"), None)
+        su = next((c for c in tlw.children(first.pid) if tlw.comm(c) == "su"), None)
         time.sleep(0.005)
     # strace's child (after its own short-lived probes) is setpriv, which became su
     guard = guard_in(su, first, "61")
@@ -421,11 +388,8 @@ def test_su_checks_no_password_without_its_guard(mod):
     # Were the guard optional, a caller who made su's fork fail would be back to one
     # guess per hash time.  Without it su checks nothing: alice's right password, typed
     # by bob, is refused while the fork fails (strace, root, makes it fail).
-    bob = mod.getpwnam("bob")
-    cmd, _ = mod._wrap(["strace", "-f", "-qq", "-o", "/dev/null", "-e",
-                        "inject=clone,clone3,fork,vfork:error=EAGAIN:when=1",
-                        "/usr/bin/setpriv", "--reuid=%d" % bob.uid, "--regid=%d" % bob.gid,
-                        "--init-groups", "--", SU, "alice", "-c", "echo DONE"], None, "/")
+    cmd = traced_su(mod, "bob", "clone,clone3,fork,vfork:error=EAGAIN:when=1",
+                    ["alice", "-c", "echo DONE"])
     before = len(mod.syslog())
     res = subprocess.run(cmd, input=ALICE_PW + "\n", capture_output=True, text=True,
                          env={"PATH": "/usr/bin:/bin"}, timeout=60)

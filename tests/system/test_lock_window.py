@@ -103,6 +103,28 @@ def descendants(pid):
     return out
 
 
+def children(pid):
+    """pid's child processes (none once it has gone)."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(c) for c in f.read().split()]
+    except (FileNotFoundError, ProcessLookupError):
+        return []
+
+
+def guard_of(pid):
+    """The guess guard of su, sg or newgrp pid: its child in a session of its own, or
+    None."""
+    for c in children(pid):
+        try:
+            with open("/proc/%d/stat" % c) as f:
+                if int(f.read().rsplit(")", 1)[1].split()[3]) == c:
+                    return c
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            pass
+    return None
+
+
 def comm(pid):
     try:
         with open("/proc/%d/comm" % pid) as f:

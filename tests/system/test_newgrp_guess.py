@@ -85,21 +85,6 @@ def wait_until(cond, what, timeout=20):
     raise AssertionError(what)
 
 
-def guard_of(pid):
-    """sg's guard: its child in a session of its own, or None."""
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            children = [int(c) for c in f.read().split()]
-        for c in children:
-            with open("/proc/%d/stat" % c) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            if int(fields[3]) == c:      # session id: setsid() done
-                return c
-    except (FileNotFoundError, ProcessLookupError, ValueError):
-        pass
-    return None
-
-
 def test_parallel_guesses_of_one_caller_run_one_after_the_other(gs):
     # each wrong guess holds bob's lock through its delay: three typed at once on three
     # terminals take three delays, not one
@@ -135,9 +120,9 @@ def test_a_killed_guess_still_costs_the_delay(gs, how):
         pid = term.pid
     else:
         first, pid = start_sg(gs, "bob", "wrong-guess-1")
-    wait_until(lambda: guard_of(pid) is not None and lock_held(ino),
+    wait_until(lambda: tlw.guard_of(pid) is not None and lock_held(ino),
                "sg never started its guard holding the lock")
-    guard = guard_of(pid)
+    guard = tlw.guard_of(pid)
     if term:
         term.send("\x03")
         term.close()            # the hang-up (and SIGKILL, if sg is still there)
@@ -176,7 +161,7 @@ def test_a_guess_killed_through_its_cgroup_still_costs_the_delay(gs):
         first.stdin.close()
         first.stdin = None
         # the shell and setpriv exec: the Popen's pid is sg's
-        wait_until(lambda: guard_of(first.pid) is not None and lock_held(ino),
+        wait_until(lambda: tlw.guard_of(first.pid) is not None and lock_held(ino),
                    "sg never started its guard holding the lock")
         gs.run(["/bin/sh", "-c", "echo 1 > /sys/fs/cgroup/%s/cgroup.kill" % name],
                user="bob")
