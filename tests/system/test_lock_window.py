@@ -125,6 +125,16 @@ def guard_of(pid):
     return None
 
 
+def state_of(pid):
+    """pid's state letter ("T": stopped, "t": stopped by its tracer), or None once it
+    has gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
 def comm(pid):
     try:
         with open("/proc/%d/comm" % pid) as f:

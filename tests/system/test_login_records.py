@@ -17,7 +17,6 @@ Every syscall su makes on the log is a stop point, found from a trace of the sam
 
 import os
 import re
-import signal
 import subprocess
 import time
 
@@ -25,6 +24,7 @@ import pytest
 
 import sandbox
 from ptyproc import Pty
+from test_lock_window import comm, descendants, resume, state_of
 
 SU = "/usr/bin/su"
 DEBIAN_SU = "/usr/local/bin/hs-test-debian-su"
@@ -160,7 +160,7 @@ def stopped_su(sb, su, point):
         # is stopped for a while
         now = time.monotonic()
         for pid in descendants(proc.pid):
-            if comm(pid) != os.path.basename(su)[:15] or state(pid) not in ("t", "T"):
+            if comm(pid) != os.path.basename(su)[:15] or state_of(pid) not in ("t", "T"):
                 since.pop(pid, None)
             elif now - since.setdefault(pid, now) > 0.3:
                 return proc, pid
@@ -168,48 +168,6 @@ def stopped_su(sb, su, point):
             raise AssertionError("su ended before %s: %r" % (point, proc.communicate()))
         time.sleep(0.01)
     raise AssertionError("su never stopped at %s" % (point,))
-
-
-def descendants(pid):
-    out = []
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            kids = [int(k) for k in f.read().split()]
-    except (FileNotFoundError, ProcessLookupError):
-        return out
-    for k in kids:
-        out += [k] + descendants(k)
-    return out
-
-
-def comm(pid):
-    try:
-        with open("/proc/%d/comm" % pid) as f:
-            return f.read().strip()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-
-
-def state(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-
-
-def resume(proc, pid):
-    """SIGCONT until it ends (under strace the SIGSTOP may still be on its way)."""
-    for _ in range(120):
-        try:
-            os.kill(pid, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
-        try:
-            return proc.communicate(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            continue
-    raise AssertionError("the resumed su never ended")
 
 
 @pytest.mark.parametrize("su", [SU, DEBIAN_SU])
@@ -331,7 +289,7 @@ def stopped_utempter(sb):
     while time.monotonic() < deadline:
         now = time.monotonic()
         for pid in descendants(proc.pid):
-            if comm(pid) != "utempter" or state(pid) not in ("t", "T"):
+            if comm(pid) != "utempter" or state_of(pid) not in ("t", "T"):
                 since.pop(pid, None)
             elif now - since.setdefault(pid, now) > 0.3:
                 return proc, pid

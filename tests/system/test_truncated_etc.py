@@ -12,7 +12,6 @@ same kind of arguments."""
 
 import os
 import re
-import signal
 import subprocess
 import time
 
@@ -20,7 +19,7 @@ import pytest
 
 import consistency
 import sandbox
-from test_lock_window import descendants
+from test_lock_window import descendants, resume, state_of
 
 GROUPS = ["team%02d" % i for i in range(60)]
 
@@ -67,14 +66,6 @@ def nth_call(sb, argv, syscall, path):
     return found
 
 
-def state_of(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-
-
 NUMBERS = {"close": "3", "mmap": "9", "linkat": "265"}      # x86-64
 
 
@@ -110,20 +101,6 @@ def stopped_at(sb, argv, syscall, nth, env=None):
             raise AssertionError("it ended first: %r" % (proc.communicate(),))
         time.sleep(0.02)
     raise AssertionError("the tool never stopped")
-
-
-def resume(proc, pid):
-    """SIGCONT until it ends (the injected SIGSTOP may still be on its way)."""
-    for _ in range(120):
-        try:
-            os.kill(pid, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
-        try:
-            return proc.communicate(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            continue
-    raise AssertionError("the resumed tool never ended")
 
 
 def cut_short(sb, path):
