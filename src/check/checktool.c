@@ -263,8 +263,9 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 	hs_integrity_files_close(&f);
 
 	/* as shadow-utils: a failed write ends with its message, not with a
-	 * summary that would call the files updated */
-	if (a.problems && status == HS_CHECK_OKAY)
+	 * summary that would call the files updated; notes alone have none
+	 * unless a repair was made */
+	if ((a.problems || a.db_changed || a.tree_changed) && status == HS_CHECK_OKAY)
 		printf("%s: %s\n", hs_cli_prog(),
 		       a.db_changed || a.tree_changed ? "the files have been updated" : "no changes");
 	if (status == HS_CHECK_OKAY && a.failures)
