@@ -222,10 +222,15 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 		hs_warn("the writers' lock %s stayed busy, or the account files kept changing: "
 			"what a writer was changing may be misreported; run %s -r again",
 			HS_ETC_PWD_LOCK, t->name);
-	if (view.unconfirmed)
+	/* each had a problem at every look: a bad entry left in place,
+	 * only not confirmed, so the status says it (a user changing their
+	 * own entry without end would otherwise make -r exit 0) */
+	if (view.unconfirmed) {
 		hs_warn("%lu %s changed at every look and %s not reported; run %s -r again",
 			view.unconfirmed, view.unconfirmed == 1 ? "entry" : "entries",
 			view.unconfirmed == 1 ? "is" : "are", t->name);
+		a.problems += view.unconfirmed;
+	}
 
 	/* without the writers' locks (-r) nothing finishes an interrupted
 	 * transaction of the global files (lib/etc/txn.h): what was read may

@@ -1160,3 +1160,25 @@ def test_read_only_checks_next_to_a_writer_that_changes_the_files_at_every_look(
     assert f"{T}/ghost: directory without a user" in res.stdout, res
     assert res.returncode == 2, res
     assert "changed at every look" not in res.stderr, res
+
+
+def test_read_only_entry_changed_at_every_look_is_a_bad_entry(tree):
+    """An entry with a problem at every look that changes between looks (a writer at
+    work in it without end, as its owner's chsh in a loop) is left out of -r's report
+    as unconfirmed: -r said so on stderr but exited 0, as if nothing were wrong.  (Once
+    reported it is a bad entry too: either way the status is 2.)"""
+    sb = tree
+    # stray files, and a new one at a time: the directory never looks the same twice
+    sb.sh(f"cd {T}/alice; for i in $(seq 3000); do : > stray$i; done")
+    churn = sb.popen(["/bin/sh", "-c", f"cd {T}/alice; i=0; echo go; "
+                      "while [ $i -lt 1000000 ]; do : > churn$i; i=$((i+1)); done"],
+                     stdout=subprocess.PIPE, text=True)
+    try:
+        assert churn.stdout.readline() == "go\n"
+        res = pwck(sb, "-q", "-r")
+    finally:
+        churn.kill()
+        churn.communicate(timeout=30)
+    assert ("1 entry changed at every look" in res.stderr
+            or f"{T}/alice/stray1: stray" in res.stdout), res
+    assert res.returncode == 2, res
