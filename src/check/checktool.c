@@ -222,10 +222,15 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 		hs_warn("the writers' lock %s stayed busy, or the account files kept changing: "
 			"what a writer was changing may be misreported; run %s -r again",
 			HS_ETC_PWD_LOCK, t->name);
-	if (view.unconfirmed)
+	/* each had a problem at every look: a bad entry left in place,
+	 * only not confirmed, so the status says it (a user changing their
+	 * own entry without end would otherwise make -r exit 0) */
+	if (view.unconfirmed) {
 		hs_warn("%lu %s changed at every look and %s not reported; run %s -r again",
 			view.unconfirmed, view.unconfirmed == 1 ? "entry" : "entries",
 			view.unconfirmed == 1 ? "is" : "are", t->name);
+		a.problems += view.unconfirmed;
+	}
 
 	/* without the writers' locks (-r) nothing finishes an interrupted
 	 * transaction of the global files (lib/etc/txn.h): what was read may
@@ -263,8 +268,9 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 	hs_integrity_files_close(&f);
 
 	/* as shadow-utils: a failed write ends with its message, not with a
-	 * summary that would call the files updated */
-	if (a.problems && status == HS_CHECK_OKAY)
+	 * summary that would call the files updated; notes alone have none
+	 * unless a repair was made */
+	if ((a.problems || a.db_changed || a.tree_changed) && status == HS_CHECK_OKAY)
 		printf("%s: %s\n", hs_cli_prog(),
 		       a.db_changed || a.tree_changed ? "the files have been updated" : "no changes");
 	if (status == HS_CHECK_OKAY && a.failures)

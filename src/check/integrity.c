@@ -75,6 +75,7 @@ static void hold_begin(struct hs_integrity *a, struct hs_buf *b)
 	a->held = b;
 	a->held_problems = a->problems;
 	a->held_failures = a->failures;
+	a->held_notes = a->notes;
 }
 
 /* Anything held? */
@@ -97,6 +98,7 @@ static void hold_end(struct hs_integrity *a, bool say_it)
 	} else {
 		a->problems = a->held_problems;
 		a->failures = a->held_failures;
+		a->notes = a->held_notes;
 	}
 	hs_strbuf_free(b);
 }
@@ -123,6 +125,9 @@ static void say(struct hs_integrity *a, unsigned long *count, bool on, const cha
 #define problem(a, ...) say((a), &(a)->problems, true, __VA_ARGS__)
 /* A warning: reported and counted unless -q / -S. */
 #define warning(a, ...) say((a), &(a)->problems, warnings_on(a), __VA_ARGS__)
+/* A warning that is no bad entry for the exit status (shadow-utils' grpck
+ * prints it and exits 0): reported unless -q / -S, counted apart. */
+#define note(a, ...) say((a), &(a)->notes, warnings_on(a), __VA_ARGS__)
 /* A repair that could not be made. */
 #define failed(a, ...) say((a), &(a)->failures, true, __VA_ARGS__)
 
@@ -528,12 +533,18 @@ static long check_shadow_line(struct hs_integrity *a, struct hs_accountdb *db, s
 	const bool in_shadow = strcmp(*passwd, "x") == 0;
 	long j = hs_accountdb_find(sh, name);
 
-	if (j >= 0) {
-		if (!in_shadow)
-			warning(a, "%s %s has an entry in %s, but its password field in %s is "
-				"not set to 'x'", who, name, sh->path, db->path);
-		return j;
+	if (j >= 0 && !in_shadow) {
+		/* an error for grpck, even with -S; a warning for pwck (-q
+		 * hides it), as in shadow-utils */
+		if (group)
+			problem(a, "group %s has an entry in %s, but its password field in %s "
+				"is not set to 'x'", name, sh->path, db->path);
+		else
+			warning(a, "user %s has an entry in %s, but its password field in %s "
+				"is not set to 'x'", name, sh->path, db->path);
 	}
+	if (j >= 0)
+		return j;
 	/* a user of the tree needs no line: hs_integrity_tree judges */
 	if (a->flags & HS_INTEGRITY_TREE)
 		return -1;
@@ -2055,8 +2066,8 @@ static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, const st
 }
 
 /* Make the gshadow member list of group g (of gr, at line si of gs)
- * follow its group list, name by name, as warnings (grpck -S silences
- * them, as in shadow-utils). */
+ * follow its group list, name by name, as notes: grpck -S silences them,
+ * and they leave the exit status 0, as in shadow-utils. */
 static int compare_members(struct hs_integrity *a, const struct hs_accountdb *gr,
 			   const struct hs_group *g, struct hs_accountdb *gs, size_t si)
 {
@@ -2080,8 +2091,8 @@ static int compare_members(struct hs_integrity *a, const struct hs_accountdb *gr
 	for (cur = s.members; cur && (n = hs_records_list_next(&cur, &e)) > 0; ) {
 		if (!names_has(&in_group, e, n)) {
 			hs_printable_len(e, n, m, sizeof m);
-			warning(a, "'%s' is a member of the '%s' group in %s but not in %s",
-				m, g->name, gs->path, gr->path);
+			note(a, "'%s' is a member of the '%s' group in %s but not in %s",
+			     m, g->name, gs->path, gr->path);
 			if (ask(a, "delete member '%s' from '%s' in %s? ", m, g->name, gs->path)) {
 				changed = true;
 				continue;
@@ -2095,8 +2106,8 @@ static int compare_members(struct hs_integrity *a, const struct hs_accountdb *gr
 		if (names_has(&in_gshadow, e, n))
 			continue;
 		hs_printable_len(e, n, m, sizeof m);
-		warning(a, "'%s' is a member of the '%s' group in %s but not in %s",
-			m, g->name, gr->path, gs->path);
+		note(a, "'%s' is a member of the '%s' group in %s but not in %s",
+		     m, g->name, gr->path, gs->path);
 		if (ask(a, "add '%s' to the members of '%s' in %s? ", m, g->name, gs->path)) {
 			changed = true;
 			if ((r = list_append(&out, e, n)) < 0)

@@ -68,6 +68,9 @@ struct hs_integrity {
 	struct hs_integrity_view *view;
 	/* results */
 	unsigned long problems;         /* errors and warnings reported (exit 2) */
+	/* reported, with a repair offered, yet no bad entry by shadow-utils'
+	 * exit status (grpck's member lists that disagree): exit 0 */
+	unsigned long notes;
 	unsigned long failures;         /* repairs that could not be made (exit 5) */
 	bool db_changed;                /* a loaded global file was edited */
 	bool tree_changed;              /* a repair was made in the tree */
@@ -79,7 +82,7 @@ struct hs_integrity {
 	/* private: the report of one entry held back until it is
 	 * confirmed (NULL: said at once), and the counts before it */
 	struct hs_buf *held;
-	unsigned long held_problems, held_failures;
+	unsigned long held_problems, held_failures, held_notes;
 };
 
 /* pwck: /etc/passwd (pw) line by line: syntax, duplicate names (a later

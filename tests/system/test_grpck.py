@@ -421,3 +421,60 @@ def test_roots_group_line_is_never_offered_for_deletion(users):
     res = grpck(sb, answers="y\n" * 20)
     assert sb.read_bytes("/etc/group") == before["/etc/group"].replace(b"bad\n", b"")
     assert sb.read_bytes("/etc/gshadow") == before["/etc/gshadow"]
+
+
+# ---------------------------------------------------------------- exit status
+
+# One finding each, on the users fixture (alice, bob, carol): (group lines to add,
+# gshadow lines to add, a sed script for /etc/group, one for /etc/gshadow).
+STATUS_CASES = {
+    "clean": ("", "", None, None),
+    "duplicate-name": ("alice:x:3001:\n", "", None, None),
+    "too-few-fields": ("short:x:3002\n", "", None, None),
+    "no-gshadow-entry": ("nogs:x:3003:\n", "", None, None),
+    "gshadow-without-group": ("", "ghost:!::\n", None, None),
+    "bad-gid": ("badgid:x:abc:\n", "badgid:!::\n", None, None),
+    "member-not-a-user": ("g:x:3004:nosuch\n", "g:!::nosuch\n", None, None),
+    "admin-not-a-user": ("g:x:3004:\n", "g:!:nosuch:\n", None, None),
+    "password-not-x": ("", "", "s/^alice:x:/alice:secret:/", None),
+    "member-only-in-group": ("", "", "s/^alice:x:2001:$/alice:x:2001:bob/", None),
+    "member-only-in-gshadow": ("", "", None, "s/^alice:!::$/alice:!::bob/"),
+}
+# Debian's grpck's status for each, in every mode: 2 for a bad entry left in place
+# (read-only, or each question answered "n"), whether -S silences warnings or not;
+# member lists that disagree are printed (not with -S) but leave it 0.
+STATUS_EXPECTED = {
+    "clean": 0, "member-only-in-group": 0, "member-only-in-gshadow": 0,
+}
+STATUS_MODES = {"r": ["-r"], "r-S": ["-r", "-S"], "n": [], "n-S": ["-S"]}
+
+
+@pytest.mark.parametrize("mode", list(STATUS_MODES))
+@pytest.mark.parametrize("case", list(STATUS_CASES))
+def test_exit_status_matches_debian(users, case, mode):
+    """The status Debian's grpck returns for one finding, also when -r (or an answer
+    "n") leaves it in place: a password field in /etc/group that is not 'x' beside a
+    gshadow line is a bad entry even with -S (ours exited 0 with -S and -q, silent);
+    member lists that disagree are not (ours exited 2)."""
+    sb = users
+    group, gshadow, sed_group, sed_gshadow = STATUS_CASES[case]
+    append(sb, "/etc/group", group)
+    append(sb, "/etc/gshadow", gshadow)
+    for path, script in (("/etc/group", sed_group), ("/etc/gshadow", sed_gshadow)):
+        if script:
+            sb.run(["/bin/sed", "-i", script, path])
+    args = STATUS_MODES[mode]
+    answers = None if "-r" in args else "n\n" * 20
+    before = (sb.read("/etc/group"), sb.read("/etc/gshadow"))
+    deb = sb.run([DEB_GRPCK, *args], input=answers, check=False)
+    ours = grpck(sb, *args, answers=answers)
+    want = STATUS_EXPECTED.get(case, 2)
+    assert deb.returncode == want, ("debian", deb)
+    assert ours.returncode == want, ("ours", ours)
+    assert (sb.read("/etc/group"), sb.read("/etc/gshadow")) == before
+    # -q is ours' spelling of -S
+    if "-S" in args:
+        q = grpck(sb, *["-q" if a == "-S" else a for a in args], answers=answers)
+        assert (q.returncode, q.stdout) == (ours.returncode, ours.stdout)
+    # a summary only where there is a bad entry, as Debian's
+    assert ("grpck: no changes" in ours.stdout) == (want == 2), ours.stdout

@@ -1160,3 +1160,135 @@ def test_read_only_checks_next_to_a_writer_that_changes_the_files_at_every_look(
     assert f"{T}/ghost: directory without a user" in res.stdout, res
     assert res.returncode == 2, res
     assert "changed at every look" not in res.stderr, res
+
+
+# ---------------------------------------------------------------- exit status
+
+# One finding each on a classic system (root, alice and bob, each with a home and a
+# shadow line): a shell script run in /etc.
+CLASSIC_STATUS_CASES = {
+    "clean": ":",
+    "duplicate-name": "echo 'alice:x:2009:2001::/home/alice:/bin/sh' >> passwd",
+    "too-few-fields": "echo 'carol:x:2003:2001::/home/alice' >> passwd",
+    "bad-line": "echo 'bad line' >> passwd",
+    "no-shadow-entry": "echo 'carol:x:2003:2001::/home/alice:/bin/sh' >> passwd",
+    "shadow-without-passwd": "echo 'ghost:!:19000:0:99999:7:::' >> shadow",
+    "bad-uid": "echo 'carol:x:abc:2001::/home/alice:/bin/sh' >> passwd;"
+               "echo 'carol:!:19000:0:99999:7:::' >> shadow",
+    "shadow-duplicate": "echo 'alice:!:19000:0:99999:7:::' >> shadow",
+    "shadow-bad-line": "echo 'bad shadow' >> shadow",
+    "missing-home": "sed -i 's,:/home/bob:,:/nonexist/bob:,' passwd",
+    "missing-shell": "sed -i 's,:/home/bob:/bin/sh$,:/home/bob:/bin/nosh,' passwd",
+    "missing-group": "sed -i 's/^bob:x:2002:2002:/bob:x:2002:4242:/' passwd",
+    "password-not-x": "sed -i 's/^bob:x:/bob:$6$s$h:/' passwd",
+    "change-in-the-future": "sed -i 's/^bob:\\([^:]*\\):19000:/bob:\\1:99999:/' shadow",
+}
+# Debian's pwck: a warning (home, shell, group, a password field beside a shadow line,
+# a change in the future) is a bad entry unless -q hides it; the others are always.
+CLASSIC_WARNINGS = {"missing-home", "missing-shell", "missing-group", "password-not-x",
+                    "change-in-the-future"}
+STATUS_MODES = {"r": ["-r"], "q-r": ["-q", "-r"], "n": [], "q-n": ["-q"]}
+
+
+def status_expected(case, args, warnings=CLASSIC_WARNINGS):
+    if case == "clean" or (case in warnings and "-q" in args):
+        return 0
+    return 2
+
+
+@pytest.fixture
+def classic_pair(sb):
+    """root, alice and bob only (the base's system accounts have homes that do not
+    exist): both pwcks find nothing."""
+    sb.sh("""set -e; cd /etc
+    for f in passwd shadow group gshadow; do grep '^root:' $f > $f.new; cat $f.new > $f; rm $f.new; done
+    for n in alice:2001 bob:2002; do u=${n%:*}; i=${n#*:}
+        echo "$u:x:$i:$i::/home/$u:/bin/sh" >> passwd
+        echo "$u:\\$6\\$salt\\$hashof$u:19000:0:99999:7:::" >> shadow
+        echo "$u:x:$i:" >> group; echo "$u:!::" >> gshadow
+        mkdir -p /home/$u; chown $i:$i /home/$u
+    done""")
+    for argv in ([PWCK, "-r"], [DEB_PWCK, "-r"]):
+        res = sb.run(argv, check=False)
+        assert (res.returncode, res.stdout) == (0, ""), res
+    return sb
+
+
+@pytest.mark.parametrize("mode", list(STATUS_MODES))
+@pytest.mark.parametrize("case", list(CLASSIC_STATUS_CASES))
+def test_classic_exit_status_matches_debian(classic_pair, case, mode):
+    """The status Debian's pwck returns for one finding left in place by -r or by an
+    answer "n" (with -q too), and ours the same."""
+    sb = classic_pair
+    sb.sh("cd /etc; " + CLASSIC_STATUS_CASES[case])
+    args = STATUS_MODES[mode]
+    answers = None if "-r" in args else "n\n" * 20
+    before = (sb.read("/etc/passwd"), sb.read("/etc/shadow"))
+    want = status_expected(case, args)
+    deb = sb.run([DEB_PWCK, *args], input=answers, check=False)
+    ours = pwck(sb, *args, answers=answers)
+    assert deb.returncode == want, ("debian", deb)
+    assert ours.returncode == want, ("ours", ours)
+    assert (sb.read("/etc/passwd"), sb.read("/etc/shadow")) == before
+    assert ("pwck: no changes" in ours.stdout) == (want == 2), ours.stdout
+
+
+# One finding each in the tree (which Debian's pwck does not know), on the tree
+# fixture: a shell script run in /etc/hardened-shadow.
+TREE_STATUS_CASES = {
+    "directory-without-user": "mkdir ghost; echo 'x:1:' > ghost/shadow; chown 4242 ghost",
+    "file-without-user": "echo junk > ghost",
+    "invalid-name": "echo junk > 'b@d'",
+    "left-over-temporary": "mkdir .new.zed.AbCdEfGhIjKl",
+    "interrupted-usermod-l": "mkdir .usermod-l.zed",
+    "user-without-directory": "rm -r alice",
+    "directory-mode": "chmod 0755 alice",
+    "tree-mode": "chmod 0755 .",
+    "stray-file": "echo junk > alice/notes",
+    "missing-file": "rm alice/aging",
+    "file-mode": "chmod 0644 alice/shadow",
+    "invalid-contents": "echo garbage > alice/aging",
+    "hard-link": "ln alice/shadow /root/alice-shadow",
+    "password-not-x": "sed -i 's/^alice:x:/alice:$6$s$h:/' /etc/passwd",
+    "shadow-line-too": "grep '^alice:' /etc/passwd | cut -d: -f1 | "
+                       "sed 's/$/:!:19000:0:99999:7:::/' > /etc/shadow",
+    "missing-shell": "echo /bin/nosh > alice/shell",
+}
+TREE_WARNINGS = {"missing-shell"}
+
+
+@pytest.mark.parametrize("mode", list(STATUS_MODES))
+@pytest.mark.parametrize("case", list(TREE_STATUS_CASES))
+def test_tree_exit_status(tree, case, mode):
+    """A finding in the tree left in place (-r, or an answer "n") is a bad entry by
+    shadow-utils' rule: status 2, with -q too unless it is a warning."""
+    sb = tree
+    sb.sh(f"cd {T}; " + TREE_STATUS_CASES[case])
+    args = STATUS_MODES[mode]
+    answers = None if "-r" in args else "n\n" * 20
+    before = snapshot(sb)
+    res = pwck(sb, *args, answers=answers)
+    assert res.returncode == status_expected(case, args, TREE_WARNINGS), res
+    assert snapshot(sb) == before
+
+
+def test_read_only_entry_changed_at_every_look_is_a_bad_entry(tree):
+    """An entry with a problem at every look that changes between looks (a writer at
+    work in it without end, as its owner's chsh in a loop) is left out of -r's report
+    as unconfirmed: -r said so on stderr but exited 0, as if nothing were wrong.  (Once
+    reported it is a bad entry too: either way the status is 2.)"""
+    sb = tree
+    # stray files, and a new one at a time: the directory never looks the same twice
+    sb.sh(f"cd {T}/alice; for i in $(seq 3000); do : > stray$i; done")
+    churn = sb.popen(["/bin/sh", "-c", f"cd {T}/alice; i=0; echo go; "
+                      "while [ $i -lt 1000000 ]; do : > churn$i; i=$((i+1)); done"],
+                     stdout=subprocess.PIPE, text=True)
+    try:
+        assert churn.stdout.readline() == "go\n"
+        res = pwck(sb, "-q", "-r")
+    finally:
+        churn.kill()
+        churn.communicate(timeout=30)
+    assert ("1 entry changed at every look" in res.stderr
+            or f"{T}/alice/stray1: stray" in res.stdout), res
+    assert res.returncode == 2, res

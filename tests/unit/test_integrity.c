@@ -249,6 +249,41 @@ static void test_group_checks_and_repairs(void **state)
 	hs_accountdb_free(&gs);
 }
 
+/* The exit status shadow-utils' grpck gives: a group password field that
+ * is not 'x' beside a gshadow line is a bad entry even with -S; member
+ * lists that disagree are reported (unless -S) but leave it 0. */
+static void test_group_status_counts(void **state)
+{
+	struct hs_accountdb pw = HS_ACCOUNTDB_INIT, gr = HS_ACCOUNTDB_INIT, gs = HS_ACCOUNTDB_INIT;
+	struct hs_integrity a;
+	struct capture c;
+
+	load(&pw, HS_DB_PASSWD, "/etc/passwd", users_text);
+	load(&gr, HS_DB_GROUP, "/etc/group", "g1:x:6001:alice\n" "g2:secret:6002:\n");
+	load(&gs, HS_DB_GSHADOW, "/etc/gshadow", "g1:!::bob\n" "g2:!::\n");
+	for (int quiet = 0; quiet < 2; quiet++) {
+		audit_init(&a, &c, HS_INTEGRITY_READ_ONLY | (quiet ? HS_INTEGRITY_NO_WARNINGS : 0),
+			   NULL);
+		assert_int_equal(hs_integrity_group(&a, &gr, &gs, &pw), 0);
+		assert_int_equal(hs_integrity_gshadow(&a, &gs, &gr, &pw), 0);
+		assert_string_equal(text(&c), quiet ?
+			"group g2 has an entry in /etc/gshadow, but its password field in "
+			"/etc/group is not set to 'x'\n" :
+			"'bob' is a member of the 'g1' group in /etc/gshadow but not in /etc/group\n"
+			"delete member 'bob' from 'g1' in /etc/gshadow? No\n"
+			"'alice' is a member of the 'g1' group in /etc/group but not in /etc/gshadow\n"
+			"add 'alice' to the members of 'g1' in /etc/gshadow? No\n"
+			"group g2 has an entry in /etc/gshadow, but its password field in "
+			"/etc/group is not set to 'x'\n");
+		assert_int_equal(a.problems, 1);
+		assert_int_equal(a.notes, quiet ? 0 : 2);
+		hs_strbuf_free(&c.out);
+	}
+	hs_accountdb_free(&pw);
+	hs_accountdb_free(&gr);
+	hs_accountdb_free(&gs);
+}
+
 /* What logged() sends to syslog (the repairs' audit trail), caught here
  * instead: the fortified vsyslog calls __vsyslog_chk. */
 static char syslog_text[4096];
@@ -557,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_passwd_read_only),
 		cmocka_unit_test(test_passwd_warnings_and_repairs),
 		cmocka_unit_test(test_group_checks_and_repairs),
+		cmocka_unit_test(test_group_status_counts),
 		cmocka_unit_test(test_gshadow_line_edited_twice),
 		cmocka_unit_test(test_huge_member_lists),
 		cmocka_unit_test(test_sort),
