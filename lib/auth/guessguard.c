@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "guessguard.h"
 #include "privs.h"
@@ -92,6 +93,7 @@ int hs_guessguard_start(struct hs_guessguard *g, int lockfd, unsigned delay_ms)
 
 	g->pid = -1;
 	g->sock = -1;
+	g->delay_ms = delay_ms;
 	if (geteuid() != 0)
 		return -EPERM;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -117,18 +119,39 @@ int hs_guessguard_start(struct hs_guessguard *g, int lockfd, unsigned delay_ms)
 	return -ECHILD;
 }
 
+/* The application's SIGCHLD is left alone.  A handler of its that reaps
+ * every child (waitpid(-1, ..., WNOHANG)), or SIGCHLD ignored (the
+ * kernel reaps), may take the guard's exit status, and the waitpid below
+ * then fails with ECHILD; but no one can reap the guard before it has
+ * ended, which after a wrong guess is after its delay, and the verdict is
+ * ours, not the guard's exit status.  pam_unix sets SIGCHLD to SIG_DFL
+ * around its helper because it needs the helper's status; here that
+ * would only hurt: sigaction is process-wide, so for the hash time and
+ * the delay another thread's children would end unseen (a SIGCHLD under
+ * SIG_DFL is discarded), and an application that ignores SIGCHLD would
+ * be left with zombies.  What the wait must not do is end the delay
+ * early: whatever ends it (the application reaped the guard, root or the
+ * OOM killer ended it), a failure then sleeps out the rest of the delay
+ * from the verdict on, on the monotonic clock.  The guess lock stays
+ * held meanwhile: the caller's fd shares it with the guard's. */
 void hs_guessguard_end(struct hs_guessguard *g, bool right)
 {
+	struct timespec until;
+	bool timed;
 	int status;
 
 	if (g->pid <= 0)
 		return;
+	timed = clock_gettime(CLOCK_MONOTONIC, &until) == 0;
 	(void)send(g->sock, right ? "S" : "F", 1, MSG_NOSIGNAL);
 	close(g->sock);
-	/* ECHILD: the application reaps its children itself (a SIGCHLD
-	 * handler); the guard still keeps the lock through its delay */
 	while (waitpid(g->pid, &status, 0) < 0 && errno == EINTR)
 		;
+	if (!right && timed) {
+		hs_timespec_add_ms(&until, g->delay_ms);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+			;
+	}
 	g->pid = -1;
 	g->sock = -1;
 }

@@ -25,9 +25,10 @@
 struct hs_guessguard {
 	pid_t pid;      /* -1: none */
 	int sock;       /* our end of the guard's socket */
+	unsigned delay_ms;
 };
 
-#define HS_GUESSGUARD_INIT { -1, -1 }
+#define HS_GUESSGUARD_INIT { -1, -1, 0 }
 
 /* Start a guard that keeps lockfd (the guess lock, held) through
  * delay_ms after a failure, or after this process ends without a
@@ -38,7 +39,9 @@ int hs_guessguard_start(struct hs_guessguard *g, int lockfd, unsigned delay_ms);
 
 /* The verdict: the guard ends at once after a right guess, after its
  * delay otherwise; wait for it (so a failure costs this process the
- * delay too).  Does nothing for a guard that did not start. */
+ * delay too, from the verdict on, even when the application reaped the
+ * guard or the guard ended early).  Does nothing for a guard that did not
+ * start. */
 void hs_guessguard_end(struct hs_guessguard *g, bool right);
 
 #endif

@@ -1,11 +1,16 @@
 /* pamtest: run one PAM transaction through libpamtest (cwrap) and report.
  *
- *   pamtest SERVICE USER [-u UID:GID:EGID] [-i INPUT]... STEP=EXPECTED...
+ *   pamtest SERVICE USER [-u UID:GID:EGID | -s UID:GID] [-c reap|ignore]
+ *           [-i INPUT]... STEP=EXPECTED...
  *
  * -u: started as root, drop to real and effective uid UID, real gid GID,
  * effective gid EGID, no supplementary groups, after pam_wrapper has set
  * up (the setgid passwd's credentials: exec'ing a program that way would
  * be a secure execution, which ignores LD_PRELOAD).
+ * -s: real uid UID with effective uid 0, gid GID (a setuid-root
+ * application such as su, started by UID).
+ * -c: the application reaps its children itself: a SIGCHLD handler that
+ * waits for any pid ("reap"), or SIGCHLD ignored ("ignore").
  * INPUT answers the echo-off prompts in order.  STEP is auth, setcred,
  * acct, chauthtok, chauthtok-expired (PAM_CHANGE_EXPIRED_AUTHTOK), open or
  * close; EXPECTED is a PAM return code name (PAM_SUCCESS, PAM_AUTH_ERR,
@@ -14,12 +19,15 @@
  * Exit 0 when every step returned what was expected, 1 when not, 2 on a
  * usage error.  Run with LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1
  * PAM_WRAPPER_SERVICE_DIR=DIR (tests/pam/test_pam_module.py does). */
+#include <errno.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <libpamtest.h>
 #include <security/pam_appl.h>
@@ -48,6 +56,16 @@ static const char *code_name(int code)
 		if (codes[i].code == code)
 			return codes[i].name;
 	return "PAM_(unknown)";
+}
+
+static void reap_all(int sig)
+{
+	int e = errno;
+
+	(void)sig;
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	errno = e;
 }
 
 static int parse_step(const char *arg, struct pam_testcase *tc)
@@ -94,7 +112,8 @@ int main(int argc, char **argv)
 	struct pamtest_conv_data conv;
 	enum pamtest_err perr;
 	unsigned uid, gid, egid;
-	bool become = false;
+	bool become = false, setuid_root = false;
+	struct sigaction sa = { .sa_handler = SIG_DFL };
 	int i;
 
 	if (argc < 4) {
@@ -107,6 +126,17 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[i], "-u") == 0 && i + 1 < argc &&
 		           sscanf(argv[++i], "%u:%u:%u", &uid, &gid, &egid) == 3) {
 			become = true;
+		} else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc &&
+		           sscanf(argv[++i], "%u:%u", &uid, &gid) == 2) {
+			setuid_root = true;
+		} else if (strcmp(argv[i], "-c") == 0 && i + 1 < argc &&
+		           (strcmp(argv[i + 1], "reap") == 0 || strcmp(argv[i + 1], "ignore") == 0)) {
+			if (strcmp(argv[++i], "reap") == 0) {
+				sa.sa_handler = reap_all;
+				sa.sa_flags = SA_RESTART;
+			} else {
+				sa.sa_handler = SIG_IGN;
+			}
 		} else if (nsteps < MAX_STEPS && parse_step(argv[i], &steps[nsteps]) == 0) {
 			nsteps++;
 		} else {
@@ -127,6 +157,15 @@ int main(int argc, char **argv)
 	if (become && (setgroups(0, NULL) < 0 || setresgid(gid, egid, egid) < 0 ||
 	               setresuid(uid, uid, uid) < 0)) {
 		perror("pamtest: cannot change credentials");
+		return 2;
+	}
+	if (setuid_root && (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+	                    setresuid(uid, 0, 0) < 0)) {
+		perror("pamtest: cannot change credentials");
+		return 2;
+	}
+	if (sigaction(SIGCHLD, &sa, NULL) < 0) {
+		perror("pamtest: cannot set SIGCHLD");
 		return 2;
 	}
 	memset(&conv, 0, sizeof conv);

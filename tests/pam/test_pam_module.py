@@ -30,14 +30,22 @@ def simple(root, build_dir, opts="", ptype=None):
     return service(root, build_dir, ["%s required MOD %s" % (t, opts) for t in types])
 
 
-def pamtest(root, build_dir, svc, user, steps, inputs=(), caller="root", check=True):
+def pamtest(root, build_dir, svc, user, steps, inputs=(), caller="root", check=True,
+            sigchld=None):
     """Run build/tests/pam/pamtest.  caller: "root", "self" (the PAM user, as a plain
-    process: the helper's case) or "setgid" (the PAM user with egid hardened-shadow,
-    as in the setgid passwd)."""
+    process: the helper's case), "setgid" (the PAM user with egid hardened-shadow,
+    as in the setgid passwd) or "setuid" (the PAM user's real uid with effective uid
+    0, as in su: the guess guard's case).  sigchld: None, "reap" (a SIGCHLD handler
+    of the application's reaps every child) or "ignore" (SIGCHLD ignored)."""
     argv = [os.path.join(build_dir, "tests", "pam", "pamtest"), svc, user]
     if caller == "setgid":
         pw = root.getpwnam(user)
         argv += ["-u", "%d:%d:%d" % (pw.uid, pw.gid, root.getgrnam("hardened-shadow")[1])]
+    elif caller == "setuid":
+        pw = root.getpwnam(user)
+        argv += ["-s", "%d:%d" % (pw.uid, pw.gid)]
+    if sigchld:
+        argv += ["-c", sigchld]
     for i in inputs:
         argv += ["-i", i]
     argv += steps
@@ -137,6 +145,25 @@ def test_failure_delay(root, build_dir):
     fast = time.monotonic() - t
     assert slow >= 1.0, slow       # libpam randomises the 2 s delay by +-25 %
     assert fast < 1.0, fast
+
+
+@pytest.mark.parametrize("sigchld", [None, "reap", "ignore"])
+def test_setuid_application_that_reaps_its_children(root, build_dir, sigchld):
+    # su's case, the guess guard's: an application that reaps every child (a SIGCHLD
+    # handler waiting for any pid) or ignores SIGCHLD (the kernel reaps) may take the
+    # guard's exit status; a wrong password still costs the whole delay and fails, the
+    # right one still succeeds at once
+    svc = simple(root, build_dir, "", "auth")
+    t = time.monotonic()
+    pamtest(root, build_dir, svc, "bob", ["auth=PAM_AUTH_ERR"], ["wrong"], caller="setuid",
+            sigchld=sigchld)
+    slow = time.monotonic() - t
+    t = time.monotonic()
+    pamtest(root, build_dir, svc, "bob", ["auth=PAM_SUCCESS"], [PASSWORD], caller="setuid",
+            sigchld=sigchld)
+    fast = time.monotonic() - t
+    assert slow >= 2.0, slow       # HS_FAIL_DELAY_MS, not randomised: the guard's
+    assert fast < slow - 1.0, (fast, slow)
 
 
 def test_empty_password_needs_nullok(root, build_dir):

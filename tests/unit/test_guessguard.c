@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <sys/file.h>
 #include <time.h>
 
@@ -136,6 +137,116 @@ static void test_no_handler_of_the_application_runs_in_the_guard(void **state)
 	assert_int_equal(access(markpath, F_OK), -1);
 }
 
+/* An application that reaps every child of its own: a SIGCHLD handler
+ * that waits for any pid. */
+static void reap_all(int sig)
+{
+	int e = errno;
+
+	(void)sig;
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	errno = e;
+}
+
+/* A wrong guess costs the delay, a right one ends at once, whoever
+ * reaps the guard; the application's SIGCHLD disposition is its own
+ * afterwards. */
+static void guesses_under(const struct sigaction *sa)
+{
+	struct hs_guessguard g = HS_GUESSGUARD_INIT;
+	struct sigaction old, now;
+	int fd = take_lock();
+	double t;
+
+	assert_int_equal(sigaction(SIGCHLD, sa, &old), 0);
+	assert_int_equal(hs_guessguard_start(&g, fd, DELAY_MS), 0);
+	t = now_ms();
+	hs_guessguard_end(&g, false);
+	assert_true(now_ms() - t >= DELAY_MS - 10);
+	assert_true(lock_is_free() == false);    /* ours until we close it */
+	assert_int_equal(hs_guessguard_start(&g, fd, DELAY_MS), 0);
+	t = now_ms();
+	hs_guessguard_end(&g, true);
+	assert_true(now_ms() - t < DELAY_MS / 2);
+	assert_int_equal(sigaction(SIGCHLD, &old, &now), 0);
+	assert_true(now.sa_handler == sa->sa_handler);
+	close(fd);
+	assert_true(lock_is_free());
+}
+
+static void test_a_reaping_handler_does_not_shorten_the_delay(void **state)
+{
+	struct sigaction sa = { .sa_handler = reap_all, .sa_flags = SA_RESTART };
+
+	(void)state;
+	guesses_under(&sa);
+}
+
+static void test_sigchld_ignored_does_not_shorten_the_delay(void **state)
+{
+	struct sigaction sa = { .sa_handler = SIG_IGN };
+
+	(void)state;
+	guesses_under(&sa);
+}
+
+static void *reaper_thread(void *arg)
+{
+	(void)arg;
+	while (waitpid(-1, NULL, 0) > 0)
+		;
+	return NULL;
+}
+
+/* Another thread of the application waits for any child: it may win the
+ * guard's exit status, the delay stays whole. */
+static void test_a_reaping_thread_does_not_shorten_the_delay(void **state)
+{
+	struct hs_guessguard g = HS_GUESSGUARD_INIT;
+	int fd = take_lock();
+	pthread_t th;
+	double t;
+
+	(void)state;
+	assert_int_equal(hs_guessguard_start(&g, fd, DELAY_MS), 0);
+	assert_int_equal(pthread_create(&th, NULL, reaper_thread, NULL), 0);
+	t = now_ms();
+	hs_guessguard_end(&g, false);
+	assert_true(now_ms() - t >= DELAY_MS - 10);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	close(fd);
+}
+
+/* A guard that ends early (root's kill, the OOM killer), reaped by the
+ * application's handler: the failure still costs this process the delay
+ * from the verdict on, and the guess lock stays held meanwhile. */
+static void test_a_guard_ended_early_still_costs_the_delay(void **state)
+{
+	struct sigaction sa = { .sa_handler = reap_all, .sa_flags = SA_RESTART }, old;
+	struct hs_guessguard g = HS_GUESSGUARD_INIT;
+	int fd = take_lock();
+	pid_t killer;
+	double t;
+
+	(void)state;
+	assert_int_equal(sigaction(SIGCHLD, &sa, &old), 0);
+	assert_int_equal(hs_guessguard_start(&g, fd, DELAY_MS), 0);
+	killer = fork();
+	assert_true(killer >= 0);
+	if (killer == 0) {
+		usleep(DELAY_MS * 1000 / 6);
+		_exit(kill(g.pid, SIGKILL) == 0 ? 0 : 1);
+	}
+	t = now_ms();
+	hs_guessguard_end(&g, false);
+	assert_true(now_ms() - t >= DELAY_MS - 10);
+	assert_int_equal(sigaction(SIGCHLD, &old, NULL), 0);
+	assert_false(lock_is_free());
+	close(fd);
+	assert_true(lock_is_free());
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +254,10 @@ int main(void)
 		cmocka_unit_test(test_wrong_guess_costs_the_delay),
 		cmocka_unit_test(test_killed_checker_still_costs_the_delay),
 		cmocka_unit_test(test_no_handler_of_the_application_runs_in_the_guard),
+		cmocka_unit_test(test_a_reaping_handler_does_not_shorten_the_delay),
+		cmocka_unit_test(test_sigchld_ignored_does_not_shorten_the_delay),
+		cmocka_unit_test(test_a_reaping_thread_does_not_shorten_the_delay),
+		cmocka_unit_test(test_a_guard_ended_early_still_costs_the_delay),
 	};
 	int fd, r;
 
