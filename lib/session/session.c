@@ -3,8 +3,9 @@
  * The parent of a session stays root for its whole life because the PAM
  * session must be closed (and the credentials deleted) by the same
  * privileged process that opened them, after the shell is gone.  It does
- * nothing else meanwhile: every signal is blocked and read from a
- * signalfd, so no handler runs in the middle of libpam or stdio. */
+ * nothing else meanwhile: every signal but SIGALRM is blocked and read
+ * from a signalfd, so no handler of ours runs in the middle of libpam or
+ * stdio; SIGALRM is glibc's (session_block_signals). */
 #include "session.h"
 
 #include <errno.h>
@@ -263,6 +264,13 @@ int hs_session_set_groups(const char *name, gid_t gid, const gid_t *groups, size
 
 /* ---------------------------------------------------------------- child */
 
+/* What the parent changed of the caller's signals, for the child to hand
+ * on (su, runuser). */
+struct caller_signals {
+	sigset_t mask;
+	struct sigaction chld, alrm;
+};
+
 __attribute__((format(printf, 2, 3)))
 static noreturn void child_fail(int status, const char *fmt, ...)
 {
@@ -274,8 +282,7 @@ static noreturn void child_fail(int status, const char *fmt, ...)
 	_exit(status);
 }
 
-static void child_signals(const struct hs_child *c, const sigset_t *caller_mask,
-                          const struct sigaction *caller_chld)
+static void child_signals(const struct hs_child *c, const struct caller_signals *caller)
 {
 	if (c->reset_signals) {
 		struct sigaction dfl = { .sa_handler = SIG_DFL };
@@ -289,11 +296,12 @@ static void child_signals(const struct hs_child *c, const sigset_t *caller_mask,
 		return;
 	}
 	/* su and runuser hand on what the caller had (nohup su -c ... keeps
-	 * SIGHUP ignored); the parent only touched SIGCHLD (and SIGXFSZ,
-	 * hs_privs_init) */
-	sigaction(SIGCHLD, caller_chld, NULL);
+	 * SIGHUP ignored); the parent only touched SIGCHLD, SIGALRM (and
+	 * SIGXFSZ, hs_privs_init) */
+	sigaction(SIGCHLD, &caller->chld, NULL);
+	sigaction(SIGALRM, &caller->alrm, NULL);
 	hs_privs_restore_caller_signals();
-	sigprocmask(SIG_SETMASK, caller_mask, NULL);
+	sigprocmask(SIG_SETMASK, &caller->mask, NULL);
 }
 
 static void child_drop_privileges(const struct hs_child *c)
@@ -332,8 +340,8 @@ static void child_chdir(const struct hs_child *c)
 	child_fail(1, "cannot change directory to %s: %s", c->dir, strerror(errno));
 }
 
-static noreturn void child_main(const struct hs_child *c, int slave, const sigset_t *caller_mask,
-                                const struct sigaction *caller_chld)
+static noreturn void child_main(const struct hs_child *c, int slave,
+                                const struct caller_signals *caller)
 {
 	if (c->tty != HS_CHILD_SAME_SESSION && setsid() < 0)
 		child_fail(1, "cannot create a new session: %s", strerror(errno));
@@ -348,7 +356,7 @@ static noreturn void child_main(const struct hs_child *c, int slave, const sigse
 		if (slave > 2)
 			close(slave);
 	}
-	child_signals(c, caller_mask, caller_chld);
+	child_signals(c, caller);
 	/* the core limit hs_privs_init() took away was the privileged
 	 * parent's protection, not the session's */
 	(void)setrlimit(RLIMIT_CORE, &c->core_limit);
@@ -538,17 +546,43 @@ struct session_wait {
 /* What one poll() waits on; an fd of -1 is skipped. */
 enum { POLL_SIG, POLL_MASTER, POLL_STDIN, POLL_N };
 
-/* Block every signal, keeping the caller's mask for the child, and give
- * SIGCHLD its default action: a caller that ignores SIGCHLD would have the
- * child reaped by the kernel and its status lost. */
-static void session_block_signals(sigset_t *caller_mask, struct sigaction *caller_chld)
+/* Block every signal but SIGALRM, keeping the caller's mask and actions
+ * for the child, and give SIGCHLD its default action: a caller that
+ * ignores SIGCHLD would have the child reaped by the kernel and its status
+ * lost.
+ *
+ * SIGALRM is glibc's: its utmp functions wait for their fcntl() lock on
+ * utmp (F_SETLKW) under alarm(10) and a handler of their own, installed
+ * and taken back around each wait.  A PAM module that reads or writes
+ * utmp when the session closes (pam_modutil_getlogin() -> getlogin(),
+ * getutxent(), pututxline()) waits so in this process; with SIGALRM
+ * blocked that wait never ended, and a user's stopped utempter (setgid
+ * utmp, stopped inside pututline() with the lock held) hung every logout
+ * for good instead of 10 s.
+ *
+ * Outside those waits SIGALRM is ignored, neither its default action
+ * (the end of the parent before the PAM session is closed) nor login's
+ * timeout handler (an _exit in the middle of libpam).  An ignored signal
+ * is dropped when sent and never interrupts a call.  Who can send it:
+ * to login's parent, whose real and saved uids are 0, only root and the
+ * kernel (an alarm() of this process); a user's timer or F_SETOWN/F_SETSIG
+ * needs the same permission as kill(), and the child's exit signal is
+ * SIGCHLD.  su's parent keeps the caller's real uid, so the caller could
+ * cut glibc's 10 s wait short (the module's utmp step then fails, as it
+ * would after the 10 s) but can kill that parent outright anyway. */
+static void session_block_signals(struct caller_signals *caller)
 {
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	sigset_t all;
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, ign = { .sa_handler = SIG_IGN };
+	sigset_t all, alrm;
 
 	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, caller_mask);
-	sigaction(SIGCHLD, &dfl, caller_chld);
+	sigprocmask(SIG_BLOCK, &all, &caller->mask);
+	sigaction(SIGCHLD, &dfl, &caller->chld);
+	/* ignored before it is unblocked: a pending one is dropped */
+	sigaction(SIGALRM, &ign, &caller->alrm);
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	sigprocmask(SIG_UNBLOCK, &alrm, NULL);
 }
 
 /* A signalfd for what the parent waits for or forwards; -errno. */
@@ -573,8 +607,8 @@ static int session_open_signalfd(const struct hs_child *c)
 
 /* Fork the child (which never returns here); 0, or -errno with every
  * descriptor of the session closed. */
-static int session_fork_child(struct session_wait *w, int slave, const sigset_t *caller_mask,
-			      const struct sigaction *caller_chld)
+static int session_fork_child(struct session_wait *w, int slave,
+			      const struct caller_signals *caller)
 {
 	fflush(stdout);
 	fflush(stderr);
@@ -582,7 +616,7 @@ static int session_fork_child(struct session_wait *w, int slave, const sigset_t 
 	if (w->pid == 0) {
 		close(w->sfd);
 		hs_close(w->rl.master);
-		child_main(w->c, slave, caller_mask, caller_chld);
+		child_main(w->c, slave, caller);
 	}
 	hs_close(slave);
 	if (w->pid > 0)
@@ -776,11 +810,10 @@ int hs_session_run(const struct hs_child *c, int *status)
 {
 	struct session_wait w = { .c = c, .rl = { .master = -1 }, .kill_at = -1,
 				  .drain_until = -1 };
-	struct sigaction caller_chld;
-	sigset_t caller_mask;
+	struct caller_signals caller;
 	int slave = -1, r;
 
-	session_block_signals(&caller_mask, &caller_chld);
+	session_block_signals(&caller);
 	w.sfd = session_open_signalfd(c);
 	r = w.sfd < 0 ? w.sfd : 0;
 	if (r == 0 && c->tty == HS_CHILD_PTY) {
@@ -789,7 +822,7 @@ int hs_session_run(const struct hs_child *c, int *status)
 			close(w.sfd);
 	}
 	if (r == 0)
-		r = session_fork_child(&w, slave, &caller_mask, &caller_chld);
+		r = session_fork_child(&w, slave, &caller);
 	if (r == 0) {
 		/* not keeping the caller's directory (or a mount) busy;
 		 * nothing depends on it */
@@ -798,10 +831,11 @@ int hs_session_run(const struct hs_child *c, int *status)
 		session_wait_child(&w);
 		session_finish(&w, status);
 	}
-	sigaction(SIGCHLD, &caller_chld, NULL);
-	/* the parent keeps every signal blocked: what is left to do (closing
-	 * the PAM session) must not be cut short, and a caught signal has
-	 * been handed to the child already */
+	sigaction(SIGCHLD, &caller.chld, NULL);
+	/* the parent keeps every signal but SIGALRM blocked (and SIGALRM
+	 * ignored but in glibc's lock waits, session_block_signals): what is
+	 * left to do (closing the PAM session) must not be cut short, and a
+	 * caught signal has been handed to the child already */
 	return r;
 }
 

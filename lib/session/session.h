@@ -147,17 +147,20 @@ struct hs_child {
 };
 
 /* Run c and wait for it.  The parent keeps its root privileges, blocks
- * every signal and forwards SIGTERM, SIGHUP (and SIGINT, SIGQUIT if
- * forward_int_quit) to the child; a child still alive 2 s after the first
- * forwarded signal is killed.  A stopped child stops the parent (job
+ * every signal but SIGALRM and forwards SIGTERM, SIGHUP (and SIGINT,
+ * SIGQUIT if forward_int_quit) to the child; a child still alive 2 s after
+ * the first forwarded signal is killed.  A stopped child stops the parent (job
  * control through su).  *status is util-linux's: the child's exit status,
  * or 128 + the signal that killed it.  The child exits 126 when the
  * program cannot be executed, 127 when it does not exist, 1 when the
  * privilege drop or a required chdir fails.
  * The child starts with the signal mask the caller had on entry (or none,
- * with reset_signals).  On return every signal stays blocked: what is left
- * to the caller (closing the PAM session as root, exiting) must not be cut
- * short, and a signal caught meanwhile has been handed to the child.
+ * with reset_signals).  On return every signal but SIGALRM stays blocked:
+ * what is left to the caller (closing the PAM session as root, exiting)
+ * must not be cut short, and a signal caught meanwhile has been handed to
+ * the child.  SIGALRM is unblocked and ignored, for glibc's utmp lock
+ * waits (alarm(10) and a handler of their own) in the PAM modules that
+ * close the session.
  * Returns 0, or -errno when no child could be started. */
 int hs_session_run(const struct hs_child *c, int *status);
 

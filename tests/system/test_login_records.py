@@ -10,13 +10,17 @@
   O_APPEND descriptor, with no lock held;
 - nor does a stopped util-linux su (a glibc writer a user can stop) hold up our login and
   su any more, nor overwrite their records when it goes on at the end it took before: an
-  empty record goes first while a writer holds the lock.
+  empty record goes first while a writer holds the lock;
+- a stopped utempter no longer hangs the end of a session for good when another PAM
+  module reads utmp through glibc at pam_close_session: the parent of login, su and
+  runuser blocked SIGALRM, glibc's timeout for its utmp lock (10 s now).
 
 Every syscall su makes on the log is a stop point, found from a trace of the same su
 (strace as root injects the SIGSTOP the caller could send at that instant)."""
 
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -349,6 +353,73 @@ def test_stopped_utempter_holds_up_no_utmp_entry(sb):
     assert [r for r in final if r[4] == line] == mine, final
     assert any(r[0] == 7 and r[3] == "bob" and r[5] == "evil.example" for r in final), final
     assert not re.search(r"^carol\s", sb.run(["who"]).stdout, re.M)
+
+
+# ---------------------------------------------------------------- utmp: a site's module at logout
+
+# tests/clients/pam_utmp_reader.c: reads utmp with glibc's getutxent() at pam_close_session
+UTMP_READER = ("tests", "clients", "pam_utmp_reader.so")
+RUNUSER = "/usr/sbin/runuser"
+# glibc gives up on the held lock after 10 s; a parent that blocks SIGALRM never does
+GLIBC_GIVES_UP_S = 15.0
+
+
+def end_session(sb, tool):
+    """A session of alice's through tool, ended at once; seconds from the shell's exit (or
+    the start, for su and runuser as root) until the tool itself is gone."""
+    if tool == "login":
+        with Pty(sb, [LOGIN, "alice"]) as p:
+            p.expect("Password: ")
+            p.send(PW["alice"] + "\n")
+            p.send("echo DONE$((6*7))\n")
+            p.expect("DONE42", timeout=60)
+            start = time.monotonic()
+            p.send("exit\n")
+            assert p.wait(timeout=30) == 0, p.output
+            return time.monotonic() - start
+    start = time.monotonic()
+    sb.run([SU if tool == "su" else RUNUSER, "alice", "-c", "true"], timeout=30)
+    return time.monotonic() - start
+
+
+@pytest.mark.skipif(not os.path.exists(UTEMPTER), reason="libutempter0 not installed")
+@pytest.mark.parametrize("tool", ["login", "su", "runuser"])
+def test_stopped_utempter_does_not_hang_a_session_close(sb, build_dir, tool):
+    """A site's session module that reads utmp through glibc when the session closes
+    (pam_modutil_getlogin() -> getlogin(), getutxent()) waits for glibc's lock on utmp,
+    which bob's stopped utempter holds, until glibc's alarm(10) ends the wait.  The parent
+    of login, su and runuser kept every signal blocked while it closed the session: the
+    SIGALRM stayed pending, and every logout hung for good.  It now ends after 10 s."""
+    module = os.path.join(build_dir, *UTMP_READER)
+    assert os.path.exists(module), "build %s first" % module
+    service = "/etc/pam.d/" + tool
+    stack = sb.read(service)
+    sb.write(UTMP, "", mode=0o664, gid=sb.getgrnam("utmp")[1])
+    sb.write(service, stack + "session optional %s\n" % module)
+    proc, pid = stopped_utempter(sb)
+    try:
+        took = end_session(sb, tool)
+    finally:
+        resume(proc, pid)
+        sb.write(service, stack)
+    assert took < GLIBC_GIVES_UP_S, took
+
+
+def signal_bits(status, field):
+    return int(re.search(r"^%s:\s*([0-9a-f]+)$" % field, status, re.M).group(1), 16)
+
+
+@pytest.mark.parametrize("tool", ["su", "runuser"])
+@pytest.mark.parametrize("ignored", [False, True])
+def test_session_gets_the_callers_sigalrm(sb, tool, ignored):
+    """The parent ignores SIGALRM and leaves it unblocked for itself; the command of su and
+    runuser still gets the caller's action and mask for it (nohup-like callers)."""
+    trap = "trap '' ALRM; " if ignored else ""
+    res = sb.run(["/bin/bash", "-c", "%sexec %s alice -c 'cat /proc/self/status'"
+                  % (trap, SU if tool == "su" else RUNUSER)])
+    bit = 1 << (signal.SIGALRM - 1)
+    assert bool(signal_bits(res.stdout, "SigIgn") & bit) == ignored, res.stdout
+    assert not signal_bits(res.stdout, "SigBlk") & bit, res.stdout
 
 
 # ---------------------------------------------------------------- utmp: a stale entry of a reused pid

@@ -156,8 +156,9 @@ static int run_sh(const char *script, const char *dir, char **envp, bool forward
 
 	sigset_t none;
 
-	/* hs_session_run leaves every signal blocked (its caller only closes
-	 * the PAM session and exits); a test calls it again and again */
+	/* hs_session_run leaves every signal but SIGALRM blocked (its caller
+	 * only closes the PAM session and exits); a test calls it again and
+	 * again */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	memset(&c, 0, sizeof(c));
@@ -285,6 +286,30 @@ static void test_run_forwards_signals(void **state)
 	assert_false(sigismember(&cur, SIGTERM));
 }
 
+/* glibc's utmp functions wait for their lock under alarm(10) and a handler
+ * of their own: a PAM module closing the session after hs_session_run must
+ * get its SIGALRM, and a stray one must not end the parent. */
+static void test_run_leaves_sigalrm_to_glibc(void **state)
+{
+	struct sigaction sa;
+	sigset_t cur;
+
+	(void)state;
+	assert_int_equal(run_sh("exit 0", NULL, NULL, false, NULL), 0);
+	sigprocmask(SIG_SETMASK, NULL, &cur);
+	assert_false(sigismember(&cur, SIGALRM));
+	assert_true(sigismember(&cur, SIGTERM));
+	sigaction(SIGALRM, NULL, &sa);
+	assert_true(sa.sa_handler == SIG_IGN);
+	/* ignored: not delivered, not left pending */
+	raise(SIGALRM);
+	sigpending(&cur);
+	assert_false(sigismember(&cur, SIGALRM));
+
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGALRM, &sa, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_run_status),
 		cmocka_unit_test(test_run_child_state),
 		cmocka_unit_test(test_run_forwards_signals),
+		cmocka_unit_test(test_run_leaves_sigalrm_to_glibc),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
