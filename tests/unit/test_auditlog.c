@@ -13,17 +13,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libaudit.h>
+#include <limits.h>
 #include <linux/netlink.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "auditlog.h"
 
 struct sent {
+	bool sent;
 	int type;
 	size_t len;
 	char text[MAX_AUDIT_MESSAGE_LENGTH];
@@ -49,6 +53,7 @@ ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sock
 	(void)fd, (void)flags, (void)to, (void)tolen;
 	sends++;
 	memset(&last, 0, sizeof(last));
+	last.sent = true;
 	if (len < NLMSG_HDRLEN || h->nlmsg_len != len || len - NLMSG_HDRLEN > sizeof(last.text))
 		return -1;
 	last.type = h->nlmsg_type;
@@ -65,6 +70,8 @@ static struct sent libaudit_sends(int type, const char *op, const char *name, un
 {
 	const char *acct = id == HS_AUDITLOG_NO_ID ? name : NULL;
 
+	/* nothing, if libaudit sends nothing (a record it finds too long) */
+	memset(&last, 0, sizeof(last));
 	audit_log_acct_message(3, type, NULL, op, acct,
 	                       id == HS_AUDITLOG_NO_ID ? (unsigned int)-1 : (unsigned int)id,
 	                       host, NULL, tty, ok ? 1 : 0);
@@ -80,12 +87,15 @@ static bool same_as_libaudit(int type, const char *op, const char *name, unsigne
 	int before = sends;
 
 	hs_auditlog_session(type, op, name, id, host, tty, ok);
-	if (sends == before + 1 && last.type == want.type && last.len == want.len &&
+	if (!want.sent && sends == before)
+		return true;
+	if (want.sent && sends == before + 1 && last.type == want.type && last.len == want.len &&
 	    memcmp(last.text, want.text, want.len) == 0)
 		return true;
-	fprintf(stderr, "name=%s host=%s tty=%s:\n ours:     %.*s\n libaudit: %.*s\n",
+	fprintf(stderr, "name=%.80s host=%.80s tty=%.80s:\n ours (%s):     %.*s\n libaudit (%s): %.*s\n",
 	        name ? name : "(null)", host ? host : "(null)", tty ? tty : "(null)",
-	        (int)last.len, last.text, (int)want.len, want.text);
+	        sends == before ? "not sent" : "sent", (int)last.len, last.text,
+	        want.sent ? "sent" : "not sent", (int)want.len, want.text);
 	return false;
 }
 
@@ -137,6 +147,11 @@ static void account_events_match_libaudit(void **state)
 		"01234567890123456789012345678901", "012345678901234567890123456789012",
 		"0123456789012345678901234567890123456789012345678901234567890123456789",
 		"012345678901234567890123456789\xc3\xa9", "x=y acct=\"root\"",
+		/* a character cut at byte 32, and bytes past the cut that
+		 * would need hex if libaudit looked at them */
+		"0123456789012345678901234567890\xc3\xa9",
+		"01234567890123456789012345678901\xc3\xa9", "01234567890123456789012345678901\"",
+		"01234567890123456789012345678901 x", "\xff", " ", "\x01", "~", "!",
 	};
 	static const unsigned long ids[] = { 0, 1000, 4294967294ul, HS_AUDITLOG_NO_ID };
 
@@ -159,15 +174,21 @@ static void session_events_match_libaudit(void **state)
 {
 	static const char *const hosts[] = {
 		NULL, "", "localhost", "127.0.0.1", "::1", "a b", "x res=success",
+		"ip6-localhost", "::ffff:127.0.0.1", "1.2.3.4.5", "[::1]", "%",
+		"\xc3\xa9", "quo\"te",
 	};
 	static const char *const ttys[] = {
 		NULL, "", "pts/3", "/dev/pts/3", "tty1", "/dev/tty1", "ttyS0", "console",
 		"/dev/console", "x y", "ttyname that is longer than thirty-two bytes",
+		"pts", "tty", "/dev/tty", "/dev/pts", "\xc3\xa9", "quo\"te",
 	};
 
 	(void)state;
+	/* every terminal with the first hosts (none, empty, one that
+	 * resolves: what decides the hostname libaudit fills in); the other
+	 * hosts, each a name lookup, with the first terminals */
 	for (size_t h = 0; h < sizeof(hosts) / sizeof(hosts[0]); h++)
-		for (size_t t = 0; t < sizeof(ttys) / sizeof(ttys[0]); t++) {
+		for (size_t t = 0; t < sizeof(ttys) / sizeof(ttys[0]) && (h < 3 || t < 5); t++) {
 			expect_same(AUDIT_USER_LOGIN, "login", "alice", HS_AUDITLOG_NO_ID, hosts[h],
 			            ttys[t], true);
 			expect_same(AUDIT_USER_LOGIN, "login", "UNKNOWN", HS_AUDITLOG_NO_ID,
@@ -175,13 +196,129 @@ static void session_events_match_libaudit(void **state)
 		}
 }
 
-int main(void)
+/* exe=: this test run again from a copy at paths with spaces, quotes,
+ * non-ASCII bytes, near and past PATH_MAX, and deleted once started. */
+static int exe_case(bool unlink_self)
+{
+	char self[PATH_MAX + 1];
+	ssize_t n;
+
+	if (unlink_self) {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n < 0)
+			return 2;
+		self[n] = '\0';
+		if (unlink(self) < 0)
+			return 2;
+	}
+	return same_as_libaudit(AUDIT_ADD_USER, "adding user", "alice", HS_AUDITLOG_NO_ID, NULL,
+	                        NULL, true) ? 0 : 1;
+}
+
+static bool copy_self(int dirfd, const char *name)
+{
+	char buf[65536];
+	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	int out = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+	ssize_t n;
+	bool ok = in >= 0 && out >= 0;
+
+	while (ok && (n = read(in, buf, sizeof(buf))) > 0)
+		ok = write(out, buf, (size_t)n) == n;
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out) < 0)
+		ok = false;
+	return ok;
+}
+
+/* Runs the copy DIR/NAME (DIR made below base, one component at a time)
+ * with the argument MODE; its exit status. */
+static int run_copy(const char *base, const char *const *dirs, const char *name,
+                    const char *mode)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int fd = open(base, O_RDONLY | O_DIRECTORY);
+
+		for (size_t i = 0; dirs[i] && fd >= 0; i++) {
+			(void)mkdirat(fd, dirs[i], 0700);
+			int next = openat(fd, dirs[i], O_RDONLY | O_DIRECTORY);
+
+			close(fd);
+			fd = next;
+		}
+		if (fd < 0 || fchdir(fd) < 0 || !copy_self(fd, name))
+			_exit(3);
+		char rel[NAME_MAX + 3];
+
+		snprintf(rel, sizeof(rel), "./%s", name);
+		execl(rel, rel, mode, (char *)NULL);
+		_exit(3);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static void exe_is_written_as_libaudit_writes_it(void **state)
+{
+	char base[] = "/tmp/hs-auditlog-XXXXXX";
+	static const char *const none[] = { NULL };
+	static const char *const odd[] = { "dir with space", "caf\xc3\xa9", "quo\"te", NULL };
+	static char comp[20][201];
+	const char *deep[21];
+	char name[NAME_MAX + 1];
+	int r;
+
+	(void)state;
+	assert_non_null(mkdtemp(base));
+	assert_int_equal(run_copy(base, none, "plain", "--exe-case"), 0);
+	assert_int_equal(run_copy(base, none, "with space", "--exe-case"), 0);
+	assert_int_equal(run_copy(base, none, "tab\there", "--exe-case"), 0);
+	assert_int_equal(run_copy(base, none, "\xff\x80", "--exe-case"), 0);
+	assert_int_equal(run_copy(base, odd, "x", "--exe-case"), 0);
+	assert_int_equal(run_copy(base, none, "deleted", "--exe-case-unlink"), 0);
+	/* paths of PATH_MAX - 3 to PATH_MAX + 2 bytes: 20 directories of
+	 * 200 bytes, then a name that makes up the rest */
+	for (size_t i = 0; i < 20; i++) {
+		memset(comp[i], 'a' + (int)i, 200);
+		deep[i] = comp[i];
+	}
+	deep[20] = NULL;
+	for (int total = PATH_MAX - 3; total <= PATH_MAX + 2; total++) {
+		size_t used = strlen(base) + 20 * 201 + 1;
+		size_t n = (size_t)total - used;
+
+		assert_true(n > 0 && n <= NAME_MAX);
+		memset(name, 'z', n);
+		name[n] = '\0';
+		name[0] = (char)('0' + total - (PATH_MAX - 3));
+		r = run_copy(base, deep, name, "--exe-case");
+		if (r != 0)
+			fprintf(stderr, "exe path of %d bytes: %d\n", total, r);
+		assert_int_equal(r, 0);
+	}
+	/* left for the system's /tmp cleaning: a tree of test copies */
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(own_terminal_is_named_as_libaudit_names_it),
 		cmocka_unit_test(account_events_match_libaudit),
 		cmocka_unit_test(session_events_match_libaudit),
+		cmocka_unit_test(exe_is_written_as_libaudit_writes_it),
 	};
+
+	if (argc == 2 && strcmp(argv[1], "--exe-case") == 0)
+		return exe_case(false);
+	if (argc == 2 && strcmp(argv[1], "--exe-case-unlink") == 0)
+		return exe_case(true);
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
