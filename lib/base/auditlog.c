@@ -29,8 +29,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* libaudit's limits: the longest message, the part of a name it keeps
- * (UT_NAMESIZE), the terminal name it asks ttyname_r for. */
+/* libaudit's limits: the longest message, header included (a longer
+ * one it does not send), the part of a name it keeps (UT_NAMESIZE), the
+ * terminal name it asks ttyname_r for. */
 #define AUDITLOG_TEXT_MAX 8970
 #define AUDITLOG_ACCT_MAX 32
 #define AUDITLOG_TTY_MAX 32
@@ -160,6 +161,11 @@ static void send_text(int type, const char *text)
 	size_t len = strlen(text) + 1;
 	ssize_t r;
 
+	/* libaudit's rule: a record that does not fit its message with the
+	 * header is not sent at all, rather than cut (only root's long
+	 * arguments, login -h or a tool installed deep, can make one) */
+	if (NLMSG_SPACE(len) > AUDITLOG_TEXT_MAX)
+		return;
 	memset(&m.h, 0, sizeof(m.h));
 	m.h.nlmsg_len = (unsigned)NLMSG_SPACE(len);
 	m.h.nlmsg_type = (unsigned short)type;

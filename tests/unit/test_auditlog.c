@@ -196,6 +196,22 @@ static void session_events_match_libaudit(void **state)
 		}
 }
 
+/* A record longer than libaudit's netlink message (MAX_AUDIT_MESSAGE_LENGTH
+ * with its header) is one libaudit does not send: every length around
+ * that edge, made by the remote host's name. */
+static void long_records_are_sent_as_libaudit_sends_them(void **state)
+{
+	static char host[9100];
+
+	(void)state;
+	memset(host, 'h', sizeof(host) - 1);
+	for (size_t n = 8850; n < sizeof(host) - 1; n += n < 9000 ? 1 : 50) {
+		host[n] = '\0';
+		expect_same(AUDIT_USER_LOGIN, "login", "alice", HS_AUDITLOG_NO_ID, host, "x", true);
+		host[n] = 'h';
+	}
+}
+
 /* exe=: this test run again from a copy at paths with spaces, quotes,
  * non-ASCII bytes, near and past PATH_MAX, and deleted once started. */
 static int exe_case(bool unlink_self)
@@ -312,6 +328,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(own_terminal_is_named_as_libaudit_names_it),
 		cmocka_unit_test(account_events_match_libaudit),
 		cmocka_unit_test(session_events_match_libaudit),
+		cmocka_unit_test(long_records_are_sent_as_libaudit_sends_them),
 		cmocka_unit_test(exe_is_written_as_libaudit_writes_it),
 	};
 
