@@ -7,9 +7,8 @@
  * inputs and compares what each hands the kernel.  They are written here
  * rather than linked for cost: libaudit and the libcap-ng it pulls in were
  * about 0.3 ms of an account tool's 2 ms (two more libraries to map and
- * relocate, libcap-ng's constructor reading /proc, a readlink and three
- * terminal probes per event, and a poll and two reads for the kernel's
- * answer to each event).  The kernel takes a user message, and answers
+ * relocate, libcap-ng's constructor reading /proc, and a poll and two
+ * reads for the kernel's answer to each event).  The kernel takes a user message, and answers
  * it, in the send itself (the audit socket's input runs in the sender's
  * system call), so one read without waiting takes the answer. */
 #include "auditlog.h"
@@ -107,25 +106,21 @@ static const char *exe_value(void)
 /* The terminal libaudit names when the caller names none: the first of
  * stdin, stdout and stderr that is one, without "/dev/"; none when that
  * name is not a character device, or is a second link outside /dev.
- * Found once: a tool's standard descriptors stay what they were. */
-static const char *own_tty(void)
+ * Looked up at each event, as libaudit does: a process's standard
+ * descriptors may change between two events (a caller that detaches, or
+ * hands its terminal on), and the record names the one of the event. */
+static const char *own_tty(char name[AUDITLOG_TTY_MAX])
 {
-	static char name[AUDITLOG_TTY_MAX];
-	static int state;       /* 0 not looked, 1 found, 2 none */
 	struct stat st;
 	int fd;
 
-	if (state)
-		return state == 1 ? name + (strncmp(name, "/dev/", 5) ? 0 : 5) : NULL;
-	state = 2;
 	for (fd = 0; fd < 3; fd++)
-		if (ttyname_r(fd, name, sizeof(name)) == 0 && name[0])
+		if (ttyname_r(fd, name, AUDITLOG_TTY_MAX) == 0 && name[0])
 			break;
 	if (fd == 3 || lstat(name, &st) < 0 || !S_ISCHR(st.st_mode) ||
 	    (st.st_nlink > 1 && strncmp(name, "/dev/", 5) != 0))
 		return NULL;
-	state = 1;
-	return own_tty();
+	return name + (strncmp(name, "/dev/", 5) ? 0 : 5);
 }
 
 /* addr=: the first address the remote host's name resolves to. */
@@ -188,7 +183,7 @@ void hs_auditlog_session(int type, const char *op, const char *name, unsigned lo
                          const char *host, const char *tty, bool ok)
 {
 	char text[AUDITLOG_TEXT_MAX], who[2 * AUDITLOG_ACCT_MAX + 8], addr[INET6_ADDRSTRLEN];
-	char myhost[256];
+	char myhost[256], ttyname[AUDITLOG_TTY_MAX];
 
 	hs_auditlog_open();
 	if (auditlog_fd < 0)
@@ -197,7 +192,7 @@ void hs_auditlog_session(int type, const char *op, const char *name, unsigned lo
 		host = NULL;
 	host_addr(host, addr, sizeof(addr));
 	if (!tty)
-		tty = own_tty();
+		tty = own_tty(ttyname);
 	else if (!tty[0])
 		tty = NULL;
 	/* libaudit names this machine as the host of a local terminal */

@@ -212,6 +212,47 @@ static void long_records_are_sent_as_libaudit_sends_them(void **state)
 	}
 }
 
+/* In a child of its own terminal state: an event, then the standard
+ * descriptors change, then another event; libaudit looks the terminal
+ * up for each event. */
+static void terminal_is_looked_up_for_each_event(void **state)
+{
+	int master, slave, status;
+	pid_t pid;
+
+	(void)state;
+	master = posix_openpt(O_RDWR | O_NOCTTY);
+	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0)
+		skip();
+	slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+	assert_true(slave >= 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		bool same;
+
+		/* none of the three a terminal */
+		dup2(null, 0), dup2(null, 1), dup2(null, 2);
+		same = same_as_libaudit(AUDIT_ADD_USER, "adding user", "a", HS_AUDITLOG_NO_ID, NULL,
+		                        NULL, true);
+		/* stdout one */
+		dup2(slave, 1);
+		same = same_as_libaudit(AUDIT_ADD_USER, "adding user", "b", HS_AUDITLOG_NO_ID, NULL,
+		                        NULL, true) && same;
+		same = same && strstr(last.text, " terminal=pts/");
+		/* none again */
+		dup2(null, 1);
+		same = same_as_libaudit(AUDIT_ADD_USER, "adding user", "c", HS_AUDITLOG_NO_ID, NULL,
+		                        NULL, true) && same;
+		_exit(same ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(slave);
+	close(master);
+}
+
 /* exe=: this test run again from a copy at paths with spaces, quotes,
  * non-ASCII bytes, near and past PATH_MAX, and deleted once started. */
 static int exe_case(bool unlink_self)
@@ -329,6 +370,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(account_events_match_libaudit),
 		cmocka_unit_test(session_events_match_libaudit),
 		cmocka_unit_test(long_records_are_sent_as_libaudit_sends_them),
+		cmocka_unit_test(terminal_is_looked_up_for_each_event),
 		cmocka_unit_test(exe_is_written_as_libaudit_writes_it),
 	};
 
