@@ -8,9 +8,10 @@
  * rather than linked for cost: libaudit and the libcap-ng it pulls in were
  * about 0.3 ms of an account tool's 2 ms (two more libraries to map and
  * relocate, libcap-ng's constructor reading /proc, and a poll and two
- * reads for the kernel's answer to each event).  The kernel takes a user message, and answers
- * it, in the send itself (the audit socket's input runs in the sender's
- * system call), so one read without waiting takes the answer. */
+ * reads for the kernel's answer to each event).  The kernel takes a user
+ * message, and answers it, in the send itself (the audit socket's input
+ * runs in the sender's system call), so one read without waiting takes
+ * the answer. */
 #include "auditlog.h"
 
 #include "hs-build-config.h"
@@ -26,14 +27,16 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 /* libaudit's limits: the longest message, header included (a longer
  * one it does not send), the part of a name it keeps (UT_NAMESIZE), the
- * terminal name it asks ttyname_r for. */
+ * terminal name it asks ttyname_r for, this machine's name (HOSTLEN). */
 #define AUDITLOG_TEXT_MAX 8970
 #define AUDITLOG_ACCT_MAX 32
 #define AUDITLOG_TTY_MAX 32
+#define AUDITLOG_HOST_MAX 64
 
 /* -1: not tried yet; -2: tried, no audit here (kernel without it). */
 static int auditlog_fd = -1;
@@ -123,6 +126,18 @@ static const char *own_tty(char name[AUDITLOG_TTY_MAX])
 	return name + (strncmp(name, "/dev/", 5) ? 0 : 5);
 }
 
+/* This machine's name as libaudit gives it for a local terminal: at
+ * most 63 bytes (its buffer is 64), so a name of the kernel's longest,
+ * 64 bytes, loses its last byte there and here alike. */
+static void local_hostname(char out[AUDITLOG_HOST_MAX])
+{
+	struct utsname u;
+
+	out[0] = '\0';
+	if (uname(&u) == 0)
+		snprintf(out, AUDITLOG_HOST_MAX, "%.*s", AUDITLOG_HOST_MAX - 1, u.nodename);
+}
+
 /* addr=: the first address the remote host's name resolves to. */
 static void host_addr(const char *host, char *out, size_t size)
 {
@@ -183,7 +198,7 @@ void hs_auditlog_session(int type, const char *op, const char *name, unsigned lo
                          const char *host, const char *tty, bool ok)
 {
 	char text[AUDITLOG_TEXT_MAX], who[2 * AUDITLOG_ACCT_MAX + 8], addr[INET6_ADDRSTRLEN];
-	char myhost[256], ttyname[AUDITLOG_TTY_MAX];
+	char myhost[AUDITLOG_HOST_MAX], ttyname[AUDITLOG_TTY_MAX];
 
 	hs_auditlog_open();
 	if (auditlog_fd < 0)
@@ -197,9 +212,8 @@ void hs_auditlog_session(int type, const char *op, const char *name, unsigned lo
 		tty = NULL;
 	/* libaudit names this machine as the host of a local terminal */
 	if (!host && tty && (!strncmp(tty, "pts", 3) || !strncmp(tty, "tty", 3) ||
-			     !strncmp(tty, "/dev/tty", 8)) &&
-	    gethostname(myhost, sizeof(myhost)) == 0) {
-		myhost[sizeof(myhost) - 1] = '\0';
+			     !strncmp(tty, "/dev/tty", 8))) {
+		local_hostname(myhost);
 		host = myhost;
 	}
 	/* libaudit writes id= only without a name, as shadow-utils uses it */

@@ -253,6 +253,48 @@ static void terminal_is_looked_up_for_each_event(void **state)
 	close(master);
 }
 
+/* The name of this machine that libaudit gives as the host of a local
+ * terminal, at its longest (64 bytes, the kernel's limit), in a UTS
+ * namespace of its own; run in this test executed again, since libaudit
+ * keeps the first name it finds for the life of the process. */
+static int hostname_case(void)
+{
+	return same_as_libaudit(AUDIT_USER_LOGIN, "login", "alice", HS_AUDITLOG_NO_ID, NULL,
+	                        "tty1", true) ? 0 : 1;
+}
+
+static void local_hostname_is_written_as_libaudit_writes_it(void **state)
+{
+	static const char *const names[] = {
+		"h", "0123456789012345678901234567890123456789012345678901234567890123",
+		"012345678901234567890123456789012345678901234567890123456789012",
+		"with space", "caf\xc3\xa9",
+	};
+	int status;
+	pid_t pid;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			if (unshare(CLONE_NEWUTS) < 0 && unshare(CLONE_NEWUSER | CLONE_NEWUTS) < 0)
+				_exit(77);
+			if (sethostname(names[i], strlen(names[i])) < 0)
+				_exit(2);
+			execl("/proc/self/exe", "test_auditlog", "--hostname-case", (char *)NULL);
+			_exit(3);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status));
+		if (WEXITSTATUS(status) == 77)
+			skip();
+		if (WEXITSTATUS(status))
+			fprintf(stderr, "hostname %s: %d\n", names[i], WEXITSTATUS(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+}
+
 /* exe=: this test run again from a copy at paths with spaces, quotes,
  * non-ASCII bytes, near and past PATH_MAX, and deleted once started. */
 static int exe_case(bool unlink_self)
@@ -371,9 +413,12 @@ int main(int argc, char **argv)
 		cmocka_unit_test(session_events_match_libaudit),
 		cmocka_unit_test(long_records_are_sent_as_libaudit_sends_them),
 		cmocka_unit_test(terminal_is_looked_up_for_each_event),
+		cmocka_unit_test(local_hostname_is_written_as_libaudit_writes_it),
 		cmocka_unit_test(exe_is_written_as_libaudit_writes_it),
 	};
 
+	if (argc == 2 && strcmp(argv[1], "--hostname-case") == 0)
+		return hostname_case();
 	if (argc == 2 && strcmp(argv[1], "--exe-case") == 0)
 		return exe_case(false);
 	if (argc == 2 && strcmp(argv[1], "--exe-case-unlink") == 0)
