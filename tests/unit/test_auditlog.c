@@ -253,6 +253,92 @@ static void terminal_is_looked_up_for_each_event(void **state)
 	close(master);
 }
 
+/* Terminals as the standard descriptors may hold them: opened by a
+ * symlink, by a device node of a name longer than libaudit's 32 bytes,
+ * by a second link outside /dev, a pty master, or none of them; each in
+ * a child whose fds 0, 1 and 2 are set up for the case.  The device nodes
+ * only where the test may make and open them (root, a /tmp without
+ * nodev, a device cgroup that allows it; a pty's slave opens only in its
+ * devpts, so the nodes are /dev/tty1's, a virtual console, if it is here). */
+static void terminal_names_match_libaudit(void **state)
+{
+	char dir[] = "/tmp/hs-auditlog-tty-XXXXXX", link_path[64], long_path[128], node[64],
+	     node2[64];
+	int master, slave;
+	struct stat st;
+	bool nodes;
+
+	(void)state;
+	master = posix_openpt(O_RDWR | O_NOCTTY);
+	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0)
+		skip();
+	slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+	assert_true(slave >= 0);
+	assert_non_null(mkdtemp(dir));
+	snprintf(link_path, sizeof(link_path), "%s/link", dir);
+	assert_int_equal(symlink(ptsname(master), link_path), 0);
+	snprintf(long_path, sizeof(long_path), "%s/a-terminal-name-past-32-bytes", dir);
+	snprintf(node, sizeof(node), "%s/tty9", dir);
+	snprintf(node2, sizeof(node2), "%s/tty9-again", dir);
+	nodes = stat("/dev/tty1", &st) == 0 && S_ISCHR(st.st_mode) &&
+	        mknod(long_path, S_IFCHR | 0600, st.st_rdev) == 0 &&
+	        mknod(node, S_IFCHR | 0600, st.st_rdev) == 0 && link(node, node2) == 0;
+	/* and a /tmp that is not mounted nodev */
+	if (nodes) {
+		int f = open(node, O_RDWR | O_NOCTTY);
+
+		nodes = f >= 0;
+		if (f >= 0)
+			close(f);
+	}
+	/* fd 0, 1, 2 of each case: a path, or NULL for /dev/null */
+	const char *const cases[][3] = {
+		{ link_path, NULL, NULL },
+		{ NULL, link_path, NULL },
+		{ NULL, NULL, NULL },
+		{ long_path, NULL, NULL },
+		{ long_path, link_path, NULL },
+		{ long_path, long_path, long_path },
+		{ node, NULL, NULL },
+		{ node2, link_path, NULL },
+		{ NULL, NULL, node },
+		{ "/dev/ptmx", link_path, NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int status;
+		bool needs_nodes = false;
+
+		for (int fd = 0; fd < 3; fd++)
+			needs_nodes = needs_nodes || (cases[i][fd] && cases[i][fd] != link_path &&
+			                              !strncmp(cases[i][fd], dir, strlen(dir)));
+		if (needs_nodes && !nodes)
+			continue;
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			for (int fd = 0; fd < 3; fd++) {
+				int f = open(cases[i][fd] ? cases[i][fd] : "/dev/null",
+				             O_RDWR | O_NOCTTY);
+
+				if (f < 0 || dup2(f, fd) < 0)
+					_exit(2);
+				if (f > 2)
+					close(f);
+			}
+			_exit(same_as_libaudit(AUDIT_ADD_USER, "adding user", "a", HS_AUDITLOG_NO_ID,
+			                       NULL, NULL, true) ? 0 : 1);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			fprintf(stderr, "terminal case %zu: %d\n", i, status);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	unlink(link_path), unlink(long_path), unlink(node), unlink(node2), rmdir(dir);
+	close(slave);
+	close(master);
+}
+
 /* The name of this machine that libaudit gives as the host of a local
  * terminal, at its longest (64 bytes, the kernel's limit), in a UTS
  * namespace of its own; run in this test executed again, since libaudit
@@ -402,7 +488,17 @@ static void exe_is_written_as_libaudit_writes_it(void **state)
 			fprintf(stderr, "exe path of %d bytes: %d\n", total, r);
 		assert_int_equal(r, 0);
 	}
-	/* left for the system's /tmp cleaning: a tree of test copies */
+	/* the copies go; rm for a tree deeper than PATH_MAX */
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execlp("rm", "rm", "-rf", "--", base, (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 int main(int argc, char **argv)
@@ -413,6 +509,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(session_events_match_libaudit),
 		cmocka_unit_test(long_records_are_sent_as_libaudit_sends_them),
 		cmocka_unit_test(terminal_is_looked_up_for_each_event),
+		cmocka_unit_test(terminal_names_match_libaudit),
 		cmocka_unit_test(local_hostname_is_written_as_libaudit_writes_it),
 		cmocka_unit_test(exe_is_written_as_libaudit_writes_it),
 	};
