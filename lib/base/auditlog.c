@@ -198,7 +198,7 @@ void hs_auditlog_session(int type, const char *op, const char *name, unsigned lo
                          const char *host, const char *tty, bool ok)
 {
 	char text[AUDITLOG_TEXT_MAX], who[2 * AUDITLOG_ACCT_MAX + 8], addr[INET6_ADDRSTRLEN];
-	char myhost[AUDITLOG_HOST_MAX], ttyname[AUDITLOG_TTY_MAX];
+	char myhost[AUDITLOG_HOST_MAX], ttybuf[AUDITLOG_TTY_MAX];
 
 	hs_auditlog_open();
 	if (auditlog_fd < 0)
@@ -207,7 +207,7 @@ void hs_auditlog_session(int type, const char *op, const char *name, unsigned lo
 		host = NULL;
 	host_addr(host, addr, sizeof(addr));
 	if (!tty)
-		tty = own_tty(ttyname);
+		tty = own_tty(ttybuf);
 	else if (!tty[0])
 		tty = NULL;
 	/* libaudit names this machine as the host of a local terminal */
