@@ -7,11 +7,11 @@
  * inputs and compares what each hands the kernel.  They are written here
  * rather than linked for cost: libaudit and the libcap-ng it pulls in were
  * about 0.3 ms of an account tool's 2 ms (two more libraries to map and
- * relocate, libcap-ng's constructor reading /proc, a readlink and three
- * terminal probes per event, and a poll and two reads for the kernel's
- * answer to each event).  The kernel takes a user message, and answers
- * it, in the send itself (the audit socket's input runs in the sender's
- * system call), so one read without waiting takes the answer. */
+ * relocate, libcap-ng's constructor reading /proc, and a poll and two
+ * reads for the kernel's answer to each event).  The kernel takes a user
+ * message, and answers it, in the send itself (the audit socket's input
+ * runs in the sender's system call), so one read without waiting takes
+ * the answer. */
 #include "auditlog.h"
 
 #include "hs-build-config.h"
@@ -27,13 +27,16 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
-/* libaudit's limits: the longest message, the part of a name it keeps
- * (UT_NAMESIZE), the terminal name it asks ttyname_r for. */
+/* libaudit's limits: the longest message, header included (a longer
+ * one it does not send), the part of a name it keeps (UT_NAMESIZE), the
+ * terminal name it asks ttyname_r for, this machine's name (HOSTLEN). */
 #define AUDITLOG_TEXT_MAX 8970
 #define AUDITLOG_ACCT_MAX 32
 #define AUDITLOG_TTY_MAX 32
+#define AUDITLOG_HOST_MAX 64
 
 /* -1: not tried yet; -2: tried, no audit here (kernel without it). */
 static int auditlog_fd = -1;
@@ -106,25 +109,33 @@ static const char *exe_value(void)
 /* The terminal libaudit names when the caller names none: the first of
  * stdin, stdout and stderr that is one, without "/dev/"; none when that
  * name is not a character device, or is a second link outside /dev.
- * Found once: a tool's standard descriptors stay what they were. */
-static const char *own_tty(void)
+ * Looked up at each event, as libaudit does: a process's standard
+ * descriptors may change between two events (a caller that detaches, or
+ * hands its terminal on), and the record names the one of the event. */
+static const char *own_tty(char name[AUDITLOG_TTY_MAX])
 {
-	static char name[AUDITLOG_TTY_MAX];
-	static int state;       /* 0 not looked, 1 found, 2 none */
 	struct stat st;
 	int fd;
 
-	if (state)
-		return state == 1 ? name + (strncmp(name, "/dev/", 5) ? 0 : 5) : NULL;
-	state = 2;
 	for (fd = 0; fd < 3; fd++)
-		if (ttyname_r(fd, name, sizeof(name)) == 0 && name[0])
+		if (ttyname_r(fd, name, AUDITLOG_TTY_MAX) == 0 && name[0])
 			break;
 	if (fd == 3 || lstat(name, &st) < 0 || !S_ISCHR(st.st_mode) ||
 	    (st.st_nlink > 1 && strncmp(name, "/dev/", 5) != 0))
 		return NULL;
-	state = 1;
-	return own_tty();
+	return name + (strncmp(name, "/dev/", 5) ? 0 : 5);
+}
+
+/* This machine's name as libaudit gives it for a local terminal: at
+ * most 63 bytes (its buffer is 64), so a name of the kernel's longest,
+ * 64 bytes, loses its last byte there and here alike. */
+static void local_hostname(char out[AUDITLOG_HOST_MAX])
+{
+	struct utsname u;
+
+	out[0] = '\0';
+	if (uname(&u) == 0)
+		snprintf(out, AUDITLOG_HOST_MAX, "%.*s", AUDITLOG_HOST_MAX - 1, u.nodename);
 }
 
 /* addr=: the first address the remote host's name resolves to. */
@@ -160,6 +171,11 @@ static void send_text(int type, const char *text)
 	size_t len = strlen(text) + 1;
 	ssize_t r;
 
+	/* libaudit's rule: a record that does not fit its message with the
+	 * header is not sent at all, rather than cut (only root's long
+	 * arguments, login -h or a tool installed deep, can make one) */
+	if (NLMSG_SPACE(len) > AUDITLOG_TEXT_MAX)
+		return;
 	memset(&m.h, 0, sizeof(m.h));
 	m.h.nlmsg_len = (unsigned)NLMSG_SPACE(len);
 	m.h.nlmsg_type = (unsigned short)type;
@@ -182,7 +198,7 @@ void hs_auditlog_session(int type, const char *op, const char *name, unsigned lo
                          const char *host, const char *tty, bool ok)
 {
 	char text[AUDITLOG_TEXT_MAX], who[2 * AUDITLOG_ACCT_MAX + 8], addr[INET6_ADDRSTRLEN];
-	char myhost[256];
+	char myhost[AUDITLOG_HOST_MAX], ttybuf[AUDITLOG_TTY_MAX];
 
 	hs_auditlog_open();
 	if (auditlog_fd < 0)
@@ -191,14 +207,13 @@ void hs_auditlog_session(int type, const char *op, const char *name, unsigned lo
 		host = NULL;
 	host_addr(host, addr, sizeof(addr));
 	if (!tty)
-		tty = own_tty();
+		tty = own_tty(ttybuf);
 	else if (!tty[0])
 		tty = NULL;
 	/* libaudit names this machine as the host of a local terminal */
 	if (!host && tty && (!strncmp(tty, "pts", 3) || !strncmp(tty, "tty", 3) ||
-			     !strncmp(tty, "/dev/tty", 8)) &&
-	    gethostname(myhost, sizeof(myhost)) == 0) {
-		myhost[sizeof(myhost) - 1] = '\0';
+			     !strncmp(tty, "/dev/tty", 8))) {
+		local_hostname(myhost);
 		host = myhost;
 	}
 	/* libaudit writes id= only without a name, as shadow-utils uses it */
