@@ -3,18 +3,21 @@
  * arguments, byte for byte, type and text, on hostile names, hosts and
  * terminals.  Both are run in this process, with socket() and sendto()
  * replaced by ours (this executable's definitions come before libc's for
- * libaudit too), so nothing reaches the kernel's audit. */
+ * libaudit too), so nothing reaches the kernel's audit; getaddrinfo()
+ * too, so nothing asks a name server. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libaudit.h>
 #include <limits.h>
 #include <linux/netlink.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +65,49 @@ ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sock
 	/* what a user namespace answers: libaudit then reads no reply */
 	errno = ECONNREFUSED;
 	return -1;
+}
+
+/* Name lookups of both sides, answered here, so that the test needs no
+ * DNS (a host without a reachable resolver would wait seconds a name):
+ * numeric addresses, localhost and ip6-localhost resolve, nothing else. */
+int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+                struct addrinfo **res)
+{
+	struct {
+		struct addrinfo ai;
+		struct sockaddr_in6 sa;
+	} *r;
+	struct sockaddr_in *v4;
+
+	(void)service, (void)hints;
+	if (!node)
+		return EAI_NONAME;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return EAI_MEMORY;
+	r->ai.ai_addr = (struct sockaddr *)&r->sa;
+	v4 = (struct sockaddr_in *)(void *)&r->sa;
+	if (strcmp(node, "localhost") == 0)
+		node = "127.0.0.1";
+	else if (strcmp(node, "ip6-localhost") == 0)
+		node = "::1";
+	if (inet_pton(AF_INET, node, &v4->sin_addr) == 1) {
+		r->ai.ai_family = v4->sin_family = AF_INET;
+		r->ai.ai_addrlen = sizeof(*v4);
+	} else if (inet_pton(AF_INET6, node, &r->sa.sin6_addr) == 1) {
+		r->ai.ai_family = r->sa.sin6_family = AF_INET6;
+		r->ai.ai_addrlen = sizeof(r->sa);
+	} else {
+		free(r);
+		return EAI_NONAME;
+	}
+	*res = &r->ai;
+	return 0;
+}
+
+void freeaddrinfo(struct addrinfo *ai)
+{
+	free(ai);
 }
 
 /* What libaudit sends for the event ours is asked for. */
