@@ -10,8 +10,8 @@
  * Sending never fails the caller: without audit in the kernel (the socket
  * cannot be made), or without the right to write to it (an unprivileged
  * caller gets EPERM, a user namespace ECONNREFUSED), the event is dropped
- * silently, as shadow-utils and Linux-PAM drop it.  Built without libaudit
- * (meson -Dlibaudit=disabled) every function here does nothing. */
+ * silently, as shadow-utils and Linux-PAM drop it.  Built with
+ * meson -Daudit=false every function here does nothing. */
 #ifndef HS_AUDITLOG_H
 #define HS_AUDITLOG_H
 
