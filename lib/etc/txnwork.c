@@ -344,7 +344,8 @@ static int work_check(const char *dir_path, const struct hs_txn_work *work, cons
 {
 	struct hs_accountdb db = HS_ACCOUNTDB_INIT;
 	char path[PATH_MAX];
-	size_t i;
+	const char *data;
+	size_t i, len;
 	int r;
 
 	for (i = 0; i < n_work && undo[i]; i++)
@@ -356,8 +357,8 @@ static int work_check(const char *dir_path, const struct hs_txn_work *work, cons
 	r = hs_accountdb_load(&db, HS_DB_PASSWD, path, HS_DB_LAZY);
 	if (r < 0)
 		return r;
-	/* data and len: the file as read, this layer's own */
-	if (hs_accountdb_find_id(&db, 0) < 0 || db.len == 0 || db.data[db.len - 1] != '\n') {
+	data = hs_accountdb_loaded(&db, &len);
+	if (hs_accountdb_find_id(&db, 0) < 0 || len == 0 || data[len - 1] != '\n') {
 		hs_accountdb_free(&db);
 		return -HS_E_PARTIAL;
 	}
