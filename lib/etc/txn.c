@@ -617,6 +617,11 @@ static int read_carried(int dirfd, struct hs_buf *carried)
 	return 0;
 }
 
+bool hs_txn_journal_left(int dirfd)
+{
+	return faccessat(dirfd, HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 bool hs_txn_files_pending(int dirfd)
 {
 	const struct hs_file_expect ex = {
@@ -1238,8 +1243,7 @@ int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], s
 		return r;
 	/* after the journal: a reserved directory it named is in place now
 	 * (unless it is left for the next tool) */
-	if (work_ops && work_ops->sweep &&
-	    faccessat(dirfd, HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) != 0) {
+	if (work_ops && work_ops->sweep && !hs_txn_journal_left(dirfd)) {
 		int n = work_ops->sweep(dirfd);
 
 		if (n > 0)
