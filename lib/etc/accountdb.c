@@ -599,6 +599,12 @@ static void line_free(struct hs_dbline *l)
 	}
 }
 
+const char *hs_accountdb_loaded(const struct hs_accountdb *db, size_t *len)
+{
+	*len = db->len;
+	return db->data;
+}
+
 void hs_accountdb_free(struct hs_accountdb *db)
 {
 	char error[sizeof(db->error)];

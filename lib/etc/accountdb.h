@@ -168,6 +168,9 @@ void hs_accountdb_expect_as(struct hs_accountdb *db, const struct hs_accountdb *
 /* Wipes (the files may hold hashes) and frees everything; safe on a
  * zeroed or failed db. */
 void hs_accountdb_free(struct hs_accountdb *db);
+/* The file's bytes as loaded (*len of them, not NUL-terminated; none for
+ * a missing file), whatever was changed or written since. */
+const char *hs_accountdb_loaded(const struct hs_accountdb *db, size_t *len);
 
 /* Index of the first live entry with this name (owner for HS_DB_SUBID) or
  * with this uid/gid (HS_DB_PASSWD, HS_DB_GROUP only), or -1. */

@@ -409,7 +409,8 @@ static int parse_work_line(char *line, struct hs_txn_work *w)
 	return 0;
 }
 
-/* The journal: header and lines, atomically, root's 0600. */
+/* The journal: header and lines, atomically, 0600 and owned by whoever
+ * may write the directory: root, in /etc. */
 static int write_journal(int dirfd, const char *header, const struct hs_buf *lines)
 {
 	_cleanup_strbuf_ struct hs_buf journal = { NULL, 0, 0 };
@@ -581,6 +582,17 @@ static void run_work(struct hs_txn_work *work, const bool *skip, size_t n_work, 
 	}
 }
 
+/* The journal (NUL-terminated), as write_journal leaves it. */
+static int read_journal(int dirfd, char **data, size_t *len)
+{
+	const struct hs_file_expect ex = {
+		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
+		.root_links_ok = true,  /* in /etc, as the files it names */
+	};
+
+	return hs_fileio_read_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, data, len, NULL);
+}
+
 /* The work of a journal that a tool without the work ops left (its
  * recovery keeps it): a commit of such a tool must not lose it when it
  * writes its own journal.  Appends its work lines to carried: a prepared
@@ -589,17 +601,13 @@ static void run_work(struct hs_txn_work *work, const bool *skip, size_t n_work, 
  * change is dropped. */
 static int read_carried(int dirfd, struct hs_buf *carried)
 {
-	const struct hs_file_expect ex = {
-		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
-		.root_links_ok = true,  /* in /etc, as the files it names */
-	};
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
 	bool prepared;
 	char *cur, *nl;
 	int r;
 
-	r = hs_fileio_read_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
+	r = read_journal(dirfd, &data, &len);
 	if (r < 0)
 		return r == -ENOENT ? 0 : r;
 	prepared = strncmp(data, JOURNAL_PREPARED, strlen(JOURNAL_PREPARED)) == 0;
@@ -617,16 +625,17 @@ static int read_carried(int dirfd, struct hs_buf *carried)
 	return 0;
 }
 
+bool hs_txn_journal_left(int dirfd)
+{
+	return faccessat(dirfd, HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 bool hs_txn_files_pending(int dirfd)
 {
-	const struct hs_file_expect ex = {
-		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
-		.root_links_ok = true,
-	};
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
 	char *cur, *nl;
-	int r = hs_fileio_read_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
+	int r = read_journal(dirfd, &data, &len);
 
 	if (r == -ENOENT)
 		return false;
@@ -643,7 +652,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
                   size_t n_files, struct hs_txn_work *work, size_t n_work, char *err,
                   size_t err_size)
 {
-	/* the journal, and the work carried from an earlier one */
+	/* the journal's lines, and the work carried from an earlier one */
 	_cleanup_strbuf_ struct hs_buf journal = { NULL, 0, 0 }, carried = { NULL, 0, 0 };
 	struct identity ids[HS_TXN_MAX_FILES];
 	size_t staged_count = 0, clen;
@@ -665,9 +674,6 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		goto unstage;
 	}
 	carried_read = true;
-	r = hs_strbuf_append(&journal, JOURNAL_HEADER, strlen(JOURNAL_HEADER));
-	if (r < 0)
-		goto unstage;
 	for (size_t i = 0; i < n_files; i++) {
 		bool staged = false;
 
@@ -692,12 +698,10 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 
 	/* 2. the commit point.  One file needs no journal: its rename is the
 	 * commit point, and a crash before it leaves a staged file that the
-	 * recovery removes as never committed.  The journal is owned by
-	 * whoever may write the directory: root, in /etc. */
+	 * recovery removes as never committed. */
 	one = n_files == 1 && n_work == 0 && clen == 0;
 	if (!one)
-		r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal.data, journal.len,
-				       geteuid(), getegid(), 0600);
+		r = write_journal(dirfd, JOURNAL_HEADER, &journal);
 	if (r < 0) {
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -1098,10 +1102,6 @@ static int drop_the_rest(int dirfd, const char *dir_path, char **base, int *stat
 static int recover_journal(int dirfd, const char *dir_path, const char *const bases[],
                            size_t n_bases, char *msg, size_t msg_size)
 {
-	const struct hs_file_expect ex = {
-		.uid = geteuid(), .gid = HS_ANY_GID, .max_size = JOURNAL_MAX,
-		.root_links_ok = true,  /* in /etc, as the files it names */
-	};
 	/* its own and some carried from a journal before it: one per line at most */
 	_cleanup_free_ struct hs_txn_work *work = NULL;
 	_cleanup_free_ bool *undo = NULL;
@@ -1117,7 +1117,7 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	char *cur, *nl;
 	int r, changed = 0;
 
-	r = hs_fileio_read_alloc_at(dirfd, HS_TXN_JOURNAL, &ex, &data, &len, NULL);
+	r = read_journal(dirfd, &data, &len);
 	if (r == -ENOENT)
 		return remove_staged(dirfd, dir_path, bases, n_bases, msg, msg_size);
 	if (r < 0) {
@@ -1238,8 +1238,7 @@ int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], s
 		return r;
 	/* after the journal: a reserved directory it named is in place now
 	 * (unless it is left for the next tool) */
-	if (work_ops && work_ops->sweep &&
-	    faccessat(dirfd, HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) != 0) {
+	if (work_ops && work_ops->sweep && !hs_txn_journal_left(dirfd)) {
 		int n = work_ops->sweep(dirfd);
 
 		if (n > 0)

@@ -161,10 +161,17 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
                   size_t n_files, struct hs_txn_work *work, size_t n_work, char *err,
                   size_t err_size);
 
-/* Does dirfd hold the journal of a change past its commit point, naming
- * files a recovery installs?  Not one of work alone: work a recovery left
- * for the next tool, carried by every commit, or the work of a change
- * rolled back.  An unreadable journal may name files (true). */
+/* Two questions about dirfd's journal, which differ for one of work
+ * alone (left by a recovery for the next tool, carried by every commit,
+ * or the work of a change rolled back).  journal_left: is there one at
+ * all, whatever it holds (a running commit's, one that cannot be read)?
+ * Then a reserved directory of the tree may be its work still to be put
+ * in place: the sweep (hs_txn_recover) and pwck keep them, and
+ * hs_txn_work_enable finishes the work.  files_pending: does it name
+ * files a recovery installs (a change past its commit point; an
+ * unreadable one may: true)?  Then that change will be made: usermod's
+ * failed commit passed its point, pwck -r may have read half of it. */
+bool hs_txn_journal_left(int dirfd);
 bool hs_txn_files_pending(int dirfd);
 
 /* Finish or discard what an interrupted commit left below dirfd: with a

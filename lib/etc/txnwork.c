@@ -344,7 +344,8 @@ static int work_check(const char *dir_path, const struct hs_txn_work *work, cons
 {
 	struct hs_accountdb db = HS_ACCOUNTDB_INIT;
 	char path[PATH_MAX];
-	size_t i;
+	const char *data;
+	size_t i, len;
 	int r;
 
 	for (i = 0; i < n_work && undo[i]; i++)
@@ -356,8 +357,8 @@ static int work_check(const char *dir_path, const struct hs_txn_work *work, cons
 	r = hs_accountdb_load(&db, HS_DB_PASSWD, path, HS_DB_LAZY);
 	if (r < 0)
 		return r;
-	/* data and len: the file as read, this layer's own */
-	if (hs_accountdb_find_id(&db, 0) < 0 || db.len == 0 || db.data[db.len - 1] != '\n') {
+	data = hs_accountdb_loaded(&db, &len);
+	if (hs_accountdb_find_id(&db, 0) < 0 || len == 0 || data[len - 1] != '\n') {
 		hs_accountdb_free(&db);
 		return -HS_E_PARTIAL;
 	}
@@ -432,10 +433,11 @@ static void finish_pending_work(void)
 		HS_ETC_PASSWD, HS_ETC_SHADOW, HS_ETC_GROUP, HS_ETC_GSHADOW, HS_ETC_SUBUID,
 		HS_ETC_SUBGID,
 	};
+	_cleanup_close_ int etcfd = -1;
 	struct hs_locks l;
 
-	if (geteuid() != 0 ||
-	    faccessat(AT_FDCWD, HS_ETC_DIR "/" HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) != 0)
+	if (geteuid() != 0 || (etcfd = open(HS_ETC_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    !hs_txn_journal_left(etcfd))
 		return;
 	if (hs_globalfile_lock(&l, NULL, files, HS_ARRAY_SIZE(files), HS_LOCK_TIMEOUT_MS, NULL) == 0)
 		hs_globalfile_unlock(&l);

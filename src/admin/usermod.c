@@ -1645,10 +1645,8 @@ static void apply_move_home(struct usermod_plan *p, const sigset_t *saved)
 		fail_unblocking(saved, status);
 }
 
-/* Did a failed commit pass its point (a journal naming files left, not
- * one of work alone: a recovery's left for the next tool, which every
- * commit carries and a roll-back rewrites; /etc/passwd replaced)?  Then
- * /etc/passwd will have the change. */
+/* Did a failed commit pass its point (hs_txn_files_pending, or
+ * /etc/passwd replaced)?  Then /etc/passwd will have the change. */
 static bool commit_passed_its_point(const struct usermod_plan *p)
 {
 	_cleanup_close_ int etcfd = open(HS_ETC_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
