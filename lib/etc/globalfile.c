@@ -370,7 +370,9 @@ static int finish_interrupted_update(const char *pwd_lock_path, const char **fai
 	/* one listing of the directory for both kinds of leftovers */
 	r = hs_txn_recover(dirfd, dir, bases, HS_ARRAY_SIZE(bases), &stale_pid_files, msg,
 			   sizeof(msg));
-	if (r > 0) {
+	/* nothing to say: a recovery that kept only what an earlier one of
+	 * this run said it keeps */
+	if (r > 0 && msg[0]) {
 		hs_warn("%s", msg);
 		syslog(LOG_WARNING, "%s", msg);
 	} else if (r < 0) {

@@ -31,9 +31,18 @@
 
 static const struct hs_txn_work_ops *work_ops;
 
+/* The pieces this process's recoveries kept for the next tool, said then
+ * with their cause: their journal lines, each after "-" (to undo) or "+".
+ * A later recovery in the same run (the one at the tool's own locking,
+ * after it confined itself to its job's paths) keeps them as they are,
+ * unsaid: tried again it would fail the same way at best, and at worst
+ * on its confinement's EACCES, reported as if that were the cause. */
+static struct hs_buf kept_here;
+
 void hs_txn_set_work_ops(const struct hs_txn_work_ops *ops)
 {
 	work_ops = ops;
+	hs_strbuf_free(&kept_here);
 }
 
 struct identity {
@@ -512,6 +521,43 @@ static void drop_journal(int dirfd, struct hs_txn_work *work, size_t n_work,
 		unlink_journal(dirfd);
 }
 
+/* A piece's line in kept_here into key. */
+static int kept_key(struct hs_buf *key, const struct hs_txn_work *w, bool undo)
+{
+	int r = hs_strbuf_append(key, undo ? "-" : "+", 1);
+
+	return r ?: format_work(key, w);
+}
+
+/* Was the piece kept for the next tool by a recovery of this process? */
+static bool kept_here_before(const struct hs_txn_work *w, bool undo)
+{
+	_cleanup_strbuf_ struct hs_buf key = { NULL, 0, 0 };
+	const char *cur = kept_here.data, *end = kept_here.data + kept_here.len;
+
+	if (!kept_here.len || kept_key(&key, w, undo) < 0)
+		return false;
+	while (cur < end) {
+		const char *nl = memchr(cur, '\n', (size_t)(end - cur));
+		size_t n = nl ? (size_t)(nl + 1 - cur) : (size_t)(end - cur);
+
+		if (n == key.len && memcmp(cur, key.data, n) == 0)
+			return true;
+		cur += n;
+	}
+	return false;
+}
+
+/* Remember a piece kept for the next tool; if it cannot be, a later
+ * recovery of this run tries it again, as before. */
+static void kept_here_add(const struct hs_txn_work *w, bool undo)
+{
+	size_t len = kept_here.len;
+
+	if (kept_key(&kept_here, w, undo) < 0)
+		kept_here.len = len;
+}
+
 /* Did a piece fail for a cause that may pass?  One found replaced or
  * gone, or a home that a mount or what else the user has inside keeps
  * (handed back, where said), is final, as in a run not interrupted. */
@@ -963,10 +1009,15 @@ static int remove_staged(int dirfd, const char *dir_path, const char *const base
 	return changed;
 }
 
+/* Why keep_work keeps the work: no run here can do it (a tool without
+ * the ops), some failed now (said, with its cause), or all that failed
+ * was said by a recovery before in this run (nothing more to say). */
+enum keep_why { KEEP_NO_OPS, KEEP_FAILED, KEEP_SAID };
+
 /* A committed journal whose work no run here can do: keep only the work
  * (the files are installed) for a tool that can. */
 static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *work,
-                     const bool *undo, size_t n_work, bool failed, char *msg,
+                     const bool *undo, size_t n_work, enum keep_why why, char *msg,
                      size_t msg_size)
 {
 	int r = write_work_journal(dirfd, JOURNAL_HEADER, work, undo, n_work, NULL);
@@ -974,10 +1025,10 @@ static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *
 	if (r < 0)
 		msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
-	else if (failed)
+	else if (why == KEEP_FAILED)
 		msg_add(msg, msg_size, "what failed is left in %s/%s: once its cause is fixed, "
 			"the next root account tool finishes it", dir_path, HS_TXN_JOURNAL);
-	else
+	else if (why == KEEP_NO_OPS)
 		msg_add(msg, msg_size, "the home and tree work of an interrupted command is "
 			"left in %s/%s for the next root account tool", dir_path,
 			HS_TXN_JOURNAL);
@@ -1015,9 +1066,10 @@ static void revert_one(struct hs_txn_work *w, enum hs_txn_verdict v, const char 
  * deleted the account meanwhile and given its uid to another.  0, or a
  * negative error when passwd cannot be read: the journal stays as it is
  * (its files are in place), as for any recovery that fails, and no
- * piece is finished without the check. */
-static int recover_work(const char *dir_path, struct hs_txn_work *work,
-                        const bool *undo, size_t n_work, char *msg, size_t msg_size)
+ * piece is finished without the check.  A piece before[i] (kept for the
+ * next tool by a recovery before in this run) is left as it is, unsaid. */
+static int recover_work(const char *dir_path, struct hs_txn_work *work, const bool *undo,
+                        const bool *before, size_t n_work, char *msg, size_t msg_size)
 {
 	_cleanup_free_ enum hs_txn_verdict *verdict = NULL;
 	_cleanup_free_ bool *skip = NULL;
@@ -1029,14 +1081,19 @@ static int recover_work(const char *dir_path, struct hs_txn_work *work,
 	skip = calloc(n_work, sizeof(*skip));
 	if (!verdict || !skip)
 		r = -ENOMEM;
-	else if (work_ops->check)
-		r = work_ops->check(dir_path, work, undo, n_work, verdict);
+	/* what is not finished now needs no verdict */
+	for (size_t i = 0; r == 0 && i < n_work; i++)
+		skip[i] = undo[i] || before[i];
+	if (r == 0 && work_ops->check)
+		r = work_ops->check(dir_path, work, skip, n_work, verdict);
 	if (r < 0) {
 		msg_add(msg, msg_size, "cannot check the work of an interrupted command against "
 			"%s/passwd: %s", dir_path, hs_strerror(r));
 		return r;
 	}
 	for (size_t i = 0; i < n_work; i++) {
+		if (before[i])
+			continue;
 		skip[i] = undo[i] || verdict[i] != HS_TXN_FINISH;
 		if (undo[i]) {
 			char tmp[PATH_MAX + 16];
@@ -1105,6 +1162,8 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	/* its own and some carried from a journal before it: one per line at most */
 	_cleanup_free_ struct hs_txn_work *work = NULL;
 	_cleanup_free_ bool *undo = NULL;
+	/* before[i]: kept for the next tool by a recovery before in this run */
+	_cleanup_free_ bool *before = NULL;
 	/* carried[i]: work of an earlier change, whose files are in place */
 	_cleanup_free_ bool *carried = NULL;
 	_cleanup_free_ char *data = NULL;
@@ -1112,7 +1171,7 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	_cleanup_free_ char **base = NULL;
 	_cleanup_free_ int *state = NULL;
 	const char *changed_file = NULL;
-	size_t len = 0, n_work = 0, n_files = 0, hlen, n_lines = 1, n_left = 0;
+	size_t len = 0, n_work = 0, n_files = 0, hlen, n_lines = 1, n_left = 0, n_said = 0;
 	bool prepared;
 	char *cur, *nl;
 	int r, changed = 0;
@@ -1138,10 +1197,11 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 		n_lines++;
 	work = calloc(n_lines, sizeof(*work));
 	undo = calloc(n_lines, sizeof(*undo));
+	before = calloc(n_lines, sizeof(*before));
 	carried = calloc(n_lines, sizeof(*carried));
 	base = calloc(n_lines, sizeof(*base));
 	state = calloc(n_lines, sizeof(*state));
-	if (!work || !undo || !carried || !base || !state)
+	if (!work || !undo || !before || !carried || !base || !state)
 		return -ENOMEM;
 	for (cur = data + hlen; *cur; cur = nl + 1) {
 		struct identity want;
@@ -1194,21 +1254,35 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	if (prepared || n_files == 0)
 		changed |= remove_staged(dirfd, dir_path, bases, n_bases, msg, msg_size);
 	if (!work_ops && n_work)
-		return prepared ? changed : keep_work(dirfd, dir_path, work, undo, n_work, false,
-						      msg, msg_size);
-	r = recover_work(dir_path, work, undo, n_work, msg, msg_size);
+		return prepared ? changed : keep_work(dirfd, dir_path, work, undo, n_work,
+						      KEEP_NO_OPS, msg, msg_size);
+	for (size_t i = 0; i < n_work; i++) {
+		before[i] = kept_here_before(&work[i], undo[i]);
+		if (before[i])
+			work[i].result = -EAGAIN;       /* still to do, as it was */
+	}
+	r = recover_work(dir_path, work, undo, before, n_work, msg, msg_size);
 	if (r < 0)
 		return r;
 	/* a piece that could not be done (no space, the tool's confinement)
-	 * stays for the next tool; the ones done are not redone */
+	 * stays for the next tool, said once in this run; the ones done are
+	 * not redone */
 	for (size_t i = 0; i < n_work; i++) {
 		if (work_failed_for_now(&work[i])) {
+			if (!before[i]) {
+				kept_here_add(&work[i], undo[i]);
+				n_said++;
+			}
 			undo[n_left] = undo[i];
 			work[n_left++] = work[i];
 		}
 	}
+	/* all as this run's earlier recovery left it: the journal too */
+	if (n_left && n_left == n_work && n_said == 0 && n_files == 0 && !prepared && !changed_file)
+		return changed;
 	if (n_left)
-		return keep_work(dirfd, dir_path, work, undo, n_left, true, msg, msg_size);
+		return keep_work(dirfd, dir_path, work, undo, n_left,
+				 n_said ? KEEP_FAILED : KEEP_SAID, msg, msg_size);
 	if (fsync(dirfd) < 0 || unlinkat(dirfd, HS_TXN_JOURNAL, 0) < 0 || fsync(dirfd) < 0) {
 		r = -errno;
 		msg_add(msg, msg_size, "cannot remove %s/%s: %s", dir_path, HS_TXN_JOURNAL,

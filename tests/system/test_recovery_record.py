@@ -593,23 +593,26 @@ def test_work_that_passwd_cannot_confirm_is_undone(sb):
 
 def test_work_the_recovery_cannot_do_is_left_for_the_next_tool(sb):
     """useradd -m alice killed with her home still under its reserved name (root's 0700).
-    The next tool's rename of it fails (ENOSPC; then its confinement refuses it): that piece
-    must stay in the journal, said so, while her directory in the tree, put in place by the same recovery, is not redone.
-    A later tool with everything working then gives alice her home; before, the journal
-    went anyway and the home stayed under the reserved name, with no record of it."""
+    The next tool's rename of it fails (ENOSPC): that piece must stay in the journal, said
+    once with that cause (its confined recovery at its own locking must not retry it and
+    add a "Permission denied"), while her directory in the tree, put in place by the same
+    recovery, is not redone.  A later tool with everything working then gives alice her
+    home; before, the journal went anyway and the home stayed under the reserved name,
+    with no record of it."""
     uid = killed_useradd_m_alice(sb, KILLS[0])
     # the recovery's renames: alice's directory in the tree, then her home
     res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
                   "-e", "inject=renameat2:error=ENOSPC:when=2",
                   GROUPADD, "after"], check=False)
-    assert "finished creating /etc/hardened-shadow/alice" in res.stderr, res
-    assert re.search(r"cannot finish creating /home/alice \(built as /home/\.new\.alice\.\w+\): "
-                     "No space left on device", res.stderr), res
-    # said once by its early, unconfined recovery and once by the one at its own locking
-    # (confined away from /home: Permission denied), each in one line
-    for line in res.stderr.splitlines():
-        assert line.endswith("what failed is left in /etc/.hardened-shadow.txn: once its "
-                             "cause is fixed, the next root account tool finishes it"), res
+    tmp = [f for f in reserved_left(sb) if f.startswith(".new.alice.")][0]
+    # said once, with its real cause, by its early recovery (not yet confined): the one at
+    # its own locking, confined away from /home, does not retry it and report Permission
+    # denied as if that were the cause
+    assert res.stderr.splitlines() == [
+        "groupadd: finished creating /etc/hardened-shadow/alice; cannot finish creating "
+        "/home/alice (built as /home/%s): No space left on device; what failed is left in "
+        "/etc/.hardened-shadow.txn: once its cause is fixed, the next root account tool "
+        "finishes it" % tmp], res
     assert not sb.exists("/home/alice")
     journal = sb.read("/etc/.hardened-shadow.txn")
     assert "@home-new" in journal and "@tree-new" not in journal, journal
@@ -696,8 +699,21 @@ def test_a_home_that_cannot_be_undone_keeps_its_journal(sb):
                   "/usr/sbin/useradd", "-m", "alice"], check=False)
     assert res.returncode != 0, res
     assert "alice:" not in sb.read("/etc/passwd")
-    assert [f for f in reserved_left(sb) if f.startswith(".new.alice.")], reserved_left(sb)
+    tmp = [f for f in reserved_left(sb) if f.startswith(".new.alice.")]
+    assert tmp, reserved_left(sb)
     assert sb.exists("/etc/.hardened-shadow.txn"), res
+    # a tool whose recovery cannot list that home either keeps the journal and says so
+    # once, with the cause: its recovery at its own locking (confined away from /home)
+    # does not add a "Permission denied" for the same home
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null", "-P", "/home/" + tmp[0],
+                  "-e", "inject=getdents64:error=EIO", GROUPADD, "between"], check=False)
+    assert res.stderr.splitlines() == [
+        "groupadd: undid the unfinished creation of /etc/hardened-shadow/alice; cannot "
+        "undo the unfinished creation of /home/alice (built as /home/%s): "
+        "Input/output error; what failed is left in /etc/.hardened-shadow.txn: once its "
+        "cause is fixed, the next root account tool finishes it" % tmp[0]], res
+    assert sb.exists("/etc/.hardened-shadow.txn"), res
+    assert sb.exists("/home/" + tmp[0]), res
     res = sb.run([GROUPADD, "after"])
     assert "undid the unfinished creation of /home/alice" in res.stderr, res
     assert reserved_left(sb) == []
@@ -832,14 +848,13 @@ def test_work_left_for_an_admins_cause_says_what_to_fix(sb):
     sb.sh("mount --bind /home/%s /home/%s" % (tmp, tmp))
     try:
         res = sb.run([GROUPADD, "after"])
-        # the first line: its early recovery, not yet confined (the one at its own
-        # locking, confined away from /home, then says Permission denied)
-        line = res.stderr.splitlines()[0]
-        assert line == ("groupadd: finished creating /etc/hardened-shadow/alice; "
-                        "cannot finish creating /home/alice (built as /home/%s): "
-                        "Device or resource busy; what failed is left in "
-                        "/etc/.hardened-shadow.txn: once its cause is fixed, the next root "
-                        "account tool finishes it" % tmp), res
+        # its early recovery, not yet confined, says it once; the one at its own
+        # locking, confined away from /home, must not add "Permission denied"
+        assert res.stderr.splitlines() == [
+            "groupadd: finished creating /etc/hardened-shadow/alice; cannot finish creating "
+            "/home/alice (built as /home/%s): Device or resource busy; what failed is left in "
+            "/etc/.hardened-shadow.txn: once its cause is fixed, the next root account tool "
+            "finishes it" % tmp], res
     finally:
         sb.sh("umount /home/%s" % tmp)
     res = sb.run([GROUPADD, "later"])

@@ -759,6 +759,53 @@ static void test_work_left_for_a_root_tool(void **state)
 	assert_clean(f->dfd);
 }
 
+/* A piece's finishing fails as a full disk makes it fail; counts its calls. */
+static int n_forward;
+
+static int forward_no_space(struct hs_txn_work *w)
+{
+	(void)w;
+	n_forward++;
+	return -ENOSPC;
+}
+
+/* A piece a recovery cannot do is kept and said with its cause once in a
+ * run: a later recovery of the same run (a tool's own locking, confined
+ * by then to its job's paths, where it would fail on EACCES) neither
+ * tries it again nor says it again, and keeps the journal.  The next run
+ * finishes it. */
+static void test_work_kept_by_a_recovery_is_said_once_per_run(void **state)
+{
+	static const struct hs_txn_work_ops failing = { .forward = forward_no_space };
+	struct tmp_dirs *f = *state;
+	struct two_files t;
+	struct hs_txn_work w;
+	char path[128], err[256], msg[1024];
+	struct stat st;
+
+	hs_txn_set_work_ops(NULL);
+	prepare(&t);
+	home_work(f, &w, path, sizeof(path));
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
+	hs_txn_set_work_ops(&failing);
+	n_forward = 0;
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
+	assert_int_equal(n_forward, 1);
+	assert_non_null(strstr(msg, ": No space left on device; what failed is left in "));
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 0);
+	assert_int_equal(n_forward, 1);
+	assert_string_equal(msg, "");
+	assert_int_equal(fstatat(f->dfd, HS_TXN_JOURNAL, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(fstatat(f->ofd, HOME_TMP, &st, AT_SYMLINK_NOFOLLOW), 0);
+	/* the next run, its ops set anew, with the home bob's in passwd */
+	put_passwd_home(f, path);
+	hs_txn_work_enable();
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
+	assert_non_null(strstr(msg, "finished creating"));
+	assert_home_made(f);
+	assert_clean(f->dfd);
+}
+
 /* The same, but passwd was changed meanwhile by a tool that knows no
  * journal (the account deleted, its uid given to another, its home
  * moved): no line of that uid names the home, so the recovery undoes the
@@ -989,6 +1036,8 @@ int main(void)
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_work_left_for_a_root_tool, setup,
 						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_work_kept_by_a_recovery_is_said_once_per_run,
+						setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_work_of_a_home_passwd_no_longer_names_is_undone,
 						setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_work_is_not_judged_by_a_passwd_cut_short,
