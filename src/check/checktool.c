@@ -286,8 +286,15 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 		status = HS_CHECK_CANTOPEN;
 	if (status == HS_CHECK_OKAY && a.problems)
 		status = HS_CHECK_BADENTRY;
-	if (fflush(stdout) != 0 && status == HS_CHECK_OKAY)
-		status = o.read_only ? HS_CHECK_CANTOPEN : HS_CHECK_CANTUPDATE;
+	/* a report that could not be written: -r updates nothing (its
+	 * report is all it does), so not "cannot update" there.  stdout is
+	 * line buffered: a failed line left its error flag, not a failed
+	 * flush. */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		hs_warn("cannot write the report to standard output");
+		if (status == HS_CHECK_OKAY)
+			status = o.read_only ? HS_CHECK_CANTOPEN : HS_CHECK_CANTUPDATE;
+	}
 	closelog();
 	return status;
 }
