@@ -894,8 +894,19 @@ static void check_home_shell(struct hs_integrity *a, const struct hs_passwd *p,
 	if ((!a->view || !a->view->gr || hs_accountdb_find_id(a->view->gr, p->gid) < 0) &&
 	    getgrgid(p->gid) == NULL)
 		warning(a, "user '%s': no group %lu", p->name, (unsigned long)p->gid);
-	if (access(p->dir, F_OK) != 0 && strcmp(p->dir, nonexistent) != 0)
-		warning(a, "user '%s': directory '%s' does not exist", p->name, show(p->dir, b1));
+	/* shadow-utils' warning, and its status (2); but a home that is
+	 * there and cannot be reached (a FUSE mount root may not enter,
+	 * EIO) is not called missing */
+	if (access(p->dir, F_OK) != 0 && strcmp(p->dir, nonexistent) != 0) {
+		int e = errno;
+
+		if (e == ENOENT || e == ENOTDIR)
+			warning(a, "user '%s': directory '%s' does not exist", p->name,
+				show(p->dir, b1));
+		else
+			warning(a, "user '%s': cannot examine directory '%s': %s", p->name,
+				show(p->dir, b1), strerror(e));
+	}
 	if (p->shell[0] && access(p->shell, F_OK) != 0)
 		warning(a, "user '%s': program '%s' does not exist", p->name, show(p->shell, b2));
 }

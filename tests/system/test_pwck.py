@@ -183,6 +183,24 @@ def test_unreadable_tree_entry_exits_3_never_5(tree):
     assert res.returncode == 3, res
 
 
+
+def test_home_that_cannot_be_examined_is_not_called_missing(tree):
+    """A home root cannot reach (a FUSE mount without allow_root, a security module)
+    is there: shadow-utils' warning and status (2), with the reason, not "does not
+    exist"."""
+    sb = tree
+    sb.sh("mkdir -m 0700 /home/vault && mkdir /home/vault/alice && chown alice /home/vault"
+          " && sed -i 's|:/home/alice:|:/home/vault/alice:|' /etc/passwd")
+    res = pwck_no_dac(sb, "-r", "/etc/passwd")
+    assert ("user 'alice': cannot examine directory '/home/vault/alice': Permission denied"
+            in res.stdout), res
+    assert "'/home/vault/alice' does not exist" not in res.stdout
+    assert res.returncode == 2, res
+    # one that is missing still says so
+    sb.sh("rmdir /home/vault/alice; chmod 0755 /home/vault")
+    res = pwck_no_dac(sb, "-r", "/etc/passwd")
+    assert "user 'alice': directory '/home/vault/alice' does not exist" in res.stdout, res
+
 # ---------------------------------------------------------------- classic checks
 
 def test_classic_checks_match_debian(sb):
