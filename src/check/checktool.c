@@ -213,7 +213,10 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 			hs_accountdb_free(&companion);
 			hs_integrity_view_free(&view);
 			hs_integrity_files_close(&f);
-			return HS_CHECK_CANTUPDATE;
+			/* the repairs made in the loaded files are not
+			 * written; -r had none to write, only a check it
+			 * could not finish */
+			return o.read_only ? HS_CHECK_CANTOPEN : HS_CHECK_CANTUPDATE;
 		}
 	}
 	hs_accountdb_free(&companion);
@@ -273,12 +276,25 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 	if ((a.problems || a.db_changed || a.tree_changed) && status == HS_CHECK_OKAY)
 		printf("%s: %s\n", hs_cli_prog(),
 		       a.db_changed || a.tree_changed ? "the files have been updated" : "no changes");
+	/* the gravest first: a repair answered yes and not made (never
+	 * with -r, which makes none), then what could not be read (the
+	 * check is incomplete: whatever else it found is in the report),
+	 * then bad entries */
 	if (status == HS_CHECK_OKAY && a.failures)
 		status = HS_CHECK_CANTUPDATE;
+	if (status == HS_CHECK_OKAY && a.unreadable)
+		status = HS_CHECK_CANTOPEN;
 	if (status == HS_CHECK_OKAY && a.problems)
 		status = HS_CHECK_BADENTRY;
-	if (fflush(stdout) != 0 && status == HS_CHECK_OKAY)
-		status = HS_CHECK_CANTUPDATE;
+	/* a report that could not be written: -r updates nothing (its
+	 * report is all it does), so not "cannot update" there.  stdout is
+	 * line buffered: a failed line left its error flag, not a failed
+	 * flush. */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		hs_warn("cannot write the report to standard output");
+		if (status == HS_CHECK_OKAY)
+			status = o.read_only ? HS_CHECK_CANTOPEN : HS_CHECK_CANTUPDATE;
+	}
 	closelog();
 	return status;
 }

@@ -38,8 +38,8 @@ struct hs_check_tool {
 	const char *companion;
 	enum hs_db_kind companion_kind;
 	/* The checks (a->flags set), when not sorting, with the companion
-	 * loaded: 0, or negative to stop with exit 5 (the error is reported
-	 * by the caller). */
+	 * loaded: 0, or negative to stop with exit 5, 3 with -r (the error
+	 * is reported by the caller). */
 	int (*run)(struct hs_integrity *a, struct hs_integrity_files *f,
 		   struct hs_accountdb *companion, const struct hs_check_opts *o);
 };

@@ -75,6 +75,7 @@ static void hold_begin(struct hs_integrity *a, struct hs_buf *b)
 	a->held = b;
 	a->held_problems = a->problems;
 	a->held_failures = a->failures;
+	a->held_unreadable = a->unreadable;
 	a->held_notes = a->notes;
 }
 
@@ -98,6 +99,7 @@ static void hold_end(struct hs_integrity *a, bool say_it)
 	} else {
 		a->problems = a->held_problems;
 		a->failures = a->held_failures;
+		a->unreadable = a->held_unreadable;
 		a->notes = a->held_notes;
 	}
 	hs_strbuf_free(b);
@@ -130,6 +132,13 @@ static void say(struct hs_integrity *a, unsigned long *count, bool on, const cha
 #define note(a, ...) say((a), &(a)->notes, warnings_on(a), __VA_ARGS__)
 /* A repair that could not be made. */
 #define failed(a, ...) say((a), &(a)->failures, true, __VA_ARGS__)
+/* Something that could not be read or examined (EIO, EACCES under an LSM,
+ * a FUSE mount, ENOMEM): nothing was to be written, so no failed repair
+ * (exit 5).  Nor a bad entry (exit 2): what it holds was not seen, it may
+ * be fine.  The tree holds what /etc/shadow holds on a classic system, so
+ * this is shadow-utils' "cannot open" (exit 3), which Debian's pwck also
+ * exits with for an /etc/shadow it cannot read: the check is incomplete. */
+#define unreadable(a, ...) say((a), &(a)->unreadable, true, __VA_ARGS__)
 
 /* The end of a repair: the signals held back since its "yes" go through. */
 static void repairs_done(struct hs_integrity *a)
@@ -885,8 +894,19 @@ static void check_home_shell(struct hs_integrity *a, const struct hs_passwd *p,
 	if ((!a->view || !a->view->gr || hs_accountdb_find_id(a->view->gr, p->gid) < 0) &&
 	    getgrgid(p->gid) == NULL)
 		warning(a, "user '%s': no group %lu", p->name, (unsigned long)p->gid);
-	if (access(p->dir, F_OK) != 0 && strcmp(p->dir, nonexistent) != 0)
-		warning(a, "user '%s': directory '%s' does not exist", p->name, show(p->dir, b1));
+	/* shadow-utils' warning, and its status (2); but a home that is
+	 * there and cannot be reached (a FUSE mount root may not enter,
+	 * EIO) is not called missing */
+	if (access(p->dir, F_OK) != 0 && strcmp(p->dir, nonexistent) != 0) {
+		int e = errno;
+
+		if (e == ENOENT || e == ENOTDIR)
+			warning(a, "user '%s': directory '%s' does not exist", p->name,
+				show(p->dir, b1));
+		else
+			warning(a, "user '%s': cannot examine directory '%s': %s", p->name,
+				show(p->dir, b1), strerror(e));
+	}
 	if (p->shell[0] && access(p->shell, F_OK) != 0)
 		warning(a, "user '%s': program '%s' does not exist", p->name, show(p->shell, b2));
 }
@@ -1384,7 +1404,7 @@ static bool read_file_content(struct udir *u, const struct file_spec *f, const s
 	int r = read_same(u->fd, f->name, st, buf, len);
 
 	if (r < 0) {
-		failed(a, "cannot read %s: %s", path, repair_error(r));
+		unreadable(a, "cannot read %s: %s", path, repair_error(r));
 		return false;
 	}
 	r = parse_content(f->kind, buf, *len, c);
@@ -1610,7 +1630,7 @@ static void check_udir_contents(struct udir *u)
 	int n = list_dir(u->fd, &names);
 
 	if (n < 0) {
-		failed(a, "cannot read %s: %s", u->path, hs_strerror(n));
+		unreadable(a, "cannot read %s: %s", u->path, hs_strerror(n));
 		return;
 	}
 	for (int i = 0; i < n; i++) {
@@ -1619,8 +1639,20 @@ static void check_udir_contents(struct udir *u)
 		int k = spec_index(name);
 		struct stat st;
 
-		if (fstatat(u->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;       /* gone since readdir */
+		if (fstatat(u->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			int e = errno;
+
+			/* ENOENT: gone since readdir (then missing).  Any
+			 * other error: there, unseen; never reported
+			 * missing, never replaced. */
+			if (e == ENOENT)
+				continue;
+			unreadable(a, "cannot examine %s/%s: %s", u->path, show(name, sbuf),
+				   strerror(e));
+			if (k >= 0)
+				seen[k] = true;
+			continue;
+		}
 		if (k >= 0) {
 			seen[k] = true;
 			check_file(u, &file_specs[k], &st);
@@ -1712,7 +1744,7 @@ static void check_user(struct tree *tr, size_t pi)
 	}
 	if (there != 0) {
 		if (there != ENOENT) {
-			failed(a, "cannot examine %s: %s", u.path, strerror(there));
+			unreadable(a, "cannot examine %s: %s", u.path, strerror(there));
 			return;
 		}
 		problem(a, "%s: missing; user '%s' in %s has no directory and cannot log in",
@@ -1732,7 +1764,7 @@ static void check_user(struct tree *tr, size_t pi)
 	}
 	u.fd = hs_fileio_open_dir_at(tr->fd, p->name, &dst);
 	if (u.fd < 0 || dst.st_dev != st.st_dev || dst.st_ino != st.st_ino) {
-		failed(a, "cannot open %s: %s", u.path,
+		unreadable(a, "cannot open %s: %s", u.path,
 		       u.fd < 0 ? hs_strerror(u.fd) : "it changed while being checked");
 		hs_close(u.fd);
 		return;
@@ -1759,9 +1791,12 @@ static void check_other_entry(struct tree *tr, const char *name)
 	char path[SUBPATH_BUF], sbuf[SHOW_SIZE];
 	struct stat st;
 
-	if (fstatat(tr->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return;
 	snprintf(path, sizeof path, "%s/%s", tr->t->path, show(name, sbuf));
+	if (fstatat(tr->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno != ENOENT)    /* ENOENT: gone since readdir */
+			unreadable(a, "cannot examine %s: %s", path, strerror(errno));
+		return;
+	}
 	if (strcmp(name, HS_CONVERT_MARK_PWCONV) == 0 ||
 	    strcmp(name, HS_CONVERT_MARK_PWUNCONV) == 0) {
 		const char *tool =
@@ -1888,7 +1923,7 @@ int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 	if (lstat(t->path, &st) < 0) {
 		if (errno == ENOENT)
 			return -ENOENT;
-		failed(a, "cannot examine %s: %s", t->path, strerror(errno));
+		unreadable(a, "cannot examine %s: %s", t->path, strerror(errno));
 		return 0;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -1898,7 +1933,7 @@ int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 	}
 	tr.fd = fd = open(t->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		failed(a, "cannot open %s: %s", t->path, strerror(errno));
+		unreadable(a, "cannot open %s: %s", t->path, strerror(errno));
 		return 0;
 	}
 	if (t->tree_gid == HS_ANY_GID)
@@ -1927,7 +1962,7 @@ int hs_integrity_tree(struct hs_integrity *a, struct hs_accountdb *pw, const str
 	/* then everything else in the tree */
 	n = list_dir(fd, &names);
 	if (n < 0)
-		failed(a, "cannot read %s: %s", t->path, hs_strerror(n));
+		unreadable(a, "cannot read %s: %s", t->path, hs_strerror(n));
 	for (int i = 0; i < n; i++) {
 		const char *name = names[i]->d_name;
 

@@ -72,6 +72,9 @@ struct hs_integrity {
 	 * exit status (grpck's member lists that disagree): exit 0 */
 	unsigned long notes;
 	unsigned long failures;         /* repairs that could not be made (exit 5) */
+	/* what could not be read or examined (exit 3): the tree, a user's
+	 * directory or file that cannot be opened, listed, stat'ed or read */
+	unsigned long unreadable;
 	bool db_changed;                /* a loaded global file was edited */
 	bool tree_changed;              /* a repair was made in the tree */
 	/* private: the catchable signals are blocked from a "yes" until the
@@ -82,7 +85,7 @@ struct hs_integrity {
 	/* private: the report of one entry held back until it is
 	 * confirmed (NULL: said at once), and the counts before it */
 	struct hs_buf *held;
-	unsigned long held_problems, held_failures, held_notes;
+	unsigned long held_problems, held_failures, held_notes, held_unreadable;
 };
 
 /* pwck: /etc/passwd (pw) line by line: syntax, duplicate names (a later

@@ -175,6 +175,20 @@ def test_repairs_make_the_files_agree(users):
     assert (res.returncode, res.stdout) == (0, ""), res.stdout
 
 
+def test_read_only_report_not_written_never_exits_5(users):
+    """-r writes nothing but its report: one that cannot be written (stdout on a full
+    disk) is no "cannot update the group files" (5), but a check that did not reach
+    anyone (3).  It used to go unnoticed (stdout is line buffered): exit 0."""
+    sb = users
+    append(sb, "/etc/group", "team:x:3010:alice\n")
+    append(sb, "/etc/gshadow", "team:!::alice,bob\n")
+    res = grpck(sb, "-r")
+    assert res.returncode == 0 and "bob" in res.stdout, res     # a note only: exit 0
+    res = sb.sh(f"{GRPCK} -r >/dev/full", check=False)
+    assert res.returncode == 3, res
+    assert res.stderr == "grpck: cannot write the report to standard output\n"
+
+
 def test_invalid_member_names_are_offered_one_by_one(users):
     sb = users
     append(sb, "/etc/group", "g6:x:3006:ok user,alice,,bob\n")

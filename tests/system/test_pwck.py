@@ -134,6 +134,73 @@ def test_cannot_update_exits_5(tree):
     assert "updated" not in res.stdout and "bad line" in sb.read("/etc/passwd")
 
 
+# What root cannot read: an LSM that denies it (EACCES), a FUSE mount, EIO.  Root
+# without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH is refused by the modes alone.
+NO_DAC = ["/usr/bin/setpriv", "--bounding-set=-dac_override,-dac_read_search",
+          "--inh-caps=-all", "--"]
+
+
+def pwck_no_dac(sb, *args, answers=None, groups=None):
+    pre = NO_DAC if groups is None else NO_DAC[:-1] + ["--groups=" + groups, "--"]
+    return sb.run([*pre, PWCK, *args], input=answers, check=False)
+
+
+def test_unreadable_tree_entry_exits_3_never_5(tree):
+    """A tree entry that cannot be opened, listed or stat'ed is reported (cannot
+    open / read / examine) and exits 3, as Debian's pwck does for an /etc/shadow it
+    cannot open: nothing was to be updated, so never 5 (cannot update), with -r or
+    without (answered no)."""
+    sb = tree
+    ag = auth_gid(sb)
+    # Debian's pwck, root without the DAC capabilities, /etc/shadow mode 0: 3
+    sb.sh("touch /etc/shadow; chmod 0 /etc/shadow")
+    deb = sb.run([*NO_DAC, DEB_PWCK, "-r"], check=False)
+    assert deb.returncode == 3 and "cannot open /etc/shadow" in deb.stderr, deb
+    sb.sh("rm /etc/shadow")
+
+    # every user's directory except alice's readable through the group
+    sb.sh(f"cd {T} && for d in *; do [ -d \"$d\" ] && chmod g+r \"$d\"; done; "
+          f"chmod 02700 alice")
+    for args, answers in ((["-r"], None), ([], "n\n" * 50)):
+        res = pwck_no_dac(sb, *args, answers=answers, groups=str(ag))
+        assert f"{T}/alice: cannot open" not in res.stdout
+        assert f"cannot open {T}/alice: Permission denied" in res.stdout, res
+        assert "missing" not in res.stdout
+        assert res.returncode == 3, (args, res)
+
+    # alice's directory opened but not searchable: it cannot be listed
+    sb.sh(f"chmod 02740 {T}/alice")
+    res = pwck_no_dac(sb, "-r", groups=str(ag))
+    assert f"cannot read {T}/alice: Permission denied" in res.stdout, res.stdout
+    assert "missing" not in res.stdout and "create it" not in res.stdout
+    assert res.returncode == 3, res
+
+    # the tree itself not searchable: each user's directory cannot be examined
+    sb.sh(f"chmod 02710 {T}/alice; chmod 0610 {T}")
+    res = pwck_no_dac(sb, "-r", groups=str(ag))
+    assert f"{T}: mode is 0610, should be 0710" in res.stdout
+    assert f"cannot examine {T}/alice: Permission denied" in res.stdout, res
+    assert res.returncode == 3, res
+
+
+
+def test_home_that_cannot_be_examined_is_not_called_missing(tree):
+    """A home root cannot reach (a FUSE mount without allow_root, a security module)
+    is there: shadow-utils' warning and status (2), with the reason, not "does not
+    exist"."""
+    sb = tree
+    sb.sh("mkdir -m 0700 /home/vault && mkdir /home/vault/alice && chown alice /home/vault"
+          " && sed -i 's|:/home/alice:|:/home/vault/alice:|' /etc/passwd")
+    res = pwck_no_dac(sb, "-r", "/etc/passwd")
+    assert ("user 'alice': cannot examine directory '/home/vault/alice': Permission denied"
+            in res.stdout), res
+    assert "'/home/vault/alice' does not exist" not in res.stdout
+    assert res.returncode == 2, res
+    # one that is missing still says so
+    sb.sh("rmdir /home/vault/alice; chmod 0755 /home/vault")
+    res = pwck_no_dac(sb, "-r", "/etc/passwd")
+    assert "user 'alice': directory '/home/vault/alice' does not exist" in res.stdout, res
+
 # ---------------------------------------------------------------- classic checks
 
 def test_classic_checks_match_debian(sb):
