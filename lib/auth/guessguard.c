@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -93,6 +94,7 @@ int hs_guessguard_start(struct hs_guessguard *g, int lockfd, unsigned delay_ms)
 
 	g->pid = -1;
 	g->sock = -1;
+	g->pidfd = -1;
 	g->delay_ms = delay_ms;
 	if (geteuid() != 0)
 		return -EPERM;
@@ -110,6 +112,11 @@ int hs_guessguard_start(struct hs_guessguard *g, int lockfd, unsigned delay_ms)
 		guard_main(sv[1], lockfd, delay_ms);
 	close(sv[1]);
 	g->sock = sv[0];
+	/* held before anyone can reap the guard (it waits for its verdict):
+	 * the wait below then names this guard, never a later child of the
+	 * application that was given its pid once the application reaped it.
+	 * Without pidfd_open (Linux before 5.3), the pid. */
+	g->pidfd = pidfd_open(g->pid, 0);
 	while ((n = read(g->sock, &c, 1)) < 0 && errno == EINTR)
 		;
 	if (n == 1 && c == 'R')
@@ -137,16 +144,21 @@ int hs_guessguard_start(struct hs_guessguard *g, int lockfd, unsigned delay_ms)
 void hs_guessguard_end(struct hs_guessguard *g, bool right)
 {
 	struct timespec until;
+	siginfo_t info;
 	bool timed;
-	int status;
+	int r;
 
 	if (g->pid <= 0)
 		return;
 	timed = clock_gettime(CLOCK_MONOTONIC, &until) == 0;
 	(void)send(g->sock, right ? "S" : "F", 1, MSG_NOSIGNAL);
 	close(g->sock);
-	while (waitpid(g->pid, &status, 0) < 0 && errno == EINTR)
-		;
+	do
+		r = g->pidfd >= 0 ? waitid(P_PIDFD, (id_t)g->pidfd, &info, WEXITED)
+				  : waitid(P_PID, (id_t)g->pid, &info, WEXITED);
+	while (r < 0 && errno == EINTR);
+	if (g->pidfd >= 0)
+		close(g->pidfd);
 	if (!right && timed) {
 		hs_timespec_add_ms(&until, g->delay_ms);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
@@ -154,4 +166,5 @@ void hs_guessguard_end(struct hs_guessguard *g, bool right)
 	}
 	g->pid = -1;
 	g->sock = -1;
+	g->pidfd = -1;
 }

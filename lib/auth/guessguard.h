@@ -25,10 +25,11 @@
 struct hs_guessguard {
 	pid_t pid;      /* -1: none */
 	int sock;       /* our end of the guard's socket */
+	int pidfd;      /* the guard's, to wait for it; -1: by pid */
 	unsigned delay_ms;
 };
 
-#define HS_GUESSGUARD_INIT { -1, -1, 0 }
+#define HS_GUESSGUARD_INIT { -1, -1, -1, 0 }
 
 /* Start a guard that keeps lockfd (the guess lock, held) through
  * delay_ms after a failure, or after this process ends without a

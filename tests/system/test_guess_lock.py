@@ -148,9 +148,9 @@ def traced_su(sb, caller, inject, argv):
 
 def stopped_in_failure_delay(sb, caller, target):
     """caller's `su target` with a wrong password, stopped by strace (root) at its first
-    wait4: waiting for its guard through the module's failure delay, under the guess
+    waitid: waiting for its guard through the module's failure delay, under the guess
     lock.  (strace process, su's pid)."""
-    cmd = traced_su(sb, caller, "wait4:signal=SIGSTOP:when=1", [target, "-c", "true"])
+    cmd = traced_su(sb, caller, "waitid:signal=SIGSTOP:when=1", [target, "-c", "true"])
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
                             start_new_session=True, text=True)
@@ -267,8 +267,8 @@ def syscall_of(pid):
 
 def past_its_hash(pid):
     """Has su pid checked the hash: is it sleeping out the failure delay (clock_nanosleep,
-    230) or waiting for the guard that does (wait4, 61)?"""
-    return syscall_of(pid) in ("230", "61")
+    230) or waiting for the guard that does (waitid, 247)?"""
+    return syscall_of(pid) in ("230", "247")
 
 
 def kill_as(sb, user, target):
@@ -315,7 +315,7 @@ def test_a_killed_su_guess_still_costs_the_delay(mod, caller):
 
 def guard_in(pid, proc, call):
     """su pid's guard once it waits for su's verdict (call "0", its read), or once su has
-    given the verdict and waits for it (call "61", su's wait4): the guard has left the
+    given the verdict and waits for it (call "247", su's waitid): the guard has left the
     caller's reach and closed its fds before either."""
     deadline = time.monotonic() + 30
     while True:
@@ -335,7 +335,7 @@ def test_su_killed_during_its_hash_still_costs_the_delay(mod):
     pid = first.pid
     guard_in(pid, first, "0")
     assert subprocess.run(["kill", "-STOP", str(pid)]).returncode == 0
-    assert syscall_of(pid) != "61", "su had its verdict before it was stopped"
+    assert syscall_of(pid) != "247", "su had its verdict before it was stopped"
     assert kill_as(mod, "bob", -pid)
     killed = time.monotonic()
     first.communicate(timeout=30)
@@ -351,7 +351,7 @@ def test_the_guard_is_not_the_callers_first_oom_victim(mod):
     # the OOM killer's first victim, and a memory shortage of theirs the end of the delay.
     first = start_as(mod, "bob", ["/bin/sh", "-c", "echo 1000 >/proc/self/oom_score_adj &&"
                                   " exec %s alice -c true" % SU], b"wrong-guess-1\n")
-    guard = guard_in(first.pid, first, "61")
+    guard = guard_in(first.pid, first, "247")
     with open("/proc/%d/oom_score_adj" % guard) as f:
         adj = f.read().strip()
     first.communicate(timeout=30)
@@ -376,7 +376,7 @@ def test_the_guard_keeps_no_fd_of_the_caller_without_close_range(mod):
         su = next((c for c in tlw.children(first.pid) if tlw.comm(c) == "su"), None)
         time.sleep(0.005)
     # strace's child (after its own short-lived probes) is setpriv, which became su
-    guard = guard_in(su, first, "61")
+    guard = guard_in(su, first, "247")
     fds = sorted(os.readlink("/proc/%d/fd/%s" % (guard, fd))
                  for fd in os.listdir("/proc/%d/fd" % guard))
     first.communicate(timeout=30)

@@ -68,10 +68,13 @@ static void test_right_guess_ends_it_at_once(void **state)
 	assert_int_equal(hs_guessguard_start(&g, fd, DELAY_MS), 0);
 	assert_true(g.pid > 0);
 	assert_int_equal(getsid(g.pid), g.pid);   /* out of our terminal's reach */
+	/* waited for by its pidfd, not a pid another child may get later */
+	assert_true(g.pidfd >= 0);
 	t = now_ms();
 	hs_guessguard_end(&g, true);
 	assert_true(now_ms() - t < DELAY_MS / 2);
 	assert_int_equal(g.pid, -1);
+	assert_int_equal(g.pidfd, -1);
 	close(fd);
 	assert_true(lock_is_free());
 	hs_guessguard_end(&g, false);            /* a second end does nothing */
