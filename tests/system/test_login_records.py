@@ -422,6 +422,49 @@ def test_session_gets_the_callers_sigalrm(sb, tool, ignored):
     assert not signal_bits(res.stdout, "SigBlk") & bit, res.stdout
 
 
+@pytest.mark.skipif(not os.path.exists(UTEMPTER), reason="libutempter0 not installed")
+def test_sigalrm_flood_does_not_end_the_su_parent(sb, build_dir):
+    """su's caller may signal su's parent (it keeps their real uid), and SIGALRM is no
+    longer blocked there.  A flood of it through the whole session, the close's wait for
+    glibc's utmp lock included (bob's stopped utempter holds it), must not end the parent
+    before its session is closed: it is ignored but inside glibc's wait, which it only
+    cuts short, as glibc's own alarm would.  (Sent by root here: the disposition is the
+    parent's, whoever sends.)"""
+    module = os.path.join(build_dir, *UTMP_READER)
+    assert os.path.exists(module), "build %s first" % module
+    service = "/etc/pam.d/su"
+    stack = sb.read(service)
+    sb.write(UTMP, "", mode=0o664, gid=sb.getgrnam("utmp")[1])
+    sb.write(service, stack + "session optional %s\n" % module)
+    utempter, upid = stopped_utempter(sb)
+    try:
+        cmd, _ = sb._wrap([SU, "alice", "-c", "sleep 1; echo DONE$((6*7))"], None, "/")
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
+                                start_new_session=True, text=True)
+        deadline = time.monotonic() + 30
+        # from the session on (before it, su's SIGALRM is the caller's own business)
+        while proc.poll() is None and not any(comm(p) == "sleep"
+                                              for p in descendants(proc.pid)):
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        sent = 0
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                os.kill(proc.pid, signal.SIGALRM)
+                sent += 1
+            except ProcessLookupError:
+                break
+            time.sleep(0.02)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        resume(utempter, upid)
+        sb.write(service, stack)
+    assert sent > 10, sent
+    assert proc.returncode == 0, (proc.returncode, out, err)
+    assert "DONE42" in out, (out, err)
+
+
 # ---------------------------------------------------------------- utmp: a stale entry of a reused pid
 
 # struct utmp on Linux (x86_64, i386, arm64 alike): type, pid, line, id, user, host, exit,

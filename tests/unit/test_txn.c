@@ -256,6 +256,71 @@ static void test_hostile_journal_is_left_alone(void **state)
 	assert_int_equal(unlinkat(f->dfd, HS_TXN_JOURNAL, 0), 0);
 }
 
+/* The two questions about a journal (txn.h), for every kind of one a
+ * crash or a stranger may leave: the sweep and pwck keep reserved
+ * directories while journal_left; usermod and pwck -r take files_pending
+ * as a change that will be made, and an unreadable journal may be one. */
+static void journal_answers(int dfd, bool left, bool pending)
+{
+	assert_int_equal(hs_txn_journal_left(dfd), left);
+	assert_int_equal(hs_txn_files_pending(dfd), pending);
+}
+
+static void test_journal_questions_for_every_kind(void **state)
+{
+	struct tmp_dirs *f = *state;
+	uid_t other = geteuid() == 0 ? 1 : geteuid();
+	char big[64 * 1024];
+
+	journal_answers(f->dfd, false, false);
+	/* work alone (left for the next tool): no files */
+	put_str(f->dfd, HS_TXN_JOURNAL, "hardened-shadow transaction 1\n@x\n", geteuid(),
+		getegid(), 0600);
+	journal_answers(f->dfd, true, false);
+	/* a prepared one was never committed */
+	put_str(f->dfd, HS_TXN_JOURNAL, "hardened-shadow prepared 1\npasswd absent\n",
+		geteuid(), getegid(), 0600);
+	journal_answers(f->dfd, true, false);
+	put_str(f->dfd, HS_TXN_JOURNAL, "hardened-shadow transaction 1\npasswd absent\n",
+		geteuid(), getegid(), 0600);
+	journal_answers(f->dfd, true, true);
+	/* unreadable ones: a symlink, a FIFO (no wait for a writer), a
+	 * directory, an oversized file, another owner's */
+	assert_int_equal(unlinkat(f->dfd, HS_TXN_JOURNAL, 0), 0);
+	assert_int_equal(symlinkat("/nonexistent", f->dfd, HS_TXN_JOURNAL), 0);
+	journal_answers(f->dfd, true, true);
+	assert_int_equal(unlinkat(f->dfd, HS_TXN_JOURNAL, 0), 0);
+	assert_int_equal(mkfifoat(f->dfd, HS_TXN_JOURNAL, 0600), 0);
+	journal_answers(f->dfd, true, true);
+	assert_int_equal(unlinkat(f->dfd, HS_TXN_JOURNAL, 0), 0);
+	assert_int_equal(mkdirat(f->dfd, HS_TXN_JOURNAL, 0700), 0);
+	journal_answers(f->dfd, true, true);
+	assert_int_equal(unlinkat(f->dfd, HS_TXN_JOURNAL, AT_REMOVEDIR), 0);
+	memset(big, 'a', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	for (size_t i = 63; i < sizeof big - 1; i += 64)
+		big[i] = '\n';
+	{
+		int fd = openat(f->dfd, HS_TXN_JOURNAL, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+				0600);
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, "hardened-shadow transaction 1\n", 30), 30);
+		for (size_t i = 0; i < HS_GLOBALFILE_MAX / (sizeof big - 1) + 1; i++)
+			assert_int_equal(write(fd, big, sizeof big - 1), (ssize_t)(sizeof big - 1));
+		close(fd);
+	}
+	journal_answers(f->dfd, true, true);
+	assert_int_equal(unlinkat(f->dfd, HS_TXN_JOURNAL, 0), 0);
+	if (geteuid() == 0) {
+		put_str(f->dfd, HS_TXN_JOURNAL, "hardened-shadow transaction 1\n@x\n", other,
+			getegid(), 0600);
+		journal_answers(f->dfd, true, true);
+		assert_int_equal(unlinkat(f->dfd, HS_TXN_JOURNAL, 0), 0);
+	}
+	journal_answers(f->dfd, false, false);
+}
+
 static void test_failure_before_commit_point_changes_nothing(void **state)
 {
 	struct tmp_dirs *f = *state;
@@ -1022,6 +1087,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_file_changed_since_keeps_what_was_installed,
 						setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_journal_is_left_alone, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_journal_questions_for_every_kind, setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_failure_before_commit_point_changes_nothing,
 						setup, tmp_dirs_teardown),
