@@ -2,9 +2,12 @@
 
 #include <stdatomic.h>
 #include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <stdlib.h>
 
 #include <syslog.h>
@@ -101,7 +104,8 @@ void hs_cli_progress_end(void)
  * name, a comment, a date) come from the caller, and a newline or an
  * escape sequence in them would forge a second line or drive the
  * terminal.  What is not a printable character goes out as \xNN, by the
- * one rule of hs_printable_char, so UTF-8 names read as they are.
+ * one rule of hs_printable_char, so UTF-8 names read as they are on a
+ * UTF-8 terminal.
  * The line is gathered first and written at once: stderr is unbuffered,
  * and a line written a byte at a time is torn by any other writer of the
  * same terminal or log (only one longer than the buffer goes in parts). */
@@ -274,12 +278,56 @@ const char *hs_printable(const char *s, char *out, size_t size)
 	return hs_printable_len(s, strlen(s), out, size);
 }
 
+/* Whether the terminal takes UTF-8, as the locale the environment names
+ * for LC_CTYPE says (LC_ALL, LC_CTYPE, LANG, as setlocale(LC_CTYPE, "")
+ * would choose it); -1 until first asked.  Outside UTF-8 (no locale set:
+ * "C", or an 8-bit charset such as Latin-1) the second byte of "Û"
+ * (C3 9B) is CSI to the terminal, and 0x80..0x9F occur as continuation
+ * bytes of much well-formed text ("À".."ß", CJK), so every byte >= 0x80
+ * is escaped there.
+ * The locale is only looked at (newlocale, nl_langinfo_l), never made the
+ * program's: LC_CTYPE also steers isalpha, isspace and toupper, and in a
+ * Latin-1 locale they would take bytes >= 0x80 for letters and spaces in
+ * the parsers.  Safe in a setid program: it is setlocale's loader, which
+ * without LOCPATH (ld.so drops it from an AT_SECURE process) reads only
+ * /usr/lib/locale, its archive and its directories, an absolute name
+ * included ("/tmp/x" is looked up as /usr/lib/locale//tmp/x), and
+ * refuses "../" and relative names with a '/'; the codeset is read from
+ * the locale data, no gconv module is loaded (a codeset in the name is
+ * compared through the system's gconv alias list); and hs_privs_init has
+ * already dropped every LANG/LC_* value with a '/' or a leading '.'.  A
+ * locale that is not installed fails newlocale: escaped, as for "C". */
+static atomic_int charset_utf8 = -1;
+
+static bool terminal_utf8(void)
+{
+	int v = atomic_load_explicit(&charset_utf8, memory_order_relaxed);
+
+	if (v < 0) {
+		locale_t loc = newlocale(LC_CTYPE_MASK, "", (locale_t)0);
+		const char *cs = loc != (locale_t)0 ? nl_langinfo_l(CODESET, loc) : NULL;
+
+		v = cs && (strcasecmp(cs, "UTF-8") == 0 || strcasecmp(cs, "UTF8") == 0);
+		if (loc != (locale_t)0)
+			freelocale(loc);
+		atomic_store_explicit(&charset_utf8, v, memory_order_relaxed);
+	}
+	return v;
+}
+
+void hs_cli_charset_reset(void)
+{
+	atomic_store_explicit(&charset_utf8, -1, memory_order_relaxed);
+}
+
 /* One rule for everything the programs show: printable ASCII, and UTF-8
- * that decodes to a printable character, stay as they are; the rest is
- * escaped byte by byte.  Escaped are C0 and DEL; C1 (U+0080..U+009F) both
- * as UTF-8 (C2 80..C2 9F: C2 9B is CSI to a UTF-8 terminal) and as a raw
- * byte 0x80..0x9F (CSI to the Linux console outside UTF-8 mode and to an
- * xterm with 8-bit controls); every byte that does not begin a well-formed
+ * that decodes to a printable character when the terminal takes UTF-8
+ * (terminal_utf8), stay as they are; the rest is escaped byte by byte:
+ * every byte >= 0x80 on any other terminal.  On a UTF-8 terminal escaped
+ * are C0 and DEL; C1 (U+0080..U+009F) both as UTF-8 (C2 80..C2 9F: C2 9B
+ * is CSI to a UTF-8 terminal) and as a raw byte 0x80..0x9F (CSI to the
+ * Linux console outside UTF-8 mode and to an xterm with 8-bit controls);
+ * every byte that does not begin a well-formed
  * sequence (a stray continuation byte, a truncated sequence, an overlong
  * form, a surrogate, past U+10FFFF), since a terminal in another charset
  * may take it for a control; and the characters that move or reorder the
@@ -298,6 +346,8 @@ size_t hs_printable_char(const char *s, size_t len)
 		return 0;
 	if (u[0] < 0x80)
 		return u[0] >= 0x20 && u[0] != 0x7f;
+	if (!terminal_utf8())
+		return 0;
 	if (u[0] >= 0xc2 && u[0] <= 0xdf) {
 		n = 2; v = u[0] & 0x1f; min = 0xa0;     /* below: C1 */
 	} else if (u[0] >= 0xe0 && u[0] <= 0xef) {

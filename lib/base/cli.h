@@ -39,11 +39,17 @@ int hs_warn_lock(const char *path, int r, unsigned timeout_ms);
 
 /* Length of the character at s (at most len bytes) when a terminal may
  * be shown it as it is: 1 for printable ASCII, 2 to 4 for well-formed
- * UTF-8 of a printable character; 0 when s[0] must go out as \xNN (C0,
- * DEL, C1 as UTF-8 or as a raw byte, bytes that are not well-formed UTF-8,
- * bidirectional controls).  The one rule of every function below and of
- * hs_warn, hs_die, hs_report and hs_cli_warn_at. */
+ * UTF-8 of a printable character when the locale the environment names
+ * (LC_ALL, LC_CTYPE, LANG) has the charset UTF-8; 0 when s[0] must go out
+ * as \xNN (C0, DEL, C1 as UTF-8 or as a raw byte, bytes that are not
+ * well-formed UTF-8, bidirectional controls, and every byte >= 0x80 when
+ * the charset is not UTF-8: "C" or 8-bit, where 0x80..0x9F are controls).
+ * The one rule of every function below and of hs_warn, hs_die, hs_report
+ * and hs_cli_warn_at.  The charset is read once, at the first byte >= 0x80. */
 size_t hs_printable_char(const char *s, size_t len);
+/* Forget the charset read: the next hs_printable_char reads the
+ * environment's locale again (for a caller that changed LANG or LC_*). */
+void hs_cli_charset_reset(void);
 
 /* A copy of s fit for a terminal or a log: what hs_printable_char refuses
  * as \xNN, so a hostile argument cannot send escape sequences; cut with

@@ -137,7 +137,7 @@ def test_forbidden_characters_in_other(users, bad):
 
 
 # each with how the refusal shows it: the C1 bytes escaped, a valid character around
-# them (U+201B) as it is
+# them (U+201B) as it is to a terminal that takes UTF-8
 @pytest.mark.parametrize("raw,shown", [
     (b"\x80", "\\x80"), (b"\x85", "\\x85"), (b"\x9b", "\\x9b"), (b"\x9f", "\\x9f"),
     (b"\xc2\x9b", "\\xc2\\x9b"), (b"\xe2\x80\x9b\x9b", "\u201b\\x9b")])
@@ -145,7 +145,8 @@ def test_c1_bytes_refused(users, raw, shown):
     sb = users
     before = sb.read_bytes("/etc/passwd")
     # str with surrogate escapes: subprocess passes the raw bytes in argv
-    res = run(sb, [CHFN, "-f", os.fsdecode(b"Al" + raw + b"ice"), "alice"])
+    res = run(sb, [CHFN, "-f", os.fsdecode(b"Al" + raw + b"ice"), "alice"],
+              env={"LANG": "C.UTF-8"})
     assert res.returncode == 1, res
     assert res.stderr == "chfn: invalid name: 'Al%sice'\n" % shown, res
     assert sb.read_bytes("/etc/passwd") == before

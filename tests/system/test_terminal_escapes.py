@@ -5,7 +5,8 @@ raw byte (9B, CSI to the Linux console outside UTF-8 mode and to xterm with 8-bi
 controls) -- beside C0 escapes, then root runs the tools that quote it.  Everything they
 write must be well-formed UTF-8 without a control character other than newline and tab,
 the hostile bytes shown as \\xNN, and the UTF-8 text around them (é, CJK, an emoji)
-shown as it is.  The user's levers: their own directory in the tree (what a user who
+shown as it is when root's locale says the terminal takes UTF-8 (UTF8 below), every
+byte >= 0x80 escaped when it does not.  The user's levers: their own directory in the tree (what a user who
 subverted a setgid tool can write: DESIGN.md section 2 treats its contents as hostile),
 the names of the files in their home, and their GECOS through the setuid chfn."""
 
@@ -28,6 +29,8 @@ C1_SHOWN = "\\xc2\\x9b31m\\x9b2J"
 # C0: an OSC title change and a bare ESC sequence
 C0 = b"\x1b]0;pwned\x07\x1b[2J"
 C0_SHOWN = "\\x1b]0;pwned\\x07\\x1b[2J"
+# root's environment when its terminal takes UTF-8: READABLE is shown as it is
+UTF8 = {"LANG": "C.UTF-8"}
 
 
 def assert_terminal_safe(out):
@@ -85,8 +88,8 @@ def test_su_to_the_user_quotes_a_planted_shell_path_escaped(hostile):
     sb = hostile
     shell = b"/nonexistent/" + READABLE.encode() + C1
     plant_shell_file(sb, shell + b"\n")
-    res = sb.run([SU, "-", "alice", "-c", "echo REACHED"], input=b"", check=False,
-                 timeout=20)
+    res = sb.run([SU, "-", "--whitelist-environment=LANG", "alice", "-c", "echo REACHED"],
+                 input=b"", check=False, timeout=20, env=UTF8)
     assert res.returncode != 0 and b"REACHED" not in res.stdout
     err = assert_terminal_safe(res.stderr)
     assert err.count("\n") == 1, err
@@ -97,7 +100,7 @@ def test_su_to_the_user_quotes_a_planted_shell_path_escaped(hostile):
 def test_pwck_quotes_a_planted_shell_path_escaped_and_readable(hostile):
     sb = hostile
     plant_shell_file(sb, b"/nonexistent/" + READABLE.encode() + C1 + b"\n")
-    res = sb.run(["/usr/sbin/pwck", "-r"], input=b"", check=False)
+    res = sb.run(["/usr/sbin/pwck", "-r"], input=b"", check=False, env=UTF8)
     out = assert_terminal_safe(res.stdout)
     assert_terminal_safe(res.stderr)
     assert "program '/nonexistent/%s%s' does not exist" % (READABLE, C1_SHOWN) in out, out
@@ -114,7 +117,8 @@ def test_usermod_u_quotes_a_planted_entry_name_escaped(hostile):
     that names it: the name is alice's to choose, any byte but '/' and NUL."""
     sb = hostile
     plant_entry(sb, HOSTILE_NAME)
-    res = sb.run(["/usr/sbin/usermod", "-u", "4321", "alice"], input=b"", check=False)
+    res = sb.run(["/usr/sbin/usermod", "-u", "4321", "alice"], input=b"", check=False,
+                 env=UTF8)
     assert res.returncode == 0, res
     err = assert_terminal_safe(res.stderr)
     assert err == "usermod: leaving unexpected entry %s/alice/%s alone\n" % (
@@ -125,7 +129,7 @@ def test_usermod_u_quotes_a_planted_entry_name_escaped(hostile):
 def test_pwck_quotes_a_planted_entry_name_escaped_and_readable(hostile):
     sb = hostile
     plant_entry(sb, HOSTILE_NAME)
-    res = sb.run(["/usr/sbin/pwck", "-r"], input=b"", check=False)
+    res = sb.run(["/usr/sbin/pwck", "-r"], input=b"", check=False, env=UTF8)
     out = assert_terminal_safe(res.stdout)
     assert_terminal_safe(res.stderr)
     assert "%s/alice/%s: stray " % (TREE, HOSTILE_NAME_SHOWN) in out, out
@@ -141,7 +145,8 @@ def test_usermod_u_quotes_a_hard_link_in_the_home_escaped(hostile):
     sb = hostile
     sb.run(["/bin/sh", "-c", 'cd && : > plain && ln plain "$(cat)"'], user="alice",
            input=HOSTILE_NAME)
-    res = sb.run(["/usr/sbin/usermod", "-u", "4321", "alice"], input=b"", check=False)
+    res = sb.run(["/usr/sbin/usermod", "-u", "4321", "alice"], input=b"", check=False,
+                 env=UTF8)
     assert res.returncode == 0, res
     err = assert_terminal_safe(res.stderr)
     home = sb.getpwnam("alice").home
@@ -178,7 +183,51 @@ def test_gecos_the_user_sets_reads_as_it_is_and_c1_stays_out(suid_chfn):
                  check=False)
     assert res.returncode == 0, res
     # root looks at the entry: the prompt names the current value (end of input keeps it)
-    res = sb.run([CHFN, "alice"], input=b"", check=False)
+    res = sb.run([CHFN, "alice"], input=b"", check=False, env=UTF8)
     assert res.returncode == 0, res
     out = assert_terminal_safe(res.stdout)
     assert "\tFull Name [%s]: " % READABLE in out, out
+
+
+# ---------------------------------------------------------------- the terminal's charset
+
+# "Û" (U+00DB) is well-formed UTF-8, C3 9B, and so is much text whose continuation bytes
+# fall in 0x80..0x9F ("À".."ß", many CJK characters): to a terminal in an 8-bit charset
+# (the Linux console outside UTF-8 mode, xterm with a Latin-1 font) 0x9B is CSI.  Only a
+# locale whose charset is UTF-8 says the terminal reads it as text; anything else ("C",
+# no locale at all) gets every byte >= 0x80 escaped.
+CSI_TEXT = "\u00db2J\u00c0"
+CSI_TEXT_ESCAPED = "\\xc3\\x9b2J\\xc3\\x80"
+BY_LOCALE = [({"LANG": "C"}, CSI_TEXT_ESCAPED), ({}, CSI_TEXT_ESCAPED),
+             ({"LC_ALL": "C", "LANG": "C.UTF-8"}, CSI_TEXT_ESCAPED),
+             ({"LANG": "C.UTF-8"}, CSI_TEXT)]
+
+
+def assert_shown_for_locale(out, env):
+    """out (bytes) holds no byte >= 0x80 unless env's locale is UTF-8."""
+    if env.get("LC_ALL", env.get("LANG")) != "C.UTF-8":
+        assert max(out, default=0) < 0x80, out
+    return assert_terminal_safe(out)
+
+
+@pytest.mark.parametrize("env,shown", BY_LOCALE)
+def test_gecos_with_a_c1_continuation_byte_is_escaped_outside_utf8(suid_chfn, env, shown):
+    """alice names herself "Û2JÀ" through chfn (well-formed UTF-8, so accepted); root's
+    chfn prompt shows it raw only when root's locale is UTF-8."""
+    sb = suid_chfn
+    res = sb.run([CHFN, "-f", CSI_TEXT], user="alice", input=b"alice-pw-1\n", check=False)
+    assert res.returncode == 0, res
+    res = sb.run([CHFN, "alice"], input=b"", check=False, env=env)
+    assert res.returncode == 0, res
+    out = assert_shown_for_locale(res.stdout, env)
+    assert "\tFull Name [%s]: " % shown in out, out
+
+
+@pytest.mark.parametrize("env,shown", BY_LOCALE)
+def test_pwck_quotes_a_planted_shell_with_c1_continuation_bytes(hostile, env, shown):
+    sb = hostile
+    plant_shell_file(sb, b"/nonexistent/" + CSI_TEXT.encode() + b"\n")
+    res = sb.run(["/usr/sbin/pwck", "-r"], input=b"", check=False, env=env)
+    out = assert_shown_for_locale(res.stdout, env)
+    assert_shown_for_locale(res.stderr, env)
+    assert "program '/nonexistent/%s' does not exist" % shown in out, out

@@ -3,7 +3,12 @@
  * hs_fputs_printable and the messages of hs_warn / hs_report /
  * hs_cli_warn_at must all keep UTF-8 text readable and let no C0, DEL or
  * C1 control through, in UTF-8 or as a raw byte, nor any byte of a
- * sequence that is not well-formed UTF-8. */
+ * sequence that is not well-formed UTF-8.  UTF-8 stays readable only when
+ * the environment's locale has the charset UTF-8: under "C" (or an 8-bit
+ * charset, where 0x80..0x9F are C1 controls) every byte >= 0x80 is
+ * escaped, the continuation byte 9B of "Û" (C3 9B) being CSI there.
+ * main() runs the cases under LC_ALL=C.UTF-8; the tests that need
+ * another locale set it and restore it. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,6 +16,8 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +78,35 @@ static const struct {
 	{ "\xd8\x9b", "\xd8\x9b" },
 	/* the characters beside them stay: U+2027, U+2030, U+2070 */
 	{ "\xe2\x80\xa7\xe2\x80\xb0\xe2\x81\xb0", "\xe2\x80\xa7\xe2\x80\xb0\xe2\x81\xb0" },
+	/* well-formed characters with a continuation byte in 0x80..0x9F:
+	 * readable to a UTF-8 terminal ("Û", "À", "ß", "一") */
+	{ "\xc3\x9b" "31m", "\xc3\x9b" "31m" },
+	{ "\xc3\x80\xc3\x9f\xe4\xb8\x80", "\xc3\x80\xc3\x9f\xe4\xb8\x80" },
 };
+
+/* Switch the locale the rule reads to name (LC_ALL), NULL: back to the
+ * C.UTF-8 main() set. */
+static void use_locale(const char *name)
+{
+	assert_int_equal(setenv("LC_ALL", name ? name : "C.UTF-8", 1), 0);
+	hs_cli_charset_reset();
+}
+
+/* What a terminal outside UTF-8 must be shown for in: every byte that is
+ * not printable ASCII as \xNN. */
+static void escape_all(const char *in, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (const unsigned char *u = (const unsigned char *)in; *u; u++) {
+		assert_true(o + 5 < size);
+		if (*u >= 0x20 && *u < 0x7f)
+			out[o++] = (char)*u;
+		else
+			o += (size_t)snprintf(out + o, 5, "\\x%02x", *u);
+	}
+	out[o] = '\0';
+}
 
 static void test_printable_cases(void **state)
 {
@@ -286,6 +321,116 @@ static void test_message_out_of_memory(void **state)
 	assert_memory_equal(head, "prog: bad '\\x1b[2J\\x1b[2J", 25);
 }
 
+/* Under "C" (no locale set: a cron job, an environment that names none)
+ * every byte >= 0x80 goes out escaped, through every printer and
+ * message: the terminal's charset is not known to be UTF-8. */
+static void test_c_locale_escapes_every_high_byte(void **state)
+{
+	(void)state;
+	char out[1024], want[1024], line[1100];
+
+	use_locale("C");
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *buf = NULL;
+		size_t size = 0;
+		FILE *f = open_memstream(&buf, &size);
+
+		escape_all(cases[i].in, want, sizeof want);
+		assert_string_equal(hs_printable(cases[i].in, out, sizeof out), want);
+		assert_string_equal(hs_printable_len(cases[i].in, strlen(cases[i].in), out,
+						     sizeof out), want);
+		assert_non_null(f);
+		hs_fputs_printable(cases[i].in, f);
+		assert_int_equal(fclose(f), 0);
+		assert_string_equal(buf, want);
+		free(buf);
+		message_output(0, cases[i].in, out, sizeof out);
+		snprintf(line, sizeof line, "prog: bad '%s'\n", want);
+		assert_string_equal(out, line);
+		message_output(1, cases[i].in, out, sizeof out);
+		assert_string_equal(out, line);
+	}
+	/* "Û": its second byte is CSI to an 8-bit terminal */
+	assert_int_equal(hs_printable_char("\xc3\x9b", 2), 0);
+	assert_int_equal(hs_printable_char("\xc3\xa9", 2), 0);
+	assert_int_equal(hs_printable_char("a", 1), 1);
+	assert_string_equal(hs_printable("\xc3\x9b" "2J", out, sizeof out), "\\xc3\\x9b2J");
+	use_locale(NULL);
+	assert_string_equal(hs_printable("\xc3\x9b" "2J", out, sizeof out), "\xc3\x9b" "2J");
+}
+
+/* The locale is the one setlocale(LC_CTYPE, "") would choose: LC_ALL,
+ * then LC_CTYPE, then LANG; one that is not installed is not UTF-8. */
+static void test_locale_variables(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *all, *ctype, *lang;
+		size_t want;
+	} env[] = {
+		{ NULL, NULL, NULL, 0 },
+		{ NULL, NULL, "C.UTF-8", 2 },
+		{ NULL, "C.UTF-8", "C", 2 },
+		{ NULL, "C", "C.UTF-8", 0 },
+		{ "C", NULL, "C.UTF-8", 0 },
+		{ "C.UTF-8", "C", "C", 2 },
+		{ "POSIX", NULL, NULL, 0 },
+		{ NULL, NULL, "xx_NOPE.UTF-8", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof env / sizeof env[0]; i++) {
+		const char *vals[] = { env[i].all, env[i].ctype, env[i].lang };
+		const char *names[] = { "LC_ALL", "LC_CTYPE", "LANG" };
+
+		for (size_t k = 0; k < 3; k++)
+			assert_int_equal(vals[k] ? setenv(names[k], vals[k], 1) : unsetenv(names[k]), 0);
+		hs_cli_charset_reset();
+		assert_int_equal(hs_printable_char("\xc3\x9b", 2), env[i].want);
+	}
+	unsetenv("LC_CTYPE");
+	unsetenv("LANG");
+	use_locale(NULL);
+}
+
+/* An 8-bit charset (Latin-1, made with localedef when it is there): the
+ * same escapes as "C", where 0x9B is CSI. */
+static void test_latin1_locale_escapes(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/hs-test-printable-XXXXXX", cmd[256];
+
+	if (access("/usr/bin/localedef", X_OK) != 0 || !mkdtemp(dir))
+		skip();
+	snprintf(cmd, sizeof cmd,
+		 "/usr/bin/localedef -i en_US -f ISO-8859-1 %s/en_US.ISO-8859-1 >/dev/null 2>&1",
+		 dir);
+	int made = system(cmd) == 0;
+	char codeset[32] = "", shown[64] = "";
+
+	/* what the checks need is gathered before the directory goes, so a
+	 * failing check leaves nothing behind */
+	if (made) {
+		assert_int_equal(setenv("LOCPATH", dir, 1), 0);
+		locale_t loc = newlocale(LC_CTYPE_MASK, "en_US.ISO-8859-1", (locale_t)0);
+
+		if (loc != (locale_t)0) {
+			snprintf(codeset, sizeof codeset, "%s", nl_langinfo_l(CODESET, loc));
+			freelocale(loc);
+		}
+		use_locale("en_US.ISO-8859-1");
+		hs_printable("\xc3\x9b" "2J \xe9", shown, sizeof shown);
+		unsetenv("LOCPATH");
+		use_locale(NULL);
+	}
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	if (!made)
+		skip();
+	/* the locale was there and 8-bit: the check below tests that */
+	assert_string_equal(codeset, "ISO-8859-1");
+	assert_string_equal(shown, "\\xc3\\x9b2J \\xe9");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +442,15 @@ int main(void)
 		cmocka_unit_test(test_messages_share_the_rule),
 		cmocka_unit_test(test_long_message_keeps_characters),
 		cmocka_unit_test(test_message_out_of_memory),
+		cmocka_unit_test(test_c_locale_escapes_every_high_byte),
+		cmocka_unit_test(test_locale_variables),
+		cmocka_unit_test(test_latin1_locale_escapes),
 	};
+
+	/* the cases are what a UTF-8 terminal is shown, whatever the
+	 * environment that runs the test */
+	unsetenv("LC_CTYPE");
+	unsetenv("LANG");
+	use_locale(NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
