@@ -22,7 +22,6 @@
  *
  * Options, messages and login.defs keys follow util-linux's and
  * shadow-utils' login(1); login(1) of this package lists the differences. */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -136,15 +135,21 @@ static noreturn void usage(int status)
 	exit(status);
 }
 
+/* ASCII letters, digits and the punctuation of names and addresses:
+ * tested by hand, not isalnum, which follows the locale login has set
+ * (hs_session_tool_init) and in a Latin-1 one takes bytes >= 0x80. */
 static bool host_ok(const char *h)
 {
 	size_t n = strlen(h);
 
 	if (n == 0 || n > HOST_MAX)
 		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)h[i]) && !strchr(".-_:[]%", h[i]))
+	for (size_t i = 0; i < n; i++) {
+		char c = h[i], l = (char)(c | 0x20);
+
+		if (!(c >= '0' && c <= '9') && !(l >= 'a' && l <= 'z') && !strchr(".-_:[]%", c))
 			return false;
+	}
 	return true;
 }
 
@@ -485,8 +490,9 @@ static void set_user_prompt(struct hs_session *s, const struct options *o)
 	if (o->no_host_prompt || gethostname(hostname, sizeof(hostname)) != 0)
 		hostname[0] = '\0';
 	hostname[sizeof(hostname) - 1] = '\0';
+	/* printable ASCII only, whatever the locale (see host_ok) */
 	for (char *p = hostname; *p; p++)
-		if (!isgraph((unsigned char)*p))
+		if (*p <= ' ' || *p > '~')
 			*p = '?';
 	snprintf(prompt, sizeof(prompt), "%s%slogin: ", hostname, hostname[0] ? " " : "");
 	r = pam_set_item(s->pamh, PAM_USER_PROMPT, prompt);
