@@ -559,8 +559,10 @@ static void kept_here_add(const struct hs_txn_work *w, bool undo)
 }
 
 /* Did a piece fail for a cause that may pass?  One found replaced or
- * gone, or a home that a mount or what else the user has inside keeps
- * (handed back, where said), is final, as in a run not interrupted. */
+ * gone, a home that a mount or what else the user has inside keeps
+ * (handed back, where said), or a home that is itself a mount point
+ * (EXDEV, left untouched: even a FUSE one whose daemon is dead), is
+ * final, as in a run not interrupted. */
 static bool work_failed_for_now(const struct hs_txn_work *w)
 {
 	int r = w->result;
@@ -606,13 +608,15 @@ static void run_work(struct hs_txn_work *work, const bool *skip, size_t n_work, 
 			if ((skip && skip[i]) || work_is_tree(w) != (pass == 0))
 				continue;
 			w->result = work_ops ? work_ops->forward(w) : -ENOSYS;
-			if (w->result < 0 && w->where[0])
-				/* as userdel -r says it */
-				msg_add(msg, msg_size, "not removing %s: %s at %s/%s; it is left as "
-					"it was", w->path, w->result == -EXDEV ?
+			if (w->result < 0 && !work_is_new(w) &&
+			    (w->where[0] || w->result == -EXDEV))
+				/* as userdel -r says it; where "": the home itself
+				 * is a mount point */
+				msg_add(msg, msg_size, "not removing %s: %s at %s%s%s; it is left "
+					"as it was", w->path, w->result == -EXDEV ?
 					"a file system is mounted" : w->result == -ENAMETOOLONG ?
 					"nested too deeply" : hs_strerror(w->result), w->path,
-					w->where);
+					w->where[0] ? "/" : "", w->where);
 			else if (w->result < 0)
 				msg_add(msg, msg_size, "cannot %s %s%s: %s",
 					work_is_new(w) ? "finish creating" : "finish removing",
@@ -1047,7 +1051,10 @@ static void revert_one(struct hs_txn_work *w, enum hs_txn_verdict v, const char 
 		return;
 	}
 	w->result = work_ops->revert ? work_ops->revert(w) : -ENOSYS;
-	if (w->result < 0)
+	if (w->result == -EXDEV)
+		msg_add(msg, msg_size, "not undoing the creation of %s: a file system is "
+			"mounted at %s; it is left as it is", w->path, w->path);
+	else if (w->result < 0)
 		msg_add(msg, msg_size, "cannot undo the creation of %s: %s", w->path,
 			w->result == -ESTALE ? "it or its directory was replaced since; left alone"
 					     : hs_strerror(w->result));

@@ -9,6 +9,7 @@ left; a tool that finds this boot's record skips the listings.  These tests kill
 between the two, fake a power loss (the record of another boot) and check that the next
 tool then looks and cleans, and that it does not look after a clean run."""
 
+import errno
 import os
 import re
 import time
@@ -861,3 +862,118 @@ def test_work_left_for_an_admins_cause_says_what_to_fix(sb):
     assert "finished creating /home/alice" in res.stderr, res
     assert sb.lstat("/home/alice").st_uid == sb.getpwnam("alice").uid
     assert not sb.exists("/etc/.hardened-shadow.txn")
+
+
+def killed_userdel_r_victim(sb):
+    """userdel -r victim killed after its commit, before her home went (at the tree's
+    rename of her directory): the journal names the removal of /home/victim.  Returns the
+    home's owner and mode."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    sb.run(["/usr/sbin/useradd", "-m", "victim"])
+    sb.sh("echo mine >/home/victim/keep", user="victim")
+    st = sb.lstat("/home/victim")
+    res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                  "-e", "inject=renameat2:signal=SIGKILL:when=6",
+                  "/usr/sbin/userdel", "-r", "victim"], check=False)
+    assert res.returncode != 0, res
+    assert "@home-del" in sb.read("/etc/.hardened-shadow.txn")
+    return (st.st_uid, st.st_gid, st.st_mode)
+
+
+# the home itself a mount point: a FUSE file system its user mounted on her own home (users
+# may, on a directory they own) or a bind mount an administrator left there.  Stand-ins:
+# tmpfs, a bind mount of the home on itself (the same inode the journal names), and a real
+# FUSE mount whose daemon is gone: without allow_other it refuses root every stat and open
+# (EACCES), with it every request fails (ENOTCONN, the daemon dead)
+HOME_MOUNTS = ["tmpfs", "bind", "fuse-EACCES", "fuse-ENOTCONN"]
+
+FUSE_MOUNT = """import ctypes, os, sys
+path, uid, allow_other = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+fd = os.open("/dev/fuse", os.O_RDWR)
+opts = "fd=%d,rootmode=40000,user_id=%d,group_id=%d" % (fd, uid, uid)
+if allow_other:
+    opts += ",allow_other"
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.mount(b"fuse", path.encode(), b"fuse", 0, opts.encode()) != 0:
+    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
+"""
+
+
+def mount_on_home(sb, how, path, uid):
+    """Mount a file system of kind how (HOME_MOUNTS) on path, as uid's."""
+    if how == "tmpfs":
+        sb.sh("mount -t tmpfs -o mode=0750,uid=%d none %s" % (uid, path))
+    elif how == "bind":
+        sb.sh("mount --bind %s %s" % (path, path))
+    else:
+        if not os.path.exists("/dev/fuse"):
+            pytest.skip("no FUSE on this machine")
+        if not sb.exists("/dev/fuse"):
+            sb.sh("mknod -m 0666 /dev/fuse c 10 229")
+        sb.write("/tmp/fuse-mount.py", FUSE_MOUNT, mode=0o644)
+        # the daemon's end closed at once: gone
+        sb.run(["/usr/bin/python3", "/tmp/fuse-mount.py", path, str(uid),
+                "1" if how == "fuse-ENOTCONN" else "0"])
+        res = sb.run(["stat", path], check=False)
+        assert res.returncode != 0 and \
+            os.strerror(getattr(errno, how.split("-")[1])) in res.stderr, res
+
+
+@pytest.mark.parametrize("how", HOME_MOUNTS)
+def test_a_home_that_is_a_mount_point_is_not_left_for_the_next_tool(sb, how):
+    """userdel -r victim killed after its commit; her home is then a mount point.  A run
+    not interrupted refuses such a home (the walk never crosses into another mount) and
+    says so once; the recovery must too: the home left as it was (never root's 0700), the
+    journal gone, the next tool silent.  It used to keep the piece (FUSE's EACCES,
+    ENOTCONN: causes that may pass) for every root tool to retry and report forever, the
+    tree never swept, and to say "replaced since" or "Invalid cross-device link" else."""
+    before = killed_userdel_r_victim(sb)
+    mount_on_home(sb, how, "/home/victim", before[0])
+    mounted = None if how.startswith("fuse") else sb.lstat("/home/victim")
+    try:
+        res = sb.run([GROUPADD, "after"], check=False)
+        assert res.returncode == 0, res
+        assert res.stderr.splitlines() == [
+            "groupadd: finished removing /etc/hardened-shadow/victim; not removing "
+            "/home/victim: a file system is mounted at /home/victim; it is left as it "
+            "was"], res
+        assert not sb.exists("/etc/.hardened-shadow.txn")
+        res = sb.run([GROUPADD, "later"])
+        assert res.stderr == "", res
+        assert not sb.exists("/etc/.hardened-shadow.txn")
+        if mounted:
+            # untouched: never taken away (root's 0700), not even for a moment
+            st = sb.lstat("/home/victim")
+            assert (st.st_uid, st.st_gid, st.st_mode, st.st_ctime_ns) == \
+                (mounted.st_uid, mounted.st_gid, mounted.st_mode, mounted.st_ctime_ns)
+    finally:
+        sb.sh("umount /home/victim")
+    st = sb.lstat("/home/victim")
+    assert (st.st_uid, st.st_gid, st.st_mode) == before
+    assert sb.read("/home/victim/keep") == "mine\n"
+    assert reserved_left(sb) == []
+
+
+@pytest.mark.parametrize("how", HOME_MOUNTS)
+def test_a_home_to_undo_that_is_a_mount_point_is_not_left_for_the_next_tool(sb, how):
+    """useradd -m alice killed only before it removed its journal, her home hers already;
+    shadow-utils then deletes her, and a file system is mounted on her home.  The undo of
+    the home must be final too (left as it is, said once), not a piece every root tool
+    retries because FUSE refuses root the stat of it."""
+    uid = killed_useradd_m_alice(sb, KILLS[2])
+    sb.run([CLASSIC + "userdel", "alice"])
+    mount_on_home(sb, how, "/home/alice", uid)
+    try:
+        res = sb.run([GROUPADD, "after"], check=False)
+        assert res.returncode == 0, res
+        assert ("not undoing the creation of /home/alice: a file system is mounted at "
+                "/home/alice; it is left as it is") in res.stderr, res
+        assert "finishes it" not in res.stderr, res
+        assert not sb.exists("/etc/.hardened-shadow.txn")
+        res = sb.run([GROUPADD, "later"])
+        assert res.stderr == "", res
+    finally:
+        sb.sh("umount /home/alice")
+    assert sb.lstat("/home/alice").st_uid == uid
+    assert reserved_left(sb) == []

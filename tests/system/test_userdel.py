@@ -469,6 +469,31 @@ def test_home_on_another_mount_is_not_crossed(two):
         sb.sh("umount /home/alice/mnt", check=False)
 
 
+@pytest.mark.parametrize("mount", ["mount -t tmpfs -o mode=0750,uid=%(uid)d none /home/alice",
+                                   "mount --bind /home/alice /home/alice"])
+def test_home_that_is_a_mount_point_is_left_untouched(two, mount):
+    """alice's home is itself a mount point (her FUSE file system, an administrator's bind
+    mount).  shadow-utils empties it and then fails to remove it (EBUSY); we refuse it, as
+    a mount inside, and must not touch it at all: it used to be taken away (root's 0700)
+    and handed back, its mode and owner changed for a while for nothing."""
+    sb = two
+    sb.sh(mount % {"uid": sb.getpwnam("alice").uid} + " && echo x >/home/alice/kept")
+    try:
+        before = sb.lstat("/home/alice")
+        res = run(sb, ["-r", "alice"])
+        assert res.returncode == 12, res
+        assert ("userdel: not removing directory /home/alice: a file system is mounted at "
+                "/home/alice") in res.stderr.splitlines(), res
+        assert "alice" not in names(sb, "/etc/passwd")
+        st = sb.lstat("/home/alice")
+        assert (st.st_uid, st.st_gid, st.st_mode, st.st_ctime_ns) == \
+            (before.st_uid, before.st_gid, before.st_mode, before.st_ctime_ns)
+        assert sb.read("/home/alice/kept") == "x\n"
+        assert not sb.exists("/etc/.hardened-shadow.txn")
+    finally:
+        sb.sh("umount /home/alice", check=False)
+
+
 def test_missing_home_is_a_warning(two):
     sb = two
     sb.sh("rm -rf /home/alice")
