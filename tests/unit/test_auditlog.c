@@ -152,6 +152,17 @@ static void expect_same(int type, const char *op, const char *name, unsigned lon
 		fail();
 }
 
+/* A pseudo-terminal: its master and its slave (the test is skipped
+ * where none can be made). */
+static void open_pty(int *master, int *slave)
+{
+	*master = posix_openpt(O_RDWR | O_NOCTTY);
+	if (*master < 0 || grantpt(*master) < 0 || unlockpt(*master) < 0)
+		skip();
+	*slave = open(ptsname(*master), O_RDWR | O_NOCTTY);
+	assert_true(*slave >= 0);
+}
+
 /* First, in a child whose standard input is a terminal: the terminal
  * libaudit finds by itself (and the host it then names). */
 static void own_terminal_is_named_as_libaudit_names_it(void **state)
@@ -160,11 +171,7 @@ static void own_terminal_is_named_as_libaudit_names_it(void **state)
 	pid_t pid;
 
 	(void)state;
-	master = posix_openpt(O_RDWR | O_NOCTTY);
-	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0)
-		skip();
-	slave = open(ptsname(master), O_RDWR | O_NOCTTY);
-	assert_true(slave >= 0);
+	open_pty(&master, &slave);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -267,11 +274,7 @@ static void terminal_is_looked_up_for_each_event(void **state)
 	pid_t pid;
 
 	(void)state;
-	master = posix_openpt(O_RDWR | O_NOCTTY);
-	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0)
-		skip();
-	slave = open(ptsname(master), O_RDWR | O_NOCTTY);
-	assert_true(slave >= 0);
+	open_pty(&master, &slave);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -315,11 +318,7 @@ static void terminal_names_match_libaudit(void **state)
 	bool nodes;
 
 	(void)state;
-	master = posix_openpt(O_RDWR | O_NOCTTY);
-	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0)
-		skip();
-	slave = open(ptsname(master), O_RDWR | O_NOCTTY);
-	assert_true(slave >= 0);
+	open_pty(&master, &slave);
 	assert_non_null(mkdtemp(dir));
 	snprintf(link_path, sizeof(link_path), "%s/link", dir);
 	assert_int_equal(symlink(ptsname(master), link_path), 0);
