@@ -615,7 +615,9 @@ static void run_work(struct hs_txn_work *work, const bool *skip, size_t n_work, 
 				msg_add(msg, msg_size, "not removing %s: %s at %s%s%s; it is left "
 					"as it was", w->path, w->result == -EXDEV ?
 					"a file system is mounted" : w->result == -ENAMETOOLONG ?
-					"nested too deeply" : hs_strerror(w->result), w->path,
+					"nested too deeply" : w->result == -ESTALE ?
+					"an entry was replaced during the walk" :
+					hs_strerror(w->result), w->path,
 					w->where[0] ? "/" : "", w->where);
 			else if (w->result < 0)
 				msg_add(msg, msg_size, "cannot %s %s%s: %s",

@@ -126,7 +126,8 @@ static bool home_is_mount_point(int parentfd, const char *last)
  * through lib/tree; a home directory is taken away, then removed through
  * the one walker: a mount inside (or a too deep nest) refuses before
  * anything goes; a DEL one is handed back then, as when an entry inside
- * refuses root (HS_WALK_DENIED: a user's FUSE mount), said in w->where.
+ * refuses root (HS_WALK_DENIED: a user's FUSE mount) or is found replaced
+ * during the walk (HS_WALK_SWAPPED), said in w->where.
  * undo: a NEW piece reverted (work_revert), else a DEL one finished
  * (forward_del); they differ where marked. */
 static int remove_self(struct hs_txn_work *w, int parentfd, const char *last, bool undo)
@@ -177,8 +178,12 @@ static int remove_self(struct hs_txn_work *w, int parentfd, const char *last, bo
 		return r;
 	r = hs_walk_remove_at(parentfd, last, &where);
 	/* refused by what the user has inside (where: below last) or a mount
-	 * there: final, as for a run not interrupted */
-	if (!undo && (r == -EXDEV || r == -ENAMETOOLONG || (where && where[0] && r != -ESTALE))) {
+	 * there: final, as for a run not interrupted.  So is an entry below
+	 * last found replaced during the walk (-ESTALE): a process that kept
+	 * an fd to a directory in the home can still rename there, and the
+	 * home must not stay root's 0700, out of its user's reach (at last
+	 * itself only root could replace it: where "", left alone) */
+	if (!undo && (r == -EXDEV || r == -ENAMETOOLONG || (where && where[0]))) {
 		(void)hs_walk_hand_back(fd, w->uid, w->gid, w->mode);
 		snprintf(w->where, sizeof(w->where), "%s", where ? where : "");
 	}

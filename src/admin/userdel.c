@@ -389,6 +389,7 @@ static int report_home(const char *user, const char *dir, const struct hs_txn_wo
 		return usertool_warn(E_HOMEDIR, "not removing directory %s: %s at %s%s%s", dir,
 				     w->result == -EXDEV ? "a file system is mounted" :
 				     w->result == -ENAMETOOLONG ? "nested too deeply" :
+				     w->result == -ESTALE ? "an entry was replaced during the walk" :
 				     hs_strerror(w->result), dir, w->where[0] ? "/" : "", w->where);
 	return usertool_warn(E_HOMEDIR, "error removing directory %s: %s", dir,
 			     hs_strerror(w->result));

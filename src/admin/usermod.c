@@ -758,7 +758,8 @@ static int reown_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why
 		return 0;
 	}
 	hs_warn("cannot change the owner of %s/%s: %s", ro->home, e->path,
-		why == HS_WALK_TOO_DEEP ? "nested too deeply" : hs_strerror(err));
+		why == HS_WALK_TOO_DEEP ? "nested too deeply" :
+		why == HS_WALK_SWAPPED ? "it was replaced during the walk" : hs_strerror(err));
 	ro->errors++;
 	return 0;
 }

@@ -232,3 +232,79 @@ def test_racer_swapping_names_cannot_make_usermod_u_reown_others_files(two, race
                                                      (bob.uid, bob.gid, 0o640))):
         st = sb.lstat(p)
         assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == who, p
+
+
+# ------------------------------------------------- an entry swapped during the walk
+
+SWAP_DRIVER = r'''
+import ctypes, json, os, subprocess, sys, time
+
+cfg = json.loads(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_renameat2, RENAME_EXCHANGE = 316, 2
+pid = os.fork()
+if pid == 0:
+    # another user's process with an fd to a directory of the home writable to others:
+    # taking the home away does not stop it renaming in there
+    fd = os.open(cfg["dir"], os.O_RDONLY | os.O_DIRECTORY)
+    os.setgroups([])
+    os.setgid(cfg["racer_gid"])
+    os.setuid(cfg["racer_uid"])
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        st = os.lstat(cfg["home"])
+        if st.st_uid == 0 and st.st_mode & 0o7777 == 0o700:
+            break
+        time.sleep(0.005)
+    # the walker has checked "swapped" by now and waits (strace) before its open
+    time.sleep(1)
+    r = libc.syscall(SYS_renameat2, fd, b"swapped", fd, b"other", RENAME_EXCHANGE)
+    os._exit(0 if r == 0 else 3)
+# the walker's open of "swapped" held back 3 s: the racer swaps it meanwhile
+r = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-P", "swapped",
+                    "-e", "trace=openat", "-e", "inject=openat:delay_enter=3000000:when=1"]
+                   + cfg["argv"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                   text=True)
+_, status = os.waitpid(pid, 0)
+print(json.dumps({"rc": r.returncode, "stderr": r.stderr, "racer": status}))
+'''
+
+
+@pytest.mark.parametrize("tool", ["userdel", "usermod"])
+def test_an_entry_swapped_during_the_walk_hands_the_home_back(two, tool):
+    """mallory keeps an fd to pub/, a directory of alice's home writable to others, and
+    exchanges two directories there between the walker's check of one and its open (the
+    walker refuses it: HS_WALK_SWAPPED, -ESTALE).  The home must not stay taken away
+    (root's 0700, alice locked out of it): userdel -r hands it back to alice as it was,
+    nothing removed, and names the entry; usermod -u finishes the rest of the walk and
+    hands it to the new uid.  userdel -r used to leave it root's 0700."""
+    sb = two
+    alice = sb.getpwnam("alice")
+    mallory = sb.getpwnam("mallory")
+    sb.sh("mkdir -m 0777 /home/alice/pub && echo mine >/home/alice/own", user="alice")
+    sb.sh("mkdir /home/alice/pub/swapped /home/alice/pub/other", user="mallory")
+    before = sb.lstat("/home/alice")
+    argv = [USERDEL, "-r", "alice"] if tool == "userdel" else [USERMOD, "-u", "4242", "alice"]
+    cfg = {"dir": "/home/alice/pub", "home": "/home/alice", "racer_uid": mallory.uid,
+           "racer_gid": mallory.gid, "argv": argv}
+    sb.write("/root/swap.py", SWAP_DRIVER, mode=0o700)
+    res = sb.run(["/usr/bin/python3", "/root/swap.py", json.dumps(cfg)], timeout=60)
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["racer"] == 0, out
+    assert out["rc"] == 12, out
+    lines = [l for l in out["stderr"].splitlines() if "/home/alice" in l]
+    st = sb.lstat("/home/alice")
+    if tool == "userdel":
+        assert lines == ["userdel: not removing directory /home/alice: an entry was "
+                         "replaced during the walk at /home/alice/pub/swapped"], out
+        assert (st.st_uid, st.st_gid, st.st_mode) == \
+            (alice.uid, alice.gid, before.st_mode), st
+        assert sb.read("/home/alice/own") == "mine\n"
+        assert sb.getpwnam("alice") is None
+    else:
+        assert "usermod: cannot change the owner of /home/alice/pub/swapped: it was " \
+            "replaced during the walk" in lines, out
+        assert (st.st_uid, st.st_mode) == (4242, before.st_mode), st
+        assert sb.lstat("/home/alice/own").st_uid == 4242
+        assert sb.lstat("/home/alice/pub").st_uid == 4242
+    assert not sb.exists("/etc/.hardened-shadow.txn")
