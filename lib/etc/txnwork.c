@@ -99,28 +99,6 @@ static int forward_new(struct hs_txn_work *w)
 	return r;
 }
 
-/* Is parentfd/last a mount point (a home that is itself one: a FUSE file
- * system its user mounted on it, as users may on a directory they own, or
- * an administrator's bind mount)?  Asked for nothing (mask 0) and from the
- * cache (AT_STATX_DONT_SYNC), so that FUSE answers it, with the mount
- * root attribute, even to root when it refuses root everything else (no
- * allow_other: EACCES) or its daemon is dead (ENOTCONN).  A different
- * device from the parent's says so where the kernel has no such attribute
- * (before 5.8).  Not known: no. */
-static bool home_is_mount_point(int parentfd, const char *last)
-{
-	struct statx sx, parent;
-
-	if (statx(parentfd, last, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC, 0,
-		  &sx) < 0)
-		return false;
-	if (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
-		return (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
-	return statx(parentfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, 0, &parent) == 0 &&
-	       (sx.stx_dev_major != parent.stx_dev_major ||
-		sx.stx_dev_minor != parent.stx_dev_minor);
-}
-
 /* Remove path (parentfd/last) if it is still the journal's w->self (gone
  * already: removed by an interrupted run).  A user's directory goes
  * through lib/tree; a home directory is taken away, then removed through
@@ -145,7 +123,7 @@ static int remove_self(struct hs_txn_work *w, int parentfd, const char *last, bo
 	 * would be taken for causes that may pass and retried by every tool,
 	 * and a bind mount's root would be taken away (root's 0700). */
 	if ((w->kind == HS_TXN_HOME_DEL || w->kind == HS_TXN_HOME_NEW) &&
-	    home_is_mount_point(parentfd, last))
+	    hs_walk_is_mount_point(parentfd, last))
 		return -EXDEV;
 	if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;

@@ -66,6 +66,25 @@ static bool other_mount(const struct walker *w, const struct statx *sx)
 	return S_ISDIR(sx->stx_mode) && makedev(sx->stx_dev_major, sx->stx_dev_minor) != w->dev;
 }
 
+/* The mount root attribute (5.8); before it, a different device from the
+ * parent's, for a directory or what the cache gives no type for (FUSE
+ * refusing root): on overlayfs, other files report their layer's. */
+bool hs_walk_is_mount_point(int dirfd, const char *name)
+{
+	struct statx sx, parent;
+
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC, 0,
+		  &sx) < 0)
+		return false;
+	if (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
+		return (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+	if ((sx.stx_mask & STATX_TYPE) && !S_ISDIR(sx.stx_mode))
+		return false;
+	return statx(dirfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, 0, &parent) == 0 &&
+	       (sx.stx_dev_major != parent.stx_dev_major ||
+		sx.stx_dev_minor != parent.stx_dev_minor);
+}
+
 static int refuse(struct walker *w, struct hs_walk_entry *e, enum hs_walk_refusal why, int err)
 {
 	if (!w->ops->refused)

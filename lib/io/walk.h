@@ -75,6 +75,16 @@ struct hs_walk_ops {
 	bool rescan;
 };
 
+/* Is dirfd/name itself a mount point (a home or spool with a file system
+ * mounted on it: a FUSE one its user mounted, as users may on what they
+ * own, or an administrator's bind mount)?  The one rule of every tool and
+ * of the recovery: such a home is never touched (docs/decisions.md, "A
+ * home that is a mount point").  Asked for nothing and from the cache, so
+ * that FUSE answers it even to root when it refuses root everything else
+ * (no allow_other: EACCES) or its daemon is dead (ENOTCONN).  Not known
+ * (name not there): false. */
+bool hs_walk_is_mount_point(int dirfd, const char *name);
+
 /* Walk dirfd/name (a single path component; a symlink there is visited as
  * itself, never followed).  Returns 0, the first negative value from a
  * callback, or a negative error of the walk (-ENOENT when name is not

@@ -57,6 +57,7 @@
 #include "userdir.h"
 #include "usertool-common.h"
 #include "util.h"
+#include "walk.h"
 
 static bool opt_force, opt_remove;
 
@@ -355,6 +356,12 @@ static int plan_home(struct hs_accountdb *pw, const struct userdel_account *a,
 		return usertool_warn(E_HOMEDIR, "not removing directory %s (would remove home of "
 				     "user %s)", dir, other);
 	parentfd = hs_homepath_parent_at(home, a->uid, &last);
+	/* a file system mounted on the home itself: never touched, said as
+	 * the commit's walk and the recovery say it (looked at first: a FUSE
+	 * mount there refuses root the stat below, EACCES or ENOTCONN) */
+	if (parentfd >= 0 && hs_walk_is_mount_point(parentfd, last))
+		return usertool_warn(E_HOMEDIR, "not removing directory %s: a file system is "
+				     "mounted at %s", dir, dir);
 	r = parentfd;
 	if (parentfd >= 0)
 		r = fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
@@ -412,6 +419,11 @@ static void plan_mail_spool(const struct hs_config *cfg, const char *user, uid_t
 		return;
 	}
 	dirfd = open(maildir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd >= 0 && hs_walk_is_mount_point(dirfd, user)) {
+		/* as the home: never touched */
+		hs_warn("not removing %s: a file system is mounted at %s", path, path);
+		return;
+	}
 	if (dirfd < 0 || fstatat(dirfd, user, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT)
 			hs_warn("%s mail spool (%s) not found", user, path);
@@ -570,7 +582,10 @@ static int commit(struct hs_accountset *s, const struct userdel_account *a,
 	if (uw->n && uw->w[0].kind == HS_TXN_TREE_DEL && uw->w[0].result < 0)
 		status = usertool_warn(E_PW_UPDATE, "cannot remove %s: %s", uw->tree_path,
 				       hs_strerror(uw->w[0].result));
-	if (uw->spool && uw->spool->result < 0)
+	if (uw->spool && uw->spool->result == -EXDEV)
+		hs_warn("not removing %s: a file system is mounted at %s", uw->spool_path,
+			uw->spool_path);
+	else if (uw->spool && uw->spool->result < 0)
 		hs_warn("cannot remove %s: %s", uw->spool_path, hs_strerror(uw->spool->result));
 	if (opt_remove) {
 		int hs = home_status != E_SUCCESS ? home_status : report_home(a->user, a->home,

@@ -667,6 +667,12 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid, bool *
 		return usertool_warn(E_HOMEDIR, "cannot move home directory %s into itself (%s)",
 				     old_dir, new_dir);
 	ofd = hs_homepath_parent_at(from, uid, &olast);
+	/* a file system mounted on the home itself: never touched, as
+	 * userdel -r says it (looked at first: a FUSE mount there refuses
+	 * root the stat below, EACCES or ENOTCONN) */
+	if (ofd >= 0 && hs_walk_is_mount_point(ofd, olast))
+		return usertool_warn(E_HOMEDIR, "cannot move home directory %s: a file system "
+				     "is mounted at %s", old_dir, old_dir);
 	r = ofd;
 	if (ofd >= 0)
 		r = fstatat(ofd, olast, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;

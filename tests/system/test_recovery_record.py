@@ -9,7 +9,6 @@ left; a tool that finds this boot's record skips the listings.  These tests kill
 between the two, fake a power loss (the record of another boot) and check that the next
 tool then looks and cleans, and that it does not look after a clean run."""
 
-import errno
 import os
 import re
 import time
@@ -17,6 +16,7 @@ import time
 import pytest
 
 import grouptools
+from homemounts import HOME_MOUNTS, mount_on_home
 import sandbox
 
 GROUPADD = "/usr/sbin/groupadd"
@@ -879,45 +879,6 @@ def killed_userdel_r_victim(sb):
     assert res.returncode != 0, res
     assert "@home-del" in sb.read("/etc/.hardened-shadow.txn")
     return (st.st_uid, st.st_gid, st.st_mode)
-
-
-# the home itself a mount point: a FUSE file system its user mounted on her own home (users
-# may, on a directory they own) or a bind mount an administrator left there.  Stand-ins:
-# tmpfs, a bind mount of the home on itself (the same inode the journal names), and a real
-# FUSE mount whose daemon is gone: without allow_other it refuses root every stat and open
-# (EACCES), with it every request fails (ENOTCONN, the daemon dead)
-HOME_MOUNTS = ["tmpfs", "bind", "fuse-EACCES", "fuse-ENOTCONN"]
-
-FUSE_MOUNT = """import ctypes, os, sys
-path, uid, allow_other = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
-fd = os.open("/dev/fuse", os.O_RDWR)
-opts = "fd=%d,rootmode=40000,user_id=%d,group_id=%d" % (fd, uid, uid)
-if allow_other:
-    opts += ",allow_other"
-libc = ctypes.CDLL(None, use_errno=True)
-if libc.mount(b"fuse", path.encode(), b"fuse", 0, opts.encode()) != 0:
-    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
-"""
-
-
-def mount_on_home(sb, how, path, uid):
-    """Mount a file system of kind how (HOME_MOUNTS) on path, as uid's."""
-    if how == "tmpfs":
-        sb.sh("mount -t tmpfs -o mode=0750,uid=%d none %s" % (uid, path))
-    elif how == "bind":
-        sb.sh("mount --bind %s %s" % (path, path))
-    else:
-        if not os.path.exists("/dev/fuse"):
-            pytest.skip("no FUSE on this machine")
-        if not sb.exists("/dev/fuse"):
-            sb.sh("mknod -m 0666 /dev/fuse c 10 229")
-        sb.write("/tmp/fuse-mount.py", FUSE_MOUNT, mode=0o644)
-        # the daemon's end closed at once: gone
-        sb.run(["/usr/bin/python3", "/tmp/fuse-mount.py", path, str(uid),
-                "1" if how == "fuse-ENOTCONN" else "0"])
-        res = sb.run(["stat", path], check=False)
-        assert res.returncode != 0 and \
-            os.strerror(getattr(errno, how.split("-")[1])) in res.stderr, res
 
 
 @pytest.mark.parametrize("how", HOME_MOUNTS)

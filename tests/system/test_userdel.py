@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from homemounts import HOME_MOUNTS, mount_on_home
+
 USERDEL = "/usr/sbin/userdel"
 TREE = "/etc/hardened-shadow"
 CLASSIC_USERMOD = "/usr/libexec/hs-test/shadow-utils/usermod"
@@ -469,29 +471,73 @@ def test_home_on_another_mount_is_not_crossed(two):
         sb.sh("umount /home/alice/mnt", check=False)
 
 
-@pytest.mark.parametrize("mount", ["mount -t tmpfs -o mode=0750,uid=%(uid)d none /home/alice",
-                                   "mount --bind /home/alice /home/alice"])
-def test_home_that_is_a_mount_point_is_left_untouched(two, mount):
+@pytest.mark.parametrize("how", HOME_MOUNTS)
+def test_home_that_is_a_mount_point_is_left_untouched(two, how):
     """alice's home is itself a mount point (her FUSE file system, an administrator's bind
     mount).  shadow-utils empties it and then fails to remove it (EBUSY); we refuse it, as
     a mount inside, and must not touch it at all: it used to be taken away (root's 0700)
-    and handed back, its mode and owner changed for a while for nothing."""
+    and handed back, its mode and owner changed for a while for nothing.  A FUSE mount
+    without allow_other or with its daemon dead refuses root the stat of it: that used to
+    be said as "cannot remove /home/alice: Permission denied" (or "Transport endpoint is
+    not connected"), hiding why; the recovery's rule and words hold here too."""
     sb = two
-    sb.sh(mount % {"uid": sb.getpwnam("alice").uid} + " && echo x >/home/alice/kept")
+    uid = sb.getpwnam("alice").uid
+    sb.sh("echo under >/home/alice/under")
+    under = sb.lstat("/home/alice")
+    mount_on_home(sb, how, "/home/alice", uid)
     try:
-        before = sb.lstat("/home/alice")
+        before = None
+        if not how.startswith("fuse"):
+            sb.sh("echo x >/home/alice/kept")
+            before = sb.lstat("/home/alice")
+            if how == "bind":
+                under = before      # the same directory
         res = run(sb, ["-r", "alice"])
         assert res.returncode == 12, res
-        assert ("userdel: not removing directory /home/alice: a file system is mounted at "
-                "/home/alice") in res.stderr.splitlines(), res
+        said = [l for l in res.stderr.splitlines() if "/home/alice" in l]
+        assert said == ["userdel: not removing directory /home/alice: a file system is "
+                        "mounted at /home/alice"], res
         assert "alice" not in names(sb, "/etc/passwd")
-        st = sb.lstat("/home/alice")
-        assert (st.st_uid, st.st_gid, st.st_mode, st.st_ctime_ns) == \
-            (before.st_uid, before.st_gid, before.st_mode, before.st_ctime_ns)
-        assert sb.read("/home/alice/kept") == "x\n"
+        if before:
+            st = sb.lstat("/home/alice")
+            assert (st.st_uid, st.st_gid, st.st_mode, st.st_ctime_ns) == \
+                (before.st_uid, before.st_gid, before.st_mode, before.st_ctime_ns)
+            assert sb.read("/home/alice/kept") == "x\n"
         assert not sb.exists("/etc/.hardened-shadow.txn")
     finally:
         sb.sh("umount /home/alice", check=False)
+    st = sb.lstat("/home/alice")
+    assert (st.st_uid, st.st_gid, st.st_mode, st.st_ctime_ns) == \
+        (under.st_uid, under.st_gid, under.st_mode, under.st_ctime_ns)
+    assert sb.read("/home/alice/under") == "under\n"
+
+
+@pytest.mark.parametrize("how", [h for h in HOME_MOUNTS if h != "tmpfs"])
+def test_mail_spool_that_is_a_mount_point_is_left_untouched(two, how):
+    """alice mounted a FUSE file system on her mail spool (a regular file of hers: users
+    may), or an administrator bind-mounted it.  The spool is left as it is and userdel
+    says why once, as for a home; it used to say "cannot remove /var/mail/alice:
+    Permission denied" (FUSE refusing root the stat) or "Invalid cross-device link".  As
+    for any spool it does not remove, a warning only: the home went, exit 0 (shadow-utils
+    exits 12 after "can't remove /var/mail/alice: Device or resource busy")."""
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    sb.write("/var/mail/alice", "From x\n", mode=0o600, uid=uid)
+    mount_on_home(sb, how, "/var/mail/alice", uid)
+    try:
+        res = run(sb, ["-r", "alice"])
+        assert res.returncode == 0, res
+        said = [l for l in res.stderr.splitlines() if "/var/mail/alice" in l]
+        assert said == ["userdel: not removing /var/mail/alice: a file system is mounted at "
+                        "/var/mail/alice"], res
+        assert "alice" not in names(sb, "/etc/passwd")
+        assert not sb.exists("/home/alice")
+        assert not sb.exists("/etc/.hardened-shadow.txn")
+    finally:
+        sb.sh("umount /var/mail/alice", check=False)
+    st = sb.lstat("/var/mail/alice")
+    assert (st.st_uid, st.st_mode & 0o7777) == (uid, 0o600)
+    assert sb.read("/var/mail/alice") == "From x\n"
 
 
 def test_missing_home_is_a_warning(two):

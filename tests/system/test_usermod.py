@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from homemounts import HOME_MOUNTS, mount_on_home
+
 # the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
 pytestmark = pytest.mark.usefixtures("shell_proxy_on")
 
@@ -343,6 +345,40 @@ def test_move_home(two):
     res = run(sb, ["-d", "/home/bob", "-m", "alice"])
     assert res.returncode == 12
     assert sb.getpwnam("alice").home == "/home/alice2"
+
+
+@pytest.mark.parametrize("how", HOME_MOUNTS)
+def test_move_home_that_is_a_mount_point_refused(two, how):
+    """alice's home is itself a mount point (her FUSE file system, an administrator's bind
+    mount): -m refuses it, untouched, said as userdel -r and the recovery say it, exit 12,
+    nothing changed.  It used to say "cannot rename directory ...: Device or resource
+    busy", or, FUSE refusing root the stat of it, "cannot move home directory
+    /home/alice: Permission denied" (or "Transport endpoint is not connected").
+    shadow-utils exits 12 too, after writing the new home into /etc/passwd, unmoved."""
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    sb.sh("echo under >/home/alice/under")
+    under = sb.lstat("/home/alice")
+    mount_on_home(sb, how, "/home/alice", uid)
+    try:
+        before = None if how.startswith("fuse") else sb.lstat("/home/alice")
+        res = run(sb, ["-d", "/home/alice2", "-m", "alice"])
+        assert res.returncode == 12, res
+        assert res.stderr.splitlines() == [
+            "usermod: cannot move home directory /home/alice: a file system is mounted at "
+            "/home/alice"], res
+        assert sb.getpwnam("alice").home == "/home/alice"
+        assert not sb.exists("/home/alice2")
+        if before:
+            st = sb.lstat("/home/alice")
+            assert (st.st_uid, st.st_gid, st.st_mode, st.st_ctime_ns) == \
+                (before.st_uid, before.st_gid, before.st_mode, before.st_ctime_ns)
+    finally:
+        sb.sh("umount /home/alice", check=False)
+    st = sb.lstat("/home/alice")
+    assert (st.st_uid, st.st_gid, st.st_mode, st.st_ctime_ns) == \
+        (under.st_uid, under.st_gid, under.st_mode, under.st_ctime_ns)
+    assert sb.read("/home/alice/under") == "under\n"
 
 
 def test_move_home_symlink_refused(two):
