@@ -558,6 +558,18 @@ static void kept_here_add(const struct hs_txn_work *w, bool undo)
 		kept_here.len = len;
 }
 
+const char *hs_txn_work_kept_because(const struct hs_txn_work *w)
+{
+	if (w->result == -EXDEV)
+		return "a file system is mounted";
+	if (w->result == -ENAMETOOLONG)
+		return "nested too deeply";
+	if (!w->where[0])
+		return NULL;
+	return w->result == -ESTALE ? "an entry was replaced during the walk" :
+				      hs_strerror(w->result);
+}
+
 /* Did a piece fail for a cause that may pass?  One found replaced or
  * gone, a home that a mount or what else the user has inside keeps
  * (handed back, where said), or a home that is itself a mount point
@@ -608,17 +620,12 @@ static void run_work(struct hs_txn_work *work, const bool *skip, size_t n_work, 
 			if ((skip && skip[i]) || work_is_tree(w) != (pass == 0))
 				continue;
 			w->result = work_ops ? work_ops->forward(w) : -ENOSYS;
-			if (w->result < 0 && !work_is_new(w) &&
-			    (w->where[0] || w->result == -EXDEV))
+			if (w->result < 0 && !work_is_new(w) && hs_txn_work_kept_because(w))
 				/* as userdel -r says it; where "": the home itself
 				 * is a mount point */
 				msg_add(msg, msg_size, "not removing %s: %s at %s%s%s; it is left "
-					"as it was", w->path, w->result == -EXDEV ?
-					"a file system is mounted" : w->result == -ENAMETOOLONG ?
-					"nested too deeply" : w->result == -ESTALE ?
-					"an entry was replaced during the walk" :
-					hs_strerror(w->result), w->path,
-					w->where[0] ? "/" : "", w->where);
+					"as it was", w->path, hs_txn_work_kept_because(w),
+					w->path, w->where[0] ? "/" : "", w->where);
 			else if (w->result < 0)
 				msg_add(msg, msg_size, "cannot %s %s%s: %s",
 					work_is_new(w) ? "finish creating" : "finish removing",

@@ -91,6 +91,13 @@ struct hs_txn_work {
 					 * entry below path */
 };
 
+/* Why a removal left a home as it was, when what it met keeps it (a
+ * mount on or in it, a nest too deep, an entry replaced during the walk,
+ * what refuses root: where names it), or NULL when the failure is of
+ * another kind.  The words of userdel -r and of a recovery alike:
+ * "not removing PATH: REASON at PATH[/WHERE]". */
+const char *hs_txn_work_kept_because(const struct hs_txn_work *w);
+
 /* What a recovery's check (hs_txn_work_ops.check) says of a piece. */
 enum hs_txn_verdict {
 	HS_TXN_FINISH = 0,      /* passwd still wants it: finish it */

@@ -392,12 +392,10 @@ static int report_home(const char *user, const char *dir, const struct hs_txn_wo
 		return E_SUCCESS;
 	}
 	/* a mount or what else the user has inside (where) keeps it */
-	if (w->result == -EXDEV || w->result == -ENAMETOOLONG || w->where[0])
+	if (hs_txn_work_kept_because(w))
 		return usertool_warn(E_HOMEDIR, "not removing directory %s: %s at %s%s%s", dir,
-				     w->result == -EXDEV ? "a file system is mounted" :
-				     w->result == -ENAMETOOLONG ? "nested too deeply" :
-				     w->result == -ESTALE ? "an entry was replaced during the walk" :
-				     hs_strerror(w->result), dir, w->where[0] ? "/" : "", w->where);
+				     hs_txn_work_kept_because(w), dir, w->where[0] ? "/" : "",
+				     w->where);
 	return usertool_warn(E_HOMEDIR, "error removing directory %s: %s", dir,
 			     hs_strerror(w->result));
 }
