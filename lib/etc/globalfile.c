@@ -358,6 +358,10 @@ static int finish_interrupted_update(const char *pwd_lock_path, const char **fai
 	struct lock_bases lb = { bases, HS_ARRAY_SIZE(bases) };
 	const struct hs_txn_litter stale_pid_files = { is_stale_pid_file, &lb };
 	char dir[PATH_MAX], msg[1024];
+	/* msg names what users chose (a home's path, a name inside it that
+	 * a walk stopped at): the log record is escaped as the terminal's
+	 * line is (hs_warn), each byte at most "\\xNN" */
+	char shown[4 * sizeof(msg)];
 	const char *base;
 	_cleanup_close_ int dirfd = -1;
 	int r = split_dir(pwd_lock_path, dir, sizeof(dir), &base);
@@ -374,10 +378,10 @@ static int finish_interrupted_update(const char *pwd_lock_path, const char **fai
 	 * this run said it keeps */
 	if (r > 0 && msg[0]) {
 		hs_warn("%s", msg);
-		syslog(LOG_WARNING, "%s", msg);
+		syslog(LOG_WARNING, "%s", hs_printable(msg, shown, sizeof(shown)));
 	} else if (r < 0) {
 		hs_warn("%s", msg);
-		syslog(LOG_ERR, "%s", msg);
+		syslog(LOG_ERR, "%s", hs_printable(msg, shown, sizeof(shown)));
 		snprintf(journal, sizeof(journal), "%s/%s", dir, HS_TXN_JOURNAL);
 		if (failed_path)
 			*failed_path = journal;

@@ -1007,3 +1007,32 @@ def test_a_home_with_an_entry_swapped_is_handed_back_by_the_recovery(sb):
     assert reserved_left(sb) == []
     res = sb.run([GROUPADD, "later"])
     assert res.stderr == "", res
+
+
+def test_a_recoverys_log_record_escapes_a_name_the_user_chose(sb):
+    """userdel -r victim killed after its commit; a directory of hers inside her home, whose
+    name holds ESC and CSI sequences, is a mount point.  The recovery's message names it,
+    on the terminal and in root's log: escaped in both.  The log record used to carry it
+    raw (a forged line, the terminal of whoever reads the log driven by the user)."""
+    sb.use_hardened_tree()
+    sb.run(["/usr/sbin/useradd", "bob"])
+    sb.run(["/usr/sbin/useradd", "-m", "victim"])
+    sb.sh("mkdir \"/home/victim/$(printf 'a\\033[2J\\033]0;x\\007b')\"", user="victim")
+    sb.sh("d=$(echo /home/victim/a*b) && mount --bind \"$d\" \"$d\"")
+    try:
+        res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                      "-e", "inject=renameat2:signal=SIGKILL:when=6",
+                      "/usr/sbin/userdel", "-r", "victim"], check=False)
+        assert res.returncode != 0, res
+        assert "@home-del" in sb.read("/etc/.hardened-shadow.txn")
+        sb.syslog(clear=True)
+        res = sb.run([GROUPADD, "after"], check=False)
+        assert "not removing /home/victim: a file system is mounted at /home/victim/a" \
+            "\\x1b[2J\\x1b]0;x\\x07b" in res.stderr, res
+        logged = [m for m in sb.syslog() if "not removing /home/victim" in m]
+        assert logged, sb.syslog()
+        for m in logged:
+            assert "\x1b" not in m and "\x07" not in m, logged
+            assert "mounted at /home/victim/a\\x1b[2J" in m, logged
+    finally:
+        sb.sh("umount /home/victim/a*b", check=False)
