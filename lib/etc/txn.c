@@ -1172,6 +1172,56 @@ static int drop_the_rest(int dirfd, const char *dir_path, char **base, int *stat
  * and all the work is undone, as for a prepared journal, so no half of
  * the change (a gshadow line, a tree directory) joins the other tool's
  * state.  A first pass classifies every file before anything changes. */
+/* The work of a journal whose files recover_journal has dealt with
+ * (changed: whether it changed any): done, undone, or kept for the next
+ * tool.  work_only: the journal names no file (a journal of work alone,
+ * committed).  Returns as recover_journal. */
+static int recover_journal_work(int dirfd, const char *dir_path, struct hs_txn_work *work,
+				bool *undo, bool *before, size_t n_work, bool prepared,
+				bool work_only, int changed, char *msg, size_t msg_size)
+{
+	size_t n_left = 0, n_said = 0;
+	int r;
+
+	if (!work_ops && n_work)
+		return prepared ? changed : keep_work(dirfd, dir_path, work, undo, n_work,
+						      KEEP_NO_OPS, msg, msg_size);
+	for (size_t i = 0; i < n_work; i++) {
+		before[i] = kept_here_before(&work[i], undo[i]);
+		if (before[i])
+			work[i].result = -EAGAIN;       /* still to do, as it was */
+	}
+	r = recover_work(dir_path, work, undo, before, n_work, msg, msg_size);
+	if (r < 0)
+		return r;
+	/* a piece that could not be done (no space, the tool's confinement)
+	 * stays for the next tool, said once in this run; the ones done are
+	 * not redone */
+	for (size_t i = 0; i < n_work; i++) {
+		if (work_failed_for_now(&work[i])) {
+			if (!before[i]) {
+				kept_here_add(&work[i], undo[i]);
+				n_said++;
+			}
+			undo[n_left] = undo[i];
+			work[n_left++] = work[i];
+		}
+	}
+	/* all as this run's earlier recovery left it: the journal too */
+	if (n_left && n_left == n_work && n_said == 0 && work_only)
+		return changed;
+	if (n_left)
+		return keep_work(dirfd, dir_path, work, undo, n_left,
+				 n_said ? KEEP_FAILED : KEEP_SAID, msg, msg_size);
+	if (fsync(dirfd) < 0 || unlinkat(dirfd, HS_TXN_JOURNAL, 0) < 0 || fsync(dirfd) < 0) {
+		r = -errno;
+		msg_add(msg, msg_size, "cannot remove %s/%s: %s", dir_path, HS_TXN_JOURNAL,
+			hs_strerror(r));
+		return r;
+	}
+	return 1;
+}
+
 static int recover_journal(int dirfd, const char *dir_path, const char *const bases[],
                            size_t n_bases, char *msg, size_t msg_size)
 {
@@ -1187,7 +1237,7 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	_cleanup_free_ char **base = NULL;
 	_cleanup_free_ int *state = NULL;
 	const char *changed_file = NULL;
-	size_t len = 0, n_work = 0, n_files = 0, hlen, n_lines = 1, n_left = 0, n_said = 0;
+	size_t len = 0, n_work = 0, n_files = 0, hlen, n_lines = 1;
 	bool prepared;
 	char *cur, *nl;
 	int r, changed = 0;
@@ -1269,43 +1319,9 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	 * dropped one of a run killed after rewriting it */
 	if (prepared || n_files == 0)
 		changed |= remove_staged(dirfd, dir_path, bases, n_bases, msg, msg_size);
-	if (!work_ops && n_work)
-		return prepared ? changed : keep_work(dirfd, dir_path, work, undo, n_work,
-						      KEEP_NO_OPS, msg, msg_size);
-	for (size_t i = 0; i < n_work; i++) {
-		before[i] = kept_here_before(&work[i], undo[i]);
-		if (before[i])
-			work[i].result = -EAGAIN;       /* still to do, as it was */
-	}
-	r = recover_work(dir_path, work, undo, before, n_work, msg, msg_size);
-	if (r < 0)
-		return r;
-	/* a piece that could not be done (no space, the tool's confinement)
-	 * stays for the next tool, said once in this run; the ones done are
-	 * not redone */
-	for (size_t i = 0; i < n_work; i++) {
-		if (work_failed_for_now(&work[i])) {
-			if (!before[i]) {
-				kept_here_add(&work[i], undo[i]);
-				n_said++;
-			}
-			undo[n_left] = undo[i];
-			work[n_left++] = work[i];
-		}
-	}
-	/* all as this run's earlier recovery left it: the journal too */
-	if (n_left && n_left == n_work && n_said == 0 && n_files == 0 && !prepared && !changed_file)
-		return changed;
-	if (n_left)
-		return keep_work(dirfd, dir_path, work, undo, n_left,
-				 n_said ? KEEP_FAILED : KEEP_SAID, msg, msg_size);
-	if (fsync(dirfd) < 0 || unlinkat(dirfd, HS_TXN_JOURNAL, 0) < 0 || fsync(dirfd) < 0) {
-		r = -errno;
-		msg_add(msg, msg_size, "cannot remove %s/%s: %s", dir_path, HS_TXN_JOURNAL,
-			hs_strerror(r));
-		return r;
-	}
-	return 1;
+	return recover_journal_work(dirfd, dir_path, work, undo, before, n_work, prepared,
+				    n_files == 0 && !prepared && !changed_file, changed, msg,
+				    msg_size);
 }
 
 int hs_txn_recover(int dirfd, const char *dir_path, const char *const bases[], size_t n_bases,

@@ -165,6 +165,83 @@ static int open_files(const struct hs_check_tool *t, const struct hs_check_opts 
 	}
 }
 
+/* What the confirmation of -r's reports (the view) could not settle. */
+static void report_view(const struct hs_check_tool *t, const struct hs_integrity_view *view,
+			struct hs_integrity *a)
+{
+	if (view->busy)
+		hs_warn("the writers' lock %s stayed busy, or the account files kept changing: "
+			"what a writer was changing may be misreported; run %s -r again",
+			HS_ETC_PWD_LOCK, t->name);
+	/* each had a problem at every look: a bad entry left in place,
+	 * only not confirmed, so the status says it (a user changing their
+	 * own entry without end would otherwise make -r exit 0) */
+	if (view->unconfirmed) {
+		hs_warn("%lu %s changed at every look and %s not reported; run %s -r again",
+			view->unconfirmed, view->unconfirmed == 1 ? "entry" : "entries",
+			view->unconfirmed == 1 ? "is" : "are", t->name);
+		a->problems += view->unconfirmed;
+	}
+}
+
+/* -r on the system's files: a transaction left pending, said as a
+ * problem. */
+static void report_pending_journal(const struct hs_check_tool *t, struct hs_integrity *a)
+{
+	/* without the writers' locks (-r) nothing finishes an interrupted
+	 * transaction of the global files (lib/etc/txn.h): what was read may
+	 * be half of it.  A running writer's journal is its work in progress;
+	 * one there with no writer was left by a killed one. */
+	_cleanup_close_ int etcfd = open(HS_ETC_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (etcfd < 0 || !hs_integrity_left_by_no_writer(etcfd, HS_TXN_JOURNAL))
+		return;
+	/* work alone: the files are whole, and the tools that retry it say
+	 * why it cannot be done */
+	if (hs_txn_files_pending(etcfd))
+		printf("/etc/%s: an interrupted update of the account files is pending; run %s "
+		       "without -r (or any tool that changes accounts) to finish it\n",
+		       HS_TXN_JOURNAL, t->name);
+	else
+		printf("/etc/%s: work on homes or the tree that an interrupted command left is "
+		       "pending; the next root tool that changes accounts retries it and says "
+		       "what stops it\n", HS_TXN_JOURNAL);
+	a->problems++;
+}
+
+/* The summary line and the exit status, from what the run found and the
+ * status of its commit. */
+static int final_status(const struct hs_integrity *a, const struct hs_check_opts *o,
+			int status)
+{
+	/* as shadow-utils: a failed write ends with its message, not with a
+	 * summary that would call the files updated; notes alone have none
+	 * unless a repair was made */
+	if ((a->problems || a->db_changed || a->tree_changed) && status == HS_CHECK_OKAY)
+		printf("%s: %s\n", hs_cli_prog(),
+		       a->db_changed || a->tree_changed ? "the files have been updated" : "no changes");
+	/* the gravest first: a repair answered yes and not made (never
+	 * with -r, which makes none), then what could not be read (the
+	 * check is incomplete: whatever else it found is in the report),
+	 * then bad entries */
+	if (status == HS_CHECK_OKAY && a->failures)
+		status = HS_CHECK_CANTUPDATE;
+	if (status == HS_CHECK_OKAY && a->unreadable)
+		status = HS_CHECK_CANTOPEN;
+	if (status == HS_CHECK_OKAY && a->problems)
+		status = HS_CHECK_BADENTRY;
+	/* a report that could not be written: -r updates nothing (its
+	 * report is all it does), so not "cannot update" there.  stdout is
+	 * line buffered: a failed line left its error flag, not a failed
+	 * flush. */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		hs_warn("cannot write the report to standard output");
+		if (status == HS_CHECK_OKAY)
+			status = o->read_only ? HS_CHECK_CANTOPEN : HS_CHECK_CANTUPDATE;
+	}
+	return status;
+}
+
 int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 {
 	struct hs_integrity a = { .io = hs_integrity_stdio };
@@ -221,41 +298,10 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 	}
 	hs_accountdb_free(&companion);
 	hs_integrity_view_free(&view);
-	if (view.busy)
-		hs_warn("the writers' lock %s stayed busy, or the account files kept changing: "
-			"what a writer was changing may be misreported; run %s -r again",
-			HS_ETC_PWD_LOCK, t->name);
-	/* each had a problem at every look: a bad entry left in place,
-	 * only not confirmed, so the status says it (a user changing their
-	 * own entry without end would otherwise make -r exit 0) */
-	if (view.unconfirmed) {
-		hs_warn("%lu %s changed at every look and %s not reported; run %s -r again",
-			view.unconfirmed, view.unconfirmed == 1 ? "entry" : "entries",
-			view.unconfirmed == 1 ? "is" : "are", t->name);
-		a.problems += view.unconfirmed;
-	}
+	report_view(t, &view, &a);
 
-	/* without the writers' locks (-r) nothing finishes an interrupted
-	 * transaction of the global files (lib/etc/txn.h): what was read may
-	 * be half of it.  A running writer's journal is its work in progress;
-	 * one there with no writer was left by a killed one. */
-	if (o.read_only && !o.file) {
-		_cleanup_close_ int etcfd = open(HS_ETC_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-		if (etcfd >= 0 && hs_integrity_left_by_no_writer(etcfd, HS_TXN_JOURNAL)) {
-			/* work alone: the files are whole, and the tools that
-			 * retry it say why it cannot be done */
-			if (hs_txn_files_pending(etcfd))
-				printf("/etc/%s: an interrupted update of the account files is "
-				       "pending; run %s without -r (or any tool that changes "
-				       "accounts) to finish it\n", HS_TXN_JOURNAL, t->name);
-			else
-				printf("/etc/%s: work on homes or the tree that an interrupted "
-				       "command left is pending; the next root tool that changes "
-				       "accounts retries it and says what stops it\n", HS_TXN_JOURNAL);
-			a.problems++;
-		}
-	}
+	if (o.read_only && !o.file)
+		report_pending_journal(t, &a);
 
 	status = HS_CHECK_OKAY;
 	if (o.sort || a.db_changed) {
@@ -270,31 +316,7 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 	}
 	hs_integrity_files_close(&f);
 
-	/* as shadow-utils: a failed write ends with its message, not with a
-	 * summary that would call the files updated; notes alone have none
-	 * unless a repair was made */
-	if ((a.problems || a.db_changed || a.tree_changed) && status == HS_CHECK_OKAY)
-		printf("%s: %s\n", hs_cli_prog(),
-		       a.db_changed || a.tree_changed ? "the files have been updated" : "no changes");
-	/* the gravest first: a repair answered yes and not made (never
-	 * with -r, which makes none), then what could not be read (the
-	 * check is incomplete: whatever else it found is in the report),
-	 * then bad entries */
-	if (status == HS_CHECK_OKAY && a.failures)
-		status = HS_CHECK_CANTUPDATE;
-	if (status == HS_CHECK_OKAY && a.unreadable)
-		status = HS_CHECK_CANTOPEN;
-	if (status == HS_CHECK_OKAY && a.problems)
-		status = HS_CHECK_BADENTRY;
-	/* a report that could not be written: -r updates nothing (its
-	 * report is all it does), so not "cannot update" there.  stdout is
-	 * line buffered: a failed line left its error flag, not a failed
-	 * flush. */
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		hs_warn("cannot write the report to standard output");
-		if (status == HS_CHECK_OKAY)
-			status = o.read_only ? HS_CHECK_CANTOPEN : HS_CHECK_CANTUPDATE;
-	}
+	status = final_status(&a, &o, status);
 	closelog();
 	return status;
 }
