@@ -157,6 +157,11 @@ void hs_guessguard_end(struct hs_guessguard *g, bool right)
 		r = g->pidfd >= 0 ? waitid(P_PIDFD, (id_t)g->pidfd, &info, WEXITED)
 				  : waitid(P_PID, (id_t)g->pid, &info, WEXITED);
 	while (r < 0 && errno == EINTR);
+	/* Linux 5.3 has pidfd_open but not P_PIDFD (5.4): by pid, as without */
+	if (r < 0 && errno == EINVAL && g->pidfd >= 0)
+		do
+			r = waitid(P_PID, (id_t)g->pid, &info, WEXITED);
+		while (r < 0 && errno == EINTR);
 	if (g->pidfd >= 0)
 		close(g->pidfd);
 	if (!right && timed) {
