@@ -273,6 +273,11 @@ int hs_walk_below(int fd, const struct hs_walk_ops *ops, void *ctx)
 	if (!w)
 		return -ENOMEM;
 	r = walker_init(w, fd, ops, ctx);
+	/* its listing starts at the beginning: the walk reads through a
+	 * dup of fd, which shares its offset, left at the end by a walk
+	 * before (usermod -u walks a home again after a swap) */
+	if (r == 0 && lseek(fd, 0, SEEK_SET) < 0)
+		r = -errno;
 	if (r == 0)
 		r = walk_entries(w, &top);
 	return r < 0 ? r : 0;

@@ -92,7 +92,8 @@ bool hs_walk_is_mount_point(int dirfd, const char *name);
 int hs_walk_at(int dirfd, const char *name, const struct hs_walk_ops *ops, void *ctx);
 
 /* Walk what is below the directory fd (the top itself is not visited;
- * its mount is the one the walk stays on). */
+ * its mount is the one the walk stays on).  fd's offset is reset first:
+ * it may be walked again. */
 int hs_walk_below(int fd, const struct hs_walk_ops *ops, void *ctx);
 
 /* Change the owner of the opened entry (uid or gid -1: unchanged), through

@@ -722,7 +722,16 @@ struct reown {
 	gid_t mid_gid;
 	const char *home;       /* for messages */
 	unsigned errors;
+	/* entries found replaced during this pass (HS_WALK_SWAPPED), said
+	 * and counted in errors only on the last pass (REOWN_PASSES) */
+	unsigned swapped;
+	unsigned pass;          /* 1 .. REOWN_PASSES */
+	bool last_pass;
 };
+
+/* Passes over the home while entries are found replaced during the walk:
+ * a later pass re-owns what is still the old uid's below them. */
+#define REOWN_PASSES 3
 
 static uid_t reown_uid(const struct reown *ro, const struct stat *st)
 {
@@ -743,6 +752,9 @@ static int reown_visit(const struct hs_walk_entry *e, void *ctx)
 	struct reown *ro = ctx;
 	int r = hs_walk_chown(e, reown_uid(ro, &e->st), reown_gid(ro, &e->st));
 
+	/* a later pass (after a swap) says nothing the first one said */
+	if (ro->pass > 1)
+		return 0;
 	if (r == -HS_E_NLINK) {
 		hs_warn("warning: not changing the owner of %s/%s: it has more than one link",
 			ro->home, e->path);
@@ -758,6 +770,14 @@ static int reown_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why
 {
 	struct reown *ro = ctx;
 
+	if (why == HS_WALK_SWAPPED) {
+		/* another pass may find it settled: said on the last only */
+		ro->swapped++;
+		if (!ro->last_pass)
+			return 0;
+	} else if (ro->pass > 1) {
+		return 0;
+	}
 	if (why == HS_WALK_MOUNT) {
 		hs_warn("warning: not changing the owner of files in %s/%s: it is a mount point",
 			ro->home, e->path);
@@ -1012,10 +1032,32 @@ static int reown_home(const char *dir, struct reown *ro, struct home_taken *ht)
 	if (ht->hfd < 0)
 		return ht->status;
 	ro->home = dir;
-	r = hs_walk_below(ht->hfd, &ops, ro);
-	if (r < 0) {
-		hs_warn("cannot change the owner of files in %s: %s", dir, hs_strerror(r));
-		ro->errors++;
+	/* an entry found replaced during the walk (a process that kept an fd
+	 * to a directory of the home renames there) may hide files of the old
+	 * uid, which is free from now on: walked again, up to REOWN_PASSES
+	 * times.  If some are still found replaced, or the walk failed, the
+	 * home stays taken away with its record, for usermod -u to finish
+	 * (docs/decisions.md) */
+	for (ro->pass = 1; ro->pass <= REOWN_PASSES; ro->pass++) {
+		ro->swapped = 0;
+		ro->last_pass = ro->pass == REOWN_PASSES;
+		r = hs_walk_below(ht->hfd, &ops, ro);
+		if (r < 0) {
+			hs_warn("cannot change the owner of files in %s: %s", dir, hs_strerror(r));
+			ro->errors++;
+			break;
+		}
+		if (!ro->swapped)
+			break;
+	}
+	/* without the record (no trusted attributes) a rerun could not find
+	 * it: handed back then, as before, with the entries said */
+	if ((r < 0 || ro->swapped) && fgetxattr(ht->hfd, TAKEN_XATTR, NULL, 0) > 0) {
+		hs_close(ht->hfd);
+		ht->hfd = -1;
+		return usertool_warn(E_HOMEDIR, "%s stays root's: run usermod -u again on the "
+				     "account%s", dir, ro->swapped ? " once whatever renames "
+				     "entries in it is stopped" : "");
 	}
 	/* handed back last, to the new owner */
 	top_uid = reown_uid(ro, saved) != (uid_t)-1 ? ro->uid : saved->st_uid;
