@@ -380,3 +380,26 @@ def test_usermod_u_keeps_the_home_taken_while_an_entry_stays_swapped(two):
     assert home_taken_record(sb) == "none"
     assert sb.read("/home/alice/sub/secret") == "secret\n"
     assert not sb.exists("/etc/.hardened-shadow.txn")
+
+
+def test_usermod_u_says_what_a_later_pass_meets_first(two):
+    """sub/ is found replaced on the first pass of usermod -u 4242 alice only, so the
+    second pass is the first to see what is below it: a hard link there (left with the
+    old uid, free from now on) and a nest too deep to walk (its files too) must be said
+    as the first pass says them, the nest counted (exit 12).  The second pass used to
+    say nothing at all: exit 0, no line, old-uid files left behind unsaid."""
+    sb = two
+    sb.getpwnam("alice")
+    deep = "/".join(["d"] * 70)
+    sb.sh("mkdir /home/alice/sub && echo x >/home/alice/sub/a && "
+          "ln /home/alice/sub/a /home/alice/sub/b && mkdir -p /home/alice/sub/" + deep,
+          user="alice")
+    res = sb.run(swap_sub(1) + [USERMOD, "-u", "4242", "alice"], check=False)
+    assert res.returncode == 12, res
+    lines = res.stderr.splitlines()
+    assert sorted(l for l in lines if "more than one link" in l) == [
+        "usermod: warning: not changing the owner of /home/alice/sub/%s: it has more "
+        "than one link" % n for n in ("a", "b")], res
+    assert len([l for l in lines if l.endswith("nested too deeply")]) == 1, res
+    assert lines[-1] == ("usermod: failed to change ownership of 1 entries in the home "
+                         "directory /home/alice"), res
