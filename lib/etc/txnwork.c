@@ -154,7 +154,7 @@ static int remove_self(struct hs_txn_work *w, int parentfd, const char *last, bo
 	r = hs_walk_take_away(fd, &saved);
 	if (r < 0)
 		return r;
-	r = hs_walk_remove_at(parentfd, last, &where);
+	r = hs_walk_remove_at(parentfd, last, &st, &where);
 	/* refused by what the user has inside (where: below last) or a mount
 	 * there: final, as for a run not interrupted.  So is an entry below
 	 * last found replaced during the walk (-ESTALE): a process that kept

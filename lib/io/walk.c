@@ -320,7 +320,22 @@ int hs_walk_hand_back(int fd, uid_t uid, gid_t gid, mode_t mode)
 
 struct remove_ctx {
 	char *where;
+	const struct stat *top; /* what name must still be, or NULL */
 };
+
+/* Is e, the top (name), no longer what the caller opened and took away
+ * (c->top)?  Whoever owns the directory holding it may have renamed
+ * another directory to its name since: the walk goes by name. */
+static bool top_replaced(const struct hs_walk_entry *e, const struct remove_ctx *c)
+{
+	return e->depth == 0 && c->top &&
+	       (e->st.st_dev != c->top->st_dev || e->st.st_ino != c->top->st_ino);
+}
+
+static int remove_pre(const struct hs_walk_entry *e, void *ctx)
+{
+	return top_replaced(e, ctx) ? -ESTALE : HS_WALK_CONTINUE;
+}
 
 static int remove_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why, int err,
 			  void *ctx)
@@ -333,8 +348,16 @@ static int remove_refused(const struct hs_walk_entry *e, enum hs_walk_refusal wh
 	return err;
 }
 
+/* The check: the top, also when it is not a directory (no pre). */
+static int remove_check_post(const struct hs_walk_entry *e, void *ctx)
+{
+	return top_replaced(e, ctx) ? -ESTALE : 0;
+}
+
 static int remove_post(const struct hs_walk_entry *e, void *ctx)
 {
+	if (top_replaced(e, ctx))
+		return -ESTALE;
 	/* by name, relative to the opened parent: an unlink only ever
 	 * takes an entry out of that directory, whatever it names now */
 	if (unlinkat(e->parentfd, e->name, S_ISDIR(e->st.st_mode) ? AT_REMOVEDIR : 0) < 0) {
@@ -347,12 +370,13 @@ static int remove_post(const struct hs_walk_entry *e, void *ctx)
 	return 0;
 }
 
-int hs_walk_remove_at(int dirfd, const char *name, char **where)
+int hs_walk_remove_at(int dirfd, const char *name, const struct stat *top, char **where)
 {
-	static const struct hs_walk_ops check = { .refused = remove_refused };
-	static const struct hs_walk_ops rm = { .post = remove_post, .refused = remove_refused,
-					       .rescan = true };
-	struct remove_ctx c = { .where = NULL };
+	static const struct hs_walk_ops check = { .pre = remove_pre, .post = remove_check_post,
+						  .refused = remove_refused };
+	static const struct hs_walk_ops rm = { .pre = remove_pre, .post = remove_post,
+					       .refused = remove_refused, .rescan = true };
+	struct remove_ctx c = { .where = NULL, .top = top };
 	int r;
 
 	if (where)
@@ -371,5 +395,5 @@ int hs_walk_remove_at(int dirfd, const char *name, char **where)
 
 int hs_walk_remove_tree_at(int dirfd, const char *name)
 {
-	return hs_walk_remove_at(dirfd, name, NULL);
+	return hs_walk_remove_at(dirfd, name, NULL, NULL);
 }

@@ -115,8 +115,11 @@ int hs_walk_hand_back(int fd, uid_t uid, gid_t gid, mode_t mode);
  * symlink loses the link only.  Where the offending entry is, is put in
  * *where (malloc'd path below name, may be NULL): it is set only for a
  * refusal (hs_walk_refusal), also for an entry below name that cannot be
- * removed for a reason of HS_WALK_DENIED's. */
+ * removed for a reason of HS_WALK_DENIED's.  top (may be NULL): what name
+ * must still be (its st_dev, st_ino), else -ESTALE and nothing removed
+ * below it: the walk goes by name, and whoever owns dirfd may have
+ * renamed another directory to it since the caller opened it. */
 int hs_walk_remove_tree_at(int dirfd, const char *name);
-int hs_walk_remove_at(int dirfd, const char *name, char **where);
+int hs_walk_remove_at(int dirfd, const char *name, const struct stat *top, char **where);
 
 #endif

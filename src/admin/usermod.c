@@ -727,6 +727,11 @@ struct reown {
 	unsigned swapped;
 	unsigned pass;          /* 1 .. REOWN_PASSES */
 	bool last_pass;
+	/* what the passes said: a later pass says (and counts) only what
+	 * none before it did, such as what is below an entry the first
+	 * found replaced */
+	char **said;
+	size_t n_said;
 };
 
 /* Passes over the home while entries are found replaced during the walk:
@@ -746,22 +751,63 @@ static gid_t reown_gid(const struct reown *ro, const struct stat *st)
 	return (ro->gid != ro->old_gid && st->st_gid == ro->old_gid) ? ro->gid : (gid_t)-1;
 }
 
+/* Say a line of the walk (counted in errors with count), unless a pass
+ * before said it: a later pass (after a swap) walks again what the first
+ * one said, and first meets what was below the entries it found
+ * replaced. */
+__attribute__((format(printf, 3, 4)))
+static void reown_say(struct reown *ro, bool count, const char *fmt, ...)
+{
+	char *msg = NULL, **said;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		/* out of memory: said again rather than not at all */
+		hs_warn("cannot change the owner of files in %s: %s", ro->home, strerror(ENOMEM));
+		ro->errors += count;
+		return;
+	}
+	for (size_t i = 0; i < ro->n_said; i++)
+		if (strcmp(ro->said[i], msg) == 0) {
+			free(msg);
+			return;
+		}
+	hs_warn("%s", msg);
+	ro->errors += count;
+	said = realloc(ro->said, (ro->n_said + 1) * sizeof(*said));
+	if (!said) {
+		free(msg);
+		return;
+	}
+	ro->said = said;
+	ro->said[ro->n_said++] = msg;
+}
+
+static void reown_said_free(struct reown *ro)
+{
+	for (size_t i = 0; i < ro->n_said; i++)
+		free(ro->said[i]);
+	free(ro->said);
+	ro->said = NULL;
+	ro->n_said = 0;
+}
+
 /* Every entry the walker opened (directories after their contents). */
 static int reown_visit(const struct hs_walk_entry *e, void *ctx)
 {
 	struct reown *ro = ctx;
 	int r = hs_walk_chown(e, reown_uid(ro, &e->st), reown_gid(ro, &e->st));
 
-	/* a later pass (after a swap) says nothing the first one said */
-	if (ro->pass > 1)
-		return 0;
-	if (r == -HS_E_NLINK) {
-		hs_warn("warning: not changing the owner of %s/%s: it has more than one link",
-			ro->home, e->path);
-	} else if (r < 0) {
-		hs_warn("cannot change the owner of %s/%s: %s", ro->home, e->path, hs_strerror(r));
-		ro->errors++;
-	}
+	if (r == -HS_E_NLINK)
+		reown_say(ro, false, "warning: not changing the owner of %s/%s: it has more than "
+			  "one link", ro->home, e->path);
+	else if (r < 0)
+		reown_say(ro, true, "cannot change the owner of %s/%s: %s", ro->home, e->path,
+			  hs_strerror(r));
 	return 0;
 }
 
@@ -775,18 +821,15 @@ static int reown_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why
 		ro->swapped++;
 		if (!ro->last_pass)
 			return 0;
-	} else if (ro->pass > 1) {
-		return 0;
 	}
 	if (why == HS_WALK_MOUNT) {
-		hs_warn("warning: not changing the owner of files in %s/%s: it is a mount point",
-			ro->home, e->path);
+		reown_say(ro, false, "warning: not changing the owner of files in %s/%s: it is a "
+			  "mount point", ro->home, e->path);
 		return 0;
 	}
-	hs_warn("cannot change the owner of %s/%s: %s", ro->home, e->path,
-		why == HS_WALK_TOO_DEEP ? "nested too deeply" :
-		why == HS_WALK_SWAPPED ? "it was replaced during the walk" : hs_strerror(err));
-	ro->errors++;
+	reown_say(ro, true, "cannot change the owner of %s/%s: %s", ro->home, e->path,
+		  why == HS_WALK_TOO_DEEP ? "nested too deeply" :
+		  why == HS_WALK_SWAPPED ? "it was replaced during the walk" : hs_strerror(err));
 	return 0;
 }
 
@@ -1050,6 +1093,7 @@ static int reown_home(const char *dir, struct reown *ro, struct home_taken *ht)
 		if (!ro->swapped)
 			break;
 	}
+	reown_said_free(ro);
 	/* without the record (no trusted attributes) a rerun could not find
 	 * it: handed back then, as before, with the entries said */
 	if ((r < 0 || ro->swapped) && fgetxattr(ht->hfd, TAKEN_XATTR, NULL, 0) > 0) {

@@ -380,3 +380,89 @@ def test_usermod_u_keeps_the_home_taken_while_an_entry_stays_swapped(two):
     assert home_taken_record(sb) == "none"
     assert sb.read("/home/alice/sub/secret") == "secret\n"
     assert not sb.exists("/etc/.hardened-shadow.txn")
+
+
+def test_usermod_u_says_what_a_later_pass_meets_first(two):
+    """sub/ is found replaced on the first pass of usermod -u 4242 alice only, so the
+    second pass is the first to see what is below it: a hard link there (left with the
+    old uid, free from now on) and a nest too deep to walk (its files too) must be said
+    as the first pass says them, the nest counted (exit 12).  The second pass used to
+    say nothing at all: exit 0, no line, old-uid files left behind unsaid."""
+    sb = two
+    sb.getpwnam("alice")
+    deep = "/".join(["d"] * 70)
+    sb.sh("mkdir /home/alice/sub && echo x >/home/alice/sub/a && "
+          "ln /home/alice/sub/a /home/alice/sub/b && mkdir -p /home/alice/sub/" + deep,
+          user="alice")
+    res = sb.run(swap_sub(1) + [USERMOD, "-u", "4242", "alice"], check=False)
+    assert res.returncode == 12, res
+    lines = res.stderr.splitlines()
+    assert sorted(l for l in lines if "more than one link" in l) == [
+        "usermod: warning: not changing the owner of /home/alice/sub/%s: it has more "
+        "than one link" % n for n in ("a", "b")], res
+    assert len([l for l in lines if l.endswith("nested too deeply")]) == 1, res
+    assert lines[-1] == ("usermod: failed to change ownership of 1 entries in the home "
+                         "directory /home/alice"), res
+
+
+# ------------------------------------- a home whose parent's owner renames it meanwhile
+
+PARENT_SWAP_DRIVER = r'''
+import json, os, subprocess, sys, time
+
+cfg = json.loads(sys.argv[1])
+pid = os.fork()
+if pid == 0:
+    # the owner of the homes' parent: once alice's home is taken away, it goes aside and
+    # bob's directory takes its name
+    os.setgroups([])
+    os.setgid(cfg["gid"])
+    os.setuid(cfg["uid"])
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if os.lstat("/srv/c/alice").st_uid == 0:
+            break
+        time.sleep(0.005)
+    time.sleep(1)
+    os.rename("/srv/c/alice", "/srv/c/aside")
+    os.rename("/srv/c/bob", "/srv/c/alice")
+    os._exit(0)
+# the home is taken away twice: by userdel as it plans (fchown, fchmod 0700: the
+# seventh fchmod), then by the journal's work, which opens it first; that one's fchmod
+# (the eighth) is held back 3 s, and the racer swaps the names meanwhile.  Landlock
+# (which confines the removal to the home it opened) is made absent, as on a kernel
+# without it
+r = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                    "-e", "trace=fchmod,landlock_create_ruleset",
+                    "-e", "inject=fchmod:delay_exit=3000000:when=8",
+                    "-e", "inject=landlock_create_ruleset:error=ENOSYS",
+                    cfg["userdel"], "-r", "alice"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+_, status = os.waitpid(pid, 0)
+print(json.dumps({"rc": r.returncode, "stderr": r.stderr, "racer": status}))
+'''
+
+
+def test_userdel_r_removes_only_the_home_it_took_away(two):
+    """alice's home is /srv/c/alice, in a directory of carol's (trusted for alice: not
+    hers, not writable by others), where bob has a directory too.  Once userdel -r alice
+    has opened and taken the home away, carol renames it aside and bob's directory to
+    its name.  userdel must not remove bob's files: it walked the name again and, without
+    Landlock, removed bob's whole directory (exit 0), alice's home left root's 0700."""
+    sb = two
+    sb.add_classic_user("carol", password="carol-pw-1")
+    carol, bob = sb.getpwnam("carol"), sb.getpwnam("bob")
+    sb.sh("mkdir -p /srv/c && chown carol: /srv/c && chmod 0755 /srv/c && "
+          "mkdir /srv/c/alice && echo a >/srv/c/alice/own && chown -R alice: /srv/c/alice && "
+          "mkdir /srv/c/bob && echo keep >/srv/c/bob/bobs && chown -R bob: /srv/c/bob && "
+          "chmod 0755 /srv/c/bob && usermod -d /srv/c/alice alice")
+    sb.write("/root/swap.py", PARENT_SWAP_DRIVER, mode=0o700)
+    cfg = {"uid": carol.uid, "gid": carol.gid, "userdel": USERDEL}
+    res = sb.run(["/usr/bin/python3", "/root/swap.py", json.dumps(cfg)], timeout=60,
+                 check=False)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["racer"] == 0, out
+    assert sb.read("/srv/c/alice/bobs") == "keep\n", out
+    assert sb.lstat("/srv/c/alice").st_uid == bob.uid, out
+    assert out["rc"] == 12, out

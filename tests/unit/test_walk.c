@@ -324,7 +324,7 @@ static int bind_child(void *arg)
 	if (hs_walk_at(f->dfd, "tree", &strict, &s) != -EXDEV)
 		return 86;
 	/* the removal is refused before anything goes */
-	r = hs_walk_remove_at(f->dfd, "tree", &where);
+	r = hs_walk_remove_at(f->dfd, "tree", NULL, &where);
 	if (r != -EXDEV || !where || (strcmp(where, "mnt") != 0 && strcmp(where, "bf") != 0))
 		return 87;
 	free(where);
