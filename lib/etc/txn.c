@@ -1164,14 +1164,6 @@ static int drop_the_rest(int dirfd, const char *dir_path, char **base, int *stat
 	return r;
 }
 
-/* Finish or drop what the journal names.  A committed journal is rolled
- * forward: every staged file installed, its work finished.  But if a tool
- * that does not know the journal changed one of its files since, the
- * change goes back where it still can: files already exchanged stay
- * (their backup renames are finished), every other staged file is dropped
- * and all the work is undone, as for a prepared journal, so no half of
- * the change (a gshadow line, a tree directory) joins the other tool's
- * state.  A first pass classifies every file before anything changes. */
 /* The work of a journal whose files recover_journal has dealt with
  * (changed: whether it changed any): done, undone, or kept for the next
  * tool.  work_only: the journal names no file (a journal of work alone,
@@ -1222,6 +1214,14 @@ static int recover_journal_work(int dirfd, const char *dir_path, struct hs_txn_w
 	return 1;
 }
 
+/* Finish or drop what the journal names.  A committed journal is rolled
+ * forward: every staged file installed, its work finished.  But if a tool
+ * that does not know the journal changed one of its files since, the
+ * change goes back where it still can: files already exchanged stay
+ * (their backup renames are finished), every other staged file is dropped
+ * and all the work is undone, as for a prepared journal, so no half of
+ * the change (a gshadow line, a tree directory) joins the other tool's
+ * state.  A first pass classifies every file before anything changes. */
 static int recover_journal(int dirfd, const char *dir_path, const char *const bases[],
                            size_t n_bases, char *msg, size_t msg_size)
 {
