@@ -396,6 +396,11 @@ static int report_home(const char *user, const char *dir, const struct hs_txn_wo
 		return usertool_warn(E_HOMEDIR, "not removing directory %s: %s at %s%s%s", dir,
 				     hs_txn_work_kept_because(w), dir, w->where[0] ? "/" : "",
 				     w->where);
+	/* its name holds another directory now (whoever owns its parent
+	 * renamed them): nothing removed there, the home left where it went */
+	if (w->result == -ESTALE)
+		return usertool_warn(E_HOMEDIR, "not removing directory %s: it was replaced by "
+				     "another directory during the removal; left alone", dir);
 	return usertool_warn(E_HOMEDIR, "error removing directory %s: %s", dir,
 			     hs_strerror(w->result));
 }

@@ -466,3 +466,5 @@ def test_userdel_r_removes_only_the_home_it_took_away(two):
     assert sb.read("/srv/c/alice/bobs") == "keep\n", out
     assert sb.lstat("/srv/c/alice").st_uid == bob.uid, out
     assert out["rc"] == 12, out
+    assert "userdel: not removing directory /srv/c/alice: it was replaced by another " \
+        "directory during the removal; left alone" in out["stderr"].splitlines(), out
