@@ -209,7 +209,9 @@ static void edit_global(enum hs_db_kind kind, const char *path)
 {
 	struct global_ctx ctx = { .kind = kind, .path = path, .db = HS_ACCOUNTDB_INIT };
 	struct hs_accountdb disk = HS_ACCOUNTDB_INIT;
-	struct hs_secret_buf orig = { NULL, 0 }, now = { NULL, 0 };
+	struct hs_secret_buf orig = { NULL, 0 };
+	const char *now;
+	size_t now_len = 0;
 	sigset_t saved;
 	bool same;
 	int r;
@@ -231,12 +233,10 @@ static void edit_global(enum hs_db_kind kind, const char *path)
 	/* We held the locks throughout; only a program that ignores them
 	 * could have changed the file, and its change must not be lost: the
 	 * file must hold what we read, and the write below replaces it only
-	 * while it is still the version taken before that look (disk). */
+	 * while it is still the version looked at (disk). */
 	r = hs_accountdb_load(&disk, kind, path, HS_DB_LENIENT | HS_DB_LAZY);
-	if (r == 0)
-		r = hs_globalfile_read(path, &now.p, &now.size);
-	same = r == 0 && now.size == orig.size && memcmp(now.p, orig.p, orig.size) == 0;
-	hs_secret_buf_freep(&now);
+	now = r == 0 ? hs_accountdb_loaded(&disk, &now_len) : NULL;
+	same = r == 0 && now_len == orig.size && (!orig.size || memcmp(now, orig.p, orig.size) == 0);
 	hs_secret_buf_freep(&orig);
 	hs_accountdb_expect_as(&ctx.db, &disk);
 	hs_accountdb_free(&disk);
