@@ -727,11 +727,13 @@ struct reown {
 	unsigned swapped;
 	unsigned pass;          /* 1 .. REOWN_PASSES */
 	bool last_pass;
-	/* what the passes said: a later pass says (and counts) only what
-	 * none before it did, such as what is below an entry the first
-	 * found replaced */
-	char **said;
-	size_t n_said;
+	/* the entries found replaced so far (paths below the home): a later
+	 * pass says, and counts, only what it meets at or below one of them,
+	 * which no pass before it saw; the rest it says again otherwise.
+	 * say_all: one could not be kept (out of memory): say everything */
+	char **swapped_at;
+	size_t n_swapped_at;
+	bool say_all;
 };
 
 /* Passes over the home while entries are found replaced during the walk:
@@ -751,49 +753,44 @@ static gid_t reown_gid(const struct reown *ro, const struct stat *st)
 	return (ro->gid != ro->old_gid && st->st_gid == ro->old_gid) ? ro->gid : (gid_t)-1;
 }
 
-/* Say a line of the walk (counted in errors with count), unless a pass
- * before said it: a later pass (after a swap) walks again what the first
- * one said, and first meets what was below the entries it found
- * replaced. */
-__attribute__((format(printf, 3, 4)))
-static void reown_say(struct reown *ro, bool count, const char *fmt, ...)
+/* Was path (below the home) out of every earlier pass's sight: the first
+ * pass, or at or below an entry an earlier pass found replaced?  Costs
+ * nothing without a swap: a home of many hard links says each once. */
+static bool first_seen(const struct reown *ro, const char *path)
 {
-	char *msg = NULL, **said;
-	va_list ap;
-	int n;
+	if (ro->pass == 1 || ro->say_all)
+		return true;
+	for (size_t i = 0; i < ro->n_swapped_at; i++) {
+		size_t n = strlen(ro->swapped_at[i]);
 
-	va_start(ap, fmt);
-	n = vasprintf(&msg, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		/* out of memory: said again rather than not at all */
-		hs_warn("cannot change the owner of files in %s: %s", ro->home, strerror(ENOMEM));
-		ro->errors += count;
-		return;
+		if (strncmp(path, ro->swapped_at[i], n) == 0 && (!path[n] || path[n] == '/'))
+			return true;
 	}
-	for (size_t i = 0; i < ro->n_said; i++)
-		if (strcmp(ro->said[i], msg) == 0) {
-			free(msg);
-			return;
-		}
-	hs_warn("%s", msg);
-	ro->errors += count;
-	said = realloc(ro->said, (ro->n_said + 1) * sizeof(*said));
-	if (!said) {
-		free(msg);
-		return;
-	}
-	ro->said = said;
-	ro->said[ro->n_said++] = msg;
+	return false;
 }
 
-static void reown_said_free(struct reown *ro)
+static void note_swapped(struct reown *ro, const char *path)
 {
-	for (size_t i = 0; i < ro->n_said; i++)
-		free(ro->said[i]);
-	free(ro->said);
-	ro->said = NULL;
-	ro->n_said = 0;
+	char **at = realloc(ro->swapped_at, (ro->n_swapped_at + 1) * sizeof(*at));
+	char *copy = strdup(path);
+
+	if (at)
+		ro->swapped_at = at;
+	if (!at || !copy) {
+		free(copy);
+		ro->say_all = true;
+		return;
+	}
+	ro->swapped_at[ro->n_swapped_at++] = copy;
+}
+
+static void reown_swapped_free(struct reown *ro)
+{
+	for (size_t i = 0; i < ro->n_swapped_at; i++)
+		free(ro->swapped_at[i]);
+	free(ro->swapped_at);
+	ro->swapped_at = NULL;
+	ro->n_swapped_at = 0;
 }
 
 /* Every entry the walker opened (directories after their contents). */
@@ -802,12 +799,15 @@ static int reown_visit(const struct hs_walk_entry *e, void *ctx)
 	struct reown *ro = ctx;
 	int r = hs_walk_chown(e, reown_uid(ro, &e->st), reown_gid(ro, &e->st));
 
-	if (r == -HS_E_NLINK)
-		reown_say(ro, false, "warning: not changing the owner of %s/%s: it has more than "
-			  "one link", ro->home, e->path);
-	else if (r < 0)
-		reown_say(ro, true, "cannot change the owner of %s/%s: %s", ro->home, e->path,
-			  hs_strerror(r));
+	if (r == 0 || !first_seen(ro, e->path))
+		return 0;
+	if (r == -HS_E_NLINK) {
+		hs_warn("warning: not changing the owner of %s/%s: it has more than one link",
+			ro->home, e->path);
+	} else {
+		hs_warn("cannot change the owner of %s/%s: %s", ro->home, e->path, hs_strerror(r));
+		ro->errors++;
+	}
 	return 0;
 }
 
@@ -819,17 +819,21 @@ static int reown_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why
 	if (why == HS_WALK_SWAPPED) {
 		/* another pass may find it settled: said on the last only */
 		ro->swapped++;
+		note_swapped(ro, e->path);
 		if (!ro->last_pass)
 			return 0;
-	}
-	if (why == HS_WALK_MOUNT) {
-		reown_say(ro, false, "warning: not changing the owner of files in %s/%s: it is a "
-			  "mount point", ro->home, e->path);
+	} else if (!first_seen(ro, e->path)) {
 		return 0;
 	}
-	reown_say(ro, true, "cannot change the owner of %s/%s: %s", ro->home, e->path,
-		  why == HS_WALK_TOO_DEEP ? "nested too deeply" :
-		  why == HS_WALK_SWAPPED ? "it was replaced during the walk" : hs_strerror(err));
+	if (why == HS_WALK_MOUNT) {
+		hs_warn("warning: not changing the owner of files in %s/%s: it is a mount point",
+			ro->home, e->path);
+		return 0;
+	}
+	hs_warn("cannot change the owner of %s/%s: %s", ro->home, e->path,
+		why == HS_WALK_TOO_DEEP ? "nested too deeply" :
+		why == HS_WALK_SWAPPED ? "it was replaced during the walk" : hs_strerror(err));
+	ro->errors++;
 	return 0;
 }
 
@@ -1093,7 +1097,7 @@ static int reown_home(const char *dir, struct reown *ro, struct home_taken *ht)
 		if (!ro->swapped)
 			break;
 	}
-	reown_said_free(ro);
+	reown_swapped_free(ro);
 	/* without the record (no trusted attributes) a rerun could not find
 	 * it: handed back then, as before, with the entries said */
 	if ((r < 0 || ro->swapped) && fgetxattr(ht->hfd, TAKEN_XATTR, NULL, 0) > 0) {
