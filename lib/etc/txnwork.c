@@ -159,9 +159,11 @@ static int remove_self(struct hs_txn_work *w, int parentfd, const char *last, bo
 	 * there: final, as for a run not interrupted.  So is an entry below
 	 * last found replaced during the walk (-ESTALE): a process that kept
 	 * an fd to a directory in the home can still rename there, and the
-	 * home must not stay root's 0700, out of its user's reach (at last
-	 * itself only root could replace it: where "", left alone) */
-	if (!undo && (r == -EXDEV || r == -ENAMETOOLONG || (where && where[0]))) {
+	 * home must not stay root's 0700, out of its user's reach.  At last
+	 * itself (where ""), the owner of its parent renamed another
+	 * directory to its name: nothing removed, and the home we opened,
+	 * wherever it is now, goes back to its user too */
+	if (!undo && (r == -EXDEV || r == -ENAMETOOLONG || r == -ESTALE || (where && where[0]))) {
 		(void)hs_walk_hand_back(fd, w->uid, w->gid, w->mode);
 		snprintf(w->where, sizeof(w->where), "%s", where ? where : "");
 	}

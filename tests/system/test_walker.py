@@ -451,7 +451,7 @@ def test_userdel_r_removes_only_the_home_it_took_away(two):
     Landlock, removed bob's whole directory (exit 0), alice's home left root's 0700."""
     sb = two
     sb.add_classic_user("carol", password="carol-pw-1")
-    carol, bob = sb.getpwnam("carol"), sb.getpwnam("bob")
+    carol, bob, alice = sb.getpwnam("carol"), sb.getpwnam("bob"), sb.getpwnam("alice")
     sb.sh("mkdir -p /srv/c && chown carol: /srv/c && chmod 0755 /srv/c && "
           "mkdir /srv/c/alice && echo a >/srv/c/alice/own && chown -R alice: /srv/c/alice && "
           "mkdir /srv/c/bob && echo keep >/srv/c/bob/bobs && chown -R bob: /srv/c/bob && "
@@ -468,3 +468,7 @@ def test_userdel_r_removes_only_the_home_it_took_away(two):
     assert out["rc"] == 12, out
     assert "userdel: not removing directory /srv/c/alice: it was replaced by another " \
         "directory during the removal; left alone" in out["stderr"].splitlines(), out
+    # and alice's home, moved aside, is hers again, not root's 0700
+    st = sb.lstat("/srv/c/aside")
+    assert (st.st_uid, st.st_mode & 0o7777) == (alice.uid, 0o755) and \
+        sb.read("/srv/c/aside/own") == "a\n", (st, out)
