@@ -1,15 +1,18 @@
 /* Landlock and seccomp self-confinement: see confine.h. */
 #include "confine.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/magic.h>
 #include <linux/seccomp.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -145,15 +148,51 @@ static uint64_t rights_of(unsigned access)
 	return a;
 }
 
+/* The O_PATH descriptors of the rules, held until the ruleset is in
+ * force: the kernel hands out the lowest free numbers, so they usually
+ * follow the ruleset's own in one run, and one close_range closes them
+ * all.  One that does not follow the run is closed at once. */
+struct held_fds {
+	int first, last;   /* the run: the ruleset's fd .. the last rule's */
+};
+
+static void held_add(struct held_fds *h, int fd)
+{
+	if (fd == h->last + 1)
+		h->last = fd;
+	else
+		close(fd);
+}
+
+static void held_close(struct held_fds *h)
+{
+	int saved = errno;
+
+	/* every fd of the run is ours: each came from our own open */
+	if (h->first < 0)
+		return;
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)h->first, (unsigned)h->last, 0U) == 0) {
+		errno = saved;
+		return;
+	}
+#endif
+	for (int fd = h->first; fd <= h->last; fd++)
+		close(fd);
+	errno = saved;
+}
+
 /* One rule: a path that is not there is skipped (/lib64, a home not made
  * yet); a file gets only the rights that apply to files.  Most rules name
  * directories: an O_DIRECTORY open says which it is without an fstat, and
- * a rule known to name a file (HS_CONFINE_FILE) skips that try. */
-static int path_rule_add(int rsfd, uint64_t handled, const char *path, unsigned access)
+ * a rule known to name a file (HS_CONFINE_FILE) skips that try.  Returns
+ * 1 when the rule was added, 0 when the path is not there, or -errno. */
+static int path_rule_add(int rsfd, uint64_t handled, const char *path, unsigned access,
+			 struct held_fds *held)
 {
 	int flags = O_PATH | O_CLOEXEC | (access & HS_CONFINE_NOFOLLOW ? O_NOFOLLOW : 0);
 	uint64_t rights = rights_of(access) & handled;
-	_cleanup_close_ int fd = -1;
+	int fd = -1, r;
 
 	if (!path)
 		return 0;
@@ -165,37 +204,74 @@ static int path_rule_add(int rsfd, uint64_t handled, const char *path, unsigned 
 	}
 	if (fd < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-	return rule_add(rsfd, fd, rights);
+	r = rule_add(rsfd, fd, rights);
+	held_add(held, fd);
+	return r < 0 ? r : 1;
 }
 
-/* Is path (/bin, /sbin, /lib) merged /usr's symlink to /usr + path?  The
- * rules on /usr (read) and /usr/lib (run) then cover where it leads.
- * /lib64 and /lib32 keep their rules: /usr/lib64 and /usr/lib32 may hold
- * a program loader, which needs the right to run. */
-static bool is_link_into_usr(const char *path)
+/* What readlink says of path (/bin, /sbin, /lib*): LINK_INTO_USR when it
+ * is merged /usr's symlink to /usr + path, whose rules (/usr to read,
+ * /usr/lib to run) then cover where it leads; LINK_ABSENT when nothing is
+ * there; LINK_NONE when it is no symlink; LINK_OTHER for any other link
+ * or when readlink cannot tell. */
+enum usr_link { LINK_OTHER, LINK_INTO_USR, LINK_ABSENT, LINK_NONE };
+
+static enum usr_link usr_link_of(const char *path)
 {
 	char target[16];
 	ssize_t n = readlink(path, target, sizeof target);
 	size_t plen = strlen(path);
 	const char *t = target;
 
-	if (n < 0 || (size_t)n >= sizeof target)
-		return false;
+	if (n < 0)
+		return errno == ENOENT ? LINK_ABSENT : errno == EINVAL ? LINK_NONE : LINK_OTHER;
+	if ((size_t)n >= sizeof target)
+		return LINK_OTHER;
 	if (t[0] == '/') {
 		t++;
 		n--;
 	}
-	return (size_t)n == 3 + plen && memcmp(t, "usr", 3) == 0 && memcmp(t + 3, path, plen) == 0;
+	return (size_t)n == 3 + plen && memcmp(t, "usr", 3) == 0 && memcmp(t + 3, path, plen) == 0
+		       ? LINK_INTO_USR : LINK_OTHER;
 }
 
-#define HS_CONFINE_USR_LINK (1u << 30)  /* base rule: skipped under merged /usr */
+/* Is SELinux active, so that setfscreatecon will write the thread's
+ * attr directory?  The same two signs as lib/io/selabel.c's
+ * selabel_active (which this layer cannot call), and they must stay the
+ * same: its file system is mounted, or a stand-in already in the process
+ * (the tests' preloaded shim) defines is_selinux_enabled.  Either sign
+ * counts, without asking the library: a "maybe" keeps the rules. */
+static bool selinux_may_be_active(void)
+{
+	struct statfs fs;
+
+	return (statfs("/sys/fs/selinux", &fs) == 0 &&
+		(unsigned long)fs.f_type == SELINUX_MAGIC) ||
+	       dlsym(RTLD_DEFAULT, "is_selinux_enabled") != NULL;
+}
+
+/* base rules: how each depends on what this system has */
+#define BASE_USR_LINK (1u << 30)  /* skipped where it is merged /usr's link */
+#define BASE_LIB      (1u << 29)  /* the loader and libraries (EXEC): with
+				   * nothing to run, READ only, and skipped
+				   * where /usr's READ covers it */
+#define BASE_SELINUX  (1u << 28)  /* only while SELinux may be active */
+#define BASE_HELPER   (1u << 27)  /* a program the cache flush runs */
 
 static const struct hs_confine_rule base_rules[] = {
+	/* the cache flush after a commit (hs_globalfile_flush_caches):
+	 * first, as whether they are there decides the library rules */
+	{ "/usr/sbin/nscd", HS_CONFINE_EXEC | HS_CONFINE_FILE | BASE_HELPER },
+	{ "/usr/sbin/sss_cache", HS_CONFINE_EXEC | HS_CONFINE_FILE | BASE_HELPER },
+	{ "/var/lib/sss", HS_CONFINE_WRITE },
 	{ "/usr", HS_CONFINE_READ }, { "/etc", HS_CONFINE_READ },
-	{ "/bin", HS_CONFINE_READ | HS_CONFINE_USR_LINK },
-	{ "/sbin", HS_CONFINE_READ | HS_CONFINE_USR_LINK },
-	{ "/lib", HS_CONFINE_EXEC | HS_CONFINE_USR_LINK },
-	{ "/lib64", HS_CONFINE_EXEC }, { "/lib32", HS_CONFINE_EXEC }, { "/usr/lib", HS_CONFINE_EXEC },
+	{ "/bin", HS_CONFINE_READ | BASE_USR_LINK },
+	{ "/sbin", HS_CONFINE_READ | BASE_USR_LINK },
+	/* the loader (/lib64/ld-linux-x86-64.so.2 ...) is run with the
+	 * program; libraries are only read (dlopen: libselinux, NSS, PAM) */
+	{ "/lib", HS_CONFINE_EXEC | BASE_USR_LINK | BASE_LIB },
+	{ "/lib64", HS_CONFINE_EXEC | BASE_LIB }, { "/lib32", HS_CONFINE_EXEC | BASE_LIB },
+	{ "/usr/lib", HS_CONFINE_EXEC | BASE_LIB },
 	{ "/proc", HS_CONFINE_READ }, { "/sys", HS_CONFINE_READ },
 	{ "/dev/null", HS_CONFINE_DEVICE | HS_CONFINE_FILE },
 	{ "/dev/zero", HS_CONFINE_READ | HS_CONFINE_FILE },
@@ -205,30 +281,86 @@ static const struct hs_confine_rule base_rules[] = {
 	/* the process's own security attributes (SELinux file contexts):
 	 * libselinux's setfscreatecon writes the calling thread's, a
 	 * directory of its own (/proc/PID/task/TID/attr), not /proc/PID/attr */
-	{ "/proc/self/attr", HS_CONFINE_WRITE }, { "/proc/thread-self/attr", HS_CONFINE_WRITE },
-	/* the cache flush after a commit (hs_globalfile_flush_caches) */
-	{ "/usr/sbin/nscd", HS_CONFINE_EXEC | HS_CONFINE_FILE },
-	{ "/usr/sbin/sss_cache", HS_CONFINE_EXEC | HS_CONFINE_FILE },
-	{ "/var/lib/sss", HS_CONFINE_WRITE },
+	{ "/proc/self/attr", HS_CONFINE_WRITE | BASE_SELINUX },
+	{ "/proc/thread-self/attr", HS_CONFINE_WRITE | BASE_SELINUX },
 };
+
+#define BASE_FLAGS (BASE_USR_LINK | BASE_LIB | BASE_SELINUX | BASE_HELPER)
+
+/* Does one of the caller's rules give all a base rule's rights on the
+ * same path, the same way (a directory, followed): /etc, to write? */
+static bool covered_by(const struct hs_confine_rule *rules, size_t n, const char *path,
+		       unsigned access)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rules[i].path && strcmp(rules[i].path, path) == 0 &&
+		    !(rules[i].access & (HS_CONFINE_NOFOLLOW | HS_CONFINE_FILE)) &&
+		    (rights_of(access) & ~rights_of(rules[i].access)) == 0)
+			return true;
+	return false;
+}
+
+/* One base rule, as this system needs it; *run is whether anything may
+ * be run (a helper is there, or a caller's rule runs a program). */
+static int base_rule_add(int rsfd, uint64_t handled, const struct hs_confine_rule *b, bool *run,
+			 int *selinux, struct held_fds *held)
+{
+	unsigned access = b->access & ~BASE_FLAGS;
+	int r;
+
+	if (b->access & BASE_SELINUX) {
+		if (*selinux < 0)
+			*selinux = selinux_may_be_active();
+		if (!*selinux)
+			return 0;
+	}
+	if (b->access & BASE_LIB && !*run) {
+		/* nothing can be run, so no loader either: the libraries
+		 * are only read, and what is read beneath /usr the /usr
+		 * rule covers (unless a symlink leads out of it) */
+		enum usr_link link = usr_link_of(b->path);
+
+		if (link == LINK_ABSENT || link == (strncmp(b->path, "/usr/", 5) == 0
+						     ? LINK_NONE : LINK_INTO_USR))
+			return 0;
+		access = HS_CONFINE_READ;
+	} else if (b->access & BASE_USR_LINK) {
+		enum usr_link link = usr_link_of(b->path);
+
+		if (link == LINK_ABSENT || link == LINK_INTO_USR)
+			return 0;
+	}
+	r = path_rule_add(rsfd, handled, b->path, access, held);
+	if (r > 0 && b->access & BASE_HELPER)
+		*run = true;
+	return r < 0 ? r : 0;
+}
 
 int hs_confine_paths(const struct hs_confine_rule *rules, size_t n)
 {
 	uint64_t handled;
-	_cleanup_close_ int fd = ruleset_create(false, &handled);
-	int r = 0;
+	int fd = ruleset_create(false, &handled);
+	struct held_fds held = { fd, fd };
+	bool run = false;
+	int selinux = -1, r = 0;
 
 	if (fd < 0)
 		return fd;
+	for (size_t i = 0; i < n; i++)
+		if (rules[i].path && rules[i].access & HS_CONFINE_EXEC)
+			run = true;
 	for (size_t i = 0; r == 0 && i < HS_ARRAY_SIZE(base_rules); i++) {
 		const struct hs_confine_rule *b = &base_rules[i];
 
-		if (!(b->access & HS_CONFINE_USR_LINK) || !is_link_into_usr(b->path))
-			r = path_rule_add(fd, handled, b->path, b->access);
+		if (b->access & HS_CONFINE_FILE ||
+		    !covered_by(rules, n, b->path, b->access & ~BASE_FLAGS))
+			r = base_rule_add(fd, handled, b, &run, &selinux, &held);
 	}
-	for (size_t i = 0; r == 0 && i < n; i++)
-		r = path_rule_add(fd, handled, rules[i].path, rules[i].access);
-	return r < 0 ? r : restrict_self(fd);
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = path_rule_add(fd, handled, rules[i].path, rules[i].access, &held);
+	r = r < 0 ? r : restrict_self(fd);
+	held_close(&held);
+	return r;
 }
 #else
 int hs_confine_read_beneath(int dirfd)

@@ -48,11 +48,19 @@ struct hs_confine_rule {
 /* Landlock for the setid and root tools: from now on, files may be opened,
  * created, removed, renamed or run only as rules[] and the base every
  * program needs allow.  The base: read /usr, /lib*, /bin, /sbin, /etc,
- * /proc and /sys; write /dev/null; use /dev/tty; run the loader and libraries
- * under /usr/lib and /lib, nscd and sss_cache, which may write
- * /var/lib/sss (the cache flush after a commit).  Network, signals and
- * Unix sockets stay as they were (NSS and syslog need them).  Sets
- * no_new_privs.  Returns 0, -ENOSYS without Landlock, or -errno. */
+ * /proc, /sys, /dev/zero, /dev/random and /dev/urandom; use /dev/null and
+ * /dev/tty; run nscd and sss_cache, which may write /var/lib/sss (the
+ * cache flush after a commit).  The loader and libraries under /usr/lib
+ * and /lib* may be run only where nscd or sss_cache is there or a rule
+ * runs a program; otherwise they are only read, through /usr's rule where
+ * merged /usr makes /lib* links to it.  Writing the thread's
+ * /proc/.../attr (SELinux's creation contexts) only while SELinux may be
+ * active: its file system is mounted, or something in the process defines
+ * is_selinux_enabled (the signs lib/io/selabel.c goes by).  A base rule a
+ * rule of the caller's covers (/etc, to write) is not added twice.
+ * Network, signals and Unix sockets stay as they were (NSS and syslog need
+ * them).  Sets no_new_privs.  Returns 0, -ENOSYS without Landlock, or
+ * -errno. */
 int hs_confine_paths(const struct hs_confine_rule *rules, size_t n);
 
 /* seccomp: from now on, only the system calls in allowed[] (numbers, as

@@ -83,7 +83,9 @@ static int selinux_load(void)
 
 /* SELinux runs only where its file system is mounted, which one statfs
  * tells without the library; a stand-in already in the process (a
- * preloaded library that defines is_selinux_enabled) is asked too. */
+ * preloaded library that defines is_selinux_enabled) is asked too.
+ * lib/base/confine.c grants the writes to the thread's attr directory on
+ * the same two signs (selinux_may_be_active): change both together. */
 static bool selabel_active(void)
 {
 	struct statfs fs;

@@ -251,3 +251,59 @@ def test_hs_ldif_export_writes_only_the_directory_of_its_output(sb):
     assert all(refused(r) for r in got[2:]), (got, res.stdout)
     assert "exited normally" in res.stdout, res.stdout + res.stderr
     assert "uid=alice" in sb.read("/root/export/people.ldif")
+
+
+# ---- the cache flush under the confinement ----
+#
+# With neither nscd nor sss_cache there, a confined tool can run nothing, so its base
+# rules leave out the right to run the program loader (lib/base/confine.c).  Where one
+# is there, the tool still runs it after a commit, loader and all, and confined: the
+# stand-in below is an ordinary dynamically linked program.
+
+FAKE_FLUSH = r"""
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	int fd = open("/root/.flush-probe", O_WRONLY | O_CREAT, 0600);
+	int e = fd < 0 ? errno : 0;
+	FILE *log = fopen("/var/lib/sss/flush.log", "a");
+
+	if (!log)
+		return 1;
+	fprintf(log, "%s", NAME);
+	for (int i = 1; i < argc; i++)
+		fprintf(log, " %s", argv[i]);
+	fprintf(log, " outside=%s\n", e ? strerror(e) : "written");
+	return fclose(log) != 0;
+}
+"""
+
+
+def install_fake_flush(sb, tmp_path, name):
+    src = tmp_path / (name + ".c")
+    src.write_text(FAKE_FLUSH)
+    exe = os.path.join(sb.root, "usr/sbin", name)
+    subprocess.run(["cc", "-o", exe, '-DNAME="%s"' % name, str(src)], check=True)
+    os.chmod(exe, 0o755)
+
+
+@pytest.mark.skipif(not shutil.which("cc") or landlock_abi() < 1,
+                    reason="no C compiler or the kernel has no Landlock")
+@pytest.mark.parametrize("helpers", [("nscd",), ("sss_cache",), ("nscd", "sss_cache")])
+def test_confined_groupadd_still_runs_the_cache_flush(sb, tmp_path, helpers):
+    sb.run(["mkdir", "-p", "/var/lib/sss"])
+    for name in helpers:
+        install_fake_flush(sb, tmp_path, name)
+    sb.run(["/usr/sbin/groupadd", "flushers"])
+    assert sb.getgrnam("flushers") is not None
+    want = {"nscd": "nscd -i group outside=Permission denied",
+            "sss_cache": "sss_cache -E outside=Permission denied"}
+    # gshadow shares nscd's group cache: one flush per database, in commit order
+    got = sb.read("/var/lib/sss/flush.log").splitlines()
+    assert got and set(got) == {want[n] for n in helpers}, got
+    assert not sb.exists("/root/.flush-probe")

@@ -221,6 +221,23 @@ def test_vipw_labels_the_file_it_writes(users, build_dir):
     assert ":etc_t:" in checked["/etc/passwd"][1], checked
 
 
+def test_confined_tools_may_still_set_creation_contexts(users, build_dir):
+    """The confinement grants writing the thread's attr directory only while SELinux may
+    be active (lib/base/confine.c): by the same signs selabel.h goes by, here the shim's
+    is_selinux_enabled, so a confined tool still sets its creation contexts."""
+    sb = users
+    install_shim(sb, build_dir)
+    try:
+        sb.run(["/usr/sbin/groupadd", "-g", "5001", "labelled"])
+        sb.run(["/usr/sbin/useradd", "-m", "frank"])
+    finally:
+        log = remove_shim(sb)
+    assert not [l for l in log if " fscreate-denied " in l], log
+    for prog in ("groupadd", "useradd"):
+        asked = [l for l in log if l.split()[:1] == [prog] and l.split()[2:3] == ["fscreate"]]
+        assert [l for l in asked if l.split()[3] != "-"], (prog, log)
+
+
 def test_disabled_selinux_asks_for_nothing(users):
     """This kernel runs no SELinux: libselinux is not even loaded, no policy file is
     opened, no context is written, nothing is printed about it."""

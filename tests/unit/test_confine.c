@@ -366,12 +366,56 @@ static void test_tool_confinement_is_enforced_by_the_kernel(void **state)
 	assert_int_equal(got[T_EXEC], EACCES);
 }
 
+/* With no program to run (no nscd, no sss_cache, no caller's rule that
+ * runs one), the base rules leave out the right to run the loader; the
+ * libraries may still be read (dlopen: libselinux, NSS and PAM modules). */
+static void test_nothing_to_run_means_no_loader(void **state)
+{
+	bool helper = access("/usr/sbin/nscd", F_OK) == 0 || access("/usr/sbin/sss_cache", F_OK) == 0;
+	int got[4], pfd[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	if (pid == 0) {
+		const struct hs_confine_rule rules[] = { { dir, HS_CONFINE_WRITE } };
+
+		got[0] = hs_confine_paths(rules, 1);
+		if (got[0] == 0) {
+			got[1] = try_open(AT_FDCWD, HS_TEST_LOADER, O_RDONLY);
+			got[2] = try_open(AT_FDCWD, "/usr/lib", O_RDONLY | O_DIRECTORY);
+			/* the loader runs programs by itself: refused, as
+			 * its child's execve (exit 126) */
+			got[3] = run_status(HS_TEST_LOADER);
+		}
+		(void)!write(pfd[1], got, sizeof got);
+		_exit(0);
+	}
+	close(pfd[1]);
+	n = read(pfd[0], got, sizeof got);
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(n, (ssize_t)sizeof got);
+	if (got[0] == -ENOSYS)
+		skip();
+	assert_int_equal(got[0], 0);
+	assert_int_equal(got[1], 0);
+	assert_int_equal(got[2], 0);
+	if (helper)
+		assert_int_not_equal(got[3], 126);
+	else
+		assert_int_equal(got[3], 126);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_helper_confinement_is_enforced_by_the_kernel),
 		cmocka_unit_test(test_syscall_allow_list),
 		cmocka_unit_test(test_tool_confinement_is_enforced_by_the_kernel),
+		cmocka_unit_test(test_nothing_to_run_means_no_loader),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
