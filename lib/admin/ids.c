@@ -97,7 +97,7 @@ int hs_idset_add(struct hs_idset *set, unsigned long id)
  * not cost 10,000 memmoves). */
 int hs_idset_add_db(struct hs_idset *set, struct hs_accountdb *db)
 {
-	size_t w;
+	size_t w, from = 0;
 	int r;
 
 	if (db->kind != HS_DB_PASSWD && db->kind != HS_DB_GROUP)
@@ -105,13 +105,8 @@ int hs_idset_add_db(struct hs_idset *set, struct hs_accountdb *db)
 	r = reserve(set, db->n_lines);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < db->n_lines; i++) {
-		unsigned long id;
-
-		/* without building records: cheap on a HS_DB_LAZY db */
-		if (hs_accountdb_id(db, i, &id))
-			set->ids[set->n++] = id;
-	}
+	/* without building records: cheap on a HS_DB_LAZY db */
+	set->n += hs_accountdb_ids(db, &from, set->ids + set->n, db->n_lines);
 	if (set->n == 0)
 		return 0;
 	qsort(set->ids, set->n, sizeof(*set->ids), cmp_ulong);
@@ -232,7 +227,8 @@ int hs_ids_pick_db(struct hs_accountdb *db, const struct hs_id_range *r, bool sy
                    unsigned long preferred, unsigned long *out)
 {
 	struct hs_idset used = HS_IDSET_INIT;
-	unsigned long id, top = 0;
+	unsigned long ids[256], top = 0;
+	size_t from = 0, n;
 	bool any = false, preferred_used = false;
 	int ret;
 
@@ -240,15 +236,14 @@ int hs_ids_pick_db(struct hs_accountdb *db, const struct hs_id_range *r, bool sy
 		return -HS_E_RANGE;
 	if (!system) {
 		/* the common case in one pass over the ids, no set */
-		for (size_t i = 0; i < db->n_lines; i++) {
-			if (!hs_accountdb_id(db, i, &id))
-				continue;
-			preferred_used |= id == preferred;
-			if (id >= r->min && id <= r->max && (!any || id > top)) {
-				top = id;
-				any = true;
+		while ((n = hs_accountdb_ids(db, &from, ids, 256)) > 0)
+			for (size_t k = 0; k < n; k++) {
+				preferred_used |= ids[k] == preferred;
+				if (ids[k] >= r->min && ids[k] <= r->max && (!any || ids[k] > top)) {
+					top = ids[k];
+					any = true;
+				}
 			}
-		}
 		if (preferred != HS_IDS_NO_PREFERENCE && preferred >= r->min &&
 		    preferred <= r->max && !preferred_used) {
 			*out = preferred;

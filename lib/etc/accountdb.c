@@ -203,28 +203,59 @@ static bool key_is(const char *text, size_t len, const char *name, size_t nlen)
 	return len > nlen && text[nlen] == ':' && memcmp(text, name, nlen) == 0;
 }
 
-/* The uid/gid of line i (third field of passwd and group) when it is
- * plain decimal, as the parser wants it. */
-static bool line_id(const struct hs_accountdb *db, size_t i, unsigned long *id)
+/* The uid/gid of a line as loaded, t..end (no newline; the file's bytes
+ * are readable up to lim): its third field when it is plain decimal, as
+ * the parser wants it.  Inline: every line of the file comes through here
+ * when an id is picked. */
+__attribute__((always_inline))
+static inline bool loaded_id(const char *t, const char *end, const char *lim, unsigned long *id)
 {
-	const char *t, *end;
 	unsigned long v = 0;
-	size_t digits = 0, len;
+	size_t digits = 0;
 
-	if (!has_id(db->kind))
-		return false;
-	if (is_built(db, i)) {
-		if (!maybe_live(db, i))
-			return false;
-		*id = rec_id(db->kind, &db->lines[i].rec);
-		return true;
-	}
-	/* a line as loaded, read in place: every line of the file comes
-	 * through here when an id is picked, so no helper calls */
-	t = loaded_text(db, i, &len);
-	end = t + len;
 	if (t == end || hs_records_nis_line(t, 1))
 		return false;
+#if defined(__SSE2__)
+	/* SSE2: the field ends (and the line's, bit len) and the digits among
+	 * the first 32 bytes as bits, where byte loops would stop on every
+	 * byte of the name; the loops below take any other line */
+	if (lim - t >= 32) {
+		const __m128i colon = _mm_set1_epi8(':'), zero = _mm_set1_epi8('0');
+		uint64_t len = (uint64_t)(end - t), m = 0, d = 0, m2, m3;
+
+		for (int k = 0; k < 2; k++) {
+			__m128i v16 = _mm_loadu_si128((const __m128i *)(const void *)(t + 16 * k));
+			__m128i off = _mm_sub_epi8(v16, zero);
+			__m128i dig = _mm_cmpeq_epi8(_mm_min_epu8(off, _mm_set1_epi8(9)), off);
+
+			m |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v16, colon)) << (16 * k);
+			d |= (uint64_t)(uint16_t)_mm_movemask_epi8(dig) << (16 * k);
+		}
+		if (len <= 32)
+			m = (m & ((1ull << len) - 1)) | 1ull << len;
+		m2 = m & (m - 1);       /* from the end of the second field */
+		m3 = m2 & (m2 - 1);     /* from the end of the third */
+		if (m3) {
+			size_t from = (size_t)__builtin_ctzll(m2) + 1;
+			uint64_t x, n = (uint64_t)__builtin_ctzll(m3) - from;
+
+			if (n == 0 || n > 10 || (~d >> from) & ((1ull << n) - 1))
+				return false;
+			if (n <= 8 && lim - t - from >= 8) {
+				/* up to 8 digits at once (x86: little-endian): the
+				 * value of each pair of digits, then of each four */
+				memcpy(&x, t + from, sizeof(x));
+				x = (x ^ 0x3030303030303030ull) << (8 * (8 - n));
+				x = (x * 10 + (x >> 8)) & 0x00ff00ff00ff00ffull;
+				x = (x * 100 + (x >> 16)) & 0x0000ffff0000ffffull;
+				*id = (unsigned long)((x * 10000 + (x >> 32)) & 0xffffffffull);
+				return true;
+			}
+		} else if (len <= 32) {
+			return false;   /* fewer than two ':' */
+		}
+	}
+#endif
 	for (unsigned n = 0; n < 2; n++) {
 		t = field_end(t, end);
 		if (t == end)
@@ -240,6 +271,24 @@ static bool line_id(const struct hs_accountdb *db, size_t i, unsigned long *id)
 		return false;
 	*id = v;
 	return true;
+}
+
+/* The uid/gid of line i (third field of passwd and group). */
+static bool line_id(const struct hs_accountdb *db, size_t i, unsigned long *id)
+{
+	const char *t;
+	size_t len;
+
+	if (!has_id(db->kind))
+		return false;
+	if (is_built(db, i)) {
+		if (!maybe_live(db, i))
+			return false;
+		*id = rec_id(db->kind, &db->lines[i].rec);
+		return true;
+	}
+	t = loaded_text(db, i, &len);
+	return loaded_id(t, t + len, db->data + db->len, id);
 }
 
 /* Arena for the parse copies of lines of the file. */
@@ -326,17 +375,17 @@ static long entry_at(struct hs_accountdb *db, long idx)
 	return l->entry && !l->deleted ? idx : -1;
 }
 
-/* The next built line at an index >= i, or n_lines: whole bytes of the
- * bitmap at a time. */
-static size_t next_built(const struct hs_accountdb *db, size_t i)
+/* The next built line at an index >= i, or to (<= n_lines) when none is
+ * before it: whole bytes of the bitmap at a time. */
+static size_t next_built(const struct hs_accountdb *db, size_t i, size_t to)
 {
-	while (i < db->n_lines && !is_built(db, i)) {
+	while (i < to && !is_built(db, i)) {
 		if ((i & 7) == 0 && db->built[i >> 3] == 0)
 			i += 8;
 		else
 			i++;
 	}
-	return i < db->n_lines ? i : db->n_lines;
+	return i < to ? i : to;
 }
 
 /* memmem for short patterns in big files.  glibc's memmem and a memchr on
@@ -409,7 +458,7 @@ static long text_scan(const struct hs_accountdb *db, size_t from, const char *s,
 			continue;
 		}
 		/* lines i..b-1 are as loaded: their bytes lie in order in data */
-		b = next_built(db, i);
+		b = next_built(db, i, db->n_lines);
 		off = db->starts[i];
 		len = (b < db->n_loaded ? db->starts[b] : db->len) - off;
 		hit = find_bytes(db->data + off, len, s, slen);
@@ -611,7 +660,7 @@ void hs_accountdb_free(struct hs_accountdb *db)
 
 	if (!db)
 		return;
-	for (size_t i = 0; db->built && (i = next_built(db, i)) < db->n_lines; i++)
+	for (size_t i = 0; db->built && (i = next_built(db, i, db->n_lines)) < db->n_lines; i++)
 		line_free(&db->lines[i]);
 	if (db->mapped && db->len) {
 		hs_fileio_unmap(db->data, db->len);
@@ -1025,6 +1074,31 @@ bool hs_accountdb_id(const struct hs_accountdb *db, size_t idx, unsigned long *i
 	return line_id(db, idx, id);
 }
 
+size_t hs_accountdb_ids(const struct hs_accountdb *db, size_t *from, unsigned long *ids,
+			size_t n)
+{
+	size_t i = *from, got = 0;
+
+	if (!db || !db->lines || !has_id(db->kind))
+		return 0;
+	while (i < db->n_lines && got < n) {
+		if (is_built(db, i)) {
+			got += line_id(db, i, &ids[got]);
+			i++;
+			continue;
+		}
+		/* lines i..b-1 as loaded, read in place with no call or bitmap
+		 * check a line; at most n - got of them (the rest: next call) */
+		size_t b = next_built(db, i, db->n_lines - i > n - got ? i + n - got : db->n_lines);
+
+		for (; i < b; i++)
+			got += loaded_id(db->data + db->starts[i], db->data + db->starts[i + 1] - 1,
+					 db->data + db->len, &ids[got]);
+	}
+	*from = i;
+	return got;
+}
+
 long hs_accountdb_find_text(const struct hs_accountdb *db, size_t from, const char *s,
                             size_t slen)
 {
@@ -1259,9 +1333,7 @@ static void piece_lines(struct piece_list *pl, size_t from, size_t to)
 			i++;
 			continue;
 		}
-		size_t b = next_built(db, i);
-		if (b > to)
-			b = to;
+		size_t b = next_built(db, i, to);
 		/* up to the newline of line b - 1 */
 		piece_text(pl, db->data + db->starts[i], db->starts[b] - 1 - db->starts[i]);
 		i = b;

@@ -204,6 +204,13 @@ const char *hs_accountdb_field(const struct hs_accountdb *db, size_t idx, unsign
 bool hs_accountdb_id(const struct hs_accountdb *db, size_t idx, unsigned long *id);
 long hs_accountdb_find_next(struct hs_accountdb *db, const char *name, size_t from);
 
+/* The ids hs_accountdb_id gives for lines *from on, in order: up to n of
+ * them into ids, *from moved past the lines read; returns how many (0 at
+ * the end).  One pass over the file's bytes, without a call a line: the
+ * way to walk every id (picking a new one). */
+size_t hs_accountdb_ids(const struct hs_accountdb *db, size_t *from, unsigned long *ids,
+			size_t n);
+
 /* The first live line at an index >= from whose text holds the bytes s
  * (no newline among them), or -1.  Lines as loaded are searched in the
  * file's bytes, one memmem to the next hit, not line by line: finding

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -930,6 +931,194 @@ static void test_big_file_without_last_newline(void **state)
 	hs_strbuf_free(&want);
 }
 
+/* The id rules the slow way: the third field of a line neither blank nor
+ * NIS, 1 to 10 decimal digits, at most UINT32_MAX. */
+static bool naive_id(const char *t, size_t len, unsigned long *id)
+{
+	unsigned long long v = 0;
+	size_t k = 0, start;
+
+	if (len == 0 || t[0] == '+' || t[0] == '-')
+		return false;
+	for (unsigned colons = 0; colons < 2; k++) {
+		if (k == len)
+			return false;
+		colons += t[k] == ':';
+	}
+	for (start = k; k < len && t[k] != ':'; k++)
+		if (t[k] < '0' || t[k] > '9' || k - start == 10)
+			return false;
+		else
+			v = v * 10 + (unsigned)(t[k] - '0');
+	if (k == start || v > UINT32_MAX)
+		return false;
+	*id = (unsigned long)v;
+	return true;
+}
+
+/* The ids of every line, by hs_accountdb_ids n at a time into *out; checks
+ * that each line's hs_accountdb_id and the naive rules agree with it. */
+static size_t ids_checked(const struct hs_accountdb *db, size_t n, unsigned long *out)
+{
+	size_t from = 0, got = 0, k, want = 0;
+
+	while ((k = hs_accountdb_ids(db, &from, out + got, n)) > 0) {
+		assert_true(k <= n);
+		got += k;
+	}
+	assert_int_equal(from, db->n_lines);
+	for (size_t i = 0; i < db->n_lines; i++) {
+		const union hs_dbrec *r;
+		unsigned long id = 0, naive = 0;
+		bool has = hs_accountdb_id(db, i, &id), built = db->built[i >> 3] & (1u << (i & 7));
+		size_t len;
+		const char *t = hs_accountdb_text(db, i, &len);
+
+		if (built) {
+			r = db->lines[i].entry && !db->lines[i].deleted ? &db->lines[i].rec : NULL;
+			assert_int_equal(has, r != NULL);
+			naive = r ? r->gr.gid : 0;
+		} else {
+			assert_int_equal(has, naive_id(t, len, &naive));
+		}
+		if (!has)
+			continue;
+		assert_true(want < got);
+		assert_int_equal(id, naive);
+		assert_int_equal(out[want++], id);
+	}
+	assert_int_equal(want, got);
+	return got;
+}
+
+/* hs_accountdb_ids on hostile lines, built, replaced, deleted and
+ * appended ones, n ids at a time for every n. */
+static void test_ids_pass(void **state)
+{
+	struct tmp_dirs *f = *state;
+	size_t from = 0;
+	char *guard;
+	static const char text[] =
+		"root:x:0:\n+\n-nis:x:5:\n+@netgroup:x:6:\n\neleven:x:12345678901:\n"
+		"big:x:4294967296:\nmax:x:4294967295:\nzeros:x:0000000042:\nnine:x:123456789:\n"
+		"eight:x:12345678:m1,m2\nplus:x:+5:\nminus:x:-5:\nspace:x: 7:\nspace2:x:7 :\n"
+		"nofield:x\nnothird:x:\ntwo\nempty:x::\nhex:x:0x10:\nnul:x:1\0002:\n"
+		"averyveryverylongnamethatislongerthanthirtytwo:x:77:\n"
+		"a:x:1234567890123456789012345678901:\nend:x:3\nlast:x:99";
+	static const unsigned long want[] = { 0, 4294967295, 42, 123456789, 12345678, 77, 3, 99 };
+	static const unsigned long edited[] = { 0, 42, 500, 12345678, 77, 3, 99, 600 };
+	struct hs_accountdb db;
+	struct hs_group g;
+	unsigned long ids[40];
+
+	assert_int_equal(hs_accountdb_load_data(&db, HS_DB_GROUP, "/nonexistent/group", text,
+						sizeof(text) - 1, HS_DB_LAZY), 0);
+	for (size_t n = 1; n <= 10; n++) {
+		assert_int_equal(ids_checked(&db, n, ids), sizeof(want) / sizeof(want[0]));
+		assert_memory_equal(ids, want, sizeof(want));
+	}
+	assert_null(hs_accountdb_get(&db, 5));          /* built: no entry */
+	assert_non_null(hs_accountdb_get(&db, 0));
+	assert_int_equal(hs_accountdb_delete(&db, 7), 0);
+	g = hs_accountdb_get(&db, 9)->gr;
+	g.gid = 500;
+	assert_int_equal(hs_accountdb_replace(&db, 9, &g), 0);
+	g = (struct hs_group){ .name = "app", .passwd = "x", .gid = 600, .members = "" };
+	assert_true(hs_accountdb_append(&db, &g) > 0);
+	for (size_t n = 1; n <= 10; n++) {
+		assert_int_equal(ids_checked(&db, n, ids), sizeof(edited) / sizeof(edited[0]));
+		assert_memory_equal(ids, edited, sizeof(edited));
+	}
+	hs_accountdb_free(&db);
+	/* a last line that ends a page of the mapping: nothing read past it */
+	for (unsigned k = 0; k < 2; k++) {
+		const char *last = k ? "abcdefghijklmnopqrstuvwxyzab:x:5" : "abcdefghijklmnop:x:7";
+		char page[4097];
+		int pad = 4096 - (int)strlen(last) - (int)strlen("p:x:1:\n");
+
+		snprintf(page, sizeof(page), "p:x:1:%0*d\n%s", pad, 0, last);
+		put_str(f->dfd, "group", page, 0, 0, 0644);
+		/* the mapping goes where the hole is (Linux maps top down): an
+		 * inaccessible page after it */
+		guard = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		assert_true(guard != MAP_FAILED);
+		munmap(guard, 4096);
+		assert_int_equal(hs_accountdb_load(&db, HS_DB_GROUP, path_in(f, "group"), HS_DB_LAZY),
+				 0);
+		assert_int_equal(db.len, 4096);
+		assert_int_equal(ids_checked(&db, 4, ids), 2);
+		assert_int_equal(ids[1], k ? 5 : 7);
+		hs_accountdb_free(&db);
+		munmap(guard + 4096, 4096);
+	}
+	/* no ids in the other files */
+	assert_int_equal(hs_accountdb_load_data(&db, HS_DB_SHADOW, "/nonexistent/shadow", text,
+						sizeof(text) - 1, HS_DB_LAZY), 0);
+	assert_int_equal(hs_accountdb_ids(&db, &from, ids, 10), 0);
+	hs_accountdb_free(&db);
+}
+
+/* Differential: random files of id-like lines (every alignment of the
+ * 32-byte window, fields past it, the end of the data close by), some
+ * lines built, replaced, deleted or appended, against the naive rules. */
+static void test_ids_match_naive(void **state)
+{
+	static const char *const bits[] = {
+		":", ":", ":", "x", "bu0001", "averylongname", "1", "7", "42", "1000", "99999999",
+		"123456789", "4294967295", "4294967296", "12345678901", "0000000000", "+", "-",
+		" ", "\n", "\n", "\n", ",", "\0", "\xb0",
+	};
+	unsigned seed = 4242;
+	unsigned long *ids = NULL;
+
+	(void)state;
+	for (unsigned round = 0; round < 3000; round++) {
+		struct hs_buf text = { 0 };
+		struct hs_accountdb db;
+		size_t pieces;
+
+		seed = seed * 1103515245u + 12345u;
+		pieces = (seed >> 16) % (round < 1000 ? 12 : 300);
+		for (size_t k = 0; k < pieces; k++) {
+			const char *b;
+
+			seed = seed * 1103515245u + 12345u;
+			b = bits[(seed >> 16) % (sizeof(bits) / sizeof(bits[0]))];
+			assert_int_equal(hs_strbuf_append(&text, b, b[0] ? strlen(b) : 1), 0);
+		}
+		assert_int_equal(hs_accountdb_load_data(&db, round % 2 ? HS_DB_GROUP : HS_DB_PASSWD,
+							"/nonexistent/f", text.data ? text.data : "",
+							text.len, HS_DB_LAZY | HS_DB_KEEP_DUPS), 0);
+		ids = realloc(ids, (db.n_lines + 8) * sizeof(*ids));
+		assert_non_null(ids);
+		ids_checked(&db, 1 + round % 300, ids);
+		for (size_t i = round % 5; i < db.n_lines; i += 3 + round % 7) {
+			const union hs_dbrec *r = hs_accountdb_get(&db, i);
+			union hs_dbrec nr;
+
+			if (!r || i % 3 == 0)
+				continue;
+			if (i % 3 == 2) {
+				assert_int_equal(hs_accountdb_delete(&db, i), 0);
+				continue;
+			}
+			nr = *r;
+			if (db.kind == HS_DB_GROUP)
+				nr.gr.gid = (gid_t)(i + 7);
+			else
+				nr.pw.uid = (uid_t)(i + 7);
+			if (hs_accountdb_replace(&db, i, &nr) == 0 && i % 2 == 0)
+				(void)hs_accountdb_append(&db, &nr);    /* a duplicate name fails */
+		}
+		ids = realloc(ids, (db.n_lines + 8) * sizeof(*ids));
+		assert_non_null(ids);
+		ids_checked(&db, 1 + round % 257, ids);
+		hs_accountdb_free(&db);
+		hs_strbuf_free(&text);
+	}
+	free(ids);
+}
+
 static void test_scans_match_naive(void **state)
 {
 	struct hs_accountdb db;
@@ -1097,6 +1286,8 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_split_matches_naive),
 		cmocka_unit_test(test_scans_match_naive),
+		cmocka_unit_test_setup_teardown(test_ids_pass, tmp_dirs_setup, tmp_dirs_teardown),
+		cmocka_unit_test(test_ids_match_naive),
 		cmocka_unit_test_setup_teardown(test_big_file_without_last_newline, tmp_dirs_setup,
 						tmp_dirs_teardown),
 	};

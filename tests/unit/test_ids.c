@@ -134,7 +134,9 @@ static void test_pick(void **state)
  * hs_ids_pick picks from the full set, for every range and preference. */
 static void test_pick_db_same_as_set(void **state)
 {
-	static const char *texts[] = {
+	static char many[700 * 24];
+	const char *texts[] = {
+		many,
 		"",
 		"root:x:0:0::/root:/bin/sh\na:x:1002:1002::/:/bin/sh\nb:x:1000:1000::/:/bin/sh\n"
 		"c:x:1002:1002::/:/bin/sh\ns:x:999:999::/:/bin/sh\nt:x:1005:998::/:/bin/sh\n",
@@ -146,6 +148,9 @@ static void test_pick_db_same_as_set(void **state)
 	static const unsigned long prefs[] = { HS_IDS_NO_PREFERENCE, 1001, 1002, 7, 1004, 1006 };
 
 	(void)state;
+	/* more ids than one call of hs_accountdb_ids gives: 650 to 1350 but 1250 */
+	for (size_t i = 0, len = 0; i < 700; i++)
+		len += (size_t)sprintf(many + len, "u%zu:x:%zu:1:::\n", i, 650 + i + (i >= 600));
 	for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
 		struct hs_accountdb db = HS_ACCOUNTDB_INIT;
 		struct hs_idset set = HS_IDSET_INIT;
