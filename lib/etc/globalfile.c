@@ -430,11 +430,10 @@ static bool lock_says_clean(int fd, const char *boot_id, bool *empty)
  * reserved directory may be left: a tool without the tree work (chfn,
  * gpasswd) recovers /etc but cannot sweep the tree, and a record written
  * then would spare every later tool that can its sweep. */
-static bool nothing_left(const char *etc_dir)
+static bool nothing_left(int dirfd)
 {
 	char mark[PATH_MAX];
 	const char *const left[] = { HS_TXN_JOURNAL, mark };
-	_cleanup_close_ int dirfd = open(etc_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct stat st;
 
 	snprintf(mark, sizeof(mark), "%s/%s", strrchr(HS_TREE_DIR, '/') + 1,
@@ -447,6 +446,22 @@ static bool nothing_left(const char *etc_dir)
 	return true;
 }
 
+/* The locks' directory, opened once and kept above the standard streams
+ * (a zeroed hs_locks must not close fd 0): -1 when it cannot be opened,
+ * which only makes nothing_left say no. */
+static int open_lock_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0 && fd < HS_LOCK_FD_MIN) {
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, HS_LOCK_FD_MIN);
+
+		hs_close(fd);
+		fd = high;
+	}
+	return fd;
+}
+
 int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
                     const char *const files[], size_t n_files,
                     unsigned timeout_ms, const char **failed_path)
@@ -456,6 +471,7 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	bool clean, empty;
 	char dir[PATH_MAX];
 	const char *base;
+	_cleanup_close_ int etc_fd = -1;
 	int r;
 
 	*l = (struct hs_locks)HS_LOCKS_INIT;
@@ -477,10 +493,11 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	}
 	/* from here until the release, a kill leaves the record out */
 	read_boot_id(l->boot_id, sizeof(l->boot_id));
+	etc_fd = open_lock_dir(dir);
 	/* a journal or the tree's mark is dealt with whatever the record
 	 * says (an /etc copied back from a backup in the same boot, a tool
 	 * from before the record killed meanwhile): lookups, no listing */
-	clean = lock_says_clean(l->pwd_lock_fd, l->boot_id, &empty) && nothing_left(dir);
+	clean = lock_says_clean(l->pwd_lock_fd, l->boot_id, &empty) && nothing_left(etc_fd);
 	if (!empty && ftruncate(l->pwd_lock_fd, 0) < 0) {
 		r = -errno;
 		goto fail;
@@ -500,7 +517,7 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	if (r < 0)
 		goto fail;
 	/* the release may write the record if nothing is left then */
-	l->etc_dir = strdup(dir);
+	l->etc_fd = TAKE_FD(etc_fd);
 	*failed_path = NULL;
 	return 0;
 fail:
@@ -522,15 +539,16 @@ void hs_globalfile_unlock(struct hs_locks *l)
 			l->held[l->n] = NULL;
 		}
 	}
-	if (l->etc_dir && l->boot_id[0] && l->pwd_lock_fd >= HS_LOCK_FD_MIN &&
-	    nothing_left(l->etc_dir)) {
+	if (l->etc_fd >= HS_LOCK_FD_MIN && l->boot_id[0] && l->pwd_lock_fd >= HS_LOCK_FD_MIN &&
+	    nothing_left(l->etc_fd)) {
 		char rec[128];
 		int len = clean_record(l->boot_id, rec, sizeof(rec));
 
 		(void)!pwrite(l->pwd_lock_fd, rec, (size_t)len, 0);
 	}
-	free(l->etc_dir);
-	l->etc_dir = NULL;
+	if (l->etc_fd >= HS_LOCK_FD_MIN)
+		hs_close(l->etc_fd);
+	l->etc_fd = -1;
 	/* closing the last fd of the open file description drops the OFD lock */
 	if (l->pwd_lock_fd >= HS_LOCK_FD_MIN)
 		hs_close(l->pwd_lock_fd);
@@ -587,7 +605,8 @@ int hs_globalfile_recover(void)
 	return finish_interrupted_update(HS_ETC_PWD_LOCK, NULL);
 }
 
-int hs_globalfile_commit(const struct hs_global_file *files, size_t n, char *err, size_t err_size)
+int hs_globalfile_commit(int dir_fd, const struct hs_global_file *files, size_t n, char *err,
+			 size_t err_size)
 {
 	struct hs_txn_file tf[HS_TXN_MAX_FILES];
 	char dir[PATH_MAX] = "", other[PATH_MAX] = "";
@@ -636,6 +655,8 @@ int hs_globalfile_commit(const struct hs_global_file *files, size_t n, char *err
 		tf[i].gid = f->gid;
 		tf[i].mode = f->mode & 07777;
 	}
+	if (dir_fd > 2)
+		return hs_txn_commit(dir_fd, dir, tf, n, work, n_work, err, err_size);
 	/* the directory part may hold symlinks (a test root); the last
 	 * components never are followed */
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -659,7 +680,7 @@ int hs_globalfile_replace(const char *path, const char *data, size_t len,
 
 	if (!path || (!data && len))
 		return -EINVAL;
-	return hs_globalfile_commit(&f, 1, NULL, 0);
+	return hs_globalfile_commit(0, &f, 1, NULL, 0);
 }
 
 /* Not in the header: hs_globalfile_flush_caches with the program paths as
