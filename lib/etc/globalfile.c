@@ -224,16 +224,13 @@ static int check_link_count(const char *pidpath)
 	return st.st_nlink == 2 ? 0 : -HS_E_LOCKED;
 }
 
-/* Link FILE.PID (written) to FILE.lock.  0 = we hold it, -HS_E_LOCKED = a
- * live process holds it (retry later), other negatives are hard errors. */
-static int link_file_lock(const char *pidpath, const char *lockpath)
+/* Is a FILE.lock that exists (EEXIST) held?  -HS_E_LOCKED when a live
+ * process holds it (retry later); 0 when it was stale and is removed. */
+static int check_existing_lock(const char *lockpath)
 {
-	if (link(pidpath, lockpath) == 0)
-		return check_link_count(pidpath);
-	if (errno != EEXIST)
-		return -errno;
 	long pid = read_lock_pid(lockpath);
-	/* -ENOENT: released between link() and open(): just retry */
+
+	/* -ENOENT: released meanwhile: just retry */
 	if (pid == -ENOENT)
 		return -HS_E_LOCKED;
 	if (pid < 0)
@@ -250,16 +247,79 @@ static int link_file_lock(const char *pidpath, const char *lockpath)
 	/* stale: the holder is gone */
 	if (unlink(lockpath) < 0 && errno != ENOENT)
 		return -errno;
+	return 0;
+}
+
+/* Link FILE.PID (written) to FILE.lock.  0 = we hold it, -HS_E_LOCKED = a
+ * live process holds it (retry later), other negatives are hard errors. */
+static int link_file_lock(const char *pidpath, const char *lockpath)
+{
+	int r;
+
+	if (link(pidpath, lockpath) == 0)
+		return check_link_count(pidpath);
+	if (errno != EEXIST)
+		return -errno;
+	r = check_existing_lock(lockpath);
+	if (r < 0)
+		return r;
 	if (link(pidpath, lockpath) == 0)
 		return check_link_count(pidpath);
 	return errno == EEXIST ? -HS_E_LOCKED : -errno;
 }
 
-/* One attempt at FILE.lock, through a FILE.PID that is always removed. */
-static int try_file_lock(const char *pidpath, const char *lockpath)
+/* FILE.lock made whole in one step: an unnamed file holding "PID\0",
+ * labelled as the lock, linked in as lock_name in dirfd.  What
+ * shadow-utils reads there is what its own FILE.PID and link() make, but
+ * the directory changes once instead of three times (FILE.PID made,
+ * linked, removed) and no FILE.PID is ever left.  -EOPNOTSUPP where the
+ * file system has no O_TMPFILE (NFS): the caller takes the classic way,
+ * whose link count check is for such file systems. */
+static int link_unnamed_lock(int dirfd, const char *lock_name)
 {
-	int r = write_pid_file(pidpath, lockpath);
+	char buf[32], proc[64];
+	int len = snprintf(buf, sizeof buf, "%ld", (long)getpid());
+	_cleanup_close_ int fd = hs_selabel_openat(dirfd, ".", lock_name,
+						   O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	int r;
 
+	if (fd < 0)
+		return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : -errno;
+	r = hs_write_full(fd, buf, (size_t)len + 1);    /* with the NUL */
+	if (r < 0)
+		return r;
+	if (linkat(fd, "", dirfd, lock_name, AT_EMPTY_PATH) == 0)
+		return 0;
+	/* no CAP_DAC_READ_SEARCH for AT_EMPTY_PATH (replace.c does the same) */
+	if (errno == ENOENT || errno == EPERM) {
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+		if (linkat(AT_FDCWD, proc, dirfd, lock_name, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+	}
+	return -errno;
+}
+
+/* One attempt at FILE.lock: in one step when dirfd (the lock's
+ * directory, or -1) and the file system allow, else through a FILE.PID
+ * that is always removed. */
+static int try_file_lock(int dirfd, const char *pidpath, const char *lockpath)
+{
+	const char *slash = strrchr(lockpath, '/');
+	const char *lock_name = slash ? slash + 1 : lockpath;
+	int r = -EOPNOTSUPP;
+
+	for (int tries = 0; dirfd >= 0 && tries < 2; tries++) {
+		r = link_unnamed_lock(dirfd, lock_name);
+		if (r != -EEXIST)
+			break;
+		r = check_existing_lock(lockpath);
+		if (r < 0)
+			return r;
+		r = -HS_E_LOCKED;       /* stale and removed: once more */
+	}
+	if (r != -EOPNOTSUPP)
+		return r;
+	r = write_pid_file(pidpath, lockpath);
 	if (r < 0)
 		return r;
 	r = link_file_lock(pidpath, lockpath);
@@ -267,7 +327,7 @@ static int try_file_lock(const char *pidpath, const char *lockpath)
 	return r;
 }
 
-static int take_file_lock(const char *file, int64_t deadline, char **held)
+static int take_file_lock(int dirfd, const char *file, int64_t deadline, char **held)
 {
 	_cleanup_free_ char *pidpath = NULL, *lockpath = NULL;
 	char suffix[32];
@@ -279,7 +339,7 @@ static int take_file_lock(const char *file, int64_t deadline, char **held)
 	if (!pidpath || !lockpath)
 		return -ENOMEM;
 	for (;;) {
-		int r = try_file_lock(pidpath, lockpath);
+		int r = try_file_lock(dirfd, pidpath, lockpath);
 		if (r == 0) {
 			*held = TAKE_PTR(lockpath);
 			return 0;
@@ -462,6 +522,14 @@ static int open_lock_dir(const char *dir)
 	return fd;
 }
 
+/* Is path's directory dir (the one split_dir gives)? */
+static bool in_dir(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && path[n] == '/' && !strchr(path + n + 1, '/');
+}
+
 int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
                     const char *const files[], size_t n_files,
                     unsigned timeout_ms, const char **failed_path)
@@ -508,7 +576,8 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 			r = -EINVAL;
 			goto fail;
 		}
-		r = take_file_lock(files[i], deadline, &l->held[l->n]);
+		r = take_file_lock(in_dir(files[i], dir) ? etc_fd : -1, files[i], deadline,
+				   &l->held[l->n]);
 		if (r < 0)
 			goto fail;
 		l->n++;
