@@ -913,16 +913,22 @@ static int load_finish(struct hs_accountdb *db, unsigned flags, int r)
 	return r;
 }
 
-int hs_accountdb_load(struct hs_accountdb *db, enum hs_db_kind kind, const char *path,
-		      unsigned flags)
+int hs_accountdb_load_at(struct hs_accountdb *db, enum hs_db_kind kind, int dir_fd,
+			 const char *path, unsigned flags)
 {
 	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
-	const char *data = NULL;
+	const char *data = NULL, *slash;
 	int r = load_start(db, kind, path);
 
 	if (r < 0)
 		return r;
-	r = hs_fileio_map_path(path, &ex, &data, &db->len, &db->on_disk);
+	slash = strrchr(path, '/');
+	if (dir_fd > 2 && slash) {
+		r = hs_fileio_map_at(dir_fd, slash + 1, &ex, &data, &db->len, &db->on_disk);
+		db->dir_fd = dir_fd;
+	} else {
+		r = hs_fileio_map_path(path, &ex, &data, &db->len, &db->on_disk);
+	}
 	db->data = (char *)data;
 	if (r == -ENOENT && (flags & HS_DB_MISSING_OK)) {
 		db->data = (char *)"";
@@ -935,6 +941,12 @@ int hs_accountdb_load(struct hs_accountdb *db, enum hs_db_kind kind, const char 
 		db->mapped = true;
 	}
 	return load_finish(db, flags, r);
+}
+
+int hs_accountdb_load(struct hs_accountdb *db, enum hs_db_kind kind, const char *path,
+		      unsigned flags)
+{
+	return hs_accountdb_load_at(db, kind, 0, path, flags);
 }
 
 int hs_accountdb_load_data(struct hs_accountdb *db, enum hs_db_kind kind, const char *path,
@@ -1441,7 +1453,11 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 			goto out;
 		}
 	}
-	r = hs_globalfile_commit(files, n, err, sizeof(err));
+	/* through the directory the dbs were loaded through, when they share one */
+	for (i = 0; i < n; i++)
+		if (dbs[i]->dir_fd != dbs[0]->dir_fd)
+			break;
+	r = hs_globalfile_commit(n && i == n ? dbs[0]->dir_fd : 0, files, n, err, sizeof(err));
 	if (r < 0) {
 		/* the message names the file; point failed at it */
 		for (i = n; i-- > 0;)

@@ -137,6 +137,9 @@ struct hs_accountdb {
 	bool expect_on_disk;    /* the write goes ahead only while path is still on_disk
 	                         * (loaded, or hs_accountdb_expect_as; not written since) */
 	struct stat on_disk;    /* the file as mapped (hs_fileio_map_path) */
+	int dir_fd;             /* 0, or the directory (fd >= 3, the locks', not
+	                         * ours to close) it was loaded and is written
+	                         * through: hs_accountdb_load_at */
 	size_t starts_size;     /* bytes mapped for starts (0: malloc'd) */
 	uint32_t *starts;       /* where each line as loaded starts in data, and
 	                         * one past the end of the last (see loaded_text) */
@@ -156,6 +159,12 @@ struct hs_accountdb {
  * On failure the db is freed except for error. */
 int hs_accountdb_load(struct hs_accountdb *db, enum hs_db_kind kind, const char *path,
                       unsigned flags);
+/* Same, with path's directory already open as dir_fd (>= 3), which must
+ * stay open until the db is written or freed: the lock holder's
+ * (struct hs_locks etc_fd), so that every file of a transaction is read
+ * and replaced in the one directory the locks were taken in. */
+int hs_accountdb_load_at(struct hs_accountdb *db, enum hs_db_kind kind, int dir_fd,
+			 const char *path, unsigned flags);
 /* Same, from a buffer (copied): an edited temp copy (vipw), a test.  path
  * only names the file in messages and is where hs_accountdb_write goes. */
 int hs_accountdb_load_data(struct hs_accountdb *db, enum hs_db_kind kind, const char *path,

@@ -2,6 +2,7 @@
 #include "accountset.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,7 @@ int hs_accountset_open(struct hs_accountset *s, unsigned files, unsigned load_fl
 	const char *failed = NULL;
 	char why[64];
 	size_t n = 0;
+	ptrdiff_t dir_len;
 	int r;
 
 	*s = (struct hs_accountset)HS_ACCOUNTSET_INIT;
@@ -94,15 +96,20 @@ int hs_accountset_open(struct hs_accountset *s, unsigned files, unsigned load_fl
 			s->used[k] = false;
 		return r;
 	}
+	/* every file through the directory the locks were taken in */
+	dir_len = strrchr(s->pwd_lock, '/') - s->pwd_lock;
 	for (int k = 0; k < HS_AS_COUNT; k++) {
 		unsigned flags = load_flags;
+		bool in_lock_dir = strncmp(s->path[k], s->pwd_lock, dir_len + 1) == 0 &&
+				   !strchr(s->path[k] + dir_len + 1, '/');
 
 		if (!s->used[k])
 			continue;
 		/* an optional file removed since we looked: an empty file */
 		if (HS_AS_OPTIONAL_FILES & HS_AS_BIT(k))
 			flags |= HS_DB_MISSING_OK;
-		r = hs_accountdb_load(&s->db[k], as_files[k].kind, s->path[k], flags);
+		r = hs_accountdb_load_at(&s->db[k], as_files[k].kind,
+					 in_lock_dir ? s->locks.etc_fd : 0, s->path[k], flags);
 		if (r < 0) {
 			s->failed = (enum hs_as_file)k;
 			snprintf(s->error, sizeof(s->error), "%s", s->db[k].error);

@@ -224,16 +224,13 @@ static int check_link_count(const char *pidpath)
 	return st.st_nlink == 2 ? 0 : -HS_E_LOCKED;
 }
 
-/* Link FILE.PID (written) to FILE.lock.  0 = we hold it, -HS_E_LOCKED = a
- * live process holds it (retry later), other negatives are hard errors. */
-static int link_file_lock(const char *pidpath, const char *lockpath)
+/* Is a FILE.lock that exists (EEXIST) held?  -HS_E_LOCKED when a live
+ * process holds it (retry later); 0 when it was stale and is removed. */
+static int check_existing_lock(const char *lockpath)
 {
-	if (link(pidpath, lockpath) == 0)
-		return check_link_count(pidpath);
-	if (errno != EEXIST)
-		return -errno;
 	long pid = read_lock_pid(lockpath);
-	/* -ENOENT: released between link() and open(): just retry */
+
+	/* -ENOENT: released meanwhile: just retry */
 	if (pid == -ENOENT)
 		return -HS_E_LOCKED;
 	if (pid < 0)
@@ -250,16 +247,79 @@ static int link_file_lock(const char *pidpath, const char *lockpath)
 	/* stale: the holder is gone */
 	if (unlink(lockpath) < 0 && errno != ENOENT)
 		return -errno;
+	return 0;
+}
+
+/* Link FILE.PID (written) to FILE.lock.  0 = we hold it, -HS_E_LOCKED = a
+ * live process holds it (retry later), other negatives are hard errors. */
+static int link_file_lock(const char *pidpath, const char *lockpath)
+{
+	int r;
+
+	if (link(pidpath, lockpath) == 0)
+		return check_link_count(pidpath);
+	if (errno != EEXIST)
+		return -errno;
+	r = check_existing_lock(lockpath);
+	if (r < 0)
+		return r;
 	if (link(pidpath, lockpath) == 0)
 		return check_link_count(pidpath);
 	return errno == EEXIST ? -HS_E_LOCKED : -errno;
 }
 
-/* One attempt at FILE.lock, through a FILE.PID that is always removed. */
-static int try_file_lock(const char *pidpath, const char *lockpath)
+/* FILE.lock made whole in one step: an unnamed file holding "PID\0",
+ * labelled as the lock, linked in as lock_name in dirfd.  What
+ * shadow-utils reads there is what its own FILE.PID and link() make, but
+ * the directory changes once instead of three times (FILE.PID made,
+ * linked, removed) and no FILE.PID is ever left.  -EOPNOTSUPP where the
+ * file system has no O_TMPFILE (NFS): the caller takes the classic way,
+ * whose link count check is for such file systems. */
+static int link_unnamed_lock(int dirfd, const char *lock_name)
 {
-	int r = write_pid_file(pidpath, lockpath);
+	char buf[32], proc[64];
+	int len = snprintf(buf, sizeof buf, "%ld", (long)getpid());
+	_cleanup_close_ int fd = hs_selabel_openat(dirfd, ".", lock_name,
+						   O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	int r;
 
+	if (fd < 0)
+		return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : -errno;
+	r = hs_write_full(fd, buf, (size_t)len + 1);    /* with the NUL */
+	if (r < 0)
+		return r;
+	if (linkat(fd, "", dirfd, lock_name, AT_EMPTY_PATH) == 0)
+		return 0;
+	/* no CAP_DAC_READ_SEARCH for AT_EMPTY_PATH (replace.c does the same) */
+	if (errno == ENOENT || errno == EPERM) {
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+		if (linkat(AT_FDCWD, proc, dirfd, lock_name, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+	}
+	return -errno;
+}
+
+/* One attempt at FILE.lock: in one step when dirfd (the lock's
+ * directory, or -1) and the file system allow, else through a FILE.PID
+ * that is always removed. */
+static int try_file_lock(int dirfd, const char *pidpath, const char *lockpath)
+{
+	const char *slash = strrchr(lockpath, '/');
+	const char *lock_name = slash ? slash + 1 : lockpath;
+	int r = -EOPNOTSUPP;
+
+	for (int tries = 0; dirfd >= 0 && tries < 2; tries++) {
+		r = link_unnamed_lock(dirfd, lock_name);
+		if (r != -EEXIST)
+			break;
+		r = check_existing_lock(lockpath);
+		if (r < 0)
+			return r;
+		r = -HS_E_LOCKED;       /* stale and removed: once more */
+	}
+	if (r != -EOPNOTSUPP)
+		return r;
+	r = write_pid_file(pidpath, lockpath);
 	if (r < 0)
 		return r;
 	r = link_file_lock(pidpath, lockpath);
@@ -267,7 +327,7 @@ static int try_file_lock(const char *pidpath, const char *lockpath)
 	return r;
 }
 
-static int take_file_lock(const char *file, int64_t deadline, char **held)
+static int take_file_lock(int dirfd, const char *file, int64_t deadline, char **held)
 {
 	_cleanup_free_ char *pidpath = NULL, *lockpath = NULL;
 	char suffix[32];
@@ -279,7 +339,7 @@ static int take_file_lock(const char *file, int64_t deadline, char **held)
 	if (!pidpath || !lockpath)
 		return -ENOMEM;
 	for (;;) {
-		int r = try_file_lock(pidpath, lockpath);
+		int r = try_file_lock(dirfd, pidpath, lockpath);
 		if (r == 0) {
 			*held = TAKE_PTR(lockpath);
 			return 0;
@@ -430,11 +490,10 @@ static bool lock_says_clean(int fd, const char *boot_id, bool *empty)
  * reserved directory may be left: a tool without the tree work (chfn,
  * gpasswd) recovers /etc but cannot sweep the tree, and a record written
  * then would spare every later tool that can its sweep. */
-static bool nothing_left(const char *etc_dir)
+static bool nothing_left(int dirfd)
 {
 	char mark[PATH_MAX];
 	const char *const left[] = { HS_TXN_JOURNAL, mark };
-	_cleanup_close_ int dirfd = open(etc_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct stat st;
 
 	snprintf(mark, sizeof(mark), "%s/%s", strrchr(HS_TREE_DIR, '/') + 1,
@@ -447,6 +506,30 @@ static bool nothing_left(const char *etc_dir)
 	return true;
 }
 
+/* The locks' directory, opened once and kept above the standard streams
+ * (a zeroed hs_locks must not close fd 0): -1 when it cannot be opened,
+ * which only makes nothing_left say no. */
+static int open_lock_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0 && fd < HS_LOCK_FD_MIN) {
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, HS_LOCK_FD_MIN);
+
+		hs_close(fd);
+		fd = high;
+	}
+	return fd;
+}
+
+/* Is path's directory dir (the one split_dir gives)? */
+static bool in_dir(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && path[n] == '/' && !strchr(path + n + 1, '/');
+}
+
 int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
                     const char *const files[], size_t n_files,
                     unsigned timeout_ms, const char **failed_path)
@@ -456,6 +539,7 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	bool clean, empty;
 	char dir[PATH_MAX];
 	const char *base;
+	_cleanup_close_ int etc_fd = -1;
 	int r;
 
 	*l = (struct hs_locks)HS_LOCKS_INIT;
@@ -477,10 +561,11 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	}
 	/* from here until the release, a kill leaves the record out */
 	read_boot_id(l->boot_id, sizeof(l->boot_id));
+	etc_fd = open_lock_dir(dir);
 	/* a journal or the tree's mark is dealt with whatever the record
 	 * says (an /etc copied back from a backup in the same boot, a tool
 	 * from before the record killed meanwhile): lookups, no listing */
-	clean = lock_says_clean(l->pwd_lock_fd, l->boot_id, &empty) && nothing_left(dir);
+	clean = lock_says_clean(l->pwd_lock_fd, l->boot_id, &empty) && nothing_left(etc_fd);
 	if (!empty && ftruncate(l->pwd_lock_fd, 0) < 0) {
 		r = -errno;
 		goto fail;
@@ -491,7 +576,8 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 			r = -EINVAL;
 			goto fail;
 		}
-		r = take_file_lock(files[i], deadline, &l->held[l->n]);
+		r = take_file_lock(in_dir(files[i], dir) ? etc_fd : -1, files[i], deadline,
+				   &l->held[l->n]);
 		if (r < 0)
 			goto fail;
 		l->n++;
@@ -500,7 +586,7 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	if (r < 0)
 		goto fail;
 	/* the release may write the record if nothing is left then */
-	l->etc_dir = strdup(dir);
+	l->etc_fd = TAKE_FD(etc_fd);
 	*failed_path = NULL;
 	return 0;
 fail:
@@ -522,15 +608,16 @@ void hs_globalfile_unlock(struct hs_locks *l)
 			l->held[l->n] = NULL;
 		}
 	}
-	if (l->etc_dir && l->boot_id[0] && l->pwd_lock_fd >= HS_LOCK_FD_MIN &&
-	    nothing_left(l->etc_dir)) {
+	if (l->etc_fd >= HS_LOCK_FD_MIN && l->boot_id[0] && l->pwd_lock_fd >= HS_LOCK_FD_MIN &&
+	    nothing_left(l->etc_fd)) {
 		char rec[128];
 		int len = clean_record(l->boot_id, rec, sizeof(rec));
 
 		(void)!pwrite(l->pwd_lock_fd, rec, (size_t)len, 0);
 	}
-	free(l->etc_dir);
-	l->etc_dir = NULL;
+	if (l->etc_fd >= HS_LOCK_FD_MIN)
+		hs_close(l->etc_fd);
+	l->etc_fd = -1;
 	/* closing the last fd of the open file description drops the OFD lock */
 	if (l->pwd_lock_fd >= HS_LOCK_FD_MIN)
 		hs_close(l->pwd_lock_fd);
@@ -587,7 +674,8 @@ int hs_globalfile_recover(void)
 	return finish_interrupted_update(HS_ETC_PWD_LOCK, NULL);
 }
 
-int hs_globalfile_commit(const struct hs_global_file *files, size_t n, char *err, size_t err_size)
+int hs_globalfile_commit(int dir_fd, const struct hs_global_file *files, size_t n, char *err,
+			 size_t err_size)
 {
 	struct hs_txn_file tf[HS_TXN_MAX_FILES];
 	char dir[PATH_MAX] = "", other[PATH_MAX] = "";
@@ -636,6 +724,8 @@ int hs_globalfile_commit(const struct hs_global_file *files, size_t n, char *err
 		tf[i].gid = f->gid;
 		tf[i].mode = f->mode & 07777;
 	}
+	if (dir_fd > 2)
+		return hs_txn_commit(dir_fd, dir, tf, n, work, n_work, err, err_size);
 	/* the directory part may hold symlinks (a test root); the last
 	 * components never are followed */
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -659,7 +749,7 @@ int hs_globalfile_replace(const char *path, const char *data, size_t len,
 
 	if (!path || (!data && len))
 		return -EINVAL;
-	return hs_globalfile_commit(&f, 1, NULL, 0);
+	return hs_globalfile_commit(0, &f, 1, NULL, 0);
 }
 
 /* Not in the header: hs_globalfile_flush_caches with the program paths as

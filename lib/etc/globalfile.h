@@ -21,10 +21,12 @@ struct hs_locks {
 	int pwd_lock_fd;                       /* /etc/.pwd.lock, OFD write lock */
 	size_t n;                              /* number of FILE.lock held */
 	char *held[HS_LOCK_MAX_FILES];         /* paths of FILE.lock we created */
-	char *etc_dir;                         /* set once nothing is left to finish */
+	int etc_fd;                            /* the locks' directory (O_DIRECTORY), set
+	                                        * once nothing is left to finish: the
+	                                        * files are read and replaced through it */
 	char boot_id[40];                      /* this boot's, for the clean record */
 };
-#define HS_LOCKS_INIT { .pwd_lock_fd = -1 }
+#define HS_LOCKS_INIT { .pwd_lock_fd = -1, .etc_fd = -1 }
 
 /* Take /etc/.pwd.lock (an fcntl write lock on the whole file, as lckpwdf()
  * and systemd-sysusers take it) and then, in the order given, shadow-utils'
@@ -77,7 +79,8 @@ int hs_globalfile_read(const char *path, char **data, size_t *len);
  * names them all (lib/etc/txn.h), so a crash leaves every file old or
  * every file new.  An existing file keeps its owner and
  * mode; a new one gets uid, gid and mode.  All paths must be in one
- * directory.  The caller holds the locks (hs_globalfile_lock, which also
+ * directory: dir_fd (> 2) when the caller has it open (the locks'
+ * etc_fd), else 0 and it is opened by name.  The caller holds the locks (hs_globalfile_lock, which also
  * finishes an interrupted commit) and blocks the catchable signals.
  * 0, or negative with err set ("cannot write /etc/group: ...");
  * a failure before the commit point changes nothing. */
@@ -94,7 +97,8 @@ struct hs_global_file {
 	gid_t gid;
 	mode_t mode;
 };
-int hs_globalfile_commit(const struct hs_global_file *files, size_t n, char *err, size_t err_size);
+int hs_globalfile_commit(int dir_fd, const struct hs_global_file *files, size_t n, char *err,
+			 size_t err_size);
 
 /* Home and tree work (lib/etc/txn.h) that the next hs_globalfile_commit
  * carries in its journal and does after its files are installed, with

@@ -686,7 +686,9 @@ static int read_carried(int dirfd, struct hs_buf *carried)
 
 bool hs_txn_journal_left(int dirfd)
 {
-	return faccessat(dirfd, HS_TXN_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	/* AT_FDCWD: the journal of /etc itself */
+	return faccessat(dirfd, dirfd == AT_FDCWD ? HS_ETC_DIR "/" HS_TXN_JOURNAL : HS_TXN_JOURNAL,
+			 F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 bool hs_txn_files_pending(int dirfd)

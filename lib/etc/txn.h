@@ -178,6 +178,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
  * files a recovery installs (a change past its commit point; an
  * unreadable one may: true)?  Then that change will be made: usermod's
  * failed commit passed its point, pwck -r may have read half of it. */
+/* (journal_left with AT_FDCWD: the journal of HS_ETC_DIR.) */
 bool hs_txn_journal_left(int dirfd);
 bool hs_txn_files_pending(int dirfd);
 

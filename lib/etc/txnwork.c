@@ -450,11 +450,10 @@ static void finish_pending_work(void)
 		HS_ETC_PASSWD, HS_ETC_SHADOW, HS_ETC_GROUP, HS_ETC_GSHADOW, HS_ETC_SUBUID,
 		HS_ETC_SUBGID,
 	};
-	_cleanup_close_ int etcfd = -1;
 	struct hs_locks l;
 
-	if (geteuid() != 0 || (etcfd = open(HS_ETC_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
-	    !hs_txn_journal_left(etcfd))
+	/* every root tool starts here: one lookup, no open of /etc */
+	if (geteuid() != 0 || !hs_txn_journal_left(AT_FDCWD))
 		return;
 	if (hs_globalfile_lock(&l, NULL, files, HS_ARRAY_SIZE(files), HS_LOCK_TIMEOUT_MS, NULL) == 0)
 		hs_globalfile_unlock(&l);

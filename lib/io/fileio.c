@@ -496,18 +496,26 @@ static int guard_add(void *p, size_t len)
 int hs_fileio_map_path(const char *path, const struct hs_file_expect *ex, const char **data,
                      size_t *len, struct stat *st_out)
 {
-	_cleanup_close_ int dirfd = -1, fd = -1;
+	_cleanup_close_ int dirfd = -1;
 	const char *base;
+
+	dirfd = hs_fileio_open_parent(path, &base);
+	if (dirfd < 0)
+		return dirfd;
+	return hs_fileio_map_at(dirfd, base, ex, data, len, st_out);
+}
+
+int hs_fileio_map_at(int dirfd, const char *name, const struct hs_file_expect *ex,
+		     const char **data, size_t *len, struct stat *st_out)
+{
+	_cleanup_close_ int fd = -1;
 	struct stat st;
 	void *p;
 	int r;
 
 	if (!data || !len || !ex)
 		return -EINVAL;
-	dirfd = hs_fileio_open_parent(path, &base);
-	if (dirfd < 0)
-		return dirfd;
-	fd = open_trusted(dirfd, base, ex, &st);
+	fd = open_trusted(dirfd, name, ex, &st);
 	if (fd < 0)
 		return fd;
 	if (st_out)

@@ -87,6 +87,9 @@ int hs_fileio_read_alloc_path(const char *path, const struct hs_file_expect *ex,
  * against *st_out, before trusting what was read). */
 int hs_fileio_map_path(const char *path, const struct hs_file_expect *ex, const char **data,
                      size_t *len, struct stat *st_out);
+/* Same, for name (one component) in the directory dirfd. */
+int hs_fileio_map_at(int dirfd, const char *name, const struct hs_file_expect *ex,
+		     const char **data, size_t *len, struct stat *st_out);
 bool hs_fileio_map_torn(const char *data);
 void hs_fileio_unmap(const char *data, size_t len);
 /* A DIR listing dirfd's directory through a descriptor of its own ("."

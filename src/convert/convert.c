@@ -451,7 +451,7 @@ static int etc_commit(const struct hs_buf *shadow, gid_t shadow_gid, struct hs_s
 	}
 	if (passwd_changed)
 		etc_commit_add(&c, HS_ETC_PASSWD, passwd, 0, 0644);
-	r = hs_globalfile_commit(c.f, c.n, err, sizeof(err));
+	r = hs_globalfile_commit(0, c.f, c.n, err, sizeof(err));
 	if (r < 0)
 		hs_warn("%s", err[0] ? err : hs_strerror(r));
 	return r;

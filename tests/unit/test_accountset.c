@@ -256,6 +256,34 @@ static void test_commit_failure_names_the_file(void **state)
 	assert_string_equal(slurp(f->dfd, "etc/gshadow"), gshadow_text);
 }
 
+/* A set reads and replaces its files in the directory it locked: an
+ * /etc swapped for another after the locks (a restore from a backup, a
+ * root that moves it aside) is not written unlocked, and the locked one
+ * gets the change with its lock files. */
+static void test_commit_goes_to_the_locked_directory(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountset s;
+	struct hs_accountdb *gr;
+	struct stat st;
+
+	open_set(&s, HS_AS_GROUP_FILES);
+	assert_int_equal(renameat(f->dfd, "etc", f->dfd, "etc-locked"), 0);
+	assert_int_equal(mkdirat(f->dfd, "etc", 0755), 0);
+	put_str(f->dfd, "etc/group", group_text, getuid(), getgid(), 0644);
+	put_str(f->dfd, "etc/gshadow", gshadow_text, getuid(), getgid(), 0640);
+	gr = hs_accountset_db(&s, HS_AS_GROUP);
+	assert_int_equal(hs_accountset_add_member(&s, (size_t)hs_accountdb_find(gr, "root"),
+						  "alice"), 1);
+	assert_int_equal(hs_accountset_commit(&s), 0);
+	hs_accountset_close(&s);
+	assert_string_equal(slurp(f->dfd, "etc/group"), group_text);
+	assert_string_equal(slurp(f->dfd, "etc/gshadow"), gshadow_text);
+	assert_non_null(strstr(slurp(f->dfd, "etc-locked/group"), "root:x:0:alice\n"));
+	assert_non_null(strstr(slurp(f->dfd, "etc-locked/gshadow"), "root:*::alice\n"));
+	assert_int_not_equal(fstatat(f->dfd, "etc/group-", &st, AT_SYMLINK_NOFOLLOW), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +300,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_commit_without_changes_writes_nothing, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_commit_failure_names_the_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commit_goes_to_the_locked_directory, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

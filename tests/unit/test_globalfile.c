@@ -389,13 +389,43 @@ static void test_lock_stale_broken(void **state)
 	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 1, 2000, NULL), 0);
 	hs_globalfile_unlock(&l);
 
-	/* ... and so is a leftover FILE.PID of our own PID */
+	/* a leftover FILE.PID of our own PID does not stop the lock (the
+	 * one-step lock makes no FILE.PID; the recovery's sweep removes
+	 * those of dead processes) */
 	char pidfile[PATH_MAX];
 	PATHF(pidfile, "%s.%ld", f->passwd, (long)getpid());
 	write_file(pidfile, "junk", 4, 0600);
 	assert_int_equal(hs_globalfile_lock(&l, f->pwdlock, files, 1, 2000, NULL), 0);
-	assert_false(exists(pidfile));
+	n = snprintf(buf, sizeof buf, "%ld", (long)getpid());
+	assert_memory_equal(slurp_path(f->passwd_lock, NULL), buf, (size_t)n + 1);
 	hs_globalfile_unlock(&l);
+}
+
+/* Files outside .pwd.lock's directory get shadow-utils' own protocol
+ * (FILE.PID linked to FILE.lock), as every file does where the file
+ * system has no O_TMPFILE: a dead holder's lock is broken, a leftover
+ * FILE.PID of our own PID removed, and no FILE.PID is left. */
+static void test_lock_classic_protocol(void **state)
+{
+	struct fixture *f = *state;
+	const char *files[] = { f->passwd };
+	struct hs_locks l = HS_LOCKS_INIT;
+	char pwdlock[PATH_MAX], pidfile[PATH_MAX], buf[32];
+	int n;
+
+	PATHF(pwdlock, "%s/locks", f->dir);
+	assert_int_equal(mkdir(pwdlock, 0700), 0);
+	PATHF(pwdlock, "%s/locks/.pwd.lock", f->dir);
+	n = snprintf(buf, sizeof buf, "%ld", (long)dead_pid());
+	write_file(f->passwd_lock, buf, (size_t)n + 1, 0600);
+	PATHF(pidfile, "%s.%ld", f->passwd, (long)getpid());
+	write_file(pidfile, "junk", 4, 0600);
+	assert_int_equal(hs_globalfile_lock(&l, pwdlock, files, 1, 2000, NULL), 0);
+	assert_false(exists(pidfile));
+	n = snprintf(buf, sizeof buf, "%ld", (long)getpid());
+	assert_memory_equal(slurp_path(f->passwd_lock, NULL), buf, (size_t)n + 1);
+	hs_globalfile_unlock(&l);
+	assert_false(exists(f->passwd_lock));
 }
 
 static void test_lock_live_holder_and_cleanup(void **state)
@@ -1031,6 +1061,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lock_contention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_waits_for_release, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_stale_broken, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_classic_protocol, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_live_holder_and_cleanup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_vs_classic_fcntl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_vs_lckpwdf, setup, teardown),

@@ -388,7 +388,7 @@ static void test_single_file_commit(void **state)
 	struct stat st;
 
 	snprintf(path, sizeof path, "%s/passwd", f->path);
-	assert_int_equal(hs_globalfile_commit(&g, 1, err, sizeof err), 0);
+	assert_int_equal(hs_globalfile_commit(0, &g, 1, err, sizeof err), 0);
 	assert_string_equal(slurp(f->dfd, "passwd"), newp);
 	assert_string_equal(slurp(f->dfd, "passwd-"), "root:x:0:0::/root:/bin/sh\n");
 	assert_clean(f->dfd);
@@ -399,7 +399,7 @@ static void test_single_file_commit(void **state)
 	char other[PATH_MAX];
 	snprintf(other, sizeof other, "%s/sub/group", f->path);
 	two[1].path = other;
-	assert_int_equal(hs_globalfile_commit(two, 2, err, sizeof err), -EXDEV);
+	assert_int_equal(hs_globalfile_commit(0, two, 2, err, sizeof err), -EXDEV);
 	assert_string_equal(slurp(f->dfd, "passwd"), newp);
 	assert_int_not_equal(fstatat(f->dfd, "passwd", &st, 0) == 0 && st.st_nlink != 1, 1);
 }
@@ -538,7 +538,7 @@ static void commit_child(const char *dir, size_t n_files)
 	snprintf(gpath, sizeof gpath, "%s/group", dir);
 	snprintf(ppath, sizeof ppath, "%s/passwd", dir);
 	/* one file: passwd only */
-	_exit(hs_globalfile_commit(n_files == 1 ? &files[1] : files, n_files, NULL, 0) == 0 ? 0 : 3);
+	_exit(hs_globalfile_commit(0, n_files == 1 ? &files[1] : files, n_files, NULL, 0) == 0 ? 0 : 3);
 }
 
 /* Run the commit in a traced child and kill it at syscall stop number
