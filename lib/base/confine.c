@@ -148,51 +148,17 @@ static uint64_t rights_of(unsigned access)
 	return a;
 }
 
-/* The O_PATH descriptors of the rules, held until the ruleset is in
- * force: the kernel hands out the lowest free numbers, so they usually
- * follow the ruleset's own in one run, and one close_range closes them
- * all.  One that does not follow the run is closed at once. */
-struct held_fds {
-	int first, last;   /* the run: the ruleset's fd .. the last rule's */
-};
-
-static void held_add(struct held_fds *h, int fd)
-{
-	if (fd == h->last + 1)
-		h->last = fd;
-	else
-		close(fd);
-}
-
-static void held_close(struct held_fds *h)
-{
-	int saved = errno;
-
-	/* every fd of the run is ours: each came from our own open */
-	if (h->first < 0)
-		return;
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, (unsigned)h->first, (unsigned)h->last, 0U) == 0) {
-		errno = saved;
-		return;
-	}
-#endif
-	for (int fd = h->first; fd <= h->last; fd++)
-		close(fd);
-	errno = saved;
-}
-
 /* One rule: a path that is not there is skipped (/lib64, a home not made
  * yet); a file gets only the rights that apply to files.  Most rules name
  * directories: an O_DIRECTORY open says which it is without an fstat, and
  * a rule known to name a file (HS_CONFINE_FILE) skips that try.  Returns
  * 1 when the rule was added, 0 when the path is not there, or -errno. */
-static int path_rule_add(int rsfd, uint64_t handled, const char *path, unsigned access,
-			 struct held_fds *held)
+static int path_rule_add(int rsfd, uint64_t handled, const char *path, unsigned access)
 {
 	int flags = O_PATH | O_CLOEXEC | (access & HS_CONFINE_NOFOLLOW ? O_NOFOLLOW : 0);
 	uint64_t rights = rights_of(access) & handled;
-	int fd = -1, r;
+	_cleanup_close_ int fd = -1;
+	int r;
 
 	if (!path)
 		return 0;
@@ -205,7 +171,6 @@ static int path_rule_add(int rsfd, uint64_t handled, const char *path, unsigned 
 	if (fd < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
 	r = rule_add(rsfd, fd, rights);
-	held_add(held, fd);
 	return r < 0 ? r : 1;
 }
 
@@ -303,7 +268,7 @@ static bool covered_by(const struct hs_confine_rule *rules, size_t n, const char
 /* One base rule, as this system needs it; *run is whether anything may
  * be run (a helper is there, or a caller's rule runs a program). */
 static int base_rule_add(int rsfd, uint64_t handled, const struct hs_confine_rule *b, bool *run,
-			 int *selinux, struct held_fds *held)
+			 int *selinux)
 {
 	unsigned access = b->access & ~BASE_FLAGS;
 	int r;
@@ -330,7 +295,7 @@ static int base_rule_add(int rsfd, uint64_t handled, const struct hs_confine_rul
 		if (link == LINK_ABSENT || link == LINK_INTO_USR)
 			return 0;
 	}
-	r = path_rule_add(rsfd, handled, b->path, access, held);
+	r = path_rule_add(rsfd, handled, b->path, access);
 	if (r > 0 && b->access & BASE_HELPER)
 		*run = true;
 	return r < 0 ? r : 0;
@@ -339,8 +304,7 @@ static int base_rule_add(int rsfd, uint64_t handled, const struct hs_confine_rul
 int hs_confine_paths(const struct hs_confine_rule *rules, size_t n)
 {
 	uint64_t handled;
-	int fd = ruleset_create(false, &handled);
-	struct held_fds held = { fd, fd };
+	_cleanup_close_ int fd = ruleset_create(false, &handled);
 	bool run = false;
 	int selinux = -1, r = 0;
 
@@ -354,13 +318,11 @@ int hs_confine_paths(const struct hs_confine_rule *rules, size_t n)
 
 		if (b->access & HS_CONFINE_FILE ||
 		    !covered_by(rules, n, b->path, b->access & ~BASE_FLAGS))
-			r = base_rule_add(fd, handled, b, &run, &selinux, &held);
+			r = base_rule_add(fd, handled, b, &run, &selinux);
 	}
 	for (size_t i = 0; r >= 0 && i < n; i++)
-		r = path_rule_add(fd, handled, rules[i].path, rules[i].access, &held);
-	r = r < 0 ? r : restrict_self(fd);
-	held_close(&held);
-	return r;
+		r = path_rule_add(fd, handled, rules[i].path, rules[i].access);
+	return r < 0 ? r : restrict_self(fd);
 }
 #else
 int hs_confine_read_beneath(int dirfd)
