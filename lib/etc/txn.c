@@ -313,8 +313,8 @@ static int write_staged(int dirfd, const char *staged_path, const struct hs_txn_
 
 /* Stage one file of a transaction: check its target, write the staged
  * copy (install_one makes the FILE- backup) and add its line to the
- * journal.  *staged tells the caller a staged copy exists (to remove on
- * failure).  The staged copy is synced, its name not yet: hs_txn_commit
+ * journal.  *staged tells the caller a staged copy was made (to remove on
+ * failure; it stays set when a second copy fails).  The staged copy is synced, its name not yet: hs_txn_commit
  * syncs the directory once for all of them, before the journal. */
 static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *f,
                      struct identity *id, bool *staged, struct hs_buf *journal,
@@ -344,7 +344,8 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 			r = target_ok(&used);
 			r = r ?: write_staged(dirfd, staged_path, f, used.st_uid, used.st_gid,
 					      used.st_mode & 07777);
-			*staged = r == 0;
+			if (r == 0)
+				*staged = true;
 			if (r < 0 && r != -EFAULT)
 				break;
 			if (identity_of(dirfd, f->base, id) < 0 || !is_expected(id, f->expect)) {
@@ -375,7 +376,8 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 			mode = st->st_mode & 07777;
 		}
 		r = r ?: write_staged(dirfd, staged_path, f, uid, gid, mode);
-		*staged = r == 0;
+		if (r == 0)
+			*staged = true;
 	}
 	if (r < 0) {
 		/* the administrator knows the file, not our staging name */
