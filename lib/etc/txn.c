@@ -284,10 +284,38 @@ static bool is_expected(const struct identity *id, const struct stat *st)
 	return id->present && hs_fileio_same_version(st, &id->st);
 }
 
+/* Is st a target a transaction may replace?  A symlink, a FIFO or another
+ * owner's hard-linked file is refused, as a read of it would be. */
+static int target_ok(const struct stat *st)
+{
+	const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
+
+	return S_ISLNK(st->st_mode) ? -HS_E_SYMLINK : hs_fileio_check_stat(st, &ex);
+}
+
+/* Write the staged copy of f at its fixed name, owned and moded so.  Under
+ * the locks, after the recovery, a file already there is a leftover that
+ * no committed journal names (hs_txn_recover installed or removed every
+ * one it found; a journal left names none): it is removed, once. */
+static int write_staged(int dirfd, const char *staged_path, const struct hs_txn_file *f,
+                        uid_t uid, gid_t gid, mode_t mode)
+{
+	int r = -EEXIST;
+
+	for (int tries = 0; tries < 2 && r == -EEXIST; tries++) {
+		if (tries && unlinkat(dirfd, staged_path, 0) < 0)
+			return -errno;
+		r = hs_fileio_create_iov_at(dirfd, staged_path, f->base, f->iov, f->n_iov, uid,
+					    gid, mode, 0);
+	}
+	return r;
+}
+
 /* Stage one file of a transaction: check its target, write the staged
  * copy (install_one makes the FILE- backup) and add its line to the
- * journal.  *staged tells the caller a staged copy exists (to remove on
- * failure). */
+ * journal.  *staged tells the caller a staged copy was made (to remove on
+ * failure; it stays set when a second copy fails).  The staged copy is synced, its name not yet: hs_txn_commit
+ * syncs the directory once for all of them, before the journal. */
 static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *f,
                      struct identity *id, bool *staged, struct hs_buf *journal,
                      char *err, size_t err_size)
@@ -297,49 +325,65 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 	gid_t gid = f->gid;
 	mode_t mode = f->mode;
 	const struct stat *st = &id->st;
-	int r;
+	int r = 0;
 
 	if (!base_ok(f->base)) {
 		msg_set(err, err_size, "invalid file name in a transaction");
 		return -EINVAL;
 	}
-	r = identity_of(dirfd, f->base, id);
-	if (r < 0) {
-		msg_set(err, err_size, "cannot stat %s/%s: %s", dir_path, f->base, hs_strerror(r));
-		return r;
-	}
-	if (id->present) {
-		const struct hs_file_expect ex = HS_FILE_EXPECT_GLOBAL;
-
-		/* a target that is a symlink, a FIFO or another owner's
-		 * hard-linked file is refused, as a read of it would be */
-		r = S_ISLNK(st->st_mode) ? -HS_E_SYMLINK : hs_fileio_check_stat(st, &ex);
-		uid = st->st_uid;
-		gid = st->st_gid;
-		mode = st->st_mode & 07777;
-	}
-	if (r == 0 && f->expect && !is_expected(id, f->expect))
-		r = -HS_E_CHANGED;
 	staged_name(staged_path, sizeof(staged_path), f->base);
-	if (r == 0) {
-		r = hs_fileio_replace_iov_at(dirfd, staged_path, f->base, f->iov, f->n_iov, uid,
-					     gid, mode);
-		*staged = r == 0;
-	}
-	/* the pieces may come from a mapping of base: rewritten in place (or
-	 * cut short, EFAULT) while they were copied, the copy is no good */
-	if (f->expect && (r == 0 || r == -EFAULT)) {
-		struct identity now;
+	if (f->expect) {
+		/* the file as the caller read it under the locks: one stat
+		 * after the copy tells whether it is still that file (the
+		 * pieces may come from a mapping of it, rewritten in place,
+		 * or cut short: EFAULT, while they were copied) and gives
+		 * the journal its identity */
+		for (int pass = 0; pass < 2; pass++) {
+			const struct stat used = pass ? *st : *f->expect;
 
-		if (identity_of(dirfd, f->base, &now) < 0 || !is_expected(&now, f->expect))
+			r = target_ok(&used);
+			r = r ?: write_staged(dirfd, staged_path, f, used.st_uid, used.st_gid,
+					      used.st_mode & 07777);
+			if (r == 0)
+				*staged = true;
+			if (r < 0 && r != -EFAULT)
+				break;
+			if (identity_of(dirfd, f->base, id) < 0 || !is_expected(id, f->expect)) {
+				r = -HS_E_CHANGED;
+				break;
+			}
+			r = r ?: target_ok(st);
+			if (r < 0)
+				break;
+			/* chown'ed or chmod'ed since it was read (by a program
+			 * that ignores the locks): staged again as it is now */
+			if (st->st_uid == used.st_uid && st->st_gid == used.st_gid &&
+			    (st->st_mode & 07777) == (used.st_mode & 07777))
+				break;
 			r = -HS_E_CHANGED;
+		}
+	} else {
+		r = identity_of(dirfd, f->base, id);
+		if (r < 0) {
+			msg_set(err, err_size, "cannot stat %s/%s: %s", dir_path, f->base,
+				hs_strerror(r));
+			return r;
+		}
+		if (id->present) {
+			r = target_ok(st);
+			uid = st->st_uid;
+			gid = st->st_gid;
+			mode = st->st_mode & 07777;
+		}
+		r = r ?: write_staged(dirfd, staged_path, f, uid, gid, mode);
+		if (r == 0)
+			*staged = true;
 	}
 	if (r < 0) {
 		/* the administrator knows the file, not our staging name */
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, f->base, hs_strerror(r));
 		return r;
 	}
-	*staged = true;
 	if (id->present) {
 		r = jprintf(journal, "%s %llu %llu %llu %lld.%09lld %lld.%09lld\n", f->base,
 			    (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
@@ -420,17 +464,33 @@ static int parse_work_line(char *line, struct hs_txn_work *w)
 
 /* The journal: header and lines, atomically, 0600 and owned by whoever
  * may write the directory: root, in /etc. */
-static int write_journal(int dirfd, const char *header, const struct hs_buf *lines)
+static int write_journal_as(int dirfd, const char *header, const struct hs_buf *lines,
+			    bool absent)
 {
 	_cleanup_strbuf_ struct hs_buf journal = { NULL, 0, 0 };
 	int r = hs_strbuf_append(&journal, header, strlen(header));
 
 	if (r == 0)
 		r = hs_strbuf_append(&journal, lines->data, lines->len);
-	if (r == 0)
-		r = hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal.data, journal.len,
-				       geteuid(), getegid(), 0600);
-	return r;
+	if (r < 0)
+		return r;
+	/* none there (the usual commit): the whole file linked to the name,
+	 * one link and no rename; else it replaces the one there */
+	if (absent) {
+		struct iovec iov = { .iov_base = journal.data, .iov_len = journal.len };
+
+		r = hs_fileio_create_iov_at(dirfd, HS_TXN_JOURNAL, NULL, &iov, 1, geteuid(),
+					    getegid(), 0600, HS_FILEIO_WHOLE);
+		if (r != -EEXIST)
+			return r;
+	}
+	return hs_fileio_replace_at(dirfd, HS_TXN_JOURNAL, journal.data, journal.len,
+				    geteuid(), getegid(), 0600);
+}
+
+static int write_journal(int dirfd, const char *header, const struct hs_buf *lines)
+{
+	return write_journal_as(dirfd, header, lines, false);
 }
 
 /* A journal of work only, the pieces undo[i] as "-@..." (undo may be NULL),
@@ -451,14 +511,14 @@ static int write_work_journal(int dirfd, const char *header, const struct hs_txn
 	return r ?: write_journal(dirfd, header, &lines);
 }
 
-static int read_carried(int dirfd, struct hs_buf *carried);
+static int read_carried(int dirfd, struct hs_buf *carried, bool *found);
 
 int hs_txn_prepare(int dirfd, const char *dir_path, const struct hs_txn_work *work,
                    size_t n_work, char *err, size_t err_size)
 {
 	/* the work a recovery left for the next tool goes on */
 	_cleanup_strbuf_ struct hs_buf carried = { NULL, 0, 0 };
-	int r = read_carried(dirfd, &carried);
+	int r = read_carried(dirfd, &carried, NULL);
 
 	r = r ?: write_work_journal(dirfd, JOURNAL_PREPARED, work, NULL, n_work, &carried);
 
@@ -658,7 +718,7 @@ static int read_journal(int dirfd, char **data, size_t *len)
  * journal's as "-@..." (to undo), a committed one's as "+@...": work of
  * a change whose files are all in place, finished even if the carrying
  * change is dropped. */
-static int read_carried(int dirfd, struct hs_buf *carried)
+static int read_carried(int dirfd, struct hs_buf *carried, bool *found)
 {
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
@@ -667,6 +727,8 @@ static int read_carried(int dirfd, struct hs_buf *carried)
 	int r;
 
 	r = read_journal(dirfd, &data, &len);
+	if (found)
+		*found = r != -ENOENT;
 	if (r < 0)
 		return r == -ENOENT ? 0 : r;
 	prepared = strncmp(data, JOURNAL_PREPARED, strlen(JOURNAL_PREPARED)) == 0;
@@ -717,7 +779,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	_cleanup_strbuf_ struct hs_buf journal = { NULL, 0, 0 }, carried = { NULL, 0, 0 };
 	struct identity ids[HS_TXN_MAX_FILES];
 	size_t staged_count = 0, clen;
-	bool one, carried_read = false;
+	bool one, carried_read = false, journal_found = true;
 	int r;
 
 	if (n_files > HS_TXN_MAX_FILES) {
@@ -728,7 +790,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		return 0;
 	/* 1. stage; a journal left for the work (by a tool without it, or a
 	 * recovery that could not do it) goes on */
-	r = read_carried(dirfd, &carried);
+	r = read_carried(dirfd, &carried, &journal_found);
 	if (r < 0) {
 		msg_set(err, err_size, "cannot read %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -757,12 +819,24 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		goto unstage;
 	clen = carried.len;
 
-	/* 2. the commit point.  One file needs no journal: its rename is the
-	 * commit point, and a crash before it leaves a staged file that the
-	 * recovery removes as never committed. */
+	/* Every staged copy is synced (its data, owner and mode); one sync
+	 * of the directory now makes their names durable before the journal
+	 * (or a single file's exchange) can be: a journal that survived a
+	 * crash its staged names did not would look installed. */
+	if (n_files && fsync(dirfd) < 0 && errno != EINVAL && errno != EROFS) {
+		r = -errno;
+		msg_set(err, err_size, "cannot sync %s: %s", dir_path, hs_strerror(r));
+		goto unstage;
+	}
+
+	/* 2. the commit point.  One file needs no journal: its exchange is
+	 * the commit point, and a crash before it leaves a staged file that
+	 * the recovery removes as never committed.  Else the journal is
+	 * linked whole to its name, or renamed over the one a recovery left
+	 * for its work, then the directory synced. */
 	one = n_files == 1 && n_work == 0 && clen == 0;
 	if (!one)
-		r = write_journal(dirfd, JOURNAL_HEADER, &journal);
+		r = write_journal_as(dirfd, JOURNAL_HEADER, &journal, !journal_found);
 	if (r < 0) {
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));

@@ -5,10 +5,15 @@
  * and /etc/passwd needs two, and a crash between them used to leave a
  * private group without its user.  So a commit goes:
  *   1. stage: every new file is written whole, with its final owner and
- *      mode, as DIR/.BASE.hs-txn (write, fsync, rename, fsync the dir);
- *   2. commit point: the journal DIR/.hardened-shadow.txn is written the
- *      same careful way; it names each staged file and the identity
- *      (device, inode, size, mtime, ctime) of the file it replaces;
+ *      mode, at its fixed name DIR/.BASE.hs-txn (created there with
+ *      O_EXCL|O_NOFOLLOW, labelled as BASE; a leftover there is removed
+ *      once first) and synced; then the directory is synced once, so
+ *      every staged name is durable;
+ *   2. commit point: the journal DIR/.hardened-shadow.txn, written and
+ *      synced as an unnamed inode, is linked whole to its name (renamed
+ *      over it when a journal of work is there), and the directory
+ *      synced; it names each staged file and the identity (device,
+ *      inode, size, mtime, ctime) of the file it replaces;
  *   3. install: each .BASE.hs-txn is exchanged with BASE (RENAME_EXCHANGE:
  *      BASE is never missing) and the old file, now under the staged name,
  *      is renamed to the backup BASE-: it is never copied.  A file system
@@ -16,13 +21,21 @@
  *      and a plain rename.  Should one of these fail, the files installed
  *      so far are put back from their backups and nothing has changed;
  *   4. the journal is removed.
- * A crash before 2 leaves the old state (stale staged files are removed
- * by the next recovery); from 2 on the change is committed, and
- * hs_txn_recover, run by every tool under the locks before it reads the
- * files (lib/accountset does), finishes it: the next tool sees the new
- * state.  A file that another program (one that does not know the
- * journal) replaced after the crash keeps that program's version: its
- * staged file is dropped and the recovery says so.
+ * A crash before 2 leaves the old state: a staged file (whole or cut short
+ * mid-write) that no committed journal names is removed by the next
+ * recovery, and no journal there at the time names one (a prepared one
+ * or one of work alone names no file; one naming files was finished by
+ * the recovery before the tool staged anything).  From 2 on the change
+ * is committed, and hs_txn_recover, run by every tool under the locks
+ * before it reads the files (lib/accountset does), finishes it: the next
+ * tool sees the new state.  The order makes a journal durable only after
+ * every staged name and contents it refers to: each staged file is synced
+ * before the directory, the directory before the journal exists, so a
+ * journal that survives a crash never names a staged file that did not
+ * (the recovery would take a missing one for installed).  A file that
+ * another program (one that does not know the journal) replaced after
+ * the crash keeps that program's version: its staged file is dropped and
+ * the recovery says so.
  *
  * One file needs no journal: it is staged the same way, and its exchange
  * (or rename) is the commit point.  The only caller is hs_globalfile_commit

@@ -120,6 +120,25 @@ int hs_fileio_replace_iov_at(int dirfd, const char *name, const char *label_as,
                            const struct iovec *iov, size_t n, uid_t uid, gid_t gid,
                            mode_t mode);
 
+/* Create dirfd/name, which must not exist yet (-EEXIST, and it is left
+ * alone), with the pieces, owner and mode as hs_fileio_replace_iov_at
+ * gives them (labelled as dirfd/label_as, NULL: name), synced.  flags:
+ *   HS_FILEIO_WHOLE  the name appears only once the file is complete and
+ *                    synced (an O_TMPFILE inode linked to it; a named
+ *                    temporary linked where there is none), and the
+ *                    directory is synced: atomic, as a replace;
+ *   0                the file is made at its name (O_CREAT|O_EXCL|
+ *                    O_NOFOLLOW) and written there; the directory is not
+ *                    synced.  A crash may leave it partly written: only
+ *                    for a caller whose own protocol discards such a file
+ *                    and syncs the directory (lib/etc/txn.c's staged
+ *                    copies, which no journal names until they are whole).
+ * On a failure nothing of ours is left at name. */
+#define HS_FILEIO_WHOLE 1u
+int hs_fileio_create_iov_at(int dirfd, const char *name, const char *label_as,
+                            const struct iovec *iov, size_t n, uid_t uid, gid_t gid,
+                            mode_t mode, unsigned flags);
+
 /* Open a directory component with O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC
  * and fstat it; -HS_E_SYMLINK for a symlink, -HS_E_NOTDIR for others. */
 int hs_fileio_open_dir_at(int dirfd, const char *name, struct stat *st_out);

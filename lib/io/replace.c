@@ -39,27 +39,32 @@ static int create_temp_file(int dirfd, const char *name, const char *label_as, c
 	return -EEXIST;
 }
 
-/* Give an O_TMPFILE inode a temporary name in dirfd.  linkat with
- * AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; a setgid tool goes through
- * /proc/self/fd instead. */
-static int link_temp_file(int fd, int dirfd, const char *name, char *tmp, size_t tmpsize)
+/* Give the O_TMPFILE inode fd the name NAME in dirfd (never replacing
+ * anything: -EEXIST).  linkat with AT_EMPTY_PATH needs
+ * CAP_DAC_READ_SEARCH; a setgid tool goes through /proc/self/fd instead. */
+static int link_fd(int fd, int dirfd, const char *name)
 {
 	char proc[64];
 
+	if (linkat(fd, "", dirfd, name, AT_EMPTY_PATH) == 0)
+		return 0;
+	if (errno != ENOENT && errno != EPERM)
+		return -errno;
 	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	return linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) == 0 ? 0 : -errno;
+}
+
+/* Give an O_TMPFILE inode a temporary name in dirfd. */
+static int link_temp_file(int fd, int dirfd, const char *name, char *tmp, size_t tmpsize)
+{
 	for (int tries = 0; tries < HS_TEMP_TRIES; tries++) {
 		int r = hs_tempname_for_file(name, tmp, tmpsize);
 
 		if (r < 0)
 			return r;
-		if (linkat(fd, "", dirfd, tmp, AT_EMPTY_PATH) == 0)
-			return 0;
-		if (errno == ENOENT || errno == EPERM) {
-			if (linkat(AT_FDCWD, proc, dirfd, tmp, AT_SYMLINK_FOLLOW) == 0)
-				return 0;
-		}
-		if (errno != EEXIST)
-			return -errno;
+		r = link_fd(fd, dirfd, tmp);
+		if (r != -EEXIST)
+			return r;
 	}
 	return -EEXIST;
 }
@@ -137,6 +142,17 @@ static int fill(int fd, const struct iovec *iov, size_t n, uid_t uid, gid_t gid,
 	return 0;
 }
 
+/* Check what both writers take. */
+static int check_args(const char *name, const struct iovec *iov, size_t n)
+{
+	if (!hs_fileio_is_single_component(name) || (!iov && n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!iov[i].iov_base && iov[i].iov_len)
+			return -EINVAL;
+	return 0;
+}
+
 int hs_fileio_replace_at(int dirfd, const char *name, const void *data, size_t len,
 		       uid_t uid, gid_t gid, mode_t mode)
 {
@@ -155,11 +171,9 @@ int hs_fileio_replace_iov_at(int dirfd, const char *name, const char *label_as,
 	bool anonymous;
 	int r;
 
-	if (!hs_fileio_is_single_component(name) || (!iov && n))
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if (!iov[i].iov_base && iov[i].iov_len)
-			return -EINVAL;
+	r = check_args(name, iov, n);
+	if (r < 0)
+		return r;
 
 	/* Write into an unnamed O_TMPFILE inode and give it a name only
 	 * once it is complete, so a SIGKILL (which no cleanup handler sees)
@@ -206,4 +220,66 @@ int hs_fileio_replace_iov_at(int dirfd, const char *name, const char *label_as,
 	 * the old one, but the caller still learns that durability is not
 	 * guaranteed. */
 	return fsync_dir(dirfd);
+}
+
+/* HS_FILEIO_WHOLE: the complete, synced file gets its name by one link,
+ * which never replaces anything. */
+static int create_whole(int dirfd, const char *name, const char *label_as,
+			const struct iovec *iov, size_t n, uid_t uid, gid_t gid, mode_t mode)
+{
+	char tmp[NAME_MAX + 1] = "";
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	fd = hs_selabel_openat(dirfd, ".", label_as, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		r = fill(fd, iov, n, uid, gid, mode);
+		r = r ?: link_fd(fd, dirfd, name);
+		if (close(TAKE_FD(fd)) < 0 && r == 0) {
+			/* a delayed write error after the name was made */
+			r = -errno;
+			(void)unlinkat(dirfd, name, 0);
+		}
+		return r ?: fsync_dir(dirfd);
+	}
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		return -errno;
+	/* no O_TMPFILE: a named temporary, linked to name when complete */
+	fd = create_temp_file(dirfd, name, label_as, tmp, sizeof tmp);
+	if (fd < 0)
+		return fd;
+	r = fill(fd, iov, n, uid, gid, mode);
+	if (close(TAKE_FD(fd)) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && linkat(dirfd, tmp, dirfd, name, 0) < 0)
+		r = -errno;
+	(void)unlinkat(dirfd, tmp, 0);
+	return r ?: fsync_dir(dirfd);
+}
+
+int hs_fileio_create_iov_at(int dirfd, const char *name, const char *label_as,
+			    const struct iovec *iov, size_t n, uid_t uid, gid_t gid, mode_t mode,
+			    unsigned flags)
+{
+	_cleanup_close_ int fd = -1;
+	int r = check_args(name, iov, n);
+
+	if (r < 0)
+		return r;
+	if (!label_as)
+		label_as = name;
+	if (flags & HS_FILEIO_WHOLE)
+		return create_whole(dirfd, name, label_as, iov, n, uid, gid, mode);
+	/* Written at its name: O_EXCL|O_NOFOLLOW, so nothing planted there
+	 * is reused or followed; labelled as label_as when it is made. */
+	fd = hs_selabel_openat(dirfd, name, label_as, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY |
+			       O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0)
+		return -errno;
+	r = fill(fd, iov, n, uid, gid, mode);
+	if (close(TAKE_FD(fd)) < 0 && r == 0)
+		r = -errno;
+	if (r < 0)
+		(void)unlinkat(dirfd, name, 0);
+	return r;
 }

@@ -29,10 +29,12 @@ Leftover kinds (the decision on what a crash may leave, docs/decisions.md "Inter
                     user's directory or (a conversion marker's) at the top of the tree:
                     only a kill between linkat() and renameat() leaves one (lib/io/fileio.c).
                     pwconv removes those of the global files; nothing removes the others.
-                    In /etc also "..BASE.hs-txn.XXXXXXXXXXXX" and
-                    "..hardened-shadow.txn.XXXXXXXXXXXX", the same window while lib/txn
-                    writes a staged file or its journal (txn-pending, txn-stale): the
-                    file is not staged (or the journal not written) until the rename.
+                    In /etc also "..hardened-shadow.txn.XXXXXXXXXXXX", the same window
+                    while lib/txn replaces a journal that is there (txn-pending,
+                    txn-stale): the journal is not written until the rename (a new one
+                    is linked whole to its name), and "..BASE.hs-txn.XXXXXXXXXXXX" of
+                    older binaries, which staged the same way (staged files are now
+                    written at their name: txn-stale until a journal names them).
   reserved-dir      /etc/hardened-shadow/.new.USER.XXXXXXXXXXXX (a directory being built
                     by hs_userdir_build) or .del.USER.XXXXXXXXXXXX (one being removed):
                     reserved names are never served by the NSS module.  The tree's mark

@@ -592,11 +592,15 @@ def strace_inject(sb, argv, syscall, nth, action="signal=SIGKILL"):
 
 
 # pwconv's system calls, counted for N passwd entries: hs_userdir_create does one renameat2
-# (the user's directory) and three renameat (its files) per user, the marker one renameat;
-# then renameat2 N+1 is the tree into place, renameat 3N+2 /etc/shells, 3N+3 the passwd-
-# backup, 3N+4 /etc/passwd; unlinkat 1, 2, 3 remove /etc/shadow-, /etc/shadow, the marker.
-PWCONV_COMMIT_POINTS = [("renameat2", lambda n: n + 1), ("renameat", lambda n: 3 * n + 2),
-                        ("renameat", lambda n: 3 * n + 3), ("renameat", lambda n: 3 * n + 4),
+# (the user's directory) and three linkat and renameat (its files, each linked to a
+# temporary name, then renamed) per user, the marker one of each; then renameat2 N+1 is the
+# tree into place; the transaction of /etc/shells and /etc/passwd stages both at their
+# names, linkat 3N+2 is its journal (the commit point), renameat2 N+2 and N+3 the exchanges
+# of /etc/shells and /etc/passwd, renameat 3N+2 and 3N+3 their backups; unlinkat 1, 2, 3
+# remove /etc/shadow-, /etc/shadow, the marker.
+PWCONV_COMMIT_POINTS = [("renameat2", lambda n: n + 1), ("linkat", lambda n: 3 * n + 2),
+                        ("renameat2", lambda n: n + 2), ("renameat", lambda n: 3 * n + 2),
+                        ("renameat2", lambda n: n + 3), ("renameat", lambda n: 3 * n + 3),
                         ("unlinkat", lambda n: 1), ("unlinkat", lambda n: 2),
                         ("unlinkat", lambda n: 3), ("renameat", lambda n: 100)]
 
@@ -612,12 +616,15 @@ def test_sigkill_injected_at_commit_steps(sb, point):
     check_working(sb, orig_shadow, orig_passwd)
 
 
-@pytest.mark.parametrize("syscall,nth", [("renameat", 1), ("renameat", 2), ("renameat", 3),
-                                         ("renameat", 4), ("renameat", 5), ("renameat2", 1),
-                                         ("unlinkat", 1), ("unlinkat", 50)])
+@pytest.mark.parametrize("syscall,nth", [("renameat", 1), ("linkat", 2), ("renameat2", 1),
+                                         ("renameat", 2), ("renameat", 3), ("renameat", 4),
+                                         ("renameat2", 4), ("unlinkat", 1), ("unlinkat", 50)])
 def test_pwunconv_sigkill_injected(sb, syscall, nth):
-    """pwunconv: renameat 1 marker, 2 /etc/shadow, 3-4 /etc/passwd (backup, file),
-    5 /etc/shells; renameat2 1 takes the tree away; unlinkat removes it."""
+    """pwunconv: renameat 1 and linkat 1 its marker; its transaction of /etc/shadow,
+    /etc/passwd and /etc/shells stages them at their names, linkat 2 is its journal (the
+    commit point), renameat2 1-3 the exchanges (the first fails: /etc/shadow is new, and
+    renameat 2 puts it in place), renameat 3-4 the backups; renameat2 4 takes the tree
+    away; unlinkat removes it."""
     orig_shadow, orig_passwd = crash_setup(sb, n=300)
     sb.run([PWCONV])
     res = strace_inject(sb, [PWUNCONV], syscall, nth)
@@ -673,9 +680,9 @@ def test_pwunconv_interrupted_finishes_first(sb):
     assert parse_shadow(sb.read("/etc/shadow")) == orig_shadow
     assert parse_passwd(sb.read("/etc/passwd")) == orig_passwd
     assert leftovers(sb) == [] and not sb.exists(TREE)
-    # pwconv killed once /etc/shells is next (tree and marker in place, /etc/shadow kept):
-    # the next pwunconv rolls it back
-    res = strace_inject(sb, [PWCONV], "renameat", 3 * len(orig_passwd) + 2)
+    # pwconv killed on linking its journal (tree and marker in place, /etc/shells and
+    # /etc/passwd staged, /etc/shadow kept): the next pwunconv rolls it back
+    res = strace_inject(sb, [PWCONV], "linkat", 3 * len(orig_passwd) + 2)
     assert res.returncode == -signal.SIGKILL and sb.exists(TREE), res
     res = strace_inject(sb, [PWUNCONV], "renameat2", 1, "signal=SIGINT")
     assert res.returncode == -signal.SIGINT, res

@@ -110,7 +110,8 @@ RECOVERY_LIMIT = 5.0  # seconds: a recovery that waits this long is waiting for 
 
 # The account state compared before/after: these names in /etc (and anything of the
 # temporary names, lock files and conversion trees, which consistency.py classifies).
-# (".." too: the temporaries of lib/txn's staged files and journal, "..group.hs-txn.XXX")
+# (".." too: the temporaries of lib/txn's journal when it replaces one,
+# "..hardened-shadow.txn.XXX")
 ETC_NAMES = re.compile(r"\.{0,2}(passwd|shadow|group|gshadow|subuid|subgid|shells)(-)?(\..*)?\Z"
                        r"|\.{1,2}hardened-shadow\..*\Z|hardened-shadow\Z")
 GLOBAL_PATHS = tuple("/etc/" + f for f in consistency.GLOBAL_FILES)
@@ -1074,8 +1075,9 @@ def params(rows):
     return [pytest.param(r, id=r.id) for r in rows]
 
 
-_JOURNAL_STEP = re.compile(r'rename\w*\(\d+</etc>, "\.\.hardened-shadow\.txn\.\w+", \d+</etc>, '
-                           r'"\.hardened-shadow\.txn"')
+# (the journal is linked whole to its name, or renamed over one a recovery left)
+_JOURNAL_STEP = re.compile(r'(rename\w*\(\d+</etc>, "\.\.hardened-shadow\.txn\.\w+"'
+                           r'|linkat\(.*), \d+</etc>, "\.hardened-shadow\.txn"')
 # A global file replaced or removed outside the transaction (pwconv removes /etc/shadow
 # after its commit, on purpose: its marker covers that step).
 _DIRECT_STEP = re.compile(r'rename\w*\(\d+</etc>, "\.(passwd|shadow|group|gshadow|subuid|subgid)'

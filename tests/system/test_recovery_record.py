@@ -22,7 +22,8 @@ import sandbox
 GROUPADD = "/usr/sbin/groupadd"
 PWD_LOCK = "/etc/.pwd.lock"
 RECORD = "hardened-shadow: no interrupted update since boot %s\n"
-# our temporaries in /etc: .BASE.XXXXXXXXXXXX, ..BASE.hs-txn.XXXXXXXXXXXX, .BASE.hs-txn
+# our temporaries in /etc: .BASE.XXXXXXXXXXXX, ..BASE.hs-txn.XXXXXXXXXXXX (older
+# binaries), .BASE.hs-txn
 LITTER = re.compile(r"^\.\.?(group|gshadow|passwd|shadow)(-|\.hs-txn)?(\.[A-Za-z0-9]{12})?$"
                     r"|^\.hardened-shadow\.txn$")
 
@@ -60,18 +61,25 @@ def test_without_the_record_the_tool_lists_etc(sb):
     assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
 
 
-def test_a_killed_tool_leaves_no_record_and_the_next_one_cleans_up(sb):
+# Killed before its commit point, nothing installed: on entering the journal's link (the
+# staged copies whole at their names) or the first write of a staged copy (gshadow's, made
+# at its name and still empty: a staged file cut short must not count as committed).  Only
+# a listing finds what is left.
+@pytest.mark.parametrize("kill_at", ["linkat", "writev"])
+def test_a_killed_tool_leaves_no_record_and_the_next_one_cleans_up(sb, kill_at):
     sb.run([GROUPADD, "first"])
-    # killed at its first rename: gshadow's new copy is under a random name, nothing
-    # installed; only a listing finds that name
     res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
-                  "-e", "inject=renameat:signal=SIGKILL:when=1", GROUPADD, "killed"], check=False)
+                  "-e", "inject=%s:signal=SIGKILL:when=1" % kill_at, GROUPADD, "killed"],
+                 check=False)
     assert res.returncode != 0, res
     assert sb.read(PWD_LOCK) == ""
-    assert litter(sb), "the kill left nothing to clean up: the test proves nothing"
+    assert ".gshadow.hs-txn" in litter(sb), "the kill left nothing to clean up: the test " \
+        "proves nothing"
+    assert not sb.exists("/etc/.hardened-shadow.txn")
     assert listings(sb, [GROUPADD, "after"]) > 0
     assert litter(sb) == []
     assert "killed" not in group_names(sb) and "after" in group_names(sb)
+    assert "killed" not in sb.read("/etc/gshadow")
     assert sb.read(PWD_LOCK) == RECORD % boot_id(sb)
 
 
@@ -390,10 +398,12 @@ def test_a_rolled_back_change_killed_keeps_the_work_it_carried(sb):
     assert "@home-new" in sb.read("/etc/.hardened-shadow.txn")
     passwd = sb.read("/etc/passwd")
     with grouptools.bind_mounted(sb.root + "/etc/passwd"):
-        # chfn writes a journal three times: the work alone (its recovery), its change, and
-        # after the failed exchange the carried work again; killed at that one's link
+        # chfn writes a journal three times over the one there (each a link to a temporary
+        # name, then a rename): the work alone (its recovery), its change, and after the
+        # failed exchange the carried work again; killed at that one's link (its staged
+        # passwd is written at its name, no link)
         res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
-                      "-e", "inject=linkat:signal=SIGKILL:when=4",
+                      "-e", "inject=linkat:signal=SIGKILL:when=3",
                       "/usr/bin/chfn", "-f", "Bob", "bob"], check=False)
     assert res.returncode == 128 + 9 or res.returncode == -9, res
     assert sb.read("/etc/passwd") == passwd

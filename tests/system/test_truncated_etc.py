@@ -66,7 +66,7 @@ def nth_call(sb, argv, syscall, path):
     return found
 
 
-NUMBERS = {"close": "3", "mmap": "9", "linkat": "265", "renameat": "264"}      # x86-64
+NUMBERS = {"close": "3", "mmap": "9", "fsync": "74"}      # x86-64
 
 
 def held(pid, syscall):
@@ -210,9 +210,9 @@ def test_rewritten_in_place_after_the_load(sb, tool):
 
 # A tool that writes lines it copied out of the file it loaded: pwck -s and grpck -s
 # sort a copy of their lines, vipw and vigr install the edited copy of what they showed.
-# Stopped when it puts its first staged copy in place (its first renameat: no other process
-# of theirs, the editor's included, makes one; its linkats make the FILE.lock files), the file rewritten in place with a line
-# more: what it writes is made from the old lines, so it writes nothing and says so in one
+# Stopped when its first staged copy is written, before the check that follows it (the
+# staged copy's fsync, its first: no other process of theirs, the editor's included, makes
+# one), the file rewritten in place with a line more: what it writes is made from the old lines, so it writes nothing and says so in one
 # line; the file keeps the other program's content.
 REWRITES = {
     # tool: the file rewritten, the line added, an editor's sed script (vipw, vigr)
@@ -237,7 +237,7 @@ def test_rewritten_in_place_under_a_copy(sb, tool):
         argv, env = ["/usr/sbin/" + tool, "-s"], None
     before = {p: sb.read(p) for p in FILES}
     edited = before[path] + line
-    proc, pid = stopped_at(sb, argv, "renameat", 1, env=env)
+    proc, pid = stopped_at(sb, argv, "fsync", 1, env=env)
     try:
         with open(os.path.join(sb.root, path.lstrip("/")), "r+") as f:
             f.truncate(0)

@@ -155,17 +155,17 @@ def test_lock_failure_exits_with_its_files_code(two, path, status):
 
 
 def test_failure_of_no_one_file_exits_1(two):
-    """A commit that fails on no one file (the journal's rename, made to fail) exits 1,
+    """A commit that fails on no one file (the journal's link, made to fail) exits 1,
     the password file's code, not the code of whichever file the commit writes first
     (/etc/subuid, 16, for a user with subordinate ids)."""
-    # where the journal's rename falls among the renameat calls of deleting bob
-    two.run(["strace", "-f", "-qq", "-e", "trace=renameat", "-o", "/tmp/renames", USERDEL,
+    # where the journal's link falls among the linkat calls of deleting bob
+    two.run(["strace", "-f", "-qq", "-e", "trace=linkat", "-o", "/tmp/links", USERDEL,
              "bob"])
-    calls = [l for l in two.read("/tmp/renames").splitlines() if "renameat(" in l]
-    nth = 1 + next(i for i, l in enumerate(calls) if '".hardened-shadow.txn")' in l)
+    calls = [l for l in two.read("/tmp/links").splitlines() if "linkat(" in l]
+    nth = 1 + next(i for i, l in enumerate(calls) if '".hardened-shadow.txn",' in l)
     before = {f: two.read_bytes(f) for f in ("/etc/passwd", "/etc/group", "/etc/subuid")}
-    res = two.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=renameat", "-e",
-                   "inject=renameat:error=EIO:when=%d" % nth, USERDEL, "alice"], check=False)
+    res = two.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=linkat", "-e",
+                   "inject=linkat:error=EIO:when=%d" % nth, USERDEL, "alice"], check=False)
     assert res.returncode == 1, res.stderr
     assert "/etc/.hardened-shadow.txn" in res.stderr
     assert {f: two.read_bytes(f) for f in before} == before

@@ -137,6 +137,85 @@ static void test_crash_before_commit_point_is_old_state(void **state)
 	assert_clean(f->dfd);
 }
 
+/* Staged copies are written at their fixed names: a leftover there (cut
+ * short, or a symlink planted to be followed) is removed and the commit
+ * made, the symlink's target untouched; what cannot be removed (a
+ * directory) fails the commit before its point, nothing changed. */
+static void test_commit_over_stale_staged_files(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct two_files t;
+	char err[256] = "";
+	struct stat st;
+
+	put_str(f->dfd, ".group" HS_TXN_SUFFIX, "root:x:0:\nbo", getuid(), getgid(), 0644);
+	put_str(f->dfd, "elsewhere", "keep\n", getuid(), getgid(), 0644);
+	assert_int_equal(symlinkat("elsewhere", f->dfd, ".passwd" HS_TXN_SUFFIX), 0);
+	prepare(&t);
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
+	assert_new(f->dfd);
+	assert_clean(f->dfd);
+	assert_string_equal(slurp(f->dfd, "elsewhere"), "keep\n");
+	assert_int_equal(fstatat(f->dfd, "passwd", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_true(S_ISREG(st.st_mode));
+
+	/* the old files again */
+	put_str(f->dfd, "passwd", "root:x:0:0::/root:/bin/sh\n", getuid(), getgid(), 0644);
+	put_str(f->dfd, "group", "root:x:0:\n", getuid(), getgid(), 0640);
+	assert_int_equal(mkdirat(f->dfd, ".passwd" HS_TXN_SUFFIX, 0700), 0);
+	err[0] = '\0';
+	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err) < 0);
+	assert_non_null(strstr(err, "/passwd"));
+	assert_old(f->dfd);
+	assert_int_not_equal(fstatat(f->dfd, ".group" HS_TXN_SUFFIX, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_not_equal(fstatat(f->dfd, HS_TXN_JOURNAL, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(unlinkat(f->dfd, ".passwd" HS_TXN_SUFFIX, AT_REMOVEDIR), 0);
+}
+
+/* A command killed while it wrote a staged copy at its fixed name leaves
+ * it cut short; no journal names it (a prepared one names no file): the
+ * recovery drops it and the old state holds. */
+static void test_staged_copy_cut_short_is_not_committed(void **state)
+{
+	struct tmp_dirs *f = *state;
+	char msg[512] = "";
+
+	put_str(f->dfd, ".passwd" HS_TXN_SUFFIX, "root:x:0:0::/root:/bin/sh\nbob:x:10", getuid(),
+		getgid(), 0600);
+	put_str(f->dfd, HS_TXN_JOURNAL, "hardened-shadow prepared 1\n", geteuid(), getegid(),
+		0600);
+	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof msg), 1);
+	assert_non_null(strstr(msg, ".passwd.hs-txn"));
+	assert_old(f->dfd);
+	assert_clean(f->dfd);
+}
+
+/* The stat that checks a file the caller read is taken after its staged
+ * copy: an owner or mode changed since the read (by a program that
+ * ignores the locks: the contents, and so the version, are the same) is
+ * what the staged copy gets, staged again. */
+static void test_staged_copy_takes_a_mode_changed_since_the_read(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct two_files t;
+	struct stat read_as[2], st;
+	char err[256] = "";
+
+	prepare(&t);
+	assert_int_equal(fstatat(f->dfd, "group", &read_as[0], AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(fstatat(f->dfd, "passwd", &read_as[1], AT_SYMLINK_NOFOLLOW), 0);
+	t.files[0].expect = &read_as[0];
+	t.files[1].expect = &read_as[1];
+	assert_int_equal(fchmodat(f->dfd, "group", 0600, 0), 0);
+	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
+	assert_new(f->dfd);
+	assert_clean(f->dfd);
+	assert_int_equal(fstatat(f->dfd, "group", &st, 0), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(fstatat(f->dfd, "passwd", &st, 0), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+}
+
 /* Stage and journal by hand as hs_txn_commit would, then "crash" after
  * installing the first k files. */
 static void crash_after(struct tmp_dirs *f, size_t installed)
@@ -1080,6 +1159,12 @@ int main(void)
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_crash_before_commit_point_is_old_state, setup,
 						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_commit_over_stale_staged_files, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_staged_copy_cut_short_is_not_committed, setup,
+						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_staged_copy_takes_a_mode_changed_since_the_read,
+						setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_crash_after_commit_point_is_finished, setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_file_changed_since_crash_keeps_the_newer_version,
