@@ -681,8 +681,10 @@ def test_pwunconv_interrupted_finishes_first(sb):
     assert parse_passwd(sb.read("/etc/passwd")) == orig_passwd
     assert leftovers(sb) == [] and not sb.exists(TREE)
     # pwconv killed on linking its journal (tree and marker in place, /etc/shells and
-    # /etc/passwd staged, /etc/shadow kept): the next pwunconv rolls it back
-    res = strace_inject(sb, [PWCONV], "linkat", 3 * len(orig_passwd) + 2)
+    # /etc/passwd staged, /etc/shadow kept): the next pwunconv rolls it back.  Its
+    # linkats: four FILE.lock (passwd, shadow, group, gshadow), three files a user, the
+    # marker, then the journal
+    res = strace_inject(sb, [PWCONV], "linkat", 4 + 3 * len(orig_passwd) + 2)
     assert res.returncode == -signal.SIGKILL and sb.exists(TREE), res
     res = strace_inject(sb, [PWUNCONV], "renameat2", 1, "signal=SIGINT")
     assert res.returncode == -signal.SIGINT, res

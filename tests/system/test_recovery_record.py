@@ -65,11 +65,12 @@ def test_without_the_record_the_tool_lists_etc(sb):
 # staged copies whole at their names) or the first write of a staged copy (gshadow's, made
 # at its name and still empty: a staged file cut short must not count as committed).  Only
 # a listing finds what is left.
-@pytest.mark.parametrize("kill_at", ["linkat", "writev"])
-def test_a_killed_tool_leaves_no_record_and_the_next_one_cleans_up(sb, kill_at):
+# make group.lock and gshadow.lock.)
+@pytest.mark.parametrize("kill_at,nth", [("linkat", 3), ("writev", 1)])
+def test_a_killed_tool_leaves_no_record_and_the_next_one_cleans_up(sb, kill_at, nth):
     sb.run([GROUPADD, "first"])
     res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
-                  "-e", "inject=%s:signal=SIGKILL:when=1" % kill_at, GROUPADD, "killed"],
+                  "-e", "inject=%s:signal=SIGKILL:when=%d" % (kill_at, nth), GROUPADD, "killed"],
                  check=False)
     assert res.returncode != 0, res
     assert sb.read(PWD_LOCK) == ""
