@@ -200,19 +200,16 @@ static enum usr_link usr_link_of(const char *path)
 		       ? LINK_INTO_USR : LINK_OTHER;
 }
 
-/* Is SELinux active, so that setfscreatecon will write the thread's
- * attr directory?  The same two signs as lib/io/selabel.c's
- * selabel_active (which this layer cannot call), and they must stay the
- * same: its file system is mounted, or a stand-in already in the process
- * (the tests' preloaded shim) defines is_selinux_enabled.  Either sign
- * counts, without asking the library: a "maybe" keeps the rules. */
-static bool selinux_may_be_active(void)
+bool hs_confine_selinux_may_be_active(void)
 {
+	static int cached = -1;
 	struct statfs fs;
 
-	return (statfs("/sys/fs/selinux", &fs) == 0 &&
-		(unsigned long)fs.f_type == SELINUX_MAGIC) ||
-	       dlsym(RTLD_DEFAULT, "is_selinux_enabled") != NULL;
+	if (cached < 0)
+		cached = (statfs("/sys/fs/selinux", &fs) == 0 &&
+			  (unsigned long)fs.f_type == SELINUX_MAGIC) ||
+			 dlsym(RTLD_DEFAULT, "is_selinux_enabled") != NULL;
+	return cached;
 }
 
 /* base rules: how each depends on what this system has */
@@ -275,7 +272,7 @@ static int base_rule_add(int rsfd, uint64_t handled, const struct hs_confine_rul
 
 	if (b->access & BASE_SELINUX) {
 		if (*selinux < 0)
-			*selinux = selinux_may_be_active();
+			*selinux = hs_confine_selinux_may_be_active();
 		if (!*selinux)
 			return 0;
 	}

@@ -63,6 +63,13 @@ struct hs_confine_rule {
  * -errno. */
 int hs_confine_paths(const struct hs_confine_rule *rules, size_t n);
 
+/* May SELinux be active, so that a creation context will be set (and
+ * the thread's attr directory written)?  Its file system is mounted, or
+ * a stand-in already in the process (the tests' preloaded shim) defines
+ * is_selinux_enabled.  One statfs, asked once a process: the one test
+ * lib/io/selabel.c and the Landlock base rules both go by. */
+bool hs_confine_selinux_may_be_active(void);
+
 /* seccomp: from now on, only the system calls in allowed[] (numbers, as
  * SYS_read ...) succeed; any other fails with EPERM.  Sets no_new_privs.
  * Returns 0, -ENOSYS where seccomp or this architecture is not supported,

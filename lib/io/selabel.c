@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/magic.h>
 #include <selinux/label.h>
 #include <selinux/selinux.h>
 #include <stdbool.h>
@@ -13,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "util.h"
 
 /* A directory made under a temporary name: what is inside tmp is
@@ -81,21 +80,14 @@ static int selinux_load(void)
 	return 0;
 }
 
-/* SELinux runs only where its file system is mounted, which one statfs
- * tells without the library; a stand-in already in the process (a
- * preloaded library that defines is_selinux_enabled) is asked too.
- * lib/base/confine.c grants the writes to the thread's attr directory on
- * the same two signs (selinux_may_be_active): change both together. */
+/* SELinux runs only where hs_confine_selinux_may_be_active says it may
+ * (without loading the library), and then where the library says so. */
 static bool selabel_active(void)
 {
-	struct statfs fs;
-
 	if (active >= 0)
 		return active > 0;
-	active = 0;
-	if ((statfs("/sys/fs/selinux", &fs) == 0 && (unsigned long)fs.f_type == SELINUX_MAGIC) ||
-	    dlsym(RTLD_DEFAULT, "is_selinux_enabled"))
-		active = selinux_load() == 0 && se.is_selinux_enabled() > 0;
+	active = hs_confine_selinux_may_be_active() && selinux_load() == 0 &&
+		 se.is_selinux_enabled() > 0;
 	return active > 0;
 }
 
