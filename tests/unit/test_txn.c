@@ -3,7 +3,9 @@
  * a journal with some files installed, a file changed by someone else
  * after the crash) is recovered to the old or the new state; a failure
  * before the commit point changes nothing.  A real SIGKILL at every
- * system call is the system tests' business (tests/system/test_interrupt). */
+ * system call of a commit (kill_at_every_syscall; tests/system/test_interrupt
+ * for the tools), and the order of its syncs, which no kill can show
+ * (test_syncs_come_in_the_order_a_power_loss_needs). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +17,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "globalfile.h"
@@ -655,7 +658,9 @@ static bool run_killed_at(struct tmp_dirs *f, size_t n_files, unsigned at)
 	}
 }
 
-static void kill_at_every_syscall(struct tmp_dirs *f, size_t n_files)
+/* leftovers: each run meets a cut-short staged copy of group (removed and
+ * created again) and a prepared journal (replaced, not linked over). */
+static void kill_at_every_syscall(struct tmp_dirs *f, size_t n_files, bool leftovers)
 {
 	const char *const all[] = { "passwd", "group", "passwd-", "group-" };
 	unsigned at;
@@ -670,6 +675,12 @@ static void kill_at_every_syscall(struct tmp_dirs *f, size_t n_files)
 		int fd;
 
 		reset_dir(f);
+		if (leftovers) {
+			put_str(f->dfd, ".group" HS_TXN_SUFFIX, "root:x:0:\nbo", getuid(), getgid(),
+				0644);
+			put_str(f->dfd, HS_TXN_JOURNAL, "hardened-shadow prepared 1\n", geteuid(),
+				getegid(), 0600);
+		}
 		done = run_killed_at(f, n_files, at);
 		assert_true(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof msg) >= 0);
 		p = strdup(slurp(f->dfd, "passwd"));    /* slurp's buffer is reused */
@@ -789,14 +800,217 @@ static void test_killed_recovery_of_a_changed_file(void **state)
 	}
 }
 
+/* ---- the order of the syncs: what a power loss may keep ----
+ *
+ * A SIGKILL keeps every system call made; a power loss keeps what was
+ * synced, and more only in the order the file system chose.  The kill
+ * tests cannot see a missing sync, so the commit's system calls are
+ * followed here and the ordering argument of txn.h checked at each step:
+ * the journal gets its name only once every staged copy was synced and
+ * the directory after their names; the journal's contents are synced
+ * before its link; the directory after the link before the first
+ * exchange; a one-file exchange after the staged name's sync; the
+ * directory after the last rename before the journal goes. */
+struct sync_order {
+	int mem;                        /* /proc/PID/mem of the traced commit */
+	int dirfd;                      /* the directory the copies are staged in */
+	bool staged[1024], synced[1024];
+	bool names_unsynced;            /* a staged name made since the last dir sync */
+	bool journal_linked, journal_unsynced;
+	bool renames_unsynced;          /* an exchange or rename since the last dir sync */
+	unsigned exchanges, journal_links, dir_syncs;
+	char failure[256];
+};
+
+static void order_fail(struct sync_order *o, const char *what)
+{
+	if (!o->failure[0])
+		snprintf(o->failure, sizeof o->failure, "%s", what);
+}
+
+static void child_string(struct sync_order *o, uint64_t addr, char *buf, size_t size)
+{
+	ssize_t n = addr ? pread(o->mem, buf, size - 1, (off_t)addr) : -1;
+
+	buf[n > 0 ? (size_t)n : 0] = '\0';     /* the string ends at its first NUL */
+}
+
+static bool is_staged_name(const char *name)
+{
+	size_t n = strlen(name), s = strlen(HS_TXN_SUFFIX);
+
+	return name[0] == '.' && n > s && strcmp(name + n - s, HS_TXN_SUFFIX) == 0;
+}
+
+static bool fd_ok(uint64_t fd)
+{
+	return fd < 1024;
+}
+
+/* The fd whose inode linkat names: (fd, "", AT_EMPTY_PATH) or
+ * /proc/self/fd/N; -1 for a named file. */
+static int linked_fd(struct sync_order *o, const uint64_t *a)
+{
+	char from[64];
+	int n;
+
+	child_string(o, a[1], from, sizeof from);
+	if (!from[0])
+		return (int)a[0];
+	return sscanf(from, "/proc/self/fd/%d", &n) == 1 ? n : -1;
+}
+
+/* One system call entered, and what it returned. */
+static void order_step(struct sync_order *o, const uint64_t *a, uint64_t nr, int64_t ret)
+{
+	char name[PATH_MAX];
+
+	if (nr == SYS_openat && ret >= 0 && fd_ok((uint64_t)ret)) {
+		child_string(o, a[1], name, sizeof name);
+		if (o->staged[ret] && !o->synced[ret])
+			order_fail(o, "a staged copy was closed unsynced");
+		o->staged[ret] = (a[2] & O_CREAT) && is_staged_name(name);
+		o->synced[ret] = false;
+		if (o->staged[ret]) {
+			o->dirfd = (int)a[0];
+			o->names_unsynced = true;
+		}
+	} else if ((nr == SYS_fsync || nr == SYS_fdatasync) && ret == 0 && fd_ok(a[0])) {
+		o->synced[a[0]] = true;
+		if ((int)a[0] == o->dirfd) {
+			o->names_unsynced = o->journal_unsynced = o->renames_unsynced = false;
+			o->dir_syncs++;
+		}
+	} else if (nr == SYS_linkat && ret == 0) {
+		int fd = linked_fd(o, a);
+
+		child_string(o, a[3], name, sizeof name);
+		if (strcmp(name, HS_TXN_JOURNAL) != 0)
+			return;
+		o->journal_links++;
+		if (o->names_unsynced)
+			order_fail(o, "the journal was linked before the staged names were synced");
+		for (size_t i = 0; i < HS_ARRAY_SIZE(o->staged); i++)
+			if (o->staged[i] && !o->synced[i])
+				order_fail(o, "the journal was linked before a staged copy was synced");
+		if (fd >= 0 && fd_ok((uint64_t)fd) && !o->synced[fd])
+			order_fail(o, "the journal was linked before its contents were synced");
+		o->journal_linked = o->journal_unsynced = true;
+	} else if ((nr == SYS_renameat || nr == SYS_renameat2) && ret == 0) {
+		child_string(o, a[3], name, sizeof name);
+		if (strcmp(name, HS_TXN_JOURNAL) == 0) {
+			o->journal_links++;
+			if (o->names_unsynced)
+				order_fail(o, "the journal was renamed before the staged names were "
+					   "synced");
+			o->journal_linked = o->journal_unsynced = true;
+			return;
+		}
+		if (name[0] == '.')
+			return;         /* a temporary of a replace */
+		if (o->names_unsynced)
+			order_fail(o, "a file was exchanged before the staged names were synced");
+		if (o->journal_unsynced)
+			order_fail(o, "a file was exchanged before the journal's name was synced");
+		o->exchanges += nr == SYS_renameat2 && (a[4] & RENAME_EXCHANGE);
+		o->renames_unsynced = true;
+	} else if (nr == SYS_unlinkat && ret == 0) {
+		child_string(o, a[1], name, sizeof name);
+		if (strcmp(name, HS_TXN_JOURNAL) == 0 && o->renames_unsynced)
+			order_fail(o, "the journal was removed before the renames were synced");
+	}
+}
+
+/* Run the commit of n_files traced to its end, checking each step. */
+static void commit_in_sync_order(struct tmp_dirs *f, size_t n_files, struct sync_order *o)
+{
+	struct __ptrace_syscall_info info;
+	uint64_t args[6] = { 0 }, nr = 0;
+	char mem[64];
+	int status;
+	pid_t pid;
+
+	memset(o, 0, sizeof(*o));
+	o->dirfd = -1;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+			_exit(77);
+		raise(SIGSTOP);
+		commit_child(f->path, n_files);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSTOPPED(status));
+	assert_int_equal(ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)PTRACE_O_TRACESYSGOOD), 0);
+	snprintf(mem, sizeof mem, "/proc/%d/mem", (int)pid);
+	o->mem = open(mem, O_RDONLY | O_CLOEXEC);
+	assert_true(o->mem >= 0);
+	for (;;) {
+		assert_int_equal(ptrace(PTRACE_SYSCALL, pid, NULL, NULL), 0);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (WIFEXITED(status)) {
+			assert_int_equal(WEXITSTATUS(status), 0);
+			break;
+		}
+		assert_true(WIFSTOPPED(status));
+		if (WSTOPSIG(status) != (SIGTRAP | 0x80))
+			continue;
+		assert_true(ptrace(PTRACE_GET_SYSCALL_INFO, pid, (void *)sizeof(info), &info) > 0);
+		if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
+			nr = info.entry.nr;
+			memcpy(args, info.entry.args, sizeof(args));
+		} else if (info.op == PTRACE_SYSCALL_INFO_EXIT) {
+			order_step(o, args, nr, info.exit.rval);
+		}
+	}
+	close(o->mem);
+}
+
+static void test_syncs_come_in_the_order_a_power_loss_needs(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct sync_order o;
+
+	for (size_t n_files = 1; n_files <= 2; n_files++) {
+		reset_dir(f);
+		commit_in_sync_order(f, n_files, &o);
+		if (o.failure[0])
+			fail_msg("%zu file(s): %s", n_files, o.failure);
+		/* the steps were seen: the staged directory, the exchanges,
+		 * the journal of a two-file commit only */
+		assert_true(o.dirfd >= 0);
+		assert_int_equal(o.exchanges, n_files);
+		assert_int_equal(o.journal_links, n_files == 2 ? 1 : 0);
+		assert_true(o.dir_syncs >= (n_files == 2 ? 3u : 2u));
+		if (n_files == 2)
+			assert_new(f->dfd);
+	}
+	/* a journal left for its work is renamed over, in the same order */
+	reset_dir(f);
+	put_str(f->dfd, HS_TXN_JOURNAL, "hardened-shadow prepared 1\n", geteuid(), getegid(),
+		0600);
+	commit_in_sync_order(f, 2, &o);
+	if (o.failure[0])
+		fail_msg("over a journal: %s", o.failure);
+	assert_int_equal(o.journal_links, 1);
+	assert_new(f->dfd);
+}
+
 static void test_kill_at_every_syscall_one_file(void **state)
 {
-	kill_at_every_syscall(*state, 1);
+	kill_at_every_syscall(*state, 1, false);
 }
 
 static void test_kill_at_every_syscall_two_files(void **state)
 {
-	kill_at_every_syscall(*state, 2);
+	kill_at_every_syscall(*state, 2, false);
+}
+
+static void test_kill_at_every_syscall_over_leftovers(void **state)
+{
+	kill_at_every_syscall(*state, 1, true);
+	kill_at_every_syscall(*state, 2, true);
 }
 
 /* ---- home and tree work (txnwork.c) ---- */
@@ -1210,8 +1424,12 @@ int main(void)
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_kill_at_every_syscall_two_files, setup,
 						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_kill_at_every_syscall_over_leftovers, setup,
+						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_killed_recovery_of_a_changed_file, setup,
 						tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_syncs_come_in_the_order_a_power_loss_needs,
+						setup, tmp_dirs_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
