@@ -277,7 +277,7 @@ static int link_file_lock(const char *pidpath, const char *lockpath)
  * whose link count check is for such file systems. */
 static int link_unnamed_lock(int dirfd, const char *lock_name)
 {
-	char buf[32], proc[64];
+	char buf[32];
 	int len = snprintf(buf, sizeof buf, "%ld", (long)getpid());
 	_cleanup_close_ int fd = hs_selabel_openat(dirfd, ".", lock_name,
 						   O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
@@ -286,17 +286,7 @@ static int link_unnamed_lock(int dirfd, const char *lock_name)
 	if (fd < 0)
 		return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : -errno;
 	r = hs_write_full(fd, buf, (size_t)len + 1);    /* with the NUL */
-	if (r < 0)
-		return r;
-	if (linkat(fd, "", dirfd, lock_name, AT_EMPTY_PATH) == 0)
-		return 0;
-	/* no CAP_DAC_READ_SEARCH for AT_EMPTY_PATH (replace.c does the same) */
-	if (errno == ENOENT || errno == EPERM) {
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-		if (linkat(AT_FDCWD, proc, dirfd, lock_name, AT_SYMLINK_FOLLOW) == 0)
-			return 0;
-	}
-	return -errno;
+	return r < 0 ? r : hs_fileio_link_unnamed(fd, dirfd, lock_name);
 }
 
 /* One attempt at FILE.lock: in one step when dirfd (the lock's

@@ -120,6 +120,10 @@ int hs_fileio_replace_iov_at(int dirfd, const char *name, const char *label_as,
                            const struct iovec *iov, size_t n, uid_t uid, gid_t gid,
                            mode_t mode);
 
+/* Give the unnamed (O_TMPFILE) file fd the name name in dirfd, never
+ * replacing anything (-EEXIST).  0 or -errno. */
+int hs_fileio_link_unnamed(int fd, int dirfd, const char *name);
+
 /* Create dirfd/name, which must not exist yet (-EEXIST, and it is left
  * alone), with the pieces, owner and mode as hs_fileio_replace_iov_at
  * gives them (labelled as dirfd/label_as, NULL: name), synced.  flags:

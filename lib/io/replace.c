@@ -39,10 +39,9 @@ static int create_temp_file(int dirfd, const char *name, const char *label_as, c
 	return -EEXIST;
 }
 
-/* Give the O_TMPFILE inode fd the name NAME in dirfd (never replacing
- * anything: -EEXIST).  linkat with AT_EMPTY_PATH needs
- * CAP_DAC_READ_SEARCH; a setgid tool goes through /proc/self/fd instead. */
-static int link_fd(int fd, int dirfd, const char *name)
+/* linkat with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH (before Linux
+ * 6.10); a setgid tool goes through /proc/self/fd instead. */
+int hs_fileio_link_unnamed(int fd, int dirfd, const char *name)
 {
 	char proc[64];
 
@@ -62,7 +61,7 @@ static int link_temp_file(int fd, int dirfd, const char *name, char *tmp, size_t
 
 		if (r < 0)
 			return r;
-		r = link_fd(fd, dirfd, tmp);
+		r = hs_fileio_link_unnamed(fd, dirfd, tmp);
 		if (r != -EEXIST)
 			return r;
 	}
@@ -234,7 +233,7 @@ static int create_whole(int dirfd, const char *name, const char *label_as,
 	fd = hs_selabel_openat(dirfd, ".", label_as, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 	if (fd >= 0) {
 		r = fill(fd, iov, n, uid, gid, mode);
-		r = r ?: link_fd(fd, dirfd, name);
+		r = r ?: hs_fileio_link_unnamed(fd, dirfd, name);
 		if (close(TAKE_FD(fd)) < 0 && r == 0) {
 			/* a delayed write error after the name was made */
 			r = -errno;
