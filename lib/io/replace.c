@@ -223,6 +223,24 @@ int hs_fileio_replace_iov_at(int dirfd, const char *name, const char *label_as,
 
 /* HS_FILEIO_WHOLE: the complete, synced file gets its name by one link,
  * which never replaces anything. */
+/* The name made, synced; or, when that sync fails, taken back and the
+ * removal synced as far as the directory lets it: a failure leaves
+ * nothing of ours at name, even after a power loss (a journal that comes
+ * back would be finished by the next tool, a change its caller was told
+ * failed). */
+static int sync_made(int dirfd, const char *name)
+{
+	int r = fsync_dir(dirfd);
+
+	if (r < 0) {
+		(void)unlinkat(dirfd, name, 0);
+		(void)fsync_dir(dirfd);
+	}
+	return r;
+}
+
+/* HS_FILEIO_WHOLE: the complete, synced file gets its name by one link,
+ * which never replaces anything. */
 static int create_whole(int dirfd, const char *name, const char *label_as,
 			const struct iovec *iov, size_t n, uid_t uid, gid_t gid, mode_t mode)
 {
@@ -239,7 +257,7 @@ static int create_whole(int dirfd, const char *name, const char *label_as,
 			r = -errno;
 			(void)unlinkat(dirfd, name, 0);
 		}
-		return r ?: fsync_dir(dirfd);
+		return r ?: sync_made(dirfd, name);
 	}
 	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
 		return -errno;
@@ -253,7 +271,7 @@ static int create_whole(int dirfd, const char *name, const char *label_as,
 	if (r == 0 && linkat(dirfd, tmp, dirfd, name, 0) < 0)
 		r = -errno;
 	(void)unlinkat(dirfd, tmp, 0);
-	return r ?: fsync_dir(dirfd);
+	return r ?: sync_made(dirfd, name);
 }
 
 int hs_fileio_create_iov_at(int dirfd, const char *name, const char *label_as,

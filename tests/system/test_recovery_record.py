@@ -1047,3 +1047,24 @@ def test_a_recoverys_log_record_escapes_a_name_the_user_chose(sb):
             assert "mounted at /home/victim/a\\x1b[2J" in m, logged
     finally:
         sb.sh("umount /home/victim/a*b", check=False)
+
+
+def test_a_commit_failed_after_its_journal_leaves_nothing_to_install(sb):
+    """An I/O error syncing /etc right after the journal is linked (groupadd's fifth fsync:
+    the two staged copies, /etc, the journal's data, then /etc): groupadd says the change
+    failed, so nothing may stay that a recovery would install after a power loss: neither
+    the journal nor a staged copy, and their removal synced."""
+    sb.run([GROUPADD, "first"])
+    res = sb.run(["strace", "-f", "-qq", "-o", "/tmp/trace", "-e", "trace=fsync,unlinkat,linkat",
+                  "-e", "inject=fsync:error=EIO:when=5", GROUPADD, "failed"], check=False)
+    assert res.returncode != 0 and "Input/output error" in res.stderr, res
+    trace = [l for l in sb.read("/tmp/trace").splitlines() if "resumed" not in l]
+    linked = [i for i, l in enumerate(trace) if "linkat(" in l and ".hardened-shadow.txn" in l]
+    assert linked, "the journal was never linked: the test proves nothing"
+    assert litter(sb) == [], litter(sb)
+    removed = [i for i, l in enumerate(trace) if "unlinkat(" in l and
+               ".hardened-shadow.txn" in l and "= 0" in l]
+    assert removed and any("fsync(" in l for l in trace[removed[-1] + 1:]), trace
+    assert "failed" not in group_names(sb) and "failed" not in sb.read("/etc/gshadow")
+    assert sb.run([GROUPADD, "after"]).returncode == 0
+    assert "failed" not in group_names(sb)
