@@ -141,6 +141,22 @@ static int fill(int fd, const struct iovec *iov, size_t n, uid_t uid, gid_t gid,
 	return 0;
 }
 
+/* A new file to write in dirfd, labelled as label_as: an unnamed
+ * O_TMPFILE inode (*anonymous), or, on a file system without O_TMPFILE,
+ * a named temporary whose name goes in tmp.  The fd, or -errno. */
+static int open_new_file(int dirfd, const char *name, const char *label_as, char *tmp,
+			 size_t tmpsize, bool *anonymous)
+{
+	int fd = hs_selabel_openat(dirfd, ".", label_as, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+
+	*anonymous = fd >= 0;
+	if (fd >= 0)
+		return fd;
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		return -errno;
+	return create_temp_file(dirfd, name, label_as, tmp, tmpsize);
+}
+
 /* Check what both writers take. */
 static int check_args(const char *name, const struct iovec *iov, size_t n)
 {
@@ -182,15 +198,9 @@ int hs_fileio_replace_iov_at(int dirfd, const char *name, const char *label_as,
 	 * inode is labelled when it is made, as the file it will become. */
 	if (!label_as)
 		label_as = name;
-	fd = hs_selabel_openat(dirfd, ".", label_as, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-	anonymous = fd >= 0;
-	if (!anonymous) {
-		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-			return -errno;
-		fd = create_temp_file(dirfd, name, label_as, tmp, sizeof tmp);
-		if (fd < 0)
-			return fd;
-	}
+	fd = open_new_file(dirfd, name, label_as, tmp, sizeof tmp, &anonymous);
+	if (fd < 0)
+		return fd;
 
 	r = fill(fd, iov, n, uid, gid, mode);
 	if (r == 0 && anonymous) {
@@ -223,55 +233,42 @@ int hs_fileio_replace_iov_at(int dirfd, const char *name, const char *label_as,
 
 /* HS_FILEIO_WHOLE: the complete, synced file gets its name by one link,
  * which never replaces anything. */
-/* The name made, synced; or, when that sync fails, taken back and the
- * removal synced as far as the directory lets it: a failure leaves
- * nothing of ours at name, even after a power loss (a journal that comes
- * back would be finished by the next tool, a change its caller was told
- * failed). */
-static int sync_made(int dirfd, const char *name)
-{
-	int r = fsync_dir(dirfd);
-
-	if (r < 0) {
-		(void)unlinkat(dirfd, name, 0);
-		(void)fsync_dir(dirfd);
-	}
-	return r;
-}
-
-/* HS_FILEIO_WHOLE: the complete, synced file gets its name by one link,
- * which never replaces anything. */
 static int create_whole(int dirfd, const char *name, const char *label_as,
 			const struct iovec *iov, size_t n, uid_t uid, gid_t gid, mode_t mode)
 {
 	char tmp[NAME_MAX + 1] = "";
-	_cleanup_close_ int fd = -1;
+	bool anonymous, made = false;
+	_cleanup_close_ int fd = open_new_file(dirfd, name, label_as, tmp, sizeof tmp,
+					       &anonymous);
 	int r;
 
-	fd = hs_selabel_openat(dirfd, ".", label_as, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		r = fill(fd, iov, n, uid, gid, mode);
-		r = r ?: hs_fileio_link_unnamed(fd, dirfd, name);
-		if (close(TAKE_FD(fd)) < 0 && r == 0) {
-			/* a delayed write error after the name was made */
-			r = -errno;
-			(void)unlinkat(dirfd, name, 0);
-		}
-		return r ?: sync_made(dirfd, name);
-	}
-	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-		return -errno;
-	/* no O_TMPFILE: a named temporary, linked to name when complete */
-	fd = create_temp_file(dirfd, name, label_as, tmp, sizeof tmp);
 	if (fd < 0)
 		return fd;
 	r = fill(fd, iov, n, uid, gid, mode);
+	if (r == 0 && anonymous) {
+		r = hs_fileio_link_unnamed(fd, dirfd, name);
+		made = r == 0;
+	}
+	/* close() can report a delayed write error (NFS) */
 	if (close(TAKE_FD(fd)) < 0 && r == 0)
 		r = -errno;
-	if (r == 0 && linkat(dirfd, tmp, dirfd, name, 0) < 0)
-		r = -errno;
-	(void)unlinkat(dirfd, tmp, 0);
-	return r ?: sync_made(dirfd, name);
+	if (r == 0 && !anonymous) {
+		r = linkat(dirfd, tmp, dirfd, name, 0) < 0 ? -errno : 0;
+		made = r == 0;
+	}
+	if (!anonymous)
+		(void)unlinkat(dirfd, tmp, 0);
+	if (r == 0)
+		r = fsync_dir(dirfd);
+	if (r < 0 && made) {
+		/* taken back, and that synced as far as the directory lets
+		 * it: a failure leaves nothing of ours at name even after a
+		 * power loss (a journal that came back would be finished by
+		 * the next tool: a change its caller was told failed) */
+		(void)unlinkat(dirfd, name, 0);
+		(void)fsync_dir(dirfd);
+	}
+	return r;
 }
 
 int hs_fileio_create_iov_at(int dirfd, const char *name, const char *label_as,
