@@ -70,6 +70,22 @@ static bool lock_backoff(int64_t deadline, long *step_ns)
 	return true;
 }
 
+/* fd (closed in any case) moved above the standard streams, where a
+ * zeroed hs_locks never mistakes it for one it holds; the new fd or
+ * -errno. */
+static int above_std_streams(int fd)
+{
+	int high;
+
+	if (fd < 0 || fd >= HS_LOCK_FD_MIN)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, HS_LOCK_FD_MIN);
+	if (high < 0)
+		high = -errno;
+	hs_close(fd);
+	return high;
+}
+
 /* The lock file just opened (fd, or -1 with errno from the open): a
  * regular file, moved above the standard streams.  Returns the fd. */
 static int checked_pwd_lock_fd(int opened)
@@ -83,14 +99,7 @@ static int checked_pwd_lock_fd(int opened)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -HS_E_NOTREG;
-	if (fd < HS_LOCK_FD_MIN) {
-		int high = fcntl(fd, F_DUPFD_CLOEXEC, HS_LOCK_FD_MIN);
-		if (high < 0)
-			return -errno;
-		hs_close(fd);
-		fd = high;
-	}
-	return TAKE_FD(fd);
+	return above_std_streams(TAKE_FD(fd));
 }
 
 /* An OFD lock of type (F_WRLCK, F_RDLCK) on the whole of fd, as
@@ -272,9 +281,9 @@ static int link_file_lock(const char *pidpath, const char *lockpath)
  * labelled as the lock, linked in as lock_name in dirfd.  What
  * shadow-utils reads there is what its own FILE.PID and link() make, but
  * the directory changes once instead of three times (FILE.PID made,
- * linked, removed) and no FILE.PID is ever left.  -EOPNOTSUPP where the
- * file system has no O_TMPFILE (NFS): the caller takes the classic way,
- * whose link count check is for such file systems. */
+ * linked, removed) and no FILE.PID is ever left.  -EEXIST when a
+ * FILE.lock is there; any other failure sends the caller the classic way,
+ * whose link count check is for file systems without O_TMPFILE (NFS). */
 static int link_unnamed_lock(int dirfd, const char *lock_name)
 {
 	char buf[32];
@@ -284,7 +293,7 @@ static int link_unnamed_lock(int dirfd, const char *lock_name)
 	int r;
 
 	if (fd < 0)
-		return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : -errno;
+		return -errno;
 	r = hs_write_full(fd, buf, (size_t)len + 1);    /* with the NUL */
 	return r < 0 ? r : hs_fileio_link_unnamed(fd, dirfd, lock_name);
 }
@@ -307,7 +316,11 @@ static int try_file_lock(int dirfd, const char *pidpath, const char *lockpath)
 			return r;
 		r = -HS_E_LOCKED;       /* stale and removed: once more */
 	}
-	if (r != -EOPNOTSUPP)
+	/* taken, or held: done.  What the one step could not do (no
+	 * O_TMPFILE: NFS; no way to name an unnamed file: an old kernel,
+	 * no CAP_DAC_READ_SEARCH and no /proc) the classic way tries, and
+	 * reports its own failure */
+	if (r == 0 || r == -HS_E_LOCKED)
 		return r;
 	r = write_pid_file(pidpath, lockpath);
 	if (r < 0)
@@ -496,20 +509,13 @@ static bool nothing_left(int dirfd)
 	return true;
 }
 
-/* The locks' directory, opened once and kept above the standard streams
- * (a zeroed hs_locks must not close fd 0): -1 when it cannot be opened,
- * which only makes nothing_left say no. */
+/* The locks' directory, opened once: -1 when it cannot be opened, which
+ * only makes nothing_left say no. */
 static int open_lock_dir(const char *dir)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = above_std_streams(open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 
-	if (fd >= 0 && fd < HS_LOCK_FD_MIN) {
-		int high = fcntl(fd, F_DUPFD_CLOEXEC, HS_LOCK_FD_MIN);
-
-		hs_close(fd);
-		fd = high;
-	}
-	return fd;
+	return fd < 0 ? -1 : fd;
 }
 
 /* Is path's directory dir (the one split_dir gives)? */

@@ -23,7 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -426,6 +429,53 @@ static void test_lock_classic_protocol(void **state)
 	assert_memory_equal(slurp_path(f->passwd_lock, NULL), buf, (size_t)n + 1);
 	hs_globalfile_unlock(&l);
 	assert_false(exists(f->passwd_lock));
+}
+
+/* Where the one-step FILE.lock cannot name its file (here linkat fails
+ * with EPERM, as without CAP_DAC_READ_SEARCH on an old kernel with no
+ * /proc), the classic FILE.PID and link() take the lock instead of the
+ * tool failing. */
+static void test_lock_falls_back_when_linkat_fails(void **state)
+{
+	struct fixture *f = *state;
+#ifndef SYS_link
+	(void)f;
+	skip();     /* link() is linkat here: the classic way would fail too */
+#else
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sock_filter prog[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_linkat, 0, 1),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct sock_fprog fprog = { .len = 4, .filter = prog };
+		const char *files[] = { f->passwd };
+		struct hs_locks l = HS_LOCKS_INIT;
+		char buf[32], *c;
+		int n;
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog) < 0)
+			_exit(2);
+		if (hs_globalfile_lock(&l, f->pwdlock, files, 1, 2000, NULL) != 0)
+			_exit(3);
+		n = snprintf(buf, sizeof buf, "%ld", (long)getpid());
+		c = slurp_path(f->passwd_lock, NULL);
+		if (!c || memcmp(c, buf, (size_t)n + 1) != 0)
+			_exit(4);
+		hs_globalfile_unlock(&l);
+		_exit(exists(f->passwd_lock) ? 5 : 0);
+	}
+	int status;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+#endif
 }
 
 static void test_lock_live_holder_and_cleanup(void **state)
@@ -1062,6 +1112,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lock_waits_for_release, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_stale_broken, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_classic_protocol, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_falls_back_when_linkat_fails, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_lock_live_holder_and_cleanup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_vs_classic_fcntl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_vs_lckpwdf, setup, teardown),
