@@ -264,18 +264,13 @@ static bool covered_by(const struct hs_confine_rule *rules, size_t n, const char
 
 /* One base rule, as this system needs it; *run is whether anything may
  * be run (a helper is there, or a caller's rule runs a program). */
-static int base_rule_add(int rsfd, uint64_t handled, const struct hs_confine_rule *b, bool *run,
-			 int *selinux)
+static int base_rule_add(int rsfd, uint64_t handled, const struct hs_confine_rule *b, bool *run)
 {
 	unsigned access = b->access & ~BASE_FLAGS;
 	int r;
 
-	if (b->access & BASE_SELINUX) {
-		if (*selinux < 0)
-			*selinux = hs_confine_selinux_may_be_active();
-		if (!*selinux)
-			return 0;
-	}
+	if (b->access & BASE_SELINUX && !hs_confine_selinux_may_be_active())
+		return 0;
 	if (b->access & BASE_LIB && !*run) {
 		/* nothing can be run, so no loader either: the libraries
 		 * are only read, and what is read beneath /usr the /usr
@@ -303,7 +298,7 @@ int hs_confine_paths(const struct hs_confine_rule *rules, size_t n)
 	uint64_t handled;
 	_cleanup_close_ int fd = ruleset_create(false, &handled);
 	bool run = false;
-	int selinux = -1, r = 0;
+	int r = 0;
 
 	if (fd < 0)
 		return fd;
@@ -315,7 +310,7 @@ int hs_confine_paths(const struct hs_confine_rule *rules, size_t n)
 
 		if (b->access & HS_CONFINE_FILE ||
 		    !covered_by(rules, n, b->path, b->access & ~BASE_FLAGS))
-			r = base_rule_add(fd, handled, b, &run, &selinux);
+			r = base_rule_add(fd, handled, b, &run);
 	}
 	for (size_t i = 0; r >= 0 && i < n; i++)
 		r = path_rule_add(fd, handled, rules[i].path, rules[i].access);
