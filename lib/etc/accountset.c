@@ -178,6 +178,10 @@ void hs_accountset_unlock(struct hs_accountset *s)
 {
 	flush_written(s);
 	hs_globalfile_unlock(&s->locks);
+	/* the dbs borrowed the locks' directory fd, now closed: a number
+	 * the next open may reuse must never be written through */
+	for (int k = 0; k < HS_AS_COUNT; k++)
+		s->db[k].dir_fd = 0;
 }
 
 void hs_accountset_close(struct hs_accountset *s)

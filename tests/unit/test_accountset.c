@@ -284,6 +284,42 @@ static void test_commit_goes_to_the_locked_directory(void **state)
 	assert_int_not_equal(fstatat(f->dfd, "etc/group-", &st, AT_SYMLINK_NOFOLLOW), 0);
 }
 
+/* After the release the locks' directory fd is closed and its number
+ * free for the next open: nothing may be written through it then. */
+static void test_no_write_through_a_released_directory_fd(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountset s;
+	struct hs_accountdb *gr;
+	struct stat st;
+	int other, freed;
+
+	open_set(&s, HS_AS_GROUP_FILES);
+	gr = hs_accountset_db(&s, HS_AS_GROUP);
+	assert_int_equal(hs_accountset_add_member(&s, (size_t)hs_accountdb_find(gr, "root"),
+						  "alice"), 1);
+	freed = s.locks.etc_fd;
+	assert_true(freed > 2);
+	hs_accountset_unlock(&s);
+	assert_int_equal(mkdirat(f->dfd, "other", 0755), 0);
+	/* the same files (hard links), so that only the directory differs */
+	assert_int_equal(linkat(f->dfd, "etc/group", f->dfd, "other/group", 0), 0);
+	assert_int_equal(linkat(f->dfd, "etc/gshadow", f->dfd, "other/gshadow", 0), 0);
+	other = openat(f->dfd, "other", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(other >= 0);
+	/* the number the next open would take */
+	if (other != freed) {
+		assert_int_equal(dup2(other, freed), freed);
+		close(other);
+		other = freed;
+	}
+	(void)hs_accountset_commit(&s);
+	hs_accountset_close(&s);
+	assert_int_not_equal(fstatat(other, "group-", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_string_equal(slurp(f->dfd, "other/group"), group_text);
+	close(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +338,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_commit_failure_names_the_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_goes_to_the_locked_directory, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_no_write_through_a_released_directory_fd,
+						setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
