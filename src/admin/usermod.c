@@ -925,8 +925,15 @@ static int open_home(const char *dir, uid_t uid, struct stat *st, const char **w
 			*why = hs_homepath_parent_error(pfd);
 		return pfd;
 	}
-	if (fstatat(pfd, last, st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
+	if (fstatat(pfd, last, st, AT_SYMLINK_NOFOLLOW) < 0) {
+		r = -errno;
+		/* said, or -u exits 12 without a word: a FUSE file system
+		 * its user mounted there refuses root (EACCES, ENOTCONN) */
+		if (r != -ENOENT)
+			*why = hs_walk_is_mount_point(pfd, last) ?
+			       "it is a mount point that cannot be examined" : hs_strerror(r);
+		return r;
+	}
 	if (!S_ISDIR(st->st_mode)) {
 		*why = "not a directory";
 		return -ENOTDIR;

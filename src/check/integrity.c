@@ -1825,13 +1825,11 @@ static void check_other_entry(struct tree *tr, const char *name)
 		return;
 	}
 	if (name[0] == '.' || name[0] == ':') {
-		_cleanup_close_ int etcfd = open(HS_ETC_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
 		/* a reserved directory, kept as the tree's sweep keeps it
 		 * (hs_txn_journal_left); no other temporary is a journal's,
 		 * and one kept would be kept as long as it is */
 		if (S_ISDIR(st.st_mode) && hs_tempname_is_reserved(name) &&
-		    hs_txn_journal_left(etcfd)) {
+		    hs_txn_journal_left(AT_FDCWD)) {
 			problem(a, "%s: temporary %s, kept while /etc/%s holds the work of an "
 				"interrupted command", path, type_noun(st.st_mode), HS_TXN_JOURNAL);
 			return;

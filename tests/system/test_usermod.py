@@ -918,3 +918,24 @@ def test_rename_moves_subids(two):
                                         "1000:500000:10"]
     # backups hold the previous state
     assert sb.read("/etc/subgid-") == SUB
+
+
+@pytest.mark.parametrize("how", ["fuse-EACCES", "fuse-ENOTCONN"])
+def test_uid_home_that_refuses_root_is_said(two, how):
+    """alice's home is her own FUSE file system, which refuses root the stat of it (no
+    allow_other: EACCES; its daemon dead: ENOTCONN).  usermod -u changed the uid and
+    exited 12 without a word: open_home() gave the stat's error no reason to say.  It
+    says, in one line, that the files were not re-owned and why (a home mounted on and
+    readable, an administrator's, is re-owned, as shadow-utils does)."""
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    mount_on_home(sb, how, "/home/alice", uid)
+    try:
+        res = run(sb, ["-u", "4242", "alice"])
+    finally:
+        sb.sh("umount /home/alice", check=False)
+    assert sb.getpwnam("alice").uid == 4242
+    assert res.returncode == 12, res
+    assert res.stderr.splitlines() == [
+        "usermod: not changing the owner of files in /home/alice: it is a mount point that "
+        "cannot be examined"], res
