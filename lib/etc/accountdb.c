@@ -610,9 +610,20 @@ static long lookup(struct hs_accountdb *db, bool ids, const char *name, size_t n
 {
 	struct hs_db_index *ix = ids ? &db->by_id : &db->by_name;
 	unsigned *scans = ids ? &db->id_scans : &db->name_scans;
+	long i;
 
-	if ((!ix->slots || ix->stale) && ++*scans <= SCANS_BEFORE_TABLE)
-		return ids ? scan_id(db, id) : scan_name(db, name, nlen);
+	if (!ids && nlen > 0 && nlen == db->absent_len && memcmp(name, db->absent, nlen) == 0)
+		return -1;
+	if ((!ix->slots || ix->stale) && ++*scans <= SCANS_BEFORE_TABLE) {
+		if (ids)
+			return scan_id(db, id);
+		i = scan_name(db, name, nlen);
+		if (i < 0 && nlen < sizeof(db->absent)) {
+			memcpy(db->absent, name, nlen);
+			db->absent_len = nlen;
+		}
+		return i;
+	}
 	if ((!ix->slots || ix->stale) && table_build(db, ids, NULL, NULL) < 0)
 		return -1;
 	return ids ? probe(db, ix, (uint32_t)id, NULL, 0, -1)
@@ -1215,6 +1226,7 @@ int hs_accountdb_replace(struct hs_accountdb *db, size_t idx, const void *rec)
 	nl.lineno = l->lineno;
 	line_free(l);
 	*l = nl;
+	db->absent_len = 0;
 	if (!was_live)
 		db->n_entries++;
 	db->dirty = true;
@@ -1246,6 +1258,7 @@ long hs_accountdb_append(struct hs_accountdb *db, const void *rec)
 	}
 	i = db->n_lines++;
 	db->lines[i] = nl;
+	db->absent_len = 0;
 	db->built[i >> 3] |= (unsigned char)(1u << (i & 7));
 	db->n_entries++;
 	db->dirty = true;
@@ -1269,6 +1282,7 @@ int hs_accountdb_delete(struct hs_accountdb *db, size_t idx)
 	}
 	l->deleted = true;
 	db->dirty = true;
+	db->absent_len = 0;
 	return 0;
 }
 

@@ -146,6 +146,10 @@ struct hs_accountdb {
 	unsigned char *built;           /* bitmap of filled-in lines */
 	struct hs_db_index by_name, by_id;
 	unsigned name_scans, id_scans;  /* lookups answered by a scan */
+	/* the last name a scan found on no line, with no edit since (0:
+	 * none): a check before an add (find, then append) scans once */
+	size_t absent_len;
+	char absent[64];
 	struct hs_db_chunk *chunks;     /* parse copies of loaded lines */
 };
 #define HS_ACCOUNTDB_INIT { .n_lines = 0 }

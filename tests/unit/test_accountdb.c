@@ -184,6 +184,44 @@ static void test_rename_and_conflicts(void **state)
 	hs_accountdb_free(&db);
 }
 
+/* A name a scan found nowhere is remembered only until the next edit: a
+ * rename or an add of that name is seen by the next check. */
+static void test_absent_name_forgotten_on_edit(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountdb db;
+	struct hs_passwd p;
+	long i, j;
+
+	put_str(f->dfd, "passwd", passwd_text, 0, 0, 0644);
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"), HS_DB_LAZY), 0);
+	i = hs_accountdb_find(&db, "bob");
+	assert_true(i >= 0);
+	assert_int_equal(hs_accountdb_find(&db, "carol"), -1);
+	p = hs_accountdb_get(&db, (size_t)i)->pw;
+	p.name = "carol";
+	assert_int_equal(hs_accountdb_replace(&db, (size_t)i, &p), 0);
+	assert_int_equal(hs_accountdb_find(&db, "carol"), i);
+	assert_int_equal(hs_accountdb_append(&db, &p), -EEXIST);
+	hs_accountdb_free(&db);
+	/* an add of the name just found absent, then another (a new load:
+	 * the first lookups scan, later ones use the table) */
+	assert_int_equal(hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"), HS_DB_LAZY), 0);
+	assert_int_equal(hs_accountdb_find(&db, "dave"), -1);
+	p = hs_accountdb_get(&db, (size_t)i)->pw;
+	p.name = "dave";
+	p.uid = 3000;
+	j = hs_accountdb_append(&db, &p);
+	assert_true(j >= 0);
+	assert_int_equal(hs_accountdb_find(&db, "dave"), j);
+	assert_int_equal(hs_accountdb_append(&db, &p), -EEXIST);
+	/* and after a delete the name is free again */
+	assert_int_equal(hs_accountdb_delete(&db, (size_t)j), 0);
+	assert_int_equal(hs_accountdb_find(&db, "dave"), -1);
+	assert_true(hs_accountdb_append(&db, &p) >= 0);
+	hs_accountdb_free(&db);
+}
+
 static void test_duplicates_real(void **state)
 {
 	struct tmp_dirs *f = *state;
@@ -1286,6 +1324,7 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_split_matches_naive),
 		cmocka_unit_test(test_scans_match_naive),
+		cmocka_unit_test_setup_teardown(test_absent_name_forgotten_on_edit, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_ids_pass, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test(test_ids_match_naive),
 		cmocka_unit_test_setup_teardown(test_big_file_without_last_newline, tmp_dirs_setup,
