@@ -379,8 +379,15 @@ static long entry_at(struct hs_accountdb *db, long idx)
  * before it: whole bytes of the bitmap at a time. */
 static size_t next_built(const struct hs_accountdb *db, size_t i, size_t to)
 {
+	uint64_t bits;
+
 	while (i < to && !is_built(db, i)) {
-		if ((i & 7) == 0 && db->built[i >> 3] == 0)
+		/* a run of the file as loaded is thousands of lines long:
+		 * 64 at a time where their bits are in the bitmap */
+		if ((i & 63) == 0 && to - i >= 64 &&
+		    (memcpy(&bits, db->built + (i >> 3), sizeof(bits)), bits == 0))
+			i += 64;
+		else if ((i & 7) == 0 && db->built[i >> 3] == 0)
 			i += 8;
 		else
 			i++;
@@ -779,17 +786,14 @@ static inline uint64_t newlines64(const char *p)
 }
 #endif
 
-/* One more line of the file as loaded, starting at start; end is where
- * its newline is (or the end of data). */
-static inline void add_line_start(struct hs_accountdb *db, size_t start, size_t end)
+/* 1 when a line whose first byte is c may be blank (c is its newline) or
+ * a NIS line (hs_records_nis_line: '+' or '-'), else 0: the three bytes
+ * are below 64, a bit each in a word. */
+static inline size_t odd_first(unsigned char c)
 {
-	size_t n = db->n_lines++;
+	const uint64_t odd = 1ull << '\n' | 1ull << '+' | 1ull << '-';
 
-	db->starts[n] = (uint32_t)start;
-	if (end > start && !is_nis(db->kind, db->data + start, end - start))
-		db->n_entries++;
-	else if (end > start && db->nis_first == SIZE_MAX)
-		db->nis_first = n;
+	return (size_t)((odd >> (c & 63)) & (c < 64));
 }
 
 /* Room for the starts of n lines.  Every one of them is written at once,
@@ -818,40 +822,57 @@ static int starts_alloc(struct hs_accountdb *db, size_t n)
 }
 
 /* Where every line of data starts: one pass to count the lines (so the
- * array is allocated once, at its size), one to record them. */
+ * array is allocated once, at its size), one to record them.  Every line
+ * of the file goes through the second, so it keeps its counts in locals
+ * and only notes whether a line may be blank or NIS; the few files that
+ * have such lines are looked at again. */
 static int split_lines(struct hs_accountdb *db)
 {
-	size_t start = 0, i = 0, len = db->len;
+	const char *data = db->data;
+	size_t start = 0, i = 0, len = db->len, n = 0, odd = 0;
+	uint32_t *starts;
 	int r;
 
-	db->nis_first = SIZE_MAX;
-	r = starts_alloc(db, count_newlines(db->data, len) + 2);
+	r = starts_alloc(db, count_newlines(data, len) + 2);
 	if (r < 0)
 		return r;
+	starts = db->starts;
+	/* data[start]: the line's first byte, or its newline when blank */
 #if defined(__SSE2__)
 	/* 64 bytes hold one or two lines: one short loop per block.  Other
 	 * machines take the byte loop below: correct, and the only other
 	 * scan would be one no test here builds. */
 	for (; len - i >= 64; i += 64)
-		for (uint64_t m = newlines64(db->data + i); m; m &= m - 1) {
-			size_t end = i + (size_t)__builtin_ctzll(m);
-
-			add_line_start(db, start, end);
-			start = end + 1;
+		for (uint64_t m = newlines64(data + i); m; m &= m - 1) {
+			starts[n++] = (uint32_t)start;
+			odd += odd_first((unsigned char)data[start]);
+			start = i + (size_t)__builtin_ctzll(m) + 1;
 		}
 #endif
 	for (; i < len; i++)
-		if (db->data[i] == '\n') {
-			add_line_start(db, start, i);
+		if (data[i] == '\n') {
+			starts[n++] = (uint32_t)start;
+			odd += odd_first((unsigned char)data[start]);
 			start = i + 1;
 		}
-	if (start < len)
-		add_line_start(db, start, len);
+	if (start < len) {
+		starts[n++] = (uint32_t)start;
+		odd += odd_first((unsigned char)data[start]);
+	}
 	/* as if the last line had a newline: loaded_text's length works for it */
-	db->starts[db->n_lines] = (uint32_t)(start < len ? len + 1 : len);
-	db->n_loaded = db->n_lines;
-	if (db->nis_first == SIZE_MAX)
-		db->nis_first = db->n_lines;
+	starts[n] = (uint32_t)(start < len ? len + 1 : len);
+	db->n_lines = db->n_loaded = db->n_entries = db->nis_first = n;
+	/* blank and NIS lines are no entry; appends go before the first NIS
+	 * line (backwards, so the last one found is the first) */
+	for (size_t k = n; odd > 0 && k-- > 0; ) {
+		size_t llen = starts[k + 1] - starts[k] - 1;
+
+		if (llen == 0 || is_nis(db->kind, data + starts[k], llen)) {
+			db->n_entries--;
+			if (llen > 0)
+				db->nis_first = k;
+		}
+	}
 	/* room for a few appends before anything moves */
 	db->cap_lines = 0;
 	return lines_room(db, db->n_lines + 16);

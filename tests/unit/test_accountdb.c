@@ -828,14 +828,17 @@ static void test_split_matches_naive(void **state)
 	(void)state;
 	for (size_t len = 0; len <= 200; len++) {
 		for (unsigned round = 0; round < 20; round++) {
+			/* every other round a subid file, where '+' and '-' start
+			 * no NIS line */
+			enum hs_db_kind kind = round % 2 ? HS_DB_SUBID : HS_DB_GROUP;
 			struct hs_accountdb db;
-			size_t start = 0, n = 0;
+			size_t start = 0, n = 0, entries = 0, nis_first = SIZE_MAX;
 
 			for (size_t k = 0; k < len; k++) {
 				seed = seed * 1103515245u + 12345u;
 				data[k] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
 			}
-			assert_int_equal(hs_accountdb_load_data(&db, HS_DB_GROUP, "/nonexistent/group",
+			assert_int_equal(hs_accountdb_load_data(&db, kind, "/nonexistent/file",
 								data, len,
 								HS_DB_LAZY | HS_DB_KEEP_DUPS), 0);
 			for (size_t k = 0; k <= len; k++) {
@@ -851,10 +854,17 @@ static void test_split_matches_naive(void **state)
 				assert_non_null(got);
 				assert_int_equal(got_len, k - start);
 				assert_memory_equal(got, data + start, got_len);
+				if (got_len > 0 && kind != HS_DB_SUBID &&
+				    (got[0] == '+' || got[0] == '-'))
+					nis_first = nis_first == SIZE_MAX ? n : nis_first;
+				else if (got_len > 0)
+					entries++;
 				n++;
 				start = k + 1;
 			}
 			assert_int_equal(db.n_lines, n);
+			assert_int_equal(db.n_entries, entries);
+			assert_int_equal(db.nis_first, nis_first == SIZE_MAX ? n : nis_first);
 			hs_accountdb_free(&db);
 		}
 	}
