@@ -166,17 +166,20 @@ static void sanitize_env(void)
 		abort();
 }
 
-/* Raise the soft limit to want (or as far as the hard limit allows).
+/* Raise the soft limit to want (or as far as the hard limit allows);
+ * returns the soft limit now in force (0 when getrlimit fails).
  * RLIM_INFINITY is rlim_t's largest value, so plain comparisons order it. */
 _Static_assert(RLIM_INFINITY == (rlim_t)-1, "RLIM_INFINITY is the largest rlim_t");
-static void raise_limit(int resource, rlim_t want)
+static rlim_t raise_limit(int resource, rlim_t want)
 {
 	struct rlimit rl;
 
-	if (getrlimit(resource, &rl) < 0 || rl.rlim_cur >= want || rl.rlim_cur == rl.rlim_max)
-		return;
+	if (getrlimit(resource, &rl) < 0)
+		return 0;
+	if (rl.rlim_cur >= want || rl.rlim_cur == rl.rlim_max)
+		return rl.rlim_cur;
 	rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
-	setrlimit(resource, &rl);
+	return setrlimit(resource, &rl) == 0 ? rl.rlim_cur : 0;
 }
 
 /* SIGXFSZ as the caller left it, when reset_limits had to change it */
@@ -185,16 +188,13 @@ static bool xfsz_changed;
 
 static void reset_limits(void)
 {
-	struct rlimit fsize;
-
 	/* a small RLIMIT_FSIZE would truncate a rewrite of /etc/passwd;
-	 * CPU/AS/DATA could kill us halfway through a change */
-	raise_limit(RLIMIT_FSIZE, RLIM_INFINITY);
-	/* A hard limit below it (ulimit -f sets both) cannot be lifted
+	 * CPU/AS/DATA could kill us halfway through a change.
+	 * A hard limit below it (ulimit -f sets both) cannot be lifted
 	 * without CAP_SYS_RESOURCE: a write past it then fails with EFBIG,
 	 * which the tool reports with nothing replaced, where SIGXFSZ would
 	 * kill it halfway, mute. */
-	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY) {
+	if (raise_limit(RLIMIT_FSIZE, RLIM_INFINITY) != RLIM_INFINITY) {
 		const struct sigaction ign = { .sa_handler = SIG_IGN };
 
 		xfsz_changed = sigaction(SIGXFSZ, &ign, &caller_xfsz) == 0;
@@ -213,10 +213,13 @@ static void reset_limits(void)
 	 * stays, so that the caller's (or pam_limits') limit can be handed
 	 * back to a session or shell without CAP_SYS_RESOURCE, which a
 	 * container's root may lack */
-	struct rlimit core = { 0, 0 };
-	if (getrlimit(RLIMIT_CORE, &core) == 0)
+	struct rlimit core;
+	if (getrlimit(RLIMIT_CORE, &core) < 0)
+		core = (struct rlimit){ 1, 0 };   /* unknown: both to 0 */
+	if (core.rlim_cur != 0) {
 		core.rlim_cur = 0;
-	setrlimit(RLIMIT_CORE, &core);
+		setrlimit(RLIMIT_CORE, &core);
+	}
 }
 
 static const char *program_name(const char *argv0, const char *fallback)

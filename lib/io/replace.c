@@ -119,6 +119,7 @@ static int write_pieces(int fd, const struct iovec *iov, size_t n)
 static int fill(int fd, const struct iovec *iov, size_t n, uid_t uid, gid_t gid, mode_t mode)
 {
 	struct stat st;
+	bool chowned;
 	int r = write_pieces(fd, iov, n);
 
 	if (r < 0)
@@ -133,10 +134,14 @@ static int fill(int fd, const struct iovec *iov, size_t n, uid_t uid, gid_t gid,
 	/* HS_ANY_* is fchown's own "leave it" value */
 	uid = st.st_uid != uid ? uid : HS_ANY_UID;
 	gid = st.st_gid != gid ? gid : HS_ANY_GID;
-	if ((uid != HS_ANY_UID || gid != HS_ANY_GID) && fchown(fd, uid, gid) < 0)
+	chowned = uid != HS_ANY_UID || gid != HS_ANY_GID;
+	if (chowned && fchown(fd, uid, gid) < 0)
 		return -errno;
-	/* after fchown, which clears set-id bits on regular files */
-	if (fchmod(fd, mode & 07777) < 0 || fsync(fd) < 0)
+	/* after fchown, which clears set-id bits on regular files; a file
+	 * made at its mode (a journal: 0600 under umask 077) needs none */
+	if ((chowned || (st.st_mode & 07777) != (mode & 07777)) && fchmod(fd, mode & 07777) < 0)
+		return -errno;
+	if (fsync(fd) < 0)
 		return -errno;
 	return 0;
 }
