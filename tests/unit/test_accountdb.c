@@ -222,6 +222,33 @@ static void test_absent_name_forgotten_on_edit(void **state)
 	hs_accountdb_free(&db);
 }
 
+/* A deleted line that did not parse no longer holds its name, for the
+ * name table (built at load without HS_DB_LAZY) as for the scans. */
+static void test_deleted_bad_line_frees_name(void **state)
+{
+	static const char text[] =
+		"root:x:0:0::/root:/bin/sh\n"
+		"mallory:x:-1:0::/:/bin/sh\n"
+		"bob:x:1001:1001::/home/bob:/bin/sh\n";
+	const unsigned flags[] = { HS_DB_KEEP_BAD, HS_DB_LAZY };
+	struct hs_passwd p = { "mallory", "x", 1002, 1002, "", "/home/mallory", "/bin/sh" };
+	struct hs_accountdb db;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+		assert_int_equal(hs_accountdb_load_data(&db, HS_DB_PASSWD, "/nonexistent/passwd",
+							text, strlen(text), flags[k]), 0);
+		/* lookups enough for the lazy db to build its table */
+		for (int n = 0; n < 6; n++)
+			assert_int_equal(hs_accountdb_find(&db, "bob"), 2);
+		assert_int_equal(hs_accountdb_find(&db, "mallory"), -1);
+		assert_int_equal(hs_accountdb_delete(&db, 1), 0);
+		assert_int_equal(hs_accountdb_append(&db, &p), 3);
+		assert_int_equal(hs_accountdb_find(&db, "mallory"), 3);
+		hs_accountdb_free(&db);
+	}
+}
+
 static void test_duplicates_real(void **state)
 {
 	struct tmp_dirs *f = *state;
@@ -1334,6 +1361,7 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_split_matches_naive),
 		cmocka_unit_test(test_scans_match_naive),
+		cmocka_unit_test(test_deleted_bad_line_frees_name),
 		cmocka_unit_test_setup_teardown(test_absent_name_forgotten_on_edit, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_ids_pass, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test(test_ids_match_naive),
