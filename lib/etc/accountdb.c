@@ -1298,9 +1298,11 @@ int hs_accountdb_delete(struct hs_accountdb *db, size_t idx)
 		return -ENOMEM;
 	if (l->entry) {
 		db->n_entries--;
-		db->by_name.stale = true;
 		db->by_id.stale = true;
 	}
+	/* a line that does not parse has its name in the name table too */
+	if (l->entry || l->err)
+		db->by_name.stale = true;
 	l->deleted = true;
 	db->dirty = true;
 	db->absent_len = 0;

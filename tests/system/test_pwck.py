@@ -726,6 +726,24 @@ def test_crlf_files_are_mended_never_deleted(classic):
     assert (res.returncode, res.stdout) == (0, ""), res.stdout
 
 
+def test_bad_line_deleted_then_its_name_mended_on_a_later_line(classic):
+    """A bad line with alice's name, deleted, then alice's own line (CRLF) mended: the
+    deleted line no longer holds the name (the name table built at load used to keep
+    it, and the mend was refused with the deleted line's parse error)."""
+    sb = classic
+    alice = [l for l in sb.read("/etc/passwd").splitlines() if l.startswith("alice:")][0]
+    sb.sh("sed -i 's/^alice:.*/alice:garbage\\n&/' /etc/passwd")
+    _crlf(sb, "/etc/passwd", only="alice:x:")
+    res = pwck(sb, "-q", answers="y\n" * 10)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "delete line 'alice:garbage'? Yes" in res.stdout, res.stdout
+    assert "invalid entry" not in res.stdout + res.stderr, res.stdout + res.stderr
+    lines = sb.read("/etc/passwd").splitlines()
+    assert [l for l in lines if l.startswith("alice:")] == [alice], lines
+    res = pwck(sb, "-q", "-r")
+    assert (res.returncode, res.stdout) == (0, ""), res.stdout + res.stderr
+
+
 def test_crlf_on_roots_line_only(classic):
     sb = classic
     before = sb.read_bytes("/etc/passwd")

@@ -222,6 +222,33 @@ static void test_absent_name_forgotten_on_edit(void **state)
 	hs_accountdb_free(&db);
 }
 
+/* A deleted line that did not parse no longer holds its name, for the
+ * name table (built at load without HS_DB_LAZY) as for the scans. */
+static void test_deleted_bad_line_frees_name(void **state)
+{
+	static const char text[] =
+		"root:x:0:0::/root:/bin/sh\n"
+		"mallory:x:-1:0::/:/bin/sh\n"
+		"bob:x:1001:1001::/home/bob:/bin/sh\n";
+	const unsigned flags[] = { HS_DB_KEEP_BAD, HS_DB_LAZY };
+	struct hs_passwd p = { "mallory", "x", 1002, 1002, "", "/home/mallory", "/bin/sh" };
+	struct hs_accountdb db;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+		assert_int_equal(hs_accountdb_load_data(&db, HS_DB_PASSWD, "/nonexistent/passwd",
+							text, strlen(text), flags[k]), 0);
+		/* lookups enough for the lazy db to build its table */
+		for (int n = 0; n < 6; n++)
+			assert_int_equal(hs_accountdb_find(&db, "bob"), 2);
+		assert_int_equal(hs_accountdb_find(&db, "mallory"), -1);
+		assert_int_equal(hs_accountdb_delete(&db, 1), 0);
+		assert_int_equal(hs_accountdb_append(&db, &p), 3);
+		assert_int_equal(hs_accountdb_find(&db, "mallory"), 3);
+		hs_accountdb_free(&db);
+	}
+}
+
 static void test_duplicates_real(void **state)
 {
 	struct tmp_dirs *f = *state;
@@ -1252,6 +1279,205 @@ static void test_scans_match_naive(void **state)
 	free(text.data);
 }
 
+/* A model of a lazy db's lines for test_edits_match_naive: the text of
+ * each line, whether it is an entry, a line that does not parse (its
+ * name is taken all the same) or neither, and whether it is deleted. */
+enum { M_NONE, M_ENTRY, M_BAD };
+struct model_line {
+	char text[64];
+	int kind;
+	bool deleted;
+};
+struct model {
+	struct model_line l[4096];
+	size_t n, loaded, nis_first;
+	unsigned seed;
+};
+
+static unsigned model_rand(struct model *m)
+{
+	m->seed = m->seed * 1103515245u + 12345u;
+	return m->seed >> 8;
+}
+
+/* The first line that holds name as its key (an entry or a bad line), or -1. */
+static long model_first(const struct model *m, const char *name)
+{
+	size_t nlen = strlen(name);
+
+	for (size_t i = 0; i < m->n; i++) {
+		const struct model_line *l = &m->l[i];
+
+		if (!l->deleted && l->kind != M_NONE && strncmp(l->text, name, nlen) == 0 &&
+		    l->text[nlen] == ':')
+			return (long)i;
+	}
+	return -1;
+}
+
+/* Names that repeat: entries, bad lines, NIS lines, names never there. */
+static void model_name(struct model *m, char *out, size_t size)
+{
+	unsigned r = model_rand(m) % 10;
+
+	if (r < 4)
+		snprintf(out, size, "n%u", model_rand(m) % 40);
+	else if (r < 6)
+		snprintf(out, size, "b%u", model_rand(m) % 5);
+	else if (r < 7)
+		snprintf(out, size, "+nis%u", model_rand(m) % 3);
+	else
+		snprintf(out, size, "u%u", model_rand(m) % 200);
+}
+
+static void model_load(struct model *m, struct hs_buf *text)
+{
+	/* now and then long enough for runs of 64 unbuilt lines */
+	size_t lines = 1 + model_rand(m) % (m->seed % 4 ? 400 : 3000);
+
+	m->n = 0;
+	m->nis_first = SIZE_MAX;
+	for (size_t i = 0; i < lines; i++) {
+		struct model_line *l = &m->l[m->n++];
+		unsigned r = model_rand(m) % 20;
+
+		memset(l, 0, sizeof(*l));
+		if (r == 0) {
+			l->kind = M_NONE;       /* blank */
+		} else if (r == 1) {
+			snprintf(l->text, sizeof(l->text), "+nis%u:x:::::", model_rand(m) % 3);
+			l->kind = M_NONE;
+			if (m->nis_first == SIZE_MAX)
+				m->nis_first = i;
+		} else if (r == 2) {
+			snprintf(l->text, sizeof(l->text), "b%u:x:zz:1::/:/bin/sh", model_rand(m) % 5);
+			l->kind = M_BAD;
+		} else {
+			snprintf(l->text, sizeof(l->text), "u%u:x:%u:100::/home/u:/bin/sh",
+				 model_rand(m) % 200, model_rand(m) % 5000);
+			l->kind = M_ENTRY;
+		}
+		assert_int_equal(hs_strbuf_append(text, l->text, strlen(l->text)), 0);
+		assert_int_equal(hs_strbuf_append(text, "\n", 1), 0);
+	}
+	/* now and then no newline at the end */
+	if (model_rand(m) % 3 == 0 && m->l[m->n - 1].text[0])
+		text->len--;
+	m->loaded = m->n;
+	if (m->nis_first == SIZE_MAX)
+		m->nis_first = m->n;
+}
+
+/* One random edit or lookup on db and the model, checked against it. */
+static void model_step(struct model *m, struct hs_accountdb *db, unsigned op)
+{
+	char name[32], text[64];
+	struct hs_passwd p = { name, "x", 4000 + op, 100, "", "/home/a", "/bin/sh" };
+	unsigned r = model_rand(m) % 10;
+	size_t i = model_rand(m) % m->n;
+	long first, got;
+
+	model_name(m, name, sizeof(name));
+	snprintf(text, sizeof(text), "%s:x:%u:100::/home/a:/bin/sh", name, 4000 + op);
+	first = model_first(m, name);
+	if (r < 4) {
+		got = hs_accountdb_find(db, name);
+		assert_int_equal(got, first >= 0 && m->l[first].kind == M_ENTRY ? first : -1);
+	} else if (r < 6) {
+		got = hs_accountdb_append(db, &p);
+		if (name[0] == '+' || first >= 0) {
+			/* taken: -EEXIST, or the error of the bad line that has it */
+			assert_true(got < 0);
+			assert_true(name[0] == '+' || (got == -EEXIST) == (m->l[first].kind == M_ENTRY));
+			return;
+		}
+		assert_int_equal(got, (long)m->n);
+		m->l[m->n++] = (struct model_line){ .kind = M_ENTRY };
+		snprintf(m->l[m->n - 1].text, sizeof(m->l[0].text), "%s", text);
+	} else if (r < 8) {
+		/* an entry that keeps its name is not checked: it may be a
+		 * duplicate (HS_DB_LAZY reads no line it is not asked for) */
+		size_t nlen = strlen(name);
+		bool same = m->l[i].kind == M_ENTRY && strncmp(m->l[i].text, name, nlen) == 0 &&
+			    m->l[i].text[nlen] == ':';
+
+		if (m->l[i].deleted || name[0] == '+')
+			return;
+		got = hs_accountdb_replace(db, i, &p);
+		if (!same && first >= 0 && first != (long)i) {
+			assert_true(got < 0);
+			return;
+		}
+		assert_int_equal(got, 0);
+		snprintf(m->l[i].text, sizeof(m->l[0].text), "%s", text);
+		m->l[i].kind = M_ENTRY;
+	} else if (r < 9) {
+		if (m->l[i].deleted)
+			return;
+		assert_int_equal(hs_accountdb_delete(db, i), 0);
+		m->l[i].deleted = true;
+	} else {
+		got = hs_accountdb_dup_name(db, i);
+		if (got >= 0)
+			assert_true(m->l[got].kind == M_ENTRY && !m->l[got].deleted);
+	}
+}
+
+/* The lines the model writes: before the first NIS line, the appended
+ * ones, then the rest. */
+static void model_text(const struct model *m, struct hs_buf *out)
+{
+	const size_t from[3] = { 0, m->loaded, m->nis_first };
+	const size_t to[3] = { m->nis_first, m->n, m->loaded };
+
+	for (size_t k = 0; k < 3; k++)
+		for (size_t i = from[k]; i < to[k]; i++)
+			if (!m->l[i].deleted) {
+				assert_int_equal(hs_strbuf_append(out, m->l[i].text,
+								  strlen(m->l[i].text)), 0);
+				assert_int_equal(hs_strbuf_append(out, "\n", 1), 0);
+			}
+}
+
+/* Lookups by name (the first ones scan, and a name found nowhere is
+ * remembered until an edit; later ones use the table), appends, renames
+ * and deletes in random order, each checked against a plain model, and
+ * the file written at the end. */
+static void test_edits_match_naive(void **state)
+{
+	static struct model m;
+	const unsigned flags[] = { HS_DB_LAZY, HS_DB_LENIENT };
+
+	(void)state;
+	for (unsigned round = 1; round <= 400; round++) {
+		for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+			struct hs_buf text = { 0 }, want = { 0 }, got = { 0 };
+			struct hs_accountdb db;
+
+			m.seed = round;
+			model_load(&m, &text);
+			assert_int_equal(hs_accountdb_load_data(&db, HS_DB_PASSWD,
+								"/nonexistent/passwd", text.data,
+								text.len, flags[k]), 0);
+			assert_int_equal(db.n_lines, m.n);
+			assert_int_equal(db.nis_first, m.nis_first);
+			for (unsigned op = 0; op < 300; op++)
+				model_step(&m, &db, op);
+			if (db.dirty)
+				model_text(&m, &want);
+			else
+				assert_int_equal(hs_strbuf_append(&want, text.data, text.len), 0);
+			assert_int_equal(hs_accountdb_serialize(&db, &got), 0);
+			assert_int_equal(got.len, want.len);
+			assert_memory_equal(got.data, want.data, want.len);
+			hs_strbuf_free(&text);
+			hs_strbuf_free(&want);
+			hs_strbuf_free(&got);
+			hs_accountdb_free(&db);
+		}
+	}
+}
+
 static void test_lazy_subid_owners(void **state)
 {
 	struct tmp_dirs *f = *state;
@@ -1334,6 +1560,8 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_split_matches_naive),
 		cmocka_unit_test(test_scans_match_naive),
+		cmocka_unit_test(test_deleted_bad_line_frees_name),
+		cmocka_unit_test(test_edits_match_naive),
 		cmocka_unit_test_setup_teardown(test_absent_name_forgotten_on_edit, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_ids_pass, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test(test_ids_match_naive),
