@@ -725,13 +725,16 @@ static int lines_room(struct hs_accountdb *db, size_t n)
 	if (lines)
 		db->lines = lines;
 	built = realloc(db->built, (cap + 7) / 8);
-	if (built)
+	if (built) {
+		/* cleared even when lines failed: hs_accountdb_free reads
+		 * the bitmap up to n_lines, which may already be past old */
+		memset(built + (old + 7) / 8, 0, (cap + 7) / 8 - (old + 7) / 8);
 		db->built = built;
+	}
 	if (!lines || !built)
 		return -ENOMEM;
 	if (old)
 		memset(db->lines + old, 0, (cap - old) * sizeof(*lines));
-	memset(db->built + (old + 7) / 8, 0, (cap + 7) / 8 - (old + 7) / 8);
 	db->cap_lines = cap;
 	return 0;
 }
