@@ -824,19 +824,34 @@ static int starts_alloc(struct hs_accountdb *db, size_t n)
 	return 0;
 }
 
+/* Line n (< room, or false: see split_lines) starts at start. */
+static inline bool start_line(uint32_t *starts, size_t *n, size_t room, const char *data,
+			      size_t start, size_t *odd)
+{
+	if (*n == room)
+		return false;
+	starts[(*n)++] = (uint32_t)start;
+	*odd += odd_first((unsigned char)data[start]);
+	return true;
+}
+
 /* Where every line of data starts: one pass to count the lines (so the
  * array is allocated once, at its size), one to record them.  Every line
  * of the file goes through the second, so it keeps its counts in locals
  * and only notes whether a line may be blank or NIS; the few files that
- * have such lines are looked at again. */
+ * have such lines are looked at again.  A file with more lines at the
+ * second pass than at the first was rewritten in place meanwhile (by a
+ * writer that ignores the locks): -HS_E_CHANGED, never a write past the
+ * array. */
 static int split_lines(struct hs_accountdb *db)
 {
 	const char *data = db->data;
 	size_t start = 0, i = 0, len = db->len, n = 0, odd = 0;
+	size_t room = count_newlines(data, len) + 1;    /* lines, not counting the end */
 	uint32_t *starts;
 	int r;
 
-	r = starts_alloc(db, count_newlines(data, len) + 2);
+	r = starts_alloc(db, room + 1);
 	if (r < 0)
 		return r;
 	starts = db->starts;
@@ -847,21 +862,19 @@ static int split_lines(struct hs_accountdb *db)
 	 * scan would be one no test here builds. */
 	for (; len - i >= 64; i += 64)
 		for (uint64_t m = newlines64(data + i); m; m &= m - 1) {
-			starts[n++] = (uint32_t)start;
-			odd += odd_first((unsigned char)data[start]);
+			if (!start_line(starts, &n, room, data, start, &odd))
+				return -HS_E_CHANGED;
 			start = i + (size_t)__builtin_ctzll(m) + 1;
 		}
 #endif
 	for (; i < len; i++)
 		if (data[i] == '\n') {
-			starts[n++] = (uint32_t)start;
-			odd += odd_first((unsigned char)data[start]);
+			if (!start_line(starts, &n, room, data, start, &odd))
+				return -HS_E_CHANGED;
 			start = i + 1;
 		}
-	if (start < len) {
-		starts[n++] = (uint32_t)start;
-		odd += odd_first((unsigned char)data[start]);
-	}
+	if (start < len && !start_line(starts, &n, room, data, start, &odd))
+		return -HS_E_CHANGED;
 	/* as if the last line had a newline: loaded_text's length works for it */
 	starts[n] = (uint32_t)(start < len ? len + 1 : len);
 	db->n_lines = db->n_loaded = db->n_entries = db->nis_first = n;
