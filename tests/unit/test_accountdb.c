@@ -254,17 +254,6 @@ static void test_deleted_bad_line_frees_name(void **state)
 	}
 }
 
-/* ASan's allocator aborts instead of returning NULL, and its shadow
- * memory makes an address-space limit meaningless: the plain unit run
- * covers this. */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
 /* A load whose line array cannot be had while its bitmap can (a small
  * RLIMIT_AS, a big file) fails with ENOMEM and frees what it had: the
  * bitmap, in memory that held set bits, was left uncleared, and the free

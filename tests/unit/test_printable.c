@@ -28,6 +28,7 @@
 
 #include "cli.h"
 #include "util.h"
+#include "test_helpers.h"
 
 /* Each case: input, what every printer must show. */
 static const struct {
@@ -265,17 +266,6 @@ static void test_long_message_keeps_characters(void **state)
 
 /* Out of memory (vasprintf fails: a small RLIMIT_AS, a huge argument),
  * the message still goes out by the rule, cut, never raw. */
-/* ASan's allocator aborts instead of returning NULL, and its shadow
- * memory makes an address-space limit meaningless: the plain unit run
- * covers this. */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
 static void test_message_out_of_memory(void **state)
 {
 	(void)state;
