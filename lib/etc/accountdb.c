@@ -860,12 +860,21 @@ static int split_lines(struct hs_accountdb *db)
 	/* 64 bytes hold one or two lines: one short loop per block.  Other
 	 * machines take the byte loop below: correct, and the only other
 	 * scan would be one no test here builds. */
-	for (; len - i >= 64; i += 64)
-		for (uint64_t m = newlines64(data + i); m; m &= m - 1) {
-			if (!start_line(starts, &n, room, data, start, &odd))
-				return -HS_E_CHANGED;
+	for (; len - i >= 64; i += 64) {
+		uint64_t m = newlines64(data + i), k = 0;
+
+		/* the room is checked once a block, not once a line: a
+		 * block starts at most 64 lines, one per newline */
+		for (uint64_t t = room - n < 64 ? m : 0; t; t &= t - 1)
+			k++;
+		if (n + k > room)
+			return -HS_E_CHANGED;
+		for (; m; m &= m - 1) {
+			starts[n++] = (uint32_t)start;
+			odd += odd_first((unsigned char)data[start]);
 			start = i + (size_t)__builtin_ctzll(m) + 1;
 		}
+	}
 #endif
 	for (; i < len; i++)
 		if (data[i] == '\n') {
