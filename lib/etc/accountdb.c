@@ -216,20 +216,17 @@ static inline bool loaded_id(const char *t, const char *end, const char *lim, un
 	if (t == end || hs_records_nis_line(t, 1))
 		return false;
 #if defined(__SSE2__)
-	/* SSE2: the field ends (and the line's, bit len) and the digits among
-	 * the first 32 bytes as bits, where byte loops would stop on every
-	 * byte of the name; the loops below take any other line */
+	/* SSE2: the field ends (and the line's, bit len) among the first 32
+	 * bytes as bits, where byte loops would stop on every byte of the
+	 * name; the loops below take any other line */
 	if (lim - t >= 32) {
-		const __m128i colon = _mm_set1_epi8(':'), zero = _mm_set1_epi8('0');
-		uint64_t len = (uint64_t)(end - t), m = 0, d = 0, m2, m3;
+		const __m128i colon = _mm_set1_epi8(':');
+		uint64_t len = (uint64_t)(end - t), m = 0, m2, m3;
 
 		for (int k = 0; k < 2; k++) {
 			__m128i v16 = _mm_loadu_si128((const __m128i *)(const void *)(t + 16 * k));
-			__m128i off = _mm_sub_epi8(v16, zero);
-			__m128i dig = _mm_cmpeq_epi8(_mm_min_epu8(off, _mm_set1_epi8(9)), off);
 
 			m |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v16, colon)) << (16 * k);
-			d |= (uint64_t)(uint16_t)_mm_movemask_epi8(dig) << (16 * k);
 		}
 		if (len <= 32)
 			m = (m & ((1ull << len) - 1)) | 1ull << len;
@@ -239,13 +236,18 @@ static inline bool loaded_id(const char *t, const char *end, const char *lim, un
 			size_t from = (size_t)__builtin_ctzll(m2) + 1;
 			uint64_t x, n = (uint64_t)__builtin_ctzll(m3) - from;
 
-			if (n == 0 || n > 10 || (~d >> from) & ((1ull << n) - 1))
+			if (n == 0 || n > 10)
 				return false;
 			if (n <= 8 && lim - t - from >= 8) {
-				/* up to 8 digits at once (x86: little-endian): the
-				 * value of each pair of digits, then of each four */
+				/* up to 8 digits at once (x86: little-endian): each
+				 * byte's value less '0', the field's n bytes on top;
+				 * a byte above 9 gets its top bit set by + 0x76 (or
+				 * had it), then the value of each pair of digits and
+				 * of each four */
 				memcpy(&x, t + from, sizeof(x));
 				x = (x ^ 0x3030303030303030ull) << (8 * (8 - n));
+				if (((x + 0x7676767676767676ull) | x) & 0x8080808080808080ull)
+					return false;
 				x = (x * 10 + (x >> 8)) & 0x00ff00ff00ff00ffull;
 				x = (x * 100 + (x >> 16)) & 0x0000ffff0000ffffull;
 				*id = (unsigned long)((x * 10000 + (x >> 32)) & 0xffffffffull);
