@@ -485,8 +485,7 @@ int hs_groupops_logindefs(const char *root, const char *overrides, size_t olen,
 			  hs_config_warn_fn warn, void *ctx, struct hs_config **out)
 {
 	_cleanup_free_ char *data = NULL;
-	_cleanup_free_ char *all = NULL;
-	char path[HS_PATHBUF_ETC];
+	char path[HS_PATHBUF_ETC], *grown;
 	size_t len = 0;
 	int r;
 
@@ -494,15 +493,18 @@ int hs_groupops_logindefs(const char *root, const char *overrides, size_t olen,
 	r = hs_globalfile_read(path, &data, &len);
 	if (r < 0 && r != -ENOENT)
 		return r;
-	all = malloc(len + olen + 2);
-	if (!all)
-		return -ENOMEM;
-	if (len)
-		memcpy(all, data, len);
-	all[len] = '\n';
-	if (olen)
-		memcpy(all + len + 1, overrides, olen);
-	return hs_config_logindefs_parse(all, len + 1 + olen, path, warn, ctx, out);
+	if (olen > 0) {
+		/* -K's lines after the file's, so that they win; without
+		 * them the file is parsed where it was read, not copied */
+		grown = realloc(data, len + olen + 2);
+		if (!grown)
+			return -ENOMEM;
+		data = grown;
+		data[len++] = '\n';
+		memcpy(data + len, overrides, olen);
+		len += olen;
+	}
+	return hs_config_logindefs_parse(data, len, path, warn, ctx, out);
 }
 
 int hs_groupops_finish(struct hs_accountset *s, int r, struct hs_err *err, const char *what,
