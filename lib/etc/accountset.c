@@ -2,7 +2,6 @@
 #include "accountset.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +64,6 @@ int hs_accountset_open(struct hs_accountset *s, unsigned files, unsigned load_fl
 	const char *failed = NULL;
 	char why[64];
 	size_t n = 0;
-	ptrdiff_t dir_len;
 	int r;
 
 	*s = (struct hs_accountset)HS_ACCOUNTSET_INIT;
@@ -97,11 +95,9 @@ int hs_accountset_open(struct hs_accountset *s, unsigned files, unsigned load_fl
 		return r;
 	}
 	/* every file through the directory the locks were taken in */
-	dir_len = strrchr(s->pwd_lock, '/') - s->pwd_lock;
 	for (int k = 0; k < HS_AS_COUNT; k++) {
 		unsigned flags = load_flags;
-		bool in_lock_dir = strncmp(s->path[k], s->pwd_lock, dir_len + 1) == 0 &&
-				   !strchr(s->path[k] + dir_len + 1, '/');
+		bool in_lock_dir = hs_globalfile_same_dir(s->path[k], s->pwd_lock);
 
 		if (!s->used[k])
 			continue;

@@ -518,12 +518,11 @@ static int open_lock_dir(const char *dir)
 	return fd < 0 ? -1 : fd;
 }
 
-/* Is path's directory dir (the one split_dir gives)? */
-static bool in_dir(const char *path, const char *dir)
+bool hs_globalfile_same_dir(const char *a, const char *b)
 {
-	size_t n = strlen(dir);
+	const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
 
-	return strncmp(path, dir, n) == 0 && path[n] == '/' && !strchr(path + n + 1, '/');
+	return sa && sb && sa - a == sb - b && strncmp(a, b, (size_t)(sa - a)) == 0;
 }
 
 int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
@@ -572,7 +571,8 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 			r = -EINVAL;
 			goto fail;
 		}
-		r = take_file_lock(in_dir(files[i], dir) ? etc_fd : -1, files[i], deadline,
+		r = take_file_lock(hs_globalfile_same_dir(files[i], pwd_lock_path) ? etc_fd : -1,
+				   files[i], deadline,
 				   &l->held[l->n]);
 		if (r < 0)
 			goto fail;

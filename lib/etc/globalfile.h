@@ -97,6 +97,9 @@ struct hs_global_file {
 	gid_t gid;
 	mode_t mode;
 };
+/* Are a and b named in one directory (the same text up to their last
+ * '/'): a file the locks' directory fd (struct hs_locks etc_fd) reaches? */
+bool hs_globalfile_same_dir(const char *a, const char *b);
 int hs_globalfile_commit(int dir_fd, const struct hs_global_file *files, size_t n, char *err,
 			 size_t err_size);
 
