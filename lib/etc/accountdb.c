@@ -401,9 +401,10 @@ static size_t next_built(const struct hs_accountdb *db, size_t i, size_t to)
  * the first byte are both slow here: every line of an account file has
  * the same few bytes (':', digits, lowercase letters), so a first-byte
  * filter stops on every line.  This one compares two bytes of s, the first
- * and the last that are not ':', against 16 positions at a time (GCC's
+ * and the last that are not ':', against 64 positions at a time (GCC's
  * vector extension: SSE2 or NEON where there is one, plain code where
- * not) and checks the whole of s only where both match. */
+ * not) and checks the whole of s only where both match, byte by byte in a
+ * block of 64 that has a candidate. */
 typedef unsigned char hs_bytes16 __attribute__((vector_size(16)));
 
 static const char *find_bytes(const char *hay, size_t len, const char *s, size_t slen)
@@ -427,19 +428,25 @@ static const char *find_bytes(const char *hay, size_t len, const char *s, size_t
 		want_b[k] = (unsigned char)s[b];
 	}
 	last = hay + len - slen;        /* the last place s can start */
-	for (; last - p >= 15; p += 16) {
-		hs_bytes16 at_a, at_b, both;
-		uint64_t any[2];
+	while (last - p >= 63) {
+		const char *block_end = p + 64;
+		hs_bytes16 any = { 0 };
+		uint64_t w[2];
 
-		memcpy(&at_a, p + a, sizeof(at_a));
-		memcpy(&at_b, p + b, sizeof(at_b));
-		both = (hs_bytes16)(at_a == want_a) & (hs_bytes16)(at_b == want_b);
-		memcpy(any, &both, sizeof(any));
-		if (!(any[0] | any[1]))
-			continue;
-		for (size_t k = 0; k < sizeof(both); k++)
-			if (both[k] && memcmp(p + k, s, slen) == 0)
-				return p + k;
+#pragma GCC unroll 4
+		for (size_t q = 0; q < 64; q += 16) {
+			hs_bytes16 at_a, at_b;
+
+			memcpy(&at_a, p + q + a, sizeof(at_a));
+			memcpy(&at_b, p + q + b, sizeof(at_b));
+			any |= (hs_bytes16)(at_a == want_a) & (hs_bytes16)(at_b == want_b);
+		}
+		memcpy(w, &any, sizeof(w));
+		if (!(w[0] | w[1]))
+			p = block_end;
+		for (; p < block_end; p++)
+			if (p[a] == s[a] && p[b] == s[b] && memcmp(p, s, slen) == 0)
+				return p;
 	}
 	for (; p <= last; p++)
 		if (p[a] == s[a] && p[b] == s[b] && memcmp(p, s, slen) == 0)
@@ -741,38 +748,6 @@ static int lines_room(struct hs_accountdb *db, size_t n)
 	return 0;
 }
 
-/* The '\n' bytes among the 16 at p: 0xff where one is, 0 elsewhere (the
- * vector extension, as in find_bytes).  Lines are 15 to 100 bytes, so a
- * memchr call per line costs more in call overhead and mispredicted exits
- * than this scan of the whole file. */
-static inline hs_bytes16 newlines16(const char *p)
-{
-	hs_bytes16 v;
-
-	memcpy(&v, p, sizeof(v));
-	return (hs_bytes16)(v == '\n');
-}
-
-static size_t count_newlines(const char *p, size_t len)
-{
-	size_t n = 0, i = 0;
-
-	while (len - i >= 16) {
-		/* each byte of acc counts the newlines at its place: add them
-		 * up before 256 blocks could overflow one */
-		hs_bytes16 acc = { 0 };
-		size_t end = len - i > 255 * 16 ? i + 255 * 16 : len;
-
-		for (; end - i >= 16; i += 16)
-			acc -= newlines16(p + i);
-		for (size_t k = 0; k < sizeof(acc); k++)
-			n += acc[k];
-	}
-	for (; i < len; i++)
-		n += p[i] == '\n';
-	return n;
-}
-
 #if defined(__SSE2__)
 /* Bit k set where byte k of the 64 at p is a newline: SSE2 (every x86-64)
  * packs a comparison into bits, where the vector extension alone leaves a
@@ -826,66 +801,97 @@ static int starts_alloc(struct hs_accountdb *db, size_t n)
 	return 0;
 }
 
-/* Line n (< room, or false: see split_lines) starts at start. */
-static inline bool start_line(uint32_t *starts, size_t *n, size_t room, const char *data,
-			      size_t start, size_t *odd)
+/* More room for starts: for need of them, and at least twice the room
+ * there is (a file whose lines are shorter than its first KiB's). */
+static int starts_grow(struct hs_accountdb *db, size_t *room, size_t need)
 {
-	if (*n == room)
-		return false;
-	starts[(*n)++] = (uint32_t)start;
-	*odd += odd_first((unsigned char)data[start]);
-	return true;
+	size_t n = need > 2 * *room ? need : 2 * *room, size = n * sizeof(*db->starts);
+	void *p;
+
+	if (n > SIZE_MAX / sizeof(*db->starts))
+		return -ENOMEM;
+	if (db->starts_size) {
+		p = mremap(db->starts, db->starts_size, size, MREMAP_MAYMOVE);
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+		db->starts_size = size;
+	} else if (!(p = realloc(db->starts, size))) {
+		return -ENOMEM;
+	}
+	db->starts = p;
+	*room = n;
+	return 0;
 }
 
-/* Where every line of data starts: one pass to count the lines (so the
- * array is allocated once, at its size), one to record them.  Every line
- * of the file goes through the second, so it keeps its counts in locals
- * and only notes whether a line may be blank or NIS; the few files that
- * have such lines are looked at again.  A file with more lines at the
- * second pass than at the first was rewritten in place meanwhile (by a
- * writer that ignores the locks): -HS_E_CHANGED, never a write past the
- * array. */
+/* Line starts to make room for at first: the file's size over the mean
+ * length of the lines of its first KiB, and an eighth more, so that one
+ * pass finds them (account files are alike from line to line; the others
+ * get more room as they go). */
+static size_t starts_estimate(const char *data, size_t len)
+{
+	size_t sample = len < 1024 ? len : 1024, lines = 1, per_line;
+
+	for (size_t i = 0; i < sample; i++)
+		lines += data[i] == '\n';
+	per_line = sample / lines ? sample / lines : 1;
+	return len / per_line + len / per_line / 8 + 66;
+}
+
+/* Line n starts at start (room for it is the caller's). */
+static inline void note_start(uint32_t *starts, size_t *n, const char *data, size_t start,
+			      size_t *odd)
+{
+	starts[(*n)++] = (uint32_t)start;
+	*odd += odd_first((unsigned char)data[start]);
+}
+
+/* Where every line of data starts, in one pass.  Every line of the file
+ * goes through it, so it keeps its counts in locals and only notes
+ * whether a line may be blank or NIS; the few files that have such lines
+ * are looked at again.  The room is checked once a block of 64 bytes, not
+ * once a line: a block starts at most 64 lines.  A file rewritten in place
+ * meanwhile (by a writer that ignores the locks) may give other lines than
+ * it had, never a write past the array. */
 static int split_lines(struct hs_accountdb *db)
 {
 	const char *data = db->data;
 	size_t start = 0, i = 0, len = db->len, n = 0, odd = 0;
-	size_t room = count_newlines(data, len) + 1;    /* lines, not counting the end */
+	size_t room = starts_estimate(data, len);
 	uint32_t *starts;
-	int r;
+	int r = starts_alloc(db, room);
 
-	r = starts_alloc(db, room + 1);
 	if (r < 0)
 		return r;
 	starts = db->starts;
 	/* data[start]: the line's first byte, or its newline when blank */
+	while (i < len) {
+		/* a block's 64 starts, then the last line's and the end */
+		if (room - n < 66) {
+			r = starts_grow(db, &room, n + 66);
+			if (r < 0)
+				return r;
+			starts = db->starts;
+		}
 #if defined(__SSE2__)
-	/* 64 bytes hold one or two lines: one short loop per block.  Other
-	 * machines take the byte loop below: correct, and the only other
-	 * scan would be one no test here builds. */
-	for (; len - i >= 64; i += 64) {
-		uint64_t m = newlines64(data + i), k = 0;
-
-		/* the room is checked once a block, not once a line: a
-		 * block starts at most 64 lines, one per newline */
-		for (uint64_t t = room - n < 64 ? m : 0; t; t &= t - 1)
-			k++;
-		if (n + k > room)
-			return -HS_E_CHANGED;
-		for (; m; m &= m - 1) {
-			starts[n++] = (uint32_t)start;
-			odd += odd_first((unsigned char)data[start]);
-			start = i + (size_t)__builtin_ctzll(m) + 1;
+		/* 64 bytes hold one or two lines: one short loop per
+		 * block.  Other machines take the byte loop below. */
+		if (len - i >= 64) {
+			for (uint64_t m = newlines64(data + i); m; m &= m - 1) {
+				note_start(starts, &n, data, start, &odd);
+				start = i + (size_t)__builtin_ctzll(m) + 1;
+			}
+			i += 64;
+			continue;
 		}
-	}
 #endif
-	for (; i < len; i++)
-		if (data[i] == '\n') {
-			if (!start_line(starts, &n, room, data, start, &odd))
-				return -HS_E_CHANGED;
-			start = i + 1;
-		}
-	if (start < len && !start_line(starts, &n, room, data, start, &odd))
-		return -HS_E_CHANGED;
+		for (size_t block_end = len - i > 64 ? i + 64 : len; i < block_end; i++)
+			if (data[i] == '\n') {
+				note_start(starts, &n, data, start, &odd);
+				start = i + 1;
+			}
+	}
+	if (start < len)
+		note_start(starts, &n, data, start, &odd);
 	/* as if the last line had a newline: loaded_text's length works for it */
 	starts[n] = (uint32_t)(start < len ? len + 1 : len);
 	db->n_lines = db->n_loaded = db->n_entries = db->nis_first = n;

@@ -302,8 +302,8 @@ static void test_load_out_of_memory_half_way(void **state)
 }
 
 /* A file rewritten in place while it is loaded (by a writer that ignores
- * the locks: an editor that keeps the inode), gaining newlines between the
- * split's count and its second pass: the load fails as changed, and never
+ * the locks: an editor that keeps the inode), gaining and losing newlines
+ * during the split: the load succeeds or fails as changed, and never
  * writes past the line starts (ASan's run sees such a write). */
 struct flipper {
 	char *map;
@@ -1027,8 +1027,9 @@ static void test_split_matches_naive(void **state)
 	}
 	hs_accountdb_free(&db);
 	hs_strbuf_free(&big);
-	/* nothing but newlines, past 4,080 bytes: the count keeps one byte per
-	 * position and must add them up before 255 blocks overflow one */
+	/* nothing but newlines; then a first KiB of long lines and a great
+	 * many short ones after it, so that the starts outgrow the room the
+	 * first KiB suggests: in the heap, and in a mapping of their own */
 	for (size_t len = 4070; len <= 4100; len += 5) {
 		char *nl = malloc(len);
 
@@ -1040,6 +1041,33 @@ static void test_split_matches_naive(void **state)
 		assert_int_equal(db.n_entries, 0);
 		hs_accountdb_free(&db);
 		free(nl);
+	}
+	for (size_t shorts = 3000; shorts <= 300000; shorts *= 100) {
+		struct hs_buf mixed = { 0 };
+
+		for (unsigned i = 0; i < 11; i++) {
+			snprintf(line, sizeof(line), "long%02u:x:%u:", i, i);
+			assert_int_equal(hs_strbuf_append(&mixed, line, strlen(line)), 0);
+			for (unsigned k = 0; k < 90; k++)
+				assert_int_equal(hs_strbuf_append(&mixed, "m", 1), 0);
+			assert_int_equal(hs_strbuf_append(&mixed, "\n", 1), 0);
+		}
+		for (size_t i = 0; i < shorts; i++)
+			assert_int_equal(hs_strbuf_append(&mixed, i % 2 ? "a\n" : "\n", 1 + i % 2), 0);
+		assert_int_equal(hs_accountdb_load_data(&db, HS_DB_GROUP, "/nonexistent/group",
+							mixed.data, mixed.len, HS_DB_LAZY | HS_DB_KEEP_BAD), 0);
+		assert_int_equal(db.n_lines, 11 + shorts);
+		assert_int_equal(db.n_entries, 11 + shorts / 2);
+		for (size_t i = 11; i < 11 + shorts; i += 997) {
+			size_t tlen;
+			const char *t = hs_accountdb_text(&db, i, &tlen);
+
+			assert_int_equal(tlen, (i - 11) % 2);
+			if (tlen)
+				assert_int_equal(t[0], 'a');
+		}
+		hs_accountdb_free(&db);
+		hs_strbuf_free(&mixed);
 	}
 }
 
