@@ -227,30 +227,31 @@ int hs_ids_pick_db(struct hs_accountdb *db, const struct hs_id_range *r, bool sy
                    unsigned long preferred, unsigned long *out)
 {
 	struct hs_idset used = HS_IDSET_INIT;
-	unsigned long ids[256], top = 0;
+	unsigned long ids[256], span = r->max - r->min, above = 0;
 	size_t from = 0, n;
-	bool any = false, preferred_used = false;
+	bool preferred_used = false;
 	int ret;
 
 	if (r->min > r->max)
 		return -HS_E_RANGE;
 	if (!system) {
-		/* the common case in one pass over the ids, no set */
+		/* the common case in one pass over the ids, no set; above is
+		 * one past the highest id in the range less its min (0: none),
+		 * a max with no branch that mispredicts */
 		while ((n = hs_accountdb_ids(db, &from, ids, 256)) > 0)
 			for (size_t k = 0; k < n; k++) {
+				unsigned long off = ids[k] - r->min;
+
 				preferred_used |= ids[k] == preferred;
-				if (ids[k] >= r->min && ids[k] <= r->max && (!any || ids[k] > top)) {
-					top = ids[k];
-					any = true;
-				}
+				above = off <= span && off + 1 > above ? off + 1 : above;
 			}
 		if (preferred != HS_IDS_NO_PREFERENCE && preferred >= r->min &&
 		    preferred <= r->max && !preferred_used) {
 			*out = preferred;
 			return 0;
 		}
-		if (!any || top < r->max) {
-			*out = any ? top + 1 : r->min;
+		if (above <= span) {
+			*out = r->min + above;
 			return 0;
 		}
 	}
