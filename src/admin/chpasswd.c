@@ -368,10 +368,8 @@ int main(int argc, char **argv)
 	/* -e and -c: from here the kernel lets chpasswd write /etc only.
 	 * The PAM path is not confined: its stack may run any program
 	 * (pam_exec) for each line. */
-	if (o.mode != HS_SECRET_DEFAULT)
-		hs_confine_to_etc(E_FAILURE);
-
 	if (o.mode != HS_SECRET_DEFAULT) {
+		hs_confine_to_etc(E_FAILURE);
 		r = hs_userdir_layout_gids(&tree_gid, &auth_gid);
 		if (r < 0)
 			hs_die(E_FAILURE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
