@@ -284,25 +284,6 @@ static int change_with_pam(const struct hs_secret_entry *e)
 	return 0;
 }
 
-/* PAM path: the interrupting signals (Ctrl-C, kill's default, a hang-up,
- * Ctrl-\) wait until the batch and its report are over, as every signal
- * does on the direct path: otherwise one between two users would leave the
- * first changed and the others not, with no report.  Only these four: the
- * modules may run helpers (unix_chkpwd, pam_exec), which inherit the mask
- * and may need SIGCHLD or SIGALRM.  Nothing here talks to a terminal, so no
- * prompt is left uninterruptible. */
-static void block_interrupts(sigset_t *saved)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &set, saved);
-}
-
 /* One user after the other, stopping at the first refusal (the modules'
  * changes cannot be taken back, so at least nothing after the failure
  * happens, and the report says exactly what did). */
@@ -336,12 +317,23 @@ static int pam_batch_run(struct hs_secret_batch *b)
 	return -1;
 }
 
+/* PAM path: the interrupting signals (Ctrl-C, kill's default, a hang-up,
+ * Ctrl-\) wait until the batch and its report are over, as every signal
+ * does on the direct path: otherwise one between two users would leave the
+ * first changed and the others not, with no report.  Only these four: the
+ * modules may run helpers (unix_chkpwd, pam_exec), which inherit the mask
+ * and may need SIGCHLD or SIGALRM.  Nothing here talks to a terminal, so no
+ * prompt is left uninterruptible. */
 static int pam_batch(struct hs_secret_batch *b)
 {
-	sigset_t saved;
+	static const int interrupts[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	sigset_t set, saved;
 	int r;
 
-	block_interrupts(&saved);
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(interrupts) / sizeof(interrupts[0]); i++)
+		sigaddset(&set, interrupts[i]);
+	sigprocmask(SIG_BLOCK, &set, &saved);
 	r = pam_batch_run(b);
 	fflush(stderr);
 	hs_privs_restore_signals(&saved);
