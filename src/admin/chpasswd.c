@@ -187,28 +187,33 @@ static int restore_one(int treefd, gid_t auth_gid, const struct hs_secret_entry 
 
 /* Direct path: every user or none.  Signals are blocked for the whole
  * pass, so an interrupt cannot stop it between a write and its rollback. */
-static int write_all(int treefd, gid_t auth_gid, struct hs_secret_batch *b, struct undo *undo)
+static int write_batch(int treefd, gid_t auth_gid, struct hs_secret_batch *b)
 {
+	struct undo *undo = calloc(b->n ? b->n : 1, sizeof(*undo));
 	unsigned long not_restored = 0;
 	sigset_t saved;
 	size_t i;
 
+	if (!undo)
+		hs_die(E_FAILURE, "out of memory");
 	hs_privs_block_signals(&saved);
 	for (i = 0; i < b->n; i++)
 		if (write_one(treefd, auth_gid, &b->v[i], &undo[i]) < 0)
 			break;
-	if (i == b->n) {
-		hs_privs_restore_signals(&saved);
-		for (i = 0; i < b->n; i++)
-			syslog(LOG_INFO, "password of '%s' changed by chpasswd", b->v[i].name);
-		return 0;
-	}
-	/* line b->v[i] failed: take the earlier ones back, newest first */
-	for (size_t k = i; k-- > 0;) {
+	/* if line b->v[i] failed: take the earlier ones back, newest first */
+	for (size_t k = i < b->n ? i : 0; k-- > 0;) {
 		if (undo[k].written && restore_one(treefd, auth_gid, &b->v[k], &undo[k]) < 0)
 			not_restored++;
 	}
 	hs_privs_restore_signals(&saved);
+	for (size_t k = 0; k < b->n; k++)
+		hs_free_secret(undo[k].old_hash);
+	free(undo);
+	if (i == b->n) {
+		for (i = 0; i < b->n; i++)
+			syslog(LOG_INFO, "password of '%s' changed by chpasswd", b->v[i].name);
+		return 0;
+	}
 	if (not_restored) {
 		syslog(LOG_ERR, "batch failed at line %lu; %lu earlier change%s not undone",
 		       b->v[i].lineno, not_restored, not_restored == 1 ? "" : "s");
@@ -221,20 +226,6 @@ static int write_all(int treefd, gid_t auth_gid, struct hs_secret_batch *b, stru
 			b->v[i].lineno);
 	}
 	return -1;
-}
-
-static int write_batch(int treefd, gid_t auth_gid, struct hs_secret_batch *b)
-{
-	struct undo *undo = calloc(b->n ? b->n : 1, sizeof(*undo));
-	int r;
-
-	if (!undo)
-		hs_die(E_FAILURE, "out of memory");
-	r = write_all(treefd, auth_gid, b, undo);
-	for (size_t i = 0; i < b->n; i++)
-		hs_free_secret(undo[i].old_hash);
-	free(undo);
-	return r;
 }
 
 /* Answers every hidden prompt ("New password:", "Retype new password:")
