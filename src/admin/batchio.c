@@ -48,11 +48,7 @@ int hs_batch_read_line(FILE *in, char *line, size_t max, size_t *len_out)
 	}
 	line[len] = '\0';
 	*len_out = len;
-	if (too_long)
-		return -E2BIG;
-	if (nul)
-		return -EINVAL;
-	return 1;
+	return too_long ? -E2BIG : nul ? -EINVAL : 1;
 }
 
 void hs_batch_read_lines(FILE *in, const char *what, size_t max, unsigned long *errors,

@@ -134,9 +134,8 @@ static int write_batch(struct hs_secret_batch *b)
 					     b->v[i].name);
 			continue;
 		}
-		if (b->errors == 0 && hs_groupops_set_password(&s, (size_t)gi, b->v[i].secret) < 0) {
+		if (b->errors == 0 && hs_groupops_set_password(&s, (size_t)gi, b->v[i].secret) < 0)
 			hs_secret_line_error(b, b->v[i].lineno, "%s", s.error);
-		}
 	}
 	if (b->errors > 0) {
 		hs_warn("error detected, changes ignored");

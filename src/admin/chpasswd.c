@@ -187,28 +187,33 @@ static int restore_one(int treefd, gid_t auth_gid, const struct hs_secret_entry 
 
 /* Direct path: every user or none.  Signals are blocked for the whole
  * pass, so an interrupt cannot stop it between a write and its rollback. */
-static int write_all(int treefd, gid_t auth_gid, struct hs_secret_batch *b, struct undo *undo)
+static int write_batch(int treefd, gid_t auth_gid, struct hs_secret_batch *b)
 {
+	struct undo *undo = calloc(b->n ? b->n : 1, sizeof(*undo));
 	unsigned long not_restored = 0;
 	sigset_t saved;
 	size_t i;
 
+	if (!undo)
+		hs_die(E_FAILURE, "out of memory");
 	hs_privs_block_signals(&saved);
 	for (i = 0; i < b->n; i++)
 		if (write_one(treefd, auth_gid, &b->v[i], &undo[i]) < 0)
 			break;
-	if (i == b->n) {
-		hs_privs_restore_signals(&saved);
-		for (i = 0; i < b->n; i++)
-			syslog(LOG_INFO, "password of '%s' changed by chpasswd", b->v[i].name);
-		return 0;
-	}
-	/* line b->v[i] failed: take the earlier ones back, newest first */
-	for (size_t k = i; k-- > 0;) {
+	/* if line b->v[i] failed: take the earlier ones back, newest first */
+	for (size_t k = i < b->n ? i : 0; k-- > 0;) {
 		if (undo[k].written && restore_one(treefd, auth_gid, &b->v[k], &undo[k]) < 0)
 			not_restored++;
 	}
 	hs_privs_restore_signals(&saved);
+	for (size_t k = 0; k < b->n; k++)
+		hs_free_secret(undo[k].old_hash);
+	free(undo);
+	if (i == b->n) {
+		for (i = 0; i < b->n; i++)
+			syslog(LOG_INFO, "password of '%s' changed by chpasswd", b->v[i].name);
+		return 0;
+	}
 	if (not_restored) {
 		syslog(LOG_ERR, "batch failed at line %lu; %lu earlier change%s not undone",
 		       b->v[i].lineno, not_restored, not_restored == 1 ? "" : "s");
@@ -221,20 +226,6 @@ static int write_all(int treefd, gid_t auth_gid, struct hs_secret_batch *b, stru
 			b->v[i].lineno);
 	}
 	return -1;
-}
-
-static int write_batch(int treefd, gid_t auth_gid, struct hs_secret_batch *b)
-{
-	struct undo *undo = calloc(b->n ? b->n : 1, sizeof(*undo));
-	int r;
-
-	if (!undo)
-		hs_die(E_FAILURE, "out of memory");
-	r = write_all(treefd, auth_gid, b, undo);
-	for (size_t i = 0; i < b->n; i++)
-		hs_free_secret(undo[i].old_hash);
-	free(undo);
-	return r;
 }
 
 /* Answers every hidden prompt ("New password:", "Retype new password:")
@@ -284,25 +275,6 @@ static int change_with_pam(const struct hs_secret_entry *e)
 	return 0;
 }
 
-/* PAM path: the interrupting signals (Ctrl-C, kill's default, a hang-up,
- * Ctrl-\) wait until the batch and its report are over, as every signal
- * does on the direct path: otherwise one between two users would leave the
- * first changed and the others not, with no report.  Only these four: the
- * modules may run helpers (unix_chkpwd, pam_exec), which inherit the mask
- * and may need SIGCHLD or SIGALRM.  Nothing here talks to a terminal, so no
- * prompt is left uninterruptible. */
-static void block_interrupts(sigset_t *saved)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &set, saved);
-}
-
 /* One user after the other, stopping at the first refusal (the modules'
  * changes cannot be taken back, so at least nothing after the failure
  * happens, and the report says exactly what did). */
@@ -336,12 +308,23 @@ static int pam_batch_run(struct hs_secret_batch *b)
 	return -1;
 }
 
+/* PAM path: the interrupting signals (Ctrl-C, kill's default, a hang-up,
+ * Ctrl-\) wait until the batch and its report are over, as every signal
+ * does on the direct path: otherwise one between two users would leave the
+ * first changed and the others not, with no report.  Only these four: the
+ * modules may run helpers (unix_chkpwd, pam_exec), which inherit the mask
+ * and may need SIGCHLD or SIGALRM.  Nothing here talks to a terminal, so no
+ * prompt is left uninterruptible. */
 static int pam_batch(struct hs_secret_batch *b)
 {
-	sigset_t saved;
+	static const int interrupts[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	sigset_t set, saved;
 	int r;
 
-	block_interrupts(&saved);
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(interrupts) / sizeof(interrupts[0]); i++)
+		sigaddset(&set, interrupts[i]);
+	sigprocmask(SIG_BLOCK, &set, &saved);
 	r = pam_batch_run(b);
 	fflush(stderr);
 	hs_privs_restore_signals(&saved);
@@ -368,10 +351,8 @@ int main(int argc, char **argv)
 	/* -e and -c: from here the kernel lets chpasswd write /etc only.
 	 * The PAM path is not confined: its stack may run any program
 	 * (pam_exec) for each line. */
-	if (o.mode != HS_SECRET_DEFAULT)
-		hs_confine_to_etc(E_FAILURE);
-
 	if (o.mode != HS_SECRET_DEFAULT) {
+		hs_confine_to_etc(E_FAILURE);
 		r = hs_userdir_layout_gids(&tree_gid, &auth_gid);
 		if (r < 0)
 			hs_die(E_FAILURE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));

@@ -188,7 +188,7 @@ int main(int argc, char **argv)
 	_cleanup_free_ char *members = NULL;
 	char shown[160], bad[HS_NAME_MAX * 4 + 8], prefix_buf[PREFIX_MAX + 1];
 	const char *name, *prefix;
-	bool use_gid = false, stale = false;
+	bool stale = false;
 	gid_t gid = 0;
 	unsigned files;
 	long gi;
@@ -204,12 +204,8 @@ int main(int argc, char **argv)
 	if (!hs_names_group_valid(name))
 		hs_die(E_BAD_ARG, "'%s' is not a valid group name",
 		       hs_printable(name, shown, sizeof(shown)));
-	if (o.gid) {
-		if (hs_groupops_parse_gid(o.gid, &gid) < 0)
-			hs_die(E_BAD_ARG, "invalid group ID '%s'",
-			       hs_printable(o.gid, shown, sizeof(shown)));
-		use_gid = true;
-	}
+	if (o.gid && hs_groupops_parse_gid(o.gid, &gid) < 0)
+		hs_die(E_BAD_ARG, "invalid group ID '%s'", hs_printable(o.gid, shown, sizeof(shown)));
 	if (o.password && (!hs_records_field_valid(o.password) || strlen(o.password) > HS_HASH_MAX))
 		hs_die(E_BAD_ARG, "invalid password: it contains ':' or a control character, "
 		       "or is longer than %d bytes", HS_HASH_MAX);
@@ -258,12 +254,12 @@ int main(int argc, char **argv)
 		}
 		hs_die(E_NAME_IN_USE, "group '%s' already exists", name);
 	}
-	if (use_gid && hs_accountdb_find_id(hs_accountset_db(&s, HS_AS_GROUP), gid) >= 0 &&
+	if (o.gid && hs_accountdb_find_id(hs_accountset_db(&s, HS_AS_GROUP), gid) >= 0 &&
 	    !o.non_unique) {
 		if (!o.force)
 			grouptool_die_closing(&s, E_GID_IN_USE, "GID '%lu' already exists",
 					      (unsigned long)gid);
-		use_gid = false;        /* -f: any free gid will do */
+		o.gid = NULL;   /* -f: any free gid will do */
 	}
 	if (o.users) {
 		r = hs_groupops_user_list(&s, o.users, !prefix[0], &members, bad, sizeof(bad));
@@ -273,7 +269,7 @@ int main(int argc, char **argv)
 			grouptool_die_closing(&s, E_GRP_UPDATE, "Invalid member username %s",
 					      hs_printable(bad, shown, sizeof(shown)));
 	}
-	if (!use_gid) {
+	if (!o.gid) {
 		struct hs_id_range range;
 		unsigned long id = 0;
 

@@ -150,17 +150,15 @@ static char *append_members(const char *base, const char *members)
 	char *joined = strdup(base);
 	const char *cur = members, *elem;
 	size_t len;
+	int r;
 
 	while (joined && (len = hs_records_list_next(&cur, &elem)) > 0) {
 		char one[HS_NAME_MAX + 1], *grown = NULL;
 
 		snprintf(one, sizeof(one), "%.*s", (int)len, elem);
-		if (hs_records_list_add(joined, one, &grown) < 0) {
-			free(joined);
-			return NULL;
-		}
+		r = hs_records_list_add(joined, one, &grown);
 		free(joined);
-		joined = grown;
+		joined = r < 0 ? NULL : grown;
 	}
 	return joined;
 }
