@@ -144,19 +144,6 @@ static int write_shell_file(int *udirfd, const char *name, uid_t uid, gid_t auth
 	return r;
 }
 
-/* ---- authentication ---- */
-
-/* As shadow-utils: the PAM service "chsh" authenticates the caller (root
- * passes through pam_rootok; Debian's stack also refuses, with
- * pam_shells, a caller whose /etc/passwd shell is not in /etc/shells). */
-static void authenticate(const char *caller)
-{
-	struct hs_err err = HS_ERR_INIT;
-
-	if (hs_pamconv_authenticate("chsh", caller, &err) < 0)
-		hs_report_die(E_FAILURE, &err);
-}
-
 /* ---- the interactive prompt ---- */
 
 /* isspace() in the C locale, whatever the user's locale says. */
@@ -429,7 +416,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "You may not change the shell for '%s'.\n", who);
 		return E_FAILURE;
 	}
-	authenticate(me.pw_name);
+	/* As shadow-utils: the PAM service "chsh" authenticates the caller
+	 * (root passes through pam_rootok; Debian's stack also refuses, with
+	 * pam_shells, a caller whose /etc/passwd shell is not in /etc/shells). */
+	if (hs_pamconv_authenticate("chsh", me.pw_name, &err) < 0)
+		hs_report_die(E_FAILURE, &err);
 	confine(name);
 
 	if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0)
