@@ -259,15 +259,12 @@ static char *prompt_field(enum field f, const char *current)
 	if (!fgets(line, sizeof(line), stdin))
 		return NULL;
 	nl = strchr(line, '\n');
-	if (!nl) {
-		if (strlen(line) == sizeof(line) - 1)
-			hs_die(E_NOPERM, "fields too long: the %s is longer than %d bytes",
-			       fields[f].what, FIELD_MAX);
+	if (!nl && strlen(line) == sizeof(line) - 1)
+		hs_die(E_NOPERM, "fields too long: the %s is longer than %d bytes",
+		       fields[f].what, FIELD_MAX);
+	if (!nl || nl == line)
 		return NULL;
-	}
 	*nl = '\0';
-	if (line[0] == '\0')
-		return NULL;
 	for (start = line; is_blank(*start); start++)
 		;
 	for (end = nl; end > start && is_blank(end[-1]); end--)

@@ -169,15 +169,11 @@ static char *prompt_shell(const char *name, const char *current)
 	if (!fgets(line, sizeof(line), stdin))
 		return strdup(current);
 	nl = strchr(line, '\n');
-	if (!nl) {
-		if (strlen(line) == sizeof(line) - 1)
-			hs_die(E_FAILURE, "the login shell is longer than %d bytes",
-			       HS_PATH_FIELD_MAX);
+	if (!nl && strlen(line) == sizeof(line) - 1)
+		hs_die(E_FAILURE, "the login shell is longer than %d bytes", HS_PATH_FIELD_MAX);
+	if (!nl || nl == line)
 		return strdup(current);
-	}
 	*nl = '\0';
-	if (line[0] == '\0')
-		return strdup(current);
 	for (start = line; is_blank(*start); start++)
 		;
 	for (end = nl; end > start && is_blank(end[-1]); end--)
