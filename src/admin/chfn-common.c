@@ -240,10 +240,8 @@ static bool may_change(const struct hs_config *defs, enum field f)
 
 /* ---- the interactive prompt ---- */
 
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
+/* isspace() in the C locale but '\n', whatever the user's locale says */
+#define BLANKS " \t\r\v\f"
 
 /* shadow-utils' change_field: an empty line (or end of input) keeps the
  * value (NULL), a line of blanks empties it, anything else is trimmed of
@@ -265,9 +263,8 @@ static char *prompt_field(enum field f, const char *current)
 	if (!nl || nl == line)
 		return NULL;
 	*nl = '\0';
-	for (start = line; is_blank(*start); start++)
-		;
-	for (end = nl; end > start && is_blank(end[-1]); end--)
+	start = line + strspn(line, BLANKS);
+	for (end = nl; end > start && strchr(BLANKS, end[-1]); end--)
 		;
 	*end = '\0';
 	return xstrdup(start);

@@ -146,11 +146,8 @@ static int write_shell_file(int *udirfd, const char *name, uid_t uid, gid_t auth
 
 /* ---- the interactive prompt ---- */
 
-/* isspace() in the C locale, whatever the user's locale says. */
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
+/* isspace() in the C locale but '\n', whatever the user's locale says */
+#define BLANKS " \t\r\v\f"
 
 /* shadow-utils' prompt: an empty line keeps current, a line of blanks
  * means "" (the default shell), anything else is trimmed of surrounding
@@ -174,9 +171,8 @@ static char *prompt_shell(const char *name, const char *current)
 	if (!nl || nl == line)
 		return strdup(current);
 	*nl = '\0';
-	for (start = line; is_blank(*start); start++)
-		;
-	for (end = nl; end > start && is_blank(end[-1]); end--)
+	start = line + strspn(line, BLANKS);
+	for (end = nl; end > start && strchr(BLANKS, end[-1]); end--)
 		;
 	*end = '\0';
 	return strdup(start);
