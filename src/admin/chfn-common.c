@@ -160,10 +160,8 @@ static char *xstrdup(const char *s)
 
 static void free_fields(char *v[F_COUNT])
 {
-	for (int i = 0; i < F_COUNT; i++) {
+	for (int i = 0; i < F_COUNT; i++)
 		free(v[i]);
-		v[i] = NULL;
-	}
 }
 
 /* Split GECOS as shadow-utils does: the first four comma-separated
