@@ -582,13 +582,10 @@ static int commit(struct hs_accountset *s, const struct userdel_account *a,
 			uw->spool_path);
 	else if (uw->spool && uw->spool->result < 0)
 		hs_warn("cannot remove %s: %s", uw->spool_path, hs_strerror(uw->spool->result));
-	if (opt_remove) {
-		int hs = home_status != E_SUCCESS ? home_status : report_home(a->user, a->home,
-									       uw->home);
-
-		if (hs != E_SUCCESS)
-			status = hs;
-	}
+	if (opt_remove && home_status == E_SUCCESS)
+		home_status = report_home(a->user, a->home, uw->home);
+	if (opt_remove && home_status != E_SUCCESS)
+		status = home_status;
 	return status;
 }
 
