@@ -29,11 +29,8 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "account.h"
-#include "accountdb.h"
 #include "cli.h"
 #include "confine.h"
-#include "globalfile.h"
 #include "layout.h"
 #include "names.h"
 #include "pamconv.h"
