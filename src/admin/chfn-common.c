@@ -160,10 +160,8 @@ static char *xstrdup(const char *s)
 
 static void free_fields(char *v[F_COUNT])
 {
-	for (int i = 0; i < F_COUNT; i++) {
+	for (int i = 0; i < F_COUNT; i++)
 		free(v[i]);
-		v[i] = NULL;
-	}
 }
 
 /* Split GECOS as shadow-utils does: the first four comma-separated
@@ -240,10 +238,8 @@ static bool may_change(const struct hs_config *defs, enum field f)
 
 /* ---- the interactive prompt ---- */
 
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
+/* isspace() in the C locale but '\n', whatever the user's locale says */
+#define BLANKS " \t\r\v\f"
 
 /* shadow-utils' change_field: an empty line (or end of input) keeps the
  * value (NULL), a line of blanks empties it, anything else is trimmed of
@@ -259,18 +255,14 @@ static char *prompt_field(enum field f, const char *current)
 	if (!fgets(line, sizeof(line), stdin))
 		return NULL;
 	nl = strchr(line, '\n');
-	if (!nl) {
-		if (strlen(line) == sizeof(line) - 1)
-			hs_die(E_NOPERM, "fields too long: the %s is longer than %d bytes",
-			       fields[f].what, FIELD_MAX);
+	if (!nl && strlen(line) == sizeof(line) - 1)
+		hs_die(E_NOPERM, "fields too long: the %s is longer than %d bytes",
+		       fields[f].what, FIELD_MAX);
+	if (!nl || nl == line)
 		return NULL;
-	}
 	*nl = '\0';
-	if (line[0] == '\0')
-		return NULL;
-	for (start = line; is_blank(*start); start++)
-		;
-	for (end = nl; end > start && is_blank(end[-1]); end--)
+	start = line + strspn(line, BLANKS);
+	for (end = nl; end > start && strchr(BLANKS, end[-1]); end--)
 		;
 	*end = '\0';
 	return xstrdup(start);

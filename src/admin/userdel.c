@@ -48,6 +48,7 @@
 #include "auditlog.h"
 #include "cli.h"
 #include "config.h"
+#include "groupops.h"
 #include "homepath.h"
 #include "layout.h"
 #include "names.h"
@@ -185,7 +186,6 @@ static int drop_private_group(struct hs_accountset *s, const char *user, gid_t g
 {
 	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
 	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
-	struct hs_accountdb *gs = hs_accountset_db(s, HS_AS_GSHADOW);
 	const union hs_dbrec *rec;
 	long gi = hs_accountdb_find(gr, user);
 	char gidstr[24];
@@ -218,16 +218,8 @@ static int drop_private_group(struct hs_accountset *s, const char *user, gid_t g
 			return 0;
 		}
 	}
-	r = hs_accountdb_delete(gr, (size_t)gi);
-	if (r < 0)
-		return usertool_warn(r, "%s", gr->error);
-	if (gs) {
-		long si = hs_accountdb_find(gs, user);
-
-		if (si >= 0 && hs_accountdb_delete(gs, (size_t)si) < 0)
-			return usertool_warn(-EIO, "%s", gs->error);
-	}
-	return 0;
+	r = hs_groupops_delete(s, (size_t)gi);
+	return r < 0 ? usertool_warn(r, "%s", s->error) : 0;
 }
 
 /* Every range of file f owned by the user, by name or by number (the
@@ -590,13 +582,10 @@ static int commit(struct hs_accountset *s, const struct userdel_account *a,
 			uw->spool_path);
 	else if (uw->spool && uw->spool->result < 0)
 		hs_warn("cannot remove %s: %s", uw->spool_path, hs_strerror(uw->spool->result));
-	if (opt_remove) {
-		int hs = home_status != E_SUCCESS ? home_status : report_home(a->user, a->home,
-									       uw->home);
-
-		if (hs != E_SUCCESS)
-			status = hs;
-	}
+	if (opt_remove && home_status == E_SUCCESS)
+		home_status = report_home(a->user, a->home, uw->home);
+	if (opt_remove && home_status != E_SUCCESS)
+		status = home_status;
 	return status;
 }
 

@@ -121,8 +121,7 @@ long usertool_find_group(struct hs_accountdb *gr, const char *spec)
 {
 	unsigned long gid;
 
-	if ((spec[0] >= '0' && spec[0] <= '9') || spec[0] == '+' || spec[0] == '-' ||
-	    spec[0] == ' ' || spec[0] == '\t') {
+	if (spec[0] && strchr("0123456789+- \t", spec[0])) {
 		if (hs_parse_ulong(spec, 0, HS_ID_MAX, &gid) < 0)
 			return -2;
 		return hs_accountdb_find_id(gr, gid);

@@ -11,7 +11,6 @@
 
 #include "accountset.h"
 
-struct hs_accountdb;
 struct hs_config;
 struct hs_txn_work;
 

@@ -29,11 +29,8 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "account.h"
-#include "accountdb.h"
 #include "cli.h"
 #include "confine.h"
-#include "globalfile.h"
 #include "layout.h"
 #include "names.h"
 #include "pamconv.h"
@@ -144,26 +141,10 @@ static int write_shell_file(int *udirfd, const char *name, uid_t uid, gid_t auth
 	return r;
 }
 
-/* ---- authentication ---- */
-
-/* As shadow-utils: the PAM service "chsh" authenticates the caller (root
- * passes through pam_rootok; Debian's stack also refuses, with
- * pam_shells, a caller whose /etc/passwd shell is not in /etc/shells). */
-static void authenticate(const char *caller)
-{
-	struct hs_err err = HS_ERR_INIT;
-
-	if (hs_pamconv_authenticate("chsh", caller, &err) < 0)
-		hs_report_die(E_FAILURE, &err);
-}
-
 /* ---- the interactive prompt ---- */
 
-/* isspace() in the C locale, whatever the user's locale says. */
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
+/* isspace() in the C locale but '\n', whatever the user's locale says */
+#define BLANKS " \t\r\v\f"
 
 /* shadow-utils' prompt: an empty line keeps current, a line of blanks
  * means "" (the default shell), anything else is trimmed of surrounding
@@ -182,18 +163,13 @@ static char *prompt_shell(const char *name, const char *current)
 	if (!fgets(line, sizeof(line), stdin))
 		return strdup(current);
 	nl = strchr(line, '\n');
-	if (!nl) {
-		if (strlen(line) == sizeof(line) - 1)
-			hs_die(E_FAILURE, "the login shell is longer than %d bytes",
-			       HS_PATH_FIELD_MAX);
+	if (!nl && strlen(line) == sizeof(line) - 1)
+		hs_die(E_FAILURE, "the login shell is longer than %d bytes", HS_PATH_FIELD_MAX);
+	if (!nl || nl == line)
 		return strdup(current);
-	}
 	*nl = '\0';
-	if (line[0] == '\0')
-		return strdup(current);
-	for (start = line; is_blank(*start); start++)
-		;
-	for (end = nl; end > start && is_blank(end[-1]); end--)
+	start = line + strspn(line, BLANKS);
+	for (end = nl; end > start && strchr(BLANKS, end[-1]); end--)
 		;
 	*end = '\0';
 	return strdup(start);
@@ -429,7 +405,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "You may not change the shell for '%s'.\n", who);
 		return E_FAILURE;
 	}
-	authenticate(me.pw_name);
+	/* As shadow-utils: the PAM service "chsh" authenticates the caller
+	 * (root passes through pam_rootok; Debian's stack also refuses, with
+	 * pam_shells, a caller whose /etc/passwd shell is not in /etc/shells). */
+	if (hs_pamconv_authenticate("chsh", me.pw_name, &err) < 0)
+		hs_report_die(E_FAILURE, &err);
 	confine(name);
 
 	if (hs_shells_load(&shells, HS_ETC_SHELLS) < 0)

@@ -225,6 +225,20 @@ def test_prompt_on_stdin_end_of_input_keeps_values(users):
     assert gecos(sb, "alice") == "Alicia,12,555-1,555-2"
 
 
+def test_prompt_on_stdin_overlong_nul_or_empty_line(users):
+    sb = users
+    before = sb.read_bytes("/etc/passwd")
+    res = run(sb, [CHFN, "alice"], input="A" * 2000 + "\n")
+    assert (res.returncode, res.stderr.splitlines()[-1]) == (
+        1, "chfn: fields too long: the name is longer than 80 bytes"), res
+    assert sb.read_bytes("/etc/passwd") == before
+    # a NUL before the newline, an empty line: the value kept; blanks
+    # around a value trimmed, blanks only empty it
+    res = run(sb, [CHFN, "alice"], input="Ali\0ce\n\n \t13\t \n \n")
+    assert res.returncode == 0, res
+    assert gecos(sb, "alice") == "Alice Liddell,12,13"
+
+
 # ---------------------------------------------------------------- who
 
 def setuid_build(sb):

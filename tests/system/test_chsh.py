@@ -345,6 +345,21 @@ def test_root_prompt(conv):
     assert passwd_line(conv, "carol").endswith(":/usr/sbin/nologin")
 
 
+def test_root_prompt_on_stdin_keeps_or_refuses(conv):
+    passwd_before = conv.read_bytes("/etc/passwd")
+    # an overlong line is refused, never cut
+    res = run(conv, [CHSH, "bob"], input="/" + "a" * 5000 + "\n")
+    assert res.returncode == 1, res
+    assert res.stderr == "chsh: the login shell is longer than 4096 bytes\n"
+    # end of input before a newline, a NUL before it, an empty first line:
+    # the shell kept
+    for data in ["/bin/dash", "/bin/dash\0x\n", "\n/bin/dash\n"]:
+        res = run(conv, [CHSH, "bob"], input=data)
+        assert (res.returncode, res.stderr) == (0, ""), (data, res)
+    assert conv.read_bytes("/etc/passwd") == passwd_before
+    assert shell_file(conv, "bob") == "/bin/bash\n"
+
+
 def test_root_replaces_a_planted_symlink_without_following_it(conv):
     passwd_before = conv.read_bytes("/etc/passwd")
     bob = conv.getpwnam("bob")
