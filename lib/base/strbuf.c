@@ -70,8 +70,7 @@ void hs_strbuf_free(struct hs_buf *b)
 {
 	if (!b)
 		return;
-	if (b->data)
-		hs_wipe(b->data, b->cap);
+	hs_wipe(b->data, b->cap);
 	free(b->data);
 	b->data = NULL;
 	b->len = b->cap = 0;

@@ -323,8 +323,6 @@ void hs_closedirp(void *dp)
 
 void hs_secret_buf_freep(struct hs_secret_buf *b)
 {
-	if (!b->p)
-		return;
 	hs_wipe(b->p, b->size);
 	free(b->p);
 	b->p = NULL;
