@@ -227,13 +227,6 @@ static char *script_answer(const struct hs_pam_script *sc, int style, const char
 	return answer ? strdup(answer) : NULL;
 }
 
-static void free_responses(struct pam_response *resp, int n)
-{
-	for (int i = 0; i < n; i++)
-		hs_free_secret(resp[i].resp);
-	free(resp);
-}
-
 int hs_ttyconv(int num_msg, const struct pam_message **msg, struct pam_response **resp,
                void *appdata_ptr)
 {
@@ -275,6 +268,8 @@ int hs_ttyconv(int num_msg, const struct pam_message **msg, struct pam_response 
 	return PAM_SUCCESS;
 fail:
 	/* every answer wiped: they may be passwords */
-	free_responses(replies, num_msg);
+	for (int i = 0; i < num_msg; i++)
+		hs_free_secret(replies[i].resp);
+	free(replies);
 	return PAM_CONV_ERR;
 }
