@@ -218,11 +218,8 @@ void hs_auditlog_session(int type, const char *op, const char *name, unsigned lo
 	}
 	/* libaudit writes id= only without a name, as shadow-utils uses it */
 	if (id == HS_AUDITLOG_NO_ID && name) {
-		size_t n = strnlen(name, AUDITLOG_ACCT_MAX);
-
-		size_t at = (size_t)snprintf(who, sizeof(who), "acct=");
-
-		put_value(who + at, sizeof(who) - at, name, n);
+		strcpy(who, "acct=");
+		put_value(who + 5, sizeof(who) - 5, name, strnlen(name, AUDITLOG_ACCT_MAX));
 	} else {
 		snprintf(who, sizeof(who), "id=%u", (unsigned int)id);
 	}
