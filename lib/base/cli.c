@@ -269,9 +269,7 @@ void hs_cli_usage(int status, const char *args, const char *options, const char 
 void hs_print_version(void)
 {
 	printf("%s (hardened-shadow) %s\n", prog_name, HS_VERSION);
-	if (fflush(stdout) != 0 || ferror(stdout))
-		exit(1);
-	exit(0);
+	exit(fflush(stdout) != 0 || ferror(stdout) ? 1 : 0);
 }
 
 const char *hs_printable(const char *s, char *out, size_t size)

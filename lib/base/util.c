@@ -206,9 +206,7 @@ long hs_today(void)
 {
 	time_t now = time(NULL);
 
-	if (now < 0)
-		return 0;
-	return (long)(now / 86400);
+	return now < 0 ? 0 : (long)(now / 86400);
 }
 
 __attribute__((format(printf, 3, 0)))
