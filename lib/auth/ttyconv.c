@@ -62,11 +62,9 @@ static size_t n_signals(void)
  * so none can slip in between a check and a read. */
 static void catch_signals(struct prompt_state *st)
 {
-	struct sigaction sa;
+	struct sigaction sa = { .sa_handler = note_signal };
 	sigset_t ours;
 
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = note_signal;
 	sigfillset(&sa.sa_mask);
 	/* no SA_RESTART: the wait must return */
 	sigemptyset(&ours);
