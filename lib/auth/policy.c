@@ -75,9 +75,7 @@ bool hs_policy_change_too_early(long lstchg, const struct hs_aging *a, long toda
 	st = hs_policy_account_state(lstchg, a, today, NULL, NULL);
 	if (st != HS_ACCT_OK && st != HS_ACCT_WARN)
 		return false;
-	if (today < lstchg)
-		return false;
-	return today - lstchg < a->min;
+	return today >= lstchg && today - lstchg < a->min;
 }
 
 const char *hs_policy_format_day_iso(long day, char *buf, size_t size)

@@ -62,11 +62,9 @@ static size_t n_signals(void)
  * so none can slip in between a check and a read. */
 static void catch_signals(struct prompt_state *st)
 {
-	struct sigaction sa;
+	struct sigaction sa = { .sa_handler = note_signal };
 	sigset_t ours;
 
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = note_signal;
 	sigfillset(&sa.sa_mask);
 	/* no SA_RESTART: the wait must return */
 	sigemptyset(&ours);
@@ -227,13 +225,6 @@ static char *script_answer(const struct hs_pam_script *sc, int style, const char
 	return answer ? strdup(answer) : NULL;
 }
 
-static void free_responses(struct pam_response *resp, int n)
-{
-	for (int i = 0; i < n; i++)
-		hs_free_secret(resp[i].resp);
-	free(resp);
-}
-
 int hs_ttyconv(int num_msg, const struct pam_message **msg, struct pam_response **resp,
                void *appdata_ptr)
 {
@@ -275,6 +266,8 @@ int hs_ttyconv(int num_msg, const struct pam_message **msg, struct pam_response 
 	return PAM_SUCCESS;
 fail:
 	/* every answer wiped: they may be passwords */
-	free_responses(replies, num_msg);
+	for (int i = 0; i < num_msg; i++)
+		hs_free_secret(replies[i].resp);
+	free(replies);
 	return PAM_CONV_ERR;
 }

@@ -18,21 +18,16 @@
 
 enum key { PW_NAM, PW_UID, GR_NAM, GR_GID };
 
-static size_t initial_size(enum key k)
-{
-	long n = sysconf(k == PW_NAM || k == PW_UID ? _SC_GETPW_R_SIZE_MAX : _SC_GETGR_R_SIZE_MAX);
-
-	return n >= 256 && n <= 65536 ? (size_t)n : 1024;
-}
-
 /* One lookup loop for the four keys: name for *_NAM, id for the others;
  * ent is a struct passwd or a struct group. */
 static int lookup(enum key k, const char *name, unsigned long id, void *ent, char **buf)
 {
 	struct passwd *pwres = NULL;
 	struct group *grres = NULL;
-	size_t size = initial_size(k);
-	size_t max = k == PW_NAM || k == PW_UID ? HS_PWBUF_MAX : HS_GRBUF_MAX;
+	bool pw = k == PW_NAM || k == PW_UID;
+	long hint = sysconf(pw ? _SC_GETPW_R_SIZE_MAX : _SC_GETGR_R_SIZE_MAX);
+	size_t size = hint >= 256 && hint <= 65536 ? (size_t)hint : 1024;
+	size_t max = pw ? HS_PWBUF_MAX : HS_GRBUF_MAX;
 	_cleanup_free_ char *b = NULL;
 	int r;
 

@@ -63,25 +63,16 @@ void hs_auditlog_open(void)
 /* The audit tools' rule for a value: as it is between quotes, or its bytes
  * in upper-case hex when it holds a quote, a space, a control byte or a
  * byte above 0x7e (libaudit tests a signed char, so 0x80-0xff count). */
-static bool needs_hex(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c < 0x21 || c > 0x7e)
-			return true;
-	}
-	return false;
-}
-
 static size_t put_value(char *out, size_t size, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	size_t o = 0;
+	size_t i = 0, o = 0;
 
-	if (!needs_hex(s, n))
+	while (i < n && s[i] != '"' && (unsigned char)s[i] >= 0x21 && (unsigned char)s[i] <= 0x7e)
+		i++;
+	if (i == n)
 		return (size_t)snprintf(out, size, "\"%.*s\"", (int)n, s);
-	for (size_t i = 0; i < n && o + 2 < size; i++) {
+	for (i = 0; i < n && o + 2 < size; i++) {
 		out[o++] = hex[(unsigned char)s[i] >> 4];
 		out[o++] = hex[(unsigned char)s[i] & 15];
 	}
@@ -218,11 +209,8 @@ void hs_auditlog_session(int type, const char *op, const char *name, unsigned lo
 	}
 	/* libaudit writes id= only without a name, as shadow-utils uses it */
 	if (id == HS_AUDITLOG_NO_ID && name) {
-		size_t n = strnlen(name, AUDITLOG_ACCT_MAX);
-
-		size_t at = (size_t)snprintf(who, sizeof(who), "acct=");
-
-		put_value(who + at, sizeof(who) - at, name, n);
+		strcpy(who, "acct=");
+		put_value(who + 5, sizeof(who) - 5, name, strnlen(name, AUDITLOG_ACCT_MAX));
 	} else {
 		snprintf(who, sizeof(who), "id=%u", (unsigned int)id);
 	}

@@ -110,6 +110,7 @@ void hs_cli_progress_end(void)
  * and a line written a byte at a time is torn by any other writer of the
  * same terminal or log (only one longer than the buffer goes in parts). */
 struct line {
+	FILE *f;
 	char buf[4096];
 	size_t len;
 };
@@ -121,7 +122,7 @@ static void line_add(struct line *l, const char *s, size_t len, bool escape)
 		size_t n = escape ? hs_printable_char(s + i, len - i) : 1;
 
 		if (l->len + 5 > sizeof l->buf) {
-			fwrite(l->buf, 1, l->len, stderr);
+			fwrite(l->buf, 1, l->len, l->f);
 			l->len = 0;
 		}
 		if (n == 0) {
@@ -139,7 +140,7 @@ static void line_add(struct line *l, const char *s, size_t len, bool escape)
 /* "PROG: [WHERE: ]S\n", WHERE's and S's control bytes escaped */
 static void put_line(const char *prog, const char *where, const char *s, size_t len)
 {
-	struct line l = { .len = 0 };
+	struct line l = { .f = stderr, .len = 0 };
 
 	line_add(&l, prog, strlen(prog), false);
 	line_add(&l, ": ", 2, false);
@@ -268,9 +269,7 @@ void hs_cli_usage(int status, const char *args, const char *options, const char 
 void hs_print_version(void)
 {
 	printf("%s (hardened-shadow) %s\n", prog_name, HS_VERSION);
-	if (fflush(stdout) != 0 || ferror(stdout))
-		exit(1);
-	exit(0);
+	exit(fflush(stdout) != 0 || ferror(stdout) ? 1 : 0);
 }
 
 const char *hs_printable(const char *s, char *out, size_t size)
@@ -400,17 +399,8 @@ const char *hs_printable_len(const char *s, size_t len, char *out, size_t size)
 
 void hs_fputs_printable(const char *s, FILE *f)
 {
-	size_t len = strlen(s);
+	struct line l = { .f = f, .len = 0 };
 
-	for (size_t i = 0; i < len;) {
-		size_t n = hs_printable_char(s + i, len - i);
-
-		if (n) {
-			fwrite(s + i, 1, n, f);
-			i += n;
-		} else {
-			fprintf(f, "\\x%02x", (unsigned char)s[i]);
-			i++;
-		}
-	}
+	line_add(&l, s, strlen(s), true);
+	fwrite(l.buf, 1, l.len, f);
 }

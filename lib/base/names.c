@@ -17,7 +17,7 @@ static bool is_next_char(char c)
 
 /* shadow-utils' rule: [A-Za-z_][A-Za-z0-9_.-]*[$]?  The first-character
  * class already excludes '-' and '.', hence "-x", "." and "..". */
-static bool name_valid(const char *name)
+bool hs_names_user_valid(const char *name)
 {
 	size_t i;
 
@@ -37,12 +37,7 @@ static bool name_valid(const char *name)
 	return true;
 }
 
-bool hs_names_user_valid(const char *name)
-{
-	return name_valid(name);
-}
-
 bool hs_names_group_valid(const char *name)
 {
-	return name_valid(name);
+	return hs_names_user_valid(name);
 }

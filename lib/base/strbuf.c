@@ -40,13 +40,8 @@ int hs_strbuf_append(struct hs_buf *b, const char *s, size_t n)
 	size_t need = b->len + n + 1;   /* always keep a terminating NUL */
 	if (need > b->cap) {
 		size_t cap = b->cap ? b->cap : 256;
-		while (cap < need) {
-			if (cap > SIZE_MAX / 2) {
-				cap = need;
-				break;
-			}
-			cap *= 2;
-		}
+		while (cap < need)
+			cap = cap > SIZE_MAX / 2 ? need : cap * 2;
 		/* not realloc: the old block may hold hashes and must be
 		 * wiped before it goes back to the allocator */
 		char *p = malloc(cap);
@@ -70,8 +65,7 @@ void hs_strbuf_free(struct hs_buf *b)
 {
 	if (!b)
 		return;
-	if (b->data)
-		hs_wipe(b->data, b->cap);
+	hs_wipe(b->data, b->cap);
 	free(b->data);
 	b->data = NULL;
 	b->len = b->cap = 0;

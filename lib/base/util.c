@@ -12,52 +12,35 @@
 
 const char *hs_strerror(int negative_err)
 {
+	static const char *const phrases[HS_E_LAST - HS_E_BASE] = {
+		[HS_E_NOTREG - HS_E_BASE] = "is not a regular file",
+		[HS_E_NOTDIR - HS_E_BASE] = "is not a directory",
+		[HS_E_SYMLINK - HS_E_BASE] = "is a symbolic link",
+		[HS_E_NLINK - HS_E_BASE] = "has a link count other than 1",
+		[HS_E_OWNER - HS_E_BASE] = "has the wrong owner",
+		[HS_E_GROUP - HS_E_BASE] = "has the wrong group",
+		[HS_E_MODE - HS_E_BASE] = "has the wrong permissions",
+		[HS_E_TOOBIG - HS_E_BASE] = "is larger than allowed",
+		[HS_E_FORMAT - HS_E_BASE] = "has an invalid format",
+		[HS_E_NAME - HS_E_BASE] = "invalid user or group name",
+		[HS_E_RANGE - HS_E_BASE] = "number out of range",
+		[HS_E_FIELD - HS_E_BASE] = "forbidden character in a field",
+		[HS_E_TIMEOUT - HS_E_BASE] = "timed out",
+		[HS_E_LOCKED - HS_E_BASE] = "locked by another process",
+		[HS_E_METHOD - HS_E_BASE] = "unknown or refused hashing method",
+		[HS_E_TAKEN - HS_E_BASE] = "was taken over by root meanwhile",
+		[HS_E_CHANGED - HS_E_BASE] =
+			"changed meanwhile, by a program that ignores the locks",
+		[HS_E_PARTIAL - HS_E_BASE] = "has no root line or no final newline: half written?",
+	};
 	/* INT_MIN cannot be negated; it is no valid code anyway */
 	int e = negative_err == INT_MIN ? INT_MAX
 		: negative_err < 0 ? -negative_err : negative_err;
 
-	switch (e) {
-	case HS_E_NOTREG:
-		return "is not a regular file";
-	case HS_E_NOTDIR:
-		return "is not a directory";
-	case HS_E_SYMLINK:
-		return "is a symbolic link";
-	case HS_E_NLINK:
-		return "has a link count other than 1";
-	case HS_E_OWNER:
-		return "has the wrong owner";
-	case HS_E_GROUP:
-		return "has the wrong group";
-	case HS_E_MODE:
-		return "has the wrong permissions";
-	case HS_E_TOOBIG:
-		return "is larger than allowed";
-	case HS_E_FORMAT:
-		return "has an invalid format";
-	case HS_E_NAME:
-		return "invalid user or group name";
-	case HS_E_RANGE:
-		return "number out of range";
-	case HS_E_FIELD:
-		return "forbidden character in a field";
-	case HS_E_TIMEOUT:
-		return "timed out";
-	case HS_E_LOCKED:
-		return "locked by another process";
-	case HS_E_METHOD:
-		return "unknown or refused hashing method";
-	case HS_E_TAKEN:
-		return "was taken over by root meanwhile";
-	case HS_E_CHANGED:
-		return "changed meanwhile, by a program that ignores the locks";
-	case HS_E_PARTIAL:
-		return "has no root line or no final newline: half written?";
-	default:
-		break;
-	}
 	if (e == 0)
 		return "success";
+	if (e > HS_E_BASE && e < HS_E_LAST)
+		return phrases[e - HS_E_BASE];
 	if (e >= HS_E_BASE)
 		return "unknown error";
 	/* strerror() returns a static string for valid codes and an
@@ -223,9 +206,7 @@ long hs_today(void)
 {
 	time_t now = time(NULL);
 
-	if (now < 0)
-		return 0;
-	return (long)(now / 86400);
+	return now < 0 ? 0 : (long)(now / 86400);
 }
 
 __attribute__((format(printf, 3, 0)))
@@ -323,8 +304,6 @@ void hs_closedirp(void *dp)
 
 void hs_secret_buf_freep(struct hs_secret_buf *b)
 {
-	if (!b->p)
-		return;
 	hs_wipe(b->p, b->size);
 	free(b->p);
 	b->p = NULL;

@@ -188,6 +188,35 @@ static void test_fputs_printable(void **state)
 	}
 }
 
+/* A string whose escaped form is longer than the buffer the line is
+ * gathered in: written in parts, every byte still there once. */
+static void test_fputs_printable_long(void **state)
+{
+	char in[3001];
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	(void)state;
+	assert_non_null(f);
+	for (size_t i = 0; i < 3000; i++)
+		in[i] = i % 2 ? 'a' : '\x01';
+	in[3000] = '\0';
+	hs_fputs_printable(in, f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(size, 1500 * 4 + 1500);
+	for (size_t i = 0, o = 0; i < 3000; i++) {
+		if (i % 2) {
+			assert_int_equal(buf[o], 'a');
+			o++;
+		} else {
+			assert_memory_equal(buf + o, "\\x01", 4);
+			o += 4;
+		}
+	}
+	free(buf);
+}
+
 /* What hs_warn, hs_report and hs_cli_warn_at write for a message quoting
  * s, from a child whose stderr is a pipe. */
 static void message_output(int how, const char *s, char *out, size_t size)
@@ -447,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_printable_len_nul),
 		cmocka_unit_test(test_printable_cut),
 		cmocka_unit_test(test_fputs_printable),
+		cmocka_unit_test(test_fputs_printable_long),
 		cmocka_unit_test(test_messages_share_the_rule),
 		cmocka_unit_test(test_long_message_keeps_characters),
 		cmocka_unit_test(test_message_out_of_memory),

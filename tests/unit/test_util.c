@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "strbuf.h"
 #include "util.h"
 
 static void test_strerror_project_codes(void **state)
@@ -264,6 +265,21 @@ static void test_wipe(void **state)
 	hs_wipe(NULL, 10);
 	hs_free_secret(NULL);
 	hs_free_secret(strdup("hunter2"));  /* ASan checks the free */
+
+	/* empty or held, the buffers end empty (ASan checks the frees) */
+	struct hs_secret_buf none = { NULL, 8 }, held = { strdup("hunter2"), 8 };
+	struct hs_buf sb = { 0 };
+
+	hs_secret_buf_freep(&none);
+	assert_null(none.p);
+	assert_non_null(held.p);
+	hs_secret_buf_freep(&held);
+	assert_null(held.p);
+	hs_strbuf_free(&sb);
+	assert_int_equal(hs_strbuf_append(&sb, "x", 1), 0);
+	hs_strbuf_free(&sb);
+	assert_null(sb.data);
+	assert_int_equal(sb.cap, 0);
 }
 
 static void test_cleanup_macros(void **state)
