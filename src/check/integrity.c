@@ -79,12 +79,6 @@ static void hold_begin(struct hs_integrity *a, struct hs_buf *b)
 	a->held_notes = a->notes;
 }
 
-/* Anything held? */
-static bool held_any(const struct hs_integrity *a)
-{
-	return a->held && a->held->len > 0;
-}
-
 /* Say what was held (confirmed) or drop it with its counts. */
 static void hold_end(struct hs_integrity *a, bool say_it)
 {
@@ -847,7 +841,7 @@ static void check_confirmed(struct hs_integrity *a, entry_check *check, entry_id
 		ident(ctx, &before);
 		hold_begin(a, &held);
 		check(a, ctx);
-		if (!held_any(a)) {
+		if (held.len == 0) {
 			hold_end(a, false);
 			return;
 		}
