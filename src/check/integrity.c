@@ -337,6 +337,10 @@ static const char *const entry_noun[] = {
 	[HS_DB_GROUP] = "group", [HS_DB_GSHADOW] = "shadow group",
 };
 
+/* A password field that is not "x" while the password lives elsewhere:
+ * "user|group NAME", where it lives, the file with the field. */
+#define NOT_X "%s %s has an entry in %s, but its password field in %s is not set to 'x'"
+
 /* "invalid ... entry" for a line that does not parse, with why. */
 static void report_bad_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
 {
@@ -536,16 +540,10 @@ static long check_shadow_line(struct hs_integrity *a, struct hs_accountdb *db, s
 	const bool in_shadow = strcmp(*passwd, "x") == 0;
 	long j = hs_accountdb_find(sh, name);
 
-	if (j >= 0 && !in_shadow) {
-		/* an error for grpck, even with -S; a warning for pwck (-q
-		 * hides it), as in shadow-utils */
-		if (group)
-			problem(a, "group %s has an entry in %s, but its password field in %s "
-				"is not set to 'x'", name, sh->path, db->path);
-		else
-			warning(a, "user %s has an entry in %s, but its password field in %s "
-				"is not set to 'x'", name, sh->path, db->path);
-	}
+	/* an error for grpck, even with -S; a warning for pwck (-q hides
+	 * it), as in shadow-utils */
+	if (j >= 0 && !in_shadow)
+		say(a, &a->problems, group || warnings_on(a), NOT_X, who, name, sh->path, db->path);
 	if (j >= 0)
 		return j;
 	/* a user of the tree needs no line: hs_integrity_tree judges */
@@ -1724,8 +1722,7 @@ static void check_user(struct tree *tr, size_t pi)
 	if (strcmp(p->passwd, "x") != 0) {
 		struct hs_passwd np = *p;
 
-		problem(a, "user %s has an entry in %s, but its password field in %s is not set "
-			"to 'x'", p->name, tr->t->path, tr->pw->path);
+		problem(a, NOT_X, "user", p->name, tr->t->path, tr->pw->path);
 		if (ask(a, "set it to 'x'? ")) {
 			np.passwd = "x";
 			if (db_changed(a, tr->pw, hs_accountdb_replace(tr->pw, pi, &np)))
