@@ -1779,6 +1779,8 @@ create:
 static void check_other_entry(struct tree *tr, const char *name)
 {
 	struct hs_integrity *a = tr->a;
+	const bool pwconv = strcmp(name, HS_CONVERT_MARK_PWCONV) == 0;
+	const bool usermod_l = strncmp(name, USERMOD_L_PREFIX, strlen(USERMOD_L_PREFIX)) == 0;
 	char path[SUBPATH_BUF], sbuf[SHOW_SIZE];
 	struct stat st;
 
@@ -1788,10 +1790,8 @@ static void check_other_entry(struct tree *tr, const char *name)
 			unreadable(a, "cannot examine %s: %s", path, strerror(errno));
 		return;
 	}
-	if (strcmp(name, HS_CONVERT_MARK_PWCONV) == 0 ||
-	    strcmp(name, HS_CONVERT_MARK_PWUNCONV) == 0) {
-		const char *tool =
-			strcmp(name, HS_CONVERT_MARK_PWCONV) == 0 ? "pwconv" : "pwunconv";
+	if (pwconv || strcmp(name, HS_CONVERT_MARK_PWUNCONV) == 0) {
+		const char *tool = pwconv ? "pwconv" : "pwunconv";
 
 		problem(a, "%s: %s was interrupted; run %s again to finish it", path, tool, tool);
 		return;
@@ -1806,11 +1806,10 @@ static void check_other_entry(struct tree *tr, const char *name)
 	    st.st_uid == 0 && st.st_nlink == 1 && !(st.st_mode & 077))
 		return;
 	/* a running useradd's or usermod's directory under a reserved name */
-	if ((name[0] == '.' || name[0] == ':' ||
-	     strncmp(name, USERMOD_L_PREFIX, strlen(USERMOD_L_PREFIX)) == 0) &&
+	if ((name[0] == '.' || name[0] == ':' || usermod_l) &&
 	    (a->flags & HS_INTEGRITY_READ_ONLY) && !hs_integrity_left_by_no_writer(tr->fd, name))
 		return;
-	if (strncmp(name, USERMOD_L_PREFIX, strlen(USERMOD_L_PREFIX)) == 0) {
+	if (usermod_l) {
 		problem(a, "%s: left over by an interrupted usermod -l; run the same usermod -l "
 			"again to finish it", path);
 		return;
