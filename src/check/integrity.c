@@ -952,13 +952,10 @@ int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct 
 		/* NIS compat lines are someone else's to check, as in shadow-utils */
 		if (l->deleted || hs_records_nis_line(l->text, l->len))
 			continue;
-		if (!l->entry && !offer_line_repairs(a, pw, i)) {
-			if (!report_bad_name(a, pw, l))
-				report_bad_line(a, pw, i);
-			continue;
-		}
+		if (!l->entry && !offer_line_repairs(a, pw, i) && !report_bad_name(a, pw, l))
+			report_bad_line(a, pw, i);
 		if (!l->entry)
-			continue;       /* a repair declined */
+			continue;       /* reported, or a repair declined */
 		if (offer_duplicate(a, pw, i))
 			continue;
 		j = hs_accountdb_dup_id(pw, i);
