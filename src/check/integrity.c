@@ -678,13 +678,19 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Is an account file still the one read (hs_fileio_same_version), its
+ * owner and mode too (root alone changes them)?  Not its link count or
+ * ctime: a user linking /etc/passwd without end would make every
+ * confirmation fail, every report be left out. */
+static bool same_file(const struct stat *x, const struct stat *y)
+{
+	return hs_fileio_same_version(x, y) && x->st_mode == y->st_mode &&
+	       x->st_uid == y->st_uid && x->st_gid == y->st_gid;
+}
+
 static bool same_stat(const struct stat *x, const struct stat *y)
 {
-	return x->st_dev == y->st_dev && x->st_ino == y->st_ino && x->st_mode == y->st_mode &&
-	       x->st_uid == y->st_uid && x->st_gid == y->st_gid &&
-	       x->st_nlink == y->st_nlink && x->st_size == y->st_size &&
-	       x->st_mtim.tv_sec == y->st_mtim.tv_sec &&
-	       x->st_mtim.tv_nsec == y->st_mtim.tv_nsec &&
+	return same_file(x, y) && x->st_nlink == y->st_nlink &&
 	       x->st_ctim.tv_sec == y->st_ctim.tv_sec && x->st_ctim.tv_nsec == y->st_ctim.tv_nsec;
 }
 
@@ -715,16 +721,6 @@ void hs_integrity_ids_read(struct hs_integrity_ids *ids)
 		if (ids->err[i])
 			memset(&ids->st[i], 0, sizeof ids->st[i]);
 	}
-}
-
-/* Is an account file still the one read (hs_fileio_same_version), its
- * owner and mode too (root alone changes them)?  Not its link count or
- * ctime: a user linking /etc/passwd without end would make every
- * confirmation fail, every report be left out. */
-static bool same_file(const struct stat *x, const struct stat *y)
-{
-	return hs_fileio_same_version(x, y) && x->st_mode == y->st_mode &&
-	       x->st_uid == y->st_uid && x->st_gid == y->st_gid;
 }
 
 static bool same_ids(const struct hs_integrity_ids *x, const struct hs_integrity_ids *y)
