@@ -2066,10 +2066,8 @@ static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, const st
 		}
 		/* a valid name is shown as it is */
 		hs_printable_len(e, n, sbuf, sizeof sbuf);
-		if (valid)
-			problem(a, "%s %s: no %suser %s", k->file, group, k->role, sbuf);
-		else
-			problem(a, "%s %s: invalid %smember name '%s'", k->file, group, k->role, sbuf);
+		problem(a, valid ? "%s %s: no %suser %s" : "%s %s: invalid %smember name '%s'",
+			k->file, group, k->role, sbuf);
 		if (ask(a, "delete %smember '%s'? ", k->role, sbuf)) {
 			changed = true;
 			continue;
