@@ -862,14 +862,6 @@ static void check_confirmed(struct hs_integrity *a, entry_check *check, entry_id
 /* ------------------------------------------------------------------ */
 /* /etc/passwd and /etc/shadow                                        */
 
-static bool user_exists(struct hs_accountdb *pw, const char *name)
-{
-	if (pw && hs_accountdb_find(pw, name) >= 0)
-		return true;
-	/* other NSS sources (shadow-utils asks getpwnam) */
-	return getpwnam(name) != NULL;
-}
-
 static void check_home_shell(struct hs_integrity *a, const struct hs_passwd *p,
 			     const struct hs_config *defs)
 {
@@ -2060,7 +2052,8 @@ static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, const st
 
 		snprintf(name, sizeof name, "%.*s", (int)n, e);
 		valid = n > 0 && n <= HS_NAME_MAX && hs_names_user_valid(name);
-		if (valid && user_exists(pw, name)) {
+		/* pw, then other NSS sources (shadow-utils asks getpwnam) */
+		if (valid && ((pw && hs_accountdb_find(pw, name) >= 0) || getpwnam(name))) {
 			(void)list_append(out, e, n);
 			continue;
 		}
