@@ -1123,26 +1123,22 @@ static void check_meta(struct tree *tr, struct udir *u, int dirfd, const char *n
 	for (int fix = 0; fix < 3; fix++) {
 		bool yes;
 
-		if (fix == 0) {
-			if (!w->check_uid || st->st_uid == w->uid)
-				continue;
+		if (fix == 0 && w->check_uid && st->st_uid != w->uid) {
 			problem(a, "%s: owner is %s, should be %s%s", path,
 				uid_text(tr->pw, st->st_uid, have, sizeof have),
 				uid_text(tr->pw, w->uid, want, sizeof want), w->note);
 			yes = ask(a, "set owner to %s? ", want);
-		} else if (fix == 1) {
-			if (w->gid == HS_ANY_GID || st->st_gid == w->gid)
-				continue;
+		} else if (fix == 1 && w->gid != HS_ANY_GID && st->st_gid != w->gid) {
 			problem(a, "%s: group is %s, should be %s", path,
 				gid_text(st->st_gid, have, sizeof have),
 				gid_text(w->gid, want, sizeof want));
 			yes = ask(a, "set group to %s? ", want);
-		} else {
-			if ((st->st_mode & 07777) == w->mode)
-				continue;
+		} else if (fix == 2 && (st->st_mode & 07777) != w->mode) {
 			problem(a, "%s: mode is %04o, should be %04o%s", path,
 				(unsigned)(st->st_mode & 07777), (unsigned)w->mode, w->note);
 			yes = ask(a, "set mode to %04o? ", (unsigned)w->mode);
+		} else {
+			continue;
 		}
 		if (!yes || (u && !udir_lock(u)))
 			continue;
