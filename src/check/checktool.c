@@ -285,19 +285,16 @@ int hs_check_main(const struct hs_check_tool *t, int argc, char **argv)
 		a.flags = (o.read_only ? HS_INTEGRITY_READ_ONLY : 0) |
 			  (o.quiet ? HS_INTEGRITY_NO_WARNINGS : 0) | HS_INTEGRITY_SYSLOG;
 		r = t->run(&a, &f, &companion, &o);
-		if (r < 0) {
-			hs_warn("%s", hs_strerror(r));
-			hs_accountdb_free(&companion);
-			hs_integrity_view_free(&view);
-			hs_integrity_files_close(&f);
-			/* the repairs made in the loaded files are not
-			 * written; -r had none to write, only a check it
-			 * could not finish */
-			return o.read_only ? HS_CHECK_CANTOPEN : HS_CHECK_CANTUPDATE;
-		}
 	}
 	hs_accountdb_free(&companion);
 	hs_integrity_view_free(&view);
+	if (r < 0) {
+		hs_warn("%s", hs_strerror(r));
+		hs_integrity_files_close(&f);
+		/* the repairs made in the loaded files are not written; -r
+		 * had none to write, only a check it could not finish */
+		return o.read_only ? HS_CHECK_CANTOPEN : HS_CHECK_CANTUPDATE;
+	}
 	report_view(t, &view, &a);
 
 	if (o.read_only && !o.file)

@@ -79,12 +79,6 @@ static void hold_begin(struct hs_integrity *a, struct hs_buf *b)
 	a->held_notes = a->notes;
 }
 
-/* Anything held? */
-static bool held_any(const struct hs_integrity *a)
-{
-	return a->held && a->held->len > 0;
-}
-
 /* Say what was held (confirmed) or drop it with its counts. */
 static void hold_end(struct hs_integrity *a, bool say_it)
 {
@@ -343,6 +337,10 @@ static const char *const entry_noun[] = {
 	[HS_DB_GROUP] = "group", [HS_DB_GSHADOW] = "shadow group",
 };
 
+/* A password field that is not "x" while the password lives elsewhere:
+ * "user|group NAME", where it lives, the file with the field. */
+#define NOT_X "%s %s has an entry in %s, but its password field in %s is not set to 'x'"
+
 /* "invalid ... entry" for a line that does not parse, with why. */
 static void report_bad_line(struct hs_integrity *a, struct hs_accountdb *db, size_t i)
 {
@@ -542,16 +540,10 @@ static long check_shadow_line(struct hs_integrity *a, struct hs_accountdb *db, s
 	const bool in_shadow = strcmp(*passwd, "x") == 0;
 	long j = hs_accountdb_find(sh, name);
 
-	if (j >= 0 && !in_shadow) {
-		/* an error for grpck, even with -S; a warning for pwck (-q
-		 * hides it), as in shadow-utils */
-		if (group)
-			problem(a, "group %s has an entry in %s, but its password field in %s "
-				"is not set to 'x'", name, sh->path, db->path);
-		else
-			warning(a, "user %s has an entry in %s, but its password field in %s "
-				"is not set to 'x'", name, sh->path, db->path);
-	}
+	/* an error for grpck, even with -S; a warning for pwck (-q hides
+	 * it), as in shadow-utils */
+	if (j >= 0 && !in_shadow)
+		say(a, &a->problems, group || warnings_on(a), NOT_X, who, name, sh->path, db->path);
 	if (j >= 0)
 		return j;
 	/* a user of the tree needs no line: hs_integrity_tree judges */
@@ -686,13 +678,19 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Is an account file still the one read (hs_fileio_same_version), its
+ * owner and mode too (root alone changes them)?  Not its link count or
+ * ctime: a user linking /etc/passwd without end would make every
+ * confirmation fail, every report be left out. */
+static bool same_file(const struct stat *x, const struct stat *y)
+{
+	return hs_fileio_same_version(x, y) && x->st_mode == y->st_mode &&
+	       x->st_uid == y->st_uid && x->st_gid == y->st_gid;
+}
+
 static bool same_stat(const struct stat *x, const struct stat *y)
 {
-	return x->st_dev == y->st_dev && x->st_ino == y->st_ino && x->st_mode == y->st_mode &&
-	       x->st_uid == y->st_uid && x->st_gid == y->st_gid &&
-	       x->st_nlink == y->st_nlink && x->st_size == y->st_size &&
-	       x->st_mtim.tv_sec == y->st_mtim.tv_sec &&
-	       x->st_mtim.tv_nsec == y->st_mtim.tv_nsec &&
+	return same_file(x, y) && x->st_nlink == y->st_nlink &&
 	       x->st_ctim.tv_sec == y->st_ctim.tv_sec && x->st_ctim.tv_nsec == y->st_ctim.tv_nsec;
 }
 
@@ -723,16 +721,6 @@ void hs_integrity_ids_read(struct hs_integrity_ids *ids)
 		if (ids->err[i])
 			memset(&ids->st[i], 0, sizeof ids->st[i]);
 	}
-}
-
-/* Is an account file still the one read (hs_fileio_same_version), its
- * owner and mode too (root alone changes them)?  Not its link count or
- * ctime: a user linking /etc/passwd without end would make every
- * confirmation fail, every report be left out. */
-static bool same_file(const struct stat *x, const struct stat *y)
-{
-	return hs_fileio_same_version(x, y) && x->st_mode == y->st_mode &&
-	       x->st_uid == y->st_uid && x->st_gid == y->st_gid;
 }
 
 static bool same_ids(const struct hs_integrity_ids *x, const struct hs_integrity_ids *y)
@@ -847,7 +835,7 @@ static void check_confirmed(struct hs_integrity *a, entry_check *check, entry_id
 		ident(ctx, &before);
 		hold_begin(a, &held);
 		check(a, ctx);
-		if (!held_any(a)) {
+		if (held.len == 0) {
 			hold_end(a, false);
 			return;
 		}
@@ -873,14 +861,6 @@ static void check_confirmed(struct hs_integrity *a, entry_check *check, entry_id
 
 /* ------------------------------------------------------------------ */
 /* /etc/passwd and /etc/shadow                                        */
-
-static bool user_exists(struct hs_accountdb *pw, const char *name)
-{
-	if (pw && hs_accountdb_find(pw, name) >= 0)
-		return true;
-	/* other NSS sources (shadow-utils asks getpwnam) */
-	return getpwnam(name) != NULL;
-}
 
 static void check_home_shell(struct hs_integrity *a, const struct hs_passwd *p,
 			     const struct hs_config *defs)
@@ -960,13 +940,10 @@ int hs_integrity_passwd(struct hs_integrity *a, struct hs_accountdb *pw, struct 
 		/* NIS compat lines are someone else's to check, as in shadow-utils */
 		if (l->deleted || hs_records_nis_line(l->text, l->len))
 			continue;
-		if (!l->entry && !offer_line_repairs(a, pw, i)) {
-			if (!report_bad_name(a, pw, l))
-				report_bad_line(a, pw, i);
-			continue;
-		}
+		if (!l->entry && !offer_line_repairs(a, pw, i) && !report_bad_name(a, pw, l))
+			report_bad_line(a, pw, i);
 		if (!l->entry)
-			continue;       /* a repair declined */
+			continue;       /* reported, or a repair declined */
 		if (offer_duplicate(a, pw, i))
 			continue;
 		j = hs_accountdb_dup_id(pw, i);
@@ -1146,26 +1123,22 @@ static void check_meta(struct tree *tr, struct udir *u, int dirfd, const char *n
 	for (int fix = 0; fix < 3; fix++) {
 		bool yes;
 
-		if (fix == 0) {
-			if (!w->check_uid || st->st_uid == w->uid)
-				continue;
+		if (fix == 0 && w->check_uid && st->st_uid != w->uid) {
 			problem(a, "%s: owner is %s, should be %s%s", path,
 				uid_text(tr->pw, st->st_uid, have, sizeof have),
 				uid_text(tr->pw, w->uid, want, sizeof want), w->note);
 			yes = ask(a, "set owner to %s? ", want);
-		} else if (fix == 1) {
-			if (w->gid == HS_ANY_GID || st->st_gid == w->gid)
-				continue;
+		} else if (fix == 1 && w->gid != HS_ANY_GID && st->st_gid != w->gid) {
 			problem(a, "%s: group is %s, should be %s", path,
 				gid_text(st->st_gid, have, sizeof have),
 				gid_text(w->gid, want, sizeof want));
 			yes = ask(a, "set group to %s? ", want);
-		} else {
-			if ((st->st_mode & 07777) == w->mode)
-				continue;
+		} else if (fix == 2 && (st->st_mode & 07777) != w->mode) {
 			problem(a, "%s: mode is %04o, should be %04o%s", path,
 				(unsigned)(st->st_mode & 07777), (unsigned)w->mode, w->note);
 			yes = ask(a, "set mode to %04o? ", (unsigned)w->mode);
+		} else {
+			continue;
 		}
 		if (!yes || (u && !udir_lock(u)))
 			continue;
@@ -1730,8 +1703,7 @@ static void check_user(struct tree *tr, size_t pi)
 	if (strcmp(p->passwd, "x") != 0) {
 		struct hs_passwd np = *p;
 
-		problem(a, "user %s has an entry in %s, but its password field in %s is not set "
-			"to 'x'", p->name, tr->t->path, tr->pw->path);
+		problem(a, NOT_X, "user", p->name, tr->t->path, tr->pw->path);
 		if (ask(a, "set it to 'x'? ")) {
 			np.passwd = "x";
 			if (db_changed(a, tr->pw, hs_accountdb_replace(tr->pw, pi, &np)))
@@ -1788,6 +1760,8 @@ create:
 static void check_other_entry(struct tree *tr, const char *name)
 {
 	struct hs_integrity *a = tr->a;
+	const bool pwconv = strcmp(name, HS_CONVERT_MARK_PWCONV) == 0;
+	const bool usermod_l = strncmp(name, USERMOD_L_PREFIX, strlen(USERMOD_L_PREFIX)) == 0;
 	char path[SUBPATH_BUF], sbuf[SHOW_SIZE];
 	struct stat st;
 
@@ -1797,10 +1771,8 @@ static void check_other_entry(struct tree *tr, const char *name)
 			unreadable(a, "cannot examine %s: %s", path, strerror(errno));
 		return;
 	}
-	if (strcmp(name, HS_CONVERT_MARK_PWCONV) == 0 ||
-	    strcmp(name, HS_CONVERT_MARK_PWUNCONV) == 0) {
-		const char *tool =
-			strcmp(name, HS_CONVERT_MARK_PWCONV) == 0 ? "pwconv" : "pwunconv";
+	if (pwconv || strcmp(name, HS_CONVERT_MARK_PWUNCONV) == 0) {
+		const char *tool = pwconv ? "pwconv" : "pwunconv";
 
 		problem(a, "%s: %s was interrupted; run %s again to finish it", path, tool, tool);
 		return;
@@ -1815,11 +1787,10 @@ static void check_other_entry(struct tree *tr, const char *name)
 	    st.st_uid == 0 && st.st_nlink == 1 && !(st.st_mode & 077))
 		return;
 	/* a running useradd's or usermod's directory under a reserved name */
-	if ((name[0] == '.' || name[0] == ':' ||
-	     strncmp(name, USERMOD_L_PREFIX, strlen(USERMOD_L_PREFIX)) == 0) &&
+	if ((name[0] == '.' || name[0] == ':' || usermod_l) &&
 	    (a->flags & HS_INTEGRITY_READ_ONLY) && !hs_integrity_left_by_no_writer(tr->fd, name))
 		return;
-	if (strncmp(name, USERMOD_L_PREFIX, strlen(USERMOD_L_PREFIX)) == 0) {
+	if (usermod_l) {
 		problem(a, "%s: left over by an interrupted usermod -l; run the same usermod -l "
 			"again to finish it", path);
 		return;
@@ -2077,16 +2048,15 @@ static bool check_list(struct hs_integrity *a, struct hs_accountdb *pw, const st
 
 		snprintf(name, sizeof name, "%.*s", (int)n, e);
 		valid = n > 0 && n <= HS_NAME_MAX && hs_names_user_valid(name);
-		if (valid && user_exists(pw, name)) {
+		/* pw, then other NSS sources (shadow-utils asks getpwnam) */
+		if (valid && ((pw && hs_accountdb_find(pw, name) >= 0) || getpwnam(name))) {
 			(void)list_append(out, e, n);
 			continue;
 		}
 		/* a valid name is shown as it is */
 		hs_printable_len(e, n, sbuf, sizeof sbuf);
-		if (valid)
-			problem(a, "%s %s: no %suser %s", k->file, group, k->role, sbuf);
-		else
-			problem(a, "%s %s: invalid %smember name '%s'", k->file, group, k->role, sbuf);
+		problem(a, valid ? "%s %s: no %suser %s" : "%s %s: invalid %smember name '%s'",
+			k->file, group, k->role, sbuf);
 		if (ask(a, "delete %smember '%s'? ", k->role, sbuf)) {
 			changed = true;
 			continue;
