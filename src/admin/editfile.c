@@ -86,12 +86,6 @@ void hs_editor_env_free(struct hs_editor_env *e)
 	memset(e, 0, sizeof(*e));
 }
 
-/* VISUAL, else EDITOR (take() ignored empty values), else "vi". */
-static const char *editor_command(const struct hs_editor_env *e)
-{
-	return e->visual ? e->visual : e->editor ? e->editor : "vi";
-}
-
 static void free_strv(char **v)
 {
 	if (!v)
@@ -406,7 +400,8 @@ static noreturn void run_child(char **argv, char **envp, bool give_tty, pid_t pa
 
 int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *env)
 {
-	const char *cmd = editor_command(env);
+	/* VISUAL, else EDITOR (take() ignored empty values), else "vi" */
+	const char *cmd = env->visual ? env->visual : env->editor ? env->editor : "vi";
 	char shown[256];
 	__attribute__((cleanup(free_strvp))) char **argv = NULL, **envp = NULL;
 	bool give_tty, forwarded = false, killed = false;
