@@ -321,7 +321,7 @@ static bool needs_shell(const char *cmd)
 
 static char **editor_argv(const char *cmd, const char *file)
 {
-	size_t n = 0, words = 0;
+	size_t n = 0;
 	char **argv, *copy, *save = NULL;
 
 	if (needs_shell(cmd)) {
@@ -341,9 +341,8 @@ static char **editor_argv(const char *cmd, const char *file)
 			}
 		return argv;
 	}
-	for (const char *p = cmd; *p; p++)
-		words += (*p != ' ' && *p != '\t') && (p == cmd || p[-1] == ' ' || p[-1] == '\t');
-	argv = calloc(words + 2, sizeof(*argv));
+	/* every word (at most one per two bytes), the file and NULL */
+	argv = calloc(strlen(cmd) / 2 + 3, sizeof(*argv));
 	copy = strdup(cmd);
 	if (!argv || !copy)
 		goto fail;
