@@ -248,9 +248,8 @@ int hs_editfile_create(struct hs_editfile *ef, const char *prefix, const char *n
 		return -errno;
 	if (!mkdtemp(ef->dir)) {
 		r = -errno;
-		hs_close(ef->parentfd);
-		*ef = (struct hs_editfile)HS_EDITFILE_INIT;
-		return r;
+		ef->dir[0] = '\0';        /* nothing made, nothing to remove */
+		goto fail;
 	}
 	/* mkdtemp rewrote the X's in dir; path still has them */
 	snprintf(ef->path, sizeof(ef->path), "%s/%s", ef->dir, name);
