@@ -551,7 +551,8 @@ static int write_part(const struct user_ctx *c, const struct part *p, int r)
 static void edit_user(const char *name)
 {
 	static char path[HS_PATHBUF_USER];     /* target points here */
-	char *pwbuf = NULL;
+	_cleanup_free_ char *pwbuf = NULL;
+	_cleanup_close_ int treefd = -1;
 	struct hs_secret_buf text = { NULL, 0 };
 	struct user_ctx ctx = {
 		.name = name,
@@ -563,7 +564,7 @@ static void edit_user(const char *name)
 	struct hs_spwd sp;
 	gid_t tree_gid, auth_gid;
 	sigset_t saved;
-	int treefd, r, failed = 0;
+	int r, failed = 0;
 
 	if (!hs_names_user_valid(name))
 		hs_die(E_FAILURE, "invalid user name '%s'", hs_printable(name, path, sizeof(path)));
@@ -626,9 +627,7 @@ static void edit_user(const char *name)
 		       hs_userdir_write_shell(userdir_fd, pw.pw_uid, auth_gid, ctx.new_shell)) < 0)
 		failed++;
 	hs_privs_restore_signals(&saved);
-	hs_close(treefd);
 	user_ctx_free(&ctx);
-	free(pwbuf);
 	if (failed) {
 		target = NULL;  /* some files may be written: not "unchanged" */
 		leave(E_FAILURE);
