@@ -413,14 +413,6 @@ static int user_refuse(const struct user_ctx *c, unsigned long lineno, const cha
 	return -HS_E_FORMAT;
 }
 
-static bool blank(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-			return false;
-	return true;
-}
-
 static int parse_shadow_line(struct user_ctx *c, const char *line, size_t n, unsigned long no)
 {
 	struct hs_spwd sp;
@@ -490,7 +482,9 @@ static int check_user(void *p, const char *data, size_t len)
 	while (hs_strbuf_line_next(&it, &line, &n)) {
 		if (memchr(line, '\0', n))
 			return user_refuse(c, it.lineno, "NUL byte");
-		if (blank(line, n) || line[0] == '#')
+		/* blank: the line holds no NUL, and data ends in one
+		 * (hs_editfile_read), so strspn stops at its end */
+		if (strspn(line, " \t\r") >= n || line[0] == '#')
 			continue;
 		if (content == 0)
 			r = parse_shadow_line(c, line, n, it.lineno);
