@@ -217,15 +217,6 @@ noreturn void hs_edit_die_by_signal(int sig)
 	_exit(128 + sig);
 }
 
-/* Sleep until a signal of ours (or SIGCHLD) arrives, or timeout_ms have
- * passed (-1: no limit). */
-static void wait_for_event(int timeout_ms)
-{
-	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
-
-	(void)ppoll(NULL, 0, timeout_ms < 0 ? NULL : &ts, &wait_mask);
-}
-
 /* ---- the private copy ---- */
 
 int hs_editfile_create(struct hs_editfile *ef, const char *prefix, const char *name,
@@ -404,6 +395,7 @@ int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *e
 	__attribute__((cleanup(free_strvp))) char **argv = NULL, **envp = NULL;
 	bool give_tty, forwarded = false, killed = false;
 	struct timespec deadline = { 0, 0 };
+	const struct timespec tick = { 0, 100 * 1000000L };    /* 100 ms */
 	pid_t pid, parent = getpid();
 	int status = 0, r;
 
@@ -478,7 +470,9 @@ int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *e
 				killed = true;
 			}
 		}
-		wait_for_event(forwarded && !killed ? 100 : -1);
+		/* sleep until a signal of ours (or SIGCHLD) arrives; in the
+		 * grace period, at most a tick */
+		(void)ppoll(NULL, 0, forwarded && !killed ? &tick : NULL, &wait_mask);
 	}
 	if (give_tty)
 		set_foreground(getpgrp());
