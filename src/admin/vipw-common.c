@@ -305,7 +305,6 @@ static void user_ctx_free(struct user_ctx *c)
 	hs_free_secret(c->shadow.old_line);
 	free(c->aging.old_line);
 	free(c->shell.old_line);
-	c->shadow.old_line = c->aging.old_line = c->shell.old_line = NULL;
 	hs_wipe(c->rd_shadow, sizeof(c->rd_shadow));
 }
 
