@@ -312,7 +312,7 @@ static bool needs_shell(const char *cmd)
 static char **editor_argv(const char *cmd, const char *file)
 {
 	size_t n = 0;
-	char **argv, *copy, *save = NULL;
+	char **argv, *copy = NULL, *save = NULL;
 
 	if (needs_shell(cmd)) {
 		argv = calloc(6, sizeof(*argv));
@@ -325,10 +325,8 @@ static char **editor_argv(const char *cmd, const char *file)
 		argv[3] = strdup(cmd);
 		argv[4] = strdup(file);
 		for (int i = 0; i < 5; i++)
-			if (!argv[i]) {
-				free_strv(argv);
-				return NULL;
-			}
+			if (!argv[i])
+				goto fail;
 		return argv;
 	}
 	/* every word (at most one per two bytes), the file and NULL */
