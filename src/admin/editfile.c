@@ -52,16 +52,10 @@ static char *take(const char *name, bool absolute)
  * would run programs from the current directory. */
 static bool path_ok(const char *v)
 {
-	const char *p = v;
-
-	for (;;) {
-		if (*p != '/')
-			return false;
-		p = strchr(p, ':');
-		if (!p)
+	for (const char *p = v; *p == '/'; p++)
+		if (!(p = strchr(p, ':')))
 			return true;
-		p++;
-	}
+	return false;
 }
 
 void hs_editor_env_capture(struct hs_editor_env *e)
