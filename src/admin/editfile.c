@@ -82,9 +82,7 @@ void hs_editor_env_free(struct hs_editor_env *e)
 
 static void free_strv(char **v)
 {
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
+	for (char **p = v; p && *p; p++)
 		free(*p);
 	free(v);
 }
