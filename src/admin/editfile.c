@@ -215,7 +215,6 @@ int hs_editfile_create(struct hs_editfile *ef, const char *prefix, const char *n
                        const void *data, size_t len)
 {
 	struct stat st;
-	const char *base;
 	int fd, r;
 
 	if (!hs_fileio_is_single_component(name) || !hs_fileio_is_single_component(prefix))
@@ -237,10 +236,9 @@ int hs_editfile_create(struct hs_editfile *ef, const char *prefix, const char *n
 	/* mkdtemp rewrote the X's in dir; path still has them */
 	snprintf(ef->path, sizeof(ef->path), "%s/%s", ef->dir, name);
 	ef->name = ef->path + strlen(ef->dir) + 1;
-	base = strrchr(ef->dir, '/') + 1;
 	/* In a sticky /tmp nobody else can rename or remove our directory;
 	 * check anyway that what we open is the one mkdtemp made. */
-	ef->dirfd = hs_fileio_open_dir_at(ef->parentfd, base, &st);
+	ef->dirfd = hs_fileio_open_dir_at(ef->parentfd, strrchr(ef->dir, '/') + 1, &st);
 	if (ef->dirfd < 0) {
 		r = ef->dirfd;
 		goto fail;
