@@ -256,9 +256,8 @@ int hs_editfile_create(struct hs_editfile *ef, const char *prefix, const char *n
 	r = hs_write_full(fd, data, len);
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
-	if (r < 0)
-		goto fail;
-	return 0;
+	if (r == 0)
+		return 0;
 fail:
 	hs_editfile_remove(ef);
 	return r;
