@@ -193,31 +193,23 @@ static int check_global(void *p, const char *data, size_t len)
 	return r;
 }
 
-static void lock_global(const char *path)
-{
-	const char *files[] = { path };
-	const char *failed = NULL;
-	int r = hs_globalfile_lock(&locks, NULL, files, 1, HS_LOCK_TIMEOUT_MS, &failed);
-
-	if (r < 0) {
-		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
-		leave(E_LOCK);
-	}
-}
-
 static void edit_global(enum hs_db_kind kind, const char *path)
 {
 	struct global_ctx ctx = { .kind = kind, .path = path, .db = HS_ACCOUNTDB_INIT };
 	struct hs_accountdb disk = HS_ACCOUNTDB_INIT;
 	struct hs_secret_buf orig = { NULL, 0 };
-	const char *now;
+	const char *now, *failed = NULL;
 	size_t now_len = 0;
 	sigset_t saved;
 	bool same;
 	int r;
 
 	target = path;
-	lock_global(path);
+	r = hs_globalfile_lock(&locks, NULL, &path, 1, HS_LOCK_TIMEOUT_MS, &failed);
+	if (r < 0) {
+		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
+		leave(E_LOCK);
+	}
 	r = hs_globalfile_read(path, &orig.p, &orig.size);
 	if (r == -ENOENT && kind == HS_DB_SHADOW && file_exists(HS_TREE_DIR)) {
 		hs_warn("%s does not exist: this system keeps each user's shadow entry in %s/USER; "
@@ -503,16 +495,6 @@ static int check_user(void *p, const char *data, size_t len)
 	return 0;
 }
 
-static void lock_user(int treefd, const char *name)
-{
-	struct hs_err err = HS_ERR_INIT;
-
-	if (hs_userdir_lock_err(treefd, name, &userdir_fd, HS_LOCK_TIMEOUT_MS, &err) < 0) {
-		hs_report(&err);
-		leave(E_LOCK);
-	}
-}
-
 /* usermod -l and userdel take a directory away without the user's lock;
  * write only while it is still this user's entry. */
 static bool still_in_tree(int treefd, int udirfd, const char *name, uid_t owner)
@@ -553,6 +535,7 @@ static void edit_user(const char *name)
 		.aging = { .file = HS_FILE_AGING },
 		.shell = { .file = HS_FILE_SHELL },
 	};
+	struct hs_err err = HS_ERR_INIT;
 	struct passwd pw;
 	struct hs_spwd sp;
 	gid_t tree_gid, auth_gid;
@@ -585,7 +568,10 @@ static void edit_user(const char *name)
 	}
 	/* held until we leave: every other writer of this user's files
 	 * (passwd, chage, chsh, the PAM module) waits for the edit */
-	lock_user(treefd, name);
+	if (hs_userdir_lock_err(treefd, name, &userdir_fd, HS_LOCK_TIMEOUT_MS, &err) < 0) {
+		hs_report(&err);
+		leave(E_LOCK);
+	}
 	r = read_user(&ctx, userdir_fd, &sp);
 	if (r == 0)
 		r = user_text(&ctx, &sp, pw.pw_shell ? pw.pw_shell : "", &text.p, &text.size);
