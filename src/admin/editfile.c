@@ -293,17 +293,13 @@ void hs_editfile_remove(struct hs_editfile *ef)
 /* Like git: a command without shell syntax is split on blanks and run
  * directly; anything else goes through sh -c 'CMD "$@"', with the file
  * name as a positional parameter so it is never parsed as shell text. */
-static bool needs_shell(const char *cmd)
-{
-	return cmd[strcspn(cmd, "|&;<>()$`\\\"'\n*?[#~=%")] != '\0';
-}
-
 static char **editor_argv(const char *cmd, const char *file)
 {
 	size_t n = 0;
 	char **argv, *copy = NULL, *save = NULL;
 
-	if (needs_shell(cmd)) {
+	/* any shell syntax */
+	if (cmd[strcspn(cmd, "|&;<>()$`\\\"'\n*?[#~=%")] != '\0') {
 		argv = calloc(6, sizeof(*argv));
 		if (!argv)
 			return NULL;
