@@ -41,9 +41,7 @@ static char *take(const char *name, bool absolute)
 {
 	const char *v = getenv(name);
 
-	if (!v || !*v || strlen(v) > ENV_VALUE_MAX || has_control(v))
-		return NULL;
-	if (absolute && v[0] != '/')
+	if (!v || !*v || strlen(v) > ENV_VALUE_MAX || has_control(v) || (absolute && v[0] != '/'))
 		return NULL;
 	return strdup(v);
 }
