@@ -63,8 +63,6 @@
 /* leave(): die by the signal that interrupted us */
 #define LEAVE_SIGNAL (-1)
 
-static const char *const REEDIT_QUESTION = "Edit it again? [y/n] ";
-
 /* ---- the state every exit path cleans up ---- */
 
 static bool quiet;
@@ -155,7 +153,7 @@ static void edit_copy(const char *copy_name, const char *orig, size_t orig_len, 
 		/* nobody to ask: a script's edit that does not parse fails */
 		if (!isatty(STDIN_FILENO))
 			leave(E_FAILURE);
-		r = hs_edit_ask(REEDIT_QUESTION);
+		r = hs_edit_ask("Edit it again? [y/n] ");
 		if (r < 0)
 			leave(LEAVE_SIGNAL);
 		if (r == 0)
