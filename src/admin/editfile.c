@@ -58,7 +58,6 @@ static bool path_ok(const char *v)
 
 void hs_editor_env_capture(struct hs_editor_env *e)
 {
-	memset(e, 0, sizeof(*e));
 	e->visual = take("VISUAL", false);
 	e->editor = take("EDITOR", false);
 	e->home = take("HOME", true);
