@@ -41,9 +41,7 @@ static char *take(const char *name, bool absolute)
 {
 	const char *v = getenv(name);
 
-	if (!v || !*v || strlen(v) > ENV_VALUE_MAX || has_control(v))
-		return NULL;
-	if (absolute && v[0] != '/')
+	if (!v || !*v || strlen(v) > ENV_VALUE_MAX || has_control(v) || (absolute && v[0] != '/'))
 		return NULL;
 	return strdup(v);
 }
@@ -52,21 +50,14 @@ static char *take(const char *name, bool absolute)
  * would run programs from the current directory. */
 static bool path_ok(const char *v)
 {
-	const char *p = v;
-
-	for (;;) {
-		if (*p != '/')
-			return false;
-		p = strchr(p, ':');
-		if (!p)
+	for (const char *p = v; *p == '/'; p++)
+		if (!(p = strchr(p, ':')))
 			return true;
-		p++;
-	}
+	return false;
 }
 
 void hs_editor_env_capture(struct hs_editor_env *e)
 {
-	memset(e, 0, sizeof(*e));
 	e->visual = take("VISUAL", false);
 	e->editor = take("EDITOR", false);
 	e->home = take("HOME", true);
@@ -86,17 +77,9 @@ void hs_editor_env_free(struct hs_editor_env *e)
 	memset(e, 0, sizeof(*e));
 }
 
-/* VISUAL, else EDITOR (take() ignored empty values), else "vi". */
-static const char *editor_command(const struct hs_editor_env *e)
-{
-	return e->visual ? e->visual : e->editor ? e->editor : "vi";
-}
-
 static void free_strv(char **v)
 {
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
+	for (char **p = v; p && *p; p++)
 		free(*p);
 	free(v);
 }
@@ -223,22 +206,12 @@ noreturn void hs_edit_die_by_signal(int sig)
 	_exit(128 + sig);
 }
 
-/* Sleep until a signal of ours (or SIGCHLD) arrives, or timeout_ms have
- * passed (-1: no limit). */
-static void wait_for_event(int timeout_ms)
-{
-	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
-
-	(void)ppoll(NULL, 0, timeout_ms < 0 ? NULL : &ts, &wait_mask);
-}
-
 /* ---- the private copy ---- */
 
 int hs_editfile_create(struct hs_editfile *ef, const char *prefix, const char *name,
                        const void *data, size_t len)
 {
 	struct stat st;
-	const char *base;
 	int fd, r;
 
 	if (!hs_fileio_is_single_component(name) || !hs_fileio_is_single_component(prefix))
@@ -254,17 +227,15 @@ int hs_editfile_create(struct hs_editfile *ef, const char *prefix, const char *n
 		return -errno;
 	if (!mkdtemp(ef->dir)) {
 		r = -errno;
-		hs_close(ef->parentfd);
-		*ef = (struct hs_editfile)HS_EDITFILE_INIT;
-		return r;
+		ef->dir[0] = '\0';        /* nothing made, nothing to remove */
+		goto fail;
 	}
 	/* mkdtemp rewrote the X's in dir; path still has them */
 	snprintf(ef->path, sizeof(ef->path), "%s/%s", ef->dir, name);
 	ef->name = ef->path + strlen(ef->dir) + 1;
-	base = strrchr(ef->dir, '/') + 1;
 	/* In a sticky /tmp nobody else can rename or remove our directory;
 	 * check anyway that what we open is the one mkdtemp made. */
-	ef->dirfd = hs_fileio_open_dir_at(ef->parentfd, base, &st);
+	ef->dirfd = hs_fileio_open_dir_at(ef->parentfd, strrchr(ef->dir, '/') + 1, &st);
 	if (ef->dirfd < 0) {
 		r = ef->dirfd;
 		goto fail;
@@ -282,9 +253,8 @@ int hs_editfile_create(struct hs_editfile *ef, const char *prefix, const char *n
 	r = hs_write_full(fd, data, len);
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
-	if (r < 0)
-		goto fail;
-	return 0;
+	if (r == 0)
+		return 0;
 fail:
 	hs_editfile_remove(ef);
 	return r;
@@ -320,17 +290,13 @@ void hs_editfile_remove(struct hs_editfile *ef)
 /* Like git: a command without shell syntax is split on blanks and run
  * directly; anything else goes through sh -c 'CMD "$@"', with the file
  * name as a positional parameter so it is never parsed as shell text. */
-static bool needs_shell(const char *cmd)
-{
-	return cmd[strcspn(cmd, "|&;<>()$`\\\"'\n*?[#~=%")] != '\0';
-}
-
 static char **editor_argv(const char *cmd, const char *file)
 {
-	size_t n = 0, words = 0;
-	char **argv, *copy, *save = NULL;
+	size_t n = 0;
+	char **argv, *copy = NULL, *save = NULL;
 
-	if (needs_shell(cmd)) {
+	/* any shell syntax */
+	if (cmd[strcspn(cmd, "|&;<>()$`\\\"'\n*?[#~=%")] != '\0') {
 		argv = calloc(6, sizeof(*argv));
 		if (!argv)
 			return NULL;
@@ -341,15 +307,12 @@ static char **editor_argv(const char *cmd, const char *file)
 		argv[3] = strdup(cmd);
 		argv[4] = strdup(file);
 		for (int i = 0; i < 5; i++)
-			if (!argv[i]) {
-				free_strv(argv);
-				return NULL;
-			}
+			if (!argv[i])
+				goto fail;
 		return argv;
 	}
-	for (const char *p = cmd; *p; p++)
-		words += (*p != ' ' && *p != '\t') && (p == cmd || p[-1] == ' ' || p[-1] == '\t');
-	argv = calloc(words + 2, sizeof(*argv));
+	/* every word (at most one per two bytes), the file and NULL */
+	argv = calloc(strlen(cmd) / 2 + 3, sizeof(*argv));
 	copy = strdup(cmd);
 	if (!argv || !copy)
 		goto fail;
@@ -406,11 +369,13 @@ static noreturn void run_child(char **argv, char **envp, bool give_tty, pid_t pa
 
 int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *env)
 {
-	const char *cmd = editor_command(env);
+	/* VISUAL, else EDITOR (take() ignored empty values), else "vi" */
+	const char *cmd = env->visual ? env->visual : env->editor ? env->editor : "vi";
 	char shown[256];
 	__attribute__((cleanup(free_strvp))) char **argv = NULL, **envp = NULL;
 	bool give_tty, forwarded = false, killed = false;
 	struct timespec deadline = { 0, 0 };
+	const struct timespec tick = { 0, 100 * 1000000L };    /* 100 ms */
 	pid_t pid, parent = getpid();
 	int status = 0, r;
 
@@ -485,7 +450,9 @@ int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *e
 				killed = true;
 			}
 		}
-		wait_for_event(forwarded && !killed ? 100 : -1);
+		/* sleep until a signal of ours (or SIGCHLD) arrives; in the
+		 * grace period, at most a tick */
+		(void)ppoll(NULL, 0, forwarded && !killed ? &tick : NULL, &wait_mask);
 	}
 	if (give_tty)
 		set_foreground(getpgrp());

@@ -63,8 +63,6 @@
 /* leave(): die by the signal that interrupted us */
 #define LEAVE_SIGNAL (-1)
 
-static const char *const REEDIT_QUESTION = "Edit it again? [y/n] ";
-
 /* ---- the state every exit path cleans up ---- */
 
 static bool quiet;
@@ -155,7 +153,7 @@ static void edit_copy(const char *copy_name, const char *orig, size_t orig_len, 
 		/* nobody to ask: a script's edit that does not parse fails */
 		if (!isatty(STDIN_FILENO))
 			leave(E_FAILURE);
-		r = hs_edit_ask(REEDIT_QUESTION);
+		r = hs_edit_ask("Edit it again? [y/n] ");
 		if (r < 0)
 			leave(LEAVE_SIGNAL);
 		if (r == 0)
@@ -193,31 +191,23 @@ static int check_global(void *p, const char *data, size_t len)
 	return r;
 }
 
-static void lock_global(const char *path)
-{
-	const char *files[] = { path };
-	const char *failed = NULL;
-	int r = hs_globalfile_lock(&locks, NULL, files, 1, HS_LOCK_TIMEOUT_MS, &failed);
-
-	if (r < 0) {
-		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
-		leave(E_LOCK);
-	}
-}
-
 static void edit_global(enum hs_db_kind kind, const char *path)
 {
 	struct global_ctx ctx = { .kind = kind, .path = path, .db = HS_ACCOUNTDB_INIT };
 	struct hs_accountdb disk = HS_ACCOUNTDB_INIT;
 	struct hs_secret_buf orig = { NULL, 0 };
-	const char *now;
+	const char *now, *failed = NULL;
 	size_t now_len = 0;
 	sigset_t saved;
 	bool same;
 	int r;
 
 	target = path;
-	lock_global(path);
+	r = hs_globalfile_lock(&locks, NULL, &path, 1, HS_LOCK_TIMEOUT_MS, &failed);
+	if (r < 0) {
+		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
+		leave(E_LOCK);
+	}
 	r = hs_globalfile_read(path, &orig.p, &orig.size);
 	if (r == -ENOENT && kind == HS_DB_SHADOW && file_exists(HS_TREE_DIR)) {
 		hs_warn("%s does not exist: this system keeps each user's shadow entry in %s/USER; "
@@ -305,7 +295,6 @@ static void user_ctx_free(struct user_ctx *c)
 	hs_free_secret(c->shadow.old_line);
 	free(c->aging.old_line);
 	free(c->shell.old_line);
-	c->shadow.old_line = c->aging.old_line = c->shell.old_line = NULL;
 	hs_wipe(c->rd_shadow, sizeof(c->rd_shadow));
 }
 
@@ -413,14 +402,6 @@ static int user_refuse(const struct user_ctx *c, unsigned long lineno, const cha
 	return -HS_E_FORMAT;
 }
 
-static bool blank(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-			return false;
-	return true;
-}
-
 static int parse_shadow_line(struct user_ctx *c, const char *line, size_t n, unsigned long no)
 {
 	struct hs_spwd sp;
@@ -490,7 +471,9 @@ static int check_user(void *p, const char *data, size_t len)
 	while (hs_strbuf_line_next(&it, &line, &n)) {
 		if (memchr(line, '\0', n))
 			return user_refuse(c, it.lineno, "NUL byte");
-		if (blank(line, n) || line[0] == '#')
+		/* blank: the line holds no NUL, and data ends in one
+		 * (hs_editfile_read), so strspn stops at its end */
+		if (strspn(line, " \t\r") >= n || line[0] == '#')
 			continue;
 		if (content == 0)
 			r = parse_shadow_line(c, line, n, it.lineno);
@@ -508,16 +491,6 @@ static int check_user(void *p, const char *data, size_t len)
 	if (content == 1)
 		return user_refuse(c, 0, "the shell:PATH line is missing");
 	return 0;
-}
-
-static void lock_user(int treefd, const char *name)
-{
-	struct hs_err err = HS_ERR_INIT;
-
-	if (hs_userdir_lock_err(treefd, name, &userdir_fd, HS_LOCK_TIMEOUT_MS, &err) < 0) {
-		hs_report(&err);
-		leave(E_LOCK);
-	}
 }
 
 /* usermod -l and userdel take a directory away without the user's lock;
@@ -551,7 +524,8 @@ static int write_part(const struct user_ctx *c, const struct part *p, int r)
 static void edit_user(const char *name)
 {
 	static char path[HS_PATHBUF_USER];     /* target points here */
-	char *pwbuf = NULL;
+	_cleanup_free_ char *pwbuf = NULL;
+	_cleanup_close_ int treefd = -1;
 	struct hs_secret_buf text = { NULL, 0 };
 	struct user_ctx ctx = {
 		.name = name,
@@ -559,11 +533,12 @@ static void edit_user(const char *name)
 		.aging = { .file = HS_FILE_AGING },
 		.shell = { .file = HS_FILE_SHELL },
 	};
+	struct hs_err err = HS_ERR_INIT;
 	struct passwd pw;
 	struct hs_spwd sp;
 	gid_t tree_gid, auth_gid;
 	sigset_t saved;
-	int treefd, r, failed = 0;
+	int r, failed = 0;
 
 	if (!hs_names_user_valid(name))
 		hs_die(E_FAILURE, "invalid user name '%s'", hs_printable(name, path, sizeof(path)));
@@ -591,7 +566,10 @@ static void edit_user(const char *name)
 	}
 	/* held until we leave: every other writer of this user's files
 	 * (passwd, chage, chsh, the PAM module) waits for the edit */
-	lock_user(treefd, name);
+	if (hs_userdir_lock_err(treefd, name, &userdir_fd, HS_LOCK_TIMEOUT_MS, &err) < 0) {
+		hs_report(&err);
+		leave(E_LOCK);
+	}
 	r = read_user(&ctx, userdir_fd, &sp);
 	if (r == 0)
 		r = user_text(&ctx, &sp, pw.pw_shell ? pw.pw_shell : "", &text.p, &text.size);
@@ -626,9 +604,7 @@ static void edit_user(const char *name)
 		       hs_userdir_write_shell(userdir_fd, pw.pw_uid, auth_gid, ctx.new_shell)) < 0)
 		failed++;
 	hs_privs_restore_signals(&saved);
-	hs_close(treefd);
 	user_ctx_free(&ctx);
-	free(pwbuf);
 	if (failed) {
 		target = NULL;  /* some files may be written: not "unchanged" */
 		leave(E_FAILURE);

@@ -79,13 +79,6 @@ static void arm_deadline(void)
 	alarm(HELPER_DEADLINE);
 }
 
-static noreturn void usage(void)
-{
-	hs_die(HS_PWHELPER_REFUSED,
-	       "usage: password-helper verify|account USER (password on standard input; "
-	       "it is run by pam_hardened_shadow.so)");
-}
-
 /* Read the password from fd 0: a pipe, socket or regular file, up to EOF,
  * at most HS_PASSWORD_MAX bytes.  Returns its length; refuses (exits)
  * otherwise without keeping what it read. */
@@ -261,7 +254,9 @@ int main(int argc, char **argv)
 	arm_deadline();
 
 	if (argc != 3 || (strcmp(argv[1], "verify") != 0 && strcmp(argv[1], "account") != 0))
-		usage();
+		hs_die(HS_PWHELPER_REFUSED,
+		       "usage: password-helper verify|account USER (password on standard input; "
+		       "it is run by pam_hardened_shadow.so)");
 	verify = strcmp(argv[1], "verify") == 0;
 	user = argv[2];
 	if (!hs_names_user_valid(user))

@@ -491,6 +491,26 @@ def test_user_entry_hash_and_shell(tree):
     assert sb.lstat(d + "/shadow").st_mtime_ns == st.st_mtime_ns
 
 
+def test_user_entry_blank_lines(tree):
+    """Lines of only spaces, tabs and CRs are skipped, before and after the entry; one
+    more byte makes such a line content."""
+    sb = tree
+    d = TREE + "/alice"
+    files = {f: sb.read(d + "/" + f) for f in ("shadow", "shell", "aging")}
+    action(sb, r"""t=$(cat "$1")
+{ printf ' \t\r\n\n'; printf '%s\n' "$t"; printf '\t\n \r\n'; } >"$1"
+""")
+    res = vipw(sb, ["-s", "-u", "alice"])
+    assert (res.returncode, res.stdout) == (0, "vipw: %s is unchanged\n" % d), res
+    action(sb, "printf ' \\t\\r.\\n' >>\"$1\"\n")
+    res = vipw(sb, ["-s", "-u", "alice"])
+    assert res.returncode == 1, res
+    assert "only the shadow(5) line and the shell line" in res.stderr
+    for f, text in files.items():
+        assert sb.read(d + "/" + f) == text, f
+    assert_clean(sb)
+
+
 def test_user_entry_refusals(tree):
     sb = tree
     d = TREE + "/alice"
