@@ -247,7 +247,14 @@ void hs_records_aging_init_unset(struct hs_aging *a)
 	a->flag[0] = '\0';
 }
 
-static int check_flag(const char *flag);
+static int check_flag(const char *flag)
+{
+	unsigned long v;
+
+	if (!flag || flag[0] == '\0')
+		return 0;
+	return hs_parse_ulong(flag, 0, ULONG_MAX, &v);
+}
 
 int hs_records_aging_parse(char *line, struct hs_aging *out)
 {
@@ -447,15 +454,6 @@ int hs_records_gshadow_format(const struct hs_gshadow *r, char **out)
 }
 
 /* ---- classic /etc/shadow ---- */
-
-static int check_flag(const char *flag)
-{
-	unsigned long v;
-
-	if (!flag || flag[0] == '\0')
-		return 0;
-	return hs_parse_ulong(flag, 0, ULONG_MAX, &v);
-}
 
 int hs_records_spwd_parse(char *line, struct hs_spwd *out)
 {
