@@ -242,25 +242,21 @@ static int split_attr(struct reader *rd, unsigned long lineno, struct hs_buf *cu
 	return 0;
 }
 
-static void entry_free(struct hs_ldif_entry *e)
-{
-	for (size_t i = 0; i < e->n; i++) {
-		hs_free_secret(e->v[i].attr);
-		hs_wipe(e->v[i].value, e->v[i].len);
-		free(e->v[i].value);
-	}
-	free(e->v);
-	hs_free_secret(e->dn);
-	memset(e, 0, sizeof(*e));
-}
-
 void hs_ldif_free(struct hs_ldif *l)
 {
-	for (size_t i = 0; i < l->n; i++)
-		entry_free(&l->e[i]);
+	for (size_t i = 0; i < l->n; i++) {
+		struct hs_ldif_entry *e = &l->e[i];
+
+		for (size_t j = 0; j < e->n; j++) {
+			hs_free_secret(e->v[j].attr);
+			hs_wipe(e->v[j].value, e->v[j].len);
+			free(e->v[j].value);
+		}
+		free(e->v);
+		hs_free_secret(e->dn);
+	}
 	free(l->e);
-	l->e = NULL;
-	l->n = 0;
+	*l = (struct hs_ldif){ 0 };
 }
 
 static int grow(void **array, size_t n, size_t size)
