@@ -206,9 +206,7 @@ int hs_records_shadow_parse(char *line, struct hs_shadow *out)
 	int r = split_line(line, f, USHADOW_FIELDS);
 	if (r < 0)
 		return r;
-	if (f[2][0] != '\0')
-		return -HS_E_FORMAT;
-	if (strlen(f[0]) > HS_HASH_MAX)
+	if (f[2][0] != '\0' || strlen(f[0]) > HS_HASH_MAX)
 		return -HS_E_FORMAT;
 
 	long lstchg = HS_UNSET;
@@ -229,8 +227,7 @@ int hs_records_shadow_format(const struct hs_shadow *r, char **out)
 
 	if (!r || !out)
 		return -EINVAL;
-	e = check_field(r->hash, HS_HASH_MAX);
-	if (e < 0)
+	if ((e = check_field(r->hash, HS_HASH_MAX)) < 0)
 		return e;
 	if (!day_or_unset_ok(r->lstchg))
 		return -HS_E_RANGE;
@@ -389,9 +386,7 @@ int hs_records_group_parse(char *line, struct hs_group *out)
 		return -HS_E_NAME;
 	if (strlen(f[1]) > HS_HASH_MAX)
 		return -HS_E_FORMAT;
-	if ((r = parse_id(f[2], &gid)) < 0)
-		return r;
-	if ((r = check_name_list(f[3])) < 0)
+	if ((r = parse_id(f[2], &gid)) < 0 || (r = check_name_list(f[3])) < 0)
 		return r;
 	*out = (struct hs_group){
 		.name = f[0], .passwd = f[1], .gid = (gid_t)gid, .members = f[3],
@@ -555,12 +550,10 @@ int hs_records_subid_parse(char *line, struct hs_subid *out)
 	int r = split_line(line, f, SUBID_FIELDS);
 	if (r < 0)
 		return r;
-	if ((r = check_subid_owner(f[0])) < 0)
-		return r;
-	if ((r = hs_parse_ulong(f[1], 0, HS_ID_MAX, &start)) < 0 ||
-	    (r = hs_parse_ulong(f[2], 1, HS_ID_MAX, &count)) < 0)
-		return r;
-	if ((r = check_subid_range(start, count)) < 0)
+	if ((r = check_subid_owner(f[0])) < 0 ||
+	    (r = hs_parse_ulong(f[1], 0, HS_ID_MAX, &start)) < 0 ||
+	    (r = hs_parse_ulong(f[2], 1, HS_ID_MAX, &count)) < 0 ||
+	    (r = check_subid_range(start, count)) < 0)
 		return r;
 	*out = (struct hs_subid){ .owner = f[0], .start = start, .count = count };
 	return 0;
@@ -572,9 +565,8 @@ int hs_records_subid_format(const struct hs_subid *r, char **out)
 
 	if (!r || !out)
 		return -EINVAL;
-	if ((e = check_subid_owner(r->owner)) < 0)
-		return e;
-	if ((e = check_subid_range(r->start, r->count)) < 0)
+	if ((e = check_subid_owner(r->owner)) < 0 ||
+	    (e = check_subid_range(r->start, r->count)) < 0)
 		return e;
 	return format_into(out, "%s:%lu:%lu\n", r->owner, r->start, r->count);
 }
