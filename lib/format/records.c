@@ -166,14 +166,9 @@ static int check_name_list(const char *list)
 /* A list field in a formatter: NULL means empty. */
 static int check_list_field(const char *list)
 {
-	int r;
-
 	if (!list)
 		return 0;
-	r = check_field(list, SIZE_MAX);
-	if (r < 0)
-		return r;
-	return check_name_list(list);
+	return hs_records_field_valid(list) ? check_name_list(list) : -HS_E_FIELD;
 }
 
 static const char *str_or_empty(const char *s)
