@@ -300,11 +300,8 @@ static int check_shell_path(const char *path)
 
 int hs_records_shell_parse(char *line, const char **path_out)
 {
-	int r;
+	int r = line ? check_shell_path(line) : -HS_E_FORMAT;
 
-	if (!line)
-		return -HS_E_FORMAT;
-	r = check_shell_path(line);
 	if (r < 0)
 		return r;
 	*path_out = line;
@@ -319,8 +316,7 @@ int hs_records_shell_format(const char *path, char **out)
 		return -EINVAL;
 	if (!path)
 		return -HS_E_FORMAT;
-	r = check_shell_path(path);
-	if (r < 0)
+	if ((r = check_shell_path(path)) < 0)
 		return r;
 	return format_into(out, "%s\n", path);
 }
