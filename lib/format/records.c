@@ -27,7 +27,6 @@
 #define SUBID_FIELDS    3
 #define USHADOW_FIELDS  3  /* HASH:LSTCHG: */
 #define AGING_FIELDS    6  /* MIN:MAX:WARN:INACT:EXPIRE: */
-#define MAX_FIELDS      9
 
 static bool is_control(unsigned char c)
 {
