@@ -255,11 +255,12 @@ int hs_records_aging_parse(char *line, struct hs_aging *out)
 	int r = split_line(line, f, AGING_FIELDS);
 	if (r < 0)
 		return r;
-	long *days[5] = { &a.min, &a.max, &a.warn, &a.inact, &a.expire };
-	for (unsigned i = 0; i < 5; i++)
-		if ((r = parse_unset_day(f[i], false, 0, &minus_one, days[i])) < 0)
-			return r;
-	if ((r = check_flag(f[5])) < 0)
+	if ((r = parse_unset_day(f[0], false, 0, &minus_one, &a.min)) < 0 ||
+	    (r = parse_unset_day(f[1], false, 0, &minus_one, &a.max)) < 0 ||
+	    (r = parse_unset_day(f[2], false, 0, &minus_one, &a.warn)) < 0 ||
+	    (r = parse_unset_day(f[3], false, 0, &minus_one, &a.inact)) < 0 ||
+	    (r = parse_unset_day(f[4], false, 0, &minus_one, &a.expire)) < 0 ||
+	    (r = check_flag(f[5])) < 0)
 		return r;
 	/* canonical decimal up to ULONG_MAX: it fits */
 	snprintf(a.flag, sizeof(a.flag), "%s", f[5]);
