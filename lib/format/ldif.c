@@ -318,7 +318,7 @@ static int add_line(struct reader *rd, unsigned long lineno, struct hs_buf *cur,
 int hs_ldif_parse(const char *data, size_t len, struct hs_ldif *out, struct hs_err *err)
 {
 	struct reader rd = { .err = err };
-	struct hs_buf cur = { 0 };
+	_cleanup_strbuf_ struct hs_buf cur = { 0 };
 	bool in_entry = false, version_ok = true, blank = false;
 	unsigned long lineno = 0;
 	int r;
@@ -333,7 +333,6 @@ int hs_ldif_parse(const char *data, size_t len, struct hs_ldif *out, struct hs_e
 		if ((r = add_line(&rd, lineno, &cur, out, &in_entry, &version_ok)) < 0)
 			break;
 	}
-	hs_strbuf_free(&cur);
 	if (r < 0) {
 		if (r == -ENOMEM)
 			hs_err_set(err, r, "out of memory");
