@@ -210,12 +210,11 @@ static int parse_line(struct hs_config *c, enum syntax syn, const char *s, size_
 				warnf(warn, ctx, name, lineno, "unterminated quote, line ignored");
 				return 0;
 			}
-			for (const char *q = close + 1; q < end; q++) {
-				if (!is_blank(*q)) {
-					warnf(warn, ctx, name, lineno,
-					      "text after closing quote, line ignored");
-					return 0;
-				}
+			/* parse_config cut the trailing blanks: what follows is text */
+			if (close + 1 < end) {
+				warnf(warn, ctx, name, lineno,
+				      "text after closing quote, line ignored");
+				return 0;
 			}
 			value = p + 1;
 			end = close;

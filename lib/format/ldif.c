@@ -150,25 +150,17 @@ static int base64_decode(const char *in, size_t len, char **out, size_t *out_len
 }
 
 struct reader {
-	const char *p, *end;
-	unsigned long lineno;   /* of the physical line last read */
+	struct hs_line_iter it;         /* it.lineno: of the physical line last read */
 	struct hs_err *err;
 };
 
 /* The next physical line (CR LF or LF), without its end. */
 static bool next_physical(struct reader *rd, const char **line, size_t *len)
 {
-	const char *nl;
-
-	if (rd->p >= rd->end)
+	if (!hs_strbuf_line_next(&rd->it, line, len))
 		return false;
-	nl = memchr(rd->p, '\n', (size_t)(rd->end - rd->p));
-	*line = rd->p;
-	*len = (size_t)((nl ? nl : rd->end) - rd->p);
 	if (*len > 0 && (*line)[*len - 1] == '\r')
 		(*len)--;
-	rd->p = nl ? nl + 1 : rd->end;
-	rd->lineno++;
 	return true;
 }
 
@@ -186,21 +178,21 @@ static int next_logical(struct reader *rd, struct hs_buf *cur, bool *blank, unsi
 		if (len > 0 && line[0] == ' ')
 			return hs_err_set(rd->err, -HS_E_FORMAT,
 					  "line %lu: a continuation line with nothing to continue",
-					  rd->lineno);
+					  rd->it.lineno);
 		cur->len = 0;
-		*lineno = rd->lineno;
+		*lineno = rd->it.lineno;
 		*blank = len == 0;
 		bool comment = len > 0 && line[0] == '#';
 
 		if (!comment && (r = hs_strbuf_append(cur, line, len)) < 0)
 			return r;
-		while (rd->p < rd->end && rd->p[0] == ' ') {
+		while (rd->it.p < rd->it.end && rd->it.p[0] == ' ') {
 			/* the entry has ended: an attribute folded onto the blank
 			 * line would otherwise vanish without a word */
 			if (*blank)
 				return hs_err_set(rd->err, -HS_E_FORMAT,
 						  "line %lu: continuation of an empty line",
-						  rd->lineno + 1);
+						  rd->it.lineno + 1);
 			next_physical(rd, &line, &len);
 			if (!comment && (r = hs_strbuf_append(cur, line + 1, len - 1)) < 0)
 				return r;
@@ -250,25 +242,21 @@ static int split_attr(struct reader *rd, unsigned long lineno, struct hs_buf *cu
 	return 0;
 }
 
-static void entry_free(struct hs_ldif_entry *e)
-{
-	for (size_t i = 0; i < e->n; i++) {
-		hs_free_secret(e->v[i].attr);
-		hs_wipe(e->v[i].value, e->v[i].len);
-		free(e->v[i].value);
-	}
-	free(e->v);
-	hs_free_secret(e->dn);
-	memset(e, 0, sizeof(*e));
-}
-
 void hs_ldif_free(struct hs_ldif *l)
 {
-	for (size_t i = 0; i < l->n; i++)
-		entry_free(&l->e[i]);
+	for (size_t i = 0; i < l->n; i++) {
+		struct hs_ldif_entry *e = &l->e[i];
+
+		for (size_t j = 0; j < e->n; j++) {
+			hs_free_secret(e->v[j].attr);
+			hs_wipe(e->v[j].value, e->v[j].len);
+			free(e->v[j].value);
+		}
+		free(e->v);
+		hs_free_secret(e->dn);
+	}
 	free(l->e);
-	l->e = NULL;
-	l->n = 0;
+	*l = (struct hs_ldif){ 0 };
 }
 
 static int grow(void **array, size_t n, size_t size)
@@ -329,13 +317,14 @@ static int add_line(struct reader *rd, unsigned long lineno, struct hs_buf *cur,
 
 int hs_ldif_parse(const char *data, size_t len, struct hs_ldif *out, struct hs_err *err)
 {
-	struct reader rd = { .p = data, .end = data + len, .err = err };
-	struct hs_buf cur = { 0 };
+	struct reader rd = { .err = err };
+	_cleanup_strbuf_ struct hs_buf cur = { 0 };
 	bool in_entry = false, version_ok = true, blank = false;
 	unsigned long lineno = 0;
 	int r;
 
 	*out = (struct hs_ldif){ 0 };
+	hs_strbuf_lines_init(&rd.it, data, len);
 	while ((r = next_logical(&rd, &cur, &blank, &lineno)) > 0) {
 		if (blank) {
 			in_entry = false;
@@ -344,7 +333,6 @@ int hs_ldif_parse(const char *data, size_t len, struct hs_ldif *out, struct hs_e
 		if ((r = add_line(&rd, lineno, &cur, out, &in_entry, &version_ok)) < 0)
 			break;
 	}
-	hs_strbuf_free(&cur);
 	if (r < 0) {
 		if (r == -ENOMEM)
 			hs_err_set(err, r, "out of memory");

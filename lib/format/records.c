@@ -27,7 +27,6 @@
 #define SUBID_FIELDS    3
 #define USHADOW_FIELDS  3  /* HASH:LSTCHG: */
 #define AGING_FIELDS    6  /* MIN:MAX:WARN:INACT:EXPIRE: */
-#define MAX_FIELDS      9
 
 static bool is_control(unsigned char c)
 {
@@ -166,14 +165,9 @@ static int check_name_list(const char *list)
 /* A list field in a formatter: NULL means empty. */
 static int check_list_field(const char *list)
 {
-	int r;
-
 	if (!list)
 		return 0;
-	r = check_field(list, SIZE_MAX);
-	if (r < 0)
-		return r;
-	return check_name_list(list);
+	return hs_records_field_valid(list) ? check_name_list(list) : -HS_E_FIELD;
 }
 
 static const char *str_or_empty(const char *s)
@@ -206,9 +200,7 @@ int hs_records_shadow_parse(char *line, struct hs_shadow *out)
 	int r = split_line(line, f, USHADOW_FIELDS);
 	if (r < 0)
 		return r;
-	if (f[2][0] != '\0')
-		return -HS_E_FORMAT;
-	if (strlen(f[0]) > HS_HASH_MAX)
+	if (f[2][0] != '\0' || strlen(f[0]) > HS_HASH_MAX)
 		return -HS_E_FORMAT;
 
 	long lstchg = HS_UNSET;
@@ -229,8 +221,7 @@ int hs_records_shadow_format(const struct hs_shadow *r, char **out)
 
 	if (!r || !out)
 		return -EINVAL;
-	e = check_field(r->hash, HS_HASH_MAX);
-	if (e < 0)
+	if ((e = check_field(r->hash, HS_HASH_MAX)) < 0)
 		return e;
 	if (!day_or_unset_ok(r->lstchg))
 		return -HS_E_RANGE;
@@ -247,7 +238,14 @@ void hs_records_aging_init_unset(struct hs_aging *a)
 	a->flag[0] = '\0';
 }
 
-static int check_flag(const char *flag);
+static int check_flag(const char *flag)
+{
+	unsigned long v;
+
+	if (!flag || flag[0] == '\0')
+		return 0;
+	return hs_parse_ulong(flag, 0, ULONG_MAX, &v);
+}
 
 int hs_records_aging_parse(char *line, struct hs_aging *out)
 {
@@ -302,11 +300,8 @@ static int check_shell_path(const char *path)
 
 int hs_records_shell_parse(char *line, const char **path_out)
 {
-	int r;
+	int r = line ? check_shell_path(line) : -HS_E_FORMAT;
 
-	if (!line)
-		return -HS_E_FORMAT;
-	r = check_shell_path(line);
 	if (r < 0)
 		return r;
 	*path_out = line;
@@ -321,8 +316,7 @@ int hs_records_shell_format(const char *path, char **out)
 		return -EINVAL;
 	if (!path)
 		return -HS_E_FORMAT;
-	r = check_shell_path(path);
-	if (r < 0)
+	if ((r = check_shell_path(path)) < 0)
 		return r;
 	return format_into(out, "%s\n", path);
 }
@@ -383,9 +377,7 @@ int hs_records_group_parse(char *line, struct hs_group *out)
 		return -HS_E_NAME;
 	if (strlen(f[1]) > HS_HASH_MAX)
 		return -HS_E_FORMAT;
-	if ((r = parse_id(f[2], &gid)) < 0)
-		return r;
-	if ((r = check_name_list(f[3])) < 0)
+	if ((r = parse_id(f[2], &gid)) < 0 || (r = check_name_list(f[3])) < 0)
 		return r;
 	*out = (struct hs_group){
 		.name = f[0], .passwd = f[1], .gid = (gid_t)gid, .members = f[3],
@@ -447,15 +439,6 @@ int hs_records_gshadow_format(const struct hs_gshadow *r, char **out)
 }
 
 /* ---- classic /etc/shadow ---- */
-
-static int check_flag(const char *flag)
-{
-	unsigned long v;
-
-	if (!flag || flag[0] == '\0')
-		return 0;
-	return hs_parse_ulong(flag, 0, ULONG_MAX, &v);
-}
 
 int hs_records_spwd_parse(char *line, struct hs_spwd *out)
 {
@@ -558,12 +541,10 @@ int hs_records_subid_parse(char *line, struct hs_subid *out)
 	int r = split_line(line, f, SUBID_FIELDS);
 	if (r < 0)
 		return r;
-	if ((r = check_subid_owner(f[0])) < 0)
-		return r;
-	if ((r = hs_parse_ulong(f[1], 0, HS_ID_MAX, &start)) < 0 ||
-	    (r = hs_parse_ulong(f[2], 1, HS_ID_MAX, &count)) < 0)
-		return r;
-	if ((r = check_subid_range(start, count)) < 0)
+	if ((r = check_subid_owner(f[0])) < 0 ||
+	    (r = hs_parse_ulong(f[1], 0, HS_ID_MAX, &start)) < 0 ||
+	    (r = hs_parse_ulong(f[2], 1, HS_ID_MAX, &count)) < 0 ||
+	    (r = check_subid_range(start, count)) < 0)
 		return r;
 	*out = (struct hs_subid){ .owner = f[0], .start = start, .count = count };
 	return 0;
@@ -575,9 +556,8 @@ int hs_records_subid_format(const struct hs_subid *r, char **out)
 
 	if (!r || !out)
 		return -EINVAL;
-	if ((e = check_subid_owner(r->owner)) < 0)
-		return e;
-	if ((e = check_subid_range(r->start, r->count)) < 0)
+	if ((e = check_subid_owner(r->owner)) < 0 ||
+	    (e = check_subid_range(r->start, r->count)) < 0)
 		return e;
 	return format_into(out, "%s:%lu:%lu\n", r->owner, r->start, r->count);
 }

@@ -88,7 +88,7 @@ int hs_records_passwd_format(const struct hs_passwd *r, char **out);
 
 /* /etc/group: name:passwd:gid:member,member,...
  * members is the raw comma-separated list (may be ""); every member is
- * validated as a user name by the parser.  Use hs_list_* to work on it. */
+ * validated as a user name by the parser.  Use hs_records_list_* to work on it. */
 struct hs_group {
 	const char *name, *passwd;
 	gid_t gid;

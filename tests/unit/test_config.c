@@ -73,6 +73,7 @@ static void test_logindefs_basic(void **state)
 		"\tUMASK\t\t022   \n"
 		"ENV_PATH PATH=/usr/local/bin:/usr/bin:/bin\n"
 		"ENV_SUPATH \"PATH=/usr/sbin:/usr/bin\"  \n"
+		"TTYTYPE_FILE \"/etc/ttytype\"\t \r\n"
 		"TTYGROUP tty\r\n"
 		"TTYPERM 0620\n"
 		"LOGIN_RETRIES 5\n"
@@ -96,6 +97,7 @@ static void test_logindefs_basic(void **state)
 	assert_string_equal(hs_config_get_str(c, "ENV_PATH", NULL),
 	                    "PATH=/usr/local/bin:/usr/bin:/bin");
 	assert_string_equal(hs_config_get_str(c, "ENV_SUPATH", NULL), "PATH=/usr/sbin:/usr/bin");
+	assert_string_equal(hs_config_get_str(c, "TTYTYPE_FILE", NULL), "/etc/ttytype");
 	assert_string_equal(hs_config_get_str(c, "TTYGROUP", NULL), "tty");
 	assert_int_equal(hs_config_get_long(c, "TTYPERM", 0, 07777, -1), 0620);
 	assert_int_equal(hs_config_get_long(c, "LOGIN_RETRIES", 0, 100, -1), 5);
@@ -195,14 +197,16 @@ static void test_logindefs_hostile(void **state)
 	static const char q[] =
 		"ENV_PATH \"PATH=/bin\n"
 		"ENV_SUPATH \"PATH=/sbin\" junk\n"
+		"ENV_HZ \"HZ=100\"  x\t\n"
 		"TTY-GROUP tty\n"
 		"=x\n"
 		"\"UMASK\" 022\n"
 		"SU_NAME \"su\"\n";
 	c = ld(q, sizeof q - 1, &w);
-	assert_int_equal(w.n, 5);
+	assert_int_equal(w.n, 6);
 	assert_false(hs_config_has(c, "ENV_PATH"));
 	assert_false(hs_config_has(c, "ENV_SUPATH"));
+	assert_false(hs_config_has(c, "ENV_HZ"));
 	assert_false(hs_config_has(c, "UMASK"));
 	assert_string_equal(hs_config_get_str(c, "SU_NAME", NULL), "su");
 	hs_config_free(c);

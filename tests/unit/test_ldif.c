@@ -149,6 +149,28 @@ static void test_parse_forms(void **state)
 	hs_ldif_free(&l);
 }
 
+/* No input is no entry; the last physical line may end a folded value
+ * with no newline after it, and line numbers go on across a comment's
+ * continuation. */
+static void test_parse_edges(void **state)
+{
+	static const char text[] = "# c\n more\ndn: cn=a\ncn: fol\n ded";
+	struct hs_ldif l;
+
+	(void)state;
+	assert_int_equal(hs_ldif_parse(NULL, 0, &l, NULL), 0);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(hs_ldif_parse("", 0, &l, NULL), 0);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(hs_ldif_parse(text, sizeof(text) - 1, &l, NULL), 0);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.e[0].lineno, 3);
+	assert_int_equal(l.e[0].n, 1);
+	assert_string_equal(l.e[0].v[0].value, "folded");
+	assert_int_equal(l.e[0].v[0].len, 6);
+	hs_ldif_free(&l);
+}
+
 static void expect_error(const char *text, const char *msg)
 {
 	struct hs_ldif l;
@@ -189,6 +211,7 @@ int main(void)
 		cmocka_unit_test(test_fold),
 		cmocka_unit_test(test_bad_attribute_names),
 		cmocka_unit_test(test_parse_forms),
+		cmocka_unit_test(test_parse_edges),
 		cmocka_unit_test(test_parse_refuses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
