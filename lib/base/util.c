@@ -39,7 +39,7 @@ const char *hs_strerror(int negative_err)
 
 	if (e == 0)
 		return "success";
-	if (e > HS_E_BASE && e < HS_E_LAST)
+	if (e > HS_E_BASE && e < HS_E_LAST && phrases[e - HS_E_BASE])
 		return phrases[e - HS_E_BASE];
 	if (e >= HS_E_BASE)
 		return "unknown error";
