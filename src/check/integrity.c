@@ -1960,7 +1960,7 @@ struct salvaged {
 
 static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salvaged *s)
 {
-	size_t colons = 0, cut[3] = { 0 };
+	size_t colons = 0, cut[3] = { 0 }, kept;
 	char *t;
 
 	memset(s, 0, sizeof *s);
@@ -1975,8 +1975,9 @@ static void salvage(enum hs_db_kind kind, const struct hs_dbline *l, struct salv
 	if (colons != 3)
 		return;
 	/* a CR that ends the line is no part of the last name */
-	s->storage.p = strndup(l->text, l->len - (l->text[l->len - 1] == '\r'));
-	s->storage.size = l->len + 1;
+	kept = l->len - (l->text[l->len - 1] == '\r');
+	s->storage.p = strndup(l->text, kept);
+	s->storage.size = kept + 1;     /* what is copied is what is wiped */
 	/* the fixed fields with empty lists: "name:pw:gid:" / "name:pw::" */
 	if (asprintf(&s->fixed.p, "%.*s%s", (int)(kind == HS_DB_GROUP ? cut[2] : cut[1]) + 1,
 		     l->text, kind == HS_DB_GROUP ? "" : ":") < 0)

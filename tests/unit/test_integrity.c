@@ -249,6 +249,29 @@ static void test_group_checks_and_repairs(void **state)
 	hs_accountdb_free(&gs);
 }
 
+/* A line salvaged for its bad member names that ends in a CR (a file
+ * copied from Windows): the salvage copies the line without the CR and
+ * must wipe only what it copied (ASan's run sees a wipe past it). */
+static void test_salvage_line_ending_in_cr(void **state)
+{
+	struct hs_accountdb pw = HS_ACCOUNTDB_INIT, gr = HS_ACCOUNTDB_INIT, gs = HS_ACCOUNTDB_INIT;
+	struct hs_integrity a;
+	struct capture c;
+
+	(void)state;
+	load(&pw, HS_DB_PASSWD, "/etc/passwd", users_text);
+	load(&gr, HS_DB_GROUP, "/etc/group", "g7:x:6007:bad name,alice\r\n");
+	load(&gs, HS_DB_GSHADOW, "/etc/gshadow", "g7:!::bad name,alice\r\n");
+	audit_init(&a, &c, 0, NULL);
+	assert_int_equal(hs_integrity_group(&a, &gr, &gs, &pw), 0);
+	assert_int_equal(hs_integrity_gshadow(&a, &gs, &gr, &pw), 0);
+	assert_non_null(strstr(text(&c), "invalid member name 'bad name'"));
+	hs_strbuf_free(&c.out);
+	hs_accountdb_free(&pw);
+	hs_accountdb_free(&gr);
+	hs_accountdb_free(&gs);
+}
+
 /* The exit status shadow-utils' grpck gives: a group password field that
  * is not 'x' beside a gshadow line is a bad entry even with -S; member
  * lists that disagree are reported (unless -S) but leave it 0. */
@@ -592,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_passwd_read_only),
 		cmocka_unit_test(test_passwd_warnings_and_repairs),
 		cmocka_unit_test(test_group_checks_and_repairs),
+		cmocka_unit_test(test_salvage_line_ending_in_cr),
 		cmocka_unit_test(test_group_status_counts),
 		cmocka_unit_test(test_gshadow_line_edited_twice),
 		cmocka_unit_test(test_huge_member_lists),
