@@ -374,8 +374,10 @@ static int spdb_load_tcb(struct spdb *db, struct pwdb *pw, int etcfd)
 	/* one entry per passwd user (the directory names differ), and the
 	 * one that is refused */
 	db->ents = calloc(pw->n + 1, sizeof(*db->ents));
-	if (!db->ents)
+	if (!db->ents) {
+		hs_warn("cannot read %s: %s", HS_ETC_TCB, hs_strerror(-ENOMEM));
 		return -ENOMEM;
+	}
 	if (!(d = list_dir(tcbfd, HS_ETC_TCB, &r)))
 		return r;
 	errno = 0;
