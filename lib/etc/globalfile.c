@@ -425,18 +425,17 @@ static int finish_interrupted_update(const char *pwd_lock_path, const char **fai
 			   sizeof(msg));
 	/* nothing to say: a recovery that kept only what an earlier one of
 	 * this run said it keeps */
-	if (r > 0 && msg[0]) {
+	if (r < 0 || (r > 0 && msg[0])) {
 		hs_warn("%s", msg);
-		syslog(LOG_WARNING, "%s", hs_printable(msg, shown, sizeof(shown)));
-	} else if (r < 0) {
-		hs_warn("%s", msg);
-		syslog(LOG_ERR, "%s", hs_printable(msg, shown, sizeof(shown)));
-		snprintf(journal, sizeof(journal), "%s/%s", dir, HS_TXN_JOURNAL);
-		if (failed_path)
-			*failed_path = journal;
-		return r;
+		syslog(r < 0 ? LOG_ERR : LOG_WARNING, "%s",
+		       hs_printable(msg, shown, sizeof(shown)));
 	}
-	return 0;
+	if (r >= 0)
+		return 0;
+	snprintf(journal, sizeof(journal), "%s/%s", dir, HS_TXN_JOURNAL);
+	if (failed_path)
+		*failed_path = journal;
+	return r;
 }
 
 /* This boot's id (the kernel makes a new one at each boot), or "" when
