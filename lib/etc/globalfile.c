@@ -768,22 +768,17 @@ static void run_quietly(const char *prog, char *const argv[])
 	char *const envp[] = { NULL };
 	pid_t pid;
 
-	if (access(prog, X_OK) < 0)
-		return;
-	if (spawn_attr_clean_signals(&at) < 0)
+	if (access(prog, X_OK) < 0 || spawn_attr_clean_signals(&at) < 0)
 		return;
 	if (posix_spawn_file_actions_init(&fa) != 0) {
 		posix_spawnattr_destroy(&at);
 		return;
 	}
-	if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) != 0 ||
-	    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) != 0 ||
-	    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0) != 0) {
-		posix_spawn_file_actions_destroy(&fa);
-		posix_spawnattr_destroy(&at);
-		return;
-	}
-	int r = posix_spawn(&pid, prog, &fa, &at, argv, envp);
+	/* the first failure (an error number) ends the chain: no spawn */
+	int r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) ?:
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) ?:
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0) ?:
+		posix_spawn(&pid, prog, &fa, &at, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	if (r != 0)
