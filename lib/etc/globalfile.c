@@ -707,18 +707,17 @@ int hs_globalfile_commit(int dir_fd, const struct hs_global_file *files, size_t 
 		tf[i].gid = f->gid;
 		tf[i].mode = f->mode & 07777;
 	}
-	if (dir_fd > 2)
-		return hs_txn_commit(dir_fd, dir, tf, n, work, n_work, err, err_size);
-	/* the directory part may hold symlinks (a test root); the last
-	 * components never are followed */
-	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0) {
+	/* without the caller's fd: the directory part may hold symlinks (a
+	 * test root); the last components never are followed */
+	if (dir_fd <= 2)
+		dir_fd = dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0) {
 		r = -errno;
 		if (err && err_size)
 			snprintf(err, err_size, "cannot open %s: %s", dir, hs_strerror(r));
 		return r;
 	}
-	return hs_txn_commit(dirfd, dir, tf, n, work, n_work, err, err_size);
+	return hs_txn_commit(dir_fd, dir, tf, n, work, n_work, err, err_size);
 }
 
 int hs_globalfile_replace(const char *path, const char *data, size_t len,
