@@ -73,11 +73,7 @@ int hs_shells_load(struct hs_shells *s, const char *path)
 		return -EINVAL;
 	}
 	s->path = strdup(path);
-	if (!s->path) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	r = hs_fileio_read_alloc_path(path, &ex, &s->data, &s->len);
+	r = s->path ? hs_fileio_read_alloc_path(path, &ex, &s->data, &s->len) : -ENOMEM;
 	if (r == -ENOENT)
 		return 0;       /* no lines, data NULL */
 	if (r < 0)
