@@ -180,10 +180,9 @@ int hs_groupops_set_members(struct hs_accountset *s, size_t gi, const char *memb
 	const struct hs_group *g;
 	struct hs_group ng;
 	struct hs_gshadow ns;
-	long si;
+	long si = gshadow_copy(s, gi, &ns);
 	int changed = 0;
 
-	si = gshadow_copy(s, gi, &ns);
 	if (si < -1)
 		return (int)si;
 	if (si >= 0 && strcmp(ns.members, members) != 0) {
@@ -268,9 +267,8 @@ int hs_groupops_set_password(struct hs_accountset *s, size_t gi, const char *has
 {
 	struct hs_group ng;
 	struct hs_gshadow ns;
-	long si;
+	long si = gshadow_copy(s, gi, &ns);
 
-	si = gshadow_copy(s, gi, &ns);
 	if (si < -1)
 		return (int)si;
 	if (si >= 0) {
