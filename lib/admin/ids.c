@@ -207,11 +207,9 @@ int hs_ids_pick(const struct hs_idset *used, const struct hs_id_range *r, bool s
 	}
 	/* the top is taken: the lowest gap */
 	id = r->min;
-	for (i = lower_bound(used, r->min); i < used->n && used->ids[i] == id; i++) {
+	for (i = lower_bound(used, r->min); i < used->n && used->ids[i] == id; i++, id++)
 		if (id == r->max)
 			return -EUSERS;
-		id++;
-	}
 	*out = id;
 	return 0;
 }
