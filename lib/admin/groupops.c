@@ -180,29 +180,23 @@ int hs_groupops_set_members(struct hs_accountset *s, size_t gi, const char *memb
 	const struct hs_group *g;
 	struct hs_group ng;
 	struct hs_gshadow ns;
-	long si;
-	int r, changed = 0;
+	long si = gshadow_copy(s, gi, &ns);
+	int changed = 0;
 
-	si = gshadow_copy(s, gi, &ns);
 	if (si < -1)
 		return (int)si;
 	if (si >= 0 && strcmp(ns.members, members) != 0) {
 		ns.members = members;
-		r = put(s, HS_AS_GSHADOW, (size_t)si, &ns);
-		if (r < 0)
-			return r;
-		changed = 1;
+		changed = put(s, HS_AS_GSHADOW, (size_t)si, &ns);
+		if (changed < 0)
+			return changed;
 	}
 	g = group_at(s, gi);
-	if (strcmp(g->members, members) != 0) {
-		ng = *g;
-		ng.members = members;
-		r = put(s, HS_AS_GROUP, gi, &ng);
-		if (r < 0)
-			return r;
-		changed = 1;
-	}
-	return changed;
+	if (strcmp(g->members, members) == 0)
+		return changed;
+	ng = *g;
+	ng.members = members;
+	return put(s, HS_AS_GROUP, gi, &ng);
 }
 
 int hs_groupops_add_member(struct hs_accountset *s, size_t gi, const char *user)
@@ -273,9 +267,8 @@ int hs_groupops_set_password(struct hs_accountset *s, size_t gi, const char *has
 {
 	struct hs_group ng;
 	struct hs_gshadow ns;
-	long si;
+	long si = gshadow_copy(s, gi, &ns);
 
-	si = gshadow_copy(s, gi, &ns);
 	if (si < -1)
 		return (int)si;
 	if (si >= 0) {

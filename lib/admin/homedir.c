@@ -362,8 +362,7 @@ int hs_homedir_build(struct hs_homedir_build *b, const char *home, const char *s
 	}
 	if (skel && skel[0]) {
 		_cleanup_close_ int skelfd = open(skel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		struct copy_ctx c = { .uid = uid, .gid = gid, .skel = skel, .failed = false,
-				      .err = err };
+		struct copy_ctx c = { .uid = uid, .gid = gid, .skel = skel, .err = err };
 
 		for (int d = 0; d <= HS_WALK_MAX_DEPTH; d++)
 			c.dst[d] = -1;

@@ -53,11 +53,8 @@ char *hs_homepath_normalise(const char *dir)
  * root. */
 static bool dir_is_trusted(const struct stat *st, uid_t refused_uid, bool root_only)
 {
-	if (root_only ? st->st_uid != 0 : st->st_uid == refused_uid)
-		return false;
-	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
-		return false;
-	return true;
+	return (root_only ? st->st_uid == 0 : st->st_uid != refused_uid) &&
+	       (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_mode & S_ISVTX));
 }
 
 int hs_homepath_open_trusted_dir(const char *dir, uid_t refused_uid, bool root_only)

@@ -189,18 +189,11 @@ int hs_ids_pick(const struct hs_idset *used, const struct hs_id_range *r, bool s
 	if (system) {
 		/* highest free id, walking down through the used ids */
 		id = r->max;
-		i = lower_bound(used, r->max + 1);
-		for (;;) {
-			if (i == 0 || used->ids[i - 1] < id) {
-				*out = id;
-				return 0;
-			}
-			/* used->ids[i - 1] == id */
+		for (i = lower_bound(used, r->max + 1); i > 0 && used->ids[i - 1] >= id; i--, id--)
 			if (id == r->min)
 				return -EUSERS;
-			id--;
-			i--;
-		}
+		*out = id;
+		return 0;
 	}
 	/* one past the highest id in use inside the range */
 	i = lower_bound(used, r->max + 1);
@@ -214,11 +207,9 @@ int hs_ids_pick(const struct hs_idset *used, const struct hs_id_range *r, bool s
 	}
 	/* the top is taken: the lowest gap */
 	id = r->min;
-	for (i = lower_bound(used, r->min); i < used->n && used->ids[i] == id; i++) {
+	for (i = lower_bound(used, r->min); i < used->n && used->ids[i] == id; i++, id++)
 		if (id == r->max)
 			return -EUSERS;
-		id++;
-	}
 	*out = id;
 	return 0;
 }

@@ -56,11 +56,10 @@ static bool status_has_uid(int piddirfd, uid_t uid)
  * namespace's business. */
 pid_t hs_procs_user_busy(uid_t uid)
 {
-	_cleanup_closedir_ DIR *proc = NULL;
+	_cleanup_closedir_ DIR *proc = opendir("/proc");
 	struct dirent *de;
 	pid_t found = 0;
 
-	proc = opendir("/proc");
 	if (!proc)
 		return 0;
 	while (!found && (de = readdir(proc))) {

@@ -90,8 +90,7 @@ int hs_accountset_open(struct hs_accountset *s, unsigned files, unsigned load_fl
 		snprintf(s->error, sizeof(s->error), "cannot lock %s: %s",
 			 failed ? failed : s->pwd_lock,
 			 hs_lock_strerror(r, HS_LOCK_TIMEOUT_MS, why, sizeof(why)));
-		for (int k = 0; k < HS_AS_COUNT; k++)
-			s->used[k] = false;
+		memset(s->used, 0, sizeof(s->used));
 		return r;
 	}
 	/* every file through the directory the locks were taken in */

@@ -86,22 +86,6 @@ static int above_std_streams(int fd)
 	return high;
 }
 
-/* The lock file just opened (fd, or -1 with errno from the open): a
- * regular file, moved above the standard streams.  Returns the fd. */
-static int checked_pwd_lock_fd(int opened)
-{
-	_cleanup_close_ int fd = opened;
-	struct stat st;
-
-	if (fd < 0)
-		return errno == ELOOP ? -HS_E_SYMLINK : -errno;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -HS_E_NOTREG;
-	return above_std_streams(TAKE_FD(fd));
-}
-
 /* An OFD lock of type (F_WRLCK, F_RDLCK) on the whole of fd, as
  * lckpwdf() locks it, polled until the deadline. */
 static int poll_ofd_lock(int fd, short type, int64_t deadline)
@@ -125,16 +109,25 @@ static int poll_ofd_lock(int fd, short type, int64_t deadline)
 	}
 }
 
-static int take_pwd_lock(const char *path, int64_t deadline, int *fd_out)
+/* The lock file just opened (opened, or -1 with errno from the open): a
+ * regular file, moved above the standard streams and locked (type) until
+ * the deadline.  The fd goes to *fd_out. */
+static int lock_pwd_fd(int opened, short type, int64_t deadline, int *fd_out)
 {
-	_cleanup_close_ int fd = checked_pwd_lock_fd(
-		hs_selabel_openat(AT_FDCWD, path, NULL, O_RDWR | O_CREAT | O_CLOEXEC |
-				  O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600));
+	_cleanup_close_ int fd = opened;
+	struct stat st;
 	int r;
 
 	if (fd < 0)
+		return errno == ELOOP ? -HS_E_SYMLINK : -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -HS_E_NOTREG;
+	fd = above_std_streams(TAKE_FD(fd));
+	if (fd < 0)
 		return fd;
-	r = poll_ofd_lock(fd, F_WRLCK, deadline);
+	r = poll_ofd_lock(fd, type, deadline);
 	if (r == 0)
 		*fd_out = TAKE_FD(fd);
 	return r;
@@ -144,8 +137,7 @@ int hs_globalfile_read_lock(struct hs_locks *l, const char *pwd_lock_path,
 			    unsigned timeout_ms)
 {
 	int64_t deadline = monotonic_ns() + (int64_t)timeout_ms * 1000000;
-	_cleanup_close_ int fd = -1;
-	int r;
+	int fd;
 
 	*l = (struct hs_locks)HS_LOCKS_INIT;
 	/* read access is enough for a read lock, and a reader creates nothing */
@@ -153,13 +145,7 @@ int hs_globalfile_read_lock(struct hs_locks *l, const char *pwd_lock_path,
 		  O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0 && errno == ENOENT)
 		return 0;
-	fd = checked_pwd_lock_fd(fd);
-	if (fd < 0)
-		return fd;
-	r = poll_ofd_lock(fd, F_RDLCK, deadline);
-	if (r == 0)
-		l->pwd_lock_fd = TAKE_FD(fd);
-	return r;
+	return lock_pwd_fd(fd, F_RDLCK, deadline, &l->pwd_lock_fd);
 }
 
 static char *path_with_suffix(const char *path, const char *suffix)
@@ -439,18 +425,17 @@ static int finish_interrupted_update(const char *pwd_lock_path, const char **fai
 			   sizeof(msg));
 	/* nothing to say: a recovery that kept only what an earlier one of
 	 * this run said it keeps */
-	if (r > 0 && msg[0]) {
+	if (r < 0 || (r > 0 && msg[0])) {
 		hs_warn("%s", msg);
-		syslog(LOG_WARNING, "%s", hs_printable(msg, shown, sizeof(shown)));
-	} else if (r < 0) {
-		hs_warn("%s", msg);
-		syslog(LOG_ERR, "%s", hs_printable(msg, shown, sizeof(shown)));
-		snprintf(journal, sizeof(journal), "%s/%s", dir, HS_TXN_JOURNAL);
-		if (failed_path)
-			*failed_path = journal;
-		return r;
+		syslog(r < 0 ? LOG_ERR : LOG_WARNING, "%s",
+		       hs_printable(msg, shown, sizeof(shown)));
 	}
-	return 0;
+	if (r >= 0)
+		return 0;
+	snprintf(journal, sizeof(journal), "%s/%s", dir, HS_TXN_JOURNAL);
+	if (failed_path)
+		*failed_path = journal;
+	return r;
 }
 
 /* This boot's id (the kernel makes a new one at each boot), or "" when
@@ -549,7 +534,9 @@ int hs_globalfile_lock(struct hs_locks *l, const char *pwd_lock_path,
 	r = split_dir(pwd_lock_path, dir, sizeof(dir), &base);
 	if (r < 0)
 		return r;
-	r = take_pwd_lock(pwd_lock_path, deadline, &l->pwd_lock_fd);
+	r = lock_pwd_fd(hs_selabel_openat(AT_FDCWD, pwd_lock_path, NULL, O_RDWR | O_CREAT |
+					  O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600),
+			F_WRLCK, deadline, &l->pwd_lock_fd);
 	if (r < 0) {
 		l->pwd_lock_fd = -1;
 		return r;
@@ -720,18 +707,17 @@ int hs_globalfile_commit(int dir_fd, const struct hs_global_file *files, size_t 
 		tf[i].gid = f->gid;
 		tf[i].mode = f->mode & 07777;
 	}
-	if (dir_fd > 2)
-		return hs_txn_commit(dir_fd, dir, tf, n, work, n_work, err, err_size);
-	/* the directory part may hold symlinks (a test root); the last
-	 * components never are followed */
-	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0) {
+	/* without the caller's fd: the directory part may hold symlinks (a
+	 * test root); the last components never are followed */
+	if (dir_fd <= 2)
+		dir_fd = dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0) {
 		r = -errno;
 		if (err && err_size)
 			snprintf(err, err_size, "cannot open %s: %s", dir, hs_strerror(r));
 		return r;
 	}
-	return hs_txn_commit(dirfd, dir, tf, n, work, n_work, err, err_size);
+	return hs_txn_commit(dir_fd, dir, tf, n, work, n_work, err, err_size);
 }
 
 int hs_globalfile_replace(const char *path, const char *data, size_t len,
@@ -781,22 +767,17 @@ static void run_quietly(const char *prog, char *const argv[])
 	char *const envp[] = { NULL };
 	pid_t pid;
 
-	if (access(prog, X_OK) < 0)
-		return;
-	if (spawn_attr_clean_signals(&at) < 0)
+	if (access(prog, X_OK) < 0 || spawn_attr_clean_signals(&at) < 0)
 		return;
 	if (posix_spawn_file_actions_init(&fa) != 0) {
 		posix_spawnattr_destroy(&at);
 		return;
 	}
-	if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) != 0 ||
-	    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) != 0 ||
-	    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0) != 0) {
-		posix_spawn_file_actions_destroy(&fa);
-		posix_spawnattr_destroy(&at);
-		return;
-	}
-	int r = posix_spawn(&pid, prog, &fa, &at, argv, envp);
+	/* the first failure (an error number) ends the chain: no spawn */
+	int r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) ?:
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) ?:
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0) ?:
+		posix_spawn(&pid, prog, &fa, &at, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	if (r != 0)

@@ -73,11 +73,7 @@ int hs_shells_load(struct hs_shells *s, const char *path)
 		return -EINVAL;
 	}
 	s->path = strdup(path);
-	if (!s->path) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	r = hs_fileio_read_alloc_path(path, &ex, &s->data, &s->len);
+	r = s->path ? hs_fileio_read_alloc_path(path, &ex, &s->data, &s->len) : -ENOMEM;
 	if (r == -ENOENT)
 		return 0;       /* no lines, data NULL */
 	if (r < 0)
@@ -129,7 +125,6 @@ bool hs_shells_is_proxy(const char *shell)
 int hs_shells_add(struct hs_shells *s, const char *shell)
 {
 	_cleanup_free_ char *copy = NULL;
-	int r;
 
 	if (!s || !shell || shell[0] != '/' || !hs_records_field_valid(shell)) {
 		set_error(s, "cannot add to %s: not an absolute path without control characters",
@@ -139,7 +134,7 @@ int hs_shells_add(struct hs_shells *s, const char *shell)
 	if (hs_shells_contains(s, shell))
 		return 0;
 	copy = strdup(shell);
-	if (!copy || (r = grow(s)) < 0) {
+	if (!copy || grow(s) < 0) {
 		set_error(s, "cannot add to %s: %s", s->path, hs_strerror(-ENOMEM));
 		return -ENOMEM;
 	}
