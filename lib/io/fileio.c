@@ -38,13 +38,8 @@ bool hs_fileio_same_version(const struct stat *then, const struct stat *now)
 
 bool hs_fileio_is_single_component(const char *name)
 {
-	if (!name || !name[0])
-		return false;
-	if (strchr(name, '/'))
-		return false;
-	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		return false;
-	return true;
+	return name && name[0] && !strchr(name, '/') && strcmp(name, ".") != 0 &&
+	       strcmp(name, "..") != 0;
 }
 
 int hs_fileio_open_parent(const char *path, const char **base)
