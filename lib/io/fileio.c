@@ -44,6 +44,7 @@ bool hs_fileio_is_single_component(const char *name)
 
 int hs_fileio_open_parent(const char *path, const char **base)
 {
+	_cleanup_free_ char *dir = NULL;
 	const char *slash;
 	int fd;
 
@@ -53,16 +54,10 @@ int hs_fileio_open_parent(const char *path, const char **base)
 	*base = slash ? slash + 1 : path;
 	if (!hs_fileio_is_single_component(*base))
 		return -EINVAL;
-	if (!slash) {
-		fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	} else if (slash == path) {
-		fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	} else {
-		_cleanup_free_ char *dir = strndup(path, (size_t)(slash - path));
-		if (!dir)
-			return -ENOMEM;
-		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	}
+	/* "DIR/NAME" needs a copy of DIR; "NAME" and "/NAME" do not */
+	if (slash && slash != path && !(dir = strndup(path, (size_t)(slash - path))))
+		return -ENOMEM;
+	fd = open(dir ? dir : slash ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 
