@@ -195,11 +195,9 @@ static int visit_entry(struct walker *w, struct hs_walk_entry *e)
 			r = walk_entries(w, e);
 		else if (r == HS_WALK_SKIP)
 			r = 0;
-		if (r == 0 && w->ops->post)
-			r = w->ops->post(e, w->ctx);
-	} else if (w->ops->post) {
-		r = w->ops->post(e, w->ctx);
 	}
+	if (r == 0 && w->ops->post)
+		r = w->ops->post(e, w->ctx);
 	return r == 0 ? 1 : r;
 }
 
