@@ -225,11 +225,14 @@ static int visit(struct walker *w, int parentfd, const char *name, unsigned dept
 	return r;
 }
 
-/* Start a walk of the mount reffd is on. */
-static int walker_init(struct walker *w, int reffd, const struct hs_walk_ops *ops, void *ctx)
+/* Start a walk of the mount reffd is on (*out, for the caller to free). */
+static int walker_new(struct walker **out, int reffd, const struct hs_walk_ops *ops, void *ctx)
 {
+	struct walker *w = *out = calloc(1, sizeof(struct walker));
 	struct statx sx;
 
+	if (!w)
+		return -ENOMEM;
 	/* "." rather than AT_EMPTY_PATH so that AT_FDCWD works too */
 	if (statx(reffd, ".", AT_STATX_SYNC_AS_STAT, WALK_STATX_MASK, &sx) < 0)
 		return -errno;
@@ -248,10 +251,7 @@ int hs_walk_at(int dirfd, const char *name, const struct hs_walk_ops *ops, void 
 
 	if (!hs_fileio_is_single_component(name))
 		return -EINVAL;
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return -ENOMEM;
-	r = walker_init(w, dirfd, ops, ctx);
+	r = walker_new(&w, dirfd, ops, ctx);
 	if (r == 0)
 		r = visit(w, dirfd, name, 0);
 	return r < 0 ? r : 0;
@@ -267,10 +267,7 @@ int hs_walk_below(int fd, const struct hs_walk_ops *ops, void *ctx)
 		return -errno;
 	if (!S_ISDIR(top.st.st_mode))
 		return -ENOTDIR;
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return -ENOMEM;
-	r = walker_init(w, fd, ops, ctx);
+	r = walker_new(&w, fd, ops, ctx);
 	/* its listing starts at the beginning: the walk reads through a
 	 * dup of fd, which shares its offset, left at the end by a walk
 	 * before (usermod -u walks a home again after a swap) */
