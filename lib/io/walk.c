@@ -327,7 +327,10 @@ static bool top_replaced(const struct hs_walk_entry *e, const struct remove_ctx 
 	       (e->st.st_dev != c->top->st_dev || e->st.st_ino != c->top->st_ino);
 }
 
-static int remove_pre(const struct hs_walk_entry *e, void *ctx)
+/* pre of both walks, and post of the check: the top is tested there also
+ * when it is not a directory (no pre).  HS_WALK_CONTINUE is 0, what a
+ * post returns to go on. */
+static int remove_check(const struct hs_walk_entry *e, void *ctx)
 {
 	return top_replaced(e, ctx) ? -ESTALE : HS_WALK_CONTINUE;
 }
@@ -341,12 +344,6 @@ static int remove_refused(const struct hs_walk_entry *e, enum hs_walk_refusal wh
 	free(c->where);
 	c->where = strdup(e->path);
 	return err;
-}
-
-/* The check: the top, also when it is not a directory (no pre). */
-static int remove_check_post(const struct hs_walk_entry *e, void *ctx)
-{
-	return top_replaced(e, ctx) ? -ESTALE : 0;
 }
 
 static int remove_post(const struct hs_walk_entry *e, void *ctx)
@@ -367,9 +364,9 @@ static int remove_post(const struct hs_walk_entry *e, void *ctx)
 
 int hs_walk_remove_at(int dirfd, const char *name, const struct stat *top, char **where)
 {
-	static const struct hs_walk_ops check = { .pre = remove_pre, .post = remove_check_post,
+	static const struct hs_walk_ops check = { .pre = remove_check, .post = remove_check,
 						  .refused = remove_refused };
-	static const struct hs_walk_ops rm = { .pre = remove_pre, .post = remove_post,
+	static const struct hs_walk_ops rm = { .pre = remove_check, .post = remove_post,
 					       .refused = remove_refused, .rescan = true };
 	struct remove_ctx c = { .where = NULL, .top = top };
 	int r;
