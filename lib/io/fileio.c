@@ -76,9 +76,7 @@ int hs_fileio_check_stat(const struct stat *st, const struct hs_file_expect *ex)
 		return -HS_E_OWNER;
 	if (ex->gid != HS_ANY_GID && st->st_gid != ex->gid)
 		return -HS_E_GROUP;
-	if (st->st_size < 0)
-		return -HS_E_TOOBIG;
-	if (ex->max_size && (uintmax_t)st->st_size > (uintmax_t)ex->max_size)
+	if (st->st_size < 0 || (ex->max_size && (uintmax_t)st->st_size > (uintmax_t)ex->max_size))
 		return -HS_E_TOOBIG;
 	return 0;
 }
