@@ -178,8 +178,6 @@ int hs_fileio_replace_at(int dirfd, const char *name, const void *data, size_t l
 {
 	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
 
-	if (!data && len)
-		return -EINVAL;
 	return hs_fileio_replace_iov_at(dirfd, name, NULL, &iov, 1, uid, gid, mode);
 }
 
