@@ -38,17 +38,13 @@ bool hs_fileio_same_version(const struct stat *then, const struct stat *now)
 
 bool hs_fileio_is_single_component(const char *name)
 {
-	if (!name || !name[0])
-		return false;
-	if (strchr(name, '/'))
-		return false;
-	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		return false;
-	return true;
+	return name && name[0] && !strchr(name, '/') && strcmp(name, ".") != 0 &&
+	       strcmp(name, "..") != 0;
 }
 
 int hs_fileio_open_parent(const char *path, const char **base)
 {
+	_cleanup_free_ char *dir = NULL;
 	const char *slash;
 	int fd;
 
@@ -58,16 +54,10 @@ int hs_fileio_open_parent(const char *path, const char **base)
 	*base = slash ? slash + 1 : path;
 	if (!hs_fileio_is_single_component(*base))
 		return -EINVAL;
-	if (!slash) {
-		fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	} else if (slash == path) {
-		fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	} else {
-		_cleanup_free_ char *dir = strndup(path, (size_t)(slash - path));
-		if (!dir)
-			return -ENOMEM;
-		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	}
+	/* "DIR/NAME" needs a copy of DIR; "NAME" and "/NAME" do not */
+	if (slash && slash != path && !(dir = strndup(path, (size_t)(slash - path))))
+		return -ENOMEM;
+	fd = open(dir ? dir : slash ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -86,9 +76,7 @@ int hs_fileio_check_stat(const struct stat *st, const struct hs_file_expect *ex)
 		return -HS_E_OWNER;
 	if (ex->gid != HS_ANY_GID && st->st_gid != ex->gid)
 		return -HS_E_GROUP;
-	if (st->st_size < 0)
-		return -HS_E_TOOBIG;
-	if (ex->max_size && (uintmax_t)st->st_size > (uintmax_t)ex->max_size)
+	if (st->st_size < 0 || (ex->max_size && (uintmax_t)st->st_size > (uintmax_t)ex->max_size))
 		return -HS_E_TOOBIG;
 	return 0;
 }
@@ -151,18 +139,44 @@ static int check_opened(int opened, const struct hs_file_expect *ex, struct stat
 	return TAKE_FD(fd);
 }
 
-/* Open dirfd/name for reading and check it; returns the fd or an error. */
-static int open_trusted(int dirfd, const char *name, const struct hs_file_expect *ex,
-			struct stat *st)
+/* One open of an absolute path (hs_fileio_read_trusted_path): the fd, or
+ * the error, with the real problem of the last component named as
+ * hs_fileio_read_trusted_at does. */
+static int open_path(const char *path)
 {
-	int fd;
+	int fd = openat2_no_symlinks(path, HS_OPEN_TRUSTED);
+	const char *slash = strrchr(path, '/');
+	_cleanup_close_ int parent = -1;
+	char dir[PATH_MAX];
+	int err;
 
-	if (!hs_fileio_is_single_component(name) || !ex)
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(path, HS_OPEN_TRUSTED);
+	if (fd >= 0)
+		return fd;
+	err = errno;
+	if (err != ENOENT && err != EACCES && (size_t)(slash - path) < sizeof dir) {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+		parent = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (parent >= 0)
+			return classify_open_error(parent, slash + 1, err, false);
+	}
+	return err == ELOOP ? -HS_E_SYMLINK : -err;
+}
+
+/* Open dirfd/name (or path, when given) for reading and check it;
+ * returns the fd or an error. */
+static int open_trusted(int dirfd, const char *name, const char *path,
+			const struct hs_file_expect *ex, struct stat *st)
+{
+	if (!path && !hs_fileio_is_single_component(name))
 		return -EINVAL;
 	for (int tries = 0; tries < HS_REPLACED_RETRIES; tries++) {
-		fd = openat(dirfd, name, HS_OPEN_TRUSTED);
+		int fd = path ? open_path(path) : openat(dirfd, name, HS_OPEN_TRUSTED);
+
 		if (fd < 0)
-			return classify_open_error(dirfd, name, errno, false);
+			return path ? fd : classify_open_error(dirfd, name, errno, false);
 		fd = check_opened(fd, ex, st);
 		if (fd != HS_E_REPLACED)
 			return fd;
@@ -240,40 +254,7 @@ int hs_fileio_read_trusted_at(int dirfd, const char *name, const struct hs_file_
 
 	if (r < 0)
 		return r;
-	return read_checked(open_trusted(dirfd, name, ex, &st), &st, buf, cap, len, st_out);
-}
-
-/* Open an absolute path for reading and check it (hs_fileio_read_trusted_path). */
-static int open_path_trusted(const char *path, const struct hs_file_expect *ex, struct stat *st)
-{
-	for (int tries = 0; tries < HS_REPLACED_RETRIES; tries++) {
-		int fd = openat2_no_symlinks(path, HS_OPEN_TRUSTED);
-
-		if (fd < 0 && errno == ENOSYS)
-			fd = open(path, HS_OPEN_TRUSTED);
-		if (fd < 0) {
-			int err = errno;
-			const char *slash = strrchr(path, '/');
-			_cleanup_close_ int parent = -1;
-			char dir[PATH_MAX];
-
-			/* name the real problem of the last component, as
-			 * hs_fileio_read_trusted_at does */
-			if (err == ENOENT || err == EACCES || (size_t)(slash - path) >= sizeof dir)
-				return err == ELOOP ? -HS_E_SYMLINK : -err;
-			memcpy(dir, path, (size_t)(slash - path));
-			dir[slash - path] = '\0';
-			parent = open(dir[0] ? dir : "/",
-				      O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (parent < 0)
-				return err == ELOOP ? -HS_E_SYMLINK : -err;
-			return classify_open_error(parent, slash + 1, err, false);
-		}
-		fd = check_opened(fd, ex, st);
-		if (fd != HS_E_REPLACED)
-			return fd;
-	}
-	return -HS_E_NLINK;
+	return read_checked(open_trusted(dirfd, name, NULL, ex, &st), &st, buf, cap, len, st_out);
 }
 
 int hs_fileio_read_trusted_path(const char *path, const struct hs_file_expect *ex,
@@ -287,7 +268,8 @@ int hs_fileio_read_trusted_path(const char *path, const struct hs_file_expect *e
 		return r;
 	if (!path || path[0] != '/')
 		return -EINVAL;
-	return read_checked(open_path_trusted(path, ex, &st), &st, buf, cap, len, st_out);
+	return read_checked(open_trusted(AT_FDCWD, NULL, path, ex, &st), &st, buf, cap, len,
+			    st_out);
 }
 
 int hs_fileio_read_alloc_at(int dirfd, const char *name, const struct hs_file_expect *ex,
@@ -305,7 +287,7 @@ int hs_fileio_read_alloc_at(int dirfd, const char *name, const struct hs_file_ex
 	if (cap > (size_t)SSIZE_MAX - 2)
 		cap = (size_t)SSIZE_MAX - 2;
 
-	fd = open_trusted(dirfd, name, ex, &st);
+	fd = open_trusted(dirfd, name, NULL, ex, &st);
 	if (fd < 0)
 		return fd;
 	if ((uintmax_t)st.st_size > (uintmax_t)cap)
@@ -515,7 +497,7 @@ int hs_fileio_map_at(int dirfd, const char *name, const struct hs_file_expect *e
 
 	if (!data || !len || !ex)
 		return -EINVAL;
-	fd = open_trusted(dirfd, name, ex, &st);
+	fd = open_trusted(dirfd, name, NULL, ex, &st);
 	if (fd < 0)
 		return fd;
 	if (st_out)

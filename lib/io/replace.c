@@ -17,27 +17,9 @@
 #include "tempname.h"
 #include "util.h"
 
-/* Create a new, empty file ".NAME.XXXXXXXXXXXX" in dirfd for writing.
- * The name is unpredictable and created with O_EXCL|O_NOFOLLOW, so a
- * planted file or symlink can neither be reused nor followed. */
-static int create_temp_file(int dirfd, const char *name, const char *label_as, char *tmp,
-			    size_t tmpsize)
-{
-	for (int tries = 0; tries < HS_TEMP_TRIES; tries++) {
-		int r, fd;
-
-		r = hs_tempname_for_file(name, tmp, tmpsize);
-		if (r < 0)
-			return r;
-		fd = hs_selabel_openat(dirfd, tmp, label_as, O_CREAT | O_EXCL | O_NOFOLLOW |
-				       O_WRONLY | O_CLOEXEC | O_NOCTTY, 0600);
-		if (fd >= 0)
-			return fd;
-		if (errno != EEXIST)
-			return -errno;
-	}
-	return -EEXIST;
-}
+/* A new file at a name: O_EXCL|O_NOFOLLOW, so nothing planted there is
+ * reused or followed. */
+#define HS_OPEN_NEW (O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC | O_NOCTTY)
 
 /* linkat with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH (before Linux
  * 6.10); a setgid tool goes through /proc/self/fd instead. */
@@ -53,15 +35,23 @@ int hs_fileio_link_unnamed(int fd, int dirfd, const char *name)
 	return linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) == 0 ? 0 : -errno;
 }
 
-/* Give an O_TMPFILE inode a temporary name in dirfd. */
-static int link_temp_file(int fd, int dirfd, const char *name, char *tmp, size_t tmpsize)
+/* Give a new file a temporary name ".NAME.XXXXXXXXXXXX" in dirfd: link
+ * fd, an O_TMPFILE inode, there (0), or, when fd is -1, create a new,
+ * empty file there for writing (its fd).  The name is unpredictable and
+ * made with O_EXCL|O_NOFOLLOW (or linkat, which never replaces), so a
+ * planted file or symlink can neither be reused nor followed. */
+static int name_temp_file(int fd, int dirfd, const char *name, const char *label_as, char *tmp,
+			  size_t tmpsize)
 {
 	for (int tries = 0; tries < HS_TEMP_TRIES; tries++) {
 		int r = hs_tempname_for_file(name, tmp, tmpsize);
 
 		if (r < 0)
 			return r;
-		r = hs_fileio_link_unnamed(fd, dirfd, tmp);
+		r = fd >= 0 ? hs_fileio_link_unnamed(fd, dirfd, tmp)
+			    : hs_selabel_openat(dirfd, tmp, label_as, HS_OPEN_NEW, 0600);
+		if (fd < 0 && r < 0)
+			r = -errno;
 		if (r != -EEXIST)
 			return r;
 	}
@@ -159,7 +149,7 @@ static int open_new_file(int dirfd, const char *name, const char *label_as, char
 		return fd;
 	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
 		return -errno;
-	return create_temp_file(dirfd, name, label_as, tmp, tmpsize);
+	return name_temp_file(-1, dirfd, name, label_as, tmp, tmpsize);
 }
 
 /* Check what both writers take. */
@@ -178,8 +168,6 @@ int hs_fileio_replace_at(int dirfd, const char *name, const void *data, size_t l
 {
 	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
 
-	if (!data && len)
-		return -EINVAL;
 	return hs_fileio_replace_iov_at(dirfd, name, NULL, &iov, 1, uid, gid, mode);
 }
 
@@ -212,7 +200,7 @@ int hs_fileio_replace_iov_at(int dirfd, const char *name, const char *label_as,
 		/* Rename at once, before close(): the named temporary
 		 * exists only for these two system calls.  fsync already
 		 * reported any write error of a local file system. */
-		r = link_temp_file(fd, dirfd, name, tmp, sizeof tmp);
+		r = name_temp_file(fd, dirfd, name, NULL, tmp, sizeof tmp);
 		if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
 			r = -errno;
 		else
@@ -289,10 +277,8 @@ int hs_fileio_create_iov_at(int dirfd, const char *name, const char *label_as,
 		label_as = name;
 	if (flags & HS_FILEIO_WHOLE)
 		return create_whole(dirfd, name, label_as, iov, n, uid, gid, mode);
-	/* Written at its name: O_EXCL|O_NOFOLLOW, so nothing planted there
-	 * is reused or followed; labelled as label_as when it is made. */
-	fd = hs_selabel_openat(dirfd, name, label_as, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY |
-			       O_CLOEXEC | O_NOCTTY, 0600);
+	/* written at its name (HS_OPEN_NEW), labelled as label_as when made */
+	fd = hs_selabel_openat(dirfd, name, label_as, HS_OPEN_NEW, 0600);
 	if (fd < 0)
 		return -errno;
 	r = fill(fd, iov, n, uid, gid, mode);

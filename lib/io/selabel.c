@@ -84,10 +84,9 @@ static int selinux_load(void)
  * (without loading the library), and then where the library says so. */
 static bool selabel_active(void)
 {
-	if (active >= 0)
-		return active > 0;
-	active = hs_confine_selinux_may_be_active() && selinux_load() == 0 &&
-		 se.is_selinux_enabled() > 0;
+	if (active < 0)
+		active = hs_confine_selinux_may_be_active() && selinux_load() == 0 &&
+			 se.is_selinux_enabled() > 0;
 	return active > 0;
 }
 

@@ -51,18 +51,14 @@ int hs_tempname_fixed(const char *tag, const char *name, char *tmp, size_t tmpsi
 	return 0;
 }
 
-/* Does s end in ".XXXXXXXXXXXX", the random tail, after at least one
- * character? */
+/* Does s (len bytes, NUL-terminated) end in ".XXXXXXXXXXXX", the random
+ * tail, after at least one character? */
 static bool ends_in_random(const char *s, size_t len)
 {
-	if (len < HS_TEMP_RANDOM_LEN + 2 || s[len - HS_TEMP_RANDOM_LEN - 1] != '.')
-		return false;
-	for (size_t i = len - HS_TEMP_RANDOM_LEN; i < len; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
-			return false;
-	}
-	return true;
+	return len >= HS_TEMP_RANDOM_LEN + 2 && s[len - HS_TEMP_RANDOM_LEN - 1] == '.' &&
+	       strspn(s + len - HS_TEMP_RANDOM_LEN,
+		      "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") ==
+		       HS_TEMP_RANDOM_LEN;
 }
 
 bool hs_tempname_is_for_file(const char *entry, const char *name)

@@ -195,11 +195,9 @@ static int visit_entry(struct walker *w, struct hs_walk_entry *e)
 			r = walk_entries(w, e);
 		else if (r == HS_WALK_SKIP)
 			r = 0;
-		if (r == 0 && w->ops->post)
-			r = w->ops->post(e, w->ctx);
-	} else if (w->ops->post) {
-		r = w->ops->post(e, w->ctx);
 	}
+	if (r == 0 && w->ops->post)
+		r = w->ops->post(e, w->ctx);
 	return r == 0 ? 1 : r;
 }
 
@@ -227,11 +225,14 @@ static int visit(struct walker *w, int parentfd, const char *name, unsigned dept
 	return r;
 }
 
-/* Start a walk of the mount reffd is on. */
-static int walker_init(struct walker *w, int reffd, const struct hs_walk_ops *ops, void *ctx)
+/* Start a walk of the mount reffd is on (*out, for the caller to free). */
+static int walker_new(struct walker **out, int reffd, const struct hs_walk_ops *ops, void *ctx)
 {
+	struct walker *w = *out = calloc(1, sizeof(struct walker));
 	struct statx sx;
 
+	if (!w)
+		return -ENOMEM;
 	/* "." rather than AT_EMPTY_PATH so that AT_FDCWD works too */
 	if (statx(reffd, ".", AT_STATX_SYNC_AS_STAT, WALK_STATX_MASK, &sx) < 0)
 		return -errno;
@@ -250,10 +251,7 @@ int hs_walk_at(int dirfd, const char *name, const struct hs_walk_ops *ops, void 
 
 	if (!hs_fileio_is_single_component(name))
 		return -EINVAL;
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return -ENOMEM;
-	r = walker_init(w, dirfd, ops, ctx);
+	r = walker_new(&w, dirfd, ops, ctx);
 	if (r == 0)
 		r = visit(w, dirfd, name, 0);
 	return r < 0 ? r : 0;
@@ -269,10 +267,7 @@ int hs_walk_below(int fd, const struct hs_walk_ops *ops, void *ctx)
 		return -errno;
 	if (!S_ISDIR(top.st.st_mode))
 		return -ENOTDIR;
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return -ENOMEM;
-	r = walker_init(w, fd, ops, ctx);
+	r = walker_new(&w, fd, ops, ctx);
 	/* its listing starts at the beginning: the walk reads through a
 	 * dup of fd, which shares its offset, left at the end by a walk
 	 * before (usermod -u walks a home again after a swap) */
@@ -332,7 +327,10 @@ static bool top_replaced(const struct hs_walk_entry *e, const struct remove_ctx 
 	       (e->st.st_dev != c->top->st_dev || e->st.st_ino != c->top->st_ino);
 }
 
-static int remove_pre(const struct hs_walk_entry *e, void *ctx)
+/* pre of both walks, and post of the check: the top is tested there also
+ * when it is not a directory (no pre).  HS_WALK_CONTINUE is 0, what a
+ * post returns to go on. */
+static int remove_check(const struct hs_walk_entry *e, void *ctx)
 {
 	return top_replaced(e, ctx) ? -ESTALE : HS_WALK_CONTINUE;
 }
@@ -346,12 +344,6 @@ static int remove_refused(const struct hs_walk_entry *e, enum hs_walk_refusal wh
 	free(c->where);
 	c->where = strdup(e->path);
 	return err;
-}
-
-/* The check: the top, also when it is not a directory (no pre). */
-static int remove_check_post(const struct hs_walk_entry *e, void *ctx)
-{
-	return top_replaced(e, ctx) ? -ESTALE : 0;
 }
 
 static int remove_post(const struct hs_walk_entry *e, void *ctx)
@@ -372,9 +364,9 @@ static int remove_post(const struct hs_walk_entry *e, void *ctx)
 
 int hs_walk_remove_at(int dirfd, const char *name, const struct stat *top, char **where)
 {
-	static const struct hs_walk_ops check = { .pre = remove_pre, .post = remove_check_post,
+	static const struct hs_walk_ops check = { .pre = remove_check, .post = remove_check,
 						  .refused = remove_refused };
-	static const struct hs_walk_ops rm = { .pre = remove_pre, .post = remove_post,
+	static const struct hs_walk_ops rm = { .pre = remove_check, .post = remove_post,
 					       .refused = remove_refused, .rescan = true };
 	struct remove_ctx c = { .where = NULL, .top = top };
 	int r;

@@ -73,15 +73,13 @@ static int make_private_dir(int treefd, const char *tag, const char *user, bool 
 			return -errno;
 	}
 	dfd = hs_fileio_open_dir_at(treefd, tmp, NULL);
-	if (dfd >= 0 && (fchown(dfd, 0, 0) < 0 || fchmod(dfd, 0700) < 0))
+	r = dfd < 0 ? dfd : 0;
+	if (r == 0 && (fchown(dfd, 0, 0) < 0 || fchmod(dfd, 0700) < 0))
 		r = -errno;
-	else
-		r = dfd;
-	if (r < 0) {
-		(void)unlinkat(treefd, tmp, AT_REMOVEDIR);
-		return r;
-	}
-	return TAKE_FD(dfd);
+	if (r == 0)
+		return TAKE_FD(dfd);
+	(void)unlinkat(treefd, tmp, AT_REMOVEDIR);
+	return r;
 }
 
 /* Give a directory built by make_private_dir to its user, durably: chown

@@ -67,69 +67,56 @@ int hs_userdir_lock_until(int fd, int op, const struct flock *range, unsigned ti
 	}
 }
 
-int hs_userdir_guess_lock(int udirfd, unsigned timeout_ms)
+/* Check opened (an fd, or -1 with errno set by its open): a regular file
+ * of uid's, one link; then take the lock on it (range: a record lock, else
+ * the whole file's flock).  Returns the fd or an error; closes it on
+ * failure. */
+static int check_and_lock(int opened, uid_t uid, const struct flock *range, unsigned timeout_ms)
 {
-	/* root's file, which the user's tools never replace: a caller who
-	 * could give the lock a new inode (as passwd gives shadow one) would
-	 * run a guess under each */
-	const struct hs_file_expect ex = { .uid = 0, .gid = HS_ANY_GID };
-	_cleanup_close_ int fd = -1;
+	const struct hs_file_expect ex = { .uid = uid, .gid = HS_ANY_GID };
+	_cleanup_close_ int fd = opened;
 	struct stat st;
 	int r;
 
-	if (udirfd < 0)
-		return -EBADF;
-	fd = openat(udirfd, HS_FILE_AGING, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	r = hs_fileio_check_stat(&st, &ex);
+	r = fstat(fd, &st) < 0 ? -errno : hs_fileio_check_stat(&st, &ex);
 	if (r == 0)
-		r = hs_userdir_lock_until(fd, LOCK_EX, NULL, timeout_ms);
+		r = hs_userdir_lock_until(fd, LOCK_EX, range, timeout_ms);
 	return r < 0 ? r : TAKE_FD(fd);
 }
 
-/* The file hs_userdir_guess_lock_for locks: a regular file (a user's
- * shadow may be anything its owner put there), whoever's. */
-static int check_regular(int fd)
+int hs_userdir_guess_lock(int udirfd, unsigned timeout_ms)
 {
-	const struct hs_file_expect ex = { .uid = HS_ANY_UID, .gid = HS_ANY_GID };
-	struct stat st;
-
-	return fstat(fd, &st) < 0 ? -errno : hs_fileio_check_stat(&st, &ex);
+	if (udirfd < 0)
+		return -EBADF;
+	/* root's file, which the user's tools never replace: a caller who
+	 * could give the lock a new inode (as passwd gives shadow one) would
+	 * run a guess under each */
+	return check_and_lock(openat(udirfd, HS_FILE_AGING, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+				     O_CLOEXEC | O_NOCTTY), 0, NULL, timeout_ms);
 }
 
+/* The file locked is a regular file (a user's shadow may be anything its
+ * owner put there), whoever's. */
 int hs_userdir_guess_lock_for(int dirfd, const char *file, uid_t caller, unsigned timeout_ms)
 {
 	const struct flock range = {
 		.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)caller, .l_len = 1,
 	};
-	_cleanup_close_ int fd = -1;
-	int r;
+	int fd;
 
 	if (dirfd < 0)
 		return -EBADF;
 	/* a record lock to write needs a descriptor open to write; it
 	 * never writes */
 	fd = openat(dirfd, file, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0 && (errno == EROFS || errno == EACCES || errno == EPERM)) {
-		/* a read-only tree, or a policy (SELinux) that lets us only
-		 * read it: the whole file, one lock for every such caller */
-		fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-		if (fd < 0)
-			return -errno;
-		r = check_regular(fd);
-		if (r == 0)
-			r = hs_userdir_lock_until(fd, LOCK_EX, NULL, timeout_ms);
-		return r < 0 ? r : TAKE_FD(fd);
-	}
-	if (fd < 0)
-		return -errno;
-	r = check_regular(fd);
-	if (r == 0)
-		r = hs_userdir_lock_until(fd, 0, &range, timeout_ms);
-	return r < 0 ? r : TAKE_FD(fd);
+	if (fd >= 0 || (errno != EROFS && errno != EACCES && errno != EPERM))
+		return check_and_lock(fd, HS_ANY_UID, &range, timeout_ms);
+	/* a read-only tree, or a policy (SELinux) that lets us only read it:
+	 * the whole file, one lock for every such caller */
+	fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	return check_and_lock(fd, HS_ANY_UID, NULL, timeout_ms);
 }
 
 int hs_userdir_guess_lock_caller(int treefd, const char *name, uid_t caller, int dirfd,

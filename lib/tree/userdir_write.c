@@ -85,18 +85,13 @@ static bool is_leftover(const char *name, void *ctx)
 	return false;
 }
 
-static int flock_until(int fd, int op, unsigned timeout_ms)
-{
-	return hs_userdir_lock_until(fd, op, NULL, timeout_ms);
-}
-
 int hs_userdir_lock(int udirfd, unsigned timeout_ms)
 {
 	int r;
 
 	if (udirfd < 0)
 		return -EBADF;
-	r = flock_until(udirfd, LOCK_EX, timeout_ms);
+	r = hs_userdir_lock_until(udirfd, LOCK_EX, NULL, timeout_ms);
 	if (r == 0)
 		(void)hs_fileio_unlink_matching(udirfd, is_leftover, NULL);
 	return r;
@@ -142,11 +137,11 @@ static int still_at_path(int treefd, const char *user, int fd)
  * to open the new one), or a negative error. */
 static int take_over_if_held(int treefd, const char *user, int *udirfd, unsigned timeout_ms)
 {
-	int r = flock_until(treefd, LOCK_EX, timeout_ms);
+	int r = hs_userdir_lock_until(treefd, LOCK_EX, NULL, timeout_ms);
 
 	if (r < 0)
 		return r;
-	r = flock_until(*udirfd, LOCK_EX, 0);
+	r = hs_userdir_lock_until(*udirfd, LOCK_EX, NULL, 0);
 	if (r == -HS_E_TIMEOUT) {
 		r = still_at_path(treefd, user, *udirfd);
 		if (r > 0)
@@ -185,16 +180,16 @@ int hs_userdir_lock_at(int treefd, const char *user, int *udirfd, unsigned timeo
 	 * times is plenty, only root replaces them. */
 	for (int tries = 0; tries < 4; tries++) {
 		if (root) {
-			r = flock_until(treefd, LOCK_SH, timeout_ms);
+			r = hs_userdir_lock_until(treefd, LOCK_SH, NULL, timeout_ms);
 			if (r < 0)
 				return r;
 		}
 		if (root && timeout_ms > HS_TAKE_OVER_MS) {
-			r = flock_until(*udirfd, LOCK_EX, HS_TAKE_OVER_MS);
+			r = hs_userdir_lock_until(*udirfd, LOCK_EX, NULL, HS_TAKE_OVER_MS);
 			if (r == -HS_E_TIMEOUT)
 				r = take_over_if_held(treefd, user, udirfd, timeout_ms);
 		} else {
-			r = flock_until(*udirfd, LOCK_EX, timeout_ms);
+			r = hs_userdir_lock_until(*udirfd, LOCK_EX, NULL, timeout_ms);
 		}
 		if (r == 0)
 			r = still_at_path(treefd, user, *udirfd);

@@ -177,6 +177,18 @@ static void test_open_parent(void **state)
 	fd = hs_fileio_open_parent("/etc", &base);
 	assert_true(fd >= 0);
 	assert_string_equal(base, "etc");
+	assert_int_equal(fstat(fd, &a), 0);
+	assert_int_equal(stat("/", &b), 0);
+	assert_true(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+	close(fd);
+
+	/* a bare name: the working directory */
+	fd = hs_fileio_open_parent("x", &base);
+	assert_true(fd >= 0);
+	assert_string_equal(base, "x");
+	assert_int_equal(fstat(fd, &a), 0);
+	assert_int_equal(stat(".", &b), 0);
+	assert_true(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
 	close(fd);
 
 	assert_int_equal(hs_fileio_open_parent("/", &base), -EINVAL);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "tempname.h"
 #include "walk.h"
 #include "util.h"
 #include "test_helpers.h"
@@ -947,11 +948,39 @@ static void test_read_races_replace(void **state)
 	assert_int_equal(status, 0);
 }
 
+/* What the sweeps take for leftovers: exactly ".NAME." or ".new."/".del."
+ * and a name, then twelve letters or digits. */
+static void test_tempname_match(void **state)
+{
+	char tmp[NAME_MAX + 1];
+
+	(void)state;
+	assert_int_equal(hs_tempname_for_file("shadow", tmp, sizeof tmp), 0);
+	assert_true(hs_tempname_is_for_file(tmp, "shadow"));
+	assert_false(hs_tempname_is_for_file(tmp, "shell"));
+	assert_true(hs_tempname_is_for_file(".shadow.aZ09aZ09aZ09", "shadow"));
+	assert_false(hs_tempname_is_for_file(".shadow.aZ09aZ09aZ0", "shadow"));
+	assert_false(hs_tempname_is_for_file(".shadow.aZ09aZ09aZ0-", "shadow"));
+	assert_false(hs_tempname_is_for_file(".shadow.aZ09aZ09aZ0.", "shadow"));
+	assert_false(hs_tempname_is_for_file(".shadow-aZ09aZ09aZ09", "shadow"));
+	assert_false(hs_tempname_is_for_file("xshadow.aZ09aZ09aZ09", "shadow"));
+	assert_false(hs_tempname_is_for_file(".shadow.aZ09aZ09aZ0\xe9", "shadow"));
+	assert_int_equal(hs_tempname_reserved("del", "alice", tmp, sizeof tmp), 0);
+	assert_true(hs_tempname_is_reserved(tmp));
+	assert_true(hs_tempname_is_reserved(".new.a.000000000000"));
+	assert_false(hs_tempname_is_reserved(".new..000000000000"));
+	assert_false(hs_tempname_is_reserved(".old.a.000000000000"));
+	assert_false(hs_tempname_is_reserved(".new.a.00000000000_"));
+	assert_false(hs_tempname_is_reserved(".new.a-000000000000"));
+	assert_false(hs_tempname_is_reserved(".new.a.00000000000"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single_component),
 		cmocka_unit_test(test_check_file_stat),
+		cmocka_unit_test(test_tempname_match),
 		T(test_read_ok),
 		T(test_read_races_replace),
 		T(test_read_bad_args),
