@@ -243,6 +243,12 @@ struct export {
 	struct hs_buf out;
 };
 
+static void append(struct hs_buf *b, const char *s, size_t n)
+{
+	if (hs_strbuf_append(b, s, n) < 0)
+		hs_die(E_FAILURE, "out of memory");
+}
+
 static void add(struct export *x, const char *attr, const char *value)
 {
 	if (hs_ldif_append_str(&x->out, attr, value) < 0)
@@ -268,12 +274,6 @@ static void add_dn(struct export *x, const char *attr, const char *rdn, const ch
 	add(x, attr, dn);
 }
 
-static void end_entry(struct export *x)
-{
-	if (hs_strbuf_append(&x->out, "\n", 1) < 0)
-		hs_die(E_FAILURE, "out of memory");
-}
-
 static void add_containers(struct export *x)
 {
 	static const char *const ous[] = { "People", "Group" };
@@ -286,7 +286,7 @@ static void add_containers(struct export *x)
 		add(x, "objectClass", "top");
 		add(x, "objectClass", "organizationalUnit");
 		add(x, "ou", ous[i]);
-		end_entry(x);
+		append(&x->out, "\n", 1);
 	}
 }
 
@@ -415,7 +415,7 @@ static void add_user(struct export *x, const struct hs_passwd *pw)
 		hs_wipe(password, sizeof(password));
 	}
 	add_aging(x, &sh, &ag);
-	end_entry(x);
+	append(&x->out, "\n", 1);
 	hs_wipe(buf, sizeof(buf));
 }
 
@@ -486,7 +486,7 @@ static void add_group(struct export *x, const struct hs_group *g)
 	/* groupOfNames must have a member: the empty DN says "nobody" */
 	if (o.rfc2307bis && !any)
 		add(x, "member", "");
-	end_entry(x);
+	append(&x->out, "\n", 1);
 }
 
 static void load_db(struct hs_accountdb *db, enum hs_db_kind kind, const char *path)
@@ -600,8 +600,7 @@ static void read_all(int fd, const char *what, struct hs_buf *in)
 			hs_die(E_FAILURE, "cannot read %s: %s", what, strerror(errno));
 		if (in->len + (size_t)n > IMPORT_BYTES_MAX)
 			hs_die(E_FAILURE, "%s holds more than %u MiB", what, IMPORT_BYTES_MAX >> 20);
-		if (hs_strbuf_append(in, chunk, (size_t)n) < 0)
-			hs_die(E_FAILURE, "out of memory");
+		append(in, chunk, (size_t)n);
 	}
 	hs_wipe(chunk, sizeof(chunk));
 }
@@ -774,12 +773,11 @@ static void account_line(const struct hs_ldif *l, const struct hs_ldif_entry *e,
 		/* the one check that keeps every value inside its field */
 		if (!hs_records_field_valid(f[k]))
 			entry_die(e, f[N_NAME], "a ':', newline or control character in a value");
-		if ((k > 0 && hs_strbuf_append(batch, ":", 1) < 0) ||
-		    hs_strbuf_append(batch, f[k], strlen(f[k])) < 0)
-			hs_die(E_FAILURE, "out of memory");
+		if (k > 0)
+			append(batch, ":", 1);
+		append(batch, f[k], strlen(f[k]));
 	}
-	if (hs_strbuf_append(batch, "\n", 1) < 0)
-		hs_die(E_FAILURE, "out of memory");
+	append(batch, "\n", 1);
 }
 
 /* newusers -c NONE --create-only --aging, the batch on its stdin. */
