@@ -703,12 +703,10 @@ static void check_group(const struct hs_ldif *l, const struct hs_ldif_entry *e,
 	unsigned long id = strtoul(gid, NULL, 10);
 	long here = hs_accountdb_find_id(gr, id);
 
-	for (size_t i = 0; i < l->n && !ldif_name; i++) {
-		if (!hs_ldif_has_class(&l->e[i], "posixGroup"))
-			continue;
-		if (strcmp(number(&l->e[i], "gidNumber", true, HS_ID_MAX), gid) == 0)
+	for (size_t i = 0; i < l->n && !ldif_name; i++)
+		if (hs_ldif_has_class(&l->e[i], "posixGroup") &&
+		    strcmp(number(&l->e[i], "gidNumber", true, HS_ID_MAX), gid) == 0)
 			ldif_name = required(&l->e[i], "cn");
-	}
 	const char *here_name = here >= 0 ? hs_accountdb_get(gr, (size_t)here)->gr.name : NULL;
 
 	if (here_name && !o.system_groups &&
@@ -764,8 +762,7 @@ static void account_line(const struct hs_ldif *l, const struct hs_ldif_entry *e,
 	f[N_GECOS] = gecos ? gecos : "";
 	f[N_DIR] = required(e, "homeDirectory");
 	check_home(e, lim, f[N_NAME], f[N_DIR]);
-	f[N_SHELL] = single(e, "loginShell");
-	f[N_SHELL] = f[N_SHELL] ? f[N_SHELL] : "";
+	f[N_SHELL] = single(e, "loginShell") ?: "";
 	for (size_t k = 0; k < HS_ARRAY_SIZE(shadow_attrs); k++)
 		f[N_LSTCHG + k] = number(e, shadow_attrs[k], false, HS_DAYS_MAX);
 	check_group(l, e, gr, lim, f[N_NAME], f[N_GID]);
