@@ -392,9 +392,8 @@ int hs_subidmap_main(int argc, char **argv, enum hs_idmap_kind kind)
 	static char text[HS_IDMAP_MAX_RANGES * 34 + 1];
 	struct hs_subid_grants grants = HS_SUBID_GRANTS_INIT;
 	_cleanup_free_ char *pwbuf = NULL;
-	char why[128];
 	_cleanup_close_ int procfd = -1;
-	char err[600], shown[64];
+	char why[128], err[600], shown[64];
 	struct passwd pw;
 	struct stat st;
 	pid_t pid;
