@@ -161,8 +161,7 @@ int hs_subid_grants_load(const char *path, const char *name, unsigned long id,
 	struct grants_ctx c = { .name = name, .id = id, .g = g };
 	int r;
 
-	g->r = NULL;
-	g->n = 0;
+	*g = (struct hs_subid_grants)HS_SUBID_GRANTS_INIT;
 	r = hs_etc_read_subid(path, add_grant, &c);
 	if (r < 0) {
 		snprintf(err, errsize, "cannot read %s: %s", path, hs_strerror(r));
@@ -194,8 +193,7 @@ int hs_subid_grants_load(const char *path, const char *name, unsigned long id,
 void hs_subid_grants_free(struct hs_subid_grants *g)
 {
 	free(g->r);
-	g->r = NULL;
-	g->n = 0;
+	*g = (struct hs_subid_grants)HS_SUBID_GRANTS_INIT;
 }
 
 bool hs_subid_grants_cover(const struct hs_subid_grants *g, unsigned long start,
