@@ -489,9 +489,9 @@ static void add_group(struct export *x, const struct hs_group *g)
 	append(&x->out, "\n", 1);
 }
 
-static void load_db(struct hs_accountdb *db, enum hs_db_kind kind, const char *path)
+static void load_db(struct hs_accountdb *db, enum hs_db_kind kind, const char *path, unsigned flags)
 {
-	if (hs_accountdb_load(db, kind, path, 0) < 0)
+	if (hs_accountdb_load(db, kind, path, flags) < 0)
 		hs_die(E_FAILURE, "%s", db->error);
 }
 
@@ -546,13 +546,12 @@ static int export_main(void)
 		hs_die(E_FAILURE, "%s: empty UID_MIN..UID_MAX or GID_MIN..GID_MAX range",
 		       HS_ETC_LOGIN_DEFS);
 	hs_config_free(defs);
-	load_db(&x.pw, HS_DB_PASSWD, HS_ETC_PASSWD);
-	load_db(&x.gr, HS_DB_GROUP, HS_ETC_GROUP);
+	load_db(&x.pw, HS_DB_PASSWD, HS_ETC_PASSWD, 0);
+	load_db(&x.gr, HS_DB_GROUP, HS_ETC_GROUP, 0);
 	/* a tree system is one with /etc/hardened-shadow, as for useradd */
 	x.treefd = hs_userdir_open_tree();
-	if (x.treefd == -ENOENT && hs_accountdb_load(&x.sp, HS_DB_SHADOW, HS_ETC_SHADOW,
-						      HS_DB_MISSING_OK) < 0)
-		hs_die(E_FAILURE, "%s", x.sp.error);
+	if (x.treefd == -ENOENT)
+		load_db(&x.sp, HS_DB_SHADOW, HS_ETC_SHADOW, HS_DB_MISSING_OK);
 	if (x.treefd < 0 && x.treefd != -ENOENT)
 		hs_die(E_FAILURE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(x.treefd));
 	select_users(&x, &users_range);
@@ -824,7 +823,7 @@ static int import_main(void)
 	if (hs_ldif_parse(in.data ? in.data : "", in.len, &l, &err) < 0)
 		hs_die(E_FAILURE, "%s: %s", what, err.msg);
 	hs_strbuf_free(&in);
-	load_db(&gr, HS_DB_GROUP, HS_ETC_GROUP);
+	load_db(&gr, HS_DB_GROUP, HS_ETC_GROUP, 0);
 	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, NULL, &defs) < 0)
 		defs = NULL;
 	if (hs_ids_range(defs, false, false, &lim.groups) < 0)
