@@ -243,6 +243,12 @@ struct export {
 	struct hs_buf out;
 };
 
+static void append(struct hs_buf *b, const char *s, size_t n)
+{
+	if (hs_strbuf_append(b, s, n) < 0)
+		hs_die(E_FAILURE, "out of memory");
+}
+
 static void add(struct export *x, const char *attr, const char *value)
 {
 	if (hs_ldif_append_str(&x->out, attr, value) < 0)
@@ -268,12 +274,6 @@ static void add_dn(struct export *x, const char *attr, const char *rdn, const ch
 	add(x, attr, dn);
 }
 
-static void end_entry(struct export *x)
-{
-	if (hs_strbuf_append(&x->out, "\n", 1) < 0)
-		hs_die(E_FAILURE, "out of memory");
-}
-
 static void add_containers(struct export *x)
 {
 	static const char *const ous[] = { "People", "Group" };
@@ -286,7 +286,7 @@ static void add_containers(struct export *x)
 		add(x, "objectClass", "top");
 		add(x, "objectClass", "organizationalUnit");
 		add(x, "ou", ous[i]);
-		end_entry(x);
+		append(&x->out, "\n", 1);
 	}
 }
 
@@ -415,7 +415,7 @@ static void add_user(struct export *x, const struct hs_passwd *pw)
 		hs_wipe(password, sizeof(password));
 	}
 	add_aging(x, &sh, &ag);
-	end_entry(x);
+	append(&x->out, "\n", 1);
 	hs_wipe(buf, sizeof(buf));
 }
 
@@ -486,12 +486,12 @@ static void add_group(struct export *x, const struct hs_group *g)
 	/* groupOfNames must have a member: the empty DN says "nobody" */
 	if (o.rfc2307bis && !any)
 		add(x, "member", "");
-	end_entry(x);
+	append(&x->out, "\n", 1);
 }
 
-static void load_db(struct hs_accountdb *db, enum hs_db_kind kind, const char *path)
+static void load_db(struct hs_accountdb *db, enum hs_db_kind kind, const char *path, unsigned flags)
 {
-	if (hs_accountdb_load(db, kind, path, 0) < 0)
+	if (hs_accountdb_load(db, kind, path, flags) < 0)
 		hs_die(E_FAILURE, "%s", db->error);
 }
 
@@ -546,13 +546,12 @@ static int export_main(void)
 		hs_die(E_FAILURE, "%s: empty UID_MIN..UID_MAX or GID_MIN..GID_MAX range",
 		       HS_ETC_LOGIN_DEFS);
 	hs_config_free(defs);
-	load_db(&x.pw, HS_DB_PASSWD, HS_ETC_PASSWD);
-	load_db(&x.gr, HS_DB_GROUP, HS_ETC_GROUP);
+	load_db(&x.pw, HS_DB_PASSWD, HS_ETC_PASSWD, 0);
+	load_db(&x.gr, HS_DB_GROUP, HS_ETC_GROUP, 0);
 	/* a tree system is one with /etc/hardened-shadow, as for useradd */
 	x.treefd = hs_userdir_open_tree();
-	if (x.treefd == -ENOENT && hs_accountdb_load(&x.sp, HS_DB_SHADOW, HS_ETC_SHADOW,
-						      HS_DB_MISSING_OK) < 0)
-		hs_die(E_FAILURE, "%s", x.sp.error);
+	if (x.treefd == -ENOENT)
+		load_db(&x.sp, HS_DB_SHADOW, HS_ETC_SHADOW, HS_DB_MISSING_OK);
 	if (x.treefd < 0 && x.treefd != -ENOENT)
 		hs_die(E_FAILURE, "cannot open %s: %s", HS_TREE_DIR, hs_strerror(x.treefd));
 	select_users(&x, &users_range);
@@ -600,8 +599,7 @@ static void read_all(int fd, const char *what, struct hs_buf *in)
 			hs_die(E_FAILURE, "cannot read %s: %s", what, strerror(errno));
 		if (in->len + (size_t)n > IMPORT_BYTES_MAX)
 			hs_die(E_FAILURE, "%s holds more than %u MiB", what, IMPORT_BYTES_MAX >> 20);
-		if (hs_strbuf_append(in, chunk, (size_t)n) < 0)
-			hs_die(E_FAILURE, "out of memory");
+		append(in, chunk, (size_t)n);
 	}
 	hs_wipe(chunk, sizeof(chunk));
 }
@@ -704,12 +702,10 @@ static void check_group(const struct hs_ldif *l, const struct hs_ldif_entry *e,
 	unsigned long id = strtoul(gid, NULL, 10);
 	long here = hs_accountdb_find_id(gr, id);
 
-	for (size_t i = 0; i < l->n && !ldif_name; i++) {
-		if (!hs_ldif_has_class(&l->e[i], "posixGroup"))
-			continue;
-		if (strcmp(number(&l->e[i], "gidNumber", true, HS_ID_MAX), gid) == 0)
+	for (size_t i = 0; i < l->n && !ldif_name; i++)
+		if (hs_ldif_has_class(&l->e[i], "posixGroup") &&
+		    strcmp(number(&l->e[i], "gidNumber", true, HS_ID_MAX), gid) == 0)
 			ldif_name = required(&l->e[i], "cn");
-	}
 	const char *here_name = here >= 0 ? hs_accountdb_get(gr, (size_t)here)->gr.name : NULL;
 
 	if (here_name && !o.system_groups &&
@@ -765,8 +761,7 @@ static void account_line(const struct hs_ldif *l, const struct hs_ldif_entry *e,
 	f[N_GECOS] = gecos ? gecos : "";
 	f[N_DIR] = required(e, "homeDirectory");
 	check_home(e, lim, f[N_NAME], f[N_DIR]);
-	f[N_SHELL] = single(e, "loginShell");
-	f[N_SHELL] = f[N_SHELL] ? f[N_SHELL] : "";
+	f[N_SHELL] = single(e, "loginShell") ?: "";
 	for (size_t k = 0; k < HS_ARRAY_SIZE(shadow_attrs); k++)
 		f[N_LSTCHG + k] = number(e, shadow_attrs[k], false, HS_DAYS_MAX);
 	check_group(l, e, gr, lim, f[N_NAME], f[N_GID]);
@@ -774,12 +769,11 @@ static void account_line(const struct hs_ldif *l, const struct hs_ldif_entry *e,
 		/* the one check that keeps every value inside its field */
 		if (!hs_records_field_valid(f[k]))
 			entry_die(e, f[N_NAME], "a ':', newline or control character in a value");
-		if ((k > 0 && hs_strbuf_append(batch, ":", 1) < 0) ||
-		    hs_strbuf_append(batch, f[k], strlen(f[k])) < 0)
-			hs_die(E_FAILURE, "out of memory");
+		if (k > 0)
+			append(batch, ":", 1);
+		append(batch, f[k], strlen(f[k]));
 	}
-	if (hs_strbuf_append(batch, "\n", 1) < 0)
-		hs_die(E_FAILURE, "out of memory");
+	append(batch, "\n", 1);
 }
 
 /* newusers -c NONE --create-only --aging, the batch on its stdin. */
@@ -829,7 +823,7 @@ static int import_main(void)
 	if (hs_ldif_parse(in.data ? in.data : "", in.len, &l, &err) < 0)
 		hs_die(E_FAILURE, "%s: %s", what, err.msg);
 	hs_strbuf_free(&in);
-	load_db(&gr, HS_DB_GROUP, HS_ETC_GROUP);
+	load_db(&gr, HS_DB_GROUP, HS_ETC_GROUP, 0);
 	if (hs_config_logindefs_load(HS_ETC_LOGIN_DEFS, hs_cli_warn_at, NULL, &defs) < 0)
 		defs = NULL;
 	if (hs_ids_range(defs, false, false, &lim.groups) < 0)

@@ -533,11 +533,9 @@ int newgrp_main(int argc, char **argv, enum newgrp_mode mode)
 	/* the caller's environment as exec gave it, before
 	 * hs_privs_init replaces environ */
 	char **envp = environ;
-	_cleanup_free_ char *pwbuf = NULL;
-	char why[128];
-	_cleanup_free_ char *grbuf = NULL;
+	_cleanup_free_ char *pwbuf = NULL, *grbuf = NULL, *argv0 = NULL;
 	_cleanup_free_ gid_t *groups = NULL;
-	_cleanup_free_ char *argv0 = NULL;
+	char why[128];
 	struct passwd pw;
 	struct group gr;
 	bool login = false;

@@ -161,8 +161,7 @@ int hs_subid_grants_load(const char *path, const char *name, unsigned long id,
 	struct grants_ctx c = { .name = name, .id = id, .g = g };
 	int r;
 
-	g->r = NULL;
-	g->n = 0;
+	*g = (struct hs_subid_grants)HS_SUBID_GRANTS_INIT;
 	r = hs_etc_read_subid(path, add_grant, &c);
 	if (r < 0) {
 		snprintf(err, errsize, "cannot read %s: %s", path, hs_strerror(r));
@@ -194,8 +193,7 @@ int hs_subid_grants_load(const char *path, const char *name, unsigned long id,
 void hs_subid_grants_free(struct hs_subid_grants *g)
 {
 	free(g->r);
-	g->r = NULL;
-	g->n = 0;
+	*g = (struct hs_subid_grants)HS_SUBID_GRANTS_INIT;
 }
 
 bool hs_subid_grants_cover(const struct hs_subid_grants *g, unsigned long start,
@@ -283,6 +281,9 @@ static int restrict_privileges(uid_t ruid, int cap, bool setfcap)
 }
 
 /* ---- the program ---- */
+
+#define RANGE_FMT "[%lu-%lu) -> [%lu-%lu)"
+#define RANGE_ARGS(m) (m).inside, (m).inside + (m).count, (m).outside, (m).outside + (m).count
 
 struct prog {
 	const char *name;       /* newuidmap / newgidmap */
@@ -392,9 +393,8 @@ int hs_subidmap_main(int argc, char **argv, enum hs_idmap_kind kind)
 	static char text[HS_IDMAP_MAX_RANGES * 34 + 1];
 	struct hs_subid_grants grants = HS_SUBID_GRANTS_INIT;
 	_cleanup_free_ char *pwbuf = NULL;
-	char why[128];
 	_cleanup_close_ int procfd = -1;
-	char err[600], shown[64];
+	char why[128], err[600], shown[64];
 	struct passwd pw;
 	struct stat st;
 	pid_t pid;
@@ -453,11 +453,8 @@ int hs_subidmap_main(int argc, char **argv, enum hs_idmap_kind kind)
 
 	size_t a, b;
 	if (hs_idmap_overlap(ranges, (size_t)n, &a, &b))
-		hs_die(1, "%s range [%lu-%lu) -> [%lu-%lu) overlaps [%lu-%lu) -> [%lu-%lu)", p.what,
-		       ranges[b].inside, ranges[b].inside + ranges[b].count, ranges[b].outside,
-		       ranges[b].outside + ranges[b].count, ranges[a].inside,
-		       ranges[a].inside + ranges[a].count, ranges[a].outside,
-		       ranges[a].outside + ranges[a].count);
+		hs_die(1, "%s range " RANGE_FMT " overlaps " RANGE_FMT, p.what, RANGE_ARGS(ranges[b]),
+		       RANGE_ARGS(ranges[a]));
 
 	/* the owner field of both files names a user (or a uid) */
 	if (hs_subid_grants_load(p.subid_path, pw.pw_name, pw.pw_uid, &grants, err, sizeof err) < 0)
@@ -469,12 +466,10 @@ int hs_subidmap_main(int argc, char **argv, enum hs_idmap_kind kind)
 		if (hs_subid_grants_cover(&grants, m->outside, m->count)) {
 			allow_setgroups = true;
 		} else if (!(m->count == 1 && m->outside == own)) {
-			syslog(LOG_WARNING, "refused: %s (uid %lu) asked for %s range [%lu-%lu) -> "
-			       "[%lu-%lu)", pw.pw_name, (unsigned long)pw.pw_uid, p.what, m->inside,
-			       m->inside + m->count, m->outside, m->outside + m->count);
+			syslog(LOG_WARNING, "refused: %s (uid %lu) asked for %s range " RANGE_FMT,
+			       pw.pw_name, (unsigned long)pw.pw_uid, p.what, RANGE_ARGS(*m));
 			hs_subid_grants_free(&grants);
-			hs_die(1, "%s range [%lu-%lu) -> [%lu-%lu) not allowed", p.what, m->inside,
-			       m->inside + m->count, m->outside, m->outside + m->count);
+			hs_die(1, "%s range " RANGE_FMT " not allowed", p.what, RANGE_ARGS(*m));
 		}
 		if (m->outside == 0)
 			maps_root = true;

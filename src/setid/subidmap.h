@@ -63,12 +63,11 @@ bool hs_subid_grants_cover(const struct hs_subid_grants *g, unsigned long start,
 int hs_idmap_format(const struct hs_idmap_range *r, size_t n, char *buf, size_t size);
 
 /* Open the target: "PID" (decimal) or "fd:N" (an fd the caller passes,
- * open on a /proc/PID directory).  For a PID, the /proc/PID directory is
- * opened between pidfd_open() and a liveness check on that pidfd, so the
- * fd names the process the pid named when we looked, never a later
- * process that reused the number.  *pid is 0 for "fd:N".  Returns the
- * directory fd, or -EINVAL (not a pid / fd spelling), -ENOTDIR (the fd is
- * not a /proc directory), or -errno. */
+ * open on a /proc/PID directory).  The directory fd stays bound to the
+ * process that had the pid when it was opened, never a later one that
+ * reuses the number.  *pid is 0 for "fd:N".  Returns the directory fd, or
+ * -EINVAL (not a pid / fd spelling), -ENOTDIR (the fd is not a /proc
+ * directory), -ESRCH (no such process), or -errno. */
 int hs_idmap_open_target(const char *arg, pid_t *pid);
 
 /* The whole newuidmap / newgidmap program. */
