@@ -122,23 +122,16 @@ const char *hs_session_env_get(const struct hs_env *e, const char *name)
 
 int hs_session_env_capture(struct hs_env *e, char *const *envp)
 {
-	for (char *const *p = envp; p && *p; p++) {
+	for (char *const *p = envp; p && *p && e->n < ENV_ENTRIES_MAX; p++) {
 		const char *eq = strchr(*p, '=');
-		size_t nlen;
 
-		if (e->n >= ENV_ENTRIES_MAX)
-			break;
-		if (!eq)
-			continue;
-		nlen = (size_t)(eq - *p);
-		if (!hs_envname_valid(*p, nlen) || hs_envname_unsafe(*p, nlen))
-			continue;
-		if (strnlen(*p, ENV_ENTRY_MAX) >= ENV_ENTRY_MAX)
+		if (!eq || hs_envname_unsafe(*p, (size_t)(eq - *p)) ||
+		    strnlen(*p, ENV_ENTRY_MAX) >= ENV_ENTRY_MAX)
 			continue;
 		/* not overwriting: the first of two same names is the one
 		 * getenv() sees; a second one is a classic way to smuggle a
-		 * value past a check.  The name is valid: only -ENOMEM. */
-		if (hs_session_env_put(e, *p, false) < 0)
+		 * value past a check.  A bad name is put's -EINVAL: skipped. */
+		if (hs_session_env_put(e, *p, false) == -ENOMEM)
 			return -ENOMEM;
 	}
 	return 0;
