@@ -530,6 +530,7 @@ static char **shell_argv(const struct options *o, const char *shell, int argc, c
 
 int su_main(int argc, char **argv, enum su_mode mode)
 {
+	static const char *const services[2][2] = { { "su", "su-l" }, { "runuser", "runuser-l" } };
 	struct options o = { 0 };
 	struct hs_env caller_env = { 0 }, env = { 0 };
 	struct hs_session s;
@@ -542,7 +543,7 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	_cleanup_free_ char *arg0 = NULL;
 	gid_t groups[MAX_SUPP_GROUPS + 1], gid;
 	size_t ngroups = 0;
-	const char *from = NULL, *tty, *service;
+	const char *from = NULL, *tty;
 	char **cargv;
 	mode_t caller_umask;
 	struct rlimit caller_core;
@@ -578,11 +579,7 @@ int su_main(int argc, char **argv, enum su_mode mode)
 		defs = NULL;
 	openlog(PROG_NAME, LOG_PID, LOG_AUTH);
 
-	if (runuser)
-		service = o.login ? "runuser-l" : "runuser";
-	else
-		service = o.login ? "su-l" : "su";
-	r = hs_session_start(&s, service, pw.pw_name, tty, from, NULL);
+	r = hs_session_start(&s, services[runuser][o.login], pw.pw_name, tty, from, NULL);
 	if (r != PAM_SUCCESS) {
 		log_attempt(defs, false, tty, from, pw.pw_name);
 		hs_die(E_FAILURE, "%s", pam_strerror(s.pamh, r));
