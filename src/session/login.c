@@ -591,9 +591,7 @@ int main(int argc, char **argv)
 	tty_check(&t);
 	arm_timeout((unsigned)timeout);
 	tty_take(&t);
-	from[0] = '\0';
-	if (o.host)
-		snprintf(from, sizeof(from), " FROM %s", o.host);
+	snprintf(from, sizeof(from), "%s%s", o.host ? " FROM " : "", o.host ? o.host : "");
 
 	r = hs_session_start(&s, "login", o.user, t.name, NULL, o.host);
 	if (r != PAM_SUCCESS) {
