@@ -338,11 +338,10 @@ static noreturn void child_main(const struct hs_child *c, int slave,
 {
 	if (c->tty != HS_CHILD_SAME_SESSION && setsid() < 0)
 		child_fail(1, "cannot create a new session: %s", strerror(errno));
-	if (c->tty == HS_CHILD_TAKE_TTY && ioctl(STDIN_FILENO, TIOCSCTTY, 1) < 0)
+	if ((c->tty == HS_CHILD_TAKE_TTY && ioctl(STDIN_FILENO, TIOCSCTTY, 1) < 0) ||
+	    (c->tty == HS_CHILD_PTY && ioctl(slave, TIOCSCTTY, 0) < 0))
 		child_fail(1, "cannot set the controlling terminal: %s", strerror(errno));
 	if (c->tty == HS_CHILD_PTY) {
-		if (ioctl(slave, TIOCSCTTY, 0) < 0)
-			child_fail(1, "cannot set the controlling terminal: %s", strerror(errno));
 		for (int fd = 0; fd <= 2; fd++)
 			if (dup2(slave, fd) < 0)
 				child_fail(1, "cannot use the new terminal: %s", strerror(errno));
