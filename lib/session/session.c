@@ -438,12 +438,6 @@ static void pty_restore(struct relay *rl)
 		tcsetattr(STDIN_FILENO, TCSADRAIN, &rl->saved);
 }
 
-static void write_stdout(struct relay *rl, const char *buf, size_t n)
-{
-	if (rl->stdout_ok && hs_write_full(STDOUT_FILENO, buf, n) < 0)
-		rl->stdout_ok = false;      /* keep draining the master regardless */
-}
-
 /* master -> stdout.  Returns false once the master reports that every
  * slave fd is closed. */
 static bool pty_pump_out(struct relay *rl)
@@ -455,7 +449,8 @@ static bool pty_pump_out(struct relay *rl)
 	for (int i = 0; i < 16; i++) {
 		ssize_t n = read(rl->master, buf, sizeof(buf));
 		if (n > 0) {
-			write_stdout(rl, buf, (size_t)n);
+			if (rl->stdout_ok && hs_write_full(STDOUT_FILENO, buf, (size_t)n) < 0)
+				rl->stdout_ok = false;  /* keep draining the master regardless */
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
