@@ -488,8 +488,7 @@ static void open_session(struct hs_session *s, const struct options *o, const st
 		hs_session_end(s, PAM_ABORT);
 		hs_die(E_FAILURE, "cannot set groups: %s", hs_strerror(r));
 	}
-	if (!o->login || o->command)
-		s->suppress_info = true;
+	s->suppress_info = !o->login || o->command;
 	reset_session_limits();
 	r = hs_session_open(s, 0, core, mask);
 	if (r != PAM_SUCCESS) {
