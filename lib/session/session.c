@@ -122,23 +122,16 @@ const char *hs_session_env_get(const struct hs_env *e, const char *name)
 
 int hs_session_env_capture(struct hs_env *e, char *const *envp)
 {
-	for (char *const *p = envp; p && *p; p++) {
+	for (char *const *p = envp; p && *p && e->n < ENV_ENTRIES_MAX; p++) {
 		const char *eq = strchr(*p, '=');
-		size_t nlen;
 
-		if (e->n >= ENV_ENTRIES_MAX)
-			break;
-		if (!eq)
-			continue;
-		nlen = (size_t)(eq - *p);
-		if (!hs_envname_valid(*p, nlen) || hs_envname_unsafe(*p, nlen))
-			continue;
-		if (strnlen(*p, ENV_ENTRY_MAX) >= ENV_ENTRY_MAX)
+		if (!eq || hs_envname_unsafe(*p, (size_t)(eq - *p)) ||
+		    strnlen(*p, ENV_ENTRY_MAX) >= ENV_ENTRY_MAX)
 			continue;
 		/* not overwriting: the first of two same names is the one
 		 * getenv() sees; a second one is a classic way to smuggle a
-		 * value past a check.  The name is valid: only -ENOMEM. */
-		if (hs_session_env_put(e, *p, false) < 0)
+		 * value past a check.  A bad name is put's -EINVAL: skipped. */
+		if (hs_session_env_put(e, *p, false) == -ENOMEM)
 			return -ENOMEM;
 	}
 	return 0;
@@ -345,11 +338,10 @@ static noreturn void child_main(const struct hs_child *c, int slave,
 {
 	if (c->tty != HS_CHILD_SAME_SESSION && setsid() < 0)
 		child_fail(1, "cannot create a new session: %s", strerror(errno));
-	if (c->tty == HS_CHILD_TAKE_TTY && ioctl(STDIN_FILENO, TIOCSCTTY, 1) < 0)
+	if ((c->tty == HS_CHILD_TAKE_TTY && ioctl(STDIN_FILENO, TIOCSCTTY, 1) < 0) ||
+	    (c->tty == HS_CHILD_PTY && ioctl(slave, TIOCSCTTY, 0) < 0))
 		child_fail(1, "cannot set the controlling terminal: %s", strerror(errno));
 	if (c->tty == HS_CHILD_PTY) {
-		if (ioctl(slave, TIOCSCTTY, 0) < 0)
-			child_fail(1, "cannot set the controlling terminal: %s", strerror(errno));
 		for (int fd = 0; fd <= 2; fd++)
 			if (dup2(slave, fd) < 0)
 				child_fail(1, "cannot use the new terminal: %s", strerror(errno));
@@ -446,12 +438,6 @@ static void pty_restore(struct relay *rl)
 		tcsetattr(STDIN_FILENO, TCSADRAIN, &rl->saved);
 }
 
-static void write_stdout(struct relay *rl, const char *buf, size_t n)
-{
-	if (rl->stdout_ok && hs_write_full(STDOUT_FILENO, buf, n) < 0)
-		rl->stdout_ok = false;      /* keep draining the master regardless */
-}
-
 /* master -> stdout.  Returns false once the master reports that every
  * slave fd is closed. */
 static bool pty_pump_out(struct relay *rl)
@@ -463,7 +449,8 @@ static bool pty_pump_out(struct relay *rl)
 	for (int i = 0; i < 16; i++) {
 		ssize_t n = read(rl->master, buf, sizeof(buf));
 		if (n > 0) {
-			write_stdout(rl, buf, (size_t)n);
+			if (rl->stdout_ok && hs_write_full(STDOUT_FILENO, buf, (size_t)n) < 0)
+				rl->stdout_ok = false;  /* keep draining the master regardless */
 			continue;
 		}
 		if (n < 0 && errno == EINTR)

@@ -136,21 +136,15 @@ static noreturn void usage(int status)
 }
 
 /* ASCII letters, digits and the punctuation of names and addresses:
- * tested by hand, not isalnum, which follows the locale login has set
+ * a fixed list, not isalnum, which follows the locale login has set
  * (hs_session_tool_init) and in a Latin-1 one takes bytes >= 0x80. */
 static bool host_ok(const char *h)
 {
+	static const char allowed[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				      "0123456789.-_:[]%";
 	size_t n = strlen(h);
 
-	if (n == 0 || n > HOST_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = h[i], l = (char)(c | 0x20);
-
-		if (!(c >= '0' && c <= '9') && !(l >= 'a' && l <= 'z') && !strchr(".-_:[]%", c))
-			return false;
-	}
-	return true;
+	return n > 0 && n <= HOST_MAX && strspn(h, allowed) == n;
 }
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -597,9 +591,7 @@ int main(int argc, char **argv)
 	tty_check(&t);
 	arm_timeout((unsigned)timeout);
 	tty_take(&t);
-	from[0] = '\0';
-	if (o.host)
-		snprintf(from, sizeof(from), " FROM %s", o.host);
+	snprintf(from, sizeof(from), "%s%s", o.host ? " FROM " : "", o.host ? o.host : "");
 
 	r = hs_session_start(&s, "login", o.user, t.name, NULL, o.host);
 	if (r != PAM_SUCCESS) {

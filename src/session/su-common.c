@@ -488,8 +488,7 @@ static void open_session(struct hs_session *s, const struct options *o, const st
 		hs_session_end(s, PAM_ABORT);
 		hs_die(E_FAILURE, "cannot set groups: %s", hs_strerror(r));
 	}
-	if (!o->login || o->command)
-		s->suppress_info = true;
+	s->suppress_info = !o->login || o->command;
 	reset_session_limits();
 	r = hs_session_open(s, 0, core, mask);
 	if (r != PAM_SUCCESS) {
@@ -530,6 +529,7 @@ static char **shell_argv(const struct options *o, const char *shell, int argc, c
 
 int su_main(int argc, char **argv, enum su_mode mode)
 {
+	static const char *const services[2][2] = { { "su", "su-l" }, { "runuser", "runuser-l" } };
 	struct options o = { 0 };
 	struct hs_env caller_env = { 0 }, env = { 0 };
 	struct hs_session s;
@@ -542,7 +542,7 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	_cleanup_free_ char *arg0 = NULL;
 	gid_t groups[MAX_SUPP_GROUPS + 1], gid;
 	size_t ngroups = 0;
-	const char *from = NULL, *tty, *service;
+	const char *from = NULL, *tty;
 	char **cargv;
 	mode_t caller_umask;
 	struct rlimit caller_core;
@@ -578,11 +578,7 @@ int su_main(int argc, char **argv, enum su_mode mode)
 		defs = NULL;
 	openlog(PROG_NAME, LOG_PID, LOG_AUTH);
 
-	if (runuser)
-		service = o.login ? "runuser-l" : "runuser";
-	else
-		service = o.login ? "su-l" : "su";
-	r = hs_session_start(&s, service, pw.pw_name, tty, from, NULL);
+	r = hs_session_start(&s, services[runuser][o.login], pw.pw_name, tty, from, NULL);
 	if (r != PAM_SUCCESS) {
 		log_attempt(defs, false, tty, from, pw.pw_name);
 		hs_die(E_FAILURE, "%s", pam_strerror(s.pamh, r));
