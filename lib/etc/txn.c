@@ -969,8 +969,9 @@ static int classify_one(int dirfd, const char *dir_path, const char *base,
 	return identity_equal(&now, want) ? FILE_INSTALLABLE : FILE_CHANGED;
 }
 
-/* Act on a file classified so.  changed: NULL, or a file of the journal
- * that was changed since, which drops an installable update too. */
+/* Act on a file classified so, or say why its update cannot be finished.
+ * changed: NULL, or a file of the journal that was changed since, which
+ * drops an installable update too. */
 static int recover_one(int dirfd, const char *dir_path, const char *base, int state,
                        const char *changed, char *msg, size_t msg_size)
 {
@@ -982,9 +983,8 @@ static int recover_one(int dirfd, const char *dir_path, const char *base, int st
 		return 0;
 	if (state == FILE_BACKUP_PENDING) {
 		snprintf(backup, sizeof(backup), "%s-", base);
-		return renameat(dirfd, staged, dirfd, backup) < 0 ? -errno : 0;
-	}
-	if (changed) {
+		r = renameat(dirfd, staged, dirfd, backup) < 0 ? -errno : 0;
+	} else if (changed) {
 		/* theirs is the newer state, and half of ours must not join it */
 		(void)unlinkat(dirfd, staged, 0);
 		if (state == FILE_CHANGED)
@@ -994,12 +994,14 @@ static int recover_one(int dirfd, const char *dir_path, const char *base, int st
 			msg_add(msg, msg_size, "dropped an interrupted update of %s/%s: %s/%s "
 				"was changed since", dir_path, base, dir_path, changed);
 		return 1;
+	} else if ((r = install_one(dirfd, dir_path, base, NULL, 0, msg, msg_size)) == 0) {
+		msg_add(msg, msg_size, "finished an interrupted update of %s/%s", dir_path, base);
+		return 1;
 	}
-	r = install_one(dirfd, dir_path, base, NULL, 0, msg, msg_size);
 	if (r < 0)
-		return r;
-	msg_add(msg, msg_size, "finished an interrupted update of %s/%s", dir_path, base);
-	return 1;
+		msg_add(msg, msg_size, "cannot finish the update of %s/%s: %s", dir_path, base,
+			hs_strerror(r));
+	return r;
 }
 
 /* Is entry a temporary file of one of our writes: the temp name of the
@@ -1226,11 +1228,8 @@ static int drop_the_rest(int dirfd, const char *dir_path, char **base, int *stat
 		if (state[i] != FILE_BACKUP_PENDING)
 			continue;
 		r = recover_one(dirfd, dir_path, base[i], state[i], changed_file, msg, msg_size);
-		if (r < 0) {
-			msg_add(msg, msg_size, "cannot finish the update of %s/%s: %s", dir_path,
-				base[i], hs_strerror(r));
+		if (r < 0)
 			return r;
-		}
 		state[i] = FILE_INSTALLED;
 	}
 	r = write_work_journal(dirfd, JOURNAL_HEADER, work, undo, n_work, NULL);
@@ -1384,11 +1383,8 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	}
 	for (size_t i = 0; i < n_files; i++) {
 		r = recover_one(dirfd, dir_path, base[i], state[i], changed_file, msg, msg_size);
-		if (r < 0) {
-			msg_add(msg, msg_size, "cannot finish the update of %s/%s: %s", dir_path,
-				base[i], hs_strerror(r));
+		if (r < 0)
 			return r;
-		}
 		changed |= r;
 	}
 	/* a journal of work alone names no staged file: any left is a
