@@ -1105,8 +1105,9 @@ static int remove_staged(int dirfd, const char *dir_path, const char *const base
  * was said by a recovery before in this run (nothing more to say). */
 enum keep_why { KEEP_NO_OPS, KEEP_FAILED, KEEP_SAID };
 
-/* A committed journal whose work no run here can do: keep only the work
- * (the files are installed) for a tool that can. */
+/* A committed journal whose work no run here can do (or drop_the_rest's,
+ * said already): keep only the work (the files are in place) for a tool
+ * that can. */
 static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *work,
                      const bool *undo, size_t n_work, enum keep_why why, char *msg,
                      size_t msg_size)
@@ -1214,7 +1215,8 @@ static int recover_work(const char *dir_path, struct hs_txn_work *work, const bo
  * exchanges finished, the journal says so first (the work alone, each
  * piece to undo or finish) before a staged file goes: killed after that,
  * this run's drops would look like installs to the next, which would
- * finish the work (remove a home whose passwd line stays). */
+ * finish the work (remove a home whose passwd line stays).  1, or a
+ * negative error. */
 static int drop_the_rest(int dirfd, const char *dir_path, char **base, int *state,
                          size_t n_files, const char *changed_file, struct hs_txn_work *work,
                          bool *undo, const bool *carried, size_t n_work, char *msg,
@@ -1232,11 +1234,7 @@ static int drop_the_rest(int dirfd, const char *dir_path, char **base, int *stat
 			return r;
 		state[i] = FILE_INSTALLED;
 	}
-	r = write_work_journal(dirfd, JOURNAL_HEADER, work, undo, n_work, NULL);
-	if (r < 0)
-		msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
-			hs_strerror(r));
-	return r;
+	return keep_work(dirfd, dir_path, work, undo, n_work, KEEP_SAID, msg, msg_size);
 }
 
 /* The work of a journal whose files recover_journal has dealt with
