@@ -463,9 +463,8 @@ static int parse_work_line(char *line, struct hs_txn_work *w)
 }
 
 /* The journal: header and lines, atomically, 0600 and owned by whoever
- * may write the directory: root, in /etc. */
-static int write_journal_as(int dirfd, const char *header, const struct hs_buf *lines,
-			    bool absent)
+ * may write the directory: root, in /etc.  absent: none is there. */
+static int write_journal(int dirfd, const char *header, const struct hs_buf *lines, bool absent)
 {
 	_cleanup_strbuf_ struct hs_buf journal = { NULL, 0, 0 };
 	int r = hs_strbuf_append(&journal, header, strlen(header));
@@ -488,11 +487,6 @@ static int write_journal_as(int dirfd, const char *header, const struct hs_buf *
 				    geteuid(), getegid(), 0600);
 }
 
-static int write_journal(int dirfd, const char *header, const struct hs_buf *lines)
-{
-	return write_journal_as(dirfd, header, lines, false);
-}
-
 /* A journal of work only, the pieces undo[i] as "-@..." (undo may be NULL),
  * then the lines carried (may be NULL). */
 static int write_work_journal(int dirfd, const char *header, const struct hs_txn_work *work,
@@ -508,7 +502,7 @@ static int write_work_journal(int dirfd, const char *header, const struct hs_txn
 	}
 	if (r == 0 && carried)
 		r = hs_strbuf_append(&lines, carried->data, carried->len);
-	return r ?: write_journal(dirfd, header, &lines);
+	return r ?: write_journal(dirfd, header, &lines, false);
 }
 
 static int read_carried(int dirfd, struct hs_buf *carried, bool *found);
@@ -574,7 +568,7 @@ static void drop_journal(int dirfd, struct hs_txn_work *work, size_t n_work,
 	if (r == 0 && carried->len)
 		r = hs_strbuf_append(&lines, carried->data, carried->len);
 	if (r == 0 && lines.len)
-		r = write_journal(dirfd, JOURNAL_HEADER, &lines);
+		r = write_journal(dirfd, JOURNAL_HEADER, &lines, false);
 	if (!lines.len || (r < 0 && n_work))
 		unlink_journal(dirfd);
 	if (undo_work(work, n_work) && r == 0 && n_work && !carried->len)
@@ -836,7 +830,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	 * for its work, then the directory synced. */
 	one = n_files == 1 && n_work == 0 && clen == 0;
 	if (!one)
-		r = write_journal_as(dirfd, JOURNAL_HEADER, &journal, !journal_found);
+		r = write_journal(dirfd, JOURNAL_HEADER, &journal, !journal_found);
 	if (r < 0) {
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -879,7 +873,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	/* 4. done; the journal keeps the work carried (if it cannot, all of
 	 * it stays: its own work done again changes nothing) */
 	if (clen) {
-		(void)write_journal(dirfd, JOURNAL_HEADER, &carried);
+		(void)write_journal(dirfd, JOURNAL_HEADER, &carried, false);
 		return 0;
 	}
 	if (unlinkat(dirfd, HS_TXN_JOURNAL, 0) < 0 || fsync(dirfd) < 0) {
@@ -898,7 +892,7 @@ unstage:
 	 * next recovery undoes the pieces undone here again, to no effect) */
 	if (n_work && undo_work(work, n_work) && carried_read) {
 		if (carried.len)
-			(void)write_journal(dirfd, JOURNAL_HEADER, &carried);
+			(void)write_journal(dirfd, JOURNAL_HEADER, &carried, false);
 		else
 			unlink_journal(dirfd);
 	}
