@@ -772,7 +772,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	/* the journal's lines, and the work carried from an earlier one */
 	_cleanup_strbuf_ struct hs_buf journal = { NULL, 0, 0 }, carried = { NULL, 0, 0 };
 	struct identity ids[HS_TXN_MAX_FILES];
-	size_t staged_count = 0, clen;
+	size_t staged_count = 0;
 	bool one, carried_read = false, journal_found = true;
 	int r;
 
@@ -811,7 +811,6 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	r = hs_strbuf_append(&journal, carried.data, carried.len);
 	if (r < 0)
 		goto unstage;
-	clen = carried.len;
 
 	/* Every staged copy is synced (its data, owner and mode); one sync
 	 * of the directory now makes their names durable before the journal
@@ -828,7 +827,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	 * the recovery removes as never committed.  Else the journal is
 	 * linked whole to its name, or renamed over the one a recovery left
 	 * for its work, then the directory synced. */
-	one = n_files == 1 && n_work == 0 && clen == 0;
+	one = n_files == 1 && n_work == 0 && carried.len == 0;
 	if (!one)
 		r = write_journal(dirfd, JOURNAL_HEADER, &journal, !journal_found);
 	if (r < 0) {
@@ -867,12 +866,12 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	 * result and is dropped (the change is committed); without the ops
 	 * the journal stays for a tool that has them */
 	run_work(work, NULL, n_work, NULL, 0);
-	if ((n_work || clen) && !work_ops)
+	if ((n_work || carried.len) && !work_ops)
 		return 0;
 
 	/* 4. done; the journal keeps the work carried (if it cannot, all of
 	 * it stays: its own work done again changes nothing) */
-	if (clen) {
+	if (carried.len) {
 		(void)write_journal(dirfd, JOURNAL_HEADER, &carried, false);
 		return 0;
 	}
