@@ -587,18 +587,17 @@ static int kept_key(struct hs_buf *key, const struct hs_txn_work *w, bool undo)
 static bool kept_here_before(const struct hs_txn_work *w, bool undo)
 {
 	_cleanup_strbuf_ struct hs_buf key = { NULL, 0, 0 };
-	const char *cur = kept_here.data, *end = kept_here.data + kept_here.len;
+	struct hs_line_iter it;
+	const char *line;
+	size_t n;
 
 	if (!kept_here.len || kept_key(&key, w, undo) < 0)
 		return false;
-	while (cur < end) {
-		const char *nl = memchr(cur, '\n', (size_t)(end - cur));
-		size_t n = nl ? (size_t)(nl + 1 - cur) : (size_t)(end - cur);
-
-		if (n == key.len && memcmp(cur, key.data, n) == 0)
+	/* n leaves out the newline that ends each line there and the key */
+	hs_strbuf_lines_init(&it, kept_here.data, kept_here.len);
+	while (hs_strbuf_line_next(&it, &line, &n))
+		if (n + 1 == key.len && memcmp(line, key.data, n) == 0)
 			return true;
-		cur += n;
-	}
 	return false;
 }
 
