@@ -107,7 +107,7 @@ static int forward_new(struct hs_txn_work *w)
  * refuses root (HS_WALK_DENIED: a user's FUSE mount) or is found replaced
  * during the walk (HS_WALK_SWAPPED), said in w->where.
  * undo: a NEW piece reverted (work_revert), else a DEL one finished
- * (forward_del); they differ where marked. */
+ * (work_forward); they differ where marked. */
 static int remove_self(struct hs_txn_work *w, int parentfd, const char *last, bool undo)
 {
 	_cleanup_close_ int fd = -1;
@@ -172,31 +172,22 @@ static int remove_self(struct hs_txn_work *w, int parentfd, const char *last, bo
 	return r;
 }
 
-/* DEL: remove path, if it is still what the journal names; a file or a
- * symlink loses its name only; a home refused by a mount inside is
- * handed back as it was. */
-static int forward_del(struct hs_txn_work *w)
+/* NEW: forward_new.  DEL: remove path, if it is still what the journal
+ * names; a file or a symlink loses its name only; a home refused by a
+ * mount inside is handed back as it was. */
+static int work_forward(struct hs_txn_work *w)
 {
 	_cleanup_close_ int parentfd = -1;
 	const char *last;
 
+	if (w->kind == HS_TXN_TREE_NEW || w->kind == HS_TXN_HOME_NEW)
+		return forward_new(w);
+	if (w->kind != HS_TXN_TREE_DEL && w->kind != HS_TXN_HOME_DEL)
+		return -EINVAL;
 	parentfd = open_parent(w, &last);
 	if (parentfd < 0)
 		return parentfd == -ENOENT ? 0 : parentfd;
 	return remove_self(w, parentfd, last, false);
-}
-
-static int work_forward(struct hs_txn_work *w)
-{
-	switch (w->kind) {
-	case HS_TXN_TREE_NEW:
-	case HS_TXN_HOME_NEW:
-		return forward_new(w);
-	case HS_TXN_TREE_DEL:
-	case HS_TXN_HOME_DEL:
-		return forward_del(w);
-	}
-	return -EINVAL;
 }
 
 /* Before the commit point: the reserved directory of a NEW piece goes
