@@ -435,28 +435,22 @@ int hs_txn_work_tree_new(int treefd, const char *user, uid_t uid, gid_t auth_gid
  * elsewhere would be out of its reach.  A journal written after this look
  * (a tool killed meanwhile) is met at the tool's own locking; what its
  * confinement refuses there is said and left for the next tool. */
-static void finish_pending_work(void)
-{
-	static const char *const files[] = {
-		HS_ETC_PASSWD, HS_ETC_SHADOW, HS_ETC_GROUP, HS_ETC_GSHADOW, HS_ETC_SUBUID,
-		HS_ETC_SUBGID,
-	};
-	struct hs_locks l;
-
-	/* every root tool starts here: one lookup, no open of /etc */
-	if (geteuid() != 0 || !hs_txn_journal_left(AT_FDCWD))
-		return;
-	if (hs_globalfile_lock(&l, NULL, files, HS_ARRAY_SIZE(files), HS_LOCK_TIMEOUT_MS, NULL) == 0)
-		hs_globalfile_unlock(&l);
-}
-
 void hs_txn_work_enable(void)
 {
 	static const struct hs_txn_work_ops ops = {
 		.forward = work_forward, .back = work_back, .sweep = work_sweep,
 		.check = work_check, .revert = work_revert,
 	};
+	static const char *const files[] = {
+		HS_ETC_PASSWD, HS_ETC_SHADOW, HS_ETC_GROUP, HS_ETC_GSHADOW, HS_ETC_SUBUID,
+		HS_ETC_SUBGID,
+	};
+	struct hs_locks l;
 
 	hs_txn_set_work_ops(&ops);
-	finish_pending_work();
+	/* every root tool starts here: one lookup, no open of /etc */
+	if (geteuid() != 0 || !hs_txn_journal_left(AT_FDCWD))
+		return;
+	if (hs_globalfile_lock(&l, NULL, files, HS_ARRAY_SIZE(files), HS_LOCK_TIMEOUT_MS, NULL) == 0)
+		hs_globalfile_unlock(&l);
 }
