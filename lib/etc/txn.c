@@ -278,12 +278,6 @@ static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *
 	return 0;
 }
 
-/* Is id the file as the caller read it (hs_fileio_same_version)? */
-static bool is_expected(const struct identity *id, const struct stat *st)
-{
-	return id->present && hs_fileio_same_version(st, &id->st);
-}
-
 /* Is st a target a transaction may replace?  A symlink, a FIFO or another
  * owner's hard-linked file is refused, as a read of it would be. */
 static int target_ok(const struct stat *st)
@@ -348,7 +342,8 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 				*staged = true;
 			if (r < 0 && r != -EFAULT)
 				break;
-			if (identity_of(dirfd, f->base, id) < 0 || !is_expected(id, f->expect)) {
+			if (identity_of(dirfd, f->base, id) < 0 || !id->present ||
+			    !hs_fileio_same_version(f->expect, &id->st)) {
 				r = -HS_E_CHANGED;
 				break;
 			}
