@@ -72,13 +72,11 @@ static int forward_new(struct hs_txn_work *w)
 	if (fstatat(parentfd, w->tmp, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISDIR(st.st_mode) || !same_id(&st, &w->self))
 			return -ESTALE;
-		bool gone;
-
 		r = renameat2(parentfd, w->tmp, parentfd, last, RENAME_NOREPLACE) < 0 ? -errno : 0;
-		gone = r == 0;
 		/* the name was taken meanwhile: our copy goes */
-		if (r == -EEXIST)
-			gone = hs_walk_remove_tree_at(parentfd, w->tmp) == 0;
+		bool gone = r == 0 ||
+			    (r == -EEXIST && hs_walk_remove_tree_at(parentfd, w->tmp) == 0);
+
 		if (w->kind == HS_TXN_TREE_NEW)
 			hs_userdir_reserved_done(parentfd, gone);
 		if (r < 0)
