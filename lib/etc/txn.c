@@ -278,12 +278,6 @@ static int roll_back(int dirfd, const char *dir_path, const struct hs_txn_file *
 	return 0;
 }
 
-/* Is id the file as the caller read it (hs_fileio_same_version)? */
-static bool is_expected(const struct identity *id, const struct stat *st)
-{
-	return id->present && hs_fileio_same_version(st, &id->st);
-}
-
 /* Is st a target a transaction may replace?  A symlink, a FIFO or another
  * owner's hard-linked file is refused, as a read of it would be. */
 static int target_ok(const struct stat *st)
@@ -348,7 +342,8 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 				*staged = true;
 			if (r < 0 && r != -EFAULT)
 				break;
-			if (identity_of(dirfd, f->base, id) < 0 || !is_expected(id, f->expect)) {
+			if (identity_of(dirfd, f->base, id) < 0 || !id->present ||
+			    !hs_fileio_same_version(f->expect, &id->st)) {
 				r = -HS_E_CHANGED;
 				break;
 			}
@@ -463,9 +458,8 @@ static int parse_work_line(char *line, struct hs_txn_work *w)
 }
 
 /* The journal: header and lines, atomically, 0600 and owned by whoever
- * may write the directory: root, in /etc. */
-static int write_journal_as(int dirfd, const char *header, const struct hs_buf *lines,
-			    bool absent)
+ * may write the directory: root, in /etc.  absent: none is there. */
+static int write_journal(int dirfd, const char *header, const struct hs_buf *lines, bool absent)
 {
 	_cleanup_strbuf_ struct hs_buf journal = { NULL, 0, 0 };
 	int r = hs_strbuf_append(&journal, header, strlen(header));
@@ -488,11 +482,6 @@ static int write_journal_as(int dirfd, const char *header, const struct hs_buf *
 				    geteuid(), getegid(), 0600);
 }
 
-static int write_journal(int dirfd, const char *header, const struct hs_buf *lines)
-{
-	return write_journal_as(dirfd, header, lines, false);
-}
-
 /* A journal of work only, the pieces undo[i] as "-@..." (undo may be NULL),
  * then the lines carried (may be NULL). */
 static int write_work_journal(int dirfd, const char *header, const struct hs_txn_work *work,
@@ -508,7 +497,7 @@ static int write_work_journal(int dirfd, const char *header, const struct hs_txn
 	}
 	if (r == 0 && carried)
 		r = hs_strbuf_append(&lines, carried->data, carried->len);
-	return r ?: write_journal(dirfd, header, &lines);
+	return r ?: write_journal(dirfd, header, &lines, false);
 }
 
 static int read_carried(int dirfd, struct hs_buf *carried, bool *found);
@@ -574,7 +563,7 @@ static void drop_journal(int dirfd, struct hs_txn_work *work, size_t n_work,
 	if (r == 0 && carried->len)
 		r = hs_strbuf_append(&lines, carried->data, carried->len);
 	if (r == 0 && lines.len)
-		r = write_journal(dirfd, JOURNAL_HEADER, &lines);
+		r = write_journal(dirfd, JOURNAL_HEADER, &lines, false);
 	if (!lines.len || (r < 0 && n_work))
 		unlink_journal(dirfd);
 	if (undo_work(work, n_work) && r == 0 && n_work && !carried->len)
@@ -593,18 +582,17 @@ static int kept_key(struct hs_buf *key, const struct hs_txn_work *w, bool undo)
 static bool kept_here_before(const struct hs_txn_work *w, bool undo)
 {
 	_cleanup_strbuf_ struct hs_buf key = { NULL, 0, 0 };
-	const char *cur = kept_here.data, *end = kept_here.data + kept_here.len;
+	struct hs_line_iter it;
+	const char *line;
+	size_t n;
 
 	if (!kept_here.len || kept_key(&key, w, undo) < 0)
 		return false;
-	while (cur < end) {
-		const char *nl = memchr(cur, '\n', (size_t)(end - cur));
-		size_t n = nl ? (size_t)(nl + 1 - cur) : (size_t)(end - cur);
-
-		if (n == key.len && memcmp(cur, key.data, n) == 0)
+	/* n leaves out the newline that ends each line there and the key */
+	hs_strbuf_lines_init(&it, kept_here.data, kept_here.len);
+	while (hs_strbuf_line_next(&it, &line, &n))
+		if (n + 1 == key.len && memcmp(line, key.data, n) == 0)
 			return true;
-		cur += n;
-	}
 	return false;
 }
 
@@ -778,7 +766,7 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	/* the journal's lines, and the work carried from an earlier one */
 	_cleanup_strbuf_ struct hs_buf journal = { NULL, 0, 0 }, carried = { NULL, 0, 0 };
 	struct identity ids[HS_TXN_MAX_FILES];
-	size_t staged_count = 0, clen;
+	size_t staged_count = 0;
 	bool one, carried_read = false, journal_found = true;
 	int r;
 
@@ -817,7 +805,6 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	r = hs_strbuf_append(&journal, carried.data, carried.len);
 	if (r < 0)
 		goto unstage;
-	clen = carried.len;
 
 	/* Every staged copy is synced (its data, owner and mode); one sync
 	 * of the directory now makes their names durable before the journal
@@ -834,9 +821,9 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	 * the recovery removes as never committed.  Else the journal is
 	 * linked whole to its name, or renamed over the one a recovery left
 	 * for its work, then the directory synced. */
-	one = n_files == 1 && n_work == 0 && clen == 0;
+	one = n_files == 1 && n_work == 0 && carried.len == 0;
 	if (!one)
-		r = write_journal_as(dirfd, JOURNAL_HEADER, &journal, !journal_found);
+		r = write_journal(dirfd, JOURNAL_HEADER, &journal, !journal_found);
 	if (r < 0) {
 		msg_set(err, err_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
 			hs_strerror(r));
@@ -873,13 +860,13 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	 * result and is dropped (the change is committed); without the ops
 	 * the journal stays for a tool that has them */
 	run_work(work, NULL, n_work, NULL, 0);
-	if ((n_work || clen) && !work_ops)
+	if ((n_work || carried.len) && !work_ops)
 		return 0;
 
 	/* 4. done; the journal keeps the work carried (if it cannot, all of
 	 * it stays: its own work done again changes nothing) */
-	if (clen) {
-		(void)write_journal(dirfd, JOURNAL_HEADER, &carried);
+	if (carried.len) {
+		(void)write_journal(dirfd, JOURNAL_HEADER, &carried, false);
 		return 0;
 	}
 	if (unlinkat(dirfd, HS_TXN_JOURNAL, 0) < 0 || fsync(dirfd) < 0) {
@@ -898,7 +885,7 @@ unstage:
 	 * next recovery undoes the pieces undone here again, to no effect) */
 	if (n_work && undo_work(work, n_work) && carried_read) {
 		if (carried.len)
-			(void)write_journal(dirfd, JOURNAL_HEADER, &carried);
+			(void)write_journal(dirfd, JOURNAL_HEADER, &carried, false);
 		else
 			unlink_journal(dirfd);
 	}
@@ -969,8 +956,9 @@ static int classify_one(int dirfd, const char *dir_path, const char *base,
 	return identity_equal(&now, want) ? FILE_INSTALLABLE : FILE_CHANGED;
 }
 
-/* Act on a file classified so.  changed: NULL, or a file of the journal
- * that was changed since, which drops an installable update too. */
+/* Act on a file classified so, or say why its update cannot be finished.
+ * changed: NULL, or a file of the journal that was changed since, which
+ * drops an installable update too. */
 static int recover_one(int dirfd, const char *dir_path, const char *base, int state,
                        const char *changed, char *msg, size_t msg_size)
 {
@@ -982,9 +970,8 @@ static int recover_one(int dirfd, const char *dir_path, const char *base, int st
 		return 0;
 	if (state == FILE_BACKUP_PENDING) {
 		snprintf(backup, sizeof(backup), "%s-", base);
-		return renameat(dirfd, staged, dirfd, backup) < 0 ? -errno : 0;
-	}
-	if (changed) {
+		r = renameat(dirfd, staged, dirfd, backup) < 0 ? -errno : 0;
+	} else if (changed) {
 		/* theirs is the newer state, and half of ours must not join it */
 		(void)unlinkat(dirfd, staged, 0);
 		if (state == FILE_CHANGED)
@@ -994,12 +981,14 @@ static int recover_one(int dirfd, const char *dir_path, const char *base, int st
 			msg_add(msg, msg_size, "dropped an interrupted update of %s/%s: %s/%s "
 				"was changed since", dir_path, base, dir_path, changed);
 		return 1;
+	} else if ((r = install_one(dirfd, dir_path, base, NULL, 0, msg, msg_size)) == 0) {
+		msg_add(msg, msg_size, "finished an interrupted update of %s/%s", dir_path, base);
+		return 1;
 	}
-	r = install_one(dirfd, dir_path, base, NULL, 0, msg, msg_size);
 	if (r < 0)
-		return r;
-	msg_add(msg, msg_size, "finished an interrupted update of %s/%s", dir_path, base);
-	return 1;
+		msg_add(msg, msg_size, "cannot finish the update of %s/%s: %s", dir_path, base,
+			hs_strerror(r));
+	return r;
 }
 
 /* Is entry a temporary file of one of our writes: the temp name of the
@@ -1103,8 +1092,9 @@ static int remove_staged(int dirfd, const char *dir_path, const char *const base
  * was said by a recovery before in this run (nothing more to say). */
 enum keep_why { KEEP_NO_OPS, KEEP_FAILED, KEEP_SAID };
 
-/* A committed journal whose work no run here can do: keep only the work
- * (the files are installed) for a tool that can. */
+/* A committed journal whose work no run here can do (or drop_the_rest's,
+ * said already): keep only the work (the files are in place) for a tool
+ * that can. */
 static int keep_work(int dirfd, const char *dir_path, const struct hs_txn_work *work,
                      const bool *undo, size_t n_work, enum keep_why why, char *msg,
                      size_t msg_size)
@@ -1212,7 +1202,8 @@ static int recover_work(const char *dir_path, struct hs_txn_work *work, const bo
  * exchanges finished, the journal says so first (the work alone, each
  * piece to undo or finish) before a staged file goes: killed after that,
  * this run's drops would look like installs to the next, which would
- * finish the work (remove a home whose passwd line stays). */
+ * finish the work (remove a home whose passwd line stays).  1, or a
+ * negative error. */
 static int drop_the_rest(int dirfd, const char *dir_path, char **base, int *state,
                          size_t n_files, const char *changed_file, struct hs_txn_work *work,
                          bool *undo, const bool *carried, size_t n_work, char *msg,
@@ -1226,18 +1217,11 @@ static int drop_the_rest(int dirfd, const char *dir_path, char **base, int *stat
 		if (state[i] != FILE_BACKUP_PENDING)
 			continue;
 		r = recover_one(dirfd, dir_path, base[i], state[i], changed_file, msg, msg_size);
-		if (r < 0) {
-			msg_add(msg, msg_size, "cannot finish the update of %s/%s: %s", dir_path,
-				base[i], hs_strerror(r));
+		if (r < 0)
 			return r;
-		}
 		state[i] = FILE_INSTALLED;
 	}
-	r = write_work_journal(dirfd, JOURNAL_HEADER, work, undo, n_work, NULL);
-	if (r < 0)
-		msg_add(msg, msg_size, "cannot write %s/%s: %s", dir_path, HS_TXN_JOURNAL,
-			hs_strerror(r));
-	return r;
+	return keep_work(dirfd, dir_path, work, undo, n_work, KEEP_SAID, msg, msg_size);
 }
 
 /* The work of a journal whose files recover_journal has dealt with
@@ -1384,11 +1368,8 @@ static int recover_journal(int dirfd, const char *dir_path, const char *const ba
 	}
 	for (size_t i = 0; i < n_files; i++) {
 		r = recover_one(dirfd, dir_path, base[i], state[i], changed_file, msg, msg_size);
-		if (r < 0) {
-			msg_add(msg, msg_size, "cannot finish the update of %s/%s: %s", dir_path,
-				base[i], hs_strerror(r));
+		if (r < 0)
 			return r;
-		}
 		changed |= r;
 	}
 	/* a journal of work alone names no staged file: any left is a

@@ -72,13 +72,11 @@ static int forward_new(struct hs_txn_work *w)
 	if (fstatat(parentfd, w->tmp, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISDIR(st.st_mode) || !same_id(&st, &w->self))
 			return -ESTALE;
-		bool gone;
-
 		r = renameat2(parentfd, w->tmp, parentfd, last, RENAME_NOREPLACE) < 0 ? -errno : 0;
-		gone = r == 0;
 		/* the name was taken meanwhile: our copy goes */
-		if (r == -EEXIST)
-			gone = hs_walk_remove_tree_at(parentfd, w->tmp) == 0;
+		bool gone = r == 0 ||
+			    (r == -EEXIST && hs_walk_remove_tree_at(parentfd, w->tmp) == 0);
+
 		if (w->kind == HS_TXN_TREE_NEW)
 			hs_userdir_reserved_done(parentfd, gone);
 		if (r < 0)
@@ -107,7 +105,7 @@ static int forward_new(struct hs_txn_work *w)
  * refuses root (HS_WALK_DENIED: a user's FUSE mount) or is found replaced
  * during the walk (HS_WALK_SWAPPED), said in w->where.
  * undo: a NEW piece reverted (work_revert), else a DEL one finished
- * (forward_del); they differ where marked. */
+ * (work_forward); they differ where marked. */
 static int remove_self(struct hs_txn_work *w, int parentfd, const char *last, bool undo)
 {
 	_cleanup_close_ int fd = -1;
@@ -172,31 +170,22 @@ static int remove_self(struct hs_txn_work *w, int parentfd, const char *last, bo
 	return r;
 }
 
-/* DEL: remove path, if it is still what the journal names; a file or a
- * symlink loses its name only; a home refused by a mount inside is
- * handed back as it was. */
-static int forward_del(struct hs_txn_work *w)
+/* NEW: forward_new.  DEL: remove path, if it is still what the journal
+ * names; a file or a symlink loses its name only; a home refused by a
+ * mount inside is handed back as it was. */
+static int work_forward(struct hs_txn_work *w)
 {
 	_cleanup_close_ int parentfd = -1;
 	const char *last;
 
+	if (w->kind == HS_TXN_TREE_NEW || w->kind == HS_TXN_HOME_NEW)
+		return forward_new(w);
+	if (w->kind != HS_TXN_TREE_DEL && w->kind != HS_TXN_HOME_DEL)
+		return -EINVAL;
 	parentfd = open_parent(w, &last);
 	if (parentfd < 0)
 		return parentfd == -ENOENT ? 0 : parentfd;
 	return remove_self(w, parentfd, last, false);
-}
-
-static int work_forward(struct hs_txn_work *w)
-{
-	switch (w->kind) {
-	case HS_TXN_TREE_NEW:
-	case HS_TXN_HOME_NEW:
-		return forward_new(w);
-	case HS_TXN_TREE_DEL:
-	case HS_TXN_HOME_DEL:
-		return forward_del(w);
-	}
-	return -EINVAL;
 }
 
 /* Before the commit point: the reserved directory of a NEW piece goes
@@ -444,28 +433,22 @@ int hs_txn_work_tree_new(int treefd, const char *user, uid_t uid, gid_t auth_gid
  * elsewhere would be out of its reach.  A journal written after this look
  * (a tool killed meanwhile) is met at the tool's own locking; what its
  * confinement refuses there is said and left for the next tool. */
-static void finish_pending_work(void)
-{
-	static const char *const files[] = {
-		HS_ETC_PASSWD, HS_ETC_SHADOW, HS_ETC_GROUP, HS_ETC_GSHADOW, HS_ETC_SUBUID,
-		HS_ETC_SUBGID,
-	};
-	struct hs_locks l;
-
-	/* every root tool starts here: one lookup, no open of /etc */
-	if (geteuid() != 0 || !hs_txn_journal_left(AT_FDCWD))
-		return;
-	if (hs_globalfile_lock(&l, NULL, files, HS_ARRAY_SIZE(files), HS_LOCK_TIMEOUT_MS, NULL) == 0)
-		hs_globalfile_unlock(&l);
-}
-
 void hs_txn_work_enable(void)
 {
 	static const struct hs_txn_work_ops ops = {
 		.forward = work_forward, .back = work_back, .sweep = work_sweep,
 		.check = work_check, .revert = work_revert,
 	};
+	static const char *const files[] = {
+		HS_ETC_PASSWD, HS_ETC_SHADOW, HS_ETC_GROUP, HS_ETC_GSHADOW, HS_ETC_SUBUID,
+		HS_ETC_SUBGID,
+	};
+	struct hs_locks l;
 
 	hs_txn_set_work_ops(&ops);
-	finish_pending_work();
+	/* every root tool starts here: one lookup, no open of /etc */
+	if (geteuid() != 0 || !hs_txn_journal_left(AT_FDCWD))
+		return;
+	if (hs_globalfile_lock(&l, NULL, files, HS_ARRAY_SIZE(files), HS_LOCK_TIMEOUT_MS, NULL) == 0)
+		hs_globalfile_unlock(&l);
 }
