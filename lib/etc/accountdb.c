@@ -1191,7 +1191,8 @@ long hs_accountdb_find_text(const struct hs_accountdb *db, size_t from, const ch
 static int make_line(struct hs_accountdb *db, const void *rec, struct hs_dbline *l,
 		     const char *what)
 {
-	char *fmt = NULL, *buf;
+	_cleanup_secret_ char *fmt = NULL;
+	char *buf;
 	size_t len;
 	int r = rec_format(db->kind, rec, &fmt);
 
@@ -1203,14 +1204,12 @@ static int make_line(struct hs_accountdb *db, const void *rec, struct hs_dbline 
 	len = strlen(fmt) - 1;  /* formatters end the line in '\n' */
 	buf = malloc(2 * len + 2);
 	if (!buf) {
-		hs_free_secret(fmt);
 		set_error(db, "cannot %s %s: %s", what, db_path(db), hs_strerror(-ENOMEM));
 		return -ENOMEM;
 	}
 	memcpy(buf, fmt, len + 1);
 	memcpy(buf + len + 1, fmt, len);
 	buf[2 * len + 1] = '\0';
-	hs_free_secret(fmt);
 	memset(l, 0, sizeof(*l));
 	l->text = buf;
 	l->len = len;
