@@ -1497,13 +1497,6 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 			r = -EINVAL;
 			goto out;
 		}
-		/* a mapping cut short (fileio.h) holds zeros, not the file */
-		if (db->mapped && hs_fileio_map_torn(db->data)) {
-			r = -HS_E_CHANGED;
-			set_error(db, "cannot write %s: %s", db->path, hs_strerror(r));
-			*failed = i;
-			goto out;
-		}
 		files[i] = (struct hs_global_file){
 			.path = db->path, .uid = db->default_uid, .gid = db->default_gid,
 			.mode = db->default_mode,
@@ -1514,7 +1507,9 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 			 * it in place under the lines we pass on */
 			.expect = db->expect_on_disk ? &db->on_disk : NULL,
 		};
-		r = pieces_alloc(db, &iovs[i], &files[i].n_iov, &total);
+		/* a mapping cut short (fileio.h) holds zeros, not the file */
+		r = db->mapped && hs_fileio_map_torn(db->data)
+			? -HS_E_CHANGED : pieces_alloc(db, &iovs[i], &files[i].n_iov, &total);
 		files[i].iov = iovs[i];
 		if (r < 0) {
 			set_error(db, "cannot write %s: %s", db->path, hs_strerror(r));
