@@ -998,13 +998,10 @@ int hs_accountdb_load_at(struct hs_accountdb *db, enum hs_db_kind kind, int dir_
 	if (r == -ENOENT && (flags & HS_DB_MISSING_OK)) {
 		db->data = (char *)"";
 		r = 0;
-		db->mapped = true;
 	} else if (r == 0) {
-		db->present = true;
-		db->data_on_disk = true;
-		db->expect_on_disk = true;
-		db->mapped = true;
+		db->present = db->data_on_disk = db->expect_on_disk = true;
 	}
+	db->mapped = r == 0;
 	return load_finish(db, flags, r);
 }
 
