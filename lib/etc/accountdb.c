@@ -1418,18 +1418,23 @@ static void piece_lines(struct piece_list *pl, size_t from, size_t to)
 	}
 }
 
-/* The file's new contents as pieces to write one after the other, each
- * line with its newline: the loaded lines before the first NIS line, the
- * appended lines, then the rest of the loaded lines.  Fills iov when not
- * NULL; returns the number of pieces and *total the bytes. */
+/* The file's new contents as pieces to write one after the other: when
+ * unchanged, the bytes as loaded; else each line with its newline: the
+ * loaded lines before the first NIS line, the appended lines, then the
+ * rest of the loaded lines.  Fills iov when not NULL; returns the number
+ * of pieces and *total the bytes. */
 static size_t pieces(const struct hs_accountdb *db, struct iovec *iov, size_t *total)
 {
 	struct piece_list pl = { .db = db, .iov = iov };
 
-	piece_lines(&pl, 0, db->nis_first);
-	piece_lines(&pl, db->n_loaded, db->n_lines);
-	piece_lines(&pl, db->nis_first, db->n_loaded);
-	piece_flush(&pl);
+	if (db->dirty) {
+		piece_lines(&pl, 0, db->nis_first);
+		piece_lines(&pl, db->n_loaded, db->n_lines);
+		piece_lines(&pl, db->nis_first, db->n_loaded);
+		piece_flush(&pl);
+	} else if (db->len) {
+		piece_add(&pl, db->data, db->len);
+	}
 	*total = pl.total;
 	return pl.n;
 }
@@ -1439,22 +1444,14 @@ static size_t pieces(const struct hs_accountdb *db, struct iovec *iov, size_t *t
 static int pieces_alloc(const struct hs_accountdb *db, struct iovec **iov, size_t *n,
 			size_t *total)
 {
-	if (!db->dirty) {
-		*n = db->len ? 1 : 0;
-		*total = db->len;
-	} else {
-		*n = pieces(db, NULL, total);
-	}
+	*n = pieces(db, NULL, total);
 	*iov = NULL;
 	if (*n == 0)
 		return 0;
 	*iov = malloc(*n * sizeof(**iov));
 	if (!*iov)
 		return -ENOMEM;
-	if (!db->dirty)
-		**iov = (struct iovec){ .iov_base = db->data, .iov_len = db->len };
-	else
-		pieces(db, *iov, total);
+	pieces(db, *iov, total);
 	return 0;
 }
 
