@@ -1341,11 +1341,6 @@ int hs_accountdb_delete(struct hs_accountdb *db, size_t idx)
 /* ---------------------------------------------------------------- */
 /* output */
 
-static bool in_data(const struct hs_accountdb *db, const char *t)
-{
-	return (uintptr_t)t >= (uintptr_t)db->data && (uintptr_t)t < (uintptr_t)(db->data + db->len);
-}
-
 /* The pieces being gathered: a run is bytes of data not yet emitted. */
 struct piece_list {
 	const struct hs_accountdb *db;
@@ -1386,7 +1381,8 @@ static void piece_text(struct piece_list *pl, const char *t, size_t len)
 		return;
 	}
 	piece_flush(pl);
-	if (in_data(pl->db, t)) {
+	/* t lies in data (an unsigned difference: one compare for both ends) */
+	if ((uintptr_t)t - (uintptr_t)pl->db->data < pl->db->len) {
 		pl->run = t;
 		pl->run_end = t + len;
 	} else {
