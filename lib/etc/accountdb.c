@@ -998,13 +998,10 @@ int hs_accountdb_load_at(struct hs_accountdb *db, enum hs_db_kind kind, int dir_
 	if (r == -ENOENT && (flags & HS_DB_MISSING_OK)) {
 		db->data = (char *)"";
 		r = 0;
-		db->mapped = true;
 	} else if (r == 0) {
-		db->present = true;
-		db->data_on_disk = true;
-		db->expect_on_disk = true;
-		db->mapped = true;
+		db->present = db->data_on_disk = db->expect_on_disk = true;
 	}
+	db->mapped = r == 0;
 	return load_finish(db, flags, r);
 }
 
@@ -1191,7 +1188,8 @@ long hs_accountdb_find_text(const struct hs_accountdb *db, size_t from, const ch
 static int make_line(struct hs_accountdb *db, const void *rec, struct hs_dbline *l,
 		     const char *what)
 {
-	char *fmt = NULL, *buf;
+	_cleanup_secret_ char *fmt = NULL;
+	char *buf;
 	size_t len;
 	int r = rec_format(db->kind, rec, &fmt);
 
@@ -1203,14 +1201,12 @@ static int make_line(struct hs_accountdb *db, const void *rec, struct hs_dbline 
 	len = strlen(fmt) - 1;  /* formatters end the line in '\n' */
 	buf = malloc(2 * len + 2);
 	if (!buf) {
-		hs_free_secret(fmt);
 		set_error(db, "cannot %s %s: %s", what, db_path(db), hs_strerror(-ENOMEM));
 		return -ENOMEM;
 	}
 	memcpy(buf, fmt, len + 1);
 	memcpy(buf + len + 1, fmt, len);
 	buf[2 * len + 1] = '\0';
-	hs_free_secret(fmt);
 	memset(l, 0, sizeof(*l));
 	l->text = buf;
 	l->len = len;
@@ -1345,11 +1341,6 @@ int hs_accountdb_delete(struct hs_accountdb *db, size_t idx)
 /* ---------------------------------------------------------------- */
 /* output */
 
-static bool in_data(const struct hs_accountdb *db, const char *t)
-{
-	return (uintptr_t)t >= (uintptr_t)db->data && (uintptr_t)t < (uintptr_t)(db->data + db->len);
-}
-
 /* The pieces being gathered: a run is bytes of data not yet emitted. */
 struct piece_list {
 	const struct hs_accountdb *db;
@@ -1390,7 +1381,8 @@ static void piece_text(struct piece_list *pl, const char *t, size_t len)
 		return;
 	}
 	piece_flush(pl);
-	if (in_data(pl->db, t)) {
+	/* t lies in data (an unsigned difference: one compare for both ends) */
+	if ((uintptr_t)t - (uintptr_t)pl->db->data < pl->db->len) {
 		pl->run = t;
 		pl->run_end = t + len;
 	} else {
@@ -1422,18 +1414,23 @@ static void piece_lines(struct piece_list *pl, size_t from, size_t to)
 	}
 }
 
-/* The file's new contents as pieces to write one after the other, each
- * line with its newline: the loaded lines before the first NIS line, the
- * appended lines, then the rest of the loaded lines.  Fills iov when not
- * NULL; returns the number of pieces and *total the bytes. */
+/* The file's new contents as pieces to write one after the other: when
+ * unchanged, the bytes as loaded; else each line with its newline: the
+ * loaded lines before the first NIS line, the appended lines, then the
+ * rest of the loaded lines.  Fills iov when not NULL; returns the number
+ * of pieces and *total the bytes. */
 static size_t pieces(const struct hs_accountdb *db, struct iovec *iov, size_t *total)
 {
 	struct piece_list pl = { .db = db, .iov = iov };
 
-	piece_lines(&pl, 0, db->nis_first);
-	piece_lines(&pl, db->n_loaded, db->n_lines);
-	piece_lines(&pl, db->nis_first, db->n_loaded);
-	piece_flush(&pl);
+	if (db->dirty) {
+		piece_lines(&pl, 0, db->nis_first);
+		piece_lines(&pl, db->n_loaded, db->n_lines);
+		piece_lines(&pl, db->nis_first, db->n_loaded);
+		piece_flush(&pl);
+	} else if (db->len) {
+		piece_add(&pl, db->data, db->len);
+	}
 	*total = pl.total;
 	return pl.n;
 }
@@ -1443,22 +1440,14 @@ static size_t pieces(const struct hs_accountdb *db, struct iovec *iov, size_t *t
 static int pieces_alloc(const struct hs_accountdb *db, struct iovec **iov, size_t *n,
 			size_t *total)
 {
-	if (!db->dirty) {
-		*n = db->len ? 1 : 0;
-		*total = db->len;
-	} else {
-		*n = pieces(db, NULL, total);
-	}
+	*n = pieces(db, NULL, total);
 	*iov = NULL;
 	if (*n == 0)
 		return 0;
 	*iov = malloc(*n * sizeof(**iov));
 	if (!*iov)
 		return -ENOMEM;
-	if (!db->dirty)
-		**iov = (struct iovec){ .iov_base = db->data, .iov_len = db->len };
-	else
-		pieces(db, *iov, total);
+	pieces(db, *iov, total);
 	return 0;
 }
 
@@ -1498,13 +1487,6 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 			r = -EINVAL;
 			goto out;
 		}
-		/* a mapping cut short (fileio.h) holds zeros, not the file */
-		if (db->mapped && hs_fileio_map_torn(db->data)) {
-			r = -HS_E_CHANGED;
-			set_error(db, "cannot write %s: %s", db->path, hs_strerror(r));
-			*failed = i;
-			goto out;
-		}
 		files[i] = (struct hs_global_file){
 			.path = db->path, .uid = db->default_uid, .gid = db->default_gid,
 			.mode = db->default_mode,
@@ -1515,7 +1497,9 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 			 * it in place under the lines we pass on */
 			.expect = db->expect_on_disk ? &db->on_disk : NULL,
 		};
-		r = pieces_alloc(db, &iovs[i], &files[i].n_iov, &total);
+		/* a mapping cut short (fileio.h) holds zeros, not the file */
+		r = db->mapped && hs_fileio_map_torn(db->data)
+			? -HS_E_CHANGED : pieces_alloc(db, &iovs[i], &files[i].n_iov, &total);
 		files[i].iov = iovs[i];
 		if (r < 0) {
 			set_error(db, "cannot write %s: %s", db->path, hs_strerror(r));

@@ -253,8 +253,7 @@ int hs_accountdb_delete(struct hs_accountdb *db, size_t idx);
 int hs_accountdb_serialize(const struct hs_accountdb *db, struct hs_buf *out);
 /* Write the file (hs_globalfile_commit: backup PATH-, owner and mode kept,
  * an atomic rename).  The caller holds the locks and flushes the caches
- * (hs_globalfile_flush_caches).  Clears dirty on success; on failure db->error says
- * why. */
+ * (hs_globalfile_flush_caches).  On failure db->error says why. */
 int hs_accountdb_write(struct hs_accountdb *db);
 /* Write n files (all in one directory) as one transaction
  * (hs_globalfile_commit): every file new or every file old after a crash.
