@@ -920,8 +920,10 @@ static int check_all(struct hs_accountdb *db, unsigned flags)
 	long dup = -1, first = -1;
 	int r;
 
-	if (!copy)
+	if (!copy) {
+		set_error(db, "cannot read %s: %s", db_path(db), hs_strerror(-ENOMEM));
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < db->n_lines; i++) {
 		const struct hs_dbline *l = build_in(db, i, copy + db->starts[i]);
 

@@ -301,6 +301,47 @@ static void test_load_out_of_memory_half_way(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* A full load (every line built) whose one parse copy of the file cannot
+ * be had: -ENOMEM with a message that says so, not an empty one. */
+static void test_full_load_out_of_memory_says_so(void **state)
+{
+	(void)state;
+#ifdef UNDER_ASAN
+	skip();
+#endif
+	const size_t line = 1 << 20, n = 8;
+	int st;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct hs_accountdb db;
+		unsigned long pages = 0;
+		char *data = malloc(line * n);
+		FILE *f = fopen("/proc/self/statm", "r");
+		int r;
+
+		if (!data || !f || fscanf(f, "%lu", &pages) != 1)
+			_exit(2);
+		fclose(f);
+		memset(data, 'a', line * n);
+		for (size_t i = 1; i <= n; i++)
+			data[i * line - 1] = '\n';
+		/* room for the load's own copy of data (8 MiB), the starts and the
+		 * line array, not for the parse copy (8 MiB more) */
+		struct rlimit as = { 0, 0 };
+		as.rlim_cur = as.rlim_max = pages * (rlim_t)sysconf(_SC_PAGESIZE) + (12u << 20);
+		if (setrlimit(RLIMIT_AS, &as) < 0)
+			_exit(3);
+		r = hs_accountdb_load_data(&db, HS_DB_GROUP, "/nonexistent/group", data, line * n,
+					   HS_DB_KEEP_BAD);
+		_exit(r != -ENOMEM ? 4 : strstr(db.error, "cannot read /nonexistent/group") ? 0 : 5);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* A file rewritten in place while it is loaded (by a writer that ignores
  * the locks: an editor that keeps the inode), gaining and losing newlines
  * during the split: the load succeeds or fails as changed, and never
@@ -1699,6 +1740,7 @@ int main(void)
 		cmocka_unit_test(test_split_matches_naive),
 		cmocka_unit_test(test_scans_match_naive),
 		cmocka_unit_test(test_load_out_of_memory_half_way),
+		cmocka_unit_test(test_full_load_out_of_memory_says_so),
 		cmocka_unit_test_setup_teardown(test_rewritten_while_split, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test(test_deleted_bad_line_frees_name),
 		cmocka_unit_test(test_edits_match_naive),
