@@ -564,7 +564,7 @@ static void drop_journal(int dirfd, struct hs_txn_work *work, size_t n_work,
 		r = hs_strbuf_append(&lines, carried->data, carried->len);
 	if (r == 0 && lines.len)
 		r = write_journal(dirfd, JOURNAL_HEADER, &lines, false);
-	if (!lines.len || (r < 0 && n_work))
+	if ((r == 0 && !lines.len) || (r < 0 && n_work))
 		unlink_journal(dirfd);
 	if (undo_work(work, n_work) && r == 0 && n_work && !carried->len)
 		unlink_journal(dirfd);
@@ -803,8 +803,10 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 		}
 	}
 	r = hs_strbuf_append(&journal, carried.data, carried.len);
-	if (r < 0)
+	if (r < 0) {
+		msg_set(err, err_size, "transaction journal: %s", hs_strerror(r));
 		goto unstage;
+	}
 
 	/* Every staged copy is synced (its data, owner and mode); one sync
 	 * of the directory now makes their names durable before the journal
