@@ -320,14 +320,9 @@ static void load_defaults(struct hs_config **cfg, struct defaults *d)
 
 static void show_defaults(const struct defaults *d)
 {
-	printf("GROUP=%lu\n", d->group);
-	printf("HOME=%s\n", d->home);
-	printf("INACTIVE=%ld\n", d->inactive);
-	printf("EXPIRE=%s\n", d->expire);
-	printf("SHELL=%s\n", d->shell);
-	printf("SKEL=%s\n", d->skel);
-	printf("CREATE_MAIL_SPOOL=%s\n", d->mail_spool);
-	printf("LOG_INIT=%s\n", d->log_init);
+	printf("GROUP=%lu\nHOME=%s\nINACTIVE=%ld\nEXPIRE=%s\nSHELL=%s\nSKEL=%s\n"
+	       "CREATE_MAIL_SPOOL=%s\nLOG_INIT=%s\n", d->group, d->home, d->inactive, d->expire,
+	       d->shell, d->skel, d->mail_spool, d->log_init);
 }
 
 /* One key of /etc/default/useradd that -D may set. */
