@@ -818,8 +818,7 @@ static int resolve_all(struct ctx *c)
 	c->gs = hs_accountset_db(&c->s, HS_AS_GSHADOW);
 	c->sp = c->classic ? hs_accountset_db(&c->s, HS_AS_SHADOW) : NULL;
 	r = hs_ids_range(c->defs, true, o.system, &c->urange);
-	if (r == 0)
-		r = hs_ids_range(c->defs, false, o.system, &c->grange);
+	r = r ?: hs_ids_range(c->defs, false, o.system, &c->grange);
 	if (r < 0) {
 		hs_warn("%s: the %s range is empty", HS_ETC_LOGIN_DEFS,
 			o.system ? "system UID or GID" : "UID or GID");
@@ -1094,12 +1093,7 @@ static int commit(struct ctx *c)
 	if (!c->work || !c->names)
 		hs_die(E_FAILURE, "out of memory");
 	hs_privs_block_signals(&saved);
-	if (build_all(c) < 0) {
-		undo(c);
-		hs_privs_restore_signals(&saved);
-		return -1;
-	}
-	if (usertool_commit(&c->s, c->work, c->n_work) < 0) {
+	if (build_all(c) < 0 || usertool_commit(&c->s, c->work, c->n_work) < 0) {
 		undo(c);
 		hs_privs_restore_signals(&saved);
 		return -1;
