@@ -586,11 +586,6 @@ static int db_error(struct line *l, struct hs_accountdb *db)
 	return -1;
 }
 
-static bool shell_listed(struct ctx *c, const char *shell)
-{
-	return shell[0] && hs_shells_contains(&c->shells, shell);
-}
-
 /* Subordinate uid and gid ranges for a new user, as useradd. */
 static int add_subids(struct ctx *c, struct line *l)
 {
@@ -665,7 +660,8 @@ static int add_user(struct ctx *c, struct line *l)
 		/* DESIGN §2: a listed shell may go behind the proxy; root
 		 * keeps its own in /etc/passwd (pwconv's rule); "" means
 		 * /bin/sh */
-		proxy = shell_listed(c, shell) && uid != 0 && hs_config_get_bool(c->defs, "SHELL_PROXY", false);
+		proxy = shell[0] && hs_shells_contains(&c->shells, shell) && uid != 0 &&
+			hs_config_get_bool(c->defs, "SHELL_PROXY", false);
 		l->real_shell = shell[0] ? shell : "/bin/sh";
 	} else if (c->sp) {
 		struct hs_spwd sp = {
@@ -762,7 +758,7 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 		 * proxy stays there only with the shell it runs already, as
 		 * a different one is root's choice; uid 0 and users without
 		 * a directory keep it in /etc/passwd alone */
-		if (shell[0] && shell_listed(c, shell) && p.uid != 0 && has_dir) {
+		if (shell[0] && hs_shells_contains(&c->shells, shell) && p.uid != 0 && has_dir) {
 			l->write_shell = true;
 			l->real_shell = shell;
 		}
