@@ -453,12 +453,9 @@ static int change_defaults(void)
 		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
 		exit(E_PW_UPDATE);
 	}
+	/* a missing file reads as empty (data stays NULL, len 0) */
 	r = hs_globalfile_read(HS_ETC_USERADD, &data, &len);
-	if (r == -ENOENT) {
-		data = strdup("");
-		r = data ? 0 : -ENOMEM;
-	}
-	if (r < 0) {
+	if (r < 0 && r != -ENOENT) {
 		hs_globalfile_unlock(&locks);
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_USERADD, hs_strerror(r));
 	}

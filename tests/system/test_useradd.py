@@ -320,6 +320,16 @@ def test_defaults_change(tsb):
     assert sb.read(TREE + "/dee/shell") == "/bin/bash\n"
 
 
+def test_defaults_change_without_the_file(tsb):
+    """-D with options and no /etc/default/useradd: the file is made with the keys given."""
+    tsb.sh("rm -f /etc/default/useradd")
+    r = run(tsb, ["-D", "-s", "/bin/bash", "-f", "3"])
+    assert r.returncode == 0, r.stderr
+    assert tsb.read("/etc/default/useradd") == "INACTIVE=3\nSHELL=/bin/bash\n"
+    st = tsb.lstat("/etc/default/useradd")
+    assert stat.S_IMODE(st.st_mode) == 0o644 and st.st_uid == 0
+
+
 @pytest.mark.parametrize("args, status", [
     (["-D", "-f", "-5"], 3), (["-D", "-e", "soon"], 3), (["-D", "-g", "nosuch"], 6),
     (["-D", "-s", "sh"], 3), (["-D", "-b", "rel"], 3), (["-D", "-u", "5"], 2),
