@@ -508,22 +508,6 @@ struct useradd_work {
 	bool prepared;                  /* a prepared journal names the home */
 };
 
-/* The user's directory in the tree, with a locked hash, under a reserved
- * name for the commit to rename into place. */
-static int build_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_gid,
-			  const struct hs_aging *aging, const char *shell, struct useradd_work *uw)
-{
-	struct hs_shadow locked = { .hash = "!", .lstchg = hs_today() };
-	struct hs_err err = HS_ERR_INIT;
-	int r = hs_txn_work_tree_new(treefd, user, uid, auth_gid, &locked, aging, shell,
-				     &uw->w[uw->n], uw->tree_path, uw->tree_tmp, &err);
-
-	hs_report(&err);
-	if (r == 0)
-		uw->tree = &uw->w[uw->n++];
-	return r;
-}
-
 /* The account being added: decided from the options and the defaults
  * before the locks, completed (ids, groups) under them. */
 struct useradd_plan {
@@ -876,6 +860,23 @@ static int plan_lock_and_stage(struct hs_accountset *set, const struct hs_config
 
 /* ---- the commit: see the top of the file for the order ---- */
 
+/* The user's directory in the tree, with a locked hash, under a reserved
+ * name for the commit to rename into place (its shell file holds the real
+ * shell; "" means /bin/sh, passwd(5)). */
+static int build_tree_dir(const struct useradd_plan *u, struct useradd_work *uw)
+{
+	struct hs_shadow locked = { .hash = "!", .lstchg = hs_today() };
+	struct hs_err err = HS_ERR_INIT;
+	int r = hs_txn_work_tree_new(u->treefd, u->name, (uid_t)u->uid, u->auth_gid, &locked,
+				     &u->aging, u->shell[0] ? u->shell : "/bin/sh", &uw->w[uw->n],
+				     uw->tree_path, uw->tree_tmp, &err);
+
+	hs_report(&err);
+	if (r == 0)
+		uw->tree = &uw->w[uw->n++];
+	return r;
+}
+
 /* -m: the home, built whole under a reserved name beside it, after a
  * prepared journal names that name (a kill while it is built is undone by
  * the next tool).  E_SUCCESS, or E_HOMEDIR (the account is made anyway,
@@ -911,8 +912,7 @@ static int build_home(const struct useradd_plan *u, const struct hs_config *defs
 	return r == HS_HOME_INCOMPLETE ? E_HOMEDIR : E_SUCCESS;
 }
 
-/* The user's directory (its shell file holds the real shell; "" means
- * /bin/sh, passwd(5)) and the home are built, then the global files are
+/* The user's directory and the home are built, then the global files are
  * committed with them as the journal's work: the directory and the home
  * are renamed into place after /etc/passwd, all or nothing.  *home_status
  * gets E_HOMEDIR when the home could not be made whole. */
@@ -921,9 +921,7 @@ static int apply_tree_dir_and_global_files(struct hs_accountset *set,
 					   const struct hs_config *defs, const char *skel,
 					   struct useradd_work *uw, int *home_status)
 {
-	if (!u->classic &&
-	    build_tree_dir(u->treefd, u->name, (uid_t)u->uid, u->auth_gid, &u->aging,
-			   u->shell[0] ? u->shell : "/bin/sh", uw) < 0)
+	if (!u->classic && build_tree_dir(u, uw) < 0)
 		return E_PW_UPDATE;
 	if (u->create_home)
 		*home_status = build_home(u, defs, skel, uw);
