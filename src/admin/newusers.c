@@ -119,7 +119,7 @@ struct line {
 	gid_t gid;
 	const char *real_shell; /* tree: the shell file's contents to write */
 	bool write_shell;       /* existing user: shell file rewritten */
-	bool new_group;
+	const char *new_group;  /* the group this line creates, or NULL */
 	/* commit state, for the undo */
 	bool shadow_written, shell_written;
 	struct hs_txn_work *tree_work;  /* a new user's directory, in ctx.work */
@@ -652,7 +652,7 @@ static int add_user(struct ctx *c, struct line *l)
 		}
 		if (hs_idset_add(&c->gids, gid) < 0)
 			hs_die(E_FAILURE, "out of memory");
-		l->new_group = true;
+		l->new_group = group;
 	}
 	if (!o.system && add_subids(c, l) < 0)
 		return -1;
@@ -1157,8 +1157,7 @@ static void log_success(void)
 			continue;
 		}
 		if (l->new_group)
-			syslog(LOG_INFO, "new group: name=%s, GID=%lu",
-			       l->f[F_GID][0] && !all_digits(l->f[F_GID]) ? l->f[F_GID] : l->f[F_NAME],
+			syslog(LOG_INFO, "new group: name=%s, GID=%lu", l->new_group,
 			       (unsigned long)l->gid);
 		syslog(LOG_INFO, "new user: name=%s, UID=%lu, GID=%lu, home=%s, shell=%s, "
 		       "from=newusers", l->f[F_NAME], (unsigned long)l->uid, (unsigned long)l->gid,
