@@ -526,24 +526,11 @@ struct useradd_plan {
  * every edit, in memory.  Each step returns E_SUCCESS, or the exit status
  * after saying why. ---- */
 
-/* -g: a group name or gid that /etc/group has. */
-static int plan_resolve_primary_group(struct hs_accountdb *gr, struct useradd_plan *u)
-{
-	long gi = usertool_find_group(gr, o.group);
-
-	if (gi == -2)
-		return usertool_warn(E_BAD_ARG, "invalid group ID '%s'", o.group);
-	if (gi < 0)
-		return usertool_warn(E_NOTFOUND, "group '%s' does not exist", o.group);
-	u->gid = hs_accountdb_get(gr, (size_t)gi)->gr.gid;
-	return E_SUCCESS;
-}
-
 static int plan_check_against_accounts(struct hs_accountset *s, struct useradd_plan *u)
 {
 	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
 	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
-	int status = E_SUCCESS;
+	long gi;
 
 	if (hs_accountdb_find(pw, u->name) >= 0)
 		return usertool_warn(E_NAME_IN_USE, "user '%s' already exists", u->name);
@@ -553,12 +540,19 @@ static int plan_check_against_accounts(struct hs_accountset *s, struct useradd_p
 	if (u->user_group && hs_accountdb_find(gr, u->name) >= 0)
 		return usertool_warn(E_NAME_IN_USE, "group %s exists - if you want to add this "
 				     "user to that group, use -g.", u->name);
-	if (o.group)
-		status = plan_resolve_primary_group(gr, u);
+	/* -g: a group name or gid that /etc/group has */
+	if (o.group) {
+		gi = usertool_find_group(gr, o.group);
+		if (gi == -2)
+			return usertool_warn(E_BAD_ARG, "invalid group ID '%s'", o.group);
+		if (gi < 0)
+			return usertool_warn(E_NOTFOUND, "group '%s' does not exist", o.group);
+		u->gid = hs_accountdb_get(gr, (size_t)gi)->gr.gid;
+	}
 	/* -G: every supplementary group exists, checked before any edit */
-	if (status == E_SUCCESS && o.groups)
-		status = usertool_find_groups(gr, o.groups, &u->groups, &u->n_groups);
-	return status;
+	if (o.groups)
+		return usertool_find_groups(gr, o.groups, &u->groups, &u->n_groups);
+	return E_SUCCESS;
 }
 
 /* Without -u: the first free uid of the range that owns nothing a deleted
