@@ -308,9 +308,8 @@ static void load_defaults(struct hs_config **cfg, struct defaults *d)
 	}
 	d->home = hs_config_get_str(*cfg, "HOME", "/home");
 	/* "-1" or anything but a day count: none */
-	d->inactive = HS_UNSET;
-	if (hs_parse_ulong(hs_config_get_str(*cfg, "INACTIVE", "-1"), 0, HS_DAYS_MAX, &days) == 0)
-		d->inactive = (long)days;
+	s = hs_config_get_str(*cfg, "INACTIVE", "-1");
+	d->inactive = hs_parse_ulong(s, 0, HS_DAYS_MAX, &days) == 0 ? (long)days : HS_UNSET;
 	d->expire = hs_config_get_str(*cfg, "EXPIRE", "");
 	d->shell = hs_config_get_str(*cfg, "SHELL", "/bin/sh");
 	d->skel = hs_config_get_str(*cfg, "SKEL", "/etc/skel");
@@ -1056,8 +1055,7 @@ int main(int argc, char **argv)
 	/* after the locks: the mail spool */
 	if (hs_config_get_bool(ucfg, "CREATE_MAIL_SPOOL", false))
 		create_mail_spool(defs, u.name, (uid_t)u.uid, (gid_t)u.gid);
-	if (status == E_SUCCESS)
-		status = home_status;
+	status = status ?: home_status;
 
 	free(o.k_overrides);
 	hs_config_free(defs);
