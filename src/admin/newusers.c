@@ -1221,8 +1221,10 @@ static int invalid(void)
 /* The four passes (see the top): the exit status. */
 static int run(struct ctx *c, FILE *input)
 {
+	/* /etc/shadow only on a classic system, sub[ug]id only for normal accounts */
 	unsigned files = HS_AS_BIT(HS_AS_PASSWD) | HS_AS_BIT(HS_AS_GROUP) |
-			 HS_AS_BIT(HS_AS_GSHADOW);
+			 HS_AS_BIT(HS_AS_GSHADOW) | (c->classic ? HS_AS_BIT(HS_AS_SHADOW) : 0) |
+			 (o.system ? 0 : HS_AS_SUBID_FILES);
 	size_t failed = 0, n_to_hash = 0;
 	int r;
 
@@ -1246,10 +1248,6 @@ static int run(struct ctx *c, FILE *input)
 		return E_FAILURE;
 	}
 	/* 3. every line against the files, under the locks */
-	if (c->classic)
-		files |= HS_AS_BIT(HS_AS_SHADOW);
-	if (!o.system)
-		files |= HS_AS_SUBID_FILES;
 	if (hs_accountset_open(&c->s, files, 0) < 0) {
 		hs_warn("%s", c->s.error);
 		return E_FAILURE;
