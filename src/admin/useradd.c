@@ -481,12 +481,8 @@ static void create_mail_spool(const struct hs_config *defs, const char *user, ui
 	struct group *mail = getgrnam("mail");
 	gid_t g = mail ? mail->gr_gid : gid;
 
-	if (dfd < 0) {
-		hs_warn("cannot create mail spool %s/%s: %s", maildir, user, strerror(errno));
-		return;
-	}
-	fd = hs_selabel_openat(dfd, user, NULL,
-			       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
+	fd = dfd < 0 ? -1 : hs_selabel_openat(dfd, user, NULL, O_WRONLY | O_CREAT | O_EXCL |
+					      O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0 || fchown(fd, uid, g) < 0 || fchmod(fd, mail ? 0660 : 0600) < 0)
 		hs_warn("cannot create mail spool %s/%s: %s", maildir, user, strerror(errno));
 }

@@ -487,6 +487,18 @@ def test_mail_spool(tsb):
     assert sb.read_bytes("/etc/passwd").startswith(before)
 
 
+def test_mail_spool_without_its_directory(tsb):
+    """CREATE_MAIL_SPOOL with no MAIL_DIR: said, the account made anyway."""
+    sb = tsb
+    sb.write("/etc/default/useradd", sb.read("/etc/default/useradd") + "CREATE_MAIL_SPOOL=yes\n")
+    sb.set_login_defs("MAIL_DIR", "/var/nomail")
+    r = run(sb, ["mailer"])
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.startswith("useradd: cannot create mail spool /var/nomail/mailer: ")
+    assert r.stderr.count("\n") == 1
+    assert sb.getpwnam("mailer") is not None and not sb.exists("/var/nomail")
+
+
 def test_no_free_subordinate_range(tsb):
     sb = tsb
     sb.write("/etc/subuid", "big:100000:600000001\n")
