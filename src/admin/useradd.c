@@ -589,13 +589,22 @@ static int plan_pick_uid(struct hs_accountset *s, const struct hs_config *defs,
 	return E_SUCCESS;
 }
 
-/* The private group's gid: the uid when that gid is free. */
-static int plan_pick_user_group_gid(struct hs_accountdb *gr, const struct hs_config *defs,
-				    struct useradd_plan *u)
+/* USERGROUPS_ENAB, -U: the private group, in group and gshadow, as groupadd
+ * makes a group (lib/admin/groupops.h): a gshadow line left over for the
+ * name without a group line is replaced, never inherited with its
+ * password, administrators and members. */
+static int plan_stage_user_group(struct hs_accountset *s, const struct hs_config *defs,
+				 struct useradd_plan *u)
 {
+	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
 	struct hs_id_range range;
-	int r = hs_ids_range(defs, false, o.system, &range);
+	bool stale;
+	int r;
 
+	if (!u->user_group)
+		return E_SUCCESS;
+	/* its gid: the uid when that gid is free */
+	r = hs_ids_range(defs, false, o.system, &range);
 	if (r == 0 && hs_accountdb_find_id(gr, u->uid) < 0)
 		u->gid = u->uid;
 	else
@@ -604,24 +613,6 @@ static int plan_pick_user_group_gid(struct hs_accountdb *gr, const struct hs_con
 		return usertool_warn(E_GRP_UPDATE, "Can't get unique %sGID (%s)",
 				     o.system ? "system " : "",
 				     r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
-	return E_SUCCESS;
-}
-
-/* USERGROUPS_ENAB, -U: the private group, in group and gshadow, as groupadd
- * makes a group (lib/admin/groupops.h): a gshadow line left over for the
- * name without a group line is replaced, never inherited with its
- * password, administrators and members. */
-static int plan_stage_user_group(struct hs_accountset *s, const struct hs_config *defs,
-				 struct useradd_plan *u)
-{
-	bool stale;
-	int status;
-
-	if (!u->user_group)
-		return E_SUCCESS;
-	status = plan_pick_user_group_gid(hs_accountset_db(s, HS_AS_GROUP), defs, u);
-	if (status != E_SUCCESS)
-		return status;
 	if (hs_groupops_add(s, u->name, (gid_t)u->gid, NULL, NULL, &stale) < 0)
 		return usertool_warn(E_GRP_UPDATE, "%s", s->error);
 	if (stale)
