@@ -468,7 +468,7 @@ static int change_defaults(void)
 	return E_SUCCESS;
 }
 
-/* ---- the home directory: lib/homedir (hs_homedir_reserve, hs_homedir_build) ---- */
+/* ---- after the locks: the mail spool ---- */
 
 /* MAIL_DIR/USER, as shadow-utils with CREATE_MAIL_SPOOL=yes: an empty
  * file of the user's, group mail, 0660; never through a symlink. */
@@ -486,8 +486,6 @@ static void create_mail_spool(const struct hs_config *defs, const char *user, ui
 	if (fd < 0 || fchown(fd, uid, g) < 0 || fchmod(fd, mail ? 0660 : 0600) < 0)
 		hs_warn("cannot create mail spool %s/%s: %s", maildir, user, strerror(errno));
 }
-
-/* ---- main ---- */
 
 /* The commit's work (lib/etc/txn.h): the user's directory and the home,
  * built whole under reserved names before the commit, put in place by
