@@ -551,35 +551,25 @@ static int plan_check_against_accounts(struct hs_accountset *s, struct useradd_p
 /* Without -u: the first free uid of the range that owns nothing a deleted
  * user left in the new home's parent or the mail spool (lib/admin/ids.h);
  * only when the quick pick hit such a uid is the whole set built. */
-static int plan_avoid_leftover_owner(struct hs_accountset *s, const struct hs_config *defs,
-				     struct useradd_plan *u, const struct hs_id_range *range)
-{
-	struct hs_idset owners = HS_IDSET_INIT, used = HS_IDSET_INIT;
-	int r = hs_ids_add_leftover_owners(&owners, u->home,
-					   usertool_mail_dir(defs));
-
-	if (r == 0 && hs_idset_contains(&owners, u->uid)) {
-		r = hs_idset_add_db(&used, hs_accountset_db(s, HS_AS_PASSWD));
-		r = r ?: hs_ids_pick_unowned(&used, &owners, range, o.system, &u->uid);
-	}
-	hs_idset_free(&owners);
-	hs_idset_free(&used);
-	return r;
-}
-
 static int plan_pick_uid(struct hs_accountset *s, const struct hs_config *defs,
 			 struct useradd_plan *u)
 {
+	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
+	struct hs_idset owners = HS_IDSET_INIT, used = HS_IDSET_INIT;
 	struct hs_id_range range;
 	int r;
 
 	if (o.uid)
 		return E_SUCCESS;
 	r = hs_ids_range(defs, true, o.system, &range);
-	r = r ?: hs_ids_pick_db(hs_accountset_db(s, HS_AS_PASSWD), &range, o.system,
-				HS_IDS_NO_PREFERENCE, &u->uid);
-	if (r == 0)
-		r = plan_avoid_leftover_owner(s, defs, u, &range);
+	r = r ?: hs_ids_pick_db(pw, &range, o.system, HS_IDS_NO_PREFERENCE, &u->uid);
+	r = r ?: hs_ids_add_leftover_owners(&owners, u->home, usertool_mail_dir(defs));
+	if (r == 0 && hs_idset_contains(&owners, u->uid)) {
+		r = hs_idset_add_db(&used, pw);
+		r = r ?: hs_ids_pick_unowned(&used, &owners, &range, o.system, &u->uid);
+	}
+	hs_idset_free(&owners);
+	hs_idset_free(&used);
 	if (r < 0)
 		return usertool_warn(E_UID_IN_USE, "Can't get unique %sUID (%s)",
 				     o.system ? "system " : "",
