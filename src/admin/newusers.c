@@ -119,7 +119,7 @@ struct line {
 	gid_t gid;
 	const char *real_shell; /* tree: the shell file's contents to write */
 	bool write_shell;       /* existing user: shell file rewritten */
-	bool new_group;
+	const char *new_group;  /* the group this line creates, or NULL */
 	/* commit state, for the undo */
 	bool shadow_written, shell_written;
 	struct hs_txn_work *tree_work;  /* a new user's directory, in ctx.work */
@@ -586,11 +586,6 @@ static int db_error(struct line *l, struct hs_accountdb *db)
 	return -1;
 }
 
-static bool shell_listed(struct ctx *c, const char *shell)
-{
-	return shell[0] && hs_shells_contains(&c->shells, shell);
-}
-
 /* Subordinate uid and gid ranges for a new user, as useradd. */
 static int add_subids(struct ctx *c, struct line *l)
 {
@@ -657,7 +652,7 @@ static int add_user(struct ctx *c, struct line *l)
 		}
 		if (hs_idset_add(&c->gids, gid) < 0)
 			hs_die(E_FAILURE, "out of memory");
-		l->new_group = true;
+		l->new_group = group;
 	}
 	if (!o.system && add_subids(c, l) < 0)
 		return -1;
@@ -665,7 +660,8 @@ static int add_user(struct ctx *c, struct line *l)
 		/* DESIGN §2: a listed shell may go behind the proxy; root
 		 * keeps its own in /etc/passwd (pwconv's rule); "" means
 		 * /bin/sh */
-		proxy = shell_listed(c, shell) && uid != 0 && hs_config_get_bool(c->defs, "SHELL_PROXY", false);
+		proxy = shell[0] && hs_shells_contains(&c->shells, shell) && uid != 0 &&
+			hs_config_get_bool(c->defs, "SHELL_PROXY", false);
 		l->real_shell = shell[0] ? shell : "/bin/sh";
 	} else if (c->sp) {
 		struct hs_spwd sp = {
@@ -762,7 +758,7 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 		 * proxy stays there only with the shell it runs already, as
 		 * a different one is root's choice; uid 0 and users without
 		 * a directory keep it in /etc/passwd alone */
-		if (shell[0] && shell_listed(c, shell) && p.uid != 0 && has_dir) {
+		if (shell[0] && hs_shells_contains(&c->shells, shell) && p.uid != 0 && has_dir) {
 			l->write_shell = true;
 			l->real_shell = shell;
 		}
@@ -818,8 +814,7 @@ static int resolve_all(struct ctx *c)
 	c->gs = hs_accountset_db(&c->s, HS_AS_GSHADOW);
 	c->sp = c->classic ? hs_accountset_db(&c->s, HS_AS_SHADOW) : NULL;
 	r = hs_ids_range(c->defs, true, o.system, &c->urange);
-	if (r == 0)
-		r = hs_ids_range(c->defs, false, o.system, &c->grange);
+	r = r ?: hs_ids_range(c->defs, false, o.system, &c->grange);
 	if (r < 0) {
 		hs_warn("%s: the %s range is empty", HS_ETC_LOGIN_DEFS,
 			o.system ? "system UID or GID" : "UID or GID");
@@ -1094,12 +1089,7 @@ static int commit(struct ctx *c)
 	if (!c->work || !c->names)
 		hs_die(E_FAILURE, "out of memory");
 	hs_privs_block_signals(&saved);
-	if (build_all(c) < 0) {
-		undo(c);
-		hs_privs_restore_signals(&saved);
-		return -1;
-	}
-	if (usertool_commit(&c->s, c->work, c->n_work) < 0) {
+	if (build_all(c) < 0 || usertool_commit(&c->s, c->work, c->n_work) < 0) {
 		undo(c);
 		hs_privs_restore_signals(&saved);
 		return -1;
@@ -1167,8 +1157,7 @@ static void log_success(void)
 			continue;
 		}
 		if (l->new_group)
-			syslog(LOG_INFO, "new group: name=%s, GID=%lu",
-			       l->f[F_GID][0] && !all_digits(l->f[F_GID]) ? l->f[F_GID] : l->f[F_NAME],
+			syslog(LOG_INFO, "new group: name=%s, GID=%lu", l->new_group,
 			       (unsigned long)l->gid);
 		syslog(LOG_INFO, "new user: name=%s, UID=%lu, GID=%lu, home=%s, shell=%s, "
 		       "from=newusers", l->f[F_NAME], (unsigned long)l->uid, (unsigned long)l->gid,
@@ -1232,8 +1221,10 @@ static int invalid(void)
 /* The four passes (see the top): the exit status. */
 static int run(struct ctx *c, FILE *input)
 {
+	/* /etc/shadow only on a classic system, sub[ug]id only for normal accounts */
 	unsigned files = HS_AS_BIT(HS_AS_PASSWD) | HS_AS_BIT(HS_AS_GROUP) |
-			 HS_AS_BIT(HS_AS_GSHADOW);
+			 HS_AS_BIT(HS_AS_GSHADOW) | (c->classic ? HS_AS_BIT(HS_AS_SHADOW) : 0) |
+			 (o.system ? 0 : HS_AS_SUBID_FILES);
 	size_t failed = 0, n_to_hash = 0;
 	int r;
 
@@ -1257,10 +1248,6 @@ static int run(struct ctx *c, FILE *input)
 		return E_FAILURE;
 	}
 	/* 3. every line against the files, under the locks */
-	if (c->classic)
-		files |= HS_AS_BIT(HS_AS_SHADOW);
-	if (!o.system)
-		files |= HS_AS_SUBID_FILES;
 	if (hs_accountset_open(&c->s, files, 0) < 0) {
 		hs_warn("%s", c->s.error);
 		return E_FAILURE;

@@ -308,9 +308,8 @@ static void load_defaults(struct hs_config **cfg, struct defaults *d)
 	}
 	d->home = hs_config_get_str(*cfg, "HOME", "/home");
 	/* "-1" or anything but a day count: none */
-	d->inactive = HS_UNSET;
-	if (hs_parse_ulong(hs_config_get_str(*cfg, "INACTIVE", "-1"), 0, HS_DAYS_MAX, &days) == 0)
-		d->inactive = (long)days;
+	s = hs_config_get_str(*cfg, "INACTIVE", "-1");
+	d->inactive = hs_parse_ulong(s, 0, HS_DAYS_MAX, &days) == 0 ? (long)days : HS_UNSET;
 	d->expire = hs_config_get_str(*cfg, "EXPIRE", "");
 	d->shell = hs_config_get_str(*cfg, "SHELL", "/bin/sh");
 	d->skel = hs_config_get_str(*cfg, "SKEL", "/etc/skel");
@@ -320,14 +319,9 @@ static void load_defaults(struct hs_config **cfg, struct defaults *d)
 
 static void show_defaults(const struct defaults *d)
 {
-	printf("GROUP=%lu\n", d->group);
-	printf("HOME=%s\n", d->home);
-	printf("INACTIVE=%ld\n", d->inactive);
-	printf("EXPIRE=%s\n", d->expire);
-	printf("SHELL=%s\n", d->shell);
-	printf("SKEL=%s\n", d->skel);
-	printf("CREATE_MAIL_SPOOL=%s\n", d->mail_spool);
-	printf("LOG_INIT=%s\n", d->log_init);
+	printf("GROUP=%lu\nHOME=%s\nINACTIVE=%ld\nEXPIRE=%s\nSHELL=%s\nSKEL=%s\n"
+	       "CREATE_MAIL_SPOOL=%s\nLOG_INIT=%s\n", d->group, d->home, d->inactive, d->expire,
+	       d->shell, d->skel, d->mail_spool, d->log_init);
 }
 
 /* One key of /etc/default/useradd that -D may set. */
@@ -458,12 +452,9 @@ static int change_defaults(void)
 		hs_warn_lock(failed ? failed : HS_ETC_PWD_LOCK, r, HS_LOCK_TIMEOUT_MS);
 		exit(E_PW_UPDATE);
 	}
+	/* a missing file reads as empty (data stays NULL, len 0) */
 	r = hs_globalfile_read(HS_ETC_USERADD, &data, &len);
-	if (r == -ENOENT) {
-		data = strdup("");
-		r = data ? 0 : -ENOMEM;
-	}
-	if (r < 0) {
+	if (r < 0 && r != -ENOENT) {
 		hs_globalfile_unlock(&locks);
 		hs_die(E_PW_UPDATE, "cannot read %s: %s", HS_ETC_USERADD, hs_strerror(r));
 	}
@@ -477,7 +468,7 @@ static int change_defaults(void)
 	return E_SUCCESS;
 }
 
-/* ---- the home directory: lib/homedir (hs_homedir_reserve, hs_homedir_build) ---- */
+/* ---- after the locks: the mail spool ---- */
 
 /* MAIL_DIR/USER, as shadow-utils with CREATE_MAIL_SPOOL=yes: an empty
  * file of the user's, group mail, 0660; never through a symlink. */
@@ -490,17 +481,11 @@ static void create_mail_spool(const struct hs_config *defs, const char *user, ui
 	struct group *mail = getgrnam("mail");
 	gid_t g = mail ? mail->gr_gid : gid;
 
-	if (dfd < 0) {
-		hs_warn("cannot create mail spool %s/%s: %s", maildir, user, strerror(errno));
-		return;
-	}
-	fd = hs_selabel_openat(dfd, user, NULL,
-			       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
+	fd = dfd < 0 ? -1 : hs_selabel_openat(dfd, user, NULL, O_WRONLY | O_CREAT | O_EXCL |
+					      O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0 || fchown(fd, uid, g) < 0 || fchmod(fd, mail ? 0660 : 0600) < 0)
 		hs_warn("cannot create mail spool %s/%s: %s", maildir, user, strerror(errno));
 }
-
-/* ---- main ---- */
 
 /* The commit's work (lib/etc/txn.h): the user's directory and the home,
  * built whole under reserved names before the commit, put in place by
@@ -515,22 +500,6 @@ struct useradd_work {
 	struct hs_err home_err;
 	bool prepared;                  /* a prepared journal names the home */
 };
-
-/* The user's directory in the tree, with a locked hash, under a reserved
- * name for the commit to rename into place. */
-static int build_tree_dir(int treefd, const char *user, uid_t uid, gid_t auth_gid,
-			  const struct hs_aging *aging, const char *shell, struct useradd_work *uw)
-{
-	struct hs_shadow locked = { .hash = "!", .lstchg = hs_today() };
-	struct hs_err err = HS_ERR_INIT;
-	int r = hs_txn_work_tree_new(treefd, user, uid, auth_gid, &locked, aging, shell,
-				     &uw->w[uw->n], uw->tree_path, uw->tree_tmp, &err);
-
-	hs_report(&err);
-	if (r == 0)
-		uw->tree = &uw->w[uw->n++];
-	return r;
-}
 
 /* The account being added: decided from the options and the defaults
  * before the locks, completed (ids, groups) under them. */
@@ -550,24 +519,11 @@ struct useradd_plan {
  * every edit, in memory.  Each step returns E_SUCCESS, or the exit status
  * after saying why. ---- */
 
-/* -g: a group name or gid that /etc/group has. */
-static int plan_resolve_primary_group(struct hs_accountdb *gr, struct useradd_plan *u)
-{
-	long gi = usertool_find_group(gr, o.group);
-
-	if (gi == -2)
-		return usertool_warn(E_BAD_ARG, "invalid group ID '%s'", o.group);
-	if (gi < 0)
-		return usertool_warn(E_NOTFOUND, "group '%s' does not exist", o.group);
-	u->gid = hs_accountdb_get(gr, (size_t)gi)->gr.gid;
-	return E_SUCCESS;
-}
-
 static int plan_check_against_accounts(struct hs_accountset *s, struct useradd_plan *u)
 {
 	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
 	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
-	int status = E_SUCCESS;
+	long gi;
 
 	if (hs_accountdb_find(pw, u->name) >= 0)
 		return usertool_warn(E_NAME_IN_USE, "user '%s' already exists", u->name);
@@ -577,68 +533,47 @@ static int plan_check_against_accounts(struct hs_accountset *s, struct useradd_p
 	if (u->user_group && hs_accountdb_find(gr, u->name) >= 0)
 		return usertool_warn(E_NAME_IN_USE, "group %s exists - if you want to add this "
 				     "user to that group, use -g.", u->name);
-	if (o.group)
-		status = plan_resolve_primary_group(gr, u);
+	/* -g: a group name or gid that /etc/group has */
+	if (o.group) {
+		gi = usertool_find_group(gr, o.group);
+		if (gi == -2)
+			return usertool_warn(E_BAD_ARG, "invalid group ID '%s'", o.group);
+		if (gi < 0)
+			return usertool_warn(E_NOTFOUND, "group '%s' does not exist", o.group);
+		u->gid = hs_accountdb_get(gr, (size_t)gi)->gr.gid;
+	}
 	/* -G: every supplementary group exists, checked before any edit */
-	if (status == E_SUCCESS && o.groups)
-		status = usertool_find_groups(gr, o.groups, &u->groups, &u->n_groups);
-	return status;
+	if (o.groups)
+		return usertool_find_groups(gr, o.groups, &u->groups, &u->n_groups);
+	return E_SUCCESS;
 }
 
 /* Without -u: the first free uid of the range that owns nothing a deleted
  * user left in the new home's parent or the mail spool (lib/admin/ids.h);
  * only when the quick pick hit such a uid is the whole set built. */
-static int plan_avoid_leftover_owner(struct hs_accountset *s, const struct hs_config *defs,
-				     struct useradd_plan *u, const struct hs_id_range *range)
-{
-	struct hs_idset owners = HS_IDSET_INIT, used = HS_IDSET_INIT;
-	int r = hs_ids_add_leftover_owners(&owners, u->home,
-					   usertool_mail_dir(defs));
-
-	if (r == 0 && hs_idset_contains(&owners, u->uid)) {
-		r = hs_idset_add_db(&used, hs_accountset_db(s, HS_AS_PASSWD));
-		r = r ?: hs_ids_pick_unowned(&used, &owners, range, o.system, &u->uid);
-	}
-	hs_idset_free(&owners);
-	hs_idset_free(&used);
-	return r;
-}
-
 static int plan_pick_uid(struct hs_accountset *s, const struct hs_config *defs,
 			 struct useradd_plan *u)
 {
+	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
+	struct hs_idset owners = HS_IDSET_INIT, used = HS_IDSET_INIT;
 	struct hs_id_range range;
 	int r;
 
 	if (o.uid)
 		return E_SUCCESS;
 	r = hs_ids_range(defs, true, o.system, &range);
-	r = r ?: hs_ids_pick_db(hs_accountset_db(s, HS_AS_PASSWD), &range, o.system,
-				HS_IDS_NO_PREFERENCE, &u->uid);
-	if (r == 0)
-		r = plan_avoid_leftover_owner(s, defs, u, &range);
+	r = r ?: hs_ids_pick_db(pw, &range, o.system, HS_IDS_NO_PREFERENCE, &u->uid);
+	r = r ?: hs_ids_add_leftover_owners(&owners, u->home, usertool_mail_dir(defs));
+	if (r == 0 && hs_idset_contains(&owners, u->uid)) {
+		r = hs_idset_add_db(&used, pw);
+		r = r ?: hs_ids_pick_unowned(&used, &owners, &range, o.system, &u->uid);
+	}
+	hs_idset_free(&owners);
+	hs_idset_free(&used);
 	if (r < 0)
 		return usertool_warn(E_UID_IN_USE, "Can't get unique %sUID (%s)",
 				     o.system ? "system " : "",
 				     r == -EUSERS ? "no more available UIDs" : hs_strerror(r));
-	return E_SUCCESS;
-}
-
-/* The private group's gid: the uid when that gid is free. */
-static int plan_pick_user_group_gid(struct hs_accountdb *gr, const struct hs_config *defs,
-				    struct useradd_plan *u)
-{
-	struct hs_id_range range;
-	int r = hs_ids_range(defs, false, o.system, &range);
-
-	if (r == 0 && hs_accountdb_find_id(gr, u->uid) < 0)
-		u->gid = u->uid;
-	else
-		r = r ?: hs_ids_pick_db(gr, &range, o.system, u->uid, &u->gid);
-	if (r < 0)
-		return usertool_warn(E_GRP_UPDATE, "Can't get unique %sGID (%s)",
-				     o.system ? "system " : "",
-				     r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
 	return E_SUCCESS;
 }
 
@@ -649,14 +584,23 @@ static int plan_pick_user_group_gid(struct hs_accountdb *gr, const struct hs_con
 static int plan_stage_user_group(struct hs_accountset *s, const struct hs_config *defs,
 				 struct useradd_plan *u)
 {
+	struct hs_accountdb *gr = hs_accountset_db(s, HS_AS_GROUP);
+	struct hs_id_range range;
 	bool stale;
-	int status;
+	int r;
 
 	if (!u->user_group)
 		return E_SUCCESS;
-	status = plan_pick_user_group_gid(hs_accountset_db(s, HS_AS_GROUP), defs, u);
-	if (status != E_SUCCESS)
-		return status;
+	/* its gid: the uid when that gid is free */
+	r = hs_ids_range(defs, false, o.system, &range);
+	if (r == 0 && hs_accountdb_find_id(gr, u->uid) < 0)
+		u->gid = u->uid;
+	else
+		r = r ?: hs_ids_pick_db(gr, &range, o.system, u->uid, &u->gid);
+	if (r < 0)
+		return usertool_warn(E_GRP_UPDATE, "Can't get unique %sGID (%s)",
+				     o.system ? "system " : "",
+				     r == -EUSERS ? "no more available GIDs" : hs_strerror(r));
 	if (hs_groupops_add(s, u->name, (gid_t)u->gid, NULL, NULL, &stale) < 0)
 		return usertool_warn(E_GRP_UPDATE, "%s", s->error);
 	if (stale)
@@ -884,6 +828,23 @@ static int plan_lock_and_stage(struct hs_accountset *set, const struct hs_config
 
 /* ---- the commit: see the top of the file for the order ---- */
 
+/* The user's directory in the tree, with a locked hash, under a reserved
+ * name for the commit to rename into place (its shell file holds the real
+ * shell; "" means /bin/sh, passwd(5)). */
+static int build_tree_dir(const struct useradd_plan *u, struct useradd_work *uw)
+{
+	struct hs_shadow locked = { .hash = "!", .lstchg = hs_today() };
+	struct hs_err err = HS_ERR_INIT;
+	int r = hs_txn_work_tree_new(u->treefd, u->name, (uid_t)u->uid, u->auth_gid, &locked,
+				     &u->aging, u->shell[0] ? u->shell : "/bin/sh", &uw->w[uw->n],
+				     uw->tree_path, uw->tree_tmp, &err);
+
+	hs_report(&err);
+	if (r == 0)
+		uw->tree = &uw->w[uw->n++];
+	return r;
+}
+
 /* -m: the home, built whole under a reserved name beside it, after a
  * prepared journal names that name (a kill while it is built is undone by
  * the next tool).  E_SUCCESS, or E_HOMEDIR (the account is made anyway,
@@ -919,8 +880,7 @@ static int build_home(const struct useradd_plan *u, const struct hs_config *defs
 	return r == HS_HOME_INCOMPLETE ? E_HOMEDIR : E_SUCCESS;
 }
 
-/* The user's directory (its shell file holds the real shell; "" means
- * /bin/sh, passwd(5)) and the home are built, then the global files are
+/* The user's directory and the home are built, then the global files are
  * committed with them as the journal's work: the directory and the home
  * are renamed into place after /etc/passwd, all or nothing.  *home_status
  * gets E_HOMEDIR when the home could not be made whole. */
@@ -929,9 +889,7 @@ static int apply_tree_dir_and_global_files(struct hs_accountset *set,
 					   const struct hs_config *defs, const char *skel,
 					   struct useradd_work *uw, int *home_status)
 {
-	if (!u->classic &&
-	    build_tree_dir(u->treefd, u->name, (uid_t)u->uid, u->auth_gid, &u->aging,
-			   u->shell[0] ? u->shell : "/bin/sh", uw) < 0)
+	if (!u->classic && build_tree_dir(u, uw) < 0)
 		return E_PW_UPDATE;
 	if (u->create_home)
 		*home_status = build_home(u, defs, skel, uw);
@@ -1072,8 +1030,7 @@ int main(int argc, char **argv)
 	/* after the locks: the mail spool */
 	if (hs_config_get_bool(ucfg, "CREATE_MAIL_SPOOL", false))
 		create_mail_spool(defs, u.name, (uid_t)u.uid, (gid_t)u.gid);
-	if (status == E_SUCCESS)
-		status = home_status;
+	status = status ?: home_status;
 
 	free(o.k_overrides);
 	hs_config_free(defs);

@@ -125,7 +125,13 @@ def test_create_every_field_form(tree):
     # the NSS module serves the new hash
     res = tree.run(["/usr/bin/getent", "shadow", "ann"])
     assert res.stdout.split(":")[1] == h
-    assert "new user: name=ann" in "".join(tree.syslog())
+    log = "".join(tree.syslog())
+    assert "new user: name=ann" in log
+    # each group made is logged under its own name: the user's, or the one named
+    for group, gid in (("ann", ann.uid), ("devs", 2345), ("dan", 5001)):
+        assert "new group: name=%s, GID=%d" % (group, gid) in log
+    assert "new group: name=ben" not in log and "new group: name=cat" not in log
+    assert "new group: name=eve" not in log
 
 
 def test_update_existing_users(tree):

@@ -320,6 +320,16 @@ def test_defaults_change(tsb):
     assert sb.read(TREE + "/dee/shell") == "/bin/bash\n"
 
 
+def test_defaults_change_without_the_file(tsb):
+    """-D with options and no /etc/default/useradd: the file is made with the keys given."""
+    tsb.sh("rm -f /etc/default/useradd")
+    r = run(tsb, ["-D", "-s", "/bin/bash", "-f", "3"])
+    assert r.returncode == 0, r.stderr
+    assert tsb.read("/etc/default/useradd") == "INACTIVE=3\nSHELL=/bin/bash\n"
+    st = tsb.lstat("/etc/default/useradd")
+    assert stat.S_IMODE(st.st_mode) == 0o644 and st.st_uid == 0
+
+
 @pytest.mark.parametrize("args, status", [
     (["-D", "-f", "-5"], 3), (["-D", "-e", "soon"], 3), (["-D", "-g", "nosuch"], 6),
     (["-D", "-s", "sh"], 3), (["-D", "-b", "rel"], 3), (["-D", "-u", "5"], 2),
@@ -475,6 +485,18 @@ def test_mail_spool(tsb):
     assert stat.S_ISLNK(sb.lstat("/var/mail/trap").st_mode)
     assert sb.lstat("/etc/passwd").st_uid == 0
     assert sb.read_bytes("/etc/passwd").startswith(before)
+
+
+def test_mail_spool_without_its_directory(tsb):
+    """CREATE_MAIL_SPOOL with no MAIL_DIR: said, the account made anyway."""
+    sb = tsb
+    sb.write("/etc/default/useradd", sb.read("/etc/default/useradd") + "CREATE_MAIL_SPOOL=yes\n")
+    sb.set_login_defs("MAIL_DIR", "/var/nomail")
+    r = run(sb, ["mailer"])
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.startswith("useradd: cannot create mail spool /var/nomail/mailer: ")
+    assert r.stderr.count("\n") == 1
+    assert sb.getpwnam("mailer") is not None and not sb.exists("/var/nomail")
 
 
 def test_no_free_subordinate_range(tsb):
