@@ -643,7 +643,7 @@ static int reown_userdir(int udirfd, const char *user, uid_t old_uid, uid_t uid)
 
 /* ---- the home directory ---- */
 
-static bool moved_already(const char *to, uid_t uid);
+static bool home_at(const char *dir, uid_t uid, bool owned_too);
 
 /* -d -m: rename the home, on the same file system only.  A copy across
  * file systems would have to recreate every file of a hostile tree
@@ -678,7 +678,7 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid, bool *
 		r = fstatat(ofd, olast, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 	/* a run killed between the rename and the commit left the home at
 	 * new_dir, /etc/passwd naming old_dir: this one finishes it */
-	if (r == -ENOENT && moved_already(to, uid)) {
+	if (r == -ENOENT && home_at(to, uid, true)) {
 		hs_warn("finishing the interrupted move of the home directory %s to %s", old_dir,
 			new_dir);
 		return E_SUCCESS;
@@ -944,11 +944,12 @@ static int open_home(const char *dir, uid_t uid, struct stat *st, const char **w
 	return r;
 }
 
-/* Is the home at dir (the account's, before this run) left taken away,
- * with a record, by an interrupted run?  Looked at before usermod
- * confines itself, so that a usermod that works on the home (-g, -m)
- * finishes it. */
-static bool home_left_taken(const char *dir, uid_t uid)
+/* Is the home at dir left taken away, with a record, by an interrupted
+ * run, or (owned_too) a directory of uid's?  Asked of the account's home
+ * before usermod confines itself, so that a usermod that works on the
+ * home (-g, -m) finishes it; and, owned_too, of where -d -m moves it: an
+ * interrupted -u -d -m may have left it there. */
+static bool home_at(const char *dir, uid_t uid, bool owned_too)
 {
 	_cleanup_close_ int hfd = -1;
 	const char *why;
@@ -956,20 +957,7 @@ static bool home_left_taken(const char *dir, uid_t uid)
 	struct taken t;
 
 	hfd = open_home(dir, uid, &st, &why);
-	return hfd >= 0 && taken_read(hfd, &st, uid, &t);
-}
-
-/* Is the home already at to (normalised): a directory of uid's, or one an
- * interrupted -u -d -m left taken away with its record? */
-static bool moved_already(const char *to, uid_t uid)
-{
-	_cleanup_close_ int hfd = -1;
-	const char *why;
-	struct stat st;
-	struct taken t;
-
-	hfd = open_home(to, uid, &st, &why);
-	return hfd >= 0 && (st.st_uid == uid || taken_read(hfd, &st, uid, &t));
+	return hfd >= 0 && ((owned_too && st.st_uid == uid) || taken_read(hfd, &st, uid, &t));
 }
 
 /* A home whose files are not re-owned: said, unless this is a rerun that
@@ -1948,8 +1936,8 @@ int main(int argc, char **argv)
 	 * the home may be at NEW already: a -u -d NEW -m killed in its
 	 * commit moved it there and marked it. */
 	p.home_left_taken = !p.uid_asked && (o.group || o.move_home) &&
-			    (home_left_taken(p.old_home, p.old_uid) ||
-			     (o.move_home && o.home && home_left_taken(o.home, p.old_uid)));
+			    (home_at(p.old_home, p.old_uid, false) ||
+			     (o.move_home && o.home && home_at(o.home, p.old_uid, false)));
 	/* after the busy check: confined, it could not follow the
 	 * /proc/PID/root of processes outside its domain.  The current home
 	 * is re-owned with -u or -g, moved with -m; -u re-owns the mail spool
