@@ -498,30 +498,35 @@ static void edit_subids(const char *user, const char *new_name)
 
 /* ---- the password fields (-L -U -p) on a hash string ---- */
 
-/* The new hash for -L/-U/-p (exclusive), or NULL when unchanged; exits on
- * refusal. */
-static const char *new_hash(const char *user, const char *hash, char *buf, size_t size)
+/* -L/-U/-p (exclusive): put the new hash in *hash (and, for -p, today
+ * in *lstchg unless NULL); false when unchanged.  Exits on refusal. */
+static bool new_hash(const char *user, const char **hash, long *lstchg, char *buf, size_t size)
 {
 	const char *h = NULL;
 
 	if (o.password) {
 		h = o.password;
-	} else if (o.lock && hash[0] != '!') {
-		if (snprintf(buf, size, "!%s", hash) >= (int)size)
+	} else if (o.lock && (*hash)[0] != '!') {
+		if (snprintf(buf, size, "!%s", *hash) >= (int)size)
 			fail_with(E_PW_UPDATE, "password hash of user %s is too long", user);
 		h = buf;
-	} else if (o.unlock && hash[0] == '!') {
-		if (hash[1] == '\0') {
+	} else if (o.unlock && (*hash)[0] == '!') {
+		if ((*hash)[1] == '\0') {
 			/* shadow-utils: refusing is better than an account
 			 * without a password */
 			fail_with(E_PW_UPDATE, "unlocking the user's password would result in "
 				  "a passwordless account.\nYou should set a password with usermod "
 				  "-p to unlock this user's password.");
 		}
-		h = hash + 1;
+		h = *hash + 1;
 	}
-	changed.hash = changed.hash || h;
-	return h;
+	if (!h)
+		return false;
+	*hash = h;
+	if (o.password && lstchg)
+		*lstchg = hs_today();
+	changed.hash = true;
+	return true;
 }
 
 static bool changes_secrets(void)
@@ -550,7 +555,6 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 	char buf[HS_USERFILE_MAX + 2], hbuf[HS_HASH_MAX + 2];
 	struct hs_shadow sh;
 	struct hs_aging ag;
-	const char *h;
 	int r;
 
 	if (!changes_secrets() && !shell_file)
@@ -559,13 +563,8 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 		r = hs_userdir_read_shadow(udirfd, owner, buf, sizeof(buf), &sh);
 		if (r < 0)
 			fail(userfile_error("read", user, HS_FILE_SHADOW, r));
-		h = new_hash(user, sh.hash, hbuf, sizeof(hbuf));
-		if (h) {
-			sh.hash = h;
-			if (o.password)
-				sh.lstchg = hs_today();
+		if (new_hash(user, &sh.hash, &sh.lstchg, hbuf, sizeof(hbuf)))
 			r = hs_userdir_write_shadow(udirfd, owner, auth_gid, &sh);
-		}
 		hs_wipe(buf, sizeof(buf));
 		hs_wipe(hbuf, sizeof(hbuf));
 		if (r < 0)
@@ -1556,25 +1555,17 @@ static void plan_stage_classic_secrets(struct usermod_plan *p)
 {
 	struct hs_accountdb *shadow = db(HS_AS_SHADOW);
 	long si = shadow ? hs_accountdb_find(shadow, p->user) : -1;
-	const char *h;
 
 	if (si < 0) {
-		h = new_hash(p->user, p->ent.passwd, p->hbuf, sizeof(p->hbuf));
+		new_hash(p->user, &p->ent.passwd, NULL, p->hbuf, sizeof(p->hbuf));
 		if (o.expire || o.inactive)
 			fail_with(E_PW_UPDATE, "user %s has no %s entry and no directory in %s",
 					       p->user, HS_ETC_SHADOW, HS_TREE_DIR);
-		if (h)
-			p->ent.passwd = h;
 		return;
 	}
 	struct hs_spwd sp = hs_accountdb_get(shadow, (size_t)si)->sp;
 
-	h = new_hash(p->user, sp.hash, p->hbuf, sizeof(p->hbuf));
-	if (h) {
-		sp.hash = h;
-		if (o.password)
-			sp.lstchg = hs_today();
-	}
+	new_hash(p->user, &sp.hash, &sp.lstchg, p->hbuf, sizeof(p->hbuf));
 	if (o.expire)
 		sp.expire = new_expire;
 	if (o.inactive)
