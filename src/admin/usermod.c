@@ -1171,27 +1171,6 @@ static void move_mail_spool(const struct hs_config *cfg, const char *user, uid_t
 
 /* ---- main ---- */
 
-/* Give the directory back to uid (hs_walk_hand_back: the mode first,
- * while it is still root's, then the owner).  An interruption in between
- * leaves it root's, which any usermod on the account hands back, never
- * the user's without its setgid mode. */
-static int hand_back(int udirfd, uid_t uid, gid_t auth_gid)
-{
-	return hs_walk_hand_back(udirfd, uid, auth_gid, HS_USERDIR_MODE);
-}
-
-/* Undo the taking away after a refusal: the files are as they were (a
- * failed re-own may have re-owned some of them already; the user's own
- * files stay readable to the user either way). */
-static void undo_take_away(int udirfd, uid_t uid, gid_t auth_gid)
-{
-	int r = hand_back(udirfd, uid, auth_gid);
-
-	if (r < 0)
-		hs_warn("cannot hand the directory back to uid %lu: %s", (unsigned long)uid,
-			hs_strerror(r));
-}
-
 /* Did a usermod -l to new_name (uid in /etc/passwd) stop after
  * /etc/passwd had the new name?  Its directory then waits under the
  * reserved name, or is new_name's but still taken away (root's). */
@@ -1780,14 +1759,23 @@ static void apply_take_away_userdir(struct usermod_plan *p, const sigset_t *save
 		hs_warn("cannot rename %s: %s", path, strerror(-r));
 	}
 	if (r < 0) {
-		undo_take_away(p->udirfd, p->old_uid, p->auth_gid);
+		/* undone: the files are as they were (a failed re-own may have
+		 * re-owned some of them already; the user's own files stay
+		 * readable to the user either way) */
+		r = hs_walk_hand_back(p->udirfd, p->old_uid, p->auth_gid, HS_USERDIR_MODE);
+		if (r < 0)
+			hs_warn("cannot hand the directory back to uid %lu: %s",
+				(unsigned long)p->old_uid, hs_strerror(r));
 		undo_move_home(p);
 		fail_unblocking(saved, E_PW_UPDATE);
 	}
 }
 
 /* -l: the reserved name becomes NEW; then the directory goes back to the
- * user, as it does when an interrupted run left it taken away. */
+ * user, as it does when an interrupted run left it taken away
+ * (hs_walk_hand_back: the mode first, while it is still root's, then the
+ * owner; an interruption in between leaves it root's, which any usermod
+ * on the account hands back, never the user's without its setgid mode). */
 static int apply_hand_back_userdir(const struct usermod_plan *p)
 {
 	char path[HS_PATHBUF_USER], path2[HS_PATHBUF_USER];
@@ -1802,7 +1790,8 @@ static int apply_hand_back_userdir(const struct usermod_plan *p)
 		 * root's, so nobody else put them there */
 		if (p->dir_owner == 0 && p->old_uid != 0) {
 			(void)reown_userdir(p->udirfd, p->user, HS_ANY_UID, p->old_uid);
-			if (hand_back(p->udirfd, p->old_uid, p->auth_gid) < 0)
+			if (hs_walk_hand_back(p->udirfd, p->old_uid, p->auth_gid,
+					      HS_USERDIR_MODE) < 0)
 				status = E_PW_UPDATE;
 		}
 		return status;
@@ -1813,7 +1802,8 @@ static int apply_hand_back_userdir(const struct usermod_plan *p)
 			hs_userdir_path(path2, sizeof(path2), o.login, NULL), strerror(errno));
 		status = E_PW_UPDATE;
 	}
-	r = hand_back(p->udirfd, o.uid ? new_uid : p->old_uid, p->auth_gid);
+	r = hs_walk_hand_back(p->udirfd, o.uid ? new_uid : p->old_uid, p->auth_gid,
+			      HS_USERDIR_MODE);
 	if (r < 0) {
 		hs_warn("cannot hand %s back to the user: %s",
 			hs_userdir_path(path, sizeof(path), p->final_name, NULL), hs_strerror(r));
