@@ -1042,19 +1042,17 @@ static void reown_home_take(const char *dir, struct reown *ro, struct home_taken
 	hfd = -1;
 }
 
-/* The commit failed before its point: a home this run took away goes
- * back as it was (one left by an interrupted run keeps its record). */
-static void reown_home_untake(const char *dir, struct home_taken *ht)
+/* Hand the home back (the mode first, then the owner) and drop its
+ * record; said when it fails. */
+static int home_hand_back(const char *dir, int hfd, uid_t uid, gid_t gid, mode_t mode)
 {
-	int r;
+	int r = hs_walk_hand_back(hfd, uid, gid, mode);
 
-	if (ht->hfd < 0 || !ht->fresh)
-		return;
-	r = hs_walk_hand_back(ht->hfd, ht->saved.st_uid, ht->saved.st_gid, ht->saved.st_mode);
 	if (r < 0)
 		hs_warn("cannot hand %s back to its owner: %s", dir, hs_strerror(r));
 	else
-		(void)fremovexattr(ht->hfd, TAKEN_XATTR);
+		(void)fremovexattr(hfd, TAKEN_XATTR);
+	return r;
 }
 
 /* -u (and -g), after the commit: the home's files owned by the old uid
@@ -1104,13 +1102,8 @@ static int reown_home(const char *dir, struct reown *ro, struct home_taken *ht)
 	/* handed back last, to the new owner */
 	top_uid = reown_uid(ro, saved) != (uid_t)-1 ? ro->uid : saved->st_uid;
 	top_gid = reown_gid(ro, saved) != (gid_t)-1 ? ro->gid : saved->st_gid;
-	r = hs_walk_hand_back(ht->hfd, top_uid, top_gid, saved->st_mode);
-	if (r < 0) {
-		hs_warn("cannot hand %s back to its owner: %s", dir, hs_strerror(r));
+	if (home_hand_back(dir, ht->hfd, top_uid, top_gid, saved->st_mode) < 0)
 		ro->errors++;
-	} else {
-		(void)fremovexattr(ht->hfd, TAKEN_XATTR);
-	}
 	hs_close(ht->hfd);
 	ht->hfd = -1;
 	if (ro->errors)
@@ -1838,18 +1831,22 @@ static void apply_take_away_home(struct usermod_plan *p)
 		reown_home_take(reown_home_dir(p), &p->ro, &p->ht);
 }
 
-/* The commit failed: before its point the home goes back as it was;
+/* The commit failed: before its point a home this run took away goes
+ * back as it was (one left by an interrupted run keeps its record);
  * after it /etc/passwd will have the new uid, and the home stays taken
  * away and marked for the next usermod to finish. */
 static void undo_take_away_home(struct usermod_plan *p)
 {
+	const struct stat *saved = &p->ht.saved;
+
 	if (!p->reowning || p->ht.hfd < 0)
 		return;
-	if (!commit_passed_its_point(p))
-		reown_home_untake(reown_home_dir(p), &p->ht);
-	else
+	if (commit_passed_its_point(p))
 		hs_warn("%s stays root's until usermod runs again on the account",
 			reown_home_dir(p));
+	else if (p->ht.fresh)
+		(void)home_hand_back(reown_home_dir(p), p->ht.hfd, saved->st_uid, saved->st_gid,
+				     saved->st_mode);
 }
 
 /* -u, or -g to another group: the home's files and the mail spool follow,
