@@ -1017,8 +1017,7 @@ static void reown_home_take(const char *dir, struct reown *ro, struct home_taken
 		ht->saved.st_uid = (uid_t)t.uid;
 		ht->saved.st_gid = (gid_t)t.gid;
 		ht->saved.st_mode = (mode_t)t.mode | S_IFDIR;
-		ht->hfd = hfd;
-		hfd = -1;
+		ht->hfd = TAKE_FD(hfd);
 		return;
 	}
 	if (rerun)
@@ -1038,8 +1037,7 @@ static void reown_home_take(const char *dir, struct reown *ro, struct home_taken
 		return;
 	}
 	ht->fresh = true;
-	ht->hfd = hfd;
-	hfd = -1;
+	ht->hfd = TAKE_FD(hfd);
 }
 
 /* Hand the home back (the mode first, then the owner) and drop its
@@ -1093,8 +1091,7 @@ static int reown_home(const char *dir, struct reown *ro, struct home_taken *ht)
 	/* without the record (no trusted attributes) a rerun could not find
 	 * it: handed back then, as before, with the entries said */
 	if ((r < 0 || ro->swapped) && fgetxattr(ht->hfd, TAKEN_XATTR, NULL, 0) > 0) {
-		hs_close(ht->hfd);
-		ht->hfd = -1;
+		hs_close(TAKE_FD(ht->hfd));
 		return usertool_warn(E_HOMEDIR, "%s stays root's: run usermod -u again on the "
 				     "account%s", dir, ro->swapped ? " once whatever renames "
 				     "entries in it is stopped" : "");
@@ -1104,8 +1101,7 @@ static int reown_home(const char *dir, struct reown *ro, struct home_taken *ht)
 	top_gid = reown_gid(ro, saved) != (gid_t)-1 ? ro->gid : saved->st_gid;
 	if (home_hand_back(dir, ht->hfd, top_uid, top_gid, saved->st_mode) < 0)
 		ro->errors++;
-	hs_close(ht->hfd);
-	ht->hfd = -1;
+	hs_close(TAKE_FD(ht->hfd));
 	if (ro->errors)
 		return usertool_warn(E_HOMEDIR, "failed to change ownership of %u entries in the "
 				     "home directory %s", ro->errors, dir);
