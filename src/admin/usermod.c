@@ -340,17 +340,6 @@ static bool requested(const char **names, size_t n, const char *name)
 	return false;
 }
 
-/* -g and -G: a group that /etc/group has (a spelling that is no valid
- * name or number names none). */
-static const struct hs_group *find_group(struct hs_accountdb *gr, const char *spec)
-{
-	long gi = usertool_find_group(gr, spec);
-
-	if (gi < 0)
-		fail_with(E_NOTFOUND, "group '%s' does not exist", spec);
-	return &hs_accountdb_get(gr, (size_t)gi)->gr;
-}
-
 /* -G [-a|-r]: decide per group, then make group and gshadow say it. */
 static void edit_groups(const char *user)
 {
@@ -1326,8 +1315,14 @@ static void plan_validate_against_accounts(struct usermod_plan *p)
 	p->new_uid_shared = o.uid && hs_accountdb_find_id(pw, new_uid) >= 0;
 	if (p->new_uid_shared && !o.non_unique)
 		fail_with(E_UID_IN_USE, "UID '%lu' already exists", (unsigned long)new_uid);
-	if (o.group)
-		p->ent.gid = find_group(db(HS_AS_GROUP), o.group)->gid;
+	if (o.group) {
+		/* a spelling that is no valid name or number names none */
+		long gi = usertool_find_group(db(HS_AS_GROUP), o.group);
+
+		if (gi < 0)
+			fail_with(E_NOTFOUND, "group '%s' does not exist", o.group);
+		p->ent.gid = hs_accountdb_get(db(HS_AS_GROUP), (size_t)gi)->gr.gid;
+	}
 	if (o.login || o.uid || o.move_home)
 		usertool_die_if_busy(&set, p->user, p->old_uid);
 }
