@@ -139,11 +139,12 @@ struct subid_range {
 	unsigned long first, last;
 };
 
-/* The ranges of -v, -V, -w, -W, in the order given. */
+/* The ranges of -v, -V, -w, -W, in the order given: [0] /etc/subuid,
+ * [1] /etc/subgid; then [0] -V/-W (removed), [1] -v/-w (added). */
 static struct subid_ops {
-	struct subid_range *add, *del;
-	size_t n_add, n_del;
-} subid_ops[2];         /* [0]: /etc/subuid, [1]: /etc/subgid */
+	struct subid_range *r;
+	size_t n;
+} subid_ops[2][2];
 
 /* FIRST-LAST: decimal without sign, blank or leading zero, FIRST <= LAST,
  * and a range /etc/subuid can hold (start and count in 0..4294967294,
@@ -167,26 +168,21 @@ static int parse_subid_range(const char *arg, struct subid_range *out)
 
 static void add_subid_op(int c, const char *arg)
 {
-	struct subid_ops *ops = &subid_ops[c == 'w' || c == 'W'];
-	bool add = c == 'v' || c == 'w';
-	struct subid_range **list = add ? &ops->add : &ops->del;
-	size_t *n = add ? &ops->n_add : &ops->n_del;
-	struct subid_range *grown;
+	struct subid_ops *ops = &subid_ops[c == 'w' || c == 'W'][c == 'v' || c == 'w'];
+	struct subid_range *grown = realloc(ops->r, (ops->n + 1) * sizeof(*grown));
 
-	grown = realloc(*list, (*n + 1) * sizeof(**list));
 	if (!grown)
 		hs_die(E_PW_UPDATE, "out of memory");
-	*list = grown;
-	if (parse_subid_range(arg, &grown[*n]) < 0)
+	ops->r = grown;
+	if (parse_subid_range(arg, &grown[ops->n]) < 0)
 		hs_die(E_BAD_ARG, "invalid subordinate %s range '%s'", c == 'v' || c == 'V' ?
 		       "uid" : "gid", arg);
-	(*n)++;
+	ops->n++;
 }
 
 static bool changes_subids(void)
 {
-	return subid_ops[0].n_add || subid_ops[0].n_del || subid_ops[1].n_add ||
-	       subid_ops[1].n_del;
+	return subid_ops[0][0].n || subid_ops[0][1].n || subid_ops[1][0].n || subid_ops[1][1].n;
 }
 
 static void parse_options(int argc, char **argv)
@@ -455,25 +451,23 @@ static void edit_subids(const char *user, const char *new_name)
 
 	for (int k = 0; k < 2; k++) {
 		struct hs_accountdb *sub = db(files[k]);
-		const struct subid_ops *ops = &subid_ops[k];
+		const struct subid_ops *ops = subid_ops[k];
 		const char *what = k ? "gid" : "uid";
 		int status = usertool_file_status(files[k]);
 
-		if (!sub && (ops->n_add || ops->n_del))
+		if (!sub && (ops[0].n || ops[1].n))
 			fail_with(E_USAGE, "%s does not exist, you cannot use the flags %s or %s",
 				  hs_accountset_path(files[k]), k ? "-w" : "-v", k ? "-W" : "-V");
-		for (size_t i = 0; i < ops->n_del; i++) {
-			if (subid_remove(sub, user, &ops->del[i]) < 0)
-				fail_with(status, "failed to remove %s range %lu-%lu from '%s': %s",
-					  what, ops->del[i].first, ops->del[i].last, sub->path,
-					  sub->error);
-		}
-		for (size_t i = 0; i < ops->n_add; i++) {
-			if (subid_add(sub, user, &ops->add[i]) < 0)
-				fail_with(status, "failed to add %s range %lu-%lu to '%s': %s",
-					  what, ops->add[i].first, ops->add[i].last, sub->path,
-					  sub->error);
-		}
+		for (int add = 0; add < 2; add++)
+			for (size_t i = 0; i < ops[add].n; i++) {
+				const struct subid_range *r = &ops[add].r[i];
+
+				if ((add ? subid_add : subid_remove)(sub, user, r) < 0)
+					fail_with(status, "failed to %s %s range %lu-%lu %s "
+						  "'%s': %s", add ? "add" : "remove", what,
+						  r->first, r->last, add ? "to" : "from",
+						  sub->path, sub->error);
+			}
 		for (long i = sub && new_name ? hs_accountdb_find_next(sub, user, 0) : -1; i >= 0;
 		     i = hs_accountdb_find_next(sub, user, (size_t)i + 1)) {
 			struct hs_subid e = hs_accountdb_get(sub, (size_t)i)->sub;
