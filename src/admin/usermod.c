@@ -1191,9 +1191,8 @@ struct usermod_plan {
 
 static bool plan_changes_other_than_shell(void)
 {
-	return o.lock || o.unlock || o.uid || o.password || o.move_home || o.login ||
-	       o.groups || o.group || o.inactive || o.expire || o.home || o.comment ||
-	       changes_subids();
+	return changes_secrets() || o.uid || o.move_home || o.login || o.groups || o.group ||
+	       o.home || o.comment || changes_subids();
 }
 
 static bool plan_changes_anything(void)
