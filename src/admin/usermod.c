@@ -1200,16 +1200,6 @@ static bool plan_changes_anything(void)
 	return o.shell || o.self_service || plan_changes_other_than_shell();
 }
 
-static void plan_parse_request(int argc, char **argv, struct usermod_plan *p)
-{
-	parse_options(argc, argv);
-	check_arguments();
-	usertool_start();
-	p->name = argv[optind];
-	if (!hs_names_user_valid(p->name))
-		hs_die(E_NOTFOUND, "user '%s' does not exist", p->name);
-}
-
 /* The files this change reads or edits: /etc/shadow for -L -U -p -e -f
  * and -l (a classic account's secrets, the line's name), the group files
  * for -g, -G and -l (member lists), the subordinate id files for -v -V -w
@@ -1878,7 +1868,12 @@ int main(int argc, char **argv)
 	int status;
 
 	usertool_init(argc, argv, "usermod");
-	plan_parse_request(argc, argv, &p);
+	parse_options(argc, argv);
+	check_arguments();
+	usertool_start();
+	p.name = argv[optind];
+	if (!hs_names_user_valid(p.name))
+		hs_die(E_NOTFOUND, "user '%s' does not exist", p.name);
 	if (!plan_changes_anything()) {
 		fprintf(stderr, "%s: no changes\n", hs_cli_prog());
 		return E_SUCCESS;
