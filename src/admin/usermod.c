@@ -326,12 +326,11 @@ static struct hs_accountdb *db(enum hs_as_file f)
 	return hs_accountset_db(&set, f);
 }
 
-/* Is name one of the comma-separated requested groups (already resolved
- * to group names)? */
-static bool requested(const char **names, size_t n, const char *name)
+/* Is name one of the requested groups (their lines idx[0..n-1])? */
+static bool requested(struct hs_accountdb *gr, const size_t *idx, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(names[i], name) == 0)
+		if (strcmp(hs_accountdb_get(gr, idx[i])->gr.name, name) == 0)
 			return true;
 	return false;
 }
@@ -341,18 +340,14 @@ static void edit_groups(const char *user)
 {
 	struct hs_accountdb *gr = db(HS_AS_GROUP);
 	_cleanup_free_ size_t *idx = NULL;
-	_cleanup_free_ const char **names = NULL;
 	size_t n;
 	int status = usertool_find_groups(gr, o.groups, &idx, &n);
 
 	if (status != E_SUCCESS)
 		fail(status);
-	names = calloc(n + 1, sizeof(*names));
 	changed.groups = calloc(gr->n_lines + 1, 1);
-	if (!names || !changed.groups)
+	if (!changed.groups)
 		fail_with(E_PW_UPDATE, "out of memory");
-	for (size_t k = 0; k < n; k++)
-		names[k] = hs_accountdb_get(gr, idx[k])->gr.name;
 	for (size_t i = 0; i < gr->n_lines; i++) {
 		const union hs_dbrec *rec = hs_accountdb_get(gr, i);
 		bool named, member, want;
@@ -360,7 +355,7 @@ static void edit_groups(const char *user)
 
 		if (!rec)
 			continue;
-		named = requested(names, n, rec->gr.name);
+		named = requested(gr, idx, n, rec->gr.name);
 		member = hs_records_list_contains(rec->gr.members, user);
 		want = o.append ? named || member : o.remove ? !named && member : named;
 		if (want != member)
