@@ -703,7 +703,6 @@ struct reown {
 	 * and counted in errors only on the last pass (REOWN_PASSES) */
 	unsigned swapped;
 	unsigned pass;          /* 1 .. REOWN_PASSES */
-	bool last_pass;
 	/* the entries found replaced so far (paths below the home): a later
 	 * pass says, and counts, only what it meets at or below one of them,
 	 * which no pass before it saw; the rest it says again otherwise.
@@ -797,7 +796,7 @@ static int reown_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why
 		/* another pass may find it settled: said on the last only */
 		ro->swapped++;
 		note_swapped(ro, e->path);
-		if (!ro->last_pass)
+		if (ro->pass < REOWN_PASSES)
 			return 0;
 	} else if (!first_seen(ro, e->path)) {
 		return 0;
@@ -1055,7 +1054,6 @@ static int reown_home(const char *dir, struct reown *ro, struct home_taken *ht)
 	 * (docs/decisions.md) */
 	for (ro->pass = 1; ro->pass <= REOWN_PASSES; ro->pass++) {
 		ro->swapped = 0;
-		ro->last_pass = ro->pass == REOWN_PASSES;
 		r = hs_walk_below(ht->hfd, &ops, ro);
 		if (r < 0) {
 			hs_warn("cannot change the owner of files in %s: %s", dir, hs_strerror(r));
