@@ -760,15 +760,6 @@ static void note_swapped(struct reown *ro, const char *path)
 	ro->swapped_at[ro->n_swapped_at++] = copy;
 }
 
-static void reown_swapped_free(struct reown *ro)
-{
-	for (size_t i = 0; i < ro->n_swapped_at; i++)
-		free(ro->swapped_at[i]);
-	free(ro->swapped_at);
-	ro->swapped_at = NULL;
-	ro->n_swapped_at = 0;
-}
-
 /* Every entry the walker opened (directories after their contents). */
 static int reown_visit(const struct hs_walk_entry *e, void *ctx)
 {
@@ -1063,7 +1054,10 @@ static int reown_home(const char *dir, struct reown *ro, struct home_taken *ht)
 		if (!ro->swapped)
 			break;
 	}
-	reown_swapped_free(ro);
+	for (size_t i = 0; i < ro->n_swapped_at; i++)
+		free(ro->swapped_at[i]);
+	free(TAKE_PTR(ro->swapped_at));
+	ro->n_swapped_at = 0;
 	/* without the record (no trusted attributes) a rerun could not find
 	 * it: handed back then, as before, with the entries said */
 	if ((r < 0 || ro->swapped) && fgetxattr(ht->hfd, TAKEN_XATTR, NULL, 0) > 0) {
