@@ -139,11 +139,12 @@ struct subid_range {
 	unsigned long first, last;
 };
 
-/* The ranges of -v, -V, -w, -W, in the order given. */
+/* The ranges of -v, -V, -w, -W, in the order given: [0] /etc/subuid,
+ * [1] /etc/subgid; then [0] -V/-W (removed), [1] -v/-w (added). */
 static struct subid_ops {
-	struct subid_range *add, *del;
-	size_t n_add, n_del;
-} subid_ops[2];         /* [0]: /etc/subuid, [1]: /etc/subgid */
+	struct subid_range *r;
+	size_t n;
+} subid_ops[2][2];
 
 /* FIRST-LAST: decimal without sign, blank or leading zero, FIRST <= LAST,
  * and a range /etc/subuid can hold (start and count in 0..4294967294,
@@ -167,26 +168,21 @@ static int parse_subid_range(const char *arg, struct subid_range *out)
 
 static void add_subid_op(int c, const char *arg)
 {
-	struct subid_ops *ops = &subid_ops[c == 'w' || c == 'W'];
-	bool add = c == 'v' || c == 'w';
-	struct subid_range **list = add ? &ops->add : &ops->del;
-	size_t *n = add ? &ops->n_add : &ops->n_del;
-	struct subid_range *grown;
+	struct subid_ops *ops = &subid_ops[c == 'w' || c == 'W'][c == 'v' || c == 'w'];
+	struct subid_range *grown = realloc(ops->r, (ops->n + 1) * sizeof(*grown));
 
-	grown = realloc(*list, (*n + 1) * sizeof(**list));
 	if (!grown)
 		hs_die(E_PW_UPDATE, "out of memory");
-	*list = grown;
-	if (parse_subid_range(arg, &grown[*n]) < 0)
+	ops->r = grown;
+	if (parse_subid_range(arg, &grown[ops->n]) < 0)
 		hs_die(E_BAD_ARG, "invalid subordinate %s range '%s'", c == 'v' || c == 'V' ?
 		       "uid" : "gid", arg);
-	(*n)++;
+	ops->n++;
 }
 
 static bool changes_subids(void)
 {
-	return subid_ops[0].n_add || subid_ops[0].n_del || subid_ops[1].n_add ||
-	       subid_ops[1].n_del;
+	return subid_ops[0][0].n || subid_ops[0][1].n || subid_ops[1][0].n || subid_ops[1][1].n;
 }
 
 static void parse_options(int argc, char **argv)
@@ -330,25 +326,13 @@ static struct hs_accountdb *db(enum hs_as_file f)
 	return hs_accountset_db(&set, f);
 }
 
-/* Is name one of the comma-separated requested groups (already resolved
- * to group names)? */
-static bool requested(const char **names, size_t n, const char *name)
+/* Is name one of the requested groups (their lines idx[0..n-1])? */
+static bool requested(struct hs_accountdb *gr, const size_t *idx, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(names[i], name) == 0)
+		if (strcmp(hs_accountdb_get(gr, idx[i])->gr.name, name) == 0)
 			return true;
 	return false;
-}
-
-/* -g and -G: a group that /etc/group has (a spelling that is no valid
- * name or number names none). */
-static const struct hs_group *find_group(struct hs_accountdb *gr, const char *spec)
-{
-	long gi = usertool_find_group(gr, spec);
-
-	if (gi < 0)
-		fail_with(E_NOTFOUND, "group '%s' does not exist", spec);
-	return &hs_accountdb_get(gr, (size_t)gi)->gr;
 }
 
 /* -G [-a|-r]: decide per group, then make group and gshadow say it. */
@@ -356,18 +340,14 @@ static void edit_groups(const char *user)
 {
 	struct hs_accountdb *gr = db(HS_AS_GROUP);
 	_cleanup_free_ size_t *idx = NULL;
-	_cleanup_free_ const char **names = NULL;
 	size_t n;
 	int status = usertool_find_groups(gr, o.groups, &idx, &n);
 
 	if (status != E_SUCCESS)
 		fail(status);
-	names = calloc(n + 1, sizeof(*names));
 	changed.groups = calloc(gr->n_lines + 1, 1);
-	if (!names || !changed.groups)
+	if (!changed.groups)
 		fail_with(E_PW_UPDATE, "out of memory");
-	for (size_t k = 0; k < n; k++)
-		names[k] = hs_accountdb_get(gr, idx[k])->gr.name;
 	for (size_t i = 0; i < gr->n_lines; i++) {
 		const union hs_dbrec *rec = hs_accountdb_get(gr, i);
 		bool named, member, want;
@@ -375,7 +355,7 @@ static void edit_groups(const char *user)
 
 		if (!rec)
 			continue;
-		named = requested(names, n, rec->gr.name);
+		named = requested(gr, idx, n, rec->gr.name);
 		member = hs_records_list_contains(rec->gr.members, user);
 		want = o.append ? named || member : o.remove ? !named && member : named;
 		if (want != member)
@@ -466,25 +446,23 @@ static void edit_subids(const char *user, const char *new_name)
 
 	for (int k = 0; k < 2; k++) {
 		struct hs_accountdb *sub = db(files[k]);
-		const struct subid_ops *ops = &subid_ops[k];
+		const struct subid_ops *ops = subid_ops[k];
 		const char *what = k ? "gid" : "uid";
 		int status = usertool_file_status(files[k]);
 
-		if (!sub && (ops->n_add || ops->n_del))
+		if (!sub && (ops[0].n || ops[1].n))
 			fail_with(E_USAGE, "%s does not exist, you cannot use the flags %s or %s",
 				  hs_accountset_path(files[k]), k ? "-w" : "-v", k ? "-W" : "-V");
-		for (size_t i = 0; i < ops->n_del; i++) {
-			if (subid_remove(sub, user, &ops->del[i]) < 0)
-				fail_with(status, "failed to remove %s range %lu-%lu from '%s': %s",
-					  what, ops->del[i].first, ops->del[i].last, sub->path,
-					  sub->error);
-		}
-		for (size_t i = 0; i < ops->n_add; i++) {
-			if (subid_add(sub, user, &ops->add[i]) < 0)
-				fail_with(status, "failed to add %s range %lu-%lu to '%s': %s",
-					  what, ops->add[i].first, ops->add[i].last, sub->path,
-					  sub->error);
-		}
+		for (int add = 0; add < 2; add++)
+			for (size_t i = 0; i < ops[add].n; i++) {
+				const struct subid_range *r = &ops[add].r[i];
+
+				if ((add ? subid_add : subid_remove)(sub, user, r) < 0)
+					fail_with(status, "failed to %s %s range %lu-%lu %s "
+						  "'%s': %s", add ? "add" : "remove", what,
+						  r->first, r->last, add ? "to" : "from",
+						  sub->path, sub->error);
+			}
 		for (long i = sub && new_name ? hs_accountdb_find_next(sub, user, 0) : -1; i >= 0;
 		     i = hs_accountdb_find_next(sub, user, (size_t)i + 1)) {
 			struct hs_subid e = hs_accountdb_get(sub, (size_t)i)->sub;
@@ -498,30 +476,35 @@ static void edit_subids(const char *user, const char *new_name)
 
 /* ---- the password fields (-L -U -p) on a hash string ---- */
 
-/* The new hash for -L/-U/-p (exclusive), or NULL when unchanged; exits on
- * refusal. */
-static const char *new_hash(const char *user, const char *hash, char *buf, size_t size)
+/* -L/-U/-p (exclusive): put the new hash in *hash (and, for -p, today
+ * in *lstchg unless NULL); false when unchanged.  Exits on refusal. */
+static bool new_hash(const char *user, const char **hash, long *lstchg, char *buf, size_t size)
 {
 	const char *h = NULL;
 
 	if (o.password) {
 		h = o.password;
-	} else if (o.lock && hash[0] != '!') {
-		if (snprintf(buf, size, "!%s", hash) >= (int)size)
+	} else if (o.lock && (*hash)[0] != '!') {
+		if (snprintf(buf, size, "!%s", *hash) >= (int)size)
 			fail_with(E_PW_UPDATE, "password hash of user %s is too long", user);
 		h = buf;
-	} else if (o.unlock && hash[0] == '!') {
-		if (hash[1] == '\0') {
+	} else if (o.unlock && (*hash)[0] == '!') {
+		if ((*hash)[1] == '\0') {
 			/* shadow-utils: refusing is better than an account
 			 * without a password */
 			fail_with(E_PW_UPDATE, "unlocking the user's password would result in "
 				  "a passwordless account.\nYou should set a password with usermod "
 				  "-p to unlock this user's password.");
 		}
-		h = hash + 1;
+		h = *hash + 1;
 	}
-	changed.hash = changed.hash || h;
-	return h;
+	if (!h)
+		return false;
+	*hash = h;
+	if (o.password && lstchg)
+		*lstchg = hs_today();
+	changed.hash = true;
+	return true;
 }
 
 static bool changes_secrets(void)
@@ -550,7 +533,6 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 	char buf[HS_USERFILE_MAX + 2], hbuf[HS_HASH_MAX + 2];
 	struct hs_shadow sh;
 	struct hs_aging ag;
-	const char *h;
 	int r;
 
 	if (!changes_secrets() && !shell_file)
@@ -559,13 +541,8 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 		r = hs_userdir_read_shadow(udirfd, owner, buf, sizeof(buf), &sh);
 		if (r < 0)
 			fail(userfile_error("read", user, HS_FILE_SHADOW, r));
-		h = new_hash(user, sh.hash, hbuf, sizeof(hbuf));
-		if (h) {
-			sh.hash = h;
-			if (o.password)
-				sh.lstchg = hs_today();
+		if (new_hash(user, &sh.hash, &sh.lstchg, hbuf, sizeof(hbuf)))
 			r = hs_userdir_write_shadow(udirfd, owner, auth_gid, &sh);
-		}
 		hs_wipe(buf, sizeof(buf));
 		hs_wipe(hbuf, sizeof(hbuf));
 		if (r < 0)
@@ -643,7 +620,7 @@ static int reown_userdir(int udirfd, const char *user, uid_t old_uid, uid_t uid)
 
 /* ---- the home directory ---- */
 
-static bool moved_already(const char *to, uid_t uid);
+static bool home_at(const char *dir, uid_t uid, bool owned_too);
 
 /* -d -m: rename the home, on the same file system only.  A copy across
  * file systems would have to recreate every file of a hostile tree
@@ -678,7 +655,7 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid, bool *
 		r = fstatat(ofd, olast, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 	/* a run killed between the rename and the commit left the home at
 	 * new_dir, /etc/passwd naming old_dir: this one finishes it */
-	if (r == -ENOENT && moved_already(to, uid)) {
+	if (r == -ENOENT && home_at(to, uid, true)) {
 		hs_warn("finishing the interrupted move of the home directory %s to %s", old_dir,
 			new_dir);
 		return E_SUCCESS;
@@ -726,7 +703,6 @@ struct reown {
 	 * and counted in errors only on the last pass (REOWN_PASSES) */
 	unsigned swapped;
 	unsigned pass;          /* 1 .. REOWN_PASSES */
-	bool last_pass;
 	/* the entries found replaced so far (paths below the home): a later
 	 * pass says, and counts, only what it meets at or below one of them,
 	 * which no pass before it saw; the rest it says again otherwise.
@@ -784,15 +760,6 @@ static void note_swapped(struct reown *ro, const char *path)
 	ro->swapped_at[ro->n_swapped_at++] = copy;
 }
 
-static void reown_swapped_free(struct reown *ro)
-{
-	for (size_t i = 0; i < ro->n_swapped_at; i++)
-		free(ro->swapped_at[i]);
-	free(ro->swapped_at);
-	ro->swapped_at = NULL;
-	ro->n_swapped_at = 0;
-}
-
 /* Every entry the walker opened (directories after their contents). */
 static int reown_visit(const struct hs_walk_entry *e, void *ctx)
 {
@@ -820,7 +787,7 @@ static int reown_refused(const struct hs_walk_entry *e, enum hs_walk_refusal why
 		/* another pass may find it settled: said on the last only */
 		ro->swapped++;
 		note_swapped(ro, e->path);
-		if (!ro->last_pass)
+		if (ro->pass < REOWN_PASSES)
 			return 0;
 	} else if (!first_seen(ro, e->path)) {
 		return 0;
@@ -944,11 +911,12 @@ static int open_home(const char *dir, uid_t uid, struct stat *st, const char **w
 	return r;
 }
 
-/* Is the home at dir (the account's, before this run) left taken away,
- * with a record, by an interrupted run?  Looked at before usermod
- * confines itself, so that a usermod that works on the home (-g, -m)
- * finishes it. */
-static bool home_left_taken(const char *dir, uid_t uid)
+/* Is the home at dir left taken away, with a record, by an interrupted
+ * run, or (owned_too) a directory of uid's?  Asked of the account's home
+ * before usermod confines itself, so that a usermod that works on the
+ * home (-g, -m) finishes it; and, owned_too, of where -d -m moves it: an
+ * interrupted -u -d -m may have left it there. */
+static bool home_at(const char *dir, uid_t uid, bool owned_too)
 {
 	_cleanup_close_ int hfd = -1;
 	const char *why;
@@ -956,20 +924,7 @@ static bool home_left_taken(const char *dir, uid_t uid)
 	struct taken t;
 
 	hfd = open_home(dir, uid, &st, &why);
-	return hfd >= 0 && taken_read(hfd, &st, uid, &t);
-}
-
-/* Is the home already at to (normalised): a directory of uid's, or one an
- * interrupted -u -d -m left taken away with its record? */
-static bool moved_already(const char *to, uid_t uid)
-{
-	_cleanup_close_ int hfd = -1;
-	const char *why;
-	struct stat st;
-	struct taken t;
-
-	hfd = open_home(to, uid, &st, &why);
-	return hfd >= 0 && (st.st_uid == uid || taken_read(hfd, &st, uid, &t));
+	return hfd >= 0 && ((owned_too && st.st_uid == uid) || taken_read(hfd, &st, uid, &t));
 }
 
 /* A home whose files are not re-owned: said, unless this is a rerun that
@@ -1030,8 +985,7 @@ static void reown_home_take(const char *dir, struct reown *ro, struct home_taken
 		ht->saved.st_uid = (uid_t)t.uid;
 		ht->saved.st_gid = (gid_t)t.gid;
 		ht->saved.st_mode = (mode_t)t.mode | S_IFDIR;
-		ht->hfd = hfd;
-		hfd = -1;
+		ht->hfd = TAKE_FD(hfd);
 		return;
 	}
 	if (rerun)
@@ -1051,23 +1005,20 @@ static void reown_home_take(const char *dir, struct reown *ro, struct home_taken
 		return;
 	}
 	ht->fresh = true;
-	ht->hfd = hfd;
-	hfd = -1;
+	ht->hfd = TAKE_FD(hfd);
 }
 
-/* The commit failed before its point: a home this run took away goes
- * back as it was (one left by an interrupted run keeps its record). */
-static void reown_home_untake(const char *dir, struct home_taken *ht)
+/* Hand the home back (the mode first, then the owner) and drop its
+ * record; said when it fails. */
+static int home_hand_back(const char *dir, int hfd, uid_t uid, gid_t gid, mode_t mode)
 {
-	int r;
+	int r = hs_walk_hand_back(hfd, uid, gid, mode);
 
-	if (ht->hfd < 0 || !ht->fresh)
-		return;
-	r = hs_walk_hand_back(ht->hfd, ht->saved.st_uid, ht->saved.st_gid, ht->saved.st_mode);
 	if (r < 0)
 		hs_warn("cannot hand %s back to its owner: %s", dir, hs_strerror(r));
 	else
-		(void)fremovexattr(ht->hfd, TAKEN_XATTR);
+		(void)fremovexattr(hfd, TAKEN_XATTR);
+	return r;
 }
 
 /* -u (and -g), after the commit: the home's files owned by the old uid
@@ -1094,7 +1045,6 @@ static int reown_home(const char *dir, struct reown *ro, struct home_taken *ht)
 	 * (docs/decisions.md) */
 	for (ro->pass = 1; ro->pass <= REOWN_PASSES; ro->pass++) {
 		ro->swapped = 0;
-		ro->last_pass = ro->pass == REOWN_PASSES;
 		r = hs_walk_below(ht->hfd, &ops, ro);
 		if (r < 0) {
 			hs_warn("cannot change the owner of files in %s: %s", dir, hs_strerror(r));
@@ -1104,12 +1054,14 @@ static int reown_home(const char *dir, struct reown *ro, struct home_taken *ht)
 		if (!ro->swapped)
 			break;
 	}
-	reown_swapped_free(ro);
+	for (size_t i = 0; i < ro->n_swapped_at; i++)
+		free(ro->swapped_at[i]);
+	free(TAKE_PTR(ro->swapped_at));
+	ro->n_swapped_at = 0;
 	/* without the record (no trusted attributes) a rerun could not find
 	 * it: handed back then, as before, with the entries said */
 	if ((r < 0 || ro->swapped) && fgetxattr(ht->hfd, TAKEN_XATTR, NULL, 0) > 0) {
-		hs_close(ht->hfd);
-		ht->hfd = -1;
+		hs_close(TAKE_FD(ht->hfd));
 		return usertool_warn(E_HOMEDIR, "%s stays root's: run usermod -u again on the "
 				     "account%s", dir, ro->swapped ? " once whatever renames "
 				     "entries in it is stopped" : "");
@@ -1117,15 +1069,9 @@ static int reown_home(const char *dir, struct reown *ro, struct home_taken *ht)
 	/* handed back last, to the new owner */
 	top_uid = reown_uid(ro, saved) != (uid_t)-1 ? ro->uid : saved->st_uid;
 	top_gid = reown_gid(ro, saved) != (gid_t)-1 ? ro->gid : saved->st_gid;
-	r = hs_walk_hand_back(ht->hfd, top_uid, top_gid, saved->st_mode);
-	if (r < 0) {
-		hs_warn("cannot hand %s back to its owner: %s", dir, hs_strerror(r));
+	if (home_hand_back(dir, ht->hfd, top_uid, top_gid, saved->st_mode) < 0)
 		ro->errors++;
-	} else {
-		(void)fremovexattr(ht->hfd, TAKEN_XATTR);
-	}
-	hs_close(ht->hfd);
-	ht->hfd = -1;
+	hs_close(TAKE_FD(ht->hfd));
 	if (ro->errors)
 		return usertool_warn(E_HOMEDIR, "failed to change ownership of %u entries in the "
 				     "home directory %s", ro->errors, dir);
@@ -1184,27 +1130,6 @@ static void move_mail_spool(const struct hs_config *cfg, const char *user, uid_t
 
 /* ---- main ---- */
 
-/* Give the directory back to uid (hs_walk_hand_back: the mode first,
- * while it is still root's, then the owner).  An interruption in between
- * leaves it root's, which any usermod on the account hands back, never
- * the user's without its setgid mode. */
-static int hand_back(int udirfd, uid_t uid, gid_t auth_gid)
-{
-	return hs_walk_hand_back(udirfd, uid, auth_gid, HS_USERDIR_MODE);
-}
-
-/* Undo the taking away after a refusal: the files are as they were (a
- * failed re-own may have re-owned some of them already; the user's own
- * files stay readable to the user either way). */
-static void undo_take_away(int udirfd, uid_t uid, gid_t auth_gid)
-{
-	int r = hand_back(udirfd, uid, auth_gid);
-
-	if (r < 0)
-		hs_warn("cannot hand the directory back to uid %lu: %s", (unsigned long)uid,
-			hs_strerror(r));
-}
-
 /* Did a usermod -l to new_name (uid in /etc/passwd) stop after
  * /etc/passwd had the new name?  Its directory then waits under the
  * reserved name, or is new_name's but still taken away (root's). */
@@ -1253,24 +1178,13 @@ struct usermod_plan {
 
 static bool plan_changes_other_than_shell(void)
 {
-	return o.lock || o.unlock || o.uid || o.password || o.move_home || o.login ||
-	       o.groups || o.group || o.inactive || o.expire || o.home || o.comment ||
-	       changes_subids();
+	return changes_secrets() || o.uid || o.move_home || o.login || o.groups || o.group ||
+	       o.home || o.comment || changes_subids();
 }
 
 static bool plan_changes_anything(void)
 {
 	return o.shell || o.self_service || plan_changes_other_than_shell();
-}
-
-static void plan_parse_request(int argc, char **argv, struct usermod_plan *p)
-{
-	parse_options(argc, argv);
-	check_arguments();
-	usertool_start();
-	p->name = argv[optind];
-	if (!hs_names_user_valid(p->name))
-		hs_die(E_NOTFOUND, "user '%s' does not exist", p->name);
 }
 
 /* The files this change reads or edits: /etc/shadow for -L -U -p -e -f
@@ -1371,8 +1285,14 @@ static void plan_validate_against_accounts(struct usermod_plan *p)
 	p->new_uid_shared = o.uid && hs_accountdb_find_id(pw, new_uid) >= 0;
 	if (p->new_uid_shared && !o.non_unique)
 		fail_with(E_UID_IN_USE, "UID '%lu' already exists", (unsigned long)new_uid);
-	if (o.group)
-		p->ent.gid = find_group(db(HS_AS_GROUP), o.group)->gid;
+	if (o.group) {
+		/* a spelling that is no valid name or number names none */
+		long gi = usertool_find_group(db(HS_AS_GROUP), o.group);
+
+		if (gi < 0)
+			fail_with(E_NOTFOUND, "group '%s' does not exist", o.group);
+		p->ent.gid = hs_accountdb_get(db(HS_AS_GROUP), (size_t)gi)->gr.gid;
+	}
 	if (o.login || o.uid || o.move_home)
 		usertool_die_if_busy(&set, p->user, p->old_uid);
 }
@@ -1568,25 +1488,17 @@ static void plan_stage_classic_secrets(struct usermod_plan *p)
 {
 	struct hs_accountdb *shadow = db(HS_AS_SHADOW);
 	long si = shadow ? hs_accountdb_find(shadow, p->user) : -1;
-	const char *h;
 
 	if (si < 0) {
-		h = new_hash(p->user, p->ent.passwd, p->hbuf, sizeof(p->hbuf));
+		new_hash(p->user, &p->ent.passwd, NULL, p->hbuf, sizeof(p->hbuf));
 		if (o.expire || o.inactive)
 			fail_with(E_PW_UPDATE, "user %s has no %s entry and no directory in %s",
 					       p->user, HS_ETC_SHADOW, HS_TREE_DIR);
-		if (h)
-			p->ent.passwd = h;
 		return;
 	}
 	struct hs_spwd sp = hs_accountdb_get(shadow, (size_t)si)->sp;
 
-	h = new_hash(p->user, sp.hash, p->hbuf, sizeof(p->hbuf));
-	if (h) {
-		sp.hash = h;
-		if (o.password)
-			sp.lstchg = hs_today();
-	}
+	new_hash(p->user, &sp.hash, &sp.lstchg, p->hbuf, sizeof(p->hbuf));
 	if (o.expire)
 		sp.expire = new_expire;
 	if (o.inactive)
@@ -1801,14 +1713,23 @@ static void apply_take_away_userdir(struct usermod_plan *p, const sigset_t *save
 		hs_warn("cannot rename %s: %s", path, strerror(-r));
 	}
 	if (r < 0) {
-		undo_take_away(p->udirfd, p->old_uid, p->auth_gid);
+		/* undone: the files are as they were (a failed re-own may have
+		 * re-owned some of them already; the user's own files stay
+		 * readable to the user either way) */
+		r = hs_walk_hand_back(p->udirfd, p->old_uid, p->auth_gid, HS_USERDIR_MODE);
+		if (r < 0)
+			hs_warn("cannot hand the directory back to uid %lu: %s",
+				(unsigned long)p->old_uid, hs_strerror(r));
 		undo_move_home(p);
 		fail_unblocking(saved, E_PW_UPDATE);
 	}
 }
 
 /* -l: the reserved name becomes NEW; then the directory goes back to the
- * user, as it does when an interrupted run left it taken away. */
+ * user, as it does when an interrupted run left it taken away
+ * (hs_walk_hand_back: the mode first, while it is still root's, then the
+ * owner; an interruption in between leaves it root's, which any usermod
+ * on the account hands back, never the user's without its setgid mode). */
 static int apply_hand_back_userdir(const struct usermod_plan *p)
 {
 	char path[HS_PATHBUF_USER], path2[HS_PATHBUF_USER];
@@ -1823,7 +1744,8 @@ static int apply_hand_back_userdir(const struct usermod_plan *p)
 		 * root's, so nobody else put them there */
 		if (p->dir_owner == 0 && p->old_uid != 0) {
 			(void)reown_userdir(p->udirfd, p->user, HS_ANY_UID, p->old_uid);
-			if (hand_back(p->udirfd, p->old_uid, p->auth_gid) < 0)
+			if (hs_walk_hand_back(p->udirfd, p->old_uid, p->auth_gid,
+					      HS_USERDIR_MODE) < 0)
 				status = E_PW_UPDATE;
 		}
 		return status;
@@ -1834,7 +1756,8 @@ static int apply_hand_back_userdir(const struct usermod_plan *p)
 			hs_userdir_path(path2, sizeof(path2), o.login, NULL), strerror(errno));
 		status = E_PW_UPDATE;
 	}
-	r = hand_back(p->udirfd, o.uid ? new_uid : p->old_uid, p->auth_gid);
+	r = hs_walk_hand_back(p->udirfd, o.uid ? new_uid : p->old_uid, p->auth_gid,
+			      HS_USERDIR_MODE);
 	if (r < 0) {
 		hs_warn("cannot hand %s back to the user: %s",
 			hs_userdir_path(path, sizeof(path), p->final_name, NULL), hs_strerror(r));
@@ -1869,18 +1792,22 @@ static void apply_take_away_home(struct usermod_plan *p)
 		reown_home_take(reown_home_dir(p), &p->ro, &p->ht);
 }
 
-/* The commit failed: before its point the home goes back as it was;
+/* The commit failed: before its point a home this run took away goes
+ * back as it was (one left by an interrupted run keeps its record);
  * after it /etc/passwd will have the new uid, and the home stays taken
  * away and marked for the next usermod to finish. */
 static void undo_take_away_home(struct usermod_plan *p)
 {
+	const struct stat *saved = &p->ht.saved;
+
 	if (!p->reowning || p->ht.hfd < 0)
 		return;
-	if (!commit_passed_its_point(p))
-		reown_home_untake(reown_home_dir(p), &p->ht);
-	else
+	if (commit_passed_its_point(p))
 		hs_warn("%s stays root's until usermod runs again on the account",
 			reown_home_dir(p));
+	else if (p->ht.fresh)
+		(void)home_hand_back(reown_home_dir(p), p->ht.hfd, saved->st_uid, saved->st_gid,
+				     saved->st_mode);
 }
 
 /* -u, or -g to another group: the home's files and the mail spool follow,
@@ -1928,7 +1855,12 @@ int main(int argc, char **argv)
 	int status;
 
 	usertool_init(argc, argv, "usermod");
-	plan_parse_request(argc, argv, &p);
+	parse_options(argc, argv);
+	check_arguments();
+	usertool_start();
+	p.name = argv[optind];
+	if (!hs_names_user_valid(p.name))
+		hs_die(E_NOTFOUND, "user '%s' does not exist", p.name);
 	if (!plan_changes_anything()) {
 		fprintf(stderr, "%s: no changes\n", hs_cli_prog());
 		return E_SUCCESS;
@@ -1948,8 +1880,8 @@ int main(int argc, char **argv)
 	 * the home may be at NEW already: a -u -d NEW -m killed in its
 	 * commit moved it there and marked it. */
 	p.home_left_taken = !p.uid_asked && (o.group || o.move_home) &&
-			    (home_left_taken(p.old_home, p.old_uid) ||
-			     (o.move_home && o.home && home_left_taken(o.home, p.old_uid)));
+			    (home_at(p.old_home, p.old_uid, false) ||
+			     (o.move_home && o.home && home_at(o.home, p.old_uid, false)));
 	/* after the busy check: confined, it could not follow the
 	 * /proc/PID/root of processes outside its domain.  The current home
 	 * is re-owned with -u or -g, moved with -m; -u re-owns the mail spool
