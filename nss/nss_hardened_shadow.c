@@ -236,20 +236,6 @@ static int ent_open_locked(void)
 	return 0;
 }
 
-/* Called with ent_lock held. */
-static void ent_close_locked(void)
-{
-	if (ent_dir) {
-		int saved = errno;
-
-		closedir(ent_dir);
-		errno = saved;
-		ent_dir = NULL;
-	}
-	have_pending = false;
-	pending_name[0] = '\0';
-}
-
 enum nss_status _nss_hardened_shadow_setspent(int stayopen)
 {
 	enum nss_status status = NSS_STATUS_SUCCESS;
@@ -273,7 +259,14 @@ enum nss_status _nss_hardened_shadow_setspent(int stayopen)
 enum nss_status _nss_hardened_shadow_endspent(void)
 {
 	pthread_mutex_lock(&ent_lock);
-	ent_close_locked();
+	if (ent_dir) {
+		int saved = errno;
+
+		closedir(ent_dir);
+		errno = saved;
+		ent_dir = NULL;
+	}
+	have_pending = false;
 	pthread_mutex_unlock(&ent_lock);
 	return NSS_STATUS_SUCCESS;
 }
