@@ -167,16 +167,11 @@ static int wait_helper(pid_t pid)
 	while (waitpid(pid, &status, __WALL) < 0)
 		if (errno != EINTR)
 			return HS_PWHELPER_ERROR;
-	if (!WIFEXITED(status))
+	/* the answers are 0 (OK) to 2 (REFUSED); HS_PWHELPER_ERROR, 127
+	 * (could not exec) and anything else are an error */
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > HS_PWHELPER_REFUSED)
 		return HS_PWHELPER_ERROR;
-	switch (WEXITSTATUS(status)) {
-	case HS_PWHELPER_OK:
-	case HS_PWHELPER_MISMATCH:
-	case HS_PWHELPER_REFUSED:
-		return WEXITSTATUS(status);
-	default:  /* HS_PWHELPER_ERROR, 127 (could not exec), anything else */
-		return HS_PWHELPER_ERROR;
-	}
+	return WEXITSTATUS(status);
 }
 
 /* Send all of buf, or stop at the first real error: a helper that went
