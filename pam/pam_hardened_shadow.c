@@ -320,12 +320,7 @@ static void entry_load(pam_handle_t *pamh, const struct options *o, const char *
 	int r;
 
 	e->name = name;
-	if (!hs_names_user_valid(name)) {
-		e->src = SRC_UNKNOWN;
-		return;
-	}
-	e->pw = pam_modutil_getpwnam(pamh, name);
-	if (!e->pw) {
+	if (!hs_names_user_valid(name) || !(e->pw = pam_modutil_getpwnam(pamh, name))) {
 		e->src = SRC_UNKNOWN;
 		return;
 	}
