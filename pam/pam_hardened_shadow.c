@@ -149,8 +149,7 @@ static void parse_options(pam_handle_t *pamh, int flags, int argc, const char **
 }
 
 /* Messages to the user: PAM_SILENT suppresses them, as in pam_unix. */
-static void remark(pam_handle_t *pamh, const struct options *o, int style, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+__attribute__((format(printf, 4, 5)))
 static void remark(pam_handle_t *pamh, const struct options *o, int style, const char *fmt, ...)
 {
 	va_list ap;
