@@ -1190,15 +1190,13 @@ PAM_EXTERN int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc, const c
 	iamroot = getuid() == 0 && !(flags & PAM_CHANGE_EXPIRED_AUTHTOK);
 
 	if (flags & PAM_PRELIM_CHECK)
-		r = chauthtok_prelim(pamh, &o, &e, iamroot);
-	else if (flags & PAM_UPDATE_AUTHTOK) {
-		r = chauthtok_update(pamh, &o, &e, iamroot);
-		drop_change_data(pamh);
-	}
-	else {
+		return chauthtok_prelim(pamh, &o, &e, iamroot);
+	if (!(flags & PAM_UPDATE_AUTHTOK)) {
 		pam_syslog(pamh, LOG_ALERT, "password received unknown request");
-		r = PAM_ABORT;
+		return PAM_ABORT;
 	}
+	r = chauthtok_update(pamh, &o, &e, iamroot);
+	drop_change_data(pamh);
 	return r;
 }
 
