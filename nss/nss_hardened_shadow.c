@@ -207,38 +207,53 @@ static DIR *ent_dir;
 static char pending_name[HS_NAME_MAX + 1];
 static bool have_pending;
 
-/* Called with ent_lock held. */
-static int ent_open_locked(void)
+/* Called with ent_lock held: open the cursor, or rewind it.  A missing
+ * tree is UNAVAIL, not NOTFOUND: the database itself is missing. */
+static enum nss_status ent_open_locked(int *errnop)
 {
-	int treefd, fd, err;
+	enum nss_status status;
+	int treefd, fd = -1, r;
 
 	if (ent_dir) {
 		rewinddir(ent_dir);
-		return 0;
+		return NSS_STATUS_SUCCESS;
 	}
-	treefd = hs_userdir_open_tree();
-	if (treefd < 0)
-		return treefd;
-	/* Listing needs a readable descriptor; the lookup descriptor only
-	 * needs search permission (the self-service tools may traverse the
-	 * tree but not list it) and may be an O_PATH one. */
-	fd = openat(treefd, ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	err = -errno;
-	hs_close(treefd);
-	if (fd < 0)
-		return err;
-	ent_dir = fdopendir(fd);
-	if (!ent_dir) {
-		err = -errno;
+	r = treefd = hs_userdir_open_tree();
+	if (treefd >= 0) {
+		/* Listing needs a readable descriptor; the lookup descriptor
+		 * only needs search permission (the self-service tools may
+		 * traverse the tree but not list it) and may be an O_PATH one. */
+		fd = openat(treefd, ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		r = fd < 0 ? -errno : 0;
+		hs_close(treefd);
+	}
+	if (r >= 0 && !(ent_dir = fdopendir(fd))) {
+		r = -errno;
 		hs_close(fd);
-		return err;
 	}
-	return 0;
+	if (r >= 0)
+		return NSS_STATUS_SUCCESS;
+	status = status_from_error(r, errnop);
+	return r == -ENOENT ? NSS_STATUS_UNAVAIL : status;
 }
 
-/* Called with ent_lock held. */
-static void ent_close_locked(void)
+enum nss_status _nss_hardened_shadow_setspent(int stayopen)
 {
+	enum nss_status status;
+	int err;
+
+	pthread_mutex_lock(&ent_lock);
+	have_pending = false;
+	status = ent_open_locked(&err);
+	if (status != NSS_STATUS_SUCCESS)
+		errno = err;
+	pthread_mutex_unlock(&ent_lock);
+	return status;
+}
+
+enum nss_status _nss_hardened_shadow_endspent(void)
+{
+	pthread_mutex_lock(&ent_lock);
 	if (ent_dir) {
 		int saved = errno;
 
@@ -247,33 +262,6 @@ static void ent_close_locked(void)
 		ent_dir = NULL;
 	}
 	have_pending = false;
-	pending_name[0] = '\0';
-}
-
-enum nss_status _nss_hardened_shadow_setspent(int stayopen)
-{
-	enum nss_status status = NSS_STATUS_SUCCESS;
-	int r;
-
-	pthread_mutex_lock(&ent_lock);
-	have_pending = false;
-	r = ent_open_locked();
-	if (r < 0) {
-		int err;
-
-		status = status_from_error(r, &err);
-		if (r == -ENOENT)
-			status = NSS_STATUS_UNAVAIL;
-		errno = err;
-	}
-	pthread_mutex_unlock(&ent_lock);
-	return status;
-}
-
-enum nss_status _nss_hardened_shadow_endspent(void)
-{
-	pthread_mutex_lock(&ent_lock);
-	ent_close_locked();
 	pthread_mutex_unlock(&ent_lock);
 	return NSS_STATUS_SUCCESS;
 }
@@ -300,19 +288,14 @@ enum nss_status _nss_hardened_shadow_getspent_r(struct spwd *result, char *buffe
 {
 	enum nss_status status;
 	struct dirent *de;
-	int r;
 
 	pthread_mutex_lock(&ent_lock);
 	if (!ent_dir) {
 		/* getspent without setspent: start from the beginning, as
 		 * glibc's files backend does. */
-		r = ent_open_locked();
-		if (r < 0) {
-			status = status_from_error(r, errnop);
-			if (r == -ENOENT)
-				status = NSS_STATUS_UNAVAIL;
+		status = ent_open_locked(errnop);
+		if (status != NSS_STATUS_SUCCESS)
 			goto out;
-		}
 	}
 
 	if (have_pending) {

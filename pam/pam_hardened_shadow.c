@@ -149,8 +149,7 @@ static void parse_options(pam_handle_t *pamh, int flags, int argc, const char **
 }
 
 /* Messages to the user: PAM_SILENT suppresses them, as in pam_unix. */
-static void remark(pam_handle_t *pamh, const struct options *o, int style, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+__attribute__((format(printf, 4, 5)))
 static void remark(pam_handle_t *pamh, const struct options *o, int style, const char *fmt, ...)
 {
 	va_list ap;
@@ -320,12 +319,7 @@ static void entry_load(pam_handle_t *pamh, const struct options *o, const char *
 	int r;
 
 	e->name = name;
-	if (!hs_names_user_valid(name)) {
-		e->src = SRC_UNKNOWN;
-		return;
-	}
-	e->pw = pam_modutil_getpwnam(pamh, name);
-	if (!e->pw) {
+	if (!hs_names_user_valid(name) || !(e->pw = pam_modutil_getpwnam(pamh, name))) {
 		e->src = SRC_UNKNOWN;
 		return;
 	}
@@ -1196,15 +1190,13 @@ PAM_EXTERN int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc, const c
 	iamroot = getuid() == 0 && !(flags & PAM_CHANGE_EXPIRED_AUTHTOK);
 
 	if (flags & PAM_PRELIM_CHECK)
-		r = chauthtok_prelim(pamh, &o, &e, iamroot);
-	else if (flags & PAM_UPDATE_AUTHTOK) {
-		r = chauthtok_update(pamh, &o, &e, iamroot);
-		drop_change_data(pamh);
-	}
-	else {
+		return chauthtok_prelim(pamh, &o, &e, iamroot);
+	if (!(flags & PAM_UPDATE_AUTHTOK)) {
 		pam_syslog(pamh, LOG_ALERT, "password received unknown request");
-		r = PAM_ABORT;
+		return PAM_ABORT;
 	}
+	r = chauthtok_update(pamh, &o, &e, iamroot);
+	drop_change_data(pamh);
 	return r;
 }
 

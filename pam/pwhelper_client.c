@@ -167,16 +167,11 @@ static int wait_helper(pid_t pid)
 	while (waitpid(pid, &status, __WALL) < 0)
 		if (errno != EINTR)
 			return HS_PWHELPER_ERROR;
-	if (!WIFEXITED(status))
+	/* the answers are 0 (OK) to 2 (REFUSED); HS_PWHELPER_ERROR, 127
+	 * (could not exec) and anything else are an error */
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > HS_PWHELPER_REFUSED)
 		return HS_PWHELPER_ERROR;
-	switch (WEXITSTATUS(status)) {
-	case HS_PWHELPER_OK:
-	case HS_PWHELPER_MISMATCH:
-	case HS_PWHELPER_REFUSED:
-		return WEXITSTATUS(status);
-	default:  /* HS_PWHELPER_ERROR, 127 (could not exec), anything else */
-		return HS_PWHELPER_ERROR;
-	}
+	return WEXITSTATUS(status);
 }
 
 /* Send all of buf, or stop at the first real error: a helper that went
@@ -220,47 +215,27 @@ int hs_pwhelper_verify(const char *user, const char *password)
 	return wait_helper(pid);
 }
 
-/* "-1" or a day number in [0, HS_DAYS_MAX]. */
-static int parse_day(const char *s, long *out)
-{
-	unsigned long v;
-
-	if (strcmp(s, "-1") == 0) {
-		*out = HS_UNSET;
-		return 0;
-	}
-	if (hs_parse_ulong(s, 0, (unsigned long)HS_DAYS_MAX, &v) < 0)
-		return -HS_E_FORMAT;
-	*out = (long)v;
-	return 0;
-}
-
-/* Exactly six colon-terminated fields and a newline. */
+/* "LSTCHG:" ("-1" or a day number in [0, HS_DAYS_MAX]), then an aging
+ * line (records.h: five such days) with an empty FLAG, and a newline.
+ * Nothing is written unless all of it parses. */
 static int parse_account(char *answer, long *lstchg, struct hs_aging *aging)
 {
-	long *dest[6] = { lstchg, &aging->min, &aging->max, &aging->warn, &aging->inact,
-			  &aging->expire };
-	long vals[6];
-	char *p = answer;
 	size_t len = strlen(answer);
+	char *rest = strchr(answer, ':');
+	unsigned long day = 0;
+	struct hs_aging a;
 
-	if (len == 0 || answer[len - 1] != '\n')
+	if (len == 0 || answer[len - 1] != '\n' || !rest)
 		return -HS_E_FORMAT;
 	answer[len - 1] = '\0';
-	for (int i = 0; i < 6; i++) {
-		char *colon = strchr(p, ':');
-
-		if (!colon)
-			return -HS_E_FORMAT;
-		*colon = '\0';
-		if (parse_day(p, &vals[i]) < 0)
-			return -HS_E_FORMAT;
-		p = colon + 1;
-	}
-	if (*p)
+	*rest++ = '\0';
+	if (strcmp(answer, "-1") != 0 &&
+	    hs_parse_ulong(answer, 0, (unsigned long)HS_DAYS_MAX, &day) < 0)
 		return -HS_E_FORMAT;
-	for (int i = 0; i < 6; i++)
-		*dest[i] = vals[i];
+	if (hs_records_aging_parse(rest, &a) < 0 || a.flag[0] != '\0')
+		return -HS_E_FORMAT;
+	*lstchg = strcmp(answer, "-1") == 0 ? HS_UNSET : (long)day;
+	*aging = a;
 	return 0;
 }
 

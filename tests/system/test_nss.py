@@ -301,6 +301,16 @@ def test_tree_missing(tree, client):
     assert res.stdout.startswith("alice:$")
 
 
+def test_enumeration_status_without_the_tree(tree, client):
+    """setspent: a tree the caller may not list is UNAVAIL/EACCES, a missing one UNAVAIL/ENOENT
+    (not NOTFOUND: the database itself is missing)."""
+    res = tree.run([client, "enum"], user="alice", check=False)
+    assert res.stdout == "setspent: status=UNAVAIL errno=EACCES\n"
+    tree.run(["rm", "-rf", TREE])
+    res = tree.run([client, "enum"], check=False)
+    assert res.stdout == "setspent: status=UNAVAIL errno=ENOENT\n"
+
+
 def test_tree_writable_by_group_is_refused_by_enumeration(tree, client):
     # Lookups trust the root-owned path components (only root can make the
     # tree group-writable; pwck audits it); enumeration opens the tree and

@@ -387,3 +387,49 @@ def test_client_library_without_helper(conv, client):
     conv.run(["rm", HELPER])
     res = conv.run([client, "verify", "alice", "alice-pw"], user="alice")
     assert res.stdout == "verify=3\n"
+
+
+ANSWERS_ACCEPTED = [
+    "19000:1:90:7:14:20500:\n",
+    "-1:-1:-1:-1:-1:-1:\n",
+    "0:0:0:0:0:0:\n",
+    "2147483647:2147483647:0:-1:2147483647:1:\n",
+]
+ANSWERS_REFUSED = [
+    "",
+    "\n",
+    "19000:1:90:7:14:20500:",          # no newline
+    "19000:1:90:7:14:20500:\n\n",
+    "19000:1:90:7:14:20500:\r\n",
+    "19000:1:90:7:14:20500:5\n",       # a FLAG
+    "19000:1:90:7:14:20500\n",         # five fields
+    "19000:1:90:7:14:20500::\n",       # seven
+    "19000:1:90:7:14\n",
+    "19000\n",
+    ":1:90:7:14:20500:\n",             # an empty day
+    "19000::90:7:14:20500:\n",
+    "19000:1:90:7:14::\n",
+    "019000:1:90:7:14:20500:\n",       # not canonical
+    "+19000:1:90:7:14:20500:\n",
+    "19000:1:90:7:14:+1:\n",
+    "-2:1:90:7:14:20500:\n",
+    "19000:1:-01:7:14:20500:\n",
+    "2147483648:1:90:7:14:20500:\n",  # above HS_DAYS_MAX
+    "19000:1:90:7:14:2147483648:\n",
+    " 19000:1:90:7:14:20500:\n",
+    "19000:1:90:7:14:\t20500:\n",
+    "19000:1:90:7\x00:14:20500:\n",
+    "1" * 140 + ":1:90:7:14:20500:\n",  # longer than an answer can be
+]
+
+
+def test_client_library_parses_only_an_account_answer(conv, client):
+    """A stand-in helper's answers: the client takes LSTCHG and five aging days, each "-1" or a
+    day number, each colon-terminated, and a newline; anything else is an error (3), never data."""
+    conv.run(["rm", HELPER])
+    conv.write(HELPER, "#!/bin/sh\nexec /bin/cat /tmp/answer\n", mode=0o755)
+    for answer in ANSWERS_ACCEPTED + ANSWERS_REFUSED:
+        conv.write("/tmp/answer", answer, mode=0o644)
+        res = conv.run([client, "account", "alice"], user="alice")
+        expected = "account=0\n" + answer if answer in ANSWERS_ACCEPTED else "account=3\n"
+        assert res.stdout == expected, repr(answer)
