@@ -475,11 +475,13 @@ static int change_defaults(void)
 static void create_mail_spool(const struct hs_config *defs, const char *user, uid_t uid,
 			      gid_t gid)
 {
+	/* the group first: its lookup may set errno, which the message
+	 * below takes from the open */
+	struct group *mail = getgrnam("mail");
+	gid_t g = mail ? mail->gr_gid : gid;
 	const char *maildir = usertool_mail_dir(defs);
 	_cleanup_close_ int dfd = open(maildir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_close_ int fd = -1;
-	struct group *mail = getgrnam("mail");
-	gid_t g = mail ? mail->gr_gid : gid;
 
 	fd = dfd < 0 ? -1 : hs_selabel_openat(dfd, user, NULL, O_WRONLY | O_CREAT | O_EXCL |
 					      O_NOFOLLOW | O_CLOEXEC, 0);
