@@ -1725,6 +1725,15 @@ static void apply_take_away_userdir(struct usermod_plan *p, const sigset_t *save
 	}
 }
 
+static int hand_back_failed(const char *name, int r)
+{
+	char path[HS_PATHBUF_USER];
+
+	hs_warn("cannot hand %s back to the user: %s",
+		hs_userdir_path(path, sizeof(path), name, NULL), hs_strerror(r));
+	return E_PW_UPDATE;
+}
+
 /* -l: the reserved name becomes NEW; then the directory goes back to the
  * user, as it does when an interrupted run left it taken away
  * (hs_walk_hand_back: the mode first, while it is still root's, then the
@@ -1733,7 +1742,7 @@ static void apply_take_away_userdir(struct usermod_plan *p, const sigset_t *save
 static int apply_hand_back_userdir(const struct usermod_plan *p)
 {
 	char path[HS_PATHBUF_USER], path2[HS_PATHBUF_USER];
-	int r, status = E_SUCCESS;
+	int r = 0, status = E_SUCCESS;
 
 	if (!p->have_dir)
 		return E_SUCCESS;
@@ -1744,11 +1753,9 @@ static int apply_hand_back_userdir(const struct usermod_plan *p)
 		 * root's, so nobody else put them there */
 		if (p->dir_owner == 0 && p->old_uid != 0) {
 			(void)reown_userdir(p->udirfd, p->user, HS_ANY_UID, p->old_uid);
-			if (hs_walk_hand_back(p->udirfd, p->old_uid, p->auth_gid,
-					      HS_USERDIR_MODE) < 0)
-				status = E_PW_UPDATE;
+			r = hs_walk_hand_back(p->udirfd, p->old_uid, p->auth_gid, HS_USERDIR_MODE);
 		}
-		return status;
+		return r < 0 ? hand_back_failed(p->user, r) : E_SUCCESS;
 	}
 	if (o.login && renameat2(p->treefd, p->reserved, p->treefd, o.login, RENAME_NOREPLACE) < 0) {
 		hs_warn("cannot rename %s to %s: %s",
@@ -1758,12 +1765,7 @@ static int apply_hand_back_userdir(const struct usermod_plan *p)
 	}
 	r = hs_walk_hand_back(p->udirfd, o.uid ? new_uid : p->old_uid, p->auth_gid,
 			      HS_USERDIR_MODE);
-	if (r < 0) {
-		hs_warn("cannot hand %s back to the user: %s",
-			hs_userdir_path(path, sizeof(path), p->final_name, NULL), hs_strerror(r));
-		status = E_PW_UPDATE;
-	}
-	return status;
+	return r < 0 ? hand_back_failed(p->final_name, r) : status;
 }
 
 /* The home whose files are re-owned: where it is once -m moved it. */
