@@ -1734,6 +1734,28 @@ static int hand_back_failed(const char *name, int r)
 	return E_PW_UPDATE;
 }
 
+/* A commit that failed before its point (a full /etc): /etc/passwd still
+ * names the account as it was, so its directory goes back as it was, as
+ * the home does: its files to the old uid, its own name, handed back
+ * (left taken away, the user could not log in until the next usermod).
+ * One an interrupted -l left under the reserved name stays there. */
+static void undo_take_away_userdir(const struct usermod_plan *p)
+{
+	int r = 0;
+
+	if (!p->have_dir || !p->restructure || p->dir_is_reserved || commit_passed_its_point(p))
+		return;
+	if (o.uid)
+		r = reown_userdir(p->udirfd, p->user, new_uid, p->old_uid);
+	if (r == 0 && o.login &&
+	    renameat2(p->treefd, p->reserved, p->treefd, p->user, RENAME_NOREPLACE) < 0)
+		r = -errno;
+	if (r == 0)
+		r = hs_walk_hand_back(p->udirfd, p->old_uid, p->auth_gid, HS_USERDIR_MODE);
+	if (r < 0)
+		(void)hand_back_failed(p->user, r);
+}
+
 /* -l: the reserved name becomes NEW; then the directory goes back to the
  * user, as it does when an interrupted run left it taken away
  * (hs_walk_hand_back: the mode first, while it is still root's, then the
@@ -1920,6 +1942,7 @@ int main(int argc, char **argv)
 	apply_take_away_home(&p);
 	if (usertool_commit(&set, NULL, 0) < 0) {
 		undo_take_away_home(&p);
+		undo_take_away_userdir(&p);
 		undo_move_home(&p);
 		fail_unblocking(&saved, usertool_file_status(set.failed));
 	}

@@ -18,6 +18,14 @@ def fill(sb):
           "dd if=/dev/zero of=/fill3 bs=1 2>/dev/null", check=False)
 
 
+def tree_state(sb, user):
+    """Owner, group and mode of USER's directory in the tree and of its files."""
+    top = "/etc/hardened-shadow/" + user
+    names = sorted(os.listdir(sb.root + top))
+    return [(n, st.st_uid, st.st_gid, st.st_mode)
+            for n, st in [(".", sb.lstat(top))] + [(n, sb.lstat(top + "/" + n)) for n in names]]
+
+
 def test_passwd_and_chpasswd_name_the_full_disk(base):
     with sandbox.Sandbox(base, size="48m") as sb:
         tp.make_users(sb)
@@ -78,11 +86,14 @@ def test_usermod_u_with_a_full_etc_hands_the_home_back(base):
         sb.use_hardened_tree()
         uid = sb.getpwnam("alice").uid
         sb.sh("echo mine >/home/alice/f && chown alice /home/alice/f && chmod 750 /home/alice")
+        tree = tree_state(sb, "alice")
         fill(sb)
         res = sb.run(["/usr/sbin/usermod", "-u", "4242", "alice"], check=False)
         assert res.returncode != 0, res
         assert "No space left on device" in res.stderr, res
         assert sb.getpwnam("alice").uid == uid
+        # the user's directory too: taken away, its files given 4242, then back
+        assert tree_state(sb, "alice") == tree
         st = sb.lstat("/home/alice")
         assert (st.st_uid, st.st_mode & 0o7777) == (uid, 0o750)
         assert sb.lstat("/home/alice/f").st_uid == uid
@@ -91,3 +102,34 @@ def test_usermod_u_with_a_full_etc_hands_the_home_back(base):
         res = sb.run(["/usr/sbin/usermod", "-u", "4242", "alice"], check=False)
         assert res.returncode == 0, res
         assert sb.lstat("/home/alice/f").st_uid == 4242
+
+
+def test_usermod_l_with_a_full_etc_gives_the_directory_back(base):
+    """usermod -l takes the user's directory away and puts it under a reserved name before
+    the global files are written.  A commit that failed (a full /etc) left it there,
+    root's: the user could not log in, and another usermod on the account (-L) found no
+    directory and edited /etc/shadow instead.  It now goes back as it was."""
+    with sandbox.Sandbox(base, size="48m") as sb:
+        sb.add_classic_user("alice", password="alice-pw-1")
+        sb.use_hardened_tree()
+        tree = tree_state(sb, "alice")
+        # room for the locks and the journal, not for a new /etc/passwd of 600 KB
+        sb.write("/etc/passwd", sb.read("/etc/passwd") + "".join(
+            "pad%05d:x:%d:%d::/nonexistent:/usr/sbin/nologin\n" % (i, 30000 + i, 30000 + i)
+            for i in range(12000)))
+        sb.sh("dd if=/dev/zero of=/room bs=64k count=5 2>/dev/null")
+        fill(sb)
+        sb.run(["rm", "-f", "/room"])
+        res = sb.run(["/usr/sbin/usermod", "-l", "alice2", "alice"], check=False)
+        assert res.returncode != 0, res
+        assert "cannot write /etc/passwd" in res.stderr, res
+        assert "No space left on device" in res.stderr, res
+        assert sb.getpwnam("alice") is not None and sb.getpwnam("alice2") is None
+        assert tree_state(sb, "alice") == tree
+        assert not [n for n in os.listdir(sb.root + "/etc/hardened-shadow")
+                    if n.startswith(".usermod-l.")]
+        sb.run(["rm", "-f", "/fill", "/fill2", "/fill3"])
+        res = sb.run(["/usr/sbin/usermod", "-l", "alice2", "alice"], check=False)
+        assert res.returncode == 0, res
+        assert sb.getpwnam("alice2") is not None
+        assert sb.lstat("/etc/hardened-shadow/alice2").st_uid == sb.getpwnam("alice2").uid
