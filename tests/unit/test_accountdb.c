@@ -254,92 +254,91 @@ static void test_deleted_bad_line_frees_name(void **state)
 	}
 }
 
+/* Let this process's address space grow by extra bytes past what it
+ * holds now (RLIMIT_AS); false when that cannot be set. */
+static bool address_space_room(size_t extra)
+{
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	bool ok = f && fscanf(f, "%lu", &pages) == 1;
+	struct rlimit as = { 0, 0 };
+
+	if (f)
+		fclose(f);
+	as.rlim_cur = as.rlim_max = pages * (rlim_t)sysconf(_SC_PAGESIZE) + extra;
+	return ok && setrlimit(RLIMIT_AS, &as) == 0;
+}
+
 /* A load whose line array cannot be had while its bitmap can (a small
  * RLIMIT_AS, a big file) fails with ENOMEM and frees what it had: the
  * bitmap, in memory that held set bits, was left uncleared, and the free
  * followed its bits into the missing line array. */
+static int load_out_of_memory_half_way(void *unused)
+{
+	const size_t n = 300000, bitmap = (n + 16 + 7) / 8;
+	struct hs_accountdb db;
+	char *data = malloc(2 * n), *old;
+
+	(void)unused;
+	/* a crash kills the child, not cmocka's handler in it */
+	signal(SIGSEGV, SIG_DFL);
+	if (!data)
+		return 2;
+	for (size_t i = 0; i < n; i++)
+		memcpy(data + 2 * i, "a\n", 2);
+	/* room for the starts (2.7 MB), not for the lines (36 MB) */
+	if (!address_space_room(8u << 20))
+		return 3;
+	/* memory of the bitmap's size, all bits set, free for the load */
+	old = malloc(bitmap);
+	if (!old)
+		return 4;
+	memset(old, 0xff, bitmap);
+	free(old);
+	return hs_accountdb_load_data(&db, HS_DB_GROUP, "/nonexistent/group", data, 2 * n,
+				      HS_DB_LAZY) == -ENOMEM ? 0 : 5;
+}
+
 static void test_load_out_of_memory_half_way(void **state)
 {
 	(void)state;
 #ifdef UNDER_ASAN
 	skip();
 #endif
-	const size_t n = 300000, bitmap = (n + 16 + 7) / 8;
-	int st;
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct hs_accountdb db;
-		unsigned long pages = 0;
-		char *data = malloc(2 * n), *old;
-		FILE *f = fopen("/proc/self/statm", "r");
-
-		/* a crash kills the child, not cmocka's handler in it */
-		signal(SIGSEGV, SIG_DFL);
-		if (!data || !f || fscanf(f, "%lu", &pages) != 1)
-			_exit(2);
-		fclose(f);
-		for (size_t i = 0; i < n; i++)
-			memcpy(data + 2 * i, "a\n", 2);
-		/* room for the starts (1.2 MB), not for the lines (36 MB) */
-		struct rlimit as = { 0, 0 };
-		as.rlim_cur = as.rlim_max = pages * (rlim_t)sysconf(_SC_PAGESIZE) + (8u << 20);
-		if (setrlimit(RLIMIT_AS, &as) < 0)
-			_exit(3);
-		/* memory of the bitmap's size, all bits set, free for the load */
-		old = malloc(bitmap);
-		if (!old)
-			_exit(4);
-		memset(old, 0xff, bitmap);
-		free(old);
-		_exit(hs_accountdb_load_data(&db, HS_DB_GROUP, "/nonexistent/group", data, 2 * n,
-					     HS_DB_LAZY) == -ENOMEM ? 0 : 5);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(in_child(load_out_of_memory_half_way, NULL), 0);
 }
 
 /* A full load (every line built) whose one parse copy of the file cannot
  * be had: -ENOMEM with a message that says so, not an empty one. */
+static int full_load_out_of_memory(void *unused)
+{
+	const size_t line = 1 << 20, n = 8;
+	struct hs_accountdb db;
+	char *data = malloc(line * n);
+	int r;
+
+	(void)unused;
+	if (!data)
+		return 2;
+	memset(data, 'a', line * n);
+	for (size_t i = 1; i <= n; i++)
+		data[i * line - 1] = '\n';
+	/* room for the load's own copy of data (8 MiB), the starts and the
+	 * line array, not for the parse copy (8 MiB more) */
+	if (!address_space_room(12u << 20))
+		return 3;
+	r = hs_accountdb_load_data(&db, HS_DB_GROUP, "/nonexistent/group", data, line * n,
+				   HS_DB_KEEP_BAD);
+	return r != -ENOMEM ? 4 : strstr(db.error, "cannot read /nonexistent/group") ? 0 : 5;
+}
+
 static void test_full_load_out_of_memory_says_so(void **state)
 {
 	(void)state;
 #ifdef UNDER_ASAN
 	skip();
 #endif
-	const size_t line = 1 << 20, n = 8;
-	int st;
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct hs_accountdb db;
-		unsigned long pages = 0;
-		char *data = malloc(line * n);
-		FILE *f = fopen("/proc/self/statm", "r");
-		int r;
-
-		if (!data || !f || fscanf(f, "%lu", &pages) != 1)
-			_exit(2);
-		fclose(f);
-		memset(data, 'a', line * n);
-		for (size_t i = 1; i <= n; i++)
-			data[i * line - 1] = '\n';
-		/* room for the load's own copy of data (8 MiB), the starts and the
-		 * line array, not for the parse copy (8 MiB more) */
-		struct rlimit as = { 0, 0 };
-		as.rlim_cur = as.rlim_max = pages * (rlim_t)sysconf(_SC_PAGESIZE) + (12u << 20);
-		if (setrlimit(RLIMIT_AS, &as) < 0)
-			_exit(3);
-		r = hs_accountdb_load_data(&db, HS_DB_GROUP, "/nonexistent/group", data, line * n,
-					   HS_DB_KEEP_BAD);
-		_exit(r != -ENOMEM ? 4 : strstr(db.error, "cannot read /nonexistent/group") ? 0 : 5);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(in_child(full_load_out_of_memory, NULL), 0);
 }
 
 /* A file rewritten in place while it is loaded (by a writer that ignores
