@@ -1738,15 +1738,25 @@ static int hand_back_failed(const char *name, int r)
  * names the account as it was, so its directory goes back as it was, as
  * the home does: its files to the old uid, its own name, handed back
  * (left taken away, the user could not log in until the next usermod).
- * One an interrupted -l left under the reserved name stays there. */
+ * One an interrupted -l left under the reserved name stays there, root's,
+ * but its files too go back to the old uid: a later -l without -u would
+ * hand it to the old uid with files of the new one. */
 static void undo_take_away_userdir(const struct usermod_plan *p)
 {
+	char path[HS_PATHBUF_USER];
 	int r = 0;
 
-	if (!p->have_dir || !p->restructure || p->dir_is_reserved || commit_passed_its_point(p))
+	if (!p->have_dir || !p->restructure || commit_passed_its_point(p))
 		return;
 	if (o.uid)
 		r = reown_userdir(p->udirfd, p->user, new_uid, p->old_uid);
+	if (p->dir_is_reserved) {
+		if (r < 0)
+			hs_warn("cannot change the owner of the files in %s back: %s",
+				hs_userdir_path(path, sizeof(path), p->reserved, NULL),
+				hs_strerror(r));
+		return;
+	}
 	if (r == 0 && o.login &&
 	    renameat2(p->treefd, p->reserved, p->treefd, p->user, RENAME_NOREPLACE) < 0)
 		r = -errno;

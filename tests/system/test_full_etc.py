@@ -133,3 +133,36 @@ def test_usermod_l_with_a_full_etc_gives_the_directory_back(base):
         assert res.returncode == 0, res
         assert sb.getpwnam("alice2") is not None
         assert sb.lstat("/etc/hardened-shadow/alice2").st_uid == sb.getpwnam("alice2").uid
+
+
+def test_usermod_l_u_rerun_with_a_full_etc_gives_the_files_back(base):
+    """A usermod -l killed after its directory went under the reserved name, then the same
+    -l with -u, whose commit fails (a full /etc): the directory stays reserved and root's,
+    but its files go back to the old uid.  They kept the new one: the -l that finished it
+    without -u handed alice2 a directory with another uid's shadow file (no login)."""
+    import test_usermod as tu
+    with sandbox.Sandbox(base, size="48m") as sb:
+        sb.add_classic_user("alice", password="alice-pw-1")
+        sb.use_hardened_tree()
+        uid = sb.getpwnam("alice").uid
+        sb.sh("chown root:root {t}/alice && chmod 700 {t}/alice && "
+              "mv {t}/alice {t}/.usermod-l.alice2".format(t=tu.TREE))
+        sb.write("/etc/passwd", sb.read("/etc/passwd") + "".join(
+            "pad%05d:x:%d:%d::/nonexistent:/usr/sbin/nologin\n" % (i, 30000 + i, 30000 + i)
+            for i in range(12000)))
+        sb.sh("dd if=/dev/zero of=/room bs=64k count=5 2>/dev/null")
+        fill(sb)
+        sb.run(["rm", "-f", "/room"])
+        res = sb.run(["/usr/sbin/usermod", "-l", "alice2", "-u", "4242", "alice"], check=False)
+        assert res.returncode != 0, res
+        assert "No space left on device" in res.stderr, res
+        assert sb.getpwnam("alice").uid == uid
+        reserved = tu.TREE + "/.usermod-l.alice2"
+        st = sb.lstat(reserved)
+        assert (st.st_uid, st.st_mode & 0o7777) == (0, 0o700)
+        assert sb.lstat(reserved + "/shadow").st_uid == uid
+        sb.run(["rm", "-f", "/fill", "/fill2", "/fill3"])
+        res = sb.run(["/usr/sbin/usermod", "-l", "alice2", "alice"], check=False)
+        assert res.returncode == 0, res
+        assert sb.lstat(tu.TREE + "/alice2/shadow").st_uid == uid
+        assert tu.verify(sb, "alice2", "alice-pw-1").returncode == 0
