@@ -1490,10 +1490,15 @@ static void plan_stage_classic_secrets(struct usermod_plan *p)
 	long si = shadow ? hs_accountdb_find(shadow, p->user) : -1;
 
 	if (si < 0) {
-		new_hash(p->user, &p->ent.passwd, NULL, p->hbuf, sizeof(p->hbuf));
-		if (o.expire || o.inactive)
+		/* the fields stay where another tool put them (a passwd field
+		 * other than "x"), but a hash never goes into the world-readable
+		 * /etc/passwd of an account whose password is elsewhere: one
+		 * whose directory is missing, say, or under an interrupted
+		 * usermod -l's reserved name */
+		if (o.expire || o.inactive || (o.password && strcmp(p->ent.passwd, "x") == 0))
 			fail_with(E_PW_UPDATE, "user %s has no %s entry and no directory in %s",
 					       p->user, HS_ETC_SHADOW, HS_TREE_DIR);
+		new_hash(p->user, &p->ent.passwd, NULL, p->hbuf, sizeof(p->hbuf));
 		return;
 	}
 	struct hs_spwd sp = hs_accountdb_get(shadow, (size_t)si)->sp;

@@ -200,6 +200,24 @@ def test_lock_unlock_password(two):
     assert entry(sb, "/etc/passwd", "alice")[1] == "x"
 
 
+def test_hash_never_goes_into_passwd_for_an_account_whose_password_is_elsewhere(two):
+    """An account whose passwd field is "x" with neither a shadow line nor a directory
+    (its directory under an interrupted usermod -l's reserved name, here): -p used to
+    write the hash into the world-readable /etc/passwd.  Refused now, as -e and -f are;
+    a foreign account whose password is in its passwd field keeps it there."""
+    sb = two
+    sb.sh("mv %s/alice %s/.usermod-l.alicia" % (TREE, TREE))
+    before = sb.read("/etc/passwd")
+    h = tree_hash(sb, "bob")
+    r = run(sb, ["-p", h, "alice"])
+    assert (r.returncode, r.stderr) == (
+        1, "usermod: user alice has no /etc/shadow entry and no directory in %s\n" % TREE)
+    assert sb.read("/etc/passwd") == before and h not in sb.read("/etc/passwd")
+    sb.sh("printf 'legacy:%s:4321:4321::/:/bin/sh\\n' >>/etc/passwd" % "oldpw")
+    assert run(sb, ["-p", h, "legacy"]).returncode == 0
+    assert entry(sb, "/etc/passwd", "legacy")[1] == h
+
+
 def test_shell_follows_chsh_rules(two):
     sb = two
     proxy = "/usr/libexec/hardened-shadow/shell-proxy"
