@@ -826,14 +826,16 @@ static int starts_grow(struct hs_accountdb *db, size_t *room, size_t need)
 /* Line starts to make room for at first: the file's size over the mean
  * length of the lines of its first KiB, and an eighth more, so that one
  * pass finds them (account files are alike from line to line; the others
- * get more room as they go). */
+ * get more room as they go).  Taken as 8 bytes at least (no account line
+ * is shorter than "a:x:1:"): a first KiB of blank lines would otherwise
+ * have a file of long lines mapped at four times its size. */
 static size_t starts_estimate(const char *data, size_t len)
 {
 	size_t sample = len < 1024 ? len : 1024, lines = 1, per_line;
 
 	for (size_t i = 0; i < sample; i++)
 		lines += data[i] == '\n';
-	per_line = sample / lines ? sample / lines : 1;
+	per_line = sample / lines > 8 ? sample / lines : 8;
 	return len / per_line + len / per_line / 8 + 66;
 }
 

@@ -1109,6 +1109,25 @@ static void test_split_matches_naive(void **state)
 		hs_accountdb_free(&db);
 		hs_strbuf_free(&mixed);
 	}
+	/* a first KiB of blank lines, then 4 MiB of long ones: the room made
+	 * at first is not four times the file (as a line a byte would have
+	 * it), and the lines are all there */
+	{
+		const size_t n = 4u << 20;
+		char *odd = malloc(n);
+
+		assert_non_null(odd);
+		memset(odd, '\n', 1024);
+		memset(odd + 1024, 'x', n - 1024);
+		for (size_t i = 1024 + 999; i < n; i += 1000)
+			odd[i] = '\n';
+		assert_int_equal(hs_accountdb_load_data(&db, HS_DB_GROUP, "/nonexistent/group", odd,
+							n, HS_DB_LAZY | HS_DB_KEEP_BAD), 0);
+		assert_int_equal(db.n_lines, 1024 + (n - 1024) / 1000 + 1);
+		assert_true(db.starts_size < n);
+		hs_accountdb_free(&db);
+		free(odd);
+	}
 }
 
 /* A file big enough for the starts' own mapping, loaded from disk (the
