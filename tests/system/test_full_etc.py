@@ -18,6 +18,16 @@ def fill(sb):
           "dd if=/dev/zero of=/fill3 bs=1 2>/dev/null", check=False)
 
 
+def fill_but_the_locks(sb):
+    """Room for the locks and the journal, not for a new /etc/passwd of 600 KB."""
+    sb.write("/etc/passwd", sb.read("/etc/passwd") + "".join(
+        "pad%05d:x:%d:%d::/nonexistent:/usr/sbin/nologin\n" % (i, 30000 + i, 30000 + i)
+        for i in range(12000)))
+    sb.sh("dd if=/dev/zero of=/room bs=64k count=5 2>/dev/null")
+    fill(sb)
+    sb.run(["rm", "-f", "/room"])
+
+
 def tree_state(sb, user):
     """Owner, group and mode of USER's directory in the tree and of its files."""
     top = "/etc/hardened-shadow/" + user
@@ -113,13 +123,7 @@ def test_usermod_l_with_a_full_etc_gives_the_directory_back(base):
         sb.add_classic_user("alice", password="alice-pw-1")
         sb.use_hardened_tree()
         tree = tree_state(sb, "alice")
-        # room for the locks and the journal, not for a new /etc/passwd of 600 KB
-        sb.write("/etc/passwd", sb.read("/etc/passwd") + "".join(
-            "pad%05d:x:%d:%d::/nonexistent:/usr/sbin/nologin\n" % (i, 30000 + i, 30000 + i)
-            for i in range(12000)))
-        sb.sh("dd if=/dev/zero of=/room bs=64k count=5 2>/dev/null")
-        fill(sb)
-        sb.run(["rm", "-f", "/room"])
+        fill_but_the_locks(sb)
         res = sb.run(["/usr/sbin/usermod", "-l", "alice2", "alice"], check=False)
         assert res.returncode != 0, res
         assert "cannot write /etc/passwd" in res.stderr, res
@@ -147,12 +151,7 @@ def test_usermod_l_u_rerun_with_a_full_etc_gives_the_files_back(base):
         uid = sb.getpwnam("alice").uid
         sb.sh("chown root:root {t}/alice && chmod 700 {t}/alice && "
               "mv {t}/alice {t}/.usermod-l.alice2".format(t=tu.TREE))
-        sb.write("/etc/passwd", sb.read("/etc/passwd") + "".join(
-            "pad%05d:x:%d:%d::/nonexistent:/usr/sbin/nologin\n" % (i, 30000 + i, 30000 + i)
-            for i in range(12000)))
-        sb.sh("dd if=/dev/zero of=/room bs=64k count=5 2>/dev/null")
-        fill(sb)
-        sb.run(["rm", "-f", "/room"])
+        fill_but_the_locks(sb)
         res = sb.run(["/usr/sbin/usermod", "-l", "alice2", "-u", "4242", "alice"], check=False)
         assert res.returncode != 0, res
         assert "No space left on device" in res.stderr, res
