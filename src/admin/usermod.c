@@ -1794,6 +1794,10 @@ static int apply_hand_back_userdir(const struct usermod_plan *p)
 		}
 		return r < 0 ? hand_back_failed(p->user, r) : E_SUCCESS;
 	}
+	/* left root's by an interrupted -l -u, killed before its commit:
+	 * shadow and shell go back to the account's uid, as above */
+	if (p->dir_owner == 0 && p->old_uid != 0 && !o.uid)
+		(void)reown_userdir(p->udirfd, p->final_name, HS_ANY_UID, p->old_uid);
 	if (o.login && renameat2(p->treefd, p->reserved, p->treefd, o.login, RENAME_NOREPLACE) < 0) {
 		hs_warn("cannot rename %s to %s: %s",
 			hs_userdir_path(path, sizeof(path), p->reserved, NULL),

@@ -165,3 +165,4 @@ def test_usermod_l_u_rerun_with_a_full_etc_gives_the_files_back(base):
         assert res.returncode == 0, res
         assert sb.lstat(tu.TREE + "/alice2/shadow").st_uid == uid
         assert tu.verify(sb, "alice2", "alice-pw-1").returncode == 0
+

@@ -218,6 +218,23 @@ def test_hash_never_goes_into_passwd_for_an_account_whose_password_is_elsewhere(
     assert entry(sb, "/etc/passwd", "legacy")[1] == h
 
 
+def test_l_finishing_an_interrupted_l_u_gives_the_files_back(sb):
+    """A usermod -l -u killed after it took the directory away (root's, under the reserved
+    name, its files given the new uid) but before its commit; then usermod -l alone
+    finishes the rename.  It handed alice2 her directory with shadow still 4242's: no
+    login.  The files now go back to the uid /etc/passwd has."""
+    sb.add_classic_user("alice", password="alice-pw-1")
+    sb.use_hardened_tree()
+    uid = sb.getpwnam("alice").uid
+    sb.sh("chown 4242 {t}/alice/shadow && chown root:root {t}/alice && "
+          "chmod 700 {t}/alice && mv {t}/alice {t}/.usermod-l.alice2".format(t=TREE))
+    res = run(sb, ["-l", "alice2", "alice"])
+    assert res.returncode == 0, res
+    assert sb.lstat(TREE + "/alice2").st_uid == uid
+    assert sb.lstat(TREE + "/alice2/shadow").st_uid == uid
+    assert verify(sb, "alice2", "alice-pw-1").returncode == 0
+
+
 def test_shell_follows_chsh_rules(two):
     sb = two
     proxy = "/usr/libexec/hardened-shadow/shell-proxy"
