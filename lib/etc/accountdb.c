@@ -1515,13 +1515,12 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 	for (i = 0; i < n; i++)
 		if (dbs[i]->dir_fd != dbs[0]->dir_fd)
 			break;
-	r = hs_globalfile_commit(n && i == n ? dbs[0]->dir_fd : 0, files, n, err, sizeof(err));
+	r = hs_globalfile_commit(n && i == n ? dbs[0]->dir_fd : 0, files, n, err, sizeof(err),
+				 failed);
 	if (r < 0) {
-		/* the message names the file; point failed at it */
-		for (i = n; i-- > 0;)
-			if (strstr(err, dbs[i]->path))
-				*failed = i;
-		snprintf(dbs[*failed]->error, sizeof(dbs[*failed]->error), "%s", err);
+		/* no one file's failure (the journal): told in the first one */
+		i = *failed < n ? *failed : 0;
+		snprintf(dbs[i]->error, sizeof(dbs[i]->error), "%s", err);
 		goto out;
 	}
 	for (i = 0; i < n; i++) {

@@ -257,8 +257,10 @@ int hs_accountdb_serialize(const struct hs_accountdb *db, struct hs_buf *out);
 int hs_accountdb_write(struct hs_accountdb *db);
 /* Write n files (all in one directory) as one transaction
  * (hs_globalfile_commit): every file new or every file old after a crash.
- * On failure nothing was written, *failed is the index of the db the
- * failure concerns and its error says why. */
+ * On failure nothing was written and *failed is the index of the db that
+ * failed, its error saying why; or n when no one file failed (the
+ * journal, the directory: hs_globalfile_commit), dbs[0]'s error saying
+ * why. */
 #define HS_ACCOUNTDB_SET_MAX 8
 int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *failed);
 

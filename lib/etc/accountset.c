@@ -145,10 +145,10 @@ int hs_accountset_commit(struct hs_accountset *s)
 	 * no longer leave a group without its user */
 	r = hs_accountdb_write_set(dbs, n, &failed);
 	if (r < 0) {
-		snprintf(s->error, sizeof(s->error), "%s", dbs[failed]->error);
 		/* a failure of no one file (the journal, syncing /etc) is the
 		 * password file's, as shadow-utils' exit codes have no other */
-		s->failed = strstr(s->error, s->path[which[failed]]) ? which[failed] : HS_AS_PASSWD;
+		s->failed = failed < n ? which[failed] : HS_AS_PASSWD;
+		snprintf(s->error, sizeof(s->error), "%s", dbs[failed < n ? failed : 0]->error);
 	}
 	return r;
 }

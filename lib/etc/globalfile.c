@@ -658,15 +658,18 @@ int hs_globalfile_recover(void)
 }
 
 int hs_globalfile_commit(int dir_fd, const struct hs_global_file *files, size_t n, char *err,
-			 size_t err_size)
+			 size_t err_size, size_t *failed)
 {
 	struct hs_txn_file tf[HS_TXN_MAX_FILES];
 	char dir[PATH_MAX] = "", other[PATH_MAX] = "";
 	_cleanup_close_ int dirfd = -1;
 	struct hs_txn_work *work = next_work;
-	size_t n_work = next_n_work;
+	size_t n_work = next_n_work, ignored;
 	int r;
 
+	if (!failed)
+		failed = &ignored;
+	*failed = n;
 	hs_globalfile_set_work(NULL, 0);    /* carried by this commit only */
 	if (err && err_size)
 		err[0] = '\0';
@@ -676,7 +679,7 @@ int hs_globalfile_commit(int dir_fd, const struct hs_global_file *files, size_t 
 		dirfd = open_etc(dir, sizeof(dir));
 		if (dirfd < 0)
 			return dirfd;
-		return hs_txn_commit(dirfd, dir, NULL, 0, work, n_work, err, err_size);
+		return hs_txn_commit(dirfd, dir, NULL, 0, work, n_work, err, err_size, failed);
 	}
 	if (!files || n > HS_TXN_MAX_FILES)
 		return -EINVAL;
@@ -696,6 +699,7 @@ int hs_globalfile_commit(int dir_fd, const struct hs_global_file *files, size_t 
 		if (r < 0) {
 			if (err && err_size)
 				snprintf(err, err_size, "cannot write %s: %s", f->path, hs_strerror(r));
+			*failed = i;
 			return r;
 		}
 		tf[i].iov = f->iov;
@@ -717,7 +721,7 @@ int hs_globalfile_commit(int dir_fd, const struct hs_global_file *files, size_t 
 			snprintf(err, err_size, "cannot open %s: %s", dir, hs_strerror(r));
 		return r;
 	}
-	return hs_txn_commit(dir_fd, dir, tf, n, work, n_work, err, err_size);
+	return hs_txn_commit(dir_fd, dir, tf, n, work, n_work, err, err_size, failed);
 }
 
 int hs_globalfile_replace(const char *path, const char *data, size_t len,
@@ -731,7 +735,7 @@ int hs_globalfile_replace(const char *path, const char *data, size_t len,
 
 	if (!path || (!data && len))
 		return -EINVAL;
-	return hs_globalfile_commit(0, &f, 1, NULL, 0);
+	return hs_globalfile_commit(0, &f, 1, NULL, 0, NULL);
 }
 
 /* Not in the header: hs_globalfile_flush_caches with the program paths as

@@ -82,8 +82,10 @@ int hs_globalfile_read(const char *path, char **data, size_t *len);
  * directory: dir_fd (> 2) when the caller has it open (the locks'
  * etc_fd), else 0 and it is opened by name.  The caller holds the locks (hs_globalfile_lock, which also
  * finishes an interrupted commit) and blocks the catchable signals.
- * 0, or negative with err set ("cannot write /etc/group: ...");
- * a failure before the commit point changes nothing. */
+ * 0, or negative with err set ("cannot write /etc/group: ...") and
+ * *failed (if not NULL) the index of the file that failed, n when no one
+ * file did (the journal, the directory; hs_txn_commit); a failure before
+ * the commit point changes nothing. */
 struct iovec;
 struct hs_global_file {
 	const char *path;
@@ -101,7 +103,7 @@ struct hs_global_file {
  * '/'): a file the locks' directory fd (struct hs_locks etc_fd) reaches? */
 bool hs_globalfile_same_dir(const char *a, const char *b);
 int hs_globalfile_commit(int dir_fd, const struct hs_global_file *files, size_t n, char *err,
-			 size_t err_size);
+			 size_t err_size, size_t *failed);
 
 /* Home and tree work (lib/etc/txn.h) that the next hs_globalfile_commit
  * carries in its journal and does after its files are installed, with

@@ -761,15 +761,18 @@ bool hs_txn_files_pending(int dirfd)
 
 int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
                   size_t n_files, struct hs_txn_work *work, size_t n_work, char *err,
-                  size_t err_size)
+                  size_t err_size, size_t *failed)
 {
 	/* the journal's lines, and the work carried from an earlier one */
 	_cleanup_strbuf_ struct hs_buf journal = { NULL, 0, 0 }, carried = { NULL, 0, 0 };
 	struct identity ids[HS_TXN_MAX_FILES];
-	size_t staged_count = 0;
+	size_t staged_count = 0, ignored;
 	bool one, carried_read = false, journal_found = true;
 	int r;
 
+	if (!failed)
+		failed = &ignored;
+	*failed = n_files;
 	if (n_files > HS_TXN_MAX_FILES) {
 		msg_set(err, err_size, "too many files in one transaction");
 		return -EINVAL;
@@ -792,8 +795,10 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 			      err_size);
 		if (staged)
 			staged_count = i + 1;
-		if (r < 0)
+		if (r < 0) {
+			*failed = i;
 			goto unstage;
+		}
 	}
 	for (size_t i = 0; i < n_work; i++) {
 		r = format_work(&journal, &work[i]);
@@ -840,6 +845,8 @@ int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *fil
 	for (size_t i = 0; i < n_files; i++) {
 		r = install_one(dirfd, dir_path, files[i].base, files[i].old_data,
 				files[i].old_len, err, err_size);
+		if (r < 0)
+			*failed = i;
 		if (r < 0 && one)
 			goto unstage;
 		if (r < 0) {

@@ -176,10 +176,13 @@ int hs_txn_prepare(int dirfd, const char *dir_path, const struct hs_txn_work *wo
  * write /etc/.group.hs-txn: No space left on device"); on a failure after
  * it (only renames and backups remain) it goes on with the other files,
  * leaves the journal for the next recovery and returns negative.
- * dir_path names the directory in messages. */
+ * dir_path names the directory in messages.  On failure *failed (if not
+ * NULL) is the index of the file that failed, n_files when no one file
+ * did (the journal, the directory): the message may name others too (one
+ * that could not be put back). */
 int hs_txn_commit(int dirfd, const char *dir_path, const struct hs_txn_file *files,
                   size_t n_files, struct hs_txn_work *work, size_t n_work, char *err,
-                  size_t err_size);
+                  size_t err_size, size_t *failed);
 
 /* Two questions about dirfd's journal, which differ for one of work
  * alone (left by a recovery for the next tool, carried by every commit,

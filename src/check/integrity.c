@@ -2512,7 +2512,7 @@ int hs_integrity_files_commit(struct hs_integrity_files *f)
 				break;
 	}
 	if (r < 0)
-		snprintf(f->error, sizeof f->error, "%s", dirty[failed]->error);
+		snprintf(f->error, sizeof f->error, "%s", dirty[failed < n ? failed : 0]->error);
 	return r < 0 ? r : 0;
 }
 

@@ -453,7 +453,7 @@ static int etc_commit(const struct hs_buf *shadow, gid_t shadow_gid, struct hs_s
 	}
 	if (passwd_changed)
 		etc_commit_add(&c, HS_ETC_PASSWD, passwd, 0, 0644);
-	r = hs_globalfile_commit(0, c.f, c.n, err, sizeof(err));
+	r = hs_globalfile_commit(0, c.f, c.n, err, sizeof(err), NULL);
 	if (r < 0)
 		hs_warn("%s", err[0] ? err : hs_strerror(r));
 	return r;
@@ -578,9 +578,12 @@ static int create_groups(const struct group_plan *g)
 	/* both files in one transaction: never a group without its gshadow
 	 * line after a crash */
 	if (r >= 0) {
-		r = hs_accountdb_write_set(dbs, gsh.dirty ? 2 : 1, &failed);
+		size_t n = gsh.dirty ? 2 : 1;
+
+		r = hs_accountdb_write_set(dbs, n, &failed);
+		/* the journal's failure is the change's: said of /etc/group */
 		if (r < 0)
-			path = dbs[failed]->path;
+			path = dbs[failed < n ? failed : 0]->path;
 	}
 	hs_accountdb_free(&grp);
 	hs_accountdb_free(&gsh);

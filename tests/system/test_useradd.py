@@ -11,6 +11,8 @@ import stat
 
 import pytest
 
+import grouptools
+
 # the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
 pytestmark = pytest.mark.usefixtures("shell_proxy_on")
 
@@ -545,3 +547,22 @@ def test_home_through_a_users_link_in_tmp_refused(tsb, below):
     assert "not root's" in r.stderr, r.stderr
     assert len(r.stderr.splitlines()) == 1, r.stderr
     assert not sb.exists("/etc/cron.d/bob") and not sb.exists("/etc/cron.d/new")
+
+
+def test_failed_commit_is_the_failed_files_exit_code(tsb):
+    """/etc/passwd is a mount point: its exchange fails after subuid, subgid, gshadow and
+    group were installed, and subuid cannot be put back either.  The message names both
+    files; the exit code is /etc/passwd's (1), not /etc/subuid's (16), as it used to be
+    when the file was found by searching the message for each path."""
+    sb = tsb
+    with grouptools.bind_mounted(sb.root + "/etc/passwd"):
+        # its renames: carol's three tree files, the backups subuid-, subgid-, gshadow-,
+        # group-; then, after passwd's failed exchange, subuid put back: the eighth
+        res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                      "-e", "inject=renameat:error=EIO:when=8", USERADD, "carol"], check=False)
+    assert "cannot write /etc/passwd: Device or resource busy; /etc/subuid cannot be put " \
+        "back (Input/output error)" in res.stderr, res
+    assert res.returncode == 1, res
+    # the next tool finishes the change
+    sb.run(["/usr/sbin/groupadd", "later"])
+    assert sb.getpwnam("carol") is not None

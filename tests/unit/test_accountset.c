@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <sys/syscall.h>
 
 #include "accountset.h"
 #include "test_helpers.h"
@@ -256,6 +257,49 @@ static void test_commit_failure_names_the_file(void **state)
 	assert_string_equal(slurp(f->dfd, "etc/gshadow"), gshadow_text);
 }
 
+/* renameat, for this program: the library's calls come here.  A rename
+ * onto fail_rename_to fails with EIO (a disk that stops writing), so a
+ * test can break the putting back of a file after a failed commit. */
+static const char *fail_rename_to;
+
+int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
+{
+	if (fail_rename_to && strcmp(newpath, fail_rename_to) == 0) {
+		errno = EIO;
+		return -1;
+	}
+	return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, 0);
+}
+
+/* The file that failed is the one the commit reports, whatever else its
+ * message names: here /etc/passwd cannot be installed, and /etc/subuid,
+ * installed before it, cannot be put back.  The message names both; the
+ * exit code (useradd's 1, not 16) follows /etc/passwd. */
+static void test_commit_failure_names_the_failed_file_not_another(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountset s;
+	struct hs_accountdb *pw, *su;
+
+	put_str(f->dfd, "etc/subuid", "alice:100000:65536\n", getuid(), getgid(), 0644);
+	open_set(&s, HS_AS_BIT(HS_AS_PASSWD) | HS_AS_BIT(HS_AS_SUBUID));
+	pw = hs_accountset_db(&s, HS_AS_PASSWD);
+	su = hs_accountset_db(&s, HS_AS_SUBUID);
+	assert_true(hs_accountdb_append(pw, &(struct hs_passwd){ "bob", "x", 1001, 1001, "",
+								"/home/bob", "/bin/sh" }) >= 0);
+	assert_true(hs_accountdb_append(su, &(struct hs_subid){ "bob", 165536, 65536 }) >= 0);
+	/* the passwd backup's name is a non-empty directory */
+	assert_int_equal(mkdirat(f->dfd, "etc/passwd-", 0755), 0);
+	put_str(f->dfd, "etc/passwd-/x", "x", getuid(), getgid(), 0644);
+	fail_rename_to = "subuid";
+	assert_true(hs_accountset_commit(&s) < 0);
+	fail_rename_to = NULL;
+	assert_non_null(strstr(s.error, "/etc/passwd-: "));
+	assert_non_null(strstr(s.error, "/etc/subuid cannot be put back"));
+	assert_int_equal(s.failed, HS_AS_PASSWD);
+	hs_accountset_close(&s);
+}
+
 /* A set reads and replaces its files in the directory it locked: an
  * /etc swapped for another after the locks (a restore from a backup, a
  * root that moves it aside) is not written unlocked, and the locked one
@@ -336,6 +380,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_commit_without_changes_writes_nothing, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_commit_failure_names_the_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commit_failure_names_the_failed_file_not_another,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_goes_to_the_locked_directory, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_no_write_through_a_released_directory_fd,

@@ -86,6 +86,13 @@ static void assert_clean(int dfd)
 	assert_int_not_equal(fstatat(dfd, ".group" HS_TXN_SUFFIX, &st, AT_SYMLINK_NOFOLLOW), 0);
 }
 
+/* hs_txn_commit, where the test does not ask which file failed. */
+static int txn_commit(int dfd, const char *path, const struct hs_txn_file *files, size_t n,
+		      struct hs_txn_work *work, size_t n_work, char *err, size_t err_size)
+{
+	return hs_txn_commit(dfd, path, files, n, work, n_work, err, err_size, NULL);
+}
+
 static void test_commit_replaces_all_and_backs_up(void **state)
 {
 	struct tmp_dirs *f = *state;
@@ -94,7 +101,7 @@ static void test_commit_replaces_all_and_backs_up(void **state)
 	struct stat st;
 
 	prepare(&t);
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
+	assert_int_equal(txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
 	assert_new(f->dfd);
 	assert_clean(f->dfd);
 	assert_string_equal(slurp(f->dfd, "passwd-"), "root:x:0:0::/root:/bin/sh\n");
@@ -117,7 +124,7 @@ static void test_commit_creates_missing_file(void **state)
 	char err[256] = "";
 	struct stat st;
 
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, &file, 1, NULL, 0, err, sizeof err), 0);
+	assert_int_equal(txn_commit(f->dfd, f->path, &file, 1, NULL, 0, err, sizeof err), 0);
 	assert_string_equal(slurp(f->dfd, "subuid"), "alice:100000:65536\n");
 	assert_int_equal(fstatat(f->dfd, "subuid", &st, 0), 0);
 	assert_int_equal(st.st_mode & 07777, 0644);
@@ -155,7 +162,7 @@ static void test_commit_over_stale_staged_files(void **state)
 	put_str(f->dfd, "elsewhere", "keep\n", getuid(), getgid(), 0644);
 	assert_int_equal(symlinkat("elsewhere", f->dfd, ".passwd" HS_TXN_SUFFIX), 0);
 	prepare(&t);
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
+	assert_int_equal(txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
 	assert_new(f->dfd);
 	assert_clean(f->dfd);
 	assert_string_equal(slurp(f->dfd, "elsewhere"), "keep\n");
@@ -167,7 +174,7 @@ static void test_commit_over_stale_staged_files(void **state)
 	put_str(f->dfd, "group", "root:x:0:\n", getuid(), getgid(), 0640);
 	assert_int_equal(mkdirat(f->dfd, ".passwd" HS_TXN_SUFFIX, 0700), 0);
 	err[0] = '\0';
-	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err) < 0);
+	assert_true(txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err) < 0);
 	assert_non_null(strstr(err, "/passwd"));
 	assert_old(f->dfd);
 	assert_int_not_equal(fstatat(f->dfd, ".group" HS_TXN_SUFFIX, &st, AT_SYMLINK_NOFOLLOW), 0);
@@ -210,7 +217,7 @@ static void test_staged_copy_takes_a_mode_changed_since_the_read(void **state)
 	t.files[0].expect = &read_as[0];
 	t.files[1].expect = &read_as[1];
 	assert_int_equal(fchmodat(f->dfd, "group", 0600, 0), 0);
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
+	assert_int_equal(txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
 	assert_new(f->dfd);
 	assert_clean(f->dfd);
 	assert_int_equal(fstatat(f->dfd, "group", &st, 0), 0);
@@ -227,7 +234,7 @@ static void crash_after(struct tmp_dirs *f, size_t installed)
 	char err[256] = "";
 
 	prepare(&t);
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
+	assert_int_equal(txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
 	/* undo what the crash would not have done: put the old files back
 	 * under their names for the files not installed yet, keeping the new
 	 * contents staged, and restore the journal */
@@ -408,14 +415,17 @@ static void test_failure_before_commit_point_changes_nothing(void **state)
 	struct tmp_dirs *f = *state;
 	struct two_files t;
 	char err[256] = "";
+	size_t failed = 0;
 
 	prepare(&t);
 	/* the second staged name is taken by a non-empty directory: staging
 	 * fails, the first staged file is removed again */
 	assert_int_equal(mkdirat(f->dfd, ".passwd" HS_TXN_SUFFIX, 0700), 0);
 	put_str(f->dfd, ".passwd" HS_TXN_SUFFIX "/x", "x", getuid(), getgid(), 0600);
-	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err) < 0);
+	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err,
+				  &failed) < 0);
 	assert_non_null(strstr(err, "/passwd: "));
+	assert_int_equal(failed, 1);
 	assert_old(f->dfd);
 	{
 		struct stat st;
@@ -424,6 +434,15 @@ static void test_failure_before_commit_point_changes_nothing(void **state)
 		assert_int_not_equal(fstatat(f->dfd, HS_TXN_JOURNAL, &st, 0), 0);
 	}
 	assert_int_equal(hs_walk_remove_tree_at(f->dfd, ".passwd" HS_TXN_SUFFIX), 0);
+
+	/* a journal that cannot be read is no one file's failure */
+	assert_int_equal(symlinkat("/etc/hostname", f->dfd, HS_TXN_JOURNAL), 0);
+	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err,
+				  &failed) < 0);
+	assert_non_null(strstr(err, HS_TXN_JOURNAL));
+	assert_int_equal(failed, 2);
+	assert_old(f->dfd);
+	assert_int_equal(unlinkat(f->dfd, HS_TXN_JOURNAL, 0), 0);
 }
 
 /* A target that cannot be replaced (chattr +i here; a bind mount on a
@@ -434,6 +453,7 @@ static void test_install_failure_rolls_back(void **state)
 	struct tmp_dirs *f = *state;
 	struct two_files t;
 	char err[512] = "";
+	size_t failed = 0;
 	int fd, flags = 0, immutable;
 
 	fd = openat(f->dfd, "passwd", O_RDONLY | O_CLOEXEC);
@@ -448,11 +468,13 @@ static void test_install_failure_rolls_back(void **state)
 		skip();         /* not root, or a file system without the flag */
 	}
 	prepare(&t);
-	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err) < 0);
+	assert_true(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err,
+				  &failed) < 0);
 	assert_int_equal(ioctl(fd, FS_IOC_SETFLAGS, &flags), 0);
 	close(fd);
 	assert_non_null(strstr(err, "cannot write"));
 	assert_non_null(strstr(err, "/passwd"));
+	assert_int_equal(failed, 1);
 	assert_non_null(strstr(err, "nothing was changed"));
 	assert_old(f->dfd);
 	assert_clean(f->dfd);
@@ -470,7 +492,7 @@ static void test_single_file_commit(void **state)
 	struct stat st;
 
 	snprintf(path, sizeof path, "%s/passwd", f->path);
-	assert_int_equal(hs_globalfile_commit(0, &g, 1, err, sizeof err), 0);
+	assert_int_equal(hs_globalfile_commit(0, &g, 1, err, sizeof err, NULL), 0);
 	assert_string_equal(slurp(f->dfd, "passwd"), newp);
 	assert_string_equal(slurp(f->dfd, "passwd-"), "root:x:0:0::/root:/bin/sh\n");
 	assert_clean(f->dfd);
@@ -479,9 +501,11 @@ static void test_single_file_commit(void **state)
 	/* files in two directories are not one commit */
 	struct hs_global_file two[2] = { g, g };
 	char other[PATH_MAX];
+	size_t failed = 0;
 	snprintf(other, sizeof other, "%s/sub/group", f->path);
 	two[1].path = other;
-	assert_int_equal(hs_globalfile_commit(0, two, 2, err, sizeof err), -EXDEV);
+	assert_int_equal(hs_globalfile_commit(0, two, 2, err, sizeof err, &failed), -EXDEV);
+	assert_int_equal(failed, 1);
 	assert_string_equal(slurp(f->dfd, "passwd"), newp);
 	assert_int_not_equal(fstatat(f->dfd, "passwd", &st, 0) == 0 && st.st_nlink != 1, 1);
 }
@@ -620,7 +644,8 @@ static void commit_child(const char *dir, size_t n_files)
 	snprintf(gpath, sizeof gpath, "%s/group", dir);
 	snprintf(ppath, sizeof ppath, "%s/passwd", dir);
 	/* one file: passwd only */
-	_exit(hs_globalfile_commit(0, n_files == 1 ? &files[1] : files, n_files, NULL, 0) == 0 ? 0 : 3);
+	_exit(hs_globalfile_commit(0, n_files == 1 ? &files[1] : files, n_files, NULL, 0, NULL) == 0
+	      ? 0 : 3);
 }
 
 /* Run the commit in a traced child and kill it at syscall stop number
@@ -1083,7 +1108,7 @@ static void test_commit_does_the_work(void **state)
 	hs_txn_work_enable();
 	prepare(&t);
 	home_work(f, &w, path, sizeof(path));
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
+	assert_int_equal(txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
 	assert_int_equal(w.result, 0);
 	assert_new(f->dfd);
 	assert_home_made(f);
@@ -1103,7 +1128,7 @@ static void test_work_left_for_a_root_tool(void **state)
 	hs_txn_set_work_ops(NULL);
 	prepare(&t);
 	home_work(f, &w, path, sizeof(path));
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
+	assert_int_equal(txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
 	assert_new(f->dfd);
 	assert_int_equal(fstatat(f->ofd, HOME_TMP, &st, AT_SYMLINK_NOFOLLOW), 0);
 	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
@@ -1144,7 +1169,7 @@ static void test_work_kept_by_a_recovery_is_said_once_per_run(void **state)
 	hs_txn_set_work_ops(NULL);
 	prepare(&t);
 	home_work(f, &w, path, sizeof(path));
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
+	assert_int_equal(txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
 	hs_txn_set_work_ops(&failing);
 	n_forward = 0;
 	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
@@ -1179,7 +1204,7 @@ static void test_work_of_a_home_passwd_no_longer_names_is_undone(void **state)
 	hs_txn_set_work_ops(NULL);
 	prepare(&t);
 	home_work(f, &w, path, sizeof(path));
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
+	assert_int_equal(txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
 	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
 	hs_txn_work_enable();
 	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
@@ -1205,7 +1230,7 @@ static void test_work_is_not_judged_by_a_passwd_cut_short(void **state)
 	hs_txn_set_work_ops(NULL);
 	prepare(&t);
 	home_work(f, &w, path, sizeof(path));
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
+	assert_int_equal(txn_commit(f->dfd, f->path, t.files, 2, &w, 1, err, sizeof err), 0);
 	put_passwd_home(f, path);
 	assert_int_equal(renameat(f->dfd, "passwd", f->dfd, "passwd.whole"), 0);
 	hs_txn_work_enable();
@@ -1239,7 +1264,7 @@ static void test_prepared_work_survives_a_setid_commit(void **state)
 	hs_txn_set_work_ops(NULL);
 	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 0);
 	prepare(&t);
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
+	assert_int_equal(txn_commit(f->dfd, f->path, t.files, 2, NULL, 0, err, sizeof err), 0);
 	assert_new(f->dfd);
 	assert_int_equal(fstatat(f->dfd, HS_TXN_JOURNAL, &st, AT_SYMLINK_NOFOLLOW), 0);
 	hs_txn_work_enable();
@@ -1279,7 +1304,7 @@ static void test_long_recovery_message_is_cut_between_pieces(void **state)
 			.parent = { parent.st_dev, parent.st_ino }, .self = { 1, 1 },
 		};
 	}
-	assert_int_equal(hs_txn_commit(f->dfd, f->path, t.files, 2, w, N_HOMES, err,
+	assert_int_equal(txn_commit(f->dfd, f->path, t.files, 2, w, N_HOMES, err,
 				       sizeof err), 0);
 	hs_txn_work_enable();
 	assert_int_equal(hs_txn_recover(f->dfd, f->path, bases, 2, NULL, msg, sizeof(msg)), 1);
