@@ -57,6 +57,13 @@ static size_t n_signals(void)
 	return n < MAX_CAUGHT ? n : MAX_CAUGHT;
 }
 
+void hs_ttyconv_ending_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	for (size_t i = 0; i < n_signals(); i++)
+		sigaddset(set, signal_at(i));
+}
+
 /* Catch every ending signal the program neither ignores nor blocks.  All
  * of them stay blocked outside the wait (ppoll unblocks them atomically),
  * so none can slip in between a check and a read. */

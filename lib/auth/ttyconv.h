@@ -9,6 +9,8 @@
 #ifndef HS_TTYCONV_H
 #define HS_TTYCONV_H
 
+#include <signal.h>
+
 #include <security/pam_appl.h>
 
 /* A pam_conv function.  Prompts go to stderr, answers come from stdin (a
@@ -27,5 +29,11 @@
  * cannot be caught: after them the terminal is as the prompt left it. */
 int hs_ttyconv(int num_msg, const struct pam_message **msg, struct pam_response **resp,
                void *appdata_ptr);
+
+/* The signals hs_ttyconv catches while it waits (those whose default
+ * action ends the process, the real-time ones included), for a prompt of
+ * a program's own that must give the terminal back on the same ones
+ * (newgrp's group password, which has no PAM conversation). */
+void hs_ttyconv_ending_signals(sigset_t *set);
 
 #endif
