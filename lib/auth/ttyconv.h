@@ -23,7 +23,9 @@
  * action ends the process (and that the program neither ignores nor
  * blocks) are caught; one that arrives restores the terminal and the
  * program's own dispositions and signal mask, and is then raised again,
- * so the program ends (or its own handler runs) as it would have.  EOF
+ * so the program ends (or its own handler runs) as it would have.  A
+ * hidden prompt continued after a stop (^Z, fg) turns echo off again, which
+ * the shell had turned back on, and shows the prompt again.  EOF
  * and an answer cut at PAM_MAX_RESP_SIZE - 1 bytes fail the conversation
  * (the rest of the line is read and dropped first).  SIGKILL and SIGSTOP
  * cannot be caught: after them the terminal is as the prompt left it. */
