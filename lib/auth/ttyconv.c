@@ -28,10 +28,17 @@ static const int ending_signals[] = {
 #define MAX_CAUGHT (N_ENDING + 64)
 
 static volatile sig_atomic_t caught_signal;
+static volatile sig_atomic_t continued;
 
 static void note_signal(int sig)
 {
 	caught_signal = sig;
+}
+
+static void note_continued(int sig)
+{
+	(void)sig;
+	continued = 1;
 }
 
 /* What a prompt changed, to be put back on every way out. */
@@ -39,6 +46,10 @@ struct prompt_state {
 	int fd;
 	bool termios_saved;
 	struct termios saved_termios;
+	struct termios quiet_termios;   /* echo off, what a hidden prompt reads under */
+	const char *prompt;
+	bool cont_caught;
+	struct sigaction saved_cont;
 	sigset_t saved_mask;       /* the program's mask */
 	sigset_t wait_mask;        /* the mask while waiting: ours unblocked */
 	bool caught[MAX_CAUGHT];
@@ -55,6 +66,13 @@ static size_t n_signals(void)
 	size_t n = N_ENDING + (size_t)(SIGRTMAX - SIGRTMIN) + 1;
 
 	return n < MAX_CAUGHT ? n : MAX_CAUGHT;
+}
+
+void hs_ttyconv_ending_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	for (size_t i = 0; i < n_signals(); i++)
+		sigaddset(set, signal_at(i));
 }
 
 /* Catch every ending signal the program neither ignores nor blocks.  All
@@ -83,10 +101,21 @@ static void catch_signals(struct prompt_state *st)
 		sigaddset(&ours, sig);
 		st->caught[i] = true;
 	}
+	/* SIGCONT too, which ends nothing: after ^Z and fg the job's shell
+	 * has put its own terminal settings back, echo on (hidden_again) */
+	continued = 0;
+	st->cont_caught = sigismember(&st->saved_mask, SIGCONT) != 1 &&
+			  sigaction(SIGCONT, NULL, &st->saved_cont) == 0;
+	if (st->cont_caught)
+		sigaddset(&ours, SIGCONT);
 	sigprocmask(SIG_BLOCK, &ours, NULL);
 	for (size_t i = 0; i < n_signals(); i++)
 		if (st->caught[i])
 			sigaction(signal_at(i), &sa, NULL);
+	if (st->cont_caught) {
+		sa.sa_handler = note_continued;
+		sigaction(SIGCONT, &sa, NULL);
+	}
 }
 
 static void release_signals(struct prompt_state *st)
@@ -94,21 +123,36 @@ static void release_signals(struct prompt_state *st)
 	for (size_t i = 0; i < n_signals(); i++)
 		if (st->caught[i])
 			sigaction(signal_at(i), &st->saved_action[i], NULL);
+	if (st->cont_caught)
+		sigaction(SIGCONT, &st->saved_cont, NULL);
 	sigprocmask(SIG_SETMASK, &st->saved_mask, NULL);
 }
 
 static void echo_off(struct prompt_state *st)
 {
-	struct termios t;
-
 	st->termios_saved = tcgetattr(st->fd, &st->saved_termios) == 0;
 	if (!st->termios_saved)
 		return;   /* not a terminal: nothing is echoed anyway */
-	t = st->saved_termios;
-	t.c_lflag &= (tcflag_t) ~(ECHO | ECHOE | ECHOK | ECHONL);
+	st->quiet_termios = st->saved_termios;
+	st->quiet_termios.c_lflag &= (tcflag_t) ~(ECHO | ECHOE | ECHOK | ECHONL);
 	/* TCSAFLUSH: what was typed ahead of the prompt is not the answer */
-	if (tcsetattr(st->fd, TCSAFLUSH, &t) < 0)
+	if (tcsetattr(st->fd, TCSAFLUSH, &st->quiet_termios) < 0)
 		st->termios_saved = false;
+}
+
+/* Continued after a stop (^Z, then fg) at a hidden prompt: the shell gave
+ * the terminal its own settings back when the job stopped, echo on, and
+ * what is typed after fg would be shown.  Echo off again (TCSANOW: what
+ * was typed since is part of the answer), and the prompt again, so the
+ * user sees where the answer goes.  In the background, the tcsetattr
+ * stops the process (SIGTTOU) until it is in the foreground again. */
+static void hidden_again(struct prompt_state *st)
+{
+	if (!st->termios_saved)
+		return;
+	(void)tcsetattr(st->fd, TCSANOW, &st->quiet_termios);
+	fputs(st->prompt, stderr);
+	fflush(stderr);
 }
 
 static void restore_terminal(struct prompt_state *st)
@@ -161,11 +205,15 @@ static enum read_result read_answer(struct prompt_state *st, char *buf, size_t s
 		ssize_t n;
 
 		if (ppoll(&p, 1, NULL, &st->wait_mask) < 0) {
-			if (errno == EINTR && caught_signal)
+			if (errno != EINTR)
+				return READ_ERROR;
+			if (caught_signal)
 				return READ_SIGNAL;
-			if (errno == EINTR)
-				continue;
-			return READ_ERROR;
+			if (continued) {
+				continued = 0;
+				hidden_again(st);
+			}
+			continue;
 		}
 		n = read(st->fd, chunk, tty ? sizeof chunk : 1);
 		if (n < 0) {
@@ -195,7 +243,7 @@ static enum read_result read_answer(struct prompt_state *st, char *buf, size_t s
 /* Ask one question; a malloc'd copy of the answer, or NULL. */
 static char *ask(const char *prompt, bool hidden)
 {
-	struct prompt_state st = { .fd = STDIN_FILENO };
+	struct prompt_state st = { .fd = STDIN_FILENO, .prompt = prompt };
 	char buf[PAM_MAX_RESP_SIZE];
 	char *answer = NULL;
 	enum read_result r;

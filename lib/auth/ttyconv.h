@@ -9,6 +9,8 @@
 #ifndef HS_TTYCONV_H
 #define HS_TTYCONV_H
 
+#include <signal.h>
+
 #include <security/pam_appl.h>
 
 /* A pam_conv function.  Prompts go to stderr, answers come from stdin (a
@@ -21,11 +23,19 @@
  * action ends the process (and that the program neither ignores nor
  * blocks) are caught; one that arrives restores the terminal and the
  * program's own dispositions and signal mask, and is then raised again,
- * so the program ends (or its own handler runs) as it would have.  EOF
+ * so the program ends (or its own handler runs) as it would have.  A
+ * hidden prompt continued after a stop (^Z, fg) turns echo off again, which
+ * the shell had turned back on, and shows the prompt again.  EOF
  * and an answer cut at PAM_MAX_RESP_SIZE - 1 bytes fail the conversation
  * (the rest of the line is read and dropped first).  SIGKILL and SIGSTOP
  * cannot be caught: after them the terminal is as the prompt left it. */
 int hs_ttyconv(int num_msg, const struct pam_message **msg, struct pam_response **resp,
                void *appdata_ptr);
+
+/* The signals hs_ttyconv catches while it waits (those whose default
+ * action ends the process, the real-time ones included), for a prompt of
+ * a program's own that must give the terminal back on the same ones
+ * (newgrp's group password, which has no PAM conversation). */
+void hs_ttyconv_ending_signals(sigset_t *set);
 
 #endif

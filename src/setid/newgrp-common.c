@@ -54,6 +54,7 @@
 #include "records.h"
 #include "newgrp-common.h"
 #include "timeouts.h"
+#include "ttyconv.h"
 #include "userdir.h"
 #include "util.h"
 
@@ -158,7 +159,33 @@ static void on_signal(int sig)
 	interrupted = sig;
 }
 
-static const int prompt_signals[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGTSTP, SIGTTIN, SIGTTOU };
+/* Catch, while the echo is off, every signal that would end us there
+ * (the set su's and login's prompt catches: SIGALRM of a timer the
+ * caller left running, SIGUSR1, SIGPIPE, SIGXCPU ... as well as ^C and a
+ * hang-up) and the terminal's stop signals, unless the caller ignores it:
+ * uncaught, one of them ended newgrp with the caller's terminal still
+ * silent.  caught[sig] says which, old[sig] what to put back. */
+static void catch_prompt_signals(struct sigaction *old, bool *caught)
+{
+	/* no SA_RESTART: a signal must end the read */
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t set;
+
+	hs_ttyconv_ending_signals(&set);
+	sigaddset(&set, SIGTSTP);
+	sigaddset(&set, SIGTTIN);
+	sigaddset(&set, SIGTTOU);
+	for (int sig = 1; sig < NSIG; sig++)
+		caught[sig] = sigismember(&set, sig) == 1 && sigaction(sig, NULL, &old[sig]) == 0 &&
+			      old[sig].sa_handler != SIG_IGN && sigaction(sig, &sa, NULL) == 0;
+}
+
+static void release_prompt_signals(const struct sigaction *old, const bool *caught)
+{
+	for (int sig = 1; sig < NSIG; sig++)
+		if (caught[sig])
+			sigaction(sig, &old[sig], NULL);
+}
 
 /* Read a password with echo off from /dev/tty (or, without a terminal,
  * from standard input, as getpass(3) does).  A signal while the echo is
@@ -166,8 +193,8 @@ static const int prompt_signals[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGTSTP,
  * interruption; the caller wipes the result. */
 static char *read_password(const char *prompt)
 {
-	/* no SA_RESTART: a signal must end the read */
-	struct sigaction sa = { .sa_handler = on_signal }, old_sa[HS_ARRAY_SIZE(prompt_signals)];
+	static struct sigaction old_sa[NSIG];
+	static bool caught[NSIG];
 	struct termios saved, quiet;
 	bool restore = false, too_long = false, got_line = false;
 	size_t len = 0;
@@ -180,8 +207,7 @@ static char *read_password(const char *prompt)
 		return NULL;
 	if (tty >= 0)
 		in = out = tty;
-	for (size_t i = 0; i < HS_ARRAY_SIZE(prompt_signals); i++)
-		sigaction(prompt_signals[i], &sa, &old_sa[i]);
+	catch_prompt_signals(old_sa, caught);
 
 	if (tcgetattr(in, &saved) == 0) {
 		quiet = saved;
@@ -211,8 +237,7 @@ static char *read_password(const char *prompt)
 		(void)tcsetattr(in, TCSAFLUSH, &saved);
 		(void)hs_write_full(out, "\n", 1);
 	}
-	for (size_t i = 0; i < HS_ARRAY_SIZE(prompt_signals); i++)
-		sigaction(prompt_signals[i], &old_sa[i], NULL);
+	release_prompt_signals(old_sa, caught);
 	if (interrupted || !got_line)
 		return NULL;
 	if (too_long)   /* cannot match; still verified for the time it costs */

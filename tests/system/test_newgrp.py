@@ -230,6 +230,27 @@ def test_interrupted_prompt_restores_the_terminal(gsb):
     assert "echo" in tokens and "-echo" not in tokens, out
 
 
+# an alarm the caller set before the exec stays armed in sg; the other signals come from
+# another process of the caller's (sg's real uid is the caller's)
+ALARM_THEN_EXEC = "import os, signal, sys; signal.alarm(1); os.execv(sys.argv[1], sys.argv[1:])"
+
+
+@pytest.mark.parametrize("sig", ["ALRM", "USR1", "PIPE", "XCPU", "RTMIN"])
+def test_any_ending_signal_at_the_prompt_restores_the_terminal(gsb, sig):
+    """The prompt used to catch only ^C, ^\\, ^Z, SIGTERM and SIGHUP: any other signal
+    whose default action ends a process (su's and login's prompt catch them all) ended sg
+    with the caller's terminal still not echoing what they type next."""
+    if sig == "ALRM":
+        call = "/usr/bin/python3 -c '%s' %s devs" % (ALARM_THEN_EXEC, SG)
+    else:
+        call = "(sleep 1; pkill -%s -x sg) & %s devs" % (sig, SG)
+    status, out = gsb.pty_run(["/bin/sh", "-c", "%s; echo rc=$?; stty -a" % call], [],
+                              user="bob")
+    assert "Password: " in out and "rc=1" in out, out
+    tokens = out.split()
+    assert "echo" in tokens and "-echo" not in tokens, out
+
+
 # ---------------------------------------------------------------- usage and messages
 
 def _both(gsb, prog, args, user="alice", **kw):

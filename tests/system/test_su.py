@@ -301,6 +301,29 @@ def test_pty_blocks_tiocsti_injection(sb):
     assert said != "ok" and after == "clean", (said, after)
 
 
+def test_password_typed_after_a_stop_at_the_prompt_stays_hidden(sb):
+    """^Z at su's password prompt, then fg: the caller's shell gave the terminal its own
+    settings back when the job stopped (echo on), and the password typed after fg used to
+    be shown on the screen.  Echo goes off again, and the prompt is shown again."""
+    with Pty(sb, ["/bin/bash", "--norc", "--noprofile", "-i"], user="bob",
+             env={"PS1": "$ "}) as p:
+        p.expect(r"\$ ")
+        p.send("%s alice -c '%s'\n" % (SU, DONE))
+        p.expect("Password: ")
+        time.sleep(0.2)
+        p.send("\x1a")
+        p.expect(r"Stopped.*\n.*\$ ")
+        p.send("fg\n")
+        p.expect(r"fg\n.*\n")       # bash names the job it continues
+        time.sleep(0.5)
+        p.send(PW["alice"] + "\n")
+        p.expect(r"DONE42.*\n.*\$ ")
+        p.send("exit\n")
+        p.wait()
+        assert PW["alice"] not in p.output, p.output
+        assert p.output.count("Password: ") == 2, p.output
+
+
 def test_pty_relays_input_and_output(sb):
     with Pty(sb, [SU, "--pty", "alice", "-c",
                   'tty; read x; echo "got=$x"; stty -a | grep -o -- "-\\?echo " | head -1'],
