@@ -11,6 +11,7 @@
  * Options, prompts, messages and exit codes follow shadow-utils' chfn(1)
  * (Debian 12, shadow 4.13); where we differ on purpose, chfn(1) of this
  * package says so. */
+#include <errno.h>
 #include <getopt.h>
 #include <locale.h>
 #include <pwd.h>
@@ -167,24 +168,28 @@ static void free_fields(char *v[F_COUNT])
 /* Split GECOS as shadow-utils does: the first four comma-separated
  * subfields are name, room, work and home phone, everything after them is
  * "other".  A subfield holding '=' is a "key=value" of other's, not one of
- * the four: it moves to other and the next subfield takes its place. */
-static void split_gecos(const char *gecos, char *out[F_COUNT])
+ * the four: it moves to other and the next subfield takes its place.
+ * 0, or -ENOMEM with what was made in out (free_fields frees it): it runs
+ * under the global locks too, where chfn must not die. */
+static int split_gecos(const char *gecos, char *out[F_COUNT])
 {
-	_cleanup_free_ char *work = xstrdup(gecos);
+	_cleanup_free_ char *work = strdup(gecos);
 	_cleanup_free_ char *other = malloc(strlen(gecos) + 2);
 	char *cur, *next;
 	bool other_started = false;     /* set even by an empty subfield */
 	int f = F_FULL;
 
-	if (!other)
-		hs_die(E_NOPERM, "out of memory");
+	if (!work || !other)
+		return -ENOMEM;
 	other[0] = '\0';
 	for (cur = work; cur; cur = next) {
 		next = strchr(cur, ',');
 		if (next)
 			*next++ = '\0';
 		if (f < F_OTHER && !strchr(cur, '=')) {
-			out[f++] = xstrdup(cur);
+			out[f] = strdup(cur);
+			if (!out[f++])
+				return -ENOMEM;
 			continue;
 		}
 		if (other_started)
@@ -192,29 +197,35 @@ static void split_gecos(const char *gecos, char *out[F_COUNT])
 		strcat(other, cur);
 		other_started = true;
 	}
-	for (; f < F_OTHER; f++)
-		out[f] = xstrdup("");
-	out[F_OTHER] = xstrdup(other);
+	for (; f < F_OTHER; f++) {
+		out[f] = strdup("");
+		if (!out[f])
+			return -ENOMEM;
+	}
+	out[F_OTHER] = strdup(other);
+	return out[F_OTHER] ? 0 : -ENOMEM;
 }
 
 /* "full,room,work,home[,other]" without trailing commas, as shadow-utils
- * writes it; NULL when longer than HS_GECOS_MAX. */
-static char *join_gecos(char *v[F_COUNT])
+ * writes it, into *out; 0, -HS_E_TOOBIG when longer than HS_GECOS_MAX, or
+ * -ENOMEM. */
+static int join_gecos(char *v[F_COUNT], char **out)
 {
 	char *gecos;
 	size_t len;
 
 	if (asprintf(&gecos, "%s,%s,%s,%s%s%s", v[F_FULL], v[F_ROOM], v[F_WORK], v[F_HOME],
 		     v[F_OTHER][0] ? "," : "", v[F_OTHER]) < 0)
-		hs_die(E_NOPERM, "out of memory");
+		return -ENOMEM;
 	len = strlen(gecos);
 	while (len > 0 && gecos[len - 1] == ',')
 		gecos[--len] = '\0';
 	if (len > HS_GECOS_MAX) {
 		free(gecos);
-		return NULL;
+		return -HS_E_TOOBIG;
 	}
-	return gecos;
+	*out = gecos;
+	return 0;
 }
 
 /* ---- who may change what ---- */
@@ -274,7 +285,8 @@ static void prompt_fields(const char *name, const char *gecos, const struct hs_c
 	char *cur[F_COUNT] = { NULL };
 	char shown[256];
 
-	split_gecos(gecos, cur);
+	if (split_gecos(gecos, cur) < 0)
+		hs_die(E_NOPERM, "out of memory");
 	printf("Changing the user information for %s\n", hs_printable(name, shown, sizeof(shown)));
 	puts("Enter the new value, or press ENTER for the default");
 	for (int f = F_FULL; f < F_COUNT; f++) {
@@ -290,30 +302,37 @@ static void prompt_fields(const char *name, const char *gecos, const struct hs_c
 /* ---- the change ---- */
 
 /* Apply the new values to the entry as it is in /etc/passwd under the
- * lock (see hs_pwedit_begin). */
+ * lock (see hs_pwedit_begin).  Nothing is said to the caller until the
+ * locks are released: a setuid chfn's stderr is the caller's, who can
+ * leave it full (a pipe) or stopped (a terminal), and a message waiting
+ * there must not keep every account tool out of /etc/passwd. */
 static int update_gecos(const char *name, char *newv[F_COUNT])
 {
 	struct hs_pwedit e = HS_PWEDIT_INIT;
 	struct hs_err err = HS_ERR_INIT;
 	char *v[F_COUNT] = { NULL };
 	_cleanup_free_ char *gecos = NULL;
-	int status = E_NOPERM;
+	int r, status = E_NOPERM;
 
 	if (hs_pwedit_begin(&e, name, &err) < 0)
 		goto out;
-	split_gecos(e.ent.gecos, v);
-	for (int f = F_FULL; f < F_COUNT; f++) {
+	r = split_gecos(e.ent.gecos, v);
+	for (int f = F_FULL; f < F_COUNT && r == 0; f++) {
 		if (newv[f]) {
 			free(v[f]);
-			v[f] = xstrdup(newv[f]);
+			v[f] = strdup(newv[f]);
+			r = v[f] ? 0 : -ENOMEM;
 		}
 	}
-	gecos = join_gecos(v);
-	if (!gecos) {
-		hs_warn("fields too long: the GECOS field would be longer than %d bytes",
-			HS_GECOS_MAX);
+	if (r == 0)
+		r = join_gecos(v, &gecos);
+	if (r == -HS_E_TOOBIG)
+		hs_err_set(&err, r, "fields too long: the GECOS field would be longer than %d "
+			   "bytes", HS_GECOS_MAX);
+	else if (r < 0)
+		hs_err_set(&err, r, "out of memory");
+	if (r < 0)
 		goto out;
-	}
 	if (strcmp(gecos, e.ent.gecos) != 0) {
 		e.ent.gecos = gecos;
 		if (hs_pwedit_commit(&e, &err) < 0)
@@ -321,9 +340,9 @@ static int update_gecos(const char *name, char *newv[F_COUNT])
 	}
 	status = E_SUCCESS;
 out:
-	hs_report(&err);
 	free_fields(v);
 	hs_pwedit_end(&e);
+	hs_report(&err);
 	return status;
 }
 

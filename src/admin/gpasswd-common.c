@@ -334,9 +334,12 @@ static void check_user_list(struct hs_accountset *s, const char *arg, char **out
 
 /* Under the locks: check (again) and make the one change asked for.
  * Returns what hs_groupops_* returned; what says what was done, for the
- * log. */
+ * log; said is the line for stdout, printed only once the locks are
+ * released: a setuid gpasswd's stdout is the caller's, who can stop it (a
+ * terminal) or leave it full, and a line waiting there must not keep every
+ * account tool out of /etc/group. */
 static int edit_group(struct hs_accountset *s, long gi, const char *group, const char *hash,
-                      char *what, size_t what_size)
+                      char *what, size_t what_size, char *said, size_t said_size)
 {
 	_cleanup_free_ char *admins = NULL, *members = NULL;
 	char su[HS_NAME_MAX * 4 + 8], sg[HS_NAME_MAX * 4 + 8];
@@ -345,8 +348,8 @@ static int edit_group(struct hs_accountset *s, long gi, const char *group, const
 	if (o.add) {
 		if (!hs_groupops_user_exists(s, o.add, true))
 			grouptool_die_closing(s, E_BAD_ARG, "user '%s' does not exist", o.add);
-		printf("Adding user %s to group %s\n", hs_printable(o.add, su, sizeof(su)),
-		       hs_printable(group, sg, sizeof(sg)));
+		snprintf(said, said_size, "Adding user %s to group %s\n",
+			 hs_printable(o.add, su, sizeof(su)), hs_printable(group, sg, sizeof(sg)));
 		r = hs_groupops_add_member(s, (size_t)gi, o.add);
 		snprintf(what, what_size, "user %s added by %s to group %s", o.add, myname,
 			 group);
@@ -357,11 +360,14 @@ static int edit_group(struct hs_accountset *s, long gi, const char *group, const
 			hs_accountset_db(s, HS_AS_GROUP)->lines[gi].rec.gr.members, o.del) ||
 			(si >= 0 && hs_records_list_contains(gs->lines[si].rec.gs.members, o.del));
 
-		printf("Removing user %s from group %s\n", hs_printable(o.del, su, sizeof(su)),
-		       hs_printable(group, sg, sizeof(sg)));
-		if (!member)
-			grouptool_die_closing(s, E_BAD_ARG, "user '%s' is not a member of '%s'",
-					      o.del, group);
+		snprintf(said, said_size, "Removing user %s from group %s\n",
+			 hs_printable(o.del, su, sizeof(su)), hs_printable(group, sg, sizeof(sg)));
+		if (!member) {
+			hs_accountset_close(s);
+			fputs(said, stdout);
+			fflush(stdout);
+			hs_die(E_BAD_ARG, "user '%s' is not a member of '%s'", o.del, group);
+		}
 		r = hs_groupops_remove_member(s, (size_t)gi, o.del, false);
 		snprintf(what, what_size, "user %s removed by %s from group %s", o.del, myname,
 			 group);
@@ -420,7 +426,7 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
 	struct hs_err err = HS_ERR_INIT;
 	_cleanup_free_ char *mebuf = NULL;
-	char why[128], hash[HS_HASH_MAX + 1] = "", shown[160], what[600];
+	char why[128], hash[HS_HASH_MAX + 1] = "", shown[160], what[600], said[200] = "";
 	struct passwd me;
 	const char *group;
 	long gi;
@@ -479,9 +485,12 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 
 	/* ---- under the locks: check (again) and edit ---- */
 	gi = open_group(&s, group);
-	r = edit_group(&s, gi, group, hash, what, sizeof(what));
+	r = edit_group(&s, gi, group, hash, what, sizeof(what), said, sizeof(said));
 	hs_wipe(hash, sizeof(hash));
-	if (hs_groupops_finish(&s, r, &err, what, "%s", what) < 0) {
+	r = hs_groupops_finish(&s, r, &err, what, "%s", what);
+	fputs(said, stdout);
+	if (r < 0) {
+		fflush(stdout);
 		hs_report(&err);
 		return E_NOPERM;
 	}

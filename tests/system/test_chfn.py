@@ -10,6 +10,7 @@ skipped in a setuid build."""
 
 import os
 import stat
+import subprocess
 import threading
 import time
 
@@ -442,3 +443,66 @@ def test_times_out_on_a_lock_holder(users):
     assert sb.read_bytes("/etc/passwd") == before
     # the holder's lock file is not ours to remove
     assert sb.read_bytes("/etc/passwd.lock") == b"%d\0" % holder.nspid
+
+
+def drain(fd):
+    """Everything read from fd until its end."""
+    out = b""
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return out
+        out += chunk
+
+
+def write_blocked(pid):
+    """Is pid waiting in write(2) (/proc/PID/syscall "1")?"""
+    try:
+        with open("/proc/%d/syscall" % pid) as f:
+            return f.read().split()[0] == "1"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def test_setuid_user_cannot_hold_the_locks_with_a_full_stderr(suid):
+    # alice's chfn is unstoppable once authenticated, but its messages go to her
+    # stderr: a pipe she filled herself once the password prompt was out of it.  Her
+    # hard file size limit makes the rewrite of /etc/passwd fail, and the message
+    # saying so used to wait on that pipe with /etc/passwd locked: every account tool
+    # of root's (and systemd-sysusers) timed out, for as long as she liked.
+    sb = suid
+    set_restrict(sb, "rwh")
+    before = sb.read_bytes("/etc/passwd")
+    rfd, wfd = os.pipe()
+    proc = sb.popen(["/bin/sh", "-c", "ulimit -f 1; exec %s -r 13" % CHFN], user="alice",
+                    stdin=subprocess.PIPE, stderr=wfd, pass_fds=(wfd,))
+    try:
+        got = b""
+        while not got.endswith(b"Password: "):
+            got += os.read(rfd, 100)
+        # a file description of its own: chfn's stderr stays blocking
+        filler = os.open("/proc/self/fd/%d" % wfd, os.O_WRONLY | os.O_NONBLOCK)
+        try:
+            while True:
+                os.write(filler, b"x" * 4096)
+        except BlockingIOError:
+            os.close(filler)
+        proc.stdin.write(b"alice-pw-1\n")
+        proc.stdin.close()
+        deadline = time.monotonic() + 30
+        while not write_blocked(proc.pid):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        assert not sb.exists("/etc/passwd.lock")
+        res = run(sb, ["/usr/sbin/usermod", "-c", "Robert", "bob"], timeout=40)
+        assert res.returncode == 0, res
+    finally:
+        os.close(wfd)
+        drained = drain(rfd)
+        os.close(rfd)
+        proc.wait(timeout=30)
+    assert proc.returncode == 1
+    assert drained.lstrip(b"x") == b"chfn: cannot write /etc/passwd: File too large\n", drained[-200:]
+    assert gecos(sb, "bob") == "Robert"
+    assert [l for l in sb.read_bytes("/etc/passwd").split(b"\n") if l.startswith(b"alice:")] == \
+        [l for l in before.split(b"\n") if l.startswith(b"alice:")]

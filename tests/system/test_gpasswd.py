@@ -13,6 +13,8 @@ changes."""
 
 import os
 import stat
+import termios
+import time
 import warnings
 
 import pytest
@@ -260,6 +262,48 @@ def test_admin_manages_members(suid):
     st = sb.lstat("/etc/gshadow")
     assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o640)
     assert any("user carol added by alice to group proj" in l for l in sb.syslog())
+
+
+def write_blocked(pid):
+    """Is pid waiting in write(2) (/proc/PID/syscall "1")?"""
+    try:
+        with open("/proc/%d/syscall" % pid) as f:
+            return f.read().split()[0] == "1"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+@pytest.mark.parametrize("args,said", [
+    (["-a", "carol", "proj"], b"Adding user carol to group proj\r\n"),
+    (["-d", "dave", "proj"], b"Removing user dave from group proj\r\n"),
+])
+def test_admin_cannot_hold_the_locks_with_a_stopped_terminal(suid, args, said):
+    # gpasswd is unstoppable once it is root, but its stdout is alice's terminal,
+    # which she can stop (^S, tcflow): the line saying what it does used to wait there
+    # with /etc/group and /etc/gshadow locked, every account tool of root's timing out
+    # for as long as she liked.  The change, or the refusal (dave is no member), is
+    # made first; the line waits with no lock held.
+    sb = suid
+    master, slave = os.openpty()
+    termios.tcflow(slave, termios.TCOOFF)
+    proc = sb.popen([GPASSWD] + args, user="alice", stdout=slave, pass_fds=(slave,))
+    try:
+        deadline = time.monotonic() + 30
+        while not write_blocked(proc.pid):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        assert not sb.exists("/etc/group.lock") and not sb.exists("/etc/gshadow.lock")
+        r = sb.run([GPASSWD, "-a", "bob", "other"], check=False, timeout=40)
+        assert r.returncode == 0, r
+    finally:
+        termios.tcflow(slave, termios.TCOON)
+        os.close(slave)
+        proc.wait(timeout=30)
+        out = os.read(master, 4096)
+        os.close(master)
+    assert (proc.returncode, out) == (0 if args[0] == "-a" else 3, said)
+    assert members(sb, "other") == "bob"
+    assert members(sb) == ("bob,carol" if args[0] == "-a" else "bob")
 
 
 def test_admin_sets_password(suid):
