@@ -426,7 +426,8 @@ int gpasswd_main(int argc, char **argv, enum gpasswd_mode mode)
 	struct hs_accountset s = HS_ACCOUNTSET_INIT;
 	struct hs_err err = HS_ERR_INIT;
 	_cleanup_free_ char *mebuf = NULL;
-	char why[128], hash[HS_HASH_MAX + 1] = "", shown[160], what[600], said[200] = "";
+	char why[128], hash[HS_HASH_MAX + 1] = "", shown[160], what[600];
+	char said[2 * (HS_NAME_MAX * 4 + 8) + 32] = "";   /* two names shown escaped */
 	struct passwd me;
 	const char *group;
 	long gi;
