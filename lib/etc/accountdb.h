@@ -151,6 +151,10 @@ struct hs_accountdb {
 	size_t absent_len;
 	char absent[64];
 	struct hs_db_chunk *chunks;     /* parse copies of loaded lines */
+	/* -ENOMEM once a lazy parse or an index could not be had: a lookup
+	 * then answered "no such line", maybe wrongly, and a decision made
+	 * on it must not reach the file, so the db is written no more */
+	int lost;
 };
 #define HS_ACCOUNTDB_INIT { .n_lines = 0 }
 
