@@ -31,7 +31,9 @@
  * checked: they go back to the file as the bytes they were.  A lookup
  * that meets a line that does not parse finds nothing and leaves
  * "PATH:LINE: invalid entry: REASON" in db->error; replace and append
- * refuse a name such a line has.  Read any other line through
+ * refuse a name such a line has.  A lookup that runs out of memory also
+ * finds nothing; the db is then written no more (-ENOMEM), as the
+ * caller may have acted on that answer.  Read any other line through
  * hs_accountdb_get (or hs_accountdb_text / hs_accountdb_id, which never
  * build a record), never through db->lines directly. */
 #ifndef HS_ACCOUNTDB_H
