@@ -65,10 +65,17 @@ long hs_groupops_find(struct hs_accountset *s, const char *name)
 	return gr ? hs_accountdb_find(gr, name) : -1;
 }
 
+/* The group at line gi, or NULL with s->error set (-EINVAL): an index that
+ * names no line (past the end, or deleted) is the caller's mistake, and
+ * every entry point taking one checks it here before it changes anything. */
 static const struct hs_group *group_at(struct hs_accountset *s, size_t gi)
 {
-	const union hs_dbrec *rec = hs_accountdb_get(&s->db[HS_AS_GROUP], gi);
+	struct hs_accountdb *gr = &s->db[HS_AS_GROUP];
+	const union hs_dbrec *rec = hs_accountdb_get(gr, gi);
 
+	if (!rec)
+		fail(s, HS_AS_GROUP, -EINVAL, "no group at line %zu of %s", gi + 1,
+		     gr->path ? gr->path : hs_accountset_path(HS_AS_GROUP));
 	return rec ? &rec->gr : NULL;
 }
 
@@ -83,7 +90,6 @@ static int put(struct hs_accountset *s, enum hs_as_file f, size_t idx, const voi
 long hs_groupops_gshadow_line(struct hs_accountset *s, size_t gi)
 {
 	struct hs_accountdb *gs = hs_groupops_gshadow(s);
-	struct hs_accountdb *gr = &s->db[HS_AS_GROUP];
 	const struct hs_group *g = group_at(s, gi);
 	struct hs_gshadow line;
 	struct hs_group ng;
@@ -91,8 +97,7 @@ long hs_groupops_gshadow_line(struct hs_accountset *s, size_t gi)
 	int r;
 
 	if (!g)
-		return fail(s, HS_AS_GROUP, -ENOENT, "no group at line %zu of %s", gi + 1,
-			    gr->path);
+		return -EINVAL;
 	if (!gs)
 		return -1;
 	si = hs_accountdb_find(gs, g->name);
@@ -177,12 +182,15 @@ static long gshadow_copy(struct hs_accountset *s, size_t gi, struct hs_gshadow *
 
 int hs_groupops_set_members(struct hs_accountset *s, size_t gi, const char *members)
 {
-	const struct hs_group *g;
+	const struct hs_group *g = group_at(s, gi);
 	struct hs_group ng;
 	struct hs_gshadow ns;
-	long si = gshadow_copy(s, gi, &ns);
+	long si;
 	int changed = 0;
 
+	if (!g)
+		return -EINVAL;
+	si = gshadow_copy(s, gi, &ns);
 	if (si < -1)
 		return (int)si;
 	if (si >= 0 && strcmp(ns.members, members) != 0) {
@@ -206,7 +214,7 @@ int hs_groupops_add_member(struct hs_accountset *s, size_t gi, const char *user)
 	int r;
 
 	if (!g)
-		return fail(s, HS_AS_GROUP, -ENOENT, "no such group");
+		return -EINVAL;
 	r = hs_records_list_add(g->members, user, &list);
 	if (r < 0)
 		return fail(s, HS_AS_GROUP, r, "cannot add '%s' to the members of '%s': %s", user,
@@ -224,7 +232,7 @@ int hs_groupops_remove_member(struct hs_accountset *s, size_t gi, const char *us
 	long si;
 
 	if (!g)
-		return fail(s, HS_AS_GROUP, -ENOENT, "no such group");
+		return -EINVAL;
 	r = hs_records_list_remove(g->members, user, &list);
 	if (r < 0)
 		return fail(s, HS_AS_GROUP, r, "cannot remove '%s' from the members of '%s': %s",
@@ -251,6 +259,8 @@ int hs_groupops_set_admins(struct hs_accountset *s, size_t gi, const char *admin
 	struct hs_gshadow ns;
 	long si;
 
+	if (!group_at(s, gi))
+		return -EINVAL;
 	if (!gs)
 		return fail(s, HS_AS_GSHADOW, -ENOENT, "%s does not exist: group administrators "
 			    "are kept there", hs_accountset_path(HS_AS_GSHADOW));
@@ -267,8 +277,11 @@ int hs_groupops_set_password(struct hs_accountset *s, size_t gi, const char *has
 {
 	struct hs_group ng;
 	struct hs_gshadow ns;
-	long si = gshadow_copy(s, gi, &ns);
+	long si;
 
+	if (!group_at(s, gi))
+		return -EINVAL;
+	si = gshadow_copy(s, gi, &ns);
 	if (si < -1)
 		return (int)si;
 	if (si >= 0) {
@@ -292,6 +305,8 @@ int hs_groupops_rename(struct hs_accountset *s, size_t gi, const char *new_name,
 
 	if (replaced_stale)
 		*replaced_stale = false;
+	if (!group_at(s, gi))
+		return -EINVAL;
 	if (hs_accountdb_find(gr, new_name) >= 0)
 		return fail(s, HS_AS_GROUP, -EEXIST, "group '%s' already exists", new_name);
 	if (gs) {
@@ -321,8 +336,11 @@ int hs_groupops_rename(struct hs_accountset *s, size_t gi, const char *new_name,
 int hs_groupops_set_gid(struct hs_accountset *s, size_t gi, gid_t gid)
 {
 	struct hs_group ng;
-	long si = hs_groupops_gshadow_line(s, gi);
+	long si;
 
+	if (!group_at(s, gi))
+		return -EINVAL;
+	si = hs_groupops_gshadow_line(s, gi);
 	if (si < -1)
 		return (int)si;
 	ng = *group_at(s, gi);
@@ -339,7 +357,7 @@ int hs_groupops_delete(struct hs_accountset *s, size_t gi)
 	int r;
 
 	if (!g)
-		return fail(s, HS_AS_GROUP, -ENOENT, "no such group");
+		return -EINVAL;
 	if (gs) {
 		long si = hs_accountdb_find(gs, g->name);
 

@@ -57,6 +57,10 @@ long hs_groupops_gshadow_line(struct hs_accountset *s, size_t gi);
 long hs_groupops_add(struct hs_accountset *s, const char *name, gid_t gid, const char *hash,
                      const char *members, bool *replaced_stale);
 
+/* Every function below that takes gi fails with -EINVAL (s->error set),
+ * having changed nothing, when gi names no line of /etc/group (past the
+ * end, or deleted), as does hs_groupops_gshadow_line above. */
+
 /* Replace the member list (a valid list, "" for none) in both files. */
 int hs_groupops_set_members(struct hs_accountset *s, size_t gi, const char *members);
 /* Add / remove one member in both files (the result is /etc/group's list

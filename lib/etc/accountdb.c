@@ -337,6 +337,7 @@ static struct hs_dbline *build_in(struct hs_accountdb *db, size_t i, char *copy)
 			copy = chunk_alloc(db, l->len + 1);
 		if (!copy) {
 			set_error(db, "cannot read %s: %s", db_path(db), hs_strerror(-ENOMEM));
+			db->lost = -ENOMEM;
 			return NULL;
 		}
 		memcpy(copy, l->text, l->len);
@@ -563,6 +564,7 @@ static int table_build(struct hs_accountdb *db, bool ids, long *dup, long *first
 	ix->stale = !ix->slots;
 	if (!ix->slots) {
 		set_error(db, "cannot index %s: %s", db_path(db), hs_strerror(-ENOMEM));
+		db->lost = -ENOMEM;
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < db->n_lines; i++) {
@@ -1463,6 +1465,8 @@ int hs_accountdb_serialize(const struct hs_accountdb *db, struct hs_buf *out)
 
 	if (!db || !out)
 		return -EINVAL;
+	if (db->lost)
+		return db->lost;
 	r = pieces_alloc(db, &iov, &n, &total);
 	for (size_t i = 0; r == 0 && i < n; i++)
 		r = hs_strbuf_append(out, iov[i].iov_base, iov[i].iov_len);
@@ -1502,8 +1506,12 @@ int hs_accountdb_write_set(struct hs_accountdb *const dbs[], size_t n, size_t *f
 			.expect = db->expect_on_disk ? &db->on_disk : NULL,
 		};
 		/* a mapping cut short (fileio.h) holds zeros, not the file */
-		r = db->mapped && hs_fileio_map_torn(db->data)
-			? -HS_E_CHANGED : pieces_alloc(db, &iovs[i], &files[i].n_iov, &total);
+		if (db->lost)
+			r = db->lost;
+		else if (db->mapped && hs_fileio_map_torn(db->data))
+			r = -HS_E_CHANGED;
+		else
+			r = pieces_alloc(db, &iovs[i], &files[i].n_iov, &total);
 		files[i].iov = iovs[i];
 		if (r < 0) {
 			set_error(db, "cannot write %s: %s", db->path, hs_strerror(r));

@@ -31,7 +31,9 @@
  * checked: they go back to the file as the bytes they were.  A lookup
  * that meets a line that does not parse finds nothing and leaves
  * "PATH:LINE: invalid entry: REASON" in db->error; replace and append
- * refuse a name such a line has.  Read any other line through
+ * refuse a name such a line has.  A lookup that runs out of memory also
+ * finds nothing; the db is then written no more (-ENOMEM), as the
+ * caller may have acted on that answer.  Read any other line through
  * hs_accountdb_get (or hs_accountdb_text / hs_accountdb_id, which never
  * build a record), never through db->lines directly. */
 #ifndef HS_ACCOUNTDB_H
@@ -151,6 +153,10 @@ struct hs_accountdb {
 	size_t absent_len;
 	char absent[64];
 	struct hs_db_chunk *chunks;     /* parse copies of loaded lines */
+	/* -ENOMEM once a lazy parse or an index could not be had: a lookup
+	 * then answered "no such line", maybe wrongly, and a decision made
+	 * on it must not reach the file, so the db is written no more */
+	int lost;
 };
 #define HS_ACCOUNTDB_INIT { .n_lines = 0 }
 

@@ -140,6 +140,15 @@ int hs_accountset_commit(struct hs_accountset *s)
 	}
 	if (n == 0)
 		return 0;
+	/* a lookup in any file of the set that ran out of memory may have
+	 * answered "none" wrongly, and the change may rest on it */
+	for (size_t k = 0; k < HS_AS_COUNT; k++)
+		if (s->used[k] && s->db[k].lost) {
+			snprintf(s->error, sizeof(s->error), "cannot read %s: %s", s->path[k],
+				 hs_strerror(s->db[k].lost));
+			s->failed = (enum hs_as_file)k;
+			return s->db[k].lost;
+		}
 	s->committed = true;
 	/* one transaction (lib/etc/txn.h): a crash between two renames can
 	 * no longer leave a group without its user */

@@ -29,6 +29,7 @@
  * Every password is wiped as soon as it has been used, and the stdio
  * buffer of standard input is ours so it can be wiped too. */
 #include <crypt.h>
+#include <ctype.h>
 #include <errno.h>
 #include <pwd.h>
 #include <stdbool.h>
@@ -228,14 +229,34 @@ static int write_batch(int treefd, gid_t auth_gid, struct hs_secret_batch *b)
 	return -1;
 }
 
+/* Does prompt hold word as a whole word (letters on neither side), in any
+ * case? */
+static bool has_word(const char *prompt, const char *word)
+{
+	size_t len = strlen(word);
+
+	for (const char *p = prompt; (p = strcasestr(p, word)); p++)
+		if ((p == prompt || !isalpha((unsigned char)p[-1])) &&
+		    !isalpha((unsigned char)p[len]))
+			return true;
+	return false;
+}
+
 /* Answers every hidden prompt ("New password:", "Retype new password:")
- * with the line's password.  Root is not asked for the current one; a
- * prompt for it is refused rather than answered with the new password. */
+ * with the line's password, as shadow-utils' chpasswd does.  Root is not
+ * asked for the current one; a module that asks all the same is refused
+ * rather than handed the new password as the old (a wrong password, which
+ * the module may count against the account).  Such prompts name it with
+ * the word "current" or "old": "Current password: " (pam_unix,
+ * pam_hardened_shadow), "(current) UNIX password: ", "Enter current
+ * password: ", "Old password: ".  Whole words: "New Bold password: "
+ * (authtok_type=Bold) is a new-password prompt.  chpasswd calls no
+ * setlocale(), so the modules' prompts are in English. */
 static const char *batch_answer(void *ctx, const char *prompt)
 {
 	const struct hs_secret_entry *e = ctx;
 
-	if (strcasestr(prompt, "current") || strcasestr(prompt, "old")) {
+	if (has_word(prompt, "current") || has_word(prompt, "old")) {
 		hs_warn("line %lu: PAM asked for the current password of user '%s'", e->lineno,
 			e->name);
 		return NULL;

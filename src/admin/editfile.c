@@ -287,46 +287,44 @@ void hs_editfile_remove(struct hs_editfile *ef)
 
 /* ---- running the editor ---- */
 
-/* Like git: a command without shell syntax is split on blanks and run
- * directly; anything else goes through sh -c 'CMD "$@"', with the file
- * name as a positional parameter so it is never parsed as shell text. */
+/* A NULL-terminated copy of the n strings of words, or NULL when out of
+ * memory.  The copies are made in order, so the vector has no hole before
+ * its NULL and the cleanup frees every copy made. */
+static char **strv_copy(const char *const *words, size_t n)
+{
+	__attribute__((cleanup(free_strvp))) char **v = calloc(n + 1, sizeof(*v));
+
+	for (size_t i = 0; v && i < n; i++)
+		if (!(v[i] = strdup(words[i])))
+			return NULL;
+	return TAKE_PTR(v);
+}
+
+/* Like shadow-utils' vipw, which hands "CMD FILE" to system(), a command of
+ * more than one word or with any shell syntax is shell text: it goes
+ * through sh -c 'CMD "$@"' CMD FILE, the file name a positional parameter
+ * so that it is never parsed as shell text.  A single plain word (the
+ * usual "vi") is run directly: the same thing, one process shorter. */
 static char **editor_argv(const char *cmd, const char *file)
 {
+	_cleanup_free_ char *script = NULL;
+	const char *words[5];
 	size_t n = 0;
-	char **argv, *copy = NULL, *save = NULL;
 
-	/* any shell syntax */
-	if (cmd[strcspn(cmd, "|&;<>()$`\\\"'\n*?[#~=%")] != '\0') {
-		argv = calloc(6, sizeof(*argv));
-		if (!argv)
+	if (cmd[strcspn(cmd, " \t|&;<>()$`\\\"'\n*?[#~=%!{}")] == '\0') {
+		words[n++] = cmd;
+	} else {
+		if (asprintf(&script, "%s \"$@\"", cmd) < 0) {
+			script = NULL;    /* asprintf leaves it undefined */
 			return NULL;
-		argv[0] = strdup("sh");
-		argv[1] = strdup("-c");
-		if (asprintf(&argv[2], "%s \"$@\"", cmd) < 0)
-			argv[2] = NULL;
-		argv[3] = strdup(cmd);
-		argv[4] = strdup(file);
-		for (int i = 0; i < 5; i++)
-			if (!argv[i])
-				goto fail;
-		return argv;
+		}
+		words[n++] = "sh";
+		words[n++] = "-c";
+		words[n++] = script;
+		words[n++] = cmd;       /* $0: the name in sh's messages */
 	}
-	/* every word (at most one per two bytes), the file and NULL */
-	argv = calloc(strlen(cmd) / 2 + 3, sizeof(*argv));
-	copy = strdup(cmd);
-	if (!argv || !copy)
-		goto fail;
-	for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
-		if (!(argv[n++] = strdup(w)))
-			goto fail;
-	if (n == 0 || !(argv[n++] = strdup(file)))
-		goto fail;
-	free(copy);
-	return argv;
-fail:
-	free(copy);
-	free_strv(argv);
-	return NULL;
+	words[n++] = file;
+	return strv_copy(words, n);
 }
 
 /* Hand the terminal to pgrp (we may be in the background by then, hence
@@ -344,7 +342,8 @@ static void set_foreground(pid_t pgrp)
 
 static noreturn void run_child(char **argv, char **envp, bool give_tty, pid_t parent)
 {
-	bool via_shell = strcmp(argv[0], "sh") == 0 && argv[1] && strcmp(argv[1], "-c") == 0;
+	/* only the shell form has more than the editor and the file */
+	bool via_shell = argv[2] != NULL;
 
 	setpgid(0, 0);
 	if (give_tty)
@@ -367,16 +366,107 @@ static noreturn void run_child(char **argv, char **envp, bool give_tty, pid_t pa
 	_exit(127);
 }
 
+/* One run of the editor, as the waiting loop sees it. */
+struct editor_run {
+	pid_t pid;
+	bool give_tty;          /* the editor has the terminal while it runs */
+	bool forwarded;         /* one of our signals went to the editor */
+	bool killed;            /* and the grace period ran out: SIGKILL */
+	struct timespec deadline;
+};
+
+/* ^Z in the editor: give the terminal back and stop ourselves, so the
+ * shell sees the job stopped; go on with the editor when we are
+ * continued.  Once we are going, a stop only delays that. */
+static void editor_stopped(const struct editor_run *run)
+{
+	if (!run->forwarded) {
+		if (run->give_tty)
+			set_foreground(getpgrp());
+		kill(getpid(), SIGSTOP);
+		if (run->give_tty)
+			set_foreground(run->pid);
+	}
+	kill(-run->pid, SIGCONT);
+}
+
+/* A signal of ours goes to the editor's group, which then has
+ * HS_EDIT_GRACE_MS to go before SIGKILL. */
+static void editor_forward_signals(struct editor_run *run)
+{
+	int sig = hs_edit_signal_pending();
+	struct timespec now;
+
+	if (sig && !run->forwarded) {
+		kill(-run->pid, sig);
+		kill(-run->pid, SIGCONT);
+		clock_gettime(CLOCK_MONOTONIC, &run->deadline);
+		hs_timespec_add_ms(&run->deadline, HS_EDIT_GRACE_MS);
+		run->forwarded = true;
+	}
+	if (!run->forwarded || run->killed)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec > run->deadline.tv_sec ||
+	    (now.tv_sec == run->deadline.tv_sec && now.tv_nsec >= run->deadline.tv_nsec)) {
+		kill(-run->pid, SIGKILL);
+		run->killed = true;
+	}
+}
+
+/* Wait for the editor to end, passing on stops and our signals: 0 with
+ * its wait status in *status, or a negative error, already reported (the
+ * editor is killed then). */
+static int editor_wait(struct editor_run *run, const char *shown, int *status)
+{
+	const struct timespec tick = { 0, 100 * 1000000L };    /* 100 ms */
+
+	for (;;) {
+		pid_t w = waitpid(run->pid, status, WNOHANG | WUNTRACED);
+		int r;
+
+		if (w == run->pid && WIFSTOPPED(*status)) {
+			editor_stopped(run);
+			continue;
+		}
+		if (w == run->pid)
+			return 0;
+		if (w < 0 && errno != EINTR) {
+			r = -errno;
+			hs_warn("waiting for %s: %s", shown, strerror(-r));
+			kill(-run->pid, SIGKILL);
+			(void)waitpid(run->pid, status, 0);
+			return r;
+		}
+		editor_forward_signals(run);
+		/* sleep until a signal of ours (or SIGCHLD) arrives; in the
+		 * grace period, at most a tick */
+		(void)ppoll(NULL, 0, run->forwarded && !run->killed ? &tick : NULL, &wait_mask);
+	}
+}
+
+/* What the editor's wait status means for us: see hs_editfile_edit. */
+static int editor_result(const char *shown, int status)
+{
+	if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+		hs_warn("%s returned with status %d", shown, WEXITSTATUS(status));
+		return WEXITSTATUS(status);
+	}
+	if (WIFSIGNALED(status)) {
+		hs_warn("%s killed by signal %d", shown, WTERMSIG(status));
+		return 1;
+	}
+	return 0;
+}
+
 int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *env)
 {
 	/* VISUAL, else EDITOR (take() ignored empty values), else "vi" */
 	const char *cmd = env->visual ? env->visual : env->editor ? env->editor : "vi";
 	char shown[256];
 	__attribute__((cleanup(free_strvp))) char **argv = NULL, **envp = NULL;
-	bool give_tty, forwarded = false, killed = false;
-	struct timespec deadline = { 0, 0 };
-	const struct timespec tick = { 0, 100 * 1000000L };    /* 100 ms */
-	pid_t pid, parent = getpid();
+	struct editor_run run = { .pid = -1 };
+	pid_t parent = getpid();
 	int status = 0, r;
 
 	hs_printable(cmd, shown, sizeof(shown));
@@ -388,89 +478,31 @@ int hs_editfile_edit(const struct hs_editfile *ef, const struct hs_editor_env *e
 		hs_warn("out of memory");
 		return -ENOMEM;
 	}
-	give_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	run.give_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
+	run.pid = fork();
+	if (run.pid < 0) {
 		r = -errno;
 		hs_warn("cannot run %s: %s", shown, strerror(-r));
 		return r;
 	}
-	if (pid == 0)
-		run_child(argv, envp, give_tty, parent);
+	if (run.pid == 0)
+		run_child(argv, envp, run.give_tty, parent);
 	/* also here, so killpg works however the two processes race */
-	(void)setpgid(pid, pid);
+	(void)setpgid(run.pid, run.pid);
 
-	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG | WUNTRACED);
-		int sig;
-
-		if (w == pid && WIFSTOPPED(status)) {
-			if (forwarded) {
-				kill(-pid, SIGCONT);
-				continue;
-			}
-			/* ^Z in the editor: give the terminal back and stop
-			 * ourselves, so the shell sees the job stopped; go on
-			 * with the editor when we are continued */
-			if (give_tty)
-				set_foreground(getpgrp());
-			kill(getpid(), SIGSTOP);
-			if (give_tty)
-				set_foreground(pid);
-			kill(-pid, SIGCONT);
-			continue;
-		}
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			r = -errno;
-			hs_warn("waiting for %s: %s", shown, strerror(-r));
-			kill(-pid, SIGKILL);
-			(void)waitpid(pid, &status, 0);
-			if (give_tty)
-				set_foreground(getpgrp());
-			return r;
-		}
-		sig = hs_edit_signal_pending();
-		if (sig && !forwarded) {
-			kill(-pid, sig);
-			kill(-pid, SIGCONT);
-			clock_gettime(CLOCK_MONOTONIC, &deadline);
-			hs_timespec_add_ms(&deadline, HS_EDIT_GRACE_MS);
-			forwarded = true;
-		}
-		if (forwarded && !killed) {
-			struct timespec now;
-
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (now.tv_sec > deadline.tv_sec ||
-			    (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec)) {
-				kill(-pid, SIGKILL);
-				killed = true;
-			}
-		}
-		/* sleep until a signal of ours (or SIGCHLD) arrives; in the
-		 * grace period, at most a tick */
-		(void)ppoll(NULL, 0, forwarded && !killed ? &tick : NULL, &wait_mask);
-	}
-	if (give_tty)
+	r = editor_wait(&run, shown, &status);
+	if (run.give_tty)
 		set_foreground(getpgrp());
-	if (forwarded) {
+	if (r < 0)
+		return r;
+	if (run.forwarded) {
 		/* we are going: so is whatever the editor left in its group
 		 * (a script's background children ignore SIGINT) */
-		kill(-pid, SIGKILL);
+		kill(-run.pid, SIGKILL);
 		return -EINTR;
 	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-		hs_warn("%s returned with status %d", shown, WEXITSTATUS(status));
-		return WEXITSTATUS(status);
-	}
-	if (WIFSIGNALED(status)) {
-		hs_warn("%s killed by signal %d", shown, WTERMSIG(status));
-		return 1;
-	}
-	return 0;
+	return editor_result(shown, status);
 }
 
 /* ---- asking ---- */

@@ -85,7 +85,9 @@ static uid_t new_uid;
 
 /* What the audit events report, noted while the change is staged: the
  * membership changes in the group file's order ('a' added, 'r' removed,
- * 'n' renamed), and whether the hash changes. */
+ * 'n' renamed; NULL with n set: n renames, which -l alone notes without
+ * allocating, so that no allocation failure can drop their events), and
+ * whether the hash changes. */
 static struct {
 	char *groups;
 	size_t n;
@@ -1552,12 +1554,11 @@ static void plan_stage_other_files(const struct usermod_plan *p)
 	if (o.login && !o.groups) {
 		struct hs_accountdb *gr = db(HS_AS_GROUP);
 
-		changed.groups = calloc(gr->n_lines + 1, 1);
-		for (size_t i = 0; changed.groups && i < gr->n_lines; i++) {
+		for (size_t i = 0; i < gr->n_lines; i++) {
 			const union hs_dbrec *rec = hs_accountdb_get(gr, i);
 
 			if (rec && hs_records_list_contains(rec->gr.members, p->user))
-				changed.groups[changed.n++] = 'n';
+				changed.n++;
 		}
 	}
 	if (o.login && hs_accountset_rename_user(&set, p->user, o.login) < 0)
@@ -1602,11 +1603,14 @@ static void audit_changes(const struct usermod_plan *p, bool gshadow)
 		if (fields[i].when)
 			hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, fields[i].op, NULL, p->ent.uid, true);
 	for (int pass = 0; pass < 1 + gshadow; pass++)
-		for (size_t i = 0; i < changed.n; i++)
+		for (size_t i = 0; i < changed.n; i++) {
+			char kind = changed.groups ? changed.groups[i] : 'n';
+
 			/* the gshadow rename names the old name */
-			hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, member_op(changed.groups[i], pass),
-					 pass && changed.groups[i] == 'n' ? p->user : name,
-					 HS_AUDITLOG_NO_ID, true);
+			hs_auditlog_acct(AUDIT_USER_CHAUTHTOK, member_op(kind, pass),
+					 pass && kind == 'n' ? p->user : name, HS_AUDITLOG_NO_ID,
+					 true);
+		}
 }
 
 /* ---- the commit: see the top of the file for the order ---- */

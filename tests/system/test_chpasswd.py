@@ -253,6 +253,28 @@ def test_pam_refusal_names_the_line(pam):
     assert verify("carol-old-1", hash_of(pam, "carol"))
 
 
+def test_pam_prompts_told_apart_by_whole_words(pam):
+    """A hidden prompt is refused as a request for the current password only when it
+    says "current" or "old" as a word: a module's authtok_type=Bold asks "New Bold
+    password: " and "Retype new Bold password: ", new-password prompts that chpasswd
+    answers (it refused them, for the "old" in "Bold"); a prompt that names the current
+    password as a word (authtok_type=current makes "New current password: ") is still
+    refused, and nothing is changed."""
+    pam.write("/etc/pam.d/chpasswd",
+              "password required pam_hardened_shadow.so authtok_type=Bold\n")
+    res = run(pam, [CHPASSWD], input="alice:Zq7a-Long-Pw-91x\nbob:Zq7b-Long-Pw-91x\n")
+    assert res.returncode == 0, res
+    assert verify("Zq7a-Long-Pw-91x", hash_of(pam, "alice"))
+    assert verify("Zq7b-Long-Pw-91x", hash_of(pam, "bob"))
+    pam.write("/etc/pam.d/chpasswd",
+              "password required pam_hardened_shadow.so authtok_type=current\n")
+    res = run(pam, [CHPASSWD], input="carol:Zq7c-Long-Pw-91x\n")
+    assert res.returncode == 1, res
+    assert "chpasswd: line 1: PAM asked for the current password of user 'carol'" \
+        in res.stderr
+    assert verify("carol-old-1", hash_of(pam, "carol"))
+
+
 def test_pam_stack_failing_for_the_third_user(pam):
     """A PAM stack that refuses carol: alice and bob are changed and listed, carol and
     dave are not touched."""

@@ -6,10 +6,12 @@ directory renamed, memberships renamed, the password still works under the new n
 
 import os
 import signal
+import socket
 import time
 
 import pytest
 
+import audittrace
 from homemounts import HOME_MOUNTS, mount_on_home
 
 # the proxy's paths: login.defs' SHELL_PROXY yes (the default is no)
@@ -294,6 +296,50 @@ def test_rename(two):
     assert verify(sb, "alicia", "alice-pw-1").returncode == 0
     assert sb.run(["getent", "shadow", "alicia"]).returncode == 0
     assert sb.run(["getent", "shadow", "alice"], check=False).returncode != 0
+
+
+def test_rename_member_events_sent_at_the_edge_of_memory(two):
+    """-l alone sends a member-rename event per group (and gshadow line) naming the
+    user.  It noted them in an array of one byte per group line, and when that calloc
+    failed it sent none of them yet renamed the user: with 300000 groups and an address
+    space (RLIMIT_AS) just large enough for usermod -l to succeed (found by bisection),
+    the events were missing.  Below that limit it fails, and changes nothing; at it,
+    every member list has the new name."""
+    sb = two
+    try:
+        socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 9).close()
+    except OSError as e:
+        pytest.skip("this kernel has no audit netlink socket (%s)" % e)
+    sb.write("/etc/group", sb.read("/etc/group") +
+             "".join("g%d:x:%d:\n" % (i, 100000 + i) for i in range(300000)))
+    before = {f: sb.read(f) for f in ("/etc/passwd", "/etc/group", "/etc/gshadow")}
+
+    def rename(limit):
+        r = sb.run(["prlimit", "--as=%d" % limit, USERMOD, "-l", "alicia", "alice"],
+                   check=False)
+        if r.returncode == 0:
+            sb.run([USERMOD, "-l", "alice", "alicia"])
+        else:
+            assert {f: sb.read(f) for f in before} == before, r.stderr
+        return r.returncode == 0
+
+    lo, hi = 1 << 24, 1 << 29
+    assert not rename(lo) and rename(hi)
+    while hi - lo > 16384:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if rename(mid) else (mid, hi)
+    # every group line was read: none kept the old name (a lookup that ran out of
+    # memory once answered "not a member" and the rename went on)
+    sb.run(["prlimit", "--as=%d" % hi, USERMOD, "-l", "alicia", "alice"])
+    assert members(sb, "proj") == ["alicia", "bob"]
+    assert entry(sb, "/etc/gshadow", "proj")[2:] == ["alicia", "alicia,bob"]
+    sb.run([USERMOD, "-l", "alice", "alicia"])
+    events, r = audittrace.run(sb, ["prlimit", "--as=%d" % hi, USERMOD, "-l", "alicia",
+                                    "alice"])
+    assert r.returncode == 0, r.stderr
+    ops = [e.fields.get("op") for e in events]
+    assert "changing group member" in ops and "changing member in shadow group" in ops, \
+        audittrace.show(events)
 
 
 def test_rename_refused_when_directory_name_taken(two):

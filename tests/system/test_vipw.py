@@ -415,6 +415,31 @@ def test_editor_environment_is_scrubbed(classic):
     assert_clean(sb)
 
 
+def test_editor_command_is_shell_text_with_the_file_as_a_parameter(classic):
+    """Like shadow-utils' vipw (which hands "EDITOR FILE" to system()), an editor command
+    of several words is shell text: shell words such as exec work, and a command that
+    is itself a shell (sh -c CMD) gets the file as the parameter after CMD's $0.  The
+    file name is a positional parameter, never pasted into the text: a command that
+    ends in a comment still gets it through "$@"."""
+    sb = classic
+    action(sb, SET_GECOS)
+    res = vipw(sb, env={"EDITOR": "exec " + ED})
+    assert res.returncode == 0, res.stderr
+    run = log_entries(sb)[-1]
+    assert run["args"] == "1" and re.match(r"^/tmp/vipw\.[^/]+/passwd$", run["file"]), run
+    assert lines_of(sb, "/etc/passwd", "alice")[0].split(":")[4] == "Alice Edited"
+    n = len(log_entries(sb))
+    res = vipw(sb, env={"VISUAL": "command " + ED + " -u NONE"})
+    assert res.returncode == 0, res.stderr
+    assert log_entries(sb)[n]["args"] == "3"
+    # sh -c 'ED "$0"': the file is the inner shell's $0, as with system()
+    res = vipw(sb, env={"EDITOR": "sh -c '%s \"$0\"'" % ED})
+    assert res.returncode == 0, res.stderr
+    inner = log_entries(sb)[n + 1]
+    assert inner["args"] == "1" and inner["file"].endswith("/passwd"), inner
+    assert_clean(sb)
+
+
 def test_concurrent_useradd_waits_for_the_lock(classic):
     sb = classic
     action(sb, SET_GECOS + "touch %s/editing\nwhile [ ! -e %s/go ]; do sleep 0.05; done\n"

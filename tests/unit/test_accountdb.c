@@ -341,6 +341,59 @@ static void test_full_load_out_of_memory_says_so(void **state)
 	assert_int_equal(in_child(full_load_out_of_memory, NULL), 0);
 }
 
+/* A lookup of a lazily loaded db that ran out of memory answers "no such
+ * line", maybe wrongly (usermod -l went on, leaving the old name in a
+ * member list it could not parse): once that happened the db is written
+ * no more, and neither is an accountset that holds it. */
+static int lookup_out_of_memory(void *arg)
+{
+	const struct tmp_dirs *f = arg;
+	struct hs_accountdb db;
+	struct hs_passwd p;
+	void **fill;
+	long i;
+
+	signal(SIGSEGV, SIG_DFL);
+	if (hs_accountdb_load(&db, HS_DB_PASSWD, path_in(f, "passwd"), HS_DB_LAZY) < 0)
+		return 2;
+	fill = fill_address_space();
+	if (!fill)
+		return 3;
+	i = hs_accountdb_find(&db, "bob");
+	fill_free(fill);
+	if (i != -1 || !strstr(db.error, "Cannot allocate memory"))
+		return 4;
+	/* room again: the caller, told "no bob", goes on with alice (as
+	 * usermod -l went on past a member list it could not read) */
+	i = hs_accountdb_find(&db, "alice");
+	if (i < 0)
+		return 5;
+	p = hs_accountdb_get(&db, (size_t)i)->pw;
+	p.gecos = "no bob";
+	if (hs_accountdb_replace(&db, (size_t)i, &p) < 0)
+		return 6;
+	if (hs_accountdb_write(&db) != -ENOMEM || !strstr(db.error, "cannot write"))
+		return 7;
+	hs_accountdb_free(&db);
+	return 0;
+}
+
+static void test_lookup_out_of_memory_writes_nothing(void **state)
+{
+	struct tmp_dirs *f = *state;
+	size_t len;
+	_cleanup_free_ char *before = NULL, *after = NULL;
+
+#ifdef UNDER_ASAN
+	skip();
+#endif
+	put_str(f->dfd, "passwd", passwd_text, getuid(), getgid(), 0644);
+	before = read_all(path_in(f, "passwd"), &len);
+	assert_int_equal(in_child(lookup_out_of_memory, f), 0);
+	after = read_all(path_in(f, "passwd"), &len);
+	assert_string_equal(before, after);
+}
+
 /* A file rewritten in place while it is loaded (by a writer that ignores
  * the locks: an editor that keeps the inode), gaining and losing newlines
  * during the split: the load succeeds or fails as changed, and never
@@ -1759,6 +1812,8 @@ int main(void)
 		cmocka_unit_test(test_scans_match_naive),
 		cmocka_unit_test(test_load_out_of_memory_half_way),
 		cmocka_unit_test(test_full_load_out_of_memory_says_so),
+		cmocka_unit_test_setup_teardown(test_lookup_out_of_memory_writes_nothing,
+						tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_rewritten_while_split, tmp_dirs_setup, tmp_dirs_teardown),
 		cmocka_unit_test(test_deleted_bad_line_frees_name),
 		cmocka_unit_test(test_edits_match_naive),

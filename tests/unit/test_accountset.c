@@ -364,6 +364,52 @@ static void test_no_write_through_a_released_directory_fd(void **state)
 	close(other);
 }
 
+/* A lookup in a file of the set that ran out of memory ("no staff",
+ * maybe wrongly) stops the commit of any file of the set: passwd is not
+ * written on a decision that rests on it, though group is unchanged. */
+static int commit_after_lookup_out_of_memory(void *arg)
+{
+	struct hs_accountset s;
+	struct hs_passwd p;
+	void **fill;
+	long i;
+
+	(void)arg;
+	signal(SIGSEGV, SIG_DFL);
+	if (hs_accountset_open(&s, HS_AS_BIT(HS_AS_PASSWD) | HS_AS_GROUP_FILES, HS_DB_LAZY) < 0)
+		return 2;
+	fill = fill_address_space();
+	if (!fill)
+		return 3;
+	i = hs_accountdb_find(&s.db[HS_AS_GROUP], "staff");
+	fill_free(fill);
+	if (i != -1)
+		return 4;
+	i = hs_accountdb_find(&s.db[HS_AS_PASSWD], "alice");
+	if (i < 0)
+		return 5;
+	p = hs_accountdb_get(&s.db[HS_AS_PASSWD], (size_t)i)->pw;
+	p.gecos = "no staff";
+	if (hs_accountdb_replace(&s.db[HS_AS_PASSWD], (size_t)i, &p) < 0)
+		return 6;
+	if (hs_accountset_commit(&s) != -ENOMEM || s.failed != HS_AS_GROUP ||
+	    !strstr(s.error, "cannot read") || !strstr(s.error, "/etc/group"))
+		return 7;
+	hs_accountset_close(&s);
+	return 0;
+}
+
+static void test_commit_after_lookup_out_of_memory(void **state)
+{
+	struct tmp_dirs *f = *state;
+
+#ifdef UNDER_ASAN
+	skip();
+#endif
+	assert_int_equal(in_child(commit_after_lookup_out_of_memory, NULL), 0);
+	assert_null(strstr(slurp(f->dfd, "etc/passwd"), "no staff"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +420,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lock_failure_is_told_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_membership_edits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_membership_edits_lazy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commit_after_lookup_out_of_memory, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_list_edits_match_whole_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_onto_existing_member_keeps_one, setup,
 						teardown),

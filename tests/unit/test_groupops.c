@@ -176,6 +176,55 @@ static void test_without_gshadow(void **state)
 	assert_int_equal(faccessat(f->dfd, "etc/gshadow", F_OK, 0), -1);
 }
 
+/* Every entry point taking a group index refuses one that names no line
+ * (past the end, or a deleted line) with -EINVAL and s->error, changing
+ * nothing: rename without gshadow read the missing line through NULL. */
+static void check_bad_index(struct hs_accountset *s, size_t gi)
+{
+	bool stale = true;
+
+	assert_int_equal(hs_groupops_rename(s, gi, "renamed", &stale), -EINVAL);
+	assert_false(stale);
+	assert_non_null(strstr(s->error, "no group at line"));
+	assert_int_equal(hs_groupops_gshadow_line(s, gi), -EINVAL);
+	assert_int_equal(hs_groupops_set_members(s, gi, "alice"), -EINVAL);
+	assert_int_equal(hs_groupops_add_member(s, gi, "alice"), -EINVAL);
+	assert_int_equal(hs_groupops_remove_member(s, gi, "bob", true), -EINVAL);
+	assert_int_equal(hs_groupops_set_admins(s, gi, "alice"), -EINVAL);
+	assert_int_equal(hs_groupops_set_password(s, gi, "!"), -EINVAL);
+	assert_int_equal(hs_groupops_set_gid(s, gi, 99), -EINVAL);
+	assert_int_equal(hs_groupops_delete(s, gi), -EINVAL);
+}
+
+static void test_bad_index_refused(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_accountset s;
+	const size_t bad[] = { 5, 6, 1000, (size_t)-1 };    /* group has 5 lines */
+	size_t drift;
+
+	for (int with_gshadow = 1; with_gshadow >= 0; with_gshadow--) {
+		if (!with_gshadow)
+			assert_int_equal(unlinkat(f->dfd, "etc/gshadow", 0), 0);
+		open_set(&s, HS_AS_GROUP_FILES);
+		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+			check_bad_index(&s, bad[i]);
+		commit(&s);
+		assert_string_equal(slurp(f->dfd, "etc/group"), group_text);
+		if (with_gshadow)
+			assert_string_equal(slurp(f->dfd, "etc/gshadow"), gshadow_text);
+	}
+	/* a deleted line */
+	open_set(&s, HS_AS_GROUP_FILES);
+	drift = (size_t)find(&s, "drift");
+	assert_int_equal(hs_groupops_delete(&s, drift), 1);
+	check_bad_index(&s, drift);
+	commit(&s);
+	assert_lacks(f, "etc/group", "drift");
+	assert_lacks(f, "etc/group", "renamed");
+	assert_has_line(f, "etc/group", "staff:x:50:bob");
+}
+
 static void test_add_replaces_stale_gshadow_line(void **state)
 {
 	struct tmp_dirs *f = *state;
@@ -388,6 +437,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_gshadow_line_made_password_moved, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_without_gshadow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_index_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_add_replaces_stale_gshadow_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_and_delete, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gid_and_primary_users, setup, teardown),

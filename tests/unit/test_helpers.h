@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -252,6 +254,47 @@ static inline int in_child(int (*fn)(void *), void *arg)
 	if (pid == 0)
 		_exit(fn(arg));
 	return wait_status(pid);
+}
+
+/* Take the whole address space: a soft RLIMIT_AS at what the process
+ * holds now (the hard one stays, for fill_free), then the heap filled;
+ * the blocks in a list for fill_free. */
+static inline void **fill_address_space(void)
+{
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	bool ok = f && fscanf(f, "%lu", &pages) == 1;
+	struct rlimit as;
+	void **head = NULL, **b;
+
+	if (f)
+		fclose(f);
+	if (!ok || getrlimit(RLIMIT_AS, &as) < 0)
+		return NULL;
+	as.rlim_cur = pages * (rlim_t)sysconf(_SC_PAGESIZE);
+	if (setrlimit(RLIMIT_AS, &as) < 0)
+		return NULL;
+	while ((b = malloc(64))) {
+		*b = head;
+		head = b;
+	}
+	return head;
+}
+
+static inline void fill_free(void **head)
+{
+	struct rlimit as;
+
+	if (getrlimit(RLIMIT_AS, &as) == 0) {
+		as.rlim_cur = as.rlim_max;
+		setrlimit(RLIMIT_AS, &as);
+	}
+	while (head) {
+		void **next = *head;
+
+		free(head);
+		head = next;
+	}
 }
 
 #endif
