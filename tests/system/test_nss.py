@@ -223,6 +223,21 @@ def test_out_of_descriptors_reading_aging_is_no_verdict(tree, client):
     assert injected([client, "direct", "alice"], 3).startswith("status=SUCCESS")
 
 
+def test_openat2_refused_by_a_seccomp_filter(tree, client):
+    """A process whose seccomp filter predates openat2 (an older container runtime, a
+    service's SystemCallFilter=) gets EPERM, not ENOSYS, for it: the lookup falls back to
+    open(2) as without openat2, rather than answering EACCES for every user."""
+    inject = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=openat2",
+              "-e", "inject=openat2:error=EPERM"]
+    res = tree.run(inject + [client, "direct", "alice"])
+    assert res.stdout == "status=SUCCESS errno=0 partial=no\n" \
+        "alice:%s:19000:1:90:7:14:20000:%s\n" % (HASH_A, ULONG_MINUS_ONE)
+    assert tree.run(inject + [client, "direct", "nosuchuser"]).stdout.startswith(
+        "status=NOTFOUND errno=ENOENT")
+    res = tree.run(inject + ["getent", "shadow", "bob"], check=False)
+    assert (res.returncode, res.stdout) == (0, "bob::::::::\n")
+
+
 # ---------------------------------------------------------------- hostile entries
 
 HOSTILE = {
