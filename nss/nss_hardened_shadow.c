@@ -23,7 +23,8 @@
  *   tree missing                           UNAVAIL,  errno ENOENT
  *   entry fails the trust checks or does
  *   not parse (hostile or broken)          UNAVAIL,  errno EIO
- *   out of fds/memory                      TRYAGAIN, errno EAGAIN
+ *   out of fds/memory, also while reading
+ *   the aging file                         TRYAGAIN, errno EAGAIN
  *   buffer too small                       TRYAGAIN, errno ERANGE
  */
 #include <dirent.h>
@@ -58,6 +59,10 @@ enum nss_status _nss_hardened_shadow_endspent(void);
 
 static enum nss_status status_from_error(int err, int *errnop)
 {
+	if (hs_err_transient(err)) {
+		*errnop = EAGAIN;
+		return NSS_STATUS_TRYAGAIN;
+	}
 	switch (-err) {
 	case ENOENT:
 		*errnop = ENOENT;
@@ -66,13 +71,6 @@ static enum nss_status status_from_error(int err, int *errnop)
 	case EPERM:
 		*errnop = EACCES;
 		return NSS_STATUS_UNAVAIL;
-	case EMFILE:
-	case ENFILE:
-	case ENOMEM:
-	case EAGAIN:
-	case EINTR:
-		*errnop = EAGAIN;
-		return NSS_STATUS_TRYAGAIN;
 	default:
 		/* Everything else is an entry that fails a trust check
 		 * (symlink, FIFO, wrong owner, hard link, oversized) or does
@@ -121,7 +119,7 @@ static enum nss_status lookup(const char *name, struct spwd *result, char *buffe
 	struct hs_shadow sh;
 	struct hs_aging ag;
 	enum nss_status status;
-	int r;
+	int r, aging_err;
 
 	/* Cheap early answer for a buffer that cannot even hold the name
 	 * and an empty hash: no filesystem work needed. */
@@ -132,11 +130,16 @@ static enum nss_status lookup(const char *name, struct spwd *result, char *buffe
 	/* Fail closed: a missing, foreign-owned or garbled aging file
 	 * yields an expired account (expire = 1), never "no limits".  The
 	 * error itself is not logged: a library inside someone else's
-	 * process must not open a syslog socket. */
-	r = hs_userdir_lookup(name, scratch, sizeof scratch, &sh, &ag, NULL);
+	 * process must not open a syslog socket.  Out of descriptors or
+	 * memory, though, nothing was learnt of the file: TRYAGAIN, not an
+	 * account that expired in 1970. */
+	r = hs_userdir_lookup(name, scratch, sizeof scratch, &sh, &ag, &aging_err);
 	if (r < 0)
 		return status_from_error(r, errnop);  /* the reader wiped scratch */
-	status = fill_spwd(name, &sh, &ag, result, buffer, buflen, errnop);
+	if (hs_err_transient(aging_err))
+		status = status_from_error(aging_err, errnop);
+	else
+		status = fill_spwd(name, &sh, &ag, result, buffer, buflen, errnop);
 	/* A line that parsed is at most "HASH:LSTCHG:" long; wiping just that
 	 * keeps 4 KiB of memset out of every lookup. */
 	hs_wipe(scratch, HS_HASH_MAX + 32);
@@ -164,12 +167,17 @@ static enum nss_status lookup_at(int treefd, const char *name, struct spwd *resu
 	if (udirfd < 0)
 		return status_from_error(udirfd, errnop);
 	r = hs_userdir_read_shadow(udirfd, owner, scratch, sizeof(scratch), &sh);
-	if (r < 0) {
-		status = status_from_error(r, errnop);
-	} else {
-		(void)hs_userdir_aging_or_expired(udirfd, &ag);
-		status = fill_spwd(name, &sh, &ag, result, buffer, buflen, errnop);
+	if (r == 0) {
+		/* as in lookup: the fail-closed aging stands, a shortage
+		 * does not */
+		int aging_err = hs_userdir_aging_or_expired(udirfd, &ag);
+
+		r = hs_err_transient(aging_err) ? aging_err : 0;
 	}
+	if (r < 0)
+		status = status_from_error(r, errnop);
+	else
+		status = fill_spwd(name, &sh, &ag, result, buffer, buflen, errnop);
 	hs_wipe(scratch, sizeof(scratch));
 	hs_close(udirfd);
 	return status;

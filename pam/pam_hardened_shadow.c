@@ -842,7 +842,9 @@ PAM_EXTERN int pam_sm_setcred(pam_handle_t *pamh, int flags, int argc, const cha
 
 /* ---- account ---- */
 
-/* LSTCHG and aging (fail closed) for the user. */
+/* LSTCHG and aging (fail closed) for the user.  Out of descriptors or
+ * memory nothing was learnt of the aging file: an error, not an expired
+ * account (the user would be told to call their administrator). */
 static int load_aging(pam_handle_t *pamh, const struct entry *e, long *lstchg,
                       struct hs_aging *aging)
 {
@@ -854,10 +856,11 @@ static int load_aging(pam_handle_t *pamh, const struct entry *e, long *lstchg,
 		*lstchg = e->sh.lstchg;
 		r = hs_userdir_aging_or_expired(e->udirfd, aging);
 		if (r < 0)
-			pam_syslog(pamh, LOG_ERR, "cannot read %s: %s; account treated as expired",
+			pam_syslog(pamh, LOG_ERR, "cannot read %s: %s%s",
 			           hs_userdir_path(path, sizeof path, e->name, HS_FILE_AGING),
-			           hs_strerror(r));
-		return PAM_SUCCESS;
+			           hs_strerror(r),
+			           hs_err_transient(r) ? "" : "; account treated as expired");
+		return hs_err_transient(r) ? PAM_AUTHINFO_UNAVAIL : PAM_SUCCESS;
 	case SRC_HELPER:
 		r = hs_pwhelper_account(e->name, lstchg, aging);
 		if (r != HS_PWHELPER_OK) {
@@ -1022,7 +1025,9 @@ static int chauthtok_prelim(pam_handle_t *pamh, const struct options *o, struct 
 		return PAM_BUF_ERR;
 	entry_forget_hash(e);
 
-	(void)load_aging(pamh, e, &lstchg, &aging);   /* SRC_DIRECT: change_allowed */
+	r = load_aging(pamh, e, &lstchg, &aging);   /* SRC_DIRECT: change_allowed */
+	if (r != PAM_SUCCESS)
+		return r;
 	if (!iamroot) {
 		enum hs_acct_state state = hs_policy_account_state(lstchg, &aging, today, NULL, NULL);
 

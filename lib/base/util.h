@@ -3,6 +3,7 @@
 #ifndef HS_UTIL_H
 #define HS_UTIL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -39,6 +40,25 @@ enum {
 
 /* Phrase for a negative return value (either -errno or -HS_E_*). */
 const char *hs_strerror(int negative_err);
+
+/* A shortage the process or the system gets over (descriptors, memory) or
+ * a call that only has to be made again: it says nothing of the file that
+ * could not be read, so it must not be taken for a verdict on it (an
+ * unreadable aging file reads as an expired account, DESIGN section 2).
+ * Inline: the NSS and PAM modules use it without a new symbol. */
+static inline bool hs_err_transient(int negative_err)
+{
+	switch (-negative_err) {
+	case EMFILE:
+	case ENFILE:
+	case ENOMEM:
+	case EAGAIN:
+	case EINTR:
+		return true;
+	default:
+		return false;
+	}
+}
 
 /* t += ms, normalised (deadlines on CLOCK_MONOTONIC from a timeouts.h
  * value). */

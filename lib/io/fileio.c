@@ -150,7 +150,11 @@ static int open_path(const char *path)
 	char dir[PATH_MAX];
 	int err;
 
-	if (fd < 0 && errno == ENOSYS)
+	/* A seccomp filter that predates openat2 (an older container
+	 * runtime's, a service's SystemCallFilter=) may answer EPERM rather
+	 * than ENOSYS: this code runs in any process that calls getspnam.
+	 * A real EPERM of the file comes back from open() as well. */
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
 		fd = open(path, HS_OPEN_TRUSTED);
 	if (fd >= 0)
 		return fd;

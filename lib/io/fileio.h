@@ -53,7 +53,8 @@ int hs_fileio_read_trusted_at(int dirfd, const char *name, const struct hs_file_
 
 /* Same for an absolute path, opened with openat2(RESOLVE_NO_SYMLINKS) so
  * that no component at all may be a symlink (falls back to O_NOFOLLOW on
- * the last component on kernels without openat2).  One open, one fstat,
+ * the last component on kernels without openat2, or where a seccomp
+ * filter refuses it with EPERM).  One open, one fstat,
  * usually one read: the NSS module's fast path. */
 int hs_fileio_read_trusted_path(const char *path, const struct hs_file_expect *ex,
                          char *buf, size_t bufsize, size_t *len, struct stat *st_out);

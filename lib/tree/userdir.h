@@ -43,7 +43,10 @@ int hs_userdir_content_to_line(char *buf, size_t len, bool newline_optional);
  * aging (missing, not root-owned, not regular, link count != 1, bad
  * format) fills *out with an already-expired account (expire = 1, other
  * fields unset) and returns the negative error so the caller can log it;
- * returns 0 with the real values otherwise. */
+ * returns 0 with the real values otherwise.  A transient error
+ * (hs_err_transient: out of descriptors or memory) is no verdict on the
+ * file: *out is filled the same way, but a caller that answers for the
+ * account fails instead of calling it expired. */
 int hs_userdir_aging_or_expired(int udirfd, struct hs_aging *out);
 
 /* The NSS module's fast path: read USER's shadow and aging by absolute

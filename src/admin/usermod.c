@@ -552,8 +552,11 @@ static void edit_userdir_files(int udirfd, const char *user, uid_t owner, gid_t 
 	}
 	if (o.expire || o.inactive) {
 		/* an untrusted aging file keeps its fail-closed values for
-		 * the fields we do not set (as chage) */
-		hs_userdir_aging_or_expired(udirfd, &ag);
+		 * the fields we do not set (as chage); out of descriptors
+		 * or memory nothing was learnt of it, and nothing is written */
+		r = hs_userdir_aging_or_expired(udirfd, &ag);
+		if (hs_err_transient(r))
+			fail(userfile_error("read", user, HS_FILE_AGING, r));
 		if (o.expire)
 			ag.expire = new_expire;
 		if (o.inactive)

@@ -358,7 +358,9 @@ static void read_shadow(int udirfd, const struct passwd *pw, char *buf, size_t s
 /* aging, fail closed (DESIGN §2): a file that cannot be trusted counts as
  * an expired account, and that is what we show and what root's rewrite
  * keeps unless -E says otherwise -- a user who deleted their aging file
- * must not get rid of an expiry date that way. */
+ * must not get rid of an expiry date that way.  Out of descriptors or
+ * memory nothing was learnt of the file: that is no expiry to show or to
+ * write, so it dies as for shadow. */
 static void read_aging(int udirfd, const char *user, struct hs_aging *a)
 {
 	char path[HS_PATHBUF_USER];
@@ -367,10 +369,12 @@ static void read_aging(int udirfd, const char *user, struct hs_aging *a)
 	do
 		r = hs_userdir_aging_or_expired(udirfd, a);
 	while (retry_nlink(r, &tries));
+	hs_userdir_path(path, sizeof(path), user, HS_FILE_AGING);
+	if (hs_err_transient(r))
+		hs_die(E_NOPERM, "cannot read %s: %s", path, hs_strerror(r));
 	if (r < 0)
 		hs_warn("cannot read %s: %s; the account counts as expired until root "
-			"rewrites it", hs_userdir_path(path, sizeof(path), user, HS_FILE_AGING),
-			hs_strerror(r));
+			"rewrites it", path, hs_strerror(r));
 }
 
 /* Replace USER/shadow with a new LSTCHG.  Called with the user's lock

@@ -223,11 +223,16 @@ static int do_account(const char *user, uid_t uid)
 	read_own_shadow(udirfd, user, uid, &sh);
 	lstchg = sh.lstchg;
 	wipe_secrets();
-	/* fail closed: an unusable aging file reads as an expired account */
+	/* fail closed: an unusable aging file reads as an expired account;
+	 * out of descriptors or memory nothing was learnt of it: an error */
 	r = hs_userdir_aging_or_expired(udirfd, &aging);
+	hs_userdir_path(path, sizeof(path), user, HS_FILE_AGING);
+	if (hs_err_transient(r)) {
+		syslog(LOG_ERR, "cannot read %s: %s", path, hs_strerror(r));
+		hs_die(HS_PWHELPER_ERROR, "cannot read %s: %s", path, hs_strerror(r));
+	}
 	if (r < 0)
-		syslog(LOG_ERR, "%s: %s: account treated as expired",
-		       hs_userdir_path(path, sizeof(path), user, HS_FILE_AGING), hs_strerror(r));
+		syslog(LOG_ERR, "%s: %s: account treated as expired", path, hs_strerror(r));
 	if (printf("%ld:%ld:%ld:%ld:%ld:%ld:\n", lstchg, aging.min, aging.max, aging.warn,
 		   aging.inact, aging.expire) < 0 || fflush(stdout) != 0)
 		hs_die(HS_PWHELPER_ERROR, "cannot write to standard output: %s", strerror(errno));

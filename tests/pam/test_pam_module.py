@@ -31,12 +31,13 @@ def simple(root, build_dir, opts="", ptype=None):
 
 
 def pamtest(root, build_dir, svc, user, steps, inputs=(), caller="root", check=True,
-            sigchld=None):
+            sigchld=None, prefix=()):
     """Run build/tests/pam/pamtest.  caller: "root", "self" (the PAM user, as a plain
     process: the helper's case), "setgid" (the PAM user with egid hardened-shadow,
     as in the setgid passwd) or "setuid" (the PAM user's real uid with effective uid
     0, as in su: the guess guard's case).  sigchld: None, "reap" (a SIGCHLD handler
-    of the application's reaps every child) or "ignore" (SIGCHLD ignored)."""
+    of the application's reaps every child) or "ignore" (SIGCHLD ignored).  prefix: a
+    command the application runs under (strace injecting a fault)."""
     argv = [os.path.join(build_dir, "tests", "pam", "pamtest"), svc, user]
     if caller == "setgid":
         pw = root.getpwnam(user)
@@ -51,7 +52,7 @@ def pamtest(root, build_dir, svc, user, steps, inputs=(), caller="root", check=T
     argv += steps
     # through env(1) inside the root: in the environment of sb.run, pam_wrapper would
     # also load into chroot/setpriv, which run with the host's view of the files
-    argv = ["/usr/bin/env", "LD_PRELOAD=libpam_wrapper.so", "PAM_WRAPPER=1",
+    argv = list(prefix) + ["/usr/bin/env", "LD_PRELOAD=libpam_wrapper.so", "PAM_WRAPPER=1",
             "PAM_WRAPPER_USE_SYSLOG=1", "PAM_WRAPPER_SERVICE_DIR=" + SERVICE_DIR] + argv
     run_as = None
     if caller == "self":
@@ -299,6 +300,24 @@ def test_account_states(root, build_dir, broken_aging, caller, user, code, messa
         assert "/etc/hardened-shadow/%s/aging" % user in log(root)
 
 
+def test_account_out_of_descriptors_is_no_verdict(root, build_dir):
+    """EMFILE opening the aging file (a threaded application at its descriptor limit) says
+    nothing of that file: PAM_AUTHINFO_UNAVAIL, not the fail-closed "expired" of a missing
+    or hostile one, which would send the user to their administrator."""
+    svc = simple(root, build_dir, "", "account")
+    log(root)
+    # the module's second open below alice's directory: shadow, then aging
+    inject = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=openat",
+              "-P", "/etc/hardened-shadow/alice", "-e", "inject=openat:error=EMFILE:when=2"]
+    res = pamtest(root, build_dir, svc, "alice", ["acct=PAM_AUTHINFO_UNAVAIL"], prefix=inject)
+    assert "error:" not in res.stdout, res.stdout
+    text = log(root)
+    assert "cannot read /etc/hardened-shadow/alice/aging: Too many open files" in text, text
+    assert "treated as expired" not in text and "has expired" not in text, text
+    # the same under strace without the fault: the account is fine
+    pamtest(root, build_dir, svc, "alice", ["acct=PAM_SUCCESS"], prefix=inject[:-2])
+
+
 def test_account_unknown_user(root, build_dir):
     svc = simple(root, build_dir, "", "account")
     pamtest(root, build_dir, svc, "nosuchuser", ["acct=PAM_USER_UNKNOWN"])
@@ -359,6 +378,23 @@ def test_user_changes_own_password_setgid(root, build_dir):
     assert st.st_gid == root.getgrnam("hardened-shadow-auth")[1]
     assert (st.st_mode & 0o7777) == 0o640
     pamtest(root, build_dir, svc, "pwchange2", ["auth=PAM_SUCCESS"], ["N3w-pass!"], caller="self")
+
+
+def test_change_out_of_descriptors_is_no_verdict(root, build_dir):
+    """The user's own change (setgid) reads aging after the current password: EMFILE there
+    is an error, not "user shadow entry expired" (PAM_ACCT_EXPIRED)."""
+    svc = simple(root, build_dir, "nodelay")
+    before = shadow_of(root, "carol")
+    log(root)
+    # below carol's directory: shadow, aging for the guess lock, aging for the limits
+    inject = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=openat",
+              "-P", "/etc/hardened-shadow/carol", "-e", "inject=openat:error=EMFILE:when=3"]
+    pamtest(root, build_dir, svc, "carol", ["chauthtok=PAM_AUTHINFO_UNAVAIL"],
+            [PASSWORD, "N3w-pass!", "N3w-pass!"], caller="setgid", prefix=inject)
+    text = log(root)
+    assert "cannot read /etc/hardened-shadow/carol/aging: Too many open files" in text, text
+    assert "expired" not in text, text
+    assert shadow_of(root, "carol") == before
 
 
 def test_min_age(root, build_dir):

@@ -414,6 +414,24 @@ def test_untrusted_aging_is_shown_expired_and_root_rewrite_fixes_it(conv, kind):
     assert "Account expires\t\t\t\t\t\t: never\n" in res.stdout
 
 
+def test_out_of_descriptors_reading_aging_writes_nothing(conv):
+    """EMFILE opening aging says nothing of the file: chage dies as for shadow, and neither
+    shows nor writes the fail-closed "expired on day 1" of an untrusted one."""
+    a = path("alice", "aging")
+    before = conv.read(a)
+    # below alice's directory: the lock's sweep of ".", then aging
+    inject = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=openat",
+              "-P", TREE + "/alice", "-e", "inject=openat:error=EMFILE:when=2"]
+    res = conv.run(inject + [CHAGE, "-M", "30", "alice"], check=False, timeout=20)
+    fails(res, 1, "chage: cannot read %s: Too many open files\n" % a)
+    assert "counts as expired" not in res.stderr
+    assert conv.read(a) == before
+    no_temp_files(conv, "alice")
+    # the same without the fault
+    conv.run(inject[:-2] + [CHAGE, "-M", "30", "alice"], timeout=20)
+    assert conv.read(a).split(":")[1] == "30"
+
+
 def test_symlinked_shadow_is_not_followed_by_lastday(conv):
     s = path("alice", "shadow")
     conv.run(["mv", s, "/root/alice-shadow"])

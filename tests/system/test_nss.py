@@ -200,6 +200,44 @@ def test_aging_problems_expire_the_account(tree, client, breakage):
     assert getent(tree, "alice").stdout == "alice:%s:19000:::::1:\n" % HASH_A
 
 
+def test_out_of_descriptors_reading_aging_is_no_verdict(tree, client):
+    """EMFILE while opening the aging file (another thread took the last descriptor) says
+    nothing of that file: TRYAGAIN/EAGAIN as for the shadow file, never the fail-closed
+    entry of a missing or hostile aging file (expired on day 1)."""
+    def injected(argv, when, trace="openat2", path=None):
+        cmd = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=" + trace]
+        cmd += ["-P", path] if path else []
+        cmd += ["-e", "inject=%s:error=EMFILE:when=%d" % (trace, when)]
+        return tree.run(cmd + argv, check=False).stdout   # enum exits 1 on TRYAGAIN
+
+    tryagain = "status=TRYAGAIN errno=EAGAIN partial=no\n"
+    # the lookup's fast path opens shadow, then aging (openat2 both)
+    assert injected([client, "direct", "alice"], 1) == tryagain
+    assert injected([client, "direct", "alice"], 2) == tryagain
+    assert injected([client, "glibc", "alice"], 2) == "ret=EAGAIN found=no\n"
+    # enumeration opens them relative to alice's directory
+    out = injected([client, "enum"], 2, "openat", TREE + "/alice").splitlines()
+    assert out[-1] == "getspent_r: status=TRYAGAIN errno=EAGAIN", out
+    assert not [l for l in out if l.startswith("alice:")], out
+    # a third open is not the lookup's: the entry as ever
+    assert injected([client, "direct", "alice"], 3).startswith("status=SUCCESS")
+
+
+def test_openat2_refused_by_a_seccomp_filter(tree, client):
+    """A process whose seccomp filter predates openat2 (an older container runtime, a
+    service's SystemCallFilter=) gets EPERM, not ENOSYS, for it: the lookup falls back to
+    open(2) as without openat2, rather than answering EACCES for every user."""
+    inject = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=openat2",
+              "-e", "inject=openat2:error=EPERM"]
+    res = tree.run(inject + [client, "direct", "alice"])
+    assert res.stdout == "status=SUCCESS errno=0 partial=no\n" \
+        "alice:%s:19000:1:90:7:14:20000:%s\n" % (HASH_A, ULONG_MINUS_ONE)
+    assert tree.run(inject + [client, "direct", "nosuchuser"]).stdout.startswith(
+        "status=NOTFOUND errno=ENOENT")
+    res = tree.run(inject + ["getent", "shadow", "bob"], check=False)
+    assert (res.returncode, res.stdout) == (0, "bob::::::::\n")
+
+
 # ---------------------------------------------------------------- hostile entries
 
 HOSTILE = {

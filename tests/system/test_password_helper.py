@@ -346,6 +346,26 @@ def test_account_mode_fails_closed(conv, breakage):
     assert any("account treated as expired" in m for m in conv.syslog())
 
 
+def test_account_mode_out_of_descriptors_is_an_error(conv):
+    """EMFILE opening aging says nothing of the file: the helper fails (3), it does not
+    answer the fail-closed "expired" of a missing or hostile aging file, and the PAM module
+    then returns an error, not PAM_ACCT_EXPIRED."""
+    conv.syslog(clear=True)
+    # strace runs the setgid helper as alice (-u keeps its setgid); shadow is the first
+    # open below her directory, aging the second
+    res = conv.run(["strace", "-f", "-qq", "-o", "/dev/null", "-u", "alice", "-e", "trace=openat",
+                    "-P", TREE + "/alice", "-e", "inject=openat:error=EMFILE:when=2",
+                    HELPER, "account", "alice"], check=False)
+    assert (res.returncode, res.stdout) == (3, ""), res
+    log = conv.syslog()
+    assert any("cannot read %s/alice/aging: Too many open files" % TREE in m for m in log), log
+    assert not any("treated as expired" in m for m in log), log
+    # the same without the fault
+    res = conv.run(["strace", "-f", "-qq", "-o", "/dev/null", "-u", "alice", HELPER, "account",
+                    "alice"], check=False)
+    assert (res.returncode, res.stdout) == (0, "19000:1:90:7:14:20500:\n"), res
+
+
 def test_client_library(conv, client):
     def run(*args, user="alice"):
         return conv.run([client] + list(args), user=user).stdout

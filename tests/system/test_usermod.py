@@ -178,6 +178,24 @@ def test_expire_and_inactive_in_aging(two):
     assert aging(sb, "alice")[4] == "12345"
 
 
+@pytest.mark.parametrize("args", [["-f", "30"], ["-e", "2030-01-02"]])
+def test_out_of_descriptors_reading_aging_writes_nothing(two, args):
+    """EMFILE opening aging says nothing of the file: usermod fails, and does not write the
+    fail-closed "expired on day 1" of an untrusted aging file around the field it sets."""
+    sb = two
+    before = sb.read(TREE + "/alice/aging")
+    # below alice's directory: the lock's sweep of ".", then aging
+    inject = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=openat",
+              "-P", TREE + "/alice", "-e", "inject=openat:error=EMFILE:when=2"]
+    res = sb.run(inject + [USERMOD] + args + ["alice"], check=False)
+    assert res.returncode == 1, res
+    assert "usermod: cannot read %s/alice/aging: Too many open files\n" % TREE in res.stderr
+    assert sb.read(TREE + "/alice/aging") == before
+    # the same without the fault
+    assert sb.run(inject[:-2] + [USERMOD] + args + ["alice"], check=False).returncode == 0
+    assert aging(sb, "alice")[1:3] == before.split(":")[1:3]
+
+
 def test_lock_unlock_password(two):
     sb = two
     h = tree_hash(sb, "alice")
