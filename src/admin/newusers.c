@@ -800,9 +800,7 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 	if (strcmp(p.passwd, cur->passwd) == 0 && strcmp(p.gecos, cur->gecos) == 0 &&
 	    strcmp(p.dir, cur->dir) == 0 && strcmp(p.shell, cur->shell) == 0)
 		return 0;
-	if (hs_accountdb_replace(c->pw, (size_t)pi, &p) < 0)
-		return db_error(l, c->pw);
-	return 0;
+	return hs_accountdb_replace(c->pw, (size_t)pi, &p) < 0 ? db_error(l, c->pw) : 0;
 }
 
 static int resolve_all(struct ctx *c)
