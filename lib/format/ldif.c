@@ -333,13 +333,12 @@ int hs_ldif_parse(const char *data, size_t len, struct hs_ldif *out, struct hs_e
 		if ((r = add_line(&rd, lineno, &cur, out, &in_entry, &version_ok)) < 0)
 			break;
 	}
-	if (r < 0) {
-		if (r == -ENOMEM)
-			hs_err_set(err, r, "out of memory");
+	/* r: 0 at the end of data, else the failure */
+	if (r == -ENOMEM)
+		hs_err_set(err, r, "out of memory");
+	if (r < 0)
 		hs_ldif_free(out);
-		return r;
-	}
-	return 0;
+	return r;
 }
 
 const struct hs_ldif_value *hs_ldif_next(const struct hs_ldif_entry *e, const char *attr,

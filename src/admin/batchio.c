@@ -141,10 +141,14 @@ void hs_batch_line_error(unsigned long *count, unsigned long lineno, const char 
 	free(msg);
 }
 
-void hs_batch_errors_done(unsigned long count)
+int hs_batch_errors_done(unsigned long count)
 {
+	if (count == 0)
+		return 0;
 	if (count > HS_BATCH_ERRORS_SHOWN)
 		hs_warn("%lu more errors not shown", count - HS_BATCH_ERRORS_SHOWN);
+	hs_warn("error detected, changes ignored");
+	return -1;
 }
 
 int hs_batch_open_locked(int treefd, const char *user, uid_t uid, unsigned long lineno)

@@ -39,9 +39,10 @@ void hs_batch_seen_free(void **set);
  * first HS_BATCH_ERRORS_SHOWN are printed. */
 void hs_batch_line_error(unsigned long *count, unsigned long lineno, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* After the last line: "PROG: N more errors not shown" when some were
- * only counted. */
-void hs_batch_errors_done(unsigned long count);
+/* After the last line, when count errors were reported: "PROG: N more
+ * errors not shown" when some were only counted, then "PROG: error
+ * detected, changes ignored", and -1; 0 when there was none. */
+int hs_batch_errors_done(unsigned long count);
 
 /* USER's directory, opened again (a batch may name more users than it may
  * hold fds for; the owner must still be uid) and write-locked: an fd, or

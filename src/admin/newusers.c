@@ -800,9 +800,7 @@ static int update_user(struct ctx *c, struct line *l, long pi)
 	if (strcmp(p.passwd, cur->passwd) == 0 && strcmp(p.gecos, cur->gecos) == 0 &&
 	    strcmp(p.dir, cur->dir) == 0 && strcmp(p.shell, cur->shell) == 0)
 		return 0;
-	if (hs_accountdb_replace(c->pw, (size_t)pi, &p) < 0)
-		return db_error(l, c->pw);
-	return 0;
+	return hs_accountdb_replace(c->pw, (size_t)pi, &p) < 0 ? db_error(l, c->pw) : 0;
 }
 
 static int resolve_all(struct ctx *c)
@@ -818,7 +816,7 @@ static int resolve_all(struct ctx *c)
 	if (r < 0) {
 		hs_warn("%s: the %s range is empty", HS_ETC_LOGIN_DEFS,
 			o.system ? "system UID or GID" : "UID or GID");
-		return -1;
+		return hs_batch_errors_done(1);
 	}
 	if (hs_idset_add_db(&c->uids, c->pw) < 0 || hs_idset_add_db(&c->gids, c->gr) < 0)
 		hs_die(E_FAILURE, "out of memory");
@@ -833,7 +831,7 @@ static int resolve_all(struct ctx *c)
 		else
 			add_user(c, l);
 	}
-	return b.errors ? -1 : 0;
+	return hs_batch_errors_done(b.errors);
 }
 
 /* ---- pass 4: the commit, and its undo ---- */
@@ -1211,13 +1209,6 @@ static void setup(struct ctx *c)
 	}
 }
 
-static int invalid(void)
-{
-	hs_batch_errors_done(b.errors);
-	hs_warn("error detected, changes ignored");
-	return E_FAILURE;
-}
-
 /* The four passes (see the top): the exit status. */
 static int run(struct ctx *c, FILE *input)
 {
@@ -1231,8 +1222,8 @@ static int run(struct ctx *c, FILE *input)
 	/* 1. every line alone */
 	hs_batch_read_lines(input, o.file ? o.file : "standard input", LINE_MAX_BYTES, &b.errors,
 			    add_line, NULL);
-	if (b.errors)
-		return invalid();
+	if (hs_batch_errors_done(b.errors) < 0)
+		return E_FAILURE;
 	if (b.n == 0)
 		return E_SUCCESS;       /* nothing to do: no lock taken */
 	confine(c->defs);
@@ -1253,7 +1244,7 @@ static int run(struct ctx *c, FILE *input)
 		return E_FAILURE;
 	}
 	if (resolve_all(c) < 0)
-		return invalid();
+		return E_FAILURE;
 	/* 4. the commit */
 	if (commit(c) < 0)
 		return E_FAILURE;

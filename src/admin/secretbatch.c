@@ -308,10 +308,8 @@ int hs_secret_read(FILE *in, const struct hs_secret_tool *tool,
 	struct reading rd = { tool, o, b };
 
 	hs_batch_read_lines(in, "standard input", LINE_MAX_BYTES, &b->errors, check_line, &rd);
-	hs_batch_errors_done(b->errors);
-	if (b->errors > 0) {
+	if (hs_batch_errors_done(b->errors) < 0) {
 		hs_secret_wipe(b);
-		hs_warn("error detected, changes ignored");
 		return -1;
 	}
 	return 0;

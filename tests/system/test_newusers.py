@@ -221,6 +221,21 @@ def test_stale_gshadow_line_refuses_the_new_group(tree):
     assert state(sb) == before
 
 
+def test_empty_id_range_changes_nothing(tree):
+    """UID_MAX below UID_MIN: found under the locks, reported as a bad line's batch
+    ends, and nothing is written."""
+    sb = tree
+    defs = [l for l in sb.read("/etc/login.defs").splitlines()
+            if l.split()[:1] not in (["UID_MIN"], ["UID_MAX"])]
+    sb.write("/etc/login.defs", "\n".join(defs + ["UID_MIN 5000", "UID_MAX 4000"]) + "\n")
+    before = state(sb)
+    res = run(sb, CHEAP, input=b"carl:pw-carl-1:::::\n")
+    assert res.returncode == 1, res
+    assert res.stderr.decode() == ("newusers: /etc/login.defs: the UID or GID range is empty\n"
+                                   "newusers: error detected, changes ignored\n"), res
+    assert state(sb) == before
+
+
 def test_hostile_input(shared_tree):
     tree = shared_tree
     before = state(tree)
