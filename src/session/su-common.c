@@ -464,9 +464,7 @@ static void reset_session_limits(void)
 }
 
 /* Groups, the limits, then the PAM session (with its messages only for
- * an interactive login shell).  *core: the caller's RLIMIT_CORE in, the
- * session's out (the child's; the parent takes 0 back); *mask likewise
- * the caller's umask in, what pam_umask left out. */
+ * an interactive login shell); *core and *mask as for hs_session_open. */
 static void open_session(struct hs_session *s, const struct options *o, const struct passwd *pw,
                          gid_t gid, const gid_t *groups, size_t ngroups, struct rlimit *core,
                          mode_t *mask)
