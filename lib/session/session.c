@@ -648,17 +648,6 @@ static int session_poll_timeout(const struct session_wait *w)
 	return timeout;
 }
 
-/* Cannot wait the normal way: end the child, then reap. */
-static void session_kill_and_reap(struct session_wait *w)
-{
-	if (w->done)
-		return;
-	kill(w->pid, SIGKILL);
-	while (waitpid(w->pid, &w->wstatus, 0) < 0 && errno == EINTR)
-		;
-	w->done = true;
-}
-
 static void session_kill_after_grace(struct session_wait *w)
 {
 	if (w->kill_at >= 0 && !w->done && now_ms() >= w->kill_at) {
@@ -668,22 +657,17 @@ static void session_kill_after_grace(struct session_wait *w)
 	}
 }
 
-/* The shell was suspended: so are we, and both continue together. */
-static void session_stop_with_child(struct session_wait *w)
-{
-	pty_restore(&w->rl);
-	kill(getpid(), SIGSTOP);
-	pty_raw(&w->rl);
-	kill(w->pid, SIGCONT);
-}
-
 static void session_reap_child(struct session_wait *w)
 {
 	int st;
 
 	while (!w->done && waitpid(w->pid, &st, WNOHANG | WUNTRACED) > 0) {
 		if (WIFSTOPPED(st)) {
-			session_stop_with_child(w);
+			/* the shell was suspended: so are we, and both continue together */
+			pty_restore(&w->rl);
+			kill(getpid(), SIGSTOP);
+			pty_raw(&w->rl);
+			kill(w->pid, SIGCONT);
 			continue;
 		}
 		w->wstatus = st;
@@ -758,7 +742,13 @@ static void session_wait_child(struct session_wait *w)
 		session_poll_fds(w, pfd);
 		n = poll(pfd, POLL_N, session_poll_timeout(w));
 		if (n < 0 && errno != EINTR) {
-			session_kill_and_reap(w);
+			/* cannot wait the normal way: end the child, then reap */
+			if (!w->done) {
+				kill(w->pid, SIGKILL);
+				while (waitpid(w->pid, &w->wstatus, 0) < 0 && errno == EINTR)
+					;
+				w->done = true;
+			}
 			break;
 		}
 		session_kill_after_grace(w);
@@ -819,10 +809,7 @@ int hs_session_run(const struct hs_child *c, int *status)
 		session_finish(&w, status);
 	}
 	sigaction(SIGCHLD, &caller.chld, NULL);
-	/* the parent keeps every signal but SIGALRM blocked (and SIGALRM
-	 * ignored but in glibc's lock waits, session_block_signals): what is
-	 * left to do (closing the PAM session) must not be cut short, and a
-	 * caught signal has been handed to the child already */
+	/* every signal but SIGALRM stays blocked, for the reasons in session.h */
 	return r;
 }
 

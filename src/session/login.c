@@ -316,7 +316,7 @@ static void utmp_fill(struct utmpx *ut, const struct terminal *t, short type, co
 {
 	struct utmpx u;
 	char id[sizeof(ut->ut_id) + 1] = "";
-	size_t n = strlen(t->name);
+	size_t n = strlen(t->name), k = n < sizeof(ut->ut_id) ? n : sizeof(ut->ut_id);
 
 	/* the entry getty (or whoever started us) made for this process
 	 * gives the id (a USER_PROCESS one only on this line: logrecords.h);
@@ -326,8 +326,7 @@ static void utmp_fill(struct utmpx *ut, const struct terminal *t, short type, co
 	if (hs_logrecords_utmp_find(_PATH_UTMP, getpid(), t->name, &u) == 0)
 		memcpy(id, u.ut_id, sizeof(ut->ut_id));
 	else
-		memcpy(id, n > sizeof(ut->ut_id) ? t->name + n - sizeof(ut->ut_id) : t->name,
-		       n > sizeof(ut->ut_id) ? sizeof(ut->ut_id) : n);
+		memcpy(id, t->name + n - k, k);
 	hs_logrecords_utmp_fill(ut, type, user, t->name, id, host);
 }
 
@@ -494,15 +493,6 @@ static void set_user_prompt(struct hs_session *s, const struct options *o)
 		fail_session(s, r, "pam_set_item");
 }
 
-/* Another try after this failure: a wrong name or password, and tries
- * left. */
-static bool may_retry(int r, int failcount, long retries)
-{
-	return (r == PAM_AUTH_ERR || r == PAM_USER_UNKNOWN || r == PAM_CRED_INSUFFICIENT ||
-		r == PAM_AUTHINFO_UNAVAIL) &&
-	       failcount < retries;
-}
-
 /* Authentication, with retries; false (the session ended, the failure
  * logged) when the login is refused. */
 static bool authenticate(struct hs_session *s, const struct options *o,
@@ -526,7 +516,9 @@ static bool authenticate(struct hs_session *s, const struct options *o,
 		 * that may be a password), as shadow-utils' login sends it */
 		hs_auditlog_session(AUDIT_USER_LOGIN, HS_AUDIT_OP_LOGIN, name, HS_AUDITLOG_NO_ID,
 				    o->host, t->path, false);
-		if (!may_retry(r, failcount, retries))
+		/* another try only after a wrong name or password, while tries are left */
+		if ((r != PAM_AUTH_ERR && r != PAM_USER_UNKNOWN && r != PAM_CRED_INSUFFICIENT &&
+		     r != PAM_AUTHINFO_UNAVAIL) || failcount >= retries)
 			break;
 		syslog(LOG_NOTICE, "FAILED LOGIN %d ON %s%s FOR %s, %s", failcount, t->name, from,
 		       name, pam_strerror(s->pamh, r));
@@ -554,9 +546,7 @@ int main(int argc, char **argv)
 	struct hs_child child = { 0 };
 	struct hs_env env = { 0 };
 	struct passwd pw;
-	_cleanup_free_ char *pwbuf = NULL;
-	_cleanup_free_ char *arg0 = NULL;
-	_cleanup_free_ char *user = NULL;
+	_cleanup_free_ char *pwbuf = NULL, *arg0 = NULL, *user = NULL;
 	char shown[64], from[HOST_MAX + 8];
 	const char *shell, *base;
 	long retries, delay, timeout;

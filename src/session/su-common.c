@@ -78,29 +78,27 @@ struct options {
 
 static noreturn void usage(int status)
 {
-	FILE *f = status == 0 ? stdout : stderr;
-
 	if (status != 0) {
-		fprintf(f, "Try '%s --help' for more information.\n", PROG_NAME);
+		fprintf(stderr, "Try '%s --help' for more information.\n", PROG_NAME);
 		exit(status);
 	}
-	fprintf(f, "\nUsage:\n");
+	printf("\nUsage:\n");
 	if (runuser)
-		fprintf(f, " %1$s [options] -u <user> [[--] <command>]\n"
-			   " %1$s [options] [-] [<user> [<argument>...]]\n\n"
-			   "Run <command> with the effective user ID and group ID of <user>.  If -u is\n"
-			   "not given, fall back to su(1)-compatible semantics and execute standard shell.\n"
-			   "The options -c, -f, -l, and -s are mutually exclusive with -u.\n",
-			PROG_NAME);
+		printf(" %1$s [options] -u <user> [[--] <command>]\n"
+		       " %1$s [options] [-] [<user> [<argument>...]]\n\n"
+		       "Run <command> with the effective user ID and group ID of <user>.  If -u is\n"
+		       "not given, fall back to su(1)-compatible semantics and execute standard shell.\n"
+		       "The options -c, -f, -l, and -s are mutually exclusive with -u.\n",
+		       PROG_NAME);
 	else
-		fprintf(f, " %s [options] [-] [<user> [<argument>...]]\n\n"
-			   "Change the effective user ID and group ID to that of <user>.\n"
-			   "A mere - implies -l.  If <user> is not given, root is assumed.\n",
-			PROG_NAME);
-	fprintf(f, "\nOptions:\n");
+		printf(" %s [options] [-] [<user> [<argument>...]]\n\n"
+		       "Change the effective user ID and group ID to that of <user>.\n"
+		       "A mere - implies -l.  If <user> is not given, root is assumed.\n",
+		       PROG_NAME);
+	printf("\nOptions:\n");
 	if (runuser)
-		fprintf(f, " -u, --user <user>               username\n");
-	fprintf(f,
+		printf(" -u, --user <user>               username\n");
+	printf(
 		" -m, -p, --preserve-environment      do not reset environment variables\n"
 		" -w, --whitelist-environment <list>  don't reset specified variables\n"
 		"\n"
@@ -118,7 +116,7 @@ static noreturn void usage(int status)
 		" -h, --help                      display this help\n"
 		" -V, --version                   display version\n"
 		"\nFor more details see %s(1).\n", PROG_NAME);
-	if (fflush(f) != 0 || ferror(f))
+	if (fflush(stdout) != 0 || ferror(stdout))
 		exit(E_FAILURE);
 	exit(0);
 }
@@ -219,19 +217,6 @@ static gid_t group_gid(const char *name)
 	if (!gr)
 		hs_die(E_FAILURE, "group %s does not exist", hs_printable(name, shown, sizeof(shown)));
 	return gr->gr_gid;
-}
-
-/* Is shell a line of /etc/shells?  An unreadable file lists nothing: a
- * restricted account stays restricted. */
-static bool shell_listed(const char *shell)
-{
-	struct hs_shells sh = { 0 };
-	bool listed = false;
-
-	if (hs_shells_load(&sh, HS_ETC_SHELLS) == 0)
-		listed = hs_shells_contains(&sh, shell);
-	hs_shells_free(&sh);
-	return listed;
 }
 
 /* A failed append to one of the logs, in the system log. */
@@ -430,16 +415,20 @@ static char *choose_shell(const struct options *o, const struct hs_env *caller_e
                           const struct passwd *pw, bool caller_root)
 {
 	const char *want = o->shell;
+	struct hs_shells sh = { 0 };
 	char *shell;
 
 	if (!want && o->preserve)
 		want = hs_session_env_get(caller_env, "SHELL");
-	if (want && !caller_root && !shell_listed(pw->pw_shell)) {
-		/* a restricted account (uucp, git-shell): a standard shell
-		 * would open it up */
+	/* a restricted account (uucp, git-shell), one whose shell is not in
+	 * /etc/shells: a standard shell would open it up.  An unreadable
+	 * file lists nothing: the account stays restricted. */
+	if (want && !caller_root &&
+	    !(hs_shells_load(&sh, HS_ETC_SHELLS) == 0 && hs_shells_contains(&sh, pw->pw_shell))) {
 		hs_warn("using restricted shell %s", pw->pw_shell);
 		want = NULL;
 	}
+	hs_shells_free(&sh);
 	shell = strdup(want ? want : pw->pw_shell);
 	if (!shell)
 		hs_die(E_FAILURE, "out of memory");
@@ -475,9 +464,7 @@ static void reset_session_limits(void)
 }
 
 /* Groups, the limits, then the PAM session (with its messages only for
- * an interactive login shell).  *core: the caller's RLIMIT_CORE in, the
- * session's out (the child's; the parent takes 0 back); *mask likewise
- * the caller's umask in, what pam_umask left out. */
+ * an interactive login shell); *core and *mask as for hs_session_open. */
 static void open_session(struct hs_session *s, const struct options *o, const struct passwd *pw,
                          gid_t gid, const gid_t *groups, size_t ngroups, struct rlimit *core,
                          mode_t *mask)
@@ -536,10 +523,7 @@ int su_main(int argc, char **argv, enum su_mode mode)
 	struct hs_child child = { 0 };
 	struct hs_config *defs = NULL;
 	struct passwd pw, me;
-	_cleanup_free_ char *pwbuf = NULL;
-	_cleanup_free_ char *mebuf = NULL;
-	_cleanup_free_ char *shell = NULL;
-	_cleanup_free_ char *arg0 = NULL;
+	_cleanup_free_ char *pwbuf = NULL, *mebuf = NULL, *shell = NULL, *arg0 = NULL;
 	gid_t groups[MAX_SUPP_GROUPS + 1], gid;
 	size_t ngroups = 0;
 	const char *from = NULL, *tty;
