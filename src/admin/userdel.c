@@ -266,6 +266,8 @@ static struct hs_txn_work *add_removal(struct userdel_work *uw, enum hs_txn_work
 		.kind = kind, .path = path, .uid = st->st_uid, .gid = st->st_gid,
 		.mode = st->st_mode & 07777,
 		.parent = { parent.st_dev, parent.st_ino }, .self = { st->st_dev, st->st_ino },
+		/* a recovery removes what this run would: a home others name */
+		.force = opt_force && kind == HS_TXN_HOME_DEL,
 	};
 	uw->n++;
 	return w;
