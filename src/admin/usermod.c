@@ -1693,6 +1693,20 @@ static void undo_move_home(struct usermod_plan *p)
 			p->old_home);
 }
 
+/* Before the commit point /etc/passwd names the account p->user: its
+ * directory goes back to that name (from the reserved one, when renamed:
+ * by this run, or by an interrupted -l that this one was finishing) and
+ * then to its owner.  Handed back under the reserved name, the user
+ * would own a directory that nothing finds by name: no login.  If the
+ * name cannot be had back it stays reserved and root's, as the
+ * interrupted -l left it, for the next -l to finish.  0 or -errno. */
+static int give_back_under_old_name(const struct usermod_plan *p, bool renamed)
+{
+	if (renamed && renameat2(p->treefd, p->reserved, p->treefd, p->user, RENAME_NOREPLACE) < 0)
+		return -errno;
+	return hs_walk_hand_back(p->udirfd, p->old_uid, p->auth_gid, HS_USERDIR_MODE);
+}
+
 /* -l -u: take the directory away from the user, give its files the new
  * uid, put it under the reserved name. */
 static void apply_take_away_userdir(struct usermod_plan *p, const sigset_t *saved)
@@ -1721,7 +1735,7 @@ static void apply_take_away_userdir(struct usermod_plan *p, const sigset_t *save
 		/* undone: the files are as they were (a failed re-own may have
 		 * re-owned some of them already; the user's own files stay
 		 * readable to the user either way) */
-		r = hs_walk_hand_back(p->udirfd, p->old_uid, p->auth_gid, HS_USERDIR_MODE);
+		r = give_back_under_old_name(p, p->dir_is_reserved);
 		if (r < 0)
 			hs_warn("cannot hand the directory back to uid %lu: %s",
 				(unsigned long)p->old_uid, hs_strerror(r));
@@ -1743,30 +1757,17 @@ static int hand_back_failed(const char *name, int r)
  * names the account as it was, so its directory goes back as it was, as
  * the home does: its files to the old uid, its own name, handed back
  * (left taken away, the user could not log in until the next usermod).
- * One an interrupted -l left under the reserved name stays there, root's,
- * but its files too go back to the old uid: a later -l without -u would
- * hand it to the old uid with files of the new one. */
+ * So does one an interrupted -l left under the reserved name. */
 static void undo_take_away_userdir(const struct usermod_plan *p)
 {
-	char path[HS_PATHBUF_USER];
 	int r = 0;
 
 	if (!p->have_dir || !p->restructure || commit_passed_its_point(p))
 		return;
 	if (o.uid)
 		r = reown_userdir(p->udirfd, p->user, new_uid, p->old_uid);
-	if (p->dir_is_reserved) {
-		if (r < 0)
-			hs_warn("cannot change the owner of the files in %s back: %s",
-				hs_userdir_path(path, sizeof(path), p->reserved, NULL),
-				hs_strerror(r));
-		return;
-	}
-	if (r == 0 && o.login &&
-	    renameat2(p->treefd, p->reserved, p->treefd, p->user, RENAME_NOREPLACE) < 0)
-		r = -errno;
 	if (r == 0)
-		r = hs_walk_hand_back(p->udirfd, p->old_uid, p->auth_gid, HS_USERDIR_MODE);
+		r = give_back_under_old_name(p, o.login != NULL);
 	if (r < 0)
 		(void)hand_back_failed(p->user, r);
 }

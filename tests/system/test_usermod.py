@@ -235,6 +235,34 @@ def test_l_finishing_an_interrupted_l_u_gives_the_files_back(sb):
     assert verify(sb, "alice2", "alice-pw-1").returncode == 0
 
 
+def test_l_u_failing_on_an_interrupted_l_gives_the_directory_back_under_the_old_name(sb):
+    """A usermod -l alice2 alice killed once her directory was under the reserved name
+    (root's), then the same -l with -u, which fails before its commit: a file of hers
+    cannot be given the new uid (her shell file has a second link).  The directory was
+    handed back to alice under the reserved name: hers, at a name nothing looks up, so
+    she could not log in and no later usermod on alice found it.  /etc/passwd still names
+    alice: it now goes back to her name, and the same command, the link gone, does the
+    rename."""
+    sb.add_classic_user("alice", password="alice-pw-1")
+    sb.use_hardened_tree()
+    uid = sb.getpwnam("alice").uid
+    sb.sh("ln {t}/alice/shell {t}/alice/shell.link && chown root:root {t}/alice && "
+          "chmod 700 {t}/alice && mv {t}/alice {t}/.usermod-l.alice2".format(t=TREE))
+    res = run(sb, ["-l", "alice2", "-u", "4242", "alice"])
+    assert res.returncode == 1, res
+    assert "cannot change the owner of the files in %s/alice" % TREE in res.stderr, res
+    assert sb.getpwnam("alice").uid == uid and sb.getpwnam("alice2") is None
+    assert not sb.exists(TREE + "/.usermod-l.alice2"), res.stderr
+    st = sb.lstat(TREE + "/alice")
+    assert (st.st_uid, st.st_mode & 0o7777) == (uid, 0o2710)
+    assert verify(sb, "alice", "alice-pw-1").returncode == 0
+    sb.run(["rm", TREE + "/alice/shell.link"])
+    res = run(sb, ["-l", "alice2", "-u", "4242", "alice"])
+    assert res.returncode == 0, res
+    assert sb.lstat(TREE + "/alice2").st_uid == 4242
+    assert verify(sb, "alice2", "alice-pw-1").returncode == 0
+
+
 def test_shell_follows_chsh_rules(two):
     sb = two
     proxy = "/usr/libexec/hardened-shadow/shell-proxy"
