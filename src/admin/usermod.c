@@ -1341,16 +1341,20 @@ static void plan_open_userdir(struct usermod_plan *p)
 		fail_with(E_PW_UPDATE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 }
 
-/* -l: neither NEW nor its reserved name may be in the tree already. */
+/* -l: neither NEW nor its reserved name may be in the tree already (the
+ * reserved one may: the directory, when this run finishes an interrupted
+ * -l).  NEW never, also for an account without a directory: the NSS
+ * module would serve the hash found there for the renamed account. */
 static void plan_check_new_userdir_free(const struct usermod_plan *p)
 {
 	char path[HS_PATHBUF_USER];
 	struct stat st;
 
-	if (!o.login || !p->have_dir || p->dir_is_reserved)
+	if (!o.login || p->treefd < 0)
 		return;
 	if (fstatat(p->treefd, o.login, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-	    fstatat(p->treefd, p->reserved, &st, AT_SYMLINK_NOFOLLOW) == 0)
+	    (!p->dir_is_reserved &&
+	     fstatat(p->treefd, p->reserved, &st, AT_SYMLINK_NOFOLLOW) == 0))
 		fail_with(E_NAME_IN_USE, "%s already exists",
 			  hs_userdir_path(path, sizeof(path), o.login, NULL));
 }

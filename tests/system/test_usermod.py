@@ -263,6 +263,34 @@ def test_l_u_failing_on_an_interrupted_l_gives_the_directory_back_under_the_old_
     assert verify(sb, "alice2", "alice-pw-1").returncode == 0
 
 
+def test_l_finishing_an_interrupted_l_refuses_a_directory_at_the_new_name(two):
+    """A usermod -l alicia alice killed once her directory was under the reserved name;
+    meanwhile a directory alicia came into the tree without a passwd line (here bob's
+    copy: what shadow-utils' userdel leaves of a deleted account).  The rerun skipped the
+    check that the new name is free in the tree, as the directory was reserved already:
+    /etc/passwd got alicia, her directory stayed reserved (the rename met alicia), and
+    the NSS module served the stray directory's hash for alicia.  Refused now, as when
+    the directory is not reserved yet, and nothing changes."""
+    sb = two
+    sb.sh("chown root:root {t}/alice && chmod 700 {t}/alice && "
+          "mv {t}/alice {t}/.usermod-l.alicia && cp -a {t}/bob {t}/alicia".format(t=TREE))
+    before = sb.read("/etc/passwd")
+    res = run(sb, ["-l", "alicia", "alice"])
+    assert (res.returncode, res.stderr) == (
+        9, "usermod: %s/alicia already exists\n" % TREE), res
+    assert sb.read("/etc/passwd") == before
+    assert sb.exists(TREE + "/.usermod-l.alicia")
+    # so is an account without a directory (its password in /etc/shadow)
+    sb.add_classic_user("carol", password="carol-pw-1")
+    assert not sb.exists(TREE + "/carol")
+    sb.sh("cp -a {t}/bob {t}/carola".format(t=TREE))
+    before = sb.read("/etc/passwd")
+    res = run(sb, ["-l", "carola", "carol"])
+    assert (res.returncode, res.stderr) == (
+        9, "usermod: %s/carola already exists\n" % TREE), res
+    assert sb.read("/etc/passwd") == before
+
+
 def test_shell_follows_chsh_rules(two):
     sb = two
     proxy = "/usr/libexec/hardened-shadow/shell-proxy"
