@@ -326,12 +326,21 @@ static struct hs_accountdb *db(enum hs_as_file f)
 	return hs_accountset_db(&set, f);
 }
 
-/* Is name one of the requested groups (their lines idx[0..n-1])? */
-static bool requested(struct hs_accountdb *gr, const size_t *idx, size_t n, const char *name)
+/* Is line `line`, named name, one of the requested groups (their lines
+ * idx[0..n-1])?  Another line of a requested name (a hand edit) is
+ * refused, as a full load refuses it: the member would join both
+ * groups, one of which nobody asked for. */
+static bool requested(struct hs_accountdb *gr, const size_t *idx, size_t n, size_t line,
+		      const char *name)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(hs_accountdb_get(gr, idx[i])->gr.name, name) == 0)
-			return true;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(hs_accountdb_get(gr, idx[i])->gr.name, name) != 0)
+			continue;
+		if (idx[i] != line)
+			fail_with(E_GRP_UPDATE, "%s:%zu: duplicate group name %s (also on line "
+				  "%zu)", HS_ETC_GROUP, line + 1, name, idx[i] + 1);
+		return true;
+	}
 	return false;
 }
 
@@ -355,7 +364,7 @@ static void edit_groups(const char *user)
 
 		if (!rec)
 			continue;
-		named = requested(gr, idx, n, rec->gr.name);
+		named = requested(gr, idx, n, i, rec->gr.name);
 		member = hs_records_list_contains(rec->gr.members, user);
 		want = o.append ? named || member : o.remove ? !named && member : named;
 		if (want != member)

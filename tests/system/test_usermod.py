@@ -291,6 +291,24 @@ def test_l_finishing_an_interrupted_l_refuses_a_directory_at_the_new_name(two):
     assert sb.read("/etc/passwd") == before
 
 
+@pytest.mark.parametrize("args", [["-a", "-G", "ops"], ["-G", "ops"], ["-G", "proj,ops"]])
+def test_G_refuses_a_group_name_on_two_lines(two, args):
+    """/etc/group names ops twice (a hand edit; 5001 and 779).  usermod -G ops bob added
+    bob to both lines, so to gid 779 too, which nobody asked for.  Refused now in one line
+    naming the lines, as groupmod, groupdel and chgpasswd refuse that file, and nothing
+    changes."""
+    sb = two
+    sb.sh("printf 'ops:x:779:alice\\n' >> /etc/group")
+    before = {f: sb.read_bytes(f) for f in ("/etc/group", "/etc/gshadow")}
+    names = [l.split(":")[0] for l in sb.read("/etc/group").splitlines()]
+    first = names.index("ops") + 1
+    res = run(sb, args + ["bob"])
+    assert (res.returncode, res.stderr) == (
+        10, "usermod: /etc/group:%d: duplicate group name ops (also on line %d)\n"
+        % (len(names), first)), res
+    assert {f: sb.read_bytes(f) for f in before} == before
+
+
 def test_shell_follows_chsh_rules(two):
     sb = two
     proxy = "/usr/libexec/hardened-shadow/shell-proxy"
