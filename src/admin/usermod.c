@@ -1270,7 +1270,14 @@ static void plan_take_current_account(struct usermod_plan *p)
 
 static void plan_find_account(struct usermod_plan *p)
 {
-	p->idx = hs_accountdb_find(db(HS_AS_PASSWD), p->name);
+	struct hs_accountdb *pw = db(HS_AS_PASSWD);
+
+	pw->error[0] = '\0';
+	p->idx = hs_accountdb_find(pw, p->name);
+	/* the line of that name does not parse (a CR, a NUL): said, not
+	 * "does not exist", as useradd refuses the name for that line */
+	if (p->idx < 0 && pw->error[0])
+		fail_with(E_PW_UPDATE, "%s", pw->error);
 	p->final_name = o.login ? o.login : p->name;
 	snprintf(p->reserved, sizeof(p->reserved), RESERVED_PREFIX "%s", p->final_name);
 	p->treefd = hs_userdir_open_tree();

@@ -309,6 +309,25 @@ def test_G_refuses_a_group_name_on_two_lines(two, args):
     assert {f: sb.read_bytes(f) for f in before} == before
 
 
+@pytest.mark.parametrize("argv", [["/usr/sbin/usermod", "-c", "x", "bob"],
+                                  ["/usr/sbin/userdel", "bob"]], ids=["usermod", "userdel"])
+def test_a_line_that_does_not_parse_is_named_not_missing(two, argv):
+    """bob's /etc/passwd line ends in a CR (a file edited on another system).  usermod and
+    userdel on bob said "user 'bob' does not exist" (exit 6), while useradd bob refuses
+    the name for that very line: the administrator was sent looking for a missing
+    account.  Both now name the line and what is wrong with it, and change nothing."""
+    sb = two
+    sb.sh("sed -i 's/^bob:.*/&\\r/' /etc/passwd")
+    before = sb.read_bytes("/etc/passwd")
+    n = [l.split(b":")[0] for l in before.splitlines()].index(b"bob") + 1
+    res = sb.run(argv, check=False)
+    assert (res.returncode, res.stderr) == (
+        1, "%s: /etc/passwd:%d: invalid entry: forbidden character in a field\n"
+        % (argv[0].rsplit("/", 1)[1], n)), res
+    assert sb.read_bytes("/etc/passwd") == before
+    assert sb.exists(TREE + "/bob")
+
+
 def test_shell_follows_chsh_rules(two):
     sb = two
     proxy = "/usr/libexec/hardened-shadow/shell-proxy"
