@@ -5,9 +5,11 @@
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
+#include "layout.h"
 #include "util.h"
 
 /* Bigger than any sane passwd line (GECOS and paths are capped far
@@ -17,6 +19,20 @@
 #define HS_GRBUF_MAX (16u << 20)
 
 enum key { PW_NAM, PW_UID, GR_NAM, GR_GID };
+
+/* glibc's files backend opens /etc/passwd and /etc/group without
+ * O_NONBLOCK: one that is a FIFO (or a device) blocks the lookup for
+ * good, in a root tool that holds the account locks meanwhile.  Refused
+ * first, as the tools' own reading refuses it; missing is the backend's
+ * answer to give, and a symlink to a file it follows. */
+static int files_db_unusable(bool pw)
+{
+	struct stat st;
+
+	if (stat(pw ? HS_ETC_PASSWD : HS_ETC_GROUP, &st) < 0)
+		return 0;
+	return S_ISREG(st.st_mode) ? 0 : -HS_E_NOTREG;
+}
 
 /* One lookup loop for the four keys: name for *_NAM, id for the others;
  * ent is a struct passwd or a struct group. */
@@ -36,6 +52,9 @@ static int lookup(enum key k, const char *name, unsigned long id, void *ent, cha
 	*buf = NULL;
 	if (!ent || ((k == PW_NAM || k == GR_NAM) && !name))
 		return -EINVAL;
+	r = files_db_unusable(pw);
+	if (r < 0)
+		return r;
 	for (;;) {
 		char *nb = realloc(b, size);
 

@@ -396,11 +396,13 @@ static int stage_one(int dirfd, const char *dir_path, const struct hs_txn_file *
 /* One piece of work in the journal:
  * "@KIND UID GID MODE PDEV PINO SDEV SINO TMP PATH", TMP "-" for none,
  * PATH last (it may hold spaces; never a newline: the account fields
- * refuse control characters). */
+ * refuse control characters).  A forced HOME_DEL has a word of its own,
+ * so that a recovery removes what userdel -f would have. */
 static const char *const work_words[] = {
 	[HS_TXN_TREE_NEW] = "@tree-new", [HS_TXN_TREE_DEL] = "@tree-del",
 	[HS_TXN_HOME_NEW] = "@home-new", [HS_TXN_HOME_DEL] = "@home-del",
 };
+#define WORD_HOME_DEL_FORCE "@home-del-f"
 
 static bool work_is_new(const struct hs_txn_work *w)
 {
@@ -418,7 +420,9 @@ static int format_work(struct hs_buf *journal, const struct hs_txn_work *w)
 	    w->path[0] != '/' || strchr(w->path, '\n') ||
 	    (work_is_new(w) && (!w->tmp || w->tmp[0] != '.' || !base_ok(w->tmp + 1))))
 		return -EINVAL;
-	return jprintf(journal, "%s %lu %lu %lo %llu %llu %llu %llu %s %s\n", work_words[w->kind],
+	return jprintf(journal, "%s %lu %lu %lo %llu %llu %llu %llu %s %s\n",
+		       w->kind == HS_TXN_HOME_DEL && w->force ? WORD_HOME_DEL_FORCE
+							     : work_words[w->kind],
 		       (unsigned long)w->uid, (unsigned long)w->gid, (unsigned long)w->mode,
 		       w->parent.dev, w->parent.ino, w->self.dev, w->self.ino,
 		       work_is_new(w) ? w->tmp : "-", w->path);
@@ -435,8 +439,9 @@ static int parse_work_line(char *line, struct hs_txn_work *w)
 	if (!sp)
 		return -HS_E_FORMAT;
 	*sp = '\0';
-	for (kind = HS_TXN_TREE_NEW; kind <= HS_TXN_HOME_DEL; kind++)
-		if (strcmp(line, work_words[kind]) == 0)
+	w->force = strcmp(line, WORD_HOME_DEL_FORCE) == 0;
+	for (kind = w->force ? HS_TXN_HOME_DEL : HS_TXN_TREE_NEW; kind <= HS_TXN_HOME_DEL; kind++)
+		if (w->force || strcmp(line, work_words[kind]) == 0)
 			break;
 	if (kind > HS_TXN_HOME_DEL)
 		return -HS_E_FORMAT;

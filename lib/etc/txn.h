@@ -99,6 +99,9 @@ struct hs_txn_work {
 	gid_t gid;
 	mode_t mode;
 	struct hs_txn_id parent, self;  /* self: tmp (NEW) or path (DEL) */
+	bool force;                     /* HOME_DEL of userdel -f: removed even
+					 * where a passwd line names it, as the
+					 * run not interrupted removes it */
 	int result;                     /* out: 0 done, or a negative error */
 	char where[256];                /* out (HOME_DEL refused): the offending
 					 * entry below path */
@@ -117,8 +120,8 @@ enum hs_txn_verdict {
 	HS_TXN_ORPHANED,        /* NEW: passwd no longer names path for uid (the
 				 * account was deleted or moved by a tool that
 				 * does not know the journal): undo it */
-	HS_TXN_CLAIMED,         /* HOME_DEL: passwd names path as a home again:
-				 * leave it */
+	HS_TXN_CLAIMED,         /* HOME_DEL (not forced): passwd names path as a
+				 * home again: leave it */
 };
 
 /* The part of the work that walks trees and renames directories, which

@@ -322,7 +322,9 @@ static enum hs_txn_verdict verdict_of(struct hs_accountdb *db, const struct hs_t
 	case HS_TXN_HOME_NEW:
 		return home_named(db, w->path, w->uid) ? HS_TXN_FINISH : HS_TXN_ORPHANED;
 	case HS_TXN_HOME_DEL:
-		return home_named(db, w->path, (uid_t)-1) ? HS_TXN_CLAIMED : HS_TXN_FINISH;
+		/* userdel -f removes a home other lines name too */
+		return !w->force && home_named(db, w->path, (uid_t)-1) ? HS_TXN_CLAIMED
+									: HS_TXN_FINISH;
 	case HS_TXN_TREE_DEL:
 		/* it holds the old account's hash: a user made since under
 		 * that name must not inherit it */

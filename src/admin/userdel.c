@@ -135,7 +135,7 @@ static void die_if_not_in_passwd(const char *name)
 {
 	struct hs_accountdb pre = HS_ACCOUNTDB_INIT;
 	bool absent = hs_accountdb_load(&pre, HS_DB_PASSWD, HS_ETC_PASSWD, HS_DB_LAZY) == 0 &&
-		      hs_accountdb_find(&pre, name) < 0;
+		      hs_accountdb_find(&pre, name) < 0 && !pre.error[0];
 
 	hs_accountdb_free(&pre);
 	if (absent)
@@ -266,6 +266,8 @@ static struct hs_txn_work *add_removal(struct userdel_work *uw, enum hs_txn_work
 		.kind = kind, .path = path, .uid = st->st_uid, .gid = st->st_gid,
 		.mode = st->st_mode & 07777,
 		.parent = { parent.st_dev, parent.st_ino }, .self = { st->st_dev, st->st_ino },
+		/* a recovery removes what this run would: a home others name */
+		.force = opt_force && kind == HS_TXN_HOME_DEL,
 	};
 	uw->n++;
 	return w;
@@ -521,9 +523,19 @@ static void audit_deleted(const struct userdel_audit *a, const char *user, uid_t
 static void find_account(struct hs_accountset *s, const char *name, struct userdel_account *a)
 {
 	struct hs_accountdb *pw = hs_accountset_db(s, HS_AS_PASSWD);
-	long idx = hs_accountdb_find(pw, name);
+	long idx;
 	const struct hs_passwd *ent;
 
+	pw->error[0] = '\0';
+	idx = hs_accountdb_find(pw, name);
+	/* the line of that name does not parse: said, as useradd says it */
+	if (idx < 0 && pw->error[0]) {
+		char why[sizeof(pw->error)];
+
+		memcpy(why, pw->error, sizeof(why));
+		hs_accountset_close(s);
+		hs_die(E_PW_UPDATE, "%s", why);
+	}
 	if (idx < 0) {
 		hs_accountset_close(s);
 		die_not_found(name);

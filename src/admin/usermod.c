@@ -328,12 +328,21 @@ static struct hs_accountdb *db(enum hs_as_file f)
 	return hs_accountset_db(&set, f);
 }
 
-/* Is name one of the requested groups (their lines idx[0..n-1])? */
-static bool requested(struct hs_accountdb *gr, const size_t *idx, size_t n, const char *name)
+/* Is line `line`, named name, one of the requested groups (their lines
+ * idx[0..n-1])?  Another line of a requested name (a hand edit) is
+ * refused, as a full load refuses it: the member would join both
+ * groups, one of which nobody asked for. */
+static bool requested(struct hs_accountdb *gr, const size_t *idx, size_t n, size_t line,
+		      const char *name)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(hs_accountdb_get(gr, idx[i])->gr.name, name) == 0)
-			return true;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(hs_accountdb_get(gr, idx[i])->gr.name, name) != 0)
+			continue;
+		if (idx[i] != line)
+			fail_with(E_GRP_UPDATE, "%s:%zu: duplicate group name %s (also on line "
+				  "%zu)", HS_ETC_GROUP, line + 1, name, idx[i] + 1);
+		return true;
+	}
 	return false;
 }
 
@@ -357,7 +366,7 @@ static void edit_groups(const char *user)
 
 		if (!rec)
 			continue;
-		named = requested(gr, idx, n, rec->gr.name);
+		named = requested(gr, idx, n, i, rec->gr.name);
 		member = hs_records_list_contains(rec->gr.members, user);
 		want = o.append ? named || member : o.remove ? !named && member : named;
 		if (want != member)
@@ -1266,7 +1275,14 @@ static void plan_take_current_account(struct usermod_plan *p)
 
 static void plan_find_account(struct usermod_plan *p)
 {
-	p->idx = hs_accountdb_find(db(HS_AS_PASSWD), p->name);
+	struct hs_accountdb *pw = db(HS_AS_PASSWD);
+
+	pw->error[0] = '\0';
+	p->idx = hs_accountdb_find(pw, p->name);
+	/* the line of that name does not parse (a CR, a NUL): said, not
+	 * "does not exist", as useradd refuses the name for that line */
+	if (p->idx < 0 && pw->error[0])
+		fail_with(E_PW_UPDATE, "%s", pw->error);
 	p->final_name = o.login ? o.login : p->name;
 	snprintf(p->reserved, sizeof(p->reserved), RESERVED_PREFIX "%s", p->final_name);
 	p->treefd = hs_userdir_open_tree();
@@ -1346,16 +1362,20 @@ static void plan_open_userdir(struct usermod_plan *p)
 		fail_with(E_PW_UPDATE, "cannot find group %s: %s", HS_GROUP_AUTH, hs_strerror(r));
 }
 
-/* -l: neither NEW nor its reserved name may be in the tree already. */
+/* -l: neither NEW nor its reserved name may be in the tree already (the
+ * reserved one may: the directory, when this run finishes an interrupted
+ * -l).  NEW never, also for an account without a directory: the NSS
+ * module would serve the hash found there for the renamed account. */
 static void plan_check_new_userdir_free(const struct usermod_plan *p)
 {
 	char path[HS_PATHBUF_USER];
 	struct stat st;
 
-	if (!o.login || !p->have_dir || p->dir_is_reserved)
+	if (!o.login || p->treefd < 0)
 		return;
 	if (fstatat(p->treefd, o.login, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-	    fstatat(p->treefd, p->reserved, &st, AT_SYMLINK_NOFOLLOW) == 0)
+	    (!p->dir_is_reserved &&
+	     fstatat(p->treefd, p->reserved, &st, AT_SYMLINK_NOFOLLOW) == 0))
 		fail_with(E_NAME_IN_USE, "%s already exists",
 			  hs_userdir_path(path, sizeof(path), o.login, NULL));
 }
@@ -1700,6 +1720,20 @@ static void undo_move_home(struct usermod_plan *p)
 			p->old_home);
 }
 
+/* Before the commit point /etc/passwd names the account p->user: its
+ * directory goes back to that name (from the reserved one, when renamed:
+ * by this run, or by an interrupted -l that this one was finishing) and
+ * then to its owner.  Handed back under the reserved name, the user
+ * would own a directory that nothing finds by name: no login.  If the
+ * name cannot be had back it stays reserved and root's, as the
+ * interrupted -l left it, for the next -l to finish.  0 or -errno. */
+static int give_back_under_old_name(const struct usermod_plan *p, bool renamed)
+{
+	if (renamed && renameat2(p->treefd, p->reserved, p->treefd, p->user, RENAME_NOREPLACE) < 0)
+		return -errno;
+	return hs_walk_hand_back(p->udirfd, p->old_uid, p->auth_gid, HS_USERDIR_MODE);
+}
+
 /* -l -u: take the directory away from the user, give its files the new
  * uid, put it under the reserved name. */
 static void apply_take_away_userdir(struct usermod_plan *p, const sigset_t *saved)
@@ -1728,7 +1762,7 @@ static void apply_take_away_userdir(struct usermod_plan *p, const sigset_t *save
 		/* undone: the files are as they were (a failed re-own may have
 		 * re-owned some of them already; the user's own files stay
 		 * readable to the user either way) */
-		r = hs_walk_hand_back(p->udirfd, p->old_uid, p->auth_gid, HS_USERDIR_MODE);
+		r = give_back_under_old_name(p, p->dir_is_reserved);
 		if (r < 0)
 			hs_warn("cannot hand the directory back to uid %lu: %s",
 				(unsigned long)p->old_uid, hs_strerror(r));
@@ -1750,30 +1784,17 @@ static int hand_back_failed(const char *name, int r)
  * names the account as it was, so its directory goes back as it was, as
  * the home does: its files to the old uid, its own name, handed back
  * (left taken away, the user could not log in until the next usermod).
- * One an interrupted -l left under the reserved name stays there, root's,
- * but its files too go back to the old uid: a later -l without -u would
- * hand it to the old uid with files of the new one. */
+ * So does one an interrupted -l left under the reserved name. */
 static void undo_take_away_userdir(const struct usermod_plan *p)
 {
-	char path[HS_PATHBUF_USER];
 	int r = 0;
 
 	if (!p->have_dir || !p->restructure || commit_passed_its_point(p))
 		return;
 	if (o.uid)
 		r = reown_userdir(p->udirfd, p->user, new_uid, p->old_uid);
-	if (p->dir_is_reserved) {
-		if (r < 0)
-			hs_warn("cannot change the owner of the files in %s back: %s",
-				hs_userdir_path(path, sizeof(path), p->reserved, NULL),
-				hs_strerror(r));
-		return;
-	}
-	if (r == 0 && o.login &&
-	    renameat2(p->treefd, p->reserved, p->treefd, p->user, RENAME_NOREPLACE) < 0)
-		r = -errno;
 	if (r == 0)
-		r = hs_walk_hand_back(p->udirfd, p->old_uid, p->auth_gid, HS_USERDIR_MODE);
+		r = give_back_under_old_name(p, o.login != NULL);
 	if (r < 0)
 		(void)hand_back_failed(p->user, r);
 }

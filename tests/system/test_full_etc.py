@@ -141,9 +141,11 @@ def test_usermod_l_with_a_full_etc_gives_the_directory_back(base):
 
 def test_usermod_l_u_rerun_with_a_full_etc_gives_the_files_back(base):
     """A usermod -l killed after its directory went under the reserved name, then the same
-    -l with -u, whose commit fails (a full /etc): the directory stays reserved and root's,
-    but its files go back to the old uid.  They kept the new one: the -l that finished it
-    without -u handed alice2 a directory with another uid's shadow file (no login)."""
+    -l with -u, whose commit fails (a full /etc): its files go back to the old uid.  They
+    kept the new one: the -l that finished it without -u handed alice2 a directory with
+    another uid's shadow file (no login).  The directory goes back to alice's name too,
+    handed to her, as /etc/passwd still names alice (it stayed reserved and root's: no
+    login until the next -l)."""
     import test_usermod as tu
     with sandbox.Sandbox(base, size="48m") as sb:
         sb.add_classic_user("alice", password="alice-pw-1")
@@ -156,10 +158,11 @@ def test_usermod_l_u_rerun_with_a_full_etc_gives_the_files_back(base):
         assert res.returncode != 0, res
         assert "No space left on device" in res.stderr, res
         assert sb.getpwnam("alice").uid == uid
-        reserved = tu.TREE + "/.usermod-l.alice2"
-        st = sb.lstat(reserved)
-        assert (st.st_uid, st.st_mode & 0o7777) == (0, 0o700)
-        assert sb.lstat(reserved + "/shadow").st_uid == uid
+        assert not sb.exists(tu.TREE + "/.usermod-l.alice2")
+        st = sb.lstat(tu.TREE + "/alice")
+        assert (st.st_uid, st.st_mode & 0o7777) == (uid, 0o2710)
+        assert sb.lstat(tu.TREE + "/alice/shadow").st_uid == uid
+        assert tu.verify(sb, "alice", "alice-pw-1").returncode == 0
         sb.run(["rm", "-f", "/fill", "/fill2", "/fill3"])
         res = sb.run(["/usr/sbin/usermod", "-l", "alice2", "alice"], check=False)
         assert res.returncode == 0, res

@@ -566,3 +566,27 @@ def test_failed_commit_is_the_failed_files_exit_code(tsb):
     # the next tool finishes the change
     sb.run(["/usr/sbin/groupadd", "later"])
     assert sb.getpwnam("carol") is not None
+
+
+@pytest.mark.parametrize("path", ["/etc/group", "/etc/passwd"])
+@pytest.mark.parametrize("argv,input", [
+    (["/usr/sbin/useradd", "carol"], None),
+    (["/usr/sbin/usermod", "-c", "x", "alice"], None),
+    (["/usr/sbin/newusers"], "dave:pw-1:5000:5000::/home/dave:/bin/sh\n"),
+    (["/usr/sbin/chpasswd", "-c", "SHA512"], "alice:new-pw-1\n"),
+], ids=["useradd", "usermod", "newusers", "chpasswd"])
+def test_a_global_file_that_is_a_fifo_is_refused_not_waited_on(tsb, path, argv, input):
+    """/etc/group (or /etc/passwd) is a FIFO.  The tools' own reading refuses it, but the
+    group lookups through NSS (the tree's groups) went to glibc's files backend, whose
+    open of a FIFO waits for a writer: useradd, usermod and newusers hung for good,
+    holding the account locks.  Refused now, in one line, before the lookup."""
+    sb = tsb
+    tree = sb.read_bytes(TREE + "/alice/shadow")
+    sb.sh("mv {p} {p}.real && mkfifo -m 644 {p}".format(p=path))
+    res = sb.run(argv, input=input, check=False, timeout=30)
+    assert res.returncode != 0, res
+    assert "is not a regular file" in res.stderr, res
+    assert len(res.stderr.splitlines()) <= 2, res
+    assert sb.read_bytes(TREE + "/alice/shadow") == tree
+    sb.sh("rm {p} && mv {p}.real {p}".format(p=path))
+    assert "carol" not in sb.read("/etc/passwd") and "dave" not in sb.read("/etc/passwd")

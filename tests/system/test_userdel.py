@@ -592,27 +592,62 @@ def test_rerun_after_a_lost_directory_finishes(two):
     assert "alice" not in names(sb, "/etc/passwd")
 
 
-@pytest.mark.parametrize("spelt", ["/home/alice", "/home/alice/", "/home//alice"])
-def test_killed_r_f_recovery_leaves_a_home_another_line_names_however_spelt(two, spelt):
-    """userdel -r -f alice while bob's line names her home too (-f removes a shared
-    home, as shadow-utils' does), killed after its commit, before the home's removal.
-    The journal does not record -f: the recovery leaves a home a passwd line names
-    (lib/etc/txnwork.c; docs/decisions.md).  It compared the line's field with the
-    journal's path byte for byte, while userdel itself compares them normalised: bob's
-    "/home/alice/" did not count, and the recovery removed the home bob's line names.
-    Every spelling of the path counts now."""
-    sb = two
-    assert sb.run(["/usr/sbin/usermod", "-d", spelt, "bob"], check=False).returncode == 0
-    sb.sh("touch /home/alice/keep")
-    # the 6th renameat2: the tree directory's, the first step after the commit
+def kill_at_the_tree_step(sb, args):
+    """userdel ARGS killed after its commit, before the home's removal: the 6th renameat2
+    is the tree directory's, the first step after the commit.  The journal it left."""
     res = sb.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=renameat2",
-                  "-e", "inject=renameat2:signal=SIGKILL:when=6", "--",
-                  USERDEL, "-r", "-f", "alice"], check=False)
+                  "-e", "inject=renameat2:signal=SIGKILL:when=6", "--", USERDEL] + args,
+                 check=False)
     assert res.returncode != 0, res
     assert "alice" not in names(sb, "/etc/passwd")
     assert sb.exists("/etc/.hardened-shadow.txn")
+    return sb.read("/etc/.hardened-shadow.txn")
+
+
+@pytest.mark.parametrize("spelt", ["/home/alice", "/home/alice/", "/home//alice"])
+def test_killed_r_recovery_leaves_a_home_another_line_names_however_spelt(two, spelt):
+    """userdel -r alice killed after its commit, before the home's removal; then bob's
+    line is made to name her home (a tool that does not know the journal).  The recovery
+    leaves a home a passwd line names (lib/etc/txnwork.c; docs/decisions.md).  It compared
+    the line's field with the journal's path byte for byte, while userdel itself compares
+    them normalised: bob's "/home/alice/" did not count, and the recovery removed the home
+    bob's line names.  Every spelling of the path counts now."""
+    sb = two
+    sb.sh("touch /home/alice/keep")
+    kill_at_the_tree_step(sb, ["-r", "alice"])
+    sb.sh("sed -i 's|^\\(bob:[^:]*:[^:]*:[^:]*:[^:]*:\\)[^:]*|\\1%s|' /etc/passwd" % spelt)
+    assert ":%s:" % spelt in sb.read("/etc/passwd")
     rec = sb.run(["/usr/sbin/usermod", "-c", "x", "bob"], check=False)
     assert rec.returncode == 0, rec.stderr
     assert not sb.exists("/etc/.hardened-shadow.txn")
     assert sb.exists("/home/alice/keep"), rec.stderr
     assert "/etc/passwd names it as a home again" in rec.stderr, rec.stderr
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_killed_r_f_recovery_removes_what_r_f_removes(two, shared):
+    """userdel -r -f alice while bob's line names her home too (-f removes a shared home,
+    as shadow-utils' does), or while her home and her mail spool are bob's (-f removes
+    files not owned by the user), killed after its commit, before the removals.  The
+    journal did not record -f, and the recovery finished it as a plain -r: it left the
+    shared home, said as a home passwd names again, where the run not interrupted removes
+    it.  The journal now names a forced removal as such, and the recovery removes what
+    userdel -r -f removes."""
+    sb = two
+    bob = sb.getpwnam("bob")
+    sb.sh("touch /home/alice/keep /var/mail/alice")
+    if shared:
+        assert sb.run(["/usr/sbin/usermod", "-d", "/home/alice/", "bob"],
+                      check=False).returncode == 0
+    else:
+        sb.sh("chown %d:%d /home/alice /var/mail/alice" % (bob.uid, bob.gid))
+    journal = kill_at_the_tree_step(sb, ["-r", "-f", "alice"])
+    assert "@home-del-f " in journal and "@home-del " not in journal, journal
+    rec = sb.run(["/usr/sbin/usermod", "-c", "x", "bob"], check=False)
+    assert rec.returncode == 0, rec.stderr
+    assert not sb.exists("/etc/.hardened-shadow.txn")
+    assert "names it as a home again" not in rec.stderr, rec.stderr
+    assert not sb.exists("/home/alice"), rec.stderr
+    assert not sb.exists("/var/mail/alice"), rec.stderr
+    assert not sb.exists(TREE + "/alice")
+    assert sb.getpwnam("bob").uid == bob.uid

@@ -255,6 +255,99 @@ def test_l_finishing_an_interrupted_l_u_gives_the_files_back(sb):
     assert verify(sb, "alice2", "alice-pw-1").returncode == 0
 
 
+def test_l_u_failing_on_an_interrupted_l_gives_the_directory_back_under_the_old_name(sb):
+    """A usermod -l alice2 alice killed once her directory was under the reserved name
+    (root's), then the same -l with -u, which fails before its commit: a file of hers
+    cannot be given the new uid (her shell file has a second link).  The directory was
+    handed back to alice under the reserved name: hers, at a name nothing looks up, so
+    she could not log in and no later usermod on alice found it.  /etc/passwd still names
+    alice: it now goes back to her name, and the same command, the link gone, does the
+    rename."""
+    sb.add_classic_user("alice", password="alice-pw-1")
+    sb.use_hardened_tree()
+    uid = sb.getpwnam("alice").uid
+    sb.sh("ln {t}/alice/shell {t}/alice/shell.link && chown root:root {t}/alice && "
+          "chmod 700 {t}/alice && mv {t}/alice {t}/.usermod-l.alice2".format(t=TREE))
+    res = run(sb, ["-l", "alice2", "-u", "4242", "alice"])
+    assert res.returncode == 1, res
+    assert "cannot change the owner of the files in %s/alice" % TREE in res.stderr, res
+    assert sb.getpwnam("alice").uid == uid and sb.getpwnam("alice2") is None
+    assert not sb.exists(TREE + "/.usermod-l.alice2"), res.stderr
+    st = sb.lstat(TREE + "/alice")
+    assert (st.st_uid, st.st_mode & 0o7777) == (uid, 0o2710)
+    assert verify(sb, "alice", "alice-pw-1").returncode == 0
+    sb.run(["rm", TREE + "/alice/shell.link"])
+    res = run(sb, ["-l", "alice2", "-u", "4242", "alice"])
+    assert res.returncode == 0, res
+    assert sb.lstat(TREE + "/alice2").st_uid == 4242
+    assert verify(sb, "alice2", "alice-pw-1").returncode == 0
+
+
+def test_l_finishing_an_interrupted_l_refuses_a_directory_at_the_new_name(two):
+    """A usermod -l alicia alice killed once her directory was under the reserved name;
+    meanwhile a directory alicia came into the tree without a passwd line (here bob's
+    copy: what shadow-utils' userdel leaves of a deleted account).  The rerun skipped the
+    check that the new name is free in the tree, as the directory was reserved already:
+    /etc/passwd got alicia, her directory stayed reserved (the rename met alicia), and
+    the NSS module served the stray directory's hash for alicia.  Refused now, as when
+    the directory is not reserved yet, and nothing changes."""
+    sb = two
+    sb.sh("chown root:root {t}/alice && chmod 700 {t}/alice && "
+          "mv {t}/alice {t}/.usermod-l.alicia && cp -a {t}/bob {t}/alicia".format(t=TREE))
+    before = sb.read("/etc/passwd")
+    res = run(sb, ["-l", "alicia", "alice"])
+    assert (res.returncode, res.stderr) == (
+        9, "usermod: %s/alicia already exists\n" % TREE), res
+    assert sb.read("/etc/passwd") == before
+    assert sb.exists(TREE + "/.usermod-l.alicia")
+    # so is an account without a directory (its password in /etc/shadow)
+    sb.add_classic_user("carol", password="carol-pw-1")
+    assert not sb.exists(TREE + "/carol")
+    sb.sh("cp -a {t}/bob {t}/carola".format(t=TREE))
+    before = sb.read("/etc/passwd")
+    res = run(sb, ["-l", "carola", "carol"])
+    assert (res.returncode, res.stderr) == (
+        9, "usermod: %s/carola already exists\n" % TREE), res
+    assert sb.read("/etc/passwd") == before
+
+
+@pytest.mark.parametrize("args", [["-a", "-G", "ops"], ["-G", "ops"], ["-G", "proj,ops"]])
+def test_G_refuses_a_group_name_on_two_lines(two, args):
+    """/etc/group names ops twice (a hand edit; 5001 and 779).  usermod -G ops bob added
+    bob to both lines, so to gid 779 too, which nobody asked for.  Refused now in one line
+    naming the lines, as groupmod, groupdel and chgpasswd refuse that file, and nothing
+    changes."""
+    sb = two
+    sb.sh("printf 'ops:x:779:alice\\n' >> /etc/group")
+    before = {f: sb.read_bytes(f) for f in ("/etc/group", "/etc/gshadow")}
+    names = [l.split(":")[0] for l in sb.read("/etc/group").splitlines()]
+    first = names.index("ops") + 1
+    res = run(sb, args + ["bob"])
+    assert (res.returncode, res.stderr) == (
+        10, "usermod: /etc/group:%d: duplicate group name ops (also on line %d)\n"
+        % (len(names), first)), res
+    assert {f: sb.read_bytes(f) for f in before} == before
+
+
+@pytest.mark.parametrize("argv", [["/usr/sbin/usermod", "-c", "x", "bob"],
+                                  ["/usr/sbin/userdel", "bob"]], ids=["usermod", "userdel"])
+def test_a_line_that_does_not_parse_is_named_not_missing(two, argv):
+    """bob's /etc/passwd line ends in a CR (a file edited on another system).  usermod and
+    userdel on bob said "user 'bob' does not exist" (exit 6), while useradd bob refuses
+    the name for that very line: the administrator was sent looking for a missing
+    account.  Both now name the line and what is wrong with it, and change nothing."""
+    sb = two
+    sb.sh("sed -i 's/^bob:.*/&\\r/' /etc/passwd")
+    before = sb.read_bytes("/etc/passwd")
+    n = [l.split(b":")[0] for l in before.splitlines()].index(b"bob") + 1
+    res = sb.run(argv, check=False)
+    assert (res.returncode, res.stderr) == (
+        1, "%s: /etc/passwd:%d: invalid entry: forbidden character in a field\n"
+        % (argv[0].rsplit("/", 1)[1], n)), res
+    assert sb.read_bytes("/etc/passwd") == before
+    assert sb.exists(TREE + "/bob")
+
+
 def test_shell_follows_chsh_rules(two):
     sb = two
     proxy = "/usr/libexec/hardened-shadow/shell-proxy"
