@@ -52,6 +52,12 @@ static void stat_from_statx(struct stat *st, const struct statx *sx)
 
 #define WALK_STATX_MASK (STATX_BASIC_STATS | STATX_MNT_ID)
 #define WALK_STATX_FLAGS (AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_SYNC_AS_STAT)
+/* The look at a name before it is opened: from the cache.  A FUSE file
+ * system the user mounted there with allow_other is asked nothing (a
+ * synced statx waits for its daemon, for ever if it never answers) and
+ * is refused as a mount point; type, inode and mount do not go stale,
+ * and what a visitor sees comes from the opened entry's own statx. */
+#define WALK_CHECK_FLAGS (AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC)
 
 /* Is what sx describes outside the walk's mount?  A mount root, another
  * mount id, or a directory on another device.  Only directories are
@@ -153,7 +159,7 @@ static int visit_entry(struct walker *w, struct hs_walk_entry *e)
 	bool top = e->depth == 0;
 	int r = 0;
 
-	if (statx(e->parentfd, e->name, WALK_STATX_FLAGS, WALK_STATX_MASK, &checked) < 0) {
+	if (statx(e->parentfd, e->name, WALK_CHECK_FLAGS, WALK_STATX_MASK, &checked) < 0) {
 		if (denied(errno, e->depth))
 			return refuse(w, e, HS_WALK_DENIED, -errno);
 		return errno == ENOENT && !top ? 0 : -errno;  /* gone meanwhile: nothing to do */

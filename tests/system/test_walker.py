@@ -472,3 +472,79 @@ def test_userdel_r_removes_only_the_home_it_took_away(two):
     st = sb.lstat("/srv/c/aside")
     assert (st.st_uid, st.st_mode & 0o7777) == (alice.uid, 0o755) and \
         sb.read("/srv/c/aside/own") == "a\n", (st, out)
+
+
+# ------------------------------------------- a FUSE file system whose daemon never answers
+
+STALLED_FUSE_DRIVER = r'''
+import ctypes, json, os, subprocess, sys, time
+
+cfg = json.loads(sys.argv[1])
+# the user's FUSE file system, mounted with allow_other (fusermount lets users do so
+# where fuse.conf says user_allow_other), whose daemon is alive and never answers: the
+# kernel's first request to it (FUSE_INIT) stays unanswered, so every later one waits
+fd = os.open("/dev/fuse", os.O_RDWR)
+opts = "fd=%d,rootmode=40000,user_id=%d,group_id=%d,allow_other" % (fd, cfg["uid"],
+                                                                    cfg["gid"])
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.mount(b"fuse", cfg["path"].encode(), b"fuse", 0, opts.encode()) != 0:
+    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
+proc = subprocess.Popen(cfg["argv"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                        text=True)
+try:
+    _, err = proc.communicate(timeout=cfg["seconds"])
+    hung = False
+except subprocess.TimeoutExpired:
+    proc.kill()
+    hung = True
+# the daemon goes: its requests fail (ENOTCONN), the killed tool can finish dying
+os.close(fd)
+if hung:
+    _, err = proc.communicate()
+libc.umount2(cfg["path"].encode(), 2)
+print(json.dumps({"hung": hung, "rc": proc.returncode, "stderr": err}))
+'''
+
+
+def stalled_fuse(sb, path, argv):
+    """Run argv while the user's FUSE file system whose daemon never answers is mounted at
+    path: what it said and whether it hung."""
+    alice = sb.getpwnam("alice")
+    if not __import__("os").path.exists("/dev/fuse"):
+        pytest.skip("no FUSE on this machine")
+    if not sb.exists("/dev/fuse"):
+        sb.sh("mknod -m 0666 /dev/fuse c 10 229")
+    cfg = {"path": path, "uid": alice.uid, "gid": alice.gid, "argv": argv, "seconds": 8}
+    sb.write("/root/stalled.py", STALLED_FUSE_DRIVER, mode=0o700)
+    res = sb.run(["/usr/bin/python3", "/root/stalled.py", json.dumps(cfg)], timeout=60)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("tool", ["userdel", "usermod"])
+def test_a_stalled_fuse_mount_inside_the_home_is_refused_without_waiting_for_it(two, tool):
+    """alice mounts her own FUSE file system with allow_other on ~/mnt, and its daemon
+    never answers.  The walker met it as a mount point only after asking its file system
+    for the attributes of its root (a statx that syncs them): that request waited for the
+    daemon for ever, and userdel -r or usermod -u hung, holding the lock of /etc/passwd
+    (every account tool of the machine then timed out).  The mount is told from what
+    the kernel has cached, as for a home that is a mount point, and refused unasked."""
+    sb = two
+    alice = sb.getpwnam("alice")
+    sb.sh("mkdir /home/alice/mnt && echo mine >/home/alice/own", user="alice")
+    argv = [USERDEL, "-r", "alice"] if tool == "userdel" else [USERMOD, "-u", "4242", "alice"]
+    out = stalled_fuse(sb, "/home/alice/mnt", argv)
+    assert not out["hung"], out
+    said = [l for l in out["stderr"].splitlines() if "/home/alice" in l]
+    if tool == "userdel":
+        assert out["rc"] == 12, out
+        assert said == ["userdel: not removing directory /home/alice: a file system is "
+                        "mounted at /home/alice/mnt"], out
+        assert sb.read("/home/alice/own") == "mine\n"
+        assert sb.lstat("/home/alice").st_uid == alice.uid
+    else:
+        assert out["rc"] == 0, out
+        assert said == ["usermod: warning: not changing the owner of files in "
+                        "/home/alice/mnt: it is a mount point"], out
+        assert sb.lstat("/home/alice/own").st_uid == 4242
+    assert not sb.exists("/etc/.hardened-shadow.txn")
+
