@@ -548,3 +548,23 @@ def test_a_stalled_fuse_mount_inside_the_home_is_refused_without_waiting_for_it(
         assert sb.lstat("/home/alice/own").st_uid == 4242
     assert not sb.exists("/etc/.hardened-shadow.txn")
 
+
+def test_userdel_r_leaves_a_stalled_fuse_mount_on_the_home_without_waiting_for_it(two):
+    """The same FUSE file system mounted on alice's home itself: userdel -r looked at the
+    home with lstat() (to confine itself to it) before it asked whether it is a mount
+    point, and waited for the daemon for ever, holding the lock of /etc/passwd.  It says
+    the home is a mount point, as for one whose daemon is dead, and leaves it."""
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    sb.sh("echo under >/home/alice/under", user="alice")
+    out = stalled_fuse(sb, "/home/alice", [USERDEL, "-r", "alice"])
+    assert not out["hung"], out
+    assert out["rc"] == 12, out
+    assert [l for l in out["stderr"].splitlines() if "/home/alice" in l] == [
+        "userdel: not removing directory /home/alice: a file system is mounted at "
+        "/home/alice"], out
+    assert sb.getpwnam("alice") is None
+    # the directory under the mount untouched
+    assert sb.lstat("/home/alice").st_uid == uid
+    assert sb.read("/home/alice/under") == "under\n"
+    assert not sb.exists("/etc/.hardened-shadow.txn")
