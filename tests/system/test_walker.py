@@ -568,3 +568,38 @@ def test_userdel_r_leaves_a_stalled_fuse_mount_on_the_home_without_waiting_for_i
     assert sb.lstat("/home/alice").st_uid == uid
     assert sb.read("/home/alice/under") == "under\n"
     assert not sb.exists("/etc/.hardened-shadow.txn")
+
+
+@pytest.mark.parametrize("attr", ["i", "a"])
+def test_userdel_r_removes_nothing_of_a_home_holding_an_immutable_entry(two, attr):
+    """An administrator made a file deep in alice's home immutable (chattr +i; or its
+    directory append-only, +a): root cannot unlink it.  userdel -r said "not removing
+    directory /home/alice" and handed the home back, but had removed everything the walk
+    met before that entry: the home half gone.  The check before the removal refuses it
+    as it refuses a mount point inside, and nothing goes."""
+    sb = two
+    alice = sb.getpwnam("alice")
+    sb.sh("mkdir -p /home/alice/a/b && echo x >/home/alice/a/b/f && echo y >/home/alice/z "
+          "&& echo w >/home/alice/a/w", user="alice")
+    target = "/home/alice/a/b/f" if attr == "i" else "/home/alice/a/b"
+    res = sb.sh("chattr +%s %s" % (attr, target), check=False)
+    if res.returncode != 0:
+        pytest.skip("no chattr +%s on this file system: %s" % (attr, res.stderr))
+    before = sb.lstat("/home/alice")
+    try:
+        res = sb.run([USERDEL, "-r", "alice"], check=False)
+        assert res.returncode == 12, res
+        assert [l for l in res.stderr.splitlines() if "/home/alice" in l] == [
+            "userdel: not removing directory /home/alice: Operation not permitted at "
+            "%s" % ("/home/alice/a/b/f" if attr == "i" else "/home/alice/a/b")], res
+        for path, text in (("/home/alice/z", "y\n"), ("/home/alice/a/w", "w\n"),
+                           ("/home/alice/a/b/f", "x\n")):
+            assert sb.read(path) == text, path
+        st = sb.lstat("/home/alice")
+        assert (st.st_uid, st.st_gid, st.st_mode) == \
+            (alice.uid, alice.gid, before.st_mode), st
+        assert sb.getpwnam("alice") is None
+        assert not sb.exists("/etc/.hardened-shadow.txn")
+    finally:
+        sb.sh("chattr -%s %s" % (attr, target), check=False)
+
