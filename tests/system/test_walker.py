@@ -603,3 +603,62 @@ def test_userdel_r_removes_nothing_of_a_home_holding_an_immutable_entry(two, att
     finally:
         sb.sh("chattr -%s %s" % (attr, target), check=False)
 
+
+MOVE_SWAP_DRIVER = r'''
+import json, os, subprocess, sys, time
+
+cfg = json.loads(sys.argv[1])
+pid = os.fork()
+if pid == 0:
+    # the owner of the home's parent: while usermod is about to rename the home it
+    # checked, it goes aside and a symlink to /etc takes its name
+    os.setgroups([])
+    os.setgid(cfg["gid"])
+    os.setuid(cfg["uid"])
+    time.sleep(1)
+    os.rename("/srv/c/alice", "/srv/c/aside")
+    os.symlink("/etc", "/srv/c/alice")
+    os._exit(0)
+# the rename of the home (usermod's first renameat2) held back 3 s.  Landlock (which
+# keeps the rename to the home it confined itself to) is made absent, as on a kernel
+# without it
+r = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                    "-e", "trace=renameat2,landlock_create_ruleset",
+                    "-e", "inject=renameat2:delay_enter=3000000:when=1",
+                    "-e", "inject=landlock_create_ruleset:error=ENOSYS",
+                    cfg["usermod"], "-d", "/home/alice2", "-m", "alice"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+_, status = os.waitpid(pid, 0)
+print(json.dumps({"rc": r.returncode, "stderr": r.stderr, "racer": status}))
+'''
+
+
+def test_usermod_m_moves_only_the_home_it_checked(two):
+    """alice's home is /srv/c/alice, in a directory of carol's (trusted for alice: not
+    hers, not writable by others).  Between usermod -d /home/alice2 -m's check that the
+    home is a directory and its rename, carol puts a symlink to /etc in its place.  The
+    rename goes by name: it moved carol's symlink into /home, where nobody but root may
+    create anything, as alice's new home (exit 0), on a kernel without Landlock.  What
+    was moved is checked to be what was looked at; it goes back, and usermod fails,
+    changing nothing."""
+    sb = two
+    sb.add_classic_user("carol", password="carol-pw-1")
+    carol = sb.getpwnam("carol")
+    sb.sh("mkdir -p /srv/c && chown carol: /srv/c && chmod 0755 /srv/c && "
+          "mkdir /srv/c/alice && echo a >/srv/c/alice/own && chown -R alice: /srv/c/alice && "
+          "usermod -d /srv/c/alice alice")
+    sb.write("/root/move.py", MOVE_SWAP_DRIVER, mode=0o700)
+    cfg = {"uid": carol.uid, "gid": carol.gid, "usermod": USERMOD}
+    res = sb.run(["/usr/bin/python3", "/root/move.py", json.dumps(cfg)], timeout=60,
+                 check=False)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["racer"] == 0, out
+    assert not sb.exists("/home/alice2"), out
+    assert out["rc"] == 12, out
+    assert out["stderr"].splitlines() == [
+        "usermod: cannot move home directory /srv/c/alice: it was replaced during the "
+        "move; left where it was"], out
+    assert sb.getpwnam("alice").home == "/srv/c/alice"
+    assert sb.sh("readlink /srv/c/alice").stdout == "/etc\n"
+    assert sb.read("/srv/c/aside/own") == "a\n"
