@@ -31,6 +31,7 @@ mode_t hs_homedir_mode(const struct hs_config *defs)
 void hs_homedir_confine_rules(const char *home, char *buf, size_t size,
 			   struct hs_confine_rule out[HS_HOME_CONFINE_RULES])
 {
+	struct statx sx;
 	struct stat st;
 	unsigned parent_access;
 	char *slash;
@@ -41,10 +42,15 @@ void hs_homedir_confine_rules(const char *home, char *buf, size_t size,
 	out[2] = (struct hs_confine_rule){ "/", HS_CONFINE_LIST };
 	if (!home || home[0] != '/' || (size_t)snprintf(buf, size, "%s", home) >= size)
 		return;
-	exists = lstat(home, &st) == 0;
+	/* its type from the cache: a FUSE file system the user mounted on
+	 * the home with allow_other is asked nothing (a synced stat waits
+	 * for its daemon, for ever if it never answers); the tools refuse it
+	 * as a mount point next */
+	exists = statx(AT_FDCWD, home, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+		       STATX_TYPE, &sx) == 0;
 	/* a home that is a symlink (or a file) is removed with unlink */
 	parent_access = !exists ? HS_CONFINE_WRITE :
-			S_ISDIR(st.st_mode) ? HS_CONFINE_ENTRIES : HS_CONFINE_ENTRIES | HS_CONFINE_UNLINK;
+			S_ISDIR(sx.stx_mode) ? HS_CONFINE_ENTRIES : HS_CONFINE_ENTRIES | HS_CONFINE_UNLINK;
 	out[0] = (struct hs_confine_rule){ home, HS_CONFINE_WRITE | HS_CONFINE_NOFOLLOW };
 	do {
 		slash = strrchr(buf, '/');

@@ -52,6 +52,12 @@ static void stat_from_statx(struct stat *st, const struct statx *sx)
 
 #define WALK_STATX_MASK (STATX_BASIC_STATS | STATX_MNT_ID)
 #define WALK_STATX_FLAGS (AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_SYNC_AS_STAT)
+/* The look at a name before it is opened: from the cache.  A FUSE file
+ * system the user mounted there with allow_other is asked nothing (a
+ * synced statx waits for its daemon, for ever if it never answers) and
+ * is refused as a mount point; type, inode and mount do not go stale,
+ * and what a visitor sees comes from the opened entry's own statx. */
+#define WALK_CHECK_FLAGS (AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC)
 
 /* Is what sx describes outside the walk's mount?  A mount root, another
  * mount id, or a directory on another device.  Only directories are
@@ -153,7 +159,7 @@ static int visit_entry(struct walker *w, struct hs_walk_entry *e)
 	bool top = e->depth == 0;
 	int r = 0;
 
-	if (statx(e->parentfd, e->name, WALK_STATX_FLAGS, WALK_STATX_MASK, &checked) < 0) {
+	if (statx(e->parentfd, e->name, WALK_CHECK_FLAGS, WALK_STATX_MASK, &checked) < 0) {
 		if (denied(errno, e->depth))
 			return refuse(w, e, HS_WALK_DENIED, -errno);
 		return errno == ENOENT && !top ? 0 : -errno;  /* gone meanwhile: nothing to do */
@@ -327,9 +333,8 @@ static bool top_replaced(const struct hs_walk_entry *e, const struct remove_ctx 
 	       (e->st.st_dev != c->top->st_dev || e->st.st_ino != c->top->st_ino);
 }
 
-/* pre of both walks, and post of the check: the top is tested there also
- * when it is not a directory (no pre).  HS_WALK_CONTINUE is 0, what a
- * post returns to go on. */
+/* pre of both walks; the check's post tests the top again, also when it
+ * is not a directory (no pre). */
 static int remove_check(const struct hs_walk_entry *e, void *ctx)
 {
 	return top_replaced(e, ctx) ? -ESTALE : HS_WALK_CONTINUE;
@@ -344,6 +349,23 @@ static int remove_refused(const struct hs_walk_entry *e, enum hs_walk_refusal wh
 	free(c->where);
 	c->where = strdup(e->path);
 	return err;
+}
+
+/* post of the check: an entry that is immutable or append-only (chattr
+ * +i, +a: an administrator's) cannot be unlinked, nor can what is in a
+ * directory so marked; refused here, the removal never starts, rather
+ * than stopping half-way at it with the rest of the home gone. */
+static int remove_check_post(const struct hs_walk_entry *e, void *ctx)
+{
+	struct statx sx;
+
+	if (top_replaced(e, ctx))
+		return -ESTALE;
+	if (statx(e->fd, "", AT_EMPTY_PATH | WALK_CHECK_FLAGS, 0, &sx) == 0 &&
+	    (sx.stx_attributes & sx.stx_attributes_mask &
+	     (STATX_ATTR_IMMUTABLE | STATX_ATTR_APPEND)))
+		return remove_refused(e, HS_WALK_DENIED, -EPERM, ctx);
+	return 0;
 }
 
 static int remove_post(const struct hs_walk_entry *e, void *ctx)
@@ -364,7 +386,7 @@ static int remove_post(const struct hs_walk_entry *e, void *ctx)
 
 int hs_walk_remove_at(int dirfd, const char *name, const struct stat *top, char **where)
 {
-	static const struct hs_walk_ops check = { .pre = remove_check, .post = remove_check,
+	static const struct hs_walk_ops check = { .pre = remove_check, .post = remove_check_post,
 						  .refused = remove_refused };
 	static const struct hs_walk_ops rm = { .pre = remove_check, .post = remove_post,
 					       .refused = remove_refused, .rescan = true };

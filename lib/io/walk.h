@@ -111,7 +111,8 @@ int hs_walk_hand_back(int fd, uid_t uid, gid_t gid, mode_t mode);
 
 /* Remove dirfd/name and, if it is a directory, everything below it.  The
  * tree is checked first and nothing is removed when it holds a mount
- * point (-EXDEV) or nests too deeply (-ENAMETOOLONG); a name that is a
+ * point (-EXDEV), nests too deeply (-ENAMETOOLONG) or holds an entry
+ * that is immutable or append-only (-EPERM, where set); a name that is a
  * symlink loses the link only.  Where the offending entry is, is put in
  * *where (malloc'd path below name, may be NULL): it is set only for a
  * refusal (hs_walk_refusal), also for an entry below name that cannot be

@@ -690,6 +690,19 @@ static int move_home(const char *old_dir, const char *new_dir, uid_t uid, bool *
 		return usertool_warn(E_HOMEDIR, "cannot move home directory to %s: %s", new_dir,
 				     hs_homepath_parent_error(nfd));
 	if (renameat2(ofd, olast, nfd, nlast, RENAME_NOREPLACE) == 0) {
+		struct stat now;
+
+		/* the rename goes by name: whoever owns the old parent may
+		 * have put something else there since the look above (a
+		 * symlink to /etc, another user's directory); that goes back */
+		if (fstatat(nfd, nlast, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (now.st_dev != st.st_dev || now.st_ino != st.st_ino)) {
+			if (renameat2(nfd, nlast, ofd, olast, RENAME_NOREPLACE) < 0)
+				hs_warn("cannot rename %s back to %s: %s", new_dir, old_dir,
+					strerror(errno));
+			return usertool_warn(E_HOMEDIR, "cannot move home directory %s: it was "
+					     "replaced during the move; left where it was", old_dir);
+		}
 		*moved = true;
 		return E_SUCCESS;
 	}

@@ -472,3 +472,193 @@ def test_userdel_r_removes_only_the_home_it_took_away(two):
     st = sb.lstat("/srv/c/aside")
     assert (st.st_uid, st.st_mode & 0o7777) == (alice.uid, 0o755) and \
         sb.read("/srv/c/aside/own") == "a\n", (st, out)
+
+
+# ------------------------------------------- a FUSE file system whose daemon never answers
+
+STALLED_FUSE_DRIVER = r'''
+import ctypes, json, os, subprocess, sys, time
+
+cfg = json.loads(sys.argv[1])
+# the user's FUSE file system, mounted with allow_other (fusermount lets users do so
+# where fuse.conf says user_allow_other), whose daemon is alive and never answers: the
+# kernel's first request to it (FUSE_INIT) stays unanswered, so every later one waits
+fd = os.open("/dev/fuse", os.O_RDWR)
+opts = "fd=%d,rootmode=40000,user_id=%d,group_id=%d,allow_other" % (fd, cfg["uid"],
+                                                                    cfg["gid"])
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.mount(b"fuse", cfg["path"].encode(), b"fuse", 0, opts.encode()) != 0:
+    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
+proc = subprocess.Popen(cfg["argv"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                        text=True)
+try:
+    _, err = proc.communicate(timeout=cfg["seconds"])
+    hung = False
+except subprocess.TimeoutExpired:
+    proc.kill()
+    hung = True
+# the daemon goes: its requests fail (ENOTCONN), the killed tool can finish dying
+os.close(fd)
+if hung:
+    _, err = proc.communicate()
+libc.umount2(cfg["path"].encode(), 2)
+print(json.dumps({"hung": hung, "rc": proc.returncode, "stderr": err}))
+'''
+
+
+def stalled_fuse(sb, path, argv):
+    """Run argv while the user's FUSE file system whose daemon never answers is mounted at
+    path: what it said and whether it hung."""
+    alice = sb.getpwnam("alice")
+    if not __import__("os").path.exists("/dev/fuse"):
+        pytest.skip("no FUSE on this machine")
+    if not sb.exists("/dev/fuse"):
+        sb.sh("mknod -m 0666 /dev/fuse c 10 229")
+    cfg = {"path": path, "uid": alice.uid, "gid": alice.gid, "argv": argv, "seconds": 8}
+    sb.write("/root/stalled.py", STALLED_FUSE_DRIVER, mode=0o700)
+    res = sb.run(["/usr/bin/python3", "/root/stalled.py", json.dumps(cfg)], timeout=60)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("tool", ["userdel", "usermod"])
+def test_a_stalled_fuse_mount_inside_the_home_is_refused_without_waiting_for_it(two, tool):
+    """alice mounts her own FUSE file system with allow_other on ~/mnt, and its daemon
+    never answers.  The walker met it as a mount point only after asking its file system
+    for the attributes of its root (a statx that syncs them): that request waited for the
+    daemon for ever, and userdel -r or usermod -u hung, holding the lock of /etc/passwd
+    (every account tool of the machine then timed out).  The mount is told from what
+    the kernel has cached, as for a home that is a mount point, and refused unasked."""
+    sb = two
+    alice = sb.getpwnam("alice")
+    sb.sh("mkdir /home/alice/mnt && echo mine >/home/alice/own", user="alice")
+    argv = [USERDEL, "-r", "alice"] if tool == "userdel" else [USERMOD, "-u", "4242", "alice"]
+    out = stalled_fuse(sb, "/home/alice/mnt", argv)
+    assert not out["hung"], out
+    said = [l for l in out["stderr"].splitlines() if "/home/alice" in l]
+    if tool == "userdel":
+        assert out["rc"] == 12, out
+        assert said == ["userdel: not removing directory /home/alice: a file system is "
+                        "mounted at /home/alice/mnt"], out
+        assert sb.read("/home/alice/own") == "mine\n"
+        assert sb.lstat("/home/alice").st_uid == alice.uid
+    else:
+        assert out["rc"] == 0, out
+        assert said == ["usermod: warning: not changing the owner of files in "
+                        "/home/alice/mnt: it is a mount point"], out
+        assert sb.lstat("/home/alice/own").st_uid == 4242
+    assert not sb.exists("/etc/.hardened-shadow.txn")
+
+
+def test_userdel_r_leaves_a_stalled_fuse_mount_on_the_home_without_waiting_for_it(two):
+    """The same FUSE file system mounted on alice's home itself: userdel -r looked at the
+    home with lstat() (to confine itself to it) before it asked whether it is a mount
+    point, and waited for the daemon for ever, holding the lock of /etc/passwd.  It says
+    the home is a mount point, as for one whose daemon is dead, and leaves it."""
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    sb.sh("echo under >/home/alice/under", user="alice")
+    out = stalled_fuse(sb, "/home/alice", [USERDEL, "-r", "alice"])
+    assert not out["hung"], out
+    assert out["rc"] == 12, out
+    assert [l for l in out["stderr"].splitlines() if "/home/alice" in l] == [
+        "userdel: not removing directory /home/alice: a file system is mounted at "
+        "/home/alice"], out
+    assert sb.getpwnam("alice") is None
+    # the directory under the mount untouched
+    assert sb.lstat("/home/alice").st_uid == uid
+    assert sb.read("/home/alice/under") == "under\n"
+    assert not sb.exists("/etc/.hardened-shadow.txn")
+
+
+@pytest.mark.parametrize("attr", ["i", "a"])
+def test_userdel_r_removes_nothing_of_a_home_holding_an_immutable_entry(two, attr):
+    """An administrator made a file deep in alice's home immutable (chattr +i; or its
+    directory append-only, +a): root cannot unlink it.  userdel -r said "not removing
+    directory /home/alice" and handed the home back, but had removed everything the walk
+    met before that entry: the home half gone.  The check before the removal refuses it
+    as it refuses a mount point inside, and nothing goes."""
+    sb = two
+    alice = sb.getpwnam("alice")
+    sb.sh("mkdir -p /home/alice/a/b && echo x >/home/alice/a/b/f && echo y >/home/alice/z "
+          "&& echo w >/home/alice/a/w", user="alice")
+    target = "/home/alice/a/b/f" if attr == "i" else "/home/alice/a/b"
+    res = sb.sh("chattr +%s %s" % (attr, target), check=False)
+    if res.returncode != 0:
+        pytest.skip("no chattr +%s on this file system: %s" % (attr, res.stderr))
+    before = sb.lstat("/home/alice")
+    try:
+        res = sb.run([USERDEL, "-r", "alice"], check=False)
+        assert res.returncode == 12, res
+        assert [l for l in res.stderr.splitlines() if "/home/alice" in l] == [
+            "userdel: not removing directory /home/alice: Operation not permitted at "
+            "%s" % ("/home/alice/a/b/f" if attr == "i" else "/home/alice/a/b")], res
+        for path, text in (("/home/alice/z", "y\n"), ("/home/alice/a/w", "w\n"),
+                           ("/home/alice/a/b/f", "x\n")):
+            assert sb.read(path) == text, path
+        st = sb.lstat("/home/alice")
+        assert (st.st_uid, st.st_gid, st.st_mode) == \
+            (alice.uid, alice.gid, before.st_mode), st
+        assert sb.getpwnam("alice") is None
+        assert not sb.exists("/etc/.hardened-shadow.txn")
+    finally:
+        sb.sh("chattr -%s %s" % (attr, target), check=False)
+
+
+MOVE_SWAP_DRIVER = r'''
+import json, os, subprocess, sys, time
+
+cfg = json.loads(sys.argv[1])
+pid = os.fork()
+if pid == 0:
+    # the owner of the home's parent: while usermod is about to rename the home it
+    # checked, it goes aside and a symlink to /etc takes its name
+    os.setgroups([])
+    os.setgid(cfg["gid"])
+    os.setuid(cfg["uid"])
+    time.sleep(1)
+    os.rename("/srv/c/alice", "/srv/c/aside")
+    os.symlink("/etc", "/srv/c/alice")
+    os._exit(0)
+# the rename of the home (usermod's first renameat2) held back 3 s.  Landlock (which
+# keeps the rename to the home it confined itself to) is made absent, as on a kernel
+# without it
+r = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null",
+                    "-e", "trace=renameat2,landlock_create_ruleset",
+                    "-e", "inject=renameat2:delay_enter=3000000:when=1",
+                    "-e", "inject=landlock_create_ruleset:error=ENOSYS",
+                    cfg["usermod"], "-d", "/home/alice2", "-m", "alice"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+_, status = os.waitpid(pid, 0)
+print(json.dumps({"rc": r.returncode, "stderr": r.stderr, "racer": status}))
+'''
+
+
+def test_usermod_m_moves_only_the_home_it_checked(two):
+    """alice's home is /srv/c/alice, in a directory of carol's (trusted for alice: not
+    hers, not writable by others).  Between usermod -d /home/alice2 -m's check that the
+    home is a directory and its rename, carol puts a symlink to /etc in its place.  The
+    rename goes by name: it moved carol's symlink into /home, where nobody but root may
+    create anything, as alice's new home (exit 0), on a kernel without Landlock.  What
+    was moved is checked to be what was looked at; it goes back, and usermod fails,
+    changing nothing."""
+    sb = two
+    sb.add_classic_user("carol", password="carol-pw-1")
+    carol = sb.getpwnam("carol")
+    sb.sh("mkdir -p /srv/c && chown carol: /srv/c && chmod 0755 /srv/c && "
+          "mkdir /srv/c/alice && echo a >/srv/c/alice/own && chown -R alice: /srv/c/alice && "
+          "usermod -d /srv/c/alice alice")
+    sb.write("/root/move.py", MOVE_SWAP_DRIVER, mode=0o700)
+    cfg = {"uid": carol.uid, "gid": carol.gid, "usermod": USERMOD}
+    res = sb.run(["/usr/bin/python3", "/root/move.py", json.dumps(cfg)], timeout=60,
+                 check=False)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["racer"] == 0, out
+    assert not sb.exists("/home/alice2"), out
+    assert out["rc"] == 12, out
+    assert out["stderr"].splitlines() == [
+        "usermod: cannot move home directory /srv/c/alice: it was replaced during the "
+        "move; left where it was"], out
+    assert sb.getpwnam("alice").home == "/srv/c/alice"
+    assert sb.sh("readlink /srv/c/alice").stdout == "/etc\n"
+    assert sb.read("/srv/c/aside/own") == "a\n"
