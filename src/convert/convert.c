@@ -348,6 +348,12 @@ static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const
 		hs_warn("%s: invalid entry: %s", path, len ? "more than one line" : "empty file");
 		return -HS_E_FORMAT;
 	}
+	/* the parser reads up to a NUL: what follows would be dropped
+	 * unseen, where /etc/shadow's reader refuses the line */
+	if (strlen(data) != len) {
+		hs_warn("%s: invalid entry: %s", path, hs_strerror(-HS_E_FIELD));
+		return -HS_E_FIELD;
+	}
 	r = hs_records_spwd_parse(data, &se->sp);
 	if (r < 0) {
 		hs_warn("%s: invalid entry: %s", path, hs_strerror(r));

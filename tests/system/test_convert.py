@@ -499,7 +499,7 @@ def test_from_tcb(sb):
 
 
 @pytest.mark.parametrize("attack", ["symlink", "wrong_name", "foreign_owner", "two_lines",
-                                    "not_in_passwd"])
+                                    "not_in_passwd", "nul", "fifo", "sparse"])
 def test_from_tcb_hostile_entries(sb, attack):
     add_generated(sb, 20)
     shadow_text = sb.read("/etc/shadow")
@@ -519,6 +519,16 @@ def test_from_tcb_hostile_entries(sb, attack):
     elif attack == "two_lines":
         sb.sh("cat /etc/tcb/u00004/shadow >> " + f)
         needles = [f, "more than one line"]
+    elif attack == "nul":
+        # a whole entry, then a NUL: the parser would stop there, unseen
+        sb.sh("sed -i 's/$/\\x00junk/' " + f)
+        needles = [f, "forbidden character"]
+    elif attack == "fifo":
+        sb.sh(f"rm {f}; mkfifo -m 640 {f}; chown 20003 {f}")
+        needles = [f, "not a regular file"]
+    elif attack == "sparse":
+        sb.run(["truncate", "-s", "1G", f])
+        needles = [f, "larger than allowed"]
     else:
         sb.run(["cp", "-a", "/etc/tcb/u00004", "/etc/tcb/ghost"])
         needles = ["/etc/tcb/ghost", "not in /etc/passwd"]
