@@ -278,13 +278,12 @@ static int spdb_load_shadow(struct spdb *db, struct pwdb *pw)
 	}
 	return 0;
 }
+
+/* A directory of /etc, never through a symlink: the one open that tells
+ * a symlink (ENOTDIR under O_NOFOLLOW) from a file. */
 static int open_dir_ro(int dirfd, const char *name)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0)
-		return errno == ELOOP ? -HS_E_SYMLINK : (errno == ENOTDIR ? -HS_E_NOTDIR : -errno);
-	return fd;
+	return hs_fileio_open_dir_at(dirfd, name, NULL);
 }
 
 /* A listing of the directory dirfd (shown in messages as path), on a
@@ -1029,8 +1028,9 @@ static int convert_begin(int *etcfd, struct hs_locks *locks, bool to_tree, sigse
 	const char *failed = NULL;
 	int r;
 
-	*etcfd = open_dir_ro(AT_FDCWD, ETC_DIR);
+	*etcfd = open(ETC_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (*etcfd < 0) {
+		*etcfd = -errno;
 		hs_warn("cannot open %s: %s", ETC_DIR, hs_strerror(*etcfd));
 		return *etcfd;
 	}

@@ -459,6 +459,26 @@ def test_pwunconv_refuses_unreadable_or_foreign_entries(sb):
     sb.run([PWUNCONV])
 
 
+
+def test_a_symlink_in_place_of_a_directory_is_named(sb):
+    """/etc/hardened-shadow (or /etc/tcb/USER) that is a symlink, say to a directory a user
+    made in /tmp: both tools refuse it without following it, and say it is a symlink (the
+    open's ENOTDIR under O_NOFOLLOW used to come out as "is not a directory")."""
+    sb.add_classic_user("alice", password="pw")
+    sb.sh("mkdir -m 1777 /tmp/evil; ln -s /tmp/evil " + TREE)
+    before = snapshot(sb)
+    for tool in (PWCONV, PWUNCONV):
+        res = refuse(sb, [tool], "cannot open " + TREE, "symbolic link")
+        assert len(res.stderr.splitlines()) == 1, res.stderr
+    assert snapshot(sb) == before and os.listdir(hp(sb, "/tmp/evil")) == []
+    sb.run(["rm", TREE])
+    make_tcb(sb, sb.read("/etc/shadow"))
+    sb.run(["rm", "-f", "/etc/shadow", "/etc/shadow-"])
+    sb.sh("mv /etc/tcb/alice /tmp/evil/alice; ln -s /tmp/evil/alice /etc/tcb/alice")
+    before = snapshot(sb)
+    refuse(sb, [PWCONV, "--from-tcb"], "cannot open /etc/tcb/alice", "symbolic link")
+    assert_unchanged(sb, before)
+
 # ---------------------------------------------------------------- tcb
 
 def make_tcb(sb, shadow_text):
