@@ -1267,13 +1267,31 @@ static const char *replacement_text(struct udir *u, const struct file_spec *f, c
 	return buf;
 }
 
+/* Under the directory's lock: is name still what was checked (st: the
+ * file read into a copy or judged untrusted; NULL: missing)?  The
+ * question may wait long, and the user's passwd or chsh, or root's
+ * chage, may replace the file meanwhile: writing then would undo that
+ * change (an old hash back, a new one locked).  Said when not. */
+static bool still_as_read(struct udir *u, const char *name, const struct stat *st,
+			  const char *path)
+{
+	struct stat now;
+	int there = fstatat(u->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+
+	if (st ? there == 0 && hs_fileio_same_version(st, &now) : there == ENOENT)
+		return true;
+	failed(u->tr->a, "%s changed while being checked; not repaired, run the check again",
+	       path);
+	return false;
+}
+
 static void replace_file(struct udir *u, const struct file_spec *f, const struct stat *st,
 			 const char *path)
 {
 	struct hs_integrity *a = u->tr->a;
 	int r = 0;
 
-	if (!udir_lock(u))
+	if (!udir_lock(u) || !still_as_read(u, f->name, st, path))
 		return;
 	/* a directory (or anything the rename cannot replace) goes first */
 	if (st && !S_ISREG(st->st_mode))
@@ -1417,23 +1435,6 @@ static bool read_file_content(struct udir *u, const struct file_spec *f, const s
 	if (v->relink && read_same(u->fd, f->name, st, buf, len) < 0)
 		v->relink = false;
 	return true;
-}
-
-/* Under the directory's lock: is name still the file read into the copy
- * (st)?  The question may wait long, and the user's passwd or chsh may
- * replace the file meanwhile: writing the copy then would undo that
- * change (an old hash back).  Said when not. */
-static bool still_as_read(struct udir *u, const char *name, const struct stat *st,
-			  const char *path)
-{
-	struct stat now;
-
-	if (fstatat(u->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    hs_fileio_same_version(st, &now))
-		return true;
-	failed(u->tr->a, "%s changed while being checked; not repaired, run the check again",
-	       path);
-	return false;
 }
 
 /* Offer to replace an untrusted file, or to copy a relinked one; true

@@ -928,6 +928,36 @@ def test_mended_file_changed_before_the_answer_is_kept(tree):
     assert b"changed while being checked" in out + err, (out + err).decode()
 
 
+
+def test_replaced_file_changed_before_the_answer_is_kept(tree):
+    """pwck found alice's shadow file invalid and asked "replace it with a locked
+    password?".  While the question waited root's passwd gave alice a new password (a
+    new file renamed over the old one); the "y" then locked that new password out.  A
+    file replaced since it was judged is not replaced, and that is said."""
+    sb = tree
+    p = f"{T}/alice/shadow"
+    sb.sh(f"echo garbage > {p}")
+    new = b"$6$salt$newhash:19500:\n"
+    proc = sb.popen([PWCK, "-q"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE)
+    out = b""
+    deadline = time.monotonic() + 30
+    while b"replace it with a locked password" not in out and time.monotonic() < deadline:
+        chunk = os.read(proc.stdout.fileno(), 4096)
+        if not chunk:
+            break
+        out += chunk
+    assert b"replace it with a locked password" in out, out
+    sb.write(f"{T}/alice/.pw-new", new, mode=0o640, uid=uid(sb, "alice"), gid=auth_gid(sb))
+    sb.sh(f"mv -T {T}/alice/.pw-new {p}")
+    rest, err = proc.communicate(b"y\n" * 10, timeout=60)
+    out += rest
+    assert proc.returncode == 5, (out + err).decode()
+    assert sb.read_bytes(p) == new, out.decode()
+    assert f"{p} changed while being checked".encode() in out + err, (out + err).decode()
+    res = pwck(sb, "-q", "-r")
+    assert (res.returncode, res.stdout) == (0, ""), res.stdout
+
 # ---------------------------------------------------------------- next to a writer
 
 def exchange_index(sb, argv):
