@@ -1267,13 +1267,31 @@ static const char *replacement_text(struct udir *u, const struct file_spec *f, c
 	return buf;
 }
 
+/* Under the directory's lock: is name still what was checked (st: the
+ * file read into a copy or judged untrusted; NULL: missing)?  The
+ * question may wait long, and the user's passwd or chsh, or root's
+ * chage, may replace the file meanwhile: writing then would undo that
+ * change (an old hash back, a new one locked).  Said when not. */
+static bool still_as_read(struct udir *u, const char *name, const struct stat *st,
+			  const char *path)
+{
+	struct stat now;
+	int there = fstatat(u->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+
+	if (st ? there == 0 && hs_fileio_same_version(st, &now) : there == ENOENT)
+		return true;
+	failed(u->tr->a, "%s changed while being checked; not repaired, run the check again",
+	       path);
+	return false;
+}
+
 static void replace_file(struct udir *u, const struct file_spec *f, const struct stat *st,
 			 const char *path)
 {
 	struct hs_integrity *a = u->tr->a;
 	int r = 0;
 
-	if (!udir_lock(u))
+	if (!udir_lock(u) || !still_as_read(u, f->name, st, path))
 		return;
 	/* a directory (or anything the rename cannot replace) goes first */
 	if (st && !S_ISREG(st->st_mode))
@@ -1284,12 +1302,25 @@ static void replace_file(struct udir *u, const struct file_spec *f, const struct
 		logged(a, "%s: replaced by its fail-closed default", path);
 }
 
+/* A line ended by hand the way readers refuse: what is wrong, the offer,
+ * and what the log says once it is mended. */
+struct line_mend {
+	const char *problem, *offer, *done;
+};
+
+static const struct line_mend mend_cr = {
+	"ends with a carriage return", "strip it? ", "carriage return stripped",
+};
+static const struct line_mend mend_newline = {
+	"has no newline at its end", "add it? ", "newline added",
+};
+
 /* What check_file() concluded about one file's inode. */
 struct file_verdict {
 	bool untrusted;         /* replace it, never read or chown it */
 	bool relink;            /* trusted, but another name reaches it */
 	bool root_held;         /* root's single-named copy: a chown will do */
-	bool cr;                /* trusted, valid once its carriage return goes */
+	const struct line_mend *mend;   /* trusted, valid once its line's end is mended */
 };
 
 /* Owner, mode, size and link count of a regular file. */
@@ -1342,29 +1373,39 @@ static void check_file_inode(struct udir *u, const struct file_spec *f, const st
 	}
 }
 
-/* A file edited on Windows ("...\r\n"): read it again into buf without
- * the carriage return before its end; true when that parses (into c),
- * with buf holding the mended contents. */
-static bool strip_cr(struct udir *u, const struct file_spec *f, const struct stat *st,
-		     char *buf, size_t *len, struct content *c)
+/* A file edited by hand: a Windows editor's "...\r\n", or an editor or
+ * printf that left out the final newline.  Read it again into buf with
+ * the line ended as readers want it ("...\n"); the mend when that parses
+ * (into c), with buf holding the mended contents, else NULL. */
+static const struct line_mend *mend_line_end(struct udir *u, const struct file_spec *f,
+					     const struct stat *st, char *buf, size_t *len,
+					     struct content *c)
 {
 	char copy[HS_USERFILE_MAX + 2];
+	const struct line_mend *m;
 	size_t n;
 	bool ok;
 
 	if (read_same(u->fd, f->name, st, buf, len) < 0)
-		return false;
+		return NULL;
 	n = *len;
-	if (n > 0 && buf[n - 1] == '\n')
+	m = n > 0 && buf[n - 1] == '\n' ? NULL : &mend_newline;
+	if (!m)
 		n--;
-	if (n == 0 || buf[n - 1] != '\r')
-		return false;
-	memmove(buf + n - 1, buf + n, *len - n + 1);
-	*len -= 1;
+	if (n > 0 && buf[n - 1] == '\r') {
+		m = &mend_cr;
+		n--;
+	}
+	/* the newline must still fit the size readers accept */
+	if (!m || n == 0 || n + 1 > HS_USERFILE_MAX)
+		return NULL;
+	buf[n] = '\n';
+	buf[n + 1] = '\0';
+	*len = n + 1;
 	memcpy(copy, buf, *len + 1);
 	ok = parse_content(f->kind, copy, *len, c) == 0;
 	hs_wipe(copy, sizeof copy);
-	return ok;
+	return ok ? m : NULL;
 }
 
 /* A trusted file's contents, parsed into c; buf keeps them whole for a
@@ -1381,9 +1422,8 @@ static bool read_file_content(struct udir *u, const struct file_spec *f, const s
 		return false;
 	}
 	r = parse_content(f->kind, buf, *len, c);
-	if (r < 0 && strip_cr(u, f, st, buf, len, c)) {
-		problem(a, "%s: line 1: ends with a carriage return", path);
-		v->cr = true;
+	if (r < 0 && (v->mend = mend_line_end(u, f, st, buf, len, c))) {
+		problem(a, "%s: line 1: %s", path, v->mend->problem);
 		return true;
 	}
 	if (r < 0) {
@@ -1395,23 +1435,6 @@ static bool read_file_content(struct udir *u, const struct file_spec *f, const s
 	if (v->relink && read_same(u->fd, f->name, st, buf, len) < 0)
 		v->relink = false;
 	return true;
-}
-
-/* Under the directory's lock: is name still the file read into the copy
- * (st)?  The question may wait long, and the user's passwd or chsh may
- * replace the file meanwhile: writing the copy then would undo that
- * change (an old hash back).  Said when not. */
-static bool still_as_read(struct udir *u, const char *name, const struct stat *st,
-			  const char *path)
-{
-	struct stat now;
-
-	if (fstatat(u->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    hs_fileio_same_version(st, &now))
-		return true;
-	failed(u->tr->a, "%s changed while being checked; not repaired, run the check again",
-	       path);
-	return false;
 }
 
 /* Offer to replace an untrusted file, or to copy a relinked one; true
@@ -1440,8 +1463,8 @@ static bool offer_replacement(struct udir *u, const struct file_spec *f, struct 
 		replace_file(u, f, st, path);
 		return true;
 	}
-	/* the copy without the carriage return ends another link too */
-	if (!(v->cr ? ask(a, "strip it? ") : v->relink &&
+	/* the mended copy ends another link too */
+	if (!(v->mend ? ask(a, "%s", v->mend->offer) : v->relink &&
 	      ask(a, "replace it with a copy of itself (ends the other link)? ")) || !udir_lock(u) ||
 	    !still_as_read(u, f->name, st, path))
 		return false;
@@ -1449,7 +1472,7 @@ static bool offer_replacement(struct udir *u, const struct file_spec *f, struct 
 	if (!tree_repaired(a, r, "replace", path))
 		return false;
 	logged(a, "%s: %s", path,
-	       v->cr ? "carriage return stripped" : "copied to end its other link");
+	       v->mend ? v->mend->done : "copied to end its other link");
 	return true;
 }
 

@@ -278,13 +278,12 @@ static int spdb_load_shadow(struct spdb *db, struct pwdb *pw)
 	}
 	return 0;
 }
+
+/* A directory of /etc, never through a symlink: the one open that tells
+ * a symlink (ENOTDIR under O_NOFOLLOW) from a file. */
 static int open_dir_ro(int dirfd, const char *name)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0)
-		return errno == ELOOP ? -HS_E_SYMLINK : (errno == ENOTDIR ? -HS_E_NOTDIR : -errno);
-	return fd;
+	return hs_fileio_open_dir_at(dirfd, name, NULL);
 }
 
 /* A listing of the directory dirfd (shown in messages as path), on a
@@ -347,6 +346,12 @@ static int spdb_load_tcb_user(struct spdb *db, struct pwdb *pw, int tcbfd, const
 	if (len == 0 || memchr(data, '\n', len)) {
 		hs_warn("%s: invalid entry: %s", path, len ? "more than one line" : "empty file");
 		return -HS_E_FORMAT;
+	}
+	/* the parser reads up to a NUL: what follows would be dropped
+	 * unseen, where /etc/shadow's reader refuses the line */
+	if (strlen(data) != len) {
+		hs_warn("%s: invalid entry: %s", path, hs_strerror(-HS_E_FIELD));
+		return -HS_E_FIELD;
 	}
 	r = hs_records_spwd_parse(data, &se->sp);
 	if (r < 0) {
@@ -1023,8 +1028,9 @@ static int convert_begin(int *etcfd, struct hs_locks *locks, bool to_tree, sigse
 	const char *failed = NULL;
 	int r;
 
-	*etcfd = open_dir_ro(AT_FDCWD, ETC_DIR);
+	*etcfd = open(ETC_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (*etcfd < 0) {
+		*etcfd = -errno;
 		hs_warn("cannot open %s: %s", ETC_DIR, hs_strerror(*etcfd));
 		return *etcfd;
 	}

@@ -459,6 +459,26 @@ def test_pwunconv_refuses_unreadable_or_foreign_entries(sb):
     sb.run([PWUNCONV])
 
 
+
+def test_a_symlink_in_place_of_a_directory_is_named(sb):
+    """/etc/hardened-shadow (or /etc/tcb/USER) that is a symlink, say to a directory a user
+    made in /tmp: both tools refuse it without following it, and say it is a symlink (the
+    open's ENOTDIR under O_NOFOLLOW used to come out as "is not a directory")."""
+    sb.add_classic_user("alice", password="pw")
+    sb.sh("mkdir -m 1777 /tmp/evil; ln -s /tmp/evil " + TREE)
+    before = snapshot(sb)
+    for tool in (PWCONV, PWUNCONV):
+        res = refuse(sb, [tool], "cannot open " + TREE, "symbolic link")
+        assert len(res.stderr.splitlines()) == 1, res.stderr
+    assert snapshot(sb) == before and os.listdir(hp(sb, "/tmp/evil")) == []
+    sb.run(["rm", TREE])
+    make_tcb(sb, sb.read("/etc/shadow"))
+    sb.run(["rm", "-f", "/etc/shadow", "/etc/shadow-"])
+    sb.sh("mv /etc/tcb/alice /tmp/evil/alice; ln -s /tmp/evil/alice /etc/tcb/alice")
+    before = snapshot(sb)
+    refuse(sb, [PWCONV, "--from-tcb"], "cannot open /etc/tcb/alice", "symbolic link")
+    assert_unchanged(sb, before)
+
 # ---------------------------------------------------------------- tcb
 
 def make_tcb(sb, shadow_text):
@@ -499,7 +519,7 @@ def test_from_tcb(sb):
 
 
 @pytest.mark.parametrize("attack", ["symlink", "wrong_name", "foreign_owner", "two_lines",
-                                    "not_in_passwd"])
+                                    "not_in_passwd", "nul", "fifo", "sparse"])
 def test_from_tcb_hostile_entries(sb, attack):
     add_generated(sb, 20)
     shadow_text = sb.read("/etc/shadow")
@@ -519,6 +539,16 @@ def test_from_tcb_hostile_entries(sb, attack):
     elif attack == "two_lines":
         sb.sh("cat /etc/tcb/u00004/shadow >> " + f)
         needles = [f, "more than one line"]
+    elif attack == "nul":
+        # a whole entry, then a NUL: the parser would stop there, unseen
+        sb.sh("sed -i 's/$/\\x00junk/' " + f)
+        needles = [f, "forbidden character"]
+    elif attack == "fifo":
+        sb.sh(f"rm {f}; mkfifo -m 640 {f}; chown 20003 {f}")
+        needles = [f, "not a regular file"]
+    elif attack == "sparse":
+        sb.run(["truncate", "-s", "1G", f])
+        needles = [f, "larger than allowed"]
     else:
         sb.run(["cp", "-a", "/etc/tcb/u00004", "/etc/tcb/ghost"])
         needles = ["/etc/tcb/ghost", "not in /etc/passwd"]

@@ -865,6 +865,40 @@ def test_crlf_files_in_the_tree_are_mended(tree):
     assert (res.returncode, res.stdout) == (0, ""), res.stdout
 
 
+def test_files_in_the_tree_without_their_newline_are_mended(tree):
+    """An administrator's printf, or an editor set to write no final newline: readers
+    refuse the shadow and aging files without it (the user cannot log in), but the line
+    is whole.  pwck names what is wrong and adds the newline, where it used to call the
+    files invalid and offer a locked password and an expired aging in their place."""
+    sb = tree
+    files = {f"{T}/bob/shadow": sb.read_bytes(f"{T}/bob/shadow"),
+             f"{T}/bob/aging": sb.read_bytes(f"{T}/bob/aging"),
+             f"{T}/carol/shadow": sb.read_bytes(f"{T}/carol/shadow")}
+    for p in files:
+        sb.sh(f"printf '%s' \"$(cat {p})\" > {p}.new && cat {p}.new > {p} && rm {p}.new")
+    # and both at once: a carriage return and no newline
+    sb.sh(f"printf '%s\\r' \"$(cat {T}/carol/shadow)\" > /root/c && cat /root/c > {T}/carol/shadow")
+    cut = snapshot(sb)
+    res = pwck(sb, "-q", "-r")
+    assert res.returncode == 2
+    out = res.stdout.splitlines()
+    for p in (f"{T}/bob/shadow", f"{T}/bob/aging"):
+        assert f"{p}: line 1: has no newline at its end" in out, res.stdout
+    assert f"{T}/carol/shadow: line 1: ends with a carriage return" in out, res.stdout
+    assert out.count("add it? No") == 2 and out.count("strip it? No") == 1
+    assert "replace" not in res.stdout and "invalid" not in res.stdout
+    res = pwck(sb, "-q", answers="n\n" * 10)
+    assert snapshot(sb) == cut
+    res = pwck(sb, "-q", answers="y\n" * 10)
+    assert res.returncode == 2 and "replace" not in res.stdout
+    for p, data in files.items():
+        assert sb.read_bytes(p) == data, p
+    assert sb.lstat(f"{T}/bob/shadow").st_uid == uid(sb, "bob")
+    assert sb.lstat(f"{T}/bob/aging").st_uid == 0
+    res = pwck(sb, "-q", "-r")
+    assert (res.returncode, res.stdout) == (0, ""), res.stdout
+
+
 def test_mended_file_changed_before_the_answer_is_kept(tree):
     """pwck read alice's shadow file (its line ending in a carriage return), asked
     "strip it?", and on the answer wrote what it had read, minus the CR.  A password
@@ -893,6 +927,36 @@ def test_mended_file_changed_before_the_answer_is_kept(tree):
     assert sb.read_bytes(p) == new, out.decode()
     assert b"changed while being checked" in out + err, (out + err).decode()
 
+
+
+def test_replaced_file_changed_before_the_answer_is_kept(tree):
+    """pwck found alice's shadow file invalid and asked "replace it with a locked
+    password?".  While the question waited root's passwd gave alice a new password (a
+    new file renamed over the old one); the "y" then locked that new password out.  A
+    file replaced since it was judged is not replaced, and that is said."""
+    sb = tree
+    p = f"{T}/alice/shadow"
+    sb.sh(f"echo garbage > {p}")
+    new = b"$6$salt$newhash:19500:\n"
+    proc = sb.popen([PWCK, "-q"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE)
+    out = b""
+    deadline = time.monotonic() + 30
+    while b"replace it with a locked password" not in out and time.monotonic() < deadline:
+        chunk = os.read(proc.stdout.fileno(), 4096)
+        if not chunk:
+            break
+        out += chunk
+    assert b"replace it with a locked password" in out, out
+    sb.write(f"{T}/alice/.pw-new", new, mode=0o640, uid=uid(sb, "alice"), gid=auth_gid(sb))
+    sb.sh(f"mv -T {T}/alice/.pw-new {p}")
+    rest, err = proc.communicate(b"y\n" * 10, timeout=60)
+    out += rest
+    assert proc.returncode == 5, (out + err).decode()
+    assert sb.read_bytes(p) == new, out.decode()
+    assert f"{p} changed while being checked".encode() in out + err, (out + err).decode()
+    res = pwck(sb, "-q", "-r")
+    assert (res.returncode, res.stdout) == (0, ""), res.stdout
 
 # ---------------------------------------------------------------- next to a writer
 
