@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -89,6 +90,45 @@ bool hs_walk_is_mount_point(int dirfd, const char *name)
 	return statx(dirfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, 0, &parent) == 0 &&
 	       (sx.stx_dev_major != parent.stx_dev_major ||
 		sx.stx_dev_minor != parent.stx_dev_minor);
+}
+
+/* One line of /proc/self/mountinfo: "ID PARENT MAJ:MIN ROOT POINT OPTS
+ * [TAGS...] - TYPE SOURCE SUPEROPTS"; the source may hold spaces only
+ * escaped (\040), so the super options are the last field. */
+static bool mountinfo_users_fuse(char *line)
+{
+	const char *sep = strstr(line, " - "), *type, *opts, *u;
+
+	line[strcspn(line, "\n")] = '\0';
+	opts = strrchr(line, ' ');
+	if (!sep || !opts)
+		return false;
+	type = sep + 3;
+	if (strncmp(type, "fuse ", 5) != 0 && strncmp(type, "fuse.", 5) != 0 &&
+	    strncmp(type, "fuseblk ", 8) != 0)
+		return false;
+	for (u = strstr(opts, "user_id="); u; u = strstr(u + 1, "user_id="))
+		if (u[-1] == ' ' || u[-1] == ',')
+			return strtoul(u + 8, NULL, 10) != 0;
+	return false;
+}
+
+bool hs_walk_is_users_fuse(int dirfd, const char *name)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t size = 0;
+	struct statx sx;
+
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+		  STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID) ||
+	    !hs_walk_is_mount_point(dirfd, name))
+		return false;
+	f = fopen("/proc/self/mountinfo", "re");
+	while (f && getline(&line, &size, f) > 0)
+		if (strtoull(line, NULL, 10) == sx.stx_mnt_id)
+			return mountinfo_users_fuse(line);
+	return false;
 }
 
 static int refuse(struct walker *w, struct hs_walk_entry *e, enum hs_walk_refusal why, int err)

@@ -85,6 +85,13 @@ struct hs_walk_ops {
  * (name not there): false. */
 bool hs_walk_is_mount_point(int dirfd, const char *name);
 
+/* Is dirfd/name the root of a FUSE file system a user other than root
+ * mounted (its user_id= in /proc/self/mountinfo)?  Its daemon is that
+ * user's and may never answer: root's tools that would only chown in it
+ * leave it alone rather than wait.  Told from the cache and mountinfo,
+ * asking the file system nothing. */
+bool hs_walk_is_users_fuse(int dirfd, const char *name);
+
 /* Walk dirfd/name (a single path component; a symlink there is visited as
  * itself, never followed).  Returns 0, the first negative value from a
  * callback, or a negative error of the walk (-ENOENT when name is not

@@ -919,6 +919,13 @@ static int open_home(const char *dir, uid_t uid, struct stat *st, const char **w
 			*why = hs_homepath_parent_error(pfd);
 		return pfd;
 	}
+	/* a FUSE file system its user mounted on the home is theirs (its
+	 * daemon answers a chown as it likes) and may never answer: the
+	 * stat below would wait for it, holding the lock of /etc/passwd */
+	if (hs_walk_is_users_fuse(pfd, last)) {
+		*why = "a file system its user mounted is there";
+		return -EXDEV;
+	}
 	if (fstatat(pfd, last, st, AT_SYMLINK_NOFOLLOW) < 0) {
 		r = -errno;
 		/* said, or -u exits 12 without a word: a FUSE file system

@@ -570,6 +570,33 @@ def test_userdel_r_leaves_a_stalled_fuse_mount_on_the_home_without_waiting_for_i
     assert not sb.exists("/etc/.hardened-shadow.txn")
 
 
+
+@pytest.mark.parametrize("opt", ["-u", "-g"])
+def test_usermod_leaves_a_stalled_fuse_mount_on_the_home_without_waiting_for_it(two, opt):
+    """alice's own FUSE file system (allow_other) mounted on her home itself, its daemon
+    never answering: usermod -u (or -g) looked at the home with a synced stat before
+    re-owning it and waited for the daemon for ever, holding the lock of /etc/passwd.  A
+    file system its user mounted is that user's (its daemon answers a chown as it likes):
+    not re-owned, not asked, and said; the change of id itself is made."""
+    sb = two
+    uid = sb.getpwnam("alice").uid
+    sb.sh("echo under >/home/alice/under", user="alice")
+    argv = [USERMOD, opt, "4242" if opt == "-u" else "0", "alice"]
+    out = stalled_fuse(sb, "/home/alice", argv)
+    assert not out["hung"], out
+    assert out["rc"] == 12, out
+    assert [l for l in out["stderr"].splitlines() if "/home/alice" in l] == [
+        "usermod: not changing the owner of files in /home/alice: a file system "
+        "its user mounted is there"], out
+    if opt == "-u":
+        assert sb.getpwnam("alice").uid == 4242
+    else:
+        assert sb.getpwnam("alice").gid == 0
+    # the directory under the mount untouched
+    assert sb.lstat("/home/alice").st_uid == uid
+    assert sb.lstat("/home/alice/under").st_uid == uid
+    assert not sb.exists("/etc/.hardened-shadow.txn")
+
 @pytest.mark.parametrize("attr", ["i", "a"])
 def test_userdel_r_removes_nothing_of_a_home_holding_an_immutable_entry(two, attr):
     """An administrator made a file deep in alice's home immutable (chattr +i; or its
