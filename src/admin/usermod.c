@@ -910,7 +910,8 @@ static int open_home(const char *dir, uid_t uid, struct stat *st, const char **w
 
 	*why = NULL;
 	if (!home || !home[0]) {
-		*why = "not an absolute path without '..'";
+		/* "/": every file of the uid on the system, never re-owned */
+		*why = home ? "it is the root directory" : "not an absolute path without '..'";
 		return -EINVAL;
 	}
 	pfd = hs_homepath_parent_at(home, uid, &last);

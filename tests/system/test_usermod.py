@@ -1131,3 +1131,18 @@ def test_uid_home_that_refuses_root_is_said(two, how):
     assert res.stderr.splitlines() == [
         "usermod: not changing the owner of files in /home/alice: it is a mount point that "
         "cannot be examined"], res
+
+
+def test_uid_home_that_is_the_root_directory_is_not_reowned(two):
+    """alice's home is / (a service account's habit).  usermod -u refuses to re-own
+    every file of her uid on the system, as before, but said that / is "not an
+    absolute path without '..'"; it now says what it is."""
+    sb = two
+    sb.sh("echo mine >/srv-alice && chown alice /srv-alice")
+    run(sb, ["-d", "/", "alice"])
+    res = run(sb, ["-u", "4242", "alice"])
+    assert sb.getpwnam("alice").uid == 4242
+    assert res.returncode == 12, res
+    assert res.stderr.splitlines() == [
+        "usermod: not changing the owner of files in /: it is the root directory"], res
+    assert sb.lstat("/srv-alice").st_uid != 4242
