@@ -59,7 +59,9 @@ enum nss_status _nss_hardened_shadow_endspent(void);
 
 static enum nss_status status_from_error(int err, int *errnop)
 {
-	if (hs_err_transient(err)) {
+	/* out of fds or memory; or a shadow file that could not be opened
+	 * now (an aging file's EAGAIN is a verdict: hs_err_transient) */
+	if (hs_err_transient(err) || err == -EAGAIN || err == -EINTR) {
 		*errnop = EAGAIN;
 		return NSS_STATUS_TRYAGAIN;
 	}

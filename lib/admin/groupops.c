@@ -65,18 +65,28 @@ long hs_groupops_find(struct hs_accountset *s, const char *name)
 	return gr ? hs_accountdb_find(gr, name) : -1;
 }
 
-/* The group at line gi, or NULL with s->error set (-EINVAL): an index that
- * names no line (past the end, or deleted) is the caller's mistake, and
- * every entry point taking one checks it here before it changes anything. */
+/* The group at line gi, or NULL with s->error set (no_group): an index
+ * that names no line (past the end, or deleted) is the caller's mistake,
+ * and every entry point taking one checks it here before it changes
+ * anything.  A lazily read line that could not be had for want of memory
+ * is no such mistake: the db's own message says so. */
 static const struct hs_group *group_at(struct hs_accountset *s, size_t gi)
 {
 	struct hs_accountdb *gr = &s->db[HS_AS_GROUP];
 	const union hs_dbrec *rec = hs_accountdb_get(gr, gi);
 
-	if (!rec)
+	if (!rec && gr->lost)
+		fail(s, HS_AS_GROUP, gr->lost, "%s", gr->error);
+	else if (!rec)
 		fail(s, HS_AS_GROUP, -EINVAL, "no group at line %zu of %s", gi + 1,
 		     gr->path ? gr->path : hs_accountset_path(HS_AS_GROUP));
 	return rec ? &rec->gr : NULL;
+}
+
+/* What an entry point returns when group_at found no group. */
+static int no_group(const struct hs_accountset *s)
+{
+	return s->db[HS_AS_GROUP].lost ? s->db[HS_AS_GROUP].lost : -EINVAL;
 }
 
 /* Line idx of file f becomes rec: 1 (changed) or an error. */
@@ -97,7 +107,7 @@ long hs_groupops_gshadow_line(struct hs_accountset *s, size_t gi)
 	int r;
 
 	if (!g)
-		return -EINVAL;
+		return no_group(s);
 	if (!gs)
 		return -1;
 	si = hs_accountdb_find(gs, g->name);
@@ -189,7 +199,7 @@ int hs_groupops_set_members(struct hs_accountset *s, size_t gi, const char *memb
 	int changed = 0;
 
 	if (!g)
-		return -EINVAL;
+		return no_group(s);
 	si = gshadow_copy(s, gi, &ns);
 	if (si < -1)
 		return (int)si;
@@ -214,7 +224,7 @@ int hs_groupops_add_member(struct hs_accountset *s, size_t gi, const char *user)
 	int r;
 
 	if (!g)
-		return -EINVAL;
+		return no_group(s);
 	r = hs_records_list_add(g->members, user, &list);
 	if (r < 0)
 		return fail(s, HS_AS_GROUP, r, "cannot add '%s' to the members of '%s': %s", user,
@@ -232,7 +242,7 @@ int hs_groupops_remove_member(struct hs_accountset *s, size_t gi, const char *us
 	long si;
 
 	if (!g)
-		return -EINVAL;
+		return no_group(s);
 	r = hs_records_list_remove(g->members, user, &list);
 	if (r < 0)
 		return fail(s, HS_AS_GROUP, r, "cannot remove '%s' from the members of '%s': %s",
@@ -260,7 +270,7 @@ int hs_groupops_set_admins(struct hs_accountset *s, size_t gi, const char *admin
 	long si;
 
 	if (!group_at(s, gi))
-		return -EINVAL;
+		return no_group(s);
 	if (!gs)
 		return fail(s, HS_AS_GSHADOW, -ENOENT, "%s does not exist: group administrators "
 			    "are kept there", hs_accountset_path(HS_AS_GSHADOW));
@@ -280,7 +290,7 @@ int hs_groupops_set_password(struct hs_accountset *s, size_t gi, const char *has
 	long si;
 
 	if (!group_at(s, gi))
-		return -EINVAL;
+		return no_group(s);
 	si = gshadow_copy(s, gi, &ns);
 	if (si < -1)
 		return (int)si;
@@ -306,7 +316,7 @@ int hs_groupops_rename(struct hs_accountset *s, size_t gi, const char *new_name,
 	if (replaced_stale)
 		*replaced_stale = false;
 	if (!group_at(s, gi))
-		return -EINVAL;
+		return no_group(s);
 	if (hs_accountdb_find(gr, new_name) >= 0)
 		return fail(s, HS_AS_GROUP, -EEXIST, "group '%s' already exists", new_name);
 	if (gs) {
@@ -339,7 +349,7 @@ int hs_groupops_set_gid(struct hs_accountset *s, size_t gi, gid_t gid)
 	long si;
 
 	if (!group_at(s, gi))
-		return -EINVAL;
+		return no_group(s);
 	si = hs_groupops_gshadow_line(s, gi);
 	if (si < -1)
 		return (int)si;
@@ -357,7 +367,7 @@ int hs_groupops_delete(struct hs_accountset *s, size_t gi)
 	int r;
 
 	if (!g)
-		return -EINVAL;
+		return no_group(s);
 	if (gs) {
 		long si = hs_accountdb_find(gs, g->name);
 

@@ -59,7 +59,9 @@ long hs_groupops_add(struct hs_accountset *s, const char *name, gid_t gid, const
 
 /* Every function below that takes gi fails with -EINVAL (s->error set),
  * having changed nothing, when gi names no line of /etc/group (past the
- * end, or deleted), as does hs_groupops_gshadow_line above. */
+ * end, or deleted), as does hs_groupops_gshadow_line above; with -ENOMEM
+ * and the file's "cannot read" when the line could not be read for want
+ * of memory (HS_DB_LAZY). */
 
 /* Replace the member list (a valid list, "" for none) in both files. */
 int hs_groupops_set_members(struct hs_accountset *s, size_t gi, const char *members);

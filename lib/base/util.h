@@ -41,19 +41,20 @@ enum {
 /* Phrase for a negative return value (either -errno or -HS_E_*). */
 const char *hs_strerror(int negative_err);
 
-/* A shortage the process or the system gets over (descriptors, memory) or
- * a call that only has to be made again: it says nothing of the file that
- * could not be read, so it must not be taken for a verdict on it (an
- * unreadable aging file reads as an expired account, DESIGN section 2).
- * Inline: the NSS and PAM modules use it without a new symbol. */
+/* A shortage the process or the system gets over (descriptors, memory):
+ * it says nothing of the file that could not be read, so it must not be
+ * taken for a verdict on it (an unreadable aging file reads as an expired
+ * account, DESIGN section 2).  Not EAGAIN or EINTR: the owner of a file
+ * can make an open fail with them (a lease held on it fails every
+ * O_NONBLOCK open with EAGAIN), and a file in a user's directory may be
+ * the user's.  Inline: the NSS and PAM modules use it without a new
+ * symbol. */
 static inline bool hs_err_transient(int negative_err)
 {
 	switch (-negative_err) {
 	case EMFILE:
 	case ENFILE:
 	case ENOMEM:
-	case EAGAIN:
-	case EINTR:
 		return true;
 	default:
 		return false;

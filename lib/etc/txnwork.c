@@ -342,8 +342,9 @@ static enum hs_txn_verdict verdict_of(struct hs_accountdb *db, const struct hs_t
  * deleted (its uid perhaps given to someone else since) or its home moved,
  * and the piece is undone.  A home passwd names again is not removed.
  * A line that does not parse where a name is looked up confirms nothing:
- * its piece is undone too.  A passwd that cannot be read fails the
- * recovery (every tool would fail on it anyway), the work unfinished;
+ * its piece is undone too.  A passwd that cannot be read (or a lookup
+ * in it that ran out of memory) fails the recovery (every tool would
+ * fail on it anyway), the work unfinished;
  * so does one without a line of uid 0 or without a final newline: an
  * editor that saves in place cuts it short first and writes it in pieces,
  * and what it has not written yet would have its pieces undone. */
@@ -366,14 +367,16 @@ static int work_check(const char *dir_path, const struct hs_txn_work *work, cons
 	if (r < 0)
 		return r;
 	data = hs_accountdb_loaded(&db, &len);
-	if (hs_accountdb_find_id(&db, 0) < 0 || len == 0 || data[len - 1] != '\n') {
-		hs_accountdb_free(&db);
-		return -HS_E_PARTIAL;
-	}
-	for (i = 0; i < n_work; i++)
+	if (hs_accountdb_find_id(&db, 0) < 0 || len == 0 || data[len - 1] != '\n')
+		r = -HS_E_PARTIAL;
+	for (i = 0; r == 0 && i < n_work; i++)
 		verdict[i] = undo[i] ? HS_TXN_FINISH : verdict_of(&db, &work[i]);
+	/* a lookup that ran out of memory answered "no such user", maybe
+	 * wrongly: no verdict rests on it */
+	if (db.lost)
+		r = db.lost;
 	hs_accountdb_free(&db);
-	return 0;
+	return r;
 }
 
 /* The tree's reserved directories (.new.USER.*, .del.USER.*) are made

@@ -4,9 +4,11 @@ directory renamed, memberships renamed, the password still works under the new n
 -d -m, a running process refusing -l/-u, subordinate id ranges (-v -V -w -W, strict ranges,
 -l renaming them)."""
 
+import datetime
 import os
 import signal
 import socket
+import subprocess
 import time
 
 import pytest
@@ -194,6 +196,48 @@ def test_out_of_descriptors_reading_aging_writes_nothing(two, args):
     # the same without the fault
     assert sb.run(inject[:-2] + [USERMOD] + args + ["alice"], check=False).returncode == 0
     assert aging(sb, "alice")[1:3] == before.split(":")[1:3]
+
+
+# alice's own aging file in her directory, with a write lease held on it: every open of it
+# with O_NONBLOCK (the readers') then fails with EAGAIN
+LEASE_HOLDER = r"""
+import fcntl, os, signal, sys
+signal.signal(signal.SIGIO, signal.SIG_IGN)
+path = sys.argv[1]
+os.unlink(path)
+fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+os.write(fd, b"-1:-1:-1:-1:-1:\n")
+fcntl.fcntl(fd, 1024, fcntl.F_WRLCK)    # F_SETLEASE
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_lease_on_aging_is_no_shortage(two):
+    """A user owns her directory: through a subverted setgid tool (DESIGN section 2) she can
+    put an aging file of her own there and hold a lease on it, which makes the readers'
+    opens fail with EAGAIN.  EAGAIN was taken for a
+    shortage that says nothing of the file: getspnam failed (TRYAGAIN) instead of giving
+    the fail-closed expired entry, and root's usermod -e failed instead of replacing the
+    file.  It is the user's doing to a file not root's: read as expired, and replaced."""
+    sb = two
+    # alice with the group of the setgid tools: what one of them, subverted, can do
+    holder = sb.popen(["/usr/bin/setpriv", "--reuid=alice", "--regid=alice",
+                       "--groups=hardened-shadow", "/usr/bin/python3", "-c", LEASE_HOLDER,
+                       TREE + "/alice/aging"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                      stderr=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n", holder.stderr.read()
+        res = sb.run(["getent", "shadow", "alice"], check=False)
+        assert res.returncode == 0 and res.stdout.split(":")[7] == "1", res
+        res = run(sb, ["-e", "2030-01-02", "alice"])
+        assert res.returncode == 0, res.stderr
+    finally:
+        holder.stdin.close()
+        holder.wait()
+    assert sb.lstat(TREE + "/alice/aging").st_uid == 0
+    assert aging(sb, "alice")[4] == str((datetime.date(2030, 1, 2) -
+                                         datetime.date(1970, 1, 1)).days)
 
 
 def test_lock_unlock_password(two):

@@ -419,8 +419,8 @@ def test_editor_command_is_shell_text_with_the_file_as_a_parameter(classic):
     """Like shadow-utils' vipw (which hands "EDITOR FILE" to system()), an editor command
     of several words is shell text: shell words such as exec work, and a command that
     is itself a shell (sh -c CMD) gets the file as the parameter after CMD's $0.  The
-    file name is a positional parameter, never pasted into the text: a command that
-    ends in a comment still gets it through "$@"."""
+    file name is a positional parameter, never pasted into the text (so, as with
+    system(), a command that ends in a comment does not get it: "$@" is commented out)."""
     sb = classic
     action(sb, SET_GECOS)
     res = vipw(sb, env={"EDITOR": "exec " + ED})

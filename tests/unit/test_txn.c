@@ -17,11 +17,13 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "globalfile.h"
 #include "layout.h"
+#include "strbuf.h"
 #include "txn.h"
 #include "userdir.h"
 #include "test_helpers.h"
@@ -1389,6 +1391,107 @@ static void test_unmarked_tree_is_not_listed(void **state)
 	close(tfd);
 }
 
+/* ---- a recovery's check out of memory ---- */
+
+/* The ops hs_txn_work_enable installs, caught on their way to txn.c (this
+ * test links with --wrap=hs_txn_set_work_ops), to run the check alone. */
+void __real_hs_txn_set_work_ops(const struct hs_txn_work_ops *ops);
+void __wrap_hs_txn_set_work_ops(const struct hs_txn_work_ops *ops);
+static const struct hs_txn_work_ops *enabled_ops;
+
+void __wrap_hs_txn_set_work_ops(const struct hs_txn_work_ops *ops)
+{
+	if (ops)
+		enabled_ops = ops;
+	__real_hs_txn_set_work_ops(ops);
+}
+
+#define OOM_LINES 50000
+#define OOM_PIECES 8    /* more lookups than a scan answers: the 5th builds an index */
+
+struct oom_check {
+	const char *dir;
+	struct hs_txn_work *work;
+	rlim_t room;    /* address space beyond what the child holds */
+};
+
+/* In a child: the check with room bytes of address space left.  0: every
+ * piece FINISH; 1: the check failed (no verdict, the journal stays); 3: a
+ * verdict other than FINISH, though passwd has every piece's user. */
+static int check_with_room(void *arg)
+{
+	const struct oom_check *c = arg;
+	enum hs_txn_verdict verdict[OOM_PIECES];
+	bool undo[OOM_PIECES] = { false };
+	unsigned long pages = 0;
+	FILE *fp = fopen("/proc/self/statm", "r");
+	bool ok = fp && fscanf(fp, "%lu", &pages) == 1;
+	struct rlimit as;
+
+	if (fp)
+		fclose(fp);
+	if (!ok || getrlimit(RLIMIT_AS, &as) < 0)
+		return 2;
+	as.rlim_cur = pages * (rlim_t)sysconf(_SC_PAGESIZE) + c->room;
+	if (setrlimit(RLIMIT_AS, &as) < 0)
+		return 2;
+	if (enabled_ops->check(c->dir, c->work, undo, OOM_PIECES, verdict) < 0)
+		return 1;
+	for (size_t i = 0; i < OOM_PIECES; i++)
+		if (verdict[i] != HS_TXN_FINISH)
+			return 3;
+	return 0;
+}
+
+/* A lookup in passwd that ran out of memory answers "no such user": the
+ * check took that for a deleted account and undid the new user's
+ * directory.  At every address space, the check either fails or finds
+ * every user passwd has; the bisection for the smallest one in which it
+ * succeeds probes where the index of the fifth lookup cannot be had. */
+static void test_work_check_out_of_memory_judges_nothing(void **state)
+{
+	struct tmp_dirs *f = *state;
+	struct hs_txn_work work[OOM_PIECES];
+	char paths[OOM_PIECES][32], line[128];
+	_cleanup_strbuf_ struct hs_buf text = { NULL, 0, 0 };
+	struct oom_check c = { .dir = f->path, .work = work };
+	rlim_t lo = 0, hi = (rlim_t)1 << 28;
+	int st;
+
+#ifdef UNDER_ASAN
+	skip();
+#endif
+	assert_int_equal(hs_strbuf_append(&text, "root:x:0:0::/root:/bin/sh\n", 26), 0);
+	for (unsigned i = 0; i < OOM_LINES; i++) {
+		int n = snprintf(line, sizeof(line), "u%u:x:%u:100::/home/u%u:/bin/sh\n", i,
+				 10000 + i, i);
+		assert_int_equal(hs_strbuf_append(&text, line, (size_t)n), 0);
+	}
+	assert_int_equal(hs_strbuf_append(&text, "", 1), 0);
+	put_str(f->dfd, "passwd", text.data, getuid(), getgid(), 0644);
+	for (unsigned i = 0; i < OOM_PIECES; i++) {
+		unsigned u = OOM_LINES - 1 - i;
+
+		snprintf(paths[i], sizeof(paths[i]), "/tree/u%u", u);
+		work[i] = (struct hs_txn_work){
+			.kind = HS_TXN_TREE_NEW, .path = paths[i], .uid = 10000 + u,
+		};
+	}
+	hs_txn_work_enable();
+	assert_non_null(enabled_ops);
+	c.room = hi;
+	assert_int_equal(in_child(check_with_room, &c), 0);
+	while (hi - lo > 4096) {
+		c.room = lo + (hi - lo) / 2;
+		st = in_child(check_with_room, &c);
+		assert_int_not_equal(st, 3);
+		if (st == 0)
+			hi = c.room;
+		else
+			lo = c.room;
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1454,6 +1557,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_killed_recovery_of_a_changed_file, setup,
 						tmp_dirs_teardown),
 		cmocka_unit_test_setup_teardown(test_syncs_come_in_the_order_a_power_loss_needs,
+						setup, tmp_dirs_teardown),
+		cmocka_unit_test_setup_teardown(test_work_check_out_of_memory_judges_nothing,
 						setup, tmp_dirs_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
