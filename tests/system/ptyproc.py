@@ -151,3 +151,12 @@ def processes_in(sb):
             continue
         out.append((int(pid), uid, cmd))
     return out
+
+
+def write_blocked(pid):
+    """Is pid waiting in write(2) (/proc/PID/syscall "1")?"""
+    try:
+        with open("/proc/%d/syscall" % pid) as f:
+            return f.read().split()[0] == "1"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False

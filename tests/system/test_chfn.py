@@ -16,6 +16,8 @@ import time
 
 import pytest
 
+from ptyproc import write_blocked
+
 CHFN = "/usr/bin/chfn"
 # shadow-utils' own usermod, copied into every root by the harness
 USERMOD = "/usr/libexec/hs-test/shadow-utils/usermod"
@@ -453,15 +455,6 @@ def drain(fd):
         if not chunk:
             return out
         out += chunk
-
-
-def write_blocked(pid):
-    """Is pid waiting in write(2) (/proc/PID/syscall "1")?"""
-    try:
-        with open("/proc/%d/syscall" % pid) as f:
-            return f.read().split()[0] == "1"
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
 
 
 def test_setuid_user_cannot_hold_the_locks_with_a_full_stderr(suid):

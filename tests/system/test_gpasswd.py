@@ -21,6 +21,7 @@ import pytest
 
 import grouptools
 import sandbox
+from ptyproc import write_blocked
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -262,15 +263,6 @@ def test_admin_manages_members(suid):
     st = sb.lstat("/etc/gshadow")
     assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o640)
     assert any("user carol added by alice to group proj" in l for l in sb.syslog())
-
-
-def write_blocked(pid):
-    """Is pid waiting in write(2) (/proc/PID/syscall "1")?"""
-    try:
-        with open("/proc/%d/syscall" % pid) as f:
-            return f.read().split()[0] == "1"
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
 
 
 @pytest.mark.parametrize("args,said", [
