@@ -403,10 +403,7 @@ static void test_commit_after_lookup_out_of_memory(void **state)
 {
 	struct tmp_dirs *f = *state;
 
-#ifdef UNDER_ASAN
-	skip();
-#endif
-	assert_int_equal(in_child(commit_after_lookup_out_of_memory, NULL), 0);
+	assert_int_equal(in_child_capped(commit_after_lookup_out_of_memory, NULL), 0);
 	assert_null(strstr(slurp(f->dfd, "etc/passwd"), "no staff"));
 }
 

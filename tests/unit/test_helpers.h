@@ -256,6 +256,17 @@ static inline int in_child(int (*fn)(void *), void *arg)
 	return wait_status(pid);
 }
 
+/* in_child for a child that caps its address space (RLIMIT_AS), which
+ * ASan's shadow memory cannot live under: the test is skipped there (a
+ * skip is a longjmp, so call it before the test allocates anything). */
+static inline int in_child_capped(int (*fn)(void *), void *arg)
+{
+#ifdef UNDER_ASAN
+	skip();
+#endif
+	return in_child(fn, arg);
+}
+
 /* Take the whole address space: a soft RLIMIT_AS at what the process
  * holds now (the hard one stays, for fill_free), then the heap filled;
  * the blocks in a list for fill_free. */
